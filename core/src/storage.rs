@@ -1,0 +1,79 @@
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// One stored object, as returned by [`Storage::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyInfo {
+    pub key: String,
+    pub size: u64,
+}
+
+/// What a host must provide: a flat, byte-level key space.
+///
+/// Keys are logical paths such as `projects/<project>/<session>.jsonl`: segments
+/// separated by `/`, never starting with `/`, never containing `.` or `..` segments.
+/// Each host maps them under its own root and must refuse any key that would escape
+/// it with [`StorageError::InvalidKey`].
+///
+/// Every method completes or fails as a whole: after an error the object is as it was
+/// before the call, except where a method says otherwise.
+#[allow(async_fn_in_trait)]
+pub trait Storage {
+    /// Lists every object whose key starts with `prefix` (a plain string prefix, not
+    /// a glob), with its current size in bytes, sorted by key. An empty prefix lists
+    /// everything. A prefix that matches nothing gives an empty list, not an error.
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError>;
+
+    /// Reads up to `len` bytes starting at byte `offset` (to the end when `len` is
+    /// `None`). Reading at or past the end gives an empty vector. A missing object is
+    /// [`StorageError::NotFound`].
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError>;
+
+    /// Appends `data` to the object, creating it (and any parent folders) if missing,
+    /// and returns the object's new length. Atomic per call: on success all of `data`
+    /// is stored contiguously at the old end, on failure none of it is visible to a
+    /// later [`Storage::read`]. Durable when it returns, as far as the host can make it.
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError>;
+
+    /// Replaces the whole object with `data`, creating it if missing. Atomic: a reader
+    /// sees either the old or the new content, never a mix (write-then-rename on a
+    /// filesystem).
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError>;
+
+    /// Removes the object. Removing a missing object is [`StorageError::NotFound`].
+    async fn remove(&self, key: &str) -> Result<(), StorageError>;
+
+    /// Renames `from` to `to`, atomically. Fails with [`StorageError::AlreadyExists`]
+    /// rather than overwrite an existing `to`.
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError>;
+
+    /// Takes the exclusive advisory lock named `name` (by convention the key of the
+    /// session it guards), waiting for another holder as long as the host sees fit,
+    /// then failing with [`StorageError::Locked`]. Locks exclude other processes and
+    /// other `Storage` instances; they are not re-entrant.
+    async fn lock(&self, name: &str) -> Result<(), StorageError>;
+
+    /// Releases a lock taken with [`Storage::lock`]. Releasing a lock that is not held
+    /// is a no-op.
+    async fn unlock(&self, name: &str) -> Result<(), StorageError>;
+}
+
+/// Why a storage operation failed. Hosts map their native errors onto these.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    #[error("`{key}` does not exist")]
+    NotFound { key: String },
+    #[error("`{key}` already exists; remove it first or choose another name")]
+    AlreadyExists { key: String },
+    #[error("refused key `{key}`: {reason}")]
+    InvalidKey { key: String, reason: String },
+    #[error("`{key}` cannot be written: this store is read-only (use --root for a writable store)")]
+    ReadOnly { key: String },
+    #[error("`{key}` is locked by another writer; retry when it finishes")]
+    Locked { key: String },
+    #[error("out of storage space writing `{key}`; free space or compact sessions")]
+    QuotaExceeded { key: String },
+    #[error("I/O error on `{key}`: {message}")]
+    Io { key: String, message: String },
+}

@@ -1,0 +1,235 @@
+//! The embedded component under wasmtime. Everything here converts between WIT and
+//! core types or does I/O; behaviour lives in the component.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
+
+use mneme_core::{Entry, LoadReport, NewEntry, Role, SessionInfo, SkippedLine, StorageError, Transcript, block_on};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
+use wasmtime::{Config, Engine as WasmEngine, Store};
+
+use crate::{Error, FsStorage, Sessions};
+
+wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
+
+use exports::mneme::engine::sessions as wit;
+use mneme::engine::types as wit_types;
+
+/// The Mneme component, built by this crate's build script.
+pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.component.wasm"));
+
+/// Host state: the storage the component's imports are served from.
+struct HostState {
+    storage: FsStorage,
+}
+
+impl wit_types::Host for HostState {}
+
+impl mneme::engine::storage::Host for HostState {
+    fn list(&mut self, prefix: String) -> Result<Vec<wit_types::KeyInfo>, wit_types::StorageError> {
+        let listing = block_on(mneme_core::Storage::list(&self.storage, &prefix)).map_err(storage_error_to_wit)?;
+        Ok(listing.into_iter().map(|i| wit_types::KeyInfo { key: i.key, size: i.size }).collect())
+    }
+    fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<Vec<u8>, wit_types::StorageError> {
+        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map_err(storage_error_to_wit)
+    }
+    fn append(&mut self, key: String, data: Vec<u8>) -> Result<u64, wit_types::StorageError> {
+        block_on(mneme_core::Storage::append(&self.storage, &key, &data)).map_err(storage_error_to_wit)
+    }
+    fn replace(&mut self, key: String, data: Vec<u8>) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::replace(&self.storage, &key, &data)).map_err(storage_error_to_wit)
+    }
+    fn remove(&mut self, key: String) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::remove(&self.storage, &key)).map_err(storage_error_to_wit)
+    }
+    fn rename(&mut self, from: String, to: String) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::rename(&self.storage, &from, &to)).map_err(storage_error_to_wit)
+    }
+    fn lock(&mut self, name: String) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::lock(&self.storage, &name)).map_err(storage_error_to_wit)
+    }
+    fn unlock(&mut self, name: String) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::unlock(&self.storage, &name)).map_err(storage_error_to_wit)
+    }
+}
+
+/// A wasmtime engine with the component compiled and linked, ready to instantiate.
+/// Compiling costs ~100 ms, so the compiled form is cached on disk (see [`Runtime::new`]).
+pub struct Runtime {
+    engine: WasmEngine,
+    pre: EnginePre<HostState>,
+}
+
+impl Runtime {
+    /// Loads the embedded component, from the compiled cache when it is valid.
+    ///
+    /// The cache lives in `$MNEME_CACHE_DIR` or the user's cache folder
+    /// (`~/.cache/mneme` on Linux), keyed by the component's bytes and wasmtime's
+    /// compatibility hash, so a new Mneme or wasmtime never loads a stale artifact.
+    /// Any cache problem falls back to compiling.
+    pub fn new() -> Result<Self, Error> {
+        let engine = WasmEngine::new(&Config::new()).map_err(component_error)?;
+        let component = load_cached(&engine)?;
+        let mut linker = Linker::<HostState>::new(&engine);
+        Engine::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state).map_err(component_error)?;
+        let pre = EnginePre::new(linker.instantiate_pre(&component).map_err(component_error)?).map_err(component_error)?;
+        Ok(Self { engine, pre })
+    }
+
+    /// A fresh instance of the component whose storage is `storage`.
+    pub fn instantiate(&self, storage: FsStorage) -> Result<ComponentEngine, Error> {
+        let mut store = Store::new(&self.engine, HostState { storage });
+        let bindings = self.pre.instantiate(&mut store).map_err(component_error)?;
+        let handle = bindings.mneme_engine_sessions().store().call_constructor(&mut store).map_err(component_error)?;
+        Ok(ComponentEngine { store, bindings, handle })
+    }
+
+    /// The names of everything the component imports.
+    pub fn imports(&self) -> Vec<String> {
+        let component = self.pre.instance_pre().component();
+        component.component_type().imports(&self.engine).map(|(name, _)| name.to_owned()).collect()
+    }
+}
+
+fn cache_path(engine: &WasmEngine) -> Option<PathBuf> {
+    let dir = std::env::var_os("MNEME_CACHE_DIR").map(PathBuf::from).or_else(|| dirs::cache_dir().map(|d| d.join("mneme")))?;
+    let mut hasher = DefaultHasher::new();
+    COMPONENT.hash(&mut hasher);
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    Some(dir.join(format!("component-{:016x}.cwasm", hasher.finish())))
+}
+
+fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
+    let path = cache_path(engine);
+    if let Some(path) = &path
+        && path.is_file()
+    {
+        // SAFETY: the file is one this function wrote with `precompile_component` into
+        // the user's own cache folder, under a name bound to these exact component
+        // bytes and this wasmtime's compatibility hash; wasmtime also checks its header.
+        if let Ok(component) = unsafe { Component::deserialize_file(engine, path) } {
+            return Ok(component);
+        }
+    }
+    let compiled = engine.precompile_component(COMPONENT).map_err(component_error)?;
+    if let Some(path) = &path {
+        // A cache that cannot be written only costs the next start a compile.
+        let _ = write_atomically(path, &compiled);
+    }
+    // SAFETY: `compiled` was produced just above by this engine.
+    unsafe { Component::deserialize(engine, &compiled) }.map_err(component_error)
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("cache path has no folder"))?;
+    std::fs::create_dir_all(dir)?;
+    let temp = dir.join(format!(".{}.tmp", std::process::id()));
+    std::fs::write(&temp, bytes)?;
+    std::fs::rename(&temp, path)
+}
+
+/// One instance of the component and its `store` resource.
+pub struct ComponentEngine {
+    store: Store<HostState>,
+    bindings: Engine,
+    handle: ResourceAny,
+}
+
+impl Sessions for ComponentEngine {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
+        let role = match entry.role {
+            Role::User => wit::Role::User,
+            Role::Assistant => wit::Role::Assistant,
+        };
+        let entry = wit::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
+        let result = self.bindings.mneme_engine_sessions().store().call_append(&mut self.store, self.handle, id, &entry).map_err(component_error)?;
+        result.map(entry_from_wit).map_err(error_from_wit)
+    }
+
+    fn load(&mut self, id: &str) -> Result<Transcript, Error> {
+        let transcript = self.bindings.mneme_engine_sessions().store().call_load(&mut self.store, self.handle, id).map_err(component_error)?.map_err(error_from_wit)?;
+        Ok(Transcript {
+            entries: transcript.entries.into_iter().map(entry_from_wit).collect(),
+            report: LoadReport {
+                skipped: transcript.report.skipped.into_iter().map(|s| SkippedLine { line: s.line, reason: s.reason }).collect(),
+                torn_tail: transcript.report.torn_tail,
+            },
+            lines: transcript.lines,
+        })
+    }
+
+    fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
+        let sessions = self.bindings.mneme_engine_sessions().store().call_list(&mut self.store, self.handle).map_err(component_error)?.map_err(error_from_wit)?;
+        Ok(sessions
+            .into_iter()
+            .map(|s| SessionInfo {
+                id: s.id,
+                project: s.project,
+                key: s.key,
+                bytes: s.bytes,
+                entries: s.entries,
+                messages: s.messages,
+                title: s.title,
+                created: s.created,
+                updated: s.updated,
+            })
+            .collect())
+    }
+}
+
+fn component_error(error: wasmtime::Error) -> Error {
+    Error::Component(format!("{error:#}"))
+}
+
+fn entry_from_wit(e: wit::Entry) -> Entry {
+    Entry {
+        line: e.line,
+        kind: e.kind,
+        uuid: e.uuid,
+        parent_uuid: e.parent_uuid,
+        session_id: e.session_id,
+        timestamp: e.timestamp,
+        role: e.role,
+        text: e.text,
+        raw: e.raw,
+    }
+}
+
+fn error_from_wit(e: wit::Error) -> Error {
+    use mneme_core::Error as E;
+    Error::Session(match e {
+        wit::Error::Storage(e) => E::Storage(storage_error_from_wit(e)),
+        wit::Error::SessionNotFound(id) => E::SessionNotFound { id },
+        wit::Error::InvalidSessionId(n) => E::InvalidSessionId { id: n.name, reason: n.reason },
+        wit::Error::InvalidProject(n) => E::InvalidProject { name: n.name, reason: n.reason },
+        wit::Error::AmbiguousSession(a) => E::AmbiguousSession { id: a.id, projects: a.projects },
+        wit::Error::InvalidArgument(message) => E::InvalidArgument(message),
+    })
+}
+
+fn storage_error_from_wit(e: wit_types::StorageError) -> StorageError {
+    use wit_types::StorageError as W;
+    match e {
+        W::NotFound(key) => StorageError::NotFound { key },
+        W::AlreadyExists(key) => StorageError::AlreadyExists { key },
+        W::InvalidKey(k) => StorageError::InvalidKey { key: k.key, reason: k.reason },
+        W::ReadOnly(key) => StorageError::ReadOnly { key },
+        W::Locked(key) => StorageError::Locked { key },
+        W::QuotaExceeded(key) => StorageError::QuotaExceeded { key },
+        W::Io(f) => StorageError::Io { key: f.key, message: f.message },
+    }
+}
+
+fn storage_error_to_wit(e: StorageError) -> wit_types::StorageError {
+    use wit_types::StorageError as W;
+    match e {
+        StorageError::NotFound { key } => W::NotFound(key),
+        StorageError::AlreadyExists { key } => W::AlreadyExists(key),
+        StorageError::InvalidKey { key, reason } => W::InvalidKey(wit_types::InvalidKey { key, reason }),
+        StorageError::ReadOnly { key } => W::ReadOnly(key),
+        StorageError::Locked { key } => W::Locked(key),
+        StorageError::QuotaExceeded { key } => W::QuotaExceeded(key),
+        StorageError::Io { key, message } => W::Io(wit_types::IoFailure { key, message }),
+        other => W::Io(wit_types::IoFailure { key: String::new(), message: other.to_string() }),
+    }
+}

@@ -1,0 +1,475 @@
+//! [`Storage`] on a directory.
+//!
+//! Keys map to paths under the root segment by segment. Keys are checked lexically
+//! and anything that could name a path outside the root, or mean different files on
+//! different platforms, is refused. Symbolic links already inside the root are the
+//! owner's choice and are followed (people link `~/.claude/projects` to other disks);
+//! the engine has no operation that creates one.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mneme_core::{KeyInfo, Storage, StorageError};
+
+/// Mneme's own files under the root (lock files); no key may reach into it.
+const RESERVED_DIR: &str = ".mneme";
+const MAX_KEY_BYTES: usize = 1024;
+const MAX_SEGMENT_BYTES: usize = 255;
+const WINDOWS_DEVICE_NAMES: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6",
+    "LPT7", "LPT8", "LPT9",
+];
+
+/// When an append is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// After `fsync`: the entry survives a power cut.
+    Fsync,
+    /// After the write reaches the OS: survives a crash of the process, not of the machine.
+    Buffered,
+}
+
+#[derive(Debug)]
+pub struct FsStorage {
+    root: PathBuf,
+    read_only: bool,
+    durability: Durability,
+    lock_timeout: Duration,
+    held_locks: Mutex<HashMap<String, File>>,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl FsStorage {
+    /// A writable store rooted at `root` (created on first write).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into(), read_only: false, durability: Durability::Fsync, lock_timeout: Duration::from_secs(30), held_locks: Mutex::default() }
+    }
+
+    /// A store that refuses every write with [`StorageError::ReadOnly`].
+    pub fn read_only(root: impl Into<PathBuf>) -> Self {
+        Self { read_only: true, ..Self::new(root) }
+    }
+
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// How long [`Storage::lock`] waits for another holder before failing.
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path a key maps to, or why the key is refused.
+    pub fn resolve(&self, key: &str) -> Result<PathBuf, StorageError> {
+        check_key(key).map_err(|reason| StorageError::InvalidKey { key: key.to_owned(), reason: reason.to_owned() })?;
+        Ok(self.root.join(key))
+    }
+
+    fn writable(&self, key: &str) -> Result<PathBuf, StorageError> {
+        let path = self.resolve(key)?;
+        if self.read_only {
+            return Err(StorageError::ReadOnly { key: key.to_owned() });
+        }
+        Ok(path)
+    }
+
+    fn sync(&self, file: &File) -> io::Result<()> {
+        match self.durability {
+            Durability::Fsync => file.sync_data(),
+            Durability::Buffered => Ok(()),
+        }
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        if self.durability == Durability::Fsync && cfg!(unix) {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    fn held_locks(&self) -> std::sync::MutexGuard<'_, HashMap<String, File>> {
+        // A panic while holding the map cannot leave it inconsistent (insert/remove only).
+        self.held_locks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Why `key` is refused, if it is.
+fn check_key(key: &str) -> Result<(), &'static str> {
+    if key.is_empty() {
+        return Err("the key is empty");
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err("the key is longer than 1024 bytes");
+    }
+    if key.starts_with('/') {
+        return Err("absolute paths are not keys");
+    }
+    if key.contains('\\') {
+        return Err("'\\' is a path separator on Windows; keys use '/'");
+    }
+    if key.contains(':') {
+        return Err("':' would name a drive or an alternate data stream on Windows");
+    }
+    if key.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return Err("keys cannot contain NUL or control characters");
+    }
+    for segment in key.split('/') {
+        check_segment(segment)?;
+    }
+    if key.split('/').next() == Some(RESERVED_DIR) {
+        return Err("`.mneme/` is reserved for Mneme's own files");
+    }
+    Ok(())
+}
+
+fn check_segment(segment: &str) -> Result<(), &'static str> {
+    if segment.is_empty() {
+        return Err("empty path segment ('//' or a trailing '/')");
+    }
+    if segment == "." || segment == ".." {
+        return Err("'.' and '..' segments could leave the store");
+    }
+    if segment.len() > MAX_SEGMENT_BYTES {
+        return Err("a path segment is longer than 255 bytes");
+    }
+    if segment.ends_with('.') || segment.ends_with(' ') {
+        return Err("a segment ending in '.' or ' ' names another file on Windows");
+    }
+    let stem = segment.split('.').next().unwrap_or(segment);
+    if WINDOWS_DEVICE_NAMES.iter().any(|name| stem.eq_ignore_ascii_case(name)) {
+        return Err("a Windows device name (CON, NUL, COM1, ...) cannot be a file");
+    }
+    Ok(())
+}
+
+fn io_error(key: &str, error: io::Error) -> StorageError {
+    let key = key.to_owned();
+    match error.kind() {
+        ErrorKind::NotFound => StorageError::NotFound { key },
+        ErrorKind::AlreadyExists => StorageError::AlreadyExists { key },
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => StorageError::QuotaExceeded { key },
+        ErrorKind::ReadOnlyFilesystem => StorageError::ReadOnly { key },
+        _ => StorageError::Io { key, message: error.to_string() },
+    }
+}
+
+impl FsStorage {
+    fn list_sync(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        // Walk only the folder the prefix's complete segments name.
+        let dir_part = prefix.rfind('/').map_or("", |at| &prefix[..at]);
+        let start = if dir_part.is_empty() {
+            self.root.clone()
+        } else {
+            match self.resolve(dir_part) {
+                Ok(path) => path,
+                // A prefix no key can have matches nothing.
+                Err(_) => return Ok(Vec::new()),
+            }
+        };
+        let mut found = Vec::new();
+        let base = if dir_part.is_empty() { String::new() } else { format!("{dir_part}/") };
+        walk(&start, &base, prefix, &mut found).map_err(|e| io_error(prefix, e))?;
+        found.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(found)
+    }
+
+    fn read_sync(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        let path = self.resolve(key)?;
+        let read = || -> io::Result<Vec<u8>> {
+            let mut file = File::open(&path)?;
+            if file.metadata()?.is_dir() {
+                return Err(io::Error::new(ErrorKind::NotFound, "is a folder"));
+            }
+            file.seek(SeekFrom::Start(offset))?;
+            let mut data = Vec::new();
+            match len {
+                Some(len) => file.take(len).read_to_end(&mut data)?,
+                None => file.read_to_end(&mut data)?,
+            };
+            Ok(data)
+        };
+        read().map_err(|e| io_error(key, e))
+    }
+
+    fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        let path = self.writable(key)?;
+        let append = || -> io::Result<u64> {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+            let old_len = file.metadata()?.len();
+            let written = file.write_all(data).and_then(|()| self.sync(&file));
+            if let Err(error) = written {
+                // Keep the call atomic: no partial line may stay behind to fuse with the next.
+                let _ = file.set_len(old_len);
+                return Err(error);
+            }
+            Ok(old_len + data.len() as u64)
+        };
+        append().map_err(|e| io_error(key, e))
+    }
+
+    fn replace_sync(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        let path = self.writable(key)?;
+        let replace = || -> io::Result<()> {
+            let parent = path.parent().unwrap_or(&self.root);
+            fs::create_dir_all(parent)?;
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
+            let temp = parent.join(format!(".{name}.tmp-{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+            let written = (|| {
+                let mut file = File::create(&temp)?;
+                file.write_all(data)?;
+                self.sync(&file)?;
+                fs::rename(&temp, &path)
+            })();
+            if written.is_err() {
+                let _ = fs::remove_file(&temp);
+            }
+            written?;
+            self.sync_dir(parent)
+        };
+        replace().map_err(|e| io_error(key, e))
+    }
+
+    fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
+        let path = self.writable(key)?;
+        fs::remove_file(&path).map_err(|e| io_error(key, e))?;
+        self.sync_dir(path.parent().unwrap_or(&self.root)).map_err(|e| io_error(key, e))
+    }
+
+    fn rename_sync(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        let from_path = self.writable(from)?;
+        let to_path = self.writable(to)?;
+        if !from_path.is_file() {
+            return Err(StorageError::NotFound { key: from.to_owned() });
+        }
+        if to_path.exists() {
+            return Err(StorageError::AlreadyExists { key: to.to_owned() });
+        }
+        let parent = to_path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent).map_err(|e| io_error(to, e))?;
+        fs::rename(&from_path, &to_path).map_err(|e| io_error(from, e))?;
+        self.sync_dir(parent).map_err(|e| io_error(to, e))
+    }
+
+    fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
+        check_key(name).map_err(|reason| StorageError::InvalidKey { key: name.to_owned(), reason: reason.to_owned() })?;
+        if self.read_only {
+            return Err(StorageError::ReadOnly { key: name.to_owned() });
+        }
+        if self.held_locks().contains_key(name) {
+            return Err(StorageError::Locked { key: name.to_owned() });
+        }
+        let path = self.root.join(RESERVED_DIR).join("locks").join(format!("{name}.lock"));
+        let open = || -> io::Result<File> {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            OpenOptions::new().create(true).truncate(false).write(true).open(&path)
+        };
+        let file = open().map_err(|e| io_error(name, e))?;
+        let deadline = Instant::now() + self.lock_timeout;
+        let mut pause = Duration::from_micros(200);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { key: name.to_owned() }),
+                Err(std::fs::TryLockError::Error(e)) => return Err(io_error(name, e)),
+            }
+        }
+        self.held_locks().insert(name.to_owned(), file);
+        Ok(())
+    }
+
+    fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
+        if let Some(file) = self.held_locks().remove(name) {
+            file.unlock().map_err(|e| io_error(name, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects the files under `dir` (whose key prefix is `base`) whose keys start with
+/// `prefix`. Names that are not UTF-8 cannot be keys and are passed over.
+fn walk(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        if base.is_empty() && name == RESERVED_DIR {
+            continue;
+        }
+        let key = format!("{base}{name}");
+        // `metadata` follows symlinks, so linked folders are walked like real ones.
+        let Ok(metadata) = fs::metadata(entry.path()) else { continue };
+        if metadata.is_dir() {
+            let sub = format!("{key}/");
+            if sub.starts_with(prefix) || prefix.starts_with(&sub) {
+                walk(&entry.path(), &sub, prefix, found)?;
+            }
+        } else if key.starts_with(prefix) {
+            found.push(KeyInfo { key, size: metadata.len() });
+        }
+    }
+    Ok(())
+}
+
+impl Storage for FsStorage {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        self.list_sync(prefix)
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        self.read_sync(key, offset, len)
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        self.append_sync(key, data)
+    }
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        self.replace_sync(key, data)
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        self.remove_sync(key)
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        self.rename_sync(from, to)
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        self.lock_sync(name)
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        self.unlock_sync(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::block_on;
+
+    const HOSTILE_KEYS: &[&str] = &[
+        "",
+        "/etc/passwd",
+        "//server/share",
+        "..",
+        "../outside",
+        "projects/../../outside",
+        "projects/./x.jsonl",
+        "projects/x/..",
+        "projects//x.jsonl",
+        "projects/x/",
+        "a\\..\\..\\outside",
+        "C:\\Windows\\win.ini",
+        "C:/Windows/win.ini",
+        "projects/x.jsonl:stream",
+        "projects/x\0.jsonl",
+        "projects/x\n.jsonl",
+        "projects/\u{7f}",
+        "projects/CON",
+        "projects/nul.jsonl",
+        "projects/com1.txt",
+        "projects/trailing.",
+        "projects/trailing ",
+        ".mneme/locks/x.lock",
+        ".mneme",
+    ];
+
+    #[test]
+    fn hostile_keys_are_refused_by_every_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path().join("root"));
+        let long_segment = format!("projects/{}", "a".repeat(256));
+        let long_key = "a/".repeat(600);
+        let mut keys: Vec<&str> = HOSTILE_KEYS.to_vec();
+        keys.extend([long_segment.as_str(), long_key.as_str()]);
+        assert!(keys.len() >= 20);
+        for key in keys {
+            let refused = |result: Result<(), StorageError>, op: &str| match result {
+                Err(StorageError::InvalidKey { key: k, reason }) => {
+                    assert_eq!(k, key);
+                    assert!(!reason.is_empty());
+                }
+                other => panic!("{op} {key:?} was not refused: {other:?}"),
+            };
+            refused(block_on(storage.append(key, b"x")).map(drop), "append");
+            refused(block_on(storage.read(key, 0, None)).map(drop), "read");
+            refused(block_on(storage.replace(key, b"x")), "replace");
+            refused(block_on(storage.remove(key)), "remove");
+            refused(block_on(storage.rename("ok", key)), "rename to");
+            refused(block_on(storage.lock(key)), "lock");
+        }
+        // Nothing was written anywhere, inside the root or beside it.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn round_trips_bytes_and_lists_by_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
+        assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"one\n")), Ok(4));
+        assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"two\n")), Ok(8));
+        block_on(storage.replace("projects/q/b.jsonl", b"bee")).unwrap();
+        block_on(storage.lock("projects/p/a.jsonl")).unwrap();
+        assert_eq!(block_on(storage.read("projects/p/a.jsonl", 4, Some(2))).unwrap(), b"tw");
+        assert_eq!(block_on(storage.read("projects/p/a.jsonl", 99, None)).unwrap(), b"");
+        let keys: Vec<(String, u64)> = block_on(storage.list("projects/")).unwrap().into_iter().map(|i| (i.key, i.size)).collect();
+        assert_eq!(keys, [("projects/p/a.jsonl".to_owned(), 8), ("projects/q/b.jsonl".to_owned(), 3)]);
+        assert_eq!(block_on(storage.list("projects/q")).unwrap().len(), 1);
+        assert_eq!(block_on(storage.list("")).unwrap().len(), 2, "lock files are not listed");
+        assert_eq!(block_on(storage.list("nothing/")).unwrap(), []);
+        assert_eq!(block_on(storage.rename("projects/q/b.jsonl", "projects/p/a.jsonl")), Err(StorageError::AlreadyExists { key: "projects/p/a.jsonl".into() }));
+        block_on(storage.rename("projects/q/b.jsonl", "projects/r/c.jsonl")).unwrap();
+        block_on(storage.remove("projects/r/c.jsonl")).unwrap();
+        assert_eq!(block_on(storage.remove("projects/r/c.jsonl")), Err(StorageError::NotFound { key: "projects/r/c.jsonl".into() }));
+        assert!(matches!(block_on(storage.read("missing", 0, None)), Err(StorageError::NotFound { .. })));
+    }
+
+    #[test]
+    fn locks_exclude_other_instances_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = FsStorage::new(dir.path());
+        let second = FsStorage::new(dir.path()).with_lock_timeout(Duration::from_millis(50));
+        block_on(first.lock("projects/p/s.jsonl")).unwrap();
+        assert_eq!(block_on(second.lock("projects/p/s.jsonl")), Err(StorageError::Locked { key: "projects/p/s.jsonl".into() }));
+        block_on(first.unlock("projects/p/s.jsonl")).unwrap();
+        block_on(second.lock("projects/p/s.jsonl")).unwrap();
+    }
+
+    #[test]
+    fn read_only_refuses_writes_but_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("projects/p")).unwrap();
+        fs::write(dir.path().join("projects/p/s.jsonl"), "{}\n").unwrap();
+        let storage = FsStorage::read_only(dir.path());
+        assert_eq!(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap(), b"{}\n");
+        for result in [
+            block_on(storage.append("projects/p/s.jsonl", b"x")).map(drop),
+            block_on(storage.replace("projects/p/s.jsonl", b"x")),
+            block_on(storage.remove("projects/p/s.jsonl")),
+            block_on(storage.lock("projects/p/s.jsonl")),
+        ] {
+            assert!(matches!(result, Err(StorageError::ReadOnly { .. })), "{result:?}");
+        }
+        assert_eq!(fs::read(dir.path().join("projects/p/s.jsonl")).unwrap(), b"{}\n");
+    }
+}
