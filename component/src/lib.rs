@@ -31,9 +31,20 @@ struct ImportedStorage;
 impl core_::Storage for ImportedStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<core_::KeyInfo>, core_::StorageError> {
         let listing = storage::list(prefix).map_err(storage_error_from_wit)?;
-        Ok(listing.into_iter().map(|i| core_::KeyInfo { key: i.key, size: i.size }).collect())
+        Ok(listing
+            .into_iter()
+            .map(|i| core_::KeyInfo {
+                key: i.key,
+                size: i.size,
+            })
+            .collect())
     }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, core_::StorageError> {
+    async fn read(
+        &self,
+        key: &str,
+        offset: u64,
+        len: Option<u64>,
+    ) -> Result<Vec<u8>, core_::StorageError> {
         storage::read(key, offset, len).map_err(storage_error_from_wit)
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, core_::StorageError> {
@@ -74,8 +85,16 @@ impl wit::GuestStore for Store {
             wit::Role::User => core_::Role::User,
             wit::Role::Assistant => core_::Role::Assistant,
         };
-        let entry = core_::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
-        core_::block_on(self.0.append(&id, entry)).map(entry_to_wit).map_err(error_to_wit)
+        let entry = core_::NewEntry {
+            uuid: entry.uuid,
+            now_ms: entry.now_ms,
+            role,
+            text: entry.text,
+            cwd: entry.cwd,
+        };
+        core_::block_on(self.0.append(&id, entry))
+            .map(entry_to_wit)
+            .map_err(error_to_wit)
     }
 
     fn load(&self, id: String) -> Result<wit::Transcript, wit::Error> {
@@ -83,7 +102,15 @@ impl wit::GuestStore for Store {
         Ok(wit::Transcript {
             entries: transcript.entries.into_iter().map(entry_to_wit).collect(),
             report: wit::LoadReport {
-                skipped: transcript.report.skipped.into_iter().map(|s| wit::SkippedLine { line: s.line, reason: s.reason }).collect(),
+                skipped: transcript
+                    .report
+                    .skipped
+                    .into_iter()
+                    .map(|s| wit::SkippedLine {
+                        line: s.line,
+                        reason: s.reason,
+                    })
+                    .collect(),
                 torn_tail: transcript.report.torn_tail,
             },
             lines: transcript.lines,
@@ -128,9 +155,15 @@ fn error_to_wit(e: core_::Error) -> wit::Error {
     match e {
         E::Storage(e) => wit::Error::Storage(storage_error_to_wit(e)),
         E::SessionNotFound { id } => wit::Error::SessionNotFound(id),
-        E::InvalidSessionId { id, reason } => wit::Error::InvalidSessionId(wit::InvalidName { name: id, reason }),
-        E::InvalidProject { name, reason } => wit::Error::InvalidProject(wit::InvalidName { name, reason }),
-        E::AmbiguousSession { id, projects } => wit::Error::AmbiguousSession(wit::Ambiguous { id, projects }),
+        E::InvalidSessionId { id, reason } => {
+            wit::Error::InvalidSessionId(wit::InvalidName { name: id, reason })
+        }
+        E::InvalidProject { name, reason } => {
+            wit::Error::InvalidProject(wit::InvalidName { name, reason })
+        }
+        E::AmbiguousSession { id, projects } => {
+            wit::Error::AmbiguousSession(wit::Ambiguous { id, projects })
+        }
         E::InvalidArgument(message) => wit::Error::InvalidArgument(message),
         other => wit::Error::InvalidArgument(alloc::format!("{other}")),
     }
@@ -147,7 +180,10 @@ fn storage_error_to_wit(e: core_::StorageError) -> types::StorageError {
         E::Locked { key } => W::Locked(key),
         E::QuotaExceeded { key } => W::QuotaExceeded(key),
         E::Io { key, message } => W::Io(types::IoFailure { key, message }),
-        other => W::Io(types::IoFailure { key: String::new(), message: alloc::format!("{other}") }),
+        other => W::Io(types::IoFailure {
+            key: String::new(),
+            message: alloc::format!("{other}"),
+        }),
     }
 }
 

@@ -14,7 +14,9 @@ pub enum Error {
     InvalidSessionId { id: String, reason: String },
     #[error("invalid project name `{name}`: {reason}")]
     InvalidProject { name: String, reason: String },
-    #[error("session `{id}` exists in several projects ({projects}); pass the project to choose one")]
+    #[error(
+        "session `{id}` exists in several projects ({projects}); pass the project to choose one"
+    )]
     AmbiguousSession { id: String, projects: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -19,7 +19,10 @@ pub const TRANSCRIPT_SUFFIX: &str = ".jsonl";
 /// not ASCII alphanumeric becomes `-`; names over 200 characters are cut and suffixed
 /// with a hash so they stay unique.
 pub fn project_dir_name(cwd: &str) -> String {
-    let mangled: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let mangled: String = cwd
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     if mangled.len() <= 200 {
         return mangled;
     }
@@ -27,7 +30,11 @@ pub fn project_dir_name(cwd: &str) -> String {
 }
 
 fn djb2(text: &str) -> i32 {
-    text.encode_utf16().fold(0i32, |hash, unit| hash.wrapping_shl(5).wrapping_sub(hash).wrapping_add(i32::from(unit)))
+    text.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_shl(5)
+            .wrapping_sub(hash)
+            .wrapping_add(i32::from(unit))
+    })
 }
 
 fn base36(mut n: u32) -> String {
@@ -55,7 +62,8 @@ pub fn parse_session_key(key: &str) -> Option<(&str, &str)> {
     let rest = key.strip_prefix(PROJECTS)?;
     let (project, file) = rest.split_once('/')?;
     let id = file.strip_suffix(TRANSCRIPT_SUFFIX)?;
-    (!project.is_empty() && !id.is_empty() && !id.contains('/') && !id.starts_with("agent-")).then_some((project, id))
+    (!project.is_empty() && !id.is_empty() && !id.contains('/') && !id.starts_with("agent-"))
+        .then_some((project, id))
 }
 
 /// Session ids name files, so they are restricted to characters that are safe in a
@@ -65,14 +73,20 @@ pub fn validate_session_id(id: &str) -> Result<(), Error> {
         "it is empty"
     } else if id.len() > 128 {
         "it is longer than 128 characters"
-    } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+    } else if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
         "use only ASCII letters, digits, '-' and '_'"
     } else if id.starts_with("agent-") {
         "the prefix `agent-` is reserved for sub-agent transcripts"
     } else {
         return Ok(());
     };
-    Err(Error::InvalidSessionId { id: id.into(), reason: reason.into() })
+    Err(Error::InvalidSessionId {
+        id: id.into(),
+        reason: reason.into(),
+    })
 }
 
 /// Project names are one folder name: not empty, no `/` or `\`, not `.` or `..`.
@@ -88,7 +102,10 @@ pub fn validate_project(name: &str) -> Result<(), Error> {
     } else {
         return Ok(());
     };
-    Err(Error::InvalidProject { name: name.into(), reason: reason.into() })
+    Err(Error::InvalidProject {
+        name: name.into(),
+        reason: reason.into(),
+    })
 }
 
 #[cfg(test)]
@@ -98,7 +115,10 @@ mod tests {
     #[test]
     fn project_names_match_claude_code() {
         assert_eq!(project_dir_name("/home/user/project"), "-home-user-project");
-        assert_eq!(project_dir_name("/src/experiments/claude_p"), "-src-experiments-claude-p");
+        assert_eq!(
+            project_dir_name("/src/experiments/claude_p"),
+            "-src-experiments-claude-p"
+        );
         let long = format!("/{}", "a".repeat(250));
         let name = project_dir_name(&long);
         assert!(name.starts_with(&format!("-{}", "a".repeat(199))));
@@ -112,7 +132,10 @@ mod tests {
         assert_eq!(key, "projects/-home-x/4d5611e5.jsonl");
         assert_eq!(parse_session_key(&key), Some(("-home-x", "4d5611e5")));
         assert_eq!(parse_session_key("projects/-home-x/agent-a1.jsonl"), None);
-        assert_eq!(parse_session_key("projects/-home-x/s/subagents/agent-a1.jsonl"), None);
+        assert_eq!(
+            parse_session_key("projects/-home-x/s/subagents/agent-a1.jsonl"),
+            None
+        );
         assert_eq!(parse_session_key("projects/-home-x/s.json"), None);
         assert_eq!(parse_session_key("todos/x.jsonl"), None);
     }

@@ -44,7 +44,7 @@ pub struct NewEntry {
 }
 
 /// A summary of one session, as `sessions list` shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SessionInfo {
     pub id: String,
     pub project: String,
@@ -113,7 +113,10 @@ struct TextBlock<'a> {
 
 impl<S: Storage> Store<S> {
     pub fn new(storage: S) -> Self {
-        Self { storage, known_keys: RefCell::default() }
+        Self {
+            storage,
+            known_keys: RefCell::default(),
+        }
     }
 
     pub fn storage(&self) -> &S {
@@ -127,14 +130,30 @@ impl<S: Storage> Store<S> {
             return Ok(Some(key.clone()));
         }
         let listing = self.storage.list(layout::PROJECTS).await?;
-        let mut matches = listing.iter().filter(|info| layout::parse_session_key(&info.key).is_some_and(|(_, sid)| sid == id));
-        let Some(found) = matches.next() else { return Ok(None) };
-        let others: Vec<&str> = matches.filter_map(|info| layout::parse_session_key(&info.key).map(|(p, _)| p)).collect();
+        let mut matches = listing
+            .iter()
+            .filter(|info| layout::parse_session_key(&info.key).is_some_and(|(_, sid)| sid == id));
+        let Some(found) = matches.next() else {
+            return Ok(None);
+        };
+        let others: Vec<&str> = matches
+            .filter_map(|info| layout::parse_session_key(&info.key).map(|(p, _)| p))
+            .collect();
         if !others.is_empty() {
             let first = layout::parse_session_key(&found.key).map_or("", |(p, _)| p);
-            return Err(Error::AmbiguousSession { id: id.to_owned(), projects: [first].iter().chain(&others).copied().collect::<Vec<_>>().join(", ") });
+            return Err(Error::AmbiguousSession {
+                id: id.to_owned(),
+                projects: [first]
+                    .iter()
+                    .chain(&others)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
         }
-        self.known_keys.borrow_mut().insert(id.to_owned(), found.key.clone());
+        self.known_keys
+            .borrow_mut()
+            .insert(id.to_owned(), found.key.clone());
         Ok(Some(found.key.clone()))
     }
 
@@ -153,7 +172,10 @@ impl<S: Storage> Store<S> {
             Some(key) => key,
             None => {
                 if entry.cwd.is_empty() {
-                    return Err(Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()));
+                    return Err(Error::InvalidArgument(
+                        "a new session needs the working directory (cwd) to name its project"
+                            .into(),
+                    ));
                 }
                 let project = layout::project_dir_name(&entry.cwd);
                 layout::validate_project(&project)?;
@@ -175,11 +197,18 @@ impl<S: Storage> Store<S> {
             Err(StorageError::NotFound { .. }) => Transcript::default(),
             Err(e) => return Err(e.into()),
         };
-        let parent = existing.entries.iter().rev().find_map(|e| e.uuid.as_deref());
+        let parent = existing
+            .entries
+            .iter()
+            .rev()
+            .find_map(|e| e.uuid.as_deref());
         let timestamp = time::format_millis(entry.now_ms);
         let content = match entry.role {
             Role::User => NewContent::Text(&entry.text),
-            Role::Assistant => NewContent::Blocks([TextBlock { kind: "text", text: &entry.text }]),
+            Role::Assistant => NewContent::Blocks([TextBlock {
+                kind: "text",
+                text: &entry.text,
+            }]),
         };
         let line = NewLine {
             parent_uuid: parent,
@@ -190,22 +219,29 @@ impl<S: Storage> Store<S> {
             version: crate::VERSION,
             entrypoint: "mneme",
             kind: entry.role.as_str(),
-            message: NewMessage { role: entry.role.as_str(), content },
+            message: NewMessage {
+                role: entry.role.as_str(),
+                content,
+            },
             uuid: &entry.uuid,
             timestamp: &timestamp,
         };
-        let json = serde_json::to_string(&line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let json =
+            serde_json::to_string(&line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         // A torn last line stays where it is (reported by every load) and the new entry
         // starts on a line of its own instead of fusing with it.
         let separator = if existing.report.torn_tail { "\n" } else { "" };
         let record = alloc::format!("{separator}{json}\n");
         self.storage.append(key, record.as_bytes()).await?;
-        Ok(transcript::entry_from_line(&json, existing.lines + 1).map_err(Error::InvalidArgument)?)
+        transcript::entry_from_line(&json, existing.lines + 1).map_err(Error::InvalidArgument)
     }
 
     /// Loads every entry of session `id` in file order, with the load report.
     pub async fn load(&self, id: &str) -> Result<Transcript, Error> {
-        let key = self.find(id).await?.ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })?;
+        let key = self
+            .find(id)
+            .await?
+            .ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })?;
         match self.storage.read(&key, 0, None).await {
             Ok(bytes) => Ok(transcript::parse(&bytes)),
             Err(StorageError::NotFound { .. }) => {
@@ -221,7 +257,9 @@ impl<S: Storage> Store<S> {
         let listing = self.storage.list(layout::PROJECTS).await?;
         let mut sessions = Vec::new();
         for info in &listing {
-            let Some((project, id)) = layout::parse_session_key(&info.key) else { continue };
+            let Some((project, id)) = layout::parse_session_key(&info.key) else {
+                continue;
+            };
             let bytes = match self.storage.read(&info.key, 0, None).await {
                 Ok(bytes) => bytes,
                 // Removed between the listing and the read: it is simply gone.
@@ -236,8 +274,14 @@ impl<S: Storage> Store<S> {
                 key: info.key.clone(),
                 bytes: bytes.len() as u64,
                 entries: entries.len() as u32,
-                messages: entries.iter().filter(|e| e.kind == "user" || e.kind == "assistant").count() as u32,
-                title: entries.iter().find(|e| e.kind == "user" && !e.text.is_empty()).map(|e| shorten(&e.text)),
+                messages: entries
+                    .iter()
+                    .filter(|e| e.kind == "user" || e.kind == "assistant")
+                    .count() as u32,
+                title: entries
+                    .iter()
+                    .find(|e| e.kind == "user" && !e.text.is_empty())
+                    .map(|e| shorten(&e.text)),
                 created: entries.iter().find_map(|e| e.timestamp.clone()),
                 updated: entries.iter().rev().find_map(|e| e.timestamp.clone()),
             });
@@ -248,7 +292,11 @@ impl<S: Storage> Store<S> {
 }
 
 fn shorten(text: &str) -> String {
-    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let first_line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     match first_line.char_indices().nth(TITLE_CHARS) {
         Some((cut, _)) => alloc::format!("{}…", &first_line[..cut]),
         None => first_line.to_string(),

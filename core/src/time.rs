@@ -28,14 +28,27 @@ pub fn parse_millis(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let num = |range: core::ops::Range<usize>| -> Option<i64> {
         let digits = b.get(range)?;
-        digits.iter().try_fold(0i64, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0')))
+        digits.iter().try_fold(0i64, |acc, &d| {
+            d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0'))
+        })
     };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
         return None;
     }
     let mut rest = &b[19..];
@@ -58,7 +71,11 @@ pub fn parse_millis(text: &str) -> Option<i64> {
             if hh > 23 || mm > 59 {
                 return None;
             }
-            if *sign == b'+' { hh * 60 + mm } else { -(hh * 60 + mm) }
+            if *sign == b'+' {
+                hh * 60 + mm
+            } else {
+                -(hh * 60 + mm)
+            }
         }
         _ => return None,
     };
@@ -93,8 +110,8 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
     use alloc::string::ToString;
+    use proptest::prelude::*;
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
@@ -106,10 +123,26 @@ mod tests {
 
     #[test]
     fn parses_offsets_and_fractions() {
-        assert_eq!(parse_millis("2026-02-16T18:47:50.590Z"), Some(1_771_267_670_590));
-        assert_eq!(parse_millis("2026-02-16T19:47:50.590123+01:00"), Some(1_771_267_670_590));
-        assert_eq!(parse_millis("2026-02-16T18:47:50Z"), Some(1_771_267_670_000));
-        for bad in ["", "2026-02-16", "2026-13-01T00:00:00Z", "2026-02-16T18:47:50.Z", "2026-02-16T18:47:50.5", "x026-02-16T18:47:50Z"] {
+        assert_eq!(
+            parse_millis("2026-02-16T18:47:50.590Z"),
+            Some(1_771_267_670_590)
+        );
+        assert_eq!(
+            parse_millis("2026-02-16T19:47:50.590123+01:00"),
+            Some(1_771_267_670_590)
+        );
+        assert_eq!(
+            parse_millis("2026-02-16T18:47:50Z"),
+            Some(1_771_267_670_000)
+        );
+        for bad in [
+            "",
+            "2026-02-16",
+            "2026-13-01T00:00:00Z",
+            "2026-02-16T18:47:50.Z",
+            "2026-02-16T18:47:50.5",
+            "x026-02-16T18:47:50Z",
+        ] {
             assert_eq!(parse_millis(bad), None, "{bad}");
         }
     }

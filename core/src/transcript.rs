@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 /// One line of a transcript, with the fields every consumer needs lifted out and the
 /// line itself kept verbatim (fields Mneme does not know survive untouched).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Entry {
     /// 1-based line number in the file.
     pub line: u32,
@@ -28,14 +28,14 @@ pub struct Entry {
 }
 
 /// A line the reader could not use, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SkippedLine {
     pub line: u32,
     pub reason: String,
 }
 
 /// What a load found besides the entries.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LoadReport {
     pub skipped: Vec<SkippedLine>,
     /// The file does not end in a newline: its last line was cut off mid-write.
@@ -43,7 +43,7 @@ pub struct LoadReport {
 }
 
 /// A loaded session: its entries in file order and the report of the load.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Transcript {
     pub entries: Vec<Entry>,
     pub report: LoadReport,
@@ -117,19 +117,24 @@ pub fn parse(bytes: &[u8]) -> Transcript {
         }
         match parse_line(line, line_no) {
             Ok(entry) => transcript.entries.push(entry),
-            Err(reason) => transcript.report.skipped.push(SkippedLine { line: line_no, reason }),
+            Err(reason) => transcript.report.skipped.push(SkippedLine {
+                line: line_no,
+                reason,
+            }),
         }
     }
     transcript
 }
 
 fn parse_line(line: &[u8], line_no: u32) -> Result<Entry, String> {
-    let text = core::str::from_utf8(line).map_err(|e| alloc::format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
+    let text = core::str::from_utf8(line)
+        .map_err(|e| alloc::format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
     entry_from_line(text, line_no)
 }
 
 pub(crate) fn entry_from_line(text: &str, line_no: u32) -> Result<Entry, String> {
-    let envelope: Envelope = serde_json::from_str(text).map_err(|e| alloc::format!("not a transcript entry: {e}"))?;
+    let envelope: Envelope =
+        serde_json::from_str(text).map_err(|e| alloc::format!("not a transcript entry: {e}"))?;
     let (role, body) = match envelope.message {
         Some(raw) => message_text(raw),
         None => (None, String::new()),
@@ -193,7 +198,9 @@ mod tests {
 
     #[test]
     fn reads_cersei_snake_case() {
-        let t = parse(b"{\"type\":\"user\",\"uuid\":\"b\",\"parent_uuid\":\"a\",\"session_id\":\"s\"}\n");
+        let t = parse(
+            b"{\"type\":\"user\",\"uuid\":\"b\",\"parent_uuid\":\"a\",\"session_id\":\"s\"}\n",
+        );
         assert_eq!(t.entries[0].parent_uuid.as_deref(), Some("a"));
         assert_eq!(t.entries[0].session_id.as_deref(), Some("s"));
         assert!(!t.report.torn_tail);

@@ -4,7 +4,9 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
-use mneme_core::{Entry, LoadReport, NewEntry, Role, SessionInfo, SkippedLine, StorageError, Transcript, block_on};
+use mneme_core::{
+    Entry, LoadReport, NewEntry, Role, SessionInfo, SkippedLine, StorageError, Transcript, block_on,
+};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
 
@@ -27,23 +29,39 @@ impl wit_types::Host for HostState {}
 
 impl mneme::engine::storage::Host for HostState {
     fn list(&mut self, prefix: String) -> Result<Vec<wit_types::KeyInfo>, wit_types::StorageError> {
-        let listing = block_on(mneme_core::Storage::list(&self.storage, &prefix)).map_err(storage_error_to_wit)?;
-        Ok(listing.into_iter().map(|i| wit_types::KeyInfo { key: i.key, size: i.size }).collect())
+        let listing = block_on(mneme_core::Storage::list(&self.storage, &prefix))
+            .map_err(storage_error_to_wit)?;
+        Ok(listing
+            .into_iter()
+            .map(|i| wit_types::KeyInfo {
+                key: i.key,
+                size: i.size,
+            })
+            .collect())
     }
-    fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<Vec<u8>, wit_types::StorageError> {
-        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map_err(storage_error_to_wit)
+    fn read(
+        &mut self,
+        key: String,
+        offset: u64,
+        len: Option<u64>,
+    ) -> Result<Vec<u8>, wit_types::StorageError> {
+        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len))
+            .map_err(storage_error_to_wit)
     }
     fn append(&mut self, key: String, data: Vec<u8>) -> Result<u64, wit_types::StorageError> {
-        block_on(mneme_core::Storage::append(&self.storage, &key, &data)).map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::append(&self.storage, &key, &data))
+            .map_err(storage_error_to_wit)
     }
     fn replace(&mut self, key: String, data: Vec<u8>) -> Result<(), wit_types::StorageError> {
-        block_on(mneme_core::Storage::replace(&self.storage, &key, &data)).map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::replace(&self.storage, &key, &data))
+            .map_err(storage_error_to_wit)
     }
     fn remove(&mut self, key: String) -> Result<(), wit_types::StorageError> {
         block_on(mneme_core::Storage::remove(&self.storage, &key)).map_err(storage_error_to_wit)
     }
     fn rename(&mut self, from: String, to: String) -> Result<(), wit_types::StorageError> {
-        block_on(mneme_core::Storage::rename(&self.storage, &from, &to)).map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::rename(&self.storage, &from, &to))
+            .map_err(storage_error_to_wit)
     }
     fn lock(&mut self, name: String) -> Result<(), wit_types::StorageError> {
         block_on(mneme_core::Storage::lock(&self.storage, &name)).map_err(storage_error_to_wit)
@@ -71,8 +89,14 @@ impl Runtime {
         let engine = WasmEngine::new(&Config::new()).map_err(component_error)?;
         let component = load_cached(&engine)?;
         let mut linker = Linker::<HostState>::new(&engine);
-        Engine::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state).map_err(component_error)?;
-        let pre = EnginePre::new(linker.instantiate_pre(&component).map_err(component_error)?).map_err(component_error)?;
+        Engine::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
+            .map_err(component_error)?;
+        let pre = EnginePre::new(
+            linker
+                .instantiate_pre(&component)
+                .map_err(component_error)?,
+        )
+        .map_err(component_error)?;
         Ok(Self { engine, pre })
     }
 
@@ -80,19 +104,33 @@ impl Runtime {
     pub fn instantiate(&self, storage: FsStorage) -> Result<ComponentEngine, Error> {
         let mut store = Store::new(&self.engine, HostState { storage });
         let bindings = self.pre.instantiate(&mut store).map_err(component_error)?;
-        let handle = bindings.mneme_engine_sessions().store().call_constructor(&mut store).map_err(component_error)?;
-        Ok(ComponentEngine { store, bindings, handle })
+        let handle = bindings
+            .mneme_engine_sessions()
+            .store()
+            .call_constructor(&mut store)
+            .map_err(component_error)?;
+        Ok(ComponentEngine {
+            store,
+            bindings,
+            handle,
+        })
     }
 
     /// The names of everything the component imports.
     pub fn imports(&self) -> Vec<String> {
         let component = self.pre.instance_pre().component();
-        component.component_type().imports(&self.engine).map(|(name, _)| name.to_owned()).collect()
+        component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect()
     }
 }
 
 fn cache_path(engine: &WasmEngine) -> Option<PathBuf> {
-    let dir = std::env::var_os("MNEME_CACHE_DIR").map(PathBuf::from).or_else(|| dirs::cache_dir().map(|d| d.join("mneme")))?;
+    let dir = std::env::var_os("MNEME_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::cache_dir().map(|d| d.join("mneme")))?;
     let mut hasher = DefaultHasher::new();
     COMPONENT.hash(&mut hasher);
     engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -111,7 +149,9 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
             return Ok(component);
         }
     }
-    let compiled = engine.precompile_component(COMPONENT).map_err(component_error)?;
+    let compiled = engine
+        .precompile_component(COMPONENT)
+        .map_err(component_error)?;
     if let Some(path) = &path {
         // A cache that cannot be written only costs the next start a compile.
         let _ = write_atomically(path, &compiled);
@@ -121,7 +161,9 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("cache path has no folder"))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("cache path has no folder"))?;
     std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(".{}.tmp", std::process::id()));
     std::fs::write(&temp, bytes)?;
@@ -141,17 +183,42 @@ impl Sessions for ComponentEngine {
             Role::User => wit::Role::User,
             Role::Assistant => wit::Role::Assistant,
         };
-        let entry = wit::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
-        let result = self.bindings.mneme_engine_sessions().store().call_append(&mut self.store, self.handle, id, &entry).map_err(component_error)?;
+        let entry = wit::NewEntry {
+            uuid: entry.uuid,
+            now_ms: entry.now_ms,
+            role,
+            text: entry.text,
+            cwd: entry.cwd,
+        };
+        let result = self
+            .bindings
+            .mneme_engine_sessions()
+            .store()
+            .call_append(&mut self.store, self.handle, id, &entry)
+            .map_err(component_error)?;
         result.map(entry_from_wit).map_err(error_from_wit)
     }
 
     fn load(&mut self, id: &str) -> Result<Transcript, Error> {
-        let transcript = self.bindings.mneme_engine_sessions().store().call_load(&mut self.store, self.handle, id).map_err(component_error)?.map_err(error_from_wit)?;
+        let transcript = self
+            .bindings
+            .mneme_engine_sessions()
+            .store()
+            .call_load(&mut self.store, self.handle, id)
+            .map_err(component_error)?
+            .map_err(error_from_wit)?;
         Ok(Transcript {
             entries: transcript.entries.into_iter().map(entry_from_wit).collect(),
             report: LoadReport {
-                skipped: transcript.report.skipped.into_iter().map(|s| SkippedLine { line: s.line, reason: s.reason }).collect(),
+                skipped: transcript
+                    .report
+                    .skipped
+                    .into_iter()
+                    .map(|s| SkippedLine {
+                        line: s.line,
+                        reason: s.reason,
+                    })
+                    .collect(),
                 torn_tail: transcript.report.torn_tail,
             },
             lines: transcript.lines,
@@ -159,7 +226,13 @@ impl Sessions for ComponentEngine {
     }
 
     fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
-        let sessions = self.bindings.mneme_engine_sessions().store().call_list(&mut self.store, self.handle).map_err(component_error)?.map_err(error_from_wit)?;
+        let sessions = self
+            .bindings
+            .mneme_engine_sessions()
+            .store()
+            .call_list(&mut self.store, self.handle)
+            .map_err(component_error)?
+            .map_err(error_from_wit)?;
         Ok(sessions
             .into_iter()
             .map(|s| SessionInfo {
@@ -200,9 +273,18 @@ fn error_from_wit(e: wit::Error) -> Error {
     Error::Session(match e {
         wit::Error::Storage(e) => E::Storage(storage_error_from_wit(e)),
         wit::Error::SessionNotFound(id) => E::SessionNotFound { id },
-        wit::Error::InvalidSessionId(n) => E::InvalidSessionId { id: n.name, reason: n.reason },
-        wit::Error::InvalidProject(n) => E::InvalidProject { name: n.name, reason: n.reason },
-        wit::Error::AmbiguousSession(a) => E::AmbiguousSession { id: a.id, projects: a.projects },
+        wit::Error::InvalidSessionId(n) => E::InvalidSessionId {
+            id: n.name,
+            reason: n.reason,
+        },
+        wit::Error::InvalidProject(n) => E::InvalidProject {
+            name: n.name,
+            reason: n.reason,
+        },
+        wit::Error::AmbiguousSession(a) => E::AmbiguousSession {
+            id: a.id,
+            projects: a.projects,
+        },
         wit::Error::InvalidArgument(message) => E::InvalidArgument(message),
     })
 }
@@ -212,11 +294,17 @@ fn storage_error_from_wit(e: wit_types::StorageError) -> StorageError {
     match e {
         W::NotFound(key) => StorageError::NotFound { key },
         W::AlreadyExists(key) => StorageError::AlreadyExists { key },
-        W::InvalidKey(k) => StorageError::InvalidKey { key: k.key, reason: k.reason },
+        W::InvalidKey(k) => StorageError::InvalidKey {
+            key: k.key,
+            reason: k.reason,
+        },
         W::ReadOnly(key) => StorageError::ReadOnly { key },
         W::Locked(key) => StorageError::Locked { key },
         W::QuotaExceeded(key) => StorageError::QuotaExceeded { key },
-        W::Io(f) => StorageError::Io { key: f.key, message: f.message },
+        W::Io(f) => StorageError::Io {
+            key: f.key,
+            message: f.message,
+        },
     }
 }
 
@@ -225,11 +313,16 @@ fn storage_error_to_wit(e: StorageError) -> wit_types::StorageError {
     match e {
         StorageError::NotFound { key } => W::NotFound(key),
         StorageError::AlreadyExists { key } => W::AlreadyExists(key),
-        StorageError::InvalidKey { key, reason } => W::InvalidKey(wit_types::InvalidKey { key, reason }),
+        StorageError::InvalidKey { key, reason } => {
+            W::InvalidKey(wit_types::InvalidKey { key, reason })
+        }
         StorageError::ReadOnly { key } => W::ReadOnly(key),
         StorageError::Locked { key } => W::Locked(key),
         StorageError::QuotaExceeded { key } => W::QuotaExceeded(key),
         StorageError::Io { key, message } => W::Io(wit_types::IoFailure { key, message }),
-        other => W::Io(wit_types::IoFailure { key: String::new(), message: other.to_string() }),
+        other => W::Io(wit_types::IoFailure {
+            key: String::new(),
+            message: other.to_string(),
+        }),
     }
 }

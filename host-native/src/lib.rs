@@ -40,7 +40,9 @@ pub struct NativeEngine {
 
 impl NativeEngine {
     pub fn new(storage: FsStorage) -> Self {
-        Self { store: Store::new(storage) }
+        Self {
+            store: Store::new(storage),
+        }
     }
 }
 

@@ -1,1 +1,242 @@
+//! Mneme's cross-host conformance suite.
+//!
+//! The vectors in `tests/vectors/*.json` are data: files to seed a store with, then
+//! operations, each with the result it must give. Every host runs the same vectors
+//! (the Rust hosts through [`run_all`], the browser host through its own runner over
+//! the same JSON), so behaviour that differs between hosts fails here.
+//!
+//! Vector format (one JSON array of vectors per file):
+//!
+//! ```json
+//! { "name": "…", "files": { "<key>": "<content>" },
+//!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
+//!              { "load": { "id" }, "expect": … },
+//!              { "list": {}, "expect": … } ] }
+//! ```
+//!
+//! An expectation is `{"ok": <value>}` or `{"err": "<error kind>"}`. Objects in an
+//! expected value match when every key they name matches (keys they omit are not
+//! checked); arrays must have the same length. The value shapes are the JSON forms
+//! of the core's `Entry`, `Transcript` and `SessionInfo`.
 
+use mneme_core::{Entry, Error, NewEntry, Role, SessionInfo, StorageError, Transcript};
+use serde_json::{Value, json};
+
+/// What a host must offer to be tested.
+pub trait Host {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error>;
+    fn load(&mut self, id: &str) -> Result<Transcript, Error>;
+    fn list(&mut self) -> Result<Vec<SessionInfo>, Error>;
+}
+
+/// The vector files, embedded so every test binary carries them.
+pub const VECTOR_FILES: &[(&str, &str)] =
+    &[("sessions.json", include_str!("../vectors/sessions.json"))];
+
+/// Files to put in a store before a vector's steps run: `(key, bytes)`.
+pub type Seed = Vec<(String, Vec<u8>)>;
+
+/// Runs every vector on a fresh host made by `setup` from the vector's seed files,
+/// panics with the vector, step and difference on the first mismatch, and returns
+/// every step's actual outcome (`{"ok": …}` / `{"err": …}`) so hosts can also be
+/// compared with each other in full.
+pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed) -> H) -> Vec<(String, Vec<Value>)> {
+    let mut results = Vec::new();
+    for (file, text) in VECTOR_FILES {
+        let vectors: Vec<Value> =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
+        for vector in &vectors {
+            let name = vector["name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a vector in {file} has no name"));
+            let seed: Seed = vector["files"]
+                .as_object()
+                .map(|files| {
+                    files
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                k.clone(),
+                                v.as_str().unwrap_or_default().as_bytes().to_vec(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut host = setup(&seed);
+            let steps = vector["steps"]
+                .as_array()
+                .unwrap_or_else(|| panic!("vector {name} has no steps"));
+            let mut outcomes = Vec::new();
+            for (index, step) in steps.iter().enumerate() {
+                let outcome = run_step(&mut host, step)
+                    .unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
+                if let Err(difference) = matches(&step["expect"], &outcome, "") {
+                    panic!(
+                        "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
+                        step_name(step),
+                        step["expect"],
+                        serde_json::to_string_pretty(&outcome).unwrap_or_default()
+                    );
+                }
+                outcomes.push(outcome);
+            }
+            results.push((name.to_owned(), outcomes));
+        }
+    }
+    results
+}
+
+fn step_name(step: &Value) -> &str {
+    step.as_object()
+        .and_then(|o| o.keys().find(|k| *k != "expect"))
+        .map_or("?", String::as_str)
+}
+
+fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
+    let op = step_name(step);
+    let args = &step[op];
+    let text = |field: &str| {
+        args[field]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("`{op}` needs a string `{field}`"))
+    };
+    let outcome = match op {
+        "append" => {
+            let role = match text("role")?.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                other => return Err(format!("unknown role {other}")),
+            };
+            let now_ms = args["now_ms"]
+                .as_i64()
+                .ok_or("`append` needs an integer `now_ms`")?;
+            let entry = NewEntry {
+                uuid: text("uuid")?,
+                now_ms,
+                role,
+                text: text("text")?,
+                cwd: text("cwd")?,
+            };
+            to_outcome(host.append(&text("id")?, entry))
+        }
+        "load" => to_outcome(host.load(&text("id")?)),
+        "list" => to_outcome(host.list()),
+        other => return Err(format!("unknown operation `{other}`")),
+    };
+    Ok(outcome)
+}
+
+fn to_outcome<T: serde::Serialize>(result: Result<T, Error>) -> Value {
+    match result {
+        Ok(value) => json!({ "ok": serde_json::to_value(value).unwrap_or(Value::Null) }),
+        Err(error) => json!({ "err": error_kind(&error) }),
+    }
+}
+
+/// The stable name of an error, as the WIT variants spell it (storage errors as
+/// `storage/<kind>`). Vectors and the browser host use the same names.
+pub fn error_kind(error: &Error) -> String {
+    match error {
+        Error::Storage(e) => format!(
+            "storage/{}",
+            match e {
+                StorageError::NotFound { .. } => "not-found",
+                StorageError::AlreadyExists { .. } => "already-exists",
+                StorageError::InvalidKey { .. } => "invalid-key",
+                StorageError::ReadOnly { .. } => "read-only",
+                StorageError::Locked { .. } => "locked",
+                StorageError::QuotaExceeded { .. } => "quota-exceeded",
+                _ => "io",
+            }
+        ),
+        Error::SessionNotFound { .. } => "session-not-found".into(),
+        Error::InvalidSessionId { .. } => "invalid-session-id".into(),
+        Error::InvalidProject { .. } => "invalid-project".into(),
+        Error::AmbiguousSession { .. } => "ambiguous-session".into(),
+        Error::InvalidArgument(_) => "invalid-argument".into(),
+        _ => "other".into(),
+    }
+}
+
+/// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
+pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(expected), Value::Object(actual)) => {
+            for (key, value) in expected {
+                let inner = format!("{path}.{key}");
+                matches(value, actual.get(key).unwrap_or(&Value::Null), &inner)?;
+            }
+            Ok(())
+        }
+        (Value::Array(expected), Value::Array(actual)) => {
+            if expected.len() != actual.len() {
+                return Err(format!(
+                    "{path} (expected {} items, got {})",
+                    expected.len(),
+                    actual.len()
+                ));
+            }
+            expected
+                .iter()
+                .zip(actual)
+                .enumerate()
+                .try_for_each(|(i, (e, a))| matches(e, a, &format!("{path}[{i}]")))
+        }
+        _ if expected == actual => Ok(()),
+        _ => Err(format!("{path} (expected {expected}, got {actual})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subset_matching_checks_named_keys_and_array_lengths() {
+        let actual = json!({"a": 1, "b": [{"c": 2, "d": 3}]});
+        assert!(matches(&json!({"a": 1}), &actual, "").is_ok());
+        assert!(matches(&json!({"b": [{"d": 3}]}), &actual, "").is_ok());
+        assert_eq!(
+            matches(&json!({"a": 2}), &actual, ""),
+            Err(".a (expected 2, got 1)".into())
+        );
+        assert!(matches(&json!({"b": []}), &actual, "").is_err());
+        assert!(matches(&json!({"missing": 1}), &actual, "").is_err());
+        assert!(matches(&json!({"missing": null}), &actual, "").is_ok());
+    }
+}
+
+#[cfg(test)]
+mod reference {
+    use super::*;
+    use mneme_core::{MemoryStorage, Storage, Store, block_on};
+
+    /// The core over in-memory storage: the reference every other host must equal.
+    struct MemoryHost(Store<MemoryStorage>);
+
+    impl Host for MemoryHost {
+        fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
+            block_on(self.0.append(id, entry))
+        }
+        fn load(&mut self, id: &str) -> Result<Transcript, Error> {
+            block_on(self.0.load(id))
+        }
+        fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
+            block_on(self.0.list())
+        }
+    }
+
+    #[test]
+    fn memory_storage_passes_every_vector() {
+        let results = run_all(|seed| {
+            let storage = MemoryStorage::new();
+            for (key, bytes) in seed {
+                block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
+            }
+            MemoryHost(Store::new(storage))
+        });
+        assert!(results.len() >= 6);
+    }
+}

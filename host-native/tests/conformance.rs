@@ -1,0 +1,72 @@
+//! The conformance vectors through both ways of running the core on the filesystem:
+//! natively linked, and inside the component under wasmtime. Both must meet every
+//! expectation and give identical outcomes, step for step.
+
+use std::fs;
+use std::path::Path;
+
+use mneme_conformance::{Host, Seed, run_all};
+use mneme_host::core::{Entry, Error, NewEntry, SessionInfo, Transcript};
+use mneme_host::{ComponentEngine, Durability, FsStorage, NativeEngine, Runtime, Sessions};
+
+/// An engine and the folder its store lives in, removed when the vector is done.
+struct Adapter<S> {
+    engine: S,
+    _dir: tempfile::TempDir,
+}
+
+impl<S: Sessions> Host for Adapter<S> {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
+        self.engine.append(id, entry).map_err(session_error)
+    }
+    fn load(&mut self, id: &str) -> Result<Transcript, Error> {
+        self.engine.load(id).map_err(session_error)
+    }
+    fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
+        self.engine.list().map_err(session_error)
+    }
+}
+
+fn session_error(error: mneme_host::Error) -> Error {
+    match error {
+        mneme_host::Error::Session(e) => e,
+        other => panic!("the engine itself failed: {other}"),
+    }
+}
+
+fn seeded_storage(seed: &Seed) -> (FsStorage, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (key, bytes) in seed {
+        let path = dir.path().join(key);
+        fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).expect("create seed folder");
+        fs::write(&path, bytes).expect("write seed file");
+    }
+    (
+        FsStorage::new(dir.path()).with_durability(Durability::Buffered),
+        dir,
+    )
+}
+
+#[test]
+fn native_and_component_pass_every_vector_identically() {
+    let native = run_all(|seed| {
+        let (storage, dir) = seeded_storage(seed);
+        Adapter {
+            engine: NativeEngine::new(storage),
+            _dir: dir,
+        }
+    });
+    let runtime = Runtime::new().expect("the embedded component loads");
+    let component = run_all(|seed| {
+        let (storage, dir) = seeded_storage(seed);
+        let engine: ComponentEngine = runtime.instantiate(storage).expect("instantiate");
+        Adapter { engine, _dir: dir }
+    });
+    assert_eq!(native.len(), component.len());
+    for ((name, native_steps), (_, component_steps)) in native.iter().zip(&component) {
+        assert_eq!(
+            native_steps, component_steps,
+            "vector {name}: native and component differ"
+        );
+    }
+}
