@@ -2,7 +2,10 @@
 //! (`~/.claude`) is a valid Mneme store as it is.
 //!
 //! ```text
-//! projects/<project>/<session>.jsonl                       main transcript
+//! projects/<project>/<session>.jsonl                       main transcript (part 1)
+//! projects/<project>/<session>_part<N>.jsonl               part N ≥ 2, after rollover
+//! projects/<project>/<session>.jsonl.torn-<offset>         a torn last line, moved aside
+//! projects/<project>/<session>.jsonl.bak-<unix ms>         the original, before a repair
 //! projects/<project>/agent-<id>.jsonl                      sub-agent (Claude Code 2.0.x)
 //! projects/<project>/<session>/subagents/agent-<id>.jsonl  sub-agent (Claude Code ≥ 2.1)
 //! ```
@@ -14,15 +17,13 @@ use crate::error::Error;
 
 pub const PROJECTS: &str = "projects/";
 pub const TRANSCRIPT_SUFFIX: &str = ".jsonl";
+const PART_MARKER: &str = "_part";
 
 /// Claude Code's project folder name for a working directory: every character that is
 /// not ASCII alphanumeric becomes `-`; names over 200 characters are cut and suffixed
 /// with a hash so they stay unique.
 pub fn project_dir_name(cwd: &str) -> String {
-    let mangled: String = cwd
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let mangled: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     if mangled.len() <= 200 {
         return mangled;
     }
@@ -30,40 +31,72 @@ pub fn project_dir_name(cwd: &str) -> String {
 }
 
 fn djb2(text: &str) -> i32 {
-    text.encode_utf16().fold(0i32, |hash, unit| {
-        hash.wrapping_shl(5)
-            .wrapping_sub(hash)
-            .wrapping_add(i32::from(unit))
-    })
+    text.encode_utf16().fold(0i32, |hash, unit| hash.wrapping_shl(5).wrapping_sub(hash).wrapping_add(i32::from(unit)))
 }
 
 fn base36(mut n: u32) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = alloc::vec::Vec::new();
+    let mut out = String::new();
     loop {
-        out.push(DIGITS[(n % 36) as usize]);
+        out.insert(0, char::from(DIGITS[(n % 36) as usize]));
         n /= 36;
         if n == 0 {
-            break;
+            return out;
         }
     }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
 }
 
-/// The key of a session's main transcript.
+/// The key of part `part` (1-based) of a session's main transcript.
+pub fn part_key(project: &str, session_id: &str, part: u32) -> String {
+    match part {
+        0 | 1 => format!("{PROJECTS}{project}/{session_id}{TRANSCRIPT_SUFFIX}"),
+        n => format!("{PROJECTS}{project}/{session_id}{PART_MARKER}{n}{TRANSCRIPT_SUFFIX}"),
+    }
+}
+
+/// The key of a session's main transcript (its first part).
 pub fn session_key(project: &str, session_id: &str) -> String {
-    format!("{PROJECTS}{project}/{session_id}{TRANSCRIPT_SUFFIX}")
+    part_key(project, session_id, 1)
 }
 
-/// The `(project, session id)` of a main transcript key; `None` for anything else
-/// (sub-agent files, nested folders, other files).
-pub fn parse_session_key(key: &str) -> Option<(&str, &str)> {
+/// A main transcript part, named by its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartName<'a> {
+    pub project: &'a str,
+    pub id: &'a str,
+    pub part: u32,
+}
+
+/// What a key names if it is a part of a main transcript; `None` for anything else
+/// (sub-agent files, nested folders, sidecar files).
+pub fn parse_session_key(key: &str) -> Option<PartName<'_>> {
     let rest = key.strip_prefix(PROJECTS)?;
     let (project, file) = rest.split_once('/')?;
-    let id = file.strip_suffix(TRANSCRIPT_SUFFIX)?;
-    (!project.is_empty() && !id.is_empty() && !id.contains('/') && !id.starts_with("agent-"))
-        .then_some((project, id))
+    let stem = file.strip_suffix(TRANSCRIPT_SUFFIX)?;
+    if project.is_empty() || stem.is_empty() || stem.contains('/') || stem.starts_with("agent-") {
+        return None;
+    }
+    let (id, part) = split_part(stem);
+    Some(PartName { project, id, part })
+}
+
+fn split_part(stem: &str) -> (&str, u32) {
+    if let Some(at) = stem.rfind(PART_MARKER) {
+        let digits = &stem[at + PART_MARKER.len()..];
+        if !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(part) = digits.parse::<u32>()
+            && part >= 2
+            && at > 0
+        {
+            return (&stem[..at], part);
+        }
+    }
+    (stem, 1)
+}
+
+/// The folder of a session's own files (`<session>/subagents/...`).
+pub fn session_dir(project: &str, session_id: &str) -> String {
+    format!("{PROJECTS}{project}/{session_id}/")
 }
 
 /// Session ids name files, so they are restricted to characters that are safe in a
@@ -73,20 +106,16 @@ pub fn validate_session_id(id: &str) -> Result<(), Error> {
         "it is empty"
     } else if id.len() > 128 {
         "it is longer than 128 characters"
-    } else if !id
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
+    } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
         "use only ASCII letters, digits, '-' and '_'"
     } else if id.starts_with("agent-") {
         "the prefix `agent-` is reserved for sub-agent transcripts"
+    } else if split_part(id).1 != 1 {
+        "a suffix `_part<N>` names a part file of another session"
     } else {
         return Ok(());
     };
-    Err(Error::InvalidSessionId {
-        id: id.into(),
-        reason: reason.into(),
-    })
+    Err(Error::InvalidSessionId { id: id.into(), reason: reason.into() })
 }
 
 /// Project names are one folder name: not empty, no `/` or `\`, not `.` or `..`.
@@ -102,10 +131,7 @@ pub fn validate_project(name: &str) -> Result<(), Error> {
     } else {
         return Ok(());
     };
-    Err(Error::InvalidProject {
-        name: name.into(),
-        reason: reason.into(),
-    })
+    Err(Error::InvalidProject { name: name.into(), reason: reason.into() })
 }
 
 #[cfg(test)]
@@ -115,10 +141,7 @@ mod tests {
     #[test]
     fn project_names_match_claude_code() {
         assert_eq!(project_dir_name("/home/user/project"), "-home-user-project");
-        assert_eq!(
-            project_dir_name("/src/experiments/claude_p"),
-            "-src-experiments-claude-p"
-        );
+        assert_eq!(project_dir_name("/src/experiments/claude_p"), "-src-experiments-claude-p");
         let long = format!("/{}", "a".repeat(250));
         let name = project_dir_name(&long);
         assert!(name.starts_with(&format!("-{}", "a".repeat(199))));
@@ -127,16 +150,19 @@ mod tests {
     }
 
     #[test]
-    fn session_keys_round_trip_and_skip_subagents() {
+    fn session_and_part_keys_round_trip() {
         let key = session_key("-home-x", "4d5611e5");
         assert_eq!(key, "projects/-home-x/4d5611e5.jsonl");
-        assert_eq!(parse_session_key(&key), Some(("-home-x", "4d5611e5")));
+        assert_eq!(parse_session_key(&key), Some(PartName { project: "-home-x", id: "4d5611e5", part: 1 }));
+        let part3 = part_key("-home-x", "4d5611e5", 3);
+        assert_eq!(part3, "projects/-home-x/4d5611e5_part3.jsonl");
+        assert_eq!(parse_session_key(&part3), Some(PartName { project: "-home-x", id: "4d5611e5", part: 3 }));
+        for not_a_part in ["projects/p/x_part1.jsonl", "projects/p/x_part02.jsonl", "projects/p/x_partz.jsonl", "projects/p/_part2.jsonl"] {
+            assert_eq!(parse_session_key(not_a_part).map(|p| p.part), Some(1), "{not_a_part}");
+        }
         assert_eq!(parse_session_key("projects/-home-x/agent-a1.jsonl"), None);
-        assert_eq!(
-            parse_session_key("projects/-home-x/s/subagents/agent-a1.jsonl"),
-            None
-        );
-        assert_eq!(parse_session_key("projects/-home-x/s.json"), None);
+        assert_eq!(parse_session_key("projects/-home-x/s/subagents/agent-a1.jsonl"), None);
+        assert_eq!(parse_session_key("projects/-home-x/s.jsonl.torn-5"), None);
         assert_eq!(parse_session_key("todos/x.jsonl"), None);
     }
 
@@ -144,7 +170,7 @@ mod tests {
     fn ids_and_projects_are_validated() {
         assert!(validate_session_id("4d5611e5-241a-462a-8d15-5122611a9569").is_ok());
         assert!(validate_session_id("claude_code").is_ok());
-        for bad in ["", "../x", "a/b", "a.b", "agent-1", &"x".repeat(129)] {
+        for bad in ["", "../x", "a/b", "a.b", "agent-1", "chat_part2", &"x".repeat(129)] {
             assert!(validate_session_id(bad).is_err(), "{bad}");
         }
         assert!(validate_project("-home-user").is_ok());

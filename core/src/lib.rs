@@ -18,9 +18,11 @@ extern crate std;
 
 mod error;
 mod executor;
+mod lenient;
 pub mod layout;
 mod memory;
 mod storage;
+mod session;
 mod store;
 pub mod time;
 mod transcript;
@@ -29,8 +31,9 @@ pub use error::Error;
 pub use executor::block_on;
 pub use memory::MemoryStorage;
 pub use storage::{KeyInfo, Storage, StorageError};
-pub use store::{NewEntry, Role, SessionInfo, Store};
-pub use transcript::{Entry, LoadReport, SkippedLine, Transcript};
+pub use session::{CheckReport, Context, ContextMessage, Finding};
+pub use store::{Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes};
+pub use transcript::{Entry, LoadReport, SkippedLine, TypeCount};
 
 /// The version of Mneme written into the entries it creates.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -75,6 +75,13 @@ impl Storage for MemoryStorage {
         Ok(())
     }
 
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        let mut objects = self.objects.borrow_mut();
+        let object = objects.get_mut(key).ok_or_else(|| not_found(key))?;
+        object.truncate(usize::try_from(len).unwrap_or(usize::MAX));
+        Ok(())
+    }
+
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
         match self.objects.borrow_mut().remove(key) {
             Some(_) => Ok(()),

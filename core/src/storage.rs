@@ -41,6 +41,10 @@ pub trait Storage {
     /// filesystem).
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError>;
 
+    /// Cuts the object down to its first `len` bytes (a no-op when it is not longer).
+    /// Used to take a torn last line out of a transcript after saving it elsewhere.
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError>;
+
     /// Removes the object. Removing a missing object is [`StorageError::NotFound`].
     async fn remove(&self, key: &str) -> Result<(), StorageError>;
 
@@ -77,4 +81,36 @@ pub enum StorageError {
     QuotaExceeded { key: String },
     #[error("I/O error on `{key}`: {message}")]
     Io { key: String, message: String },
+}
+
+/// A shared reference to storage is storage: several stores (or a store and a test)
+/// can work on one backend.
+impl<T: Storage + ?Sized> Storage for &T {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        (**self).list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        (**self).read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        (**self).append(key, data).await
+    }
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        (**self).replace(key, data).await
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        (**self).truncate(key, len).await
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        (**self).remove(key).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        (**self).rename(from, to).await
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        (**self).lock(name).await
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        (**self).unlock(name).await
+    }
 }

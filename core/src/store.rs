@@ -1,5 +1,6 @@
-use alloc::borrow::ToOwned;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::collections::BTreeMap;
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -7,10 +8,11 @@ use core::cell::RefCell;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::layout;
-use crate::storage::{Storage, StorageError};
+use crate::layout::{self, PartName};
+use crate::session::{CheckReport, Context, Loaded};
+use crate::storage::{KeyInfo, Storage, StorageError};
 use crate::time;
-use crate::transcript::{self, Entry, Transcript};
+use crate::transcript::{self, Entry, LoadReport, PartScan, SkippedLine};
 
 /// Who speaks in an appended message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,18 +45,40 @@ pub struct NewEntry {
     pub cwd: String,
 }
 
+/// Size limits of a session's transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// A part is never grown past this; the next entry starts a new part instead
+    /// (an entry larger than the limit gets a part of its own).
+    pub part_bytes: u64,
+    /// All parts together never pass this: the append is refused with
+    /// [`Error::SessionFull`].
+    pub total_bytes: u64,
+}
+
+impl Default for Limits {
+    /// 50 MiB per part, 200 MiB in all (Cersei's defaults).
+    fn default() -> Self {
+        Self { part_bytes: 50 << 20, total_bytes: 200 << 20 }
+    }
+}
+
 /// A summary of one session, as `sessions list` shows it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SessionInfo {
     pub id: String,
     pub project: String,
-    /// The storage key of the main transcript.
+    /// The storage key of the first part.
     pub key: String,
+    pub parts: u32,
+    /// All parts together.
     pub bytes: u64,
+    /// Readable entries of every type.
     pub entries: u32,
-    /// `user` and `assistant` entries.
+    /// Live `user` and `assistant` entries.
     pub messages: u32,
-    /// The first user prompt, shortened.
+    /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
+    /// the first user prompt; shortened.
     pub title: Option<String>,
     /// Timestamp of the first entry that has one.
     pub created: Option<String>,
@@ -62,15 +86,69 @@ pub struct SessionInfo {
     pub updated: Option<String>,
 }
 
-const TITLE_CHARS: usize = 80;
+/// A loaded session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Transcript {
+    pub id: String,
+    pub project: String,
+    pub parts: u32,
+    /// Every live entry of every part in order (tombstone lines and the entries they
+    /// delete are left out; `report` counts them).
+    pub entries: Vec<Entry>,
+    /// The main conversation from its root to the newest leaf, across compactions:
+    /// indices into `entries`.
+    pub chain: Vec<u32>,
+    pub report: LoadReport,
+}
+
+/// A sub-agent transcript that belongs to a session.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Subagent {
+    pub key: String,
+    pub transcript: Transcript,
+}
+
+/// What `repair` changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RepairReport {
+    /// Keys of the originals saved before rewriting, one per changed part.
+    pub backups: Vec<String>,
+    /// Unreadable lines left out of the repaired transcript (kept in the backup).
+    pub dropped: Vec<SkippedLine>,
+    /// Glued objects now written one per line.
+    pub split_glued: u32,
+    /// Lines whose invalid UTF-8 was replaced with U+FFFD.
+    pub fixed_utf8: u32,
+    /// A torn last line was left out (kept in the backup).
+    pub dropped_torn_tail: bool,
+}
+
+/// What the store knows about a session it has written to, so an append costs one
+/// listing and one write instead of a read of the whole transcript.
+#[derive(Clone, Debug)]
+struct OpenSession {
+    name: (String, String),
+    /// Sizes of the parts when last seen, part 1 first.
+    sizes: Vec<u64>,
+    /// The uuid the next entry chains to.
+    leaf: Option<String>,
+    /// Lines in the last part (the number of the last line written).
+    last_part_lines: u32,
+    /// The last part's last line is complete but lacks its newline.
+    unterminated: bool,
+    /// The last part ends in a torn fragment at this offset, still to be moved aside.
+    torn_at: Option<u64>,
+    /// A write failed: its outcome is unknown until the session is read again.
+    poisoned: bool,
+}
 
 /// Sessions over a [`Storage`]. All methods take `&self`: a store is shared by a
-/// host's handles, and its storage serialises what must be serialised.
+/// host's handles, and the storage's locks serialise what must be serialised.
 #[derive(Debug)]
 pub struct Store<S> {
     storage: S,
-    /// Session id → transcript key, so appends don't list the whole store.
-    known_keys: RefCell<BTreeMap<String, String>>,
+    limits: Limits,
+    open: RefCell<BTreeMap<String, OpenSession>>,
 }
 
 #[derive(Serialize)]
@@ -111,56 +189,138 @@ struct TextBlock<'a> {
     text: &'a str,
 }
 
+#[derive(Serialize)]
+struct TombstoneLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    deleted_uuid: &'a str,
+    timestamp: &'a str,
+    #[serde(rename = "sessionId")]
+    session_id: &'a str,
+}
+
+/// The parts of one session found in a listing, in part order.
+struct Parts {
+    project: String,
+    id: String,
+    parts: Vec<KeyInfo>,
+}
+
+impl Parts {
+    fn sizes(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.size).collect()
+    }
+    fn base_key(&self) -> String {
+        layout::session_key(&self.project, &self.id)
+    }
+}
+
+/// Groups a listing's main-transcript keys into sessions.
+fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), Vec<(u32, KeyInfo)>> {
+    let mut sessions: BTreeMap<(String, String), Vec<(u32, KeyInfo)>> = BTreeMap::new();
+    for info in listing {
+        if let Some(PartName { project, id, part }) = layout::parse_session_key(&info.key) {
+            sessions.entry((project.to_owned(), id.to_owned())).or_default().push((part, info.clone()));
+        }
+    }
+    for parts in sessions.values_mut() {
+        parts.sort_by_key(|(part, _)| *part);
+    }
+    sessions
+}
+
+/// Reads parts already in memory as one session and hands the result to `f`.
+fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
+    let texts: Vec<Cow<str>> = raw.iter().map(|bytes| transcript::decode(bytes.as_ref())).collect();
+    let scans: Vec<PartScan> = raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes.as_ref(), text)).collect();
+    f(&Loaded::assemble(scans))
+}
+
+/// The append state of a session read in full.
+fn state_of(project: &str, id: &str, raw: &[Vec<u8>]) -> OpenSession {
+    let texts: Vec<Cow<str>> = raw.iter().map(|bytes| transcript::decode(bytes)).collect();
+    let scans: Vec<PartScan> = raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes, text)).collect();
+    let (last_part_lines, unterminated, torn_at) = scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
+    let loaded = Loaded::assemble(scans);
+    let leaf = loaded.leaf().and_then(|i| loaded.lines[i].env.uuid()).map(ToString::to_string);
+    OpenSession {
+        name: (project.to_owned(), id.to_owned()),
+        sizes: raw.iter().map(|b| b.len() as u64).collect(),
+        leaf,
+        last_part_lines,
+        unterminated,
+        torn_at,
+        poisoned: false,
+    }
+}
+
+/// Whether `now` differs from `before` only by a longer last part.
+fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
+    before.len() == now.len() && !now.is_empty() && before[..before.len() - 1] == now[..now.len() - 1] && now[now.len() - 1] > before[before.len() - 1]
+}
+
 impl<S: Storage> Store<S> {
     pub fn new(storage: S) -> Self {
-        Self {
-            storage,
-            known_keys: RefCell::default(),
-        }
+        Self::with_limits(storage, Limits::default())
+    }
+
+    pub fn with_limits(storage: S, limits: Limits) -> Self {
+        Self { storage, limits, open: RefCell::default() }
     }
 
     pub fn storage(&self) -> &S {
         &self.storage
     }
 
-    /// The key of session `id`'s main transcript, if it exists in any project.
-    pub async fn find(&self, id: &str) -> Result<Option<String>, Error> {
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Forgets what the store knows about session `id`, so the next operation reads it
+    /// from storage again. This is how a session refused after a failed write (see
+    /// [`Error::SessionPoisoned`]) is opened again.
+    pub fn reopen(&self, id: &str) {
+        self.open.borrow_mut().remove(id);
+    }
+
+    /// The parts of session `id`, in whichever project holds it.
+    async fn locate(&self, id: &str) -> Result<Option<Parts>, Error> {
         layout::validate_session_id(id)?;
-        if let Some(key) = self.known_keys.borrow().get(id) {
-            return Ok(Some(key.clone()));
-        }
-        let listing = self.storage.list(layout::PROJECTS).await?;
-        let mut matches = listing
-            .iter()
-            .filter(|info| layout::parse_session_key(&info.key).is_some_and(|(_, sid)| sid == id));
-        let Some(found) = matches.next() else {
-            return Ok(None);
+        let known = self.open.borrow().get(id).map(|s| s.name.0.clone());
+        let prefix = match &known {
+            Some(project) => format!("{}{project}/{id}", layout::PROJECTS),
+            None => layout::PROJECTS.to_owned(),
         };
-        let others: Vec<&str> = matches
-            .filter_map(|info| layout::parse_session_key(&info.key).map(|(p, _)| p))
-            .collect();
+        let listing = self.storage.list(&prefix).await?;
+        let mut found = group_sessions(&listing).into_iter().filter(|((_, sid), _)| sid == id);
+        let Some(((project, _), parts)) = found.next() else { return Ok(None) };
+        let others: Vec<String> = found.map(|((p, _), _)| p).collect();
         if !others.is_empty() {
-            let first = layout::parse_session_key(&found.key).map_or("", |(p, _)| p);
-            return Err(Error::AmbiguousSession {
-                id: id.to_owned(),
-                projects: [first]
-                    .iter()
-                    .chain(&others)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(Error::AmbiguousSession { id: id.to_owned(), projects: [project].into_iter().chain(others).collect::<Vec<_>>().join(", ") });
         }
-        self.known_keys
-            .borrow_mut()
-            .insert(id.to_owned(), found.key.clone());
-        Ok(Some(found.key.clone()))
+        Ok(Some(Parts { project, id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() }))
+    }
+
+    async fn require(&self, id: &str) -> Result<Parts, Error> {
+        self.locate(id).await?.ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })
+    }
+
+    async fn read_parts(&self, parts: &Parts) -> Result<Vec<Vec<u8>>, Error> {
+        let mut raw = Vec::with_capacity(parts.parts.len());
+        for part in &parts.parts {
+            match self.storage.read(&part.key, 0, None).await {
+                Ok(bytes) => raw.push(bytes),
+                Err(StorageError::NotFound { .. }) => return Err(Error::SessionNotFound { id: parts.id.clone() }),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(raw)
     }
 
     /// Appends a message to session `id`, creating the session under the project of
-    /// `entry.cwd` if it does not exist. The entry's `parentUuid` is the last entry of
-    /// the transcript that has a uuid. Holds the session's lock for the whole
-    /// read-then-append, so concurrent writers chain correctly.
+    /// `entry.cwd` if it does not exist. The entry chains to the conversation's newest
+    /// leaf. The session's lock is held from reading its state to the write, so
+    /// concurrent writers chain correctly and never interleave.
     pub async fn append(&self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         if entry.uuid.is_empty() {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
@@ -168,137 +328,374 @@ impl<S: Storage> Store<S> {
         if entry.text.is_empty() {
             return Err(Error::InvalidArgument("the message text is empty".into()));
         }
-        let key = match self.find(id).await? {
-            Some(key) => key,
-            None => {
-                if entry.cwd.is_empty() {
-                    return Err(Error::InvalidArgument(
-                        "a new session needs the working directory (cwd) to name its project"
-                            .into(),
-                    ));
-                }
-                let project = layout::project_dir_name(&entry.cwd);
-                layout::validate_project(&project)?;
-                layout::session_key(&project, id)
-            }
-        };
-        self.storage.lock(&key).await?;
-        let appended = self.append_locked(&key, id, &entry).await;
-        let unlocked = self.storage.unlock(&key).await;
-        let appended = appended?;
-        unlocked?;
-        self.known_keys.borrow_mut().insert(id.to_owned(), key);
-        Ok(appended)
-    }
-
-    async fn append_locked(&self, key: &str, id: &str, entry: &NewEntry) -> Result<Entry, Error> {
-        let existing = match self.storage.read(key, 0, None).await {
-            Ok(bytes) => transcript::parse(&bytes),
-            Err(StorageError::NotFound { .. }) => Transcript::default(),
-            Err(e) => return Err(e.into()),
-        };
-        let parent = existing
-            .entries
-            .iter()
-            .rev()
-            .find_map(|e| e.uuid.as_deref());
         let timestamp = time::format_millis(entry.now_ms);
-        let content = match entry.role {
-            Role::User => NewContent::Text(&entry.text),
-            Role::Assistant => NewContent::Blocks([TextBlock {
-                kind: "text",
-                text: &entry.text,
-            }]),
-        };
-        let line = NewLine {
-            parent_uuid: parent,
-            is_sidechain: false,
-            user_type: "external",
-            cwd: &entry.cwd,
-            session_id: id,
-            version: crate::VERSION,
-            entrypoint: "mneme",
-            kind: entry.role.as_str(),
-            message: NewMessage {
-                role: entry.role.as_str(),
-                content,
-            },
-            uuid: &entry.uuid,
-            timestamp: &timestamp,
-        };
-        let json =
-            serde_json::to_string(&line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        // A torn last line stays where it is (reported by every load) and the new entry
-        // starts on a line of its own instead of fusing with it.
-        let separator = if existing.report.torn_tail { "\n" } else { "" };
-        let record = alloc::format!("{separator}{json}\n");
-        self.storage.append(key, record.as_bytes()).await?;
-        transcript::entry_from_line(&json, existing.lines + 1).map_err(Error::InvalidArgument)
+        let (part, line, json) = self
+            .write(id, Some(&entry.cwd), Some(&entry.uuid), |parent| {
+                let content = match entry.role {
+                    Role::User => NewContent::Text(&entry.text),
+                    Role::Assistant => NewContent::Blocks([TextBlock { kind: "text", text: &entry.text }]),
+                };
+                serde_json::to_string(&NewLine {
+                    parent_uuid: parent,
+                    is_sidechain: false,
+                    user_type: "external",
+                    cwd: &entry.cwd,
+                    session_id: id,
+                    version: crate::VERSION,
+                    entrypoint: "mneme",
+                    kind: entry.role.as_str(),
+                    message: NewMessage { role: entry.role.as_str(), content },
+                    uuid: &entry.uuid,
+                    timestamp: &timestamp,
+                })
+            })
+            .await?;
+        let text = transcript::decode(json.as_bytes());
+        let scan = transcript::scan_part(part, json.as_bytes(), &text);
+        let mut written = scan.lines.first().map(transcript::Line::to_entry).ok_or_else(|| Error::InvalidArgument("internal: the new line does not parse".into()))?;
+        written.line = line;
+        Ok(written)
     }
 
-    /// Loads every entry of session `id` in file order, with the load report.
-    pub async fn load(&self, id: &str) -> Result<Transcript, Error> {
-        let key = self
-            .find(id)
-            .await?
-            .ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })?;
-        match self.storage.read(&key, 0, None).await {
-            Ok(bytes) => Ok(transcript::parse(&bytes)),
-            Err(StorageError::NotFound { .. }) => {
-                self.known_keys.borrow_mut().remove(id);
-                Err(Error::SessionNotFound { id: id.to_owned() })
-            }
-            Err(e) => Err(e.into()),
+    /// Soft-deletes entry `uuid` of session `id` by appending a tombstone; the entry
+    /// stays in the file and disappears from every load. Fails with
+    /// [`Error::EntryNotFound`] if no live entry has that uuid.
+    pub async fn tombstone(&self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let live = with_loaded(&raw, |loaded| loaded.lines.iter().any(|l| l.env.uuid() == Some(uuid) && loaded.is_live(l)));
+        if !live {
+            return Err(Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() });
         }
+        let timestamp = time::format_millis(now_ms);
+        self.write(id, None, None, |_| serde_json::to_string(&TombstoneLine { kind: "tombstone", deleted_uuid: uuid, timestamp: &timestamp, session_id: id })).await?;
+        Ok(())
     }
 
-    /// Every session in the store, most recently updated first.
+    /// Writes one line to session `id` under its lock: refreshes what the store knows,
+    /// moves a torn tail aside, rolls over to a new part or refuses at the cap, then
+    /// appends. `line` builds the JSON from the uuid the entry chains to. Returns the
+    /// part and line number written, and the JSON.
+    async fn write<E: core::fmt::Display>(
+        &self,
+        id: &str,
+        cwd: Option<&str>,
+        new_leaf: Option<&str>,
+        line: impl FnOnce(Option<&str>) -> Result<String, E>,
+    ) -> Result<(u32, u32, String), Error> {
+        let located = self.locate(id).await?;
+        let (project, base) = match &located {
+            Some(parts) => (parts.project.clone(), parts.base_key()),
+            None => {
+                let cwd = cwd.filter(|c| !c.is_empty()).ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
+                let project = layout::project_dir_name(cwd);
+                layout::validate_project(&project)?;
+                let base = layout::session_key(&project, id);
+                (project, base)
+            }
+        };
+        if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
+            return Err(Error::SessionPoisoned { id: id.to_owned() });
+        }
+        self.storage.lock(&base).await?;
+        let written = self.write_locked(id, &project, line, new_leaf).await;
+        let unlocked = self.storage.unlock(&base).await;
+        let written = written?;
+        unlocked?;
+        Ok(written)
+    }
+
+    async fn write_locked<E: core::fmt::Display>(
+        &self,
+        id: &str,
+        project: &str,
+        line: impl FnOnce(Option<&str>) -> Result<String, E>,
+        new_leaf: Option<&str>,
+    ) -> Result<(u32, u32, String), Error> {
+        let mut state = self.refresh(id, project).await?;
+        let json = line(state.leaf.as_deref()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let separator = if state.unterminated { "\n" } else { "" };
+        let record = format!("{separator}{json}\n");
+        let total: u64 = state.sizes.iter().sum();
+        if total + record.len() as u64 > self.limits.total_bytes {
+            return Err(Error::SessionFull { id: id.to_owned(), bytes: total, limit: self.limits.total_bytes });
+        }
+        let last = state.sizes.len().max(1);
+        let last_size = state.sizes.get(last - 1).copied().unwrap_or(0);
+        let (part, record) = if last_size > 0 && last_size + record.len() as u64 > self.limits.part_bytes {
+            (last as u32 + 1, format!("{json}\n"))
+        } else {
+            (last as u32, record)
+        };
+        let key = layout::part_key(project, id, part);
+        let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
+        // The state is unknown until the write is known to have landed.
+        state.poisoned = true;
+        self.open.borrow_mut().insert(id.to_owned(), state.clone());
+        let new_size = self.storage.append(&key, record.as_bytes()).await?;
+        state.poisoned = false;
+        state.sizes.resize(part as usize, 0);
+        state.sizes[part as usize - 1] = new_size;
+        state.last_part_lines = line_no;
+        state.unterminated = false;
+        if let Some(leaf) = new_leaf {
+            state.leaf = Some(leaf.to_owned());
+        }
+        self.open.borrow_mut().insert(id.to_owned(), state);
+        Ok((part, line_no, json))
+    }
+
+    /// Brings the store's knowledge of session `id` up to date with storage (another
+    /// process may have written) and moves a torn last line aside, keeping it as
+    /// `<part>.torn-<offset>`. Called with the session's lock held.
+    async fn refresh(&self, id: &str, project: &str) -> Result<OpenSession, Error> {
+        let listing = self.storage.list(&format!("{}{project}/{id}", layout::PROJECTS)).await?;
+        let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
+        let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };
+        let sizes = parts.sizes();
+        let cached = self.open.borrow().get(id).cloned().filter(|s| !s.poisoned);
+        let mut state = match cached {
+            Some(state) if state.sizes == sizes => return Ok(state),
+            Some(state) if only_last_part_grew(&state.sizes, &sizes) && !state.unterminated => match self.catch_up(&parts, state).await? {
+                Some(state) => state,
+                None => state_of(project, id, &self.read_parts(&parts).await?),
+            },
+            _ => state_of(project, id, &self.read_parts(&parts).await?),
+        };
+        if let (Some(offset), Some(part)) = (state.torn_at.take(), parts.parts.last()) {
+            let fragment = self.storage.read(&part.key, offset, None).await?;
+            // Saved first: a crash in between leaves the fragment in both places, and the
+            // next append saves it again under the same name.
+            self.storage.replace(&format!("{}.torn-{offset}", part.key), &fragment).await?;
+            self.storage.truncate(&part.key, offset).await?;
+            if let Some(size) = state.sizes.last_mut() {
+                *size = offset;
+            }
+            state.last_part_lines = state.last_part_lines.saturating_sub(1);
+        }
+        Ok(state)
+    }
+
+    /// Reads only what another writer appended to the last part since `state` and
+    /// updates it; `None` when the new lines need a full read (they hold tombstones).
+    async fn catch_up(&self, parts: &Parts, mut state: OpenSession) -> Result<Option<OpenSession>, Error> {
+        let (Some(last), Some(&old_size)) = (parts.parts.last(), state.sizes.last()) else { return Ok(None) };
+        let delta = self.storage.read(&last.key, old_size, None).await?;
+        let text = transcript::decode(&delta);
+        let scan = transcript::scan_part(parts.parts.len() as u32, &delta, &text);
+        if scan.lines.iter().any(|l| l.env.kind() == "tombstone") {
+            return Ok(None);
+        }
+        if let Some(leaf) = scan.lines.iter().rev().filter(|l| !l.env.is_sidechain.0).find_map(|l| l.env.uuid()) {
+            state.leaf = Some(leaf.to_owned());
+        }
+        state.sizes = parts.sizes();
+        state.last_part_lines += scan.line_count;
+        state.unterminated = scan.unterminated && scan.torn_at.is_none();
+        state.torn_at = scan.torn_at.map(|at| old_size + at);
+        Ok(Some(state))
+    }
+
+    /// Every live entry of session `id`, its main chain, and the load report.
+    pub async fn load(&self, id: &str) -> Result<Transcript, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| transcript_of(&parts.project, id, raw.len() as u32, loaded)))
+    }
+
+    /// The context a model resumes session `id` with: the main chain's messages from
+    /// its last compaction on.
+    pub async fn context(&self, id: &str) -> Result<Context, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.context()))
+    }
+
+    /// The load report of session `id` plus dangling parents and orphaned tool calls.
+    pub async fn check(&self, id: &str) -> Result<CheckReport, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.check()))
+    }
+
+    /// The sub-agent transcripts of session `id`: `<id>/subagents/agent-*.jsonl`
+    /// (Claude Code ≥ 2.1) and flat `agent-*.jsonl` files of its project whose entries
+    /// name it as their session (2.0).
+    pub async fn subagents(&self, id: &str) -> Result<Vec<Subagent>, Error> {
+        let parts = self.require(id).await?;
+        let project_prefix = format!("{}{}/", layout::PROJECTS, parts.project);
+        let nested_prefix = layout::session_dir(&parts.project, id);
+        let mut found = Vec::new();
+        for info in self.storage.list(&project_prefix).await? {
+            let Some(file) = info.key.rsplit('/').next() else { continue };
+            let nested = info.key.starts_with(&nested_prefix) && info.key[nested_prefix.len()..].starts_with("subagents/");
+            let flat = !info.key[project_prefix.len()..].contains('/');
+            if !(file.starts_with("agent-") && file.ends_with(layout::TRANSCRIPT_SUFFIX) && (nested || flat)) {
+                continue;
+            }
+            let bytes = self.storage.read(&info.key, 0, None).await?;
+            let transcript = with_loaded(core::slice::from_ref(&bytes), |loaded| {
+                let belongs = nested || loaded.lines.iter().any(|l| l.env.session_id() == Some(id));
+                belongs.then(|| transcript_of(&parts.project, file.trim_end_matches(layout::TRANSCRIPT_SUFFIX), 1, loaded))
+            });
+            if let Some(transcript) = transcript {
+                found.push(Subagent { key: info.key.clone(), transcript });
+            }
+        }
+        Ok(found)
+    }
+
+    /// Removes session `id`: every part, its sub-agent files and its sidecar files
+    /// (moved-aside torn lines, repair backups). Returns the keys removed.
+    pub async fn remove(&self, id: &str) -> Result<Vec<String>, Error> {
+        let subagents = self.subagents(id).await?;
+        let parts = self.require(id).await?;
+        let base = parts.base_key();
+        self.storage.lock(&base).await?;
+        let removed = self.remove_locked(&parts, subagents).await;
+        let unlocked = self.storage.unlock(&base).await;
+        self.open.borrow_mut().remove(id);
+        let removed = removed?;
+        unlocked?;
+        Ok(removed)
+    }
+
+    async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
+        let mut keys: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
+        keys.extend(self.storage.list(&layout::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
+        let sidecars = self.storage.list(&format!("{}{}/{}", layout::PROJECTS, parts.project, parts.id)).await?;
+        for info in sidecars {
+            let belongs = layout::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
+                || parts.parts.iter().any(|p| info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-")));
+            if belongs {
+                keys.push(info.key);
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        // The first part goes last: until it is gone the session still lists, so an
+        // interrupted removal can simply be run again.
+        let base = parts.base_key();
+        keys.retain(|k| *k != base);
+        keys.push(base);
+        for key in &keys {
+            match self.storage.remove(key).await {
+                Ok(()) | Err(StorageError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Rewrites the parts of session `id` that have unreadable lines, glued objects,
+    /// invalid UTF-8 or a torn tail: readable entries are kept byte for byte, one per
+    /// line; the original of each changed part is saved first as
+    /// `<part>.bak-<now_ms>`. Nothing is written when nothing needs repair.
+    pub async fn repair(&self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+        let parts = self.require(id).await?;
+        let base = parts.base_key();
+        self.storage.lock(&base).await?;
+        let repaired = self.repair_locked(&parts, now_ms).await;
+        let unlocked = self.storage.unlock(&base).await;
+        self.open.borrow_mut().remove(id);
+        let repaired = repaired?;
+        unlocked?;
+        Ok(repaired)
+    }
+
+    async fn repair_locked(&self, parts: &Parts, now_ms: i64) -> Result<RepairReport, Error> {
+        let raw = self.read_parts(parts).await?;
+        let mut report = RepairReport::default();
+        for (index, (bytes, info)) in raw.iter().zip(&parts.parts).enumerate() {
+            let text = transcript::decode(bytes);
+            let scan = transcript::scan_part(index as u32 + 1, bytes, &text);
+            let needs_newline = scan.unterminated && scan.torn_at.is_none();
+            if scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.torn_at.is_none() && !needs_newline {
+                continue;
+            }
+            let mut repaired = String::with_capacity(bytes.len());
+            for line in &scan.lines {
+                repaired.push_str(line.raw);
+                repaired.push('\n');
+            }
+            let backup = format!("{}.bak-{now_ms}", info.key);
+            self.storage.replace(&backup, bytes).await?;
+            self.storage.replace(&info.key, repaired.as_bytes()).await?;
+            report.backups.push(backup);
+            report.dropped.extend(scan.skipped);
+            report.split_glued += scan.recovered_glued;
+            report.fixed_utf8 += scan.invalid_utf8;
+            report.dropped_torn_tail |= scan.torn_at.is_some();
+        }
+        Ok(report)
+    }
+
+    /// Every session in the store, most recently updated first. Reads each transcript's
+    /// envelopes; message bodies are parsed only for the title.
     pub async fn list(&self) -> Result<Vec<SessionInfo>, Error> {
         let listing = self.storage.list(layout::PROJECTS).await?;
         let mut sessions = Vec::new();
-        for info in &listing {
-            let Some((project, id)) = layout::parse_session_key(&info.key) else {
-                continue;
-            };
-            let bytes = match self.storage.read(&info.key, 0, None).await {
-                Ok(bytes) => bytes,
+        for ((project, id), parts) in group_sessions(&listing) {
+            let parts = Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() };
+            let raw = match self.read_parts(&parts).await {
+                Ok(raw) => raw,
                 // Removed between the listing and the read: it is simply gone.
-                Err(StorageError::NotFound { .. }) => continue,
-                Err(e) => return Err(e.into()),
+                Err(Error::SessionNotFound { .. }) => continue,
+                Err(e) => return Err(e),
             };
-            let transcript = transcript::parse(&bytes);
-            let entries = &transcript.entries;
-            sessions.push(SessionInfo {
-                id: id.to_owned(),
-                project: project.to_owned(),
-                key: info.key.clone(),
-                bytes: bytes.len() as u64,
-                entries: entries.len() as u32,
-                messages: entries
-                    .iter()
-                    .filter(|e| e.kind == "user" || e.kind == "assistant")
-                    .count() as u32,
-                title: entries
-                    .iter()
-                    .find(|e| e.kind == "user" && !e.text.is_empty())
-                    .map(|e| shorten(&e.text)),
-                created: entries.iter().find_map(|e| e.timestamp.clone()),
-                updated: entries.iter().rev().find_map(|e| e.timestamp.clone()),
-            });
+            let info = with_loaded(&raw, |loaded| session_info(&parts, &raw, loaded));
+            sessions.push(info);
         }
         sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
         Ok(sessions)
     }
 }
 
+fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded) -> Transcript {
+    let (entries, chain) = loaded.entries_and_chain();
+    Transcript { id: id.to_owned(), project: project.to_owned(), parts, entries, chain, report: loaded.report.clone() }
+}
+
+const TITLE_CHARS: usize = 80;
+
+fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo {
+    let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
+    let custom_title = live().filter(|l| l.env.kind() == "custom-title").filter_map(|l| l.env.custom_title.get()).last();
+    // Claude Code 1.0 titled sessions with `summary` lines; one copied in from another
+    // session names a leaf this file does not have and is ignored.
+    let index = loaded.index();
+    let summary = || live().filter(|l| l.env.kind() == "summary" && l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf))).filter_map(|l| l.env.summary.get()).last();
+    let title = custom_title.or_else(summary).map(shorten).or_else(|| {
+        live()
+            .filter(|l| l.env.kind() == "user" && !l.env.is_meta.0 && !l.env.is_compact_summary.0 && !l.env.is_sidechain.0)
+            .map(|l| transcript::message_text(l.env.message).1)
+            .find(|text| !text.trim().is_empty())
+            .map(|text| shorten(&text))
+    });
+    SessionInfo {
+        id: parts.id.clone(),
+        project: parts.project.clone(),
+        key: parts.base_key(),
+        parts: parts.parts.len() as u32,
+        bytes: raw.iter().map(|b| b.len() as u64).sum(),
+        entries: loaded.report.entries,
+        messages: live().filter(|l| matches!(l.env.kind(), "user" | "assistant")).count() as u32,
+        title,
+        created: loaded.lines.iter().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
+        updated: loaded.lines.iter().rev().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
+    }
+}
+
 fn shorten(text: &str) -> String {
-    let first_line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
     match first_line.char_indices().nth(TITLE_CHARS) {
-        Some((cut, _)) => alloc::format!("{}…", &first_line[..cut]),
+        Some((cut, _)) => format!("{}…", &first_line[..cut]),
         None => first_line.to_string(),
     }
+}
+
+/// The load report and structural findings for a transcript given as bytes (a file
+/// outside any store).
+pub fn check_bytes(bytes: &[u8]) -> CheckReport {
+    with_loaded(&[bytes], |loaded| loaded.check())
 }

@@ -1,4 +1,8 @@
 //! Reading Claude Code JSONL: tolerant, and never silent about what it skipped.
+//!
+//! Lines are split with `memchr` and only the envelope (type, ids, timestamps, flags)
+//! is deserialised; strings borrow from the input and message bodies stay raw JSON
+//! until a caller asks for their text.
 
 use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
@@ -7,15 +11,21 @@ use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// One line of a transcript, with the fields every consumer needs lifted out and the
-/// line itself kept verbatim (fields Mneme does not know survive untouched).
+use crate::lenient::{Flag, Str};
+
+/// One entry of a transcript, with the fields every consumer needs lifted out and the
+/// JSON object itself kept verbatim (fields Mneme does not know survive untouched).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Entry {
-    /// 1-based line number in the file.
+    /// 1 for the session's base file, 2 for `<id>_part2.jsonl`, ...
+    pub part: u32,
+    /// 1-based line number within the part.
     pub line: u32,
     /// The entry's `type` (`user`, `assistant`, `system`, `summary`, `progress`, ...).
     pub kind: String,
+    /// `uuid` (or pi's `id`).
     pub uuid: Option<String>,
+    /// `parentUuid` (or Cersei's `parent_uuid`, pi's `parentId`).
     pub parent_uuid: Option<String>,
     pub session_id: Option<String>,
     pub timestamp: Option<String>,
@@ -23,63 +33,225 @@ pub struct Entry {
     pub role: Option<String>,
     /// The message's text: a string content, or its `text` blocks joined by newlines.
     pub text: String,
-    /// The line exactly as stored, without its newline.
+    /// Part of a sub-agent's conversation (`isSidechain`), not the main one.
+    pub is_sidechain: bool,
+    /// The JSON object exactly as stored (for glued lines, just this object).
     pub raw: String,
 }
 
 /// A line the reader could not use, and why.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SkippedLine {
+    pub part: u32,
     pub line: u32,
     pub reason: String,
+}
+
+/// How many entries of one `type` a load found.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TypeCount {
+    pub kind: String,
+    pub count: u32,
 }
 
 /// What a load found besides the entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LoadReport {
+    /// Entries read, of every type, tombstone lines and tombstoned entries included.
+    pub entries: u32,
+    /// `entries` by type, sorted by type name (`""` for entries without a type).
+    pub by_type: Vec<TypeCount>,
+    /// Lines that could not be read at all.
     pub skipped: Vec<SkippedLine>,
-    /// The file does not end in a newline: its last line was cut off mid-write.
+    /// The last part ends in a fragment without a newline: a write cut off mid-line.
     pub torn_tail: bool,
+    /// Objects recovered by splitting lines that held several JSON objects glued
+    /// together (`{…}{…}`), counting every object on such lines.
+    pub recovered_glued: u32,
+    /// Lines that held invalid UTF-8; the bad bytes read as U+FFFD and the entry is kept.
+    pub invalid_utf8: u32,
+    /// Entries hidden by tombstones.
+    pub tombstoned: u32,
 }
 
-/// A loaded session: its entries in file order and the report of the load.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Transcript {
-    pub entries: Vec<Entry>,
-    pub report: LoadReport,
-    /// Lines in the file, blank and skipped ones and a torn tail included.
-    pub lines: u32,
-}
-
-/// The fields the core reads from every line. Strings borrow from the input where they
-/// contain no escapes; the message body stays raw JSON until its text is asked for.
-#[derive(Deserialize)]
+/// The fields the core reads from every line.
+#[derive(Default, Deserialize)]
 pub(crate) struct Envelope<'a> {
-    #[serde(rename = "type", borrow)]
-    pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub uuid: Option<Cow<'a, str>>,
-    #[serde(rename = "parentUuid", alias = "parent_uuid", borrow)]
-    pub parent_uuid: Option<Cow<'a, str>>,
-    #[serde(rename = "sessionId", alias = "session_id", borrow)]
-    pub session_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(rename = "type", default, borrow)]
+    pub kind: Str<'a>,
+    #[serde(default, borrow)]
+    pub uuid: Str<'a>,
+    #[serde(default, borrow)]
+    pub id: Str<'a>,
+    #[serde(rename = "parentUuid", default, borrow)]
+    pub parent_uuid: Str<'a>,
+    #[serde(rename = "parent_uuid", default, borrow)]
+    pub parent_uuid_snake: Str<'a>,
+    #[serde(rename = "parentId", default, borrow)]
+    pub parent_id: Str<'a>,
+    #[serde(rename = "logicalParentUuid", default, borrow)]
+    pub logical_parent_uuid: Str<'a>,
+    #[serde(rename = "sessionId", default, borrow)]
+    pub session_id: Str<'a>,
+    #[serde(rename = "session_id", default, borrow)]
+    pub session_id_snake: Str<'a>,
+    #[serde(default, borrow)]
+    pub timestamp: Str<'a>,
+    #[serde(default, borrow)]
+    pub subtype: Str<'a>,
+    #[serde(rename = "isSidechain", default)]
+    pub is_sidechain: Flag,
+    #[serde(rename = "isMeta", default)]
+    pub is_meta: Flag,
+    #[serde(rename = "isCompactSummary", default)]
+    pub is_compact_summary: Flag,
+    #[serde(default, borrow)]
+    pub deleted_uuid: Str<'a>,
+    #[serde(rename = "leafUuid", default, borrow)]
+    pub leaf_uuid: Str<'a>,
+    #[serde(default, borrow)]
+    pub summary: Str<'a>,
+    #[serde(rename = "customTitle", default, borrow)]
+    pub custom_title: Str<'a>,
+    #[serde(default, borrow)]
     pub message: Option<&'a RawValue>,
 }
 
+impl<'a> Envelope<'a> {
+    pub fn kind(&self) -> &str {
+        self.kind.get().unwrap_or("")
+    }
+    pub fn uuid(&self) -> Option<&str> {
+        self.uuid.get().or(self.id.get())
+    }
+    pub fn parent_uuid(&self) -> Option<&str> {
+        self.parent_uuid.get().or(self.parent_uuid_snake.get()).or(self.parent_id.get())
+    }
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.get().or(self.session_id_snake.get())
+    }
+    pub fn is_compact_boundary(&self) -> bool {
+        self.kind() == "system" && self.subtype.get() == Some("compact_boundary")
+    }
+    pub fn is_message(&self) -> bool {
+        matches!(self.kind(), "user" | "assistant") && self.message.is_some()
+    }
+}
+
+/// One readable JSON object of a part.
+pub(crate) struct Line<'a> {
+    pub part: u32,
+    pub line: u32,
+    pub raw: &'a str,
+    pub env: Envelope<'a>,
+}
+
+/// A part, read.
+pub(crate) struct PartScan<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub skipped: Vec<SkippedLine>,
+    pub recovered_glued: u32,
+    pub invalid_utf8: u32,
+    /// Lines in the part, blank, skipped and torn ones included.
+    pub line_count: u32,
+    /// The part ends in an unreadable fragment with no newline; its byte offset.
+    pub torn_at: Option<u64>,
+    /// The part's last line is complete but has no newline: the next append must
+    /// write one first.
+    pub unterminated: bool,
+}
+
+/// A part's bytes as text. Invalid UTF-8 is replaced with U+FFFD (line boundaries
+/// survive: `\n` never occurs inside a multi-byte sequence).
+pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
+/// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
+/// checks), `text` their [`decode`]d form.
+pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
+    let mut scan = PartScan { lines: Vec::new(), skipped: Vec::new(), recovered_glued: 0, invalid_utf8: 0, line_count: 0, torn_at: None, unterminated: false };
+    let lossy = text.len() != bytes.len() || text.as_bytes() != bytes;
+    let mut start = 0;
+    let mut byte_start = 0;
+    while start < text.len() {
+        scan.line_count += 1;
+        let line_no = scan.line_count;
+        let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
+            Some(at) => (&text[start..start + at], start + at + 1),
+            None => (&text[start..], text.len()),
+        };
+        let terminated = next > start + line.len();
+        let byte_end = if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
+        if lossy && core::str::from_utf8(&bytes[byte_start..byte_end]).is_err() {
+            scan.invalid_utf8 += 1;
+        }
+        let line_byte_start = byte_start;
+        start = next;
+        byte_start = byte_end + 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.bytes().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        match parse_object(line) {
+            Ok(env) => {
+                scan.unterminated = !terminated;
+                scan.lines.push(Line { part, line: line_no, raw: line, env });
+            }
+            Err(error) => {
+                let recovered = split_glued(line);
+                if recovered.len() >= 2 {
+                    scan.recovered_glued += recovered.len() as u32;
+                    scan.unterminated = !terminated;
+                    scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line_no, raw, env }));
+                } else if !terminated {
+                    scan.torn_at = Some(line_byte_start as u64);
+                } else {
+                    scan.skipped.push(SkippedLine { part, line: line_no, reason: alloc::format!("not a transcript entry: {error}") });
+                }
+            }
+        }
+    }
+    scan
+}
+
+/// A line's envelope. Only objects are entries: serde would also read a struct from
+/// a JSON array, field by field.
+fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
+    let envelope = serde_json::from_str::<Envelope>(line)?;
+    if line.trim_start().starts_with('{') {
+        Ok(envelope)
+    } else {
+        Err(serde::de::Error::custom("a JSON value that is not an object"))
+    }
+}
+
+/// The objects of a line holding several JSON objects back to back, if that is all it
+/// holds.
+fn split_glued(line: &str) -> Vec<(&str, Envelope<'_>)> {
+    let mut objects = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(line).into_iter::<&RawValue>();
+    for value in stream.by_ref() {
+        let Ok(raw) = value else { return Vec::new() };
+        let Ok(env) = parse_object(raw.get()) else { return Vec::new() };
+        objects.push((raw.get(), env));
+    }
+    objects
+}
+
 #[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    role: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    content: Option<Content<'a>>,
+pub(crate) struct Message<'a> {
+    #[serde(default, borrow)]
+    pub role: Str<'a>,
+    #[serde(default, borrow)]
+    pub id: Str<'a>,
+    #[serde(default, borrow)]
+    pub content: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Content<'a> {
+pub(crate) enum Content<'a> {
     #[serde(borrow)]
     Text(Cow<'a, str>),
     #[serde(borrow)]
@@ -87,94 +259,70 @@ enum Content<'a> {
 }
 
 #[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
+pub(crate) struct Block<'a> {
+    #[serde(rename = "type", default, borrow)]
+    pub kind: Str<'a>,
+    #[serde(default, borrow)]
+    pub text: Str<'a>,
+    #[serde(default, borrow)]
+    pub id: Str<'a>,
+    #[serde(default, borrow)]
+    pub name: Str<'a>,
+    #[serde(default, borrow)]
+    pub tool_use_id: Str<'a>,
 }
 
-/// Splits `bytes` into lines, parses each, and reports every line it could not use.
-/// Blank lines are ignored silently; nothing here panics on any input.
-pub fn parse(bytes: &[u8]) -> Transcript {
-    let mut transcript = Transcript::default();
-    let mut start = 0;
-    let mut line_no: u32 = 0;
-    while start < bytes.len() {
-        line_no += 1;
-        let (line, next) = match memchr::memchr(b'\n', &bytes[start..]) {
-            Some(at) => (&bytes[start..start + at], start + at + 1),
-            None => {
-                transcript.report.torn_tail = true;
-                (&bytes[start..], bytes.len())
-            }
-        };
-        start = next;
-        transcript.lines = line_no;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match parse_line(line, line_no) {
-            Ok(entry) => transcript.entries.push(entry),
-            Err(reason) => transcript.report.skipped.push(SkippedLine {
-                line: line_no,
-                reason,
-            }),
-        }
-    }
-    transcript
+pub(crate) fn parse_message<'a>(raw: &'a RawValue) -> Option<Message<'a>> {
+    serde_json::from_str(raw.get()).ok()
 }
 
-fn parse_line(line: &[u8], line_no: u32) -> Result<Entry, String> {
-    let text = core::str::from_utf8(line)
-        .map_err(|e| alloc::format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    entry_from_line(text, line_no)
+pub(crate) fn parse_content<'a>(raw: Option<&'a RawValue>) -> Option<Content<'a>> {
+    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
 }
 
-pub(crate) fn entry_from_line(text: &str, line_no: u32) -> Result<Entry, String> {
-    let envelope: Envelope =
-        serde_json::from_str(text).map_err(|e| alloc::format!("not a transcript entry: {e}"))?;
-    let (role, body) = match envelope.message {
-        Some(raw) => message_text(raw),
-        None => (None, String::new()),
-    };
-    Ok(Entry {
-        line: line_no,
-        kind: envelope.kind.map(Cow::into_owned).unwrap_or_default(),
-        uuid: envelope.uuid.map(Cow::into_owned),
-        parent_uuid: envelope.parent_uuid.map(Cow::into_owned),
-        session_id: envelope.session_id.map(Cow::into_owned),
-        timestamp: envelope.timestamp.map(Cow::into_owned),
-        role,
-        text: body,
-        raw: text.to_string(),
-    })
-}
-
-/// A message whose body is not the expected shape still loads; it just has no text.
-fn message_text(raw: &RawValue) -> (Option<String>, String) {
-    let Ok(message) = serde_json::from_str::<Message>(raw.get()) else {
-        return (None, String::new());
-    };
-    let text = match message.content {
+/// A message's text: its string content, or its `text` blocks joined by newlines.
+/// A message of an unexpected shape has no text rather than failing the load.
+pub(crate) fn message_text(raw: Option<&RawValue>) -> (Option<String>, String) {
+    let Some(message) = raw.and_then(parse_message) else { return (None, String::new()) };
+    let text = match parse_content(message.content) {
         Some(Content::Text(text)) => text.into_owned(),
         Some(Content::Blocks(blocks)) => {
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|b| b.kind.as_deref() == Some("text"))
-                .filter_map(|b| b.text.as_deref())
-                .collect();
+            let texts: Vec<&str> = blocks.iter().filter(|b| b.kind.get() == Some("text")).filter_map(|b| b.text.get()).collect();
             texts.join("\n")
         }
         None => String::new(),
     };
-    (message.role.map(Cow::into_owned), text)
+    (message.role.get().map(ToString::to_string), text)
+}
+
+impl Line<'_> {
+    pub fn to_entry(&self) -> Entry {
+        let (role, text) = message_text(self.env.message);
+        Entry {
+            part: self.part,
+            line: self.line,
+            kind: self.env.kind().to_string(),
+            uuid: self.env.uuid().map(ToString::to_string),
+            parent_uuid: self.env.parent_uuid().map(ToString::to_string),
+            session_id: self.env.session_id().map(ToString::to_string),
+            timestamp: self.env.timestamp.get().map(ToString::to_string),
+            role,
+            text,
+            is_sidechain: self.env.is_sidechain.0,
+            raw: self.raw.to_string(),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scan(input: &[u8]) -> (Vec<Entry>, PartScan<'static>) {
+        let text: &'static str = alloc::boxed::Box::leak(decode(input).into_owned().into_boxed_str());
+        let scan = scan_part(1, input, text);
+        (scan.lines.iter().map(Line::to_entry).collect(), scan)
+    }
 
     #[test]
     fn reads_entries_and_reports_bad_lines() {
@@ -182,27 +330,55 @@ mod tests {
             not json\n\
             \n\
             {\"type\":\"assistant\",\"uuid\":\"b\",\"parentUuid\":\"a\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"},{\"type\":\"tool_use\",\"id\":\"t\"}]}}\n\
-            \xff\xfe\n\
+            [1]\n\
             {\"type\":\"user\",\"uu";
-        let t = parse(input);
-        assert_eq!(t.entries.len(), 2);
-        assert_eq!(t.entries[0].text, "hi");
-        assert_eq!(t.entries[1].text, "hello");
-        assert_eq!(t.entries[1].parent_uuid.as_deref(), Some("a"));
-        assert_eq!(t.entries[1].line, 4);
-        let lines: Vec<u32> = t.report.skipped.iter().map(|s| s.line).collect();
-        assert_eq!(lines, [2, 5, 6]);
-        assert!(t.report.skipped[1].reason.contains("UTF-8"));
-        assert!(t.report.torn_tail);
+        let (entries, scan) = scan(input);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].text, "hi");
+        assert_eq!(entries[1].text, "hello");
+        assert_eq!((entries[1].line, entries[1].parent_uuid.as_deref()), (4, Some("a")));
+        assert_eq!(scan.skipped.iter().map(|s| s.line).collect::<Vec<_>>(), [2, 5]);
+        assert_eq!(scan.torn_at, Some(input.len() as u64 - 18));
+        assert_eq!(scan.line_count, 6);
     }
 
     #[test]
-    fn reads_cersei_snake_case() {
-        let t = parse(
-            b"{\"type\":\"user\",\"uuid\":\"b\",\"parent_uuid\":\"a\",\"session_id\":\"s\"}\n",
-        );
-        assert_eq!(t.entries[0].parent_uuid.as_deref(), Some("a"));
-        assert_eq!(t.entries[0].session_id.as_deref(), Some("s"));
-        assert!(!t.report.torn_tail);
+    fn keeps_lines_with_invalid_utf8_and_counts_them() {
+        let (entries, scan) = scan(b"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n{\"type\":\"x\"}\n");
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].text, "caf\u{fffd}");
+        assert_eq!(scan.invalid_utf8, 1);
+        assert!(scan.skipped.is_empty());
+    }
+
+    #[test]
+    fn splits_glued_objects() {
+        let (entries, scan) = scan(b"{\"type\":\"a\",\"uuid\":\"1\"}{\"type\":\"b\",\"uuid\":\"2\"} \n{\"type\":\"c\"}{oops\n");
+        assert_eq!(entries.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(entries[1].raw, "{\"type\":\"b\",\"uuid\":\"2\"}");
+        assert_eq!(scan.recovered_glued, 2);
+        assert_eq!(scan.skipped.len(), 1);
+    }
+
+    #[test]
+    fn odd_field_types_do_not_cost_the_line() {
+        let (entries, _) = scan(b"{\"type\":\"user\",\"uuid\":7,\"parentUuid\":{\"x\":1},\"isSidechain\":\"yes\",\"message\":\"text\"}\n");
+        assert_eq!(entries.len(), 1);
+        assert_eq!((entries[0].uuid.as_deref(), entries[0].parent_uuid.as_deref(), entries[0].is_sidechain), (None, None, false));
+    }
+
+    #[test]
+    fn reads_cersei_and_pi_ids() {
+        let (entries, _) = scan(b"{\"type\":\"user\",\"uuid\":\"b\",\"parent_uuid\":\"a\",\"session_id\":\"s\"}\n{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"b\"}");
+        assert_eq!((entries[0].parent_uuid.as_deref(), entries[0].session_id.as_deref()), (Some("a"), Some("s")));
+        assert_eq!((entries[1].uuid.as_deref(), entries[1].parent_uuid.as_deref()), (Some("c"), Some("b")));
+    }
+
+    #[test]
+    fn a_complete_last_line_without_newline_is_kept() {
+        let (entries, scan) = scan(b"{\"type\":\"a\"}\n{\"type\":\"b\"}");
+        assert_eq!(entries.len(), 2);
+        assert!(scan.unterminated);
+        assert_eq!(scan.torn_at, None);
     }
 }

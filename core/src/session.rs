@@ -1,0 +1,302 @@
+//! A session's parts read as one transcript: tombstones, threading, resume context and
+//! consistency checks. Everything here works on the borrowed lines of one read.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::time;
+use crate::transcript::{Block, Content, Entry, Line, LoadReport, PartScan, TypeCount, parse_content, parse_message};
+
+/// The entries of a resumed conversation, as a model would receive them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Context {
+    /// The context starts after a compaction boundary: earlier history is summarised.
+    pub compacted: bool,
+    pub messages: Vec<ContextMessage>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ContextMessage {
+    /// The uuid of the (first) entry the message came from.
+    pub uuid: String,
+    pub role: String,
+    /// Readable text: text blocks, with tool calls and results shown as markers.
+    pub text: String,
+    /// The message content as JSON: a string, or the blocks of every entry that
+    /// carried this message (Claude Code splits one reply across several lines).
+    pub content: String,
+    /// The summary a compaction left in place of the earlier history.
+    pub is_compact_summary: bool,
+}
+
+/// A problem `check` found in the structure of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub part: u32,
+    pub line: u32,
+    /// The id involved: the missing parent uuid, or the tool call id.
+    pub id: String,
+}
+
+/// The load report plus structural problems.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CheckReport {
+    pub load: LoadReport,
+    /// Entries whose `parentUuid` names no entry of the session.
+    pub dangling_parents: Vec<Finding>,
+    /// `tool_use` blocks with no `tool_result` after them.
+    pub orphaned_tool_uses: Vec<Finding>,
+    /// `tool_result` blocks with no `tool_use` before them.
+    pub orphaned_tool_results: Vec<Finding>,
+}
+
+/// All parts of a session, read once.
+pub(crate) struct Loaded<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub report: LoadReport,
+    deleted: BTreeSet<String>,
+}
+
+impl<'a> Loaded<'a> {
+    /// Joins the parts in order, counts entries by type and applies tombstones from
+    /// any part to entries in any part.
+    pub fn assemble(scans: Vec<PartScan<'a>>) -> Self {
+        let mut report = LoadReport::default();
+        let mut lines = Vec::new();
+        let last = scans.len().saturating_sub(1);
+        for (index, mut scan) in scans.into_iter().enumerate() {
+            report.recovered_glued += scan.recovered_glued;
+            report.invalid_utf8 += scan.invalid_utf8;
+            report.skipped.append(&mut scan.skipped);
+            if scan.torn_at.is_some() {
+                if index == last {
+                    report.torn_tail = true;
+                } else {
+                    let part = scan.lines.first().map_or(index as u32 + 1, |l| l.part);
+                    report.skipped.push(crate::SkippedLine { part, line: scan.line_count, reason: "torn line (cut off mid-write) at the end of an earlier part".into() });
+                }
+            }
+            lines.append(&mut scan.lines);
+        }
+        let mut by_type: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut deleted = BTreeSet::new();
+        for line in &lines {
+            *by_type.entry(line.env.kind()).or_default() += 1;
+            if line.env.kind() == "tombstone"
+                && let Some(target) = line.env.deleted_uuid.get()
+            {
+                deleted.insert(target.to_string());
+            }
+        }
+        report.entries = lines.len() as u32;
+        report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { kind: kind.to_string(), count }).collect();
+        let mut loaded = Loaded { lines, report, deleted };
+        loaded.report.tombstoned = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
+        loaded
+    }
+
+    /// Visible to readers: not a tombstone line and not tombstoned.
+    pub fn is_live(&self, line: &Line) -> bool {
+        line.env.kind() != "tombstone" && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
+    }
+
+    pub fn index(&self) -> BTreeMap<&str, usize> {
+        let mut index = BTreeMap::new();
+        for (i, line) in self.lines.iter().enumerate() {
+            if let Some(uuid) = line.env.uuid() {
+                index.entry(uuid).or_insert(i);
+            }
+        }
+        index
+    }
+
+    /// Where the conversation continues from: its parent, or across a compaction
+    /// boundary (whose `parentUuid` is null) to the entry before it.
+    fn parent_of<'s>(line: &'s Line) -> Option<&'s str> {
+        match line.env.parent_uuid() {
+            Some(parent) => Some(parent),
+            None if line.env.is_compact_boundary() => line.env.logical_parent_uuid.get(),
+            None => None,
+        }
+    }
+
+    /// The newest leaf of the main conversation: the live, non-sidechain entry with a
+    /// uuid and no live child, with the latest timestamp (the later line on a tie).
+    pub fn leaf(&self) -> Option<usize> {
+        let mut has_child = BTreeSet::new();
+        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+            if let Some(parent) = Self::parent_of(line) {
+                has_child.insert(parent);
+            }
+        }
+        let candidates = self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l) && !l.env.is_sidechain.0);
+        let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
+        leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
+    }
+
+    /// The main conversation from its root to the newest leaf, through compaction
+    /// boundaries, as indices into `lines` (tombstoned entries left out).
+    pub fn chain(&self) -> Vec<usize> {
+        let Some(leaf) = self.leaf() else { return Vec::new() };
+        let index = self.index();
+        let mut chain = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut current = Some(leaf);
+        while let Some(i) = current {
+            if !seen.insert(i) {
+                break;
+            }
+            chain.push(i);
+            current = Self::parent_of(&self.lines[i]).and_then(|p| index.get(p).copied());
+        }
+        chain.reverse();
+        chain.retain(|&i| self.is_live(&self.lines[i]));
+        chain
+    }
+
+    /// The context a model resumes with: the messages of the main chain after its last
+    /// compaction boundary, split assistant lines merged by `message.id`.
+    pub fn context(&self) -> Context {
+        let chain = self.chain();
+        let start = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary());
+        let mut context = Context { compacted: start.is_some(), messages: Vec::new() };
+        let mut last_reply_id: Option<&str> = None;
+        for &i in &chain[start.map_or(0, |s| s + 1)..] {
+            let line = &self.lines[i];
+            if !line.env.is_message() {
+                continue;
+            }
+            let Some(message) = line.env.message.and_then(parse_message) else { continue };
+            let role = message.role.get().unwrap_or(line.env.kind()).to_string();
+            let blocks = content_blocks(message.content);
+            let text = readable(message.content);
+            let reply_id = if role == "assistant" { message_id(line) } else { None };
+            let same_reply = reply_id.is_some() && reply_id == last_reply_id;
+            last_reply_id = reply_id;
+            match context.messages.last_mut() {
+                Some(previous) if same_reply => {
+                    previous.content = merge_blocks(&previous.content, &blocks);
+                    if !text.is_empty() {
+                        if !previous.text.is_empty() {
+                            previous.text.push('\n');
+                        }
+                        previous.text.push_str(&text);
+                    }
+                }
+                _ => context.messages.push(ContextMessage {
+                    uuid: line.env.uuid().unwrap_or_default().to_string(),
+                    role,
+                    text,
+                    content: blocks,
+                    is_compact_summary: line.env.is_compact_summary.0,
+                }),
+            }
+        }
+        context
+    }
+
+    /// Dangling parents and tool calls without results (or results without calls).
+    pub fn check(&self) -> CheckReport {
+        let index = self.index();
+        let mut report = CheckReport { load: self.report.clone(), ..CheckReport::default() };
+        let mut calls: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+            if let Some(parent) = line.env.parent_uuid()
+                && !index.contains_key(parent)
+            {
+                report.dangling_parents.push(Finding { part: line.part, line: line.line, id: parent.to_string() });
+            }
+            let Some(message) = line.env.message.and_then(parse_message) else { continue };
+            let Some(Content::Blocks(blocks)) = parse_content(message.content) else { continue };
+            for block in &blocks {
+                match block.kind.get() {
+                    Some("tool_use") => {
+                        if let Some(id) = block.id.get() {
+                            calls.insert(id.to_string(), (line.part, line.line));
+                        }
+                    }
+                    Some("tool_result") => {
+                        let Some(id) = block.tool_use_id.get() else { continue };
+                        if calls.contains_key(id) {
+                            answered.insert(id.to_string());
+                        } else {
+                            report.orphaned_tool_results.push(Finding { part: line.part, line: line.line, id: id.to_string() });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut unanswered: Vec<Finding> =
+            calls.into_iter().filter(|(id, _)| !answered.contains(id)).map(|(id, (part, line))| Finding { part, line, id }).collect();
+        unanswered.sort_by_key(|f| (f.part, f.line));
+        report.orphaned_tool_uses = unanswered;
+        report
+    }
+
+    /// Live entries in file order, and the main chain as indices into them.
+    pub fn entries_and_chain(&self) -> (Vec<Entry>, Vec<u32>) {
+        let mut position = alloc::vec![u32::MAX; self.lines.len()];
+        let mut entries = Vec::new();
+        for (i, line) in self.lines.iter().enumerate() {
+            if self.is_live(line) {
+                position[i] = entries.len() as u32;
+                entries.push(line.to_entry());
+            }
+        }
+        let chain = self.chain().into_iter().map(|i| position[i]).collect();
+        (entries, chain)
+    }
+}
+
+/// `message.id` of an entry, borrowed from the line's text.
+fn message_id<'s>(line: &'s Line) -> Option<&'s str> {
+    let message = line.env.message.and_then(parse_message)?;
+    match message.id.0? {
+        alloc::borrow::Cow::Borrowed(id) => Some(id),
+        // Message ids are API identifiers without escapes; one that has them is not merged.
+        alloc::borrow::Cow::Owned(_) => None,
+    }
+}
+
+/// A message content as JSON blocks (a string content becomes one text block).
+fn content_blocks(content: Option<&serde_json::value::RawValue>) -> String {
+    match content {
+        Some(raw) if raw.get().starts_with('[') => raw.get().to_string(),
+        Some(raw) => alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get()),
+        None => "[]".to_string(),
+    }
+}
+
+/// Two JSON block arrays as one.
+fn merge_blocks(first: &str, second: &str) -> String {
+    let head = first.trim_end().strip_suffix(']').unwrap_or(first).trim_end();
+    let tail = second.trim_start().strip_prefix('[').unwrap_or(second).trim_start();
+    match (head == "[", tail == "]") {
+        (true, _) => second.to_string(),
+        (_, true) => first.to_string(),
+        _ => alloc::format!("{head},{tail}"),
+    }
+}
+
+/// Text for people: text blocks as they are, other blocks as short markers.
+fn readable(content: Option<&serde_json::value::RawValue>) -> String {
+    match parse_content(content) {
+        Some(Content::Text(text)) => text.into_owned(),
+        Some(Content::Blocks(blocks)) => blocks.iter().filter_map(block_text).collect::<Vec<_>>().join("\n"),
+        None => String::new(),
+    }
+}
+
+fn block_text(block: &Block) -> Option<String> {
+    match block.kind.get()? {
+        "text" => block.text.get().map(ToString::to_string),
+        "tool_use" => Some(alloc::format!("[tool_use {} {}]", block.name.get().unwrap_or("?"), block.id.get().unwrap_or("?"))),
+        "tool_result" => Some(alloc::format!("[tool_result {}]", block.tool_use_id.get().unwrap_or("?"))),
+        "image" => Some("[image]".to_string()),
+        "thinking" | "redacted_thinking" => None,
+        other => Some(alloc::format!("[{other}]")),
+    }
+}

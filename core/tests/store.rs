@@ -1,0 +1,314 @@
+//! The store's write path over in-memory storage: parts, caps, tombstones, torn tails,
+//! several writers, and storage that fails.
+
+use std::cell::Cell;
+
+use mneme_core::{Error, KeyInfo, Limits, MemoryStorage, NewEntry, Role, Storage, StorageError, Store, block_on};
+
+const T0: i64 = 1_771_267_670_590;
+
+fn entry(uuid: &str, role: Role, text: &str) -> NewEntry {
+    NewEntry { uuid: uuid.into(), now_ms: T0, role, text: text.into(), cwd: "/p".into() }
+}
+
+fn uuids(store: &Store<impl Storage>, id: &str) -> Vec<String> {
+    block_on(store.load(id)).unwrap().entries.into_iter().filter_map(|e| e.uuid).collect()
+}
+
+fn keys(storage: &MemoryStorage) -> Vec<String> {
+    block_on(storage.list("")).unwrap().into_iter().map(|i| i.key).collect()
+}
+
+/// The size of the line `append` writes for this entry, measured on a scratch store.
+fn line_size(uuid: &str, text: &str, parent: Option<&str>) -> u64 {
+    let scratch = MemoryStorage::new();
+    let store = Store::new(&scratch);
+    if let Some(parent) = parent {
+        block_on(store.append("s", entry(parent, Role::User, "x"))).unwrap();
+    }
+    let before: u64 = block_on(scratch.list("")).unwrap().iter().map(|i| i.size).sum();
+    block_on(store.append("s", entry(uuid, Role::User, text))).unwrap();
+    let after: u64 = block_on(scratch.list("")).unwrap().iter().map(|i| i.size).sum();
+    after - before
+}
+
+#[test]
+fn rolls_over_to_a_new_part_exactly_past_the_limit() {
+    let first = line_size("u1", "hello", None);
+    let second = line_size("u2", "hello", Some("u1"));
+    // Exactly fits: stays in part 1.
+    let storage = MemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: first + second, total_bytes: 1 << 20 });
+    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
+    assert_eq!((written.part, written.line), (1, 2));
+    assert_eq!(keys(&storage), ["projects/-p/s.jsonl"]);
+    // One byte less: the second entry opens part 2.
+    let storage = MemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: first + second - 1, total_bytes: 1 << 20 });
+    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
+    assert_eq!((written.part, written.line, written.parent_uuid.as_deref()), (2, 1, Some("u1")));
+    assert_eq!(keys(&storage), ["projects/-p/s.jsonl", "projects/-p/s_part2.jsonl"]);
+    let loaded = block_on(store.load("s")).unwrap();
+    assert_eq!(loaded.parts, 2);
+    assert_eq!(loaded.chain, [0, 1], "the chain crosses parts");
+    let listed = block_on(store.list()).unwrap();
+    assert_eq!((listed.len(), listed[0].parts, listed[0].entries), (1, 2, 2));
+}
+
+#[test]
+fn refuses_past_the_total_cap_and_keeps_what_it_had() {
+    let first = line_size("u1", "hello", None);
+    let storage = MemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: 1 << 20, total_bytes: first * 2 - 1 });
+    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let refused = block_on(store.append("s", entry("u2", Role::User, "hello")));
+    match refused {
+        Err(error @ Error::SessionFull { .. }) => assert!(error.to_string().contains("compact"), "{error}"),
+        other => panic!("expected SessionFull, got {other:?}"),
+    }
+    assert_eq!(uuids(&store, "s"), ["u1"]);
+    // A refusal is not a failed write: the session stays usable for what still fits
+    // (a tombstone line is much shorter than a message).
+    block_on(store.tombstone("s", "u1", T0)).unwrap();
+    assert_eq!(block_on(store.load("s")).unwrap().entries.len(), 0);
+}
+
+#[test]
+fn tombstones_apply_across_parts() {
+    let storage = MemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
+    for i in 0..6 {
+        block_on(store.append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here"))).unwrap();
+    }
+    let parts = block_on(store.load("s")).unwrap().parts;
+    assert!(parts >= 3, "{parts} parts");
+    block_on(store.tombstone("s", "u0", T0)).unwrap();
+    block_on(store.tombstone("s", "u3", T0)).unwrap();
+    let loaded = block_on(store.load("s")).unwrap();
+    assert_eq!(loaded.entries.iter().filter_map(|e| e.uuid.clone()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
+    assert_eq!(loaded.report.tombstoned, 2);
+    assert_eq!(loaded.report.by_type.iter().find(|t| t.kind == "tombstone").map(|t| t.count), Some(2));
+    let context = block_on(store.context("s")).unwrap();
+    assert_eq!(context.messages.iter().map(|m| m.uuid.as_str()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
+    assert!(matches!(block_on(store.tombstone("s", "u0", T0)), Err(Error::EntryNotFound { .. })), "already deleted");
+    assert!(matches!(block_on(store.tombstone("s", "nope", T0)), Err(Error::EntryNotFound { .. })));
+    // The next message still chains to the newest live entry.
+    let next = block_on(store.append("s", entry("u6", Role::User, "more"))).unwrap();
+    assert_eq!(next.parent_uuid.as_deref(), Some("u5"));
+}
+
+#[test]
+fn a_torn_tail_is_moved_aside_before_the_next_append() {
+    let storage = MemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
+    block_on(storage.append("projects/-p/s.jsonl", b"{\"type\":\"assistant\",\"uuid\":\"torn")).unwrap();
+    let reader = Store::new(&storage);
+    let loaded = block_on(reader.load("s")).unwrap();
+    assert!(loaded.report.torn_tail);
+    assert_eq!(loaded.entries.len(), 1);
+
+    let written = block_on(reader.append("s", entry("u2", Role::Assistant, "hi"))).unwrap();
+    assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")));
+    let loaded = block_on(reader.load("s")).unwrap();
+    assert!(!loaded.report.torn_tail && loaded.report.skipped.is_empty());
+    assert_eq!(uuids(&reader, "s"), ["u1", "u2"]);
+    let aside: Vec<KeyInfo> = block_on(storage.list("projects/-p/s.jsonl.torn-")).unwrap();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(block_on(storage.read(&aside[0].key, 0, None)).unwrap(), b"{\"type\":\"assistant\",\"uuid\":\"torn");
+    // The fragment is not a session and not counted as one.
+    assert_eq!(block_on(reader.list()).unwrap().len(), 1);
+}
+
+#[test]
+fn a_store_catches_up_with_another_writer() {
+    let storage = MemoryStorage::new();
+    let (a, b) = (Store::new(&storage), Store::new(&storage));
+    for i in 0..10 {
+        let (store, role) = if i % 2 == 0 { (&a, Role::User) } else { (&b, Role::Assistant) };
+        let written = block_on(store.append("s", entry(&format!("u{i}"), role, "turn"))).unwrap();
+        assert_eq!(written.line, i + 1);
+        let expected_parent = (i > 0).then(|| format!("u{}", i - 1));
+        assert_eq!(written.parent_uuid, expected_parent);
+    }
+    let loaded = block_on(a.load("s")).unwrap();
+    assert_eq!(loaded.chain.len(), 10);
+}
+
+#[test]
+fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
+    let storage = MemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
+    for i in 0..4 {
+        block_on(store.append("s", entry(&format!("u{i}"), Role::User, "some words here"))).unwrap();
+    }
+    block_on(store.append("other", entry("o1", Role::User, "keep me"))).unwrap();
+    for (key, body) in [
+        ("projects/-p/s/subagents/agent-a1.jsonl", "{\"type\":\"user\",\"uuid\":\"x\",\"isSidechain\":true}\n"),
+        ("projects/-p/agent-flat.jsonl", "{\"type\":\"user\",\"uuid\":\"y\",\"sessionId\":\"s\"}\n"),
+        ("projects/-p/agent-theirs.jsonl", "{\"type\":\"user\",\"uuid\":\"z\",\"sessionId\":\"other\"}\n"),
+        ("projects/-p/s.jsonl.torn-99", "{\"frag"),
+        ("projects/-p/s_x.jsonl", "{\"type\":\"user\"}\n"),
+    ] {
+        block_on(storage.replace(key, body.as_bytes())).unwrap();
+    }
+    let subagents = block_on(store.subagents("s")).unwrap();
+    assert_eq!(subagents.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(), ["projects/-p/agent-flat.jsonl", "projects/-p/s/subagents/agent-a1.jsonl"]);
+    let removed = block_on(store.remove("s")).unwrap();
+    assert_eq!(removed.last().map(String::as_str), Some("projects/-p/s.jsonl"), "the first part goes last");
+    assert!(removed.len() >= 5, "{removed:?}");
+    assert_eq!(keys(&storage), ["projects/-p/agent-theirs.jsonl", "projects/-p/other.jsonl", "projects/-p/s_x.jsonl"]);
+    assert!(matches!(block_on(store.load("s")), Err(Error::SessionNotFound { .. })));
+}
+
+#[test]
+fn repair_backs_up_and_rewrites_only_what_is_broken() {
+    let storage = MemoryStorage::new();
+    let good = "{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}";
+    let original = format!("{good}\nnot json\n{{\"type\":\"x\",\"uuid\":\"b\"}}{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{e9}\"}}\n{{\"torn");
+    let mut bytes = original.into_bytes();
+    let e_acute = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
+    bytes.splice(e_acute..e_acute + 2, [0xe9]);
+    block_on(storage.replace("projects/-p/s.jsonl", &bytes)).unwrap();
+    let store = Store::new(&storage);
+    let report = block_on(store.repair("s", T0)).unwrap();
+    assert_eq!(report.backups, [format!("projects/-p/s.jsonl.bak-{T0}")]);
+    assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [2]);
+    assert_eq!((report.split_glued, report.fixed_utf8, report.dropped_torn_tail), (2, 1, true));
+    assert_eq!(block_on(storage.read(&report.backups[0], 0, None)).unwrap(), bytes, "the backup is the original, byte for byte");
+    let repaired = String::from_utf8(block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap()).unwrap();
+    assert_eq!(repaired, format!("{good}\n{{\"type\":\"x\",\"uuid\":\"b\"}}\n{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{fffd}\"}}\n"));
+    let check = block_on(store.check("s")).unwrap();
+    assert!(check.load.skipped.is_empty() && !check.load.torn_tail && check.load.recovered_glued == 0);
+    assert_eq!(block_on(store.repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
+}
+
+/// Storage that fails chosen calls, to see what survives.
+struct Faulty<'a> {
+    inner: &'a MemoryStorage,
+    calls: Cell<u32>,
+    fail_at: u32,
+    forever: bool,
+}
+
+impl Faulty<'_> {
+    fn tick(&self, key: &str) -> Result<(), StorageError> {
+        let n = self.calls.get() + 1;
+        self.calls.set(n);
+        if n == self.fail_at || (self.forever && n > self.fail_at) {
+            return Err(StorageError::Io { key: key.into(), message: format!("injected failure at call {n}") });
+        }
+        Ok(())
+    }
+}
+
+impl Storage for Faulty<'_> {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        self.tick(prefix)?;
+        self.inner.list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        self.tick(key)?;
+        self.inner.read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        self.tick(key)?;
+        self.inner.append(key, data).await
+    }
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.replace(key, data).await
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.truncate(key, len).await
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.remove(key).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        self.tick(from)?;
+        self.inner.rename(from, to).await
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        self.tick(name)?;
+        self.inner.lock(name).await
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        // Failing to unlock would wedge the in-memory lock for the reopened store; a
+        // real host's locks die with the handle. Count it, never fail it.
+        self.calls.set(self.calls.get() + 1);
+        self.inner.unlock(name).await
+    }
+}
+
+/// A workload touching every write path: appends with rollover, a torn tail to move
+/// aside, a tombstone, and a repair.
+fn workload(store: &Store<Faulty>, acknowledged: &mut Vec<String>) {
+    for i in 0..8 {
+        let uuid = format!("u{i}");
+        if i == 4 {
+            // A crashed writer's fragment, as another process would have left it.
+            let _ = block_on(store.storage().inner.append("projects/-p/s_part2.jsonl", b"{\"torn"));
+        }
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        if block_on(store.append("s", entry(&uuid, role, "a few words of text"))).is_ok() {
+            acknowledged.push(uuid);
+        }
+    }
+    if block_on(store.tombstone("s", "u1", T0)).is_ok() {
+        acknowledged.retain(|u| u != "u1");
+    }
+    let _ = block_on(store.repair("s", T0));
+}
+
+#[test]
+fn every_acknowledged_entry_survives_a_failure_at_any_call() {
+    let limits = Limits { part_bytes: 700, total_bytes: 1 << 20 };
+    for forever in [false, true] {
+        let mut fail_at = 1;
+        loop {
+            let memory = MemoryStorage::new();
+            let faulty = Faulty { inner: &memory, calls: Cell::new(0), fail_at, forever };
+            let store = Store::with_limits(faulty, limits);
+            let mut acknowledged = Vec::new();
+            workload(&store, &mut acknowledged);
+            let calls = store.storage().calls.get();
+
+            let reopened = Store::with_limits(&memory, limits);
+            let present = match block_on(reopened.load("s")) {
+                Ok(transcript) => transcript.entries.into_iter().filter_map(|e| e.uuid).collect::<Vec<_>>(),
+                Err(Error::SessionNotFound { .. }) => Vec::new(),
+                Err(e) => panic!("fail_at {fail_at} forever {forever}: cannot reopen: {e}"),
+            };
+            for uuid in &acknowledged {
+                assert!(present.contains(uuid), "fail_at {fail_at} forever {forever}: acknowledged {uuid} lost; present {present:?}");
+            }
+            // The reopened store can always write again.
+            block_on(reopened.append("s", entry("after", Role::User, "still writable"))).unwrap_or_else(|e| panic!("fail_at {fail_at}: {e}"));
+            if fail_at > calls {
+                break;
+            }
+            fail_at += 1;
+        }
+        assert!(fail_at > 20, "the workload makes enough calls to be worth failing ({fail_at})");
+    }
+}
+
+#[test]
+fn a_failed_write_poisons_the_session_until_reopened() {
+    let memory = MemoryStorage::new();
+    block_on(Store::new(&memory).append("s", entry("u1", Role::User, "one"))).unwrap();
+    // A fresh store appending to an existing session: list (locate), lock, list
+    // (refresh), read (state), then call 5 is the append itself.
+    let store = Store::new(Faulty { inner: &memory, calls: Cell::new(0), fail_at: 5, forever: false });
+    assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::Io { .. }))));
+    let refused = block_on(store.append("s", entry("u3", Role::User, "three")));
+    assert!(matches!(refused, Err(Error::SessionPoisoned { .. })), "{refused:?}");
+    store.reopen("s");
+    let written = block_on(store.append("s", entry("u4", Role::User, "four"))).unwrap();
+    assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
+}
