@@ -15,34 +15,15 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let manifest =
-        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest
-        .parent()
-        .expect("host-native lives in the workspace")
-        .to_path_buf();
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().expect("host-native lives in the workspace").to_path_buf();
     println!("cargo:rerun-if-env-changed=MNEME_COMPONENT");
 
     let component = match env::var_os("MNEME_COMPONENT") {
-        Some(path) => fs::read(&path).unwrap_or_else(|e| {
-            fail(&format!(
-                "cannot read MNEME_COMPONENT={}: {e}",
-                Path::new(&path).display()
-            ))
-        }),
+        Some(path) => fs::read(&path).unwrap_or_else(|e| fail(&format!("cannot read MNEME_COMPONENT={}: {e}", Path::new(&path).display()))),
         None => {
-            for watched in [
-                "core/src",
-                "core/Cargo.toml",
-                "component/src",
-                "component/Cargo.toml",
-                "wit",
-                "Cargo.lock",
-            ] {
-                println!(
-                    "cargo:rerun-if-changed={}",
-                    workspace.join(watched).display()
-                );
+            for watched in ["core/src", "core/Cargo.toml", "component/src", "component/Cargo.toml", "wit", "Cargo.lock"] {
+                println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
             }
             componentize(&build_guest(&workspace))
         }
@@ -51,14 +32,11 @@ fn main() {
         .unwrap_or_else(|e| fail(&format!("cannot write the component to OUT_DIR: {e}")));
     // A stable copy for people and tools that want the component itself (jco, wasmtime run).
     let published = target_root(&workspace).join("mneme.component.wasm");
-    let _ = fs::create_dir_all(target_root(&workspace))
-        .and_then(|()| fs::write(&published, &component));
+    let _ = fs::create_dir_all(target_root(&workspace)).and_then(|()| fs::write(&published, &component));
 }
 
 fn target_root(workspace: &Path) -> PathBuf {
-    env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"))
+    env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target"))
 }
 
 fn build_guest(workspace: &Path) -> Vec<u8> {
@@ -67,42 +45,23 @@ fn build_guest(workspace: &Path) -> Vec<u8> {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace)
-        .args([
-            "build",
-            "--package",
-            GUEST,
-            "--profile",
-            "wasm-release",
-            "--target",
-            WASM_TARGET,
-            "--target-dir",
-        ])
+        .args(["build", "--package", GUEST, "--profile", "wasm-release", "--target", WASM_TARGET, "--target-dir"])
         .arg(&target_dir);
     // Flags meant for the host build (clippy's wrapper, coverage or sanitizer flags)
     // must not leak into the wasm build.
-    for var in [
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-        "CARGO_MAKEFLAGS",
-    ] {
+    for var in
+        ["RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_MAKEFLAGS"]
+    {
         command.env_remove(var);
     }
-    let status = command
-        .status()
-        .unwrap_or_else(|e| fail(&format!("cannot run cargo to build {GUEST}: {e}")));
+    let status = command.status().unwrap_or_else(|e| fail(&format!("cannot run cargo to build {GUEST}: {e}")));
     if !status.success() {
         fail(&format!(
             "building {GUEST} for {WASM_TARGET} failed (see above). If the target is missing, run \
              `rustup target add {WASM_TARGET}` or `cargo xtask setup`."
         ));
     }
-    let module = target_dir
-        .join(WASM_TARGET)
-        .join("wasm-release")
-        .join("mneme_component.wasm");
+    let module = target_dir.join(WASM_TARGET).join("wasm-release").join("mneme_component.wasm");
     fs::read(&module).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", module.display())))
 }
 
@@ -110,11 +69,7 @@ fn componentize(module: &[u8]) -> Vec<u8> {
     wit_component::ComponentEncoder::default()
         .module(module)
         .and_then(|encoder| encoder.validate(true).encode())
-        .unwrap_or_else(|e| {
-            fail(&format!(
-                "cannot turn the guest module into a component: {e:#}"
-            ))
-        })
+        .unwrap_or_else(|e| fail(&format!("cannot turn the guest module into a component: {e:#}")))
 }
 
 fn fail(message: &str) -> ! {

@@ -31,20 +31,9 @@ struct ImportedStorage;
 impl core_::Storage for ImportedStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<core_::KeyInfo>, core_::StorageError> {
         let listing = storage::list(prefix).map_err(storage_error_from_wit)?;
-        Ok(listing
-            .into_iter()
-            .map(|i| core_::KeyInfo {
-                key: i.key,
-                size: i.size,
-            })
-            .collect())
+        Ok(listing.into_iter().map(|i| core_::KeyInfo { key: i.key, size: i.size }).collect())
     }
-    async fn read(
-        &self,
-        key: &str,
-        offset: u64,
-        len: Option<u64>,
-    ) -> Result<Vec<u8>, core_::StorageError> {
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, core_::StorageError> {
         storage::read(key, offset, len).map_err(storage_error_from_wit)
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, core_::StorageError> {
@@ -52,6 +41,9 @@ impl core_::Storage for ImportedStorage {
     }
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), core_::StorageError> {
         storage::replace(key, data).map_err(storage_error_from_wit)
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), core_::StorageError> {
+        storage::truncate(key, len).map_err(storage_error_from_wit)
     }
     async fn remove(&self, key: &str) -> Result<(), core_::StorageError> {
         storage::remove(key).map_err(storage_error_from_wit)
@@ -71,13 +63,18 @@ struct Component;
 
 impl wit::Guest for Component {
     type Store = Store;
+
+    fn check_bytes(data: Vec<u8>) -> wit::CheckReport {
+        check_to_wit(core_::check_bytes(&data))
+    }
 }
 
 struct Store(core_::Store<ImportedStorage>);
 
 impl wit::GuestStore for Store {
-    fn new() -> Self {
-        Store(core_::Store::new(ImportedStorage))
+    fn new(limits: Option<wit::Limits>) -> Self {
+        let limits = limits.map_or_else(core_::Limits::default, |l| core_::Limits { part_bytes: l.part_bytes, total_bytes: l.total_bytes });
+        Store(core_::Store::with_limits(ImportedStorage, limits))
     }
 
     fn append(&self, id: String, entry: wit::NewEntry) -> Result<wit::Entry, wit::Error> {
@@ -85,46 +82,69 @@ impl wit::GuestStore for Store {
             wit::Role::User => core_::Role::User,
             wit::Role::Assistant => core_::Role::Assistant,
         };
-        let entry = core_::NewEntry {
-            uuid: entry.uuid,
-            now_ms: entry.now_ms,
-            role,
-            text: entry.text,
-            cwd: entry.cwd,
-        };
-        core_::block_on(self.0.append(&id, entry))
-            .map(entry_to_wit)
-            .map_err(error_to_wit)
+        let entry = core_::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
+        run(self.0.append(&id, entry)).map(entry_to_wit)
+    }
+
+    fn tombstone(&self, id: String, uuid: String, now_ms: i64) -> Result<(), wit::Error> {
+        run(self.0.tombstone(&id, &uuid, now_ms))
     }
 
     fn load(&self, id: String) -> Result<wit::Transcript, wit::Error> {
-        let transcript = core_::block_on(self.0.load(&id)).map_err(error_to_wit)?;
-        Ok(wit::Transcript {
-            entries: transcript.entries.into_iter().map(entry_to_wit).collect(),
-            report: wit::LoadReport {
-                skipped: transcript
-                    .report
-                    .skipped
-                    .into_iter()
-                    .map(|s| wit::SkippedLine {
-                        line: s.line,
-                        reason: s.reason,
-                    })
-                    .collect(),
-                torn_tail: transcript.report.torn_tail,
-            },
-            lines: transcript.lines,
+        run(self.0.load(&id)).map(transcript_to_wit)
+    }
+
+    fn context(&self, id: String) -> Result<wit::Context, wit::Error> {
+        let context = run(self.0.context(&id))?;
+        Ok(wit::Context {
+            compacted: context.compacted,
+            messages: context
+                .messages
+                .into_iter()
+                .map(|m| wit::ContextMessage {
+                    uuid: m.uuid,
+                    role: m.role,
+                    text: m.text,
+                    content: m.content,
+                    is_compact_summary: m.is_compact_summary,
+                })
+                .collect(),
+        })
+    }
+
+    fn check(&self, id: String) -> Result<wit::CheckReport, wit::Error> {
+        run(self.0.check(&id)).map(check_to_wit)
+    }
+
+    fn subagents(&self, id: String) -> Result<Vec<wit::Subagent>, wit::Error> {
+        let subagents = run(self.0.subagents(&id))?;
+        Ok(subagents.into_iter().map(|s| wit::Subagent { key: s.key, transcript: transcript_to_wit(s.transcript) }).collect())
+    }
+
+    fn remove(&self, id: String) -> Result<Vec<String>, wit::Error> {
+        run(self.0.remove(&id))
+    }
+
+    fn repair(&self, id: String, now_ms: i64) -> Result<wit::RepairReport, wit::Error> {
+        let r = run(self.0.repair(&id, now_ms))?;
+        Ok(wit::RepairReport {
+            backups: r.backups,
+            dropped: r.dropped.into_iter().map(skipped_to_wit).collect(),
+            split_glued: r.split_glued,
+            fixed_utf8: r.fixed_utf8,
+            dropped_torn_tail: r.dropped_torn_tail,
         })
     }
 
     fn list(&self) -> Result<Vec<wit::SessionInfo>, wit::Error> {
-        let sessions = core_::block_on(self.0.list()).map_err(error_to_wit)?;
+        let sessions = run(self.0.list())?;
         Ok(sessions
             .into_iter()
             .map(|s| wit::SessionInfo {
                 id: s.id,
                 project: s.project,
                 key: s.key,
+                parts: s.parts,
                 bytes: s.bytes,
                 entries: s.entries,
                 messages: s.messages,
@@ -134,10 +154,20 @@ impl wit::GuestStore for Store {
             })
             .collect())
     }
+
+    fn reopen(&self, id: String) {
+        self.0.reopen(&id)
+    }
+}
+
+/// Drives a core future over the synchronous imports and converts its error.
+fn run<T>(future: impl core::future::Future<Output = Result<T, core_::Error>>) -> Result<T, wit::Error> {
+    core_::block_on(future).map_err(error_to_wit)
 }
 
 fn entry_to_wit(e: core_::Entry) -> wit::Entry {
     wit::Entry {
+        part: e.part,
         line: e.line,
         kind: e.kind,
         uuid: e.uuid,
@@ -146,7 +176,48 @@ fn entry_to_wit(e: core_::Entry) -> wit::Entry {
         timestamp: e.timestamp,
         role: e.role,
         text: e.text,
+        is_sidechain: e.is_sidechain,
         raw: e.raw,
+    }
+}
+
+fn skipped_to_wit(s: core_::SkippedLine) -> wit::SkippedLine {
+    wit::SkippedLine { part: s.part, line: s.line, reason: s.reason }
+}
+
+fn report_to_wit(r: core_::LoadReport) -> wit::LoadReport {
+    wit::LoadReport {
+        entries: r.entries,
+        by_type: r.by_type.into_iter().map(|t| wit::TypeCount { kind: t.kind, count: t.count }).collect(),
+        skipped: r.skipped.into_iter().map(skipped_to_wit).collect(),
+        torn_tail: r.torn_tail,
+        recovered_glued: r.recovered_glued,
+        invalid_utf8: r.invalid_utf8,
+        tombstoned: r.tombstoned,
+    }
+}
+
+fn transcript_to_wit(t: core_::Transcript) -> wit::Transcript {
+    wit::Transcript {
+        id: t.id,
+        project: t.project,
+        parts: t.parts,
+        entries: t.entries.into_iter().map(entry_to_wit).collect(),
+        chain: t.chain,
+        report: report_to_wit(t.report),
+    }
+}
+
+fn findings_to_wit(findings: Vec<core_::Finding>) -> Vec<wit::Finding> {
+    findings.into_iter().map(|f| wit::Finding { part: f.part, line: f.line, id: f.id }).collect()
+}
+
+fn check_to_wit(c: core_::CheckReport) -> wit::CheckReport {
+    wit::CheckReport {
+        load: report_to_wit(c.load),
+        dangling_parents: findings_to_wit(c.dangling_parents),
+        orphaned_tool_uses: findings_to_wit(c.orphaned_tool_uses),
+        orphaned_tool_results: findings_to_wit(c.orphaned_tool_results),
     }
 }
 
@@ -155,15 +226,12 @@ fn error_to_wit(e: core_::Error) -> wit::Error {
     match e {
         E::Storage(e) => wit::Error::Storage(storage_error_to_wit(e)),
         E::SessionNotFound { id } => wit::Error::SessionNotFound(id),
-        E::InvalidSessionId { id, reason } => {
-            wit::Error::InvalidSessionId(wit::InvalidName { name: id, reason })
-        }
-        E::InvalidProject { name, reason } => {
-            wit::Error::InvalidProject(wit::InvalidName { name, reason })
-        }
-        E::AmbiguousSession { id, projects } => {
-            wit::Error::AmbiguousSession(wit::Ambiguous { id, projects })
-        }
+        E::InvalidSessionId { id, reason } => wit::Error::InvalidSessionId(wit::InvalidName { name: id, reason }),
+        E::InvalidProject { name, reason } => wit::Error::InvalidProject(wit::InvalidName { name, reason }),
+        E::AmbiguousSession { id, projects } => wit::Error::AmbiguousSession(wit::Ambiguous { id, projects }),
+        E::EntryNotFound { id, uuid } => wit::Error::EntryNotFound(wit::EntryRef { id, uuid }),
+        E::SessionFull { id, bytes, limit } => wit::Error::SessionFull(wit::SessionFull { id, bytes, limit }),
+        E::SessionPoisoned { id } => wit::Error::SessionPoisoned(id),
         E::InvalidArgument(message) => wit::Error::InvalidArgument(message),
         other => wit::Error::InvalidArgument(alloc::format!("{other}")),
     }
@@ -180,10 +248,7 @@ fn storage_error_to_wit(e: core_::StorageError) -> types::StorageError {
         E::Locked { key } => W::Locked(key),
         E::QuotaExceeded { key } => W::QuotaExceeded(key),
         E::Io { key, message } => W::Io(types::IoFailure { key, message }),
-        other => W::Io(types::IoFailure {
-            key: String::new(),
-            message: alloc::format!("{other}"),
-        }),
+        other => W::Io(types::IoFailure { key: String::new(), message: alloc::format!("{other}") }),
     }
 }
 

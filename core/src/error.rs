@@ -14,15 +14,15 @@ pub enum Error {
     InvalidSessionId { id: String, reason: String },
     #[error("invalid project name `{name}`: {reason}")]
     InvalidProject { name: String, reason: String },
-    #[error(
-        "session `{id}` exists in several projects ({projects}); pass the project to choose one"
-    )]
+    #[error("session `{id}` exists in several projects ({projects}); pass the project to choose one")]
     AmbiguousSession { id: String, projects: String },
     #[error("session `{id}` has no entry `{uuid}` (or it is already deleted)")]
     EntryNotFound { id: String, uuid: String },
     #[error("session `{id}` is full: {bytes} bytes of {limit} allowed; compact it (`mneme compact`) or raise the limit")]
     SessionFull { id: String, bytes: u64, limit: u64 },
-    #[error("a write to session `{id}` failed, so its state on storage is unknown; reopen the session (a new `mneme` run does) to read it again")]
+    #[error(
+        "a write to session `{id}` failed, so its state on storage is unknown; reopen the session (a new `mneme` run does) to read it again"
+    )]
     SessionPoisoned { id: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

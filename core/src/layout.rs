@@ -83,7 +83,9 @@ pub fn parse_session_key(key: &str) -> Option<PartName<'_>> {
 fn split_part(stem: &str) -> (&str, u32) {
     if let Some(at) = stem.rfind(PART_MARKER) {
         let digits = &stem[at + PART_MARKER.len()..];
-        if !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit())
+        if !digits.is_empty()
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit())
             && let Ok(part) = digits.parse::<u32>()
             && part >= 2
             && at > 0

@@ -18,11 +18,11 @@ extern crate std;
 
 mod error;
 mod executor;
-mod lenient;
 pub mod layout;
+mod lenient;
 mod memory;
-mod storage;
 mod session;
+mod storage;
 mod store;
 pub mod time;
 mod transcript;
@@ -30,8 +30,8 @@ mod transcript;
 pub use error::Error;
 pub use executor::block_on;
 pub use memory::MemoryStorage;
-pub use storage::{KeyInfo, Storage, StorageError};
 pub use session::{CheckReport, Context, ContextMessage, Finding};
+pub use storage::{KeyInfo, Storage, StorageError};
 pub use store::{Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes};
 pub use transcript::{Entry, LoadReport, SkippedLine, TypeCount};
 

@@ -23,9 +23,7 @@ impl MemoryStorage {
 }
 
 fn not_found(key: &str) -> StorageError {
-    StorageError::NotFound {
-        key: key.to_string(),
-    }
+    StorageError::NotFound { key: key.to_string() }
 }
 
 impl Storage for MemoryStorage {
@@ -34,28 +32,16 @@ impl Storage for MemoryStorage {
         Ok(objects
             .range(prefix.to_string()..)
             .take_while(|(key, _)| key.starts_with(prefix))
-            .map(|(key, data)| KeyInfo {
-                key: key.clone(),
-                size: data.len() as u64,
-            })
+            .map(|(key, data)| KeyInfo { key: key.clone(), size: data.len() as u64 })
             .collect())
     }
 
-    async fn read(
-        &self,
-        key: &str,
-        offset: u64,
-        len: Option<u64>,
-    ) -> Result<Vec<u8>, StorageError> {
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
         let objects = self.objects.borrow();
         let data = objects.get(key).ok_or_else(|| not_found(key))?;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(data.len());
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
         let end = match len {
-            Some(len) => start
-                .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
-                .min(data.len()),
+            Some(len) => start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX)).min(data.len()),
             None => data.len(),
         };
         Ok(data[start..end].to_vec())
@@ -69,9 +55,7 @@ impl Storage for MemoryStorage {
     }
 
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        self.objects
-            .borrow_mut()
-            .insert(key.to_string(), data.to_vec());
+        self.objects.borrow_mut().insert(key.to_string(), data.to_vec());
         Ok(())
     }
 
@@ -92,9 +76,7 @@ impl Storage for MemoryStorage {
     async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
         let mut objects = self.objects.borrow_mut();
         if objects.contains_key(to) {
-            return Err(StorageError::AlreadyExists {
-                key: to.to_string(),
-            });
+            return Err(StorageError::AlreadyExists { key: to.to_string() });
         }
         let data = objects.remove(from).ok_or_else(|| not_found(from))?;
         objects.insert(to.to_string(), data);
@@ -102,13 +84,7 @@ impl Storage for MemoryStorage {
     }
 
     async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        if self.locks.borrow_mut().insert(name.to_string()) {
-            Ok(())
-        } else {
-            Err(StorageError::Locked {
-                key: name.to_string(),
-            })
-        }
+        if self.locks.borrow_mut().insert(name.to_string()) { Ok(()) } else { Err(StorageError::Locked { key: name.to_string() }) }
     }
 
     async fn unlock(&self, name: &str) -> Result<(), StorageError> {

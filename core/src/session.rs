@@ -74,7 +74,11 @@ impl<'a> Loaded<'a> {
                     report.torn_tail = true;
                 } else {
                     let part = scan.lines.first().map_or(index as u32 + 1, |l| l.part);
-                    report.skipped.push(crate::SkippedLine { part, line: scan.line_count, reason: "torn line (cut off mid-write) at the end of an earlier part".into() });
+                    report.skipped.push(crate::SkippedLine {
+                        part,
+                        line: scan.line_count,
+                        reason: "torn line (cut off mid-write) at the end of an earlier part".into(),
+                    });
                 }
             }
             lines.append(&mut scan.lines);

@@ -27,8 +27,7 @@ pub trait Storage {
     /// Reads up to `len` bytes starting at byte `offset` (to the end when `len` is
     /// `None`). Reading at or past the end gives an empty vector. A missing object is
     /// [`StorageError::NotFound`].
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>)
-    -> Result<Vec<u8>, StorageError>;
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError>;
 
     /// Appends `data` to the object, creating it (and any parent folders) if missing,
     /// and returns the object's new length. Atomic per call: on success all of `data`

@@ -232,15 +232,18 @@ fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), Vec<(u32, K
 /// Reads parts already in memory as one session and hands the result to `f`.
 fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| transcript::decode(bytes.as_ref())).collect();
-    let scans: Vec<PartScan> = raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes.as_ref(), text)).collect();
+    let scans: Vec<PartScan> =
+        raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes.as_ref(), text)).collect();
     f(&Loaded::assemble(scans))
 }
 
 /// The append state of a session read in full.
 fn state_of(project: &str, id: &str, raw: &[Vec<u8>]) -> OpenSession {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| transcript::decode(bytes)).collect();
-    let scans: Vec<PartScan> = raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes, text)).collect();
-    let (last_part_lines, unterminated, torn_at) = scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
+    let scans: Vec<PartScan> =
+        raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes, text)).collect();
+    let (last_part_lines, unterminated, torn_at) =
+        scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
     let loaded = Loaded::assemble(scans);
     let leaf = loaded.leaf().and_then(|i| loaded.lines[i].env.uuid()).map(ToString::to_string);
     OpenSession {
@@ -256,7 +259,10 @@ fn state_of(project: &str, id: &str, raw: &[Vec<u8>]) -> OpenSession {
 
 /// Whether `now` differs from `before` only by a longer last part.
 fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
-    before.len() == now.len() && !now.is_empty() && before[..before.len() - 1] == now[..now.len() - 1] && now[now.len() - 1] > before[before.len() - 1]
+    before.len() == now.len()
+        && !now.is_empty()
+        && before[..before.len() - 1] == now[..now.len() - 1]
+        && now[now.len() - 1] > before[before.len() - 1]
 }
 
 impl<S: Storage> Store<S> {
@@ -296,7 +302,10 @@ impl<S: Storage> Store<S> {
         let Some(((project, _), parts)) = found.next() else { return Ok(None) };
         let others: Vec<String> = found.map(|((p, _), _)| p).collect();
         if !others.is_empty() {
-            return Err(Error::AmbiguousSession { id: id.to_owned(), projects: [project].into_iter().chain(others).collect::<Vec<_>>().join(", ") });
+            return Err(Error::AmbiguousSession {
+                id: id.to_owned(),
+                projects: [project].into_iter().chain(others).collect::<Vec<_>>().join(", "),
+            });
         }
         Ok(Some(Parts { project, id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() }))
     }
@@ -352,7 +361,11 @@ impl<S: Storage> Store<S> {
             .await?;
         let text = transcript::decode(json.as_bytes());
         let scan = transcript::scan_part(part, json.as_bytes(), &text);
-        let mut written = scan.lines.first().map(transcript::Line::to_entry).ok_or_else(|| Error::InvalidArgument("internal: the new line does not parse".into()))?;
+        let mut written = scan
+            .lines
+            .first()
+            .map(transcript::Line::to_entry)
+            .ok_or_else(|| Error::InvalidArgument("internal: the new line does not parse".into()))?;
         written.line = line;
         Ok(written)
     }
@@ -368,7 +381,10 @@ impl<S: Storage> Store<S> {
             return Err(Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() });
         }
         let timestamp = time::format_millis(now_ms);
-        self.write(id, None, None, |_| serde_json::to_string(&TombstoneLine { kind: "tombstone", deleted_uuid: uuid, timestamp: &timestamp, session_id: id })).await?;
+        self.write(id, None, None, |_| {
+            serde_json::to_string(&TombstoneLine { kind: "tombstone", deleted_uuid: uuid, timestamp: &timestamp, session_id: id })
+        })
+        .await?;
         Ok(())
     }
 
@@ -387,7 +403,9 @@ impl<S: Storage> Store<S> {
         let (project, base) = match &located {
             Some(parts) => (parts.project.clone(), parts.base_key()),
             None => {
-                let cwd = cwd.filter(|c| !c.is_empty()).ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
+                let cwd = cwd
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
                 let project = layout::project_dir_name(cwd);
                 layout::validate_project(&project)?;
                 let base = layout::session_key(&project, id);
@@ -566,7 +584,9 @@ impl<S: Storage> Store<S> {
         let sidecars = self.storage.list(&format!("{}{}/{}", layout::PROJECTS, parts.project, parts.id)).await?;
         for info in sidecars {
             let belongs = layout::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
-                || parts.parts.iter().any(|p| info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-")));
+                || parts.parts.iter().any(|p| {
+                    info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-"))
+                });
             if belongs {
                 keys.push(info.key);
             }
@@ -664,14 +684,30 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
     // Claude Code 1.0 titled sessions with `summary` lines; one copied in from another
     // session names a leaf this file does not have and is ignored.
     let index = loaded.index();
-    let summary = || live().filter(|l| l.env.kind() == "summary" && l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf))).filter_map(|l| l.env.summary.get()).last();
-    let title = custom_title.or_else(summary).map(shorten).or_else(|| {
+    let summary = || {
         live()
+            .filter(|l| l.env.kind() == "summary" && l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf)))
+            .filter_map(|l| l.env.summary.get())
+            .last()
+    };
+    // The first prompt a person typed: slash commands, IDE context and interruption
+    // notices arrive as user messages too (`<command-name>…`, `<ide_selection>…`,
+    // `[Request interrupted…`), and are used only when there is nothing else.
+    let prompt = || {
+        let prompts = live()
             .filter(|l| l.env.kind() == "user" && !l.env.is_meta.0 && !l.env.is_compact_summary.0 && !l.env.is_sidechain.0)
             .map(|l| transcript::message_text(l.env.message).1)
-            .find(|text| !text.trim().is_empty())
-            .map(|text| shorten(&text))
-    });
+            .filter(|text| !text.trim().is_empty());
+        let mut first_tagged = None;
+        for text in prompts {
+            if !text.trim_start().starts_with(['<', '[']) {
+                return Some(text);
+            }
+            first_tagged.get_or_insert(text);
+        }
+        first_tagged
+    };
+    let title = custom_title.or_else(summary).map(shorten).or_else(|| prompt().map(|text| shorten(&text)));
     SessionInfo {
         id: parts.id.clone(),
         project: parts.project.clone(),

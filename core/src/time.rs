@@ -13,13 +13,7 @@ pub fn format_millis(unix_ms: i64) -> String {
     let ms_of_day = unix_ms.rem_euclid(MS_PER_DAY);
     let (year, month, day) = civil_from_days(days);
     let secs = ms_of_day / 1000;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        ms_of_day % 1000
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", secs / 3600, secs / 60 % 60, secs % 60, ms_of_day % 1000)
 }
 
 /// Parses an RFC 3339 timestamp (`Z` or a numeric offset, any number of fraction
@@ -28,27 +22,14 @@ pub fn parse_millis(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let num = |range: core::ops::Range<usize>| -> Option<i64> {
         let digits = b.get(range)?;
-        digits.iter().try_fold(0i64, |acc, &d| {
-            d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0'))
-        })
+        digits.iter().try_fold(0i64, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0')))
     };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
         return None;
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
     let mut rest = &b[19..];
@@ -71,11 +52,7 @@ pub fn parse_millis(text: &str) -> Option<i64> {
             if hh > 23 || mm > 59 {
                 return None;
             }
-            if *sign == b'+' {
-                hh * 60 + mm
-            } else {
-                -(hh * 60 + mm)
-            }
+            if *sign == b'+' { hh * 60 + mm } else { -(hh * 60 + mm) }
         }
         _ => return None,
     };
@@ -123,26 +100,10 @@ mod tests {
 
     #[test]
     fn parses_offsets_and_fractions() {
-        assert_eq!(
-            parse_millis("2026-02-16T18:47:50.590Z"),
-            Some(1_771_267_670_590)
-        );
-        assert_eq!(
-            parse_millis("2026-02-16T19:47:50.590123+01:00"),
-            Some(1_771_267_670_590)
-        );
-        assert_eq!(
-            parse_millis("2026-02-16T18:47:50Z"),
-            Some(1_771_267_670_000)
-        );
-        for bad in [
-            "",
-            "2026-02-16",
-            "2026-13-01T00:00:00Z",
-            "2026-02-16T18:47:50.Z",
-            "2026-02-16T18:47:50.5",
-            "x026-02-16T18:47:50Z",
-        ] {
+        assert_eq!(parse_millis("2026-02-16T18:47:50.590Z"), Some(1_771_267_670_590));
+        assert_eq!(parse_millis("2026-02-16T19:47:50.590123+01:00"), Some(1_771_267_670_590));
+        assert_eq!(parse_millis("2026-02-16T18:47:50Z"), Some(1_771_267_670_000));
+        for bad in ["", "2026-02-16", "2026-13-01T00:00:00Z", "2026-02-16T18:47:50.Z", "2026-02-16T18:47:50.5", "x026-02-16T18:47:50Z"] {
             assert_eq!(parse_millis(bad), None, "{bad}");
         }
     }

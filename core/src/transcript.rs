@@ -170,7 +170,15 @@ pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
 /// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
 /// checks), `text` their [`decode`]d form.
 pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
-    let mut scan = PartScan { lines: Vec::new(), skipped: Vec::new(), recovered_glued: 0, invalid_utf8: 0, line_count: 0, torn_at: None, unterminated: false };
+    let mut scan = PartScan {
+        lines: Vec::new(),
+        skipped: Vec::new(),
+        recovered_glued: 0,
+        invalid_utf8: 0,
+        line_count: 0,
+        torn_at: None,
+        unterminated: false,
+    };
     let lossy = text.len() != bytes.len() || text.as_bytes() != bytes;
     let mut start = 0;
     let mut byte_start = 0;
@@ -182,7 +190,8 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
             None => (&text[start..], text.len()),
         };
         let terminated = next > start + line.len();
-        let byte_end = if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
+        let byte_end =
+            if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
         if lossy && core::str::from_utf8(&bytes[byte_start..byte_end]).is_err() {
             scan.invalid_utf8 += 1;
         }
@@ -219,11 +228,7 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
     let envelope = serde_json::from_str::<Envelope>(line)?;
-    if line.trim_start().starts_with('{') {
-        Ok(envelope)
-    } else {
-        Err(serde::de::Error::custom("a JSON value that is not an object"))
-    }
+    if line.trim_start().starts_with('{') { Ok(envelope) } else { Err(serde::de::Error::custom("a JSON value that is not an object")) }
 }
 
 /// The objects of a line holding several JSON objects back to back, if that is all it
@@ -344,7 +349,8 @@ mod tests {
 
     #[test]
     fn keeps_lines_with_invalid_utf8_and_counts_them() {
-        let (entries, scan) = scan(b"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n{\"type\":\"x\"}\n");
+        let (entries, scan) =
+            scan(b"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n{\"type\":\"x\"}\n");
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].text, "caf\u{fffd}");
         assert_eq!(scan.invalid_utf8, 1);

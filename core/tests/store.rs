@@ -80,7 +80,8 @@ fn tombstones_apply_across_parts() {
     let storage = MemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
     for i in 0..6 {
-        block_on(store.append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here"))).unwrap();
+        block_on(store.append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here")))
+            .unwrap();
     }
     let parts = block_on(store.load("s")).unwrap().parts;
     assert!(parts >= 3, "{parts} parts");
@@ -155,7 +156,10 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
         block_on(storage.replace(key, body.as_bytes())).unwrap();
     }
     let subagents = block_on(store.subagents("s")).unwrap();
-    assert_eq!(subagents.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(), ["projects/-p/agent-flat.jsonl", "projects/-p/s/subagents/agent-a1.jsonl"]);
+    assert_eq!(
+        subagents.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(),
+        ["projects/-p/agent-flat.jsonl", "projects/-p/s/subagents/agent-a1.jsonl"]
+    );
     let removed = block_on(store.remove("s")).unwrap();
     assert_eq!(removed.last().map(String::as_str), Some("projects/-p/s.jsonl"), "the first part goes last");
     assert!(removed.len() >= 5, "{removed:?}");
@@ -167,7 +171,9 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
 fn repair_backs_up_and_rewrites_only_what_is_broken() {
     let storage = MemoryStorage::new();
     let good = "{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}";
-    let original = format!("{good}\nnot json\n{{\"type\":\"x\",\"uuid\":\"b\"}}{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{e9}\"}}\n{{\"torn");
+    let original = format!(
+        "{good}\nnot json\n{{\"type\":\"x\",\"uuid\":\"b\"}}{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{e9}\"}}\n{{\"torn"
+    );
     let mut bytes = original.into_bytes();
     let e_acute = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
     bytes.splice(e_acute..e_acute + 2, [0xe9]);
@@ -179,7 +185,12 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     assert_eq!((report.split_glued, report.fixed_utf8, report.dropped_torn_tail), (2, 1, true));
     assert_eq!(block_on(storage.read(&report.backups[0], 0, None)).unwrap(), bytes, "the backup is the original, byte for byte");
     let repaired = String::from_utf8(block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap()).unwrap();
-    assert_eq!(repaired, format!("{good}\n{{\"type\":\"x\",\"uuid\":\"b\"}}\n{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{fffd}\"}}\n"));
+    assert_eq!(
+        repaired,
+        format!(
+            "{good}\n{{\"type\":\"x\",\"uuid\":\"b\"}}\n{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{fffd}\"}}\n"
+        )
+    );
     let check = block_on(store.check("s")).unwrap();
     assert!(check.load.skipped.is_empty() && !check.load.torn_tail && check.load.recovered_glued == 0);
     assert_eq!(block_on(store.repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
@@ -288,7 +299,8 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
                 assert!(present.contains(uuid), "fail_at {fail_at} forever {forever}: acknowledged {uuid} lost; present {present:?}");
             }
             // The reopened store can always write again.
-            block_on(reopened.append("s", entry("after", Role::User, "still writable"))).unwrap_or_else(|e| panic!("fail_at {fail_at}: {e}"));
+            block_on(reopened.append("s", entry("after", Role::User, "still writable")))
+                .unwrap_or_else(|e| panic!("fail_at {fail_at}: {e}"));
             if fail_at > calls {
                 break;
             }

@@ -5,7 +5,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::{
-    Entry, LoadReport, NewEntry, Role, SessionInfo, SkippedLine, StorageError, Transcript, block_on,
+    CheckReport, Context, ContextMessage, Entry, Finding, Limits, LoadReport, NewEntry, RepairReport, Role, SessionInfo, SkippedLine,
+    StorageError, Subagent, Transcript, TypeCount, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -29,39 +30,26 @@ impl wit_types::Host for HostState {}
 
 impl mneme::engine::storage::Host for HostState {
     fn list(&mut self, prefix: String) -> Result<Vec<wit_types::KeyInfo>, wit_types::StorageError> {
-        let listing = block_on(mneme_core::Storage::list(&self.storage, &prefix))
-            .map_err(storage_error_to_wit)?;
-        Ok(listing
-            .into_iter()
-            .map(|i| wit_types::KeyInfo {
-                key: i.key,
-                size: i.size,
-            })
-            .collect())
+        let listing = block_on(mneme_core::Storage::list(&self.storage, &prefix)).map_err(storage_error_to_wit)?;
+        Ok(listing.into_iter().map(|i| wit_types::KeyInfo { key: i.key, size: i.size }).collect())
     }
-    fn read(
-        &mut self,
-        key: String,
-        offset: u64,
-        len: Option<u64>,
-    ) -> Result<Vec<u8>, wit_types::StorageError> {
-        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len))
-            .map_err(storage_error_to_wit)
+    fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<Vec<u8>, wit_types::StorageError> {
+        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map_err(storage_error_to_wit)
     }
     fn append(&mut self, key: String, data: Vec<u8>) -> Result<u64, wit_types::StorageError> {
-        block_on(mneme_core::Storage::append(&self.storage, &key, &data))
-            .map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::append(&self.storage, &key, &data)).map_err(storage_error_to_wit)
     }
     fn replace(&mut self, key: String, data: Vec<u8>) -> Result<(), wit_types::StorageError> {
-        block_on(mneme_core::Storage::replace(&self.storage, &key, &data))
-            .map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::replace(&self.storage, &key, &data)).map_err(storage_error_to_wit)
+    }
+    fn truncate(&mut self, key: String, len: u64) -> Result<(), wit_types::StorageError> {
+        block_on(mneme_core::Storage::truncate(&self.storage, &key, len)).map_err(storage_error_to_wit)
     }
     fn remove(&mut self, key: String) -> Result<(), wit_types::StorageError> {
         block_on(mneme_core::Storage::remove(&self.storage, &key)).map_err(storage_error_to_wit)
     }
     fn rename(&mut self, from: String, to: String) -> Result<(), wit_types::StorageError> {
-        block_on(mneme_core::Storage::rename(&self.storage, &from, &to))
-            .map_err(storage_error_to_wit)
+        block_on(mneme_core::Storage::rename(&self.storage, &from, &to)).map_err(storage_error_to_wit)
     }
     fn lock(&mut self, name: String) -> Result<(), wit_types::StorageError> {
         block_on(mneme_core::Storage::lock(&self.storage, &name)).map_err(storage_error_to_wit)
@@ -89,48 +77,29 @@ impl Runtime {
         let engine = WasmEngine::new(&Config::new()).map_err(component_error)?;
         let component = load_cached(&engine)?;
         let mut linker = Linker::<HostState>::new(&engine);
-        Engine::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
-            .map_err(component_error)?;
-        let pre = EnginePre::new(
-            linker
-                .instantiate_pre(&component)
-                .map_err(component_error)?,
-        )
-        .map_err(component_error)?;
+        Engine::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state).map_err(component_error)?;
+        let pre = EnginePre::new(linker.instantiate_pre(&component).map_err(component_error)?).map_err(component_error)?;
         Ok(Self { engine, pre })
     }
 
     /// A fresh instance of the component whose storage is `storage`.
-    pub fn instantiate(&self, storage: FsStorage) -> Result<ComponentEngine, Error> {
+    pub fn instantiate(&self, storage: FsStorage, limits: Limits) -> Result<ComponentEngine, Error> {
         let mut store = Store::new(&self.engine, HostState { storage });
         let bindings = self.pre.instantiate(&mut store).map_err(component_error)?;
-        let handle = bindings
-            .mneme_engine_sessions()
-            .store()
-            .call_constructor(&mut store)
-            .map_err(component_error)?;
-        Ok(ComponentEngine {
-            store,
-            bindings,
-            handle,
-        })
+        let limits = wit::Limits { part_bytes: limits.part_bytes, total_bytes: limits.total_bytes };
+        let handle = bindings.mneme_engine_sessions().store().call_constructor(&mut store, Some(limits)).map_err(component_error)?;
+        Ok(ComponentEngine { store, bindings, handle })
     }
 
     /// The names of everything the component imports.
     pub fn imports(&self) -> Vec<String> {
         let component = self.pre.instance_pre().component();
-        component
-            .component_type()
-            .imports(&self.engine)
-            .map(|(name, _)| name.to_owned())
-            .collect()
+        component.component_type().imports(&self.engine).map(|(name, _)| name.to_owned()).collect()
     }
 }
 
 fn cache_path(engine: &WasmEngine) -> Option<PathBuf> {
-    let dir = std::env::var_os("MNEME_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("mneme")))?;
+    let dir = std::env::var_os("MNEME_CACHE_DIR").map(PathBuf::from).or_else(|| dirs::cache_dir().map(|d| d.join("mneme")))?;
     let mut hasher = DefaultHasher::new();
     COMPONENT.hash(&mut hasher);
     engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -149,9 +118,7 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
             return Ok(component);
         }
     }
-    let compiled = engine
-        .precompile_component(COMPONENT)
-        .map_err(component_error)?;
+    let compiled = engine.precompile_component(COMPONENT).map_err(component_error)?;
     if let Some(path) = &path {
         // A cache that cannot be written only costs the next start a compile.
         let _ = write_atomically(path, &compiled);
@@ -161,9 +128,7 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("cache path has no folder"))?;
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("cache path has no folder"))?;
     std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(".{}.tmp", std::process::id()));
     std::fs::write(&temp, bytes)?;
@@ -177,68 +142,91 @@ pub struct ComponentEngine {
     handle: ResourceAny,
 }
 
+impl ComponentEngine {
+    /// Calls a `store` method: `call` gets the resource's functions, the wasmtime
+    /// store and the resource handle. Traps become [`Error::Component`].
+    fn call<T>(
+        &mut self,
+        call: impl FnOnce(wit::GuestStore<'_>, &mut Store<HostState>, ResourceAny) -> wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T, Error> {
+        call(self.bindings.mneme_engine_sessions().store(), &mut self.store, self.handle).map_err(component_error)?.map_err(error_from_wit)
+    }
+}
+
 impl Sessions for ComponentEngine {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         let role = match entry.role {
             Role::User => wit::Role::User,
             Role::Assistant => wit::Role::Assistant,
         };
-        let entry = wit::NewEntry {
-            uuid: entry.uuid,
-            now_ms: entry.now_ms,
-            role,
-            text: entry.text,
-            cwd: entry.cwd,
-        };
-        let result = self
-            .bindings
-            .mneme_engine_sessions()
-            .store()
-            .call_append(&mut self.store, self.handle, id, &entry)
-            .map_err(component_error)?;
-        result.map(entry_from_wit).map_err(error_from_wit)
+        let entry = wit::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
+        self.call(|api, store, handle| api.call_append(store, handle, id, &entry)).map(entry_from_wit)
+    }
+
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_tombstone(store, handle, id, uuid, now_ms))
     }
 
     fn load(&mut self, id: &str) -> Result<Transcript, Error> {
-        let transcript = self
-            .bindings
-            .mneme_engine_sessions()
-            .store()
-            .call_load(&mut self.store, self.handle, id)
-            .map_err(component_error)?
-            .map_err(error_from_wit)?;
-        Ok(Transcript {
-            entries: transcript.entries.into_iter().map(entry_from_wit).collect(),
-            report: LoadReport {
-                skipped: transcript
-                    .report
-                    .skipped
-                    .into_iter()
-                    .map(|s| SkippedLine {
-                        line: s.line,
-                        reason: s.reason,
-                    })
-                    .collect(),
-                torn_tail: transcript.report.torn_tail,
-            },
-            lines: transcript.lines,
+        self.call(|api, store, handle| api.call_load(store, handle, id)).map(transcript_from_wit)
+    }
+
+    fn context(&mut self, id: &str) -> Result<Context, Error> {
+        let context = self.call(|api, store, handle| api.call_context(store, handle, id))?;
+        Ok(Context {
+            compacted: context.compacted,
+            messages: context
+                .messages
+                .into_iter()
+                .map(|m| ContextMessage {
+                    uuid: m.uuid,
+                    role: m.role,
+                    text: m.text,
+                    content: m.content,
+                    is_compact_summary: m.is_compact_summary,
+                })
+                .collect(),
+        })
+    }
+
+    fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
+        self.call(|api, store, handle| api.call_check(store, handle, id)).map(check_from_wit)
+    }
+
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+        let report = self.bindings.mneme_engine_sessions().call_check_bytes(&mut self.store, data).map_err(component_error)?;
+        Ok(check_from_wit(report))
+    }
+
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
+        let subagents = self.call(|api, store, handle| api.call_subagents(store, handle, id))?;
+        Ok(subagents.into_iter().map(|s| Subagent { key: s.key, transcript: transcript_from_wit(s.transcript) }).collect())
+    }
+
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
+        self.call(|api, store, handle| api.call_remove(store, handle, id))
+    }
+
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+        let r = self.call(|api, store, handle| api.call_repair(store, handle, id, now_ms))?;
+        Ok(RepairReport {
+            backups: r.backups,
+            dropped: r.dropped.into_iter().map(skipped_from_wit).collect(),
+            split_glued: r.split_glued,
+            fixed_utf8: r.fixed_utf8,
+            dropped_torn_tail: r.dropped_torn_tail,
         })
     }
 
     fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
-        let sessions = self
-            .bindings
-            .mneme_engine_sessions()
-            .store()
-            .call_list(&mut self.store, self.handle)
-            .map_err(component_error)?
-            .map_err(error_from_wit)?;
+        let sessions = self.call(|api, store, handle| api.call_list(store, handle))?;
         Ok(sessions
             .into_iter()
             .map(|s| SessionInfo {
                 id: s.id,
                 project: s.project,
                 key: s.key,
+                parts: s.parts,
                 bytes: s.bytes,
                 entries: s.entries,
                 messages: s.messages,
@@ -248,6 +236,10 @@ impl Sessions for ComponentEngine {
             })
             .collect())
     }
+
+    fn reopen(&mut self, id: &str) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_reopen(store, handle, id).map(Ok))
+    }
 }
 
 fn component_error(error: wasmtime::Error) -> Error {
@@ -256,6 +248,7 @@ fn component_error(error: wasmtime::Error) -> Error {
 
 fn entry_from_wit(e: wit::Entry) -> Entry {
     Entry {
+        part: e.part,
         line: e.line,
         kind: e.kind,
         uuid: e.uuid,
@@ -264,7 +257,48 @@ fn entry_from_wit(e: wit::Entry) -> Entry {
         timestamp: e.timestamp,
         role: e.role,
         text: e.text,
+        is_sidechain: e.is_sidechain,
         raw: e.raw,
+    }
+}
+
+fn skipped_from_wit(s: wit::SkippedLine) -> SkippedLine {
+    SkippedLine { part: s.part, line: s.line, reason: s.reason }
+}
+
+fn report_from_wit(r: wit::LoadReport) -> LoadReport {
+    LoadReport {
+        entries: r.entries,
+        by_type: r.by_type.into_iter().map(|t| TypeCount { kind: t.kind, count: t.count }).collect(),
+        skipped: r.skipped.into_iter().map(skipped_from_wit).collect(),
+        torn_tail: r.torn_tail,
+        recovered_glued: r.recovered_glued,
+        invalid_utf8: r.invalid_utf8,
+        tombstoned: r.tombstoned,
+    }
+}
+
+fn transcript_from_wit(t: wit::Transcript) -> Transcript {
+    Transcript {
+        id: t.id,
+        project: t.project,
+        parts: t.parts,
+        entries: t.entries.into_iter().map(entry_from_wit).collect(),
+        chain: t.chain,
+        report: report_from_wit(t.report),
+    }
+}
+
+fn findings_from_wit(findings: Vec<wit::Finding>) -> Vec<Finding> {
+    findings.into_iter().map(|f| Finding { part: f.part, line: f.line, id: f.id }).collect()
+}
+
+fn check_from_wit(c: wit::CheckReport) -> CheckReport {
+    CheckReport {
+        load: report_from_wit(c.load),
+        dangling_parents: findings_from_wit(c.dangling_parents),
+        orphaned_tool_uses: findings_from_wit(c.orphaned_tool_uses),
+        orphaned_tool_results: findings_from_wit(c.orphaned_tool_results),
     }
 }
 
@@ -273,18 +307,12 @@ fn error_from_wit(e: wit::Error) -> Error {
     Error::Session(match e {
         wit::Error::Storage(e) => E::Storage(storage_error_from_wit(e)),
         wit::Error::SessionNotFound(id) => E::SessionNotFound { id },
-        wit::Error::InvalidSessionId(n) => E::InvalidSessionId {
-            id: n.name,
-            reason: n.reason,
-        },
-        wit::Error::InvalidProject(n) => E::InvalidProject {
-            name: n.name,
-            reason: n.reason,
-        },
-        wit::Error::AmbiguousSession(a) => E::AmbiguousSession {
-            id: a.id,
-            projects: a.projects,
-        },
+        wit::Error::InvalidSessionId(n) => E::InvalidSessionId { id: n.name, reason: n.reason },
+        wit::Error::InvalidProject(n) => E::InvalidProject { name: n.name, reason: n.reason },
+        wit::Error::AmbiguousSession(a) => E::AmbiguousSession { id: a.id, projects: a.projects },
+        wit::Error::EntryNotFound(r) => E::EntryNotFound { id: r.id, uuid: r.uuid },
+        wit::Error::SessionFull(f) => E::SessionFull { id: f.id, bytes: f.bytes, limit: f.limit },
+        wit::Error::SessionPoisoned(id) => E::SessionPoisoned { id },
         wit::Error::InvalidArgument(message) => E::InvalidArgument(message),
     })
 }
@@ -294,17 +322,11 @@ fn storage_error_from_wit(e: wit_types::StorageError) -> StorageError {
     match e {
         W::NotFound(key) => StorageError::NotFound { key },
         W::AlreadyExists(key) => StorageError::AlreadyExists { key },
-        W::InvalidKey(k) => StorageError::InvalidKey {
-            key: k.key,
-            reason: k.reason,
-        },
+        W::InvalidKey(k) => StorageError::InvalidKey { key: k.key, reason: k.reason },
         W::ReadOnly(key) => StorageError::ReadOnly { key },
         W::Locked(key) => StorageError::Locked { key },
         W::QuotaExceeded(key) => StorageError::QuotaExceeded { key },
-        W::Io(f) => StorageError::Io {
-            key: f.key,
-            message: f.message,
-        },
+        W::Io(f) => StorageError::Io { key: f.key, message: f.message },
     }
 }
 
@@ -313,16 +335,11 @@ fn storage_error_to_wit(e: StorageError) -> wit_types::StorageError {
     match e {
         StorageError::NotFound { key } => W::NotFound(key),
         StorageError::AlreadyExists { key } => W::AlreadyExists(key),
-        StorageError::InvalidKey { key, reason } => {
-            W::InvalidKey(wit_types::InvalidKey { key, reason })
-        }
+        StorageError::InvalidKey { key, reason } => W::InvalidKey(wit_types::InvalidKey { key, reason }),
         StorageError::ReadOnly { key } => W::ReadOnly(key),
         StorageError::Locked { key } => W::Locked(key),
         StorageError::QuotaExceeded { key } => W::QuotaExceeded(key),
         StorageError::Io { key, message } => W::Io(wit_types::IoFailure { key, message }),
-        other => W::Io(wit_types::IoFailure {
-            key: String::new(),
-            message: other.to_string(),
-        }),
+        other => W::Io(wit_types::IoFailure { key: String::new(), message: other.to_string() }),
     }
 }

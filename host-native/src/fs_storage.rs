@@ -21,8 +21,8 @@ const RESERVED_DIR: &str = ".mneme";
 const MAX_KEY_BYTES: usize = 1024;
 const MAX_SEGMENT_BYTES: usize = 255;
 const WINDOWS_DEVICE_NAMES: [&str; 22] = [
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4",
+    "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
 
 /// When an append is acknowledged.
@@ -59,10 +59,7 @@ impl FsStorage {
 
     /// A store that refuses every write with [`StorageError::ReadOnly`].
     pub fn read_only(root: impl Into<PathBuf>) -> Self {
-        Self {
-            read_only: true,
-            ..Self::new(root)
-        }
+        Self { read_only: true, ..Self::new(root) }
     }
 
     pub fn with_durability(mut self, durability: Durability) -> Self {
@@ -82,19 +79,14 @@ impl FsStorage {
 
     /// The path a key maps to, or why the key is refused.
     pub fn resolve(&self, key: &str) -> Result<PathBuf, StorageError> {
-        check_key(key).map_err(|reason| StorageError::InvalidKey {
-            key: key.to_owned(),
-            reason: reason.to_owned(),
-        })?;
+        check_key(key).map_err(|reason| StorageError::InvalidKey { key: key.to_owned(), reason: reason.to_owned() })?;
         Ok(self.root.join(key))
     }
 
     fn writable(&self, key: &str) -> Result<PathBuf, StorageError> {
         let path = self.resolve(key)?;
         if self.read_only {
-            return Err(StorageError::ReadOnly {
-                key: key.to_owned(),
-            });
+            return Err(StorageError::ReadOnly { key: key.to_owned() });
         }
         Ok(path)
     }
@@ -115,9 +107,7 @@ impl FsStorage {
 
     fn held_locks(&self) -> std::sync::MutexGuard<'_, HashMap<String, File>> {
         // A panic while holding the map cannot leave it inconsistent (insert/remove only).
-        self.held_locks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.held_locks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -164,10 +154,7 @@ fn check_segment(segment: &str) -> Result<(), &'static str> {
         return Err("a segment ending in '.' or ' ' names another file on Windows");
     }
     let stem = segment.split('.').next().unwrap_or(segment);
-    if WINDOWS_DEVICE_NAMES
-        .iter()
-        .any(|name| stem.eq_ignore_ascii_case(name))
-    {
+    if WINDOWS_DEVICE_NAMES.iter().any(|name| stem.eq_ignore_ascii_case(name)) {
         return Err("a Windows device name (CON, NUL, COM1, ...) cannot be a file");
     }
     Ok(())
@@ -180,10 +167,7 @@ fn io_error(key: &str, error: io::Error) -> StorageError {
         ErrorKind::AlreadyExists => StorageError::AlreadyExists { key },
         ErrorKind::StorageFull | ErrorKind::QuotaExceeded => StorageError::QuotaExceeded { key },
         ErrorKind::ReadOnlyFilesystem => StorageError::ReadOnly { key },
-        _ => StorageError::Io {
-            key,
-            message: error.to_string(),
-        },
+        _ => StorageError::Io { key, message: error.to_string() },
     }
 }
 
@@ -201,11 +185,7 @@ impl FsStorage {
             }
         };
         let mut found = Vec::new();
-        let base = if dir_part.is_empty() {
-            String::new()
-        } else {
-            format!("{dir_part}/")
-        };
+        let base = if dir_part.is_empty() { String::new() } else { format!("{dir_part}/") };
         walk(&start, &base, prefix, &mut found).map_err(|e| io_error(prefix, e))?;
         found.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(found)
@@ -253,15 +233,8 @@ impl FsStorage {
         let replace = || -> io::Result<()> {
             let parent = path.parent().unwrap_or(&self.root);
             fs::create_dir_all(parent)?;
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("object");
-            let temp = parent.join(format!(
-                ".{name}.tmp-{}-{}",
-                std::process::id(),
-                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-            ));
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
+            let temp = parent.join(format!(".{name}.tmp-{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
             let written = (|| {
                 let mut file = File::create(&temp)?;
                 file.write_all(data)?;
@@ -277,20 +250,30 @@ impl FsStorage {
         replace().map_err(|e| io_error(key, e))
     }
 
+    fn truncate_sync(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        let path = self.writable(key)?;
+        let truncate = || -> io::Result<()> {
+            let file = OpenOptions::new().write(true).open(&path)?;
+            if file.metadata()?.len() > len {
+                file.set_len(len)?;
+                self.sync(&file)?;
+            }
+            Ok(())
+        };
+        truncate().map_err(|e| io_error(key, e))
+    }
+
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
         let path = self.writable(key)?;
         fs::remove_file(&path).map_err(|e| io_error(key, e))?;
-        self.sync_dir(path.parent().unwrap_or(&self.root))
-            .map_err(|e| io_error(key, e))
+        self.sync_dir(path.parent().unwrap_or(&self.root)).map_err(|e| io_error(key, e))
     }
 
     fn rename_sync(&self, from: &str, to: &str) -> Result<(), StorageError> {
         let from_path = self.writable(from)?;
         let to_path = self.writable(to)?;
         if !from_path.is_file() {
-            return Err(StorageError::NotFound {
-                key: from.to_owned(),
-            });
+            return Err(StorageError::NotFound { key: from.to_owned() });
         }
         if to_path.exists() {
             return Err(StorageError::AlreadyExists { key: to.to_owned() });
@@ -302,34 +285,19 @@ impl FsStorage {
     }
 
     fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
-        check_key(name).map_err(|reason| StorageError::InvalidKey {
-            key: name.to_owned(),
-            reason: reason.to_owned(),
-        })?;
+        check_key(name).map_err(|reason| StorageError::InvalidKey { key: name.to_owned(), reason: reason.to_owned() })?;
         if self.read_only {
-            return Err(StorageError::ReadOnly {
-                key: name.to_owned(),
-            });
+            return Err(StorageError::ReadOnly { key: name.to_owned() });
         }
         if self.held_locks().contains_key(name) {
-            return Err(StorageError::Locked {
-                key: name.to_owned(),
-            });
+            return Err(StorageError::Locked { key: name.to_owned() });
         }
-        let path = self
-            .root
-            .join(RESERVED_DIR)
-            .join("locks")
-            .join(format!("{name}.lock"));
+        let path = self.root.join(RESERVED_DIR).join("locks").join(format!("{name}.lock"));
         let open = || -> io::Result<File> {
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent)?;
             }
-            OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
+            OpenOptions::new().create(true).truncate(false).write(true).open(&path)
         };
         let file = open().map_err(|e| io_error(name, e))?;
         let deadline = Instant::now() + self.lock_timeout;
@@ -342,9 +310,7 @@ impl FsStorage {
                     pause = (pause * 2).min(Duration::from_millis(20));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(StorageError::Locked {
-                        key: name.to_owned(),
-                    });
+                    return Err(StorageError::Locked { key: name.to_owned() });
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(io_error(name, e)),
             }
@@ -390,10 +356,7 @@ fn walk(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::R
                 walk(&entry.path(), &sub, prefix, found)?;
             }
         } else if key.starts_with(prefix) {
-            found.push(KeyInfo {
-                key,
-                size: metadata.len(),
-            });
+            found.push(KeyInfo { key, size: metadata.len() });
         }
     }
     Ok(())
@@ -403,12 +366,7 @@ impl Storage for FsStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
         self.list_sync(prefix)
     }
-    async fn read(
-        &self,
-        key: &str,
-        offset: u64,
-        len: Option<u64>,
-    ) -> Result<Vec<u8>, StorageError> {
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
         self.read_sync(key, offset, len)
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
@@ -416,6 +374,9 @@ impl Storage for FsStorage {
     }
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
         self.replace_sync(key, data)
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        self.truncate_sync(key, len)
     }
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
         self.remove_sync(key)
@@ -484,6 +445,7 @@ mod tests {
             refused(block_on(storage.read(key, 0, None)).map(drop), "read");
             refused(block_on(storage.replace(key, b"x")), "replace");
             refused(block_on(storage.remove(key)), "remove");
+            refused(block_on(storage.truncate(key, 0)), "truncate");
             refused(block_on(storage.rename("ok", key)), "rename to");
             refused(block_on(storage.lock(key)), "lock");
         }
@@ -495,61 +457,25 @@ mod tests {
     fn round_trips_bytes_and_lists_by_prefix() {
         let dir = tempfile::tempdir().unwrap();
         let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
-        assert_eq!(
-            block_on(storage.append("projects/p/a.jsonl", b"one\n")),
-            Ok(4)
-        );
-        assert_eq!(
-            block_on(storage.append("projects/p/a.jsonl", b"two\n")),
-            Ok(8)
-        );
+        assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"one\n")), Ok(4));
+        assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"two\n")), Ok(8));
         block_on(storage.replace("projects/q/b.jsonl", b"bee")).unwrap();
         block_on(storage.lock("projects/p/a.jsonl")).unwrap();
-        assert_eq!(
-            block_on(storage.read("projects/p/a.jsonl", 4, Some(2))).unwrap(),
-            b"tw"
-        );
-        assert_eq!(
-            block_on(storage.read("projects/p/a.jsonl", 99, None)).unwrap(),
-            b""
-        );
-        let keys: Vec<(String, u64)> = block_on(storage.list("projects/"))
-            .unwrap()
-            .into_iter()
-            .map(|i| (i.key, i.size))
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                ("projects/p/a.jsonl".to_owned(), 8),
-                ("projects/q/b.jsonl".to_owned(), 3)
-            ]
-        );
+        assert_eq!(block_on(storage.read("projects/p/a.jsonl", 4, Some(2))).unwrap(), b"tw");
+        assert_eq!(block_on(storage.read("projects/p/a.jsonl", 99, None)).unwrap(), b"");
+        let keys: Vec<(String, u64)> = block_on(storage.list("projects/")).unwrap().into_iter().map(|i| (i.key, i.size)).collect();
+        assert_eq!(keys, [("projects/p/a.jsonl".to_owned(), 8), ("projects/q/b.jsonl".to_owned(), 3)]);
         assert_eq!(block_on(storage.list("projects/q")).unwrap().len(), 1);
-        assert_eq!(
-            block_on(storage.list("")).unwrap().len(),
-            2,
-            "lock files are not listed"
-        );
+        assert_eq!(block_on(storage.list("")).unwrap().len(), 2, "lock files are not listed");
         assert_eq!(block_on(storage.list("nothing/")).unwrap(), []);
         assert_eq!(
             block_on(storage.rename("projects/q/b.jsonl", "projects/p/a.jsonl")),
-            Err(StorageError::AlreadyExists {
-                key: "projects/p/a.jsonl".into()
-            })
+            Err(StorageError::AlreadyExists { key: "projects/p/a.jsonl".into() })
         );
         block_on(storage.rename("projects/q/b.jsonl", "projects/r/c.jsonl")).unwrap();
         block_on(storage.remove("projects/r/c.jsonl")).unwrap();
-        assert_eq!(
-            block_on(storage.remove("projects/r/c.jsonl")),
-            Err(StorageError::NotFound {
-                key: "projects/r/c.jsonl".into()
-            })
-        );
-        assert!(matches!(
-            block_on(storage.read("missing", 0, None)),
-            Err(StorageError::NotFound { .. })
-        ));
+        assert_eq!(block_on(storage.remove("projects/r/c.jsonl")), Err(StorageError::NotFound { key: "projects/r/c.jsonl".into() }));
+        assert!(matches!(block_on(storage.read("missing", 0, None)), Err(StorageError::NotFound { .. })));
     }
 
     #[test]
@@ -558,12 +484,7 @@ mod tests {
         let first = FsStorage::new(dir.path());
         let second = FsStorage::new(dir.path()).with_lock_timeout(Duration::from_millis(50));
         block_on(first.lock("projects/p/s.jsonl")).unwrap();
-        assert_eq!(
-            block_on(second.lock("projects/p/s.jsonl")),
-            Err(StorageError::Locked {
-                key: "projects/p/s.jsonl".into()
-            })
-        );
+        assert_eq!(block_on(second.lock("projects/p/s.jsonl")), Err(StorageError::Locked { key: "projects/p/s.jsonl".into() }));
         block_on(first.unlock("projects/p/s.jsonl")).unwrap();
         block_on(second.lock("projects/p/s.jsonl")).unwrap();
     }
@@ -574,24 +495,16 @@ mod tests {
         fs::create_dir_all(dir.path().join("projects/p")).unwrap();
         fs::write(dir.path().join("projects/p/s.jsonl"), "{}\n").unwrap();
         let storage = FsStorage::read_only(dir.path());
-        assert_eq!(
-            block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap(),
-            b"{}\n"
-        );
+        assert_eq!(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap(), b"{}\n");
         for result in [
             block_on(storage.append("projects/p/s.jsonl", b"x")).map(drop),
             block_on(storage.replace("projects/p/s.jsonl", b"x")),
             block_on(storage.remove("projects/p/s.jsonl")),
+            block_on(storage.truncate("projects/p/s.jsonl", 0)),
             block_on(storage.lock("projects/p/s.jsonl")),
         ] {
-            assert!(
-                matches!(result, Err(StorageError::ReadOnly { .. })),
-                "{result:?}"
-            );
+            assert!(matches!(result, Err(StorageError::ReadOnly { .. })), "{result:?}");
         }
-        assert_eq!(
-            fs::read(dir.path().join("projects/p/s.jsonl")).unwrap(),
-            b"{}\n"
-        );
+        assert_eq!(fs::read(dir.path().join("projects/p/s.jsonl")).unwrap(), b"{}\n");
     }
 }

@@ -1,12 +1,12 @@
 //! `mneme`: agent sessions on the filesystem, run through the Mneme component.
 
-use std::io::{self, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mneme_host::core::{Entry, NewEntry, Role, SessionInfo, Transcript};
+use mneme_host::core::{CheckReport, Context, Entry, Limits, LoadReport, NewEntry, RepairReport, Role, SessionInfo, Subagent, Transcript};
 use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
 
 #[derive(Parser)]
@@ -30,12 +30,7 @@ Start with `mneme demo`, or point it at your own Claude Code sessions:
 #[derive(Args)]
 struct StoreArgs {
     /// The store's root folder [default: $MNEME_ROOT, else the per-user data folder, e.g. ~/.local/share/mneme]
-    #[arg(
-        long,
-        global = true,
-        value_name = "DIR",
-        conflicts_with = "claude_home"
-    )]
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "claude_home")]
     root: Option<PathBuf>,
     /// Read a Claude Code home (such as ~/.claude) as the store, read-only
     #[arg(long, global = true, value_name = "DIR")]
@@ -43,6 +38,28 @@ struct StoreArgs {
     /// How to run the core: inside the WebAssembly component, or linked natively
     #[arg(long, global = true, value_enum, default_value_t = EngineKind::Component)]
     engine: EngineKind,
+    /// Size at which a transcript part is closed and `<id>_part<N>.jsonl` begun (e.g. 50MiB)
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "50MiB")]
+    part_limit: u64,
+    /// Total size past which appends to a session are refused until it is compacted
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "200MiB")]
+    total_limit: u64,
+}
+
+/// `123`, `64KiB`, `50MiB`, `2GiB` (K, M, G and KB, MB, GB are read as binary too).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let number: u64 =
+        text[..digits].parse().map_err(|_| format!("`{text}` is not a size: write a number of bytes, optionally with KiB, MiB or GiB"))?;
+    let shift = match text[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        unit => return Err(format!("unknown size unit `{unit}`: use KiB, MiB or GiB")),
+    };
+    number.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("`{text}` is out of range"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -76,6 +93,37 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the context a model would get when resuming a session: the main
+    /// conversation from its last compaction on
+    Resume {
+        /// The session id
+        #[arg(required_unless_present = "latest", conflicts_with = "latest")]
+        id: Option<String>,
+        /// Resume the most recently updated session
+        #[arg(long)]
+        latest: bool,
+        /// Print JSON ({compacted, messages: [{uuid, role, text, content, is_compact_summary}]})
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a session (or a transcript file) for unreadable lines, a torn tail, glued
+    /// objects, dangling parents and unanswered tool calls. Exits with status 3 when it
+    /// finds problems
+    Check {
+        /// A session id, or the path of a .jsonl transcript
+        target: String,
+        /// Print JSON (see the README)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Repair a session's broken lines: back the original up, rewrite it, print what changed
+    Repair {
+        /// The session id
+        id: String,
+        /// Print JSON ({backups, dropped, split_glued, fixed_utf8, dropped_torn_tail})
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a short scripted conversation into a fresh store and show what happened
     Demo {
         /// Where to create the demo store [default: a new folder in the system temp dir]
@@ -92,13 +140,31 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show a session's messages and what the load had to skip
+    /// Show a session's conversation (the main chain) and what the load had to skip
     Show {
         /// The session id
         id: String,
-        /// Print JSON ({entries, report, lines}; see the README)
+        /// Show every entry: all branches, sidechains and sub-agent transcripts
+        #[arg(long)]
+        all: bool,
+        /// Print JSON ({id, project, parts, entries, chain, report}; with --all also subagents; see the README)
         #[arg(long)]
         json: bool,
+    },
+    /// Remove a session: every part, its sub-agent transcripts and sidecar files
+    Rm {
+        /// The session id
+        id: String,
+        /// Do not ask for confirmation
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Soft-delete one entry: it stays in the file but no longer loads
+    Tombstone {
+        /// The session id
+        id: String,
+        /// The uuid of the entry to delete (see `sessions show --json`)
+        uuid: String,
     },
 }
 
@@ -108,10 +174,15 @@ enum RoleArg {
     Assistant,
 }
 
+/// Not an error of the command: `check` found problems in what it checked.
+const PROBLEMS_FOUND: &str = "problems found";
+
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(message) if message == PROBLEMS_FOUND => ExitCode::from(3),
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
@@ -121,52 +192,90 @@ fn main() -> ExitCode {
 
 type CliResult = Result<(), String>;
 
+/// Rust ignores SIGPIPE, which turns `mneme … | head` into a panic on the next print.
+/// A command-line tool should simply stop when its reader goes away.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a
+    // valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Sessions(SessionsCommand::List { json }) => {
             let sessions = open(&cli.store)?.list().map_err(|e| e.to_string())?;
-            if json {
-                print_json(&sessions)
-            } else {
-                print_sessions(&sessions)
+            if json { print_json(&sessions) } else { print_sessions(&sessions) }
+        }
+        Command::Sessions(SessionsCommand::Show { id, all, json }) => {
+            let mut sessions = open(&cli.store)?;
+            let transcript = sessions.load(&id).map_err(|e| e.to_string())?;
+            let subagents = if all { sessions.subagents(&id).map_err(|e| e.to_string())? } else { Vec::new() };
+            match (json, all) {
+                (true, false) => print_json(&transcript),
+                (true, true) => print_json(&serde_json::json!({ "transcript": transcript, "subagents": subagents })),
+                (false, _) => print_transcript(&transcript, all, &subagents),
             }
         }
-        Command::Sessions(SessionsCommand::Show { id, json }) => {
-            let transcript = open(&cli.store)?.load(&id).map_err(|e| e.to_string())?;
-            if json {
-                print_json(&transcript)
-            } else {
-                print_transcript(&transcript)
-            }
+        Command::Sessions(SessionsCommand::Rm { id, yes }) => remove(&mut *open(&cli.store)?, &id, yes),
+        Command::Sessions(SessionsCommand::Tombstone { id, uuid }) => {
+            open(&cli.store)?.tombstone(&id, &uuid, now_ms()).map_err(|e| e.to_string())?;
+            println!("deleted entry {uuid} of session {id} (a tombstone was appended; the entry stays in the file)");
+            Ok(())
         }
-        Command::Append {
-            id,
-            role,
-            text,
-            cwd,
-            json,
-        } => {
+        Command::Resume { id, latest, json } => {
+            let mut sessions = open(&cli.store)?;
+            let id = match (id, latest) {
+                (Some(id), _) => id,
+                (None, _) => sessions
+                    .list()
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .next()
+                    .map(|s| s.id)
+                    .ok_or("the store has no sessions to resume")?,
+            };
+            let context = sessions.context(&id).map_err(|e| e.to_string())?;
+            if json { print_json(&context) } else { print_context(&id, &context) }
+        }
+        Command::Check { target, json } => {
+            let mut sessions = open(&cli.store)?;
+            let path = Path::new(&target);
+            let report = if path.is_file() {
+                let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                sessions.check_bytes(&bytes)
+            } else {
+                sessions.check(&target)
+            }
+            .map_err(|e| e.to_string())?;
+            if json {
+                print_json(&report)?
+            } else {
+                print_check(&target, &report)
+            }
+            if has_problems(&report) { Err(PROBLEMS_FOUND.to_owned()) } else { Ok(()) }
+        }
+        Command::Repair { id, json } => {
+            let report = open(&cli.store)?.repair(&id, now_ms()).map_err(|e| e.to_string())?;
+            if json { print_json(&report) } else { print_repair(&id, &report) }
+        }
+        Command::Append { id, role, text, cwd, json } => {
             let cwd = match cwd {
                 Some(cwd) => cwd,
-                None => std::env::current_dir()
-                    .map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
+                None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
             };
             let role = match role {
                 RoleArg::User => Role::User,
                 RoleArg::Assistant => Role::Assistant,
             };
-            let entry = open(&cli.store)?
-                .append(&id, new_entry(role, text, &cwd))
-                .map_err(|e| e.to_string())?;
+            let entry = open(&cli.store)?.append(&id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
             if json {
                 print_json(&entry)
             } else {
-                println!(
-                    "appended {} to session {id} (line {})",
-                    entry.uuid.as_deref().unwrap_or("?"),
-                    entry.line
-                );
+                println!("appended {} to session {id} (line {})", entry.uuid.as_deref().unwrap_or("?"), entry.line);
                 Ok(())
             }
         }
@@ -179,50 +288,63 @@ fn default_root() -> Result<PathBuf, String> {
     }
     dirs::data_dir()
         .map(|dir| dir.join("mneme"))
-        .ok_or_else(|| {
-            "no per-user data folder is known on this system; pass --root DIR".to_owned()
-        })
+        .ok_or_else(|| "no per-user data folder is known on this system; pass --root DIR".to_owned())
 }
 
 fn open(args: &StoreArgs) -> Result<Box<dyn Sessions>, String> {
     let storage = match (&args.claude_home, &args.root) {
         (Some(home), _) => {
             if !home.join("projects").is_dir() {
-                return Err(format!(
-                    "{} has no projects/ folder; is it a Claude Code home such as ~/.claude?",
-                    home.display()
-                ));
+                return Err(format!("{} has no projects/ folder; is it a Claude Code home such as ~/.claude?", home.display()));
             }
             FsStorage::read_only(home)
         }
         (None, Some(root)) => FsStorage::new(root),
         (None, None) => FsStorage::new(default_root()?),
     };
-    engine(args.engine, storage)
+    engine(args.engine, storage, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
 }
 
-fn engine(kind: EngineKind, storage: FsStorage) -> Result<Box<dyn Sessions>, String> {
+fn engine(kind: EngineKind, storage: FsStorage, limits: Limits) -> Result<Box<dyn Sessions>, String> {
     Ok(match kind {
-        EngineKind::Native => Box::new(NativeEngine::new(storage)),
-        EngineKind::Component => Box::new(
-            Runtime::new()
-                .and_then(|rt| rt.instantiate(storage))
-                .map_err(|e| e.to_string())?,
-        ),
+        EngineKind::Native => Box::new(NativeEngine::new(storage, limits)),
+        EngineKind::Component => Box::new(Runtime::new().and_then(|rt| rt.instantiate(storage, limits)).map_err(|e| e.to_string())?),
     })
 }
 
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 fn new_entry(role: Role, text: String, cwd: &Path) -> NewEntry {
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    NewEntry {
-        uuid: uuid::Uuid::new_v4().to_string(),
-        now_ms,
-        role,
-        text,
-        cwd: cwd.to_string_lossy().into_owned(),
+    NewEntry { uuid: uuid::Uuid::new_v4().to_string(), now_ms: now_ms(), role, text, cwd: cwd.to_string_lossy().into_owned() }
+}
+
+fn remove(sessions: &mut dyn Sessions, id: &str, yes: bool) -> CliResult {
+    if !yes {
+        let transcript = sessions.load(id).map_err(|e| e.to_string())?;
+        let subagents = sessions.subagents(id).map_err(|e| e.to_string())?;
+        if !io::stdin().is_terminal() {
+            return Err(format!("refusing to remove session {id} without confirmation; pass --yes"));
+        }
+        eprint!(
+            "Remove session {id} ({} part(s), {} entries, {} sub-agent transcript(s))? This cannot be undone. [y/N] ",
+            transcript.parts,
+            transcript.report.entries,
+            subagents.len()
+        );
+        let mut answer = String::new();
+        io::stdin().lock().read_line(&mut answer).map_err(|e| e.to_string())?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Err("nothing removed".into());
+        }
     }
+    let removed = sessions.remove(id).map_err(|e| e.to_string())?;
+    println!("removed session {id}: {} file(s)", removed.len());
+    for key in removed {
+        println!("  {key}");
+    }
+    Ok(())
 }
 
 fn print_json(value: &impl serde::Serialize) -> CliResult {
@@ -236,14 +358,15 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
         println!("no sessions (append one with `mneme append <id> --role user --text ...`)");
         return Ok(());
     }
-    println!(
-        "{:<36}  {:>7}  {:>5}  {:>9}  {:<24}  TITLE",
-        "ID", "ENTRIES", "MSGS", "BYTES", "UPDATED"
-    );
+    println!("{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  TITLE", "ID", "PROJECT", "PARTS", "ENTRIES", "MSGS", "BYTES", "UPDATED");
     for s in sessions {
+        let chars = s.project.chars().count();
+        let project = if chars > 24 { format!("…{}", s.project.chars().skip(chars - 23).collect::<String>()) } else { s.project.clone() };
         println!(
-            "{:<36}  {:>7}  {:>5}  {:>9}  {:<24}  {}",
+            "{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  {}",
             s.id,
+            project,
+            s.parts,
             s.entries,
             s.messages,
             s.bytes,
@@ -254,51 +377,140 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
     Ok(())
 }
 
-fn print_transcript(transcript: &Transcript) -> CliResult {
-    for entry in transcript
-        .entries
-        .iter()
-        .filter(|e| e.role.is_some() && !e.text.is_empty())
-    {
-        println!(
-            "[{}] {} {}:",
-            entry.line,
-            entry.timestamp.as_deref().unwrap_or("-"),
-            entry.role.as_deref().unwrap_or(&entry.kind)
-        );
-        for line in entry.text.lines() {
+fn print_entry(entry: &Entry, indent: &str) {
+    let who = entry.role.as_deref().unwrap_or(&entry.kind);
+    let side = if entry.is_sidechain { " (sidechain)" } else { "" };
+    let place = if entry.part > 1 { format!("{}:{}", entry.part, entry.line) } else { entry.line.to_string() };
+    println!("{indent}[{place}] {} {who}{side} {}", entry.timestamp.as_deref().unwrap_or("-"), entry.uuid.as_deref().unwrap_or(""));
+    for line in entry.text.lines() {
+        println!("{indent}    {line}");
+    }
+}
+
+fn print_transcript(transcript: &Transcript, all: bool, subagents: &[Subagent]) -> CliResult {
+    if all {
+        for entry in &transcript.entries {
+            print_entry(entry, "");
+        }
+        for subagent in subagents {
+            println!("\n--- sub-agent {} ({} entries)", subagent.key, subagent.transcript.entries.len());
+            for entry in &subagent.transcript.entries {
+                print_entry(entry, "  ");
+            }
+        }
+    } else {
+        let chain = transcript.chain.iter().filter_map(|&i| transcript.entries.get(i as usize));
+        for entry in chain.filter(|e| e.role.is_some() && !e.text.is_empty()) {
+            print_entry(entry, "");
+        }
+    }
+    print_report(&transcript.report);
+    Ok(())
+}
+
+fn print_report(report: &LoadReport) {
+    for skipped in &report.skipped {
+        eprintln!("skipped part {} line {}: {}", skipped.part, skipped.line, skipped.reason);
+    }
+    if report.torn_tail {
+        eprintln!("the last line is torn (cut off mid-write); the next append moves it aside, `mneme repair` removes it");
+    }
+    if report.recovered_glued > 0 {
+        eprintln!("{} objects were recovered from glued lines; `mneme repair` writes them one per line", report.recovered_glued);
+    }
+    if report.invalid_utf8 > 0 {
+        eprintln!("{} line(s) held invalid UTF-8 (read with U+FFFD in place of the bad bytes)", report.invalid_utf8);
+    }
+}
+
+fn print_context(id: &str, context: &Context) -> CliResult {
+    let from = if context.compacted { "from its last compaction" } else { "from the start" };
+    println!("context of session {id}, {from}: {} message(s)\n", context.messages.len());
+    for message in &context.messages {
+        let summary = if message.is_compact_summary { " (compaction summary)" } else { "" };
+        println!("{}{summary}:", message.role);
+        for line in message.text.lines() {
             println!("    {line}");
         }
     }
-    let report = &transcript.report;
-    for skipped in &report.skipped {
-        eprintln!("skipped line {}: {}", skipped.line, skipped.reason);
+    Ok(())
+}
+
+fn has_problems(report: &CheckReport) -> bool {
+    let load = &report.load;
+    !load.skipped.is_empty()
+        || load.torn_tail
+        || load.recovered_glued > 0
+        || load.invalid_utf8 > 0
+        || !report.dangling_parents.is_empty()
+        || !report.orphaned_tool_uses.is_empty()
+        || !report.orphaned_tool_results.is_empty()
+}
+
+fn print_check(target: &str, report: &CheckReport) {
+    let load = &report.load;
+    println!("{target}: {} entries", load.entries);
+    let types: Vec<String> =
+        load.by_type.iter().map(|t| format!("{} {}", t.count, if t.kind.is_empty() { "(no type)" } else { &t.kind })).collect();
+    println!("  by type: {}", types.join(", "));
+    println!("  skipped lines: {}", load.skipped.len());
+    for skipped in &load.skipped {
+        println!("    part {} line {}: {}", skipped.part, skipped.line, skipped.reason);
     }
-    if report.torn_tail {
-        eprintln!("the last line is torn (no newline at the end): it was cut off mid-write");
+    println!("  torn tail: {}", if load.torn_tail { "yes" } else { "no" });
+    println!("  objects recovered from glued lines: {}", load.recovered_glued);
+    println!("  lines with invalid UTF-8: {}", load.invalid_utf8);
+    println!("  tombstoned entries: {}", load.tombstoned);
+    for (label, findings) in [
+        ("dangling parents", &report.dangling_parents),
+        ("tool calls without a result", &report.orphaned_tool_uses),
+        ("tool results without a call", &report.orphaned_tool_results),
+    ] {
+        println!("  {label}: {}", findings.len());
+        for finding in findings.iter().take(20) {
+            println!("    part {} line {}: {}", finding.part, finding.line, finding.id);
+        }
+        if findings.len() > 20 {
+            println!("    … and {} more (--json lists all)", findings.len() - 20);
+        }
+    }
+    println!("{}", if has_problems(report) { "problems found" } else { "no problems found" });
+}
+
+fn print_repair(id: &str, report: &RepairReport) -> CliResult {
+    if report.backups.is_empty() {
+        println!("session {id} needs no repair");
+        return Ok(());
+    }
+    println!("repaired session {id}:");
+    for dropped in &report.dropped {
+        println!("  removed unreadable part {} line {}: {}", dropped.part, dropped.line, dropped.reason);
+    }
+    if report.dropped_torn_tail {
+        println!("  removed the torn last line");
+    }
+    if report.split_glued > 0 {
+        println!("  split {} glued objects onto lines of their own", report.split_glued);
+    }
+    if report.fixed_utf8 > 0 {
+        println!("  replaced invalid UTF-8 on {} line(s) with U+FFFD", report.fixed_utf8);
+    }
+    for backup in &report.backups {
+        println!("  original kept as {backup}");
     }
     Ok(())
 }
 
 const DEMO_SCRIPT: [(Role, &str); 6] = [
-    (
-        Role::User,
-        "Hi! I keep losing my agent's context between runs. Can you remember things?",
-    ),
-    (
-        Role::Assistant,
-        "Yes: every message we exchange is appended to a session transcript on disk, one JSON line each.",
-    ),
+    (Role::User, "Hi! I keep losing my agent's context between runs. Can you remember things?"),
+    (Role::Assistant, "Yes: every message we exchange is appended to a session transcript on disk, one JSON line each."),
     (Role::User, "What happens if my machine crashes mid-write?"),
     (
         Role::Assistant,
         "Each append is a single atomic write, so a crash leaves at most a torn last line, which the reader reports instead of losing the rest.",
     ),
     (Role::User, "And can Claude Code read these files?"),
-    (
-        Role::Assistant,
-        "They are Claude Code's own JSONL format: same fields, same parentUuid chain, same folder layout.",
-    ),
+    (Role::Assistant, "They are Claude Code's own JSONL format: same fields, same parentUuid chain, same folder layout."),
 ];
 
 fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
@@ -306,16 +518,8 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!("mneme-demo-{}", uuid::Uuid::new_v4().simple())),
     };
-    if root.exists()
-        && std::fs::read_dir(&root)
-            .map_err(|e| format!("cannot read {}: {e}", root.display()))?
-            .next()
-            .is_some()
-    {
-        return Err(format!(
-            "{} is not empty; the demo needs a fresh folder",
-            root.display()
-        ));
+    if root.exists() && std::fs::read_dir(&root).map_err(|e| format!("cannot read {}: {e}", root.display()))?.next().is_some() {
+        return Err(format!("{} is not empty; the demo needs a fresh folder", root.display()));
     }
     let how = match kind {
         EngineKind::Component => "the Mneme component (wasmtime)",
@@ -323,14 +527,12 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
     };
     println!("Mneme demo: a scripted conversation through {how}");
     println!("store: {}\n", root.display());
-    let mut sessions = engine(kind, FsStorage::new(&root))?;
+    let mut sessions = engine(kind, FsStorage::new(&root), Limits::default())?;
     let session_id = uuid::Uuid::new_v4().to_string();
     let cwd = root.join("workspace");
     let mut written: Vec<Entry> = Vec::new();
     for (role, text) in DEMO_SCRIPT {
-        let entry = sessions
-            .append(&session_id, new_entry(role, text.to_owned(), &cwd))
-            .map_err(|e| e.to_string())?;
+        let entry = sessions.append(&session_id, new_entry(role, text.to_owned(), &cwd)).map_err(|e| e.to_string())?;
         println!(
             "appended line {}: {:<9} uuid {} parent {}",
             entry.line,
@@ -341,37 +543,20 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         written.push(entry);
     }
     let transcript = sessions.load(&session_id).map_err(|e| e.to_string())?;
-    let intact = transcript.entries == written
-        && transcript.report.skipped.is_empty()
-        && !transcript.report.torn_tail;
+    let intact = transcript.entries == written && transcript.report.skipped.is_empty() && !transcript.report.torn_tail;
     println!(
         "\nreloaded {} entries from disk: {}",
         transcript.entries.len(),
-        if intact {
-            "identical to what was written"
-        } else {
-            "DIFFERENT from what was written"
-        }
+        if intact { "identical to what was written" } else { "DIFFERENT from what was written" }
     );
     println!();
     print_sessions(&sessions.list().map_err(|e| e.to_string())?)?;
-    let info = sessions
-        .list()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|s| s.id == session_id);
+    let info = sessions.list().map_err(|e| e.to_string())?.into_iter().find(|s| s.id == session_id);
     if let Some(info) = info {
         println!("\ntranscript file: {}", root.join(&info.key).display());
     }
-    println!(
-        "see it again with: mneme --root {} sessions show {session_id}",
-        root.display()
-    );
-    if intact {
-        Ok(())
-    } else {
-        Err("the reloaded transcript does not match what was appended".into())
-    }
+    println!("see it again with: mneme --root {} sessions show {session_id}", root.display());
+    if intact { Ok(()) } else { Err("the reloaded transcript does not match what was appended".into()) }
 }
 
 fn short(id: Option<&str>) -> &str {

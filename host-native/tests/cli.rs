@@ -8,18 +8,11 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn mneme(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mneme"))
-        .args(args)
-        .output()
-        .expect("run mneme")
+    Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().expect("run mneme")
 }
 
 fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "mneme failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "mneme failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout.clone()).expect("UTF-8 output")
 }
 
@@ -41,13 +34,7 @@ fn demo_writes_valid_claude_code_jsonl() {
     for engine in ["component", "native"] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("demo");
-        let out = stdout(&mneme(&[
-            "demo",
-            "--engine",
-            engine,
-            "--dir",
-            root.to_str().unwrap(),
-        ]));
+        let out = stdout(&mneme(&["demo", "--engine", engine, "--dir", root.to_str().unwrap()]));
         assert!(out.contains("identical to what was written"), "{out}");
 
         let files = transcripts(&root);
@@ -57,47 +44,26 @@ fn demo_writes_valid_claude_code_jsonl() {
         let mut seen = HashSet::new();
         let mut session_ids = HashSet::new();
         for (index, line) in text.lines().enumerate() {
-            let entry: Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("line {} is not JSON: {e}", index + 1));
+            let entry: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not JSON: {e}", index + 1));
             for field in ["type", "uuid", "sessionId", "timestamp", "cwd", "message"] {
                 assert!(!entry[field].is_null(), "line {} lacks {field}", index + 1);
             }
-            assert!(
-                entry.get("parentUuid").is_some(),
-                "parentUuid must be present (null for the root)"
-            );
+            assert!(entry.get("parentUuid").is_some(), "parentUuid must be present (null for the root)");
             match entry["parentUuid"].as_str() {
                 None => assert_eq!(index, 0, "only the first entry is a root"),
-                Some(parent) => assert!(
-                    seen.contains(parent),
-                    "line {}: parent {parent} is not an earlier uuid",
-                    index + 1
-                ),
+                Some(parent) => assert!(seen.contains(parent), "line {}: parent {parent} is not an earlier uuid", index + 1),
             }
             assert_eq!(entry["message"]["role"], entry["type"]);
-            assert!(
-                seen.insert(entry["uuid"].as_str().unwrap().to_owned()),
-                "duplicate uuid"
-            );
+            assert!(seen.insert(entry["uuid"].as_str().unwrap().to_owned()), "duplicate uuid");
             session_ids.insert(entry["sessionId"].as_str().unwrap().to_owned());
         }
         assert_eq!(seen.len(), 6);
         assert_eq!(session_ids.len(), 1);
         let id = session_ids.into_iter().next().unwrap();
-        assert_eq!(
-            files[0].file_stem().unwrap().to_str().unwrap(),
-            id,
-            "the file is named after the session"
-        );
+        assert_eq!(files[0].file_stem().unwrap().to_str().unwrap(), id, "the file is named after the session");
 
-        let listed: Value = serde_json::from_str(&stdout(&mneme(&[
-            "sessions",
-            "list",
-            "--json",
-            "--root",
-            root.to_str().unwrap(),
-        ])))
-        .unwrap();
+        let listed: Value =
+            serde_json::from_str(&stdout(&mneme(&["sessions", "list", "--json", "--root", root.to_str().unwrap()]))).unwrap();
         assert_eq!(listed[0]["id"], id.as_str());
         assert_eq!(listed[0]["messages"], 6);
     }
@@ -110,53 +76,22 @@ fn demo_refuses_a_folder_that_is_not_empty() {
     let output = mneme(&["demo", "--dir", dir.path().to_str().unwrap()]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("not empty"));
-    assert_eq!(
-        fs::read_to_string(dir.path().join("precious.txt")).unwrap(),
-        "keep"
-    );
+    assert_eq!(fs::read_to_string(dir.path().join("precious.txt")).unwrap(), "keep");
 }
 
 #[test]
 fn append_show_and_list_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    stdout(&mneme(&[
-        "--root",
-        root,
-        "append",
-        "chat-1",
-        "--role",
-        "user",
-        "--text",
-        "remember the milk",
-        "--cwd",
-        "/home/ada",
-    ]));
-    let entry: Value = serde_json::from_str(&stdout(&mneme(&[
-        "--root",
-        root,
-        "append",
-        "chat-1",
-        "--role",
-        "assistant",
-        "--text",
-        "noted",
-        "--json",
-    ])))
-    .unwrap();
+    stdout(&mneme(&["--root", root, "append", "chat-1", "--role", "user", "--text", "remember the milk", "--cwd", "/home/ada"]));
+    let entry: Value =
+        serde_json::from_str(&stdout(&mneme(&["--root", root, "append", "chat-1", "--role", "assistant", "--text", "noted", "--json"])))
+            .unwrap();
     assert_eq!(entry["line"], 2);
     let shown = stdout(&mneme(&["--root", root, "sessions", "show", "chat-1"]));
-    assert!(
-        shown.contains("remember the milk") && shown.contains("noted"),
-        "{shown}"
-    );
-    let listed = stdout(&mneme(&[
-        "--root", root, "--engine", "native", "sessions", "list",
-    ]));
-    assert!(
-        listed.contains("chat-1") && listed.contains("remember the milk"),
-        "{listed}"
-    );
+    assert!(shown.contains("remember the milk") && shown.contains("noted"), "{shown}");
+    let listed = stdout(&mneme(&["--root", root, "--engine", "native", "sessions", "list"]));
+    assert!(listed.contains("chat-1") && listed.contains("remember the milk"), "{listed}");
     assert!(dir.path().join("projects/-home-ada/chat-1.jsonl").is_file());
 
     let missing = mneme(&["--root", root, "sessions", "show", "nope"]);
@@ -166,8 +101,7 @@ fn append_show_and_list_round_trip() {
 
 #[test]
 fn claude_home_is_read_only_and_lists_real_sessions() {
-    let corpus =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/04-v2.1.42-progress");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/04-v2.1.42-progress");
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("projects/-experiments-ideas");
     fs::create_dir_all(&project).unwrap();
@@ -177,52 +111,15 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     let before = fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap();
     let home_arg = home.path().to_str().unwrap();
 
-    let listed: Value = serde_json::from_str(&stdout(&mneme(&[
-        "--claude-home",
-        home_arg,
-        "sessions",
-        "list",
-        "--json",
-    ])))
-    .unwrap();
-    let ids: HashSet<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        ids,
-        HashSet::from([
-            "03eb5929-52b3-4b13-ada3-b93ae35806b8",
-            "a95fea4a-b88a-4e49-ac07-4cc323d8700c"
-        ])
-    );
+    let listed: Value = serde_json::from_str(&stdout(&mneme(&["--claude-home", home_arg, "sessions", "list", "--json"]))).unwrap();
+    let ids: HashSet<&str> = listed.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, HashSet::from(["03eb5929-52b3-4b13-ada3-b93ae35806b8", "a95fea4a-b88a-4e49-ac07-4cc323d8700c"]));
 
-    let refused = mneme(&[
-        "--claude-home",
-        home_arg,
-        "append",
-        "03eb5929-52b3-4b13-ada3-b93ae35806b8",
-        "--role",
-        "user",
-        "--text",
-        "x",
-    ]);
+    let refused = mneme(&["--claude-home", home_arg, "append", "03eb5929-52b3-4b13-ada3-b93ae35806b8", "--role", "user", "--text", "x"]);
     assert!(!refused.status.success());
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("read-only"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
-    assert_eq!(
-        fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(),
-        before
-    );
-    assert!(
-        !home.path().join(".mneme").exists(),
-        "nothing was written into the Claude home"
-    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert_eq!(fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(), before);
+    assert!(!home.path().join(".mneme").exists(), "nothing was written into the Claude home");
 }
 
 #[test]

@@ -41,20 +41,14 @@ fn seeded_storage(seed: &Seed) -> (FsStorage, tempfile::TempDir) {
         fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).expect("create seed folder");
         fs::write(&path, bytes).expect("write seed file");
     }
-    (
-        FsStorage::new(dir.path()).with_durability(Durability::Buffered),
-        dir,
-    )
+    (FsStorage::new(dir.path()).with_durability(Durability::Buffered), dir)
 }
 
 #[test]
 fn native_and_component_pass_every_vector_identically() {
     let native = run_all(|seed| {
         let (storage, dir) = seeded_storage(seed);
-        Adapter {
-            engine: NativeEngine::new(storage),
-            _dir: dir,
-        }
+        Adapter { engine: NativeEngine::new(storage), _dir: dir }
     });
     let runtime = Runtime::new().expect("the embedded component loads");
     let component = run_all(|seed| {
@@ -64,9 +58,6 @@ fn native_and_component_pass_every_vector_identically() {
     });
     assert_eq!(native.len(), component.len());
     for ((name, native_steps), (_, component_steps)) in native.iter().zip(&component) {
-        assert_eq!(
-            native_steps, component_steps,
-            "vector {name}: native and component differ"
-        );
+        assert_eq!(native_steps, component_steps, "vector {name}: native and component differ");
     }
 }

@@ -30,8 +30,7 @@ pub trait Host {
 }
 
 /// The vector files, embedded so every test binary carries them.
-pub const VECTOR_FILES: &[(&str, &str)] =
-    &[("sessions.json", include_str!("../vectors/sessions.json"))];
+pub const VECTOR_FILES: &[(&str, &str)] = &[("sessions.json", include_str!("../vectors/sessions.json"))];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
 pub type Seed = Vec<(String, Vec<u8>)>;
@@ -43,34 +42,18 @@ pub type Seed = Vec<(String, Vec<u8>)>;
 pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed) -> H) -> Vec<(String, Vec<Value>)> {
     let mut results = Vec::new();
     for (file, text) in VECTOR_FILES {
-        let vectors: Vec<Value> =
-            serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
+        let vectors: Vec<Value> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
         for vector in &vectors {
-            let name = vector["name"]
-                .as_str()
-                .unwrap_or_else(|| panic!("a vector in {file} has no name"));
+            let name = vector["name"].as_str().unwrap_or_else(|| panic!("a vector in {file} has no name"));
             let seed: Seed = vector["files"]
                 .as_object()
-                .map(|files| {
-                    files
-                        .iter()
-                        .map(|(k, v)| {
-                            (
-                                k.clone(),
-                                v.as_str().unwrap_or_default().as_bytes().to_vec(),
-                            )
-                        })
-                        .collect()
-                })
+                .map(|files| files.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().as_bytes().to_vec())).collect())
                 .unwrap_or_default();
             let mut host = setup(&seed);
-            let steps = vector["steps"]
-                .as_array()
-                .unwrap_or_else(|| panic!("vector {name} has no steps"));
+            let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
             let mut outcomes = Vec::new();
             for (index, step) in steps.iter().enumerate() {
-                let outcome = run_step(&mut host, step)
-                    .unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
+                let outcome = run_step(&mut host, step).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
                 if let Err(difference) = matches(&step["expect"], &outcome, "") {
                     panic!(
                         "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
@@ -88,20 +71,13 @@ pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed) -> H) -> Vec<(String, Vec<V
 }
 
 fn step_name(step: &Value) -> &str {
-    step.as_object()
-        .and_then(|o| o.keys().find(|k| *k != "expect"))
-        .map_or("?", String::as_str)
+    step.as_object().and_then(|o| o.keys().find(|k| *k != "expect")).map_or("?", String::as_str)
 }
 
 fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
     let op = step_name(step);
     let args = &step[op];
-    let text = |field: &str| {
-        args[field]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("`{op}` needs a string `{field}`"))
-    };
+    let text = |field: &str| args[field].as_str().map(str::to_owned).ok_or_else(|| format!("`{op}` needs a string `{field}`"));
     let outcome = match op {
         "append" => {
             let role = match text("role")?.as_str() {
@@ -109,16 +85,8 @@ fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
                 "assistant" => Role::Assistant,
                 other => return Err(format!("unknown role {other}")),
             };
-            let now_ms = args["now_ms"]
-                .as_i64()
-                .ok_or("`append` needs an integer `now_ms`")?;
-            let entry = NewEntry {
-                uuid: text("uuid")?,
-                now_ms,
-                role,
-                text: text("text")?,
-                cwd: text("cwd")?,
-            };
+            let now_ms = args["now_ms"].as_i64().ok_or("`append` needs an integer `now_ms`")?;
+            let entry = NewEntry { uuid: text("uuid")?, now_ms, role, text: text("text")?, cwd: text("cwd")? };
             to_outcome(host.append(&text("id")?, entry))
         }
         "load" => to_outcome(host.load(&text("id")?)),
@@ -172,17 +140,9 @@ pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), Strin
         }
         (Value::Array(expected), Value::Array(actual)) => {
             if expected.len() != actual.len() {
-                return Err(format!(
-                    "{path} (expected {} items, got {})",
-                    expected.len(),
-                    actual.len()
-                ));
+                return Err(format!("{path} (expected {} items, got {})", expected.len(), actual.len()));
             }
-            expected
-                .iter()
-                .zip(actual)
-                .enumerate()
-                .try_for_each(|(i, (e, a))| matches(e, a, &format!("{path}[{i}]")))
+            expected.iter().zip(actual).enumerate().try_for_each(|(i, (e, a))| matches(e, a, &format!("{path}[{i}]")))
         }
         _ if expected == actual => Ok(()),
         _ => Err(format!("{path} (expected {expected}, got {actual})")),
@@ -198,10 +158,7 @@ mod tests {
         let actual = json!({"a": 1, "b": [{"c": 2, "d": 3}]});
         assert!(matches(&json!({"a": 1}), &actual, "").is_ok());
         assert!(matches(&json!({"b": [{"d": 3}]}), &actual, "").is_ok());
-        assert_eq!(
-            matches(&json!({"a": 2}), &actual, ""),
-            Err(".a (expected 2, got 1)".into())
-        );
+        assert_eq!(matches(&json!({"a": 2}), &actual, ""), Err(".a (expected 2, got 1)".into()));
         assert!(matches(&json!({"b": []}), &actual, "").is_err());
         assert!(matches(&json!({"missing": 1}), &actual, "").is_err());
         assert!(matches(&json!({"missing": null}), &actual, "").is_ok());

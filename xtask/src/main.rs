@@ -38,10 +38,7 @@ fn main() -> ExitCode {
 fn run(program: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("xtask: running {program} {}", args.join(" "));
     let started = Instant::now();
-    let status = Command::new(program)
-        .args(args)
-        .status()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let status = Command::new(program).args(args).status().map_err(|e| format!("cannot run {program}: {e}"))?;
     if !status.success() {
         return Err(format!("`{program} {}` failed ({status})", args.join(" ")));
     }
@@ -54,17 +51,9 @@ fn cargo() -> String {
 }
 
 fn setup() -> Result<(), String> {
-    let installed = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output();
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
     match installed {
-        Ok(output)
-            if String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .any(|t| t.trim() == WASM_TARGET) =>
-        {
-            Ok(())
-        }
+        Ok(output) if String::from_utf8_lossy(&output.stdout).lines().any(|t| t.trim() == WASM_TARGET) => Ok(()),
         Ok(_) => run("rustup", &["target", "add", WASM_TARGET]),
         Err(e) => Err(format!(
             "rustup is needed to install the {WASM_TARGET} target ({e}); install it from https://rustup.rs or add the target to your toolchain"
@@ -73,16 +62,7 @@ fn setup() -> Result<(), String> {
 }
 
 fn demo(extra: &[String]) -> Result<(), String> {
-    let mut args = vec![
-        "run",
-        "--release",
-        "--package",
-        "mneme-host",
-        "--bin",
-        "mneme",
-        "--",
-        "demo",
-    ];
+    let mut args = vec!["run", "--release", "--package", "mneme-host", "--bin", "mneme", "--", "demo"];
     args.extend(extra.iter().map(String::as_str));
     run(&cargo(), &args)
 }
@@ -90,30 +70,9 @@ fn demo(extra: &[String]) -> Result<(), String> {
 fn test() -> Result<(), String> {
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"])?;
-    run(
-        &cargo,
-        &[
-            "build",
-            "--package",
-            "mneme-core",
-            "--no-default-features",
-            "--target",
-            WASM_TARGET,
-        ],
-    )?;
+    run(&cargo, &["build", "--package", "mneme-core", "--no-default-features", "--target", WASM_TARGET])?;
     run(&cargo, &["test", "--release", "--workspace"])?;
-    run(
-        &cargo,
-        &[
-            "clippy",
-            "--release",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
+    run(&cargo, &["clippy", "--release", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     eprintln!("xtask: every check passed");
     Ok(())
 }
