@@ -136,3 +136,95 @@ fn help_is_available_on_every_command() {
         assert!(out.contains("Usage:"), "{args:?}: {out}");
     }
 }
+
+fn status(output: &Output) -> i32 {
+    output.status.code().expect("exit code")
+}
+
+#[test]
+fn tombstone_resume_check_repair_and_rm() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mut uuids = Vec::new();
+    for (role, text) in [("user", "first question"), ("assistant", "first answer"), ("user", "second question")] {
+        let entry: Value = serde_json::from_str(&stdout(&mneme(&[
+            "--root", root, "append", "s", "--role", role, "--text", text, "--cwd", "/w", "--json",
+        ])))
+        .unwrap();
+        uuids.push(entry["uuid"].as_str().unwrap().to_owned());
+    }
+    stdout(&mneme(&["--root", root, "sessions", "tombstone", "s", &uuids[1]]));
+    let context: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "resume", "--latest", "--json"]))).unwrap();
+    let texts: Vec<&str> = context["messages"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["first question", "second question"]);
+    let shown = stdout(&mneme(&["--root", root, "resume", "s"]));
+    assert!(shown.contains("second question") && !shown.contains("first answer"), "{shown}");
+
+    // A clean session checks clean; a broken one exits 3 and says why.
+    assert_eq!(status(&mneme(&["--root", root, "check", "s"])), 0);
+    let file = dir.path().join("projects/-w/s.jsonl");
+    let mut bytes = fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"garbage\n{\"type\":\"user\",\"uuid\":\"g1\"}{\"type\":\"user\",\"uuid\":\"g2\"}\n{\"type\":\"assist");
+    fs::write(&file, &bytes).unwrap();
+    let checked = mneme(&["--root", root, "check", "s", "--json"]);
+    assert_eq!(status(&checked), 3);
+    let report: Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(report["load"]["torn_tail"], true);
+    assert_eq!(report["load"]["recovered_glued"], 2);
+    assert_eq!(report["load"]["skipped"].as_array().unwrap().len(), 1);
+    assert_eq!(report["load"]["tombstoned"], 1);
+    let by_file = mneme(&["check", file.to_str().unwrap(), "--json"]);
+    assert_eq!(status(&by_file), 3, "a file path works without a store");
+    assert_eq!(serde_json::from_slice::<Value>(&by_file.stdout).unwrap()["load"], report["load"]);
+
+    let repaired = stdout(&mneme(&["--root", root, "repair", "s"]));
+    assert!(repaired.contains("removed the torn last line") && repaired.contains("split 2 glued"), "{repaired}");
+    assert!(repaired.contains(".bak-"), "{repaired}");
+    assert_eq!(status(&mneme(&["--root", root, "check", "s"])), 0);
+    assert!(stdout(&mneme(&["--root", root, "repair", "s"])).contains("needs no repair"));
+
+    // Without a terminal to ask on, rm refuses unless told --yes.
+    let refused = mneme(&["--root", root, "sessions", "rm", "s"]);
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--yes"));
+    assert!(file.exists());
+    let removed = stdout(&mneme(&["--root", root, "sessions", "rm", "s", "--yes"]));
+    assert!(removed.contains("projects/-w/s.jsonl"), "{removed}");
+    assert!(!file.exists());
+    assert!(fs::read_dir(dir.path().join("projects/-w")).unwrap().next().is_none(), "backups go with the session");
+}
+
+#[test]
+fn show_all_includes_sidechains_and_subagents() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p");
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("projects/-src-experiments-claude-p");
+    fs::create_dir_all(project.join("29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents")).unwrap();
+    fs::copy(corpus.join("29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl"), project.join("29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl"))
+        .unwrap();
+    fs::copy(
+        corpus.join("29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"),
+        project.join("29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"),
+    )
+    .unwrap();
+    let home_arg = home.path().to_str().unwrap();
+    let all: Value = serde_json::from_str(&stdout(&mneme(&[
+        "--claude-home",
+        home_arg,
+        "sessions",
+        "show",
+        "29ccd257-68b1-427f-ae5f-6524b7cb6f20",
+        "--all",
+        "--json",
+    ])))
+    .unwrap();
+    let subagents = all["subagents"].as_array().unwrap();
+    assert_eq!(subagents.len(), 1);
+    let entries = subagents[0]["transcript"]["entries"].as_array().unwrap();
+    assert!(!entries.is_empty() && entries.iter().all(|e| e["is_sidechain"] == true));
+    let text = stdout(&mneme(&["--claude-home", home_arg, "sessions", "show", "29ccd257-68b1-427f-ae5f-6524b7cb6f20", "--all"]));
+    assert!(
+        text.contains(
+            "--- sub-agent projects/-src-experiments-claude-p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"
+        )
+    );
+}

@@ -6,24 +6,51 @@ use std::fs;
 use std::path::Path;
 
 use mneme_conformance::{Host, Seed, run_all};
-use mneme_host::core::{Entry, Error, NewEntry, SessionInfo, Transcript};
+use mneme_host::core::{
+    CheckReport, Context, Entry, Error, Limits, NewEntry, RepairReport, SessionInfo, Storage, Subagent, Transcript, block_on,
+};
 use mneme_host::{ComponentEngine, Durability, FsStorage, NativeEngine, Runtime, Sessions};
 
 /// An engine and the folder its store lives in, removed when the vector is done.
 struct Adapter<S> {
     engine: S,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl<S: Sessions> Host for Adapter<S> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         self.engine.append(id, entry).map_err(session_error)
     }
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+        self.engine.tombstone(id, uuid, now_ms).map_err(session_error)
+    }
     fn load(&mut self, id: &str) -> Result<Transcript, Error> {
         self.engine.load(id).map_err(session_error)
     }
+    fn context(&mut self, id: &str) -> Result<Context, Error> {
+        self.engine.context(id).map_err(session_error)
+    }
+    fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
+        self.engine.check(id).map_err(session_error)
+    }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+        self.engine.check_bytes(data).map_err(session_error)
+    }
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
+        self.engine.subagents(id).map_err(session_error)
+    }
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
+        self.engine.remove(id).map_err(session_error)
+    }
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+        self.engine.repair(id, now_ms).map_err(session_error)
+    }
     fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
         self.engine.list().map_err(session_error)
+    }
+    fn keys(&mut self, prefix: &str) -> Vec<String> {
+        let storage = FsStorage::new(self.dir.path());
+        block_on(storage.list(prefix)).expect("list the store").into_iter().map(|i| i.key).collect()
     }
 }
 
@@ -46,15 +73,15 @@ fn seeded_storage(seed: &Seed) -> (FsStorage, tempfile::TempDir) {
 
 #[test]
 fn native_and_component_pass_every_vector_identically() {
-    let native = run_all(|seed| {
+    let native = run_all(|seed, limits: Limits| {
         let (storage, dir) = seeded_storage(seed);
-        Adapter { engine: NativeEngine::new(storage), _dir: dir }
+        Adapter { engine: NativeEngine::new(storage, limits), dir }
     });
     let runtime = Runtime::new().expect("the embedded component loads");
-    let component = run_all(|seed| {
+    let component = run_all(|seed, limits| {
         let (storage, dir) = seeded_storage(seed);
-        let engine: ComponentEngine = runtime.instantiate(storage).expect("instantiate");
-        Adapter { engine, _dir: dir }
+        let engine: ComponentEngine = runtime.instantiate(storage, limits).expect("instantiate");
+        Adapter { engine, dir }
     });
     assert_eq!(native.len(), component.len());
     for ((name, native_steps), (_, component_steps)) in native.iter().zip(&component) {

@@ -9,24 +9,44 @@
 //!
 //! ```json
 //! { "name": "…", "files": { "<key>": "<content>" },
+//!   "limits": { "part_bytes": 300, "total_bytes": 2000 },      (optional)
 //!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
-//!              { "load": { "id" }, "expect": … },
-//!              { "list": {}, "expect": … } ] }
+//!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
+//!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
+//!              { "repair": { "id", "now_ms" }, "expect": … },
+//!              { "check_bytes": { "text" }, "expect": … },
+//!              { "list": {}, "expect": … },
+//!              { "keys": { "prefix" }, "expect": … } ] }
 //! ```
+//!
+//! `keys` lists the store's keys under a prefix (through the storage itself), so
+//! vectors can pin down which files an operation leaves behind.
 //!
 //! An expectation is `{"ok": <value>}` or `{"err": "<error kind>"}`. Objects in an
 //! expected value match when every key they name matches (keys they omit are not
 //! checked); arrays must have the same length. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `SessionInfo`.
 
-use mneme_core::{Entry, Error, NewEntry, Role, SessionInfo, StorageError, Transcript};
+use mneme_core::{
+    CheckReport, Context, Entry, Error, Limits, NewEntry, RepairReport, Role, SessionInfo, StorageError, Subagent, Transcript,
+};
 use serde_json::{Value, json};
 
-/// What a host must offer to be tested.
+/// What a host must offer to be tested: the store's operations, plus a listing of
+/// the keys in its storage.
 pub trait Host {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error>;
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error>;
     fn load(&mut self, id: &str) -> Result<Transcript, Error>;
+    fn context(&mut self, id: &str) -> Result<Context, Error>;
+    fn check(&mut self, id: &str) -> Result<CheckReport, Error>;
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error>;
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error>;
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error>;
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error>;
     fn list(&mut self) -> Result<Vec<SessionInfo>, Error>;
+    /// Keys in the host's storage under `prefix`, sorted.
+    fn keys(&mut self, prefix: &str) -> Vec<String>;
 }
 
 /// The vector files, embedded so every test binary carries them.
@@ -35,11 +55,12 @@ pub const VECTOR_FILES: &[(&str, &str)] = &[("sessions.json", include_str!("../v
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
 pub type Seed = Vec<(String, Vec<u8>)>;
 
-/// Runs every vector on a fresh host made by `setup` from the vector's seed files,
+/// Runs every vector on a fresh host made by `setup` from the vector's seed files and
+/// limits,
 /// panics with the vector, step and difference on the first mismatch, and returns
 /// every step's actual outcome (`{"ok": …}` / `{"err": …}`) so hosts can also be
 /// compared with each other in full.
-pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed) -> H) -> Vec<(String, Vec<Value>)> {
+pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed, Limits) -> H) -> Vec<(String, Vec<Value>)> {
     let mut results = Vec::new();
     for (file, text) in VECTOR_FILES {
         let vectors: Vec<Value> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
@@ -49,7 +70,12 @@ pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed) -> H) -> Vec<(String, Vec<V
                 .as_object()
                 .map(|files| files.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().as_bytes().to_vec())).collect())
                 .unwrap_or_default();
-            let mut host = setup(&seed);
+            let defaults = Limits::default();
+            let limits = Limits {
+                part_bytes: vector["limits"]["part_bytes"].as_u64().unwrap_or(defaults.part_bytes),
+                total_bytes: vector["limits"]["total_bytes"].as_u64().unwrap_or(defaults.total_bytes),
+            };
+            let mut host = setup(&seed, limits);
             let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
             let mut outcomes = Vec::new();
             for (index, step) in steps.iter().enumerate() {
@@ -89,8 +115,22 @@ fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
             let entry = NewEntry { uuid: text("uuid")?, now_ms, role, text: text("text")?, cwd: text("cwd")? };
             to_outcome(host.append(&text("id")?, entry))
         }
+        "tombstone" => {
+            let now_ms = args["now_ms"].as_i64().ok_or("`tombstone` needs an integer `now_ms`")?;
+            to_outcome(host.tombstone(&text("id")?, &text("uuid")?, now_ms))
+        }
         "load" => to_outcome(host.load(&text("id")?)),
+        "context" => to_outcome(host.context(&text("id")?)),
+        "check" => to_outcome(host.check(&text("id")?)),
+        "check_bytes" => to_outcome(host.check_bytes(text("text")?.as_bytes())),
+        "subagents" => to_outcome(host.subagents(&text("id")?)),
+        "remove" => to_outcome(host.remove(&text("id")?)),
+        "repair" => {
+            let now_ms = args["now_ms"].as_i64().ok_or("`repair` needs an integer `now_ms`")?;
+            to_outcome(host.repair(&text("id")?, now_ms))
+        }
         "list" => to_outcome(host.list()),
+        "keys" => json!({ "ok": host.keys(&text("prefix")?) }),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)
@@ -123,6 +163,9 @@ pub fn error_kind(error: &Error) -> String {
         Error::InvalidSessionId { .. } => "invalid-session-id".into(),
         Error::InvalidProject { .. } => "invalid-project".into(),
         Error::AmbiguousSession { .. } => "ambiguous-session".into(),
+        Error::EntryNotFound { .. } => "entry-not-found".into(),
+        Error::SessionFull { .. } => "session-full".into(),
+        Error::SessionPoisoned { .. } => "session-poisoned".into(),
         Error::InvalidArgument(_) => "invalid-argument".into(),
         _ => "other".into(),
     }
@@ -177,22 +220,46 @@ mod reference {
         fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
             block_on(self.0.append(id, entry))
         }
+        fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+            block_on(self.0.tombstone(id, uuid, now_ms))
+        }
         fn load(&mut self, id: &str) -> Result<Transcript, Error> {
             block_on(self.0.load(id))
         }
+        fn context(&mut self, id: &str) -> Result<Context, Error> {
+            block_on(self.0.context(id))
+        }
+        fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
+            block_on(self.0.check(id))
+        }
+        fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+            Ok(mneme_core::check_bytes(data))
+        }
+        fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
+            block_on(self.0.subagents(id))
+        }
+        fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
+            block_on(self.0.remove(id))
+        }
+        fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+            block_on(self.0.repair(id, now_ms))
+        }
         fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
             block_on(self.0.list())
+        }
+        fn keys(&mut self, prefix: &str) -> Vec<String> {
+            block_on(self.0.storage().list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect()
         }
     }
 
     #[test]
     fn memory_storage_passes_every_vector() {
-        let results = run_all(|seed| {
+        let results = run_all(|seed, limits| {
             let storage = MemoryStorage::new();
             for (key, bytes) in seed {
                 block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
             }
-            MemoryHost(Store::new(storage))
+            MemoryHost(Store::with_limits(storage, limits))
         });
         assert!(results.len() >= 6);
     }
