@@ -126,7 +126,8 @@ impl<'a> Loaded<'a> {
     }
 
     /// The newest leaf of the main conversation: the live, non-sidechain entry with a
-    /// uuid and no live child, with the latest timestamp (the later line on a tie).
+    /// uuid and no live child, with the latest timestamp (the later line on a tie). A
+    /// sub-agent's own file holds only sidechain entries: then they are the conversation.
     pub fn leaf(&self) -> Option<usize> {
         let mut has_child = BTreeSet::new();
         for line in self.lines.iter().filter(|l| self.is_live(l)) {
@@ -134,7 +135,8 @@ impl<'a> Loaded<'a> {
                 has_child.insert(parent);
             }
         }
-        let candidates = self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l) && !l.env.is_sidechain.0);
+        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let candidates = self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l) && (only_sidechains || !l.env.is_sidechain.0));
         let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
         leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
     }

@@ -1,0 +1,101 @@
+//! Every real transcript in `tests/corpus/` through the store, and torn tails cut at
+//! every byte of a real last line.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mneme_core::{Error, MemoryStorage, NewEntry, Role, Storage, Store, block_on};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
+}
+
+fn files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files(&path, found) } else { found.push(path) }
+    }
+}
+
+#[test]
+fn every_corpus_file_loads_threads_and_lists_without_panic() {
+    let mut paths = Vec::new();
+    files(&corpus(), &mut paths);
+    let storage = MemoryStorage::new();
+    let mut ids = Vec::new();
+    for (index, path) in paths.iter().enumerate() {
+        // Every file, whatever it holds, as a session of its own.
+        let id = format!("file{index}");
+        block_on(storage.replace(&format!("projects/corpus/{id}.jsonl"), &fs::read(path).unwrap())).unwrap();
+        ids.push((id, path));
+    }
+    let store = Store::new(&storage);
+    for (id, path) in &ids {
+        let name = path.display();
+        let transcript = block_on(store.load(id)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let context = block_on(store.context(id)).unwrap();
+        let check = block_on(store.check(id)).unwrap();
+        assert_eq!(check.load, transcript.report, "{name}");
+        assert!(context.messages.len() <= transcript.entries.len(), "{name}");
+        for &i in &transcript.chain {
+            assert!((i as usize) < transcript.entries.len(), "{name}");
+        }
+        if path.extension().is_some_and(|e| e == "jsonl") && transcript.entries.iter().any(|e| e.kind == "user") {
+            assert!(!transcript.chain.is_empty(), "{name}: a conversation has a main chain");
+        }
+    }
+    assert_eq!(block_on(store.list()).unwrap().len(), ids.len());
+}
+
+#[test]
+fn resume_starts_at_the_real_compaction() {
+    let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let storage = MemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
+    let store = Store::new(&storage);
+    let context = block_on(store.context("s")).unwrap();
+    assert!(context.compacted);
+    let first = &context.messages[0];
+    assert!(first.is_compact_summary && first.text.starts_with("This session is being continued"), "{first:?}");
+    // The chain still reaches back across the boundary to the first prompt.
+    let transcript = block_on(store.load("s")).unwrap();
+    let root = &transcript.entries[transcript.chain[0] as usize];
+    assert!(root.parent_uuid.is_none());
+    assert!(transcript.chain.len() > context.messages.len());
+}
+
+#[test]
+fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
+    let path = corpus().join("claude/04-v2.1.42-progress/-experiments-ideas/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl");
+    let original = fs::read(path).unwrap();
+    let body = original.strip_suffix(b"\n").unwrap();
+    let last_start = body.iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let full = block_on(async {
+        let storage = MemoryStorage::new();
+        storage.replace("projects/p/s.jsonl", &original).await.unwrap();
+        Store::new(&storage).load("s").await.unwrap()
+    });
+    let n = full.report.entries;
+    let last_uuid = full.entries.last().unwrap().uuid.clone();
+    for cut in last_start + 1..body.len() {
+        let storage = MemoryStorage::new();
+        block_on(storage.replace("projects/p/s.jsonl", &original[..cut])).unwrap();
+        let store = Store::new(&storage);
+        let torn = block_on(store.load("s")).unwrap();
+        assert_eq!(torn.report.entries, n - 1, "cut at {cut}");
+        assert!(torn.report.torn_tail && torn.report.skipped.is_empty(), "cut at {cut}");
+        let entry = NewEntry { uuid: "after".into(), now_ms: 1_800_000_000_000, role: Role::User, text: "next".into(), cwd: "/p".into() };
+        let written = block_on(store.append("s", entry)).unwrap_or_else(|e: Error| panic!("cut at {cut}: {e}"));
+        assert_ne!(written.parent_uuid, last_uuid, "cut at {cut}: the torn entry is not a parent");
+        let reloaded = block_on(Store::new(&storage).load("s")).unwrap();
+        assert_eq!(reloaded.report.entries, n, "cut at {cut}");
+        assert!(!reloaded.report.torn_tail && reloaded.report.skipped.is_empty(), "cut at {cut}");
+        assert_eq!(reloaded.entries.last().unwrap().uuid.as_deref(), Some("after"));
+        let aside = block_on(storage.list("projects/p/s.jsonl.torn-")).unwrap();
+        assert_eq!(
+            block_on(storage.read(&aside[0].key, 0, None)).unwrap(),
+            &original[last_start..cut],
+            "cut at {cut}: the fragment is kept"
+        );
+    }
+}
