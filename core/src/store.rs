@@ -683,12 +683,11 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
     let custom_title = live().rev().filter(|l| l.env.kind() == "custom-title").find_map(|l| l.env.custom_title.get());
     // Claude Code 1.0 titled sessions with `summary` lines; one copied in from another
     // session names a leaf this file does not have and is ignored.
-    let index = loaded.index();
     let summary = || {
-        live()
-            .rev()
-            .filter(|l| l.env.kind() == "summary" && l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf)))
-            .find_map(|l| l.env.summary.get())
+        let mut summaries = live().rev().filter(|l| l.env.kind() == "summary").peekable();
+        summaries.peek()?;
+        let index = loaded.index();
+        summaries.filter(|l| l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf))).find_map(|l| l.env.summary.get())
     };
     // The first prompt a person typed: slash commands, IDE context and interruption
     // notices arrive as user messages too (`<command-name>…`, `<ide_selection>…`,

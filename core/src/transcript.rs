@@ -179,7 +179,8 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         torn_at: None,
         unterminated: false,
     };
-    let lossy = text.len() != bytes.len() || text.as_bytes() != bytes;
+    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
+    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
     let mut start = 0;
     let mut byte_start = 0;
     while start < text.len() {

@@ -1,0 +1,270 @@
+//! `cargo xtask bench [--mb N]`: load, append and list on generated Claude-Code-shaped
+//! transcripts, Mneme and cersei-memory 0.2.6 on the same files in the same run.
+//!
+//! The files use Cersei's envelope (snake_case `parent_uuid`/`session_id`, Claude Code
+//! message bodies): Cersei's reader requires `session_id` and silently drops camelCase
+//! lines, while Mneme reads both, so this is the data both load completely. Each row
+//! says how many entries the library returned, so a fast row that did no work shows.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mneme_core::{Limits, NewEntry, Role, Store, block_on};
+use mneme_host::{Durability, FsStorage};
+
+/// Counts live heap bytes and their peak, to report memory per operation.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: delegates every call to the system allocator unchanged; only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        ptr
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+            PEAK.fetch_max(live, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `op` `runs` times; returns the fastest time, the peak heap above the starting
+/// point during any run, and what the last run returned.
+fn measure<T>(runs: u32, mut op: impl FnMut() -> T) -> (Duration, usize, T) {
+    let mut best = Duration::MAX;
+    let mut peak = 0;
+    let mut last = None;
+    for _ in 0..runs {
+        drop(last.take());
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let started = Instant::now();
+        let result = op();
+        best = best.min(started.elapsed());
+        peak = peak.max(PEAK.load(Ordering::Relaxed) - base);
+        last = Some(result);
+    }
+    (best, peak, last.expect("at least one run"))
+}
+
+const SESSION: &str = "bench-session";
+
+/// A Claude-Code-shaped turn in Cersei's envelope: a prompt, a reply with thinking,
+/// text and a tool call, and the tool's result.
+fn write_turn(out: &mut impl Write, turn: usize, parent: &mut Option<String>) -> std::io::Result<()> {
+    let filler = "The quick brown fox jumps over the lazy dog while the build runs; ".repeat(3 + turn % 7);
+    let output = "src/lib.rs:42: warning: unused variable `x`\n".repeat(40 + turn % 90);
+    let mut line = |kind: &str, message: serde_json::Value| -> std::io::Result<()> {
+        let uuid = format!("{turn:08x}-{kind}-4000-8000-{:012x}", turn * 7 + kind.len());
+        let entry = serde_json::json!({
+            "type": if kind == "result" { "user" } else { kind },
+            "uuid": uuid,
+            "parent_uuid": parent,
+            "timestamp": format!("2026-03-01T10:{:02}:{:02}.{:03}Z", turn / 60 % 60, turn % 60, turn % 1000),
+            "session_id": SESSION,
+            "cwd": "/home/dev/project",
+            "message": message,
+            "is_sidechain": false,
+        });
+        serde_json::to_writer(&mut *out, &entry)?;
+        out.write_all(b"\n")?;
+        *parent = Some(uuid);
+        Ok(())
+    };
+    line("user", serde_json::json!({ "role": "user", "content": format!("Turn {turn}: please look at the failing test. {filler}") }))?;
+    line(
+        "assistant",
+        serde_json::json!({
+            "role": "assistant",
+            "id": format!("msg_{turn:016x}"),
+            "content": [
+                { "type": "thinking", "thinking": format!("Let me think about turn {turn}. {filler}"), "signature": "c2lnbmF0dXJl".repeat(20) },
+                { "type": "text", "text": format!("I'll run the tests. {filler}") },
+                { "type": "tool_use", "id": format!("toolu_{turn:016x}"), "name": "Bash", "input": { "command": "cargo test --workspace", "description": filler } }
+            ]
+        }),
+    )?;
+    line(
+        "result",
+        serde_json::json!({
+            "role": "user",
+            "content": [{ "type": "tool_result", "tool_use_id": format!("toolu_{turn:016x}"), "content": output, "is_error": false }]
+        }),
+    )
+}
+
+fn generate(path: &Path, target_bytes: u64) -> std::io::Result<usize> {
+    fs::create_dir_all(path.parent().expect("a folder"))?;
+    let mut out = std::io::BufWriter::new(fs::File::create(path)?);
+    let mut parent = None;
+    let mut turn = 0;
+    while out.get_ref().metadata()?.len() + (out.buffer().len() as u64) < target_bytes {
+        write_turn(&mut out, turn, &mut parent)?;
+        turn += 1;
+    }
+    out.flush()?;
+    Ok(turn * 3)
+}
+
+struct Row {
+    operation: String,
+    mneme: Duration,
+    cersei: Duration,
+    detail: String,
+}
+
+fn rate(bytes: u64, time: Duration) -> String {
+    format!("{:.0} MB/s", bytes as f64 / 1e6 / time.as_secs_f64())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let option = |name: &str, default: u64| -> u64 {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
+    let megabytes = option("--mb", 100);
+    let appends = option("--appends", 2000) as usize;
+    let sessions = option("--sessions", 200) as usize;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("store");
+    let project = root.join("projects/-home-dev-project");
+    let big = project.join(format!("{SESSION}.jsonl"));
+    eprintln!("generating a {megabytes} MB transcript…");
+    let written = generate(&big, megabytes * 1_000_000).expect("generate");
+    let size = fs::metadata(&big).expect("size").len();
+    let mut rows = Vec::new();
+    let limits = Limits { part_bytes: 1 << 40, total_bytes: 1 << 40 };
+
+    // Load: the whole session, as each library offers it.
+    let store = Store::with_limits(FsStorage::new(&root), limits);
+    let (mneme_load, mneme_peak, transcript) = measure(3, || block_on(store.load(SESSION)).expect("mneme load"));
+    let (cersei_load, cersei_peak, entries) = measure(3, || cersei_memory::session_storage::load_transcript(&big).expect("cersei load"));
+    assert_eq!(transcript.entries.len(), written);
+    assert_eq!(entries.len(), written, "cersei read every generated entry");
+    rows.push(Row {
+        operation: format!("load {} MB ({written} entries)", size / 1_000_000),
+        mneme: mneme_load,
+        cersei: cersei_load,
+        detail: format!(
+            "Mneme {} (peak heap {:.2}× file), Cersei {} (peak heap {:.2}× file)",
+            rate(size, mneme_load),
+            mneme_peak as f64 / size as f64,
+            rate(size, cersei_load),
+            cersei_peak as f64 / size as f64
+        ),
+    });
+    drop((transcript, entries));
+    let (mneme_scan, scan_peak, info) = measure(3, || block_on(store.list()).expect("mneme list"));
+    assert_eq!(info[0].entries as usize, written);
+    rows.push(Row {
+        operation: "scan envelopes (list one big session)".into(),
+        mneme: mneme_scan,
+        cersei: Duration::ZERO,
+        detail: format!(
+            "Mneme {} (peak heap {:.2}× file); Cersei has no envelope-only read",
+            rate(size, mneme_scan),
+            scan_peak as f64 / size as f64
+        ),
+    });
+    let (mneme_context, _, context) = measure(3, || block_on(store.context(SESSION)).expect("mneme context"));
+    rows.push(Row {
+        operation: "resume context".into(),
+        mneme: mneme_context,
+        cersei: cersei_load,
+        detail: format!("{} messages; Cersei's closest is its load", context.messages.len()),
+    });
+    fs::remove_file(&big).expect("remove the big file");
+
+    // Append: one message at a time into a fresh session, each call a full append.
+    for durability in [Durability::Buffered, Durability::Fsync] {
+        let append_root = dir.path().join(format!("append-{durability:?}"));
+        let store = Store::with_limits(FsStorage::new(&append_root).with_durability(durability), limits);
+        let cersei_path = append_root.join("cersei/append.jsonl");
+        let text = "Please run the test suite again and tell me what fails. ".repeat(4);
+        let (mneme_append, _, ()) = measure(1, || {
+            for i in 0..appends {
+                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                let entry = NewEntry {
+                    uuid: format!("uuid-{i}"),
+                    now_ms: 1_800_000_000_000 + i as i64,
+                    role,
+                    text: text.clone(),
+                    cwd: "/home/dev".into(),
+                };
+                block_on(store.append("appended", entry)).expect("mneme append");
+            }
+        });
+        let (cersei_append, _, ()) = measure(1, || {
+            for _ in 0..appends {
+                let message = cersei_types::Message::user(text.clone());
+                cersei_memory::session_storage::write_user_entry(&cersei_path, "appended", message, "/home/dev").expect("cersei append");
+            }
+        });
+        let note = match durability {
+            Durability::Buffered => "Mneme without fsync, as Cersei (which never fsyncs)",
+            Durability::Fsync => "Mneme's default: fsync per entry; Cersei still without",
+        };
+        rows.push(Row {
+            operation: format!("append {appends} entries"),
+            mneme: mneme_append / appends as u32,
+            cersei: cersei_append / appends as u32,
+            detail: format!("per entry; {note}"),
+        });
+    }
+
+    // List: many ordinary sessions in one project folder.
+    let list_root = dir.path().join("list");
+    let list_project = list_root.join("projects/-home-dev-project");
+    let mut list_bytes = 0;
+    for i in 0..sessions {
+        let path = list_project.join(format!("session-{i:04}.jsonl"));
+        generate(&path, 50_000).expect("generate a session");
+        list_bytes += fs::metadata(&path).expect("size").len();
+    }
+    let store = Store::new(FsStorage::new(&list_root));
+    let (mneme_list, _, listed) = measure(3, || block_on(store.list()).expect("mneme list"));
+    let manager = cersei_memory::manager::MemoryManager::new(Path::new("/home/dev/project")).with_sessions_dir(list_project.clone());
+    let (cersei_list, _, cersei_listed) = measure(3, || manager.list_sessions());
+    assert_eq!((listed.len(), cersei_listed.len()), (sessions, sessions));
+    rows.push(Row {
+        operation: format!("list {sessions} sessions ({} MB)", list_bytes / 1_000_000),
+        mneme: mneme_list,
+        cersei: cersei_list,
+        detail: "Mneme reads every file for counts, title, times; Cersei only lists names (message_count is always 0)".into(),
+    });
+
+    println!("| operation | Mneme | cersei-memory 0.2.6 | Cersei ÷ Mneme | notes |");
+    println!("|---|---|---|---|---|");
+    for row in rows {
+        let ratio =
+            if row.cersei.is_zero() { "–".to_owned() } else { format!("{:.2}×", row.cersei.as_secs_f64() / row.mneme.as_secs_f64()) };
+        let cersei = if row.cersei.is_zero() { "–".to_owned() } else { format!("{:.2?}", row.cersei) };
+        println!("| {} | {:.2?} | {cersei} | {ratio} | {} |", row.operation, row.mneme, row.detail);
+    }
+}
