@@ -99,3 +99,51 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
         );
     }
 }
+
+mod arbitrary_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines that look like transcripts often enough to reach the deep paths: pieces
+    /// of real entries, glued, cut, with stray bytes between them.
+    fn transcript_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(b"{\"type\":\"user\",\"uuid\":\"a\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}".to_vec()),
+            Just(b"{\"type\":\"assistant\",\"uuid\":\"b\",\"parentUuid\":\"a\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\"}]}}".to_vec()),
+            Just(b"{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"c\",\"parentUuid\":null,\"logicalParentUuid\":\"b\"}".to_vec()),
+            Just(b"{\"type\":\"tombstone\",\"deleted_uuid\":\"a\"}".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..12),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn nothing_panics_and_counts_add_up(bytes in transcript_bytes(), cut in any::<proptest::sample::Index>()) {
+            let bytes = &bytes[..cut.index(bytes.len() + 1)];
+            let storage = MemoryStorage::new();
+            block_on(storage.replace("projects/p/s.jsonl", bytes)).unwrap();
+            let store = Store::new(&storage);
+            let transcript = block_on(store.load("s")).unwrap();
+            let check = block_on(store.check("s")).unwrap();
+            block_on(store.context("s")).unwrap();
+            prop_assert_eq!(&check.load, &transcript.report);
+            let by_type: u32 = transcript.report.by_type.iter().map(|t| t.count).sum();
+            prop_assert_eq!(by_type, transcript.report.entries);
+            prop_assert!(transcript.entries.len() as u32 <= transcript.report.entries);
+            // Whatever was there, the next append lands intact and chains to a live entry.
+            let entry = NewEntry { uuid: "new".into(), now_ms: 0, role: Role::User, text: "x".into(), cwd: "/p".into() };
+            let written = block_on(store.append("s", entry)).unwrap();
+            let reloaded = block_on(Store::new(&storage).load("s")).unwrap();
+            prop_assert!(!reloaded.report.torn_tail);
+            prop_assert_eq!(reloaded.entries.last().and_then(|e| e.uuid.clone()), Some("new".to_owned()));
+            if let Some(parent) = written.parent_uuid {
+                prop_assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some(parent.as_str())));
+            }
+            block_on(store.repair("s", 1)).unwrap();
+        }
+    }
+}

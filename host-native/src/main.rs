@@ -358,18 +358,22 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
         println!("no sessions (append one with `mneme append <id> --role user --text ...`)");
         return Ok(());
     }
-    println!("{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  TITLE", "ID", "PROJECT", "PARTS", "ENTRIES", "MSGS", "BYTES", "UPDATED");
+    println!(
+        "{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  {:<24}  TITLE",
+        "ID", "PROJECT", "PARTS", "ENTRIES", "MSGS", "BYTES", "CREATED", "UPDATED"
+    );
     for s in sessions {
         let chars = s.project.chars().count();
         let project = if chars > 24 { format!("…{}", s.project.chars().skip(chars - 23).collect::<String>()) } else { s.project.clone() };
         println!(
-            "{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  {}",
+            "{:<36}  {:<24}  {:>5}  {:>7}  {:>5}  {:>9}  {:<24}  {:<24}  {}",
             s.id,
             project,
             s.parts,
             s.entries,
             s.messages,
             s.bytes,
+            s.created.as_deref().unwrap_or("-"),
             s.updated.as_deref().unwrap_or("-"),
             s.title.as_deref().unwrap_or("")
         );
