@@ -127,7 +127,8 @@ pub struct RepairReport {
 /// listing and one write instead of a read of the whole transcript.
 #[derive(Clone, Debug)]
 struct OpenSession {
-    name: (String, String),
+    /// The project folder that holds the session.
+    project: String,
     /// Sizes of the parts when last seen, part 1 first.
     sizes: Vec<u64>,
     /// The uuid the next entry chains to.
@@ -247,7 +248,7 @@ fn state_of(project: &str, id: &str, raw: &[Vec<u8>]) -> OpenSession {
     let loaded = Loaded::assemble(scans);
     let leaf = loaded.leaf().and_then(|i| loaded.lines[i].env.uuid()).map(ToString::to_string);
     OpenSession {
-        name: (project.to_owned(), id.to_owned()),
+        project: project.to_owned(),
         sizes: raw.iter().map(|b| b.len() as u64).collect(),
         leaf,
         last_part_lines,
@@ -292,7 +293,7 @@ impl<S: Storage> Store<S> {
     /// The parts of session `id`, in whichever project holds it.
     async fn locate(&self, id: &str) -> Result<Option<Parts>, Error> {
         layout::validate_session_id(id)?;
-        let known = self.open.borrow().get(id).map(|s| s.name.0.clone());
+        let known = self.open.borrow().get(id).map(|s| s.project.clone());
         let prefix = match &known {
             Some(project) => format!("{}{project}/{id}", layout::PROJECTS),
             None => layout::PROJECTS.to_owned(),
@@ -415,12 +416,17 @@ impl<S: Storage> Store<S> {
         if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
         }
-        self.storage.lock(&base).await?;
-        let written = self.write_locked(id, &project, line, new_leaf).await;
-        let unlocked = self.storage.unlock(&base).await;
-        let written = written?;
+        self.locked(&base, self.write_locked(id, &project, line, new_leaf)).await
+    }
+
+    /// Runs `work` holding the lock `name`, and releases it whatever `work` returned.
+    async fn locked<T>(&self, name: &str, work: impl core::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        self.storage.lock(name).await?;
+        let result = work.await;
+        let unlocked = self.storage.unlock(name).await;
+        let value = result?;
         unlocked?;
-        Ok(written)
+        Ok(value)
     }
 
     async fn write_locked<E: core::fmt::Display>(
@@ -569,13 +575,9 @@ impl<S: Storage> Store<S> {
         let subagents = self.subagents(id).await?;
         let parts = self.require(id).await?;
         let base = parts.base_key();
-        self.storage.lock(&base).await?;
-        let removed = self.remove_locked(&parts, subagents).await;
-        let unlocked = self.storage.unlock(&base).await;
+        let removed = self.locked(&base, self.remove_locked(&parts, subagents)).await;
         self.open.borrow_mut().remove(id);
-        let removed = removed?;
-        unlocked?;
-        Ok(removed)
+        removed
     }
 
     async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
@@ -614,13 +616,9 @@ impl<S: Storage> Store<S> {
     pub async fn repair(&self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
         let parts = self.require(id).await?;
         let base = parts.base_key();
-        self.storage.lock(&base).await?;
-        let repaired = self.repair_locked(&parts, now_ms).await;
-        let unlocked = self.storage.unlock(&base).await;
+        let repaired = self.locked(&base, self.repair_locked(&parts, now_ms)).await;
         self.open.borrow_mut().remove(id);
-        let repaired = repaired?;
-        unlocked?;
-        Ok(repaired)
+        repaired
     }
 
     async fn repair_locked(&self, parts: &Parts, now_ms: i64) -> Result<RepairReport, Error> {
