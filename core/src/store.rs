@@ -239,7 +239,7 @@ fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R 
 }
 
 /// The append state of a session read in full.
-fn state_of(project: &str, id: &str, raw: &[Vec<u8>]) -> OpenSession {
+fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| transcript::decode(bytes)).collect();
     let scans: Vec<PartScan> =
         raw.iter().zip(&texts).enumerate().map(|(i, (bytes, text))| transcript::scan_part(i as u32 + 1, bytes, text)).collect();
@@ -482,9 +482,9 @@ impl<S: Storage> Store<S> {
             Some(state) if state.sizes == sizes => return Ok(state),
             Some(state) if only_last_part_grew(&state.sizes, &sizes) && !state.unterminated => match self.catch_up(&parts, state).await? {
                 Some(state) => state,
-                None => state_of(project, id, &self.read_parts(&parts).await?),
+                None => state_of(project, &self.read_parts(&parts).await?),
             },
-            _ => state_of(project, id, &self.read_parts(&parts).await?),
+            _ => state_of(project, &self.read_parts(&parts).await?),
         };
         if let (Some(offset), Some(part)) = (state.torn_at.take(), parts.parts.last()) {
             let fragment = self.storage.read(&part.key, offset, None).await?;
