@@ -24,6 +24,12 @@ pub enum Error {
         "a write to session `{id}` failed, so its state on storage is unknown; reopen the session (a new `mneme` run does) to read it again"
     )]
     SessionPoisoned { id: String },
+    #[error("the summary for session `{id}` is empty; nothing was written (the failure counts toward the circuit breaker if recorded)")]
+    EmptySummary { id: String },
+    #[error("nothing to compact in session `{id}`: {reason}")]
+    NothingToCompact { id: String, reason: String },
+    #[error("session `{id}` changed since the plan was made (entry `{uuid}` is gone); plan again")]
+    StalePlan { id: String, uuid: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }

@@ -16,6 +16,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod compact;
 mod error;
 mod executor;
 pub mod layout;
@@ -25,14 +26,16 @@ mod session;
 mod storage;
 mod store;
 pub mod time;
+pub mod tokens;
 mod transcript;
 
+pub use compact::{Keep, Mode, Plan, Pruned, Settings, Trigger};
 pub use error::Error;
 pub use executor::block_on;
 pub use memory::MemoryStorage;
 pub use session::{CheckReport, Context, ContextMessage, Finding};
 pub use storage::{KeyInfo, Storage, StorageError};
-pub use store::{Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes};
+pub use store::{Applied, CompactionIds, Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes};
 pub use transcript::{Entry, LoadReport, SkippedLine, TypeCount};
 
 /// The version of Mneme written into the entries it creates.

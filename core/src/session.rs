@@ -51,6 +51,40 @@ pub struct CheckReport {
     pub orphaned_tool_results: Vec<Finding>,
 }
 
+/// How pi shows a compaction summary to the model.
+pub(crate) const PI_SUMMARY_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n<summary>\n";
+pub(crate) const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
+
+/// The lines of a resume context (indices into [`Loaded::lines`]).
+pub(crate) struct ContextLines {
+    /// The last compaction on the chain (a `compact_boundary` or pi `compaction`).
+    pub compaction: Option<usize>,
+    /// The compaction summaries that follow a `compact_boundary`.
+    pub summaries: Vec<usize>,
+    /// The messages the model sees after the summary, in order.
+    pub lines: Vec<usize>,
+}
+
+/// `(headUuid, tailUuid)` of a boundary's `compactMetadata.preservedSegment`.
+fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Metadata<'a> {
+        #[serde(rename = "preservedSegment", borrow)]
+        preserved_segment: Option<Segment<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Segment<'a> {
+        #[serde(rename = "headUuid", borrow)]
+        head: crate::lenient::Str<'a>,
+        #[serde(rename = "tailUuid", borrow)]
+        tail: crate::lenient::Str<'a>,
+    }
+    let metadata: Metadata = serde_json::from_str(metadata?.get()).ok()?;
+    let segment = metadata.preserved_segment?;
+    Some((segment.head.get()?.to_string(), segment.tail.get()?.to_string()))
+}
+
 /// All parts of a session, read once.
 pub(crate) struct Loaded<'a> {
     pub lines: Vec<Line<'a>>,
@@ -136,7 +170,12 @@ impl<'a> Loaded<'a> {
             }
         }
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
-        let candidates = self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l) && (only_sidechains || !l.env.is_sidechain.0));
+        // pi's `session` header carries an id but stands outside the tree.
+        let candidates = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| self.is_live(l) && l.env.kind() != "session" && (only_sidechains || !l.env.is_sidechain.0));
         let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
         leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
     }
@@ -144,7 +183,11 @@ impl<'a> Loaded<'a> {
     /// The main conversation from its root to the newest leaf, through compaction
     /// boundaries, as indices into `lines` (tombstoned entries left out).
     pub fn chain(&self) -> Vec<usize> {
-        let Some(leaf) = self.leaf() else { return Vec::new() };
+        let Some(leaf) = self.leaf() else {
+            // A transcript without ids (pi v1, before pi's own migration gave entries
+            // ids) is one conversation in file order.
+            return (0..self.lines.len()).filter(|&i| self.is_live(&self.lines[i]) && self.lines[i].env.is_message()).collect();
+        };
         let index = self.index();
         let mut chain = Vec::new();
         let mut seen = BTreeSet::new();
@@ -161,18 +204,62 @@ impl<'a> Loaded<'a> {
         chain
     }
 
-    /// The context a model resumes with: the messages of the main chain after its last
-    /// compaction boundary, split assistant lines merged by `message.id`.
-    pub fn context(&self) -> Context {
+    /// Which lines make up the context a model resumes with, in order.
+    ///
+    /// Without compaction: the messages of the main chain. After a Claude Code
+    /// `compact_boundary`: the summary that follows it, then the segment the boundary
+    /// preserved (`compactMetadata.preservedSegment`, head to tail), then what came
+    /// after. After a pi `compaction`: its summary, the chain from `firstKeptEntryId` to
+    /// the compaction, then what came after.
+    pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
-        let start = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary());
-        let mut context = Context { compacted: start.is_some(), messages: Vec::new() };
+        let is_message = |i: &usize| self.lines[*i].env.is_message();
+        let Some(at) = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary() || self.lines[i].env.is_pi_compaction()) else {
+            return ContextLines { compaction: None, summaries: Vec::new(), lines: chain.into_iter().filter(is_message).collect() };
+        };
+        let compaction = chain[at];
+        let after = &chain[at + 1..];
+        let env = &self.lines[compaction].env;
+        if env.is_pi_compaction() {
+            let first_kept =
+                env.first_kept_entry_id.get().and_then(|id| chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)));
+            let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
+            let lines = kept.iter().chain(after).copied().filter(is_message).collect();
+            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines };
+        }
+        let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
+        let preserved = preserved_segment(env.compact_metadata)
+            .and_then(|(head, tail)| {
+                let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(tail.as_str()))?;
+                let head = chain[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(head.as_str()))?;
+                Some(&chain[head..=tail])
+            })
+            .unwrap_or(&[]);
+        let kept =
+            preserved.iter().copied().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
+        let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| is_message(i)).collect();
+        ContextLines { compaction: Some(compaction), summaries: after[..summary_count].to_vec(), lines }
+    }
+
+    /// The context a model resumes with (see [`Loaded::context_lines`]), split
+    /// assistant lines merged by `message.id`.
+    pub fn context(&self) -> Context {
+        let plan = self.context_lines();
+        let mut context = Context { compacted: plan.compaction.is_some(), messages: Vec::new() };
+        if let Some(summary) = plan.compaction.and_then(|i| self.lines[i].env.is_pi_compaction().then(|| &self.lines[i])) {
+            let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.summary.get().unwrap_or_default());
+            let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
+            context.messages.push(ContextMessage {
+                uuid: summary.env.uuid().unwrap_or_default().to_string(),
+                role: "user".into(),
+                text,
+                content,
+                is_compact_summary: true,
+            });
+        }
         let mut last_reply_id: Option<&str> = None;
-        for &i in &chain[start.map_or(0, |s| s + 1)..] {
+        for &i in plan.summaries.iter().chain(&plan.lines) {
             let line = &self.lines[i];
-            if !line.env.is_message() {
-                continue;
-            }
             let Some(message) = line.env.message.and_then(parse_message) else { continue };
             let role = message.role.get().unwrap_or(line.env.kind()).to_string();
             let blocks = content_blocks(message.content);

@@ -7,6 +7,7 @@ use core::cell::RefCell;
 
 use serde::Serialize;
 
+use crate::compact::{self, Mode, Plan, Settings};
 use crate::error::Error;
 use crate::layout::{self, PartName};
 use crate::session::{CheckReport, Context, Loaded};
@@ -121,6 +122,68 @@ pub struct RepairReport {
     pub fixed_utf8: u32,
     /// A torn last line was left out (kept in the backup).
     pub dropped_torn_tail: bool,
+}
+
+/// Ids for the entries a compaction writes, from the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionIds {
+    /// The `compact_boundary` entry (pi: the `compaction` entry).
+    pub boundary: String,
+    /// The summary entry (unused for pi, whose compaction entry holds the summary).
+    pub summary: String,
+}
+
+/// What applying a compaction wrote.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// `claude` (a `compact_boundary` and an `isCompactSummary` entry) or `pi` (a
+    /// `compaction` entry).
+    pub format: String,
+    pub boundary_uuid: String,
+    pub summary_uuid: Option<String>,
+    pub tokens_before: u64,
+    /// Estimated tokens of the context after: the summary and what was kept.
+    pub tokens_after: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BoundaryLine<'a> {
+    parent_uuid: Option<&'a str>,
+    logical_parent_uuid: Option<&'a str>,
+    is_sidechain: bool,
+    user_type: &'static str,
+    cwd: &'a str,
+    session_id: &'a str,
+    version: &'static str,
+    entrypoint: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    content: &'static str,
+    level: &'static str,
+    compact_metadata: serde_json::Value,
+    uuid: &'a str,
+    timestamp: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SummaryLine<'a> {
+    parent_uuid: &'a str,
+    is_sidechain: bool,
+    user_type: &'static str,
+    cwd: &'a str,
+    session_id: &'a str,
+    version: &'static str,
+    entrypoint: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    message: NewMessage<'a>,
+    is_compact_summary: bool,
+    is_visible_in_transcript_only: bool,
+    uuid: &'a str,
+    timestamp: &'a str,
 }
 
 /// What the store knows about a session it has written to, so an append costs one
@@ -460,7 +523,7 @@ impl<S: Storage> Store<S> {
         state.poisoned = false;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
-        state.last_part_lines = line_no;
+        state.last_part_lines = line_no + json.matches('\n').count() as u32;
         state.unterminated = false;
         if let Some(leaf) = new_leaf {
             state.leaf = Some(leaf.to_owned());
@@ -646,6 +709,140 @@ impl<S: Storage> Store<S> {
             report.dropped_torn_tail |= scan.torn_at.is_some();
         }
         Ok(report)
+    }
+
+    /// Plans a compaction of session `id` (see [`Plan`]); writes nothing.
+    pub async fn plan_compaction(&self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| compact::plan(loaded, settings, mode)))
+    }
+
+    /// A summary of what `plan` summarises, written without a model.
+    pub async fn summarize_offline(&self, id: &str, plan: &Plan) -> Result<String, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| compact::extractive_summary(loaded, plan)))
+    }
+
+    /// Applies `plan` with the `summary` the host's model wrote: appends, in one
+    /// atomic write, a `compact_boundary` (whose `preservedSegment` names the kept
+    /// entries) and the summary as an `isCompactSummary` user entry — or, for a pi
+    /// session, a `compaction{summary, firstKeptEntryId}` entry. Nothing is deleted;
+    /// loading and resuming start at the new boundary. An empty summary is refused.
+    pub async fn apply_compaction(&self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+        if summary.trim().is_empty() {
+            return Err(Error::EmptySummary { id: id.to_owned() });
+        }
+        if !plan.has_work() {
+            let reason = plan.blocked.clone().unwrap_or_else(|| plan.reason.clone());
+            return Err(Error::NothingToCompact { id: id.to_owned(), reason });
+        }
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let (pi, cwd, missing) = with_loaded(&raw, |loaded| {
+            let pi = loaded.lines.first().is_some_and(|l| l.env.kind() == "session");
+            let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
+            let missing = plan
+                .keep
+                .iter()
+                .chain(&plan.summarize)
+                .find(|uuid| !loaded.lines.iter().any(|l| l.env.uuid() == Some(uuid.as_str()) && loaded.is_live(l)))
+                .cloned();
+            (pi, cwd, missing)
+        });
+        if let Some(uuid) = missing {
+            return Err(Error::StalePlan { id: id.to_owned(), uuid });
+        }
+        let timestamp = time::format_millis(now_ms);
+        let tokens_after = crate::tokens::text_tokens(summary) + plan.keep_tokens;
+        let first_kept = plan.keep.first().map(String::as_str);
+        let trigger = if plan.trigger.as_deref() == Some("manual") { "manual" } else { "auto" };
+        if pi {
+            let entry_id: String = ids.boundary.chars().filter(|c| *c != '-').take(8).collect();
+            self.write(id, None, None, |parent| {
+                serde_json::to_string(&serde_json::json!({
+                    "type": "compaction",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": timestamp,
+                    "summary": summary,
+                    "firstKeptEntryId": first_kept,
+                    "tokensBefore": plan.tokens_before,
+                }))
+            })
+            .await?;
+            return Ok(Applied {
+                format: "pi".into(),
+                boundary_uuid: entry_id,
+                summary_uuid: None,
+                tokens_before: plan.tokens_before,
+                tokens_after,
+            });
+        }
+        let summary_text = compact::claude_summary_text(summary);
+        self.write(id, None, Some(&ids.summary), |leaf| {
+            let mut metadata = serde_json::json!({ "trigger": trigger, "preTokens": plan.tokens_before, "postTokens": tokens_after });
+            if let (Some(head), Some(tail)) = (first_kept, leaf) {
+                metadata["preservedSegment"] = serde_json::json!({ "headUuid": head, "anchorUuid": ids.summary, "tailUuid": tail });
+            }
+            let boundary = serde_json::to_string(&BoundaryLine {
+                parent_uuid: None,
+                logical_parent_uuid: leaf,
+                is_sidechain: false,
+                user_type: "external",
+                cwd: &cwd,
+                session_id: id,
+                version: crate::VERSION,
+                entrypoint: "mneme",
+                kind: "system",
+                subtype: "compact_boundary",
+                content: "Conversation compacted",
+                level: "info",
+                compact_metadata: metadata,
+                uuid: &ids.boundary,
+                timestamp: &timestamp,
+            })?;
+            let summary = serde_json::to_string(&SummaryLine {
+                parent_uuid: &ids.boundary,
+                is_sidechain: false,
+                user_type: "external",
+                cwd: &cwd,
+                session_id: id,
+                version: crate::VERSION,
+                entrypoint: "mneme",
+                kind: "user",
+                message: NewMessage { role: "user", content: NewContent::Text(&summary_text) },
+                is_compact_summary: true,
+                is_visible_in_transcript_only: true,
+                uuid: &ids.summary,
+                timestamp: &timestamp,
+            })?;
+            // One append for both lines: a crash leaves neither or both.
+            Ok::<_, serde_json::Error>(format!("{boundary}\n{summary}"))
+        })
+        .await?;
+        Ok(Applied {
+            format: "claude".into(),
+            boundary_uuid: ids.boundary.clone(),
+            summary_uuid: Some(ids.summary.clone()),
+            tokens_before: plan.tokens_before,
+            tokens_after,
+        })
+    }
+
+    /// Records that a compaction of session `id` failed (the summariser errored or
+    /// returned nothing), as a `compaction-failure` entry. After
+    /// [`Settings::max_failures`] of them in a row, auto-compaction plans are blocked.
+    pub async fn record_compaction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        let timestamp = time::format_millis(now_ms);
+        self.write(id, None, None, |_| {
+            serde_json::to_string(
+                &serde_json::json!({ "type": compact::FAILURE_KIND, "reason": reason, "timestamp": timestamp, "sessionId": id }),
+            )
+        })
+        .await?;
+        Ok(())
     }
 
     /// Every session in the store, most recently updated first. Reads each transcript's

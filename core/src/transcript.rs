@@ -98,6 +98,8 @@ pub(crate) struct Envelope<'a> {
     #[serde(default, borrow)]
     pub timestamp: Str<'a>,
     #[serde(default, borrow)]
+    pub cwd: Str<'a>,
+    #[serde(default, borrow)]
     pub subtype: Str<'a>,
     #[serde(rename = "isSidechain", default)]
     pub is_sidechain: Flag,
@@ -115,6 +117,11 @@ pub(crate) struct Envelope<'a> {
     pub custom_title: Str<'a>,
     #[serde(default, borrow)]
     pub message: Option<&'a RawValue>,
+    #[serde(rename = "compactMetadata", default, borrow)]
+    pub compact_metadata: Option<&'a RawValue>,
+    /// pi's `compaction.firstKeptEntryId`.
+    #[serde(rename = "firstKeptEntryId", default, borrow)]
+    pub first_kept_entry_id: Str<'a>,
 }
 
 impl<'a> Envelope<'a> {
@@ -134,7 +141,12 @@ impl<'a> Envelope<'a> {
         self.kind() == "system" && self.subtype.get() == Some("compact_boundary")
     }
     pub fn is_message(&self) -> bool {
-        matches!(self.kind(), "user" | "assistant") && self.message.is_some()
+        matches!(self.kind(), "user" | "assistant" | "message") && self.message.is_some()
+    }
+    /// pi's `compaction` entry: a summary that replaces everything before
+    /// `firstKeptEntryId`.
+    pub fn is_pi_compaction(&self) -> bool {
+        self.kind() == "compaction" && self.summary.get().is_some()
     }
 }
 
@@ -253,14 +265,13 @@ pub(crate) struct Message<'a> {
     pub id: Str<'a>,
     #[serde(default, borrow)]
     pub content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub usage: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A message's content: a string, or blocks.
 pub(crate) enum Content<'a> {
-    #[serde(borrow)]
     Text(Cow<'a, str>),
-    #[serde(borrow)]
     Blocks(Vec<Block<'a>>),
 }
 
@@ -276,14 +287,32 @@ pub(crate) struct Block<'a> {
     pub name: Str<'a>,
     #[serde(default, borrow)]
     pub tool_use_id: Str<'a>,
+    #[serde(default, borrow)]
+    pub thinking: Str<'a>,
+    /// `tool_use.input`.
+    #[serde(default, borrow)]
+    pub input: Option<&'a RawValue>,
+    /// pi's `toolCall.arguments`.
+    #[serde(default, borrow)]
+    pub arguments: Option<&'a RawValue>,
+    /// `tool_result.content`: a string or blocks.
+    #[serde(default, borrow)]
+    pub content: Option<&'a RawValue>,
 }
 
 pub(crate) fn parse_message<'a>(raw: &'a RawValue) -> Option<Message<'a>> {
     serde_json::from_str(raw.get()).ok()
 }
 
+/// Parses a content value. Not a serde untagged enum: those buffer their input, and
+/// the blocks' raw JSON fields cannot be read from a buffer.
 pub(crate) fn parse_content<'a>(raw: Option<&'a RawValue>) -> Option<Content<'a>> {
-    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+    let json = raw?.get();
+    match json.as_bytes().first()? {
+        b'"' => serde_json::from_str(json).ok().map(Content::Text),
+        b'[' => serde_json::from_str(json).ok().map(Content::Blocks),
+        _ => None,
+    }
 }
 
 /// A message's text: its string content, or its `text` blocks joined by newlines.

@@ -1,0 +1,172 @@
+//! Token accounting: estimates per entry, calibrated by the provider's own `usage`
+//! when the transcript has it, and the context windows of common models.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::transcript::{Block, Content, Line, parse_content, parse_message};
+
+/// What an image costs, whatever its size (pi's 4800 characters).
+pub const IMAGE_TOKENS: u64 = 1200;
+/// Characters per token of the estimate (pi's and Claude Code's rule of thumb).
+const CHARS_PER_TOKEN: u64 = 4;
+
+/// The context window assumed when the model is unknown.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+
+/// The context window of `model`, by the family its name names; `None` for a model
+/// the registry doesn't know (use [`DEFAULT_CONTEXT_WINDOW`] or an override then).
+pub fn context_window(model: &str) -> Option<u64> {
+    let m = alloc::string::String::from(model).to_ascii_lowercase();
+    let has = |s: &str| m.contains(s);
+    let window = if has("claude") {
+        if has("[1m]") || has("-1m") || has("1m-") { 1_000_000 } else { 200_000 }
+    } else if has("gpt-4.1") {
+        1_047_576
+    } else if has("gpt-4o") || has("gpt-4-turbo") || has("o1") || has("o3") || has("o4") {
+        128_000
+    } else if has("gpt-5") {
+        400_000
+    } else if has("gemini-1.5-pro") {
+        2_097_152
+    } else if has("gemini") {
+        1_048_576
+    } else if has("llama3.1") || has("llama3.2") || has("llama3.3") || has("llama-3.1") || has("llama-3.3") || has("llama4") {
+        131_072
+    } else if has("llama3") || has("llama-3") {
+        8_192
+    } else if has("qwen3") {
+        40_960
+    } else if has("qwen") || has("mistral") || has("mixtral") {
+        32_768
+    } else if has("deepseek") {
+        131_072
+    } else {
+        return None;
+    };
+    Some(window)
+}
+
+fn chars_to_tokens(chars: u64) -> u64 {
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// Estimated tokens of plain text.
+pub fn text_tokens(text: &str) -> u64 {
+    chars_to_tokens(text.chars().count() as u64)
+}
+
+/// Estimated tokens of one entry's message: text, thinking, tool names and inputs,
+/// tool results; images at a fixed cost. Entries without a message cost nothing.
+pub(crate) fn estimate(line: &Line) -> u64 {
+    let Some(message) = line.env.message.and_then(parse_message) else { return 0 };
+    content_tokens(message.content)
+}
+
+fn content_tokens(content: Option<&RawValue>) -> u64 {
+    match parse_content(content) {
+        Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
+        Some(Content::Blocks(blocks)) => blocks.iter().map(block_tokens).sum(),
+        // Content of an unexpected shape: its JSON size is the best guess.
+        None => content.map_or(0, |raw| chars_to_tokens(raw.get().len() as u64)),
+    }
+}
+
+fn block_tokens(block: &Block) -> u64 {
+    let chars = |s: Option<&str>| s.map_or(0, |s| s.chars().count() as u64);
+    let raw = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len() as u64);
+    match block.kind.get() {
+        Some("image") => IMAGE_TOKENS,
+        Some("text") => chars_to_tokens(chars(block.text.get())),
+        Some("thinking") => chars_to_tokens(chars(block.thinking.get())),
+        Some("tool_use") => chars_to_tokens(chars(block.name.get()) + raw(block.input)),
+        Some("toolCall") => chars_to_tokens(chars(block.name.get()) + raw(block.arguments)),
+        Some("tool_result") => content_tokens(block.content),
+        _ => chars_to_tokens(chars(block.text.get())),
+    }
+}
+
+/// A provider's token usage, in Anthropic's or pi's field names.
+#[derive(Default, Deserialize)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default, rename = "totalTokens")]
+    total_tokens: Option<u64>,
+    #[serde(default)]
+    input: Option<u64>,
+    #[serde(default)]
+    output: Option<u64>,
+    #[serde(default, rename = "cacheRead")]
+    cache_read: Option<u64>,
+    #[serde(default, rename = "cacheWrite")]
+    cache_write: Option<u64>,
+}
+
+impl Usage {
+    /// The context the response saw plus what it produced: everything a next request
+    /// would carry.
+    fn context_tokens(&self) -> u64 {
+        if let Some(total) = self.total_tokens.filter(|&t| t > 0) {
+            return total;
+        }
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+        ]
+        .iter()
+        .map(|n| n.unwrap_or(0))
+        .sum()
+    }
+}
+
+/// The real context size an assistant entry reported, if it has `message.usage`.
+pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
+    let message = line.env.message.and_then(parse_message)?;
+    let usage: Usage = serde_json::from_str(message.usage?.get()).ok()?;
+    Some(usage.context_tokens()).filter(|&t| t > 0)
+}
+
+/// Tokens of a context made of `lines` (in order): the last provider-reported usage
+/// among them, plus estimates of what came after it; estimates alone without usage.
+/// Claude Code repeats one response's usage on each line it split the response into;
+/// taking only the last report counts it once.
+pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line<'a>>) -> u64 {
+    let mut after = 0;
+    for line in lines.rev() {
+        if let Some(reported) = reported_usage(line) {
+            return reported + after;
+        }
+        after += estimate(line);
+    }
+    after
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_knows_the_common_families() {
+        assert_eq!(context_window("claude-sonnet-4-5-20250929"), Some(200_000));
+        assert_eq!(context_window("claude-sonnet-4-5[1m]"), Some(1_000_000));
+        assert_eq!(context_window("gpt-4o-mini"), Some(128_000));
+        assert_eq!(context_window("gpt-4.1"), Some(1_047_576));
+        assert_eq!(context_window("gemini-2.0-flash"), Some(1_048_576));
+        assert_eq!(context_window("llama3.1:8b"), Some(131_072));
+        assert_eq!(context_window("qwen2.5-coder:7b"), Some(32_768));
+        assert_eq!(context_window("my-own-model"), None);
+    }
+}

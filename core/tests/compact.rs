@@ -1,0 +1,485 @@
+//! Compaction: the plan's invariants on real and generated transcripts, the
+//! triggers' boundaries, the circuit breaker, the loop guard, and crash safety.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mneme_core::{
+    CompactionIds, Error, Keep, KeyInfo, MemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store, Trigger,
+    block_on,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn ids(n: u32) -> CompactionIds {
+    CompactionIds { boundary: format!("boundary-{n}"), summary: format!("summary-{n}") }
+}
+
+/// Tool call ids used and answered by each entry, from the raw transcript.
+fn tool_ids(text: &str) -> BTreeMap<String, (Vec<String>, Vec<String>)> {
+    let mut found = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else { continue };
+        let (Some(uuid), Some(blocks)) = (entry["uuid"].as_str(), entry["message"]["content"].as_array()) else { continue };
+        let mut uses = Vec::new();
+        let mut results = Vec::new();
+        for block in blocks {
+            match block["type"].as_str() {
+                Some("tool_use") => uses.extend(block["id"].as_str().map(str::to_owned)),
+                Some("tool_result") => results.extend(block["tool_use_id"].as_str().map(str::to_owned)),
+                _ => {}
+            }
+        }
+        found.insert(uuid.to_owned(), (uses, results));
+    }
+    found
+}
+
+/// The plan keeps every tool call and its result on the same side of the cut.
+fn assert_pairs_intact(plan: &Plan, text: &str, name: &str) {
+    let tools = tool_ids(text);
+    let side = |ids: &[String]| -> (BTreeSet<String>, BTreeSet<String>) {
+        let mut uses = BTreeSet::new();
+        let mut results = BTreeSet::new();
+        for id in ids {
+            if let Some((u, r)) = tools.get(id) {
+                uses.extend(u.iter().cloned());
+                results.extend(r.iter().cloned());
+            }
+        }
+        (uses, results)
+    };
+    let before: Vec<String> = plan.summarize.iter().chain(&plan.turn_prefix).cloned().collect();
+    let (old_uses, old_results) = side(&before);
+    let (kept_uses, kept_results) = side(&plan.keep);
+    for id in &kept_results {
+        assert!(!old_uses.contains(id), "{name}: tool_use {id} is summarised but its result is kept");
+    }
+    for id in &kept_uses {
+        assert!(!old_results.contains(id), "{name}: tool_result {id} is summarised but its call is kept");
+    }
+    assert!(old_results.is_disjoint(&kept_uses) && kept_results.is_disjoint(&old_uses));
+}
+
+/// Plans a manual compaction keeping `keep` tokens, checks the invariants, applies it
+/// with the offline summary, and checks the context that loads afterwards. Returns
+/// whether the "under the target" check applied (the kept part plus the summary fit).
+fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
+    let storage = MemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let probe = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap();
+    // A window the session overflows, so the target is meaningful.
+    let settings = Settings { context_window: probe.tokens_before.max(1), keep: Keep::RecentTokens(keep), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert_pairs_intact(&plan, text, name);
+    if plan.summarize.is_empty() && plan.turn_prefix.is_empty() {
+        assert!(plan.keep_tokens < keep || plan.keep.is_empty() || plan.reason.contains("nothing to summarise"), "{name}: {}", plan.reason);
+        return false;
+    }
+    assert!(plan.keep_tokens >= keep, "{name}: keeps {} tokens, budget {keep}", plan.keep_tokens);
+    let context_before = block_on(store.context("s")).unwrap();
+    let summary = block_on(store.summarize_offline("s", &plan)).unwrap();
+    assert!(!summary.trim().is_empty());
+    assert!(mneme_core::tokens::text_tokens(&summary) <= plan.summary_budget_tokens, "{name}: the offline summary respects its budget");
+    let applied = block_on(store.apply_compaction("s", &plan, &summary, &ids(1), NOW)).unwrap();
+
+    let reopened = Store::new(&storage);
+    let context = block_on(reopened.context("s")).unwrap();
+    assert!(context.compacted, "{name}");
+    assert!(context.messages[0].is_compact_summary && context.messages[0].text.contains(&summary), "{name}");
+    let kept: BTreeSet<&str> = plan.keep.iter().map(String::as_str).collect();
+    for message in &context.messages[1..] {
+        assert!(kept.contains(message.uuid.as_str()), "{name}: {} is in the context but not kept", message.uuid);
+    }
+    let before_kept: Vec<&str> = context_before.messages.iter().map(|m| m.uuid.as_str()).filter(|u| kept.contains(u)).collect();
+    let after: Vec<&str> = context.messages[1..].iter().map(|m| m.uuid.as_str()).collect();
+    assert_eq!(before_kept, after, "{name}: the kept messages come back in order");
+    // Nothing was deleted: the whole history still loads.
+    let transcript = block_on(reopened.load("s")).unwrap();
+    for uuid in plan.summarize.iter().chain(&plan.keep) {
+        assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some(uuid.as_str())), "{name}: {uuid} was lost");
+    }
+    let after_plan = block_on(reopened.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert!(
+        after_plan.tokens_before <= applied.tokens_after + 64,
+        "{name}: {} after, {} expected",
+        after_plan.tokens_before,
+        applied.tokens_after
+    );
+    let fits = plan.keep_tokens + plan.summary_budget_tokens < after_plan.limit;
+    if fits {
+        assert!(
+            after_plan.tokens_before < after_plan.limit,
+            "{name}: {} tokens after compaction, target {}",
+            after_plan.tokens_before,
+            after_plan.limit
+        );
+    }
+    fits
+}
+
+fn corpus_transcripts() -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut found);
+    found.sort();
+    found
+}
+
+#[test]
+fn plans_on_every_corpus_transcript_keep_pairs_budgets_and_targets() {
+    let mut applied = 0;
+    let mut under_target = 0;
+    for path in corpus_transcripts() {
+        let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
+        for keep in [500, 5_000, 20_000] {
+            let name = format!("{} keep {keep}", path.display());
+            let storage = MemoryStorage::new();
+            block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+            let plan = block_on(Store::new(&storage).plan_compaction(
+                "s",
+                &Settings { keep: Keep::RecentTokens(keep), ..Settings::default() },
+                Mode::Manual,
+            ))
+            .unwrap();
+            if plan.summarize.is_empty() && plan.turn_prefix.is_empty() {
+                continue;
+            }
+            applied += 1;
+            under_target += u32::from(compact_and_check(&text, keep, &name));
+        }
+    }
+    assert!(applied >= 30, "only {applied} corpus compactions ran");
+    assert!(under_target >= 20, "the target check applied only {under_target} times");
+}
+
+/// A generated Claude Code conversation: turns of a prompt and API rounds, each round
+/// an assistant reply split across lines (shared `message.id`) with tool calls, then
+/// one user line of tool results.
+fn conversation() -> impl Strategy<Value = String> {
+    let round = (0usize..3, 1usize..400, any::<bool>());
+    let turn = (1usize..400, proptest::collection::vec(round, 1..4));
+    proptest::collection::vec(turn, 1..12).prop_map(|turns| {
+        let mut lines = Vec::new();
+        let mut parent: Option<String> = None;
+        let mut n = 0;
+        let mut push = |entry: Value, parent: &mut Option<String>, n: &mut usize| {
+            *n += 1;
+            let uuid = format!("u{n}");
+            let mut entry = entry;
+            entry["uuid"] = json!(uuid);
+            entry["parentUuid"] = json!(parent);
+            entry["sessionId"] = json!("s");
+            entry["timestamp"] = json!(format!("2026-01-01T00:{:02}:{:02}.000Z", *n / 60 % 60, *n % 60));
+            lines.push(entry.to_string());
+            *parent = Some(uuid);
+        };
+        for (t, (prompt_len, rounds)) in turns.into_iter().enumerate() {
+            push(json!({"type": "user", "message": {"role": "user", "content": "p".repeat(prompt_len * 4)}}), &mut parent, &mut n);
+            for (r, (tools, text_len, split)) in rounds.into_iter().enumerate() {
+                let message_id = format!("msg-{t}-{r}");
+                let mut blocks = vec![json!({"type": "text", "text": "a".repeat(text_len * 4)})];
+                let calls: Vec<String> = (0..tools).map(|k| format!("toolu-{t}-{r}-{k}")).collect();
+                blocks.extend(calls.iter().map(|id| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "ls"}})));
+                if split {
+                    for block in blocks {
+                        push(
+                            json!({"type": "assistant", "message": {"id": message_id, "role": "assistant", "content": [block]}}),
+                            &mut parent,
+                            &mut n,
+                        );
+                    }
+                } else {
+                    push(
+                        json!({"type": "assistant", "message": {"id": message_id, "role": "assistant", "content": blocks}}),
+                        &mut parent,
+                        &mut n,
+                    );
+                }
+                if !calls.is_empty() {
+                    let results: Vec<Value> = calls
+                        .iter()
+                        .map(|id| json!({"type": "tool_result", "tool_use_id": id, "content": "r".repeat(text_len * 4)}))
+                        .collect();
+                    push(json!({"type": "user", "message": {"role": "user", "content": results}}), &mut parent, &mut n);
+                }
+            }
+        }
+        lines.join("\n") + "\n"
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn generated_conversations_keep_the_invariants(text in conversation(), keep in 1u64..3000) {
+        compact_and_check(&text, keep, "generated");
+    }
+
+    #[test]
+    fn keeping_messages_keeps_at_least_that_many(text in conversation(), count in 1u32..20) {
+        let storage = MemoryStorage::new();
+        block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+        let settings = Settings { keep: Keep::RecentMessages(count), ..Settings::default() };
+        let plan = block_on(Store::new(&storage).plan_compaction("s", &settings, Mode::Manual)).unwrap();
+        assert_pairs_intact(&plan, &text, "generated");
+        if !plan.summarize.is_empty() || !plan.turn_prefix.is_empty() {
+            prop_assert!(plan.keep.len() >= count as usize);
+        }
+    }
+}
+
+fn session_of_tokens(store: &Store<&MemoryStorage>, tokens_each: usize, messages: u32) {
+    for i in 0..messages {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let entry =
+            NewEntry { uuid: format!("m{i}"), now_ms: NOW + i64::from(i), role, text: "x".repeat(tokens_each * 4), cwd: "/p".into() };
+        block_on(store.append("s", entry)).unwrap();
+    }
+}
+
+#[test]
+fn triggers_fire_exactly_at_their_limits() {
+    let storage = MemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 10);
+    let tokens = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap().tokens_before;
+    assert_eq!(tokens, 1000);
+    let fraction =
+        |window| Settings { context_window: window, trigger: Trigger::Fraction(0.5), keep: Keep::RecentMessages(2), ..Settings::default() };
+    assert_eq!(
+        block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger.as_deref(),
+        Some("threshold"),
+        "at the limit"
+    );
+    assert_eq!(block_on(store.plan_compaction("s", &fraction(2002), Mode::Auto)).unwrap().trigger, None, "one below");
+    let reserve = |window| Settings {
+        context_window: window,
+        trigger: Trigger::Reserve { reserve_tokens: 300, floor: 500 },
+        keep: Keep::RecentMessages(2),
+        ..Settings::default()
+    };
+    assert_eq!(block_on(store.plan_compaction("s", &reserve(1500), Mode::Auto)).unwrap().trigger, None, "exactly the reserve left");
+    assert_eq!(block_on(store.plan_compaction("s", &reserve(1499), Mode::Auto)).unwrap().trigger.as_deref(), Some("threshold"));
+    let overflow = block_on(store.plan_compaction("s", &fraction(1_000_000), Mode::Overflow)).unwrap();
+    assert_eq!(overflow.trigger.as_deref(), Some("overflow"));
+    assert!(overflow.has_work());
+}
+
+#[test]
+fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
+    let storage = MemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 10);
+    let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(2), ..Settings::default() };
+    for failure in 0..3 {
+        let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+        assert!(plan.has_work(), "after {failure} failures");
+        assert!(matches!(block_on(store.apply_compaction("s", &plan, "  ", &ids(9), NOW)), Err(Error::EmptySummary { .. })));
+        block_on(store.record_compaction_failure("s", "the model returned nothing", NOW)).unwrap();
+    }
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert!(plan.blocked.as_deref().is_some_and(|b| b.contains("circuit breaker")), "{plan:?}");
+    assert!(matches!(block_on(store.apply_compaction("s", &plan, "summary", &ids(9), NOW)), Err(Error::NothingToCompact { .. })));
+    // A manual compaction still runs, and success resets the breaker.
+    let manual = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &manual, "what happened", &ids(1), NOW)).unwrap();
+    for i in 0..2 {
+        block_on(
+            store.append("s", NewEntry { uuid: format!("late{i}"), now_ms: NOW, role: Role::User, text: "more".into(), cwd: "/p".into() }),
+        )
+        .unwrap();
+    }
+    let after = block_on(store.plan_compaction("s", &settings, Mode::Overflow)).unwrap();
+    assert_eq!(after.blocked, None, "a successful compaction resets the breaker");
+}
+
+#[test]
+fn the_loop_guard_refuses_to_compact_what_was_just_compacted() {
+    let storage = MemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 10);
+    let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(9), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    block_on(store.apply_compaction("s", &plan, &"s".repeat(400), &ids(1), NOW)).unwrap();
+    let again = block_on(store.plan_compaction("s", &settings, Mode::Overflow)).unwrap();
+    assert!(again.blocked.as_deref().is_some_and(|b| b.contains("just compacted")), "{again:?}");
+    let entry = NewEntry { uuid: "late".into(), now_ms: NOW, role: Role::User, text: "more".into(), cwd: "/p".into() };
+    block_on(store.append("s", entry)).unwrap();
+    let auto = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert!(auto.blocked.as_deref().is_some_and(|b| b.contains("free too little")), "{auto:?}");
+}
+
+#[test]
+fn a_compaction_keeps_going_across_a_second_compaction() {
+    let storage = MemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 10);
+    let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(4), ..Settings::default() };
+    let first = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &first, "first summary", &ids(1), NOW)).unwrap();
+    session_of_tokens(&store, 100, 0);
+    for i in 10..16 {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        block_on(store.append("s", NewEntry { uuid: format!("m{i}"), now_ms: NOW, role, text: "y".repeat(400), cwd: "/p".into() }))
+            .unwrap();
+    }
+    let second = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert!(second.previous_summary.as_deref().is_some_and(|s| s.contains("first summary")));
+    assert!(second.prompt.contains("first summary"));
+    assert_eq!(second.keep, ["m12", "m13", "m14", "m15"]);
+    assert_eq!(second.summarize, ["m6", "m7", "m8", "m9", "m10", "m11"]);
+    block_on(store.apply_compaction("s", &second, "second summary", &ids(2), NOW)).unwrap();
+    let context = block_on(store.context("s")).unwrap();
+    let uuids: Vec<&str> = context.messages.iter().map(|m| m.uuid.as_str()).collect();
+    assert_eq!(uuids, ["summary-2", "m12", "m13", "m14", "m15"]);
+    assert_eq!(block_on(store.load("s")).unwrap().chain.len(), 16 + 4, "the chain still runs through the whole history");
+}
+
+#[test]
+fn pi_sessions_get_a_pi_compaction_entry() {
+    let mut lines =
+        vec![json!({"type": "session", "version": 3, "id": "sess", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}).to_string()];
+    let mut parent: Option<String> = None;
+    for i in 0..12 {
+        let id = format!("{i:08x}");
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let message = json!({"role": role, "content": [{"type": "text", "text": format!("message {i} ").repeat(50)}]});
+        lines.push(
+            json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", "message": message})
+                .to_string(),
+        );
+        parent = Some(id);
+    }
+    let storage = MemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert_eq!(plan.keep, ["00000008", "00000009", "0000000a", "0000000b"]);
+    let applied = block_on(store.apply_compaction("s", &plan, "pi summary", &ids(1), NOW)).unwrap();
+    assert_eq!(applied.format, "pi");
+    let text = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["parentId"].as_str(), last["firstKeptEntryId"].as_str()),
+        (Some("compaction"), Some("0000000b"), Some("00000008"))
+    );
+    assert_eq!(last["summary"], "pi summary");
+    let context = block_on(store.context("s")).unwrap();
+    assert!(context.compacted && context.messages[0].text.contains("<summary>\npi summary\n</summary>"));
+    let uuids: Vec<&str> = context.messages[1..].iter().map(|m| m.uuid.as_str()).collect();
+    assert_eq!(uuids, plan.keep);
+}
+
+#[test]
+fn pi_v1_files_without_ids_resume_in_file_order() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/pi/v1/before-compaction.jsonl");
+    let storage = MemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
+    let context = block_on(Store::new(&storage).context("s")).unwrap();
+    assert!(context.messages.len() > 100, "{}", context.messages.len());
+}
+
+/// Storage that fails call N; unlocks always succeed (a real lock dies with its holder).
+struct FailAt<'a> {
+    inner: &'a MemoryStorage,
+    calls: Cell<u32>,
+    fail_at: u32,
+}
+
+impl FailAt<'_> {
+    fn tick(&self, key: &str) -> Result<(), StorageError> {
+        self.calls.set(self.calls.get() + 1);
+        if self.calls.get() == self.fail_at {
+            return Err(StorageError::Io { key: key.into(), message: "injected".into() });
+        }
+        Ok(())
+    }
+}
+
+impl Storage for FailAt<'_> {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        self.tick(prefix)?;
+        self.inner.list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        self.tick(key)?;
+        self.inner.read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        self.tick(key)?;
+        self.inner.append(key, data).await
+    }
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.replace(key, data).await
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.truncate(key, len).await
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        self.tick(key)?;
+        self.inner.remove(key).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        self.tick(from)?;
+        self.inner.rename(from, to).await
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        self.tick(name)?;
+        self.inner.lock(name).await
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        self.inner.unlock(name).await
+    }
+}
+
+#[test]
+fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
+    let mut fail_at = 1;
+    loop {
+        let memory = MemoryStorage::new();
+        session_of_tokens(&Store::new(&memory), 100, 10);
+        let before = block_on(Store::new(&memory).context("s")).unwrap();
+        let store = Store::new(FailAt { inner: &memory, calls: Cell::new(0), fail_at });
+        let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
+        let result = block_on(async {
+            let plan = store.plan_compaction("s", &settings, Mode::Manual).await?;
+            let summary = store.summarize_offline("s", &plan).await?;
+            store.apply_compaction("s", &plan, &summary, &ids(1), NOW).await
+        });
+        let calls = store.storage().calls.get();
+        let after = block_on(Store::new(&memory).context("s")).unwrap();
+        match result {
+            Ok(_) => assert!(after.compacted && after.messages.len() == 5, "fail_at {fail_at}: {after:?}"),
+            Err(_) => assert_eq!(after, before, "fail_at {fail_at}: a failed compaction changed the context"),
+        }
+        let text = String::from_utf8(block_on(memory.read("projects/-p/s.jsonl", 0, None)).unwrap()).unwrap();
+        assert_eq!(
+            text.matches("compact_boundary").count(),
+            text.matches("isCompactSummary").count(),
+            "fail_at {fail_at}: a boundary without its summary"
+        );
+        if fail_at > calls {
+            break;
+        }
+        fail_at += 1;
+    }
+    assert!(fail_at > 5);
+}
