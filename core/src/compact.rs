@@ -100,6 +100,9 @@ pub struct Plan {
     pub reason: String,
     /// Set when auto-compaction is refused: the circuit breaker or the loop guard.
     pub blocked: Option<String>,
+    /// What applying does: `none`; `prune` (clear the tool results in `prune`, no
+    /// summary needed); or `summarize` (replace `summarize` with a summary).
+    pub action: String,
     pub context_window: u64,
     /// Tokens at which the trigger fires.
     pub limit: u64,
@@ -114,8 +117,8 @@ pub struct Plan {
     pub keep: Vec<String>,
     /// Estimated tokens of `keep`.
     pub keep_tokens: u64,
-    /// Oldest tool results over the tool-result budget (informational: the summary
-    /// replaces them; they are listed so a host can prune before summarising).
+    /// The oldest tool results over the tool-result budget. With `action` `prune`,
+    /// applying clears them (no model needed); otherwise the summary covers them.
     pub prune: Vec<Pruned>,
     /// The summary of the previous compaction, which the new summary must carry on.
     pub previous_summary: Option<String>,
@@ -130,7 +133,12 @@ pub struct Plan {
 impl Plan {
     /// Whether applying this plan would change anything.
     pub fn has_work(&self) -> bool {
-        self.trigger.is_some() && self.blocked.is_none() && !(self.summarize.is_empty() && self.turn_prefix.is_empty())
+        self.trigger.is_some() && self.blocked.is_none() && matches!(self.action.as_str(), "prune" | "summarize")
+    }
+
+    /// Whether applying needs a summary from a model (or the offline summariser).
+    pub fn needs_summary(&self) -> bool {
+        self.has_work() && self.action == "summarize"
     }
 }
 
@@ -198,13 +206,14 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         }
     };
     let units: Vec<&Line> = context.lines.iter().map(|&i| &lines[i]).collect();
-    let estimates: Vec<u64> = units.iter().map(|l| tokens::estimate(l)).collect();
+    let estimates: Vec<u64> = units.iter().map(|l| tokens::estimate(l, &context.cleared)).collect();
     let summary_tokens = previous_summary.as_deref().map_or(0, tokens::text_tokens);
     // Usage reported before the last compaction measured a context that no longer exists.
     let compaction_at = context.compaction.map(|i| (lines[i].part, lines[i].line));
     let fresh = |l: &&Line| compaction_at.is_none_or(|at| (l.part, l.line) > at);
     let split = units.iter().position(fresh).unwrap_or(units.len());
-    let tokens_before = summary_tokens + estimates[..split].iter().sum::<u64>() + tokens::context_tokens(units[split..].iter().copied());
+    let tokens_before =
+        summary_tokens + estimates[..split].iter().sum::<u64>() + tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
     let limit = settings.trigger.limit(settings.context_window);
     let mut plan = Plan {
         context_window: settings.context_window,
@@ -212,7 +221,8 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         tokens_before,
         previous_summary,
         summary_budget_tokens: settings.trigger.summary_budget(settings.context_window),
-        prune: prune(&units, settings.tool_result_budget_chars),
+        prune: prune(&units, settings.tool_result_budget_chars, &context.cleared),
+        action: "none".into(),
         ..Plan::default()
     };
 
@@ -244,6 +254,21 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         plan.blocked = Some(blocked);
         return plan;
     }
+    // No model needed when clearing the oldest tool results is enough.
+    let saved: u64 = plan.prune.iter().map(|p| (p.chars / 4).saturating_sub(tokens::CLEARED_RESULT_TOKENS)).sum();
+    // pi has no entry for cleared results, so its sessions are always summarised.
+    let pi = loaded.lines.first().is_some_and(|l| l.env.kind() == "session");
+    if mode == Mode::Auto && !pi && !plan.prune.is_empty() && tokens_before.saturating_sub(saved) < limit {
+        plan.action = "prune".into();
+        plan.reason = format!(
+            "{}; clearing the {} oldest tool results frees ~{saved} tokens, enough without a summary",
+            plan.reason,
+            plan.prune.len()
+        );
+        plan.keep = ids(&units);
+        plan.keep_tokens = estimates.iter().sum::<u64>().saturating_sub(saved);
+        return plan;
+    }
 
     let Some(cut) = cut_point(&units, &estimates, settings.keep) else {
         plan.reason = format!("{}; but every message is within what must be kept, so there is nothing to summarise", plan.reason);
@@ -251,6 +276,7 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         plan.keep_tokens = estimates.iter().sum();
         return plan;
     };
+    plan.action = "summarize".into();
     let turn_start = if part_of(units[cut]) == Part::Prompt { None } else { units[..cut].iter().rposition(|l| part_of(l) == Part::Prompt) };
     let summarize_end = turn_start.unwrap_or(cut);
     plan.summarize = ids(&units[..summarize_end]);
@@ -354,14 +380,15 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
     })
 }
 
-/// Tool results beyond the budget, oldest first.
-fn prune(units: &[&Line], budget: u64) -> Vec<Pruned> {
+/// Tool results beyond the budget, oldest first (those already cleared excluded).
+fn prune(units: &[&Line], budget: u64, cleared: &alloc::collections::BTreeSet<String>) -> Vec<Pruned> {
     let mut results = Vec::new();
     for line in units {
         let Some(Content::Blocks(blocks)) = line.env.message.and_then(parse_message).and_then(|m| parse_content(m.content)) else {
             continue;
         };
-        for block in blocks.iter().filter(|b| b.kind.get() == Some("tool_result")) {
+        let live = |b: &&Block| b.kind.get() == Some("tool_result") && !b.tool_use_id.get().is_some_and(|id| cleared.contains(id));
+        for block in blocks.iter().filter(live) {
             let chars = block.content.map_or(0, |c| c.get().len() as u64);
             results.push(Pruned {
                 uuid: line.env.uuid().unwrap_or_default().to_string(),

@@ -64,7 +64,22 @@ pub(crate) struct ContextLines {
     pub summaries: Vec<usize>,
     /// The messages the model sees after the summary, in order.
     pub lines: Vec<usize>,
+    /// Tool results cleared by `microcompact_boundary` entries since the compaction.
+    pub cleared: BTreeSet<String>,
 }
+
+/// The tool ids a `microcompact_boundary` cleared.
+fn cleared_tool_ids(metadata: Option<&serde_json::value::RawValue>) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(rename = "compactedToolIds", default)]
+        ids: Vec<String>,
+    }
+    metadata.and_then(|m| serde_json::from_str::<Metadata>(m.get()).ok()).map_or_else(Vec::new, |m| m.ids)
+}
+
+/// What a model sees in place of a cleared tool result (Claude Code's wording).
+pub(crate) const CLEARED_RESULT: &str = "[Old tool result content cleared]";
 
 /// `(headUuid, tailUuid)` of a boundary's `compactMetadata.preservedSegment`.
 fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<(String, String)> {
@@ -214,8 +229,19 @@ impl<'a> Loaded<'a> {
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
         let is_message = |i: &usize| self.lines[*i].env.is_message();
-        let Some(at) = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary() || self.lines[i].env.is_pi_compaction()) else {
-            return ContextLines { compaction: None, summaries: Vec::new(), lines: chain.into_iter().filter(is_message).collect() };
+        let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary() || self.lines[i].env.is_pi_compaction());
+        let cleared = chain[compaction.map_or(0, |at| at + 1)..]
+            .iter()
+            .filter(|&&i| self.lines[i].env.is_microcompact_boundary())
+            .flat_map(|&i| cleared_tool_ids(self.lines[i].env.microcompact_metadata))
+            .collect();
+        let Some(at) = compaction else {
+            return ContextLines {
+                compaction: None,
+                summaries: Vec::new(),
+                lines: chain.into_iter().filter(is_message).collect(),
+                cleared,
+            };
         };
         let compaction = chain[at];
         let after = &chain[at + 1..];
@@ -225,7 +251,7 @@ impl<'a> Loaded<'a> {
                 env.first_kept_entry_id.get().and_then(|id| chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)));
             let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
             let lines = kept.iter().chain(after).copied().filter(is_message).collect();
-            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines };
+            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared };
         }
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
         let preserved = preserved_segment(env.compact_metadata)
@@ -238,7 +264,7 @@ impl<'a> Loaded<'a> {
         let kept =
             preserved.iter().copied().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
         let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| is_message(i)).collect();
-        ContextLines { compaction: Some(compaction), summaries: after[..summary_count].to_vec(), lines }
+        ContextLines { compaction: Some(compaction), summaries: after[..summary_count].to_vec(), lines, cleared }
     }
 
     /// The context a model resumes with (see [`Loaded::context_lines`]), split
@@ -262,7 +288,7 @@ impl<'a> Loaded<'a> {
             let line = &self.lines[i];
             let Some(message) = line.env.message.and_then(parse_message) else { continue };
             let role = message.role.get().unwrap_or(line.env.kind()).to_string();
-            let blocks = content_blocks(message.content);
+            let blocks = clear_results(content_blocks(message.content), &plan.cleared);
             let text = readable(message.content);
             let reply_id = if role == "assistant" { message_id(line) } else { None };
             let same_reply = reply_id.is_some() && reply_id == last_reply_id;
@@ -361,6 +387,23 @@ fn content_blocks(content: Option<&serde_json::value::RawValue>) -> String {
         Some(raw) => alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get()),
         None => "[]".to_string(),
     }
+}
+
+/// The blocks with cleared tool results' content replaced by a note.
+fn clear_results(blocks: String, cleared: &BTreeSet<String>) -> String {
+    if cleared.is_empty() || !blocks.contains("tool_result") {
+        return blocks;
+    }
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&blocks) else { return blocks };
+    let mut changed = false;
+    for block in value.as_array_mut().into_iter().flatten() {
+        let is_cleared = block["type"] == "tool_result" && block["tool_use_id"].as_str().is_some_and(|id| cleared.contains(id));
+        if is_cleared {
+            block["content"] = serde_json::Value::String(CLEARED_RESULT.into());
+            changed = true;
+        }
+    }
+    if changed { serde_json::to_string(&value).unwrap_or(blocks) } else { blocks }
 }
 
 /// Two JSON block arrays as one.

@@ -139,6 +139,9 @@ pub struct Applied {
     /// `claude` (a `compact_boundary` and an `isCompactSummary` entry) or `pi` (a
     /// `compaction` entry).
     pub format: String,
+    /// `summarize` or `prune`, as the plan said.
+    pub action: String,
+    /// The boundary (`compact_boundary`, `microcompact_boundary`, or pi `compaction`).
     pub boundary_uuid: String,
     pub summary_uuid: Option<String>,
     pub tokens_before: u64,
@@ -731,12 +734,12 @@ impl<S: Storage> Store<S> {
     /// session, a `compaction{summary, firstKeptEntryId}` entry. Nothing is deleted;
     /// loading and resuming start at the new boundary. An empty summary is refused.
     pub async fn apply_compaction(&self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-        if summary.trim().is_empty() {
-            return Err(Error::EmptySummary { id: id.to_owned() });
-        }
         if !plan.has_work() {
             let reason = plan.blocked.clone().unwrap_or_else(|| plan.reason.clone());
             return Err(Error::NothingToCompact { id: id.to_owned(), reason });
+        }
+        if plan.needs_summary() && summary.trim().is_empty() {
+            return Err(Error::EmptySummary { id: id.to_owned() });
         }
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
@@ -755,6 +758,37 @@ impl<S: Storage> Store<S> {
             return Err(Error::StalePlan { id: id.to_owned(), uuid });
         }
         let timestamp = time::format_millis(now_ms);
+        if plan.action == "prune" {
+            let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();
+            let saved = plan.tokens_before.saturating_sub(plan.keep_tokens);
+            self.write(id, None, Some(&ids.boundary), |leaf| {
+                serde_json::to_string(&serde_json::json!({
+                    "parentUuid": leaf,
+                    "isSidechain": false,
+                    "userType": "external",
+                    "cwd": cwd,
+                    "sessionId": id,
+                    "version": crate::VERSION,
+                    "entrypoint": "mneme",
+                    "type": "system",
+                    "subtype": "microcompact_boundary",
+                    "content": "Tool results cleared",
+                    "level": "info",
+                    "microcompactMetadata": { "trigger": "auto", "preTokens": plan.tokens_before, "tokensSaved": saved, "compactedToolIds": cleared },
+                    "uuid": ids.boundary,
+                    "timestamp": timestamp,
+                }))
+            })
+            .await?;
+            return Ok(Applied {
+                format: "claude".into(),
+                action: "prune".into(),
+                boundary_uuid: ids.boundary.clone(),
+                summary_uuid: None,
+                tokens_before: plan.tokens_before,
+                tokens_after: plan.keep_tokens,
+            });
+        }
         let tokens_after = crate::tokens::text_tokens(summary) + plan.keep_tokens;
         let first_kept = plan.keep.first().map(String::as_str);
         let trigger = if plan.trigger.as_deref() == Some("manual") { "manual" } else { "auto" };
@@ -774,6 +808,7 @@ impl<S: Storage> Store<S> {
             .await?;
             return Ok(Applied {
                 format: "pi".into(),
+                action: "summarize".into(),
                 boundary_uuid: entry_id,
                 summary_uuid: None,
                 tokens_before: plan.tokens_before,
@@ -824,6 +859,7 @@ impl<S: Storage> Store<S> {
         .await?;
         Ok(Applied {
             format: "claude".into(),
+            action: "summarize".into(),
             boundary_uuid: ids.boundary.clone(),
             summary_uuid: Some(ids.summary.clone()),
             tokens_before: plan.tokens_before,

@@ -1,6 +1,9 @@
 //! Token accounting: estimates per entry, calibrated by the provider's own `usage`
 //! when the transcript has it, and the context windows of common models.
 
+use alloc::collections::BTreeSet;
+use alloc::string::String;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -17,7 +20,7 @@ pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 /// The context window of `model`, by the family its name names; `None` for a model
 /// the registry doesn't know (use [`DEFAULT_CONTEXT_WINDOW`] or an override then).
 pub fn context_window(model: &str) -> Option<u64> {
-    let m = alloc::string::String::from(model).to_ascii_lowercase();
+    let m = String::from(model).to_ascii_lowercase();
     let has = |s: &str| m.contains(s);
     let window = if has("claude") {
         if has("[1m]") || has("-1m") || has("1m-") { 1_000_000 } else { 200_000 }
@@ -56,23 +59,27 @@ pub fn text_tokens(text: &str) -> u64 {
     chars_to_tokens(text.chars().count() as u64)
 }
 
+/// What a cleared tool result still costs: the note that replaced it.
+pub const CLEARED_RESULT_TOKENS: u64 = 8;
+
 /// Estimated tokens of one entry's message: text, thinking, tool names and inputs,
-/// tool results; images at a fixed cost. Entries without a message cost nothing.
-pub(crate) fn estimate(line: &Line) -> u64 {
+/// tool results (those in `cleared` at the cost of their stub); images at a fixed
+/// cost. Entries without a message cost nothing.
+pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
     let Some(message) = line.env.message.and_then(parse_message) else { return 0 };
-    content_tokens(message.content)
+    content_tokens(message.content, cleared)
 }
 
-fn content_tokens(content: Option<&RawValue>) -> u64 {
+fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<String>) -> u64 {
     match parse_content(content) {
         Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
-        Some(Content::Blocks(blocks)) => blocks.iter().map(block_tokens).sum(),
+        Some(Content::Blocks(blocks)) => blocks.iter().map(|b| block_tokens(b, cleared)).sum(),
         // Content of an unexpected shape: its JSON size is the best guess.
         None => content.map_or(0, |raw| chars_to_tokens(raw.get().len() as u64)),
     }
 }
 
-fn block_tokens(block: &Block) -> u64 {
+fn block_tokens(block: &Block, cleared: &BTreeSet<String>) -> u64 {
     let chars = |s: Option<&str>| s.map_or(0, |s| s.chars().count() as u64);
     let raw = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len() as u64);
     match block.kind.get() {
@@ -81,7 +88,8 @@ fn block_tokens(block: &Block) -> u64 {
         Some("thinking") => chars_to_tokens(chars(block.thinking.get())),
         Some("tool_use") => chars_to_tokens(chars(block.name.get()) + raw(block.input)),
         Some("toolCall") => chars_to_tokens(chars(block.name.get()) + raw(block.arguments)),
-        Some("tool_result") => content_tokens(block.content),
+        Some("tool_result") if block.tool_use_id.get().is_some_and(|id| cleared.contains(id)) => CLEARED_RESULT_TOKENS,
+        Some("tool_result") => content_tokens(block.content, cleared),
         _ => chars_to_tokens(chars(block.text.get())),
     }
 }
@@ -143,13 +151,13 @@ pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
 /// among them, plus estimates of what came after it; estimates alone without usage.
 /// Claude Code repeats one response's usage on each line it split the response into;
 /// taking only the last report counts it once.
-pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line<'a>>) -> u64 {
+pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line<'a>>, cleared: &BTreeSet<String>) -> u64 {
     let mut after = 0;
     for line in lines.rev() {
         if let Some(reported) = reported_usage(line) {
             return reported + after;
         }
-        after += estimate(line);
+        after += estimate(line, cleared);
     }
     after
 }

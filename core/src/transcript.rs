@@ -119,6 +119,8 @@ pub(crate) struct Envelope<'a> {
     pub message: Option<&'a RawValue>,
     #[serde(rename = "compactMetadata", default, borrow)]
     pub compact_metadata: Option<&'a RawValue>,
+    #[serde(rename = "microcompactMetadata", default, borrow)]
+    pub microcompact_metadata: Option<&'a RawValue>,
     /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
     pub first_kept_entry_id: Str<'a>,
@@ -139,6 +141,9 @@ impl<'a> Envelope<'a> {
     }
     pub fn is_compact_boundary(&self) -> bool {
         self.kind() == "system" && self.subtype.get() == Some("compact_boundary")
+    }
+    pub fn is_microcompact_boundary(&self) -> bool {
+        self.kind() == "system" && self.subtype.get() == Some("microcompact_boundary")
     }
     pub fn is_message(&self) -> bool {
         matches!(self.kind(), "user" | "assistant" | "message") && self.message.is_some()

@@ -483,3 +483,41 @@ fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
     }
     assert!(fail_at > 5);
 }
+
+#[test]
+fn clearing_old_tool_results_comes_before_a_summary() {
+    let storage = MemoryStorage::new();
+    let mut lines = Vec::new();
+    let mut parent = serde_json::Value::Null;
+    for i in 0..6 {
+        let call = format!("toolu-{i}");
+        let entries = [
+            json!({"type": "user", "uuid": format!("p{i}"), "message": {"role": "user", "content": format!("step {i}")}}),
+            json!({"type": "assistant", "uuid": format!("a{i}"), "message": {"id": format!("m{i}"), "role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "Read", "input": {}}]}}),
+            json!({"type": "user", "uuid": format!("r{i}"), "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": "x".repeat(4000)}]}}),
+        ];
+        for mut entry in entries {
+            entry["parentUuid"] = parent.clone();
+            parent = entry["uuid"].clone();
+            lines.push(entry.to_string());
+        }
+    }
+    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    // ~6000 tokens of results; a budget of 10000 characters leaves 2 of 6 results.
+    let settings =
+        Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert_eq!(plan.action, "prune", "{}", plan.reason);
+    assert_eq!(plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect::<Vec<_>>(), ["toolu-0", "toolu-1", "toolu-2", "toolu-3"]);
+    assert!(!plan.needs_summary());
+    let applied = block_on(store.apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
+    assert_eq!(applied.action, "prune");
+    let context = block_on(store.context("s")).unwrap();
+    let cleared = context.messages.iter().filter(|m| m.content.contains("[Old tool result content cleared]")).count();
+    assert_eq!(cleared, 4);
+    assert_eq!(context.messages.len(), 18, "nothing else changed");
+    let after = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert_eq!((after.action.as_str(), after.trigger), ("none", None), "{}", after.reason);
+    assert!(after.tokens_before < after.limit);
+}
