@@ -207,13 +207,7 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     };
     let units: Vec<&Line> = context.lines.iter().map(|&i| &lines[i]).collect();
     let estimates: Vec<u64> = units.iter().map(|l| tokens::estimate(l, &context.cleared)).collect();
-    let summary_tokens = previous_summary.as_deref().map_or(0, tokens::text_tokens);
-    // Usage reported before the last compaction measured a context that no longer exists.
-    let compaction_at = context.compaction.map(|i| (lines[i].part, lines[i].line));
-    let fresh = |l: &&Line| compaction_at.is_none_or(|at| (l.part, l.line) > at);
-    let split = units.iter().position(fresh).unwrap_or(units.len());
-    let tokens_before =
-        summary_tokens + estimates[..split].iter().sum::<u64>() + tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
+    let (tokens_before, split) = count_tokens(loaded, &context, previous_summary.as_deref(), &units, &estimates);
     let limit = settings.trigger.limit(settings.context_window);
     let mut plan = Plan {
         context_window: settings.context_window,
@@ -288,6 +282,31 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         plan.turn_prefix_prompt = Some(prompt(TURN_PREFIX_INSTRUCTION, None, &units[summarize_end..cut]));
     }
     plan
+}
+
+/// Tokens of a context: the summary, estimates for what came before the last
+/// compaction (usage reported back then measured a context that no longer exists),
+/// and the provider's last usage plus estimates for what came after. Also returns
+/// where the lines after the compaction start in `units`.
+fn count_tokens(
+    loaded: &Loaded,
+    context: &crate::session::ContextLines,
+    summary: Option<&str>,
+    units: &[&Line],
+    estimates: &[u64],
+) -> (u64, usize) {
+    let compaction_at = context.compaction.map(|i| (loaded.lines[i].part, loaded.lines[i].line));
+    let fresh = |l: &&Line| compaction_at.is_none_or(|at| (l.part, l.line) > at);
+    let split = units.iter().position(fresh).unwrap_or(units.len());
+    let tokens = summary.map_or(0, tokens::text_tokens)
+        + estimates[..split].iter().sum::<u64>()
+        + tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
+    (tokens, split)
+}
+
+/// The tokens a model would receive if the session were resumed now.
+pub(crate) fn context_token_count(loaded: &Loaded) -> u64 {
+    plan(loaded, &Settings::default(), Mode::Auto).tokens_before
 }
 
 fn ids(lines: &[&Line]) -> Vec<String> {

@@ -19,6 +19,7 @@ extern crate std;
 mod compact;
 mod error;
 mod executor;
+pub mod gates;
 pub mod layout;
 mod lenient;
 mod memory;

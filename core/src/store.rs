@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::compact::{self, Mode, Plan, Settings};
 use crate::error::Error;
+use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use crate::layout::{self, PartName};
 use crate::session::{CheckReport, Context, Loaded};
 use crate::storage::{KeyInfo, Storage, StorageError};
@@ -881,6 +882,134 @@ impl<S: Storage> Store<S> {
         Ok(())
     }
 
+    /// Whether to run the pre-compaction memory flush for session `id` now: its
+    /// context is within the soft threshold of the reserve, and no flush was
+    /// recorded ([`Store::record_memory_flush`]) since the last compaction.
+    pub async fn memory_flush_gate(&self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| {
+            let flushed =
+                since_last(loaded, |l| l.env.is_compact_boundary() || l.env.is_pi_compaction()).any(|l| l.env.kind() == FLUSH_KIND);
+            gates::memory_flush(compact::context_token_count(loaded), settings, flushed)
+        }))
+    }
+
+    /// Records that the memory flush ran for session `id` (a `memory-flush` entry).
+    pub async fn record_memory_flush(&self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.record_marker(id, FLUSH_KIND, now_ms).await
+    }
+
+    /// Whether to extract memories from session `id` now: enough messages and tool
+    /// calls since the last recorded extraction, and no tool call waiting.
+    pub async fn extraction_gate(&self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| {
+            let since: Vec<&transcript::Line> =
+                since_last(loaded, |l| l.env.kind() == EXTRACTION_KIND).filter(|l| loaded.is_live(l)).collect();
+            let messages = since.iter().filter(|l| matches!(l.env.kind(), "user" | "assistant")).count() as u32;
+            let (calls, pending) = tool_calls(&since);
+            gates::extraction(messages, calls, pending, settings)
+        }))
+    }
+
+    /// Records that memories were extracted from session `id` (a `memory-extraction` entry).
+    pub async fn record_extraction(&self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.record_marker(id, EXTRACTION_KIND, now_ms).await
+    }
+
+    /// Whether the next message to session `id` should start a new session instead,
+    /// judged from its first and last timestamps. Nothing is deleted.
+    pub async fn reset_gate(&self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| {
+            let stamps = || loaded.lines.iter().filter_map(|l| l.env.timestamp.get().and_then(time::parse_millis));
+            match (stamps().next(), stamps().last()) {
+                (Some(created), Some(last)) => gates::reset(now_ms, created, last, policy),
+                _ => Decision { fire: false, reason: "the session has no timestamps to judge by".into() },
+            }
+        }))
+    }
+
+    async fn record_marker(&self, id: &str, kind: &str, now_ms: i64) -> Result<(), Error> {
+        let timestamp = time::format_millis(now_ms);
+        self.write(id, None, None, |_| {
+            serde_json::to_string(&serde_json::json!({ "type": kind, "timestamp": timestamp, "sessionId": id }))
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Whether a memory consolidation ("dream") is due now, without taking it.
+    pub async fn dream_gate(&self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
+        let state = self.dream_state().await?;
+        let new_sessions = self.sessions_since(state.last_ms).await?;
+        Ok(gates::dream(now_ms, state.last_ms, new_sessions, state.lock.as_ref().map(|l| l.since_ms), settings))
+    }
+
+    /// Takes the consolidation for `holder` if its gates pass: checked and recorded
+    /// under the store's lock on the consolidation state, so of several processes
+    /// asking at once exactly one gets it. Release it with [`Store::dream_release`].
+    pub async fn dream_acquire(&self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
+        self.locked(DREAM_STATE_KEY, async {
+            let mut state = self.dream_state().await?;
+            let new_sessions = self.sessions_since(state.last_ms).await?;
+            let decision = gates::dream(now_ms, state.last_ms, new_sessions, state.lock.as_ref().map(|l| l.since_ms), settings);
+            if decision.fire {
+                state.lock = Some(DreamLock { holder: holder.to_owned(), since_ms: now_ms });
+                self.save_dream_state(&state).await?;
+            }
+            Ok(decision)
+        })
+        .await
+    }
+
+    /// Releases the consolidation `holder` took; `completed` records it as the last
+    /// consolidation (the time gate counts from now). Releasing a lock someone else
+    /// holds is refused.
+    pub async fn dream_release(&self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
+        self.locked(DREAM_STATE_KEY, async {
+            let mut state = self.dream_state().await?;
+            match &state.lock {
+                Some(lock) if lock.holder == holder => {}
+                Some(lock) => {
+                    return Err(Error::InvalidArgument(format!("the consolidation is held by `{}`, not `{holder}`", lock.holder)));
+                }
+                None => return Err(Error::InvalidArgument("no consolidation is running".into())),
+            }
+            state.lock = None;
+            if completed {
+                state.last_ms = Some(now_ms);
+            }
+            self.save_dream_state(&state).await
+        })
+        .await
+    }
+
+    async fn dream_state(&self) -> Result<DreamState, Error> {
+        match self.storage.read(DREAM_STATE_KEY, 0, None).await {
+            // A damaged state file must not wedge consolidation forever: start over.
+            Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_default()),
+            Err(StorageError::NotFound { .. }) => Ok(DreamState::default()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn save_dream_state(&self, state: &DreamState) -> Result<(), Error> {
+        let bytes = serde_json::to_vec(state).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        Ok(self.storage.replace(DREAM_STATE_KEY, &bytes).await?)
+    }
+
+    /// Sessions updated after `since_ms` (all of them when never).
+    async fn sessions_since(&self, since_ms: Option<i64>) -> Result<u32, Error> {
+        let sessions = self.list().await?;
+        let newer =
+            |s: &&SessionInfo| since_ms.is_none_or(|since| s.updated.as_deref().and_then(time::parse_millis).is_some_and(|u| u > since));
+        Ok(sessions.iter().filter(newer).count() as u32)
+    }
+
     /// Every session in the store, most recently updated first. Reads each transcript's
     /// envelopes; message bodies are parsed only for the title.
     pub async fn list(&self) -> Result<Vec<SessionInfo>, Error> {
@@ -900,6 +1029,53 @@ impl<S: Storage> Store<S> {
         sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
         Ok(sessions)
     }
+}
+
+const FLUSH_KIND: &str = "memory-flush";
+const EXTRACTION_KIND: &str = "memory-extraction";
+/// Consolidation state and lock, beside the memory files.
+const DREAM_STATE_KEY: &str = "memory/.consolidation.json";
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct DreamState {
+    last_ms: Option<i64>,
+    lock: Option<DreamLock>,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct DreamLock {
+    holder: String,
+    since_ms: i64,
+}
+
+/// The lines after the last one matching `marker`, in file order.
+fn since_last<'s, 'a>(
+    loaded: &'s Loaded<'a>,
+    marker: impl Fn(&transcript::Line) -> bool,
+) -> impl Iterator<Item = &'s transcript::Line<'a>> {
+    let start = loaded.lines.iter().rposition(marker).map_or(0, |i| i + 1);
+    loaded.lines[start..].iter()
+}
+
+/// Tool calls among `lines`, and whether one of them still waits for its result.
+fn tool_calls(lines: &[&transcript::Line]) -> (u32, bool) {
+    let mut open: Vec<String> = Vec::new();
+    let mut calls = 0;
+    for line in lines {
+        let message = line.env.message.and_then(transcript::parse_message);
+        let Some(transcript::Content::Blocks(blocks)) = message.and_then(|m| transcript::parse_content(m.content)) else { continue };
+        for block in &blocks {
+            match (block.kind.get(), block.id.get(), block.tool_use_id.get()) {
+                (Some("tool_use"), Some(id), _) => {
+                    calls += 1;
+                    open.push(id.to_owned());
+                }
+                (Some("tool_result"), _, Some(id)) => open.retain(|o| o != id),
+                _ => {}
+            }
+        }
+    }
+    (calls, !open.is_empty())
 }
 
 fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded) -> Transcript {
