@@ -67,6 +67,18 @@ impl wit::Guest for Component {
     fn check_bytes(data: Vec<u8>) -> wit::CheckReport {
         check_to_wit(core_::check_bytes(&data))
     }
+
+    fn context_window(model: String) -> Option<u64> {
+        core_::tokens::context_window(&model)
+    }
+
+    fn silent_reply(text: String) -> u8 {
+        match core_::gates::silent_reply(&text) {
+            core_::gates::Reply::Deliver => 0,
+            core_::gates::Reply::Hold => 1,
+            core_::gates::Reply::Suppress => 2,
+        }
+    }
 }
 
 struct Store(core_::Store<ImportedStorage>);
@@ -158,6 +170,153 @@ impl wit::GuestStore for Store {
     fn reopen(&self, id: String) {
         self.0.reopen(&id)
     }
+
+    fn plan_compaction(&self, id: String, settings: wit::CompactionSettings, mode: wit::CompactionMode) -> Result<wit::Plan, wit::Error> {
+        let mode = match mode {
+            wit::CompactionMode::Auto => core_::Mode::Auto,
+            wit::CompactionMode::Manual => core_::Mode::Manual,
+            wit::CompactionMode::Overflow => core_::Mode::Overflow,
+        };
+        run(self.0.plan_compaction(&id, &settings_from_wit(settings), mode)).map(plan_to_wit)
+    }
+
+    fn summarize_offline(&self, id: String, plan: wit::Plan) -> Result<String, wit::Error> {
+        run(self.0.summarize_offline(&id, &plan_from_wit(plan)))
+    }
+
+    fn apply_compaction(
+        &self,
+        id: String,
+        plan: wit::Plan,
+        summary: String,
+        ids: wit::CompactionIds,
+        now_ms: i64,
+    ) -> Result<wit::Applied, wit::Error> {
+        let ids = core_::CompactionIds { boundary: ids.boundary, summary: ids.summary };
+        let a = run(self.0.apply_compaction(&id, &plan_from_wit(plan), &summary, &ids, now_ms))?;
+        Ok(wit::Applied {
+            format: a.format,
+            action: a.action,
+            boundary_uuid: a.boundary_uuid,
+            summary_uuid: a.summary_uuid,
+            tokens_before: a.tokens_before,
+            tokens_after: a.tokens_after,
+        })
+    }
+
+    fn record_compaction_failure(&self, id: String, reason: String, now_ms: i64) -> Result<(), wit::Error> {
+        run(self.0.record_compaction_failure(&id, &reason, now_ms))
+    }
+
+    fn memory_flush_gate(&self, id: String, s: wit::FlushSettings) -> Result<wit::Decision, wit::Error> {
+        let settings = core_::gates::FlushSettings {
+            context_window: s.context_window,
+            reserve_floor: s.reserve_floor,
+            soft_threshold: s.soft_threshold,
+        };
+        run(self.0.memory_flush_gate(&id, &settings)).map(decision_to_wit)
+    }
+
+    fn record_memory_flush(&self, id: String, now_ms: i64) -> Result<(), wit::Error> {
+        run(self.0.record_memory_flush(&id, now_ms))
+    }
+
+    fn extraction_gate(&self, id: String, s: wit::ExtractionSettings) -> Result<wit::Decision, wit::Error> {
+        let settings = core_::gates::ExtractionSettings { min_messages: s.min_messages, min_tool_calls: s.min_tool_calls };
+        run(self.0.extraction_gate(&id, &settings)).map(decision_to_wit)
+    }
+
+    fn record_extraction(&self, id: String, now_ms: i64) -> Result<(), wit::Error> {
+        run(self.0.record_extraction(&id, now_ms))
+    }
+
+    fn reset_gate(&self, id: String, now_ms: i64, p: wit::ResetPolicy) -> Result<wit::Decision, wit::Error> {
+        let policy = core_::gates::ResetPolicy {
+            idle_minutes: p.idle_minutes,
+            daily_reset_hour: p.daily_reset_hour,
+            utc_offset_minutes: p.utc_offset_minutes,
+            ttl_ms: p.ttl_ms,
+        };
+        run(self.0.reset_gate(&id, now_ms, &policy)).map(decision_to_wit)
+    }
+
+    fn dream_gate(&self, now_ms: i64, s: wit::DreamSettings) -> Result<wit::Decision, wit::Error> {
+        run(self.0.dream_gate(now_ms, &dream_from_wit(s))).map(decision_to_wit)
+    }
+
+    fn dream_acquire(&self, now_ms: i64, holder: String, s: wit::DreamSettings) -> Result<wit::Decision, wit::Error> {
+        run(self.0.dream_acquire(now_ms, &holder, &dream_from_wit(s))).map(decision_to_wit)
+    }
+
+    fn dream_release(&self, now_ms: i64, holder: String, completed: bool) -> Result<(), wit::Error> {
+        run(self.0.dream_release(now_ms, &holder, completed))
+    }
+}
+
+fn settings_from_wit(s: wit::CompactionSettings) -> core_::Settings {
+    core_::Settings {
+        context_window: s.context_window,
+        trigger: match s.trigger {
+            wit::Trigger::Fraction(f) => core_::Trigger::Fraction(f),
+            wit::Trigger::Reserve(r) => core_::Trigger::Reserve { reserve_tokens: r.reserve_tokens, floor: r.floor },
+        },
+        keep: match s.keep {
+            wit::Keep::RecentTokens(n) => core_::Keep::RecentTokens(n),
+            wit::Keep::RecentMessages(n) => core_::Keep::RecentMessages(n),
+        },
+        tool_result_budget_chars: s.tool_result_budget_chars,
+        max_failures: s.max_failures,
+    }
+}
+
+fn dream_from_wit(s: wit::DreamSettings) -> core_::gates::DreamSettings {
+    core_::gates::DreamSettings { min_interval_ms: s.min_interval_ms, min_new_sessions: s.min_new_sessions, stale_lock_ms: s.stale_lock_ms }
+}
+
+fn decision_to_wit(d: core_::gates::Decision) -> wit::Decision {
+    wit::Decision { fire: d.fire, reason: d.reason }
+}
+
+fn plan_to_wit(p: core_::Plan) -> wit::Plan {
+    wit::Plan {
+        trigger: p.trigger,
+        reason: p.reason,
+        blocked: p.blocked,
+        action: p.action,
+        context_window: p.context_window,
+        limit: p.limit,
+        tokens_before: p.tokens_before,
+        summarize: p.summarize,
+        turn_prefix: p.turn_prefix,
+        keep: p.keep,
+        keep_tokens: p.keep_tokens,
+        prune: p.prune.into_iter().map(|x| wit::Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
+        previous_summary: p.previous_summary,
+        prompt: p.prompt,
+        turn_prefix_prompt: p.turn_prefix_prompt,
+        summary_budget_tokens: p.summary_budget_tokens,
+    }
+}
+
+fn plan_from_wit(p: wit::Plan) -> core_::Plan {
+    core_::Plan {
+        trigger: p.trigger,
+        reason: p.reason,
+        blocked: p.blocked,
+        action: p.action,
+        context_window: p.context_window,
+        limit: p.limit,
+        tokens_before: p.tokens_before,
+        summarize: p.summarize,
+        turn_prefix: p.turn_prefix,
+        keep: p.keep,
+        keep_tokens: p.keep_tokens,
+        prune: p.prune.into_iter().map(|x| core_::Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
+        previous_summary: p.previous_summary,
+        prompt: p.prompt,
+        turn_prefix_prompt: p.turn_prefix_prompt,
+        summary_budget_tokens: p.summary_budget_tokens,
+    }
 }
 
 /// Drives a core future over the synchronous imports and converts its error.
@@ -232,6 +391,9 @@ fn error_to_wit(e: core_::Error) -> wit::Error {
         E::EntryNotFound { id, uuid } => wit::Error::EntryNotFound(wit::EntryRef { id, uuid }),
         E::SessionFull { id, bytes, limit } => wit::Error::SessionFull(wit::SessionFull { id, bytes, limit }),
         E::SessionPoisoned { id } => wit::Error::SessionPoisoned(id),
+        E::EmptySummary { id } => wit::Error::EmptySummary(id),
+        E::NothingToCompact { id, reason } => wit::Error::NothingToCompact(wit::SessionReason { id, reason }),
+        E::StalePlan { id, uuid } => wit::Error::StalePlan(wit::EntryRef { id, uuid }),
         E::InvalidArgument(message) => wit::Error::InvalidArgument(message),
         other => wit::Error::InvalidArgument(alloc::format!("{other}")),
     }

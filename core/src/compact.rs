@@ -29,9 +29,11 @@ impl Trigger {
         }
     }
 
-    /// Tokens left for the summary: 80% of the headroom the trigger reserves.
+    /// Tokens left for the summary: 80% of the headroom the trigger reserves, at
+    /// least 256 to say anything, at most a quarter of the window so the summary
+    /// cannot refill it.
     fn summary_budget(self, context_window: u64) -> u64 {
-        (context_window.saturating_sub(self.limit(context_window)) * 4 / 5).max(1024)
+        (context_window.saturating_sub(self.limit(context_window)) * 4 / 5).max(256).min((context_window / 4).max(64))
     }
 }
 

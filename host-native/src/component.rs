@@ -4,9 +4,10 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
-    CheckReport, Context, ContextMessage, Entry, Finding, Limits, LoadReport, NewEntry, RepairReport, Role, SessionInfo, SkippedLine,
-    StorageError, Subagent, Transcript, TypeCount, block_on,
+    Applied, CheckReport, CompactionIds, Context, ContextMessage, Entry, Finding, Keep, Limits, LoadReport, Mode, NewEntry, Plan, Pruned,
+    RepairReport, Role, SessionInfo, Settings, SkippedLine, StorageError, Subagent, Transcript, Trigger, TypeCount, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -240,6 +241,161 @@ impl Sessions for ComponentEngine {
     fn reopen(&mut self, id: &str) -> Result<(), Error> {
         self.call(|api, store, handle| api.call_reopen(store, handle, id).map(Ok))
     }
+
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        let mode = match mode {
+            Mode::Auto => wit::CompactionMode::Auto,
+            Mode::Manual => wit::CompactionMode::Manual,
+            Mode::Overflow => wit::CompactionMode::Overflow,
+        };
+        let settings = settings_to_wit(settings);
+        self.call(|api, store, handle| api.call_plan_compaction(store, handle, id, settings, mode)).map(plan_from_wit)
+    }
+
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
+        let plan = plan_to_wit(plan);
+        self.call(|api, store, handle| api.call_summarize_offline(store, handle, id, &plan))
+    }
+
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+        let plan = plan_to_wit(plan);
+        let ids = wit::CompactionIds { boundary: ids.boundary.clone(), summary: ids.summary.clone() };
+        let a = self.call(|api, store, handle| api.call_apply_compaction(store, handle, id, &plan, summary, &ids, now_ms))?;
+        Ok(Applied {
+            format: a.format,
+            action: a.action,
+            boundary_uuid: a.boundary_uuid,
+            summary_uuid: a.summary_uuid,
+            tokens_before: a.tokens_before,
+            tokens_after: a.tokens_after,
+        })
+    }
+
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_record_compaction_failure(store, handle, id, reason, now_ms))
+    }
+
+    fn memory_flush_gate(&mut self, id: &str, s: &FlushSettings) -> Result<Decision, Error> {
+        let settings =
+            wit::FlushSettings { context_window: s.context_window, reserve_floor: s.reserve_floor, soft_threshold: s.soft_threshold };
+        self.call(|api, store, handle| api.call_memory_flush_gate(store, handle, id, settings)).map(decision_from_wit)
+    }
+
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_record_memory_flush(store, handle, id, now_ms))
+    }
+
+    fn extraction_gate(&mut self, id: &str, s: &ExtractionSettings) -> Result<Decision, Error> {
+        let settings = wit::ExtractionSettings { min_messages: s.min_messages, min_tool_calls: s.min_tool_calls };
+        self.call(|api, store, handle| api.call_extraction_gate(store, handle, id, settings)).map(decision_from_wit)
+    }
+
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_record_extraction(store, handle, id, now_ms))
+    }
+
+    fn reset_gate(&mut self, id: &str, now_ms: i64, p: &ResetPolicy) -> Result<Decision, Error> {
+        let policy = wit::ResetPolicy {
+            idle_minutes: p.idle_minutes,
+            daily_reset_hour: p.daily_reset_hour,
+            utc_offset_minutes: p.utc_offset_minutes,
+            ttl_ms: p.ttl_ms,
+        };
+        self.call(|api, store, handle| api.call_reset_gate(store, handle, id, now_ms, policy)).map(decision_from_wit)
+    }
+
+    fn dream_gate(&mut self, now_ms: i64, s: &DreamSettings) -> Result<Decision, Error> {
+        let settings = dream_to_wit(s);
+        self.call(|api, store, handle| api.call_dream_gate(store, handle, now_ms, settings)).map(decision_from_wit)
+    }
+
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, s: &DreamSettings) -> Result<Decision, Error> {
+        let settings = dream_to_wit(s);
+        self.call(|api, store, handle| api.call_dream_acquire(store, handle, now_ms, holder, settings)).map(decision_from_wit)
+    }
+
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
+        self.call(|api, store, handle| api.call_dream_release(store, handle, now_ms, holder, completed))
+    }
+
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
+        self.bindings.mneme_engine_sessions().call_context_window(&mut self.store, model).map_err(component_error)
+    }
+
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
+        match self.bindings.mneme_engine_sessions().call_silent_reply(&mut self.store, text).map_err(component_error)? {
+            0 => Ok(Reply::Deliver),
+            1 => Ok(Reply::Hold),
+            2 => Ok(Reply::Suppress),
+            other => Err(Error::Component(format!("silent-reply returned {other}, which is not a reply"))),
+        }
+    }
+}
+
+fn settings_to_wit(s: &Settings) -> wit::CompactionSettings {
+    wit::CompactionSettings {
+        context_window: s.context_window,
+        trigger: match s.trigger {
+            Trigger::Fraction(f) => wit::Trigger::Fraction(f),
+            Trigger::Reserve { reserve_tokens, floor } => wit::Trigger::Reserve(wit::ReserveTrigger { reserve_tokens, floor }),
+        },
+        keep: match s.keep {
+            Keep::RecentTokens(n) => wit::Keep::RecentTokens(n),
+            Keep::RecentMessages(n) => wit::Keep::RecentMessages(n),
+        },
+        tool_result_budget_chars: s.tool_result_budget_chars,
+        max_failures: s.max_failures,
+    }
+}
+
+fn dream_to_wit(s: &DreamSettings) -> wit::DreamSettings {
+    wit::DreamSettings { min_interval_ms: s.min_interval_ms, min_new_sessions: s.min_new_sessions, stale_lock_ms: s.stale_lock_ms }
+}
+
+fn decision_from_wit(d: wit::Decision) -> Decision {
+    Decision { fire: d.fire, reason: d.reason }
+}
+
+fn plan_to_wit(p: &Plan) -> wit::Plan {
+    wit::Plan {
+        trigger: p.trigger.clone(),
+        reason: p.reason.clone(),
+        blocked: p.blocked.clone(),
+        action: p.action.clone(),
+        context_window: p.context_window,
+        limit: p.limit,
+        tokens_before: p.tokens_before,
+        summarize: p.summarize.clone(),
+        turn_prefix: p.turn_prefix.clone(),
+        keep: p.keep.clone(),
+        keep_tokens: p.keep_tokens,
+        prune: p.prune.iter().map(|x| wit::Pruned { uuid: x.uuid.clone(), tool_use_id: x.tool_use_id.clone(), chars: x.chars }).collect(),
+        previous_summary: p.previous_summary.clone(),
+        prompt: p.prompt.clone(),
+        turn_prefix_prompt: p.turn_prefix_prompt.clone(),
+        summary_budget_tokens: p.summary_budget_tokens,
+    }
+}
+
+fn plan_from_wit(p: wit::Plan) -> Plan {
+    Plan {
+        trigger: p.trigger,
+        reason: p.reason,
+        blocked: p.blocked,
+        action: p.action,
+        context_window: p.context_window,
+        limit: p.limit,
+        tokens_before: p.tokens_before,
+        summarize: p.summarize,
+        turn_prefix: p.turn_prefix,
+        keep: p.keep,
+        keep_tokens: p.keep_tokens,
+        prune: p.prune.into_iter().map(|x| Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
+        previous_summary: p.previous_summary,
+        prompt: p.prompt,
+        turn_prefix_prompt: p.turn_prefix_prompt,
+        summary_budget_tokens: p.summary_budget_tokens,
+    }
 }
 
 fn component_error(error: wasmtime::Error) -> Error {
@@ -313,6 +469,9 @@ fn error_from_wit(e: wit::Error) -> Error {
         wit::Error::EntryNotFound(r) => E::EntryNotFound { id: r.id, uuid: r.uuid },
         wit::Error::SessionFull(f) => E::SessionFull { id: f.id, bytes: f.bytes, limit: f.limit },
         wit::Error::SessionPoisoned(id) => E::SessionPoisoned { id },
+        wit::Error::EmptySummary(id) => E::EmptySummary { id },
+        wit::Error::NothingToCompact(r) => E::NothingToCompact { id: r.id, reason: r.reason },
+        wit::Error::StalePlan(r) => E::StalePlan { id: r.id, uuid: r.uuid },
         wit::Error::InvalidArgument(message) => E::InvalidArgument(message),
     })
 }

@@ -1,0 +1,133 @@
+//! Where compaction summaries come from: the core's offline extractive summariser
+//! (the default: no network), or a model over HTTP — OpenAI-compatible
+//! `/chat/completions` (OpenAI, vLLM, llama.cpp server, LM Studio), Anthropic
+//! Messages, or Ollama `/api/chat`.
+
+use std::time::Duration;
+
+use mneme_core::Plan;
+use serde_json::{Value, json};
+
+use crate::{Error, Sessions};
+
+/// A source of summaries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Summarizer {
+    /// The core's extractive summary: requests, first sentences, tools, files.
+    Extractive,
+    /// `POST {base_url}/chat/completions`, base such as `https://api.openai.com/v1`.
+    OpenAi { base_url: String, model: String, api_key: Option<String> },
+    /// `POST {base_url}/v1/messages`, base such as `https://api.anthropic.com`.
+    Anthropic { base_url: String, model: String, api_key: Option<String> },
+    /// `POST {base_url}/api/chat`, base such as `http://127.0.0.1:11434`.
+    Ollama { base_url: String, model: String },
+}
+
+/// Why a summary could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    #[error(transparent)]
+    Engine(#[from] Error),
+    #[error("cannot reach the summariser at {url}: {message}")]
+    Unreachable { url: String, message: String },
+    #[error("the summariser at {url} answered {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("the summariser at {url} answered without a summary ({detail})")]
+    NoSummary { url: String, detail: String },
+}
+
+/// How long a model may take to write a summary.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+impl Summarizer {
+    /// A short name for messages: `extractive`, `openai (gpt-4o-mini)`, ...
+    pub fn describe(&self) -> String {
+        match self {
+            Summarizer::Extractive => "the offline extractive summariser".into(),
+            Summarizer::OpenAi { model, base_url, .. } => format!("{model} at {base_url} (OpenAI-compatible)"),
+            Summarizer::Anthropic { model, base_url, .. } => format!("{model} at {base_url} (Anthropic)"),
+            Summarizer::Ollama { model, base_url } => format!("{model} at {base_url} (Ollama)"),
+        }
+    }
+
+    /// The summary for `plan` of session `id`: the main prompt, and the turn prefix's
+    /// own prompt when the cut fell inside a turn, joined by a rule.
+    pub fn summarize(&self, engine: &mut dyn Sessions, id: &str, plan: &Plan) -> Result<String, SummaryError> {
+        if *self == Summarizer::Extractive {
+            return Ok(engine.summarize_offline(id, plan)?);
+        }
+        let mut parts = Vec::new();
+        if !plan.summarize.is_empty() {
+            parts.push(self.complete(&plan.prompt, plan.summary_budget_tokens)?);
+        }
+        if let Some(prefix) = &plan.turn_prefix_prompt {
+            parts.push(self.complete(prefix, (plan.summary_budget_tokens / 2).max(256))?);
+        }
+        Ok(parts.join("\n\n---\n\n"))
+    }
+
+    /// One completion of `prompt` in at most `max_tokens` tokens.
+    pub fn complete(&self, prompt: &str, max_tokens: u64) -> Result<String, SummaryError> {
+        let messages = json!([{ "role": "user", "content": prompt }]);
+        let (url, body, headers): (String, Value, Vec<(&str, String)>) = match self {
+            Summarizer::Extractive => {
+                return Err(SummaryError::NoSummary { url: String::new(), detail: "the extractive summariser has no prompt API".into() });
+            }
+            Summarizer::OpenAi { base_url, model, api_key } => (
+                format!("{}/chat/completions", base_url.trim_end_matches('/')),
+                json!({ "model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0 }),
+                api_key.iter().map(|key| ("authorization", format!("Bearer {key}"))).collect(),
+            ),
+            Summarizer::Anthropic { base_url, model, api_key } => (
+                format!("{}/v1/messages", base_url.trim_end_matches('/')),
+                json!({ "model": model, "messages": messages, "max_tokens": max_tokens }),
+                [("anthropic-version", "2023-06-01".to_owned())]
+                    .into_iter()
+                    .chain(api_key.iter().map(|key| ("x-api-key", key.clone())))
+                    .collect(),
+            ),
+            Summarizer::Ollama { base_url, model } => (
+                format!("{}/api/chat", base_url.trim_end_matches('/')),
+                json!({ "model": model, "messages": messages, "stream": false, "options": { "num_predict": max_tokens } }),
+                Vec::new(),
+            ),
+        };
+        let answer = post(&url, &body, &headers)?;
+        let text = match self {
+            Summarizer::OpenAi { .. } => answer["choices"][0]["message"]["content"].as_str().map(str::to_owned),
+            Summarizer::Anthropic { .. } => {
+                let blocks = answer["content"]
+                    .as_array()
+                    .map(|blocks| blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""));
+                blocks.filter(|t| !t.is_empty())
+            }
+            Summarizer::Ollama { .. } => answer["message"]["content"].as_str().map(str::to_owned),
+            Summarizer::Extractive => None,
+        };
+        match text {
+            Some(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
+            _ => Err(SummaryError::NoSummary { url, detail: snippet(&answer.to_string()) }),
+        }
+    }
+}
+
+fn snippet(text: &str) -> String {
+    let cut: String = text.chars().take(300).collect();
+    if cut.len() < text.len() { format!("{cut}…") } else { cut }
+}
+
+fn post(url: &str, body: &Value, headers: &[(&str, String)]) -> Result<Value, SummaryError> {
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(TIMEOUT)).http_status_as_error(false).build().into();
+    let mut request = agent.post(url).header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let unreachable = |e: ureq::Error| SummaryError::Unreachable { url: url.to_owned(), message: e.to_string() };
+    let mut response = request.send_json(body).map_err(unreachable)?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().map_err(unreachable)?;
+    if !(200..300).contains(&status) {
+        return Err(SummaryError::Status { url: url.to_owned(), status, body: snippet(&text) });
+    }
+    serde_json::from_str(&text).map_err(|e| SummaryError::NoSummary { url: url.to_owned(), detail: format!("not JSON: {e}") })
+}
