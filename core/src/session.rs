@@ -389,21 +389,38 @@ fn content_blocks(content: Option<&serde_json::value::RawValue>) -> String {
     }
 }
 
-/// The blocks with cleared tool results' content replaced by a note.
+/// A tool result's block once cleared (fields in the API's order).
+#[derive(serde::Serialize)]
+struct ClearedResult<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool_use_id: &'a str,
+    content: &'static str,
+}
+
+/// The blocks with cleared tool results replaced by a note; every other block keeps
+/// its JSON exactly as stored.
 fn clear_results(blocks: String, cleared: &BTreeSet<String>) -> String {
     if cleared.is_empty() || !blocks.contains("tool_result") {
         return blocks;
     }
-    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&blocks) else { return blocks };
+    let Ok(raw_blocks) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&blocks) else { return blocks };
     let mut changed = false;
-    for block in value.as_array_mut().into_iter().flatten() {
-        let is_cleared = block["type"] == "tool_result" && block["tool_use_id"].as_str().is_some_and(|id| cleared.contains(id));
-        if is_cleared {
-            block["content"] = serde_json::Value::String(CLEARED_RESULT.into());
-            changed = true;
-        }
-    }
-    if changed { serde_json::to_string(&value).unwrap_or(blocks) } else { blocks }
+    let rewritten: Vec<String> = raw_blocks
+        .iter()
+        .map(|raw| {
+            let Ok(block) = serde_json::from_str::<Block>(raw.get()) else { return raw.get().to_string() };
+            match block.tool_use_id.get() {
+                Some(id) if block.kind.get() == Some("tool_result") && cleared.contains(id) => {
+                    changed = true;
+                    serde_json::to_string(&ClearedResult { kind: "tool_result", tool_use_id: id, content: CLEARED_RESULT })
+                        .unwrap_or_default()
+                }
+                _ => raw.get().to_string(),
+            }
+        })
+        .collect();
+    if changed { alloc::format!("[{}]", rewritten.join(",")) } else { blocks }
 }
 
 /// Two JSON block arrays as one.

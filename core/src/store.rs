@@ -920,13 +920,15 @@ impl<S: Storage> Store<S> {
     }
 
     /// Whether the next message to session `id` should start a new session instead,
-    /// judged from its first and last timestamps. Nothing is deleted.
+    /// judged from its first timestamp and its last message's. Nothing is deleted.
     pub async fn reset_gate(&self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {
-            let stamps = || loaded.lines.iter().filter_map(|l| l.env.timestamp.get().and_then(time::parse_millis));
-            match (stamps().next(), stamps().last()) {
+            let stamp = |l: &transcript::Line| l.env.timestamp.get().and_then(time::parse_millis);
+            // Markers Mneme writes (flush, extraction, failures) are not activity.
+            let last_message = loaded.lines.iter().rev().filter(|l| l.env.is_message()).find_map(stamp);
+            match (loaded.lines.iter().find_map(stamp), last_message) {
                 (Some(created), Some(last)) => gates::reset(now_ms, created, last, policy),
                 _ => Decision { fire: false, reason: "the session has no timestamps to judge by".into() },
             }

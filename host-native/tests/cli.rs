@@ -43,21 +43,32 @@ fn demo_writes_valid_claude_code_jsonl() {
         assert!(text.ends_with('\n'));
         let mut seen = HashSet::new();
         let mut session_ids = HashSet::new();
+        let mut compactions = 0;
         for (index, line) in text.lines().enumerate() {
             let entry: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not JSON: {e}", index + 1));
-            for field in ["type", "uuid", "sessionId", "timestamp", "cwd", "message"] {
+            for field in ["type", "uuid", "sessionId", "timestamp", "cwd"] {
                 assert!(!entry[field].is_null(), "line {} lacks {field}", index + 1);
             }
             assert!(entry.get("parentUuid").is_some(), "parentUuid must be present (null for the root)");
             match entry["parentUuid"].as_str() {
+                // A compaction boundary starts a new root and names what it continues.
+                None if entry["subtype"] == "compact_boundary" => {
+                    let logical = entry["logicalParentUuid"].as_str().expect("a boundary names its logical parent");
+                    assert!(seen.contains(logical), "line {}: logical parent {logical} is not an earlier uuid", index + 1);
+                    compactions += 1;
+                }
                 None => assert_eq!(index, 0, "only the first entry is a root"),
                 Some(parent) => assert!(seen.contains(parent), "line {}: parent {parent} is not an earlier uuid", index + 1),
             }
-            assert_eq!(entry["message"]["role"], entry["type"]);
+            if entry["type"] != "system" {
+                assert_eq!(entry["message"]["role"], entry["type"]);
+            }
             assert!(seen.insert(entry["uuid"].as_str().unwrap().to_owned()), "duplicate uuid");
             session_ids.insert(entry["sessionId"].as_str().unwrap().to_owned());
         }
-        assert_eq!(seen.len(), 6);
+        assert!(out.contains("auto-compaction summarised"), "{out}");
+        assert!(compactions >= 1, "the demo compacts automatically");
+        assert_eq!(seen.len(), 6 + 20 + 2 * compactions);
         assert_eq!(session_ids.len(), 1);
         let id = session_ids.into_iter().next().unwrap();
         assert_eq!(files[0].file_stem().unwrap().to_str().unwrap(), id, "the file is named after the session");
@@ -65,7 +76,7 @@ fn demo_writes_valid_claude_code_jsonl() {
         let listed: Value =
             serde_json::from_str(&stdout(&mneme(&["sessions", "list", "--json", "--root", root.to_str().unwrap()]))).unwrap();
         assert_eq!(listed[0]["id"], id.as_str());
-        assert_eq!(listed[0]["messages"], 6);
+        assert_eq!(listed[0]["messages"], 26 + compactions);
     }
 }
 
@@ -227,4 +238,108 @@ fn show_all_includes_sidechains_and_subagents() {
             "--- sub-agent projects/-src-experiments-claude-p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"
         )
     );
+}
+
+#[test]
+fn compact_plans_applies_and_resumes_from_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for i in 0..12 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let text = format!("message {i}: {}", "words ".repeat(60));
+        stdout(&mneme(&["--root", root, "append", "long", "--role", role, "--text", &text, "--cwd", "/w"]));
+    }
+    let plan: Value =
+        serde_json::from_str(&stdout(&mneme(&["--root", root, "compact", "long", "--plan", "--json", "--keep-messages", "4"]))).unwrap();
+    assert_eq!(plan["trigger"], "manual");
+    assert_eq!(plan["summarize"].as_array().unwrap().len(), 8);
+    assert_eq!(plan["keep"].as_array().unwrap().len(), 4);
+    assert!(plan["tokens_before"].as_u64().unwrap() > 1000);
+    let file = dir.path().join("projects/-w/long.jsonl");
+    let before = fs::read(&file).unwrap();
+    assert!(String::from_utf8_lossy(&before).lines().count() == 12, "--plan writes nothing");
+
+    // --auto does nothing while the context is far below the trigger.
+    let auto = stdout(&mneme(&["--root", root, "compact", "long", "--auto"]));
+    assert!(auto.contains("nothing to do") && auto.contains("below the trigger"), "{auto}");
+    assert_eq!(fs::read(&file).unwrap(), before);
+
+    let done = stdout(&mneme(&["--root", root, "compact", "long", "--keep-messages", "4"]));
+    assert!(done.contains("summarised 8 entries, kept 4"), "{done}");
+    let context: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "resume", "long", "--json"]))).unwrap();
+    assert_eq!(context["compacted"], true);
+    let messages = context["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5);
+    assert_eq!(messages[0]["is_compact_summary"], true);
+    assert!(messages[0]["text"].as_str().unwrap().contains("message 0"), "the offline summary carries the first request");
+    // The whole history is still there, and a file path in the store works too.
+    let shown: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "show", "long", "--json"]))).unwrap();
+    assert_eq!(shown["entries"].as_array().unwrap().len(), 14);
+    let by_path: Value =
+        serde_json::from_str(&stdout(&mneme(&["compact", file.to_str().unwrap(), "--plan", "--json", "--keep-messages", "2"]))).unwrap();
+    assert_eq!(by_path["previous_summary"].as_str().map(|s| s.contains("message 0")), Some(true));
+}
+
+#[test]
+fn a_failed_summariser_changes_nothing_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for i in 0..6 {
+        stdout(&mneme(&[
+            "--root",
+            root,
+            "append",
+            "s",
+            "--role",
+            if i % 2 == 0 { "user" } else { "assistant" },
+            "--text",
+            "hello there",
+            "--cwd",
+            "/w",
+        ]));
+    }
+    let file = dir.path().join("projects/-w/s.jsonl");
+    let failed = mneme(&[
+        "--root",
+        root,
+        "compact",
+        "s",
+        "--keep-messages",
+        "2",
+        "--summarizer",
+        "ollama",
+        "--summarizer-url",
+        "http://127.0.0.1:9",
+    ]);
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(stderr.contains("compaction failed, nothing was changed") && stderr.contains("cannot reach"), "{stderr}");
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"type\":\"compaction-failure\"") && !text.contains("compact_boundary"));
+}
+
+#[test]
+fn gates_report_each_decision_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    stdout(&mneme(&["--root", root, "append", "g", "--role", "user", "--text", "hi", "--cwd", "/w"]));
+    let gates: Value = serde_json::from_str(&stdout(&mneme(&[
+        "--root",
+        root,
+        "gates",
+        "g",
+        "--json",
+        "--context-window",
+        "30000",
+        "--idle-minutes",
+        "60",
+    ])))
+    .unwrap();
+    for gate in ["memory_flush", "extraction", "reset", "dream"] {
+        assert!(gates[gate]["fire"].is_boolean() && !gates[gate]["reason"].as_str().unwrap().is_empty(), "{gate}: {gates}");
+    }
+    assert_eq!(gates["memory_flush"]["fire"], false);
+    assert_eq!(gates["extraction"]["fire"], false);
+    assert_eq!(gates["reset"]["fire"], false);
+    assert!(gates["dream"]["reason"].as_str().unwrap().contains("1 sessions"));
 }

@@ -6,8 +6,10 @@ use std::fs;
 use std::path::Path;
 
 use mneme_conformance::{Host, Seed, run_all};
+use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
-    CheckReport, Context, Entry, Error, Limits, NewEntry, RepairReport, SessionInfo, Storage, Subagent, Transcript, block_on,
+    Applied, CheckReport, CompactionIds, Context, Entry, Error, Limits, Mode, NewEntry, Plan, RepairReport, SessionInfo, Settings, Storage,
+    Subagent, Transcript, block_on,
 };
 use mneme_host::{ComponentEngine, Durability, FsStorage, NativeEngine, Runtime, Sessions};
 
@@ -51,6 +53,42 @@ impl<S: Sessions> Host for Adapter<S> {
     fn keys(&mut self, prefix: &str) -> Vec<String> {
         let storage = FsStorage::new(self.dir.path());
         block_on(storage.list(prefix)).expect("list the store").into_iter().map(|i| i.key).collect()
+    }
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        self.engine.plan_compaction(id, settings, mode).map_err(session_error)
+    }
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
+        self.engine.summarize_offline(id, plan).map_err(session_error)
+    }
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+        self.engine.apply_compaction(id, plan, summary, ids, now_ms).map_err(session_error)
+    }
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.engine.record_compaction_failure(id, reason, now_ms).map_err(session_error)
+    }
+    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
+        self.engine.memory_flush_gate(id, settings).map_err(session_error)
+    }
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.engine.record_memory_flush(id, now_ms).map_err(session_error)
+    }
+    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
+        self.engine.extraction_gate(id, settings).map_err(session_error)
+    }
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        self.engine.record_extraction(id, now_ms).map_err(session_error)
+    }
+    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
+        self.engine.reset_gate(id, now_ms, policy).map_err(session_error)
+    }
+    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
+        self.engine.dream_gate(now_ms, settings).map_err(session_error)
+    }
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
+        self.engine.dream_acquire(now_ms, holder, settings).map_err(session_error)
+    }
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
+        self.engine.dream_release(now_ms, holder, completed).map_err(session_error)
     }
 }
 

@@ -24,11 +24,17 @@
 //!
 //! An expectation is `{"ok": <value>}` or `{"err": "<error kind>"}`. Objects in an
 //! expected value match when every key they name matches (keys they omit are not
-//! checked); arrays must have the same length. The value shapes are the JSON forms
+//! checked); arrays must have the same length; `{"$contains": "…"}` matches a string
+//! containing the text. Compaction steps (`plan_compaction`, then `compact`, which
+//! applies the last plan with a given or the offline summary) and the gates
+//! (`memory_flush_gate`, `extraction_gate`, `reset_gate`, `dream_acquire`, …) are
+//! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `SessionInfo`.
 
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_core::{
-    CheckReport, Context, Entry, Error, Limits, NewEntry, RepairReport, Role, SessionInfo, StorageError, Subagent, Transcript,
+    Applied, CheckReport, CompactionIds, Context, Entry, Error, Keep, Limits, Mode, NewEntry, Plan, RepairReport, Role, SessionInfo,
+    Settings, StorageError, Subagent, Transcript, Trigger,
 };
 use serde_json::{Value, json};
 
@@ -47,10 +53,23 @@ pub trait Host {
     fn list(&mut self) -> Result<Vec<SessionInfo>, Error>;
     /// Keys in the host's storage under `prefix`, sorted.
     fn keys(&mut self, prefix: &str) -> Vec<String>;
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error>;
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error>;
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error>;
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error>;
+    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error>;
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error>;
+    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error>;
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error>;
+    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error>;
+    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error>;
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error>;
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error>;
 }
 
 /// The vector files, embedded so every test binary carries them.
-pub const VECTOR_FILES: &[(&str, &str)] = &[("sessions.json", include_str!("../vectors/sessions.json"))];
+pub const VECTOR_FILES: &[(&str, &str)] =
+    &[("sessions.json", include_str!("../vectors/sessions.json")), ("compaction.json", include_str!("../vectors/compaction.json"))];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
 pub type Seed = Vec<(String, Vec<u8>)>;
@@ -78,8 +97,9 @@ pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed, Limits) -> H) -> Vec<(Strin
             let mut host = setup(&seed, limits);
             let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
             let mut outcomes = Vec::new();
+            let mut last_plan = None;
             for (index, step) in steps.iter().enumerate() {
-                let outcome = run_step(&mut host, step).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
+                let outcome = run_step(&mut host, step, &mut last_plan).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
                 if let Err(difference) = matches(&step["expect"], &outcome, "") {
                     panic!(
                         "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
@@ -100,10 +120,36 @@ fn step_name(step: &Value) -> &str {
     step.as_object().and_then(|o| o.keys().find(|k| *k != "expect")).map_or("?", String::as_str)
 }
 
-fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
+/// Compaction settings from a vector: the defaults, with what the vector names.
+fn settings(args: &Value) -> Settings {
+    let mut settings = Settings::default();
+    if let Some(window) = args["context_window"].as_u64() {
+        settings.context_window = window;
+    }
+    if let Some(fraction) = args["trigger"]["fraction"].as_f64() {
+        settings.trigger = Trigger::Fraction(fraction);
+    }
+    if let Some(reserve) = args["trigger"]["reserve"].as_object() {
+        let field = |name: &str| reserve.get(name).and_then(Value::as_u64).unwrap_or(0);
+        settings.trigger = Trigger::Reserve { reserve_tokens: field("reserve_tokens"), floor: field("floor") };
+    }
+    if let Some(tokens) = args["keep"]["recent_tokens"].as_u64() {
+        settings.keep = Keep::RecentTokens(tokens);
+    }
+    if let Some(messages) = args["keep"]["recent_messages"].as_u64() {
+        settings.keep = Keep::RecentMessages(messages as u32);
+    }
+    if let Some(chars) = args["tool_result_budget_chars"].as_u64() {
+        settings.tool_result_budget_chars = chars;
+    }
+    settings
+}
+
+fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -> Result<Value, String> {
     let op = step_name(step);
     let args = &step[op];
     let text = |field: &str| args[field].as_str().map(str::to_owned).ok_or_else(|| format!("`{op}` needs a string `{field}`"));
+    let now = || args["now_ms"].as_i64().ok_or(format!("`{op}` needs an integer `now_ms`"));
     let outcome = match op {
         "append" => {
             let role = match text("role")?.as_str() {
@@ -131,6 +177,53 @@ fn run_step<H: Host>(host: &mut H, step: &Value) -> Result<Value, String> {
         }
         "list" => to_outcome(host.list()),
         "keys" => json!({ "ok": host.keys(&text("prefix")?) }),
+        "plan_compaction" => {
+            let mode = match text("mode")?.as_str() {
+                "auto" => Mode::Auto,
+                "manual" => Mode::Manual,
+                "overflow" => Mode::Overflow,
+                other => return Err(format!("unknown mode {other}")),
+            };
+            let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"]), mode);
+            *last_plan = plan.as_ref().ok().cloned();
+            to_outcome(plan)
+        }
+        "compact" => {
+            let plan = last_plan.clone().ok_or("`compact` applies the plan of an earlier `plan_compaction` step")?;
+            let id = text("id")?;
+            let summary = match args["summary"].as_str() {
+                Some(summary) => summary.to_owned(),
+                None => host.summarize_offline(&id, &plan).map_err(|e| e.to_string())?,
+            };
+            let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
+            to_outcome(host.apply_compaction(&id, &plan, &summary, &ids, now()?))
+        }
+        "record_compaction_failure" => to_outcome(host.record_compaction_failure(&text("id")?, &text("reason")?, now()?)),
+        "memory_flush_gate" => {
+            let field = |name: &str, default: u64| args[name].as_u64().unwrap_or(default);
+            let defaults = FlushSettings::default();
+            let settings = FlushSettings {
+                context_window: field("context_window", defaults.context_window),
+                reserve_floor: field("reserve_floor", defaults.reserve_floor),
+                soft_threshold: field("soft_threshold", defaults.soft_threshold),
+            };
+            to_outcome(host.memory_flush_gate(&text("id")?, &settings))
+        }
+        "record_memory_flush" => to_outcome(host.record_memory_flush(&text("id")?, now()?)),
+        "extraction_gate" => to_outcome(host.extraction_gate(&text("id")?, &ExtractionSettings::default())),
+        "record_extraction" => to_outcome(host.record_extraction(&text("id")?, now()?)),
+        "reset_gate" => {
+            let policy = ResetPolicy {
+                idle_minutes: args["idle_minutes"].as_u64().map(|m| m as u32),
+                daily_reset_hour: args["daily_reset_hour"].as_u64().map(|h| h as u8),
+                utc_offset_minutes: args["utc_offset_minutes"].as_i64().unwrap_or(0) as i32,
+                ttl_ms: args["ttl_ms"].as_i64(),
+            };
+            to_outcome(host.reset_gate(&text("id")?, now()?, &policy))
+        }
+        "dream_gate" => to_outcome(host.dream_gate(now()?, &DreamSettings::default())),
+        "dream_acquire" => to_outcome(host.dream_acquire(now()?, &text("holder")?, &DreamSettings::default())),
+        "dream_release" => to_outcome(host.dream_release(now()?, &text("holder")?, args["completed"].as_bool().unwrap_or(false))),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)
@@ -166,13 +259,23 @@ pub fn error_kind(error: &Error) -> String {
         Error::EntryNotFound { .. } => "entry-not-found".into(),
         Error::SessionFull { .. } => "session-full".into(),
         Error::SessionPoisoned { .. } => "session-poisoned".into(),
+        Error::EmptySummary { .. } => "empty-summary".into(),
+        Error::NothingToCompact { .. } => "nothing-to-compact".into(),
+        Error::StalePlan { .. } => "stale-plan".into(),
         Error::InvalidArgument(_) => "invalid-argument".into(),
         _ => "other".into(),
     }
 }
 
 /// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
+/// `{"$contains": "text"}` matches a string that contains `text`.
 pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    if let Some(needle) = expected.get("$contains").and_then(Value::as_str) {
+        return match actual.as_str() {
+            Some(text) if text.contains(needle) => Ok(()),
+            _ => Err(format!("{path} (expected a string containing {needle:?}, got {actual})")),
+        };
+    }
     match (expected, actual) {
         (Value::Object(expected), Value::Object(actual)) => {
             for (key, value) in expected {
@@ -249,6 +352,42 @@ mod reference {
         }
         fn keys(&mut self, prefix: &str) -> Vec<String> {
             block_on(self.0.storage().list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect()
+        }
+        fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+            block_on(self.0.plan_compaction(id, settings, mode))
+        }
+        fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
+            block_on(self.0.summarize_offline(id, plan))
+        }
+        fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+            block_on(self.0.apply_compaction(id, plan, summary, ids, now_ms))
+        }
+        fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+            block_on(self.0.record_compaction_failure(id, reason, now_ms))
+        }
+        fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
+            block_on(self.0.memory_flush_gate(id, settings))
+        }
+        fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+            block_on(self.0.record_memory_flush(id, now_ms))
+        }
+        fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
+            block_on(self.0.extraction_gate(id, settings))
+        }
+        fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+            block_on(self.0.record_extraction(id, now_ms))
+        }
+        fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
+            block_on(self.0.reset_gate(id, now_ms, policy))
+        }
+        fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
+            block_on(self.0.dream_gate(now_ms, settings))
+        }
+        fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
+            block_on(self.0.dream_acquire(now_ms, holder, settings))
+        }
+        fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
+            block_on(self.0.dream_release(now_ms, holder, completed))
         }
     }
 

@@ -1,0 +1,162 @@
+//! The HTTP summarisers against a local server that speaks each API's wire format.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::mpsc;
+use std::thread;
+
+use mneme_host::core::{Keep, Limits, Mode, NewEntry, Role, Settings};
+use mneme_host::summarize::{Summarizer, SummaryError};
+use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
+use serde_json::{Value, json};
+
+/// A request as the server saw it.
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Serves `responses` (status, JSON body) to successive connections; returns the
+/// base URL and what each request was.
+fn serve(responses: Vec<(u16, Value)>) -> (String, mpsc::Receiver<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        for (status, body) in responses {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut parts = request_line.split_whitespace();
+            let (method, path) = (parts.next().unwrap().to_owned(), parts.next().unwrap().to_owned());
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                let (name, value) = line.split_once(':').unwrap();
+                headers.push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+            let length: usize =
+                headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-length")).map_or(0, |(_, v)| v.parse().unwrap());
+            let mut raw = vec![0; length];
+            reader.read_exact(&mut raw).unwrap();
+            sender.send(Seen { method, path, headers, body: serde_json::from_slice(&raw).unwrap() }).unwrap();
+            let text = body.to_string();
+            let mut stream = reader.into_inner();
+            write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            )
+            .unwrap();
+        }
+    });
+    (url, receiver)
+}
+
+/// A store with a session worth compacting, and its plan.
+fn planned() -> (tempfile::TempDir, NativeEngine, mneme_host::core::Plan) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
+    for i in 0..8 {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        engine
+            .append("s", NewEntry { uuid: format!("u{i}"), now_ms: 1_800_000_000_000, role, text: format!("turn {i}"), cwd: "/w".into() })
+            .unwrap();
+    }
+    let plan = engine.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual).unwrap();
+    (dir, engine, plan)
+}
+
+#[test]
+fn openai_compatible_chat_completions() {
+    let (url, seen) = serve(vec![(
+        200,
+        json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "  the summary  "}, "finish_reason": "stop"}]}),
+    )]);
+    let (_dir, mut engine, plan) = planned();
+    let summarizer = Summarizer::OpenAi { base_url: format!("{url}/v1"), model: "local-model".into(), api_key: Some("sk-test".into()) };
+    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "the summary");
+    let request = seen.recv().unwrap();
+    assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/chat/completions"));
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(request.body["model"], "local-model");
+    assert_eq!(request.body["messages"][0]["role"], "user");
+    assert_eq!(request.body["messages"][0]["content"], plan.prompt.as_str());
+    assert_eq!(request.body["max_tokens"], plan.summary_budget_tokens);
+}
+
+#[test]
+fn anthropic_messages() {
+    let (url, seen) = serve(vec![(
+        200,
+        json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "part one, "}, {"type": "text", "text": "part two"}], "stop_reason": "end_turn"}),
+    )]);
+    let (_dir, mut engine, plan) = planned();
+    let summarizer = Summarizer::Anthropic { base_url: url, model: "claude-haiku-4-5".into(), api_key: Some("key".into()) };
+    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "part one, part two");
+    let request = seen.recv().unwrap();
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("key"));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.body["max_tokens"], plan.summary_budget_tokens);
+    assert_eq!(request.body["messages"][0]["content"], plan.prompt.as_str());
+}
+
+#[test]
+fn ollama_chat() {
+    let (url, seen) =
+        serve(vec![(200, json!({"model": "llama3.1", "message": {"role": "assistant", "content": "from ollama"}, "done": true}))]);
+    let (_dir, mut engine, plan) = planned();
+    let summarizer = Summarizer::Ollama { base_url: url, model: "llama3.1".into() };
+    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "from ollama");
+    let request = seen.recv().unwrap();
+    assert_eq!(request.path, "/api/chat");
+    assert_eq!(request.body["stream"], false);
+    assert_eq!(request.body["options"]["num_predict"], plan.summary_budget_tokens);
+}
+
+#[test]
+fn errors_say_what_the_server_said() {
+    let (url, _seen) = serve(vec![(429, json!({"error": {"message": "rate limited"}})), (200, json!({"choices": []}))]);
+    let (_dir, mut engine, plan) = planned();
+    let summarizer = Summarizer::OpenAi { base_url: url, model: "m".into(), api_key: None };
+    match summarizer.summarize(&mut engine, "s", &plan) {
+        Err(SummaryError::Status { status: 429, body, .. }) => assert!(body.contains("rate limited")),
+        other => panic!("expected a 429, got {other:?}"),
+    }
+    assert!(matches!(summarizer.summarize(&mut engine, "s", &plan), Err(SummaryError::NoSummary { .. })));
+}
+
+#[test]
+fn a_summary_from_a_server_compacts_through_the_component() {
+    let (url, _seen) = serve(vec![(200, json!({"message": {"role": "assistant", "content": "served summary"}, "done": true}))]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = Runtime::new().unwrap().instantiate(FsStorage::new(dir.path()), Limits::default()).unwrap();
+    for i in 0..8 {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        engine
+            .append("s", NewEntry { uuid: format!("u{i}"), now_ms: 1_800_000_000_000, role, text: format!("turn {i}"), cwd: "/w".into() })
+            .unwrap();
+    }
+    let plan = engine.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual).unwrap();
+    let summary = Summarizer::Ollama { base_url: url, model: "m".into() }.summarize(&mut engine, "s", &plan).unwrap();
+    let ids = mneme_host::core::CompactionIds { boundary: "b".into(), summary: "sum".into() };
+    engine.apply_compaction("s", &plan, &summary, &ids, 1_800_000_000_001).unwrap();
+    let context = engine.context("s").unwrap();
+    assert!(context.messages[0].text.ends_with("served summary"));
+    assert_eq!(context.messages.len(), 3);
+}
