@@ -201,6 +201,7 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     let lines = &loaded.lines;
     let previous_summary = match context.compaction {
         Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(ToString::to_string),
+        Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.compact.get().map(ToString::to_string),
         _ => {
             let texts: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();
@@ -266,6 +267,11 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         return plan;
     }
 
+    if pi && units.iter().any(|l| l.env.uuid().is_none()) {
+        plan.reason =
+            format!("{}; but this pi session predates entry ids (format v1): open it in pi once so it migrates, then compact", plan.reason);
+        return plan;
+    }
     let Some(cut) = cut_point(&units, &estimates, settings.keep) else {
         plan.reason = format!("{}; but every message is within what must be kept, so there is nothing to summarise", plan.reason);
         plan.keep = ids(&units);
@@ -312,7 +318,7 @@ pub(crate) fn context_token_count(loaded: &Loaded) -> u64 {
 }
 
 fn ids(lines: &[&Line]) -> Vec<String> {
-    lines.iter().filter_map(|l| l.env.uuid().map(ToString::to_string)).collect()
+    lines.iter().map(|l| l.entry_id().into_owned()).collect()
 }
 
 /// Why auto or overflow compaction must not run now, if it must not.
@@ -360,7 +366,7 @@ fn compaction_tokens(line: &Line) -> Option<(u64, u64)> {
 pub(crate) fn consecutive_failures(loaded: &Loaded) -> u32 {
     let mut failures = 0;
     for line in loaded.lines.iter().rev() {
-        if line.env.is_compact_boundary() || line.env.is_pi_compaction() {
+        if line.env.is_compaction() {
             break;
         }
         if line.env.kind() == FAILURE_KIND {
@@ -412,7 +418,7 @@ fn prune(units: &[&Line], budget: u64, cleared: &alloc::collections::BTreeSet<St
         for block in blocks.iter().filter(live) {
             let chars = block.content.map_or(0, |c| c.get().len() as u64);
             results.push(Pruned {
-                uuid: line.env.uuid().unwrap_or_default().to_string(),
+                uuid: line.entry_id().into_owned(),
                 tool_use_id: block.tool_use_id.get().unwrap_or_default().to_string(),
                 chars,
             });
@@ -501,7 +507,7 @@ fn block_line(role: &str, block: &Block) -> Option<String> {
 /// of every host, so compaction works offline.
 pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
     let wanted: BTreeMap<&str, ()> = plan.summarize.iter().chain(&plan.turn_prefix).map(|id| (id.as_str(), ())).collect();
-    let lines: Vec<&Line> = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| wanted.contains_key(u))).collect();
+    let lines: Vec<&Line> = loaded.lines.iter().filter(|l| wanted.contains_key(l.entry_id().as_ref())).collect();
     let mut requests = Vec::new();
     let mut replies = Vec::new();
     let mut tools: BTreeMap<String, u32> = BTreeMap::new();

@@ -201,7 +201,8 @@ impl<'a> Loaded<'a> {
         let Some(leaf) = self.leaf() else {
             // A transcript without ids (pi v1, before pi's own migration gave entries
             // ids) is one conversation in file order.
-            return (0..self.lines.len()).filter(|&i| self.is_live(&self.lines[i]) && self.lines[i].env.is_message()).collect();
+            let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
+            return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
         };
         let index = self.index();
         let mut chain = Vec::new();
@@ -229,7 +230,7 @@ impl<'a> Loaded<'a> {
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
         let is_message = |i: &usize| self.lines[*i].env.is_message();
-        let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compact_boundary() || self.lines[i].env.is_pi_compaction());
+        let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compaction());
         let cleared = chain[compaction.map_or(0, |at| at + 1)..]
             .iter()
             .filter(|&&i| self.lines[i].env.is_microcompact_boundary())
@@ -246,6 +247,10 @@ impl<'a> Loaded<'a> {
         let compaction = chain[at];
         let after = &chain[at + 1..];
         let env = &self.lines[compaction].env;
+        if env.is_crab_compaction() {
+            let lines = after.iter().copied().filter(is_message).collect();
+            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared };
+        }
         if env.is_pi_compaction() {
             let first_kept =
                 env.first_kept_entry_id.get().and_then(|id| chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)));
@@ -272,6 +277,18 @@ impl<'a> Loaded<'a> {
     pub fn context(&self) -> Context {
         let plan = self.context_lines();
         let mut context = Context { compacted: plan.compaction.is_some(), messages: Vec::new() };
+        if let Some(marker) = plan.compaction.map(|i| &self.lines[i]).filter(|l| l.env.is_crab_compaction()) {
+            // crab injects its summary as a plain user message.
+            let text = marker.env.compact.get().unwrap_or_default().to_string();
+            let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
+            context.messages.push(ContextMessage {
+                uuid: marker.entry_id().into_owned(),
+                role: "user".into(),
+                text,
+                content,
+                is_compact_summary: true,
+            });
+        }
         if let Some(summary) = plan.compaction.and_then(|i| self.lines[i].env.is_pi_compaction().then(|| &self.lines[i])) {
             let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.summary.get().unwrap_or_default());
             let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
@@ -304,7 +321,7 @@ impl<'a> Loaded<'a> {
                     }
                 }
                 _ => context.messages.push(ContextMessage {
-                    uuid: line.env.uuid().unwrap_or_default().to_string(),
+                    uuid: line.entry_id().into_owned(),
                     role,
                     text,
                     content: blocks,

@@ -125,6 +125,14 @@ pub struct RepairReport {
     pub dropped_torn_tail: bool,
 }
 
+/// The transcript dialect a session is written in, which compaction writes back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Claude,
+    Pi,
+    Crab,
+}
+
 /// Ids for the entries a compaction writes, from the host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompactionIds {
@@ -137,8 +145,9 @@ pub struct CompactionIds {
 /// What applying a compaction wrote.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Applied {
-    /// `claude` (a `compact_boundary` and an `isCompactSummary` entry) or `pi` (a
-    /// `compaction` entry).
+    /// `claude` (a `compact_boundary` and an `isCompactSummary` entry), `pi` (a
+    /// `compaction` entry) or `crab` (a `{"compact": …}` marker, then the kept
+    /// messages again, since crab loads from its last marker on).
     pub format: String,
     /// `summarize` or `prune`, as the plan said.
     pub action: String,
@@ -744,19 +753,32 @@ impl<S: Storage> Store<S> {
         }
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
-        let (pi, cwd, missing) = with_loaded(&raw, |loaded| {
+        let (format, cwd, missing, kept_lines) = with_loaded(&raw, |loaded| {
             let pi = loaded.lines.first().is_some_and(|l| l.env.kind() == "session");
+            let crab =
+                loaded.lines.iter().any(|l| l.env.kind.get().is_none() && (l.env.role.get().is_some() || l.env.is_crab_compaction()));
+            let format = if pi {
+                Format::Pi
+            } else if crab {
+                Format::Crab
+            } else {
+                Format::Claude
+            };
             let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
-            let missing = plan
-                .keep
-                .iter()
-                .chain(&plan.summarize)
-                .find(|uuid| !loaded.lines.iter().any(|l| l.env.uuid() == Some(uuid.as_str()) && loaded.is_live(l)))
-                .cloned();
-            (pi, cwd, missing)
+            let live: BTreeMap<alloc::borrow::Cow<str>, &transcript::Line> =
+                loaded.lines.iter().filter(|l| loaded.is_live(l)).map(|l| (l.entry_id(), l)).collect();
+            let missing = plan.keep.iter().chain(&plan.summarize).find(|id| !live.contains_key(id.as_str())).cloned();
+            let kept_lines: Vec<String> = plan.keep.iter().filter_map(|id| live.get(id.as_str())).map(|l| l.raw.to_owned()).collect();
+            (format, cwd, missing, kept_lines)
         });
         if let Some(uuid) = missing {
             return Err(Error::StalePlan { id: id.to_owned(), uuid });
+        }
+        if format == Format::Pi && plan.keep.iter().chain(&plan.summarize).any(|id| id.starts_with('@')) {
+            return Err(Error::NothingToCompact {
+                id: id.to_owned(),
+                reason: "this pi session predates entry ids (format v1); open it in pi once so it migrates, then compact".into(),
+            });
         }
         let timestamp = time::format_millis(now_ms);
         if plan.action == "prune" {
@@ -793,7 +815,23 @@ impl<S: Storage> Store<S> {
         let tokens_after = crate::tokens::text_tokens(summary) + plan.keep_tokens;
         let first_kept = plan.keep.first().map(String::as_str);
         let trigger = if plan.trigger.as_deref() == Some("manual") { "manual" } else { "auto" };
-        if pi {
+        if format == Format::Crab {
+            // crab loads from its last marker on, so the kept messages follow the marker.
+            self.write(id, None, None, |_| {
+                let marker = serde_json::to_string(&serde_json::json!({ "compact": summary }))?;
+                Ok::<_, serde_json::Error>([marker].into_iter().chain(kept_lines.iter().cloned()).collect::<Vec<_>>().join("\n"))
+            })
+            .await?;
+            return Ok(Applied {
+                format: "crab".into(),
+                action: "summarize".into(),
+                boundary_uuid: String::new(),
+                summary_uuid: None,
+                tokens_before: plan.tokens_before,
+                tokens_after,
+            });
+        }
+        if format == Format::Pi {
             let entry_id: String = ids.boundary.chars().filter(|c| *c != '-').take(8).collect();
             self.write(id, None, None, |parent| {
                 serde_json::to_string(&serde_json::json!({
@@ -889,8 +927,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {
-            let flushed =
-                since_last(loaded, |l| l.env.is_compact_boundary() || l.env.is_pi_compaction()).any(|l| l.env.kind() == FLUSH_KIND);
+            let flushed = since_last(loaded, |l| l.env.is_compaction()).any(|l| l.env.kind() == FLUSH_KIND);
             gates::memory_flush(compact::context_token_count(loaded), settings, flushed)
         }))
     }

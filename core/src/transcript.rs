@@ -124,6 +124,12 @@ pub(crate) struct Envelope<'a> {
     /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
     pub first_kept_entry_id: Str<'a>,
+    /// crab: a bare message line is `{role, content}`.
+    #[serde(default, borrow)]
+    pub role: Str<'a>,
+    /// crab: `{"compact": "<summary>"}` marks a compaction.
+    #[serde(default, borrow)]
+    pub compact: Str<'a>,
 }
 
 impl<'a> Envelope<'a> {
@@ -146,7 +152,15 @@ impl<'a> Envelope<'a> {
         self.kind() == "system" && self.subtype.get() == Some("microcompact_boundary")
     }
     pub fn is_message(&self) -> bool {
-        matches!(self.kind(), "user" | "assistant" | "message") && self.message.is_some()
+        matches!(self.kind(), "user" | "assistant" | "message" | "") && self.message.is_some()
+    }
+    /// crab's `{"compact": …}` marker: everything before it is summarised.
+    pub fn is_crab_compaction(&self) -> bool {
+        self.kind.get().is_none() && self.compact.get().is_some()
+    }
+    /// Any kind of compaction a context starts after.
+    pub fn is_compaction(&self) -> bool {
+        self.is_compact_boundary() || self.is_pi_compaction() || self.is_crab_compaction()
     }
     /// pi's `compaction` entry: a summary that replaces everything before
     /// `firstKeptEntryId`.
@@ -245,8 +259,15 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
 /// A line's envelope. Only objects are entries: serde would also read a struct from
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
-    let envelope = serde_json::from_str::<Envelope>(line)?;
-    if line.trim_start().starts_with('{') { Ok(envelope) } else { Err(serde::de::Error::custom("a JSON value that is not an object")) }
+    let mut envelope = serde_json::from_str::<Envelope>(line)?;
+    if !line.trim_start().starts_with('{') {
+        return Err(serde::de::Error::custom("a JSON value that is not an object"));
+    }
+    // crab writes messages bare, `{role, content}`: the line is its own message.
+    if envelope.kind.get().is_none() && envelope.message.is_none() && envelope.role.get().is_some() {
+        envelope.message = serde_json::from_str(line).ok();
+    }
+    Ok(envelope)
 }
 
 /// The objects of a line holding several JSON objects back to back, if that is all it
@@ -336,6 +357,15 @@ pub(crate) fn message_text(raw: Option<&RawValue>) -> (Option<String>, String) {
 }
 
 impl Line<'_> {
+    /// The entry's id: its uuid (pi: `id`), or `@part:line` for formats without ids
+    /// (crab, pi v1).
+    pub fn entry_id(&self) -> Cow<'_, str> {
+        match self.env.uuid() {
+            Some(uuid) => Cow::Borrowed(uuid),
+            None => Cow::Owned(alloc::format!("@{}:{}", self.part, self.line)),
+        }
+    }
+
     pub fn to_entry(&self) -> Entry {
         let (role, text) = message_text(self.env.message);
         Entry {

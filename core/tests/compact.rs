@@ -521,3 +521,38 @@ fn clearing_old_tool_results_comes_before_a_summary() {
     assert_eq!((after.action.as_str(), after.trigger), ("none", None), "{}", after.reason);
     assert!(after.tokens_before < after.limit);
 }
+
+#[test]
+fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
+    let mut lines = vec![
+        json!({"agent": "crab", "created_by": "user", "created_at": "2026-01-01T00:00:00Z", "title": "", "uptime_secs": 0}).to_string(),
+    ];
+    lines.push(json!({"role": "user", "content": "old question"}).to_string());
+    lines.push(json!({"compact": "an earlier summary"}).to_string());
+    for i in 0..8 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        lines.push(json!({"role": role, "content": format!("crab message {i} ").repeat(20)}).to_string());
+    }
+    let storage = MemoryStorage::new();
+    block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let before = block_on(store.context("crab_user_1")).unwrap();
+    assert!(before.compacted && before.messages[0].text == "an earlier summary" && before.messages.len() == 9, "{before:?}");
+
+    let plan =
+        block_on(store.plan_compaction("crab_user_1", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    assert_eq!(plan.keep, ["@1:10", "@1:11"], "entries without ids are named by position");
+    assert_eq!(plan.previous_summary.as_deref(), Some("an earlier summary"));
+    let applied = block_on(store.apply_compaction("crab_user_1", &plan, "the new summary", &ids(1), NOW)).unwrap();
+    assert_eq!(applied.format, "crab");
+    let text = String::from_utf8(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap()).unwrap();
+    let tail: Vec<&str> = text.lines().skip(11).collect();
+    assert_eq!(tail, [json!({"compact": "the new summary"}).to_string().as_str(), lines[9].as_str(), lines[10].as_str()]);
+    let after = block_on(store.context("crab_user_1")).unwrap();
+    let texts: Vec<&str> = after.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts.len(), 3);
+    assert_eq!(texts[0], "the new summary");
+    assert!(texts[1].starts_with("crab message 6") && texts[2].starts_with("crab message 7"));
+    assert_eq!(block_on(store.load("crab_user_1")).unwrap().report.skipped, [], "every line of a crab file reads");
+}
