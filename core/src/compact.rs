@@ -10,8 +10,10 @@ use crate::session::Loaded;
 use crate::tokens;
 use crate::transcript::{Block, Content, Line, message_text, parse_content, parse_message};
 
-/// When a context is full enough to compact.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// When a context is full enough to compact. In JSON: `{"fraction": 0.9}` or
+/// `{"reserve": {"reserve_tokens": 16384, "floor": 20000}}`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// At this fraction of the context window (Cersei: 0.9).
     Fraction(f64),
@@ -37,8 +39,10 @@ impl Trigger {
     }
 }
 
-/// What a compaction keeps verbatim.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a compaction keeps verbatim. In JSON: `{"recent_tokens": 20000}` or
+/// `{"recent_messages": 10}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Keep {
     /// At least this many tokens of the newest messages (pi: 20000).
     RecentTokens(u64),
@@ -57,8 +61,10 @@ pub enum Mode {
     Overflow,
 }
 
-/// Every knob of planning, with the seeds' defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Every knob of planning, with the seeds' defaults (fields missing from JSON keep
+/// theirs).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Settings {
     pub context_window: u64,
     pub trigger: Trigger,
@@ -83,7 +89,7 @@ impl Default for Settings {
 }
 
 /// A tool result the plan would shorten without a model.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pruned {
     /// The entry holding the result.
     pub uuid: String,
@@ -93,7 +99,8 @@ pub struct Pruned {
 
 /// What to do, as data: the host shows it, summarises `summarize` (and
 /// `turn_prefix`) with `prompt`, and hands the summary to `apply`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Plan {
     /// Why compaction is due: `threshold`, `overflow` or `manual`; `null` when it is
     /// not due (or blocked).

@@ -33,3 +33,40 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
+
+impl StorageError {
+    /// A stable name for the error, as the WIT variant spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StorageError::NotFound { .. } => "not-found",
+            StorageError::AlreadyExists { .. } => "already-exists",
+            StorageError::InvalidKey { .. } => "invalid-key",
+            StorageError::ReadOnly { .. } => "read-only",
+            StorageError::Locked { .. } => "locked",
+            StorageError::QuotaExceeded { .. } => "quota-exceeded",
+            StorageError::Io { .. } => "io",
+        }
+    }
+}
+
+impl Error {
+    /// A stable name for the error, as the WIT variants spell it (storage errors as
+    /// `storage/<kind>`), for hosts whose errors travel as strings (JavaScript).
+    pub fn kind(&self) -> alloc::string::String {
+        use alloc::string::ToString;
+        match self {
+            Error::Storage(e) => alloc::format!("storage/{}", e.kind()),
+            Error::SessionNotFound { .. } => "session-not-found".to_string(),
+            Error::InvalidSessionId { .. } => "invalid-session-id".to_string(),
+            Error::InvalidProject { .. } => "invalid-project".to_string(),
+            Error::AmbiguousSession { .. } => "ambiguous-session".to_string(),
+            Error::EntryNotFound { .. } => "entry-not-found".to_string(),
+            Error::SessionFull { .. } => "session-full".to_string(),
+            Error::SessionPoisoned { .. } => "session-poisoned".to_string(),
+            Error::EmptySummary { .. } => "empty-summary".to_string(),
+            Error::NothingToCompact { .. } => "nothing-to-compact".to_string(),
+            Error::StalePlan { .. } => "stale-plan".to_string(),
+            Error::InvalidArgument(_) => "invalid-argument".to_string(),
+        }
+    }
+}

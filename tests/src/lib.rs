@@ -33,8 +33,8 @@
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_core::{
-    Applied, CheckReport, CompactionIds, Context, Entry, Error, Keep, Limits, Mode, NewEntry, Plan, RepairReport, Role, SessionInfo,
-    Settings, StorageError, Subagent, Transcript, Trigger,
+    Applied, CheckReport, CompactionIds, Context, Entry, Error, Limits, Mode, NewEntry, Plan, RepairReport, Role, SessionInfo, Settings,
+    Subagent, Transcript,
 };
 use serde_json::{Value, json};
 
@@ -120,29 +120,12 @@ fn step_name(step: &Value) -> &str {
     step.as_object().and_then(|o| o.keys().find(|k| *k != "expect")).map_or("?", String::as_str)
 }
 
-/// Compaction settings from a vector: the defaults, with what the vector names.
-fn settings(args: &Value) -> Settings {
-    let mut settings = Settings::default();
-    if let Some(window) = args["context_window"].as_u64() {
-        settings.context_window = window;
+/// Compaction settings from a vector (the defaults for what it does not name).
+fn settings(args: &Value) -> Result<Settings, String> {
+    if args.is_null() {
+        return Ok(Settings::default());
     }
-    if let Some(fraction) = args["trigger"]["fraction"].as_f64() {
-        settings.trigger = Trigger::Fraction(fraction);
-    }
-    if let Some(reserve) = args["trigger"]["reserve"].as_object() {
-        let field = |name: &str| reserve.get(name).and_then(Value::as_u64).unwrap_or(0);
-        settings.trigger = Trigger::Reserve { reserve_tokens: field("reserve_tokens"), floor: field("floor") };
-    }
-    if let Some(tokens) = args["keep"]["recent_tokens"].as_u64() {
-        settings.keep = Keep::RecentTokens(tokens);
-    }
-    if let Some(messages) = args["keep"]["recent_messages"].as_u64() {
-        settings.keep = Keep::RecentMessages(messages as u32);
-    }
-    if let Some(chars) = args["tool_result_budget_chars"].as_u64() {
-        settings.tool_result_budget_chars = chars;
-    }
-    settings
+    serde_json::from_value(args.clone()).map_err(|e| format!("bad compaction settings: {e}"))
 }
 
 fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -> Result<Value, String> {
@@ -184,7 +167,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
                 "overflow" => Mode::Overflow,
                 other => return Err(format!("unknown mode {other}")),
             };
-            let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"]), mode);
+            let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
             *last_plan = plan.as_ref().ok().cloned();
             to_outcome(plan)
         }
@@ -232,38 +215,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
 fn to_outcome<T: serde::Serialize>(result: Result<T, Error>) -> Value {
     match result {
         Ok(value) => json!({ "ok": serde_json::to_value(value).unwrap_or(Value::Null) }),
-        Err(error) => json!({ "err": error_kind(&error) }),
-    }
-}
-
-/// The stable name of an error, as the WIT variants spell it (storage errors as
-/// `storage/<kind>`). Vectors and the browser host use the same names.
-pub fn error_kind(error: &Error) -> String {
-    match error {
-        Error::Storage(e) => format!(
-            "storage/{}",
-            match e {
-                StorageError::NotFound { .. } => "not-found",
-                StorageError::AlreadyExists { .. } => "already-exists",
-                StorageError::InvalidKey { .. } => "invalid-key",
-                StorageError::ReadOnly { .. } => "read-only",
-                StorageError::Locked { .. } => "locked",
-                StorageError::QuotaExceeded { .. } => "quota-exceeded",
-                _ => "io",
-            }
-        ),
-        Error::SessionNotFound { .. } => "session-not-found".into(),
-        Error::InvalidSessionId { .. } => "invalid-session-id".into(),
-        Error::InvalidProject { .. } => "invalid-project".into(),
-        Error::AmbiguousSession { .. } => "ambiguous-session".into(),
-        Error::EntryNotFound { .. } => "entry-not-found".into(),
-        Error::SessionFull { .. } => "session-full".into(),
-        Error::SessionPoisoned { .. } => "session-poisoned".into(),
-        Error::EmptySummary { .. } => "empty-summary".into(),
-        Error::NothingToCompact { .. } => "nothing-to-compact".into(),
-        Error::StalePlan { .. } => "stale-plan".into(),
-        Error::InvalidArgument(_) => "invalid-argument".into(),
-        _ => "other".into(),
+        Err(error) => json!({ "err": error.kind() }),
     }
 }
 
