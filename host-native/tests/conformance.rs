@@ -121,6 +121,9 @@ fn native_and_component_pass_every_vector_identically() {
         let engine: ComponentEngine = runtime.instantiate(storage, limits).expect("instantiate");
         Adapter { engine, dir }
     });
+    // The browser tests compare their outcomes with these (web/test/run.mjs).
+    let outcomes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-native.json");
+    fs::write(&outcomes, serde_json::to_vec(&native).expect("outcomes are JSON")).expect("write the native outcomes");
     assert_eq!(native.len(), component.len());
     for ((name, native_steps), (_, component_steps)) in native.iter().zip(&component) {
         assert_eq!(native_steps, component_steps, "vector {name}: native and component differ");

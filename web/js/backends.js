@@ -1,0 +1,311 @@
+// Storage backends for Mneme in the browser. Each implements the contract of the
+// core's `Storage` trait (core/src/storage.rs): list, read, append, replace, truncate,
+// remove, rename; locking is added by `withLocks`. Failures are StorageFailure with a
+// `kind` the binding maps onto the core's StorageError.
+
+export class StorageFailure extends Error {
+  constructor(kind, key, message) {
+    super(message ?? `${kind}: ${key}`);
+    this.name = "StorageFailure";
+    this.kind = kind;
+    this.key = key;
+  }
+}
+
+/** A browser error as a StorageFailure (QuotaExceededError becomes `quota-exceeded`). */
+export function failure(error, key) {
+  if (error instanceof StorageFailure) return error;
+  const name = error?.name;
+  const kind = name === "QuotaExceededError" ? "quota-exceeded" : name === "NotFoundError" ? "not-found" : "io";
+  return new StorageFailure(kind, key, `${name ?? "Error"}: ${error?.message ?? error}`);
+}
+
+/** Refuses keys that could name something outside the namespace. */
+export function checkKey(key) {
+  const bad = typeof key !== "string" || key === "" || key.startsWith("/") || key.includes("\\") || key.includes("\0")
+    || key.split("/").some((segment) => segment === "" || segment === "." || segment === "..");
+  if (bad) throw new StorageFailure("invalid-key", String(key), `refused key ${JSON.stringify(key)}`);
+  return key;
+}
+
+const quotaError = () => new DOMException("injected by a test", "QuotaExceededError");
+
+function concat(chunks, size) {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+function slice(bytes, offset, len) {
+  const start = Math.min(offset, bytes.length);
+  return bytes.slice(start, len == null ? bytes.length : Math.min(bytes.length, start + len));
+}
+
+/**
+ * Counts writes and, when armed, throws QuotaExceededError at write number `at`:
+ * tests use it to check that a failed write leaves nothing behind.
+ */
+export class Faults {
+  constructor() { this.writes = 0; this.quotaAt = 0; }
+  arm(at) { this.writes = 0; this.quotaAt = at; }
+  write() { this.writes += 1; return this.quotaAt > 0 && this.writes === this.quotaAt; }
+}
+
+/** In memory: for tests and ephemeral playgrounds. */
+export class MemoryBackend {
+  constructor() { this.files = new Map(); this.faults = new Faults(); }
+  static async open() { return new MemoryBackend(); }
+  file(key) {
+    const file = this.files.get(checkKey(key));
+    if (!file) throw new StorageFailure("not-found", key);
+    return file;
+  }
+  async list(prefix) {
+    return [...this.files].filter(([key]) => key.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, file]) => ({ key, size: file.size }));
+  }
+  async read(key, offset, len) {
+    const file = this.file(key);
+    return slice(concat(file.chunks, file.size), offset, len);
+  }
+  async append(key, data) {
+    checkKey(key);
+    if (this.faults.write()) throw failure(quotaError(), key);
+    const file = this.files.get(key) ?? { chunks: [], size: 0 };
+    file.chunks.push(data.slice());
+    file.size += data.length;
+    this.files.set(key, file);
+    return file.size;
+  }
+  async replace(key, data) {
+    checkKey(key);
+    if (this.faults.write()) throw failure(quotaError(), key);
+    this.files.set(key, { chunks: [data.slice()], size: data.length });
+  }
+  async truncate(key, len) {
+    const file = this.file(key);
+    if (file.size <= len) return;
+    if (this.faults.write()) throw failure(quotaError(), key);
+    const bytes = concat(file.chunks, file.size).slice(0, len);
+    this.files.set(key, { chunks: [bytes], size: len });
+  }
+  async remove(key) {
+    this.file(key);
+    this.files.delete(key);
+  }
+  async rename(from, to) {
+    const file = this.file(from);
+    if (this.files.has(checkKey(to))) throw new StorageFailure("already-exists", to);
+    this.files.delete(from);
+    this.files.set(to, file);
+  }
+}
+
+const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+const done = (tx) => new Promise((resolve, reject) => {
+  tx.oncomplete = () => resolve();
+  tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
+  tx.onerror = () => reject(tx.error);
+});
+
+/**
+ * IndexedDB: each append is one chunk record keyed [path, sequence], written with a
+ * file record {size, chunks} in one `strict` transaction: an append never rewrites the
+ * session, and a failed transaction leaves nothing behind.
+ */
+export class IndexedDbBackend {
+  constructor(db) { this.db = db; this.faults = new Faults(); }
+
+  static async open(namespace) {
+    const open = indexedDB.open(`mneme-${namespace}`, 1);
+    open.onupgradeneeded = () => {
+      open.result.createObjectStore("files");
+      open.result.createObjectStore("chunks");
+    };
+    return new IndexedDbBackend(await request(open));
+  }
+
+  static async destroy(namespace) {
+    await request(indexedDB.deleteDatabase(`mneme-${namespace}`));
+  }
+
+  close() { this.db.close(); }
+
+  tx(mode) {
+    return this.db.transaction(["files", "chunks"], mode, { durability: mode === "readwrite" ? "strict" : "default" });
+  }
+
+  chunkRange(key) { return IDBKeyRange.bound([key, 0], [key, Infinity]); }
+
+  async run(key, mode, work) {
+    checkKey(key);
+    const tx = this.tx(mode);
+    const finished = done(tx);
+    try {
+      const result = await work(tx.objectStore("files"), tx.objectStore("chunks"), tx);
+      await finished;
+      return result;
+    } catch (error) {
+      try { tx.abort(); } catch { /* already finished */ }
+      await finished.catch(() => {});
+      throw failure(error, key);
+    }
+  }
+
+  /** Throws the injected quota error inside the transaction, after its writes were queued. */
+  injected(tx) {
+    if (this.faults.write()) {
+      tx.abort();
+      throw quotaError();
+    }
+  }
+
+  async list(prefix) {
+    const tx = this.tx("readonly");
+    const files = tx.objectStore("files");
+    const range = prefix === "" ? undefined : IDBKeyRange.bound(prefix, `${prefix}\uffff`);
+    const [keys, values] = await Promise.all([request(files.getAllKeys(range)), request(files.getAll(range))]);
+    return keys.map((key, i) => ({ key, size: values[i].size }));
+  }
+
+  async read(key, offset, len) {
+    return this.run(key, "readonly", async (files, chunks) => {
+      const meta = await request(files.get(key));
+      if (!meta) throw new StorageFailure("not-found", key);
+      return slice(concat(await request(chunks.getAll(this.chunkRange(key))), meta.size), offset, len);
+    });
+  }
+
+  async append(key, data) {
+    return this.run(key, "readwrite", async (files, chunks, tx) => {
+      const meta = (await request(files.get(key))) ?? { size: 0, chunks: 0 };
+      chunks.put(data.slice(), [key, meta.chunks]);
+      const next = { size: meta.size + data.length, chunks: meta.chunks + 1 };
+      files.put(next, key);
+      this.injected(tx);
+      return next.size;
+    });
+  }
+
+  async replace(key, data) {
+    return this.run(key, "readwrite", async (files, chunks, tx) => {
+      chunks.delete(this.chunkRange(key));
+      chunks.put(data.slice(), [key, 0]);
+      files.put({ size: data.length, chunks: 1 }, key);
+      this.injected(tx);
+    });
+  }
+
+  async truncate(key, len) {
+    return this.run(key, "readwrite", async (files, chunks, tx) => {
+      const meta = await request(files.get(key));
+      if (!meta) throw new StorageFailure("not-found", key);
+      if (meta.size <= len) return;
+      const bytes = concat(await request(chunks.getAll(this.chunkRange(key))), meta.size).slice(0, len);
+      chunks.delete(this.chunkRange(key));
+      chunks.put(bytes, [key, 0]);
+      files.put({ size: len, chunks: 1 }, key);
+      this.injected(tx);
+    });
+  }
+
+  async remove(key) {
+    return this.run(key, "readwrite", async (files, chunks) => {
+      if (!(await request(files.get(key)))) throw new StorageFailure("not-found", key);
+      chunks.delete(this.chunkRange(key));
+      files.delete(key);
+    });
+  }
+
+  async rename(from, to) {
+    checkKey(to);
+    return this.run(from, "readwrite", async (files, chunks) => {
+      const meta = await request(files.get(from));
+      if (!meta) throw new StorageFailure("not-found", from);
+      if (await request(files.get(to))) throw new StorageFailure("already-exists", to);
+      const all = await request(chunks.getAll(this.chunkRange(from)));
+      all.forEach((chunk, i) => chunks.put(chunk, [to, i]));
+      chunks.delete(this.chunkRange(from));
+      files.put({ size: meta.size, chunks: all.length }, to);
+      files.delete(from);
+    });
+  }
+}
+
+/**
+ * OPFS: files in the origin-private file system, written through sync access handles
+ * in a dedicated worker (the only place they exist), flushed after every write.
+ */
+export class OpfsBackend {
+  constructor(worker) {
+    this.worker = worker;
+    this.pending = new Map();
+    this.next = 1;
+    this.faults = { arm: (at) => this.call("arm", [at]) };
+    worker.onmessage = ({ data }) => {
+      const { resolve, reject } = this.pending.get(data.id);
+      this.pending.delete(data.id);
+      if (data.ok) resolve(data.result);
+      else reject(new StorageFailure(data.error.kind, data.error.key, data.error.message));
+    };
+  }
+
+  static async open(namespace) {
+    const worker = new Worker(new URL("./opfs-worker.js", import.meta.url), { type: "module" });
+    const backend = new OpfsBackend(worker);
+    await backend.call("init", [namespace]);
+    return backend;
+  }
+
+  static async destroy(namespace) {
+    const root = await navigator.storage.getDirectory();
+    const base = await root.getDirectoryHandle("mneme", { create: true });
+    await base.removeEntry(namespace, { recursive: true }).catch(() => {});
+  }
+
+  close() { this.worker.terminate(); }
+
+  call(op, args) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  list(prefix) { return this.call("list", [prefix]); }
+  read(key, offset, len) { return this.call("read", [checkKey(key), offset, len]); }
+  append(key, data) { return this.call("append", [checkKey(key), data]); }
+  replace(key, data) { return this.call("replace", [checkKey(key), data]); }
+  truncate(key, len) { return this.call("truncate", [checkKey(key), len]); }
+  remove(key) { return this.call("remove", [checkKey(key)]); }
+  rename(from, to) { return this.call("rename", [checkKey(from), checkKey(to)]); }
+}
+
+/**
+ * Adds the exclusive per-session lock with the Web Locks API, so two tabs never
+ * write one session at once: a second writer waits its turn, up to `timeoutMs`,
+ * then fails with `locked`.
+ */
+export function withLocks(backend, scope, timeoutMs = 10_000) {
+  const held = new Map();
+  backend.lock = (name) => new Promise((granted, refused) => {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    navigator.locks.request(`mneme:${scope}:${name}`, { mode: "exclusive", signal: abort.signal }, () => {
+      clearTimeout(timer);
+      granted();
+      return new Promise((release) => held.set(name, release));
+    }).catch(() => refused(new StorageFailure("locked", name, `${name} is locked by another writer; retry when it finishes`)));
+  });
+  backend.unlock = async (name) => {
+    const release = held.get(name);
+    held.delete(name);
+    release?.();
+  };
+  return backend;
+}

@@ -1,0 +1,78 @@
+// Types for web/js/mneme.js. Shapes are the JSON forms of mneme-core's types,
+// documented in the README ("JSON output").
+
+export type Backend = "opfs" | "indexeddb" | "memory";
+
+export class MnemeError extends Error {
+  /** The core's error kind: `session-not-found`, `storage/quota-exceeded`, `storage/locked`, … */
+  kind: string;
+}
+
+export interface Entry {
+  part: number; line: number; kind: string;
+  uuid: string | null; parent_uuid: string | null; session_id: string | null; timestamp: string | null;
+  role: string | null; text: string; is_sidechain: boolean; raw: string;
+}
+export interface SkippedLine { part: number; line: number; reason: string }
+export interface LoadReport {
+  entries: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
+  torn_tail: boolean; recovered_glued: number; invalid_utf8: number; tombstoned: number;
+}
+export interface Transcript { id: string; project: string; parts: number; entries: Entry[]; chain: number[]; report: LoadReport }
+export interface SessionInfo {
+  id: string; project: string; key: string; parts: number; bytes: number; entries: number; messages: number;
+  title: string | null; created: string | null; updated: string | null;
+}
+export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
+export interface Context { compacted: boolean; messages: ContextMessage[] }
+export interface Finding { part: number; line: number; id: string }
+export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
+export interface RepairReport { backups: string[]; dropped: SkippedLine[]; split_glued: number; fixed_utf8: number; dropped_torn_tail: boolean }
+export interface Subagent { key: string; transcript: Transcript }
+export interface CompactionSettings {
+  context_window?: number;
+  trigger?: { fraction: number } | { reserve: { reserve_tokens: number; floor: number } };
+  keep?: { recent_tokens: number } | { recent_messages: number };
+  tool_result_budget_chars?: number; max_failures?: number;
+}
+export interface Plan {
+  trigger: string | null; reason: string; blocked: string | null; action: "none" | "prune" | "summarize";
+  context_window: number; limit: number; tokens_before: number; summarize: string[]; turn_prefix: string[];
+  keep: string[]; keep_tokens: number; prune: { uuid: string; tool_use_id: string; chars: number }[];
+  previous_summary: string | null; prompt: string; turn_prefix_prompt: string | null; summary_budget_tokens: number;
+}
+export interface Applied { format: string; action: string; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
+export interface Decision { fire: boolean; reason: string }
+
+export class Mneme {
+  static open(options?: { backend?: Backend; namespace?: string; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number }): Promise<Mneme>;
+  static destroy(options: { backend: Backend; namespace?: string }): Promise<void>;
+  static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
+  static contextWindow(model: string): Promise<number | undefined>;
+  static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
+  readonly backend: Backend;
+  readonly namespace: string;
+  close(): void;
+  append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
+  tombstone(id: string, uuid: string, now?: number): Promise<null>;
+  load(id: string): Promise<Transcript>;
+  context(id: string): Promise<Context>;
+  list(): Promise<SessionInfo[]>;
+  check(id: string): Promise<CheckReport>;
+  subagents(id: string): Promise<Subagent[]>;
+  remove(id: string): Promise<string[]>;
+  repair(id: string, now?: number): Promise<RepairReport>;
+  reopen(id: string): void;
+  planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
+  summarizeOffline(id: string, plan: Plan): Promise<string>;
+  applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
+  recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
+  memoryFlushGate(id: string, settings?: { context_window?: number; reserve_floor?: number; soft_threshold?: number }): Promise<Decision>;
+  recordMemoryFlush(id: string, now?: number): Promise<null>;
+  extractionGate(id: string, settings?: { min_messages?: number; min_tool_calls?: number }): Promise<Decision>;
+  recordExtraction(id: string, now?: number): Promise<null>;
+  resetGate(id: string, policy?: { idle_minutes?: number; daily_reset_hour?: number; utc_offset_minutes?: number; ttl_ms?: number }, now?: number): Promise<Decision>;
+  dreamGate(settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
+  dreamAcquire(holder: string, settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
+  dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
+}

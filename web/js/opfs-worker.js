@@ -1,0 +1,165 @@
+// OPFS storage, in a dedicated worker: the only context where sync access handles
+// exist. Handles are exclusive across the origin, so each one is held only for the
+// duration of one operation (another tab's worker may need the same file next).
+
+let root;
+let writes = 0;
+let quotaAt = 0;
+
+function failure(kind, key, message) {
+  return { kind, key, message: message ?? `${kind}: ${key}` };
+}
+
+function fromError(error, key) {
+  if (error && error.kind) return error;
+  const name = error?.name;
+  const kind = name === "QuotaExceededError" ? "quota-exceeded" : name === "NotFoundError" || name === "TypeMismatchError" ? "not-found" : "io";
+  return failure(kind, key, `${name ?? "Error"}: ${error?.message ?? error}`);
+}
+
+async function parent(key, create) {
+  const segments = key.split("/");
+  let dir = root;
+  for (const segment of segments.slice(0, -1)) dir = await dir.getDirectoryHandle(segment, { create });
+  return { dir, name: segments[segments.length - 1] };
+}
+
+async function fileHandle(key, create) {
+  const { dir, name } = await parent(key, create);
+  return dir.getFileHandle(name, { create });
+}
+
+async function exists(key) {
+  try {
+    await fileHandle(key, false);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `work` with a sync access handle, waiting while another worker holds one. */
+async function withHandle(handle, work) {
+  let access;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      access = await handle.createSyncAccessHandle();
+      break;
+    } catch (error) {
+      if (attempt > 200 || !["NoModificationAllowedError", "InvalidStateError"].includes(error.name)) throw error;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  try {
+    return work(access);
+  } finally {
+    access.close();
+  }
+}
+
+function injected() {
+  writes += 1;
+  return quotaAt > 0 && writes === quotaAt;
+}
+
+const ops = {
+  async init(namespace) {
+    const opfs = await navigator.storage.getDirectory();
+    root = await (await opfs.getDirectoryHandle("mneme", { create: true })).getDirectoryHandle(namespace, { create: true });
+  },
+
+  arm(at) {
+    writes = 0;
+    quotaAt = at;
+  },
+
+  async list(prefix) {
+    const found = [];
+    async function walk(dir, base) {
+      for await (const [name, entry] of dir.entries()) {
+        const key = base + name;
+        if (entry.kind === "directory") {
+          if ((key + "/").startsWith(prefix) || prefix.startsWith(key + "/")) await walk(entry, key + "/");
+        } else if (key.startsWith(prefix) && !name.startsWith(".mneme-tmp-")) {
+          found.push({ key, size: (await entry.getFile()).size });
+        }
+      }
+    }
+    await walk(root, "");
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  },
+
+  async read(key, offset, len) {
+    const file = await (await fileHandle(key, false)).getFile();
+    const end = len == null ? file.size : Math.min(file.size, offset + len);
+    return new Uint8Array(await file.slice(Math.min(offset, file.size), end).arrayBuffer());
+  },
+
+  async append(key, data) {
+    const handle = await fileHandle(key, true);
+    return withHandle(handle, (access) => {
+      const size = access.getSize();
+      try {
+        if (injected()) {
+          // A real partial write: half the bytes land, then the quota runs out.
+          access.write(data.subarray(0, data.length >> 1), { at: size });
+          throw new DOMException("injected by a test", "QuotaExceededError");
+        }
+        const written = access.write(data, { at: size });
+        if (written !== data.length) throw new DOMException(`wrote ${written} of ${data.length} bytes`, "QuotaExceededError");
+        access.flush();
+        return size + data.length;
+      } catch (error) {
+        // Keep the append atomic: nothing of a failed write may stay to fuse with the next.
+        access.truncate(size);
+        access.flush();
+        throw error;
+      }
+    });
+  },
+
+  async replace(key, data) {
+    const { dir, name } = await parent(key, true);
+    const temp = `.mneme-tmp-${name}`;
+    const handle = await dir.getFileHandle(temp, { create: true });
+    await withHandle(handle, (access) => {
+      access.truncate(0);
+      if (injected()) throw new DOMException("injected by a test", "QuotaExceededError");
+      access.write(data, { at: 0 });
+      access.flush();
+    });
+    // Moving over the old file swaps it whole: readers see the old or the new content.
+    await handle.move(dir, name);
+  },
+
+  async truncate(key, len) {
+    const handle = await fileHandle(key, false);
+    return withHandle(handle, (access) => {
+      if (access.getSize() <= len) return;
+      if (injected()) throw new DOMException("injected by a test", "QuotaExceededError");
+      access.truncate(len);
+      access.flush();
+    });
+  },
+
+  async remove(key) {
+    const { dir, name } = await parent(key, false);
+    await dir.removeEntry(name);
+  },
+
+  async rename(from, to) {
+    if (await exists(to)) throw failure("already-exists", to);
+    const handle = await fileHandle(from, false);
+    const { dir, name } = await parent(to, true);
+    await handle.move(dir, name);
+  },
+};
+
+self.onmessage = async ({ data: { id, op, args } }) => {
+  try {
+    const result = await ops[op](...args);
+    self.postMessage({ id, ok: true, result });
+  } catch (error) {
+    self.postMessage({ id, ok: false, error: fromError(error, args[0]) });
+  }
+};

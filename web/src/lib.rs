@@ -1,0 +1,304 @@
+//! Mneme for the browser. The JavaScript package (`web/js/mneme.js`) supplies a
+//! storage backend whose methods return promises; this binding wraps it as the core's
+//! `Storage`, so the core's orchestration awaits IndexedDB and OPFS for real. Each
+//! export converts its arguments, delegates to `mneme_core::Store`, and returns JSON
+//! (parsed by the package); errors reject with `{kind, message}`, the kinds being
+//! `mneme_core::Error::kind`.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Promise, Reflect, Uint8Array};
+use mneme_core::{CompactionIds, Error, KeyInfo, Limits, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A storage backend from the JavaScript package: every method returns a promise
+    /// and rejects with an object carrying a `kind` (`not-found`, `quota-exceeded`, …).
+    pub type Backend;
+
+    #[wasm_bindgen(method, catch)]
+    fn list(this: &Backend, prefix: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn read(this: &Backend, key: &str, offset: f64, len: Option<f64>) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn append(this: &Backend, key: &str, data: &[u8]) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn replace(this: &Backend, key: &str, data: &[u8]) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn truncate(this: &Backend, key: &str, len: f64) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn remove(this: &Backend, key: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn rename(this: &Backend, from: &str, to: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn lock(this: &Backend, name: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn unlock(this: &Backend, name: &str) -> Result<Promise, JsValue>;
+}
+
+/// The backend as the core's `Storage`.
+struct JsStorage(Backend);
+
+async fn settle(key: &str, call: Result<Promise, JsValue>) -> Result<JsValue, StorageError> {
+    let promise = call.map_err(|e| storage_error(key, e))?;
+    JsFuture::from(promise).await.map_err(|e| storage_error(key, e))
+}
+
+/// A rejected backend promise as a `StorageError`, by its `kind`.
+fn storage_error(key: &str, error: JsValue) -> StorageError {
+    let field = |name: &str| Reflect::get(&error, &name.into()).ok().and_then(|v| v.as_string());
+    let key = field("key").unwrap_or_else(|| key.to_owned());
+    let message = field("message").or_else(|| error.as_string()).unwrap_or_else(|| "the storage backend failed".to_owned());
+    match field("kind").as_deref() {
+        Some("not-found") => StorageError::NotFound { key },
+        Some("already-exists") => StorageError::AlreadyExists { key },
+        Some("invalid-key") => StorageError::InvalidKey { key, reason: message },
+        Some("read-only") => StorageError::ReadOnly { key },
+        Some("locked") => StorageError::Locked { key },
+        Some("quota-exceeded") => StorageError::QuotaExceeded { key },
+        _ => StorageError::Io { key, message },
+    }
+}
+
+fn as_u64(value: &JsValue) -> u64 {
+    value.as_f64().unwrap_or(0.0) as u64
+}
+
+impl Storage for JsStorage {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        let listing = settle(prefix, self.0.list(prefix)).await?;
+        let items = Array::from(&listing);
+        Ok(items
+            .iter()
+            .map(|item| KeyInfo {
+                key: Reflect::get(&item, &"key".into()).ok().and_then(|k| k.as_string()).unwrap_or_default(),
+                size: Reflect::get(&item, &"size".into()).map(|s| as_u64(&s)).unwrap_or(0),
+            })
+            .collect())
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        let bytes = settle(key, self.0.read(key, offset as f64, len.map(|l| l as f64))).await?;
+        Ok(Uint8Array::new(&bytes).to_vec())
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        settle(key, self.0.append(key, data)).await.map(|size| as_u64(&size))
+    }
+    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        settle(key, self.0.replace(key, data)).await.map(drop)
+    }
+    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        settle(key, self.0.truncate(key, len as f64)).await.map(drop)
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        settle(key, self.0.remove(key)).await.map(drop)
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        settle(from, self.0.rename(from, to)).await.map(drop)
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        settle(name, self.0.lock(name)).await.map(drop)
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        settle(name, self.0.unlock(name)).await.map(drop)
+    }
+}
+
+/// A store over a JavaScript backend. Methods return promises of JSON text.
+#[wasm_bindgen]
+pub struct Engine {
+    store: Rc<Store<JsStorage>>,
+}
+
+/// The rejection value: `{kind, message}`.
+fn rejection(error: Error) -> JsValue {
+    let object = js_sys::Object::new();
+    let _ = Reflect::set(&object, &"kind".into(), &error.kind().into());
+    let _ = Reflect::set(&object, &"message".into(), &error.to_string().into());
+    object.into()
+}
+
+fn to_json(value: &impl Serialize) -> Result<JsValue, JsValue> {
+    serde_json::to_string(value).map(JsValue::from).map_err(|e| rejection(Error::InvalidArgument(e.to_string())))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, JsValue> {
+    serde_json::from_str(json).map_err(|e| rejection(Error::InvalidArgument(format!("{what}: {e}"))))
+}
+
+/// Runs `work` on the store and resolves with its result as JSON.
+fn spawn<T: Serialize, F: Future<Output = Result<T, Error>> + 'static>(
+    store: &Rc<Store<JsStorage>>,
+    work: impl FnOnce(Rc<Store<JsStorage>>) -> F,
+) -> Promise {
+    let future = work(Rc::clone(store));
+    future_to_promise(async move { to_json(&future.await.map_err(rejection)?) })
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// A store over `backend` with part and total size limits in bytes (0: the defaults).
+    #[wasm_bindgen(constructor)]
+    pub fn new(backend: Backend, part_bytes: f64, total_bytes: f64) -> Engine {
+        let defaults = Limits::default();
+        let limit = |value: f64, default: u64| if value > 0.0 { value as u64 } else { default };
+        let limits = Limits { part_bytes: limit(part_bytes, defaults.part_bytes), total_bytes: limit(total_bytes, defaults.total_bytes) };
+        Engine { store: Rc::new(Store::with_limits(JsStorage(backend), limits)) }
+    }
+
+    pub fn append(&self, id: String, uuid: String, now_ms: f64, role: String, text: String, cwd: String) -> Promise {
+        let role = match role.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => return Promise::reject(&rejection(Error::InvalidArgument(format!("role must be user or assistant, not `{other}`")))),
+        };
+        let entry = NewEntry { uuid, now_ms: now_ms as i64, role, text, cwd };
+        spawn(&self.store, |store| async move { store.append(&id, entry).await })
+    }
+
+    pub fn tombstone(&self, id: String, uuid: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.tombstone(&id, &uuid, now_ms as i64).await })
+    }
+
+    pub fn load(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.load(&id).await })
+    }
+
+    pub fn context(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.context(&id).await })
+    }
+
+    pub fn check(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.check(&id).await })
+    }
+
+    pub fn subagents(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.subagents(&id).await })
+    }
+
+    pub fn remove(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.remove(&id).await })
+    }
+
+    pub fn repair(&self, id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.repair(&id, now_ms as i64).await })
+    }
+
+    pub fn list(&self) -> Promise {
+        spawn(&self.store, |store| async move { store.list().await })
+    }
+
+    pub fn reopen(&self, id: String) {
+        self.store.reopen(&id);
+    }
+
+    /// `settings` is JSON (`mneme_core::Settings`; missing fields take the defaults),
+    /// `mode` one of `auto`, `manual`, `overflow`.
+    #[wasm_bindgen(js_name = planCompaction)]
+    pub fn plan_compaction(&self, id: String, settings: String, mode: String) -> Result<Promise, JsValue> {
+        let settings: Settings = from_json("compaction settings", &settings)?;
+        let mode = match mode.as_str() {
+            "auto" => Mode::Auto,
+            "manual" => Mode::Manual,
+            "overflow" => Mode::Overflow,
+            other => return Err(rejection(Error::InvalidArgument(format!("mode must be auto, manual or overflow, not `{other}`")))),
+        };
+        Ok(spawn(&self.store, |store| async move { store.plan_compaction(&id, &settings, mode).await }))
+    }
+
+    #[wasm_bindgen(js_name = summarizeOffline)]
+    pub fn summarize_offline(&self, id: String, plan: String) -> Result<Promise, JsValue> {
+        let plan: Plan = from_json("plan", &plan)?;
+        Ok(spawn(&self.store, |store| async move { store.summarize_offline(&id, &plan).await }))
+    }
+
+    #[wasm_bindgen(js_name = applyCompaction)]
+    pub fn apply_compaction(
+        &self,
+        id: String,
+        plan: String,
+        summary: String,
+        boundary: String,
+        summary_uuid: String,
+        now_ms: f64,
+    ) -> Result<Promise, JsValue> {
+        let plan: Plan = from_json("plan", &plan)?;
+        let ids = CompactionIds { boundary, summary: summary_uuid };
+        Ok(spawn(&self.store, |store| async move { store.apply_compaction(&id, &plan, &summary, &ids, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = recordCompactionFailure)]
+    pub fn record_compaction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.record_compaction_failure(&id, &reason, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = memoryFlushGate)]
+    pub fn memory_flush_gate(&self, id: String, settings: String) -> Result<Promise, JsValue> {
+        let settings = from_json("flush settings", &settings)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_flush_gate(&id, &settings).await }))
+    }
+
+    #[wasm_bindgen(js_name = recordMemoryFlush)]
+    pub fn record_memory_flush(&self, id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.record_memory_flush(&id, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = extractionGate)]
+    pub fn extraction_gate(&self, id: String, settings: String) -> Result<Promise, JsValue> {
+        let settings = from_json("extraction settings", &settings)?;
+        Ok(spawn(&self.store, |store| async move { store.extraction_gate(&id, &settings).await }))
+    }
+
+    #[wasm_bindgen(js_name = recordExtraction)]
+    pub fn record_extraction(&self, id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.record_extraction(&id, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = resetGate)]
+    pub fn reset_gate(&self, id: String, now_ms: f64, policy: String) -> Result<Promise, JsValue> {
+        let policy = from_json("reset policy", &policy)?;
+        Ok(spawn(&self.store, |store| async move { store.reset_gate(&id, now_ms as i64, &policy).await }))
+    }
+
+    #[wasm_bindgen(js_name = dreamGate)]
+    pub fn dream_gate(&self, now_ms: f64, settings: String) -> Result<Promise, JsValue> {
+        let settings = from_json("dream settings", &settings)?;
+        Ok(spawn(&self.store, |store| async move { store.dream_gate(now_ms as i64, &settings).await }))
+    }
+
+    #[wasm_bindgen(js_name = dreamAcquire)]
+    pub fn dream_acquire(&self, now_ms: f64, holder: String, settings: String) -> Result<Promise, JsValue> {
+        let settings = from_json("dream settings", &settings)?;
+        Ok(spawn(&self.store, |store| async move { store.dream_acquire(now_ms as i64, &holder, &settings).await }))
+    }
+
+    #[wasm_bindgen(js_name = dreamRelease)]
+    pub fn dream_release(&self, now_ms: f64, holder: String, completed: bool) -> Promise {
+        spawn(&self.store, |store| async move { store.dream_release(now_ms as i64, &holder, completed).await })
+    }
+}
+
+/// The load report and findings of a transcript given as bytes (a file picked by the user).
+#[wasm_bindgen(js_name = checkBytes)]
+pub fn check_bytes(data: &[u8]) -> Result<JsValue, JsValue> {
+    to_json(&mneme_core::check_bytes(data))
+}
+
+/// The context window of `model`, or `undefined` when the registry doesn't know it.
+#[wasm_bindgen(js_name = contextWindow)]
+pub fn context_window(model: &str) -> Option<f64> {
+    mneme_core::tokens::context_window(model).map(|w| w as f64)
+}
+
+/// `deliver`, `hold` or `suppress` for a streamed silent-turn reply so far.
+#[wasm_bindgen(js_name = silentReply)]
+pub fn silent_reply(text: &str) -> String {
+    match mneme_core::gates::silent_reply(text) {
+        mneme_core::gates::Reply::Deliver => "deliver",
+        mneme_core::gates::Reply::Hold => "hold",
+        mneme_core::gates::Reply::Suppress => "suppress",
+    }
+    .into()
+}

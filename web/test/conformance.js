@@ -1,0 +1,106 @@
+// The conformance vectors (tests/vectors/*.json) in the browser: the same files, the
+// same operations and the same matching rules as the Rust runner (tests/src/lib.rs).
+import { Mneme } from "/web/js/mneme.js";
+
+export const VECTOR_FILES = ["sessions.json", "compaction.json"];
+const utf8 = (text) => new TextEncoder().encode(text);
+
+export function matches(expected, actual, path = "") {
+  if (expected && typeof expected === "object" && !Array.isArray(expected) && typeof expected.$contains === "string") {
+    if (typeof actual === "string" && actual.includes(expected.$contains)) return null;
+    return `${path} (expected a string containing ${JSON.stringify(expected.$contains)}, got ${JSON.stringify(actual)})`;
+  }
+  if (Array.isArray(expected) && Array.isArray(actual)) {
+    if (expected.length !== actual.length) return `${path} (expected ${expected.length} items, got ${actual.length})`;
+    for (let i = 0; i < expected.length; i++) {
+      const difference = matches(expected[i], actual[i], `${path}[${i}]`);
+      if (difference) return difference;
+    }
+    return null;
+  }
+  if (expected && typeof expected === "object" && !Array.isArray(expected) && actual && typeof actual === "object" && !Array.isArray(actual)) {
+    for (const [key, value] of Object.entries(expected)) {
+      const difference = matches(value, actual[key] ?? null, `${path}.${key}`);
+      if (difference) return difference;
+    }
+    return null;
+  }
+  return JSON.stringify(expected) === JSON.stringify(actual ?? null) ? null : `${path} (expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)})`;
+}
+
+async function outcome(promise) {
+  try {
+    return { ok: (await promise) ?? null };
+  } catch (error) {
+    if (error?.kind) return { err: error.kind };
+    throw error;
+  }
+}
+
+async function step(store, op, args, state) {
+  switch (op) {
+    case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
+    case "tombstone": return outcome(store.tombstone(args.id, args.uuid, args.now_ms));
+    case "load": return outcome(store.load(args.id));
+    case "context": return outcome(store.context(args.id));
+    case "check": return outcome(store.check(args.id));
+    case "check_bytes": return outcome(Mneme.checkBytes(utf8(args.text)));
+    case "subagents": return outcome(store.subagents(args.id));
+    case "remove": return outcome(store.remove(args.id));
+    case "repair": return outcome(store.repair(args.id, args.now_ms));
+    case "list": return outcome(store.list());
+    case "keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
+    case "plan_compaction": {
+      const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
+      state.plan = result.ok;
+      return result;
+    }
+    case "compact": {
+      const summary = args.summary ?? (await store.summarizeOffline(args.id, state.plan));
+      return outcome(store.applyCompaction(args.id, state.plan, summary, { boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
+    }
+    case "record_compaction_failure": return outcome(store.recordCompactionFailure(args.id, args.reason, args.now_ms));
+    case "memory_flush_gate": {
+      const { id, ...settings } = args;
+      return outcome(store.memoryFlushGate(id, settings));
+    }
+    case "record_memory_flush": return outcome(store.recordMemoryFlush(args.id, args.now_ms));
+    case "extraction_gate": return outcome(store.extractionGate(args.id, {}));
+    case "record_extraction": return outcome(store.recordExtraction(args.id, args.now_ms));
+    case "reset_gate": {
+      const { id, now_ms, ...policy } = args;
+      return outcome(store.resetGate(id, policy, now_ms));
+    }
+    case "dream_gate": return outcome(store.dreamGate({}, args.now_ms));
+    case "dream_acquire": return outcome(store.dreamAcquire(args.holder, {}, args.now_ms));
+    case "dream_release": return outcome(store.dreamRelease(args.holder, args.completed ?? false, args.now_ms));
+    default: throw new Error(`unknown operation ${op}`);
+  }
+}
+
+/** Runs every vector on a fresh store of `backend`; returns outcomes and mismatches. */
+export async function runVectors(backend) {
+  const results = [];
+  const failures = [];
+  for (const file of VECTOR_FILES) {
+    const vectors = await (await fetch(`/tests/vectors/${file}`)).json();
+    for (const [index, vector] of vectors.entries()) {
+      const namespace = `conformance-${index}-${crypto.randomUUID()}`;
+      const store = await Mneme.open({ backend, namespace, partBytes: vector.limits?.part_bytes ?? 0, totalBytes: vector.limits?.total_bytes ?? 0 });
+      for (const [key, text] of Object.entries(vector.files ?? {})) await store.storage.replace(key, utf8(text));
+      const outcomes = [];
+      const state = {};
+      for (const [i, s] of vector.steps.entries()) {
+        const op = Object.keys(s).find((k) => k !== "expect");
+        const actual = await step(store, op, s[op], state);
+        const difference = matches(s.expect, actual);
+        if (difference) failures.push(`${file}: ${vector.name}: step ${i} (${op}) differs at ${difference}`);
+        outcomes.push(actual);
+      }
+      results.push([vector.name, outcomes]);
+      store.close();
+      await Mneme.destroy({ backend, namespace });
+    }
+  }
+  return { results, failures };
+}
