@@ -215,7 +215,8 @@ struct OpenSession {
     unterminated: bool,
     /// The last part ends in a torn fragment at this offset, still to be moved aside.
     torn_at: Option<u64>,
-    /// A write failed: its outcome is unknown until the session is read again.
+    /// A write failed with an I/O error: its outcome is unknown until the session is
+    /// read again.
     poisoned: bool,
 }
 
@@ -532,7 +533,18 @@ impl<S: Storage> Store<S> {
         // The state is unknown until the write is known to have landed.
         state.poisoned = true;
         self.open.borrow_mut().insert(id.to_owned(), state.clone());
-        let new_size = self.storage.append(&key, record.as_bytes()).await?;
+        let new_size = match self.storage.append(&key, record.as_bytes()).await {
+            Ok(size) => size,
+            Err(error) => {
+                // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
+                // contract: the state is still known. Only an I/O error leaves it unknown.
+                if !matches!(error, StorageError::Io { .. }) {
+                    state.poisoned = false;
+                    self.open.borrow_mut().insert(id.to_owned(), state);
+                }
+                return Err(error.into());
+            }
+        };
         state.poisoned = false;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;

@@ -324,3 +324,47 @@ fn a_failed_write_poisons_the_session_until_reopened() {
     let written = block_on(store.append("s", entry("u4", Role::User, "four"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
 }
+
+#[test]
+fn a_refused_write_leaves_the_session_writable() {
+    struct Full<'a>(&'a MemoryStorage, Cell<bool>);
+    impl Storage for Full<'_> {
+        async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+            self.0.list(prefix).await
+        }
+        async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+            self.0.read(key, offset, len).await
+        }
+        async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+            if self.1.replace(false) {
+                return Err(StorageError::QuotaExceeded { key: key.into() });
+            }
+            self.0.append(key, data).await
+        }
+        async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+            self.0.replace(key, data).await
+        }
+        async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+            self.0.truncate(key, len).await
+        }
+        async fn remove(&self, key: &str) -> Result<(), StorageError> {
+            self.0.remove(key).await
+        }
+        async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+            self.0.rename(from, to).await
+        }
+        async fn lock(&self, name: &str) -> Result<(), StorageError> {
+            self.0.lock(name).await
+        }
+        async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+            self.0.unlock(name).await
+        }
+    }
+    let memory = MemoryStorage::new();
+    let store = Store::new(Full(&memory, Cell::new(false)));
+    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
+    store.storage().1.set(true);
+    assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::QuotaExceeded { .. }))));
+    let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
+    assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")), "space freed: the next append just works");
+}

@@ -45,7 +45,7 @@ export interface Applied { format: string; action: string; boundary_uuid: string
 export interface Decision { fire: boolean; reason: string }
 
 export class Mneme {
-  static open(options?: { backend?: Backend; namespace?: string; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number }): Promise<Mneme>;
+  static open(options?: { backend?: Backend; namespace?: string; storage?: object; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number }): Promise<Mneme>;
   static destroy(options: { backend: Backend; namespace?: string }): Promise<void>;
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
   static contextWindow(model: string): Promise<number | undefined>;

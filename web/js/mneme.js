@@ -42,13 +42,14 @@ export class Mneme {
   /**
    * Opens a store. `backend`: "opfs" (files in the origin-private file system),
    * "indexeddb" (chunk records), or "memory" (gone with the page). Stores with
-   * different `namespace`s are separate.
+   * different `namespace`s are separate. `storage` supplies a backend of your own.
    */
-  static async open({ backend = "indexeddb", namespace = "default", partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = {}) {
+  static async open({ backend = "indexeddb", namespace = "default", storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = {}) {
     const Backend = BACKENDS[backend];
-    if (!Backend) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
+    if (!Backend && !storage) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
     await load();
-    const storage = withLocks(await Backend.open(namespace), `${backend}:${namespace}`, lockTimeoutMs);
+    // `storage`: a backend of your own implementing the contract of backends.js.
+    storage = withLocks(storage ?? (await Backend.open(namespace)), `${backend}:${namespace}`, lockTimeoutMs);
     return new Mneme(new wasm.Engine(storage, partBytes, totalBytes), storage, backend, namespace);
   }
 

@@ -70,6 +70,97 @@ try {
       }
     });
   }
+
+  for (const backend of ["indexeddb", "opfs"]) {
+    await test(`${backend}: what was written survives a reload`, async () => {
+      const page = await harness();
+      const namespace = `durable-${backend}`;
+      const written = await page.evaluate(async ([backend, namespace]) => {
+        const store = await Mneme.open({ backend, namespace });
+        const uuids = [];
+        for (let i = 0; i < 5; i++) uuids.push((await store.append("kept", { role: i % 2 ? "assistant" : "user", text: `message ${i}` })).uuid);
+        await store.tombstone("kept", uuids[1]);
+        return uuids;
+      }, [backend, namespace]);
+      await page.reload();
+      await page.waitForFunction(() => window.harnessReady === true);
+      const loaded = await page.evaluate(async ([backend, namespace]) => {
+        const store = await Mneme.open({ backend, namespace });
+        return store.load("kept");
+      }, [backend, namespace]);
+      await page.close();
+      const uuids = loaded.entries.map((e) => e.uuid);
+      assert(JSON.stringify(uuids) === JSON.stringify(written.filter((_, i) => i !== 1)), `after reload: ${uuids} (written ${written})`);
+      assert(loaded.report.tombstoned === 1 && loaded.report.skipped.length === 0 && !loaded.report.torn_tail, JSON.stringify(loaded.report));
+    });
+
+    await test(`${backend}: two tabs appending to one session never interleave or lose entries`, async () => {
+      const [first, second] = [await harness(), await harness()];
+      const namespace = `tabs-${backend}`;
+      const write = (page, tab) => page.evaluate(async ([backend, namespace, tab]) => {
+        const store = await Mneme.open({ backend, namespace });
+        for (let i = 0; i < 60; i++) await store.append("shared", { role: "user", text: `${tab} ${i}` });
+      }, [backend, namespace, tab]);
+      await Promise.all([write(first, "left"), write(second, "right")]);
+      const loaded = await first.evaluate(async ([backend, namespace]) => (await Mneme.open({ backend, namespace })).load("shared"), [backend, namespace]);
+      await Promise.all([first.close(), second.close()]);
+      const entries = loaded.entries;
+      assert(entries.length === 120 && loaded.report.skipped.length === 0, `${entries.length} entries, report ${JSON.stringify(loaded.report)}`);
+      entries.forEach((entry, i) => assert(entry.parent_uuid === (i === 0 ? null : entries[i - 1].uuid), `entry ${i} does not chain to the one before it`));
+      const texts = new Set(entries.map((e) => e.text));
+      for (const tab of ["left", "right"]) for (let i = 0; i < 60; i++) assert(texts.has(`${tab} ${i}`), `${tab} ${i} is missing`);
+      const interleaved = entries.some((e) => !/^(left|right) \d+$/.test(e.text));
+      assert(!interleaved, "an entry's text is not one of the written messages");
+    });
+  }
+
+  for (const backend of BACKENDS) {
+    await test(`${backend}: QuotaExceededError at every write leaves a readable store with every acknowledged entry`, async () => {
+      const page = await harness();
+      const report = await page.evaluate(async (backend) => {
+        const problems = [];
+        let positions = 0;
+        for (let at = 1; ; at++) {
+          const namespace = `quota-${at}-${crypto.randomUUID()}`;
+          const first = await Mneme.open({ backend, namespace });
+          const storage = first.storage;
+          await storage.faults.arm(at);
+          const acknowledged = [];
+          let refusals = 0;
+          for (let i = 0; i < 6; i++) {
+            try {
+              acknowledged.push((await first.append("q", { role: i % 2 ? "assistant" : "user", text: `entry ${i} `.repeat(10) })).uuid);
+            } catch (error) {
+              if (error.kind !== "storage/quota-exceeded") problems.push(`write ${at}: ${error.kind}: ${error.message}`);
+              refusals += 1;
+            }
+          }
+          await storage.faults.arm(0);
+          // Reopen: a fresh engine over the same data.
+          const reopened = backend === "memory" ? await Mneme.open({ storage }) : await Mneme.open({ backend, namespace });
+          let loaded = null;
+          try {
+            loaded = await reopened.load("q");
+          } catch (error) {
+            if (!(error.kind === "session-not-found" && acknowledged.length === 0)) problems.push(`write ${at}: reopening failed: ${error.kind}`);
+          }
+          const present = new Set((loaded?.entries ?? []).map((e) => e.uuid));
+          for (const uuid of acknowledged) if (!present.has(uuid)) problems.push(`write ${at}: acknowledged ${uuid} is lost`);
+          if (loaded && (loaded.report.skipped.length || loaded.report.torn_tail)) problems.push(`write ${at}: the store is damaged: ${JSON.stringify(loaded.report)}`);
+          await reopened.append("q", { role: "user", text: "after" }).catch((e) => problems.push(`write ${at}: no longer writable: ${e.kind}`));
+          first.close();
+          reopened.close();
+          await Mneme.destroy({ backend, namespace });
+          if (refusals === 0) break;
+          positions += 1;
+        }
+        return { problems, positions };
+      }, backend);
+      await page.close();
+      assert(report.problems.length === 0, report.problems.join("\n"));
+      assert(report.positions >= 6, `only ${report.positions} write positions were failed`);
+    });
+  }
 } finally {
   await context.close();
   server.close();
