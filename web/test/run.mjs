@@ -161,6 +161,35 @@ try {
       assert(report.positions >= 6, `only ${report.positions} write positions were failed`);
     });
   }
+
+  await test("the playground: append, reload, see the entry, tombstone it (screenshot in target/playground.png)", async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(`${url}/web/playground.html`);
+    await page.selectOption("#backend", "indexeddb");
+    await page.fill("#session", "demo-chat");
+    await page.click("#open");
+    await page.fill("#text", "Remember that the deploy key rotates on Fridays.");
+    await page.click("#append");
+    await page.waitForSelector("text=Remember that the deploy key rotates on Fridays.");
+    await page.fill("#text", "Noted: deploy key rotation is on Fridays.");
+    await page.click("#append");
+    await page.waitForSelector("text=Noted: deploy key rotation is on Fridays.");
+    await page.reload();
+    await page.waitForSelector("text=Remember that the deploy key rotates on Fridays.");
+    await page.waitForSelector("text=Noted: deploy key rotation is on Fridays.");
+    const report = await page.textContent("#report");
+    assert(report.includes("2 entries") && report.includes("indexeddb"), `report after reload: ${report}`);
+    assert((await page.inputValue("#backend")) === "indexeddb", "the backend choice survives the reload");
+    mkdirSync(join(ROOT, "target"), { recursive: true });
+    await page.screenshot({ path: join(ROOT, "target/playground.png"), fullPage: true });
+    await page.click("li:has-text('Noted: deploy key') button");
+    await page.waitForSelector("text=1 deleted");
+    assert(!(await page.isVisible("text=Noted: deploy key rotation is on Fridays.")), "the tombstoned entry is gone from the transcript");
+    assert(errors.length === 0, errors.join("\n"));
+    await page.close();
+  });
 } finally {
   await context.close();
   server.close();

@@ -5,24 +5,39 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The wasm-bindgen CLI must be the exact version of the wasm-bindgen crate.
+const WASM_BINDGEN: &str = "0.2.130";
+const CHROMIUM: &str = "/usr/bin/chromium";
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  setup   install the wasm target if it is missing
-  demo    set up, build the component and the host, and run `mneme demo`
-  test    set up, then run every check: the no_std core for wasm, every test
-          (native core, component under wasmtime, CLI), rustfmt and clippy
-  bench   build and run the transcript benchmark against cersei-memory 0.2.6
-          (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)";
+  setup       install what is missing: the wasm target; for the browser build and
+              tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt)
+  demo        set up, build the component and the host, and run `mneme demo`
+  test        set up, then run every check: the no_std core for wasm, every test
+              (native core, component under wasmtime, CLI), rustfmt, clippy, and
+              the browser tests in headless Chromium
+  web         build the browser package (web/pkg)
+  playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
+  bench       build and run the transcript benchmark against cersei-memory 0.2.6
+              (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
+  web-bench   build the browser package and measure it in Chromium";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("setup") => setup(),
+        Some("setup") => setup().and_then(|()| setup_web()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
-        Some("test") => setup().and_then(|()| test()),
+        Some("test") => setup().and_then(|()| setup_web()).and_then(|()| test()),
+        Some("web") => setup().and_then(|()| setup_web()).and_then(|()| build_web()),
+        Some("playground") => {
+            setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
+        }
         Some("bench") => setup().and_then(|()| bench(&args[1..])),
+        Some("web-bench") => {
+            setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/bench.mjs"]))
+        }
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -70,6 +85,52 @@ fn demo(extra: &[String]) -> Result<(), String> {
     run(&cargo(), &args)
 }
 
+/// What the browser build and tests need: wasm-bindgen-cli at the crate's exact
+/// version, the npm packages (playwright-core, binaryen), and Debian's Chromium.
+fn setup_web() -> Result<(), String> {
+    let installed =
+        Command::new("wasm-bindgen").arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    if !installed.contains(WASM_BINDGEN) {
+        // Not --locked: a dependency locked by that release was yanked.
+        run(&cargo(), &["install", "wasm-bindgen-cli", "--version", &format!("={WASM_BINDGEN}")])?;
+    }
+    if !std::path::Path::new("web/node_modules/playwright-core").is_dir() || !std::path::Path::new("web/node_modules/binaryen").is_dir() {
+        run("npm", &["ci", "--prefix", "web", "--no-audit", "--no-fund"])?;
+    }
+    if !std::path::Path::new(CHROMIUM).exists() {
+        let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
+        let apt = |args: &[&str]| if root { run("apt-get", args) } else { run("sudo", &[&["apt-get"], args].concat()) };
+        apt(&["update", "-qq"])?;
+        apt(&["install", "-y", "-qq", "chromium", "chromium-driver"])?;
+    }
+    Ok(())
+}
+
+/// Builds `web/pkg`: the binding for wasm32 (its own target dir, so it never mixes
+/// with the component build), wasm-bindgen's JS glue, then wasm-opt.
+fn build_web() -> Result<(), String> {
+    run(
+        &cargo(),
+        &["build", "--package", "mneme-web", "--target", WASM_TARGET, "--profile", "wasm-release", "--target-dir", "target/web"],
+    )?;
+    run("wasm-bindgen", &["--target", "web", "--out-dir", "web/pkg", "target/web/wasm32-unknown-unknown/wasm-release/mneme_web.wasm"])?;
+    run(
+        "web/node_modules/.bin/wasm-opt",
+        &[
+            "-Oz",
+            "--enable-bulk-memory",
+            "--enable-sign-ext",
+            "--enable-mutable-globals",
+            "--enable-nontrapping-float-to-int",
+            "--enable-multivalue",
+            "--enable-reference-types",
+            "web/pkg/mneme_web_bg.wasm",
+            "-o",
+            "web/pkg/mneme_web_bg.wasm",
+        ],
+    )
+}
+
 fn bench(extra: &[String]) -> Result<(), String> {
     let mut args = vec!["run", "--release", "--package", "mneme-bench", "--"];
     args.extend(extra.iter().map(String::as_str));
@@ -84,6 +145,10 @@ fn test() -> Result<(), String> {
     // minutes of compiling that no test needs. `cargo xtask bench` builds it.
     run(&cargo, &["test", "--release", "--workspace", "--exclude", "mneme-bench"])?;
     run(&cargo, &["clippy", "--release", "--workspace", "--exclude", "mneme-bench", "--all-targets", "--", "-D", "warnings"])?;
+    // The browser runs the same vectors and compares with the native outcomes the
+    // Rust tests just wrote.
+    build_web()?;
+    run("node", &["web/test/run.mjs"])?;
     eprintln!("xtask: every check passed");
     Ok(())
 }
