@@ -180,25 +180,6 @@ struct BoundaryLine<'a> {
     timestamp: &'a str,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SummaryLine<'a> {
-    parent_uuid: &'a str,
-    is_sidechain: bool,
-    user_type: &'static str,
-    cwd: &'a str,
-    session_id: &'a str,
-    version: &'static str,
-    entrypoint: &'static str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    message: NewMessage<'a>,
-    is_compact_summary: bool,
-    is_visible_in_transcript_only: bool,
-    uuid: &'a str,
-    timestamp: &'a str,
-}
-
 /// What the store knows about a session it has written to, so an append costs one
 /// listing and one write instead of a read of the whole transcript.
 #[derive(Clone, Debug)]
@@ -242,6 +223,11 @@ struct NewLine<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     message: NewMessage<'a>,
+    /// Set on the summary a compaction writes (Claude Code marks it both ways).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_compact_summary: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_visible_in_transcript_only: Option<bool>,
     uuid: &'a str,
     timestamp: &'a str,
 }
@@ -432,6 +418,8 @@ impl<S: Storage> Store<S> {
                     entrypoint: "mneme",
                     kind: entry.role.as_str(),
                     message: NewMessage { role: entry.role.as_str(), content },
+                    is_compact_summary: None,
+                    is_visible_in_transcript_only: None,
                     uuid: &entry.uuid,
                     timestamp: &timestamp,
                 })
@@ -889,8 +877,8 @@ impl<S: Storage> Store<S> {
                 uuid: &ids.boundary,
                 timestamp: &timestamp,
             })?;
-            let summary = serde_json::to_string(&SummaryLine {
-                parent_uuid: &ids.boundary,
+            let summary = serde_json::to_string(&NewLine {
+                parent_uuid: Some(&ids.boundary),
                 is_sidechain: false,
                 user_type: "external",
                 cwd: &cwd,
@@ -899,8 +887,8 @@ impl<S: Storage> Store<S> {
                 entrypoint: "mneme",
                 kind: "user",
                 message: NewMessage { role: "user", content: NewContent::Text(&summary_text) },
-                is_compact_summary: true,
-                is_visible_in_transcript_only: true,
+                is_compact_summary: Some(true),
+                is_visible_in_transcript_only: Some(true),
                 uuid: &ids.summary,
                 timestamp: &timestamp,
             })?;

@@ -1,16 +1,15 @@
 //! Compaction: the plan's invariants on real and generated transcripts, the
 //! triggers' boundaries, the circuit breaker, the loop guard, and crash safety.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mneme_core::{
-    CompactionIds, Error, Keep, KeyInfo, MemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store, Trigger,
-    block_on,
-};
+use mneme_core::{CompactionIds, Error, Keep, MemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, Store, Trigger, block_on};
 use proptest::prelude::*;
+use support::Faulty;
+
+mod support;
 use serde_json::{Value, json};
 
 const NOW: i64 = 1_800_000_000_000;
@@ -395,61 +394,6 @@ fn pi_v1_files_without_ids_resume_in_file_order() {
     assert!(context.messages.len() > 100, "{}", context.messages.len());
 }
 
-/// Storage that fails call N; unlocks always succeed (a real lock dies with its holder).
-struct FailAt<'a> {
-    inner: &'a MemoryStorage,
-    calls: Cell<u32>,
-    fail_at: u32,
-}
-
-impl FailAt<'_> {
-    fn tick(&self, key: &str) -> Result<(), StorageError> {
-        self.calls.set(self.calls.get() + 1);
-        if self.calls.get() == self.fail_at {
-            return Err(StorageError::Io { key: key.into(), message: "injected".into() });
-        }
-        Ok(())
-    }
-}
-
-impl Storage for FailAt<'_> {
-    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-        self.tick(prefix)?;
-        self.inner.list(prefix).await
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-        self.tick(key)?;
-        self.inner.read(key, offset, len).await
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        self.tick(key)?;
-        self.inner.append(key, data).await
-    }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.replace(key, data).await
-    }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.truncate(key, len).await
-    }
-    async fn remove(&self, key: &str) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.remove(key).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-        self.tick(from)?;
-        self.inner.rename(from, to).await
-    }
-    async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        self.tick(name)?;
-        self.inner.lock(name).await
-    }
-    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-        self.inner.unlock(name).await
-    }
-}
-
 #[test]
 fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
     let mut fail_at = 1;
@@ -457,7 +401,7 @@ fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
         let memory = MemoryStorage::new();
         session_of_tokens(&Store::new(&memory), 100, 10);
         let before = block_on(Store::new(&memory).context("s")).unwrap();
-        let store = Store::new(FailAt { inner: &memory, calls: Cell::new(0), fail_at });
+        let store = Store::new(Faulty::new(&memory, fail_at));
         let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
         let result = block_on(async {
             let plan = store.plan_compaction("s", &settings, Mode::Manual).await?;

@@ -1,9 +1,10 @@
 //! The store's write path over in-memory storage: parts, caps, tombstones, torn tails,
 //! several writers, and storage that fails.
 
-use std::cell::Cell;
+mod support;
 
 use mneme_core::{Error, KeyInfo, Limits, MemoryStorage, NewEntry, Role, Storage, StorageError, Store, block_on};
+use support::Faulty;
 
 const T0: i64 = 1_771_267_670_590;
 
@@ -196,66 +197,6 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     assert_eq!(block_on(store.repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 
-/// Storage that fails chosen calls, to see what survives.
-struct Faulty<'a> {
-    inner: &'a MemoryStorage,
-    calls: Cell<u32>,
-    fail_at: u32,
-    forever: bool,
-}
-
-impl Faulty<'_> {
-    fn tick(&self, key: &str) -> Result<(), StorageError> {
-        let n = self.calls.get() + 1;
-        self.calls.set(n);
-        if n == self.fail_at || (self.forever && n > self.fail_at) {
-            return Err(StorageError::Io { key: key.into(), message: format!("injected failure at call {n}") });
-        }
-        Ok(())
-    }
-}
-
-impl Storage for Faulty<'_> {
-    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-        self.tick(prefix)?;
-        self.inner.list(prefix).await
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-        self.tick(key)?;
-        self.inner.read(key, offset, len).await
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        self.tick(key)?;
-        self.inner.append(key, data).await
-    }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.replace(key, data).await
-    }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.truncate(key, len).await
-    }
-    async fn remove(&self, key: &str) -> Result<(), StorageError> {
-        self.tick(key)?;
-        self.inner.remove(key).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-        self.tick(from)?;
-        self.inner.rename(from, to).await
-    }
-    async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        self.tick(name)?;
-        self.inner.lock(name).await
-    }
-    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-        // Failing to unlock would wedge the in-memory lock for the reopened store; a
-        // real host's locks die with the handle. Count it, never fail it.
-        self.calls.set(self.calls.get() + 1);
-        self.inner.unlock(name).await
-    }
-}
-
 /// A workload touching every write path: appends with rollover, a torn tail to move
 /// aside, a tombstone, and a repair.
 fn workload(store: &Store<Faulty>, acknowledged: &mut Vec<String>) {
@@ -283,8 +224,8 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
         let mut fail_at = 1;
         loop {
             let memory = MemoryStorage::new();
-            let faulty = Faulty { inner: &memory, calls: Cell::new(0), fail_at, forever };
-            let store = Store::with_limits(faulty, limits);
+            let faulty = Faulty::new(&memory, fail_at);
+            let store = Store::with_limits(if forever { faulty.forever() } else { faulty }, limits);
             let mut acknowledged = Vec::new();
             workload(&store, &mut acknowledged);
             let calls = store.storage().calls.get();
@@ -316,7 +257,7 @@ fn a_failed_write_poisons_the_session_until_reopened() {
     block_on(Store::new(&memory).append("s", entry("u1", Role::User, "one"))).unwrap();
     // A fresh store appending to an existing session: list (locate), lock, list
     // (refresh), read (state), then call 5 is the append itself.
-    let store = Store::new(Faulty { inner: &memory, calls: Cell::new(0), fail_at: 5, forever: false });
+    let store = Store::new(Faulty::new(&memory, 5));
     assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::Io { .. }))));
     let refused = block_on(store.append("s", entry("u3", Role::User, "three")));
     assert!(matches!(refused, Err(Error::SessionPoisoned { .. })), "{refused:?}");
@@ -327,43 +268,9 @@ fn a_failed_write_poisons_the_session_until_reopened() {
 
 #[test]
 fn a_refused_write_leaves_the_session_writable() {
-    struct Full<'a>(&'a MemoryStorage, Cell<bool>);
-    impl Storage for Full<'_> {
-        async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-            self.0.list(prefix).await
-        }
-        async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-            self.0.read(key, offset, len).await
-        }
-        async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-            if self.1.replace(false) {
-                return Err(StorageError::QuotaExceeded { key: key.into() });
-            }
-            self.0.append(key, data).await
-        }
-        async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-            self.0.replace(key, data).await
-        }
-        async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
-            self.0.truncate(key, len).await
-        }
-        async fn remove(&self, key: &str) -> Result<(), StorageError> {
-            self.0.remove(key).await
-        }
-        async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-            self.0.rename(from, to).await
-        }
-        async fn lock(&self, name: &str) -> Result<(), StorageError> {
-            self.0.lock(name).await
-        }
-        async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-            self.0.unlock(name).await
-        }
-    }
     let memory = MemoryStorage::new();
-    let store = Store::new(Full(&memory, Cell::new(false)));
+    let store = Store::new(Faulty::new(&memory, 2).only("append").quota());
     block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
-    store.storage().1.set(true);
     assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::QuotaExceeded { .. }))));
     let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
     assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")), "space freed: the next append just works");
