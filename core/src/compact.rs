@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::session::Loaded;
+use crate::session::{Loaded, PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::tokens;
 use crate::transcript::{Block, Content, Line, message_text, parse_content, parse_message};
 
@@ -207,7 +207,8 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     let context = loaded.context_lines();
     let lines = &loaded.lines;
     let previous_summary = match context.compaction {
-        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(ToString::to_string),
+        // Counted as the model receives it: wrapped.
+        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(|s| wrapped_summary(true, s)),
         Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.compact.get().map(ToString::to_string),
         _ => {
             let texts: Vec<String> =
@@ -224,7 +225,12 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         limit,
         tokens_before,
         previous_summary,
-        summary_budget_tokens: settings.trigger.summary_budget(settings.context_window),
+        // The wrapping a summary gets when applied comes out of its budget.
+        summary_budget_tokens: settings
+            .trigger
+            .summary_budget(settings.context_window)
+            .saturating_sub(tokens::text_tokens(CLAUDE_SUMMARY_PREFIX))
+            .max(64),
         prune: prune(&units, settings.tool_result_budget_chars, &context.cleared),
         action: "none".into(),
         ..Plan::default()
@@ -591,7 +597,13 @@ fn first_sentences(text: &str, max: usize) -> String {
 
 /// The text of a Claude Code compaction summary entry.
 pub(crate) fn claude_summary_text(summary: &str) -> String {
-    format!(
-        "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n{summary}"
-    )
+    format!("{CLAUDE_SUMMARY_PREFIX}{summary}")
+}
+
+/// What Claude Code writes before a compaction summary.
+const CLAUDE_SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
+
+/// The summary as the model receives it, in each format's wrapping.
+pub(crate) fn wrapped_summary(format_is_pi: bool, summary: &str) -> String {
+    if format_is_pi { format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}") } else { claude_summary_text(summary) }
 }

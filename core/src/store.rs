@@ -812,7 +812,11 @@ impl<S: Storage> Store<S> {
                 tokens_after: plan.keep_tokens,
             });
         }
-        let tokens_after = crate::tokens::text_tokens(summary) + plan.keep_tokens;
+        let shown = match format {
+            Format::Crab => summary.to_owned(),
+            _ => compact::wrapped_summary(format == Format::Pi, summary),
+        };
+        let tokens_after = crate::tokens::text_tokens(&shown) + plan.keep_tokens;
         let first_kept = plan.keep.first().map(String::as_str);
         let trigger = if plan.trigger.as_deref() == Some("manual") { "manual" } else { "auto" };
         if format == Format::Crab {

@@ -187,8 +187,8 @@ pub(crate) struct PartScan<'a> {
     pub line_count: u32,
     /// The part ends in an unreadable fragment with no newline; its byte offset.
     pub torn_at: Option<u64>,
-    /// The part's last line is complete but has no newline: the next append must
-    /// write one first.
+    /// The part's last line is complete (or blank) but has no newline: the next
+    /// append must write one first.
     pub unterminated: bool,
 }
 
@@ -232,6 +232,9 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         byte_start = byte_end + 1;
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.bytes().all(|b| b.is_ascii_whitespace()) {
+            // Blank, but without its newline the next append would land on this line,
+            // after bytes (a form feed) that JSON does not accept as whitespace.
+            scan.unterminated = !terminated;
             continue;
         }
         match parse_object(line) {
@@ -443,6 +446,13 @@ mod tests {
         let (entries, _) = scan(b"{\"type\":\"user\",\"uuid\":\"b\",\"parent_uuid\":\"a\",\"session_id\":\"s\"}\n{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"b\"}");
         assert_eq!((entries[0].parent_uuid.as_deref(), entries[0].session_id.as_deref()), (Some("a"), Some("s")));
         assert_eq!((entries[1].uuid.as_deref(), entries[1].parent_uuid.as_deref()), (Some("c"), Some("b")));
+    }
+
+    #[test]
+    fn a_blank_last_line_without_newline_still_needs_one() {
+        let (entries, scan) = scan(b"{\"type\":\"a\"}\n\x0c");
+        assert_eq!(entries.len(), 1);
+        assert!(scan.unterminated && scan.torn_at.is_none() && scan.skipped.is_empty());
     }
 
     #[test]
