@@ -195,14 +195,19 @@ pub(crate) struct PartScan<'a> {
 /// A part's bytes as text. Invalid UTF-8 is replaced with U+FFFD (line boundaries
 /// survive: `\n` never occurs inside a multi-byte sequence).
 pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    // `from_utf8` validates far faster than the lossy decoder; almost every file is valid.
+    match core::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
 /// checks), `text` their [`decode`]d form.
 pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
+    // Sized up front: growing by doubling would hold two copies of the index at once.
     let mut scan = PartScan {
-        lines: Vec::new(),
+        lines: Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1),
         skipped: Vec::new(),
         recovered_glued: 0,
         invalid_utf8: 0,
