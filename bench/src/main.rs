@@ -192,6 +192,16 @@ fn main() {
             scan_peak as f64 / size as f64
         ),
     });
+    let in_memory = fs::read(&big).expect("read the transcript");
+    let (reader, reader_peak, report) = measure(3, || mneme_core::load_report(&in_memory));
+    assert_eq!(report.entries as usize, written);
+    rows.push(Row {
+        operation: "reader alone (envelopes of bytes in memory)".into(),
+        mneme: reader,
+        cersei: Duration::ZERO,
+        detail: format!("Mneme {} (peak heap {:.2}× file, beyond the bytes)", rate(size, reader), reader_peak as f64 / size as f64),
+    });
+    drop(in_memory);
     let (mneme_context, _, context) = measure(3, || block_on(store.context(SESSION)).expect("mneme context"));
     rows.push(Row {
         operation: "resume context".into(),

@@ -36,7 +36,9 @@ pub use executor::block_on;
 pub use memory::MemoryStorage;
 pub use session::{CheckReport, Context, ContextMessage, Finding};
 pub use storage::{KeyInfo, Storage, StorageError};
-pub use store::{Applied, CompactionIds, Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes};
+pub use store::{
+    Applied, CompactionIds, Limits, NewEntry, RepairReport, Role, SessionInfo, Store, Subagent, Transcript, check_bytes, load_report,
+};
 pub use transcript::{Entry, LoadReport, SkippedLine, TypeCount};
 
 /// The version of Mneme written into the entries it creates.

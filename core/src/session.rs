@@ -112,7 +112,9 @@ impl<'a> Loaded<'a> {
     /// any part to entries in any part.
     pub fn assemble(scans: Vec<PartScan<'a>>) -> Self {
         let mut report = LoadReport::default();
-        let mut lines = Vec::new();
+        // The first part's index is taken over, not copied: copying would hold two
+        // indexes at once.
+        let mut lines: Vec<Line<'a>> = Vec::new();
         let last = scans.len().saturating_sub(1);
         for (index, mut scan) in scans.into_iter().enumerate() {
             report.recovered_glued += scan.recovered_glued;
@@ -130,7 +132,11 @@ impl<'a> Loaded<'a> {
                     });
                 }
             }
-            lines.append(&mut scan.lines);
+            if lines.is_empty() {
+                core::mem::swap(&mut lines, &mut scan.lines);
+            } else {
+                lines.append(&mut scan.lines);
+            }
         }
         let mut by_type: BTreeMap<&str, u32> = BTreeMap::new();
         let mut deleted = BTreeSet::new();

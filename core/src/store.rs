@@ -1179,6 +1179,12 @@ fn shorten(text: &str) -> String {
     }
 }
 
+/// The load report of a transcript given as bytes: the envelope-only read that
+/// `list` does, without threading or parsing message bodies.
+pub fn load_report(bytes: &[u8]) -> LoadReport {
+    with_loaded(&[bytes], |loaded| loaded.report.clone())
+}
+
 /// The load report and structural findings for a transcript given as bytes (a file
 /// outside any store).
 pub fn check_bytes(bytes: &[u8]) -> CheckReport {
