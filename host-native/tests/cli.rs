@@ -135,14 +135,23 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    for args in [
-        &["--help"][..],
+    let commands: [&[&str]; 14] = [
+        &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
         &["sessions", "show", "--help"],
+        &["sessions", "rm", "--help"],
+        &["sessions", "tombstone", "--help"],
         &["append", "--help"],
+        &["resume", "--help"],
+        &["check", "--help"],
+        &["repair", "--help"],
+        &["compact", "--help"],
+        &["gates", "--help"],
         &["demo", "--help"],
-    ] {
+        &["help", "compact"],
+    ];
+    for args in commands {
         let out = stdout(&mneme(args));
         assert!(out.contains("Usage:"), "{args:?}: {out}");
     }
