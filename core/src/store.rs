@@ -465,9 +465,18 @@ impl<S: Storage> Store<S> {
         new_leaf: Option<&str>,
         line: impl FnOnce(Option<&str>) -> Result<String, E>,
     ) -> Result<(u32, u32, String), Error> {
-        let located = self.locate(id).await?;
-        let (project, base) = match &located {
-            Some(parts) => (parts.project.clone(), parts.base_key()),
+        // A session this store has written to is not looked for again: its project is
+        // known, and `refresh` lists its parts under the lock anyway.
+        let known = self.open.borrow().get(id).map(|s| s.project.clone());
+        let located = match known {
+            Some(project) => Some(project),
+            None => self.locate(id).await?.map(|parts| parts.project),
+        };
+        let (project, base) = match located {
+            Some(project) => {
+                let base = layout::session_key(&project, id);
+                (project, base)
+            }
             None => {
                 let cwd = cwd
                     .filter(|c| !c.is_empty())
