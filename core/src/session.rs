@@ -51,6 +51,21 @@ pub struct CheckReport {
     pub orphaned_tool_results: Vec<Finding>,
 }
 
+impl CheckReport {
+    /// Whether anything needs attention: unreadable lines, a torn tail, glued objects,
+    /// invalid UTF-8, dangling parents or unpaired tool calls.
+    pub fn has_problems(&self) -> bool {
+        let load = &self.load;
+        !load.skipped.is_empty()
+            || load.torn_tail
+            || load.recovered_glued > 0
+            || load.invalid_utf8 > 0
+            || !self.dangling_parents.is_empty()
+            || !self.orphaned_tool_uses.is_empty()
+            || !self.orphaned_tool_results.is_empty()
+    }
+}
+
 /// How pi shows a compaction summary to the model.
 pub(crate) const PI_SUMMARY_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n<summary>\n";

@@ -194,6 +194,8 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     );
     let check = block_on(store.check("s")).unwrap();
     assert!(check.load.skipped.is_empty() && !check.load.torn_tail && check.load.recovered_glued == 0);
+    assert!(!check.has_problems(), "{check:?}");
+    assert!(mneme_core::check_bytes(&bytes).has_problems(), "the original had problems");
     assert_eq!(block_on(store.repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 

@@ -414,7 +414,7 @@ fn run(cli: Cli) -> CliResult {
             } else {
                 print_check(&target, &report)
             }
-            if has_problems(&report) { Err(PROBLEMS_FOUND.to_owned()) } else { Ok(()) }
+            if report.has_problems() { Err(PROBLEMS_FOUND.to_owned()) } else { Ok(()) }
         }
         Command::Compact(args) => compact(&cli.store, args),
         Command::Gates(args) => {
@@ -745,17 +745,6 @@ fn print_context(id: &str, context: &Context) -> CliResult {
     Ok(())
 }
 
-fn has_problems(report: &CheckReport) -> bool {
-    let load = &report.load;
-    !load.skipped.is_empty()
-        || load.torn_tail
-        || load.recovered_glued > 0
-        || load.invalid_utf8 > 0
-        || !report.dangling_parents.is_empty()
-        || !report.orphaned_tool_uses.is_empty()
-        || !report.orphaned_tool_results.is_empty()
-}
-
 fn print_check(target: &str, report: &CheckReport) {
     let load = &report.load;
     println!("{target}: {} entries", load.entries);
@@ -783,7 +772,7 @@ fn print_check(target: &str, report: &CheckReport) {
             println!("    … and {} more (--json lists all)", findings.len() - 20);
         }
     }
-    println!("{}", if has_problems(report) { "problems found" } else { "no problems found" });
+    println!("{}", if report.has_problems() { "problems found" } else { "no problems found" });
 }
 
 fn print_repair(id: &str, report: &RepairReport) -> CliResult {

@@ -67,17 +67,22 @@ fn serve(responses: Vec<(u16, Value)>) -> (String, mpsc::Receiver<Seen>) {
     (url, receiver)
 }
 
-/// A store with a session worth compacting, and its plan.
-fn planned() -> (tempfile::TempDir, NativeEngine, mneme_host::core::Plan) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
+/// Writes eight turns to session `s` and plans a compaction keeping the last two.
+fn plan_eight_turns(engine: &mut dyn Sessions) -> mneme_host::core::Plan {
     for i in 0..8 {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
         engine
             .append("s", NewEntry { uuid: format!("u{i}"), now_ms: 1_800_000_000_000, role, text: format!("turn {i}"), cwd: "/w".into() })
             .unwrap();
     }
-    let plan = engine.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual).unwrap();
+    engine.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual).unwrap()
+}
+
+/// A store with a session worth compacting, and its plan.
+fn planned() -> (tempfile::TempDir, NativeEngine, mneme_host::core::Plan) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
+    let plan = plan_eight_turns(&mut engine);
     (dir, engine, plan)
 }
 
@@ -146,13 +151,7 @@ fn a_summary_from_a_server_compacts_through_the_component() {
     let (url, _seen) = serve(vec![(200, json!({"message": {"role": "assistant", "content": "served summary"}, "done": true}))]);
     let dir = tempfile::tempdir().unwrap();
     let mut engine = Runtime::new().unwrap().instantiate(FsStorage::new(dir.path()), Limits::default()).unwrap();
-    for i in 0..8 {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        engine
-            .append("s", NewEntry { uuid: format!("u{i}"), now_ms: 1_800_000_000_000, role, text: format!("turn {i}"), cwd: "/w".into() })
-            .unwrap();
-    }
-    let plan = engine.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual).unwrap();
+    let plan = plan_eight_turns(&mut engine);
     let summary = Summarizer::Ollama { base_url: url, model: "m".into() }.summarize(&mut engine, "s", &plan).unwrap();
     let ids = mneme_host::core::CompactionIds { boundary: "b".into(), summary: "sum".into() };
     engine.apply_compaction("s", &plan, &summary, &ids, 1_800_000_000_001).unwrap();
