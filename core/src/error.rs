@@ -8,7 +8,7 @@ use crate::storage::StorageError;
 pub enum Error {
     #[error(transparent)]
     Storage(#[from] StorageError),
-    #[error("no session `{id}`; `mneme sessions list` shows the sessions in this store")]
+    #[error("no session `{id}` in this store; list the store's sessions to see which exist")]
     SessionNotFound { id: String },
     #[error("invalid session id `{id}`: {reason}")]
     InvalidSessionId { id: String, reason: String },
@@ -18,10 +18,10 @@ pub enum Error {
     AmbiguousSession { id: String, projects: String },
     #[error("session `{id}` has no entry `{uuid}` (or it is already deleted)")]
     EntryNotFound { id: String, uuid: String },
-    #[error("session `{id}` is full: {bytes} bytes of {limit} allowed; compact it (`mneme compact`) or raise the limit")]
+    #[error("session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; compact it to continue")]
     SessionFull { id: String, bytes: u64, limit: u64 },
     #[error(
-        "a write to session `{id}` failed, so its state on storage is unknown; reopen the session (a new `mneme` run does) to read it again"
+        "a write to session `{id}` failed, so its state on storage is unknown; reopen the session to read it again before writing"
     )]
     SessionPoisoned { id: String },
     #[error("the summary for session `{id}` is empty; nothing was written (the failure counts toward the circuit breaker if recorded)")]
@@ -30,6 +30,8 @@ pub enum Error {
     NothingToCompact { id: String, reason: String },
     #[error("session `{id}` changed since the plan was made (entry `{uuid}` is gone); plan again")]
     StalePlan { id: String, uuid: String },
+    #[error("{format} sessions cannot record this: {operation}; nothing was written")]
+    Unsupported { format: String, operation: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -66,6 +68,7 @@ impl Error {
             Error::EmptySummary { .. } => "empty-summary".to_string(),
             Error::NothingToCompact { .. } => "nothing-to-compact".to_string(),
             Error::StalePlan { .. } => "stale-plan".to_string(),
+            Error::Unsupported { .. } => "unsupported".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

@@ -5,7 +5,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::time;
+use crate::support::time;
 
 /// A gate's answer.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -38,7 +38,7 @@ pub struct FlushSettings {
 
 impl Default for FlushSettings {
     fn default() -> Self {
-        Self { context_window: crate::tokens::DEFAULT_CONTEXT_WINDOW, reserve_floor: 20_000, soft_threshold: 4_000 }
+        Self { context_window: crate::transcript::tokens::DEFAULT_CONTEXT_WINDOW, reserve_floor: 20_000, soft_threshold: 4_000 }
     }
 }
 
@@ -140,7 +140,7 @@ impl Default for DreamSettings {
 /// Evaluated cheapest first: time, then sessions, then the lock.
 pub fn dream(now_ms: i64, last_ms: Option<i64>, new_sessions: u32, lock_since_ms: Option<i64>, settings: &DreamSettings) -> Decision {
     if let Some(last) = last_ms {
-        let elapsed = now_ms - last;
+        let elapsed = now_ms.saturating_sub(last);
         if elapsed < settings.min_interval_ms {
             return Decision::no(format!(
                 "the last consolidation was {} ago; {} needed",
@@ -153,13 +153,13 @@ pub fn dream(now_ms: i64, last_ms: Option<i64>, new_sessions: u32, lock_since_ms
         return Decision::no(format!("{new_sessions} sessions since the last consolidation; {} needed", settings.min_new_sessions));
     }
     if let Some(since) = lock_since_ms
-        && now_ms - since < settings.stale_lock_ms
+        && now_ms.saturating_sub(since) < settings.stale_lock_ms
     {
-        return Decision::no(format!("another consolidation holds the lock (taken {} ago)", duration(now_ms - since)));
+        return Decision::no(format!("another consolidation holds the lock (taken {} ago)", duration(now_ms.saturating_sub(since))));
     }
     Decision::yes(format!(
         "{new_sessions} new sessions since the last consolidation{}",
-        last_ms.map_or(String::new(), |last| format!(", {} ago", duration(now_ms - last)))
+        last_ms.map_or(String::new(), |last| format!(", {} ago", duration(now_ms.saturating_sub(last))))
     ))
 }
 
@@ -186,19 +186,19 @@ pub struct ResetPolicy {
 /// the old session stays as it is.
 pub fn reset(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &ResetPolicy) -> Decision {
     if let Some(ttl) = policy.ttl_ms
-        && now_ms - created_ms >= ttl
+        && now_ms.saturating_sub(created_ms) >= ttl
     {
-        return Decision::yes(format!("the session is {} old; sessions live {}", duration(now_ms - created_ms), duration(ttl)));
+        return Decision::yes(format!("the session is {} old; sessions live {}", duration(now_ms.saturating_sub(created_ms)), duration(ttl)));
     }
     if let Some(hour) = policy.daily_reset_hour {
         let offset = i64::from(policy.utc_offset_minutes) * 60_000;
         let day = 86_400_000;
-        let local_now = now_ms + offset;
-        let mut reset_at = local_now.div_euclid(day) * day + i64::from(hour.min(23)) * 3_600_000;
+        let local_now = now_ms.saturating_add(offset);
+        let mut reset_at = local_now.div_euclid(day).saturating_mul(day).saturating_add(i64::from(hour.min(23)) * 3_600_000);
         if reset_at > local_now {
-            reset_at -= day;
+            reset_at = reset_at.saturating_sub(day);
         }
-        let reset_at = reset_at - offset;
+        let reset_at = reset_at.saturating_sub(offset);
         if last_activity_ms < reset_at {
             return Decision::yes(format!(
                 "the daily reset at {hour:02}:00 ({}) came after the last activity",
@@ -208,8 +208,8 @@ pub fn reset(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &Reset
     }
     if let Some(idle) = policy.idle_minutes {
         let idle_ms = i64::from(idle) * 60_000;
-        if now_ms - last_activity_ms >= idle_ms {
-            return Decision::yes(format!("idle for {}; the limit is {idle} min", duration(now_ms - last_activity_ms)));
+        if now_ms.saturating_sub(last_activity_ms) >= idle_ms {
+            return Decision::yes(format!("idle for {}; the limit is {idle} min", duration(now_ms.saturating_sub(last_activity_ms))));
         }
     }
     Decision::no("the session is current".into())

@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mneme_core::{CompactionIds, Error, Keep, MemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, Store, Trigger, block_on};
+use mneme_core::compaction::Due;
+use mneme_core::{Action, CompactionIds, Format, Error, Keep, InMemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, Store, Trigger, block_on};
 use proptest::prelude::*;
-use support::Faulty;
+use mneme_core::storage::faulty::Faulty;
 
-mod support;
+
 use serde_json::{Value, json};
 
 const NOW: i64 = 1_800_000_000_000;
@@ -70,7 +71,7 @@ fn assert_pairs_intact(plan: &Plan, text: &str, name: &str) {
 /// with the offline summary, and checks the context that loads afterwards. Returns
 /// whether the "under the target" check applied (the kept part plus the summary fit).
 fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let probe = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap();
@@ -150,7 +151,7 @@ fn plans_on_every_corpus_transcript_keep_pairs_budgets_and_targets() {
         let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
         for keep in [500, 5_000, 20_000] {
             let name = format!("{} keep {keep}", path.display());
-            let storage = MemoryStorage::new();
+            let storage = InMemoryStorage::new();
             block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
             let plan = block_on(Store::new(&storage).plan_compaction(
                 "s",
@@ -234,7 +235,7 @@ proptest! {
 
     #[test]
     fn keeping_messages_keeps_at_least_that_many(text in conversation(), count in 1u32..20) {
-        let storage = MemoryStorage::new();
+        let storage = InMemoryStorage::new();
         block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
         let settings = Settings { keep: Keep::RecentMessages(count), ..Settings::default() };
         let plan = block_on(Store::new(&storage).plan_compaction("s", &settings, Mode::Manual)).unwrap();
@@ -245,7 +246,7 @@ proptest! {
     }
 }
 
-fn session_of_tokens(store: &Store<&MemoryStorage>, tokens_each: usize, messages: u32) {
+fn session_of_tokens(store: &Store<&InMemoryStorage>, tokens_each: usize, messages: u32) {
     for i in 0..messages {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
         let entry =
@@ -256,7 +257,7 @@ fn session_of_tokens(store: &Store<&MemoryStorage>, tokens_each: usize, messages
 
 #[test]
 fn triggers_fire_exactly_at_their_limits() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let tokens = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap().tokens_before;
@@ -264,8 +265,8 @@ fn triggers_fire_exactly_at_their_limits() {
     let fraction =
         |window| Settings { context_window: window, trigger: Trigger::Fraction(0.5), keep: Keep::RecentMessages(2), ..Settings::default() };
     assert_eq!(
-        block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger.as_deref(),
-        Some("threshold"),
+        block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger,
+        Some(Due::Threshold),
         "at the limit"
     );
     assert_eq!(block_on(store.plan_compaction("s", &fraction(2002), Mode::Auto)).unwrap().trigger, None, "one below");
@@ -276,15 +277,15 @@ fn triggers_fire_exactly_at_their_limits() {
         ..Settings::default()
     };
     assert_eq!(block_on(store.plan_compaction("s", &reserve(1500), Mode::Auto)).unwrap().trigger, None, "exactly the reserve left");
-    assert_eq!(block_on(store.plan_compaction("s", &reserve(1499), Mode::Auto)).unwrap().trigger.as_deref(), Some("threshold"));
+    assert_eq!(block_on(store.plan_compaction("s", &reserve(1499), Mode::Auto)).unwrap().trigger, Some(Due::Threshold));
     let overflow = block_on(store.plan_compaction("s", &fraction(1_000_000), Mode::Overflow)).unwrap();
-    assert_eq!(overflow.trigger.as_deref(), Some("overflow"));
+    assert_eq!(overflow.trigger, Some(Due::Overflow));
     assert!(overflow.has_work());
 }
 
 #[test]
 fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(2), ..Settings::default() };
@@ -312,7 +313,7 @@ fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
 
 #[test]
 fn the_loop_guard_refuses_to_compact_what_was_just_compacted() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(9), ..Settings::default() };
@@ -328,7 +329,7 @@ fn the_loop_guard_refuses_to_compact_what_was_just_compacted() {
 
 #[test]
 fn a_compaction_keeps_going_across_a_second_compaction() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(4), ..Settings::default() };
@@ -367,14 +368,14 @@ fn pi_sessions_get_a_pi_compaction_entry() {
         );
         parent = Some(id);
     }
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
     let store = Store::new(&storage);
     let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_eq!(plan.keep, ["00000008", "00000009", "0000000a", "0000000b"]);
     let applied = block_on(store.apply_compaction("s", &plan, "pi summary", &ids(1), NOW)).unwrap();
-    assert_eq!(applied.format, "pi");
+    assert_eq!(applied.format, Format::Pi);
     let text = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(
@@ -391,7 +392,7 @@ fn pi_sessions_get_a_pi_compaction_entry() {
 #[test]
 fn pi_v1_files_without_ids_resume_in_file_order() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/pi/v1/before-compaction.jsonl");
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
     let context = block_on(Store::new(&storage).context("s")).unwrap();
     assert!(context.messages.len() > 100, "{}", context.messages.len());
@@ -401,7 +402,7 @@ fn pi_v1_files_without_ids_resume_in_file_order() {
 fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
     let mut fail_at = 1;
     loop {
-        let memory = MemoryStorage::new();
+        let memory = InMemoryStorage::new();
         session_of_tokens(&Store::new(&memory), 100, 10);
         let before = block_on(Store::new(&memory).context("s")).unwrap();
         let store = Store::new(Faulty::new(&memory, fail_at));
@@ -433,7 +434,7 @@ fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
 
 #[test]
 fn clearing_old_tool_results_comes_before_a_summary() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let mut lines = Vec::new();
     let mut parent = serde_json::Value::Null;
     for i in 0..6 {
@@ -455,17 +456,17 @@ fn clearing_old_tool_results_comes_before_a_summary() {
     let settings =
         Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
-    assert_eq!(plan.action, "prune", "{}", plan.reason);
+    assert_eq!(plan.action, Action::Prune, "{}", plan.reason);
     assert_eq!(plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect::<Vec<_>>(), ["toolu-0", "toolu-1", "toolu-2", "toolu-3"]);
     assert!(!plan.needs_summary());
     let applied = block_on(store.apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
-    assert_eq!(applied.action, "prune");
+    assert_eq!(applied.action, Action::Prune);
     let context = block_on(store.context("s")).unwrap();
     let cleared = context.messages.iter().filter(|m| m.content.contains("[Old tool result content cleared]")).count();
     assert_eq!(cleared, 4);
     assert_eq!(context.messages.len(), 18, "nothing else changed");
     let after = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
-    assert_eq!((after.action.as_str(), after.trigger), ("none", None), "{}", after.reason);
+    assert_eq!((after.action, after.trigger), (Action::None, None), "{}", after.reason);
     assert!(after.tokens_before < after.limit);
 }
 
@@ -480,7 +481,7 @@ fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
         let role = if i % 2 == 0 { "user" } else { "assistant" };
         lines.push(json!({"role": role, "content": format!("crab message {i} ").repeat(20)}).to_string());
     }
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
     let store = Store::new(&storage);
     let before = block_on(store.context("crab_user_1")).unwrap();
@@ -492,7 +493,7 @@ fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
     assert_eq!(plan.keep, ["@1:10", "@1:11"], "entries without ids are named by position");
     assert_eq!(plan.previous_summary.as_deref(), Some("an earlier summary"));
     let applied = block_on(store.apply_compaction("crab_user_1", &plan, "the new summary", &ids(1), NOW)).unwrap();
-    assert_eq!(applied.format, "crab");
+    assert_eq!(applied.format, Format::Crab);
     let text = String::from_utf8(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap()).unwrap();
     let tail: Vec<&str> = text.lines().skip(11).collect();
     assert_eq!(tail, [json!({"compact": "the new summary"}).to_string().as_str(), lines[9].as_str(), lines[10].as_str()]);

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mneme_core::{Error, MemoryStorage, NewEntry, Role, Storage, Store, block_on};
+use mneme_core::{Error, InMemoryStorage, NewEntry, Role, Storage, Store, block_on};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
@@ -21,7 +21,7 @@ fn files(dir: &Path, found: &mut Vec<PathBuf>) {
 fn every_corpus_file_loads_threads_and_lists_without_panic() {
     let mut paths = Vec::new();
     files(&corpus(), &mut paths);
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let mut ids = Vec::new();
     for (index, path) in paths.iter().enumerate() {
         // Every file, whatever it holds, as a session of its own.
@@ -50,7 +50,7 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
 #[test]
 fn resume_starts_at_the_real_compaction() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
     let store = Store::new(&storage);
     let context = block_on(store.context("s")).unwrap();
@@ -71,14 +71,14 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
     let body = original.strip_suffix(b"\n").unwrap();
     let last_start = body.iter().rposition(|&b| b == b'\n').unwrap() + 1;
     let full = block_on(async {
-        let storage = MemoryStorage::new();
+        let storage = InMemoryStorage::new();
         storage.replace("projects/p/s.jsonl", &original).await.unwrap();
         Store::new(&storage).load("s").await.unwrap()
     });
     let n = full.report.entries;
     let last_uuid = full.entries.last().unwrap().uuid.clone();
     for cut in last_start + 1..body.len() {
-        let storage = MemoryStorage::new();
+        let storage = InMemoryStorage::new();
         block_on(storage.replace("projects/p/s.jsonl", &original[..cut])).unwrap();
         let store = Store::new(&storage);
         let torn = block_on(store.load("s")).unwrap();
@@ -124,7 +124,7 @@ mod arbitrary_input {
         #[test]
         fn nothing_panics_and_counts_add_up(bytes in transcript_bytes(), cut in any::<proptest::sample::Index>()) {
             let bytes = &bytes[..cut.index(bytes.len() + 1)];
-            let storage = MemoryStorage::new();
+            let storage = InMemoryStorage::new();
             block_on(storage.replace("projects/p/s.jsonl", bytes)).unwrap();
             let store = Store::new(&storage);
             let transcript = block_on(store.load("s")).unwrap();

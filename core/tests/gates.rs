@@ -1,19 +1,19 @@
 //! Gates whose state lives in transcripts and storage.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{CompactionIds, Keep, MemoryStorage, Mode, NewEntry, Role, Settings, Store, block_on};
+use mneme_core::{CompactionIds, Keep, InMemoryStorage, Mode, NewEntry, Role, Settings, Store, block_on};
 use serde_json::json;
 
 const NOW: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;
 
-fn say(store: &Store<&MemoryStorage>, id: &str, uuid: &str, role: Role, tokens: usize, now_ms: i64) {
+fn say(store: &Store<&InMemoryStorage>, id: &str, uuid: &str, role: Role, tokens: usize, now_ms: i64) {
     block_on(store.append(id, NewEntry { uuid: uuid.into(), now_ms, role, text: "w".repeat(tokens * 4), cwd: "/p".into() })).unwrap();
 }
 
 #[test]
 fn the_memory_flush_fires_once_per_compaction_cycle() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let settings = FlushSettings { context_window: 10_000, reserve_floor: 2_000, soft_threshold: 1_000 };
     say(&store, "s", "a", Role::User, 6_999, NOW);
@@ -33,7 +33,7 @@ fn the_memory_flush_fires_once_per_compaction_cycle() {
 
 #[test]
 fn extraction_counts_since_the_last_extraction_and_waits_for_tool_results() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let tool_round = |n: usize, answered: bool| {
         let call = format!("toolu-{n}");
@@ -68,7 +68,7 @@ fn extraction_counts_since_the_last_extraction_and_waits_for_tool_results() {
 
 #[test]
 fn the_dream_lock_goes_to_exactly_one_holder() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let (a, b) = (Store::new(&storage), Store::new(&storage));
     let settings = DreamSettings::default();
     for i in 0..4 {
@@ -95,7 +95,7 @@ fn the_dream_lock_goes_to_exactly_one_holder() {
 
 #[test]
 fn reset_is_judged_from_the_sessions_own_timestamps() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     say(&store, "s", "a", Role::User, 1, NOW);
     say(&store, "s", "b", Role::Assistant, 1, NOW + HOUR);

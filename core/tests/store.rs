@@ -1,10 +1,10 @@
 //! The store's write path over in-memory storage: parts, caps, tombstones, torn tails,
 //! several writers, and storage that fails.
 
-mod support;
 
-use mneme_core::{Error, KeyInfo, Limits, MemoryStorage, NewEntry, Role, Storage, StorageError, Store, block_on};
-use support::Faulty;
+
+use mneme_core::{Error, KeyInfo, Limits, InMemoryStorage, NewEntry, Role, Storage, StorageError, Store, block_on};
+use mneme_core::storage::faulty::Faulty;
 
 const T0: i64 = 1_771_267_670_590;
 
@@ -16,13 +16,13 @@ fn uuids(store: &Store<impl Storage>, id: &str) -> Vec<String> {
     block_on(store.load(id)).unwrap().entries.into_iter().filter_map(|e| e.uuid).collect()
 }
 
-fn keys(storage: &MemoryStorage) -> Vec<String> {
+fn keys(storage: &InMemoryStorage) -> Vec<String> {
     block_on(storage.list("")).unwrap().into_iter().map(|i| i.key).collect()
 }
 
 /// The size of the line `append` writes for this entry, measured on a scratch store.
 fn line_size(uuid: &str, text: &str, parent: Option<&str>) -> u64 {
-    let scratch = MemoryStorage::new();
+    let scratch = InMemoryStorage::new();
     let store = Store::new(&scratch);
     if let Some(parent) = parent {
         block_on(store.append("s", entry(parent, Role::User, "x"))).unwrap();
@@ -38,14 +38,14 @@ fn rolls_over_to_a_new_part_exactly_past_the_limit() {
     let first = line_size("u1", "hello", None);
     let second = line_size("u2", "hello", Some("u1"));
     // Exactly fits: stays in part 1.
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: first + second, total_bytes: 1 << 20 });
     block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
     let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
     assert_eq!((written.part, written.line), (1, 2));
     assert_eq!(keys(&storage), ["projects/-p/s.jsonl"]);
     // One byte less: the second entry opens part 2.
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: first + second - 1, total_bytes: 1 << 20 });
     block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
     let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
@@ -61,7 +61,7 @@ fn rolls_over_to_a_new_part_exactly_past_the_limit() {
 #[test]
 fn refuses_past_the_total_cap_and_keeps_what_it_had() {
     let first = line_size("u1", "hello", None);
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 1 << 20, total_bytes: first * 2 - 1 });
     block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
     let refused = block_on(store.append("s", entry("u2", Role::User, "hello")));
@@ -78,7 +78,7 @@ fn refuses_past_the_total_cap_and_keeps_what_it_had() {
 
 #[test]
 fn tombstones_apply_across_parts() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
     for i in 0..6 {
         block_on(store.append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here")))
@@ -103,7 +103,7 @@ fn tombstones_apply_across_parts() {
 
 #[test]
 fn a_torn_tail_is_moved_aside_before_the_next_append() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
     block_on(storage.append("projects/-p/s.jsonl", b"{\"type\":\"assistant\",\"uuid\":\"torn")).unwrap();
@@ -126,7 +126,7 @@ fn a_torn_tail_is_moved_aside_before_the_next_append() {
 
 #[test]
 fn a_store_catches_up_with_another_writer() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let (a, b) = (Store::new(&storage), Store::new(&storage));
     for i in 0..10 {
         let (store, role) = if i % 2 == 0 { (&a, Role::User) } else { (&b, Role::Assistant) };
@@ -141,7 +141,7 @@ fn a_store_catches_up_with_another_writer() {
 
 #[test]
 fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
     for i in 0..4 {
         block_on(store.append("s", entry(&format!("u{i}"), Role::User, "some words here"))).unwrap();
@@ -170,7 +170,7 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
 
 #[test]
 fn repair_backs_up_and_rewrites_only_what_is_broken() {
-    let storage = MemoryStorage::new();
+    let storage = InMemoryStorage::new();
     let good = "{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}";
     let original = format!(
         "{good}\nnot json\n{{\"type\":\"x\",\"uuid\":\"b\"}}{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{e9}\"}}\n{{\"torn"
@@ -201,7 +201,7 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
 
 /// A workload touching every write path: appends with rollover, a torn tail to move
 /// aside, a tombstone, and a repair.
-fn workload(store: &Store<Faulty>, acknowledged: &mut Vec<String>) {
+fn workload(store: &Store<Faulty<&InMemoryStorage>>, acknowledged: &mut Vec<String>) {
     for i in 0..8 {
         let uuid = format!("u{i}");
         if i == 4 {
@@ -225,7 +225,7 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
     for forever in [false, true] {
         let mut fail_at = 1;
         loop {
-            let memory = MemoryStorage::new();
+            let memory = InMemoryStorage::new();
             let faulty = Faulty::new(&memory, fail_at);
             let store = Store::with_limits(if forever { faulty.forever() } else { faulty }, limits);
             let mut acknowledged = Vec::new();
@@ -255,7 +255,7 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
 
 #[test]
 fn a_failed_write_poisons_the_session_until_reopened() {
-    let memory = MemoryStorage::new();
+    let memory = InMemoryStorage::new();
     block_on(Store::new(&memory).append("s", entry("u1", Role::User, "one"))).unwrap();
     // A fresh store appending to an existing session: list (locate), lock, list
     // (refresh), read (state), then call 5 is the append itself.
@@ -270,7 +270,7 @@ fn a_failed_write_poisons_the_session_until_reopened() {
 
 #[test]
 fn a_refused_write_leaves_the_session_writable() {
-    let memory = MemoryStorage::new();
+    let memory = InMemoryStorage::new();
     let store = Store::new(Faulty::new(&memory, 2).only("append").quota());
     block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
     assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::QuotaExceeded { .. }))));

@@ -14,6 +14,7 @@ use alloc::format;
 use alloc::string::String;
 
 use crate::error::Error;
+use crate::storage::StorageError;
 
 pub const PROJECTS: &str = "projects/";
 pub const TRANSCRIPT_SUFFIX: &str = ".jsonl";
@@ -99,6 +100,37 @@ fn split_part(stem: &str) -> (&str, u32) {
 /// The folder of a session's own files (`<session>/subagents/...`).
 pub fn session_dir(project: &str, session_id: &str) -> String {
     format!("{PROJECTS}{project}/{session_id}/")
+}
+
+/// Keys are at most this long; segments at most [`MAX_SEGMENT_BYTES`].
+pub const MAX_KEY_BYTES: usize = 1024;
+pub const MAX_SEGMENT_BYTES: usize = 255;
+
+/// The rules every backend applies to a key, so a key that works on one host works on
+/// all: relative, `/`-separated, no empty, `.` or `..` segment, no `\`, no control
+/// characters, bounded lengths. Names that are only dangerous on one platform
+/// (Windows device names, `:`) are that platform's backend's to refuse.
+pub fn check_key(key: &str) -> Result<(), StorageError> {
+    let reason = if key.is_empty() {
+        "the key is empty"
+    } else if key.len() > MAX_KEY_BYTES {
+        "the key is longer than 1024 bytes"
+    } else if key.starts_with('/') {
+        "absolute paths are not keys"
+    } else if key.contains('\\') {
+        "'\\' is a path separator on Windows; keys use '/'"
+    } else if key.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        "keys cannot contain NUL or control characters"
+    } else if key.split('/').any(str::is_empty) {
+        "empty path segment ('//' or a trailing '/')"
+    } else if key.split('/').any(|s| s == "." || s == "..") {
+        "'.' and '..' segments could leave the store"
+    } else if key.split('/').any(|s| s.len() > MAX_SEGMENT_BYTES) {
+        "a path segment is longer than 255 bytes"
+    } else {
+        return Ok(());
+    };
+    Err(StorageError::InvalidKey { key: key.into(), reason: reason.into() })
 }
 
 /// Session ids name files, so they are restricted to characters that are safe in a

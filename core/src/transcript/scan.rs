@@ -11,68 +11,8 @@ use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::lenient::{Flag, Str};
-
-/// One entry of a transcript, with the fields every consumer needs lifted out and the
-/// JSON object itself kept verbatim (fields Mneme does not know survive untouched).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Entry {
-    /// 1 for the session's base file, 2 for `<id>_part2.jsonl`, ...
-    pub part: u32,
-    /// 1-based line number within the part.
-    pub line: u32,
-    /// The entry's `type` (`user`, `assistant`, `system`, `summary`, `progress`, ...).
-    pub kind: String,
-    /// `uuid` (or pi's `id`).
-    pub uuid: Option<String>,
-    /// `parentUuid` (or Cersei's `parent_uuid`, pi's `parentId`).
-    pub parent_uuid: Option<String>,
-    pub session_id: Option<String>,
-    pub timestamp: Option<String>,
-    /// `message.role`, for entries that carry a message.
-    pub role: Option<String>,
-    /// The message's text: a string content, or its `text` blocks joined by newlines.
-    pub text: String,
-    /// Part of a sub-agent's conversation (`isSidechain`), not the main one.
-    pub is_sidechain: bool,
-    /// The JSON object exactly as stored (for glued lines, just this object).
-    pub raw: String,
-}
-
-/// A line the reader could not use, and why.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SkippedLine {
-    pub part: u32,
-    pub line: u32,
-    pub reason: String,
-}
-
-/// How many entries of one `type` a load found.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct TypeCount {
-    pub kind: String,
-    pub count: u32,
-}
-
-/// What a load found besides the entries.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct LoadReport {
-    /// Entries read, of every type, tombstone lines and tombstoned entries included.
-    pub entries: u32,
-    /// `entries` by type, sorted by type name (`""` for entries without a type).
-    pub by_type: Vec<TypeCount>,
-    /// Lines that could not be read at all.
-    pub skipped: Vec<SkippedLine>,
-    /// The last part ends in a fragment without a newline: a write cut off mid-line.
-    pub torn_tail: bool,
-    /// Objects recovered by splitting lines that held several JSON objects glued
-    /// together (`{…}{…}`), counting every object on such lines.
-    pub recovered_glued: u32,
-    /// Lines that held invalid UTF-8; the bad bytes read as U+FFFD and the entry is kept.
-    pub invalid_utf8: u32,
-    /// Entries hidden by tombstones.
-    pub tombstoned: u32,
-}
+use super::{Entry, SkippedLine};
+use crate::support::lenient::{Flag, Str};
 
 /// The fields the core reads from every line.
 #[derive(Default, Deserialize)]
@@ -130,6 +70,18 @@ pub(crate) struct Envelope<'a> {
     /// crab: `{"compact": "<summary>"}` marks a compaction.
     #[serde(default, borrow)]
     pub compact: Str<'a>,
+    /// pi: a `session_info` entry's session name.
+    #[serde(default, borrow)]
+    pub name: Str<'a>,
+    /// crab: the meta line's agent name.
+    #[serde(default, borrow)]
+    pub agent: Str<'a>,
+    /// pi: a `custom` entry's type (Mneme's are `mneme.<kind>`).
+    #[serde(rename = "customType", default, borrow)]
+    pub custom_type: Str<'a>,
+    /// pi: a `custom` entry's data.
+    #[serde(default, borrow)]
+    pub data: Option<&'a RawValue>,
 }
 
 impl<'a> Envelope<'a> {
@@ -144,6 +96,31 @@ impl<'a> Envelope<'a> {
     }
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.get().or(self.session_id_snake.get())
+    }
+    /// A Mneme tombstone in any dialect: Claude Code's `tombstone` line, or pi's
+    /// `custom` entry of type `mneme.tombstone`.
+    pub fn is_tombstone(&self) -> bool {
+        self.kind() == "tombstone" || (self.kind() == "custom" && self.custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
+    }
+    /// The uuid a tombstone deletes.
+    pub fn tombstone_target(&self) -> Option<Cow<'a, str>> {
+        #[derive(Deserialize)]
+        struct Data<'d> {
+            #[serde(default, borrow)]
+            deleted_uuid: Str<'d>,
+        }
+        if let Some(target) = &self.deleted_uuid.0 {
+            return Some(target.clone());
+        }
+        let data: Data = serde_json::from_str(self.data?.get()).ok()?;
+        data.deleted_uuid.0
+    }
+    /// Which of Mneme's bookkeeping markers the line is, in any dialect.
+    pub fn marker(&self) -> Option<crate::format::Marker> {
+        match self.kind() {
+            "custom" => self.custom_type.get()?.strip_prefix(crate::format::pi::CUSTOM_PREFIX).and_then(crate::format::Marker::parse),
+            kind => crate::format::Marker::parse(kind),
+        }
     }
     pub fn is_compact_boundary(&self) -> bool {
         self.kind() == "system" && self.subtype.get() == Some("compact_boundary")

@@ -1,14 +1,25 @@
-//! Compaction planning: when to compact, what to summarise, what to keep. Pure
-//! functions over a loaded session; the host brings the model that writes the summary.
+//! Compaction: when to compact, what to summarise, what to keep (`plan`, pure over
+//! a loaded session), the summariser's bounded prompt (`prompt`), the offline
+//! summariser (`summary`) and the sans-IO driver every host steps through (`run`).
+//! The host brings the model that writes the summary.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::session::{Loaded, PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
-use crate::tokens;
-use crate::transcript::{Block, Content, Line, message_text, parse_content, parse_message};
+use crate::format::{Format, Marker};
+use crate::transcript::context::ContextLines;
+use crate::transcript::scan::{Block, Content, Line, message_text, parse_content, parse_message};
+use crate::transcript::thread::Loaded;
+use crate::transcript::tokens::{self, saturating_sum};
+
+mod prompt;
+mod run;
+mod summary;
+
+pub use run::{Run, Step};
+pub(crate) use summary::extractive_summary;
 
 /// When a context is full enough to compact. In JSON: `{"fraction": 0.9}` or
 /// `{"reserve": {"reserve_tokens": 16384, "floor": 20000}}`.
@@ -35,7 +46,7 @@ impl Trigger {
     /// least 256 to say anything, at most a quarter of the window so the summary
     /// cannot refill it.
     fn summary_budget(self, context_window: u64) -> u64 {
-        (context_window.saturating_sub(self.limit(context_window)) * 4 / 5).max(256).min((context_window / 4).max(64))
+        (context_window.saturating_sub(self.limit(context_window)).saturating_mul(4) / 5).max(256).min((context_window / 4).max(64))
     }
 }
 
@@ -51,7 +62,8 @@ pub enum Keep {
 }
 
 /// Why a plan is being asked for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// After a turn: compact only if the trigger says so.
     Auto,
@@ -74,6 +86,10 @@ pub struct Settings {
     pub tool_result_budget_chars: u64,
     /// Consecutive failed compactions after which auto-compaction stops (Cersei: 3).
     pub max_failures: u32,
+    /// The context window of the model that writes the summary (`None`: the same as
+    /// `context_window`). A conversation whose prompt would not fit is summarised in
+    /// rolling steps, each carrying the summary so far.
+    pub summarizer_window: Option<u64>,
 }
 
 impl Default for Settings {
@@ -84,6 +100,7 @@ impl Default for Settings {
             keep: Keep::RecentTokens(20_000),
             tool_result_budget_chars: 50_000,
             max_failures: 3,
+            summarizer_window: None,
         }
     }
 }
@@ -97,21 +114,43 @@ pub struct Pruned {
     pub chars: u64,
 }
 
-/// What to do, as data: the host shows it, summarises `summarize` (and
-/// `turn_prefix`) with `prompt`, and hands the summary to `apply`.
+/// Why a compaction is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Due {
+    /// The context reached the trigger.
+    Threshold,
+    /// The provider refused the context as too long.
+    Overflow,
+    /// Someone asked.
+    Manual,
+}
+
+/// What applying a plan does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Nothing.
+    #[default]
+    None,
+    /// Clear the tool results in `prune`; no summary needed.
+    Prune,
+    /// Replace `summarize` with a summary.
+    Summarize,
+}
+
+/// What to do, as data: the host shows it, has `prompts` summarised one after the
+/// other (see [`Run`]), and hands the summary to apply.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Plan {
-    /// Why compaction is due: `threshold`, `overflow` or `manual`; `null` when it is
-    /// not due (or blocked).
-    pub trigger: Option<String>,
+    /// Why compaction is due; `null` when it is not due.
+    pub trigger: Option<Due>,
     /// A sentence on the decision, for people.
     pub reason: String,
     /// Set when auto-compaction is refused: the circuit breaker or the loop guard.
     pub blocked: Option<String>,
-    /// What applying does: `none`; `prune` (clear the tool results in `prune`, no
-    /// summary needed); or `summarize` (replace `summarize` with a summary).
-    pub action: String,
+    pub action: Action,
     pub context_window: u64,
     /// Tokens at which the trigger fires.
     pub limit: u64,
@@ -131,23 +170,39 @@ pub struct Plan {
     pub prune: Vec<Pruned>,
     /// The summary of the previous compaction, which the new summary must carry on.
     pub previous_summary: Option<String>,
-    /// The instruction and the conversation to summarise.
+    /// The instruction and the conversation to summarise: the whole prompt when it
+    /// fits the summariser's window, else its first step (see `steps`).
     pub prompt: String,
+    /// The conversation to summarise in pieces that each fit the summariser's window
+    /// with the summary so far: one piece when it all fits. [`Plan::step_prompt`]
+    /// turns a piece and the summary so far into a prompt.
+    pub steps: Vec<String>,
     /// The prompt for `turn_prefix`, when there is one.
     pub turn_prefix_prompt: Option<String>,
     /// Tokens the summary may use.
     pub summary_budget_tokens: u64,
+    /// What the plan was made on: the id of the session's newest entry and its size
+    /// in bytes. Applying refuses a plan whose session has changed since.
+    pub leaf: Option<String>,
+    pub session_bytes: u64,
 }
 
 impl Plan {
     /// Whether applying this plan would change anything.
     pub fn has_work(&self) -> bool {
-        self.trigger.is_some() && self.blocked.is_none() && matches!(self.action.as_str(), "prune" | "summarize")
+        self.trigger.is_some() && self.blocked.is_none() && self.action != Action::None
     }
 
     /// Whether applying needs a summary from a model (or the offline summariser).
     pub fn needs_summary(&self) -> bool {
-        self.has_work() && self.action == "summarize"
+        self.has_work() && self.action == Action::Summarize
+    }
+
+    /// The prompt for piece `step` of `steps`, carrying `summary_so_far` (the previous
+    /// compaction's summary for the first piece).
+    pub fn step_prompt(&self, step: usize, summary_so_far: Option<&str>) -> Option<String> {
+        let piece = self.steps.get(step)?;
+        Some(prompt::assemble(SUMMARY_INSTRUCTION, summary_so_far, piece))
     }
 }
 
@@ -164,9 +219,6 @@ const SUMMARY_INSTRUCTION: &str = "You are summarizing the earlier part of a con
 Be specific: keep file paths, function names, error messages, commands and numbers. Do not continue the conversation; write only the summary.";
 
 const TURN_PREFIX_INSTRUCTION: &str = "The messages below are the beginning of the current turn; the rest of the turn is kept verbatim after your summary. Summarize what the user asked in this turn and what has been done so far, briefly and specifically. Write only the summary.";
-
-/// Tool results are cut to this many characters in the prompt (pi's rule).
-const PROMPT_TOOL_RESULT_CHARS: usize = 2000;
 
 /// The role a line plays in API rounds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -199,16 +251,24 @@ fn message_id(line: &Line) -> Option<String> {
     line.env.message.and_then(parse_message).and_then(|m| m.id.get().map(ToString::to_string))
 }
 
-/// Consecutive failed compactions recorded since the last successful one.
-pub(crate) const FAILURE_KIND: &str = "compaction-failure";
+/// What a session's context measures, before anything is decided.
+struct Measure<'l, 'a> {
+    context: ContextLines,
+    previous_summary: Option<String>,
+    /// The context's messages, oldest first, and their estimated tokens.
+    units: Vec<&'l Line<'a>>,
+    estimates: Vec<u64>,
+    tokens: u64,
+    /// Where the messages after the last compaction start in `units`.
+    split: usize,
+}
 
-/// Plans a compaction of `loaded` now.
-pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
+fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     let context = loaded.context_lines();
     let lines = &loaded.lines;
     let previous_summary = match context.compaction {
         // Counted as the model receives it: wrapped.
-        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(|s| wrapped_summary(true, s)),
+        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(|s| format.dialect().shown_summary(s)),
         Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.compact.get().map(ToString::to_string),
         _ => {
             let texts: Vec<String> =
@@ -218,7 +278,28 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     };
     let units: Vec<&Line> = context.lines.iter().map(|&i| &lines[i]).collect();
     let estimates: Vec<u64> = units.iter().map(|l| tokens::estimate(l, &context.cleared)).collect();
-    let (tokens_before, split) = count_tokens(loaded, &context, previous_summary.as_deref(), &units, &estimates);
+    // Estimates for what came before the last compaction (usage reported back then
+    // measured a context that no longer exists); the provider's last usage plus
+    // estimates for what came after.
+    let compaction_at = context.compaction.map(|i| (lines[i].part, lines[i].line));
+    let split = units.iter().position(|l| compaction_at.is_none_or(|at| (l.part, l.line) > at)).unwrap_or(units.len());
+    let tokens = previous_summary
+        .as_deref()
+        .map_or(0, tokens::text_tokens)
+        .saturating_add(saturating_sum(estimates[..split].iter().copied()))
+        .saturating_add(tokens::context_tokens(units[split..].iter().copied(), &context.cleared));
+    Measure { context, previous_summary, units, estimates, tokens, split }
+}
+
+/// The tokens a model would receive if the session were resumed now.
+pub(crate) fn context_token_count(loaded: &Loaded) -> u64 {
+    measure(loaded, Format::detect(&loaded.lines)).tokens
+}
+
+/// Plans a compaction of `loaded` now.
+pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
+    let format = Format::detect(&loaded.lines);
+    let Measure { context, previous_summary, units, estimates, tokens: tokens_before, split } = measure(loaded, format);
     let limit = settings.trigger.limit(settings.context_window);
     let mut plan = Plan {
         context_window: settings.context_window,
@@ -229,10 +310,10 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         summary_budget_tokens: settings
             .trigger
             .summary_budget(settings.context_window)
-            .saturating_sub(tokens::text_tokens(CLAUDE_SUMMARY_PREFIX))
+            .saturating_sub(tokens::text_tokens(&format.dialect().shown_summary("")))
             .max(64),
         prune: prune(&units, settings.tool_result_budget_chars, &context.cleared),
-        action: "none".into(),
+        leaf: loaded.leaf().map(|i| loaded.lines[i].entry_id().into_owned()),
         ..Plan::default()
     };
 
@@ -242,15 +323,15 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     };
     match mode {
         Mode::Manual => {
-            plan.trigger = Some("manual".into());
+            plan.trigger = Some(Due::Manual);
             plan.reason = format!("compaction requested at {tokens_before} tokens (trigger at {limit})");
         }
         Mode::Overflow => {
-            plan.trigger = Some("overflow".into());
+            plan.trigger = Some(Due::Overflow);
             plan.reason = format!("the provider refused the context as too long ({tokens_before} tokens estimated)");
         }
         Mode::Auto if over => {
-            plan.trigger = Some("threshold".into());
+            plan.trigger = Some(Due::Threshold);
             plan.reason = format!("{tokens_before} tokens reach the trigger at {limit} of a {} window", settings.context_window);
         }
         Mode::Auto => {
@@ -264,23 +345,22 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
         plan.blocked = Some(blocked);
         return plan;
     }
-    // No model needed when clearing the oldest tool results is enough.
-    let saved: u64 = plan.prune.iter().map(|p| (p.chars / 4).saturating_sub(tokens::CLEARED_RESULT_TOKENS)).sum();
-    // pi has no entry for cleared results, so its sessions are always summarised.
-    let pi = loaded.lines.first().is_some_and(|l| l.env.kind() == "session");
-    if mode == Mode::Auto && !pi && !plan.prune.is_empty() && tokens_before.saturating_sub(saved) < limit {
-        plan.action = "prune".into();
+    // No model needed when clearing the oldest tool results is enough. Only Claude
+    // Code has an entry for cleared results; pi and crab sessions are summarised.
+    let saved = saturating_sum(plan.prune.iter().map(|p| (p.chars / 4).saturating_sub(tokens::CLEARED_RESULT_TOKENS)));
+    if mode == Mode::Auto && format == Format::Claude && !plan.prune.is_empty() && tokens_before.saturating_sub(saved) < limit {
+        plan.action = Action::Prune;
         plan.reason = format!(
             "{}; clearing the {} oldest tool results frees ~{saved} tokens, enough without a summary",
             plan.reason,
             plan.prune.len()
         );
         plan.keep = ids(&units);
-        plan.keep_tokens = estimates.iter().sum::<u64>().saturating_sub(saved);
+        plan.keep_tokens = saturating_sum(estimates.iter().copied()).saturating_sub(saved);
         return plan;
     }
 
-    if pi && units.iter().any(|l| l.env.uuid().is_none()) {
+    if format == Format::Pi && units.iter().any(|l| l.env.uuid().is_none()) {
         plan.reason =
             format!("{}; but this pi session predates entry ids (format v1): open it in pi once so it migrates, then compact", plan.reason);
         return plan;
@@ -288,46 +368,33 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     let Some(cut) = cut_point(&units, &estimates, settings.keep) else {
         plan.reason = format!("{}; but every message is within what must be kept, so there is nothing to summarise", plan.reason);
         plan.keep = ids(&units);
-        plan.keep_tokens = estimates.iter().sum();
+        plan.keep_tokens = saturating_sum(estimates.iter().copied());
         return plan;
     };
-    plan.action = "summarize".into();
-    let turn_start = if part_of(units[cut]) == Part::Prompt { None } else { units[..cut].iter().rposition(|l| part_of(l) == Part::Prompt) };
+    plan.action = Action::Summarize;
+    let turn_start = match units.get(cut) {
+        Some(line) if part_of(line) != Part::Prompt => units[..cut].iter().rposition(|l| part_of(l) == Part::Prompt),
+        _ => None,
+    };
     let summarize_end = turn_start.unwrap_or(cut);
     plan.summarize = ids(&units[..summarize_end]);
     plan.turn_prefix = ids(&units[summarize_end..cut]);
     plan.keep = ids(&units[cut..]);
-    plan.keep_tokens = estimates[cut..].iter().sum();
-    plan.prompt = prompt(SUMMARY_INSTRUCTION, plan.previous_summary.as_deref(), &units[..summarize_end]);
+    plan.keep_tokens = saturating_sum(estimates[cut..].iter().copied());
+    // Each request carries the instruction, the summary so far and a piece of the
+    // conversation, and leaves room for the answer.
+    let window = settings.summarizer_window.unwrap_or(settings.context_window);
+    let overhead = tokens::text_tokens(SUMMARY_INSTRUCTION).saturating_add(plan.summary_budget_tokens.saturating_mul(2)).saturating_add(512);
+    let piece_tokens = window.saturating_sub(overhead).max(prompt::MIN_PIECE_TOKENS);
+    plan.steps = prompt::pieces(&units[..summarize_end], piece_tokens);
+    plan.prompt = plan.step_prompt(0, plan.previous_summary.as_deref()).unwrap_or_default();
     if summarize_end < cut {
-        plan.turn_prefix_prompt = Some(prompt(TURN_PREFIX_INSTRUCTION, None, &units[summarize_end..cut]));
+        let prefix = prompt::pieces(&units[summarize_end..cut], piece_tokens);
+        // A turn prefix longer than one request keeps its end: the part nearest the cut.
+        let prefix = prefix.last().map_or("", String::as_str);
+        plan.turn_prefix_prompt = Some(prompt::assemble(TURN_PREFIX_INSTRUCTION, None, prefix));
     }
     plan
-}
-
-/// Tokens of a context: the summary, estimates for what came before the last
-/// compaction (usage reported back then measured a context that no longer exists),
-/// and the provider's last usage plus estimates for what came after. Also returns
-/// where the lines after the compaction start in `units`.
-fn count_tokens(
-    loaded: &Loaded,
-    context: &crate::session::ContextLines,
-    summary: Option<&str>,
-    units: &[&Line],
-    estimates: &[u64],
-) -> (u64, usize) {
-    let compaction_at = context.compaction.map(|i| (loaded.lines[i].part, loaded.lines[i].line));
-    let fresh = |l: &&Line| compaction_at.is_none_or(|at| (l.part, l.line) > at);
-    let split = units.iter().position(fresh).unwrap_or(units.len());
-    let tokens = summary.map_or(0, tokens::text_tokens)
-        + estimates[..split].iter().sum::<u64>()
-        + tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
-    (tokens, split)
-}
-
-/// The tokens a model would receive if the session were resumed now.
-pub(crate) fn context_token_count(loaded: &Loaded) -> u64 {
-    plan(loaded, &Settings::default(), Mode::Auto).tokens_before
 }
 
 fn ids(lines: &[&Line]) -> Vec<String> {
@@ -337,7 +404,7 @@ fn ids(lines: &[&Line]) -> Vec<String> {
 /// Why auto or overflow compaction must not run now, if it must not.
 fn blocked(
     loaded: &Loaded,
-    context: &crate::session::ContextLines,
+    context: &ContextLines,
     settings: &Settings,
     mode: Mode,
     new_messages: usize,
@@ -382,7 +449,7 @@ pub(crate) fn consecutive_failures(loaded: &Loaded) -> u32 {
         if line.env.is_compaction() {
             break;
         }
-        if line.env.kind() == FAILURE_KIND {
+        if line.env.marker() == Some(Marker::CompactionFailure) {
             failures += 1;
         }
     }
@@ -401,7 +468,7 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
             let mut from = units.len();
             while from > 0 && kept < budget {
                 from -= 1;
-                kept += estimates[from];
+                kept = kept.saturating_add(estimates.get(from).copied().unwrap_or(0));
             }
             if kept < budget {
                 return None;
@@ -409,6 +476,10 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
             from
         }
     };
+    // Keeping nothing cuts after the last message.
+    if must_keep_from >= units.len() {
+        return (!units.is_empty()).then_some(units.len());
+    }
     (1..=must_keep_from).rev().find(|&i| match part_of(units[i]) {
         Part::Prompt => true,
         Part::ToolResults => false,
@@ -421,7 +492,7 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
 }
 
 /// Tool results beyond the budget, oldest first (those already cleared excluded).
-fn prune(units: &[&Line], budget: u64, cleared: &alloc::collections::BTreeSet<String>) -> Vec<Pruned> {
+fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned> {
     let mut results = Vec::new();
     for line in units {
         let Some(Content::Blocks(blocks)) = line.env.message.and_then(parse_message).and_then(|m| parse_content(m.content)) else {
@@ -437,7 +508,7 @@ fn prune(units: &[&Line], budget: u64, cleared: &alloc::collections::BTreeSet<St
             });
         }
     }
-    let mut total: u64 = results.iter().map(|r| r.chars).sum();
+    let mut total = saturating_sum(results.iter().map(|r| r.chars));
     let mut over = Vec::new();
     for result in results {
         if total <= budget {
@@ -447,163 +518,4 @@ fn prune(units: &[&Line], budget: u64, cleared: &alloc::collections::BTreeSet<St
         over.push(result);
     }
     over
-}
-
-/// The instruction, the previous summary and the conversation as text.
-fn prompt(instruction: &str, previous: Option<&str>, lines: &[&Line]) -> String {
-    let mut out = String::from(instruction);
-    if let Some(previous) = previous {
-        out.push_str("\n\nThe summary of the conversation before this part, to carry forward and update:\n<previous-summary>\n");
-        out.push_str(previous);
-        out.push_str("\n</previous-summary>");
-    }
-    out.push_str("\n\n<conversation>\n");
-    for line in lines {
-        serialize(line, &mut out);
-    }
-    out.push_str("</conversation>");
-    out
-}
-
-fn clip(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => &text[..at],
-        None => text,
-    }
-}
-
-fn serialize(line: &Line, out: &mut String) {
-    let Some(message) = line.env.message.and_then(parse_message) else { return };
-    let role = message.role.get().unwrap_or(line.env.kind());
-    match parse_content(message.content) {
-        Some(Content::Text(text)) => out.push_str(&format!("[{role}]: {text}\n")),
-        Some(Content::Blocks(blocks)) => {
-            for block in &blocks {
-                if let Some(text) = block_line(role, block) {
-                    out.push_str(&text);
-                    out.push('\n');
-                }
-            }
-        }
-        None => {}
-    }
-}
-
-fn raw_json(value: Option<&serde_json::value::RawValue>) -> &str {
-    value.map_or("", |r| r.get())
-}
-
-fn block_line(role: &str, block: &Block) -> Option<String> {
-    let raw = raw_json;
-    Some(match block.kind.get()? {
-        "text" => format!("[{role}]: {}", block.text.get()?),
-        "thinking" => return None,
-        "tool_use" => format!("[{role} calls {}]: {}", block.name.get().unwrap_or("?"), clip(raw(block.input), PROMPT_TOOL_RESULT_CHARS)),
-        "toolCall" => {
-            format!("[{role} calls {}]: {}", block.name.get().unwrap_or("?"), clip(raw(block.arguments), PROMPT_TOOL_RESULT_CHARS))
-        }
-        "tool_result" => {
-            let content = match parse_content(block.content) {
-                Some(Content::Text(text)) => text.into_owned(),
-                Some(Content::Blocks(inner)) => inner.iter().filter_map(|b| b.text.get()).collect::<Vec<_>>().join("\n"),
-                None => String::new(),
-            };
-            format!("[tool result]: {}", clip(&content, PROMPT_TOOL_RESULT_CHARS))
-        }
-        "image" => format!("[{role}]: [image]"),
-        other => format!("[{role}]: [{other}]"),
-    })
-}
-
-/// A summary written without a model: the requests, the first sentence of each
-/// reply, the tools used and the files touched, within `budget_tokens`. The default
-/// of every host, so compaction works offline.
-pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
-    let wanted: BTreeMap<&str, ()> = plan.summarize.iter().chain(&plan.turn_prefix).map(|id| (id.as_str(), ())).collect();
-    let lines: Vec<&Line> = loaded.lines.iter().filter(|l| wanted.contains_key(l.entry_id().as_ref())).collect();
-    let mut requests = Vec::new();
-    let mut replies = Vec::new();
-    let mut tools: BTreeMap<String, u32> = BTreeMap::new();
-    let mut files: Vec<String> = Vec::new();
-    for line in &lines {
-        let Some(message) = line.env.message.and_then(parse_message) else { continue };
-        let role = message.role.get().unwrap_or(line.env.kind());
-        match parse_content(message.content) {
-            Some(Content::Text(text)) if role == "user" => requests.push(first_sentences(&text, 240)),
-            Some(Content::Text(text)) => replies.push(first_sentences(&text, 160)),
-            Some(Content::Blocks(blocks)) => {
-                for block in &blocks {
-                    match block.kind.get() {
-                        Some("text") if role == "user" => requests.extend(block.text.get().map(|t| first_sentences(t, 240))),
-                        Some("text") => replies.extend(block.text.get().map(|t| first_sentences(t, 160))),
-                        Some("tool_use" | "toolCall") => {
-                            *tools.entry(block.name.get().unwrap_or("?").to_string()).or_default() += 1;
-                            let input =
-                                block.input.or(block.arguments).and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok());
-                            for key in ["file_path", "path", "notebook_path"] {
-                                if let Some(path) = input.as_ref().and_then(|v| v.get(key)).and_then(|v| v.as_str())
-                                    && !files.iter().any(|f| f == path)
-                                {
-                                    files.push(path.to_string());
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    requests.retain(|r| !r.is_empty());
-    replies.retain(|r| !r.is_empty());
-    let mut out = String::from("Summary of the earlier conversation (extracted without a model).\n");
-    if let Some(previous) = &plan.previous_summary {
-        out.push_str("\n## Before that\n");
-        out.push_str(clip(previous, 2000));
-        out.push('\n');
-    }
-    let section = |out: &mut String, title: &str, items: &[String]| {
-        if items.is_empty() {
-            return;
-        }
-        out.push_str(&format!("\n## {title}\n"));
-        // The first and the latest matter most when there are many.
-        let shown: Vec<&String> =
-            if items.len() > 12 { items[..4].iter().chain(&items[items.len() - 8..]).collect() } else { items.iter().collect() };
-        for (i, item) in shown.iter().enumerate() {
-            if items.len() > 12 && i == 4 {
-                out.push_str(&format!("- … {} more …\n", items.len() - 12));
-            }
-            out.push_str(&format!("- {item}\n"));
-        }
-    };
-    section(&mut out, "What the user asked", &requests);
-    section(&mut out, "What the assistant said", &replies);
-    let tool_list: Vec<String> = tools.iter().map(|(name, n)| format!("{name} ×{n}")).collect();
-    if !tool_list.is_empty() {
-        out.push_str(&format!("\n## Tools used\n{}\n", tool_list.join(", ")));
-    }
-    section(&mut out, "Files touched", &files);
-    clip(&out, plan.summary_budget_tokens as usize * 4).to_string()
-}
-
-fn first_sentences(text: &str, max: usize) -> String {
-    let text = text.trim();
-    let end = text.find(". ").map_or(text.len(), |at| at + 1).min(text.find('\n').unwrap_or(text.len()));
-    let sentence = clip(&text[..end], max);
-    if sentence.len() < text.len() { format!("{}…", sentence.trim_end()) } else { sentence.to_string() }
-}
-
-/// The text of a Claude Code compaction summary entry.
-pub(crate) fn claude_summary_text(summary: &str) -> String {
-    format!("{CLAUDE_SUMMARY_PREFIX}{summary}")
-}
-
-/// What Claude Code writes before a compaction summary.
-const CLAUDE_SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
-
-/// The summary as the model receives it, in each format's wrapping.
-pub(crate) fn wrapped_summary(format_is_pi: bool, summary: &str) -> String {
-    if format_is_pi { format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}") } else { claude_summary_text(summary) }
 }

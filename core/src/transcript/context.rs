@@ -1,12 +1,14 @@
-//! A session's parts read as one transcript: tombstones, threading, resume context and
-//! consistency checks. Everything here works on the borrowed lines of one read.
+//! The context a model resumes with: the main chain from its last compaction on,
+//! with preserved segments, cleared tool results and split replies merged.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::time;
-use crate::transcript::{Block, Content, Entry, Line, LoadReport, PartScan, TypeCount, parse_content, parse_message};
+use super::scan::{Block, Content, Line, parse_content, parse_message};
+use super::thread::Loaded;
+use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
+use crate::support::lenient::Str;
 
 /// The entries of a resumed conversation, as a model would receive them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -29,47 +31,6 @@ pub struct ContextMessage {
     /// The summary a compaction left in place of the earlier history.
     pub is_compact_summary: bool,
 }
-
-/// A problem `check` found in the structure of a transcript.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Finding {
-    pub part: u32,
-    pub line: u32,
-    /// The id involved: the missing parent uuid, or the tool call id.
-    pub id: String,
-}
-
-/// The load report plus structural problems.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CheckReport {
-    pub load: LoadReport,
-    /// Entries whose `parentUuid` names no entry of the session.
-    pub dangling_parents: Vec<Finding>,
-    /// `tool_use` blocks with no `tool_result` after them.
-    pub orphaned_tool_uses: Vec<Finding>,
-    /// `tool_result` blocks with no `tool_use` before them.
-    pub orphaned_tool_results: Vec<Finding>,
-}
-
-impl CheckReport {
-    /// Whether anything needs attention: unreadable lines, a torn tail, glued objects,
-    /// invalid UTF-8, dangling parents or unpaired tool calls.
-    pub fn has_problems(&self) -> bool {
-        let load = &self.load;
-        !load.skipped.is_empty()
-            || load.torn_tail
-            || load.recovered_glued > 0
-            || load.invalid_utf8 > 0
-            || !self.dangling_parents.is_empty()
-            || !self.orphaned_tool_uses.is_empty()
-            || !self.orphaned_tool_results.is_empty()
-    }
-}
-
-/// How pi shows a compaction summary to the model.
-pub(crate) const PI_SUMMARY_PREFIX: &str =
-    "The conversation history before this point was compacted into the following summary:\n<summary>\n";
-pub(crate) const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
 
 /// The lines of a resume context (indices into [`Loaded::lines`]).
 pub(crate) struct ContextLines {
@@ -96,8 +57,15 @@ fn cleared_tool_ids(metadata: Option<&serde_json::value::RawValue>) -> Vec<Strin
 /// What a model sees in place of a cleared tool result (Claude Code's wording).
 pub(crate) const CLEARED_RESULT: &str = "[Old tool result content cleared]";
 
-/// `(headUuid, tailUuid)` of a boundary's `compactMetadata.preservedSegment`.
-fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<(String, String)> {
+/// A boundary's `compactMetadata.preservedSegment`.
+pub(crate) struct PreservedSegment {
+    pub head: String,
+    pub tail: String,
+    /// The summary the head continues from.
+    pub anchor: Option<String>,
+}
+
+pub(crate) fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<PreservedSegment> {
     #[derive(serde::Deserialize)]
     struct Metadata<'a> {
         #[serde(rename = "preservedSegment", borrow)]
@@ -105,141 +73,23 @@ fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<(
     }
     #[derive(serde::Deserialize)]
     struct Segment<'a> {
-        #[serde(rename = "headUuid", borrow)]
-        head: crate::lenient::Str<'a>,
-        #[serde(rename = "tailUuid", borrow)]
-        tail: crate::lenient::Str<'a>,
+        #[serde(rename = "headUuid", default, borrow)]
+        head: Str<'a>,
+        #[serde(rename = "tailUuid", default, borrow)]
+        tail: Str<'a>,
+        #[serde(rename = "anchorUuid", default, borrow)]
+        anchor: Str<'a>,
     }
     let metadata: Metadata = serde_json::from_str(metadata?.get()).ok()?;
     let segment = metadata.preserved_segment?;
-    Some((segment.head.get()?.to_string(), segment.tail.get()?.to_string()))
+    Some(PreservedSegment {
+        head: segment.head.get()?.to_string(),
+        tail: segment.tail.get()?.to_string(),
+        anchor: segment.anchor.get().map(ToString::to_string),
+    })
 }
 
-/// All parts of a session, read once.
-pub(crate) struct Loaded<'a> {
-    pub lines: Vec<Line<'a>>,
-    pub report: LoadReport,
-    deleted: BTreeSet<String>,
-}
-
-impl<'a> Loaded<'a> {
-    /// Joins the parts in order, counts entries by type and applies tombstones from
-    /// any part to entries in any part.
-    pub fn assemble(scans: Vec<PartScan<'a>>) -> Self {
-        let mut report = LoadReport::default();
-        // The first part's index is taken over, not copied: copying would hold two
-        // indexes at once.
-        let mut lines: Vec<Line<'a>> = Vec::new();
-        let last = scans.len().saturating_sub(1);
-        for (index, mut scan) in scans.into_iter().enumerate() {
-            report.recovered_glued += scan.recovered_glued;
-            report.invalid_utf8 += scan.invalid_utf8;
-            report.skipped.append(&mut scan.skipped);
-            if scan.torn_at.is_some() {
-                if index == last {
-                    report.torn_tail = true;
-                } else {
-                    let part = scan.lines.first().map_or(index as u32 + 1, |l| l.part);
-                    report.skipped.push(crate::SkippedLine {
-                        part,
-                        line: scan.line_count,
-                        reason: "torn line (cut off mid-write) at the end of an earlier part".into(),
-                    });
-                }
-            }
-            if lines.is_empty() {
-                core::mem::swap(&mut lines, &mut scan.lines);
-            } else {
-                lines.append(&mut scan.lines);
-            }
-        }
-        let mut by_type: BTreeMap<&str, u32> = BTreeMap::new();
-        let mut deleted = BTreeSet::new();
-        for line in &lines {
-            *by_type.entry(line.env.kind()).or_default() += 1;
-            if line.env.kind() == "tombstone"
-                && let Some(target) = line.env.deleted_uuid.get()
-            {
-                deleted.insert(target.to_string());
-            }
-        }
-        report.entries = lines.len() as u32;
-        report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { kind: kind.to_string(), count }).collect();
-        let mut loaded = Loaded { lines, report, deleted };
-        loaded.report.tombstoned = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
-        loaded
-    }
-
-    /// Visible to readers: not a tombstone line and not tombstoned.
-    pub fn is_live(&self, line: &Line) -> bool {
-        line.env.kind() != "tombstone" && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
-    }
-
-    pub fn index(&self) -> BTreeMap<&str, usize> {
-        let mut index = BTreeMap::new();
-        for (i, line) in self.lines.iter().enumerate() {
-            if let Some(uuid) = line.env.uuid() {
-                index.entry(uuid).or_insert(i);
-            }
-        }
-        index
-    }
-
-    /// Where the conversation continues from: its parent, or across a compaction
-    /// boundary (whose `parentUuid` is null) to the entry before it.
-    fn parent_of<'s>(line: &'s Line) -> Option<&'s str> {
-        match line.env.parent_uuid() {
-            Some(parent) => Some(parent),
-            None if line.env.is_compact_boundary() => line.env.logical_parent_uuid.get(),
-            None => None,
-        }
-    }
-
-    /// The newest leaf of the main conversation: the live, non-sidechain entry with a
-    /// uuid and no live child, with the latest timestamp (the later line on a tie). A
-    /// sub-agent's own file holds only sidechain entries: then they are the conversation.
-    pub fn leaf(&self) -> Option<usize> {
-        let mut has_child = BTreeSet::new();
-        for line in self.lines.iter().filter(|l| self.is_live(l)) {
-            if let Some(parent) = Self::parent_of(line) {
-                has_child.insert(parent);
-            }
-        }
-        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
-        // pi's `session` header carries an id but stands outside the tree.
-        let candidates = self
-            .lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| self.is_live(l) && l.env.kind() != "session" && (only_sidechains || !l.env.is_sidechain.0));
-        let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
-        leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
-    }
-
-    /// The main conversation from its root to the newest leaf, through compaction
-    /// boundaries, as indices into `lines` (tombstoned entries left out).
-    pub fn chain(&self) -> Vec<usize> {
-        let Some(leaf) = self.leaf() else {
-            // A transcript without ids (pi v1, before pi's own migration gave entries
-            // ids) is one conversation in file order.
-            let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
-            return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
-        };
-        let index = self.index();
-        let mut chain = Vec::new();
-        let mut seen = BTreeSet::new();
-        let mut current = Some(leaf);
-        while let Some(i) = current {
-            if !seen.insert(i) {
-                break;
-            }
-            chain.push(i);
-            current = Self::parent_of(&self.lines[i]).and_then(|p| index.get(p).copied());
-        }
-        chain.reverse();
-        chain.retain(|&i| self.is_live(&self.lines[i]));
-        chain
-    }
+impl Loaded<'_> {
 
     /// Which lines make up the context a model resumes with, in order.
     ///
@@ -280,10 +130,13 @@ impl<'a> Loaded<'a> {
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared };
         }
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
+        // With an anchor the segment is relinked after the summary, so it is already in
+        // `after`; a segment without one is found before the boundary.
         let preserved = preserved_segment(env.compact_metadata)
-            .and_then(|(head, tail)| {
-                let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(tail.as_str()))?;
-                let head = chain[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(head.as_str()))?;
+            .filter(|segment| segment.anchor.is_none())
+            .and_then(|segment| {
+                let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.tail.as_str()))?;
+                let head = chain[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.head.as_str()))?;
                 Some(&chain[head..=tail])
             })
             .unwrap_or(&[]);
@@ -353,59 +206,6 @@ impl<'a> Loaded<'a> {
         context
     }
 
-    /// Dangling parents and tool calls without results (or results without calls).
-    pub fn check(&self) -> CheckReport {
-        let index = self.index();
-        let mut report = CheckReport { load: self.report.clone(), ..CheckReport::default() };
-        let mut calls: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-        let mut answered: BTreeSet<String> = BTreeSet::new();
-        for line in self.lines.iter().filter(|l| self.is_live(l)) {
-            if let Some(parent) = line.env.parent_uuid()
-                && !index.contains_key(parent)
-            {
-                report.dangling_parents.push(Finding { part: line.part, line: line.line, id: parent.to_string() });
-            }
-            let Some(message) = line.env.message.and_then(parse_message) else { continue };
-            let Some(Content::Blocks(blocks)) = parse_content(message.content) else { continue };
-            for block in &blocks {
-                match block.kind.get() {
-                    Some("tool_use") => {
-                        if let Some(id) = block.id.get() {
-                            calls.insert(id.to_string(), (line.part, line.line));
-                        }
-                    }
-                    Some("tool_result") => {
-                        let Some(id) = block.tool_use_id.get() else { continue };
-                        if calls.contains_key(id) {
-                            answered.insert(id.to_string());
-                        } else {
-                            report.orphaned_tool_results.push(Finding { part: line.part, line: line.line, id: id.to_string() });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let mut unanswered: Vec<Finding> =
-            calls.into_iter().filter(|(id, _)| !answered.contains(id)).map(|(id, (part, line))| Finding { part, line, id }).collect();
-        unanswered.sort_by_key(|f| (f.part, f.line));
-        report.orphaned_tool_uses = unanswered;
-        report
-    }
-
-    /// Live entries in file order, and the main chain as indices into them.
-    pub fn entries_and_chain(&self) -> (Vec<Entry>, Vec<u32>) {
-        let mut position = alloc::vec![u32::MAX; self.lines.len()];
-        let mut entries = Vec::new();
-        for (i, line) in self.lines.iter().enumerate() {
-            if self.is_live(line) {
-                position[i] = entries.len() as u32;
-                entries.push(line.to_entry());
-            }
-        }
-        let chain = self.chain().into_iter().map(|i| position[i]).collect();
-        (entries, chain)
-    }
 }
 
 /// `message.id` of an entry, borrowed from the line's text.

@@ -1,18 +1,19 @@
-//! Storage that fails on purpose, shared by the core's tests.
+//! Storage that fails on purpose, for tests of every write path: fail call number N
+//! (1-based), optionally every call after it, only one kind of operation, with an I/O
+//! error (outcome unknown) or a quota refusal (nothing written).
 
-// Each test binary compiles this module on its own and uses only part of it.
-#![allow(dead_code)]
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::cell::Cell;
 
-use std::cell::Cell;
+use super::{KeyInfo, Storage, StorageError};
 
-use mneme_core::{KeyInfo, MemoryStorage, Storage, StorageError};
-
-/// Wraps memory storage and fails call number `fail_at` (1-based; 0 never), and with
-/// `forever` every call after it too. Unlocks always succeed and are not counted: a
-/// real host's lock dies with its holder, and a failed unlock would only wedge the
-/// in-memory lock for the store a test reopens.
-pub struct Faulty<'a> {
-    pub inner: &'a MemoryStorage,
+/// Wraps a storage and fails call number `fail_at` (1-based; 0 never). Unlocks always
+/// succeed and are not counted: a real host's lock dies with its holder, and a failed
+/// unlock would only wedge the lock for the store a test reopens.
+pub struct Faulty<S> {
+    pub inner: S,
     pub calls: Cell<u32>,
     pub fail_at: Cell<u32>,
     forever: bool,
@@ -20,8 +21,8 @@ pub struct Faulty<'a> {
     quota: bool,
 }
 
-impl<'a> Faulty<'a> {
-    pub fn new(inner: &'a MemoryStorage, fail_at: u32) -> Self {
+impl<S: Storage> Faulty<S> {
+    pub fn new(inner: S, fail_at: u32) -> Self {
         Self { inner, calls: Cell::new(0), fail_at: Cell::new(fail_at), forever: false, only: None, quota: false }
     }
 
@@ -47,21 +48,21 @@ impl<'a> Faulty<'a> {
         if self.only.is_some_and(|only| only != operation) {
             return Ok(());
         }
-        let n = self.calls.get() + 1;
+        let n = self.calls.get().saturating_add(1);
         self.calls.set(n);
         let fail_at = self.fail_at.get();
         if fail_at == 0 || n < fail_at || (n > fail_at && !self.forever) {
             return Ok(());
         }
         Err(if self.quota {
-            StorageError::QuotaExceeded { key: key.into() }
+            StorageError::QuotaExceeded { key: key.to_string() }
         } else {
-            StorageError::Io { key: key.into(), message: format!("injected failure at call {n}") }
+            StorageError::Io { key: key.to_string(), message: format!("injected failure at call {n}") }
         })
     }
 }
 
-impl Storage for Faulty<'_> {
+impl<S: Storage> Storage for Faulty<S> {
     async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
         self.tick("list", prefix)?;
         self.inner.list(prefix).await

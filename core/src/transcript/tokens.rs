@@ -7,7 +7,7 @@ use alloc::string::String;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::transcript::{Block, Content, Line, parse_content, parse_message};
+use super::scan::{Block, Content, Line, parse_content, parse_message};
 
 /// What an image costs, whatever its size (pi's 4800 characters).
 pub const IMAGE_TOKENS: u64 = 1200;
@@ -50,6 +50,12 @@ pub fn context_window(model: &str) -> Option<u64> {
     Some(window)
 }
 
+/// Sums token counts that come from files and callers: a count near `u64::MAX` stays
+/// there rather than wrapping to a small number (which would stop compaction firing).
+pub(crate) fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 fn chars_to_tokens(chars: u64) -> u64 {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
@@ -73,7 +79,7 @@ pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
 fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<String>) -> u64 {
     match parse_content(content) {
         Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
-        Some(Content::Blocks(blocks)) => blocks.iter().map(|b| block_tokens(b, cleared)).sum(),
+        Some(Content::Blocks(blocks)) => saturating_sum(blocks.iter().map(|b| block_tokens(b, cleared))),
         // Content of an unexpected shape: its JSON size is the best guess.
         None => content.map_or(0, |raw| chars_to_tokens(raw.get().len() as u64)),
     }
@@ -86,8 +92,8 @@ fn block_tokens(block: &Block, cleared: &BTreeSet<String>) -> u64 {
         Some("image") => IMAGE_TOKENS,
         Some("text") => chars_to_tokens(chars(block.text.get())),
         Some("thinking") => chars_to_tokens(chars(block.thinking.get())),
-        Some("tool_use") => chars_to_tokens(chars(block.name.get()) + raw(block.input)),
-        Some("toolCall") => chars_to_tokens(chars(block.name.get()) + raw(block.arguments)),
+        Some("tool_use") => chars_to_tokens(chars(block.name.get()).saturating_add(raw(block.input))),
+        Some("toolCall") => chars_to_tokens(chars(block.name.get()).saturating_add(raw(block.arguments))),
         Some("tool_result") if block.tool_use_id.get().is_some_and(|id| cleared.contains(id)) => CLEARED_RESULT_TOKENS,
         Some("tool_result") => content_tokens(block.content, cleared),
         _ => chars_to_tokens(chars(block.text.get())),
@@ -135,8 +141,7 @@ impl Usage {
             self.cache_write,
         ]
         .iter()
-        .map(|n| n.unwrap_or(0))
-        .sum()
+        .fold(0, |sum, n| sum.saturating_add(n.unwrap_or(0)))
     }
 }
 
@@ -155,9 +160,9 @@ pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line
     let mut after = 0;
     for line in lines.rev() {
         if let Some(reported) = reported_usage(line) {
-            return reported + after;
+            return reported.saturating_add(after);
         }
-        after += estimate(line, cleared);
+        after = after.saturating_add(estimate(line, cleared));
     }
     after
 }

@@ -3,7 +3,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use crate::storage::{KeyInfo, Storage, StorageError};
+use super::{KeyInfo, Storage, StorageError};
+use crate::keys::check_key;
 
 /// [`Storage`] in memory: for tests, ephemeral stores and as the reference the
 /// conformance suite holds every other host to.
@@ -11,12 +12,12 @@ use crate::storage::{KeyInfo, Storage, StorageError};
 /// Locks cannot wait in a single thread, so taking a held lock fails at once with
 /// [`StorageError::Locked`].
 #[derive(Debug, Default)]
-pub struct MemoryStorage {
+pub struct InMemoryStorage {
     objects: RefCell<BTreeMap<String, Vec<u8>>>,
     locks: RefCell<BTreeSet<String>>,
 }
 
-impl MemoryStorage {
+impl InMemoryStorage {
     pub fn new() -> Self {
         Self::default()
     }
@@ -26,17 +27,18 @@ fn not_found(key: &str) -> StorageError {
     StorageError::NotFound { key: key.to_string() }
 }
 
-impl Storage for MemoryStorage {
+impl Storage for InMemoryStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
         let objects = self.objects.borrow();
         Ok(objects
-            .range(prefix.to_string()..)
+            .range::<str, _>((core::ops::Bound::Included(prefix), core::ops::Bound::Unbounded))
             .take_while(|(key, _)| key.starts_with(prefix))
             .map(|(key, data)| KeyInfo { key: key.clone(), size: data.len() as u64 })
             .collect())
     }
 
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        check_key(key)?;
         let objects = self.objects.borrow();
         let data = objects.get(key).ok_or_else(|| not_found(key))?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
@@ -48,6 +50,7 @@ impl Storage for MemoryStorage {
     }
 
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        check_key(key)?;
         let mut objects = self.objects.borrow_mut();
         let object = objects.entry(key.to_string()).or_default();
         object.extend_from_slice(data);
@@ -55,11 +58,13 @@ impl Storage for MemoryStorage {
     }
 
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+        check_key(key)?;
         self.objects.borrow_mut().insert(key.to_string(), data.to_vec());
         Ok(())
     }
 
     async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        check_key(key)?;
         let mut objects = self.objects.borrow_mut();
         let object = objects.get_mut(key).ok_or_else(|| not_found(key))?;
         object.truncate(usize::try_from(len).unwrap_or(usize::MAX));
@@ -67,6 +72,7 @@ impl Storage for MemoryStorage {
     }
 
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        check_key(key)?;
         match self.objects.borrow_mut().remove(key) {
             Some(_) => Ok(()),
             None => Err(not_found(key)),
@@ -74,6 +80,8 @@ impl Storage for MemoryStorage {
     }
 
     async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        check_key(from)?;
+        check_key(to)?;
         let mut objects = self.objects.borrow_mut();
         if objects.contains_key(to) {
             return Err(StorageError::AlreadyExists { key: to.to_string() });
@@ -84,6 +92,7 @@ impl Storage for MemoryStorage {
     }
 
     async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        check_key(name)?;
         if self.locks.borrow_mut().insert(name.to_string()) { Ok(()) } else { Err(StorageError::Locked { key: name.to_string() }) }
     }
 

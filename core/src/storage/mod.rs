@@ -1,5 +1,15 @@
+//! The one thing a host must provide: a flat, byte-level key space with the contract
+//! written on it. `in_memory` is the reference backend, `faulty` fails on purpose for
+//! tests, and `contract` is the suite every backend runs.
+
 use alloc::string::String;
 use alloc::vec::Vec;
+
+pub mod contract;
+pub mod faulty;
+mod in_memory;
+
+pub use in_memory::InMemoryStorage;
 
 /// One stored object, as returned by [`Storage::list`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +82,7 @@ pub enum StorageError {
     AlreadyExists { key: String },
     #[error("refused key `{key}`: {reason}")]
     InvalidKey { key: String, reason: String },
-    #[error("`{key}` cannot be written: this store is read-only (use --root for a writable store)")]
+    #[error("`{key}` cannot be written: this store is read-only; open a writable store to change it")]
     ReadOnly { key: String },
     #[error("`{key}` is locked by another writer; retry when it finishes")]
     Locked { key: String },

@@ -1,0 +1,120 @@
+//! The summariser's prompt: the conversation as text, bounded so the request itself
+//! fits the summariser's window.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
+
+/// Tool results are cut to this many characters in the prompt (pi's rule).
+const PROMPT_TOOL_RESULT_CHARS: usize = 2000;
+
+/// A piece is never smaller than this, so a tiny window still makes progress.
+pub(crate) const MIN_PIECE_TOKENS: u64 = 1024;
+
+/// The instruction, the summary so far and a piece of the conversation as one prompt.
+pub(crate) fn assemble(instruction: &str, previous: Option<&str>, piece: &str) -> String {
+    let mut out = String::with_capacity(instruction.len() + previous.map_or(0, str::len) + piece.len() + 160);
+    out.push_str(instruction);
+    if let Some(previous) = previous {
+        out.push_str("\n\nThe summary of the conversation before this part, to carry forward and update:\n<previous-summary>\n");
+        out.push_str(previous);
+        out.push_str("\n</previous-summary>");
+    }
+    out.push_str("\n\n<conversation>\n");
+    out.push_str(piece);
+    out.push_str("</conversation>");
+    out
+}
+
+/// The conversation as text, in pieces of at most `piece_tokens` estimated tokens
+/// each (a message longer than that is split across pieces). Always at least one
+/// piece.
+pub(crate) fn pieces(lines: &[&Line], piece_tokens: u64) -> Vec<String> {
+    let max_chars = usize::try_from(piece_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    let mut current_chars = 0usize;
+    let mut text = String::new();
+    for line in lines {
+        text.clear();
+        serialize(line, &mut text);
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let room = max_chars.saturating_sub(current_chars);
+            let chars = rest.chars().count();
+            if chars <= room {
+                current.push_str(rest);
+                current_chars += chars;
+                break;
+            }
+            if current_chars > 0 && chars <= max_chars {
+                // The whole message fits a piece of its own: start one.
+                pieces.push(core::mem::take(&mut current));
+                current_chars = 0;
+                continue;
+            }
+            let head = clip(rest, room.max(1));
+            current.push_str(head);
+            rest = &rest[head.len()..];
+            pieces.push(core::mem::take(&mut current));
+            current_chars = 0;
+        }
+    }
+    if !current.is_empty() || pieces.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+pub(crate) fn clip(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+fn serialize(line: &Line, out: &mut String) {
+    let Some(message) = line.env.message.and_then(parse_message) else { return };
+    let role = message.role.get().unwrap_or(line.env.kind());
+    match parse_content(message.content) {
+        Some(Content::Text(text)) => out.push_str(&format!("[{role}]: {text}\n")),
+        Some(Content::Blocks(blocks)) => {
+            for block in &blocks {
+                if let Some(text) = block_line(role, block) {
+                    out.push_str(&text);
+                    out.push('\n');
+                }
+            }
+        }
+        None => {}
+    }
+}
+
+fn raw_json(value: Option<&serde_json::value::RawValue>) -> &str {
+    value.map_or("", |r| r.get())
+}
+
+fn block_line(role: &str, block: &Block) -> Option<String> {
+    let raw = raw_json;
+    Some(match block.kind.get()? {
+        "text" => format!("[{role}]: {}", block.text.get()?),
+        "thinking" => return None,
+        "tool_use" => format!("[{role} calls {}]: {}", block.name.get().unwrap_or("?"), clip(raw(block.input), PROMPT_TOOL_RESULT_CHARS)),
+        "toolCall" => {
+            format!("[{role} calls {}]: {}", block.name.get().unwrap_or("?"), clip(raw(block.arguments), PROMPT_TOOL_RESULT_CHARS))
+        }
+        "tool_result" => {
+            let content = match parse_content(block.content) {
+                Some(Content::Text(text)) => text.into_owned(),
+                Some(Content::Blocks(inner)) => inner.iter().filter_map(|b| b.text.get()).collect::<Vec<_>>().join("\n"),
+                None => String::new(),
+            };
+            format!("[tool result]: {}", clip(&content, PROMPT_TOOL_RESULT_CHARS))
+        }
+        "image" => format!("[{role}]: [image]"),
+        other => format!("[{role}]: [{other}]"),
+    })
+}
+

@@ -1,0 +1,49 @@
+//! crab's sessions: an optional meta line (`{"agent", …}`), bare `{role, content}`
+//! messages without ids, and `{"compact": "<summary>"}` markers that crab loads from.
+//! crab has no place for tombstones or Mneme's markers: those are refused.
+
+use alloc::string::{String, ToString};
+
+use super::{Compaction, Dialect, Format, Header, Marker, Role, json, unsupported};
+use crate::error::Error;
+use crate::transcript::scan::Line;
+
+pub(crate) struct Crab;
+
+/// A line only crab writes: untyped, with a role, a `compact` summary or the meta
+/// line's `agent`.
+pub(crate) fn is_crab_line(line: &Line) -> bool {
+    line.env.kind.get().is_none() && (line.env.role.get().is_some() || line.env.compact.get().is_some() || line.env.agent.get().is_some())
+}
+
+impl Dialect for Crab {
+    fn message(&self, _: &Header, role: Role, text: &str) -> Result<String, Error> {
+        json(&serde_json::json!({ "role": role.as_str(), "content": text }))
+    }
+
+    fn tombstone(&self, _: &Header, _: &str) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, "soft-deleting an entry"))
+    }
+
+    fn marker(&self, _: &Header, marker: Marker, _: Option<&str>) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, marker.kind()))
+    }
+
+    /// The marker, then the kept messages again: crab loads from its last marker on.
+    fn compaction(&self, _: &Header, compaction: &Compaction) -> Result<String, Error> {
+        let mut out = json(&serde_json::json!({ "compact": compaction.summary }))?;
+        for line in compaction.kept_lines {
+            out.push('\n');
+            out.push_str(line);
+        }
+        Ok(out)
+    }
+
+    fn prune(&self, _: &Header, _: &[&str], _: u64, _: u64) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, "clearing tool results without a summary"))
+    }
+
+    fn shown_summary(&self, summary: &str) -> String {
+        summary.to_string()
+    }
+}

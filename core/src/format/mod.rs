@@ -1,0 +1,152 @@
+//! Transcript dialects, one per file behind one trait: how a session's format is
+//! recognised and how every line Mneme writes is spelled in it. A session is always
+//! written in its own dialect; a line a dialect cannot express is a typed refusal
+//! ([`crate::Error::Unsupported`]), never a foreign line.
+
+use alloc::string::String;
+
+use crate::error::Error;
+use crate::transcript::scan::Line;
+
+pub(crate) mod claude;
+pub(crate) mod crab;
+pub(crate) mod pi;
+
+/// A transcript dialect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Claude Code's session JSONL (`uuid` / `parentUuid`); also what new sessions get.
+    #[default]
+    Claude,
+    /// pi-coding-agent's v3 sessions: a `session` header, then `id` / `parentId` entries.
+    Pi,
+    /// crab: an optional meta line, bare `{role, content}` messages, `{"compact"}` markers.
+    Crab,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Claude => "claude",
+            Format::Pi => "pi",
+            Format::Crab => "crab",
+        }
+    }
+
+    /// The dialect a session's lines are written in, judged from its first readable
+    /// lines (an empty session is Claude Code's).
+    pub(crate) fn detect(lines: &[Line]) -> Format {
+        if lines.first().is_some_and(pi::is_header) {
+            Format::Pi
+        } else if lines.iter().take(8).any(crab::is_crab_line) {
+            Format::Crab
+        } else {
+            Format::Claude
+        }
+    }
+
+    pub(crate) fn dialect(self) -> &'static dyn Dialect {
+        match self {
+            Format::Claude => &claude::Claude,
+            Format::Pi => &pi::Pi,
+            Format::Crab => &crab::Crab,
+        }
+    }
+}
+
+/// Who speaks in a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    /// Parses `user` or `assistant`, the spelling of every binding.
+    pub fn parse(text: &str) -> Result<Role, Error> {
+        match text {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            other => Err(Error::InvalidArgument(alloc::format!("unknown role `{other}`: use `user` or `assistant`"))),
+        }
+    }
+}
+
+/// Mneme's bookkeeping lines: facts about a session that are not conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Marker {
+    MemoryFlush,
+    MemoryExtraction,
+    CompactionFailure,
+}
+
+impl Marker {
+    pub fn kind(self) -> &'static str {
+        match self {
+            Marker::MemoryFlush => "memory-flush",
+            Marker::MemoryExtraction => "memory-extraction",
+            Marker::CompactionFailure => "compaction-failure",
+        }
+    }
+
+    pub fn parse(kind: &str) -> Option<Marker> {
+        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure].into_iter().find(|m| m.kind() == kind)
+    }
+}
+
+/// What every written line shares: where it goes and what it chains to.
+pub(crate) struct Header<'a> {
+    pub session_id: &'a str,
+    /// The id the line chains to (the conversation's leaf), if any.
+    pub parent: Option<&'a str>,
+    /// The new line's id, as the host supplied it (dialects may shorten it).
+    pub uuid: &'a str,
+    pub now_ms: i64,
+    pub timestamp: &'a str,
+    pub cwd: &'a str,
+}
+
+/// A summarising compaction, as every dialect needs it.
+pub(crate) struct Compaction<'a> {
+    /// The summary as the model wrote it.
+    pub summary: &'a str,
+    /// The id of the second line a dialect writes (Claude: the summary entry).
+    pub summary_uuid: &'a str,
+    pub first_kept: Option<&'a str>,
+    /// The raw lines of the kept messages, for dialects that repeat them (crab).
+    pub kept_lines: &'a [&'a str],
+    pub manual: bool,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// One transcript dialect: how each line Mneme writes is spelled. Each method returns
+/// the JSON of one or more lines (joined by `\n`, no trailing newline), or a typed
+/// refusal when the dialect cannot express it.
+pub(crate) trait Dialect {
+    fn message(&self, header: &Header, role: Role, text: &str) -> Result<String, Error>;
+    fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error>;
+    fn marker(&self, header: &Header, marker: Marker, reason: Option<&str>) -> Result<String, Error>;
+    fn compaction(&self, header: &Header, compaction: &Compaction) -> Result<String, Error>;
+    /// Clears tool results without a summary.
+    fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error>;
+    /// The summary as the model receives it on resume, with the dialect's wrapping.
+    fn shown_summary(&self, summary: &str) -> String;
+}
+
+pub(crate) fn unsupported(format: Format, operation: &str) -> Error {
+    Error::Unsupported { format: format.as_str().into(), operation: operation.into() }
+}
+
+pub(crate) fn json(value: &impl serde::Serialize) -> Result<String, Error> {
+    serde_json::to_string(value).map_err(|e| Error::InvalidArgument(alloc::format!("the line cannot be written as JSON: {e}")))
+}

@@ -1,0 +1,151 @@
+//! The store's side of compaction: plan on a read session, apply a summary atomically
+//! in the session's dialect, record failures for the circuit breaker.
+
+use alloc::borrow::{Cow, ToOwned};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::with_loaded;
+use super::write::{Expect, Kind};
+use crate::compaction::{self, Action, Due, Mode, Plan, Settings};
+use crate::error::Error;
+use crate::format::{Compaction, Format, Header, Marker};
+use crate::storage::Storage;
+use crate::store::Store;
+use crate::support::time;
+use crate::transcript::scan::{self, Line};
+use crate::transcript::tokens;
+
+/// Ids for the entries a compaction writes, from the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionIds {
+    /// The `compact_boundary` entry (pi: the `compaction` entry).
+    pub boundary: String,
+    /// The summary entry (unused for pi, whose compaction entry holds the summary).
+    pub summary: String,
+}
+
+/// What applying a compaction wrote.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// The dialect written: `claude` (a `compact_boundary` and an `isCompactSummary`
+    /// entry, or a `microcompact_boundary` for a prune), `pi` (a `compaction` entry) or
+    /// `crab` (a `{"compact": …}` marker, then the kept messages again, since crab
+    /// loads from its last marker on).
+    pub format: Format,
+    /// `summarize` or `prune`, as the plan said.
+    pub action: Action,
+    /// The boundary (`compact_boundary`, `microcompact_boundary`, or pi `compaction`);
+    /// empty for crab, whose marker has no id.
+    pub boundary_uuid: String,
+    pub summary_uuid: Option<String>,
+    pub tokens_before: u64,
+    /// Estimated tokens of the context after: the summary and what was kept.
+    pub tokens_after: u64,
+}
+
+impl<S: Storage> Store<S> {
+    /// Plans a compaction of session `id` (see [`Plan`]); writes nothing. The plan
+    /// records the session's size and leaf, and applying it refuses a session that
+    /// has changed since.
+    pub async fn plan_compaction(&self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let mut plan = with_loaded(&raw, |loaded| compaction::plan(loaded, settings, mode));
+        plan.session_bytes = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64));
+        Ok(plan)
+    }
+
+    /// A summary of what `plan` summarises, written without a model.
+    pub async fn summarize_offline(&self, id: &str, plan: &Plan) -> Result<String, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| compaction::extractive_summary(loaded, plan)))
+    }
+
+    /// Applies `plan` with the `summary` the host's model wrote, in the session's
+    /// dialect and in one atomic write: for Claude Code a `compact_boundary` (whose
+    /// `preservedSegment` names the kept entries) and the summary as an
+    /// `isCompactSummary` user entry; for pi a `compaction{summary, firstKeptEntryId}`
+    /// entry; for crab a `{"compact"}` marker and the kept messages. Nothing is
+    /// deleted; loading and resuming start at the new boundary. An empty summary is
+    /// refused, and so is a plan made on a session that has changed since
+    /// ([`Error::StalePlan`]: plan again).
+    pub async fn apply_compaction(&self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+        if !plan.has_work() {
+            let reason = plan.blocked.clone().unwrap_or_else(|| plan.reason.clone());
+            return Err(Error::NothingToCompact { id: id.to_owned(), reason });
+        }
+        if plan.needs_summary() && summary.trim().is_empty() {
+            return Err(Error::EmptySummary { id: id.to_owned() });
+        }
+        if ids.boundary.is_empty() || (plan.action == Action::Summarize && ids.summary.is_empty()) {
+            return Err(Error::InvalidArgument("the compaction's ids are empty".into()));
+        }
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let (format, cwd, missing, kept_lines) = with_loaded(&raw, |loaded| {
+            let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
+            let live: BTreeMap<Cow<str>, &Line> = loaded.lines.iter().filter(|l| loaded.is_live(l)).map(|l| (l.entry_id(), l)).collect();
+            let missing = plan.keep.iter().chain(&plan.summarize).find(|id| !live.contains_key(id.as_str())).cloned();
+            let kept_lines: Vec<String> = plan.keep.iter().filter_map(|id| live.get(id.as_str())).map(|l| l.raw.to_owned()).collect();
+            (Format::detect(&loaded.lines), cwd, missing, kept_lines)
+        });
+        if let Some(uuid) = missing {
+            return Err(Error::StalePlan { id: id.to_owned(), uuid });
+        }
+        if format == Format::Pi && plan.keep.iter().chain(&plan.summarize).any(|id| id.starts_with('@')) {
+            return Err(Error::NothingToCompact {
+                id: id.to_owned(),
+                reason: "this pi session predates entry ids (format v1); open it in pi once so it migrates, then compact".into(),
+            });
+        }
+        // What was read above is what gets written on: the write refuses a session
+        // that changed in between.
+        let expect = Expect { bytes: plan.session_bytes, leaf: plan.leaf.as_deref() };
+        let timestamp = time::format_millis(now_ms);
+        let dialect = format.dialect();
+        let tokens_after = match plan.action {
+            Action::Prune => plan.keep_tokens,
+            _ => tokens::text_tokens(&dialect.shown_summary(summary)).saturating_add(plan.keep_tokens),
+        };
+        let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
+        let written = self
+            .write(id, None, Some(expect), Kind::Compaction, |dialect, parent| {
+                let header = Header { session_id: id, parent, uuid: &ids.boundary, now_ms, timestamp: &timestamp, cwd: &cwd };
+                match plan.action {
+                    Action::Prune => {
+                        let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();
+                        dialect.prune(&header, &cleared, plan.tokens_before, plan.tokens_before.saturating_sub(plan.keep_tokens))
+                    }
+                    _ => dialect.compaction(
+                        &header,
+                        &Compaction {
+                            summary,
+                            summary_uuid: &ids.summary,
+                            first_kept: plan.keep.first().map(String::as_str),
+                            kept_lines: &kept,
+                            manual: plan.trigger == Some(Due::Manual),
+                            tokens_before: plan.tokens_before,
+                            tokens_after,
+                        },
+                    ),
+                }
+            })
+            .await?;
+        // The ids as written (pi shortens them; crab has none).
+        let text = scan::decode(written.json.as_bytes());
+        let lines = scan::scan_part(written.part, written.json.as_bytes(), &text);
+        let boundary_uuid = lines.lines.first().and_then(|l| l.env.uuid()).unwrap_or_default().to_owned();
+        let summary_uuid = (format == Format::Claude && plan.action == Action::Summarize).then(|| ids.summary.clone());
+        Ok(Applied { format, action: plan.action, boundary_uuid, summary_uuid, tokens_before: plan.tokens_before, tokens_after })
+    }
+
+    /// Records that a compaction of session `id` failed (the summariser errored or
+    /// returned nothing), as a `compaction-failure` marker. After
+    /// [`Settings::max_failures`] of them in a row, auto-compaction plans are blocked.
+    pub async fn record_compaction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.record_marker(id, Marker::CompactionFailure, Some(reason), now_ms).await
+    }
+}

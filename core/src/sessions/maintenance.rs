@@ -1,0 +1,137 @@
+//! Keeping sessions healthy: finding sub-agent transcripts, removing a session with
+//! everything that belongs to it, and repairing damaged parts after a backup.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{Parts, Subagent, transcript_of, with_loaded};
+use crate::error::Error;
+use crate::keys;
+use crate::storage::{Storage, StorageError};
+use crate::store::Store;
+use crate::transcript::SkippedLine;
+use crate::transcript::scan;
+
+/// What `repair` changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RepairReport {
+    /// Keys of the originals saved before rewriting, one per changed part.
+    pub backups: Vec<String>,
+    /// Unreadable lines left out of the repaired transcript (kept in the backup).
+    pub dropped: Vec<SkippedLine>,
+    /// Glued objects now written one per line.
+    pub split_glued: u32,
+    /// Lines whose invalid UTF-8 was replaced with U+FFFD.
+    pub fixed_utf8: u32,
+    /// A torn last line was left out (kept in the backup).
+    pub dropped_torn_tail: bool,
+}
+
+impl<S: Storage> Store<S> {
+    /// The sub-agent transcripts of session `id`: `<id>/subagents/agent-*.jsonl`
+    /// (Claude Code ≥ 2.1) and flat `agent-*.jsonl` files of its project whose entries
+    /// name it as their session (2.0).
+    pub async fn subagents(&self, id: &str) -> Result<Vec<Subagent>, Error> {
+        let parts = self.require(id).await?;
+        let project_prefix = format!("{}{}/", keys::PROJECTS, parts.project);
+        let nested_prefix = keys::session_dir(&parts.project, id);
+        let mut found = Vec::new();
+        for info in self.storage.list(&project_prefix).await? {
+            let Some(file) = info.key.rsplit('/').next() else { continue };
+            let nested = info.key.starts_with(&nested_prefix) && info.key[nested_prefix.len()..].starts_with("subagents/");
+            let flat = !info.key[project_prefix.len()..].contains('/');
+            if !(file.starts_with("agent-") && file.ends_with(keys::TRANSCRIPT_SUFFIX) && (nested || flat)) {
+                continue;
+            }
+            let bytes = self.storage.read(&info.key, 0, None).await?;
+            let transcript = with_loaded(core::slice::from_ref(&bytes), |loaded| {
+                let belongs = nested || loaded.lines.iter().any(|l| l.env.session_id() == Some(id));
+                belongs.then(|| transcript_of(&parts.project, file.trim_end_matches(keys::TRANSCRIPT_SUFFIX), 1, loaded))
+            });
+            if let Some(transcript) = transcript {
+                found.push(Subagent { key: info.key.clone(), transcript });
+            }
+        }
+        Ok(found)
+    }
+
+    /// Removes session `id`: every part, its sub-agent files and its sidecar files
+    /// (moved-aside torn lines, repair backups). Returns the keys removed.
+    pub async fn remove(&self, id: &str) -> Result<Vec<String>, Error> {
+        let subagents = self.subagents(id).await?;
+        let parts = self.require(id).await?;
+        let base = parts.base_key();
+        let removed = self.locked(&base, self.remove_locked(&parts, subagents)).await;
+        self.open.borrow_mut().remove(id);
+        removed
+    }
+
+    async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
+        let mut doomed: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
+        doomed.extend(self.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
+        let sidecars = self.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
+        for info in sidecars {
+            let belongs = keys::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
+                || parts.parts.iter().any(|p| {
+                    info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-"))
+                });
+            if belongs {
+                doomed.push(info.key);
+            }
+        }
+        doomed.sort();
+        doomed.dedup();
+        // The first part goes last: until it is gone the session still lists, so an
+        // interrupted removal can simply be run again.
+        let base = parts.base_key();
+        doomed.retain(|k| *k != base);
+        doomed.push(base);
+        for key in &doomed {
+            match self.storage.remove(key).await {
+                Ok(()) | Err(StorageError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(doomed)
+    }
+
+    /// Rewrites the parts of session `id` that have unreadable lines, glued objects,
+    /// invalid UTF-8 or a torn tail: readable entries are kept byte for byte, one per
+    /// line; the original of each changed part is saved first as
+    /// `<part>.bak-<now_ms>`. Nothing is written when nothing needs repair.
+    pub async fn repair(&self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+        let parts = self.require(id).await?;
+        let base = parts.base_key();
+        let repaired = self.locked(&base, self.repair_locked(&parts, now_ms)).await;
+        self.open.borrow_mut().remove(id);
+        repaired
+    }
+
+    async fn repair_locked(&self, parts: &Parts, now_ms: i64) -> Result<RepairReport, Error> {
+        let raw = self.read_parts(parts).await?;
+        let mut report = RepairReport::default();
+        for (index, (bytes, info)) in raw.iter().zip(&parts.parts).enumerate() {
+            let text = scan::decode(bytes);
+            let scan = scan::scan_part(index as u32 + 1, bytes, &text);
+            let needs_newline = scan.unterminated && scan.torn_at.is_none();
+            if scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.torn_at.is_none() && !needs_newline {
+                continue;
+            }
+            let mut repaired = String::with_capacity(bytes.len());
+            for line in &scan.lines {
+                repaired.push_str(line.raw);
+                repaired.push('\n');
+            }
+            let backup = format!("{}.bak-{now_ms}", info.key);
+            self.storage.replace(&backup, bytes).await?;
+            self.storage.replace(&info.key, repaired.as_bytes()).await?;
+            report.backups.push(backup);
+            report.dropped.extend(scan.skipped);
+            report.split_glued += scan.recovered_glued;
+            report.fixed_utf8 += scan.invalid_utf8;
+            report.dropped_torn_tail |= scan.torn_at.is_some();
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,351 @@
+//! Sessions over storage: locating a session's parts, the open-session cache, reading
+//! and listing. Writing is in `write`, repair and removal in `maintenance`, and the
+//! store's side of compaction and the gates in `compaction` and `gates`.
+
+use alloc::borrow::{Cow, ToOwned};
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::format::Format;
+use crate::keys::{self, PartName};
+use crate::storage::{KeyInfo, Storage, StorageError};
+use crate::store::Store;
+use crate::transcript::scan::{self, PartScan};
+use crate::transcript::thread::{Loaded, Tip};
+use crate::transcript::{CheckReport, Context, Entry, LoadReport};
+
+pub(crate) mod compaction;
+pub(crate) mod gates;
+pub(crate) mod maintenance;
+pub(crate) mod write;
+
+pub use compaction::{Applied, CompactionIds};
+pub use maintenance::RepairReport;
+pub use write::NewEntry;
+
+/// A summary of one session, as `sessions list` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SessionInfo {
+    pub id: String,
+    pub project: String,
+    /// The storage key of the first part.
+    pub key: String,
+    pub parts: u32,
+    /// All parts together.
+    pub bytes: u64,
+    /// Readable entries of every type.
+    pub entries: u32,
+    /// Live `user` and `assistant` entries.
+    pub messages: u32,
+    /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
+    /// the first user prompt; shortened.
+    pub title: Option<String>,
+    /// Timestamp of the first entry that has one.
+    pub created: Option<String>,
+    /// Timestamp of the last entry that has one.
+    pub updated: Option<String>,
+}
+
+/// A loaded session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Transcript {
+    pub id: String,
+    pub project: String,
+    pub parts: u32,
+    /// Every live entry of every part in order (tombstone lines and the entries they
+    /// delete are left out; `report` counts them).
+    pub entries: Vec<Entry>,
+    /// The main conversation from its root to the newest leaf, across compactions:
+    /// indices into `entries`.
+    pub chain: Vec<u32>,
+    pub report: LoadReport,
+}
+
+/// A sub-agent transcript that belongs to a session.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Subagent {
+    pub key: String,
+    pub transcript: Transcript,
+}
+
+/// What the store knows about a session it has written to, so an append costs one
+/// listing and one write instead of a read of the whole transcript. Every field is
+/// what a fresh read of the same bytes would give (see [`Tip`]).
+#[derive(Clone, Debug)]
+pub(crate) struct OpenSession {
+    /// The project folder that holds the session.
+    pub project: String,
+    /// Sizes of the parts when last seen, part 1 first.
+    pub sizes: Vec<u64>,
+    /// The dialect the session is written in.
+    pub format: Format,
+    /// Where the next entry chains to.
+    pub tip: Tip,
+    /// Lines in the last part (the number of the last line written).
+    pub last_part_lines: u32,
+    /// The last part's last line is complete but lacks its newline.
+    pub unterminated: bool,
+    /// The last part ends in a torn fragment at this offset, still to be moved aside.
+    pub torn_at: Option<u64>,
+    /// Bytes from the last compaction on (all of them without one): what resume
+    /// loads, and what the size cap limits.
+    pub since_compaction: u64,
+    /// The state must be read again before the next write: a write's lines could not
+    /// be followed incrementally, or a write was interrupted (its future dropped).
+    pub stale: bool,
+    /// A write failed with an I/O error: whether it landed is unknown, so the session
+    /// refuses writes until it is reopened.
+    pub poisoned: bool,
+}
+
+/// The parts of one session found in a listing, in part order.
+pub(crate) struct Parts {
+    pub project: String,
+    pub id: String,
+    pub parts: Vec<KeyInfo>,
+}
+
+impl Parts {
+    fn sizes(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.size).collect()
+    }
+    fn base_key(&self) -> String {
+        keys::session_key(&self.project, &self.id)
+    }
+}
+
+/// Groups a listing's main-transcript keys into sessions.
+pub(crate) fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), Vec<(u32, KeyInfo)>> {
+    let mut sessions: BTreeMap<(String, String), Vec<(u32, KeyInfo)>> = BTreeMap::new();
+    for info in listing {
+        if let Some(PartName { project, id, part }) = keys::parse_session_key(&info.key) {
+            sessions.entry((project.to_owned(), id.to_owned())).or_default().push((part, info.clone()));
+        }
+    }
+    for parts in sessions.values_mut() {
+        parts.sort_by_key(|(part, _)| *part);
+    }
+    sessions
+}
+
+/// Reads parts already in memory as one session and hands the result to `f`.
+pub(crate) fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
+    let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes.as_ref())).collect();
+    let scans: Vec<PartScan> =
+        raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes.as_ref(), text)).collect();
+    f(&Loaded::assemble(scans))
+}
+
+/// The open state of a session read in full.
+pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
+    let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
+    let scans: Vec<PartScan> =
+        raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes, text)).collect();
+    let (last_part_lines, unterminated, torn_at) =
+        scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
+    let loaded = Loaded::assemble(scans);
+    let total = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64));
+    let since_compaction = match loaded.lines.iter().rposition(|l| l.env.is_compaction()) {
+        Some(at) => loaded.lines[at..].iter().fold(0u64, |sum, l| sum.saturating_add(l.raw.len() as u64 + 1)),
+        None => total,
+    };
+    OpenSession {
+        project: project.to_owned(),
+        sizes: raw.iter().map(|b| b.len() as u64).collect(),
+        since_compaction,
+        format: Format::detect(&loaded.lines),
+        tip: loaded.tip(),
+        last_part_lines,
+        unterminated,
+        torn_at,
+        stale: false,
+        poisoned: false,
+    }
+}
+
+/// Whether `now` differs from `before` only by a longer last part.
+pub(crate) fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
+    before.len() == now.len()
+        && !now.is_empty()
+        && before[..before.len() - 1] == now[..now.len() - 1]
+        && now[now.len() - 1] > before[before.len() - 1]
+}
+
+impl<S: Storage> Store<S> {
+    /// The parts of session `id`, in whichever project holds it.
+    pub(crate) async fn locate(&self, id: &str) -> Result<Option<Parts>, Error> {
+        keys::validate_session_id(id)?;
+        let known = self.open.borrow().get(id).map(|s| s.project.clone());
+        let prefix = match &known {
+            Some(project) => format!("{}{project}/{id}", keys::PROJECTS),
+            None => keys::PROJECTS.to_owned(),
+        };
+        let listing = self.storage.list(&prefix).await?;
+        let mut found = group_sessions(&listing).into_iter().filter(|((_, sid), _)| sid == id);
+        let Some(((project, _), parts)) = found.next() else { return Ok(None) };
+        let others: Vec<String> = found.map(|((p, _), _)| p).collect();
+        if !others.is_empty() {
+            return Err(Error::AmbiguousSession {
+                id: id.to_owned(),
+                projects: [project].into_iter().chain(others).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok(Some(Parts { project, id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() }))
+    }
+
+    pub(crate) async fn require(&self, id: &str) -> Result<Parts, Error> {
+        self.locate(id).await?.ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })
+    }
+
+    pub(crate) async fn read_parts(&self, parts: &Parts) -> Result<Vec<Vec<u8>>, Error> {
+        let mut raw = Vec::with_capacity(parts.parts.len());
+        for part in &parts.parts {
+            match self.storage.read(&part.key, 0, None).await {
+                Ok(bytes) => raw.push(bytes),
+                Err(StorageError::NotFound { .. }) => return Err(Error::SessionNotFound { id: parts.id.clone() }),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(raw)
+    }
+
+    /// Every live entry of session `id`, its main chain, and the load report.
+    pub async fn load(&self, id: &str) -> Result<Transcript, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| transcript_of(&parts.project, id, raw.len() as u32, loaded)))
+    }
+
+    /// The context a model resumes session `id` with: the main chain's messages from
+    /// its last compaction on.
+    pub async fn context(&self, id: &str) -> Result<Context, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.context()))
+    }
+
+    /// The load report of session `id` plus dangling parents and orphaned tool calls.
+    pub async fn check(&self, id: &str) -> Result<CheckReport, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.check()))
+    }
+
+    /// Every session in the store, most recently updated first. Reads each transcript's
+    /// envelopes; message bodies are parsed only for the title.
+    pub async fn list(&self) -> Result<Vec<SessionInfo>, Error> {
+        let listing = self.storage.list(keys::PROJECTS).await?;
+        let mut sessions = Vec::new();
+        for ((project, id), parts) in group_sessions(&listing) {
+            let parts = Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() };
+            let raw = match self.read_parts(&parts).await {
+                Ok(raw) => raw,
+                // Removed between the listing and the read: it is simply gone.
+                Err(Error::SessionNotFound { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            let info = with_loaded(&raw, |loaded| session_info(&parts, &raw, loaded));
+            sessions.push(info);
+        }
+        sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
+        Ok(sessions)
+    }
+}
+
+pub(crate) fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded) -> Transcript {
+    let (entries, chain) = loaded.entries_and_chain();
+    Transcript { id: id.to_owned(), project: project.to_owned(), parts, entries, chain, report: loaded.report.clone() }
+}
+
+const TITLE_CHARS: usize = 80;
+
+fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo {
+    let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
+    // Claude Code's `custom-title`, pi's `session_info` name.
+    let custom_title = live()
+        .rev()
+        .find_map(|l| match l.env.kind() {
+            "custom-title" => l.env.custom_title.get(),
+            "session_info" => l.env.name.get(),
+            _ => None,
+        })
+        .filter(|title| !title.trim().is_empty());
+    // Claude Code 1.0 titled sessions with `summary` lines; one copied in from another
+    // session names a leaf this file does not have and is ignored.
+    let summary = || {
+        let mut summaries = live().rev().filter(|l| l.env.kind() == "summary").peekable();
+        summaries.peek()?;
+        let index = loaded.index();
+        summaries.filter(|l| l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf))).find_map(|l| l.env.summary.get())
+    };
+    // The first prompt a person typed: slash commands, IDE context and interruption
+    // notices arrive as user messages too (`<command-name>…`, `<ide_selection>…`,
+    // `[Request interrupted…`), and are used only when there is nothing else.
+    let prompt = || {
+        let prompts = live()
+            .filter(|l| !l.env.is_meta.0 && !l.env.is_compact_summary.0 && !l.env.is_sidechain.0 && message_role(l) == Some("user"))
+            .map(|l| scan::message_text(l.env.message).1)
+            .filter(|text| !text.trim().is_empty());
+        let mut first_tagged = None;
+        for text in prompts {
+            if !text.trim_start().starts_with(['<', '[']) {
+                return Some(text);
+            }
+            first_tagged.get_or_insert(text);
+        }
+        first_tagged
+    };
+    let title = custom_title.or_else(summary).map(shorten).or_else(|| prompt().map(|text| shorten(&text)));
+    SessionInfo {
+        id: parts.id.clone(),
+        project: parts.project.clone(),
+        key: parts.base_key(),
+        parts: parts.parts.len() as u32,
+        bytes: raw.iter().map(|b| b.len() as u64).sum(),
+        entries: loaded.report.entries,
+        messages: live().filter(|l| matches!(message_role(l), Some("user" | "assistant"))).count() as u32,
+        title,
+        created: loaded.lines.iter().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
+        updated: loaded.lines.iter().rev().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
+    }
+}
+
+/// Who speaks in a message line: Claude Code says it in the line's type, pi and crab
+/// only in the message.
+fn message_role<'l>(line: &'l scan::Line) -> Option<&'l str> {
+    match line.env.kind() {
+        kind @ ("user" | "assistant") => Some(kind),
+        "message" | "" if line.env.message.is_some() => {
+            let message = line.env.message.and_then(scan::parse_message)?;
+            match message.role.get()? {
+                "user" => Some("user"),
+                "assistant" => Some("assistant"),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn shorten(text: &str) -> String {
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    match first_line.char_indices().nth(TITLE_CHARS) {
+        Some((cut, _)) => format!("{}…", &first_line[..cut]),
+        None => first_line.to_string(),
+    }
+}
+
+/// The load report of a transcript given as bytes: the envelope-only read that
+/// `list` does, without threading or parsing message bodies.
+pub fn load_report(bytes: &[u8]) -> LoadReport {
+    with_loaded(&[bytes], |loaded| loaded.report.clone())
+}
+
+/// The load report and structural findings for a transcript given as bytes (a file
+/// outside any store).
+pub fn check_bytes(bytes: &[u8]) -> CheckReport {
+    with_loaded(&[bytes], |loaded| loaded.check())
+}

@@ -1,0 +1,298 @@
+//! The write path: every line Mneme writes goes through [`Store::write`], under the
+//! session's lock, in the session's own dialect.
+
+use alloc::format;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
+use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
+use crate::error::Error;
+use crate::format::{Dialect, Header, Marker, Role};
+use crate::keys;
+use crate::storage::{Storage, StorageError};
+use crate::store::Store;
+use crate::support::time;
+use crate::transcript::Entry;
+use crate::transcript::scan;
+
+/// A message to append. The host supplies the id and the time: the core has neither
+/// a random source nor a clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEntry {
+    /// A fresh, unique id (Claude Code uses UUID v4).
+    pub uuid: String,
+    /// When the message was written, in Unix milliseconds.
+    pub now_ms: i64,
+    pub role: Role,
+    pub text: String,
+    /// The agent's working directory. A new session is filed under the project
+    /// derived from it, as Claude Code does.
+    pub cwd: String,
+}
+
+/// What a write must find under the lock, or be refused as [`Error::StalePlan`]: the
+/// session as a plan saw it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Expect<'a> {
+    pub bytes: u64,
+    pub leaf: Option<&'a str>,
+}
+
+/// Where a write landed.
+pub(crate) struct Written {
+    pub part: u32,
+    /// The line number of its first line.
+    pub line: u32,
+    pub json: String,
+}
+
+/// What a line is for the write path: a compaction starts what resume loads, so the
+/// size cap counts from it and never refuses it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Entry,
+    Compaction,
+}
+
+/// An id for a line the host gave none for (pi needs one on every entry): derived from
+/// what the line is and where it goes, since the core has no randomness.
+fn derived_id(seed: &[&str], now_ms: i64) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in seed.iter().flat_map(|s| s.bytes().chain([0])).chain(now_ms.to_le_bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:016x}", hash)
+}
+
+impl<S: Storage> Store<S> {
+    /// Appends a message to session `id`, creating the session under the project of
+    /// `entry.cwd` if it does not exist. The entry chains to the conversation's newest
+    /// leaf and is written in the session's own dialect. The session's lock is held
+    /// from reading its state to the write, so concurrent writers chain correctly and
+    /// never interleave.
+    pub async fn append(&self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
+        if entry.uuid.is_empty() {
+            return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
+        }
+        if entry.text.is_empty() {
+            return Err(Error::InvalidArgument("the message text is empty".into()));
+        }
+        let timestamp = time::format_millis(entry.now_ms);
+        let written = self
+            .write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, parent| {
+                let header =
+                    Header { session_id: id, parent, uuid: &entry.uuid, now_ms: entry.now_ms, timestamp: &timestamp, cwd: &entry.cwd };
+                dialect.message(&header, entry.role, &entry.text)
+            })
+            .await?;
+        let text = scan::decode(written.json.as_bytes());
+        let lines = scan::scan_part(written.part, written.json.as_bytes(), &text);
+        let mut entry = lines
+            .lines
+            .first()
+            .map(scan::Line::to_entry)
+            .ok_or_else(|| Error::InvalidArgument("internal: the new line does not parse".into()))?;
+        entry.line = written.line;
+        Ok(entry)
+    }
+
+    /// Soft-deletes entry `uuid` of session `id` by appending a tombstone in the
+    /// session's dialect; the entry stays in the file and disappears from every load.
+    /// Fails with [`Error::EntryNotFound`] if no live entry has that uuid, and with
+    /// [`Error::Unsupported`] for a dialect without tombstones (crab).
+    pub async fn tombstone(&self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let live = with_loaded(&raw, |loaded| loaded.lines.iter().any(|l| l.env.uuid() == Some(uuid) && loaded.is_live(l)));
+        if !live {
+            return Err(Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() });
+        }
+        let timestamp = time::format_millis(now_ms);
+        self.write(id, None, None, Kind::Entry, |dialect, parent| {
+            let line_id = derived_id(&["tombstone", id, uuid, parent.unwrap_or_default()], now_ms);
+            let header = Header { session_id: id, parent, uuid: &line_id, now_ms, timestamp: &timestamp, cwd: "" };
+            dialect.tombstone(&header, uuid)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Records one of Mneme's bookkeeping markers in session `id`, in its dialect.
+    pub(crate) async fn record_marker(&self, id: &str, marker: Marker, reason: Option<&str>, now_ms: i64) -> Result<(), Error> {
+        let timestamp = time::format_millis(now_ms);
+        self.write(id, None, None, Kind::Entry, |dialect, parent| {
+            let line_id = derived_id(&[marker.kind(), id, parent.unwrap_or_default()], now_ms);
+            let header = Header { session_id: id, parent, uuid: &line_id, now_ms, timestamp: &timestamp, cwd: "" };
+            dialect.marker(&header, marker, reason)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Writes one record (one or more lines) to session `id` under its lock: refreshes
+    /// what the store knows, moves a torn tail aside, checks `expect`, rolls over to a
+    /// new part or refuses at the cap, then appends. `line` builds the JSON in the
+    /// session's dialect from the id the record chains to.
+    pub(crate) async fn write(
+        &self,
+        id: &str,
+        cwd: Option<&str>,
+        expect: Option<Expect<'_>>,
+        kind: Kind,
+        line: impl FnOnce(&dyn Dialect, Option<&str>) -> Result<String, Error>,
+    ) -> Result<Written, Error> {
+        // A session this store has written to is not looked for again: its project is
+        // known, and `refresh` lists its parts under the lock anyway.
+        let known = self.open.borrow().get(id).map(|s| s.project.clone());
+        let located = match known {
+            Some(project) => Some(project),
+            None => self.locate(id).await?.map(|parts| parts.project),
+        };
+        let project = match located {
+            Some(project) => project,
+            None => {
+                let cwd = cwd
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
+                let project = keys::project_dir_name(cwd);
+                keys::validate_project(&project)?;
+                project
+            }
+        };
+        let base = keys::session_key(&project, id);
+        self.locked(&base, self.write_locked(id, &project, expect, kind, line)).await
+    }
+
+    async fn write_locked(
+        &self,
+        id: &str,
+        project: &str,
+        expect: Option<Expect<'_>>,
+        kind: Kind,
+        line: impl FnOnce(&dyn Dialect, Option<&str>) -> Result<String, Error>,
+    ) -> Result<Written, Error> {
+        let mut state = self.refresh(id, project).await?;
+        let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
+        if let Some(expect) = expect
+            && (expect.bytes != total || expect.leaf != state.tip.leaf.as_deref())
+        {
+            return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
+        }
+        let json = line(state.format.dialect(), state.tip.leaf.as_deref())?;
+        let separator = if state.unterminated { "\n" } else { "" };
+        let record = format!("{separator}{json}\n");
+        let record_len = record.len() as u64;
+        if kind == Kind::Entry && state.since_compaction.saturating_add(record_len) > self.limits.total_bytes {
+            return Err(Error::SessionFull { id: id.to_owned(), bytes: state.since_compaction, limit: self.limits.total_bytes });
+        }
+        let last = state.sizes.len().max(1);
+        let last_size = state.sizes.get(last - 1).copied().unwrap_or(0);
+        let (part, record) = if last_size > 0 && last_size.saturating_add(record_len) > self.limits.part_bytes {
+            (last as u32 + 1, format!("{json}\n"))
+        } else {
+            (last as u32, record)
+        };
+        let key = keys::part_key(project, id, part);
+        let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
+        // Until the append returns, whether it landed is unknown: a future dropped
+        // mid-write leaves the state to be read again.
+        state.stale = true;
+        self.open.borrow_mut().insert(id.to_owned(), state.clone());
+        state.stale = false;
+        let new_size = match self.storage.append(&key, record.as_bytes()).await {
+            Ok(size) => size,
+            Err(error) => {
+                // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
+                // contract: the state is still known. Only an I/O error leaves it unknown.
+                state.poisoned = matches!(error, StorageError::Io { .. });
+                self.open.borrow_mut().insert(id.to_owned(), state);
+                return Err(error.into());
+            }
+        };
+        state.sizes.resize(part as usize, 0);
+        state.sizes[part as usize - 1] = new_size;
+        state.last_part_lines = line_no + json.matches('\n').count() as u32;
+        state.unterminated = false;
+        state.since_compaction = match kind {
+            Kind::Compaction => json.len() as u64 + 1,
+            Kind::Entry => state.since_compaction.saturating_add(record_len),
+        };
+        // The lines just written move the tip by the same rule a fresh load uses.
+        let text = scan::decode(json.as_bytes());
+        let written = scan::scan_part(part, json.as_bytes(), &text);
+        state.stale = !state.tip.advance(&written.lines);
+        self.open.borrow_mut().insert(id.to_owned(), state);
+        Ok(Written { part, line: line_no, json })
+    }
+
+    /// Brings the store's knowledge of session `id` up to date with storage (another
+    /// process may have written) and moves a torn last line aside, keeping it as
+    /// `<part>.torn-<offset>`. Called with the session's lock held.
+    async fn refresh(&self, id: &str, project: &str) -> Result<OpenSession, Error> {
+        let cached = self.open.borrow().get(id).cloned();
+        if cached.as_ref().is_some_and(|s| s.poisoned) {
+            return Err(Error::SessionPoisoned { id: id.to_owned() });
+        }
+        let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
+        let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
+        let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };
+        let sizes = parts.sizes();
+        let mut state = match cached.filter(|s| !s.stale) {
+            Some(state) if state.sizes == sizes => return Ok(state),
+            Some(state) if only_last_part_grew(&state.sizes, &sizes) && !state.unterminated => match self.catch_up(&parts, state).await? {
+                Some(state) => state,
+                None => state_of(project, &self.read_parts(&parts).await?),
+            },
+            _ => state_of(project, &self.read_parts(&parts).await?),
+        };
+        if let (Some(offset), Some(part)) = (state.torn_at.take(), parts.parts.last()) {
+            self.move_torn_tail(&part.key, offset).await?;
+            if let Some(size) = state.sizes.last_mut() {
+                *size = offset;
+            }
+            state.last_part_lines = state.last_part_lines.saturating_sub(1);
+        }
+        Ok(state)
+    }
+
+    /// Saves the fragment from `offset` to the end of `key` beside it, then cuts it
+    /// off. Saved first: a crash in between leaves the fragment in both places, and
+    /// the next append finds the same fragment already saved. A different fragment
+    /// torn at the same offset later gets a name of its own.
+    async fn move_torn_tail(&self, key: &str, offset: u64) -> Result<(), Error> {
+        let fragment = self.storage.read(key, offset, None).await?;
+        let base = format!("{key}.torn-{offset}");
+        let taken = self.storage.list(&base).await?;
+        let mut name = base.clone();
+        for n in 1u32.. {
+            match taken.iter().find(|info| info.key == name) {
+                None => {
+                    self.storage.replace(&name, &fragment).await?;
+                    break;
+                }
+                Some(info) if info.size == fragment.len() as u64 && self.storage.read(&name, 0, None).await? == fragment => break,
+                Some(_) => name = format!("{base}.{n}"),
+            }
+        }
+        self.storage.truncate(key, offset).await?;
+        Ok(())
+    }
+
+    /// Reads only what another writer appended to the last part since `state` and
+    /// updates it; `None` when the new lines need a full read to follow.
+    async fn catch_up(&self, parts: &Parts, mut state: OpenSession) -> Result<Option<OpenSession>, Error> {
+        let (Some(last), Some(&old_size)) = (parts.parts.last(), state.sizes.last()) else { return Ok(None) };
+        let delta = self.storage.read(&last.key, old_size, None).await?;
+        let text = scan::decode(&delta);
+        let scan = scan::scan_part(parts.parts.len() as u32, &delta, &text);
+        if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| l.env.is_compaction()) {
+            return Ok(None);
+        }
+        state.sizes = parts.sizes();
+        state.last_part_lines += scan.line_count;
+        state.unterminated = scan.unterminated && scan.torn_at.is_none();
+        state.torn_at = scan.torn_at.map(|at| old_size + at);
+        state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
+        Ok(Some(state))
+    }
+}

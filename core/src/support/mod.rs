@@ -1,0 +1,7 @@
+//! Helpers with no domain knowledge: driving futures, time, lenient field types.
+
+mod executor;
+pub(crate) mod lenient;
+pub mod time;
+
+pub use executor::block_on;

@@ -1,0 +1,88 @@
+//! Structural checks: dangling parents and unpaired tool calls.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::LoadReport;
+use super::scan::{Content, parse_content, parse_message};
+use super::thread::Loaded;
+
+/// A problem `check` found in the structure of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub part: u32,
+    pub line: u32,
+    /// The id involved: the missing parent uuid, or the tool call id.
+    pub id: String,
+}
+
+/// The load report plus structural problems.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CheckReport {
+    pub load: LoadReport,
+    /// Entries whose `parentUuid` names no entry of the session.
+    pub dangling_parents: Vec<Finding>,
+    /// `tool_use` blocks with no `tool_result` after them.
+    pub orphaned_tool_uses: Vec<Finding>,
+    /// `tool_result` blocks with no `tool_use` before them.
+    pub orphaned_tool_results: Vec<Finding>,
+}
+
+impl CheckReport {
+    /// Whether anything needs attention: unreadable lines, a torn tail, glued objects,
+    /// invalid UTF-8, dangling parents or unpaired tool calls.
+    pub fn has_problems(&self) -> bool {
+        let load = &self.load;
+        !load.skipped.is_empty()
+            || load.torn_tail
+            || load.recovered_glued > 0
+            || load.invalid_utf8 > 0
+            || !self.dangling_parents.is_empty()
+            || !self.orphaned_tool_uses.is_empty()
+            || !self.orphaned_tool_results.is_empty()
+    }
+}
+
+impl Loaded<'_> {
+    /// Dangling parents and tool calls without results (or results without calls).
+    pub fn check(&self) -> CheckReport {
+        let index = self.index();
+        let mut report = CheckReport { load: self.report.clone(), ..CheckReport::default() };
+        let mut calls: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+            if let Some(parent) = line.env.parent_uuid()
+                && !index.contains_key(parent)
+            {
+                report.dangling_parents.push(Finding { part: line.part, line: line.line, id: parent.to_string() });
+            }
+            let Some(message) = line.env.message.and_then(parse_message) else { continue };
+            let Some(Content::Blocks(blocks)) = parse_content(message.content) else { continue };
+            for block in &blocks {
+                match block.kind.get() {
+                    Some("tool_use") => {
+                        if let Some(id) = block.id.get() {
+                            calls.insert(id.to_string(), (line.part, line.line));
+                        }
+                    }
+                    Some("tool_result") => {
+                        let Some(id) = block.tool_use_id.get() else { continue };
+                        if calls.contains_key(id) {
+                            answered.insert(id.to_string());
+                        } else {
+                            report.orphaned_tool_results.push(Finding { part: line.part, line: line.line, id: id.to_string() });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut unanswered: Vec<Finding> =
+            calls.into_iter().filter(|(id, _)| !answered.contains(id)).map(|(id, (part, line))| Finding { part, line, id }).collect();
+        unanswered.sort_by_key(|f| (f.part, f.line));
+        report.orphaned_tool_uses = unanswered;
+        report
+    }
+
+}

@@ -1,0 +1,239 @@
+//! Threading: which entries are live, how they chain, and where the conversation's
+//! newest leaf is. ONE rule, used by fresh loads and by the open-session cache alike.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::context::preserved_segment;
+use super::scan::{Line, PartScan};
+use super::{Entry, LoadReport, TypeCount};
+use crate::support::time;
+
+/// All parts of a session, read once.
+pub(crate) struct Loaded<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub report: LoadReport,
+    deleted: BTreeSet<String>,
+    /// Claude Code's relinking: the head of a compaction's preserved segment continues
+    /// from the compaction's summary (its `anchorUuid`), not from its old parent.
+    relinks: BTreeMap<String, String>,
+}
+
+impl<'a> Loaded<'a> {
+    /// Joins the parts in order, counts entries by type and applies tombstones from
+    /// any part to entries in any part.
+    pub fn assemble(scans: Vec<PartScan<'a>>) -> Self {
+        let mut report = LoadReport::default();
+        // The first part's index is taken over, not copied: copying would hold two
+        // indexes at once.
+        let mut lines: Vec<Line<'a>> = Vec::new();
+        let last = scans.len().saturating_sub(1);
+        for (index, mut scan) in scans.into_iter().enumerate() {
+            report.recovered_glued += scan.recovered_glued;
+            report.invalid_utf8 += scan.invalid_utf8;
+            report.skipped.append(&mut scan.skipped);
+            if scan.torn_at.is_some() {
+                if index == last {
+                    report.torn_tail = true;
+                } else {
+                    let part = scan.lines.first().map_or(index as u32 + 1, |l| l.part);
+                    report.skipped.push(crate::SkippedLine {
+                        part,
+                        line: scan.line_count,
+                        reason: "torn line (cut off mid-write) at the end of an earlier part".into(),
+                    });
+                }
+            }
+            if lines.is_empty() {
+                core::mem::swap(&mut lines, &mut scan.lines);
+            } else {
+                lines.append(&mut scan.lines);
+            }
+        }
+        let mut by_type: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut deleted = BTreeSet::new();
+        let mut relinks = BTreeMap::new();
+        for line in &lines {
+            *by_type.entry(line.env.kind()).or_default() += 1;
+            if line.env.is_tombstone()
+                && let Some(target) = line.env.tombstone_target()
+            {
+                deleted.insert(target.into_owned());
+            }
+            if line.env.is_compact_boundary()
+                && let Some(segment) = preserved_segment(line.env.compact_metadata)
+                && let Some(anchor) = segment.anchor
+            {
+                relinks.insert(segment.head, anchor);
+            }
+        }
+        report.entries = lines.len() as u32;
+        report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { kind: kind.to_string(), count }).collect();
+        if !relinks.is_empty() {
+            // A relink to a summary this session does not have would cut the chain.
+            let uuids: BTreeSet<&str> = lines.iter().filter_map(|l| l.env.uuid()).collect();
+            relinks.retain(|_, anchor| uuids.contains(anchor.as_str()));
+        }
+        let mut loaded = Loaded { lines, report, deleted, relinks };
+        loaded.report.tombstoned = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
+        loaded
+    }
+
+    /// Visible to readers: not a tombstone line and not tombstoned.
+    pub fn is_live(&self, line: &Line) -> bool {
+        !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
+    }
+
+    pub fn index(&self) -> BTreeMap<&str, usize> {
+        let mut index = BTreeMap::new();
+        for (i, line) in self.lines.iter().enumerate() {
+            if let Some(uuid) = line.env.uuid() {
+                index.entry(uuid).or_insert(i);
+            }
+        }
+        index
+    }
+
+    /// Where the conversation continues from: the summary, for the head of a segment
+    /// a compaction preserved (Claude Code relinks it there); else its parent, or across
+    /// a compaction boundary (whose `parentUuid` is null) to the entry before it.
+    fn parent_of<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
+        if let Some(anchor) = line.env.uuid().and_then(|u| self.relinks.get(u)) {
+            return Some(anchor);
+        }
+        match line.env.parent_uuid() {
+            Some(parent) => Some(parent),
+            None if line.env.is_compact_boundary() => line.env.logical_parent_uuid.get(),
+            None => None,
+        }
+    }
+
+    /// The newest leaf of the main conversation: the live, non-sidechain entry with a
+    /// uuid and no live child, with the latest timestamp (the later line on a tie). A
+    /// sub-agent's own file holds only sidechain entries: then they are the conversation.
+    pub fn leaf(&self) -> Option<usize> {
+        let mut has_child = BTreeSet::new();
+        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+            if let Some(parent) = self.parent_of(line) {
+                has_child.insert(parent);
+            }
+        }
+        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        // pi's `session` header carries an id but stands outside the tree.
+        let candidates = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| self.is_live(l) && l.env.kind() != "session" && (only_sidechains || !l.env.is_sidechain.0));
+        let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
+        leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
+    }
+
+    /// The main conversation from its root to the newest leaf, through compaction
+    /// boundaries, as indices into `lines` (tombstoned entries left out).
+    pub fn chain(&self) -> Vec<usize> {
+        let Some(leaf) = self.leaf() else {
+            // A transcript without ids (pi v1, before pi's own migration gave entries
+            // ids) is one conversation in file order.
+            let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
+            return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
+        };
+        let index = self.index();
+        let mut chain = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut current = Some(leaf);
+        while let Some(i) = current {
+            if !seen.insert(i) {
+                break;
+            }
+            chain.push(i);
+            current = self.parent_of(&self.lines[i]).and_then(|p| index.get(p).copied());
+        }
+        chain.reverse();
+        chain.retain(|&i| self.is_live(&self.lines[i]));
+        chain
+    }
+    /// Live entries in file order, and the main chain as indices into them.
+    pub fn entries_and_chain(&self) -> (Vec<Entry>, Vec<u32>) {
+        let mut position = alloc::vec![u32::MAX; self.lines.len()];
+        let mut entries = Vec::new();
+        for (i, line) in self.lines.iter().enumerate() {
+            if self.is_live(line) {
+                position[i] = entries.len() as u32;
+                entries.push(line.to_entry());
+            }
+        }
+        let chain = self.chain().into_iter().map(|i| position[i]).collect();
+        (entries, chain)
+    }
+}
+
+/// Where the next entry of a session chains to, as the open-session cache keeps it:
+/// exactly what [`Loaded::leaf`] gives for the same bytes, kept up to date by
+/// [`Tip::advance`] without reading the session again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tip {
+    pub leaf: Option<String>,
+    /// The leaf's timestamp (`i64::MIN` without one).
+    leaf_ms: i64,
+    /// No main-conversation entry with an id yet: sidechain entries are the
+    /// conversation (a sub-agent's own file).
+    only_sidechains: bool,
+}
+
+impl Loaded<'_> {
+    pub fn tip(&self) -> Tip {
+        let leaf = self.leaf();
+        Tip {
+            leaf: leaf.and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string),
+            leaf_ms: leaf.and_then(|i| self.lines[i].env.timestamp.get()).and_then(time::parse_millis).unwrap_or(i64::MIN),
+            only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
+        }
+    }
+}
+
+impl Tip {
+    /// Takes lines appended after everything the tip has seen into account. Returns
+    /// `false` when only a full read can tell what a fresh load would give (a
+    /// tombstone, a relinking compaction, a branch, an older timestamp); the tip is
+    /// then unknown. When it returns `true`, the tip equals [`Loaded::leaf`] of all the
+    /// lines: a new line takes over only when it continues the leaf, is a candidate
+    /// by the same rule, and sorts after the old leaf, which then has a child.
+    pub fn advance(&mut self, lines: &[Line]) -> bool {
+        for line in lines {
+            let env = &line.env;
+            if env.is_tombstone()
+                || env.kind() == "session"
+                || (env.is_compact_boundary() && preserved_segment(env.compact_metadata).is_some_and(|s| s.anchor.is_some()))
+            {
+                return false;
+            }
+            let parent = match env.parent_uuid() {
+                Some(parent) => Some(parent),
+                None if env.is_compact_boundary() => env.logical_parent_uuid.get(),
+                None => None,
+            };
+            let continues = parent.is_some() && parent == self.leaf.as_deref();
+            let candidate = env.uuid().is_some() && (!env.is_sidechain.0 || self.only_sidechains);
+            if !candidate {
+                // A line that is no candidate but a child of the leaf takes the leaf's
+                // place away without offering one.
+                if continues {
+                    return false;
+                }
+                continue;
+            }
+            let ms = env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN);
+            let first = self.leaf.is_none() && parent.is_none();
+            let switches_rule = self.only_sidechains && !env.is_sidechain.0 && self.leaf.is_some();
+            if !(continues || first) || switches_rule || ms < self.leaf_ms {
+                return false;
+            }
+            self.leaf = env.uuid().map(ToString::to_string);
+            self.leaf_ms = ms;
+            self.only_sidechains &= env.is_sidechain.0;
+        }
+        true
+    }
+}
