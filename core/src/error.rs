@@ -20,9 +20,7 @@ pub enum Error {
     EntryNotFound { id: String, uuid: String },
     #[error("session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; compact it to continue")]
     SessionFull { id: String, bytes: u64, limit: u64 },
-    #[error(
-        "a write to session `{id}` failed, so its state on storage is unknown; reopen the session to read it again before writing"
-    )]
+    #[error("a write to session `{id}` failed, so its state on storage is unknown; reopen the session to read it again before writing")]
     SessionPoisoned { id: String },
     #[error("the summary for session `{id}` is empty; nothing was written (the failure counts toward the circuit breaker if recorded)")]
     EmptySummary { id: String },

@@ -188,7 +188,11 @@ pub fn reset(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &Reset
     if let Some(ttl) = policy.ttl_ms
         && now_ms.saturating_sub(created_ms) >= ttl
     {
-        return Decision::yes(format!("the session is {} old; sessions live {}", duration(now_ms.saturating_sub(created_ms)), duration(ttl)));
+        return Decision::yes(format!(
+            "the session is {} old; sessions live {}",
+            duration(now_ms.saturating_sub(created_ms)),
+            duration(ttl)
+        ));
     }
     if let Some(hour) = policy.daily_reset_hour {
         let offset = i64::from(policy.utc_offset_minutes) * 60_000;

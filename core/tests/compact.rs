@@ -6,10 +6,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mneme_core::compaction::Due;
-use mneme_core::{Action, CompactionIds, Format, Error, Keep, InMemoryStorage, Mode, NewEntry, Plan, Role, Settings, Storage, Store, Trigger, block_on};
-use proptest::prelude::*;
 use mneme_core::storage::faulty::Faulty;
-
+use mneme_core::{
+    Action, CompactionIds, Error, Format, InMemoryStorage, Keep, Mode, NewEntry, Plan, Role, Settings, Storage, Store, Trigger, block_on,
+};
+use proptest::prelude::*;
 
 use serde_json::{Value, json};
 
@@ -264,11 +265,7 @@ fn triggers_fire_exactly_at_their_limits() {
     assert_eq!(tokens, 1000);
     let fraction =
         |window| Settings { context_window: window, trigger: Trigger::Fraction(0.5), keep: Keep::RecentMessages(2), ..Settings::default() };
-    assert_eq!(
-        block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger,
-        Some(Due::Threshold),
-        "at the limit"
-    );
+    assert_eq!(block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger, Some(Due::Threshold), "at the limit");
     assert_eq!(block_on(store.plan_compaction("s", &fraction(2002), Mode::Auto)).unwrap().trigger, None, "one below");
     let reserve = |window| Settings {
         context_window: window,

@@ -1,7 +1,7 @@
 //! Gates whose state lives in transcripts and storage.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{CompactionIds, Keep, InMemoryStorage, Mode, NewEntry, Role, Settings, Store, block_on};
+use mneme_core::{CompactionIds, InMemoryStorage, Keep, Mode, NewEntry, Role, Settings, Store, block_on};
 use serde_json::json;
 
 const NOW: i64 = 1_800_000_000_000;

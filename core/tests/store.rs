@@ -1,10 +1,8 @@
 //! The store's write path over in-memory storage: parts, caps, tombstones, torn tails,
 //! several writers, and storage that fails.
 
-
-
-use mneme_core::{Error, KeyInfo, Limits, InMemoryStorage, NewEntry, Role, Storage, StorageError, Store, block_on};
 use mneme_core::storage::faulty::Faulty;
+use mneme_core::{Error, InMemoryStorage, KeyInfo, Limits, NewEntry, Role, Storage, StorageError, Store, block_on};
 
 const T0: i64 = 1_771_267_670_590;
 

@@ -384,7 +384,8 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     // Each request carries the instruction, the summary so far and a piece of the
     // conversation, and leaves room for the answer.
     let window = settings.summarizer_window.unwrap_or(settings.context_window);
-    let overhead = tokens::text_tokens(SUMMARY_INSTRUCTION).saturating_add(plan.summary_budget_tokens.saturating_mul(2)).saturating_add(512);
+    let overhead =
+        tokens::text_tokens(SUMMARY_INSTRUCTION).saturating_add(plan.summary_budget_tokens.saturating_mul(2)).saturating_add(512);
     let piece_tokens = window.saturating_sub(overhead).max(prompt::MIN_PIECE_TOKENS);
     plan.steps = prompt::pieces(&units[..summarize_end], piece_tokens);
     plan.prompt = plan.step_prompt(0, plan.previous_summary.as_deref()).unwrap_or_default();
@@ -402,13 +403,7 @@ fn ids(lines: &[&Line]) -> Vec<String> {
 }
 
 /// Why auto or overflow compaction must not run now, if it must not.
-fn blocked(
-    loaded: &Loaded,
-    context: &ContextLines,
-    settings: &Settings,
-    mode: Mode,
-    new_messages: usize,
-) -> Option<String> {
+fn blocked(loaded: &Loaded, context: &ContextLines, settings: &Settings, mode: Mode, new_messages: usize) -> Option<String> {
     let failures = consecutive_failures(loaded);
     if failures >= settings.max_failures {
         return Some(format!(

@@ -117,4 +117,3 @@ fn block_line(role: &str, block: &Block) -> Option<String> {
         other => format!("[{role}]: [{other}]"),
     })
 }
-

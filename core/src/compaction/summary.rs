@@ -90,4 +90,3 @@ fn first_sentences(text: &str, max: usize) -> String {
     let sentence = clip(&text[..end], max);
     if sentence.len() < text.len() { format!("{}…", sentence.trim_end()) } else { sentence.to_string() }
 }
-

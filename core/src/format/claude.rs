@@ -88,7 +88,7 @@ impl<'a> MessageLine<'a> {
     fn new(header: &'a Header, role: Role, content: Content<'a>) -> Self {
         MessageLine {
             parent_uuid: header.parent,
-            is_sidechain: false,
+            is_sidechain: header.sidechain,
             user_type: "external",
             cwd: header.cwd,
             session_id: header.session_id,
@@ -109,7 +109,7 @@ impl<'a> SystemLine<'a> {
         SystemLine {
             parent_uuid: header.parent,
             logical_parent_uuid: None,
-            is_sidechain: false,
+            is_sidechain: header.sidechain,
             user_type: "external",
             cwd: header.cwd,
             session_id: header.session_id,

@@ -108,6 +108,8 @@ pub(crate) struct Header<'a> {
     pub session_id: &'a str,
     /// The id the line chains to (the conversation's leaf), if any.
     pub parent: Option<&'a str>,
+    /// The session is a sub-agent's: its lines are sidechain lines.
+    pub sidechain: bool,
     /// The new line's id, as the host supplied it (dialects may shorten it).
     pub uuid: &'a str,
     pub now_ms: i64,

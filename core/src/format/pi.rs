@@ -46,7 +46,6 @@ impl Pi {
 }
 
 impl Dialect for Pi {
-
     fn message(&self, header: &Header, role: Role, text: &str) -> Result<String, Error> {
         let mut message = serde_json::json!({
             "role": role.as_str(), "content": [{ "type": "text", "text": text }], "timestamp": header.now_ms,

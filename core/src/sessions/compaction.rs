@@ -10,7 +10,7 @@ use super::with_loaded;
 use super::write::{Expect, Kind};
 use crate::compaction::{self, Action, Due, Mode, Plan, Settings};
 use crate::error::Error;
-use crate::format::{Compaction, Format, Header, Marker};
+use crate::format::{Compaction, Format, Marker};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::time;
@@ -112,8 +112,8 @@ impl<S: Storage> Store<S> {
         };
         let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
         let written = self
-            .write(id, None, Some(expect), Kind::Compaction, |dialect, parent| {
-                let header = Header { session_id: id, parent, uuid: &ids.boundary, now_ms, timestamp: &timestamp, cwd: &cwd };
+            .write(id, None, Some(expect), Kind::Compaction, |dialect, at| {
+                let header = at.header(id, &ids.boundary, now_ms, &timestamp, &cwd);
                 match plan.action {
                     Action::Prune => {
                         let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();

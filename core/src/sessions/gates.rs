@@ -161,10 +161,7 @@ struct DreamLock {
 }
 
 /// The lines after the last one matching `marker`, in file order.
-fn since_last<'s, 'a>(
-    loaded: &'s Loaded<'a>,
-    marker: impl Fn(&Line) -> bool,
-) -> impl Iterator<Item = &'s Line<'a>> {
+fn since_last<'s, 'a>(loaded: &'s Loaded<'a>, marker: impl Fn(&Line) -> bool) -> impl Iterator<Item = &'s Line<'a>> {
     let start = loaded.lines.iter().rposition(marker).map_or(0, |i| i + 1);
     loaded.lines[start..].iter()
 }

@@ -142,8 +142,7 @@ pub(crate) fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) 
 /// The open state of a session read in full.
 pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
-    let scans: Vec<PartScan> =
-        raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes, text)).collect();
+    let scans: Vec<PartScan> = raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes, text)).collect();
     let (last_part_lines, unterminated, torn_at) =
         scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
     let loaded = Loaded::assemble(scans);

@@ -1,8 +1,8 @@
 //! The write path: every line Mneme writes goes through [`Store::write`], under the
 //! session's lock, in the session's own dialect.
 
-use alloc::format;
 use alloc::borrow::ToOwned;
+use alloc::format;
 use alloc::string::String;
 
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
@@ -36,6 +36,20 @@ pub struct NewEntry {
 pub(crate) struct Expect<'a> {
     pub bytes: u64,
     pub leaf: Option<&'a str>,
+}
+
+/// Where a record goes in the conversation: the id it chains to, and whether the
+/// conversation is a sub-agent's (its lines are sidechain lines).
+#[derive(Clone, Copy)]
+pub(crate) struct At<'a> {
+    pub parent: Option<&'a str>,
+    pub sidechain: bool,
+}
+
+impl<'a> At<'a> {
+    pub fn header(self, session_id: &'a str, uuid: &'a str, now_ms: i64, timestamp: &'a str, cwd: &'a str) -> Header<'a> {
+        Header { session_id, parent: self.parent, sidechain: self.sidechain, uuid, now_ms, timestamp, cwd }
+    }
 }
 
 /// Where a write landed.
@@ -79,9 +93,16 @@ impl<S: Storage> Store<S> {
         }
         let timestamp = time::format_millis(entry.now_ms);
         let written = self
-            .write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, parent| {
-                let header =
-                    Header { session_id: id, parent, uuid: &entry.uuid, now_ms: entry.now_ms, timestamp: &timestamp, cwd: &entry.cwd };
+            .write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, at| {
+                let header = Header {
+                    session_id: id,
+                    parent: at.parent,
+                    sidechain: at.sidechain,
+                    uuid: &entry.uuid,
+                    now_ms: entry.now_ms,
+                    timestamp: &timestamp,
+                    cwd: &entry.cwd,
+                };
                 dialect.message(&header, entry.role, &entry.text)
             })
             .await?;
@@ -108,9 +129,9 @@ impl<S: Storage> Store<S> {
             return Err(Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() });
         }
         let timestamp = time::format_millis(now_ms);
-        self.write(id, None, None, Kind::Entry, |dialect, parent| {
-            let line_id = derived_id(&["tombstone", id, uuid, parent.unwrap_or_default()], now_ms);
-            let header = Header { session_id: id, parent, uuid: &line_id, now_ms, timestamp: &timestamp, cwd: "" };
+        self.write(id, None, None, Kind::Entry, |dialect, at| {
+            let line_id = derived_id(&["tombstone", id, uuid, at.parent.unwrap_or_default()], now_ms);
+            let header = at.header(id, &line_id, now_ms, &timestamp, "");
             dialect.tombstone(&header, uuid)
         })
         .await?;
@@ -120,9 +141,9 @@ impl<S: Storage> Store<S> {
     /// Records one of Mneme's bookkeeping markers in session `id`, in its dialect.
     pub(crate) async fn record_marker(&self, id: &str, marker: Marker, reason: Option<&str>, now_ms: i64) -> Result<(), Error> {
         let timestamp = time::format_millis(now_ms);
-        self.write(id, None, None, Kind::Entry, |dialect, parent| {
-            let line_id = derived_id(&[marker.kind(), id, parent.unwrap_or_default()], now_ms);
-            let header = Header { session_id: id, parent, uuid: &line_id, now_ms, timestamp: &timestamp, cwd: "" };
+        self.write(id, None, None, Kind::Entry, |dialect, at| {
+            let line_id = derived_id(&[marker.kind(), id, at.parent.unwrap_or_default()], now_ms);
+            let header = at.header(id, &line_id, now_ms, &timestamp, "");
             dialect.marker(&header, marker, reason)
         })
         .await?;
@@ -139,7 +160,7 @@ impl<S: Storage> Store<S> {
         cwd: Option<&str>,
         expect: Option<Expect<'_>>,
         kind: Kind,
-        line: impl FnOnce(&dyn Dialect, Option<&str>) -> Result<String, Error>,
+        line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Written, Error> {
         // A session this store has written to is not looked for again: its project is
         // known, and `refresh` lists its parts under the lock anyway.
@@ -169,7 +190,7 @@ impl<S: Storage> Store<S> {
         project: &str,
         expect: Option<Expect<'_>>,
         kind: Kind,
-        line: impl FnOnce(&dyn Dialect, Option<&str>) -> Result<String, Error>,
+        line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Written, Error> {
         let mut state = self.refresh(id, project).await?;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
@@ -178,7 +199,8 @@ impl<S: Storage> Store<S> {
         {
             return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
         }
-        let json = line(state.format.dialect(), state.tip.leaf.as_deref())?;
+        let at = At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only() };
+        let json = line(state.format.dialect(), at)?;
         let separator = if state.unterminated { "\n" } else { "" };
         let record = format!("{separator}{json}\n");
         let record_len = record.len() as u64;

@@ -84,5 +84,4 @@ impl Loaded<'_> {
         report.orphaned_tool_uses = unanswered;
         report
     }
-
 }

@@ -90,7 +90,6 @@ pub(crate) fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) 
 }
 
 impl Loaded<'_> {
-
     /// Which lines make up the context a model resumes with, in order.
     ///
     /// Without compaction: the messages of the main chain. After a Claude Code
@@ -205,7 +204,6 @@ impl Loaded<'_> {
         }
         context
     }
-
 }
 
 /// `message.id` of an entry, borrowed from the line's text.

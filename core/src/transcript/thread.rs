@@ -95,6 +95,17 @@ impl<'a> Loaded<'a> {
         index
     }
 
+    /// The entry an entry hangs under in the tree: the summary, for the head of a
+    /// segment a compaction preserved (Claude Code relinks it there); else its parent.
+    /// A compaction boundary's logical parent is not a tree edge: the entry it names
+    /// stays a leaf, as in Claude Code, and the next entry continues the kept messages.
+    fn tree_parent<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
+        match line.env.uuid().and_then(|u| self.relinks.get(u)) {
+            Some(anchor) => Some(anchor),
+            None => line.env.parent_uuid(),
+        }
+    }
+
     /// Where the conversation continues from: the summary, for the head of a segment
     /// a compaction preserved (Claude Code relinks it there); else its parent, or across
     /// a compaction boundary (whose `parentUuid` is null) to the entry before it.
@@ -115,7 +126,12 @@ impl<'a> Loaded<'a> {
     pub fn leaf(&self) -> Option<usize> {
         let mut has_child = BTreeSet::new();
         for line in self.lines.iter().filter(|l| self.is_live(l)) {
-            if let Some(parent) = self.parent_of(line) {
+            if let Some(parent) = self.tree_parent(line) {
+                has_child.insert(parent);
+            }
+            // The entry a relinked head used to continue is summarised history, never
+            // the conversation's leaf, whatever the clocks say.
+            if let Some(parent) = line.env.parent_uuid() {
                 has_child.insert(parent);
             }
         }
@@ -142,13 +158,23 @@ impl<'a> Loaded<'a> {
         let index = self.index();
         let mut chain = Vec::new();
         let mut seen = BTreeSet::new();
+        // Where a relinked head continued before the compaction: once the walk is back
+        // at the compaction, the summarised history goes on from there.
+        let mut summarised_from: Option<usize> = None;
         let mut current = Some(leaf);
         while let Some(i) = current {
             if !seen.insert(i) {
                 break;
             }
             chain.push(i);
-            current = self.parent_of(&self.lines[i]).and_then(|p| index.get(p).copied());
+            let line = &self.lines[i];
+            if line.env.uuid().is_some_and(|u| self.relinks.contains_key(u)) {
+                summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
+            }
+            current = self.parent_of(line).and_then(|p| index.get(p).copied());
+            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.contains(&next)) {
+                current = summarised_from.take();
+            }
         }
         chain.reverse();
         chain.retain(|&i| self.is_live(&self.lines[i]));
@@ -194,6 +220,12 @@ impl Loaded<'_> {
 }
 
 impl Tip {
+    /// The conversation is made of sidechain entries (a sub-agent's own file), so
+    /// what is written to it is too.
+    pub fn sidechain_only(&self) -> bool {
+        self.only_sidechains && self.leaf.is_some()
+    }
+
     /// Takes lines appended after everything the tip has seen into account. Returns
     /// `false` when only a full read can tell what a fresh load would give (a
     /// tombstone, a relinking compaction, a branch, an older timestamp); the tip is
@@ -209,11 +241,7 @@ impl Tip {
             {
                 return false;
             }
-            let parent = match env.parent_uuid() {
-                Some(parent) => Some(parent),
-                None if env.is_compact_boundary() => env.logical_parent_uuid.get(),
-                None => None,
-            };
+            let parent = env.parent_uuid();
             let continues = parent.is_some() && parent == self.leaf.as_deref();
             let candidate = env.uuid().is_some() && (!env.is_sidechain.0 || self.only_sidechains);
             if !candidate {
