@@ -59,6 +59,13 @@ impl core_::Storage for ImportedStorage {
     }
 }
 
+core_::mirror_enum!(core_::Action, wit::Action { None, Prune, Summarize });
+core_::mirror_enum!(core_::compaction::Due, wit::Due { Threshold, Overflow, Manual });
+core_::mirror_enum!(core_::Format, wit::Format { Claude, Pi, Crab });
+core_::mirror_enum!(core_::gates::Reply, wit::Reply { Deliver, Hold, Suppress });
+core_::mirror_enum!(core_::Mode, wit::CompactionMode { Auto, Manual, Overflow });
+core_::mirror_enum!(core_::Role, wit::Role { User, Assistant });
+
 struct Component;
 
 impl wit::Guest for Component {
@@ -72,12 +79,8 @@ impl wit::Guest for Component {
         core_::tokens::context_window(&model)
     }
 
-    fn silent_reply(text: String) -> u8 {
-        match core_::gates::silent_reply(&text) {
-            core_::gates::Reply::Deliver => 0,
-            core_::gates::Reply::Hold => 1,
-            core_::gates::Reply::Suppress => 2,
-        }
+    fn silent_reply(text: String) -> wit::Reply {
+        core_::gates::silent_reply(&text).into()
     }
 }
 
@@ -90,11 +93,7 @@ impl wit::GuestStore for Store {
     }
 
     fn append(&self, id: String, entry: wit::NewEntry) -> Result<wit::Entry, wit::Error> {
-        let role = match entry.role {
-            wit::Role::User => core_::Role::User,
-            wit::Role::Assistant => core_::Role::Assistant,
-        };
-        let entry = core_::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
+        let entry = core_::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role: entry.role.into(), text: entry.text, cwd: entry.cwd };
         run(self.0.append(&id, entry)).map(entry_to_wit)
     }
 
@@ -172,12 +171,7 @@ impl wit::GuestStore for Store {
     }
 
     fn plan_compaction(&self, id: String, settings: wit::CompactionSettings, mode: wit::CompactionMode) -> Result<wit::Plan, wit::Error> {
-        let mode = match mode {
-            wit::CompactionMode::Auto => core_::Mode::Auto,
-            wit::CompactionMode::Manual => core_::Mode::Manual,
-            wit::CompactionMode::Overflow => core_::Mode::Overflow,
-        };
-        run(self.0.plan_compaction(&id, &settings_from_wit(settings), mode)).map(plan_to_wit)
+        run(self.0.plan_compaction(&id, &settings_from_wit(settings), mode.into())).map(plan_to_wit)
     }
 
     fn summarize_offline(&self, id: String, plan: wit::Plan) -> Result<String, wit::Error> {
@@ -195,8 +189,8 @@ impl wit::GuestStore for Store {
         let ids = core_::CompactionIds { boundary: ids.boundary, summary: ids.summary };
         let a = run(self.0.apply_compaction(&id, &plan_from_wit(plan), &summary, &ids, now_ms))?;
         Ok(wit::Applied {
-            format: a.format,
-            action: a.action,
+            format: a.format.into(),
+            action: a.action.into(),
             boundary_uuid: a.boundary_uuid,
             summary_uuid: a.summary_uuid,
             tokens_before: a.tokens_before,
@@ -266,6 +260,7 @@ fn settings_from_wit(s: wit::CompactionSettings) -> core_::Settings {
         },
         tool_result_budget_chars: s.tool_result_budget_chars,
         max_failures: s.max_failures,
+        summarizer_window: s.summarizer_window,
     }
 }
 
@@ -279,10 +274,10 @@ fn decision_to_wit(d: core_::gates::Decision) -> wit::Decision {
 
 fn plan_to_wit(p: core_::Plan) -> wit::Plan {
     wit::Plan {
-        trigger: p.trigger,
+        trigger: p.trigger.map(Into::into),
         reason: p.reason,
         blocked: p.blocked,
-        action: p.action,
+        action: p.action.into(),
         context_window: p.context_window,
         limit: p.limit,
         tokens_before: p.tokens_before,
@@ -293,17 +288,20 @@ fn plan_to_wit(p: core_::Plan) -> wit::Plan {
         prune: p.prune.into_iter().map(|x| wit::Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
         previous_summary: p.previous_summary,
         prompt: p.prompt,
+        steps: p.steps,
         turn_prefix_prompt: p.turn_prefix_prompt,
         summary_budget_tokens: p.summary_budget_tokens,
+        leaf: p.leaf,
+        session_bytes: p.session_bytes,
     }
 }
 
 fn plan_from_wit(p: wit::Plan) -> core_::Plan {
     core_::Plan {
-        trigger: p.trigger,
+        trigger: p.trigger.map(Into::into),
         reason: p.reason,
         blocked: p.blocked,
-        action: p.action,
+        action: p.action.into(),
         context_window: p.context_window,
         limit: p.limit,
         tokens_before: p.tokens_before,
@@ -314,8 +312,11 @@ fn plan_from_wit(p: wit::Plan) -> core_::Plan {
         prune: p.prune.into_iter().map(|x| core_::Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
         previous_summary: p.previous_summary,
         prompt: p.prompt,
+        steps: p.steps,
         turn_prefix_prompt: p.turn_prefix_prompt,
         summary_budget_tokens: p.summary_budget_tokens,
+        leaf: p.leaf,
+        session_bytes: p.session_bytes,
     }
 }
 
@@ -394,6 +395,7 @@ fn error_to_wit(e: core_::Error) -> wit::Error {
         E::EmptySummary { id } => wit::Error::EmptySummary(id),
         E::NothingToCompact { id, reason } => wit::Error::NothingToCompact(wit::SessionReason { id, reason }),
         E::StalePlan { id, uuid } => wit::Error::StalePlan(wit::EntryRef { id, uuid }),
+        E::Unsupported { format, operation } => wit::Error::Unsupported(wit::Unsupported { format, operation }),
         E::InvalidArgument(message) => wit::Error::InvalidArgument(message),
         other => wit::Error::InvalidArgument(alloc::format!("{other}")),
     }

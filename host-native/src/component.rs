@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
     Applied, CheckReport, CompactionIds, Context, ContextMessage, Entry, Finding, Keep, Limits, LoadReport, Mode, NewEntry, Plan, Pruned,
-    RepairReport, Role, SessionInfo, Settings, SkippedLine, StorageError, Subagent, Transcript, Trigger, TypeCount, block_on,
+    RepairReport, SessionInfo, Settings, SkippedLine, StorageError, Subagent, Transcript, Trigger, TypeCount, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -18,6 +18,13 @@ wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 
 use exports::mneme::engine::sessions as wit;
 use mneme::engine::types as wit_types;
+
+mneme_core::mirror_enum!(mneme_core::Action, wit::Action { None, Prune, Summarize });
+mneme_core::mirror_enum!(mneme_core::compaction::Due, wit::Due { Threshold, Overflow, Manual });
+mneme_core::mirror_enum!(mneme_core::Format, wit::Format { Claude, Pi, Crab });
+mneme_core::mirror_enum!(mneme_core::gates::Reply, wit::Reply { Deliver, Hold, Suppress });
+mneme_core::mirror_enum!(mneme_core::Mode, wit::CompactionMode { Auto, Manual, Overflow });
+mneme_core::mirror_enum!(mneme_core::Role, wit::Role { User, Assistant });
 
 /// The Mneme component, built by this crate's build script.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.component.wasm"));
@@ -156,11 +163,7 @@ impl ComponentEngine {
 
 impl Sessions for ComponentEngine {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
-        let role = match entry.role {
-            Role::User => wit::Role::User,
-            Role::Assistant => wit::Role::Assistant,
-        };
-        let entry = wit::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role, text: entry.text, cwd: entry.cwd };
+        let entry = wit::NewEntry { uuid: entry.uuid, now_ms: entry.now_ms, role: entry.role.into(), text: entry.text, cwd: entry.cwd };
         self.call(|api, store, handle| api.call_append(store, handle, id, &entry)).map(entry_from_wit)
     }
 
@@ -243,11 +246,7 @@ impl Sessions for ComponentEngine {
     }
 
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-        let mode = match mode {
-            Mode::Auto => wit::CompactionMode::Auto,
-            Mode::Manual => wit::CompactionMode::Manual,
-            Mode::Overflow => wit::CompactionMode::Overflow,
-        };
+        let mode = mode.into();
         let settings = settings_to_wit(settings);
         self.call(|api, store, handle| api.call_plan_compaction(store, handle, id, settings, mode)).map(plan_from_wit)
     }
@@ -262,8 +261,8 @@ impl Sessions for ComponentEngine {
         let ids = wit::CompactionIds { boundary: ids.boundary.clone(), summary: ids.summary.clone() };
         let a = self.call(|api, store, handle| api.call_apply_compaction(store, handle, id, &plan, summary, &ids, now_ms))?;
         Ok(Applied {
-            format: a.format,
-            action: a.action,
+            format: a.format.into(),
+            action: a.action.into(),
             boundary_uuid: a.boundary_uuid,
             summary_uuid: a.summary_uuid,
             tokens_before: a.tokens_before,
@@ -323,12 +322,7 @@ impl Sessions for ComponentEngine {
     }
 
     fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
-        match self.bindings.mneme_engine_sessions().call_silent_reply(&mut self.store, text).map_err(component_error)? {
-            0 => Ok(Reply::Deliver),
-            1 => Ok(Reply::Hold),
-            2 => Ok(Reply::Suppress),
-            other => Err(Error::Component(format!("silent-reply returned {other}, which is not a reply"))),
-        }
+        self.bindings.mneme_engine_sessions().call_silent_reply(&mut self.store, text).map(Reply::from).map_err(component_error)
     }
 }
 
@@ -345,6 +339,7 @@ fn settings_to_wit(s: &Settings) -> wit::CompactionSettings {
         },
         tool_result_budget_chars: s.tool_result_budget_chars,
         max_failures: s.max_failures,
+        summarizer_window: s.summarizer_window,
     }
 }
 
@@ -358,10 +353,10 @@ fn decision_from_wit(d: wit::Decision) -> Decision {
 
 fn plan_to_wit(p: &Plan) -> wit::Plan {
     wit::Plan {
-        trigger: p.trigger.clone(),
+        trigger: p.trigger.map(Into::into),
         reason: p.reason.clone(),
         blocked: p.blocked.clone(),
-        action: p.action.clone(),
+        action: p.action.into(),
         context_window: p.context_window,
         limit: p.limit,
         tokens_before: p.tokens_before,
@@ -372,17 +367,20 @@ fn plan_to_wit(p: &Plan) -> wit::Plan {
         prune: p.prune.iter().map(|x| wit::Pruned { uuid: x.uuid.clone(), tool_use_id: x.tool_use_id.clone(), chars: x.chars }).collect(),
         previous_summary: p.previous_summary.clone(),
         prompt: p.prompt.clone(),
+        steps: p.steps.clone(),
         turn_prefix_prompt: p.turn_prefix_prompt.clone(),
         summary_budget_tokens: p.summary_budget_tokens,
+        leaf: p.leaf.clone(),
+        session_bytes: p.session_bytes,
     }
 }
 
 fn plan_from_wit(p: wit::Plan) -> Plan {
     Plan {
-        trigger: p.trigger,
+        trigger: p.trigger.map(Into::into),
         reason: p.reason,
         blocked: p.blocked,
-        action: p.action,
+        action: p.action.into(),
         context_window: p.context_window,
         limit: p.limit,
         tokens_before: p.tokens_before,
@@ -393,8 +391,11 @@ fn plan_from_wit(p: wit::Plan) -> Plan {
         prune: p.prune.into_iter().map(|x| Pruned { uuid: x.uuid, tool_use_id: x.tool_use_id, chars: x.chars }).collect(),
         previous_summary: p.previous_summary,
         prompt: p.prompt,
+        steps: p.steps,
         turn_prefix_prompt: p.turn_prefix_prompt,
         summary_budget_tokens: p.summary_budget_tokens,
+        leaf: p.leaf,
+        session_bytes: p.session_bytes,
     }
 }
 
@@ -472,6 +473,7 @@ fn error_from_wit(e: wit::Error) -> Error {
         wit::Error::EmptySummary(id) => E::EmptySummary { id },
         wit::Error::NothingToCompact(r) => E::NothingToCompact { id: r.id, reason: r.reason },
         wit::Error::StalePlan(r) => E::StalePlan { id: r.id, uuid: r.uuid },
+        wit::Error::Unsupported(u) => E::Unsupported { format: u.format, operation: u.operation },
         wit::Error::InvalidArgument(message) => E::InvalidArgument(message),
     })
 }

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
-    CheckReport, CompactionIds, Context, Entry, Keep, Limits, LoadReport, Mode, NewEntry, Plan, RepairReport, Role, SessionInfo, Settings,
-    Subagent, Transcript, Trigger,
+    Action, Applied, CheckReport, CompactionIds, Context, Entry, Keep, Limits, LoadReport, Mode, NewEntry, Plan, RepairReport, Role,
+    SessionInfo, Settings, Subagent, Transcript, Trigger,
 };
 use mneme_host::summarize::Summarizer;
 use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
@@ -195,6 +196,10 @@ struct CompactionFlags {
     /// Consecutive failed compactions after which --auto stops compacting
     #[arg(long, value_name = "N", default_value_t = 3)]
     max_failures: u32,
+    /// The summariser's own context window; a longer conversation is summarised in
+    /// rolling steps [default: the session's window]
+    #[arg(long, value_name = "TOKENS")]
+    summarizer_window: Option<u64>,
 }
 
 impl CompactionFlags {
@@ -212,6 +217,7 @@ impl CompactionFlags {
             },
             tool_result_budget_chars: self.tool_result_budget,
             max_failures: self.max_failures,
+            summarizer_window: self.summarizer_window,
         }
     }
 }
@@ -568,31 +574,20 @@ fn run_compaction(sessions: &mut dyn Sessions, id: &str, args: &CompactArgs) -> 
         return Ok(());
     }
     let summarizer = args.summarizer.summarizer();
-    let summary = if plan.needs_summary() {
-        if !args.json {
-            eprintln!("summarising {} entries with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
-        }
-        match summarizer.summarize(sessions, id, &plan) {
-            Ok(summary) if !summary.trim().is_empty() => summary,
-            failed => {
-                let reason = match failed {
-                    Err(e) => e.to_string(),
-                    Ok(_) => "the summariser returned nothing".to_owned(),
-                };
-                sessions.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
-                return Err(format!("compaction failed, nothing was changed: {reason}"));
-            }
-        }
-    } else {
-        String::new()
+    if plan.needs_summary() && !args.json {
+        eprintln!("summarising {} entries with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
+    }
+    let applied = match compact_with(sessions, id, plan.clone(), &summarizer, !args.json)? {
+        Ok(applied) => applied,
+        Err(reason) => return Err(format!("compaction failed, nothing was changed (the failure is recorded): {reason}")),
     };
-    let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-    let applied = sessions.apply_compaction(id, &plan, &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
     if args.json {
         return print_json(&serde_json::json!({ "plan": plan, "applied": applied }));
     }
-    match applied.action.as_str() {
-        "prune" => println!("cleared {} old tool results: {} → {} tokens", plan.prune.len(), applied.tokens_before, applied.tokens_after),
+    match applied.action {
+        Action::Prune => {
+            println!("cleared {} old tool results: {} → {} tokens", plan.prune.len(), applied.tokens_before, applied.tokens_after)
+        }
         _ => println!(
             "compacted session {id}: summarised {} entries, kept {}: {} → {} tokens (boundary {})",
             plan.summarize.len() + plan.turn_prefix.len(),
@@ -605,13 +600,59 @@ fn run_compaction(sessions: &mut dyn Sessions, id: &str, args: &CompactArgs) -> 
     Ok(())
 }
 
+/// Steps through the core's compaction driver: each summariser request, then the
+/// apply — or, when the summariser fails or answers nothing, the recorded failure
+/// (the circuit breaker counts it). `Ok(Err(reason))` is a recorded failure.
+fn compact_with(
+    sessions: &mut dyn Sessions,
+    id: &str,
+    plan: Plan,
+    summarizer: &Summarizer,
+    progress: bool,
+) -> Result<Result<Applied, String>, String> {
+    let mut run = Run::new(plan);
+    let total = run.total_requests();
+    let mut asked = 0;
+    loop {
+        match run.next() {
+            Step::Summarize { prompt, max_tokens } => {
+                if *summarizer == Summarizer::Extractive {
+                    let summary = sessions.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
+                    run.handle_whole(summary);
+                    continue;
+                }
+                asked += 1;
+                if progress && total > 1 {
+                    eprintln!("  summariser request {asked} of {total}…");
+                }
+                run.handle(summarizer.complete(&prompt, max_tokens).map_err(|e| e.to_string()));
+            }
+            Step::Apply { summary } => {
+                let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
+                let applied = sessions.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
+                run.finish();
+                return Ok(Ok(applied));
+            }
+            Step::RecordFailure { reason } => {
+                sessions.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
+                run.finish();
+                return Ok(Err(reason));
+            }
+            Step::Done => return Err("the plan has nothing to apply".into()),
+        }
+    }
+}
+
 fn print_plan(plan: &Plan) -> CliResult {
     println!("{}", plan.reason);
     if let Some(blocked) = &plan.blocked {
         println!("blocked: {blocked}");
     }
     println!("context: {} tokens; trigger at {} of a {} window", plan.tokens_before, plan.limit, plan.context_window);
-    println!("action: {}", plan.action);
+    println!("action: {}", serde_json::to_value(plan.action).unwrap_or_default().as_str().unwrap_or("?"));
+    if plan.steps.len() > 1 {
+        println!("summariser requests: {} rolling steps (the conversation exceeds its window)", plan.steps.len());
+    }
     println!(
         "summarise: {} entries{}",
         plan.summarize.len(),
@@ -869,10 +910,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
             println!("  step {step:>2}: {} tokens, below the trigger at {}", plan.tokens_before, plan.limit);
             continue;
         }
-        let summary =
-            if plan.needs_summary() { sessions.summarize_offline(&session_id, &plan).map_err(|e| e.to_string())? } else { String::new() };
-        let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-        let applied = sessions.apply_compaction(&session_id, &plan, &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
+        let applied = compact_with(&mut *sessions, &session_id, plan.clone(), &Summarizer::Extractive, false)??;
         compactions += 1;
         println!(
             "  step {step:>2}: {} tokens reached the trigger at {}: auto-compaction summarised {} entries, kept {}: {} → {} tokens",

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use mneme_core::Plan;
+use mneme_core::compaction::{Run, Step};
 use serde_json::{Value, json};
 
 use crate::{Error, Sessions};
@@ -50,20 +51,29 @@ impl Summarizer {
         }
     }
 
-    /// The summary for `plan` of session `id`: the main prompt, and the turn prefix's
-    /// own prompt when the cut fell inside a turn, joined by a rule.
+    /// The summary for `plan` of session `id`, through the core's compaction driver:
+    /// each piece of a long conversation in a rolling request, then the turn prefix's
+    /// own request when the cut fell inside a turn, joined by a rule. An empty answer
+    /// is an error, as the driver counts it.
     pub fn summarize(&self, engine: &mut dyn Sessions, id: &str, plan: &Plan) -> Result<String, SummaryError> {
         if *self == Summarizer::Extractive {
             return Ok(engine.summarize_offline(id, plan)?);
         }
-        let mut parts = Vec::new();
-        if !plan.summarize.is_empty() {
-            parts.push(self.complete(&plan.prompt, plan.summary_budget_tokens)?);
+        let mut run = Run::new(plan.clone());
+        loop {
+            match run.next() {
+                Step::Summarize { prompt, max_tokens } => match self.complete(&prompt, max_tokens) {
+                    Ok(text) if text.trim().is_empty() => {
+                        return Err(SummaryError::NoSummary { url: String::new(), detail: "the summariser returned nothing".into() });
+                    }
+                    Ok(text) => run.handle(Ok(text)),
+                    Err(e) => return Err(e),
+                },
+                Step::Apply { summary } => return Ok(summary),
+                Step::RecordFailure { reason } => return Err(SummaryError::NoSummary { url: String::new(), detail: reason }),
+                Step::Done => return Ok(String::new()),
+            }
         }
-        if let Some(prefix) = &plan.turn_prefix_prompt {
-            parts.push(self.complete(prefix, (plan.summary_budget_tokens / 2).max(256))?);
-        }
-        Ok(parts.join("\n\n---\n\n"))
     }
 
     /// One completion of `prompt` in at most `max_tokens` tokens.

@@ -266,10 +266,10 @@ mod tests {
 #[cfg(test)]
 mod reference {
     use super::*;
-    use mneme_core::{MemoryStorage, Storage, Store, block_on};
+    use mneme_core::{InMemoryStorage, Storage, Store, block_on};
 
     /// The core over in-memory storage: the reference every other host must equal.
-    struct MemoryHost(Store<MemoryStorage>);
+    struct MemoryHost(Store<InMemoryStorage>);
 
     impl Host for MemoryHost {
         fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
@@ -346,7 +346,7 @@ mod reference {
     #[test]
     fn memory_storage_passes_every_vector() {
         let results = run_all(|seed, limits| {
-            let storage = MemoryStorage::new();
+            let storage = InMemoryStorage::new();
             for (key, bytes) in seed {
                 block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
             }

@@ -18,7 +18,12 @@ pub(crate) fn is_crab_line(line: &Line) -> bool {
 
 impl Dialect for Crab {
     fn message(&self, _: &Header, role: Role, text: &str) -> Result<String, Error> {
-        json(&serde_json::json!({ "role": role.as_str(), "content": text }))
+        #[derive(serde::Serialize)]
+        struct Message<'a> {
+            role: &'static str,
+            content: &'a str,
+        }
+        json(&Message { role: role.as_str(), content: text })
     }
 
     fn tombstone(&self, _: &Header, _: &str) -> Result<String, Error> {

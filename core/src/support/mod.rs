@@ -2,6 +2,7 @@
 
 mod executor;
 pub(crate) mod lenient;
+mod mirror;
 pub mod time;
 
 pub use executor::block_on;

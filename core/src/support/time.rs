@@ -29,7 +29,7 @@ pub fn parse_millis(text: &str) -> Option<i64> {
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
     let mut rest = &b[19..];
@@ -46,9 +46,9 @@ pub fn parse_millis(text: &str) -> Option<i64> {
     }
     let offset_minutes = match rest {
         [b'Z' | b'z'] => 0,
-        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
-            let hh = i64::from(h1.checked_sub(b'0')?) * 10 + i64::from(h2.checked_sub(b'0')?);
-            let mm = i64::from(m1.checked_sub(b'0')?) * 10 + i64::from(m2.checked_sub(b'0')?);
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] if [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()) => {
+            let hh = i64::from(h1 - b'0') * 10 + i64::from(h2 - b'0');
+            let mm = i64::from(m1 - b'0') * 10 + i64::from(m2 - b'0');
             if hh > 23 || mm > 59 {
                 return None;
             }
@@ -58,6 +58,15 @@ pub fn parse_millis(text: &str) -> Option<i64> {
     };
     let days = days_from_civil(year, month, day);
     Some(days * MS_PER_DAY + ((hour * 60 + minute - offset_minutes) * 60 + second) * 1000 + millis)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 // Howard Hinnant's proleptic Gregorian day algorithms.
@@ -103,6 +112,16 @@ mod tests {
         assert_eq!(parse_millis("2026-02-16T18:47:50.590Z"), Some(1_771_267_670_590));
         assert_eq!(parse_millis("2026-02-16T19:47:50.590123+01:00"), Some(1_771_267_670_590));
         assert_eq!(parse_millis("2026-02-16T18:47:50Z"), Some(1_771_267_670_000));
+        assert_eq!(parse_millis("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
+        for bad in [
+            "2026-02-31T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-02-16T18:47:50+0:::0",
+            "2026-02-16T18:47:50+;0:00",
+        ] {
+            assert_eq!(parse_millis(bad), None, "{bad}");
+        }
         for bad in ["", "2026-02-16", "2026-13-01T00:00:00Z", "2026-02-16T18:47:50.Z", "2026-02-16T18:47:50.5", "x026-02-16T18:47:50Z"] {
             assert_eq!(parse_millis(bad), None, "{bad}");
         }

@@ -185,7 +185,7 @@ impl Loaded<'_> {
             last_reply_id = reply_id;
             match context.messages.last_mut() {
                 Some(previous) if same_reply => {
-                    previous.content = merge_blocks(&previous.content, &blocks);
+                    append_blocks(&mut previous.content, &blocks);
                     if !text.is_empty() {
                         if !previous.text.is_empty() {
                             previous.text.push('\n');
@@ -259,15 +259,24 @@ fn clear_results(blocks: String, cleared: &BTreeSet<String>) -> String {
     if changed { alloc::format!("[{}]", rewritten.join(",")) } else { blocks }
 }
 
-/// Two JSON block arrays as one.
-fn merge_blocks(first: &str, second: &str) -> String {
-    let head = first.trim_end().strip_suffix(']').unwrap_or(first).trim_end();
-    let tail = second.trim_start().strip_prefix('[').unwrap_or(second).trim_start();
-    match (head == "[", tail == "]") {
-        (true, _) => second.to_string(),
-        (_, true) => first.to_string(),
-        _ => alloc::format!("{head},{tail}"),
+/// Appends the blocks of JSON array `more` to JSON array `blocks`, in place: a reply
+/// split over many lines is merged in time linear in its size.
+fn append_blocks(blocks: &mut String, more: &str) {
+    let tail = more.trim_start().strip_prefix('[').unwrap_or(more).trim_start();
+    if tail.starts_with(']') {
+        return;
     }
+    let kept = blocks.trim_end().len();
+    blocks.truncate(kept);
+    if !blocks.ends_with(']') {
+        *blocks = more.into();
+        return;
+    }
+    blocks.pop();
+    if !blocks.trim_end().ends_with('[') {
+        blocks.push(',');
+    }
+    blocks.push_str(tail);
 }
 
 /// Text for people: text blocks as they are, other blocks as short markers.

@@ -71,6 +71,9 @@ pub struct LoadReport {
     pub recovered_glued: u32,
     /// Lines that held invalid UTF-8; the bad bytes read as U+FFFD and the entry is kept.
     pub invalid_utf8: u32,
+    /// Lines that held a lone UTF-16 surrogate escape (`\ud83d` without its pair);
+    /// it reads as U+FFFD and the text is kept.
+    pub lone_surrogates: u32,
     /// Entries hidden by tombstones.
     pub tombstoned: u32,
 }

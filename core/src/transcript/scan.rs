@@ -160,6 +160,7 @@ pub(crate) struct PartScan<'a> {
     pub skipped: Vec<SkippedLine>,
     pub recovered_glued: u32,
     pub invalid_utf8: u32,
+    pub lone_surrogates: u32,
     /// Lines in the part, blank, skipped and torn ones included.
     pub line_count: u32,
     /// The part ends in an unreadable fragment with no newline; its byte offset.
@@ -170,13 +171,71 @@ pub(crate) struct PartScan<'a> {
 }
 
 /// A part's bytes as text. Invalid UTF-8 is replaced with U+FFFD (line boundaries
-/// survive: `\n` never occurs inside a multi-byte sequence).
+/// survive: `\n` never occurs inside a multi-byte sequence), and so is a lone UTF-16
+/// surrogate escape (`\ud83d` without its pair, as Node writes a cut emoji), which
+/// JSON parsers refuse: `\ud83d` becomes `\ufffd`, the same length, so offsets hold.
 pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
     // `from_utf8` validates far faster than the lossy decoder; almost every file is valid.
-    match core::str::from_utf8(bytes) {
+    let text = match core::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
+    };
+    if memchr::memmem::find(bytes, b"\\ud").is_none() && memchr::memmem::find(bytes, b"\\uD").is_none() {
+        return text;
     }
+    match repair_lone_surrogates(&text) {
+        Some(repaired) => Cow::Owned(repaired),
+        None => text,
+    }
+}
+
+/// `text` with every lone surrogate escape replaced by `\ufffd`; `None` when it has none.
+fn repair_lone_surrogates(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = bytes.get(at + 2..at + 6)?;
+        if bytes.get(at + 1) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u16::from_str_radix(core::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let mut lone = Vec::new();
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[i..]).map(|at| i + at) {
+        match unit(at) {
+            Some(high @ 0xd800..=0xdbff) => {
+                let _ = high;
+                if matches!(bytes.get(at + 6), Some(b'\\')) && matches!(unit(at + 6), Some(0xdc00..=0xdfff)) {
+                    i = at + 12;
+                } else {
+                    lone.push(at);
+                    i = at + 6;
+                }
+            }
+            Some(0xdc00..=0xdfff) => {
+                lone.push(at);
+                i = at + 6;
+            }
+            Some(_) => i = at + 6,
+            // An escaped character (`\\`, `\"`, …): skip both.
+            None => i = at + 2,
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    if lone.is_empty() {
+        return None;
+    }
+    let mut repaired = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in lone {
+        repaired.push_str(&text[from..at]);
+        repaired.push_str("\\ufffd");
+        from = at + 6;
+    }
+    repaired.push_str(&text[from..]);
+    Some(repaired)
 }
 
 /// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
@@ -184,10 +243,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
 pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
     // Sized up front: growing by doubling would hold two copies of the index at once.
     let mut scan = PartScan {
-        lines: Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1),
+        // Bounded by the bytes too: a part of blank lines must not reserve an entry
+        // per newline (8 MiB of them would ask for gigabytes).
+        lines: Vec::with_capacity((memchr::memchr_iter(b'\n', bytes).count() + 1).min(bytes.len() / 64 + 1)),
         skipped: Vec::new(),
         recovered_glued: 0,
         invalid_utf8: 0,
+        lone_surrogates: 0,
         line_count: 0,
         torn_at: None,
         unterminated: false,
@@ -206,8 +268,12 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         let terminated = next > start + line.len();
         let byte_end =
             if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
-        if lossy && core::str::from_utf8(&bytes[byte_start..byte_end]).is_err() {
-            scan.invalid_utf8 += 1;
+        if lossy {
+            match core::str::from_utf8(&bytes[byte_start..byte_end]) {
+                Err(_) => scan.invalid_utf8 += 1,
+                Ok(original) if original != line => scan.lone_surrogates += 1,
+                Ok(_) => {}
+            }
         }
         let line_byte_start = byte_start;
         start = next;

@@ -32,6 +32,7 @@ impl<'a> Loaded<'a> {
         for (index, mut scan) in scans.into_iter().enumerate() {
             report.recovered_glued += scan.recovered_glued;
             report.invalid_utf8 += scan.invalid_utf8;
+            report.lone_surrogates += scan.lone_surrogates;
             report.skipped.append(&mut scan.skipped);
             if scan.torn_at.is_some() {
                 if index == last {

@@ -1,0 +1,393 @@
+//! What real clients and a line-by-line review found in wave 1, one test each: every
+//! one of these failed before its fix.
+
+use mneme_core::compaction::{Run, Step};
+use mneme_core::gates::{ExtractionSettings, FlushSettings};
+use mneme_core::{
+    Action, CompactionIds, Error, Format, InMemoryStorage, Keep, Limits, Mode, NewEntry, Role, Settings, Storage, Store, block_on,
+};
+use serde_json::{Value, json};
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn entry(uuid: &str, at: i64, role: Role, text: &str) -> NewEntry {
+    NewEntry { uuid: uuid.into(), now_ms: NOW + at, role, text: text.into(), cwd: "/p".into() }
+}
+
+fn append(store: &Store<&InMemoryStorage>, id: &str, uuid: &str, at: i64) -> mneme_core::Entry {
+    let role = if at % 2 == 0 { Role::User } else { Role::Assistant };
+    block_on(store.append(id, entry(uuid, at, role, &format!("message {uuid} ").repeat(20)))).unwrap()
+}
+
+fn ids(n: u32) -> CompactionIds {
+    CompactionIds { boundary: format!("boundary-{n}"), summary: format!("summary-{n}") }
+}
+
+fn lines(storage: &InMemoryStorage, key: &str) -> Vec<Value> {
+    let bytes = block_on(storage.read(key, 0, None)).unwrap();
+    String::from_utf8(bytes).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn context_uuids(store: &Store<&InMemoryStorage>, id: &str) -> Vec<String> {
+    block_on(store.context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect()
+}
+
+/// Item 1: after a Mneme compaction Claude Code chains its next prompt to the last
+/// kept message; resume must still start at the compaction, and the next plan must
+/// carry the summary on.
+#[test]
+fn claude_code_continuing_after_a_compaction_keeps_it() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 0..18 {
+        append(&store, "s", &format!("m{i}"), i);
+    }
+    let settings = Settings { keep: Keep::RecentMessages(9), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &plan, "the summary", &ids(1), NOW + 100)).unwrap();
+    // Claude Code's next prompt, as it writes it: under the tail of the preserved segment.
+    let claude_line = json!({
+        "parentUuid": "m17", "isSidechain": false, "userType": "external", "cwd": "/p", "sessionId": "s", "version": "2.1.330",
+        "type": "user", "message": {"role": "user", "content": "next question"}, "uuid": "cc1", "timestamp": "2027-01-15T08:00:00.000Z",
+    });
+    block_on(storage.append("projects/-p/s.jsonl", format!("{claude_line}\n").as_bytes())).unwrap();
+    let cold = Store::new(&storage);
+    let context = context_uuids(&cold, "s");
+    assert_eq!(context.len(), 1 + 9 + 1, "summary, the 9 kept, the new prompt: {context:?}");
+    assert_eq!(context[0], "summary-1");
+    assert_eq!(context.last().map(String::as_str), Some("cc1"));
+    let next = block_on(cold.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert!(next.previous_summary.as_deref().is_some_and(|s| s.contains("the summary")), "{:?}", next.previous_summary);
+    // Mneme's own next append continues the same conversation, warm or cold.
+    for store in [&store, &cold] {
+        store.reopen("s");
+    }
+    let appended = append(&store, "s", "after", 200);
+    assert_eq!(appended.parent_uuid.as_deref(), Some("cc1"));
+}
+
+/// Item 1, the other way round: a session Claude Code compacted itself (boundary and
+/// summary, nothing preserved), then compacted again by Mneme.
+#[test]
+fn a_claude_code_compaction_followed_by_a_mneme_compaction() {
+    let storage = InMemoryStorage::new();
+    let mut text = String::new();
+    let mut parent = Value::Null;
+    for i in 0..6 {
+        let uuid = format!("old{i}");
+        let (kind, message) = if i % 2 == 0 {
+            ("user", json!({"role": "user", "content": "old"}))
+        } else {
+            ("assistant", json!({"role": "assistant", "content": [{"type": "text", "text": "old"}]}))
+        };
+        text += &format!(
+            "{}\n",
+            json!({"parentUuid": parent, "type": kind, "message": message, "uuid": uuid, "timestamp": format!("2026-01-01T00:00:0{i}.000Z"), "sessionId": "s", "cwd": "/p"})
+        );
+        parent = json!(uuid);
+    }
+    text += &format!(
+        "{}\n",
+        json!({"parentUuid": null, "logicalParentUuid": "old5", "type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "manual", "preTokens": 5000}, "uuid": "b", "timestamp": "2026-01-01T00:01:00.000Z", "sessionId": "s", "cwd": "/p"})
+    );
+    text += &format!(
+        "{}\n",
+        json!({"parentUuid": "b", "type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "Claude's own summary"}, "uuid": "cs", "timestamp": "2026-01-01T00:01:00.000Z", "sessionId": "s", "cwd": "/p"})
+    );
+    block_on(storage.replace("projects/-p/s.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    for i in 0..8 {
+        append(&store, "s", &format!("n{i}"), 1000 + i);
+    }
+    let settings = Settings { keep: Keep::RecentMessages(2), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert_eq!(plan.previous_summary.as_deref(), Some("Claude's own summary"));
+    assert_eq!(plan.summarize.len(), 6);
+    block_on(store.apply_compaction("s", &plan, "Mneme's summary", &ids(2), NOW + 2000)).unwrap();
+    assert_eq!(context_uuids(&Store::new(&storage), "s"), ["summary-2", "n6", "n7"]);
+}
+
+/// Item 2: a long-lived store and a fresh one must chain the next entry to the same
+/// place after every kind of write.
+#[test]
+fn warm_and_cold_stores_chain_alike_after_every_write() {
+    let storage = InMemoryStorage::new();
+    let warm = Store::new(&storage);
+    append(&warm, "s", "a", 0);
+    append(&warm, "s", "b", 1);
+    block_on(warm.tombstone("s", "b", NOW + 2)).unwrap();
+    let c = append(&warm, "s", "c", 3);
+    assert_eq!(c.parent_uuid.as_deref(), Some("a"), "the tombstoned b is not a parent");
+    block_on(warm.record_memory_flush("s", NOW + 4)).unwrap();
+    block_on(warm.record_compaction_failure("s", "timeout", NOW + 5)).unwrap();
+    for (i, uuid) in ["d", "e", "f", "g", "h", "i"].into_iter().enumerate() {
+        append(&warm, "s", uuid, 6 + i as i64);
+    }
+    let plan =
+        block_on(warm.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
+    block_on(warm.apply_compaction("s", &plan, "summary", &ids(1), NOW + 20)).unwrap();
+    let warm_next = append(&warm, "s", "j", 21);
+    let cold_storage = InMemoryStorage::new();
+    let text = block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap();
+    let without_j = &text[..text.len() - warm_next.raw.len() - 1];
+    block_on(cold_storage.replace("projects/-p/s.jsonl", without_j)).unwrap();
+    let cold_next = block_on(Store::new(&cold_storage).append("s", entry("j", 21, Role::User, &format!("message j ").repeat(20)))).unwrap();
+    assert_eq!(warm_next.parent_uuid, cold_next.parent_uuid);
+    assert_eq!(warm_next.parent_uuid.as_deref(), Some("i"), "the next entry continues the kept messages");
+}
+
+fn pi_session(storage: &InMemoryStorage, messages: usize) {
+    let mut text =
+        json!({"type": "session", "version": 3, "id": "sess", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}).to_string() + "\n";
+    text +=
+        &(json!({"type": "session_info", "id": "info0001", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z", "name": "pi title"})
+            .to_string()
+            + "\n");
+    let mut parent = "info0001".to_string();
+    for i in 0..messages {
+        let id = format!("{i:08x}");
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let line = json!({"type": "message", "id": id, "parentId": parent, "timestamp": format!("2026-01-01T00:00:{:02}.000Z", i % 60), "message": {"role": role, "content": [{"type": "text", "text": format!("pi message {i} ").repeat(30)}]}});
+        text += &(line.to_string() + "\n");
+        parent = id;
+    }
+    block_on(storage.replace("projects/p/pi1.jsonl", text.as_bytes())).unwrap();
+}
+
+/// Item 3: pi sessions get pi lines — messages, tombstones and markers as pi entries
+/// in pi's tree — and pi's own summary wrapping, byte for byte.
+#[test]
+fn pi_sessions_are_written_in_pi_dialect() {
+    let storage = InMemoryStorage::new();
+    pi_session(&storage, 14);
+    let store = Store::new(&storage);
+    let written = block_on(store.append("pi1", entry("4d5611e5-241a-462a", 100, Role::User, "a pi question"))).unwrap();
+    assert_eq!(written.uuid.as_deref(), Some("4d5611e5"), "pi ids are 8 characters");
+    assert_eq!(written.parent_uuid.as_deref(), Some("0000000d"));
+    block_on(store.tombstone("pi1", "0000000d", NOW + 101)).unwrap();
+    block_on(store.record_memory_flush("pi1", NOW + 102)).unwrap();
+    let all = lines(&storage, "projects/p/pi1.jsonl");
+    for line in &all[1..] {
+        assert!(line["id"].is_string() && line.get("parentId").is_some() && line.get("uuid").is_none(), "not a pi entry: {line}");
+    }
+    assert_eq!(all[16]["type"], "message");
+    assert_eq!(all[16]["message"]["content"][0]["text"], "a pi question");
+    assert_eq!((all[17]["type"].as_str(), all[17]["customType"].as_str()), (Some("custom"), Some("mneme.tombstone")));
+    assert_eq!(all[18]["customType"], "mneme.memory-flush");
+    let transcript = block_on(Store::new(&storage).load("pi1")).unwrap();
+    assert_eq!(transcript.report.tombstoned, 1);
+
+    let plan =
+        block_on(store.plan_compaction("pi1", &Settings { keep: Keep::RecentMessages(4), ..Settings::default() }, Mode::Manual)).unwrap();
+    let applied = block_on(store.apply_compaction("pi1", &plan, "pi summary", &ids(1), NOW + 200)).unwrap();
+    assert_eq!(applied.format, Format::Pi);
+    let after = append(&store, "pi1", "5e6f7a8b-0000", 201);
+    assert_eq!(after.parent_uuid.as_deref(), Some(applied.boundary_uuid.as_str()), "the next entry continues after the compaction");
+    let context = block_on(Store::new(&storage).context("pi1")).unwrap();
+    assert_eq!(
+        context.messages[0].text,
+        "The conversation history before this point was compacted into the following summary:\n\n<summary>\npi summary\n</summary>"
+    );
+    assert_eq!(context.messages.len(), 1 + 4 + 1);
+    let listed = block_on(store.list()).unwrap();
+    assert_eq!((listed[0].messages, listed[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
+}
+
+/// Item 3: crab has no tombstones or markers: a typed refusal, and nothing written.
+#[test]
+fn crab_sessions_refuse_what_crab_cannot_hold() {
+    let storage = InMemoryStorage::new();
+    let text = "{\"agent\":\"crab\",\"created_by\":\"user\",\"created_at\":\"2026-01-01T00:00:00Z\",\"title\":\"\",\"uptime_secs\":0}\n{\"role\":\"user\",\"content\":\"hello crab\"}\n";
+    block_on(storage.replace("projects/p/crab_user_1.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let reply = block_on(store.append("crab_user_1", entry("x", 1, Role::Assistant, "hi"))).unwrap();
+    assert_eq!(reply.raw, r#"{"role":"assistant","content":"hi"}"#);
+    let before = block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap();
+    for refused in [block_on(store.record_memory_flush("crab_user_1", NOW)), block_on(store.record_extraction("crab_user_1", NOW))] {
+        assert!(matches!(refused, Err(Error::Unsupported { .. })), "{refused:?}");
+    }
+    assert_eq!(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap(), before);
+    let listed = block_on(store.list()).unwrap();
+    assert_eq!((listed[0].messages, listed[0].title.as_deref()), (2, Some("hello crab")));
+}
+
+/// Item 4: a session at its cap can be compacted, and then written again.
+#[test]
+fn a_full_session_compacts_and_continues() {
+    let storage = InMemoryStorage::new();
+    let store = Store::with_limits(&storage, Limits { part_bytes: 1 << 20, total_bytes: 8_000 });
+    let mut i = 0;
+    let full = loop {
+        match block_on(
+            store.append("s", entry(&format!("m{i}"), i, if i % 2 == 0 { Role::User } else { Role::Assistant }, &"x".repeat(300))),
+        ) {
+            Ok(_) => i += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(full, Error::SessionFull { .. }), "{full:?}");
+    assert!(!full.to_string().contains("mneme "), "the core speaks the API's words, not the CLI's: {full}");
+    let plan =
+        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &plan, "summary of a full session", &ids(1), NOW + 1000)).unwrap();
+    let next = block_on(store.append("s", entry("after", 1001, Role::User, "and on"))).unwrap();
+    assert_eq!(next.uuid.as_deref(), Some("after"));
+    // A fresh store measures the cap the same way.
+    block_on(Store::with_limits(&storage, store.limits()).append("s", entry("cold", 1002, Role::Assistant, "still fine"))).unwrap();
+}
+
+/// Item 5: keeping nothing, and token counts at the edge of u64, plan without a panic
+/// and without wrapping.
+#[test]
+fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 0..6 {
+        append(&store, "s", &format!("m{i}"), i);
+    }
+    for keep in [Keep::RecentMessages(0), Keep::RecentTokens(0), Keep::RecentMessages(u32::MAX), Keep::RecentTokens(u64::MAX)] {
+        let settings = Settings { keep, context_window: u64::MAX, summarizer_window: Some(0), ..Settings::default() };
+        let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+        if keep == Keep::RecentMessages(0) {
+            assert_eq!((plan.action, plan.summarize.len(), plan.keep.len()), (Action::Summarize, 6, 0));
+        }
+    }
+    let huge = json!({"parentUuid": "m5", "type": "assistant", "uuid": "u", "sessionId": "s", "timestamp": "2027-01-15T08:00:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": u64::MAX, "output_tokens": 5}}});
+    block_on(storage.append("projects/-p/s.jsonl", format!("{huge}\n").as_bytes())).unwrap();
+    let plan = block_on(Store::new(&storage).plan_compaction("s", &Settings::default(), Mode::Auto)).unwrap();
+    assert_eq!(plan.tokens_before, u64::MAX, "saturates instead of wrapping to a small count");
+    assert_eq!(plan.trigger, Some(mneme_core::compaction::Due::Threshold), "{}", plan.reason);
+    let flush = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings::default())).unwrap();
+    assert!(flush.fire, "{}", flush.reason);
+}
+
+/// Item 7: a lone surrogate (a cut emoji as Node writes it) keeps the text, as U+FFFD,
+/// and the report counts it.
+#[test]
+fn lone_surrogates_keep_their_text() {
+    let storage = InMemoryStorage::new();
+    let text = concat!(
+        r#"{"type":"user","uuid":"a","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"cut emoji \ud83d here"}}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"b","parentUuid":"a","sessionId":"s","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"pair \ud83d\ude00 and escaped \\ud83d stay"}]}}"#,
+        "\n"
+    );
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let context = block_on(store.context("s")).unwrap();
+    assert_eq!(context.messages[0].text, "cut emoji \u{fffd} here");
+    assert_eq!(context.messages[1].text, "pair \u{1f600} and escaped \\ud83d stay");
+    let transcript = block_on(store.load("s")).unwrap();
+    assert_eq!(transcript.report.lone_surrogates, 1);
+    assert_eq!(block_on(store.list()).unwrap()[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
+}
+
+/// Item 10: a plan is bound to the session it was made on.
+#[test]
+fn a_plan_is_refused_on_a_session_that_changed() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 0..8 {
+        append(&store, "s", &format!("m{i}"), i);
+    }
+    let plan =
+        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
+    append(&store, "s", "late", 9);
+    let refused = block_on(store.apply_compaction("s", &plan, "summary", &ids(1), NOW + 10));
+    assert!(matches!(refused, Err(Error::StalePlan { .. })), "{refused:?}");
+}
+
+/// Item 10: the extraction gate and tool pairs stay linear; the dream gate does not
+/// read transcripts inside its interval.
+#[test]
+fn gates_count_many_tool_calls() {
+    let storage = InMemoryStorage::new();
+    let mut text = String::new();
+    let mut parent = Value::Null;
+    for i in 0..20_000 {
+        let (kind, message) = if i % 2 == 0 {
+            (
+                "assistant",
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Read", "input": {}}]}),
+            )
+        } else {
+            ("user", json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{}", i - 1), "content": "ok"}]}))
+        };
+        text +=
+            &format!("{}\n", json!({"parentUuid": parent, "type": kind, "message": message, "uuid": format!("e{i}"), "sessionId": "s"}));
+        parent = json!(format!("e{i}"));
+    }
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    let decision = block_on(Store::new(&storage).extraction_gate("s", &ExtractionSettings::default())).unwrap();
+    assert!(decision.fire && decision.reason.contains("10000 tool calls"), "{}", decision.reason);
+}
+
+/// Item 13: a 300k-token conversation planned for a 128k summariser is summarised in
+/// rolling steps, each request within the summariser's window, each carrying the
+/// summary so far.
+#[test]
+fn the_summarisers_input_is_bounded() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    // 300 messages of ~1000 tokens.
+    for i in 0..300 {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        block_on(store.append("s", entry(&format!("m{i}"), i, role, &format!("{i:04} ").repeat(800)))).unwrap();
+    }
+    let settings =
+        Settings { context_window: 1_000_000, keep: Keep::RecentTokens(20_000), summarizer_window: Some(128_000), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert!(plan.tokens_before >= 300_000, "{}", plan.tokens_before);
+    assert!(plan.steps.len() >= 3, "{} steps", plan.steps.len());
+    let mut run = Run::new(plan.clone());
+    let mut requests = 0;
+    let applied = loop {
+        match run.next() {
+            Step::Summarize { prompt, max_tokens } => {
+                requests += 1;
+                assert!(mneme_core::tokens::text_tokens(&prompt) + max_tokens <= 128_000, "request {requests} overflows the summariser");
+                if requests > 1 {
+                    assert!(prompt.contains(&format!("summary after step {}", requests - 1)), "step {requests} carries the summary so far");
+                }
+                run.handle(Ok(format!("summary after step {requests}")));
+            }
+            Step::Apply { summary } => break block_on(store.apply_compaction("s", run.plan(), &summary, &ids(1), NOW + 1000)).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(requests, plan.steps.len() + usize::from(plan.turn_prefix_prompt.is_some()));
+    assert!(applied.tokens_after < 30_000);
+    let context = block_on(store.context("s")).unwrap();
+    assert!(context.messages[0].text.contains(&format!("summary after step {}", plan.steps.len())));
+}
+
+/// The driver records an empty answer as a failure, and the breaker counts it.
+#[test]
+fn the_driver_records_empty_answers_as_failures() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 0..8 {
+        append(&store, "s", &format!("m{i}"), i);
+    }
+    let settings = Settings { context_window: 300, keep: Keep::RecentMessages(2), ..Settings::default() };
+    for attempt in 0..3 {
+        let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+        assert!(plan.has_work(), "attempt {attempt}: {:?}", plan.blocked);
+        let mut run = Run::new(plan);
+        assert!(matches!(run.next(), Step::Summarize { .. }));
+        run.handle(Ok("   ".into()));
+        let Step::RecordFailure { reason } = run.next() else { panic!("an empty answer is a failure") };
+        block_on(store.record_compaction_failure("s", &reason, NOW + 100 + attempt)).unwrap();
+    }
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert!(plan.blocked.as_deref().is_some_and(|b| b.contains("circuit breaker")), "{plan:?}");
+}
+
+/// The contract suite on the reference backend.
+#[test]
+fn in_memory_storage_keeps_the_contract() {
+    let storage = InMemoryStorage::new();
+    let failures = block_on(mneme_core::storage::contract::run(&&storage, &&storage));
+    assert!(failures.is_empty(), "{failures:#?}");
+}
