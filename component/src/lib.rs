@@ -353,6 +353,7 @@ fn report_to_wit(r: core_::LoadReport) -> wit::LoadReport {
         torn_tail: r.torn_tail,
         recovered_glued: r.recovered_glued,
         invalid_utf8: r.invalid_utf8,
+        lone_surrogates: r.lone_surrogates,
         tombstoned: r.tombstoned,
     }
 }

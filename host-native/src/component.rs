@@ -431,6 +431,7 @@ fn report_from_wit(r: wit::LoadReport) -> LoadReport {
         torn_tail: r.torn_tail,
         recovered_glued: r.recovered_glued,
         invalid_utf8: r.invalid_utf8,
+        lone_surrogates: r.lone_surrogates,
         tombstoned: r.tombstoned,
     }
 }

@@ -18,8 +18,6 @@ use mneme_core::{KeyInfo, Storage, StorageError};
 
 /// Mneme's own files under the root (lock files); no key may reach into it.
 const RESERVED_DIR: &str = ".mneme";
-const MAX_KEY_BYTES: usize = 1024;
-const MAX_SEGMENT_BYTES: usize = 255;
 const WINDOWS_DEVICE_NAMES: [&str; 22] = [
     "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4",
     "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
@@ -79,7 +77,7 @@ impl FsStorage {
 
     /// The path a key maps to, or why the key is refused.
     pub fn resolve(&self, key: &str) -> Result<PathBuf, StorageError> {
-        check_key(key).map_err(|reason| StorageError::InvalidKey { key: key.to_owned(), reason: reason.to_owned() })?;
+        check_key(key).map_err(|reason| StorageError::InvalidKey { key: key.to_owned(), reason })?;
         Ok(self.root.join(key))
     }
 
@@ -111,51 +109,35 @@ impl FsStorage {
     }
 }
 
-/// Why `key` is refused, if it is.
-fn check_key(key: &str) -> Result<(), &'static str> {
-    if key.is_empty() {
-        return Err("the key is empty");
-    }
-    if key.len() > MAX_KEY_BYTES {
-        return Err("the key is longer than 1024 bytes");
-    }
-    if key.starts_with('/') {
-        return Err("absolute paths are not keys");
-    }
-    if key.contains('\\') {
-        return Err("'\\' is a path separator on Windows; keys use '/'");
-    }
-    if key.contains(':') {
-        return Err("':' would name a drive or an alternate data stream on Windows");
-    }
-    if key.bytes().any(|b| b < 0x20 || b == 0x7f) {
-        return Err("keys cannot contain NUL or control characters");
-    }
-    for segment in key.split('/') {
-        check_segment(segment)?;
-    }
+/// Why `key` is refused, if it is: the core's portable rules, Mneme's reserved
+/// folder, and on Windows the names Windows would misread. Device names and `:` are
+/// ordinary file names on Linux and macOS, so `aux` is a valid session there.
+fn check_key(key: &str) -> Result<(), String> {
+    mneme_core::keys::check_key(key).map_err(|e| match e {
+        StorageError::InvalidKey { reason, .. } => reason,
+        other => other.to_string(),
+    })?;
     if key.split('/').next() == Some(RESERVED_DIR) {
-        return Err("`.mneme/` is reserved for Mneme's own files");
+        return Err("`.mneme/` is reserved for Mneme's own files".into());
+    }
+    if cfg!(windows) {
+        windows_rules(key)?;
     }
     Ok(())
 }
 
-fn check_segment(segment: &str) -> Result<(), &'static str> {
-    if segment.is_empty() {
-        return Err("empty path segment ('//' or a trailing '/')");
+fn windows_rules(key: &str) -> Result<(), String> {
+    if key.contains(':') {
+        return Err("':' would name a drive or an alternate data stream on Windows".into());
     }
-    if segment == "." || segment == ".." {
-        return Err("'.' and '..' segments could leave the store");
-    }
-    if segment.len() > MAX_SEGMENT_BYTES {
-        return Err("a path segment is longer than 255 bytes");
-    }
-    if segment.ends_with('.') || segment.ends_with(' ') {
-        return Err("a segment ending in '.' or ' ' names another file on Windows");
-    }
-    let stem = segment.split('.').next().unwrap_or(segment);
-    if WINDOWS_DEVICE_NAMES.iter().any(|name| stem.eq_ignore_ascii_case(name)) {
-        return Err("a Windows device name (CON, NUL, COM1, ...) cannot be a file");
+    for segment in key.split('/') {
+        if segment.ends_with('.') || segment.ends_with(' ') {
+            return Err("a segment ending in '.' or ' ' names another file on Windows".into());
+        }
+        let stem = segment.split('.').next().unwrap_or(segment);
+        if WINDOWS_DEVICE_NAMES.iter().any(|name| stem.eq_ignore_ascii_case(name)) {
+            return Err("a Windows device name (CON, NUL, COM1, ...) cannot be a file on Windows".into());
+        }
     }
     Ok(())
 }
@@ -195,8 +177,13 @@ impl FsStorage {
         let path = self.resolve(key)?;
         let read = || -> io::Result<Vec<u8>> {
             let mut file = File::open(&path)?;
-            if file.metadata()?.is_dir() {
+            let metadata = file.metadata()?;
+            if metadata.is_dir() {
                 return Err(io::Error::new(ErrorKind::NotFound, "is a folder"));
+            }
+            // Past the end is empty, by the contract; seeking there can be EINVAL.
+            if offset >= metadata.len() {
+                return Ok(Vec::new());
             }
             file.seek(SeekFrom::Start(offset))?;
             let mut data = Vec::new();
@@ -285,7 +272,7 @@ impl FsStorage {
     }
 
     fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
-        check_key(name).map_err(|reason| StorageError::InvalidKey { key: name.to_owned(), reason: reason.to_owned() })?;
+        check_key(name).map_err(|reason| StorageError::InvalidKey { key: name.to_owned(), reason })?;
         if self.read_only {
             return Err(StorageError::ReadOnly { key: name.to_owned() });
         }
@@ -410,19 +397,34 @@ mod tests {
         "projects/x/",
         "a\\..\\..\\outside",
         "C:\\Windows\\win.ini",
-        "C:/Windows/win.ini",
-        "projects/x.jsonl:stream",
         "projects/x\0.jsonl",
         "projects/x\n.jsonl",
         "projects/\u{7f}",
-        "projects/CON",
-        "projects/nul.jsonl",
-        "projects/com1.txt",
-        "projects/trailing.",
-        "projects/trailing ",
         ".mneme/locks/x.lock",
         ".mneme",
     ];
+
+    /// Names only Windows misreads are files like any other elsewhere: one of them
+    /// must not break a whole store on Linux.
+    #[cfg(not(windows))]
+    #[test]
+    fn windows_device_names_are_ordinary_names_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        for key in ["projects/aux/s.jsonl", "projects/p/a:b.jsonl", "projects/p/nul.jsonl", "projects/p/CON"] {
+            block_on(storage.append(key, b"{}\n")).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), b"{}\n");
+        }
+    }
+
+    #[test]
+    fn the_storage_contract_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FsStorage::new(dir.path()).with_lock_timeout(Duration::from_millis(20));
+        let b = FsStorage::new(dir.path()).with_lock_timeout(Duration::from_millis(20));
+        let failures = block_on(mneme_core::storage::contract::run(&a, &b));
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
 
     #[test]
     fn hostile_keys_are_refused_by_every_operation() {
@@ -432,7 +434,7 @@ mod tests {
         let long_key = "a/".repeat(600);
         let mut keys: Vec<&str> = HOSTILE_KEYS.to_vec();
         keys.extend([long_segment.as_str(), long_key.as_str()]);
-        assert!(keys.len() >= 20);
+        assert!(keys.len() >= 16);
         for key in keys {
             let refused = |result: Result<(), StorageError>, op: &str| match result {
                 Err(StorageError::InvalidKey { key: k, reason }) => {

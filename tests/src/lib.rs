@@ -135,11 +135,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
     let now = || args["now_ms"].as_i64().ok_or(format!("`{op}` needs an integer `now_ms`"));
     let outcome = match op {
         "append" => {
-            let role = match text("role")?.as_str() {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                other => return Err(format!("unknown role {other}")),
-            };
+            let role = Role::parse(&text("role")?).map_err(|e| e.to_string())?;
             let now_ms = args["now_ms"].as_i64().ok_or("`append` needs an integer `now_ms`")?;
             let entry = NewEntry { uuid: text("uuid")?, now_ms, role, text: text("text")?, cwd: text("cwd")? };
             to_outcome(host.append(&text("id")?, entry))
@@ -161,12 +157,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
         "list" => to_outcome(host.list()),
         "keys" => json!({ "ok": host.keys(&text("prefix")?) }),
         "plan_compaction" => {
-            let mode = match text("mode")?.as_str() {
-                "auto" => Mode::Auto,
-                "manual" => Mode::Manual,
-                "overflow" => Mode::Overflow,
-                other => return Err(format!("unknown mode {other}")),
-            };
+            let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
             *last_plan = plan.as_ref().ok().cloned();
             to_outcome(plan)

@@ -28,9 +28,18 @@ function load() {
   return ready;
 }
 
+/** A bad argument is a MnemeError, never a trap inside the WebAssembly instance. */
+function need(type, name, value) {
+  const ok = type === "string" ? typeof value === "string" : Number.isFinite(value);
+  if (!ok) throw new MnemeError("invalid-argument", `${name} must be a ${type === "string" ? "string" : "finite number"}, not ${value === null ? "null" : typeof value}`);
+  return value;
+}
+const text = (name, value) => need("string", name, value);
+const num = (name, value) => need("number", name, value);
+
 async function call(promise) {
   try {
-    return JSON.parse(await promise);
+    return JSON.parse(await (typeof promise === "function" ? promise() : promise));
   } catch (error) {
     if (error instanceof MnemeError) throw error;
     if (error && typeof error.kind === "string") throw new MnemeError(error.kind, error.message);
@@ -71,29 +80,29 @@ export class Mneme {
   }
 
   /** Appends a message; a new session is filed under the project of `cwd`. */
-  append(id, { role, text, cwd = "/", uuid = crypto.randomUUID(), now = Date.now() }) {
-    return call(this.engine.append(id, uuid, now, role, text, cwd));
+  append(id, { role, text: text_, cwd = "/", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return call(() => this.engine.append(text("id", id), text("uuid", uuid), num("now", now), text("role", role), text("text", text_), text("cwd", cwd)));
   }
-  tombstone(id, uuid, now = Date.now()) { return call(this.engine.tombstone(id, uuid, now)); }
-  load(id) { return call(this.engine.load(id)); }
-  context(id) { return call(this.engine.context(id)); }
-  list() { return call(this.engine.list()); }
-  check(id) { return call(this.engine.check(id)); }
-  subagents(id) { return call(this.engine.subagents(id)); }
-  remove(id) { return call(this.engine.remove(id)); }
-  repair(id, now = Date.now()) { return call(this.engine.repair(id, now)); }
-  reopen(id) { this.engine.reopen(id); }
+  tombstone(id, uuid, now = Date.now()) { return call(() => this.engine.tombstone(text("id", id), text("uuid", uuid), num("now", now))); }
+  load(id) { return call(() => this.engine.load(text("id", id))); }
+  context(id) { return call(() => this.engine.context(text("id", id))); }
+  list() { return call(() => this.engine.list()); }
+  check(id) { return call(() => this.engine.check(text("id", id))); }
+  subagents(id) { return call(() => this.engine.subagents(text("id", id))); }
+  remove(id) { return call(() => this.engine.remove(text("id", id))); }
+  repair(id, now = Date.now()) { return call(() => this.engine.repair(text("id", id), num("now", now))); }
+  reopen(id) { this.engine.reopen(text("id", id)); }
 
   planCompaction(id, settings = {}, mode = "auto") { return call(Promise.resolve().then(() => this.engine.planCompaction(id, JSON.stringify(settings), mode))); }
   summarizeOffline(id, plan) { return call(Promise.resolve().then(() => this.engine.summarizeOffline(id, JSON.stringify(plan)))); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(Promise.resolve().then(() => this.engine.applyCompaction(id, JSON.stringify(plan), summary, boundary, summaryUuid, now)));
   }
-  recordCompactionFailure(id, reason, now = Date.now()) { return call(this.engine.recordCompactionFailure(id, reason, now)); }
+  recordCompactionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordCompactionFailure(text("id", id), text("reason", reason), num("now", now))); }
   memoryFlushGate(id, settings = {}) { return call(Promise.resolve().then(() => this.engine.memoryFlushGate(id, JSON.stringify(settings)))); }
-  recordMemoryFlush(id, now = Date.now()) { return call(this.engine.recordMemoryFlush(id, now)); }
+  recordMemoryFlush(id, now = Date.now()) { return call(() => this.engine.recordMemoryFlush(text("id", id), num("now", now))); }
   extractionGate(id, settings = {}) { return call(Promise.resolve().then(() => this.engine.extractionGate(id, JSON.stringify(settings)))); }
-  recordExtraction(id, now = Date.now()) { return call(this.engine.recordExtraction(id, now)); }
+  recordExtraction(id, now = Date.now()) { return call(() => this.engine.recordExtraction(text("id", id), num("now", now))); }
   resetGate(id, policy = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.resetGate(id, now, JSON.stringify(policy)))); }
   dreamGate(settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamGate(now, JSON.stringify(settings)))); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamAcquire(now, holder, JSON.stringify(settings)))); }
@@ -102,7 +111,8 @@ export class Mneme {
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {
     await load();
-    return call(Promise.resolve().then(() => wasm.checkBytes(bytes)));
+    if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
+    return call(() => wasm.checkBytes(bytes));
   }
   static async contextWindow(model) {
     await load();

@@ -149,10 +149,9 @@ impl Engine {
     }
 
     pub fn append(&self, id: String, uuid: String, now_ms: f64, role: String, text: String, cwd: String) -> Promise {
-        let role = match role.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            other => return Promise::reject(&rejection(Error::InvalidArgument(format!("role must be user or assistant, not `{other}`")))),
+        let role = match Role::parse(&role) {
+            Ok(role) => role,
+            Err(e) => return Promise::reject(&rejection(e)),
         };
         let entry = NewEntry { uuid, now_ms: now_ms as i64, role, text, cwd };
         spawn(&self.store, |store| async move { store.append(&id, entry).await })
@@ -199,12 +198,7 @@ impl Engine {
     #[wasm_bindgen(js_name = planCompaction)]
     pub fn plan_compaction(&self, id: String, settings: String, mode: String) -> Result<Promise, JsValue> {
         let settings: Settings = from_json("compaction settings", &settings)?;
-        let mode = match mode.as_str() {
-            "auto" => Mode::Auto,
-            "manual" => Mode::Manual,
-            "overflow" => Mode::Overflow,
-            other => return Err(rejection(Error::InvalidArgument(format!("mode must be auto, manual or overflow, not `{other}`")))),
-        };
+        let mode = Mode::parse(&mode).map_err(rejection)?;
         Ok(spawn(&self.store, |store| async move { store.plan_compaction(&id, &settings, mode).await }))
     }
 

@@ -73,6 +73,18 @@ pub enum Mode {
     Overflow,
 }
 
+impl Mode {
+    /// Parses `auto`, `manual` or `overflow`, the spelling of every binding.
+    pub fn parse(text: &str) -> Result<Mode, crate::Error> {
+        match text {
+            "auto" => Ok(Mode::Auto),
+            "manual" => Ok(Mode::Manual),
+            "overflow" => Ok(Mode::Overflow),
+            other => Err(crate::Error::InvalidArgument(format!("unknown compaction mode `{other}`: use `auto`, `manual` or `overflow`"))),
+        }
+    }
+}
+
 /// Every knob of planning, with the seeds' defaults (fields missing from JSON keep
 /// theirs).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
