@@ -12,11 +12,16 @@ export class StorageFailure extends Error {
   }
 }
 
-/** A browser error as a StorageFailure (QuotaExceededError becomes `quota-exceeded`). */
+/**
+ * A browser error as a StorageFailure. A full disk is `quota-exceeded` (a refusal that
+ * wrote nothing) however the browser words it: QuotaExceededError, or IndexedDB's
+ * aborted transaction "DataError: Failed to write blobs" (Chromium on a full disk).
+ */
 export function failure(error, key) {
   if (error instanceof StorageFailure) return error;
   const name = error?.name;
-  const kind = name === "QuotaExceededError" ? "quota-exceeded" : name === "NotFoundError" ? "not-found" : "io";
+  const full = name === "QuotaExceededError" || (name === "DataError" && /failed to write blobs/i.test(error?.message ?? ""));
+  const kind = full ? "quota-exceeded" : name === "NotFoundError" ? "not-found" : "io";
   return new StorageFailure(kind, key, `${name ?? "Error"}: ${error?.message ?? error}`);
 }
 

@@ -114,6 +114,14 @@ export class Mneme {
     if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
     return call(() => wasm.checkBytes(bytes));
   }
+  /**
+   * Runs the storage contract every backend keeps on two handles of one fresh, empty
+   * store; resolves with what broke it (empty when nothing did).
+   */
+  static async storageContract(a, b) {
+    await load();
+    return call(() => wasm.storageContract(a, b));
+  }
   static async contextWindow(model) {
     await load();
     return wasm.contextWindow(model);

@@ -57,6 +57,22 @@ async function withHandle(handle, work) {
   }
 }
 
+/**
+ * The file's contents as a File. While another tab's worker holds a sync access
+ * handle, Chromium refuses with NotReadableError: a reader waits for the writer (a
+ * write holds its handle for milliseconds) instead of failing.
+ */
+async function snapshot(handle) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await handle.getFile();
+    } catch (error) {
+      if (attempt > 400 || error.name !== "NotReadableError") throw error;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
 function injected() {
   writes += 1;
   return quotaAt > 0 && writes === quotaAt;
@@ -81,7 +97,7 @@ const ops = {
         if (entry.kind === "directory") {
           if ((key + "/").startsWith(prefix) || prefix.startsWith(key + "/")) await walk(entry, key + "/");
         } else if (key.startsWith(prefix) && !name.startsWith(".mneme-tmp-")) {
-          found.push({ key, size: (await entry.getFile()).size });
+          found.push({ key, size: (await snapshot(entry)).size });
         }
       }
     }
@@ -90,7 +106,7 @@ const ops = {
   },
 
   async read(key, offset, len) {
-    const file = await (await fileHandle(key, false)).getFile();
+    const file = await snapshot(await fileHandle(key, false));
     const end = len == null ? file.size : Math.min(file.size, offset + len);
     return new Uint8Array(await file.slice(Math.min(offset, file.size), end).arrayBuffer());
   },

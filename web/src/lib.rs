@@ -8,6 +8,7 @@
 use std::rc::Rc;
 
 use js_sys::{Array, Promise, Reflect, Uint8Array};
+use mneme_core::keys::check_key;
 use mneme_core::{CompactionIds, Error, KeyInfo, Limits, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -24,9 +25,9 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     fn read(this: &Backend, key: &str, offset: f64, len: Option<f64>) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn append(this: &Backend, key: &str, data: &[u8]) -> Result<Promise, JsValue>;
+    fn append(this: &Backend, key: &str, data: Uint8Array) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn replace(this: &Backend, key: &str, data: &[u8]) -> Result<Promise, JsValue>;
+    fn replace(this: &Backend, key: &str, data: Uint8Array) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn truncate(this: &Backend, key: &str, len: f64) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
@@ -80,25 +81,35 @@ impl Storage for JsStorage {
             .collect())
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        check_key(key)?;
         let bytes = settle(key, self.0.read(key, offset as f64, len.map(|l| l as f64))).await?;
         Ok(Uint8Array::new(&bytes).to_vec())
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        settle(key, self.0.append(key, data)).await.map(|size| as_u64(&size))
+        check_key(key)?;
+        // A copy the backend owns: a view into wasm memory would be detached if the
+        // memory grows while the backend awaits.
+        settle(key, self.0.append(key, Uint8Array::from(data))).await.map(|size| as_u64(&size))
     }
     async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        settle(key, self.0.replace(key, data)).await.map(drop)
+        check_key(key)?;
+        settle(key, self.0.replace(key, Uint8Array::from(data))).await.map(drop)
     }
     async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+        check_key(key)?;
         settle(key, self.0.truncate(key, len as f64)).await.map(drop)
     }
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        check_key(key)?;
         settle(key, self.0.remove(key)).await.map(drop)
     }
     async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        check_key(from)?;
+        check_key(to)?;
         settle(from, self.0.rename(from, to)).await.map(drop)
     }
     async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        check_key(name)?;
         settle(name, self.0.lock(name)).await.map(drop)
     }
     async fn unlock(&self, name: &str) -> Result<(), StorageError> {
@@ -278,6 +289,16 @@ impl Engine {
 #[wasm_bindgen(js_name = checkBytes)]
 pub fn check_bytes(data: &[u8]) -> Result<JsValue, JsValue> {
     to_json(&mneme_core::check_bytes(data))
+}
+
+/// Runs the storage contract (`mneme_core::storage::contract`) on two handles `a`
+/// and `b` of one fresh, empty backend; resolves with the JSON list of what broke it.
+#[wasm_bindgen(js_name = storageContract)]
+pub fn storage_contract(a: Backend, b: Backend) -> Promise {
+    future_to_promise(async move {
+        let failures = mneme_core::storage::contract::run(&JsStorage(a), &JsStorage(b)).await;
+        to_json(&failures)
+    })
 }
 
 /// The context window of `model`, or `undefined` when the registry doesn't know it.

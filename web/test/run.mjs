@@ -71,6 +71,77 @@ try {
     });
   }
 
+  for (const backend of BACKENDS) {
+    await test(`storage contract on ${backend}`, async () => {
+      const page = await harness();
+      const failures = await page.evaluate(async (backend) => {
+        const [a, b] = await window.contractHandles(backend, `contract-${crypto.randomUUID()}`);
+        try {
+          return await Mneme.storageContract(a, b);
+        } finally {
+          a.close?.();
+          b.close?.();
+        }
+      }, backend);
+      await page.close();
+      assert(failures.length === 0, `${backend} breaks the storage contract:\n${failures.join("\n")}`);
+    });
+  }
+
+  for (const backend of ["indexeddb", "opfs"]) {
+    await test(`${backend}: overlapping appends from one page queue and all succeed`, async () => {
+      const page = await harness();
+      const outcome = await page.evaluate(async (backend) => {
+        const store = await Mneme.open({ backend, namespace: `overlap-${crypto.randomUUID()}` });
+        const errors = [];
+        for (let pair = 0; pair < 24; pair++) {
+          const results = await Promise.allSettled([
+            store.append("s", { role: "user", text: `question ${pair}` }),
+            new Promise((r) => setTimeout(r, pair % 16)).then(() => store.append("s", { role: "assistant", text: `answer ${pair}` })),
+          ]);
+          for (const r of results) if (r.status === "rejected") errors.push(`${r.reason?.kind}: ${r.reason?.message}`);
+        }
+        const { messages } = await store.context("s");
+        store.close();
+        return { errors, messages: messages.length };
+      }, backend);
+      await page.close();
+      assert(outcome.errors.length === 0, outcome.errors.join("\n"));
+      assert(outcome.messages === 48, `${outcome.messages} messages, 48 appended`);
+    });
+  }
+
+  await test("bad arguments are MnemeErrors and the page stays usable", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const store = await Mneme.open({ backend: "memory" });
+      const kinds = [];
+      for (const call of [
+        () => store.append("s", { role: "user", text: 42 }),
+        () => store.append("s", { role: "user", text: { a: 1 } }),
+        () => store.append(7, { role: "user", text: "x" }),
+        () => store.append("s", { role: null, text: "x" }),
+        () => store.append("s", { role: "user" }),
+        () => store.append("s", { role: "system", text: "x" }),
+        () => store.load(null),
+        () => Mneme.checkBytes("not bytes"),
+      ]) {
+        try {
+          await call();
+          kinds.push("no error");
+        } catch (error) {
+          kinds.push(error instanceof MnemeError ? error.kind : `${error?.name}: ${error?.message}`);
+        }
+      }
+      const blank = await Mneme.checkBytes(new Uint8Array(8 << 20).fill(10));
+      await store.append("s", { role: "user", text: "still usable" });
+      return { kinds, blank: blank.load.entries, messages: (await store.context("s")).messages.length };
+    });
+    await page.close();
+    assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));
+    assert(outcome.blank === 0 && outcome.messages === 1, JSON.stringify(outcome));
+  });
+
   for (const backend of ["indexeddb", "opfs"]) {
     await test(`${backend}: what was written survives a reload`, async () => {
       const page = await harness();
