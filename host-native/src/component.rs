@@ -93,6 +93,10 @@ impl Runtime {
     /// A fresh instance of the component whose storage is `storage`.
     pub fn instantiate(&self, storage: FsStorage, limits: Limits) -> Result<ComponentEngine, Error> {
         let mut store = Store::new(&self.engine, HostState { storage });
+        // wasmtime caps what one call may hand the host at 128 MiB, a guard against a
+        // hostile guest. This guest is Mneme's own, and a session's context or load is
+        // as large as the session: any session the core accepts must come back.
+        store.set_hostcall_fuel(usize::MAX);
         let bindings = self.pre.instantiate(&mut store).map_err(component_error)?;
         let limits = wit::Limits { part_bytes: limits.part_bytes, total_bytes: limits.total_bytes };
         let handle = bindings.mneme_engine_sessions().store().call_constructor(&mut store, Some(limits)).map_err(component_error)?;

@@ -526,8 +526,32 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
     let mut scratch = None;
     let (mut sessions, id) = if path.is_file() {
         match store_of(path) {
-            Some((root, id)) if store.claude_home.is_none() => (engine(store.engine, FsStorage::new(root), limits)?, id),
-            Some((root, id)) => (engine(store.engine, FsStorage::read_only(root), limits)?, id),
+            // A path never opens a store for writing that the user did not name as one:
+            // the file may sit in ~/.claude, where Claude Code writes without Mneme's locks.
+            Some((root, id)) => {
+                let named = store.root.clone().or_else(|| std::env::var_os("MNEME_ROOT").map(PathBuf::from));
+                let same = |named: &Path| named.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+                match named {
+                    Some(named) if store.claude_home.is_none() && same(&named) => (engine(store.engine, FsStorage::new(root), limits)?, id),
+                    Some(named) if store.claude_home.is_none() => {
+                        return Err(format!(
+                            "{} is in the store {}, but --root names {}; name the store the file is in",
+                            path.display(),
+                            root.display(),
+                            named.display()
+                        ));
+                    }
+                    _ if args.plan => (engine(store.engine, FsStorage::read_only(root), limits)?, id),
+                    _ => {
+                        return Err(format!(
+                            "{} is in the store {}, which was not named as one to write to; pass `--root {}` to compact it there, or `--plan` to only look",
+                            path.display(),
+                            root.display(),
+                            root.display()
+                        ));
+                    }
+                }
+            }
             None => {
                 if !args.plan {
                     return Err(format!(

@@ -289,6 +289,45 @@ fn compact_plans_applies_and_resumes_from_the_summary() {
     assert_eq!(by_path["previous_summary"].as_str().map(|s| s.contains("message 0")), Some(true));
 }
 
+/// A file path never opens a store for writing that the user did not name: nothing
+/// is written beside the file, not even a lock folder.
+#[test]
+fn a_path_in_a_store_not_named_is_only_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = dir.path().join("claude");
+    let file = claude.join("projects/-w/s.jsonl");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mut text = String::new();
+    for i in 0..10 {
+        let (kind, content) = if i % 2 == 0 {
+            ("user", serde_json::json!(format!("q{i} {}", "w ".repeat(80))))
+        } else {
+            ("assistant", serde_json::json!([{"type": "text", "text": "a ".repeat(80)}]))
+        };
+        let parent = if i == 0 { Value::Null } else { Value::from(format!("u{}", i - 1)) };
+        text += &format!(
+            "{}\n",
+            serde_json::json!({"parentUuid": parent, "type": kind, "uuid": format!("u{i}"), "sessionId": "s", "message": {"role": kind, "content": content}})
+        );
+    }
+    text += "{\"type\":\"user\",\"uu"; // a torn tail a writable open would move aside
+    fs::write(&file, &text).unwrap();
+    let path = file.to_str().unwrap();
+    let refused = mneme(&["compact", path, "--keep-messages", "2"]);
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("--root") && message.contains("--plan"), "{message}");
+    let other = dir.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    let wrong = mneme(&["--root", other.to_str().unwrap(), "compact", path, "--keep-messages", "2"]);
+    assert!(!wrong.status.success() && String::from_utf8_lossy(&wrong.stderr).contains("but --root names"));
+    stdout(&mneme(&["compact", path, "--plan", "--keep-messages", "2"]));
+    assert_eq!(fs::read_to_string(&file).unwrap(), text, "the file is untouched");
+    assert!(!claude.join(".mneme").exists(), "no lock folder beside it");
+    let done = stdout(&mneme(&["--root", claude.to_str().unwrap(), "compact", path, "--keep-messages", "2"]));
+    assert!(done.contains("summarised 8 entries"), "{done}");
+}
+
 #[test]
 fn a_failed_summariser_changes_nothing_and_is_recorded() {
     let dir = tempfile::tempdir().unwrap();

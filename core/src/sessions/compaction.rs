@@ -52,8 +52,12 @@ impl<S: Storage> Store<S> {
     pub async fn plan_compaction(&self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
-        let mut plan = with_loaded(&raw, |loaded| compaction::plan(loaded, settings, mode));
-        plan.session_bytes = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64));
+        let (mut plan, torn_bytes) = with_loaded(&raw, |loaded| {
+            let torn = loaded.torn_at.zip(raw.last()).map_or(0, |(at, last)| (last.len() as u64).saturating_sub(at));
+            (compaction::plan(loaded, settings, mode), torn)
+        });
+        // The size a write will find: a torn tail is moved aside before anything is written.
+        plan.session_bytes = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64)).saturating_sub(torn_bytes);
         Ok(plan)
     }
 

@@ -18,6 +18,9 @@ pub(crate) struct Loaded<'a> {
     /// Claude Code's relinking: the head of a compaction's preserved segment continues
     /// from the compaction's summary (its `anchorUuid`), not from its old parent.
     relinks: BTreeMap<String, String>,
+    /// Where the last part's torn tail starts, if it has one: the next write moves it
+    /// aside, so what a write finds ends there.
+    pub torn_at: Option<u64>,
 }
 
 impl<'a> Loaded<'a> {
@@ -29,14 +32,16 @@ impl<'a> Loaded<'a> {
         // indexes at once.
         let mut lines: Vec<Line<'a>> = Vec::new();
         let last = scans.len().saturating_sub(1);
+        let mut torn_at = None;
         for (index, mut scan) in scans.into_iter().enumerate() {
             report.recovered_glued += scan.recovered_glued;
             report.invalid_utf8 += scan.invalid_utf8;
             report.lone_surrogates += scan.lone_surrogates;
             report.skipped.append(&mut scan.skipped);
-            if scan.torn_at.is_some() {
+            if let Some(at) = scan.torn_at {
                 if index == last {
                     report.torn_tail = true;
+                    torn_at = Some(at);
                 } else {
                     let part = scan.lines.first().map_or(index as u32 + 1, |l| l.part);
                     report.skipped.push(crate::SkippedLine {
@@ -76,7 +81,7 @@ impl<'a> Loaded<'a> {
             let uuids: BTreeSet<&str> = lines.iter().filter_map(|l| l.env.uuid()).collect();
             relinks.retain(|_, anchor| uuids.contains(anchor.as_str()));
         }
-        let mut loaded = Loaded { lines, report, deleted, relinks };
+        let mut loaded = Loaded { lines, report, deleted, relinks, torn_at };
         loaded.report.tombstoned = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
         loaded
     }
