@@ -248,6 +248,56 @@ fn main() {
         });
     }
 
+    // Paths that were quadratic: the gates over many tool calls, and resuming one reply
+    // that Claude Code split over many lines (both linear now).
+    let edge_root = dir.path().join("edge");
+    let edge_project = edge_root.join("projects/-home-dev-project");
+    fs::create_dir_all(&edge_project).expect("create the project folder");
+    let mut tools = String::new();
+    let mut parent = String::from("null");
+    for i in 0..100_000u32 {
+        let (kind, content) = if i % 2 == 0 {
+            ("assistant", format!(r#"[{{"type":"tool_use","id":"t{i}","name":"Read","input":{{"file_path":"/src/{i}.rs"}}}}]"#))
+        } else {
+            ("user", format!(r#"[{{"type":"tool_result","tool_use_id":"t{}","content":"fn main() {{}}"}}]"#, i - 1))
+        };
+        tools += &format!(
+            r#"{{"parentUuid":{parent},"type":"{kind}","uuid":"e{i}","sessionId":"tools","timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"{kind}","content":{content}}}}}"#
+        );
+        tools.push('\n');
+        parent = format!("\"e{i}\"");
+    }
+    fs::write(edge_project.join("tools.jsonl"), &tools).expect("write the tool session");
+    let mut split = String::new();
+    parent = String::from("null");
+    for i in 0..60_000u32 {
+        split += &format!(
+            r#"{{"parentUuid":{parent},"type":"assistant","uuid":"s{i}","sessionId":"split","timestamp":"2026-01-01T00:00:00.000Z","message":{{"id":"msg_1","role":"assistant","content":[{{"type":"text","text":"part {i} of one long reply"}}]}}}}"#
+        );
+        split.push('\n');
+        parent = format!("\"s{i}\"");
+    }
+    fs::write(edge_project.join("split.jsonl"), &split).expect("write the split session");
+    let store = Store::new(FsStorage::new(&edge_root));
+    let (gates, _, decision) = measure(3, || {
+        block_on(store.extraction_gate("tools", &mneme_core::gates::ExtractionSettings::default())).expect("extraction gate")
+    });
+    assert!(decision.reason.contains("50000 tool calls"), "{}", decision.reason);
+    rows.push(Row {
+        operation: "gates on 50k tool calls".into(),
+        mneme: gates,
+        cersei: Duration::ZERO,
+        detail: format!("extraction gate over {} MB; was 12 s (quadratic pairing); Cersei has no gates over transcripts", tools.len() / 1_000_000),
+    });
+    let (merge, _, context) = measure(3, || block_on(store.context("split")).expect("resume the split reply"));
+    assert_eq!(context.messages.len(), 1);
+    rows.push(Row {
+        operation: "resume one reply split over 60k lines".into(),
+        mneme: merge,
+        cersei: Duration::ZERO,
+        detail: "merged into one message; was 5.1 s (each line re-copied the merged blocks)".into(),
+    });
+
     // List: many ordinary sessions in one project folder.
     let list_root = dir.path().join("list");
     let list_project = list_root.join("projects/-home-dev-project");

@@ -16,7 +16,7 @@ export interface Entry {
 export interface SkippedLine { part: number; line: number; reason: string }
 export interface LoadReport {
   entries: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
-  torn_tail: boolean; recovered_glued: number; invalid_utf8: number; tombstoned: number;
+  torn_tail: boolean; recovered_glued: number; invalid_utf8: number; lone_surrogates: number; tombstoned: number;
 }
 export interface Transcript { id: string; project: string; parts: number; entries: Entry[]; chain: number[]; report: LoadReport }
 export interface SessionInfo {
@@ -34,14 +34,18 @@ export interface CompactionSettings {
   trigger?: { fraction: number } | { reserve: { reserve_tokens: number; floor: number } };
   keep?: { recent_tokens: number } | { recent_messages: number };
   tool_result_budget_chars?: number; max_failures?: number;
+  /** The summariser's own window; a longer conversation is summarised in rolling steps. */
+  summarizer_window?: number | null;
 }
 export interface Plan {
-  trigger: string | null; reason: string; blocked: string | null; action: "none" | "prune" | "summarize";
+  trigger: "threshold" | "overflow" | "manual" | null; reason: string; blocked: string | null; action: "none" | "prune" | "summarize";
   context_window: number; limit: number; tokens_before: number; summarize: string[]; turn_prefix: string[];
   keep: string[]; keep_tokens: number; prune: { uuid: string; tool_use_id: string; chars: number }[];
-  previous_summary: string | null; prompt: string; turn_prefix_prompt: string | null; summary_budget_tokens: number;
+  previous_summary: string | null; prompt: string; steps: string[]; turn_prefix_prompt: string | null; summary_budget_tokens: number;
+  /** The session as planned on; applying refuses a session that changed since (`stale-plan`). */
+  leaf: string | null; session_bytes: number;
 }
-export interface Applied { format: string; action: string; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
+export interface Applied { format: "claude" | "pi" | "crab"; action: "prune" | "summarize"; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
 export interface Decision { fire: boolean; reason: string }
 
 export class Mneme {
@@ -49,6 +53,8 @@ export class Mneme {
   static destroy(options: { backend: Backend; namespace?: string }): Promise<void>;
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
   static contextWindow(model: string): Promise<number | undefined>;
+  /** The storage contract on two handles of one fresh, empty backend: what broke it. */
+  static storageContract(a: object, b: object): Promise<string[]>;
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
   readonly backend: Backend;
   readonly namespace: string;
