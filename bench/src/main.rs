@@ -287,7 +287,10 @@ fn main() {
         operation: "gates on 50k tool calls".into(),
         mneme: gates,
         cersei: Duration::ZERO,
-        detail: format!("extraction gate over {} MB; was 12 s (quadratic pairing); Cersei has no gates over transcripts", tools.len() / 1_000_000),
+        detail: format!(
+            "extraction gate over {} MB; was 12 s (quadratic pairing); Cersei has no gates over transcripts",
+            tools.len() / 1_000_000
+        ),
     });
     let (merge, _, context) = measure(3, || block_on(store.context("split")).expect("resume the split reply"));
     assert_eq!(context.messages.len(), 1);

@@ -199,16 +199,25 @@ impl FsStorage {
     fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
         let path = self.writable(key)?;
         let append = || -> io::Result<u64> {
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)?;
-            }
+            let parent = path.parent().unwrap_or(&self.root);
+            fs::create_dir_all(parent)?;
+            let created = !path.exists();
             let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
             let old_len = file.metadata()?.len();
             let written = file.write_all(data).and_then(|()| self.sync(&file));
             if let Err(error) = written {
-                // Keep the call atomic: no partial line may stay behind to fuse with the next.
-                let _ = file.set_len(old_len);
-                return Err(error);
+                // Keep the call atomic: no partial line may stay behind to fuse with the
+                // next, and no empty file may stand for a session that was never written.
+                let rolled_back = if created { fs::remove_file(&path) } else { file.set_len(old_len) };
+                return Err(match rolled_back {
+                    Ok(()) => error,
+                    // What is on disk is unknown now: not a refusal that wrote nothing.
+                    Err(rollback) => io::Error::other(format!("{error}; undoing the partial write failed too: {rollback}")),
+                });
+            }
+            // A new file is durable only once its folder entry is.
+            if created {
+                self.sync_dir(parent)?;
             }
             Ok(old_len + data.len() as u64)
         };
@@ -253,6 +262,15 @@ impl FsStorage {
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
         let path = self.writable(key)?;
         fs::remove_file(&path).map_err(|e| io_error(key, e))?;
+        // Temp files of replacements a crash interrupted go with the object.
+        if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+            let stale = format!(".{name}.tmp-");
+            for entry in fs::read_dir(parent).into_iter().flatten().flatten() {
+                if entry.file_name().to_str().is_some_and(|n| n.starts_with(&stale)) {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
         self.sync_dir(path.parent().unwrap_or(&self.root)).map_err(|e| io_error(key, e))
     }
 
@@ -262,13 +280,14 @@ impl FsStorage {
         if !from_path.is_file() {
             return Err(StorageError::NotFound { key: from.to_owned() });
         }
-        if to_path.exists() {
-            return Err(StorageError::AlreadyExists { key: to.to_owned() });
-        }
         let parent = to_path.parent().unwrap_or(&self.root);
         fs::create_dir_all(parent).map_err(|e| io_error(to, e))?;
-        fs::rename(&from_path, &to_path).map_err(|e| io_error(from, e))?;
-        self.sync_dir(parent).map_err(|e| io_error(to, e))
+        // A hard link fails if `to` exists, atomically: a check-then-rename could
+        // overwrite a file created in between.
+        fs::hard_link(&from_path, &to_path).map_err(|e| io_error(to, e))?;
+        fs::remove_file(&from_path).map_err(|e| io_error(from, e))?;
+        self.sync_dir(parent).map_err(|e| io_error(to, e))?;
+        self.sync_dir(from_path.parent().unwrap_or(&self.root)).map_err(|e| io_error(from, e))
     }
 
     fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
@@ -316,7 +335,31 @@ impl FsStorage {
 
 /// Collects the files under `dir` (whose key prefix is `base`) whose keys start with
 /// `prefix`. Names that are not UTF-8 cannot be keys and are passed over.
+/// A folder's identity, to notice a symlink that leads back into a folder being walked.
+#[cfg(unix)]
+fn folder_id(metadata: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino())
+}
+
+#[cfg(not(unix))]
+fn folder_id(_: &fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// Folders deeper than this are not walked (where folder identities are unknown, this
+/// is what ends a symlink cycle).
+const MAX_DEPTH: usize = 64;
+
 fn walk(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::Result<()> {
+    let mut ancestors = Vec::new();
+    if let Ok(metadata) = fs::metadata(dir) {
+        ancestors.push(folder_id(&metadata));
+    }
+    walk_in(dir, base, prefix, found, &mut ancestors)
+}
+
+fn walk_in(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ancestors: &mut Vec<(u64, u64)>) -> io::Result<()> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
@@ -339,8 +382,14 @@ fn walk(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::R
         };
         if metadata.is_dir() {
             let sub = format!("{key}/");
-            if sub.starts_with(prefix) || prefix.starts_with(&sub) {
-                walk(&entry.path(), &sub, prefix, found)?;
+            // A link back to a folder on the way here (`a -> .`) would be walked forever.
+            let id = folder_id(&metadata);
+            let cycle = cfg!(unix) && ancestors.contains(&id);
+            if (sub.starts_with(prefix) || prefix.starts_with(&sub)) && !cycle && ancestors.len() < MAX_DEPTH {
+                ancestors.push(id);
+                let walked = walk_in(&entry.path(), &sub, prefix, found, ancestors);
+                ancestors.pop();
+                walked?;
             }
         } else if key.starts_with(prefix) {
             found.push(KeyInfo { key, size: metadata.len() });
@@ -415,6 +464,34 @@ mod tests {
             block_on(storage.append(key, b"{}\n")).unwrap_or_else(|e| panic!("{key}: {e}"));
             assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), b"{}\n");
         }
+    }
+
+    /// Two symlinks to `.` under a root made listing (and with it every append) hang.
+    #[cfg(unix)]
+    #[test]
+    fn symlink_cycles_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        block_on(storage.append("projects/p/s.jsonl", b"{}\n")).unwrap();
+        std::os::unix::fs::symlink(".", dir.path().join("projects/a")).unwrap();
+        std::os::unix::fs::symlink(".", dir.path().join("projects/b")).unwrap();
+        let listed = block_on(storage.list("projects/")).unwrap();
+        assert_eq!(listed.iter().filter(|k| k.key.ends_with("s.jsonl")).count(), 1, "{listed:?}");
+        let store = mneme_core::Store::new(&storage);
+        assert_eq!(block_on(store.list()).unwrap().len(), 1);
+    }
+
+    /// A replacement interrupted by a crash leaves a hidden temp file; removing the
+    /// object (as `sessions rm` does) takes it too.
+    #[test]
+    fn removing_an_object_removes_its_interrupted_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        block_on(storage.append("projects/p/s.jsonl", b"{}\n")).unwrap();
+        let stale = dir.path().join("projects/p/.s.jsonl.tmp-999-0");
+        fs::write(&stale, b"half").unwrap();
+        block_on(storage.remove("projects/p/s.jsonl")).unwrap();
+        assert!(!stale.exists());
     }
 
     #[test]

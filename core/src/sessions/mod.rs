@@ -244,6 +244,9 @@ impl<S: Storage> Store<S> {
                 Ok(raw) => raw,
                 // Removed between the listing and the read: it is simply gone.
                 Err(Error::SessionNotFound { .. }) => continue,
+                // A file whose name this storage will not take as a key is not a
+                // session it can serve; it must not hide every other session.
+                Err(Error::Storage(StorageError::InvalidKey { .. })) => continue,
                 Err(e) => return Err(e),
             };
             let info = with_loaded(&raw, |loaded| session_info(&parts, &raw, loaded));
