@@ -131,7 +131,7 @@ fn warm_and_cold_stores_chain_alike_after_every_write() {
     let text = block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap();
     let without_j = &text[..text.len() - warm_next.raw.len() - 1];
     block_on(cold_storage.replace("projects/-p/s.jsonl", without_j)).unwrap();
-    let cold_next = block_on(Store::new(&cold_storage).append("s", entry("j", 21, Role::User, &format!("message j ").repeat(20)))).unwrap();
+    let cold_next = block_on(Store::new(&cold_storage).append("s", entry("j", 21, Role::User, &"message j ".repeat(20)))).unwrap();
     assert_eq!(warm_next.parent_uuid, cold_next.parent_uuid);
     assert_eq!(warm_next.parent_uuid.as_deref(), Some("i"), "the next entry continues the kept messages");
 }
