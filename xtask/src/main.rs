@@ -144,6 +144,9 @@ fn test() -> Result<(), String> {
     // The benchmark crate is left out: cersei-memory brings reqwest, TLS and tokio,
     // minutes of compiling that no test needs. `cargo xtask bench` builds it.
     run(&cargo, &["test", "--release", "--workspace", "--exclude", "mneme-bench"])?;
+    // Once more with overflow checks (the dev profile has them): arithmetic on values
+    // from files that wraps fails a test instead of passing silently.
+    run(&cargo, &["test", "--package", "mneme-core"])?;
     run(&cargo, &["clippy", "--release", "--workspace", "--exclude", "mneme-bench", "--all-targets", "--", "-D", "warnings"])?;
     // The browser runs the same vectors and compares with the native outcomes the
     // Rust tests just wrote.
