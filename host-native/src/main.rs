@@ -635,35 +635,23 @@ fn compact_with(
     progress: bool,
 ) -> Result<Result<Applied, String>, String> {
     let mut run = Run::new(plan);
-    let total = run.total_requests();
-    let mut asked = 0;
-    loop {
-        match run.next() {
-            Step::Summarize { prompt, max_tokens } => {
-                if *summarizer == Summarizer::Extractive {
-                    let summary = sessions.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
-                    run.handle_whole(summary);
-                    continue;
-                }
-                asked += 1;
-                if progress && total > 1 {
-                    eprintln!("  summariser request {asked} of {total}…");
-                }
-                run.handle(summarizer.complete(&prompt, max_tokens).map_err(|e| e.to_string()));
-            }
-            Step::Apply { summary } => {
-                let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-                let applied = sessions.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
-                run.finish();
-                return Ok(Ok(applied));
-            }
-            Step::RecordFailure { reason } => {
-                sessions.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
-                run.finish();
-                return Ok(Err(reason));
-            }
-            Step::Done => return Err("the plan has nothing to apply".into()),
+    // A failure needs no handling here: the driver asks for it to be recorded below.
+    summarizer.answer(sessions, id, &mut run, |asked, total| {
+        if progress && total > 1 {
+            eprintln!("  summariser request {asked} of {total}…");
         }
+    });
+    match run.next() {
+        Step::Apply { summary } => {
+            let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
+            let applied = sessions.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
+            Ok(Ok(applied))
+        }
+        Step::RecordFailure { reason } => {
+            sessions.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
+            Ok(Err(reason))
+        }
+        Step::Summarize { .. } | Step::Done => Err("the plan has nothing to apply".into()),
     }
 }
 

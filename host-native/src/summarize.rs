@@ -56,24 +56,55 @@ impl Summarizer {
     /// own request when the cut fell inside a turn, joined by a rule. An empty answer
     /// is an error, as the driver counts it.
     pub fn summarize(&self, engine: &mut dyn Sessions, id: &str, plan: &Plan) -> Result<String, SummaryError> {
-        if *self == Summarizer::Extractive {
-            return Ok(engine.summarize_offline(id, plan)?);
-        }
         let mut run = Run::new(plan.clone());
-        loop {
-            match run.next() {
-                Step::Summarize { prompt, max_tokens } => match self.complete(&prompt, max_tokens) {
-                    Ok(text) if text.trim().is_empty() => {
-                        return Err(SummaryError::NoSummary { url: String::new(), detail: "the summariser returned nothing".into() });
+        if let Some(error) = self.answer(engine, id, &mut run, |_, _| {}) {
+            return Err(error);
+        }
+        match run.next() {
+            Step::Apply { summary } => Ok(summary),
+            _ => Ok(String::new()),
+        }
+    }
+
+    /// Answers every summariser request `run` makes (the offline summariser answers
+    /// them all at once from the session), telling `progress` each model request and
+    /// their total. Stops at the first failure, which `run` then asks to have recorded;
+    /// returns its typed error.
+    pub fn answer(
+        &self,
+        engine: &mut dyn Sessions,
+        id: &str,
+        run: &mut Run,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Option<SummaryError> {
+        let total = run.total_requests();
+        let mut asked = 0;
+        while let Step::Summarize { prompt, max_tokens } = run.next() {
+            let answer = if *self == Summarizer::Extractive {
+                match engine.summarize_offline(id, run.plan()) {
+                    Ok(summary) => {
+                        run.handle_whole(Ok(summary));
+                        continue;
                     }
-                    Ok(text) => run.handle(Ok(text)),
-                    Err(e) => return Err(e),
-                },
-                Step::Apply { summary } => return Ok(summary),
-                Step::RecordFailure { reason } => return Err(SummaryError::NoSummary { url: String::new(), detail: reason }),
-                Step::Done => return Ok(String::new()),
+                    Err(e) => Err(SummaryError::from(e)),
+                }
+            } else {
+                asked += 1;
+                progress(asked, total);
+                self.complete(&prompt, max_tokens)
+            };
+            match answer {
+                Ok(text) => run.handle(Ok(text)),
+                Err(error) => {
+                    run.handle(Err(error.to_string()));
+                    return Some(error);
+                }
+            }
+            if let Some(reason) = run.failure() {
+                return Some(SummaryError::NoSummary { url: String::new(), detail: reason.to_owned() });
             }
         }
+        None
     }
 
     /// One completion of `prompt` in at most `max_tokens` tokens.

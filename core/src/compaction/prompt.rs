@@ -32,7 +32,7 @@ pub(crate) fn assemble(instruction: &str, previous: Option<&str>, piece: &str) -
 /// each (a message longer than that is split across pieces). Always at least one
 /// piece.
 pub(crate) fn pieces(lines: &[&Line], piece_tokens: u64) -> Vec<String> {
-    let max_chars = usize::try_from(piece_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+    let max_chars = usize::try_from(piece_tokens.saturating_mul(4)).unwrap_or(usize::MAX).max(1);
     let mut pieces = Vec::new();
     let mut current = String::new();
     let mut current_chars = 0usize;
@@ -41,23 +41,25 @@ pub(crate) fn pieces(lines: &[&Line], piece_tokens: u64) -> Vec<String> {
         text.clear();
         serialize(line, &mut text);
         let mut rest = text.as_str();
-        while !rest.is_empty() {
+        let mut chars = rest.chars().count();
+        while chars > 0 {
             let room = max_chars.saturating_sub(current_chars);
-            let chars = rest.chars().count();
             if chars <= room {
                 current.push_str(rest);
                 current_chars += chars;
                 break;
             }
-            if current_chars > 0 && chars <= max_chars {
-                // The whole message fits a piece of its own: start one.
+            if current_chars > 0 && (chars <= max_chars || room == 0) {
+                // The message fits a piece of its own, or this piece is full: start one.
                 pieces.push(core::mem::take(&mut current));
                 current_chars = 0;
                 continue;
             }
-            let head = clip(rest, room.max(1));
+            // Longer than a whole piece: fill this one and carry the rest on.
+            let head = clip(rest, room);
             current.push_str(head);
             rest = &rest[head.len()..];
+            chars -= room;
             pieces.push(core::mem::take(&mut current));
             current_chars = 0;
         }
@@ -116,4 +118,33 @@ fn block_line(role: &str, block: &Block) -> Option<String> {
         "image" => format!("[{role}]: [image]"),
         other => format!("[{role}]: [{other}]"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::scan::{decode, scan_part};
+    use alloc::string::ToString;
+
+    #[test]
+    fn pieces_stay_within_their_size_and_lose_nothing() {
+        let mut text = String::new();
+        for (i, len) in [10, 5000, 30, 9000, 1, 4095].into_iter().enumerate() {
+            text += &serde_json::json!({"type": "user", "uuid": format!("u{i}"), "message": {"role": "user", "content": "é".repeat(len)}})
+                .to_string();
+            text.push('\n');
+        }
+        let decoded = decode(text.as_bytes());
+        let scan = scan_part(1, text.as_bytes(), &decoded);
+        let lines: Vec<&Line> = scan.lines.iter().collect();
+        let mut whole = String::new();
+        for line in &lines {
+            serialize(line, &mut whole);
+        }
+        for piece_tokens in [1, 2, 1024, 100_000] {
+            let pieces = pieces(&lines, piece_tokens);
+            assert!(pieces.iter().all(|p| p.chars().count() <= (piece_tokens * 4) as usize), "{piece_tokens}");
+            assert_eq!(pieces.concat(), whole, "{piece_tokens}: every character, in order");
+        }
+    }
 }

@@ -14,7 +14,7 @@ use crate::format::{Compaction, Format, Marker};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::time;
-use crate::transcript::scan::{self, Line};
+use crate::transcript::scan::Line;
 use crate::transcript::tokens;
 
 /// Ids for the entries a compaction writes, from the host.
@@ -115,7 +115,7 @@ impl<S: Storage> Store<S> {
             _ => tokens::text_tokens(&dialect.shown_summary(summary)).saturating_add(plan.keep_tokens),
         };
         let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
-        let written = self
+        let first = self
             .write(id, None, Some(expect), Kind::Compaction, |dialect, at| {
                 let header = at.header(id, &ids.boundary, now_ms, &timestamp, &cwd);
                 match plan.action {
@@ -138,10 +138,8 @@ impl<S: Storage> Store<S> {
                 }
             })
             .await?;
-        // The ids as written (pi shortens them; crab has none).
-        let text = scan::decode(written.json.as_bytes());
-        let lines = scan::scan_part(written.part, written.json.as_bytes(), &text);
-        let boundary_uuid = lines.lines.first().and_then(|l| l.env.uuid()).unwrap_or_default().to_owned();
+        // The id as written (pi shortens it; crab has none).
+        let boundary_uuid = first.uuid.unwrap_or_default();
         let summary_uuid = (format == Format::Claude && plan.action == Action::Summarize).then(|| ids.summary.clone());
         Ok(Applied { format, action: plan.action, boundary_uuid, summary_uuid, tokens_before: plan.tokens_before, tokens_after })
     }

@@ -52,14 +52,6 @@ impl<'a> At<'a> {
     }
 }
 
-/// Where a write landed.
-pub(crate) struct Written {
-    pub part: u32,
-    /// The line number of its first line.
-    pub line: u32,
-    pub json: String,
-}
-
 /// What a line is for the write path: a compaction starts what resume loads, so the
 /// size cap counts from it and never refuses it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,29 +84,10 @@ impl<S: Storage> Store<S> {
             return Err(Error::InvalidArgument("the message text is empty".into()));
         }
         let timestamp = time::format_millis(entry.now_ms);
-        let written = self
-            .write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, at| {
-                let header = Header {
-                    session_id: id,
-                    parent: at.parent,
-                    sidechain: at.sidechain,
-                    uuid: &entry.uuid,
-                    now_ms: entry.now_ms,
-                    timestamp: &timestamp,
-                    cwd: &entry.cwd,
-                };
-                dialect.message(&header, entry.role, &entry.text)
-            })
-            .await?;
-        let text = scan::decode(written.json.as_bytes());
-        let lines = scan::scan_part(written.part, written.json.as_bytes(), &text);
-        let mut entry = lines
-            .lines
-            .first()
-            .map(scan::Line::to_entry)
-            .ok_or_else(|| Error::InvalidArgument("internal: the new line does not parse".into()))?;
-        entry.line = written.line;
-        Ok(entry)
+        self.write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, at| {
+            dialect.message(&at.header(id, &entry.uuid, entry.now_ms, &timestamp, &entry.cwd), entry.role, &entry.text)
+        })
+        .await
     }
 
     /// Soft-deletes entry `uuid` of session `id` by appending a tombstone in the
@@ -153,7 +126,8 @@ impl<S: Storage> Store<S> {
     /// Writes one record (one or more lines) to session `id` under its lock: refreshes
     /// what the store knows, moves a torn tail aside, checks `expect`, rolls over to a
     /// new part or refuses at the cap, then appends. `line` builds the JSON in the
-    /// session's dialect from the id the record chains to.
+    /// session's dialect from the id the record chains to. Returns the record's first
+    /// line as an entry.
     pub(crate) async fn write(
         &self,
         id: &str,
@@ -161,7 +135,7 @@ impl<S: Storage> Store<S> {
         expect: Option<Expect<'_>>,
         kind: Kind,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
-    ) -> Result<Written, Error> {
+    ) -> Result<Entry, Error> {
         // A session this store has written to is not looked for again: its project is
         // known, and `refresh` lists its parts under the lock anyway.
         let known = self.open.borrow().get(id).map(|s| s.project.clone());
@@ -191,7 +165,7 @@ impl<S: Storage> Store<S> {
         expect: Option<Expect<'_>>,
         kind: Kind,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
-    ) -> Result<Written, Error> {
+    ) -> Result<Entry, Error> {
         let mut state = self.refresh(id, project).await?;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
         if let Some(expect) = expect
@@ -244,7 +218,13 @@ impl<S: Storage> Store<S> {
         let written = scan::scan_part(part, json.as_bytes(), &text);
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
-        Ok(Written { part, line: line_no, json })
+        let mut first = written
+            .lines
+            .first()
+            .map(scan::Line::to_entry)
+            .ok_or_else(|| Error::InvalidArgument("internal: the line written does not parse".into()))?;
+        first.line = line_no;
+        Ok(first)
     }
 
     /// Brings the store's knowledge of session `id` up to date with storage (another

@@ -101,22 +101,17 @@ impl<'a> Loaded<'a> {
         index
     }
 
-    /// The entry an entry hangs under in the tree: the summary, for the head of a
-    /// segment a compaction preserved (Claude Code relinks it there); else its parent.
-    /// A compaction boundary's logical parent is not a tree edge: the entry it names
-    /// stays a leaf, as in Claude Code, and the next entry continues the kept messages.
-    fn tree_parent<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
-        match line.env.uuid().and_then(|u| self.relinks.get(u)) {
-            Some(anchor) => Some(anchor),
-            None => line.env.parent_uuid(),
-        }
+    /// The summary a relinked head continues from: Claude Code relinks the head of a
+    /// segment a compaction preserved to the compaction's summary.
+    fn relink<'s>(&'s self, line: &Line) -> Option<&'s str> {
+        line.env.uuid().and_then(|u| self.relinks.get(u)).map(String::as_str)
     }
 
     /// Where the conversation continues from: the summary, for the head of a segment
     /// a compaction preserved (Claude Code relinks it there); else its parent, or across
     /// a compaction boundary (whose `parentUuid` is null) to the entry before it.
     fn parent_of<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
-        if let Some(anchor) = line.env.uuid().and_then(|u| self.relinks.get(u)) {
+        if let Some(anchor) = self.relink(line) {
             return Some(anchor);
         }
         match line.env.parent_uuid() {
@@ -132,14 +127,13 @@ impl<'a> Loaded<'a> {
     pub fn leaf(&self) -> Option<usize> {
         let mut has_child = BTreeSet::new();
         for line in self.lines.iter().filter(|l| self.is_live(l)) {
-            if let Some(parent) = self.tree_parent(line) {
-                has_child.insert(parent);
-            }
-            // The entry a relinked head used to continue is summarised history, never
-            // the conversation's leaf, whatever the clocks say.
-            if let Some(parent) = line.env.parent_uuid() {
-                has_child.insert(parent);
-            }
+            // A compaction boundary's logical parent is not an edge here: the entry it
+            // names stays a leaf, as in Claude Code, and the next entry continues the
+            // kept messages. A relinked head counts as a child of both its summary and
+            // the entry it used to continue (summarised history, never the leaf,
+            // whatever the clocks say).
+            has_child.extend(line.env.parent_uuid());
+            has_child.extend(self.relink(line));
         }
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
         // pi's `session` header carries an id but stands outside the tree.
@@ -174,7 +168,7 @@ impl<'a> Loaded<'a> {
             }
             chain.push(i);
             let line = &self.lines[i];
-            if line.env.uuid().is_some_and(|u| self.relinks.contains_key(u)) {
+            if self.relink(line).is_some() {
                 summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
             }
             current = self.parent_of(line).and_then(|p| index.get(p).copied());
