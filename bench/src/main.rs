@@ -181,7 +181,7 @@ fn main() {
     });
     drop((transcript, entries));
     let (mneme_scan, scan_peak, info) = measure(3, || block_on(store.list()).expect("mneme list"));
-    assert_eq!(info[0].entries as usize, written);
+    assert_eq!(info.sessions[0].entries as usize, written);
     rows.push(Row {
         operation: "scan envelopes (list one big session)".into(),
         mneme: mneme_scan,
@@ -314,7 +314,7 @@ fn main() {
     let (mneme_list, _, listed) = measure(3, || block_on(store.list()).expect("mneme list"));
     let manager = cersei_memory::manager::MemoryManager::new(Path::new("/home/dev/project")).with_sessions_dir(list_project.clone());
     let (cersei_list, _, cersei_listed) = measure(3, || manager.list_sessions());
-    assert_eq!((listed.len(), cersei_listed.len()), (sessions, sessions));
+    assert_eq!((listed.sessions.len(), cersei_listed.len()), (sessions, sessions));
     rows.push(Row {
         operation: format!("list {sessions} sessions ({} MB)", list_bytes / 1_000_000),
         mneme: mneme_list,

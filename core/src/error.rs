@@ -3,8 +3,10 @@ use alloc::string::String;
 use crate::storage::StorageError;
 
 /// Why a [`crate::Store`] operation failed.
+///
+/// Exhaustive on purpose: every binding matches it without a wildcard, so a new
+/// variant fails to compile in each binding until it is mapped there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -28,8 +30,8 @@ pub enum Error {
     NothingToCompact { id: String, reason: String },
     #[error("session `{id}` changed since the plan was made (entry `{uuid}` is gone); plan again")]
     StalePlan { id: String, uuid: String },
-    #[error("{format} sessions cannot record this: {operation}; nothing was written")]
-    Unsupported { format: String, operation: String },
+    #[error("{} sessions cannot record this: {operation}; nothing was written", format.as_str())]
+    Unsupported { format: crate::Format, operation: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -44,7 +46,25 @@ impl StorageError {
             StorageError::ReadOnly { .. } => "read-only",
             StorageError::Locked { .. } => "locked",
             StorageError::QuotaExceeded { .. } => "quota-exceeded",
+            StorageError::Changed { .. } => "changed",
             StorageError::Io { .. } => "io",
+        }
+    }
+}
+
+impl StorageError {
+    /// The error a host reported by its [`kind`](StorageError::kind) (hosts whose errors
+    /// travel as strings: JavaScript backends). An unknown kind is an I/O failure.
+    pub fn from_kind(kind: &str, key: String, message: String) -> StorageError {
+        match kind {
+            "not-found" => StorageError::NotFound { key },
+            "already-exists" => StorageError::AlreadyExists { key },
+            "invalid-key" => StorageError::InvalidKey { key, reason: message },
+            "read-only" => StorageError::ReadOnly { key },
+            "locked" => StorageError::Locked { key },
+            "quota-exceeded" => StorageError::QuotaExceeded { key },
+            "changed" => StorageError::Changed { key },
+            _ => StorageError::Io { key, message },
         }
     }
 }

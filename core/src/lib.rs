@@ -24,6 +24,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod compaction;
+mod engine;
 mod error;
 pub mod format;
 pub mod gates;
@@ -35,12 +36,15 @@ mod support;
 pub mod transcript;
 
 pub use compaction::{Action, Keep, Mode, Plan, Pruned, Settings, Trigger};
+pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
-pub use sessions::{Applied, CompactionIds, NewEntry, RepairReport, SessionInfo, Subagent, Transcript, check_bytes, load_report};
+pub use sessions::{
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SessionInfo, SkippedKey, Subagent, Transcript, check_bytes, load_report,
+};
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::{Limits, Store};
-pub use support::{block_on, time};
+pub use support::{Mirror, block_on, time};
 pub use transcript::tokens;
 pub use transcript::{CheckReport, Context, ContextMessage, Entry, Finding, LoadReport, SkippedLine, TypeCount};
 

@@ -73,7 +73,7 @@ fn assert_pairs_intact(plan: &Plan, text: &str, name: &str) {
 /// whether the "under the target" check applied (the kept part plus the summary fit).
 fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let probe = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap();
     // A window the session overflows, so the target is meaningful.
@@ -153,7 +153,7 @@ fn plans_on_every_corpus_transcript_keep_pairs_budgets_and_targets() {
         for keep in [500, 5_000, 20_000] {
             let name = format!("{} keep {keep}", path.display());
             let storage = InMemoryStorage::new();
-            block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+            block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
             let plan = block_on(Store::new(&storage).plan_compaction(
                 "s",
                 &Settings { keep: Keep::RecentTokens(keep), ..Settings::default() },
@@ -237,7 +237,7 @@ proptest! {
     #[test]
     fn keeping_messages_keeps_at_least_that_many(text in conversation(), count in 0u32..20) {
         let storage = InMemoryStorage::new();
-        block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+        block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
         let settings = Settings { keep: Keep::RecentMessages(count), ..Settings::default() };
         let plan = block_on(Store::new(&storage).plan_compaction("s", &settings, Mode::Manual)).unwrap();
         assert_pairs_intact(&plan, &text, "generated");
@@ -366,7 +366,7 @@ fn pi_sessions_get_a_pi_compaction_entry() {
         parent = Some(id);
     }
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
@@ -390,7 +390,7 @@ fn pi_sessions_get_a_pi_compaction_entry() {
 fn pi_v1_files_without_ids_resume_in_file_order() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/pi/v1/before-compaction.jsonl");
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
     let context = block_on(Store::new(&storage).context("s")).unwrap();
     assert!(context.messages.len() > 100, "{}", context.messages.len());
 }
@@ -447,7 +447,7 @@ fn clearing_old_tool_results_comes_before_a_summary() {
             lines.push(entry.to_string());
         }
     }
-    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     // ~6000 tokens of results; a budget of 10000 characters leaves 2 of 6 results.
     let settings =
@@ -479,7 +479,7 @@ fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
         lines.push(json!({"role": role, "content": format!("crab message {i} ").repeat(20)}).to_string());
     }
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let before = block_on(store.context("crab_user_1")).unwrap();
     assert!(before.compacted && before.messages[0].text == "an earlier summary" && before.messages.len() == 9, "{before:?}");

@@ -26,7 +26,7 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
     for (index, path) in paths.iter().enumerate() {
         // Every file, whatever it holds, as a session of its own.
         let id = format!("file{index}");
-        block_on(storage.replace(&format!("projects/corpus/{id}.jsonl"), &fs::read(path).unwrap())).unwrap();
+        block_on(storage.replace(&format!("projects/corpus/{id}.jsonl"), &fs::read(path).unwrap(), None)).unwrap();
         ids.push((id, path));
     }
     let store = Store::new(&storage);
@@ -44,14 +44,14 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
             assert!(!transcript.chain.is_empty(), "{name}: a conversation has a main chain");
         }
     }
-    assert_eq!(block_on(store.list()).unwrap().len(), ids.len());
+    assert_eq!(block_on(store.list()).unwrap().sessions.len(), ids.len());
 }
 
 #[test]
 fn resume_starts_at_the_real_compaction() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
     let store = Store::new(&storage);
     let context = block_on(store.context("s")).unwrap();
     assert!(context.compacted);
@@ -72,14 +72,14 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
     let last_start = body.iter().rposition(|&b| b == b'\n').unwrap() + 1;
     let full = block_on(async {
         let storage = InMemoryStorage::new();
-        storage.replace("projects/p/s.jsonl", &original).await.unwrap();
+        storage.replace("projects/p/s.jsonl", &original, None).await.unwrap();
         Store::new(&storage).load("s").await.unwrap()
     });
     let n = full.report.entries;
     let last_uuid = full.entries.last().unwrap().uuid.clone();
     for cut in last_start + 1..body.len() {
         let storage = InMemoryStorage::new();
-        block_on(storage.replace("projects/p/s.jsonl", &original[..cut])).unwrap();
+        block_on(storage.replace("projects/p/s.jsonl", &original[..cut], None)).unwrap();
         let store = Store::new(&storage);
         let torn = block_on(store.load("s")).unwrap();
         assert_eq!(torn.report.entries, n - 1, "cut at {cut}");
@@ -125,7 +125,7 @@ mod arbitrary_input {
         fn nothing_panics_and_counts_add_up(bytes in transcript_bytes(), cut in any::<proptest::sample::Index>()) {
             let bytes = &bytes[..cut.index(bytes.len() + 1)];
             let storage = InMemoryStorage::new();
-            block_on(storage.replace("projects/p/s.jsonl", bytes)).unwrap();
+            block_on(storage.replace("projects/p/s.jsonl", bytes, None)).unwrap();
             let store = Store::new(&storage);
             let transcript = block_on(store.load("s")).unwrap();
             let check = block_on(store.check("s")).unwrap();

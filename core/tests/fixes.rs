@@ -94,7 +94,7 @@ fn a_claude_code_compaction_followed_by_a_mneme_compaction() {
         "{}\n",
         json!({"parentUuid": "b", "type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "Claude's own summary"}, "uuid": "cs", "timestamp": "2026-01-01T00:01:00.000Z", "sessionId": "s", "cwd": "/p"})
     );
-    block_on(storage.replace("projects/-p/s.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/-p/s.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     for i in 0..8 {
         append(&store, "s", &format!("n{i}"), 1000 + i);
@@ -130,7 +130,7 @@ fn warm_and_cold_stores_chain_alike_after_every_write() {
     let cold_storage = InMemoryStorage::new();
     let text = block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap();
     let without_j = &text[..text.len() - warm_next.raw.len() - 1];
-    block_on(cold_storage.replace("projects/-p/s.jsonl", without_j)).unwrap();
+    block_on(cold_storage.replace("projects/-p/s.jsonl", without_j, None)).unwrap();
     let cold_next = block_on(Store::new(&cold_storage).append("s", entry("j", 21, Role::User, &"message j ".repeat(20)))).unwrap();
     assert_eq!(warm_next.parent_uuid, cold_next.parent_uuid);
     assert_eq!(warm_next.parent_uuid.as_deref(), Some("i"), "the next entry continues the kept messages");
@@ -151,7 +151,7 @@ fn pi_session(storage: &InMemoryStorage, messages: usize) {
         text += &(line.to_string() + "\n");
         parent = id;
     }
-    block_on(storage.replace("projects/p/pi1.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/pi1.jsonl", text.as_bytes(), None)).unwrap();
 }
 
 /// Item 3: pi sessions get pi lines — messages, tombstones and markers as pi entries
@@ -190,7 +190,7 @@ fn pi_sessions_are_written_in_pi_dialect() {
     );
     assert_eq!(context.messages.len(), 1 + 4 + 1);
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed[0].messages, listed[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
+    assert_eq!((listed.sessions[0].messages, listed.sessions[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
 }
 
 /// Item 3: crab has no tombstones or markers: a typed refusal, and nothing written.
@@ -198,7 +198,7 @@ fn pi_sessions_are_written_in_pi_dialect() {
 fn crab_sessions_refuse_what_crab_cannot_hold() {
     let storage = InMemoryStorage::new();
     let text = "{\"agent\":\"crab\",\"created_by\":\"user\",\"created_at\":\"2026-01-01T00:00:00Z\",\"title\":\"\",\"uptime_secs\":0}\n{\"role\":\"user\",\"content\":\"hello crab\"}\n";
-    block_on(storage.replace("projects/p/crab_user_1.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/crab_user_1.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let reply = block_on(store.append("crab_user_1", entry("x", 1, Role::Assistant, "hi"))).unwrap();
     assert_eq!(reply.raw, r#"{"role":"assistant","content":"hi"}"#);
@@ -208,7 +208,7 @@ fn crab_sessions_refuse_what_crab_cannot_hold() {
     }
     assert_eq!(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap(), before);
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed[0].messages, listed[0].title.as_deref()), (2, Some("hello crab")));
+    assert_eq!((listed.sessions[0].messages, listed.sessions[0].title.as_deref()), (2, Some("hello crab")));
 }
 
 /// Item 4: a session at its cap can be compacted, and then written again.
@@ -273,14 +273,14 @@ fn lone_surrogates_keep_their_text() {
         r#"{"type":"assistant","uuid":"b","parentUuid":"a","sessionId":"s","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"pair \ud83d\ude00 and escaped \\ud83d stay"}]}}"#,
         "\n"
     );
-    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let context = block_on(store.context("s")).unwrap();
     assert_eq!(context.messages[0].text, "cut emoji \u{fffd} here");
     assert_eq!(context.messages[1].text, "pair \u{1f600} and escaped \\ud83d stay");
     let transcript = block_on(store.load("s")).unwrap();
     assert_eq!(transcript.report.lone_surrogates, 1);
-    assert_eq!(block_on(store.list()).unwrap()[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
+    assert_eq!(block_on(store.list()).unwrap().sessions[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
 }
 
 /// Item 10: a plan is bound to the session it was made on.
@@ -318,7 +318,7 @@ fn gates_count_many_tool_calls() {
             &format!("{}\n", json!({"parentUuid": parent, "type": kind, "message": message, "uuid": format!("e{i}"), "sessionId": "s"}));
         parent = json!(format!("e{i}"));
     }
-    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes())).unwrap();
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
     let decision = block_on(Store::new(&storage).extraction_gate("s", &ExtractionSettings::default())).unwrap();
     assert!(decision.fire && decision.reason.contains("10000 tool calls"), "{}", decision.reason);
 }
@@ -390,4 +390,141 @@ fn in_memory_storage_keeps_the_contract() {
     let storage = InMemoryStorage::new();
     let failures = block_on(mneme_core::storage::contract::run(&&storage, &&storage));
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Storage on which another program (Claude Code, which takes no lock Mneme sees)
+/// writes `extra` to `key` just before Mneme's first cut or rewrite of it.
+struct WriterInBetween<'a> {
+    inner: &'a InMemoryStorage,
+    key: &'static str,
+    extra: &'static [u8],
+    done: std::cell::Cell<bool>,
+}
+
+impl WriterInBetween<'_> {
+    async fn interfere(&self, key: &str) {
+        if key == self.key && !self.done.replace(true) {
+            self.inner.append(key, self.extra).await.unwrap();
+        }
+    }
+}
+
+impl Storage for WriterInBetween<'_> {
+    async fn list(&self, prefix: &str) -> Result<Vec<mneme_core::KeyInfo>, mneme_core::StorageError> {
+        self.inner.list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, mneme_core::StorageError> {
+        self.inner.read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, mneme_core::StorageError> {
+        self.inner.append(key, data).await
+    }
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), mneme_core::StorageError> {
+        if expected_size.is_some() {
+            self.interfere(key).await;
+        }
+        self.inner.replace(key, data, expected_size).await
+    }
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), mneme_core::StorageError> {
+        self.interfere(key).await;
+        self.inner.truncate(key, len, expected_size).await
+    }
+    async fn remove(&self, key: &str) -> Result<(), mneme_core::StorageError> {
+        self.inner.remove(key).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), mneme_core::StorageError> {
+        self.inner.rename(from, to).await
+    }
+    async fn lock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
+        self.inner.lock(name).await
+    }
+    async fn unlock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
+        self.inner.unlock(name).await
+    }
+}
+
+/// Item 8: a "torn" last line that another program is still writing is never cut
+/// off: the cut is refused when the part grew since it was read, and the next
+/// append finds the finished line and chains under it.
+#[test]
+fn a_torn_tail_move_never_cuts_a_line_finished_meanwhile() {
+    let storage = InMemoryStorage::new();
+    let key = "projects/-p/s.jsonl";
+    append(&Store::new(&storage), "s", "a", 0);
+    let half = br#"{"type":"user","parentUuid":"a","uuid":"b","sessionId":"s","message":{"role":"user","#;
+    block_on(storage.append(key, half)).unwrap();
+    let rest: &'static [u8] = br#""content":"finished by its writer"},"timestamp":"2027-01-15T08:00:00.000Z"}
+"#;
+    let racing = WriterInBetween { inner: &storage, key, extra: rest, done: false.into() };
+    let store = Store::new(&racing);
+    let refused = block_on(store.append("s", entry("c", 2, Role::User, "mine")));
+    assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
+    let uuids: Vec<Value> = lines(&storage, key).iter().map(|l| l["uuid"].clone()).collect();
+    assert_eq!(uuids, [json!("a"), json!("b")], "the finished line is whole, nothing of Mneme's was written");
+    assert!(block_on(storage.list(&format!("{key}.torn"))).unwrap().is_empty(), "no copy of a line that was not torn");
+    let written = block_on(store.append("s", entry("c", 2, Role::User, "mine"))).unwrap();
+    assert_eq!(written.parent_uuid.as_deref(), Some("b"));
+}
+
+/// Item 8: repair rewrites a part only as it read it.
+#[test]
+fn repair_never_drops_a_line_appended_meanwhile() {
+    let storage = InMemoryStorage::new();
+    let key = "projects/-p/s.jsonl";
+    append(&Store::new(&storage), "s", "a", 0);
+    block_on(storage.append(key, b"not json\n")).unwrap();
+    let late: &'static [u8] = br#"{"type":"user","parentUuid":"a","uuid":"late","sessionId":"s","message":{"role":"user","content":"late"}}
+"#;
+    let racing = WriterInBetween { inner: &storage, key, extra: late, done: false.into() };
+    let refused = block_on(Store::new(&racing).repair("s", NOW));
+    assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
+    let text = String::from_utf8(block_on(storage.read(key, 0, None)).unwrap()).unwrap();
+    assert!(text.contains("not json") && text.contains("\"late\""), "the part is untouched: {text}");
+}
+
+/// Item 9: a session file the storage will not serve is listed apart, and the rest
+/// of the store is listed as usual.
+#[test]
+fn list_reports_the_files_it_skips() {
+    struct RefusesOne(InMemoryStorage);
+    impl Storage for RefusesOne {
+        async fn list(&self, prefix: &str) -> Result<Vec<mneme_core::KeyInfo>, mneme_core::StorageError> {
+            self.0.list(prefix).await
+        }
+        async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, mneme_core::StorageError> {
+            if key.contains("aux") {
+                return Err(mneme_core::StorageError::InvalidKey { key: key.into(), reason: "a device name on this host".into() });
+            }
+            self.0.read(key, offset, len).await
+        }
+        async fn append(&self, key: &str, data: &[u8]) -> Result<u64, mneme_core::StorageError> {
+            self.0.append(key, data).await
+        }
+        async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), mneme_core::StorageError> {
+            self.0.replace(key, data, expected_size).await
+        }
+        async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), mneme_core::StorageError> {
+            self.0.truncate(key, len, expected_size).await
+        }
+        async fn remove(&self, key: &str) -> Result<(), mneme_core::StorageError> {
+            self.0.remove(key).await
+        }
+        async fn rename(&self, from: &str, to: &str) -> Result<(), mneme_core::StorageError> {
+            self.0.rename(from, to).await
+        }
+        async fn lock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
+            self.0.lock(name).await
+        }
+        async fn unlock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
+            self.0.unlock(name).await
+        }
+    }
+    let store = Store::new(RefusesOne(InMemoryStorage::new()));
+    block_on(store.append("ok", entry("a", 0, Role::User, "hello"))).unwrap();
+    block_on(store.storage().0.append("projects/-p/aux.jsonl", b"{}\n")).unwrap();
+    let listing = block_on(store.list()).unwrap();
+    assert_eq!(listing.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["ok"]);
+    assert_eq!(listing.skipped.len(), 1);
+    assert_eq!(listing.skipped[0].key, "projects/-p/aux.jsonl");
+    assert!(listing.skipped[0].reason.contains("device"), "{:?}", listing.skipped);
 }

@@ -53,7 +53,7 @@ fn rolls_over_to_a_new_part_exactly_past_the_limit() {
     assert_eq!(loaded.parts, 2);
     assert_eq!(loaded.chain, [0, 1], "the chain crosses parts");
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed.len(), listed[0].parts, listed[0].entries), (1, 2, 2));
+    assert_eq!((listed.sessions.len(), listed.sessions[0].parts, listed.sessions[0].entries), (1, 2, 2));
 }
 
 #[test]
@@ -119,7 +119,7 @@ fn a_torn_tail_is_moved_aside_before_the_next_append() {
     assert_eq!(aside.len(), 1);
     assert_eq!(block_on(storage.read(&aside[0].key, 0, None)).unwrap(), b"{\"type\":\"assistant\",\"uuid\":\"torn");
     // The fragment is not a session and not counted as one.
-    assert_eq!(block_on(reader.list()).unwrap().len(), 1);
+    assert_eq!(block_on(reader.list()).unwrap().sessions.len(), 1);
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
         ("projects/-p/s.jsonl.torn-99", "{\"frag"),
         ("projects/-p/s_x.jsonl", "{\"type\":\"user\"}\n"),
     ] {
-        block_on(storage.replace(key, body.as_bytes())).unwrap();
+        block_on(storage.replace(key, body.as_bytes(), None)).unwrap();
     }
     let subagents = block_on(store.subagents("s")).unwrap();
     assert_eq!(
@@ -176,7 +176,7 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     let mut bytes = original.into_bytes();
     let e_acute = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
     bytes.splice(e_acute..e_acute + 2, [0xe9]);
-    block_on(storage.replace("projects/-p/s.jsonl", &bytes)).unwrap();
+    block_on(storage.replace("projects/-p/s.jsonl", &bytes, None)).unwrap();
     let store = Store::new(&storage);
     let report = block_on(store.repair("s", T0)).unwrap();
     assert_eq!(report.backups, [format!("projects/-p/s.jsonl.bak-{T0}")]);

@@ -193,7 +193,14 @@ impl FsStorage {
             };
             Ok(data)
         };
-        read().map_err(|e| io_error(key, e))
+        read().map_err(|e| match io_error(key, e) {
+            // `list` names a file whose name is not UTF-8 with U+FFFD in place of the
+            // bad bytes; no key reaches it, and the caller should hear why.
+            StorageError::NotFound { key } if key.contains(char::REPLACEMENT_CHARACTER) => {
+                StorageError::InvalidKey { key, reason: "the file's name is not valid UTF-8; rename the file to use it".to_owned() }
+            }
+            other => other,
+        })
     }
 
     fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
@@ -224,39 +231,46 @@ impl FsStorage {
         append().map_err(|e| io_error(key, e))
     }
 
-    fn replace_sync(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+    fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        let replace = || -> io::Result<()> {
-            let parent = path.parent().unwrap_or(&self.root);
-            fs::create_dir_all(parent)?;
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
-            let temp = parent.join(format!(".{name}.tmp-{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
-            let written = (|| {
-                let mut file = File::create(&temp)?;
-                file.write_all(data)?;
-                self.sync(&file)?;
-                fs::rename(&temp, &path)
-            })();
-            if written.is_err() {
-                let _ = fs::remove_file(&temp);
+        let parent = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent).map_err(|e| io_error(key, e))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
+        let temp = parent.join(format!(".{name}.tmp-{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let written = (|| {
+            let mut file = File::create(&temp).map_err(|e| io_error(key, e))?;
+            file.write_all(data).map_err(|e| io_error(key, e))?;
+            self.sync(&file).map_err(|e| io_error(key, e))?;
+            // Checked as late as possible, right before the rename: a program that takes
+            // no lock Mneme sees can still append in the gap between two system calls,
+            // but not while the new content was being written.
+            if let Some(expected) = expected_size {
+                let size = fs::metadata(&path).map_err(|e| io_error(key, e))?.len();
+                if size != expected {
+                    return Err(StorageError::Changed { key: key.to_owned() });
+                }
             }
-            written?;
-            self.sync_dir(parent)
-        };
-        replace().map_err(|e| io_error(key, e))
+            fs::rename(&temp, &path).map_err(|e| io_error(key, e))
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written?;
+        self.sync_dir(parent).map_err(|e| io_error(key, e))
     }
 
-    fn truncate_sync(&self, key: &str, len: u64) -> Result<(), StorageError> {
+    fn truncate_sync(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        let truncate = || -> io::Result<()> {
-            let file = OpenOptions::new().write(true).open(&path)?;
-            if file.metadata()?.len() > len {
-                file.set_len(len)?;
-                self.sync(&file)?;
-            }
-            Ok(())
-        };
-        truncate().map_err(|e| io_error(key, e))
+        let file = OpenOptions::new().write(true).open(&path).map_err(|e| io_error(key, e))?;
+        let size = file.metadata().map_err(|e| io_error(key, e))?.len();
+        if size != expected_size {
+            return Err(StorageError::Changed { key: key.to_owned() });
+        }
+        if size > len {
+            file.set_len(len).map_err(|e| io_error(key, e))?;
+            self.sync(&file).map_err(|e| io_error(key, e))?;
+        }
+        Ok(())
     }
 
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
@@ -369,9 +383,9 @@ fn walk_in(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ances
     };
     for entry in entries {
         let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
+        // A name that is not UTF-8 cannot be a key; it is listed lossily, and reading
+        // it says why, so the caller can report it instead of never seeing it.
+        let name = entry.file_name().to_string_lossy().into_owned();
         if base.is_empty() && name == RESERVED_DIR {
             continue;
         }
@@ -408,11 +422,11 @@ impl Storage for FsStorage {
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
         self.append_sync(key, data)
     }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        self.replace_sync(key, data)
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
+        self.replace_sync(key, data, expected_size)
     }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
-        self.truncate_sync(key, len)
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
+        self.truncate_sync(key, len, expected_size)
     }
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
         self.remove_sync(key)
@@ -478,7 +492,7 @@ mod tests {
         let listed = block_on(storage.list("projects/")).unwrap();
         assert_eq!(listed.iter().filter(|k| k.key.ends_with("s.jsonl")).count(), 1, "{listed:?}");
         let store = mneme_core::Store::new(&storage);
-        assert_eq!(block_on(store.list()).unwrap().len(), 1);
+        assert_eq!(block_on(store.list()).unwrap().sessions.len(), 1);
     }
 
     /// A replacement interrupted by a crash leaves a hidden temp file; removing the
@@ -522,9 +536,9 @@ mod tests {
             };
             refused(block_on(storage.append(key, b"x")).map(drop), "append");
             refused(block_on(storage.read(key, 0, None)).map(drop), "read");
-            refused(block_on(storage.replace(key, b"x")), "replace");
+            refused(block_on(storage.replace(key, b"x", None)), "replace");
             refused(block_on(storage.remove(key)), "remove");
-            refused(block_on(storage.truncate(key, 0)), "truncate");
+            refused(block_on(storage.truncate(key, 0, 0)), "truncate");
             refused(block_on(storage.rename("ok", key)), "rename to");
             refused(block_on(storage.lock(key)), "lock");
         }
@@ -538,7 +552,7 @@ mod tests {
         let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
         assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"one\n")), Ok(4));
         assert_eq!(block_on(storage.append("projects/p/a.jsonl", b"two\n")), Ok(8));
-        block_on(storage.replace("projects/q/b.jsonl", b"bee")).unwrap();
+        block_on(storage.replace("projects/q/b.jsonl", b"bee", None)).unwrap();
         block_on(storage.lock("projects/p/a.jsonl")).unwrap();
         assert_eq!(block_on(storage.read("projects/p/a.jsonl", 4, Some(2))).unwrap(), b"tw");
         assert_eq!(block_on(storage.read("projects/p/a.jsonl", 99, None)).unwrap(), b"");
@@ -577,9 +591,9 @@ mod tests {
         assert_eq!(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap(), b"{}\n");
         for result in [
             block_on(storage.append("projects/p/s.jsonl", b"x")).map(drop),
-            block_on(storage.replace("projects/p/s.jsonl", b"x")),
+            block_on(storage.replace("projects/p/s.jsonl", b"x", None)),
             block_on(storage.remove("projects/p/s.jsonl")),
-            block_on(storage.truncate("projects/p/s.jsonl", 0)),
+            block_on(storage.truncate("projects/p/s.jsonl", 0, 3)),
             block_on(storage.lock("projects/p/s.jsonl")),
         ] {
             assert!(matches!(result, Err(StorageError::ReadOnly { .. })), "{result:?}");

@@ -13,7 +13,7 @@ use mneme_host::core::{
     SessionInfo, Settings, Subagent, Transcript, Trigger,
 };
 use mneme_host::summarize::Summarizer;
-use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
+use mneme_host::{Engine, Error, FsStorage, Runtime};
 
 #[derive(Parser)]
 #[command(name = "mneme", version, about = "Session and memory engine for LLM agents", long_about = LONG_ABOUT)]
@@ -367,11 +367,21 @@ fn restore_default_sigpipe() {
     }
 }
 
+/// The store's sessions, newest first. Files that look like sessions but cannot be
+/// read as one are named on stderr, so they are neither fatal nor silent.
+fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Vec<mneme_host::core::SessionInfo>, String> {
+    let listing = engine.list().map_err(|e| e.to_string())?;
+    for skipped in &listing.skipped {
+        eprintln!("mneme: skipped {}: {}", skipped.key, skipped.reason);
+    }
+    Ok(listing.sessions)
+}
+
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Sessions(SessionsCommand::List { json }) => {
-            let sessions = open(&cli.store)?.list().map_err(|e| e.to_string())?;
+            let sessions = list_sessions(&mut *open(&cli.store)?)?;
             if json { print_json(&sessions) } else { print_sessions(&sessions) }
         }
         Command::Sessions(SessionsCommand::Show { id, all, json }) => {
@@ -394,13 +404,9 @@ fn run(cli: Cli) -> CliResult {
             let mut sessions = open(&cli.store)?;
             let id = match (id, latest) {
                 (Some(id), _) => id,
-                (None, _) => sessions
-                    .list()
-                    .map_err(|e| e.to_string())?
-                    .into_iter()
-                    .next()
-                    .map(|s| s.id)
-                    .ok_or("the store has no sessions to resume")?,
+                (None, _) => {
+                    list_sessions(&mut *sessions)?.into_iter().next().map(|s| s.id).ok_or("the store has no sessions to resume")?
+                }
             };
             let context = sessions.context(&id).map_err(|e| e.to_string())?;
             if json { print_json(&context) } else { print_context(&id, &context) }
@@ -482,7 +488,7 @@ fn default_root() -> Result<PathBuf, String> {
         .ok_or_else(|| "no per-user data folder is known on this system; pass --root DIR".to_owned())
 }
 
-fn open(args: &StoreArgs) -> Result<Box<dyn Sessions>, String> {
+fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
     let storage = match (&args.claude_home, &args.root) {
         (Some(home), _) => {
             if !home.join("projects").is_dir() {
@@ -496,9 +502,9 @@ fn open(args: &StoreArgs) -> Result<Box<dyn Sessions>, String> {
     engine(args.engine, storage, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
 }
 
-fn engine(kind: EngineKind, storage: FsStorage, limits: Limits) -> Result<Box<dyn Sessions>, String> {
+fn engine(kind: EngineKind, storage: FsStorage, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {
     Ok(match kind {
-        EngineKind::Native => Box::new(NativeEngine::new(storage, limits)),
+        EngineKind::Native => mneme_host::native(storage, limits),
         EngineKind::Component => Box::new(Runtime::new().and_then(|rt| rt.instantiate(storage, limits)).map_err(|e| e.to_string())?),
     })
 }
@@ -578,7 +584,7 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
     result
 }
 
-fn run_compaction(sessions: &mut dyn Sessions, id: &str, args: &CompactArgs) -> CliResult {
+fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs) -> CliResult {
     let mode = if args.overflow {
         Mode::Overflow
     } else if args.auto {
@@ -628,7 +634,7 @@ fn run_compaction(sessions: &mut dyn Sessions, id: &str, args: &CompactArgs) -> 
 /// apply — or, when the summariser fails or answers nothing, the recorded failure
 /// (the circuit breaker counts it). `Ok(Err(reason))` is a recorded failure.
 fn compact_with(
-    sessions: &mut dyn Sessions,
+    sessions: &mut dyn Engine<Error>,
     id: &str,
     plan: Plan,
     summarizer: &Summarizer,
@@ -678,7 +684,7 @@ fn print_plan(plan: &Plan) -> CliResult {
     Ok(())
 }
 
-fn remove(sessions: &mut dyn Sessions, id: &str, yes: bool) -> CliResult {
+fn remove(sessions: &mut dyn Engine<Error>, id: &str, yes: bool) -> CliResult {
     if !yes {
         let transcript = sessions.load(id).map_err(|e| e.to_string())?;
         let subagents = sessions.subagents(id).map_err(|e| e.to_string())?;
@@ -945,8 +951,9 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         return Err("the demo expected at least one auto-compaction".into());
     }
     println!();
-    print_sessions(&sessions.list().map_err(|e| e.to_string())?)?;
-    let info = sessions.list().map_err(|e| e.to_string())?.into_iter().find(|s| s.id == session_id);
+    let listed = list_sessions(&mut *sessions)?;
+    print_sessions(&listed)?;
+    let info = listed.into_iter().find(|s| s.id == session_id);
     if let Some(info) = info {
         println!("\ntranscript file: {}", root.join(&info.key).display());
     }

@@ -9,7 +9,8 @@ use mneme_core::Plan;
 use mneme_core::compaction::{Run, Step};
 use serde_json::{Value, json};
 
-use crate::{Error, Sessions};
+use crate::Error;
+use mneme_core::Engine;
 
 /// A source of summaries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +56,7 @@ impl Summarizer {
     /// each piece of a long conversation in a rolling request, then the turn prefix's
     /// own request when the cut fell inside a turn, joined by a rule. An empty answer
     /// is an error, as the driver counts it.
-    pub fn summarize(&self, engine: &mut dyn Sessions, id: &str, plan: &Plan) -> Result<String, SummaryError> {
+    pub fn summarize(&self, engine: &mut dyn Engine<Error>, id: &str, plan: &Plan) -> Result<String, SummaryError> {
         let mut run = Run::new(plan.clone());
         if let Some(error) = self.answer(engine, id, &mut run, |_, _| {}) {
             return Err(error);
@@ -72,7 +73,7 @@ impl Summarizer {
     /// returns its typed error.
     pub fn answer(
         &self,
-        engine: &mut dyn Sessions,
+        engine: &mut dyn Engine<Error>,
         id: &str,
         run: &mut Run,
         mut progress: impl FnMut(usize, usize),

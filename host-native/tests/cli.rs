@@ -391,3 +391,25 @@ fn gates_report_each_decision_with_its_reason() {
     assert_eq!(gates["reset"]["fire"], false);
     assert!(gates["dream"]["reason"].as_str().unwrap().contains("1 sessions"));
 }
+
+/// A file whose name is not UTF-8 cannot be a session; `list`, `resume --latest` and
+/// `gates` still serve the rest of the store, and name the file on stderr.
+#[cfg(unix)]
+#[test]
+fn a_file_that_cannot_be_a_session_is_skipped_and_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    stdout(&mneme(&["--root", root, "append", "chat-1", "--role", "user", "--text", "hello", "--cwd", "/p"]));
+    let odd = dir.path().join("projects/-p").join(std::ffi::OsStr::from_bytes(b"bad\xff.jsonl"));
+    fs::write(&odd, "{\"type\":\"user\"}\n").unwrap();
+    for engine in ["component", "native"] {
+        let listed = mneme(&["--root", root, "--engine", engine, "sessions", "list", "--json"]);
+        let sessions: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+        assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{engine}: {sessions}");
+        let warned = String::from_utf8_lossy(&listed.stderr);
+        assert!(warned.contains("skipped projects/-p/bad\u{fffd}.jsonl") && warned.contains("not valid UTF-8"), "{engine}: {warned}");
+        let resumed = stdout(&mneme(&["--root", root, "--engine", engine, "resume", "--latest"]));
+        assert!(resumed.contains("hello"), "{engine}: {resumed}");
+    }
+}

@@ -24,7 +24,7 @@ fn embedded_bytes_are_a_component_not_a_core_module() {
 /// has been exhausted").
 #[test]
 fn sessions_larger_than_a_hostcall_limit_come_back() {
-    use mneme_host::{Durability, FsStorage, Sessions};
+    use mneme_host::{Durability, Engine, FsStorage};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("projects/p/big.jsonl");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -47,5 +47,5 @@ fn sessions_larger_than_a_hostcall_limit_come_back() {
     let context = engine.context("big").expect("resume through the component");
     assert_eq!(context.messages.len(), 1_400);
     let listed = engine.list().unwrap();
-    assert_eq!(listed[0].messages, 1_400);
+    assert_eq!(listed.sessions[0].messages, 1_400);
 }

@@ -57,12 +57,12 @@ fn two_processes_appending_never_interleave_or_lose_lines() {
 fn of_many_stores_racing_for_the_dream_lock_exactly_one_wins() {
     use std::sync::{Arc, Barrier};
 
+    use mneme_host::FsStorage;
     use mneme_host::core::gates::DreamSettings;
     use mneme_host::core::{Limits, NewEntry, Role};
-    use mneme_host::{FsStorage, NativeEngine, Sessions};
 
     let dir = tempfile::tempdir().unwrap();
-    let mut setup = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
+    let mut setup = mneme_host::native(FsStorage::new(dir.path()), Limits::default());
     for i in 0..5 {
         let entry = NewEntry { uuid: format!("u{i}"), now_ms: 1_800_000_000_000, role: Role::User, text: "hi".into(), cwd: "/w".into() };
         setup.append(&format!("s{i}"), entry).unwrap();
@@ -74,7 +74,7 @@ fn of_many_stores_racing_for_the_dream_lock_exactly_one_wins() {
             let (root, barrier) = (dir.path().to_owned(), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 // Each racer has its own storage, hence its own OS file locks, as a process would.
-                let mut engine = NativeEngine::new(FsStorage::new(root), Limits::default());
+                let mut engine = mneme_host::native(FsStorage::new(root), Limits::default());
                 barrier.wait();
                 engine.dream_acquire(1_800_000_100_000, &format!("racer-{n}"), &DreamSettings::default()).unwrap().fire
             })

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use mneme_host::core::{CheckReport, Limits};
-use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
+use mneme_host::{Engine, FsStorage, Runtime};
 use serde_json::{Value, json};
 
 fn counts(report: &CheckReport) -> Value {
@@ -27,7 +27,7 @@ fn corpus_counts_match_an_independent_count_on_both_engines() {
         serde_json::from_str(&fs::read_to_string(corpus.join("expected-counts.json")).unwrap()).unwrap();
     assert!(expected.len() >= 40);
     let dir = tempfile::tempdir().unwrap();
-    let mut native = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
+    let mut native = mneme_host::native(FsStorage::new(dir.path()), Limits::default());
     let mut component = Runtime::new().unwrap().instantiate(FsStorage::new(dir.path()), Limits::default()).unwrap();
     for (file, want) in &expected {
         let bytes = fs::read(corpus.join(file)).unwrap();

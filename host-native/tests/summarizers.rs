@@ -7,7 +7,7 @@ use std::thread;
 
 use mneme_host::core::{Keep, Limits, Mode, NewEntry, Role, Settings};
 use mneme_host::summarize::{Summarizer, SummaryError};
-use mneme_host::{FsStorage, NativeEngine, Runtime, Sessions};
+use mneme_host::{Engine, Error, FsStorage, Runtime};
 use serde_json::{Value, json};
 
 /// A request as the server saw it.
@@ -68,7 +68,7 @@ fn serve(responses: Vec<(u16, Value)>) -> (String, mpsc::Receiver<Seen>) {
 }
 
 /// Writes eight turns to session `s` and plans a compaction keeping the last two.
-fn plan_eight_turns(engine: &mut dyn Sessions) -> mneme_host::core::Plan {
+fn plan_eight_turns(engine: &mut dyn Engine<Error>) -> mneme_host::core::Plan {
     for i in 0..8 {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
         engine
@@ -79,10 +79,10 @@ fn plan_eight_turns(engine: &mut dyn Sessions) -> mneme_host::core::Plan {
 }
 
 /// A store with a session worth compacting, and its plan.
-fn planned() -> (tempfile::TempDir, NativeEngine, mneme_host::core::Plan) {
+fn planned() -> (tempfile::TempDir, Box<dyn Engine<Error>>, mneme_host::core::Plan) {
     let dir = tempfile::tempdir().unwrap();
-    let mut engine = NativeEngine::new(FsStorage::new(dir.path()), Limits::default());
-    let plan = plan_eight_turns(&mut engine);
+    let mut engine = mneme_host::native(FsStorage::new(dir.path()), Limits::default());
+    let plan = plan_eight_turns(&mut *engine);
     (dir, engine, plan)
 }
 
@@ -94,7 +94,7 @@ fn openai_compatible_chat_completions() {
     )]);
     let (_dir, mut engine, plan) = planned();
     let summarizer = Summarizer::OpenAi { base_url: format!("{url}/v1"), model: "local-model".into(), api_key: Some("sk-test".into()) };
-    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "the summary");
+    assert_eq!(summarizer.summarize(&mut *engine, "s", &plan).unwrap(), "the summary");
     let request = seen.recv().unwrap();
     assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/chat/completions"));
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
@@ -112,7 +112,7 @@ fn anthropic_messages() {
     )]);
     let (_dir, mut engine, plan) = planned();
     let summarizer = Summarizer::Anthropic { base_url: url, model: "claude-haiku-4-5".into(), api_key: Some("key".into()) };
-    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "part one, part two");
+    assert_eq!(summarizer.summarize(&mut *engine, "s", &plan).unwrap(), "part one, part two");
     let request = seen.recv().unwrap();
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(request.header("x-api-key"), Some("key"));
@@ -127,7 +127,7 @@ fn ollama_chat() {
         serve(vec![(200, json!({"model": "llama3.1", "message": {"role": "assistant", "content": "from ollama"}, "done": true}))]);
     let (_dir, mut engine, plan) = planned();
     let summarizer = Summarizer::Ollama { base_url: url, model: "llama3.1".into() };
-    assert_eq!(summarizer.summarize(&mut engine, "s", &plan).unwrap(), "from ollama");
+    assert_eq!(summarizer.summarize(&mut *engine, "s", &plan).unwrap(), "from ollama");
     let request = seen.recv().unwrap();
     assert_eq!(request.path, "/api/chat");
     assert_eq!(request.body["stream"], false);
@@ -139,11 +139,11 @@ fn errors_say_what_the_server_said() {
     let (url, _seen) = serve(vec![(429, json!({"error": {"message": "rate limited"}})), (200, json!({"choices": []}))]);
     let (_dir, mut engine, plan) = planned();
     let summarizer = Summarizer::OpenAi { base_url: url, model: "m".into(), api_key: None };
-    match summarizer.summarize(&mut engine, "s", &plan) {
+    match summarizer.summarize(&mut *engine, "s", &plan) {
         Err(SummaryError::Status { status: 429, body, .. }) => assert!(body.contains("rate limited")),
         other => panic!("expected a 429, got {other:?}"),
     }
-    assert!(matches!(summarizer.summarize(&mut engine, "s", &plan), Err(SummaryError::NoSummary { .. })));
+    assert!(matches!(summarizer.summarize(&mut *engine, "s", &plan), Err(SummaryError::NoSummary { .. })));
 }
 
 #[test]

@@ -31,40 +31,17 @@
 //! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `SessionInfo`.
 
-use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{
-    Applied, CheckReport, CompactionIds, Context, Entry, Error, Limits, Mode, NewEntry, Plan, RepairReport, Role, SessionInfo, Settings,
-    Subagent, Transcript,
-};
+use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::{CompactionIds, Engine, EngineError, Limits, Mode, NewEntry, Plan, Role, Settings};
 use serde_json::{Value, json};
 
-/// What a host must offer to be tested: the store's operations, plus a listing of
-/// the keys in its storage.
-pub trait Host {
-    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error>;
-    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error>;
-    fn load(&mut self, id: &str) -> Result<Transcript, Error>;
-    fn context(&mut self, id: &str) -> Result<Context, Error>;
-    fn check(&mut self, id: &str) -> Result<CheckReport, Error>;
-    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error>;
-    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error>;
-    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error>;
-    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error>;
-    fn list(&mut self) -> Result<Vec<SessionInfo>, Error>;
-    /// Keys in the host's storage under `prefix`, sorted.
-    fn keys(&mut self, prefix: &str) -> Vec<String>;
-    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error>;
-    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error>;
-    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error>;
-    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error>;
-    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error>;
-    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error>;
-    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error>;
-    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error>;
-    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error>;
-    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error>;
-    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error>;
-    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error>;
+/// A host under test: its engine (any [`Engine`]: the core over some storage, the
+/// component under wasmtime, ...) and how to list the keys in its storage, which
+/// vectors use to pin down the files an operation leaves behind.
+pub struct Subject<H> {
+    pub engine: H,
+    /// Keys under a prefix, sorted.
+    pub keys: Box<dyn FnMut(&str) -> Vec<String>>,
 }
 
 /// The vector files, embedded so every test binary carries them.
@@ -79,7 +56,7 @@ pub type Seed = Vec<(String, Vec<u8>)>;
 /// panics with the vector, step and difference on the first mismatch, and returns
 /// every step's actual outcome (`{"ok": …}` / `{"err": …}`) so hosts can also be
 /// compared with each other in full.
-pub fn run_all<H: Host>(mut setup: impl FnMut(&Seed, Limits) -> H) -> Vec<(String, Vec<Value>)> {
+pub fn run_all<E: EngineError, H: Engine<E>>(mut setup: impl FnMut(&Seed, Limits) -> Subject<H>) -> Vec<(String, Vec<Value>)> {
     let mut results = Vec::new();
     for (file, text) in VECTOR_FILES {
         let vectors: Vec<Value> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
@@ -128,7 +105,8 @@ fn settings(args: &Value) -> Result<Settings, String> {
     serde_json::from_value(args.clone()).map_err(|e| format!("bad compaction settings: {e}"))
 }
 
-fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -> Result<Value, String> {
+fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value, last_plan: &mut Option<Plan>) -> Result<Value, String> {
+    let host = &mut subject.engine;
     let op = step_name(step);
     let args = &step[op];
     let text = |field: &str| args[field].as_str().map(str::to_owned).ok_or_else(|| format!("`{op}` needs a string `{field}`"));
@@ -155,7 +133,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
             to_outcome(host.repair(&text("id")?, now_ms))
         }
         "list" => to_outcome(host.list()),
-        "keys" => json!({ "ok": host.keys(&text("prefix")?) }),
+        "keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
@@ -203,7 +181,7 @@ fn run_step<H: Host>(host: &mut H, step: &Value, last_plan: &mut Option<Plan>) -
     Ok(outcome)
 }
 
-fn to_outcome<T: serde::Serialize>(result: Result<T, Error>) -> Value {
+fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Value {
     match result {
         Ok(value) => json!({ "ok": serde_json::to_value(value).unwrap_or(Value::Null) }),
         Err(error) => json!({ "err": error.kind() }),
@@ -257,91 +235,22 @@ mod tests {
 #[cfg(test)]
 mod reference {
     use super::*;
-    use mneme_core::{InMemoryStorage, Storage, Store, block_on};
-
-    /// The core over in-memory storage: the reference every other host must equal.
-    struct MemoryHost(Store<InMemoryStorage>);
-
-    impl Host for MemoryHost {
-        fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
-            block_on(self.0.append(id, entry))
-        }
-        fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
-            block_on(self.0.tombstone(id, uuid, now_ms))
-        }
-        fn load(&mut self, id: &str) -> Result<Transcript, Error> {
-            block_on(self.0.load(id))
-        }
-        fn context(&mut self, id: &str) -> Result<Context, Error> {
-            block_on(self.0.context(id))
-        }
-        fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
-            block_on(self.0.check(id))
-        }
-        fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-            Ok(mneme_core::check_bytes(data))
-        }
-        fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
-            block_on(self.0.subagents(id))
-        }
-        fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
-            block_on(self.0.remove(id))
-        }
-        fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
-            block_on(self.0.repair(id, now_ms))
-        }
-        fn list(&mut self) -> Result<Vec<SessionInfo>, Error> {
-            block_on(self.0.list())
-        }
-        fn keys(&mut self, prefix: &str) -> Vec<String> {
-            block_on(self.0.storage().list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect()
-        }
-        fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-            block_on(self.0.plan_compaction(id, settings, mode))
-        }
-        fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
-            block_on(self.0.summarize_offline(id, plan))
-        }
-        fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-            block_on(self.0.apply_compaction(id, plan, summary, ids, now_ms))
-        }
-        fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-            block_on(self.0.record_compaction_failure(id, reason, now_ms))
-        }
-        fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-            block_on(self.0.memory_flush_gate(id, settings))
-        }
-        fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
-            block_on(self.0.record_memory_flush(id, now_ms))
-        }
-        fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-            block_on(self.0.extraction_gate(id, settings))
-        }
-        fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
-            block_on(self.0.record_extraction(id, now_ms))
-        }
-        fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-            block_on(self.0.reset_gate(id, now_ms, policy))
-        }
-        fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-            block_on(self.0.dream_gate(now_ms, settings))
-        }
-        fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
-            block_on(self.0.dream_acquire(now_ms, holder, settings))
-        }
-        fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
-            block_on(self.0.dream_release(now_ms, holder, completed))
-        }
-    }
+    use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
+    use std::rc::Rc;
 
     #[test]
     fn memory_storage_passes_every_vector() {
-        let results = run_all(|seed, limits| {
-            let storage = InMemoryStorage::new();
+        // The core is an engine for any error type that wraps its own: name it.
+        let results = run_all::<Error, _>(|seed, limits| {
+            let storage = Rc::new(InMemoryStorage::new());
             for (key, bytes) in seed {
                 block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
             }
-            MemoryHost(Store::with_limits(storage, limits))
+            let listed = Rc::clone(&storage);
+            let keys = Box::new(move |prefix: &str| {
+                block_on(listed.list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect()
+            });
+            Subject { engine: Store::with_limits(storage, limits), keys }
         });
         assert!(results.len() >= 6);
     }

@@ -86,13 +86,15 @@ export class MemoryBackend {
     this.files.set(key, file);
     return file.size;
   }
-  async replace(key, data) {
+  async replace(key, data, expectedSize) {
     checkKey(key);
+    if (expectedSize != null && this.file(key).size !== expectedSize) throw new StorageFailure("changed", key);
     if (this.faults.write()) throw failure(quotaError(), key);
     this.files.set(key, { chunks: [data.slice()], size: data.length });
   }
-  async truncate(key, len) {
+  async truncate(key, len, expectedSize) {
     const file = this.file(key);
+    if (file.size !== expectedSize) throw new StorageFailure("changed", key);
     if (file.size <= len) return;
     if (this.faults.write()) throw failure(quotaError(), key);
     const bytes = concat(file.chunks, file.size).slice(0, len);
@@ -196,8 +198,13 @@ export class IndexedDbBackend {
     });
   }
 
-  async replace(key, data) {
+  async replace(key, data, expectedSize) {
     return this.run(key, "readwrite", async (files, chunks, tx) => {
+      if (expectedSize != null) {
+        const meta = await request(files.get(key));
+        if (!meta) throw new StorageFailure("not-found", key);
+        if (meta.size !== expectedSize) throw new StorageFailure("changed", key);
+      }
       chunks.delete(this.chunkRange(key));
       chunks.put(data.slice(), [key, 0]);
       files.put({ size: data.length, chunks: 1 }, key);
@@ -205,10 +212,11 @@ export class IndexedDbBackend {
     });
   }
 
-  async truncate(key, len) {
+  async truncate(key, len, expectedSize) {
     return this.run(key, "readwrite", async (files, chunks, tx) => {
       const meta = await request(files.get(key));
       if (!meta) throw new StorageFailure("not-found", key);
+      if (meta.size !== expectedSize) throw new StorageFailure("changed", key);
       if (meta.size <= len) return;
       const bytes = concat(await request(chunks.getAll(this.chunkRange(key))), meta.size).slice(0, len);
       chunks.delete(this.chunkRange(key));
@@ -285,8 +293,8 @@ export class OpfsBackend {
   list(prefix) { return this.call("list", [prefix]); }
   read(key, offset, len) { return this.call("read", [checkKey(key), offset, len]); }
   append(key, data) { return this.call("append", [checkKey(key), data]); }
-  replace(key, data) { return this.call("replace", [checkKey(key), data]); }
-  truncate(key, len) { return this.call("truncate", [checkKey(key), len]); }
+  replace(key, data, expectedSize) { return this.call("replace", [checkKey(key), data, expectedSize]); }
+  truncate(key, len, expectedSize) { return this.call("truncate", [checkKey(key), len, expectedSize]); }
   remove(key) { return this.call("remove", [checkKey(key)]); }
   rename(from, to) { return this.call("rename", [checkKey(from), checkKey(to)]); }
 }

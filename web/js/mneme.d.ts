@@ -23,6 +23,7 @@ export interface SessionInfo {
   id: string; project: string; key: string; parts: number; bytes: number; entries: number; messages: number;
   title: string | null; created: string | null; updated: string | null;
 }
+export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
 export interface Context { compacted: boolean; messages: ContextMessage[] }
 export interface Finding { part: number; line: number; id: string }
@@ -63,7 +64,8 @@ export class Mneme {
   tombstone(id: string, uuid: string, now?: number): Promise<null>;
   load(id: string): Promise<Transcript>;
   context(id: string): Promise<Context>;
-  list(): Promise<SessionInfo[]>;
+  /** Every session, newest first, and the files that could not be listed as one. */
+  list(): Promise<Listing>;
   check(id: string): Promise<CheckReport>;
   subagents(id: string): Promise<Subagent[]>;
   remove(id: string): Promise<string[]>;
@@ -72,6 +74,15 @@ export class Mneme {
   planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
   summarizeOffline(id: string, plan: Plan): Promise<string>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
+  /**
+   * One compaction through the core's driver: plan, summarise each request with `summarize`
+   * (or the offline summary), apply; a rejection or an empty answer is recorded as a failure.
+   */
+  compact(id: string, options?: {
+    settings?: CompactionSettings; mode?: "auto" | "manual" | "overflow";
+    summarize?: (prompt: string, maxTokens: number) => Promise<string>;
+    boundary?: string; summaryUuid?: string; now?: number;
+  }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
   recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
   memoryFlushGate(id: string, settings?: { context_window?: number; reserve_floor?: number; soft_threshold?: number }): Promise<Decision>;
   recordMemoryFlush(id: string, now?: number): Promise<null>;

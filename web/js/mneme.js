@@ -98,6 +98,14 @@ export class Mneme {
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(Promise.resolve().then(() => this.engine.applyCompaction(id, JSON.stringify(plan), summary, boundary, summaryUuid, now)));
   }
+  /**
+   * One compaction through the core's driver: plan, summarise (`summarize(prompt, maxTokens)`
+   * resolving with text, or the offline summary), apply, or record the failure.
+   */
+  compact(id, { settings = {}, mode = "auto", summarize, boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    if (summarize != null && typeof summarize !== "function") return Promise.reject(new MnemeError("invalid-argument", "summarize must be a function"));
+    return call(Promise.resolve().then(() => this.engine.compact(text("id", id), JSON.stringify(settings), text("mode", mode), summarize ?? undefined, boundary, summaryUuid, num("now", now))));
+  }
   recordCompactionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordCompactionFailure(text("id", id), text("reason", reason), num("now", now))); }
   memoryFlushGate(id, settings = {}) { return call(Promise.resolve().then(() => this.engine.memoryFlushGate(id, JSON.stringify(settings)))); }
   recordMemoryFlush(id, now = Date.now()) { return call(() => this.engine.recordMemoryFlush(text("id", id), num("now", now))); }

@@ -134,8 +134,15 @@ const ops = {
     });
   },
 
-  async replace(key, data) {
+  async replace(key, data, expectedSize) {
     const { dir, name } = await parent(key, true);
+    // Checked before the swap: the writer's Web Lock keeps other Mneme writers out,
+    // and the check is as close to the move as OPFS allows.
+    const checkUnchanged = async () => {
+      if (expectedSize == null) return;
+      const size = (await snapshot(await fileHandle(key, false))).size;
+      if (size !== expectedSize) throw failure("changed", key);
+    };
     const temp = `.mneme-tmp-${name}`;
     const handle = await dir.getFileHandle(temp, { create: true });
     await withHandle(handle, (access) => {
@@ -144,14 +151,22 @@ const ops = {
       access.write(data, { at: 0 });
       access.flush();
     });
+    try {
+      await checkUnchanged();
+    } catch (error) {
+      await dir.removeEntry(temp).catch(() => {});
+      throw error;
+    }
     // Moving over the old file swaps it whole: readers see the old or the new content.
     await handle.move(dir, name);
   },
 
-  async truncate(key, len) {
+  async truncate(key, len, expectedSize) {
     const handle = await fileHandle(key, false);
     return withHandle(handle, (access) => {
-      if (access.getSize() <= len) return;
+      const size = access.getSize();
+      if (size !== expectedSize) throw failure("changed", key);
+      if (size <= len) return;
       if (injected()) throw new DOMException("injected by a test", "QuotaExceededError");
       access.truncate(len);
       access.flush();

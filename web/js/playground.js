@@ -23,7 +23,7 @@ async function open() {
 
 async function render() {
   showError(null);
-  const sessions = await store.list();
+  const { sessions } = await store.list();
   $("sessions").replaceChildren(...sessions.map((s) => {
     const button = document.createElement("button");
     button.textContent = `${s.id} (${s.messages})`;

@@ -8,8 +8,9 @@
 use std::rc::Rc;
 
 use js_sys::{Array, Promise, Reflect, Uint8Array};
+use mneme_core::compaction::{Run, Step};
 use mneme_core::keys::check_key;
-use mneme_core::{CompactionIds, Error, KeyInfo, Limits, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store};
+use mneme_core::{Applied, CompactionIds, Error, KeyInfo, Limits, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
@@ -27,9 +28,9 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     fn append(this: &Backend, key: &str, data: Uint8Array) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn replace(this: &Backend, key: &str, data: Uint8Array) -> Result<Promise, JsValue>;
+    fn replace(this: &Backend, key: &str, data: Uint8Array, expected_size: Option<f64>) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn truncate(this: &Backend, key: &str, len: f64) -> Result<Promise, JsValue>;
+    fn truncate(this: &Backend, key: &str, len: f64, expected_size: f64) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn remove(this: &Backend, key: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
@@ -53,15 +54,7 @@ fn storage_error(key: &str, error: JsValue) -> StorageError {
     let field = |name: &str| Reflect::get(&error, &name.into()).ok().and_then(|v| v.as_string());
     let key = field("key").unwrap_or_else(|| key.to_owned());
     let message = field("message").or_else(|| error.as_string()).unwrap_or_else(|| "the storage backend failed".to_owned());
-    match field("kind").as_deref() {
-        Some("not-found") => StorageError::NotFound { key },
-        Some("already-exists") => StorageError::AlreadyExists { key },
-        Some("invalid-key") => StorageError::InvalidKey { key, reason: message },
-        Some("read-only") => StorageError::ReadOnly { key },
-        Some("locked") => StorageError::Locked { key },
-        Some("quota-exceeded") => StorageError::QuotaExceeded { key },
-        _ => StorageError::Io { key, message },
-    }
+    StorageError::from_kind(field("kind").as_deref().unwrap_or("io"), key, message)
 }
 
 fn as_u64(value: &JsValue) -> u64 {
@@ -91,13 +84,13 @@ impl Storage for JsStorage {
         // memory grows while the backend awaits.
         settle(key, self.0.append(key, Uint8Array::from(data))).await.map(|size| as_u64(&size))
     }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         check_key(key)?;
-        settle(key, self.0.replace(key, Uint8Array::from(data))).await.map(drop)
+        settle(key, self.0.replace(key, Uint8Array::from(data), expected_size.map(|s| s as f64))).await.map(drop)
     }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         check_key(key)?;
-        settle(key, self.0.truncate(key, len as f64)).await.map(drop)
+        settle(key, self.0.truncate(key, len as f64, expected_size as f64)).await.map(drop)
     }
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
         check_key(key)?;
@@ -234,6 +227,51 @@ impl Engine {
         Ok(spawn(&self.store, |store| async move { store.apply_compaction(&id, &plan, &summary, &ids, now_ms as i64).await }))
     }
 
+    /// One compaction through the core's driver (`mneme_core::compaction::Run`), the
+    /// sequence the CLI steps through too: plan; have `summarize(prompt, maxTokens)`
+    /// (a promise of text) answer each request, or without it the offline summary;
+    /// apply; or record the failure (a rejection *or* an empty answer), which counts
+    /// toward the circuit breaker. Resolves with `{plan, applied, failure}`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compact(
+        &self,
+        id: String,
+        settings: String,
+        mode: String,
+        summarize: Option<js_sys::Function>,
+        boundary: String,
+        summary_uuid: String,
+        now_ms: f64,
+    ) -> Result<Promise, JsValue> {
+        let settings: Settings = from_json("compaction settings", &settings)?;
+        let mode = Mode::parse(&mode).map_err(rejection)?;
+        let ids = CompactionIds { boundary, summary: summary_uuid };
+        let now = now_ms as i64;
+        Ok(spawn(&self.store, |store| async move {
+            let plan = store.plan_compaction(&id, &settings, mode).await?;
+            let mut run = Run::new(plan.clone());
+            let mut applied = None;
+            loop {
+                match run.next() {
+                    Step::Summarize { prompt, max_tokens } => match &summarize {
+                        Some(summarize) => run.handle(ask(summarize, &prompt, max_tokens).await),
+                        None => run.handle_whole(store.summarize_offline(&id, &plan).await.map_err(|e| e.to_string())),
+                    },
+                    Step::Apply { summary } => {
+                        applied = Some(store.apply_compaction(&id, &plan, &summary, &ids, now).await?);
+                        run.finish();
+                    }
+                    Step::RecordFailure { reason } => {
+                        store.record_compaction_failure(&id, &reason, now).await?;
+                        run.finish();
+                    }
+                    Step::Done => break,
+                }
+            }
+            Ok(Compaction { plan, applied, failure: run.failure().map(str::to_owned) })
+        }))
+    }
+
     #[wasm_bindgen(js_name = recordCompactionFailure)]
     pub fn record_compaction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
         spawn(&self.store, |store| async move { store.record_compaction_failure(&id, &reason, now_ms as i64).await })
@@ -283,6 +321,29 @@ impl Engine {
     pub fn dream_release(&self, now_ms: f64, holder: String, completed: bool) -> Promise {
         spawn(&self.store, |store| async move { store.dream_release(now_ms as i64, &holder, completed).await })
     }
+}
+
+/// What [`Engine::compact`] did.
+#[derive(Serialize)]
+struct Compaction {
+    plan: Plan,
+    applied: Option<Applied>,
+    failure: Option<String>,
+}
+
+/// The summariser's answer to one request: the text its promise resolves with, or
+/// why it failed.
+async fn ask(summarize: &js_sys::Function, prompt: &str, max_tokens: u64) -> Result<String, String> {
+    let reason = |error: JsValue| {
+        Reflect::get(&error, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .or_else(|| error.as_string())
+            .unwrap_or_else(|| "the summariser failed".to_owned())
+    };
+    let returned = summarize.call2(&JsValue::NULL, &prompt.into(), &(max_tokens as f64).into()).map_err(reason)?;
+    let answer = JsFuture::from(Promise::resolve(&returned)).await.map_err(reason)?;
+    answer.as_string().ok_or_else(|| "the summariser did not resolve with text".to_owned())
 }
 
 /// The load report and findings of a transcript given as bytes (a file picked by the user).

@@ -111,6 +111,35 @@ try {
     });
   }
 
+  await test("compact steps through the core's driver: rolling requests, failures recorded, offline summary", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const store = await Mneme.open({ backend: "memory" });
+      for (let i = 0; i < 40; i++) {
+        await store.append("s", { role: i % 2 ? "assistant" : "user", text: `turn ${i} `.repeat(200), now: 1_800_000_000_000 + i });
+      }
+      const settings = { keep: { recent_messages: 4 }, summarizer_window: 3000 };
+      const prompts = [];
+      const empty = await store.compact("s", { settings, mode: "manual", summarize: async () => "  " });
+      const failed = await store.compact("s", { settings, mode: "manual", summarize: async () => { throw new Error("model down"); } });
+      const rolled = await store.compact("s", { settings, mode: "manual", summarize: async (prompt) => { prompts.push(prompt); return `summary ${prompts.length}`; } });
+      const afterRolled = (await store.context("s")).messages;
+      const offline = await store.compact("s", { settings: { keep: { recent_messages: 2 } }, mode: "manual" });
+      return {
+        empty: [empty.applied, empty.failure], failed: [failed.applied, failed.failure],
+        steps: rolled.plan.steps.length, prompts: prompts.length, carried: prompts.slice(1).every((p, i) => p.includes(`summary ${i + 1}`)),
+        applied: rolled.applied?.action, first: afterRolled[0].text, offline: offline.applied?.action,
+      };
+    });
+    await page.close();
+    assert(outcome.empty[0] === null && /nothing/.test(outcome.empty[1]), `an empty answer is a recorded failure: ${JSON.stringify(outcome.empty)}`);
+    assert(outcome.failed[0] === null && outcome.failed[1] === "model down", `a rejection is a recorded failure: ${JSON.stringify(outcome.failed)}`);
+    assert(outcome.steps > 1 && outcome.prompts === outcome.steps, `one request per piece: ${JSON.stringify(outcome)}`);
+    assert(outcome.carried, "each rolling request carries the summary so far");
+    assert(outcome.applied === "summarize" && outcome.first.includes(`summary ${outcome.prompts}`), JSON.stringify(outcome));
+    assert(outcome.offline === "summarize", `without a summariser the offline summary is applied: ${JSON.stringify(outcome)}`);
+  });
+
   await test("bad arguments are MnemeErrors and the page stays usable", async () => {
     const page = await harness();
     const outcome = await page.evaluate(async () => {

@@ -146,7 +146,7 @@ pub(crate) trait Dialect {
 }
 
 pub(crate) fn unsupported(format: Format, operation: &str) -> Error {
-    Error::Unsupported { format: format.as_str().into(), operation: operation.into() }
+    Error::Unsupported { format, operation: operation.into() }
 }
 
 pub(crate) fn json(value: &impl serde::Serialize) -> Result<String, Error> {

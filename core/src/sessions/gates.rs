@@ -133,12 +133,12 @@ impl<S: Storage> Store<S> {
 
     async fn save_dream_state(&self, state: &DreamState) -> Result<(), Error> {
         let bytes = serde_json::to_vec(state).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        Ok(self.storage.replace(DREAM_STATE_KEY, &bytes).await?)
+        Ok(self.storage.replace(DREAM_STATE_KEY, &bytes, None).await?)
     }
 
     /// Sessions updated after `since_ms` (all of them when never).
     async fn sessions_since(&self, since_ms: Option<i64>) -> Result<u32, Error> {
-        let sessions = self.list().await?;
+        let sessions = self.list().await?.sessions;
         let newer =
             |s: &&SessionInfo| since_ms.is_none_or(|since| s.updated.as_deref().and_then(time::parse_millis).is_some_and(|u| u > since));
         Ok(sessions.iter().filter(newer).count() as u32)

@@ -124,8 +124,10 @@ impl<S: Storage> Store<S> {
                 repaired.push('\n');
             }
             let backup = format!("{}.bak-{now_ms}", info.key);
-            self.storage.replace(&backup, bytes).await?;
-            self.storage.replace(&info.key, repaired.as_bytes()).await?;
+            self.storage.replace(&backup, bytes, None).await?;
+            // Only the part as read is rewritten: a line appended meanwhile by a
+            // program that takes no lock Mneme sees must not be lost.
+            self.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
             report.backups.push(backup);
             report.dropped.extend(scan.skipped);
             report.split_glued += scan.recovered_glued;

@@ -49,6 +49,23 @@ pub struct SessionInfo {
     pub updated: Option<String>,
 }
 
+/// A file under `projects/` that looks like a session but that this storage cannot
+/// serve (its name is not a key here: `aux.jsonl` on Windows, a name that is not
+/// UTF-8). Listed apart so one odd file never hides the rest of a store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedKey {
+    pub key: String,
+    pub reason: String,
+}
+
+/// Every session of a store, and what could not be listed as one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Listing {
+    /// Most recently updated first.
+    pub sessions: Vec<SessionInfo>,
+    pub skipped: Vec<SkippedKey>,
+}
+
 /// A loaded session.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Transcript {
@@ -235,9 +252,9 @@ impl<S: Storage> Store<S> {
 
     /// Every session in the store, most recently updated first. Reads each transcript's
     /// envelopes; message bodies are parsed only for the title.
-    pub async fn list(&self) -> Result<Vec<SessionInfo>, Error> {
+    pub async fn list(&self) -> Result<Listing, Error> {
         let listing = self.storage.list(keys::PROJECTS).await?;
-        let mut sessions = Vec::new();
+        let mut found = Listing::default();
         for ((project, id), parts) in group_sessions(&listing) {
             let parts = Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() };
             let raw = match self.read_parts(&parts).await {
@@ -246,14 +263,17 @@ impl<S: Storage> Store<S> {
                 Err(Error::SessionNotFound { .. }) => continue,
                 // A file whose name this storage will not take as a key is not a
                 // session it can serve; it must not hide every other session.
-                Err(Error::Storage(StorageError::InvalidKey { .. })) => continue,
+                Err(Error::Storage(StorageError::InvalidKey { key, reason })) => {
+                    found.skipped.push(SkippedKey { key, reason });
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             let info = with_loaded(&raw, |loaded| session_info(&parts, &raw, loaded));
-            sessions.push(info);
+            found.sessions.push(info);
         }
-        sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
-        Ok(sessions)
+        found.sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
+        Ok(found)
     }
 }
 

@@ -266,18 +266,27 @@ impl<S: Storage> Store<S> {
         let base = format!("{key}.torn-{offset}");
         let taken = self.storage.list(&base).await?;
         let mut name = base.clone();
+        let mut saved_now = false;
         for n in 1u32.. {
             match taken.iter().find(|info| info.key == name) {
                 None => {
-                    self.storage.replace(&name, &fragment).await?;
+                    self.storage.replace(&name, &fragment, None).await?;
+                    saved_now = true;
                     break;
                 }
                 Some(info) if info.size == fragment.len() as u64 && self.storage.read(&name, 0, None).await? == fragment => break,
                 Some(_) => name = format!("{base}.{n}"),
             }
         }
-        self.storage.truncate(key, offset).await?;
-        Ok(())
+        // Programs that take no lock Mneme sees (Claude Code) may still be writing
+        // the "torn" line: if the part grew since it was read, nothing is cut.
+        let size = offset.saturating_add(fragment.len() as u64);
+        let cut = self.storage.truncate(key, offset, size).await;
+        if cut.is_err() && saved_now {
+            // The copy is of a line that was still being written; it is not torn.
+            let _ = self.storage.remove(&name).await;
+        }
+        Ok(cut?)
     }
 
     /// Reads only what another writer appended to the last part since `state` and

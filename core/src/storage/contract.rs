@@ -54,7 +54,7 @@ impl Checker {
         let listed = s.list("").await;
         self.expect(matches!(&listed, Ok(keys) if keys.is_empty()), || format!("list(\"\") of an empty store: {listed:?}"));
         self.expect_kind("read of a missing key", &s.read("c/missing", 0, None).await, "not-found");
-        self.expect_kind("truncate of a missing key", &s.truncate("c/missing", 0).await, "not-found");
+        self.expect_kind("truncate of a missing key", &s.truncate("c/missing", 0, 0).await, "not-found");
         self.expect_kind("remove of a missing key", &s.remove("c/missing").await, "not-found");
         self.expect_kind("rename of a missing key", &s.rename("c/missing", "c/other").await, "not-found");
         let listed = s.list("c/").await;
@@ -92,7 +92,7 @@ impl Checker {
 
     async fn list<S: Storage>(&mut self, s: &S) {
         for key in ["c/l/b", "c/l/a", "c/l/ab/x", "c/lz"] {
-            let written = s.replace(key, key.as_bytes()).await;
+            let written = s.replace(key, key.as_bytes(), None).await;
             self.expect_kind(&format!("replace({key})"), &written, "ok");
         }
         let listed = s.list("c/l").await.unwrap_or_default();
@@ -104,19 +104,29 @@ impl Checker {
     }
 
     async fn replace_truncate_remove<S: Storage>(&mut self, s: &S) {
-        self.expect_kind("replace of a new key", &s.replace("c/r/doc", b"first version").await, "ok");
-        self.expect_kind("replace of an existing key", &s.replace("c/r/doc", b"v2").await, "ok");
+        self.expect_kind("replace of a new key", &s.replace("c/r/doc", b"first version", None).await, "ok");
+        self.expect_kind("replace of an existing key", &s.replace("c/r/doc", b"v2", None).await, "ok");
         let read = s.read("c/r/doc", 0, None).await;
         self.expect(read.as_deref() == Ok(b"v2"), || format!("replace leaves only the new content, read {read:?}"));
-        self.expect_kind("replace with nothing", &s.replace("c/r/empty", b"").await, "ok");
+        self.expect_kind("replace with nothing", &s.replace("c/r/empty", b"", None).await, "ok");
         let listed = s.list("c/r/empty").await.unwrap_or_default();
         self.expect(listed.len() == 1 && listed[0].size == 0, || format!("an empty object is listed with size 0: {listed:?}"));
+        self.expect_kind("replace expecting the current size", &s.replace("c/r/doc", b"v3", Some(2)).await, "ok");
+        self.expect_kind("replace expecting another size", &s.replace("c/r/doc", b"lost", Some(5)).await, "changed");
+        self.expect_kind("replace expecting an object that is missing", &s.replace("c/r/none", b"x", Some(0)).await, "not-found");
+        let read = s.read("c/r/doc", 0, None).await;
+        self.expect(read.as_deref() == Ok(b"v3"), || format!("a refused replace writes nothing, read {read:?}"));
+        let listed = s.list("c/r/none").await.unwrap_or_default();
+        self.expect(listed.is_empty(), || format!("a refused replace creates nothing: {listed:?}"));
 
-        let _ = s.replace("c/r/t", b"0123456789").await;
-        self.expect_kind("truncate", &s.truncate("c/r/t", 4).await, "ok");
+        let _ = s.replace("c/r/t", b"0123456789", None).await;
+        self.expect_kind("truncate of an object that is not the expected size", &s.truncate("c/r/t", 4, 9).await, "changed");
+        let read = s.read("c/r/t", 0, None).await;
+        self.expect(read.as_deref() == Ok(b"0123456789"), || format!("a refused truncate cuts nothing, read {read:?}"));
+        self.expect_kind("truncate", &s.truncate("c/r/t", 4, 10).await, "ok");
         let read = s.read("c/r/t", 0, None).await;
         self.expect(read.as_deref() == Ok(b"0123"), || format!("truncate to 4 kept {read:?}"));
-        self.expect_kind("truncate past the end", &s.truncate("c/r/t", 100).await, "ok");
+        self.expect_kind("truncate past the end", &s.truncate("c/r/t", 100, 4).await, "ok");
         let read = s.read("c/r/t", 0, None).await;
         self.expect(read.as_deref() == Ok(b"0123"), || format!("truncate past the end is a no-op, read {read:?}"));
         let grown = s.append("c/r/t", b"45").await;
@@ -130,8 +140,8 @@ impl Checker {
     }
 
     async fn rename<S: Storage>(&mut self, s: &S) {
-        let _ = s.replace("c/m/from", b"moving").await;
-        let _ = s.replace("c/m/taken", b"stays").await;
+        let _ = s.replace("c/m/from", b"moving", None).await;
+        let _ = s.replace("c/m/taken", b"stays", None).await;
         self.expect_kind("rename onto an existing key", &s.rename("c/m/from", "c/m/taken").await, "already-exists");
         let (from, taken) = (s.read("c/m/from", 0, None).await, s.read("c/m/taken", 0, None).await);
         self.expect(from.as_deref() == Ok(b"moving") && taken.as_deref() == Ok(b"stays"), || {
@@ -162,8 +172,8 @@ impl Checker {
             let results = [
                 ("read", kind(&s.read(key, 0, None).await)),
                 ("append", kind(&s.append(key, b"x").await)),
-                ("replace", kind(&s.replace(key, b"x").await)),
-                ("truncate", kind(&s.truncate(key, 0).await)),
+                ("replace", kind(&s.replace(key, b"x", None).await)),
+                ("truncate", kind(&s.truncate(key, 0, 0).await)),
                 ("remove", kind(&s.remove(key).await)),
                 ("rename from", kind(&s.rename(key, "c/h/x").await)),
                 ("rename to", kind(&s.rename("c/h/missing", key).await)),

@@ -75,13 +75,13 @@ impl<S: Storage> Storage for Faulty<S> {
         self.tick("append", key)?;
         self.inner.append(key, data).await
     }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         self.tick("replace", key)?;
-        self.inner.replace(key, data).await
+        self.inner.replace(key, data, expected_size).await
     }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         self.tick("truncate", key)?;
-        self.inner.truncate(key, len).await
+        self.inner.truncate(key, len, expected_size).await
     }
     async fn remove(&self, key: &str) -> Result<(), StorageError> {
         self.tick("remove", key)?;

@@ -27,6 +27,10 @@ fn not_found(key: &str) -> StorageError {
     StorageError::NotFound { key: key.to_string() }
 }
 
+fn changed(key: &str) -> StorageError {
+    StorageError::Changed { key: key.to_string() }
+}
+
 impl Storage for InMemoryStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
         let objects = self.objects.borrow();
@@ -57,16 +61,26 @@ impl Storage for InMemoryStorage {
         Ok(object.len() as u64)
     }
 
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         check_key(key)?;
-        self.objects.borrow_mut().insert(key.to_string(), data.to_vec());
+        let mut objects = self.objects.borrow_mut();
+        if let Some(expected) = expected_size {
+            let object = objects.get(key).ok_or_else(|| not_found(key))?;
+            if object.len() as u64 != expected {
+                return Err(changed(key));
+            }
+        }
+        objects.insert(key.to_string(), data.to_vec());
         Ok(())
     }
 
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         check_key(key)?;
         let mut objects = self.objects.borrow_mut();
         let object = objects.get_mut(key).ok_or_else(|| not_found(key))?;
+        if object.len() as u64 != expected_size {
+            return Err(changed(key));
+        }
         object.truncate(usize::try_from(len).unwrap_or(usize::MAX));
         Ok(())
     }

@@ -47,12 +47,17 @@ pub trait Storage {
 
     /// Replaces the whole object with `data`, creating it if missing. Atomic: a reader
     /// sees either the old or the new content, never a mix (write-then-rename on a
-    /// filesystem).
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError>;
+    /// filesystem). With `expected_size`, only an existing object of exactly that size
+    /// is replaced; otherwise [`StorageError::Changed`] (or [`StorageError::NotFound`])
+    /// and nothing is written: a rewrite never drops what another program (one that
+    /// takes no lock Mneme sees, like Claude Code) appended since it was read.
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError>;
 
-    /// Cuts the object down to its first `len` bytes (a no-op when it is not longer).
-    /// Used to take a torn last line out of a transcript after saving it elsewhere.
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError>;
+    /// Cuts the object down to its first `len` bytes (a no-op when it is not longer),
+    /// if it is `expected_size` bytes long now; otherwise [`StorageError::Changed`] and
+    /// nothing is cut. Used to take a torn last line out of a transcript after saving
+    /// it elsewhere, without cutting off a line another program appended meanwhile.
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError>;
 
     /// Removes the object. Removing a missing object is [`StorageError::NotFound`].
     async fn remove(&self, key: &str) -> Result<(), StorageError>;
@@ -74,7 +79,6 @@ pub trait Storage {
 
 /// Why a storage operation failed. Hosts map their native errors onto these.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum StorageError {
     #[error("`{key}` does not exist")]
     NotFound { key: String },
@@ -88,38 +92,47 @@ pub enum StorageError {
     Locked { key: String },
     #[error("out of storage space writing `{key}`; free space or compact sessions")]
     QuotaExceeded { key: String },
+    #[error("`{key}` changed since it was read (another program wrote to it); nothing was done; read it again and retry")]
+    Changed { key: String },
     #[error("I/O error on `{key}`: {message}")]
     Io { key: String, message: String },
 }
 
-/// A shared reference to storage is storage: several stores (or a store and a test)
-/// can work on one backend.
-impl<T: Storage + ?Sized> Storage for &T {
-    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-        (**self).list(prefix).await
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-        (**self).read(key, offset, len).await
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        (**self).append(key, data).await
-    }
-    async fn replace(&self, key: &str, data: &[u8]) -> Result<(), StorageError> {
-        (**self).replace(key, data).await
-    }
-    async fn truncate(&self, key: &str, len: u64) -> Result<(), StorageError> {
-        (**self).truncate(key, len).await
-    }
-    async fn remove(&self, key: &str) -> Result<(), StorageError> {
-        (**self).remove(key).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-        (**self).rename(from, to).await
-    }
-    async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        (**self).lock(name).await
-    }
-    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-        (**self).unlock(name).await
-    }
+/// A shared reference to storage is storage, and so is a shared pointer: several
+/// stores (or a store and a test) can work on one backend.
+macro_rules! forward_storage {
+    ($($impl:tt)*) => {
+        $($impl)* {
+            async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+                (**self).list(prefix).await
+            }
+            async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+                (**self).read(key, offset, len).await
+            }
+            async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+                (**self).append(key, data).await
+            }
+            async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
+                (**self).replace(key, data, expected_size).await
+            }
+            async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
+                (**self).truncate(key, len, expected_size).await
+            }
+            async fn remove(&self, key: &str) -> Result<(), StorageError> {
+                (**self).remove(key).await
+            }
+            async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+                (**self).rename(from, to).await
+            }
+            async fn lock(&self, name: &str) -> Result<(), StorageError> {
+                (**self).lock(name).await
+            }
+            async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+                (**self).unlock(name).await
+            }
+        }
+    };
 }
+
+forward_storage!(impl<T: Storage + ?Sized> Storage for &T);
+forward_storage!(impl<T: Storage + ?Sized> Storage for alloc::rc::Rc<T>);

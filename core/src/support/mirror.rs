@@ -1,25 +1,290 @@
-/// Conversions both ways between a core enum and a binding's copy of it with the
-/// same variant names (the WIT enums of the component guest and of the wasmtime
-/// host), written once so no binding spells a mapping by hand:
-/// `mneme_core::mirror_enum!(mneme_core::Action, wit::Action { None, Prune, Summarize });`
+//! One table of every type that crosses the WIT boundary, written once and expanded
+//! by each Rust binding (the component guest and the wasmtime host) over its own
+//! generated types, so no binding spells a conversion by hand and a field or variant
+//! added to the core fails to compile until the WIT has it too.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A conversion between a core type and a binding's copy of it with the same shape.
+/// Bindings get their implementations from [`mirror_wit!`](crate::mirror_wit).
+pub trait Mirror<T> {
+    fn mirror(self) -> T;
+}
+
+macro_rules! mirror_as_itself {
+    ($($t:ty),*) => {
+        $(impl Mirror<$t> for $t {
+            fn mirror(self) -> $t {
+                self
+            }
+        })*
+    };
+}
+
+mirror_as_itself!((), String, bool, u8, u32, u64, i32, i64, f64);
+
+impl<A: Mirror<B>, B> Mirror<Vec<B>> for Vec<A> {
+    fn mirror(self) -> Vec<B> {
+        self.into_iter().map(Mirror::mirror).collect()
+    }
+}
+
+impl<A: Mirror<B>, B, E: Mirror<F>, F> Mirror<Result<B, F>> for Result<A, E> {
+    fn mirror(self) -> Result<B, F> {
+        self.map(Mirror::mirror).map_err(Mirror::mirror)
+    }
+}
+
+impl<A: Mirror<B>, B> Mirror<Option<B>> for Option<A> {
+    fn mirror(self) -> Option<B> {
+        self.map(Mirror::mirror)
+    }
+}
+
+/// [`Mirror`] both ways between a core enum and a binding's enum with the same
+/// variant names.
 #[macro_export]
 macro_rules! mirror_enum {
     ($core:path, $binding:path { $($variant:ident),+ $(,)? }) => {
-        impl From<$core> for $binding {
-            fn from(value: $core) -> Self {
+        impl $crate::Mirror<$binding> for $core {
+            fn mirror(self) -> $binding {
                 use $core as C;
                 use $binding as B;
-                match value {
+                match self {
                     $(C::$variant => B::$variant,)+
                 }
             }
         }
-        impl From<$binding> for $core {
-            fn from(value: $binding) -> Self {
+        impl $crate::Mirror<$core> for $binding {
+            fn mirror(self) -> $core {
                 use $core as C;
                 use $binding as B;
-                match value {
+                match self {
                     $(B::$variant => C::$variant,)+
+                }
+            }
+        }
+    };
+}
+
+/// [`Mirror`] both ways between a core struct and a binding's record with the same
+/// field names; each field is mirrored in turn.
+#[macro_export]
+macro_rules! mirror_record {
+    ($core:path, $binding:path { $($field:ident),+ $(,)? }) => {
+        impl $crate::Mirror<$binding> for $core {
+            fn mirror(self) -> $binding {
+                use $binding as B;
+                B { $($field: $crate::Mirror::mirror(self.$field),)+ }
+            }
+        }
+        impl $crate::Mirror<$core> for $binding {
+            fn mirror(self) -> $core {
+                use $core as C;
+                C { $($field: $crate::Mirror::mirror(self.$field),)+ }
+            }
+        }
+    };
+}
+
+/// Every WIT type of `wit/engine.wit`, mirrored onto a binding's generated modules:
+/// `mneme_core::mirror_wit!(types, sessions, compaction, gates);` with each name a
+/// module (or `use … as` alias) in scope.
+#[macro_export]
+macro_rules! mirror_wit {
+    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident) => {
+        $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
+        $crate::mirror_enum!($crate::Format, $types::Format { Claude, Pi, Crab });
+
+        $crate::mirror_record!($crate::Limits, $sessions::Limits { part_bytes, total_bytes });
+        $crate::mirror_enum!($crate::Role, $sessions::Role { User, Assistant });
+        $crate::mirror_record!($crate::NewEntry, $sessions::NewEntry { uuid, now_ms, role, text, cwd });
+        $crate::mirror_record!(
+            $crate::Entry,
+            $sessions::Entry { part, line, kind, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw }
+        );
+        $crate::mirror_record!($crate::SkippedLine, $sessions::SkippedLine { part, line, reason });
+        $crate::mirror_record!($crate::TypeCount, $sessions::TypeCount { kind, count });
+        $crate::mirror_record!(
+            $crate::LoadReport,
+            $sessions::LoadReport { entries, by_type, skipped, torn_tail, recovered_glued, invalid_utf8, lone_surrogates, tombstoned }
+        );
+        $crate::mirror_record!($crate::Transcript, $sessions::Transcript { id, project, parts, entries, chain, report });
+        $crate::mirror_record!($crate::ContextMessage, $sessions::ContextMessage { uuid, role, text, content, is_compact_summary });
+        $crate::mirror_record!($crate::Context, $sessions::Context { compacted, messages });
+        $crate::mirror_record!($crate::Finding, $sessions::Finding { part, line, id });
+        $crate::mirror_record!(
+            $crate::CheckReport,
+            $sessions::CheckReport { load, dangling_parents, orphaned_tool_uses, orphaned_tool_results }
+        );
+        $crate::mirror_record!($crate::Subagent, $sessions::Subagent { key, transcript });
+        $crate::mirror_record!(
+            $crate::RepairReport,
+            $sessions::RepairReport { backups, dropped, split_glued, fixed_utf8, dropped_torn_tail }
+        );
+        $crate::mirror_record!(
+            $crate::SessionInfo,
+            $sessions::SessionInfo { id, project, key, parts, bytes, entries, messages, title, created, updated }
+        );
+        $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
+        $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
+
+        $crate::mirror_enum!($crate::Mode, $compaction::Mode { Auto, Manual, Overflow });
+        $crate::mirror_enum!($crate::compaction::Due, $compaction::Due { Threshold, Overflow, Manual });
+        $crate::mirror_enum!($crate::Action, $compaction::Action { None, Prune, Summarize });
+        $crate::mirror_record!(
+            $crate::Settings,
+            $compaction::Settings { context_window, trigger, keep, tool_result_budget_chars, max_failures, summarizer_window }
+        );
+        $crate::mirror_record!($crate::Pruned, $compaction::Pruned { uuid, tool_use_id, chars });
+        $crate::mirror_record!(
+            $crate::Plan,
+            $compaction::Plan {
+                trigger,
+                reason,
+                blocked,
+                action,
+                context_window,
+                limit,
+                tokens_before,
+                summarize,
+                turn_prefix,
+                keep,
+                keep_tokens,
+                prune,
+                previous_summary,
+                prompt,
+                steps,
+                turn_prefix_prompt,
+                summary_budget_tokens,
+                leaf,
+                session_bytes,
+            }
+        );
+        $crate::mirror_record!($crate::CompactionIds, $compaction::CompactionIds { boundary, summary });
+        $crate::mirror_record!(
+            $crate::Applied,
+            $compaction::Applied { format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after }
+        );
+
+        $crate::mirror_enum!($crate::gates::Reply, $gates::Reply { Deliver, Hold, Suppress });
+        $crate::mirror_record!($crate::gates::Decision, $gates::Decision { fire, reason });
+        $crate::mirror_record!($crate::gates::FlushSettings, $gates::FlushSettings { context_window, reserve_floor, soft_threshold });
+        $crate::mirror_record!($crate::gates::ExtractionSettings, $gates::ExtractionSettings { min_messages, min_tool_calls });
+        $crate::mirror_record!($crate::gates::DreamSettings, $gates::DreamSettings { min_interval_ms, min_new_sessions, stale_lock_ms });
+        $crate::mirror_record!(
+            $crate::gates::ResetPolicy,
+            $gates::ResetPolicy { idle_minutes, daily_reset_hour, utc_offset_minutes, ttl_ms }
+        );
+
+        impl $crate::Mirror<$compaction::Trigger> for $crate::Trigger {
+            fn mirror(self) -> $compaction::Trigger {
+                use $compaction::Trigger as W;
+                match self {
+                    Self::Fraction(f) => W::Fraction(f),
+                    Self::Reserve { reserve_tokens, floor } => W::Reserve($compaction::ReserveTrigger { reserve_tokens, floor }),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::Trigger> for $compaction::Trigger {
+            fn mirror(self) -> $crate::Trigger {
+                use $crate::Trigger as C;
+                match self {
+                    Self::Fraction(f) => C::Fraction(f),
+                    Self::Reserve($compaction::ReserveTrigger { reserve_tokens, floor }) => C::Reserve { reserve_tokens, floor },
+                }
+            }
+        }
+        impl $crate::Mirror<$compaction::Keep> for $crate::Keep {
+            fn mirror(self) -> $compaction::Keep {
+                use $compaction::Keep as W;
+                match self {
+                    Self::RecentTokens(n) => W::RecentTokens(n),
+                    Self::RecentMessages(n) => W::RecentMessages(n),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::Keep> for $compaction::Keep {
+            fn mirror(self) -> $crate::Keep {
+                use $crate::Keep as C;
+                match self {
+                    Self::RecentTokens(n) => C::RecentTokens(n),
+                    Self::RecentMessages(n) => C::RecentMessages(n),
+                }
+            }
+        }
+
+        impl $crate::Mirror<$types::StorageError> for $crate::StorageError {
+            fn mirror(self) -> $types::StorageError {
+                use $types::StorageError as W;
+                match self {
+                    Self::NotFound { key } => W::NotFound(key),
+                    Self::AlreadyExists { key } => W::AlreadyExists(key),
+                    Self::InvalidKey { key, reason } => W::InvalidKey($types::InvalidKey { key, reason }),
+                    Self::ReadOnly { key } => W::ReadOnly(key),
+                    Self::Locked { key } => W::Locked(key),
+                    Self::QuotaExceeded { key } => W::QuotaExceeded(key),
+                    Self::Changed { key } => W::Changed(key),
+                    Self::Io { key, message } => W::Io($types::IoFailure { key, message }),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::StorageError> for $types::StorageError {
+            fn mirror(self) -> $crate::StorageError {
+                use $crate::StorageError as C;
+                match self {
+                    Self::NotFound(key) => C::NotFound { key },
+                    Self::AlreadyExists(key) => C::AlreadyExists { key },
+                    Self::InvalidKey($types::InvalidKey { key, reason }) => C::InvalidKey { key, reason },
+                    Self::ReadOnly(key) => C::ReadOnly { key },
+                    Self::Locked(key) => C::Locked { key },
+                    Self::QuotaExceeded(key) => C::QuotaExceeded { key },
+                    Self::Changed(key) => C::Changed { key },
+                    Self::Io($types::IoFailure { key, message }) => C::Io { key, message },
+                }
+            }
+        }
+
+        impl $crate::Mirror<$types::Error> for $crate::Error {
+            fn mirror(self) -> $types::Error {
+                use $crate::Mirror as _;
+                use $types::Error as W;
+                match self {
+                    Self::Storage(e) => W::Storage(e.mirror()),
+                    Self::SessionNotFound { id } => W::SessionNotFound(id),
+                    Self::InvalidSessionId { id, reason } => W::InvalidSessionId($types::InvalidName { name: id, reason }),
+                    Self::InvalidProject { name, reason } => W::InvalidProject($types::InvalidName { name, reason }),
+                    Self::AmbiguousSession { id, projects } => W::AmbiguousSession($types::Ambiguous { id, projects }),
+                    Self::EntryNotFound { id, uuid } => W::EntryNotFound($types::EntryRef { id, uuid }),
+                    Self::SessionFull { id, bytes, limit } => W::SessionFull($types::SessionFull { id, bytes, limit }),
+                    Self::SessionPoisoned { id } => W::SessionPoisoned(id),
+                    Self::EmptySummary { id } => W::EmptySummary(id),
+                    Self::NothingToCompact { id, reason } => W::NothingToCompact($types::SessionReason { id, reason }),
+                    Self::StalePlan { id, uuid } => W::StalePlan($types::EntryRef { id, uuid }),
+                    Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
+                    Self::InvalidArgument(message) => W::InvalidArgument(message),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::Error> for $types::Error {
+            fn mirror(self) -> $crate::Error {
+                use $crate::Error as C;
+                use $crate::Mirror as _;
+                match self {
+                    Self::Storage(e) => C::Storage(e.mirror()),
+                    Self::SessionNotFound(id) => C::SessionNotFound { id },
+                    Self::InvalidSessionId($types::InvalidName { name, reason }) => C::InvalidSessionId { id: name, reason },
+                    Self::InvalidProject($types::InvalidName { name, reason }) => C::InvalidProject { name, reason },
+                    Self::AmbiguousSession($types::Ambiguous { id, projects }) => C::AmbiguousSession { id, projects },
+                    Self::EntryNotFound($types::EntryRef { id, uuid }) => C::EntryNotFound { id, uuid },
+                    Self::SessionFull($types::SessionFull { id, bytes, limit }) => C::SessionFull { id, bytes, limit },
+                    Self::SessionPoisoned(id) => C::SessionPoisoned { id },
+                    Self::EmptySummary(id) => C::EmptySummary { id },
+                    Self::NothingToCompact($types::SessionReason { id, reason }) => C::NothingToCompact { id, reason },
+                    Self::StalePlan($types::EntryRef { id, uuid }) => C::StalePlan { id, uuid },
+                    Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
+                    Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }
         }

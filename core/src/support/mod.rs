@@ -6,3 +6,4 @@ mod mirror;
 pub mod time;
 
 pub use executor::block_on;
+pub use mirror::Mirror;

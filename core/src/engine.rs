@@ -1,0 +1,141 @@
+//! The engine's operations as one synchronous trait: what every Rust host offers
+//! (the core linked natively, the component under wasmtime) and what the
+//! conformance suite tests, so an operation is declared once for all of them.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::compaction::{Mode, Plan, Settings};
+use crate::error::Error;
+use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, Subagent, Transcript};
+use crate::storage::Storage;
+use crate::store::Store;
+use crate::support::block_on;
+use crate::transcript::{CheckReport, Context, Entry};
+
+/// An engine's error: the core's [`Error`], or a host's error that wraps it and adds
+/// its own failures (a component that trapped).
+pub trait EngineError: From<Error> + core::fmt::Display + core::fmt::Debug {
+    /// A stable name, as the WIT variants spell it (see [`Error::kind`]).
+    fn kind(&self) -> String;
+}
+
+impl EngineError for Error {
+    fn kind(&self) -> String {
+        Error::kind(self)
+    }
+}
+
+/// Every engine operation, called synchronously. Each does what the [`Store`]
+/// method of the same name (or the core function it names) does.
+pub trait Engine<E: EngineError = Error> {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E>;
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E>;
+    fn load(&mut self, id: &str) -> Result<Transcript, E>;
+    fn context(&mut self, id: &str) -> Result<Context, E>;
+    fn check(&mut self, id: &str) -> Result<CheckReport, E>;
+    /// [`crate::check_bytes`]: a transcript that is not in the store.
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E>;
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, E>;
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
+    fn list(&mut self) -> Result<Listing, E>;
+    fn reopen(&mut self, id: &str) -> Result<(), E>;
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E>;
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, E>;
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, E>;
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E>;
+    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, E>;
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), E>;
+    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, E>;
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), E>;
+    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, E>;
+    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, E>;
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, E>;
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), E>;
+    /// [`crate::tokens::context_window`].
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
+    /// [`crate::gates::silent_reply`].
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, E>;
+}
+
+/// The core itself, driving its futures to completion over a synchronous storage.
+impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E> {
+        Ok(block_on(Store::append(self, id, entry))?)
+    }
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E> {
+        Ok(block_on(Store::tombstone(self, id, uuid, now_ms))?)
+    }
+    fn load(&mut self, id: &str) -> Result<Transcript, E> {
+        Ok(block_on(Store::load(self, id))?)
+    }
+    fn context(&mut self, id: &str) -> Result<Context, E> {
+        Ok(block_on(Store::context(self, id))?)
+    }
+    fn check(&mut self, id: &str) -> Result<CheckReport, E> {
+        Ok(block_on(Store::check(self, id))?)
+    }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
+        Ok(crate::check_bytes(data))
+    }
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
+        Ok(block_on(Store::subagents(self, id))?)
+    }
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, E> {
+        Ok(block_on(Store::remove(self, id))?)
+    }
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E> {
+        Ok(block_on(Store::repair(self, id, now_ms))?)
+    }
+    fn list(&mut self) -> Result<Listing, E> {
+        Ok(block_on(Store::list(self))?)
+    }
+    fn reopen(&mut self, id: &str) -> Result<(), E> {
+        Store::reopen(self, id);
+        Ok(())
+    }
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E> {
+        Ok(block_on(Store::plan_compaction(self, id, settings, mode))?)
+    }
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, E> {
+        Ok(block_on(Store::summarize_offline(self, id, plan))?)
+    }
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, E> {
+        Ok(block_on(Store::apply_compaction(self, id, plan, summary, ids, now_ms))?)
+    }
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
+        Ok(block_on(Store::record_compaction_failure(self, id, reason, now_ms))?)
+    }
+    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, E> {
+        Ok(block_on(Store::memory_flush_gate(self, id, settings))?)
+    }
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), E> {
+        Ok(block_on(Store::record_memory_flush(self, id, now_ms))?)
+    }
+    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, E> {
+        Ok(block_on(Store::extraction_gate(self, id, settings))?)
+    }
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), E> {
+        Ok(block_on(Store::record_extraction(self, id, now_ms))?)
+    }
+    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, E> {
+        Ok(block_on(Store::reset_gate(self, id, now_ms, policy))?)
+    }
+    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, E> {
+        Ok(block_on(Store::dream_gate(self, now_ms, settings))?)
+    }
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, E> {
+        Ok(block_on(Store::dream_acquire(self, now_ms, holder, settings))?)
+    }
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), E> {
+        Ok(block_on(Store::dream_release(self, now_ms, holder, completed))?)
+    }
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
+        Ok(crate::tokens::context_window(model))
+    }
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, E> {
+        Ok(crate::gates::silent_reply(text))
+    }
+}
