@@ -210,7 +210,7 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call_total(|e, s| e.mneme_engine_sessions().store().call_reopen(s, handle, id))
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-        let (settings, mode): (compaction::Settings, compaction::Mode) = (settings.clone().mirror(), mode.mirror());
+        let (settings, mode): (compaction::Settings, compaction::Mode) = ((*settings).mirror(), mode.mirror());
         self.call(|e, s, h| e.mneme_engine_compaction().call_plan_compaction(s, h, id, settings, mode))
     }
     fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
@@ -225,29 +225,29 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_compaction().call_record_failure(s, h, id, reason, now_ms))
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        let settings: gates::FlushSettings = settings.clone().mirror();
+        let settings: gates::FlushSettings = (*settings).mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_memory_flush(s, h, id, settings))
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_memory_flush(s, h, id, now_ms))
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-        let settings: gates::ExtractionSettings = settings.clone().mirror();
+        let settings: gates::ExtractionSettings = (*settings).mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_extraction(s, h, id, settings))
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_extraction(s, h, id, now_ms))
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-        let policy: gates::ResetPolicy = policy.clone().mirror();
+        let policy: gates::ResetPolicy = (*policy).mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_reset(s, h, id, now_ms, policy))
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = settings.clone().mirror();
+        let settings: gates::DreamSettings = (*settings).mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_dream(s, h, now_ms, settings))
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = settings.clone().mirror();
+        let settings: gates::DreamSettings = (*settings).mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_dream_acquire(s, h, now_ms, holder, settings))
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {

@@ -5,12 +5,12 @@
 use std::fs;
 use std::path::Path;
 
-use mneme_conformance::{Seed, Subject, run_all};
+use mneme_conformance::{Keys, Seed, Subject, run_all};
 use mneme_host::core::{Limits, Storage, Store, block_on};
 use mneme_host::{ComponentEngine, Durability, Error, FsStorage, Runtime};
 
 /// Lists the keys under a store's folder; holds the folder until the vector is done.
-fn keys_of(dir: tempfile::TempDir) -> Box<dyn FnMut(&str) -> Vec<String>> {
+fn keys_of(dir: tempfile::TempDir) -> Keys {
     Box::new(move |prefix| {
         let storage = FsStorage::new(dir.path());
         block_on(storage.list(prefix)).expect("list the store").into_iter().map(|i| i.key).collect()

@@ -35,13 +35,15 @@ use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetP
 use mneme_core::{CompactionIds, Engine, EngineError, Limits, Mode, NewEntry, Plan, Role, Settings};
 use serde_json::{Value, json};
 
+/// Lists the keys in a host's storage under a prefix, sorted.
+pub type Keys = Box<dyn FnMut(&str) -> Vec<String>>;
+
 /// A host under test: its engine (any [`Engine`]: the core over some storage, the
 /// component under wasmtime, ...) and how to list the keys in its storage, which
 /// vectors use to pin down the files an operation leaves behind.
 pub struct Subject<H> {
     pub engine: H,
-    /// Keys under a prefix, sorted.
-    pub keys: Box<dyn FnMut(&str) -> Vec<String>>,
+    pub keys: Keys,
 }
 
 /// The vector files, embedded so every test binary carries them.
