@@ -13,11 +13,14 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   setup       install what is missing: the wasm target; for the browser build and
-              tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt)
+              tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt); the
+              real clients the tests resume Mneme's sessions in (clients/: Claude
+              Code and pi, pinned, from npm)
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
-              (native core, component under wasmtime, CLI), rustfmt, clippy, and
-              the browser tests in headless Chromium
+              (native core, component under wasmtime, CLI), rustfmt, clippy, the
+              real Claude Code and pi against a mock model API, and the browser
+              tests in headless Chromium
   web         build the browser package (web/pkg)
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
@@ -86,7 +89,8 @@ fn demo(extra: &[String]) -> Result<(), String> {
 }
 
 /// What the browser build and tests need: wasm-bindgen-cli at the crate's exact
-/// version, the npm packages (playwright-core, binaryen), and Debian's Chromium.
+/// version, the npm packages (playwright-core, binaryen), and Debian's Chromium; and
+/// the real clients (Claude Code, pi) the tests resume Mneme's sessions in.
 fn setup_web() -> Result<(), String> {
     let installed =
         Command::new("wasm-bindgen").arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
@@ -96,6 +100,9 @@ fn setup_web() -> Result<(), String> {
     }
     if !std::path::Path::new("web/node_modules/playwright-core").is_dir() || !std::path::Path::new("web/node_modules/binaryen").is_dir() {
         run("npm", &["ci", "--prefix", "web", "--no-audit", "--no-fund"])?;
+    }
+    if !std::path::Path::new("clients/node_modules/.bin/claude").exists() || !std::path::Path::new("clients/node_modules/.bin/pi").exists() {
+        run("npm", &["ci", "--prefix", "clients", "--no-audit", "--no-fund"])?;
     }
     if !std::path::Path::new(CHROMIUM).exists() {
         let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
@@ -148,6 +155,9 @@ fn test() -> Result<(), String> {
     // from files that wraps fails a test instead of passing silently.
     run(&cargo, &["test", "--package", "mneme-core"])?;
     run(&cargo, &["clippy", "--release", "--workspace", "--exclude", "mneme-bench", "--all-targets", "--", "-D", "warnings"])?;
+    // The real Claude Code and pi resume sessions the `mneme` binary (built by the
+    // release tests above) wrote and compacted.
+    run("node", &["clients/run.mjs"])?;
     // The browser runs the same vectors and compares with the native outcomes the
     // Rust tests just wrote.
     build_web()?;

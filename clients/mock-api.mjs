@@ -1,0 +1,40 @@
+// A mock Anthropic Messages API on 127.0.0.1: every request gets one reply (streamed
+// when asked), and every request body is kept so tests can see what a client sent.
+import { createServer } from "node:http";
+
+export const REPLY = "mock reply";
+
+export async function startMockApi() {
+  const requests = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      if (!req.url.startsWith("/v1/messages") || req.method !== "POST") {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end("{}");
+        return;
+      }
+      const request = JSON.parse(body);
+      requests.push(request);
+      const id = `msg_mock_${requests.length}`;
+      const usage = { input_tokens: 10, output_tokens: 2 };
+      if (!request.stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id, type: "message", role: "assistant", model: request.model, content: [{ type: "text", text: REPLY }], stop_reason: "end_turn", stop_sequence: null, usage }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      send("message_start", { message: { id, type: "message", role: "assistant", model: request.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+      send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+      send("content_block_delta", { index: 0, delta: { type: "text_delta", text: REPLY } });
+      send("content_block_stop", { index: 0 });
+      send("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } });
+      send("message_stop", {});
+      res.end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => server.close() };
+}

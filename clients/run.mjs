@@ -1,0 +1,155 @@
+// Sessions Mneme writes and compacts, resumed by the real clients: Claude Code 2.1.330
+// and pi 0.73.1 (pinned in package.json), each against a mock model API on 127.0.0.1.
+// A client must send the model exactly the conversation Mneme's `resume` gives, and
+// Mneme must resume what the client appended. Run by `cargo xtask test` after the Rust
+// tests have built target/release/mneme.
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { REPLY, startMockApi } from "./mock-api.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const MNEME = process.env.MNEME ?? join(HERE, "../target/release/mneme");
+const CLAUDE = join(HERE, "node_modules/.bin/claude");
+const PI = join(HERE, "node_modules/.bin/pi");
+for (const [what, path] of [["mneme", MNEME], ["claude", CLAUDE], ["pi", PI]]) {
+  if (!existsSync(path)) {
+    console.error(`error: no ${what} at ${path} (cargo xtask test builds mneme and installs the clients with npm ci --prefix clients)`);
+    process.exit(1);
+  }
+}
+
+let failed = 0;
+async function test(name, body) {
+  const started = performance.now();
+  try {
+    await body();
+    console.log(`ok   ${name} (${Math.round(performance.now() - started)} ms)`);
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL ${name}\n     ${String(error?.stack ?? error).split("\n").join("\n     ")}`);
+  }
+}
+
+function assertEqual(actual, expected, what) {
+  const [a, e] = [JSON.stringify(actual), JSON.stringify(expected)];
+  if (a !== e) throw new Error(`${what}\n     expected: ${e}\n     actual:   ${a}`);
+}
+
+/**
+ * Runs a client without blocking this process, which also serves the mock API it
+ * talks to; resolves with its stdout.
+ */
+async function client(program, args, options) {
+  const child = promisify(execFile)(program, args, { ...options, encoding: "utf8", timeout: 120_000 });
+  child.child.stdin?.end();
+  return (await child).stdout;
+}
+
+const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+/** Mneme's resume of a session: [role, text] for each message, from its content blocks as a model gets them. */
+function resumed(root, id) {
+  const { messages } = JSON.parse(mneme("--root", root, "resume", id, "--json"));
+  return messages.map((m) => [m.role, JSON.parse(m.content).filter((b) => b.type === "text").map((b) => b.text.trimEnd()).join("\n")]);
+}
+
+/**
+ * The conversation a client sent the model, as [role, text] turns: the text blocks
+ * the client injects itself (system reminders, environment) and system-role entries
+ * left out, consecutive turns of one role merged as the API reads them.
+ */
+function sent(request) {
+  const turns = [];
+  for (const message of request.messages) {
+    if (message.role === "system") continue;
+    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+    // Trailing whitespace aside: Claude Code sends a compaction summary with one more
+    // newline at its end than the transcript holds.
+    const texts = blocks.filter((b) => b.type === "text" && !b.text.startsWith("<system-reminder>")).map((b) => b.text.trimEnd());
+    const last = turns[turns.length - 1];
+    if (last && last[0] === message.role) last[1].push(...texts);
+    else turns.push([message.role, texts]);
+  }
+  return turns.map(([role, texts]) => [role, texts.join("\n")]);
+}
+
+/** Mneme's resumed messages as the API reads them: consecutive turns of one role merged. */
+function merged(messages) {
+  const turns = [];
+  for (const [role, text] of messages) {
+    const last = turns[turns.length - 1];
+    if (last && last[0] === role) last[1] += `\n${text}`;
+    else turns.push([role, text]);
+  }
+  return turns;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "mneme-clients-"));
+const api = await startMockApi();
+try {
+  await test("Claude Code resumes a session Mneme wrote and compacted with exactly Mneme's context", async () => {
+    const home = join(scratch, "claude-home");
+    const work = join(scratch, "claude-work");
+    mkdirSync(work, { recursive: true });
+    const root = join(home, ".claude");
+    // Claude Code resumes only sessions whose id is a UUID.
+    const id = "6f1c2a9e-4b7d-4e21-9c3a-0d5e8f7a1b2c";
+    for (let i = 1; i <= 10; i++) {
+      mneme("--root", root, "append", id, "--role", i % 2 ? "user" : "assistant", "--text", `message ${i} about topic ${i}`, "--cwd", work);
+    }
+    mneme("--root", root, "compact", id, "--keep-messages", "4");
+    const before = resumed(root, id);
+    assertEqual(before.length, 5, "Mneme resumes with the summary and the 4 kept messages");
+    api.requests.length = 0;
+    const env = {
+      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
+    };
+    const out = JSON.parse(await client(CLAUDE, ["-p", "next question", "--resume", id, "--output-format", "json"], { cwd: work, env }));
+    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
+    const request = api.requests.find((r) => r.messages.some((m) => JSON.stringify(m.content).includes("next question")));
+    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
+    assertEqual(sent(request), merged([...before, ["user", "next question"]]), "what Claude Code sent is Mneme's context plus the new prompt");
+    // Claude Code chained its prompt to the last kept message: Mneme still resumes from the compaction.
+    assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what Claude Code appended");
+  });
+
+  await test("pi continues a session Mneme appended to and compacted in pi's dialect with exactly Mneme's context", async () => {
+    const home = join(scratch, "pi-home");
+    const work = join(scratch, "pi-work");
+    const root = join(scratch, "pi-store");
+    const sessions = join(root, "projects", "p");
+    mkdirSync(join(home, ".pi/agent"), { recursive: true });
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
+    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
+    await pi("--session-dir", sessions, "-p", "first question");
+    const [file] = readdirSync(sessions);
+    const id = file.replace(/\.jsonl$/, "");
+    for (let i = 1; i <= 8; i++) {
+      mneme("--root", root, "append", id, "--role", i % 2 ? "user" : "assistant", "--text", `mneme message ${i}`);
+    }
+    mneme("--root", root, "compact", id, "--keep-messages", "4");
+    const before = resumed(root, id);
+    assertEqual(before.length, 5, "Mneme resumes with the summary and the 4 kept messages");
+    api.requests.length = 0;
+    await pi("--session", join(sessions, file), "-p", "next question");
+    assertEqual(api.requests.length, 1, "pi made one request");
+    assertEqual(sent(api.requests[0]), merged([...before, ["user", "next question"]]), "what pi sent is Mneme's context plus the new prompt");
+    assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what pi appended");
+  });
+} finally {
+  api.close();
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+if (failed) {
+  console.log(`${failed} real-client test(s) failed`);
+  process.exit(1);
+}
+console.log("every real-client test passed");
