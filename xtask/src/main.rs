@@ -101,7 +101,8 @@ fn setup_web() -> Result<(), String> {
     if !std::path::Path::new("web/node_modules/playwright-core").is_dir() || !std::path::Path::new("web/node_modules/binaryen").is_dir() {
         run("npm", &["ci", "--prefix", "web", "--no-audit", "--no-fund"])?;
     }
-    if !std::path::Path::new("clients/node_modules/.bin/claude").exists() || !std::path::Path::new("clients/node_modules/.bin/pi").exists() {
+    if !std::path::Path::new("clients/node_modules/.bin/claude").exists() || !std::path::Path::new("clients/node_modules/.bin/pi").exists()
+    {
         run("npm", &["ci", "--prefix", "clients", "--no-audit", "--no-fund"])?;
     }
     if !std::path::Path::new(CHROMIUM).exists() {
