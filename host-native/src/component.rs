@@ -149,11 +149,6 @@ pub struct ComponentEngine {
 }
 
 impl ComponentEngine {
-    /// The storage the component's imports are served from.
-    pub fn storage(&self) -> &FsStorage {
-        &self.store.data().storage
-    }
-
     /// Calls an export with the wasmtime store and the `store` resource's handle.
     /// Traps become [`Error::Component`]; the core's errors are mirrored back.
     fn call<T: Mirror<C>, C>(

@@ -29,7 +29,7 @@
 //! applies the last plan with a given or the offline summary) and the gates
 //! (`memory_flush_gate`, `extraction_gate`, `reset_gate`, `dream_acquire`, …) are
 //! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
-//! of the core's `Entry`, `Transcript` and `SessionInfo`.
+//! of the core's `Entry`, `Transcript` and `Listing`.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_core::{CompactionIds, Engine, EngineError, Limits, Mode, NewEntry, Plan, Role, Settings};
