@@ -282,8 +282,9 @@ impl<S: Storage> Store<S> {
         // the "torn" line: if the part grew since it was read, nothing is cut.
         let size = offset.saturating_add(fragment.len() as u64);
         let cut = self.storage.truncate(key, offset, size).await;
-        if cut.is_err() && saved_now {
-            // The copy is of a line that was still being written; it is not torn.
+        if saved_now && matches!(cut, Err(StorageError::Changed { .. })) {
+            // The copy is of a line that was still being written; it is not torn. (After
+            // any other failure the cut may have happened, so the copy stays.)
             let _ = self.storage.remove(&name).await;
         }
         Ok(cut?)
