@@ -89,6 +89,9 @@ impl sessions::GuestStore for Store {
     fn append(&self, id: String, entry: sessions::NewEntry) -> Result<sessions::Entry, types::Error> {
         run(self.0.append(&id, entry.mirror()))
     }
+    fn append_turn(&self, id: String, turn: sessions::Turn) -> Result<Vec<sessions::Entry>, types::Error> {
+        run(self.0.append_turn(&id, turn.mirror()))
+    }
     fn tombstone(&self, id: String, uuid: String, now_ms: i64) -> Result<(), types::Error> {
         run(self.0.tombstone(&id, &uuid, now_ms))
     }
@@ -97,6 +100,15 @@ impl sessions::GuestStore for Store {
     }
     fn context(&self, id: String) -> Result<sessions::Context, types::Error> {
         run(self.0.context(&id))
+    }
+    fn provider_context(
+        &self,
+        id: String,
+        provider: sessions::Provider,
+        injections: Vec<sessions::Injection>,
+    ) -> Result<sessions::ProviderContext, types::Error> {
+        let injections: Vec<core_::Injection> = injections.mirror();
+        run(self.0.provider_context(&id, provider.mirror(), &injections))
     }
     fn check(&self, id: String) -> Result<sessions::CheckReport, types::Error> {
         run(self.0.check(&id))

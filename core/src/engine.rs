@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
+use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, Subagent, Transcript};
 use crate::storage::Storage;
@@ -31,9 +32,11 @@ impl EngineError for Error {
 /// method of the same name (or the core function it names) does.
 pub trait Engine<E: EngineError = Error> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E>;
+    fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, E>;
     fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E>;
     fn load(&mut self, id: &str) -> Result<Transcript, E>;
     fn context(&mut self, id: &str) -> Result<Context, E>;
+    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E>;
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
@@ -65,6 +68,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E> {
         Ok(block_on(Store::append(self, id, entry))?)
     }
+    fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, E> {
+        Ok(block_on(Store::append_turn(self, id, turn))?)
+    }
     fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E> {
         Ok(block_on(Store::tombstone(self, id, uuid, now_ms))?)
     }
@@ -73,6 +79,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn context(&mut self, id: &str) -> Result<Context, E> {
         Ok(block_on(Store::context(self, id))?)
+    }
+    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E> {
+        Ok(block_on(Store::provider_context(self, id, provider, injections))?)
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
         Ok(block_on(Store::check(self, id))?)

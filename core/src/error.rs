@@ -32,6 +32,8 @@ pub enum Error {
     StalePlan { id: String, uuid: String },
     #[error("{} sessions cannot record this: {operation}; nothing was written", format.as_str())]
     Unsupported { format: crate::Format, operation: String },
+    #[error("message {message} is invalid: {reason}; nothing was written")]
+    InvalidMessage { message: u32, reason: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -87,6 +89,7 @@ impl Error {
             Error::NothingToCompact { .. } => "nothing-to-compact".to_string(),
             Error::StalePlan { .. } => "stale-plan".to_string(),
             Error::Unsupported { .. } => "unsupported".to_string(),
+            Error::InvalidMessage { .. } => "invalid-message".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

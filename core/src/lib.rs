@@ -29,6 +29,7 @@ mod error;
 pub mod format;
 pub mod gates;
 pub mod keys;
+pub mod message;
 mod sessions;
 pub mod storage;
 mod store;
@@ -39,6 +40,7 @@ pub use compaction::{Action, Keep, Mode, Plan, Pruned, Settings, Trigger};
 pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
+pub use message::{Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RepairReport, SessionInfo, SkippedKey, Subagent, Transcript, check_bytes, load_report,
 };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
-    Applied, CheckReport, CompactionIds, Context, Entry, Limits, Listing, Mirror, Mode, NewEntry, Plan, RepairReport, Settings, Subagent,
+    Applied, CheckReport, Injection, Provider, ProviderContext, Turn, CompactionIds, Context, Entry, Limits, Listing, Mirror, Mode, NewEntry, Plan, RepairReport, Settings, Subagent,
     Transcript, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
@@ -173,6 +173,10 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let entry: sessions::NewEntry = entry.mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_append(s, h, id, &entry))
     }
+    fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
+        let turn: sessions::Turn = turn.mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_turn(s, h, id, &turn))
+    }
     fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_tombstone(s, h, id, uuid, now_ms))
     }
@@ -181,6 +185,10 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn context(&mut self, id: &str) -> Result<Context, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_context(s, h, id))
+    }
+    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+        let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_provider_context(s, h, id, provider.mirror(), &injections))
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
+    Injection, Place, Provider, Speaker, Turn,
     Action, Applied, CheckReport, CompactionIds, Context, Entry, Keep, Limits, LoadReport, Mode, NewEntry, Plan, RepairReport, Role,
     SessionInfo, Settings, Subagent, Transcript, Trigger,
 };
@@ -81,16 +82,36 @@ enum Command {
     /// List and inspect sessions
     #[command(subcommand)]
     Sessions(SessionsCommand),
-    /// Append a message to a session, creating the session if it does not exist
+    /// Append a message or a whole turn to a session, creating the session if it does
+    /// not exist. A turn (`--message`, `--turn`) is written in one write: all of it or
+    /// nothing
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "message", "turn"])))]
     Append {
-        /// The session id (letters, digits, '-' and '_'; Claude Code uses UUIDs)
+        /// The session id (letters, digits, '-' and '_'; Claude Code resumes only UUIDs,
+        /// so use one for a session you will open in `claude --resume`)
         id: String,
-        /// Who speaks
-        #[arg(long, value_enum)]
-        role: RoleArg,
+        /// Who speaks (with --text)
+        #[arg(long, value_enum, requires = "text")]
+        role: Option<RoleArg>,
         /// The message text
-        #[arg(long)]
-        text: String,
+        #[arg(long, requires = "role")]
+        text: Option<String>,
+        /// A message as JSON, or a JSON array of messages: Anthropic message (or API
+        /// response) objects with content blocks, or OpenAI chat messages with
+        /// --provider openai
+        #[arg(long, value_name = "JSON")]
+        message: Option<String>,
+        /// A file of messages, one JSON message per line (JSONL) or one JSON array;
+        /// `-` reads standard input
+        #[arg(long, value_name = "FILE")]
+        turn: Option<PathBuf>,
+        /// The shape of --message / --turn
+        #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+        provider: ProviderArg,
+        /// Continue from this entry instead of the newest message (a rewind: the later
+        /// messages stay in the file, on their own branch)
+        #[arg(long, value_name = "UUID")]
+        parent: Option<String>,
         /// The working directory recorded in the entry; a new session is filed under
         /// the project folder derived from it [default: the current directory]
         #[arg(long, value_name = "DIR")]
@@ -109,6 +130,26 @@ enum Command {
         #[arg(long)]
         latest: bool,
         /// Print JSON ({compacted, messages: [{uuid, role, text, content, is_compact_summary}]})
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print what to send a model to continue a session, as the request JSON of a
+    /// provider: roles alternating, split replies merged, every tool call answered
+    Context {
+        /// The session id
+        id: String,
+        /// The provider's message shape
+        #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+        format: ProviderArg,
+        /// A system prompt to put in the request (not written to the session)
+        #[arg(long, value_name = "TEXT")]
+        system: Option<String>,
+        /// Context to inject just before the newest prompt, e.g. recalled memories (not
+        /// written to the session); repeatable
+        #[arg(long, value_name = "TEXT")]
+        inject: Vec<String>,
+        /// Print the whole record ({provider, body, messages, compacted, tokens,
+        /// interrupted}) instead of the request body
         #[arg(long)]
         json: bool,
     },
@@ -332,6 +373,21 @@ enum SessionsCommand {
     },
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProviderArg {
+    Anthropic,
+    Openai,
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(provider: ProviderArg) -> Provider {
+        match provider {
+            ProviderArg::Anthropic => Provider::Anthropic,
+            ProviderArg::Openai => Provider::Openai,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum RoleArg {
     User,
@@ -459,24 +515,75 @@ fn run(cli: Cli) -> CliResult {
             let report = open(&cli.store)?.repair(&id, now_ms()).map_err(|e| e.to_string())?;
             if json { print_json(&report) } else { print_repair(&id, &report) }
         }
-        Command::Append { id, role, text, cwd, json } => {
+        Command::Append { id, role, text, message, turn, provider, parent, cwd, json } => {
             let cwd = match cwd {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
             };
-            let role = match role {
-                RoleArg::User => Role::User,
-                RoleArg::Assistant => Role::Assistant,
+            let mut sessions = open(&cli.store)?;
+            let messages = match (role, text, message, turn) {
+                (Some(role), Some(text), _, _) if parent.is_none() => {
+                    let role = match role {
+                        RoleArg::User => Role::User,
+                        RoleArg::Assistant => Role::Assistant,
+                    };
+                    let entry = sessions.append(&id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
+                    return if json { print_json(&entry) } else { print_appended(&id, std::slice::from_ref(&entry)) };
+                }
+                (Some(role), Some(text), _, _) => {
+                    let role = if matches!(role, RoleArg::User) { "user" } else { "assistant" };
+                    serde_json::json!({ "role": role, "content": text }).to_string()
+                }
+                (_, _, Some(message), _) => message,
+                (_, _, _, Some(path)) => read_turn(&path)?,
+                _ => return Err("say what to append: --role and --text, --message JSON or --turn FILE".into()),
             };
-            let entry = open(&cli.store)?.append(&id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
+            let turn = Turn {
+                uuid: uuid::Uuid::new_v4().to_string(),
+                now_ms: now_ms(),
+                cwd: cwd.to_string_lossy().into_owned(),
+                provider: provider.into(),
+                messages,
+                parent,
+            };
+            let entries = sessions.append_turn(&id, turn).map_err(|e| e.to_string())?;
+            if json { print_json(&entries) } else { print_appended(&id, &entries) }
+        }
+        Command::Context { id, format, system, inject, json } => {
+            let mut injections: Vec<Injection> =
+                system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
+            injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
+            let context = open(&cli.store)?.provider_context(&id, format.into(), &injections).map_err(|e| e.to_string())?;
             if json {
-                print_json(&entry)
+                print_json(&context)
             } else {
-                println!("appended {} to session {id} (line {})", entry.uuid.as_deref().unwrap_or("?"), entry.line);
+                println!("{}", context.body);
                 Ok(())
             }
         }
     }
+}
+
+fn print_appended(id: &str, entries: &[mneme_host::core::Entry]) -> CliResult {
+    for entry in entries {
+        println!("appended {} to session {id} (line {})", entry.uuid.as_deref().unwrap_or("?"), entry.line);
+    }
+    Ok(())
+}
+
+/// A turn file: one JSON array, or JSONL with a message per line (`-`: stdin).
+fn read_turn(path: &Path) -> Result<String, String> {
+    let text = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read the turn from standard input: {e}"))?
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+    };
+    let trimmed = text.trim();
+    if trimmed.starts_with('[') {
+        return Ok(trimmed.to_owned());
+    }
+    let lines: Vec<&str> = trimmed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    Ok(format!("[{}]", lines.join(",")))
 }
 
 fn default_root() -> Result<PathBuf, String> {

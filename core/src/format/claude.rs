@@ -3,13 +3,18 @@
 //! Mneme's own bookkeeping (tombstones, markers) are lines of their own types, which
 //! Claude Code skips.
 
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
-use super::{Compaction, Dialect, Header, Marker, Role, json};
+use super::{Compaction, Dialect, Header, Marker, Role, json, nth_uuid};
 use crate::error::Error;
+use crate::message::calls::PendingCalls;
+use crate::message::{Block, BlockKind, Message as Message_};
 
 pub(crate) struct Claude;
 
@@ -34,29 +39,50 @@ struct MessageLine<'a> {
     is_compact_summary: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     is_visible_in_transcript_only: Option<bool>,
+    /// On a tool result: the entry that holds the call it answers.
+    #[serde(rename = "sourceToolAssistantUUID", skip_serializing_if = "Option::is_none")]
+    source_tool_assistant_uuid: Option<&'a str>,
     uuid: &'a str,
     timestamp: &'a str,
 }
 
 #[derive(Serialize)]
 struct Message<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
     role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
     content: Content<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<WireUsage>,
 }
 
-/// Claude Code writes a user prompt as a plain string and assistant replies as blocks.
+/// Anthropic's `usage`, as Claude Code stores it on every line of a reply.
+#[derive(Serialize)]
+struct WireUsage {
+    input_tokens: u64,
+    cache_creation_input_tokens: u64,
+    cache_read_input_tokens: u64,
+    output_tokens: u64,
+}
+
+/// Claude Code writes a user prompt as a plain string and everything else as blocks.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Content<'a> {
     Text(&'a str),
-    Blocks([TextBlock<'a>; 1]),
+    Blocks(Vec<&'a RawValue>),
 }
 
-#[derive(Serialize)]
-struct TextBlock<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
+impl<'a> Message<'a> {
+    fn plain(role: Role, content: Content<'a>) -> Self {
+        Message { id: None, kind: None, role: role.as_str(), model: None, content, stop_reason: None, usage: None }
+    }
 }
 
 #[derive(Serialize)]
@@ -85,7 +111,7 @@ struct SystemLine<'a> {
 }
 
 impl<'a> MessageLine<'a> {
-    fn new(header: &'a Header, role: Role, content: Content<'a>) -> Self {
+    fn new(header: &'a Header, role: Role, message: Message<'a>) -> Self {
         MessageLine {
             parent_uuid: header.parent,
             is_sidechain: header.sidechain,
@@ -95,9 +121,10 @@ impl<'a> MessageLine<'a> {
             version: crate::VERSION,
             entrypoint: "mneme",
             kind: role.as_str(),
-            message: Message { role: role.as_str(), content },
+            message,
             is_compact_summary: None,
             is_visible_in_transcript_only: None,
+            source_tool_assistant_uuid: None,
             uuid: header.uuid,
             timestamp: header.timestamp,
         }
@@ -128,12 +155,96 @@ impl<'a> SystemLine<'a> {
 }
 
 impl Dialect for Claude {
-    fn message(&self, header: &Header, role: Role, text: &str) -> Result<String, Error> {
-        let content = match role {
-            Role::User => Content::Text(text),
-            Role::Assistant => Content::Blocks([TextBlock { kind: "text", text }]),
+    /// Claude Code's layout: a reply is one line per block sharing `message.id` (and
+    /// its `usage`); each tool call is followed by the line of its result when the turn
+    /// has it (as Claude Code writes results of tools it runs while the reply streams),
+    /// chained to the call; the rest of a user message follows as one line.
+    fn turn(&self, header: &Header, messages: &[Message_], calls: &PendingCalls) -> Result<String, Error> {
+        let mut out: Vec<String> = Vec::new();
+        let mut parent: Option<String> = header.parent.map(String::from);
+        let mut n = 0u32;
+        let mut next_id = || {
+            n += 1;
+            nth_uuid(header.uuid, n - 1)
         };
-        json(&MessageLine::new(header, role, content))
+        let mut call_lines: BTreeMap<String, String> =
+            calls.calls.iter().filter_map(|c| Some((c.id.clone(), c.line.clone()?))).collect();
+        let mut written_early: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for (i, message) in messages.iter().enumerate() {
+            match message.role {
+                Role::Assistant => {
+                    let derived;
+                    let message_id = match (&message.meta.id, message.blocks.len() > 1) {
+                        (Some(id), _) => Some(id.as_str()),
+                        (None, true) => {
+                            derived = format!("msg_mneme_{}", crate::support::ids::derived_id(&[header.uuid], i as i64));
+                            Some(derived.as_str())
+                        }
+                        (None, false) => None,
+                    };
+                    for block in &message.blocks {
+                        let uuid = next_id();
+                        let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
+                        let raw = raw_block(&block.json)?;
+                        let wire = Message {
+                            id: message_id,
+                            kind: message_id.map(|_| "message"),
+                            model: message.meta.model.as_deref(),
+                            stop_reason: message.meta.stop_reason.as_deref(),
+                            usage: message.meta.usage.map(|u| WireUsage {
+                                input_tokens: u.input,
+                                cache_creation_input_tokens: u.cache_creation,
+                                cache_read_input_tokens: u.cache_read,
+                                output_tokens: u.output,
+                            }),
+                            ..Message::plain(Role::Assistant, Content::Blocks(alloc::vec![raw]))
+                        };
+                        out.push(json(&MessageLine::new(&line_header, Role::Assistant, wire))?);
+                        parent = Some(uuid.clone());
+                        let BlockKind::ToolUse { id, .. } = &block.kind else { continue };
+                        call_lines.insert(id.clone(), uuid.clone());
+                        let Some(next) = messages.get(i + 1).filter(|m| m.role == Role::User) else { continue };
+                        let answer = next.blocks.iter().enumerate().find(|(_, b)| matches!(&b.kind, BlockKind::ToolResult { tool_use_id } if tool_use_id == id));
+                        if let Some((j, result)) = answer {
+                            let result_id = next_id();
+                            out.push(result_line(header, parent.as_deref(), &result_id, result, Some(&uuid))?);
+                            parent = Some(result_id);
+                            written_early.insert((i + 1, j));
+                        }
+                    }
+                }
+                Role::User => {
+                    let mut rest: Vec<&RawValue> = Vec::new();
+                    for (j, block) in message.blocks.iter().enumerate() {
+                        if written_early.contains(&(i, j)) {
+                            continue;
+                        }
+                        match &block.kind {
+                            BlockKind::ToolResult { tool_use_id } => {
+                                let result_id = next_id();
+                                let source = call_lines.get(tool_use_id).map(String::as_str);
+                                out.push(result_line(header, parent.as_deref(), &result_id, block, source)?);
+                                parent = Some(result_id);
+                            }
+                            _ => rest.push(raw_block(&block.json)?),
+                        }
+                    }
+                    if rest.is_empty() {
+                        continue;
+                    }
+                    let uuid = next_id();
+                    let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
+                    let text = message.plain_text().filter(|_| message.blocks.len() == 1);
+                    let content = match &text {
+                        Some(text) => Content::Text(text),
+                        None => Content::Blocks(rest),
+                    };
+                    out.push(json(&MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)))?);
+                    parent = Some(uuid);
+                }
+            }
+        }
+        Ok(out.join("\n"))
     }
 
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error> {
@@ -172,7 +283,7 @@ impl Dialect for Claude {
         let summary = MessageLine {
             is_compact_summary: Some(true),
             is_visible_in_transcript_only: Some(true),
-            ..MessageLine::new(&summary_header, Role::User, Content::Text(&text))
+            ..MessageLine::new(&summary_header, Role::User, Message::plain(Role::User, Content::Text(&text)))
         };
         Ok(format!("{}\n{}", json(&boundary)?, json(&summary)?))
     }
@@ -189,4 +300,19 @@ impl Dialect for Claude {
     fn shown_summary(&self, summary: &str) -> String {
         format!("{SUMMARY_PREFIX}{summary}")
     }
+}
+
+fn raw_block(json: &str) -> Result<&RawValue, Error> {
+    serde_json::from_str(json).map_err(|e| Error::InvalidArgument(format!("internal: a block does not parse: {e}")))
+}
+
+/// A tool result as a user line of its own, chained to `parent`; `source` is the line
+/// that holds the call.
+fn result_line(header: &Header, parent: Option<&str>, uuid: &str, block: &Block, source: Option<&str>) -> Result<String, Error> {
+    let line_header = Header { parent, uuid, ..*header };
+    let content = Content::Blocks(alloc::vec![raw_block(&block.json)?]);
+    json(&MessageLine {
+        source_tool_assistant_uuid: source,
+        ..MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content))
+    })
 }

@@ -4,8 +4,12 @@
 
 use alloc::string::{String, ToString};
 
-use super::{Compaction, Dialect, Format, Header, Marker, Role, json, unsupported};
+use alloc::vec::Vec;
+
+use super::{Compaction, Dialect, Format, Header, Marker, json, unsupported};
 use crate::error::Error;
+use crate::message::Message;
+use crate::message::calls::PendingCalls;
 use crate::transcript::scan::Line;
 
 pub(crate) struct Crab;
@@ -17,13 +21,21 @@ pub(crate) fn is_crab_line(line: &Line) -> bool {
 }
 
 impl Dialect for Crab {
-    fn message(&self, _: &Header, role: Role, text: &str) -> Result<String, Error> {
+    /// One `{role, content}` line per message; crab's messages hold text only.
+    fn turn(&self, _: &Header, messages: &[Message], _: &PendingCalls) -> Result<String, Error> {
         #[derive(serde::Serialize)]
-        struct Message<'a> {
+        struct Line<'a> {
             role: &'static str,
             content: &'a str,
         }
-        json(&Message { role: role.as_str(), content: text })
+        let mut out = Vec::new();
+        for message in messages {
+            let text = message
+                .plain_text()
+                .ok_or_else(|| unsupported(Format::Crab, "tool calls, thinking and images (crab messages hold text only)"))?;
+            out.push(json(&Line { role: message.role.as_str(), content: &text })?);
+        }
+        Ok(out.join("\n"))
     }
 
     fn tombstone(&self, _: &Header, _: &str) -> Result<String, Error> {

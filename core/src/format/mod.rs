@@ -6,6 +6,9 @@
 use alloc::string::String;
 
 use crate::error::Error;
+use crate::message::calls::PendingCalls;
+use crate::message::{BlockKind, Message};
+pub(crate) use crate::support::ids::nth_uuid;
 use crate::transcript::scan::Line;
 
 pub(crate) mod claude;
@@ -135,7 +138,11 @@ pub(crate) struct Compaction<'a> {
 /// the JSON of one or more lines (joined by `\n`, no trailing newline), or a typed
 /// refusal when the dialect cannot express it.
 pub(crate) trait Dialect {
-    fn message(&self, header: &Header, role: Role, text: &str) -> Result<String, Error>;
+    /// A turn's messages in order, chained from `header.parent`: the first line has
+    /// `header.uuid`, the others ids derived from it ([`nth_uuid`]). `calls` are the
+    /// session's pending tool calls, which results in the turn may answer (the write
+    /// path has checked that every result answers one).
+    fn turn(&self, header: &Header, messages: &[Message], calls: &PendingCalls) -> Result<String, Error>;
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error>;
     fn marker(&self, header: &Header, marker: Marker, reason: Option<&str>) -> Result<String, Error>;
     fn compaction(&self, header: &Header, compaction: &Compaction) -> Result<String, Error>;
@@ -151,4 +158,14 @@ pub(crate) fn unsupported(format: Format, operation: &str) -> Error {
 
 pub(crate) fn json(value: &impl serde::Serialize) -> Result<String, Error> {
     serde_json::to_string(value).map_err(|e| Error::InvalidArgument(alloc::format!("the line cannot be written as JSON: {e}")))
+}
+
+/// The name of the tool a result answers: a call made earlier in the turn, else a
+/// pending call of the session.
+pub(crate) fn tool_name<'a>(messages: &'a [Message], calls: &'a PendingCalls, id: &str) -> &'a str {
+    let in_turn = messages.iter().flat_map(|m| &m.blocks).find_map(|b| match &b.kind {
+        BlockKind::ToolUse { id: call, name } if call == id => Some(name.as_str()),
+        _ => None,
+    });
+    in_turn.or_else(|| calls.find(id).map(|c| c.name.as_str())).unwrap_or_default()
 }

@@ -6,8 +6,14 @@
 use alloc::format;
 use alloc::string::String;
 
-use super::{Compaction, Dialect, Format, Header, Marker, Role, json};
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use super::{Compaction, Dialect, Format, Header, Marker, Role, json, nth_uuid, tool_name};
 use crate::error::Error;
+use crate::message::calls::PendingCalls;
+use crate::message::{Block, BlockKind, Message, Usage};
 use crate::transcript::scan::Line;
 
 pub(crate) struct Pi;
@@ -25,12 +31,63 @@ pub(crate) fn is_header(line: &Line) -> bool {
     line.env.kind() == "session"
 }
 
-/// A usage record of zeros: pi reads `usage` from every assistant message.
-fn zero_usage() -> serde_json::Value {
+/// pi's usage record (it reads one from every assistant message); Mneme knows no
+/// prices, so the cost is zero.
+fn usage(usage: Usage) -> Value {
     serde_json::json!({
-        "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read, "cacheWrite": usage.cache_creation,
+        "totalTokens": usage.total(),
         "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 },
     })
+}
+
+/// Anthropic's stop reason in pi's words.
+fn stop_reason(reason: Option<&str>) -> &'static str {
+    match reason {
+        Some("tool_use") => "toolUse",
+        Some("max_tokens") => "length",
+        _ => "stop",
+    }
+}
+
+fn refuse(what: &str) -> Error {
+    super::unsupported(Format::Pi, &format!("{what} (pi messages have no such content)"))
+}
+
+/// A reply's block in pi's shape.
+fn assistant_block(block: &Block) -> Result<Value, Error> {
+    let value = block.value();
+    Ok(match &block.kind {
+        BlockKind::Text => serde_json::json!({ "type": "text", "text": value["text"] }),
+        BlockKind::Thinking => {
+            let mut out = serde_json::json!({ "type": "thinking", "thinking": value["thinking"] });
+            if let Some(signature) = value["signature"].as_str() {
+                out["thinkingSignature"] = signature.into();
+            }
+            out
+        }
+        BlockKind::RedactedThinking => {
+            serde_json::json!({ "type": "thinking", "thinking": "", "thinkingSignature": value["data"], "redacted": true })
+        }
+        BlockKind::ToolUse { id, name } => serde_json::json!({ "type": "toolCall", "id": id, "name": name, "arguments": value["input"] }),
+        _ => return Err(refuse("an assistant block other than text, thinking or a tool call")),
+    })
+}
+
+/// A prompt's or result's block in pi's shape: text, or a base64 image.
+fn user_value(value: &Value) -> Result<Value, Error> {
+    match value["type"].as_str() {
+        Some("text") => Ok(serde_json::json!({ "type": "text", "text": value["text"] })),
+        Some("image") if value["source"]["type"] == "base64" => Ok(serde_json::json!({
+            "type": "image", "data": value["source"]["data"], "mimeType": value["source"]["media_type"],
+        })),
+        Some("image") => Err(refuse("an image by URL")),
+        _ => Err(refuse("a user block other than text or an image")),
+    }
+}
+
+fn user_block(block: &Block) -> Result<Value, Error> {
+    user_value(&block.value())
 }
 
 /// pi's ids are 8 characters (the start of a UUID): the host's uuid without dashes,
@@ -46,20 +103,63 @@ impl Pi {
 }
 
 impl Dialect for Pi {
-    fn message(&self, header: &Header, role: Role, text: &str) -> Result<String, Error> {
-        let mut message = serde_json::json!({
-            "role": role.as_str(), "content": [{ "type": "text", "text": text }], "timestamp": header.now_ms,
-        });
-        if role == Role::Assistant {
-            message["api"] = "mneme".into();
-            message["provider"] = "mneme".into();
-            message["model"] = "mneme".into();
-            message["usage"] = zero_usage();
-            message["stopReason"] = "stop".into();
+    /// pi's layout: a reply is one `message` entry with all its blocks; each tool
+    /// result is a `toolResult` message entry of its own; entries chain in order.
+    fn turn(&self, header: &Header, messages: &[Message], calls: &PendingCalls) -> Result<String, Error> {
+        let mut out = Vec::new();
+        let mut parent: Option<String> = header.parent.map(String::from);
+        let mut n = 0u32;
+        let mut push = |out: &mut Vec<String>, message: Value| -> Result<(), Error> {
+            let uuid = nth_uuid(header.uuid, n);
+            n += 1;
+            let mut line = self.entry(&Header { parent: parent.as_deref(), uuid: &uuid, ..*header }, "message");
+            line["message"] = message;
+            out.push(json(&line)?);
+            parent = Some(entry_id(&uuid));
+            Ok(())
+        };
+        for message in messages {
+            match message.role {
+                Role::Assistant => {
+                    let content = message.blocks.iter().map(|b| assistant_block(b)).collect::<Result<Vec<_>, _>>()?;
+                    let mut wire = serde_json::json!({
+                        "role": "assistant", "content": content, "api": "mneme", "provider": "mneme",
+                        "model": message.meta.model.as_deref().unwrap_or("mneme"),
+                        "usage": usage(message.meta.usage.unwrap_or_default()),
+                        "stopReason": stop_reason(message.meta.stop_reason.as_deref()),
+                        "timestamp": header.now_ms,
+                    });
+                    if let Some(id) = &message.meta.id {
+                        wire["responseId"] = id.as_str().into();
+                    }
+                    push(&mut out, wire)?;
+                }
+                Role::User => {
+                    let mut rest = Vec::new();
+                    for block in &message.blocks {
+                        let BlockKind::ToolResult { tool_use_id } = &block.kind else {
+                            rest.push(user_block(block)?);
+                            continue;
+                        };
+                        let value = block.value();
+                        let content = match &value["content"] {
+                            Value::String(text) => serde_json::json!([{ "type": "text", "text": text }]),
+                            Value::Array(blocks) => Value::Array(blocks.iter().map(user_value).collect::<Result<_, _>>()?),
+                            _ => serde_json::json!([]),
+                        };
+                        push(&mut out, serde_json::json!({
+                            "role": "toolResult", "toolCallId": tool_use_id,
+                            "toolName": tool_name(messages, calls, tool_use_id),
+                            "content": content, "isError": value["is_error"] == Value::Bool(true), "timestamp": header.now_ms,
+                        }))?;
+                    }
+                    if !rest.is_empty() {
+                        push(&mut out, serde_json::json!({ "role": "user", "content": rest, "timestamp": header.now_ms }))?;
+                    }
+                }
+            }
         }
-        let mut line = self.entry(header, "message");
-        line["message"] = message;
-        json(&line)
+        Ok(out.join("\n"))
     }
 
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error> {

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::with_loaded;
-use super::write::{Expect, Kind};
+use super::write::{Expect, Kind, WriteOptions};
 use crate::compaction::{self, Action, Due, Mode, Plan, Settings};
 use crate::error::Error;
 use crate::format::{Compaction, Format, Marker};
@@ -116,7 +116,7 @@ impl<S: Storage> Store<S> {
         };
         let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
         let first = self
-            .write(id, None, Some(expect), Kind::Compaction, |dialect, at| {
+            .write(id, WriteOptions { expect: Some(expect), kind: Kind::Compaction, ..WriteOptions::ENTRY }, |dialect, at| {
                 let header = at.header(id, &ids.boundary, now_ms, &timestamp, &cwd);
                 match plan.action {
                     Action::Prune => {
@@ -139,7 +139,7 @@ impl<S: Storage> Store<S> {
             })
             .await?;
         // The id as written (pi shortens it; crab has none).
-        let boundary_uuid = first.uuid.unwrap_or_default();
+        let boundary_uuid = first.into_iter().next().and_then(|entry| entry.uuid).unwrap_or_default();
         let summary_uuid = (format == Format::Claude && plan.action == Action::Summarize).then(|| ids.summary.clone());
         Ok(Applied { format, action: plan.action, boundary_uuid, summary_uuid, tokens_before: plan.tokens_before, tokens_after })
     }

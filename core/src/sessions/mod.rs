@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::format::Format;
 use crate::keys::{self, PartName};
+use crate::message::{Injection, Provider, ProviderContext, render};
 use crate::storage::{KeyInfo, Storage, StorageError};
 use crate::store::Store;
 use crate::transcript::scan::{self, PartScan};
@@ -241,6 +242,15 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| loaded.context()))
+    }
+
+    /// What to send a model to continue session `id`, in `provider`'s shape: the
+    /// context (see [`Store::context`]) with roles alternating, every call answered
+    /// (an interrupted turn's calls get a synthetic error result) and `injections`
+    /// placed as asked, never written.
+    pub async fn provider_context(&self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+        let context = self.context(id).await?;
+        Ok(render::render(&context, provider, injections))
     }
 
     /// The load report of session `id` plus dangling parents and orphaned tool calls.

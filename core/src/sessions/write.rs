@@ -4,13 +4,17 @@
 use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
 use crate::error::Error;
 use crate::format::{Dialect, Header, Marker, Role};
+use crate::message::calls::{self, PendingCalls};
+use crate::message::{Message, Turn, input};
 use crate::keys;
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
+use crate::support::ids::derived_id;
 use crate::support::time;
 use crate::transcript::Entry;
 use crate::transcript::scan;
@@ -38,18 +42,36 @@ pub(crate) struct Expect<'a> {
     pub leaf: Option<&'a str>,
 }
 
-/// Where a record goes in the conversation: the id it chains to, and whether the
-/// conversation is a sub-agent's (its lines are sidechain lines).
+/// Where a record goes in the conversation: the id it chains to, whether the
+/// conversation is a sub-agent's (its lines are sidechain lines), and the tool calls
+/// its results may answer.
 #[derive(Clone, Copy)]
 pub(crate) struct At<'a> {
     pub parent: Option<&'a str>,
     pub sidechain: bool,
+    pub calls: &'a PendingCalls,
 }
 
 impl<'a> At<'a> {
     pub fn header(self, session_id: &'a str, uuid: &'a str, now_ms: i64, timestamp: &'a str, cwd: &'a str) -> Header<'a> {
         Header { session_id, parent: self.parent, sidechain: self.sidechain, uuid, now_ms, timestamp, cwd }
     }
+}
+
+/// How a record is written.
+#[derive(Clone, Copy)]
+pub(crate) struct WriteOptions<'a> {
+    /// The working directory a new session is filed under (none: the session must exist).
+    pub cwd: Option<&'a str>,
+    /// What the session must look like under the lock (a plan's view of it).
+    pub expect: Option<Expect<'a>>,
+    /// Chain to this entry instead of the newest leaf (a rewind).
+    pub from: Option<&'a str>,
+    pub kind: Kind,
+}
+
+impl WriteOptions<'_> {
+    pub const ENTRY: WriteOptions<'static> = WriteOptions { cwd: None, expect: None, from: None, kind: Kind::Entry };
 }
 
 /// What a line is for the write path: a compaction starts what resume loads, so the
@@ -60,32 +82,52 @@ pub(crate) enum Kind {
     Compaction,
 }
 
-/// An id for a line the host gave none for (pi needs one on every entry): derived from
-/// what the line is and where it goes, since the core has no randomness.
-fn derived_id(seed: &[&str], now_ms: i64) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in seed.iter().flat_map(|s| s.bytes().chain([0])).chain(now_ms.to_le_bytes()) {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{:016x}", hash)
-}
-
 impl<S: Storage> Store<S> {
     /// Appends a message to session `id`, creating the session under the project of
-    /// `entry.cwd` if it does not exist. The entry chains to the conversation's newest
-    /// leaf and is written in the session's own dialect. The session's lock is held
-    /// from reading its state to the write, so concurrent writers chain correctly and
-    /// never interleave.
+    /// `entry.cwd` if it does not exist: a turn of one text message (see
+    /// [`Store::append_turn`]).
     pub async fn append(&self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
-        if entry.uuid.is_empty() {
+        let messages = input::text_message(entry.role, &entry.text)?;
+        let written = self.write_messages(id, &entry.uuid, entry.now_ms, &entry.cwd, None, &messages).await?;
+        written.into_iter().next().ok_or_else(|| Error::InvalidArgument("internal: the message wrote no line".into()))
+    }
+
+    /// Appends a turn to session `id` in one write — one lock, one append, one sync —
+    /// so all of it lands or none of it does. Creates the session under the project of
+    /// `turn.cwd` if it does not exist. The messages chain to the conversation's newest
+    /// leaf (or to `turn.parent`), in the session's dialect; every tool result must
+    /// answer a call of the reply it follows, in the turn or pending in the session.
+    /// Returns every line written, in order.
+    pub async fn append_turn(&self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
+        let messages = input::parse(turn.provider, &turn.messages)?;
+        if let Some(parent) = &turn.parent {
+            let parts = self.require(id).await?;
+            let raw = self.read_parts(&parts).await?;
+            let live = with_loaded(&raw, |loaded| loaded.lines.iter().any(|l| l.env.uuid() == Some(parent) && loaded.is_live(l)));
+            if !live {
+                return Err(Error::EntryNotFound { id: id.to_owned(), uuid: parent.clone() });
+            }
+        }
+        self.write_messages(id, &turn.uuid, turn.now_ms, &turn.cwd, turn.parent.as_deref(), &messages).await
+    }
+
+    async fn write_messages(
+        &self,
+        id: &str,
+        uuid: &str,
+        now_ms: i64,
+        cwd: &str,
+        from: Option<&str>,
+        messages: &[Message],
+    ) -> Result<Vec<Entry>, Error> {
+        if uuid.is_empty() {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
         }
-        if entry.text.is_empty() {
-            return Err(Error::InvalidArgument("the message text is empty".into()));
-        }
-        let timestamp = time::format_millis(entry.now_ms);
-        self.write(id, Some(&entry.cwd), None, Kind::Entry, |dialect, at| {
-            dialect.message(&at.header(id, &entry.uuid, entry.now_ms, &timestamp, &entry.cwd), entry.role, &entry.text)
+        let timestamp = time::format_millis(now_ms);
+        let options = WriteOptions { cwd: Some(cwd), from, ..WriteOptions::ENTRY };
+        self.write(id, options, |dialect, at| {
+            calls::check_turn(messages, at.calls)?;
+            dialect.turn(&at.header(id, uuid, now_ms, &timestamp, cwd), messages, at.calls)
         })
         .await
     }
@@ -102,7 +144,7 @@ impl<S: Storage> Store<S> {
             return Err(Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() });
         }
         let timestamp = time::format_millis(now_ms);
-        self.write(id, None, None, Kind::Entry, |dialect, at| {
+        self.write(id, WriteOptions::ENTRY, |dialect, at| {
             let line_id = derived_id(&["tombstone", id, uuid, at.parent.unwrap_or_default()], now_ms);
             let header = at.header(id, &line_id, now_ms, &timestamp, "");
             dialect.tombstone(&header, uuid)
@@ -114,7 +156,7 @@ impl<S: Storage> Store<S> {
     /// Records one of Mneme's bookkeeping markers in session `id`, in its dialect.
     pub(crate) async fn record_marker(&self, id: &str, marker: Marker, reason: Option<&str>, now_ms: i64) -> Result<(), Error> {
         let timestamp = time::format_millis(now_ms);
-        self.write(id, None, None, Kind::Entry, |dialect, at| {
+        self.write(id, WriteOptions::ENTRY, |dialect, at| {
             let line_id = derived_id(&[marker.kind(), id, at.parent.unwrap_or_default()], now_ms);
             let header = at.header(id, &line_id, now_ms, &timestamp, "");
             dialect.marker(&header, marker, reason)
@@ -127,15 +169,13 @@ impl<S: Storage> Store<S> {
     /// what the store knows, moves a torn tail aside, checks `expect`, rolls over to a
     /// new part or refuses at the cap, then appends. `line` builds the JSON in the
     /// session's dialect from the id the record chains to. Returns the record's first
-    /// line as an entry.
+    /// lines as entries.
     pub(crate) async fn write(
         &self,
         id: &str,
-        cwd: Option<&str>,
-        expect: Option<Expect<'_>>,
-        kind: Kind,
+        options: WriteOptions<'_>,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
-    ) -> Result<Entry, Error> {
+    ) -> Result<Vec<Entry>, Error> {
         // A session this store has written to is not looked for again: its project is
         // known, and `refresh` lists its parts under the lock anyway.
         let known = self.open.borrow().get(id).map(|s| s.project.clone());
@@ -146,7 +186,8 @@ impl<S: Storage> Store<S> {
         let project = match located {
             Some(project) => project,
             None => {
-                let cwd = cwd
+                let cwd = options
+                    .cwd
                     .filter(|c| !c.is_empty())
                     .ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
                 let project = keys::project_dir_name(cwd);
@@ -155,26 +196,34 @@ impl<S: Storage> Store<S> {
             }
         };
         let base = keys::session_key(&project, id);
-        self.locked(&base, self.write_locked(id, &project, expect, kind, line)).await
+        self.locked(&base, self.write_locked(id, &project, options, line)).await
     }
 
     async fn write_locked(
         &self,
         id: &str,
         project: &str,
-        expect: Option<Expect<'_>>,
-        kind: Kind,
+        options: WriteOptions<'_>,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
-    ) -> Result<Entry, Error> {
+    ) -> Result<Vec<Entry>, Error> {
+        let kind = options.kind;
         let mut state = self.refresh(id, project).await?;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
-        if let Some(expect) = expect
+        if let Some(expect) = options.expect
             && (expect.bytes != total || expect.leaf != state.tip.leaf.as_deref())
         {
             return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
         }
-        let at = At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only() };
+        // A rewind continues from an earlier entry, whose calls are long answered.
+        let no_calls = PendingCalls::default();
+        let at = match options.from {
+            Some(from) => At { parent: Some(from), sidechain: state.tip.sidechain_only(), calls: &no_calls },
+            None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls },
+        };
         let json = line(state.format.dialect(), at)?;
+        if json.is_empty() {
+            return Ok(Vec::new());
+        }
         let separator = if state.unterminated { "\n" } else { "" };
         let record = format!("{separator}{json}\n");
         let record_len = record.len() as u64;
@@ -218,13 +267,13 @@ impl<S: Storage> Store<S> {
         let written = scan::scan_part(part, json.as_bytes(), &text);
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
-        let mut first = written
+        let entries = written
             .lines
-            .first()
-            .map(scan::Line::to_entry)
-            .ok_or_else(|| Error::InvalidArgument("internal: the line written does not parse".into()))?;
-        first.line = line_no;
-        Ok(first)
+            .iter()
+            .zip(line_no..)
+            .map(|(line, number)| Entry { line: number, ..line.to_entry() })
+            .collect();
+        Ok(entries)
     }
 
     /// Brings the store's knowledge of session `id` up to date with storage (another

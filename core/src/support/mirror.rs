@@ -100,6 +100,15 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::Limits, $sessions::Limits { part_bytes, total_bytes });
         $crate::mirror_enum!($crate::Role, $sessions::Role { User, Assistant });
         $crate::mirror_record!($crate::NewEntry, $sessions::NewEntry { uuid, now_ms, role, text, cwd });
+        $crate::mirror_enum!($crate::Provider, $sessions::Provider { Anthropic, Openai });
+        $crate::mirror_enum!($crate::Speaker, $sessions::Speaker { System, User, Assistant });
+        $crate::mirror_enum!($crate::Place, $sessions::Place { Start, BeforeLastPrompt, End });
+        $crate::mirror_record!($crate::Turn, $sessions::Turn { uuid, now_ms, cwd, provider, messages, parent });
+        $crate::mirror_record!($crate::Injection, $sessions::Injection { role, place, text });
+        $crate::mirror_record!(
+            $crate::ProviderContext,
+            $sessions::ProviderContext { provider, body, messages, compacted, tokens, interrupted }
+        );
         $crate::mirror_record!(
             $crate::Entry,
             $sessions::Entry { part, line, kind, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw }
@@ -263,6 +272,7 @@ macro_rules! mirror_wit {
                     Self::NothingToCompact { id, reason } => W::NothingToCompact($types::SessionReason { id, reason }),
                     Self::StalePlan { id, uuid } => W::StalePlan($types::EntryRef { id, uuid }),
                     Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
+                    Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -284,6 +294,7 @@ macro_rules! mirror_wit {
                     Self::NothingToCompact($types::SessionReason { id, reason }) => C::NothingToCompact { id, reason },
                     Self::StalePlan($types::EntryRef { id, uuid }) => C::StalePlan { id, uuid },
                     Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
+                    Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }

@@ -1,6 +1,7 @@
 //! Helpers with no domain knowledge: driving futures, time, lenient field types.
 
 mod executor;
+pub(crate) mod ids;
 pub(crate) mod lenient;
 mod mirror;
 pub mod time;

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use super::scan::{Block, Content, Line, parse_content, parse_message};
 use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
+use crate::message::canonical;
 use crate::support::lenient::Str;
 
 /// The entries of a resumed conversation, as a model would receive them.
@@ -173,34 +174,43 @@ impl Loaded<'_> {
                 is_compact_summary: true,
             });
         }
-        let mut last_reply_id: Option<&str> = None;
+        // The reply being merged: its `message.id` and index. Claude Code writes a reply
+        // as one line per block, and the result of a tool it ran while the reply
+        // streamed right after the call's line; the model got the reply as one message
+        // and the results after it, which is how it is read back.
+        let mut reply: Option<(&str, usize)> = None;
         for &i in plan.summaries.iter().chain(&plan.lines) {
             let line = &self.lines[i];
-            let Some(message) = line.env.message.and_then(parse_message) else { continue };
-            let role = message.role.get().unwrap_or(line.env.kind()).to_string();
-            let blocks = clear_results(content_blocks(message.content), &plan.cleared);
-            let text = readable(message.content);
-            let reply_id = if role == "assistant" { message_id(line) } else { None };
-            let same_reply = reply_id.is_some() && reply_id == last_reply_id;
-            last_reply_id = reply_id;
-            match context.messages.last_mut() {
-                Some(previous) if same_reply => {
-                    append_blocks(&mut previous.content, &blocks);
-                    if !text.is_empty() {
-                        if !previous.text.is_empty() {
-                            previous.text.push('\n');
-                        }
-                        previous.text.push_str(&text);
+            let Some(stored) = canonical::stored(line) else { continue };
+            let role = stored.role;
+            let blocks = clear_results(stored.blocks, &plan.cleared);
+            let text = readable(&blocks);
+            if role == "assistant"
+                && let (Some(id), Some((reply_id, at))) = (message_id(line), reply)
+                && id == reply_id
+                && let Some(previous) = context.messages.get_mut(at)
+            {
+                append_blocks(&mut previous.content, &blocks);
+                if !text.is_empty() {
+                    if !previous.text.is_empty() {
+                        previous.text.push('\n');
                     }
+                    previous.text.push_str(&text);
                 }
-                _ => context.messages.push(ContextMessage {
-                    uuid: line.entry_id().into_owned(),
-                    role,
-                    text,
-                    content: blocks,
-                    is_compact_summary: line.env.is_compact_summary.0,
-                }),
+                continue;
             }
+            match role.as_str() {
+                "assistant" => reply = message_id(line).map(|id| (id, context.messages.len())),
+                _ if only_results(&blocks) => {}
+                _ => reply = None,
+            }
+            context.messages.push(ContextMessage {
+                uuid: line.entry_id().into_owned(),
+                role,
+                text,
+                content: blocks,
+                is_compact_summary: line.env.is_compact_summary.0,
+            });
         }
         context
     }
@@ -216,12 +226,12 @@ fn message_id<'s>(line: &'s Line) -> Option<&'s str> {
     }
 }
 
-/// A message content as JSON blocks (a string content becomes one text block).
-fn content_blocks(content: Option<&serde_json::value::RawValue>) -> String {
-    match content {
-        Some(raw) if raw.get().starts_with('[') => raw.get().to_string(),
-        Some(raw) => alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get()),
-        None => "[]".to_string(),
+/// Whether a message's blocks are all tool results (the results of a reply still
+/// being merged).
+fn only_results(blocks: &str) -> bool {
+    match parse_content(serde_json::from_str(blocks).ok()) {
+        Some(Content::Blocks(blocks)) => !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")),
+        _ => false,
     }
 }
 
@@ -280,8 +290,8 @@ fn append_blocks(blocks: &mut String, more: &str) {
 }
 
 /// Text for people: text blocks as they are, other blocks as short markers.
-fn readable(content: Option<&serde_json::value::RawValue>) -> String {
-    match parse_content(content) {
+fn readable(blocks: &str) -> String {
+    match parse_content(serde_json::from_str(blocks).ok()) {
         Some(Content::Text(text)) => text.into_owned(),
         Some(Content::Blocks(blocks)) => blocks.iter().filter_map(block_text).collect::<Vec<_>>().join("\n"),
         None => String::new(),

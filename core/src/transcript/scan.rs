@@ -344,6 +344,9 @@ pub(crate) struct Message<'a> {
     pub content: Option<&'a RawValue>,
     #[serde(default, borrow)]
     pub usage: Option<&'a RawValue>,
+    /// pi: the call a `toolResult` message answers.
+    #[serde(rename = "toolCallId", default, borrow)]
+    pub tool_call_id: Str<'a>,
 }
 
 /// A message's content: a string, or blocks.

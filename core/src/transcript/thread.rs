@@ -8,6 +8,8 @@ use alloc::vec::Vec;
 use super::context::preserved_segment;
 use super::scan::{Line, PartScan};
 use super::{Entry, LoadReport, TypeCount};
+use crate::message::calls::PendingCalls;
+use crate::message::canonical;
 use crate::support::time;
 
 /// All parts of a session, read once.
@@ -206,6 +208,8 @@ pub(crate) struct Tip {
     /// No main-conversation entry with an id yet: sidechain entries are the
     /// conversation (a sub-agent's own file).
     only_sidechains: bool,
+    /// The calls of the reply the conversation ends with that no result answers yet.
+    pub calls: PendingCalls,
 }
 
 impl Loaded<'_> {
@@ -215,7 +219,34 @@ impl Loaded<'_> {
             leaf: leaf.and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string),
             leaf_ms: leaf.and_then(|i| self.lines[i].env.timestamp.get()).and_then(time::parse_millis).unwrap_or(i64::MIN),
             only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
+            calls: self.pending_calls(),
         }
+    }
+
+    /// The pending calls at the end of the main chain: the fold of [`PendingCalls`]
+    /// over the chain, started at its last barrier (a compaction, or a message that
+    /// ends every call before it), which gives what folding the whole chain gives.
+    fn pending_calls(&self) -> PendingCalls {
+        let chain = self.chain();
+        let mut steps = Vec::new();
+        for &i in chain.iter().rev() {
+            let line = &self.lines[i];
+            if line.env.is_compaction() {
+                break;
+            }
+            if let Some(activity) = canonical::activity(line) {
+                let ends = !activity.assistant && activity.other;
+                steps.push((activity, line.env.uuid()));
+                if ends {
+                    break;
+                }
+            }
+        }
+        let mut calls = PendingCalls::default();
+        for (activity, line) in steps.into_iter().rev() {
+            calls.step(activity, line);
+        }
+        calls
     }
 }
 
@@ -257,6 +288,11 @@ impl Tip {
             let switches_rule = self.only_sidechains && !env.is_sidechain.0 && self.leaf.is_some();
             if !(continues || first) || switches_rule || ms < self.leaf_ms {
                 return false;
+            }
+            if env.is_compaction() {
+                self.calls.barrier();
+            } else if let Some(activity) = canonical::activity(line) {
+                self.calls.step(activity, env.uuid());
             }
             self.leaf = env.uuid().map(ToString::to_string);
             self.leaf_ms = ms;

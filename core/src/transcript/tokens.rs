@@ -76,7 +76,7 @@ pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
     content_tokens(message.content, cleared)
 }
 
-fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<String>) -> u64 {
+pub(crate) fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<String>) -> u64 {
     match parse_content(content) {
         Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
         Some(Content::Blocks(blocks)) => saturating_sum(blocks.iter().map(|b| block_tokens(b, cleared))),

@@ -1,0 +1,87 @@
+//! Tool calls still waiting for their results. ONE rule, folded over a session's lines
+//! in order — by a fresh load (from the last barrier on) and by the open-session cache
+//! as lines are written — and over a turn's messages before they are written: a
+//! result must answer a call of the assistant reply it follows.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A call made by the assistant reply the conversation ends with, not yet answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Call {
+    pub id: String,
+    pub name: String,
+    /// The entry that holds the call, when it is written already.
+    pub line: Option<String>,
+}
+
+/// What one message does to the pending calls.
+pub(crate) struct Activity {
+    pub assistant: bool,
+    /// `(id, name)` of the calls an assistant message makes.
+    pub calls: Vec<(String, String)>,
+    /// The call ids a user message answers.
+    pub answers: Vec<String>,
+    /// The message carries more than results (a prompt): the calls before it are over.
+    pub other: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PendingCalls {
+    pub calls: Vec<Call>,
+    after_assistant: bool,
+}
+
+impl PendingCalls {
+    /// Takes one message into account. Consecutive assistant messages are one reply
+    /// (Claude Code writes a reply as one line per block): their calls add up. A user
+    /// message answers calls; one that says anything else ends the reply's calls.
+    pub fn step(&mut self, activity: Activity, line: Option<&str>) {
+        if activity.assistant {
+            if !self.after_assistant {
+                self.calls.clear();
+            }
+            let line = line.map(String::from);
+            self.calls.extend(activity.calls.into_iter().map(|(id, name)| Call { id, name, line: line.clone() }));
+            self.after_assistant = true;
+        } else {
+            self.calls.retain(|call| !activity.answers.contains(&call.id));
+            if activity.other {
+                self.calls.clear();
+            }
+            self.after_assistant = false;
+        }
+    }
+
+    /// A compaction: the calls before it are summarised.
+    pub fn barrier(&mut self) {
+        self.calls.clear();
+        self.after_assistant = false;
+    }
+
+    pub fn find(&self, id: &str) -> Option<&Call> {
+        self.calls.iter().find(|call| call.id == id)
+    }
+}
+
+/// Checks that every result in `messages` answers a call pending at that point: made
+/// by the reply it follows, in the turn or (for the first messages) in the session.
+pub(crate) fn check_turn(messages: &[super::Message], pending: &PendingCalls) -> Result<(), crate::Error> {
+    let mut calls = pending.clone();
+    for (i, message) in messages.iter().enumerate() {
+        for block in &message.blocks {
+            if let super::BlockKind::ToolResult { tool_use_id } = &block.kind
+                && calls.find(tool_use_id).is_none()
+            {
+                return Err(crate::Error::InvalidMessage {
+                    message: i as u32,
+                    reason: alloc::format!(
+                        "its tool_result answers `{tool_use_id}`, which is no pending call: a result must follow the assistant message that made the call (in this turn, or the session's last reply)"
+                    ),
+                });
+            }
+        }
+        calls.step(super::canonical::message_activity(message), None);
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! Messages as callers give them, validated and converted to canonical blocks. A
+//! malformed message is refused with the index of the message (and block) and what is
+//! wrong, before anything is written.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value, json};
+
+use super::{Block, BlockKind, Message, Meta, Provider, Usage};
+use crate::error::Error;
+use crate::format::Role;
+
+/// Parses `json` (one message or an array) in `provider`'s shape.
+pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Error> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| Error::InvalidMessage { message: 0, reason: format!("the messages are not valid JSON: {e}") })?;
+    let list = match value {
+        Value::Array(list) => list,
+        one @ Value::Object(_) => alloc::vec![one],
+        _ => return Err(invalid(0, "expected a message object or an array of them")),
+    };
+    if list.is_empty() {
+        return Err(invalid(0, "no messages: a turn needs at least one"));
+    }
+    match provider {
+        Provider::Anthropic => list.iter().enumerate().map(|(i, m)| anthropic(m).map_err(|r| invalid(i, &r))).collect(),
+        Provider::Openai => openai(&list),
+    }
+}
+
+fn invalid(message: usize, reason: &str) -> Error {
+    Error::InvalidMessage { message: message as u32, reason: reason.to_owned() }
+}
+
+fn object<'v>(value: &'v Value, what: &str) -> Result<&'v Map<String, Value>, String> {
+    value.as_object().ok_or_else(|| format!("{what} is not a JSON object"))
+}
+
+fn string<'v>(map: &'v Map<String, Value>, field: &str, what: &str) -> Result<&'v str, String> {
+    match map.get(field) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(format!("{what}: `{field}` is not a string")),
+        None => Err(format!("{what}: `{field}` is missing")),
+    }
+}
+
+fn nonempty<'v>(map: &'v Map<String, Value>, field: &str, what: &str) -> Result<&'v str, String> {
+    let s = string(map, field, what)?;
+    if s.is_empty() { Err(format!("{what}: `{field}` is empty")) } else { Ok(s) }
+}
+
+fn optional_string(map: &Map<String, Value>, field: &str) -> Result<Option<String>, String> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{field}` is not a string")),
+    }
+}
+
+fn role(map: &Map<String, Value>) -> Result<Role, String> {
+    match string(map, "role", "the message")? {
+        "user" => Ok(Role::User),
+        "assistant" => Ok(Role::Assistant),
+        "system" => Err("a system prompt is not part of a session: pass it as an injection when building the context".into()),
+        other => Err(format!("unknown role `{other}`: use `user` or `assistant`")),
+    }
+}
+
+/// An Anthropic message (or a whole API response object).
+fn anthropic(value: &Value) -> Result<Message, String> {
+    let map = object(value, "the message")?;
+    let role = role(map)?;
+    let blocks = match map.get("content") {
+        Some(Value::String(text)) if text.is_empty() => return Err("the content is empty".into()),
+        Some(Value::String(text)) => alloc::vec![Block::text(text)],
+        Some(Value::Array(blocks)) if blocks.is_empty() => return Err("the content has no blocks".into()),
+        Some(Value::Array(blocks)) => {
+            blocks.iter().enumerate().map(|(i, b)| block(b, role).map_err(|r| format!("block {i}: {r}"))).collect::<Result<_, _>>()?
+        }
+        Some(_) => return Err("`content` is neither a string nor an array of blocks".into()),
+        None => return Err("`content` is missing".into()),
+    };
+    let usage = match map.get("usage") {
+        None | Some(Value::Null) => None,
+        Some(usage) => Some(anthropic_usage(usage)?),
+    };
+    let meta = Meta { id: optional_string(map, "id")?, model: optional_string(map, "model")?, stop_reason: optional_string(map, "stop_reason")?, usage };
+    Ok(Message { role, blocks, meta })
+}
+
+fn count(map: &Map<String, Value>, field: &str) -> Result<u64, String> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => v.as_u64().ok_or_else(|| format!("usage: `{field}` is not a non-negative integer")),
+    }
+}
+
+fn anthropic_usage(value: &Value) -> Result<Usage, String> {
+    let map = object(value, "`usage`")?;
+    Ok(Usage {
+        input: count(map, "input_tokens")?,
+        output: count(map, "output_tokens")?,
+        cache_read: count(map, "cache_read_input_tokens")?,
+        cache_creation: count(map, "cache_creation_input_tokens")?,
+    })
+}
+
+/// Validates one Anthropic content block of a `role` message; keeps its JSON as given.
+fn block(value: &Value, role: Role) -> Result<Block, String> {
+    let map = object(value, "the block")?;
+    let kind = string(map, "type", "the block")?;
+    let only = |allowed: Role| {
+        if role == allowed { Ok(()) } else { Err(format!("a `{kind}` block belongs in a {} message", allowed.as_str())) }
+    };
+    let kind = match kind {
+        "text" => {
+            nonempty(map, "text", "text block")?;
+            BlockKind::Text
+        }
+        "thinking" => {
+            only(Role::Assistant)?;
+            string(map, "thinking", "thinking block")?;
+            optional_string(map, "signature").map_err(|r| format!("thinking block: {r}"))?;
+            BlockKind::Thinking
+        }
+        "redacted_thinking" => {
+            only(Role::Assistant)?;
+            string(map, "data", "redacted_thinking block")?;
+            BlockKind::RedactedThinking
+        }
+        "tool_use" => {
+            only(Role::Assistant)?;
+            let id = nonempty(map, "id", "tool_use block")?.to_owned();
+            let name = nonempty(map, "name", "tool_use block")?.to_owned();
+            if !map.get("input").is_some_and(Value::is_object) {
+                return Err("tool_use block: `input` is not a JSON object".into());
+            }
+            BlockKind::ToolUse { id, name }
+        }
+        "tool_result" => {
+            only(Role::User)?;
+            let tool_use_id = nonempty(map, "tool_use_id", "tool_result block")?.to_owned();
+            match map.get("content") {
+                None | Some(Value::Null) | Some(Value::String(_)) => {}
+                Some(Value::Array(inner)) => {
+                    for (i, b) in inner.iter().enumerate() {
+                        let inner = block(b, Role::User).map_err(|r| format!("tool_result content block {i}: {r}"))?;
+                        if !matches!(inner.kind, BlockKind::Text | BlockKind::Image | BlockKind::Document | BlockKind::Other) {
+                            return Err(format!("tool_result content block {i}: only text, image and document blocks go in a result"));
+                        }
+                    }
+                }
+                Some(_) => return Err("tool_result block: `content` is neither a string nor an array of blocks".into()),
+            }
+            if map.get("is_error").is_some_and(|e| !e.is_boolean()) {
+                return Err("tool_result block: `is_error` is not a boolean".into());
+            }
+            BlockKind::ToolResult { tool_use_id }
+        }
+        "image" | "document" => {
+            let source = map.get("source").ok_or_else(|| format!("{kind} block: `source` is missing"))?;
+            let source = object(source, "the block's `source`")?;
+            match string(source, "type", "the block's source")? {
+                "base64" => {
+                    nonempty(source, "media_type", "base64 source")?;
+                    nonempty(source, "data", "base64 source")?;
+                }
+                "url" => {
+                    nonempty(source, "url", "url source")?;
+                }
+                _ if kind == "document" => {}
+                other => return Err(format!("image block: unknown source type `{other}` (use `base64` or `url`)")),
+            }
+            if kind == "image" { BlockKind::Image } else { BlockKind::Document }
+        }
+        _ => BlockKind::Other,
+    };
+    let json = serde_json::to_string(value).map_err(|e| format!("the block cannot be written: {e}"))?;
+    Ok(Block { kind, json })
+}
+
+/// OpenAI chat messages, converted: `tool_calls` become `tool_use` blocks, a run of
+/// `tool` messages one user message of `tool_result` blocks.
+fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut results_open = false;
+    for (i, value) in list.iter().enumerate() {
+        let fail = |r: String| invalid(i, &r);
+        let map = object(value, "the message").map_err(fail)?;
+        if string(map, "role", "the message").map_err(fail)? == "tool" {
+            let id = nonempty(map, "tool_call_id", "tool message").map_err(fail)?;
+            let content = openai_content(map.get("content")).map_err(fail)?;
+            let mut result = json!({ "type": "tool_result", "tool_use_id": id, "content": content });
+            if map.get("is_error") == Some(&Value::Bool(true)) {
+                result["is_error"] = Value::Bool(true);
+            }
+            let block = Block { kind: BlockKind::ToolResult { tool_use_id: id.to_owned() }, json: result.to_string() };
+            match out.last_mut() {
+                Some(previous) if results_open => previous.blocks.push(block),
+                _ => out.push(Message { role: Role::User, blocks: alloc::vec![block], meta: Meta::default() }),
+            }
+            results_open = true;
+            continue;
+        }
+        results_open = false;
+        let role = role(map).map_err(fail)?;
+        let mut blocks = Vec::new();
+        let content = openai_content(map.get("content")).map_err(fail)?;
+        match content {
+            Value::String(text) if !text.is_empty() => blocks.push(Block::text(&text)),
+            Value::Array(parts) => {
+                for part in parts {
+                    let kind = if part["type"] == "image" { BlockKind::Image } else { BlockKind::Text };
+                    blocks.push(Block { kind, json: part.to_string() });
+                }
+            }
+            _ => {}
+        }
+        if let Some(calls) = map.get("tool_calls").filter(|c| !c.is_null()) {
+            let calls = calls.as_array().ok_or_else(|| fail("`tool_calls` is not an array".into()))?;
+            if role != Role::Assistant {
+                return Err(fail("only assistant messages make tool calls".into()));
+            }
+            for (c, call) in calls.iter().enumerate() {
+                blocks.push(openai_call(call).map_err(|r| fail(format!("tool call {c}: {r}")))?);
+            }
+        }
+        if blocks.is_empty() {
+            return Err(fail("the message has neither content nor tool calls".into()));
+        }
+        let usage = match map.get("usage") {
+            None | Some(Value::Null) => None,
+            Some(usage) => Some(openai_usage(usage).map_err(fail)?),
+        };
+        let stop_reason = optional_string(map, "finish_reason").map_err(fail)?.map(|reason| {
+            match reason.as_str() {
+                "stop" => "end_turn",
+                "length" => "max_tokens",
+                "tool_calls" | "function_call" => "tool_use",
+                other => other,
+            }
+            .to_owned()
+        });
+        let meta = Meta { id: optional_string(map, "id").map_err(fail)?, model: optional_string(map, "model").map_err(fail)?, stop_reason, usage };
+        out.push(Message { role, blocks, meta });
+    }
+    Ok(out)
+}
+
+/// An OpenAI content (string, null, or parts) as Anthropic: a string, or blocks.
+fn openai_content(content: Option<&Value>) -> Result<Value, String> {
+    let parts = match content {
+        None | Some(Value::Null) => return Ok(Value::String(String::new())),
+        Some(Value::String(text)) => return Ok(Value::String(text.clone())),
+        Some(Value::Array(parts)) => parts,
+        Some(_) => return Err("`content` is neither a string, null nor an array of parts".into()),
+    };
+    let mut blocks = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let map = object(part, "a content part")?;
+        match string(map, "type", "content part")? {
+            "text" => blocks.push(json!({ "type": "text", "text": nonempty(map, "text", "text part")? })),
+            "image_url" => {
+                let url = map.get("image_url").and_then(|u| u.get("url")).and_then(Value::as_str);
+                let url = url.filter(|u| !u.is_empty()).ok_or_else(|| format!("content part {i}: `image_url.url` is missing"))?;
+                let source = match url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
+                    Some((media_type, data)) => json!({ "type": "base64", "media_type": media_type, "data": data }),
+                    None => json!({ "type": "url", "url": url }),
+                };
+                blocks.push(json!({ "type": "image", "source": source }));
+            }
+            other => return Err(format!("content part {i}: unknown type `{other}` (use `text` or `image_url`)")),
+        }
+    }
+    Ok(Value::Array(blocks))
+}
+
+fn openai_call(call: &Value) -> Result<Block, String> {
+    let map = object(call, "the call")?;
+    let id = nonempty(map, "id", "tool call")?;
+    let function = object(map.get("function").unwrap_or(&Value::Null), "`function`")?;
+    let name = nonempty(function, "name", "tool call function")?;
+    let input = match function.get("arguments") {
+        Some(Value::String(args)) if args.trim().is_empty() => json!({}),
+        Some(Value::String(args)) => {
+            serde_json::from_str::<Value>(args).map_err(|e| format!("`function.arguments` is not valid JSON: {e}"))?
+        }
+        Some(Value::Object(args)) => Value::Object(args.clone()),
+        _ => return Err("`function.arguments` is missing".into()),
+    };
+    if !input.is_object() {
+        return Err("`function.arguments` is not a JSON object".into());
+    }
+    let json = json!({ "type": "tool_use", "id": id, "name": name, "input": input }).to_string();
+    Ok(Block { kind: BlockKind::ToolUse { id: id.to_owned(), name: name.to_owned() }, json })
+}
+
+fn openai_usage(value: &Value) -> Result<Usage, String> {
+    let map = object(value, "`usage`")?;
+    let cached = map.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64).unwrap_or(0);
+    let prompt = count(map, "prompt_tokens")?;
+    Ok(Usage { input: prompt.saturating_sub(cached), output: count(map, "completion_tokens")?, cache_read: cached, cache_creation: 0 })
+}
+
+/// The text of a message, for the simple `append(role, text)` path.
+pub(crate) fn text_message(role: Role, text: &str) -> Result<Vec<Message>, Error> {
+    if text.is_empty() {
+        return Err(Error::InvalidArgument("the message text is empty".into()));
+    }
+    Ok(alloc::vec![Message::text(role, text)])
+}

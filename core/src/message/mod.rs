@@ -1,0 +1,193 @@
+//! Agent messages: what an agent loop exchanges with a model, in one canonical shape —
+//! the Anthropic Messages API's content blocks, Claude Code's native ones. Input in
+//! Anthropic's or OpenAI's chat shape is validated and converted here (`input`); stored
+//! lines of every dialect are read back into the same blocks (`canonical`); the tool
+//! calls still waiting for a result are followed by one rule (`calls`); and a resumed
+//! context is rendered for a provider (`render`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::format::Role;
+
+pub(crate) mod calls;
+pub(crate) mod canonical;
+pub(crate) mod input;
+pub(crate) mod render;
+
+pub use render::ProviderContext;
+
+/// A model API's message shape: how turns are given to Mneme and how a context is
+/// handed back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// Anthropic's Messages API: `{role, content: [blocks]}`, tool results as
+    /// `tool_result` blocks in the next user message.
+    #[default]
+    Anthropic,
+    /// OpenAI's chat completions: assistant `tool_calls`, `tool` role results.
+    Openai,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::Openai => "openai",
+        }
+    }
+}
+
+/// Messages to append in one write: an assistant reply and the results of the tools it
+/// called, or any run of messages. All of it lands, or none of it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Turn {
+    /// A fresh unique id (UUID v4) from the host: the first line's; the ids of the
+    /// other lines are derived from it, since the core has no randomness.
+    pub uuid: String,
+    /// When the turn was written, Unix milliseconds.
+    pub now_ms: i64,
+    /// The agent's working directory; a new session is filed under its project.
+    pub cwd: String,
+    /// The shape `messages` is written in.
+    pub provider: Provider,
+    /// One message or a JSON array of them, in `provider`'s shape. Anthropic: the API's
+    /// message (or response) objects, with `id`, `model`, `stop_reason` and `usage` kept
+    /// on assistant messages. OpenAI: chat messages (`tool_calls`, `tool` role).
+    pub messages: String,
+    /// Continue from this entry instead of the newest leaf: a rewind. Nothing is
+    /// deleted; the old branch stays in the file. Results in the turn must then answer
+    /// calls made in the same turn.
+    pub parent: Option<String>,
+}
+
+/// Who speaks in an injected message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    System,
+    User,
+    Assistant,
+}
+
+/// Where an injected message goes in a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// Before the first message (after the system prompt).
+    Start,
+    /// Just before the newest user prompt: where fresh recall and environment blocks
+    /// keep the cached prefix intact.
+    BeforeLastPrompt,
+    /// After the last message.
+    End,
+}
+
+/// Ephemeral context (recalled memories, an environment block): placed in the context
+/// handed to the model, never written to the session.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Injection {
+    pub role: Speaker,
+    pub place: Place,
+    pub text: String,
+}
+
+/// One message in canonical form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Message {
+    pub role: Role,
+    pub blocks: Vec<Block>,
+    pub meta: Meta,
+}
+
+/// What a provider said about a reply besides its content.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Meta {
+    /// The API's message id (`msg_…`): Claude Code's split lines of one reply share it.
+    pub id: Option<String>,
+    pub model: Option<String>,
+    /// Anthropic's spelling: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, ...
+    pub stop_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// Token usage of one model reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        crate::tokens::saturating_sum([self.input, self.output, self.cache_read, self.cache_creation])
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_creation = self.cache_creation.saturating_add(other.cache_creation);
+    }
+}
+
+/// One content block: its JSON in the Anthropic shape, and what the write path needs
+/// to know about it without parsing it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub kind: BlockKind,
+    pub json: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    Text,
+    Thinking,
+    RedactedThinking,
+    ToolUse { id: String, name: String },
+    ToolResult { tool_use_id: String },
+    Image,
+    Document,
+    /// A block type this version does not know (server tools, citations, ...): kept as
+    /// given where the dialect can hold it.
+    Other,
+}
+
+impl Block {
+    pub fn text(text: &str) -> Block {
+        #[derive(serde::Serialize)]
+        struct Text<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            text: &'a str,
+        }
+        Block { kind: BlockKind::Text, json: serde_json::to_string(&Text { kind: "text", text }).unwrap_or_default() }
+    }
+
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.json).unwrap_or_default()
+    }
+}
+
+impl Message {
+    /// A message of one text block.
+    pub fn text(role: Role, text: &str) -> Message {
+        Message { role, blocks: alloc::vec![Block::text(text)], meta: Meta::default() }
+    }
+
+    /// The text of a message made only of text blocks, joined by newlines.
+    pub fn plain_text(&self) -> Option<String> {
+        let texts: Option<Vec<String>> = self
+            .blocks
+            .iter()
+            .map(|b| match b.kind {
+                BlockKind::Text => b.value()["text"].as_str().map(String::from),
+                _ => None,
+            })
+            .collect();
+        texts.map(|t| t.join("\n"))
+    }
+}
