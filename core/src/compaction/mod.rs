@@ -465,8 +465,8 @@ pub(crate) fn consecutive_failures(loaded: &Loaded) -> u32 {
 
 /// Where the kept part starts: the latest place to cut at or before the point where
 /// the newest messages reach the keep budget. Cuts fall only where an API round starts
-/// (a prompt, or the first line of an assistant response), never on tool results, so
-/// a tool call and its result always stay on the same side.
+/// (a prompt, or the first line of an assistant response), never on tool results nor
+/// inside a reply, so a tool call and its result always stay on the same side.
 fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
     let must_keep_from = match keep {
         Keep::RecentMessages(n) => units.len().checked_sub(n as usize)?,
@@ -490,10 +490,11 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
     (1..=must_keep_from).rev().find(|&i| match part_of(units[i]) {
         Part::Prompt => true,
         Part::ToolResults => false,
+        // A line of a reply already under way (the same `message.id`, with at most the
+        // results of its calls in between) is no start: context reads it as one message.
         Part::Assistant => {
-            part_of(units[i - 1]) != Part::Assistant
-                || message_id(units[i - 1]).is_none()
-                || message_id(units[i - 1]) != message_id(units[i])
+            let before = units[..i].iter().rev().find(|l| part_of(l) != Part::ToolResults);
+            !before.is_some_and(|b| part_of(b) == Part::Assistant && message_id(b).is_some() && message_id(b) == message_id(units[i]))
         }
     })
 }
