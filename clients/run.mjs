@@ -88,6 +88,66 @@ function merged(messages) {
   return turns;
 }
 
+/** JSON with object keys sorted, for comparing what two programs wrote. */
+function canonical(value) {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === "object") return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]));
+  return value;
+}
+
+/**
+ * Messages as the API reads them, blocks in full: string contents as one text block,
+ * a result's text content as a string, the client's own injections (system
+ * reminders) and cache markers left out, consecutive messages of one role merged.
+ */
+function normalized(messages) {
+  const out = [];
+  for (const message of messages) {
+    if (message.role === "system") continue;
+    const blocks = (typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content)
+      .filter((b) => !(b.type === "text" && b.text.startsWith("<system-reminder>")))
+      .map(({ cache_control, ...b }) => {
+        if (b.type === "text") return { ...b, text: b.text.trimEnd() };
+        // pi spells out `is_error: false`; the API reads its absence the same.
+        if (b.type === "tool_result" && b.is_error === false) delete b.is_error;
+        if (b.type === "tool_result" && Array.isArray(b.content) && b.content.every((c) => c.type === "text")) {
+          return { ...b, content: b.content.map((c) => c.text).join("\n") };
+        }
+        return b;
+      });
+    const last = out[out.length - 1];
+    if (last && last.role === message.role) last.content.push(...blocks);
+    else out.push({ role: message.role, content: blocks });
+  }
+  return canonical(out);
+}
+
+/** Mneme's provider-ready context of a session. */
+const providerContext = (root, id) => JSON.parse(mneme("--root", root, "context", id, "--format", "anthropic")).messages;
+
+/** An agent turn with every block a tool-using reply has: thinking, text, two calls, their results (one failed). */
+const TOOL_TURN = [
+  { role: "user", content: "what is in this folder?" },
+  {
+    role: "assistant", id: "msg_turn_1", model: "claude-sonnet-4-5", stop_reason: "tool_use",
+    usage: { input_tokens: 120, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 },
+    content: [
+      { type: "thinking", thinking: "I should list the files.", signature: "c2lnbmF0dXJl" },
+      { type: "text", text: "Let me look." },
+      { type: "tool_use", id: "toolu_01", name: "Bash", input: { command: "ls" } },
+      { type: "tool_use", id: "toolu_02", name: "Bash", input: { command: "cat missing.txt" } },
+    ],
+  },
+  {
+    role: "user",
+    content: [
+      { type: "tool_result", tool_use_id: "toolu_01", content: "notes.md" },
+      { type: "tool_result", tool_use_id: "toolu_02", content: "cat: missing.txt: No such file or directory", is_error: true },
+    ],
+  },
+  { role: "assistant", id: "msg_turn_2", model: "claude-sonnet-4-5", stop_reason: "end_turn", content: [{ type: "text", text: "There is notes.md." }] },
+];
+
 const scratch = mkdtempSync(join(tmpdir(), "mneme-clients-"));
 const api = await startMockApi();
 try {
@@ -142,6 +202,58 @@ try {
     assertEqual(api.requests.length, 1, "pi made one request");
     assertEqual(sent(api.requests[0]), merged([...before, ["user", "next question"]]), "what pi sent is Mneme's context plus the new prompt");
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what pi appended");
+  });
+
+  await test("Claude Code resumes a session of agent turns Mneme wrote (tool calls, results, an interrupted call) with exactly Mneme's provider context", async () => {
+    const home = join(scratch, "claude-tools-home");
+    const work = join(scratch, "claude-tools-work");
+    mkdirSync(work, { recursive: true });
+    const root = join(home, ".claude");
+    const id = "0b7e4c1d-2a3f-4e5d-8c9b-1a2b3c4d5e6f";
+    mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
+    // A turn cut short: the call was recorded, its result never was.
+    mneme("--root", root, "append", id, "--cwd", work, "--message", JSON.stringify({
+      role: "assistant", id: "msg_turn_3", content: [{ type: "text", text: "Reading it." }, { type: "tool_use", id: "toolu_03", name: "Read", input: { path: "notes.md" } }],
+    }));
+    const before = providerContext(root, id);
+    assertEqual(before.at(-2).content[0].tool_use_id, "toolu_03", "the interrupted call gets a synthetic result");
+    api.requests.length = 0;
+    const env = {
+      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
+    };
+    const out = JSON.parse(await client(CLAUDE, ["-p", "next question", "--resume", id, "--output-format", "json"], { cwd: work, env }));
+    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
+    const request = api.requests.find((r) => JSON.stringify(r.messages).includes("next question"));
+    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
+    const prompt = { role: "user", content: [{ type: "text", text: "next question" }] };
+    assertEqual(normalized(request.messages), normalized([...before, prompt]), "what Claude Code sent is Mneme's provider context plus the new prompt");
+    const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
+    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt, reply]), "Mneme resumes what Claude Code appended");
+  });
+
+  await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {
+    const home = join(scratch, "pi-tools-home");
+    const work = join(scratch, "pi-tools-work");
+    const root = join(scratch, "pi-tools-store");
+    const sessions = join(root, "projects", "p");
+    mkdirSync(join(home, ".pi/agent"), { recursive: true });
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
+    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
+    await pi("--session-dir", sessions, "-p", "first question");
+    const [file] = readdirSync(sessions);
+    const id = file.replace(/\.jsonl$/, "");
+    mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
+    const before = providerContext(root, id);
+    api.requests.length = 0;
+    await pi("--session", join(sessions, file), "-p", "next question");
+    assertEqual(api.requests.length, 1, "pi made one request");
+    const prompt = { role: "user", content: [{ type: "text", text: "next question" }] };
+    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt]), "what pi sent is Mneme's provider context plus the new prompt");
+    const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
+    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt, reply]), "Mneme resumes what pi appended");
   });
 } finally {
   api.close();

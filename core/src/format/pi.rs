@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{Compaction, Dialect, Format, Header, Marker, Role, json, nth_uuid, tool_name};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
-use crate::message::{Block, BlockKind, Message, Usage};
+use crate::message::{Block, BlockKind, Message, Provider, Usage};
 use crate::transcript::scan::Line;
 
 pub(crate) struct Pi;
@@ -122,9 +122,15 @@ impl Dialect for Pi {
             match message.role {
                 Role::Assistant => {
                     let content = message.blocks.iter().map(|b| assistant_block(b)).collect::<Result<Vec<_>, _>>()?;
+                    // pi names the API a reply came from; a reply given without its model
+                    // is Mneme's own.
+                    let (api, provider, model) = match (message.meta.api, &message.meta.model) {
+                        (Some(Provider::Anthropic), Some(model)) => ("anthropic-messages", "anthropic", model.as_str()),
+                        (Some(Provider::Openai), Some(model)) => ("openai-completions", "openai", model.as_str()),
+                        _ => ("mneme", "mneme", "mneme"),
+                    };
                     let mut wire = serde_json::json!({
-                        "role": "assistant", "content": content, "api": "mneme", "provider": "mneme",
-                        "model": message.meta.model.as_deref().unwrap_or("mneme"),
+                        "role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
                         "usage": usage(message.meta.usage.unwrap_or_default()),
                         "stopReason": stop_reason(message.meta.stop_reason.as_deref()),
                         "timestamp": header.now_ms,

@@ -87,7 +87,13 @@ fn anthropic(value: &Value) -> Result<Message, String> {
         None | Some(Value::Null) => None,
         Some(usage) => Some(anthropic_usage(usage)?),
     };
-    let meta = Meta { id: optional_string(map, "id")?, model: optional_string(map, "model")?, stop_reason: optional_string(map, "stop_reason")?, usage };
+    let meta = Meta {
+        id: optional_string(map, "id")?,
+        model: optional_string(map, "model")?,
+        stop_reason: optional_string(map, "stop_reason")?,
+        usage,
+        api: Some(Provider::Anthropic),
+    };
     Ok(Message { role, blocks, meta })
 }
 
@@ -244,7 +250,13 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
             }
             .to_owned()
         });
-        let meta = Meta { id: optional_string(map, "id").map_err(fail)?, model: optional_string(map, "model").map_err(fail)?, stop_reason, usage };
+        let meta = Meta {
+            id: optional_string(map, "id").map_err(fail)?,
+            model: optional_string(map, "model").map_err(fail)?,
+            stop_reason,
+            usage,
+            api: Some(Provider::Openai),
+        };
         out.push(Message { role, blocks, meta });
     }
     Ok(out)

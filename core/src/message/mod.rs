@@ -110,6 +110,9 @@ pub(crate) struct Meta {
     /// Anthropic's spelling: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, ...
     pub stop_reason: Option<String>,
     pub usage: Option<Usage>,
+    /// The API whose shape the message came in: what produced a reply, for dialects
+    /// that record it (pi replays a reply's thinking only to the API that wrote it).
+    pub api: Option<Provider>,
 }
 
 /// Token usage of one model reply.
