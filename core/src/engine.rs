@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
-use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, Subagent, Transcript};
 use crate::storage::Storage;
 use crate::store::Store;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
-    Applied, CheckReport, Injection, Provider, ProviderContext, Turn, CompactionIds, Context, Entry, Limits, Listing, Mirror, Mode, NewEntry, Plan, RepairReport, Settings, Subagent,
-    Transcript, block_on,
+    Applied, CheckReport, CompactionIds, Context, Entry, Injection, Limits, Listing, Mirror, Mode, NewEntry, Plan, Provider,
+    ProviderContext, RepairReport, Settings, Subagent, Transcript, Turn, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};

@@ -9,9 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
-    Injection, Place, Provider, Speaker, Turn,
-    Action, Applied, CheckReport, CompactionIds, Context, Entry, Keep, Limits, LoadReport, Mode, NewEntry, Plan, RepairReport, Role,
-    SessionInfo, Settings, Subagent, Transcript, Trigger,
+    Action, Applied, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Limits, LoadReport, Mode, NewEntry, Place, Plan,
+    Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, Runtime};

@@ -167,8 +167,7 @@ impl Dialect for Claude {
             n += 1;
             nth_uuid(header.uuid, n - 1)
         };
-        let mut call_lines: BTreeMap<String, String> =
-            calls.calls.iter().filter_map(|c| Some((c.id.clone(), c.line.clone()?))).collect();
+        let mut call_lines: BTreeMap<String, String> = calls.calls.iter().filter_map(|c| Some((c.id.clone(), c.line.clone()?))).collect();
         let mut written_early: BTreeSet<(usize, usize)> = BTreeSet::new();
         for (i, message) in messages.iter().enumerate() {
             match message.role {
@@ -204,7 +203,11 @@ impl Dialect for Claude {
                         let BlockKind::ToolUse { id, .. } = &block.kind else { continue };
                         call_lines.insert(id.clone(), uuid.clone());
                         let Some(next) = messages.get(i + 1).filter(|m| m.role == Role::User) else { continue };
-                        let answer = next.blocks.iter().enumerate().find(|(_, b)| matches!(&b.kind, BlockKind::ToolResult { tool_use_id } if tool_use_id == id));
+                        let answer = next
+                            .blocks
+                            .iter()
+                            .enumerate()
+                            .find(|(_, b)| matches!(&b.kind, BlockKind::ToolResult { tool_use_id } if tool_use_id == id));
                         if let Some((j, result)) = answer {
                             let result_id = next_id();
                             out.push(result_line(header, parent.as_deref(), &result_id, result, Some(&uuid))?);

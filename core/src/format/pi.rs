@@ -153,11 +153,14 @@ impl Dialect for Pi {
                             Value::Array(blocks) => Value::Array(blocks.iter().map(user_value).collect::<Result<_, _>>()?),
                             _ => serde_json::json!([]),
                         };
-                        push(&mut out, serde_json::json!({
-                            "role": "toolResult", "toolCallId": tool_use_id,
-                            "toolName": tool_name(messages, calls, tool_use_id),
-                            "content": content, "isError": value["is_error"] == Value::Bool(true), "timestamp": header.now_ms,
-                        }))?;
+                        push(
+                            &mut out,
+                            serde_json::json!({
+                                "role": "toolResult", "toolCallId": tool_use_id,
+                                "toolName": tool_name(messages, calls, tool_use_id),
+                                "content": content, "isError": value["is_error"] == Value::Bool(true), "timestamp": header.now_ms,
+                            }),
+                        )?;
                     }
                     if !rest.is_empty() {
                         push(&mut out, serde_json::json!({ "role": "user", "content": rest, "timestamp": header.now_ms }))?;

@@ -6,8 +6,8 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use serde_json::{Value, json};
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use super::calls::Activity;
 use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
@@ -125,8 +125,7 @@ fn step_block(activity: &mut Activity, block: &Block) {
 
 /// What a message about to be written does to the pending calls.
 pub(crate) fn message_activity(message: &super::Message) -> Activity {
-    let mut activity =
-        Activity { assistant: message.role == crate::Role::Assistant, calls: Vec::new(), answers: Vec::new(), other: false };
+    let mut activity = Activity { assistant: message.role == crate::Role::Assistant, calls: Vec::new(), answers: Vec::new(), other: false };
     for block in &message.blocks {
         match &block.kind {
             super::BlockKind::ToolUse { id, name } => activity.calls.push((id.clone(), name.clone())),

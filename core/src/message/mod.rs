@@ -150,8 +150,13 @@ pub(crate) enum BlockKind {
     Text,
     Thinking,
     RedactedThinking,
-    ToolUse { id: String, name: String },
-    ToolResult { tool_use_id: String },
+    ToolUse {
+        id: String,
+        name: String,
+    },
+    ToolResult {
+        tool_use_id: String,
+    },
     Image,
     Document,
     /// A block type this version does not know (server tools, citations, ...): kept as

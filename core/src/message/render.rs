@@ -34,7 +34,8 @@ pub struct ProviderContext {
 pub(crate) const INTERRUPTED_RESULT: &str = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
 
 /// The reply Claude Code puts after such results when they end the conversation, so
-/// the next prompt does not run into them.
+/// the next prompt does not run into them (a context whose last message is a user's,
+/// injected or not, has no need of it).
 pub(crate) const NO_RESPONSE: &str = "No response requested.";
 
 struct Turn {
@@ -120,7 +121,9 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
         for id in &missing {
             next.blocks.push(json!({ "type": "tool_result", "tool_use_id": id, "content": INTERRUPTED_RESULT, "is_error": true }));
         }
-        let ends = !missing.is_empty() && i + 2 == turns.len();
+        // Only results ending the conversation: the next prompt would run into them.
+        let only_results = next.blocks.iter().all(is_result);
+        let ends = !missing.is_empty() && i + 2 == turns.len() && only_results;
         interrupted.extend(missing);
         if ends {
             turns.push(Turn { assistant: true, blocks: alloc::vec![text_block(NO_RESPONSE)] });

@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
 use crate::error::Error;
 use crate::format::{Dialect, Header, Marker, Role};
+use crate::keys;
 use crate::message::calls::{self, PendingCalls};
 use crate::message::{Message, Turn, input};
-use crate::keys;
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
 use crate::support::ids::derived_id;
@@ -267,12 +267,7 @@ impl<S: Storage> Store<S> {
         let written = scan::scan_part(part, json.as_bytes(), &text);
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
-        let entries = written
-            .lines
-            .iter()
-            .zip(line_no..)
-            .map(|(line, number)| Entry { line: number, ..line.to_entry() })
-            .collect();
+        let entries = written.lines.iter().zip(line_no..).map(|(line, number)| Entry { line: number, ..line.to_entry() }).collect();
         Ok(entries)
     }
 

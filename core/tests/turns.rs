@@ -1,0 +1,337 @@
+//! Agent turns: full messages in every block type, validated, written in one write in
+//! each dialect, and read back provider-ready.
+
+use mneme_core::storage::faulty::Faulty;
+use mneme_core::{Error, InMemoryStorage, Injection, NewEntry, Place, Provider, Role, Speaker, Storage, Store, Turn, block_on};
+use serde_json::{Value, json};
+
+const T0: i64 = 1_771_267_670_590;
+const KEY: &str = "projects/-p/s.jsonl";
+
+fn turn(uuid: &str, messages: Value) -> Turn {
+    Turn { uuid: uuid.into(), now_ms: T0, cwd: "/p".into(), provider: Provider::Anthropic, messages: messages.to_string(), parent: None }
+}
+
+fn lines(storage: &InMemoryStorage, key: &str) -> Vec<Value> {
+    let bytes = block_on(storage.read(key, 0, None)).unwrap();
+    String::from_utf8(bytes).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn size(storage: &impl Storage) -> u64 {
+    block_on(storage.list("")).unwrap().iter().map(|i| i.size).sum()
+}
+
+fn body(store: &Store<impl Storage>, provider: Provider, injections: &[Injection]) -> Value {
+    let context = block_on(store.provider_context("s", provider, injections)).unwrap();
+    serde_json::from_str(&context.body).unwrap()
+}
+
+/// A reply with every assistant block, and its results (one an error, one with an image).
+fn tool_turn() -> Value {
+    json!([
+        { "role": "user", "content": [
+            { "type": "text", "text": "what is in this picture and folder?" },
+            { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo=" } },
+            { "type": "document", "source": { "type": "text", "media_type": "text/plain", "data": "notes" } },
+        ] },
+        { "role": "assistant", "id": "msg_1", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+          "usage": { "input_tokens": 100, "output_tokens": 30, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 7 },
+          "content": [
+            { "type": "thinking", "thinking": "list it", "signature": "sig" },
+            { "type": "redacted_thinking", "data": "opaque" },
+            { "type": "text", "text": "Looking." },
+            { "type": "tool_use", "id": "toolu_a", "name": "Bash", "input": { "command": "ls" } },
+            { "type": "tool_use", "id": "toolu_b", "name": "Screenshot", "input": {} },
+        ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_b", "content": [
+                { "type": "text", "text": "the screen" },
+                { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AAAA" } },
+            ] },
+            { "type": "tool_result", "tool_use_id": "toolu_a", "content": "ls: permission denied", "is_error": true },
+        ] },
+        { "role": "assistant", "id": "msg_2", "content": [{ "type": "text", "text": "Done." }] },
+    ])
+}
+
+#[test]
+fn a_turn_is_written_as_claude_code_writes_it() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let written = block_on(store.append_turn("s", turn("00000000-0000-4000-8000-000000000001", tool_turn()))).unwrap();
+    let lines = lines(&storage, KEY);
+    assert_eq!(written.len(), lines.len(), "every line written is returned");
+    let shape: Vec<(String, Value)> =
+        lines.iter().map(|l| (l["type"].as_str().unwrap().to_owned(), l["message"]["content"][0]["type"].clone())).collect();
+    let expected = [
+        ("user", Value::Null),
+        ("assistant", json!("thinking")),
+        ("assistant", json!("redacted_thinking")),
+        ("assistant", json!("text")),
+        ("assistant", json!("tool_use")),
+        ("user", json!("tool_result")),
+        ("assistant", json!("tool_use")),
+        ("user", json!("tool_result")),
+        ("assistant", json!("text")),
+    ];
+    let expected: Vec<(String, Value)> = expected.into_iter().map(|(t, v)| (t.to_owned(), v)).collect();
+    // The prompt holds an image and a document: blocks, not a string.
+    assert_eq!(lines[0]["message"]["content"][1]["type"], "image");
+    assert_eq!(shape[1..], expected[1..], "one line per block; each call followed by its result");
+    assert_eq!(lines[0]["uuid"], "00000000-0000-4000-8000-000000000001", "the first line has the host's id");
+    for pair in lines.windows(2) {
+        assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"], "the lines chain in order");
+    }
+    let ids: std::collections::BTreeSet<&str> = lines.iter().map(|l| l["uuid"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), lines.len(), "derived ids are distinct");
+    for line in &lines[1..5] {
+        assert_eq!(line["message"]["id"], "msg_1", "split lines share message.id");
+        assert_eq!(line["message"]["usage"]["cache_read_input_tokens"], 50, "and the reply's usage");
+        assert_eq!(line["message"]["model"], "claude-sonnet-4-5");
+    }
+    assert_eq!(lines[5]["sourceToolAssistantUUID"], lines[4]["uuid"], "a result names the line of its call");
+    assert_eq!(lines[5]["message"]["content"][0]["tool_use_id"], "toolu_a");
+    assert_eq!(lines[7]["message"]["content"][0]["tool_use_id"], "toolu_b");
+
+    let anthropic = body(&store, Provider::Anthropic, &[]);
+    let messages = anthropic["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "prompt, the reply merged, its results together, the answer: {anthropic}");
+    assert_eq!(messages[1]["content"].as_array().unwrap().len(), 5);
+    let results: Vec<&str> = messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(results, ["toolu_a", "toolu_b"]);
+    assert!(anthropic.get("system").is_none());
+    let check = block_on(store.check("s")).unwrap();
+    assert!(!check.has_problems(), "{check:?}");
+}
+
+#[test]
+fn the_openai_shape_goes_in_and_comes_out() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let messages = json!([
+        { "role": "user", "content": [{ "type": "text", "text": "weather?" }, { "type": "image_url", "image_url": { "url": "data:image/png;base64,AAAA" } }] },
+        { "role": "assistant", "content": null, "finish_reason": "tool_calls", "model": "gpt-4o",
+          "usage": { "prompt_tokens": 40, "completion_tokens": 9, "prompt_tokens_details": { "cached_tokens": 30 } },
+          "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "weather", "arguments": "{\"city\":\"Oslo\"}" } }] },
+        { "role": "tool", "tool_call_id": "call_1", "content": "rain" },
+        { "role": "assistant", "content": "It rains in Oslo." },
+    ]);
+    let t = Turn { provider: Provider::Openai, ..turn("u1", messages) };
+    block_on(store.append_turn("s", t)).unwrap();
+    let lines = lines(&storage, KEY);
+    assert_eq!(
+        lines[1]["message"]["content"][0],
+        json!({ "type": "tool_use", "id": "call_1", "name": "weather", "input": { "city": "Oslo" } })
+    );
+    assert_eq!(lines[1]["message"]["stop_reason"], "tool_use");
+    assert_eq!(lines[1]["message"]["usage"]["input_tokens"], 10, "cached prompt tokens are cache reads");
+    assert_eq!(lines[0]["message"]["content"][1]["source"], json!({ "type": "base64", "media_type": "image/png", "data": "AAAA" }));
+    let openai = body(&store, Provider::Openai, &[Injection { role: Speaker::System, place: Place::Start, text: "be brief".into() }]);
+    assert_eq!(
+        openai["messages"],
+        json!([
+            { "role": "system", "content": "be brief" },
+            { "role": "user", "content": [
+                { "type": "text", "text": "weather?" },
+                { "type": "image_url", "image_url": { "url": "data:image/png;base64,AAAA" } },
+            ] },
+            { "role": "assistant", "content": null, "tool_calls": [
+                { "id": "call_1", "type": "function", "function": { "name": "weather", "arguments": "{\"city\":\"Oslo\"}" } },
+            ] },
+            { "role": "tool", "tool_call_id": "call_1", "content": "rain" },
+            { "role": "assistant", "content": "It rains in Oslo." },
+        ])
+    );
+}
+
+#[test]
+fn malformed_messages_are_refused_and_nothing_is_written() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append_turn("s", turn("u0", json!({ "role": "user", "content": "hi" })))).unwrap();
+    let before = size(&storage);
+    let cases = [
+        (json!([{ "role": "assistant", "content": [{ "type": "tool_use", "id": "t", "name": "x" }] }]), 0, "input"),
+        (json!([{ "role": "assistant", "content": [{ "type": "text", "text": "" }] }]), 0, "empty"),
+        (json!([{ "role": "user", "content": [{ "type": "thinking", "thinking": "x" }] }]), 0, "assistant message"),
+        (
+            json!([{ "role": "assistant", "content": "ok" }, { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "nope" }] }]),
+            1,
+            "no pending call",
+        ),
+        (json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "file" } }] }]), 0, "source type"),
+        (json!([{ "role": "system", "content": "be brief" }]), 0, "injection"),
+        (json!([{ "role": "user", "content": [] }]), 0, "no blocks"),
+        (json!([]), 0, "at least one"),
+    ];
+    for (messages, index, words) in cases {
+        match block_on(store.append_turn("s", turn("u1", messages.clone()))) {
+            Err(Error::InvalidMessage { message, reason }) => {
+                assert_eq!(message, index, "{messages}: {reason}");
+                assert!(reason.contains(words), "{messages}: `{reason}` should say `{words}`");
+            }
+            other => panic!("{messages}: {other:?}"),
+        }
+        assert_eq!(size(&storage), before, "{messages}: nothing was written");
+    }
+    let openai = Turn {
+        provider: Provider::Openai,
+        ..turn("u1", json!([{ "role": "assistant", "tool_calls": [{ "id": "c", "function": { "name": "f", "arguments": "{oops" } }] }]))
+    };
+    assert!(matches!(block_on(store.append_turn("s", openai)), Err(Error::InvalidMessage { .. })));
+    assert_eq!(size(&storage), before);
+}
+
+#[test]
+fn results_may_come_in_a_later_write_but_only_for_the_last_reply() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let call = json!({ "role": "assistant", "id": "m1", "content": [{ "type": "tool_use", "id": "t1", "name": "Bash", "input": {} }] });
+    let written = block_on(store.append_turn("s", turn("u1", call))).unwrap();
+    let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "ok" }] });
+    // A fresh store reads the pending call from storage; the writing store from its cache.
+    for (name, store) in [("fresh", &Store::new(&storage)), ("warm", &store)] {
+        let scratch_before = size(&storage);
+        let again = block_on(store.append_turn(
+            "s",
+            turn("u2", json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t9", "content": "x" }] })),
+        ));
+        assert!(matches!(again, Err(Error::InvalidMessage { .. })), "{name}: {again:?}");
+        assert_eq!(size(&storage), scratch_before);
+    }
+    let answered = block_on(Store::new(&storage).append_turn("s", turn("u2", result.clone()))).unwrap();
+    assert_eq!(answered[0].parent_uuid, written[0].uuid);
+    let line = &lines(&storage, KEY)[1];
+    assert_eq!(line["sourceToolAssistantUUID"], "u1");
+    // Answered once: a second answer has no call to answer (the cache followed the write).
+    let twice = block_on(store.append_turn("s", turn("u3", result)));
+    assert!(matches!(twice, Err(Error::InvalidMessage { .. })), "{twice:?}");
+}
+
+#[test]
+fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append("s", NewEntry { uuid: "p1".into(), now_ms: T0, role: Role::User, text: "first".into(), cwd: "/p".into() }))
+        .unwrap();
+    let call = json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "Bash", "input": {} }] });
+    block_on(store.append_turn("s", turn("u1", call))).unwrap();
+    let injections = [
+        Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text: "<recall>milk</recall>".into() },
+        Injection { role: Speaker::System, place: Place::Start, text: "sys".into() },
+        Injection { role: Speaker::User, place: Place::End, text: "<env>cwd=/p</env>".into() },
+    ];
+    let context = block_on(store.provider_context("s", Provider::Anthropic, &injections)).unwrap();
+    assert_eq!(context.interrupted, ["t1"]);
+    let body: Value = serde_json::from_str(&context.body).unwrap();
+    assert_eq!(body["system"], "sys");
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], "<recall>milk</recall>", "before the newest prompt");
+    assert_eq!(messages[0]["content"][1]["text"], "first");
+    let results = &messages[2]["content"];
+    assert_eq!((results[0]["tool_use_id"].as_str(), results[0]["is_error"].as_bool()), (Some("t1"), Some(true)));
+    assert_eq!(results[1]["text"], "<env>cwd=/p</env>", "the result comes first, the injection after it");
+    assert_eq!(messages.len(), 3, "{body}");
+    let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
+    assert!(!written.contains("recall") && !written.contains("interrupted"), "injections and synthetic results are never written");
+    // Without an injection after them, the synthetic results end the context with
+    // Claude Code's "No response requested." so the next prompt alternates.
+    let plain = body_of(&store);
+    let last = plain["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last, json!({ "role": "assistant", "content": [{ "type": "text", "text": "No response requested." }] }));
+}
+
+fn body_of(store: &Store<impl Storage>) -> Value {
+    body(store, Provider::Anthropic, &[])
+}
+
+#[test]
+fn a_rewind_continues_from_an_earlier_message_and_keeps_the_rest() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for (i, text) in ["one", "two", "three"].into_iter().enumerate() {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        block_on(store.append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": text })))).unwrap();
+    }
+    let rewind = Turn { parent: Some("u1".into()), now_ms: T0 + 1, ..turn("u3", json!({ "role": "user", "content": "three, again" })) };
+    block_on(store.append_turn("s", rewind)).unwrap();
+    let texts = |store: &Store<&InMemoryStorage>| -> Vec<String> {
+        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| m.text).collect()
+    };
+    assert_eq!(texts(&store), ["one", "two", "three, again"]);
+    assert_eq!(texts(&Store::new(&storage)), ["one", "two", "three, again"], "a fresh read agrees");
+    assert_eq!(block_on(store.load("s")).unwrap().entries.len(), 4, "nothing was deleted");
+    let next =
+        block_on(store.append_turn("s", Turn { now_ms: T0 + 2, ..turn("u4", json!({ "role": "assistant", "content": "ok" })) })).unwrap();
+    assert_eq!(next[0].parent_uuid.as_deref(), Some("u3"), "the next append continues the new branch");
+    let missing = Turn { parent: Some("nope".into()), ..turn("u5", json!({ "role": "user", "content": "x" })) };
+    assert!(matches!(block_on(store.append_turn("s", missing)), Err(Error::EntryNotFound { .. })));
+}
+
+#[test]
+fn pi_and_crab_sessions_get_their_own_dialect() {
+    let storage = InMemoryStorage::new();
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    block_on(storage.append("projects/-p/crab1.jsonl", b"{\"agent\":\"crab\"}\n")).unwrap();
+    let store = Store::new(&storage);
+    let refused = block_on(store.append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", tool_turn())));
+    assert!(matches!(refused, Err(Error::Unsupported { .. })), "{refused:?}");
+    // pi has no document blocks: the whole turn is refused, nothing written.
+    assert_eq!(lines(&storage, "projects/-p/pi1.jsonl").len(), 1);
+    let mut messages = tool_turn();
+    messages[0]["content"].as_array_mut().unwrap().pop();
+    block_on(store.append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", messages))).unwrap();
+    let pi = lines(&storage, "projects/-p/pi1.jsonl");
+    let roles: Vec<&str> = pi[1..].iter().map(|l| l["message"]["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "toolResult", "assistant"]);
+    assert_eq!(pi[2]["message"]["content"][4], json!({ "type": "toolCall", "id": "toolu_b", "name": "Screenshot", "arguments": {} }));
+    assert_eq!(pi[2]["message"]["api"], "anthropic-messages");
+    assert_eq!(pi[2]["message"]["usage"]["cacheRead"], 50);
+    assert_eq!(pi[2]["message"]["stopReason"], "toolUse");
+    assert_eq!((pi[3]["message"]["toolName"].as_str(), pi[3]["message"]["toolCallId"].as_str()), (Some("Screenshot"), Some("toolu_b")));
+    assert_eq!(pi[4]["message"]["isError"], true);
+    for pair in pi[1..].windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
+    // Read back canonical: results say which call they answer.
+    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, &[])).unwrap().body;
+    assert!(body.contains("\"tool_use_id\":\"toolu_b\"") && body.contains("\"type\":\"tool_use\""), "{body}");
+
+    let crab = block_on(store.append_turn("crab1", turn("c1", tool_turn())));
+    assert!(matches!(crab, Err(Error::Unsupported { .. })), "{crab:?}");
+    block_on(
+        store.append_turn("crab1", turn("c1", json!([{ "role": "user", "content": "hi" }, { "role": "assistant", "content": "hello" }]))),
+    )
+    .unwrap();
+    assert_eq!(
+        lines(&storage, "projects/-p/crab1.jsonl")[1..],
+        [json!({ "role": "user", "content": "hi" }), json!({ "role": "assistant", "content": "hello" })]
+    );
+}
+
+#[test]
+fn a_turn_is_atomic_when_storage_fails_at_any_call() {
+    let mut n = 1;
+    loop {
+        let storage = Faulty::new(InMemoryStorage::new(), n);
+        let store = Store::new(&storage);
+        let outcome = block_on(store.append_turn("s", turn("u1", tool_turn())));
+        let stored = block_on(storage.inner.list("projects/")).unwrap();
+        let lines = match stored.first() {
+            Some(info) => String::from_utf8(block_on(storage.inner.read(&info.key, 0, None)).unwrap()).unwrap().lines().count(),
+            None => 0,
+        };
+        match outcome {
+            Ok(written) => {
+                assert_eq!(lines, written.len());
+                if storage.calls.get() < n {
+                    break;
+                }
+            }
+            Err(_) => assert_eq!(lines, 0, "failing call {n}: all or nothing"),
+        }
+        n += 1;
+        assert!(n < 100, "the turn never succeeded");
+    }
+}
