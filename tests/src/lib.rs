@@ -11,6 +11,8 @@
 //! { "name": "…", "files": { "<key>": "<content>" },
 //!   "limits": { "part_bytes": 300, "total_bytes": 2000 },      (optional)
 //!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
+//!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"? }, "expect": … },
+//!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
 //!              { "repair": { "id", "now_ms" }, "expect": … },
@@ -32,7 +34,7 @@
 //! of the core's `Entry`, `Transcript` and `Listing`.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{CompactionIds, Engine, EngineError, Limits, Mode, NewEntry, Plan, Role, Settings};
+use mneme_core::{CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Provider, Role, Settings, Turn};
 use serde_json::{Value, json};
 
 /// Lists the keys in a host's storage under a prefix, sorted.
@@ -47,8 +49,11 @@ pub struct Subject<H> {
 }
 
 /// The vector files, embedded so every test binary carries them.
-pub const VECTOR_FILES: &[(&str, &str)] =
-    &[("sessions.json", include_str!("../vectors/sessions.json")), ("compaction.json", include_str!("../vectors/compaction.json"))];
+pub const VECTOR_FILES: &[(&str, &str)] = &[
+    ("sessions.json", include_str!("../vectors/sessions.json")),
+    ("compaction.json", include_str!("../vectors/compaction.json")),
+    ("turns.json", include_str!("../vectors/turns.json")),
+];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
 pub type Seed = Vec<(String, Vec<u8>)>;
@@ -99,6 +104,14 @@ fn step_name(step: &Value) -> &str {
     step.as_object().and_then(|o| o.keys().find(|k| *k != "expect")).map_or("?", String::as_str)
 }
 
+/// A provider from a vector (Anthropic when it names none).
+fn provider(value: &Value) -> Result<Provider, String> {
+    if value.is_null() {
+        return Ok(Provider::Anthropic);
+    }
+    serde_json::from_value(value.clone()).map_err(|e| format!("bad provider: {e}"))
+}
+
 /// Compaction settings from a vector (the defaults for what it does not name).
 fn settings(args: &Value) -> Result<Settings, String> {
     if args.is_null() {
@@ -119,6 +132,20 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let now_ms = args["now_ms"].as_i64().ok_or("`append` needs an integer `now_ms`")?;
             let entry = NewEntry { uuid: text("uuid")?, now_ms, role, text: text("text")?, cwd: text("cwd")? };
             to_outcome(host.append(&text("id")?, entry))
+        }
+        "append_turn" => {
+            let provider = provider(&args["provider"])?;
+            let parent = args["parent"].as_str().map(str::to_owned);
+            let turn =
+                Turn { uuid: text("uuid")?, now_ms: now()?, cwd: text("cwd")?, provider, messages: args["messages"].to_string(), parent };
+            to_outcome(host.append_turn(&text("id")?, turn))
+        }
+        "provider_context" => {
+            let injections: Vec<Injection> = match &args["injections"] {
+                Value::Null => Vec::new(),
+                list => serde_json::from_value(list.clone()).map_err(|e| format!("bad injections: {e}"))?,
+            };
+            to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, &injections))
         }
         "tombstone" => {
             let now_ms = args["now_ms"].as_i64().ok_or("`tombstone` needs an integer `now_ms`")?;

@@ -61,6 +61,18 @@ export class Mneme {
   readonly namespace: string;
   close(): void;
   append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
+  /**
+   * Appends a turn in one write (all or nothing): one message or an array, in
+   * Anthropic's shape or OpenAI's (`provider: "openai"`). Every tool result must answer
+   * a call of the reply it follows. `parent` rewinds to an earlier entry.
+   */
+  appendTurn(
+    id: string,
+    messages: AnthropicMessage | AnthropicMessage[] | OpenAIMessage | OpenAIMessage[],
+    options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null },
+  ): Promise<Entry[]>;
+  /** What to send a model next, in `provider`'s shape; injections are placed, never written. */
+  providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;
   tombstone(id: string, uuid: string, now?: number): Promise<null>;
   load(id: string): Promise<Transcript>;
   context(id: string): Promise<Context>;
@@ -92,4 +104,55 @@ export class Mneme {
   dreamGate(settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
   dreamAcquire(holder: string, settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
+}
+
+export type Provider = "anthropic" | "openai";
+
+/** A content block of Anthropic's Messages API (Claude Code's native shape). */
+export type Block =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature?: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; tool_use_id: string; content?: string | Block[]; is_error?: boolean }
+  | { type: "image"; source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } }
+  | { type: "document"; source: Record<string, unknown> };
+
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: string | Block[];
+  /** A reply's API message id; split lines of one reply share it. */
+  id?: string;
+  model?: string;
+  stop_reason?: string;
+  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+}
+
+export interface OpenAIMessage {
+  role: "user" | "assistant" | "tool";
+  content?: string | null | ({ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } })[];
+  tool_calls?: { id: string; type?: "function"; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  id?: string;
+  model?: string;
+  finish_reason?: string;
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
+}
+
+/** Ephemeral context: placed in a provider context, never written. */
+export interface Injection {
+  role: "system" | "user" | "assistant";
+  place: "start" | "before_last_prompt" | "end";
+  text: string;
+}
+
+export interface ProviderContext {
+  provider: Provider;
+  /** The request JSON: Anthropic `{system?, messages}`, OpenAI `{messages}`. */
+  body: string;
+  messages: number;
+  compacted: boolean;
+  tokens: number;
+  /** Calls without a result, each given a synthetic error result. */
+  interrupted: string[];
 }

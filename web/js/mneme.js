@@ -83,6 +83,22 @@ export class Mneme {
   append(id, { role, text: text_, cwd = "/", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(() => this.engine.append(text("id", id), text("uuid", uuid), num("now", now), text("role", role), text("text", text_), text("cwd", cwd)));
   }
+  /**
+   * Appends a turn in one write (all of it or nothing): one message or an array, in
+   * Anthropic's shape (content blocks, `tool_use` / `tool_result`) or OpenAI's
+   * (`tool_calls`, `tool` role) with `provider: "openai"`. `parent` rewinds: the turn
+   * continues from that entry instead of the newest one.
+   */
+  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = crypto.randomUUID(), now = Date.now(), parent = null } = {}) {
+    return call(() => {
+      const turn = { uuid: text("uuid", uuid), now_ms: num("now", now), cwd: text("cwd", cwd), provider: text("provider", provider), messages: JSON.stringify(messages), parent };
+      return this.engine.appendTurn(text("id", id), JSON.stringify(turn));
+    });
+  }
+  /** What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON. */
+  providerContext(id, { provider = "anthropic", injections = [] } = {}) {
+    return call(() => this.engine.providerContext(text("id", id), text("provider", provider), JSON.stringify(injections)));
+  }
   tombstone(id, uuid, now = Date.now()) { return call(() => this.engine.tombstone(text("id", id), text("uuid", uuid), num("now", now))); }
   load(id) { return call(() => this.engine.load(text("id", id))); }
   context(id) { return call(() => this.engine.context(text("id", id))); }

@@ -161,6 +161,13 @@ impl Engine {
         spawn(&self.store, |store| async move { store.append(&id, entry).await })
     }
 
+    /// `turn` is JSON (`mneme_core::Turn`: `{uuid, now_ms, cwd, provider, messages, parent}`).
+    #[wasm_bindgen(js_name = appendTurn)]
+    pub fn append_turn(&self, id: String, turn: String) -> Result<Promise, JsValue> {
+        let turn: Turn = from_json("turn", &turn)?;
+        Ok(spawn(&self.store, |store| async move { store.append_turn(&id, turn).await }))
+    }
+
     pub fn tombstone(&self, id: String, uuid: String, now_ms: f64) -> Promise {
         spawn(&self.store, |store| async move { store.tombstone(&id, &uuid, now_ms as i64).await })
     }
@@ -171,6 +178,14 @@ impl Engine {
 
     pub fn context(&self, id: String) -> Promise {
         spawn(&self.store, |store| async move { store.context(&id).await })
+    }
+
+    /// `provider` is `anthropic` or `openai`; `injections` JSON (`[{role, place, text}]`).
+    #[wasm_bindgen(js_name = providerContext)]
+    pub fn provider_context(&self, id: String, provider: String, injections: String) -> Result<Promise, JsValue> {
+        let provider: Provider = from_json("provider", &serde_json::Value::String(provider).to_string())?;
+        let injections: Vec<Injection> = from_json("injections", &injections)?;
+        Ok(spawn(&self.store, |store| async move { store.provider_context(&id, provider, &injections).await }))
     }
 
     pub fn check(&self, id: String) -> Promise {

@@ -2,7 +2,7 @@
 // same operations and the same matching rules as the Rust runner (tests/src/lib.rs).
 import { Mneme } from "/web/js/mneme.js";
 
-export const VECTOR_FILES = ["sessions.json", "compaction.json"];
+export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
@@ -40,6 +40,8 @@ async function outcome(promise) {
 async function step(store, op, args, state) {
   switch (op) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
+    case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null }));
+    case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", injections: args.injections ?? [] }));
     case "tombstone": return outcome(store.tombstone(args.id, args.uuid, args.now_ms));
     case "load": return outcome(store.load(args.id));
     case "context": return outcome(store.context(args.id));
