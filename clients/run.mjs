@@ -255,6 +255,57 @@ try {
     const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
     assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt, reply]), "Mneme resumes what pi appended");
   });
+
+  await test("Claude Code resumes a fork Mneme made from the middle of a session, with exactly Mneme's provider context", async () => {
+    const home = join(scratch, "claude-fork-home");
+    const work = join(scratch, "claude-fork-work");
+    mkdirSync(work, { recursive: true });
+    const root = join(home, ".claude");
+    const id = "5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
+    const forkId = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d";
+    mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
+    mneme("--root", root, "append", id, "--role", "user", "--text", "a later question", "--cwd", work);
+    const { entries } = JSON.parse(mneme("--root", root, "sessions", "show", id, "--json"));
+    const from = entries.find((e) => e.text === "There is notes.md.").uuid;
+    mneme("--root", root, "fork", id, "--from", from, "--to", forkId);
+    const before = providerContext(root, forkId);
+    assertEqual(JSON.stringify(before).includes("a later question"), false, "the fork ends at the message it was made from");
+    api.requests.length = 0;
+    const env = {
+      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
+    };
+    const out = JSON.parse(await client(CLAUDE, ["-p", "forked question", "--resume", forkId, "--output-format", "json"], { cwd: work, env }));
+    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
+    const request = api.requests.find((r) => JSON.stringify(r.messages).includes("forked question"));
+    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
+    const prompt = { role: "user", content: [{ type: "text", text: "forked question" }] };
+    assertEqual(normalized(request.messages), normalized([...before, prompt]), "what Claude Code sent is the fork's provider context plus the new prompt");
+  });
+
+  await test("pi continues a fork Mneme made of a pi session, with exactly Mneme's provider context", async () => {
+    const home = join(scratch, "pi-fork-home");
+    const work = join(scratch, "pi-fork-work");
+    const root = join(scratch, "pi-fork-store");
+    const sessions = join(root, "projects", "p");
+    mkdirSync(join(home, ".pi/agent"), { recursive: true });
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
+    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
+    await pi("--session-dir", sessions, "-p", "first question");
+    const [file] = readdirSync(sessions);
+    const id = file.replace(/\.jsonl$/, "");
+    mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
+    mneme("--root", root, "fork", id, "--to", "forked");
+    const before = providerContext(root, "forked");
+    assertEqual(normalized(before), normalized(providerContext(root, id)), "the fork resumes as its origin does");
+    api.requests.length = 0;
+    await pi("--session", join(sessions, "forked.jsonl"), "-p", "forked question");
+    assertEqual(api.requests.length, 1, "pi made one request");
+    const prompt = { role: "user", content: [{ type: "text", text: "forked question" }] };
+    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt]), "what pi sent is the fork's provider context plus the new prompt");
+  });
 } finally {
   api.close();
   rmSync(scratch, { recursive: true, force: true });

@@ -110,6 +110,16 @@ impl sessions::GuestStore for Store {
         let injections: Vec<core_::Injection> = injections.mirror();
         run(self.0.provider_context(&id, provider.mirror(), &injections))
     }
+    fn branches(&self, id: String) -> Result<Vec<sessions::Branch>, types::Error> {
+        run(self.0.branches(&id))
+    }
+    fn usage(&self, id: String, prices: Option<sessions::Prices>) -> Result<sessions::Ledger, types::Error> {
+        let prices: Option<core_::Prices> = prices.mirror();
+        run(self.0.usage(&id, prices.as_ref()))
+    }
+    fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: i64) -> Result<Vec<sessions::Entry>, types::Error> {
+        run(self.0.fork(&id, from.as_deref(), &new_id, now_ms))
+    }
     fn check(&self, id: String) -> Result<sessions::CheckReport, types::Error> {
         run(self.0.check(&id))
     }

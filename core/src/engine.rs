@@ -13,7 +13,7 @@ use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, S
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
-use crate::transcript::{CheckReport, Context, Entry};
+use crate::transcript::{Branch, CheckReport, Context, Entry, Ledger, Prices};
 
 /// An engine's error: the core's [`Error`], or a host's error that wraps it and adds
 /// its own failures (a component that trapped).
@@ -37,6 +37,9 @@ pub trait Engine<E: EngineError = Error> {
     fn load(&mut self, id: &str) -> Result<Transcript, E>;
     fn context(&mut self, id: &str) -> Result<Context, E>;
     fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E>;
+    fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E>;
+    fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E>;
+    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
@@ -82,6 +85,15 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E> {
         Ok(block_on(Store::provider_context(self, id, provider, injections))?)
+    }
+    fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E> {
+        Ok(block_on(Store::branches(self, id))?)
+    }
+    fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E> {
+        Ok(block_on(Store::usage(self, id, prices))?)
+    }
+    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
+        Ok(block_on(Store::fork(self, id, from, new_id, now_ms))?)
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
         Ok(block_on(Store::check(self, id))?)

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
-    Applied, CheckReport, CompactionIds, Context, Entry, Injection, Limits, Listing, Mirror, Mode, NewEntry, Plan, Provider,
-    ProviderContext, RepairReport, Settings, Subagent, Transcript, Turn, block_on,
+    Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
+    Provider, ProviderContext, RepairReport, Settings, Subagent, Transcript, Turn, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -189,6 +189,16 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
         let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_provider_context(s, h, id, provider.mirror(), &injections))
+    }
+    fn branches(&mut self, id: &str) -> Result<Vec<Branch>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_branches(s, h, id))
+    }
+    fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
+        let prices: Option<sessions::Prices> = prices.copied().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_usage(s, h, id, prices))
+    }
+    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, new_id, now_ms))
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))

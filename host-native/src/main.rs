@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
-    Action, Applied, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Limits, LoadReport, Mode, NewEntry, Place, Plan,
-    Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
+    Action, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode, NewEntry,
+    Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, Runtime};
@@ -84,38 +84,71 @@ enum Command {
     /// Append a message or a whole turn to a session, creating the session if it does
     /// not exist. A turn (`--message`, `--turn`) is written in one write: all of it or
     /// nothing
-    #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "message", "turn"])))]
     Append {
         /// The session id (letters, digits, '-' and '_'; Claude Code resumes only UUIDs,
         /// so use one for a session you will open in `claude --resume`)
         id: String,
-        /// Who speaks (with --text)
-        #[arg(long, value_enum, requires = "text")]
-        role: Option<RoleArg>,
-        /// The message text
-        #[arg(long, requires = "role")]
-        text: Option<String>,
-        /// A message as JSON, or a JSON array of messages: Anthropic message (or API
-        /// response) objects with content blocks, or OpenAI chat messages with
-        /// --provider openai
-        #[arg(long, value_name = "JSON")]
-        message: Option<String>,
-        /// A file of messages, one JSON message per line (JSONL) or one JSON array;
-        /// `-` reads standard input
-        #[arg(long, value_name = "FILE")]
-        turn: Option<PathBuf>,
-        /// The shape of --message / --turn
-        #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
-        provider: ProviderArg,
+        #[command(flatten)]
+        what: AppendArgs,
         /// Continue from this entry instead of the newest message (a rewind: the later
         /// messages stay in the file, on their own branch)
         #[arg(long, value_name = "UUID")]
         parent: Option<String>,
-        /// The working directory recorded in the entry; a new session is filed under
-        /// the project folder derived from it [default: the current directory]
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// Print the written entry as JSON
+    },
+    /// Continue a session from an earlier message: append there instead of after the
+    /// newest message. Nothing is deleted; the later messages stay on their own branch
+    /// (see `branches`)
+    Rewind {
+        /// The session id
+        id: String,
+        /// The entry to continue from
+        #[arg(value_name = "UUID")]
+        to: String,
+        #[command(flatten)]
+        what: AppendArgs,
+    },
+    /// Copy a session's conversation, up to a message, into a new session (as
+    /// `claude --fork-session` and pi's `/fork` do); the original is untouched
+    Fork {
+        /// The session to fork
+        id: String,
+        /// The last message to copy [default: the newest]
+        #[arg(long, value_name = "UUID")]
+        from: Option<String>,
+        /// The new session's id [default: a new UUID, which Claude Code can resume]
+        #[arg(long, value_name = "ID")]
+        to: Option<String>,
+        /// Print the lines written as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List a session's branches: each leaf message, its time, text and tokens, and
+    /// where it leaves the current branch
+    Branches {
+        /// The session id
+        id: String,
+        /// Print JSON ([{leaf, current, role, text, timestamp, messages, forks_at, usage, cost}])
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the tokens a session's replies reported (each reply once), in all and per
+    /// branch, and what they cost when prices are given
+    Usage {
+        /// The session id
+        id: String,
+        /// Dollars per million input tokens
+        #[arg(long, value_name = "USD")]
+        input_price: Option<f64>,
+        /// Dollars per million output tokens
+        #[arg(long, value_name = "USD")]
+        output_price: Option<f64>,
+        /// Dollars per million cache-read tokens
+        #[arg(long, value_name = "USD")]
+        cache_read_price: Option<f64>,
+        /// Dollars per million cache-write tokens
+        #[arg(long, value_name = "USD")]
+        cache_write_price: Option<f64>,
+        /// Print JSON ({total, cost, replies, branches})
         #[arg(long)]
         json: bool,
     },
@@ -372,6 +405,37 @@ enum SessionsCommand {
     },
 }
 
+/// What to append: a text, a message or a turn.
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["text", "message", "turn"])))]
+struct AppendArgs {
+    /// Who speaks (with --text)
+    #[arg(long, value_enum, requires = "text")]
+    role: Option<RoleArg>,
+    /// The message text
+    #[arg(long, requires = "role")]
+    text: Option<String>,
+    /// A message as JSON, or a JSON array of messages: Anthropic message (or API
+    /// response) objects with content blocks, or OpenAI chat messages with
+    /// --provider openai
+    #[arg(long, value_name = "JSON")]
+    message: Option<String>,
+    /// A file of messages, one JSON message per line (JSONL) or one JSON array; `-`
+    /// reads standard input
+    #[arg(long, value_name = "FILE")]
+    turn: Option<PathBuf>,
+    /// The shape of --message / --turn
+    #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+    provider: ProviderArg,
+    /// The working directory recorded in the entry; a new session is filed under the
+    /// project folder derived from it [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print the written entries as JSON
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ProviderArg {
     Anthropic,
@@ -514,39 +578,32 @@ fn run(cli: Cli) -> CliResult {
             let report = open(&cli.store)?.repair(&id, now_ms()).map_err(|e| e.to_string())?;
             if json { print_json(&report) } else { print_repair(&id, &report) }
         }
-        Command::Append { id, role, text, message, turn, provider, parent, cwd, json } => {
-            let cwd = match cwd {
-                Some(cwd) => cwd,
-                None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
-            };
-            let mut sessions = open(&cli.store)?;
-            let messages = match (role, text, message, turn) {
-                (Some(role), Some(text), _, _) if parent.is_none() => {
-                    let role = match role {
-                        RoleArg::User => Role::User,
-                        RoleArg::Assistant => Role::Assistant,
-                    };
-                    let entry = sessions.append(&id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
-                    return if json { print_json(&entry) } else { print_appended(&id, std::slice::from_ref(&entry)) };
-                }
-                (Some(role), Some(text), _, _) => {
-                    let role = if matches!(role, RoleArg::User) { "user" } else { "assistant" };
-                    serde_json::json!({ "role": role, "content": text }).to_string()
-                }
-                (_, _, Some(message), _) => message,
-                (_, _, _, Some(path)) => read_turn(&path)?,
-                _ => return Err("say what to append: --role and --text, --message JSON or --turn FILE".into()),
-            };
-            let turn = Turn {
-                uuid: uuid::Uuid::new_v4().to_string(),
-                now_ms: now_ms(),
-                cwd: cwd.to_string_lossy().into_owned(),
-                provider: provider.into(),
-                messages,
-                parent,
-            };
-            let entries = sessions.append_turn(&id, turn).map_err(|e| e.to_string())?;
-            if json { print_json(&entries) } else { print_appended(&id, &entries) }
+        Command::Append { id, what, parent } => append(&mut *open(&cli.store)?, &id, what, parent),
+        Command::Rewind { id, to, what } => append(&mut *open(&cli.store)?, &id, what, Some(to)),
+        Command::Fork { id, from, to, json } => {
+            let new_id = to.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let entries = open(&cli.store)?.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(|e| e.to_string())?;
+            if json {
+                print_json(&entries)
+            } else {
+                println!("forked session {id} into {new_id} ({} entries)", entries.len());
+                Ok(())
+            }
+        }
+        Command::Branches { id, json } => {
+            let branches = open(&cli.store)?.branches(&id).map_err(|e| e.to_string())?;
+            if json { print_json(&branches) } else { print_branches(&branches) }
+        }
+        Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price, json } => {
+            let given = [input_price, output_price, cache_read_price, cache_write_price];
+            let prices = given.iter().any(Option::is_some).then(|| Prices {
+                input: input_price.unwrap_or(0.0),
+                output: output_price.unwrap_or(0.0),
+                cache_read: cache_read_price.unwrap_or(0.0),
+                cache_creation: cache_write_price.unwrap_or(0.0),
+            });
+            let ledger = open(&cli.store)?.usage(&id, prices.as_ref()).map_err(|e| e.to_string())?;
+            if json { print_json(&ledger) } else { print_ledger(&ledger) }
         }
         Command::Context { id, format, system, inject, json } => {
             let mut injections: Vec<Injection> =
@@ -561,6 +618,74 @@ fn run(cli: Cli) -> CliResult {
             }
         }
     }
+}
+
+fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: Option<String>) -> CliResult {
+    let AppendArgs { role, text, message, turn, provider, cwd, json } = what;
+    let cwd = match cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
+    };
+    let role = role.map(|role| match role {
+        RoleArg::User => Role::User,
+        RoleArg::Assistant => Role::Assistant,
+    });
+    let messages = match (role, text, message, turn) {
+        (Some(role), Some(text), _, _) if parent.is_none() => {
+            let entry = sessions.append(id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
+            return if json { print_json(&entry) } else { print_appended(id, std::slice::from_ref(&entry)) };
+        }
+        (Some(role), Some(text), _, _) => serde_json::json!({ "role": role.as_str(), "content": text }).to_string(),
+        (_, _, Some(message), _) => message,
+        (_, _, _, Some(path)) => read_turn(&path)?,
+        _ => return Err("say what to append: --role and --text, --message JSON or --turn FILE".into()),
+    };
+    let turn = Turn {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        now_ms: now_ms(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        provider: provider.into(),
+        messages,
+        parent,
+    };
+    let entries = sessions.append_turn(id, turn).map_err(|e| e.to_string())?;
+    if json { print_json(&entries) } else { print_appended(id, &entries) }
+}
+
+fn print_branches(branches: &[Branch]) -> CliResult {
+    for branch in branches {
+        let mark = if branch.current { "*" } else { " " };
+        let forks = branch.forks_at.as_deref().map(|at| format!(", leaves the current branch after {at}")).unwrap_or_default();
+        println!(
+            "{mark} {} {} {} messages, {} tokens{forks}",
+            branch.leaf,
+            branch.timestamp.as_deref().unwrap_or("-"),
+            branch.messages,
+            branch.usage.total()
+        );
+        println!("    {}: {}", branch.role.as_deref().unwrap_or("?"), branch.text);
+    }
+    Ok(())
+}
+
+fn print_ledger(ledger: &Ledger) -> CliResult {
+    let line = |usage: &mneme_host::core::Usage, cost: Option<f64>| {
+        let cost = cost.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+        format!(
+            "input {}, output {}, cache read {}, cache write {} (total {}){cost}",
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_creation,
+            usage.total()
+        )
+    };
+    println!("{} replies: {}", ledger.replies, line(&ledger.total, ledger.cost));
+    for branch in &ledger.branches {
+        let mark = if branch.current { "current branch" } else { "branch" };
+        println!("  {mark} {}: {}", branch.leaf, line(&branch.usage, branch.cost));
+    }
+    Ok(())
 }
 
 fn print_appended(id: &str, entries: &[mneme_host::core::Entry]) -> CliResult {

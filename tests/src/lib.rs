@@ -13,6 +13,8 @@
 //!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
 //!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"? }, "expect": … },
 //!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
+//!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
+//!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
 //!              { "repair": { "id", "now_ms" }, "expect": … },
@@ -27,14 +29,15 @@
 //! An expectation is `{"ok": <value>}` or `{"err": "<error kind>"}`. Objects in an
 //! expected value match when every key they name matches (keys they omit are not
 //! checked); arrays must have the same length; `{"$contains": "…"}` matches a string
-//! containing the text. Compaction steps (`plan_compaction`, then `compact`, which
+//! containing the text, `{"$approx": x}` a number within a relative 1e-12 of it.
+//! Compaction steps (`plan_compaction`, then `compact`, which
 //! applies the last plan with a given or the offline summary) and the gates
 //! (`memory_flush_gate`, `extraction_gate`, `reset_gate`, `dream_acquire`, …) are
 //! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `Listing`.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Provider, Role, Settings, Turn};
+use mneme_core::{CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn};
 use serde_json::{Value, json};
 
 /// Lists the keys in a host's storage under a prefix, sorted.
@@ -147,6 +150,15 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             };
             to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, &injections))
         }
+        "branches" => to_outcome(host.branches(&text("id")?)),
+        "usage" => {
+            let prices: Option<Prices> = match &args["prices"] {
+                Value::Null => None,
+                prices => Some(serde_json::from_value(prices.clone()).map_err(|e| format!("bad prices: {e}"))?),
+            };
+            to_outcome(host.usage(&text("id")?, prices.as_ref()))
+        }
+        "fork" => to_outcome(host.fork(&text("id")?, args["from"].as_str(), &text("new_id")?, now()?)),
         "tombstone" => {
             let now_ms = args["now_ms"].as_i64().ok_or("`tombstone` needs an integer `now_ms`")?;
             to_outcome(host.tombstone(&text("id")?, &text("uuid")?, now_ms))
@@ -218,8 +230,15 @@ fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Valu
 }
 
 /// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
-/// `{"$contains": "text"}` matches a string that contains `text`.
+/// `{"$contains": "text"}` matches a string that contains `text`; `{"$approx": x}` a
+/// number within a relative 1e-12 of `x` (costs are floating point).
 pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    if let Some(wanted) = expected.get("$approx").and_then(Value::as_f64) {
+        return match actual.as_f64() {
+            Some(got) if (got - wanted).abs() <= 1e-12 * wanted.abs().max(1.0) => Ok(()),
+            _ => Err(format!("{path} (expected about {wanted}, got {actual})")),
+        };
+    }
     if let Some(needle) = expected.get("$contains").and_then(Value::as_str) {
         return match actual.as_str() {
             Some(text) if text.contains(needle) => Ok(()),

@@ -73,6 +73,12 @@ export class Mneme {
   ): Promise<Entry[]>;
   /** What to send a model next, in `provider`'s shape; injections are placed, never written. */
   providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;
+  /** Every branch (each leaf message), the current one first. */
+  branches(id: string): Promise<Branch[]>;
+  /** Tokens the replies reported, each reply once, in all and per branch; priced when `prices` are given. */
+  usage(id: string, prices?: Prices | null): Promise<Ledger>;
+  /** Copies the conversation up to `from` (default: the newest message) into a new session `to` (default: a new UUID). */
+  fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
   tombstone(id: string, uuid: string, now?: number): Promise<null>;
   load(id: string): Promise<Transcript>;
   context(id: string): Promise<Context>;
@@ -156,3 +162,25 @@ export interface ProviderContext {
   /** Calls without a result, each given a synthetic error result. */
   interrupted: string[];
 }
+
+export interface Usage { input: number; output: number; cache_read: number; cache_creation: number }
+/** Dollars per million tokens. */
+export interface Prices { input: number; output: number; cache_read: number; cache_creation: number }
+
+export interface Branch {
+  /** The uuid of the branch's last message. */
+  leaf: string;
+  /** The branch resume follows. */
+  current: boolean;
+  role: string | null;
+  text: string;
+  timestamp: string | null;
+  /** Message entries from the root to the leaf. */
+  messages: number;
+  /** The newest message it shares with the current branch. */
+  forks_at: string | null;
+  usage: Usage;
+  cost: number | null;
+}
+
+export interface Ledger { total: Usage; cost: number | null; replies: number; branches: Branch[] }

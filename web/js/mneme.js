@@ -99,6 +99,14 @@ export class Mneme {
   providerContext(id, { provider = "anthropic", injections = [] } = {}) {
     return call(() => this.engine.providerContext(text("id", id), text("provider", provider), JSON.stringify(injections)));
   }
+  /** Every branch of a session (each leaf message), the current one first. */
+  branches(id) { return call(() => this.engine.branches(text("id", id))); }
+  /** The token ledger: usage in all and per branch; priced with `{input, output, cache_read, cache_creation}` per million tokens. */
+  usage(id, prices = null) { return call(() => this.engine.usage(text("id", id), prices ? JSON.stringify(prices) : "")); }
+  /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
+  fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
+    return call(() => this.engine.fork(text("id", id), from === null ? undefined : text("from", from), text("to", to), num("now", now)));
+  }
   tombstone(id, uuid, now = Date.now()) { return call(() => this.engine.tombstone(text("id", id), text("uuid", uuid), num("now", now))); }
   load(id) { return call(() => this.engine.load(text("id", id))); }
   context(id) { return call(() => this.engine.context(text("id", id))); }

@@ -10,7 +10,10 @@ use std::rc::Rc;
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::keys::check_key;
-use mneme_core::{Applied, CompactionIds, Error, KeyInfo, Limits, Mode, NewEntry, Plan, Role, Settings, Storage, StorageError, Store};
+use mneme_core::{
+    Applied, CompactionIds, Error, Injection, KeyInfo, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Storage,
+    StorageError, Store, Turn,
+};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
@@ -186,6 +189,21 @@ impl Engine {
         let provider: Provider = from_json("provider", &serde_json::Value::String(provider).to_string())?;
         let injections: Vec<Injection> = from_json("injections", &injections)?;
         Ok(spawn(&self.store, |store| async move { store.provider_context(&id, provider, &injections).await }))
+    }
+
+    pub fn branches(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.branches(&id).await })
+    }
+
+    /// `prices` is JSON (`{input, output, cache_read, cache_creation}` per million
+    /// tokens) or empty for none.
+    pub fn usage(&self, id: String, prices: String) -> Result<Promise, JsValue> {
+        let prices: Option<Prices> = if prices.is_empty() { None } else { Some(from_json("prices", &prices)?) };
+        Ok(spawn(&self.store, |store| async move { store.usage(&id, prices.as_ref()).await }))
+    }
+
+    pub fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.fork(&id, from.as_deref(), &new_id, now_ms as i64).await })
     }
 
     pub fn check(&self, id: String) -> Promise {

@@ -6,6 +6,10 @@ export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
+  if (expected && typeof expected === "object" && typeof expected.$approx === "number") {
+    if (typeof actual === "number" && Math.abs(actual - expected.$approx) <= 1e-12 * Math.max(1, Math.abs(expected.$approx))) return null;
+    return `${path} (expected about ${expected.$approx}, got ${JSON.stringify(actual)})`;
+  }
   if (expected && typeof expected === "object" && !Array.isArray(expected) && typeof expected.$contains === "string") {
     if (typeof actual === "string" && actual.includes(expected.$contains)) return null;
     return `${path} (expected a string containing ${JSON.stringify(expected.$contains)}, got ${JSON.stringify(actual)})`;
@@ -42,6 +46,9 @@ async function step(store, op, args, state) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null }));
     case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", injections: args.injections ?? [] }));
+    case "branches": return outcome(store.branches(args.id));
+    case "usage": return outcome(store.usage(args.id, args.prices ?? null));
+    case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));
     case "tombstone": return outcome(store.tombstone(args.id, args.uuid, args.now_ms));
     case "load": return outcome(store.load(args.id));
     case "context": return outcome(store.context(args.id));

@@ -11,10 +11,11 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Compaction, Dialect, Header, Marker, Role, json, nth_uuid};
+use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message as Message_};
+use crate::transcript::scan::Line;
 
 pub(crate) struct Claude;
 
@@ -302,6 +303,36 @@ impl Dialect for Claude {
 
     fn shown_summary(&self, summary: &str) -> String {
         format!("{SUMMARY_PREFIX}{summary}")
+    }
+
+    /// As `claude --fork-session` writes a fork: every line of the chain with the new
+    /// `sessionId`, chained to the line before it (a compaction boundary keeps no
+    /// parent, and continues the line before it as its logical parent; progress lines
+    /// are no parent), out of any sidechain, with `forkedFrom` naming the original.
+    fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {
+        let mut out = Vec::with_capacity(chain.len());
+        let mut parent: Option<String> = None;
+        for line in chain {
+            let mut value: serde_json::Value = serde_json::from_str(line.raw)
+                .map_err(|e| Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}")))?;
+            let Some(map) = value.as_object_mut() else { continue };
+            map.insert("sessionId".into(), fork.id.into());
+            map.insert("isSidechain".into(), false.into());
+            if line.env.is_compact_boundary() {
+                map.insert("parentUuid".into(), serde_json::Value::Null);
+                map.insert("logicalParentUuid".into(), parent.clone().into());
+            } else {
+                map.insert("parentUuid".into(), parent.clone().into());
+            }
+            if let Some(uuid) = line.env.uuid() {
+                map.insert("forkedFrom".into(), serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": uuid }));
+                if line.env.kind() != "progress" {
+                    parent = Some(uuid.into());
+                }
+            }
+            out.push(json(&value)?);
+        }
+        Ok(out.join("\n"))
     }
 }
 

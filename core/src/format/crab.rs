@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 
 use alloc::vec::Vec;
 
-use super::{Compaction, Dialect, Format, Header, Marker, json, unsupported};
+use super::{Compaction, Dialect, Fork, Format, Header, Marker, json, unsupported};
 use crate::error::Error;
 use crate::message::Message;
 use crate::message::calls::PendingCalls;
@@ -62,5 +62,9 @@ impl Dialect for Crab {
 
     fn shown_summary(&self, summary: &str) -> String {
         summary.to_string()
+    }
+
+    fn fork(&self, _: &[&Line], _: &Fork) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, "forking (crab entries have no ids to branch from)"))
     }
 }

@@ -150,6 +150,19 @@ pub(crate) trait Dialect {
     fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error>;
     /// The summary as the model receives it on resume, with the dialect's wrapping.
     fn shown_summary(&self, summary: &str) -> String;
+    /// A new session's content: `chain` (a conversation from its root, in order) as
+    /// the session `fork.id`, linked to where it came from.
+    fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error>;
+}
+
+/// A fork: the new session and its origin.
+pub(crate) struct Fork<'a> {
+    pub id: &'a str,
+    pub origin_id: &'a str,
+    /// The key of the origin's transcript.
+    pub origin_key: &'a str,
+    pub timestamp: &'a str,
+    pub cwd: &'a str,
 }
 
 pub(crate) fn unsupported(format: Format, operation: &str) -> Error {

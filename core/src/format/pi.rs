@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use super::{Compaction, Dialect, Format, Header, Marker, Role, json, nth_uuid, tool_name};
+use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_uuid, tool_name};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
@@ -202,5 +202,17 @@ impl Dialect for Pi {
 
     fn shown_summary(&self, summary: &str) -> String {
         format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}")
+    }
+
+    /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names
+    /// the original, then the entries of the path, unchanged (their ids chain already).
+    fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {
+        let header = serde_json::json!({
+            "type": "session", "version": 3, "id": fork.id, "timestamp": fork.timestamp, "cwd": fork.cwd,
+            "parentSession": fork.origin_key,
+        });
+        let mut out = alloc::vec![json(&header)?];
+        out.extend(chain.iter().map(|line| line.raw.into()));
+        Ok(out.join("\n"))
     }
 }

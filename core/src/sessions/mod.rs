@@ -16,8 +16,9 @@ use crate::storage::{KeyInfo, Storage, StorageError};
 use crate::store::Store;
 use crate::transcript::scan::{self, PartScan};
 use crate::transcript::thread::{Loaded, Tip};
-use crate::transcript::{CheckReport, Context, Entry, LoadReport};
+use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 
+pub(crate) mod branches;
 pub(crate) mod compaction;
 pub(crate) mod gates;
 pub(crate) mod maintenance;
@@ -292,8 +293,6 @@ pub(crate) fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded
     Transcript { id: id.to_owned(), project: project.to_owned(), parts, entries, chain, report: loaded.report.clone() }
 }
 
-const TITLE_CHARS: usize = 80;
-
 fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo {
     let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
     // Claude Code's `custom-title`, pi's `session_info` name.
@@ -359,14 +358,6 @@ fn message_role<'l>(line: &'l scan::Line) -> Option<&'l str> {
             }
         }
         _ => None,
-    }
-}
-
-fn shorten(text: &str) -> String {
-    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    match first_line.char_indices().nth(TITLE_CHARS) {
-        Some((cut, _)) => format!("{}…", &first_line[..cut]),
-        None => first_line.to_string(),
     }
 }
 

@@ -105,6 +105,10 @@ macro_rules! mirror_wit {
         $crate::mirror_enum!($crate::Place, $sessions::Place { Start, BeforeLastPrompt, End });
         $crate::mirror_record!($crate::Turn, $sessions::Turn { uuid, now_ms, cwd, provider, messages, parent });
         $crate::mirror_record!($crate::Injection, $sessions::Injection { role, place, text });
+        $crate::mirror_record!($crate::Usage, $sessions::Usage { input, output, cache_read, cache_creation });
+        $crate::mirror_record!($crate::Prices, $sessions::Prices { input, output, cache_read, cache_creation });
+        $crate::mirror_record!($crate::Branch, $sessions::Branch { leaf, current, role, text, timestamp, messages, forks_at, usage, cost });
+        $crate::mirror_record!($crate::Ledger, $sessions::Ledger { total, cost, replies, branches });
         $crate::mirror_record!(
             $crate::ProviderContext,
             $sessions::ProviderContext { provider, body, messages, compacted, tokens, interrupted }

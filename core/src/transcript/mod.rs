@@ -5,12 +5,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+pub(crate) mod branches;
 pub(crate) mod check;
 pub(crate) mod context;
 pub(crate) mod scan;
 pub(crate) mod thread;
 pub mod tokens;
 
+pub use branches::{Branch, Ledger, Prices};
 pub use check::{CheckReport, Finding};
 pub use context::{Context, ContextMessage};
 
@@ -76,4 +78,15 @@ pub struct LoadReport {
     pub lone_surrogates: u32,
     /// Entries hidden by tombstones.
     pub tombstoned: u32,
+}
+
+/// A text's first non-blank line, cut to 80 characters: how titles and branch previews
+/// show a message.
+pub(crate) fn shorten(text: &str) -> String {
+    const CHARS: usize = 80;
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    match first_line.char_indices().nth(CHARS) {
+        Some((cut, _)) => alloc::format!("{}…", &first_line[..cut]),
+        None => first_line.into(),
+    }
 }

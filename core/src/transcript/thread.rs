@@ -112,7 +112,7 @@ impl<'a> Loaded<'a> {
     /// Where the conversation continues from: the summary, for the head of a segment
     /// a compaction preserved (Claude Code relinks it there); else its parent, or across
     /// a compaction boundary (whose `parentUuid` is null) to the entry before it.
-    fn parent_of<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
+    pub fn parent_of<'s>(&'s self, line: &'s Line) -> Option<&'s str> {
         if let Some(anchor) = self.relink(line) {
             return Some(anchor);
         }
@@ -157,7 +157,11 @@ impl<'a> Loaded<'a> {
             let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
             return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
         };
-        let index = self.index();
+        self.chain_from(leaf, &self.index())
+    }
+
+    /// The conversation from its root to line `leaf`, by the same walk as [`Loaded::chain`].
+    pub fn chain_from(&self, leaf: usize, index: &BTreeMap<&str, usize>) -> Vec<usize> {
         let mut chain = Vec::new();
         let mut seen = BTreeSet::new();
         // Where a relinked head continued before the compaction: once the walk is back

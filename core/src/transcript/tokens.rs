@@ -102,7 +102,7 @@ fn block_tokens(block: &Block, cleared: &BTreeSet<String>) -> u64 {
 
 /// A provider's token usage, in Anthropic's or pi's field names.
 #[derive(Default, Deserialize)]
-struct Usage {
+struct WireUsage {
     #[serde(default)]
     input_tokens: Option<u64>,
     #[serde(default)]
@@ -123,7 +123,18 @@ struct Usage {
     cache_write: Option<u64>,
 }
 
-impl Usage {
+impl WireUsage {
+    /// The usage in one shape, whichever names the provider wrote.
+    fn usage(&self) -> crate::Usage {
+        let either = |a: Option<u64>, b: Option<u64>| a.unwrap_or(0).saturating_add(b.unwrap_or(0));
+        crate::Usage {
+            input: either(self.input_tokens, self.input),
+            output: either(self.output_tokens, self.output),
+            cache_read: either(self.cache_read_input_tokens, self.cache_read),
+            cache_creation: either(self.cache_creation_input_tokens, self.cache_write),
+        }
+    }
+
     /// The context the response saw plus what it produced: everything a next request
     /// would carry.
     fn context_tokens(&self) -> u64 {
@@ -145,11 +156,22 @@ impl Usage {
     }
 }
 
+fn wire_usage(line: &Line) -> Option<WireUsage> {
+    let message = line.env.message.and_then(parse_message)?;
+    serde_json::from_str(message.usage?.get()).ok()
+}
+
 /// The real context size an assistant entry reported, if it has `message.usage`.
 pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
+    Some(wire_usage(line)?.context_tokens()).filter(|&t| t > 0)
+}
+
+/// What a reply's entry says it cost, with the reply's `message.id` (Claude Code
+/// repeats one reply's usage on every line it split the reply into: count it once per id).
+pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Cow<'l, str>>, crate::Usage)> {
     let message = line.env.message.and_then(parse_message)?;
-    let usage: Usage = serde_json::from_str(message.usage?.get()).ok()?;
-    Some(usage.context_tokens()).filter(|&t| t > 0)
+    let usage: WireUsage = serde_json::from_str(message.usage?.get()).ok()?;
+    Some((message.id.0, usage.usage()))
 }
 
 /// Tokens of a context made of `lines` (in order): the last provider-reported usage

@@ -1,0 +1,81 @@
+//! The store's side of branching: the ledger and branches of a session, and forks.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::with_loaded;
+use crate::error::Error;
+use crate::format::{Fork, Format};
+use crate::keys;
+use crate::storage::Storage;
+use crate::store::Store;
+use crate::support::time;
+use crate::transcript::scan::Line;
+use crate::transcript::{Branch, Entry, Ledger, Prices};
+
+impl<S: Storage> Store<S> {
+    /// Every branch of session `id` (the current one first): each leaf message, its
+    /// text and time, the messages on it, where it leaves the current branch, and the
+    /// tokens its replies reported.
+    pub async fn branches(&self, id: &str) -> Result<Vec<Branch>, Error> {
+        Ok(self.usage(id, None).await?.branches)
+    }
+
+    /// The token ledger of session `id`: what its replies reported in `usage`, each
+    /// reply counted once, in all and per branch, priced when `prices` are given. The
+    /// session's sub-agent transcripts are not counted (see [`Store::subagents`]).
+    pub async fn usage(&self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.ledger(prices)))
+    }
+
+    /// Forks session `id` into a new session `new_id` in the same project: the
+    /// conversation from its root to entry `from` (the newest message when none),
+    /// written as the session's own client writes a fork (Claude Code: `forkedFrom` on
+    /// every line; pi: a header whose `parentSession` names the original). The original
+    /// is not touched. Returns the lines written.
+    pub async fn fork(&self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        keys::validate_session_id(new_id)?;
+        if self.locate(new_id).await?.is_some() {
+            return Err(Error::InvalidArgument(format!("a session `{new_id}` exists already: fork into a new id")));
+        }
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let origin_key = parts.base_key();
+        let timestamp = time::format_millis(now_ms);
+        let content = with_loaded(&raw, |loaded| -> Result<String, Error> {
+            let index = loaded.index();
+            let leaf = match from {
+                Some(uuid) => index
+                    .get(uuid)
+                    .copied()
+                    .filter(|&i| loaded.is_live(&loaded.lines[i]))
+                    .ok_or_else(|| Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() })?,
+                None => loaded
+                    .chain()
+                    .into_iter()
+                    .rev()
+                    .find(|&i| loaded.lines[i].env.is_message())
+                    .ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no message to fork from")))?,
+            };
+            let chain: Vec<&Line> = loaded.chain_from(leaf, &index).into_iter().map(|i| &loaded.lines[i]).collect();
+            let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default();
+            let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
+            Format::detect(&loaded.lines).dialect().fork(&chain, &fork)
+        })?;
+        let key = keys::session_key(&parts.project, new_id);
+        let record = format!("{content}\n");
+        self.locked(&key, async {
+            if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
+                return Err(Error::InvalidArgument(format!("a session `{new_id}` exists already: fork into a new id")));
+            }
+            self.storage.append(&key, record.as_bytes()).await?;
+            Ok(())
+        })
+        .await?;
+        Ok(self.load(new_id).await?.entries)
+    }
+}

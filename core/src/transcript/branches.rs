@@ -1,0 +1,156 @@
+//! Branches and the token ledger. A rewind or a retry leaves a message with several
+//! children: every message no later message descends from ends a branch. The ledger
+//! adds up what replies reported in `usage`, once per reply (`message.id`).
+
+use alloc::collections::BTreeSet;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::scan::{self, Line};
+use super::shorten;
+use super::thread::Loaded;
+use super::tokens::line_usage;
+use crate::message::Usage;
+
+/// One branch of a conversation: from its root to a leaf message.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Branch {
+    /// The uuid of the branch's last message.
+    pub leaf: String,
+    /// The branch resume follows (the newest leaf).
+    pub current: bool,
+    pub role: Option<String>,
+    /// The last message's text, shortened.
+    pub text: String,
+    pub timestamp: Option<String>,
+    /// Messages from the root to the leaf.
+    pub messages: u32,
+    /// The newest message this branch shares with the current one (none for the
+    /// current branch, or a branch that shares nothing).
+    pub forks_at: Option<String>,
+    /// Tokens the replies on this branch reported.
+    pub usage: Usage,
+    /// What those tokens cost, when prices were given.
+    pub cost: Option<f64>,
+}
+
+/// What a model charges, per million tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_creation: f64,
+}
+
+impl Prices {
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let part = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        part(usage.input, self.input)
+            + part(usage.output, self.output)
+            + part(usage.cache_read, self.cache_read)
+            + part(usage.cache_creation, self.cache_creation)
+    }
+}
+
+/// A session's token ledger.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Ledger {
+    /// Every reply in the session's own files, on any branch, counted once.
+    pub total: Usage,
+    pub cost: Option<f64>,
+    /// Replies counted in `total`.
+    pub replies: u32,
+    /// Every branch, the current one first.
+    pub branches: Vec<Branch>,
+}
+
+/// Usage of `lines`, each reply counted once however many lines it was split into.
+fn usage_of<'l>(lines: impl Iterator<Item = &'l Line<'l>>) -> (Usage, u32) {
+    let mut seen = BTreeSet::new();
+    let mut total = Usage::default();
+    let mut replies = 0;
+    for line in lines {
+        let Some((id, usage)) = line_usage(line) else { continue };
+        if let Some(id) = id
+            && !seen.insert(id)
+        {
+            continue;
+        }
+        total.add(&usage);
+        replies += 1;
+    }
+    (total, replies)
+}
+
+impl Loaded<'_> {
+    /// The leaves of the conversation: live main-conversation messages that no later
+    /// message descends from (through any entries in between), oldest first.
+    fn leaf_messages(&self, index: &alloc::collections::BTreeMap<&str, usize>) -> Vec<usize> {
+        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let is_candidate =
+            |l: &Line| self.is_live(l) && l.env.is_message() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
+        // Every ancestor of a message has a descendant. A head Claude Code relinked to a
+        // compaction's summary still descends from the entry it used to continue
+        // (summarised history is no branch), so both parents are followed.
+        let parents = |line: &Line| -> Vec<usize> {
+            let relinked = line.env.parent_uuid().filter(|p| Some(*p) != self.parent_of(line));
+            [self.parent_of(line), relinked].into_iter().flatten().filter_map(|p| index.get(p).copied()).collect()
+        };
+        let mut has_descendant = alloc::vec![false; self.lines.len()];
+        for line in self.lines.iter().filter(|l| is_candidate(l)) {
+            let mut pending = parents(line);
+            while let Some(i) = pending.pop() {
+                if has_descendant[i] {
+                    continue;
+                }
+                has_descendant[i] = true;
+                pending.extend(parents(&self.lines[i]));
+            }
+        }
+        (0..self.lines.len()).filter(|&i| is_candidate(&self.lines[i]) && !has_descendant[i]).collect()
+    }
+
+    /// The session's ledger: usage in all, and every branch with its own.
+    pub fn ledger(&self, prices: Option<&Prices>) -> Ledger {
+        let index = self.index();
+        let current_chain = self.chain();
+        let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
+        let on_current: BTreeSet<usize> = current_chain.iter().copied().collect();
+        let mut branches: Vec<Branch> = self
+            .leaf_messages(&index)
+            .into_iter()
+            .map(|leaf| {
+                let chain = self.chain_from(leaf, &index);
+                let line = &self.lines[leaf];
+                let (role, text) = scan::message_text(line.env.message);
+                let current = Some(leaf) == current_leaf;
+                let forks_at = if current {
+                    None
+                } else {
+                    chain
+                        .iter()
+                        .rev()
+                        .find(|i| on_current.contains(i) && self.lines[**i].env.is_message())
+                        .and_then(|&i| self.lines[i].env.uuid())
+                        .map(ToString::to_string)
+                };
+                let (usage, _) = usage_of(chain.iter().map(|&i| &self.lines[i]));
+                Branch {
+                    leaf: line.entry_id().into_owned(),
+                    current,
+                    role,
+                    text: shorten(&text),
+                    timestamp: line.env.timestamp.get().map(ToString::to_string),
+                    messages: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
+                    forks_at,
+                    cost: prices.map(|p| p.cost(&usage)),
+                    usage,
+                }
+            })
+            .collect();
+        branches.sort_by_key(|b| !b.current);
+        let (total, replies) = usage_of(self.lines.iter().filter(|l| self.is_live(l)));
+        Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches }
+    }
+}
