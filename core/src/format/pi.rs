@@ -121,7 +121,7 @@ impl Dialect for Pi {
         for message in messages {
             match message.role {
                 Role::Assistant => {
-                    let content = message.blocks.iter().map(|b| assistant_block(b)).collect::<Result<Vec<_>, _>>()?;
+                    let content = message.blocks.iter().map(assistant_block).collect::<Result<Vec<_>, _>>()?;
                     // pi names the API a reply came from; a reply given without its model
                     // is Mneme's own.
                     let (api, provider, model) = match (message.meta.api, &message.meta.model) {
