@@ -1141,42 +1141,62 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         return Err("the reloaded transcript does not match what was appended".into());
     }
 
-    // A longer task in a deliberately small context window, compacting automatically
-    // after every reply as an agent runtime would.
+    // An agent at work: an offline model that calls two tools, each reply and its
+    // results appended as one turn, the context window filling up and compacted by the
+    // core's driver, as an agent runtime would run on Mneme.
     let settings = Settings { context_window: DEMO_WINDOW, keep: Keep::RecentTokens(DEMO_WINDOW / 4), ..Settings::default() };
-    println!("\na longer task with a {DEMO_WINDOW}-token context window, auto-compacting after each reply:");
+    println!("\nan agent loop: {DEMO_TASKS} tasks, an offline model with two tools, a {DEMO_WINDOW}-token window, auto-compacting:");
     let mut compactions = 0;
-    for step in 1..=DEMO_STEPS {
-        let request =
-            format!("Step {step}: refactor module {step} of the parser so it reports every skipped line; keep the public API unchanged. ");
-        let reply = format!(
-            "Done with module {step}: the reader now returns a report with line numbers and reasons, and the tests cover torn tails. "
-        );
-        sessions.append(&session_id, new_entry(Role::User, request.repeat(3), &cwd)).map_err(|e| e.to_string())?;
-        sessions.append(&session_id, new_entry(Role::Assistant, reply.repeat(3), &cwd)).map_err(|e| e.to_string())?;
+    let mut model_turns = 0;
+    for task in 1..=DEMO_TASKS {
+        let prompt = format!("Task {task}: find where module {task} of the parser reports skipped lines, and check its tests.");
+        sessions.append(&session_id, new_entry(Role::User, prompt, &cwd)).map_err(|e| e.to_string())?;
+        let mut tools = 0;
+        // The model's turn: it reads the context, replies; the host runs its tools.
+        loop {
+            let context = sessions.provider_context(&session_id, Provider::Anthropic, &[]).map_err(|e| e.to_string())?;
+            let (reply, done) = demo_model(task, tools, context.tokens);
+            model_turns += 1;
+            let turn = Turn {
+                uuid: uuid::Uuid::new_v4().to_string(),
+                now_ms: now_ms(),
+                cwd: cwd.to_string_lossy().into_owned(),
+                provider: Provider::Anthropic,
+                messages: reply.to_string(),
+                parent: None,
+            };
+            sessions.append_turn(&session_id, turn).map_err(|e| e.to_string())?;
+            tools += 1;
+            if done {
+                break;
+            }
+        }
         let plan = sessions.plan_compaction(&session_id, &settings, Mode::Auto).map_err(|e| e.to_string())?;
         if !plan.has_work() {
-            println!("  step {step:>2}: {} tokens, below the trigger at {}", plan.tokens_before, plan.limit);
+            println!("  task {task:>2}: {} tool calls, {} tokens, below the trigger at {}", tools - 1, plan.tokens_before, plan.limit);
             continue;
         }
         let applied = compact_with(&mut *sessions, &session_id, plan.clone(), &Summarizer::Extractive, false)??;
         compactions += 1;
         println!(
-            "  step {step:>2}: {} tokens reached the trigger at {}: auto-compaction summarised {} entries, kept {}: {} → {} tokens",
+            "  task {task:>2}: {} tool calls, {} tokens reached the trigger at {}: compacted {} → {} tokens",
+            tools - 1,
             plan.tokens_before,
             plan.limit,
-            plan.summarize.len() + plan.turn_prefix.len(),
-            plan.keep.len(),
             applied.tokens_before,
             applied.tokens_after
         );
     }
-    let context = sessions.context(&session_id).map_err(|e| e.to_string())?;
+    let context = sessions.provider_context(&session_id, Provider::Anthropic, &[]).map_err(|e| e.to_string())?;
     let history = sessions.load(&session_id).map_err(|e| e.to_string())?;
+    let ledger = sessions.usage(&session_id, None).map_err(|e| e.to_string())?;
     println!(
-        "{compactions} auto-compaction(s); a resume now sends {} messages (the summary first), while all {} entries stay on disk",
-        context.messages.len(),
-        history.entries.len()
+        "{model_turns} model turns, {compactions} auto-compaction(s). Resumed provider-ready: {} messages, ~{} tokens, {} bytes of request JSON (the summary first), while all {} entries stay on disk; the replies reported {} tokens in all",
+        context.messages,
+        context.tokens,
+        context.body.len(),
+        history.entries.len(),
+        ledger.total.total()
     );
     if compactions == 0 {
         return Err("the demo expected at least one auto-compaction".into());
@@ -1190,12 +1210,60 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
     }
     println!("see it again with: mneme --root {} sessions show {session_id}", root.display());
     println!("                or: mneme --root {} resume {session_id}", root.display());
+    println!("                or: mneme --root {} context {session_id} --format openai", root.display());
     Ok(())
 }
 
-/// The demo's context window: small, so a dozen turns fill it.
-const DEMO_WINDOW: u64 = 1_500;
-const DEMO_STEPS: u32 = 10;
+/// The demo's context window: small, so a few tasks fill it.
+const DEMO_WINDOW: u64 = 1_200;
+const DEMO_TASKS: u32 = 10;
+
+/// The demo's offline model: for task `task`, after `calls` tool calls, with a context
+/// of `context_tokens`, its reply (and the results of the tools it called, as the host
+/// would run them) as Anthropic messages, and whether the task is done. Two tools:
+/// `grep` then `read`, then an answer — four model turns per task.
+fn demo_model(task: u32, calls: u32, context_tokens: u64) -> (serde_json::Value, bool) {
+    let usage = serde_json::json!({ "input_tokens": context_tokens, "output_tokens": 40 });
+    let id = format!("msg_demo_{task}_{calls}");
+    let call = |name: &str, input: serde_json::Value, result: String| {
+        let call_id = format!("toolu_demo_{task}_{calls}");
+        let reply = serde_json::json!({
+            "role": "assistant", "id": id, "model": "mneme-demo", "stop_reason": "tool_use", "usage": usage,
+            "content": [
+                { "type": "text", "text": format!("Looking with {name}.") },
+                { "type": "tool_use", "id": call_id, "name": name, "input": input },
+            ],
+        });
+        let results =
+            serde_json::json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": call_id, "content": result }] });
+        (serde_json::json!([reply, results]), false)
+    };
+    let file = format!("src/parser/module{task}.rs");
+    match calls {
+        0 => call(
+            "grep",
+            serde_json::json!({ "pattern": "skipped", "path": "src/parser" }),
+            format!("{file}:42: report.skipped.push(line)\n{file}:87: // every skipped line has a reason"),
+        ),
+        1 => call(
+            "read",
+            serde_json::json!({ "path": file }),
+            format!("fn read(&mut self) -> Report {{ /* 120 lines of module {task} */ }}").repeat(4),
+        ),
+        2 => call(
+            "read",
+            serde_json::json!({ "path": format!("tests/module{task}.rs") }),
+            "#[test] fn torn_tail() { /* asserts the report */ }".repeat(4),
+        ),
+        _ => {
+            let answer =
+                format!("Module {task} pushes every skipped line with its reason at line 42, and tests/module{task}.rs covers torn tails.");
+            let reply = serde_json::json!({ "role": "assistant", "id": id, "model": "mneme-demo", "stop_reason": "end_turn", "usage": usage,
+                "content": [{ "type": "text", "text": answer }] });
+            (reply, true)
+        }
+    }
+}
 
 fn short(id: Option<&str>) -> &str {
     id.map_or("(root)", |id| id.get(..8).unwrap_or(id))

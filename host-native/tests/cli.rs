@@ -66,9 +66,16 @@ fn demo_writes_valid_claude_code_jsonl() {
             assert!(seen.insert(entry["uuid"].as_str().unwrap().to_owned()), "duplicate uuid");
             session_ids.insert(entry["sessionId"].as_str().unwrap().to_owned());
         }
-        assert!(out.contains("auto-compaction summarised"), "{out}");
+        assert!(out.contains("40 model turns"), "{out}");
         assert!(compactions >= 1, "the demo compacts automatically");
-        assert_eq!(seen.len(), 6 + 20 + 2 * compactions);
+        // The scripted 6, then 10 tasks: a prompt, three calls (text, call, result: 3
+        // lines each) and an answer: 11 lines a task.
+        assert_eq!(seen.len(), 6 + 10 * 11 + 2 * compactions);
+        let context: Value =
+            serde_json::from_str(&stdout(&mneme(&["context", "--root", root.to_str().unwrap(), &files_id(&files[0])]))).unwrap();
+        let messages = context["messages"].as_array().unwrap();
+        assert!(messages[0]["content"][0]["text"].as_str().unwrap().contains("continued from a previous conversation"), "{context}");
+        assert!(out.contains(&format!("Resumed provider-ready: {} messages", messages.len())), "{out}");
         assert_eq!(session_ids.len(), 1);
         let id = session_ids.into_iter().next().unwrap();
         assert_eq!(files[0].file_stem().unwrap().to_str().unwrap(), id, "the file is named after the session");
@@ -76,8 +83,12 @@ fn demo_writes_valid_claude_code_jsonl() {
         let listed: Value =
             serde_json::from_str(&stdout(&mneme(&["sessions", "list", "--json", "--root", root.to_str().unwrap()]))).unwrap();
         assert_eq!(listed[0]["id"], id.as_str());
-        assert_eq!(listed[0]["messages"], 26 + compactions);
+        assert_eq!(listed[0]["messages"], 6 + 10 * 11 + compactions);
     }
+}
+
+fn files_id(file: &std::path::Path) -> String {
+    file.file_stem().unwrap().to_str().unwrap().to_owned()
 }
 
 #[test]
