@@ -124,8 +124,9 @@ impl<'a> Loaded<'a> {
     }
 
     /// The newest leaf of the main conversation: the live, non-sidechain entry with a
-    /// uuid and no live child, with the latest timestamp (the later line on a tie). A
-    /// sub-agent's own file holds only sidechain entries: then they are the conversation.
+    /// uuid and no live child, at or after the last compaction line (or named by it as
+    /// its logical parent), with the latest timestamp (the later line on a tie). A sub-agent's own file holds only sidechain
+    /// entries: then they are the conversation.
     pub fn leaf(&self) -> Option<usize> {
         let mut has_child = BTreeSet::new();
         for line in self.lines.iter().filter(|l| self.is_live(l)) {
@@ -138,12 +139,20 @@ impl<'a> Loaded<'a> {
             has_child.extend(self.relink(line));
         }
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        // What came before the last compaction is summarised: no entry there is the
+        // conversation's leaf but the one the compaction names as its logical parent
+        // (the last kept message, where Claude Code chains its next prompt). This is
+        // what lets resume read a session from its end.
+        let last_compaction = self.lines.iter().rposition(|l| l.env.is_compaction());
+        let since = last_compaction.unwrap_or(0);
+        let kept_leaf = last_compaction.and_then(|i| self.lines[i].env.logical_parent_uuid.get());
         // pi's `session` header carries an id but stands outside the tree.
-        let candidates = self
-            .lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| self.is_live(l) && l.env.kind() != "session" && (only_sidechains || !l.env.is_sidechain.0));
+        let candidates = self.lines.iter().enumerate().filter(|(i, l)| {
+            (*i >= since || (kept_leaf.is_some() && l.env.uuid() == kept_leaf))
+                && self.is_live(l)
+                && l.env.kind() != "session"
+                && (only_sidechains || !l.env.is_sidechain.0)
+        });
         let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
         leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
     }
