@@ -209,6 +209,26 @@ fn main() {
         cersei: cersei_load,
         detail: format!("{} messages; Cersei's closest is its load", context.messages.len()),
     });
+    // The same session compacted (the newest messages kept): resume reads from its end
+    // only as far back as its last compaction.
+    let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(6), ..mneme_core::Settings::default() };
+    let plan = block_on(store.plan_compaction(SESSION, &settings, mneme_core::Mode::Manual)).expect("plan");
+    let ids = mneme_core::CompactionIds { boundary: "bench-boundary".into(), summary: "bench-summary".into() };
+    block_on(store.apply_compaction(SESSION, &plan, "What happened before: the tests were run many times.", &ids, 1_800_000_000_000))
+        .expect("compact");
+    let compacted = Store::with_limits(FsStorage::new(&root), limits);
+    let (mneme_resume, resume_peak, context) = measure(3, || block_on(compacted.context(SESSION)).expect("mneme context"));
+    assert!(context.compacted && context.messages.len() == 7, "{} messages", context.messages.len());
+    rows.push(Row {
+        operation: format!("resume a compacted {} MB session", size / 1_000_000),
+        mneme: mneme_resume,
+        cersei: cersei_load,
+        detail: format!(
+            "{} messages from the end of the file (peak heap {:.4}× file); Cersei has no compaction and loads it all; Claude Code 2.1.330 skips to the boundary too but takes ~0.6 s to start",
+            context.messages.len(),
+            resume_peak as f64 / size as f64
+        ),
+    });
     fs::remove_file(&big).expect("remove the big file");
 
     // Append: one message at a time into a fresh session, each call a full append.

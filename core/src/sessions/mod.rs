@@ -150,11 +150,20 @@ pub(crate) fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), 
     sessions
 }
 
+/// How much of a session's end resume reads first; four times more each time that is
+/// not enough.
+const TAIL_BYTES: u64 = 1 << 20;
+
 /// Reads parts already in memory as one session and hands the result to `f`.
 pub(crate) fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
+    with_loaded_from(1, raw, f)
+}
+
+/// [`with_loaded`] for the parts from number `first_part` on.
+fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes.as_ref())).collect();
     let scans: Vec<PartScan> =
-        raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes.as_ref(), text)).collect();
+        raw.iter().zip(&texts).zip(first_part..).map(|((bytes, text), part)| scan::scan_part(part, bytes.as_ref(), text)).collect();
     f(&Loaded::assemble(scans))
 }
 
@@ -238,11 +247,61 @@ impl<S: Storage> Store<S> {
     }
 
     /// The context a model resumes session `id` with: the main chain's messages from
-    /// its last compaction on.
+    /// its last compaction on. Reads the session from its end, further back only as far
+    /// as the context needs (a compacted session of any size costs a read of what
+    /// follows its last compaction), and all of it for a session never compacted.
     pub async fn context(&self, id: &str) -> Result<Context, Error> {
+        self.context_from_end(id, TAIL_BYTES).await
+    }
+
+    /// [`Store::context`], reading `first` bytes from the end first.
+    async fn context_from_end(&self, id: &str, first: u64) -> Result<Context, Error> {
         let parts = self.require(id).await?;
-        let raw = self.read_parts(&parts).await?;
-        Ok(with_loaded(&raw, |loaded| loaded.context()))
+        let total = parts.parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.size));
+        let mut want = first.max(1);
+        loop {
+            if want >= total {
+                let raw = self.read_parts(&parts).await?;
+                return Ok(with_loaded(&raw, |loaded| loaded.context()));
+            }
+            let (first_part, raw) = self.read_tail(&parts, want).await?;
+            let context = with_loaded_from(first_part, &raw, |loaded| loaded.resumes_from_here().then(|| loaded.context()));
+            if let Some(context) = context {
+                return Ok(context);
+            }
+            want = want.saturating_mul(4);
+        }
+    }
+
+    /// The last `want` bytes (or a little less) of a session's parts, starting at a line
+    /// start, and the number of the first part they come from. Line numbers in the
+    /// first of them count from the cut.
+    async fn read_tail(&self, parts: &Parts, want: u64) -> Result<(u32, Vec<Vec<u8>>), Error> {
+        let mut raw = Vec::new();
+        let mut remaining = want;
+        let mut first_part = 1;
+        for (index, part) in parts.parts.iter().enumerate().rev() {
+            let from = part.size.saturating_sub(remaining);
+            // One byte before the cut tells whether it falls on a line start.
+            let offset = from.saturating_sub(1);
+            let mut bytes = match self.storage.read(&part.key, offset, None).await {
+                Ok(bytes) => bytes,
+                Err(StorageError::NotFound { .. }) => return Err(Error::SessionNotFound { id: parts.id.clone() }),
+                Err(e) => return Err(e.into()),
+            };
+            if from > 0 {
+                let cut = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |at| at + 1);
+                bytes.drain(..cut);
+            }
+            remaining = remaining.saturating_sub(part.size);
+            first_part = index as u32 + 1;
+            raw.push(bytes);
+            if from > 0 || remaining == 0 {
+                break;
+            }
+        }
+        raw.reverse();
+        Ok((first_part, raw))
     }
 
     /// What to send a model to continue session `id`, in `provider`'s shape: the
@@ -371,4 +430,101 @@ pub fn load_report(bytes: &[u8]) -> LoadReport {
 /// outside any store).
 pub fn check_bytes(bytes: &[u8]) -> CheckReport {
     with_loaded(&[bytes], |loaded| loaded.check())
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::ToString;
+
+    use crate::compaction::{Keep, Mode, Settings};
+    use crate::storage::InMemoryStorage;
+    use crate::{CompactionIds, Limits, NewEntry, Provider, Role, Storage, Store, Turn, block_on};
+
+    const NOW: i64 = 1_771_267_670_590;
+
+    fn say(store: &Store<&InMemoryStorage>, id: &str, i: u32, text: &str) {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let entry = NewEntry { uuid: format!("{id}-m{i}"), now_ms: NOW + i as i64, role, text: text.to_string(), cwd: "/p".into() };
+        block_on(store.append(id, entry)).unwrap();
+    }
+
+    fn compact(store: &Store<&InMemoryStorage>, id: &str, n: u32) {
+        let settings = Settings { keep: Keep::RecentMessages(3), ..Settings::default() };
+        let plan = block_on(store.plan_compaction(id, &settings, Mode::Manual)).unwrap();
+        let ids = CompactionIds { boundary: format!("{id}-b{n}"), summary: format!("{id}-s{n}") };
+        block_on(store.apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
+    }
+
+    /// Resume from the end gives what a read of the whole session gives, wherever the
+    /// first read cuts: compactions (Claude Code's with a preserved segment, pi's with a
+    /// first kept entry), tool turns, tombstones, parts, a rewind to before a compaction.
+    #[test]
+    fn resume_from_the_end_equals_a_full_read_at_every_cut() {
+        let storage = InMemoryStorage::new();
+        let store = Store::with_limits(&storage, Limits { part_bytes: 4000, total_bytes: 1 << 30 });
+        for i in 0..20 {
+            say(&store, "c", i, &"words ".repeat(10 + i as usize));
+        }
+        compact(&store, "c", 1);
+        let tools = serde_json::json!([
+            { "role": "user", "content": "use a tool" },
+            { "role": "assistant", "id": "msg_t", "content": [{ "type": "text", "text": "ok" }, { "type": "tool_use", "id": "t1", "name": "ls", "input": {} }] },
+            { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "a\nb" }] },
+        ]);
+        let turn = Turn {
+            uuid: "c-t".into(),
+            now_ms: NOW + 5000,
+            cwd: "/p".into(),
+            provider: Provider::Anthropic,
+            messages: tools.to_string(),
+            parent: None,
+        };
+        block_on(store.append_turn("c", turn)).unwrap();
+        for i in 20..30 {
+            say(&store, "c", i, &"more ".repeat(i as usize));
+        }
+        block_on(store.tombstone("c", "c-m25", NOW + 6000)).unwrap();
+        compact(&store, "c", 2);
+        say(&store, "c", 30, "after the second compaction");
+
+        // A rewind to before the compactions: its chain reaches none, so all is read.
+        for i in 0..12 {
+            say(&store, "r", i, &"x".repeat(50));
+        }
+        compact(&store, "r", 1);
+        let back = Turn {
+            uuid: "r-back".into(),
+            now_ms: NOW + 9000,
+            cwd: "/p".into(),
+            provider: Provider::Anthropic,
+            messages: "{\"role\":\"user\",\"content\":\"again\"}".into(),
+            parent: Some("r-m3".into()),
+        };
+        block_on(store.append_turn("r", back)).unwrap();
+
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+        block_on(storage.append("projects/-p/pi.jsonl", header.as_bytes())).unwrap();
+        for i in 0..16 {
+            say(&store, "pi", i, &"pi words ".repeat(5 + i as usize));
+        }
+        compact(&store, "pi", 1);
+        say(&store, "pi", 16, "after");
+
+        for id in ["c", "r", "pi"] {
+            let parts = block_on(store.require(id)).unwrap();
+            let raw = block_on(store.read_parts(&parts)).unwrap();
+            let full = super::with_loaded(&raw, |loaded| loaded.context());
+            assert!(full.compacted || id == "r", "{id}");
+            let total: u64 = parts.parts.iter().map(|p| p.size).sum();
+            // A third of the session from its end is enough, except for the rewind.
+            let (first_part, tail) = block_on(store.read_tail(&parts, total / 3)).unwrap();
+            let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.resumes_from_here());
+            assert_eq!(enough, id != "r", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
+            for first in (1..=total + 1).step_by(13) {
+                let context = block_on(store.context_from_end(id, first)).unwrap();
+                assert_eq!(context, full, "{id}: first read of {first} of {total} bytes");
+            }
+        }
+    }
 }

@@ -146,6 +146,38 @@ impl Loaded<'_> {
         ContextLines { compaction: Some(compaction), summaries: after[..summary_count].to_vec(), lines, cleared }
     }
 
+    /// Whether these lines — the end of a session, read from a line start — give the
+    /// context the whole session gives: they hold the last compaction line, the entry
+    /// it names as its logical parent (a leaf candidate), the newest leaf's chain back
+    /// to that compaction, whatever it keeps from before it (a preserved segment, pi's
+    /// first kept entry), and only messages with ids (line numbers count from the cut).
+    pub fn resumes_from_here(&self) -> bool {
+        let Some(last) = self.lines.iter().rposition(|l| l.env.is_compaction()) else { return false };
+        let index = self.index();
+        if self.lines[last].env.logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
+            return false;
+        }
+        let plan = self.context_lines();
+        let Some(compaction) = plan.compaction else { return false };
+        if !plan.lines.iter().chain(&plan.summaries).all(|&i| self.lines[i].env.uuid().is_some()) {
+            return false;
+        }
+        let env = &self.lines[compaction].env;
+        if env.is_crab_compaction() {
+            return false;
+        }
+        let chain = self.chain();
+        let on_chain = |uuid: &str| chain.iter().any(|&i| self.lines[i].env.uuid() == Some(uuid));
+        if env.is_pi_compaction() {
+            return env.first_kept_entry_id.get().is_none_or(on_chain);
+        }
+        match preserved_segment(env.compact_metadata) {
+            Some(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
+            Some(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
+            None => true,
+        }
+    }
+
     /// The context a model resumes with (see [`Loaded::context_lines`]), split
     /// assistant lines merged by `message.id`.
     pub fn context(&self) -> Context {
