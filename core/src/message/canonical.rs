@@ -12,25 +12,54 @@ use serde_json::{Value, json};
 use super::calls::Activity;
 use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
 
-/// A stored message: who speaks, and its blocks as a JSON array.
-pub(crate) struct Stored {
+/// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
+/// of them, from one parse of the line.
+pub(crate) struct Stored<'l> {
     pub role: String,
     pub blocks: String,
+    /// Readable text: text blocks, with tool calls and results as short markers.
+    pub text: String,
+    /// Every block is a tool result.
+    pub only_results: bool,
+    /// `message.id` (Claude Code's split lines of one reply share it).
+    pub id: Option<&'l str>,
 }
 
-/// pi's spellings that mark a message as needing conversion.
-const PI_MARKS: [&str; 4] = ["\"toolCall\"", "\"thinkingSignature\"", "\"mimeType\"", "\"toolResult\""];
+/// A block only pi writes: its conversion is needed.
+fn is_pi_block(block: &Block) -> bool {
+    match block.kind.get() {
+        Some("toolCall") => true,
+        Some("thinking") => block.thinking_signature.get().is_some(),
+        Some("image") => block.mime_type.get().is_some(),
+        _ => false,
+    }
+}
 
 /// The message a line carries, in canonical form; `None` for lines without one.
-pub(crate) fn stored(line: &Line) -> Option<Stored> {
+pub(crate) fn stored<'l>(line: &'l Line) -> Option<Stored<'l>> {
     let raw = line.env.message?;
     let message = parse_message(raw)?;
     let role = message.role.get().unwrap_or(line.env.kind());
-    if !PI_MARKS.iter().any(|mark| raw.get().contains(mark)) {
-        return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content) });
+    let id = match message.id.0 {
+        Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),
+        // Message ids are API identifiers without escapes; one that has them is not merged.
+        _ => None,
+    };
+    let content = parse_content(message.content);
+    let pi = role == "toolResult" || matches!(&content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_pi_block));
+    if !pi {
+        let (text, only_results) = match &content {
+            Some(Content::Text(text)) => (text.to_string(), false),
+            Some(Content::Blocks(blocks)) => (
+                blocks.iter().filter_map(block_text).collect::<Vec<_>>().join("\n"),
+                !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")),
+            ),
+            None => (String::new(), false),
+        };
+        return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id });
     }
     let value: Value = serde_json::from_str(raw.get()).ok()?;
-    if role == "toolResult" {
+    let (role, blocks) = if role == "toolResult" {
         let mut result = json!({
             "type": "tool_result",
             "tool_use_id": value["toolCallId"].as_str().unwrap_or_default(),
@@ -39,9 +68,33 @@ pub(crate) fn stored(line: &Line) -> Option<Stored> {
         if value["isError"] == Value::Bool(true) {
             result["is_error"] = Value::Bool(true);
         }
-        return Some(Stored { role: "user".into(), blocks: Value::Array(alloc::vec![result]).to_string() });
+        ("user".to_string(), Value::Array(alloc::vec![result]))
+    } else {
+        (role.to_string(), pi_blocks(&value["content"]))
+    };
+    let text = blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default();
+    let only_results = role == "user" && blocks.as_array().is_some_and(|b| b.iter().all(|b| b["type"] == "tool_result"));
+    Some(Stored { role, blocks: blocks.to_string(), text, only_results, id })
+}
+
+/// A block as text for people: text as it is, other blocks as short markers.
+fn block_text(block: &Block) -> Option<String> {
+    marker(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get())
+}
+
+fn value_text(block: &Value) -> Option<String> {
+    marker(block["type"].as_str()?, block["text"].as_str(), block["name"].as_str(), block["id"].as_str(), block["tool_use_id"].as_str())
+}
+
+fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
+    match kind {
+        "text" => text.map(ToString::to_string),
+        "tool_use" => Some(alloc::format!("[tool_use {} {}]", name.unwrap_or("?"), id.unwrap_or("?"))),
+        "tool_result" => Some(alloc::format!("[tool_result {}]", tool_use_id.unwrap_or("?"))),
+        "image" => Some("[image]".to_string()),
+        "thinking" | "redacted_thinking" => None,
+        other => Some(alloc::format!("[{other}]")),
     }
-    Some(Stored { role: role.to_string(), blocks: pi_blocks(&value["content"]).to_string() })
 }
 
 /// A content as a JSON array of blocks (a string content becomes one text block),

@@ -5,7 +5,7 @@ use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::scan::{Block, Content, Line, parse_content, parse_message};
+use super::scan::Block;
 use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::message::canonical;
@@ -216,9 +216,9 @@ impl Loaded<'_> {
             let Some(stored) = canonical::stored(line) else { continue };
             let role = stored.role;
             let blocks = clear_results(stored.blocks, &plan.cleared);
-            let text = readable(&blocks);
+            let text = stored.text;
             if role == "assistant"
-                && let (Some(id), Some((reply_id, at))) = (message_id(line), reply)
+                && let (Some(id), Some((reply_id, at))) = (stored.id, reply)
                 && id == reply_id
                 && let Some(previous) = context.messages.get_mut(at)
             {
@@ -232,8 +232,8 @@ impl Loaded<'_> {
                 continue;
             }
             match role.as_str() {
-                "assistant" => reply = message_id(line).map(|id| (id, context.messages.len())),
-                _ if only_results(&blocks) => {}
+                "assistant" => reply = stored.id.map(|id| (id, context.messages.len())),
+                _ if stored.only_results => {}
                 _ => reply = None,
             }
             context.messages.push(ContextMessage {
@@ -248,24 +248,7 @@ impl Loaded<'_> {
     }
 }
 
-/// `message.id` of an entry, borrowed from the line's text.
-fn message_id<'s>(line: &'s Line) -> Option<&'s str> {
-    let message = line.env.message.and_then(parse_message)?;
-    match message.id.0? {
-        alloc::borrow::Cow::Borrowed(id) => Some(id),
-        // Message ids are API identifiers without escapes; one that has them is not merged.
-        alloc::borrow::Cow::Owned(_) => None,
-    }
-}
 
-/// Whether a message's blocks are all tool results (the results of a reply still
-/// being merged).
-fn only_results(blocks: &str) -> bool {
-    match parse_content(serde_json::from_str(blocks).ok()) {
-        Some(Content::Blocks(blocks)) => !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")),
-        _ => false,
-    }
-}
 
 /// A tool result's block once cleared (fields in the API's order).
 #[derive(serde::Serialize)]
@@ -321,22 +304,4 @@ fn append_blocks(blocks: &mut String, more: &str) {
     blocks.push_str(tail);
 }
 
-/// Text for people: text blocks as they are, other blocks as short markers.
-fn readable(blocks: &str) -> String {
-    match parse_content(serde_json::from_str(blocks).ok()) {
-        Some(Content::Text(text)) => text.into_owned(),
-        Some(Content::Blocks(blocks)) => blocks.iter().filter_map(block_text).collect::<Vec<_>>().join("\n"),
-        None => String::new(),
-    }
-}
 
-fn block_text(block: &Block) -> Option<String> {
-    match block.kind.get()? {
-        "text" => block.text.get().map(ToString::to_string),
-        "tool_use" => Some(alloc::format!("[tool_use {} {}]", block.name.get().unwrap_or("?"), block.id.get().unwrap_or("?"))),
-        "tool_result" => Some(alloc::format!("[tool_result {}]", block.tool_use_id.get().unwrap_or("?"))),
-        "image" => Some("[image]".to_string()),
-        "thinking" | "redacted_thinking" => None,
-        other => Some(alloc::format!("[{other}]")),
-    }
-}

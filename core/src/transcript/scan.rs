@@ -378,6 +378,12 @@ pub(crate) struct Block<'a> {
     /// `tool_result.content`: a string or blocks.
     #[serde(default, borrow)]
     pub content: Option<&'a RawValue>,
+    /// pi's `thinking.thinkingSignature`.
+    #[serde(rename = "thinkingSignature", default, borrow)]
+    pub thinking_signature: Str<'a>,
+    /// pi's `image.mimeType`.
+    #[serde(rename = "mimeType", default, borrow)]
+    pub mime_type: Str<'a>,
 }
 
 pub(crate) fn parse_message<'a>(raw: &'a RawValue) -> Option<Message<'a>> {
