@@ -335,3 +335,20 @@ fn a_turn_is_atomic_when_storage_fails_at_any_call() {
         assert!(n < 100, "the turn never succeeded");
     }
 }
+
+#[test]
+fn a_session_compacted_last_still_has_its_branch() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 0..8 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        block_on(store.append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": format!("message {i}") })))).unwrap();
+    }
+    let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(3), ..mneme_core::Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, mneme_core::Mode::Manual)).unwrap();
+    let ids = mneme_core::CompactionIds { boundary: "b".into(), summary: "sum".into() };
+    block_on(store.apply_compaction("s", &plan, "summary", &ids, T0 + 10)).unwrap();
+    let branches = block_on(store.branches("s")).unwrap();
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    assert!(branches[0].current && branches[0].text == "message 7", "{branches:?}");
+}

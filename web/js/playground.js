@@ -1,17 +1,39 @@
-// The playground page: create and open sessions, append, tombstone, see the report,
-// switch backend. The chosen backend and session survive a reload.
+// The agent playground: an agent loop on Mneme. Each model reply and the results of
+// the tools it called are appended as one turn; the model is handed Mneme's
+// provider-ready context; compaction runs through the core's driver when the context
+// fills the window; branches can be rewound and forked; sessions export as JSONL and
+// Claude Code files import by drag and drop. The model is a built-in offline one, or
+// an Anthropic or OpenAI-compatible endpoint whose key stays in this page's memory.
 import { Mneme } from "./mneme.js";
 
 const $ = (id) => document.getElementById(id);
 const saved = JSON.parse(localStorage.getItem("mneme-playground") ?? "{}");
+const CWD = "/playground";
+const SYSTEM = "You are a helpful assistant in the Mneme playground. Use the tools when they help.";
+const MAX_STEPS = 6;
 let store;
+/** The entry the next prompt continues from (a rewind), if any. */
+let rewindTo = null;
+
+const TOOLS = [
+  { name: "calculate", description: "Evaluates an arithmetic expression (+ - * / and parentheses).", parameters: { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] } },
+  { name: "list_sessions", description: "Lists the sessions stored in this browser.", parameters: { type: "object", properties: {} } },
+];
 
 function remember() {
-  localStorage.setItem("mneme-playground", JSON.stringify({ backend: $("backend").value, session: $("session").value }));
+  localStorage.setItem("mneme-playground", JSON.stringify({ backend: $("backend").value, session: $("session").value, window: $("window").value }));
 }
 
 function showError(error) {
   $("error").textContent = error ? `${error.kind ?? "error"}: ${error.message}` : "";
+}
+
+const session = () => $("session").value.trim();
+const windowTokens = () => Math.max(200, Number($("window").value) || 1500);
+function element(tag, props = {}, children = []) {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
 }
 
 async function open() {
@@ -21,55 +43,285 @@ async function open() {
   await render();
 }
 
+// ---- tools -------------------------------------------------------------------------
+
+/** Arithmetic without eval: + - * / and parentheses over numbers. */
+function calculate(expression) {
+  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? [];
+  let at = 0;
+  const peek = () => tokens[at];
+  const number = () => {
+    const token = tokens[at++];
+    if (token === "(") {
+      const value = sum();
+      if (tokens[at++] !== ")") throw new Error("missing )");
+      return value;
+    }
+    if (token === "-") return -number();
+    if (token === undefined || Number.isNaN(Number(token))) throw new Error(`unexpected ${token ?? "end"}`);
+    return Number(token);
+  };
+  const product = () => {
+    let value = number();
+    while (peek() === "*" || peek() === "/") value = tokens[at++] === "*" ? value * number() : value / number();
+    return value;
+  };
+  const sum = () => {
+    let value = product();
+    while (peek() === "+" || peek() === "-") value = tokens[at++] === "+" ? value + product() : value - product();
+    return value;
+  };
+  const value = sum();
+  if (at !== tokens.length) throw new Error(`unexpected ${tokens[at]}`);
+  return value;
+}
+
+async function runTool({ id, name, input }) {
+  try {
+    if (name === "calculate") return { id, content: String(calculate(String(input.expression ?? ""))) };
+    if (name === "list_sessions") {
+      const { sessions } = await store.list();
+      return { id, content: sessions.map((s) => `${s.id} (${s.messages} messages)`).join("\n") || "no sessions" };
+    }
+    return { id, content: `unknown tool ${name}`, error: true };
+  } catch (error) {
+    return { id, content: String(error.message ?? error), error: true };
+  }
+}
+
+// ---- models ------------------------------------------------------------------------
+
+/** The offline model: calls `calculate` for arithmetic, `list_sessions` when asked about sessions, and answers from tool results. */
+function offlineModel(body, context) {
+  const last = body.messages.at(-1);
+  const blocks = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content;
+  const base = { role: "assistant", id: `msg_offline_${crypto.randomUUID().slice(0, 8)}`, model: "mneme-offline", usage: { input_tokens: context.tokens, output_tokens: 24 } };
+  const results = blocks.filter((b) => b.type === "tool_result");
+  if (results.length) {
+    const said = results.map((r) => (typeof r.content === "string" ? r.content : (r.content ?? []).map((c) => c.text ?? "").join(" "))).join("; ");
+    return { reply: { ...base, stop_reason: "end_turn", content: [{ type: "text", text: `The tool says: ${said}` }] }, calls: [] };
+  }
+  const prompt = blocks.filter((b) => b.type === "text").map((b) => b.text).join(" ");
+  const expression = prompt.match(/[\d(][-+*/().\d\s]*\d\)*/)?.[0];
+  const call = (name, input, text) => {
+    const id = `toolu_offline_${crypto.randomUUID().slice(0, 8)}`;
+    return { reply: { ...base, stop_reason: "tool_use", content: [{ type: "text", text }, { type: "tool_use", id, name, input }] }, calls: [{ id, name, input }] };
+  };
+  if (expression && /[-+*/]/.test(expression)) return call("calculate", { expression: expression.trim() }, "Let me calculate that.");
+  if (/session/i.test(prompt)) return call("list_sessions", {}, "Let me look at the stored sessions.");
+  const text = `(offline model) I was sent ${body.messages.length} messages, about ${context.tokens} tokens. You said: "${prompt}"`;
+  return { reply: { ...base, stop_reason: "end_turn", content: [{ type: "text", text }] }, calls: [] };
+}
+
+async function anthropicModel(body) {
+  const base = $("base-url").value.trim() || "https://api.anthropic.com";
+  const response = await fetch(`${base.replace(/\/$/, "")}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" },
+    body: JSON.stringify({ model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body, tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) }),
+  });
+  const reply = await response.json();
+  if (!response.ok) throw new Error(`the endpoint said ${response.status}: ${JSON.stringify(reply.error ?? reply)}`);
+  const { id, model, stop_reason, usage, content } = reply;
+  const calls = content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input }));
+  return { reply: { role: "assistant", id, model, stop_reason, usage, content }, calls };
+}
+
+async function openaiModel(body) {
+  const base = $("base-url").value.trim() || "https://api.openai.com/v1";
+  const response = await fetch(`${base.replace(/\/$/, "")}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` },
+    body: JSON.stringify({ model: $("model-name").value || "gpt-4o", messages: body.messages, tools: TOOLS.map((t) => ({ type: "function", function: t })) }),
+  });
+  const reply = await response.json();
+  if (!response.ok) throw new Error(`the endpoint said ${response.status}: ${JSON.stringify(reply.error ?? reply)}`);
+  const choice = reply.choices[0];
+  const calls = (choice.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments || "{}") }));
+  return { reply: { ...choice.message, id: reply.id, model: reply.model, usage: reply.usage, finish_reason: choice.finish_reason }, calls };
+}
+
+// ---- the agent loop ----------------------------------------------------------------
+
+async function send() {
+  const prompt = $("prompt").value.trim();
+  if (!prompt) return;
+  const id = session();
+  const kind = $("model-kind").value;
+  const provider = kind === "openai" ? "openai" : "anthropic";
+  $("send").disabled = true;
+  try {
+    await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
+    rewindTo = null;
+    $("prompt").value = "";
+    await render();
+    for (let step = 0; step < MAX_STEPS; step++) {
+      const context = await store.providerContext(id, { provider, injections: [{ role: "system", place: "start", text: SYSTEM }] });
+      const body = JSON.parse(context.body);
+      const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
+      const results = [];
+      for (const call of calls) results.push(await runTool(call));
+      const turn = provider === "openai"
+        ? [reply, ...results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.content }))]
+        : [reply, ...(results.length ? [{ role: "user", content: results.map((r) => ({ type: "tool_result", tool_use_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) })) }] : [])];
+      await store.appendTurn(id, turn, { provider, cwd: CWD });
+      await render();
+      if (!calls.length) break;
+    }
+    const window = windowTokens();
+    await store.compact(id, { settings: { context_window: window, keep: { recent_tokens: Math.floor(window / 4) } }, mode: "auto" });
+    await render();
+  } catch (error) {
+    showError(error);
+  } finally {
+    $("send").disabled = false;
+  }
+}
+
+// ---- rendering ---------------------------------------------------------------------
+
+function blockView(block) {
+  if (block.type === "text") return element("div", { className: "text", textContent: block.text });
+  if (block.type === "thinking") return element("div", { className: "thinking", textContent: `thinking: ${block.thinking}` });
+  if (block.type === "tool_use") return element("div", { className: "tool-call", textContent: `→ ${block.name}(${JSON.stringify(block.input)})` });
+  if (block.type === "tool_result") {
+    const content = typeof block.content === "string" ? block.content : (block.content ?? []).map((c) => c.text ?? `[${c.type}]`).join("\n");
+    return element("div", { className: `tool-result${block.is_error ? " error" : ""}`, textContent: `← ${content}` });
+  }
+  return element("div", { className: "text", textContent: `[${block.type}]` });
+}
+
+function entryView(id, entry) {
+  const raw = JSON.parse(entry.raw);
+  if (raw.type === "system" && raw.subtype === "compact_boundary") {
+    const m = raw.compactMetadata ?? {};
+    return element("li", { className: "compaction", textContent: `— compacted (${m.trigger ?? "?"}): ${m.preTokens ?? "?"} → ${m.postTokens ?? "?"} tokens; what is above is summarised, not deleted —` });
+  }
+  if (!entry.role) return null;
+  const content = raw.message?.content;
+  const blocks = typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [{ type: "text", text: entry.text }];
+  const tool = blocks.length > 0 && blocks.every((b) => b.type === "tool_result");
+  const label = raw.isCompactSummary ? "summary" : tool ? "tool" : entry.role;
+  const item = element("li", { className: entry.uuid === rewindTo ? "rewind-point" : "" }, [
+    element("span", { className: `role ${tool ? "tool" : entry.role}`, textContent: label }),
+    element("div", { className: "body" }, blocks.map(blockView)),
+    element("span", { className: "meta", textContent: entry.timestamp?.slice(11, 19) ?? "" }),
+  ]);
+  const rewind = element("button", { className: "small rewind", textContent: "continue from here", title: "the next prompt continues from this message; nothing is deleted" });
+  rewind.onclick = () => { rewindTo = entry.uuid; render().catch(showError); };
+  const remove = element("button", { className: "small delete", textContent: "delete", title: "tombstone this entry: it stays in the file and leaves every load" });
+  remove.onclick = () => store.tombstone(id, entry.uuid).then(render, showError);
+  item.append(rewind, remove);
+  return item;
+}
+
 async function render() {
   showError(null);
   const { sessions } = await store.list();
   $("sessions").replaceChildren(...sessions.map((s) => {
-    const button = document.createElement("button");
-    button.textContent = `${s.id} (${s.messages})`;
-    button.title = s.title ?? "";
-    button.onclick = () => { $("session").value = s.id; remember(); render(); };
+    const button = element("button", { textContent: `${s.title ?? s.id} (${s.messages})`, title: s.id });
+    button.onclick = () => { $("session").value = s.id; rewindTo = null; remember(); render().catch(showError); };
     return button;
   }));
-  const id = $("session").value;
+  const id = session();
+  $("rewind-note").replaceChildren(...(rewindTo ? [
+    element("span", { textContent: `The next prompt continues from ${rewindTo.slice(0, 8)}; the later messages stay on their own branch.` }),
+    Object.assign(element("button", { className: "small", textContent: "cancel" }), { onclick: () => { rewindTo = null; render().catch(showError); } }),
+  ] : []));
   let transcript;
   try {
     transcript = await store.load(id);
   } catch (error) {
     if (error.kind !== "session-not-found") throw error;
-    $("report").textContent = `No session "${id}" yet: append a message to start it (${store.backend}).`;
+    $("status").textContent = `No session "${id}" yet: send a prompt to start it (${store.backend}).`;
     $("transcript").replaceChildren();
+    $("branches").replaceChildren();
+    $("meter-bar").style.width = "0";
     return;
   }
-  const r = transcript.report;
-  $("report").textContent = `${store.backend} · ${id}: ${r.entries} entries, ${transcript.chain.length} in the conversation, `
-    + `${r.tombstoned} deleted, ${r.skipped.length} unreadable lines${r.torn_tail ? ", a torn last line" : ""}`;
-  $("transcript").replaceChildren(...transcript.chain.map((i) => transcript.entries[i]).filter((e) => e.role).map((entry) => {
-    const item = document.createElement("li");
-    const role = Object.assign(document.createElement("span"), { className: `role ${entry.role}`, textContent: entry.role });
-    const text = Object.assign(document.createElement("span"), { className: "text", textContent: entry.text });
-    const meta = Object.assign(document.createElement("span"), { className: "meta", textContent: entry.timestamp?.slice(11, 19) ?? "" });
-    const remove = Object.assign(document.createElement("button"), { textContent: "delete", title: "tombstone this entry" });
-    remove.onclick = () => store.tombstone(id, entry.uuid).then(render, showError);
-    item.append(role, text, meta, remove);
-    return item;
+  const context = await store.providerContext(id);
+  const window = windowTokens();
+  const share = Math.min(100, Math.round((100 * context.tokens) / window));
+  $("meter-bar").style.width = `${share}%`;
+  $("status").textContent = `${store.backend} · ${id}: ${transcript.report.entries} entries, ${transcript.report.tombstoned} deleted; the model gets ${context.messages} messages, ~${context.tokens} tokens of a ${window}-token window (${share}%)${context.compacted ? ", from a compaction summary" : ""}`;
+  $("transcript").replaceChildren(...transcript.chain.map((i) => entryView(id, transcript.entries[i])).filter(Boolean));
+  const branches = await store.branches(id);
+  $("branches").replaceChildren(...branches.map((b) => {
+    const fork = element("button", { className: "small fork", textContent: "fork" });
+    fork.onclick = async () => {
+      try {
+        const to = crypto.randomUUID();
+        await store.fork(id, { from: b.leaf, to });
+        $("session").value = to;
+        rewindTo = null;
+        remember();
+        await render();
+      } catch (error) {
+        showError(error);
+      }
+    };
+    const tokens = b.usage.input + b.usage.output + b.usage.cache_read + b.usage.cache_creation;
+    return element("li", { className: b.current ? "current" : "" }, [
+      element("div", { textContent: `${b.current ? "● current" : "○ branch"}: ${b.text}` }),
+      element("div", { className: "meta", textContent: `${b.messages} entries · ${tokens} tokens reported${b.forks_at ? ` · leaves after ${b.forks_at.slice(0, 8)}` : ""} ` }, [fork]),
+    ]);
   }));
+}
+
+// ---- files -------------------------------------------------------------------------
+
+async function exportSession() {
+  const id = session();
+  const info = (await store.list()).sessions.find((s) => s.id === id);
+  if (!info) throw new Error(`no session ${id} to export`);
+  const parts = [];
+  for (let part = 1; part <= info.parts; part++) {
+    parts.push(await store.storage.read(part === 1 ? info.key : info.key.replace(/\.jsonl$/, `_part${part}.jsonl`), 0));
+  }
+  const link = element("a", { href: URL.createObjectURL(new Blob(parts, { type: "application/jsonl" })), download: `${id}.jsonl` });
+  link.click();
+  URL.revokeObjectURL(link.href);
+}
+
+async function importFile(file) {
+  if (!file.name.endsWith(".jsonl")) throw new Error(`${file.name} is not a .jsonl transcript`);
+  const id = file.name.slice(0, -".jsonl".length);
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const report = await Mneme.checkBytes(bytes);
+  try {
+    await store.load(id);
+    throw new Error(`a session ${id} exists already; rename the file to import it`);
+  } catch (error) {
+    if (error.kind !== "session-not-found") throw error;
+  }
+  await store.storage.append(`projects/-imported/${id}.jsonl`, bytes);
+  $("session").value = id;
+  rewindTo = null;
+  remember();
+  await render();
+  if (report.load.skipped.length || report.load.torn_tail) {
+    showError({ kind: "imported", message: `${report.load.skipped.length} unreadable lines${report.load.torn_tail ? " and a torn last line" : ""} (kept in the file, reported, never dropped)` });
+  }
 }
 
 $("backend").value = saved.backend ?? "opfs";
 $("session").value = saved.session ?? "playground";
+$("window").value = saved.window ?? "1500";
 $("backend").onchange = () => open().catch(showError);
-$("open").onclick = () => { remember(); render().catch(showError); };
-$("append").onclick = async () => {
-  const text = $("text").value.trim();
-  if (!text) return;
-  try {
-    await store.append($("session").value, { role: $("role").value, text, cwd: "/playground" });
-    $("text").value = "";
-    $("role").value = $("role").value === "user" ? "assistant" : "user";
-    await render();
-  } catch (error) {
-    showError(error);
-  }
+$("open").onclick = () => { rewindTo = null; remember(); render().catch(showError); };
+$("new-session").onclick = () => { $("session").value = crypto.randomUUID(); rewindTo = null; remember(); render().catch(showError); };
+$("window").onchange = () => { remember(); render().catch(showError); };
+$("model-kind").onchange = () => $("endpoint").classList.toggle("shown", $("model-kind").value !== "offline");
+$("send").onclick = () => send();
+$("prompt").onkeydown = (event) => { if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) send(); };
+$("export").onclick = () => exportSession().catch(showError);
+const drop = $("drop");
+drop.ondragover = (event) => { event.preventDefault(); drop.classList.add("over"); };
+drop.ondragleave = () => drop.classList.remove("over");
+drop.ondrop = (event) => {
+  event.preventDefault();
+  drop.classList.remove("over");
+  const [file] = event.dataTransfer.files;
+  if (file) importFile(file).catch(showError);
 };
 open().catch(showError);

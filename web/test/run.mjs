@@ -262,31 +262,73 @@ try {
     });
   }
 
-  await test("the playground: append, reload, see the entry, tombstone it (screenshot in target/playground.png)", async () => {
+  await test("the agent playground: tool calls, compaction, rewind, fork, export, import, reload (screenshots in target/playground*.png)", async () => {
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (error) => errors.push(String(error)));
     await page.goto(`${url}/web/playground.html`);
     await page.selectOption("#backend", "indexeddb");
-    await page.fill("#session", "demo-chat");
+    await page.fill("#session", "tools-chat");
+    await page.fill("#window", "500");
     await page.click("#open");
-    await page.fill("#text", "Remember that the deploy key rotates on Fridays.");
-    await page.click("#append");
-    await page.waitForSelector("text=Remember that the deploy key rotates on Fridays.");
-    await page.fill("#text", "Noted: deploy key rotation is on Fridays.");
-    await page.click("#append");
-    await page.waitForSelector("text=Noted: deploy key rotation is on Fridays.");
-    await page.reload();
-    await page.waitForSelector("text=Remember that the deploy key rotates on Fridays.");
-    await page.waitForSelector("text=Noted: deploy key rotation is on Fridays.");
-    const report = await page.textContent("#report");
-    assert(report.includes("2 entries") && report.includes("indexeddb"), `report after reload: ${report}`);
-    assert((await page.inputValue("#backend")) === "indexeddb", "the backend choice survives the reload");
+    const ask = async (prompt, answer) => {
+      await page.fill("#prompt", prompt);
+      await page.click("#send");
+      await page.waitForSelector(`text=${answer}`);
+      await page.waitForFunction(() => !document.getElementById("send").disabled);
+    };
+    await ask("what is 12 * (3 + 4)?", "The tool says: 84");
+    assert(await page.isVisible(".tool-call:has-text('calculate')"), "the tool call is shown");
+    assert(await page.isVisible(".tool-result:has-text('84')"), "its result is shown");
+    await ask("which sessions do I have?", "tools-chat (");
+    for (let i = 1; i <= 6; i++) await ask(`tell me about topic ${i} ${"in detail ".repeat(12)}`, `topic ${i}`);
+    await page.waitForSelector("li.compaction");
+    const status = await page.textContent("#status");
+    assert(status.includes("from a compaction summary"), `the context starts from the summary: ${status}`);
     mkdirSync(join(ROOT, "target"), { recursive: true });
     await page.screenshot({ path: join(ROOT, "target/playground.png"), fullPage: true });
-    await page.click("li:has-text('Noted: deploy key') button");
-    await page.waitForSelector("text=1 deleted");
-    assert(!(await page.isVisible("text=Noted: deploy key rotation is on Fridays.")), "the tombstoned entry is gone from the transcript");
+
+    // Rewind to the first prompt's answer and continue: a second branch.
+    await page.click("li:has-text('The tool says: 84') button.rewind");
+    await page.waitForSelector("text=The next prompt continues from");
+    await ask("and 2 + 2?", "The tool says: 4");
+    await page.waitForFunction(() => document.querySelectorAll("#branches li").length === 2);
+    const transcript = await page.textContent("#transcript");
+    assert(!transcript.includes("topic 3"), "the current branch no longer shows the later messages");
+    await page.screenshot({ path: join(ROOT, "target/playground-branches.png"), fullPage: true });
+
+    // Fork the other branch into a session of its own.
+    await page.click("#branches li:not(.current) button.fork");
+    await page.waitForFunction(() => document.getElementById("session").value !== "tools-chat");
+    await page.waitForSelector("#transcript >> text=topic 6");
+    const forkId = await page.inputValue("#session");
+
+    // Export it as JSONL.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
+    const exported = readFileSync(await download.path(), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    assert(exported.every((e) => e.sessionId === forkId || e.type === "tombstone"), "the export is the fork's JSONL");
+    assert(exported.some((e) => e.forkedFrom?.sessionId === "tools-chat"), "the fork names its origin");
+    assert(exported.some((e) => JSON.stringify(e.message?.content ?? "").includes("tool_use")), "with its tool calls");
+
+    // Import a Claude Code transcript by dropping it.
+    const corpus = readFileSync(join(ROOT, "tests/corpus/claude/11-v1.0.95-resumed/claude_code.jsonl"), "utf8");
+    await page.evaluate((text) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([text], "imported-session.jsonl", { type: "application/jsonl" }));
+      document.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, corpus);
+    await page.waitForFunction(() => document.getElementById("session").value === "imported-session");
+    await page.waitForSelector("#status >> text=imported-session");
+    assert((await page.$$("#transcript li")).length > 0, "the imported conversation is shown");
+
+    // Everything survives a reload.
+    await page.fill("#session", "tools-chat");
+    await page.click("#open");
+    await page.reload();
+    await page.waitForSelector("text=The tool says: 4");
+    assert((await page.inputValue("#backend")) === "indexeddb", "the backend choice survives the reload");
+    await page.click("li:has-text('and 2 + 2?') button.delete");
+    await page.waitForSelector("#status >> text=1 deleted");
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });

@@ -90,12 +90,13 @@ impl Loaded<'_> {
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
         let is_candidate =
             |l: &Line| self.is_live(l) && l.env.is_message() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
-        // Every ancestor of a message has a descendant. A head Claude Code relinked to a
-        // compaction's summary still descends from the entry it used to continue
-        // (summarised history is no branch), so both parents are followed.
+        // Every ancestor of a message has a descendant, by the edges the leaf rule
+        // counts (see [`Loaded::leaf`]): parents, and the summary a relinked head
+        // continues from. A compaction's logical parent is no edge: the entry it names
+        // stays a leaf.
         let parents = |line: &Line| -> Vec<usize> {
-            let relinked = line.env.parent_uuid().filter(|p| Some(*p) != self.parent_of(line));
-            [self.parent_of(line), relinked].into_iter().flatten().filter_map(|p| index.get(p).copied()).collect()
+            let relinked = self.parent_of(line).filter(|p| Some(*p) != line.env.parent_uuid() && !line.env.is_compact_boundary());
+            [line.env.parent_uuid(), relinked].into_iter().flatten().filter_map(|p| index.get(p).copied()).collect()
         };
         let mut has_descendant = alloc::vec![false; self.lines.len()];
         for line in self.lines.iter().filter(|l| is_candidate(l)) {
@@ -117,9 +118,12 @@ impl Loaded<'_> {
         let current_chain = self.chain();
         let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
         let on_current: BTreeSet<usize> = current_chain.iter().copied().collect();
+        // A leaf the current branch passes through (what a compaction summarised) is
+        // part of it, not a branch of its own.
         let mut branches: Vec<Branch> = self
             .leaf_messages(&index)
             .into_iter()
+            .filter(|leaf| Some(*leaf) == current_leaf || !on_current.contains(leaf))
             .map(|leaf| {
                 let chain = self.chain_from(leaf, &index);
                 let line = &self.lines[leaf];

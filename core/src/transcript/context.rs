@@ -248,8 +248,6 @@ impl Loaded<'_> {
     }
 }
 
-
-
 /// A tool result's block once cleared (fields in the API's order).
 #[derive(serde::Serialize)]
 struct ClearedResult<'a> {
@@ -303,5 +301,3 @@ fn append_blocks(blocks: &mut String, more: &str) {
     }
     blocks.push_str(tail);
 }
-
-
