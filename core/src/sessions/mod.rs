@@ -444,7 +444,7 @@ mod tests {
     const NOW: i64 = 1_771_267_670_590;
 
     fn say(store: &Store<&InMemoryStorage>, id: &str, i: u32, text: &str) {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let role = if i.is_multiple_of(2) { Role::User } else { Role::Assistant };
         let entry = NewEntry { uuid: format!("{id}-m{i}"), now_ms: NOW + i as i64, role, text: text.to_string(), cwd: "/p".into() };
         block_on(store.append(id, entry)).unwrap();
     }
