@@ -266,6 +266,55 @@ fn main() {
             cersei: cersei_append / appends as u32,
             detail: format!("per entry; {note}"),
         });
+
+        // The same through a held session: locked once, each write one append.
+        block_on(store.hold("appended")).expect("hold");
+        let (held, _, ()) = measure(1, || {
+            for i in 0..appends {
+                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                let entry = NewEntry {
+                    uuid: format!("held-{i}"),
+                    now_ms: 1_900_000_000_000 + i as i64,
+                    role,
+                    text: text.clone(),
+                    cwd: "/home/dev".into(),
+                };
+                block_on(store.append("appended", entry)).expect("mneme append");
+            }
+        });
+        rows.push(Row {
+            operation: format!("append {appends} entries to a held session"),
+            mneme: held / appends as u32,
+            cersei: cersei_append / appends as u32,
+            detail: format!("per entry, `hold` once; {note}"),
+        });
+        // Whole turns of 10 entries, one write (one fsync) each.
+        let turn: Vec<serde_json::Value> = (0..10)
+            .map(|i| serde_json::json!({ "role": if i % 2 == 0 { "user" } else { "assistant" }, "content": text.clone() }))
+            .collect();
+        let messages = serde_json::Value::Array(turn).to_string();
+        let turns = appends / 10;
+        let (batched, _, ()) = measure(1, || {
+            for i in 0..turns {
+                let turn = mneme_core::Turn {
+                    uuid: format!("turn-{i}"),
+                    now_ms: 1_950_000_000_000 + i as i64,
+                    cwd: "/home/dev".into(),
+                    provider: mneme_core::Provider::Anthropic,
+                    messages: messages.clone(),
+                    parent: None,
+                };
+                block_on(store.append_turn("appended", turn)).expect("mneme turn");
+            }
+        });
+        block_on(store.release("appended")).expect("release");
+        let per_entry = batched / (turns * 10) as u32;
+        rows.push(Row {
+            operation: format!("append {turns} turns of 10 entries to a held session"),
+            mneme: per_entry,
+            cersei: cersei_append / appends as u32,
+            detail: format!("per entry: {:.0} entries/s, one write per turn; {note}", 1.0 / per_entry.as_secs_f64()),
+        });
     }
 
     // Paths that were quadratic: the gates over many tool calls, and resuming one reply

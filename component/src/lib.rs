@@ -82,6 +82,13 @@ impl sessions::Guest for Component {
     }
 }
 
+/// A store dropped by its host gives back the session locks it holds.
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = core_::block_on(self.0.release_all());
+    }
+}
+
 impl sessions::GuestStore for Store {
     fn new(limits: Option<sessions::Limits>) -> Self {
         Store(core_::Store::with_limits(ImportedStorage, limits.map_or_else(core_::Limits::default, Mirror::mirror)))
@@ -137,6 +144,12 @@ impl sessions::GuestStore for Store {
     }
     fn reopen(&self, id: String) {
         self.0.reopen(&id)
+    }
+    fn hold(&self, id: String) -> Result<(), types::Error> {
+        run(self.0.hold(&id))
+    }
+    fn release(&self, id: String) -> Result<(), types::Error> {
+        run(self.0.release(&id))
     }
 }
 

@@ -48,6 +48,8 @@ pub trait Engine<E: EngineError = Error> {
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
     fn list(&mut self) -> Result<Listing, E>;
     fn reopen(&mut self, id: &str) -> Result<(), E>;
+    fn hold(&mut self, id: &str) -> Result<(), E>;
+    fn release(&mut self, id: &str) -> Result<(), E>;
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E>;
     fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, E>;
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, E>;
@@ -116,6 +118,12 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn reopen(&mut self, id: &str) -> Result<(), E> {
         Store::reopen(self, id);
         Ok(())
+    }
+    fn hold(&mut self, id: &str) -> Result<(), E> {
+        Ok(block_on(Store::hold(self, id))?)
+    }
+    fn release(&mut self, id: &str) -> Result<(), E> {
+        Ok(block_on(Store::release(self, id))?)
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E> {
         Ok(block_on(Store::plan_compaction(self, id, settings, mode))?)

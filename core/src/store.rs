@@ -2,7 +2,7 @@
 //! sessions, and hands out the operations of `sessions/`. Each concept lives in its own
 //! module; this file only ties them together.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use core::cell::RefCell;
 
@@ -35,6 +35,8 @@ pub struct Store<S> {
     pub(crate) storage: S,
     pub(crate) limits: Limits,
     pub(crate) open: RefCell<BTreeMap<String, OpenSession>>,
+    /// Session locks this store holds between calls (see [`Store::hold`]).
+    pub(crate) held: RefCell<BTreeSet<String>>,
 }
 
 impl<S: Storage> Store<S> {
@@ -43,7 +45,7 @@ impl<S: Storage> Store<S> {
     }
 
     pub fn with_limits(storage: S, limits: Limits) -> Self {
-        Self { storage, limits, open: RefCell::default() }
+        Self { storage, limits, open: RefCell::default(), held: RefCell::default() }
     }
 
     pub fn storage(&self) -> &S {
@@ -54,6 +56,51 @@ impl<S: Storage> Store<S> {
         self.limits
     }
 
+    /// Keeps session `id` open for writing: takes its lock and keeps it until
+    /// [`Store::release`], so every write after this one skips locking and listing and
+    /// costs one append. Meanwhile other writers (another store, another process) wait
+    /// for the lock and then fail with `locked`, as the storage's lock does. The session
+    /// must exist. Programs that take no lock (Claude Code) must not write it meanwhile.
+    pub async fn hold(&self, id: &str) -> Result<(), Error> {
+        let parts = self.require(id).await?;
+        let name = parts.base_key();
+        if self.held.borrow().contains(&name) {
+            return Ok(());
+        }
+        self.storage.lock(&name).await?;
+        self.held.borrow_mut().insert(name.clone());
+        // Read what the session holds now, under the lock, so the next write starts warm.
+        if let Err(error) = self.refresh_held(id, &parts.project).await {
+            self.held.borrow_mut().remove(&name);
+            let _ = self.storage.unlock(&name).await;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Gives back the lock [`Store::hold`] took; a session not held is left alone.
+    pub async fn release(&self, id: &str) -> Result<(), Error> {
+        let held: Option<String> =
+            self.held.borrow().iter().find(|name| crate::keys::parse_session_key(name).is_some_and(|p| p.id == id)).cloned();
+        if let Some(name) = held {
+            self.held.borrow_mut().remove(&name);
+            self.storage.unlock(&name).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives back every lock this store holds (hosts call it when a store is closed).
+    pub async fn release_all(&self) -> Result<(), Error> {
+        let names: alloc::vec::Vec<String> = core::mem::take(&mut *self.held.borrow_mut()).into_iter().collect();
+        let mut outcome = Ok(());
+        for name in names {
+            if let Err(error) = self.storage.unlock(&name).await {
+                outcome = Err(error.into());
+            }
+        }
+        outcome
+    }
+
     /// Forgets what the store knows about session `id`, so the next operation reads it
     /// from storage again. This is how a session refused after a failed write (see
     /// [`Error::SessionPoisoned`]) is opened again.
@@ -61,8 +108,12 @@ impl<S: Storage> Store<S> {
         self.open.borrow_mut().remove(id);
     }
 
-    /// Runs `work` holding the lock `name`, and releases it whatever `work` returned.
+    /// Runs `work` holding the lock `name`, and releases it whatever `work` returned (a
+    /// lock the store holds already stays held).
     pub(crate) async fn locked<T>(&self, name: &str, work: impl core::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        if self.held.borrow().contains(name) {
+            return work.await;
+        }
         self.storage.lock(name).await?;
         let result = work.await;
         let unlocked = self.storage.unlock(name).await;

@@ -275,3 +275,31 @@ fn a_refused_write_leaves_the_session_writable() {
     let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
     assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")), "space freed: the next append just works");
 }
+
+#[test]
+fn a_held_session_costs_one_append_per_write_and_keeps_other_writers_out() {
+    let memory = InMemoryStorage::new();
+    let counted = Faulty::new(&memory, 0).only("list");
+    let store = Store::new(&counted);
+    block_on(store.append("s", entry("u0", Role::User, "first"))).unwrap();
+    block_on(store.hold("s")).unwrap();
+    let listed = counted.calls.get();
+    for i in 1..=20 {
+        let role = if i % 2 == 1 { Role::Assistant } else { Role::User };
+        block_on(store.append("s", entry(&format!("u{i}"), role, "again"))).unwrap();
+    }
+    assert_eq!(counted.calls.get(), listed, "a held session is written without listing");
+    // Another store (another process) is kept out while the session is held.
+    let other = Store::new(&memory);
+    let refused = block_on(other.append("s", entry("x", Role::User, "intruder")));
+    assert!(matches!(refused, Err(Error::Storage(StorageError::Locked { .. }))), "{refused:?}");
+    block_on(store.release("s")).unwrap();
+    let written = block_on(other.append("s", entry("x", Role::User, "after release"))).unwrap();
+    assert_eq!(written.parent_uuid.as_deref(), Some("u20"), "the other store chains to what the holder wrote");
+    // Writing it again takes the lock per write, and a fresh read agrees with the cache.
+    block_on(store.append("s", entry("u21", Role::Assistant, "last"))).unwrap();
+    assert_eq!(uuids(&Store::new(&memory), "s").last().map(String::as_str), Some("u21"));
+    block_on(store.hold("s")).unwrap();
+    block_on(store.release_all()).unwrap();
+    block_on(other.append("s", entry("y", Role::User, "free again"))).unwrap();
+}

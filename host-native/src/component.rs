@@ -222,6 +222,12 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let handle = self.handle;
         self.call_total(|e, s| e.mneme_engine_sessions().store().call_reopen(s, handle, id))
     }
+    fn hold(&mut self, id: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))
+    }
+    fn release(&mut self, id: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_release(s, h, id))
+    }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
         let (settings, mode): (compaction::Settings, compaction::Mode) = ((*settings).mirror(), mode.mirror());
         self.call(|e, s, h| e.mneme_engine_compaction().call_plan_compaction(s, h, id, settings, mode))

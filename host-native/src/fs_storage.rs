@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mneme_core::{KeyInfo, Storage, StorageError};
@@ -39,7 +39,15 @@ pub struct FsStorage {
     durability: Durability,
     lock_timeout: Duration,
     held_locks: Mutex<HashMap<String, File>>,
+    /// Files kept open for appending between appends, with their identity when opened:
+    /// an append first checks the path still names that file (a replace, a remove or
+    /// another program's rewrite means opening it again), so no line goes to a file
+    /// that is no longer there. Saves the folder creation, open and close of each append.
+    appenders: Mutex<HashMap<PathBuf, (File, (u64, u64))>>,
 }
+
+/// Append handles kept open at most; the cache is emptied when it would grow past this.
+const MAX_APPENDERS: usize = 64;
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -52,6 +60,7 @@ impl FsStorage {
             durability: Durability::Fsync,
             lock_timeout: Duration::from_secs(30),
             held_locks: Mutex::default(),
+            appenders: Mutex::default(),
         }
     }
 
@@ -205,26 +214,27 @@ impl FsStorage {
 
     fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
         let path = self.writable(key)?;
+        if let Some(size) = self.append_open(&path, data).map_err(|e| io_error(key, e))? {
+            return Ok(size);
+        }
         let append = || -> io::Result<u64> {
             let parent = path.parent().unwrap_or(&self.root);
             fs::create_dir_all(parent)?;
             let created = !path.exists();
-            let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+            let file = OpenOptions::new().create(true).append(true).open(&path)?;
             let old_len = file.metadata()?.len();
-            let written = file.write_all(data).and_then(|()| self.sync(&file));
-            if let Err(error) = written {
-                // Keep the call atomic: no partial line may stay behind to fuse with the
-                // next, and no empty file may stand for a session that was never written.
-                let rolled_back = if created { fs::remove_file(&path) } else { file.set_len(old_len) };
-                return Err(match rolled_back {
-                    Ok(()) => error,
-                    // What is on disk is unknown now: not a refusal that wrote nothing.
-                    Err(rollback) => io::Error::other(format!("{error}; undoing the partial write failed too: {rollback}")),
-                });
-            }
+            self.write_or_undo(&file, &path, old_len, created, data)?;
             // A new file is durable only once its folder entry is.
             if created {
                 self.sync_dir(parent)?;
+            }
+            let identity = folder_id(&file.metadata()?);
+            if cfg!(unix) {
+                let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
+                if appenders.len() >= MAX_APPENDERS {
+                    appenders.clear();
+                }
+                appenders.insert(path.clone(), (file, identity));
             }
             Ok(old_len + data.len() as u64)
         };
@@ -302,6 +312,42 @@ impl FsStorage {
         fs::remove_file(&from_path).map_err(|e| io_error(from, e))?;
         self.sync_dir(parent).map_err(|e| io_error(to, e))?;
         self.sync_dir(from_path.parent().unwrap_or(&self.root)).map_err(|e| io_error(from, e))
+    }
+
+    /// Appends through a handle kept open from an earlier append, if the path still
+    /// names its file; `None` when there is none to use.
+    fn append_open(&self, path: &Path, data: &[u8]) -> io::Result<Option<u64>> {
+        let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some((file, identity)) = appenders.get(path) else { return Ok(None) };
+        match fs::metadata(path) {
+            Ok(metadata) if folder_id(&metadata) == *identity => {}
+            _ => {
+                appenders.remove(path);
+                return Ok(None);
+            }
+        }
+        let old_len = file.metadata()?.len();
+        match self.write_or_undo(file, path, old_len, false, data) {
+            Ok(()) => Ok(Some(old_len + data.len() as u64)),
+            Err(error) => {
+                appenders.remove(path);
+                Err(error)
+            }
+        }
+    }
+
+    /// Writes `data` at the end of `file` (opened for appending at `old_len`) and syncs
+    /// it; on failure takes it back out, so the call stays atomic: no partial line may
+    /// stay behind to fuse with the next, no empty file stand for a session never written.
+    fn write_or_undo(&self, file: &File, path: &Path, old_len: u64, created: bool, data: &[u8]) -> io::Result<()> {
+        let written = (&*file).write_all(data).and_then(|()| self.sync(file));
+        let Err(error) = written else { return Ok(()) };
+        let rolled_back = if created { fs::remove_file(path) } else { file.set_len(old_len) };
+        Err(match rolled_back {
+            Ok(()) => error,
+            // What is on disk is unknown now: not a refusal that wrote nothing.
+            Err(rollback) => io::Error::other(format!("{error}; undoing the partial write failed too: {rollback}")),
+        })
     }
 
     fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
@@ -580,6 +626,28 @@ mod tests {
         assert_eq!(block_on(second.lock("projects/p/s.jsonl")), Err(StorageError::Locked { key: "projects/p/s.jsonl".into() }));
         block_on(first.unlock("projects/p/s.jsonl")).unwrap();
         block_on(second.lock("projects/p/s.jsonl")).unwrap();
+    }
+
+    #[test]
+    fn an_append_never_goes_to_a_file_that_is_no_longer_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
+        let key = "projects/p/s.jsonl";
+        let path = dir.path().join(key);
+        assert_eq!(block_on(storage.append(key, b"one\n")).unwrap(), 4);
+        assert_eq!(block_on(storage.append(key, b"two\n")).unwrap(), 8);
+        // Replaced behind the open handle (a repair, another program's rewrite).
+        block_on(storage.replace(key, b"new\n", None)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"three\n")).unwrap(), 10);
+        assert_eq!(fs::read(&path).unwrap(), b"new\nthree\n");
+        // Removed by someone else: the next append creates it again.
+        fs::remove_file(&path).unwrap();
+        assert_eq!(block_on(storage.append(key, b"four\n")).unwrap(), 5);
+        assert_eq!(fs::read(&path).unwrap(), b"four\n");
+        // Cut (a torn tail moved aside): appends continue at the new end.
+        block_on(storage.truncate(key, 2, 5)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"!\n")).unwrap(), 4);
+        assert_eq!(fs::read(&path).unwrap(), b"fo!\n");
     }
 
     #[test]

@@ -1148,6 +1148,8 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
     println!("\nan agent loop: {DEMO_TASKS} tasks, an offline model with two tools, a {DEMO_WINDOW}-token window, auto-compacting:");
     let mut compactions = 0;
     let mut model_turns = 0;
+    // The agent's session stays open for writing while it works: one append per write.
+    sessions.hold(&session_id).map_err(|e| e.to_string())?;
     for task in 1..=DEMO_TASKS {
         let prompt = format!("Task {task}: find where module {task} of the parser reports skipped lines, and check its tests.");
         sessions.append(&session_id, new_entry(Role::User, prompt, &cwd)).map_err(|e| e.to_string())?;
@@ -1187,6 +1189,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
             applied.tokens_after
         );
     }
+    sessions.release(&session_id).map_err(|e| e.to_string())?;
     let context = sessions.provider_context(&session_id, Provider::Anthropic, &[]).map_err(|e| e.to_string())?;
     let history = sessions.load(&session_id).map_err(|e| e.to_string())?;
     let ledger = sessions.usage(&session_id, None).map_err(|e| e.to_string())?;

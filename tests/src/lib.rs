@@ -14,6 +14,7 @@
 //!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"? }, "expect": … },
 //!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
+//!              { "hold" | "release": { "id" }, "expect": … },
 //!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
@@ -150,6 +151,8 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             };
             to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, &injections))
         }
+        "hold" => to_outcome(host.hold(&text("id")?)),
+        "release" => to_outcome(host.release(&text("id")?)),
         "branches" => to_outcome(host.branches(&text("id")?)),
         "usage" => {
             let prices: Option<Prices> = match &args["prices"] {

@@ -59,7 +59,11 @@ export class Mneme {
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
   readonly backend: Backend;
   readonly namespace: string;
-  close(): void;
+  /** Gives back the sessions it holds, then closes the store's handles. */
+  close(): Promise<void>;
+  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs wait, then fail with `storage/locked`. */
+  hold(id: string): Promise<null>;
+  release(id: string): Promise<null>;
   append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
   /**
    * Appends a turn in one write (all or nothing): one message or an array, in

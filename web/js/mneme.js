@@ -74,9 +74,13 @@ export class Mneme {
     this.namespace = namespace;
   }
 
-  /** Closes the store's handles (the OPFS worker, the IndexedDB connection). */
-  close() {
-    this.storage.close?.();
+  /** Gives back the sessions it holds, then closes the store's handles (the OPFS worker, the IndexedDB connection). */
+  async close() {
+    try {
+      await this.engine.releaseAll();
+    } finally {
+      this.storage.close?.();
+    }
   }
 
   /** Appends a message; a new session is filed under the project of `cwd`. */
@@ -116,6 +120,9 @@ export class Mneme {
   remove(id) { return call(() => this.engine.remove(text("id", id))); }
   repair(id, now = Date.now()) { return call(() => this.engine.repair(text("id", id), num("now", now))); }
   reopen(id) { this.engine.reopen(text("id", id)); }
+  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs wait, then fail with `storage/locked`. */
+  hold(id) { return call(() => this.engine.hold(text("id", id))); }
+  release(id) { return call(() => this.engine.release(text("id", id))); }
 
   planCompaction(id, settings = {}, mode = "auto") { return call(Promise.resolve().then(() => this.engine.planCompaction(id, JSON.stringify(settings), mode))); }
   summarizeOffline(id, plan) { return call(Promise.resolve().then(() => this.engine.summarizeOffline(id, JSON.stringify(plan)))); }

@@ -37,7 +37,7 @@ function element(tag, props = {}, children = []) {
 }
 
 async function open() {
-  store?.close();
+  await store?.close();
   store = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
   remember();
   await render();

@@ -230,6 +230,19 @@ impl Engine {
         self.store.reopen(&id);
     }
 
+    pub fn hold(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.hold(&id).await })
+    }
+
+    pub fn release(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.release(&id).await })
+    }
+
+    #[wasm_bindgen(js_name = releaseAll)]
+    pub fn release_all(&self) -> Promise {
+        spawn(&self.store, |store| async move { store.release_all().await })
+    }
+
     /// `settings` is JSON (`mneme_core::Settings`; missing fields take the defaults),
     /// `mode` one of `auto`, `manual`, `overflow`.
     #[wasm_bindgen(js_name = planCompaction)]

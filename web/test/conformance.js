@@ -46,6 +46,8 @@ async function step(store, op, args, state) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null }));
     case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", injections: args.injections ?? [] }));
+    case "hold": return outcome(store.hold(args.id));
+    case "release": return outcome(store.release(args.id));
     case "branches": return outcome(store.branches(args.id));
     case "usage": return outcome(store.usage(args.id, args.prices ?? null));
     case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));

@@ -131,7 +131,7 @@ impl Parts {
     fn sizes(&self) -> Vec<u64> {
         self.parts.iter().map(|p| p.size).collect()
     }
-    fn base_key(&self) -> String {
+    pub(crate) fn base_key(&self) -> String {
         keys::session_key(&self.project, &self.id)
     }
 }

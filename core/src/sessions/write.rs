@@ -279,6 +279,12 @@ impl<S: Storage> Store<S> {
         if cached.as_ref().is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
         }
+        // A held session has had no other writer since this store last wrote it.
+        if let Some(state) = cached.as_ref().filter(|s| !s.stale && s.torn_at.is_none())
+            && self.held.borrow().contains(&keys::session_key(project, id))
+        {
+            return Ok(state.clone());
+        }
         let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
         let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
         let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };
@@ -299,6 +305,17 @@ impl<S: Storage> Store<S> {
             state.last_part_lines = state.last_part_lines.saturating_sub(1);
         }
         Ok(state)
+    }
+
+    /// Reads session `id` into the open-session cache (moving a torn tail aside), for a
+    /// session just taken with [`Store::hold`].
+    pub(crate) async fn refresh_held(&self, id: &str, project: &str) -> Result<(), Error> {
+        if let Some(state) = self.open.borrow_mut().get_mut(id) {
+            state.stale = true;
+        }
+        let state = self.refresh(id, project).await?;
+        self.open.borrow_mut().insert(id.to_owned(), state);
+        Ok(())
     }
 
     /// Saves the fragment from `offset` to the end of `key` beside it, then cuts it
