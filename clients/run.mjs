@@ -204,7 +204,7 @@ try {
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what pi appended");
   });
 
-  await test("Claude Code resumes a session of agent turns Mneme wrote (tool calls, results, an interrupted call) with exactly Mneme's provider context", async () => {
+  await test("Claude Code resumes a session of agent turns Mneme wrote (tool calls, results, a sub-agent, an interrupted call) with exactly Mneme's provider context", async () => {
     const home = join(scratch, "claude-tools-home");
     const work = join(scratch, "claude-tools-work");
     mkdirSync(work, { recursive: true });
@@ -215,6 +215,10 @@ try {
     mneme("--root", root, "append", id, "--cwd", work, "--message", JSON.stringify({
       role: "assistant", id: "msg_turn_3", content: [{ type: "text", text: "Reading it." }, { type: "tool_use", id: "toolu_03", name: "Read", input: { path: "notes.md" } }],
     }));
+    // The call started a sub-agent, which Mneme keeps as Claude Code does: its own
+    // transcript, linked from the call by a progress entry.
+    mneme("--root", root, "append", id, "--cwd", work, "--agent", "a5b6c7d8", "--parent-call", "toolu_03", "--message",
+      JSON.stringify([{ role: "user", content: "read notes.md" }, { role: "assistant", content: "It says hello." }]));
     const before = providerContext(root, id);
     assertEqual(before.at(-2).content[0].tool_use_id, "toolu_03", "the interrupted call gets a synthetic result");
     api.requests.length = 0;

@@ -303,6 +303,7 @@ fn main() {
                     provider: mneme_core::Provider::Anthropic,
                     messages: messages.clone(),
                     parent: None,
+                    agent: None,
                 };
                 block_on(store.append_turn("appended", turn)).expect("mneme turn");
             }

@@ -40,7 +40,7 @@ pub use compaction::{Action, Keep, Mode, Plan, Pruned, Settings, Trigger};
 pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
-pub use message::{Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
+pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RepairReport, SessionInfo, SkippedKey, Subagent, Transcript, check_bytes, load_report,
 };

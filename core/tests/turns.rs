@@ -9,7 +9,15 @@ const T0: i64 = 1_771_267_670_590;
 const KEY: &str = "projects/-p/s.jsonl";
 
 fn turn(uuid: &str, messages: Value) -> Turn {
-    Turn { uuid: uuid.into(), now_ms: T0, cwd: "/p".into(), provider: Provider::Anthropic, messages: messages.to_string(), parent: None }
+    Turn {
+        uuid: uuid.into(),
+        now_ms: T0,
+        cwd: "/p".into(),
+        provider: Provider::Anthropic,
+        messages: messages.to_string(),
+        parent: None,
+        agent: None,
+    }
 }
 
 fn lines(storage: &InMemoryStorage, key: &str) -> Vec<Value> {

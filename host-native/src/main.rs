@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
-    Action, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode, NewEntry,
-    Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
+    Action, AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode,
+    NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, Runtime};
@@ -427,6 +427,14 @@ struct AppendArgs {
     /// The shape of --message / --turn
     #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
     provider: ProviderArg,
+    /// Write into this sub-agent's transcript of the session instead
+    /// (`<session>/subagents/agent-<ID>.jsonl`, Claude Code sessions)
+    #[arg(long, value_name = "ID")]
+    agent: Option<String>,
+    /// The session's pending tool call that started the sub-agent: its first turn links
+    /// it from there, as Claude Code does
+    #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
+    parent_call: Option<String>,
     /// The working directory recorded in the entry; a new session is filed under the
     /// project folder derived from it [default: the current directory]
     #[arg(long, value_name = "DIR")]
@@ -621,7 +629,7 @@ fn run(cli: Cli) -> CliResult {
 }
 
 fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: Option<String>) -> CliResult {
-    let AppendArgs { role, text, message, turn, provider, cwd, json } = what;
+    let AppendArgs { role, text, message, turn, provider, agent, parent_call, cwd, json } = what;
     let cwd = match cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
@@ -631,7 +639,7 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: 
         RoleArg::Assistant => Role::Assistant,
     });
     let messages = match (role, text, message, turn) {
-        (Some(role), Some(text), _, _) if parent.is_none() => {
+        (Some(role), Some(text), _, _) if parent.is_none() && agent.is_none() => {
             let entry = sessions.append(id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
             return if json { print_json(&entry) } else { print_appended(id, std::slice::from_ref(&entry)) };
         }
@@ -647,6 +655,7 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: 
         provider: provider.into(),
         messages,
         parent,
+        agent: agent.map(|id| AgentRef { id, parent_call }),
     };
     let entries = sessions.append_turn(id, turn).map_err(|e| e.to_string())?;
     if json { print_json(&entries) } else { print_appended(id, &entries) }
@@ -1166,6 +1175,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
                 provider: Provider::Anthropic,
                 messages: reply.to_string(),
                 parent: None,
+                agent: None,
             };
             sessions.append_turn(&session_id, turn).map_err(|e| e.to_string())?;
             tools += 1;

@@ -11,7 +11,7 @@
 //! { "name": "…", "files": { "<key>": "<content>" },
 //!   "limits": { "part_bytes": 300, "total_bytes": 2000 },      (optional)
 //!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
-//!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"? }, "expect": … },
+//!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"?, "agent"? }, "expect": … },
 //!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
@@ -38,7 +38,9 @@
 //! of the core's `Entry`, `Transcript` and `Listing`.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
-use mneme_core::{CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn};
+use mneme_core::{
+    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn,
+};
 use serde_json::{Value, json};
 
 /// Lists the keys in a host's storage under a prefix, sorted.
@@ -140,8 +142,19 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "append_turn" => {
             let provider = provider(&args["provider"])?;
             let parent = args["parent"].as_str().map(str::to_owned);
-            let turn =
-                Turn { uuid: text("uuid")?, now_ms: now()?, cwd: text("cwd")?, provider, messages: args["messages"].to_string(), parent };
+            let agent: Option<AgentRef> = match &args["agent"] {
+                Value::Null => None,
+                agent => Some(serde_json::from_value(agent.clone()).map_err(|e| format!("bad agent: {e}"))?),
+            };
+            let turn = Turn {
+                uuid: text("uuid")?,
+                now_ms: now()?,
+                cwd: text("cwd")?,
+                provider,
+                messages: args["messages"].to_string(),
+                parent,
+                agent,
+            };
             to_outcome(host.append_turn(&text("id")?, turn))
         }
         "provider_context" => {

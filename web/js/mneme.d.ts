@@ -73,7 +73,7 @@ export class Mneme {
   appendTurn(
     id: string,
     messages: AnthropicMessage | AnthropicMessage[] | OpenAIMessage | OpenAIMessage[],
-    options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null },
+    options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null; agent?: { id: string; parent_call?: string | null } | null },
   ): Promise<Entry[]>;
   /** What to send a model next, in `provider`'s shape; injections are placed, never written. */
   providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;

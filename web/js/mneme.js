@@ -91,11 +91,12 @@ export class Mneme {
    * Appends a turn in one write (all of it or nothing): one message or an array, in
    * Anthropic's shape (content blocks, `tool_use` / `tool_result`) or OpenAI's
    * (`tool_calls`, `tool` role) with `provider: "openai"`. `parent` rewinds: the turn
-   * continues from that entry instead of the newest one.
+   * continues from that entry instead of the newest one. `agent: {id, parent_call}` writes
+   * into that sub-agent's transcript instead (Claude Code sessions).
    */
-  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = crypto.randomUUID(), now = Date.now(), parent = null } = {}) {
+  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
     return call(() => {
-      const turn = { uuid: text("uuid", uuid), now_ms: num("now", now), cwd: text("cwd", cwd), provider: text("provider", provider), messages: JSON.stringify(messages), parent };
+      const turn = { uuid: text("uuid", uuid), now_ms: num("now", now), cwd: text("cwd", cwd), provider: text("provider", provider), messages: JSON.stringify(messages), parent, agent };
       return this.engine.appendTurn(text("id", id), JSON.stringify(turn));
     });
   }

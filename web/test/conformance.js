@@ -44,7 +44,7 @@ async function outcome(promise) {
 async function step(store, op, args, state) {
   switch (op) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
-    case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null }));
+    case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null, agent: args.agent ?? null }));
     case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", injections: args.injections ?? [] }));
     case "hold": return outcome(store.hold(args.id));
     case "release": return outcome(store.release(args.id));

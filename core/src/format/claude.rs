@@ -40,6 +40,9 @@ struct MessageLine<'a> {
     is_compact_summary: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     is_visible_in_transcript_only: Option<bool>,
+    /// A sub-agent's line: which sub-agent.
+    #[serde(rename = "agentId", skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
     /// On a tool result: the entry that holds the call it answers.
     #[serde(rename = "sourceToolAssistantUUID", skip_serializing_if = "Option::is_none")]
     source_tool_assistant_uuid: Option<&'a str>,
@@ -125,6 +128,7 @@ impl<'a> MessageLine<'a> {
             message,
             is_compact_summary: None,
             is_visible_in_transcript_only: None,
+            agent_id: header.agent_id,
             source_tool_assistant_uuid: None,
             uuid: header.uuid,
             timestamp: header.timestamp,
@@ -303,6 +307,18 @@ impl Dialect for Claude {
 
     fn shown_summary(&self, summary: &str) -> String {
         format!("{SUMMARY_PREFIX}{summary}")
+    }
+
+    /// Claude Code's link to a running sub-agent: a `progress` entry under the call
+    /// that started it, naming the sub-agent.
+    fn agent_link(&self, header: &Header, agent_id: &str, call: &str) -> Result<String, Error> {
+        json(&serde_json::json!({
+            "parentUuid": header.parent, "isSidechain": false, "userType": "external", "cwd": header.cwd,
+            "sessionId": header.session_id, "version": crate::VERSION, "entrypoint": "mneme", "type": "progress",
+            "data": { "type": "agent_progress", "agentId": agent_id },
+            "toolUseID": format!("agent_{agent_id}"), "parentToolUseID": call,
+            "uuid": header.uuid, "timestamp": header.timestamp,
+        }))
     }
 
     /// As `claude --fork-session` writes a fork: every line of the chain with the new

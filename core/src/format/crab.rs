@@ -64,6 +64,10 @@ impl Dialect for Crab {
         summary.to_string()
     }
 
+    fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, "sub-agent transcripts (crab keeps none)"))
+    }
+
     fn fork(&self, _: &[&Line], _: &Fork) -> Result<String, Error> {
         Err(unsupported(Format::Crab, "forking (crab entries have no ids to branch from)"))
     }

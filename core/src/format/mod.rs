@@ -118,6 +118,8 @@ pub(crate) struct Header<'a> {
     pub now_ms: i64,
     pub timestamp: &'a str,
     pub cwd: &'a str,
+    /// The sub-agent whose transcript the line is in (Claude Code's `agentId`).
+    pub agent_id: Option<&'a str>,
 }
 
 /// A summarising compaction, as every dialect needs it.
@@ -153,6 +155,8 @@ pub(crate) trait Dialect {
     /// A new session's content: `chain` (a conversation from its root, in order) as
     /// the session `fork.id`, linked to where it came from.
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error>;
+    /// The line that links a sub-agent's transcript from the tool call that started it.
+    fn agent_link(&self, header: &Header, agent_id: &str, call: &str) -> Result<String, Error>;
 }
 
 /// A fork: the new session and its origin.

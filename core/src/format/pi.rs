@@ -204,6 +204,10 @@ impl Dialect for Pi {
         format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}")
     }
 
+    fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {
+        Err(super::unsupported(Format::Pi, "sub-agent transcripts (pi keeps none)"))
+    }
+
     /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names
     /// the original, then the entries of the path, unchanged (their ids chain already).
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {

@@ -60,6 +60,20 @@ pub struct Turn {
     /// deleted; the old branch stays in the file. Results in the turn must then answer
     /// calls made in the same turn.
     pub parent: Option<String>,
+    /// Write the turn into this sub-agent's transcript of the session instead.
+    pub agent: Option<AgentRef>,
+}
+
+/// A sub-agent of a session: its transcript is `<session>/subagents/agent-<id>.jsonl`
+/// (Claude Code 2.1's layout), of sidechain lines that carry `agentId`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AgentRef {
+    /// Letters, digits, `-` and `_`.
+    pub id: String,
+    /// The session's pending tool call that started the sub-agent. When the sub-agent's
+    /// transcript is created, the session gets a link to it there, as Claude Code
+    /// writes one: a `progress` entry (`agent_progress`, the `agentId`) under that call.
+    pub parent_call: Option<String>,
 }
 
 /// Who speaks in an injected message.

@@ -479,6 +479,7 @@ mod tests {
             provider: Provider::Anthropic,
             messages: tools.to_string(),
             parent: None,
+            agent: None,
         };
         block_on(store.append_turn("c", turn)).unwrap();
         for i in 20..30 {
@@ -500,6 +501,7 @@ mod tests {
             provider: Provider::Anthropic,
             messages: "{\"role\":\"user\",\"content\":\"again\"}".into(),
             parent: Some("r-m3".into()),
+            agent: None,
         };
         block_on(store.append_turn("r", back)).unwrap();
 

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::format::{Dialect, Header, Marker, Role};
 use crate::keys;
 use crate::message::calls::{self, PendingCalls};
-use crate::message::{Message, Turn, input};
+use crate::message::{AgentRef, Message, Turn, input};
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
 use crate::support::ids::derived_id;
@@ -54,7 +54,7 @@ pub(crate) struct At<'a> {
 
 impl<'a> At<'a> {
     pub fn header(self, session_id: &'a str, uuid: &'a str, now_ms: i64, timestamp: &'a str, cwd: &'a str) -> Header<'a> {
-        Header { session_id, parent: self.parent, sidechain: self.sidechain, uuid, now_ms, timestamp, cwd }
+        Header { session_id, parent: self.parent, sidechain: self.sidechain, uuid, now_ms, timestamp, cwd, agent_id: None }
     }
 }
 
@@ -100,6 +100,9 @@ impl<S: Storage> Store<S> {
     /// Returns every line written, in order.
     pub async fn append_turn(&self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
         let messages = input::parse(turn.provider, &turn.messages)?;
+        if let Some(agent) = &turn.agent {
+            return self.append_agent_turn(id, agent, &turn, &messages).await;
+        }
         if let Some(parent) = &turn.parent {
             let parts = self.require(id).await?;
             let raw = self.read_parts(&parts).await?;
@@ -109,6 +112,85 @@ impl<S: Storage> Store<S> {
             }
         }
         self.write_messages(id, &turn.uuid, turn.now_ms, &turn.cwd, turn.parent.as_deref(), &messages).await
+    }
+
+    /// A turn of sub-agent `agent` of session `id`, into its own transcript (created
+    /// with the first turn, and then linked from the session's call that started it).
+    async fn append_agent_turn(&self, id: &str, agent: &AgentRef, turn: &Turn, messages: &[Message]) -> Result<Vec<Entry>, Error> {
+        keys::validate_session_id(&agent.id)
+            .map_err(|_| Error::InvalidArgument(format!("invalid sub-agent id `{}`: use letters, digits, `-` and `_`", agent.id)))?;
+        if turn.uuid.is_empty() {
+            return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
+        }
+        let parts = self.require(id).await?;
+        let first = parts.parts.first().map(|p| p.key.clone()).unwrap_or_default();
+        let head = self.storage.read(&first, 0, Some(64 << 10)).await?;
+        let format = with_loaded(core::slice::from_ref(&head), |loaded| crate::format::Format::detect(&loaded.lines));
+        if format != crate::format::Format::Claude {
+            return Err(crate::format::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));
+        }
+        let key = format!("{}subagents/agent-{}{}", keys::session_dir(&parts.project, id), agent.id, keys::TRANSCRIPT_SUFFIX);
+        let exists = self.storage.list(&key).await?.iter().any(|info| info.key == key);
+        let base = parts.base_key();
+        if let (false, Some(call)) = (exists, &agent.parent_call) {
+            let state = self.locked(&base, self.refresh(id, &parts.project)).await?;
+            if state.tip.calls.find(call).is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "`{call}` is no pending tool call of session `{id}`: a sub-agent is linked from the call that started it, before its result is written"
+                )));
+            }
+        }
+        let timestamp = time::format_millis(turn.now_ms);
+        let entries = self
+            .locked(&key, async {
+                let bytes = match self.storage.read(&key, 0, None).await {
+                    Ok(bytes) => bytes,
+                    Err(StorageError::NotFound { .. }) => Vec::new(),
+                    Err(e) => return Err(e.into()),
+                };
+                let raw = [bytes];
+                let mut state = state_of(&parts.project, &raw);
+                if let Some(offset) = state.torn_at.take() {
+                    self.move_torn_tail(&key, offset).await?;
+                    state.unterminated = false;
+                    state.last_part_lines = state.last_part_lines.saturating_sub(1);
+                }
+                calls::check_turn(messages, &state.tip.calls)?;
+                let header = Header {
+                    session_id: id,
+                    parent: state.tip.leaf.as_deref(),
+                    sidechain: true,
+                    uuid: &turn.uuid,
+                    now_ms: turn.now_ms,
+                    timestamp: &timestamp,
+                    cwd: &turn.cwd,
+                    agent_id: Some(&agent.id),
+                };
+                let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
+                let separator = if state.unterminated { "\n" } else { "" };
+                self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
+                let text = scan::decode(json.as_bytes());
+                let written = scan::scan_part(1, json.as_bytes(), &text);
+                let entries: Vec<Entry> = written
+                    .lines
+                    .iter()
+                    .zip(state.last_part_lines + 1..)
+                    .map(|(line, number)| Entry { line: number, ..line.to_entry() })
+                    .collect();
+                Ok(entries)
+            })
+            .await?;
+        if let (false, Some(call)) = (exists, &agent.parent_call) {
+            let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
+            self.write(id, WriteOptions::ENTRY, |dialect, at| {
+                if at.calls.find(call).is_none() {
+                    return Err(Error::InvalidArgument(format!("`{call}` was answered meanwhile; the sub-agent is not linked")));
+                }
+                dialect.agent_link(&at.header(id, &link_id, turn.now_ms, &timestamp, &turn.cwd), &agent.id, call)
+            })
+            .await?;
+        }
+        Ok(entries)
     }
 
     async fn write_messages(

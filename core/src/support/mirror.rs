@@ -103,7 +103,8 @@ macro_rules! mirror_wit {
         $crate::mirror_enum!($crate::Provider, $sessions::Provider { Anthropic, Openai });
         $crate::mirror_enum!($crate::Speaker, $sessions::Speaker { System, User, Assistant });
         $crate::mirror_enum!($crate::Place, $sessions::Place { Start, BeforeLastPrompt, End });
-        $crate::mirror_record!($crate::Turn, $sessions::Turn { uuid, now_ms, cwd, provider, messages, parent });
+        $crate::mirror_record!($crate::AgentRef, $sessions::AgentRef { id, parent_call });
+        $crate::mirror_record!($crate::Turn, $sessions::Turn { uuid, now_ms, cwd, provider, messages, parent, agent });
         $crate::mirror_record!($crate::Injection, $sessions::Injection { role, place, text });
         $crate::mirror_record!($crate::Usage, $sessions::Usage { input, output, cache_read, cache_creation });
         $crate::mirror_record!($crate::Prices, $sessions::Prices { input, output, cache_read, cache_creation });
