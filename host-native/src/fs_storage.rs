@@ -43,8 +43,11 @@ pub struct FsStorage {
     /// an append first checks the path still names that file (a replace, a remove or
     /// another program's rewrite means opening it again), so no line goes to a file
     /// that is no longer there. Saves the folder creation, open and close of each append.
-    appenders: Mutex<HashMap<PathBuf, (File, (u64, u64))>>,
+    appenders: Mutex<HashMap<PathBuf, Appender>>,
 }
+
+/// An open append handle and the identity (device, inode) of the file it was opened on.
+type Appender = (File, (u64, u64));
 
 /// Append handles kept open at most; the cache is emptied when it would grow past this.
 const MAX_APPENDERS: usize = 64;
