@@ -54,7 +54,7 @@ const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: 
 /** Mneme's resume of a session: [role, text] for each message, from its content blocks as a model gets them. */
 function resumed(root, id) {
   const { messages } = JSON.parse(mneme("--root", root, "resume", id, "--json"));
-  return messages.map((m) => [m.role, JSON.parse(m.content).filter((b) => b.type === "text").map((b) => b.text.trimEnd()).join("\n")]);
+  return messages.map((m) => [m.role, m.content.filter((b) => b.type === "text").map((b) => b.text.trimEnd()).join("\n")]);
 }
 
 /**

@@ -161,7 +161,7 @@ enum Command {
         /// Resume the most recently updated session
         #[arg(long)]
         latest: bool,
-        /// Print JSON ({compacted, messages: [{uuid, role, text, content, is_compact_summary}]})
+        /// Print JSON ({compacted, messages: [{uuid, role, content: [blocks], is_compact_summary}]})
         #[arg(long)]
         json: bool,
     },
@@ -536,7 +536,7 @@ fn run(cli: Cli) -> CliResult {
                 }
             };
             let context = sessions.context(&id).map_err(|e| e.to_string())?;
-            if json { print_json(&context) } else { print_context(&id, &context) }
+            if json { print_context_json(&context) } else { print_context(&id, &context) }
         }
         Command::Check { target, json } => {
             let mut sessions = open(&cli.store)?;
@@ -659,6 +659,31 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: 
     };
     let entries = sessions.append_turn(id, turn).map_err(|e| e.to_string())?;
     if json { print_json(&entries) } else { print_appended(id, &entries) }
+}
+
+/// The context as JSON with each message once: its blocks as JSON, not again as text.
+fn print_context_json(context: &Context) -> CliResult {
+    #[derive(serde::Serialize)]
+    struct Message<'a> {
+        uuid: &'a str,
+        role: &'a str,
+        content: &'a serde_json::value::RawValue,
+        is_compact_summary: bool,
+    }
+    #[derive(serde::Serialize)]
+    struct Shown<'a> {
+        compacted: bool,
+        messages: Vec<Message<'a>>,
+    }
+    let messages = context
+        .messages
+        .iter()
+        .map(|m| {
+            let content = serde_json::from_str(&m.content).map_err(|e| format!("a message's content is not JSON: {e}"))?;
+            Ok(Message { uuid: &m.uuid, role: &m.role, content, is_compact_summary: m.is_compact_summary })
+        })
+        .collect::<Result<_, String>>()?;
+    print_json(&Shown { compacted: context.compacted, messages })
 }
 
 fn print_branches(branches: &[Branch]) -> CliResult {

@@ -186,7 +186,9 @@ fn tombstone_resume_check_repair_and_rm() {
     }
     stdout(&mneme(&["--root", root, "sessions", "tombstone", "s", &uuids[1]]));
     let context: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "resume", "--latest", "--json"]))).unwrap();
-    let texts: Vec<&str> = context["messages"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap()).collect();
+    let messages = context["messages"].as_array().unwrap();
+    assert!(messages.iter().all(|m| m.get("text").is_none()), "each message once: its blocks, not its text again");
+    let texts: Vec<&str> = messages.iter().map(|m| m["content"][0]["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["first question", "second question"]);
     let shown = stdout(&mneme(&["--root", root, "resume", "s"]));
     assert!(shown.contains("second question") && !shown.contains("first answer"), "{shown}");
@@ -291,7 +293,7 @@ fn compact_plans_applies_and_resumes_from_the_summary() {
     let messages = context["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 5);
     assert_eq!(messages[0]["is_compact_summary"], true);
-    assert!(messages[0]["text"].as_str().unwrap().contains("message 0"), "the offline summary carries the first request");
+    assert!(messages[0]["content"][0]["text"].as_str().unwrap().contains("message 0"), "the offline summary carries the first request");
     // The whole history is still there, and a file path in the store works too.
     let shown: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "show", "long", "--json"]))).unwrap();
     assert_eq!(shown["entries"].as_array().unwrap().len(), 14);
