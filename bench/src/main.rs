@@ -131,6 +131,59 @@ fn generate(path: &Path, target_bytes: u64) -> std::io::Result<usize> {
     Ok(turn * 3)
 }
 
+/// A pi v3 session of tool-using turns: a header, then per turn a prompt, a reply with
+/// thinking, text and a tool call, and its `toolResult`.
+fn generate_pi(path: &Path, target_bytes: u64) -> std::io::Result<usize> {
+    fs::create_dir_all(path.parent().expect("a folder"))?;
+    let mut out = std::io::BufWriter::new(fs::File::create(path)?);
+    let header = serde_json::json!({ "type": "session", "version": 3, "id": "pi-bench", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/dev/project" });
+    serde_json::to_writer(&mut out, &header)?;
+    out.write_all(b"\n")?;
+    let mut parent: Option<String> = None;
+    let mut entries = 0;
+    let mut turn = 0usize;
+    while out.get_ref().metadata()?.len() + (out.buffer().len() as u64) < target_bytes {
+        let filler = "The quick brown fox jumps over the lazy dog while the build runs; ".repeat(3 + turn % 7);
+        let output = "src/lib.rs:42: warning: unused variable `x`\n".repeat(40 + turn % 90);
+        let messages = [
+            serde_json::json!({ "role": "user", "content": [{ "type": "text", "text": format!("Turn {turn}: please look at the failing test. {filler}") }], "timestamp": 1 }),
+            serde_json::json!({
+                "role": "assistant", "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 2,
+                "usage": { "input": 100, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 140, "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 } },
+                "content": [
+                    { "type": "thinking", "thinking": format!("Let me think about turn {turn}. {filler}"), "thinkingSignature": "c2lnbmF0dXJl".repeat(20) },
+                    { "type": "text", "text": format!("I'll run the tests. {filler}") },
+                    { "type": "toolCall", "id": format!("toolu_{turn:016x}"), "name": "bash", "arguments": { "command": "cargo test --workspace" } },
+                ],
+            }),
+            serde_json::json!({ "role": "toolResult", "toolCallId": format!("toolu_{turn:016x}"), "toolName": "bash", "content": [{ "type": "text", "text": output }], "isError": false, "timestamp": 3 }),
+        ];
+        for (k, message) in messages.into_iter().enumerate() {
+            let id = format!("{:08x}", turn * 3 + k);
+            let entry = serde_json::json!({ "type": "message", "id": id, "parentId": parent, "timestamp": format!("2026-03-01T10:{:02}:{:02}.{:03}Z", turn / 60 % 60, turn % 60, k), "message": message });
+            serde_json::to_writer(&mut out, &entry)?;
+            out.write_all(b"\n")?;
+            parent = Some(id);
+            entries += 1;
+        }
+        turn += 1;
+    }
+    out.flush()?;
+    Ok(entries)
+}
+
+/// pi's own resume of `file`, through `clients/pi-resume.mjs` (the time and the messages).
+fn run_pi(file: &Path) -> Result<(Duration, u64), String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/pi-resume.mjs");
+    let output = std::process::Command::new("node").arg(&script).arg(file).output().map_err(|e| format!("node: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("pi-resume.mjs failed: {}", String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or("")));
+    }
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| format!("pi-resume.mjs printed no JSON: {e}"))?;
+    let ms = result["ms"].as_f64().ok_or("no time")?;
+    Ok((Duration::from_secs_f64(ms / 1000.0), result["messages"].as_u64().unwrap_or(0)))
+}
+
 struct Row {
     operation: String,
     mneme: Duration,
@@ -230,6 +283,44 @@ fn main() {
         ),
     });
     fs::remove_file(&big).expect("remove the big file");
+
+    // A pi session of the same size: resume as pi itself does it (SessionManager.open
+    // and buildSessionContext, through node), and as Mneme does, before and after a
+    // compaction near its end.
+    let pi_root = dir.path().join("pi");
+    let pi_file = pi_root.join("projects/p/pi-bench.jsonl");
+    let pi_entries = generate_pi(&pi_file, megabytes * 1_000_000).expect("generate the pi session");
+    let pi_size = fs::metadata(&pi_file).expect("size").len();
+    let pi_store = Store::with_limits(FsStorage::new(&pi_root), limits);
+    let (mneme_pi, pi_peak, pi_context) = measure(3, || block_on(pi_store.context("pi-bench")).expect("mneme pi context"));
+    let pi_itself = run_pi(&pi_file);
+    rows.push(Row {
+        operation: format!("resume a {} MB pi session ({pi_entries} entries)", pi_size / 1_000_000),
+        mneme: mneme_pi,
+        cersei: Duration::ZERO,
+        detail: format!(
+            "{} messages, {} (peak heap {:.2}× file); pi 0.73.1 itself: {}",
+            pi_context.messages.len(),
+            rate(pi_size, mneme_pi),
+            pi_peak as f64 / pi_size as f64,
+            pi_itself.as_ref().map_or_else(|e| format!("not run ({e})"), |(t, n)| format!("{t:.2?} for {n} messages"))
+        ),
+    });
+    let plan = block_on(pi_store.plan_compaction("pi-bench", &settings, mneme_core::Mode::Manual)).expect("plan the pi session");
+    block_on(pi_store.apply_compaction("pi-bench", &plan, "What happened before.", &ids, 1_800_000_000_000)).expect("compact the pi session");
+    let (mneme_pi_compacted, _, compacted_context) = measure(3, || block_on(pi_store.context("pi-bench")).expect("mneme pi context"));
+    let pi_compacted = run_pi(&pi_file);
+    rows.push(Row {
+        operation: format!("resume the {} MB pi session, compacted", pi_size / 1_000_000),
+        mneme: mneme_pi_compacted,
+        cersei: Duration::ZERO,
+        detail: format!(
+            "{} messages from the end of the file; pi 0.73.1 itself: {}",
+            compacted_context.messages.len(),
+            pi_compacted.as_ref().map_or_else(|e| format!("not run ({e})"), |(t, n)| format!("{t:.2?} for {n} messages"))
+        ),
+    });
+    fs::remove_file(&pi_file).expect("remove the pi file");
 
     // Append: one message at a time into a fresh session, each call a full append.
     for durability in [Durability::Buffered, Durability::Fsync] {
