@@ -262,6 +262,20 @@ fn main() {
         cersei: cersei_load,
         detail: format!("{} messages; Cersei's closest is its load", context.messages.len()),
     });
+    // The same resume through the WebAssembly component under wasmtime (the CLI's
+    // default engine): the storage import copies the file into the guest.
+    let runtime = mneme_host::Runtime::new().expect("wasmtime");
+    let mut component = runtime.instantiate(FsStorage::new(&root), limits).expect("instantiate the component");
+    let (component_context, _, through) = measure(3, || mneme_core::Engine::context(&mut component, SESSION).expect("component context"));
+    assert_eq!(through.messages.len(), context.messages.len());
+    rows.push(Row {
+        operation: "resume context through the component".into(),
+        mneme: component_context,
+        cersei: cersei_load,
+        detail: format!("{} (wasmtime, the storage import copying the file in)", rate(size, component_context)),
+    });
+    drop((component, through));
+
     // The same session compacted (the newest messages kept): resume reads from its end
     // only as far back as its last compaction.
     let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(6), ..mneme_core::Settings::default() };
