@@ -321,7 +321,8 @@ fn main() {
         ),
     });
     let plan = block_on(pi_store.plan_compaction("pi-bench", &settings, mneme_core::Mode::Manual)).expect("plan the pi session");
-    block_on(pi_store.apply_compaction("pi-bench", &plan, "What happened before.", &ids, 1_800_000_000_000)).expect("compact the pi session");
+    block_on(pi_store.apply_compaction("pi-bench", &plan, "What happened before.", &ids, 1_800_000_000_000))
+        .expect("compact the pi session");
     let (mneme_pi_compacted, _, compacted_context) = measure(3, || block_on(pi_store.context("pi-bench")).expect("mneme pi context"));
     let pi_compacted = run_pi(&pi_file);
     rows.push(Row {

@@ -154,6 +154,12 @@ pub(crate) fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), 
 /// not enough.
 const TAIL_BYTES: u64 = 1 << 20;
 
+/// Whether `bytes` may hold a compaction line in any dialect (a quick look at the bytes,
+/// not a parse: the type names Claude Code, pi and crab give them).
+fn mentions_compaction(bytes: &[u8]) -> bool {
+    [&b"compact_boundary"[..], b"\"compaction\"", b"\"compact\""].iter().any(|needle| memchr::memmem::find(bytes, needle).is_some())
+}
+
 /// Reads parts already in memory as one session and hands the result to `f`.
 pub(crate) fn with_loaded<B: AsRef<[u8]>, R>(raw: &[B], f: impl FnOnce(&Loaded) -> R) -> R {
     with_loaded_from(1, raw, f)
@@ -265,6 +271,11 @@ impl<S: Storage> Store<S> {
                 return Ok(with_loaded(&raw, |loaded| loaded.context()));
             }
             let (first_part, raw) = self.read_tail(&parts, want).await?;
+            // Without a compaction in it, no tail is enough: read further before parsing.
+            if !raw.iter().any(|bytes| mentions_compaction(bytes)) {
+                want = want.saturating_mul(4);
+                continue;
+            }
             let context = with_loaded_from(first_part, &raw, |loaded| loaded.resumes_from_here().then(|| loaded.context()));
             if let Some(context) = context {
                 return Ok(context);
