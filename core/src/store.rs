@@ -8,7 +8,7 @@ use core::cell::RefCell;
 
 use crate::error::Error;
 use crate::sessions::OpenSession;
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageError};
 
 /// Size limits of a session's transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +37,8 @@ pub struct Store<S> {
     pub(crate) open: RefCell<BTreeMap<String, OpenSession>>,
     /// Session locks this store holds between calls (see [`Store::hold`]).
     pub(crate) held: RefCell<BTreeSet<String>>,
+    /// Held session locks an operation of this store is using right now.
+    busy: RefCell<BTreeSet<String>>,
 }
 
 impl<S: Storage> Store<S> {
@@ -45,7 +47,7 @@ impl<S: Storage> Store<S> {
     }
 
     pub fn with_limits(storage: S, limits: Limits) -> Self {
-        Self { storage, limits, open: RefCell::default(), held: RefCell::default() }
+        Self { storage, limits, open: RefCell::default(), held: RefCell::default(), busy: RefCell::default() }
     }
 
     pub fn storage(&self) -> &S {
@@ -112,6 +114,13 @@ impl<S: Storage> Store<S> {
     /// lock the store holds already stays held).
     pub(crate) async fn locked<T>(&self, name: &str, work: impl core::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
         if self.held.borrow().contains(name) {
+            // Holding stands for the lock between calls, not within them: a second
+            // operation of this store while one is in flight (on an asynchronous host)
+            // is refused as the lock would refuse it.
+            if !self.busy.borrow_mut().insert(name.into()) {
+                return Err(StorageError::Locked { key: name.into() }.into());
+            }
+            let _busy = Busy(&self.busy, name);
             return work.await;
         }
         self.storage.lock(name).await?;
@@ -120,5 +129,14 @@ impl<S: Storage> Store<S> {
         let value = result?;
         unlocked?;
         Ok(value)
+    }
+}
+
+/// Marks a held lock in use until dropped (also when the operation's future is).
+struct Busy<'a>(&'a RefCell<BTreeSet<String>>, &'a str);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().remove(self.1);
     }
 }

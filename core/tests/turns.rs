@@ -360,3 +360,65 @@ fn a_session_compacted_last_still_has_its_branch() {
     assert_eq!(branches.len(), 1, "{branches:?}");
     assert!(branches[0].current && branches[0].text == "message 7", "{branches:?}");
 }
+
+#[test]
+fn a_result_may_answer_any_call_of_a_reply_whose_other_results_came_first() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let calls = json!([
+        { "role": "user", "content": "three things" },
+        { "role": "assistant", "content": [
+            { "type": "tool_use", "id": "t1", "name": "a", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "b", "input": {} },
+            { "type": "tool_use", "id": "t3", "name": "c", "input": {} } ] },
+        { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t2", "content": "two" }] },
+    ]);
+    block_on(store.append_turn("s", turn("u1", calls))).unwrap();
+    // Written as A(t1) A(t2) R(t2) A(t3): t1 and t3 are still pending, for this store
+    // and for a fresh one.
+    for (name, store) in [("warm", &store), ("fresh", &Store::new(&storage))] {
+        let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+        assert_eq!(context.interrupted, ["t1", "t3"], "{name}");
+    }
+    let rest = json!({ "role": "user", "content": [
+        { "type": "tool_result", "tool_use_id": "t1", "content": "one" },
+        { "type": "tool_result", "tool_use_id": "t3", "content": "three" } ] });
+    block_on(Store::new(&storage).append_turn("s", turn("u2", rest))).unwrap();
+    let body = body_of(&store);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{body}");
+    let answered: Vec<&str> = messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(answered, ["t2", "t1", "t3"]);
+}
+
+#[test]
+fn review_fixes_retries_pi_forks_and_sub_agent_links() {
+    // A retry of a write that landed is refused rather than looping the tree.
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" })))).unwrap();
+    let again = block_on(store.append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" }))));
+    assert!(matches!(again, Err(Error::InvalidArgument(ref m)) if m.contains("fresh id")), "{again:?}");
+
+    // A pi fork after a tombstone keeps its chain whole.
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    block_on(storage.append("projects/-p/pi.jsonl", header.as_bytes())).unwrap();
+    let messages =
+        json!([{ "role": "user", "content": "one" }, { "role": "assistant", "content": "two" }, { "role": "user", "content": "three" }]);
+    let written = block_on(store.append_turn("pi", turn("a1b2c3d4-0000-4000-8000-000000000000", messages))).unwrap();
+    block_on(store.tombstone("pi", written[1].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
+    block_on(store.fork("pi", None, "pi-fork", T0 + 2)).unwrap();
+    let texts: Vec<String> = block_on(store.context("pi-fork")).unwrap().messages.into_iter().map(|m| m.text).collect();
+    assert_eq!(texts, ["one", "three"]);
+
+    // A sub-agent turn that its new transcript cannot take is refused before the link.
+    let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    let before = size(&storage);
+    let bad = Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn("s1", json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "nope", "content": "x" }] }))
+    };
+    assert!(matches!(block_on(store.append_turn("p", bad)), Err(Error::InvalidMessage { .. })));
+    assert_eq!(size(&storage), before, "nothing written, not even the link");
+}

@@ -216,7 +216,18 @@ impl Dialect for Pi {
             "parentSession": fork.origin_key,
         });
         let mut out = alloc::vec![json(&header)?];
-        out.extend(chain.iter().map(|line| line.raw.into()));
+        // Each entry continues the one before it: an entry left out (tombstoned) must
+        // not cut the copy's chain.
+        let mut parent: Option<&str> = None;
+        for line in chain {
+            let mut value: Value = serde_json::from_str(line.raw)
+                .map_err(|e| Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("parentId".into(), parent.into());
+            }
+            out.push(json(&value)?);
+            parent = line.env.uuid().or(parent);
+        }
         Ok(out.join("\n"))
     }
 }

@@ -18,6 +18,9 @@ pub(crate) struct Call {
 /// What one message does to the pending calls.
 pub(crate) struct Activity {
     pub assistant: bool,
+    /// The reply's `message.id`: Claude Code's lines of one reply share it, with the
+    /// results of calls it ran while streaming between them.
+    pub id: Option<String>,
     /// `(id, name)` of the calls an assistant message makes.
     pub calls: Vec<(String, String)>,
     /// The call ids a user message answers.
@@ -30,17 +33,22 @@ pub(crate) struct Activity {
 pub(crate) struct PendingCalls {
     pub calls: Vec<Call>,
     after_assistant: bool,
+    /// The `message.id` of the reply the calls belong to.
+    reply: Option<String>,
 }
 
 impl PendingCalls {
     /// Takes one message into account. Consecutive assistant messages are one reply
-    /// (Claude Code writes a reply as one line per block): their calls add up. A user
+    /// (Claude Code writes a reply as one line per block), and so are assistant lines
+    /// of one `message.id` with results between them: their calls add up. A user
     /// message answers calls; one that says anything else ends the reply's calls.
     pub fn step(&mut self, activity: Activity, line: Option<&str>) {
         if activity.assistant {
-            if !self.after_assistant {
+            let same_reply = activity.id.is_some() && activity.id == self.reply;
+            if !self.after_assistant && !same_reply {
                 self.calls.clear();
             }
+            self.reply = activity.id;
             let line = line.map(String::from);
             self.calls.extend(activity.calls.into_iter().map(|(id, name)| Call { id, name, line: line.clone() }));
             self.after_assistant = true;
@@ -48,6 +56,7 @@ impl PendingCalls {
             self.calls.retain(|call| !activity.answers.contains(&call.id));
             if activity.other {
                 self.calls.clear();
+                self.reply = None;
             }
             self.after_assistant = false;
         }
@@ -57,6 +66,7 @@ impl PendingCalls {
     pub fn barrier(&mut self) {
         self.calls.clear();
         self.after_assistant = false;
+        self.reply = None;
     }
 
     pub fn find(&self, id: &str) -> Option<&Call> {

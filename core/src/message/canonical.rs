@@ -148,10 +148,11 @@ pub(crate) fn activity(line: &Line) -> Option<Activity> {
     let role = message.role.get().unwrap_or(line.env.kind());
     if role == "toolResult" {
         let answers = message.tool_call_id.get().map(String::from).into_iter().collect();
-        return Some(Activity { assistant: false, calls: Vec::new(), answers, other: false });
+        return Some(Activity { assistant: false, id: None, calls: Vec::new(), answers, other: false });
     }
     let assistant = role == "assistant";
-    let mut activity = Activity { assistant, calls: Vec::new(), answers: Vec::new(), other: false };
+    let id = message.id.get().filter(|_| assistant).map(String::from);
+    let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };
     match parse_content(message.content) {
         Some(Content::Blocks(blocks)) => {
             for block in &blocks {
@@ -178,7 +179,9 @@ fn step_block(activity: &mut Activity, block: &Block) {
 
 /// What a message about to be written does to the pending calls.
 pub(crate) fn message_activity(message: &super::Message) -> Activity {
-    let mut activity = Activity { assistant: message.role == crate::Role::Assistant, calls: Vec::new(), answers: Vec::new(), other: false };
+    let assistant = message.role == crate::Role::Assistant;
+    let id = message.meta.id.clone().filter(|_| assistant);
+    let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };
     for block in &message.blocks {
         match &block.kind {
             super::BlockKind::ToolUse { id, name } => activity.calls.push((id.clone(), name.clone())),

@@ -33,7 +33,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// Forks session `id` into a new session `new_id` in the same project: the
-    /// conversation from its root to entry `from` (the newest message when none),
+    /// conversation from its root to entry `from` (the newest leaf when none),
     /// written as the session's own client writes a fork (Claude Code: `forkedFrom` on
     /// every line; pi: a header whose `parentSession` names the original). The original
     /// is not touched. Returns the lines written.
@@ -54,14 +54,16 @@ impl<S: Storage> Store<S> {
                     .copied()
                     .filter(|&i| loaded.is_live(&loaded.lines[i]))
                     .ok_or_else(|| Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() })?,
-                None => loaded
-                    .chain()
-                    .into_iter()
-                    .rev()
-                    .find(|&i| loaded.lines[i].env.is_message())
-                    .ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no message to fork from")))?,
+                None => {
+                    loaded.leaf().ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no entry with an id to fork from")))?
+                }
             };
             let chain: Vec<&Line> = loaded.chain_from(leaf, &index).into_iter().map(|i| &loaded.lines[i]).collect();
+            if chain.iter().any(|l| l.env.uuid().is_none()) {
+                return Err(Error::InvalidArgument(format!(
+                    "session `{id}` predates entry ids (pi format v1): open it in pi once so it migrates, then fork"
+                )));
+            }
             let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default();
             let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
             Format::detect(&loaded.lines).dialect().fork(&chain, &fork)

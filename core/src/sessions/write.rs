@@ -67,11 +67,13 @@ pub(crate) struct WriteOptions<'a> {
     pub expect: Option<Expect<'a>>,
     /// Chain to this entry instead of the newest leaf (a rewind).
     pub from: Option<&'a str>,
+    /// The id the host gave the record's first line, when it gave one.
+    pub first_id: Option<&'a str>,
     pub kind: Kind,
 }
 
 impl WriteOptions<'_> {
-    pub const ENTRY: WriteOptions<'static> = WriteOptions { cwd: None, expect: None, from: None, kind: Kind::Entry };
+    pub const ENTRY: WriteOptions<'static> = WriteOptions { cwd: None, expect: None, from: None, first_id: None, kind: Kind::Entry };
 }
 
 /// What a line is for the write path: a compaction starts what resume loads, so the
@@ -131,16 +133,25 @@ impl<S: Storage> Store<S> {
         }
         let key = format!("{}subagents/agent-{}{}", keys::session_dir(&parts.project, id), agent.id, keys::TRANSCRIPT_SUFFIX);
         let exists = self.storage.list(&key).await?.iter().any(|info| info.key == key);
-        let base = parts.base_key();
-        if let (false, Some(call)) = (exists, &agent.parent_call) {
-            let state = self.locked(&base, self.refresh(id, &parts.project)).await?;
-            if state.tip.calls.find(call).is_none() {
-                return Err(Error::InvalidArgument(format!(
-                    "`{call}` is no pending tool call of session `{id}`: a sub-agent is linked from the call that started it, before its result is written"
-                )));
-            }
-        }
         let timestamp = time::format_millis(turn.now_ms);
+        // The link goes first: if the transcript's write then fails, a retry finds no
+        // transcript and links again (a second link line, which no reader counts),
+        // rather than writing the sub-agent's lines twice.
+        if let (false, Some(call)) = (exists, &agent.parent_call) {
+            // A new transcript has no pending calls: refuse a turn it could not take
+            // before linking it.
+            calls::check_turn(messages, &PendingCalls::default())?;
+            let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
+            self.write(id, WriteOptions::ENTRY, |dialect, at| {
+                if at.calls.find(call).is_none() {
+                    return Err(Error::InvalidArgument(format!(
+                        "`{call}` is no pending tool call of session `{id}`: a sub-agent is linked from the call that started it, before its result is written"
+                    )));
+                }
+                dialect.agent_link(&at.header(id, &link_id, turn.now_ms, &timestamp, &turn.cwd), &agent.id, call)
+            })
+            .await?;
+        }
         let entries = self
             .locked(&key, async {
                 let bytes = match self.storage.read(&key, 0, None).await {
@@ -180,16 +191,6 @@ impl<S: Storage> Store<S> {
                 Ok(entries)
             })
             .await?;
-        if let (false, Some(call)) = (exists, &agent.parent_call) {
-            let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
-            self.write(id, WriteOptions::ENTRY, |dialect, at| {
-                if at.calls.find(call).is_none() {
-                    return Err(Error::InvalidArgument(format!("`{call}` was answered meanwhile; the sub-agent is not linked")));
-                }
-                dialect.agent_link(&at.header(id, &link_id, turn.now_ms, &timestamp, &turn.cwd), &agent.id, call)
-            })
-            .await?;
-        }
         Ok(entries)
     }
 
@@ -206,7 +207,7 @@ impl<S: Storage> Store<S> {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
         }
         let timestamp = time::format_millis(now_ms);
-        let options = WriteOptions { cwd: Some(cwd), from, ..WriteOptions::ENTRY };
+        let options = WriteOptions { cwd: Some(cwd), from, first_id: Some(uuid), ..WriteOptions::ENTRY };
         self.write(id, options, |dialect, at| {
             calls::check_turn(messages, at.calls)?;
             dialect.turn(&at.header(id, uuid, now_ms, &timestamp, cwd), messages, at.calls)
@@ -298,6 +299,13 @@ impl<S: Storage> Store<S> {
         }
         // A rewind continues from an earlier entry, whose calls are long answered.
         let no_calls = PendingCalls::default();
+        // Not for a retry of a write that landed: a second line with the leaf's id would
+        // make the session's tree a loop.
+        if options.kind == Kind::Entry && state.tip.leaf.as_deref().is_some_and(|leaf| Some(leaf) == options.first_id) {
+            return Err(Error::InvalidArgument(format!(
+                "session `{id}` already ends with an entry of this id: a write that landed is not repeated; use a fresh id"
+            )));
+        }
         let at = match options.from {
             Some(from) => At { parent: Some(from), sidechain: state.tip.sidechain_only(), calls: &no_calls },
             None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls },

@@ -286,6 +286,11 @@ impl Tip {
                 return false;
             }
             let parent = env.parent_uuid();
+            // An id seen again (a line of the leaf's id, or its own parent's) makes the
+            // tree a loop: only a full read can tell.
+            if env.uuid().is_some() && (env.uuid() == parent || env.uuid() == self.leaf.as_deref()) {
+                return false;
+            }
             let continues = parent.is_some() && parent == self.leaf.as_deref();
             let candidate = env.uuid().is_some() && (!env.is_sidechain.0 || self.only_sidechains);
             if !candidate {
