@@ -150,9 +150,11 @@ pub(crate) fn group_sessions(listing: &[KeyInfo]) -> BTreeMap<(String, String), 
     sessions
 }
 
-/// How much of a session's end resume reads first; four times more each time that is
-/// not enough.
+/// How much of a session's end resume reads first, and how many times more it reads
+/// each time that is not enough: a session never compacted is read in full after a
+/// 1 MiB and a 16 MiB look at its end (so at most 17 MiB more than its size).
 const TAIL_BYTES: u64 = 1 << 20;
+const TAIL_GROWTH: u64 = 16;
 
 /// Whether `bytes` may hold a compaction line in any dialect (a quick look at the bytes,
 /// not a parse: the type names Claude Code, pi and crab give them).
@@ -273,14 +275,14 @@ impl<S: Storage> Store<S> {
             let (first_part, raw) = self.read_tail(&parts, want).await?;
             // Without a compaction in it, no tail is enough: read further before parsing.
             if !raw.iter().any(|bytes| mentions_compaction(bytes)) {
-                want = want.saturating_mul(4);
+                want = want.saturating_mul(TAIL_GROWTH);
                 continue;
             }
             let context = with_loaded_from(first_part, &raw, |loaded| loaded.resumes_from_here().then(|| loaded.context()));
             if let Some(context) = context {
                 return Ok(context);
             }
-            want = want.saturating_mul(4);
+            want = want.saturating_mul(TAIL_GROWTH);
         }
     }
 
