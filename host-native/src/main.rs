@@ -209,7 +209,8 @@ enum Command {
     /// Show the background-work gates of a session: memory flush, memory extraction,
     /// session reset, and the store's memory consolidation
     Gates(GatesArgs),
-    /// Run a short scripted conversation into a fresh store and show what happened
+    /// Run a scripted conversation, then an agent loop (an offline model calling two tools,
+    /// auto-compacting), into a fresh store through the component, and show what happened
     Demo {
         /// Where to create the demo store [default: a new folder in the system temp dir]
         #[arg(long, value_name = "DIR")]
