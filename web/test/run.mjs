@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { handleModelRequest, requests as modelRequests } from "./mock-model.mjs";
 import { ROOT, serve } from "./serve.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -41,7 +42,7 @@ function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
 
-const { server, url } = await serve();
+const { server, url } = await serve(0, { mockModel: handleModelRequest });
 const profile = mkdtempSync(join(tmpdir(), "mneme-chromium-"));
 const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
 
@@ -329,6 +330,46 @@ try {
     assert((await page.inputValue("#backend")) === "indexeddb", "the backend choice survives the reload");
     await page.click("li:has-text('and 2 + 2?') button.delete");
     await page.waitForSelector("#status >> text=1 deleted");
+    assert(errors.length === 0, errors.join("\n"));
+    await page.close();
+  });
+  await test("the agent playground with a model endpoint: OpenAI-compatible and Anthropic, each sent Mneme's provider context", async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(`${url}/web/playground.html`);
+    await page.selectOption("#backend", "memory");
+    for (const [kind, id] of [["openai", "endpoint-openai"], ["anthropic", "endpoint-anthropic"]]) {
+      modelRequests.length = 0;
+      await page.fill("#session", id);
+      await page.click("#open");
+      await page.selectOption("#model-kind", kind);
+      await page.fill("#base-url", `${url}/mock-model`);
+      await page.fill("#model-name", `${kind}-mock`);
+      await page.fill("#api-key", "test-key");
+      await page.fill("#prompt", "what is 6 * 7?");
+      await page.click("#send");
+      await page.waitForSelector("#transcript >> text=The mock model read: 42");
+      await page.waitForFunction(() => !document.getElementById("send").disabled);
+      assert(modelRequests.length === 2, `${kind}: ${modelRequests.length} requests`);
+      const [first, second] = modelRequests.map((r) => r.body);
+      assert(first.model === `${kind}-mock` && Array.isArray(first.tools) && first.tools.length === 2, `${kind}: the model and the tools are sent`);
+      if (kind === "openai") {
+        assert(modelRequests[0].headers.authorization === "Bearer test-key", "the key is sent as a bearer token");
+        assert(first.messages[0].role === "system" && first.messages.at(-1).content === "what is 6 * 7?", `openai first: ${JSON.stringify(first.messages)}`);
+        const roles = second.messages.map((m) => m.role).join(",");
+        assert(roles === "system,user,assistant,tool", `openai second: ${roles}`);
+        assert(second.messages[2].tool_calls[0].function.name === "calculate" && second.messages[3].content === "42", JSON.stringify(second.messages));
+      } else {
+        assert(modelRequests[0].headers["x-api-key"] === "test-key", "the key is sent as x-api-key");
+        assert(typeof first.system === "string" && first.system.includes("Mneme playground"), "the system prompt is injected, not stored");
+        const last = second.messages.at(-1);
+        assert(second.messages.length === 3 && last.role === "user" && last.content[0].type === "tool_result" && last.content[0].content === "42", JSON.stringify(second.messages));
+      }
+      const status = await page.textContent("#status");
+      assert(status.includes(id), status);
+    }
+    await page.screenshot({ path: join(ROOT, "target/playground-endpoint.png"), fullPage: true });
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
