@@ -422,3 +422,122 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
     assert!(matches!(block_on(store.append_turn("p", bad)), Err(Error::InvalidMessage { .. })));
     assert_eq!(size(&storage), before, "nothing written, not even the link");
 }
+
+/// Any JSON value, shallow, with the field names and values messages use most.
+fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let word = prop::sample::select(vec![
+        "user",
+        "assistant",
+        "system",
+        "tool",
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "tool_result",
+        "image",
+        "document",
+        "base64",
+        "url",
+        "t1",
+        "t2",
+        "call_1",
+        "",
+        "x",
+    ]);
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        word.clone().prop_map(Value::from),
+        ".{0,12}".prop_map(Value::from),
+    ];
+    let key = prop::sample::select(vec![
+        "role",
+        "content",
+        "type",
+        "text",
+        "thinking",
+        "signature",
+        "data",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "source",
+        "media_type",
+        "url",
+        "tool_calls",
+        "tool_call_id",
+        "function",
+        "arguments",
+        "image_url",
+        "usage",
+        "input_tokens",
+        "output_tokens",
+        "prompt_tokens",
+        "model",
+        "stop_reason",
+        "finish_reason",
+    ]);
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::btree_map(key.clone(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+        ]
+    })
+}
+
+/// Messages that are mostly well formed: the shapes a turn takes, with ids that may or
+/// may not answer each other.
+fn message() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let id = prop::sample::select(vec!["t1", "t2", "t3"]);
+    let text = "[a-z ]{1,8}";
+    let block = prop_oneof![
+        text.prop_map(|t| json!({ "type": "text", "text": t })),
+        text.prop_map(|t| json!({ "type": "thinking", "thinking": t, "signature": "c2ln" })),
+        (id.clone(), text).prop_map(|(id, name)| json!({ "type": "tool_use", "id": id, "name": name, "input": {} })),
+        (id.clone(), text, any::<bool>())
+            .prop_map(|(id, t, e)| json!({ "type": "tool_result", "tool_use_id": id, "content": t, "is_error": e })),
+        Just(json!({ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AAAA" } })),
+    ];
+    let role = prop::sample::select(vec!["user", "assistant"]);
+    let one = (role, prop::collection::vec(block, 1..4)).prop_map(|(role, blocks)| json!({ "role": role, "content": blocks }));
+    prop_oneof![4 => prop::collection::vec(one, 1..5).prop_map(Value::Array), 1 => json_value()]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Whatever a caller sends as a turn, in either shape, the core answers with a
+    /// result or a typed error, never a panic; and what it accepts resumes, in both
+    /// shapes, as valid JSON whose every call is answered.
+    #[test]
+    fn any_turn_is_written_whole_or_refused_and_resumes(first in message(), second in message(), openai in proptest::prelude::any::<bool>()) {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let provider = if openai { Provider::Openai } else { Provider::Anthropic };
+        for (n, messages) in [first, second].into_iter().enumerate() {
+            let before = size(&storage);
+            let t = Turn { provider, ..turn(&format!("u{n}"), messages) };
+            match block_on(store.append_turn("s", t)) {
+                Ok(written) => proptest::prop_assert!(!written.is_empty()),
+                Err(_) => proptest::prop_assert_eq!(size(&storage), before, "a refused turn writes nothing"),
+            }
+        }
+        if size(&storage) > 0 {
+            for provider in [Provider::Anthropic, Provider::Openai] {
+                let context = block_on(store.provider_context("s", provider, &[])).unwrap();
+                let body: Value = serde_json::from_str(&context.body).unwrap();
+                proptest::prop_assert!(body["messages"].is_array());
+            }
+            let check = block_on(store.check("s")).unwrap();
+            proptest::prop_assert!(check.orphaned_tool_results.is_empty(), "{:?}", check);
+        }
+    }
+}
