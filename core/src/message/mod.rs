@@ -30,15 +30,6 @@ pub enum Provider {
     Openai,
 }
 
-impl Provider {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "anthropic",
-            Provider::Openai => "openai",
-        }
-    }
-}
-
 /// Messages to append in one write: an assistant reply and the results of the tools it
 /// called, or any run of messages. All of it lands, or none of it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
