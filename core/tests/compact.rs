@@ -429,9 +429,8 @@ fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
     assert!(fail_at > 5);
 }
 
-#[test]
-fn clearing_old_tool_results_comes_before_a_summary() {
-    let storage = InMemoryStorage::new();
+/// Six tool calls with 4000-character results, as Claude Code writes them.
+fn tool_session(storage: &InMemoryStorage) {
     let mut lines = Vec::new();
     let mut parent = serde_json::Value::Null;
     for i in 0..6 {
@@ -448,6 +447,12 @@ fn clearing_old_tool_results_comes_before_a_summary() {
         }
     }
     block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
+}
+
+#[test]
+fn clearing_old_tool_results_comes_before_a_summary() {
+    let storage = InMemoryStorage::new();
+    tool_session(&storage);
     let store = Store::new(&storage);
     // ~6000 tokens of results; a budget of 10000 characters leaves 2 of 6 results.
     let settings =
@@ -465,6 +470,27 @@ fn clearing_old_tool_results_comes_before_a_summary() {
     let after = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert_eq!((after.action, after.trigger), (Action::None, None), "{}", after.reason);
     assert!(after.tokens_before < after.limit);
+}
+
+#[test]
+fn clearing_results_frees_no_bytes_for_the_size_cap_warm_or_fresh() {
+    let storage = InMemoryStorage::new();
+    tool_session(&storage);
+    let total: u64 = block_on(storage.list("")).unwrap().iter().map(|i| i.size).sum();
+    let limits = mneme_core::Limits { part_bytes: 1 << 30, total_bytes: total + 1000 };
+    let settings =
+        Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
+    let warm = Store::with_limits(&storage, limits);
+    let plan = block_on(warm.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    assert_eq!(plan.action, Action::Prune);
+    block_on(warm.apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
+    // The prune line took some of the room; what is left is less than this entry.
+    let entry = || NewEntry { uuid: "late".into(), now_ms: NOW, role: Role::User, text: "y".repeat(900), cwd: "/p".into() };
+    let fresh = Store::with_limits(&storage, limits);
+    let from_fresh = block_on(fresh.append("s", entry()));
+    let from_warm = block_on(warm.append("s", entry()));
+    assert!(matches!(from_fresh, Err(mneme_core::Error::SessionFull { .. })), "{from_fresh:?}");
+    assert!(matches!(from_warm, Err(mneme_core::Error::SessionFull { .. })), "the store that pruned agrees: {from_warm:?}");
 }
 
 #[test]

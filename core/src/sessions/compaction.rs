@@ -115,8 +115,9 @@ impl<S: Storage> Store<S> {
             _ => tokens::text_tokens(&dialect.shown_summary(summary)).saturating_add(plan.keep_tokens),
         };
         let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
+        let kind = if plan.action == Action::Prune { Kind::Prune } else { Kind::Compaction };
         let first = self
-            .write(id, WriteOptions { expect: Some(expect), kind: Kind::Compaction, ..WriteOptions::ENTRY }, |dialect, at| {
+            .write(id, WriteOptions { expect: Some(expect), kind, ..WriteOptions::ENTRY }, |dialect, at| {
                 let header = at.header(id, &ids.boundary, now_ms, &timestamp, &cwd);
                 match plan.action {
                     Action::Prune => {

@@ -82,6 +82,10 @@ impl WriteOptions<'_> {
 pub(crate) enum Kind {
     Entry,
     Compaction,
+    /// Tool results cleared without a summary: never refused for size, like a
+    /// compaction (it shrinks what the model is sent), but the bytes resume loads still
+    /// count from the last compaction, as a fresh read counts them.
+    Prune,
 }
 
 impl<S: Storage> Store<S> {
@@ -350,7 +354,7 @@ impl<S: Storage> Store<S> {
         state.unterminated = false;
         state.since_compaction = match kind {
             Kind::Compaction => json.len() as u64 + 1,
-            Kind::Entry => state.since_compaction.saturating_add(record_len),
+            Kind::Entry | Kind::Prune => state.since_compaction.saturating_add(record_len),
         };
         // The lines just written move the tip by the same rule a fresh load uses.
         let text = scan::decode(json.as_bytes());
