@@ -231,13 +231,15 @@ impl FsStorage {
             if created {
                 self.sync_dir(parent)?;
             }
-            let identity = folder_id(&file.metadata()?);
-            if cfg!(unix) {
+            // The line has landed: keeping the handle is only a saving, never a failure.
+            if cfg!(unix)
+                && let Ok(metadata) = file.metadata()
+            {
                 let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
                 if appenders.len() >= MAX_APPENDERS {
                     appenders.clear();
                 }
-                appenders.insert(path.clone(), (file, identity));
+                appenders.insert(path.clone(), (file, folder_id(&metadata)));
             }
             Ok(old_len + data.len() as u64)
         };
@@ -288,6 +290,7 @@ impl FsStorage {
 
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.forget_appender(&path);
         fs::remove_file(&path).map_err(|e| io_error(key, e))?;
         // Temp files of replacements a crash interrupted go with the object.
         if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) {
@@ -307,6 +310,7 @@ impl FsStorage {
         if !from_path.is_file() {
             return Err(StorageError::NotFound { key: from.to_owned() });
         }
+        self.forget_appender(&from_path);
         let parent = to_path.parent().unwrap_or(&self.root);
         fs::create_dir_all(parent).map_err(|e| io_error(to, e))?;
         // A hard link fails if `to` exists, atomically: a check-then-rename could
@@ -329,14 +333,22 @@ impl FsStorage {
                 return Ok(None);
             }
         }
-        let old_len = file.metadata()?.len();
-        match self.write_or_undo(file, path, old_len, false, data) {
-            Ok(()) => Ok(Some(old_len + data.len() as u64)),
+        let written = file.metadata().and_then(|metadata| {
+            let old_len = metadata.len();
+            self.write_or_undo(file, path, old_len, false, data).map(|()| old_len + data.len() as u64)
+        });
+        match written {
+            Ok(size) => Ok(Some(size)),
             Err(error) => {
                 appenders.remove(path);
                 Err(error)
             }
         }
+    }
+
+    /// Closes the append handle kept for `path`, if any (the file is going away).
+    fn forget_appender(&self, path: &Path) {
+        self.appenders.lock().unwrap_or_else(PoisonError::into_inner).remove(path);
     }
 
     /// Writes `data` at the end of `file` (opened for appending at `old_len`) and syncs

@@ -737,7 +737,8 @@ fn read_turn(path: &Path) -> Result<String, String> {
     } else {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
     };
-    let trimmed = text.trim();
+    // Windows PowerShell writes UTF-8 files with a byte-order mark.
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with('[') {
         return Ok(trimmed.to_owned());
     }

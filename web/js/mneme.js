@@ -77,7 +77,7 @@ export class Mneme {
   /** Gives back the sessions it holds, then closes the store's handles (the OPFS worker, the IndexedDB connection). */
   async close() {
     try {
-      await this.engine.releaseAll();
+      await call(() => this.engine.releaseAll());
     } finally {
       this.storage.close?.();
     }

@@ -47,7 +47,8 @@ async function open() {
 
 /** Arithmetic without eval: + - * / and parentheses over numbers. */
 function calculate(expression) {
-  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? [];
+  if (!/^[\d.\s+\-*/()]*$/.test(expression)) throw new Error(`only numbers, + - * / and parentheses: ${expression}`);
+  const tokens = expression.match(/\d*\.?\d+|[-+*/()]/g) ?? [];
   let at = 0;
   const peek = () => tokens[at];
   const number = () => {
@@ -145,7 +146,7 @@ async function openaiModel(body) {
 
 async function send() {
   const prompt = $("prompt").value.trim();
-  if (!prompt) return;
+  if (!prompt || $("send").disabled) return;
   const id = session();
   const kind = $("model-kind").value;
   const provider = kind === "openai" ? "openai" : "anthropic";
@@ -309,6 +310,8 @@ $("session").value = saved.session ?? "playground";
 $("window").value = saved.window ?? "1500";
 $("backend").onchange = () => open().catch(showError);
 $("open").onclick = () => { rewindTo = null; remember(); render().catch(showError); };
+// A rewind point belongs to the session it was picked in.
+$("session").oninput = () => { rewindTo = null; };
 $("new-session").onclick = () => { $("session").value = crypto.randomUUID(); rewindTo = null; remember(); render().catch(showError); };
 $("window").onchange = () => { remember(); render().catch(showError); };
 $("model-kind").onchange = () => $("endpoint").classList.toggle("shown", $("model-kind").value !== "offline");

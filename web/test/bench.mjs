@@ -51,7 +51,7 @@ try {
       const loadMs = await time(() => store.load("big"));
       const listMs = await time(() => store.list());
       const entries = (await store.load("big")).entries.length;
-      store.close();
+      await store.close();
       await Mneme.destroy({ backend, namespace });
       return { openMs, loadMs, listMs, bytes: bytes.length, entries };
     }, backend);

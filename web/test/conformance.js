@@ -109,7 +109,7 @@ export async function runVectors(backend) {
         outcomes.push(actual);
       }
       results.push([vector.name, outcomes]);
-      store.close();
+      await store.close();
       await Mneme.destroy({ backend, namespace });
     }
   }

@@ -103,7 +103,7 @@ try {
           for (const r of results) if (r.status === "rejected") errors.push(`${r.reason?.kind}: ${r.reason?.message}`);
         }
         const { messages } = await store.context("s");
-        store.close();
+        await store.close();
         return { errors, messages: messages.length };
       }, backend);
       await page.close();
@@ -249,8 +249,8 @@ try {
           for (const uuid of acknowledged) if (!present.has(uuid)) problems.push(`write ${at}: acknowledged ${uuid} is lost`);
           if (loaded && (loaded.report.skipped.length || loaded.report.torn_tail)) problems.push(`write ${at}: the store is damaged: ${JSON.stringify(loaded.report)}`);
           await reopened.append("q", { role: "user", text: "after" }).catch((e) => problems.push(`write ${at}: no longer writable: ${e.kind}`));
-          first.close();
-          reopened.close();
+          await first.close();
+          await reopened.close();
           await Mneme.destroy({ backend, namespace });
           if (refusals === 0) break;
           positions += 1;
