@@ -37,6 +37,8 @@
 //! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `Listing`.
 
+pub mod fuzz;
+
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_core::{
     AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn,

@@ -15,12 +15,13 @@ commands:
   setup       install what is missing: the wasm target; for the browser build and
               tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt); the
               real clients the tests resume Mneme's sessions in (clients/: Claude
-              Code and pi, pinned, from npm)
+              Code and pi, pinned, from npm); for the fuzz smoke, the nightly
+              toolchain and cargo-fuzz
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
-              real Claude Code and pi against a mock model API, and the browser
-              tests in headless Chromium
+              real Claude Code and pi against a mock model API, the browser tests
+              in headless Chromium, and a fuzz smoke (15 s per target)
   web         build the browser package (web/pkg)
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
@@ -32,7 +33,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup().and_then(|()| setup_web()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
-        Some("test") => setup().and_then(|()| setup_web()).and_then(|()| test()),
+        Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_fuzz()).and_then(|()| test()),
         Some("web") => setup().and_then(|()| setup_web()).and_then(|()| build_web()),
         Some("playground") => {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
@@ -114,6 +115,35 @@ fn setup_web() -> Result<(), String> {
     Ok(())
 }
 
+/// What the fuzz smoke needs: the nightly toolchain (libFuzzer's instrumentation) and
+/// cargo-fuzz.
+fn setup_fuzz() -> Result<(), String> {
+    let toolchains = Command::new("rustup").args(["toolchain", "list"]).output().map_err(|e| format!("cannot run rustup: {e}"))?;
+    if !String::from_utf8_lossy(&toolchains.stdout).lines().any(|t| t.starts_with("nightly")) {
+        run("rustup", &["toolchain", "install", "nightly", "--profile", "minimal"])?;
+    }
+    if Command::new("cargo-fuzz").arg("--version").output().is_err() {
+        run(&cargo(), &["install", "cargo-fuzz", "--locked"])?;
+    }
+    Ok(())
+}
+
+/// Each fuzz target for a few seconds from its seeds (the real transcripts of
+/// tests/corpus, the turns of fuzz/seeds): a short look for panics on every run. The
+/// long runs and the crashers they find are in fuzz/ (README).
+fn fuzz_smoke() -> Result<(), String> {
+    run("cargo", &["+nightly", "fuzz", "build", "-O"])?;
+    for (target, seeds) in [("reader", "tests/corpus"), ("session", "tests/corpus"), ("turn", "fuzz/seeds/turn")] {
+        let corpus = format!("fuzz/corpus/{target}");
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("cannot create {corpus}: {e}"))?;
+        run(
+            "cargo",
+            &["+nightly", "fuzz", "run", "-O", target, &corpus, seeds, "--", "-max_total_time=15", "-max_len=8192", "-rss_limit_mb=2048"],
+        )?;
+    }
+    Ok(())
+}
+
 /// Builds `web/pkg`: the binding for wasm32 (its own target dir, so it never mixes
 /// with the component build), wasm-bindgen's JS glue, then wasm-opt.
 fn build_web() -> Result<(), String> {
@@ -163,6 +193,7 @@ fn test() -> Result<(), String> {
     // Rust tests just wrote.
     build_web()?;
     run("node", &["web/test/run.mjs"])?;
+    fuzz_smoke()?;
     eprintln!("xtask: every check passed");
     Ok(())
 }

@@ -1,0 +1,90 @@
+//! What the fuzz targets (`fuzz/`) run, shared with the replay of every input that ever
+//! crashed one (`fuzz/crashers/<target>/`, run by the test command): arbitrary bytes
+//! through the core's reading paths and through the turn input. Each returns normally
+//! for any input; a panic is the defect.
+
+use mneme_core::gates::ExtractionSettings;
+use mneme_core::{InMemoryStorage, Mode, Provider, Settings, Storage, Store, Turn, block_on};
+
+/// The reader alone: the load report and the structural check of a transcript.
+pub fn reader(data: &[u8]) {
+    let _ = mneme_core::load_report(data);
+    let _ = mneme_core::check_bytes(data);
+}
+
+/// The bytes as a session file (Claude Code's, pi's or crab's, whatever they look like),
+/// through every read: load, context (from its end and whole), provider contexts,
+/// branches and the ledger, compaction plans and the offline summary, the gates.
+pub fn session(data: &[u8]) {
+    let storage = InMemoryStorage::new();
+    if block_on(storage.append("projects/p/s.jsonl", data)).is_err() {
+        return;
+    }
+    let store = Store::new(&storage);
+    let _ = block_on(store.load("s"));
+    let _ = block_on(store.context("s"));
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let _ = block_on(store.provider_context("s", provider, &[]));
+    }
+    let _ = block_on(store.usage("s", None));
+    let _ = block_on(store.check("s"));
+    for mode in [Mode::Auto, Mode::Manual, Mode::Overflow] {
+        if let Ok(plan) = block_on(store.plan_compaction("s", &Settings { context_window: 2_000, ..Settings::default() }, mode)) {
+            let _ = block_on(store.summarize_offline("s", &plan));
+        }
+    }
+    let _ = block_on(store.extraction_gate("s", &ExtractionSettings::default()));
+}
+
+/// The bytes as a turn (the first byte picks the shape), appended to a fresh session
+/// and to one that has a pending call, then resumed in both shapes.
+pub fn turn(data: &[u8]) {
+    let Some((&shape, rest)) = data.split_first() else { return };
+    let provider = if shape % 2 == 0 { Provider::Anthropic } else { Provider::Openai };
+    let messages = String::from_utf8_lossy(rest).into_owned();
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let call = r#"[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]}]"#;
+    let new_turn = |uuid: &str, messages: String, provider| Turn {
+        uuid: uuid.into(),
+        now_ms: 1_771_267_670_590,
+        cwd: "/p".into(),
+        provider,
+        messages,
+        parent: None,
+        agent: None,
+    };
+    let _ = block_on(store.append_turn("fresh", new_turn("u1", messages.clone(), provider)));
+    let _ = block_on(store.append_turn("pending", new_turn("u2", call.into(), Provider::Anthropic)));
+    let _ = block_on(store.append_turn("pending", new_turn("u3", messages, provider)));
+    for id in ["fresh", "pending"] {
+        for provider in [Provider::Anthropic, Provider::Openai] {
+            let _ = block_on(store.provider_context(id, provider, &[]));
+        }
+        let _ = block_on(store.branches(id));
+    }
+}
+
+#[cfg(test)]
+mod crashers {
+    use std::path::Path;
+
+    /// Every input that ever crashed a fuzz target runs again on every test run.
+    #[test]
+    fn every_recorded_crasher_runs_clean() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/crashers");
+        type Target = fn(&[u8]);
+        let targets: [(&str, Target); 3] = [("reader", super::reader), ("session", super::session), ("turn", super::turn)];
+        let mut replayed = 0;
+        for (name, target) in targets {
+            let Ok(entries) = std::fs::read_dir(root.join(name)) else { continue };
+            for entry in entries.flatten() {
+                let data = std::fs::read(entry.path()).expect("a crasher file reads");
+                target(&data);
+                replayed += 1;
+            }
+        }
+        assert!(root.is_dir(), "fuzz/crashers is where crashing inputs are kept");
+        eprintln!("replayed {replayed} recorded fuzz crashers");
+    }
+}
