@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { finish, test } from "../web/test/runner.mjs";
 import { REPLY, startMockApi } from "./mock-api.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -19,18 +20,6 @@ for (const [what, path] of [["mneme", MNEME], ["claude", CLAUDE], ["pi", PI]]) {
   if (!existsSync(path)) {
     console.error(`error: no ${what} at ${path} (cargo xtask test builds mneme and installs the clients with npm ci --prefix clients)`);
     process.exit(1);
-  }
-}
-
-let failed = 0;
-async function test(name, body) {
-  const started = performance.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Math.round(performance.now() - started)} ms)`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAIL ${name}\n     ${String(error?.stack ?? error).split("\n").join("\n     ")}`);
   }
 }
 
@@ -150,12 +139,59 @@ const TOOL_TURN = [
 
 const scratch = mkdtempSync(join(tmpdir(), "mneme-clients-"));
 const api = await startMockApi();
+
+/**
+ * Claude Code with a scratch home (its store is `root`) and working folder;
+ * `resume(id, prompt)` runs `claude -p <prompt> --resume <id>` and returns the request
+ * that carried the prompt.
+ */
+function claudeCode(name) {
+  const home = join(scratch, `${name}-home`);
+  const work = join(scratch, `${name}-work`);
+  mkdirSync(work, { recursive: true });
+  const env = {
+    ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
+  };
+  const resume = async (id, prompt) => {
+    api.requests.length = 0;
+    const out = JSON.parse(await client(CLAUDE, ["-p", prompt, "--resume", id, "--output-format", "json"], { cwd: work, env }));
+    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
+    const request = api.requests.find((r) => JSON.stringify(r.messages).includes(prompt));
+    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
+    return request;
+  };
+  return { root: join(home, ".claude"), work, resume };
+}
+
+/**
+ * pi with a scratch home and a session it started (one question) in the project folder
+ * of a Mneme store `root`; `resume(file, prompt)` continues a session file of that
+ * folder with a prompt and returns pi's one request.
+ */
+async function piSession(name) {
+  const home = join(scratch, `${name}-home`);
+  const work = join(scratch, `${name}-work`);
+  const root = join(scratch, `${name}-store`);
+  const sessions = join(root, "projects", "p");
+  mkdirSync(join(home, ".pi/agent"), { recursive: true });
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
+  const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+  const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
+  await pi("--session-dir", sessions, "-p", "first question");
+  const [file] = readdirSync(sessions);
+  const resume = async (file, prompt) => {
+    api.requests.length = 0;
+    await pi("--session", join(sessions, file), "-p", prompt);
+    assertEqual(api.requests.length, 1, "pi made one request");
+    return api.requests[0];
+  };
+  return { root, file, id: file.replace(/\.jsonl$/, ""), resume };
+}
 try {
   await test("Claude Code resumes a session Mneme wrote and compacted with exactly Mneme's context", async () => {
-    const home = join(scratch, "claude-home");
-    const work = join(scratch, "claude-work");
-    mkdirSync(work, { recursive: true });
-    const root = join(home, ".claude");
+    const { root, work, resume } = claudeCode("claude");
     // Claude Code resumes only sessions whose id is a UUID.
     const id = "6f1c2a9e-4b7d-4e21-9c3a-0d5e8f7a1b2c";
     for (let i = 1; i <= 10; i++) {
@@ -164,51 +200,30 @@ try {
     mneme("--root", root, "compact", id, "--keep-messages", "4");
     const before = resumed(root, id);
     assertEqual(before.length, 5, "Mneme resumes with the summary and the 4 kept messages");
-    api.requests.length = 0;
-    const env = {
-      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
-    };
-    const out = JSON.parse(await client(CLAUDE, ["-p", "next question", "--resume", id, "--output-format", "json"], { cwd: work, env }));
-    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
-    const request = api.requests.find((r) => r.messages.some((m) => JSON.stringify(m.content).includes("next question")));
-    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
+    const request = await resume(id, "next question");
     assertEqual(sent(request), merged([...before, ["user", "next question"]]), "what Claude Code sent is Mneme's context plus the new prompt");
     // Claude Code chained its prompt to the last kept message: Mneme still resumes from the compaction.
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what Claude Code appended");
   });
 
   await test("pi continues a session Mneme appended to and compacted in pi's dialect with exactly Mneme's context", async () => {
-    const home = join(scratch, "pi-home");
-    const work = join(scratch, "pi-work");
-    const root = join(scratch, "pi-store");
-    const sessions = join(root, "projects", "p");
-    mkdirSync(join(home, ".pi/agent"), { recursive: true });
-    mkdirSync(work, { recursive: true });
-    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
-    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
-    await pi("--session-dir", sessions, "-p", "first question");
-    const [file] = readdirSync(sessions);
-    const id = file.replace(/\.jsonl$/, "");
+    const { root, file, id, resume } = await piSession("pi");
     for (let i = 1; i <= 8; i++) {
       mneme("--root", root, "append", id, "--role", i % 2 ? "user" : "assistant", "--text", `mneme message ${i}`);
     }
     mneme("--root", root, "compact", id, "--keep-messages", "4");
     const before = resumed(root, id);
     assertEqual(before.length, 5, "Mneme resumes with the summary and the 4 kept messages");
-    api.requests.length = 0;
-    await pi("--session", join(sessions, file), "-p", "next question");
-    assertEqual(api.requests.length, 1, "pi made one request");
-    assertEqual(sent(api.requests[0]), merged([...before, ["user", "next question"]]), "what pi sent is Mneme's context plus the new prompt");
+    const request = await resume(file, "next question");
+    assertEqual(sent(request), merged([...before, ["user", "next question"]]), "what pi sent is Mneme's context plus the new prompt");
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what pi appended");
   });
 
+  const prompt = (text) => ({ role: "user", content: [{ type: "text", text }] });
+  const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
+
   await test("Claude Code resumes a session of agent turns Mneme wrote (tool calls, results, a sub-agent, an interrupted call) with exactly Mneme's provider context", async () => {
-    const home = join(scratch, "claude-tools-home");
-    const work = join(scratch, "claude-tools-work");
-    mkdirSync(work, { recursive: true });
-    const root = join(home, ".claude");
+    const { root, work, resume } = claudeCode("claude-tools");
     const id = "0b7e4c1d-2a3f-4e5d-8c9b-1a2b3c4d5e6f";
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
     // A turn cut short: the call was recorded, its result never was.
@@ -221,50 +236,22 @@ try {
       JSON.stringify([{ role: "user", content: "read notes.md" }, { role: "assistant", content: "It says hello." }]));
     const before = providerContext(root, id);
     assertEqual(before.at(-2).content[0].tool_use_id, "toolu_03", "the interrupted call gets a synthetic result");
-    api.requests.length = 0;
-    const env = {
-      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
-    };
-    const out = JSON.parse(await client(CLAUDE, ["-p", "next question", "--resume", id, "--output-format", "json"], { cwd: work, env }));
-    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
-    const request = api.requests.find((r) => JSON.stringify(r.messages).includes("next question"));
-    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
-    const prompt = { role: "user", content: [{ type: "text", text: "next question" }] };
-    assertEqual(normalized(request.messages), normalized([...before, prompt]), "what Claude Code sent is Mneme's provider context plus the new prompt");
-    const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
-    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt, reply]), "Mneme resumes what Claude Code appended");
+    const request = await resume(id, "next question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
+    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what Claude Code appended");
   });
 
   await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {
-    const home = join(scratch, "pi-tools-home");
-    const work = join(scratch, "pi-tools-work");
-    const root = join(scratch, "pi-tools-store");
-    const sessions = join(root, "projects", "p");
-    mkdirSync(join(home, ".pi/agent"), { recursive: true });
-    mkdirSync(work, { recursive: true });
-    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
-    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
-    await pi("--session-dir", sessions, "-p", "first question");
-    const [file] = readdirSync(sessions);
-    const id = file.replace(/\.jsonl$/, "");
+    const { root, file, id, resume } = await piSession("pi-tools");
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
     const before = providerContext(root, id);
-    api.requests.length = 0;
-    await pi("--session", join(sessions, file), "-p", "next question");
-    assertEqual(api.requests.length, 1, "pi made one request");
-    const prompt = { role: "user", content: [{ type: "text", text: "next question" }] };
-    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt]), "what pi sent is Mneme's provider context plus the new prompt");
-    const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
-    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt, reply]), "Mneme resumes what pi appended");
+    const request = await resume(file, "next question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
+    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what pi appended");
   });
 
   await test("Claude Code resumes a fork Mneme made from the middle of a session, with exactly Mneme's provider context", async () => {
-    const home = join(scratch, "claude-fork-home");
-    const work = join(scratch, "claude-fork-work");
-    mkdirSync(work, { recursive: true });
-    const root = join(home, ".claude");
+    const { root, work, resume } = claudeCode("claude-fork");
     const id = "5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
     const forkId = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d";
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
@@ -274,49 +261,22 @@ try {
     mneme("--root", root, "fork", id, "--from", from, "--to", forkId);
     const before = providerContext(root, forkId);
     assertEqual(JSON.stringify(before).includes("a later question"), false, "the fork ends at the message it was made from");
-    api.requests.length = 0;
-    const env = {
-      ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
-    };
-    const out = JSON.parse(await client(CLAUDE, ["-p", "forked question", "--resume", forkId, "--output-format", "json"], { cwd: work, env }));
-    assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
-    const request = api.requests.find((r) => JSON.stringify(r.messages).includes("forked question"));
-    if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
-    const prompt = { role: "user", content: [{ type: "text", text: "forked question" }] };
-    assertEqual(normalized(request.messages), normalized([...before, prompt]), "what Claude Code sent is the fork's provider context plus the new prompt");
+    const request = await resume(forkId, "forked question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("forked question")]), "what Claude Code sent is the fork's provider context plus the new prompt");
   });
 
   await test("pi continues a fork Mneme made of a pi session, with exactly Mneme's provider context", async () => {
-    const home = join(scratch, "pi-fork-home");
-    const work = join(scratch, "pi-fork-work");
-    const root = join(scratch, "pi-fork-store");
-    const sessions = join(root, "projects", "p");
-    mkdirSync(join(home, ".pi/agent"), { recursive: true });
-    mkdirSync(work, { recursive: true });
-    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
-    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
-    await pi("--session-dir", sessions, "-p", "first question");
-    const [file] = readdirSync(sessions);
-    const id = file.replace(/\.jsonl$/, "");
+    const { root, id, resume } = await piSession("pi-fork");
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
     mneme("--root", root, "fork", id, "--to", "forked");
     const before = providerContext(root, "forked");
     assertEqual(normalized(before), normalized(providerContext(root, id)), "the fork resumes as its origin does");
-    api.requests.length = 0;
-    await pi("--session", join(sessions, "forked.jsonl"), "-p", "forked question");
-    assertEqual(api.requests.length, 1, "pi made one request");
-    const prompt = { role: "user", content: [{ type: "text", text: "forked question" }] };
-    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt]), "what pi sent is the fork's provider context plus the new prompt");
+    const request = await resume("forked.jsonl", "forked question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("forked question")]), "what pi sent is the fork's provider context plus the new prompt");
   });
 } finally {
   api.close();
   rmSync(scratch, { recursive: true, force: true });
 }
 
-if (failed) {
-  console.log(`${failed} real-client test(s) failed`);
-  process.exit(1);
-}
-console.log("every real-client test passed");
+finish("real-client");

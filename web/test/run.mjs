@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { handleModelRequest, requests as modelRequests } from "./mock-model.mjs";
+import { assert, finish, test } from "./runner.mjs";
 import { ROOT, serve } from "./serve.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -21,25 +22,9 @@ if (!existsSync(CHROMIUM)) {
   process.exit(1);
 }
 
-let failed = 0;
-async function test(name, body) {
-  const started = performance.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Math.round(performance.now() - started)} ms)`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAIL ${name}\n     ${String(error?.stack ?? error).split("\n").join("\n     ")}`);
-  }
-}
-
 /** JSON with object keys sorted, so outcomes compare by value, not key order. */
 function canonical(value) {
   return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
-}
-
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
 }
 
 const { server, url } = await serve(0, { mockModel: handleModelRequest });
@@ -379,5 +364,4 @@ try {
   rmSync(profile, { recursive: true, force: true });
 }
 
-console.log(failed === 0 ? "all browser tests passed" : `${failed} browser test(s) failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish("browser");
