@@ -343,19 +343,16 @@ fn main() {
         let store = Store::with_limits(FsStorage::new(&append_root).with_durability(durability), limits);
         let cersei_path = append_root.join("cersei/append.jsonl");
         let text = "Please run the test suite again and tell me what fails. ".repeat(4);
-        let (mneme_append, _, ()) = measure(1, || {
+        // `appends` messages, one append each; `run` keeps their ids apart.
+        let append_all = |run: &str, from_ms: i64| {
             for i in 0..appends {
                 let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-                let entry = NewEntry {
-                    uuid: format!("uuid-{i}"),
-                    now_ms: 1_800_000_000_000 + i as i64,
-                    role,
-                    text: text.clone(),
-                    cwd: "/home/dev".into(),
-                };
+                let entry =
+                    NewEntry { uuid: format!("{run}-{i}"), now_ms: from_ms + i as i64, role, text: text.clone(), cwd: "/home/dev".into() };
                 block_on(store.append("appended", entry)).expect("mneme append");
             }
-        });
+        };
+        let (mneme_append, _, ()) = measure(1, || append_all("uuid", 1_800_000_000_000));
         let (cersei_append, _, ()) = measure(1, || {
             for _ in 0..appends {
                 let message = cersei_types::Message::user(text.clone());
@@ -375,19 +372,7 @@ fn main() {
 
         // The same through a held session: locked once, each write one append.
         block_on(store.hold("appended")).expect("hold");
-        let (held, _, ()) = measure(1, || {
-            for i in 0..appends {
-                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-                let entry = NewEntry {
-                    uuid: format!("held-{i}"),
-                    now_ms: 1_900_000_000_000 + i as i64,
-                    role,
-                    text: text.clone(),
-                    cwd: "/home/dev".into(),
-                };
-                block_on(store.append("appended", entry)).expect("mneme append");
-            }
-        });
+        let (held, _, ()) = measure(1, || append_all("held", 1_900_000_000_000));
         rows.push(Row {
             operation: format!("append {appends} entries to a held session"),
             mneme: held / appends as u32,

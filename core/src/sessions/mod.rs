@@ -278,7 +278,7 @@ impl<S: Storage> Store<S> {
                 want = want.saturating_mul(TAIL_GROWTH);
                 continue;
             }
-            let context = with_loaded_from(first_part, &raw, |loaded| loaded.resumes_from_here().then(|| loaded.context()));
+            let context = with_loaded_from(first_part, &raw, |loaded| loaded.context_from_end());
             if let Some(context) = context {
                 return Ok(context);
             }
@@ -526,16 +526,22 @@ mod tests {
         compact(&store, "pi", 1);
         say(&store, "pi", 16, "after");
 
-        for id in ["c", "r", "pi"] {
+        // Never compacted: no tail is enough, the whole session is read.
+        for i in 0..30 {
+            say(&store, "n", i, &"plain ".repeat(20));
+        }
+
+        for id in ["c", "r", "pi", "n"] {
             let parts = block_on(store.require(id)).unwrap();
             let raw = block_on(store.read_parts(&parts)).unwrap();
             let full = super::with_loaded(&raw, |loaded| loaded.context());
-            assert!(full.compacted || id == "r", "{id}");
+            assert_eq!(full.compacted, id != "r" && id != "n", "{id}");
             let total: u64 = parts.parts.iter().map(|p| p.size).sum();
-            // A third of the session from its end is enough, except for the rewind.
+            // A third of the session from its end is enough, except for the rewind and the
+            // session never compacted.
             let (first_part, tail) = block_on(store.read_tail(&parts, total / 3)).unwrap();
-            let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.resumes_from_here());
-            assert_eq!(enough, id != "r", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
+            let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.context_from_end().is_some());
+            assert_eq!(enough, id != "r" && id != "n", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
             for first in (1..=total + 1).step_by(13) {
                 let context = block_on(store.context_from_end(id, first)).unwrap();
                 assert_eq!(context, full, "{id}: first read of {first} of {total} bytes");

@@ -43,6 +43,8 @@ pub(crate) struct ContextLines {
     pub lines: Vec<usize>,
     /// Tool results cleared by `microcompact_boundary` entries since the compaction.
     pub cleared: BTreeSet<String>,
+    /// The main chain these were chosen from (see [`Loaded::chain`]).
+    pub chain: Vec<usize>,
 }
 
 /// The tool ids a `microcompact_boundary` cleared.
@@ -111,8 +113,9 @@ impl Loaded<'_> {
             return ContextLines {
                 compaction: None,
                 summaries: Vec::new(),
-                lines: chain.into_iter().filter(is_message).collect(),
+                lines: chain.iter().copied().filter(is_message).collect(),
                 cleared,
+                chain,
             };
         };
         let compaction = chain[at];
@@ -120,14 +123,14 @@ impl Loaded<'_> {
         let env = &self.lines[compaction].env;
         if env.is_crab_compaction() {
             let lines = after.iter().copied().filter(is_message).collect();
-            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared };
+            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         if env.is_pi_compaction() {
             let first_kept =
                 env.first_kept_entry_id.get().and_then(|id| chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)));
             let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
             let lines = kept.iter().chain(after).copied().filter(is_message).collect();
-            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared };
+            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
         // With an anchor the segment is relinked after the summary, so it is already in
@@ -143,45 +146,50 @@ impl Loaded<'_> {
         let kept =
             preserved.iter().copied().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
         let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| is_message(i)).collect();
-        ContextLines { compaction: Some(compaction), summaries: after[..summary_count].to_vec(), lines, cleared }
+        let summaries = after[..summary_count].to_vec();
+        ContextLines { compaction: Some(compaction), summaries, lines, cleared, chain }
     }
 
-    /// Whether these lines — the end of a session, read from a line start — give the
-    /// context the whole session gives: they hold the last compaction line, the entry
-    /// it names as its logical parent (a leaf candidate), the newest leaf's chain back
-    /// to that compaction, whatever it keeps from before it (a preserved segment, pi's
-    /// first kept entry), and only messages with ids (line numbers count from the cut).
-    pub fn resumes_from_here(&self) -> bool {
-        let Some(last) = self.lines.iter().rposition(|l| l.env.is_compaction()) else { return false };
+    /// The context, if these lines — the end of a session, read from a line start —
+    /// give the context the whole session gives: they hold the last compaction line,
+    /// the entry it names as its logical parent (a leaf candidate), the newest leaf's
+    /// chain back to that compaction, whatever it keeps from before it (a preserved
+    /// segment, pi's first kept entry), and only messages with ids (line numbers count
+    /// from the cut).
+    pub fn context_from_end(&self) -> Option<Context> {
+        let last = self.lines.iter().rposition(|l| l.env.is_compaction())?;
         let index = self.index();
         if self.lines[last].env.logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
-            return false;
+            return None;
         }
         let plan = self.context_lines();
-        let Some(compaction) = plan.compaction else { return false };
+        let compaction = plan.compaction?;
         if !plan.lines.iter().chain(&plan.summaries).all(|&i| self.lines[i].env.uuid().is_some()) {
-            return false;
+            return None;
         }
         let env = &self.lines[compaction].env;
-        if env.is_crab_compaction() {
-            return false;
-        }
-        let chain = self.chain();
-        let on_chain = |uuid: &str| chain.iter().any(|&i| self.lines[i].env.uuid() == Some(uuid));
-        if env.is_pi_compaction() {
-            return env.first_kept_entry_id.get().is_none_or(on_chain);
-        }
-        match preserved_segment(env.compact_metadata) {
-            Some(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
-            Some(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
-            None => true,
-        }
+        let on_chain = |uuid: &str| plan.chain.iter().any(|&i| self.lines[i].env.uuid() == Some(uuid));
+        let whole = if env.is_crab_compaction() {
+            false
+        } else if env.is_pi_compaction() {
+            env.first_kept_entry_id.get().is_none_or(on_chain)
+        } else {
+            match preserved_segment(env.compact_metadata) {
+                Some(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
+                Some(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
+                None => true,
+            }
+        };
+        whole.then(|| self.context_of(plan))
     }
 
     /// The context a model resumes with (see [`Loaded::context_lines`]), split
     /// assistant lines merged by `message.id`.
     pub fn context(&self) -> Context {
-        let plan = self.context_lines();
+        self.context_of(self.context_lines())
+    }
+
+    fn context_of(&self, plan: ContextLines) -> Context {
         let mut context = Context { compacted: plan.compaction.is_some(), messages: Vec::new() };
         if let Some(marker) = plan.compaction.map(|i| &self.lines[i]).filter(|l| l.env.is_crab_compaction()) {
             // crab injects its summary as a plain user message.

@@ -160,7 +160,12 @@ impl<'a> Loaded<'a> {
     /// The main conversation from its root to the newest leaf, through compaction
     /// boundaries, as indices into `lines` (tombstoned entries left out).
     pub fn chain(&self) -> Vec<usize> {
-        let Some(leaf) = self.leaf() else {
+        self.chain_to(self.leaf())
+    }
+
+    /// [`Loaded::chain`] for a leaf already found.
+    fn chain_to(&self, leaf: Option<usize>) -> Vec<usize> {
+        let Some(leaf) = leaf else {
             // A transcript without ids (pi v1, before pi's own migration gave entries
             // ids) is one conversation in file order.
             let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
@@ -232,15 +237,14 @@ impl Loaded<'_> {
             leaf: leaf.and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string),
             leaf_ms: leaf.and_then(|i| self.lines[i].env.timestamp.get()).and_then(time::parse_millis).unwrap_or(i64::MIN),
             only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
-            calls: self.pending_calls(),
+            calls: self.pending_calls(&self.chain_to(leaf)),
         }
     }
 
     /// The pending calls at the end of the main chain: the fold of [`PendingCalls`]
     /// over the chain, started at its last barrier (a compaction, or a message that
     /// ends every call before it), which gives what folding the whole chain gives.
-    fn pending_calls(&self) -> PendingCalls {
-        let chain = self.chain();
+    fn pending_calls(&self, chain: &[usize]) -> PendingCalls {
         let mut steps = Vec::new();
         for &i in chain.iter().rev() {
             let line = &self.lines[i];
