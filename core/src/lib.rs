@@ -29,6 +29,7 @@ mod error;
 pub mod format;
 pub mod gates;
 pub mod keys;
+pub mod memory;
 pub mod message;
 mod sessions;
 pub mod storage;

@@ -1,0 +1,447 @@
+//! The recall index: BM25 over a memory's words, then three expansions that let a
+//! memory be found through its neighbours when it does not share the query's words —
+//! the memories next to it in the session it came from, the other memories of that
+//! session, and the memories it links to or that link to it. Topics the query names
+//! weigh a memory up. Superseded and archived memories are kept in the index and left
+//! out of results unless asked for.
+//!
+//! Incremental: [`RecallIndex::insert`] adds or replaces one memory without touching the
+//! others. Scores are `f32` arithmetic and `libm`'s logarithm, the same on every host.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::text;
+
+/// BM25's term-frequency saturation and length normalisation (Lucene's defaults).
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// A memory whose topic the query names scores this much more.
+const TOPIC_BOOST: f32 = 0.5;
+/// Share of a memory's own score passed to its neighbours in the session it came from,
+/// by distance (1 and 2 places away): conversations answer the turn before.
+const NEIGHBOUR_SHARE: [f32; 2] = [0.3, 0.1];
+/// Share of the best score in a session given to every memory of that session.
+const SESSION_SHARE: f32 = 0.2;
+/// Share of a memory's score passed along its links, both ways.
+const LINK_SHARE: f32 = 0.3;
+
+/// What the index needs to know about one memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Document {
+    /// The memory's file stem, unique in its scope.
+    pub key: String,
+    /// Everything searchable, already run through [`text::terms`].
+    pub terms: Vec<String>,
+    pub topics: Vec<String>,
+    /// The session it came from; memories of one session are read as a conversation.
+    pub session: Option<String>,
+    /// When it happened (milliseconds since the epoch); orders a session and breaks ties.
+    pub time_ms: i64,
+    /// Keys of the memories it links to.
+    pub links: Vec<String>,
+    /// False once superseded or archived: kept, but out of default results.
+    pub current: bool,
+}
+
+/// One result of [`RecallIndex::recall`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub key: String,
+    pub score: f32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Query<'a> {
+    pub text: &'a str,
+    pub limit: usize,
+    /// Include superseded and archived memories.
+    pub all: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    key: String,
+    /// (term id, count) for each distinct term.
+    terms: Vec<(u32, u32)>,
+    len: u32,
+    topics: Vec<u32>,
+    session: Option<u32>,
+    time_ms: i64,
+    links: Vec<String>,
+    current: bool,
+    removed: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Posting {
+    slot: u32,
+    count: u32,
+}
+
+/// The index. Slots are never reused: a replaced memory's slot is marked removed and
+/// skipped, and [`RecallIndex::garbage`] says when rebuilding would pay.
+#[derive(Clone, Debug, Default)]
+pub struct RecallIndex {
+    term_ids: BTreeMap<String, u32>,
+    postings: Vec<Vec<Posting>>,
+    /// Live documents containing each term.
+    document_frequency: Vec<u32>,
+    slots: Vec<Slot>,
+    by_key: BTreeMap<String, u32>,
+    /// Slots of each session, in (time, insertion) order.
+    sessions: Vec<Vec<u32>>,
+    session_ids: BTreeMap<String, u32>,
+    /// Slots that link to a key.
+    backlinks: BTreeMap<String, Vec<u32>>,
+    live: u32,
+    live_terms: u64,
+}
+
+impl RecallIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many memories the index holds (current or not).
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Slots held by replaced or removed memories.
+    pub fn garbage(&self) -> usize {
+        self.slots.len() - self.live as usize
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// Adds a memory, replacing the one with the same key.
+    pub fn insert(&mut self, document: Document) {
+        self.remove(&document.key);
+        let slot_id = self.slots.len() as u32;
+        let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
+        for term in &document.terms {
+            *counts.entry(self.term_id(term)).or_default() += 1;
+        }
+        for (&term, &count) in &counts {
+            if let Some(postings) = self.postings.get_mut(term as usize) {
+                postings.push(Posting { slot: slot_id, count });
+            }
+            if let Some(df) = self.document_frequency.get_mut(term as usize) {
+                *df += 1;
+            }
+        }
+        let mut topics = Vec::new();
+        for topic in &document.topics {
+            text::for_each_term(topic, |term| topics.push(self.term_id(term)));
+        }
+        topics.sort_unstable();
+        topics.dedup();
+        let session = document.session.as_ref().map(|name| self.session_id(name));
+        for link in &document.links {
+            self.backlinks.entry(link.clone()).or_default().push(slot_id);
+        }
+        let len = document.terms.len() as u32;
+        self.slots.push(Slot {
+            key: document.key.clone(),
+            terms: counts.into_iter().collect(),
+            len,
+            topics,
+            session,
+            time_ms: document.time_ms,
+            links: document.links,
+            current: document.current,
+            removed: false,
+        });
+        if let Some(session) = session
+            && let Some(members) = self.sessions.get_mut(session as usize)
+        {
+            let slots = &self.slots;
+            let at = members.partition_point(|&other| slots.get(other as usize).is_some_and(|s| s.time_ms <= document.time_ms));
+            members.insert(at, slot_id);
+        }
+        self.by_key.insert(document.key, slot_id);
+        self.live += 1;
+        self.live_terms += u64::from(len);
+    }
+
+    /// Takes a memory out; a key not in the index is ignored.
+    pub fn remove(&mut self, key: &str) {
+        let Some(slot_id) = self.by_key.remove(key) else { return };
+        let Some(slot) = self.slots.get_mut(slot_id as usize) else { return };
+        slot.removed = true;
+        for &(term, _) in &slot.terms {
+            if let Some(df) = self.document_frequency.get_mut(term as usize) {
+                *df = df.saturating_sub(1);
+            }
+        }
+        if let Some(session) = slot.session
+            && let Some(members) = self.sessions.get_mut(session as usize)
+        {
+            members.retain(|&other| other != slot_id);
+        }
+        for link in &slot.links {
+            if let Some(sources) = self.backlinks.get_mut(link) {
+                sources.retain(|&other| other != slot_id);
+            }
+        }
+        self.live = self.live.saturating_sub(1);
+        self.live_terms = self.live_terms.saturating_sub(u64::from(slot.len));
+    }
+
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let id = self.postings.len() as u32;
+        self.term_ids.insert(String::from(term), id);
+        self.postings.push(Vec::new());
+        self.document_frequency.push(0);
+        id
+    }
+
+    fn session_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.session_ids.get(name) {
+            return id;
+        }
+        let id = self.sessions.len() as u32;
+        self.session_ids.insert(String::from(name), id);
+        self.sessions.push(Vec::new());
+        id
+    }
+
+    /// The best memories for `query`, best first. Ties go to the newer memory.
+    pub fn recall(&self, query: &Query<'_>) -> Vec<Hit> {
+        let mut query_terms: Vec<u32> = Vec::new();
+        text::for_each_term(query.text, |term| {
+            if let Some(&id) = self.term_ids.get(term) {
+                query_terms.push(id);
+            }
+        });
+        query_terms.sort_unstable();
+        query_terms.dedup();
+        if query_terms.is_empty() || self.live == 0 || query.limit == 0 {
+            return Vec::new();
+        }
+
+        let own = self.bm25(&query_terms);
+        let mut scores = Scores::new(self.slots.len());
+        for &(slot_id, score) in &own {
+            scores.add(slot_id, score);
+        }
+        self.spread(&own, &mut scores);
+
+        let mut hits: Vec<(u32, f32)> = scores
+            .touched
+            .iter()
+            .filter_map(|&slot_id| {
+                let slot = self.slots.get(slot_id as usize)?;
+                let score = *scores.value.get(slot_id as usize)?;
+                (!slot.removed && (query.all || slot.current) && score > 0.0).then_some((slot_id, score))
+            })
+            .collect();
+        let order = |a: &(u32, f32), b: &(u32, f32)| {
+            b.1.total_cmp(&a.1).then_with(|| self.time_of(b.0).cmp(&self.time_of(a.0))).then_with(|| b.0.cmp(&a.0))
+        };
+        if hits.len() > query.limit {
+            hits.select_nth_unstable_by(query.limit - 1, order);
+            hits.truncate(query.limit);
+        }
+        hits.sort_unstable_by(order);
+        hits.into_iter()
+            .filter_map(|(slot_id, score)| Some(Hit { key: self.slots.get(slot_id as usize)?.key.clone(), score }))
+            .collect()
+    }
+
+    fn time_of(&self, slot_id: u32) -> i64 {
+        self.slots.get(slot_id as usize).map_or(0, |slot| slot.time_ms)
+    }
+
+    /// Each live memory's own score: BM25, weighed up when the query names a topic of it.
+    fn bm25(&self, query_terms: &[u32]) -> Vec<(u32, f32)> {
+        let documents = self.live as f32;
+        let average_len = (self.live_terms as f32 / documents).max(1.0);
+        let mut own = Scores::new(self.slots.len());
+        for &term in query_terms {
+            let (Some(postings), Some(&df)) = (self.postings.get(term as usize), self.document_frequency.get(term as usize)) else {
+                continue;
+            };
+            if df == 0 {
+                continue;
+            }
+            let df = df as f32;
+            let idf = libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5));
+            for posting in postings {
+                let Some(slot) = self.slots.get(posting.slot as usize) else { continue };
+                if slot.removed {
+                    continue;
+                }
+                let count = posting.count as f32;
+                let norm = K1 * (1.0 - B + B * slot.len as f32 / average_len);
+                own.add(posting.slot, idf * count * (K1 + 1.0) / (count + norm));
+            }
+        }
+        own.touched
+            .iter()
+            .filter_map(|&slot_id| {
+                let slot = self.slots.get(slot_id as usize)?;
+                let mut score = *own.value.get(slot_id as usize)?;
+                if slot.topics.iter().any(|topic| query_terms.binary_search(topic).is_ok()) {
+                    score *= 1.0 + TOPIC_BOOST;
+                }
+                Some((slot_id, score))
+            })
+            .collect()
+    }
+
+    /// Passes shares of each memory's own score to its session neighbours, its session
+    /// and its links.
+    fn spread(&self, own: &[(u32, f32)], scores: &mut Scores) {
+        let mut session_best: BTreeMap<u32, f32> = BTreeMap::new();
+        for &(slot_id, score) in own {
+            let Some(slot) = self.slots.get(slot_id as usize) else { continue };
+            if let Some(session) = slot.session
+                && let Some(members) = self.sessions.get(session as usize)
+            {
+                let best = session_best.entry(session).or_insert(0.0);
+                *best = best.max(score);
+                if let Some(at) = members.iter().position(|&other| other == slot_id) {
+                    for (distance, share) in NEIGHBOUR_SHARE.iter().enumerate() {
+                        let distance = distance + 1;
+                        let before = at.checked_sub(distance).and_then(|i| members.get(i));
+                        for &neighbour in before.into_iter().chain(members.get(at + distance)) {
+                            scores.add(neighbour, share * score);
+                        }
+                    }
+                }
+            }
+            for link in &slot.links {
+                if let Some(&target) = self.by_key.get(link) {
+                    scores.add(target, LINK_SHARE * score);
+                }
+            }
+            for &source in self.backlinks.get(&slot.key).into_iter().flatten() {
+                scores.add(source, LINK_SHARE * score);
+            }
+        }
+        for (session, best) in session_best {
+            for &member in self.sessions.get(session as usize).into_iter().flatten() {
+                scores.add(member, SESSION_SHARE * best);
+            }
+        }
+    }
+}
+
+/// Dense scores with the list of slots that have one, so a query costs what it touches.
+struct Scores {
+    value: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+impl Scores {
+    fn new(slots: usize) -> Self {
+        Self { value: vec![0.0; slots], touched: Vec::new() }
+    }
+
+    fn add(&mut self, slot_id: u32, score: f32) {
+        if let Some(value) = self.value.get_mut(slot_id as usize) {
+            if *value == 0.0 {
+                self.touched.push(slot_id);
+            }
+            *value += score;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    fn doc(key: &str, body: &str, session: Option<&str>, time_ms: i64) -> Document {
+        Document {
+            key: key.to_string(),
+            terms: text::terms(body),
+            session: session.map(str::to_string),
+            time_ms,
+            current: true,
+            ..Document::default()
+        }
+    }
+
+    fn keys(index: &RecallIndex, query: &str, limit: usize) -> Vec<String> {
+        index.recall(&Query { text: query, limit, all: false }).into_iter().map(|hit| hit.key).collect()
+    }
+
+    #[test]
+    fn finds_by_stemmed_words_best_first() {
+        let mut index = RecallIndex::new();
+        index.insert(doc("a", "Melanie painted a sunrise over the lake", None, 1));
+        index.insert(doc("b", "Caroline went to a support group", None, 2));
+        index.insert(doc("c", "Painting is relaxing; Melanie paints every weekend and paints often", None, 3));
+        assert_eq!(keys(&index, "When does Melanie paint?", 10), ["c", "a"]);
+        assert!(keys(&index, "the of and", 10).is_empty());
+        assert!(keys(&index, "zebra", 10).is_empty());
+    }
+
+    #[test]
+    fn a_neighbour_in_the_session_is_found_through_the_turn_before_it() {
+        let mut index = RecallIndex::new();
+        index.insert(doc("q", "How was the charity race last weekend?", Some("s1"), 1));
+        index.insert(doc("answer", "It made me realize self-care matters.", Some("s1"), 2));
+        index.insert(doc("other", "I adopted a dog.", Some("s2"), 3));
+        assert_eq!(keys(&index, "charity race", 10), ["q", "answer"]);
+    }
+
+    #[test]
+    fn superseded_memories_are_out_unless_asked_for_and_replacing_keeps_one_copy() {
+        let mut index = RecallIndex::new();
+        index.insert(doc("old", "The deploy target is staging", None, 1));
+        index.insert(doc("new", "The deploy target is production", None, 2));
+        let mut old = doc("old", "The deploy target is staging", None, 1);
+        old.current = false;
+        index.insert(old);
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.garbage(), 1);
+        assert_eq!(keys(&index, "deploy target", 10), ["new"]);
+        let all: Vec<String> = index.recall(&Query { text: "deploy target", limit: 10, all: true }).into_iter().map(|h| h.key).collect();
+        assert_eq!(all, ["new", "old"]);
+        index.remove("new");
+        assert!(keys(&index, "production", 10).is_empty());
+    }
+
+    #[test]
+    fn a_rare_planted_token_is_found_among_many() {
+        let mut index = RecallIndex::new();
+        for i in 0..2000 {
+            index.insert(doc(&alloc::format!("m{i}"), "the user likes rust and wasm and tests", Some("s"), i));
+        }
+        index.insert(doc("planted", "the vault code is XK-7741-QZ", Some("s"), 5000));
+        assert_eq!(keys(&index, "what is xk 7741 qz", 1), ["planted"]);
+    }
+
+    #[test]
+    fn links_and_topics_lift_related_memories() {
+        let mut index = RecallIndex::new();
+        let mut style = doc("style", "Prefer small commits with honest messages", None, 1);
+        style.links = alloc::vec!["review".to_string()];
+        index.insert(style);
+        index.insert(doc("review", "Ask for a second pair of eyes", None, 2));
+        assert_eq!(keys(&index, "commits", 10), ["style", "review"]);
+
+        let mut index = RecallIndex::new();
+        let mut caroline = doc("c", "I went hiking", None, 1);
+        caroline.topics = alloc::vec!["Caroline".to_string()];
+        index.insert(caroline);
+        index.insert(doc("m", "I went hiking", None, 1));
+        assert_eq!(keys(&index, "Did Caroline go hiking?", 10)[0], "c");
+    }
+}
