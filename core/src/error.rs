@@ -34,6 +34,8 @@ pub enum Error {
     Unsupported { format: crate::Format, operation: String },
     #[error("message {message} is invalid: {reason}; nothing was written")]
     InvalidMessage { message: u32, reason: String },
+    #[error("no memory `{file}` in {scope}; list the memories (with archived ones) to see which exist")]
+    MemoryNotFound { scope: String, file: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -90,6 +92,7 @@ impl Error {
             Error::StalePlan { .. } => "stale-plan".to_string(),
             Error::Unsupported { .. } => "unsupported".to_string(),
             Error::InvalidMessage { .. } => "invalid-message".to_string(),
+            Error::MemoryNotFound { .. } => "memory-not-found".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

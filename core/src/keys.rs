@@ -8,6 +8,10 @@
 //! projects/<project>/<session>.jsonl.bak-<unix ms>         the original, before a repair
 //! projects/<project>/agent-<id>.jsonl                      sub-agent (Claude Code 2.0.x)
 //! projects/<project>/<session>/subagents/agent-<id>.jsonl  sub-agent (Claude Code ≥ 2.1)
+//! projects/<project>/memory/MEMORY.md                      the project's memory index
+//! projects/<project>/memory/<file>.md                      one memory (Claude Code's memdir)
+//! projects/<project>/memory/.mneme/recall.jsonl            the recall index (derived)
+//! memory/…                                                 the same, for the global scope
 //! ```
 
 use alloc::format;
@@ -101,6 +105,20 @@ fn split_part(stem: &str) -> (&str, u32) {
 pub fn session_dir(project: &str, session_id: &str) -> String {
     format!("{PROJECTS}{project}/{session_id}/")
 }
+
+/// The folder of a memory scope: a project's memdir, or the global one.
+pub fn memory_dir(project: Option<&str>) -> String {
+    match project {
+        Some(project) => format!("{PROJECTS}{project}/memory/"),
+        None => String::from("memory/"),
+    }
+}
+
+/// The file Claude Code loads at startup: one line per memory.
+pub const MEMORY_INDEX: &str = "MEMORY.md";
+/// The recall index inside a memory folder; a dot folder, so no memory can be named so.
+pub const RECALL_INDEX: &str = ".mneme/recall.jsonl";
+pub const MEMORY_SUFFIX: &str = ".md";
 
 /// Keys are at most this long; segments at most [`MAX_SEGMENT_BYTES`].
 pub const MAX_KEY_BYTES: usize = 1024;

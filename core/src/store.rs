@@ -39,6 +39,8 @@ pub struct Store<S> {
     pub(crate) held: RefCell<BTreeSet<String>>,
     /// Held session locks an operation of this store is using right now.
     busy: RefCell<BTreeSet<String>>,
+    /// Memory scopes this store has read, by folder.
+    pub(crate) memories: RefCell<BTreeMap<String, crate::memory::store::ScopeState>>,
 }
 
 impl<S: Storage> Store<S> {
@@ -47,7 +49,7 @@ impl<S: Storage> Store<S> {
     }
 
     pub fn with_limits(storage: S, limits: Limits) -> Self {
-        Self { storage, limits, open: RefCell::default(), held: RefCell::default(), busy: RefCell::default() }
+        Self { storage, limits, open: RefCell::default(), held: RefCell::default(), busy: RefCell::default(), memories: RefCell::default() }
     }
 
     pub fn storage(&self) -> &S {

@@ -2,5 +2,8 @@
 //! hierarchy (CLAUDE.md and its `@` imports), and recall.
 
 pub mod file;
+pub mod instructions;
+pub mod memory_md;
 pub mod recall;
+pub mod store;
 pub mod text;

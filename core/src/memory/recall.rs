@@ -232,7 +232,7 @@ impl RecallIndex {
             return Vec::new();
         }
 
-        let own = self.bm25(&query_terms);
+        let own = self.bm25(&query_terms, query.all);
         let mut scores = Scores::new(self.slots.len());
         for &(slot_id, score) in &own {
             scores.add(slot_id, score);
@@ -256,9 +256,7 @@ impl RecallIndex {
             hits.truncate(query.limit);
         }
         hits.sort_unstable_by(order);
-        hits.into_iter()
-            .filter_map(|(slot_id, score)| Some(Hit { key: self.slots.get(slot_id as usize)?.key.clone(), score }))
-            .collect()
+        hits.into_iter().filter_map(|(slot_id, score)| Some(Hit { key: self.slots.get(slot_id as usize)?.key.clone(), score })).collect()
     }
 
     fn time_of(&self, slot_id: u32) -> i64 {
@@ -266,7 +264,9 @@ impl RecallIndex {
     }
 
     /// Each live memory's own score: BM25, weighed up when the query names a topic of it.
-    fn bm25(&self, query_terms: &[u32]) -> Vec<(u32, f32)> {
+    /// Memories out of the results (superseded, archived) score nothing, so they lift
+    /// no neighbour either.
+    fn bm25(&self, query_terms: &[u32], all: bool) -> Vec<(u32, f32)> {
         let documents = self.live as f32;
         let average_len = (self.live_terms as f32 / documents).max(1.0);
         let mut own = Scores::new(self.slots.len());
@@ -281,7 +281,7 @@ impl RecallIndex {
             let idf = libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5));
             for posting in postings {
                 let Some(slot) = self.slots.get(posting.slot as usize) else { continue };
-                if slot.removed {
+                if slot.removed || !(all || slot.current) {
                     continue;
                 }
                 let count = posting.count as f32;

@@ -278,6 +278,7 @@ macro_rules! mirror_wit {
                     Self::StalePlan { id, uuid } => W::StalePlan($types::EntryRef { id, uuid }),
                     Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
                     Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
+                    Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -300,6 +301,7 @@ macro_rules! mirror_wit {
                     Self::StalePlan($types::EntryRef { id, uuid }) => C::StalePlan { id, uuid },
                     Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
                     Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
+                    Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }

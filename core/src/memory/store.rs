@@ -1,0 +1,849 @@
+//! Memory operations over storage: add, update, supersede, forget, link, list, show,
+//! import and recall, each writing Claude Code's memdir as it is (one Markdown file per
+//! memory, MEMORY.md as the index) plus the recall index beside it.
+//!
+//! The recall index (`.mneme/recall.jsonl`) is derived state: a header line, then one
+//! line per memory write (its file size, its frontmatter and its terms), last line per
+//! file wins. Writing a memory appends one line; nothing is rebuilt. When the index is
+//! first read it is checked against the folder's listing: a memory file missing from
+//! it, or whose size differs (a crash between the file write and the index append, or
+//! an edit by Claude Code or by hand), is read and indexed again, and the caller gets
+//! an [`IndexReport`] saying which and why — never zero hits in silence.
+//!
+//! One write order everywhere: memory files, then MEMORY.md, then the index. A crash
+//! leaves at worst memory files the index does not know yet, which the next load finds.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::file::{Kind, LinkKind, Links, Memory};
+use super::memory_md::{self, Caps, Loaded, Standing};
+use super::recall::{Document, Hit, Query, RecallIndex};
+use super::text;
+use crate::error::Error;
+use crate::keys;
+use crate::storage::{Storage, StorageError};
+use crate::store::Store;
+
+/// Where memories live: one project's memdir, or the global one.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    Global,
+    /// A project folder name (as Claude Code derives it from a working directory).
+    Project(String),
+}
+
+impl Scope {
+    fn dir(&self) -> String {
+        match self {
+            Scope::Global => keys::memory_dir(None),
+            Scope::Project(project) => keys::memory_dir(Some(project)),
+        }
+    }
+
+    /// How errors name it: `global`, or the project folder.
+    pub fn label(&self) -> String {
+        match self {
+            Scope::Global => String::from("global"),
+            Scope::Project(project) => project.clone(),
+        }
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match self {
+            Scope::Global => Ok(()),
+            Scope::Project(project) => keys::validate_project(project),
+        }
+    }
+}
+
+/// A memory to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewMemory {
+    pub name: String,
+    pub kind: Kind,
+    pub description: String,
+    pub body: String,
+    pub topics: Vec<String>,
+    pub links: Links,
+    pub confidence: Option<f64>,
+    /// The session and entry it came from.
+    pub session: Option<String>,
+    pub entry: Option<String>,
+    /// When the fact became true; defaults to the write's time.
+    pub valid_from_ms: Option<i64>,
+}
+
+impl NewMemory {
+    pub fn new(name: &str, kind: Kind, description: &str, body: &str) -> Self {
+        NewMemory {
+            name: name.to_string(),
+            kind,
+            description: description.to_string(),
+            body: body.to_string(),
+            topics: Vec::new(),
+            links: Links::default(),
+            confidence: None,
+            session: None,
+            entry: None,
+            valid_from_ms: None,
+        }
+    }
+}
+
+/// Fields to change on a memory; `None` leaves one as it is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Change {
+    pub name: Option<String>,
+    pub kind: Option<Kind>,
+    pub description: Option<String>,
+    pub body: Option<String>,
+    pub topics: Option<Vec<String>>,
+    pub confidence: Option<f64>,
+}
+
+/// Which memories [`Store::memory_list`] returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub kind: Option<Kind>,
+    pub topic: Option<String>,
+    pub session: Option<String>,
+    /// Superseded and archived ones too.
+    pub all: bool,
+}
+
+/// The recall index did not match the memory files and was brought up to date.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexReport {
+    /// Why: the index was missing, unreadable, of another version, or behind the files.
+    pub reason: String,
+    /// Memory files indexed again (or taken out, when gone).
+    pub files: Vec<String>,
+}
+
+/// One recalled memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecallHit {
+    pub file: String,
+    pub name: String,
+    pub description: String,
+    pub kind: Option<Kind>,
+    pub score: f32,
+    pub current: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recalled {
+    pub hits: Vec<RecallHit>,
+    pub report: Option<IndexReport>,
+}
+
+/// A memory with the chain of memories it superseded and that superseded it, oldest
+/// first (the memory itself included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shown {
+    pub memory: Memory,
+    pub history: Vec<Memory>,
+}
+
+/// What the store keeps of a scope between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ScopeState {
+    index: RecallIndex,
+    /// Every memory of the scope, bodies left out.
+    memories: BTreeMap<String, Memory>,
+    /// The index file's size as this store last read or wrote it.
+    index_size: u64,
+    index_lines: usize,
+    /// Each memory file's size when it was indexed: a file of another size changed.
+    sizes: BTreeMap<String, u64>,
+}
+
+const INDEX_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    mneme: String,
+    version: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct IndexLine {
+    file: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    gone: bool,
+    #[serde(default)]
+    size: u64,
+    /// The memory file without its body: its frontmatter, read with the file's own codec.
+    #[serde(default)]
+    head: String,
+    #[serde(default)]
+    terms: String,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn header_line() -> String {
+    let header = Header { mneme: String::from("recall-index"), version: INDEX_VERSION };
+    serde_json::to_string(&header).unwrap_or_default() + "\n"
+}
+
+impl IndexLine {
+    fn of(memory: &Memory, size: u64) -> IndexLine {
+        let mut head = memory.clone();
+        head.body = String::new();
+        IndexLine {
+            file: memory.file.clone(),
+            gone: false,
+            size,
+            head: head.render(),
+            terms: text::terms(&memory.searchable_text()).join(" "),
+        }
+    }
+
+    fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default() + "\n"
+    }
+}
+
+fn document(memory: &Memory, terms: &str) -> Document {
+    Document {
+        key: memory.file.clone(),
+        terms: terms.split(' ').filter(|t| !t.is_empty()).map(String::from).collect(),
+        topics: memory.topics.clone(),
+        session: memory.session.clone(),
+        time_ms: memory.time_ms(),
+        links: memory.links.all(),
+        current: memory.is_current(),
+    }
+}
+
+/// A file stem from a title: lower-case letters and digits, `_` between words.
+fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    let out = out.trim_end_matches('_');
+    if out.is_empty() { String::from("memory") } else { String::from(out) }
+}
+
+/// The memory file stem of a key directly inside `dir`.
+fn stem_in<'a>(dir: &str, key: &'a str) -> Option<&'a str> {
+    let name = key.strip_prefix(dir)?;
+    let stem = name.strip_suffix(keys::MEMORY_SUFFIX)?;
+    (!stem.is_empty() && !stem.contains('/') && name != keys::MEMORY_INDEX && !stem.starts_with('.')).then_some(stem)
+}
+
+impl<S: Storage> Store<S> {
+    /// Writes a new memory: its file (named after `name`, made unique), its line in
+    /// MEMORY.md, its index line.
+    pub async fn memory_add(&self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        let mut added = self.memory_import(scope, alloc::vec![memory], now_ms).await?;
+        added.pop().ok_or_else(|| Error::InvalidArgument(String::from("nothing was added")))
+    }
+
+    /// Writes many new memories with one MEMORY.md write and one index append.
+    pub async fn memory_import(&self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
+        for memory in &memories {
+            check_new(memory)?;
+        }
+        self.with_scope_locked(scope, |state| {
+            let mut taken: Vec<String> = Vec::new();
+            let mut written = Vec::new();
+            for new in memories {
+                let base = slug(&new.name);
+                let mut file = base.clone();
+                let mut n = 2;
+                while state.memories.contains_key(&file) || taken.contains(&file) {
+                    file = format!("{base}_{n}");
+                    n += 1;
+                }
+                taken.push(file.clone());
+                let mut memory = Memory::new(&file);
+                memory.name = new.name;
+                memory.kind = Some(new.kind);
+                memory.description = new.description;
+                memory.body = new.body;
+                memory.topics = new.topics;
+                memory.links = new.links;
+                memory.confidence = new.confidence;
+                memory.session = new.session;
+                memory.entry = new.entry;
+                memory.created_ms = Some(now_ms);
+                memory.updated_ms = Some(now_ms);
+                memory.valid_from_ms = Some(new.valid_from_ms.unwrap_or(now_ms));
+                written.push(memory);
+            }
+            Ok(written)
+        })
+        .await
+    }
+
+    /// Changes fields of a memory in place.
+    pub async fn memory_update(&self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
+        if let Some(confidence) = change.confidence {
+            check_confidence(confidence)?;
+        }
+        let mut written = self
+            .with_memory_locked(scope, &[file], |mut found| {
+                let mut memory = found.pop().ok_or_else(|| not_found(scope, file))?;
+                if let Some(name) = change.name {
+                    memory.name = name;
+                }
+                if let Some(kind) = change.kind {
+                    memory.kind = Some(kind);
+                }
+                if let Some(description) = change.description {
+                    memory.description = description;
+                }
+                if let Some(body) = change.body {
+                    memory.body = body;
+                }
+                if let Some(topics) = change.topics {
+                    memory.topics = topics;
+                }
+                if change.confidence.is_some() {
+                    memory.confidence = change.confidence;
+                }
+                memory.updated_ms = Some(now_ms);
+                Ok(alloc::vec![memory])
+            })
+            .await?;
+        written.pop().ok_or_else(|| not_found(scope, file))
+    }
+
+    /// Replaces memory `file` with a new one: the new memory is written first, then the
+    /// old one gets `invalid_at` and `superseded_by` and leaves MEMORY.md and default
+    /// recall. Nothing is deleted; a crash in between leaves both current.
+    pub async fn memory_supersede(&self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        check_new(&replacement)?;
+        self.memory_get(scope, file).await?;
+        let mut replacement = replacement;
+        if !replacement.links.derived_from.iter().any(|f| f == file) {
+            replacement.links.derived_from.push(file.to_string());
+        }
+        let new = self.memory_add(scope, replacement, now_ms).await?;
+        let successor = new.file.clone();
+        self.with_memory_locked(scope, &[file], |mut found| {
+            let mut old = found.pop().ok_or_else(|| not_found(scope, file))?;
+            old.invalid_at_ms = Some(now_ms);
+            old.superseded_by = Some(successor);
+            old.updated_ms = Some(now_ms);
+            Ok(alloc::vec![old])
+        })
+        .await?;
+        Ok(new)
+    }
+
+    /// Archives a memory: it stays on storage, listed with `all`, out of MEMORY.md and
+    /// default recall.
+    pub async fn memory_forget(&self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
+        let mut written = self
+            .with_memory_locked(scope, &[file], |mut found| {
+                let mut memory = found.pop().ok_or_else(|| not_found(scope, file))?;
+                memory.archived_ms = Some(now_ms);
+                memory.updated_ms = Some(now_ms);
+                Ok(alloc::vec![memory])
+            })
+            .await?;
+        written.pop().ok_or_else(|| not_found(scope, file))
+    }
+
+    /// Records that memory `from` relates to `to` in the way `kind` says.
+    pub async fn memory_link(&self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
+        if from == to {
+            return Err(Error::InvalidArgument(format!("a memory cannot link to itself (`{from}`)")));
+        }
+        let mut written = self
+            .with_memory_locked(scope, &[from, to], |found| {
+                let mut memory = found.into_iter().find(|m| m.file == from).ok_or_else(|| not_found(scope, from))?;
+                let targets = memory.links.get_mut(kind);
+                if !targets.iter().any(|t| t == to) {
+                    targets.push(to.to_string());
+                }
+                memory.updated_ms = Some(now_ms);
+                Ok(alloc::vec![memory])
+            })
+            .await?;
+        written.pop().ok_or_else(|| not_found(scope, from))
+    }
+
+    /// Memories of the scope without their bodies, newest first.
+    pub async fn memory_list(&self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
+        self.with_scope(scope, |state| {
+            let mut out: Vec<Memory> = state
+                .memories
+                .values()
+                .filter(|m| filter.all || m.is_current())
+                .filter(|m| filter.kind.is_none_or(|kind| m.kind == Some(kind)))
+                .filter(|m| filter.topic.as_ref().is_none_or(|topic| m.topics.iter().any(|t| t.eq_ignore_ascii_case(topic))))
+                .filter(|m| filter.session.as_ref().is_none_or(|session| m.session.as_ref() == Some(session)))
+                .cloned()
+                .collect();
+            out.sort_by(|a, b| b.time_ms().cmp(&a.time_ms()).then_with(|| a.file.cmp(&b.file)));
+            out
+        })
+        .await
+        .map(|(list, _)| list)
+    }
+
+    /// One memory, read from its file, with its supersession history.
+    pub async fn memory_show(&self, scope: &Scope, file: &str) -> Result<Shown, Error> {
+        let memory = self.memory_get(scope, file).await?;
+        let (chain, _) = self
+            .with_scope(scope, |state| {
+                let mut before: Vec<String> = Vec::new();
+                let mut cursor = file.to_string();
+                while let Some(older) =
+                    state.memories.values().find(|m| m.superseded_by.as_deref() == Some(cursor.as_str()) && !before.contains(&m.file))
+                {
+                    before.push(older.file.clone());
+                    cursor = older.file.clone();
+                }
+                before.reverse();
+                let mut after: Vec<String> = Vec::new();
+                let mut cursor = state.memories.get(file).and_then(|m| m.superseded_by.clone());
+                while let Some(newer) = cursor {
+                    if after.contains(&newer) || newer == file || before.contains(&newer) {
+                        break;
+                    }
+                    cursor = state.memories.get(&newer).and_then(|m| m.superseded_by.clone());
+                    after.push(newer);
+                }
+                (before, after)
+            })
+            .await?;
+        let mut history = Vec::new();
+        for older in &chain.0 {
+            history.push(self.memory_get(scope, older).await?);
+        }
+        history.push(memory.clone());
+        for newer in &chain.1 {
+            if let Ok(newer) = self.memory_get(scope, newer).await {
+                history.push(newer);
+            }
+        }
+        Ok(Shown { memory, history })
+    }
+
+    /// The best memories for `query`, best first, and a report if the index had to be
+    /// brought up to date first.
+    pub async fn memory_recall(&self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
+        let (hits, report) = self
+            .with_scope(scope, |state| {
+                let hits: Vec<Hit> = state.index.recall(&Query { text: query, limit, all });
+                hits.into_iter()
+                    .filter_map(|hit| {
+                        let memory = state.memories.get(&hit.key)?;
+                        Some(RecallHit {
+                            file: hit.key,
+                            name: memory.name.clone(),
+                            description: memory.description.clone(),
+                            kind: memory.kind,
+                            score: hit.score,
+                            current: memory.is_current(),
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        Ok(Recalled { hits, report })
+    }
+
+    /// MEMORY.md as a model should get it, within Claude Code's caps (see
+    /// [`memory_md::for_model`]). A missing MEMORY.md is empty.
+    pub async fn memory_index_for_model(&self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
+        let (standings, _) = self
+            .with_scope(scope, |state| {
+                state
+                    .memories
+                    .iter()
+                    .map(|(file, m)| {
+                        (file.clone(), Standing { current: m.is_current(), updated_ms: m.updated_ms.unwrap_or_else(|| m.time_ms()) })
+                    })
+                    .collect::<BTreeMap<String, Standing>>()
+            })
+            .await?;
+        let text = self.read_text(&(scope.dir() + keys::MEMORY_INDEX)).await?.unwrap_or_default();
+        Ok(memory_md::for_model(&text, caps, |file| standings.get(file).copied()))
+    }
+
+    /// Reads the memory folder again from scratch and rewrites the recall index.
+    pub async fn memory_reindex(&self, scope: &Scope) -> Result<IndexReport, Error> {
+        self.memory_locked(scope, async |dir| self.rebuild_scope(dir, String::from("rebuilt on request")).await).await
+    }
+
+    /// One memory with its body, read from its file.
+    pub async fn memory_get(&self, scope: &Scope, file: &str) -> Result<Memory, Error> {
+        scope.check()?;
+        check_file(scope, file)?;
+        let key = scope.dir() + file + keys::MEMORY_SUFFIX;
+        match self.read_text(&key).await? {
+            Some(text) => Ok(Memory::parse(file, &text)),
+            None => Err(not_found(scope, file)),
+        }
+    }
+
+    async fn read_text(&self, key: &str) -> Result<Option<String>, Error> {
+        match self.storage.read(key, 0, None).await {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(StorageError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Runs `read` over the scope's state, brought up to date first.
+    async fn with_scope<T>(&self, scope: &Scope, read: impl FnOnce(&ScopeState) -> T) -> Result<(T, Option<IndexReport>), Error> {
+        scope.check()?;
+        let dir = scope.dir();
+        let report = self.refresh_scope(&dir).await?;
+        let memories = self.memories.borrow();
+        let state = memories.get(&dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
+        Ok((read(state), report))
+    }
+
+    /// Under the scope's lock: reads the files named, lets `change` return the memories
+    /// to write, writes them.
+    async fn with_memory_locked(
+        &self,
+        scope: &Scope,
+        files: &[&str],
+        change: impl FnOnce(Vec<Memory>) -> Result<Vec<Memory>, Error>,
+    ) -> Result<Vec<Memory>, Error> {
+        for file in files {
+            check_file(scope, file)?;
+        }
+        self.memory_locked(scope, async |dir| {
+            self.refresh_scope(dir).await?;
+            let mut found = Vec::new();
+            for file in files {
+                found.push(self.memory_get(scope, file).await?);
+            }
+            let written = change(found)?;
+            self.write_memories(dir, &written).await?;
+            Ok(written)
+        })
+        .await
+    }
+
+    /// Under the scope's lock: lets `make` return the memories to write from the scope's
+    /// state, writes them.
+    async fn with_scope_locked(
+        &self,
+        scope: &Scope,
+        make: impl FnOnce(&ScopeState) -> Result<Vec<Memory>, Error>,
+    ) -> Result<Vec<Memory>, Error> {
+        self.memory_locked(scope, async |dir| {
+            self.refresh_scope(dir).await?;
+            let written = {
+                let memories = self.memories.borrow();
+                let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
+                make(state)?
+            };
+            self.write_memories(dir, &written).await?;
+            Ok(written)
+        })
+        .await
+    }
+
+    /// Runs `body` holding the scope's lock; the lock is given back whatever happens.
+    async fn memory_locked<T>(&self, scope: &Scope, body: impl AsyncFnOnce(&str) -> Result<T, Error>) -> Result<T, Error> {
+        scope.check()?;
+        let dir = scope.dir();
+        self.storage.lock(&lock_name(&dir)).await?;
+        let outcome = body(&dir).await;
+        let unlocked = self.storage.unlock(&lock_name(&dir)).await;
+        let value = outcome?;
+        unlocked?;
+        Ok(value)
+    }
+
+    /// Files, then MEMORY.md, then the index; the cached state follows. On a failure the
+    /// cached state is dropped, so the next call reads storage again.
+    async fn write_memories(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
+        let outcome = self.write_memories_unchecked(dir, written).await;
+        if outcome.is_err() {
+            self.memories.borrow_mut().remove(dir);
+        }
+        outcome
+    }
+
+    async fn write_memories_unchecked(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
+        let mut lines = String::new();
+        let mut indexed = Vec::new();
+        for memory in written {
+            let bytes = memory.render();
+            self.storage.replace(&(String::from(dir) + &memory.file + keys::MEMORY_SUFFIX), bytes.as_bytes(), None).await?;
+            let line = IndexLine::of(memory, bytes.len() as u64);
+            lines.push_str(&line.encode());
+            indexed.push(line);
+        }
+        let index_key = String::from(dir) + keys::MEMORY_INDEX;
+        let (old, old_size) = match self.storage.read(&index_key, 0, None).await {
+            Ok(bytes) => {
+                let size = bytes.len() as u64;
+                (String::from_utf8_lossy(&bytes).into_owned(), Some(size))
+            }
+            Err(StorageError::NotFound { .. }) => (String::new(), None),
+            Err(error) => return Err(error.into()),
+        };
+        let refs: Vec<&Memory> = written.iter().collect();
+        let new = memory_md::update(&old, &refs);
+        if new != old {
+            self.storage.replace(&index_key, new.as_bytes(), old_size).await?;
+        }
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        let index_exists = self.memories.borrow().get(dir).is_some_and(|state| state.index_size > 0);
+        if !index_exists {
+            lines.insert_str(0, &header_line());
+        }
+        let size = self.storage.append(&recall_key, lines.as_bytes()).await?;
+        let compact = {
+            let mut memories = self.memories.borrow_mut();
+            let state = memories.entry(String::from(dir)).or_default();
+            for line in indexed {
+                apply_line(state, line);
+            }
+            state.index_size = size;
+            state.index_lines > 2 * state.memories.len() + 64
+        };
+        if compact {
+            self.compact_index(dir).await?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the index with one line per memory. It keeps no bodies, so the lines
+    /// come from the files; a file that cannot be read is left to the next load.
+    async fn compact_index(&self, dir: &str) -> Result<(), Error> {
+        let files: Vec<String> = self.memories.borrow().get(dir).map(|state| state.memories.keys().cloned().collect()).unwrap_or_default();
+        let mut text = header_line();
+        for file in &files {
+            let key = String::from(dir) + file + keys::MEMORY_SUFFIX;
+            if let Some(source) = self.read_text(&key).await? {
+                text.push_str(&IndexLine::of(&Memory::parse(file, &source), source.len() as u64).encode());
+            }
+        }
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        self.storage.replace(&recall_key, text.as_bytes(), None).await?;
+        if let Some(state) = self.memories.borrow_mut().get_mut(dir) {
+            state.index_size = text.len() as u64;
+            state.index_lines = files.len();
+        }
+        Ok(())
+    }
+
+    /// Brings the cached state of a scope up to date: nothing to do when the index file
+    /// has the size this store last saw; its new lines when it grew (another writer);
+    /// a full check against the folder otherwise.
+    async fn refresh_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        let size = self.storage.list(&recall_key).await?.into_iter().find(|info| info.key == recall_key).map(|info| info.size);
+        let known = self.memories.borrow().get(dir).map(|state| state.index_size);
+        match (known, size) {
+            (Some(known), Some(size)) if known == size => return Ok(None),
+            (Some(known), Some(size)) if known < size => {
+                let tail = self.storage.read(&recall_key, known, None).await?;
+                if tail.ends_with(b"\n") && self.apply_lines(dir, &tail, size) {
+                    return Ok(None);
+                }
+            }
+            _ => {}
+        }
+        self.load_scope(dir).await
+    }
+
+    /// Applies index lines another writer appended; false if one does not read.
+    fn apply_lines(&self, dir: &str, tail: &[u8], size: u64) -> bool {
+        let mut parsed = Vec::new();
+        for line in tail.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<IndexLine>(line) {
+                Ok(line) => parsed.push(line),
+                Err(_) => return false,
+            }
+        }
+        let mut memories = self.memories.borrow_mut();
+        let Some(state) = memories.get_mut(dir) else { return false };
+        for line in parsed {
+            apply_line(state, line);
+        }
+        state.index_size = size;
+        true
+    }
+
+    /// Reads the index and checks it against the folder; repairs under the lock.
+    async fn load_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        let bytes = match self.storage.read(&recall_key, 0, None).await {
+            Ok(bytes) => Some(bytes),
+            Err(StorageError::NotFound { .. }) => None,
+            Err(error) => return Err(error.into()),
+        };
+        let listing = self.storage.list(dir).await?;
+        let files: BTreeMap<String, u64> =
+            listing.iter().filter_map(|info| Some((stem_in(dir, &info.key)?.to_string(), info.size))).collect();
+        let Some(bytes) = bytes else {
+            if files.is_empty() {
+                self.memories.borrow_mut().insert(String::from(dir), ScopeState::default());
+                return Ok(None);
+            }
+            return self.rebuild_scope(dir, String::from("the recall index was missing")).await.map(Some);
+        };
+        let Some(mut state) = parse_index(&bytes) else {
+            return self.rebuild_scope(dir, String::from("the recall index was unreadable or of another version")).await.map(Some);
+        };
+        let mut behind: Vec<String> = Vec::new();
+        let indexed: BTreeMap<String, u64> = state.memories.keys().map(|file| (file.clone(), state_size(&state, file))).collect();
+        for (file, size) in &files {
+            if indexed.get(file) != Some(size) {
+                behind.push(file.clone());
+            }
+        }
+        for file in indexed.keys() {
+            if !files.contains_key(file) {
+                behind.push(file.clone());
+            }
+        }
+        state.index_size = bytes.len() as u64;
+        if behind.is_empty() {
+            self.memories.borrow_mut().insert(String::from(dir), state);
+            return Ok(None);
+        }
+        behind.sort();
+        self.memories.borrow_mut().insert(String::from(dir), state);
+        self.index_catch_up(dir, behind).await.map(Some)
+    }
+
+    /// Indexes again the files the index is behind on, appending their lines.
+    async fn index_catch_up(&self, dir: &str, files: Vec<String>) -> Result<IndexReport, Error> {
+        let mut lines = String::new();
+        let mut reindexed = Vec::new();
+        for file in &files {
+            let key = String::from(dir) + file + keys::MEMORY_SUFFIX;
+            let line = match self.read_text(&key).await? {
+                Some(source) => IndexLine::of(&Memory::parse(file, &source), source.len() as u64),
+                None => IndexLine { file: file.clone(), gone: true, size: 0, head: String::new(), terms: String::new() },
+            };
+            lines.push_str(&line.encode());
+            reindexed.push(line);
+        }
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        let size = self.storage.append(&recall_key, lines.as_bytes()).await?;
+        let mut memories = self.memories.borrow_mut();
+        let state = memories.entry(String::from(dir)).or_default();
+        for line in reindexed {
+            apply_line(state, line);
+        }
+        state.index_size = size;
+        Ok(IndexReport {
+            reason: String::from("memory files changed since they were indexed (written, edited or removed outside an index update)"),
+            files,
+        })
+    }
+
+    /// Writes a fresh index from every memory file of the folder.
+    async fn rebuild_scope(&self, dir: &str, reason: String) -> Result<IndexReport, Error> {
+        let listing = self.storage.list(dir).await?;
+        let mut text = header_line();
+        let mut state = ScopeState::default();
+        let mut files = Vec::new();
+        for info in &listing {
+            let Some(file) = stem_in(dir, &info.key) else { continue };
+            let Some(source) = self.read_text(&info.key).await? else { continue };
+            let line = IndexLine::of(&Memory::parse(file, &source), source.len() as u64);
+            text.push_str(&line.encode());
+            files.push(file.to_string());
+            apply_line(&mut state, line);
+        }
+        let recall_key = String::from(dir) + keys::RECALL_INDEX;
+        self.storage.replace(&recall_key, text.as_bytes(), None).await?;
+        state.index_size = text.len() as u64;
+        self.memories.borrow_mut().insert(String::from(dir), state);
+        Ok(IndexReport { reason, files })
+    }
+}
+
+fn state_size(state: &ScopeState, file: &str) -> u64 {
+    state.sizes.get(file).copied().unwrap_or(u64::MAX)
+}
+
+fn apply_line(state: &mut ScopeState, line: IndexLine) {
+    state.index_lines += 1;
+    if line.gone {
+        state.index.remove(&line.file);
+        state.memories.remove(&line.file);
+        state.sizes.remove(&line.file);
+        return;
+    }
+    let memory = Memory::parse(&line.file, &line.head);
+    state.index.insert(document(&memory, &line.terms));
+    state.sizes.insert(line.file.clone(), line.size);
+    state.memories.insert(line.file, memory);
+}
+
+/// The state an index file describes, or `None` if its header or a line does not read.
+fn parse_index(bytes: &[u8]) -> Option<ScopeState> {
+    let mut lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+    let header: Header = serde_json::from_slice(lines.next()?).ok()?;
+    if header.mneme != "recall-index" || header.version != INDEX_VERSION {
+        return None;
+    }
+    if !bytes.ends_with(b"\n") {
+        return None;
+    }
+    let mut state = ScopeState::default();
+    for line in lines {
+        apply_line(&mut state, serde_json::from_slice(line).ok()?);
+    }
+    Some(state)
+}
+
+fn lock_name(dir: &str) -> String {
+    String::from(dir) + keys::MEMORY_INDEX
+}
+
+fn not_found(scope: &Scope, file: &str) -> Error {
+    Error::MemoryNotFound { scope: scope.label(), file: file.to_string() }
+}
+
+fn check_file(scope: &Scope, file: &str) -> Result<(), Error> {
+    if file.is_empty() || file.contains(['/', '\\', '\0']) || file.starts_with('.') || file.len() > 200 {
+        return Err(not_found(scope, file));
+    }
+    Ok(())
+}
+
+fn check_confidence(confidence: f64) -> Result<(), Error> {
+    if (0.0..=1.0).contains(&confidence) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!("confidence must be between 0 and 1, not {confidence}")))
+    }
+}
+
+fn check_new(memory: &NewMemory) -> Result<(), Error> {
+    if memory.name.trim().is_empty() {
+        return Err(Error::InvalidArgument(String::from("a memory needs a name")));
+    }
+    if memory.body.trim().is_empty() && memory.description.trim().is_empty() {
+        return Err(Error::InvalidArgument(format!("memory `{}` has neither a description nor a body", memory.name)));
+    }
+    if let Some(confidence) = memory.confidence {
+        check_confidence(confidence)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The memory tier over storage: Claude Code's memdir written as Claude Code writes it,
+//! supersession that never loses a memory, and a recall index that catches up with
+//! files it did not see written.
+
+use mneme_core::memory::file::{Kind, LinkKind, Memory};
+use mneme_core::memory::memory_md::Caps;
+use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
+use mneme_core::storage::faulty::Faulty;
+use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
+
+const T0: i64 = 1_763_800_000_000;
+
+fn project() -> Scope {
+    Scope::Project("-home-u-app".into())
+}
+
+fn text(storage: &impl Storage, key: &str) -> String {
+    String::from_utf8(block_on(storage.read(key, 0, None)).unwrap()).unwrap()
+}
+
+fn recall(store: &Store<impl Storage>, query: &str) -> Vec<String> {
+    block_on(store.memory_recall(&project(), query, 10, false)).unwrap().hits.into_iter().map(|hit| hit.file).collect()
+}
+
+#[test]
+fn add_writes_claude_codes_memdir_and_recall_finds_it() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let mut role = NewMemory::new("User role", Kind::User, "The user is a data scientist", "Works on observability dashboards.");
+    role.topics = vec!["career".into()];
+    let role = block_on(store.memory_add(&project(), role, T0)).unwrap();
+    assert_eq!(role.file, "user_role");
+    let again = block_on(store.memory_add(&project(), NewMemory::new("User role", Kind::User, "Second", "Another."), T0 + 1)).unwrap();
+    assert_eq!(again.file, "user_role_2");
+
+    let file = text(&storage, "projects/-home-u-app/memory/user_role.md");
+    assert!(file.starts_with("---\nname: User role\ndescription: The user is a data scientist\ntype: user\n"), "{file}");
+    assert!(file.ends_with("---\n\nWorks on observability dashboards.\n"), "{file}");
+    assert_eq!(
+        text(&storage, "projects/-home-u-app/memory/MEMORY.md"),
+        "- [User role](user_role.md) — The user is a data scientist\n- [User role](user_role_2.md) — Second\n"
+    );
+    assert_eq!(recall(&store, "dashboards for observability"), ["user_role"]);
+    let fresh = Store::new(&storage);
+    let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false)).unwrap();
+    assert_eq!(recalled.report, None, "a fresh store reads the index as written");
+    assert_eq!(recalled.hits[0].name, "User role");
+    assert_eq!(recalled.hits[0].kind, Some(Kind::User));
+}
+
+#[test]
+fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_its_history() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let old = block_on(store.memory_add(
+        &project(),
+        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to staging-eu."),
+        T0,
+    ))
+    .unwrap();
+    let new = block_on(store.memory_supersede(
+        &project(),
+        &old.file,
+        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-us since the migration."),
+        T0 + 10,
+    ))
+    .unwrap();
+    assert_eq!(recall(&store, "where do releases go"), [new.file.as_str()]);
+    let all = block_on(store.memory_recall(&project(), "staging", 10, true)).unwrap();
+    assert_eq!(all.hits[0].file, old.file);
+    assert!(!all.hits[0].current);
+    let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
+    assert!(!index.contains("(deploy_target.md)") && index.contains("(deploy_target_2.md)"), "{index}");
+
+    let kept = block_on(store.memory_get(&project(), &old.file)).unwrap();
+    assert_eq!(kept.superseded_by.as_deref(), Some(new.file.as_str()));
+    assert_eq!(kept.invalid_at_ms, Some(T0 + 10));
+    assert!(kept.body.contains("staging-eu"));
+    let shown = block_on(store.memory_show(&project(), &new.file)).unwrap();
+    let history: Vec<&str> = shown.history.iter().map(|m| m.file.as_str()).collect();
+    assert_eq!(history, [old.file.as_str(), new.file.as_str()]);
+    assert_eq!(block_on(store.memory_show(&project(), &old.file)).unwrap().history.len(), 2);
+    assert_eq!(block_on(store.memory_list(&project(), &Filter::default())).unwrap().len(), 1);
+    assert_eq!(block_on(store.memory_list(&project(), &Filter { all: true, ..Filter::default() })).unwrap().len(), 2);
+}
+
+#[test]
+fn forget_archives_update_changes_in_place_link_relates_and_list_filters() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let mut a = NewMemory::new("Testing style", Kind::Feedback, "Real parts, not mocks", "Use a real database in tests.");
+    a.session = Some("s1".into());
+    let a = block_on(store.memory_add(&project(), a, T0)).unwrap();
+    let b = block_on(store.memory_add(
+        &project(),
+        NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard", "grafana.internal/d/api"),
+        T0 + 1,
+    ))
+    .unwrap();
+
+    let linked = block_on(store.memory_link(&project(), &a.file, LinkKind::RelatesTo, &b.file, T0 + 2)).unwrap();
+    assert_eq!(linked.links.relates_to, [b.file.as_str()]);
+    assert_eq!(recall(&store, "database tests"), [a.file.clone(), b.file.clone()], "a link carries part of the score");
+
+    let change = Change { description: Some("Integration tests hit a real database".into()), ..Change::default() };
+    let updated = block_on(store.memory_update(&project(), &a.file, change, T0 + 3)).unwrap();
+    assert_eq!(updated.body, "Use a real database in tests.\n");
+    assert!(text(&storage, "projects/-home-u-app/memory/MEMORY.md").contains("— Integration tests hit a real database"));
+
+    block_on(store.memory_forget(&project(), &b.file, T0 + 4)).unwrap();
+    assert!(!text(&storage, "projects/-home-u-app/memory/MEMORY.md").contains("grafana_board"));
+    assert!(recall(&store, "grafana latency").is_empty());
+    let by_kind = Filter { kind: Some(Kind::Reference), all: true, ..Filter::default() };
+    assert_eq!(block_on(store.memory_list(&project(), &by_kind)).unwrap()[0].file, b.file);
+    let by_session = Filter { session: Some("s1".into()), ..Filter::default() };
+    assert_eq!(block_on(store.memory_list(&project(), &by_session)).unwrap()[0].file, a.file);
+
+    let missing = block_on(store.memory_forget(&project(), "nope", T0));
+    assert!(matches!(missing, Err(Error::MemoryNotFound { .. })), "{missing:?}");
+    assert!(matches!(block_on(store.memory_get(&project(), "../x")), Err(Error::MemoryNotFound { .. })));
+    assert!(matches!(
+        block_on(store.memory_add(&project(), NewMemory::new(" ", Kind::User, "d", "b"), T0)),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(block_on(store.memory_list(&Scope::Project("a/b".into()), &Filter::default())), Err(Error::InvalidProject { .. })));
+}
+
+#[test]
+fn a_file_written_behind_the_index_is_found_and_reported() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.memory_add(&project(), NewMemory::new("One", Kind::User, "first", "alpha"), T0)).unwrap();
+    // Claude Code (or a crash between the file write and the index append) leaves a
+    // memory file the index has not seen, and edits another.
+    let claude = "---\nname: Build command\ndescription: How to build\ntype: project\n---\n\nRun make zeppelin.\n";
+    block_on(storage.replace("projects/-home-u-app/memory/build.md", claude.as_bytes(), None)).unwrap();
+    let edited = text(&storage, "projects/-home-u-app/memory/one.md").replace("alpha", "alphabet soup");
+    block_on(storage.replace("projects/-home-u-app/memory/one.md", edited.as_bytes(), None)).unwrap();
+
+    let fresh = Store::new(&storage);
+    let recalled = block_on(fresh.memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    assert_eq!(recalled.hits.iter().map(|h| h.file.as_str()).collect::<Vec<_>>(), ["build"]);
+    let report = recalled.report.expect("a report says the index caught up");
+    assert_eq!(report.files, ["build", "one"]);
+    assert_eq!(recall(&fresh, "soup"), ["one"]);
+    assert_eq!(block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap().report, None, "caught up once");
+
+    block_on(storage.replace("projects/-home-u-app/memory/.mneme/recall.jsonl", b"{not json", None)).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    assert_eq!(recalled.hits.len(), 1);
+    assert!(recalled.report.unwrap().reason.contains("unreadable"));
+
+    block_on(storage.remove("projects/-home-u-app/memory/.mneme/recall.jsonl")).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    assert!(recalled.report.unwrap().reason.contains("missing"));
+    assert_eq!(recalled.hits.len(), 1);
+}
+
+#[test]
+fn another_store_sees_the_memories_this_one_wrote() {
+    let storage = InMemoryStorage::new();
+    let first = Store::new(&storage);
+    let second = Store::new(&storage);
+    assert!(recall(&second, "kiwi").is_empty());
+    block_on(first.memory_add(&project(), NewMemory::new("Fruit", Kind::User, "likes kiwi", "kiwi every day"), T0)).unwrap();
+    assert_eq!(recall(&second, "kiwi"), ["fruit"], "the warm store reads the lines appended since");
+}
+
+#[test]
+fn supersession_never_loses_a_memory_when_storage_fails_at_any_call() {
+    for n in 1..60 {
+        let storage = Faulty::new(InMemoryStorage::new(), 0);
+        let store = Store::new(&storage);
+        let old = block_on(store.memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "target", "staging"), T0)).unwrap();
+        storage.calls.set(0);
+        storage.fail_at.set(n);
+        let outcome = block_on(store.memory_supersede(
+            &project(),
+            &old.file,
+            NewMemory::new("Deploy", Kind::Project, "target", "production"),
+            T0 + 1,
+        ));
+        storage.fail_at.set(0);
+
+        let reopened = Store::new(&storage);
+        let all = block_on(reopened.memory_list(&project(), &Filter { all: true, ..Filter::default() })).unwrap();
+        let old_now = all.iter().find(|m| m.file == old.file).expect("the old memory is never lost");
+        let found = recall(&reopened, "deploy target");
+        match outcome {
+            Ok(new) => {
+                assert_eq!(old_now.superseded_by.as_deref(), Some(new.file.as_str()), "call {n}");
+                assert_eq!(found, [new.file.as_str()], "call {n}");
+            }
+            Err(_) => {
+                assert!(!found.is_empty(), "call {n}: the fact stays recallable");
+                if old_now.superseded_by.is_some() {
+                    assert!(all.iter().any(|m| Some(&m.file) == old_now.superseded_by.as_ref()), "call {n}: never superseded by nothing");
+                }
+            }
+        }
+        if outcome_ok_and_past_every_call(&storage, n) {
+            return;
+        }
+    }
+    panic!("the supersede never succeeded");
+}
+
+fn outcome_ok_and_past_every_call(storage: &Faulty<InMemoryStorage>, n: u32) -> bool {
+    storage.calls.get() < n
+}
+
+#[test]
+fn memory_md_over_the_caps_loads_newest_first_and_names_what_it_left_out() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let batch: Vec<NewMemory> =
+        (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), Kind::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
+    let written = block_on(store.memory_import(&project(), batch, T0)).unwrap();
+    assert_eq!(written.len(), 30);
+    // A correction written last is the one Claude Code's cut would lose.
+    block_on(store.memory_update(&project(), "fact_0", Change { body: Some("corrected".into()), ..Change::default() }, T0 + 5)).unwrap();
+    let loaded = block_on(store.memory_index_for_model(&project(), Caps { lines: 20, units: 25_000 })).unwrap();
+    assert!(loaded.text.lines().count() <= 20);
+    assert!(loaded.text.contains("(fact_0.md)"), "{}", loaded.text);
+    assert!(!loaded.left_out.contains(&"fact_0".to_string()));
+    assert!(loaded.text.contains("memories were left out"));
+}
+
+#[test]
+fn a_claude_code_memdir_is_read_as_it_is() {
+    let storage = InMemoryStorage::new();
+    let files = [
+        (
+            "MEMORY.md",
+            "# Memory index\n- [User role](user_role.md) — data scientist, observability\n- [No mocks](feedback_testing.md) — integration tests use a real database\n",
+        ),
+        (
+            "user_role.md",
+            "---\nname: User role\ndescription: data scientist, observability\ntype: user\n---\n\nThe user is a data scientist.\n",
+        ),
+        (
+            "feedback_testing.md",
+            "---\nname: No mocks\ndescription: integration tests use a real database\ntype: feedback\n---\n\nWhy: a mocked test passed while prod broke.\n",
+        ),
+    ];
+    for (name, body) in files {
+        block_on(storage.replace(&format!("projects/-home-u-app/memory/{name}"), body.as_bytes(), None)).unwrap();
+    }
+    let store = Store::new(&storage);
+    let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false)).unwrap();
+    assert_eq!(recalled.hits[0].file, "feedback_testing");
+    assert!(recalled.report.unwrap().reason.contains("missing"));
+    let loaded = block_on(store.memory_index_for_model(&project(), Caps::default())).unwrap();
+    assert_eq!(loaded.text, files[0].1, "a MEMORY.md within the caps is given as it is");
+    block_on(store.memory_add(&project(), NewMemory::new("Editor", Kind::User, "uses helix", "helix"), T0)).unwrap();
+    assert!(text(&storage, "projects/-home-u-app/memory/MEMORY.md").starts_with(files[0].1), "Claude's lines stay in place");
+    let parsed = Memory::parse("user_role", files[1].1);
+    assert_eq!(block_on(store.memory_get(&project(), "user_role")).unwrap(), parsed);
+}
