@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod memory_cli;
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::{
@@ -81,6 +83,9 @@ enum Command {
     /// List and inspect sessions
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Long-term memory: Claude Code's memory files (projects/<project>/memory/),
+    /// MEMORY.md, recall, and the CLAUDE.md instructions a session loads
+    Memory(memory_cli::MemoryArgs),
     /// Append a message or a whole turn to a session, creating the session if it does
     /// not exist. A turn (`--message`, `--turn`) is written in one write: all of it or
     /// nothing
@@ -508,6 +513,7 @@ fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Vec<mneme_host::core:
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
+        Command::Memory(args) => memory_cli::run(storage(&cli.store)?, args, now_ms()),
         Command::Sessions(SessionsCommand::List { json }) => {
             let sessions = list_sessions(&mut *open(&cli.store)?)?;
             if json { print_json(&sessions) } else { print_sessions(&sessions) }
@@ -756,7 +762,11 @@ fn default_root() -> Result<PathBuf, String> {
 }
 
 fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
-    let storage = match (&args.claude_home, &args.root) {
+    engine(args.engine, storage(args)?, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
+}
+
+fn storage(args: &StoreArgs) -> Result<FsStorage, String> {
+    Ok(match (&args.claude_home, &args.root) {
         (Some(home), _) => {
             if !home.join("projects").is_dir() {
                 return Err(format!("{} has no projects/ folder; is it a Claude Code home such as ~/.claude?", home.display()));
@@ -765,8 +775,7 @@ fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
         }
         (None, Some(root)) => FsStorage::new(root),
         (None, None) => FsStorage::new(default_root()?),
-    };
-    engine(args.engine, storage, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
+    })
 }
 
 fn engine(kind: EngineKind, storage: FsStorage, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {

@@ -26,6 +26,8 @@ commands:
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
               (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
+  bench-recall  recall quality on LoCoMo (read from ../shared/benchmarks/locomo, never
+              copied here) and recall speed
   web-bench   build the browser package and measure it in Chromium";
 
 fn main() -> ExitCode {
@@ -39,6 +41,11 @@ fn main() -> ExitCode {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
         }
         Some("bench") => setup().and_then(|()| bench(&args[1..])),
+        Some("bench-recall") => setup().and_then(|()| {
+            let mut args_ = vec!["run", "--release", "--package", "mneme-bench", "--bin", "recall", "--"];
+            args_.extend(args[1..].iter().map(String::as_str));
+            run(&cargo(), &args_)
+        }),
         Some("web-bench") => {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/bench.mjs"]))
         }

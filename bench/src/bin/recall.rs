@@ -1,0 +1,224 @@
+//! `cargo xtask bench-recall`: recall quality on the LoCoMo development half
+//! (`../shared/benchmarks/locomo/locomo-dev.json`, read in place: CC BY-NC, never
+//! copied into the repository) and recall speed.
+//!
+//! Quality: every turn is stored as a memory through the real store on the filesystem
+//! (its `dia_id` as the name, its text and image caption as the body, the speaker as a
+//! topic, its session as the session, the session's date as its time; one project per
+//! conversation), then each question is recalled and the evidence turns found in the
+//! top k are counted (the paper's `recall_acc`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use mneme_core::memory::file::Kind;
+use mneme_core::memory::recall::{Document, Query, RecallIndex};
+use mneme_core::memory::store::{NewMemory, Scope};
+use mneme_core::memory::text;
+use mneme_core::{Store, block_on};
+use mneme_host::{Durability, FsStorage};
+use serde_json::Value;
+
+const CATEGORIES: [(u64, &str); 5] = [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop"), (5, "adversarial")];
+const KS: [usize; 3] = [5, 10, 25];
+
+struct Turn {
+    conversation: usize,
+    dia_id: String,
+    speaker: String,
+    body: String,
+    session: String,
+    time_ms: i64,
+}
+
+fn main() -> Result<(), String> {
+    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("../shared/benchmarks/locomo/locomo-dev.json"));
+    let data: Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)
+        .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let conversations = data.as_array().ok_or("the LoCoMo file is a JSON array of conversations")?;
+    let turns = turns_of(conversations)?;
+
+    let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = Store::new(FsStorage::new(root.path()).with_durability(Durability::Fsync));
+    let started = Instant::now();
+    for (n, _) in conversations.iter().enumerate() {
+        let batch: Vec<NewMemory> = turns.iter().filter(|t| t.conversation == n).map(memory_of).collect();
+        block_on(store.memory_import(&project(n), batch, 0)).map_err(|e| e.to_string())?;
+    }
+    let import_time = started.elapsed();
+
+    // Per category: sums of recall@k and the question count.
+    let mut sums: BTreeMap<u64, ([f64; 3], usize)> = BTreeMap::new();
+    let mut recall_times = Vec::new();
+    for (n, conversation) in conversations.iter().enumerate() {
+        for qa in conversation["qa"].as_array().into_iter().flatten() {
+            let evidence: Vec<&str> = qa["evidence"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let (Some(question), Some(category)) = (qa["question"].as_str(), qa["category"].as_u64()) else { continue };
+            if evidence.is_empty() {
+                continue;
+            }
+            let asked = Instant::now();
+            let recalled = block_on(store.memory_recall(&project(n), question, 25, false)).map_err(|e| e.to_string())?;
+            recall_times.push(asked.elapsed().as_secs_f64() * 1e6);
+            let names: Vec<&str> = recalled.hits.iter().map(|hit| hit.name.as_str()).collect();
+            let entry = sums.entry(category).or_default();
+            for (slot, k) in KS.iter().enumerate() {
+                let top = &names[..names.len().min(*k)];
+                entry.0[slot] += evidence.iter().filter(|id| top.contains(id)).count() as f64 / evidence.len() as f64;
+            }
+            entry.1 += 1;
+        }
+    }
+
+    println!("LoCoMo development half ({} conversations, {} turns), evidence recall@k, turn level", conversations.len(), turns.len());
+    println!("| category | questions | R@5 | R@10 | R@25 | plain BM25 R@10 (reference) |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let reference: BTreeMap<u64, f64> = [(1, 27.2), (2, 76.8), (3, 29.5), (4, 65.0), (5, 65.6)].into_iter().collect();
+    let mut total = ([0.0; 3], 0);
+    for (category, name) in CATEGORIES {
+        let Some((recall, count)) = sums.get(&category) else { continue };
+        let pct = |slot: usize| 100.0 * recall[slot] / *count as f64;
+        println!("| {category} {name} | {count} | {:.1} | {:.1} | {:.1} | {:.1} |", pct(0), pct(1), pct(2), reference[&category]);
+        for (sum, value) in total.0.iter_mut().zip(recall) {
+            *sum += value;
+        }
+        total.1 += count;
+    }
+    let pct = |slot: usize| 100.0 * total.0[slot] / total.1 as f64;
+    println!("| all | {} | {:.1} | {:.1} | {:.1} | 60.0 |", total.1, pct(0), pct(1), pct(2));
+    println!(
+        "(targets: R@10 ≥ 70 overall, ≥ 40 multi-hop; the LoCoMo paper's DRAGON dense retriever: R@10 66.2; the reference column is the issue's figure, not run here)"
+    );
+    println!();
+
+    recall_times.sort_by(f64::total_cmp);
+    let median = recall_times.get(recall_times.len() / 2).copied().unwrap_or(0.0);
+    println!("| speed | figure |");
+    println!("|---|---:|");
+    println!(
+        "| import {} memories through the store (files, MEMORY.md, index; fsync) | {:.0} memories/s |",
+        turns.len(),
+        turns.len() as f64 / import_time.as_secs_f64()
+    );
+    println!("| recall top-25 through the store (FsStorage, warm), median of {} | {median:.0} µs |", recall_times.len());
+    speed_rows(&turns, conversations);
+    Ok(())
+}
+
+/// The in-memory index alone: build rate and top-10 recall over 10k+ memories.
+fn speed_rows(turns: &[Turn], conversations: &[Value]) {
+    let copies = 10_000usize.div_ceil(turns.len());
+    let documents: Vec<Document> = (0..copies)
+        .flat_map(|copy| {
+            turns.iter().map(move |turn| Document {
+                key: format!("{copy}-{}-{}", turn.conversation, turn.dia_id),
+                terms: Vec::new(),
+                topics: vec![turn.speaker.clone()],
+                session: Some(format!("{copy}-{}-{}", turn.conversation, turn.session)),
+                time_ms: turn.time_ms,
+                links: Vec::new(),
+                current: true,
+            })
+        })
+        .collect();
+    let bodies: Vec<&str> = (0..copies).flat_map(|_| turns.iter().map(|turn| turn.body.as_str())).collect();
+    let started = Instant::now();
+    let mut index = RecallIndex::new();
+    for (mut document, body) in documents.into_iter().zip(&bodies) {
+        document.terms = text::terms(body);
+        index.insert(document);
+    }
+    let build = started.elapsed();
+    let questions: Vec<&str> =
+        conversations.iter().flat_map(|c| c["qa"].as_array().into_iter().flatten()).filter_map(|qa| qa["question"].as_str()).collect();
+    let mut times: Vec<f64> = questions
+        .iter()
+        .map(|question| {
+            let asked = Instant::now();
+            let hits = index.recall(&Query { text: question, limit: 10, all: false });
+            std::hint::black_box(hits);
+            asked.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times.get(((times.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
+    println!(
+        "| index build, {} memories (tokenize, stem, insert) | {:.0} memories/s (target ≥ 50,000) |",
+        bodies.len(),
+        bodies.len() as f64 / build.as_secs_f64()
+    );
+    println!(
+        "| recall top-10 over {} memories, native core: median / p90 of {} questions | {:.0} / {:.0} µs (target ≤ 100) |",
+        bodies.len(),
+        times.len(),
+        at(0.5),
+        at(0.9)
+    );
+}
+
+fn project(n: usize) -> Scope {
+    Scope::Project(format!("locomo-{n}"))
+}
+
+fn memory_of(turn: &Turn) -> NewMemory {
+    let mut memory = NewMemory::new(&turn.dia_id, Kind::Project, "", &turn.body);
+    memory.topics = vec![turn.speaker.clone()];
+    memory.session = Some(turn.session.clone());
+    memory.valid_from_ms = Some(turn.time_ms);
+    memory
+}
+
+fn turns_of(conversations: &[Value]) -> Result<Vec<Turn>, String> {
+    let mut turns = Vec::new();
+    for (n, conversation) in conversations.iter().enumerate() {
+        let sessions = &conversation["conversation"];
+        let mut session = 1;
+        while let Some(list) = sessions.get(format!("session_{session}")).and_then(Value::as_array) {
+            let date = sessions.get(format!("session_{session}_date_time")).and_then(Value::as_str).unwrap_or_default();
+            let time_ms = parse_locomo_date(date).ok_or_else(|| format!("conversation {n} session {session}: unreadable date `{date}`"))?;
+            for turn in list {
+                let mut body = turn["text"].as_str().unwrap_or_default().to_owned();
+                if let Some(caption) = turn.get("blip_caption").and_then(Value::as_str) {
+                    body.push_str(" [shares an image: ");
+                    body.push_str(caption);
+                    body.push(']');
+                }
+                turns.push(Turn {
+                    conversation: n,
+                    dia_id: turn["dia_id"].as_str().unwrap_or_default().to_owned(),
+                    speaker: turn["speaker"].as_str().unwrap_or_default().to_owned(),
+                    body,
+                    session: format!("session_{session}"),
+                    time_ms,
+                });
+            }
+            session += 1;
+        }
+    }
+    Ok(turns)
+}
+
+/// `1:56 pm on 8 May, 2023` → milliseconds since the epoch (UTC).
+fn parse_locomo_date(text: &str) -> Option<i64> {
+    let (clock, date) = text.split_once(" on ")?;
+    let (hm, meridiem) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let mut hour: i64 = h.parse().ok()?;
+    let minute: i64 = m.parse().ok()?;
+    match meridiem.to_ascii_lowercase().as_str() {
+        "pm" if hour != 12 => hour += 12,
+        "am" if hour == 12 => hour = 0,
+        _ => {}
+    }
+    let mut parts = date.split([' ', ',']).filter(|p| !p.is_empty());
+    let day: i64 = parts.next()?.parse().ok()?;
+    let month = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+        .iter()
+        .position(|name| Some(*name) == parts.clone().next())? as i64
+        + 1;
+    parts.next();
+    let year: i64 = parts.next()?.parse().ok()?;
+    let stamp = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:00Z");
+    mneme_core::time::parse_millis(&stamp)
+}

@@ -1,0 +1,619 @@
+//! `mneme memory …`: long-term memory in Claude Code's memdir layout
+//! (`projects/<project>/memory/`), and `mneme memory instructions` (CLAUDE.md files).
+//!
+//! These commands run the natively linked core: the component's WIT has no `memory`
+//! interface yet, so `--engine` does not apply to them.
+
+use std::io::{BufRead, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use mneme_host::FsStorage;
+use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
+use mneme_host::core::memory::instructions::{self, Request};
+use mneme_host::core::memory::memory_md::Caps;
+use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
+use mneme_host::core::storage::StorageError;
+use mneme_host::core::{Store, block_on, keys, time};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+type CliResult = Result<(), String>;
+
+#[derive(Args)]
+pub struct MemoryArgs {
+    /// The project whose memory to use: its folder name under projects/ (as Claude Code
+    /// names it, e.g. -home-me-app) [default: the project of --cwd]
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global")]
+    project: Option<String>,
+    /// Use the global memory (memory/ at the store's root) instead of a project's
+    #[arg(long, global = true)]
+    global: bool,
+    /// The working directory whose project to use [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    #[command(subcommand)]
+    command: MemoryCommand,
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// List memories, newest first (current ones; --all adds superseded and archived)
+    List {
+        /// Only this type
+        #[arg(long = "type", value_enum)]
+        kind: Option<KindArg>,
+        /// Only memories with this topic
+        #[arg(long)]
+        topic: Option<String>,
+        /// Only memories that came from this session
+        #[arg(long)]
+        session: Option<String>,
+        /// Superseded and archived memories too
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a memory (by file name, without .md) and the chain of memories it
+    /// superseded or that superseded it
+    Show {
+        file: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a new memory: its file, its line in MEMORY.md, its index entry
+    Add {
+        #[command(flatten)]
+        memory: NewMemoryArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change fields of a memory in place (use supersede when the fact itself changed)
+    Update {
+        file: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long = "type", value_enum)]
+        kind: Option<KindArg>,
+        #[arg(long)]
+        description: Option<String>,
+        /// The new body; `-` reads it from stdin
+        #[arg(long)]
+        body: Option<String>,
+        /// Replaces the topics (repeat the flag for several)
+        #[arg(long = "topic")]
+        topics: Vec<String>,
+        #[arg(long)]
+        confidence: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a memory with a new one. The old one is kept, marked invalid_at and
+    /// superseded_by, and leaves MEMORY.md and recall (recall --all still finds it)
+    Supersede {
+        /// The memory that is no longer true
+        file: String,
+        #[command(flatten)]
+        memory: NewMemoryArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Archive a memory: out of MEMORY.md and recall, kept on disk, listed with --all
+    Forget { file: String },
+    /// Record how one memory relates to another
+    Link {
+        from: String,
+        #[arg(value_enum)]
+        kind: LinkArg,
+        to: String,
+    },
+    /// Find memories by meaning-bearing words (BM25 with stemming, expanded through
+    /// sessions, links and topics), best first
+    Recall {
+        /// What to look for [required unless --queries]
+        #[arg(required_unless_present = "queries")]
+        query: Option<String>,
+        /// A JSONL file of {"query": …} lines: prints one JSON array per line, in order
+        #[arg(long, value_name = "FILE", conflicts_with = "query")]
+        queries: Option<PathBuf>,
+        /// How many memories to return
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Superseded and archived memories too
+        #[arg(long)]
+        all: bool,
+        /// Print a JSON array of {name, file, score, description, type, current}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import memories from a JSONL file (`-` for stdin), one per line: name, type,
+    /// description, body, and optionally time (RFC 3339), session, topics
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print MEMORY.md as a model should load it: within Claude Code's caps, leaving
+    /// out superseded and archived memories first, then the least recently updated,
+    /// and saying what was left out
+    Load {
+        /// Lines Claude Code loads
+        #[arg(long, default_value_t = 200)]
+        lines: usize,
+        /// UTF-16 units Claude Code loads
+        #[arg(long, default_value_t = 25_000)]
+        chars: usize,
+    },
+    /// Rebuild the recall index from the memory files
+    Reindex,
+    /// Print the instructions (CLAUDE.md files, rules, @imports) Claude Code would load
+    /// for --cwd, in its order, and which files were loaded or skipped and why. Reads
+    /// the real filesystem, not the store
+    Instructions {
+        /// Files the agent is working on, for rules with `paths:`
+        #[arg(long = "path")]
+        paths: Vec<String>,
+        /// The home folder for ~/.claude [default: $HOME]
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+        /// The managed policy file [default: /etc/claude-code/CLAUDE.md]
+        #[arg(long, value_name = "FILE")]
+        managed: Option<PathBuf>,
+        /// Print {text, files: [{path, kind, imported_by, loaded, reason}]}
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct NewMemoryArgs {
+    /// A short title; the file is named after it
+    #[arg(long)]
+    name: String,
+    #[arg(long = "type", value_enum)]
+    kind: KindArg,
+    /// One line saying what it is about (the MEMORY.md hook)
+    #[arg(long, default_value = "")]
+    description: String,
+    /// The memory's text; `-` reads it from stdin
+    #[arg(long, default_value = "")]
+    body: String,
+    /// A topic (repeat the flag for several)
+    #[arg(long = "topic")]
+    topics: Vec<String>,
+    /// 0 to 1
+    #[arg(long)]
+    confidence: Option<f64>,
+    /// The session it came from
+    #[arg(long)]
+    session: Option<String>,
+    /// The entry (uuid) of that session it came from
+    #[arg(long)]
+    entry: Option<String>,
+    /// When it became true (RFC 3339) [default: now]
+    #[arg(long, value_name = "TIME")]
+    valid_from: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    User,
+    Feedback,
+    Project,
+    Reference,
+}
+
+impl From<KindArg> for Kind {
+    fn from(kind: KindArg) -> Kind {
+        match kind {
+            KindArg::User => Kind::User,
+            KindArg::Feedback => Kind::Feedback,
+            KindArg::Project => Kind::Project,
+            KindArg::Reference => Kind::Reference,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LinkArg {
+    RelatesTo,
+    Contradicts,
+    Extends,
+    DerivedFrom,
+}
+
+impl From<LinkArg> for LinkKind {
+    fn from(kind: LinkArg) -> LinkKind {
+        match kind {
+            LinkArg::RelatesTo => LinkKind::RelatesTo,
+            LinkArg::Contradicts => LinkKind::Contradicts,
+            LinkArg::Extends => LinkKind::Extends,
+            LinkArg::DerivedFrom => LinkKind::DerivedFrom,
+        }
+    }
+}
+
+pub fn run(storage: FsStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
+    let cwd = match &args.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
+    };
+    if let MemoryCommand::Instructions { paths, home, managed, json } = args.command {
+        return print_instructions(&cwd, paths, home, managed, json);
+    }
+    let scope = match (&args.project, args.global) {
+        (_, true) => Scope::Global,
+        (Some(project), false) => Scope::Project(project.clone()),
+        (None, false) => Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())),
+    };
+    let store = Store::new(storage);
+    let fail = |e: mneme_host::core::Error| e.to_string();
+    match args.command {
+        MemoryCommand::List { kind, topic, session, all, json } => {
+            let filter = Filter { kind: kind.map(Kind::from), topic, session, all };
+            let memories = block_on(store.memory_list(&scope, &filter)).map_err(fail)?;
+            if json {
+                return print_json(&Value::Array(memories.iter().map(memory_json).collect()));
+            }
+            if memories.is_empty() {
+                println!("no memories in {} (add one with `mneme memory add`)", scope.label());
+            }
+            for memory in &memories {
+                let state = if memory.is_current() { "" } else { " (not current)" };
+                let kind = memory.kind.map_or("-", Kind::as_str);
+                println!("{:<32} {:<9} {}{}", memory.file, kind, memory.description, state);
+            }
+            Ok(())
+        }
+        MemoryCommand::Show { file, json } => {
+            let shown = block_on(store.memory_show(&scope, &file)).map_err(fail)?;
+            if json {
+                let history: Vec<Value> = shown.history.iter().map(memory_json).collect();
+                return print_json(&json!({ "memory": memory_json(&shown.memory), "history": history }));
+            }
+            print!("{}", shown.memory.render());
+            if shown.history.len() > 1 {
+                println!("\nhistory (oldest first):");
+                for memory in &shown.history {
+                    let mark = if memory.file == shown.memory.file { "*" } else { " " };
+                    let until = memory.invalid_at_ms.map(|ms| format!(" until {}", time::format_millis(ms))).unwrap_or_default();
+                    println!("{mark} {}{until}: {}", memory.file, memory.description);
+                }
+            }
+            Ok(())
+        }
+        MemoryCommand::Add { memory, json } => {
+            let written = block_on(store.memory_add(&scope, memory.into_new()?, now_ms)).map_err(fail)?;
+            print_written("added", &written, json)
+        }
+        MemoryCommand::Update { file, name, kind, description, body, topics, confidence, json } => {
+            let body = body.map(|body| read_body(&body)).transpose()?;
+            let topics = (!topics.is_empty()).then_some(topics);
+            let change = Change { name, kind: kind.map(Kind::from), description, body, topics, confidence };
+            let written = block_on(store.memory_update(&scope, &file, change, now_ms)).map_err(fail)?;
+            print_written("updated", &written, json)
+        }
+        MemoryCommand::Supersede { file, memory, json } => {
+            let written = block_on(store.memory_supersede(&scope, &file, memory.into_new()?, now_ms)).map_err(fail)?;
+            if !json {
+                println!("{file} is superseded (kept, marked invalid_at and superseded_by)");
+            }
+            print_written("added", &written, json)
+        }
+        MemoryCommand::Forget { file } => {
+            block_on(store.memory_forget(&scope, &file, now_ms)).map_err(fail)?;
+            println!("archived {file}: out of MEMORY.md and recall, kept on disk (`mneme memory list --all` shows it)");
+            Ok(())
+        }
+        MemoryCommand::Link { from, kind, to } => {
+            let kind = LinkKind::from(kind);
+            block_on(store.memory_link(&scope, &from, kind, &to, now_ms)).map_err(fail)?;
+            println!("{from} {} {to}", kind.as_str());
+            Ok(())
+        }
+        MemoryCommand::Recall { query, queries, limit, all, json } => match (query, queries) {
+            (Some(query), _) => {
+                let recalled = block_on(store.memory_recall(&scope, &query, limit, all)).map_err(fail)?;
+                print_recalled(&recalled, json)
+            }
+            (None, Some(path)) => recall_many(&store, &scope, &path, limit, all),
+            (None, None) => Err("give a query, or --queries FILE".to_owned()),
+        },
+        MemoryCommand::Import { file, json } => import(&store, &scope, &file, now_ms, json),
+        MemoryCommand::Load { lines, chars } => {
+            let loaded = block_on(store.memory_index_for_model(&scope, Caps { lines, units: chars })).map_err(fail)?;
+            print!("{}", loaded.text);
+            Ok(())
+        }
+        MemoryCommand::Reindex => {
+            let report = block_on(store.memory_reindex(&scope)).map_err(fail)?;
+            println!("indexed {} memories of {}", report.files.len(), scope.label());
+            Ok(())
+        }
+        MemoryCommand::Instructions { .. } => Ok(()),
+    }
+}
+
+impl NewMemoryArgs {
+    fn into_new(self) -> Result<NewMemory, String> {
+        let valid_from_ms = self.valid_from.as_deref().map(parse_time).transpose()?;
+        Ok(NewMemory {
+            name: self.name,
+            kind: self.kind.into(),
+            description: self.description,
+            body: read_body(&self.body)?,
+            topics: self.topics,
+            links: Links::default(),
+            confidence: self.confidence,
+            session: self.session,
+            entry: self.entry,
+            valid_from_ms,
+        })
+    }
+}
+
+fn parse_time(text: &str) -> Result<i64, String> {
+    time::parse_millis(text).ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-11-22T10:00:00Z"))
+}
+
+fn read_body(body: &str) -> Result<String, String> {
+    if body != "-" {
+        return Ok(body.to_owned());
+    }
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read the body from stdin: {e}"))?;
+    Ok(text)
+}
+
+fn memory_json(memory: &Memory) -> Value {
+    let stamp = |ms: Option<i64>| ms.map(time::format_millis);
+    json!({
+        "file": memory.file,
+        "name": memory.name,
+        "description": memory.description,
+        "type": memory.kind.map(Kind::as_str),
+        "body": memory.body,
+        "current": memory.is_current(),
+        "created": stamp(memory.created_ms),
+        "updated": stamp(memory.updated_ms),
+        "valid_from": stamp(memory.valid_from_ms),
+        "invalid_at": stamp(memory.invalid_at_ms),
+        "superseded_by": memory.superseded_by,
+        "archived_at": stamp(memory.archived_ms),
+        "confidence": memory.confidence,
+        "topics": memory.topics,
+        "links": {
+            "relates_to": memory.links.relates_to,
+            "contradicts": memory.links.contradicts,
+            "extends": memory.links.extends,
+            "derived_from": memory.links.derived_from,
+        },
+        "session": memory.session,
+        "entry": memory.entry,
+    })
+}
+
+fn print_written(verb: &str, memory: &Memory, json: bool) -> CliResult {
+    if json {
+        return print_json(&memory_json(memory));
+    }
+    println!("{verb} {} ({}.md)", memory.name, memory.file);
+    Ok(())
+}
+
+fn print_json(value: &Value) -> CliResult {
+    println!("{}", serde_json::to_string(value).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+fn report_to_stderr(report: &Option<IndexReport>) {
+    if let Some(report) = report {
+        eprintln!("mneme: the recall index was brought up to date ({}): {} memories indexed again", report.reason, report.files.len());
+    }
+}
+
+fn hits_json(recalled: &Recalled) -> Value {
+    Value::Array(
+        recalled
+            .hits
+            .iter()
+            .map(|hit| {
+                json!({
+                    "name": hit.name,
+                    "file": hit.file,
+                    "score": hit.score,
+                    "description": hit.description,
+                    "type": hit.kind.map(Kind::as_str),
+                    "current": hit.current,
+                })
+            })
+            .collect(),
+    )
+}
+
+fn print_recalled(recalled: &Recalled, json: bool) -> CliResult {
+    report_to_stderr(&recalled.report);
+    if json {
+        return print_json(&hits_json(recalled));
+    }
+    if recalled.hits.is_empty() {
+        println!("no memory matches (words are matched by stem; stopwords are ignored)");
+    }
+    for hit in &recalled.hits {
+        let state = if hit.current { "" } else { " (not current)" };
+        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, hit.description, state);
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct QueryLine {
+    query: String,
+}
+
+fn recall_many(store: &Store<FsStorage>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
+    let reader = open_lines(path)?;
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let query: QueryLine = serde_json::from_str(&line)
+            .map_err(|e| format!("{} line {}: {e}; each line is {{\"query\": \"…\"}}", path.display(), n + 1))?;
+        let recalled = block_on(store.memory_recall(scope, &query.query, limit, all)).map_err(|e| e.to_string())?;
+        report_to_stderr(&recalled.report);
+        print_json(&hits_json(&recalled))?;
+    }
+    Ok(())
+}
+
+fn open_lines(path: &Path) -> Result<Box<dyn BufRead>, String> {
+    if path == Path::new("-") {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    Ok(Box::new(std::io::BufReader::new(file)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportLine {
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    body: String,
+    time: Option<String>,
+    session: Option<String>,
+    #[serde(default)]
+    topics: Vec<String>,
+    confidence: Option<f64>,
+}
+
+/// Memories are written in batches, so a long import shows progress and a failure
+/// loses at most the batch in flight (what was written stays, and is reported).
+const IMPORT_BATCH: usize = 1000;
+
+fn import(store: &Store<FsStorage>, scope: &Scope, path: &Path, now_ms: i64, json: bool) -> CliResult {
+    let reader = open_lines(path)?;
+    let mut batch = Vec::new();
+    let mut imported = 0usize;
+    let progress = std::io::stderr().is_terminal() || !json;
+    let flush = |batch: &mut Vec<NewMemory>, imported: &mut usize| -> CliResult {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let count = batch.len();
+        block_on(store.memory_import(scope, std::mem::take(batch), now_ms))
+            .map_err(|e| format!("{e} (the {imported} memories before this batch of {count} are written)"))?;
+        *imported += count;
+        if progress {
+            eprintln!("mneme: imported {imported} memories");
+        }
+        Ok(())
+    };
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let where_ = || format!("{} line {}", path.display(), n + 1);
+        let parsed: ImportLine = serde_json::from_str(&line).map_err(|e| {
+            format!(
+                "{}: {e}; each line is {{\"name\", \"type\", \"description\", \"body\", \"time\"?, \"session\"?, \"topics\"?}}",
+                where_()
+            )
+        })?;
+        let kind = Kind::parse(&parsed.kind)
+            .ok_or_else(|| format!("{}: type `{}` is not one of user, feedback, project, reference", where_(), parsed.kind))?;
+        let valid_from_ms = parsed.time.as_deref().map(parse_time).transpose().map_err(|e| format!("{}: {e}", where_()))?;
+        batch.push(NewMemory {
+            name: parsed.name,
+            kind,
+            description: parsed.description,
+            body: parsed.body,
+            topics: parsed.topics,
+            links: Links::default(),
+            confidence: parsed.confidence,
+            session: parsed.session,
+            entry: None,
+            valid_from_ms,
+        });
+        if batch.len() >= IMPORT_BATCH {
+            flush(&mut batch, &mut imported)?;
+        }
+    }
+    flush(&mut batch, &mut imported)?;
+    if json {
+        return print_json(&json!({ "imported": imported, "scope": scope.label() }));
+    }
+    println!("imported {imported} memories into {}", scope.label());
+    Ok(())
+}
+
+/// The real filesystem, for the instruction files Claude Code reads from disk.
+struct Disk;
+
+impl instructions::Source for Disk {
+    async fn read(&self, path: &str) -> Result<Option<String>, StorageError> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(StorageError::Io { key: path.to_owned(), message: e.to_string() }),
+        }
+    }
+
+    async fn list_markdown(&self, dir: &str) -> Result<Vec<String>, StorageError> {
+        let mut found = Vec::new();
+        let mut pending = vec![PathBuf::from(dir)];
+        while let Some(folder) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    found.push(path.to_string_lossy().into_owned());
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+}
+
+fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, managed: Option<PathBuf>, json: bool) -> CliResult {
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
+    let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
+    let request = Request {
+        cwd: cwd.to_string_lossy().into_owned(),
+        home: home.to_string_lossy().into_owned(),
+        managed: Some(managed.to_string_lossy().into_owned()),
+        paths,
+    };
+    let resolved = block_on(instructions::resolve(&Disk, &request)).map_err(|e| e.to_string())?;
+    if json {
+        return print_json(&serde_json::to_value(&resolved).map_err(|e| e.to_string())?);
+    }
+    print!("{}", resolved.text);
+    if !resolved.text.is_empty() && !resolved.text.ends_with('\n') {
+        println!();
+    }
+    eprintln!();
+    for file in &resolved.files {
+        let mark = if file.loaded { "loaded " } else { "       " };
+        eprintln!("{mark} {}  ({})", file.path, file.reason);
+    }
+    Ok(())
+}
