@@ -426,3 +426,83 @@ fn a_file_that_cannot_be_a_session_is_skipped_and_named() {
         assert!(resumed.contains("hello"), "{engine}: {resumed}");
     }
 }
+
+#[test]
+fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
+    let lines = dir.path().join("memories.jsonl");
+    fs::write(
+        &lines,
+        concat!(
+            r#"{"name":"D1:1","type":"project","body":"How was the charity race?","time":"2023-05-08T13:56:00Z","session":"s1","topics":["Mel"]}"#,
+            "\n",
+            r#"{"name":"D1:2","type":"project","body":"It made me realize self-care matters.","time":"2023-05-08T13:57:00Z","session":"s1"}"#,
+            "\n",
+            r#"{"name":"D2:1","type":"user","body":"I adopted a dog named Oscar.","session":"s2"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let base = ["--root", root, "memory", "--project", "p"];
+    let run = |extra: &[&str]| mneme(&[&base[..], extra].concat());
+    assert!(stdout(&run(&["import", lines.to_str().unwrap()])).contains("imported 3 memories"));
+
+    let hits: Value = serde_json::from_str(&stdout(&run(&["recall", "charity race", "--json"]))).unwrap();
+    let names: Vec<&str> = hits.as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["D1:1", "D1:2"], "the answer comes with the turn it answers");
+    assert!(hits[0]["score"].as_f64().unwrap() > hits[1]["score"].as_f64().unwrap());
+
+    let queries = dir.path().join("queries.jsonl");
+    fs::write(&queries, "{\"query\": \"dog\"}\n{\"query\": \"nothing matches zzz\"}\n").unwrap();
+    let out = stdout(&run(&["recall", "--queries", queries.to_str().unwrap(), "--json"]));
+    let arrays: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(arrays.len(), 2);
+    assert_eq!(arrays[0][0]["name"], "D2:1");
+    assert_eq!(arrays[1], Value::Array(vec![]));
+
+    stdout(&run(&["supersede", "d2_1", "--name", "Dog", "--type", "user", "--body", "Oscar was rehomed; now a cat named Tom."]));
+    let hits: Value = serde_json::from_str(&stdout(&run(&["recall", "Oscar", "--json"]))).unwrap();
+    assert_eq!(hits[0]["name"], "Dog");
+    assert_eq!(hits.as_array().unwrap().len(), 1, "the superseded memory is out of default recall");
+    let all: Value = serde_json::from_str(&stdout(&run(&["list", "--all", "--json"]))).unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 4, "nothing was deleted");
+    let memory_md = fs::read_to_string(dir.path().join("store/projects/p/memory/MEMORY.md")).unwrap();
+    assert!(memory_md.contains("(dog.md)") && !memory_md.contains("(d2_1.md)"), "{memory_md}");
+
+    let bad = run(&["forget", "nope"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no memory `nope` in p"));
+    let bad_line = dir.path().join("bad.jsonl");
+    fs::write(&bad_line, "{\"name\":\"x\",\"type\":\"opinion\",\"body\":\"b\"}\n").unwrap();
+    let bad = run(&["import", bad_line.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: type `opinion` is not one of"));
+
+    let project = dir.path().join("work/app");
+    fs::create_dir_all(project.join(".claude")).unwrap();
+    fs::write(dir.path().join("work/CLAUDE.md"), "Outer rules. @notes.md\n").unwrap();
+    fs::write(dir.path().join("work/notes.md"), "Imported notes.\n").unwrap();
+    fs::write(project.join("CLAUDE.md"), "Inner rules.\n```\n@not-imported.md\n```\n").unwrap();
+    let home = dir.path().join("home");
+    let out = mneme(&[
+        "memory",
+        "instructions",
+        "--cwd",
+        project.to_str().unwrap(),
+        "--home",
+        home.to_str().unwrap(),
+        "--managed",
+        dir.path().join("none").to_str().unwrap(),
+        "--json",
+    ]);
+    let resolved: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let text = resolved["text"].as_str().unwrap();
+    let outer = text.find("Outer rules").unwrap();
+    let notes = text.find("Imported notes").unwrap();
+    let inner = text.find("Inner rules").unwrap();
+    assert!(outer < notes && notes < inner, "{text}");
+    let loaded: Vec<&str> =
+        resolved["files"].as_array().unwrap().iter().filter(|f| f["loaded"] == true).map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(loaded.len(), 3, "{loaded:?}");
+}
