@@ -15,7 +15,8 @@
 //! and fault-injecting backends), `keys` (the key space), `transcript/` (scan, thread,
 //! context, check, tokens), `format/` (one dialect per file), `compaction/` (plan,
 //! prompt, offline summary, the sans-IO driver), `gates`, `sessions/` (the open-session
-//! cache, the write path, maintenance) and `store` (the facade).
+//! cache, the write path, maintenance), `memory/` (memory files, MEMORY.md, CLAUDE.md
+//! instructions, recall) and `store` (the facade).
 #![no_std]
 #![forbid(unsafe_code)]
 

@@ -24,7 +24,7 @@ type CliResult = Result<(), String>;
 pub struct MemoryArgs {
     /// The project whose memory to use: its folder name under projects/ (as Claude Code
     /// names it, e.g. -home-me-app) [default: the project of --cwd]
-    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global")]
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global", allow_hyphen_values = true)]
     project: Option<String>,
     /// Use the global memory (memory/ at the store's root) instead of a project's
     #[arg(long, global = true)]
@@ -239,9 +239,6 @@ pub fn run(storage: FsStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
     };
-    if let MemoryCommand::Instructions { paths, home, managed, json } = args.command {
-        return print_instructions(&cwd, paths, home, managed, json);
-    }
     let scope = match (&args.project, args.global) {
         (_, true) => Scope::Global,
         (Some(project), false) => Scope::Project(project.clone()),
@@ -331,7 +328,7 @@ pub fn run(storage: FsStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
             println!("indexed {} memories of {}", report.files.len(), scope.label());
             Ok(())
         }
-        MemoryCommand::Instructions { .. } => Ok(()),
+        MemoryCommand::Instructions { paths, home, managed, json } => print_instructions(&cwd, paths, home, managed, json),
     }
 }
 

@@ -506,3 +506,22 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
         resolved["files"].as_array().unwrap().iter().filter(|f| f["loaded"] == true).map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(loaded.len(), 3, "{loaded:?}");
 }
+
+#[test]
+fn memory_recall_reads_a_claude_code_home_without_writing_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let memdir = dir.path().join("projects/-home-u-app/memory");
+    fs::create_dir_all(&memdir).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [No mocks](feedback_testing.md) — integration tests use a real database\n").unwrap();
+    fs::write(
+        memdir.join("feedback_testing.md"),
+        "---\nname: No mocks\ndescription: integration tests use a real database\ntype: feedback\n---\n\nA mocked test passed while prod broke.\n",
+    )
+    .unwrap();
+    let home = dir.path().to_str().unwrap();
+    let out = mneme(&["--claude-home", home, "memory", "--project", "-home-u-app", "recall", "mocked tests", "--json"]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["file"], "feedback_testing");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!memdir.join(".mneme").exists(), "nothing was written into the Claude Code home");
+}

@@ -22,11 +22,6 @@ use alloc::vec::Vec;
 
 use crate::storage::StorageError;
 
-/// What Claude Code puts before [`Instructions::text`] when it gives the files to the
-/// model.
-pub const PREAMBLE: &str = "Codebase and user instructions are shown below. Be sure to adhere to these instructions. \
-                            IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.";
-
 /// How deep imports nest below the file that starts the chain. The docs said "a max
 /// depth of 5 hops" and now say four; the code (`MAX_INCLUDE_DEPTH = 5`, refusing a
 /// file at depth 5 or more, the top-level file being depth 0) loads CLAUDE.md → A → B

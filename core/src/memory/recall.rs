@@ -362,6 +362,10 @@ impl Scores {
     }
 
     fn add(&mut self, slot_id: u32, score: f32) {
+        // A zero would leave the value at zero and list the slot again on the next add.
+        if score <= 0.0 {
+            return;
+        }
         if let Some(value) = self.value.get_mut(slot_id as usize) {
             if *value == 0.0 {
                 self.touched.push(slot_id);

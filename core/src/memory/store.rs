@@ -742,17 +742,21 @@ impl<S: Storage> Store<S> {
             reindexed.push(line);
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        let size = self.storage.append(&recall_key, lines.as_bytes()).await?;
+        let saved = saved(self.storage.append(&recall_key, lines.as_bytes()).await)?;
         let mut memories = self.memories.borrow_mut();
         let state = memories.entry(String::from(dir)).or_default();
         for line in reindexed {
             apply_line(state, line);
         }
-        state.index_size = size;
-        Ok(IndexReport {
-            reason: String::from("memory files changed since they were indexed (written, edited or removed outside an index update)"),
-            files,
-        })
+        // Unsaved, the file keeps the size this state was read at, so this store stays warm.
+        if let Some(size) = saved {
+            state.index_size = size;
+        }
+        let mut reason = String::from("memory files changed since they were indexed (written, edited or removed outside an index update)");
+        if saved.is_none() {
+            reason.push_str(UNSAVED);
+        }
+        Ok(IndexReport { reason, files })
     }
 
     /// Writes a fresh index from every memory file of the folder.
@@ -770,12 +774,27 @@ impl<S: Storage> Store<S> {
             apply_line(&mut state, line);
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        self.storage.replace(&recall_key, text.as_bytes(), None).await?;
-        state.index_size = text.len() as u64;
+        let mut reason = reason;
+        match saved(self.storage.replace(&recall_key, text.as_bytes(), None).await)? {
+            Some(()) => state.index_size = text.len() as u64,
+            None => reason.push_str(UNSAVED),
+        }
         self.memories.borrow_mut().insert(String::from(dir), state);
         Ok(IndexReport { reason, files })
     }
 }
+
+/// The index is derived state: a store that cannot be written (a Claude Code home opened
+/// read-only) still recalls, from an index built in memory for the call.
+fn saved<T>(outcome: Result<T, StorageError>) -> Result<Option<T>, Error> {
+    match outcome {
+        Ok(value) => Ok(Some(value)),
+        Err(StorageError::ReadOnly { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+const UNSAVED: &str = "; the store is read-only, so the index was built in memory and not saved";
 
 fn state_size(state: &ScopeState, file: &str) -> u64 {
     state.sizes.get(file).copied().unwrap_or(u64::MAX)
