@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { finish, test } from "../web/test/runner.mjs";
+import { finish, test } from "../tests/js/runner.mjs";
 import { REPLY, startMockApi } from "./mock-api.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));

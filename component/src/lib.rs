@@ -6,9 +6,11 @@
 
 extern crate alloc;
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
+use mneme_core::keys::check_key;
 use mneme_core::{self as core_, Mirror};
 
 wit_bindgen::generate!({ path: "../wit", world: "engine" });
@@ -28,7 +30,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     core::arch::wasm32::unreachable()
 }
 
-/// The host's storage, reached through the component's imports.
+/// The host's storage, reached through the component's imports. Keys are checked by
+/// the core's rules before they leave, so no host has to restate them (each adds only
+/// its own: reserved folders, platform names).
 struct ImportedStorage;
 
 impl core_::Storage for ImportedStorage {
@@ -36,24 +40,32 @@ impl core_::Storage for ImportedStorage {
         storage::list(prefix).mirror()
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, core_::StorageError> {
+        check_key(key)?;
         storage::read(key, offset, len).mirror()
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, core_::StorageError> {
+        check_key(key)?;
         storage::append(key, data).mirror()
     }
     async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), core_::StorageError> {
+        check_key(key)?;
         storage::replace(key, data, expected_size).mirror()
     }
     async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), core_::StorageError> {
+        check_key(key)?;
         storage::truncate(key, len, expected_size).mirror()
     }
     async fn remove(&self, key: &str) -> Result<(), core_::StorageError> {
+        check_key(key)?;
         storage::remove(key).mirror()
     }
     async fn rename(&self, from: &str, to: &str) -> Result<(), core_::StorageError> {
+        check_key(from)?;
+        check_key(to)?;
         storage::rename(from, to).mirror()
     }
     async fn lock(&self, name: &str) -> Result<(), core_::StorageError> {
+        check_key(name)?;
         storage::lock(name).mirror()
     }
     async fn unlock(&self, name: &str) -> Result<(), core_::StorageError> {
@@ -79,6 +91,13 @@ impl sessions::Guest for Component {
 
     fn check_bytes(data: Vec<u8>) -> sessions::CheckReport {
         core_::check_bytes(&data).mirror()
+    }
+    fn default_limits() -> sessions::Limits {
+        core_::Limits::default().mirror()
+    }
+    fn explain(error: types::Error) -> sessions::Explanation {
+        let error: core_::Error = error.mirror();
+        sessions::Explanation { kind: error.kind(), message: error.to_string() }
     }
 }
 
@@ -153,9 +172,38 @@ impl sessions::GuestStore for Store {
     }
 }
 
+/// The core's compaction driver; the WIT resource's methods take `&self`.
+struct Run(RefCell<core_::Run>);
+
+impl compaction::GuestRun for Run {
+    fn new(plan: compaction::Plan) -> Self {
+        Run(RefCell::new(core_::Run::new(plan.mirror())))
+    }
+    fn next(&self) -> compaction::Step {
+        self.0.borrow().next().mirror()
+    }
+    fn handle(&self, answer: Result<String, String>) {
+        self.0.borrow_mut().handle(answer)
+    }
+    fn handle_whole(&self, answer: Result<String, String>) {
+        self.0.borrow_mut().handle_whole(answer)
+    }
+    fn finish(&self) {
+        self.0.borrow_mut().finish()
+    }
+    fn failure(&self) -> Option<String> {
+        self.0.borrow().failure().map(ToString::to_string)
+    }
+}
+
 impl compaction::Guest for Component {
+    type Run = Run;
+
     fn context_window(model: String) -> Option<u64> {
         core_::tokens::context_window(&model)
+    }
+    fn default_settings() -> compaction::Settings {
+        core_::Settings::default().mirror()
     }
     fn plan_compaction(
         handle: sessions::StoreBorrow<'_>,
@@ -186,6 +234,15 @@ impl compaction::Guest for Component {
 impl gates::Guest for Component {
     fn silent_reply(text: String) -> gates::Reply {
         core_::gates::silent_reply(&text).mirror()
+    }
+    fn default_flush_settings() -> gates::FlushSettings {
+        core_::gates::FlushSettings::default().mirror()
+    }
+    fn default_extraction_settings() -> gates::ExtractionSettings {
+        core_::gates::ExtractionSettings::default().mirror()
+    }
+    fn default_dream_settings() -> gates::DreamSettings {
+        core_::gates::DreamSettings::default().mirror()
     }
     fn memory_flush(
         handle: sessions::StoreBorrow<'_>,

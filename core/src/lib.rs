@@ -38,7 +38,7 @@ mod store;
 mod support;
 pub mod transcript;
 
-pub use compaction::{Action, Keep, Mode, Plan, Pruned, Settings, Trigger};
+pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trigger};
 pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};

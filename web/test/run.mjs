@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { handleModelRequest, requests as modelRequests } from "./mock-model.mjs";
-import { assert, finish, test } from "./runner.mjs";
+import { differences } from "../../tests/js/conformance.js";
+import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { ROOT, serve } from "./serve.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -20,11 +21,6 @@ const BACKENDS = ["memory", "indexeddb", "opfs"];
 if (!existsSync(CHROMIUM)) {
   console.error(`error: no Chromium at ${CHROMIUM}; install it (apt-get install -y chromium chromium-driver) or set CHROMIUM`);
   process.exit(1);
-}
-
-/** JSON with object keys sorted, so outcomes compare by value, not key order. */
-function canonical(value) {
-  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
 }
 
 const { server, url } = await serve(0, { mockModel: handleModelRequest });
@@ -48,12 +44,8 @@ try {
       await page.close();
       assert(failures.length === 0, failures.join("\n"));
       assert(native, `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);
-      assert(results.length === native.length, `${results.length} vectors ran, the native host ran ${native.length}`);
-      for (const [i, [name, outcomes]] of results.entries()) {
-        const [got, expected] = [canonical(outcomes), canonical(native[i][1])];
-        assert(native[i][0] === name, `vector ${i} is ${name} here and ${native[i][0]} natively`);
-        assert(got === expected, `${name}: the browser's outcomes differ from the native host's\nbrowser: ${got.slice(0, 1500)}\nnative:  ${expected.slice(0, 1500)}`);
-      }
+      const differ = differences(results, native, `the browser (${backend})`);
+      assert(differ.length === 0, differ.join("\n"));
     });
   }
 

@@ -16,13 +16,14 @@ commands:
               tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt); the
               real clients the tests resume Mneme's sessions in (clients/: Claude
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
-              toolchain and cargo-fuzz
+              toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi)
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
               real Claude Code and pi against a mock model API, the browser tests
               in headless Chromium, and a fuzz smoke (15 s per target)
   web         build the browser package (web/pkg)
+  node        build the Node package (the component, transpiled by jco into host-node/gen)
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
               (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
@@ -33,9 +34,13 @@ commands:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("setup") => setup().and_then(|()| setup_web()),
+        Some("setup") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
-        Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_fuzz()).and_then(|()| test()),
+        Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| setup_fuzz()).and_then(|()| test()),
+        Some("node") => setup()
+            .and_then(|()| setup_hosts())
+            .and_then(|()| run(&cargo(), &["build", "--release", "--package", "mneme-host"]))
+            .and_then(|()| run("node", &["host-node/build.mjs"])),
         Some("web") => setup().and_then(|()| setup_web()).and_then(|()| build_web()),
         Some("playground") => {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
@@ -122,6 +127,17 @@ fn setup_web() -> Result<(), String> {
     Ok(())
 }
 
+/// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
+/// transpile the component, koffi for flock).
+fn setup_hosts() -> Result<(), String> {
+    if !std::path::Path::new("host-node/node_modules/@bytecodealliance/jco").is_dir()
+        || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
+    {
+        run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
+    }
+    Ok(())
+}
+
 /// What the fuzz smoke needs: the nightly toolchain (libFuzzer's instrumentation) and
 /// cargo-fuzz.
 fn setup_fuzz() -> Result<(), String> {
@@ -200,6 +216,10 @@ fn test() -> Result<(), String> {
     // Rust tests just wrote.
     build_web()?;
     run("node", &["web/test/run.mjs"])?;
+    // Node: the component the release build left in target/, transpiled by jco; the
+    // vectors again, the contract (through web/pkg), and sharing a folder with the CLI.
+    run("node", &["host-node/build.mjs"])?;
+    run("node", &["host-node/test/run.mjs"])?;
     fuzz_smoke()?;
     eprintln!("xtask: every check passed");
     Ok(())

@@ -229,6 +229,18 @@ macro_rules! mirror_wit {
             }
         }
 
+        impl $crate::Mirror<$compaction::Step> for $crate::Step {
+            fn mirror(self) -> $compaction::Step {
+                use $compaction::Step as W;
+                match self {
+                    Self::Summarize { prompt, max_tokens } => W::Summarize($compaction::SummaryRequest { prompt, max_tokens }),
+                    Self::Apply { summary } => W::Apply(summary),
+                    Self::RecordFailure { reason } => W::RecordFailure(reason),
+                    Self::Done => W::Done,
+                }
+            }
+        }
+
         impl $crate::Mirror<$types::StorageError> for $crate::StorageError {
             fn mirror(self) -> $types::StorageError {
                 use $types::StorageError as W;

@@ -1,6 +1,8 @@
-// The conformance vectors (tests/vectors/*.json) in the browser: the same files, the
-// same operations and the same matching rules as the Rust runner (tests/src/lib.rs).
-import { Mneme } from "/web/js/mneme.js";
+// The conformance vectors (tests/vectors/*.json) for every JavaScript host (the
+// browser package, the Node package): the same files, the same operations and the same
+// matching rules as the Rust runner (tests/src/lib.rs). A host passes its `Mneme`
+// class (both packages have one API), how to open and destroy a fresh store, and how
+// to read a vector file.
 
 export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
@@ -41,7 +43,7 @@ async function outcome(promise) {
   }
 }
 
-async function step(store, op, args, state) {
+async function step(Mneme, store, op, args, state) {
   switch (op) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null, agent: args.agent ?? null }));
@@ -89,29 +91,53 @@ async function step(store, op, args, state) {
   }
 }
 
-/** Runs every vector on a fresh store of `backend`; returns outcomes and mismatches. */
-export async function runVectors(backend) {
+/**
+ * Runs every vector on a fresh store; returns outcomes and mismatches.
+ * `open(name, {partBytes, totalBytes})` opens a fresh store named `name`, `destroy(name)`
+ * removes it, `read(file)` resolves with a vector file's parsed JSON.
+ */
+export async function runVectors({ Mneme, open, destroy, read }) {
   const results = [];
   const failures = [];
   for (const file of VECTOR_FILES) {
-    const vectors = await (await fetch(`/tests/vectors/${file}`)).json();
+    const vectors = await read(file);
     for (const [index, vector] of vectors.entries()) {
       const namespace = `conformance-${index}-${crypto.randomUUID()}`;
-      const store = await Mneme.open({ backend, namespace, partBytes: vector.limits?.part_bytes ?? 0, totalBytes: vector.limits?.total_bytes ?? 0 });
+      const store = await open(namespace, { partBytes: vector.limits?.part_bytes ?? 0, totalBytes: vector.limits?.total_bytes ?? 0 });
       for (const [key, text] of Object.entries(vector.files ?? {})) await store.storage.replace(key, utf8(text));
       const outcomes = [];
       const state = {};
       for (const [i, s] of vector.steps.entries()) {
         const op = Object.keys(s).find((k) => k !== "expect");
-        const actual = await step(store, op, s[op], state);
+        const actual = await step(Mneme, store, op, s[op], state);
         const difference = matches(s.expect, actual);
         if (difference) failures.push(`${file}: ${vector.name}: step ${i} (${op}) differs at ${difference}`);
         outcomes.push(actual);
       }
       results.push([vector.name, outcomes]);
       await store.close();
-      await Mneme.destroy({ backend, namespace });
+      await destroy(namespace);
     }
   }
   return { results, failures };
+}
+
+/** JSON with object keys sorted, so outcomes compare by value, not key order. */
+export function canonical(value) {
+  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+}
+
+/**
+ * Where a host's outcomes differ from the native host's (`native`: the JSON the Rust
+ * conformance test writes to target/tmp/conformance-native.json), one line each.
+ */
+export function differences(results, native, host) {
+  if (results.length !== native.length) return [`${results.length} vectors ran on ${host}, the native host ran ${native.length}`];
+  const found = [];
+  for (const [i, [name, outcomes]] of results.entries()) {
+    const [got, expected] = [canonical(outcomes), canonical(native[i][1])];
+    if (native[i][0] !== name) found.push(`vector ${i} is ${name} on ${host} and ${native[i][0]} natively`);
+    else if (got !== expected) found.push(`${name}: the outcomes on ${host} differ from the native host's\n${host}: ${got.slice(0, 1500)}\nnative: ${expected.slice(0, 1500)}`);
+  }
+  return found;
 }

@@ -1,4 +1,5 @@
-// The few lines every Node test script here shares (web/test/run.mjs, clients/run.mjs):
+// The few lines every Node test script here shares (web/test/run.mjs, clients/run.mjs,
+// host-node/test/run.mjs):
 // run named async tests one after another, report each, and end with the count.
 let failed = 0;
 

@@ -1,0 +1,358 @@
+// Mneme's `storage` import on node:fs, synchronous (Node 20 has no JSPI, so the
+// component's imports cannot await). The same files, the same guarantees and the same
+// lock files as the `mneme` CLI's storage (host-native/src/fs_storage.rs), so a Node
+// process and a `mneme` process can share one folder:
+//
+// - append: one write at the old end, then fdatasync; a failed write is cut back out,
+//   so no partial line is left to fuse with the next one.
+// - replace: temp file, write, fdatasync, size check, rename, folder fsync.
+// - rename: hard link then unlink, so an existing target is never overwritten.
+// - lock: flock(2) on `.mneme/locks/<name>.lock`, the call the CLI makes (through
+//   koffi, as node:fs has none); the kernel drops it when a process dies.
+//
+// Keys arrive checked by the core's rules (the component checks each key before it
+// calls out); this module adds what is the host's own: `.mneme/` is reserved, and a
+// path that would resolve outside the root is refused whatever the key says.
+//
+// Errors are thrown as the WIT `storage-error` variant, `{tag, val}`, which jco passes
+// to the component as the import's `err`.
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { createRequire } from "node:module";
+
+const RESERVED_DIR = ".mneme";
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+let flockCall;
+/** flock(2) from the C library, loaded on the first lock. */
+function flock(fd, operation) {
+  if (!flockCall) {
+    const koffi = createRequire(import.meta.url)("koffi");
+    const libc = koffi.load(process.platform === "darwin" ? "libc.dylib" : "libc.so.6");
+    flockCall = { call: libc.func("int flock(int, int)"), errno: koffi.errno };
+  }
+  const result = flockCall.call(fd, operation);
+  return result === 0 ? 0 : flockCall.errno();
+}
+const EWOULDBLOCK = 11;
+const EINTR = 4;
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** Blocks the thread for `ms` milliseconds: the imports are synchronous, so waiting for a lock must be too. */
+function sleep(ms) {
+  Atomics.wait(pause, 0, 0, ms);
+}
+
+/** A storage error as the component expects it thrown. */
+export class StorageFailure {
+  constructor(tag, val) {
+    this.tag = tag;
+    this.val = val;
+  }
+  get kind() {
+    return this.tag;
+  }
+}
+
+function failure(key, error) {
+  switch (error?.code) {
+    case "ENOENT":
+    case "ENOTDIR":
+      return new StorageFailure("not-found", key);
+    case "EEXIST":
+      return new StorageFailure("already-exists", key);
+    case "ENOSPC":
+    case "EDQUOT":
+      return new StorageFailure("quota-exceeded", key);
+    case "EROFS":
+      return new StorageFailure("read-only", key);
+    default:
+      return new StorageFailure("io", { key, message: String(error?.message ?? error) });
+  }
+}
+
+/** Runs `action`, turning a node:fs error into the storage error for `key`. */
+function io(key, action) {
+  try {
+    return action();
+  } catch (error) {
+    if (error instanceof StorageFailure) throw error;
+    throw failure(key, error);
+  }
+}
+
+function writeAll(fd, data) {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+}
+
+let tempCounter = 0;
+
+export class FsStorage {
+  /**
+   * Files under `root`. `durability`: "fsync" (an acknowledged write survives a power
+   * cut) or "buffered" (survives a crash of the process). `lockTimeoutMs`: how long
+   * `lock` waits for another holder before failing with `locked`.
+   */
+  constructor(root, { durability = "fsync", lockTimeoutMs = 30_000, readOnly = false } = {}) {
+    if (typeof root !== "string" || root === "") throw new TypeError("the store's root must be a folder path");
+    if (durability !== "fsync" && durability !== "buffered") throw new TypeError(`durability must be "fsync" or "buffered", not ${JSON.stringify(durability)}`);
+    this.root = resolve(root);
+    this.durable = durability === "fsync";
+    this.lockTimeoutMs = lockTimeoutMs;
+    this.readOnly = readOnly;
+    this.held = new Map();
+  }
+
+  path(key) {
+    if (key.split("/")[0] === RESERVED_DIR) throw new StorageFailure("invalid-key", { key, reason: "`.mneme/` is reserved for Mneme's own files" });
+    const path = resolve(this.root, key);
+    if (!path.startsWith(this.root + sep)) throw new StorageFailure("invalid-key", { key, reason: "the key names a path outside the store" });
+    return path;
+  }
+
+  writable(key) {
+    const path = this.path(key);
+    if (this.readOnly) throw new StorageFailure("read-only", key);
+    return path;
+  }
+
+  sync(fd) {
+    if (this.durable) fdatasyncSync(fd);
+  }
+
+  syncFolder(folder) {
+    if (!this.durable) return;
+    const fd = openSync(folder, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  list(prefix) {
+    const at = prefix.lastIndexOf("/");
+    const folderKey = at < 0 ? "" : prefix.slice(0, at);
+    let start = this.root;
+    if (folderKey !== "") {
+      try {
+        start = this.path(folderKey);
+      } catch {
+        return [];
+      }
+    }
+    const found = [];
+    const seen = new Set();
+    const walk = (folder, base, depth) => {
+      let names;
+      try {
+        names = readdirSync(folder);
+      } catch (error) {
+        if (error.code === "ENOENT" || error.code === "ENOTDIR") return;
+        throw failure(prefix, error);
+      }
+      for (const name of names) {
+        if (base === "" && name === RESERVED_DIR) continue;
+        const key = base + name;
+        let stat;
+        try {
+          stat = statSync(join(folder, name), { bigint: true });
+        } catch {
+          continue;
+        }
+        if (stat.isDirectory()) {
+          const sub = `${key}/`;
+          const id = `${stat.dev}:${stat.ino}`;
+          if ((sub.startsWith(prefix) || prefix.startsWith(sub)) && !seen.has(id) && depth < 64) {
+            seen.add(id);
+            walk(join(folder, name), sub, depth + 1);
+            seen.delete(id);
+          }
+        } else if (key.startsWith(prefix)) {
+          found.push({ key, size: stat.size });
+        }
+      }
+    };
+    walk(start, folderKey === "" ? "" : `${folderKey}/`, 0);
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  read(key, offset, len) {
+    const path = this.path(key);
+    return io(key, () => {
+      const fd = openSync(path, "r");
+      try {
+        const stat = fstatSync(fd);
+        if (stat.isDirectory()) throw new StorageFailure("not-found", key);
+        const start = Number(offset);
+        if (start >= stat.size) return new Uint8Array(0);
+        const want = Math.min(stat.size - start, len === undefined ? Infinity : Number(len));
+        const data = new Uint8Array(want);
+        let got = 0;
+        while (got < want) {
+          const n = readSync(fd, data, got, want - got, start + got);
+          if (n === 0) break;
+          got += n;
+        }
+        return got === want ? data : data.subarray(0, got);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  append(key, data) {
+    const path = this.writable(key);
+    return io(key, () => {
+      let fd;
+      let created = false;
+      try {
+        fd = openSync(path, "ax");
+        created = true;
+      } catch (error) {
+        if (error.code === "ENOENT") {
+          mkdirSync(dirname(path), { recursive: true });
+          fd = openSync(path, "ax");
+          created = true;
+        } else if (error.code === "EEXIST") {
+          fd = openSync(path, "a");
+        } else {
+          throw error;
+        }
+      }
+      try {
+        const oldSize = fstatSync(fd).size;
+        try {
+          writeAll(fd, data);
+          this.sync(fd);
+        } catch (error) {
+          // The call must be atomic: take back what landed, so no partial line stays.
+          try {
+            if (created) unlinkSync(path);
+            else ftruncateSync(fd, oldSize);
+          } catch (undo) {
+            throw failure(key, new Error(`${error.message}; undoing the partial write failed too: ${undo.message}`));
+          }
+          throw error;
+        }
+        if (created) this.syncFolder(dirname(path));
+        return BigInt(oldSize + data.length);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  replace(key, data, expectedSize) {
+    const path = this.writable(key);
+    const folder = dirname(path);
+    io(key, () => mkdirSync(folder, { recursive: true }));
+    const temp = join(folder, `.${path.slice(folder.length + 1)}.tmp-${process.pid}-${tempCounter++}`);
+    try {
+      io(key, () => {
+        const fd = openSync(temp, "w");
+        try {
+          writeAll(fd, data);
+          this.sync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        // Checked as late as possible, right before the rename (see the CLI's storage).
+        if (expectedSize !== undefined && BigInt(statSync(path).size) !== BigInt(expectedSize)) throw new StorageFailure("changed", key);
+        renameSync(temp, path);
+      });
+    } catch (error) {
+      try {
+        unlinkSync(temp);
+      } catch {}
+      throw error;
+    }
+    io(key, () => this.syncFolder(folder));
+  }
+
+  truncate(key, len, expectedSize) {
+    const path = this.writable(key);
+    io(key, () => {
+      const fd = openSync(path, "r+");
+      try {
+        const size = BigInt(fstatSync(fd).size);
+        if (size !== BigInt(expectedSize)) throw new StorageFailure("changed", key);
+        if (size > BigInt(len)) {
+          ftruncateSync(fd, Number(len));
+          this.sync(fd);
+        }
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  remove(key) {
+    const path = this.writable(key);
+    io(key, () => unlinkSync(path));
+    // Temp files of replacements a crash interrupted go with the object.
+    const folder = dirname(path);
+    const stale = `.${path.slice(folder.length + 1)}.tmp-`;
+    try {
+      for (const name of readdirSync(folder)) if (name.startsWith(stale)) unlinkSync(join(folder, name));
+    } catch {}
+    io(key, () => this.syncFolder(folder));
+  }
+
+  rename(from, to) {
+    const fromPath = this.writable(from);
+    const toPath = this.writable(to);
+    io(from, () => {
+      if (!statSync(fromPath).isFile()) throw new StorageFailure("not-found", from);
+    });
+    io(to, () => {
+      mkdirSync(dirname(toPath), { recursive: true });
+      // A hard link fails if `to` exists, atomically: never an overwrite.
+      linkSync(fromPath, toPath);
+    });
+    io(from, () => unlinkSync(fromPath));
+    io(to, () => this.syncFolder(dirname(toPath)));
+    io(from, () => this.syncFolder(dirname(fromPath)));
+  }
+
+  lock(name) {
+    this.path(name);
+    if (this.readOnly) throw new StorageFailure("read-only", name);
+    if (this.held.has(name)) throw new StorageFailure("locked", name);
+    const path = join(this.root, RESERVED_DIR, "locks", `${name}.lock`);
+    const fd = io(name, () => {
+      mkdirSync(dirname(path), { recursive: true });
+      return openSync(path, "a");
+    });
+    const deadline = Date.now() + this.lockTimeoutMs;
+    let wait = 0.2;
+    for (;;) {
+      const errno = flock(fd, LOCK_EX | LOCK_NB);
+      if (errno === 0) break;
+      if (errno === EINTR) continue;
+      if (errno !== EWOULDBLOCK || Date.now() >= deadline) {
+        closeSync(fd);
+        if (errno === EWOULDBLOCK) throw new StorageFailure("locked", name);
+        throw new StorageFailure("io", { key: name, message: `flock failed with errno ${errno}` });
+      }
+      sleep(wait);
+      wait = Math.min(wait * 2, 20);
+    }
+    this.held.set(name, fd);
+  }
+
+  unlock(name) {
+    const fd = this.held.get(name);
+    if (fd === undefined) return;
+    this.held.delete(name);
+    flock(fd, LOCK_UN);
+    closeSync(fd);
+  }
+
+  /** Releases every lock this storage holds (a closing store). */
+  close() {
+    for (const name of [...this.held.keys()]) this.unlock(name);
+  }
+}

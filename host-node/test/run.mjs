@@ -1,0 +1,182 @@
+// The Node host's tests: the conformance vectors through the jco-transpiled component
+// (outcomes compared with the native host's), the core's storage contract on FsStorage,
+// errors worded by the core, and a Node process and `mneme` CLI processes writing one
+// session at once through the same locks.
+//
+// Run by `cargo xtask test` after `cargo test` (which writes the native outcomes and
+// builds target/release/mneme) and the web build (whose module runs the contract).
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { differences, runVectors } from "../../tests/js/conformance.js";
+import { assert, finish, test } from "../../tests/js/runner.mjs";
+import { FsStorage, Mneme, MnemeError } from "../js/mneme.js";
+import { StorageFailure } from "../js/storage.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, "target");
+const NATIVE = process.env.MNEME_NATIVE_OUTCOMES ?? join(TARGET, "tmp/conformance-native.json");
+const MNEME = process.env.MNEME_BIN ?? join(TARGET, "release/mneme");
+const scratch = mkdtempSync(join(tmpdir(), "mneme-node-"));
+
+/** Runs a process to its end; resolves with its exit code, stdout and stderr. */
+function run(program, args, { onOutput } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      onOutput?.(stdout);
+    });
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+try {
+  await test("conformance vectors through the jco-transpiled component on node:fs", async () => {
+    const { results, failures } = await runVectors({
+      Mneme,
+      open: (name, limits) => Mneme.open({ root: join(scratch, name), ...limits }),
+      destroy: async (name) => rmSync(join(scratch, name), { recursive: true, force: true }),
+      read: async (file) => JSON.parse(readFileSync(join(ROOT, "tests/vectors", file), "utf8")),
+    });
+    assert(failures.length === 0, failures.join("\n"));
+    assert(existsSync(NATIVE), `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);
+    const differ = differences(results, JSON.parse(readFileSync(NATIVE, "utf8")), "Node");
+    assert(differ.length === 0, differ.join("\n"));
+  });
+
+  await test("FsStorage keeps the core's storage contract (two handles on one folder)", async () => {
+    // The contract suite is the core's (mneme_core::storage::contract), run here through
+    // the browser build's module, which drives any JavaScript storage with promises.
+    const web = await import("../../web/pkg/mneme_web.js");
+    web.initSync({ module: readFileSync(join(ROOT, "web/pkg/mneme_web_bg.wasm")) });
+    const folder = join(scratch, "contract");
+    const handle = () => {
+      const storage = new FsStorage(folder, { lockTimeoutMs: 50 });
+      const wrap = (op) => async (...args) => {
+        try {
+          const result = storage[op](...args);
+          if (typeof result === "bigint") return Number(result);
+          return Array.isArray(result) ? result.map(({ key, size }) => ({ key, size: Number(size) })) : result;
+        } catch (error) {
+          if (!(error instanceof StorageFailure)) throw error;
+          const detail = typeof error.val === "object" ? error.val : { key: error.val };
+          throw { kind: error.tag, key: detail.key, message: detail.reason ?? detail.message ?? error.tag };
+        }
+      };
+      return Object.fromEntries(["list", "read", "append", "replace", "truncate", "remove", "rename", "lock", "unlock"].map((op) => [op, wrap(op)]));
+    };
+    const failures = JSON.parse(await web.storageContract(handle(), handle()));
+    assert(failures.length === 0, `the contract broke:\n${failures.join("\n")}`);
+  });
+
+  await test("errors are MnemeErrors with the core's kind and words; bad arguments never trap", async () => {
+    const store = await Mneme.open({ root: join(scratch, "errors") });
+    const refused = async (promise, kind, words) => {
+      try {
+        await promise;
+      } catch (error) {
+        assert(error instanceof MnemeError, `expected a MnemeError, got ${error}`);
+        assert(error.kind === kind, `expected ${kind}, got ${error.kind}: ${error.message}`);
+        assert(error.message.includes(words), `the message "${error.message}" does not say "${words}"`);
+        return;
+      }
+      throw new Error(`expected ${kind}, but the call succeeded`);
+    };
+    await refused(store.load("nope"), "session-not-found", "list the store's sessions");
+    await refused(store.append("a/b", { role: "user", text: "x" }), "invalid-session-id", "a/b");
+    await refused(store.append("s", { role: "user", text: 5 }), "invalid-argument", "text must be a string");
+    await refused(store.append("s", { role: "user", text: "x", now: 1.5 }), "invalid-argument", "now must be a whole number");
+    await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
+    // The instance survived every refusal: it still writes.
+    const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
+    assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
+    const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
+    await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");
+    assert((await readOnly.list()).sessions.length === 1, "a read-only store still reads");
+    await store.close();
+    await readOnly.close();
+  });
+
+  await test("compact drives the core's run: rolling summaries from the caller's summariser, a failure recorded", async () => {
+    const store = await Mneme.open({ root: join(scratch, "compact") });
+    for (const id of ["ok", "failing"]) {
+      for (let i = 0; i < 30; i++) await store.append(id, { role: i % 2 ? "assistant" : "user", text: `${"word ".repeat(400)}${i}`, cwd: "/w" });
+    }
+    const settings = { context_window: 8000, keep: { recent_tokens: 2000 } };
+    const prompts = [];
+    const done = await store.compact("ok", { settings, mode: "manual", summarize: async (prompt, maxTokens) => (prompts.push(prompt), `summary in ${maxTokens} tokens`) });
+    assert(done.plan.steps.length > 1 && prompts.length === done.plan.steps.length, `${prompts.length} requests for ${done.plan.steps.length} steps`);
+    assert(done.applied?.action === "summarize" && done.failure === null, JSON.stringify(done));
+    const context = await store.context("ok");
+    assert(context.compacted && context.messages[0].text.includes("summary in"), JSON.stringify(context.messages[0]));
+    const failed = await store.compact("failing", { settings, mode: "manual", summarize: async () => { throw new Error("the model is down"); } });
+    assert(failed.applied === null && failed.failure === "the model is down", JSON.stringify(failed));
+    assert(!(await store.context("failing")).compacted, "a failed compaction changed the session");
+    await store.close();
+  });
+
+  await test("a Node process and `mneme` CLI processes append to one session at once: every line, one chain", async () => {
+    assert(existsSync(MNEME), `no mneme binary at ${MNEME}: build it with \`cargo build --release -p mneme-host\``);
+    const folder = join(scratch, "shared");
+    const [nodeWrites, cliWrites] = [200, 200];
+    const writer = fileURLToPath(new URL("./writer.mjs", import.meta.url));
+    let started;
+    const ready = new Promise((resolve) => (started = resolve));
+    const node = run(process.execPath, [writer, folder, "shared", String(nodeWrites)], { onOutput: (out) => out.includes("ready") && started() });
+    // A writer that dies before it is ready must not leave the CLI waiting.
+    node.then(started, started);
+    const cli = (async () => {
+      await ready;
+      for (let i = 0; i < cliWrites; i++) {
+        const { code, stderr } = await run(MNEME, ["--root", folder, "append", "shared", "--role", "user", "--text", `cli ${i}`, "--cwd", "/w"]);
+        if (code !== 0) throw new Error(`mneme append failed (${code}): ${stderr}`);
+      }
+    })();
+    const [{ code, stderr }] = await Promise.all([node, cli]);
+    assert(code === 0, `the Node writer failed (${code}): ${stderr}`);
+    const store = await Mneme.open({ root: folder });
+    const { messages } = await store.context("shared");
+    // Had a lock not excluded the other process, two appends would have read the same
+    // newest entry and forked the session: the main chain would be shorter.
+    assert(messages.length === nodeWrites + cliWrites, `the main chain has ${messages.length} messages, ${nodeWrites + cliWrites} were written`);
+    for (const who of ["node", "cli"]) {
+      const mine = messages.filter((m) => m.text.startsWith(`${who} `)).map((m) => Number(m.text.split(" ")[1]));
+      assert(mine.every((n, i) => n === i), `${who}'s messages are out of order or missing: ${mine.join(",")}`);
+    }
+    const switches = messages.filter((m, i) => i > 0 && m.text.split(" ")[0] !== messages[i - 1].text.split(" ")[0]).length;
+    assert(switches >= 2, `the writers did not overlap (the session switches writer ${switches} times), so this run proved nothing`);
+    console.log(`     the session switches between the Node and the CLI writers ${switches} times`);
+    const report = await store.check("shared");
+    assert(report.load.skipped.length === 0 && report.dangling_parents.length === 0 && !report.load.torn_tail, JSON.stringify(report));
+    await store.close();
+  });
+
+  await test("a session Node holds makes a `mneme` CLI append wait until Node releases it", async () => {
+    const folder = join(scratch, "held");
+    const store = await Mneme.open({ root: folder });
+    await store.append("held", { role: "user", text: "first", cwd: "/w" });
+    await store.hold("held");
+    const started = Date.now();
+    const cli = run(MNEME, ["--root", folder, "append", "held", "--role", "user", "--text", "from the CLI"]);
+    const holdMs = 1500;
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+    const before = await store.context("held");
+    await store.release("held");
+    const { code, stderr } = await cli;
+    assert(code === 0, `mneme append failed (${code}): ${stderr}`);
+    assert(before.messages.length === 1, `the CLI wrote while Node held the session: ${JSON.stringify(before.messages)}`);
+    assert(Date.now() - started >= holdMs, "the CLI finished before Node released the session");
+    assert((await store.context("held")).messages.length === 2, "the CLI's append is missing after the release");
+    await store.close();
+  });
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+finish("Node host");
