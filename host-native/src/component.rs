@@ -12,7 +12,7 @@ use mneme_core::{
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
 
-use crate::{Error, FsStorage};
+use crate::{Error, HostStorage};
 
 wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 
@@ -26,7 +26,7 @@ pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.com
 
 /// Host state: the storage the component's imports are served from.
 struct HostState {
-    storage: FsStorage,
+    storage: HostStorage,
 }
 
 impl types::Host for HostState {}
@@ -85,8 +85,8 @@ impl Runtime {
     }
 
     /// A fresh instance of the component whose storage is `storage`.
-    pub fn instantiate(&self, storage: FsStorage, limits: Limits) -> Result<ComponentEngine, Error> {
-        let mut store = Store::new(&self.engine, HostState { storage });
+    pub fn instantiate(&self, storage: impl Into<HostStorage>, limits: Limits) -> Result<ComponentEngine, Error> {
+        let mut store = Store::new(&self.engine, HostState { storage: storage.into() });
         // wasmtime caps what one call may hand the host at 128 MiB, a guard against a
         // hostile guest. This guest is Mneme's own, and a session's context or load is
         // as large as the session: any session the core accepts must come back.

@@ -15,7 +15,7 @@ use mneme_host::core::{
     NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
-use mneme_host::{Engine, Error, FsStorage, Runtime};
+use mneme_host::{Engine, Error, FsStorage, HostStorage, PgStorage, Runtime};
 
 #[derive(Parser)]
 #[command(name = "mneme", version, about = "Session and memory engine for LLM agents", long_about = LONG_ABOUT)]
@@ -43,6 +43,9 @@ struct StoreArgs {
     /// Read a Claude Code home (such as ~/.claude) as the store, read-only
     #[arg(long, global = true, value_name = "DIR")]
     claude_home: Option<PathBuf>,
+    /// A PostgreSQL database as the store (postgres://user:password@host/db, or libpq's `host=… dbname=…`): sessions and memory live in its `mneme` schema, shared by every process on every machine that names it
+    #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["root", "claude_home"])]
+    store: Option<String>,
     /// How to run the core: inside the WebAssembly component, or linked natively
     #[arg(long, global = true, value_enum, default_value_t = EngineKind::Component)]
     engine: EngineKind,
@@ -765,20 +768,23 @@ fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
     engine(args.engine, storage(args)?, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
 }
 
-fn storage(args: &StoreArgs) -> Result<FsStorage, String> {
+fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
+    if let Some(url) = &args.store {
+        return PgStorage::open(url, mneme_postgres::DEFAULT_SCHEMA).map(Into::into).map_err(|e| e.to_string());
+    }
     Ok(match (&args.claude_home, &args.root) {
         (Some(home), _) => {
             if !home.join("projects").is_dir() {
                 return Err(format!("{} has no projects/ folder; is it a Claude Code home such as ~/.claude?", home.display()));
             }
-            FsStorage::read_only(home)
+            FsStorage::read_only(home).into()
         }
-        (None, Some(root)) => FsStorage::new(root),
-        (None, None) => FsStorage::new(default_root()?),
+        (None, Some(root)) => FsStorage::new(root).into(),
+        (None, None) => FsStorage::new(default_root()?).into(),
     })
 }
 
-fn engine(kind: EngineKind, storage: FsStorage, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {
+fn engine(kind: EngineKind, storage: impl Into<HostStorage>, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {
     Ok(match kind {
         EngineKind::Native => mneme_host::native(storage, limits),
         EngineKind::Component => Box::new(Runtime::new().and_then(|rt| rt.instantiate(storage, limits)).map_err(|e| e.to_string())?),

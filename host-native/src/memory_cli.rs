@@ -8,7 +8,7 @@ use std::io::{BufRead, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use mneme_host::FsStorage;
+use mneme_host::HostStorage;
 use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::Caps;
@@ -234,7 +234,7 @@ impl From<LinkArg> for LinkKind {
     }
 }
 
-pub fn run(storage: FsStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
+pub fn run(storage: HostStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
     let cwd = match &args.cwd {
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
@@ -449,7 +449,7 @@ struct QueryLine {
     query: String,
 }
 
-fn recall_many(store: &Store<FsStorage>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
+fn recall_many(store: &Store<HostStorage>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
     let reader = open_lines(path)?;
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -494,7 +494,7 @@ struct ImportLine {
 /// loses at most the batch in flight (what was written stays, and is reported).
 const IMPORT_BATCH: usize = 1000;
 
-fn import(store: &Store<FsStorage>, scope: &Scope, path: &Path, now_ms: i64, json: bool) -> CliResult {
+fn import(store: &Store<HostStorage>, scope: &Scope, path: &Path, now_ms: i64, json: bool) -> CliResult {
     let reader = open_lines(path)?;
     let mut batch = Vec::new();
     let mut imported = 0usize;

@@ -525,3 +525,42 @@ fn memory_recall_reads_a_claude_code_home_without_writing_to_it() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!memdir.join(".mneme").exists(), "nothing was written into the Claude Code home");
 }
+
+#[test]
+fn a_postgres_store_is_shared_by_every_process_that_names_it() {
+    let cluster = mneme_postgres::cluster::Cluster::start().expect("start a PostgreSQL cluster");
+    let url = cluster.url();
+    for (engine, text) in [("component", "from the component"), ("native", "from the native core")] {
+        stdout(&mneme(&["--store", &url, "--engine", engine, "append", "shared", "--role", "user", "--text", text, "--cwd", "/w"]));
+    }
+    let listed: Value = serde_json::from_str(&stdout(&mneme(&["--store", &url, "sessions", "list", "--json"]))).expect("JSON");
+    assert_eq!(listed[0]["id"], "shared", "{listed}");
+    assert_eq!(listed[0]["messages"], 2, "{listed}");
+    let context: Value = serde_json::from_str(&stdout(&mneme(&["--store", &url, "context", "shared", "--json"]))).expect("JSON");
+    assert!(context.to_string().contains("from the native core"), "{context}");
+    stdout(&mneme(&[
+        "--store",
+        &url,
+        "memory",
+        "--project",
+        "p",
+        "add",
+        "--name",
+        "Deploys",
+        "--type",
+        "project",
+        "--description",
+        "how we deploy",
+        "--body",
+        "blue-green on fridays",
+    ]));
+    let recalled = stdout(&mneme(&["--store", &url, "memory", "--project", "p", "recall", "how do we deploy"]));
+    assert!(recalled.contains("deploys") && recalled.contains("how we deploy"), "{recalled}");
+
+    let refused = mneme(&["--store", "postgres://nobody@127.0.0.1:1/none", "sessions", "list"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("cannot open the store in postgres://nobody@127.0.0.1:1/none"), "{said}");
+    let both = mneme(&["--store", &url, "--root", "/tmp/x", "sessions", "list"]);
+    assert!(!both.status.success(), "--store and --root together must be refused");
+}

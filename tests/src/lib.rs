@@ -298,26 +298,28 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod reference {
-    use super::*;
+/// Every vector on the core over [`mneme_core::InMemoryStorage`]: the reference
+/// outcomes other storages (PostgreSQL, ...) are held to, step for step.
+pub fn reference_outcomes() -> Vec<(String, Vec<Value>)> {
     use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
     use std::rc::Rc;
+    // The core is an engine for any error type that wraps its own: name it.
+    run_all::<Error, _>(|seed, limits| {
+        let storage = Rc::new(InMemoryStorage::new());
+        for (key, bytes) in seed {
+            block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
+        }
+        let listed = Rc::clone(&storage);
+        let keys =
+            Box::new(move |prefix: &str| block_on(listed.list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect());
+        Subject { engine: Store::with_limits(storage, limits), keys }
+    })
+}
 
+#[cfg(test)]
+mod reference {
     #[test]
     fn memory_storage_passes_every_vector() {
-        // The core is an engine for any error type that wraps its own: name it.
-        let results = run_all::<Error, _>(|seed, limits| {
-            let storage = Rc::new(InMemoryStorage::new());
-            for (key, bytes) in seed {
-                block_on(storage.append(key, bytes)).expect("memory storage accepts any key");
-            }
-            let listed = Rc::clone(&storage);
-            let keys = Box::new(move |prefix: &str| {
-                block_on(listed.list(prefix)).expect("memory storage lists").into_iter().map(|i| i.key).collect()
-            });
-            Subject { engine: Store::with_limits(storage, limits), keys }
-        });
-        assert!(results.len() >= 6);
+        assert!(super::reference_outcomes().len() >= 6);
     }
 }

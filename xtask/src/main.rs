@@ -16,7 +16,8 @@ commands:
               tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt); the
               real clients the tests resume Mneme's sessions in (clients/: Claude
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
-              toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi)
+              toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi);
+              Debian's postgresql for the PostgreSQL tests
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
@@ -27,6 +28,8 @@ commands:
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
               (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
+  bench-storage  the same sessions on a folder and on PostgreSQL (a throwaway local
+              cluster), side by side
   bench-recall  recall quality on LoCoMo (read from ../shared/benchmarks/locomo, never
               copied here) and recall speed
   web-bench   build the browser package and measure it in Chromium";
@@ -46,6 +49,11 @@ fn main() -> ExitCode {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
         }
         Some("bench") => setup().and_then(|()| bench(&args[1..])),
+        Some("bench-storage") => setup().and_then(|()| setup_hosts()).and_then(|()| {
+            let mut args_ = vec!["run", "--release", "--package", "mneme-bench", "--bin", "storage", "--"];
+            args_.extend(args[1..].iter().map(String::as_str));
+            run(&cargo(), &args_)
+        }),
         Some("bench-recall") => setup().and_then(|()| {
             let mut args_ = vec!["run", "--release", "--package", "mneme-bench", "--bin", "recall", "--"];
             args_.extend(args[1..].iter().map(String::as_str));
@@ -119,8 +127,6 @@ fn setup_web() -> Result<(), String> {
         run("npm", &["ci", "--prefix", "clients", "--no-audit", "--no-fund"])?;
     }
     if !std::path::Path::new(CHROMIUM).exists() {
-        let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
-        let apt = |args: &[&str]| if root { run("apt-get", args) } else { run("sudo", &[&["apt-get"], args].concat()) };
         apt(&["update", "-qq"])?;
         apt(&["install", "-y", "-qq", "chromium", "chromium-driver"])?;
     }
@@ -128,14 +134,26 @@ fn setup_web() -> Result<(), String> {
 }
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
-/// transpile the component, koffi for flock).
+/// transpile the component, koffi for flock); PostgreSQL's server binaries for the
+/// throwaway clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
+    let postgres = std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().any(|v| v.path().join("bin/initdb").exists());
+    if !postgres {
+        apt(&["update", "-qq"])?;
+        apt(&["install", "-y", "-qq", "postgresql"])?;
+    }
     if !std::path::Path::new("host-node/node_modules/@bytecodealliance/jco").is_dir()
         || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }
     Ok(())
+}
+
+/// Runs apt-get, through sudo unless this is root.
+fn apt(args: &[&str]) -> Result<(), String> {
+    let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
+    if root { run("apt-get", args) } else { run("sudo", &[&["apt-get"], args].concat()) }
 }
 
 /// What the fuzz smoke needs: the nightly toolchain (libFuzzer's instrumentation) and
