@@ -92,6 +92,15 @@ impl sessions::Guest for Component {
     fn check_bytes(data: Vec<u8>) -> sessions::CheckReport {
         core_::check_bytes(&data).mirror()
     }
+    fn storage_contract() -> Vec<String> {
+        core_::block_on(async {
+            match core_::Storage::list(&ImportedStorage, "").await {
+                Ok(keys) if keys.is_empty() => core_::storage::contract::run(&ImportedStorage, &ImportedStorage).await,
+                Ok(_) => alloc::vec!["the store is not empty: run the contract on a fresh, empty store".into()],
+                Err(error) => alloc::vec![alloc::format!("listing the store failed: {error}")],
+            }
+        })
+    }
     fn default_limits() -> sessions::Limits {
         core_::Limits::default().mirror()
     }

@@ -127,6 +127,9 @@ try {
     const folder = join(scratch, "shared");
     const [nodeWrites, cliWrites] = [200, 200];
     const writer = fileURLToPath(new URL("./writer.mjs", import.meta.url));
+    // The first `mneme` run after a build compiles the component (a second or two):
+    // done here, so the writers overlap.
+    assert((await run(MNEME, ["--root", folder, "sessions", "list"])).code === 0, "mneme sessions list failed");
     let started;
     const ready = new Promise((resolve) => (started = resolve));
     const node = run(process.execPath, [writer, folder, "shared", String(nodeWrites)], { onOutput: (out) => out.includes("ready") && started() });

@@ -8,6 +8,10 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// The wasm-bindgen CLI must be the exact version of the wasm-bindgen crate.
 const WASM_BINDGEN: &str = "0.2.130";
 const CHROMIUM: &str = "/usr/bin/chromium";
+/// The Python host's interpreter: a virtual environment with wasmtime-py, made by setup.
+const PYTHON: &str = "target/python/bin/python";
+/// wasmtime-py, pinned: the Python package relies on its value mapping (host-python/mneme).
+const WASMTIME_PY: &str = "50.0.1";
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -17,7 +21,8 @@ commands:
               real clients the tests resume Mneme's sessions in (clients/: Claude
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
               toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi);
-              Debian's postgresql for the PostgreSQL tests
+              wasmtime-py in a virtual environment (target/python); Debian's
+              postgresql for the PostgreSQL tests
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
@@ -134,9 +139,20 @@ fn setup_web() -> Result<(), String> {
 }
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
-/// transpile the component, koffi for flock); PostgreSQL's server binaries for the
-/// throwaway clusters of the PostgreSQL tests (Debian's `postgresql`).
+/// transpile the component, koffi for flock); a Python virtual environment in
+/// target/python with wasmtime-py; PostgreSQL's server binaries for the throwaway
+/// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
+    let wasmtime_py = || Command::new(PYTHON).args(["-c", "import wasmtime"]).output().is_ok_and(|o| o.status.success());
+    if !wasmtime_py() {
+        if run("python3", &["-m", "venv", "target/python"]).is_err() {
+            // Debian's python3 needs python3-venv for `-m venv`.
+            apt(&["update", "-qq"])?;
+            apt(&["install", "-y", "-qq", "python3-venv"])?;
+            run("python3", &["-m", "venv", "target/python"])?;
+        }
+        run("target/python/bin/pip", &["install", "-q", &format!("wasmtime=={WASMTIME_PY}")])?;
+    }
     let postgres = std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().any(|v| v.path().join("bin/initdb").exists());
     if !postgres {
         apt(&["update", "-qq"])?;
@@ -238,6 +254,8 @@ fn test() -> Result<(), String> {
     // vectors again, the contract (through web/pkg), and sharing a folder with the CLI.
     run("node", &["host-node/build.mjs"])?;
     run("node", &["host-node/test/run.mjs"])?;
+    // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
+    run(PYTHON, &["host-python/tests/run.py"])?;
     fuzz_smoke()?;
     eprintln!("xtask: every check passed");
     Ok(())

@@ -1,0 +1,515 @@
+"""Mneme in Python: durable agent sessions, run by the Mneme component under
+wasmtime-py, on a folder laid out like a Claude Code home (shared safely with the
+``mneme`` CLI and the Node package).
+
+    from mneme import Mneme
+    store = Mneme("./data")
+    store.append("chat-1", role="user", text="hello")
+    messages = store.context("chat-1")["messages"]
+
+Values are mneme-core's JSON forms as Python dicts and lists (snake_case keys, the
+shapes of the README's "JSON output" and of the browser and Node packages). Failures
+raise ``MnemeError`` whose ``kind`` is the core's (``session-not-found``,
+``storage/locked``, ...), with the message the core words.
+
+Each call costs about a millisecond in wasmtime-py's value reflection (see the
+README's Python table): prefer ``append_turn`` (a whole turn in one call) to many
+``append`` calls.
+"""
+
+import hashlib
+import json
+import os
+import time
+import uuid as uuids
+
+import wasmtime
+import wasmtime.component as wc
+from wasmtime.component import Record, Variant
+
+from . import _bytes
+from .storage import FsStorage, StorageFailure
+
+_bytes.install()
+
+__all__ = ["Mneme", "MnemeError", "FsStorage", "StorageFailure"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.dirname(os.path.dirname(_HERE))
+_STORAGE = "mneme:engine/storage@0.1.0"
+_SESSIONS = "mneme:engine/sessions@0.1.0"
+_COMPACTION = "mneme:engine/compaction@0.1.0"
+_GATES = "mneme:engine/gates@0.1.0"
+
+
+class MnemeError(Exception):
+    """A refused or failed call: ``kind`` is the core's error kind."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+# --- Values -------------------------------------------------------------------------
+#
+# wasmtime-py's value mapping, written down once. Records are objects with one
+# attribute per field, named as in the WIT (``parent-uuid``); enums are strings; options
+# are the value or None; lists of u8 are bytes. A variant (results and options
+# included) is passed *untagged* (the bare payload, None for a case without one) when
+# its cases' payloads have distinct Python types, and as ``Variant(tag, payload)``
+# otherwise: ``result<entry, error>`` comes back as a Record or, on failure, the
+# ``error`` variant, which is itself tagged (several of its cases carry strings).
+# ``_to_wit`` and ``_from_wit`` follow the function's own types, so every call uses
+# the rule the same way; callers only ever see mneme-core's JSON.
+
+
+def _snake(name):
+    return name.replace("-", "_")
+
+
+def _case_of(variant_type, value):
+    """The case an (untagged or tagged) variant value is, and its payload."""
+    if variant_type._tagged():
+        return value.tag, value.payload
+    for name, payload_type in _cases(variant_type):
+        if payload_type is None:
+            if value is None:
+                return name, None
+            continue
+        classes = set()
+        payload_type.add_classes(classes)
+        if isinstance(value, tuple(classes)):
+            return name, value
+    raise TypeError(f"{value!r} is no case of the variant")
+
+
+def _cases(variant_type):
+    if isinstance(variant_type, wc.ResultType):
+        return [("ok", variant_type.ok), ("err", variant_type.err)]
+    if isinstance(variant_type, wc.OptionType):
+        return [("none", None), ("some", variant_type.payload)]
+    return variant_type.cases
+
+
+def _to_wit(value_type, value):
+    """mneme-core's JSON as a wasmtime-py value of ``value_type``."""
+    if isinstance(value_type, wc.RecordType):
+        record = Record()
+        for name, field_type in value_type.fields:
+            field = value.get(_snake(name)) if isinstance(value, dict) else None
+            setattr(record, name, _to_wit(field_type, field))
+        return record
+    if isinstance(value_type, wc.OptionType):
+        return None if value is None else _to_wit(value_type.payload, value)
+    if isinstance(value_type, wc.ListType):
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        return [_to_wit(value_type.element, item) for item in value]
+    if isinstance(value_type, wc.EnumType):
+        return value.replace("_", "-")
+    if isinstance(value_type, (wc.VariantType, wc.ResultType)):
+        # `{"case": payload}`, or `"case"` for a case without one.
+        tag, payload = next(iter(value.items())) if isinstance(value, dict) else (value, None)
+        tag = tag.replace("_", "-")
+        payload_type = dict(_cases(value_type))[tag]
+        lowered = None if payload_type is None else _to_wit(payload_type, payload)
+        return Variant(tag, lowered) if value_type._tagged() else lowered
+    return value
+
+
+def _from_wit(value_type, value):
+    """A wasmtime-py value of ``value_type`` as mneme-core's JSON."""
+    if isinstance(value_type, wc.RecordType):
+        return {_snake(name): _from_wit(field_type, getattr(value, name)) for name, field_type in value_type.fields}
+    if isinstance(value_type, wc.OptionType):
+        return None if value is None else _from_wit(value_type.payload, value)
+    if isinstance(value_type, wc.ListType):
+        if isinstance(value, bytes):
+            return value
+        return [_from_wit(value_type.element, item) for item in value]
+    if isinstance(value_type, wc.EnumType):
+        return _snake(value)
+    if isinstance(value_type, wc.VariantType):
+        tag, payload = _case_of(value_type, value)
+        payload_type = dict(_cases(value_type))[tag]
+        return _snake(tag) if payload_type is None else {_snake(tag): _from_wit(payload_type, payload)}
+    return value
+
+
+# --- The component ------------------------------------------------------------------
+
+_ENGINE = wasmtime.Engine()
+_COMPILED = {}
+
+
+def _component(path):
+    """The component at ``path``, compiled once per process and cached on disk (by its
+    bytes' hash) so later processes skip compiling it."""
+    if path in _COMPILED:
+        return _COMPILED[path]
+    with open(path, "rb") as file:
+        data = file.read()
+    cache_dir = os.environ.get("MNEME_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mneme")
+    cached = os.path.join(cache_dir, f"python-{wasmtime.__name__}-{hashlib.sha256(data).hexdigest()[:32]}.cwasm")
+    component = None
+    if os.path.exists(cached):
+        try:
+            component = wc.Component.deserialize_file(_ENGINE, cached)
+        except wasmtime.WasmtimeError:
+            component = None
+    if component is None:
+        component = wc.Component(_ENGINE, data)
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            partial = f"{cached}.{os.getpid()}"
+            with open(partial, "wb") as file:
+                file.write(component.serialize())
+            os.replace(partial, cached)
+        except OSError:
+            pass
+    _COMPILED[path] = component
+    return component
+
+
+def _default_component():
+    path = os.environ.get("MNEME_COMPONENT") or os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(_REPO, "target"), "mneme.component.wasm")
+    if not os.path.exists(path):
+        raise MnemeError("invalid-argument", f"no Mneme component at {path}: build it with `cargo build --release -p mneme-host`, or set MNEME_COMPONENT")
+    return path
+
+
+def _serve(storage):
+    """The ``storage`` import's functions over ``storage``. A failure goes back as the
+    ``storage-error`` variant, which is the import result's (untagged) error case."""
+
+    def call(method, convert=lambda value: value):
+        def run(_store, *args):
+            try:
+                return convert(method(*args))
+            except StorageFailure as failure:
+                payload = failure.payload
+                if isinstance(payload, dict):
+                    record = Record()
+                    for name, field in payload.items():
+                        setattr(record, name, field)
+                    payload = record
+                return Variant(failure.tag, payload)
+
+        return run
+
+    def listing(items):
+        records = []
+        for key, size in items:
+            record = Record()
+            record.key = key
+            record.size = size
+            records.append(record)
+        return records
+
+    return {
+        "list": call(storage.list, listing),
+        "read": call(storage.read),
+        "append": call(storage.append),
+        "replace": call(storage.replace),
+        "truncate": call(storage.truncate),
+        "remove": call(storage.remove),
+        "rename": call(storage.rename),
+        "lock": call(storage.lock),
+        "unlock": call(storage.unlock),
+    }
+
+
+class _Instance:
+    """One instance of the component, its storage imports served by ``storage``."""
+
+    def __init__(self, storage, component_path):
+        self.store = wasmtime.Store(_ENGINE)
+        linker = wc.Linker(_ENGINE)
+        with linker.root() as root:
+            with root.add_instance(_STORAGE) as imports:
+                for name, function in _serve(storage).items():
+                    imports.add_func(name, function)
+        self.instance = linker.instantiate(self.store, _component(component_path))
+        self.functions = {}
+
+    def function(self, interface, name):
+        key = (interface, name)
+        if key not in self.functions:
+            parent = self.instance.get_export_index(self.store, interface)
+            index = self.instance.get_export_index(self.store, name, parent)
+            function = self.instance.get_func(self.store, index)
+            kind = function.type(self.store)
+            self.functions[key] = (function, [t for _, t in kind.params], kind.result)
+        return self.functions[key]
+
+    def raw(self, interface, name, *args):
+        """Calls with wasmtime-py values; returns its value as is."""
+        function, _, _ = self.function(interface, name)
+        result = function(self.store, *args)
+        function.post_return(self.store)
+        return result
+
+    def call(self, interface, name, *args):
+        """Calls with mneme-core's JSON (resources as they are); returns JSON, or raises
+        MnemeError for an ``err``."""
+        function, params, result_type = self.function(interface, name)
+        lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg) for t, arg in zip(params, args)]
+        result = function(self.store, *lowered)
+        function.post_return(self.store)
+        if isinstance(result_type, wc.ResultType):
+            tag, payload = _case_of(result_type, result)
+            if tag == "err":
+                explained = self.raw(_SESSIONS, "explain", payload)
+                raise MnemeError(explained.kind, explained.message)
+            return None if result_type.ok is None else _from_wit(result_type.ok, payload)
+        return None if result_type is None else _from_wit(result_type, result)
+
+
+_tools = None
+
+
+def _utility():
+    """An instance for calls that need no store (``check_bytes``); its storage refuses everything."""
+    global _tools
+    if _tools is None:
+
+        class Refusing:
+            def __getattr__(self, operation):
+                def refuse(key, *_):
+                    raise StorageFailure("io", {"key": str(key), "message": f"no storage behind {operation}"})
+
+                return refuse
+
+        _tools = _Instance(Refusing(), _default_component())
+    return _tools
+
+
+def _now():
+    return int(time.time() * 1000)
+
+
+def _text(name, value):
+    if not isinstance(value, str):
+        raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _int(name, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise MnemeError("invalid-argument", f"{name} must be a whole number, not {type(value).__name__}")
+    return value
+
+
+def _overlay(defaults, settings):
+    """The core's defaults (as JSON) overlaid with what the caller set."""
+    if settings is None:
+        return defaults
+    if not isinstance(settings, dict):
+        raise MnemeError("invalid-argument", "settings must be a dict")
+    return {**defaults, **settings}
+
+
+class Mneme:
+    """A store in the folder ``root`` (created on the first write).
+
+    ``durability``: "fsync" (default; an acknowledged write survives a power cut) or
+    "buffered". ``read_only``: refuse every write. ``storage``: a storage of your own
+    with FsStorage's methods. ``part_bytes`` / ``total_bytes``: size limits (0: the
+    core's defaults)."""
+
+    def __init__(self, root=None, *, storage=None, part_bytes=0, total_bytes=0, lock_timeout=30.0, durability="fsync", read_only=False, component=None):
+        if storage is None:
+            if not isinstance(root, (str, os.PathLike)):
+                raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
+            storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)
+        self.storage = storage
+        self._instance = _Instance(storage, component or _default_component())
+        defaults = self._instance.call(_SESSIONS, "default-limits")
+        limits = {"part_bytes": _int("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _int("total_bytes", total_bytes) or defaults["total_bytes"]}
+        self._store = self._instance.call(_SESSIONS, "[constructor]store", limits)
+
+    def _method(self, name, *args):
+        return self._instance.call(_SESSIONS, f"[method]store.{name}", self._store, *args)
+
+    def close(self):
+        """Gives back the sessions it holds and the locks its storage took."""
+        try:
+            if self._store is not None:
+                self._store.drop(self._instance.store)
+                self._store = None
+        finally:
+            close = getattr(self.storage, "close", None)
+            if close:
+                close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
+
+    # Sessions
+
+    def append(self, id, role, text, cwd="/", uuid=None, now=None):
+        """Appends a message; a new session is filed under the project of ``cwd``."""
+        entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _int("now", _now() if now is None else now), "role": _text("role", role), "text": _text("text", text), "cwd": _text("cwd", cwd)}
+        return self._method("append", _text("id", id), entry)
+
+    def append_turn(self, id, messages, provider="anthropic", cwd="/", uuid=None, now=None, parent=None, agent=None):
+        """Appends a turn in one write (all of it or nothing): one message or a list,
+        in Anthropic's shape or OpenAI's (``provider="openai"``). ``parent`` rewinds;
+        ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript."""
+        turn = {
+            "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
+            "now_ms": _int("now", _now() if now is None else now),
+            "cwd": _text("cwd", cwd),
+            "provider": _text("provider", provider),
+            "messages": json.dumps(messages),
+            "parent": parent,
+            "agent": agent,
+        }
+        return self._method("append-turn", _text("id", id), turn)
+
+    def provider_context(self, id, provider="anthropic", injections=()):
+        """What to send a model next: ``{provider, body, messages, compacted, tokens, interrupted}``."""
+        return self._method("provider-context", _text("id", id), _text("provider", provider), list(injections))
+
+    def branches(self, id):
+        return self._method("branches", _text("id", id))
+
+    def usage(self, id, prices=None):
+        return self._method("usage", _text("id", id), prices)
+
+    def fork(self, id, from_=None, to=None, now=None):
+        return self._method("fork", _text("id", id), from_, _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
+
+    def tombstone(self, id, uuid, now=None):
+        return self._method("tombstone", _text("id", id), _text("uuid", uuid), _int("now", _now() if now is None else now))
+
+    def load(self, id):
+        return self._method("load", _text("id", id))
+
+    def context(self, id):
+        return self._method("context", _text("id", id))
+
+    def list(self):
+        return self._method("list")
+
+    def check(self, id):
+        return self._method("check", _text("id", id))
+
+    def subagents(self, id):
+        return self._method("subagents", _text("id", id))
+
+    def remove(self, id):
+        return self._method("remove", _text("id", id))
+
+    def repair(self, id, now=None):
+        return self._method("repair", _text("id", id), _int("now", _now() if now is None else now))
+
+    def reopen(self, id):
+        self._method("reopen", _text("id", id))
+
+    def hold(self, id):
+        """Keeps a session open for writing until ``release`` (or ``close``): other
+        processes, the CLI included, wait, then fail with ``storage/locked``."""
+        return self._method("hold", _text("id", id))
+
+    def release(self, id):
+        return self._method("release", _text("id", id))
+
+    # Compaction
+
+    def _compaction(self, name, *args):
+        return self._instance.call(_COMPACTION, name, self._store, *args)
+
+    def plan_compaction(self, id, settings=None, mode="auto"):
+        """Plans a compaction; ``settings`` overlays the core's defaults."""
+        defaults = self._instance.call(_COMPACTION, "default-settings")
+        return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
+
+    def summarize_offline(self, id, plan):
+        return self._compaction("summarize-offline", _text("id", id), plan)
+
+    def apply_compaction(self, id, plan, summary, boundary=None, summary_uuid=None, now=None):
+        ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
+        return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _int("now", _now() if now is None else now))
+
+    def record_compaction_failure(self, id, reason, now=None):
+        return self._compaction("record-failure", _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
+
+    def compact(self, id, settings=None, mode="auto", summarize=None, boundary=None, summary_uuid=None, now=None):
+        """One compaction through the core's driver (the component's ``run``): plan;
+        have ``summarize(prompt, max_tokens)`` answer each request (or the offline
+        summary without it); apply; or record the failure (an exception or an empty
+        answer). Returns ``{plan, applied, failure}``."""
+        plan = self.plan_compaction(id, settings, mode)
+        run = self._instance.call(_COMPACTION, "[constructor]run", plan)
+        applied = None
+        try:
+            while True:
+                step = self._instance.call(_COMPACTION, "[method]run.next", run)
+                kind = step if isinstance(step, str) else next(iter(step))
+                if kind == "summarize":
+                    request = step["summarize"]
+                    if summarize is None:
+                        try:
+                            answer = {"ok": self.summarize_offline(id, plan)}
+                        except MnemeError as error:
+                            answer = {"err": str(error)}
+                        self._instance.call(_COMPACTION, "[method]run.handle-whole", run, answer)
+                        continue
+                    try:
+                        text = summarize(request["prompt"], request["max_tokens"])
+                        answer = {"ok": text} if isinstance(text, str) else {"err": "the summariser answered with something other than text"}
+                    except Exception as error:  # noqa: BLE001 - any failure of the caller's summariser is recorded, as the core expects
+                        answer = {"err": str(error)}
+                    self._instance.call(_COMPACTION, "[method]run.handle", run, answer)
+                elif kind == "apply":
+                    applied = self.apply_compaction(id, plan, step["apply"], boundary, summary_uuid, now)
+                    self._instance.call(_COMPACTION, "[method]run.finish", run)
+                elif kind == "record_failure":
+                    self.record_compaction_failure(id, step["record_failure"], now)
+                    self._instance.call(_COMPACTION, "[method]run.finish", run)
+                else:
+                    break
+            return {"plan": plan, "applied": applied, "failure": self._instance.call(_COMPACTION, "[method]run.failure", run)}
+        finally:
+            run.drop(self._instance.store)
+
+    # Gates
+
+    def _gate(self, name, *args):
+        return self._instance.call(_GATES, name, self._store, *args)
+
+    def memory_flush_gate(self, id, settings=None):
+        return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
+
+    def record_memory_flush(self, id, now=None):
+        return self._gate("record-memory-flush", _text("id", id), _int("now", _now() if now is None else now))
+
+    def extraction_gate(self, id, settings=None):
+        return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
+
+    def record_extraction(self, id, now=None):
+        return self._gate("record-extraction", _text("id", id), _int("now", _now() if now is None else now))
+
+    def reset_gate(self, id, policy=None, now=None):
+        """Whether the next message should start a new session; no policy field set means never."""
+        return self._gate("reset", _text("id", id), _int("now", _now() if now is None else now), {"utc_offset_minutes": 0, **(policy or {})})
+
+    def dream_gate(self, settings=None, now=None):
+        return self._gate("dream", _int("now", _now() if now is None else now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+
+    def dream_acquire(self, holder, settings=None, now=None):
+        return self._gate("dream-acquire", _int("now", _now() if now is None else now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+
+    def dream_release(self, holder, completed, now=None):
+        return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), completed is True)
+
+    @staticmethod
+    def check_bytes(data):
+        """Checks transcript bytes that are not in a store."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise MnemeError("invalid-argument", "check_bytes takes bytes")
+        return _utility().call(_SESSIONS, "check-bytes", bytes(data))

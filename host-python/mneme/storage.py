@@ -1,0 +1,297 @@
+"""Mneme's storage on a folder, for the Python host: the same files, guarantees and
+lock files as the ``mneme`` CLI's storage (host-native/src/fs_storage.rs), so Python
+processes, Node processes and ``mneme`` share one folder safely.
+
+- append: one write at the old end, then fdatasync; a failed write is cut back out.
+- replace: temp file, write, fdatasync, size check, rename, folder fsync.
+- rename: hard link then unlink, so an existing target is never overwritten.
+- lock: flock(2) on ``.mneme/locks/<name>.lock``, as the CLI takes it; the kernel
+  drops it when the process dies.
+
+Keys arrive checked by the core's rules (the component checks each key before it calls
+out); this module adds the host's own: ``.mneme/`` is reserved, and a path that would
+resolve outside the root is refused.
+"""
+
+import errno
+import fcntl
+import os
+import time
+
+RESERVED_DIR = ".mneme"
+
+
+class StorageFailure(Exception):
+    """A storage error: ``tag`` is the WIT ``storage-error`` case, ``payload`` its value."""
+
+    def __init__(self, tag, payload):
+        super().__init__(f"{tag}: {payload}")
+        self.tag = tag
+        self.payload = payload
+
+
+def _failure(key, error):
+    code = getattr(error, "errno", None)
+    if code in (errno.ENOENT, errno.ENOTDIR):
+        return StorageFailure("not-found", key)
+    if code == errno.EEXIST:
+        return StorageFailure("already-exists", key)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFailure("quota-exceeded", key)
+    if code == errno.EROFS:
+        return StorageFailure("read-only", key)
+    return StorageFailure("io", {"key": key, "message": str(error)})
+
+
+class FsStorage:
+    """Files under ``root``. ``durability``: "fsync" (an acknowledged write survives a
+    power cut) or "buffered". ``lock_timeout``: seconds ``lock`` waits for another
+    holder before failing with ``locked``."""
+
+    def __init__(self, root, durability="fsync", lock_timeout=30.0, read_only=False):
+        if durability not in ("fsync", "buffered"):
+            raise ValueError(f'durability must be "fsync" or "buffered", not {durability!r}')
+        self.root = os.path.abspath(root)
+        self.durable = durability == "fsync"
+        self.lock_timeout = lock_timeout
+        self.read_only = read_only
+        self.held = {}
+        self._temp = 0
+
+    def _path(self, key):
+        if key.split("/")[0] == RESERVED_DIR:
+            raise StorageFailure("invalid-key", {"key": key, "reason": "`.mneme/` is reserved for Mneme's own files"})
+        path = os.path.normpath(os.path.join(self.root, key))
+        if not path.startswith(self.root + os.sep):
+            raise StorageFailure("invalid-key", {"key": key, "reason": "the key names a path outside the store"})
+        return path
+
+    def _writable(self, key):
+        path = self._path(key)
+        if self.read_only:
+            raise StorageFailure("read-only", key)
+        return path
+
+    def _sync(self, fd):
+        if self.durable:
+            os.fdatasync(fd)
+
+    def _sync_folder(self, folder):
+        if self.durable:
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def list(self, prefix):
+        at = prefix.rfind("/")
+        folder_key = prefix[:at] if at >= 0 else ""
+        start = self.root
+        if folder_key:
+            try:
+                start = self._path(folder_key)
+            except StorageFailure:
+                return []
+        found = []
+        seen = set()
+
+        def walk(folder, base, depth):
+            try:
+                names = os.listdir(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            except OSError as error:
+                raise _failure(prefix, error) from error
+            for name in names:
+                if base == "" and name == RESERVED_DIR:
+                    continue
+                key = base + name
+                try:
+                    stat = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if os.path.isdir(os.path.join(folder, name)):
+                    sub = key + "/"
+                    identity = (stat.st_dev, stat.st_ino)
+                    if (sub.startswith(prefix) or prefix.startswith(sub)) and identity not in seen and depth < 64:
+                        seen.add(identity)
+                        walk(os.path.join(folder, name), sub, depth + 1)
+                        seen.discard(identity)
+                elif key.startswith(prefix):
+                    found.append((key, stat.st_size))
+
+        walk(start, folder_key + "/" if folder_key else "", 0)
+        return sorted(found, key=lambda item: item[0].encode())
+
+    def read(self, key, offset, length):
+        path = self._path(key)
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if offset >= size:
+                    return b""
+                file.seek(offset)
+                return file.read() if length is None else file.read(length)
+        except IsADirectoryError:
+            raise StorageFailure("not-found", key) from None
+        except OSError as error:
+            raise _failure(key, error) from error
+
+    def append(self, key, data):
+        path = self._writable(key)
+        created = False
+        try:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                created = True
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                created = True
+            except FileExistsError:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except OSError as error:
+            raise _failure(key, error) from error
+        try:
+            old_size = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                self._sync(fd)
+            except OSError as error:
+                # The call must be atomic: take back what landed, so no partial line stays.
+                try:
+                    if created:
+                        os.unlink(path)
+                    else:
+                        os.ftruncate(fd, old_size)
+                except OSError as undo:
+                    raise StorageFailure("io", {"key": key, "message": f"{error}; undoing the partial write failed too: {undo}"}) from error
+                raise _failure(key, error) from error
+            if created:
+                self._sync_folder(os.path.dirname(path))
+            return old_size + len(data)
+        finally:
+            os.close(fd)
+
+    def replace(self, key, data, expected_size):
+        path = self._writable(key)
+        folder = os.path.dirname(path)
+        self._temp += 1
+        temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{self._temp}")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            with open(temp, "wb") as file:
+                file.write(data)
+                file.flush()
+                self._sync(file.fileno())
+            # Checked as late as possible, right before the rename (see the CLI's storage).
+            if expected_size is not None and os.stat(path).st_size != expected_size:
+                raise StorageFailure("changed", key)
+            os.rename(temp, path)
+            self._sync_folder(folder)
+        except StorageFailure:
+            _remove_quietly(temp)
+            raise
+        except OSError as error:
+            _remove_quietly(temp)
+            raise _failure(key, error) from error
+
+    def truncate(self, key, length, expected_size):
+        path = self._writable(key)
+        try:
+            fd = os.open(path, os.O_WRONLY)
+        except OSError as error:
+            raise _failure(key, error) from error
+        try:
+            size = os.fstat(fd).st_size
+            if size != expected_size:
+                raise StorageFailure("changed", key)
+            if size > length:
+                os.ftruncate(fd, length)
+                self._sync(fd)
+        except OSError as error:
+            raise _failure(key, error) from error
+        finally:
+            os.close(fd)
+
+    def remove(self, key):
+        path = self._writable(key)
+        try:
+            os.unlink(path)
+        except OSError as error:
+            raise _failure(key, error) from error
+        # Temp files of replacements a crash interrupted go with the object.
+        folder = os.path.dirname(path)
+        stale = f".{os.path.basename(path)}.tmp-"
+        for name in os.listdir(folder):
+            if name.startswith(stale):
+                _remove_quietly(os.path.join(folder, name))
+        self._sync_folder(folder)
+
+    def rename(self, source, target):
+        source_path = self._writable(source)
+        target_path = self._writable(target)
+        if not os.path.isfile(source_path):
+            raise StorageFailure("not-found", source)
+        try:
+            os.makedirs(os.path.dirname(target_path), exist_ok=True)
+            # A hard link fails if the target exists, atomically: never an overwrite.
+            os.link(source_path, target_path)
+        except OSError as error:
+            raise _failure(target, error) from error
+        try:
+            os.unlink(source_path)
+        except OSError as error:
+            raise _failure(source, error) from error
+        self._sync_folder(os.path.dirname(target_path))
+        self._sync_folder(os.path.dirname(source_path))
+
+    def lock(self, name):
+        self._path(name)
+        if self.read_only:
+            raise StorageFailure("read-only", name)
+        if name in self.held:
+            raise StorageFailure("locked", name)
+        path = os.path.join(self.root, RESERVED_DIR, "locks", name + ".lock")
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise _failure(name, error) from error
+        deadline = time.monotonic() + self.lock_timeout
+        pause = 0.0002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise StorageFailure("locked", name) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+            except OSError as error:
+                os.close(fd)
+                raise _failure(name, error) from error
+        self.held[name] = fd
+
+    def unlock(self, name):
+        fd = self.held.pop(name, None)
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def close(self):
+        """Releases every lock it holds."""
+        for name in list(self.held):
+            self.unlock(name)
+
+
+def _remove_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,133 @@
+"""The conformance vectors (tests/vectors/*.json) for the Python host: the same files,
+operations and matching rules as the Rust runner (tests/src/lib.rs) and the JavaScript
+one (tests/js/conformance.js); only the dispatch to Python's method names lives here."""
+
+import json
+import os
+
+VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"]
+
+
+def matches(expected, actual, path=""):
+    """None when ``actual`` matches ``expected``, else where it differs."""
+    if isinstance(expected, dict) and isinstance(expected.get("$approx"), (int, float)):
+        if isinstance(actual, (int, float)) and abs(actual - expected["$approx"]) <= 1e-12 * max(1, abs(expected["$approx"])):
+            return None
+        return f"{path} (expected about {expected['$approx']}, got {json.dumps(actual)})"
+    if isinstance(expected, dict) and isinstance(expected.get("$contains"), str):
+        if isinstance(actual, str) and expected["$contains"] in actual:
+            return None
+        return f"{path} (expected a string containing {json.dumps(expected['$contains'])}, got {json.dumps(actual)})"
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return f"{path} (expected {len(expected)} items, got {len(actual)})"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            difference = matches(e, a, f"{path}[{i}]")
+            if difference:
+                return difference
+        return None
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key, value in expected.items():
+            difference = matches(value, actual.get(key), f"{path}.{key}")
+            if difference:
+                return difference
+        return None
+    if json.dumps(expected, sort_keys=True) == json.dumps(actual, sort_keys=True):
+        return None
+    # Numbers: 1 and 1.0 are the same JSON value.
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)) and not isinstance(expected, bool) and expected == actual:
+        return None
+    return f"{path} (expected {json.dumps(expected)}, got {json.dumps(actual)})"
+
+
+def _outcome(call, MnemeError):
+    try:
+        return {"ok": call()}
+    except MnemeError as error:
+        return {"err": error.kind}
+
+
+def _step(Mneme, MnemeError, store, op, args, state):
+    run = lambda call: _outcome(call, MnemeError)  # noqa: E731
+    if op == "append":
+        return run(lambda: store.append(args["id"], role=args["role"], text=args["text"], cwd=args.get("cwd", "/"), uuid=args.get("uuid"), now=args.get("now_ms")))
+    if op == "append_turn":
+        return run(lambda: store.append_turn(args["id"], args["messages"], provider=args.get("provider", "anthropic"), cwd=args.get("cwd", "/"), uuid=args.get("uuid"), now=args.get("now_ms"), parent=args.get("parent"), agent=args.get("agent")))
+    if op == "provider_context":
+        return run(lambda: store.provider_context(args["id"], provider=args.get("provider", "anthropic"), injections=args.get("injections", [])))
+    simple = {"hold", "release", "branches", "load", "context", "check", "subagents", "remove"}
+    if op in simple:
+        return run(lambda: getattr(store, op)(args["id"]))
+    if op == "usage":
+        return run(lambda: store.usage(args["id"], args.get("prices")))
+    if op == "fork":
+        return run(lambda: store.fork(args["id"], from_=args.get("from"), to=args["new_id"], now=args["now_ms"]))
+    if op == "tombstone":
+        return run(lambda: store.tombstone(args["id"], args["uuid"], args["now_ms"]))
+    if op == "repair":
+        return run(lambda: store.repair(args["id"], args["now_ms"]))
+    if op == "check_bytes":
+        return run(lambda: Mneme.check_bytes(args["text"].encode()))
+    if op == "list":
+        return run(store.list)
+    if op == "keys":
+        return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
+    if op == "plan_compaction":
+        result = run(lambda: store.plan_compaction(args["id"], args.get("settings", {}), args.get("mode", "auto")))
+        state["plan"] = result.get("ok")
+        return result
+    if op == "compact":
+        summary = args.get("summary")
+        if summary is None:
+            summary = store.summarize_offline(args["id"], state["plan"])
+        return run(lambda: store.apply_compaction(args["id"], state["plan"], summary, boundary=args.get("boundary"), summary_uuid=args.get("summary_uuid"), now=args.get("now_ms")))
+    if op == "record_compaction_failure":
+        return run(lambda: store.record_compaction_failure(args["id"], args["reason"], args["now_ms"]))
+    if op == "memory_flush_gate":
+        settings = {k: v for k, v in args.items() if k != "id"}
+        return run(lambda: store.memory_flush_gate(args["id"], settings))
+    if op == "record_memory_flush":
+        return run(lambda: store.record_memory_flush(args["id"], args["now_ms"]))
+    if op == "extraction_gate":
+        return run(lambda: store.extraction_gate(args["id"], {}))
+    if op == "record_extraction":
+        return run(lambda: store.record_extraction(args["id"], args["now_ms"]))
+    if op == "reset_gate":
+        policy = {k: v for k, v in args.items() if k not in ("id", "now_ms")}
+        return run(lambda: store.reset_gate(args["id"], policy, args["now_ms"]))
+    if op == "dream_gate":
+        return run(lambda: store.dream_gate({}, args["now_ms"]))
+    if op == "dream_acquire":
+        return run(lambda: store.dream_acquire(args["holder"], {}, args["now_ms"]))
+    if op == "dream_release":
+        return run(lambda: store.dream_release(args["holder"], args.get("completed", False), args["now_ms"]))
+    raise ValueError(f"unknown operation {op}")
+
+
+def run_vectors(Mneme, MnemeError, vectors_dir, scratch):
+    """Runs every vector on a fresh store under ``scratch``; returns (results, failures)."""
+    results, failures = [], []
+    for file in VECTOR_FILES:
+        with open(os.path.join(vectors_dir, file), encoding="utf-8") as handle:
+            vectors = json.load(handle)
+        for index, vector in enumerate(vectors):
+            root = os.path.join(scratch, f"{file}-{index}")
+            limits = vector.get("limits", {})
+            store = Mneme(root, part_bytes=limits.get("part_bytes", 0), total_bytes=limits.get("total_bytes", 0), durability="buffered")
+            for key, text in vector.get("files", {}).items():
+                store.storage.replace(key, text.encode(), None)
+            outcomes, state = [], {}
+            for i, step in enumerate(vector["steps"]):
+                op = next(k for k in step if k != "expect")
+                actual = _step(Mneme, MnemeError, store, op, step[op], state)
+                difference = matches(step["expect"], actual)
+                if difference:
+                    failures.append(f"{file}: {vector['name']}: step {i} ({op}) differs at {difference}")
+                outcomes.append(actual)
+            results.append([vector["name"], outcomes])
+            store.close()
+    return results, failures
+
+
+def canonical(value):
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

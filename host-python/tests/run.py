@@ -1,0 +1,178 @@
+"""The Python host's tests: the conformance vectors through the component under
+wasmtime-py (outcomes compared with the native host's), the core's storage contract on
+FsStorage, errors worded by the core, the compaction driver, and a Python process and
+``mneme`` CLI processes writing one session at once through the same locks.
+
+Run by ``cargo xtask test`` after ``cargo test`` (which writes the native outcomes and
+builds target/release/mneme):  target/python/bin/python host-python/tests/run.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from conformance import canonical, run_vectors  # noqa: E402
+from mneme import Mneme, MnemeError, _SESSIONS, _Instance, _default_component  # noqa: E402
+from mneme.storage import FsStorage  # noqa: E402
+
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+NATIVE = os.environ.get("MNEME_NATIVE_OUTCOMES") or os.path.join(TARGET, "tmp", "conformance-native.json")
+MNEME = os.environ.get("MNEME_BIN") or os.path.join(TARGET, "release", "mneme")
+failed = 0
+
+
+def test(name):
+    def register(body):
+        global failed
+        started = time.monotonic()
+        try:
+            with tempfile.TemporaryDirectory(prefix="mneme-python-") as scratch:
+                body(scratch)
+            print(f"ok   {name} ({round((time.monotonic() - started) * 1000)} ms)", flush=True)
+        except Exception:  # noqa: BLE001 - a failing test is reported, and the others still run
+            failed += 1
+            print(f"FAIL {name}\n     " + traceback.format_exc().replace("\n", "\n     "), flush=True)
+        return body
+
+    return register
+
+
+@test("conformance vectors through the component under wasmtime-py")
+def _(scratch):
+    results, failures = run_vectors(Mneme, MnemeError, os.path.join(ROOT, "tests", "vectors"), scratch)
+    assert not failures, "\n".join(failures)
+    assert os.path.exists(NATIVE), f"no native outcomes at {NATIVE}: run the Rust tests first (cargo xtask test does)"
+    with open(NATIVE, encoding="utf-8") as handle:
+        native = json.load(handle)
+    assert len(results) == len(native), f"{len(results)} vectors ran here, the native host ran {len(native)}"
+    for (name, outcomes), (native_name, native_outcomes) in zip(results, native):
+        assert name == native_name, f"vector {name} here is {native_name} natively"
+        got, expected = canonical(outcomes), canonical(native_outcomes)
+        assert got == expected, f"{name}: Python's outcomes differ from the native host's\npython: {got[:1500]}\nnative: {expected[:1500]}"
+
+
+@test("FsStorage keeps the core's storage contract")
+def _(scratch):
+    instance = _Instance(FsStorage(scratch, lock_timeout=0.05), _default_component())
+    broke = instance.call(_SESSIONS, "storage-contract")
+    assert broke == [], "the contract broke:\n" + "\n".join(broke)
+
+
+@test("errors are MnemeErrors with the core's kind and words; bad arguments never trap")
+def _(scratch):
+    store = Mneme(scratch)
+
+    def refused(call, kind, words):
+        try:
+            call()
+        except MnemeError as error:
+            assert error.kind == kind, f"expected {kind}, got {error.kind}: {error}"
+            assert words in str(error), f'the message "{error}" does not say "{words}"'
+            return
+        raise AssertionError(f"expected {kind}, but the call succeeded")
+
+    refused(lambda: store.load("nope"), "session-not-found", "list the store's sessions")
+    refused(lambda: store.append("a/b", role="user", text="x"), "invalid-session-id", "a/b")
+    refused(lambda: store.append("s", role="user", text=5), "invalid-argument", "text must be a string")
+    refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
+    entry = store.append("s", role="user", text="still here", cwd="/w")
+    assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry
+    with Mneme(scratch, read_only=True) as reader:
+        refused(lambda: reader.append("s", role="user", text="x"), "storage/read-only", "read-only")
+        assert len(reader.list()["sessions"]) == 1
+    store.close()
+
+
+@test("compact drives the core's run: rolling summaries from the caller's summariser, a failure recorded")
+def _(scratch):
+    with Mneme(scratch) as store:
+        for sid in ("ok", "failing"):
+            turn = [{"role": "user" if i % 2 == 0 else "assistant", "content": "word " * 400 + str(i)} for i in range(30)]
+            store.append_turn(sid, turn, cwd="/w")
+        settings = {"context_window": 8000, "keep": {"recent_tokens": 2000}}
+        prompts = []
+
+        def summarize(prompt, max_tokens):
+            prompts.append(prompt)
+            return f"summary in {max_tokens} tokens"
+
+        done = store.compact("ok", settings, "manual", summarize)
+        assert len(done["plan"]["steps"]) > 1 and len(prompts) == len(done["plan"]["steps"]), (len(prompts), done["plan"]["steps"])
+        assert done["applied"]["action"] == "summarize" and done["failure"] is None, done
+        context = store.context("ok")
+        assert context["compacted"] and "summary in" in context["messages"][0]["text"], context["messages"][0]
+
+        def down(prompt, max_tokens):
+            raise RuntimeError("the model is down")
+
+        failed_run = store.compact("failing", settings, "manual", down)
+        assert failed_run["applied"] is None and failed_run["failure"] == "the model is down", failed_run
+        assert not store.context("failing")["compacted"]
+
+
+def cli(*args):
+    return subprocess.run([MNEME, *args], capture_output=True, text=True, check=False)
+
+
+@test("a Python process and `mneme` CLI processes append to one session at once: every line, one chain")
+def _(scratch):
+    assert os.path.exists(MNEME), f"no mneme binary at {MNEME}: build it with `cargo build --release -p mneme-host`"
+    python_writes, cli_writes = 100, 100
+    # The first `mneme` run after a build compiles the component (a second or two):
+    # done here, so the writers overlap.
+    assert cli("--root", scratch, "sessions", "list").returncode == 0
+    writer = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "writer.py"), scratch, "shared", str(python_writes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
+    for i in range(cli_writes):
+        done = cli("--root", scratch, "append", "shared", "--role", "user", "--text", f"cli {i}", "--cwd", "/w")
+        assert done.returncode == 0, done.stderr
+    assert writer.wait() == 0, writer.stderr.read()
+    with Mneme(scratch) as store:
+        messages = store.context("shared")["messages"]
+        # Had a lock not excluded the other process, two appends would have read the
+        # same newest entry and forked the session: the main chain would be shorter.
+        assert len(messages) == python_writes + cli_writes, f"the main chain has {len(messages)} messages"
+        for who in ("python", "cli"):
+            mine = [int(m["text"].split(" ")[1]) for m in messages if m["text"].startswith(who + " ")]
+            assert mine == list(range(len(mine))) and len(mine) == 100, f"{who}'s messages are out of order or missing"
+        writers = [m["text"].split(" ")[0] for m in messages]
+        switches = sum(1 for a, b in zip(writers, writers[1:]) if a != b)
+        assert switches >= 2, f"the writers did not overlap ({switches} switches: {writers[:3]} … {writers[-3:]}), so this run proved nothing"
+        print(f"     the session switches between the Python and the CLI writers {switches} times")
+        report = store.check("shared")
+        assert not report["load"]["skipped"] and not report["dangling_parents"] and not report["load"]["torn_tail"], report
+
+
+@test("a session Python holds makes a `mneme` CLI append wait until Python releases it")
+def _(scratch):
+    with Mneme(scratch) as store:
+        store.append("held", role="user", text="first", cwd="/w")
+        store.hold("held")
+        started = time.monotonic()
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(done=cli("--root", scratch, "append", "held", "--role", "user", "--text", "from the CLI")))
+        thread.start()
+        time.sleep(1.5)
+        before = store.context("held")["messages"]
+        store.release("held")
+        thread.join()
+        assert result["done"].returncode == 0, result["done"].stderr
+        assert len(before) == 1, f"the CLI wrote while Python held the session: {before}"
+        assert time.monotonic() - started >= 1.5
+        assert len(store.context("held")["messages"]) == 2
+
+
+print("every Python host test passed" if failed == 0 else f"{failed} Python host test(s) failed")
+sys.exit(1 if failed else 0)
