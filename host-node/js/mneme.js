@@ -1,5 +1,5 @@
-// Mneme in Node: the Mneme component, transpiled by jco (host-node/gen/, `npm run
-// build`), over node:fs. The API is the browser package's (web/js/mneme.js): the same
+// Mneme in Node: the Mneme component, transpiled by jco (host-node/gen/, `cargo xtask
+// node`), over node:fs. The API is the browser package's (web/js/mneme.js): the same
 // methods, the same JSON shapes (mneme-core's), errors as MnemeError with the core's
 // `kind`. The store is a folder laid out like a Claude Code home, shared safely with
 // the `mneme` CLI and other Node processes (see storage.js).
@@ -12,20 +12,12 @@
 // Each store is its own component instance with its own storage imports. Calls run
 // synchronously (Node 20 has no JSPI); methods return promises only to keep the
 // browser package's shape.
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
-import { FsStorage, StorageFailure } from "./storage.js";
+import { Mneme as Api, MnemeError, NO_STORAGE, checkBytes, engine } from "./api.js";
+import { FsStorage } from "./storage.js";
 
-export { FsStorage };
-
-export class MnemeError extends Error {
-  constructor(kind, message) {
-    super(message);
-    this.name = "MnemeError";
-    this.kind = kind;
-  }
-}
+export { FsStorage, MnemeError };
 
 const modules = new Map();
 /** The component's core modules, compiled once per process. */
@@ -34,108 +26,14 @@ function coreModule(path) {
   return modules.get(path);
 }
 
-/** One component instance whose storage imports call `storage`. */
-function engine(storage) {
-  const imports = {
-    list: (prefix) => storage.list(prefix),
-    read: (key, offset, len) => storage.read(key, offset, len),
-    append: (key, data) => storage.append(key, data),
-    replace: (key, data, expectedSize) => storage.replace(key, data, expectedSize),
-    truncate: (key, len, expectedSize) => storage.truncate(key, len, expectedSize),
-    remove: (key) => storage.remove(key),
-    rename: (from, to) => storage.rename(from, to),
-    lock: (name) => storage.lock(name),
-    unlock: (name) => storage.unlock(name),
-  };
-  // jco's instantiation mode looks the interfaces up with and without their version.
-  return instantiate(coreModule, {
-    "mneme:engine/storage": imports,
-    "mneme:engine/storage@0.1.0": imports,
-    "mneme:engine/types": {},
-    "mneme:engine/types@0.1.0": {},
-  });
-}
-
-/** An instance for the calls that need no store (checkBytes, defaults); its storage refuses everything. */
 let utility;
+/** An instance for the calls that need no store. */
 function tools() {
-  utility ??= engine(new Proxy({}, { get: (_, op) => (key) => { throw new StorageFailure("io", { key: String(key), message: `no storage behind ${String(op)}` }); } }));
+  utility ??= engine(instantiate, coreModule, NO_STORAGE);
   return utility;
 }
 
-// The component speaks WIT's JavaScript shapes (camelCase fields, bigint for 64-bit
-// integers, `{tag, val}` variants, undefined for none); callers speak mneme-core's
-// JSON (snake_case, numbers, `{case: value}`, null). These two functions are the whole
-// translation, applied the same way to every value.
-const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
-const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
-
-/** A value from the component as mneme-core's JSON. */
-function plain(value) {
-  if (typeof value === "bigint") return Number(value);
-  if (value === undefined) return null;
-  if (Array.isArray(value) || ArrayBuffer.isView(value)) return Array.from(value, plain);
-  if (value && typeof value === "object") {
-    const keys = Object.keys(value);
-    if (typeof value.tag === "string" && keys.every((k) => k === "tag" || k === "val")) return { [snake(value.tag)]: plain(value.val) };
-    return Object.fromEntries(keys.map((k) => [snake(k), plain(value[k])]));
-  }
-  return value;
-}
-
-/** mneme-core's JSON as the component's value; `variants` names the fields that are WIT variants. */
-function wit(value, variants = []) {
-  if (value === null) return undefined;
-  if (Array.isArray(value)) return value.map((v) => wit(v, variants));
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => {
-        if (variants.includes(k) && v && typeof v === "object" && !Array.isArray(v)) {
-          const [[tag, val]] = Object.entries(v);
-          return [camel(k), { tag: tag.replace(/_/g, "-"), val: wit(val, variants) }];
-        }
-        return [camel(k), wit(v, variants)];
-      }),
-    );
-  }
-  return value;
-}
-
-/** A bad argument is a MnemeError, never a trap inside the WebAssembly instance. */
-function need(type, name, value) {
-  const ok = type === "string" ? typeof value === "string" : Number.isSafeInteger(value);
-  if (!ok) throw new MnemeError("invalid-argument", `${name} must be a ${type === "string" ? "string" : "whole number"}, not ${value === null ? "null" : typeof value}`);
-  return value;
-}
-const text = (name, value) => need("string", name, value);
-const int = (name, value) => need("integer", name, value);
-const object = (name, value) => {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an object`);
-  return value;
-};
-
-/** Runs a component call; its `err` becomes a MnemeError worded by the core. */
-async function call(root, run) {
-  try {
-    return plain(run());
-  } catch (error) {
-    if (error instanceof MnemeError) throw error;
-    const payload = error?.payload ?? error;
-    if (payload && typeof payload.tag === "string" && !(payload instanceof Error) && !(payload instanceof StorageFailure)) {
-      const { kind, message } = root.sessions.explain(payload);
-      throw new MnemeError(kind, message);
-    }
-    if (error instanceof StorageFailure) throw new MnemeError(`storage/${error.tag}`, JSON.stringify(error.val));
-    throw error;
-  }
-}
-
-/** Defaults from the core, overlaid with what the caller set (mneme-core's JSON, snake_case). */
-function overlay(defaults, settings, variants = []) {
-  return { ...defaults, ...wit(object("settings", settings), variants) };
-}
-
-export class Mneme {
+export class Mneme extends Api {
   /**
    * Opens the store in the folder `root` (created on the first write).
    * `durability`: "fsync" (default; an acknowledged write survives a power cut) or
@@ -145,150 +43,21 @@ export class Mneme {
   static async open({ root, storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 30_000, durability = "fsync", readOnly = false } = {}) {
     if (!storage && typeof root !== "string") throw new MnemeError("invalid-argument", "open needs `root`, the store's folder (or a `storage`)");
     storage ??= new FsStorage(root, { durability, lockTimeoutMs, readOnly });
-    const instance = engine(storage);
-    const defaults = tools().sessions.defaultLimits();
-    const limits = { partBytes: int("partBytes", partBytes) || defaults.partBytes, totalBytes: int("totalBytes", totalBytes) || defaults.totalBytes };
-    return new Mneme(instance, new instance.sessions.Store(limits), storage);
+    return Mneme.over(engine(instantiate, coreModule, storage), storage, { partBytes, totalBytes });
   }
-
-  constructor(root, store, storage) {
-    this.root = root;
-    this.store = store;
-    this.storage = storage;
-  }
-
-  #call(run) {
-    return call(this.root, run);
-  }
-
-  /** Gives back the sessions it holds and the locks its storage took. */
-  async close() {
-    try {
-      this.store[Symbol.dispose]?.();
-    } finally {
-      this.storage.close?.();
-    }
-  }
-
-  /** Appends a message; a new session is filed under the project of `cwd`. */
-  append(id, { role, text: body, cwd = "/", uuid = randomUUID(), now = Date.now() } = {}) {
-    return this.#call(() => this.store.append(text("id", id), { uuid: text("uuid", uuid), nowMs: int("now", now), role: text("role", role), text: text("text", body), cwd: text("cwd", cwd) }));
-  }
-  /**
-   * Appends a turn in one write (all of it or nothing): one message or an array, in
-   * Anthropic's shape or OpenAI's (`provider: "openai"`). `parent` rewinds; `agent:
-   * {id, parent_call}` writes into that sub-agent's transcript.
-   */
-  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
-    return this.#call(() =>
-      this.store.appendTurn(text("id", id), {
-        uuid: text("uuid", uuid),
-        nowMs: int("now", now),
-        cwd: text("cwd", cwd),
-        provider: text("provider", provider),
-        messages: JSON.stringify(messages),
-        parent: parent === null ? undefined : text("parent", parent),
-        agent: wit(agent),
-      }),
-    );
-  }
-  /** What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON. */
-  providerContext(id, { provider = "anthropic", injections = [] } = {}) {
-    return this.#call(() => {
-      const placed = injections.map((i) => ({ role: text("injection role", i.role), place: text("injection place", i.place).replace(/_/g, "-"), text: text("injection text", i.text) }));
-      return this.store.providerContext(text("id", id), text("provider", provider), placed);
-    });
-  }
-  branches(id) { return this.#call(() => this.store.branches(text("id", id))); }
-  usage(id, prices = null) { return this.#call(() => this.store.usage(text("id", id), prices === null ? undefined : wit(object("prices", prices)))); }
-  fork(id, { from = null, to = randomUUID(), now = Date.now() } = {}) {
-    return this.#call(() => this.store.fork(text("id", id), from === null ? undefined : text("from", from), text("to", to), int("now", now)));
-  }
-  tombstone(id, uuid, now = Date.now()) { return this.#call(() => this.store.tombstone(text("id", id), text("uuid", uuid), int("now", now))); }
-  load(id) { return this.#call(() => this.store.load(text("id", id))); }
-  context(id) { return this.#call(() => this.store.context(text("id", id))); }
-  list() { return this.#call(() => this.store.list()); }
-  check(id) { return this.#call(() => this.store.check(text("id", id))); }
-  subagents(id) { return this.#call(() => this.store.subagents(text("id", id))); }
-  remove(id) { return this.#call(() => this.store.remove(text("id", id))); }
-  repair(id, now = Date.now()) { return this.#call(() => this.store.repair(text("id", id), int("now", now))); }
-  reopen(id) { this.store.reopen(text("id", id)); }
-  /** Keeps a session open for writing: its lock is held until `release` (or `close`). Other processes wait, then fail with `storage/locked`. */
-  hold(id) { return this.#call(() => this.store.hold(text("id", id))); }
-  release(id) { return this.#call(() => this.store.release(text("id", id))); }
-
-  /** Plans a compaction; `settings` overlays the core's defaults (mneme-core's JSON). */
-  planCompaction(id, settings = {}, mode = "auto") {
-    return this.#call(() => this.root.compaction.planCompaction(this.store, text("id", id), overlay(this.root.compaction.defaultSettings(), settings, ["trigger", "keep"]), text("mode", mode)));
-  }
-  summarizeOffline(id, plan) { return this.#call(() => this.root.compaction.summarizeOffline(this.store, text("id", id), wit(object("plan", plan)))); }
-  applyCompaction(id, plan, summary, { boundary = randomUUID(), summaryUuid = randomUUID(), now = Date.now() } = {}) {
-    return this.#call(() =>
-      this.root.compaction.apply(this.store, text("id", id), wit(object("plan", plan)), text("summary", summary), { boundary: text("boundary", boundary), summary: text("summaryUuid", summaryUuid) }, int("now", now)),
-    );
-  }
-  /**
-   * One compaction through the core's driver (the component's `run`): plan; have
-   * `summarize(prompt, maxTokens)` (text, or a promise of it) answer each request, or
-   * without it the offline summary; apply; or record the failure (a rejection or an
-   * empty answer), which counts toward the circuit breaker. Resolves with
-   * `{plan, applied, failure}`.
-   */
-  async compact(id, { settings = {}, mode = "auto", summarize, boundary = randomUUID(), summaryUuid = randomUUID(), now = Date.now() } = {}) {
-    if (summarize != null && typeof summarize !== "function") throw new MnemeError("invalid-argument", "summarize must be a function");
-    const { compaction } = this.root;
-    const plan = await this.#call(() => compaction.planCompaction(this.store, text("id", id), overlay(compaction.defaultSettings(), settings, ["trigger", "keep"]), text("mode", mode)));
-    const run = new compaction.Run(wit(plan));
-    let applied = null;
-    try {
-      for (;;) {
-        const step = run.next();
-        if (step.tag === "summarize") {
-          if (summarize) {
-            run.handle(await summarize(step.val.prompt, Number(step.val.maxTokens)).then(
-              (answer) => (typeof answer === "string" ? { tag: "ok", val: answer } : { tag: "err", val: "the summariser answered with something other than text" }),
-              (error) => ({ tag: "err", val: String(error?.message ?? error) }),
-            ));
-          } else {
-            const offline = await this.summarizeOffline(id, plan).then((val) => ({ tag: "ok", val }), (error) => ({ tag: "err", val: error.message }));
-            run.handleWhole(offline);
-          }
-        } else if (step.tag === "apply") {
-          applied = await this.applyCompaction(id, plan, step.val, { boundary, summaryUuid, now });
-          run.finish();
-        } else if (step.tag === "record-failure") {
-          await this.recordCompactionFailure(id, step.val, now);
-          run.finish();
-        } else {
-          break;
-        }
-      }
-      return { plan, applied, failure: run.failure() ?? null };
-    } finally {
-      run[Symbol.dispose]?.();
-    }
-  }
-  recordCompactionFailure(id, reason, now = Date.now()) { return this.#call(() => this.root.compaction.recordFailure(this.store, text("id", id), text("reason", reason), int("now", now))); }
-  memoryFlushGate(id, settings = {}) { return this.#call(() => this.root.gates.memoryFlush(this.store, text("id", id), overlay(this.root.gates.defaultFlushSettings(), settings))); }
-  recordMemoryFlush(id, now = Date.now()) { return this.#call(() => this.root.gates.recordMemoryFlush(this.store, text("id", id), int("now", now))); }
-  extractionGate(id, settings = {}) { return this.#call(() => this.root.gates.extraction(this.store, text("id", id), overlay(this.root.gates.defaultExtractionSettings(), settings))); }
-  recordExtraction(id, now = Date.now()) { return this.#call(() => this.root.gates.recordExtraction(this.store, text("id", id), int("now", now))); }
-  /** Whether the next message should start a new session; no policy field set means never. */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#call(() => this.root.gates.reset(this.store, text("id", id), int("now", now), { utcOffsetMinutes: 0, ...wit(object("policy", policy)) })); }
-  dreamGate(settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dream(this.store, int("now", now), overlay(this.root.gates.defaultDreamSettings(), settings))); }
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dreamAcquire(this.store, int("now", now), text("holder", holder), overlay(this.root.gates.defaultDreamSettings(), settings))); }
-  dreamRelease(holder, completed, now = Date.now()) { return this.#call(() => this.root.gates.dreamRelease(this.store, int("now", now), text("holder", holder), completed === true)); }
 
   /** Checks transcript bytes that are not in a store. */
-  static async checkBytes(bytes) {
-    if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-    return call(tools(), () => tools().sessions.checkBytes(bytes));
+  static checkBytes(bytes) {
+    return checkBytes(tools(), bytes);
   }
   /** The context window of a model Mneme knows, in tokens. */
   static async contextWindow(model) {
-    return plain(tools().compaction.contextWindow(text("model", model))) ?? undefined;
+    if (typeof model !== "string") throw new MnemeError("invalid-argument", "model must be a string");
+    const window = tools().compaction.contextWindow(model);
+    return window === undefined ? undefined : Number(window);
   }
   static async silentReply(reply) {
-    return tools().gates.silentReply(text("text", reply));
+    if (typeof reply !== "string") throw new MnemeError("invalid-argument", "text must be a string");
+    return tools().gates.silentReply(reply);
   }
 }

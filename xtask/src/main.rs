@@ -20,7 +20,8 @@ commands:
               tests, wasm-bindgen-cli, the web/ npm packages and Chromium (apt); the
               real clients the tests resume Mneme's sessions in (clients/: Claude
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
-              toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi);
+              toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi); the
+              host-edge/ ones (miniflare, workerd);
               wasmtime-py in a virtual environment (target/python); Debian's
               postgresql for the PostgreSQL tests
   demo        set up, build the component and the host, and run `mneme demo`
@@ -139,7 +140,7 @@ fn setup_web() -> Result<(), String> {
 }
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
-/// transpile the component, koffi for flock); a Python virtual environment in
+/// transpile the component, koffi for flock); the edge's (miniflare, workerd); a Python virtual environment in
 /// target/python with wasmtime-py; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
@@ -162,6 +163,9 @@ fn setup_hosts() -> Result<(), String> {
         || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
+    }
+    if !std::path::Path::new("host-edge/node_modules/miniflare").is_dir() || !std::path::Path::new("host-edge/node_modules/.bin/workerd").exists() {
+        run("npm", &["ci", "--prefix", "host-edge", "--no-audit", "--no-fund"])?;
     }
     Ok(())
 }
@@ -256,6 +260,9 @@ fn test() -> Result<(), String> {
     run("node", &["host-node/test/run.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
+    // The edge: the same transpiled component in workerd's Durable Objects (miniflare,
+    // then plain `workerd serve`).
+    run("node", &["host-edge/test/run.mjs"])?;
     fuzz_smoke()?;
     eprintln!("xtask: every check passed");
     Ok(())

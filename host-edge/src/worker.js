@@ -1,0 +1,152 @@
+// Mneme at the edge: a Worker whose Durable Objects each hold one store, running the
+// Mneme component (jco's transpiled output, host-node/gen/) over the object's SQLite.
+//
+// One Durable Object per store, not per session key: a store is what `list`, memory
+// and compaction's view of a session need in one place, and one SQLite database holds
+// it transactionally. A store is as busy as one object allows (one event at a time);
+// apps that need more spread their users over stores (`/stores/<name>/…`).
+//
+// HTTP API (JSON in and out; errors as {"error": kind, "message"}):
+//   GET  /stores/:store/sessions                      every session (mneme sessions list)
+//   POST /stores/:store/sessions/:id/messages         {role, text, cwd?}: one message
+//   POST /stores/:store/sessions/:id/turns            {messages, provider?, cwd?, parent?}: a turn, one write
+//   GET  /stores/:store/sessions/:id                  the transcript
+//   GET  /stores/:store/sessions/:id/context?provider=anthropic|openai
+//                                                     what to send the model next
+//   POST /stores/:store/sessions/:id/compact          {settings?, mode?}: summarised by the
+//        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline
+// Workers in the same account call the object over RPC instead (`call`, below).
+import { DurableObject } from "cloudflare:workers";
+import { instantiate } from "../../host-node/gen/mneme.js";
+import core from "../../host-node/gen/mneme.core.wasm";
+import core2 from "../../host-node/gen/mneme.core2.wasm";
+import core3 from "../../host-node/gen/mneme.core3.wasm";
+import { Mneme, MnemeError, checkBytes, engine } from "../../host-node/js/api.js";
+import { SqlStorage } from "./sql-storage.js";
+
+const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
+
+/** The methods of the store that RPC callers may use. */
+const METHODS = new Set([
+  "append", "appendTurn", "providerContext", "branches", "usage", "fork", "tombstone", "load", "context", "list", "check",
+  "subagents", "remove", "repair", "hold", "release", "planCompaction", "summarizeOffline", "applyCompaction",
+  "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
+  "dreamGate", "dreamAcquire", "dreamRelease",
+]);
+const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate", "remove", "rename"]);
+
+/** The HTTP status for an error kind. */
+function status(kind) {
+  if (kind.endsWith("not-found")) return 404;
+  if (kind.startsWith("invalid-") || kind === "unsupported") return 400;
+  if (kind === "storage/locked" || kind === "stale-plan" || kind === "ambiguous-session") return 409;
+  if (kind === "session-full" || kind === "storage/quota-exceeded") return 413;
+  if (kind === "nothing-to-compact" || kind === "empty-summary") return 422;
+  return 500;
+}
+
+const json = (value, code = 200) => new Response(JSON.stringify(value), { status: code, headers: { "content-type": "application/json" } });
+
+/** Asks the summariser for `prompt` in Anthropic's Messages shape; resolves with its text. */
+async function summarizeWith(env, prompt, maxTokens) {
+  const request = {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", ...(env.SUMMARIZER_KEY ? { "x-api-key": env.SUMMARIZER_KEY } : {}) },
+    body: JSON.stringify({ model: env.SUMMARIZER_MODEL ?? "claude-haiku-4-5", max_tokens: maxTokens, messages: [{ role: "user", content: prompt }] }),
+  };
+  const response = env.SUMMARIZER ? await env.SUMMARIZER.fetch("https://summarizer/v1/messages", request) : await fetch(env.SUMMARIZER_URL, request);
+  if (!response.ok) throw new Error(`the summariser answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+  const reply = await response.json();
+  return (reply.content ?? []).filter((block) => block.type === "text").map((block) => block.text).join("");
+}
+
+export class MnemeStore extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.storage = new SqlStorage(ctx.storage, { chunkBytes: Number(env.CHUNK_BYTES) || undefined });
+    this.setLimits({ partBytes: Number(env.PART_BYTES) || 0, totalBytes: Number(env.TOTAL_BYTES) || 0 });
+  }
+
+  /** RPC: the size limits of the store's sessions (0: the core's default), until the object restarts. */
+  setLimits({ partBytes = 0, totalBytes = 0 } = {}) {
+    this.store = Mneme.over(engine(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes });
+  }
+
+  /** RPC: checks transcript bytes that are not in the store. */
+  async checkBytes(bytes) {
+    try {
+      return { ok: await checkBytes(this.store.root, bytes) };
+    } catch (error) {
+      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message } };
+      throw error;
+    }
+  }
+
+  /** RPC: one store method; `{ok}` or `{err: {kind, message}}` (errors keep their kind across RPC). */
+  async call(method, args = []) {
+    if (!METHODS.has(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
+    try {
+      return { ok: await this.store[method](...args) };
+    } catch (error) {
+      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message } };
+      throw error;
+    }
+  }
+
+  /** RPC: a storage call, as the component makes them (for tools and the conformance suite). */
+  storageCall(method, args = []) {
+    if (!STORAGE_METHODS.has(method)) throw new Error(`no storage method ${method}`);
+    return this.storage[method](...args);
+  }
+
+  /** RPC: the core's storage contract on this object's storage (run on an empty store). */
+  async storageContract() {
+    try {
+      return { ok: [...this.store.root.sessions.storageContract()] };
+    } catch (error) {
+      return { err: { kind: "component", message: String(error?.stack ?? JSON.stringify(error)) } };
+    }
+  }
+
+  /** RPC: rows and their sizes. */
+  stats() {
+    return this.storage.stats();
+  }
+
+  async compact(id, { settings = {}, mode = "auto" } = {}) {
+    const summarize = this.env.SUMMARIZER || this.env.SUMMARIZER_URL ? (prompt, maxTokens) => summarizeWith(this.env, prompt, maxTokens) : undefined;
+    return this.store.compact(id, { settings, mode, summarize });
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    const [, , , collection, id, action] = url.pathname.split("/").map(decodeURIComponent);
+    const body = request.method === "POST" ? await request.json().catch(() => null) : null;
+    if (request.method === "POST" && (body === null || typeof body !== "object")) return json({ error: "invalid-argument", message: "the body must be a JSON object" }, 400);
+    try {
+      if (collection !== "sessions") return json({ error: "not-found", message: `no route ${url.pathname}` }, 404);
+      if (id === undefined && request.method === "GET") return json(await this.store.list());
+      if (id !== undefined && action === undefined && request.method === "GET") return json(await this.store.load(id));
+      if (action === "context" && request.method === "GET") return json(await this.store.providerContext(id, { provider: url.searchParams.get("provider") ?? "anthropic" }));
+      if (action === "messages" && request.method === "POST") return json(await this.store.append(id, body), 201);
+      if (action === "turns" && request.method === "POST") {
+        const { messages, ...options } = body;
+        return json(await this.store.appendTurn(id, messages, options), 201);
+      }
+      if (action === "compact" && request.method === "POST") return json(await this.compact(id, body));
+      return json({ error: "not-found", message: `no route ${request.method} ${url.pathname}` }, 404);
+    } catch (error) {
+      if (error instanceof MnemeError) return json({ error: error.kind, message: error.message }, status(error.kind));
+      throw error;
+    }
+  }
+}
+
+export default {
+  /** Routes `/stores/<store>/…` to that store's Durable Object. */
+  async fetch(request, env) {
+    const [, root, store] = new URL(request.url).pathname.split("/");
+    if (root !== "stores" || !store) return json({ error: "not-found", message: "use /stores/<store>/sessions…" }, 404);
+    return env.STORES.get(env.STORES.idFromName(decodeURIComponent(store))).fetch(request);
+  },
+};

@@ -1,0 +1,262 @@
+// The edge host's tests, in workerd: the conformance vectors through a Durable Object
+// per vector over RPC (outcomes compared with the native host's), the core's storage
+// contract on the object's SQLite, rows cut below the production cap, the HTTP API
+// (a turn, the provider context, the list, a compaction summarised by a service the
+// Worker calls), data surviving a restart of miniflare, and plain `workerd serve`
+// killed with SIGKILL and started again.
+//
+// Run by `cargo xtask test` after the Node package is built (host-node/gen).
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { differences, runVectors } from "../../tests/js/conformance.js";
+import { assert, finish, test } from "../../tests/js/runner.mjs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, "target");
+const NATIVE = process.env.MNEME_NATIVE_OUTCOMES ?? join(TARGET, "tmp/conformance-native.json");
+const WORKER = join(ROOT, "host-edge/src/worker.js");
+const WORKERD = join(ROOT, "host-edge/node_modules/.bin/workerd");
+const scratch = mkdtempSync(join(tmpdir(), "mneme-edge-"));
+
+if (!existsSync(join(ROOT, "host-node/gen/mneme.js"))) {
+  console.error("error: host-node/gen is missing: build the Node package first (cargo xtask node)");
+  process.exit(1);
+}
+
+const summarised = [];
+/** Miniflare running the Worker; `persist`: a folder that keeps the objects' data. */
+function miniflare({ persist, chunkBytes } = {}) {
+  return new Miniflare({
+    modules: true,
+    modulesRoot: ROOT,
+    scriptPath: WORKER,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-09-01",
+    durableObjects: { STORES: { className: "MnemeStore", useSQLite: true } },
+    durableObjectsPersist: persist ?? false,
+    bindings: chunkBytes ? { CHUNK_BYTES: String(chunkBytes) } : {},
+    // The summariser the Worker calls: a model API answering in Anthropic's shape.
+    serviceBindings: {
+      SUMMARIZER: async (request) => {
+        const asked = await request.json();
+        summarised.push(asked);
+        const text = `summary of ${asked.messages[0].content.length} characters`;
+        return new Response(JSON.stringify({ type: "message", role: "assistant", content: [{ type: "text", text }] }), { headers: { "content-type": "application/json" } });
+      },
+    },
+  });
+}
+
+const METHODS = ["append", "appendTurn", "providerContext", "branches", "usage", "fork", "tombstone", "load", "context", "list", "check", "subagents", "remove", "repair", "hold", "release", "planCompaction", "summarizeOffline", "applyCompaction", "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate", "dreamGate", "dreamAcquire", "dreamRelease"];
+const unwrap = (result) => {
+  if (result.err) throw Object.assign(new Error(result.err.message), { kind: result.err.kind });
+  return result.ok;
+};
+
+/** The store in the Durable Object `name`, with the Mneme API, over RPC. */
+async function objectStore(mf, name, limits) {
+  const namespace = await mf.getDurableObjectNamespace("STORES");
+  const stub = namespace.get(namespace.idFromName(name));
+  if (limits) await stub.setLimits(limits);
+  const store = {
+    stub,
+    storage: { replace: (key, data) => stub.storageCall("replace", [key, data]), list: async (prefix) => stub.storageCall("list", [prefix]) },
+    close: async () => {},
+  };
+  for (const method of METHODS) store[method] = async (...args) => unwrap(await stub.call(method, args));
+  return store;
+}
+
+const post = (mf, path, body) => mf.dispatchFetch(`http://edge${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+
+try {
+  await test("conformance vectors in Durable Objects (SQLite storage, over RPC)", async () => {
+    const mf = miniflare();
+    try {
+      const checker = await objectStore(mf, "check-bytes");
+      const { results, failures } = await runVectors({
+        Mneme: { checkBytes: async (bytes) => unwrap(await checker.stub.checkBytes(bytes)) },
+        open: (name, limits) => objectStore(mf, name, limits),
+        destroy: async () => {},
+        read: async (file) => JSON.parse(readFileSync(join(ROOT, "tests/vectors", file), "utf8")),
+      });
+      assert(failures.length === 0, failures.join("\n"));
+      assert(existsSync(NATIVE), `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);
+      const differ = differences(results, JSON.parse(readFileSync(NATIVE, "utf8")), "workerd");
+      assert(differ.length === 0, differ.join("\n"));
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("the core's storage contract holds on a Durable Object's SQLite", async () => {
+    const mf = miniflare();
+    try {
+      const { stub } = await objectStore(mf, "contract");
+      const broke = unwrap(await stub.storageContract());
+      assert(broke.length === 0, `the contract broke:\n${broke.join("\n")}`);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("appends are cut into rows below the row cap and read back whole", async () => {
+    const mf = miniflare({ chunkBytes: 1000 });
+    try {
+      const store = await objectStore(mf, "chunks");
+      const text = "0123456789".repeat(1000);
+      await store.append("big", { role: "user", text, cwd: "/w" });
+      await store.append("big", { role: "assistant", text: "short", cwd: "/w" });
+      const stats = await store.stub.stats();
+      assert(stats.chunks >= 11 && stats.largest_chunk_bytes <= 1000, JSON.stringify(stats));
+      const { entries } = await store.load("big");
+      assert(entries.length === 2 && entries[0].text === text && entries[1].text === "short", "the session did not read back whole");
+      const check = await store.check("big");
+      assert(check.load.skipped.length === 0 && !check.load.torn_tail, JSON.stringify(check.load));
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("the HTTP API: a turn, the provider context, the list, a compaction the Worker has summarised", async () => {
+    const mf = miniflare();
+    try {
+      const reply = { role: "assistant", id: "msg_1", content: [{ type: "text", text: "checking" }, { type: "tool_use", id: "t1", name: "ls", input: {} }] };
+      const results = { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "a.txt" }] };
+      let response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: [{ role: "user", content: "what is here?" }, reply, results], cwd: "/w" });
+      const written = await response.json();
+      assert(response.status === 201 && written.length === 4, `${response.status}: ${JSON.stringify(written)} (a turn of three messages is four lines: a reply's blocks are split)`);
+      response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] } });
+      const refused = await response.json();
+      assert(response.status === 400 && refused.error === "invalid-message" && refused.message.includes("nothing was written"), JSON.stringify(refused));
+      const context = await (await mf.dispatchFetch("http://edge/stores/acme/sessions/chat/context?provider=openai")).json();
+      const body = JSON.parse(context.body);
+      assert(body.messages.some((m) => m.tool_calls?.[0]?.id === "t1") && body.messages.some((m) => m.role === "tool"), context.body);
+      for (let i = 0; i < 30; i++) await post(mf, "/stores/acme/sessions/chat/messages", { role: i % 2 ? "assistant" : "user", text: `${"word ".repeat(400)}${i}`, cwd: "/w" });
+      const listed = await (await mf.dispatchFetch("http://edge/stores/acme/sessions")).json();
+      assert(listed.sessions.length === 1 && listed.sessions[0].id === "chat", JSON.stringify(listed));
+      const other = await (await mf.dispatchFetch("http://edge/stores/other/sessions")).json();
+      assert(other.sessions.length === 0, "stores are apart: another store sees nothing");
+      summarised.length = 0;
+      response = await post(mf, "/stores/acme/sessions/chat/compact", { settings: { context_window: 8000, keep: { recent_tokens: 2000 } }, mode: "manual" });
+      const compacted = await response.json();
+      assert(response.status === 200 && compacted.applied?.action === "summarize", JSON.stringify(compacted).slice(0, 500));
+      assert(summarised.length === compacted.plan.steps.length, `${summarised.length} summariser calls for ${compacted.plan.steps.length} steps`);
+      const resumed = await (await mf.dispatchFetch("http://edge/stores/acme/sessions/chat/context")).json();
+      assert(resumed.compacted && resumed.body.includes("summary of"), resumed.body.slice(0, 300));
+      const missing = await mf.dispatchFetch("http://edge/stores/acme/sessions/nope");
+      assert(missing.status === 404 && (await missing.json()).error === "session-not-found", "a missing session is a 404");
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("what a Durable Object stored survives miniflare's restart", async () => {
+    const persist = join(scratch, "persist");
+    let mf = miniflare({ persist });
+    await post(mf, "/stores/kept/sessions/s/messages", { role: "user", text: "still here", cwd: "/w" });
+    await mf.dispose();
+    mf = miniflare({ persist });
+    try {
+      const { messages } = await (await objectStore(mf, "kept")).context("s");
+      assert(messages.length === 1 && messages[0].text === "still here", JSON.stringify(messages));
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("plain `workerd serve`: data written before a SIGKILL is there after a restart", async () => {
+    const port = await freePort();
+    const config = join(scratch, "workerd.capnp");
+    mkdirSync(join(scratch, "do"));
+    writeFileSync(config, capnp(port, join(scratch, "do")));
+    const start = () => spawn(WORKERD, ["serve", config, "--experimental"], { stdio: ["ignore", "pipe", "pipe"] });
+    let server = start();
+    try {
+      await waitFor(port, server);
+      for (let i = 0; i < 5; i++) {
+        const response = await fetch(`http://127.0.0.1:${port}/stores/edge/sessions/s/messages`, { method: "POST", body: JSON.stringify({ role: "user", text: `line ${i}`, cwd: "/w" }) });
+        const said = await response.text();
+        assert(response.status === 201, `${response.status}: ${said}`);
+      }
+      server.kill("SIGKILL");
+      await new Promise((resolve) => server.once("close", resolve));
+      server = start();
+      await waitFor(port, server);
+      const body = JSON.parse((await (await fetch(`http://127.0.0.1:${port}/stores/edge/sessions/s/context`)).json()).body);
+      assert(body.messages.length === 1 && body.messages[0].content.length === 5, `expected the five acknowledged lines, got ${JSON.stringify(body.messages)}`);
+    } finally {
+      server.kill("SIGKILL");
+    }
+  });
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+finish("edge host");
+
+/** A free TCP port on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+/** Resolves once `port` answers HTTP; rejects if the server exits first. */
+async function waitFor(port, server) {
+  let exited = false;
+  let output = "";
+  server.stderr.on("data", (d) => (output += d));
+  server.once("close", () => (exited = true));
+  for (let i = 0; i < 200; i++) {
+    if (exited) throw new Error(`workerd exited: ${output}`);
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`workerd did not answer on port ${port}: ${output}`);
+}
+
+/** A workerd config serving the Worker on 127.0.0.1:`port`, its objects stored under `storage`. */
+function capnp(port, storage) {
+  const modules = [
+    ["host-edge/src/worker.js", "esModule"],
+    ["host-edge/src/sql-storage.js", "esModule"],
+    ["host-node/js/api.js", "esModule"],
+    ["host-node/gen/mneme.js", "esModule"],
+    ["host-node/gen/mneme.core.wasm", "wasm"],
+    ["host-node/gen/mneme.core2.wasm", "wasm"],
+    ["host-node/gen/mneme.core3.wasm", "wasm"],
+  ].map(([name, kind]) => `(name = "${name}", ${kind} = embed "${relative(scratch, join(ROOT, name))}")`);
+  return `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "disk", disk = (path = "${storage}", writable = true)),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [${modules.join(", ")}],
+  compatibilityDate = "2025-09-01",
+  bindings = [(name = "STORES", durableObjectNamespace = "MnemeStore")],
+  durableObjectNamespaces = [(className = "MnemeStore", uniqueKey = "mneme-edge-test", enableSql = true)],
+  durableObjectStorage = (localDisk = "disk"),
+);
+`;
+}
