@@ -191,10 +191,10 @@ impl compaction::GuestRun for Run {
     fn next(&self) -> compaction::Step {
         self.0.borrow().next().mirror()
     }
-    fn handle(&self, answer: Result<String, String>) {
+    fn answer(&self, answer: Result<String, String>) {
         self.0.borrow_mut().handle(answer)
     }
-    fn handle_whole(&self, answer: Result<String, String>) {
+    fn answer_all(&self, answer: Result<String, String>) {
         self.0.borrow_mut().handle_whole(answer)
     }
     fn finish(&self) {

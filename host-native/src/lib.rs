@@ -11,15 +11,14 @@
 //! Both implement [`mneme_core::Engine`] and are tested against each other.
 
 mod component;
-mod fs_storage;
 mod host_storage;
 pub mod summarize;
 
 pub use component::{COMPONENT, ComponentEngine, Runtime};
-pub use fs_storage::{Durability, FsStorage};
 pub use host_storage::HostStorage;
 pub use mneme_core as core;
 pub use mneme_core::Engine;
+pub use mneme_fs::{Durability, FsStorage};
 pub use mneme_postgres::PgStorage;
 
 /// The core linked into this process, over a folder or a database, as an [`Engine`]

@@ -218,13 +218,13 @@ export class Mneme {
         const step = run.next();
         if (step.tag === "summarize") {
           if (summarize) {
-            run.handle(await summarize(step.val.prompt, Number(step.val.maxTokens)).then(
+            run.answer(await summarize(step.val.prompt, Number(step.val.maxTokens)).then(
               (answer) => (typeof answer === "string" ? { tag: "ok", val: answer } : { tag: "err", val: "the summariser answered with something other than text" }),
               (error) => ({ tag: "err", val: String(error?.message ?? error) }),
             ));
           } else {
             const offline = await this.summarizeOffline(id, plan).then((val) => ({ tag: "ok", val }), (error) => ({ tag: "err", val: error.message }));
-            run.handleWhole(offline);
+            run.answerAll(offline);
           }
         } else if (step.tag === "apply") {
           applied = await this.applyCompaction(id, plan, step.val, { boundary, summaryUuid, now });

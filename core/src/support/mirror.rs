@@ -88,14 +88,101 @@ macro_rules! mirror_record {
     };
 }
 
+/// The WIT `types` interface mirrored onto a binding's generated module: what a
+/// component that only provides or uses `storage` needs (the WASI storage provider).
+#[macro_export]
+macro_rules! mirror_wit_types {
+    ($types:ident) => {
+        $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
+        $crate::mirror_enum!($crate::Format, $types::Format { Claude, Pi, Crab });
+
+        impl $crate::Mirror<$types::StorageError> for $crate::StorageError {
+            fn mirror(self) -> $types::StorageError {
+                use $types::StorageError as W;
+                match self {
+                    Self::NotFound { key } => W::NotFound(key),
+                    Self::AlreadyExists { key } => W::AlreadyExists(key),
+                    Self::InvalidKey { key, reason } => W::InvalidKey($types::InvalidKey { key, reason }),
+                    Self::ReadOnly { key } => W::ReadOnly(key),
+                    Self::Locked { key } => W::Locked(key),
+                    Self::QuotaExceeded { key } => W::QuotaExceeded(key),
+                    Self::Changed { key } => W::Changed(key),
+                    Self::Io { key, message } => W::Io($types::IoFailure { key, message }),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::StorageError> for $types::StorageError {
+            fn mirror(self) -> $crate::StorageError {
+                use $crate::StorageError as C;
+                match self {
+                    Self::NotFound(key) => C::NotFound { key },
+                    Self::AlreadyExists(key) => C::AlreadyExists { key },
+                    Self::InvalidKey($types::InvalidKey { key, reason }) => C::InvalidKey { key, reason },
+                    Self::ReadOnly(key) => C::ReadOnly { key },
+                    Self::Locked(key) => C::Locked { key },
+                    Self::QuotaExceeded(key) => C::QuotaExceeded { key },
+                    Self::Changed(key) => C::Changed { key },
+                    Self::Io($types::IoFailure { key, message }) => C::Io { key, message },
+                }
+            }
+        }
+
+        impl $crate::Mirror<$types::Error> for $crate::Error {
+            fn mirror(self) -> $types::Error {
+                use $crate::Mirror as _;
+                use $types::Error as W;
+                match self {
+                    Self::Storage(e) => W::Storage(e.mirror()),
+                    Self::SessionNotFound { id } => W::SessionNotFound(id),
+                    Self::InvalidSessionId { id, reason } => W::InvalidSessionId($types::InvalidName { name: id, reason }),
+                    Self::InvalidProject { name, reason } => W::InvalidProject($types::InvalidName { name, reason }),
+                    Self::AmbiguousSession { id, projects } => W::AmbiguousSession($types::Ambiguous { id, projects }),
+                    Self::EntryNotFound { id, uuid } => W::EntryNotFound($types::EntryRef { id, uuid }),
+                    Self::SessionFull { id, bytes, limit } => W::SessionFull($types::SessionFull { id, bytes, limit }),
+                    Self::SessionPoisoned { id } => W::SessionPoisoned(id),
+                    Self::EmptySummary { id } => W::EmptySummary(id),
+                    Self::NothingToCompact { id, reason } => W::NothingToCompact($types::SessionReason { id, reason }),
+                    Self::StalePlan { id, uuid } => W::StalePlan($types::EntryRef { id, uuid }),
+                    Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
+                    Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
+                    Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
+                    Self::InvalidArgument(message) => W::InvalidArgument(message),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::Error> for $types::Error {
+            fn mirror(self) -> $crate::Error {
+                use $crate::Error as C;
+                use $crate::Mirror as _;
+                match self {
+                    Self::Storage(e) => C::Storage(e.mirror()),
+                    Self::SessionNotFound(id) => C::SessionNotFound { id },
+                    Self::InvalidSessionId($types::InvalidName { name, reason }) => C::InvalidSessionId { id: name, reason },
+                    Self::InvalidProject($types::InvalidName { name, reason }) => C::InvalidProject { name, reason },
+                    Self::AmbiguousSession($types::Ambiguous { id, projects }) => C::AmbiguousSession { id, projects },
+                    Self::EntryNotFound($types::EntryRef { id, uuid }) => C::EntryNotFound { id, uuid },
+                    Self::SessionFull($types::SessionFull { id, bytes, limit }) => C::SessionFull { id, bytes, limit },
+                    Self::SessionPoisoned(id) => C::SessionPoisoned { id },
+                    Self::EmptySummary(id) => C::EmptySummary { id },
+                    Self::NothingToCompact($types::SessionReason { id, reason }) => C::NothingToCompact { id, reason },
+                    Self::StalePlan($types::EntryRef { id, uuid }) => C::StalePlan { id, uuid },
+                    Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
+                    Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
+                    Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
+                    Self::InvalidArgument(message) => C::InvalidArgument(message),
+                }
+            }
+        }
+    };
+}
+
 /// Every WIT type of `wit/engine.wit`, mirrored onto a binding's generated modules:
 /// `mneme_core::mirror_wit!(types, sessions, compaction, gates);` with each name a
 /// module (or `use … as` alias) in scope.
 #[macro_export]
 macro_rules! mirror_wit {
     ($types:ident, $sessions:ident, $compaction:ident, $gates:ident) => {
-        $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
-        $crate::mirror_enum!($crate::Format, $types::Format { Claude, Pi, Crab });
+        $crate::mirror_wit_types!($types);
 
         $crate::mirror_record!($crate::Limits, $sessions::Limits { part_bytes, total_bytes });
         $crate::mirror_enum!($crate::Role, $sessions::Role { User, Assistant });
@@ -237,84 +324,6 @@ macro_rules! mirror_wit {
                     Self::Apply { summary } => W::Apply(summary),
                     Self::RecordFailure { reason } => W::RecordFailure(reason),
                     Self::Done => W::Done,
-                }
-            }
-        }
-
-        impl $crate::Mirror<$types::StorageError> for $crate::StorageError {
-            fn mirror(self) -> $types::StorageError {
-                use $types::StorageError as W;
-                match self {
-                    Self::NotFound { key } => W::NotFound(key),
-                    Self::AlreadyExists { key } => W::AlreadyExists(key),
-                    Self::InvalidKey { key, reason } => W::InvalidKey($types::InvalidKey { key, reason }),
-                    Self::ReadOnly { key } => W::ReadOnly(key),
-                    Self::Locked { key } => W::Locked(key),
-                    Self::QuotaExceeded { key } => W::QuotaExceeded(key),
-                    Self::Changed { key } => W::Changed(key),
-                    Self::Io { key, message } => W::Io($types::IoFailure { key, message }),
-                }
-            }
-        }
-        impl $crate::Mirror<$crate::StorageError> for $types::StorageError {
-            fn mirror(self) -> $crate::StorageError {
-                use $crate::StorageError as C;
-                match self {
-                    Self::NotFound(key) => C::NotFound { key },
-                    Self::AlreadyExists(key) => C::AlreadyExists { key },
-                    Self::InvalidKey($types::InvalidKey { key, reason }) => C::InvalidKey { key, reason },
-                    Self::ReadOnly(key) => C::ReadOnly { key },
-                    Self::Locked(key) => C::Locked { key },
-                    Self::QuotaExceeded(key) => C::QuotaExceeded { key },
-                    Self::Changed(key) => C::Changed { key },
-                    Self::Io($types::IoFailure { key, message }) => C::Io { key, message },
-                }
-            }
-        }
-
-        impl $crate::Mirror<$types::Error> for $crate::Error {
-            fn mirror(self) -> $types::Error {
-                use $crate::Mirror as _;
-                use $types::Error as W;
-                match self {
-                    Self::Storage(e) => W::Storage(e.mirror()),
-                    Self::SessionNotFound { id } => W::SessionNotFound(id),
-                    Self::InvalidSessionId { id, reason } => W::InvalidSessionId($types::InvalidName { name: id, reason }),
-                    Self::InvalidProject { name, reason } => W::InvalidProject($types::InvalidName { name, reason }),
-                    Self::AmbiguousSession { id, projects } => W::AmbiguousSession($types::Ambiguous { id, projects }),
-                    Self::EntryNotFound { id, uuid } => W::EntryNotFound($types::EntryRef { id, uuid }),
-                    Self::SessionFull { id, bytes, limit } => W::SessionFull($types::SessionFull { id, bytes, limit }),
-                    Self::SessionPoisoned { id } => W::SessionPoisoned(id),
-                    Self::EmptySummary { id } => W::EmptySummary(id),
-                    Self::NothingToCompact { id, reason } => W::NothingToCompact($types::SessionReason { id, reason }),
-                    Self::StalePlan { id, uuid } => W::StalePlan($types::EntryRef { id, uuid }),
-                    Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
-                    Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
-                    Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
-                    Self::InvalidArgument(message) => W::InvalidArgument(message),
-                }
-            }
-        }
-        impl $crate::Mirror<$crate::Error> for $types::Error {
-            fn mirror(self) -> $crate::Error {
-                use $crate::Error as C;
-                use $crate::Mirror as _;
-                match self {
-                    Self::Storage(e) => C::Storage(e.mirror()),
-                    Self::SessionNotFound(id) => C::SessionNotFound { id },
-                    Self::InvalidSessionId($types::InvalidName { name, reason }) => C::InvalidSessionId { id: name, reason },
-                    Self::InvalidProject($types::InvalidName { name, reason }) => C::InvalidProject { name, reason },
-                    Self::AmbiguousSession($types::Ambiguous { id, projects }) => C::AmbiguousSession { id, projects },
-                    Self::EntryNotFound($types::EntryRef { id, uuid }) => C::EntryNotFound { id, uuid },
-                    Self::SessionFull($types::SessionFull { id, bytes, limit }) => C::SessionFull { id, bytes, limit },
-                    Self::SessionPoisoned(id) => C::SessionPoisoned { id },
-                    Self::EmptySummary(id) => C::EmptySummary { id },
-                    Self::NothingToCompact($types::SessionReason { id, reason }) => C::NothingToCompact { id, reason },
-                    Self::StalePlan($types::EntryRef { id, uuid }) => C::StalePlan { id, uuid },
-                    Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
-                    Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
-                    Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
-                    Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! [`Storage`] on a directory.
+//! [`Storage`] on a directory: the `mneme` CLI's storage, and under WASI the storage
+//! the `wasmtime run` build of Mneme provides to the engine (host-wasi/).
 //!
 //! Keys map to paths under the root segment by segment. Keys are checked lexically
 //! and anything that could name a path outside the root, or mean different files on
@@ -251,7 +252,7 @@ impl FsStorage {
         let parent = path.parent().unwrap_or(&self.root);
         fs::create_dir_all(parent).map_err(|e| io_error(key, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
-        let temp = parent.join(format!(".{name}.tmp-{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let temp = parent.join(format!(".{name}.tmp-{}-{}", process_id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
         let written = (|| {
             let mut file = File::create(&temp).map_err(|e| io_error(key, e))?;
             file.write_all(data).map_err(|e| io_error(key, e))?;
@@ -381,6 +382,13 @@ impl FsStorage {
             OpenOptions::new().create(true).truncate(false).write(true).open(&path)
         };
         let file = open().map_err(|e| io_error(name, e))?;
+        // wasi:filesystem has no locks: under WASI a lock excludes only this instance's
+        // other callers (host-wasi/README.md says what that guarantees). Elsewhere it is
+        // flock(2), which every other process sees.
+        if cfg!(target_os = "wasi") {
+            self.held_locks().insert(name.to_owned(), file);
+            return Ok(());
+        }
         let deadline = Instant::now() + self.lock_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
@@ -401,11 +409,19 @@ impl FsStorage {
     }
 
     fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
-        if let Some(file) = self.held_locks().remove(name) {
+        if let Some(file) = self.held_locks().remove(name)
+            && !cfg!(target_os = "wasi")
+        {
             file.unlock().map_err(|e| io_error(name, e))?;
         }
         Ok(())
     }
+}
+
+/// This process's id, for temp file names; WASI has no process ids (`std::process::id`
+/// panics there), and a WASI instance's temp names only have to differ from its own.
+fn process_id() -> u32 {
+    if cfg!(target_os = "wasi") { 0 } else { std::process::id() }
 }
 
 /// Collects the files under `dir` (whose key prefix is `base`) whose keys start with

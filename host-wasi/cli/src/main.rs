@@ -1,0 +1,357 @@
+//! `mneme` as a wasi:cli command for `wasmtime run`: argument parsing and printing,
+//! with every operation done by the engine component it is composed with (its
+//! `sessions`, `compaction` and `gates` exports), whose storage is the WASI provider's
+//! folder. `cargo xtask wasi` composes the three into target/mneme-cli.wasm:
+//!
+//!   wasmtime run --dir ./data::. target/mneme-cli.wasm sessions list
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::{
+    Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
+    Plan, Prices, Provider, ProviderContext, RepairReport, Role, Settings, Subagent, Transcript, Turn,
+};
+
+wit_bindgen::generate!({ path: "../../wit", world: "driver" });
+
+use mneme::engine::{compaction, gates, sessions, types};
+
+mneme_core::mirror_wit!(types, sessions, compaction, gates);
+
+/// Mneme's sessions in the folder `wasmtime run` gives as the current directory
+/// (`--dir <folder>::.`), laid out like a Claude Code home.
+#[derive(Parser)]
+#[command(name = "mneme-cli.wasm", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List and inspect sessions
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Append a message to a session, creating it if it does not exist
+    Append {
+        id: String,
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        #[arg(long)]
+        text: String,
+        /// The working directory whose project a new session is filed under
+        #[arg(long, default_value = "/")]
+        cwd: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Append a whole agent turn (a JSON array of messages, Anthropic's shape) in one write
+    Turn {
+        id: String,
+        /// The messages as JSON
+        #[arg(long)]
+        messages: String,
+        #[arg(long, default_value = "/")]
+        cwd: String,
+    },
+    /// Print the request JSON to send a model next
+    Context {
+        id: String,
+        #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+        format: ProviderArg,
+    },
+    /// Check a session for unreadable lines, a torn tail, dangling parents and unanswered calls; exit 3 on problems
+    Check { id: String },
+    /// Run one conformance vector (its index across tests/vectors) on this folder, which must be empty; print its outcomes as JSON
+    #[command(hide = true)]
+    Conformance { vector: usize },
+    /// Run the core's storage contract on this folder's storage (the WASI provider), which must be empty; print what broke it
+    #[command(hide = true)]
+    StorageContract,
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Every session, newest first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's conversation
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RoleArg {
+    User,
+    Assistant,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProviderArg {
+    Anthropic,
+    Openai,
+}
+
+/// The engine this component is composed with, as the core's [`Engine`].
+struct Imported {
+    store: sessions::Store,
+}
+
+impl Imported {
+    fn new(limits: Limits) -> Self {
+        Imported { store: sessions::Store::new(Some(limits.mirror())) }
+    }
+}
+
+impl Engine<Error> for Imported {
+    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
+        self.store.append(id, &entry.mirror()).mirror()
+    }
+    fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
+        self.store.append_turn(id, &turn.mirror()).mirror()
+    }
+    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
+        self.store.tombstone(id, uuid, now_ms).mirror()
+    }
+    fn load(&mut self, id: &str) -> Result<Transcript, Error> {
+        self.store.load(id).mirror()
+    }
+    fn context(&mut self, id: &str) -> Result<Context, Error> {
+        self.store.context(id).mirror()
+    }
+    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+        let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
+        self.store.provider_context(id, provider.mirror(), &injections).mirror()
+    }
+    fn branches(&mut self, id: &str) -> Result<Vec<Branch>, Error> {
+        self.store.branches(id).mirror()
+    }
+    fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
+        self.store.usage(id, prices.cloned().mirror()).mirror()
+    }
+    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        self.store.fork(id, from, new_id, now_ms).mirror()
+    }
+    fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
+        self.store.check(id).mirror()
+    }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+        Ok(sessions::check_bytes(data).mirror())
+    }
+    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
+        self.store.subagents(id).mirror()
+    }
+    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
+        self.store.remove(id).mirror()
+    }
+    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
+        self.store.repair(id, now_ms).mirror()
+    }
+    fn list(&mut self) -> Result<Listing, Error> {
+        self.store.list().mirror()
+    }
+    fn reopen(&mut self, id: &str) -> Result<(), Error> {
+        self.store.reopen(id);
+        Ok(())
+    }
+    fn hold(&mut self, id: &str) -> Result<(), Error> {
+        self.store.hold(id).mirror()
+    }
+    fn release(&mut self, id: &str) -> Result<(), Error> {
+        self.store.release(id).mirror()
+    }
+    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        compaction::plan_compaction(&self.store, id, settings.mirror(), mode.mirror()).mirror()
+    }
+    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
+        compaction::summarize_offline(&self.store, id, &plan.clone().mirror()).mirror()
+    }
+    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
+        compaction::apply(&self.store, id, &plan.clone().mirror(), summary, &ids.clone().mirror(), now_ms).mirror()
+    }
+    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        compaction::record_failure(&self.store, id, reason, now_ms).mirror()
+    }
+    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
+        gates::memory_flush(&self.store, id, settings.mirror()).mirror()
+    }
+    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        gates::record_memory_flush(&self.store, id, now_ms).mirror()
+    }
+    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
+        gates::extraction(&self.store, id, settings.mirror()).mirror()
+    }
+    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
+        gates::record_extraction(&self.store, id, now_ms).mirror()
+    }
+    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
+        gates::reset(&self.store, id, now_ms, policy.mirror()).mirror()
+    }
+    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
+        gates::dream(&self.store, now_ms, settings.mirror()).mirror()
+    }
+    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
+        gates::dream_acquire(&self.store, now_ms, holder, settings.mirror()).mirror()
+    }
+    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
+        gates::dream_release(&self.store, now_ms, holder, completed).mirror()
+    }
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
+        Ok(compaction::context_window(model))
+    }
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
+        Ok(gates::silent_reply(text).mirror())
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A random (version 4) UUID. The bits come from std's hash seeds, which std draws
+/// from wasi:random.
+fn new_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let random = || std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let (high, low) = (random(), random());
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0xfff,
+        (low >> 48) & 0x3fff | 0x8000,
+        low & 0xffff_ffff_ffff
+    )
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_json::to_string_pretty(value).map_err(|e| e.to_string())
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    let mut engine = Imported::new(Limits::default());
+    let fail = |e: Error| e.to_string();
+    match command {
+        Command::Sessions(SessionsCommand::List { json: as_json }) => {
+            let listing = engine.list().map_err(fail)?;
+            if as_json {
+                println!("{}", json(&listing.sessions)?);
+            } else {
+                for s in &listing.sessions {
+                    println!("{}  {}  {} messages  {}", s.id, s.project, s.messages, s.title.as_deref().unwrap_or(""));
+                }
+                for skipped in &listing.skipped {
+                    eprintln!("skipped {}: {}", skipped.key, skipped.reason);
+                }
+            }
+        }
+        Command::Sessions(SessionsCommand::Show { id, json: as_json }) => {
+            let context = engine.context(&id).map_err(fail)?;
+            if as_json {
+                println!("{}", json(&context)?);
+            } else {
+                for message in &context.messages {
+                    println!("{}: {}", message.role, message.text);
+                }
+            }
+        }
+        Command::Append { id, role, text, cwd, json: as_json } => {
+            let role = match role {
+                RoleArg::User => Role::User,
+                RoleArg::Assistant => Role::Assistant,
+            };
+            let entry = engine.append(&id, NewEntry { uuid: new_uuid(), now_ms: now_ms(), role, text, cwd }).map_err(fail)?;
+            if as_json {
+                println!("{}", json(&entry)?);
+            } else {
+                println!("appended {} to session {id} (line {})", entry.uuid.unwrap_or_default(), entry.line);
+            }
+        }
+        Command::Turn { id, messages, cwd } => {
+            let turn = Turn { uuid: new_uuid(), now_ms: now_ms(), cwd, provider: Provider::Anthropic, messages, parent: None, agent: None };
+            let entries = engine.append_turn(&id, turn).map_err(fail)?;
+            println!("appended a turn of {} lines to session {id}", entries.len());
+        }
+        Command::Context { id, format } => {
+            let provider = match format {
+                ProviderArg::Anthropic => Provider::Anthropic,
+                ProviderArg::Openai => Provider::Openai,
+            };
+            println!("{}", engine.provider_context(&id, provider, &[]).map_err(fail)?.body);
+        }
+        Command::Check { id } => {
+            let report = engine.check(&id).map_err(fail)?;
+            println!("{}", json(&report)?);
+            let problems = !report.load.skipped.is_empty()
+                || report.load.torn_tail
+                || !report.dangling_parents.is_empty()
+                || !report.orphaned_tool_uses.is_empty()
+                || !report.orphaned_tool_results.is_empty();
+            return Ok(if problems { ExitCode::from(3) } else { ExitCode::SUCCESS });
+        }
+        Command::StorageContract => {
+            let broke = sessions::storage_contract();
+            println!("{}", json(&broke)?);
+            return Ok(if broke.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+        }
+        Command::Conformance { vector } => {
+            let outcome = mneme_conformance::run_vector::<Error, _>(vector, |seed, limits| {
+                for (key, bytes) in seed {
+                    let path = Path::new(key);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| e.to_string()).expect("create a seed folder");
+                    }
+                    std::fs::write(path, bytes).expect("write a seed file");
+                }
+                mneme_conformance::Subject { engine: Imported::new(limits), keys: Box::new(keys_here) }
+            })
+            .ok_or_else(|| format!("there is no vector {vector}"))?;
+            println!("{}", serde_json::to_string(&outcome).map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The keys under a prefix in this folder, as the storage names them (Mneme's own
+/// `.mneme/` left out).
+fn keys_here(prefix: &str) -> Vec<String> {
+    fn walk(dir: &Path, base: &str, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if base.is_empty() && name == ".mneme" {
+                continue;
+            }
+            let key = format!("{base}{name}");
+            if entry.path().is_dir() {
+                walk(&entry.path(), &format!("{key}/"), found);
+            } else {
+                found.push(key);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(Path::new("."), "", &mut found);
+    found.retain(|key| key.starts_with(prefix));
+    found.sort();
+    found
+}
