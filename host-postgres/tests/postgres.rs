@@ -1,15 +1,16 @@
 //! PgStorage against a real PostgreSQL server (a throwaway cluster per test): the
-//! core's storage contract, the conformance vectors (outcomes identical to the core on
-//! in-memory storage), eight processes appending to one session, and a server crash in
-//! the middle of appends.
+//! core's storage contract, the conformance vectors (outcomes identical to the native
+//! host's, the core on a folder), eight processes appending to one session, and a
+//! server crash in the middle of appends.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use mneme_conformance::{Subject, reference_outcomes, run_all};
+use mneme_conformance::{Subject, run_all};
 use mneme_core::{Error, Limits, NewEntry, Role, Storage, Store, block_on};
+use mneme_fs::{Durability, FsStorage};
 use mneme_postgres::PgStorage;
 use mneme_postgres::cluster::Cluster;
 
@@ -47,7 +48,7 @@ fn the_storage_contract_holds() {
 }
 
 #[test]
-fn every_vector_gives_the_outcomes_the_core_gives_on_memory() {
+fn every_vector_gives_the_outcomes_the_native_host_gives() {
     let cluster = Cluster::start().expect("start a PostgreSQL cluster");
     let url = cluster.url();
     let postgres = run_all::<Error, _>(|seed, limits: Limits| {
@@ -60,10 +61,23 @@ fn every_vector_gives_the_outcomes_the_core_gives_on_memory() {
         let keys = Box::new(move |prefix: &str| block_on(lister.list(prefix)).expect("list").into_iter().map(|i| i.key).collect());
         Subject { engine: Store::with_limits(storage, limits), keys }
     });
-    let memory = reference_outcomes();
-    assert_eq!(postgres.len(), memory.len());
-    for ((name, on_postgres), (_, in_memory)) in postgres.iter().zip(&memory) {
-        assert_eq!(on_postgres, in_memory, "vector {name}: PostgreSQL and memory differ");
+    // The native host: the core on a folder, as `mneme` runs it.
+    let native = run_all::<Error, _>(|seed, limits: Limits| {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
+        for (key, bytes) in seed {
+            block_on(storage.replace(key, bytes, None)).expect("seed");
+        }
+        let lister = FsStorage::new(dir.path());
+        let keys = Box::new(move |prefix: &str| {
+            let _held = &dir;
+            block_on(lister.list(prefix)).expect("list").into_iter().map(|i| i.key).collect()
+        });
+        Subject { engine: Store::with_limits(storage, limits), keys }
+    });
+    assert_eq!(postgres.len(), native.len());
+    for ((name, on_postgres), (_, on_files)) in postgres.iter().zip(&native) {
+        assert_eq!(on_postgres, on_files, "vector {name}: PostgreSQL and the folder differ");
     }
 }
 

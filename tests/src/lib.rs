@@ -318,9 +318,9 @@ mod tests {
     }
 }
 
-/// Every vector on the core over [`mneme_core::InMemoryStorage`]: the reference
-/// outcomes other storages (PostgreSQL, ...) are held to, step for step.
-pub fn reference_outcomes() -> Vec<(String, Vec<Value>)> {
+/// Every vector on the core over [`mneme_core::InMemoryStorage`], the reference storage.
+#[cfg(test)]
+fn reference_outcomes() -> Vec<(String, Vec<Value>)> {
     use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
     use std::rc::Rc;
     // The core is an engine for any error type that wraps its own: name it.
