@@ -1,4 +1,4 @@
-//! [`Storage`] on a directory: the `mneme` CLI's storage, and under WASI the storage
+//! [`mneme_core::Storage`] on a directory: the `mneme` CLI's storage, and under WASI the storage
 //! the `wasmtime run` build of Mneme provides to the engine (host-wasi/).
 //!
 //! Keys map to paths under the root segment by segment. Keys are checked lexically
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use mneme_core::{KeyInfo, Storage, StorageError};
+use mneme_core::{KeyInfo, StorageError};
 
 /// Mneme's own files under the root (lock files); no key may reach into it.
 const RESERVED_DIR: &str = ".mneme";
@@ -78,7 +78,7 @@ impl FsStorage {
         self
     }
 
-    /// How long [`Storage::lock`] waits for another holder before failing.
+    /// How long [`mneme_core::Storage::lock`] waits for another holder before failing.
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
         self
@@ -489,40 +489,12 @@ fn walk_in(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ances
     Ok(())
 }
 
-impl Storage for FsStorage {
-    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-        self.list_sync(prefix)
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-        self.read_sync(key, offset, len)
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        self.append_sync(key, data)
-    }
-    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
-        self.replace_sync(key, data, expected_size)
-    }
-    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
-        self.truncate_sync(key, len, expected_size)
-    }
-    async fn remove(&self, key: &str) -> Result<(), StorageError> {
-        self.remove_sync(key)
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-        self.rename_sync(from, to)
-    }
-    async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        self.lock_sync(name)
-    }
-    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-        self.unlock_sync(name)
-    }
-}
+mneme_core::storage_from_sync!(FsStorage);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mneme_core::block_on;
+    use mneme_core::{Storage, block_on};
 
     const HOSTILE_KEYS: &[&str] = &[
         "",

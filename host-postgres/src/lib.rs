@@ -1,4 +1,4 @@
-//! Mneme's [`Storage`] on PostgreSQL, so sessions and memory outgrow one machine
+//! Mneme's [`mneme_core::Storage`] on PostgreSQL, so sessions and memory outgrow one machine
 //! through a database people already run: many `mneme` processes on many machines
 //! share one store.
 //!
@@ -26,7 +26,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use mneme_core::keys::check_key;
-use mneme_core::{KeyInfo, Storage, StorageError};
+use mneme_core::{KeyInfo, StorageError};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 
@@ -94,7 +94,7 @@ impl PgStorage {
         Ok(storage)
     }
 
-    /// How long [`Storage::lock`] waits for another holder before failing with
+    /// How long [`mneme_core::Storage::lock`] waits for another holder before failing with
     /// `locked`.
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
@@ -417,35 +417,7 @@ fn pg_error(key: &str, error: &postgres::Error) -> StorageError {
     }
 }
 
-impl Storage for PgStorage {
-    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
-        self.list_sync(prefix)
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
-        self.read_sync(key, offset, len)
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        self.append_sync(key, data)
-    }
-    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
-        self.replace_sync(key, data, expected_size)
-    }
-    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
-        self.truncate_sync(key, len, expected_size)
-    }
-    async fn remove(&self, key: &str) -> Result<(), StorageError> {
-        self.remove_sync(key)
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
-        self.rename_sync(from, to)
-    }
-    async fn lock(&self, name: &str) -> Result<(), StorageError> {
-        self.lock_sync(name)
-    }
-    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
-        self.unlock_sync(name)
-    }
-}
+mneme_core::storage_from_sync!(PgStorage);
 
 #[cfg(test)]
 mod tests {

@@ -134,5 +134,43 @@ macro_rules! forward_storage {
     };
 }
 
+/// [`Storage`] for a host type whose operations are synchronous methods named after
+/// them, `list_sync`, `read_sync`, … (a folder, a database connection): each async
+/// method returns its twin's result. For std hosts (it names `Vec` from their prelude).
+#[macro_export]
+macro_rules! storage_from_sync {
+    ($type:ty) => {
+        impl $crate::Storage for $type {
+            async fn list(&self, prefix: &str) -> Result<Vec<$crate::KeyInfo>, $crate::StorageError> {
+                self.list_sync(prefix)
+            }
+            async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, $crate::StorageError> {
+                self.read_sync(key, offset, len)
+            }
+            async fn append(&self, key: &str, data: &[u8]) -> Result<u64, $crate::StorageError> {
+                self.append_sync(key, data)
+            }
+            async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), $crate::StorageError> {
+                self.replace_sync(key, data, expected_size)
+            }
+            async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), $crate::StorageError> {
+                self.truncate_sync(key, len, expected_size)
+            }
+            async fn remove(&self, key: &str) -> Result<(), $crate::StorageError> {
+                self.remove_sync(key)
+            }
+            async fn rename(&self, from: &str, to: &str) -> Result<(), $crate::StorageError> {
+                self.rename_sync(from, to)
+            }
+            async fn lock(&self, name: &str) -> Result<(), $crate::StorageError> {
+                self.lock_sync(name)
+            }
+            async fn unlock(&self, name: &str) -> Result<(), $crate::StorageError> {
+                self.unlock_sync(name)
+            }
+        }
+    };
+}
+
 forward_storage!(impl<T: Storage + ?Sized> Storage for &T);
 forward_storage!(impl<T: Storage + ?Sized> Storage for alloc::rc::Rc<T>);
