@@ -1,9 +1,6 @@
 // Types for host-node/js/mneme.js. The value shapes are the browser package's (the
 // JSON forms of mneme-core's types), imported from there so they are written once.
-import type {
-  AnthropicMessage, Applied, Branch, CheckReport, CompactionSettings, Context, Decision, Entry, Injection, Ledger, Listing,
-  OpenAIMessage, Plan, Prices, Provider, ProviderContext, RepairReport, Subagent, Transcript,
-} from "../../web/js/mneme.d.ts";
+import type { CheckReport, Sessions } from "../../web/js/mneme.d.ts";
 
 export type * from "../../web/js/mneme.d.ts";
 
@@ -50,43 +47,5 @@ export class Mneme {
   readonly storage: FsStorage;
   /** Gives back the sessions it holds and the locks its storage took. */
   close(): Promise<void>;
-  /** Keeps a session open for writing until `release` (or `close`); other processes, the CLI included, wait, then fail with `storage/locked`. */
-  hold(id: string): Promise<null>;
-  release(id: string): Promise<null>;
-  append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
-  appendTurn(
-    id: string,
-    messages: AnthropicMessage | AnthropicMessage[] | OpenAIMessage | OpenAIMessage[],
-    options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null; agent?: { id: string; parent_call?: string | null } | null },
-  ): Promise<Entry[]>;
-  providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;
-  branches(id: string): Promise<Branch[]>;
-  usage(id: string, prices?: Prices | null): Promise<Ledger>;
-  fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
-  tombstone(id: string, uuid: string, now?: number): Promise<null>;
-  load(id: string): Promise<Transcript>;
-  context(id: string): Promise<Context>;
-  list(): Promise<Listing>;
-  check(id: string): Promise<CheckReport>;
-  subagents(id: string): Promise<Subagent[]>;
-  remove(id: string): Promise<string[]>;
-  repair(id: string, now?: number): Promise<RepairReport>;
-  reopen(id: string): void;
-  planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
-  summarizeOffline(id: string, plan: Plan): Promise<string>;
-  applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
-  compact(id: string, options?: {
-    settings?: CompactionSettings; mode?: "auto" | "manual" | "overflow";
-    summarize?: (prompt: string, maxTokens: number) => Promise<string> | string;
-    boundary?: string; summaryUuid?: string; now?: number;
-  }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
-  recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
-  memoryFlushGate(id: string, settings?: { context_window?: number; reserve_floor?: number; soft_threshold?: number }): Promise<Decision>;
-  recordMemoryFlush(id: string, now?: number): Promise<null>;
-  extractionGate(id: string, settings?: { min_messages?: number; min_tool_calls?: number }): Promise<Decision>;
-  recordExtraction(id: string, now?: number): Promise<null>;
-  resetGate(id: string, policy?: { idle_minutes?: number; daily_reset_hour?: number; utc_offset_minutes?: number; ttl_ms?: number }, now?: number): Promise<Decision>;
-  dreamGate(settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
-  dreamAcquire(holder: string, settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
-  dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
 }
+export interface Mneme extends Sessions {}

@@ -61,7 +61,12 @@ export class Mneme {
   readonly namespace: string;
   /** Gives back the sessions it holds, then closes the store's handles. */
   close(): Promise<void>;
-  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs wait, then fail with `storage/locked`. */
+}
+export interface Mneme extends Sessions {}
+
+/** A store's operations: the same in every JavaScript package (browser, Node, the edge). */
+export interface Sessions {
+  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other writers (tabs, processes) wait, then fail with `storage/locked`. */
   hold(id: string): Promise<null>;
   release(id: string): Promise<null>;
   append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
