@@ -15,10 +15,10 @@ use mneme_core::{self as core_, Mirror};
 
 wit_bindgen::generate!({ path: "../wit", world: "engine" });
 
-use exports::mneme::engine::{compaction, gates, sessions};
+use exports::mneme::engine::{compaction, gates, memory, sessions};
 use mneme::engine::{storage, types};
 
-core_::mirror_wit!(types, sessions, compaction, gates);
+core_::mirror_wit!(types, sessions, compaction, gates, memory);
 
 #[cfg(all(target_arch = "wasm32", not(test)))]
 #[global_allocator]
@@ -294,6 +294,80 @@ impl gates::Guest for Component {
     }
     fn dream_release(handle: sessions::StoreBorrow<'_>, now_ms: i64, holder: String, completed: bool) -> Result<(), types::Error> {
         run(store(handle).dream_release(now_ms, &holder, completed))
+    }
+}
+
+impl memory::Guest for Component {
+    fn default_caps() -> memory::Caps {
+        core_::memory::memory_md::Caps::default().mirror()
+    }
+    fn add(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        memory: memory::NewMemory,
+        now_ms: i64,
+    ) -> Result<memory::Memory, types::Error> {
+        run(store(handle).memory_add(&scope.mirror(), memory.mirror(), now_ms))
+    }
+    fn add_many(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        memories: Vec<memory::NewMemory>,
+        now_ms: i64,
+    ) -> Result<Vec<memory::Memory>, types::Error> {
+        run(store(handle).memory_add_many(&scope.mirror(), memories.mirror(), now_ms))
+    }
+    fn update(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        file: String,
+        change: memory::Change,
+        now_ms: i64,
+    ) -> Result<memory::Memory, types::Error> {
+        run(store(handle).memory_update(&scope.mirror(), &file, change.mirror(), now_ms))
+    }
+    fn supersede(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        file: String,
+        replacement: memory::NewMemory,
+        now_ms: i64,
+    ) -> Result<memory::Memory, types::Error> {
+        run(store(handle).memory_supersede(&scope.mirror(), &file, replacement.mirror(), now_ms))
+    }
+    fn forget(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String, now_ms: i64) -> Result<memory::Memory, types::Error> {
+        run(store(handle).memory_forget(&scope.mirror(), &file, now_ms))
+    }
+    fn link(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        from: String,
+        kind: memory::LinkKind,
+        to: String,
+        now_ms: i64,
+    ) -> Result<memory::Memory, types::Error> {
+        run(store(handle).memory_link(&scope.mirror(), &from, kind.mirror(), &to, now_ms))
+    }
+    fn list(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, filter: memory::Filter) -> Result<Vec<memory::Memory>, types::Error> {
+        run(store(handle).memory_list(&scope.mirror(), &filter.mirror()))
+    }
+    fn show(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String) -> Result<memory::Shown, types::Error> {
+        run(store(handle).memory_show(&scope.mirror(), &file))
+    }
+    fn recall(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        query: String,
+        limit: u32,
+        all: bool,
+    ) -> Result<memory::Recalled, types::Error> {
+        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all))
+    }
+    fn load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
+        run(store(handle).memory_load(&scope.mirror(), caps.mirror()))
+    }
+    fn reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::IndexReport, types::Error> {
+        run(store(handle).memory_reindex(&scope.mirror()))
     }
 }
 

@@ -8,6 +8,9 @@ use alloc::vec::Vec;
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::memory::file::{LinkKind, Memory};
+use crate::memory::memory_md::{Caps, Loaded};
+use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, Subagent, Transcript};
 use crate::storage::Storage;
@@ -62,6 +65,17 @@ pub trait Engine<E: EngineError = Error> {
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, E>;
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, E>;
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), E>;
+    fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, E>;
+    fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, E>;
+    fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, E>;
+    fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, E>;
+    fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, E>;
+    fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E>;
+    fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E>;
+    fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E>;
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E>;
+    fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E>;
     /// [`crate::tokens::context_window`].
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
@@ -160,6 +174,39 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), E> {
         Ok(block_on(Store::dream_release(self, now_ms, holder, completed))?)
+    }
+    fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, E> {
+        Ok(block_on(Store::memory_add(self, scope, memory, now_ms))?)
+    }
+    fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, E> {
+        Ok(block_on(Store::memory_add_many(self, scope, memories, now_ms))?)
+    }
+    fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, E> {
+        Ok(block_on(Store::memory_update(self, scope, file, change, now_ms))?)
+    }
+    fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, E> {
+        Ok(block_on(Store::memory_supersede(self, scope, file, replacement, now_ms))?)
+    }
+    fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, E> {
+        Ok(block_on(Store::memory_forget(self, scope, file, now_ms))?)
+    }
+    fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E> {
+        Ok(block_on(Store::memory_link(self, scope, from, kind, to, now_ms))?)
+    }
+    fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E> {
+        Ok(block_on(Store::memory_list(self, scope, filter))?)
+    }
+    fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E> {
+        Ok(block_on(Store::memory_show(self, scope, file))?)
+    }
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E> {
+        Ok(block_on(Store::memory_recall(self, scope, query, limit, all))?)
+    }
+    fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E> {
+        Ok(block_on(Store::memory_load(self, scope, caps))?)
+    }
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E> {
+        Ok(block_on(Store::memory_reindex(self, scope))?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
         Ok(crate::tokens::context_window(model))

@@ -212,11 +212,11 @@ fn memory_md_over_the_caps_loads_newest_first_and_names_what_it_left_out() {
     let store = Store::new(&storage);
     let batch: Vec<NewMemory> =
         (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), Kind::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
-    let written = block_on(store.memory_import(&project(), batch, T0)).unwrap();
+    let written = block_on(store.memory_add_many(&project(), batch, T0)).unwrap();
     assert_eq!(written.len(), 30);
     // A correction written last is the one Claude Code's cut would lose.
     block_on(store.memory_update(&project(), "fact_0", Change { body: Some("corrected".into()), ..Change::default() }, T0 + 5)).unwrap();
-    let loaded = block_on(store.memory_index_for_model(&project(), Caps { lines: 20, units: 25_000 })).unwrap();
+    let loaded = block_on(store.memory_load(&project(), Caps { lines: 20, units: 25_000 })).unwrap();
     assert!(loaded.text.lines().count() <= 20);
     assert!(loaded.text.contains("(fact_0.md)"), "{}", loaded.text);
     assert!(!loaded.left_out.contains(&"fact_0".to_string()));
@@ -247,7 +247,7 @@ fn a_claude_code_memdir_is_read_as_it_is() {
     let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false)).unwrap();
     assert_eq!(recalled.hits[0].file, "feedback_testing");
     assert!(recalled.report.unwrap().reason.contains("missing"));
-    let loaded = block_on(store.memory_index_for_model(&project(), Caps::default())).unwrap();
+    let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap();
     assert_eq!(loaded.text, files[0].1, "a MEMORY.md within the caps is given as it is");
     block_on(store.memory_add(&project(), NewMemory::new("Editor", Kind::User, "uses helix", "helix"), T0)).unwrap();
     assert!(text(&storage, "projects/-home-u-app/memory/MEMORY.md").starts_with(files[0].1), "Claude's lines stay in place");

@@ -5,6 +5,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::memory_md::{Caps, Loaded};
+use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
     Provider, ProviderContext, RepairReport, Settings, Subagent, Transcript, Turn, block_on,
@@ -16,10 +19,10 @@ use crate::{Error, HostStorage};
 
 wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 
-use exports::mneme::engine::{compaction, gates, sessions};
+use exports::mneme::engine::{compaction, gates, memory, sessions};
 use mneme::engine::types;
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);
 
 /// The Mneme component, built by this crate's build script.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.component.wasm"));
@@ -271,6 +274,50 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_dream_release(s, h, now_ms, holder, completed))
+    }
+    fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        let (scope, memory): (memory::Scope, memory::NewMemory) = (scope.clone().mirror(), memory.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_add(s, h, &scope, &memory, now_ms))
+    }
+    fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
+        let (scope, memories): (memory::Scope, Vec<memory::NewMemory>) = (scope.clone().mirror(), memories.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_add_many(s, h, &scope, &memories, now_ms))
+    }
+    fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
+        let (scope, change): (memory::Scope, memory::Change) = (scope.clone().mirror(), change.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_update(s, h, &scope, file, &change, now_ms))
+    }
+    fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        let (scope, replacement): (memory::Scope, memory::NewMemory) = (scope.clone().mirror(), replacement.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_supersede(s, h, &scope, file, &replacement, now_ms))
+    }
+    fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_forget(s, h, &scope, file, now_ms))
+    }
+    fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_link(s, h, &scope, from, kind.mirror(), to, now_ms))
+    }
+    fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
+        let (scope, filter): (memory::Scope, memory::Filter) = (scope.clone().mirror(), filter.clone().mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_list(s, h, &scope, &filter))
+    }
+    fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_show(s, h, &scope, file))
+    }
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
+        let (scope, limit): (memory::Scope, u32) = (scope.clone().mirror(), limit.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_recall(s, h, &scope, query, limit, all))
+    }
+    fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
+        let (scope, caps): (memory::Scope, memory::Caps) = (scope.clone().mirror(), caps.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_load(s, h, &scope, caps))
+    }
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_reindex(s, h, &scope))
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         self.call_total(|e, s| e.mneme_engine_compaction().call_context_window(s, model))

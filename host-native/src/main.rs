@@ -516,7 +516,7 @@ fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Vec<mneme_host::core:
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
-        Command::Memory(args) => memory_cli::run(storage(&cli.store)?, args, now_ms()),
+        Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Sessions(SessionsCommand::List { json }) => {
             let sessions = list_sessions(&mut *open(&cli.store)?)?;
             if json { print_json(&sessions) } else { print_sessions(&sessions) }

@@ -1,22 +1,23 @@
 //! `mneme memory …`: long-term memory in Claude Code's memdir layout
 //! (`projects/<project>/memory/`), and `mneme memory instructions` (CLAUDE.md files).
 //!
-//! These commands run the natively linked core: the component's WIT has no `memory`
-//! interface yet, so `--engine` does not apply to them.
+//! The memory operations run on the engine `--engine` names (the component by default),
+//! through the WIT `memory` interface; `--json` prints the values every host's API
+//! returns. `instructions` reads the real filesystem, so it runs the core natively.
 
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use mneme_host::HostStorage;
 use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::Caps;
 use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
-use mneme_host::core::{Store, block_on, keys, time};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use mneme_host::core::{block_on, keys, time};
+use mneme_host::{Engine, Error};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 type CliResult = Result<(), String>;
 
@@ -123,7 +124,7 @@ enum MemoryCommand {
         /// Superseded and archived memories too
         #[arg(long)]
         all: bool,
-        /// Print a JSON array of {name, file, score, description, type, current}
+        /// Print a JSON array of {name, file, score, description, kind, current}
         #[arg(long)]
         json: bool,
     },
@@ -234,7 +235,8 @@ impl From<LinkArg> for LinkKind {
     }
 }
 
-pub fn run(storage: HostStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
+/// Runs a memory command on `engine`, opened on demand: `instructions` needs none.
+pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: MemoryArgs, now_ms: i64) -> CliResult {
     let cwd = match &args.cwd {
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
@@ -244,14 +246,18 @@ pub fn run(storage: HostStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
         (Some(project), false) => Scope::Project(project.clone()),
         (None, false) => Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())),
     };
-    let store = Store::new(storage);
-    let fail = |e: mneme_host::core::Error| e.to_string();
+    if let MemoryCommand::Instructions { paths, home, managed, json } = args.command {
+        return print_instructions(&cwd, paths, home, managed, json);
+    }
+    let mut engine = open()?;
+    let store = engine.as_mut();
+    let fail = |e: Error| e.to_string();
     match args.command {
         MemoryCommand::List { kind, topic, session, all, json } => {
             let filter = Filter { kind: kind.map(Kind::from), topic, session, all };
-            let memories = block_on(store.memory_list(&scope, &filter)).map_err(fail)?;
+            let memories = store.memory_list(&scope, &filter).map_err(fail)?;
             if json {
-                return print_json(&Value::Array(memories.iter().map(memory_json).collect()));
+                return print_json(&memories);
             }
             if memories.is_empty() {
                 println!("no memories in {} (add one with `mneme memory add`)", scope.label());
@@ -264,10 +270,9 @@ pub fn run(storage: HostStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
             Ok(())
         }
         MemoryCommand::Show { file, json } => {
-            let shown = block_on(store.memory_show(&scope, &file)).map_err(fail)?;
+            let shown = store.memory_show(&scope, &file).map_err(fail)?;
             if json {
-                let history: Vec<Value> = shown.history.iter().map(memory_json).collect();
-                return print_json(&json!({ "memory": memory_json(&shown.memory), "history": history }));
+                return print_json(&shown);
             }
             print!("{}", shown.memory.render());
             if shown.history.len() > 1 {
@@ -281,54 +286,55 @@ pub fn run(storage: HostStorage, args: MemoryArgs, now_ms: i64) -> CliResult {
             Ok(())
         }
         MemoryCommand::Add { memory, json } => {
-            let written = block_on(store.memory_add(&scope, memory.into_new()?, now_ms)).map_err(fail)?;
+            let written = store.memory_add(&scope, memory.into_new()?, now_ms).map_err(fail)?;
             print_written("added", &written, json)
         }
         MemoryCommand::Update { file, name, kind, description, body, topics, confidence, json } => {
             let body = body.map(|body| read_body(&body)).transpose()?;
             let topics = (!topics.is_empty()).then_some(topics);
             let change = Change { name, kind: kind.map(Kind::from), description, body, topics, confidence };
-            let written = block_on(store.memory_update(&scope, &file, change, now_ms)).map_err(fail)?;
+            let written = store.memory_update(&scope, &file, change, now_ms).map_err(fail)?;
             print_written("updated", &written, json)
         }
         MemoryCommand::Supersede { file, memory, json } => {
-            let written = block_on(store.memory_supersede(&scope, &file, memory.into_new()?, now_ms)).map_err(fail)?;
+            let written = store.memory_supersede(&scope, &file, memory.into_new()?, now_ms).map_err(fail)?;
             if !json {
                 println!("{file} is superseded (kept, marked invalid_at and superseded_by)");
             }
             print_written("added", &written, json)
         }
         MemoryCommand::Forget { file } => {
-            block_on(store.memory_forget(&scope, &file, now_ms)).map_err(fail)?;
+            store.memory_forget(&scope, &file, now_ms).map_err(fail)?;
             println!("archived {file}: out of MEMORY.md and recall, kept on disk (`mneme memory list --all` shows it)");
             Ok(())
         }
         MemoryCommand::Link { from, kind, to } => {
             let kind = LinkKind::from(kind);
-            block_on(store.memory_link(&scope, &from, kind, &to, now_ms)).map_err(fail)?;
+            store.memory_link(&scope, &from, kind, &to, now_ms).map_err(fail)?;
             println!("{from} {} {to}", kind.as_str());
             Ok(())
         }
         MemoryCommand::Recall { query, queries, limit, all, json } => match (query, queries) {
             (Some(query), _) => {
-                let recalled = block_on(store.memory_recall(&scope, &query, limit, all)).map_err(fail)?;
+                let recalled = store.memory_recall(&scope, &query, limit, all).map_err(fail)?;
                 print_recalled(&recalled, json)
             }
-            (None, Some(path)) => recall_many(&store, &scope, &path, limit, all),
+            (None, Some(path)) => recall_many(store, &scope, &path, limit, all),
             (None, None) => Err("give a query, or --queries FILE".to_owned()),
         },
-        MemoryCommand::Import { file, json } => import(&store, &scope, &file, now_ms, json),
+        MemoryCommand::Import { file, json } => import(store, &scope, &file, now_ms, json),
         MemoryCommand::Load { lines, chars } => {
-            let loaded = block_on(store.memory_index_for_model(&scope, Caps { lines, units: chars })).map_err(fail)?;
+            let loaded = store.memory_load(&scope, Caps { lines, units: chars }).map_err(fail)?;
             print!("{}", loaded.text);
             Ok(())
         }
         MemoryCommand::Reindex => {
-            let report = block_on(store.memory_reindex(&scope)).map_err(fail)?;
+            let report = store.memory_reindex(&scope).map_err(fail)?;
             println!("indexed {} memories of {}", report.files.len(), scope.label());
             Ok(())
         }
-        MemoryCommand::Instructions { paths, home, managed, json } => print_instructions(&cwd, paths, home, managed, json),
+        // Answered above, without an engine.
+        MemoryCommand::Instructions { .. } => Ok(()),
     }
 }
 
@@ -363,43 +369,15 @@ fn read_body(body: &str) -> Result<String, String> {
     Ok(text)
 }
 
-fn memory_json(memory: &Memory) -> Value {
-    let stamp = |ms: Option<i64>| ms.map(time::format_millis);
-    json!({
-        "file": memory.file,
-        "name": memory.name,
-        "description": memory.description,
-        "type": memory.kind.map(Kind::as_str),
-        "body": memory.body,
-        "current": memory.is_current(),
-        "created": stamp(memory.created_ms),
-        "updated": stamp(memory.updated_ms),
-        "valid_from": stamp(memory.valid_from_ms),
-        "invalid_at": stamp(memory.invalid_at_ms),
-        "superseded_by": memory.superseded_by,
-        "archived_at": stamp(memory.archived_ms),
-        "confidence": memory.confidence,
-        "topics": memory.topics,
-        "links": {
-            "relates_to": memory.links.relates_to,
-            "contradicts": memory.links.contradicts,
-            "extends": memory.links.extends,
-            "derived_from": memory.links.derived_from,
-        },
-        "session": memory.session,
-        "entry": memory.entry,
-    })
-}
-
 fn print_written(verb: &str, memory: &Memory, json: bool) -> CliResult {
     if json {
-        return print_json(&memory_json(memory));
+        return print_json(memory);
     }
     println!("{verb} {} ({}.md)", memory.name, memory.file);
     Ok(())
 }
 
-fn print_json(value: &Value) -> CliResult {
+fn print_json(value: &impl Serialize) -> CliResult {
     println!("{}", serde_json::to_string(value).map_err(|e| e.to_string())?);
     Ok(())
 }
@@ -410,29 +388,10 @@ fn report_to_stderr(report: &Option<IndexReport>) {
     }
 }
 
-fn hits_json(recalled: &Recalled) -> Value {
-    Value::Array(
-        recalled
-            .hits
-            .iter()
-            .map(|hit| {
-                json!({
-                    "name": hit.name,
-                    "file": hit.file,
-                    "score": hit.score,
-                    "description": hit.description,
-                    "type": hit.kind.map(Kind::as_str),
-                    "current": hit.current,
-                })
-            })
-            .collect(),
-    )
-}
-
 fn print_recalled(recalled: &Recalled, json: bool) -> CliResult {
     report_to_stderr(&recalled.report);
     if json {
-        return print_json(&hits_json(recalled));
+        return print_json(&recalled.hits);
     }
     if recalled.hits.is_empty() {
         println!("no memory matches (words are matched by stem; stopwords are ignored)");
@@ -449,7 +408,7 @@ struct QueryLine {
     query: String,
 }
 
-fn recall_many(store: &Store<HostStorage>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
+fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
     let reader = open_lines(path)?;
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -458,9 +417,9 @@ fn recall_many(store: &Store<HostStorage>, scope: &Scope, path: &Path, limit: us
         }
         let query: QueryLine = serde_json::from_str(&line)
             .map_err(|e| format!("{} line {}: {e}; each line is {{\"query\": \"…\"}}", path.display(), n + 1))?;
-        let recalled = block_on(store.memory_recall(scope, &query.query, limit, all)).map_err(|e| e.to_string())?;
+        let recalled = store.memory_recall(scope, &query.query, limit, all).map_err(|e| e.to_string())?;
         report_to_stderr(&recalled.report);
-        print_json(&hits_json(&recalled))?;
+        print_json(&recalled.hits)?;
     }
     Ok(())
 }
@@ -494,17 +453,18 @@ struct ImportLine {
 /// loses at most the batch in flight (what was written stays, and is reported).
 const IMPORT_BATCH: usize = 1000;
 
-fn import(store: &Store<HostStorage>, scope: &Scope, path: &Path, now_ms: i64, json: bool) -> CliResult {
+fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64, json: bool) -> CliResult {
     let reader = open_lines(path)?;
     let mut batch = Vec::new();
     let mut imported = 0usize;
     let progress = std::io::stderr().is_terminal() || !json;
-    let flush = |batch: &mut Vec<NewMemory>, imported: &mut usize| -> CliResult {
+    let mut flush = |batch: &mut Vec<NewMemory>, imported: &mut usize| -> CliResult {
         if batch.is_empty() {
             return Ok(());
         }
         let count = batch.len();
-        block_on(store.memory_import(scope, std::mem::take(batch), now_ms))
+        store
+            .memory_add_many(scope, std::mem::take(batch), now_ms)
             .map_err(|e| format!("{e} (the {imported} memories before this batch of {count} are written)"))?;
         *imported += count;
         if progress {

@@ -21,8 +21,19 @@
 //!              { "repair": { "id", "now_ms" }, "expect": … },
 //!              { "check_bytes": { "text" }, "expect": … },
 //!              { "list": {}, "expect": … },
-//!              { "keys": { "prefix" }, "expect": … } ] }
+//!              { "keys": { "prefix" }, "expect": … },
+//!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
+//!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
+//!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
+//!              { "memory_forget": { "project"?, "file", "now_ms" } | "memory_link": { "project"?, "from", "kind", "to", "now_ms" }, "expect": … },
+//!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
+//!              { "memory_recall": { "project"?, "query", "limit", "all"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
+//!              { "memory_reindex": { "project"? }, "expect": … } ] }
 //! ```
+//!
+//! Memory steps name a `project` (its folder name) or, without one, the global scope;
+//! memories, changes, filters and caps are the JSON forms of the core's `NewMemory`,
+//! `Change`, `Filter` and `Caps` (`tests/vectors/memory.json`).
 //!
 //! `keys` lists the store's keys under a prefix (through the storage itself), so
 //! vectors can pin down which files an operation leaves behind.
@@ -40,6 +51,7 @@
 pub mod fuzz;
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::memory::store::Scope;
 use mneme_core::{
     AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn,
 };
@@ -61,6 +73,7 @@ pub const VECTOR_FILES: &[(&str, &str)] = &[
     ("sessions.json", include_str!("../vectors/sessions.json")),
     ("compaction.json", include_str!("../vectors/compaction.json")),
     ("turns.json", include_str!("../vectors/turns.json")),
+    ("memory.json", include_str!("../vectors/memory.json")),
 ];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
@@ -255,9 +268,40 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "dream_gate" => to_outcome(host.dream_gate(now()?, &DreamSettings::default())),
         "dream_acquire" => to_outcome(host.dream_acquire(now()?, &text("holder")?, &DreamSettings::default())),
         "dream_release" => to_outcome(host.dream_release(now()?, &text("holder")?, args["completed"].as_bool().unwrap_or(false))),
+        "memory_add" => to_outcome(host.memory_add(&scope(args), parse(args, "memory")?, now()?)),
+        "memory_add_many" => to_outcome(host.memory_add_many(&scope(args), parse(args, "memories")?, now()?)),
+        "memory_update" => to_outcome(host.memory_update(&scope(args), &text("file")?, parse(args, "change")?, now()?)),
+        "memory_supersede" => to_outcome(host.memory_supersede(&scope(args), &text("file")?, parse(args, "memory")?, now()?)),
+        "memory_forget" => to_outcome(host.memory_forget(&scope(args), &text("file")?, now()?)),
+        "memory_link" => {
+            let kind = parse(args, "kind")?;
+            to_outcome(host.memory_link(&scope(args), &text("from")?, kind, &text("to")?, now()?))
+        }
+        "memory_list" => to_outcome(host.memory_list(&scope(args), &parse_or_default(args, "filter")?)),
+        "memory_show" => to_outcome(host.memory_show(&scope(args), &text("file")?)),
+        "memory_recall" => {
+            let limit = args["limit"].as_u64().ok_or("`memory_recall` needs an integer `limit`")?;
+            let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
+            to_outcome(host.memory_recall(&scope(args), &text("query")?, limit, args["all"].as_bool().unwrap_or(false)))
+        }
+        "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
+        "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)
+}
+
+/// A memory step's scope: its `project`, or the global memory without one.
+fn scope(args: &Value) -> Scope {
+    Scope::of(args["project"].as_str().map(str::to_owned))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(args: &Value, field: &str) -> Result<T, String> {
+    serde_json::from_value(args[field].clone()).map_err(|e| format!("bad `{field}`: {e}"))
+}
+
+fn parse_or_default<T: serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
+    if args[field].is_null() { Ok(T::default()) } else { parse(args, field) }
 }
 
 fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Value {

@@ -44,7 +44,7 @@ fn main() -> Result<(), String> {
     let started = Instant::now();
     for (n, _) in conversations.iter().enumerate() {
         let batch: Vec<NewMemory> = turns.iter().filter(|t| t.conversation == n).map(memory_of).collect();
-        block_on(store.memory_import(&project(n), batch, 0)).map_err(|e| e.to_string())?;
+        block_on(store.memory_add_many(&project(n), batch, 0)).map_err(|e| e.to_string())?;
     }
     let import_time = started.elapsed();
 

@@ -17,10 +17,13 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use serde::{Deserialize, Serialize};
+
 use crate::support::time;
 
 /// Claude Code's four memory types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Who the user is: role, expertise, preferences.
     User,
@@ -50,7 +53,8 @@ impl Kind {
 }
 
 /// How one memory relates to others (by file stem).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Links {
     pub relates_to: Vec<String>,
     pub contradicts: Vec<String>,
@@ -58,7 +62,8 @@ pub struct Links {
     pub derived_from: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LinkKind {
     RelatesTo,
     Contradicts,
@@ -114,7 +119,7 @@ impl Links {
 }
 
 /// One memory: what Claude Code reads plus Mneme's metadata.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Memory {
     /// The file stem: `user_role` for `user_role.md`. Unique in its scope.
     pub file: String,

@@ -15,7 +15,8 @@ use alloc::vec::Vec;
 use super::file::Memory;
 
 /// Claude Code's limits on what of MEMORY.md reaches the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Caps {
     pub lines: usize,
     /// UTF-16 code units, as JavaScript's `length` counts them.
@@ -76,7 +77,7 @@ pub fn update(text: &str, memories: &[&Memory]) -> String {
 }
 
 /// What of MEMORY.md to load for a model, and what was left out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Loaded {
     pub text: String,
     /// File stems of the lines left out, in the order they were dropped.

@@ -53,6 +53,11 @@ impl Scope {
         }
     }
 
+    /// A project's scope, or the global one when there is no project.
+    pub fn of(project: Option<String>) -> Scope {
+        project.map_or(Scope::Global, Scope::Project)
+    }
+
     fn check(&self) -> Result<(), Error> {
         match self {
             Scope::Global => Ok(()),
@@ -62,19 +67,28 @@ impl Scope {
 }
 
 /// A memory to write.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewMemory {
     pub name: String,
     pub kind: Kind,
+    #[serde(default)]
     pub description: String,
+    #[serde(default)]
     pub body: String,
+    #[serde(default)]
     pub topics: Vec<String>,
+    #[serde(default)]
     pub links: Links,
+    #[serde(default)]
     pub confidence: Option<f64>,
     /// The session and entry it came from.
+    #[serde(default)]
     pub session: Option<String>,
+    #[serde(default)]
     pub entry: Option<String>,
     /// When the fact became true; defaults to the write's time.
+    #[serde(default)]
     pub valid_from_ms: Option<i64>,
 }
 
@@ -96,7 +110,8 @@ impl NewMemory {
 }
 
 /// Fields to change on a memory; `None` leaves one as it is.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Change {
     pub name: Option<String>,
     pub kind: Option<Kind>,
@@ -107,7 +122,8 @@ pub struct Change {
 }
 
 /// Which memories [`Store::memory_list`] returns.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Filter {
     pub kind: Option<Kind>,
     pub topic: Option<String>,
@@ -117,7 +133,7 @@ pub struct Filter {
 }
 
 /// The recall index did not match the memory files and was brought up to date.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IndexReport {
     /// Why: the index was missing, unreadable, of another version, or behind the files.
     pub reason: String,
@@ -126,17 +142,18 @@ pub struct IndexReport {
 }
 
 /// One recalled memory.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecallHit {
     pub file: String,
     pub name: String,
     pub description: String,
     pub kind: Option<Kind>,
-    pub score: f32,
+    /// BM25 plus what neighbours, links and topics passed on; higher is better.
+    pub score: f64,
     pub current: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recalled {
     pub hits: Vec<RecallHit>,
     pub report: Option<IndexReport>,
@@ -144,7 +161,7 @@ pub struct Recalled {
 
 /// A memory with the chain of memories it superseded and that superseded it, oldest
 /// first (the memory itself included).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Shown {
     pub memory: Memory,
     pub history: Vec<Memory>,
@@ -224,6 +241,15 @@ fn document(memory: &Memory, terms: &str) -> Document {
     }
 }
 
+/// A body as its file keeps it (ending with a newline), so what a write returns is
+/// what a later read gives.
+fn as_stored(mut body: String) -> String {
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    body
+}
+
 /// A file stem from a title: lower-case letters and digits, `_` between words.
 fn slug(name: &str) -> String {
     let mut out = String::new();
@@ -252,12 +278,12 @@ impl<S: Storage> Store<S> {
     /// Writes a new memory: its file (named after `name`, made unique), its line in
     /// MEMORY.md, its index line.
     pub async fn memory_add(&self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        let mut added = self.memory_import(scope, alloc::vec![memory], now_ms).await?;
+        let mut added = self.memory_add_many(scope, alloc::vec![memory], now_ms).await?;
         added.pop().ok_or_else(|| Error::InvalidArgument(String::from("nothing was added")))
     }
 
     /// Writes many new memories with one MEMORY.md write and one index append.
-    pub async fn memory_import(&self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
+    pub async fn memory_add_many(&self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
         for memory in &memories {
             check_new(memory)?;
         }
@@ -277,7 +303,7 @@ impl<S: Storage> Store<S> {
                 memory.name = new.name;
                 memory.kind = Some(new.kind);
                 memory.description = new.description;
-                memory.body = new.body;
+                memory.body = as_stored(new.body);
                 memory.topics = new.topics;
                 memory.links = new.links;
                 memory.confidence = new.confidence;
@@ -311,7 +337,7 @@ impl<S: Storage> Store<S> {
                     memory.description = description;
                 }
                 if let Some(body) = change.body {
-                    memory.body = body;
+                    memory.body = as_stored(body);
                 }
                 if let Some(topics) = change.topics {
                     memory.topics = topics;
@@ -454,7 +480,7 @@ impl<S: Storage> Store<S> {
                             name: memory.name.clone(),
                             description: memory.description.clone(),
                             kind: memory.kind,
-                            score: hit.score,
+                            score: f64::from(hit.score),
                             current: memory.is_current(),
                         })
                     })
@@ -466,7 +492,7 @@ impl<S: Storage> Store<S> {
 
     /// MEMORY.md as a model should get it, within Claude Code's caps (see
     /// [`memory_md::for_model`]). A missing MEMORY.md is empty.
-    pub async fn memory_index_for_model(&self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
+    pub async fn memory_load(&self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         let (standings, _) = self
             .with_scope(scope, |state| {
                 state

@@ -24,6 +24,25 @@ macro_rules! mirror_as_itself {
 
 mirror_as_itself!((), String, bool, u8, u32, u64, i32, i64, f64);
 
+/// Counts the core keeps as `usize` cross WIT as fixed-width integers; a count too
+/// large for this machine saturates (it could not be allocated anyway).
+macro_rules! mirror_count {
+    ($($t:ty),*) => {
+        $(impl Mirror<$t> for usize {
+            fn mirror(self) -> $t {
+                <$t>::try_from(self).unwrap_or(<$t>::MAX)
+            }
+        }
+        impl Mirror<usize> for $t {
+            fn mirror(self) -> usize {
+                usize::try_from(self).unwrap_or(usize::MAX)
+            }
+        })*
+    };
+}
+
+mirror_count!(u32, u64);
+
 impl<A: Mirror<B>, B> Mirror<Vec<B>> for Vec<A> {
     fn mirror(self) -> Vec<B> {
         self.into_iter().map(Mirror::mirror).collect()
@@ -177,12 +196,67 @@ macro_rules! mirror_wit_types {
 }
 
 /// Every WIT type of `wit/engine.wit`, mirrored onto a binding's generated modules:
-/// `mneme_core::mirror_wit!(types, sessions, compaction, gates);` with each name a
-/// module (or `use … as` alias) in scope.
+/// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);` with each
+/// name a module (or `use … as` alias) in scope.
 #[macro_export]
 macro_rules! mirror_wit {
-    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident) => {
+    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident, $memory:ident) => {
         $crate::mirror_wit_types!($types);
+
+        $crate::mirror_enum!($crate::memory::file::Kind, $memory::Kind { User, Feedback, Project, Reference });
+        $crate::mirror_enum!($crate::memory::file::LinkKind, $memory::LinkKind { RelatesTo, Contradicts, Extends, DerivedFrom });
+        $crate::mirror_record!($crate::memory::file::Links, $memory::Links { relates_to, contradicts, extends, derived_from });
+        $crate::mirror_record!(
+            $crate::memory::file::Memory,
+            $memory::Memory {
+                file,
+                name,
+                description,
+                kind,
+                body,
+                created_ms,
+                updated_ms,
+                valid_from_ms,
+                invalid_at_ms,
+                superseded_by,
+                archived_ms,
+                confidence,
+                topics,
+                links,
+                session,
+                entry,
+                extra,
+            }
+        );
+        $crate::mirror_record!(
+            $crate::memory::store::NewMemory,
+            $memory::NewMemory { name, kind, description, body, topics, links, confidence, session, entry, valid_from_ms }
+        );
+        $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, kind, description, body, topics, confidence });
+        $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { kind, topic, session, all });
+        $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
+        $crate::mirror_record!($crate::memory::store::RecallHit, $memory::RecallHit { file, name, description, kind, score, current });
+        $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
+        $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
+        $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });
+        $crate::mirror_record!($crate::memory::memory_md::Loaded, $memory::Loaded { text, left_out });
+
+        impl $crate::Mirror<$memory::Scope> for $crate::memory::store::Scope {
+            fn mirror(self) -> $memory::Scope {
+                match self {
+                    Self::Global => $memory::Scope::Global,
+                    Self::Project(project) => $memory::Scope::Project(project),
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::memory::store::Scope> for $memory::Scope {
+            fn mirror(self) -> $crate::memory::store::Scope {
+                match self {
+                    Self::Global => $crate::memory::store::Scope::Global,
+                    Self::Project(project) => $crate::memory::store::Scope::Project(project),
+                }
+            }
+        }
 
         $crate::mirror_record!($crate::Limits, $sessions::Limits { part_bytes, total_bytes });
         $crate::mirror_enum!($crate::Role, $sessions::Role { User, Assistant });

@@ -10,6 +10,9 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::memory_md::{Caps, Loaded};
+use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
@@ -18,9 +21,9 @@ use mneme_core::{
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
 
-use mneme::engine::{compaction, gates, sessions, types};
+use mneme::engine::{compaction, gates, memory, sessions, types};
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);
 
 /// Mneme's sessions in the folder `wasmtime run` gives as the current directory
 /// (`--dir <folder>::.`), laid out like a Claude Code home.
@@ -204,6 +207,40 @@ impl Engine<Error> for Imported {
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
         gates::dream_release(&self.store, now_ms, holder, completed).mirror()
+    }
+    fn memory_add(&mut self, scope: &Scope, new: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        memory::add(&self.store, &scope.clone().mirror(), &new.mirror(), now_ms).mirror()
+    }
+    fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
+        let memories: Vec<memory::NewMemory> = memories.mirror();
+        memory::add_many(&self.store, &scope.clone().mirror(), &memories, now_ms).mirror()
+    }
+    fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
+        memory::update(&self.store, &scope.clone().mirror(), file, &change.mirror(), now_ms).mirror()
+    }
+    fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
+        memory::supersede(&self.store, &scope.clone().mirror(), file, &replacement.mirror(), now_ms).mirror()
+    }
+    fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
+        memory::forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
+    }
+    fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
+        memory::link(&self.store, &scope.clone().mirror(), from, kind.mirror(), to, now_ms).mirror()
+    }
+    fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
+        memory::list(&self.store, &scope.clone().mirror(), &filter.clone().mirror()).mirror()
+    }
+    fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
+        memory::show(&self.store, &scope.clone().mirror(), file).mirror()
+    }
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
+        memory::recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all).mirror()
+    }
+    fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
+        memory::load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
+    }
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
+        memory::reindex(&self.store, &scope.clone().mirror()).mirror()
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         Ok(compaction::context_window(model))
