@@ -15,6 +15,15 @@
 //                                                     what to send the model next
 //   POST /stores/:store/sessions/:id/compact          {settings?, mode?}: summarised by the
 //        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline
+// Long-term memory (`?project=<folder name>` for a project's, none for the global one):
+//   GET  /stores/:store/memory?q=QUERY&limit=10&all=1 recall, best first: {hits, report}
+//   GET  /stores/:store/memory?kind=&topic=&session=&all=1
+//                                                     the memories, newest first
+//   GET  /stores/:store/memory/MEMORY.md?lines=&units= MEMORY.md as a model loads it
+//   GET  /stores/:store/memory/:file                  one memory and its history
+//   POST /stores/:store/memory                        {name, kind, description, body, …}: add
+//   POST /stores/:store/memory/:file/supersede        {name, kind, …}: the replacement
+//   POST /stores/:store/memory/:file/forget           archive (kept, out of recall)
 // Workers in the same account call the object over RPC instead (`call`, below).
 import { DurableObject } from "cloudflare:workers";
 import { instantiate } from "../../host-node/gen/mneme.js";
@@ -26,13 +35,7 @@ import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
 
-/** The methods of the store that RPC callers may use. */
-const METHODS = new Set([
-  "append", "appendTurn", "providerContext", "branches", "usage", "fork", "tombstone", "load", "context", "list", "check",
-  "subagents", "remove", "repair", "hold", "release", "planCompaction", "summarizeOffline", "applyCompaction",
-  "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
-  "dreamGate", "dreamAcquire", "dreamRelease",
-]);
+import { METHODS } from "./methods.js";
 const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate", "remove", "rename"]);
 
 /** The HTTP status for an error kind. */
@@ -84,7 +87,7 @@ export class MnemeStore extends DurableObject {
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message}}` (errors keep their kind across RPC). */
   async call(method, args = []) {
-    if (!METHODS.has(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
+    if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
     try {
       return { ok: await this.store[method](...args) };
     } catch (error) {
@@ -118,12 +121,35 @@ export class MnemeStore extends DurableObject {
     return this.store.compact(id, { settings, mode, summarize });
   }
 
+  /** The memory routes (see the top of this file). */
+  async memory(method, file, action, query, body) {
+    const project = query.get("project");
+    const number = (name) => (query.has(name) ? Number(query.get(name)) : undefined);
+    if (method === "GET" && file === undefined && query.has("q")) {
+      return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1" }));
+    }
+    if (method === "GET" && file === undefined) {
+      const filter = Object.fromEntries(["kind", "topic", "session"].filter((name) => query.has(name)).map((name) => [name, query.get(name)]));
+      return json(await this.store.memoryList(project, { ...filter, all: query.get("all") === "1" }));
+    }
+    if (method === "GET" && file === "MEMORY.md") {
+      const caps = Object.fromEntries(["lines", "units"].filter((name) => query.has(name)).map((name) => [name, number(name)]));
+      return json(await this.store.memoryLoad(project, caps));
+    }
+    if (method === "GET" && action === undefined) return json(await this.store.memoryShow(project, file));
+    if (method === "POST" && file === undefined) return json(await this.store.memoryAdd(project, body), 201);
+    if (method === "POST" && action === "supersede") return json(await this.store.memorySupersede(project, file, body), 201);
+    if (method === "POST" && action === "forget") return json(await this.store.memoryForget(project, file));
+    return json({ error: "not-found", message: `no memory route ${method} ${file ?? ""}/${action ?? ""}` }, 404);
+  }
+
   async fetch(request) {
     const url = new URL(request.url);
     const [, , , collection, id, action] = url.pathname.split("/").map(decodeURIComponent);
     const body = request.method === "POST" ? await request.json().catch(() => null) : null;
     if (request.method === "POST" && (body === null || typeof body !== "object")) return json({ error: "invalid-argument", message: "the body must be a JSON object" }, 400);
     try {
+      if (collection === "memory") return await this.memory(request.method, id, action, url.searchParams, body);
       if (collection !== "sessions") return json({ error: "not-found", message: `no route ${url.pathname}` }, 404);
       if (id === undefined && request.method === "GET") return json(await this.store.list());
       if (id !== undefined && action === undefined && request.method === "GET") return json(await this.store.load(id));

@@ -2,7 +2,7 @@
 // per vector over RPC (outcomes compared with the native host's), the core's storage
 // contract on the object's SQLite, rows cut below the production cap, the HTTP API
 // (a turn, the provider context, the list, a compaction summarised by a service the
-// Worker calls), data surviving a restart of miniflare, and plain `workerd serve`
+// Worker calls; long-term memory), data surviving a restart of miniflare, and plain `workerd serve`
 // killed with SIGKILL and started again.
 //
 // Run by `cargo xtask test` after the Node package is built (host-node/gen).
@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { METHODS } from "../src/methods.js";
 import { differences, runVectors } from "../../tests/js/conformance.js";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 
@@ -55,7 +56,6 @@ function miniflare({ persist, chunkBytes } = {}) {
   });
 }
 
-const METHODS = ["append", "appendTurn", "providerContext", "branches", "usage", "fork", "tombstone", "load", "context", "list", "check", "subagents", "remove", "repair", "hold", "release", "planCompaction", "summarizeOffline", "applyCompaction", "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate", "dreamGate", "dreamAcquire", "dreamRelease"];
 const unwrap = (result) => {
   if (result.err) throw Object.assign(new Error(result.err.message), { kind: result.err.kind });
   return result.ok;
@@ -159,6 +159,43 @@ try {
     }
   });
 
+  await test("the HTTP API's memory: add, recall, supersede (kept, out of recall), MEMORY.md, forget", async () => {
+    const mf = miniflare();
+    const get = async (path) => {
+      const response = await mf.dispatchFetch(`http://edge/stores/acme${path}`);
+      return { status: response.status, body: await response.json() };
+    };
+    try {
+      let response = await post(mf, "/stores/acme/memory?project=-w-app", { name: "Deploy day", kind: "project", description: "When releases go out", body: "Releases go out on Fridays." });
+      const added = await response.json();
+      assert(response.status === 201 && added.file === "deploy_day", JSON.stringify(added));
+      await post(mf, "/stores/acme/memory?project=-w-app", { name: "Pager", kind: "reference", description: "Who is on call", body: "The pager rota lives in the wiki." });
+      let recalled = await get("/memory?project=-w-app&q=when%20do%20releases%20go%20out&limit=5");
+      assert(recalled.status === 200 && recalled.body.hits[0]?.file === "deploy_day", JSON.stringify(recalled));
+      response = await post(mf, "/stores/acme/memory/deploy_day/supersede?project=-w-app", { name: "Deploy day", kind: "project", description: "When releases go out now", body: "Releases go out on Tuesdays." });
+      assert(response.status === 201 && (await response.json()).file === "deploy_day_2", "the replacement is a new memory");
+      recalled = await get("/memory?project=-w-app&q=releases&limit=5");
+      assert(recalled.body.hits.map((h) => h.file).join() === "deploy_day_2", `the superseded memory is out of recall: ${JSON.stringify(recalled.body)}`);
+      const shown = await get("/memory/deploy_day?project=-w-app");
+      assert(shown.body.memory.superseded_by === "deploy_day_2" && shown.body.history.length === 2, JSON.stringify(shown.body));
+      const loaded = await get("/memory/MEMORY.md?project=-w-app");
+      assert(loaded.body.text.includes("(deploy_day_2.md)") && !loaded.body.text.includes("(deploy_day.md)"), loaded.body.text);
+      response = await post(mf, "/stores/acme/memory/pager/forget?project=-w-app", {});
+      assert(response.status === 200 && (await response.json()).archived_ms !== null, "forget archives");
+      const listed = await get("/memory?project=-w-app");
+      const everything = await get("/memory?project=-w-app&all=1");
+      assert(listed.body.length === 1 && everything.body.length === 3, `${listed.body.length} current of ${everything.body.length}: nothing deleted`);
+      const global = await get("/memory?q=releases");
+      assert(global.body.hits.length === 0, "the global memory is apart from the project's");
+      const missing = await get("/memory/nope?project=-w-app");
+      assert(missing.status === 404 && missing.body.error === "memory-not-found", JSON.stringify(missing));
+      const bad = await post(mf, "/stores/acme/memory", { name: "x", kind: "user", body: "b", colour: "red" });
+      assert(bad.status === 400 && (await bad.json()).error === "invalid-argument", "unknown fields are refused");
+    } finally {
+      await mf.dispose();
+    }
+  });
+
   await test("what a Durable Object stored survives miniflare's restart", async () => {
     const persist = join(scratch, "persist");
     let mf = miniflare({ persist });
@@ -237,6 +274,7 @@ function capnp(port, storage) {
   const modules = [
     ["host-edge/src/worker.js", "esModule"],
     ["host-edge/src/sql-storage.js", "esModule"],
+    ["host-edge/src/methods.js", "esModule"],
     ["host-node/js/api.js", "esModule"],
     ["host-node/gen/mneme.js", "esModule"],
     ["host-node/gen/mneme.core.wasm", "wasm"],

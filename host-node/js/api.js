@@ -97,6 +97,8 @@ async function call(root, run) {
     return plain(run());
   } catch (error) {
     if (error instanceof MnemeError) throw error;
+    // jco refuses a value that does not fit the WIT type before it enters the instance.
+    if (error instanceof TypeError) throw new MnemeError("invalid-argument", error.message);
     const payload = error?.payload ?? error;
     if (payload && typeof payload.tag === "string" && !(payload instanceof Error)) {
       const { kind, message } = root.sessions.explain(payload);
@@ -105,6 +107,23 @@ async function call(root, run) {
     throw error;
   }
 }
+
+/** A memory scope as WIT's variant: a project's folder name, or null for the global memory. */
+const scope = (project) => (project == null ? { tag: "global" } : { tag: "project", val: text("project", project) });
+
+/** `value` as a WIT record of `fields` (mneme-core's JSON), refusing fields it lacks as the core's JSON does. */
+function record(name, value, fields, defaults = {}) {
+  object(name, value);
+  const unknown = Object.keys(value).find((key) => !fields.includes(key));
+  if (unknown !== undefined) throw new MnemeError("invalid-argument", `${name}: unknown field \`${unknown}\`, expected one of ${fields.join(", ")}`);
+  return wit({ ...defaults, ...value });
+}
+const NEW_MEMORY = ["name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms"];
+const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [] };
+const newMemory = (memory) =>
+  record("memory", memory, NEW_MEMORY, { description: "", body: "", topics: [], ...memory, links: { ...NO_LINKS, ...(memory?.links ?? {}) } });
+const change = (value) => record("change", value, ["name", "kind", "description", "body", "topics", "confidence"]);
+const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
 
 /** Defaults from the core, overlaid with what the caller set (mneme-core's JSON, snake_case). */
 function overlay(defaults, settings, variants = []) {
@@ -251,6 +270,30 @@ export class Mneme {
   dreamGate(settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dream(this.store, int("now", now), overlay(this.root.gates.defaultDreamSettings(), settings))); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dreamAcquire(this.store, int("now", now), text("holder", holder), overlay(this.root.gates.defaultDreamSettings(), settings))); }
   dreamRelease(holder, completed, now = Date.now()) { return this.#call(() => this.root.gates.dreamRelease(this.store, int("now", now), text("holder", holder), completed === true)); }
+
+  // Long-term memory: `project` is a project's folder name, or null for the global memory.
+  memoryAdd(project, memory, now = Date.now()) { return this.#call(() => this.root.memory.add(this.store, scope(project), newMemory(memory), int("now", now))); }
+  memoryAddMany(project, memories, now = Date.now()) {
+    return this.#call(() => {
+      if (!Array.isArray(memories)) throw new MnemeError("invalid-argument", "memories must be an array");
+      return this.root.memory.addMany(this.store, scope(project), memories.map(newMemory), int("now", now));
+    });
+  }
+  memoryUpdate(project, file, fields, now = Date.now()) { return this.#call(() => this.root.memory.update(this.store, scope(project), text("file", file), change(fields), int("now", now))); }
+  memorySupersede(project, file, memory, now = Date.now()) {
+    return this.#call(() => this.root.memory.supersede(this.store, scope(project), text("file", file), newMemory(memory), int("now", now)));
+  }
+  memoryForget(project, file, now = Date.now()) { return this.#call(() => this.root.memory.forget(this.store, scope(project), text("file", file), int("now", now))); }
+  memoryLink(project, from, kind, to, now = Date.now()) {
+    return this.#call(() => this.root.memory.link(this.store, scope(project), text("from", from), text("kind", kind).replace(/_/g, "-"), text("to", to), int("now", now)));
+  }
+  memoryList(project, options = {}) { return this.#call(() => this.root.memory.list(this.store, scope(project), filter(options))); }
+  memoryShow(project, file) { return this.#call(() => this.root.memory.show(this.store, scope(project), text("file", file))); }
+  memoryRecall(project, query, { limit = 10, all = false } = {}) {
+    return this.#call(() => this.root.memory.recall(this.store, scope(project), text("query", query), int("limit", limit), all === true));
+  }
+  memoryLoad(project, caps = {}) { return this.#call(() => this.root.memory.load(this.store, scope(project), overlay(this.root.memory.defaultCaps(), caps))); }
+  memoryReindex(project) { return this.#call(() => this.root.memory.reindex(this.store, scope(project))); }
 }
 
 /** Checks transcript bytes that are not in a store, on any instance. */

@@ -40,6 +40,7 @@ _STORAGE = "mneme:engine/storage@0.1.0"
 _SESSIONS = "mneme:engine/sessions@0.1.0"
 _COMPACTION = "mneme:engine/compaction@0.1.0"
 _GATES = "mneme:engine/gates@0.1.0"
+_MEMORY = "mneme:engine/memory@0.1.0"
 
 
 class MnemeError(Exception):
@@ -107,6 +108,9 @@ def _to_wit(value_type, value):
         return [_to_wit(value_type.element, item) for item in value]
     if isinstance(value_type, wc.EnumType):
         return value.replace("_", "-")
+    if isinstance(value_type, (wc.F32, wc.F64)) and isinstance(value, int) and not isinstance(value, bool):
+        # JSON writes 1.0 as 1; a float type takes only floats.
+        return float(value)
     if isinstance(value_type, (wc.VariantType, wc.ResultType)):
         # `{"case": payload}`, or `"case"` for a case without one.
         tag, payload = next(iter(value.items())) if isinstance(value, dict) else (value, None)
@@ -298,6 +302,33 @@ def _int(name, value):
     if not isinstance(value, int) or isinstance(value, bool):
         raise MnemeError("invalid-argument", f"{name} must be a whole number, not {type(value).__name__}")
     return value
+
+
+def _scope(project):
+    """A memory scope: a project's folder name, or None for the global memory."""
+    return "global" if project is None else {"project": _text("project", project)}
+
+
+def _record(name, value, fields, defaults=None):
+    """``value`` with ``defaults`` for what it leaves out, refusing fields it should not
+    have, as the core's JSON does."""
+    if not isinstance(value, dict):
+        raise MnemeError("invalid-argument", f"{name} must be a dict")
+    unknown = [key for key in value if key not in fields]
+    if unknown:
+        raise MnemeError("invalid-argument", f"{name}: unknown field `{unknown[0]}`, expected one of {', '.join(fields)}")
+    return {**(defaults or {}), **value}
+
+
+_NEW_MEMORY = ("name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms")
+_NO_LINKS = {"relates_to": [], "contradicts": [], "extends": [], "derived_from": []}
+
+
+def _new_memory(memory):
+    memory = _record("memory", memory, _NEW_MEMORY, {"description": "", "body": "", "topics": []})
+    _text("name", memory.get("name"))
+    _text("kind", memory.get("kind"))
+    return {**memory, "links": {**_NO_LINKS, **(memory.get("links") or {})}}
 
 
 def _overlay(defaults, settings):
@@ -506,6 +537,57 @@ class Mneme:
 
     def dream_release(self, holder, completed, now=None):
         return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), completed is True)
+
+    # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
+    # e.g. "-home-me-app"), or None for the global memory. Values are mneme-core's JSON.
+
+    def _memory(self, name, project, *args):
+        return self._instance.call(_MEMORY, name, self._store, _scope(project), *args)
+
+    def memory_add(self, project, memory, now=None):
+        """Writes ``{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
+        return self._memory("add", project, _new_memory(memory), _int("now", _now() if now is None else now))
+
+    def memory_add_many(self, project, memories, now=None):
+        """Writes many memories with one index write (bulk import)."""
+        if not isinstance(memories, (list, tuple)):
+            raise MnemeError("invalid-argument", "memories must be a list")
+        return self._memory("add-many", project, [_new_memory(m) for m in memories], _int("now", _now() if now is None else now))
+
+    def memory_update(self, project, file, change, now=None):
+        """Changes fields in place: ``{name?, kind?, description?, body?, topics?, confidence?}``."""
+        change = _record("change", change, ("name", "kind", "description", "body", "topics", "confidence"))
+        return self._memory("update", project, _text("file", file), change, _int("now", _now() if now is None else now))
+
+    def memory_supersede(self, project, file, memory, now=None):
+        """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
+        return self._memory("supersede", project, _text("file", file), _new_memory(memory), _int("now", _now() if now is None else now))
+
+    def memory_forget(self, project, file, now=None):
+        """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
+        return self._memory("forget", project, _text("file", file), _int("now", _now() if now is None else now))
+
+    def memory_link(self, project, from_, kind, to, now=None):
+        """``kind``: relates_to, contradicts, extends or derived_from."""
+        return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _int("now", _now() if now is None else now))
+
+    def memory_list(self, project, filter=None):
+        """Memories without their bodies, newest first; ``filter``: ``{kind?, topic?, session?, all?}``."""
+        return self._memory("list", project, _record("filter", filter or {}, ("kind", "topic", "session", "all"), {"all": False}))
+
+    def memory_show(self, project, file):
+        return self._memory("show", project, _text("file", file))
+
+    def memory_recall(self, project, query, limit=10, all=False):
+        """``{hits: [{file, name, description, kind, score, current}], report}``, best first."""
+        return self._memory("recall", project, _text("query", query), _int("limit", limit), all is True)
+
+    def memory_load(self, project, caps=None):
+        """MEMORY.md within Claude Code's caps, ending with what was left out."""
+        return self._memory("load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
+
+    def memory_reindex(self, project):
+        return self._memory("reindex", project)
 
     @staticmethod
     def check_bytes(data):

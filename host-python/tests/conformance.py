@@ -5,7 +5,7 @@ one (tests/js/conformance.js); only the dispatch to Python's method names lives 
 import json
 import os
 
-VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"]
+VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json"]
 
 
 def matches(expected, actual, path=""):
@@ -101,6 +101,23 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.dream_acquire(args["holder"], {}, args["now_ms"]))
     if op == "dream_release":
         return run(lambda: store.dream_release(args["holder"], args.get("completed", False), args["now_ms"]))
+    if op.startswith("memory_"):
+        project = args.get("project")
+        calls = {
+            "memory_add": lambda: store.memory_add(project, args["memory"], args["now_ms"]),
+            "memory_add_many": lambda: store.memory_add_many(project, args["memories"], args["now_ms"]),
+            "memory_update": lambda: store.memory_update(project, args["file"], args["change"], args["now_ms"]),
+            "memory_supersede": lambda: store.memory_supersede(project, args["file"], args["memory"], args["now_ms"]),
+            "memory_forget": lambda: store.memory_forget(project, args["file"], args["now_ms"]),
+            "memory_link": lambda: store.memory_link(project, args["from"], args["kind"], args["to"], args["now_ms"]),
+            "memory_list": lambda: store.memory_list(project, args.get("filter")),
+            "memory_show": lambda: store.memory_show(project, args["file"]),
+            "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False)),
+            "memory_load": lambda: store.memory_load(project, args.get("caps")),
+            "memory_reindex": lambda: store.memory_reindex(project),
+        }
+        if op in calls:
+            return run(calls[op])
     raise ValueError(f"unknown operation {op}")
 
 

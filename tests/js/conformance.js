@@ -4,7 +4,7 @@
 // class (both packages have one API), how to open and destroy a fresh store, and how
 // to read a vector file.
 
-export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json"];
+export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
@@ -87,6 +87,17 @@ async function step(Mneme, store, op, args, state) {
     case "dream_gate": return outcome(store.dreamGate({}, args.now_ms));
     case "dream_acquire": return outcome(store.dreamAcquire(args.holder, {}, args.now_ms));
     case "dream_release": return outcome(store.dreamRelease(args.holder, args.completed ?? false, args.now_ms));
+    case "memory_add": return outcome(store.memoryAdd(args.project ?? null, args.memory, args.now_ms));
+    case "memory_add_many": return outcome(store.memoryAddMany(args.project ?? null, args.memories, args.now_ms));
+    case "memory_update": return outcome(store.memoryUpdate(args.project ?? null, args.file, args.change, args.now_ms));
+    case "memory_supersede": return outcome(store.memorySupersede(args.project ?? null, args.file, args.memory, args.now_ms));
+    case "memory_forget": return outcome(store.memoryForget(args.project ?? null, args.file, args.now_ms));
+    case "memory_link": return outcome(store.memoryLink(args.project ?? null, args.from, args.kind, args.to, args.now_ms));
+    case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
+    case "memory_show": return outcome(store.memoryShow(args.project ?? null, args.file));
+    case "memory_recall": return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false }));
+    case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
+    case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
     default: throw new Error(`unknown operation ${op}`);
   }
 }

@@ -119,6 +119,48 @@ export interface Sessions {
   dreamGate(settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
   dreamAcquire(holder: string, settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
+
+  // Long-term memory. `scope`: a project's folder name (as Claude Code names it,
+  // e.g. "-home-me-app"), or null for the global memory.
+  memoryAdd(scope: string | null, memory: NewMemory, now?: number): Promise<Memory>;
+  memoryAddMany(scope: string | null, memories: NewMemory[], now?: number): Promise<Memory[]>;
+  memoryUpdate(scope: string | null, file: string, change: MemoryChange, now?: number): Promise<Memory>;
+  /** Writes `memory`, then marks `file` invalid and superseded by it; both are kept. Resolves with the new memory. */
+  memorySupersede(scope: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
+  /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
+  memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
+  memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
+  /** Without bodies, newest first. */
+  memoryList(scope: string | null, filter?: { kind?: MemoryKind; topic?: string; session?: string; all?: boolean }): Promise<Memory[]>;
+  memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
+  memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean }): Promise<Recalled>;
+  /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
+  memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
+  memoryReindex(scope: string | null): Promise<IndexReport>;
+}
+
+export type MemoryKind = "user" | "feedback" | "project" | "reference";
+export type LinkKind = "relates_to" | "contradicts" | "extends" | "derived_from";
+export interface Links { relates_to: string[]; contradicts: string[]; extends: string[]; derived_from: string[] }
+/** One memory file; times are milliseconds since the epoch. */
+export interface Memory {
+  file: string; name: string; description: string; kind: MemoryKind | null; body: string;
+  created_ms: number | null; updated_ms: number | null; valid_from_ms: number | null; invalid_at_ms: number | null;
+  superseded_by: string | null; archived_ms: number | null; confidence: number | null;
+  topics: string[]; links: Links; session: string | null; entry: string | null;
+  /** Frontmatter lines neither Claude Code nor Mneme defines, kept verbatim. */
+  extra: string[];
+}
+export interface NewMemory {
+  name: string; kind: MemoryKind; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;
+  confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
+}
+export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
+/** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
+export interface IndexReport { reason: string; files: string[] }
+export interface Recalled {
+  hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean }[];
+  report: IndexReport | null;
 }
 
 export type Provider = "anthropic" | "openai";

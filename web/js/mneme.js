@@ -36,6 +36,8 @@ function need(type, name, value) {
 }
 const text = (name, value) => need("string", name, value);
 const num = (name, value) => need("number", name, value);
+/** A memory scope: a project's folder name, or null for the global memory. */
+const project = (value) => (value == null ? undefined : text("project", value));
 
 async function call(promise) {
   try {
@@ -147,6 +149,32 @@ export class Mneme {
   dreamGate(settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamGate(now, JSON.stringify(settings)))); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamAcquire(now, holder, JSON.stringify(settings)))); }
   dreamRelease(holder, completed, now = Date.now()) { return call(this.engine.dreamRelease(now, holder, completed)); }
+
+  // Long-term memory, in Claude Code's memdir layout. `project` is a project's folder
+  // name (as Claude Code names it, e.g. "-home-me-app"), or null for the global memory.
+
+  /** Writes a new memory `{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
+  memoryAdd(scope, memory, now = Date.now()) { return call(() => this.engine.memoryAdd(project(scope), JSON.stringify(memory), num("now", now))); }
+  /** Writes many memories with one index write (bulk import). */
+  memoryAddMany(scope, memories, now = Date.now()) { return call(() => this.engine.memoryAddMany(project(scope), JSON.stringify(memories), num("now", now))); }
+  /** Changes fields in place: `{name?, kind?, description?, body?, topics?, confidence?}`. */
+  memoryUpdate(scope, file, change, now = Date.now()) { return call(() => this.engine.memoryUpdate(project(scope), text("file", file), JSON.stringify(change), num("now", now))); }
+  /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
+  memorySupersede(scope, file, memory, now = Date.now()) { return call(() => this.engine.memorySupersede(project(scope), text("file", file), JSON.stringify(memory), num("now", now))); }
+  /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
+  memoryForget(scope, file, now = Date.now()) { return call(() => this.engine.memoryForget(project(scope), text("file", file), num("now", now))); }
+  /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
+  memoryLink(scope, from, kind, to, now = Date.now()) { return call(() => this.engine.memoryLink(project(scope), text("from", from), text("kind", kind), text("to", to), num("now", now))); }
+  /** Memories without their bodies, newest first; `filter`: `{kind?, topic?, session?, all?}`. */
+  memoryList(scope, filter = {}) { return call(() => this.engine.memoryList(project(scope), JSON.stringify(filter))); }
+  /** One memory with its body and the chain of memories it superseded or that superseded it. */
+  memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
+  /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current}], report}`. */
+  memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), num("limit", limit), Boolean(all))); }
+  /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
+  memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), JSON.stringify(caps))); }
+  /** Reads the memory folder again and rewrites the recall index. */
+  memoryReindex(scope) { return call(() => this.engine.memoryReindex(project(scope))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {

@@ -10,6 +10,9 @@ use std::rc::Rc;
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::keys::check_key;
+use mneme_core::memory::file::LinkKind;
+use mneme_core::memory::memory_md::Caps;
+use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
 use mneme_core::{
     Applied, CompactionIds, Error, Injection, KeyInfo, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Storage,
     StorageError, Store, Turn,
@@ -366,6 +369,76 @@ impl Engine {
     #[wasm_bindgen(js_name = dreamRelease)]
     pub fn dream_release(&self, now_ms: f64, holder: String, completed: bool) -> Promise {
         spawn(&self.store, |store| async move { store.dream_release(now_ms as i64, &holder, completed).await })
+    }
+}
+
+/// Long-term memory: `project` is a project's folder name, or none for the global
+/// memory; memories, changes, filters and caps are JSON (`mneme_core::memory`).
+#[wasm_bindgen]
+impl Engine {
+    #[wasm_bindgen(js_name = memoryAdd)]
+    pub fn memory_add(&self, project: Option<String>, memory: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let memory: NewMemory = from_json("memory", &memory)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_add(&Scope::of(project), memory, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryAddMany)]
+    pub fn memory_add_many(&self, project: Option<String>, memories: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let memories: Vec<NewMemory> = from_json("memories", &memories)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_add_many(&Scope::of(project), memories, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryUpdate)]
+    pub fn memory_update(&self, project: Option<String>, file: String, change: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let change: Change = from_json("change", &change)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_update(&Scope::of(project), &file, change, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = memorySupersede)]
+    pub fn memory_supersede(&self, project: Option<String>, file: String, memory: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let memory: NewMemory = from_json("memory", &memory)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_supersede(&Scope::of(project), &file, memory, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryForget)]
+    pub fn memory_forget(&self, project: Option<String>, file: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.memory_forget(&Scope::of(project), &file, now_ms as i64).await })
+    }
+
+    /// `kind` is `relates_to`, `contradicts`, `extends` or `derived_from`.
+    #[wasm_bindgen(js_name = memoryLink)]
+    pub fn memory_link(&self, project: Option<String>, from: String, kind: String, to: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let kind = LinkKind::parse(&kind).ok_or_else(|| {
+            rejection(Error::InvalidArgument(format!("link kind `{kind}` is not one of relates_to, contradicts, extends, derived_from")))
+        })?;
+        Ok(spawn(&self.store, |store| async move { store.memory_link(&Scope::of(project), &from, kind, &to, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryList)]
+    pub fn memory_list(&self, project: Option<String>, filter: String) -> Result<Promise, JsValue> {
+        let filter: Filter = from_json("filter", &filter)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_list(&Scope::of(project), &filter).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryShow)]
+    pub fn memory_show(&self, project: Option<String>, file: String) -> Promise {
+        spawn(&self.store, |store| async move { store.memory_show(&Scope::of(project), &file).await })
+    }
+
+    #[wasm_bindgen(js_name = memoryRecall)]
+    pub fn memory_recall(&self, project: Option<String>, query: String, limit: u32, all: bool) -> Promise {
+        spawn(&self.store, |store| async move { store.memory_recall(&Scope::of(project), &query, limit as usize, all).await })
+    }
+
+    #[wasm_bindgen(js_name = memoryLoad)]
+    pub fn memory_load(&self, project: Option<String>, caps: String) -> Result<Promise, JsValue> {
+        let caps: Caps = from_json("caps", &caps)?;
+        Ok(spawn(&self.store, |store| async move { store.memory_load(&Scope::of(project), caps).await }))
+    }
+
+    #[wasm_bindgen(js_name = memoryReindex)]
+    pub fn memory_reindex(&self, project: Option<String>) -> Promise {
+        spawn(&self.store, |store| async move { store.memory_reindex(&Scope::of(project)).await })
     }
 }
 
