@@ -42,10 +42,20 @@ const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate"
 function status(kind) {
   if (kind.endsWith("not-found")) return 404;
   if (kind.startsWith("invalid-") || kind === "unsupported") return 400;
-  if (kind === "storage/locked" || kind === "stale-plan" || kind === "ambiguous-session") return 409;
+  if (kind === "storage/locked" || kind === "storage/changed" || kind === "stale-plan" || kind === "ambiguous-session") return 409;
+  if (kind === "storage/read-only") return 403;
   if (kind === "session-full" || kind === "storage/quota-exceeded") return 413;
   if (kind === "nothing-to-compact" || kind === "empty-summary") return 422;
   return 500;
+}
+
+/** The path's segments, decoded; null when one has a malformed %-escape. */
+function decodePath(pathname) {
+  try {
+    return pathname.split("/").map(decodeURIComponent);
+  } catch {
+    return null;
+  }
 }
 
 const json = (value, code = 200) => new Response(JSON.stringify(value), { status: code, headers: { "content-type": "application/json" } });
@@ -72,6 +82,8 @@ export class MnemeStore extends DurableObject {
 
   /** RPC: the size limits of the store's sessions (0: the core's default), until the object restarts. */
   setLimits({ partBytes = 0, totalBytes = 0 } = {}) {
+    // The store it replaces gives back the sessions it holds first.
+    this.store?.store[Symbol.dispose]?.();
     this.store = Mneme.over(engine(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes });
   }
 
@@ -145,7 +157,9 @@ export class MnemeStore extends DurableObject {
 
   async fetch(request) {
     const url = new URL(request.url);
-    const [, , , collection, id, action] = url.pathname.split("/").map(decodeURIComponent);
+    const parts = decodePath(url.pathname);
+    if (parts === null) return json({ error: "invalid-argument", message: `the path ${url.pathname} has a malformed %-escape` }, 400);
+    const [, , , collection, id, action] = parts;
     const body = request.method === "POST" ? await request.json().catch(() => null) : null;
     if (request.method === "POST" && (body === null || typeof body !== "object")) return json({ error: "invalid-argument", message: "the body must be a JSON object" }, 400);
     try {
@@ -171,8 +185,11 @@ export class MnemeStore extends DurableObject {
 export default {
   /** Routes `/stores/<store>/…` to that store's Durable Object. */
   async fetch(request, env) {
-    const [, root, store] = new URL(request.url).pathname.split("/");
+    const { pathname } = new URL(request.url);
+    const parts = decodePath(pathname);
+    if (parts === null) return json({ error: "invalid-argument", message: `the path ${pathname} has a malformed %-escape` }, 400);
+    const [, root, store] = parts;
     if (root !== "stores" || !store) return json({ error: "not-found", message: "use /stores/<store>/sessions…" }, 404);
-    return env.STORES.get(env.STORES.idFromName(decodeURIComponent(store))).fetch(request);
+    return env.STORES.get(env.STORES.idFromName(store)).fetch(request);
   },
 };

@@ -154,6 +154,8 @@ try {
       assert(resumed.compacted && resumed.body.includes("summary of"), resumed.body.slice(0, 300));
       const missing = await mf.dispatchFetch("http://edge/stores/acme/sessions/nope");
       assert(missing.status === 404 && (await missing.json()).error === "session-not-found", "a missing session is a 404");
+      const malformed = await mf.dispatchFetch("http://edge/stores/acme/sessions/%E0%A4%A");
+      assert(malformed.status === 400 && (await malformed.json()).error === "invalid-argument", "a malformed %-escape is a 400, not a crash");
     } finally {
       await mf.dispose();
     }

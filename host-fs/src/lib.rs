@@ -252,9 +252,10 @@ impl FsStorage {
         let parent = path.parent().unwrap_or(&self.root);
         fs::create_dir_all(parent).map_err(|e| io_error(key, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
-        let temp = parent.join(format!(".{name}.tmp-{}-{}", process_id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let temp = parent.join(format!(".{name}.tmp-{}", temp_suffix()));
         let written = (|| {
-            let mut file = File::create(&temp).map_err(|e| io_error(key, e))?;
+            // `create_new`: a name another writer took is an error, never its half-written file.
+            let mut file = File::options().write(true).create_new(true).open(&temp).map_err(|e| io_error(key, e))?;
             file.write_all(data).map_err(|e| io_error(key, e))?;
             self.sync(&file).map_err(|e| io_error(key, e))?;
             // Checked as late as possible, right before the rename: a program that takes
@@ -418,10 +419,17 @@ impl FsStorage {
     }
 }
 
-/// This process's id, for temp file names; WASI has no process ids (`std::process::id`
-/// panics there), and a WASI instance's temp names only have to differ from its own.
-fn process_id() -> u32 {
-    if cfg!(target_os = "wasi") { 0 } else { std::process::id() }
+/// A temp file name's unique part: this process's id and a counter, plus randomness for
+/// WASI, which has no process ids (`std::process::id` panics there) while several
+/// `wasmtime run` processes may replace the same key at once.
+fn temp_suffix() -> String {
+    let count = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    if cfg!(target_os = "wasi") {
+        let random = std::hash::BuildHasher::build_hasher(&std::collections::hash_map::RandomState::new());
+        format!("{:016x}-{count}", std::hash::Hasher::finish(&random))
+    } else {
+        format!("{}-{count}", std::process::id())
+    }
 }
 
 /// Collects the files under `dir` (whose key prefix is `base`) whose keys start with

@@ -237,7 +237,8 @@ export class Mneme {
         const step = run.next();
         if (step.tag === "summarize") {
           if (summarize) {
-            run.answer(await summarize(step.val.prompt, Number(step.val.maxTokens)).then(
+            // Plain text or a promise; a summariser that throws is a failure like a rejection.
+            run.answer(await Promise.resolve().then(() => summarize(step.val.prompt, Number(step.val.maxTokens))).then(
               (answer) => (typeof answer === "string" ? { tag: "ok", val: answer } : { tag: "err", val: "the summariser answered with something other than text" }),
               (error) => ({ tag: "err", val: String(error?.message ?? error) }),
             ));

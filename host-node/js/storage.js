@@ -1,6 +1,6 @@
 // Mneme's `storage` import on node:fs, synchronous (Node 20 has no JSPI, so the
 // component's imports cannot await). The same files, the same guarantees and the same
-// lock files as the `mneme` CLI's storage (host-native/src/fs_storage.rs), so a Node
+// lock files as the `mneme` CLI's storage (host-fs/src/lib.rs), so a Node
 // process and a `mneme` process can share one folder:
 //
 // - append: one write at the old end, then fdatasync; a failed write is cut back out,
@@ -19,6 +19,7 @@
 import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { createRequire } from "node:module";
+import { constants } from "node:os";
 
 const RESERVED_DIR = ".mneme";
 const LOCK_EX = 2;
@@ -36,8 +37,7 @@ function flock(fd, operation) {
   const result = flockCall.call(fd, operation);
   return result === 0 ? 0 : flockCall.errno();
 }
-const EWOULDBLOCK = 11;
-const EINTR = 4;
+const { EWOULDBLOCK, EINTR } = constants.errno;
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks the thread for `ms` milliseconds: the imports are synchronous, so waiting for a lock must be too. */
@@ -50,9 +50,6 @@ export class StorageFailure {
   constructor(tag, val) {
     this.tag = tag;
     this.val = val;
-  }
-  get kind() {
-    return this.tag;
   }
 }
 
@@ -326,10 +323,19 @@ export class FsStorage {
       mkdirSync(dirname(path), { recursive: true });
       return openSync(path, "a");
     });
+    // Loading the C library can fail (a libc by another name): an error, not a trap.
+    const locked = (operation) => {
+      try {
+        return io(name, () => flock(fd, operation));
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    };
     const deadline = Date.now() + this.lockTimeoutMs;
     let wait = 0.2;
     for (;;) {
-      const errno = flock(fd, LOCK_EX | LOCK_NB);
+      const errno = locked(LOCK_EX | LOCK_NB);
       if (errno === 0) break;
       if (errno === EINTR) continue;
       if (errno !== EWOULDBLOCK || Date.now() >= deadline) {
@@ -347,8 +353,14 @@ export class FsStorage {
     const fd = this.held.get(name);
     if (fd === undefined) return;
     this.held.delete(name);
-    flock(fd, LOCK_UN);
-    closeSync(fd);
+    // Closing the descriptor releases the flock even if unlocking failed.
+    io(name, () => {
+      try {
+        flock(fd, LOCK_UN);
+      } finally {
+        closeSync(fd);
+      }
+    });
   }
 
   /** Releases every lock this storage holds (a closing store). */

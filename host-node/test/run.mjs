@@ -111,12 +111,13 @@ try {
     }
     const settings = { context_window: 8000, keep: { recent_tokens: 2000 } };
     const prompts = [];
-    const done = await store.compact("ok", { settings, mode: "manual", summarize: async (prompt, maxTokens) => (prompts.push(prompt), `summary in ${maxTokens} tokens`) });
+    // A summariser may answer with plain text (here) or a promise of it.
+    const done = await store.compact("ok", { settings, mode: "manual", summarize: (prompt, maxTokens) => (prompts.push(prompt), `summary in ${maxTokens} tokens`) });
     assert(done.plan.steps.length > 1 && prompts.length === done.plan.steps.length, `${prompts.length} requests for ${done.plan.steps.length} steps`);
     assert(done.applied?.action === "summarize" && done.failure === null, JSON.stringify(done));
     const context = await store.context("ok");
     assert(context.compacted && context.messages[0].text.includes("summary in"), JSON.stringify(context.messages[0]));
-    const failed = await store.compact("failing", { settings, mode: "manual", summarize: async () => { throw new Error("the model is down"); } });
+    const failed = await store.compact("failing", { settings, mode: "manual", summarize: () => { throw new Error("the model is down"); } });
     assert(failed.applied === null && failed.failure === "the model is down", JSON.stringify(failed));
     assert(!(await store.context("failing")).compacted, "a failed compaction changed the session");
     await store.close();

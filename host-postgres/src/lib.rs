@@ -143,8 +143,24 @@ impl PgStorage {
     /// Runs `action` on the connection, connecting first if there is none, and maps
     /// PostgreSQL's errors onto storage errors about `key`.
     fn with_client<T>(&self, key: &str, action: impl FnOnce(&mut Client) -> Result<T, postgres::Error>) -> Result<T, StorageError> {
-        let mut connection = self.lock_connection();
-        if let Some(name) = connection.lost.iter().next() {
+        self.with_connection(key, |client, _| action(client))
+    }
+
+    /// [`Self::with_client`], with the set of locks held, all under one guard: a lock's
+    /// check, its taking and its record cannot interleave with another thread's.
+    fn with_connection<T>(
+        &self,
+        key: &str,
+        action: impl FnOnce(&mut Client, &mut HashSet<String>) -> Result<T, postgres::Error>,
+    ) -> Result<T, StorageError> {
+        let mut guard = self.lock_connection();
+        let Connection { client: slot, held, lost } = &mut *guard;
+        if slot.as_ref().is_some_and(Client::is_closed) {
+            // Locks held on a connection that died went with it.
+            lost.extend(held.drain());
+            *slot = None;
+        }
+        if let Some(name) = lost.iter().next() {
             return Err(StorageError::Io {
                 key: key.to_owned(),
                 message: format!(
@@ -152,20 +168,19 @@ impl PgStorage {
                 ),
             });
         }
-        let client = match connection.client.take() {
-            Some(client) if !client.is_closed() => connection.client.insert(client),
-            _ => {
+        let client = match slot {
+            Some(client) => client,
+            None => {
                 let mut client = self.config.connect(NoTls).map_err(|e| pg_error(key, &e))?;
                 let timeout = format!("SET lock_timeout = {}", self.lock_timeout.as_millis().max(1));
                 client.batch_execute(&timeout).map_err(|e| pg_error(key, &e))?;
-                connection.client.insert(client)
+                slot.insert(client)
             }
         };
-        let result = action(client);
+        let result = action(client, held);
         if result.is_err() && client.is_closed() {
-            let held = std::mem::take(&mut connection.held);
-            connection.lost.extend(held);
-            connection.client = None;
+            lost.extend(held.drain());
+            *slot = None;
         }
         result.map_err(|e| pg_error(key, &e))
     }
@@ -347,26 +362,30 @@ impl PgStorage {
 
     fn lock_sync(&self, name: &str) -> Result<(), StorageError> {
         self.writable(name)?;
-        if self.lock_connection().held.contains(name) {
-            return Err(StorageError::Locked { key: name.to_owned() });
-        }
         let lock = format!("{}/{name}", self.schema);
-        self.with_client(name, |client| client.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[&lock]))?;
-        self.lock_connection().held.insert(name.to_owned());
-        Ok(())
+        let taken = self.with_connection(name, |client, held| {
+            // Advisory locks are re-entrant in one session; Mneme's are not.
+            if held.contains(name) {
+                return Ok(false);
+            }
+            client.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[&lock])?;
+            held.insert(name.to_owned());
+            Ok(true)
+        })?;
+        if taken { Ok(()) } else { Err(StorageError::Locked { key: name.to_owned() }) }
     }
 
     fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
-        let mut connection = self.lock_connection();
-        if connection.lost.remove(name) {
+        if self.lock_connection().lost.remove(name) {
             return Ok(());
         }
-        if !connection.held.remove(name) {
-            return Ok(());
-        }
-        drop(connection);
         let lock = format!("{}/{name}", self.schema);
-        self.with_client(name, |client| client.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", &[&lock])).map(drop)
+        self.with_connection(name, |client, held| {
+            if held.remove(name) {
+                client.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", &[&lock])?;
+            }
+            Ok(())
+        })
     }
 }
 

@@ -191,13 +191,15 @@ def _serve(storage):
             try:
                 return convert(method(*args))
             except StorageFailure as failure:
-                payload = failure.payload
-                if isinstance(payload, dict):
-                    record = Record()
-                    for name, field in payload.items():
-                        setattr(record, name, field)
-                    payload = record
-                return Variant(failure.tag, payload)
+                tag, payload = failure.tag, failure.payload
+            except Exception as error:  # noqa: BLE001 - anything else escaping an import would trap the instance
+                tag, payload = "io", {"key": str(args[0]) if args else "", "message": f"{type(error).__name__}: {error}"}
+            if isinstance(payload, dict):
+                record = Record()
+                for name, field in payload.items():
+                    setattr(record, name, field)
+                payload = record
+            return Variant(tag, payload)
 
         return run
 

@@ -1,5 +1,5 @@
 """Mneme's storage on a folder, for the Python host: the same files, guarantees and
-lock files as the ``mneme`` CLI's storage (host-native/src/fs_storage.rs), so Python
+lock files as the ``mneme`` CLI's storage (host-fs/src/lib.rs), so Python
 processes, Node processes and ``mneme`` share one folder safely.
 
 - append: one write at the old end, then fdatasync; a failed write is cut back out.
@@ -17,6 +17,7 @@ import errno
 import fcntl
 import os
 import time
+import uuid
 
 RESERVED_DIR = ".mneme"
 
@@ -56,7 +57,6 @@ class FsStorage:
         self.lock_timeout = lock_timeout
         self.read_only = read_only
         self.held = {}
-        self._temp = 0
 
     def _path(self, key):
         if key.split("/")[0] == RESERVED_DIR:
@@ -74,7 +74,8 @@ class FsStorage:
 
     def _sync(self, fd):
         if self.durable:
-            os.fdatasync(fd)
+            # macOS has no fdatasync.
+            getattr(os, "fdatasync", os.fsync)(fd)
 
     def _sync_folder(self, folder):
         if self.durable:
@@ -105,6 +106,9 @@ class FsStorage:
                 raise _failure(prefix, error) from error
             for name in names:
                 if base == "" and name == RESERVED_DIR:
+                    continue
+                if not _is_utf8(name):
+                    # A name that is not UTF-8 cannot be a key (as in the CLI's storage).
                     continue
                 key = base + name
                 try:
@@ -179,11 +183,11 @@ class FsStorage:
     def replace(self, key, data, expected_size):
         path = self._writable(key)
         folder = os.path.dirname(path)
-        self._temp += 1
-        temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{self._temp}")
+        temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
         try:
             os.makedirs(folder, exist_ok=True)
-            with open(temp, "wb") as file:
+            # "x": a name another writer took is an error, never its half-written file.
+            with open(temp, "xb") as file:
                 file.write(data)
                 file.flush()
                 self._sync(file.fileno())
@@ -295,3 +299,11 @@ def _remove_quietly(path):
         os.unlink(path)
     except OSError:
         pass
+
+
+def _is_utf8(name):
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
