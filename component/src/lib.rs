@@ -170,6 +170,9 @@ impl sessions::GuestStore for Store {
     fn list(&self) -> Result<sessions::Listing, types::Error> {
         run(self.0.list())
     }
+    fn search(&self, query: String, limit: u32) -> Result<Vec<sessions::SearchHit>, types::Error> {
+        run(self.0.search(&query, limit.mirror()))
+    }
     fn reopen(&self, id: String) {
         self.0.reopen(&id)
     }

@@ -12,7 +12,7 @@ use crate::memory::file::{LinkKind, Memory};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
-use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, Subagent, Transcript};
+use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
@@ -50,6 +50,7 @@ pub trait Engine<E: EngineError = Error> {
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E>;
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
     fn list(&mut self) -> Result<Listing, E>;
+    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, E>;
     fn reopen(&mut self, id: &str) -> Result<(), E>;
     fn hold(&mut self, id: &str) -> Result<(), E>;
     fn release(&mut self, id: &str) -> Result<(), E>;
@@ -128,6 +129,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn list(&mut self) -> Result<Listing, E> {
         Ok(block_on(Store::list(self))?)
+    }
+    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, E> {
+        Ok(block_on(Store::search(self, query, limit))?)
     }
     fn reopen(&mut self, id: &str) -> Result<(), E> {
         Store::reopen(self, id);

@@ -41,6 +41,8 @@ pub struct Store<S> {
     busy: RefCell<BTreeSet<String>>,
     /// Memory scopes this store has read, by folder.
     pub(crate) memories: RefCell<BTreeMap<String, crate::memory::store::ScopeState>>,
+    /// The message index `search` keeps up to date.
+    pub(crate) search: RefCell<crate::sessions::search::SearchState>,
 }
 
 impl<S: Storage> Store<S> {
@@ -49,7 +51,15 @@ impl<S: Storage> Store<S> {
     }
 
     pub fn with_limits(storage: S, limits: Limits) -> Self {
-        Self { storage, limits, open: RefCell::default(), held: RefCell::default(), busy: RefCell::default(), memories: RefCell::default() }
+        Self {
+            storage,
+            limits,
+            open: RefCell::default(),
+            held: RefCell::default(),
+            busy: RefCell::default(),
+            memories: RefCell::default(),
+            search: RefCell::default(),
+        }
     }
 
     pub fn storage(&self) -> &S {

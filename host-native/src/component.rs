@@ -10,7 +10,7 @@ use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
-    Provider, ProviderContext, RepairReport, Settings, Subagent, Transcript, Turn, block_on,
+    Provider, ProviderContext, RepairReport, SearchHit, Settings, Subagent, Transcript, Turn, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -220,6 +220,10 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn list(&mut self) -> Result<Listing, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_list(s, h))
+    }
+    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, Error> {
+        let limit: u32 = limit.mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_search(s, h, query, limit))
     }
     fn reopen(&mut self, id: &str) -> Result<(), Error> {
         let handle = self.handle;

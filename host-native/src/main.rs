@@ -89,6 +89,18 @@ enum Command {
     /// Long-term memory: Claude Code's memory files (projects/<project>/memory/),
     /// MEMORY.md, recall, and the CLAUDE.md instructions a session loads
     Memory(memory_cli::MemoryArgs),
+    /// Find messages across every session: words matched by stem (stopwords ignored),
+    /// each session read as a conversation, so an answer is found through its question
+    Search {
+        /// What to look for
+        query: String,
+        /// How many messages to show
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Print a JSON array of {id, project, uuid, role, timestamp, text, score}, best first
+        #[arg(long)]
+        json: bool,
+    },
     /// Append a message or a whole turn to a session, creating the session if it does
     /// not exist. A turn (`--message`, `--turn`) is written in one write: all of it or
     /// nothing
@@ -517,6 +529,20 @@ fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
+        Command::Search { query, limit, json } => {
+            let hits = open(&cli.store)?.search(&query, limit).map_err(|e| e.to_string())?;
+            if json {
+                return print_json(&hits);
+            }
+            if hits.is_empty() {
+                println!("no message matches (words are matched by stem; stopwords are ignored)");
+            }
+            for hit in &hits {
+                let when = hit.timestamp.as_deref().unwrap_or("-");
+                println!("{:>7.3}  {}  {when}  {}  {}: {}", hit.score, hit.id, hit.project, hit.role, hit.text);
+            }
+            Ok(())
+        }
         Command::Sessions(SessionsCommand::List { json }) => {
             let sessions = list_sessions(&mut *open(&cli.store)?)?;
             if json { print_json(&sessions) } else { print_sessions(&sessions) }

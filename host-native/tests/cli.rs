@@ -137,6 +137,13 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     let ids: HashSet<&str> = listed.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, HashSet::from(["03eb5929-52b3-4b13-ada3-b93ae35806b8", "a95fea4a-b88a-4e49-ac07-4cc323d8700c"]));
 
+    let found: Value =
+        serde_json::from_str(&stdout(&mneme(&["--claude-home", home_arg, "search", "struggled with clmail", "--json"]))).unwrap();
+    assert_eq!(found[0]["id"], "03eb5929-52b3-4b13-ada3-b93ae35806b8", "{found}");
+    assert_eq!(found[0]["uuid"], "9edc38e6-0ac0-42c0-b911-e24611af2a5b", "{found}");
+    assert!(found[0]["text"].as_str().unwrap().contains("clmail project"), "{found}");
+    assert!(stdout(&mneme(&["--claude-home", home_arg, "search", "zzyzxqq"])).contains("no message matches"));
+
     let refused = mneme(&["--claude-home", home_arg, "append", "03eb5929-52b3-4b13-ada3-b93ae35806b8", "--role", "user", "--text", "x"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&refused.stderr));

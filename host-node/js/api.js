@@ -200,6 +200,8 @@ export class Mneme {
   load(id) { return this.#call(() => this.store.load(text("id", id))); }
   context(id) { return this.#call(() => this.store.context(text("id", id))); }
   list() { return this.#call(() => this.store.list()); }
+  /** The messages across every session that best match `query`, best first. */
+  search(query, { limit = 10 } = {}) { return this.#call(() => this.store.search(text("query", query), int("limit", limit))); }
   check(id) { return this.#call(() => this.store.check(text("id", id))); }
   subagents(id) { return this.#call(() => this.store.subagents(text("id", id))); }
   remove(id) { return this.#call(() => this.store.remove(text("id", id))); }

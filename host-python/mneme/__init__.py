@@ -428,6 +428,10 @@ class Mneme:
     def list(self):
         return self._method("list")
 
+    def search(self, query, limit=10):
+        """The messages across every session that best match ``query``, best first."""
+        return self._method("search", _text("query", query), _int("limit", limit))
+
     def check(self, id):
         return self._method("check", _text("id", id))
 

@@ -70,6 +70,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: Mneme.check_bytes(args["text"].encode()))
     if op == "list":
         return run(store.list)
+    if op == "search":
+        return run(lambda: store.search(args["query"], args["limit"]))
     if op == "keys":
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
     if op == "plan_compaction":

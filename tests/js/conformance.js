@@ -62,6 +62,7 @@ async function step(Mneme, store, op, args, state) {
     case "remove": return outcome(store.remove(args.id));
     case "repair": return outcome(store.repair(args.id, args.now_ms));
     case "list": return outcome(store.list());
+    case "search": return outcome(store.search(args.query, { limit: args.limit }));
     case "keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));

@@ -21,6 +21,7 @@
 //!              { "repair": { "id", "now_ms" }, "expect": … },
 //!              { "check_bytes": { "text" }, "expect": … },
 //!              { "list": {}, "expect": … },
+//!              { "search": { "query", "limit" }, "expect": … },
 //!              { "keys": { "prefix" }, "expect": … },
 //!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
@@ -225,6 +226,10 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.repair(&text("id")?, now_ms))
         }
         "list" => to_outcome(host.list()),
+        "search" => {
+            let limit = args["limit"].as_u64().ok_or("`search` needs an integer `limit`")?;
+            to_outcome(host.search(&text("query")?, usize::try_from(limit).map_err(|e| e.to_string())?))
+        }
         "keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;

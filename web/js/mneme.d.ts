@@ -23,6 +23,7 @@ export interface SessionInfo {
   id: string; project: string; key: string; parts: number; bytes: number; entries: number; messages: number;
   title: string | null; created: string | null; updated: string | null;
 }
+export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
 export interface Context { compacted: boolean; messages: ContextMessage[] }
@@ -93,6 +94,8 @@ export interface Sessions {
   context(id: string): Promise<Context>;
   /** Every session, newest first, and the files that could not be listed as one. */
   list(): Promise<Listing>;
+  /** The messages across every session that best match `query` (stemmed words; a session read as a conversation), best first. */
+  search(query: string, options?: { limit?: number }): Promise<SearchHit[]>;
   check(id: string): Promise<CheckReport>;
   subagents(id: string): Promise<Subagent[]>;
   remove(id: string): Promise<string[]>;

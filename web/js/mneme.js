@@ -118,6 +118,8 @@ export class Mneme {
   load(id) { return call(() => this.engine.load(text("id", id))); }
   context(id) { return call(() => this.engine.context(text("id", id))); }
   list() { return call(() => this.engine.list()); }
+  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score}]`. */
+  search(query, { limit = 10 } = {}) { return call(() => this.engine.search(text("query", query), num("limit", limit))); }
   check(id) { return call(() => this.engine.check(text("id", id))); }
   subagents(id) { return call(() => this.engine.subagents(text("id", id))); }
   remove(id) { return call(() => this.engine.remove(text("id", id))); }

@@ -229,6 +229,10 @@ impl Engine {
         spawn(&self.store, |store| async move { store.list().await })
     }
 
+    pub fn search(&self, query: String, limit: u32) -> Promise {
+        spawn(&self.store, |store| async move { store.search(&query, limit as usize).await })
+    }
+
     pub fn reopen(&self, id: String) {
         self.store.reopen(&id);
     }

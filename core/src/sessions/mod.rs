@@ -22,10 +22,12 @@ pub(crate) mod branches;
 pub(crate) mod compaction;
 pub(crate) mod gates;
 pub(crate) mod maintenance;
+pub(crate) mod search;
 pub(crate) mod write;
 
 pub use compaction::{Applied, CompactionIds};
 pub use maintenance::RepairReport;
+pub use search::SearchHit;
 pub use write::NewEntry;
 
 /// A summary of one session, as `sessions list` shows it.

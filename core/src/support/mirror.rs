@@ -304,6 +304,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
         $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
+        $crate::mirror_record!($crate::SearchHit, $sessions::SearchHit { id, project, uuid, role, timestamp, text, score });
 
         $crate::mirror_enum!($crate::Mode, $compaction::Mode { Auto, Manual, Overflow });
         $crate::mirror_enum!($crate::compaction::Due, $compaction::Due { Threshold, Overflow, Manual });

@@ -162,6 +162,9 @@ impl Engine<Error> for Imported {
     fn list(&mut self) -> Result<Listing, Error> {
         self.store.list().mirror()
     }
+    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<mneme_core::SearchHit>, Error> {
+        self.store.search(query, limit.mirror()).mirror()
+    }
     fn reopen(&mut self, id: &str) -> Result<(), Error> {
         self.store.reopen(id);
         Ok(())
