@@ -4,6 +4,9 @@
 // fills the window; branches can be rewound and forked; sessions export as JSONL and
 // Claude Code files import by drag and drop. The model is a built-in offline one, or
 // an Anthropic or OpenAI-compatible endpoint whose key stays in this page's memory.
+// Long-term memory (Claude Code's memdir, in the store) is kept in the side panel; the
+// memories that match a prompt reach the model as system context, never stored in the
+// session; "Search sessions" finds messages across every session.
 import { Mneme } from "./mneme.js";
 
 const $ = (id) => document.getElementById(id);
@@ -11,16 +14,22 @@ const saved = JSON.parse(localStorage.getItem("mneme-playground") ?? "{}");
 const CWD = "/playground";
 const SYSTEM = "You are a helpful assistant in the Mneme playground. Use the tools when they help.";
 const MAX_STEPS = 6;
+/** The playground's memory scope: the project its sessions are filed under. */
+const PROJECT = "-playground";
+/** How many recalled memories a prompt carries to the model. */
+const RECALLED = 3;
 let store;
 /** The entry the next prompt continues from (a rewind), if any. */
 let rewindTo = null;
+/** The memory the memory form corrects (supersedes), if any. */
+let correcting = null;
 
 const TOOLS = [
   { name: "calculate", description: "Evaluates an arithmetic expression (+ - * / and parentheses).", parameters: { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] } },
   { name: "list_sessions", description: "Lists the sessions stored in this browser.", parameters: { type: "object", properties: {} } },
 ];
 
-function remember() {
+function savePage() {
   localStorage.setItem("mneme-playground", JSON.stringify({ backend: $("backend").value, session: $("session").value, window: $("window").value }));
 }
 
@@ -39,8 +48,9 @@ function element(tag, props = {}, children = []) {
 async function open() {
   await store?.close();
   store = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
-  remember();
+  savePage();
   await render();
+  await renderMemory();
 }
 
 // ---- tools -------------------------------------------------------------------------
@@ -156,8 +166,11 @@ async function send() {
     rewindTo = null;
     $("prompt").value = "";
     await render();
+    const injections = [{ role: "system", place: "start", text: SYSTEM }];
+    const { hits } = await store.memoryRecall(PROJECT, prompt, { limit: RECALLED });
+    if (hits.length) injections.push({ role: "system", place: "start", text: `What you remember about this:\n${hits.map((h) => `- ${h.name}: ${h.description}`).join("\n")}` });
     for (let step = 0; step < MAX_STEPS; step++) {
-      const context = await store.providerContext(id, { provider, injections: [{ role: "system", place: "start", text: SYSTEM }] });
+      const context = await store.providerContext(id, { provider, injections });
       const body = JSON.parse(context.body);
       const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
       const results = [];
@@ -221,7 +234,7 @@ async function render() {
   const { sessions } = await store.list();
   $("sessions").replaceChildren(...sessions.map((s) => {
     const button = element("button", { textContent: `${s.title ?? s.id} (${s.messages})`, title: s.id });
-    button.onclick = () => { $("session").value = s.id; rewindTo = null; remember(); render().catch(showError); };
+    button.onclick = () => { $("session").value = s.id; rewindTo = null; savePage(); render().catch(showError); };
     return button;
   }));
   const id = session();
@@ -255,7 +268,7 @@ async function render() {
         await store.fork(id, { from: b.leaf, to });
         $("session").value = to;
         rewindTo = null;
-        remember();
+        savePage();
         await render();
       } catch (error) {
         showError(error);
@@ -267,6 +280,59 @@ async function render() {
       element("div", { className: "meta", textContent: `${b.messages} entries · ${tokens} tokens reported${b.forks_at ? ` · leaves after ${b.forks_at.slice(0, 8)}` : ""} ` }, [fork]),
     ]);
   }));
+}
+
+// ---- memory ------------------------------------------------------------------------
+
+/** The memory panel: the current memories (or the recall hits for a query) and MEMORY.md. */
+async function renderMemory() {
+  const query = $("recall-query").value.trim();
+  const shown = query
+    ? (await store.memoryRecall(PROJECT, query, { limit: 10 })).hits.map((h) => ({ ...h, note: `score ${h.score.toFixed(2)}` }))
+    : await store.memoryList(PROJECT);
+  $("memories").replaceChildren(...shown.map((m) => {
+    const forget = Object.assign(element("button", { className: "small forget", textContent: "forget" }), {
+      onclick: () => store.memoryForget(PROJECT, m.file).then(renderMemory).catch(showError),
+    });
+    const correct = Object.assign(element("button", { className: "small correct", textContent: "correct" }), {
+      onclick: async () => {
+        const { memory } = await store.memoryShow(PROJECT, m.file);
+        correcting = memory.file;
+        $("memory-name").value = memory.name;
+        $("memory-kind").value = memory.kind ?? "user";
+        $("memory-body").value = memory.body.trim();
+        $("correcting").textContent = `correcting ${memory.file}: the old one is kept, superseded`;
+      },
+    });
+    return element("li", { title: m.file }, [
+      element("strong", { textContent: m.name }),
+      element("span", { className: "kind", textContent: m.note ?? m.kind ?? "" }),
+      element("div", { textContent: m.description }),
+      forget, " ", correct,
+    ]);
+  }));
+  $("memory-md").textContent = (await store.memoryLoad(PROJECT)).text || "(no memories yet)";
+}
+
+async function remember() {
+  const body = $("memory-body").value.trim();
+  const memory = { name: $("memory-name").value.trim() || body.split(/\s+/).slice(0, 4).join(" "), kind: $("memory-kind").value, description: body.split("\n")[0].slice(0, 120), body };
+  if (correcting) await store.memorySupersede(PROJECT, correcting, memory);
+  else await store.memoryAdd(PROJECT, memory);
+  correcting = null;
+  $("correcting").textContent = "";
+  $("memory-name").value = "";
+  $("memory-body").value = "";
+  await renderMemory();
+}
+
+async function searchSessions() {
+  const hits = await store.search($("search-query").value, { limit: 10 });
+  $("search-hits").replaceChildren(...(hits.length ? hits.map((h) => {
+    const item = element("li", { textContent: `${h.id} · ${h.role}: ${h.text}`, title: `score ${h.score.toFixed(2)}` });
+    item.onclick = () => { $("session").value = h.id; rewindTo = null; savePage(); render().catch(showError); };
+    return item;
+  }) : [element("li", { textContent: "no message matches" })]));
 }
 
 // ---- files -------------------------------------------------------------------------
@@ -298,7 +364,7 @@ async function importFile(file) {
   await store.storage.append(`projects/-imported/${id}.jsonl`, bytes);
   $("session").value = id;
   rewindTo = null;
-  remember();
+  savePage();
   await render();
   if (report.load.skipped.length || report.load.torn_tail) {
     showError({ kind: "imported", message: `${report.load.skipped.length} unreadable lines${report.load.torn_tail ? " and a torn last line" : ""} (kept in the file, reported, never dropped)` });
@@ -309,15 +375,20 @@ $("backend").value = saved.backend ?? "opfs";
 $("session").value = saved.session ?? "playground";
 $("window").value = saved.window ?? "1500";
 $("backend").onchange = () => open().catch(showError);
-$("open").onclick = () => { rewindTo = null; remember(); render().catch(showError); };
+$("open").onclick = () => { rewindTo = null; savePage(); render().catch(showError); };
 // A rewind point belongs to the session it was picked in.
 $("session").oninput = () => { rewindTo = null; };
-$("new-session").onclick = () => { $("session").value = crypto.randomUUID(); rewindTo = null; remember(); render().catch(showError); };
-$("window").onchange = () => { remember(); render().catch(showError); };
+$("new-session").onclick = () => { $("session").value = crypto.randomUUID(); rewindTo = null; savePage(); render().catch(showError); };
+$("window").onchange = () => { savePage(); render().catch(showError); };
 $("model-kind").onchange = () => $("endpoint").classList.toggle("shown", $("model-kind").value !== "offline");
 $("send").onclick = () => send();
 $("prompt").onkeydown = (event) => { if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) send(); };
 $("export").onclick = () => exportSession().catch(showError);
+$("remember").onclick = () => remember().catch(showError);
+$("recall").onclick = () => renderMemory().catch(showError);
+$("recall-query").onkeydown = (event) => { if (event.key === "Enter") renderMemory().catch(showError); };
+$("search").onclick = () => searchSessions().catch(showError);
+$("search-query").onkeydown = (event) => { if (event.key === "Enter") searchSessions().catch(showError); };
 const drop = $("drop");
 drop.ondragover = (event) => { event.preventDefault(); drop.classList.add("over"); };
 drop.ondragleave = () => drop.classList.remove("over");

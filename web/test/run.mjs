@@ -350,6 +350,68 @@ try {
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
+  await test("the playground's memory panel: remember, recall, correct (supersede), forget, MEMORY.md; recalled memories reach the model unstored; search across sessions", async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(`${url}/web/playground.html`);
+    await page.selectOption("#backend", "memory");
+    await page.fill("#session", "memory-chat");
+    await page.click("#open");
+    const remember = async (name, kind, body) => {
+      await page.fill("#memory-name", name);
+      await page.selectOption("#memory-kind", kind);
+      await page.fill("#memory-body", body);
+      await page.click("#remember");
+      await page.waitForSelector(`#memories >> text=${name}`);
+    };
+    await remember("Answer style", "feedback", "Answer 6 * 7 style arithmetic in words, not digits.");
+    await remember("Editor", "user", "The user edits in Helix.");
+    await remember("Deploy day", "project", "Releases go out on Fridays.");
+    assert((await page.$$("#memories li")).length === 3, "three memories listed");
+    await page.fill("#recall-query", "which editor");
+    await page.click("#recall");
+    await page.waitForFunction(() => document.querySelector("#memories li")?.textContent.includes("Editor"));
+    assert((await page.textContent("#memories li")).includes("score"), "recall hits show their score");
+    await page.fill("#recall-query", "");
+    await page.click("#recall");
+    await page.waitForFunction(() => document.querySelectorAll("#memories li").length === 3);
+    await page.click("#memories li:has-text('Deploy day') button.correct");
+    await page.waitForSelector("#correcting >> text=correcting deploy_day");
+    await page.fill("#memory-body", "Releases go out on Tuesdays now.");
+    await page.click("#remember");
+    await page.waitForFunction(() => document.querySelector("#memories")?.textContent.includes("Tuesdays"));
+    await page.click("#memories li:has-text('Editor') button.forget");
+    await page.waitForFunction(() => !document.querySelector("#memories")?.textContent.includes("Helix"));
+    const memoryMd = await page.textContent("#memory-md");
+    assert(memoryMd.includes("(deploy_day_2.md)") && !memoryMd.includes("(deploy_day.md)") && !memoryMd.includes("(editor.md)"), memoryMd);
+
+    // A prompt carries the memories that match it to the model, as system context.
+    modelRequests.length = 0;
+    await page.selectOption("#model-kind", "openai");
+    await page.fill("#base-url", `${url}/mock-model`);
+    await page.fill("#model-name", "openai-mock");
+    await page.fill("#api-key", "test-key");
+    await page.fill("#prompt", "what is 6 * 7?");
+    await page.click("#send");
+    await page.waitForSelector("#transcript >> text=The mock model read: 42");
+    await page.waitForFunction(() => !document.getElementById("send").disabled);
+    const system = modelRequests[0].body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
+    assert(system.includes("Answer style") && !system.includes("Deploy day"), `the matching memory, and only it, is sent: ${system}`);
+    assert(!(await page.textContent("#transcript")).includes("What you remember"), "recalled memories are not stored in the session");
+
+    // Search finds the reply across sessions and opens its session.
+    await page.fill("#session", "another-chat");
+    await page.click("#open");
+    await page.fill("#search-query", "mock model read");
+    await page.click("#search");
+    await page.waitForSelector("#search-hits >> text=memory-chat");
+    await page.click("#search-hits li:has-text('memory-chat')");
+    await page.waitForFunction(() => document.getElementById("session").value === "memory-chat");
+    await page.screenshot({ path: join(ROOT, "target/playground-memory.png"), fullPage: true });
+    assert(errors.length === 0, errors.join("\n"));
+    await page.close();
+  });
 } finally {
   await context.close();
   server.close();
