@@ -103,6 +103,133 @@ fn main() -> Result<(), String> {
     );
     println!("| recall top-25 through the store (FsStorage, warm), median of {} | {median:.0} µs |", recall_times.len());
     speed_rows(&turns, conversations);
+    side_by_side(&turns, conversations, root.path())
+}
+
+/// A fact planted once among the speed store's memories, in an old file, with a token
+/// no other memory has.
+const PLANTED_NAME: &str = "vault code";
+const PLANTED_BODY: &str = "The vault code is xylophonic-quasar-7.";
+const PLANTED_QUERY: &str = "xylophonic";
+
+/// Mneme's store (natively and through the component) next to cersei-memory 0.2.6's
+/// text recall (`MemoryManager::recall`) on the same memory files: LoCoMo quality on the
+/// per-conversation stores above, then speed and a planted rare token over 11k+
+/// memories in one project.
+fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path::Path) -> Result<(), String> {
+    use cersei_memory::manager::MemoryManager;
+    use mneme_core::Engine;
+
+    let questions: Vec<(usize, &str, Vec<&str>)> = conversations
+        .iter()
+        .enumerate()
+        .flat_map(|(n, c)| c["qa"].as_array().into_iter().flatten().map(move |qa| (n, qa)))
+        .filter_map(|(n, qa)| {
+            let evidence: Vec<&str> = qa["evidence"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            Some((n, qa["question"].as_str()?, evidence)).filter(|(_, _, e)| !e.is_empty())
+        })
+        .collect();
+    // cersei returns memory bodies: map them back to the turn they came from.
+    let by_body: BTreeMap<(usize, &str), &str> = turns.iter().map(|t| ((t.conversation, t.body.trim()), t.dia_id.as_str())).collect();
+    let mut cersei_recall = 0.0;
+    for (n, question, evidence) in &questions {
+        let dir = locomo_root.join(format!("projects/locomo-{n}/memory"));
+        let found = MemoryManager::new(locomo_root).with_memory_dir(dir).recall(question, 10);
+        let names: Vec<&str> = found.iter().filter_map(|body| by_body.get(&(*n, body.trim())).copied()).collect();
+        cersei_recall += evidence.iter().filter(|id| names.contains(id)).count() as f64 / evidence.len() as f64;
+    }
+    let cersei_r10 = 100.0 * cersei_recall / questions.len() as f64;
+
+    // One project of 11k+ memories: the planted fact first (and its file made an hour
+    // older), then copies of every LoCoMo turn.
+    let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = Store::new(FsStorage::new(root.path()).with_durability(Durability::Buffered));
+    let scope = Scope::Project(String::from("speed"));
+    block_on(store.memory_add(&scope, NewMemory::new(PLANTED_NAME, Kind::Reference, "", PLANTED_BODY), 0)).map_err(|e| e.to_string())?;
+    let memory_dir = root.path().join("projects/speed/memory");
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(memory_dir.join("vault_code.md"))
+        .and_then(|file| file.set_modified(an_hour_ago))
+        .map_err(|e| e.to_string())?;
+    let copies = 10_000usize.div_ceil(turns.len());
+    for copy in 0..copies {
+        let batch: Vec<NewMemory> = turns
+            .iter()
+            .map(|turn| {
+                let mut memory = memory_of(turn);
+                memory.name = format!("{copy}-{}-{}", turn.conversation, turn.dia_id);
+                memory.session = Some(format!("{copy}-{}-{}", turn.conversation, turn.session));
+                memory
+            })
+            .collect();
+        block_on(store.memory_add_many(&scope, batch, 1 + copy as i64)).map_err(|e| e.to_string())?;
+    }
+    let memories = 1 + copies * turns.len();
+
+    let time = |recall: &mut dyn FnMut(&str)| -> (f64, f64) {
+        recall(PLANTED_QUERY);
+        let mut times: Vec<f64> = questions
+            .iter()
+            .map(|(_, question, _)| {
+                let asked = Instant::now();
+                recall(question);
+                asked.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let at = |q: f64| times.get(((times.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
+        (at(0.5), at(0.9))
+    };
+    let native = time(&mut |query| {
+        std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false)).ok());
+    });
+    let runtime = mneme_host::Runtime::new().map_err(|e| e.to_string())?;
+    let mut component = runtime.instantiate(FsStorage::new(root.path()), mneme_core::Limits::default()).map_err(|e| e.to_string())?;
+    let through_component = time(&mut |query| {
+        std::hint::black_box(component.memory_recall(&scope, query, 10, false).ok());
+    });
+    let cersei = MemoryManager::new(root.path()).with_memory_dir(memory_dir.clone());
+    let sample: Vec<&str> = questions.iter().step_by(questions.len().div_ceil(50).max(1)).map(|(_, q, _)| *q).collect();
+    let mut cersei_times: Vec<f64> = sample
+        .iter()
+        .map(|question| {
+            let asked = Instant::now();
+            std::hint::black_box(cersei.recall(question, 10));
+            asked.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    cersei_times.sort_by(f64::total_cmp);
+    let cersei_median = cersei_times.get(cersei_times.len() / 2).copied().unwrap_or(0.0);
+
+    let mneme_planted = block_on(store.memory_recall(&scope, PLANTED_QUERY, 10, false))
+        .map_err(|e| e.to_string())?
+        .hits
+        .iter()
+        .position(|hit| hit.name == PLANTED_NAME)
+        .map_or_else(|| String::from("not found"), |at| format!("found, rank {}", at + 1));
+    let cersei_planted =
+        if cersei.recall(PLANTED_QUERY, 10).iter().any(|body| body.contains(PLANTED_QUERY)) { "found" } else { "not found" };
+
+    println!();
+    println!("| side by side | Mneme | cersei-memory 0.2.6 text recall |");
+    println!("|---|---:|---:|");
+    println!("| LoCoMo R@10, all {} questions, the same memory files | see above | {cersei_r10:.1} |", questions.len());
+    println!("| a planted rare token (`{PLANTED_QUERY}`, one old memory among {memories}) | {mneme_planted} | {cersei_planted} |");
+    println!(
+        "| recall top-10 over {memories} memories in one project, median / p90 of {} questions | native store {:.0} / {:.0} µs; component (wasmtime) {:.0} / {:.0} µs (target ≤ 300) | median {:.0} µs of {} questions |",
+        questions.len(),
+        native.0,
+        native.1,
+        through_component.0,
+        through_component.1,
+        cersei_median,
+        sample.len()
+    );
+    println!(
+        "(cersei-memory's text recall reads the 200 newest memory files and keeps those containing the whole query, lower-cased; its graph recall, behind the `graph` feature, is a case-sensitive whole-query CONTAINS and is not built here)"
+    );
     Ok(())
 }
 
