@@ -372,6 +372,25 @@ impl memory::Guest for Component {
     fn reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::IndexReport, types::Error> {
         run(store(handle).memory_reindex(&scope.mirror()))
     }
+    fn plan_extraction(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        id: String,
+    ) -> Result<memory::ExtractionPlan, types::Error> {
+        run(store(handle).plan_extraction(&scope.mirror(), &id))
+    }
+    fn apply_extraction(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        plan: memory::ExtractionPlan,
+        answer: String,
+        now_ms: i64,
+    ) -> Result<memory::Extracted, types::Error> {
+        run(store(handle).apply_extraction(&scope.mirror(), &plan.mirror(), &answer, now_ms))
+    }
+    fn record_extraction_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
+        run(store(handle).record_extraction_failure(&id, &reason, now_ms))
+    }
 }
 
 export!(Component);

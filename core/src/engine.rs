@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
@@ -77,6 +78,9 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E>;
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E>;
+    fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E>;
+    fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, E>;
+    fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E>;
     /// [`crate::tokens::context_window`].
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
@@ -211,6 +215,15 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E> {
         Ok(block_on(Store::memory_reindex(self, scope))?)
+    }
+    fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E> {
+        Ok(block_on(Store::plan_extraction(self, scope, id))?)
+    }
+    fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, E> {
+        Ok(block_on(Store::apply_extraction(self, scope, plan, answer, now_ms))?)
+    }
+    fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
+        Ok(block_on(Store::record_extraction_failure(self, id, reason, now_ms))?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
         Ok(crate::tokens::context_window(model))

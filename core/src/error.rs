@@ -36,6 +36,10 @@ pub enum Error {
     InvalidMessage { message: u32, reason: String },
     #[error("no memory `{file}` in {scope}; list the memories (with archived ones) to see which exist")]
     MemoryNotFound { scope: String, file: String },
+    #[error(
+        "line {line} of the model's answer is not a memory operation: {reason}; nothing was written (record the failure, then ask again)"
+    )]
+    InvalidAnswer { line: u32, reason: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -93,6 +97,7 @@ impl Error {
             Error::Unsupported { .. } => "unsupported".to_string(),
             Error::InvalidMessage { .. } => "invalid-message".to_string(),
             Error::MemoryNotFound { .. } => "memory-not-found".to_string(),
+            Error::InvalidAnswer { .. } => "invalid-answer".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

@@ -6,5 +6,5 @@ export const METHODS = [
   "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
   "dreamGate", "dreamAcquire", "dreamRelease",
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",
-  "memoryRecall", "memoryLoad", "memoryReindex",
+  "memoryRecall", "memoryLoad", "memoryReindex", "planExtraction", "applyExtraction", "recordExtractionFailure",
 ];

@@ -5,6 +5,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
@@ -322,6 +323,17 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_reindex(s, h, &scope))
+    }
+    fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_plan_extraction(s, h, &scope, id))
+    }
+    fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
+        let (scope, plan): (memory::Scope, memory::ExtractionPlan) = (scope.clone().mirror(), plan.clone().mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_apply_extraction(s, h, &scope, &plan, answer, now_ms))
+    }
+    fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_memory().call_record_extraction_failure(s, h, id, reason, now_ms))
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         self.call_total(|e, s| e.mneme_engine_compaction().call_context_window(s, model))

@@ -317,8 +317,8 @@ impl CompactionFlags {
 }
 
 #[derive(Args)]
-struct SummarizerFlags {
-    /// Who writes the summary
+pub(crate) struct SummarizerFlags {
+    /// Who writes the summary (or extracts memories)
     #[arg(long, value_enum, env = "MNEME_SUMMARIZER", default_value_t = SummarizerKind::Extractive)]
     summarizer: SummarizerKind,
     /// The summariser's base URL [defaults: https://api.openai.com/v1, https://api.anthropic.com, http://127.0.0.1:11434]
@@ -345,7 +345,7 @@ enum SummarizerKind {
 }
 
 impl SummarizerFlags {
-    fn summarizer(&self) -> Summarizer {
+    pub(crate) fn summarizer(&self) -> Summarizer {
         let key = |default: &str| std::env::var(self.api_key_env.as_deref().unwrap_or(default)).ok().filter(|k| !k.is_empty());
         let url = |default: &str| self.summarizer_url.clone().unwrap_or_else(|| default.to_owned());
         let model = |default: &str| self.summarizer_model.clone().unwrap_or_else(|| default.to_owned());

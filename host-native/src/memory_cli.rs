@@ -15,6 +15,7 @@ use mneme_host::core::memory::memory_md::Caps;
 use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
 use mneme_host::core::{block_on, keys, time};
+use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -148,6 +149,23 @@ enum MemoryCommand {
     },
     /// Rebuild the recall index from the memory files
     Reindex,
+    /// Extract memories from a session's conversation since its last extraction: the
+    /// core plans a prompt (listing the memories that exist), a model answers with
+    /// add/update/supersede operations, the core checks every line before writing any,
+    /// and records the extraction. The offline default extracts nothing (it cannot
+    /// justify a memory without a model); a failure is recorded and counted
+    Extract {
+        /// The session
+        id: String,
+        #[command(flatten)]
+        model: crate::SummarizerFlags,
+        /// Print the prompt and the model's answer; write nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Print what was written as JSON ({added, updated, superseded})
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the instructions (CLAUDE.md files, rules, @imports) Claude Code would load
     /// for --cwd, in its order, and which files were loaded or skipped and why. Reads
     /// the real filesystem, not the store
@@ -241,11 +259,12 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
     };
-    let scope = match (&args.project, args.global) {
-        (_, true) => Scope::Global,
-        (Some(project), false) => Scope::Project(project.clone()),
-        (None, false) => Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())),
+    let named_scope = match (&args.project, args.global) {
+        (_, true) => Some(Scope::Global),
+        (Some(project), false) => Some(Scope::Project(project.clone())),
+        (None, false) => None,
     };
+    let scope = named_scope.clone().unwrap_or_else(|| Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())));
     if let MemoryCommand::Instructions { paths, home, managed, json } = args.command {
         return print_instructions(&cwd, paths, home, managed, json);
     }
@@ -332,6 +351,14 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let report = store.memory_reindex(&scope).map_err(fail)?;
             println!("indexed {} memories of {}", report.files.len(), scope.label());
             Ok(())
+        }
+        MemoryCommand::Extract { id, model, dry_run, json } => {
+            // Without --project or --global, memories go to the session's own project.
+            let scope = match named_scope {
+                Some(scope) => scope,
+                None => Scope::Project(store.load(&id).map_err(fail)?.project),
+            };
+            extract(store, &scope, &id, &model.summarizer(), dry_run, json, now_ms)
         }
         // Answered above, without an engine.
         MemoryCommand::Instructions { .. } => Ok(()),
@@ -508,6 +535,67 @@ fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64
         return print_json(&json!({ "imported": imported, "scope": scope.label() }));
     }
     println!("imported {imported} memories into {}", scope.label());
+    Ok(())
+}
+
+fn extract(
+    store: &mut dyn Engine<Error>,
+    scope: &Scope,
+    id: &str,
+    model: &Summarizer,
+    dry_run: bool,
+    json: bool,
+    now_ms: i64,
+) -> CliResult {
+    let plan = store.plan_extraction(scope, id).map_err(|e| e.to_string())?;
+    if plan.messages == 0 {
+        println!("nothing to extract: session {id} has no messages since its last extraction");
+        return Ok(());
+    }
+    if dry_run {
+        println!("{}", plan.prompt);
+    }
+    if *model == Summarizer::Extractive {
+        println!(
+            "the offline extractor keeps nothing it cannot justify, so it wrote nothing ({} messages waiting); name a model with --summarizer openai|anthropic|ollama",
+            plan.messages
+        );
+        return Ok(());
+    }
+    let fail = |store: &mut dyn Engine<Error>, reason: String| -> CliResult {
+        if !dry_run {
+            store.record_extraction_failure(id, &reason, now_ms).map_err(|e| e.to_string())?;
+        }
+        Err(format!("{reason} (recorded: {} failures since the last extraction)", plan.failures + 1))
+    };
+    let answer = match model.complete(&plan.prompt, plan.max_tokens) {
+        Ok(answer) => answer,
+        Err(error) => return fail(store, format!("the extraction failed: {error}")),
+    };
+    if dry_run {
+        println!("--- the answer of {} (not applied) ---\n{answer}", model.describe());
+        return Ok(());
+    }
+    let extracted = match store.apply_extraction(scope, &plan, &answer, now_ms) {
+        Ok(extracted) => extracted,
+        Err(error @ Error::Session(mneme_host::core::Error::InvalidAnswer { .. })) => return fail(store, error.to_string()),
+        Err(error) => return Err(error.to_string()),
+    };
+    if json {
+        return print_json(&extracted);
+    }
+    for memory in &extracted.added {
+        println!("added {} ({}.md)", memory.name, memory.file);
+    }
+    for memory in &extracted.updated {
+        println!("updated {} ({}.md)", memory.name, memory.file);
+    }
+    for file in &extracted.superseded {
+        println!("superseded {file} (kept, marked invalid_at and superseded_by)");
+    }
+    if extracted.added.is_empty() && extracted.updated.is_empty() {
+        println!("the model found nothing worth keeping in {} messages", plan.messages);
+    }
     Ok(())
 }
 

@@ -159,3 +159,42 @@ fn a_summary_from_a_server_compacts_through_the_component() {
     assert!(context.messages[0].text.ends_with("served summary"));
     assert_eq!(context.messages.len(), 3);
 }
+
+/// `mneme memory extract` against an OpenAI-compatible server: the prompt carries the
+/// conversation, an answer that does not read writes nothing and is recorded, a good one
+/// is written into the session's project with its provenance; the offline default
+/// writes nothing.
+#[test]
+fn memory_extract_asks_the_model_and_writes_only_answers_that_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mneme = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().unwrap();
+    for (role, text) in [("user", "I edit everything in Helix, please remember that."), ("assistant", "Noted: Helix.")] {
+        assert!(mneme(&["--root", root, "append", "chat", "--role", role, "--text", text, "--cwd", "/w/app"]).status.success());
+    }
+    let offline = mneme(&["--root", root, "memory", "extract", "chat"]);
+    assert!(String::from_utf8_lossy(&offline.stdout).contains("wrote nothing"), "{offline:?}");
+
+    let good = "{\"op\":\"add\",\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix\"}";
+    let reply = |content: &str| json!({ "choices": [{ "message": { "role": "assistant", "content": content } }] });
+    let (url, seen) = serve(vec![(200, reply("The user likes Helix.")), (200, reply(good))]);
+    let extract = || mneme(&["--root", root, "memory", "extract", "chat", "--summarizer", "openai", "--summarizer-url", &url, "--json"]);
+    let refused = extract();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("line 1 of the model's answer") && stderr.contains("1 failures"), "{stderr}");
+    let prompt = seen.recv().unwrap().body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(prompt.contains("user: I edit everything in Helix") && prompt.contains("(none yet)"), "{prompt}");
+    let listed = mneme(&["--root", root, "memory", "--project", "-w-app", "list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]", "a bad answer writes nothing");
+
+    let written = extract();
+    assert!(written.status.success(), "{written:?}");
+    let extracted: Value = serde_json::from_slice(&written.stdout).unwrap();
+    assert_eq!(extracted["added"][0]["file"], "editor");
+    assert_eq!(extracted["added"][0]["session"], "chat", "the memory names the session it came from");
+    let transcript = std::fs::read_to_string(dir.path().join("projects/-w-app/chat.jsonl")).unwrap();
+    assert!(transcript.contains("\"extraction-failure\"") && transcript.contains("\"memory-extraction\""), "{transcript}");
+    let again = mneme(&["--root", root, "memory", "extract", "chat", "--summarizer", "openai", "--summarizer-url", &url]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to extract"), "the next extraction starts after this one");
+}

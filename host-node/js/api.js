@@ -297,6 +297,13 @@ export class Mneme {
   }
   memoryLoad(project, caps = {}) { return this.#call(() => this.root.memory.load(this.store, scope(project), overlay(this.root.memory.defaultCaps(), caps))); }
   memoryReindex(project) { return this.#call(() => this.root.memory.reindex(this.store, scope(project))); }
+  /** The request for a model to extract memories from session `id`: `{id, prompt, max_tokens, messages, entry, known, failures}`. */
+  planExtraction(project, id) { return this.#call(() => this.root.memory.planExtraction(this.store, scope(project), text("id", id))); }
+  /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
+  applyExtraction(project, plan, answer, now = Date.now()) {
+    return this.#call(() => this.root.memory.applyExtraction(this.store, scope(project), wit(object("plan", plan)), text("answer", answer), int("now", now)));
+  }
+  recordExtractionFailure(id, reason, now = Date.now()) { return this.#call(() => this.root.memory.recordExtractionFailure(this.store, text("id", id), text("reason", reason), int("now", now))); }
 }
 
 /** Checks transcript bytes that are not in a store, on any instance. */

@@ -595,6 +595,19 @@ class Mneme:
     def memory_reindex(self, project):
         return self._memory("reindex", project)
 
+    def plan_extraction(self, project, id):
+        """The request for a model to extract memories from session ``id`` (run it when
+        the extraction gate fires): ``{id, prompt, max_tokens, messages, entry, known, failures}``."""
+        return self._memory("plan-extraction", project, _text("id", id))
+
+    def apply_extraction(self, project, plan, answer, now=None):
+        """Writes what the model's ``answer`` (one JSON object per line) says; an answer
+        that does not read raises ``invalid-answer`` and writes nothing."""
+        return self._memory("apply-extraction", project, plan, _text("answer", answer), _int("now", _now() if now is None else now))
+
+    def record_extraction_failure(self, id, reason, now=None):
+        return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
+
     @staticmethod
     def check_bytes(data):
         """Checks transcript bytes that are not in a store."""

@@ -120,6 +120,14 @@ def _step(Mneme, MnemeError, store, op, args, state):
         }
         if op in calls:
             return run(calls[op])
+    if op == "plan_extraction":
+        result = run(lambda: store.plan_extraction(args.get("project"), args["id"]))
+        state["extraction"] = result.get("ok")
+        return result
+    if op == "apply_extraction":
+        return run(lambda: store.apply_extraction(args.get("project"), state["extraction"], args["answer"], args["now_ms"]))
+    if op == "record_extraction_failure":
+        return run(lambda: store.record_extraction_failure(args["id"], args["reason"], args["now_ms"]))
     raise ValueError(f"unknown operation {op}")
 
 

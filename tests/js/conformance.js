@@ -99,6 +99,13 @@ async function step(Mneme, store, op, args, state) {
     case "memory_recall": return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false }));
     case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
     case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
+    case "plan_extraction": {
+      const result = await outcome(store.planExtraction(args.project ?? null, args.id));
+      state.extraction = result.ok;
+      return result;
+    }
+    case "apply_extraction": return outcome(store.applyExtraction(args.project ?? null, state.extraction, args.answer, args.now_ms));
+    case "record_extraction_failure": return outcome(store.recordExtractionFailure(args.id, args.reason, args.now_ms));
     default: throw new Error(`unknown operation ${op}`);
   }
 }

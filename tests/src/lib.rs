@@ -29,7 +29,9 @@
 //!              { "memory_forget": { "project"?, "file", "now_ms" } | "memory_link": { "project"?, "from", "kind", "to", "now_ms" }, "expect": … },
 //!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
 //!              { "memory_recall": { "project"?, "query", "limit", "all"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
-//!              { "memory_reindex": { "project"? }, "expect": … } ] }
+//!              { "memory_reindex": { "project"? }, "expect": … },
+//!              { "plan_extraction": { "project"?, "id" } | "apply_extraction": { "project"?, "answer", "now_ms" }, "expect": … },
+//!              { "record_extraction_failure": { "id", "reason", "now_ms" }, "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -52,6 +54,7 @@
 pub mod fuzz;
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::Scope;
 use mneme_core::{
     AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn,
@@ -126,9 +129,9 @@ fn run_vector_in<E: EngineError, H: Engine<E>>(
     let mut host = setup(&seed, limits);
     let steps = vector["steps"].as_array().unwrap_or_else(|| panic!("vector {name} has no steps"));
     let mut outcomes = Vec::new();
-    let mut last_plan = None;
+    let mut plans = Plans::default();
     for (index, step) in steps.iter().enumerate() {
-        let outcome = run_step(&mut host, step, &mut last_plan).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
+        let outcome = run_step(&mut host, step, &mut plans).unwrap_or_else(|e| panic!("{file}: {name}: step {index}: {e}"));
         if let Err(difference) = matches(&step["expect"], &outcome, "") {
             panic!(
                 "{file}: {name}: step {index} ({}) differs at {difference}\nexpected: {}\nactual:   {}",
@@ -162,7 +165,14 @@ fn settings(args: &Value) -> Result<Settings, String> {
     serde_json::from_value(args.clone()).map_err(|e| format!("bad compaction settings: {e}"))
 }
 
-fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value, last_plan: &mut Option<Plan>) -> Result<Value, String> {
+/// The last plans a vector made, for the steps that apply them.
+#[derive(Default)]
+struct Plans {
+    compaction: Option<Plan>,
+    extraction: Option<ExtractionPlan>,
+}
+
+fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value, plans: &mut Plans) -> Result<Value, String> {
     let host = &mut subject.engine;
     let op = step_name(step);
     let args = &step[op];
@@ -234,11 +244,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
-            *last_plan = plan.as_ref().ok().cloned();
+            plans.compaction = plan.as_ref().ok().cloned();
             to_outcome(plan)
         }
         "compact" => {
-            let plan = last_plan.clone().ok_or("`compact` applies the plan of an earlier `plan_compaction` step")?;
+            let plan = plans.compaction.clone().ok_or("`compact` applies the plan of an earlier `plan_compaction` step")?;
             let id = text("id")?;
             let summary = match args["summary"].as_str() {
                 Some(summary) => summary.to_owned(),
@@ -291,6 +301,16 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         }
         "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
         "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),
+        "plan_extraction" => {
+            let plan = host.plan_extraction(&scope(args), &text("id")?);
+            plans.extraction = plan.as_ref().ok().cloned();
+            to_outcome(plan)
+        }
+        "apply_extraction" => {
+            let plan = plans.extraction.clone().ok_or("`apply_extraction` applies the plan of an earlier `plan_extraction` step")?;
+            to_outcome(host.apply_extraction(&scope(args), &plan, &text("answer")?, now()?))
+        }
+        "record_extraction_failure" => to_outcome(host.record_extraction_failure(&text("id")?, &text("reason")?, now()?)),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)

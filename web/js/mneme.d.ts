@@ -140,6 +140,11 @@ export interface Sessions {
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
   memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
   memoryReindex(scope: string | null): Promise<IndexReport>;
+  /** The request for a model to extract memories from session `id` (when the extraction gate fires). */
+  planExtraction(scope: string | null, id: string): Promise<ExtractionPlan>;
+  /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
+  applyExtraction(scope: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<{ added: Memory[]; updated: Memory[]; superseded: string[] }>;
+  recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
 }
 
 export type MemoryKind = "user" | "feedback" | "project" | "reference";
@@ -159,6 +164,7 @@ export interface NewMemory {
   confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
 }
 export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
+export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; messages: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface IndexReport { reason: string; files: string[] }
 export interface Recalled {

@@ -177,6 +177,11 @@ export class Mneme {
   memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), JSON.stringify(caps))); }
   /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(scope) { return call(() => this.engine.memoryReindex(project(scope))); }
+  /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, messages, entry, known, failures}`. */
+  planExtraction(scope, id) { return call(() => this.engine.planExtraction(project(scope), text("id", id))); }
+  /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
+  applyExtraction(scope, plan, answer, now = Date.now()) { return call(() => this.engine.applyExtraction(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now))); }
+  recordExtractionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordExtractionFailure(text("id", id), text("reason", reason), num("now", now))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {

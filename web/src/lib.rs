@@ -10,6 +10,7 @@ use std::rc::Rc;
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::keys::check_key;
+use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
@@ -443,6 +444,23 @@ impl Engine {
     #[wasm_bindgen(js_name = memoryReindex)]
     pub fn memory_reindex(&self, project: Option<String>) -> Promise {
         spawn(&self.store, |store| async move { store.memory_reindex(&Scope::of(project)).await })
+    }
+
+    #[wasm_bindgen(js_name = planExtraction)]
+    pub fn plan_extraction(&self, project: Option<String>, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.plan_extraction(&Scope::of(project), &id).await })
+    }
+
+    /// `plan` is JSON (`mneme_core::memory::extract::ExtractionPlan`).
+    #[wasm_bindgen(js_name = applyExtraction)]
+    pub fn apply_extraction(&self, project: Option<String>, plan: String, answer: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let plan: ExtractionPlan = from_json("plan", &plan)?;
+        Ok(spawn(&self.store, |store| async move { store.apply_extraction(&Scope::of(project), &plan, &answer, now_ms as i64).await }))
+    }
+
+    #[wasm_bindgen(js_name = recordExtractionFailure)]
+    pub fn record_extraction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.record_extraction_failure(&id, &reason, now_ms as i64).await })
     }
 }
 

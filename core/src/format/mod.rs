@@ -90,6 +90,7 @@ pub(crate) enum Marker {
     MemoryFlush,
     MemoryExtraction,
     CompactionFailure,
+    ExtractionFailure,
 }
 
 impl Marker {
@@ -98,11 +99,14 @@ impl Marker {
             Marker::MemoryFlush => "memory-flush",
             Marker::MemoryExtraction => "memory-extraction",
             Marker::CompactionFailure => "compaction-failure",
+            Marker::ExtractionFailure => "extraction-failure",
         }
     }
 
     pub fn parse(kind: &str) -> Option<Marker> {
-        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure].into_iter().find(|m| m.kind() == kind)
+        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure, Marker::ExtractionFailure]
+            .into_iter()
+            .find(|m| m.kind() == kind)
     }
 }
 

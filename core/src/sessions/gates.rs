@@ -54,6 +54,38 @@ impl<S: Storage> Store<S> {
         self.record_marker(id, Marker::MemoryExtraction, None, now_ms).await
     }
 
+    /// Records that an extraction from session `id` failed (an `extraction-failure`
+    /// entry with the reason); the next plan counts it.
+    pub async fn record_extraction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.record_marker(id, Marker::ExtractionFailure, Some(reason), now_ms).await
+    }
+
+    /// The conversation of session `id` since its last recorded extraction: what the
+    /// extraction gate counts, as text.
+    pub(crate) async fn since_extraction(&self, id: &str) -> Result<SinceExtraction, Error> {
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| {
+            let mut since = SinceExtraction::default();
+            for line in since_last(loaded, |l| l.env.marker() == Some(Marker::MemoryExtraction)).filter(|l| loaded.is_live(l)) {
+                if line.env.marker() == Some(Marker::ExtractionFailure) {
+                    since.failures += 1;
+                }
+                if !line.env.is_message() || line.env.is_sidechain.0 {
+                    continue;
+                }
+                let (role, text) = scan::message_text(line.env.message);
+                let role = super::message_role(line).map(str::to_owned).or(role).unwrap_or_default();
+                if text.trim().is_empty() {
+                    continue;
+                }
+                since.entry = line.env.uuid().map(str::to_owned).or(since.entry);
+                since.messages.push((role, text));
+            }
+            since
+        }))
+    }
+
     /// Whether the next message to session `id` should start a new session instead,
     /// judged from its first timestamp and its last message's. Nothing is deleted.
     pub async fn reset_gate(&self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
@@ -161,6 +193,17 @@ struct DreamLock {
 }
 
 /// The lines after the last one matching `marker`, in file order.
+/// See [`Store::since_extraction`].
+#[derive(Debug, Default)]
+pub(crate) struct SinceExtraction {
+    /// (role, text) of each message with text, oldest first.
+    pub messages: Vec<(String, String)>,
+    /// The newest of them: the provenance of what is extracted.
+    pub entry: Option<String>,
+    /// Extraction failures recorded since the last extraction.
+    pub failures: u32,
+}
+
 fn since_last<'s, 'a>(loaded: &'s Loaded<'a>, marker: impl Fn(&Line) -> bool) -> impl Iterator<Item = &'s Line<'a>> {
     let start = loaded.lines.iter().rposition(marker).map_or(0, |i| i + 1);
     loaded.lines[start..].iter()

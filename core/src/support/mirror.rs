@@ -165,6 +165,7 @@ macro_rules! mirror_wit_types {
                     Self::Unsupported { format, operation } => W::Unsupported($types::Unsupported { format: format.mirror(), operation }),
                     Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
                     Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
+                    Self::InvalidAnswer { line, reason } => W::InvalidAnswer($types::InvalidAnswer { line, reason }),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -188,6 +189,7 @@ macro_rules! mirror_wit_types {
                     Self::Unsupported($types::Unsupported { format, operation }) => C::Unsupported { format: format.mirror(), operation },
                     Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
                     Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
+                    Self::InvalidAnswer($types::InvalidAnswer { line, reason }) => C::InvalidAnswer { line, reason },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }
@@ -240,6 +242,11 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
         $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });
         $crate::mirror_record!($crate::memory::memory_md::Loaded, $memory::Loaded { text, left_out });
+        $crate::mirror_record!(
+            $crate::memory::extract::ExtractionPlan,
+            $memory::ExtractionPlan { id, prompt, max_tokens, messages, entry, known, failures }
+        );
+        $crate::mirror_record!($crate::memory::extract::Extracted, $memory::Extracted { added, updated, superseded });
 
         impl $crate::Mirror<$memory::Scope> for $crate::memory::store::Scope {
             fn mirror(self) -> $memory::Scope {

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
@@ -244,6 +245,15 @@ impl Engine<Error> for Imported {
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
         memory::reindex(&self.store, &scope.clone().mirror()).mirror()
+    }
+    fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
+        memory::plan_extraction(&self.store, &scope.clone().mirror(), id).mirror()
+    }
+    fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
+        memory::apply_extraction(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), answer, now_ms).mirror()
+    }
+    fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        memory::record_extraction_failure(&self.store, id, reason, now_ms).mirror()
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         Ok(compaction::context_window(model))
