@@ -254,3 +254,168 @@ fn a_claude_code_memdir_is_read_as_it_is() {
     let parsed = Memory::parse("user_role", files[1].1);
     assert_eq!(block_on(store.memory_get(&project(), "user_role")).unwrap(), parsed);
 }
+
+mod consolidation {
+    use super::*;
+    use mneme_core::memory::consolidate::StepKind;
+    use mneme_core::{NewEntry, Role};
+
+    const DIR: &str = "projects/-home-u-app/memory/";
+
+    /// Three memories (two saying the same thing) and a session since.
+    fn seeded(storage: &impl Storage) -> Store<&impl Storage> {
+        let store = Store::new(storage);
+        for (name, description, body) in [
+            ("Editor", "The user's editor", "Uses vim."),
+            ("Editor choice", "Which editor", "The user edits in vim."),
+            ("Q3 deadline", "The release date", "Ships in Q3."),
+        ] {
+            block_on(store.memory_add(&project(), NewMemory::new(name, Kind::User, description, body), T0)).unwrap();
+        }
+        let said = NewEntry {
+            uuid: "u1".into(),
+            now_ms: T0 + 1000,
+            role: Role::User,
+            text: "I moved to Helix yesterday.".into(),
+            cwd: "/home/u/app".into(),
+        };
+        block_on(store.append("s1", said)).unwrap();
+        store
+    }
+
+    fn files(storage: &impl Storage) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = block_on(storage.list(DIR))
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.key.ends_with(".md"))
+            .map(|k| (k.key.clone(), text(storage, &k.key)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    const ANSWER: &str = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Uses Helix since 2025-11-21 (vim before).\",\"reason\":\"the same fact, and it changed\"}\n{\"op\":\"archive\",\"file\":\"q3_deadline\",\"reason\":\"past\"}";
+
+    #[test]
+    fn the_plan_holds_the_memories_and_what_the_user_said_since() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+        assert_eq!(plan.sessions, ["s1"]);
+        assert_eq!(plan.known.len(), 3);
+        assert!(plan.prompt.contains("## editor_choice — Editor choice"), "{}", plan.prompt);
+        assert!(plan.prompt.contains("user: I moved to Helix yesterday."), "{}", plan.prompt);
+        assert!(plan.prompt.contains("Today is 2025-11-22."), "{}", plan.prompt);
+    }
+
+    #[test]
+    fn a_dry_run_writes_nothing_apply_writes_and_rollback_restores_every_file() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        let original = files(&storage);
+        let original_index = text(&storage, &format!("{DIR}MEMORY.md"));
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+
+        let dry = block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, true)).unwrap();
+        assert!(!dry.applied);
+        let kinds: Vec<(StepKind, &str)> = dry.steps.iter().map(|s| (s.kind, s.file.as_str())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (StepKind::Added, "editor_2"),
+                (StepKind::Superseded, "editor"),
+                (StepKind::Superseded, "editor_choice"),
+                (StepKind::Archived, "q3_deadline")
+            ]
+        );
+        assert_eq!(files(&storage), original, "a dry run writes nothing");
+        assert!(block_on(store.consolidations(&project())).unwrap().is_empty());
+
+        let done = block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, false)).unwrap();
+        assert_eq!(done.steps, dry.steps, "the dry run showed exactly what apply wrote");
+        assert_eq!(text(&storage, &format!("{DIR}MEMORY.md")), "- [Editor](editor_2.md) — The user's editor\n");
+        let all = block_on(store.memory_list(&project(), &Filter { all: true, ..Filter::default() })).unwrap();
+        assert_eq!(all.len(), 4, "nothing is deleted");
+        assert_eq!(recall(&store, "editor"), ["editor_2"]);
+        let merged = block_on(store.memory_get(&project(), "editor_2")).unwrap();
+        assert_eq!(merged.links.derived_from, ["editor", "editor_choice"]);
+
+        let listed = block_on(store.consolidations(&project())).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].steps, done.steps);
+
+        let undone = block_on(store.rollback_consolidation(&project(), &plan.id, T0 + 4000)).unwrap();
+        assert_eq!(undone.rolled_back_ms, Some(T0 + 4000));
+        let after: Vec<(String, String)> = files(&storage).into_iter().filter(|(k, _)| !k.ends_with("editor_2.md")).collect();
+        assert_eq!(after, original, "every changed file is back as it was");
+        assert!(
+            block_on(store.memory_get(&project(), "editor_2")).unwrap().archived_ms.is_some(),
+            "the merged memory is archived, not deleted"
+        );
+        assert_eq!(text(&storage, &format!("{DIR}MEMORY.md")), original_index);
+        assert_eq!(recall(&Store::new(&storage), "editor"), ["editor", "editor_choice"], "a fresh store's index agrees");
+        assert!(matches!(block_on(store.rollback_consolidation(&project(), &plan.id, T0 + 5000)), Err(Error::InvalidArgument(_))));
+        assert_eq!(block_on(store.consolidations(&project())).unwrap()[0].rolled_back_ms, Some(T0 + 4000));
+    }
+
+    #[test]
+    fn rollback_refuses_to_overwrite_a_memory_changed_since() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+        block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, false)).unwrap();
+        let change = Change { body: Some("Uses Helix and Zed.".into()), ..Change::default() };
+        block_on(store.memory_update(&project(), "editor_2", change, T0 + 3500)).unwrap();
+        let before = files(&storage);
+        match block_on(store.rollback_consolidation(&project(), &plan.id, T0 + 4000)) {
+            Err(Error::InvalidArgument(message)) => assert!(message.contains("`editor_2` changed after"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(files(&storage), before, "nothing was rolled back");
+    }
+
+    #[test]
+    fn a_bad_answer_writes_nothing() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        let original = files(&storage);
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+        let answer = "{\"op\":\"archive\",\"file\":\"q3_deadline\"}\n{\"op\":\"archive\",\"file\":\"nope\"}";
+        assert!(matches!(
+            block_on(store.apply_consolidation(&project(), &plan, answer, T0 + 3000, false)),
+            Err(Error::InvalidAnswer { line: 2, .. })
+        ));
+        assert_eq!(files(&storage), original);
+        assert!(block_on(store.consolidations(&project())).unwrap().is_empty());
+    }
+
+    #[test]
+    fn storage_failing_at_any_call_leaves_a_state_rollback_undoes() {
+        for n in 1..80 {
+            let storage = Faulty::new(InMemoryStorage::new(), 0);
+            let store = seeded(&storage);
+            let original = files(&storage);
+            let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+            storage.calls.set(0);
+            storage.fail_at.set(n);
+            let outcome = block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, false));
+            storage.fail_at.set(0);
+
+            let reopened = Store::new(&storage);
+            let recorded = block_on(reopened.consolidations(&project())).unwrap();
+            if recorded.is_empty() {
+                assert!(outcome.is_err(), "call {n}: applied without a record");
+                assert_eq!(files(&storage), original, "call {n}: no record, no change");
+            } else {
+                block_on(reopened.rollback_consolidation(&project(), &plan.id, T0 + 4000)).unwrap();
+                let back: Vec<(String, String)> = files(&storage).into_iter().filter(|(k, _)| !k.ends_with("editor_2.md")).collect();
+                assert_eq!(back, original, "call {n}: rolled back to the original");
+            }
+            assert!(!recall(&reopened, "vim").is_empty(), "call {n}: the fact stays recallable");
+            if storage.calls.get() < n {
+                return;
+            }
+        }
+        panic!("the consolidation never succeeded");
+    }
+}

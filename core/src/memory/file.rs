@@ -176,6 +176,28 @@ impl Memory {
         self.invalid_at_ms.is_none() && self.superseded_by.is_none() && self.archived_ms.is_none()
     }
 
+    /// Marks it replaced by memory `successor`: no longer true from `now_ms`, kept.
+    pub fn supersede_by(&mut self, successor: &str, now_ms: i64) {
+        self.invalid_at_ms = Some(now_ms);
+        self.superseded_by = Some(successor.to_string());
+        self.updated_ms = Some(now_ms);
+    }
+
+    /// Records that it relates to memory `to` in the way `kind` says (once).
+    pub fn link(&mut self, kind: LinkKind, to: &str, now_ms: i64) {
+        let targets = self.links.get_mut(kind);
+        if !targets.iter().any(|t| t == to) {
+            targets.push(to.to_string());
+        }
+        self.updated_ms = Some(now_ms);
+    }
+
+    /// Archives it: kept, out of MEMORY.md and default recall.
+    pub fn archive(&mut self, now_ms: i64) {
+        self.archived_ms = Some(now_ms);
+        self.updated_ms = Some(now_ms);
+    }
+
     /// When it happened, for ordering: valid-from, else created, else updated.
     pub fn time_ms(&self) -> i64 {
         self.valid_from_ms.or(self.created_ms).or(self.updated_ms).unwrap_or(0)

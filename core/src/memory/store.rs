@@ -38,7 +38,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn dir(&self) -> String {
+    pub(super) fn dir(&self) -> String {
         match self {
             Scope::Global => keys::memory_dir(None),
             Scope::Project(project) => keys::memory_dir(Some(project)),
@@ -93,6 +93,31 @@ pub struct NewMemory {
 }
 
 impl NewMemory {
+    /// The memory it becomes as file `file`, written at `now_ms`.
+    pub(super) fn into_memory(self, file: &str, now_ms: i64) -> Memory {
+        let mut memory = Memory::new(file);
+        memory.name = self.name;
+        memory.kind = Some(self.kind);
+        memory.description = self.description;
+        memory.body = as_stored(self.body);
+        memory.topics = self.topics;
+        memory.links = self.links;
+        memory.confidence = self.confidence;
+        memory.session = self.session;
+        memory.entry = self.entry;
+        memory.created_ms = Some(now_ms);
+        memory.updated_ms = Some(now_ms);
+        memory.valid_from_ms = Some(self.valid_from_ms.unwrap_or(now_ms));
+        memory
+    }
+
+    /// Records that it replaces memory `file`.
+    pub(super) fn derive_from(&mut self, file: &str) {
+        if !self.links.derived_from.iter().any(|f| f == file) {
+            self.links.derived_from.push(file.to_string());
+        }
+    }
+
     pub fn new(name: &str, kind: Kind, description: &str, body: &str) -> Self {
         NewMemory {
             name: name.to_string(),
@@ -119,6 +144,30 @@ pub struct Change {
     pub body: Option<String>,
     pub topics: Option<Vec<String>>,
     pub confidence: Option<f64>,
+}
+
+impl Change {
+    pub(super) fn apply(self, memory: &mut Memory, now_ms: i64) {
+        if let Some(name) = self.name {
+            memory.name = name;
+        }
+        if let Some(kind) = self.kind {
+            memory.kind = Some(kind);
+        }
+        if let Some(description) = self.description {
+            memory.description = description;
+        }
+        if let Some(body) = self.body {
+            memory.body = as_stored(body);
+        }
+        if let Some(topics) = self.topics {
+            memory.topics = topics;
+        }
+        if self.confidence.is_some() {
+            memory.confidence = self.confidence;
+        }
+        memory.updated_ms = Some(now_ms);
+    }
 }
 
 /// Which memories [`Store::memory_list`] returns.
@@ -178,6 +227,22 @@ pub(crate) struct ScopeState {
     index_lines: usize,
     /// Each memory file's size when it was indexed: a file of another size changed.
     sizes: BTreeMap<String, u64>,
+}
+
+impl ScopeState {
+    /// A file stem for a new memory called `name`: its slug, numbered past the files
+    /// that exist and those about to be written.
+    pub(super) fn free_file(&self, name: &str, pending: &[Memory]) -> String {
+        let base = slug(name);
+        let taken = |file: &str| self.memories.contains_key(file) || pending.iter().any(|m| m.file == file);
+        let mut file = base.clone();
+        let mut n = 2;
+        while taken(&file) {
+            file = format!("{base}_{n}");
+            n += 1;
+        }
+        file
+    }
 }
 
 const INDEX_VERSION: u32 = 1;
@@ -288,31 +353,10 @@ impl<S: Storage> Store<S> {
             check_new(memory)?;
         }
         self.with_scope_locked(scope, |state| {
-            let mut taken: Vec<String> = Vec::new();
-            let mut written = Vec::new();
+            let mut written: Vec<Memory> = Vec::new();
             for new in memories {
-                let base = slug(&new.name);
-                let mut file = base.clone();
-                let mut n = 2;
-                while state.memories.contains_key(&file) || taken.contains(&file) {
-                    file = format!("{base}_{n}");
-                    n += 1;
-                }
-                taken.push(file.clone());
-                let mut memory = Memory::new(&file);
-                memory.name = new.name;
-                memory.kind = Some(new.kind);
-                memory.description = new.description;
-                memory.body = as_stored(new.body);
-                memory.topics = new.topics;
-                memory.links = new.links;
-                memory.confidence = new.confidence;
-                memory.session = new.session;
-                memory.entry = new.entry;
-                memory.created_ms = Some(now_ms);
-                memory.updated_ms = Some(now_ms);
-                memory.valid_from_ms = Some(new.valid_from_ms.unwrap_or(now_ms));
-                written.push(memory);
+                let file = state.free_file(&new.name, &written);
+                written.push(new.into_memory(&file, now_ms));
             }
             Ok(written)
         })
@@ -327,25 +371,7 @@ impl<S: Storage> Store<S> {
         let mut written = self
             .with_memory_locked(scope, &[file], |mut found| {
                 let mut memory = found.pop().ok_or_else(|| not_found(scope, file))?;
-                if let Some(name) = change.name {
-                    memory.name = name;
-                }
-                if let Some(kind) = change.kind {
-                    memory.kind = Some(kind);
-                }
-                if let Some(description) = change.description {
-                    memory.description = description;
-                }
-                if let Some(body) = change.body {
-                    memory.body = as_stored(body);
-                }
-                if let Some(topics) = change.topics {
-                    memory.topics = topics;
-                }
-                if change.confidence.is_some() {
-                    memory.confidence = change.confidence;
-                }
-                memory.updated_ms = Some(now_ms);
+                change.apply(&mut memory, now_ms);
                 Ok(alloc::vec![memory])
             })
             .await?;
@@ -359,16 +385,11 @@ impl<S: Storage> Store<S> {
         check_new(&replacement)?;
         self.memory_get(scope, file).await?;
         let mut replacement = replacement;
-        if !replacement.links.derived_from.iter().any(|f| f == file) {
-            replacement.links.derived_from.push(file.to_string());
-        }
+        replacement.derive_from(file);
         let new = self.memory_add(scope, replacement, now_ms).await?;
-        let successor = new.file.clone();
         self.with_memory_locked(scope, &[file], |mut found| {
             let mut old = found.pop().ok_or_else(|| not_found(scope, file))?;
-            old.invalid_at_ms = Some(now_ms);
-            old.superseded_by = Some(successor);
-            old.updated_ms = Some(now_ms);
+            old.supersede_by(&new.file, now_ms);
             Ok(alloc::vec![old])
         })
         .await?;
@@ -381,8 +402,7 @@ impl<S: Storage> Store<S> {
         let mut written = self
             .with_memory_locked(scope, &[file], |mut found| {
                 let mut memory = found.pop().ok_or_else(|| not_found(scope, file))?;
-                memory.archived_ms = Some(now_ms);
-                memory.updated_ms = Some(now_ms);
+                memory.archive(now_ms);
                 Ok(alloc::vec![memory])
             })
             .await?;
@@ -397,11 +417,7 @@ impl<S: Storage> Store<S> {
         let mut written = self
             .with_memory_locked(scope, &[from, to], |found| {
                 let mut memory = found.into_iter().find(|m| m.file == from).ok_or_else(|| not_found(scope, from))?;
-                let targets = memory.links.get_mut(kind);
-                if !targets.iter().any(|t| t == to) {
-                    targets.push(to.to_string());
-                }
-                memory.updated_ms = Some(now_ms);
+                memory.link(kind, to, now_ms);
                 Ok(alloc::vec![memory])
             })
             .await?;
@@ -524,7 +540,7 @@ impl<S: Storage> Store<S> {
         }
     }
 
-    async fn read_text(&self, key: &str) -> Result<Option<String>, Error> {
+    pub(super) async fn read_text(&self, key: &str) -> Result<Option<String>, Error> {
         match self.storage.read(key, 0, None).await {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(StorageError::NotFound { .. }) => Ok(None),
@@ -533,7 +549,11 @@ impl<S: Storage> Store<S> {
     }
 
     /// Runs `read` over the scope's state, brought up to date first.
-    async fn with_scope<T>(&self, scope: &Scope, read: impl FnOnce(&ScopeState) -> T) -> Result<(T, Option<IndexReport>), Error> {
+    pub(super) async fn with_scope<T>(
+        &self,
+        scope: &Scope,
+        read: impl FnOnce(&ScopeState) -> T,
+    ) -> Result<(T, Option<IndexReport>), Error> {
         scope.check()?;
         let dir = scope.dir();
         let report = self.refresh_scope(&dir).await?;
@@ -587,7 +607,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// Runs `body` holding the scope's lock; the lock is given back whatever happens.
-    async fn memory_locked<T>(&self, scope: &Scope, body: impl AsyncFnOnce(&str) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) async fn memory_locked<T>(&self, scope: &Scope, body: impl AsyncFnOnce(&str) -> Result<T, Error>) -> Result<T, Error> {
         scope.check()?;
         let dir = scope.dir();
         self.storage.lock(&lock_name(&dir)).await?;
@@ -600,7 +620,7 @@ impl<S: Storage> Store<S> {
 
     /// Files, then MEMORY.md, then the index; the cached state follows. On a failure the
     /// cached state is dropped, so the next call reads storage again.
-    async fn write_memories(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
+    pub(super) async fn write_memories(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
         let outcome = self.write_memories_unchecked(dir, written).await;
         if outcome.is_err() {
             self.memories.borrow_mut().remove(dir);
@@ -676,7 +696,7 @@ impl<S: Storage> Store<S> {
     /// Brings the cached state of a scope up to date: nothing to do when the index file
     /// has the size this store last saw; its new lines when it grew (another writer);
     /// a full check against the folder otherwise.
-    async fn refresh_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
+    pub(super) async fn refresh_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
         let size = self.storage.list(&recall_key).await?.into_iter().find(|info| info.key == recall_key).map(|info| info.size);
         let known = self.memories.borrow().get(dir).map(|state| state.index_size);
@@ -861,11 +881,11 @@ fn lock_name(dir: &str) -> String {
     String::from(dir) + keys::MEMORY_INDEX
 }
 
-fn not_found(scope: &Scope, file: &str) -> Error {
+pub(super) fn not_found(scope: &Scope, file: &str) -> Error {
     Error::MemoryNotFound { scope: scope.label(), file: file.to_string() }
 }
 
-fn check_file(scope: &Scope, file: &str) -> Result<(), Error> {
+pub(super) fn check_file(scope: &Scope, file: &str) -> Result<(), Error> {
     if file.is_empty() || file.contains(['/', '\\', '\0']) || file.starts_with('.') || file.len() > 200 {
         return Err(not_found(scope, file));
     }
@@ -880,7 +900,7 @@ fn check_confidence(confidence: f64) -> Result<(), Error> {
     }
 }
 
-fn check_new(memory: &NewMemory) -> Result<(), Error> {
+pub(super) fn check_new(memory: &NewMemory) -> Result<(), Error> {
     if memory.name.trim().is_empty() {
         return Err(Error::InvalidArgument(String::from("a memory needs a name")));
     }

@@ -63,11 +63,21 @@ impl<S: Storage> Store<S> {
     /// The conversation of session `id` since its last recorded extraction: what the
     /// extraction gate counts, as text.
     pub(crate) async fn since_extraction(&self, id: &str) -> Result<SinceExtraction, Error> {
+        self.messages_after(id, |l| l.env.marker() == Some(Marker::MemoryExtraction)).await
+    }
+
+    /// Every message of session `id` with text (what consolidation gathers).
+    pub(crate) async fn conversation_texts(&self, id: &str) -> Result<SinceExtraction, Error> {
+        self.messages_after(id, |_| false).await
+    }
+
+    /// The messages with text after the last line `marker` matches.
+    async fn messages_after(&self, id: &str, marker: impl Fn(&Line) -> bool) -> Result<SinceExtraction, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {
             let mut since = SinceExtraction::default();
-            for line in since_last(loaded, |l| l.env.marker() == Some(Marker::MemoryExtraction)).filter(|l| loaded.is_live(l)) {
+            for line in since_last(loaded, marker).filter(|l| loaded.is_live(l)) {
                 if line.env.marker() == Some(Marker::ExtractionFailure) {
                     since.failures += 1;
                 }
@@ -152,6 +162,11 @@ impl<S: Storage> Store<S> {
         let too_soon = state.last_ms.is_some_and(|last| now_ms.saturating_sub(last) < settings.min_interval_ms);
         let new_sessions = if too_soon { 0 } else { self.sessions_since(state.last_ms).await? };
         Ok(gates::dream(now_ms, state.last_ms, new_sessions, state.lock.as_ref().map(|l| l.since_ms), settings))
+    }
+
+    /// When the last consolidation completed, if one did.
+    pub(crate) async fn last_consolidation_ms(&self) -> Result<Option<i64>, Error> {
+        Ok(self.dream_state().await?.last_ms)
     }
 
     async fn dream_state(&self) -> Result<DreamState, Error> {
