@@ -391,6 +391,34 @@ impl memory::Guest for Component {
     fn record_extraction_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
         run(store(handle).record_extraction_failure(&id, &reason, now_ms))
     }
+    fn plan_consolidation(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        now_ms: i64,
+    ) -> Result<memory::ConsolidationPlan, types::Error> {
+        run(store(handle).plan_consolidation(&scope.mirror(), now_ms))
+    }
+    fn apply_consolidation(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        plan: memory::ConsolidationPlan,
+        answer: String,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<memory::Consolidation, types::Error> {
+        run(store(handle).apply_consolidation(&scope.mirror(), &plan.mirror(), &answer, now_ms, dry_run))
+    }
+    fn rollback_consolidation(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        id: String,
+        now_ms: i64,
+    ) -> Result<memory::Consolidation, types::Error> {
+        run(store(handle).rollback_consolidation(&scope.mirror(), &id, now_ms))
+    }
+    fn consolidations(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<Vec<memory::Consolidation>, types::Error> {
+        run(store(handle).consolidations(&scope.mirror()))
+    }
 }
 
 export!(Component);

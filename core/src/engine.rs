@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
 use crate::memory::memory_md::{Caps, Loaded};
@@ -81,6 +82,17 @@ pub trait Engine<E: EngineError = Error> {
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E>;
     fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, E>;
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E>;
+    fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, E>;
+    fn apply_consolidation(
+        &mut self,
+        scope: &Scope,
+        plan: &ConsolidationPlan,
+        answer: &str,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<Consolidation, E>;
+    fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, E>;
+    fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, E>;
     /// [`crate::tokens::context_window`].
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
@@ -224,6 +236,25 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
         Ok(block_on(Store::record_extraction_failure(self, id, reason, now_ms))?)
+    }
+    fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, E> {
+        Ok(block_on(Store::plan_consolidation(self, scope, now_ms))?)
+    }
+    fn apply_consolidation(
+        &mut self,
+        scope: &Scope,
+        plan: &ConsolidationPlan,
+        answer: &str,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<Consolidation, E> {
+        Ok(block_on(Store::apply_consolidation(self, scope, plan, answer, now_ms, dry_run))?)
+    }
+    fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, E> {
+        Ok(block_on(Store::rollback_consolidation(self, scope, id, now_ms))?)
+    }
+    fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, E> {
+        Ok(block_on(Store::consolidations(self, scope))?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
         Ok(crate::tokens::context_window(model))

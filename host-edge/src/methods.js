@@ -7,4 +7,5 @@ export const METHODS = [
   "dreamGate", "dreamAcquire", "dreamRelease",
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",
   "memoryRecall", "memoryLoad", "memoryReindex", "planExtraction", "applyExtraction", "recordExtractionFailure",
+  "planConsolidation", "applyConsolidation", "rollbackConsolidation", "consolidations",
 ];

@@ -5,6 +5,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::memory_md::{Caps, Loaded};
@@ -334,6 +335,29 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_memory().call_record_extraction_failure(s, h, id, reason, now_ms))
+    }
+    fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_plan_consolidation(s, h, &scope, now_ms))
+    }
+    fn apply_consolidation(
+        &mut self,
+        scope: &Scope,
+        plan: &ConsolidationPlan,
+        answer: &str,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<Consolidation, Error> {
+        let (scope, plan): (memory::Scope, memory::ConsolidationPlan) = (scope.clone().mirror(), plan.clone().mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_apply_consolidation(s, h, &scope, &plan, answer, now_ms, dry_run))
+    }
+    fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_rollback_consolidation(s, h, &scope, id, now_ms))
+    }
+    fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_consolidations(s, h, &scope))
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         self.call_total(|e, s| e.mneme_engine_compaction().call_context_window(s, model))

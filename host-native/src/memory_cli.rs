@@ -9,6 +9,8 @@ use std::io::{BufRead, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
+use mneme_host::core::gates::DreamSettings;
+use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::Caps;
@@ -163,6 +165,39 @@ enum MemoryCommand {
         #[arg(long)]
         dry_run: bool,
         /// Print what was written as JSON ({added, updated, superseded})
+        #[arg(long)]
+        json: bool,
+    },
+    /// Consolidate the memory, as Claude Code's auto-dream does (orient, gather,
+    /// consolidate, prune): a model reads every memory and what the user said in the
+    /// sessions since the last consolidation, and proposes merges, supersessions,
+    /// updates, additions, archives and links; the core checks the whole answer,
+    /// records it (`mneme memory rollback ID` undoes it) and writes it. Nothing is
+    /// deleted. Holds the store's consolidation lock while it runs; the offline default
+    /// changes nothing
+    Consolidate {
+        #[command(flatten)]
+        model: crate::SummarizerFlags,
+        /// Print what would change; write nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Only when the gates say it is due (24 h and 5 sessions since the last one)
+        #[arg(long)]
+        if_due: bool,
+        /// Print the consolidation as JSON ({id, at_ms, sessions, steps, applied, rolled_back_ms})
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo a consolidation: every memory it changed gets its text back, each one it
+    /// added is archived. Refuses, changing nothing, when a memory changed since
+    Rollback {
+        /// The consolidation (see `mneme memory consolidations`)
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The consolidations recorded, oldest first, with what each changed
+    Consolidations {
         #[arg(long)]
         json: bool,
     },
@@ -359,6 +394,39 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
                 None => Scope::Project(store.load(&id).map_err(fail)?.project),
             };
             extract(store, &scope, &id, &model.summarizer(), dry_run, json, now_ms)
+        }
+        MemoryCommand::Consolidate { model, dry_run, if_due, json } => {
+            consolidate(store, &scope, &model.summarizer(), Consolidate { dry_run, if_due, json }, now_ms)
+        }
+        MemoryCommand::Rollback { id, json } => {
+            let undone = store.rollback_consolidation(&scope, &id, now_ms).map_err(fail)?;
+            if json {
+                return print_json(&undone);
+            }
+            println!("rolled back {id}: {} memories as they were before it; what it added is archived", undone.steps.len());
+            Ok(())
+        }
+        MemoryCommand::Consolidations { json } => {
+            let all = store.consolidations(&scope).map_err(fail)?;
+            if json {
+                return print_json(&all);
+            }
+            if all.is_empty() {
+                println!("no consolidations in {} (run one with `mneme memory consolidate`)", scope.label());
+            }
+            for consolidation in &all {
+                let state =
+                    consolidation.rolled_back_ms.map_or_else(String::new, |at| format!(", rolled back {}", time::format_millis(at)));
+                println!(
+                    "{}  {}  {} changes from {} sessions{state}",
+                    consolidation.id,
+                    time::format_millis(consolidation.at_ms),
+                    consolidation.steps.len(),
+                    consolidation.sessions.len()
+                );
+                print_steps(&consolidation.steps);
+            }
+            Ok(())
         }
         // Answered above, without an engine.
         MemoryCommand::Instructions { .. } => Ok(()),
@@ -597,6 +665,107 @@ fn extract(
         println!("the model found nothing worth keeping in {} messages", plan.messages);
     }
     Ok(())
+}
+
+struct Consolidate {
+    dry_run: bool,
+    if_due: bool,
+    json: bool,
+}
+
+fn consolidate(store: &mut dyn Engine<Error>, scope: &Scope, model: &Summarizer, options: Consolidate, now_ms: i64) -> CliResult {
+    // Asked for by hand, it runs whenever no other consolidation holds the lock.
+    let settings = if options.if_due {
+        DreamSettings::default()
+    } else {
+        DreamSettings { min_interval_ms: 0, min_new_sessions: 0, ..DreamSettings::default() }
+    };
+    let holder = format!("mneme-{}", std::process::id());
+    if options.dry_run {
+        let due = store.dream_gate(now_ms, &settings).map_err(|e| e.to_string())?;
+        if !due.fire {
+            println!("not consolidating: {}", due.reason);
+            return Ok(());
+        }
+        return consolidate_held(store, scope, model, &options, now_ms).map(|_| ());
+    }
+    let taken = store.dream_acquire(now_ms, &holder, &settings).map_err(|e| e.to_string())?;
+    if !taken.fire {
+        println!("not consolidating: {}", taken.reason);
+        return Ok(());
+    }
+    let outcome = consolidate_held(store, scope, model, &options, now_ms);
+    let completed = matches!(outcome, Ok(true));
+    let released = store.dream_release(now_ms, &holder, completed).map_err(|e| e.to_string());
+    outcome.and(released)
+}
+
+/// The consolidation itself, under the lock; true when it wrote.
+fn consolidate_held(
+    store: &mut dyn Engine<Error>,
+    scope: &Scope,
+    model: &Summarizer,
+    options: &Consolidate,
+    now_ms: i64,
+) -> Result<bool, String> {
+    let plan = store.plan_consolidation(scope, now_ms).map_err(|e| e.to_string())?;
+    if plan.known.is_empty() && plan.sessions.is_empty() {
+        println!("nothing to consolidate: {} has no memories and no sessions since the last consolidation", scope.label());
+        return Ok(false);
+    }
+    if *model == Summarizer::Extractive {
+        println!(
+            "the offline summariser changes nothing it cannot justify, so nothing changed ({} memories, {} sessions to read); name a model with --summarizer openai|anthropic|ollama",
+            plan.known.len(),
+            plan.sessions.len()
+        );
+        return Ok(false);
+    }
+    let answer = model.complete(&plan.prompt, plan.max_tokens).map_err(|e| format!("the consolidation failed: {e}"))?;
+    let done = store.apply_consolidation(scope, &plan, &answer, now_ms, options.dry_run).map_err(|e| e.to_string())?;
+    if options.json {
+        print_json(&done)?;
+        return Ok(done.applied);
+    }
+    print_steps(&done.steps);
+    match (done.steps.is_empty(), done.applied) {
+        (true, _) => println!("the model found nothing to change ({} memories, {} sessions read)", plan.known.len(), plan.sessions.len()),
+        (false, false) => println!("dry run: {} changes, nothing written", done.steps.len()),
+        (false, true) => println!("{}: {} changes written; `mneme memory rollback {}` undoes them", done.id, done.steps.len(), done.id),
+    }
+    Ok(done.applied)
+}
+
+/// A consolidation's changes as a diff: `+` added, `~` changed, `-` out of MEMORY.md (kept).
+fn print_steps(steps: &[Step]) {
+    for step in steps {
+        let reason = step.reason.as_deref().map_or_else(String::new, |r| format!("  ({r})"));
+        let after = &step.after;
+        match step.kind {
+            StepKind::Added => {
+                println!("+ {}: {} — {}{reason}", step.file, after.name, after.description);
+                for line in after.body.lines() {
+                    println!("+     {line}");
+                }
+            }
+            StepKind::Superseded => {
+                println!("- {}: superseded by {} (kept){reason}", step.file, after.superseded_by.as_deref().unwrap_or("?"))
+            }
+            StepKind::Archived => println!("- {}: archived (kept){reason}", step.file),
+            StepKind::Linked => println!("~ {}: links {}{reason}", step.file, after.links.all().join(", ")),
+            StepKind::Updated => {
+                println!("~ {}: {} — {}{reason}", step.file, after.name, after.description);
+                if let Some(before) = &step.before {
+                    for line in before.body.lines() {
+                        println!("~   - {line}");
+                    }
+                }
+                for line in after.body.lines() {
+                    println!("~   + {line}");
+                }
+            }
+        }
+    }
 }
 
 /// The real filesystem, for the instruction files Claude Code reads from disk.

@@ -198,3 +198,56 @@ fn memory_extract_asks_the_model_and_writes_only_answers_that_read() {
     let again = mneme(&["--root", root, "memory", "extract", "chat", "--summarizer", "openai", "--summarizer-url", &url]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to extract"), "the next extraction starts after this one");
 }
+
+#[test]
+fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mneme = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().unwrap();
+    let memory = |args: &[&str]| mneme(&[&["--root", root, "memory", "--project", "-w-app"], args].concat());
+    for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
+        assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
+    }
+    assert!(
+        mneme(&["--root", root, "append", "chat", "--role", "user", "--text", "I switched to Helix.", "--cwd", "/w/app"]).status.success()
+    );
+    let before = std::fs::read_to_string(dir.path().join("projects/-w-app/memory/editor.md")).unwrap();
+
+    let offline = memory(&["consolidate"]);
+    assert!(String::from_utf8_lossy(&offline.stdout).contains("nothing changed"), "{offline:?}");
+
+    let merge = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix (vim before).\",\"reason\":\"same fact, changed\"}";
+    let reply = |content: &str| json!({ "choices": [{ "message": { "role": "assistant", "content": content } }] });
+    let (url, seen) = serve(vec![(200, reply(merge)), (200, reply(merge))]);
+    let consolidate = |extra: &[&str]| memory(&[&["consolidate", "--summarizer", "openai", "--summarizer-url", &url], extra].concat());
+
+    let dry = consolidate(&["--dry-run"]);
+    let shown = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{dry:?}");
+    assert!(shown.contains("+ editor_2: Editor — The user's editor  (same fact, changed)"), "{shown}");
+    assert!(shown.contains("- editor: superseded by editor_2 (kept)") && shown.contains("dry run: 3 changes, nothing written"), "{shown}");
+    let prompt = seen.recv().unwrap().body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(prompt.contains("user: I switched to Helix.") && prompt.contains("## editor_choice — Editor choice"), "{prompt}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("projects/-w-app/memory/editor.md")).unwrap(), before);
+
+    let written = consolidate(&["--json"]);
+    assert!(written.status.success(), "{written:?}");
+    let done: Value = serde_json::from_slice(&written.stdout).unwrap();
+    let id = done["id"].as_str().unwrap().to_owned();
+    assert_eq!(done["applied"], true);
+    let listed = String::from_utf8_lossy(&memory(&["list"]).stdout).into_owned();
+    assert!(listed.starts_with("editor_2 ") && listed.lines().count() == 1, "{listed}");
+    let history = String::from_utf8_lossy(&memory(&["consolidations"]).stdout).into_owned();
+    assert!(history.contains(&id) && history.contains("3 changes from 1 sessions"), "{history}");
+    let state = std::fs::read_to_string(dir.path().join("memory/.consolidation.json")).unwrap();
+    assert!(state.contains("\"last_ms\":") && state.contains("\"lock\":null"), "the lock is released and the run recorded: {state}");
+
+    let undone = memory(&["rollback", &id]);
+    assert!(undone.status.success(), "{undone:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("projects/-w-app/memory/editor.md")).unwrap(), before);
+    let again = memory(&["rollback", &id]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("rolled back already"), "{again:?}");
+
+    let not_due = memory(&["consolidate", "--if-due"]);
+    assert!(String::from_utf8_lossy(&not_due.stdout).contains("not consolidating: the last consolidation was"), "{not_due:?}");
+}

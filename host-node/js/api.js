@@ -304,6 +304,16 @@ export class Mneme {
     return this.#call(() => this.root.memory.applyExtraction(this.store, scope(project), wit(object("plan", plan)), text("answer", answer), int("now", now)));
   }
   recordExtractionFailure(id, reason, now = Date.now()) { return this.#call(() => this.root.memory.recordExtractionFailure(this.store, text("id", id), text("reason", reason), int("now", now))); }
+  /** The request for a model to consolidate the memory (take `dreamAcquire` first): `{id, prompt, max_tokens, known, sessions, since_ms}`. */
+  planConsolidation(project, now = Date.now()) { return this.#call(() => this.root.memory.planConsolidation(this.store, scope(project), int("now", now))); }
+  /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
+  applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
+    return this.#call(() => this.root.memory.applyConsolidation(this.store, scope(project), wit(object("plan", plan)), text("answer", answer), int("now", now), dryRun === true));
+  }
+  /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
+  rollbackConsolidation(project, id, now = Date.now()) { return this.#call(() => this.root.memory.rollbackConsolidation(this.store, scope(project), text("id", id), int("now", now))); }
+  /** The consolidations recorded, oldest first. */
+  consolidations(project) { return this.#call(() => this.root.memory.consolidations(this.store, scope(project))); }
 }
 
 /** Checks transcript bytes that are not in a store, on any instance. */

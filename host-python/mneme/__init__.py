@@ -608,6 +608,25 @@ class Mneme:
     def record_extraction_failure(self, id, reason, now=None):
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
 
+    def plan_consolidation(self, project, now=None):
+        """The request for a model to consolidate the memory (take ``dream_acquire`` first):
+        ``{id, prompt, max_tokens, known, sessions, since_ms}``."""
+        return self._memory("plan-consolidation", project, _int("now", _now() if now is None else now))
+
+    def apply_consolidation(self, project, plan, answer, dry_run=False, now=None):
+        """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
+        in the scope's consolidation log and writes it. Nothing is deleted."""
+        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _int("now", _now() if now is None else now), dry_run is True)
+
+    def rollback_consolidation(self, project, id, now=None):
+        """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a
+        memory changed since."""
+        return self._memory("rollback-consolidation", project, _text("id", id), _int("now", _now() if now is None else now))
+
+    def consolidations(self, project):
+        """The consolidations recorded in the scope, oldest first."""
+        return self._memory("consolidations", project)
+
     @staticmethod
     def check_bytes(data):
         """Checks transcript bytes that are not in a store."""

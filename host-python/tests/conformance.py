@@ -128,6 +128,16 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.apply_extraction(args.get("project"), state["extraction"], args["answer"], args["now_ms"]))
     if op == "record_extraction_failure":
         return run(lambda: store.record_extraction_failure(args["id"], args["reason"], args["now_ms"]))
+    if op == "plan_consolidation":
+        result = run(lambda: store.plan_consolidation(args.get("project"), args["now_ms"]))
+        state["consolidation"] = result.get("ok")
+        return result
+    if op == "apply_consolidation":
+        return run(lambda: store.apply_consolidation(args.get("project"), state["consolidation"], args["answer"], args.get("dry_run") is True, args["now_ms"]))
+    if op == "rollback_consolidation":
+        return run(lambda: store.rollback_consolidation(args.get("project"), args["id"], args["now_ms"]))
+    if op == "consolidations":
+        return run(lambda: store.consolidations(args.get("project")))
     raise ValueError(f"unknown operation {op}")
 
 

@@ -106,6 +106,15 @@ async function step(Mneme, store, op, args, state) {
     }
     case "apply_extraction": return outcome(store.applyExtraction(args.project ?? null, state.extraction, args.answer, args.now_ms));
     case "record_extraction_failure": return outcome(store.recordExtractionFailure(args.id, args.reason, args.now_ms));
+    case "plan_consolidation": {
+      const result = await outcome(store.planConsolidation(args.project ?? null, args.now_ms));
+      state.consolidation = result.ok;
+      return result;
+    }
+    case "apply_consolidation":
+      return outcome(store.applyConsolidation(args.project ?? null, state.consolidation, args.answer, { dryRun: args.dry_run === true, now: args.now_ms }));
+    case "rollback_consolidation": return outcome(store.rollbackConsolidation(args.project ?? null, args.id, args.now_ms));
+    case "consolidations": return outcome(store.consolidations(args.project ?? null));
     default: throw new Error(`unknown operation ${op}`);
   }
 }

@@ -31,7 +31,10 @@
 //!              { "memory_recall": { "project"?, "query", "limit", "all"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
 //!              { "memory_reindex": { "project"? }, "expect": … },
 //!              { "plan_extraction": { "project"?, "id" } | "apply_extraction": { "project"?, "answer", "now_ms" }, "expect": … },
-//!              { "record_extraction_failure": { "id", "reason", "now_ms" }, "expect": … } ] }
+//!              { "record_extraction_failure": { "id", "reason", "now_ms" }, "expect": … },
+//!              { "plan_consolidation": { "project"?, "now_ms" }, "expect": … },
+//!              { "apply_consolidation": { "project"?, "answer", "now_ms", "dry_run"? }, "expect": … },
+//!              { "rollback_consolidation": { "project"?, "id", "now_ms" } | "consolidations": { "project"? }, "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -54,6 +57,7 @@
 pub mod fuzz;
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::Scope;
 use mneme_core::{
@@ -170,6 +174,7 @@ fn settings(args: &Value) -> Result<Settings, String> {
 struct Plans {
     compaction: Option<Plan>,
     extraction: Option<ExtractionPlan>,
+    consolidation: Option<ConsolidationPlan>,
 }
 
 fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value, plans: &mut Plans) -> Result<Value, String> {
@@ -311,6 +316,19 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.apply_extraction(&scope(args), &plan, &text("answer")?, now()?))
         }
         "record_extraction_failure" => to_outcome(host.record_extraction_failure(&text("id")?, &text("reason")?, now()?)),
+        "plan_consolidation" => {
+            let plan = host.plan_consolidation(&scope(args), now()?);
+            plans.consolidation = plan.as_ref().ok().cloned();
+            to_outcome(plan)
+        }
+        "apply_consolidation" => {
+            let plan =
+                plans.consolidation.clone().ok_or("`apply_consolidation` applies the plan of an earlier `plan_consolidation` step")?;
+            let dry_run = args["dry_run"].as_bool().unwrap_or(false);
+            to_outcome(host.apply_consolidation(&scope(args), &plan, &text("answer")?, now()?, dry_run))
+        }
+        "rollback_consolidation" => to_outcome(host.rollback_consolidation(&scope(args), &text("id")?, now()?)),
+        "consolidations" => to_outcome(host.consolidations(&scope(args))),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)

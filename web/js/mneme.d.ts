@@ -145,6 +145,13 @@ export interface Sessions {
   /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
   applyExtraction(scope: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<{ added: Memory[]; updated: Memory[]; superseded: string[] }>;
   recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
+  /** The request for a model to consolidate the memory (take `dreamAcquire` first). */
+  planConsolidation(scope: string | null, now?: number): Promise<ConsolidationPlan>;
+  /** Checks the model's answer (merge, supersede, update, add, archive, link, noop) whole; unless `dryRun`, records and writes it. One that does not read rejects with `invalid-answer`. */
+  applyConsolidation(scope: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
+  /** Undoes a consolidation: changed memories get their text back, added ones are archived. Rejects, writing nothing, when a memory changed since. */
+  rollbackConsolidation(scope: string | null, id: string, now?: number): Promise<Consolidation>;
+  consolidations(scope: string | null): Promise<Consolidation[]>;
 }
 
 export type MemoryKind = "user" | "feedback" | "project" | "reference";
@@ -164,6 +171,14 @@ export interface NewMemory {
   confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
 }
 export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
+export interface ConsolidationPlan { id: string; prompt: string; max_tokens: number; known: string[]; sessions: string[]; since_ms: number | null }
+export interface ConsolidationStep {
+  kind: "added" | "updated" | "superseded" | "archived" | "linked"; file: string;
+  /** null for an added memory. */
+  before: Memory | null; after: Memory; reason: string | null;
+}
+/** A consolidation as recorded; `applied` is false for a dry run. */
+export interface Consolidation { id: string; at_ms: number; sessions: string[]; steps: ConsolidationStep[]; applied: boolean; rolled_back_ms: number | null }
 export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; messages: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface IndexReport { reason: string; files: string[] }

@@ -182,6 +182,16 @@ export class Mneme {
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
   applyExtraction(scope, plan, answer, now = Date.now()) { return call(() => this.engine.applyExtraction(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now))); }
   recordExtractionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordExtractionFailure(text("id", id), text("reason", reason), num("now", now))); }
+  /** The request for a model to consolidate the memory (take `dreamAcquire` first): `{id, prompt, max_tokens, known, sessions, since_ms}`. */
+  planConsolidation(scope, now = Date.now()) { return call(() => this.engine.planConsolidation(project(scope), num("now", now))); }
+  /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it. */
+  applyConsolidation(scope, plan, answer, { dryRun = false, now = Date.now() } = {}) {
+    return call(() => this.engine.applyConsolidation(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now), dryRun === true));
+  }
+  /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
+  rollbackConsolidation(scope, id, now = Date.now()) { return call(() => this.engine.rollbackConsolidation(project(scope), text("id", id), num("now", now))); }
+  /** The consolidations recorded, oldest first. */
+  consolidations(scope) { return call(() => this.engine.consolidations(project(scope))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::keys::check_key;
+use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
@@ -461,6 +462,37 @@ impl Engine {
     #[wasm_bindgen(js_name = recordExtractionFailure)]
     pub fn record_extraction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
         spawn(&self.store, |store| async move { store.record_extraction_failure(&id, &reason, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = planConsolidation)]
+    pub fn plan_consolidation(&self, project: Option<String>, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.plan_consolidation(&Scope::of(project), now_ms as i64).await })
+    }
+
+    /// `plan` is JSON (`mneme_core::memory::consolidate::ConsolidationPlan`).
+    #[wasm_bindgen(js_name = applyConsolidation)]
+    pub fn apply_consolidation(
+        &self,
+        project: Option<String>,
+        plan: String,
+        answer: String,
+        now_ms: f64,
+        dry_run: bool,
+    ) -> Result<Promise, JsValue> {
+        let plan: ConsolidationPlan = from_json("plan", &plan)?;
+        Ok(spawn(&self.store, |store| async move {
+            store.apply_consolidation(&Scope::of(project), &plan, &answer, now_ms as i64, dry_run).await
+        }))
+    }
+
+    #[wasm_bindgen(js_name = rollbackConsolidation)]
+    pub fn rollback_consolidation(&self, project: Option<String>, id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.rollback_consolidation(&Scope::of(project), &id, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = consolidations)]
+    pub fn consolidations(&self, project: Option<String>) -> Promise {
+        spawn(&self.store, |store| async move { store.consolidations(&Scope::of(project)).await })
     }
 }
 

@@ -247,6 +247,16 @@ macro_rules! mirror_wit {
             $memory::ExtractionPlan { id, prompt, max_tokens, messages, entry, known, failures }
         );
         $crate::mirror_record!($crate::memory::extract::Extracted, $memory::Extracted { added, updated, superseded });
+        $crate::mirror_record!(
+            $crate::memory::consolidate::ConsolidationPlan,
+            $memory::ConsolidationPlan { id, prompt, max_tokens, known, sessions, since_ms }
+        );
+        $crate::mirror_enum!($crate::memory::consolidate::StepKind, $memory::StepKind { Added, Updated, Superseded, Archived, Linked });
+        $crate::mirror_record!($crate::memory::consolidate::Step, $memory::ConsolidationStep { kind, file, before, after, reason });
+        $crate::mirror_record!(
+            $crate::memory::consolidate::Consolidation,
+            $memory::Consolidation { id, at_ms, sessions, steps, applied, rolled_back_ms }
+        );
 
         impl $crate::Mirror<$memory::Scope> for $crate::memory::store::Scope {
             fn mirror(self) -> $memory::Scope {

@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::memory_md::{Caps, Loaded};
@@ -254,6 +255,25 @@ impl Engine<Error> for Imported {
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         memory::record_extraction_failure(&self.store, id, reason, now_ms).mirror()
+    }
+    fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
+        memory::plan_consolidation(&self.store, &scope.clone().mirror(), now_ms).mirror()
+    }
+    fn apply_consolidation(
+        &mut self,
+        scope: &Scope,
+        plan: &ConsolidationPlan,
+        answer: &str,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<Consolidation, Error> {
+        memory::apply_consolidation(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), answer, now_ms, dry_run).mirror()
+    }
+    fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, Error> {
+        memory::rollback_consolidation(&self.store, &scope.clone().mirror(), id, now_ms).mirror()
+    }
+    fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
+        memory::consolidations(&self.store, &scope.clone().mirror()).mirror()
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         Ok(compaction::context_window(model))
