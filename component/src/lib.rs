@@ -419,6 +419,21 @@ impl memory::Guest for Component {
     fn consolidations(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<Vec<memory::Consolidation>, types::Error> {
         run(store(handle).consolidations(&scope.mirror()))
     }
+    fn instructions(
+        handle: sessions::StoreBorrow<'_>,
+        request: memory::InstructionsRequest,
+    ) -> Result<memory::LoadedInstructions, types::Error> {
+        run(store(handle).instructions(&request.mirror()))
+    }
+    fn write_file(handle: sessions::StoreBorrow<'_>, path: String, text: String) -> Result<(), types::Error> {
+        run(store(handle).write_file(&path, &text))
+    }
+    fn read_file(handle: sessions::StoreBorrow<'_>, path: String) -> Result<Option<String>, types::Error> {
+        run(store(handle).read_file(&path))
+    }
+    fn remove_file(handle: sessions::StoreBorrow<'_>, path: String) -> Result<(), types::Error> {
+        run(store(handle).remove_file(&path))
+    }
 }
 
 export!(Component);

@@ -11,6 +11,7 @@ use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, R
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
+use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
@@ -93,6 +94,10 @@ pub trait Engine<E: EngineError = Error> {
     ) -> Result<Consolidation, E>;
     fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, E>;
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, E>;
+    fn instructions(&mut self, request: &Request) -> Result<Instructions, E>;
+    fn write_file(&mut self, path: &str, text: &str) -> Result<(), E>;
+    fn read_file(&mut self, path: &str) -> Result<Option<String>, E>;
+    fn remove_file(&mut self, path: &str) -> Result<(), E>;
     /// [`crate::tokens::context_window`].
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
@@ -255,6 +260,18 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, E> {
         Ok(block_on(Store::consolidations(self, scope))?)
+    }
+    fn instructions(&mut self, request: &Request) -> Result<Instructions, E> {
+        Ok(block_on(Store::instructions(self, request))?)
+    }
+    fn write_file(&mut self, path: &str, text: &str) -> Result<(), E> {
+        Ok(block_on(Store::write_file(self, path, text))?)
+    }
+    fn read_file(&mut self, path: &str) -> Result<Option<String>, E> {
+        Ok(block_on(Store::read_file(self, path))?)
+    }
+    fn remove_file(&mut self, path: &str) -> Result<(), E> {
+        Ok(block_on(Store::remove_file(self, path))?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
         Ok(crate::tokens::context_window(model))

@@ -12,6 +12,8 @@
 //! projects/<project>/memory/<file>.md                      one memory (Claude Code's memdir)
 //! projects/<project>/memory/.mneme/recall.jsonl            the recall index (derived)
 //! memory/…                                                 the same, for the global scope
+//! files/<absolute path>                                    instruction files (CLAUDE.md, rules, imports)
+//!                                                          where the host has no filesystem
 //! ```
 
 use alloc::format;
@@ -119,6 +121,25 @@ pub const MEMORY_INDEX: &str = "MEMORY.md";
 /// The recall index inside a memory folder; a dot folder, so no memory can be named so.
 pub const RECALL_INDEX: &str = ".mneme/recall.jsonl";
 pub const MEMORY_SUFFIX: &str = ".md";
+
+/// Instruction files a host without a filesystem (the browser, the edge) keeps in the
+/// store: the file at `/home/me/app/CLAUDE.md` is `files/home/me/app/CLAUDE.md`.
+pub const FILES: &str = "files/";
+
+/// The key of the file at absolute path `path` (see [`FILES`]).
+pub fn file_key(path: &str) -> Result<String, Error> {
+    let relative = path
+        .strip_prefix('/')
+        .ok_or_else(|| Error::InvalidArgument(format!("`{path}` is not an absolute path; instruction files are named from `/`")))?;
+    let key = format!("{FILES}{relative}");
+    check_key(&key)?;
+    Ok(key)
+}
+
+/// The absolute path of a key under [`FILES`].
+pub fn file_path(key: &str) -> Option<String> {
+    key.strip_prefix(FILES).map(|relative| format!("/{relative}"))
+}
 
 /// Keys are at most this long; segments at most [`MAX_SEGMENT_BYTES`].
 pub const MAX_KEY_BYTES: usize = 1024;

@@ -419,3 +419,58 @@ mod consolidation {
         panic!("the consolidation never succeeded");
     }
 }
+
+#[test]
+fn instructions_resolve_from_files_kept_in_the_store() {
+    use mneme_core::memory::instructions::{Kind as FileKind, Request};
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for (path, text) in [
+        ("/home/u/.claude/CLAUDE.md", "Be terse.\n"),
+        ("/w/app/CLAUDE.md", "Project rules.\n@docs/style.md\n```\n@not/imported.md\n```\n"),
+        ("/w/app/docs/style.md", "Use tabs.\n"),
+        ("/w/app/.claude/rules/rust.md", "---\npaths: src/**/*.rs\n---\nRun clippy.\n"),
+        ("/w/app/.claude/rules/nested/always.md", "Always test.\n"),
+        ("/w/app/CLAUDE.local.md", "My local notes.\n"),
+    ] {
+        block_on(store.write_file(path, text)).unwrap();
+    }
+    assert_eq!(block_on(store.read_file("/w/app/docs/style.md")).unwrap().as_deref(), Some("Use tabs.\n"));
+    assert_eq!(text(&storage, "files/w/app/docs/style.md"), "Use tabs.\n");
+    assert_eq!(block_on(store.read_file("/w/app/none.md")).unwrap(), None);
+    assert!(matches!(block_on(store.write_file("w/app/CLAUDE.md", "x")), Err(Error::InvalidArgument(_))));
+    assert!(matches!(block_on(store.write_file("/w/../etc/x.md", "x")), Err(Error::Storage(_))));
+
+    let request = |paths: Vec<String>| Request { cwd: "/w/app".into(), home: "/home/u".into(), managed: None, paths };
+    let loaded = block_on(store.instructions(&request(vec!["src/main.rs".into()]))).unwrap();
+    let seen: Vec<(&str, FileKind, bool)> = loaded.files.iter().map(|f| (f.path.as_str(), f.kind, f.loaded)).collect();
+    assert_eq!(
+        seen,
+        [
+            ("/home/u/.claude/CLAUDE.md", FileKind::User, true),
+            ("/w/CLAUDE.md", FileKind::Project, false),
+            ("/w/.claude/CLAUDE.md", FileKind::Project, false),
+            ("/w/CLAUDE.local.md", FileKind::Local, false),
+            ("/w/app/CLAUDE.md", FileKind::Project, true),
+            ("/w/app/docs/style.md", FileKind::Import, true),
+            ("/w/app/.claude/CLAUDE.md", FileKind::Project, false),
+            ("/w/app/.claude/rules/nested/always.md", FileKind::ProjectRule, true),
+            ("/w/app/.claude/rules/rust.md", FileKind::ProjectRule, true),
+            ("/w/app/CLAUDE.local.md", FileKind::Local, true),
+        ]
+    );
+    let order = ["Be terse.", "Project rules.", "Use tabs.", "Always test.", "Run clippy.", "My local notes."];
+    let mut at = 0;
+    for part in order {
+        let found = loaded.text[at..].find(part).unwrap_or_else(|| panic!("{part} missing or out of order in {}", loaded.text));
+        at += found;
+    }
+    assert!(!loaded.files.iter().any(|f| f.path.contains("not/imported")), "an @ inside a fence is not an import");
+    let without = block_on(store.instructions(&request(Vec::new()))).unwrap();
+    assert!(!without.text.contains("Run clippy."), "a rule with paths: waits for a matching path");
+    assert!(without.files.iter().any(|f| f.path == "/w/app/.claude/rules/rust.md" && !f.loaded));
+
+    block_on(store.remove_file("/w/app/CLAUDE.local.md")).unwrap();
+    block_on(store.remove_file("/w/app/CLAUDE.local.md")).unwrap();
+    assert!(!block_on(store.instructions(&request(Vec::new()))).unwrap().text.contains("My local notes."));
+}

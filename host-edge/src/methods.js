@@ -7,5 +7,6 @@ export const METHODS = [
   "dreamGate", "dreamAcquire", "dreamRelease",
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",
   "memoryRecall", "memoryLoad", "memoryReindex", "planExtraction", "applyExtraction", "recordExtractionFailure",
-  "planConsolidation", "applyConsolidation", "rollbackConsolidation", "consolidations",
+  "planConsolidation", "applyConsolidation", "rollbackConsolidation", "consolidations", "instructions", "writeFile", "readFile",
+  "removeFile",
 ];

@@ -8,6 +8,7 @@ use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettin
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::{
@@ -358,6 +359,19 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_consolidations(s, h, &scope))
+    }
+    fn instructions(&mut self, request: &Request) -> Result<Instructions, Error> {
+        let request: memory::InstructionsRequest = request.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_instructions(s, h, &request))
+    }
+    fn write_file(&mut self, path: &str, text: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_memory().call_write_file(s, h, path, text))
+    }
+    fn read_file(&mut self, path: &str) -> Result<Option<String>, Error> {
+        self.call(|e, s, h| e.mneme_engine_memory().call_read_file(s, h, path))
+    }
+    fn remove_file(&mut self, path: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_memory().call_remove_file(s, h, path))
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         self.call_total(|e, s| e.mneme_engine_compaction().call_context_window(s, model))

@@ -314,6 +314,18 @@ export class Mneme {
   rollbackConsolidation(project, id, now = Date.now()) { return this.#call(() => this.root.memory.rollbackConsolidation(this.store, scope(project), text("id", id), int("now", now))); }
   /** The consolidations recorded, oldest first. */
   consolidations(project) { return this.#call(() => this.root.memory.consolidations(this.store, scope(project))); }
+  /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. */
+  async instructions({ cwd, home, managed = null, paths = [] }) {
+    const loaded = await this.#call(() => this.root.memory.instructions(this.store, { cwd: text("cwd", cwd), home: text("home", home), managed: managed === null ? undefined : text("managed", managed), paths: paths.map((p) => text("path", p)) }));
+    // A WIT enum arrives as a kebab-case string, which `plain` cannot tell from any
+    // other string; this is the one enum with multi-word cases a call returns.
+    for (const file of loaded.files) file.kind = snake(file.kind);
+    return loaded;
+  }
+  /** Keeps an instruction file at absolute `path`. */
+  writeFile(path, contents) { return this.#call(() => this.root.memory.writeFile(this.store, text("path", path), text("text", contents))); }
+  readFile(path) { return this.#call(() => this.root.memory.readFile(this.store, text("path", path))); }
+  removeFile(path) { return this.#call(() => this.root.memory.removeFile(this.store, text("path", path))); }
 }
 
 /** Checks transcript bytes that are not in a store, on any instance. */

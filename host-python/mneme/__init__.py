@@ -627,6 +627,27 @@ class Mneme:
         """The consolidations recorded in the scope, oldest first."""
         return self._memory("consolidations", project)
 
+    def instructions(self, request):
+        """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
+        with, from the files kept in the store: ``{text, files}``. ``request`` is
+        ``{cwd, home, managed?, paths?}``."""
+        request = _record("request", request, ("cwd", "home", "managed", "paths"))
+        wit = {"cwd": _text("cwd", request.get("cwd")), "home": _text("home", request.get("home")),
+               "managed": None if request.get("managed") is None else _text("managed", request["managed"]),
+               "paths": [_text("path", p) for p in request.get("paths", [])]}
+        return self._instance.call(_MEMORY, "instructions", self._store, wit)
+
+    def write_file(self, path, text):
+        """Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute ``path``."""
+        return self._instance.call(_MEMORY, "write-file", self._store, _text("path", path), _text("text", text))
+
+    def read_file(self, path):
+        return self._instance.call(_MEMORY, "read-file", self._store, _text("path", path))
+
+    def remove_file(self, path):
+        """Removing a file that is not there is fine."""
+        return self._instance.call(_MEMORY, "remove-file", self._store, _text("path", path))
+
     @staticmethod
     def check_bytes(data):
         """Checks transcript bytes that are not in a store."""

@@ -138,6 +138,14 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.rollback_consolidation(args.get("project"), args["id"], args["now_ms"]))
     if op == "consolidations":
         return run(lambda: store.consolidations(args.get("project")))
+    if op == "write_file":
+        return run(lambda: store.write_file(args["path"], args["text"]))
+    if op == "read_file":
+        return run(lambda: store.read_file(args["path"]))
+    if op == "remove_file":
+        return run(lambda: store.remove_file(args["path"]))
+    if op == "instructions":
+        return run(lambda: store.instructions(args))
     raise ValueError(f"unknown operation {op}")
 
 

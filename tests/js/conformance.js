@@ -115,6 +115,10 @@ async function step(Mneme, store, op, args, state) {
       return outcome(store.applyConsolidation(args.project ?? null, state.consolidation, args.answer, { dryRun: args.dry_run === true, now: args.now_ms }));
     case "rollback_consolidation": return outcome(store.rollbackConsolidation(args.project ?? null, args.id, args.now_ms));
     case "consolidations": return outcome(store.consolidations(args.project ?? null));
+    case "write_file": return outcome(store.writeFile(args.path, args.text));
+    case "read_file": return outcome(store.readFile(args.path));
+    case "remove_file": return outcome(store.removeFile(args.path));
+    case "instructions": return outcome(store.instructions(args));
     default: throw new Error(`unknown operation ${op}`);
   }
 }

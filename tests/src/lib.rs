@@ -34,7 +34,9 @@
 //!              { "record_extraction_failure": { "id", "reason", "now_ms" }, "expect": … },
 //!              { "plan_consolidation": { "project"?, "now_ms" }, "expect": … },
 //!              { "apply_consolidation": { "project"?, "answer", "now_ms", "dry_run"? }, "expect": … },
-//!              { "rollback_consolidation": { "project"?, "id", "now_ms" } | "consolidations": { "project"? }, "expect": … } ] }
+//!              { "rollback_consolidation": { "project"?, "id", "now_ms" } | "consolidations": { "project"? }, "expect": … },
+//!              { "write_file": { "path", "text" } | "read_file": { "path" } | "remove_file": { "path" }, "expect": … },
+//!              { "instructions": { "cwd", "home", "managed"?, "paths"? }, "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -329,6 +331,13 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         }
         "rollback_consolidation" => to_outcome(host.rollback_consolidation(&scope(args), &text("id")?, now()?)),
         "consolidations" => to_outcome(host.consolidations(&scope(args))),
+        "write_file" => to_outcome(host.write_file(&text("path")?, &text("text")?)),
+        "read_file" => to_outcome(host.read_file(&text("path")?)),
+        "remove_file" => to_outcome(host.remove_file(&text("path")?)),
+        "instructions" => {
+            let request = serde_json::from_value(args.clone()).map_err(|e| format!("bad instructions request: {e}"))?;
+            to_outcome(host.instructions(&request))
+        }
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)

@@ -152,6 +152,13 @@ export interface Sessions {
   /** Undoes a consolidation: changed memories get their text back, added ones are archived. Rejects, writing nothing, when a memory changed since. */
   rollbackConsolidation(scope: string | null, id: string, now?: number): Promise<Consolidation>;
   consolidations(scope: string | null): Promise<Consolidation[]>;
+  /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. */
+  instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[] }): Promise<LoadedInstructions>;
+  /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
+  writeFile(path: string, text: string): Promise<null>;
+  readFile(path: string): Promise<string | null>;
+  /** Removing a file that is not there is fine. */
+  removeFile(path: string): Promise<null>;
 }
 
 export type MemoryKind = "user" | "feedback" | "project" | "reference";
@@ -171,6 +178,12 @@ export interface NewMemory {
   confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
 }
 export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
+export interface InstructionFile {
+  path: string; kind: "managed" | "user" | "user_rule" | "project" | "project_rule" | "local" | "import";
+  imported_by: string | null; loaded: boolean; reason: string;
+}
+/** The loaded files under Claude Code's headers, and every file considered with why it was loaded or skipped. */
+export interface LoadedInstructions { text: string; files: InstructionFile[] }
 export interface ConsolidationPlan { id: string; prompt: string; max_tokens: number; known: string[]; sessions: string[]; since_ms: number | null }
 export interface ConsolidationStep {
   kind: "added" | "updated" | "superseded" | "archived" | "linked"; file: string;

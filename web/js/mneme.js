@@ -192,6 +192,12 @@ export class Mneme {
   rollbackConsolidation(scope, id, now = Date.now()) { return call(() => this.engine.rollbackConsolidation(project(scope), text("id", id), num("now", now))); }
   /** The consolidations recorded, oldest first. */
   consolidations(scope) { return call(() => this.engine.consolidations(project(scope))); }
+  /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. */
+  instructions({ cwd, home, managed = null, paths = [] }) { return call(() => this.engine.instructions(JSON.stringify({ cwd, home, managed, paths }))); }
+  /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
+  writeFile(path, contents) { return call(() => this.engine.writeFile(text("path", path), text("text", contents))); }
+  readFile(path) { return call(() => this.engine.readFile(text("path", path))); }
+  removeFile(path) { return call(() => this.engine.removeFile(text("path", path))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {

@@ -13,6 +13,7 @@ use mneme_core::keys::check_key;
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::file::LinkKind;
+use mneme_core::memory::instructions::Request;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
 use mneme_core::{
@@ -488,6 +489,28 @@ impl Engine {
     #[wasm_bindgen(js_name = rollbackConsolidation)]
     pub fn rollback_consolidation(&self, project: Option<String>, id: String, now_ms: f64) -> Promise {
         spawn(&self.store, |store| async move { store.rollback_consolidation(&Scope::of(project), &id, now_ms as i64).await })
+    }
+
+    /// `request` is JSON (`mneme_core::memory::instructions::Request`).
+    #[wasm_bindgen(js_name = instructions)]
+    pub fn instructions(&self, request: String) -> Result<Promise, JsValue> {
+        let request: Request = from_json("request", &request)?;
+        Ok(spawn(&self.store, |store| async move { store.instructions(&request).await }))
+    }
+
+    #[wasm_bindgen(js_name = writeFile)]
+    pub fn write_file(&self, path: String, text: String) -> Promise {
+        spawn(&self.store, |store| async move { store.write_file(&path, &text).await })
+    }
+
+    #[wasm_bindgen(js_name = readFile)]
+    pub fn read_file(&self, path: String) -> Promise {
+        spawn(&self.store, |store| async move { store.read_file(&path).await })
+    }
+
+    #[wasm_bindgen(js_name = removeFile)]
+    pub fn remove_file(&self, path: String) -> Promise {
+        spawn(&self.store, |store| async move { store.remove_file(&path).await })
     }
 
     #[wasm_bindgen(js_name = consolidations)]

@@ -20,7 +20,10 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::storage::StorageError;
+use crate::error::Error;
+use crate::keys;
+use crate::storage::{Storage, StorageError};
+use crate::store::Store;
 
 /// How deep imports nest below the file that starts the chain. The docs said "a max
 /// depth of 5 hops" and now say four; the code (`MAX_INCLUDE_DEPTH = 5`, refusing a
@@ -128,6 +131,60 @@ impl Kind {
             Kind::ProjectRule => "project rule",
             Kind::Local => "local project instructions, not checked in",
             Kind::Import => "imported",
+        }
+    }
+}
+
+/// Instruction files kept in a store, for hosts without a filesystem: the file at
+/// absolute path `/a/b/CLAUDE.md` is the key `files/a/b/CLAUDE.md` ([`keys::FILES`]).
+struct StoredFiles<'s, S>(&'s S);
+
+impl<S: Storage> Source for StoredFiles<'_, S> {
+    async fn read(&self, path: &str) -> Result<Option<String>, StorageError> {
+        // A path no key can name (the root itself, a `..`) holds no file.
+        let Ok(key) = keys::file_key(path) else { return Ok(None) };
+        match self.0.read(&key, 0, None).await {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(StorageError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn list_markdown(&self, dir: &str) -> Result<Vec<String>, StorageError> {
+        let Ok(key) = keys::file_key(dir) else { return Ok(Vec::new()) };
+        let listed = self.0.list(&format!("{key}/")).await?;
+        Ok(listed.into_iter().filter(|k| k.key.ends_with(".md")).filter_map(|k| keys::file_path(&k.key)).collect())
+    }
+}
+
+impl<S: Storage> Store<S> {
+    /// The instructions a session in `request.cwd` starts with, from the files kept in
+    /// the store ([`Store::write_file`]); the native CLI reads the real filesystem instead.
+    pub async fn instructions(&self, request: &Request) -> Result<Instructions, Error> {
+        for path in [&request.cwd, &request.home] {
+            if !path.starts_with('/') {
+                return Err(Error::InvalidArgument(format!("`{path}` is not an absolute path; cwd and home are named from `/`")));
+            }
+        }
+        Ok(resolve(&StoredFiles(&self.storage), request).await?)
+    }
+
+    /// Keeps an instruction file (a CLAUDE.md, a rule, an imported file) at absolute `path`.
+    pub async fn write_file(&self, path: &str, text: &str) -> Result<(), Error> {
+        Ok(self.storage.replace(&keys::file_key(path)?, text.as_bytes(), None).await?)
+    }
+
+    /// The instruction file at absolute `path`, if the store keeps one.
+    pub async fn read_file(&self, path: &str) -> Result<Option<String>, Error> {
+        keys::file_key(path)?;
+        Ok(StoredFiles(&self.storage).read(path).await?)
+    }
+
+    /// Removes the instruction file at absolute `path`; removing one that is not there is fine.
+    pub async fn remove_file(&self, path: &str) -> Result<(), Error> {
+        match self.storage.remove(&keys::file_key(path)?).await {
+            Ok(()) | Err(StorageError::NotFound { .. }) => Ok(()),
+            Err(error) => Err(error.into()),
         }
     }
 }

@@ -14,6 +14,7 @@ use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettin
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::{
@@ -274,6 +275,18 @@ impl Engine<Error> for Imported {
     }
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
         memory::consolidations(&self.store, &scope.clone().mirror()).mirror()
+    }
+    fn instructions(&mut self, request: &Request) -> Result<Instructions, Error> {
+        memory::instructions(&self.store, &request.clone().mirror()).mirror()
+    }
+    fn write_file(&mut self, path: &str, text: &str) -> Result<(), Error> {
+        memory::write_file(&self.store, path, text).mirror()
+    }
+    fn read_file(&mut self, path: &str) -> Result<Option<String>, Error> {
+        memory::read_file(&self.store, path).mirror()
+    }
+    fn remove_file(&mut self, path: &str) -> Result<(), Error> {
+        memory::remove_file(&self.store, path).mirror()
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         Ok(compaction::context_window(model))
