@@ -132,8 +132,11 @@ pub fn file_key(path: &str) -> Result<String, Error> {
         .strip_prefix('/')
         .ok_or_else(|| Error::InvalidArgument(format!("`{path}` is not an absolute path; instruction files are named from `/`")))?;
     let key = format!("{FILES}{relative}");
-    check_key(&key)?;
-    Ok(key)
+    match check_key(&key) {
+        Ok(()) => Ok(key),
+        Err(StorageError::InvalidKey { reason, .. }) => Err(Error::InvalidArgument(format!("`{path}` cannot name a file here: {reason}"))),
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// The absolute path of a key under [`FILES`].

@@ -340,6 +340,10 @@ mod consolidation {
         let merged = block_on(store.memory_get(&project(), "editor_2")).unwrap();
         assert_eq!(merged.links.derived_from, ["editor", "editor_choice"]);
 
+        assert!(
+            matches!(block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3100, false)), Err(Error::InvalidArgument(_))),
+            "a plan is applied once"
+        );
         let listed = block_on(store.consolidations(&project())).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].steps, done.steps);
@@ -372,6 +376,40 @@ mod consolidation {
             other => panic!("{other:?}"),
         }
         assert_eq!(files(&storage), before, "nothing was rolled back");
+    }
+
+    #[test]
+    fn a_rollback_cut_short_by_storage_is_finished_by_the_next() {
+        for n in 1..60 {
+            let storage = Faulty::new(InMemoryStorage::new(), 0);
+            let store = seeded(&storage);
+            let original = files(&storage);
+            let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+            block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, false)).unwrap();
+            storage.calls.set(0);
+            storage.fail_at.set(n);
+            let first = block_on(store.rollback_consolidation(&project(), &plan.id, T0 + 4000));
+            storage.fail_at.set(0);
+            let reopened = Store::new(&storage);
+            if first.is_err() {
+                block_on(reopened.rollback_consolidation(&project(), &plan.id, T0 + 5000)).unwrap();
+            }
+            let back: Vec<(String, String)> = files(&storage).into_iter().filter(|(k, _)| !k.ends_with("editor_2.md")).collect();
+            assert_eq!(back, original, "call {n}");
+            assert!(block_on(reopened.consolidations(&project())).unwrap()[0].rolled_back_ms.is_some(), "call {n}");
+            if storage.calls.get() < n {
+                return;
+            }
+        }
+        panic!("the rollback never succeeded");
+    }
+
+    #[test]
+    fn a_memory_is_never_named_like_the_index() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let memory = block_on(store.memory_add(&project(), NewMemory::new("Memory", Kind::User, "", "x"), T0)).unwrap();
+        assert_eq!(memory.file, "memory_2", "memory.md is MEMORY.md on a case-insensitive filesystem");
     }
 
     #[test]
@@ -439,7 +477,7 @@ fn instructions_resolve_from_files_kept_in_the_store() {
     assert_eq!(text(&storage, "files/w/app/docs/style.md"), "Use tabs.\n");
     assert_eq!(block_on(store.read_file("/w/app/none.md")).unwrap(), None);
     assert!(matches!(block_on(store.write_file("w/app/CLAUDE.md", "x")), Err(Error::InvalidArgument(_))));
-    assert!(matches!(block_on(store.write_file("/w/../etc/x.md", "x")), Err(Error::Storage(_))));
+    assert!(matches!(block_on(store.write_file("/w/../etc/x.md", "x")), Err(Error::InvalidArgument(_))));
 
     let request = |paths: Vec<String>| Request { cwd: "/w/app".into(), home: "/home/u".into(), managed: None, paths };
     let loaded = block_on(store.instructions(&request(vec!["src/main.rs".into()]))).unwrap();

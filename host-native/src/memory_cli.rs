@@ -403,7 +403,15 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             if json {
                 return print_json(&undone);
             }
-            println!("rolled back {id}: {} memories as they were before it; what it added is archived", undone.steps.len());
+            let files = |added: bool| {
+                let mut files: Vec<&str> =
+                    undone.steps.iter().filter(|s| (s.kind == StepKind::Added) == added).map(|s| s.file.as_str()).collect();
+                files.sort_unstable();
+                files.dedup();
+                files.join(", ")
+            };
+            println!("rolled back {id}: back as they were before it: {}", files(false));
+            println!("archived (added by it, kept): {}", files(true));
             Ok(())
         }
         MemoryCommand::Consolidations { json } => {

@@ -86,6 +86,10 @@ function need(type, name, value) {
 }
 const text = (name, value) => need("string", name, value);
 const int = (name, value) => need("integer", name, value);
+const flag = (name, value) => {
+  if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
+  return value;
+};
 const object = (name, value) => {
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an object`);
   return value;
@@ -308,7 +312,7 @@ export class Mneme {
   planConsolidation(project, now = Date.now()) { return this.#call(() => this.root.memory.planConsolidation(this.store, scope(project), int("now", now))); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
   applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
-    return this.#call(() => this.root.memory.applyConsolidation(this.store, scope(project), wit(object("plan", plan)), text("answer", answer), int("now", now), dryRun === true));
+    return this.#call(() => this.root.memory.applyConsolidation(this.store, scope(project), wit(object("plan", plan)), text("answer", answer), int("now", now), flag("dryRun", dryRun)));
   }
   /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
   rollbackConsolidation(project, id, now = Date.now()) { return this.#call(() => this.root.memory.rollbackConsolidation(this.store, scope(project), text("id", id), int("now", now))); }

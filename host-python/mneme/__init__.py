@@ -306,6 +306,12 @@ def _int(name, value):
     return value
 
 
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise MnemeError("invalid-argument", f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
 def _scope(project):
     """A memory scope: a project's folder name, or None for the global memory."""
     return "global" if project is None else {"project": _text("project", project)}
@@ -616,7 +622,7 @@ class Mneme:
     def apply_consolidation(self, project, plan, answer, dry_run=False, now=None):
         """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
         in the scope's consolidation log and writes it. Nothing is deleted."""
-        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _int("now", _now() if now is None else now), dry_run is True)
+        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _int("now", _now() if now is None else now), _flag("dry_run", dry_run))
 
     def rollback_consolidation(self, project, id, now=None):
         """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a

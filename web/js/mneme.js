@@ -36,6 +36,10 @@ function need(type, name, value) {
 }
 const text = (name, value) => need("string", name, value);
 const num = (name, value) => need("number", name, value);
+const flag = (name, value) => {
+  if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
+  return value;
+};
 /** A memory scope: a project's folder name, or null for the global memory. */
 const project = (value) => (value == null ? undefined : text("project", value));
 
@@ -186,7 +190,7 @@ export class Mneme {
   planConsolidation(scope, now = Date.now()) { return call(() => this.engine.planConsolidation(project(scope), num("now", now))); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it. */
   applyConsolidation(scope, plan, answer, { dryRun = false, now = Date.now() } = {}) {
-    return call(() => this.engine.applyConsolidation(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now), dryRun === true));
+    return call(() => this.engine.applyConsolidation(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now), flag("dryRun", dryRun)));
   }
   /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
   rollbackConsolidation(scope, id, now = Date.now()) { return call(() => this.engine.rollbackConsolidation(project(scope), text("id", id), num("now", now))); }

@@ -4,8 +4,8 @@
 //! reads the answer (one JSON object per line), checks all of it, and stages every
 //! change — new memories, updates, supersessions, archives, links — in memory. A dry
 //! run returns the staged changes; a real one records them first in the scope's
-//! consolidation log (`.mneme/consolidations.jsonl`: every file's text before and
-//! after), then writes them in one locked write. Pruning supersedes or archives, never
+//! consolidation log (`.mneme/consolidations.jsonl`: every memory before and after),
+//! then writes them in one locked write. A plan is applied once. Pruning supersedes or archives, never
 //! deletes, and a consolidation can be rolled back from its record.
 //!
 //! A crash between the record and the write leaves files as they were before; a
@@ -102,8 +102,8 @@ enum LogLine {
     Rollback { rolled_back: String, at_ms: i64 },
 }
 
-/// A consolidation in the log: each file's text before and after, so a rollback
-/// writes back exactly what was there.
+/// A consolidation in the log: each memory before and after, as Mneme writes its file
+/// (a file Claude Code wrote comes back with the same fields and body, Mneme's layout).
 #[derive(Serialize, Deserialize)]
 struct Record {
     id: String,
@@ -164,7 +164,9 @@ impl<S: Storage> Store<S> {
     /// messages of the sessions updated since the last consolidation (in the project,
     /// or every session for the global scope).
     pub async fn plan_consolidation(&self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
-        let since_ms = self.last_consolidation_ms().await?;
+        scope_checked(scope)?;
+        // This scope's last consolidation that stands; one rolled back gathers again.
+        let since_ms = self.read_log(&scope.dir()).await?.iter().rev().find(|c| c.rolled_back_ms.is_none()).map(|c| c.at_ms);
         let memories = self.memory_list(scope, &Filter::default()).await?;
         let mut prompt = String::from(INSTRUCTIONS);
         prompt.push_str(&format!("\nToday is {}.\n", date(now_ms)));
@@ -189,6 +191,9 @@ impl<S: Storage> Store<S> {
         prompt.push_str(&format!("\nSessions since the last consolidation ({}):\n", sessions.len()));
         let mut used = 0usize;
         let mut gathered = Vec::new();
+        // Each session gets a share, so one long session cannot crowd out the rest.
+        let share = (SESSION_CHARS / sessions.len().max(1)).max(MESSAGE_CHARS + 200);
+        let total = sessions.len();
         for (id, title, updated) in sessions {
             let texts = match self.conversation_texts(&id).await {
                 Ok(texts) => texts,
@@ -197,11 +202,21 @@ impl<S: Storage> Store<S> {
                 Err(error) => return Err(error),
             };
             let mut block = format!("## {} ({id}, {})\n", title.as_deref().unwrap_or("untitled"), updated.as_deref().unwrap_or("no time"));
-            for (role, text) in texts.messages.iter().filter(|(role, _)| role == "user") {
-                block.push_str(&format!("{role}: {}\n", shorten(text.trim(), MESSAGE_CHARS)));
+            let mut said: Vec<String> = Vec::new();
+            let mut size = block.len();
+            for (role, text) in texts.messages.iter().rev().filter(|(role, _)| role == "user") {
+                let line = format!("{role}: {}\n", shorten(text.trim(), MESSAGE_CHARS));
+                if size + line.len() > share {
+                    said.push(String::from("(earlier messages left out)\n"));
+                    break;
+                }
+                size += line.len();
+                said.push(line);
             }
+            said.reverse();
+            block.extend(said);
             if used + block.len() > SESSION_CHARS && !gathered.is_empty() {
-                prompt.push_str("(older sessions left out)\n");
+                prompt.push_str(&format!("({} older sessions left out)\n", total - gathered.len()));
                 break;
             }
             used += block.len();
@@ -262,6 +277,9 @@ impl<S: Storage> Store<S> {
             stage(&dir).await?
         } else {
             self.memory_locked(scope, async |dir| {
+                if self.read_log(dir).await?.iter().any(|c| c.id == plan.id) {
+                    return Err(Error::InvalidArgument(format!("consolidation `{}` was applied already; plan a new one", plan.id)));
+                }
                 let steps = stage(dir).await?;
                 let record = Record {
                     id: plan.id.clone(),
@@ -315,8 +333,15 @@ impl<S: Storage> Store<S> {
             for (file, (before, after)) in restore {
                 let now = self.read_text(&(String::from(dir) + &file + keys::MEMORY_SUFFIX)).await?;
                 let now_memory = now.as_deref().map(|text| Memory::parse(&file, text));
-                if now_memory.as_ref().map(Memory::render) == before.map(Memory::render) {
-                    // A crash between the record and the write: never applied.
+                // Already as the rollback leaves it: never applied (a crash between the
+                // record and the write), or restored by a rollback cut short. Written
+                // again all the same, so MEMORY.md and the index catch up with the file.
+                let restored = match before {
+                    Some(before) => Some(before.clone()),
+                    None => now_memory.clone().filter(|now| now.archived_ms.is_some() && archived_from(now, after)),
+                };
+                if now_memory.as_ref().map(Memory::render) == restored.as_ref().map(Memory::render) {
+                    written.extend(restored);
                     continue;
                 }
                 if now_memory.as_ref().map(Memory::render) != Some(after.render()) {
@@ -333,8 +358,10 @@ impl<S: Storage> Store<S> {
                     }
                 });
             }
-            self.append_log(dir, &LogLine::Rollback { rolled_back: id.to_string(), at_ms: now_ms }).await?;
+            // Files first: a rollback cut short is rolled back again by the next call
+            // (the files it restored read as `before` and are left be).
             self.write_memories(dir, &written).await?;
+            self.append_log(dir, &LogLine::Rollback { rolled_back: id.to_string(), at_ms: now_ms }).await?;
             Ok(Consolidation { rolled_back_ms: Some(now_ms), ..found })
         })
         .await
@@ -387,6 +414,14 @@ impl<S: Storage> Store<S> {
             .map(|s| (s.id, s.title, s.updated))
             .collect())
     }
+}
+
+/// Whether `now` is `after` archived (by an earlier rollback), nothing else changed.
+fn archived_from(now: &Memory, after: &Memory) -> bool {
+    let mut unarchived = now.clone();
+    unarchived.archived_ms = after.archived_ms;
+    unarchived.updated_ms = after.updated_ms;
+    unarchived.render() == after.render()
 }
 
 fn scope_checked(scope: &Scope) -> Result<(), Error> {

@@ -234,7 +234,9 @@ impl ScopeState {
     /// that exist and those about to be written.
     pub(super) fn free_file(&self, name: &str, pending: &[Memory]) -> String {
         let base = slug(name);
-        let taken = |file: &str| self.memories.contains_key(file) || pending.iter().any(|m| m.file == file);
+        // `memory.md` is `MEMORY.md` on a case-insensitive filesystem.
+        let taken =
+            |file: &str| file.eq_ignore_ascii_case("memory") || self.memories.contains_key(file) || pending.iter().any(|m| m.file == file);
         let mut file = base.clone();
         let mut n = 2;
         while taken(&file) {

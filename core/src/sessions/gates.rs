@@ -164,11 +164,6 @@ impl<S: Storage> Store<S> {
         Ok(gates::dream(now_ms, state.last_ms, new_sessions, state.lock.as_ref().map(|l| l.since_ms), settings))
     }
 
-    /// When the last consolidation completed, if one did.
-    pub(crate) async fn last_consolidation_ms(&self) -> Result<Option<i64>, Error> {
-        Ok(self.dream_state().await?.last_ms)
-    }
-
     async fn dream_state(&self) -> Result<DreamState, Error> {
         match self.storage.read(DREAM_STATE_KEY, 0, None).await {
             // A damaged state file must not wedge consolidation forever: start over.
