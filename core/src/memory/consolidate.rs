@@ -20,8 +20,9 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::answer::{self, Operation};
 use super::file::{Kind, LinkKind, Memory};
-use super::store::{Change, Filter, NewMemory, Scope, check_new, not_found};
+use super::store::{Change, Filter, NewMemory, Scope, not_found};
 use crate::error::Error;
 use crate::keys;
 use crate::storage::{Storage, StorageError};
@@ -119,26 +120,6 @@ struct RecordedStep {
     before: Option<String>,
     after: String,
     #[serde(default)]
-    reason: Option<String>,
-}
-
-/// One line of the model's answer.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Operation {
-    op: String,
-    file: Option<String>,
-    files: Option<Vec<String>>,
-    from: Option<String>,
-    to: Option<String>,
-    link: Option<String>,
-    name: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    description: Option<String>,
-    body: Option<String>,
-    confidence: Option<f64>,
-    topics: Option<Vec<String>>,
     reason: Option<String>,
 }
 
@@ -568,24 +549,12 @@ fn shorten(text: &str, chars: usize) -> String {
     }
 }
 
-/// The answer's operations, each checked, with its line number and reason; the first
-/// line that does not read fails all.
+/// The answer's operations, each checked, with its line number and reason.
 fn read_answer(answer: &str, plan: &ConsolidationPlan) -> Result<Vec<Proposed>, Error> {
-    let mut ops: Vec<Proposed> = Vec::new();
-    let mut lines = 0;
     let mut changed: Vec<String> = Vec::new();
-    for (index, line) in answer.lines().enumerate() {
-        let text = line.trim();
-        // Models wrap JSON lines in a Markdown fence more often than not.
-        if text.is_empty() || text.starts_with("```") {
-            continue;
-        }
-        lines += 1;
-        let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
-        let invalid = |reason: String| Error::InvalidAnswer { line: number, reason };
-        let operation: Operation = serde_json::from_str(text).map_err(|e| invalid(format!("not a JSON operation ({e})")))?;
+    let checked = answer::read(answer, |operation| {
         let reason = operation.reason.clone();
-        let Some(op) = check(operation, plan).map_err(invalid)? else { continue };
+        let Some(op) = check(operation, plan)? else { return Ok(None) };
         // One change per memory per consolidation: two would contradict each other.
         let targets: Vec<String> = match &op {
             Op::Update(file, _) | Op::Archive(file) => alloc::vec![file.clone()],
@@ -593,31 +562,22 @@ fn read_answer(answer: &str, plan: &ConsolidationPlan) -> Result<Vec<Proposed>, 
             Op::Add(_) | Op::Link(..) => Vec::new(),
         };
         if let Some(twice) = targets.iter().find(|f| changed.contains(f)) {
-            return Err(invalid(format!("`{twice}` is changed by an earlier line too; change a memory once")));
+            return Err(format!("`{twice}` is changed by an earlier line too; change a memory once"));
         }
         changed.extend(targets);
-        ops.push(Proposed { line: number, op, reason });
-    }
-    if lines == 0 {
-        return Err(Error::InvalidAnswer {
-            line: 1,
-            reason: String::from("the answer is empty; `{\"op\":\"noop\"}` says there is nothing to do"),
-        });
-    }
-    Ok(ops)
+        Ok(Some((op, reason)))
+    })?;
+    Ok(checked.into_iter().map(|(line, (op, reason))| Proposed { line, op, reason }).collect())
 }
 
 fn check(operation: Operation, plan: &ConsolidationPlan) -> Result<Option<Op>, String> {
-    let known = |file: Option<String>, field: &str| -> Result<String, String> {
-        let file = file.ok_or_else(|| format!("it names no `{field}`"))?;
-        if plan.known.contains(&file) { Ok(file) } else { Err(format!("`{file}` is not one of the memories listed")) }
-    };
+    let known = |file: Option<String>, field: &str| answer::known(file, field, &plan.known);
     match operation.op.as_str() {
         "noop" => Ok(None),
-        "add" => Ok(Some(Op::Add(new_memory(operation)?))),
+        "add" => Ok(Some(Op::Add(operation.new_memory()?))),
         "supersede" => {
             let file = known(operation.file.clone(), "file")?;
-            Ok(Some(Op::Replace(alloc::vec![file], new_memory(operation)?)))
+            Ok(Some(Op::Replace(alloc::vec![file], operation.new_memory()?)))
         }
         "merge" => {
             let mut files = Vec::new();
@@ -630,7 +590,7 @@ fn check(operation: Operation, plan: &ConsolidationPlan) -> Result<Option<Op>, S
             if files.len() < 2 {
                 return Err(String::from("a merge names two memories or more (`supersede` replaces one)"));
             }
-            Ok(Some(Op::Replace(files, new_memory(operation)?)))
+            Ok(Some(Op::Replace(files, operation.new_memory()?)))
         }
         "archive" => Ok(Some(Op::Archive(known(operation.file, "file")?))),
         "link" => {
@@ -645,38 +605,12 @@ fn check(operation: Operation, plan: &ConsolidationPlan) -> Result<Option<Op>, S
             Ok(Some(Op::Link(from, kind, to)))
         }
         "update" => {
-            let file = known(operation.file, "file")?;
-            let kind = operation.kind.map(|k| Kind::parse(&k).ok_or_else(|| format!("`{k}` is not a memory type"))).transpose()?;
-            let change = Change {
-                name: operation.name,
-                kind,
-                description: operation.description,
-                body: operation.body,
-                topics: operation.topics,
-                confidence: operation.confidence.map(confidence).transpose()?,
-            };
-            if change == Change::default() {
-                return Err(format!("the update of `{file}` changes nothing"));
-            }
+            let file = known(operation.file.clone(), "file")?;
+            let change = operation.change(&file)?;
             Ok(Some(Op::Update(file, change)))
         }
         other => Err(format!("`{other}` is not an operation (merge, supersede, update, add, archive, link, noop)")),
     }
-}
-
-fn new_memory(operation: Operation) -> Result<NewMemory, String> {
-    let name = operation.name.filter(|n| !n.trim().is_empty()).ok_or("it has no `name`")?;
-    let kind = operation.kind.ok_or("it has no `type`")?;
-    let kind = Kind::parse(&kind).ok_or_else(|| format!("`{kind}` is not a memory type (user, feedback, project, reference)"))?;
-    let mut memory = NewMemory::new(&name, kind, operation.description.as_deref().unwrap_or(""), operation.body.as_deref().unwrap_or(""));
-    memory.confidence = operation.confidence.map(confidence).transpose()?;
-    memory.topics = operation.topics.unwrap_or_default();
-    check_new(&memory).map_err(|e| e.to_string())?;
-    Ok(memory)
-}
-
-fn confidence(value: f64) -> Result<f64, String> {
-    if (0.0..=1.0).contains(&value) { Ok(value) } else { Err(format!("confidence {value} is not between 0 and 1")) }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::answer::{self, Operation};
 use super::file::{Kind, Memory};
 use super::store::{Change, Filter, NewMemory, Scope};
 use crate::error::Error;
@@ -51,21 +52,6 @@ pub struct Extracted {
     pub updated: Vec<Memory>,
     /// Memories replaced by a new one (kept, marked superseded); the new ones are in `added`.
     pub superseded: Vec<String>,
-}
-
-/// One line of the model's answer.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Operation {
-    op: String,
-    file: Option<String>,
-    name: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    description: Option<String>,
-    body: Option<String>,
-    confidence: Option<f64>,
-    topics: Option<Vec<String>>,
 }
 
 /// A checked operation.
@@ -180,83 +166,34 @@ fn conversation(messages: &[(String, String)]) -> String {
     out
 }
 
-/// The answer's operations, each checked; the first line that does not read fails all.
-/// Each with its line number.
+/// The answer's operations, each checked, with its line number.
 fn read_answer(answer: &str, plan: &ExtractionPlan) -> Result<Vec<(u32, Step)>, Error> {
-    let mut steps = Vec::new();
-    let mut lines = 0;
-    for (index, line) in answer.lines().enumerate() {
-        let text = line.trim();
-        // Models wrap JSON lines in a Markdown fence more often than not.
-        if text.is_empty() || text.starts_with("```") {
-            continue;
-        }
-        lines += 1;
-        let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
-        let invalid = |reason: String| Error::InvalidAnswer { line: number, reason };
-        let operation: Operation = serde_json::from_str(text).map_err(|e| invalid(format!("not a JSON operation ({e})")))?;
-        if let Some(step) = check(operation, plan).map_err(invalid)? {
-            steps.push((number, step));
-        }
-    }
-    if lines == 0 {
-        return Err(Error::InvalidAnswer {
-            line: 1,
-            reason: String::from("the answer is empty; `{\"op\":\"noop\"}` says there is nothing to keep"),
-        });
-    }
-    Ok(steps)
+    answer::read(answer, |operation| check(operation, plan))
 }
 
 fn check(operation: Operation, plan: &ExtractionPlan) -> Result<Option<Step>, String> {
-    let known = |file: Option<String>| -> Result<String, String> {
-        let file = file.ok_or("it names no `file`")?;
-        if plan.known.contains(&file) { Ok(file) } else { Err(format!("`{file}` is not one of the memories listed")) }
+    let from_session = |mut memory: NewMemory| {
+        memory.session = Some(plan.id.clone());
+        memory.entry = plan.entry.clone();
+        memory
     };
+    if operation.files.is_some() || operation.from.is_some() || operation.to.is_some() || operation.link.is_some() {
+        return Err(String::from("`files`, `from`, `to` and `link` are consolidation's fields, not an extraction's"));
+    }
     match operation.op.as_str() {
         "noop" => Ok(None),
-        "add" => Ok(Some(Step::Add(new_memory(operation, plan)?))),
+        "add" => Ok(Some(Step::Add(from_session(operation.new_memory()?)))),
         "supersede" => {
-            let file = known(operation.file.clone())?;
-            Ok(Some(Step::Supersede(file, new_memory(operation, plan)?)))
+            let file = answer::known(operation.file.clone(), "file", &plan.known)?;
+            Ok(Some(Step::Supersede(file, from_session(operation.new_memory()?))))
         }
         "update" => {
-            let file = known(operation.file)?;
-            let kind = operation.kind.map(|k| Kind::parse(&k).ok_or_else(|| format!("`{k}` is not a memory type"))).transpose()?;
-            let change = Change {
-                name: operation.name,
-                kind,
-                description: operation.description,
-                body: operation.body,
-                topics: operation.topics,
-                confidence: operation.confidence.map(confidence).transpose()?,
-            };
-            if change == Change::default() {
-                return Err(format!("the update of `{file}` changes nothing"));
-            }
+            let file = answer::known(operation.file.clone(), "file", &plan.known)?;
+            let change = operation.change(&file)?;
             Ok(Some(Step::Update(file, change)))
         }
         other => Err(format!("`{other}` is not an operation (add, update, supersede, noop)")),
     }
-}
-
-fn new_memory(operation: Operation, plan: &ExtractionPlan) -> Result<NewMemory, String> {
-    let name = operation.name.filter(|n| !n.trim().is_empty()).ok_or("it has no `name`")?;
-    let kind = operation.kind.ok_or("it has no `type`")?;
-    let kind = Kind::parse(&kind).ok_or_else(|| format!("`{kind}` is not a memory type (user, feedback, project, reference)"))?;
-    let mut memory = NewMemory::new(&name, kind, operation.description.as_deref().unwrap_or(""), operation.body.as_deref().unwrap_or(""));
-    if memory.description.trim().is_empty() && memory.body.trim().is_empty() {
-        return Err(format!("memory `{name}` has neither a description nor a body"));
-    }
-    memory.confidence = operation.confidence.map(confidence).transpose()?;
-    memory.topics = operation.topics.unwrap_or_default();
-    memory.session = Some(plan.id.clone());
-    memory.entry = plan.entry.clone();
-    Ok(memory)
-}
-
-fn confidence(value: f64) -> Result<f64, String> {
-    if (0.0..=1.0).contains(&value) { Ok(value) } else { Err(format!("confidence {value} is not between 0 and 1")) }
 }
 
 #[cfg(test)]
@@ -292,6 +229,7 @@ mod tests {
             ("{\"op\":\"update\",\"file\":\"deploy\"}", 1),
             ("{\"op\":\"add\",\"name\":\"x\",\"type\":\"user\",\"body\":\"b\",\"confidence\":3}", 1),
             ("{\"op\":\"delete\",\"file\":\"deploy\"}", 1),
+            ("{\"op\":\"noop\"}\n{\"op\":\"add\",\"name\":\"x\",\"type\":\"user\",\"body\":\"b\",\"files\":[\"deploy\"]}", 2),
             ("\n\n", 1),
         ] {
             match read_answer(answer, &plan()) {

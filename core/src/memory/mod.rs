@@ -1,6 +1,7 @@
 //! Long-term memory: Claude Code's memory files and MEMORY.md index, the instruction
 //! hierarchy (CLAUDE.md and its `@` imports), and recall.
 
+mod answer;
 pub mod consolidate;
 pub mod extract;
 pub mod file;
