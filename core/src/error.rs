@@ -40,6 +40,8 @@ pub enum Error {
         "line {line} of the model's answer is not a memory operation: {reason}; nothing was written (record the failure, then ask again)"
     )]
     InvalidAnswer { line: u32, reason: String },
+    #[error("no session key `{key}` in the index; list the keys to see which exist, or resolve a message to create it")]
+    KeyNotFound { key: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -98,6 +100,7 @@ impl Error {
             Error::InvalidMessage { .. } => "invalid-message".to_string(),
             Error::MemoryNotFound { .. } => "memory-not-found".to_string(),
             Error::InvalidAnswer { .. } => "invalid-answer".to_string(),
+            Error::KeyNotFound { .. } => "key-not-found".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

@@ -182,16 +182,36 @@ pub struct ResetPolicy {
     pub ttl_ms: Option<i64>,
 }
 
+/// Which reset fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResetCause {
+    /// The session is older than the policy's TTL.
+    Expired,
+    /// The daily reset hour passed since the last activity.
+    Daily,
+    /// The last activity is longer ago than the idle limit.
+    Idle,
+}
+
 /// Whether the next message should go to a new session id. Never deletes anything:
 /// the old session stays as it is.
 pub fn reset(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &ResetPolicy) -> Decision {
+    match reset_cause(now_ms, created_ms, last_activity_ms, policy) {
+        Some((_, reason)) => Decision::yes(reason),
+        None => Decision::no("the session is current".into()),
+    }
+}
+
+/// [`reset`], saying which limit fired: the TTL first, then the daily reset, then
+/// the idle limit; a session past several limits is reset once, for the first.
+pub fn reset_cause(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &ResetPolicy) -> Option<(ResetCause, String)> {
     if let Some(ttl) = policy.ttl_ms
         && now_ms.saturating_sub(created_ms) >= ttl
     {
-        return Decision::yes(format!(
-            "the session is {} old; sessions live {}",
-            duration(now_ms.saturating_sub(created_ms)),
-            duration(ttl)
+        return Some((
+            ResetCause::Expired,
+            format!("the session is {} old; sessions live {}", duration(now_ms.saturating_sub(created_ms)), duration(ttl)),
         ));
     }
     if let Some(hour) = policy.daily_reset_hour {
@@ -204,19 +224,22 @@ pub fn reset(now_ms: i64, created_ms: i64, last_activity_ms: i64, policy: &Reset
         }
         let reset_at = reset_at.saturating_sub(offset);
         if last_activity_ms < reset_at {
-            return Decision::yes(format!(
-                "the daily reset at {hour:02}:00 ({}) came after the last activity",
-                time::format_millis(reset_at)
+            return Some((
+                ResetCause::Daily,
+                format!("the daily reset at {hour:02}:00 ({}) came after the last activity", time::format_millis(reset_at)),
             ));
         }
     }
     if let Some(idle) = policy.idle_minutes {
         let idle_ms = i64::from(idle) * 60_000;
         if now_ms.saturating_sub(last_activity_ms) >= idle_ms {
-            return Decision::yes(format!("idle for {}; the limit is {idle} min", duration(now_ms.saturating_sub(last_activity_ms))));
+            return Some((
+                ResetCause::Idle,
+                format!("idle for {}; the limit is {idle} min", duration(now_ms.saturating_sub(last_activity_ms))),
+            ));
         }
     }
-    Decision::no("the session is current".into())
+    None
 }
 
 #[cfg(test)]

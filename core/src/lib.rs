@@ -29,6 +29,7 @@ mod engine;
 mod error;
 pub mod format;
 pub mod gates;
+pub mod index;
 pub mod keys;
 pub mod memory;
 pub mod message;

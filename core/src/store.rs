@@ -41,6 +41,8 @@ pub struct Store<S> {
     busy: RefCell<BTreeSet<String>>,
     /// Memory scopes this store has read, by folder.
     pub(crate) memories: RefCell<BTreeMap<String, crate::memory::store::ScopeState>>,
+    /// The session index as last read (see `index/log.rs`).
+    pub(crate) index: RefCell<Option<crate::index::log::IndexState>>,
     /// The message index `search` keeps up to date.
     pub(crate) search: RefCell<crate::sessions::search::SearchState>,
 }
@@ -58,6 +60,7 @@ impl<S: Storage> Store<S> {
             held: RefCell::default(),
             busy: RefCell::default(),
             memories: RefCell::default(),
+            index: RefCell::default(),
             search: RefCell::default(),
         }
     }

@@ -9,7 +9,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::format::Format;
+use crate::format::{Format, Marker};
+use crate::index::Counters;
+use crate::index::log::{Change, SessionRow};
 use crate::keys::{self, PartName};
 use crate::message::{Injection, Provider, ProviderContext, render};
 use crate::storage::{KeyInfo, Storage, StorageError};
@@ -31,7 +33,7 @@ pub use search::SearchHit;
 pub use write::NewEntry;
 
 /// A summary of one session, as `sessions list` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionInfo {
     pub id: String,
     pub project: String,
@@ -335,13 +337,38 @@ impl<S: Storage> Store<S> {
         Ok(with_loaded(&raw, |loaded| loaded.check()))
     }
 
-    /// Every session in the store, most recently updated first. Reads each transcript's
-    /// envelopes; message bodies are parsed only for the title.
+    /// Every session in the store, most recently updated first. Served from the
+    /// index's cached rows: only a session whose parts changed size since it was cached
+    /// (or that is new) is read, its envelopes parsed and message bodies only for the
+    /// title; the index is then brought up to date. Keeping the cache is best effort:
+    /// a store the index cannot be written to (read-only, locked) is listed all the same.
     pub async fn list(&self) -> Result<Listing, Error> {
+        Ok(self.list_rows().await?.0)
+    }
+
+    /// The listing, and the rows behind it by (project, id).
+    pub(crate) async fn list_rows(&self) -> Result<(Listing, BTreeMap<(String, String), SessionRow>), Error> {
         let listing = self.storage.list(keys::PROJECTS).await?;
+        let grouped = group_sessions(&listing);
+        let cached_ok = self.refresh_index().await.is_ok();
+        let mut rows: BTreeMap<(String, String), SessionRow> = BTreeMap::new();
+        let mut stale = Vec::new();
+        {
+            let cache = self.index.borrow();
+            let cached = cache.as_ref().filter(|_| cached_ok).map(|state| &state.sessions);
+            for (name, parts) in grouped {
+                let sizes: Vec<u64> = parts.iter().map(|(_, info)| info.size).collect();
+                match cached.and_then(|rows| rows.get(&name)) {
+                    Some(row) if row.sizes == sizes => {
+                        rows.insert(name, row.clone());
+                    }
+                    _ => stale.push(Parts { project: name.0, id: name.1, parts: parts.into_iter().map(|(_, info)| info).collect() }),
+                }
+            }
+        }
         let mut found = Listing::default();
-        for ((project, id), parts) in group_sessions(&listing) {
-            let parts = Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() };
+        let mut changes = Vec::new();
+        for parts in stale {
             let raw = match self.read_parts(&parts).await {
                 Ok(raw) => raw,
                 // Removed between the listing and the read: it is simply gone.
@@ -354,17 +381,77 @@ impl<S: Storage> Store<S> {
                 }
                 Err(e) => return Err(e),
             };
-            let info = with_loaded(&raw, |loaded| session_info(&parts, &raw, loaded));
-            found.sessions.push(info);
+            let row = with_loaded(&raw, |loaded| session_row(&parts, &raw, loaded));
+            changes.push(Change::Session { row: row.clone() });
+            rows.insert((parts.project, parts.id), row);
         }
+        if cached_ok {
+            let gone: Vec<Change> = self.index.borrow().as_ref().map_or_else(Vec::new, |state| {
+                state
+                    .sessions
+                    .keys()
+                    .filter(|name| !rows.contains_key(*name))
+                    .map(|(project, id)| Change::DropSession { project: project.clone(), id: id.clone() })
+                    .collect()
+            });
+            changes.extend(gone);
+            if !changes.is_empty() {
+                // The listing is right whether or not the cache could be kept.
+                let _ = self.update_index(|_| Ok((changes, ()))).await;
+            }
+        }
+        found.sessions = rows.values().map(|row| row.info.clone()).collect();
         found.sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
-        Ok(found)
+        Ok((found, rows))
+    }
+
+    /// The index's row of session `id`, brought up to date; `None` when the session
+    /// has no transcript yet.
+    pub(crate) async fn session_row(&self, id: &str) -> Result<Option<SessionRow>, Error> {
+        let Some(parts) = self.locate(id).await? else { return Ok(None) };
+        let sizes: Vec<u64> = parts.parts.iter().map(|p| p.size).collect();
+        let name = (parts.project.clone(), parts.id.clone());
+        let cached = self.read_index(|state| state.sessions.get(&name).filter(|row| row.sizes == sizes).cloned()).await.ok().flatten();
+        if let Some(row) = cached {
+            return Ok(Some(row));
+        }
+        let raw = self.read_parts(&parts).await?;
+        let row = with_loaded(&raw, |loaded| session_row(&parts, &raw, loaded));
+        let change = Change::Session { row: row.clone() };
+        let _ = self.update_index(|_| Ok((alloc::vec![change], ()))).await;
+        Ok(Some(row))
     }
 }
 
 pub(crate) fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded) -> Transcript {
     let (entries, chain) = loaded.entries_and_chain();
     Transcript { id: id.to_owned(), project: project.to_owned(), parts, entries, chain, report: loaded.report.clone() }
+}
+
+/// What the index caches of a session: its listing and its counters.
+pub(crate) fn session_row(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionRow {
+    SessionRow { info: session_info(parts, raw, loaded), sizes: parts.parts.iter().map(|p| p.size).collect(), counters: counters(loaded) }
+}
+
+/// The counters a session's lines say: usage, compactions, the last memory flush and
+/// extraction (their marker lines are the truth; the index only caches this).
+fn counters(loaded: &Loaded) -> Counters {
+    let (usage, _) = loaded.usage_total();
+    let stamp = |l: &scan::Line| l.env.timestamp.get().and_then(crate::time::parse_millis);
+    let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
+    let compactions_before = |at: usize| loaded.lines[..at].iter().filter(|l| loaded.is_live(l) && l.env.is_compaction()).count() as u32;
+    let flush = loaded.lines.iter().rposition(|l| loaded.is_live(l) && l.env.marker() == Some(Marker::MemoryFlush));
+    Counters {
+        input_tokens: usage.input,
+        output_tokens: usage.output,
+        cache_read_tokens: usage.cache_read,
+        cache_creation_tokens: usage.cache_creation,
+        context_tokens: crate::compaction::context_token_count(loaded),
+        compaction_count: live().filter(|l| l.env.is_compaction()).count() as u32,
+        memory_flush_ms: flush.and_then(|at| stamp(&loaded.lines[at])),
+        memory_flush_compaction_count: flush.map(compactions_before),
+        extraction_ms: live().rev().filter(|l| l.env.marker() == Some(Marker::MemoryExtraction)).find_map(stamp),
+    }
 }
 
 fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo {

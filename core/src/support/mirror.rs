@@ -166,6 +166,7 @@ macro_rules! mirror_wit_types {
                     Self::InvalidMessage { message, reason } => W::InvalidMessage($types::InvalidMessage { message, reason }),
                     Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
                     Self::InvalidAnswer { line, reason } => W::InvalidAnswer($types::InvalidAnswer { line, reason }),
+                    Self::KeyNotFound { key } => W::KeyNotFound(key),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -190,6 +191,7 @@ macro_rules! mirror_wit_types {
                     Self::InvalidMessage($types::InvalidMessage { message, reason }) => C::InvalidMessage { message, reason },
                     Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
                     Self::InvalidAnswer($types::InvalidAnswer { line, reason }) => C::InvalidAnswer { line, reason },
+                    Self::KeyNotFound(key) => C::KeyNotFound { key },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }

@@ -154,7 +154,12 @@ impl Loaded<'_> {
             })
             .collect();
         branches.sort_by_key(|b| !b.current);
-        let (total, replies) = usage_of(self.lines.iter().filter(|l| self.is_live(l)));
+        let (total, replies) = self.usage_total();
         Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches }
+    }
+
+    /// What every live reply reported, each once, and how many replies that is.
+    pub(crate) fn usage_total(&self) -> (Usage, u32) {
+        usage_of(self.lines.iter().filter(|l| self.is_live(l)))
     }
 }

@@ -1,0 +1,360 @@
+//! How the index is kept: a snapshot per generation and an append-only log of changes
+//! since it, recovered after a crash at any point.
+//!
+//! ```text
+//! index/snapshot-<g>.json   every key and session row as of generation g
+//! index/log-<g>.jsonl       one change per line since that snapshot
+//! ```
+//!
+//! An update takes the index lock, appends its lines to the current log and returns:
+//! it never rewrites what is there. A line that was not acknowledged (a crash tore it)
+//! has no newline and is not applied; the next writer starts its line on a fresh one,
+//! so debris never fuses with a change. When the log holds more lines than the index
+//! has entries (at least [`MIN_LOG_LINES`]), the writer saves a snapshot of generation
+//! g+1 — the state after the log — and from then on appends to `log-<g+1>`. Files of
+//! generations before g are removed then; generation g stays one more round, so a
+//! snapshot that cannot be read falls back to the one before it and replays both logs.
+//! Whatever a crash leaves (a snapshot without its log, a log whose snapshot was
+//! removed, a torn line) reads back as the state before or after the interrupted step.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::{Counters, KeyEntry};
+use crate::SessionInfo;
+use crate::error::Error;
+use crate::storage::{Storage, StorageError};
+use crate::store::Store;
+
+const DIR: &str = "index/";
+/// The lock every writer of the index takes (a name, not a file the index reads).
+const LOCK: &str = "index/lock";
+/// A log shorter than this is never replaced by a snapshot.
+pub(crate) const MIN_LOG_LINES: u32 = 256;
+const SNAPSHOT_VERSION: u32 = 1;
+
+fn snapshot_key(generation: u64) -> String {
+    format!("{DIR}snapshot-{generation}.json")
+}
+
+fn log_key(generation: u64) -> String {
+    format!("{DIR}log-{generation}.jsonl")
+}
+
+/// The generation a file of the index belongs to, and whether it is a snapshot.
+fn parse_file(key: &str) -> Option<(u64, bool)> {
+    let name = key.strip_prefix(DIR)?;
+    let (digits, snapshot) = match name.strip_prefix("snapshot-") {
+        Some(rest) => (rest.strip_suffix(".json")?, true),
+        None => (name.strip_prefix("log-")?.strip_suffix(".jsonl")?, false),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((digits.parse().ok()?, snapshot))
+}
+
+/// A session as the index caches it: valid while its parts have these sizes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SessionRow {
+    pub info: SessionInfo,
+    pub sizes: Vec<u64>,
+    #[serde(default)]
+    pub counters: Counters,
+}
+
+/// One line of the log.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub(crate) enum Change {
+    Key { entry: KeyEntry },
+    DropKey { key: String },
+    Session { row: SessionRow },
+    DropSession { project: String, id: String },
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Snapshot {
+    version: u32,
+    generation: u64,
+    keys: Vec<KeyEntry>,
+    sessions: Vec<SessionRow>,
+}
+
+/// What reading the index found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IndexReport {
+    pub generation: u64,
+    pub keys: u32,
+    pub sessions: u32,
+    /// Changes in the current log (what the next snapshot folds in).
+    pub log_lines: u32,
+    /// Log lines that are not a change this version understands, skipped.
+    pub damaged_lines: u32,
+    /// Snapshots that could not be read, so an older one and its log were used.
+    pub damaged_snapshots: u32,
+    /// Bytes at the log's end that a crash left without a newline (never acknowledged).
+    pub torn_bytes: u64,
+}
+
+/// The index in memory, and how far into its log it has read.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IndexState {
+    pub generation: u64,
+    /// Bytes of the current log applied (up to its last newline).
+    read_to: u64,
+    /// The current log's size when last seen.
+    log_size: u64,
+    pub keys: BTreeMap<String, KeyEntry>,
+    pub sessions: BTreeMap<(String, String), SessionRow>,
+    pub report: IndexReport,
+}
+
+impl IndexState {
+    fn apply(&mut self, change: Change) {
+        match change {
+            Change::Key { entry } => {
+                self.keys.insert(entry.key.clone(), entry);
+            }
+            Change::DropKey { key } => {
+                self.keys.remove(&key);
+            }
+            Change::Session { row } => {
+                self.sessions.insert((row.info.project.clone(), row.info.id.clone()), row);
+            }
+            Change::DropSession { project, id } => {
+                self.sessions.remove(&(project, id));
+            }
+        }
+    }
+
+    /// Applies the complete lines of `bytes` (log bytes from `read_to` on).
+    fn replay(&mut self, bytes: &[u8]) {
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+        for line in bytes[..complete].split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
+            match serde_json::from_slice::<Change>(line) {
+                Ok(change) => {
+                    self.apply(change);
+                    self.report.log_lines = self.report.log_lines.saturating_add(1);
+                }
+                Err(_) => self.report.damaged_lines = self.report.damaged_lines.saturating_add(1),
+            }
+        }
+        self.read_to = self.read_to.saturating_add(complete as u64);
+        self.log_size = self.read_to.saturating_add((bytes.len() - complete) as u64);
+        self.report.torn_bytes = (bytes.len() - complete) as u64;
+    }
+
+    fn counted(mut self) -> Self {
+        self.report.generation = self.generation;
+        self.report.keys = self.keys.len() as u32;
+        self.report.sessions = self.sessions.len() as u32;
+        self
+    }
+
+    fn snapshot_due(&self) -> bool {
+        self.report.log_lines > MIN_LOG_LINES.max((self.keys.len() + self.sessions.len()) as u32)
+    }
+}
+
+impl<S: Storage> Store<S> {
+    /// Brings the cached index up to date with storage: nothing is read when its log
+    /// has not changed, only the new lines when it grew.
+    pub(crate) async fn refresh_index(&self) -> Result<(), Error> {
+        let listing = self.storage.list(DIR).await?;
+        let files: Vec<(u64, bool, u64)> =
+            listing.iter().filter_map(|info| parse_file(&info.key).map(|(g, snapshot)| (g, snapshot, info.size))).collect();
+        let generation = files.iter().map(|f| f.0).max().unwrap_or(0);
+        let log_size = files.iter().find(|f| f.0 == generation && !f.1).map_or(0, |f| f.2);
+        let cached = self.index.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size));
+        match cached {
+            Some((g, _, size)) if g == generation && size == log_size => return Ok(()),
+            Some((g, read_to, size)) if g == generation && size < log_size => {
+                let tail = self.read_index_log(generation, read_to).await?;
+                if let Some(state) = self.index.borrow_mut().as_mut() {
+                    state.replay(&tail);
+                    state.report.keys = state.keys.len() as u32;
+                    state.report.sessions = state.sessions.len() as u32;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let state = self.load_index(&files, generation).await?;
+        *self.index.borrow_mut() = Some(state);
+        Ok(())
+    }
+
+    async fn read_index_log(&self, generation: u64, from: u64) -> Result<Vec<u8>, Error> {
+        match self.storage.read(&log_key(generation), from, None).await {
+            Ok(bytes) => Ok(bytes),
+            Err(StorageError::NotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reads the index from its newest readable snapshot and the logs after it.
+    async fn load_index(&self, files: &[(u64, bool, u64)], generation: u64) -> Result<IndexState, Error> {
+        let mut snapshots: Vec<u64> = files.iter().filter(|f| f.1).map(|f| f.0).collect();
+        snapshots.sort_unstable_by(|a, b| b.cmp(a));
+        let mut state = IndexState::default();
+        let mut base = files.iter().filter(|f| !f.1).map(|f| f.0).min().unwrap_or(generation);
+        for g in snapshots {
+            let bytes = match self.storage.read(&snapshot_key(g), 0, None).await {
+                Ok(bytes) => bytes,
+                Err(StorageError::NotFound { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            match serde_json::from_slice::<Snapshot>(&bytes) {
+                Ok(snapshot) if snapshot.version == SNAPSHOT_VERSION => {
+                    state.keys = snapshot.keys.into_iter().map(|e| (e.key.clone(), e)).collect();
+                    state.sessions = snapshot.sessions.into_iter().map(|r| ((r.info.project.clone(), r.info.id.clone()), r)).collect();
+                    base = g;
+                    break;
+                }
+                _ => state.report.damaged_snapshots += 1,
+            }
+        }
+        for g in base..=generation {
+            if !files.iter().any(|f| f.0 == g && !f.1) {
+                continue;
+            }
+            // Only the current log's lines are still to be folded into a snapshot.
+            state.report.log_lines = 0;
+            state.read_to = 0;
+            let bytes = self.read_index_log(g, 0).await?;
+            state.replay(&bytes);
+        }
+        state.generation = generation;
+        if !files.iter().any(|f| f.0 == generation && !f.1) {
+            state.read_to = 0;
+            state.log_size = 0;
+            state.report.torn_bytes = 0;
+            state.report.log_lines = 0;
+        }
+        Ok(state.counted())
+    }
+
+    /// Runs `decide` on the current index under the index lock and appends the changes
+    /// it returns: all of them, or (on an error) none that a reader would apply.
+    pub(crate) async fn update_index<R>(&self, decide: impl FnOnce(&IndexState) -> Result<(Vec<Change>, R), Error>) -> Result<R, Error> {
+        self.locked(LOCK, async {
+            self.refresh_index().await?;
+            let (changes, value) = {
+                let cache = self.index.borrow();
+                let state = cache.as_ref().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
+                decide(state)?
+            };
+            if changes.is_empty() {
+                return Ok(value);
+            }
+            let (generation, read_to, log_size) =
+                self.index.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size)).unwrap_or_default();
+            let mut bytes = Vec::new();
+            if log_size > read_to {
+                // A torn line from a crash: start on a line of our own.
+                bytes.push(b'\n');
+            }
+            for change in &changes {
+                serde_json::to_writer(&mut bytes, change).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                bytes.push(b'\n');
+            }
+            let appended = self.storage.append(&log_key(generation), &bytes).await;
+            let mut cache = self.index.borrow_mut();
+            let new_size = match appended {
+                Ok(size) => size,
+                Err(e) => {
+                    // Whether any of it landed is unknown: read the log again next time.
+                    *cache = None;
+                    return Err(e.into());
+                }
+            };
+            let Some(state) = cache.as_mut() else { return Ok(value) };
+            if new_size != log_size.saturating_add(bytes.len() as u64) {
+                *cache = None;
+                return Ok(value);
+            }
+            for change in changes {
+                state.apply(change);
+                state.report.log_lines = state.report.log_lines.saturating_add(1);
+            }
+            state.read_to = new_size;
+            state.log_size = new_size;
+            state.report.torn_bytes = 0;
+            state.report.keys = state.keys.len() as u32;
+            state.report.sessions = state.sessions.len() as u32;
+            let snapshot = state.snapshot_due().then(|| state.clone());
+            drop(cache);
+            if let Some(state) = snapshot {
+                // The change is stored; a snapshot that fails is tried again next time.
+                let _ = self.snapshot_index(state).await;
+            }
+            Ok(value)
+        })
+        .await
+    }
+
+    /// Saves generation g+1 and removes what generation g no longer needs.
+    async fn snapshot_index(&self, state: IndexState) -> Result<(), Error> {
+        let next = state.generation.saturating_add(1);
+        let snapshot = Snapshot {
+            version: SNAPSHOT_VERSION,
+            generation: next,
+            keys: state.keys.values().cloned().collect(),
+            sessions: state.sessions.values().cloned().collect(),
+        };
+        let bytes = serde_json::to_vec(&snapshot).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        self.storage.replace(&snapshot_key(next), &bytes, None).await?;
+        {
+            let mut cache = self.index.borrow_mut();
+            let mut moved = state;
+            moved.generation = next;
+            moved.read_to = 0;
+            moved.log_size = 0;
+            moved.report.log_lines = 0;
+            moved.report.torn_bytes = 0;
+            *cache = Some(moved.counted());
+        }
+        for info in self.storage.list(DIR).await? {
+            if let Some((g, _)) = parse_file(&info.key)
+                && g.saturating_add(1) < next
+            {
+                match self.storage.remove(&info.key).await {
+                    Ok(()) | Err(StorageError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `f` of the current index (after bringing it up to date).
+    pub(crate) async fn read_index<R>(&self, f: impl FnOnce(&IndexState) -> R) -> Result<R, Error> {
+        self.refresh_index().await?;
+        let cache = self.index.borrow();
+        let state = cache.as_ref().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
+        Ok(f(state))
+    }
+
+    /// What reading the index found: its generation, sizes, and anything damaged that
+    /// was skipped.
+    pub async fn index_report(&self) -> Result<IndexReport, Error> {
+        self.read_index(|state| state.report.clone()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_files_are_named_by_generation() {
+        assert_eq!(parse_file(&snapshot_key(3)), Some((3, true)));
+        assert_eq!(parse_file(&log_key(0)), Some((0, false)));
+        for other in ["index/lock", "index/log-.jsonl", "index/log-1x.jsonl", "index/snapshot-2.json.tmp", "projects/x"] {
+            assert_eq!(parse_file(other), None, "{other}");
+        }
+    }
+}

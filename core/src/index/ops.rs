@@ -1,0 +1,96 @@
+//! The store's side of the index: resolving inbound messages, resets, labels, and
+//! looking keys up.
+
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::log::Change;
+use super::route::{self, Inbound, Resolution, RoutePolicy};
+use super::{Field, KeyEntry, KeyPatch, KeyView, merge_fields};
+use crate::error::Error;
+use crate::storage::Storage;
+use crate::store::Store;
+
+impl<S: Storage> Store<S> {
+    /// Routes an inbound message: its key, the session it goes to, and why (see
+    /// [`route::decide`]). Records the key's activity, and its new session when one
+    /// starts; `new_session_id` (a fresh id from the host) is used only then.
+    pub async fn resolve(&self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
+        self.update_index(|state| {
+            let key = route::key_of(inbound, policy)?;
+            let existing = state.keys.get(&key);
+            let (resolution, entry) = route::decide(key, existing, inbound, policy, now_ms, new_session_id)?;
+            Ok((vec![Change::Key { entry }], resolution))
+        })
+        .await
+    }
+
+    /// Starts a new session for `key` (what `/new` does), keeping the old one in the
+    /// key's history. The old transcript is not touched.
+    pub async fn reset_key(&self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
+        self.update_index(|state| {
+            let mut entry = state.keys.get(key).cloned().ok_or_else(|| key_not_found(key))?;
+            route::start_new_session(&mut entry, new_session_id, now_ms, "reset by the caller")?;
+            entry.updated_ms = entry.updated_ms.max(now_ms);
+            Ok((vec![Change::Key { entry: entry.clone() }], entry))
+        })
+        .await
+    }
+
+    /// Sets a key's labels (title, model, origin, toggles, metadata).
+    pub async fn update_key(&self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
+        self.update_index(|state| {
+            let mut entry = state.keys.get(key).cloned().ok_or_else(|| key_not_found(key))?;
+            if let Some(title) = &patch.title {
+                entry.title = Some(title.clone()).filter(|t| !t.is_empty());
+            }
+            if let Some(model) = &patch.model {
+                entry.model = Some(model.clone()).filter(|m| !m.is_empty());
+            }
+            if let Some(origin) = &patch.origin {
+                entry.origin = origin.clone();
+            }
+            merge_fields(&mut entry.toggles, &patch.toggles);
+            merge_fields(&mut entry.metadata, &patch.metadata);
+            Ok((vec![Change::Key { entry: entry.clone() }], entry))
+        })
+        .await
+    }
+
+    /// Forgets a key; its sessions stay in the store. Returns the entry it had.
+    pub async fn remove_key(&self, key: &str) -> Result<KeyEntry, Error> {
+        self.update_index(|state| {
+            let entry = state.keys.get(key).cloned().ok_or_else(|| key_not_found(key))?;
+            Ok((vec![Change::DropKey { key: key.to_owned() }], entry))
+        })
+        .await
+    }
+
+    /// Key `key` with what its current session's transcript says (from the index's
+    /// cache when the transcript has not changed since).
+    pub async fn key(&self, key: &str) -> Result<KeyView, Error> {
+        let entry = self.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
+        let row = match self.session_row(&entry.session_id).await {
+            Ok(row) => row,
+            Err(Error::SessionNotFound { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        let (session, counters) = row.map(|row| (Some(row.info), row.counters)).unwrap_or_default();
+        Ok(KeyView { entry, session, counters })
+    }
+
+    /// Every key whose metadata has all of `filter`'s fields, most recently active first.
+    pub async fn keys(&self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
+        let mut keys = self
+            .read_index(|state| state.keys.values().filter(|entry| filter.iter().all(|f| entry.metadata.contains(f))).cloned().collect::<Vec<_>>())
+            .await?;
+        keys.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| a.key.cmp(&b.key)));
+        Ok(keys)
+    }
+}
+
+pub(crate) fn key_not_found(key: &str) -> Error {
+    Error::KeyNotFound { key: String::from(key) }
+}
