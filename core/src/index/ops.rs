@@ -84,7 +84,9 @@ impl<S: Storage> Store<S> {
     /// Every key whose metadata has all of `filter`'s fields, most recently active first.
     pub async fn keys(&self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
         let mut keys = self
-            .read_index(|state| state.keys.values().filter(|entry| filter.iter().all(|f| entry.metadata.contains(f))).cloned().collect::<Vec<_>>())
+            .read_index(|state| {
+                state.keys.values().filter(|entry| filter.iter().all(|f| entry.metadata.contains(f))).cloned().collect::<Vec<_>>()
+            })
             .await?;
         keys.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| a.key.cmp(&b.key)));
         Ok(keys)

@@ -80,7 +80,10 @@ pub fn build(input: &KeyInput) -> Result<String, Error> {
     };
     let provider = || -> Result<String, Error> {
         let provider = input.provider.filter(|p| !p.is_empty()).ok_or_else(|| {
-            Error::InvalidArgument(format!("a {} message needs its provider (telegram, slack, …) to pick its session key", input.chat_type.as_str()))
+            Error::InvalidArgument(format!(
+                "a {} message needs its provider (telegram, slack, …) to pick its session key",
+                input.chat_type.as_str()
+            ))
         })?;
         lower("provider", provider)
     };
@@ -137,7 +140,11 @@ pub fn parse(key: &str) -> Result<KeyParts, Error> {
             };
             KeyParts { chat_type, agent, provider: Some(provider.to_string()), id: id.to_string(), thread }
         }
-        _ => return Err(bad("an `agent:` key is `agent:<agent>:<main key>`, `agent:<agent>:dm:<peer>` or `agent:<agent>:<provider>:<kind>:<id>`")),
+        _ => {
+            return Err(bad(
+                "an `agent:` key is `agent:<agent>:<main key>`, `agent:<agent>:dm:<peer>` or `agent:<agent>:<provider>:<kind>:<id>`",
+            ));
+        }
     };
     Ok(shape)
 }
@@ -155,9 +162,18 @@ mod tests {
         let cases = [
             (input(ChatType::Direct, Some("telegram"), Some("u1")), "agent:main:main"),
             (KeyInput { dm_scope: DmScope::PerPeer, ..input(ChatType::Direct, None, Some("U1")) }, "agent:main:dm:U1"),
-            (KeyInput { dm_scope: DmScope::PerProviderPeer, ..input(ChatType::Direct, Some("Slack"), Some("U1")) }, "agent:main:slack:dm:U1"),
-            (KeyInput { agent: Some("Ops"), ..input(ChatType::Group, Some("telegram"), Some("-100123")) }, "agent:ops:telegram:group:-100123"),
-            (KeyInput { thread: Some("42"), ..input(ChatType::Channel, Some("slack"), Some("C024")) }, "agent:main:slack:channel:C024:thread:42"),
+            (
+                KeyInput { dm_scope: DmScope::PerProviderPeer, ..input(ChatType::Direct, Some("Slack"), Some("U1")) },
+                "agent:main:slack:dm:U1",
+            ),
+            (
+                KeyInput { agent: Some("Ops"), ..input(ChatType::Group, Some("telegram"), Some("-100123")) },
+                "agent:ops:telegram:group:-100123",
+            ),
+            (
+                KeyInput { thread: Some("42"), ..input(ChatType::Channel, Some("slack"), Some("C024")) },
+                "agent:main:slack:channel:C024:thread:42",
+            ),
             (input(ChatType::Room, Some("matrix"), Some("r1")), "agent:main:matrix:room:r1"),
             (input(ChatType::Cron, None, Some("nightly")), "cron:nightly"),
             (input(ChatType::Hook, None, Some("9f0c")), "hook:9f0c"),
