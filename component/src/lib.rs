@@ -15,10 +15,10 @@ use mneme_core::{self as core_, Mirror};
 
 wit_bindgen::generate!({ path: "../wit", world: "engine" });
 
-use exports::mneme::engine::{compaction, gates, memory, sessions};
+use exports::mneme::engine::{compaction, gates, index, memory, sessions};
 use mneme::engine::{storage, types};
 
-core_::mirror_wit!(types, sessions, compaction, gates, memory);
+core_::mirror_wit!(types, sessions, compaction, gates, memory, index);
 
 #[cfg(all(target_arch = "wasm32", not(test)))]
 #[global_allocator]
@@ -433,6 +433,46 @@ impl memory::Guest for Component {
     }
     fn remove_file(handle: sessions::StoreBorrow<'_>, path: String) -> Result<(), types::Error> {
         run(store(handle).remove_file(&path))
+    }
+}
+
+impl index::Guest for Component {
+    fn default_route_policy() -> index::RoutePolicy {
+        core_::index::RoutePolicy::default().mirror()
+    }
+    fn key_of(inbound: index::Inbound, policy: index::RoutePolicy) -> Result<String, types::Error> {
+        core_::index::route::key_of(&inbound.mirror(), &policy.mirror()).mirror()
+    }
+    fn parse_key(key: String) -> Result<index::KeyParts, types::Error> {
+        core_::index::sessionkey::parse(&key).mirror()
+    }
+    fn resolve(
+        handle: sessions::StoreBorrow<'_>,
+        inbound: index::Inbound,
+        policy: index::RoutePolicy,
+        now_ms: i64,
+        new_session_id: String,
+    ) -> Result<index::Resolution, types::Error> {
+        run(store(handle).resolve(&inbound.mirror(), &policy.mirror(), now_ms, &new_session_id))
+    }
+    fn reset(handle: sessions::StoreBorrow<'_>, key: String, new_session_id: String, now_ms: i64) -> Result<index::KeyEntry, types::Error> {
+        run(store(handle).reset_key(&key, &new_session_id, now_ms))
+    }
+    fn update(handle: sessions::StoreBorrow<'_>, key: String, patch: index::KeyPatch) -> Result<index::KeyEntry, types::Error> {
+        run(store(handle).update_key(&key, &patch.mirror()))
+    }
+    fn remove(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyEntry, types::Error> {
+        run(store(handle).remove_key(&key))
+    }
+    fn show(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyView, types::Error> {
+        run(store(handle).key(&key))
+    }
+    fn list(handle: sessions::StoreBorrow<'_>, filter: Vec<index::Field>) -> Result<Vec<index::KeyEntry>, types::Error> {
+        let filter: Vec<core_::index::Field> = filter.mirror();
+        run(store(handle).keys(&filter))
+    }
+    fn report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexReport, types::Error> {
+        run(store(handle).index_report())
     }
 }
 

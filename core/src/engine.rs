@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
+use crate::index::sessionkey::KeyParts;
+use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
@@ -98,6 +100,17 @@ pub trait Engine<E: EngineError = Error> {
     fn write_file(&mut self, path: &str, text: &str) -> Result<(), E>;
     fn read_file(&mut self, path: &str) -> Result<Option<String>, E>;
     fn remove_file(&mut self, path: &str) -> Result<(), E>;
+    fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, E>;
+    fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, E>;
+    fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, E>;
+    fn remove_key(&mut self, key: &str) -> Result<KeyEntry, E>;
+    fn key(&mut self, key: &str) -> Result<KeyView, E>;
+    fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E>;
+    fn index_report(&mut self) -> Result<KeyIndexReport, E>;
+    /// [`crate::index::route::key_of`].
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E>;
+    /// [`crate::index::sessionkey::parse`].
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, E>;
     /// [`crate::tokens::context_window`].
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
@@ -272,6 +285,33 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn remove_file(&mut self, path: &str) -> Result<(), E> {
         Ok(block_on(Store::remove_file(self, path))?)
+    }
+    fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, E> {
+        Ok(block_on(Store::resolve(self, inbound, policy, now_ms, new_session_id))?)
+    }
+    fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, E> {
+        Ok(block_on(Store::reset_key(self, key, new_session_id, now_ms))?)
+    }
+    fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, E> {
+        Ok(block_on(Store::update_key(self, key, patch))?)
+    }
+    fn remove_key(&mut self, key: &str) -> Result<KeyEntry, E> {
+        Ok(block_on(Store::remove_key(self, key))?)
+    }
+    fn key(&mut self, key: &str) -> Result<KeyView, E> {
+        Ok(block_on(Store::key(self, key))?)
+    }
+    fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E> {
+        Ok(block_on(Store::keys(self, filter))?)
+    }
+    fn index_report(&mut self) -> Result<KeyIndexReport, E> {
+        Ok(block_on(Store::index_report(self))?)
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
+        Ok(crate::index::route::key_of(inbound, policy)?)
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, E> {
+        Ok(crate::index::sessionkey::parse(key)?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
         Ok(crate::tokens::context_window(model))

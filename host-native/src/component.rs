@@ -5,6 +5,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::index::sessionkey::KeyParts;
+use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
@@ -22,10 +24,10 @@ use crate::{Error, HostStorage};
 
 wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 
-use exports::mneme::engine::{compaction, gates, memory, sessions};
+use exports::mneme::engine::{compaction, gates, index, memory, sessions};
 use mneme::engine::types;
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
 
 /// The Mneme component, built by this crate's build script.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.component.wasm"));
@@ -372,6 +374,39 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn remove_file(&mut self, path: &str) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_memory().call_remove_file(s, h, path))
+    }
+    fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
+        let (inbound, policy): (index::Inbound, index::RoutePolicy) = (inbound.clone().mirror(), policy.clone().mirror());
+        self.call(|e, s, h| e.mneme_engine_index().call_resolve(s, h, &inbound, &policy, now_ms, new_session_id))
+    }
+    fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_reset(s, h, key, new_session_id, now_ms))
+    }
+    fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
+        let patch: index::KeyPatch = patch.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_index().call_update(s, h, key, &patch))
+    }
+    fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_remove(s, h, key))
+    }
+    fn key(&mut self, key: &str) -> Result<KeyView, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_show(s, h, key))
+    }
+    fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
+        let filter: Vec<index::Field> = filter.to_vec().mirror();
+        self.call(|e, s, h| e.mneme_engine_index().call_list(s, h, &filter))
+    }
+    fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_report(s, h))
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+        let (inbound, policy): (index::Inbound, index::RoutePolicy) = (inbound.clone().mirror(), policy.clone().mirror());
+        let key: Result<String, mneme_core::Error> = self.call_total(|e, s| e.mneme_engine_index().call_key_of(s, &inbound, &policy))?;
+        Ok(key?)
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
+        let parts: Result<KeyParts, mneme_core::Error> = self.call_total(|e, s| e.mneme_engine_index().call_parse_key(s, key))?;
+        Ok(parts?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         self.call_total(|e, s| e.mneme_engine_compaction().call_context_window(s, model))

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod keys_cli;
 mod memory_cli;
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
@@ -14,6 +15,7 @@ use mneme_host::core::{
     Action, AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode,
     NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
+use mneme_host::core::time;
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, HostStorage, PgStorage, Runtime};
 
@@ -89,6 +91,9 @@ enum Command {
     /// Long-term memory: Claude Code's memory files (projects/<project>/memory/),
     /// MEMORY.md, recall, and the CLAUDE.md instructions a session loads
     Memory(memory_cli::MemoryArgs),
+    /// The session index: which session each conversation key (an agent's main chat,
+    /// a group, a cron job, a webhook) continues, resets, and the labels on it
+    Keys(keys_cli::KeysArgs),
     /// Find messages across every session: words matched by stem (stopwords ignored),
     /// each session read as a conversation, so an answer is found through its question
     Search {
@@ -390,10 +395,41 @@ struct GatesArgs {
     json: bool,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum SortBy {
+    Updated,
+    Created,
+    Messages,
+    Bytes,
+}
+
+/// `--since`: a date, an RFC 3339 timestamp, or an age before now.
+fn parse_since(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let age = |digits: &str, unit_ms: i64| digits.parse::<i64>().ok().map(|n| now_ms().saturating_sub(n.saturating_mul(unit_ms)));
+    let parsed = match text.char_indices().last() {
+        Some((at, 'd')) if at > 0 => age(&text[..at], 86_400_000),
+        Some((at, 'h')) if at > 0 => age(&text[..at], 3_600_000),
+        _ if text.len() == 10 => time::parse_millis(&format!("{text}T00:00:00.000Z")),
+        _ => time::parse_millis(text),
+    };
+    parsed.ok_or_else(|| format!("`{text}` is not a date (2026-11-01), a timestamp (2026-11-01T08:00:00Z) or an age (36h, 7d)"))
+}
+
 #[derive(Subcommand)]
 enum SessionsCommand {
-    /// List the sessions in the store, most recently updated first
+    /// List the sessions in the store, most recently updated first. Served from the
+    /// session index: only sessions whose files changed since the last listing are read
     List {
+        /// Order by this, largest or newest first
+        #[arg(long, value_enum, default_value_t = SortBy::Updated)]
+        sort: SortBy,
+        /// Only sessions of this project (its folder name under projects/, e.g. -home-me-app)
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        project: Option<String>,
+        /// Only sessions updated since then: a date (2026-11-01), a timestamp, or an age (36h, 7d)
+        #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+        since: Option<i64>,
         /// Print JSON (an array of session objects; see the README)
         #[arg(long)]
         json: bool,
@@ -529,6 +565,7 @@ fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
+        Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Search { query, limit, json } => {
             let hits = open(&cli.store)?.search(&query, limit).map_err(|e| e.to_string())?;
             if json {
@@ -543,8 +580,16 @@ fn run(cli: Cli) -> CliResult {
             }
             Ok(())
         }
-        Command::Sessions(SessionsCommand::List { json }) => {
-            let sessions = list_sessions(&mut *open(&cli.store)?)?;
+        Command::Sessions(SessionsCommand::List { sort, project, since, json }) => {
+            let mut sessions = list_sessions(&mut *open(&cli.store)?)?;
+            let stamp = |t: &Option<String>| t.as_deref().and_then(time::parse_millis);
+            sessions.retain(|s| project.as_ref().is_none_or(|p| &s.project == p) && since.is_none_or(|since| stamp(&s.updated) >= Some(since)));
+            match sort {
+                SortBy::Updated => {}
+                SortBy::Created => sessions.sort_by(|a, b| b.created.cmp(&a.created)),
+                SortBy::Messages => sessions.sort_by(|a, b| b.messages.cmp(&a.messages)),
+                SortBy::Bytes => sessions.sort_by(|a, b| b.bytes.cmp(&a.bytes)),
+            }
             if json { print_json(&sessions) } else { print_sessions(&sessions) }
         }
         Command::Sessions(SessionsCommand::Show { id, all, json }) => {

@@ -258,7 +258,7 @@ impl<S: Storage> Store<S> {
                 bytes.push(b'\n');
             }
             for change in &changes {
-                serde_json::to_writer(&mut bytes, change).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                bytes.extend(serde_json::to_vec(change).map_err(|e| Error::InvalidArgument(e.to_string()))?);
                 bytes.push(b'\n');
             }
             let appended = self.storage.append(&log_key(generation), &bytes).await;

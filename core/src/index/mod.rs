@@ -37,7 +37,7 @@ pub struct Field {
 
 /// Where a conversation comes from: the labels a chat UI shows for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default)]
 pub struct Origin {
     /// The messaging provider (`telegram`, `slack`, `discord`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,7 +54,6 @@ pub struct Origin {
 
 /// One session key's entry.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct KeyEntry {
     pub key: String,
     /// The transcript the key continues now.
@@ -87,7 +86,7 @@ pub struct KeyEntry {
 
 /// What a session's transcript says about it, cached by the index.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default)]
 pub struct Counters {
     /// Tokens its replies reported, each reply once.
     pub input_tokens: u64,

@@ -200,12 +200,67 @@ macro_rules! mirror_wit_types {
 }
 
 /// Every WIT type of `wit/engine.wit`, mirrored onto a binding's generated modules:
-/// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);` with each
+/// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);` with each
 /// name a module (or `use … as` alias) in scope.
 #[macro_export]
 macro_rules! mirror_wit {
-    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident, $memory:ident) => {
+    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident, $memory:ident, $index:ident) => {
         $crate::mirror_wit_types!($types);
+
+        $crate::mirror_record!($crate::index::Field, $index::Field { name, value });
+        $crate::mirror_record!($crate::index::Origin, $index::Origin { provider, subject, room, display_name });
+        $crate::mirror_enum!($crate::index::ChatType, $index::ChatType { Direct, Group, Channel, Room, Cron, Hook });
+        $crate::mirror_enum!($crate::index::DmScope, $index::DmScope { Main, PerPeer, PerProviderPeer });
+        $crate::mirror_record!(
+            $crate::index::Inbound,
+            $index::Inbound { agent, chat_type, provider, id, thread, text, origin, metadata }
+        );
+        $crate::mirror_record!($crate::index::route::ResetOverride, $index::ResetOverride { chat_type, provider, policy });
+        $crate::mirror_record!($crate::index::RoutePolicy, $index::RoutePolicy { main_key, dm_scope, reset, overrides, reset_commands });
+        $crate::mirror_enum!($crate::index::ResolveAction, $index::ResolveAction { Created, Continued, Reset, Idle, Daily, Expired });
+        $crate::mirror_record!(
+            $crate::index::Resolution,
+            $index::Resolution { key, session_id, action, reason, previous_session_id, text }
+        );
+        $crate::mirror_record!(
+            $crate::index::KeyEntry,
+            $index::KeyEntry {
+                key,
+                session_id,
+                created_ms,
+                updated_ms,
+                session_started_ms,
+                chat_type,
+                origin,
+                title,
+                model,
+                toggles,
+                metadata,
+                previous_session_ids,
+                reason,
+            }
+        );
+        $crate::mirror_record!(
+            $crate::index::Counters,
+            $index::Counters {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_creation_tokens,
+                context_tokens,
+                compaction_count,
+                memory_flush_ms,
+                memory_flush_compaction_count,
+                extraction_ms,
+            }
+        );
+        $crate::mirror_record!($crate::index::KeyView, $index::KeyView { entry, session, counters });
+        $crate::mirror_record!($crate::index::KeyPatch, $index::KeyPatch { title, model, origin, toggles, metadata });
+        $crate::mirror_record!($crate::index::sessionkey::KeyParts, $index::KeyParts { chat_type, agent, provider, id, thread });
+        $crate::mirror_record!(
+            $crate::index::IndexReport,
+            $index::IndexReport { generation, keys, sessions, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
+        );
 
         $crate::mirror_enum!($crate::memory::file::Kind, $memory::Kind { User, Feedback, Project, Reference });
         $crate::mirror_enum!($crate::memory::file::LinkKind, $memory::LinkKind { RelatesTo, Contradicts, Extends, DerivedFrom });

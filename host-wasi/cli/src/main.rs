@@ -12,6 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
+use mneme_core::index::sessionkey::KeyParts;
+use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
@@ -24,9 +26,9 @@ use mneme_core::{
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
 
-use mneme::engine::{compaction, gates, memory, sessions, types};
+use mneme::engine::{compaction, gates, index, memory, sessions, types};
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates, memory);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
 
 /// Mneme's sessions in the folder `wasmtime run` gives as the current directory
 /// (`--dir <folder>::.`), laid out like a Claude Code home.
@@ -287,6 +289,33 @@ impl Engine<Error> for Imported {
     }
     fn remove_file(&mut self, path: &str) -> Result<(), Error> {
         memory::remove_file(&self.store, path).mirror()
+    }
+    fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
+        index::resolve(&self.store, &inbound.clone().mirror(), &policy.clone().mirror(), now_ms, new_session_id).mirror()
+    }
+    fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
+        index::reset(&self.store, key, new_session_id, now_ms).mirror()
+    }
+    fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
+        index::update(&self.store, key, &patch.clone().mirror()).mirror()
+    }
+    fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
+        index::remove(&self.store, key).mirror()
+    }
+    fn key(&mut self, key: &str) -> Result<KeyView, Error> {
+        index::show(&self.store, key).mirror()
+    }
+    fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
+        index::list(&self.store, &filter.to_vec().mirror()).mirror()
+    }
+    fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
+        index::report(&self.store).mirror()
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+        index::key_of(&inbound.clone().mirror(), &policy.clone().mirror()).mirror()
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
+        index::parse_key(key).mirror()
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
         Ok(compaction::context_window(model))

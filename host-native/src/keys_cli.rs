@@ -1,0 +1,336 @@
+//! `mneme keys …`: the session index — which session each conversation key (an agent's
+//! main chat, a group, a cron job, a webhook) continues, resets, and the labels on it.
+//! Runs on the engine `--engine` names, through the WIT `index` interface; `--json`
+//! prints the values every host's API returns.
+
+use clap::{Args, Subcommand, ValueEnum};
+use mneme_host::core::gates::ResetPolicy;
+use mneme_host::core::index::{ChatType, DmScope, Field, Inbound, KeyEntry, KeyPatch, Origin, RoutePolicy};
+use mneme_host::core::time;
+use mneme_host::{Engine, Error};
+
+type CliResult = Result<(), String>;
+
+#[derive(Args)]
+pub struct KeysArgs {
+    #[command(subcommand)]
+    command: KeysCommand,
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Route a message: print its key, the session it goes to and why (a new key, the
+    /// same session, or a new one after /new, an idle or daily reset, an expiry), and
+    /// record it
+    Resolve(ResolveArgs),
+    /// List keys, most recently active first
+    List {
+        /// Only keys with this metadata field (NAME=VALUE; repeat to require several)
+        #[arg(long = "meta", value_name = "NAME=VALUE", value_parser = parse_field)]
+        metadata: Vec<Field>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a key: its session, earlier sessions, labels, and the session's counters
+    Show {
+        key: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give a key a new session now (what /new does); the old session stays, listed in
+    /// the key's history
+    Reset {
+        key: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a key's title, model, toggles or metadata (an empty VALUE removes a field)
+    Set {
+        key: String,
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long = "toggle", value_name = "NAME=VALUE", value_parser = parse_field)]
+        toggles: Vec<Field>,
+        #[arg(long = "meta", value_name = "NAME=VALUE", value_parser = parse_field)]
+        metadata: Vec<Field>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a key (its sessions stay in the store)
+    Rm { key: String },
+    /// What reading the index found: generation, sizes, damaged or torn lines skipped
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct ResolveArgs {
+    /// The message text (a leading /new or /reset starts a new session)
+    #[arg(default_value = "")]
+    text: String,
+    /// The agent the message is for
+    #[arg(long, default_value = "main")]
+    agent: String,
+    /// What kind of conversation it is
+    #[arg(long = "chat", value_enum, default_value_t = ChatArg::Direct)]
+    chat: ChatArg,
+    /// The messaging provider (telegram, slack, discord, …): needed for groups,
+    /// channels, rooms and --dm-scope per-provider-peer
+    #[arg(long)]
+    provider: Option<String>,
+    /// The peer (direct), group, channel or room id; the cron job; the hook id
+    #[arg(long, allow_hyphen_values = true)]
+    id: Option<String>,
+    /// A thread or topic inside the conversation
+    #[arg(long)]
+    thread: Option<String>,
+    /// How direct chats are bucketed
+    #[arg(long, value_enum, default_value_t = DmScopeArg::Main)]
+    dm_scope: DmScopeArg,
+    /// The key of an agent's direct chats with --dm-scope main
+    #[arg(long, default_value = "main")]
+    main_key: String,
+    /// Start a new session after this long without a message
+    #[arg(long, value_name = "MINUTES")]
+    idle_minutes: Option<u32>,
+    /// Start a new session once a day at this hour (0–23, local time by --utc-offset) [default: 4]
+    #[arg(long, value_name = "HOUR", value_parser = clap::value_parser!(u8).range(0..24), conflicts_with = "no_daily_reset")]
+    daily_reset_hour: Option<u8>,
+    /// No daily reset
+    #[arg(long)]
+    no_daily_reset: bool,
+    /// The local time's offset from UTC in minutes, for the daily reset
+    #[arg(long, value_name = "MINUTES", default_value_t = 0, allow_hyphen_values = true)]
+    utc_offset: i32,
+    /// Start a new session when the current one is older than this
+    #[arg(long, value_name = "DAYS")]
+    ttl_days: Option<u32>,
+    /// A metadata field to set on the key (NAME=VALUE; repeatable)
+    #[arg(long = "meta", value_name = "NAME=VALUE", value_parser = parse_field)]
+    metadata: Vec<Field>,
+    /// The conversation's subject line (a group's name)
+    #[arg(long)]
+    subject: Option<String>,
+    /// The sender's or conversation's display name
+    #[arg(long)]
+    display_name: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ChatArg {
+    Direct,
+    Group,
+    Channel,
+    Room,
+    Cron,
+    Hook,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DmScopeArg {
+    Main,
+    PerPeer,
+    PerProviderPeer,
+}
+
+fn parse_field(text: &str) -> Result<Field, String> {
+    let (name, value) = text.split_once('=').ok_or_else(|| format!("`{text}` is not NAME=VALUE"))?;
+    if name.is_empty() {
+        return Err(format!("`{text}` has no name before `=`"));
+    }
+    Ok(Field { name: name.to_owned(), value: value.to_owned() })
+}
+
+fn new_session_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: KeysArgs, now_ms: i64) -> CliResult {
+    let mut engine = open()?;
+    let e = |e: Error| e.to_string();
+    match args.command {
+        KeysCommand::Resolve(args) => {
+            let json = args.json;
+            let (inbound, policy) = resolve_request(args);
+            let resolution = engine.resolve(&inbound, &policy, now_ms, &new_session_id()).map_err(e)?;
+            if json {
+                return crate::print_json(&resolution);
+            }
+            println!("{}  {}  {}", resolution.key, resolution.session_id, action_name(resolution.action));
+            println!("  {}", resolution.reason);
+            if let Some(previous) = &resolution.previous_session_id {
+                println!("  the key's previous session {previous} stays in the store");
+            }
+            Ok(())
+        }
+        KeysCommand::List { metadata, json } => {
+            let keys = engine.keys(&metadata).map_err(e)?;
+            if json {
+                return crate::print_json(&keys);
+            }
+            if keys.is_empty() {
+                println!("no keys (route a message with `mneme keys resolve`)");
+                return Ok(());
+            }
+            println!("{:<44}  {:<36}  {:<8}  {:<24}  {:>6}  TITLE", "KEY", "SESSION", "CHAT", "ACTIVE", "RESETS");
+            for key in &keys {
+                println!(
+                    "{:<44}  {:<36}  {:<8}  {:<24}  {:>6}  {}",
+                    key.key,
+                    key.session_id,
+                    key.chat_type.as_str(),
+                    time::format_millis(key.updated_ms),
+                    key.previous_session_ids.len(),
+                    key.title.as_deref().unwrap_or("")
+                );
+            }
+            Ok(())
+        }
+        KeysCommand::Show { key, json } => {
+            let view = engine.key(&key).map_err(e)?;
+            if json {
+                return crate::print_json(&view);
+            }
+            print_entry(&view.entry);
+            match &view.session {
+                Some(session) => println!(
+                    "session     {} messages, {} bytes, updated {}{}",
+                    session.messages,
+                    session.bytes,
+                    session.updated.as_deref().unwrap_or("-"),
+                    session.title.as_deref().map(|t| format!(" — {t}")).unwrap_or_default()
+                ),
+                None => println!("session     no messages yet"),
+            }
+            let c = &view.counters;
+            println!(
+                "tokens      {} in, {} out, {} cache read, {} cache written; context {}",
+                c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_creation_tokens, c.context_tokens
+            );
+            println!("compactions {}", c.compaction_count);
+            if let Some(at) = c.memory_flush_ms {
+                println!("flushed     {} (after {} compactions)", time::format_millis(at), c.memory_flush_compaction_count.unwrap_or(0));
+            }
+            if let Some(at) = c.extraction_ms {
+                println!("extracted   {}", time::format_millis(at));
+            }
+            Ok(())
+        }
+        KeysCommand::Reset { key, json } => {
+            let entry = engine.reset_key(&key, &new_session_id(), now_ms).map_err(e)?;
+            if json {
+                return crate::print_json(&entry);
+            }
+            let previous = entry.previous_session_ids.last().map(String::as_str).unwrap_or("-");
+            println!("{} now continues session {}; {previous} stays in the store", entry.key, entry.session_id);
+            Ok(())
+        }
+        KeysCommand::Set { key, title, model, toggles, metadata, json } => {
+            let patch = KeyPatch { title, model, origin: None, toggles, metadata };
+            let entry = engine.update_key(&key, &patch).map_err(e)?;
+            if json {
+                return crate::print_json(&entry);
+            }
+            print_entry(&entry);
+            Ok(())
+        }
+        KeysCommand::Rm { key } => {
+            let entry = engine.remove_key(&key).map_err(e)?;
+            let sessions = 1 + entry.previous_session_ids.len();
+            println!("forgot {}; its {sessions} session(s) stay in the store", entry.key);
+            Ok(())
+        }
+        KeysCommand::Check { json } => {
+            let report = engine.index_report().map_err(e)?;
+            if json {
+                return crate::print_json(&report);
+            }
+            println!(
+                "generation {}: {} keys, {} cached sessions, {} changes since the snapshot",
+                report.generation, report.keys, report.sessions, report.log_lines
+            );
+            if report.damaged_lines > 0 || report.damaged_snapshots > 0 || report.torn_bytes > 0 {
+                println!(
+                    "skipped: {} damaged lines, {} unreadable snapshots, {} torn bytes at the log's end (never acknowledged)",
+                    report.damaged_lines, report.damaged_snapshots, report.torn_bytes
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn resolve_request(args: ResolveArgs) -> (Inbound, RoutePolicy) {
+    let chat_type = match args.chat {
+        ChatArg::Direct => ChatType::Direct,
+        ChatArg::Group => ChatType::Group,
+        ChatArg::Channel => ChatType::Channel,
+        ChatArg::Room => ChatType::Room,
+        ChatArg::Cron => ChatType::Cron,
+        ChatArg::Hook => ChatType::Hook,
+    };
+    let dm_scope = match args.dm_scope {
+        DmScopeArg::Main => DmScope::Main,
+        DmScopeArg::PerPeer => DmScope::PerPeer,
+        DmScopeArg::PerProviderPeer => DmScope::PerProviderPeer,
+    };
+    let defaults = RoutePolicy::default();
+    let daily_reset_hour = if args.no_daily_reset { None } else { args.daily_reset_hour.or(defaults.reset.daily_reset_hour) };
+    let reset = ResetPolicy {
+        idle_minutes: args.idle_minutes,
+        daily_reset_hour,
+        utc_offset_minutes: args.utc_offset,
+        ttl_ms: args.ttl_days.map(|d| i64::from(d) * 86_400_000),
+    };
+    let inbound = Inbound {
+        agent: Some(args.agent),
+        chat_type,
+        provider: args.provider.clone(),
+        id: args.id,
+        thread: args.thread,
+        text: args.text,
+        origin: Origin { provider: args.provider, subject: args.subject, room: None, display_name: args.display_name },
+        metadata: args.metadata,
+    };
+    (inbound, RoutePolicy { main_key: args.main_key, dm_scope, reset, ..defaults })
+}
+
+fn action_name(action: mneme_host::core::index::ResolveAction) -> &'static str {
+    use mneme_host::core::index::ResolveAction as A;
+    match action {
+        A::Created => "new key",
+        A::Continued => "continued",
+        A::Reset => "reset",
+        A::Idle => "idle reset",
+        A::Daily => "daily reset",
+        A::Expired => "expired",
+    }
+}
+
+fn print_entry(entry: &KeyEntry) {
+    println!("key         {} ({})", entry.key, entry.chat_type.as_str());
+    println!("session     {} since {} — {}", entry.session_id, time::format_millis(entry.session_started_ms), entry.reason);
+    if !entry.previous_session_ids.is_empty() {
+        println!("earlier     {}", entry.previous_session_ids.join(", "));
+    }
+    println!("created     {}", time::format_millis(entry.created_ms));
+    println!("active      {}", time::format_millis(entry.updated_ms));
+    for (label, value) in [("title", &entry.title), ("model", &entry.model), ("provider", &entry.origin.provider), ("subject", &entry.origin.subject)]
+    {
+        if let Some(value) = value {
+            println!("{label:<11} {value}");
+        }
+    }
+    for field in &entry.toggles {
+        println!("toggle      {}={}", field.name, field.value);
+    }
+    for field in &entry.metadata {
+        println!("meta        {}={}", field.name, field.value);
+    }
+}
