@@ -7,9 +7,9 @@ use alloc::vec::Vec;
 
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
+use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
-use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};

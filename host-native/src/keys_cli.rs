@@ -321,7 +321,8 @@ fn print_entry(entry: &KeyEntry) {
     }
     println!("created     {}", time::format_millis(entry.created_ms));
     println!("active      {}", time::format_millis(entry.updated_ms));
-    for (label, value) in [("title", &entry.title), ("model", &entry.model), ("provider", &entry.origin.provider), ("subject", &entry.origin.subject)]
+    for (label, value) in
+        [("title", &entry.title), ("model", &entry.model), ("provider", &entry.origin.provider), ("subject", &entry.origin.subject)]
     {
         if let Some(value) = value {
             println!("{label:<11} {value}");

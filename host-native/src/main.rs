@@ -11,11 +11,11 @@ mod keys_cli;
 mod memory_cli;
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_host::core::time;
 use mneme_host::core::{
     Action, AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode,
     NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
-use mneme_host::core::time;
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, HostStorage, PgStorage, Runtime};
 
@@ -583,7 +583,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Sessions(SessionsCommand::List { sort, project, since, json }) => {
             let mut sessions = list_sessions(&mut *open(&cli.store)?)?;
             let stamp = |t: &Option<String>| t.as_deref().and_then(time::parse_millis);
-            sessions.retain(|s| project.as_ref().is_none_or(|p| &s.project == p) && since.is_none_or(|since| stamp(&s.updated) >= Some(since)));
+            sessions
+                .retain(|s| project.as_ref().is_none_or(|p| &s.project == p) && since.is_none_or(|since| stamp(&s.updated) >= Some(since)));
             match sort {
                 SortBy::Updated => {}
                 SortBy::Created => sessions.sort_by(|a, b| b.created.cmp(&a.created)),

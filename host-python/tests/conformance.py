@@ -5,7 +5,7 @@ one (tests/js/conformance.js); only the dispatch to Python's method names lives 
 import json
 import os
 
-VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json"]
+VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json"]
 
 
 def matches(expected, actual, path=""):

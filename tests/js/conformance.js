@@ -4,7 +4,7 @@
 // class (both packages have one API), how to open and destroy a fresh store, and how
 // to read a vector file.
 
-export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json"];
+export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
@@ -119,6 +119,15 @@ async function step(Mneme, store, op, args, state) {
     case "read_file": return outcome(store.readFile(args.path));
     case "remove_file": return outcome(store.removeFile(args.path));
     case "instructions": return outcome(store.instructions(args));
+    case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
+    case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
+    case "update_key": return outcome(store.updateKey(args.key, args.patch));
+    case "remove_key": return outcome(store.removeKey(args.key));
+    case "show_key": return outcome(store.key(args.key));
+    case "list_keys": return outcome(store.keys(args.filter ?? []));
+    case "index_report": return outcome(store.indexReport());
+    case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));
+    case "parse_key": return outcome(store.parseKey(args.key));
     default: throw new Error(`unknown operation ${op}`);
   }
 }

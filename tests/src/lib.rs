@@ -36,7 +36,11 @@
 //!              { "apply_consolidation": { "project"?, "answer", "now_ms", "dry_run"? }, "expect": … },
 //!              { "rollback_consolidation": { "project"?, "id", "now_ms" } | "consolidations": { "project"? }, "expect": … },
 //!              { "write_file": { "path", "text" } | "read_file": { "path" } | "remove_file": { "path" }, "expect": … },
-//!              { "instructions": { "cwd", "home", "managed"?, "paths"? }, "expect": … } ] }
+//!              { "instructions": { "cwd", "home", "managed"?, "paths"? }, "expect": … },
+//!              { "resolve": { "inbound", "policy"?, "now_ms", "new_session_id" } | "key_of": { "inbound", "policy"? }, "expect": … },
+//!              { "reset_key": { "key", "new_session_id", "now_ms" } | "update_key": { "key", "patch" }, "expect": … },
+//!              { "remove_key" | "show_key": { "key" } | "list_keys": { "filter"? } | "index_report": {}, "expect": … },
+//!              { "parse_key": { "key" }, "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -59,6 +63,7 @@
 pub mod fuzz;
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::index::{Field, RoutePolicy};
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::Scope;
@@ -84,6 +89,7 @@ pub const VECTOR_FILES: &[(&str, &str)] = &[
     ("compaction.json", include_str!("../vectors/compaction.json")),
     ("turns.json", include_str!("../vectors/turns.json")),
     ("memory.json", include_str!("../vectors/memory.json")),
+    ("index.json", include_str!("../vectors/index.json")),
 ];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
@@ -338,6 +344,21 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let request = serde_json::from_value(args.clone()).map_err(|e| format!("bad instructions request: {e}"))?;
             to_outcome(host.instructions(&request))
         }
+        "resolve" => {
+            let policy: RoutePolicy = parse_or_default(args, "policy")?;
+            to_outcome(host.resolve(&parse(args, "inbound")?, &policy, now()?, &text("new_session_id")?))
+        }
+        "reset_key" => to_outcome(host.reset_key(&text("key")?, &text("new_session_id")?, now()?)),
+        "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
+        "remove_key" => to_outcome(host.remove_key(&text("key")?)),
+        "show_key" => to_outcome(host.key(&text("key")?)),
+        "list_keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
+        "index_report" => to_outcome(host.index_report()),
+        "key_of" => {
+            let policy: RoutePolicy = parse_or_default(args, "policy")?;
+            to_outcome(host.key_of(&parse(args, "inbound")?, &policy))
+        }
+        "parse_key" => to_outcome(host.parse_key(&text("key")?)),
         other => return Err(format!("unknown operation `{other}`")),
     };
     Ok(outcome)

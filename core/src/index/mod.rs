@@ -40,15 +40,11 @@ pub struct Field {
 #[serde(default)]
 pub struct Origin {
     /// The messaging provider (`telegram`, `slack`, `discord`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// The group's or channel's subject line.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The room or space the conversation is in.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub room: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
 }
 
@@ -66,18 +62,18 @@ pub struct KeyEntry {
     pub chat_type: ChatType,
     #[serde(default)]
     pub origin: Origin,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub model: Option<String>,
     /// Settings the caller keeps per conversation (thinking level, send policy, …).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub toggles: Vec<Field>,
     /// Fields the caller looks keys up by (a campaign id, an agent type).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub metadata: Vec<Field>,
     /// Session ids the key continued before, oldest first: a reset never deletes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub previous_session_ids: Vec<String>,
     /// Why the key got its current session id.
     #[serde(default)]
@@ -97,12 +93,9 @@ pub struct Counters {
     /// context was.
     pub context_tokens: u64,
     pub compaction_count: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_flush_ms: Option<i64>,
     /// Compactions before the last memory flush.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_flush_compaction_count: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extraction_ms: Option<i64>,
 }
 
@@ -117,7 +110,8 @@ pub struct KeyView {
 
 /// Changes to a key's labels: what is `Some` (or listed) is set, an empty value
 /// removes a toggle or a metadata field.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct KeyPatch {
     pub title: Option<String>,
     pub model: Option<String>,

@@ -53,7 +53,8 @@ pub enum DmScope {
 }
 
 /// A message arriving for an agent.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Inbound {
     /// The agent it is for (`main` when none).
     pub agent: Option<String>,
@@ -74,7 +75,8 @@ pub struct Inbound {
 }
 
 /// A reset policy for one kind of conversation or one provider.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ResetOverride {
     /// Applies to this chat type (`None`: any).
     pub chat_type: Option<ChatType>,
@@ -84,8 +86,10 @@ pub struct ResetOverride {
     pub policy: ResetPolicy,
 }
 
-/// How inbound messages map to keys and when a key starts anew.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How inbound messages map to keys and when a key starts anew. In JSON, a field
+/// left out keeps its default; a `reset` given is whole (what it leaves out is off).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RoutePolicy {
     /// The key of an agent's direct chats under [`DmScope::Main`] (`main`).
     pub main_key: String,

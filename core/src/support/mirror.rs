@@ -211,10 +211,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::index::Origin, $index::Origin { provider, subject, room, display_name });
         $crate::mirror_enum!($crate::index::ChatType, $index::ChatType { Direct, Group, Channel, Room, Cron, Hook });
         $crate::mirror_enum!($crate::index::DmScope, $index::DmScope { Main, PerPeer, PerProviderPeer });
-        $crate::mirror_record!(
-            $crate::index::Inbound,
-            $index::Inbound { agent, chat_type, provider, id, thread, text, origin, metadata }
-        );
+        $crate::mirror_record!($crate::index::Inbound, $index::Inbound { agent, chat_type, provider, id, thread, text, origin, metadata });
         $crate::mirror_record!($crate::index::route::ResetOverride, $index::ResetOverride { chat_type, provider, policy });
         $crate::mirror_record!($crate::index::RoutePolicy, $index::RoutePolicy { main_key, dm_scope, reset, overrides, reset_commands });
         $crate::mirror_enum!($crate::index::ResolveAction, $index::ResolveAction { Created, Continued, Reset, Idle, Daily, Expired });
