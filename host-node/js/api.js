@@ -330,6 +330,43 @@ export class Mneme {
   writeFile(path, contents) { return this.#call(() => this.root.memory.writeFile(this.store, text("path", path), text("text", contents))); }
   readFile(path) { return this.#call(() => this.root.memory.readFile(this.store, text("path", path))); }
   removeFile(path) { return this.#call(() => this.root.memory.removeFile(this.store, text("path", path))); }
+
+  /** A route policy from the core's defaults: each field given replaces the default's; a `reset` given is whole (what it omits is off). */
+  #routePolicy(policy) {
+    const defaults = this.root.index.defaultRoutePolicy();
+    const given = wit(object("policy", policy));
+    const resetPolicy = (value) => ({ idleMinutes: undefined, dailyResetHour: undefined, utcOffsetMinutes: 0, ttlMs: undefined, ...value });
+    return {
+      ...defaults,
+      ...given,
+      reset: given.reset === undefined ? defaults.reset : resetPolicy(given.reset),
+      overrides: (given.overrides ?? []).map((o) => ({ chatType: o.chatType, provider: o.provider, policy: resetPolicy(o.policy) })),
+    };
+  }
+  #inbound(inbound) {
+    return { agent: undefined, provider: undefined, id: undefined, thread: undefined, text: "", metadata: [], ...wit(object("inbound", inbound)), origin: { ...wit(inbound.origin ?? {}) } };
+  }
+  /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. */
+  resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
+    return this.#call(() => this.root.index.resolve(this.store, this.#inbound(inbound), this.#routePolicy(policy), int("now", now), text("newSessionId", newSessionId)));
+  }
+  /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
+  resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) {
+    return this.#call(() => this.root.index.reset(this.store, text("key", key), text("newSessionId", newSessionId), int("now", now)));
+  }
+  /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
+  updateKey(key, patch) {
+    return this.#call(() => this.root.index.update(this.store, text("key", key), { toggles: [], metadata: [], ...record("patch", patch, ["title", "model", "origin", "toggles", "metadata"]) }));
+  }
+  removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
+  /** A key with its current session's listing and counters: `{entry, session, counters}`. */
+  key(key) { return this.#call(() => this.root.index.show(this.store, text("key", key))); }
+  /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
+  keys(filter = []) { return this.#call(() => this.root.index.list(this.store, wit(filter))); }
+  indexReport() { return this.#call(() => this.root.index.report(this.store)); }
+  /** The session key of a message (nothing is read or written). */
+  keyOf(inbound, policy = {}) { return this.#call(() => this.root.index.keyOf(this.#inbound(inbound), this.#routePolicy(policy))); }
+  parseKey(key) { return this.#call(() => this.root.index.parseKey(text("key", key))); }
 }
 
 /** Checks transcript bytes that are not in a store, on any instance. */

@@ -41,6 +41,7 @@ _SESSIONS = "mneme:engine/sessions@0.1.0"
 _COMPACTION = "mneme:engine/compaction@0.1.0"
 _GATES = "mneme:engine/gates@0.1.0"
 _MEMORY = "mneme:engine/memory@0.1.0"
+_INDEX = "mneme:engine/index@0.1.0"
 
 
 class MnemeError(Exception):
@@ -653,6 +654,64 @@ class Mneme:
     def remove_file(self, path):
         """Removing a file that is not there is fine."""
         return self._instance.call(_MEMORY, "remove-file", self._store, _text("path", path))
+
+    # --- The session index ---------------------------------------------------------
+
+    def _route_policy(self, policy):
+        """The core's default route policy, with each field given replacing the default's;
+        a ``reset`` given is whole (what it leaves out is off)."""
+        off = {"idle_minutes": None, "daily_reset_hour": None, "utc_offset_minutes": 0, "ttl_ms": None}
+        given = _record("policy", policy or {}, ("main_key", "dm_scope", "reset", "overrides", "reset_commands"))
+        merged = {**self._instance.call(_INDEX, "default-route-policy"), **given}
+        if "reset" in given:
+            merged["reset"] = {**off, **given["reset"]}
+        merged["overrides"] = [{"chat_type": o.get("chat_type"), "provider": o.get("provider"), "policy": {**off, **o.get("policy", {})}}
+                               for o in given.get("overrides", [])]
+        return merged
+
+    @staticmethod
+    def _inbound(inbound):
+        fields = ("agent", "chat_type", "provider", "id", "thread", "text", "origin", "metadata")
+        return _record("inbound", inbound, fields, {"chat_type": "direct", "text": "", "origin": {}, "metadata": []})
+
+    def resolve(self, inbound, policy=None, now=None, new_session_id=None):
+        """Routes a message: ``{key, session_id, action, reason, previous_session_id, text}``,
+        and records it. ``new_session_id`` (a fresh uuid when None) is used only when a new
+        session starts."""
+        new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
+        return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
+                                   _int("now", _now() if now is None else now), _text("new_session_id", new_id))
+
+    def reset_key(self, key, new_session_id=None, now=None):
+        """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
+        new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
+        return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _int("now", _now() if now is None else now))
+
+    def update_key(self, key, patch):
+        """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
+        patch = _record("patch", patch, ("title", "model", "origin", "toggles", "metadata"), {"toggles": [], "metadata": []})
+        return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
+
+    def remove_key(self, key):
+        return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
+
+    def key(self, key):
+        """A key with its current session's listing and counters: ``{entry, session, counters}``."""
+        return self._instance.call(_INDEX, "show", self._store, _text("key", key))
+
+    def keys(self, filter=None):
+        """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
+        return self._instance.call(_INDEX, "list", self._store, list(filter or []))
+
+    def index_report(self):
+        return self._instance.call(_INDEX, "report", self._store)
+
+    def key_of(self, inbound, policy=None):
+        """The session key of a message (nothing is read or written)."""
+        return self._instance.call(_INDEX, "key-of", self._inbound(inbound), self._route_policy(policy))
+
+    def parse_key(self, key):
+        return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
     @staticmethod
     def check_bytes(data):

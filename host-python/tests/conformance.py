@@ -146,6 +146,24 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.remove_file(args["path"]))
     if op == "instructions":
         return run(lambda: store.instructions(args))
+    if op == "resolve":
+        return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
+    if op == "reset_key":
+        return run(lambda: store.reset_key(args["key"], args["new_session_id"], args["now_ms"]))
+    if op == "update_key":
+        return run(lambda: store.update_key(args["key"], args["patch"]))
+    if op == "remove_key":
+        return run(lambda: store.remove_key(args["key"]))
+    if op == "show_key":
+        return run(lambda: store.key(args["key"]))
+    if op == "list_keys":
+        return run(lambda: store.keys(args.get("filter")))
+    if op == "index_report":
+        return run(lambda: store.index_report())
+    if op == "key_of":
+        return run(lambda: store.key_of(args["inbound"], args.get("policy")))
+    if op == "parse_key":
+        return run(lambda: store.parse_key(args["key"]))
     raise ValueError(f"unknown operation {op}")
 
 

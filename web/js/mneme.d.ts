@@ -23,6 +23,36 @@ export interface SessionInfo {
   id: string; project: string; key: string; parts: number; bytes: number; entries: number; messages: number;
   title: string | null; created: string | null; updated: string | null;
 }
+export type ChatType = "direct" | "group" | "channel" | "room" | "cron" | "hook";
+export interface Field { name: string; value: string }
+export interface Origin { provider?: string | null; subject?: string | null; room?: string | null; display_name?: string | null }
+export interface Inbound {
+  agent?: string | null; chat_type: ChatType; provider?: string | null; id?: string | null; thread?: string | null;
+  text?: string; origin?: Origin; metadata?: Field[];
+}
+export interface ResetPolicy { idle_minutes?: number | null; daily_reset_hour?: number | null; utc_offset_minutes?: number; ttl_ms?: number | null }
+export interface RoutePolicy {
+  main_key?: string; dm_scope?: "main" | "per-peer" | "per-provider-peer"; reset?: ResetPolicy;
+  overrides?: { chat_type?: ChatType | null; provider?: string | null; policy: ResetPolicy }[]; reset_commands?: string[];
+}
+export interface Resolution {
+  key: string; session_id: string; action: "created" | "continued" | "reset" | "idle" | "daily" | "expired";
+  reason: string; previous_session_id: string | null; text: string;
+}
+export interface KeyEntry {
+  key: string; session_id: string; created_ms: number; updated_ms: number; session_started_ms: number; chat_type: ChatType;
+  origin: Origin; title: string | null; model: string | null; toggles: Field[]; metadata: Field[]; previous_session_ids: string[]; reason: string;
+}
+export interface Counters {
+  input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; context_tokens: number;
+  compaction_count: number; memory_flush_ms: number | null; memory_flush_compaction_count: number | null; extraction_ms: number | null;
+}
+export interface KeyView { entry: KeyEntry; session: SessionInfo | null; counters: Counters }
+export interface KeyPatch { title?: string | null; model?: string | null; origin?: Origin | null; toggles?: Field[]; metadata?: Field[] }
+export interface KeyParts { chat_type: ChatType; agent: string | null; provider: string | null; id: string; thread: string | null }
+export interface IndexReport {
+  generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
+}
 export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
@@ -159,6 +189,16 @@ export interface Sessions {
   readFile(path: string): Promise<string | null>;
   /** Removing a file that is not there is fine. */
   removeFile(path: string): Promise<null>;
+  /** Routes a message to its session key and session, and records it. */
+  resolve(inbound: Inbound, policy?: RoutePolicy, options?: { now?: number; newSessionId?: string }): Promise<Resolution>;
+  resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
+  updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
+  removeKey(key: string): Promise<KeyEntry>;
+  key(key: string): Promise<KeyView>;
+  keys(filter?: Field[]): Promise<KeyEntry[]>;
+  indexReport(): Promise<IndexReport>;
+  keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
+  parseKey(key: string): Promise<KeyParts>;
 }
 
 export type MemoryKind = "user" | "feedback" | "project" | "reference";

@@ -203,6 +203,24 @@ export class Mneme {
   readFile(path) { return call(() => this.engine.readFile(text("path", path))); }
   removeFile(path) { return call(() => this.engine.removeFile(text("path", path))); }
 
+  /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
+  resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
+    return call(() => this.engine.resolve(JSON.stringify(inbound), JSON.stringify(policy), num("now", now), text("newSessionId", newSessionId)));
+  }
+  /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
+  resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return call(() => this.engine.resetKey(text("key", key), text("newSessionId", newSessionId), num("now", now))); }
+  /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
+  updateKey(key, patch) { return call(() => this.engine.updateKey(text("key", key), JSON.stringify(patch))); }
+  removeKey(key) { return call(() => this.engine.removeKey(text("key", key))); }
+  /** A key with its current session's listing and counters: `{entry, session, counters}`. */
+  key(key) { return call(() => this.engine.key(text("key", key))); }
+  /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
+  keys(filter = []) { return call(() => this.engine.keys(JSON.stringify(filter))); }
+  indexReport() { return call(() => this.engine.indexReport()); }
+  /** The session key of a message (nothing is read or written). */
+  keyOf(inbound, policy = {}) { return call(() => this.engine.keyOf(JSON.stringify(inbound), JSON.stringify(policy))); }
+  parseKey(key) { return call(() => this.engine.parseKey(text("key", key))); }
+
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static async checkBytes(bytes) {
     await load();

@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
+use mneme_core::index::{Field, Inbound, KeyPatch, RoutePolicy};
 use mneme_core::keys::check_key;
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
@@ -511,6 +512,58 @@ impl Engine {
     #[wasm_bindgen(js_name = removeFile)]
     pub fn remove_file(&self, path: String) -> Promise {
         spawn(&self.store, |store| async move { store.remove_file(&path).await })
+    }
+
+    /// `inbound` and `policy` are JSON (`mneme_core::index::Inbound`, `RoutePolicy`; a
+    /// policy's fields left out keep their defaults).
+    pub fn resolve(&self, inbound: String, policy: String, now_ms: f64, new_session_id: String) -> Result<Promise, JsValue> {
+        let inbound: Inbound = from_json("inbound", &inbound)?;
+        let policy: RoutePolicy = from_json("policy", &policy)?;
+        Ok(spawn(&self.store, |store| async move { store.resolve(&inbound, &policy, now_ms as i64, &new_session_id).await }))
+    }
+
+    #[wasm_bindgen(js_name = resetKey)]
+    pub fn reset_key(&self, key: String, new_session_id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.reset_key(&key, &new_session_id, now_ms as i64).await })
+    }
+
+    /// `patch` is JSON (`mneme_core::index::KeyPatch`).
+    #[wasm_bindgen(js_name = updateKey)]
+    pub fn update_key(&self, key: String, patch: String) -> Result<Promise, JsValue> {
+        let patch: KeyPatch = from_json("patch", &patch)?;
+        Ok(spawn(&self.store, |store| async move { store.update_key(&key, &patch).await }))
+    }
+
+    #[wasm_bindgen(js_name = removeKey)]
+    pub fn remove_key(&self, key: String) -> Promise {
+        spawn(&self.store, |store| async move { store.remove_key(&key).await })
+    }
+
+    pub fn key(&self, key: String) -> Promise {
+        spawn(&self.store, |store| async move { store.key(&key).await })
+    }
+
+    /// `filter` is JSON: `[{name, value}]`.
+    pub fn keys(&self, filter: String) -> Result<Promise, JsValue> {
+        let filter: Vec<Field> = from_json("filter", &filter)?;
+        Ok(spawn(&self.store, |store| async move { store.keys(&filter).await }))
+    }
+
+    #[wasm_bindgen(js_name = indexReport)]
+    pub fn index_report(&self) -> Promise {
+        spawn(&self.store, |store| async move { store.index_report().await })
+    }
+
+    #[wasm_bindgen(js_name = keyOf)]
+    pub fn key_of(&self, inbound: String, policy: String) -> Result<Promise, JsValue> {
+        let inbound: Inbound = from_json("inbound", &inbound)?;
+        let policy: RoutePolicy = from_json("policy", &policy)?;
+        Ok(spawn(&self.store, |_| async move { mneme_core::index::route::key_of(&inbound, &policy) }))
+    }
+
+    #[wasm_bindgen(js_name = parseKey)]
+    pub fn parse_key(&self, key: String) -> Promise {
+        spawn(&self.store, |_| async move { mneme_core::index::sessionkey::parse(&key) })
     }
 
     #[wasm_bindgen(js_name = consolidations)]
