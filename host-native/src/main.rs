@@ -588,8 +588,8 @@ fn run(cli: Cli) -> CliResult {
             match sort {
                 SortBy::Updated => {}
                 SortBy::Created => sessions.sort_by(|a, b| b.created.cmp(&a.created)),
-                SortBy::Messages => sessions.sort_by(|a, b| b.messages.cmp(&a.messages)),
-                SortBy::Bytes => sessions.sort_by(|a, b| b.bytes.cmp(&a.bytes)),
+                SortBy::Messages => sessions.sort_by_key(|s| std::cmp::Reverse(s.messages)),
+                SortBy::Bytes => sessions.sort_by_key(|s| std::cmp::Reverse(s.bytes)),
             }
             if json { print_json(&sessions) } else { print_sessions(&sessions) }
         }

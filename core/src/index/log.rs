@@ -262,31 +262,7 @@ impl<S: Storage> Store<S> {
                 bytes.push(b'\n');
             }
             let appended = self.storage.append(&log_key(generation), &bytes).await;
-            let mut cache = self.index.borrow_mut();
-            let new_size = match appended {
-                Ok(size) => size,
-                Err(e) => {
-                    // Whether any of it landed is unknown: read the log again next time.
-                    *cache = None;
-                    return Err(e.into());
-                }
-            };
-            let Some(state) = cache.as_mut() else { return Ok(value) };
-            if new_size != log_size.saturating_add(bytes.len() as u64) {
-                *cache = None;
-                return Ok(value);
-            }
-            for change in changes {
-                state.apply(change);
-                state.report.log_lines = state.report.log_lines.saturating_add(1);
-            }
-            state.read_to = new_size;
-            state.log_size = new_size;
-            state.report.torn_bytes = 0;
-            state.report.keys = state.keys.len() as u32;
-            state.report.sessions = state.sessions.len() as u32;
-            let snapshot = state.snapshot_due().then(|| state.clone());
-            drop(cache);
+            let snapshot = self.fold_appended(appended, log_size.saturating_add(bytes.len() as u64), changes)?;
             if let Some(state) = snapshot {
                 // The change is stored; a snapshot that fails is tried again next time.
                 let _ = self.snapshot_index(state).await;
@@ -294,6 +270,34 @@ impl<S: Storage> Store<S> {
             Ok(value)
         })
         .await
+    }
+
+    /// Applies appended `changes` to the cache (or drops the cache when the log is not
+    /// as expected); returns the state to snapshot when one is due.
+    fn fold_appended(&self, appended: Result<u64, StorageError>, expected: u64, changes: Vec<Change>) -> Result<Option<IndexState>, Error> {
+        let mut cache = self.index.borrow_mut();
+        let new_size = match appended {
+            Ok(size) => size,
+            Err(e) => {
+                // Whether any of it landed is unknown: read the log again next time.
+                *cache = None;
+                return Err(e.into());
+            }
+        };
+        let Some(state) = cache.as_mut().filter(|_| new_size == expected) else {
+            *cache = None;
+            return Ok(None);
+        };
+        for change in changes {
+            state.apply(change);
+            state.report.log_lines = state.report.log_lines.saturating_add(1);
+        }
+        state.read_to = new_size;
+        state.log_size = new_size;
+        state.report.torn_bytes = 0;
+        state.report.keys = state.keys.len() as u32;
+        state.report.sessions = state.sessions.len() as u32;
+        Ok(state.snapshot_due().then(|| state.clone()))
     }
 
     /// Saves generation g+1 and removes what generation g no longer needs.
