@@ -37,7 +37,7 @@ fn demo_writes_valid_claude_code_jsonl() {
         let out = stdout(&mneme(&["demo", "--engine", engine, "--dir", root.to_str().unwrap()]));
         assert!(out.contains("identical to what was written"), "{out}");
 
-        let files = transcripts(&root);
+        let files = transcripts(&root.join("projects"));
         assert_eq!(files.len(), 1, "{files:?}");
         let text = fs::read_to_string(&files[0]).unwrap();
         assert!(text.ends_with('\n'));
