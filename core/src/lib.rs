@@ -30,6 +30,7 @@ mod error;
 pub mod format;
 pub mod gates;
 pub mod index;
+pub mod interchange;
 pub mod keys;
 pub mod memory;
 pub mod message;

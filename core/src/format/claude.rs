@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid};
+use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message as Message_};
@@ -174,7 +174,9 @@ impl Dialect for Claude {
         };
         let mut call_lines: BTreeMap<String, String> = calls.calls.iter().filter_map(|c| Some((c.id.clone(), c.line.clone()?))).collect();
         let mut written_early: BTreeSet<(usize, usize)> = BTreeSet::new();
-        for (i, message) in messages.iter().enumerate() {
+        let stamps: Vec<Option<String>> = messages.iter().map(stamp).collect();
+        let headers: Vec<Header> = messages.iter().zip(&stamps).map(|(m, s)| header.said_at(m.meta.at, s.as_deref())).collect();
+        for (i, (message, header)) in messages.iter().zip(&headers).enumerate() {
             match message.role {
                 Role::Assistant => {
                     let derived;
@@ -215,7 +217,13 @@ impl Dialect for Claude {
                             .find(|(_, b)| matches!(&b.kind, BlockKind::ToolResult { tool_use_id } if tool_use_id == id));
                         if let Some((j, result)) = answer {
                             let result_id = next_id();
-                            out.push(result_line(header, parent.as_deref(), &result_id, result, Some(&uuid))?);
+                            out.push(result_line(
+                                headers.get(i + 1).unwrap_or(header),
+                                parent.as_deref(),
+                                &result_id,
+                                result,
+                                Some(&uuid),
+                            )?);
                             parent = Some(result_id);
                             written_early.insert((i + 1, j));
                         }

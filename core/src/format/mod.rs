@@ -91,6 +91,8 @@ pub(crate) enum Marker {
     MemoryExtraction,
     CompactionFailure,
     ExtractionFailure,
+    /// Where an imported session came from.
+    Import,
 }
 
 impl Marker {
@@ -100,11 +102,12 @@ impl Marker {
             Marker::MemoryExtraction => "memory-extraction",
             Marker::CompactionFailure => "compaction-failure",
             Marker::ExtractionFailure => "extraction-failure",
+            Marker::Import => "import",
         }
     }
 
     pub fn parse(kind: &str) -> Option<Marker> {
-        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure, Marker::ExtractionFailure]
+        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure, Marker::ExtractionFailure, Marker::Import]
             .into_iter()
             .find(|m| m.kind() == kind)
     }
@@ -124,6 +127,19 @@ pub(crate) struct Header<'a> {
     pub cwd: &'a str,
     /// The sub-agent whose transcript the line is in (Claude Code's `agentId`).
     pub agent_id: Option<&'a str>,
+}
+
+impl<'a> Header<'a> {
+    /// This header for the lines of one message said at `at` (its ISO `timestamp`),
+    /// when the message carries its own time; otherwise unchanged.
+    pub fn said_at<'b>(&'b self, at: Option<i64>, timestamp: Option<&'b str>) -> Header<'b> {
+        Header { now_ms: at.unwrap_or(self.now_ms), timestamp: timestamp.unwrap_or(self.timestamp), ..*self }
+    }
+}
+
+/// A message's own time as an ISO timestamp, when it has one.
+pub(crate) fn stamp(message: &Message) -> Option<String> {
+    message.meta.at.map(crate::support::time::format_millis)
 }
 
 /// A summarising compaction, as every dialect needs it.

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_uuid, tool_name};
+use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_uuid, stamp, tool_name};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
@@ -109,7 +109,7 @@ impl Dialect for Pi {
         let mut out = Vec::new();
         let mut parent: Option<String> = header.parent.map(String::from);
         let mut n = 0u32;
-        let mut push = |out: &mut Vec<String>, message: Value| -> Result<(), Error> {
+        let mut push = |out: &mut Vec<String>, header: &Header, message: Value| -> Result<(), Error> {
             let uuid = nth_uuid(header.uuid, n);
             n += 1;
             let mut line = self.entry(&Header { parent: parent.as_deref(), uuid: &uuid, ..*header }, "message");
@@ -119,6 +119,8 @@ impl Dialect for Pi {
             Ok(())
         };
         for message in messages {
+            let stamp = stamp(message);
+            let header = &header.said_at(message.meta.at, stamp.as_deref());
             match message.role {
                 Role::Assistant => {
                     let content = message.blocks.iter().map(assistant_block).collect::<Result<Vec<_>, _>>()?;
@@ -138,7 +140,7 @@ impl Dialect for Pi {
                     if let Some(id) = &message.meta.id {
                         wire["responseId"] = id.as_str().into();
                     }
-                    push(&mut out, wire)?;
+                    push(&mut out, header, wire)?;
                 }
                 Role::User => {
                     let mut rest = Vec::new();
@@ -155,6 +157,7 @@ impl Dialect for Pi {
                         };
                         push(
                             &mut out,
+                            header,
                             serde_json::json!({
                                 "role": "toolResult", "toolCallId": tool_use_id,
                                 "toolName": tool_name(messages, calls, tool_use_id),
@@ -163,7 +166,7 @@ impl Dialect for Pi {
                         )?;
                     }
                     if !rest.is_empty() {
-                        push(&mut out, serde_json::json!({ "role": "user", "content": rest, "timestamp": header.now_ms }))?;
+                        push(&mut out, header, serde_json::json!({ "role": "user", "content": rest, "timestamp": header.now_ms }))?;
                     }
                 }
             }

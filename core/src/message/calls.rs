@@ -95,3 +95,28 @@ pub(crate) fn check_turn(messages: &[super::Message], pending: &PendingCalls) ->
     }
     Ok(())
 }
+
+/// `messages` without the results that answer no pending call (by [`check_turn`]'s
+/// rule), and without a message left empty by that: what an import keeps of a
+/// transcript that recorded results apart from their calls. Returns how many results
+/// were left out.
+pub(crate) fn without_unanswerable(messages: Vec<super::Message>, pending: &PendingCalls) -> (Vec<super::Message>, u32) {
+    let mut calls = pending.clone();
+    let mut dropped = 0u32;
+    let mut kept = Vec::with_capacity(messages.len());
+    for mut message in messages {
+        message.blocks.retain(|block| match &block.kind {
+            super::BlockKind::ToolResult { tool_use_id } if calls.find(tool_use_id).is_none() => {
+                dropped += 1;
+                false
+            }
+            _ => true,
+        });
+        if message.blocks.is_empty() {
+            continue;
+        }
+        calls.step(super::canonical::message_activity(&message), None);
+        kept.push(message);
+    }
+    (kept, dropped)
+}

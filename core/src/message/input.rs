@@ -93,6 +93,7 @@ fn anthropic(value: &Value) -> Result<Message, String> {
         stop_reason: optional_string(map, "stop_reason")?,
         usage,
         api: Some(Provider::Anthropic),
+        at: None,
     };
     Ok(Message { role, blocks, meta })
 }
@@ -256,6 +257,7 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
             stop_reason,
             usage,
             api: Some(Provider::Openai),
+            at: None,
         };
         out.push(Message { role, blocks, meta });
     }
@@ -323,4 +325,22 @@ pub(crate) fn text_message(role: Role, text: &str) -> Result<Vec<Message>, Error
         return Err(Error::InvalidArgument("the message text is empty".into()));
     }
     Ok(alloc::vec![Message::text(role, text)])
+}
+
+/// A block as it was stored or recorded elsewhere, taken as it is: its kind read from
+/// its fields, nothing validated (a transcript being exported or imported is what it
+/// is; refusing one odd block would lose the rest).
+pub(crate) fn recorded_block(value: &Value) -> Block {
+    let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let kind = match value.get("type").and_then(Value::as_str).unwrap_or_default() {
+        "text" => BlockKind::Text,
+        "thinking" => BlockKind::Thinking,
+        "redacted_thinking" => BlockKind::RedactedThinking,
+        "tool_use" => BlockKind::ToolUse { id: field("id"), name: field("name") },
+        "tool_result" => BlockKind::ToolResult { tool_use_id: field("tool_use_id") },
+        "image" => BlockKind::Image,
+        "document" => BlockKind::Document,
+        _ => BlockKind::Other,
+    };
+    Block { kind, json: value.to_string() }
 }

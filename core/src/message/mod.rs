@@ -118,6 +118,9 @@ pub(crate) struct Meta {
     /// The API whose shape the message came in: what produced a reply, for dialects
     /// that record it (pi replays a reply's thinking only to the API that wrote it).
     pub api: Option<Provider>,
+    /// When the message was said (Unix milliseconds), for a message that carries its
+    /// own time: an imported one keeps it. Otherwise its lines get the turn's time.
+    pub at: Option<i64>,
 }
 
 /// Token usage of one model reply.

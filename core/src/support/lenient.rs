@@ -81,3 +81,14 @@ impl<'de> Deserialize<'de> for Flag {
         Ok(Flag(value == serde_json::Value::Bool(true)))
     }
 }
+
+/// A non-negative integer; anything else (absent, null, a string, a fraction) is `None`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Count(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Ok(Count(value.as_u64()))
+    }
+}

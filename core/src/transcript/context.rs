@@ -126,8 +126,11 @@ impl Loaded<'_> {
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         if env.is_pi_compaction() {
-            let first_kept =
-                env.first_kept_entry_id.get().and_then(|id| chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)));
+            let first_kept = match (env.first_kept_entry_id.get(), env.first_kept_entry_index.0) {
+                (Some(id), _) => chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)),
+                (None, Some(index)) => chain[..at].iter().position(|&i| u64::from(self.lines[i].line) == index.saturating_add(1)),
+                (None, None) => None,
+            };
             let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
             let lines = kept.iter().chain(after).copied().filter(is_message).collect();
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Entry, SkippedLine};
-use crate::support::lenient::{Flag, Str};
+use crate::support::lenient::{Count, Flag, Str};
 
 /// The fields the core reads from every line.
 #[derive(Default, Deserialize)]
@@ -64,6 +64,10 @@ pub(crate) struct Envelope<'a> {
     /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
     pub first_kept_entry_id: Str<'a>,
+    /// pi v1's `compaction.firstKeptEntryIndex`: the kept entry's line, counted from 0
+    /// at the header (v1 entries have no ids).
+    #[serde(rename = "firstKeptEntryIndex", default)]
+    pub first_kept_entry_index: Count,
     /// crab: a bare message line is `{role, content}`.
     #[serde(default, borrow)]
     pub role: Str<'a>,

@@ -1,0 +1,258 @@
+//! Import and export on real transcripts: every corpus file of every agent imports,
+//! kept transcripts resume to what their originals resume to, converted ones keep
+//! every message, call and result at its own time, and exports read back.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mneme_core::interchange::{ExportFormat, Import, Source};
+use mneme_core::{Format, InMemoryStorage, Provider, Storage, Store, block_on};
+use serde_json::Value;
+
+const NOW: i64 = 1_771_200_000_000;
+const UUID: &str = "6f1c2a4e-8b3d-4e5f-9a7b-1c2d3e4f5a6b";
+
+fn corpus(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus").join(path)
+}
+
+fn request(path: &str) -> Import {
+    Import { data: fs::read(corpus(path)).unwrap(), source: None, id: None, cwd: None, origin: path.into(), uuid: UUID.into(), now_ms: NOW }
+}
+
+/// Every `{role, content}` of a session's provider context.
+fn anthropic(store: &Store<&InMemoryStorage>, id: &str) -> Vec<Value> {
+    let context = block_on(store.provider_context(id, Provider::Anthropic, &[])).unwrap();
+    let body: Value = serde_json::from_str(&context.body).unwrap();
+    body["messages"].as_array().unwrap().clone()
+}
+
+fn blocks_of<'v>(messages: &'v [Value], kind: &str) -> Vec<&'v Value> {
+    messages.iter().filter_map(|m| m["content"].as_array()).flatten().filter(|b| b["type"] == kind).collect()
+}
+
+#[test]
+fn every_corpus_transcript_imports_under_its_own_id_and_project() {
+    let cases: &[(&str, Source, Option<&str>)] = &[
+        ("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", Source::Claude, None),
+        ("claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", Source::Claude, None),
+        (
+            "claude/08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
+            Source::Claude,
+            None,
+        ),
+        ("claude/11-v1.0.95-resumed/claude_code.jsonl", Source::Claude, None),
+        ("pi/v1/before-compaction.jsonl", Source::Pi, None),
+        ("pi/v1-malformed/session.jsonl", Source::Pi, None),
+        ("pi/v3/agent-history-session-01.jsonl", Source::Pi, None),
+        ("codex/agent-history-codex-0.135.jsonl", Source::Codex, None),
+        ("codex/vibecodingtracker-codex-0.39.jsonl", Source::Codex, None),
+        ("gemini/vibecodingtracker-gemini.jsonl", Source::Gemini, Some("/work/discordbot")),
+        ("gemini/vibecodingtracker-gemini-legacy.json", Source::Gemini, Some("/work/tracker")),
+    ];
+    for &(path, source, cwd) in cases {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let original = fs::read(corpus(path)).unwrap();
+        let imported =
+            block_on(store.import(&Import { cwd: cwd.map(String::from), ..request(path) })).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(imported.source, source, "{path}");
+        assert!(imported.messages > 0, "{path}: {imported:?}");
+        let listed = block_on(store.list()).unwrap();
+        assert_eq!(listed.sessions.len(), 1, "{path}");
+        assert_eq!(
+            (listed.sessions[0].id.as_str(), listed.sessions[0].project.as_str()),
+            (imported.id.as_str(), imported.project.as_str())
+        );
+        let stored = block_on(storage.read(&listed.sessions[0].key, 0, None)).unwrap();
+        let last = String::from_utf8_lossy(&stored).lines().last().unwrap().to_owned();
+        assert!(last.contains("import") && last.contains(path), "{path}: the last line records the origin: {last}");
+        if source == Source::Claude || path.contains("v3") {
+            assert!(stored.starts_with(&original), "{path}: a transcript in a dialect Mneme writes is kept byte for byte");
+        }
+        // The provider accepts what every imported session resumes to.
+        let messages = anthropic(&store, &imported.id);
+        let uses = blocks_of(&messages, "tool_use").len();
+        assert_eq!(uses, blocks_of(&messages, "tool_result").len(), "{path}: every call has its result");
+    }
+}
+
+#[test]
+fn a_gemini_chat_needs_a_working_directory_and_an_id_that_is_free() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let path = "gemini/vibecodingtracker-gemini.jsonl";
+    let error = block_on(store.import(&request(path))).unwrap_err().to_string();
+    assert!(error.contains("working directory"), "{error}");
+    let cwd = Some("/work/discordbot".to_owned());
+    block_on(store.import(&Import { cwd: cwd.clone(), ..request(path) })).unwrap();
+    let error = block_on(store.import(&Import { cwd, ..request(path) })).unwrap_err().to_string();
+    assert!(error.contains("exists already"), "{error}");
+}
+
+#[test]
+fn a_kept_claude_transcript_resumes_as_its_original() {
+    let path = "claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
+    let original = InMemoryStorage::new();
+    block_on(original.replace("projects/p/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
+    let imported = InMemoryStorage::new();
+    let id = block_on(Store::new(&imported).import(&request(path))).unwrap().id;
+    assert_eq!(
+        block_on(Store::new(&imported).context(&id)).unwrap(),
+        block_on(Store::new(&original).context("4d5611e5-241a-462a-8d15-5122611a9569")).unwrap()
+    );
+}
+
+#[test]
+fn a_pi_v1_session_migrates_to_v3_as_pi_migrates_it_and_resumes_the_same() {
+    for path in ["pi/v1/before-compaction.jsonl", "pi/v1-malformed/session.jsonl"] {
+        let original = InMemoryStorage::new();
+        block_on(original.replace("projects/p/s.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let imported = block_on(store.import(&request(path))).unwrap();
+        assert_eq!((imported.format, imported.migrated_from), (Format::Pi, Some(1)), "{path}");
+        let key = block_on(store.list()).unwrap().sessions[0].key.clone();
+        let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
+        let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(entries[0]["version"], 3, "{path}");
+        let mut parent = Value::Null;
+        for entry in &entries[1..entries.len() - 1] {
+            assert_eq!(entry["id"].as_str().map(str::len), Some(8), "{path}: {entry}");
+            assert_eq!(entry["parentId"], parent, "{path}: each entry chains to the one before");
+            assert!(entry.get("firstKeptEntryIndex").is_none());
+            parent = entry["id"].clone();
+        }
+        for compaction in entries.iter().filter(|e| e["type"] == "compaction") {
+            let kept = compaction["firstKeptEntryId"].as_str().unwrap();
+            assert!(entries.iter().any(|e| e["id"] == kept), "{path}: the kept entry is named by its new id");
+        }
+        let before = block_on(Store::new(&original).context("s")).unwrap();
+        let after = block_on(store.context(&imported.id)).unwrap();
+        let texts = |c: &mneme_core::Context| c.messages.iter().map(|m| (m.role.clone(), m.text.clone())).collect::<Vec<_>>();
+        let (after, before) = (texts(&after), texts(&before));
+        let differs = after.iter().zip(&before).position(|(a, b)| a != b);
+        assert!(
+            differs.is_none() && after.len() == before.len(),
+            "{path}: {} vs {} messages, first difference at {differs:?}: {:?} vs {:?}",
+            after.len(),
+            before.len(),
+            differs.map(|i| &after[i]),
+            differs.map(|i| &before[i])
+        );
+    }
+}
+
+#[test]
+fn a_codex_rollout_keeps_every_message_call_and_result_at_its_own_time() {
+    let path = "codex/vibecodingtracker-codex-0.39.jsonl";
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let imported = block_on(store.import(&request(path))).unwrap();
+    assert_eq!((imported.id.as_str(), imported.format), ("01996135-afde-7911-97f0-d863511eca56", Format::Claude));
+    // 10 reasoning items, none with a summary a model takes back.
+    assert_eq!(imported.skipped, 10);
+    let messages = anthropic(&store, &imported.id);
+    assert_eq!(blocks_of(&messages, "tool_use").len(), 18);
+    assert_eq!(blocks_of(&messages, "tool_result").len(), 18);
+    let texts: Vec<&str> = blocks_of(&messages, "text").iter().filter_map(|b| b["text"].as_str()).collect();
+    assert!(texts.iter().any(|t| t.starts_with("I’ll scan the repo for go.mod")), "{texts:?}");
+    let transcript = block_on(store.load(&imported.id)).unwrap();
+    let first = transcript.entries.iter().find(|e| e.kind == "user").unwrap();
+    assert_eq!(first.timestamp.as_deref(), Some("2025-09-19T09:02:12.512Z"), "the first message keeps its time");
+    let ledger = block_on(store.usage(&imported.id, None)).unwrap();
+    assert!(ledger.total.output > 0 && ledger.total.cache_read > 0, "token counts carried over: {ledger:?}");
+}
+
+#[test]
+fn a_gemini_recording_replays_its_rewrites_and_keeps_tool_calls() {
+    let path = "gemini/vibecodingtracker-gemini.jsonl";
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let imported = block_on(store.import(&Import { cwd: Some("/work/discordbot".into()), ..request(path) })).unwrap();
+    assert_eq!(imported.id, "0ab84937-9fe7-4284-986a-33c832af0b6a");
+    let messages = anthropic(&store, &imported.id);
+    let calls: Vec<&str> = blocks_of(&messages, "tool_use").iter().filter_map(|b| b["name"].as_str()).collect();
+    // Each record written twice (without, then with its calls) counts once.
+    let read_file = ["read_file"; 7];
+    let expected: Vec<&str> = [&["update_topic"][..], &read_file, &["write_file", "update_topic", "update_topic", "replace"]].concat();
+    assert_eq!(calls, expected);
+    let texts: Vec<&str> = blocks_of(&messages, "text").iter().filter_map(|b| b["text"].as_str()).collect();
+    assert_eq!(texts.iter().filter(|t| t.starts_with("我已經完成了對專案的深入分析")).count(), 1);
+}
+
+#[test]
+fn openai_messages_import_without_their_system_prompt_and_export_back() {
+    let messages = serde_json::json!([
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "What is in the folder?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\":\".\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "README.md"},
+        {"role": "assistant", "content": "A README."}
+    ]);
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let import = Import {
+        data: messages.to_string().into_bytes(),
+        source: None,
+        id: Some("chat".into()),
+        cwd: Some("/work/chat".into()),
+        origin: "chat.json".into(),
+        uuid: UUID.into(),
+        now_ms: NOW,
+    };
+    let imported = block_on(store.import(&import)).unwrap();
+    assert_eq!((imported.source, imported.messages, imported.skipped), (Source::Openai, 4, 1));
+    let exported = block_on(store.export("chat", ExportFormat::Openai, UUID)).unwrap();
+    let back: Value = serde_json::from_slice(&exported.data).unwrap();
+    assert_eq!(back, serde_json::Value::Array(messages.as_array().unwrap()[1..].to_vec()));
+}
+
+#[test]
+fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
+    let path = "codex/vibecodingtracker-codex-0.39.jsonl";
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let id = block_on(store.import(&request(path))).unwrap().id;
+    let before = anthropic(&store, &id);
+    let claude = block_on(store.export(&id, ExportFormat::Claude, UUID)).unwrap();
+    assert!(claude.verbatim);
+    let pi = block_on(store.export(&id, ExportFormat::Pi, UUID)).unwrap();
+    assert!(!pi.verbatim);
+    let again = InMemoryStorage::new();
+    let other = Store::new(&again);
+    let back = block_on(other.import(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
+    assert_eq!((back.source, back.format), (Source::Pi, Format::Pi));
+    // pi spells a result's text as a block and `is_error: false` out; the API reads
+    // both the same.
+    let strip = |messages: Vec<Value>| -> Vec<Value> {
+        messages
+            .into_iter()
+            .map(|mut m| {
+                for block in m["content"].as_array_mut().into_iter().flatten() {
+                    if let Some(text) = block["content"].as_str() {
+                        block["content"] = serde_json::json!([{ "type": "text", "text": text }]);
+                    }
+                    if let Some(map) = block.as_object_mut() {
+                        map.remove("is_error");
+                    }
+                }
+                m
+            })
+            .collect()
+    };
+    let (after, before) = (strip(anthropic(&other, "back")), strip(before));
+    let differs = after.iter().zip(&before).position(|(a, b)| a != b);
+    assert!(
+        differs.is_none() && after.len() == before.len(),
+        "{} vs {} messages, first difference at {differs:?}: {:.600} vs {:.600}",
+        after.len(),
+        before.len(),
+        differs.map(|i| after[i].to_string()).unwrap_or_default(),
+        differs.map(|i| before[i].to_string()).unwrap_or_default()
+    );
+    let first_pi_message = String::from_utf8(pi.data).unwrap().lines().nth(1).map(String::from).unwrap();
+    assert!(first_pi_message.contains("2025-09-19T09:02:12.512Z"), "messages keep their times: {first_pi_message}");
+    let markdown = String::from_utf8(block_on(store.export(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
+    assert!(markdown.starts_with(&format!("# Session {id}\n")) && markdown.contains("## User · 2025-09-19T09:02:12.512Z"), "{markdown}");
+}
