@@ -155,6 +155,12 @@ impl sessions::GuestStore for Store {
     fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: i64) -> Result<Vec<sessions::Entry>, types::Error> {
         run(self.0.fork(&id, from.as_deref(), &new_id, now_ms))
     }
+    fn import_session(&self, request: sessions::ImportRequest) -> Result<sessions::Imported, types::Error> {
+        run(self.0.import_session(&request.mirror()))
+    }
+    fn export_session(&self, id: String, format: sessions::ExportFormat, uuid: String) -> Result<sessions::Exported, types::Error> {
+        run(self.0.export_session(&id, format.mirror(), &uuid))
+    }
     fn check(&self, id: String) -> Result<sessions::CheckReport, types::Error> {
         run(self.0.check(&id))
     }

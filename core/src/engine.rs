@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
+use crate::interchange::{ExportFormat, Exported, Import, Imported};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
@@ -48,6 +49,8 @@ pub trait Engine<E: EngineError = Error> {
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E>;
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E>;
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
+    fn import_session(&mut self, request: &Import) -> Result<Imported, E>;
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E>;
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
@@ -145,6 +148,12 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
         Ok(block_on(Store::fork(self, id, from, new_id, now_ms))?)
+    }
+    fn import_session(&mut self, request: &Import) -> Result<Imported, E> {
+        Ok(block_on(Store::import_session(self, request))?)
+    }
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E> {
+        Ok(block_on(Store::export_session(self, id, format, uuid))?)
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
         Ok(block_on(Store::check(self, id))?)

@@ -42,6 +42,8 @@ pub enum Error {
     InvalidAnswer { line: u32, reason: String },
     #[error("no session key `{key}` in the index; list the keys to see which exist, or resolve a message to create it")]
     KeyNotFound { key: String },
+    #[error("a session `{id}` exists already; give the new session another id")]
+    SessionExists { id: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -101,6 +103,7 @@ impl Error {
             Error::MemoryNotFound { .. } => "memory-not-found".to_string(),
             Error::InvalidAnswer { .. } => "invalid-answer".to_string(),
             Error::KeyNotFound { .. } => "key-not-found".to_string(),
+            Error::SessionExists { .. } => "session-exists".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

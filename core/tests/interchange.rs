@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mneme_core::interchange::{ExportFormat, Import, Source};
-use mneme_core::{Format, InMemoryStorage, Provider, Storage, Store, block_on};
+use mneme_core::{Error, Format, InMemoryStorage, Provider, Storage, Store, block_on};
 use serde_json::Value;
 
 const NOW: i64 = 1_771_200_000_000;
@@ -54,8 +54,8 @@ fn every_corpus_transcript_imports_under_its_own_id_and_project() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
         let original = fs::read(corpus(path)).unwrap();
-        let imported =
-            block_on(store.import(&Import { cwd: cwd.map(String::from), ..request(path) })).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let imported = block_on(store.import_session(&Import { cwd: cwd.map(String::from), ..request(path) }))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(imported.source, source, "{path}");
         assert!(imported.messages > 0, "{path}: {imported:?}");
         let listed = block_on(store.list()).unwrap();
@@ -82,12 +82,12 @@ fn a_gemini_chat_needs_a_working_directory_and_an_id_that_is_free() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let path = "gemini/vibecodingtracker-gemini.jsonl";
-    let error = block_on(store.import(&request(path))).unwrap_err().to_string();
+    let error = block_on(store.import_session(&request(path))).unwrap_err().to_string();
     assert!(error.contains("working directory"), "{error}");
     let cwd = Some("/work/discordbot".to_owned());
-    block_on(store.import(&Import { cwd: cwd.clone(), ..request(path) })).unwrap();
-    let error = block_on(store.import(&Import { cwd, ..request(path) })).unwrap_err().to_string();
-    assert!(error.contains("exists already"), "{error}");
+    block_on(store.import_session(&Import { cwd: cwd.clone(), ..request(path) })).unwrap();
+    let error = block_on(store.import_session(&Import { cwd, ..request(path) })).unwrap_err();
+    assert!(matches!(&error, Error::SessionExists { id } if id == "0ab84937-9fe7-4284-986a-33c832af0b6a"), "{error}");
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn a_kept_claude_transcript_resumes_as_its_original() {
     let original = InMemoryStorage::new();
     block_on(original.replace("projects/p/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
     let imported = InMemoryStorage::new();
-    let id = block_on(Store::new(&imported).import(&request(path))).unwrap().id;
+    let id = block_on(Store::new(&imported).import_session(&request(path))).unwrap().id;
     assert_eq!(
         block_on(Store::new(&imported).context(&id)).unwrap(),
         block_on(Store::new(&original).context("4d5611e5-241a-462a-8d15-5122611a9569")).unwrap()
@@ -110,7 +110,7 @@ fn a_pi_v1_session_migrates_to_v3_as_pi_migrates_it_and_resumes_the_same() {
         block_on(original.replace("projects/p/s.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let imported = block_on(store.import(&request(path))).unwrap();
+        let imported = block_on(store.import_session(&request(path))).unwrap();
         assert_eq!((imported.format, imported.migrated_from), (Format::Pi, Some(1)), "{path}");
         let key = block_on(store.list()).unwrap().sessions[0].key.clone();
         let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
@@ -148,7 +148,7 @@ fn a_codex_rollout_keeps_every_message_call_and_result_at_its_own_time() {
     let path = "codex/vibecodingtracker-codex-0.39.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let imported = block_on(store.import(&request(path))).unwrap();
+    let imported = block_on(store.import_session(&request(path))).unwrap();
     assert_eq!((imported.id.as_str(), imported.format), ("01996135-afde-7911-97f0-d863511eca56", Format::Claude));
     // 10 reasoning items, none with a summary a model takes back.
     assert_eq!(imported.skipped, 10);
@@ -169,7 +169,7 @@ fn a_gemini_recording_replays_its_rewrites_and_keeps_tool_calls() {
     let path = "gemini/vibecodingtracker-gemini.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let imported = block_on(store.import(&Import { cwd: Some("/work/discordbot".into()), ..request(path) })).unwrap();
+    let imported = block_on(store.import_session(&Import { cwd: Some("/work/discordbot".into()), ..request(path) })).unwrap();
     assert_eq!(imported.id, "0ab84937-9fe7-4284-986a-33c832af0b6a");
     let messages = anthropic(&store, &imported.id);
     let calls: Vec<&str> = blocks_of(&messages, "tool_use").iter().filter_map(|b| b["name"].as_str()).collect();
@@ -201,9 +201,9 @@ fn openai_messages_import_without_their_system_prompt_and_export_back() {
         uuid: UUID.into(),
         now_ms: NOW,
     };
-    let imported = block_on(store.import(&import)).unwrap();
+    let imported = block_on(store.import_session(&import)).unwrap();
     assert_eq!((imported.source, imported.messages, imported.skipped), (Source::Openai, 4, 1));
-    let exported = block_on(store.export("chat", ExportFormat::Openai, UUID)).unwrap();
+    let exported = block_on(store.export_session("chat", ExportFormat::Openai, UUID)).unwrap();
     let back: Value = serde_json::from_slice(&exported.data).unwrap();
     assert_eq!(back, serde_json::Value::Array(messages.as_array().unwrap()[1..].to_vec()));
 }
@@ -213,15 +213,15 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     let path = "codex/vibecodingtracker-codex-0.39.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let id = block_on(store.import(&request(path))).unwrap().id;
+    let id = block_on(store.import_session(&request(path))).unwrap().id;
     let before = anthropic(&store, &id);
-    let claude = block_on(store.export(&id, ExportFormat::Claude, UUID)).unwrap();
+    let claude = block_on(store.export_session(&id, ExportFormat::Claude, UUID)).unwrap();
     assert!(claude.verbatim);
-    let pi = block_on(store.export(&id, ExportFormat::Pi, UUID)).unwrap();
+    let pi = block_on(store.export_session(&id, ExportFormat::Pi, UUID)).unwrap();
     assert!(!pi.verbatim);
     let again = InMemoryStorage::new();
     let other = Store::new(&again);
-    let back = block_on(other.import(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
+    let back = block_on(other.import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
     assert_eq!((back.source, back.format), (Source::Pi, Format::Pi));
     // pi spells a result's text as a block and `is_error: false` out; the API reads
     // both the same.
@@ -253,6 +253,6 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     );
     let first_pi_message = String::from_utf8(pi.data).unwrap().lines().nth(1).map(String::from).unwrap();
     assert!(first_pi_message.contains("2025-09-19T09:02:12.512Z"), "messages keep their times: {first_pi_message}");
-    let markdown = String::from_utf8(block_on(store.export(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
+    let markdown = String::from_utf8(block_on(store.export_session(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
     assert!(markdown.starts_with(&format!("# Session {id}\n")) && markdown.contains("## User · 2025-09-19T09:02:12.512Z"), "{markdown}");
 }

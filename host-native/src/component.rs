@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
@@ -207,6 +208,13 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, new_id, now_ms))
+    }
+    fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
+        let request: sessions::ImportRequest = request.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_import_session(s, h, &request))
+    }
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format.mirror(), uuid))
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))

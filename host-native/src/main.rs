@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod interchange_cli;
 mod keys_cli;
 mod memory_cli;
 use mneme_host::core::compaction::{Run, Step};
@@ -94,6 +95,16 @@ enum Command {
     /// The session index: which session each conversation key (an agent's main chat,
     /// a group, a cron job, a webhook) continues, resets, and the labels on it
     Keys(keys_cli::KeysArgs),
+    /// Import other agents' transcripts as sessions: Claude Code and pi files (pi v1
+    /// and v2 migrated to v3, as pi does), Codex CLI rollouts, Gemini CLI chats and
+    /// OpenAI message arrays. The files are only read; each new session's last line
+    /// records where it came from. A session id the store has already is not imported
+    /// again
+    Import(interchange_cli::ImportArgs),
+    /// Write a session out as Claude Code or pi JSONL, OpenAI chat messages or
+    /// Markdown: as stored when it is in that dialect already, else as the
+    /// conversation it resumes to
+    Export(interchange_cli::ExportArgs),
     /// Find messages across every session: words matched by stem (stopwords ignored),
     /// each session read as a conversation, so an answer is found through its question
     Search {
@@ -566,6 +577,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
+        Command::Import(args) => interchange_cli::import(&mut *open(&cli.store)?, args, now_ms()),
+        Command::Export(args) => interchange_cli::export(&mut *open(&cli.store)?, args),
         Command::Search { query, limit, json } => {
             let hits = open(&cli.store)?.search(&query, limit).map_err(|e| e.to_string())?;
             if json {

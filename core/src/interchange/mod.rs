@@ -324,7 +324,7 @@ impl<S: Storage> Store<S> {
     /// to pi's v3 as pi does; Codex CLI, Gemini CLI and OpenAI messages become a Claude
     /// Code session, each message at its own time. The session ends with a line that
     /// records where it came from. Refuses an id that a session already has.
-    pub async fn import(&self, request: &Import) -> Result<Imported, Error> {
+    pub async fn import_session(&self, request: &Import) -> Result<Imported, Error> {
         if request.uuid.is_empty() {
             return Err(Error::InvalidArgument("the import's uuid is empty".into()));
         }
@@ -420,7 +420,7 @@ impl<S: Storage> Store<S> {
     /// Session `id` in `format`: in its own dialect, as it is stored (every line and
     /// branch); in another, as the conversation it resumes to, each message at its own
     /// time (new line ids derive from `uuid`, the host's fresh UUID).
-    pub async fn export(&self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+    pub async fn export_session(&self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         let own = with_loaded(&raw, |loaded| Format::detect(&loaded.lines));
@@ -499,7 +499,7 @@ impl<S: Storage> Store<S> {
 }
 
 fn exists(id: &str) -> Error {
-    Error::InvalidArgument(format!("a session `{id}` exists already: import under another id"))
+    Error::SessionExists { id: id.to_owned() }
 }
 
 /// The import's record, as the new session's last line carries it.

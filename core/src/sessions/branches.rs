@@ -40,7 +40,7 @@ impl<S: Storage> Store<S> {
     pub async fn fork(&self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         keys::validate_session_id(new_id)?;
         if self.locate(new_id).await?.is_some() {
-            return Err(Error::InvalidArgument(format!("a session `{new_id}` exists already: fork into a new id")));
+            return Err(Error::SessionExists { id: new_id.to_owned() });
         }
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
@@ -72,7 +72,7 @@ impl<S: Storage> Store<S> {
         let record = format!("{content}\n");
         self.locked(&key, async {
             if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
-                return Err(Error::InvalidArgument(format!("a session `{new_id}` exists already: fork into a new id")));
+                return Err(Error::SessionExists { id: new_id.to_owned() });
             }
             self.storage.append(&key, record.as_bytes()).await?;
             Ok(())

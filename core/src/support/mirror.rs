@@ -167,6 +167,7 @@ macro_rules! mirror_wit_types {
                     Self::MemoryNotFound { scope, file } => W::MemoryNotFound($types::MemoryRef { scope, file }),
                     Self::InvalidAnswer { line, reason } => W::InvalidAnswer($types::InvalidAnswer { line, reason }),
                     Self::KeyNotFound { key } => W::KeyNotFound(key),
+                    Self::SessionExists { id } => W::SessionExists(id),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -192,6 +193,7 @@ macro_rules! mirror_wit_types {
                     Self::MemoryNotFound($types::MemoryRef { scope, file }) => C::MemoryNotFound { scope, file },
                     Self::InvalidAnswer($types::InvalidAnswer { line, reason }) => C::InvalidAnswer { line, reason },
                     Self::KeyNotFound(key) => C::KeyNotFound { key },
+                    Self::SessionExists(id) => C::SessionExists { id },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }
@@ -383,6 +385,14 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
         $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
         $crate::mirror_record!($crate::SearchHit, $sessions::SearchHit { id, project, uuid, role, timestamp, text, score });
+        $crate::mirror_enum!($crate::interchange::Source, $sessions::Source { Claude, Pi, Codex, Gemini, Openai });
+        $crate::mirror_enum!($crate::interchange::ExportFormat, $sessions::ExportFormat { Claude, Pi, Openai, Markdown });
+        $crate::mirror_record!($crate::interchange::Import, $sessions::ImportRequest { data, source, id, cwd, origin, uuid, now_ms });
+        $crate::mirror_record!(
+            $crate::interchange::Imported,
+            $sessions::Imported { id, project, source, format, messages, skipped, migrated_from, provenance }
+        );
+        $crate::mirror_record!($crate::interchange::Exported, $sessions::Exported { format, data, messages, verbatim });
 
         $crate::mirror_enum!($crate::Mode, $compaction::Mode { Auto, Manual, Overflow });
         $crate::mirror_enum!($crate::compaction::Due, $compaction::Due { Threshold, Overflow, Manual });

@@ -1,0 +1,219 @@
+//! `mneme import` and `mneme export`: another agent's transcripts in, a session out in
+//! another agent's format. The files imported are only read; each new session's last
+//! line records the file it came from.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use mneme_host::core::Error as CoreError;
+use mneme_host::core::interchange::{ExportFormat, Import, Source};
+use mneme_host::{Engine, Error};
+
+type CliResult = Result<(), String>;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SourceArg {
+    Claude,
+    Pi,
+    Codex,
+    Gemini,
+    Openai,
+}
+
+impl From<SourceArg> for Source {
+    fn from(arg: SourceArg) -> Source {
+        match arg {
+            SourceArg::Claude => Source::Claude,
+            SourceArg::Pi => Source::Pi,
+            SourceArg::Codex => Source::Codex,
+            SourceArg::Gemini => Source::Gemini,
+            SourceArg::Openai => Source::Openai,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Claude,
+    Pi,
+    Openai,
+    Markdown,
+}
+
+impl From<FormatArg> for ExportFormat {
+    fn from(arg: FormatArg) -> ExportFormat {
+        match arg {
+            FormatArg::Claude => ExportFormat::Claude,
+            FormatArg::Pi => ExportFormat::Pi,
+            FormatArg::Openai => ExportFormat::Openai,
+            FormatArg::Markdown => ExportFormat::Markdown,
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// Transcript files, or folders to import every transcript under (such as
+    /// ~/.codex/sessions or ~/.pi/agent/sessions); `-` reads one from stdin
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// What wrote them [default: told from each file's first record]
+    #[arg(long, value_enum)]
+    from: Option<SourceArg>,
+    /// The new session's id [default: the transcript's own] (one file only)
+    #[arg(long)]
+    id: Option<String>,
+    /// The working directory to file the sessions under [default: the transcript's
+    /// own]; needed for Gemini CLI chats and OpenAI messages, which record none
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Print a JSON array of {path, imported} or {path, error}
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The session id
+    id: String,
+    /// The format: claude (Claude Code JSONL), pi (pi v3 JSONL), openai (a JSON array of
+    /// chat messages) or markdown
+    #[arg(long, value_enum)]
+    to: FormatArg,
+    /// Write to this file instead of stdout (an existing file is not overwritten)
+    #[arg(long, short, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// The transcripts under `path`: the file itself, or every `.jsonl`/`.json` file below a
+/// folder, sub-agent transcripts left to their sessions, in name order.
+fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut found = Vec::new();
+    let mut folders = vec![path.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = fs::read_dir(&folder).map_err(|e| format!("cannot read {}: {e}", folder.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| format!("cannot read {}: {e}", folder.display()))?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if path.is_dir() {
+                if name != "subagents" {
+                    folders.push(path);
+                }
+            } else if (name.ends_with(".jsonl") || name.ends_with(".json")) && !is_subagent(&path) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// A Claude Code sub-agent transcript kept beside its session (`agent-<id>.jsonl`,
+/// sidechain lines): part of that session, not one of its own.
+fn is_subagent(path: &Path) -> bool {
+    let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("agent-"));
+    let first_line = || -> Option<String> {
+        let mut line = String::new();
+        io::BufRead::read_line(&mut io::BufReader::new(fs::File::open(path).ok()?), &mut line).ok()?;
+        Some(line)
+    };
+    named && first_line().is_some_and(|line| line.contains("\"isSidechain\":true"))
+}
+
+pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> CliResult {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        if path.as_os_str() == "-" {
+            files.push(path.clone());
+        } else {
+            files.extend(transcripts(path)?);
+        }
+    }
+    if args.id.is_some() && files.len() != 1 {
+        return Err(format!("--id names one session, but {} transcripts were given", files.len()));
+    }
+    let mut report = Vec::new();
+    let mut failed = 0usize;
+    for file in &files {
+        let data = if file.as_os_str() == "-" {
+            let mut data = Vec::new();
+            io::stdin().read_to_end(&mut data).map_err(|e| format!("cannot read stdin: {e}"))?;
+            data
+        } else {
+            fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?
+        };
+        let origin = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
+        let request = Import {
+            data,
+            source: args.from.map(Source::from),
+            id: args.id.clone(),
+            cwd: args.cwd.clone(),
+            origin,
+            uuid: uuid::Uuid::new_v4().to_string(),
+            now_ms,
+        };
+        let outcome = engine.import_session(&request);
+        match &outcome {
+            Ok(done) if !args.json => {
+                let migrated = done.migrated_from.map(|v| format!(", migrated from pi v{v}")).unwrap_or_default();
+                let skipped = if done.skipped > 0 { format!(", {} records not carried over", done.skipped) } else { String::new() };
+                println!(
+                    "{}: imported as {} in {} ({}, {} messages{migrated}{skipped})",
+                    file.display(),
+                    done.id,
+                    done.project,
+                    done.source.as_str(),
+                    done.messages
+                );
+            }
+            Err(Error::Session(CoreError::SessionExists { id })) if !args.json => {
+                println!("{}: already in the store as {id}; left as it is", file.display())
+            }
+            Err(error) if !args.json => eprintln!("mneme: {}: {error}", file.display()),
+            _ => {}
+        }
+        if outcome.as_ref().is_err_and(|e| !matches!(e, Error::Session(CoreError::SessionExists { .. }))) {
+            failed += 1;
+        }
+        let path = file.display().to_string();
+        report.push(match outcome {
+            Ok(imported) => serde_json::json!({ "path": path, "imported": imported }),
+            Err(error) => serde_json::json!({ "path": path, "error": error.to_string() }),
+        });
+    }
+    if args.json {
+        let mut out = io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report).map_err(|e| e.to_string())?;
+        writeln!(out).map_err(|e| e.to_string())?;
+    }
+    match failed {
+        0 => Ok(()),
+        n => Err(format!("{n} of {} transcripts were not imported", files.len())),
+    }
+}
+
+pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {
+    let exported = engine.export_session(&args.id, args.to.into(), &uuid::Uuid::new_v4().to_string()).map_err(|e| e.to_string())?;
+    if !exported.verbatim && matches!(exported.format, ExportFormat::Claude | ExportFormat::Pi) {
+        eprintln!(
+            "mneme: session {} is in another dialect: exported as the conversation it resumes to ({} messages)",
+            args.id, exported.messages
+        );
+    }
+    match args.out {
+        Some(path) => {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| format!("cannot create {}: {e} (an existing file is not overwritten)", path.display()))?;
+            file.write_all(&exported.data).and_then(|()| file.sync_all()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
+        None => io::stdout().lock().write_all(&exported.data).map_err(|e| e.to_string()),
+    }
+}
