@@ -4,7 +4,7 @@
 // Mneme must resume what the client appended. Run by `cargo xtask test` after the Rust
 // tests have built target/release/mneme.
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -273,6 +273,33 @@ try {
     assertEqual(normalized(before), normalized(providerContext(root, id)), "the fork resumes as its origin does");
     const request = await resume("forked.jsonl", "forked question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("forked question")]), "what pi sent is the fork's provider context plus the new prompt");
+  });
+
+  await test("Claude Code resumes a Codex CLI rollout Mneme imported, with exactly Mneme's provider context", async () => {
+    const { root, work, resume } = claudeCode("claude-import");
+    const rollout = join(HERE, "../tests/corpus/codex/vibecodingtracker-codex-0.39.jsonl");
+    const [{ imported }] = JSON.parse(mneme("--root", root, "import", rollout, "--cwd", work, "--json"));
+    const before = providerContext(root, imported.id);
+    assertEqual(before.flatMap((m) => m.content).filter((b) => b.type === "tool_use").length, 18, "every call of the rollout is in the context");
+    const request = await resume(imported.id, "next question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
+  });
+
+  await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
+    const { SessionManager } = await import("@mariozechner/pi-coding-agent");
+    const root = join(scratch, "pi-import-store");
+    const original = join(HERE, "../tests/corpus/pi/v1/before-compaction.jsonl");
+    // pi migrates a v1 file it opens by rewriting it: it gets a copy.
+    const copy = join(scratch, "pi-v1-copy.jsonl");
+    copyFileSync(original, copy);
+    const [{ imported }] = JSON.parse(mneme("--root", root, "import", original, "--json"));
+    assertEqual([imported.source, imported.format, imported.migrated_from], ["pi", "pi", 1], "the session was migrated in pi's dialect");
+    const file = join(root, "projects", imported.project, `${imported.id}.jsonl`);
+    const expected = SessionManager.open(copy).buildSessionContext().messages;
+    const actual = SessionManager.open(file).buildSessionContext().messages;
+    assertEqual(actual.length, expected.length, "as many messages");
+    // The migration writes each entry's keys in serde's order; values are pi's own.
+    assertEqual(canonical(actual), canonical(expected), "pi loads the imported session as it loads the original");
   });
 } finally {
   api.close();

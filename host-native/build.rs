@@ -22,7 +22,7 @@ fn main() {
     let component = match env::var_os("MNEME_COMPONENT") {
         Some(path) => fs::read(&path).unwrap_or_else(|e| fail(&format!("cannot read MNEME_COMPONENT={}: {e}", Path::new(&path).display()))),
         None => {
-            for watched in ["core/src", "core/Cargo.toml", "component/src", "component/Cargo.toml", "wit", "Cargo.lock"] {
+            for watched in ["core/src", "core/Cargo.toml", "component/src", "component/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock"] {
                 println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
             }
             componentize(&build_guest(&workspace))

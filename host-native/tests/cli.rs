@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 14] = [
+    let commands: [&[&str]; 16] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -167,6 +167,8 @@ fn help_is_available_on_every_command() {
         &["compact", "--help"],
         &["gates", "--help"],
         &["demo", "--help"],
+        &["import", "--help"],
+        &["export", "--help"],
         &["help", "compact"],
     ];
     for args in commands {
@@ -570,4 +572,43 @@ fn a_postgres_store_is_shared_by_every_process_that_names_it() {
     assert!(said.contains("cannot open the store in postgres://nobody@127.0.0.1:1/none"), "{said}");
     let both = mneme(&["--store", &url, "--root", "/tmp/x", "sessions", "list"]);
     assert!(!both.status.success(), "--store and --root together must be refused");
+}
+
+fn corpus(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus").join(path)
+}
+
+#[test]
+fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let root = root.to_str().unwrap();
+        let codex = corpus("codex");
+        let pi = corpus("pi/v1/before-compaction.jsonl");
+        let before = fs::read(&pi).unwrap();
+        let out = stdout(&mneme(&["--engine", engine, "--root", root, "import", codex.to_str().unwrap(), pi.to_str().unwrap()]));
+        assert!(out.contains("imported as 01996135-afde-7911-97f0-d863511eca56") && out.contains("migrated from pi v1"), "{out}");
+        assert_eq!(fs::read(&pi).unwrap(), before, "the original is only read");
+        let again = stdout(&mneme(&["--engine", engine, "--root", root, "import", codex.to_str().unwrap(), "--json"]));
+        let report: Value = serde_json::from_str(&again).unwrap();
+        assert!(report.as_array().unwrap().iter().all(|r| r["error"].as_str().is_some_and(|e| e.contains("exists already"))), "{again}");
+        let sessions: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "list", "--json"]))).unwrap();
+        assert_eq!(sessions.as_array().unwrap().len(), 3, "{sessions}");
+
+        let gemini = corpus("gemini/vibecodingtracker-gemini-legacy.json");
+        let refused = mneme(&["--engine", engine, "--root", root, "import", gemini.to_str().unwrap()]);
+        assert_eq!(status(&refused), 1);
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("working directory"), "{refused:?}");
+
+        let exported = dir.path().join("codex.pi.jsonl");
+        let id = "01996135-afde-7911-97f0-d863511eca56";
+        stdout(&mneme(&["--engine", engine, "--root", root, "export", id, "--to", "pi", "--out", exported.to_str().unwrap()]));
+        let header: Value = serde_json::from_str(fs::read_to_string(&exported).unwrap().lines().next().unwrap()).unwrap();
+        assert_eq!((header["type"].as_str(), header["version"].as_u64(), header["id"].as_str()), (Some("session"), Some(3), Some(id)));
+        let twice = mneme(&["--root", root, "export", id, "--to", "pi", "--out", exported.to_str().unwrap()]);
+        assert_eq!(status(&twice), 1, "an existing file is not overwritten");
+        let markdown = stdout(&mneme(&["--engine", engine, "--root", root, "export", id, "--to", "markdown"]));
+        assert!(markdown.starts_with(&format!("# Session {id}")), "{markdown}");
+    }
 }
