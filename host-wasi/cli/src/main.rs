@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
-use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
+use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
@@ -150,7 +150,7 @@ impl Engine<Error> for Imported {
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.store.fork(id, from, new_id, now_ms).mirror()
     }
-    fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
+    fn import_session(&mut self, request: &Import) -> Result<ImportedSession, Error> {
         self.store.import_session(&request.clone().mirror()).mirror()
     }
     fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
