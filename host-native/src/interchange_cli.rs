@@ -6,51 +6,19 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use mneme_host::core::Error as CoreError;
 use mneme_host::core::interchange::{ExportFormat, Import, Source};
 use mneme_host::{Engine, Error};
 
 type CliResult = Result<(), String>;
 
-#[derive(Clone, Copy, ValueEnum)]
-enum SourceArg {
-    Claude,
-    Pi,
-    Codex,
-    Gemini,
-    Openai,
+fn parse_source(text: &str) -> Result<Source, String> {
+    Source::parse(text).map_err(|e| e.to_string())
 }
 
-impl From<SourceArg> for Source {
-    fn from(arg: SourceArg) -> Source {
-        match arg {
-            SourceArg::Claude => Source::Claude,
-            SourceArg::Pi => Source::Pi,
-            SourceArg::Codex => Source::Codex,
-            SourceArg::Gemini => Source::Gemini,
-            SourceArg::Openai => Source::Openai,
-        }
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Claude,
-    Pi,
-    Openai,
-    Markdown,
-}
-
-impl From<FormatArg> for ExportFormat {
-    fn from(arg: FormatArg) -> ExportFormat {
-        match arg {
-            FormatArg::Claude => ExportFormat::Claude,
-            FormatArg::Pi => ExportFormat::Pi,
-            FormatArg::Openai => ExportFormat::Openai,
-            FormatArg::Markdown => ExportFormat::Markdown,
-        }
-    }
+fn parse_format(text: &str) -> Result<ExportFormat, String> {
+    ExportFormat::parse(text).map_err(|e| e.to_string())
 }
 
 #[derive(Args)]
@@ -59,9 +27,10 @@ pub struct ImportArgs {
     /// ~/.codex/sessions or ~/.pi/agent/sessions); `-` reads one from stdin
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// What wrote them [default: told from each file's first record]
-    #[arg(long, value_enum)]
-    from: Option<SourceArg>,
+    /// What wrote them: claude, pi, codex, gemini or openai [default: told from each
+    /// file's first record]
+    #[arg(long, value_name = "SOURCE", value_parser = parse_source)]
+    from: Option<Source>,
     /// The new session's id [default: the transcript's own] (one file only)
     #[arg(long)]
     id: Option<String>,
@@ -80,8 +49,8 @@ pub struct ExportArgs {
     id: String,
     /// The format: claude (Claude Code JSONL), pi (pi v3 JSONL), openai (a JSON array of
     /// chat messages) or markdown
-    #[arg(long, value_enum)]
-    to: FormatArg,
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    to: ExportFormat,
     /// Write to this file instead of stdout (an existing file is not overwritten)
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -150,7 +119,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
         let origin = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
         let request = Import {
             data,
-            source: args.from.map(Source::from),
+            source: args.from,
             id: args.id.clone(),
             cwd: args.cwd.clone(),
             origin,
@@ -198,7 +167,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
 }
 
 pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {
-    let exported = engine.export_session(&args.id, args.to.into(), &uuid::Uuid::new_v4().to_string()).map_err(|e| e.to_string())?;
+    let exported = engine.export_session(&args.id, args.to, &uuid::Uuid::new_v4().to_string()).map_err(|e| e.to_string())?;
     if !exported.verbatim && matches!(exported.format, ExportFormat::Claude | ExportFormat::Pi) {
         eprintln!(
             "mneme: session {} is in another dialect: exported as the conversation it resumes to ({} messages)",

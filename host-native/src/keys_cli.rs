@@ -3,7 +3,7 @@
 //! Runs on the engine `--engine` names, through the WIT `index` interface; `--json`
 //! prints the values every host's API returns.
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use mneme_host::core::gates::ResetPolicy;
 use mneme_host::core::index::{ChatType, DmScope, Field, Inbound, KeyEntry, KeyPatch, Origin, RoutePolicy};
 use mneme_host::core::time;
@@ -76,8 +76,9 @@ struct ResolveArgs {
     #[arg(long, default_value = "main")]
     agent: String,
     /// What kind of conversation it is
-    #[arg(long = "chat", value_enum, default_value_t = ChatArg::Direct)]
-    chat: ChatArg,
+    /// (direct, group, channel, room, cron or hook)
+    #[arg(long = "chat", value_name = "TYPE", default_value = "direct", value_parser = |t: &str| ChatType::parse(t).map_err(|e| e.to_string()))]
+    chat: ChatType,
     /// The messaging provider (telegram, slack, discord, …): needed for groups,
     /// channels, rooms and --dm-scope per-provider-peer
     #[arg(long)]
@@ -88,9 +89,9 @@ struct ResolveArgs {
     /// A thread or topic inside the conversation
     #[arg(long)]
     thread: Option<String>,
-    /// How direct chats are bucketed
-    #[arg(long, value_enum, default_value_t = DmScopeArg::Main)]
-    dm_scope: DmScopeArg,
+    /// How direct chats are bucketed: main, per-peer or per-provider-peer
+    #[arg(long, value_name = "SCOPE", default_value = "main", value_parser = |s: &str| DmScope::parse(s).map_err(|e| e.to_string()))]
+    dm_scope: DmScope,
     /// The key of an agent's direct chats with --dm-scope main
     #[arg(long, default_value = "main")]
     main_key: String,
@@ -120,23 +121,6 @@ struct ResolveArgs {
     display_name: Option<String>,
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ChatArg {
-    Direct,
-    Group,
-    Channel,
-    Room,
-    Cron,
-    Hook,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum DmScopeArg {
-    Main,
-    PerPeer,
-    PerProviderPeer,
 }
 
 fn parse_field(text: &str) -> Result<Field, String> {
@@ -267,19 +251,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
 }
 
 fn resolve_request(args: ResolveArgs) -> (Inbound, RoutePolicy) {
-    let chat_type = match args.chat {
-        ChatArg::Direct => ChatType::Direct,
-        ChatArg::Group => ChatType::Group,
-        ChatArg::Channel => ChatType::Channel,
-        ChatArg::Room => ChatType::Room,
-        ChatArg::Cron => ChatType::Cron,
-        ChatArg::Hook => ChatType::Hook,
-    };
-    let dm_scope = match args.dm_scope {
-        DmScopeArg::Main => DmScope::Main,
-        DmScopeArg::PerPeer => DmScope::PerPeer,
-        DmScopeArg::PerProviderPeer => DmScope::PerProviderPeer,
-    };
+    let (chat_type, dm_scope) = (args.chat, args.dm_scope);
     let defaults = RoutePolicy::default();
     let daily_reset_hour = if args.no_daily_reset { None } else { args.daily_reset_hour.or(defaults.reset.daily_reset_hour) };
     let reset = ResetPolicy {

@@ -37,6 +37,13 @@ impl ChatType {
             ChatType::Hook => "hook",
         }
     }
+
+    pub fn parse(text: &str) -> Result<ChatType, Error> {
+        [ChatType::Direct, ChatType::Group, ChatType::Channel, ChatType::Room, ChatType::Cron, ChatType::Hook]
+            .into_iter()
+            .find(|t| t.as_str() == text)
+            .ok_or_else(|| Error::InvalidArgument(format!("unknown chat type `{text}`: use direct, group, channel, room, cron or hook")))
+    }
 }
 
 /// How direct messages are bucketed.
@@ -50,6 +57,22 @@ pub enum DmScope {
     PerPeer,
     /// One conversation per provider and peer.
     PerProviderPeer,
+}
+
+impl DmScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DmScope::Main => "main",
+            DmScope::PerPeer => "per-peer",
+            DmScope::PerProviderPeer => "per-provider-peer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<DmScope, Error> {
+        [DmScope::Main, DmScope::PerPeer, DmScope::PerProviderPeer].into_iter().find(|s| s.as_str() == text).ok_or_else(|| {
+            Error::InvalidArgument(format!("unknown direct-message scope `{text}`: use main, per-peer or per-provider-peer"))
+        })
+    }
 }
 
 /// A message arriving for an agent.

@@ -3,6 +3,7 @@
 //! metadata patches and `$rewindTo` records), or the older single JSON file
 //! `{sessionId, projectHash, startTime, lastUpdated, messages}`.
 
+use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -38,17 +39,28 @@ pub(crate) fn read(data: &[u8]) -> Result<Foreign, Error> {
 /// The records a JSONL recording holds at its end, in the order first written.
 fn replay(lines: Vec<Value>, foreign: &mut Foreign) -> Vec<Value> {
     let mut records: Vec<Value> = Vec::new();
+    let mut position: BTreeMap<String, usize> = BTreeMap::new();
     for line in lines {
-        if let Some(target) = line.get("$rewindTo") {
+        let id = line.get("id").and_then(Value::as_str).map(String::from);
+        if let Some(target) = line.get("$rewindTo").and_then(Value::as_str) {
             // A rewind goes back to before the record named: it and what follows go.
-            if let Some(at) = records.iter().position(|r| r.get("id") == Some(target)) {
+            if let Some(&at) = position.get(target) {
                 records.truncate(at);
+                position.retain(|_, &mut p| p < at);
             }
         } else if line.get("$set").is_some() {
+            // Metadata (`lastUpdated`, a summary): nothing of the conversation.
+            continue;
         } else if line.get("type").is_some() {
-            match records.iter_mut().find(|r| r.get("id").is_some() && r.get("id") == line.get("id")) {
-                Some(earlier) => *earlier = line,
-                None => records.push(line),
+            let earlier = id.as_ref().and_then(|id| position.get(id)).and_then(|&at| records.get_mut(at));
+            match earlier {
+                Some(slot) => *slot = line,
+                None => {
+                    if let Some(id) = id {
+                        position.insert(id, records.len());
+                    }
+                    records.push(line);
+                }
             }
         } else if foreign.id.is_none() {
             foreign.id = line["sessionId"].as_str().map(String::from);

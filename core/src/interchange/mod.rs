@@ -294,28 +294,36 @@ enum Prepared {
     Converted(Foreign),
 }
 
-/// The id and working directory a Claude Code transcript records.
-fn claude_identity(data: &[u8]) -> Result<(Option<String>, Option<String>), Error> {
+/// What an import needs to know of a transcript in a dialect Mneme writes, from one
+/// read of it.
+#[derive(Default)]
+struct Survey {
+    /// The session id and working directory it records (pi: its header's).
+    id: Option<String>,
+    cwd: Option<String>,
+    /// The newest leaf's id, which a line written after it chains to.
+    leaf: Option<String>,
+    /// Messages of the context it resumes to.
+    messages: u32,
+    /// It has a line with an id: a conversation, not only bookkeeping.
+    has_entries: bool,
+}
+
+fn survey(data: &[u8]) -> Survey {
     with_loaded(&[data], |loaded| {
-        if !loaded.lines.iter().any(|l| l.env.uuid().is_some()) {
-            return Err(Error::InvalidArgument("no Claude Code entry (a line with a `uuid`) in the transcript".into()));
+        let (id, cwd) = match loaded.lines.first().filter(|l| crate::format::pi::is_header(l)) {
+            Some(header) => (header.env.id.get(), header.env.cwd.get()),
+            None => (loaded.lines.iter().find_map(|l| l.env.session_id.get()), loaded.lines.iter().find_map(|l| l.env.cwd.get())),
+        };
+        let (id, cwd) = (id.map(String::from), cwd.map(String::from));
+        Survey {
+            id,
+            cwd,
+            leaf: loaded.leaf().and_then(|i| loaded.lines.get(i)).and_then(|l| l.env.uuid()).map(String::from),
+            messages: loaded.context().messages.len() as u32,
+            has_entries: loaded.lines.iter().any(|l| l.env.uuid().is_some()),
         }
-        let id = loaded.lines.iter().find_map(|l| l.env.session_id.get()).map(String::from);
-        let cwd = loaded.lines.iter().find_map(|l| l.env.cwd.get()).map(String::from);
-        Ok((id, cwd))
     })
-}
-
-fn pi_identity(data: &[u8]) -> (Option<String>, Option<String>) {
-    with_loaded(&[data], |loaded| {
-        let header = loaded.lines.first().filter(|l| crate::format::pi::is_header(l));
-        (header.and_then(|h| h.env.id.get()).map(String::from), header.and_then(|h| h.env.cwd.get()).map(String::from))
-    })
-}
-
-/// The last line's id of a transcript, for a line chained after it.
-fn leaf_id(data: &[u8]) -> Option<String> {
-    with_loaded(&[data], |loaded| loaded.leaf().and_then(|i| loaded.lines[i].env.uuid()).map(String::from))
 }
 
 impl<S: Storage> Store<S> {
@@ -342,10 +350,17 @@ impl<S: Storage> Store<S> {
             Source::Gemini => Prepared::Converted(gemini::read(&request.data)?),
             Source::Openai => Prepared::Converted(openai(&request.data)?),
         };
-        let (own_id, own_cwd) = match &prepared {
-            Prepared::Kept { data, format: Format::Pi, .. } => pi_identity(data),
-            Prepared::Kept { data, .. } => claude_identity(data)?,
-            Prepared::Converted(foreign) => (foreign.id.clone(), foreign.cwd.clone()),
+        let kept = match &prepared {
+            Prepared::Kept { data, .. } => Some(survey(data)),
+            Prepared::Converted(_) => None,
+        };
+        if matches!(prepared, Prepared::Kept { format: Format::Claude, .. }) && kept.as_ref().is_some_and(|s| !s.has_entries) {
+            return Err(Error::InvalidArgument("no Claude Code entry (a line with a `uuid`) in the transcript".into()));
+        }
+        let (own_id, own_cwd) = match (&prepared, &kept) {
+            (Prepared::Converted(foreign), _) => (foreign.id.clone(), foreign.cwd.clone()),
+            (_, Some(kept)) => (kept.id.clone(), kept.cwd.clone()),
+            (_, None) => (None, None),
         };
         let id = request.id.clone().or(own_id).ok_or_else(|| {
             Error::InvalidArgument(format!("the {} transcript names no session id: give the new session one", source.as_str()))
@@ -360,8 +375,14 @@ impl<S: Storage> Store<S> {
         let project = keys::project_dir_name(&cwd);
         keys::validate_project(&project)?;
         let timestamp = time::format_millis(request.now_ms);
-        let (mut content, format, skipped, from) = match prepared {
-            Prepared::Kept { data, format, skipped, from } => (data, format, skipped, from),
+        let (mut content, format, skipped, from, surveyed) = match prepared {
+            Prepared::Kept { data, format, skipped, from } => {
+                let surveyed = match kept {
+                    Some(surveyed) => surveyed,
+                    None => survey(&data),
+                };
+                (data, format, skipped, from, surveyed)
+            }
             Prepared::Converted(foreign) => {
                 let skipped = foreign.skipped;
                 let (messages, unanswerable) = without_unanswerable(foreign.messages, &PendingCalls::default());
@@ -379,7 +400,9 @@ impl<S: Storage> Store<S> {
                     agent_id: None,
                 };
                 let lines = Format::Claude.dialect().turn(&header, &messages, &PendingCalls::default())?;
-                (format!("{lines}\n").into_bytes(), Format::Claude, skipped.saturating_add(unanswerable), None)
+                let content = format!("{lines}\n").into_bytes();
+                let surveyed = survey(&content);
+                (content, Format::Claude, skipped.saturating_add(unanswerable), None, surveyed)
             }
         };
         let provenance = provenance_text(source, request, from);
@@ -387,10 +410,9 @@ impl<S: Storage> Store<S> {
             content.push(b'\n');
         }
         let marker_id = crate::support::ids::nth_uuid(&request.uuid, u32::MAX);
-        let leaf = leaf_id(&content);
         let header = Header {
             session_id: &id,
-            parent: leaf.as_deref(),
+            parent: surveyed.leaf.as_deref(),
             sidechain: false,
             uuid: &marker_id,
             now_ms: request.now_ms,
@@ -413,8 +435,8 @@ impl<S: Storage> Store<S> {
             Ok(())
         })
         .await?;
-        let messages = with_loaded(&[&content], |loaded| loaded.context().messages.len() as u32);
-        Ok(Imported { id, project, source, format, messages, skipped, migrated_from: from, provenance })
+        // The marker line is no message: the context is the one surveyed.
+        Ok(Imported { id, project, source, format, messages: surveyed.messages, skipped, migrated_from: from, provenance })
     }
 
     /// Session `id` in `format`: in its own dialect, as it is stored (every line and
@@ -423,42 +445,42 @@ impl<S: Storage> Store<S> {
     pub async fn export_session(&self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
-        let own = with_loaded(&raw, |loaded| Format::detect(&loaded.lines));
-        let verbatim = matches!((format, own), (ExportFormat::Claude, Format::Claude) | (ExportFormat::Pi, Format::Pi));
-        if verbatim {
-            let messages = with_loaded(&raw, |loaded| loaded.context().messages.len() as u32);
-            return Ok(Exported { format, data: raw.concat(), messages, verbatim });
-        }
-        if uuid.is_empty() && matches!(format, ExportFormat::Claude | ExportFormat::Pi) {
-            return Err(Error::InvalidArgument("the export's uuid is empty".into()));
-        }
-        let (messages, context, stamps, cwd, created) = with_loaded(&raw, |loaded| {
+        let (own, context, stamps, cwd, created) = with_loaded(&raw, |loaded| {
             let context = loaded.context();
             let index = loaded.index();
             let stamps: Vec<Option<String>> = context
                 .messages
                 .iter()
-                .map(|m| index.get(m.uuid.as_str()).and_then(|&i| loaded.lines[i].env.timestamp.get()).map(String::from))
-                .collect();
-            let messages: Vec<Message> = context
-                .messages
-                .iter()
-                .zip(&stamps)
-                .filter_map(|(m, stamp)| {
-                    let role = Role::parse(&m.role).ok()?;
-                    let blocks = match serde_json::from_str::<Value>(&m.content).ok()? {
-                        Value::String(text) => alloc::vec![Block::text(&text)],
-                        Value::Array(blocks) => blocks.iter().map(input::recorded_block).collect(),
-                        _ => return None,
-                    };
-                    let at = stamp.as_deref().and_then(time::parse_millis);
-                    Some(Message { role, blocks, meta: Meta { at, ..Meta::default() } })
+                .map(|m| {
+                    index.get(m.uuid.as_str()).and_then(|&i| loaded.lines.get(i)).and_then(|l| l.env.timestamp.get()).map(String::from)
                 })
                 .collect();
             let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
             let created = loaded.lines.iter().find_map(|l| l.env.timestamp.get()).unwrap_or_default().to_owned();
-            (messages, context, stamps, cwd, created)
+            (Format::detect(&loaded.lines), context, stamps, cwd, created)
         });
+        let verbatim = matches!((format, own), (ExportFormat::Claude, Format::Claude) | (ExportFormat::Pi, Format::Pi));
+        if verbatim {
+            return Ok(Exported { format, data: raw.concat(), messages: context.messages.len() as u32, verbatim });
+        }
+        if uuid.is_empty() && matches!(format, ExportFormat::Claude | ExportFormat::Pi) {
+            return Err(Error::InvalidArgument("the export's uuid is empty".into()));
+        }
+        let messages: Vec<Message> = context
+            .messages
+            .iter()
+            .zip(&stamps)
+            .filter_map(|(m, stamp)| {
+                let role = Role::parse(&m.role).ok()?;
+                let blocks = match serde_json::from_str::<Value>(&m.content).ok()? {
+                    Value::String(text) => alloc::vec![Block::text(&text)],
+                    Value::Array(blocks) => blocks.iter().map(input::recorded_block).collect(),
+                    _ => return None,
+                };
+                let at = stamp.as_deref().and_then(time::parse_millis);
+                Some(Message { role, blocks, meta: Meta { at, ..Meta::default() } })
+            })
+            .collect();
         let count = messages.len() as u32;
         let data = match format {
             ExportFormat::Openai => {

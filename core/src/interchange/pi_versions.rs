@@ -35,7 +35,7 @@ pub(crate) fn to_current(data: &[u8], uuid: &str) -> Result<Migrated, Error> {
     let Some(header) = entries.first().filter(|e| e["type"] == "session") else {
         return Err(Error::InvalidArgument("not a pi session: its first line is no `session` header".into()));
     };
-    let version = header["version"].as_u64().map_or(1, |v| v as u32);
+    let version = header["version"].as_u64().map_or(1, |v| u32::try_from(v).unwrap_or(u32::MAX));
     if version >= CURRENT {
         return Ok(Migrated { data: data.to_vec(), from: None, skipped: 0 });
     }
