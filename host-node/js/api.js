@@ -90,6 +90,14 @@ const flag = (name, value) => {
   if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
   return value;
 };
+const maybe = (name, value) => (value == null ? undefined : text(name, value));
+/** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
+function bytes(name, value) {
+  if (typeof value === "string") return new TextEncoder().encode(value);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new MnemeError("invalid-argument", `${name} must be a string, a Uint8Array or an ArrayBuffer, not ${value === null ? "null" : typeof value}`);
+}
 const object = (name, value) => {
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an object`);
   return value;
@@ -199,6 +207,30 @@ export class Mneme {
   usage(id, prices = null) { return this.#call(() => this.store.usage(text("id", id), prices === null ? undefined : wit(object("prices", prices)))); }
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#call(() => this.store.fork(text("id", id), from === null ? undefined : text("from", from), text("to", to), int("now", now)));
+  }
+  /** Imports another agent's transcript (its bytes or text) as a new session; see the browser package. */
+  importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return this.#call(() =>
+      this.store.importSession({
+        data: bytes("data", data),
+        source: maybe("from", from),
+        id: maybe("id", id),
+        cwd: maybe("cwd", cwd),
+        origin: text("origin", origin),
+        uuid: text("uuid", uuid),
+        nowMs: int("now", now),
+      }),
+    );
+  }
+  /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, messages, verbatim, data}`, `data` a Uint8Array. */
+  async exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
+    let data;
+    const exported = await this.#call(() => {
+      const value = this.store.exportSession(text("id", id), text("to", to), text("uuid", uuid));
+      data = value.data;
+      return { ...value, data: [] };
+    });
+    return { ...exported, data };
   }
   tombstone(id, uuid, now = Date.now()) { return this.#call(() => this.store.tombstone(text("id", id), text("uuid", uuid), int("now", now))); }
   load(id) { return this.#call(() => this.store.load(text("id", id))); }

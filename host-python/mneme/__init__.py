@@ -108,7 +108,12 @@ def _to_wit(value_type, value):
             return bytes(value)
         return [_to_wit(value_type.element, item) for item in value]
     if isinstance(value_type, wc.EnumType):
-        return value.replace("_", "-")
+        case = value.replace("_", "-") if isinstance(value, str) else value
+        if case not in value_type.names:
+            # wasmtime-py would raise its own error from inside the call.
+            choices = ", ".join(name.replace("-", "_") for name in value_type.names)
+            raise MnemeError("invalid-argument", f"{value!r} is not one of {choices}")
+        return case
     if isinstance(value_type, (wc.F32, wc.F64)) and isinstance(value, int) and not isinstance(value, bool):
         # JSON writes 1.0 as 1; a float type takes only floats.
         return float(value)
@@ -422,6 +427,33 @@ class Mneme:
 
     def fork(self, id, from_=None, to=None, now=None):
         return self._method("fork", _text("id", id), from_, _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
+
+    def import_session(self, data, from_=None, id=None, cwd=None, origin="", uuid=None, now=None):
+        """Imports another agent's transcript (``data``: its bytes or text) as a new
+        session; the original is only read. ``from_`` is ``claude``, ``pi``, ``codex``,
+        ``gemini`` or ``openai`` (None: told from the content); ``id`` and ``cwd`` default
+        to the transcript's own; ``origin`` (its path) is recorded in the new session.
+        An id already taken raises ``session-exists``."""
+        if isinstance(data, str):
+            data = data.encode()
+        if not isinstance(data, (bytes, bytearray)):
+            raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
+        request = {
+            "data": bytes(data),
+            "source": None if from_ is None else _text("from_", from_),
+            "id": None if id is None else _text("id", id),
+            "cwd": None if cwd is None else _text("cwd", cwd),
+            "origin": _text("origin", origin),
+            "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
+            "now_ms": _int("now", _now() if now is None else now),
+        }
+        return self._method("import-session", request)
+
+    def export_session(self, id, to, uuid=None):
+        """Session ``id`` as ``to`` (``claude``, ``pi``, ``openai``, ``markdown``):
+        ``{format, messages, verbatim, data}``, ``data`` bytes — the stored bytes in the
+        session's own dialect (``verbatim``), else the conversation it resumes to."""
+        return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
 
     def tombstone(self, id, uuid, now=None):
         return self._method("tombstone", _text("id", id), _text("uuid", uuid), _int("now", _now() if now is None else now))

@@ -5,7 +5,7 @@ one (tests/js/conformance.js); only the dispatch to Python's method names lives 
 import json
 import os
 
-VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json"]
+VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json"]
 
 
 def matches(expected, actual, path=""):
@@ -62,6 +62,18 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.usage(args["id"], args.get("prices")))
     if op == "fork":
         return run(lambda: store.fork(args["id"], from_=args.get("from"), to=args["new_id"], now=args["now_ms"]))
+    if op == "import_session":
+        return run(lambda: store.import_session(args["text"], from_=args.get("source"), id=args.get("id"), cwd=args.get("cwd"), origin=args["origin"], uuid=args["uuid"], now=args["now_ms"]))
+    if op == "export_session":
+        result = run(lambda: store.export_session(args["id"], args["format"], uuid=args["uuid"]))
+        if "ok" in result:
+            exported = dict(result["ok"])
+            data = exported.pop("data")
+            if not isinstance(data, bytes):
+                raise TypeError(f"export_session gave {type(data).__name__} data, not bytes")
+            exported["text"] = data.decode()
+            result = {"ok": exported}
+        return result
     if op == "tombstone":
         return run(lambda: store.tombstone(args["id"], args["uuid"], args["now_ms"]))
     if op == "repair":

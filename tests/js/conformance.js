@@ -4,7 +4,7 @@
 // class (both packages have one API), how to open and destroy a fresh store, and how
 // to read a vector file.
 
-export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json"];
+export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
@@ -53,6 +53,16 @@ async function step(Mneme, store, op, args, state) {
     case "branches": return outcome(store.branches(args.id));
     case "usage": return outcome(store.usage(args.id, args.prices ?? null));
     case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));
+    case "import_session":
+      return outcome(store.importSession(args.text, { from: args.source ?? null, id: args.id ?? null, cwd: args.cwd ?? null, origin: args.origin, uuid: args.uuid, now: args.now_ms }));
+    case "export_session": {
+      // The bytes as `text`, as the Rust runner gives them.
+      const result = await outcome(store.exportSession(args.id, { to: args.format, uuid: args.uuid }));
+      if (!result.ok) return result;
+      const { data, ...rest } = result.ok;
+      if (!(data instanceof Uint8Array)) throw new Error(`exportSession gave ${typeof data} data, not a Uint8Array`);
+      return { ok: { ...rest, text: new TextDecoder().decode(data) } };
+    }
     case "tombstone": return outcome(store.tombstone(args.id, args.uuid, args.now_ms));
     case "load": return outcome(store.load(args.id));
     case "context": return outcome(store.context(args.id));

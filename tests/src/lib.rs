@@ -16,6 +16,8 @@
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
 //!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
+//!              { "import_session": { "text", "source"?, "id"?, "cwd"?, "origin", "uuid", "now_ms" }, "expect": … },
+//!              { "export_session": { "id", "format", "uuid" }, "expect": … } (its bytes as `text`),
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
 //!              { "repair": { "id", "now_ms" }, "expect": … },
@@ -64,6 +66,7 @@ pub mod fuzz;
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_core::index::{Field, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Exported, Import, Source};
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::Scope;
@@ -90,6 +93,7 @@ pub const VECTOR_FILES: &[(&str, &str)] = &[
     ("turns.json", include_str!("../vectors/turns.json")),
     ("memory.json", include_str!("../vectors/memory.json")),
     ("index.json", include_str!("../vectors/index.json")),
+    ("interchange.json", include_str!("../vectors/interchange.json")),
 ];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
@@ -234,6 +238,29 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.usage(&text("id")?, prices.as_ref()))
         }
         "fork" => to_outcome(host.fork(&text("id")?, args["from"].as_str(), &text("new_id")?, now()?)),
+        "import_session" => {
+            let source = match args["source"].as_str().map(Source::parse).transpose() {
+                Ok(source) => source,
+                Err(e) => return Ok(json!({ "err": e.kind() })),
+            };
+            let request = Import {
+                data: text("text")?.into_bytes(),
+                source,
+                id: args["id"].as_str().map(str::to_owned),
+                cwd: args["cwd"].as_str().map(str::to_owned),
+                origin: text("origin")?,
+                uuid: text("uuid")?,
+                now_ms: now()?,
+            };
+            to_outcome(host.import_session(&request))
+        }
+        "export_session" => {
+            let format = match ExportFormat::parse(&text("format")?) {
+                Ok(format) => format,
+                Err(e) => return Ok(json!({ "err": e.kind() })),
+            };
+            exported_outcome(host.export_session(&text("id")?, format, &text("uuid")?))
+        }
         "tombstone" => {
             let now_ms = args["now_ms"].as_i64().ok_or("`tombstone` needs an integer `now_ms`")?;
             to_outcome(host.tombstone(&text("id")?, &text("uuid")?, now_ms))
@@ -375,6 +402,20 @@ fn parse<T: serde::de::DeserializeOwned>(args: &Value, field: &str) -> Result<T,
 
 fn parse_or_default<T: serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
     if args[field].is_null() { Ok(T::default()) } else { parse(args, field) }
+}
+
+/// An export's outcome with its bytes as `text` (every export format is UTF-8), so
+/// vectors can match on what was written and hosts that hand back bytes compare equal.
+fn exported_outcome<E: EngineError>(result: Result<Exported, E>) -> Value {
+    match result {
+        Ok(exported) => json!({ "ok": {
+            "format": exported.format,
+            "messages": exported.messages,
+            "verbatim": exported.verbatim,
+            "text": String::from_utf8_lossy(&exported.data),
+        } }),
+        Err(error) => json!({ "err": error.kind() }),
+    }
 }
 
 fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Value {

@@ -53,6 +53,24 @@ export interface KeyParts { chat_type: ChatType; agent: string | null; provider:
 export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
+export type ImportSource = "claude" | "pi" | "codex" | "gemini" | "openai";
+export type ExportFormat = "claude" | "pi" | "openai" | "markdown";
+export interface Imported {
+  id: string;
+  project: string;
+  source: ImportSource;
+  /** The dialect the new session is written in. */
+  format: "claude" | "pi" | "crab";
+  /** Messages in the new session's resumed context. */
+  messages: number;
+  /** Records that carry content but were not carried over, counted. */
+  skipped: number;
+  /** The pi format version the transcript was migrated from. */
+  migrated_from: number | null;
+  /** The line the new session records its origin in. */
+  provenance: string;
+}
+export interface Exported { format: ExportFormat; messages: number; verbatim: boolean; data: Uint8Array }
 export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
@@ -119,6 +137,13 @@ export interface Sessions {
   usage(id: string, prices?: Prices | null): Promise<Ledger>;
   /** Copies the conversation up to `from` (default: the newest message) into a new session `to` (default: a new UUID). */
   fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
+  /** Imports another agent's transcript as a new session; the original is only read. An id already taken rejects with `session-exists`. */
+  importSession(
+    data: string | Uint8Array | ArrayBuffer,
+    options?: { from?: ImportSource | null; id?: string | null; cwd?: string | null; origin?: string; uuid?: string; now?: number },
+  ): Promise<Imported>;
+  /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
+  exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
   tombstone(id: string, uuid: string, now?: number): Promise<null>;
   load(id: string): Promise<Transcript>;
   context(id: string): Promise<Context>;

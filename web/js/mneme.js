@@ -40,12 +40,22 @@ const flag = (name, value) => {
   if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
   return value;
 };
+/** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
+function bytes(name, value) {
+  if (typeof value === "string") return new TextEncoder().encode(value);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new MnemeError("invalid-argument", `${name} must be a string, a Uint8Array or an ArrayBuffer, not ${value === null ? "null" : typeof value}`);
+}
+const maybe = (name, value) => (value == null ? undefined : text(name, value));
 /** A memory scope: a project's folder name, or null for the global memory. */
 const project = (value) => (value == null ? undefined : text("project", value));
 
 async function call(promise) {
   try {
-    return JSON.parse(await (typeof promise === "function" ? promise() : promise));
+    const value = await (typeof promise === "function" ? promise() : promise);
+    // Results are JSON text, except those that carry bytes (exportSession).
+    return typeof value === "string" ? JSON.parse(value) : value;
   } catch (error) {
     if (error instanceof MnemeError) throw error;
     if (error && typeof error.kind === "string") throw new MnemeError(error.kind, error.message);
@@ -117,6 +127,24 @@ export class Mneme {
   /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(() => this.engine.fork(text("id", id), from === null ? undefined : text("from", from), text("to", to), num("now", now)));
+  }
+  /**
+   * Imports another agent's transcript (`data`: its bytes or text) as a new session:
+   * `from` is `claude`, `pi`, `codex`, `gemini` or `openai` (null: told from the content);
+   * `id` and `cwd` default to the transcript's own; `origin` (a path or file name) is
+   * recorded in the new session. Resolves with `{id, project, source, format, messages,
+   * skipped, migrated_from, provenance}`; an id already taken rejects with `session-exists`.
+   */
+  importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return call(() => this.engine.importSession(bytes("data", data), maybe("from", from), maybe("id", id), maybe("cwd", cwd), text("origin", origin), text("uuid", uuid), num("now", now)));
+  }
+  /**
+   * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
+   * messages, verbatim, data}`, `data` a Uint8Array: the stored bytes when `to` is the
+   * session's own dialect (`verbatim`), else the conversation it resumes to.
+   */
+  exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
+    return call(() => this.engine.exportSession(text("id", id), text("to", to), text("uuid", uuid)));
   }
   tombstone(id, uuid, now = Date.now()) { return call(() => this.engine.tombstone(text("id", id), text("uuid", uuid), num("now", now))); }
   load(id) { return call(() => this.engine.load(text("id", id))); }

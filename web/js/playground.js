@@ -339,35 +339,23 @@ async function searchSessions() {
 
 async function exportSession() {
   const id = session();
-  const info = (await store.list()).sessions.find((s) => s.id === id);
-  if (!info) throw new Error(`no session ${id} to export`);
-  const parts = [];
-  for (let part = 1; part <= info.parts; part++) {
-    parts.push(await store.storage.read(part === 1 ? info.key : info.key.replace(/\.jsonl$/, `_part${part}.jsonl`), 0));
-  }
-  const link = element("a", { href: URL.createObjectURL(new Blob(parts, { type: "application/jsonl" })), download: `${id}.jsonl` });
+  const to = $("export-format").value;
+  const exported = await store.exportSession(id, { to });
+  const [extension, type] = { claude: ["jsonl", "application/jsonl"], pi: ["jsonl", "application/jsonl"], openai: ["json", "application/json"], markdown: ["md", "text/markdown"] }[to];
+  const link = element("a", { href: URL.createObjectURL(new Blob([exported.data], { type })), download: `${id}${exported.verbatim ? "" : `.${to}`}.${extension}` });
   link.click();
   URL.revokeObjectURL(link.href);
 }
 
+/** Any agent's transcript (Claude Code, pi, Codex CLI, Gemini CLI, OpenAI messages) as a new session. */
 async function importFile(file) {
-  if (!file.name.endsWith(".jsonl")) throw new Error(`${file.name} is not a .jsonl transcript`);
-  const id = file.name.slice(0, -".jsonl".length);
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const report = await Mneme.checkBytes(bytes);
-  try {
-    await store.load(id);
-    throw new Error(`a session ${id} exists already; rename the file to import it`);
-  } catch (error) {
-    if (error.kind !== "session-not-found") throw error;
-  }
-  await store.storage.append(`projects/-imported/${id}.jsonl`, bytes);
-  $("session").value = id;
+  const imported = await store.importSession(new Uint8Array(await file.arrayBuffer()), { origin: file.name });
+  $("session").value = imported.id;
   rewindTo = null;
   savePage();
   await render();
-  if (report.load.skipped.length || report.load.torn_tail) {
-    showError({ kind: "imported", message: `${report.load.skipped.length} unreadable lines${report.load.torn_tail ? " and a torn last line" : ""} (kept in the file, reported, never dropped)` });
+  if (imported.skipped) {
+    showError({ kind: "imported", message: `${imported.skipped} records of ${file.name} carry nothing a ${imported.format} session keeps (reasoning, system prompts, notices); the original is untouched` });
   }
 }
 

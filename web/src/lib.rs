@@ -10,6 +10,7 @@ use std::rc::Rc;
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::index::{Field, Inbound, KeyPatch, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Import, Source};
 use mneme_core::keys::check_key;
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
@@ -215,6 +216,48 @@ impl Engine {
 
     pub fn check(&self, id: String) -> Promise {
         spawn(&self.store, |store| async move { store.check(&id).await })
+    }
+
+    /// `source` is `claude`, `pi`, `codex`, `gemini` or `openai`, or none to tell from
+    /// the content; `id` and `cwd` none for the transcript's own.
+    #[wasm_bindgen(js_name = importSession)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn import_session(
+        &self,
+        data: Vec<u8>,
+        source: Option<String>,
+        id: Option<String>,
+        cwd: Option<String>,
+        origin: String,
+        uuid: String,
+        now_ms: f64,
+    ) -> Promise {
+        let source = match source.as_deref().map(Source::parse).transpose() {
+            Ok(source) => source,
+            Err(e) => return Promise::reject(&rejection(e)),
+        };
+        let request = Import { data, source, id, cwd, origin, uuid, now_ms: now_ms as i64 };
+        spawn(&self.store, |store| async move { store.import_session(&request).await })
+    }
+
+    /// Resolves with `{format, messages, verbatim, data}`, `data` a `Uint8Array` (the
+    /// bytes as they are, not a JSON array of numbers).
+    #[wasm_bindgen(js_name = exportSession)]
+    pub fn export_session(&self, id: String, format: String, uuid: String) -> Promise {
+        let format = match ExportFormat::parse(&format) {
+            Ok(format) => format,
+            Err(e) => return Promise::reject(&rejection(e)),
+        };
+        let store = Rc::clone(&self.store);
+        future_to_promise(async move {
+            let exported = store.export_session(&id, format, &uuid).await.map_err(rejection)?;
+            let object = js_sys::Object::new();
+            let _ = Reflect::set(&object, &"format".into(), &exported.format.as_str().into());
+            let _ = Reflect::set(&object, &"messages".into(), &exported.messages.into());
+            let _ = Reflect::set(&object, &"verbatim".into(), &exported.verbatim.into());
+            let _ = Reflect::set(&object, &"data".into(), &Uint8Array::from(exported.data.as_slice()));
+            Ok(object.into())
+        })
     }
 
     pub fn subagents(&self, id: String) -> Promise {

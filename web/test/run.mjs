@@ -281,23 +281,42 @@ try {
     await page.waitForSelector("#transcript >> text=topic 6");
     const forkId = await page.inputValue("#session");
 
-    // Export it as JSONL.
+    // Export it as Claude Code JSONL (its own dialect: as stored).
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
     const exported = readFileSync(await download.path(), "utf8").trim().split("\n").map((line) => JSON.parse(line));
     assert(exported.every((e) => e.sessionId === forkId || e.type === "tombstone"), "the export is the fork's JSONL");
     assert(exported.some((e) => e.forkedFrom?.sessionId === "tools-chat"), "the fork names its origin");
     assert(exported.some((e) => JSON.stringify(e.message?.content ?? "").includes("tool_use")), "with its tool calls");
 
-    // Import a Claude Code transcript by dropping it.
-    const corpus = readFileSync(join(ROOT, "tests/corpus/claude/11-v1.0.95-resumed/claude_code.jsonl"), "utf8");
-    await page.evaluate((text) => {
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([text], "imported-session.jsonl", { type: "application/jsonl" }));
-      document.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, corpus);
-    await page.waitForFunction(() => document.getElementById("session").value === "imported-session");
-    await page.waitForSelector("#status >> text=imported-session");
-    assert((await page.$$("#transcript li")).length > 0, "the imported conversation is shown");
+    // And as Markdown: the conversation it resumes to.
+    await page.selectOption("#export-format", "markdown");
+    const [markdown] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
+    assert(markdown.suggestedFilename() === `${forkId}.markdown.md`, `the Markdown export's name: ${markdown.suggestedFilename()}`);
+    assert(readFileSync(await markdown.path(), "utf8").includes("topic 6"), "the Markdown export has the conversation");
+
+    // Import transcripts by dropping them: Claude Code's under its own session id, a
+    // Codex CLI rollout converted to a Claude Code session.
+    const drop = (path) =>
+      page.evaluate(
+        ([text, name]) => {
+          const transfer = new DataTransfer();
+          transfer.items.add(new File([text], name));
+          document.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+        },
+        [readFileSync(join(ROOT, "tests/corpus", path), "utf8"), path.split("/").pop()],
+      );
+    for (const [path, id] of [
+      ["claude/11-v1.0.95-resumed/claude_code.jsonl", JSON.parse(readFileSync(join(ROOT, "tests/corpus/claude/11-v1.0.95-resumed/claude_code.jsonl"), "utf8").split("\n")[0]).sessionId],
+      ["codex/agent-history-codex-0.135.jsonl", "019e9625-802f-7e91-840a-cfe88d14117a"],
+    ]) {
+      await drop(path);
+      await page.waitForFunction((id) => document.getElementById("session").value === id, id);
+      await page.waitForSelector(`#status >> text=${id}`);
+      assert((await page.$$("#transcript li")).length > 0, `the conversation imported from ${path} is shown`);
+    }
+    // The same file again is refused, and says why.
+    await drop("codex/agent-history-codex-0.135.jsonl");
+    await page.waitForSelector("#error >> text=session-exists");
 
     // Everything survives a reload.
     await page.fill("#session", "tools-chat");
