@@ -480,6 +480,12 @@ impl index::Guest for Component {
     fn report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexReport, types::Error> {
         run(store(handle).index_report())
     }
+    fn import_openclaw(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
+        run(store(handle).import_openclaw_keys(&data))
+    }
+    fn export_openclaw(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
+        run(store(handle).export_openclaw_keys())
+    }
 }
 
 export!(Component);

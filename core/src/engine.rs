@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use crate::compaction::{Mode, Plan, Settings};
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::index::openclaw::KeysImported;
 use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use crate::interchange::{ExportFormat, Exported, Import, Imported};
@@ -110,6 +111,8 @@ pub trait Engine<E: EngineError = Error> {
     fn key(&mut self, key: &str) -> Result<KeyView, E>;
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E>;
     fn index_report(&mut self) -> Result<KeyIndexReport, E>;
+    fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E>;
+    fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E>;
     /// [`crate::index::route::key_of`].
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E>;
     /// [`crate::index::sessionkey::parse`].
@@ -315,6 +318,12 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn index_report(&mut self) -> Result<KeyIndexReport, E> {
         Ok(block_on(Store::index_report(self))?)
+    }
+    fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E> {
+        Ok(block_on(Store::import_openclaw_keys(self, data))?)
+    }
+    fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E> {
+        Ok(block_on(Store::export_openclaw_keys(self))?)
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
         Ok(crate::index::route::key_of(inbound, policy)?)

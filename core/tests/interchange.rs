@@ -256,3 +256,110 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     let markdown = String::from_utf8(block_on(store.export_session(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
     assert!(markdown.starts_with(&format!("# Session {id}\n")) && markdown.contains("## User · 2025-09-19T09:02:12.512Z"), "{markdown}");
 }
+
+/// An OpenClaw `sessions.json` as its gateway writes one: a main direct chat with
+/// settings, counters and nested state, a Telegram group, a cron run and a node key
+/// (shapes Mneme's key grammar does not build), and two entries OpenClaw would not load.
+fn openclaw_sessions() -> Value {
+    serde_json::json!({
+        "agent:main:main": {
+            "sessionId": "019e963d-6bd6-7ade-8a49-256ac3391bdd",
+            "updatedAt": 1_771_200_500_000_i64,
+            "sessionStartedAt": 1_771_200_000_000_i64,
+            "sessionFile": "/home/u/.openclaw/agents/main/sessions/019e963d-6bd6-7ade-8a49-256ac3391bdd.jsonl",
+            "chatType": "direct",
+            "label": "daily driver",
+            "model": "claude-opus-4-5",
+            "modelProvider": "anthropic",
+            "thinkingLevel": "high",
+            "queueMode": "collect",
+            "systemSent": true,
+            "inputTokens": 9,
+            "totalTokens": 12_000,
+            "contextTokens": 200_000,
+            "compactionCount": 3,
+            "memoryFlushAt": 1_771_200_400_000_i64,
+            "memoryFlushCompactionCount": 3,
+            "skillsSnapshot": { "prompt": "…", "skills": [{ "name": "git" }] },
+            "origin": { "label": "Ana", "provider": "telegram", "from": "telegram:42", "threadId": 7 },
+            "deliveryContext": { "channel": "telegram", "to": "42" },
+            "aFieldFromALaterOpenClaw": [1, 2, 3]
+        },
+        "agent:main:telegram:group:-100123": {
+            "sessionId": "a1a1a1a1-0000-4000-8000-000000000001",
+            "updatedAt": 1_771_100_000_000_i64,
+            "chatType": "group",
+            "channel": "telegram",
+            "groupId": "-100123",
+            "subject": "Family",
+            "displayName": "telegram:g-family"
+        },
+        "agent:main:cron:nightly:run:b2b2": { "sessionId": "b2b2b2b2-0000-4000-8000-000000000002", "updatedAt": 1_771_000_000_000_i64 },
+        "node-abc": { "sessionId": "c3c3c3c3-0000-4000-8000-000000000003", "updatedAt": 1_770_900_000_000_i64, "chatType": "direct" },
+        "agent:main:broken": { "updatedAt": 1 },
+        "agent:main:odd": "not an entry"
+    })
+}
+
+#[test]
+fn an_openclaw_sessions_json_moves_in_and_back_out_without_losing_a_field() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let original = openclaw_sessions();
+    let data = serde_json::to_vec(&original).unwrap();
+    let report = block_on(store.import_openclaw_keys(&data)).unwrap();
+    assert_eq!(report.imported.len(), 4, "{report:?}");
+    let refused: Vec<_> = report.refused.iter().map(|r| (r.key.as_str(), r.reason.as_str())).collect();
+    assert_eq!(refused, [("agent:main:broken", "the entry has no sessionId"), ("agent:main:odd", "the entry is not a JSON object")]);
+
+    // Mapped where the index has a place, settings as toggles, the rest kept.
+    let main = block_on(store.key("agent:main:main")).unwrap().entry;
+    assert_eq!(main.session_id, "019e963d-6bd6-7ade-8a49-256ac3391bdd");
+    assert_eq!((main.updated_ms, main.session_started_ms), (1_771_200_500_000, 1_771_200_000_000));
+    assert_eq!(main.title.as_deref(), Some("daily driver"));
+    assert_eq!(main.model.as_deref(), Some("claude-opus-4-5"));
+    assert_eq!(main.origin.provider.as_deref(), Some("telegram"));
+    let toggle = |entry: &mneme_core::index::KeyEntry, name: &str| entry.toggles.iter().find(|t| t.name == name).map(|t| t.value.clone());
+    assert_eq!(toggle(&main, "thinkingLevel").as_deref(), Some("high"));
+    assert_eq!(toggle(&main, "queueMode").as_deref(), Some("collect"));
+    assert!(toggle(&main, "openclaw").unwrap().contains("skillsSnapshot"));
+    let group = block_on(store.key("agent:main:telegram:group:-100123")).unwrap().entry;
+    assert_eq!(group.chat_type, mneme_core::index::ChatType::Group);
+    assert_eq!((group.origin.provider.as_deref(), group.origin.subject.as_deref()), (Some("telegram"), Some("Family")));
+    assert_eq!(toggle(&group, "groupId").as_deref(), Some("-100123"), "a numeric-looking id stays a string");
+    assert_eq!(block_on(store.key("agent:main:cron:nightly:run:b2b2")).unwrap().entry.chat_type, mneme_core::index::ChatType::Cron);
+
+    // Out again, with no transcript in the store: every field as it came in.
+    let exported: Value = serde_json::from_slice(&block_on(store.export_openclaw_keys()).unwrap()).unwrap();
+    for key in ["agent:main:main", "agent:main:telegram:group:-100123", "agent:main:cron:nightly:run:b2b2", "node-abc"] {
+        for (field, value) in original[key].as_object().unwrap() {
+            assert_eq!(&exported[key][field], value, "{key}.{field}");
+        }
+    }
+    assert!(exported.get("agent:main:broken").is_none());
+
+    // A second import leaves what the index has.
+    let again = block_on(store.import_openclaw_keys(&data)).unwrap();
+    assert_eq!((again.imported.len(), again.existing.len()), (0, 4));
+
+    // With the transcript in the store (OpenClaw's are pi sessions), the counters
+    // are the transcript's, not the ones imported.
+    block_on(store.import_session(&request("pi/v3/agent-history-session-01.jsonl"))).unwrap();
+    let view = block_on(store.key("agent:main:main")).unwrap();
+    let exported: Value = serde_json::from_slice(&block_on(store.export_openclaw_keys()).unwrap()).unwrap();
+    assert_eq!(exported["agent:main:main"]["inputTokens"], view.counters.input_tokens);
+    assert_eq!(exported["agent:main:main"]["compactionCount"], view.counters.compaction_count);
+    assert_ne!(exported["agent:main:main"]["inputTokens"], 9, "the transcript's count, not the imported one");
+    assert_eq!(exported["agent:main:main"]["contextTokens"], 200_000, "what the transcript cannot say is kept");
+}
+
+#[test]
+fn a_file_that_is_not_a_sessions_json_is_refused_and_writes_nothing() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for data in [&b"[]"[..], b"{\"a\": 1", b"not json"] {
+        let error = block_on(store.import_openclaw_keys(data)).unwrap_err();
+        assert!(matches!(&error, Error::InvalidArgument(m) if m.contains("not an OpenClaw sessions.json")), "{error}");
+    }
+    assert!(block_on(store.keys(&[])).unwrap().is_empty());
+}

@@ -5,6 +5,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
@@ -406,6 +407,12 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_report(s, h))
+    }
+    fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw(s, h, data))
+    }
+    fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw(s, h))
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         let (inbound, policy): (index::Inbound, index::RoutePolicy) = (inbound.clone().mirror(), policy.clone().mirror());

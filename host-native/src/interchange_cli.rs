@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use mneme_host::core::Error as CoreError;
+use mneme_host::core::index::openclaw::KeysImported;
 use mneme_host::core::interchange::{ExportFormat, Import, Source};
 use mneme_host::{Engine, Error};
 
@@ -24,7 +25,8 @@ fn parse_format(text: &str) -> Result<ExportFormat, String> {
 #[derive(Args)]
 pub struct ImportArgs {
     /// Transcript files, or folders to import every transcript under (such as
-    /// ~/.codex/sessions or ~/.pi/agent/sessions); `-` reads one from stdin
+    /// ~/.codex/sessions, ~/.pi/agent/sessions or ~/.openclaw/agents/main/sessions,
+    /// whose sessions.json brings OpenClaw's session keys too); `-` reads one from stdin
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// What wrote them: claude, pi, codex, gemini or openai [default: told from each
@@ -38,7 +40,7 @@ pub struct ImportArgs {
     /// own]; needed for Gemini CLI chats and OpenAI messages, which record none
     #[arg(long, value_name = "DIR")]
     cwd: Option<String>,
-    /// Print a JSON array of {path, imported} or {path, error}
+    /// Print a JSON array of {path, imported}, {path, keys} (a sessions.json) or {path, error}
     #[arg(long)]
     json: bool,
 }
@@ -109,6 +111,16 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
     let mut report = Vec::new();
     let mut failed = 0usize;
     for file in &files {
+        if is_openclaw_index(file) {
+            let outcome = import_keys(engine, file, args.json);
+            failed += usize::from(outcome.is_err());
+            let path = file.display().to_string();
+            report.push(match outcome {
+                Ok(keys) => serde_json::json!({ "path": path, "keys": keys }),
+                Err(error) => serde_json::json!({ "path": path, "error": error }),
+            });
+            continue;
+        }
         let data = if file.as_os_str() == "-" {
             let mut data = Vec::new();
             io::stdin().read_to_end(&mut data).map_err(|e| format!("cannot read stdin: {e}"))?;
@@ -162,8 +174,36 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
     }
     match failed {
         0 => Ok(()),
-        n => Err(format!("{n} of {} transcripts were not imported", files.len())),
+        n => Err(format!("{n} of {} files were not imported", files.len())),
     }
+}
+
+/// OpenClaw's key index (`~/.openclaw/agents/<id>/sessions/sessions.json`), which sits
+/// beside the transcripts it points to.
+fn is_openclaw_index(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "sessions.json")
+}
+
+/// Imports an OpenClaw `sessions.json` into the index; says what it did unless `quiet`.
+fn import_keys(engine: &mut dyn Engine<Error>, file: &Path, quiet: bool) -> Result<KeysImported, String> {
+    let data = fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let outcome = engine.import_openclaw_keys(&data).map_err(|e| e.to_string());
+    match &outcome {
+        Ok(keys) if !quiet => {
+            println!(
+                "{}: {} OpenClaw session keys imported, {} already in the index (left as they are)",
+                file.display(),
+                keys.imported.len(),
+                keys.existing.len()
+            );
+            for refused in &keys.refused {
+                eprintln!("mneme: {}: key {} not imported: {}", file.display(), refused.key, refused.reason);
+            }
+        }
+        Err(error) if !quiet => eprintln!("mneme: {}: {error}", file.display()),
+        _ => {}
+    }
+    outcome
 }
 
 pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {

@@ -60,6 +60,14 @@ enum KeysCommand {
     },
     /// Forget a key (its sessions stay in the store)
     Rm { key: String },
+    /// Write every key as an OpenClaw sessions.json (what OpenClaw's gateway loads),
+    /// to stdout, or with --out into a folder with each key's current session as the pi
+    /// transcript OpenClaw reads (<session id>.jsonl); existing files are not overwritten
+    Export {
+        /// The folder to write sessions.json and the transcripts into (created if missing)
+        #[arg(long, short, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
     /// What reading the index found: generation, sizes, damaged or torn lines skipped
     Check {
         #[arg(long)]
@@ -230,6 +238,11 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             println!("forgot {}; its {sessions} session(s) stay in the store", entry.key);
             Ok(())
         }
+        KeysCommand::Export { out: None } => {
+            let data = engine.export_openclaw_keys().map_err(e)?;
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &data).map_err(|e| e.to_string())
+        }
+        KeysCommand::Export { out: Some(folder) } => export_openclaw(engine.as_mut(), &folder),
         KeysCommand::Check { json } => {
             let report = engine.index_report().map_err(e)?;
             if json {
@@ -306,4 +319,42 @@ fn print_entry(entry: &KeyEntry) {
     for field in &entry.metadata {
         println!("meta        {}={}", field.name, field.value);
     }
+}
+
+/// `sessions.json` and each key's current session as a pi transcript in `folder`: an
+/// OpenClaw agent's sessions folder. Nothing there is overwritten.
+fn export_openclaw(engine: &mut dyn Engine<Error>, folder: &std::path::Path) -> CliResult {
+    use mneme_host::core::interchange::ExportFormat;
+    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let write_new = |name: &str, data: &[u8]| -> CliResult {
+        let path = folder.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e} (an existing file is not overwritten)", path.display()))?;
+        std::io::Write::write_all(&mut file, data)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let index = engine.export_openclaw_keys().map_err(|e| e.to_string())?;
+    let keys = engine.keys(&[]).map_err(|e| e.to_string())?;
+    let (mut written, mut missing) = (0usize, Vec::new());
+    for entry in &keys {
+        match engine.export_session(&entry.session_id, ExportFormat::Pi, &new_session_id()) {
+            Ok(exported) => {
+                write_new(&format!("{}.jsonl", entry.session_id), &exported.data)?;
+                written += 1;
+            }
+            // A key resolved but never written to has no transcript yet; OpenClaw starts one.
+            Err(Error::Session(mneme_host::core::Error::SessionNotFound { .. })) => missing.push(entry.session_id.as_str()),
+            Err(error) => return Err(format!("session {} of key {}: {error}", entry.session_id, entry.key)),
+        }
+    }
+    write_new("sessions.json", &index)?;
+    println!("{}: sessions.json with {} keys and {written} transcripts", folder.display(), keys.len());
+    if !missing.is_empty() {
+        println!("{} keys have no transcript yet: {}", missing.len(), missing.join(", "));
+    }
+    Ok(())
 }

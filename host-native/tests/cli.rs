@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 16] = [
+    let commands: [&[&str]; 18] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -169,6 +169,8 @@ fn help_is_available_on_every_command() {
         &["demo", "--help"],
         &["import", "--help"],
         &["export", "--help"],
+        &["keys", "--help"],
+        &["keys", "export", "--help"],
         &["help", "compact"],
     ];
     for args in commands {
@@ -610,5 +612,44 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         assert_eq!(status(&twice), 1, "an existing file is not overwritten");
         let markdown = stdout(&mneme(&["--engine", engine, "--root", root, "export", id, "--to", "markdown"]));
         assert!(markdown.starts_with(&format!("# Session {id}")), "{markdown}");
+    }
+}
+
+#[test]
+fn an_openclaw_sessions_folder_moves_in_with_its_keys_and_back_out_as_one() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (openclaw, root, out) = (dir.path().join("openclaw"), dir.path().join("store"), dir.path().join("out"));
+        fs::create_dir_all(&openclaw).unwrap();
+        let id = "019e963d-6bd6-7ade-8a49-256ac3391bdd";
+        fs::copy(corpus("pi/v3/agent-history-session-01.jsonl"), openclaw.join(format!("{id}.jsonl"))).unwrap();
+        let index = serde_json::json!({
+            "agent:main:main": { "sessionId": id, "updatedAt": 1_771_200_500_000_i64, "thinkingLevel": "high", "contextTokens": 200_000 },
+            "agent:main:telegram:group:-1001": { "sessionId": "aaaa1111-0000-4000-8000-000000000001", "updatedAt": 1_771_100_000_000_i64, "chatType": "group" },
+            "agent:main:broken": { "updatedAt": 3 }
+        });
+        fs::write(openclaw.join("sessions.json"), serde_json::to_vec(&index).unwrap()).unwrap();
+        let (root, openclaw_dir) = (root.to_str().unwrap(), openclaw.to_str().unwrap());
+
+        let imported = mneme(&["--engine", engine, "--root", root, "import", openclaw_dir]);
+        let said = stdout(&imported);
+        assert!(said.contains(&format!("imported as {id}")) && said.contains("2 OpenClaw session keys imported"), "{said}");
+        assert!(String::from_utf8_lossy(&imported.stderr).contains("key agent:main:broken not imported: the entry has no sessionId"));
+        let show: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "keys", "show", "agent:main:main", "--json"]))).unwrap();
+        assert_eq!(show["entry"]["session_id"], id);
+        assert!(show["counters"]["input_tokens"].as_u64().unwrap() > 0, "the transcript's counters: {show}");
+
+        stdout(&mneme(&["--engine", engine, "--root", root, "keys", "export", "--out", out.to_str().unwrap()]));
+        let exported: Value = serde_json::from_slice(&fs::read(out.join("sessions.json")).unwrap()).unwrap();
+        assert_eq!(exported["agent:main:main"]["thinkingLevel"], "high");
+        assert_eq!(exported["agent:main:main"]["contextTokens"], 200_000);
+        assert_eq!(exported["agent:main:main"]["inputTokens"], show["counters"]["input_tokens"]);
+        assert_eq!(exported["agent:main:telegram:group:-1001"]["chatType"], "group");
+        let transcript = fs::read_to_string(out.join(format!("{id}.jsonl"))).unwrap();
+        assert!(transcript.starts_with(r#"{"type":"session","version":3"#), "a pi v3 transcript OpenClaw reads");
+        let twice = mneme(&["--root", root, "keys", "export", "--out", out.to_str().unwrap()]);
+        assert_eq!(status(&twice), 1, "nothing is overwritten");
+        let stdout_export: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "keys", "export"]))).unwrap();
+        assert_eq!(stdout_export, exported);
     }
 }

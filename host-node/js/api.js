@@ -391,6 +391,14 @@ export class Mneme {
     return this.#call(() => this.root.index.update(this.store, text("key", key), { toggles: [], metadata: [], ...record("patch", patch, ["title", "model", "origin", "toggles", "metadata"]) }));
   }
   removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
+  importOpenclawKeys(data) { return this.#call(() => this.root.index.importOpenclaw(this.store, bytes("data", data))); }
+  async exportOpenclawKeys() {
+    let data;
+    await this.#call(() => {
+      data = this.root.index.exportOpenclaw(this.store);
+    });
+    return data;
+  }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return this.#call(() => this.root.index.show(this.store, text("key", key))); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */

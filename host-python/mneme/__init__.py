@@ -724,6 +724,20 @@ class Mneme:
         patch = _record("patch", patch, ("title", "model", "origin", "toggles", "metadata"), {"toggles": [], "metadata": []})
         return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
 
+    def import_openclaw_keys(self, data):
+        """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
+        ``{imported, existing, refused}``. Keys the index has are left as they are;
+        fields it has no place for are kept in the toggle ``openclaw``."""
+        if isinstance(data, str):
+            data = data.encode()
+        if not isinstance(data, (bytes, bytearray)):
+            raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
+        return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
+
+    def export_openclaw_keys(self):
+        """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
+        return self._instance.call(_INDEX, "export-openclaw", self._store)
+
     def remove_key(self, key):
         return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
 

@@ -164,6 +164,15 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.reset_key(args["key"], args["new_session_id"], args["now_ms"]))
     if op == "update_key":
         return run(lambda: store.update_key(args["key"], args["patch"]))
+    if op == "import_openclaw":
+        return run(lambda: store.import_openclaw_keys(args["text"]))
+    if op == "export_openclaw":
+        result = run(store.export_openclaw_keys)
+        if "ok" in result:
+            if not isinstance(result["ok"], bytes):
+                raise TypeError(f"export_openclaw_keys gave {type(result['ok']).__name__}, not bytes")
+            result = {"ok": result["ok"].decode()}
+        return result
     if op == "remove_key":
         return run(lambda: store.remove_key(args["key"]))
     if op == "show_key":

@@ -133,6 +133,13 @@ async function step(Mneme, store, op, args, state) {
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));
     case "remove_key": return outcome(store.removeKey(args.key));
+    case "import_openclaw": return outcome(store.importOpenclawKeys(args.text));
+    case "export_openclaw": {
+      const result = await outcome(store.exportOpenclawKeys());
+      if (!result.ok) return result;
+      if (!(result.ok instanceof Uint8Array)) throw new Error(`exportOpenclawKeys gave ${typeof result.ok}, not a Uint8Array`);
+      return { ok: new TextDecoder().decode(result.ok) };
+    }
     case "show_key": return outcome(store.key(args.key));
     case "list_keys": return outcome(store.keys(args.filter ?? []));
     case "index_report": return outcome(store.indexReport());

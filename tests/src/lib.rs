@@ -42,7 +42,8 @@
 //!              { "resolve": { "inbound", "policy"?, "now_ms", "new_session_id" } | "key_of": { "inbound", "policy"? }, "expect": … },
 //!              { "reset_key": { "key", "new_session_id", "now_ms" } | "update_key": { "key", "patch" }, "expect": … },
 //!              { "remove_key" | "show_key": { "key" } | "list_keys": { "filter"? } | "index_report": {}, "expect": … },
-//!              { "parse_key": { "key" }, "expect": … } ] }
+//!              { "parse_key": { "key" }, "expect": … },
+//!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -381,6 +382,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "show_key" => to_outcome(host.key(&text("key")?)),
         "list_keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
         "index_report" => to_outcome(host.index_report()),
+        "import_openclaw" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
+        "export_openclaw" => match host.export_openclaw_keys() {
+            Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),
+            Err(error) => json!({ "err": error.kind() }),
+        },
         "key_of" => {
             let policy: RoutePolicy = parse_or_default(args, "policy")?;
             to_outcome(host.key_of(&parse(args, "inbound")?, &policy))

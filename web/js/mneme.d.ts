@@ -53,6 +53,7 @@ export interface KeyParts { chat_type: ChatType; agent: string | null; provider:
 export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
+export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
 export type ImportSource = "claude" | "pi" | "codex" | "gemini" | "openai";
 export type ExportFormat = "claude" | "pi" | "openai" | "markdown";
 export interface Imported {
@@ -219,6 +220,10 @@ export interface Sessions {
   resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
   updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
   removeKey(key: string): Promise<KeyEntry>;
+  /** Adds the keys of an OpenClaw `sessions.json`; keys the index has are left as they are. Unmapped fields are kept in the toggle `openclaw`. */
+  importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
+  /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
+  exportOpenclawKeys(): Promise<Uint8Array>;
   key(key: string): Promise<KeyView>;
   keys(filter?: Field[]): Promise<KeyEntry[]>;
   indexReport(): Promise<IndexReport>;

@@ -240,6 +240,10 @@ export class Mneme {
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
   updateKey(key, patch) { return call(() => this.engine.updateKey(text("key", key), JSON.stringify(patch))); }
   removeKey(key) { return call(() => this.engine.removeKey(text("key", key))); }
+  /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
+  importOpenclawKeys(data) { return call(() => this.engine.importOpenclawKeys(bytes("data", data))); }
+  /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
+  exportOpenclawKeys() { return call(() => this.engine.exportOpenclawKeys()); }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return call(() => this.engine.key(text("key", key))); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */

@@ -592,6 +592,22 @@ impl Engine {
         Ok(spawn(&self.store, |store| async move { store.keys(&filter).await }))
     }
 
+    /// Resolves with `{imported, existing, refused}` (JSON).
+    #[wasm_bindgen(js_name = importOpenclawKeys)]
+    pub fn import_openclaw_keys(&self, data: Vec<u8>) -> Promise {
+        spawn(&self.store, |store| async move { store.import_openclaw_keys(&data).await })
+    }
+
+    /// Resolves with the `sessions.json` bytes as a `Uint8Array`.
+    #[wasm_bindgen(js_name = exportOpenclawKeys)]
+    pub fn export_openclaw_keys(&self) -> Promise {
+        let store = Rc::clone(&self.store);
+        future_to_promise(async move {
+            let data = store.export_openclaw_keys().await.map_err(rejection)?;
+            Ok(Uint8Array::from(data.as_slice()).into())
+        })
+    }
+
     #[wasm_bindgen(js_name = indexReport)]
     pub fn index_report(&self) -> Promise {
         spawn(&self.store, |store| async move { store.index_report().await })

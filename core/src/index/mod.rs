@@ -21,6 +21,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub(crate) mod log;
+pub mod openclaw;
 mod ops;
 pub mod route;
 pub mod sessionkey;

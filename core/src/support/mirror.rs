@@ -260,6 +260,8 @@ macro_rules! mirror_wit {
             $crate::index::IndexReport,
             $index::IndexReport { generation, keys, sessions, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
         );
+        $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
+        $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
 
         $crate::mirror_enum!($crate::memory::file::Kind, $memory::Kind { User, Feedback, Project, Reference });
         $crate::mirror_enum!($crate::memory::file::LinkKind, $memory::LinkKind { RelatesTo, Contradicts, Extends, DerivedFrom });

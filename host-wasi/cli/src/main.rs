@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
@@ -317,6 +318,12 @@ impl Engine<Error> for Imported {
     }
     fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
         index::report(&self.store).mirror()
+    }
+    fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
+        index::import_openclaw(&self.store, data).mirror()
+    }
+    fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
+        index::export_openclaw(&self.store).mirror()
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         index::key_of(&inbound.clone().mirror(), &policy.clone().mirror()).mirror()
