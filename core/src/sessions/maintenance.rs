@@ -68,25 +68,7 @@ impl<S: Storage> Store<S> {
     }
 
     async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
-        let mut doomed: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
-        doomed.extend(self.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
-        let sidecars = self.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
-        for info in sidecars {
-            let belongs = keys::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
-                || parts.parts.iter().any(|p| {
-                    info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-"))
-                });
-            if belongs {
-                doomed.push(info.key);
-            }
-        }
-        doomed.sort();
-        doomed.dedup();
-        // The first part goes last: until it is gone the session still lists, so an
-        // interrupted removal can simply be run again.
-        let base = parts.base_key();
-        doomed.retain(|k| *k != base);
-        doomed.push(base);
+        let doomed = self.session_files(parts, subagents).await?;
         for key in &doomed {
             match self.storage.remove(key).await {
                 Ok(()) | Err(StorageError::NotFound { .. }) => {}
@@ -94,6 +76,31 @@ impl<S: Storage> Store<S> {
             }
         }
         Ok(doomed)
+    }
+
+    /// Every file of a session: its parts, sub-agent transcripts, and the torn tails
+    /// and repair backups beside them. The first part comes last: until it is moved or
+    /// removed the session still lists, so an interrupted removal or archiving can
+    /// simply be run again.
+    pub(crate) async fn session_files(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
+        let mut files: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
+        files.extend(self.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
+        let sidecars = self.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
+        for info in sidecars {
+            let belongs = keys::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
+                || parts.parts.iter().any(|p| {
+                    info.key.strip_prefix(p.key.as_str()).is_some_and(|rest| rest.starts_with(".torn-") || rest.starts_with(".bak-"))
+                });
+            if belongs {
+                files.push(info.key);
+            }
+        }
+        files.sort();
+        files.dedup();
+        let base = parts.base_key();
+        files.retain(|k| *k != base);
+        files.push(base);
+        Ok(files)
     }
 
     /// Rewrites the parts of session `id` that have unreadable lines, glued objects,

@@ -24,6 +24,7 @@ pub(crate) mod branches;
 pub(crate) mod compaction;
 pub(crate) mod gates;
 pub(crate) mod maintenance;
+pub mod retention;
 pub(crate) mod search;
 pub(crate) mod write;
 

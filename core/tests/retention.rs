@@ -1,0 +1,130 @@
+//! Retention: expired sessions are archived (listed, restorable byte for byte), deleted
+//! only when asked and after the retention period, and debris and the archive are kept
+//! under a disk budget, oldest first. A dry run moves nothing.
+
+use mneme_core::index::{ChatType, Field, Inbound, KeyPatch, RoutePolicy};
+use mneme_core::retention::{ARCHIVE, Retention};
+use mneme_core::{Error, InMemoryStorage, NewEntry, Role, Storage, Store, block_on};
+
+const DAY: i64 = 86_400_000;
+/// 2026-11-01 00:00 UTC.
+const NOW: i64 = 1_793_491_200_000;
+
+fn say(store: &Store<&InMemoryStorage>, id: &str, at: i64, text: &str) {
+    let entry = NewEntry { uuid: format!("{id}-{at}"), now_ms: at, role: Role::User, text: text.into(), cwd: "/work/app".into() };
+    block_on(store.append(id, entry)).unwrap();
+}
+
+/// Every file under `prefix` with its bytes.
+fn files(storage: &InMemoryStorage, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let mut keys = block_on(storage.list(prefix)).unwrap();
+    keys.sort_by(|a, b| a.key.cmp(&b.key));
+    keys.into_iter().map(|i| (i.key.clone(), block_on(storage.read(&i.key, 0, None)).unwrap())).collect()
+}
+
+fn ids(store: &Store<&InMemoryStorage>) -> Vec<String> {
+    let mut ids: Vec<String> = block_on(store.list()).unwrap().sessions.into_iter().map(|s| s.id).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_moving() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "old", NOW - 40 * DAY, "forty days ago");
+    say(&store, "fresh", NOW - DAY, "yesterday");
+    say(&store, "local", NOW - 10 * DAY, "ten days ago, on a local model");
+    say(&store, "kept", NOW - 40 * DAY, "forty days ago, but its key keeps it 90 days");
+    // Debris beside "old": a torn tail and a repair backup go with it.
+    block_on(storage.append("projects/-work-app/old.jsonl.torn-17", b"{\"type\":\"us")).unwrap();
+    block_on(storage.append("projects/-work-app/old/subagents/agent-a1.jsonl", b"{\"isSidechain\":true}\n")).unwrap();
+    let inbound = |id: &str| Inbound { chat_type: ChatType::Cron, id: Some(id.into()), text: "run".into(), ..Inbound::default() };
+    for (job, session, patch) in [
+        ("local-job", "local", KeyPatch { model: Some("ollama/llama3.1".into()), ..KeyPatch::default() }),
+        ("kept-job", "kept", KeyPatch { toggles: vec![Field { name: "ttl_days".into(), value: "90".into() }], ..KeyPatch::default() }),
+    ] {
+        let resolved = block_on(store.resolve(&inbound(job), &RoutePolicy::default(), NOW - 40 * DAY, session)).unwrap();
+        block_on(store.update_key(&resolved.key, &patch)).unwrap();
+    }
+    let live_before = files(&storage, "projects/");
+
+    let dry = block_on(store.gc(&Retention { dry_run: true, ..Retention::default() }, NOW)).unwrap();
+    let mut expired: Vec<(&str, &str)> = dry.archived.iter().map(|e| (e.id.as_str(), e.reason.as_str())).collect();
+    expired.sort();
+    assert_eq!(expired, [("local", "the ollama class of key cron:local-job"), ("old", "the default")]);
+    assert_eq!(files(&storage, "projects/"), live_before, "a dry run moves nothing");
+    assert!(files(&storage, ARCHIVE).is_empty());
+
+    let done = block_on(store.gc(&Retention::default(), NOW)).unwrap();
+    assert_eq!(done.archived.len(), 2);
+    assert!(done.removed.is_empty(), "nothing is deleted unless asked");
+    assert_eq!(ids(&store), ["fresh", "kept"]);
+    let archived = block_on(store.archived()).unwrap();
+    let summary: Vec<(&str, &str, u32)> = archived.iter().map(|a| (a.id.as_str(), a.project.as_str(), a.files)).collect();
+    assert_eq!(summary, [("local", "-work-app", 1), ("old", "-work-app", 3)]);
+    assert!(archived.iter().all(|a| a.archived_ms == NOW));
+
+    // Restored byte for byte, sub-agent and debris included.
+    block_on(store.restore("old")).unwrap();
+    assert_eq!(ids(&store), ["fresh", "kept", "old"]);
+    let old_files: Vec<_> = live_before.iter().filter(|(k, _)| k.contains("/old")).cloned().collect();
+    let restored: Vec<_> = files(&storage, "projects/").into_iter().filter(|(k, _)| k.contains("/old")).collect();
+    assert_eq!(restored, old_files);
+    assert!(matches!(block_on(store.restore("old")), Err(Error::SessionNotFound { .. })), "no longer archived");
+
+    // A session that has the id again is not overwritten by a restore.
+    say(&store, "local", NOW, "a new session under the old id");
+    assert!(matches!(block_on(store.restore("local")), Err(Error::SessionExists { .. })));
+    assert_eq!(block_on(store.archived()).unwrap().len(), 1, "still archived");
+}
+
+#[test]
+fn archived_sessions_are_deleted_only_when_asked_and_after_the_retention_period() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "a", NOW - 100 * DAY, "old");
+    block_on(store.archive("a", NOW - 31 * DAY)).unwrap();
+    say(&store, "b", NOW - 100 * DAY, "old too");
+    block_on(store.archive("b", NOW - 5 * DAY)).unwrap();
+
+    let kept = block_on(store.gc(&Retention::default(), NOW)).unwrap();
+    assert!(kept.removed.is_empty() && kept.archived.is_empty(), "{kept:?}");
+    let asked = block_on(store.gc(&Retention { delete_archived: true, ..Retention::default() }, NOW)).unwrap();
+    let removed: Vec<(&str, &str)> = asked.removed.iter().map(|r| (r.key.as_str(), r.reason.as_str())).collect();
+    let folder = format!("archive/{}-a", NOW - 31 * DAY);
+    assert_eq!(removed, [(folder.as_str(), "archived 31 days ago, kept 30 days")]);
+    let left: Vec<String> = block_on(store.archived()).unwrap().into_iter().map(|a| a.id).collect();
+    assert_eq!(left, ["b"]);
+}
+
+#[test]
+fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_session() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "live", NOW, "still here");
+    say(&store, "gone", NOW - 100 * DAY, "archived");
+    block_on(store.archive("gone", NOW - 2 * DAY)).unwrap();
+    let archived_bytes = block_on(store.archived()).unwrap()[0].bytes;
+    block_on(storage.append("projects/-work-app/live.jsonl.torn-5", &[b'x'; 100])).unwrap();
+    block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY), &[b'y'; 200])).unwrap();
+    block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - DAY), &[b'z'; 300])).unwrap();
+    let live = files(&storage, "projects/-work-app/live.jsonl");
+
+    // Room for the newest backup only: the torn tail, the older backup and the archived
+    // session (older than the newest backup) go, in that order.
+    let policy = Retention { max_disk_bytes: Some(300), ..Retention::default() };
+    let dry = block_on(store.gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
+    let done = block_on(store.gc(&policy, NOW)).unwrap();
+    assert_eq!(dry.removed, done.removed, "a dry run says what a run does");
+    let order: Vec<&str> = done.removed.iter().map(|r| r.key.as_str()).collect();
+    let older_backup = format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY);
+    let archive_folder = format!("archive/{}-gone", NOW - 2 * DAY);
+    assert_eq!(order, ["projects/-work-app/live.jsonl.torn-5", older_backup.as_str(), archive_folder.as_str()]);
+    assert_eq!(done.removed[2].bytes, archived_bytes);
+    assert_eq!(done.kept_bytes, 300);
+    assert!(block_on(store.archived()).unwrap().is_empty());
+    let left = files(&storage, "projects/-work-app/live.jsonl");
+    assert_eq!(left.len(), live.len() - 2);
+    assert_eq!(block_on(storage.read("projects/-work-app/live.jsonl", 0, None)).unwrap(), live[0].1, "the live session is untouched");
+}
