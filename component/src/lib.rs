@@ -104,6 +104,9 @@ impl sessions::Guest for Component {
     fn default_limits() -> sessions::Limits {
         core_::Limits::default().mirror()
     }
+    fn default_retention() -> sessions::Retention {
+        core_::retention::Retention::default().mirror()
+    }
     fn explain(error: types::Error) -> sessions::Explanation {
         let error: core_::Error = error.mirror();
         sessions::Explanation { kind: error.kind(), message: error.to_string() }
@@ -154,6 +157,18 @@ impl sessions::GuestStore for Store {
     }
     fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: i64) -> Result<Vec<sessions::Entry>, types::Error> {
         run(self.0.fork(&id, from.as_deref(), &new_id, now_ms))
+    }
+    fn gc(&self, policy: sessions::Retention, now_ms: i64) -> Result<sessions::GcReport, types::Error> {
+        run(self.0.gc(&policy.mirror(), now_ms))
+    }
+    fn archive(&self, id: String, now_ms: i64) -> Result<sessions::ArchivedSession, types::Error> {
+        run(self.0.archive(&id, now_ms))
+    }
+    fn archived(&self) -> Result<Vec<sessions::ArchivedSession>, types::Error> {
+        run(self.0.archived())
+    }
+    fn restore(&self, id: String) -> Result<sessions::ArchivedSession, types::Error> {
+        run(self.0.restore(&id))
     }
     fn import_session(&self, request: sessions::ImportRequest) -> Result<sessions::Imported, types::Error> {
         run(self.0.import_session(&request.mirror()))

@@ -19,6 +19,7 @@ use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
+use crate::retention::{ArchivedSession, GcReport, Retention};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript};
 use crate::storage::Storage;
 use crate::store::Store;
@@ -51,6 +52,10 @@ pub trait Engine<E: EngineError = Error> {
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E>;
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
     fn import_session(&mut self, request: &Import) -> Result<Imported, E>;
+    fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, E>;
+    fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, E>;
+    fn archived(&mut self) -> Result<Vec<ArchivedSession>, E>;
+    fn restore(&mut self, id: &str) -> Result<ArchivedSession, E>;
     fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E>;
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
@@ -151,6 +156,18 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
         Ok(block_on(Store::fork(self, id, from, new_id, now_ms))?)
+    }
+    fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, E> {
+        Ok(block_on(Store::gc(self, policy, now_ms))?)
+    }
+    fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, E> {
+        Ok(block_on(Store::archive(self, id, now_ms))?)
+    }
+    fn archived(&mut self) -> Result<Vec<ArchivedSession>, E> {
+        Ok(block_on(Store::archived(self))?)
+    }
+    fn restore(&mut self, id: &str) -> Result<ArchivedSession, E> {
+        Ok(block_on(Store::restore(self, id))?)
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, E> {
         Ok(block_on(Store::import_session(self, request))?)

@@ -15,6 +15,7 @@ use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
+use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
     Provider, ProviderContext, RepairReport, SearchHit, Settings, Subagent, Transcript, Turn, block_on,
@@ -209,6 +210,19 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, new_id, now_ms))
+    }
+    fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
+        let policy: sessions::Retention = policy.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_gc(s, h, &policy, now_ms))
+    }
+    fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_archive(s, h, id, now_ms))
+    }
+    fn archived(&mut self) -> Result<Vec<ArchivedSession>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_archived(s, h))
+    }
+    fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_restore(s, h, id))
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
         let request: sessions::ImportRequest = request.clone().mirror();

@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod interchange_cli;
 mod keys_cli;
 mod memory_cli;
+mod retention_cli;
 use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::time;
@@ -105,6 +106,11 @@ enum Command {
     /// Markdown: as stored when it is in that dialect already, else as the
     /// conversation it resumes to
     Export(interchange_cli::ExportArgs),
+    /// Clean up: archive sessions past their time to live (default 30 days; moved under
+    /// archive/, listed by `sessions archived`, brought back by `sessions restore`),
+    /// delete archived ones only with --delete-archived, and keep debris and the archive
+    /// under --max-disk. Meant to run nightly; --dry-run says what it would do
+    Gc(retention_cli::GcArgs),
     /// Find messages across every session: words matched by stem (stopwords ignored),
     /// each session read as a conversation, so an answer is found through its question
     Search {
@@ -464,6 +470,22 @@ enum SessionsCommand {
         #[arg(long, short)]
         yes: bool,
     },
+    /// Move a session into the archive now (every file of it; `restore` brings it back)
+    Archive {
+        /// The session id
+        id: String,
+    },
+    /// List archived sessions, oldest first
+    Archived {
+        /// Print JSON (an array of {id, project, archived_ms, files, bytes})
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring an archived session back, every file as it was
+    Restore {
+        /// The session id
+        id: String,
+    },
     /// Soft-delete one entry: it stays in the file but no longer loads
     Tombstone {
         /// The session id
@@ -579,6 +601,10 @@ fn run(cli: Cli) -> CliResult {
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Import(args) => interchange_cli::import(&mut *open(&cli.store)?, args, now_ms()),
         Command::Export(args) => interchange_cli::export(&mut *open(&cli.store)?, args),
+        Command::Gc(args) => retention_cli::gc(&mut *open(&cli.store)?, args, now_ms()),
+        Command::Sessions(SessionsCommand::Archive { id }) => retention_cli::archive(&mut *open(&cli.store)?, &id, now_ms()),
+        Command::Sessions(SessionsCommand::Archived { json }) => retention_cli::archived(&mut *open(&cli.store)?, json),
+        Command::Sessions(SessionsCommand::Restore { id }) => retention_cli::restore(&mut *open(&cli.store)?, &id),
         Command::Search { query, limit, json } => {
             let hits = open(&cli.store)?.search(&query, limit).map_err(|e| e.to_string())?;
             if json {

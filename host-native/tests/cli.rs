@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 18] = [
+    let commands: [&[&str]; 21] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -171,6 +171,9 @@ fn help_is_available_on_every_command() {
         &["export", "--help"],
         &["keys", "--help"],
         &["keys", "export", "--help"],
+        &["gc", "--help"],
+        &["sessions", "archived", "--help"],
+        &["sessions", "restore", "--help"],
         &["help", "compact"],
     ];
     for args in commands {
@@ -651,5 +654,53 @@ fn an_openclaw_sessions_folder_moves_in_with_its_keys_and_back_out_as_one() {
         assert_eq!(status(&twice), 1, "nothing is overwritten");
         let stdout_export: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "keys", "export"]))).unwrap();
         assert_eq!(stdout_export, exported);
+    }
+}
+
+#[test]
+fn gc_archives_what_expired_and_restore_brings_it_back_byte_for_byte() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        for id in ["a", "b"] {
+            stdout(&mneme(&["--root", root, "append", id, "--role", "user", "--text", "hello", "--cwd", "/w"]));
+        }
+        let transcript = dir.path().join("projects/-w/a.jsonl");
+        let before = fs::read(&transcript).unwrap();
+        fs::write(dir.path().join("projects/-w/a.jsonl.torn-9"), b"{\"ty").unwrap();
+
+        let dry = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--dry-run", "--ttl-days", "0"]));
+        assert!(dry.contains("would archive a (-w)") && dry.contains("nothing was changed"), "{dry}");
+        assert_eq!(fs::read(&transcript).unwrap(), before, "a dry run moves nothing");
+
+        let report: Value =
+            serde_json::from_str(&stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--ttl-days", "0", "--json"]))).unwrap();
+        assert_eq!(report["archived"].as_array().unwrap().len(), 2, "{report}");
+        assert!(report["removed"].as_array().unwrap().is_empty(), "nothing deleted unless asked: {report}");
+        assert!(!transcript.exists());
+        let listed: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "list", "--json"]))).unwrap();
+        assert!(listed.as_array().unwrap().is_empty(), "{listed}");
+        let archived: Value =
+            serde_json::from_str(&stdout(&mneme(&["--engine", engine, "--root", root, "sessions", "archived", "--json"]))).unwrap();
+        let a = archived.as_array().unwrap().iter().find(|s| s["id"] == "a").unwrap();
+        assert_eq!((a["project"].as_str(), a["files"].as_u64()), (Some("-w"), Some(2)), "{archived}");
+
+        let said = stdout(&mneme(&["--engine", engine, "--root", root, "sessions", "restore", "a"]));
+        assert!(said.contains("restored session a into -w: 2 files"), "{said}");
+        assert_eq!(fs::read(&transcript).unwrap(), before);
+        assert_eq!(fs::read(dir.path().join("projects/-w/a.jsonl.torn-9")).unwrap(), b"{\"ty");
+        let again = mneme(&["--root", root, "sessions", "restore", "a"]);
+        assert_eq!(status(&again), 1);
+        assert!(String::from_utf8_lossy(&again.stderr).contains("no archived session `a`"), "{again:?}");
+
+        // Under a budget of nothing, the archive goes (the live session's torn tail first).
+        let budget = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--max-disk", "0"]));
+        assert!(
+            budget.contains("deleted projects/-w/a.jsonl.torn-9") && budget.contains("-b (") && budget.contains("over the disk budget"),
+            "{budget}"
+        );
+        assert_eq!(fs::read(&transcript).unwrap(), before, "a live session is never collected");
+        let empty: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "archived", "--json"]))).unwrap();
+        assert!(empty.as_array().unwrap().is_empty());
     }
 }

@@ -395,6 +395,15 @@ macro_rules! mirror_wit {
             $sessions::Imported { id, project, source, format, messages, skipped, migrated_from, provenance }
         );
         $crate::mirror_record!($crate::interchange::Exported, $sessions::Exported { format, data, messages, verbatim });
+        $crate::mirror_record!($crate::retention::ClassTtl, $sessions::ClassTtl { class, ttl_ms });
+        $crate::mirror_record!(
+            $crate::retention::Retention,
+            $sessions::Retention { ttl_ms, classes, keep_archived_ms, delete_archived, max_disk_bytes, dry_run }
+        );
+        $crate::mirror_record!($crate::retention::ArchivedSession, $sessions::ArchivedSession { id, project, archived_ms, files, bytes });
+        $crate::mirror_record!($crate::retention::Expired, $sessions::Expired { id, project, last_active_ms, ttl_ms, reason });
+        $crate::mirror_record!($crate::retention::Removed, $sessions::Removed { key, bytes, reason });
+        $crate::mirror_record!($crate::retention::GcReport, $sessions::GcReport { dry_run, archived, removed, kept_bytes });
 
         $crate::mirror_enum!($crate::Mode, $compaction::Mode { Auto, Manual, Overflow });
         $crate::mirror_enum!($crate::compaction::Due, $compaction::Due { Threshold, Overflow, Manual });

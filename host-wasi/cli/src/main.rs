@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
+use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
@@ -150,6 +151,18 @@ impl Engine<Error> for Imported {
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.store.fork(id, from, new_id, now_ms).mirror()
+    }
+    fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
+        self.store.gc(&policy.clone().mirror(), now_ms).mirror()
+    }
+    fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, Error> {
+        self.store.archive(id, now_ms).mirror()
+    }
+    fn archived(&mut self) -> Result<Vec<ArchivedSession>, Error> {
+        self.store.archived().mirror()
+    }
+    fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
+        self.store.restore(id).mirror()
     }
     fn import_session(&mut self, request: &Import) -> Result<ImportedSession, Error> {
         self.store.import_session(&request.clone().mirror()).mirror()
