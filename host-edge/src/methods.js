@@ -1,7 +1,7 @@
 // The store methods a Durable Object serves over RPC (`MnemeStore.call`): the JS API's
 // (host-node/js/api.js), minus what needs a live object on the caller's side.
 export const METHODS = [
-  "append", "appendTurn", "providerContext", "branches", "usage", "fork", "importSession", "exportSession", "tombstone", "load", "context", "list", "search", "check",
+  "append", "appendTurn", "providerContext", "branches", "usage", "fork", "importSession", "exportSession", "gc", "archive", "archived", "restore", "tombstone", "load", "context", "list", "search", "check",
   "subagents", "remove", "repair", "hold", "release", "planCompaction", "summarizeOffline", "applyCompaction",
   "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
   "dreamGate", "dreamAcquire", "dreamRelease",

@@ -232,6 +232,11 @@ export class Mneme {
     });
     return { ...exported, data };
   }
+  /** One cleanup pass (see the browser package); `policy` overlays the core's defaults. */
+  gc(policy = {}, now = Date.now()) { return this.#call(() => this.store.gc(overlay(this.root.sessions.defaultRetention(), policy), int("now", now))); }
+  archive(id, now = Date.now()) { return this.#call(() => this.store.archive(text("id", id), int("now", now))); }
+  archived() { return this.#call(() => this.store.archived()); }
+  restore(id) { return this.#call(() => this.store.restore(text("id", id))); }
   tombstone(id, uuid, now = Date.now()) { return this.#call(() => this.store.tombstone(text("id", id), text("uuid", uuid), int("now", now))); }
   load(id) { return this.#call(() => this.store.load(text("id", id))); }
   context(id) { return this.#call(() => this.store.context(text("id", id))); }

@@ -480,6 +480,26 @@ class Mneme:
     def remove(self, id):
         return self._method("remove", _text("id", id))
 
+    def gc(self, policy=None, now=None):
+        """One cleanup pass: archives sessions past their time to live, deletes only
+        what ``policy`` asks (``ttl_ms``, ``classes``, ``keep_archived_ms``,
+        ``delete_archived``, ``max_disk_bytes``, ``dry_run``; each defaulted):
+        ``{dry_run, archived, removed, kept_bytes}``."""
+        policy = _overlay(self._instance.call(_SESSIONS, "default-retention"), policy)
+        return self._method("gc", policy, _int("now", _now() if now is None else now))
+
+    def archive(self, id, now=None):
+        """Moves a session into the archive now: ``{id, project, archived_ms, files, bytes}``."""
+        return self._method("archive", _text("id", id), _int("now", _now() if now is None else now))
+
+    def archived(self):
+        """Every archived session, oldest first."""
+        return self._method("archived")
+
+    def restore(self, id):
+        """Puts an archived session back; ``session-exists`` if a session has the id again."""
+        return self._method("restore", _text("id", id))
+
     def repair(self, id, now=None):
         return self._method("repair", _text("id", id), _int("now", _now() if now is None else now))
 

@@ -5,7 +5,7 @@ one (tests/js/conformance.js); only the dispatch to Python's method names lives 
 import json
 import os
 
-VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json"]
+VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json", "retention.json"]
 
 
 def matches(expected, actual, path=""):
@@ -62,6 +62,14 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.usage(args["id"], args.get("prices")))
     if op == "fork":
         return run(lambda: store.fork(args["id"], from_=args.get("from"), to=args["new_id"], now=args["now_ms"]))
+    if op == "gc":
+        return run(lambda: store.gc(args.get("policy"), now=args["now_ms"]))
+    if op == "archive":
+        return run(lambda: store.archive(args["id"], now=args["now_ms"]))
+    if op == "archived":
+        return run(store.archived)
+    if op == "restore":
+        return run(lambda: store.restore(args["id"]))
     if op == "import_session":
         return run(lambda: store.import_session(args["text"], from_=args.get("source"), id=args.get("id"), cwd=args.get("cwd"), origin=args["origin"], uuid=args["uuid"], now=args["now_ms"]))
     if op == "export_session":

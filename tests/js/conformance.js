@@ -4,7 +4,7 @@
 // class (both packages have one API), how to open and destroy a fresh store, and how
 // to read a vector file.
 
-export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json"];
+export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json", "retention.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
 
 export function matches(expected, actual, path = "") {
@@ -53,6 +53,10 @@ async function step(Mneme, store, op, args, state) {
     case "branches": return outcome(store.branches(args.id));
     case "usage": return outcome(store.usage(args.id, args.prices ?? null));
     case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));
+    case "gc": return outcome(store.gc(args.policy ?? {}, args.now_ms));
+    case "archive": return outcome(store.archive(args.id, args.now_ms));
+    case "archived": return outcome(store.archived());
+    case "restore": return outcome(store.restore(args.id));
     case "import_session":
       return outcome(store.importSession(args.text, { from: args.source ?? null, id: args.id ?? null, cwd: args.cwd ?? null, origin: args.origin, uuid: args.uuid, now: args.now_ms }));
     case "export_session": {

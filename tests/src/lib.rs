@@ -16,6 +16,7 @@
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
 //!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
+//!              { "gc": { "policy"?, "now_ms" } | "archive": { "id", "now_ms" } | "archived": {} | "restore": { "id" }, "expect": … },
 //!              { "import_session": { "text", "source"?, "id"?, "cwd"?, "origin", "uuid", "now_ms" }, "expect": … },
 //!              { "export_session": { "id", "format", "uuid" }, "expect": … } (its bytes as `text`),
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
@@ -95,6 +96,7 @@ pub const VECTOR_FILES: &[(&str, &str)] = &[
     ("memory.json", include_str!("../vectors/memory.json")),
     ("index.json", include_str!("../vectors/index.json")),
     ("interchange.json", include_str!("../vectors/interchange.json")),
+    ("retention.json", include_str!("../vectors/retention.json")),
 ];
 
 /// Files to put in a store before a vector's steps run: `(key, bytes)`.
@@ -239,6 +241,10 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.usage(&text("id")?, prices.as_ref()))
         }
         "fork" => to_outcome(host.fork(&text("id")?, args["from"].as_str(), &text("new_id")?, now()?)),
+        "gc" => to_outcome(host.gc(&parse_or_default(args, "policy")?, now()?)),
+        "archive" => to_outcome(host.archive(&text("id")?, now()?)),
+        "archived" => to_outcome(host.archived()),
+        "restore" => to_outcome(host.restore(&text("id")?)),
         "import_session" => {
             let source = match args["source"].as_str().map(Source::parse).transpose() {
                 Ok(source) => source,

@@ -54,6 +54,25 @@ export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
 export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
+export interface Retention {
+  /** A session untouched this long is archived (default 30 days); a key's toggle `ttl_days` sets its own. */
+  ttl_ms: number;
+  /** Per class of keys (toggle `class`, else the model's provider): default `ollama`, 7 days. */
+  classes: { class: string; ttl_ms: number }[];
+  keep_archived_ms: number;
+  /** Delete archived sessions kept longer than `keep_archived_ms` (never without this). */
+  delete_archived: boolean;
+  /** Keep debris and the archive under this many bytes, oldest first. */
+  max_disk_bytes: number | null;
+  dry_run: boolean;
+}
+export interface ArchivedSession { id: string; project: string; archived_ms: number; files: number; bytes: number }
+export interface GcReport {
+  dry_run: boolean;
+  archived: { id: string; project: string; last_active_ms: number; ttl_ms: number; reason: string }[];
+  removed: { key: string; bytes: number; reason: string }[];
+  kept_bytes: number;
+}
 export type ImportSource = "claude" | "pi" | "codex" | "gemini" | "openai";
 export type ExportFormat = "claude" | "pi" | "openai" | "markdown";
 export interface Imported {
@@ -145,6 +164,12 @@ export interface Sessions {
   ): Promise<Imported>;
   /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
   exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
+  /** One cleanup pass: archives expired sessions, deletes only what `policy` asks; `dry_run` changes nothing. */
+  gc(policy?: Partial<Retention>, now?: number): Promise<GcReport>;
+  archive(id: string, now?: number): Promise<ArchivedSession>;
+  archived(): Promise<ArchivedSession[]>;
+  /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
+  restore(id: string): Promise<ArchivedSession>;
   tombstone(id: string, uuid: string, now?: number): Promise<null>;
   load(id: string): Promise<Transcript>;
   context(id: string): Promise<Context>;

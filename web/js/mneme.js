@@ -146,6 +146,18 @@ export class Mneme {
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return call(() => this.engine.exportSession(text("id", id), text("to", to), text("uuid", uuid)));
   }
+  /**
+   * One cleanup pass: archives sessions past their time to live, deletes only what
+   * `policy` asks (`{ttl_ms, classes: [{class, ttl_ms}], keep_archived_ms, delete_archived,
+   * max_disk_bytes, dry_run}`, each defaulted). Resolves with `{dry_run, archived, removed, kept_bytes}`.
+   */
+  gc(policy = {}, now = Date.now()) { return call(() => this.engine.gc(JSON.stringify(policy), num("now", now))); }
+  /** Moves a session into the archive now: `{id, project, archived_ms, files, bytes}`. */
+  archive(id, now = Date.now()) { return call(() => this.engine.archive(text("id", id), num("now", now))); }
+  /** Every archived session, oldest first. */
+  archived() { return call(() => this.engine.archived()); }
+  /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
+  restore(id) { return call(() => this.engine.restore(text("id", id))); }
   tombstone(id, uuid, now = Date.now()) { return call(() => this.engine.tombstone(text("id", id), text("uuid", uuid), num("now", now))); }
   load(id) { return call(() => this.engine.load(text("id", id))); }
   context(id) { return call(() => this.engine.context(text("id", id))); }

@@ -18,6 +18,7 @@ use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::instructions::Request;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
+use mneme_core::retention::Retention;
 use mneme_core::{
     Applied, CompactionIds, Error, Injection, KeyInfo, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Storage,
     StorageError, Store, Turn,
@@ -212,6 +213,24 @@ impl Engine {
 
     pub fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: f64) -> Promise {
         spawn(&self.store, |store| async move { store.fork(&id, from.as_deref(), &new_id, now_ms as i64).await })
+    }
+
+    /// `policy` is JSON (`mneme_core::retention::Retention`; fields left out keep their defaults).
+    pub fn gc(&self, policy: String, now_ms: f64) -> Result<Promise, JsValue> {
+        let policy: Retention = from_json("policy", &policy)?;
+        Ok(spawn(&self.store, |store| async move { store.gc(&policy, now_ms as i64).await }))
+    }
+
+    pub fn archive(&self, id: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.archive(&id, now_ms as i64).await })
+    }
+
+    pub fn archived(&self) -> Promise {
+        spawn(&self.store, |store| async move { store.archived().await })
+    }
+
+    pub fn restore(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.restore(&id).await })
     }
 
     pub fn check(&self, id: String) -> Promise {
