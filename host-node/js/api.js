@@ -51,6 +51,8 @@ const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 function plain(value) {
   if (typeof value === "bigint") return Number(value);
   if (value === undefined) return null;
+  // list<u8> results are bytes (exports), as in the browser package and Python.
+  if (value instanceof Uint8Array) return value;
   if (Array.isArray(value) || ArrayBuffer.isView(value)) return Array.from(value, plain);
   if (value && typeof value === "object") {
     const keys = Object.keys(value);
@@ -223,14 +225,8 @@ export class Mneme {
     );
   }
   /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, messages, verbatim, data}`, `data` a Uint8Array. */
-  async exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
-    let data;
-    const exported = await this.#call(() => {
-      const value = this.store.exportSession(text("id", id), text("to", to), text("uuid", uuid));
-      data = value.data;
-      return { ...value, data: [] };
-    });
-    return { ...exported, data };
+  exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
+    return this.#call(() => this.store.exportSession(text("id", id), text("to", to), text("uuid", uuid)));
   }
   /** One cleanup pass (see the browser package); `policy` overlays the core's defaults. */
   gc(policy = {}, now = Date.now()) { return this.#call(() => this.store.gc(overlay(this.root.sessions.defaultRetention(), policy), int("now", now))); }
@@ -397,13 +393,7 @@ export class Mneme {
   }
   removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
   importOpenclawKeys(data) { return this.#call(() => this.root.index.importOpenclaw(this.store, bytes("data", data))); }
-  async exportOpenclawKeys() {
-    let data;
-    await this.#call(() => {
-      data = this.root.index.exportOpenclaw(this.store);
-    });
-    return data;
-  }
+  exportOpenclawKeys() { return this.#call(() => this.root.index.exportOpenclaw(this.store)); }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return this.#call(() => this.root.index.show(this.store, text("key", key))); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
