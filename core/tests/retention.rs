@@ -128,3 +128,31 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     assert_eq!(left.len(), live.len() - 2);
     assert_eq!(block_on(storage.read("projects/-work-app/live.jsonl", 0, None)).unwrap(), live[0].1, "the live session is untouched");
 }
+
+#[test]
+fn a_dry_run_counts_what_the_same_pass_archives_under_the_budget() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "live", NOW, "still here");
+    say(&store, "old", NOW - 40 * DAY, "expires in this pass");
+    block_on(storage.append("projects/-work-app/old.jsonl.torn-9", &[b'x'; 50])).unwrap();
+    block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - DAY), &[b'z'; 3_000])).unwrap();
+
+    // The expired session, its torn tail with it, is archived now: newer than the
+    // backup, so the backup goes first and the archive fits after it.
+    let policy = Retention { max_disk_bytes: Some(1_000), ..Retention::default() };
+    let dry = block_on(store.gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
+    let done = block_on(store.gc(&policy, NOW)).unwrap();
+    assert_eq!(
+        (&dry.archived, &dry.removed, dry.kept_bytes),
+        (&done.archived, &done.removed, done.kept_bytes),
+        "a dry run says what a run does"
+    );
+    let archived = block_on(store.archived()).unwrap();
+    assert_eq!(archived.len(), 1);
+    assert_eq!(archived[0].files, 2, "the torn tail moved with its session");
+    let removed: Vec<&str> = done.removed.iter().map(|r| r.key.as_str()).collect();
+    let backup = format!("projects/-work-app/live.jsonl.bak-{}", NOW - DAY);
+    assert_eq!(removed, [backup.as_str()]);
+    assert_eq!(done.kept_bytes, archived[0].bytes);
+}

@@ -17,7 +17,7 @@
 //! Its last activity is the later of its last entry and its key's last inbound message.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -141,10 +141,20 @@ impl<S: Storage> Store<S> {
         }
 
         let mut archive = self.archive_groups().await?;
+        // A dry run counts what a run would have moved into the archive by then, so
+        // the budget below collects exactly what it would: the files at their sizes,
+        // and no longer as debris.
+        let mut planned = BTreeSet::new();
         if policy.dry_run {
+            let sizes: BTreeMap<String, u64> = self.storage.list(keys::PROJECTS).await?.into_iter().map(|i| (i.key, i.size)).collect();
             for expired in &report.archived {
+                let parts = self.require(&expired.id).await?;
+                let files = self.session_files(&parts, self.subagents(&expired.id).await?).await?;
+                let bytes = files.iter().filter_map(|key| sizes.get(key)).sum();
                 let folder = archive_folder(now_ms, &expired.id);
-                archive.insert(folder, (now_ms, Vec::new(), 0));
+                let moved = files.iter().map(|key| format!("{folder}/{key}")).collect();
+                planned.extend(files);
+                archive.insert(folder, (now_ms, moved, bytes));
             }
         }
         let mut collectable: Vec<Collectable> = archive
@@ -161,7 +171,7 @@ impl<S: Storage> Store<S> {
                 self.collect(&item, reason, policy.dry_run, &mut report).await?;
             }
         }
-        collectable.extend(self.debris().await?);
+        collectable.extend(self.debris().await?.into_iter().filter(|debris| !planned.contains(&debris.key)));
         let mut total: u64 = collectable.iter().map(|c| c.bytes).sum();
         if let Some(budget) = policy.max_disk_bytes {
             collectable.sort_by(|a, b| a.at_ms.cmp(&b.at_ms).then_with(|| a.key.cmp(&b.key)));
