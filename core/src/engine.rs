@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::index::openclaw::KeysImported;
 use crate::index::sessionkey::KeyParts;
-use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
+use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use crate::interchange::{ExportFormat, Exported, Import, Imported};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::extract::{Extracted, ExtractionPlan};
@@ -118,6 +118,8 @@ pub trait Engine<E: EngineError = Error> {
     fn index_report(&mut self) -> Result<KeyIndexReport, E>;
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E>;
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E>;
+    fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E>;
+    fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E>;
     /// [`crate::index::route::key_of`].
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E>;
     /// [`crate::index::sessionkey::parse`].
@@ -341,6 +343,12 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E> {
         Ok(block_on(Store::export_openclaw_keys(self))?)
+    }
+    fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E> {
+        Ok(block_on(Store::rollover_gate(self, key, max_context_tokens))?)
+    }
+    fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E> {
+        Ok(block_on(Store::rollover(self, key, summary, ids, new_session_id, now_ms))?)
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
         Ok(crate::index::route::key_of(inbound, policy)?)

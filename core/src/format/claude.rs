@@ -304,6 +304,18 @@ impl Dialect for Claude {
         Ok(format!("{}\n{}", json(&boundary)?, json(&summary)?))
     }
 
+    /// The compaction's lines, the boundary carrying the link Claude Code's forks
+    /// carry (`forkedFrom`: the session and its last message) besides its
+    /// `logicalParentUuid`.
+    fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error> {
+        let lines = self.compaction(header, compaction)?;
+        let (boundary, summary) = lines.split_once('\n').unwrap_or((&lines, ""));
+        let mut boundary: serde_json::Value =
+            serde_json::from_str(boundary).map_err(|e| Error::InvalidArgument(format!("internal: a boundary does not parse: {e}")))?;
+        boundary["forkedFrom"] = serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": header.parent });
+        Ok(format!("{}\n{summary}", json(&boundary)?))
+    }
+
     fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error> {
         json(&SystemLine {
             microcompact_metadata: Some(serde_json::json!({

@@ -56,6 +56,12 @@ impl Dialect for Crab {
         Ok(out)
     }
 
+    /// The `{"compact"}` marker crab loads from; crab has no place for the link (the
+    /// key's previous session ids keep it).
+    fn rollover(&self, header: &Header, compaction: &Compaction, _: &Fork) -> Result<String, Error> {
+        self.compaction(header, compaction)
+    }
+
     fn prune(&self, _: &Header, _: &[&str], _: u64, _: u64) -> Result<String, Error> {
         Err(unsupported(Format::Crab, "clearing tool results without a summary"))
     }

@@ -175,6 +175,10 @@ pub(crate) trait Dialect {
     /// A new session's content: `chain` (a conversation from its root, in order) as
     /// the session `fork.id`, linked to where it came from.
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error>;
+    /// A new session's content for a rollover: `compaction` (which keeps nothing) as
+    /// the first lines of the session `fork.id`, linked to the session it continues.
+    /// `header.parent` is that session's leaf.
+    fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error>;
     /// The line that links a sub-agent's transcript from the tool call that started it.
     fn agent_link(&self, header: &Header, agent_id: &str, call: &str) -> Result<String, Error>;
 }

@@ -199,6 +199,17 @@ impl Dialect for Pi {
         json(&line)
     }
 
+    /// A `session` header whose `parentSession` names the old session (as `/fork`
+    /// writes it), then the `compaction` entry as the first entry: pi resumes from it.
+    fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error> {
+        let session = serde_json::json!({
+            "type": "session", "version": 3, "id": fork.id, "timestamp": fork.timestamp, "cwd": fork.cwd,
+            "parentSession": fork.origin_key,
+        });
+        let entry = self.compaction(&Header { parent: None, ..*header }, compaction)?;
+        Ok(format!("{}\n{entry}", json(&session)?))
+    }
+
     fn prune(&self, _: &Header, _: &[&str], _: u64, _: u64) -> Result<String, Error> {
         Err(super::unsupported(Format::Pi, "clearing tool results without a summary (pi has no entry for it)"))
     }

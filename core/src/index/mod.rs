@@ -23,10 +23,12 @@ use alloc::vec::Vec;
 pub(crate) mod log;
 pub mod openclaw;
 mod ops;
+mod rollover;
 pub mod route;
 pub mod sessionkey;
 
 pub use log::IndexReport;
+pub use rollover::RolledOver;
 pub use route::{ChatType, DmScope, Inbound, Resolution, ResolveAction, RoutePolicy};
 
 /// A name and a value the caller attaches (a toggle, a metadata field).

@@ -68,16 +68,26 @@ impl<S: Storage> Store<S> {
             let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
             Format::detect(&loaded.lines).dialect().fork(&chain, &fork)
         })?;
-        let key = keys::session_key(&parts.project, new_id);
+        self.create_session(&parts.project, new_id, &content).await
+    }
+
+    /// Writes a new session `id` in `project` whose lines are `content`, in one write;
+    /// `session-exists` if the id is taken. Returns its entries.
+    pub(crate) async fn create_session(&self, project: &str, id: &str, content: &str) -> Result<Vec<Entry>, Error> {
+        keys::validate_session_id(id)?;
+        if self.locate(id).await?.is_some() {
+            return Err(Error::SessionExists { id: id.to_owned() });
+        }
+        let key = keys::session_key(project, id);
         let record = format!("{content}\n");
         self.locked(&key, async {
             if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
-                return Err(Error::SessionExists { id: new_id.to_owned() });
+                return Err(Error::SessionExists { id: id.to_owned() });
             }
             self.storage.append(&key, record.as_bytes()).await?;
             Ok(())
         })
         .await?;
-        Ok(self.load(new_id).await?.entries)
+        Ok(self.load(id).await?.entries)
     }
 }
