@@ -501,6 +501,19 @@ impl index::Guest for Component {
     fn export_openclaw(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
         run(store(handle).export_openclaw_keys())
     }
+    fn rollover_gate(handle: sessions::StoreBorrow<'_>, key: String, max_context_tokens: u64) -> Result<gates::Decision, types::Error> {
+        run(store(handle).rollover_gate(&key, max_context_tokens))
+    }
+    fn rollover(
+        handle: sessions::StoreBorrow<'_>,
+        key: String,
+        summary: String,
+        ids: compaction::CompactionIds,
+        new_session_id: String,
+        now_ms: i64,
+    ) -> Result<index::RolledOver, types::Error> {
+        run(store(handle).rollover(&key, &summary, &ids.mirror(), &new_session_id, now_ms))
+    }
 }
 
 export!(Component);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
-use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
+use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
@@ -427,6 +427,13 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw(s, h))
+    }
+    fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_rollover_gate(s, h, key, max_context_tokens))
+    }
+    fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
+        let ids: compaction::CompactionIds = ids.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_index().call_rollover(s, h, key, summary, &ids, new_session_id, now_ms))
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         let (inbound, policy): (index::Inbound, index::RoutePolicy) = (inbound.clone().mirror(), policy.clone().mirror());

@@ -7,6 +7,8 @@ use clap::{Args, Subcommand};
 use mneme_host::core::gates::ResetPolicy;
 use mneme_host::core::index::{ChatType, DmScope, Field, Inbound, KeyEntry, KeyPatch, Origin, RoutePolicy};
 use mneme_host::core::time;
+use mneme_host::core::{CompactionIds, Keep, Mode, Settings};
+use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error};
 
 type CliResult = Result<(), String>;
@@ -55,6 +57,24 @@ enum KeysCommand {
         toggles: Vec<Field>,
         #[arg(long = "meta", value_name = "NAME=VALUE", value_parser = parse_field)]
         metadata: Vec<Field>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Roll a long session over: when the key's session context holds --at tokens or
+    /// more, summarise the whole session and move the key to a new session that starts
+    /// from the summary (in the old session's format, linked to it); the old session
+    /// stays in the store, listed in the key's history
+    Rollover {
+        key: String,
+        /// The context size (tokens, from the last compaction on) at which the session
+        /// rolls over
+        #[arg(long, value_name = "TOKENS", default_value_t = 50_000)]
+        at: u64,
+        /// Roll over now, however small the session is
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        summarizer: crate::SummarizerFlags,
         #[arg(long)]
         json: bool,
     },
@@ -232,6 +252,9 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             print_entry(&entry);
             Ok(())
         }
+        KeysCommand::Rollover { key, at, force, summarizer, json } => {
+            rollover(engine.as_mut(), &key, if force { 0 } else { at }, &summarizer.summarizer(), json, now_ms)
+        }
         KeysCommand::Rm { key } => {
             let entry = engine.remove_key(&key).map_err(e)?;
             let sessions = 1 + entry.previous_session_ids.len();
@@ -261,6 +284,46 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             Ok(())
         }
     }
+}
+
+/// The gate, then the whole session summarised (a manual compaction plan that keeps
+/// nothing, through the summariser's driver), then the rollover.
+fn rollover(engine: &mut dyn Engine<Error>, key: &str, at: u64, summarizer: &Summarizer, json: bool, now_ms: i64) -> CliResult {
+    let e = |e: Error| e.to_string();
+    let gate = engine.rollover_gate(key, at).map_err(e)?;
+    if !gate.fire {
+        if json {
+            return crate::print_json(&serde_json::json!({ "gate": gate, "rolled_over": null }));
+        }
+        println!("not rolled over: {}", gate.reason);
+        return Ok(());
+    }
+    let old = engine.key(key).map_err(e)?.entry.session_id;
+    let settings = Settings { keep: Keep::RecentMessages(0), ..Settings::default() };
+    let plan = engine.plan_compaction(&old, &settings, Mode::Manual).map_err(e)?;
+    if plan.summarize.is_empty() && plan.turn_prefix.is_empty() {
+        return Err(format!("session {old} has no message since its last compaction to summarise; nothing was changed"));
+    }
+    if !json {
+        eprintln!("summarising session {old} ({} entries) with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
+    }
+    let summary = summarizer.summarize(engine, &old, &plan).map_err(|e| format!("the summary failed, nothing was changed: {e}"))?;
+    let ids = CompactionIds { boundary: new_session_id(), summary: new_session_id() };
+    let rolled = engine.rollover(key, &summary, &ids, &new_session_id(), now_ms).map_err(e)?;
+    if json {
+        return crate::print_json(&serde_json::json!({ "gate": gate, "rolled_over": rolled }));
+    }
+    println!("{key} rolled over: {}", gate.reason);
+    println!(
+        "  now session {} ({} format), starting from a summary of {}: {} → {} tokens",
+        rolled.entry.session_id,
+        rolled.format.as_str(),
+        rolled.previous_session_id,
+        rolled.tokens_before,
+        rolled.tokens_after
+    );
+    println!("  {} stays in the store, listed in the key's history", rolled.previous_session_id);
+    Ok(())
 }
 
 fn resolve_request(args: ResolveArgs) -> (Inbound, RoutePolicy) {

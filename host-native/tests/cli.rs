@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 21] = [
+    let commands: [&[&str]; 22] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -171,6 +171,7 @@ fn help_is_available_on_every_command() {
         &["export", "--help"],
         &["keys", "--help"],
         &["keys", "export", "--help"],
+        &["keys", "rollover", "--help"],
         &["gc", "--help"],
         &["sessions", "archived", "--help"],
         &["sessions", "restore", "--help"],
@@ -702,5 +703,51 @@ fn gc_archives_what_expired_and_restore_brings_it_back_byte_for_byte() {
         assert_eq!(fs::read(&transcript).unwrap(), before, "a live session is never collected");
         let empty: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "archived", "--json"]))).unwrap();
         assert!(empty.as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_long_session_rolls_over_into_a_new_one_seeded_with_its_summary() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        let resolved: Value = serde_json::from_str(&stdout(&mneme(&[
+            "--engine", engine, "--root", root, "keys", "resolve", "--chat", "cron", "--id", "nightly", "--json",
+        ])))
+        .unwrap();
+        let old = resolved["session_id"].as_str().unwrap().to_owned();
+        for text in ["Draft the launch post for Friday.", "Here is the launch post draft, in three parts."] {
+            stdout(&mneme(&["--root", root, "append", &old, "--role", "user", "--text", text]));
+        }
+
+        let early = stdout(&mneme(&["--engine", engine, "--root", root, "keys", "rollover", "cron:nightly"]));
+        assert!(early.contains("not rolled over") && early.contains("of 50000 tokens"), "{early}");
+        let rolled: Value = serde_json::from_str(&stdout(&mneme(&[
+            "--engine",
+            engine,
+            "--root",
+            root,
+            "keys",
+            "rollover",
+            "cron:nightly",
+            "--at",
+            "10",
+            "--json",
+        ])))
+        .unwrap();
+        let new = rolled["rolled_over"]["entry"]["session_id"].as_str().unwrap().to_owned();
+        assert_ne!(new, old);
+        assert_eq!(rolled["rolled_over"]["previous_session_id"], old.as_str());
+        assert_eq!(rolled["rolled_over"]["format"], "claude");
+        let show: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "keys", "show", "cron:nightly", "--json"]))).unwrap();
+        assert_eq!(show["entry"]["previous_session_ids"][0], old.as_str());
+        let context = stdout(&mneme(&["--root", root, "context", &new, "--format", "anthropic"]));
+        assert!(context.contains("launch post"), "the summary carries the old session: {context}");
+        let bare = mneme(&["--engine", engine, "--root", root, "keys", "rollover", "cron:nightly", "--force"]);
+        assert_eq!(status(&bare), 1);
+        assert!(String::from_utf8_lossy(&bare.stderr).contains("no message since its last compaction"), "{bare:?}");
+        stdout(&mneme(&["--root", root, "append", &new, "--role", "user", "--text", "Now the follow-up email."]));
+        let again = stdout(&mneme(&["--engine", engine, "--root", root, "keys", "rollover", "cron:nightly", "--force"]));
+        assert!(again.contains("rolled over") && again.contains(&format!("a summary of {new}")), "{again}");
     }
 }

@@ -394,6 +394,12 @@ export class Mneme {
   removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
   importOpenclawKeys(data) { return this.#call(() => this.root.index.importOpenclaw(this.store, bytes("data", data))); }
   exportOpenclawKeys() { return this.#call(() => this.root.index.exportOpenclaw(this.store)); }
+  /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
+  rolloverGate(key, maxContextTokens) { return this.#call(() => this.root.index.rolloverGate(this.store, text("key", key), int("maxContextTokens", maxContextTokens))); }
+  /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
+  rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return this.#call(() => this.root.index.rollover(this.store, text("key", key), text("summary", summary), { boundary: text("boundary", boundary), summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), int("now", now)));
+  }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return this.#call(() => this.root.index.show(this.store, text("key", key))); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */

@@ -754,6 +754,18 @@ class Mneme:
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
 
+    def rollover_gate(self, key, max_context_tokens):
+        """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
+        return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _int("max_context_tokens", max_context_tokens))
+
+    def rollover(self, key, summary, new_session_id=None, boundary=None, summary_uuid=None, now=None):
+        """Moves ``key`` to a new session that starts from ``summary`` of its current one,
+        in the old session's format and linked to it; the old session is not touched."""
+        ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
+        new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
+        return self._instance.call(_INDEX, "rollover", self._store, _text("key", key), _text("summary", summary), ids,
+                                   _text("new_session_id", new_id), _int("now", _now() if now is None else now))
+
     def export_openclaw_keys(self):
         """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
         return self._instance.call(_INDEX, "export-openclaw", self._store)

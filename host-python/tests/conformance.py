@@ -168,6 +168,10 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.instructions(args))
     if op == "resolve":
         return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
+    if op == "rollover_gate":
+        return run(lambda: store.rollover_gate(args["key"], args["max_context_tokens"]))
+    if op == "rollover":
+        return run(lambda: store.rollover(args["key"], args["summary"], args["new_session_id"], args["boundary"], args["summary_uuid"], args["now_ms"]))
     if op == "reset_key":
         return run(lambda: store.reset_key(args["key"], args["new_session_id"], args["now_ms"]))
     if op == "update_key":

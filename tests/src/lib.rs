@@ -44,7 +44,9 @@
 //!              { "reset_key": { "key", "new_session_id", "now_ms" } | "update_key": { "key", "patch" }, "expect": … },
 //!              { "remove_key" | "show_key": { "key" } | "list_keys": { "filter"? } | "index_report": {}, "expect": … },
 //!              { "parse_key": { "key" }, "expect": … },
-//!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … } ] }
+//!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … },
+//!              { "rollover_gate": { "key", "max_context_tokens" }, "expect": … },
+//!              { "rollover": { "key", "summary", "boundary", "summary_uuid", "new_session_id", "now_ms" }, "expect": … } ] }
 //! ```
 //!
 //! Memory steps name a `project` (its folder name) or, without one, the global scope;
@@ -383,6 +385,14 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.resolve(&parse(args, "inbound")?, &policy, now()?, &text("new_session_id")?))
         }
         "reset_key" => to_outcome(host.reset_key(&text("key")?, &text("new_session_id")?, now()?)),
+        "rollover_gate" => {
+            let max = args["max_context_tokens"].as_u64().ok_or(format!("`{op}` needs an integer `max_context_tokens`"))?;
+            to_outcome(host.rollover_gate(&text("key")?, max))
+        }
+        "rollover" => {
+            let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
+            to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
+        }
         "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
         "remove_key" => to_outcome(host.remove_key(&text("key")?)),
         "show_key" => to_outcome(host.key(&text("key")?)),

@@ -53,6 +53,8 @@ export interface KeyParts { chat_type: ChatType; agent: string | null; provider:
 export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
+/** What a rollover did: the key on its new session, the session it left, the new session's format and first line, the context before and after. */
+export interface RolledOver { entry: KeyEntry; previous_session_id: string; format: "claude" | "pi" | "crab"; boundary_uuid: string; tokens_before: number; tokens_after: number }
 export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
 export interface Retention {
   /** A session untouched this long is archived (default 30 days); a key's toggle `ttl_days` sets its own. */
@@ -249,6 +251,10 @@ export interface Sessions {
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys(): Promise<Uint8Array>;
+  /** Whether `key`'s session should roll over: its context (from its last compaction on) holds `maxContextTokens` or more. */
+  rolloverGate(key: string, maxContextTokens: number): Promise<Decision>;
+  /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
+  rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
   key(key: string): Promise<KeyView>;
   keys(filter?: Field[]): Promise<KeyEntry[]>;
   indexReport(): Promise<IndexReport>;

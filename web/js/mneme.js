@@ -256,6 +256,12 @@ export class Mneme {
   importOpenclawKeys(data) { return call(() => this.engine.importOpenclawKeys(bytes("data", data))); }
   /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
   exportOpenclawKeys() { return call(() => this.engine.exportOpenclawKeys()); }
+  /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
+  rolloverGate(key, maxContextTokens) { return call(() => this.engine.rolloverGate(text("key", key), num("maxContextTokens", maxContextTokens))); }
+  /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
+  rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return call(() => this.engine.rollover(text("key", key), text("summary", summary), text("boundary", boundary), text("summaryUuid", summaryUuid), text("newSessionId", newSessionId), num("now", now)));
+  }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return call(() => this.engine.key(text("key", key))); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */

@@ -627,6 +627,27 @@ impl Engine {
         })
     }
 
+    /// Resolves with `{fire, reason}`: whether `key`'s session context holds
+    /// `max_context_tokens` or more.
+    #[wasm_bindgen(js_name = rolloverGate)]
+    pub fn rollover_gate(&self, key: String, max_context_tokens: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.rollover_gate(&key, max_context_tokens as u64).await })
+    }
+
+    /// Resolves with `{entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after}`.
+    pub fn rollover(
+        &self,
+        key: String,
+        summary: String,
+        boundary: String,
+        summary_uuid: String,
+        new_session_id: String,
+        now_ms: f64,
+    ) -> Promise {
+        let ids = CompactionIds { boundary, summary: summary_uuid };
+        spawn(&self.store, |store| async move { store.rollover(&key, &summary, &ids, &new_session_id, now_ms as i64).await })
+    }
+
     #[wasm_bindgen(js_name = indexReport)]
     pub fn index_report(&self) -> Promise {
         spawn(&self.store, |store| async move { store.index_report().await })

@@ -262,6 +262,10 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
         $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
+        $crate::mirror_record!(
+            $crate::index::RolledOver,
+            $index::RolledOver { entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after }
+        );
 
         $crate::mirror_enum!($crate::memory::file::Kind, $memory::Kind { User, Feedback, Project, Reference });
         $crate::mirror_enum!($crate::memory::file::LinkKind, $memory::LinkKind { RelatesTo, Contradicts, Extends, DerivedFrom });

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
-use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RoutePolicy};
+use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
@@ -337,6 +337,12 @@ impl Engine<Error> for Imported {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         index::export_openclaw(&self.store).mirror()
+    }
+    fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
+        index::rollover_gate(&self.store, key, max_context_tokens).mirror()
+    }
+    fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
+        index::rollover(&self.store, key, summary, &ids.clone().mirror(), new_session_id, now_ms).mirror()
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         index::key_of(&inbound.clone().mirror(), &policy.clone().mirror()).mirror()
