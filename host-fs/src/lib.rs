@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 use mneme_core::{KeyInfo, StorageError};
 
+mod home;
+pub use home::{Home, HomeStorage};
+
 /// Mneme's own files under the root (lock files); no key may reach into it.
 const RESERVED_DIR: &str = ".mneme";
 const WINDOWS_DEVICE_NAMES: [&str; 22] = [

@@ -4,11 +4,13 @@
 use mneme_core::{KeyInfo, Storage, StorageError};
 use mneme_postgres::PgStorage;
 
-use crate::FsStorage;
+use crate::{FsStorage, HomeStorage};
 
 #[derive(Debug)]
 pub enum HostStorage {
     Fs(FsStorage),
+    /// Another agent's session folder, read-only.
+    Home(HomeStorage),
     /// Boxed: its connection settings are large, and a store holds one storage.
     Postgres(Box<PgStorage>),
 }
@@ -16,6 +18,12 @@ pub enum HostStorage {
 impl From<FsStorage> for HostStorage {
     fn from(storage: FsStorage) -> Self {
         HostStorage::Fs(storage)
+    }
+}
+
+impl From<HomeStorage> for HostStorage {
+    fn from(storage: HomeStorage) -> Self {
+        HostStorage::Home(storage)
     }
 }
 
@@ -30,6 +38,7 @@ macro_rules! delegate {
     ($self:ident.$method:ident($($arg:expr),*)) => {
         match $self {
             HostStorage::Fs(storage) => storage.$method($($arg),*).await,
+            HostStorage::Home(storage) => storage.$method($($arg),*).await,
             HostStorage::Postgres(storage) => storage.$method($($arg),*).await,
         }
     };

@@ -18,7 +18,7 @@ pub use component::{COMPONENT, ComponentEngine, Runtime};
 pub use host_storage::HostStorage;
 pub use mneme_core as core;
 pub use mneme_core::Engine;
-pub use mneme_fs::{Durability, FsStorage};
+pub use mneme_fs::{Durability, FsStorage, Home, HomeStorage};
 pub use mneme_postgres::PgStorage;
 
 /// The core linked into this process, over a folder or a database, as an [`Engine`]

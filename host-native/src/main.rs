@@ -19,7 +19,7 @@ use mneme_host::core::{
     NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
-use mneme_host::{Engine, Error, FsStorage, HostStorage, PgStorage, Runtime};
+use mneme_host::{Engine, Error, FsStorage, Home, HomeStorage, HostStorage, PgStorage, Runtime};
 
 #[derive(Parser)]
 #[command(name = "mneme", version, about = "Session and memory engine for LLM agents", long_about = LONG_ABOUT)]
@@ -45,10 +45,19 @@ struct StoreArgs {
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "claude_home")]
     root: Option<PathBuf>,
     /// Read a Claude Code home (such as ~/.claude) as the store, read-only
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["pi_home", "openclaw_home", "crab_home"])]
     claude_home: Option<PathBuf>,
+    /// Read pi's sessions (a pi agent folder such as ~/.pi/agent, holding sessions/) as the store, read-only; each cwd folder is a project
+    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["root", "openclaw_home", "crab_home"])]
+    pi_home: Option<PathBuf>,
+    /// Read OpenClaw's sessions (an OpenClaw home such as ~/.openclaw, holding agents/<id>/sessions/) as the store, read-only; each agent is a project
+    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["root", "crab_home"])]
+    openclaw_home: Option<PathBuf>,
+    /// Read a crab daemon's folder (holding a flat sessions/ of <agent>_<sender>_<seq>.jsonl) as the store, read-only; its sessions are the project `crab`
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "root")]
+    crab_home: Option<PathBuf>,
     /// A PostgreSQL database as the store (postgres://user:password@host/db, or libpq's `host=… dbname=…`): sessions and memory live in its `mneme` schema, shared by every process on every machine that names it
-    #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["root", "claude_home"])]
+    #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["root", "claude_home", "pi_home", "openclaw_home", "crab_home"])]
     store: Option<String>,
     /// How to run the core: inside the WebAssembly component, or linked natively
     #[arg(long, global = true, value_enum, default_value_t = EngineKind::Component)]
@@ -59,6 +68,13 @@ struct StoreArgs {
     /// Total size past which appends to a session are refused until it is compacted
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "200MiB")]
     total_limit: u64,
+}
+
+impl StoreArgs {
+    /// No agent's own folder is named as the store (those are read-only).
+    fn writable_root(&self) -> bool {
+        [&self.claude_home, &self.pi_home, &self.openclaw_home, &self.crab_home].iter().all(|home| home.is_none())
+    }
 }
 
 /// `123`, `64KiB`, `50MiB`, `2GiB` (K, M, G and KB, MB, GB are read as binary too).
@@ -883,6 +899,18 @@ fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
     if let Some(url) = &args.store {
         return PgStorage::open(url, mneme_postgres::DEFAULT_SCHEMA).map(Into::into).map_err(|e| e.to_string());
     }
+    for (home, kind, example) in [
+        (&args.pi_home, Home::Pi, "a pi agent folder such as ~/.pi/agent"),
+        (&args.openclaw_home, Home::OpenClaw, "an OpenClaw home such as ~/.openclaw"),
+        (&args.crab_home, Home::Crab, "a crab daemon's folder"),
+    ] {
+        if let Some(home) = home {
+            if !home.join(kind.sessions_folder()).is_dir() {
+                return Err(format!("{} has no {}/ folder; is it {example}?", home.display(), kind.sessions_folder()));
+            }
+            return Ok(HomeStorage::new(home, kind).into());
+        }
+    }
     Ok(match (&args.claude_home, &args.root) {
         (Some(home), _) => {
             if !home.join("projects").is_dir() {
@@ -931,8 +959,8 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
                 let named = store.root.clone().or_else(|| std::env::var_os("MNEME_ROOT").map(PathBuf::from));
                 let same = |named: &Path| named.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(a, b)| a == b);
                 match named {
-                    Some(named) if store.claude_home.is_none() && same(&named) => (engine(store.engine, FsStorage::new(root), limits)?, id),
-                    Some(named) if store.claude_home.is_none() => {
+                    Some(named) if store.writable_root() && same(&named) => (engine(store.engine, FsStorage::new(root), limits)?, id),
+                    Some(named) if store.writable_root() => {
                         return Err(format!(
                             "{} is in the store {}, but --root names {}; name the store the file is in",
                             path.display(),

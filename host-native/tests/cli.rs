@@ -751,3 +751,57 @@ fn a_long_session_rolls_over_into_a_new_one_seeded_with_its_summary() {
         assert!(again.contains("rolled over") && again.contains(&format!("a summary of {new}")), "{again}");
     }
 }
+
+#[test]
+fn pi_openclaw_and_crab_folders_are_read_as_they_are_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let pi_file = "2026-06-05T05-24-28-246Z_019e963d-6bd6-7ade-8a49-256ac3391bdd";
+    let pi = dir.path().join("pi");
+    let pi_folder = pi.join("sessions/--tmp-agent-history-real-agent-pi-workspace--");
+    fs::create_dir_all(&pi_folder).unwrap();
+    fs::copy(corpus("pi/v3/agent-history-session-01.jsonl"), pi_folder.join(format!("{pi_file}.jsonl"))).unwrap();
+    let openclaw = dir.path().join("openclaw");
+    let openclaw_id = "019e963d-6bd6-7ade-8a49-256ac3391bdd";
+    fs::create_dir_all(openclaw.join("agents/main/sessions")).unwrap();
+    fs::copy(corpus("pi/v3/agent-history-session-01.jsonl"), openclaw.join(format!("agents/main/sessions/{openclaw_id}.jsonl"))).unwrap();
+    fs::write(openclaw.join("agents/main/sessions/sessions.json"), "{}").unwrap();
+    let crab = dir.path().join("crab");
+    fs::create_dir_all(crab.join("sessions")).unwrap();
+    let crab_lines = concat!(
+        r#"{"agent":"crab","created_by":"user","created_at":"2026-02-25T10:00:00Z","title":"","uptime_secs":0}"#,
+        "\n",
+        r#"{"role":"user","content":"hello crab"}"#,
+        "\n",
+        r#"{"role":"assistant","content":"hi there"}"#,
+        "\n"
+    );
+    fs::write(crab.join("sessions/crab_user_1.jsonl"), crab_lines).unwrap();
+    let before: Vec<Vec<u8>> = transcripts(dir.path()).iter().map(|p| fs::read(p).unwrap()).collect();
+
+    for engine in ["component", "native"] {
+        for (flag, home, id, project, text) in [
+            ("--pi-home", &pi, pi_file, "--tmp-agent-history-real-agent-pi-workspace--", "REDACTED_PROMPT"),
+            ("--openclaw-home", &openclaw, openclaw_id, "main", "REDACTED_PROMPT"),
+            ("--crab-home", &crab, "crab_user_1", "crab", "hello crab"),
+        ] {
+            let home = home.to_str().unwrap();
+            let listed: Value =
+                serde_json::from_str(&stdout(&mneme(&["--engine", engine, flag, home, "sessions", "list", "--json"]))).unwrap();
+            let sessions = listed.as_array().unwrap();
+            assert_eq!(sessions.len(), 1, "{flag}: {listed}");
+            assert_eq!((sessions[0]["id"].as_str(), sessions[0]["project"].as_str()), (Some(id), Some(project)), "{flag}");
+            let shown = stdout(&mneme(&["--engine", engine, flag, home, "sessions", "show", id]));
+            assert!(shown.contains(text), "{flag}: {shown}");
+            let refused = mneme(&["--engine", engine, flag, home, "append", id, "--role", "user", "--text", "x"]);
+            assert_eq!(status(&refused), 1, "{flag}");
+            assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{flag}: {refused:?}");
+        }
+    }
+    let after: Vec<Vec<u8>> = transcripts(dir.path()).iter().map(|p| fs::read(p).unwrap()).collect();
+    assert_eq!(before, after, "no file was written");
+    let wrong = mneme(&["--pi-home", crab.join("sessions").to_str().unwrap(), "sessions", "list"]);
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("has no sessions/ folder; is it a pi agent folder such as ~/.pi/agent?"),
+        "{wrong:?}"
+    );
+}
