@@ -501,6 +501,9 @@ impl index::Guest for Component {
     fn export_openclaw(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
         run(store(handle).export_openclaw_keys())
     }
+    fn rebuild(handle: sessions::StoreBorrow<'_>) -> Result<index::RebuildReport, types::Error> {
+        run(store(handle).rebuild_index())
+    }
     fn rollover_gate(handle: sessions::StoreBorrow<'_>, key: String, max_context_tokens: u64) -> Result<gates::Decision, types::Error> {
         run(store(handle).rollover_gate(&key, max_context_tokens))
     }

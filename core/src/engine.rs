@@ -20,7 +20,7 @@ use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::retention::{ArchivedSession, GcReport, Retention};
-use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript};
+use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, Subagent, Transcript};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
@@ -118,6 +118,7 @@ pub trait Engine<E: EngineError = Error> {
     fn index_report(&mut self) -> Result<KeyIndexReport, E>;
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E>;
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E>;
+    fn rebuild_index(&mut self) -> Result<RebuildReport, E>;
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E>;
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E>;
     /// [`crate::index::route::key_of`].
@@ -343,6 +344,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E> {
         Ok(block_on(Store::export_openclaw_keys(self))?)
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, E> {
+        Ok(block_on(Store::rebuild_index(self))?)
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E> {
         Ok(block_on(Store::rollover_gate(self, key, max_context_tokens))?)

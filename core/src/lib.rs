@@ -47,8 +47,8 @@ pub use format::{Format, Role};
 pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
 pub use sessions::retention;
 pub use sessions::{
-    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript, check_bytes,
-    load_report,
+    Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
+    check_bytes, load_report,
 };
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::{Limits, Store};

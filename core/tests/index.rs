@@ -287,3 +287,32 @@ fn snapshots_bound_the_log_and_a_damaged_one_falls_back_to_the_one_before() {
     assert_eq!(block_on(fallback.index_report()).unwrap().damaged_snapshots, 1);
     assert_eq!(keys_of(&storage), expected, "the older snapshot and both logs give the same state");
 }
+
+#[test]
+fn a_rebuild_reads_every_transcript_again_keeps_the_keys_and_leaves_damage_behind() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.resolve(&direct("hello"), &RoutePolicy::default(), MONDAY, "s1")).unwrap();
+    for (id, text) in [("s1", "first words"), ("s2", "other words")] {
+        let entry = NewEntry { uuid: format!("{id}-u"), now_ms: MONDAY, role: Role::User, text: text.into(), cwd: "/p".into() };
+        block_on(store.append(id, entry)).unwrap();
+    }
+    assert_eq!(block_on(store.list()).unwrap().sessions.len(), 2, "both rows cached");
+    // Behind the index's back: s1 changes at the same size (the cache cannot see it),
+    // s2 goes, and a line that is no change lands in the log.
+    let s1 = block_on(storage.read("projects/-p/s1.jsonl", 0, None)).unwrap();
+    let changed = String::from_utf8(s1.clone()).unwrap().replace("first words", "FIRST WORDS");
+    block_on(storage.replace("projects/-p/s1.jsonl", changed.as_bytes(), Some(s1.len() as u64))).unwrap();
+    block_on(storage.remove("projects/-p/s2.jsonl")).unwrap();
+    block_on(storage.append("index/log-0.jsonl", b"not a change\n")).unwrap();
+
+    let report = block_on(Store::new(&storage).rebuild_index()).unwrap();
+    assert_eq!(report.before.damaged_lines, 1);
+    assert_eq!((report.sessions, report.added, report.changed, report.dropped, report.keys), (1, 0, 1, 1, 1), "{report:?}");
+    let reopened = Store::new(&storage);
+    let after = block_on(reopened.index_report()).unwrap();
+    assert_eq!((after.generation, after.damaged_lines, after.keys, after.sessions), (1, 0, 1, 1), "{after:?}");
+    let listed = block_on(reopened.list()).unwrap();
+    assert_eq!(listed.sessions[0].title.as_deref(), Some("FIRST WORDS"));
+    assert_eq!(block_on(reopened.key("agent:main:main")).unwrap().entry.session_id, "s1", "the key binding is kept");
+}

@@ -18,7 +18,7 @@ use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
-    Provider, ProviderContext, RepairReport, SearchHit, Settings, Subagent, Transcript, Turn, block_on,
+    Provider, ProviderContext, RebuildReport, RepairReport, SearchHit, Settings, Subagent, Transcript, Turn, block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -427,6 +427,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw(s, h))
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_rebuild(s, h))
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_rollover_gate(s, h, key, max_context_tokens))

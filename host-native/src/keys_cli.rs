@@ -88,8 +88,13 @@ enum KeysCommand {
         #[arg(long, short, value_name = "DIR")]
         out: Option<std::path::PathBuf>,
     },
-    /// What reading the index found: generation, sizes, damaged or torn lines skipped
+    /// What reading the index found: generation, sizes, damaged or torn lines skipped;
+    /// with --rebuild, read every transcript again and save the index anew
     Check {
+        /// Rebuild the index from the transcripts (key bindings are kept): say what was
+        /// found before, what changed, and leave damaged or torn lines behind
+        #[arg(long)]
+        rebuild: bool,
         #[arg(long)]
         json: bool,
     },
@@ -266,7 +271,26 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             std::io::Write::write_all(&mut std::io::stdout().lock(), &data).map_err(|e| e.to_string())
         }
         KeysCommand::Export { out: Some(folder) } => export_openclaw(engine.as_mut(), &folder),
-        KeysCommand::Check { json } => {
+        KeysCommand::Check { rebuild: true, json } => {
+            let report = engine.rebuild_index().map_err(e)?;
+            if json {
+                return crate::print_json(&report);
+            }
+            let before = &report.before;
+            println!(
+                "before: generation {}, {} keys, {} cached sessions; {} damaged lines, {} unreadable snapshots, {} torn bytes",
+                before.generation, before.keys, before.sessions, before.damaged_lines, before.damaged_snapshots, before.torn_bytes
+            );
+            println!(
+                "rebuilt from {} transcripts: {} rows added, {} corrected, {} dropped (their transcripts are gone); {} keys kept",
+                report.sessions, report.added, report.changed, report.dropped, report.keys
+            );
+            for skipped in &report.skipped {
+                eprintln!("skipped {}: {}", skipped.key, skipped.reason);
+            }
+            Ok(())
+        }
+        KeysCommand::Check { rebuild: false, json } => {
             let report = engine.index_report().map_err(e)?;
             if json {
                 return crate::print_json(&report);

@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 22] = [
+    let commands: [&[&str]; 23] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -172,6 +172,7 @@ fn help_is_available_on_every_command() {
         &["keys", "--help"],
         &["keys", "export", "--help"],
         &["keys", "rollover", "--help"],
+        &["keys", "check", "--help"],
         &["gc", "--help"],
         &["sessions", "archived", "--help"],
         &["sessions", "restore", "--help"],
@@ -749,6 +750,15 @@ fn a_long_session_rolls_over_into_a_new_one_seeded_with_its_summary() {
         stdout(&mneme(&["--root", root, "append", &new, "--role", "user", "--text", "Now the follow-up email."]));
         let again = stdout(&mneme(&["--engine", engine, "--root", root, "keys", "rollover", "cron:nightly", "--force"]));
         assert!(again.contains("rolled over") && again.contains(&format!("a summary of {new}")), "{again}");
+        let rebuilt: Value =
+            serde_json::from_str(&stdout(&mneme(&["--engine", engine, "--root", root, "keys", "check", "--rebuild", "--json"]))).unwrap();
+        assert_eq!(
+            (rebuilt["sessions"].as_u64(), rebuilt["keys"].as_u64(), rebuilt["dropped"].as_u64()),
+            (Some(3), Some(1), Some(0)),
+            "{rebuilt}"
+        );
+        let said = stdout(&mneme(&["--engine", engine, "--root", root, "keys", "check", "--rebuild"]));
+        assert!(said.contains("rebuilt from 3 transcripts") && said.contains("1 keys kept"), "{said}");
     }
 }
 

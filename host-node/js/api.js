@@ -394,6 +394,8 @@ export class Mneme {
   removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
   importOpenclawKeys(data) { return this.#call(() => this.root.index.importOpenclaw(this.store, bytes("data", data))); }
   exportOpenclawKeys() { return this.#call(() => this.root.index.exportOpenclaw(this.store)); }
+  /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
+  rebuildIndex() { return this.#call(() => this.root.index.rebuild(this.store)); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
   rolloverGate(key, maxContextTokens) { return this.#call(() => this.root.index.rolloverGate(this.store, text("key", key), int("maxContextTokens", maxContextTokens))); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */

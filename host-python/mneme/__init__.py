@@ -754,6 +754,11 @@ class Mneme:
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
 
+    def rebuild_index(self):
+        """Rebuilds the index from the transcripts (key bindings kept):
+        ``{before, sessions, added, changed, dropped, keys, skipped}``."""
+        return self._instance.call(_INDEX, "rebuild", self._store)
+
     def rollover_gate(self, key, max_context_tokens):
         """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
         return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _int("max_context_tokens", max_context_tokens))

@@ -168,6 +168,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.instructions(args))
     if op == "resolve":
         return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
+    if op == "rebuild_index":
+        return run(store.rebuild_index)
     if op == "rollover_gate":
         return run(lambda: store.rollover_gate(args["key"], args["max_context_tokens"]))
     if op == "rollover":

@@ -135,6 +135,7 @@ async function step(Mneme, store, op, args, state) {
     case "instructions": return outcome(store.instructions(args));
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
+    case "rebuild_index": return outcome(store.rebuildIndex());
     case "rollover_gate": return outcome(store.rolloverGate(args.key, args.max_context_tokens));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));

@@ -45,7 +45,7 @@
 //!              { "remove_key" | "show_key": { "key" } | "list_keys": { "filter"? } | "index_report": {}, "expect": … },
 //!              { "parse_key": { "key" }, "expect": … },
 //!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … },
-//!              { "rollover_gate": { "key", "max_context_tokens" }, "expect": … },
+//!              { "rollover_gate": { "key", "max_context_tokens" } | "rebuild_index": {}, "expect": … },
 //!              { "rollover": { "key", "summary", "boundary", "summary_uuid", "new_session_id", "now_ms" }, "expect": … } ] }
 //! ```
 //!
@@ -398,6 +398,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "show_key" => to_outcome(host.key(&text("key")?)),
         "list_keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
         "index_report" => to_outcome(host.index_report()),
+        "rebuild_index" => to_outcome(host.rebuild_index()),
         "import_openclaw" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
         "export_openclaw" => match host.export_openclaw_keys() {
             Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),

@@ -53,6 +53,8 @@ export interface KeyParts { chat_type: ChatType; agent: string | null; provider:
 export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
+/** What rebuilding the index did: what reading it found before, the transcripts read, rows added, corrected and dropped, keys kept, files that are no session. */
+export interface RebuildReport { before: IndexReport; sessions: number; added: number; changed: number; dropped: number; keys: number; skipped: { key: string; reason: string }[] }
 /** What a rollover did: the key on its new session, the session it left, the new session's format and first line, the context before and after. */
 export interface RolledOver { entry: KeyEntry; previous_session_id: string; format: "claude" | "pi" | "crab"; boundary_uuid: string; tokens_before: number; tokens_after: number }
 export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
@@ -222,7 +224,7 @@ export interface Sessions {
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean }): Promise<Recalled>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
   memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
-  memoryReindex(scope: string | null): Promise<IndexReport>;
+  memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
   /** The request for a model to extract memories from session `id` (when the extraction gate fires). */
   planExtraction(scope: string | null, id: string): Promise<ExtractionPlan>;
   /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
@@ -251,6 +253,8 @@ export interface Sessions {
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys(): Promise<Uint8Array>;
+  /** Rebuilds the index from the transcripts: every session read again, saved with the keys as a new generation; damaged or torn log lines are left behind. */
+  rebuildIndex(): Promise<RebuildReport>;
   /** Whether `key`'s session should roll over: its context (from its last compaction on) holds `maxContextTokens` or more. */
   rolloverGate(key: string, maxContextTokens: number): Promise<Decision>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
@@ -295,10 +299,10 @@ export interface ConsolidationStep {
 export interface Consolidation { id: string; at_ms: number; sessions: string[]; steps: ConsolidationStep[]; applied: boolean; rolled_back_ms: number | null }
 export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; messages: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
-export interface IndexReport { reason: string; files: string[] }
+export interface MemoryIndexReport { reason: string; files: string[] }
 export interface Recalled {
   hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean }[];
-  report: IndexReport | null;
+  report: MemoryIndexReport | null;
 }
 
 export type Provider = "anthropic" | "openai";

@@ -256,6 +256,8 @@ export class Mneme {
   importOpenclawKeys(data) { return call(() => this.engine.importOpenclawKeys(bytes("data", data))); }
   /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
   exportOpenclawKeys() { return call(() => this.engine.exportOpenclawKeys()); }
+  /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
+  rebuildIndex() { return call(() => this.engine.rebuildIndex()); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
   rolloverGate(key, maxContextTokens) { return call(() => this.engine.rolloverGate(text("key", key), num("maxContextTokens", maxContextTokens))); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */

@@ -627,6 +627,12 @@ impl Engine {
         })
     }
 
+    /// Resolves with `{before, sessions, added, changed, dropped, keys, skipped}`.
+    #[wasm_bindgen(js_name = rebuildIndex)]
+    pub fn rebuild_index(&self) -> Promise {
+        spawn(&self.store, |store| async move { store.rebuild_index().await })
+    }
+
     /// Resolves with `{fire, reason}`: whether `key`'s session context holds
     /// `max_context_tokens` or more.
     #[wasm_bindgen(js_name = rolloverGate)]

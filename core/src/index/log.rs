@@ -272,6 +272,24 @@ impl<S: Storage> Store<S> {
         .await
     }
 
+    /// Replaces every cached session row with `rows` in a new generation (a snapshot
+    /// of the keys as they are and these rows), under the index lock; returns the
+    /// rows the index had before.
+    pub(crate) async fn replace_session_rows(
+        &self,
+        rows: BTreeMap<(String, String), SessionRow>,
+    ) -> Result<(IndexReport, BTreeMap<(String, String), SessionRow>), Error> {
+        self.locked(LOCK, async {
+            self.refresh_index().await?;
+            let mut state = self.index.borrow().clone().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
+            let before = state.report.clone();
+            let old = core::mem::replace(&mut state.sessions, rows);
+            self.snapshot_index(state).await?;
+            Ok((before, old))
+        })
+        .await
+    }
+
     /// Applies appended `changes` to the cache (or drops the cache when the log is not
     /// as expected); returns the state to snapshot when one is due.
     fn fold_appended(&self, appended: Result<u64, StorageError>, expected: u64, changes: Vec<Change>) -> Result<Option<IndexState>, Error> {

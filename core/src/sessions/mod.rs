@@ -65,6 +65,25 @@ pub struct SkippedKey {
     pub reason: String,
 }
 
+/// What rebuilding the index did.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RebuildReport {
+    /// What reading the index found before (damaged lines, torn bytes, …).
+    pub before: crate::index::IndexReport,
+    /// Sessions read from their transcripts.
+    pub sessions: u32,
+    /// Sessions the index had no row for.
+    pub added: u32,
+    /// Rows that differed from what the transcript says.
+    pub changed: u32,
+    /// Rows of transcripts that are gone.
+    pub dropped: u32,
+    /// Keys kept as they were.
+    pub keys: u32,
+    /// Files that could not be read as a session.
+    pub skipped: Vec<SkippedKey>,
+}
+
 /// Every session of a store, and what could not be listed as one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Listing {
@@ -368,24 +387,10 @@ impl<S: Storage> Store<S> {
             }
         }
         let mut found = Listing::default();
-        let mut changes = Vec::new();
-        for parts in stale {
-            let raw = match self.read_parts(&parts).await {
-                Ok(raw) => raw,
-                // Removed between the listing and the read: it is simply gone.
-                Err(Error::SessionNotFound { .. }) => continue,
-                // A file whose name this storage will not take as a key is not a
-                // session it can serve; it must not hide every other session.
-                Err(Error::Storage(StorageError::InvalidKey { key, reason })) => {
-                    found.skipped.push(SkippedKey { key, reason });
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let row = with_loaded(&raw, |loaded| session_row(&parts, &raw, loaded));
-            changes.push(Change::Session { row: row.clone() });
-            rows.insert((parts.project, parts.id), row);
-        }
+        let (read, skipped) = self.read_rows(stale).await?;
+        found.skipped = skipped;
+        let mut changes: Vec<Change> = read.values().map(|row| Change::Session { row: row.clone() }).collect();
+        rows.extend(read);
         if cached_ok {
             let gone: Vec<Change> = self.index.borrow().as_ref().map_or_else(Vec::new, |state| {
                 state
@@ -404,6 +409,55 @@ impl<S: Storage> Store<S> {
         found.sessions = rows.values().map(|row| row.info.clone()).collect();
         found.sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
         Ok((found, rows))
+    }
+
+    /// The rows of `sessions`, each read from its transcript, and the files that could
+    /// not be read as one.
+    async fn read_rows(&self, sessions: Vec<Parts>) -> Result<(BTreeMap<(String, String), SessionRow>, Vec<SkippedKey>), Error> {
+        let mut rows = BTreeMap::new();
+        let mut skipped = Vec::new();
+        for parts in sessions {
+            let raw = match self.read_parts(&parts).await {
+                Ok(raw) => raw,
+                // Removed between the listing and the read: it is simply gone.
+                Err(Error::SessionNotFound { .. }) => continue,
+                // A file whose name this storage will not take as a key is not a
+                // session it can serve; it must not hide every other session.
+                Err(Error::Storage(StorageError::InvalidKey { key, reason })) => {
+                    skipped.push(SkippedKey { key, reason });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let row = with_loaded(&raw, |loaded| session_row(&parts, &raw, loaded));
+            rows.insert((parts.project, parts.id), row);
+        }
+        Ok((rows, skipped))
+    }
+
+    /// Rebuilds the index from the transcripts: every session is read again, whatever
+    /// the cache says, and its rows with the keys as they are become a new generation,
+    /// so damaged or torn log lines and an unreadable snapshot are left behind. The key
+    /// bindings are the caller's routing decisions, not derived from transcripts: they
+    /// are kept as the index has them.
+    pub async fn rebuild_index(&self) -> Result<RebuildReport, Error> {
+        let listing = self.storage.list(keys::PROJECTS).await?;
+        let sessions = group_sessions(&listing)
+            .into_iter()
+            .map(|((project, id), parts)| Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() })
+            .collect();
+        let (rows, skipped) = self.read_rows(sessions).await?;
+        let (before, old) = self.replace_session_rows(rows.clone()).await?;
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Ok(RebuildReport {
+            sessions: count(rows.len()),
+            added: count(rows.keys().filter(|name| !old.contains_key(*name)).count()),
+            changed: count(rows.iter().filter(|(name, row)| old.get(*name).is_some_and(|cached| cached != *row)).count()),
+            dropped: count(old.keys().filter(|name| !rows.contains_key(*name)).count()),
+            keys: before.keys,
+            skipped,
+            before,
+        })
     }
 
     /// The index's row of session `id`, brought up to date; `None` when the session

@@ -262,6 +262,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
         $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
+        $crate::mirror_record!($crate::RebuildReport, $index::RebuildReport { before, sessions, added, changed, dropped, keys, skipped });
         $crate::mirror_record!(
             $crate::index::RolledOver,
             $index::RolledOver { entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after }

@@ -24,7 +24,7 @@ use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
-    Plan, Prices, Provider, ProviderContext, RepairReport, Role, Settings, Subagent, Transcript, Turn,
+    Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Subagent, Transcript, Turn,
 };
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
@@ -337,6 +337,9 @@ impl Engine<Error> for Imported {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         index::export_openclaw(&self.store).mirror()
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
+        index::rebuild(&self.store).mirror()
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
         index::rollover_gate(&self.store, key, max_context_tokens).mirror()
