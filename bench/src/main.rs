@@ -72,6 +72,115 @@ fn measure<T>(runs: u32, mut op: impl FnMut() -> T) -> (Duration, usize, T) {
     (best, peak, last.expect("at least one run"))
 }
 
+/// The sizes of one run of the index rows.
+struct Scale {
+    sessions: usize,
+    session_bytes: u64,
+    keys: usize,
+    /// Runs of the listing without an index (each reads every transcript).
+    cold_runs: u32,
+    /// OpenClaw-style whole-file rewrites to time (each reads and writes the whole index).
+    rewrites: u32,
+}
+
+/// Listing sessions without and with the index, next to Cersei's list, and updating
+/// one key of many next to OpenClaw's whole-file rewrite of the same index.
+fn index_rows(dir: &Path, scale: &Scale) -> Vec<Row> {
+    let mut rows = Vec::new();
+    // List: many ordinary sessions in one project folder.
+    let list_root = dir.join("list");
+    let list_project = list_root.join("projects/-home-dev-project");
+    let mut list_bytes = 0;
+    for i in 0..scale.sessions {
+        let path = list_project.join(format!("session-{i:04}.jsonl"));
+        generate(&path, scale.session_bytes).expect("generate a session");
+        list_bytes += fs::metadata(&path).expect("size").len();
+    }
+    // Cold: no index yet (removed before each run), so every transcript is read.
+    let (mneme_cold, _, listed) = measure(scale.cold_runs, || {
+        let _ = fs::remove_dir_all(list_root.join("index"));
+        block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list")
+    });
+    let manager = cersei_memory::manager::MemoryManager::new(Path::new("/home/dev/project")).with_sessions_dir(list_project.clone());
+    let (cersei_list, _, cersei_listed) = measure(3, || manager.list_sessions());
+    assert_eq!((listed.sessions.len(), cersei_listed.len()), (scale.sessions, scale.sessions));
+    rows.push(Row {
+        operation: format!("list {} sessions ({} MB), no index yet", scale.sessions, list_bytes / 1_000_000),
+        mneme: mneme_cold,
+        cersei: cersei_list,
+        detail: "Mneme reads every file for counts, title, times and caches them in the index; Cersei only lists names (message_count is always 0)".into(),
+    });
+    // Warm: a new store (another process) over the index the cold run left.
+    let (mneme_warm, _, warm) = measure(5, || block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list"));
+    assert_eq!(warm, listed, "the index gives what reading every file gave");
+    rows.push(Row {
+        operation: format!("list {} sessions from the index (a new process)", scale.sessions),
+        mneme: mneme_warm,
+        cersei: cersei_list,
+        detail: "the listing of projects/ plus the index's snapshot and log; no transcript is read".into(),
+    });
+
+    // Updating one key of an index of 1,000: Mneme appends one line; OpenClaw's
+    // sessions.json is read, changed and written whole (temp + rename) each time.
+    let keys_root = dir.join("keys");
+    // Built without fsync (the same files); the updates below are measured with it.
+    let build_store = Store::new(FsStorage::new(&keys_root).with_durability(Durability::Buffered));
+    let keys_store = Store::new(FsStorage::new(&keys_root));
+    let inbound = |i: usize| mneme_core::index::Inbound {
+        chat_type: mneme_core::index::ChatType::Group,
+        provider: Some("telegram".into()),
+        id: Some(format!("-100{i}")),
+        text: "hello".into(),
+        ..Default::default()
+    };
+    let policy = mneme_core::index::RoutePolicy::default();
+    let keys = scale.keys;
+    for i in 0..keys {
+        block_on(build_store.resolve(&inbound(i), &policy, 1_771_200_000_000, &format!("s{i}"))).expect("resolve");
+    }
+    let mut tick = 0i64;
+    let updates = 200u32;
+    let (mneme_update, _, ()) = measure(1, || {
+        for n in 0..updates {
+            tick += 1;
+            block_on(keys_store.resolve(&inbound(n as usize * 7 % keys), &policy, 1_771_200_000_000 + tick, "unused")).expect("resolve");
+        }
+    });
+    let openclaw = dir.join("openclaw/sessions.json");
+    fs::create_dir_all(openclaw.parent().expect("a folder")).expect("mkdir");
+    let entries: serde_json::Map<String, serde_json::Value> = block_on(keys_store.keys(&[]))
+        .expect("keys")
+        .into_iter()
+        .map(|e| (e.key.clone(), serde_json::to_value(&e).expect("json")))
+        .collect();
+    fs::write(&openclaw, serde_json::to_vec(&entries).expect("json")).expect("write sessions.json");
+    let (rewrite, _, ()) = measure(1, || {
+        for n in 0..scale.rewrites {
+            let mut index: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&fs::read(&openclaw).expect("read")).expect("parse");
+            if let Some(entry) = index.get_mut(&format!("agent:main:telegram:group:-100{}", n as usize * 7 % keys)) {
+                entry["updated_ms"] = serde_json::json!(1_771_200_000_000i64 + i64::from(n));
+            }
+            let temp = openclaw.with_extension("json.tmp");
+            let mut file = fs::File::create(&temp).expect("create");
+            file.write_all(&serde_json::to_vec(&index).expect("json")).expect("write");
+            file.sync_all().expect("fsync");
+            fs::rename(&temp, &openclaw).expect("rename");
+        }
+    });
+    rows.push(Row {
+        operation: format!("update one key of {keys} (resolve), per update"),
+        mneme: mneme_update / updates,
+        cersei: Duration::ZERO,
+        detail: format!(
+            "one appended line under the index lock, fsync; OpenClaw-style whole-file rewrite of the same index (read, parse, write temp, fsync, rename): {:.2?}",
+            rewrite / scale.rewrites
+        ),
+    });
+
+    rows
+}
+
 const SESSION: &str = "bench-session";
 
 /// A Claude-Code-shaped turn in Cersei's envelope: a prompt, a reply with thinking,
@@ -203,6 +312,7 @@ fn main() {
     let megabytes = option("--mb", 100);
     let appends = option("--appends", 2000) as usize;
     let sessions = option("--sessions", 200) as usize;
+    let scale = option("--scale", 100_000) as usize;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("store");
@@ -462,94 +572,12 @@ fn main() {
         detail: "merged into one message; issue 8 measured 5.1 s before merging became linear".into(),
     });
 
-    // List: many ordinary sessions in one project folder.
-    let list_root = dir.path().join("list");
-    let list_project = list_root.join("projects/-home-dev-project");
-    let mut list_bytes = 0;
-    for i in 0..sessions {
-        let path = list_project.join(format!("session-{i:04}.jsonl"));
-        generate(&path, 50_000).expect("generate a session");
-        list_bytes += fs::metadata(&path).expect("size").len();
+    rows.extend(index_rows(&dir.path().join("index"), &Scale { sessions, session_bytes: 50_000, keys: 1_000, cold_runs: 3, rewrites: 200 }));
+    if scale > 0 {
+        eprintln!("the index at scale: {scale} sessions and {scale} keys…");
+        let scale = Scale { sessions: scale, session_bytes: 1_000, keys: scale, cold_runs: 1, rewrites: 3 };
+        rows.extend(index_rows(&dir.path().join("index-scale"), &scale));
     }
-    // Cold: no index yet (removed before each run), so every transcript is read.
-    let (mneme_cold, _, listed) = measure(3, || {
-        let _ = fs::remove_dir_all(list_root.join("index"));
-        block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list")
-    });
-    let manager = cersei_memory::manager::MemoryManager::new(Path::new("/home/dev/project")).with_sessions_dir(list_project.clone());
-    let (cersei_list, _, cersei_listed) = measure(3, || manager.list_sessions());
-    assert_eq!((listed.sessions.len(), cersei_listed.len()), (sessions, sessions));
-    rows.push(Row {
-        operation: format!("list {sessions} sessions ({} MB), no index yet", list_bytes / 1_000_000),
-        mneme: mneme_cold,
-        cersei: cersei_list,
-        detail: "Mneme reads every file for counts, title, times and caches them in the index; Cersei only lists names (message_count is always 0)".into(),
-    });
-    // Warm: a new store (another process) over the index the cold run left.
-    let (mneme_warm, _, warm) = measure(5, || block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list"));
-    assert_eq!(warm, listed, "the index gives what reading every file gave");
-    rows.push(Row {
-        operation: format!("list {sessions} sessions from the index (a new process)"),
-        mneme: mneme_warm,
-        cersei: cersei_list,
-        detail: "the listing of projects/ plus the index's snapshot and log; no transcript is read".into(),
-    });
-
-    // Updating one key of an index of 1,000: Mneme appends one line; OpenClaw's
-    // sessions.json is read, changed and written whole (temp + rename) each time.
-    let keys_root = dir.path().join("keys");
-    let keys_store = Store::new(FsStorage::new(&keys_root));
-    let inbound = |i: usize| mneme_core::index::Inbound {
-        chat_type: mneme_core::index::ChatType::Group,
-        provider: Some("telegram".into()),
-        id: Some(format!("-100{i}")),
-        text: "hello".into(),
-        ..Default::default()
-    };
-    let policy = mneme_core::index::RoutePolicy::default();
-    let keys = 1_000;
-    for i in 0..keys {
-        block_on(keys_store.resolve(&inbound(i), &policy, 1_771_200_000_000, &format!("s{i}"))).expect("resolve");
-    }
-    let mut tick = 0i64;
-    let updates = 200u32;
-    let (mneme_update, _, ()) = measure(1, || {
-        for n in 0..updates {
-            tick += 1;
-            block_on(keys_store.resolve(&inbound(n as usize * 7 % keys), &policy, 1_771_200_000_000 + tick, "unused")).expect("resolve");
-        }
-    });
-    let openclaw = dir.path().join("openclaw/sessions.json");
-    fs::create_dir_all(openclaw.parent().expect("a folder")).expect("mkdir");
-    let entries: serde_json::Map<String, serde_json::Value> = block_on(keys_store.keys(&[]))
-        .expect("keys")
-        .into_iter()
-        .map(|e| (e.key.clone(), serde_json::to_value(&e).expect("json")))
-        .collect();
-    fs::write(&openclaw, serde_json::to_vec(&entries).expect("json")).expect("write sessions.json");
-    let (rewrite, _, ()) = measure(1, || {
-        for n in 0..updates {
-            let mut index: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_slice(&fs::read(&openclaw).expect("read")).expect("parse");
-            if let Some(entry) = index.get_mut(&format!("agent:main:telegram:group:-100{}", n as usize * 7 % keys)) {
-                entry["updated_ms"] = serde_json::json!(1_771_200_000_000i64 + i64::from(n));
-            }
-            let temp = openclaw.with_extension("json.tmp");
-            let mut file = fs::File::create(&temp).expect("create");
-            file.write_all(&serde_json::to_vec(&index).expect("json")).expect("write");
-            file.sync_all().expect("fsync");
-            fs::rename(&temp, &openclaw).expect("rename");
-        }
-    });
-    rows.push(Row {
-        operation: format!("update one key of {keys} (resolve), per update"),
-        mneme: mneme_update / updates,
-        cersei: Duration::ZERO,
-        detail: format!(
-            "one appended line under the index lock, fsync; OpenClaw-style whole-file rewrite of the same index (read, parse, write temp, fsync, rename): {:.2?}",
-            rewrite / updates
-        ),
-    });
 
     println!("| operation | Mneme | cersei-memory 0.2.6 | Cersei ÷ Mneme | notes |");
     println!("|---|---|---|---|---|");

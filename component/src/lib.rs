@@ -501,6 +501,33 @@ impl index::Guest for Component {
     fn export_openclaw(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
         run(store(handle).export_openclaw_keys())
     }
+    fn crab_latest(
+        handle: sessions::StoreBorrow<'_>,
+        project: Option<String>,
+        agent: String,
+        sender: String,
+    ) -> Result<Option<index::CrabSession>, types::Error> {
+        run(store(handle).crab_latest(project.as_deref(), &agent, &sender))
+    }
+    fn crab_start(
+        handle: sessions::StoreBorrow<'_>,
+        project: Option<String>,
+        agent: String,
+        sender: String,
+        created_by: String,
+        now_ms: i64,
+    ) -> Result<index::CrabSession, types::Error> {
+        run(store(handle).crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms))
+    }
+    fn crab_show(handle: sessions::StoreBorrow<'_>, id: String) -> Result<index::CrabSession, types::Error> {
+        run(store(handle).crab_session(&id))
+    }
+    fn crab_set_title(handle: sessions::StoreBorrow<'_>, id: String, title: String) -> Result<index::CrabSession, types::Error> {
+        run(store(handle).crab_set_title(&id, &title))
+    }
+    fn crab_add_uptime(handle: sessions::StoreBorrow<'_>, id: String, secs: u64) -> Result<index::CrabSession, types::Error> {
+        run(store(handle).crab_add_uptime(&id, secs))
+    }
     fn rebuild(handle: sessions::StoreBorrow<'_>) -> Result<index::RebuildReport, types::Error> {
         run(store(handle).rebuild_index())
     }

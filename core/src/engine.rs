@@ -6,6 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::compaction::{Mode, Plan, Settings};
+use crate::crab::CrabSession;
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::index::openclaw::KeysImported;
@@ -119,6 +120,11 @@ pub trait Engine<E: EngineError = Error> {
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E>;
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E>;
     fn rebuild_index(&mut self) -> Result<RebuildReport, E>;
+    fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, E>;
+    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, E>;
+    fn crab_session(&mut self, id: &str) -> Result<CrabSession, E>;
+    fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, E>;
+    fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, E>;
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E>;
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E>;
     /// [`crate::index::route::key_of`].
@@ -347,6 +353,21 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, E> {
         Ok(block_on(Store::rebuild_index(self))?)
+    }
+    fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, E> {
+        Ok(block_on(Store::crab_latest(self, project, agent, sender))?)
+    }
+    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, E> {
+        Ok(block_on(Store::crab_start(self, project, agent, sender, created_by, now_ms))?)
+    }
+    fn crab_session(&mut self, id: &str) -> Result<CrabSession, E> {
+        Ok(block_on(Store::crab_session(self, id))?)
+    }
+    fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, E> {
+        Ok(block_on(Store::crab_set_title(self, id, title))?)
+    }
+    fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, E> {
+        Ok(block_on(Store::crab_add_uptime(self, id, secs))?)
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E> {
         Ok(block_on(Store::rollover_gate(self, key, max_context_tokens))?)

@@ -45,7 +45,7 @@ pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
 pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
-pub use sessions::retention;
+pub use sessions::{crab, retention};
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
     check_bytes, load_report,

@@ -5,6 +5,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::crab::CrabSession;
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
@@ -427,6 +428,21 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw(s, h))
+    }
+    fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_crab_latest(s, h, project, agent, sender))
+    }
+    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_crab_start(s, h, project, agent, sender, created_by, now_ms))
+    }
+    fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_crab_show(s, h, id))
+    }
+    fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_crab_set_title(s, h, id, title))
+    }
+    fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_crab_add_uptime(s, h, id, secs))
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_rebuild(s, h))

@@ -44,7 +44,7 @@ commands:
               the engine composed with a storage provider on wasi:filesystem and a wasi:cli front
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
   bench       build and run the transcript benchmark against cersei-memory 0.2.6
-              (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200)
+              (options after `bench` go to it: --mb 100 --appends 2000 --sessions 200 --scale 100000)
   bench-storage  the same sessions on a folder and on PostgreSQL (a throwaway local
               cluster), side by side
   bench-recall  recall quality on LoCoMo (read from ../shared/benchmarks/locomo, never

@@ -22,6 +22,7 @@ use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 
 pub(crate) mod branches;
 pub(crate) mod compaction;
+pub mod crab;
 pub(crate) mod gates;
 pub(crate) mod maintenance;
 pub mod retention;

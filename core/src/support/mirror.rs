@@ -262,6 +262,10 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
         $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
+        $crate::mirror_record!(
+            $crate::crab::CrabSession,
+            $index::CrabSession { id, project, agent, sender, seq, title, created_by, created_at, uptime_secs }
+        );
         $crate::mirror_record!($crate::RebuildReport, $index::RebuildReport { before, sessions, added, changed, dropped, keys, skipped });
         $crate::mirror_record!(
             $crate::index::RolledOver,

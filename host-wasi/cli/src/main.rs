@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::crab::CrabSession;
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
@@ -337,6 +338,21 @@ impl Engine<Error> for Imported {
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         index::export_openclaw(&self.store).mirror()
+    }
+    fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
+        index::crab_latest(&self.store, project, agent, sender).mirror()
+    }
+    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, Error> {
+        index::crab_start(&self.store, project, agent, sender, created_by, now_ms).mirror()
+    }
+    fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {
+        index::crab_show(&self.store, id).mirror()
+    }
+    fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, Error> {
+        index::crab_set_title(&self.store, id, title).mirror()
+    }
+    fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, Error> {
+        index::crab_add_uptime(&self.store, id, secs).mirror()
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
         index::rebuild(&self.store).mirror()
