@@ -572,7 +572,10 @@ fn main() {
         detail: "merged into one message; issue 8 measured 5.1 s before merging became linear".into(),
     });
 
-    rows.extend(index_rows(&dir.path().join("index"), &Scale { sessions, session_bytes: 50_000, keys: 1_000, cold_runs: 3, rewrites: 200 }));
+    rows.extend(index_rows(
+        &dir.path().join("index"),
+        &Scale { sessions, session_bytes: 50_000, keys: 1_000, cold_runs: 3, rewrites: 200 },
+    ));
     if scale > 0 {
         eprintln!("the index at scale: {scale} sessions and {scale} keys…");
         let scale = Scale { sessions: scale, session_bytes: 1_000, keys: scale, cold_runs: 1, rewrites: 3 };

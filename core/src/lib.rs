@@ -45,11 +45,11 @@ pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
 pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
-pub use sessions::{crab, retention};
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
     check_bytes, load_report,
 };
+pub use sessions::{crab, retention};
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::{Limits, Store};
 pub use support::{Mirror, block_on, time};

@@ -34,7 +34,10 @@ fn sessions_are_named_found_titled_and_timed_as_crab_does_without_rewriting() {
     assert_eq!((timed.uptime_secs, timed.title.as_str(), timed.created_by.as_str()), (120, "Plan the launch!", "user"));
     let after = block_on(storage.read("projects/crab/crab_tg-12345_1_plan-the-launch.jsonl", 0, None)).unwrap();
     assert!(after.starts_with(&before), "every line before stays byte for byte; meta lines are appended");
-    assert!(matches!(block_on(storage.read("projects/crab/crab_tg-12345_1.jsonl", 0, None)), Err(mneme_core::StorageError::NotFound { .. })));
+    assert!(matches!(
+        block_on(storage.read("projects/crab/crab_tg-12345_1.jsonl", 0, None)),
+        Err(mneme_core::StorageError::NotFound { .. })
+    ));
 
     // The conversation reads as it did, in crab's dialect, and a titled session still counts for its seq.
     let context = block_on(store.context(&timed.id)).unwrap();

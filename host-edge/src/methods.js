@@ -8,5 +8,5 @@ export const METHODS = [
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",
   "memoryRecall", "memoryLoad", "memoryReindex", "planExtraction", "applyExtraction", "recordExtractionFailure",
   "planConsolidation", "applyConsolidation", "rollbackConsolidation", "consolidations", "instructions", "writeFile", "readFile",
-  "removeFile", "resolve", "resetKey", "updateKey", "removeKey", "importOpenclawKeys", "exportOpenclawKeys", "rolloverGate", "rollover", "rebuildIndex", "key", "keys", "indexReport", "keyOf", "parseKey",
+  "removeFile", "resolve", "resetKey", "updateKey", "removeKey", "importOpenclawKeys", "exportOpenclawKeys", "rolloverGate", "rollover", "rebuildIndex", "crabLatest", "crabStart", "crabSession", "crabSetTitle", "crabAddUptime", "key", "keys", "indexReport", "keyOf", "parseKey",
 ];

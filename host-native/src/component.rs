@@ -4,8 +4,8 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
-use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::crab::CrabSession;
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
@@ -432,7 +432,14 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_latest(s, h, project, agent, sender))
     }
-    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, Error> {
+    fn crab_start(
+        &mut self,
+        project: Option<&str>,
+        agent: &str,
+        sender: &str,
+        created_by: &str,
+        now_ms: i64,
+    ) -> Result<CrabSession, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_start(s, h, project, agent, sender, created_by, now_ms))
     }
     fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {

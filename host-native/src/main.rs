@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod crab_cli;
 mod interchange_cli;
 mod keys_cli;
 mod memory_cli;
@@ -112,6 +113,9 @@ enum Command {
     /// The session index: which session each conversation key (an agent's main chat,
     /// a group, a cron job, a webhook) continues, resets, and the labels on it
     Keys(keys_cli::KeysArgs),
+    /// crab's sessions: <agent>_<sender>_<seq>.jsonl with its meta line — start, find
+    /// the latest, title (renames the file), add uptime — appended, never rewritten
+    Crab(crab_cli::CrabArgs),
     /// Import other agents' transcripts as sessions: Claude Code and pi files (pi v1
     /// and v2 migrated to v3, as pi does), Codex CLI rollouts, Gemini CLI chats and
     /// OpenAI message arrays. The files are only read; each new session's last line
@@ -615,6 +619,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
+        Command::Crab(args) => crab_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Import(args) => interchange_cli::import(&mut *open(&cli.store)?, args, now_ms()),
         Command::Export(args) => interchange_cli::export(&mut *open(&cli.store)?, args),
         Command::Gc(args) => retention_cli::gc(&mut *open(&cli.store)?, args, now_ms()),

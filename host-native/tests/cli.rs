@@ -153,7 +153,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 23] = [
+    let commands: [&[&str]; 25] = [
         &["--help"],
         &["sessions", "--help"],
         &["sessions", "list", "--help"],
@@ -173,6 +173,8 @@ fn help_is_available_on_every_command() {
         &["keys", "export", "--help"],
         &["keys", "rollover", "--help"],
         &["keys", "check", "--help"],
+        &["crab", "--help"],
+        &["crab", "start", "--help"],
         &["gc", "--help"],
         &["sessions", "archived", "--help"],
         &["sessions", "restore", "--help"],
@@ -814,4 +816,37 @@ fn pi_openclaw_and_crab_folders_are_read_as_they_are_and_never_written() {
         String::from_utf8_lossy(&wrong.stderr).contains("has no sessions/ folder; is it a pi agent folder such as ~/.pi/agent?"),
         "{wrong:?}"
     );
+}
+
+#[test]
+fn crab_sessions_are_started_found_titled_and_timed_from_the_command_line() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        let crab = |args: &[&str]| -> Value {
+            let mut all = vec!["--engine", engine, "--root", root, "crab"];
+            all.extend_from_slice(args);
+            all.push("--json");
+            serde_json::from_str(&stdout(&mneme(&all))).unwrap()
+        };
+        assert_eq!(crab(&["latest", "crab", "Tg 12345"]), Value::Null);
+        let first = crab(&["start", "crab", "Tg 12345"]);
+        assert_eq!(first["id"], "crab_tg-12345_1");
+        stdout(&mneme(&["--root", root, "append", "crab_tg-12345_1", "--role", "user", "--text", "hello crab"]));
+        assert_eq!(crab(&["start", "crab", "Tg 12345"])["seq"], 2);
+        assert_eq!(crab(&["latest", "crab", "tg 12345"])["id"], "crab_tg-12345_2");
+        let titled = crab(&["title", "crab_tg-12345_1", "Plan the launch"]);
+        assert_eq!(titled["id"], "crab_tg-12345_1_plan-the-launch");
+        assert_eq!(crab(&["uptime", "crab_tg-12345_1_plan-the-launch", "42"])["uptime_secs"], 42);
+        let file = dir.path().join("projects/crab/crab_tg-12345_1_plan-the-launch.jsonl");
+        let lines: Vec<Value> = fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 4, "meta, the message, then two appended meta lines");
+        assert_eq!((lines[0]["agent"].as_str(), lines[0]["uptime_secs"].as_u64()), (Some("crab"), Some(0)), "the first line is as written");
+        assert_eq!(lines[1]["content"], "hello crab");
+        let shown = stdout(&mneme(&["--engine", engine, "--root", root, "crab", "show", "crab_tg-12345_1_plan-the-launch"]));
+        assert!(shown.contains("title       Plan the launch") && shown.contains("uptime      42 s"), "{shown}");
+        let refused = mneme(&["--engine", engine, "--root", root, "crab", "start", "my_agent", "user"]);
+        assert_eq!(status(&refused), 1);
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("must be ASCII letters, digits and '-'"), "{refused:?}");
+    }
 }

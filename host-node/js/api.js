@@ -394,6 +394,17 @@ export class Mneme {
   removeKey(key) { return this.#call(() => this.root.index.remove(this.store, text("key", key))); }
   importOpenclawKeys(data) { return this.#call(() => this.root.index.importOpenclaw(this.store, bytes("data", data))); }
   exportOpenclawKeys() { return this.#call(() => this.root.index.exportOpenclaw(this.store)); }
+  /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
+  crabLatest(agent, sender, { project = null } = {}) { return this.#call(() => this.root.index.crabLatest(this.store, maybe("project", project), text("agent", agent), text("sender", sender))); }
+  /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
+  crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
+    return this.#call(() => this.root.index.crabStart(this.store, maybe("project", project), text("agent", agent), text("sender", sender), text("createdBy", createdBy), int("now", now)));
+  }
+  crabSession(id) { return this.#call(() => this.root.index.crabShow(this.store, text("id", id))); }
+  /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
+  crabSetTitle(id, title) { return this.#call(() => this.root.index.crabSetTitle(this.store, text("id", id), text("title", title))); }
+  /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
+  crabAddUptime(id, secs) { return this.#call(() => this.root.index.crabAddUptime(this.store, text("id", id), int("secs", secs))); }
   /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
   rebuildIndex() { return this.#call(() => this.root.index.rebuild(this.store)); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */

@@ -754,6 +754,26 @@ class Mneme:
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
 
+    def crab_latest(self, agent, sender, project=None):
+        """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
+        return self._instance.call(_INDEX, "crab-latest", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender))
+
+    def crab_start(self, agent, sender, project=None, created_by="user", now=None):
+        """Starts the next crab session ``{agent}_{sender}_{seq}`` with its meta line."""
+        return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
+                                   _text("created_by", created_by), _int("now", _now() if now is None else now))
+
+    def crab_session(self, id):
+        return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
+
+    def crab_set_title(self, id, title):
+        """Renames the session's file with the title's slug and appends a meta line; returns it under its new id."""
+        return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
+
+    def crab_add_uptime(self, id, secs):
+        """Adds ``secs`` to the session's ``uptime_secs`` with an appended meta line."""
+        return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _int("secs", secs))
+
     def rebuild_index(self):
         """Rebuilds the index from the transcripts (key bindings kept):
         ``{before, sessions, added, changed, dropped, keys, skipped}``."""

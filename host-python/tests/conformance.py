@@ -168,6 +168,16 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.instructions(args))
     if op == "resolve":
         return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
+    if op == "crab_start":
+        return run(lambda: store.crab_start(args["agent"], args["sender"], args.get("project"), args["created_by"], args["now_ms"]))
+    if op == "crab_latest":
+        return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
+    if op == "crab_session":
+        return run(lambda: store.crab_session(args["id"]))
+    if op == "crab_set_title":
+        return run(lambda: store.crab_set_title(args["id"], args["title"]))
+    if op == "crab_add_uptime":
+        return run(lambda: store.crab_add_uptime(args["id"], args["secs"]))
     if op == "rebuild_index":
         return run(store.rebuild_index)
     if op == "rollover_gate":

@@ -136,6 +136,11 @@ async function step(Mneme, store, op, args, state) {
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
     case "rebuild_index": return outcome(store.rebuildIndex());
+    case "crab_start": return outcome(store.crabStart(args.agent, args.sender, { project: args.project ?? null, createdBy: args.created_by, now: args.now_ms }));
+    case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
+    case "crab_session": return outcome(store.crabSession(args.id));
+    case "crab_set_title": return outcome(store.crabSetTitle(args.id, args.title));
+    case "crab_add_uptime": return outcome(store.crabAddUptime(args.id, args.secs));
     case "rollover_gate": return outcome(store.rolloverGate(args.key, args.max_context_tokens));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));

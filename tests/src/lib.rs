@@ -46,6 +46,8 @@
 //!              { "parse_key": { "key" }, "expect": … },
 //!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … },
 //!              { "rollover_gate": { "key", "max_context_tokens" } | "rebuild_index": {}, "expect": … },
+//!              { "crab_start": { "project"?, "agent", "sender", "created_by", "now_ms" } | "crab_latest": { "project"?, "agent", "sender" }, "expect": … },
+//!              { "crab_session": { "id" } | "crab_set_title": { "id", "title" } | "crab_add_uptime": { "id", "secs" }, "expect": … },
 //!              { "rollover": { "key", "summary", "boundary", "summary_uuid", "new_session_id", "now_ms" }, "expect": … } ] }
 //! ```
 //!
@@ -399,6 +401,16 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "list_keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
         "index_report" => to_outcome(host.index_report()),
         "rebuild_index" => to_outcome(host.rebuild_index()),
+        "crab_start" => {
+            to_outcome(host.crab_start(args["project"].as_str(), &text("agent")?, &text("sender")?, &text("created_by")?, now()?))
+        }
+        "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
+        "crab_session" => to_outcome(host.crab_session(&text("id")?)),
+        "crab_set_title" => to_outcome(host.crab_set_title(&text("id")?, &text("title")?)),
+        "crab_add_uptime" => {
+            let secs = args["secs"].as_u64().ok_or(format!("`{op}` needs an integer `secs`"))?;
+            to_outcome(host.crab_add_uptime(&text("id")?, secs))
+        }
         "import_openclaw" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
         "export_openclaw" => match host.export_openclaw_keys() {
             Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),

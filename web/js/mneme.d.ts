@@ -53,6 +53,8 @@ export interface KeyParts { chat_type: ChatType; agent: string | null; provider:
 export interface IndexReport {
   generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
+/** A crab session as its file name and newest meta line say. */
+export interface CrabSession { id: string; project: string; agent: string; sender: string; seq: number; title: string; created_by: string; created_at: string; uptime_secs: number }
 /** What rebuilding the index did: what reading it found before, the transcripts read, rows added, corrected and dropped, keys kept, files that are no session. */
 export interface RebuildReport { before: IndexReport; sessions: number; added: number; changed: number; dropped: number; keys: number; skipped: { key: string; reason: string }[] }
 /** What a rollover did: the key on its new session, the session it left, the new session's format and first line, the context before and after. */
@@ -253,6 +255,15 @@ export interface Sessions {
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys(): Promise<Uint8Array>;
+  /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
+  crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
+  /** Starts the next crab session `{agent}_{sender slug}_{seq}`, its meta line written. */
+  crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
+  crabSession(id: string): Promise<CrabSession>;
+  /** Renames the session's file `{agent}_{sender}_{seq}_{title slug}` and appends a meta line (never a rewrite); resolves with it under its new id. */
+  crabSetTitle(id: string, title: string): Promise<CrabSession>;
+  /** Adds `secs` to the session's `uptime_secs` as an appended meta line. */
+  crabAddUptime(id: string, secs: number): Promise<CrabSession>;
   /** Rebuilds the index from the transcripts: every session read again, saved with the keys as a new generation; damaged or torn log lines are left behind. */
   rebuildIndex(): Promise<RebuildReport>;
   /** Whether `key`'s session should roll over: its context (from its last compaction on) holds `maxContextTokens` or more. */

@@ -256,6 +256,17 @@ export class Mneme {
   importOpenclawKeys(data) { return call(() => this.engine.importOpenclawKeys(bytes("data", data))); }
   /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
   exportOpenclawKeys() { return call(() => this.engine.exportOpenclawKeys()); }
+  /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
+  crabLatest(agent, sender, { project = null } = {}) { return call(() => this.engine.crabLatest(project, text("agent", agent), text("sender", sender))); }
+  /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
+  crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
+    return call(() => this.engine.crabStart(project, text("agent", agent), text("sender", sender), text("createdBy", createdBy), num("now", now)));
+  }
+  crabSession(id) { return call(() => this.engine.crabSession(text("id", id))); }
+  /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
+  crabSetTitle(id, title) { return call(() => this.engine.crabSetTitle(text("id", id), text("title", title))); }
+  /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
+  crabAddUptime(id, secs) { return call(() => this.engine.crabAddUptime(text("id", id), num("secs", secs))); }
   /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
   rebuildIndex() { return call(() => this.engine.rebuildIndex()); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */

@@ -627,6 +627,32 @@ impl Engine {
         })
     }
 
+    /// Resolves with the newest crab session of `agent` with `sender` (`null` if none).
+    #[wasm_bindgen(js_name = crabLatest)]
+    pub fn crab_latest(&self, project: Option<String>, agent: String, sender: String) -> Promise {
+        spawn(&self.store, |store| async move { store.crab_latest(project.as_deref(), &agent, &sender).await })
+    }
+
+    #[wasm_bindgen(js_name = crabStart)]
+    pub fn crab_start(&self, project: Option<String>, agent: String, sender: String, created_by: String, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = crabSession)]
+    pub fn crab_session(&self, id: String) -> Promise {
+        spawn(&self.store, |store| async move { store.crab_session(&id).await })
+    }
+
+    #[wasm_bindgen(js_name = crabSetTitle)]
+    pub fn crab_set_title(&self, id: String, title: String) -> Promise {
+        spawn(&self.store, |store| async move { store.crab_set_title(&id, &title).await })
+    }
+
+    #[wasm_bindgen(js_name = crabAddUptime)]
+    pub fn crab_add_uptime(&self, id: String, secs: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.crab_add_uptime(&id, secs as u64).await })
+    }
+
     /// Resolves with `{before, sessions, added, changed, dropped, keys, skipped}`.
     #[wasm_bindgen(js_name = rebuildIndex)]
     pub fn rebuild_index(&self) -> Promise {

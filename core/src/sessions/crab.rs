@@ -126,12 +126,20 @@ impl<S: Storage> Store<S> {
     /// Starts the next crab session of `agent` with `sender` in `project` (no project:
     /// [`DEFAULT_PROJECT`]): seq one past the latest (1 for the first), its meta line
     /// written.
-    pub async fn crab_start(&self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, Error> {
+    pub async fn crab_start(
+        &self,
+        project: Option<&str>,
+        agent: &str,
+        sender: &str,
+        created_by: &str,
+        now_ms: i64,
+    ) -> Result<CrabSession, Error> {
         let project = project.unwrap_or(DEFAULT_PROJECT);
         keys::validate_project(project)?;
         let seq = self.crab_latest(Some(project), agent, sender).await?.map_or(1, |s| s.seq.saturating_add(1));
         let id = format!("{agent}_{}_{seq}", sender_slug(sender)?);
-        let meta = Meta { agent: agent.to_owned(), created_by: created_by.to_owned(), created_at: time::format_millis(now_ms), ..Meta::default() };
+        let meta =
+            Meta { agent: agent.to_owned(), created_by: created_by.to_owned(), created_at: time::format_millis(now_ms), ..Meta::default() };
         let line = serde_json::to_string(&meta).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         self.create_session(project, &id, &line).await?;
         self.crab_session(&id).await
