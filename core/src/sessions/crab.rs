@@ -20,7 +20,6 @@ use crate::keys;
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::time;
-use crate::transcript::scan;
 
 /// The project crab sessions are kept in when the caller names none.
 pub const DEFAULT_PROJECT: &str = "crab";
@@ -151,13 +150,13 @@ impl<S: Storage> Store<S> {
         let (agent, sender, seq, _) =
             parse_name(id).ok_or_else(|| Error::InvalidArgument(format!("`{id}` is not a crab session name (<agent>_<sender>_<seq>)")))?;
         let raw = self.read_parts(&parts).await?;
+        // The newest meta line: the last line with an `agent`.
         let meta = raw
             .iter()
-            .flat_map(|bytes| bytes.split(|&b| b == b'\n'))
-            .filter(|line| line.first() == Some(&b'{'))
-            .filter_map(|line| serde_json::from_slice::<scan::Envelope>(line).ok().filter(|e| e.agent.get().is_some()).map(|_| line))
+            .rev()
+            .flat_map(|bytes| bytes.split(|&b| b == b'\n').rev())
             .filter_map(|line| serde_json::from_slice::<Meta>(line).ok())
-            .last()
+            .find(|meta| !meta.agent.is_empty())
             .unwrap_or_default();
         Ok(CrabSession {
             id: id.to_owned(),

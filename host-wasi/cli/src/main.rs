@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::crab::CrabSession;
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
 use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
@@ -342,7 +342,14 @@ impl Engine<Error> for Imported {
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         index::crab_latest(&self.store, project, agent, sender).mirror()
     }
-    fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, Error> {
+    fn crab_start(
+        &mut self,
+        project: Option<&str>,
+        agent: &str,
+        sender: &str,
+        created_by: &str,
+        now_ms: i64,
+    ) -> Result<CrabSession, Error> {
         index::crab_start(&self.store, project, agent, sender, created_by, now_ms).mirror()
     }
     fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {
