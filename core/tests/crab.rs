@@ -59,4 +59,12 @@ fn what_crab_cannot_name_is_refused() {
     say(&store, "not-a-crab-name", Role::User, "hi");
     assert!(matches!(block_on(store.crab_session("not-a-crab-name")), Err(Error::InvalidArgument(_))));
     assert!(matches!(block_on(store.crab_add_uptime("crab_user_9", 1)), Err(Error::SessionNotFound { .. })));
+
+    // A title whose name another session has is refused before anything is written.
+    let first = block_on(store.crab_start(None, "crab", "user", "user", NOW)).unwrap();
+    say(&store, "crab_user_1_taken", Role::User, "already here");
+    let before = block_on(storage.read("projects/crab/crab_user_1.jsonl", 0, None)).unwrap();
+    let taken = block_on(store.crab_set_title(&first.id, "Taken"));
+    assert!(matches!(taken, Err(Error::SessionExists { .. })), "{taken:?}");
+    assert_eq!(block_on(storage.read("projects/crab/crab_user_1.jsonl", 0, None)).unwrap(), before);
 }

@@ -77,9 +77,12 @@ impl HomeStorage {
         if !prefix.starts_with(PROJECTS) && !PROJECTS.starts_with(prefix) {
             return Ok(Vec::new());
         }
+        // A prefix that names its project maps to a folder of its own (a session's
+        // parts are looked up that way); a shorter one walks every sessions folder.
+        let folder_prefix = self.home.to_path_key(prefix).unwrap_or_else(|| format!("{}/", self.home.sessions_folder()));
         let mut found: Vec<KeyInfo> = self
             .folder
-            .list_sync(self.home.sessions_folder())?
+            .list_sync(&folder_prefix)?
             .into_iter()
             .filter_map(|info| Some(KeyInfo { key: self.home.to_session_key(&info.key)?, ..info }))
             .filter(|info| info.key.starts_with(prefix))
@@ -159,6 +162,16 @@ mod tests {
         assert_eq!(keys(Home::Pi), ["projects/--work-app--/2026-02-16T00-00-00-000Z_abc.jsonl", "projects/crab_user_1.jsonl"]);
         assert_eq!(keys(Home::OpenClaw), ["projects/main/s1.jsonl", "projects/main/sessions.json"]);
         assert_eq!(keys(Home::Crab), ["projects/crab/crab_user_1.jsonl"]);
+
+        // A session's own prefix (how its parts are found) lists just it.
+        let listed = |home, prefix| -> Vec<String> {
+            block_on(HomeStorage::new(root, home).list(prefix)).unwrap().into_iter().map(|i| i.key).collect()
+        };
+        assert_eq!(listed(Home::OpenClaw, "projects/main/s1"), ["projects/main/s1.jsonl"]);
+        assert_eq!(listed(Home::OpenClaw, "projects/ma"), ["projects/main/s1.jsonl", "projects/main/sessions.json"]);
+        assert_eq!(listed(Home::Pi, "projects/--work-app--/2026"), ["projects/--work-app--/2026-02-16T00-00-00-000Z_abc.jsonl"]);
+        assert_eq!(listed(Home::Crab, "projects/crab/crab_user"), ["projects/crab/crab_user_1.jsonl"]);
+        assert!(listed(Home::Crab, "projects/other/").is_empty());
 
         let openclaw = HomeStorage::new(root, Home::OpenClaw);
         assert_eq!(block_on(openclaw.read("projects/main/s1.jsonl", 0, None)).unwrap(), b"{}\n");

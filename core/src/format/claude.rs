@@ -110,6 +110,9 @@ struct SystemLine<'a> {
     compact_metadata: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     microcompact_metadata: Option<serde_json::Value>,
+    /// A rollover's link to the session it continues, as forks carry it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forked_from: Option<serde_json::Value>,
     uuid: &'a str,
     timestamp: &'a str,
 }
@@ -153,6 +156,7 @@ impl<'a> SystemLine<'a> {
             level: "info",
             compact_metadata: None,
             microcompact_metadata: None,
+            forked_from: None,
             uuid: header.uuid,
             timestamp: header.timestamp,
         }
@@ -282,38 +286,15 @@ impl Dialect for Claude {
     /// `isCompactSummary` user entry under it — one record, so a crash leaves neither
     /// or both.
     fn compaction(&self, header: &Header, compaction: &Compaction) -> Result<String, Error> {
-        let trigger = if compaction.manual { "manual" } else { "auto" };
-        let mut metadata =
-            serde_json::json!({ "trigger": trigger, "preTokens": compaction.tokens_before, "postTokens": compaction.tokens_after });
-        if let (Some(head), Some(tail)) = (compaction.first_kept, header.parent) {
-            metadata["preservedSegment"] = serde_json::json!({ "headUuid": head, "anchorUuid": compaction.summary_uuid, "tailUuid": tail });
-        }
-        let boundary = SystemLine {
-            parent_uuid: None,
-            logical_parent_uuid: header.parent,
-            compact_metadata: Some(metadata),
-            ..SystemLine::new(header, "compact_boundary", "Conversation compacted")
-        };
-        let text = format!("{SUMMARY_PREFIX}{}", compaction.summary);
-        let summary_header = Header { parent: Some(header.uuid), uuid: compaction.summary_uuid, ..*header };
-        let summary = MessageLine {
-            is_compact_summary: Some(true),
-            is_visible_in_transcript_only: Some(true),
-            ..MessageLine::new(&summary_header, Role::User, Message::plain(Role::User, Content::Text(&text)))
-        };
-        Ok(format!("{}\n{}", json(&boundary)?, json(&summary)?))
+        compaction_lines(header, compaction, None)
     }
 
     /// The compaction's lines, the boundary carrying the link Claude Code's forks
     /// carry (`forkedFrom`: the session and its last message) besides its
     /// `logicalParentUuid`.
     fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error> {
-        let lines = self.compaction(header, compaction)?;
-        let (boundary, summary) = lines.split_once('\n').unwrap_or((&lines, ""));
-        let mut boundary: serde_json::Value =
-            serde_json::from_str(boundary).map_err(|e| Error::InvalidArgument(format!("internal: a boundary does not parse: {e}")))?;
-        boundary["forkedFrom"] = serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": header.parent });
-        Ok(format!("{}\n{summary}", json(&boundary)?))
+        let forked_from = serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": header.parent });
+        compaction_lines(header, compaction, Some(forked_from))
     }
 
     fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error> {
@@ -370,6 +351,32 @@ impl Dialect for Claude {
         }
         Ok(out.join("\n"))
     }
+}
+
+/// A `compact_boundary` and the `isCompactSummary` entry under it; `forked_from` links
+/// a rolled-over session to the one it continues.
+fn compaction_lines(header: &Header, compaction: &Compaction, forked_from: Option<serde_json::Value>) -> Result<String, Error> {
+    let trigger = if compaction.manual { "manual" } else { "auto" };
+    let mut metadata =
+        serde_json::json!({ "trigger": trigger, "preTokens": compaction.tokens_before, "postTokens": compaction.tokens_after });
+    if let (Some(head), Some(tail)) = (compaction.first_kept, header.parent) {
+        metadata["preservedSegment"] = serde_json::json!({ "headUuid": head, "anchorUuid": compaction.summary_uuid, "tailUuid": tail });
+    }
+    let boundary = SystemLine {
+        parent_uuid: None,
+        logical_parent_uuid: header.parent,
+        compact_metadata: Some(metadata),
+        forked_from,
+        ..SystemLine::new(header, "compact_boundary", "Conversation compacted")
+    };
+    let text = format!("{SUMMARY_PREFIX}{}", compaction.summary);
+    let summary_header = Header { parent: Some(header.uuid), uuid: compaction.summary_uuid, ..*header };
+    let summary = MessageLine {
+        is_compact_summary: Some(true),
+        is_visible_in_transcript_only: Some(true),
+        ..MessageLine::new(&summary_header, Role::User, Message::plain(Role::User, Content::Text(&text)))
+    };
+    Ok(format!("{}\n{}", json(&boundary)?, json(&summary)?))
 }
 
 fn raw_block(json: &str) -> Result<&RawValue, Error> {

@@ -202,12 +202,8 @@ impl Dialect for Pi {
     /// A `session` header whose `parentSession` names the old session (as `/fork`
     /// writes it), then the `compaction` entry as the first entry: pi resumes from it.
     fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error> {
-        let session = serde_json::json!({
-            "type": "session", "version": 3, "id": fork.id, "timestamp": fork.timestamp, "cwd": fork.cwd,
-            "parentSession": fork.origin_key,
-        });
         let entry = self.compaction(&Header { parent: None, ..*header }, compaction)?;
-        Ok(format!("{}\n{entry}", json(&session)?))
+        Ok(format!("{}\n{entry}", json(&forked_header(fork))?))
     }
 
     fn prune(&self, _: &Header, _: &[&str], _: u64, _: u64) -> Result<String, Error> {
@@ -225,11 +221,7 @@ impl Dialect for Pi {
     /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names
     /// the original, then the entries of the path, unchanged (their ids chain already).
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {
-        let header = serde_json::json!({
-            "type": "session", "version": 3, "id": fork.id, "timestamp": fork.timestamp, "cwd": fork.cwd,
-            "parentSession": fork.origin_key,
-        });
-        let mut out = alloc::vec![json(&header)?];
+        let mut out = alloc::vec![json(&forked_header(fork))?];
         // Each entry continues the one before it: an entry left out (tombstoned) must
         // not cut the copy's chain.
         let mut parent: Option<&str> = None;
@@ -244,4 +236,13 @@ impl Dialect for Pi {
         }
         Ok(out.join("\n"))
     }
+}
+
+/// The `session` header of a session that came from another: `parentSession` names
+/// the origin's file, as pi's `/fork` writes it.
+fn forked_header(fork: &Fork) -> Value {
+    serde_json::json!({
+        "type": "session", "version": 3, "id": fork.id, "timestamp": fork.timestamp, "cwd": fork.cwd,
+        "parentSession": fork.origin_key,
+    })
 }

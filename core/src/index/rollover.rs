@@ -20,7 +20,6 @@ use super::route;
 use crate::error::Error;
 use crate::format::{Compaction, Fork, Format};
 use crate::gates::Decision;
-use crate::keys;
 use crate::sessions::{CompactionIds, with_loaded};
 use crate::storage::Storage;
 use crate::store::Store;
@@ -74,14 +73,16 @@ impl<S: Storage> Store<S> {
         new_session_id: &str,
         now_ms: i64,
     ) -> Result<RolledOver, Error> {
-        let old = self.read_index(|state| state.keys.get(key).map(|e| e.session_id.clone())).await?.ok_or_else(|| key_not_found(key))?;
+        let entry = self.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
+        let old = entry.session_id.clone();
         if summary.trim().is_empty() {
             return Err(Error::EmptySummary { id: old });
         }
         if ids.boundary.is_empty() || ids.summary.is_empty() {
             return Err(Error::InvalidArgument("the rollover's ids are empty".into()));
         }
-        keys::validate_session_id(new_session_id)?;
+        // Checked before anything is written, as the index would refuse it after.
+        route::check_fresh(&entry, new_session_id)?;
         let parts = self.require(&old).await?;
         let raw = self.read_parts(&parts).await?;
         let origin_key = parts.base_key();
@@ -115,20 +116,6 @@ impl<S: Storage> Store<S> {
             let fork = Fork { id: new_session_id, origin_id: &old, origin_key: &origin_key, timestamp: &timestamp, cwd };
             Ok((format, dialect.rollover(&header, &compaction, &fork)?, tokens_before, tokens_after))
         })?;
-        // Checked before anything is written, as the index would refuse it after.
-        let used = self
-            .read_index(|state| {
-                state
-                    .keys
-                    .get(key)
-                    .is_some_and(|e| e.session_id == new_session_id || e.previous_session_ids.iter().any(|id| id == new_session_id))
-            })
-            .await?;
-        if used {
-            return Err(Error::InvalidArgument(format!(
-                "`{key}` already used session `{new_session_id}`; pass a fresh session id for the new session"
-            )));
-        }
         let written = self.create_session(&parts.project, new_session_id, &content).await?;
         let boundary_uuid = written.into_iter().next().and_then(|entry| entry.uuid).unwrap_or_default();
         let reason = format!("rolled over from `{old}` at {tokens_before} context tokens, seeded with its summary");

@@ -277,6 +277,16 @@ pub fn decide(
 /// Gives `entry` the session `new_session_id`, keeping the one it had in its history;
 /// returns that one.
 pub(crate) fn start_new_session(entry: &mut KeyEntry, new_session_id: &str, now_ms: i64, reason: &str) -> Result<String, Error> {
+    check_fresh(entry, new_session_id)?;
+    let previous = core::mem::replace(&mut entry.session_id, new_session_id.to_owned());
+    entry.previous_session_ids.push(previous.clone());
+    entry.session_started_ms = now_ms;
+    entry.reason = reason.to_owned();
+    Ok(previous)
+}
+
+/// Whether `new_session_id` can be `entry`'s next session: a valid id the key never had.
+pub(crate) fn check_fresh(entry: &KeyEntry, new_session_id: &str) -> Result<(), Error> {
     crate::keys::validate_session_id(new_session_id)?;
     if new_session_id == entry.session_id || entry.previous_session_ids.iter().any(|id| id == new_session_id) {
         return Err(Error::InvalidArgument(format!(
@@ -284,11 +294,7 @@ pub(crate) fn start_new_session(entry: &mut KeyEntry, new_session_id: &str, now_
             entry.key
         )));
     }
-    let previous = core::mem::replace(&mut entry.session_id, new_session_id.to_owned());
-    entry.previous_session_ids.push(previous.clone());
-    entry.session_started_ms = now_ms;
-    entry.reason = reason.to_owned();
-    Ok(previous)
+    Ok(())
 }
 
 fn merge_origin(into: &mut Origin, from: &Origin) {

@@ -27,8 +27,7 @@ pub const DEFAULT_PROJECT: &str = "crab";
 const MAX_SLUG: usize = 40;
 
 /// A crab session: its name's parts and its newest meta line.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CrabSession {
     /// The session id: the file name without `.jsonl`.
     pub id: String,
@@ -51,6 +50,18 @@ struct Meta {
     created_at: String,
     title: String,
     uptime_secs: u64,
+}
+
+impl From<&CrabSession> for Meta {
+    fn from(session: &CrabSession) -> Self {
+        Meta {
+            agent: session.agent.clone(),
+            created_by: session.created_by.clone(),
+            created_at: session.created_at.clone(),
+            title: session.title.clone(),
+            uptime_secs: session.uptime_secs,
+        }
+    }
 }
 
 /// `text` as a name segment: lowercase ASCII letters and digits, anything else one
@@ -102,6 +113,7 @@ impl<S: Storage> Store<S> {
     /// [`DEFAULT_PROJECT`].
     pub async fn crab_latest(&self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         let project = project.unwrap_or(DEFAULT_PROJECT);
+        keys::validate_project(project)?;
         check_agent(agent)?;
         let sender = sender_slug(sender)?;
         let prefix = format!("{}{project}/{agent}_{sender}_", keys::PROJECTS);
@@ -134,7 +146,6 @@ impl<S: Storage> Store<S> {
         now_ms: i64,
     ) -> Result<CrabSession, Error> {
         let project = project.unwrap_or(DEFAULT_PROJECT);
-        keys::validate_project(project)?;
         let seq = self.crab_latest(Some(project), agent, sender).await?.map_or(1, |s| s.seq.saturating_add(1));
         let id = format!("{agent}_{}_{seq}", sender_slug(sender)?);
         let meta =
@@ -186,12 +197,12 @@ impl<S: Storage> Store<S> {
         if parts.parts.len() > 1 {
             return Err(Error::InvalidArgument(format!("crab session `{id}` has several parts; crab keeps one file per session")));
         }
-        let meta = Meta { title: title.to_owned(), ..self.meta_of(&session) };
-        self.append_meta(id, &meta).await?;
+        // Refused before the title is written, so a refusal changes nothing.
+        if new_id != id && self.locate(&new_id).await?.is_some() {
+            return Err(Error::SessionExists { id: new_id });
+        }
+        self.append_meta(id, &Meta { title: title.to_owned(), ..Meta::from(&session) }).await?;
         if new_id != id {
-            if self.locate(&new_id).await?.is_some() {
-                return Err(Error::SessionExists { id: new_id });
-            }
             let (from, to) = (parts.base_key(), keys::session_key(&parts.project, &new_id));
             self.locked(&from, async { Ok(self.storage.rename(&from, &to).await?) }).await?;
             self.open.borrow_mut().remove(id);
@@ -203,19 +214,8 @@ impl<S: Storage> Store<S> {
     /// meta line with the new total (crab rewrites its first line instead).
     pub async fn crab_add_uptime(&self, id: &str, secs: u64) -> Result<CrabSession, Error> {
         let session = self.crab_session(id).await?;
-        let meta = Meta { uptime_secs: session.uptime_secs.saturating_add(secs), ..self.meta_of(&session) };
-        self.append_meta(id, &meta).await?;
+        self.append_meta(id, &Meta { uptime_secs: session.uptime_secs.saturating_add(secs), ..Meta::from(&session) }).await?;
         self.crab_session(id).await
-    }
-
-    fn meta_of(&self, session: &CrabSession) -> Meta {
-        Meta {
-            agent: session.agent.clone(),
-            created_by: session.created_by.clone(),
-            created_at: session.created_at.clone(),
-            title: session.title.clone(),
-            uptime_secs: session.uptime_secs,
-        }
     }
 
     /// Through the write path, so a torn tail is moved aside first and the line never
