@@ -197,6 +197,11 @@ impl sessions::GuestStore for Store {
     fn reopen(&self, id: String) {
         self.0.reopen(&id)
     }
+    fn set_redaction(&self, kinds: Vec<String>) -> Result<(), types::Error> {
+        let redaction = core_::redact::Redaction::named(&kinds).map_err(Mirror::mirror)?;
+        self.0.set_redaction(redaction);
+        Ok(())
+    }
     fn hold(&self, id: String) -> Result<(), types::Error> {
         run(self.0.hold(&id))
     }

@@ -67,6 +67,7 @@ pub trait Engine<E: EngineError = Error> {
     fn list(&mut self) -> Result<Listing, E>;
     fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, E>;
     fn reopen(&mut self, id: &str) -> Result<(), E>;
+    fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E>;
     fn hold(&mut self, id: &str) -> Result<(), E>;
     fn release(&mut self, id: &str) -> Result<(), E>;
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E>;
@@ -207,6 +208,10 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn reopen(&mut self, id: &str) -> Result<(), E> {
         Store::reopen(self, id);
+        Ok(())
+    }
+    fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E> {
+        Store::set_redaction(self, crate::redact::Redaction::named(kinds)?);
         Ok(())
     }
     fn hold(&mut self, id: &str) -> Result<(), E> {

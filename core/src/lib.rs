@@ -34,6 +34,7 @@ pub mod interchange;
 pub mod keys;
 pub mod memory;
 pub mod message;
+pub mod redact;
 mod sessions;
 pub mod storage;
 mod store;

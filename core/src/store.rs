@@ -4,9 +4,10 @@
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use crate::error::Error;
+use crate::redact::Redaction;
 use crate::sessions::OpenSession;
 use crate::storage::{Storage, StorageError};
 
@@ -45,6 +46,8 @@ pub struct Store<S> {
     pub(crate) index: RefCell<Option<crate::index::log::IndexState>>,
     /// The message index `search` keeps up to date.
     pub(crate) search: RefCell<crate::sessions::search::SearchState>,
+    /// The secrets taken out of every line and memory file before it is written.
+    redaction: Cell<Redaction>,
 }
 
 impl<S: Storage> Store<S> {
@@ -62,6 +65,7 @@ impl<S: Storage> Store<S> {
             memories: RefCell::default(),
             index: RefCell::default(),
             search: RefCell::default(),
+            redaction: Cell::default(),
         }
     }
 
@@ -71,6 +75,16 @@ impl<S: Storage> Store<S> {
 
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Which secrets are removed before anything is written (every kind by default;
+    /// [`Redaction::off`] writes lines exactly as given).
+    pub fn set_redaction(&self, redaction: Redaction) {
+        self.redaction.set(redaction);
+    }
+
+    pub fn redaction(&self) -> Redaction {
+        self.redaction.get()
     }
 
     /// Keeps session `id` open for writing: takes its lock and keeps it until

@@ -258,6 +258,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let handle = self.handle;
         self.call_total(|e, s| e.mneme_engine_sessions().store().call_reopen(s, handle, id))
     }
+    fn set_redaction(&mut self, kinds: &[String]) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_set_redaction(s, h, kinds))
+    }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))
     }

@@ -69,6 +69,9 @@ struct StoreArgs {
     /// Total size past which appends to a session are refused until it is compacted
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "200MiB")]
     total_limit: u64,
+    /// Secrets taken out of every line and memory file before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
+    #[arg(long, global = true, value_name = "KINDS", env = "MNEME_REDACT", default_value = "all")]
+    redact: String,
 }
 
 impl StoreArgs {
@@ -897,7 +900,19 @@ fn default_root() -> Result<PathBuf, String> {
 }
 
 fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
-    engine(args.engine, storage(args)?, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
+    open_on(args, storage(args)?, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
+}
+
+/// The engine the store arguments ask for, on `storage`, with their redaction.
+fn open_on(args: &StoreArgs, storage: impl Into<HostStorage>, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {
+    let mut sessions = engine(args.engine, storage, limits)?;
+    let kinds: Vec<String> = match args.redact.trim() {
+        "all" => return Ok(sessions),
+        "none" | "" => Vec::new(),
+        list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
+    };
+    sessions.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    Ok(sessions)
 }
 
 fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
@@ -964,7 +979,7 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
                 let named = store.root.clone().or_else(|| std::env::var_os("MNEME_ROOT").map(PathBuf::from));
                 let same = |named: &Path| named.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(a, b)| a == b);
                 match named {
-                    Some(named) if store.writable_root() && same(&named) => (engine(store.engine, FsStorage::new(root), limits)?, id),
+                    Some(named) if store.writable_root() && same(&named) => (open_on(store, FsStorage::new(root), limits)?, id),
                     Some(named) if store.writable_root() => {
                         return Err(format!(
                             "{} is in the store {}, but --root names {}; name the store the file is in",

@@ -93,6 +93,10 @@ const flag = (name, value) => {
   return value;
 };
 const maybe = (name, value) => (value == null ? undefined : text(name, value));
+const strings = (name, value) => {
+  if (!Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an array of strings, not ${value === null ? "null" : typeof value}`);
+  return value.map((item, i) => text(`${name}[${i}]`, item));
+};
 /** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
 function bytes(name, value) {
   if (typeof value === "string") return new TextEncoder().encode(value);
@@ -244,6 +248,8 @@ export class Mneme {
   remove(id) { return this.#call(() => this.store.remove(text("id", id))); }
   repair(id, now = Date.now()) { return this.#call(() => this.store.repair(text("id", id), int("now", now))); }
   reopen(id) { this.store.reopen(text("id", id)); }
+  /** The kinds of secret taken out before anything is written (every kind by default; `[]` for none). */
+  setRedaction(kinds) { return this.#call(() => this.store.setRedaction(strings("kinds", kinds))); }
   /** Keeps a session open for writing: its lock is held until `release` (or `close`). Other processes wait, then fail with `storage/locked`. */
   hold(id) { return this.#call(() => this.store.hold(text("id", id))); }
   release(id) { return this.#call(() => this.store.release(text("id", id))); }

@@ -306,6 +306,12 @@ def _text(name, value):
     return value
 
 
+def _texts(name, value):
+    if not isinstance(value, (list, tuple)):
+        raise MnemeError("invalid-argument", f"{name} must be a list of strings, not {type(value).__name__}")
+    return [_text(f"{name}[{i}]", item) for i, item in enumerate(value)]
+
+
 def _int(name, value):
     if not isinstance(value, int) or isinstance(value, bool):
         raise MnemeError("invalid-argument", f"{name} must be a whole number, not {type(value).__name__}")
@@ -505,6 +511,11 @@ class Mneme:
 
     def reopen(self, id):
         self._method("reopen", _text("id", id))
+
+    def set_redaction(self, kinds):
+        """The kinds of secret taken out of every line and memory file before it is
+        written (every kind by default; ``[]`` writes text as given)."""
+        self._method("set_redaction", _texts("kinds", kinds))
 
     def hold(self, id):
         """Keeps a session open for writing until ``release`` (or ``close``): other

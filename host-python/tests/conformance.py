@@ -55,6 +55,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.append_turn(args["id"], args["messages"], provider=args.get("provider", "anthropic"), cwd=args.get("cwd", "/"), uuid=args.get("uuid"), now=args.get("now_ms"), parent=args.get("parent"), agent=args.get("agent")))
     if op == "provider_context":
         return run(lambda: store.provider_context(args["id"], provider=args.get("provider", "anthropic"), injections=args.get("injections", [])))
+    if op == "set_redaction":
+        return run(lambda: store.set_redaction(args["kinds"]))
     simple = {"hold", "release", "branches", "load", "context", "check", "subagents", "remove"}
     if op in simple:
         return run(lambda: getattr(store, op)(args["id"]))

@@ -15,6 +15,7 @@
 //!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
+//!              { "set_redaction": { "kinds" }, "expect": … },
 //!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
 //!              { "gc": { "policy"?, "now_ms" } | "archive": { "id", "now_ms" } | "archived": {} | "restore": { "id" }, "expect": … },
 //!              { "import_session": { "text", "source"?, "id"?, "cwd"?, "origin", "uuid", "now_ms" }, "expect": … },
@@ -235,6 +236,10 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, &injections))
         }
         "hold" => to_outcome(host.hold(&text("id")?)),
+        "set_redaction" => {
+            let kinds: Vec<String> = serde_json::from_value(args["kinds"].clone()).map_err(|e| format!("bad kinds: {e}"))?;
+            to_outcome(host.set_redaction(&kinds))
+        }
         "release" => to_outcome(host.release(&text("id")?)),
         "branches" => to_outcome(host.branches(&text("id")?)),
         "usage" => {

@@ -12,7 +12,14 @@ export interface Entry {
   part: number; line: number; kind: string;
   uuid: string | null; parent_uuid: string | null; session_id: string | null; timestamp: string | null;
   role: string | null; text: string; is_sidechain: boolean; raw: string;
+  /** Present on entries a write returned when it took secrets out of them. */
+  redacted?: Redacted[];
 }
+/** Secrets of one kind a write replaced with `[REDACTED:<kind>]`. */
+export interface Redacted { kind: SecretKind; count: number }
+export type SecretKind =
+  | "anthropic-api-key" | "openai-api-key" | "google-api-key" | "aws-access-key" | "github-token"
+  | "slack-token" | "bearer-token" | "private-key" | "env-secret";
 export interface SkippedLine { part: number; line: number; reason: string }
 export interface LoadReport {
   entries: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
@@ -188,6 +195,8 @@ export interface Sessions {
   remove(id: string): Promise<string[]>;
   repair(id: string, now?: number): Promise<RepairReport>;
   reopen(id: string): void;
+  /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
+  setRedaction(kinds: SecretKind[]): Promise<void>;
   planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
   summarizeOffline(id: string, plan: Plan): Promise<string>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
@@ -288,6 +297,8 @@ export interface Memory {
   topics: string[]; links: Links; session: string | null; entry: string | null;
   /** Frontmatter lines neither Claude Code nor Mneme defines, kept verbatim. */
   extra: string[];
+  /** Present on memories a write returned when it took secrets out of them. */
+  redacted?: Redacted[];
 }
 export interface NewMemory {
   name: string; kind: MemoryKind; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;

@@ -48,6 +48,10 @@ function bytes(name, value) {
   throw new MnemeError("invalid-argument", `${name} must be a string, a Uint8Array or an ArrayBuffer, not ${value === null ? "null" : typeof value}`);
 }
 const maybe = (name, value) => (value == null ? undefined : text(name, value));
+const strings = (name, value) => {
+  if (!Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an array of strings, not ${value === null ? "null" : typeof value}`);
+  return value.map((item, i) => text(`${name}[${i}]`, item));
+};
 /** A memory scope: a project's folder name, or null for the global memory. */
 const project = (value) => (value == null ? undefined : text("project", value));
 
@@ -169,6 +173,12 @@ export class Mneme {
   remove(id) { return call(() => this.engine.remove(text("id", id))); }
   repair(id, now = Date.now()) { return call(() => this.engine.repair(text("id", id), num("now", now))); }
   reopen(id) { this.engine.reopen(text("id", id)); }
+  /**
+   * The kinds of secret taken out of every line and memory file before it is written
+   * (every kind by default; `[]` writes text as given). Each write's entries and
+   * memories say in `redacted` what was taken.
+   */
+  setRedaction(kinds) { return call(() => this.engine.setRedaction(strings("kinds", kinds))); }
   /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs wait, then fail with `storage/locked`. */
   hold(id) { return call(() => this.engine.hold(text("id", id))); }
   release(id) { return call(() => this.engine.release(text("id", id))); }

@@ -303,6 +303,13 @@ impl Engine {
         self.store.reopen(&id);
     }
 
+    #[wasm_bindgen(js_name = setRedaction)]
+    pub fn set_redaction(&self, kinds: Vec<String>) -> Result<(), JsValue> {
+        let redaction = mneme_core::redact::Redaction::named(&kinds).map_err(rejection)?;
+        self.store.set_redaction(redaction);
+        Ok(())
+    }
+
     pub fn hold(&self, id: String) -> Promise {
         spawn(&self.store, |store| async move { store.hold(&id).await })
     }

@@ -251,6 +251,9 @@ impl<S: Storage> Store<S> {
             for proposed in ops {
                 stage_op(scope, proposed, &mut current, &mut steps, now_ms, |name, pending| state.free_file(name, pending))?;
             }
+            for step in &mut steps {
+                self.redact_memories(core::slice::from_mut(&mut step.after));
+            }
             Ok(steps)
         };
         let steps = if dry_run {

@@ -146,6 +146,10 @@ pub struct Memory {
     pub entry: Option<String>,
     /// Frontmatter lines neither Claude Code nor Mneme defines, kept verbatim.
     pub extra: Vec<String>,
+    /// What the write that returned this memory took out of it (see `redact`); empty
+    /// for memories read back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<crate::redact::Redacted>,
 }
 
 impl Memory {
@@ -168,6 +172,7 @@ impl Memory {
             session: None,
             entry: None,
             extra: Vec::new(),
+            redacted: Vec::new(),
         }
     }
 

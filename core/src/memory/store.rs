@@ -581,7 +581,8 @@ impl<S: Storage> Store<S> {
             for file in files {
                 found.push(self.memory_get(scope, file).await?);
             }
-            let written = change(found)?;
+            let mut written = change(found)?;
+            self.redact_memories(&mut written);
             self.write_memories(dir, &written).await?;
             Ok(written)
         })
@@ -597,15 +598,31 @@ impl<S: Storage> Store<S> {
     ) -> Result<Vec<Memory>, Error> {
         self.memory_locked(scope, async |dir| {
             self.refresh_scope(dir).await?;
-            let written = {
+            let mut written = {
                 let memories = self.memories.borrow();
                 let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
                 make(state)?
             };
+            self.redact_memories(&mut written);
             self.write_memories(dir, &written).await?;
             Ok(written)
         })
         .await
+    }
+
+    /// Takes the secrets the store's redaction covers out of each memory's name,
+    /// description and body, and says what was taken in its `redacted`.
+    pub(super) fn redact_memories(&self, memories: &mut [Memory]) {
+        let redaction = self.redaction();
+        for memory in memories {
+            let mut found = crate::redact::Found::default();
+            for text in [&mut memory.name, &mut memory.description, &mut memory.body] {
+                if let Some(clean) = redaction.text(text, &mut found) {
+                    *text = clean;
+                }
+            }
+            memory.redacted = found.report();
+        }
     }
 
     /// Runs `body` holding the scope's lock; the lock is given back whatever happens.

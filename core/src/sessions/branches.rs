@@ -79,7 +79,8 @@ impl<S: Storage> Store<S> {
             return Err(Error::SessionExists { id: id.to_owned() });
         }
         let key = keys::session_key(project, id);
-        let record = format!("{content}\n");
+        let (clean, found) = self.redaction().json_lines(content);
+        let record = format!("{}\n", clean.as_deref().unwrap_or(content));
         self.locked(&key, async {
             if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
                 return Err(Error::SessionExists { id: id.to_owned() });
@@ -88,6 +89,10 @@ impl<S: Storage> Store<S> {
             Ok(())
         })
         .await?;
-        Ok(self.load(id).await?.entries)
+        let mut entries = self.load(id).await?.entries;
+        for entry in &mut entries {
+            entry.redacted = found.get((entry.line as usize).saturating_sub(1)).map(crate::redact::Found::report).unwrap_or_default();
+        }
+        Ok(entries)
     }
 }

@@ -182,17 +182,13 @@ impl<S: Storage> Store<S> {
                     agent_id: Some(&agent.id),
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
+                let (clean, found) = self.redaction().json_lines(&json);
+                let json = clean.unwrap_or(json);
                 let separator = if state.unterminated { "\n" } else { "" };
                 self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
                 let text = scan::decode(json.as_bytes());
                 let written = scan::scan_part(1, json.as_bytes(), &text);
-                let entries: Vec<Entry> = written
-                    .lines
-                    .iter()
-                    .zip(state.last_part_lines + 1..)
-                    .map(|(line, number)| Entry { line: number, ..line.to_entry() })
-                    .collect();
-                Ok(entries)
+                Ok(written_entries(&written.lines, state.last_part_lines + 1, &found))
             })
             .await?;
         Ok(entries)
@@ -318,6 +314,8 @@ impl<S: Storage> Store<S> {
         if json.is_empty() {
             return Ok(Vec::new());
         }
+        let (clean, found) = self.redaction().json_lines(&json);
+        let json = clean.unwrap_or(json);
         let separator = if state.unterminated { "\n" } else { "" };
         let record = format!("{separator}{json}\n");
         let record_len = record.len() as u64;
@@ -361,8 +359,7 @@ impl<S: Storage> Store<S> {
         let written = scan::scan_part(part, json.as_bytes(), &text);
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
-        let entries = written.lines.iter().zip(line_no..).map(|(line, number)| Entry { line: number, ..line.to_entry() }).collect();
-        Ok(entries)
+        Ok(written_entries(&written.lines, line_no, &found))
     }
 
     /// Brings the store's knowledge of session `id` up to date with storage (another
@@ -462,4 +459,18 @@ impl<S: Storage> Store<S> {
         state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
         Ok(Some(state))
     }
+}
+
+/// The entries of lines just written, numbered from `first_line`, each with what
+/// redaction took out of it.
+fn written_entries(lines: &[scan::Line<'_>], first_line: u32, found: &[crate::redact::Found]) -> Vec<Entry> {
+    lines
+        .iter()
+        .zip(first_line..)
+        .map(|(line, number)| Entry {
+            line: number,
+            redacted: found.get((line.line as usize).saturating_sub(1)).map(crate::redact::Found::report).unwrap_or_default(),
+            ..line.to_entry()
+        })
+        .collect()
 }

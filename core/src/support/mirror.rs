@@ -113,6 +113,7 @@ macro_rules! mirror_record {
 macro_rules! mirror_wit_types {
     ($types:ident) => {
         $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
+        $crate::mirror_record!($crate::redact::Redacted, $types::Redacted { kind, count });
         $crate::mirror_enum!($crate::Format, $types::Format { Claude, Pi, Crab });
 
         impl $crate::Mirror<$types::StorageError> for $crate::StorageError {
@@ -295,6 +296,7 @@ macro_rules! mirror_wit {
                 session,
                 entry,
                 extra,
+                redacted,
             }
         );
         $crate::mirror_record!(
@@ -368,7 +370,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!(
             $crate::Entry,
-            $sessions::Entry { part, line, kind, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw }
+            $sessions::Entry { part, line, kind, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw, redacted }
         );
         $crate::mirror_record!($crate::SkippedLine, $sessions::SkippedLine { part, line, reason });
         $crate::mirror_record!($crate::TypeCount, $sessions::TypeCount { kind, count });

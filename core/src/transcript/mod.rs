@@ -40,6 +40,10 @@ pub struct Entry {
     pub is_sidechain: bool,
     /// The JSON object exactly as stored (for glued lines, just this object).
     pub raw: String,
+    /// What the write that returned this entry took out of it (see `redact`); empty
+    /// for entries read back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<crate::redact::Redacted>,
 }
 
 /// A line the reader could not use, and why.

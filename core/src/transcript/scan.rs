@@ -444,6 +444,7 @@ impl Line<'_> {
             text,
             is_sidechain: self.env.is_sidechain.0,
             raw: self.raw.to_string(),
+            redacted: Vec::new(),
         }
     }
 }

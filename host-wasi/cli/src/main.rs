@@ -196,6 +196,9 @@ impl Engine<Error> for Imported {
         self.store.reopen(id);
         Ok(())
     }
+    fn set_redaction(&mut self, kinds: &[String]) -> Result<(), Error> {
+        self.store.set_redaction(kinds).mirror()
+    }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.store.hold(id).mirror()
     }

@@ -1,0 +1,484 @@
+//! Secrets never reach disk: every line and memory file Mneme writes is scanned for
+//! credentials first, and each one found is replaced with a marker naming what was
+//! removed (`[REDACTED:github-token]`). Nothing else in the line changes.
+//!
+//! The patterns are the shapes providers document for their keys, anchored on their
+//! fixed prefixes, so ordinary prose and code do not match: a token must start at a word
+//! boundary and be long enough, and `KEY=value` lines count only for names that hold
+//! secrets. Transcript lines are JSON, so secrets are looked for inside string values
+//! (in their escaped form, where a newline is `\n`); ids, signatures and base64 payloads
+//! (`signature`, `data`, `…id`) are opaque and left alone — a match there would be chance,
+//! and cutting it would break the entry — and so is signed `thinking` text.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A kind of secret Mneme recognises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SecretKind {
+    AnthropicKey,
+    OpenAiKey,
+    GoogleKey,
+    AwsAccessKey,
+    GithubToken,
+    SlackToken,
+    BearerToken,
+    PrivateKey,
+    EnvSecret,
+}
+
+impl SecretKind {
+    pub const ALL: [SecretKind; 9] = [
+        SecretKind::AnthropicKey,
+        SecretKind::OpenAiKey,
+        SecretKind::GoogleKey,
+        SecretKind::AwsAccessKey,
+        SecretKind::GithubToken,
+        SecretKind::SlackToken,
+        SecretKind::BearerToken,
+        SecretKind::PrivateKey,
+        SecretKind::EnvSecret,
+    ];
+
+    /// The name used in markers, reports and settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretKind::AnthropicKey => "anthropic-api-key",
+            SecretKind::OpenAiKey => "openai-api-key",
+            SecretKind::GoogleKey => "google-api-key",
+            SecretKind::AwsAccessKey => "aws-access-key",
+            SecretKind::GithubToken => "github-token",
+            SecretKind::SlackToken => "slack-token",
+            SecretKind::BearerToken => "bearer-token",
+            SecretKind::PrivateKey => "private-key",
+            SecretKind::EnvSecret => "env-secret",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<SecretKind> {
+        SecretKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// Which kinds of secret a store removes before writing. Every kind by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Redaction {
+    kinds: u16,
+}
+
+impl Default for Redaction {
+    fn default() -> Self {
+        Redaction::all()
+    }
+}
+
+impl Redaction {
+    pub fn all() -> Self {
+        Redaction { kinds: SecretKind::ALL.iter().fold(0, |bits, kind| bits | kind.bit()) }
+    }
+
+    /// Nothing is removed: lines are written exactly as given.
+    pub fn off() -> Self {
+        Redaction { kinds: 0 }
+    }
+
+    pub fn only(kinds: &[SecretKind]) -> Self {
+        Redaction { kinds: kinds.iter().fold(0, |bits, kind| bits | kind.bit()) }
+    }
+
+    /// The policy that removes the kinds named (as in [`SecretKind::as_str`]); an empty
+    /// list turns redaction off.
+    pub fn named<T: AsRef<str>>(names: &[T]) -> Result<Self, crate::Error> {
+        let mut kinds = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let kind = SecretKind::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = SecretKind::ALL.iter().map(|kind| kind.as_str()).collect();
+                crate::Error::InvalidArgument(alloc::format!("unknown kind of secret `{name}`: use one of {}", known.join(", ")))
+            })?;
+            kinds.push(kind);
+        }
+        Ok(Redaction::only(&kinds))
+    }
+
+    pub fn kinds(self) -> Vec<SecretKind> {
+        SecretKind::ALL.into_iter().filter(|kind| self.covers(*kind)).collect()
+    }
+
+    pub fn is_off(self) -> bool {
+        self.kinds == 0
+    }
+
+    fn covers(self, kind: SecretKind) -> bool {
+        self.kinds & kind.bit() != 0
+    }
+}
+
+/// What one write removed: how many secrets of one kind.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Redacted {
+    pub kind: String,
+    pub count: u32,
+}
+
+/// The secrets found in one text, counted by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found(Vec<(SecretKind, u32)>);
+
+impl Found {
+    fn add(&mut self, kind: SecretKind, count: u32) {
+        match self.0.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, total)) => *total = total.saturating_add(count),
+            None => self.0.push((kind, count)),
+        }
+    }
+
+    pub fn merge(&mut self, other: &Found) {
+        for &(kind, count) in &other.0 {
+            self.add(kind, count);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The report: one row per kind, in the order of [`SecretKind::ALL`].
+    pub fn report(&self) -> Vec<Redacted> {
+        let mut rows = self.0.clone();
+        rows.sort();
+        rows.into_iter().map(|(kind, count)| Redacted { kind: String::from(kind.as_str()), count }).collect()
+    }
+}
+
+impl Redaction {
+    /// Plain text (a memory file, a summary): every secret replaced by its marker.
+    pub fn text(self, text: &str, found: &mut Found) -> Option<String> {
+        if self.is_off() {
+            return None;
+        }
+        redact_span(self, text, Newlines::Plain, found)
+    }
+
+    /// One line of JSON as Mneme serialises it: secrets replaced inside string values,
+    /// opaque fields left alone. `None` when nothing was found (the line is written as
+    /// is). A line that is not JSON is scanned as plain text, so nothing slips through.
+    pub fn json_line(self, line: &str, found: &mut Found) -> Option<String> {
+        if self.is_off() {
+            return None;
+        }
+        let Some(strings) = json_strings(line) else { return redact_span(self, line, Newlines::Escaped, found) };
+        let mut out = String::new();
+        let mut copied = 0;
+        for (start, end) in strings {
+            if let Some(clean) = redact_span(self, &line[start..end], Newlines::Escaped, found) {
+                out.push_str(&line[copied..start]);
+                out.push_str(&clean);
+                copied = end;
+            }
+        }
+        if copied == 0 {
+            return None;
+        }
+        out.push_str(&line[copied..]);
+        Some(out)
+    }
+
+    /// Every line of `record` (lines of JSON joined by `\n`), and what each had removed.
+    pub fn json_lines(self, record: &str) -> (Option<String>, Vec<Found>) {
+        let mut found_by_line = Vec::new();
+        let mut out = String::with_capacity(record.len());
+        let mut changed = false;
+        for (n, line) in record.split('\n').enumerate() {
+            if n > 0 {
+                out.push('\n');
+            }
+            let mut found = Found::default();
+            match self.json_line(line, &mut found) {
+                Some(clean) => {
+                    out.push_str(&clean);
+                    changed = true;
+                }
+                None => out.push_str(line),
+            }
+            found_by_line.push(found);
+        }
+        (changed.then_some(out), found_by_line)
+    }
+}
+
+/// How a line break is written in the text being scanned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Newlines {
+    Plain,
+    /// Inside a JSON string: `\n`, and `\` starts an escape, `"` is `\"`.
+    Escaped,
+}
+
+/// The byte ranges of the string values of a JSON line worth scanning: not keys, and
+/// not under a key whose value is opaque. `None` if the line is not JSON as expected.
+fn json_strings(line: &str) -> Option<Vec<(usize, usize)>> {
+    let bytes = line.as_bytes();
+    let mut found = Vec::new();
+    // Per open container: is it an object, and the key its strings sit under.
+    let mut stack: Vec<(bool, (usize, usize))> = Vec::new();
+    let mut key = (0, 0);
+    let mut expecting_key = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= bytes.len() {
+                    return None;
+                }
+                if expecting_key {
+                    key = (start, j);
+                    expecting_key = false;
+                } else {
+                    let under =
+                        if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
+                    if !opaque(&line[under.0..under.1]) {
+                        found.push((start, j));
+                    }
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' => {
+                let under = if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
+                stack.push((true, under));
+                expecting_key = true;
+            }
+            b'[' => {
+                let under = if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
+                stack.push((false, under));
+            }
+            b'}' | b']' => {
+                let (_, under) = stack.pop()?;
+                key = under;
+            }
+            b',' => expecting_key = stack.last().is_some_and(|(object, _)| *object),
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.is_empty().then_some(found)
+}
+
+/// Keys whose string values are ids, signatures or base64 payloads — and `thinking`,
+/// whose text its signature covers: an edited thinking block is refused by the API,
+/// which would make the session impossible to resume.
+fn opaque(key: &str) -> bool {
+    matches!(key, "signature" | "thinking" | "data" | "id" | "uuid" | "type" | "media_type" | "timestamp")
+        || key.ends_with("Id")
+        || key.ends_with("_id")
+        || key.ends_with("Uuid")
+        || key.ends_with("UUID")
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// Length of the run of bytes from `at` that satisfy `allowed`.
+fn run(bytes: &[u8], at: usize, allowed: impl Fn(u8) -> bool) -> usize {
+    bytes[at.min(bytes.len())..].iter().take_while(|&&b| allowed(b)).count()
+}
+
+/// `text` with every secret the policy covers replaced, or `None` if there was none.
+fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Found) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let boundary = i == 0 || !is_token_byte(bytes[i - 1]);
+        let line_start = i == 0
+            || bytes[i - 1] == b'\n'
+            || (newlines == Newlines::Escaped && i >= 2 && &bytes[i - 2..i] == b"\\n" && (i < 3 || bytes[i - 3] != b'\\'));
+        let hit = if boundary { secret_at(policy, bytes, i, newlines, line_start) } else { None };
+        match hit {
+            Some((kind, start, end)) => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                out.push_str(&text[copied..start]);
+                out.push_str("[REDACTED:");
+                out.push_str(kind.as_str());
+                out.push(']');
+                found.add(kind, 1);
+                copied = end;
+                i = end.max(i + 1);
+            }
+            None => i += 1,
+        }
+    }
+    let mut out = out?;
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
+/// The secret starting at `i` (a word boundary), as the range to replace.
+fn secret_at(policy: Redaction, bytes: &[u8], i: usize, newlines: Newlines, line_start: bool) -> Option<(SecretKind, usize, usize)> {
+    let rest = &bytes[i..];
+    let token = |kind: SecretKind, prefix: usize, min: usize, allowed: &dyn Fn(u8) -> bool| -> Option<(SecretKind, usize, usize)> {
+        let len = run(bytes, i + prefix, allowed);
+        let end = i + prefix + len;
+        // A token runs to a word boundary: a longer word that merely starts alike is not one.
+        (policy.covers(kind) && len >= min && !bytes.get(end).is_some_and(|&b| is_token_byte(b))).then_some((kind, i, end))
+    };
+    let alnum = |b: u8| b.is_ascii_alphanumeric();
+    let hit = match rest.first()? {
+        b's' if rest.starts_with(b"sk-ant-") => token(SecretKind::AnthropicKey, 7, 20, &is_token_byte),
+        b's' if rest.starts_with(b"sk-") => {
+            let len = run(bytes, i + 3, is_token_byte);
+            // An OpenAI key mixes letters and digits; a long kebab-case name does not.
+            let body = &bytes[i + 3..i + 3 + len];
+            if body.iter().any(u8::is_ascii_digit) && body.iter().any(u8::is_ascii_alphabetic) {
+                token(SecretKind::OpenAiKey, 3, 20, &is_token_byte)
+            } else {
+                None
+            }
+        }
+        b'A' if rest.starts_with(b"AIza") => token(SecretKind::GoogleKey, 4, 35, &is_token_byte),
+        b'A' if rest.len() >= 4 && AWS_PREFIXES.iter().any(|p| rest.starts_with(p)) => {
+            let len = run(bytes, i + 4, |b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            let end = i + 4 + len;
+            (policy.covers(SecretKind::AwsAccessKey) && len == 16 && !bytes.get(end).is_some_and(|&b| is_token_byte(b))).then_some((
+                SecretKind::AwsAccessKey,
+                i,
+                end,
+            ))
+        }
+        b'g' if rest.starts_with(b"github_pat_") => token(SecretKind::GithubToken, 11, 22, &|b| alnum(b) || b == b'_'),
+        b'g' if rest.len() > 4 && rest.starts_with(b"gh") && matches!(rest[2], b'p' | b'o' | b'u' | b's' | b'r') && rest[3] == b'_' => {
+            token(SecretKind::GithubToken, 4, 36, &alnum)
+        }
+        b'x' if rest.len() > 5 && rest.starts_with(b"xox") && matches!(rest[3], b'a' | b'b' | b'p' | b'r' | b's') && rest[4] == b'-' => {
+            let len = run(bytes, i + 5, |b| alnum(b) || b == b'-');
+            let body = &bytes[i + 5..i + 5 + len];
+            if body.iter().any(u8::is_ascii_digit) { token(SecretKind::SlackToken, 5, 10, &|b| alnum(b) || b == b'-') } else { None }
+        }
+        b'x' if rest.starts_with(b"xapp-") => token(SecretKind::SlackToken, 5, 20, &|b| alnum(b) || b == b'-'),
+        b'B' | b'b' if rest.len() > 7 && rest[..7].eq_ignore_ascii_case(b"bearer ") => {
+            let start = i + 7;
+            let len = run(bytes, start, |b| alnum(b) || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'='));
+            let body = &bytes[start..start + len];
+            // A credential, not a word: long, and with a digit in it.
+            (policy.covers(SecretKind::BearerToken) && len >= 16 && body.iter().any(u8::is_ascii_digit)).then_some((
+                SecretKind::BearerToken,
+                start,
+                start + len,
+            ))
+        }
+        b'-' if rest.starts_with(b"-----BEGIN ") && policy.covers(SecretKind::PrivateKey) => private_key(bytes, i),
+        _ => None,
+    };
+    hit.or_else(|| if line_start && policy.covers(SecretKind::EnvSecret) { env_secret(bytes, i, newlines) } else { None })
+}
+
+const AWS_PREFIXES: [&[u8]; 8] = [b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"ANVA", b"AIPA"];
+
+/// `-----BEGIN … PRIVATE KEY-----` through its `-----END … PRIVATE KEY-----` line (or the
+/// end of the text, for a block cut short).
+fn private_key(bytes: &[u8], i: usize) -> Option<(SecretKind, usize, usize)> {
+    let header_end = i + 11 + run(bytes, i + 11, |b| b.is_ascii_uppercase() || b == b' ');
+    if !bytes[i..header_end].ends_with(b"PRIVATE KEY") || !bytes[header_end..].starts_with(b"-----") {
+        return None;
+    }
+    let body = header_end + 5;
+    let end = find(&bytes[body..], b"-----END ")
+        .and_then(|at| {
+            let after = body + at + 9;
+            let name_end = after + run(bytes, after, |b| b.is_ascii_uppercase() || b == b' ');
+            bytes[name_end..].starts_with(b"-----").then_some(name_end + 5)
+        })
+        .unwrap_or(bytes.len());
+    Some((SecretKind::PrivateKey, i, end))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(haystack, needle)
+}
+
+/// Variables that hold a secret whatever their value looks like.
+const SECRET_NAMES: [&str; 16] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SLACK_TOKEN",
+    "HF_TOKEN",
+    "NPM_TOKEN",
+    "DATABASE_URL",
+    "STRIPE_SECRET_KEY",
+    "SECRET_KEY",
+];
+
+/// Name endings that mark a secret (`DB_PASSWORD`, `SENTRY_AUTH_TOKEN`, `MY_API_KEY`);
+/// `MAX_TOKENS` or `TOKEN_LIMIT` are not.
+const SECRET_SUFFIXES: [&str; 6] = ["_API_KEY", "_SECRET", "_SECRET_KEY", "_ACCESS_TOKEN", "_AUTH_TOKEN", "_PASSWORD"];
+
+/// `NAME=value` (optionally after `export `) at the start of a line, for a name that
+/// holds a secret: the value, without its quotes, is the range to replace.
+fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind, usize, usize)> {
+    let mut at = i;
+    if bytes[at..].starts_with(b"export ") {
+        at += 7;
+    }
+    let name_len = run(bytes, at, |b| b.is_ascii_alphanumeric() || b == b'_');
+    let name = core::str::from_utf8(&bytes[at..at + name_len]).ok()?;
+    let upper = name.to_ascii_uppercase();
+    let secret = SECRET_NAMES.contains(&upper.as_str()) || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix));
+    if !secret || bytes.get(at + name_len) != Some(&b'=') {
+        return None;
+    }
+    let mut start = at + name_len + 1;
+    match (newlines, bytes.get(start)) {
+        (Newlines::Escaped, Some(b'\\')) if bytes.get(start + 1) == Some(&b'"') => start += 2,
+        (_, Some(b'"' | b'\'')) => start += 1,
+        _ => {}
+    }
+    let stop = |b: u8| !(b.is_ascii_whitespace() || b == b'"' || b == b'\'' || (newlines == Newlines::Escaped && b == b'\\'));
+    let len = run(bytes, start, stop);
+    // `$OTHER` and `${OTHER}` name another variable; an empty value holds nothing.
+    if len == 0 || bytes[start] == b'$' || bytes[start..start + len].starts_with(b"[REDACTED:") {
+        return None;
+    }
+    Some((SecretKind::EnvSecret, start, start + len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(text: &str) -> String {
+        Redaction::all().text(text, &mut Found::default()).unwrap_or_else(|| String::from(text))
+    }
+
+    #[test]
+    fn a_secret_at_the_end_of_a_word_is_not_one() {
+        assert_eq!(redact("mask-ant-api03-abcdefghijklmnopqrstuvwxyz"), "mask-ant-api03-abcdefghijklmnopqrstuvwxyz");
+    }
+
+    #[test]
+    fn json_strings_skip_keys_and_opaque_values() {
+        let line = r#"{"type":"x","signature":"sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaa","message":{"content":[{"text":"a"}]}}"#;
+        let strings = json_strings(line).unwrap();
+        let values: Vec<&str> = strings.iter().map(|&(s, e)| &line[s..e]).collect();
+        assert_eq!(values, ["a"]);
+    }
+}
