@@ -80,7 +80,7 @@ impl<S: Storage> Store<S> {
         }
         let key = keys::session_key(project, id);
         let (clean, found) = self.redaction().json_lines(content);
-        let record = format!("{}\n", clean.as_deref().unwrap_or(content));
+        let record = format!("{}\n", crate::transcript::scan::mark_continued(clean.unwrap_or_else(|| content.to_owned())));
         self.locked(&key, async {
             if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
                 return Err(Error::SessionExists { id: id.to_owned() });

@@ -134,6 +134,8 @@ pub(crate) struct OpenSession {
     pub unterminated: bool,
     /// The last part ends in a torn fragment at this offset, still to be moved aside.
     pub torn_at: Option<u64>,
+    /// The lines from `torn_at` on (the fragment and the landed lines of its record).
+    pub torn_lines: u32,
     /// Bytes from the last compaction on (all of them without one): what resume
     /// loads, and what the size cap limits.
     pub since_compaction: u64,
@@ -204,8 +206,8 @@ fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnc
 pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
     let scans: Vec<PartScan> = raw.iter().zip(&texts).zip(1u32..).map(|((bytes, text), part)| scan::scan_part(part, bytes, text)).collect();
-    let (last_part_lines, unterminated, torn_at) =
-        scans.last().map_or((0, false, None), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at));
+    let (last_part_lines, unterminated, torn_at, torn_lines) =
+        scans.last().map_or((0, false, None, 0), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at, s.torn_lines));
     let loaded = Loaded::assemble(scans);
     let total = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64));
     let since_compaction = match loaded.lines.iter().rposition(|l| l.env.is_compaction()) {
@@ -221,6 +223,7 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
         last_part_lines,
         unterminated,
         torn_at,
+        torn_lines,
         stale: false,
         poisoned: false,
     }

@@ -67,13 +67,11 @@ pub(crate) struct WriteOptions<'a> {
     pub expect: Option<Expect<'a>>,
     /// Chain to this entry instead of the newest leaf (a rewind).
     pub from: Option<&'a str>,
-    /// The id the host gave the record's first line, when it gave one.
-    pub first_id: Option<&'a str>,
     pub kind: Kind,
 }
 
 impl WriteOptions<'_> {
-    pub const ENTRY: WriteOptions<'static> = WriteOptions { cwd: None, expect: None, from: None, first_id: None, kind: Kind::Entry };
+    pub const ENTRY: WriteOptions<'static> = WriteOptions { cwd: None, expect: None, from: None, kind: Kind::Entry };
 }
 
 /// What a line is for the write path: a compaction starts what resume loads, so the
@@ -168,7 +166,7 @@ impl<S: Storage> Store<S> {
                 if let Some(offset) = state.torn_at.take() {
                     self.move_torn_tail(&key, offset).await?;
                     state.unterminated = false;
-                    state.last_part_lines = state.last_part_lines.saturating_sub(1);
+                    state.last_part_lines = state.last_part_lines.saturating_sub(state.torn_lines);
                 }
                 calls::check_turn(messages, &state.tip.calls)?;
                 let header = Header {
@@ -183,7 +181,7 @@ impl<S: Storage> Store<S> {
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
                 let (clean, found) = self.redaction().json_lines(&json);
-                let json = clean.unwrap_or(json);
+                let json = scan::mark_continued(clean.unwrap_or(json));
                 let separator = if state.unterminated { "\n" } else { "" };
                 self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
                 let text = scan::decode(json.as_bytes());
@@ -207,7 +205,7 @@ impl<S: Storage> Store<S> {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
         }
         let timestamp = time::format_millis(now_ms);
-        let options = WriteOptions { cwd: Some(cwd), from, first_id: Some(uuid), ..WriteOptions::ENTRY };
+        let options = WriteOptions { cwd: Some(cwd), from, ..WriteOptions::ENTRY };
         self.write(id, options, |dialect, at| {
             calls::check_turn(messages, at.calls)?;
             dialect.turn(&at.header(id, uuid, now_ms, &timestamp, cwd), messages, at.calls)
@@ -299,13 +297,6 @@ impl<S: Storage> Store<S> {
         }
         // A rewind continues from an earlier entry, whose calls are long answered.
         let no_calls = PendingCalls::default();
-        // Not for a retry of a write that landed: a second line with the leaf's id would
-        // make the session's tree a loop.
-        if options.kind == Kind::Entry && state.tip.leaf.as_deref().is_some_and(|leaf| Some(leaf) == options.first_id) {
-            return Err(Error::InvalidArgument(format!(
-                "session `{id}` already ends with an entry of this id: a write that landed is not repeated; use a fresh id"
-            )));
-        }
         let at = match options.from {
             Some(from) => At { parent: Some(from), sidechain: state.tip.sidechain_only(), calls: &no_calls },
             None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls },
@@ -315,7 +306,7 @@ impl<S: Storage> Store<S> {
             return Ok(Vec::new());
         }
         let (clean, found) = self.redaction().json_lines(&json);
-        let json = clean.unwrap_or(json);
+        let json = scan::mark_continued(clean.unwrap_or(json));
         let separator = if state.unterminated { "\n" } else { "" };
         let record = format!("{separator}{json}\n");
         let record_len = record.len() as u64;
@@ -331,6 +322,17 @@ impl<S: Storage> Store<S> {
         };
         let key = keys::part_key(project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
+        let text = scan::decode(json.as_bytes());
+        let written = scan::scan_part(part, json.as_bytes(), &text);
+        // Not for a retry of a write that landed (whole, then reported failure): its
+        // lines would be there twice, and a second line with the leaf's id would make
+        // the session's tree a loop.
+        if kind == Kind::Entry && written.lines.iter().any(|line| line.env.uuid().is_some() && line.env.uuid() == state.tip.leaf.as_deref())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "session `{id}` already ends with an entry of this id: the write landed before, and is not repeated; use fresh ids for a new one"
+            )));
+        }
         // Until the append returns, whether it landed is unknown: a future dropped
         // mid-write leaves the state to be read again.
         state.stale = true;
@@ -355,8 +357,6 @@ impl<S: Storage> Store<S> {
             Kind::Entry | Kind::Prune => state.since_compaction.saturating_add(record_len),
         };
         // The lines just written move the tip by the same rule a fresh load uses.
-        let text = scan::decode(json.as_bytes());
-        let written = scan::scan_part(part, json.as_bytes(), &text);
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
         Ok(written_entries(&written.lines, line_no, &found))
@@ -393,7 +393,7 @@ impl<S: Storage> Store<S> {
             if let Some(size) = state.sizes.last_mut() {
                 *size = offset;
             }
-            state.last_part_lines = state.last_part_lines.saturating_sub(1);
+            state.last_part_lines = state.last_part_lines.saturating_sub(state.torn_lines);
         }
         Ok(state)
     }
@@ -456,6 +456,7 @@ impl<S: Storage> Store<S> {
         state.last_part_lines += scan.line_count;
         state.unterminated = scan.unterminated && scan.torn_at.is_none();
         state.torn_at = scan.torn_at.map(|at| old_size + at);
+        state.torn_lines = scan.torn_lines;
         state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
         Ok(Some(state))
     }

@@ -1,11 +1,12 @@
 //! The one thing a host must provide: a flat, byte-level key space with the contract
-//! written on it. `in_memory` is the reference backend, `faulty` fails on purpose for
-//! tests, and `contract` is the suite every backend runs.
+//! written on it. `in_memory` is the reference backend, `faulty` fails on purpose and
+//! `crash` loses power for tests, and `contract` is the suite every backend runs.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 pub mod contract;
+pub mod crash;
 pub mod faulty;
 mod in_memory;
 

@@ -167,8 +167,11 @@ pub(crate) struct PartScan<'a> {
     pub lone_surrogates: u32,
     /// Lines in the part, blank, skipped and torn ones included.
     pub line_count: u32,
-    /// The part ends in an unreadable fragment with no newline; its byte offset.
+    /// The part ends in an unreadable fragment with no newline, or in a record written
+    /// in one append whose last line never landed (see [`CONTINUED`]): its byte offset.
     pub torn_at: Option<u64>,
+    /// Lines from `torn_at` to the end: the fragment, and the lines of its record.
+    pub torn_lines: u32,
     /// The part's last line is complete (or blank) but has no newline: the next
     /// append must write one first.
     pub unterminated: bool,
@@ -256,8 +259,12 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         lone_surrogates: 0,
         line_count: 0,
         torn_at: None,
+        torn_lines: 0,
         unterminated: false,
     };
+    // The record written in one append that the lines since this one belong to, while
+    // its last line has not been seen: (byte offset, index in `lines`, line number).
+    let mut open_record: Option<(usize, usize, u32)> = None;
     // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
     let lossy = !core::ptr::eq(text.as_bytes(), bytes);
     let mut start = 0;
@@ -292,23 +299,63 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         match parse_object(line) {
             Ok(env) => {
                 scan.unterminated = !terminated;
+                if line.starts_with(CONTINUED) {
+                    open_record.get_or_insert((line_byte_start, scan.lines.len(), line_no));
+                } else {
+                    open_record = None;
+                }
                 scan.lines.push(Line { part, line: line_no, raw: line, env });
             }
             Err(error) => {
                 let recovered = split_glued(line);
                 if recovered.len() >= 2 {
+                    open_record = None;
                     scan.recovered_glued += recovered.len() as u32;
                     scan.unterminated = !terminated;
                     scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line_no, raw, env }));
                 } else if !terminated {
                     scan.torn_at = Some(line_byte_start as u64);
+                    scan.torn_lines = 1;
                 } else {
+                    open_record = None;
                     scan.skipped.push(SkippedLine { part, line: line_no, reason: alloc::format!("not a transcript entry: {error}") });
                 }
             }
         }
     }
+    // A record cut short takes the lines of it that did land with it: a turn is all
+    // there or not at all.
+    if let Some((offset, index, first_line)) = open_record {
+        scan.torn_lines = scan.line_count + 1 - first_line;
+        scan.torn_at = Some(offset as u64);
+        scan.lines.truncate(index);
+        scan.unterminated = false;
+    }
     scan
+}
+
+/// How a line of a record written in one append begins when more lines of the record
+/// follow it. JSON ignores the space, so every reader sees the same entries, but Mneme
+/// knows a record a crash cut short — the lines that landed begin with it and no line
+/// without it ends them — and takes all of it out, not just the torn line: a turn is
+/// there whole or not at all. At the start of the line, the mark lands with the first
+/// byte of it: a tear anywhere leaves it readable. The last line has no mark.
+pub(crate) const CONTINUED: char = ' ';
+
+/// The lines of a record to be written in one append (joined by newlines), every
+/// line but the last marked [`CONTINUED`].
+pub(crate) fn mark_continued(lines: String) -> String {
+    if !lines.contains('\n') {
+        return lines;
+    }
+    let mut marked = String::with_capacity(lines.len() + lines.matches('\n').count() + 1);
+    marked.push(CONTINUED);
+    marked.push_str(&lines.replace('\n', "\n "));
+    // The last line ends the record: it carries no mark.
+    if let Some(at) = marked.rfind("\n ") {
+        marked.remove(at + 1);
+    }
+    marked
 }
 
 /// A line's envelope. Only objects are entries: serde would also read a struct from
