@@ -1,7 +1,7 @@
 //! What the fuzz targets (`fuzz/`) run, shared with the replay of every input that ever
 //! crashed one (`fuzz/crashers/<target>/`, run by the test command): arbitrary bytes
-//! through the core's reading paths and through the turn input. Each returns normally
-//! for any input; a panic is the defect.
+//! through the core's reading paths, the turn input, the CLAUDE.md resolver and the
+//! memory file parser. Each returns normally for any input; a panic is the defect.
 
 use mneme_core::gates::ExtractionSettings;
 use mneme_core::{InMemoryStorage, Mode, Provider, Settings, Storage, Store, Turn, block_on};
@@ -65,6 +65,70 @@ pub fn turn(data: &[u8]) {
     }
 }
 
+/// Where the `instructions` target's files go, in the order the input's NUL-separated
+/// pieces fill them: the hierarchy Claude Code loads for `/p/sub`, and files to import.
+const INSTRUCTION_FILES: [&str; 8] = [
+    "/p/CLAUDE.md",
+    "/p/sub/CLAUDE.md",
+    "/home/u/.claude/CLAUDE.md",
+    "/p/.claude/rules/style.md",
+    "/p/sub/CLAUDE.local.md",
+    "/p/docs/a.md",
+    "/home/u/b.md",
+    "/etc/claude-code/CLAUDE.md",
+];
+
+/// The bytes as instruction files (pieces separated by NUL bytes), resolved as Claude
+/// Code would for a session in `/p/sub`: `@` imports, rules with `paths:`, comments.
+pub fn instructions(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let store = Store::new(InMemoryStorage::new());
+    for (path, piece) in INSTRUCTION_FILES.iter().zip(text.split('\0')) {
+        if block_on(store.write_file(path, piece)).is_err() {
+            return;
+        }
+    }
+    let request = mneme_core::memory::instructions::Request {
+        cwd: "/p/sub".into(),
+        home: "/home/u".into(),
+        managed: Some("/etc/claude-code/CLAUDE.md".into()),
+        paths: vec!["/p/sub/src/main.rs".into(), "docs/a.md".into()],
+    };
+    let _ = block_on(store.instructions(&request));
+}
+
+/// The bytes as a memory file and as MEMORY.md: parsed, rendered and parsed again, the
+/// index updated and loaded for a model, and the same through a store's scope (list,
+/// show, recall, load, a write over it).
+pub fn memory(data: &[u8]) {
+    use mneme_core::memory::file::Memory;
+    use mneme_core::memory::memory_md::{self, Caps};
+    use mneme_core::memory::store::{Filter, Scope};
+    let text = String::from_utf8_lossy(data);
+    let parsed = Memory::parse("fuzzed", &text);
+    let _ = Memory::parse("fuzzed", &parsed.render());
+    let _ = memory_md::update(&text, &[&parsed]);
+    let _ = memory_md::for_model(&text, Caps { lines: 20, units: 500 }, |_| None);
+    for line in text.lines() {
+        let _ = memory_md::linked_file(line);
+    }
+    let storage = InMemoryStorage::new();
+    let dir = mneme_core::keys::memory_dir(Some("-p"));
+    for key in ["fuzzed.md", "MEMORY.md"] {
+        if block_on(storage.append(&format!("{dir}{key}"), data)).is_err() {
+            return;
+        }
+    }
+    let store = Store::new(&storage);
+    let scope = Scope::Project("-p".into());
+    let _ = block_on(store.memory_list(&scope, &Filter { all: true, ..Filter::default() }));
+    let _ = block_on(store.memory_show(&scope, "fuzzed"));
+    let _ = block_on(store.memory_recall(&scope, "fuzzed memory text", 5, true));
+    let _ = block_on(store.memory_load(&scope, Caps::default()));
+    let change = mneme_core::memory::store::Change { body: Some("rewritten".into()), ..Default::default() };
+    let _ = block_on(store.memory_update(&scope, "fuzzed", change, 1_771_267_670_590));
+}
+
 #[cfg(test)]
 mod crashers {
     use std::path::Path;
@@ -74,7 +138,13 @@ mod crashers {
     fn every_recorded_crasher_runs_clean() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/crashers");
         type Target = fn(&[u8]);
-        let targets: [(&str, Target); 3] = [("reader", super::reader), ("session", super::session), ("turn", super::turn)];
+        let targets: [(&str, Target); 5] = [
+            ("reader", super::reader),
+            ("session", super::session),
+            ("turn", super::turn),
+            ("instructions", super::instructions),
+            ("memory", super::memory),
+        ];
         let mut replayed = 0;
         for (name, target) in targets {
             let Ok(entries) = std::fs::read_dir(root.join(name)) else { continue };

@@ -226,16 +226,24 @@ fn setup_fuzz() -> Result<(), String> {
 }
 
 /// Each fuzz target for a few seconds from its seeds (the real transcripts of
-/// tests/corpus, the turns of fuzz/seeds): a short look for panics on every run. The
+/// tests/corpus, the turns, instruction files and memory files of fuzz/seeds): a short look for panics on every run. The
 /// long runs and the crashers they find are in fuzz/ (README).
 fn fuzz_smoke() -> Result<(), String> {
     run("cargo", &["+nightly", "fuzz", "build", "-O"])?;
-    for (target, seeds) in [("reader", "tests/corpus"), ("session", "tests/corpus"), ("turn", "fuzz/seeds/turn")] {
+    let targets = [
+        ("reader", "tests/corpus"),
+        ("session", "tests/corpus"),
+        ("turn", "fuzz/seeds/turn"),
+        ("instructions", "fuzz/seeds/instructions"),
+        ("memory", "fuzz/seeds/memory"),
+    ];
+    // Twelve seconds each: a minute in all.
+    for (target, seeds) in targets {
         let corpus = format!("fuzz/corpus/{target}");
         std::fs::create_dir_all(&corpus).map_err(|e| format!("cannot create {corpus}: {e}"))?;
         run(
             "cargo",
-            &["+nightly", "fuzz", "run", "-O", target, &corpus, seeds, "--", "-max_total_time=15", "-max_len=8192", "-rss_limit_mb=2048"],
+            &["+nightly", "fuzz", "run", "-O", target, &corpus, seeds, "--", "-max_total_time=12", "-max_len=8192", "-rss_limit_mb=2048"],
         )?;
     }
     Ok(())
