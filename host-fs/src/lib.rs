@@ -119,6 +119,21 @@ impl FsStorage {
         Ok(())
     }
 
+    /// Creates `dir` and its missing parents. Each new folder is durable only once the
+    /// folder holding it is synced: without that, a power cut can take a new project's
+    /// folder, and the acknowledged session in it, away.
+    fn create_dirs(&self, dir: &Path) -> io::Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        let missing: Vec<&Path> = dir.ancestors().take_while(|at| !at.exists()).collect();
+        fs::create_dir_all(dir)?;
+        for created in missing.iter().rev() {
+            self.sync_dir(created.parent().unwrap_or(&self.root))?;
+        }
+        Ok(())
+    }
+
     fn held_locks(&self) -> std::sync::MutexGuard<'_, HashMap<String, File>> {
         // A panic while holding the map cannot leave it inconsistent (insert/remove only).
         self.held_locks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -226,7 +241,7 @@ impl FsStorage {
         }
         let append = || -> io::Result<u64> {
             let parent = path.parent().unwrap_or(&self.root);
-            fs::create_dir_all(parent)?;
+            self.create_dirs(parent)?;
             let created = !path.exists();
             let file = OpenOptions::new().create(true).append(true).open(&path)?;
             let old_len = file.metadata()?.len();
@@ -253,7 +268,7 @@ impl FsStorage {
     fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
         let parent = path.parent().unwrap_or(&self.root);
-        fs::create_dir_all(parent).map_err(|e| io_error(key, e))?;
+        self.create_dirs(parent).map_err(|e| io_error(key, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
         let temp = parent.join(format!(".{name}.tmp-{}", temp_suffix()));
         let written = (|| {
@@ -317,7 +332,7 @@ impl FsStorage {
         }
         self.forget_appender(&from_path);
         let parent = to_path.parent().unwrap_or(&self.root);
-        fs::create_dir_all(parent).map_err(|e| io_error(to, e))?;
+        self.create_dirs(parent).map_err(|e| io_error(to, e))?;
         // A hard link fails if `to` exists, atomically: a check-then-rename could
         // overwrite a file created in between.
         fs::hard_link(&from_path, &to_path).map_err(|e| io_error(to, e))?;
@@ -380,6 +395,9 @@ impl FsStorage {
         }
         let path = self.root.join(RESERVED_DIR).join("locks").join(format!("{name}.lock"));
         let open = || -> io::Result<File> {
+            // The store's root holds the data to come: it must outlive a power cut. The
+            // lock folders under it need not.
+            self.create_dirs(&self.root)?;
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent)?;
             }

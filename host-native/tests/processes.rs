@@ -31,6 +31,7 @@ fn main() {
     four_processes_append_to_one_session_and_every_line_is_one_intact_link_of_one_chain();
     writers_killed_at_random_points_lose_nothing_acknowledged_and_no_turn_is_half_there();
     a_full_disk_refuses_every_write_path_and_loses_nothing();
+    the_cli_syncs_every_write_before_it_answers();
     println!("processes: every check passed in {:.1?}", started.elapsed());
 }
 
@@ -302,4 +303,130 @@ fn a_full_disk_refuses_every_write_path_and_loses_nothing() {
         std::panic::resume_unwind(panic);
     }
     assert!(unmounted.is_ok_and(|s| s.success()), "umount");
+}
+
+/// The filesystem host's real sequence of system calls, recorded by strace around
+/// `mneme` commands that take every kind of write (a new session in a new project, an
+/// append, a memory: temp file, rename, MEMORY.md, the recall index), checked against
+/// what survives a power cut: every byte written to the store is synced before the
+/// command ends, a temp file is synced before it is renamed, and every new name — file
+/// or folder — has its folder synced after it appears.
+fn the_cli_syncs_every_write_before_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root_text = root.to_str().unwrap().to_owned();
+    let commands: [&[&str]; 4] = [
+        &["append", "s", "--role", "user", "--text", "first", "--cwd", "/w/app"],
+        &["append", "s", "--role", "assistant", "--text", "second", "--cwd", "/w/app"],
+        &["memory", "add", "--name", "Deploy", "--type", "project", "--description", "how", "--cwd", "/w/app"],
+        &["append", "t", "--role", "user", "--text", "a session in a second project", "--cwd", "/w/other"],
+    ];
+    let mut checked = 0;
+    for command in commands {
+        let existing = tree(&root);
+        let trace = dir.path().join("trace.log");
+        let status = Command::new("strace")
+            .args([
+                "-f",
+                "-y",
+                "-qq",
+                "-e",
+                "trace=openat,write,pwrite64,fsync,fdatasync,rename,renameat,renameat2,link,linkat,mkdir,mkdirat,ftruncate",
+                "-o",
+            ])
+            .arg(&trace)
+            .arg(env!("CARGO_BIN_EXE_mneme"))
+            .args(["--root", &root_text])
+            .args(command)
+            .stdout(Stdio::null())
+            .status()
+            .expect("strace runs (the setup installs it)");
+        assert!(status.success(), "{command:?} under strace");
+        let log = std::fs::read_to_string(&trace).unwrap();
+        let problems = unsynced(&log, &root_text, &existing);
+        assert!(problems.is_empty(), "{command:?} leaves writes a power cut could take:\n{}\n--- trace ---\n{log}", problems.join("\n"));
+        checked += log.lines().filter(|l| l.contains(&root_text)).count();
+    }
+    println!("syscalls: {checked} store calls of 4 commands checked; every write synced before the answer");
+}
+
+/// What in an strace log (`-f -y`) of one command would not survive a power cut: data
+/// written to a store file and never synced, a file renamed before it was synced, a new
+/// name whose folder was never synced afterwards. Lock files (`<root>/.mneme/`) are not data.
+fn unsynced(log: &str, root: &str, existing: &HashSet<String>) -> Vec<String> {
+    let mut dirty: HashSet<String> = HashSet::new();
+    let mut unsynced_dirs: HashSet<String> = HashSet::new();
+    let mut problems = Vec::new();
+    let locks = format!("{root}/.mneme");
+    let in_store = |path: &str| path.starts_with(root) && !path.starts_with(&locks);
+    let parent = |path: &str| path.rsplit_once('/').map_or(String::new(), |(dir, _)| dir.to_owned());
+    for line in log.lines() {
+        let call = line.split_once("  ").map_or(line, |(_, rest)| rest).trim_start();
+        let Some((name, rest)) = call.split_once('(') else { continue };
+        if call.contains(" = -1 ") {
+            continue;
+        }
+        // `-y` prints an fd as `5</path>`; paths are the first quoted or bracketed ones.
+        let fd_path = rest.split_once('<').and_then(|(_, p)| p.split_once('>')).map(|(p, _)| p.to_owned());
+        let quoted: Vec<&str> = rest.split('"').skip(1).step_by(2).collect();
+        match name {
+            "write" | "pwrite64" | "ftruncate" => {
+                if let Some(path) = fd_path.filter(|p| in_store(p)) {
+                    dirty.insert(path);
+                }
+            }
+            "fsync" | "fdatasync" => {
+                if let Some(path) = fd_path {
+                    dirty.remove(&path);
+                    unsynced_dirs.remove(&path);
+                }
+            }
+            "openat" if rest.contains("O_CREAT") => {
+                if let Some(path) = quoted.first().filter(|p| in_store(p) && !existing.contains(**p)) {
+                    unsynced_dirs.insert(parent(path));
+                }
+            }
+            "mkdir" | "mkdirat" => {
+                if let Some(path) = quoted.first().filter(|p| in_store(p) && !existing.contains(**p)) {
+                    unsynced_dirs.insert(parent(path));
+                }
+            }
+            "rename" | "renameat" | "renameat2" | "link" | "linkat" => {
+                if let (Some(from), Some(to)) = (quoted.first(), quoted.get(1)) {
+                    if dirty.contains(*from) {
+                        problems.push(format!("{from} was renamed to {to} before it was synced"));
+                    }
+                    if in_store(to) {
+                        unsynced_dirs.insert(parent(to));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Temp files that were renamed away hold nothing any more; what is left is data.
+    problems.extend(dirty.into_iter().filter(|p| Path::new(p).exists()).map(|p| format!("{p}: written, never synced")));
+    problems.extend(
+        unsynced_dirs
+            .into_iter()
+            .filter(|d| d.starts_with(root) || root.starts_with(d.as_str()))
+            .map(|d| format!("{d}/: gained a name, never synced")),
+    );
+    problems
+}
+
+/// Every path under `root` (and `root` itself, when it exists), as strace prints them.
+fn tree(root: &Path) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if !path.exists() {
+            continue;
+        }
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+        found.insert(path.to_str().unwrap().to_owned());
+    }
+    found
 }

