@@ -183,6 +183,19 @@ fn paths() -> Vec<Path> {
             debris: None,
         },
         Path {
+            name: "fork",
+            run: |store| block_on(store.fork("s", Some("a1"), "f1", T0 + 1)).map(|_| Vec::new()),
+            whole: |store, _| match block_on(store.load("f1")) {
+                // A fork the cut tore reads as no entry at all, never as part of the chain.
+                Ok(fork) if !fork.entries.is_empty() && fork.entries.len() != 2 => {
+                    Err(format!("{} of the fork's 2 entries", fork.entries.len()))
+                }
+                Ok(_) | Err(Error::SessionNotFound { .. }) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            },
+            debris: None,
+        },
+        Path {
             name: "key reset (index update)",
             run: |store| block_on(store.reset_key(KEY, "s3", T0 + 1)).map(|_| Vec::new()),
             whole: |store, _| {
@@ -203,12 +216,20 @@ fn paths() -> Vec<Path> {
             whole: |store, _| {
                 let scope = Scope::Project("-p".into());
                 let listed = block_on(store.memory_list(&scope, &Default::default())).map_err(|e| e.to_string())?;
-                match listed.iter().find(|m| m.file == "deploy") {
-                    Some(_) => {
-                        let shown = block_on(store.memory_show(&scope, "deploy")).map_err(|e| e.to_string())?;
-                        if shown.memory.body == "Run the script.\n" { Ok(()) } else { Err(format!("body {:?}", shown.memory.body)) }
+                let there = listed.iter().any(|m| m.file == "deploy");
+                if there {
+                    let shown = block_on(store.memory_show(&scope, "deploy")).map_err(|e| e.to_string())?;
+                    if shown.memory.body != "Run the script.\n" {
+                        return Err(format!("body {:?}", shown.memory.body));
                     }
-                    None => Ok(()),
+                }
+                // The next memory write puts a memory the cut left out of MEMORY.md back.
+                let next = NewMemory::new("Next", MemoryKind::Project, "the next memory", "Written after the restart.\n");
+                block_on(store.memory_add(&scope, next, T0 + 2)).map_err(|e| e.to_string())?;
+                let index = block_on(store.memory_load(&scope, Default::default())).map_err(|e| e.to_string())?.text;
+                match (there, index.contains("(deploy.md)"), index.contains("(next.md)")) {
+                    (there, indexed, true) if there == indexed => Ok(()),
+                    other => Err(format!("memory there, in MEMORY.md, next in MEMORY.md: {other:?}\n{index}")),
                 }
             },
             debris: None,

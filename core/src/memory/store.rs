@@ -13,7 +13,7 @@
 //! One write order everywhere: memory files, then MEMORY.md, then the index. A crash
 //! leaves at worst memory files the index does not know yet, which the next load finds.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -666,7 +666,26 @@ impl<S: Storage> Store<S> {
             Err(StorageError::NotFound { .. }) => (String::new(), None),
             Err(error) => return Err(error.into()),
         };
-        let refs: Vec<&Memory> = written.iter().collect();
+        // A write that failed (or lost power) between a memory's file and MEMORY.md left
+        // the memory out of the index: the next write of the scope puts it back. Only
+        // memories Mneme wrote (they carry `created`) — a line someone took out of a
+        // Claude Code index stays out.
+        let listed: BTreeSet<&str> = old.lines().filter_map(memory_md::linked_file).collect();
+        let behind: Vec<Memory> = self
+            .memories
+            .borrow()
+            .get(dir)
+            .map(|state| {
+                state
+                    .memories
+                    .values()
+                    .filter(|m| m.is_current() && m.created_ms.is_some() && !listed.contains(m.file.as_str()))
+                    .filter(|m| written.iter().all(|w| w.file != m.file))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let refs: Vec<&Memory> = behind.iter().chain(written).collect();
         let new = memory_md::update(&old, &refs);
         if new != old {
             self.storage.replace(&index_key, new.as_bytes(), old_size).await?;
