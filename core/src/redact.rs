@@ -301,10 +301,10 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let boundary = i == 0 || !is_token_byte(bytes[i - 1]);
-        let line_start = i == 0
-            || bytes[i - 1] == b'\n'
-            || (newlines == Newlines::Escaped && i >= 2 && &bytes[i - 2..i] == b"\\n" && (i < 3 || bytes[i - 3] != b'\\'));
+        // In a JSON string, `\n` or `\t` ends a word too, though `n` and `t` are letters.
+        let after_escape = newlines == Newlines::Escaped && i >= 2 && bytes[i - 2] == b'\\' && (i < 3 || bytes[i - 3] != b'\\');
+        let boundary = i == 0 || after_escape || !is_token_byte(bytes[i - 1]);
+        let line_start = i == 0 || bytes[i - 1] == b'\n' || (after_escape && bytes[i - 1] == b'n');
         let hit = if boundary { secret_at(policy, bytes, i, newlines, line_start) } else { None };
         match hit {
             Some((kind, start, end)) => {
@@ -454,8 +454,14 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
     }
     let stop = |b: u8| !(b.is_ascii_whitespace() || b == b'"' || b == b'\'' || (newlines == Newlines::Escaped && b == b'\\'));
     let len = run(bytes, start, stop);
-    // `$OTHER` and `${OTHER}` name another variable; an empty value holds nothing.
-    if len == 0 || bytes[start] == b'$' || bytes[start..start + len].starts_with(b"[REDACTED:") {
+    // `$OTHER` and `${OTHER}` name another variable; an empty value holds nothing; and
+    // documentation's placeholders (`sk-ant-...`, `<your key>`, `xxxx`) are no secret.
+    let value = &bytes[start..start + len];
+    let placeholder = value.windows(3).any(|w| w == b"...")
+        || value.starts_with(b"<")
+        || value.iter().all(|b| matches!(b, b'x' | b'X' | b'*' | b'.'))
+        || value.to_ascii_lowercase().windows(4).any(|w| w == b"your");
+    if len == 0 || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder {
         return None;
     }
     Some((SecretKind::EnvSecret, start, start + len))

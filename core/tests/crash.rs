@@ -345,6 +345,7 @@ fn a_write_that_lands_and_then_fails_poisons_the_session_and_is_never_counted_tw
         }
     }
     assert!(faults >= 8, "faults after the effect injected: {faults}");
+    eprintln!("faults after the effect injected: {faults}");
 }
 
 /// Reads that return less than asked never lose or invent an entry: a store that sees

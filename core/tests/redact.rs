@@ -82,6 +82,17 @@ fn bearer_tokens_private_keys_and_env_lines_are_replaced() {
 }
 
 #[test]
+fn in_a_json_string_an_escape_ends_a_word() {
+    let github = fakes()[6].1.clone();
+    let line =
+        json!({ "type": "user", "message": { "content": format!("a\n{github}\tOPENAI_API_KEY=x\nOPENAI_API_KEY=abc\n") } }).to_string();
+    let mut found = Found::default();
+    let clean = Redaction::all().json_line(&line, &mut found).unwrap();
+    assert!(clean.contains(r"a\n[REDACTED:github-token]\tOPENAI_API_KEY=x\nOPENAI_API_KEY=[REDACTED:env-secret]\n"), "{clean}");
+    assert_eq!(found.report().len(), 2);
+}
+
+#[test]
 fn ordinary_code_and_prose_are_left_alone() {
     for text in [
         "The bearer of this letter is a friend. Bearer token authentication is RFC 6750.",
@@ -93,6 +104,7 @@ fn ordinary_code_and_prose_are_left_alone() {
         "sk-1234 is too short; sk-this-is-a-very-long-kebab-case-name-without-digits",
         "ghp_ alone, AKIA alone, AIza alone, xoxb- alone",
         "AKIAIOSFODNN7EXAMPLEMORE is not a key: it runs on",
+        "export ANTHROPIC_API_KEY=sk-ant-...\nOPENAI_API_KEY=<your key>\nGITHUB_TOKEN=xxxxxxxx\nAPI_SECRET=your-secret-here",
         "export PATH=$PATH:/usr/local/bin\nOPENAI_API_KEY=$OPENAI_API_KEY\nGITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}\nMAX_TOKENS=4096\nTOKEN_LIMIT=100",
         "if api_key == \"\": raise ValueError('set OPENAI_API_KEY')",
         "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 uuid 3f2b6c1e-8d4a-4f7b-9c2e-1a5b7d9e0f12",
@@ -117,6 +129,7 @@ fn every_corpus_transcript_line_is_left_alone() {
         }
     }
     assert!(lines > 1000, "the corpus was read ({lines} lines)");
+    eprintln!("corpus lines left alone by redaction: {lines}");
 }
 
 fn walk(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {

@@ -869,9 +869,23 @@ fn print_ledger(ledger: &Ledger) -> CliResult {
 
 fn print_appended(id: &str, entries: &[mneme_host::core::Entry]) -> CliResult {
     for entry in entries {
-        println!("appended {} to session {id} (line {})", entry.uuid.as_deref().unwrap_or("?"), entry.line);
+        println!(
+            "appended {} to session {id} (line {}){}",
+            entry.uuid.as_deref().unwrap_or("?"),
+            entry.line,
+            redaction_note(&entry.redacted)
+        );
     }
     Ok(())
+}
+
+/// What a write took out, for a person: ` (secrets removed: 1 github-token, 2 env-secret)`.
+fn redaction_note(redacted: &[mneme_host::core::redact::Redacted]) -> String {
+    if redacted.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = redacted.iter().map(|r| format!("{} {}", r.count, r.kind)).collect();
+    format!(" (secrets removed: {})", kinds.join(", "))
 }
 
 /// A turn file: one JSON array, or JSONL with a message per line (`-`: stdin).

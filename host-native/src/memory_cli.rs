@@ -476,7 +476,7 @@ fn print_written(verb: &str, memory: &Memory, json: bool) -> CliResult {
     if json {
         return print_json(memory);
     }
-    println!("{verb} {} ({}.md)", memory.name, memory.file);
+    println!("{verb} {} ({}.md){}", memory.name, memory.file, crate::redaction_note(&memory.redacted));
     Ok(())
 }
 

@@ -122,6 +122,45 @@ fn append_show_and_list_round_trip() {
 }
 
 #[test]
+fn secrets_are_removed_before_writing_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let token = "ghp_aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xYaB3d";
+    let text = format!("push with {token}\nOPENAI_API_KEY=abc123");
+    let said = stdout(&mneme(&["--root", root, "append", "s", "--role", "user", "--text", &text, "--cwd", "/w"]));
+    assert!(said.contains("(secrets removed: 1 github-token, 1 env-secret)"), "{said}");
+    let file = fs::read_to_string(dir.path().join("projects/-w/s.jsonl")).unwrap();
+    assert!(file.contains("push with [REDACTED:github-token]\\nOPENAI_API_KEY=[REDACTED:env-secret]") && !file.contains(token), "{file}");
+    let said = stdout(&mneme(&["--root", root, "memory", "add", "--name", "Push", "--type", "reference", "--body", &text, "--cwd", "/w"]));
+    assert!(said.contains("secrets removed"), "{said}");
+
+    stdout(&mneme(&["--root", root, "--redact", "aws-access-key,private-key", "append", "s", "--role", "user", "--text", token]));
+    stdout(&mneme(&[
+        "--root",
+        root,
+        "--engine",
+        "native",
+        "--redact",
+        "none",
+        "append",
+        "s",
+        "--role",
+        "user",
+        "--text",
+        "abc AKIAIOSFODNN7EXAMPLE",
+    ]));
+    let file = fs::read_to_string(dir.path().join("projects/-w/s.jsonl")).unwrap();
+    assert!(file.contains(token) && file.contains("AKIAIOSFODNN7EXAMPLE"), "{file}");
+
+    let refused = mneme(&["--root", root, "--redact", "gitlab-token", "append", "s", "--role", "user", "--text", "x"]);
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && error.contains("--redact") && error.contains("gitlab-token") && error.contains("github-token"),
+        "{error}"
+    );
+}
+
+#[test]
 fn claude_home_is_read_only_and_lists_real_sessions() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/04-v2.1.42-progress");
     let home = tempfile::tempdir().unwrap();
