@@ -12,8 +12,8 @@ export interface Entry {
   part: number; line: number; kind: string;
   uuid: string | null; parent_uuid: string | null; session_id: string | null; timestamp: string | null;
   role: string | null; text: string; is_sidechain: boolean; raw: string;
-  /** Present on entries a write returned when it took secrets out of them. */
-  redacted?: Redacted[];
+  /** What the write that returned this entry took out of it; empty for entries read back. */
+  redacted: Redacted[];
 }
 /** Secrets of one kind a write replaced with `[REDACTED:<kind>]`. */
 export interface Redacted { kind: SecretKind; count: number }
@@ -297,8 +297,8 @@ export interface Memory {
   topics: string[]; links: Links; session: string | null; entry: string | null;
   /** Frontmatter lines neither Claude Code nor Mneme defines, kept verbatim. */
   extra: string[];
-  /** Present on memories a write returned when it took secrets out of them. */
-  redacted?: Redacted[];
+  /** What the write that returned this memory took out of it; empty for memories read back. */
+  redacted: Redacted[];
 }
 export interface NewMemory {
   name: string; kind: MemoryKind; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;

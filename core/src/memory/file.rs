@@ -148,7 +148,6 @@ pub struct Memory {
     pub extra: Vec<String>,
     /// What the write that returned this memory took out of it (see `redact`); empty
     /// for memories read back.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<crate::redact::Redacted>,
 }
 

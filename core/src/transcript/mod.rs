@@ -42,7 +42,6 @@ pub struct Entry {
     pub raw: String,
     /// What the write that returned this entry took out of it (see `redact`); empty
     /// for entries read back.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<crate::redact::Redacted>,
 }
 
