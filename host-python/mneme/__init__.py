@@ -515,7 +515,7 @@ class Mneme:
     def set_redaction(self, kinds):
         """The kinds of secret taken out of every line and memory file before it is
         written (every kind by default; ``[]`` writes text as given)."""
-        self._method("set_redaction", _texts("kinds", kinds))
+        self._method("set-redaction", _texts("kinds", kinds))
 
     def hold(self, id):
         """Keeps a session open for writing until ``release`` (or ``close``): other
