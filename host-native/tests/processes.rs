@@ -211,11 +211,12 @@ fn record_ids(raw: &str) -> HashSet<String> {
 }
 
 /// A tmpfs of 2 MiB, nearly filled: each write path runs until the disk refuses it.
+/// (Repair's writes — a backup, then a replace — are the replace every path here makes.)
 /// The refusal is `quota-exceeded` (never a generic I/O error, never a panic), nothing
 /// acknowledged is lost, and once space is freed the same store writes again.
 fn a_full_disk_refuses_every_write_path_and_loses_nothing() {
     type Step = fn(&mut dyn Engine<Error>, usize) -> Result<(), Error>;
-    let paths: [(&str, Step); 7] = [
+    let paths: [(&str, Step); 8] = [
         ("append", |e, i| e.append("s", entry(&format!("e{i}"), &"many words of text ".repeat(40))).map(drop)),
         ("turn", |e, i| e.append_turn("s", turn(&format!("t{i}x"))).map(drop)),
         ("tombstone", |e, i| e.append("s", entry(&format!("d{i}"), "gone soon")).and_then(|_| e.tombstone("s", &format!("d{i}"), T0))),
@@ -231,6 +232,12 @@ fn a_full_disk_refuses_every_write_path_and_loses_nothing() {
             e.memory_add(&Scope::Project("-w".into()), memory, T0).map(drop)
         }),
         ("key reset", |e, i| e.reset_key("cron:nightly", &format!("k{i}"), T0 + i as i64).map(drop)),
+        ("rollover", |e, i| {
+            let current = e.key("cron:nightly")?.entry.session_id;
+            e.append(&current, entry(&format!("o{i}"), &"a long session ".repeat(30)))?;
+            let ids = CompactionIds { boundary: format!("rb{i}"), summary: format!("rs{i}") };
+            e.rollover("cron:nightly", &"what happened ".repeat(30), &ids, &format!("roll{i}"), T0 + i as i64).map(drop)
+        }),
     ];
     let mount = tempfile::tempdir().unwrap();
     let status = Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(mount.path()).status();
