@@ -326,6 +326,81 @@ async function remember() {
   await renderMemory();
 }
 
+// ---- consolidation (auto-dream) ----------------------------------------------------
+
+/** A consolidation shown as a dry run, waiting for Apply; then the one Roll back undoes. */
+let staged = null;
+let applied = null;
+
+/**
+ * The offline model's consolidation: memories with the same name (in any case) merged
+ * into one, the newest's text kept; nothing else changed.
+ */
+async function offlineConsolidation() {
+  const groups = new Map();
+  for (const m of await store.memoryList(PROJECT)) {
+    const name = m.name.trim().toLowerCase();
+    groups.set(name, [...(groups.get(name) ?? []), m]);
+  }
+  const ops = [];
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const newest = group.reduce((a, b) => ((b.updated_ms ?? 0) >= (a.updated_ms ?? 0) ? b : a));
+    const { memory } = await store.memoryShow(PROJECT, newest.file);
+    ops.push({ op: "merge", files: group.map((m) => m.file), name: memory.name, type: memory.kind ?? "user", description: memory.description, body: memory.body, reason: "the same memory, written more than once" });
+  }
+  return (ops.length ? ops : [{ op: "noop", reason: "no two memories share a name" }]).map((op) => JSON.stringify(op)).join("\n");
+}
+
+/** The plan's prompt sent to the chosen endpoint; its text is the answer. */
+async function endpointConsolidation(plan) {
+  const body = { messages: [{ role: "user", content: plan.prompt }], max_tokens: plan.max_tokens };
+  const { reply } = $("model-kind").value === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
+  return typeof reply.content === "string" ? reply.content : reply.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+}
+
+function describeStep(step) {
+  const from = step.after.links?.derived_from?.length ? ` from ${step.after.links.derived_from.join(" + ")}` : "";
+  return `${step.kind} ${step.file}${from}${step.reason ? ` — ${step.reason}` : ""}`;
+}
+
+/** Plans a consolidation, asks the model, and shows what it would change (a dry run). */
+async function consolidate() {
+  $("consolidate").disabled = true;
+  try {
+    const plan = await store.planConsolidation(PROJECT);
+    const answer = $("model-kind").value === "offline" ? await offlineConsolidation() : await endpointConsolidation(plan);
+    const dry = await store.applyConsolidation(PROJECT, plan, answer, { dryRun: true });
+    staged = dry.steps.length ? { plan, answer } : null;
+    $("apply-consolidation").disabled = !staged;
+    $("consolidation").textContent = dry.steps.length
+      ? `Would change (nothing is written until Apply):\n${dry.steps.map(describeStep).join("\n")}`
+      : "Nothing to consolidate.";
+  } finally {
+    $("consolidate").disabled = false;
+  }
+}
+
+async function applyConsolidation() {
+  if (!staged) return;
+  const done = await store.applyConsolidation(PROJECT, staged.plan, staged.answer);
+  staged = null;
+  applied = done.id;
+  $("apply-consolidation").disabled = true;
+  $("rollback-consolidation").disabled = false;
+  $("consolidation").textContent = `Applied ${done.id} (recorded; Roll back restores every file):\n${done.steps.map(describeStep).join("\n")}`;
+  await renderMemory();
+}
+
+async function rollbackConsolidation() {
+  if (!applied) return;
+  await store.rollbackConsolidation(PROJECT, applied);
+  $("consolidation").textContent = `Rolled back ${applied}: every memory is as it was before.`;
+  applied = null;
+  $("rollback-consolidation").disabled = true;
+  await renderMemory();
+}
+
 async function searchSessions() {
   const hits = await store.search($("search-query").value, { limit: 10 });
   $("search-hits").replaceChildren(...(hits.length ? hits.map((h) => {
@@ -374,6 +449,9 @@ $("prompt").onkeydown = (event) => { if (event.key === "Enter" && (event.ctrlKey
 $("export").onclick = () => exportSession().catch(showError);
 $("remember").onclick = () => remember().catch(showError);
 $("recall").onclick = () => renderMemory().catch(showError);
+$("consolidate").onclick = () => consolidate().catch(showError);
+$("apply-consolidation").onclick = () => applyConsolidation().catch(showError);
+$("rollback-consolidation").onclick = () => rollbackConsolidation().catch(showError);
 $("recall-query").onkeydown = (event) => { if (event.key === "Enter") renderMemory().catch(showError); };
 $("search").onclick = () => searchSessions().catch(showError);
 $("search-query").onkeydown = (event) => { if (event.key === "Enter") searchSessions().catch(showError); };

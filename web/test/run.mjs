@@ -431,6 +431,41 @@ try {
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
+
+  await test("the playground's consolidation: a dry run merges two memories of one name, Apply writes it, Roll back restores both (screenshot in target/playground-consolidation.png)", async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(`${url}/web/playground.html`);
+    await page.selectOption("#backend", "memory");
+    await page.fill("#session", "dream-chat");
+    await page.click("#open");
+    for (const [name, body] of [["Editor", "The user edits in vim."], ["editor", "The user edits in Helix now."], ["Deploy day", "Releases go out on Fridays."]]) {
+      await page.fill("#memory-name", name);
+      await page.selectOption("#memory-kind", "user");
+      await page.fill("#memory-body", body);
+      await page.click("#remember");
+      await page.waitForFunction((body) => document.querySelector("#memories")?.textContent.includes(body.split(" ").pop().replace(".", "")), body);
+    }
+    await page.click("#consolidate");
+    await page.waitForSelector("#consolidation >> text=Would change");
+    const dry = await page.textContent("#consolidation");
+    assert(/added editor_3 from (editor \+ editor_2|editor_2 \+ editor)/.test(dry) && dry.includes("superseded editor_2") && dry.includes("superseded editor "), dry);
+    assert((await page.$$("#memories li")).length === 3, "a dry run writes nothing");
+    await page.click("#apply-consolidation");
+    await page.waitForSelector("#consolidation >> text=Applied");
+    await page.waitForFunction(() => document.querySelectorAll("#memories li").length === 2);
+    const merged = await page.textContent("#memory-md");
+    assert(merged.includes("(editor_3.md)") && !merged.includes("(editor.md)") && !merged.includes("(editor_2.md)"), merged);
+    await page.screenshot({ path: join(ROOT, "target/playground-consolidation.png"), fullPage: true });
+    await page.click("#rollback-consolidation");
+    await page.waitForSelector("#consolidation >> text=Rolled back");
+    await page.waitForFunction(() => document.querySelectorAll("#memories li").length === 3);
+    const restored = await page.textContent("#memory-md");
+    assert(restored.includes("(editor.md)") && restored.includes("(editor_2.md)") && !restored.includes("(editor_3.md)"), restored);
+    assert(errors.length === 0, errors.join("\n"));
+    await page.close();
+  });
 } finally {
   await context.close();
   server.close();
