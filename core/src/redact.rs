@@ -283,6 +283,7 @@ fn opaque(key: &str) -> bool {
         || key.ends_with("_id")
         || key.ends_with("Uuid")
         || key.ends_with("UUID")
+        || key.ends_with("ID")
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -428,7 +429,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Variables that hold a secret whatever their value looks like.
-const SECRET_NAMES: [&str; 16] = [
+const SECRET_NAMES: [&str; 19] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
@@ -445,6 +446,9 @@ const SECRET_NAMES: [&str; 16] = [
     "DATABASE_URL",
     "STRIPE_SECRET_KEY",
     "SECRET_KEY",
+    "API_KEY",
+    "PASSWORD",
+    "AUTH_TOKEN",
 ];
 
 /// Name endings that mark a secret (`DB_PASSWORD`, `SENTRY_AUTH_TOKEN`, `MY_API_KEY`);
@@ -454,7 +458,7 @@ const SECRET_SUFFIXES: [&str; 6] = ["_API_KEY", "_SECRET", "_SECRET_KEY", "_ACCE
 /// `NAME=value` (optionally after `export `) at the start of a line, for a name that
 /// holds a secret: the value, without its quotes, is the range to replace.
 fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind, usize, usize)> {
-    let mut at = i;
+    let mut at = skip_line_prefix(bytes, i, newlines);
     if bytes[at..].starts_with(b"export ") {
         at += 7;
     }
@@ -465,25 +469,67 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
     if !secret || bytes.get(at + name_len) != Some(&b'=') {
         return None;
     }
-    let mut start = at + name_len + 1;
-    match (newlines, bytes.get(start)) {
-        (Newlines::Escaped, Some(b'\\')) if bytes.get(start + 1) == Some(&b'"') => start += 2,
-        (_, Some(b'"' | b'\'')) => start += 1,
-        _ => {}
-    }
-    let stop = |b: u8| !(b.is_ascii_whitespace() || b == b'"' || b == b'\'' || (newlines == Newlines::Escaped && b == b'\\'));
-    let len = run(bytes, start, stop);
+    let start = at + name_len + 1;
+    let escaped_quote = newlines == Newlines::Escaped && bytes[start..].starts_with(b"\\\"");
+    let (start, end) = match bytes.get(start) {
+        // A quoted value runs to its closing quote, spaces and escapes included.
+        _ if escaped_quote => {
+            let from = start + 2;
+            let mut end = from;
+            while end < bytes.len() && !bytes[end..].starts_with(b"\\\"") {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            (from, end.min(bytes.len()))
+        }
+        Some(&quote @ (b'"' | b'\'')) if !(newlines == Newlines::Escaped && quote == b'"') => {
+            let from = start + 1;
+            (from, from + run(bytes, from, |b| b != quote && b != b'\n'))
+        }
+        _ => {
+            let stop = |b: u8| !(b.is_ascii_whitespace() || b == b'"' || b == b'\'' || (newlines == Newlines::Escaped && b == b'\\'));
+            (start, start + run(bytes, start, stop))
+        }
+    };
     // `$OTHER` and `${OTHER}` name another variable; an empty value holds nothing; and
     // documentation's placeholders (`sk-ant-...`, `<your key>`, `xxxx`) are no secret.
-    let value = &bytes[start..start + len];
+    let value = &bytes[start..end];
     let placeholder = value.windows(3).any(|w| w == b"...")
         || value.starts_with(b"<")
         || value.iter().all(|b| matches!(b, b'x' | b'X' | b'*' | b'.'))
-        || value.to_ascii_lowercase().windows(4).any(|w| w == b"your");
-    if len == 0 || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder {
+        || (value.get(..4).is_some_and(|head| head.eq_ignore_ascii_case(b"your")) && !value.get(4).is_some_and(u8::is_ascii_alphanumeric));
+    if value.is_empty() || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder {
         return None;
     }
-    Some((SecretKind::EnvSecret, start, start + len))
+    Some((SecretKind::EnvSecret, start, end))
+}
+
+/// Past what tools put before a file's line: indentation, and a line number with its
+/// arrow or tab, as Claude Code's Read tool and `cat -n` show files (`     3→KEY=…`).
+fn skip_line_prefix(bytes: &[u8], mut at: usize, newlines: Newlines) -> usize {
+    let blank = |bytes: &[u8], at: usize| -> usize {
+        match bytes.get(at) {
+            Some(b' ' | b'\t') => 1,
+            Some(b'\\') if newlines == Newlines::Escaped && bytes.get(at + 1) == Some(&b't') => 2,
+            _ => 0,
+        }
+    };
+    loop {
+        let step = blank(bytes, at);
+        if step == 0 {
+            break;
+        }
+        at += step;
+    }
+    let digits = run(bytes, at, |b| b.is_ascii_digit());
+    if digits > 0 {
+        let after = at + digits;
+        if bytes[after..].starts_with("→".as_bytes()) {
+            at = after + "→".len();
+        } else if blank(bytes, after) > 0 {
+            at = after + blank(bytes, after);
+        }
+    }
+    at
 }
 
 #[cfg(test)]

@@ -72,6 +72,14 @@ fn bearer_tokens_private_keys_and_env_lines_are_replaced() {
     let (out, _) = redact(&format!("cut short: {rsa}"));
     assert_eq!(out, "cut short: [REDACTED:private-key]", "a block without its end runs to the end of the text");
 
+    let (out, _) = redact(
+        "DB_PASSWORD=\"correct horse battery\"\n     3→GITHUB_TOKEN=abc123\n\tHF_TOKEN=hf_x1\nAPI_KEY=yourself2024a\nX_API_KEY=YOUR_KEY_HERE\n",
+    );
+    assert_eq!(
+        out,
+        "DB_PASSWORD=\"[REDACTED:env-secret]\"\n     3→GITHUB_TOKEN=[REDACTED:env-secret]\n\tHF_TOKEN=[REDACTED:env-secret]\nAPI_KEY=[REDACTED:env-secret]\nX_API_KEY=YOUR_KEY_HERE\n",
+        "quoted values run to their quote; a file shown with line numbers or indentation is read"
+    );
     let env = "# .env\nOPENAI_API_KEY=abc123def456\nexport DB_PASSWORD='hunter2'\nSTRIPE_SECRET_KEY=\"rk_live_51Hx\"\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nDEBUG=true\nMAX_TOKENS=4096\n";
     let (out, report) = redact(env);
     assert_eq!(
@@ -253,4 +261,18 @@ fn the_policy_chooses_the_kinds_and_refuses_unknown_ones() {
     let error = Redaction::named(&["gitlab-token"]).unwrap_err();
     assert!(matches!(&error, Error::InvalidArgument(m) if m.contains("gitlab-token") && m.contains("github-token")), "{error}");
     assert_eq!(Redaction::named::<&str>(&[]).unwrap(), Redaction::off());
+}
+
+#[test]
+fn a_secret_in_a_memory_name_reaches_neither_its_file_name_nor_the_index() {
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let store = Store::new(InMemoryStorage::new());
+    let scope = Scope::Project("-p".into());
+    let memory = NewMemory::new(&format!("key {aws}"), MemoryKind::Reference, "the deploy key", "see the vault\n");
+    let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
+    assert!(!written.file.to_uppercase().contains(aws) && written.name == "key [REDACTED:aws-access-key]", "{written:?}");
+    for info in block_on(store.storage().list("")).unwrap() {
+        let text = String::from_utf8_lossy(&block_on(store.storage().read(&info.key, 0, None)).unwrap()).to_uppercase();
+        assert!(!info.key.to_uppercase().contains(aws) && !text.contains(aws), "{} holds the key", info.key);
+    }
 }

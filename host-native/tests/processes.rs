@@ -27,6 +27,11 @@ fn main() {
         writer(&args[2..]);
         return;
     }
+    // `cargo test -- --list`, as libtest would answer it.
+    if args.iter().any(|a| a == "--list") {
+        println!("processes: test");
+        return;
+    }
     let started = Instant::now();
     four_processes_append_to_one_session_and_every_line_is_one_intact_link_of_one_chain();
     writers_killed_at_random_points_lose_nothing_acknowledged_and_no_turn_is_half_there();

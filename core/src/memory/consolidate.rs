@@ -249,7 +249,13 @@ impl<S: Storage> Store<S> {
             let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
             let mut steps: Vec<Step> = Vec::new();
             for proposed in ops {
-                stage_op(scope, proposed, &mut current, &mut steps, now_ms, |name, pending| state.free_file(name, pending))?;
+                let redaction = self.redaction();
+                // Named after the name as it will be written: no secret in a file name.
+                let free_file = |name: &str, pending: &[Memory]| match redaction.text(name, &mut crate::redact::Found::default()) {
+                    Some(clean) => state.free_file(&clean, pending),
+                    None => state.free_file(name, pending),
+                };
+                stage_op(scope, proposed, &mut current, &mut steps, now_ms, free_file)?;
             }
             for step in &mut steps {
                 self.redact_memories(core::slice::from_mut(&mut step.after));
@@ -358,9 +364,12 @@ impl<S: Storage> Store<S> {
     }
 
     async fn append_log(&self, dir: &str, line: &LogLine) -> Result<(), Error> {
-        let mut bytes = serde_json::to_vec(line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        bytes.push(b'\n');
-        self.storage.append(&(String::from(dir) + LOG), &bytes).await?;
+        let text = serde_json::to_string(line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        // The record holds memories before and after and the model's reasons: no secret
+        // reaches the log either.
+        let mut text = self.redaction().json_line(&text, &mut crate::redact::Found::default()).unwrap_or(text);
+        text.push('\n');
+        self.storage.append(&(String::from(dir) + LOG), text.as_bytes()).await?;
         Ok(())
     }
 

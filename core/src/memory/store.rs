@@ -14,6 +14,8 @@
 //! leaves at worst memory files the index does not know yet, which the next load finds.
 
 use alloc::collections::{BTreeMap, BTreeSet};
+
+use crate::redact::Found;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -354,10 +356,13 @@ impl<S: Storage> Store<S> {
         for memory in &memories {
             check_new(memory)?;
         }
+        let redaction = self.redaction();
         self.with_scope_locked(scope, |state| {
             let mut written: Vec<Memory> = Vec::new();
             for new in memories {
-                let file = state.free_file(&new.name, &written);
+                // Named after the name as it will be written: no secret in a file name.
+                let name = redaction.text(&new.name, &mut Found::default()).unwrap_or_else(|| new.name.clone());
+                let file = state.free_file(&name, &written);
                 written.push(new.into_memory(&file, now_ms));
             }
             Ok(written)

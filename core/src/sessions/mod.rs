@@ -209,7 +209,9 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     let (last_part_lines, unterminated, torn_at, torn_lines) =
         scans.last().map_or((0, false, None, 0), |s| (s.line_count, s.unterminated && s.torn_at.is_none(), s.torn_at, s.torn_lines));
     let loaded = Loaded::assemble(scans);
-    let total = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64));
+    // A torn tail is no part of what resume loads: it is moved aside before the next write.
+    let torn = torn_at.zip(raw.last()).map_or(0, |(at, last)| (last.len() as u64).saturating_sub(at));
+    let total = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64)).saturating_sub(torn);
     let since_compaction = match loaded.lines.iter().rposition(|l| l.env.is_compaction()) {
         Some(at) => loaded.lines[at..].iter().fold(0u64, |sum, l| sum.saturating_add(l.raw.len() as u64 + 1)),
         None => total,

@@ -129,6 +129,9 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let first = parts.parts.first().map(|p| p.key.clone()).unwrap_or_default();
         let head = self.storage.read(&first, 0, Some(64 << 10)).await?;
+        // The window may cut a record short; for telling the dialect, its lines count.
+        let head: Vec<u8> =
+            head.split(|&b| b == b'\n').flat_map(|line| line.strip_prefix(b" ").unwrap_or(line).iter().chain(b"\n")).copied().collect();
         let format = with_loaded(core::slice::from_ref(&head), |loaded| crate::format::Format::detect(&loaded.lines));
         if format != crate::format::Format::Claude {
             return Err(crate::format::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));

@@ -345,15 +345,21 @@ pub(crate) const CONTINUED: char = ' ';
 /// The lines of a record to be written in one append (joined by newlines), every
 /// line but the last marked [`CONTINUED`].
 pub(crate) fn mark_continued(lines: String) -> String {
-    if !lines.contains('\n') {
+    // A line copied from a record written before (a fork's, a compaction's kept ones)
+    // may carry that record's mark: only this record's position counts.
+    if !lines.contains('\n') && !lines.starts_with(CONTINUED) {
         return lines;
     }
-    let mut marked = String::with_capacity(lines.len() + lines.matches('\n').count() + 1);
-    marked.push(CONTINUED);
-    marked.push_str(&lines.replace('\n', "\n "));
-    // The last line ends the record: it carries no mark.
-    if let Some(at) = marked.rfind("\n ") {
-        marked.remove(at + 1);
+    let count = lines.split('\n').count();
+    let mut marked = String::with_capacity(lines.len() + count);
+    for (n, line) in lines.split('\n').enumerate() {
+        if n > 0 {
+            marked.push('\n');
+        }
+        if n + 1 < count {
+            marked.push(CONTINUED);
+        }
+        marked.push_str(line.trim_start_matches(CONTINUED));
     }
     marked
 }
