@@ -191,24 +191,33 @@ impl Redaction {
     /// Every line of `record` (lines of JSON joined by `\n`), and what each had removed.
     pub fn json_lines(self, record: &str) -> (Option<String>, Vec<Found>) {
         let mut found_by_line = Vec::new();
-        let mut out = String::with_capacity(record.len());
-        let mut changed = false;
+        // Built only from the first line that changes: most records have no secret.
+        let mut out: Option<String> = None;
         for (n, line) in record.split('\n').enumerate() {
+            let mut found = Found::default();
+            let clean = self.json_line(line, &mut found);
+            found_by_line.push(found);
+            if clean.is_none() && out.is_none() {
+                continue;
+            }
+            let out = out.get_or_insert_with(|| {
+                let before: Vec<&str> = record.split('\n').take(n).collect();
+                let mut start = before.join("\n");
+                start.reserve(record.len());
+                start
+            });
             if n > 0 {
                 out.push('\n');
             }
-            let mut found = Found::default();
-            match self.json_line(line, &mut found) {
-                Some(clean) => {
-                    out.push_str(&clean);
-                    changed = true;
-                }
-                None => out.push_str(line),
-            }
-            found_by_line.push(found);
+            out.push_str(clean.as_deref().unwrap_or(line));
         }
-        (changed.then_some(out), found_by_line)
+        (out, found_by_line)
     }
+}
+
+/// What was taken out of line `line` (1-based) of a record, from [`Redaction::json_lines`].
+pub fn report_of(found: &[Found], line: u32) -> Vec<Redacted> {
+    found.get((line as usize).saturating_sub(1)).map(Found::report).unwrap_or_default()
 }
 
 /// How a line break is written in the text being scanned.

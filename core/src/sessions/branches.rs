@@ -79,8 +79,8 @@ impl<S: Storage> Store<S> {
             return Err(Error::SessionExists { id: id.to_owned() });
         }
         let key = keys::session_key(project, id);
-        let (clean, found) = self.redaction().json_lines(content);
-        let record = format!("{}\n", crate::transcript::scan::mark_continued(clean.unwrap_or_else(|| content.to_owned())));
+        let (record, found) = self.record_of(content.to_owned());
+        let record = record + "\n";
         self.locked(&key, async {
             if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
                 return Err(Error::SessionExists { id: id.to_owned() });
@@ -91,7 +91,7 @@ impl<S: Storage> Store<S> {
         .await?;
         let mut entries = self.load(id).await?.entries;
         for entry in &mut entries {
-            entry.redacted = found.get((entry.line as usize).saturating_sub(1)).map(crate::redact::Found::report).unwrap_or_default();
+            entry.redacted = crate::redact::report_of(&found, entry.line);
         }
         Ok(entries)
     }

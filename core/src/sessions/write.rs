@@ -183,8 +183,7 @@ impl<S: Storage> Store<S> {
                     agent_id: Some(&agent.id),
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
-                let (clean, found) = self.redaction().json_lines(&json);
-                let json = scan::mark_continued(clean.unwrap_or(json));
+                let (json, found) = self.record_of(json);
                 let separator = if state.unterminated { "\n" } else { "" };
                 self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
                 let text = scan::decode(json.as_bytes());
@@ -308,8 +307,7 @@ impl<S: Storage> Store<S> {
         if json.is_empty() {
             return Ok(Vec::new());
         }
-        let (clean, found) = self.redaction().json_lines(&json);
-        let json = scan::mark_continued(clean.unwrap_or(json));
+        let (json, found) = self.record_of(json);
         let separator = if state.unterminated { "\n" } else { "" };
         let record = format!("{separator}{json}\n");
         let record_len = record.len() as u64;
@@ -363,6 +361,13 @@ impl<S: Storage> Store<S> {
         state.stale = !state.tip.advance(&written.lines);
         self.open.borrow_mut().insert(id.to_owned(), state);
         Ok(written_entries(&written.lines, line_no, &found))
+    }
+
+    /// The lines of a record as they are written: its secrets taken out, each line but
+    /// the last marked as continued; and what was taken out of each line.
+    pub(crate) fn record_of(&self, lines: String) -> (String, Vec<crate::redact::Found>) {
+        let (clean, found) = self.redaction().json_lines(&lines);
+        (scan::mark_continued(clean.unwrap_or(lines)), found)
     }
 
     /// Brings the store's knowledge of session `id` up to date with storage (another
@@ -471,10 +476,6 @@ fn written_entries(lines: &[scan::Line<'_>], first_line: u32, found: &[crate::re
     lines
         .iter()
         .zip(first_line..)
-        .map(|(line, number)| Entry {
-            line: number,
-            redacted: found.get((line.line as usize).saturating_sub(1)).map(crate::redact::Found::report).unwrap_or_default(),
-            ..line.to_entry()
-        })
+        .map(|(line, number)| Entry { line: number, redacted: crate::redact::report_of(found, line.line), ..line.to_entry() })
         .collect()
 }

@@ -577,4 +577,29 @@ mod tests {
         assert!(scan.unterminated);
         assert_eq!(scan.torn_at, None);
     }
+
+    #[test]
+    fn a_record_cut_at_any_byte_reads_whole_or_not_at_all() {
+        let before = "{\"type\":\"user\",\"uuid\":\"a\"}\n";
+        let record = mark_continued(String::from(
+            "{\"type\":\"user\",\"uuid\":\"b\"}\n {\"type\":\"assistant\",\"uuid\":\"c\"}\n{\"type\":\"user\",\"uuid\":\"d\"}",
+        ));
+        assert_eq!(
+            record.lines().filter(|l| l.starts_with(CONTINUED)).count(),
+            2,
+            "a copied mark is dropped, the last line has none: {record}"
+        );
+        let file = alloc::format!("{before}{record}\n");
+        for cut in before.len()..=file.len() {
+            let (entries, scan) = scan(&file.as_bytes()[..cut]);
+            let whole = cut >= file.len() - 1;
+            assert_eq!(entries.len(), if whole { 4 } else { 1 }, "cut at {cut}");
+            // Its mark alone is a blank line: nothing to read, nothing to move aside.
+            assert_eq!(scan.torn_at.is_some(), !whole && cut > before.len() + 1, "cut at {cut}");
+            if let Some(at) = scan.torn_at {
+                assert_eq!(at as usize, before.len());
+                assert_eq!(scan.torn_lines, scan.line_count - 1, "cut at {cut}");
+            }
+        }
+    }
 }
