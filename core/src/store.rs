@@ -3,10 +3,12 @@
 //! module; this file only ties them together.
 
 use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::{Cell, RefCell};
 
 use crate::error::Error;
+use crate::memory::embed::{Embeddings, EmbeddingsInfo};
 use crate::redact::Redaction;
 use crate::sessions::OpenSession;
 use crate::storage::{Storage, StorageError};
@@ -48,6 +50,8 @@ pub struct Store<S> {
     pub(crate) search: RefCell<crate::sessions::search::SearchState>,
     /// The secrets taken out of every line and memory file before it is written.
     redaction: Cell<Redaction>,
+    /// The word vectors recall ranks with besides words (see `memory::embed`).
+    pub(crate) embeddings: RefCell<Option<Rc<Embeddings>>>,
 }
 
 impl<S: Storage> Store<S> {
@@ -66,6 +70,7 @@ impl<S: Storage> Store<S> {
             index: RefCell::default(),
             search: RefCell::default(),
             redaction: Cell::default(),
+            embeddings: RefCell::default(),
         }
     }
 
@@ -85,6 +90,22 @@ impl<S: Storage> Store<S> {
 
     pub fn redaction(&self) -> Redaction {
         self.redaction.get()
+    }
+
+    /// Makes recall hybrid: `table` is a static embedding table in its text form (see
+    /// [`Embeddings::parse`]); memory recall and `search` then also rank by meaning.
+    /// `None` goes back to words alone. The table is kept in memory, not in storage: a
+    /// host sets it each time it opens a store.
+    pub fn set_embeddings(&self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
+        let table = table.map(Embeddings::parse).transpose()?.map(Rc::new);
+        let info = table.as_ref().map(|table| table.info().clone());
+        *self.embeddings.borrow_mut() = table;
+        Ok(info)
+    }
+
+    /// The embedding table recall uses, if any.
+    pub(crate) fn embedding_table(&self) -> Option<Rc<Embeddings>> {
+        self.embeddings.borrow().clone()
     }
 
     /// Keeps session `id` open for writing: takes its lock and keeps it until

@@ -512,3 +512,95 @@ fn instructions_resolve_from_files_kept_in_the_store() {
     block_on(store.remove_file("/w/app/CLAUDE.local.md")).unwrap();
     assert!(!block_on(store.instructions(&request(Vec::new()))).unwrap().text.contains("My local notes."));
 }
+
+mod usefulness {
+    use super::*;
+
+    #[test]
+    fn memories_marked_used_are_kept_over_the_caps_and_updated_stays() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let batch: Vec<NewMemory> =
+            (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), Kind::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
+        block_on(store.memory_add_many(&project(), batch, T0)).unwrap();
+        let caps = Caps { lines: 20, units: 25_000 };
+        let before = block_on(store.memory_load(&project(), caps)).unwrap();
+        assert!(before.left_out.contains(&"fact_29".to_string()), "{:?}", before.left_out);
+
+        let used = block_on(store.memory_used(&project(), &["fact_29".into(), "fact_28".into(), "fact_29".into()], T0 + 50)).unwrap();
+        assert_eq!(used.iter().map(|m| m.file.as_str()).collect::<Vec<_>>(), ["fact_28", "fact_29"]);
+        let fresh = Store::new(&storage);
+        let memory = block_on(fresh.memory_get(&project(), "fact_29")).unwrap();
+        assert_eq!((memory.used_ms, memory.updated_ms), (Some(T0 + 50), Some(T0)), "a use is not an update");
+        assert!(text(&storage, "projects/-home-u-app/memory/fact_29.md").contains("\nused: "));
+        let after = block_on(fresh.memory_load(&project(), caps)).unwrap();
+        assert!(!after.left_out.contains(&"fact_29".to_string()), "{:?}", after.left_out);
+        assert!(!after.left_out.contains(&"fact_28".to_string()));
+        assert!(after.text.contains("(fact_29.md)") && after.text.contains("least recently useful"), "{}", after.text);
+
+        block_on(store.memory_used(&project(), &["fact_29".into()], T0 + 10)).unwrap();
+        assert_eq!(block_on(store.memory_get(&project(), "fact_29")).unwrap().used_ms, Some(T0 + 50), "an older use never moves it back");
+        assert!(matches!(block_on(store.memory_used(&project(), &["nope".into()], T0)), Err(Error::MemoryNotFound { .. })));
+    }
+}
+
+mod embeddings {
+    use super::*;
+
+    /// Three meanings in six dimensions, with words spread around them so the table's
+    /// mean is near the origin, as a published table's is after centring.
+    const TABLE: &str = "car 1 0 0 0 0 0\nautomobile 0.95 0.05 0 0 0 0\nvehicle 0.9 0.1 0 0 0 0\n\
+        dog 0 0 1 0 0 0\npuppy 0 0 0.9 0.1 0 0\npizza 0 0 0 0 1 0\nlasagna 0 0 0 0 0.9 0.1\n\
+        north -1 0 0 0 0 0\nsouth 0 0 -1 0 0 0\nwest 0 0 0 0 -1 0\nstone 0 -1 0 -1 0 -1\n";
+
+    fn seeded(storage: &InMemoryStorage) -> Store<&InMemoryStorage> {
+        let store = Store::new(storage);
+        let memories = vec![
+            NewMemory::new("Ride", Kind::User, "What the user drives", "The user bought a new car in May."),
+            NewMemory::new("Pet", Kind::User, "The user's pet", "A puppy called Oscar."),
+            NewMemory::new("Dinner", Kind::User, "Favourite food", "Lasagna on Sundays."),
+        ];
+        block_on(store.memory_add_many(&project(), memories, T0)).unwrap();
+        store
+    }
+
+    #[test]
+    fn a_table_finds_memories_by_meaning_without_a_shared_word() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        assert!(recall(&store, "automobile").is_empty(), "no word in common, no table: nothing");
+        let info = store.set_embeddings(Some(TABLE.as_bytes())).unwrap().unwrap();
+        assert_eq!((info.words, info.terms, info.dimensions), (11, 11, 6));
+        assert_eq!(recall(&store, "automobile")[0], "ride");
+        assert_eq!(recall(&store, "which dog")[0], "pet");
+        assert_eq!(recall(&store, "pizza")[0], "dinner");
+        // Words still count: an exact match comes first, the table only adds.
+        assert_eq!(recall(&store, "Oscar automobile")[..2], ["pet", "ride"]);
+        store.set_embeddings(None).unwrap();
+        assert!(recall(&store, "automobile").is_empty());
+    }
+
+    #[test]
+    fn memories_written_after_the_table_are_embedded_as_they_come() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        store.set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        assert!(recall(&store, "vehicle").is_empty());
+        block_on(store.memory_add(&project(), NewMemory::new("Ride", Kind::User, "", "A red automobile."), T0)).unwrap();
+        assert_eq!(recall(&store, "vehicle"), ["ride"]);
+        // Another store reading the files the first one wrote embeds them from the index.
+        let fresh = Store::new(&storage);
+        fresh.set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        assert_eq!(recall(&fresh, "car"), ["ride"]);
+    }
+
+    #[test]
+    fn a_table_that_does_not_read_is_refused_and_the_old_one_stays() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        store.set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        let error = store.set_embeddings(Some(b"{\"words\": []}")).unwrap_err();
+        assert!(error.to_string().contains("one word per line followed by its values"), "{error}");
+        assert_eq!(recall(&store, "automobile")[0], "ride");
+    }
+}

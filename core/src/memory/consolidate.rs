@@ -330,23 +330,27 @@ impl<S: Storage> Store<S> {
                     Some(before) => Some(before.clone()),
                     None => now_memory.clone().filter(|now| now.archived_ms.is_some() && archived_from(now, after)),
                 };
-                if now_memory.as_ref().map(Memory::render) == restored.as_ref().map(Memory::render) {
-                    written.extend(restored);
+                let used_ms = now_memory.as_ref().and_then(|now| now.used_ms);
+                if now_memory.as_ref().map(content) == restored.as_ref().map(content) {
+                    written.extend(restored.map(|memory| with_use(memory, used_ms)));
                     continue;
                 }
-                if now_memory.as_ref().map(Memory::render) != Some(after.render()) {
+                if now_memory.as_ref().map(content) != Some(content(after)) {
                     return Err(Error::InvalidArgument(format!(
                         "memory `{file}` changed after consolidation `{id}`; nothing was rolled back (see `mneme memory show {file}`)"
                     )));
                 }
-                written.push(match before {
-                    Some(before) => before.clone(),
-                    None => {
-                        let mut added = after.clone();
-                        added.archive(now_ms);
-                        added
-                    }
-                });
+                written.push(with_use(
+                    match before {
+                        Some(before) => before.clone(),
+                        None => {
+                            let mut added = after.clone();
+                            added.archive(now_ms);
+                            added
+                        }
+                    },
+                    used_ms,
+                ));
             }
             // Files first: a rollback cut short is rolled back again by the next call
             // (the files it restored read as `before` and are left be).
@@ -414,7 +418,22 @@ fn archived_from(now: &Memory, after: &Memory) -> bool {
     let mut unarchived = now.clone();
     unarchived.archived_ms = after.archived_ms;
     unarchived.updated_ms = after.updated_ms;
-    unarchived.render() == after.render()
+    content(&unarchived) == content(after)
+}
+
+/// A memory's file as a rollback compares it: being used since is no change.
+fn content(memory: &Memory) -> String {
+    let mut unused = memory.clone();
+    unused.used_ms = None;
+    unused.render()
+}
+
+/// `memory` carrying the latest use of the file it replaces.
+fn with_use(mut memory: Memory, used_ms: Option<i64>) -> Memory {
+    if let Some(used) = used_ms {
+        memory.mark_used(used);
+    }
+    memory
 }
 
 fn scope_checked(scope: &Scope) -> Result<(), Error> {

@@ -130,6 +130,9 @@ pub struct Memory {
     pub body: String,
     pub created_ms: Option<i64>,
     pub updated_ms: Option<i64>,
+    /// When a host last said the memory was useful (see `Store::memory_used`); with
+    /// `updated`, what MEMORY.md's caps keep first.
+    pub used_ms: Option<i64>,
     /// When the fact became true (defaults to when it was written).
     pub valid_from_ms: Option<i64>,
     /// When it stopped being true: set by supersede.
@@ -161,6 +164,7 @@ impl Memory {
             body: String::new(),
             created_ms: None,
             updated_ms: None,
+            used_ms: None,
             valid_from_ms: None,
             invalid_at_ms: None,
             superseded_by: None,
@@ -200,6 +204,16 @@ impl Memory {
     pub fn archive(&mut self, now_ms: i64) {
         self.archived_ms = Some(now_ms);
         self.updated_ms = Some(now_ms);
+    }
+
+    /// Records that it was useful at `now_ms` (a later time already recorded stays).
+    pub fn mark_used(&mut self, now_ms: i64) {
+        self.used_ms = Some(self.used_ms.map_or(now_ms, |used| used.max(now_ms)));
+    }
+
+    /// When it was last useful: used, updated or written, whichever is latest.
+    pub fn last_useful_ms(&self) -> i64 {
+        self.used_ms.into_iter().chain(self.updated_ms).max().unwrap_or_else(|| self.time_ms())
     }
 
     /// When it happened, for ordering: valid-from, else created, else updated.
@@ -268,6 +282,7 @@ impl Memory {
             },
             "created" => millis().map(|t| self.created_ms = Some(t)).is_some(),
             "updated" => millis().map(|t| self.updated_ms = Some(t)).is_some(),
+            "used" => millis().map(|t| self.used_ms = Some(t)).is_some(),
             "valid_from" => millis().map(|t| self.valid_from_ms = Some(t)).is_some(),
             "invalid_at" => millis().map(|t| self.invalid_at_ms = Some(t)).is_some(),
             "archived_at" => millis().map(|t| self.archived_ms = Some(t)).is_some(),
@@ -306,6 +321,7 @@ impl Memory {
         let stamps = [
             ("created", self.created_ms),
             ("updated", self.updated_ms),
+            ("used", self.used_ms),
             ("valid_from", self.valid_from_ms),
             ("invalid_at", self.invalid_at_ms),
             ("archived_at", self.archived_ms),

@@ -5,7 +5,7 @@
 //! Claude Code loads the first 200 lines or 25,000 UTF-16 units, so the newest lines —
 //! often the corrections — are the ones cut. [`for_model`] applies the same caps but
 //! chooses what goes: superseded and archived memories first, then the least recently
-//! updated, and says at the end what was left out and how to recall it.
+//! useful (used or updated), and says at the end what was left out and how to recall it.
 
 use alloc::collections::BTreeSet;
 use alloc::format;
@@ -88,12 +88,12 @@ pub struct Loaded {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Standing {
     pub current: bool,
-    /// When it was last updated (or created); older goes first.
-    pub updated_ms: i64,
+    /// When it was last useful: used, updated or created; older goes first.
+    pub useful_ms: i64,
 }
 
 /// MEMORY.md within `caps`. Index lines are left out first for memories no longer
-/// current, then the least recently updated (lines whose file is unknown count as
+/// current, then the least recently useful (lines whose file is unknown count as
 /// oldest); other lines are kept unless they alone pass the caps. The text then ends
 /// with a note naming what was left out.
 pub fn for_model(text: &str, caps: Caps, standing: impl Fn(&str) -> Option<Standing>) -> Loaded {
@@ -106,8 +106,8 @@ pub fn for_model(text: &str, caps: Caps, standing: impl Fn(&str) -> Option<Stand
         .enumerate()
         .filter_map(|(at, line)| {
             let file = linked_file(line)?;
-            let standing = standing(file).unwrap_or(Standing { current: true, updated_ms: i64::MIN });
-            Some((standing.current, standing.updated_ms, at))
+            let standing = standing(file).unwrap_or(Standing { current: true, useful_ms: i64::MIN });
+            Some((standing.current, standing.useful_ms, at))
         })
         .collect();
     // Not current first, then oldest; among equals the later line goes first, as
@@ -163,7 +163,7 @@ fn note_for(left_out: &[String]) -> String {
     let more = left_out.len().saturating_sub(NAMED);
     let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
     format!(
-        "> {} memories were left out to stay within Claude Code's MEMORY.md limits (superseded and archived first, then the least recently updated): {}{}. Recall them by topic with `mneme memory recall`.\n",
+        "> {} memories were left out to stay within Claude Code's MEMORY.md limits (superseded and archived first, then the least recently useful): {}{}. Recall them by topic with `mneme memory recall`.\n",
         left_out.len(),
         names.join(", "),
         tail
@@ -212,7 +212,7 @@ mod tests {
         let caps = Caps { lines: 8, units: 10_000 };
         let loaded = for_model(&text, caps, |file| {
             let i: i64 = file.trim_start_matches('m').parse().ok()?;
-            Some(Standing { current: i != 7, updated_ms: 100 - i })
+            Some(Standing { current: i != 7, useful_ms: 100 - i })
         });
         // m7 is superseded; then the oldest updates are the highest numbers.
         assert_eq!(loaded.left_out[0], "m7");
@@ -231,7 +231,7 @@ mod tests {
         let text = "- [É](e.md) ".to_string() + &"é".repeat(600) + "\n" + &"- [X](x.md)\n".repeat(3);
         assert!(for_model(&text, Caps { lines: 200, units: 700 }, |_| None).left_out.is_empty());
         let loaded = for_model(&text, Caps { lines: 200, units: 620 }, |file| {
-            Some(Standing { current: true, updated_ms: if file == "e" { 1 } else { 5 } })
+            Some(Standing { current: true, useful_ms: if file == "e" { 1 } else { 5 } })
         });
         assert_eq!(loaded.left_out, ["e"], "{}", loaded.text);
         assert!(loaded.text.encode_utf16().count() <= 620, "{}", loaded.text);

@@ -3,6 +3,7 @@
 
 mod answer;
 pub mod consolidate;
+pub mod embed;
 pub mod extract;
 pub mod file;
 pub mod instructions;

@@ -5,14 +5,20 @@
 //! weigh a memory up. Superseded and archived memories are kept in the index and left
 //! out of results unless asked for.
 //!
+//! With an embedding table ([`RecallIndex::embed_with`]) recall is hybrid: each memory
+//! also has the vector of its terms, and a memory close to the query's vector scores a
+//! share of the best lexical score, so it is found without a word in common.
+//!
 //! Incremental: [`RecallIndex::insert`] adds or replaces one memory without touching the
 //! others. Scores are `f32` arithmetic and `libm`'s logarithm, the same on every host.
 
 use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::embed::{self, Embeddings};
 use super::text;
 
 /// BM25's term-frequency saturation and length normalisation (Lucene's defaults).
@@ -29,6 +35,13 @@ const SESSION_SHARE: f32 = 0.2;
 const LINK_SHARE: f32 = 0.3;
 /// How many of the best-scoring memories pass shares on, at least.
 const SPREADING_GIVERS: usize = 200;
+/// With an embedding table: a memory's similarity to the query (cosine, 0 to 1) times
+/// this share of the best lexical score is added to its own score.
+const DENSE_SHARE: f32 = 0.5;
+/// Similarities below this are noise between averaged word vectors: they add nothing.
+const DENSE_FLOOR: f32 = 0.3;
+/// How many of the memories nearest the query may gain from the table.
+const DENSE_CANDIDATES: usize = 100;
 
 /// What the index needs to know about one memory.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -100,6 +113,11 @@ pub struct RecallIndex {
     backlinks: BTreeMap<String, Vec<u32>>,
     live: u32,
     live_terms: u64,
+    /// The table memories are embedded with, and each term's row in it.
+    embeddings: Option<Rc<Embeddings>>,
+    term_rows: Vec<Option<u32>>,
+    /// One unit vector (or zeros) per slot, in slot order, when there is a table.
+    vectors: Vec<f32>,
 }
 
 impl RecallIndex {
@@ -152,9 +170,11 @@ impl RecallIndex {
             self.backlinks.entry(link.clone()).or_default().push(slot_id);
         }
         let len = document.terms.len() as u32;
+        let terms: Vec<(u32, u32)> = counts.into_iter().collect();
+        self.push_vector(&terms);
         self.slots.push(Slot {
             key: document.key.clone(),
-            terms: counts.into_iter().collect(),
+            terms,
             len,
             topics,
             session,
@@ -207,7 +227,89 @@ impl RecallIndex {
         self.term_ids.insert(String::from(term), id);
         self.postings.push(Vec::new());
         self.document_frequency.push(0);
+        self.term_rows.push(self.embeddings.as_ref().and_then(|table| table.row(term)));
         id
+    }
+
+    /// Embeds every memory with `table` (none: recall is lexical only). The same table
+    /// again costs nothing; memories inserted later are embedded as they come.
+    pub fn embed_with(&mut self, table: Option<Rc<Embeddings>>) {
+        let same = match (&self.embeddings, &table) {
+            (Some(old), Some(new)) => Rc::ptr_eq(old, new),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        self.embeddings = table;
+        self.term_rows = alloc::vec![None; self.postings.len()];
+        if let Some(table) = &self.embeddings {
+            for (term, &id) in &self.term_ids {
+                if let Some(row) = self.term_rows.get_mut(id as usize) {
+                    *row = table.row(term);
+                }
+            }
+        }
+        self.vectors = Vec::new();
+        let slots = core::mem::take(&mut self.slots);
+        for slot in &slots {
+            self.push_vector(&slot.terms);
+        }
+        self.slots = slots;
+    }
+
+    /// Appends the vector of a memory with these (term, count) pairs, when embedding.
+    fn push_vector(&mut self, terms: &[(u32, u32)]) {
+        let Some(table) = self.embeddings.clone() else { return };
+        let start = self.vectors.len();
+        self.vectors.resize(start + table.dimensions(), 0.0);
+        let Some(vector) = self.vectors.get_mut(start..) else { return };
+        for &(term, _) in terms {
+            if let Some(&Some(row)) = self.term_rows.get(term as usize) {
+                table.add_row(row, vector);
+            }
+        }
+        embed::normalise(vector);
+    }
+
+    /// The query's vector: its terms' rows, weighted, of unit length.
+    fn query_vector(&self, text: &str) -> Option<Vec<f32>> {
+        let table = self.embeddings.as_ref()?;
+        let mut vector = alloc::vec![0.0; table.dimensions()];
+        let mut rows: Vec<u32> = Vec::new();
+        text::for_each_term(text, |term| rows.extend(table.row(term)));
+        rows.sort_unstable();
+        rows.dedup();
+        for row in rows {
+            table.add_row(row, &mut vector);
+        }
+        embed::normalise(&mut vector).then_some(vector)
+    }
+
+    /// The memories nearest `query` by their vectors, with their similarity, above
+    /// [`DENSE_FLOOR`].
+    fn nearest(&self, query: &[f32], all: bool) -> Vec<(u32, f32)> {
+        let dimensions = query.len();
+        if dimensions == 0 {
+            return Vec::new();
+        }
+        let mut near: Vec<(u32, f32)> = self
+            .vectors
+            .chunks_exact(dimensions)
+            .zip(&self.slots)
+            .enumerate()
+            .filter(|(_, (_, slot))| !slot.removed && (all || slot.current))
+            .filter_map(|(slot_id, (vector, _))| {
+                let similarity: f32 = vector.iter().zip(query).map(|(a, b)| a * b).sum();
+                (similarity > DENSE_FLOOR).then_some((slot_id as u32, similarity))
+            })
+            .collect();
+        if near.len() > DENSE_CANDIDATES {
+            near.select_nth_unstable_by(DENSE_CANDIDATES - 1, |a, b| b.1.total_cmp(&a.1));
+            near.truncate(DENSE_CANDIDATES);
+        }
+        near
     }
 
     fn session_id(&mut self, name: &str) -> u32 {
@@ -230,11 +332,15 @@ impl RecallIndex {
         });
         query_terms.sort_unstable();
         query_terms.dedup();
-        if query_terms.is_empty() || self.live == 0 || query.limit == 0 {
+        let query_vector = self.query_vector(query.text);
+        if (query_terms.is_empty() && query_vector.is_none()) || self.live == 0 || query.limit == 0 {
             return Vec::new();
         }
 
         let mut own = self.bm25(&query_terms, query.all);
+        if let Some(query_vector) = &query_vector {
+            self.add_nearest(&mut own, query_vector, query.all);
+        }
         let mut scores = Scores::new(self.slots.len());
         for &(slot_id, score) in &own {
             scores.add(slot_id, score);
@@ -267,6 +373,23 @@ impl RecallIndex {
         }
         hits.sort_unstable_by(order);
         hits.into_iter().filter_map(|(slot_id, score)| Some(Hit { key: self.slots.get(slot_id as usize)?.key.clone(), score })).collect()
+    }
+
+    /// Adds to each own score the share its similarity to the query earns, memories
+    /// without a word of the query included. The share is of the best lexical score, so
+    /// the table re-ranks what words found and brings in what they missed without
+    /// outweighing an exact match; with no lexical hit at all it is of 1.
+    fn add_nearest(&self, own: &mut Vec<(u32, f32)>, query: &[f32], all: bool) {
+        let best = own.iter().map(|(_, score)| *score).fold(0.0f32, f32::max);
+        let unit = if best > 0.0 { best } else { 1.0 };
+        let mut scores = Scores::new(self.slots.len());
+        for &(slot_id, score) in own.iter() {
+            scores.add(slot_id, score);
+        }
+        for (slot_id, similarity) in self.nearest(query, all) {
+            scores.add(slot_id, DENSE_SHARE * unit * similarity);
+        }
+        *own = scores.touched.iter().filter_map(|&slot_id| Some((slot_id, *scores.value.get(slot_id as usize)?))).collect();
     }
 
     fn time_of(&self, slot_id: u32) -> i64 {

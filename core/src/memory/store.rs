@@ -431,6 +431,23 @@ impl<S: Storage> Store<S> {
         written.pop().ok_or_else(|| not_found(scope, from))
     }
 
+    /// Records that memories were useful now — a host calls it for the memories it put
+    /// in a model's context, or that a model cited — so MEMORY.md's caps keep them over
+    /// memories nobody used. Recall itself records nothing: reading stays reading. One
+    /// write for all of them; `updated` is left as it was.
+    pub async fn memory_used(&self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
+        let mut files: Vec<&str> = files.iter().map(String::as_str).collect();
+        files.sort_unstable();
+        files.dedup();
+        self.with_memory_locked(scope, &files, |mut found| {
+            for memory in &mut found {
+                memory.mark_used(now_ms);
+            }
+            Ok(found)
+        })
+        .await
+    }
+
     /// Memories of the scope without their bodies, newest first.
     pub async fn memory_list(&self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
         self.with_scope(scope, |state| {
@@ -522,7 +539,7 @@ impl<S: Storage> Store<S> {
                     .memories
                     .iter()
                     .map(|(file, m)| {
-                        (file.clone(), Standing { current: m.is_current(), updated_ms: m.updated_ms.unwrap_or_else(|| m.time_ms()) })
+                        (file.clone(), Standing { current: m.is_current(), useful_ms: m.last_useful_ms() })
                     })
                     .collect::<BTreeMap<String, Standing>>()
             })
@@ -564,6 +581,9 @@ impl<S: Storage> Store<S> {
         scope.check()?;
         let dir = scope.dir();
         let report = self.refresh_scope(&dir).await?;
+        if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
+            state.index.embed_with(self.embedding_table());
+        }
         let memories = self.memories.borrow();
         let state = memories.get(&dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
         Ok((read(state), report))

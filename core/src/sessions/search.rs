@@ -121,6 +121,7 @@ impl<S: Storage> Store<S> {
             }
             state.sessions.insert(session, (size, indexed));
         }
+        state.index.embed_with(self.embedding_table());
         let hits = state.index.recall(&Query { text: query, limit, all: false });
         Ok(hits
             .into_iter()
