@@ -398,6 +398,17 @@ impl memory::Guest for Component {
     fn reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::IndexReport, types::Error> {
         run(store(handle).memory_reindex(&scope.mirror()))
     }
+    fn used(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        files: Vec<String>,
+        now_ms: i64,
+    ) -> Result<Vec<memory::Memory>, types::Error> {
+        run(store(handle).memory_used(&scope.mirror(), &files, now_ms))
+    }
+    fn set_embeddings(handle: sessions::StoreBorrow<'_>, table: Option<Vec<u8>>) -> Result<Option<memory::EmbeddingsInfo>, types::Error> {
+        store(handle).set_embeddings(table.as_deref()).mirror()
+    }
     fn plan_extraction(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,

@@ -14,6 +14,7 @@ use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use crate::interchange::{ExportFormat, Exported, Import, Imported};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
+use crate::memory::embed::EmbeddingsInfo;
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
@@ -93,6 +94,8 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E>;
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E>;
+    fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E>;
+    fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, E>;
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E>;
     fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, E>;
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E>;
@@ -288,6 +291,12 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E> {
         Ok(block_on(Store::memory_reindex(self, scope))?)
+    }
+    fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E> {
+        Ok(block_on(Store::memory_used(self, scope, files, now_ms))?)
+    }
+    fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, E> {
+        Ok(Store::set_embeddings(self, table)?)
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E> {
         Ok(block_on(Store::plan_extraction(self, scope, id))?)

@@ -6,7 +6,7 @@ export const METHODS = [
   "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
   "dreamGate", "dreamAcquire", "dreamRelease",
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",
-  "memoryRecall", "memoryLoad", "memoryReindex", "planExtraction", "applyExtraction", "recordExtractionFailure",
+  "memoryRecall", "memoryLoad", "memoryReindex", "memoryUsed", "setEmbeddings", "planExtraction", "applyExtraction", "recordExtractionFailure",
   "planConsolidation", "applyConsolidation", "rollbackConsolidation", "consolidations", "instructions", "writeFile", "readFile",
   "removeFile", "resolve", "resetKey", "updateKey", "removeKey", "importOpenclawKeys", "exportOpenclawKeys", "rolloverGate", "rollover", "rebuildIndex", "crabLatest", "crabStart", "crabSession", "crabSetTitle", "crabAddUptime", "key", "keys", "indexReport", "keyOf", "parseKey",
 ];

@@ -11,6 +11,7 @@ use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
+use mneme_core::memory::embed::EmbeddingsInfo;
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
@@ -354,6 +355,13 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_reindex(s, h, &scope))
+    }
+    fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_used(s, h, &scope, files, now_ms))
+    }
+    fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
+        self.call(|e, s, h| e.mneme_engine_memory().call_set_embeddings(s, h, table))
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
         let scope: memory::Scope = scope.clone().mirror();

@@ -145,6 +145,10 @@ enum Command {
         /// Print a JSON array of {id, project, uuid, role, timestamp, text, score}, best first
         #[arg(long)]
         json: bool,
+        /// A static embedding table to rank by meaning as well as by words: the text form
+        /// GloVe, word2vec and fastText publish (a word per line, then its values)
+        #[arg(long, value_name = "FILE", env = "MNEME_EMBEDDINGS")]
+        embeddings: Option<PathBuf>,
     },
     /// Append a message or a whole turn to a session, creating the session if it does
     /// not exist. A turn (`--message`, `--turn`) is written in one write: all of it or
@@ -629,8 +633,10 @@ fn run(cli: Cli) -> CliResult {
         Command::Sessions(SessionsCommand::Archive { id }) => retention_cli::archive(&mut *open(&cli.store)?, &id, now_ms()),
         Command::Sessions(SessionsCommand::Archived { json }) => retention_cli::archived(&mut *open(&cli.store)?, json),
         Command::Sessions(SessionsCommand::Restore { id }) => retention_cli::restore(&mut *open(&cli.store)?, &id),
-        Command::Search { query, limit, json } => {
-            let hits = open(&cli.store)?.search(&query, limit).map_err(|e| e.to_string())?;
+        Command::Search { query, limit, json, embeddings } => {
+            let mut engine = open(&cli.store)?;
+            use_embeddings(engine.as_mut(), embeddings.as_deref())?;
+            let hits = engine.search(&query, limit).map_err(|e| e.to_string())?;
             if json {
                 return print_json(&hits);
             }
@@ -927,6 +933,14 @@ fn open_on(args: &StoreArgs, storage: impl Into<HostStorage>, limits: Limits) ->
     };
     sessions.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
     Ok(sessions)
+}
+
+/// Sets the embedding table at `path` on `engine`, if one is named.
+pub fn use_embeddings(engine: &mut dyn Engine<Error>, path: Option<&Path>) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    let table = std::fs::read(path).map_err(|e| format!("cannot read the embedding table {}: {e}", path.display()))?;
+    engine.set_embeddings(Some(&table)).map_err(|e| format!("the embedding table {}: {e}", path.display()))?;
+    Ok(())
 }
 
 fn storage(args: &StoreArgs) -> Result<HostStorage, String> {

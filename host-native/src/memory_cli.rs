@@ -130,6 +130,20 @@ enum MemoryCommand {
         /// Print a JSON array of {name, file, score, description, kind, current}
         #[arg(long)]
         json: bool,
+        /// A static embedding table to rank by meaning as well as by words: the text form
+        /// GloVe, word2vec and fastText publish (a word per line, then its values)
+        #[arg(long, value_name = "FILE", env = "MNEME_EMBEDDINGS")]
+        embeddings: Option<PathBuf>,
+    },
+    /// Record that memories were useful now (a host put them in a model's context, or the
+    /// model cited them): `load` keeps the most recently useful first under the caps.
+    /// `updated` stays as it was
+    Used {
+        /// The memories' files (stems, as `list` shows them)
+        #[arg(required = true)]
+        files: Vec<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Import memories from a JSONL file (`-` for stdin), one per line: name, type,
     /// description, body, and optionally time (RFC 3339), session, topics
@@ -139,8 +153,8 @@ enum MemoryCommand {
         json: bool,
     },
     /// Print MEMORY.md as a model should load it: within Claude Code's caps, leaving
-    /// out superseded and archived memories first, then the least recently updated,
-    /// and saying what was left out
+    /// out superseded and archived memories first, then the least recently useful
+    /// (used, see `used`, or updated), and saying what was left out
     Load {
         /// Lines Claude Code loads
         #[arg(long, default_value_t = 200)]
@@ -368,18 +382,31 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             println!("{from} {} {to}", kind.as_str());
             Ok(())
         }
-        MemoryCommand::Recall { query, queries, limit, all, json } => match (query, queries) {
-            (Some(query), _) => {
-                let recalled = store.memory_recall(&scope, &query, limit, all).map_err(fail)?;
-                print_recalled(&recalled, json)
+        MemoryCommand::Recall { query, queries, limit, all, json, embeddings } => {
+            crate::use_embeddings(store, embeddings.as_deref())?;
+            match (query, queries) {
+                (Some(query), _) => {
+                    let recalled = store.memory_recall(&scope, &query, limit, all).map_err(fail)?;
+                    print_recalled(&recalled, json)
+                }
+                (None, Some(path)) => recall_many(store, &scope, &path, limit, all),
+                (None, None) => Err("give a query, or --queries FILE".to_owned()),
             }
-            (None, Some(path)) => recall_many(store, &scope, &path, limit, all),
-            (None, None) => Err("give a query, or --queries FILE".to_owned()),
-        },
+        }
         MemoryCommand::Import { file, json } => import(store, &scope, &file, now_ms, json),
         MemoryCommand::Load { lines, chars } => {
             let loaded = store.memory_load(&scope, Caps { lines, units: chars }).map_err(fail)?;
             print!("{}", loaded.text);
+            Ok(())
+        }
+        MemoryCommand::Used { files, json } => {
+            let used = store.memory_used(&scope, &files, now_ms).map_err(fail)?;
+            if json {
+                return print_json(&used);
+            }
+            for memory in &used {
+                println!("{}: used {}", memory.file, memory.used_ms.map_or_else(String::new, time::format_millis));
+            }
             Ok(())
         }
         MemoryCommand::Reindex => {

@@ -340,6 +340,12 @@ export class Mneme {
   }
   memoryLoad(project, caps = {}) { return this.#call(() => this.root.memory.load(this.store, scope(project), overlay(this.root.memory.defaultCaps(), caps))); }
   memoryReindex(project) { return this.#call(() => this.root.memory.reindex(this.store, scope(project))); }
+  /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
+  memoryUsed(project, files, now = Date.now()) { return this.#call(() => this.root.memory.used(this.store, scope(project), strings("files", files), int("now", now))); }
+  /** A static embedding table (text form) for hybrid recall and search; null: words alone. `{words, terms, dimensions, skipped}` or null. */
+  setEmbeddings(table) {
+    return this.#call(() => this.root.memory.setEmbeddings(this.store, table === null || table === undefined ? undefined : bytes("table", table)) ?? null);
+  }
   /** The request for a model to extract memories from session `id`: `{id, prompt, max_tokens, messages, entry, known, failures}`. */
   planExtraction(project, id) { return this.#call(() => this.root.memory.planExtraction(this.store, scope(project), text("id", id))); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */

@@ -665,6 +665,18 @@ class Mneme:
     def memory_reindex(self, project):
         return self._memory("reindex", project)
 
+    def memory_used(self, project, files, now=None):
+        """Records that memories were useful now (put in a model's context, cited), so
+        ``memory_load`` keeps them first under the caps; returns them as written."""
+        return self._memory("used", project, _texts("files", files), _int("now", _now() if now is None else now))
+
+    def set_embeddings(self, table):
+        """Makes recall and search hybrid with a static embedding table in its text form
+        (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
+        Kept in memory, never written. ``{words, terms, dimensions, skipped}`` or ``None``."""
+        data = None if table is None else (table.encode() if isinstance(table, str) else bytes(table))
+        return self._instance.call(_MEMORY, "set-embeddings", self._store, data)
+
     def plan_extraction(self, project, id):
         """The request for a model to extract memories from session ``id`` (run it when
         the extraction gate fires): ``{id, prompt, max_tokens, messages, entry, known, failures}``."""

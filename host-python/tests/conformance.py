@@ -57,6 +57,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.provider_context(args["id"], provider=args.get("provider", "anthropic"), injections=args.get("injections", [])))
     if op == "set_redaction":
         return run(lambda: store.set_redaction(args["kinds"]))
+    if op == "set_embeddings":
+        return run(lambda: store.set_embeddings(args.get("table")))
     simple = {"hold", "release", "branches", "load", "context", "check", "subagents", "remove"}
     if op in simple:
         return run(lambda: getattr(store, op)(args["id"]))
@@ -139,6 +141,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
             "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False)),
             "memory_load": lambda: store.memory_load(project, args.get("caps")),
             "memory_reindex": lambda: store.memory_reindex(project),
+            "memory_used": lambda: store.memory_used(project, args["files"], args["now_ms"]),
         }
         if op in calls:
             return run(calls[op])

@@ -114,6 +114,8 @@ async function step(Mneme, store, op, args, state) {
     case "memory_recall": return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false }));
     case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
     case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
+    case "memory_used": return outcome(store.memoryUsed(args.project ?? null, args.files, args.now_ms));
+    case "set_embeddings": return outcome(store.setEmbeddings(args.table ?? null));
     case "plan_extraction": {
       const result = await outcome(store.planExtraction(args.project ?? null, args.id));
       state.extraction = result.ok;

@@ -34,6 +34,7 @@
 //!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
 //!              { "memory_recall": { "project"?, "query", "limit", "all"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
 //!              { "memory_reindex": { "project"? }, "expect": … },
+//!              { "memory_used": { "project"?, "files", "now_ms" } | "set_embeddings": { "table" (text, or null) }, "expect": … },
 //!              { "plan_extraction": { "project"?, "id" } | "apply_extraction": { "project"?, "answer", "now_ms" }, "expect": … },
 //!              { "record_extraction_failure": { "id", "reason", "now_ms" }, "expect": … },
 //!              { "plan_consolidation": { "project"?, "now_ms" }, "expect": … },
@@ -357,6 +358,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         }
         "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
         "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),
+        "memory_used" => {
+            let files: Vec<String> = serde_json::from_value(args["files"].clone()).map_err(|e| format!("bad files: {e}"))?;
+            to_outcome(host.memory_used(&scope(args), &files, now()?))
+        }
+        "set_embeddings" => to_outcome(host.set_embeddings(args["table"].as_str().map(str::as_bytes))),
         "plan_extraction" => {
             let plan = host.plan_extraction(&scope(args), &text("id")?);
             plans.extraction = plan.as_ref().ok().cloned();

@@ -236,6 +236,10 @@ export interface Sessions {
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
   memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
+  /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
+  memoryUsed(scope: string | null, files: string[], now?: number): Promise<Memory[]>;
+  /** A static embedding table (text form: a word per line, then its values) for hybrid recall and search; null: words alone. */
+  setEmbeddings(table: string | Uint8Array | ArrayBuffer | null): Promise<EmbeddingsInfo | null>;
   /** The request for a model to extract memories from session `id` (when the extraction gate fires). */
   planExtraction(scope: string | null, id: string): Promise<ExtractionPlan>;
   /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
@@ -292,7 +296,7 @@ export interface Links { relates_to: string[]; contradicts: string[]; extends: s
 /** One memory file; times are milliseconds since the epoch. */
 export interface Memory {
   file: string; name: string; description: string; kind: MemoryKind | null; body: string;
-  created_ms: number | null; updated_ms: number | null; valid_from_ms: number | null; invalid_at_ms: number | null;
+  created_ms: number | null; updated_ms: number | null; used_ms: number | null; valid_from_ms: number | null; invalid_at_ms: number | null;
   superseded_by: string | null; archived_ms: number | null; confidence: number | null;
   topics: string[]; links: Links; session: string | null; entry: string | null;
   /** Frontmatter lines neither Claude Code nor Mneme defines, kept verbatim. */

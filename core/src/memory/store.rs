@@ -538,9 +538,7 @@ impl<S: Storage> Store<S> {
                 state
                     .memories
                     .iter()
-                    .map(|(file, m)| {
-                        (file.clone(), Standing { current: m.is_current(), useful_ms: m.last_useful_ms() })
-                    })
+                    .map(|(file, m)| (file.clone(), Standing { current: m.is_current(), useful_ms: m.last_useful_ms() }))
                     .collect::<BTreeMap<String, Standing>>()
             })
             .await?;

@@ -286,6 +286,7 @@ macro_rules! mirror_wit {
                 body,
                 created_ms,
                 updated_ms,
+                used_ms,
                 valid_from_ms,
                 invalid_at_ms,
                 superseded_by,
@@ -306,6 +307,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, kind, description, body, topics, confidence });
         $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { kind, topic, session, all });
         $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
+        $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
         $crate::mirror_record!($crate::memory::store::RecallHit, $memory::RecallHit { file, name, description, kind, score, current });
         $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });

@@ -17,6 +17,7 @@ use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
+use mneme_core::memory::embed::EmbeddingsInfo;
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
@@ -274,6 +275,12 @@ impl Engine<Error> for Imported {
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
         memory::reindex(&self.store, &scope.clone().mirror()).mirror()
+    }
+    fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
+        memory::used(&self.store, &scope.clone().mirror(), files, now_ms).mirror()
+    }
+    fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
+        memory::set_embeddings(&self.store, table).mirror()
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
         memory::plan_extraction(&self.store, &scope.clone().mirror(), id).mirror()
