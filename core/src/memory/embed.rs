@@ -8,10 +8,9 @@
 //! Vectors are centred on the table's mean (word vectors share a common direction that
 //! makes every average look alike) and scaled to unit length.
 //!
-//! A text — a memory, a query — is the weighted sum of its terms' vectors. A term's
-//! weight grows with its rank in the table (published tables list words most frequent
-//! first), an inverse document frequency the table carries with it, so "the" of a
-//! query (a stopword anyway) or "like" moves the vector less than "sunrise".
+//! A text — a memory, a query — is the sum of its terms' vectors, each weighed by the
+//! term's inverse document frequency in the recall index (see `recall`), so "like"
+//! moves the vector less than "sunrise".
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -46,7 +45,6 @@ pub struct Embeddings {
     rows: BTreeMap<String, u32>,
     /// `rows.len() × dimensions`, each row centred and of unit length.
     vectors: Vec<f32>,
-    weights: Vec<f32>,
     info: EmbeddingsInfo,
 }
 
@@ -58,13 +56,11 @@ impl core::fmt::Debug for Embeddings {
 
 impl Embeddings {
     /// Reads a table in the text format static embeddings are published in: one word per
-    /// line followed by its values, separated by spaces, most frequent words first; an
-    /// optional first line `<count> <dimensions>` (word2vec, fastText) is skipped.
+    /// line followed by its values, separated by spaces; an optional first line `<count> <dimensions>` (word2vec, fastText) is skipped.
     pub fn parse(bytes: &[u8]) -> Result<Embeddings, Error> {
         let mut dimensions = 0usize;
         let mut sums: Vec<f32> = Vec::new();
         let mut rows: BTreeMap<String, u32> = BTreeMap::new();
-        let mut first_rank: Vec<u32> = Vec::new();
         let mut values: Vec<f32> = Vec::new();
         let (mut words, mut skipped) = (0u32, 0u32);
         for (number, line) in bytes.split(|b| *b == b'\n').enumerate() {
@@ -101,7 +97,6 @@ impl Embeddings {
                 skipped += 1;
                 continue;
             }
-            let rank = words;
             words += 1;
             let Some(term) = single_term(word) else { continue };
             let norm = libm::sqrtf(values.iter().map(|v| v * v).sum());
@@ -111,9 +106,8 @@ impl Embeddings {
             let row = match rows.get(&term) {
                 Some(&row) => row as usize,
                 None => {
-                    let row = first_rank.len();
+                    let row = rows.len();
                     rows.insert(term, row as u32);
-                    first_rank.push(rank);
                     sums.resize(sums.len() + dimensions, 0.0);
                     row
                 }
@@ -148,9 +142,8 @@ impl Embeddings {
                 *v /= centred;
             }
         }
-        let weights = first_rank.iter().map(|&rank| libm::logf(2.0 + rank as f32)).collect();
         let info = EmbeddingsInfo { words, terms: count as u32, dimensions: dimensions as u32, skipped };
-        Ok(Embeddings { dimensions, rows, vectors: sums, weights, info })
+        Ok(Embeddings { dimensions, rows, vectors: sums, info })
     }
 
     pub fn info(&self) -> &EmbeddingsInfo {
@@ -166,12 +159,10 @@ impl Embeddings {
         self.rows.get(term).copied()
     }
 
-    /// Adds row `row`'s weighted vector to `sum` (of [`Embeddings::dimensions`] values).
-    pub fn add_row(&self, row: u32, sum: &mut [f32]) {
+    /// Adds `weight` times row `row`'s vector to `sum` (of [`Embeddings::dimensions`] values).
+    pub fn add_row(&self, row: u32, weight: f32, sum: &mut [f32]) {
         let start = row as usize * self.dimensions;
-        let (Some(vector), Some(&weight)) = (self.vectors.get(start..start + self.dimensions), self.weights.get(row as usize)) else {
-            return;
-        };
+        let Some(vector) = self.vectors.get(start..start + self.dimensions) else { return };
         for (total, value) in sum.iter_mut().zip(vector) {
             *total += weight * value;
         }
@@ -188,6 +179,20 @@ pub fn normalise(vector: &mut [f32]) -> bool {
         *v /= norm;
     }
     true
+}
+
+/// The dot product of two vectors of one length, in eight lanes so the compiler can
+/// vectorise it (a single running sum fixes the order of every addition).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a_chunks.remainder().iter().zip(b_chunks.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 fn norm_of(row: &[f32]) -> f32 {

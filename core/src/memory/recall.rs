@@ -37,11 +37,13 @@ const LINK_SHARE: f32 = 0.3;
 const SPREADING_GIVERS: usize = 200;
 /// With an embedding table: a memory's similarity to the query (cosine, 0 to 1) times
 /// this share of the best lexical score is added to its own score.
-const DENSE_SHARE: f32 = 0.5;
+const DENSE_SHARE: f32 = 0.2;
 /// Similarities below this are noise between averaged word vectors: they add nothing.
 const DENSE_FLOOR: f32 = 0.3;
-/// How many of the memories nearest the query may gain from the table.
-const DENSE_CANDIDATES: usize = 100;
+/// How many of the memories nearest the query may gain from the table. Few: on LoCoMo
+/// (`cargo xtask bench-recall`) more of them, or a larger share, push out what words
+/// found better.
+const DENSE_CANDIDATES: usize = 10;
 
 /// What the index needs to know about one memory.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -264,25 +266,40 @@ impl RecallIndex {
         let Some(table) = self.embeddings.clone() else { return };
         let start = self.vectors.len();
         self.vectors.resize(start + table.dimensions(), 0.0);
+        let weights: Vec<(u32, f32)> = terms
+            .iter()
+            .filter_map(|&(term, _)| Some((self.term_rows.get(term as usize).copied()??, self.idf(Some(term)))))
+            .collect();
         let Some(vector) = self.vectors.get_mut(start..) else { return };
-        for &(term, _) in terms {
-            if let Some(&Some(row)) = self.term_rows.get(term as usize) {
-                table.add_row(row, vector);
-            }
+        for (row, idf) in weights {
+            table.add_row(row, idf, vector);
         }
         embed::normalise(vector);
     }
 
-    /// The query's vector: its terms' rows, weighted, of unit length.
+    /// BM25's inverse document frequency of a term (of one no memory has: the highest).
+    /// Memories are embedded with the frequencies of when they were inserted (or of the
+    /// last `embed_with`): close enough, and inserting one never re-embeds the others.
+    fn idf(&self, term: Option<u32>) -> f32 {
+        let df = term.and_then(|term| self.document_frequency.get(term as usize)).copied().unwrap_or(0) as f32;
+        let documents = self.live as f32;
+        libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5))
+    }
+
+    /// The query's vector: its terms' rows, each weighed by its idf, of unit length.
     fn query_vector(&self, text: &str) -> Option<Vec<f32>> {
         let table = self.embeddings.as_ref()?;
         let mut vector = alloc::vec![0.0; table.dimensions()];
-        let mut rows: Vec<u32> = Vec::new();
-        text::for_each_term(text, |term| rows.extend(table.row(term)));
-        rows.sort_unstable();
-        rows.dedup();
-        for row in rows {
-            table.add_row(row, &mut vector);
+        let mut rows: Vec<(u32, f32)> = Vec::new();
+        text::for_each_term(text, |term| {
+            if let Some(row) = table.row(term) {
+                rows.push((row, self.idf(self.term_ids.get(term).copied())));
+            }
+        });
+        rows.sort_unstable_by_key(|&(row, _)| row);
+        rows.dedup_by_key(|&mut (row, _)| row);
+        for (row, idf) in rows {
+            table.add_row(row, idf, &mut vector);
         }
         embed::normalise(&mut vector).then_some(vector)
     }
@@ -301,7 +318,7 @@ impl RecallIndex {
             .enumerate()
             .filter(|(_, (_, slot))| !slot.removed && (all || slot.current))
             .filter_map(|(slot_id, (vector, _))| {
-                let similarity: f32 = vector.iter().zip(query).map(|(a, b)| a * b).sum();
+                let similarity = embed::dot(vector, query);
                 (similarity > DENSE_FLOOR).then_some((slot_id as u32, similarity))
             })
             .collect();
@@ -410,8 +427,7 @@ impl RecallIndex {
             if df == 0 {
                 continue;
             }
-            let df = df as f32;
-            let idf = libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5));
+            let idf = self.idf(Some(term));
             for posting in postings {
                 let Some(slot) = self.slots.get(posting.slot as usize) else { continue };
                 if slot.removed || !(all || slot.current) {
