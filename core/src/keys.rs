@@ -122,6 +122,10 @@ pub const MEMORY_INDEX: &str = "MEMORY.md";
 pub const RECALL_INDEX: &str = ".mneme/recall.jsonl";
 pub const MEMORY_SUFFIX: &str = ".md";
 
+/// The saved message index `search` keeps (derived from the transcripts; see
+/// `sessions/search.rs`).
+pub const SEARCH_INDEX: &str = "index/search.jsonl";
+
 /// Instruction files a host without a filesystem (the browser, the edge) keeps in the
 /// store: the file at `/home/me/app/CLAUDE.md` is `files/home/me/app/CLAUDE.md`.
 pub const FILES: &str = "files/";

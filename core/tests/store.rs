@@ -303,3 +303,68 @@ fn a_held_session_costs_one_append_per_write_and_keeps_other_writers_out() {
     block_on(store.release_all()).unwrap();
     block_on(other.append("s", entry("y", Role::User, "free again"))).unwrap();
 }
+
+mod search_index {
+    use super::*;
+
+    const INDEX: &str = "index/search.jsonl";
+    const ID: &str = "11111111-1111-4111-8111-111111111111";
+
+    fn found(store: &Store<&InMemoryStorage>, query: &str) -> Vec<String> {
+        block_on(store.search(query, 10)).unwrap().into_iter().map(|hit| hit.uuid).collect()
+    }
+
+    fn part_key(storage: &InMemoryStorage) -> String {
+        block_on(storage.list("projects/")).unwrap().into_iter().find(|k| k.key.ends_with(".jsonl")).unwrap().key
+    }
+
+    #[test]
+    fn the_index_is_saved_so_a_new_store_reads_only_sessions_that_changed() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        block_on(store.append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
+        block_on(store.append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
+        assert_eq!(found(&store, "zebras"), ["u1", "a1"]);
+        let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
+        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":1}\n"), "{saved}");
+
+        // A word swapped for another of the same length leaves the session's size as it
+        // was: a new store answers from the saved index, without reading the transcript.
+        let key = part_key(&storage);
+        let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
+        block_on(storage.replace(&key, text.replace("zebras", "okapis").as_bytes(), None)).unwrap();
+        let fresh = Store::new(&storage);
+        assert_eq!(found(&fresh, "zebras"), ["u1", "a1"], "answered from the saved index");
+        assert!(found(&fresh, "okapis").is_empty());
+
+        // A session that grew is read again, its line appended.
+        block_on(fresh.append(ID, entry("u2", Role::User, "And the okapis?"))).unwrap();
+        let again = Store::new(&storage);
+        let mut hits = found(&again, "okapis");
+        hits.truncate(2);
+        hits.sort();
+        assert_eq!(hits, ["u1", "u2"], "both messages with the word, the one that was read again included");
+        assert!(found(&again, "zebras").is_empty());
+        let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
+        assert_eq!(saved.lines().count(), 3, "the header and one line per search that changed: {saved}");
+
+        // A session removed is taken out of the saved index too.
+        block_on(again.remove(ID)).unwrap();
+        assert!(found(&Store::new(&storage), "okapis").is_empty());
+        assert!(String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap().contains("\"gone\":true"));
+    }
+
+    #[test]
+    fn an_index_that_does_not_read_is_rewritten_from_the_transcripts() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        block_on(store.append(ID, entry("u1", Role::User, "The vault code is quasar."))).unwrap();
+        assert_eq!(found(&store, "quasar"), ["u1"]);
+        for broken in [&b"{\"mneme\":\"search-index\",\"version\":1}\n{\"session\":\"projects/-p/1111"[..], b"not json\n", b""] {
+            block_on(storage.replace(INDEX, broken, None)).unwrap();
+            assert_eq!(found(&Store::new(&storage), "quasar"), ["u1"], "never zero hits in silence");
+            let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
+            assert_eq!(saved.lines().count(), 2, "rewritten whole: {saved}");
+        }
+    }
+}

@@ -1,6 +1,8 @@
 // `cargo xtask web-bench`: the browser build's numbers, in headless Chromium — the
 // wasm's size (after wasm-opt, raw and gzip), the time to open a store (module
-// compile included), and loading a 10 MB transcript from each backend.
+// compile included), loading a 10 MB transcript from each backend, and 100,000
+// memories in one project on each backend: written, recalled, and recalled by a store
+// opened afresh (which reads the saved recall index, not the 100,000 files).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +17,7 @@ const { server, url } = await serve();
 const profile = mkdtempSync(join(tmpdir(), "mneme-bench-"));
 const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ARGS });
 const rows = [];
+const memoryRows = [];
 try {
   for (const backend of ["memory", "indexeddb", "opfs"]) {
     const page = await context.newPage();
@@ -58,6 +61,49 @@ try {
     rows.push({ backend, ...result });
     await page.close();
   }
+  for (const backend of ["memory", "indexeddb", "opfs"]) {
+    const page = await context.newPage();
+    await page.goto(`${url}/web/test/harness.html`);
+    await page.waitForFunction(() => window.harnessReady === true);
+    const result = await page.evaluate(async ({ backend, count }) => {
+      const namespace = `bench-memory-${crypto.randomUUID()}`;
+      const words = ["deploy", "staging", "garden", "violin", "invoice", "harbor", "sprint", "recipe", "lantern", "quartz", "meadow", "ticket", "signal", "canvas", "orbit", "pepper", "ledger", "summit", "falcon", "mosaic"];
+      const memory = (i) => {
+        const pick = (k) => words[(i * 7 + k * 13 + Math.floor(i / 97)) % words.length];
+        return { name: `Fact ${i}`, kind: "project", description: `${pick(1)} and ${pick(2)} notes`, body: `On day ${i % 365} the team talked about the ${pick(3)}, the ${pick(4)} and the ${pick(5)}.`, topics: [pick(6)] };
+      };
+      let store = await Mneme.open({ backend, namespace });
+      const batch = 10_000;
+      const written = performance.now();
+      for (let start = 0; start < count; start += batch) {
+        const memories = [];
+        for (let i = start; i < Math.min(count, start + batch); i++) memories.push(memory(i));
+        if (start === 0) memories[0] = { name: "Vault code", kind: "reference", description: "where the code is", body: "The vault code is xylophonic-quasar-7." };
+        await store.memoryAddMany("-bench", memories, 1_779_400_000_000 + start);
+      }
+      const writeMs = performance.now() - written;
+      const queries = Array.from({ length: 50 }, (_, i) => `what did the team say about the ${words[i % words.length]} and the ${words[(i * 3 + 1) % words.length]}`);
+      const times = [];
+      for (const query of queries) {
+        const asked = performance.now();
+        await store.memoryRecall("-bench", query, { limit: 10 });
+        times.push(performance.now() - asked);
+      }
+      times.sort((a, b) => a - b);
+      const planted = (await store.memoryRecall("-bench", "xylophonic", { limit: 10 })).hits.findIndex((h) => h.name === "Vault code");
+      await store.close();
+      const reopened = performance.now();
+      store = await Mneme.open({ backend, namespace });
+      const first = await store.memoryRecall("-bench", queries[0], { limit: 10 });
+      const firstMs = performance.now() - reopened;
+      const listed = (await store.memoryList("-bench")).length;
+      await store.close();
+      await Mneme.destroy({ backend, namespace });
+      return { writeMs, median: times[times.length >> 1], p90: times[Math.floor(times.length * 0.9)], planted, firstMs, rebuilt: first.report !== null, listed };
+    }, { backend, count: 100_000 });
+    memoryRows.push({ backend, ...result });
+    await page.close();
+  }
 } finally {
   await context.close();
   server.close();
@@ -69,4 +115,10 @@ console.log("| backend | open (first, compile included) | load 10 MB | throughpu
 console.log("|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(`| ${r.backend} | ${r.openMs.toFixed(1)} ms | ${r.loadMs.toFixed(0)} ms | ${(r.bytes / 1e6 / (r.loadMs / 1000)).toFixed(0)} MB/s | ${r.listMs.toFixed(0)} ms (${(r.bytes / 1e6 / (r.listMs / 1000)).toFixed(0)} MB/s) | ${r.entries} (${mb(r.bytes)} MB) |`);
+}
+console.log("\n| backend | write 100,000 memories (10 batches) | recall top-10, median / p90 of 50 | a planted rare token | reopen + first recall (saved index read) | memories listed |");
+console.log("|---|---|---|---|---|---|");
+for (const r of memoryRows) {
+  const planted = r.planted < 0 ? "not found" : `found, rank ${r.planted + 1}`;
+  console.log(`| ${r.backend} | ${(r.writeMs / 1000).toFixed(1)} s (${(100_000 / (r.writeMs / 1000)).toFixed(0)}/s) | ${r.median.toFixed(1)} / ${r.p90.toFixed(1)} ms | ${planted} | ${r.firstMs.toFixed(0)} ms${r.rebuilt ? " (rebuilt)" : ""} | ${r.listed} |`);
 }

@@ -266,10 +266,8 @@ impl RecallIndex {
         let Some(table) = self.embeddings.clone() else { return };
         let start = self.vectors.len();
         self.vectors.resize(start + table.dimensions(), 0.0);
-        let weights: Vec<(u32, f32)> = terms
-            .iter()
-            .filter_map(|&(term, _)| Some((self.term_rows.get(term as usize).copied()??, self.idf(Some(term)))))
-            .collect();
+        let weights: Vec<(u32, f32)> =
+            terms.iter().filter_map(|&(term, _)| Some((self.term_rows.get(term as usize).copied()??, self.idf(Some(term))))).collect();
         let Some(vector) = self.vectors.get_mut(start..) else { return };
         for (row, idf) in weights {
             table.add_row(row, idf, vector);

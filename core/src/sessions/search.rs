@@ -2,14 +2,20 @@
 //! (`memory::recall`), each session read as a conversation so a question's answer is
 //! found through the question too.
 //!
-//! The index is kept by the store between calls and brought up to date at each search
-//! from one listing: a session whose size changed is read again and its messages
-//! replaced, a session gone is taken out; the rest is not read. A process that
-//! searches once (the CLI) reads every session once.
+//! The index is saved in the store (`index/search.jsonl`: a header, then one line per
+//! session with its size and its messages' terms) and brought up to date at each
+//! search from one listing: a session whose size changed is read again and its line
+//! appended, a session gone gets a `gone` line; the rest is not read. So a process
+//! that searches once (the CLI) reads only the sessions written since the last search.
+//! The file is derived state: a line that does not read (a torn append, another
+//! version) makes the next search rewrite it from what did read and the transcripts,
+//! and a store that cannot be written (a Claude Code home) searches from memory.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
 
 use super::{Parts, group_sessions, transcript_of, with_loaded};
 use crate::error::Error;
@@ -36,6 +42,48 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    mneme: String,
+    version: u32,
+}
+
+/// One session as the saved index keeps it: what a search needs without reading it.
+#[derive(Serialize, Deserialize)]
+struct SessionLine {
+    /// The session's base key.
+    session: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    gone: bool,
+    /// All its parts together, when it was read.
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    messages: Vec<MessageLine>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct MessageLine {
+    uuid: String,
+    role: String,
+    #[serde(default)]
+    timestamp: Option<String>,
+    /// The snippet a hit shows.
+    text: String,
+    /// Its terms, as `text::terms` gives them, joined by spaces.
+    terms: String,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
 /// What the store keeps of the search index between calls.
 #[derive(Debug, Default)]
 pub(crate) struct SearchState {
@@ -44,6 +92,13 @@ pub(crate) struct SearchState {
     sessions: BTreeMap<String, (u64, Vec<String>)>,
     /// Each message's hit, score left at 0, by index key.
     messages: BTreeMap<String, SearchHit>,
+    /// Each session's saved line, for rewriting the file without reading transcripts.
+    lines: BTreeMap<String, String>,
+    /// The saved file's size as this store last read or wrote it (`None`: not read).
+    saved_size: Option<u64>,
+    /// Lines in the saved file, and whether it must be rewritten (a line did not read).
+    saved_lines: usize,
+    rewrite: bool,
 }
 
 impl SearchState {
@@ -54,7 +109,73 @@ impl SearchState {
                 self.messages.remove(&key);
             }
         }
+        self.lines.remove(session);
     }
+
+    /// Takes one saved line in: the session's messages replace what was indexed of it.
+    fn apply(&mut self, line: SessionLine, encoded: String) {
+        self.forget(&line.session);
+        if line.gone {
+            return;
+        }
+        let mut indexed = Vec::with_capacity(line.messages.len());
+        for message in line.messages {
+            let key = line.session.clone() + "#" + &message.uuid;
+            self.index.insert(Document {
+                key: key.clone(),
+                terms: message.terms.split(' ').filter(|t| !t.is_empty()).map(String::from).collect(),
+                topics: Vec::new(),
+                session: Some(line.session.clone()),
+                time_ms: message.timestamp.as_deref().and_then(time::parse_millis).unwrap_or(0),
+                links: Vec::new(),
+                current: true,
+            });
+            let hit = SearchHit {
+                id: line.id.clone(),
+                project: line.project.clone(),
+                uuid: message.uuid,
+                role: message.role,
+                timestamp: message.timestamp,
+                text: message.text,
+                score: 0.0,
+            };
+            self.messages.insert(key.clone(), hit);
+            indexed.push(key);
+        }
+        self.lines.insert(line.session.clone(), encoded);
+        self.sessions.insert(line.session, (line.size, indexed));
+    }
+
+    /// The state a saved file gives: every line up to the first that does not read.
+    fn parse(bytes: &[u8]) -> SearchState {
+        let mut state = SearchState { saved_size: Some(bytes.len() as u64), ..SearchState::default() };
+        let mut lines = bytes.split(|b| *b == b'\n');
+        let header_reads = lines
+            .next()
+            .and_then(|line| serde_json::from_slice::<Header>(line).ok())
+            .is_some_and(|header| header.mneme == "search-index" && header.version == VERSION);
+        if !header_reads {
+            state.rewrite = true;
+            return state;
+        }
+        for line in lines.filter(|line| !line.is_empty()) {
+            let Ok(parsed) = serde_json::from_slice::<SessionLine>(line) else {
+                state.rewrite = true;
+                break;
+            };
+            state.apply(parsed, String::from_utf8_lossy(line).into_owned());
+            state.saved_lines += 1;
+        }
+        state
+    }
+}
+
+fn header_line() -> String {
+    serde_json::to_string(&Header { mneme: String::from("search-index"), version: VERSION }).unwrap_or_default() + "\n"
+}
+
+fn encode(line: &SessionLine) -> String {
+    serde_json::to_string(line).unwrap_or_default()
 }
 
 impl<S: Storage> Store<S> {
@@ -68,59 +189,50 @@ impl<S: Storage> Store<S> {
                 (parts.base_key(), parts)
             })
             .collect();
+        self.load_search_index().await?;
         let size = |parts: &Parts| parts.parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.size));
         let stale: Vec<(&String, &Parts)> = {
             let state = self.search.borrow();
             sessions.iter().filter(|(key, parts)| state.sessions.get(*key).map(|(indexed, _)| *indexed) != Some(size(parts))).collect()
         };
-        let mut read = Vec::new();
+        let mut changed: Vec<SessionLine> = Vec::new();
         for (key, parts) in stale {
             match self.read_parts(parts).await {
                 Ok(raw) => {
-                    read.push((key.clone(), size(parts), with_loaded(&raw, |loaded| transcript_of(&parts.project, &parts.id, 0, loaded))))
+                    let transcript = with_loaded(&raw, |loaded| transcript_of(&parts.project, &parts.id, 0, loaded));
+                    changed.push(session_line(key, size(parts), transcript));
                 }
                 // Removed since the listing, or a name this storage cannot serve: not searchable.
                 Err(Error::SessionNotFound { .. } | Error::Storage(StorageError::InvalidKey { .. })) => {}
                 Err(error) => return Err(error),
             }
         }
-        let mut state = self.search.borrow_mut();
-        let gone: Vec<String> = state.sessions.keys().filter(|key| !sessions.contains_key(*key)).cloned().collect();
-        for key in gone {
-            state.forget(&key);
-        }
-        for (session, size, transcript) in read {
-            state.forget(&session);
-            let mut indexed = Vec::new();
-            for entry in transcript.entries {
-                let (Some(uuid), Some(role)) = (entry.uuid, entry.role) else { continue };
-                if !matches!(role.as_str(), "user" | "assistant") || entry.text.trim().is_empty() {
-                    continue;
-                }
-                let key = session.clone() + "#" + &uuid;
-                state.index.insert(Document {
-                    key: key.clone(),
-                    terms: text::terms(&entry.text),
-                    topics: Vec::new(),
-                    session: Some(session.clone()),
-                    time_ms: entry.timestamp.as_deref().and_then(time::parse_millis).unwrap_or(0),
-                    links: Vec::new(),
-                    current: true,
+        {
+            let state = self.search.borrow();
+            for key in state.sessions.keys().filter(|key| !sessions.contains_key(*key)) {
+                changed.push(SessionLine {
+                    session: key.clone(),
+                    gone: true,
+                    size: 0,
+                    id: String::new(),
+                    project: String::new(),
+                    messages: Vec::new(),
                 });
-                let hit = SearchHit {
-                    id: transcript.id.clone(),
-                    project: transcript.project.clone(),
-                    uuid,
-                    role,
-                    timestamp: entry.timestamp,
-                    text: snippet(&entry.text),
-                    score: 0.0,
-                };
-                state.messages.insert(key.clone(), hit);
-                indexed.push(key);
             }
-            state.sessions.insert(session, (size, indexed));
         }
+        let mut appended = String::new();
+        {
+            let mut state = self.search.borrow_mut();
+            for line in changed {
+                let encoded = encode(&line);
+                appended.push_str(&encoded);
+                appended.push('\n');
+                state.apply(line, encoded);
+                state.saved_lines += 1;
+            }
+        }
+        self.save_search_index(&appended).await?;
+        let mut state = self.search.borrow_mut();
         state.index.embed_with(self.embedding_table());
         let hits = state.index.recall(&Query { text: query, limit, all: false });
         Ok(hits
@@ -132,6 +244,90 @@ impl<S: Storage> Store<S> {
             })
             .collect())
     }
+
+    /// Reads the saved index when this store has not, or another writer changed it.
+    async fn load_search_index(&self) -> Result<(), Error> {
+        let saved = self.storage.list(keys::SEARCH_INDEX).await?.into_iter().find(|info| info.key == keys::SEARCH_INDEX).map(|i| i.size);
+        let known = self.search.borrow().saved_size;
+        if saved.is_some() && saved == known {
+            return Ok(());
+        }
+        let state = match saved {
+            None => SearchState { rewrite: true, ..SearchState::default() },
+            Some(_) => match self.storage.read(keys::SEARCH_INDEX, 0, None).await {
+                Ok(bytes) => SearchState::parse(&bytes),
+                Err(StorageError::NotFound { .. }) => SearchState { rewrite: true, ..SearchState::default() },
+                Err(error) => return Err(error.into()),
+            },
+        };
+        *self.search.borrow_mut() = state;
+        Ok(())
+    }
+
+    /// Appends the lines of what changed, or rewrites the file — one line per session —
+    /// when a line did not read or most lines are stale. A store that cannot be written
+    /// keeps the index in memory.
+    async fn save_search_index(&self, appended: &str) -> Result<(), Error> {
+        let rewrite = {
+            let state = self.search.borrow();
+            state.rewrite || state.saved_lines > 2 * state.sessions.len() + 64
+        };
+        let outcome = if rewrite {
+            let text = {
+                let state = self.search.borrow();
+                let mut text = header_line();
+                for line in state.lines.values() {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                text
+            };
+            self.storage.replace(keys::SEARCH_INDEX, text.as_bytes(), None).await.map(|()| (text.len() as u64, true))
+        } else if appended.is_empty() {
+            return Ok(());
+        } else {
+            self.storage.append(keys::SEARCH_INDEX, appended.as_bytes()).await.map(|size| (size, false))
+        };
+        let mut state = self.search.borrow_mut();
+        match outcome {
+            Ok((size, rewritten)) => {
+                state.saved_size = Some(size);
+                if rewritten {
+                    state.rewrite = false;
+                    state.saved_lines = state.sessions.len();
+                }
+                Ok(())
+            }
+            // Read-only: searched from memory, read again by the next search that can write.
+            Err(StorageError::ReadOnly { .. }) => Ok(()),
+            Err(error) => {
+                state.saved_size = None;
+                Err(error.into())
+            }
+        }
+    }
+}
+
+/// A session's saved line: its messages from users and assistants that have text.
+fn session_line(session: &str, size: u64, transcript: super::Transcript) -> SessionLine {
+    let messages = transcript
+        .entries
+        .into_iter()
+        .filter_map(|entry| {
+            let (Some(uuid), Some(role)) = (entry.uuid, entry.role) else { return None };
+            if !matches!(role.as_str(), "user" | "assistant") || entry.text.trim().is_empty() {
+                return None;
+            }
+            Some(MessageLine {
+                uuid,
+                role,
+                timestamp: entry.timestamp,
+                text: snippet(&entry.text),
+                terms: text::terms(&entry.text).join(" "),
+            })
+        })
+        .collect();
+    SessionLine { session: String::from(session), gone: false, size, id: transcript.id, project: transcript.project, messages }
 }
 
 /// How much of a message a hit carries.
