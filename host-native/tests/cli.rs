@@ -889,3 +889,46 @@ fn crab_sessions_are_started_found_titled_and_timed_from_the_command_line() {
         assert!(String::from_utf8_lossy(&refused.stderr).contains("must be ASCII letters, digits and '-'"), "{refused:?}");
     }
 }
+
+#[test]
+fn memories_marked_used_and_recall_by_meaning_with_a_word_vector_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
+    let table = dir.path().join("vectors.txt");
+    fs::write(
+        &table,
+        "11 6\ncar 1 0 0 0 0 0\nautomobile 0.95 0.05 0 0 0 0\nvehicle 0.9 0.1 0 0 0 0\ndog 0 0 1 0 0 0\npuppy 0 0 0.9 0.1 0 0\n\
+         pizza 0 0 0 0 1 0\nlasagna 0 0 0 0 0.9 0.1\nnorth -1 0 0 0 0 0\nsouth 0 0 -1 0 0 0\nwest 0 0 0 0 -1 0\nstone 0 -1 0 -1 0 -1\n",
+    )
+    .unwrap();
+    for engine in ["component", "native"] {
+        let project = format!("p-{engine}");
+        let base = ["--root", root, "--engine", engine, "memory", "--project", project.as_str()];
+        let run = |extra: &[&str]| mneme(&[&base[..], extra].concat());
+        stdout(&run(&["add", "--name", "Ride", "--type", "user", "--description", "What the user drives", "--body", "A new car."]));
+        stdout(&run(&["add", "--name", "Pet", "--type", "user", "--description", "The pet", "--body", "A puppy called Oscar."]));
+
+        let words: Value = serde_json::from_str(&stdout(&run(&["recall", "automobile", "--json"]))).unwrap();
+        assert_eq!(words, Value::Array(vec![]), "{engine}: no word in common");
+        let hybrid: Value =
+            serde_json::from_str(&stdout(&run(&["recall", "automobile", "--json", "--embeddings", table.to_str().unwrap()]))).unwrap();
+        assert_eq!(hybrid[0]["file"], "ride", "{engine}: {hybrid}");
+        let missing = run(&["recall", "automobile", "--embeddings", "/nonexistent/vectors.txt"]);
+        assert!(!missing.status.success());
+        assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read the embedding table /nonexistent/vectors.txt"));
+        let bad = dir.path().join("bad.json");
+        fs::write(&bad, "{\"words\": []}").unwrap();
+        let refused = run(&["recall", "automobile", "--embeddings", bad.to_str().unwrap()]);
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("one word per line followed by its values"), "{engine}");
+
+        let used: Value = serde_json::from_str(&stdout(&run(&["used", "pet", "--json"]))).unwrap();
+        assert!(used[0]["used_ms"].as_i64().is_some(), "{engine}: {used}");
+        let file = fs::read_to_string(dir.path().join(format!("store/projects/{project}/memory/pet.md"))).unwrap();
+        assert!(file.contains("\nused: "), "{engine}: {file}");
+        let loaded = stdout(&run(&["load", "--lines", "2"]));
+        assert!(loaded.contains("(pet.md)") && !loaded.contains("(ride.md)"), "{engine}: the used memory is kept: {loaded}");
+        let unknown = run(&["used", "nope"]);
+        assert!(!unknown.status.success());
+    }
+}

@@ -326,6 +326,8 @@ export interface Consolidation { id: string; at_ms: number; sessions: string[]; 
 export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; messages: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface MemoryIndexReport { reason: string; files: string[] }
+/** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
+export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
 export interface Recalled {
   hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean }[];
   report: MemoryIndexReport | null;

@@ -168,7 +168,11 @@ async function send() {
     await render();
     const injections = [{ role: "system", place: "start", text: SYSTEM }];
     const { hits } = await store.memoryRecall(PROJECT, prompt, { limit: RECALLED });
-    if (hits.length) injections.push({ role: "system", place: "start", text: `What you remember about this:\n${hits.map((h) => `- ${h.name}: ${h.description}`).join("\n")}` });
+    if (hits.length) {
+      injections.push({ role: "system", place: "start", text: `What you remember about this:\n${hits.map((h) => `- ${h.name}: ${h.description}`).join("\n")}` });
+      // What reaches the model was useful: MEMORY.md's caps keep it over memories nobody used.
+      await store.memoryUsed(PROJECT, hits.map((h) => h.file));
+    }
     for (let step = 0; step < MAX_STEPS; step++) {
       const context = await store.providerContext(id, { provider, injections });
       const body = JSON.parse(context.body);

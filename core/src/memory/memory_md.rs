@@ -7,7 +7,7 @@
 //! chooses what goes: superseded and archived memories first, then the least recently
 //! useful (used or updated), and says at the end what was left out and how to recall it.
 
-use alloc::collections::BTreeSet;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -53,24 +53,41 @@ pub fn line_for(memory: &Memory) -> String {
 /// MEMORY.md after `memories` changed: a current memory's line replaced in place (or
 /// added at the end), a memory no longer current taken out. Other lines stay.
 pub fn update(text: &str, memories: &[&Memory]) -> String {
-    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut lines: Vec<Option<String>> = text.lines().map(|line| Some(String::from(line))).collect();
+    // Each file's index lines, first first: a write changes the first, as a search from
+    // the top would, and costs the same whether MEMORY.md has ten lines or 100,000.
+    let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (number, line) in lines.iter().enumerate() {
+        if let Some(file) = line.as_deref().and_then(linked_file) {
+            at.entry(String::from(file)).or_default().push(number);
+        }
+    }
     for memory in memories {
-        let at = lines.iter().position(|line| linked_file(line) == Some(memory.file.as_str()));
-        match (at, memory.is_current()) {
-            (Some(at), true) => {
-                if let Some(line) = lines.get_mut(at) {
-                    *line = line_for(memory);
+        let first = at.get(&memory.file).and_then(|numbers| numbers.first().copied());
+        match (first, memory.is_current()) {
+            (Some(number), true) => {
+                if let Some(line) = lines.get_mut(number) {
+                    *line = Some(line_for(memory));
                 }
             }
-            (None, true) => lines.push(line_for(memory)),
-            (Some(at), false) => {
-                lines.remove(at);
+            (None, true) => {
+                at.entry(memory.file.clone()).or_default().push(lines.len());
+                lines.push(Some(line_for(memory)));
+            }
+            (Some(number), false) => {
+                if let Some(line) = lines.get_mut(number) {
+                    *line = None;
+                }
+                if let Some(numbers) = at.get_mut(&memory.file) {
+                    numbers.remove(0);
+                }
             }
             (None, false) => {}
         }
     }
-    let mut out = lines.join("\n");
-    if !out.is_empty() {
+    let mut out = String::with_capacity(text.len());
+    for line in lines.into_iter().flatten() {
+        out.push_str(&line);
         out.push('\n');
     }
     out
