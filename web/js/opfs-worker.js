@@ -91,6 +91,20 @@ const ops = {
 
   async list(prefix) {
     const found = [];
+    // The folders the prefix names whole are opened by name, so only the last one is
+    // read: a prefix naming one file costs a few lookups, not a listing of every
+    // folder on the way (a memory folder of 100,000 files).
+    let start = root;
+    let base = "";
+    for (const segment of prefix.split("/").slice(0, -1)) {
+      try {
+        start = await start.getDirectoryHandle(segment);
+      } catch (error) {
+        if (error.name === "NotFoundError" || error.name === "TypeMismatchError") return [];
+        throw error;
+      }
+      base += segment + "/";
+    }
     async function walk(dir, base) {
       for await (const [name, entry] of dir.entries()) {
         const key = base + name;
@@ -101,7 +115,7 @@ const ops = {
         }
       }
     }
-    await walk(root, "");
+    await walk(start, base);
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   },
 
