@@ -922,12 +922,16 @@ fn memories_marked_used_and_recall_by_meaning_with_a_word_vector_table() {
         let refused = run(&["recall", "automobile", "--embeddings", bad.to_str().unwrap()]);
         assert!(String::from_utf8_lossy(&refused.stderr).contains("one word per line followed by its values"), "{engine}");
 
+        stdout(&run(&["add", "--name", "Dinner", "--type", "user", "--description", "Food", "--body", "Lasagna."]));
         let used: Value = serde_json::from_str(&stdout(&run(&["used", "pet", "--json"]))).unwrap();
         assert!(used[0]["used_ms"].as_i64().is_some(), "{engine}: {used}");
         let file = fs::read_to_string(dir.path().join(format!("store/projects/{project}/memory/pet.md"))).unwrap();
         assert!(file.contains("\nused: "), "{engine}: {file}");
         let loaded = stdout(&run(&["load", "--lines", "2"]));
-        assert!(loaded.contains("(pet.md)") && !loaded.contains("(ride.md)"), "{engine}: the used memory is kept: {loaded}");
+        assert!(
+            loaded.contains("(pet.md)") && !loaded.contains("(ride.md)") && !loaded.contains("(dinner.md)"),
+            "{engine}: the used memory is kept, the newer unused one left out: {loaded}"
+        );
         let unknown = run(&["used", "nope"]);
         assert!(!unknown.status.success());
     }
