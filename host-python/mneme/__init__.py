@@ -73,6 +73,9 @@ def _case_of(variant_type, value):
     """The case an (untagged or tagged) variant value is, and its payload."""
     if variant_type._tagged():
         return value.tag, value.payload
+    # A case whose payload may be anything (an option: `object` for its none) is tried
+    # last, or `result<option<T>, error>` would take every error for an ok.
+    by_class = []
     for name, payload_type in _cases(variant_type):
         if payload_type is None:
             if value is None:
@@ -80,7 +83,9 @@ def _case_of(variant_type, value):
             continue
         classes = set()
         payload_type.add_classes(classes)
-        if isinstance(value, tuple(classes)):
+        by_class.append((object in classes, name, tuple(classes)))
+    for _, name, classes in sorted(by_class, key=lambda case: case[0]):
+        if isinstance(value, classes):
             return name, value
     raise TypeError(f"{value!r} is no case of the variant")
 
