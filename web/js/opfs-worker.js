@@ -106,14 +106,17 @@ const ops = {
       base += segment + "/";
     }
     async function walk(dir, base) {
+      const sizes = [];
       for await (const [name, entry] of dir.entries()) {
         const key = base + name;
         if (entry.kind === "directory") {
           if ((key + "/").startsWith(prefix) || prefix.startsWith(key + "/")) await walk(entry, key + "/");
         } else if (key.startsWith(prefix) && !name.startsWith(".mneme-tmp-")) {
-          found.push({ key, size: (await snapshot(entry)).size });
+          // Asked for all at once: one at a time, a folder of 100,000 files takes 35 s.
+          sizes.push(snapshot(entry).then((file) => found.push({ key, size: file.size })));
         }
       }
+      await Promise.all(sizes);
     }
     await walk(start, base);
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
