@@ -172,11 +172,9 @@ impl RecallIndex {
             self.backlinks.entry(link.clone()).or_default().push(slot_id);
         }
         let len = document.terms.len() as u32;
-        let terms: Vec<(u32, u32)> = counts.into_iter().collect();
-        self.push_vector(&terms);
         self.slots.push(Slot {
             key: document.key.clone(),
-            terms,
+            terms: counts.into_iter().collect(),
             len,
             topics,
             session,
@@ -195,6 +193,11 @@ impl RecallIndex {
         self.by_key.insert(document.key, slot_id);
         self.live += 1;
         self.live_terms += u64::from(len);
+        // Embedded once it counts among the documents, so its terms' idf is never below 0.
+        if self.embeddings.is_some() {
+            let terms = self.slots.last().map(|slot| slot.terms.clone()).unwrap_or_default();
+            self.push_vector(&terms);
+        }
     }
 
     /// Takes a memory out; a key not in the index is ignored.
@@ -281,7 +284,7 @@ impl RecallIndex {
     fn idf(&self, term: Option<u32>) -> f32 {
         let df = term.and_then(|term| self.document_frequency.get(term as usize)).copied().unwrap_or(0) as f32;
         let documents = self.live as f32;
-        libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5))
+        libm::logf(1.0 + (documents - df + 0.5) / (df + 0.5)).max(0.0)
     }
 
     /// The query's vector: its terms' rows, each weighed by its idf, of unit length.
@@ -577,6 +580,23 @@ mod tests {
         }
         index.insert(doc("planted", "the vault code is XK-7741-QZ", Some("s"), 5000));
         assert_eq!(keys(&index, "what is xk 7741 qz", 1), ["planted"]);
+    }
+
+    #[test]
+    fn a_memory_inserted_after_the_table_is_embedded_like_the_others() {
+        let table = Rc::new(Embeddings::parse(b"car 1 0 0\nautomobile 0.9 0.1 0\nred 0 1 0\nblue 0 0 1\nstone -1 -1 -1\n").unwrap());
+        let mut late = RecallIndex::new();
+        late.embed_with(Some(table.clone()));
+        late.insert(doc("paint", "a red bike", None, 1));
+        late.insert(doc("ride", "a red car", None, 2));
+        let mut early = RecallIndex::new();
+        early.insert(doc("paint", "a red bike", None, 1));
+        early.insert(doc("ride", "a red car", None, 2));
+        early.embed_with(Some(table));
+        // A one-word memory points where its word does, whatever that word's idf then.
+        let apart = late.vectors.iter().zip(&early.vectors).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(late.vectors.len() == early.vectors.len() && apart < 1e-5, "{:?} against {:?}", late.vectors, early.vectors);
+        assert_eq!(keys(&late, "automobile", 10), ["ride"]);
     }
 
     #[test]
