@@ -188,6 +188,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&refused.stderr));
     assert_eq!(fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(), before);
     assert!(!home.path().join(".mneme").exists(), "nothing was written into the Claude home");
+    assert!(!home.path().join("index").exists(), "search kept its index in memory");
 }
 
 #[test]

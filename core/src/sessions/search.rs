@@ -9,7 +9,7 @@
 //! that searches once (the CLI) reads only the sessions written since the last search.
 //! The file is derived state: a line that does not read (a torn append, another
 //! version) makes the next search rewrite it from what did read and the transcripts,
-//! and a store that cannot be written (a Claude Code home) searches from memory.
+//! and a store that cannot be written (a Claude Code home) keeps it in memory.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -94,7 +94,9 @@ pub(crate) struct SearchState {
     messages: BTreeMap<String, SearchHit>,
     /// Each session's saved line, for rewriting the file without reading transcripts.
     lines: BTreeMap<String, String>,
-    /// The saved file's size as this store last read or wrote it (`None`: not read).
+    /// Whether this state was read from storage (or found nothing there to read).
+    loaded: bool,
+    /// The saved file's size as this store last read or wrote it (`None`: no file).
     saved_size: Option<u64>,
     /// Lines in the saved file, and whether it must be rewritten (a line did not read).
     saved_lines: usize,
@@ -148,7 +150,7 @@ impl SearchState {
 
     /// The state a saved file gives: every line up to the first that does not read.
     fn parse(bytes: &[u8]) -> SearchState {
-        let mut state = SearchState { saved_size: Some(bytes.len() as u64), ..SearchState::default() };
+        let mut state = SearchState { loaded: true, saved_size: Some(bytes.len() as u64), ..SearchState::default() };
         let mut lines = bytes.split(|b| *b == b'\n');
         let header_reads = lines
             .next()
@@ -248,15 +250,21 @@ impl<S: Storage> Store<S> {
     /// Reads the saved index when this store has not, or another writer changed it.
     async fn load_search_index(&self) -> Result<(), Error> {
         let saved = self.storage.list(keys::SEARCH_INDEX).await?.into_iter().find(|info| info.key == keys::SEARCH_INDEX).map(|i| i.size);
-        let known = self.search.borrow().saved_size;
-        if saved.is_some() && saved == known {
+        let (loaded, known) = {
+            let state = self.search.borrow();
+            (state.loaded, state.saved_size)
+        };
+        // Unchanged since this store read or wrote it; or never saved (a read-only store
+        // keeps its index in memory between searches).
+        if loaded && saved == known {
             return Ok(());
         }
+        let nothing_saved = || SearchState { loaded: true, rewrite: true, ..SearchState::default() };
         let state = match saved {
-            None => SearchState { rewrite: true, ..SearchState::default() },
+            None => nothing_saved(),
             Some(_) => match self.storage.read(keys::SEARCH_INDEX, 0, None).await {
                 Ok(bytes) => SearchState::parse(&bytes),
-                Err(StorageError::NotFound { .. }) => SearchState { rewrite: true, ..SearchState::default() },
+                Err(StorageError::NotFound { .. }) => nothing_saved(),
                 Err(error) => return Err(error.into()),
             },
         };
@@ -298,8 +306,11 @@ impl<S: Storage> Store<S> {
                 }
                 Ok(())
             }
-            // Read-only: searched from memory, read again by the next search that can write.
-            Err(StorageError::ReadOnly { .. }) => Ok(()),
+            // Read-only: the index stays in memory, and is not offered to storage again.
+            Err(StorageError::ReadOnly { .. }) => {
+                state.rewrite = false;
+                Ok(())
+            }
             Err(error) => {
                 state.saved_size = None;
                 Err(error.into())
