@@ -200,7 +200,9 @@ const PLANTED_QUERY: &str = "xylophonic";
 /// per-conversation stores above, then speed and a planted rare token over 11k+
 /// memories in one project.
 fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path::Path, table: Option<&[u8]>) -> Result<(), String> {
+    use cersei_memory::graph::GraphMemory;
     use cersei_memory::manager::MemoryManager;
+    use cersei_memory::memdir::MemoryType;
     use mneme_core::Engine;
 
     let questions: Vec<(usize, &str, Vec<&str>)> = conversations
@@ -222,6 +224,30 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
         cersei_recall += evidence.iter().filter(|id| names.contains(id)).count() as f64 / evidence.len() as f64;
     }
     let cersei_r10 = 100.0 * cersei_recall / questions.len() as f64;
+
+    // cersei's graph recall (the `graph` feature: grafeo in memory, `recall_top_k`) on
+    // the same turns, one graph per conversation.
+    let mut graphs = Vec::new();
+    for n in 0..conversations.len() {
+        let graph = GraphMemory::open_in_memory().map_err(|e| e.to_string())?;
+        for turn in turns.iter().filter(|t| t.conversation == n) {
+            graph.store_memory(&turn.body, MemoryType::Project, 1.0).map_err(|e| e.to_string())?;
+        }
+        graphs.push(graph);
+    }
+    let mut graph_recall = 0.0;
+    let (mut graph_hits, mut graph_unmapped) = (0usize, 0usize);
+    for (n, question, evidence) in &questions {
+        let found = graphs.get(*n).map(|graph| graph.recall_top_k(question, 10)).unwrap_or_default();
+        let names: Vec<&str> = found.iter().filter_map(|(body, _)| by_body.get(&(*n, graph_text(body))).copied()).collect();
+        graph_hits += found.len();
+        graph_unmapped += found.len() - names.len();
+        graph_recall += evidence.iter().filter(|id| names.contains(id)).count() as f64 / evidence.len() as f64;
+    }
+    let graph_r10 = 100.0 * graph_recall / questions.len() as f64;
+    if graph_unmapped > 0 {
+        println!("(graph recall: {graph_unmapped} of {graph_hits} hits did not map back to a turn)");
+    }
 
     // One project of 11k+ memories: the planted fact first (and its file made an hour
     // older), then copies of every LoCoMo turn.
@@ -306,28 +332,60 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     let cersei_planted =
         if cersei.recall(PLANTED_QUERY, 10).iter().any(|body| body.contains(PLANTED_QUERY)) { "found" } else { "not found" };
 
+    // The graph with the same 11k+ memories, the planted one first.
+    let graph = GraphMemory::open_in_memory().map_err(|e| e.to_string())?;
+    graph.store_memory(PLANTED_BODY, MemoryType::Reference, 1.0).map_err(|e| e.to_string())?;
+    for _ in 0..copies {
+        for turn in turns {
+            graph.store_memory(&turn.body, MemoryType::Project, 1.0).map_err(|e| e.to_string())?;
+        }
+    }
+    let mut graph_times: Vec<f64> = sample
+        .iter()
+        .map(|question| {
+            let asked = Instant::now();
+            std::hint::black_box(graph.recall_top_k(question, 10));
+            asked.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    graph_times.sort_by(f64::total_cmp);
+    let graph_median = graph_times.get(graph_times.len() / 2).copied().unwrap_or(0.0);
+    let graph_planted = match graph.recall_top_k(PLANTED_QUERY, 10).iter().position(|(body, _)| body.contains(PLANTED_QUERY)) {
+        Some(at) => format!("found, rank {}", at + 1),
+        None => String::from("not found"),
+    };
+
     println!();
-    println!("| side by side | Mneme | cersei-memory 0.2.6 text recall |");
-    println!("|---|---:|---:|");
-    println!("| LoCoMo R@10, all {} questions, the same memory files | see above | {cersei_r10:.1} |", questions.len());
-    println!("| a planted rare token (`{PLANTED_QUERY}`, one old memory among {memories}) | {mneme_planted} | {cersei_planted} |");
+    println!("| side by side | Mneme | cersei-memory 0.2.6 text recall | cersei-memory 0.2.6 graph recall (grafeo) |");
+    println!("|---|---:|---:|---:|");
+    println!("| LoCoMo R@10, all {} questions, the same turns | see above | {cersei_r10:.1} | {graph_r10:.1} |", questions.len());
     println!(
-        "| recall top-10 over {memories} memories in one project, median / p90 of {} questions | native store {:.0} / {:.0} µs; component (wasmtime) {:.0} / {:.0} µs (target ≤ 300) | median {:.0} µs of {} questions |",
+        "| a planted rare token (`{PLANTED_QUERY}`, one old memory among {memories}) | {mneme_planted} | {cersei_planted} | {graph_planted} |"
+    );
+    println!(
+        "| recall top-10 over {memories} memories in one project, median / p90 of {} questions | native store {:.0} / {:.0} µs; component (wasmtime) {:.0} / {:.0} µs (target ≤ 300) | median {:.0} µs of {} questions | median {graph_median:.0} µs of {} questions |",
         questions.len(),
         native.0,
         native.1,
         through_component.0,
         through_component.1,
         cersei_median,
+        sample.len(),
         sample.len()
     );
     if let Some((median, p90)) = hybrid {
-        println!("| the same with the embedding table (hybrid), native store, median / p90 | {median:.0} / {p90:.0} µs | – |");
+        println!("| the same with the embedding table (hybrid), native store, median / p90 | {median:.0} / {p90:.0} µs | – | – |");
     }
     println!(
-        "(cersei-memory's text recall reads the 200 newest memory files and keeps those containing the whole query, lower-cased; its graph recall, behind the `graph` feature, is a case-sensitive whole-query CONTAINS and is not built here)"
+        "(cersei-memory's text recall reads the 200 newest memory files and keeps those containing the whole query, lower-cased; its graph recall is a case-sensitive whole-query CONTAINS over the memories' content, re-ranked by the share of query words each contains)"
     );
     Ok(())
+}
+
+/// A graph recall hit's text as the turn's body: grafeo shows a string value quoted.
+fn graph_text(shown: &str) -> &str {
+    let trimmed = shown.trim();
+    trimmed.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(trimmed).trim()
 }
 
 /// The in-memory index alone: build rate and top-10 recall over 10k+ memories.
