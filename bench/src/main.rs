@@ -370,12 +370,17 @@ fn main() {
         detail: format!("Mneme {} (peak heap {:.2}× file, beyond the bytes)", rate(size, reader), reader_peak as f64 / size as f64),
     });
     drop(in_memory);
-    let (mneme_context, _, context) = measure(3, || block_on(store.context(SESSION)).expect("mneme context"));
+    let (mneme_context, context_peak, context) = measure(3, || block_on(store.context(SESSION)).expect("mneme context"));
     rows.push(Row {
         operation: "resume context".into(),
         mneme: mneme_context,
         cersei: cersei_load,
-        detail: format!("{} messages; Cersei's closest is its load", context.messages.len()),
+        detail: format!(
+            "{} messages, {} (peak heap {:.2}× file); Cersei's closest is its load",
+            context.messages.len(),
+            rate(size, mneme_context),
+            context_peak as f64 / size as f64
+        ),
     });
     // The same resume through the WebAssembly component under wasmtime (the CLI's
     // default engine): the storage import copies the file into the guest.

@@ -51,7 +51,16 @@ pub struct FsStorage {
 }
 
 /// An open append handle and the identity (device, inode) of the file it was opened on.
-type Appender = (File, (u64, u64));
+#[derive(Debug)]
+struct Appender {
+    file: File,
+    identity: (u64, u64),
+    /// The file's length after this storage's last append, kept while this storage
+    /// holds the lock named by the file's key: no other writer may touch the file then
+    /// (the lock's contract), so the next append needs neither the path's check nor the
+    /// length's. Forgotten when the lock is given back.
+    held_len: Option<u64>,
+}
 
 /// Append handles kept open at most; the cache is emptied when it would grow past this.
 const MAX_APPENDERS: usize = 64;
@@ -236,7 +245,7 @@ impl FsStorage {
 
     fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
         let path = self.writable(key)?;
-        if let Some(size) = self.append_open(&path, data).map_err(|e| io_error(key, e))? {
+        if let Some(size) = self.append_open(key, &path, data).map_err(|e| io_error(key, e))? {
             return Ok(size);
         }
         let append = || -> io::Result<u64> {
@@ -254,11 +263,12 @@ impl FsStorage {
             if cfg!(unix)
                 && let Ok(metadata) = file.metadata()
             {
+                let held_len = self.holds(key).then_some(old_len + data.len() as u64);
                 let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
                 if appenders.len() >= MAX_APPENDERS {
                     appenders.clear();
                 }
-                appenders.insert(path.clone(), (file, folder_id(&metadata)));
+                appenders.insert(path.clone(), Appender { file, identity: folder_id(&metadata), held_len });
             }
             Ok(old_len + data.len() as u64)
         };
@@ -267,6 +277,7 @@ impl FsStorage {
 
     fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.forget_appender(&path);
         let parent = path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(key, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
@@ -296,6 +307,7 @@ impl FsStorage {
 
     fn truncate_sync(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.forget_appender(&path);
         let file = OpenOptions::new().write(true).open(&path).map_err(|e| io_error(key, e))?;
         let size = file.metadata().map_err(|e| io_error(key, e))?.len();
         if size != expected_size {
@@ -342,28 +354,47 @@ impl FsStorage {
     }
 
     /// Appends through a handle kept open from an earlier append, if the path still
-    /// names its file; `None` when there is none to use.
-    fn append_open(&self, path: &Path, data: &[u8]) -> io::Result<Option<u64>> {
+    /// names its file; `None` when there is none to use. Under the key's own lock,
+    /// held since the last append, the file is known and the append is one write.
+    fn append_open(&self, key: &str, path: &Path, data: &[u8]) -> io::Result<Option<u64>> {
         let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some((file, identity)) = appenders.get(path) else { return Ok(None) };
-        match fs::metadata(path) {
-            Ok(metadata) if folder_id(&metadata) == *identity => {}
-            _ => {
-                appenders.remove(path);
-                return Ok(None);
+        let Some(appender) = appenders.get_mut(path) else { return Ok(None) };
+        let old_len = match appender.held_len {
+            Some(len) => len,
+            None => {
+                match fs::metadata(path) {
+                    Ok(metadata) if folder_id(&metadata) == appender.identity => {}
+                    _ => {
+                        appenders.remove(path);
+                        return Ok(None);
+                    }
+                }
+                match appender.file.metadata() {
+                    Ok(metadata) => metadata.len(),
+                    Err(error) => {
+                        appenders.remove(path);
+                        return Err(error);
+                    }
+                }
             }
-        }
-        let written = file.metadata().and_then(|metadata| {
-            let old_len = metadata.len();
-            self.write_or_undo(file, path, old_len, false, data).map(|()| old_len + data.len() as u64)
-        });
-        match written {
-            Ok(size) => Ok(Some(size)),
+        };
+        match self.write_or_undo(&appender.file, path, old_len, false, data) {
+            Ok(()) => {
+                let new_len = old_len + data.len() as u64;
+                appender.held_len = self.holds(key).then_some(new_len);
+                Ok(Some(new_len))
+            }
             Err(error) => {
                 appenders.remove(path);
                 Err(error)
             }
         }
+    }
+
+    /// Whether this storage holds the lock named by `key` itself (a session's lock is
+    /// named by its first part's key).
+    fn holds(&self, key: &str) -> bool {
+        self.held_locks().contains_key(key)
     }
 
     /// Closes the append handle kept for `path`, if any (the file is going away).
@@ -431,7 +462,14 @@ impl FsStorage {
     }
 
     fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
-        if let Some(file) = self.held_locks().remove(name)
+        let held = self.held_locks().remove(name);
+        // Without the lock, another writer may touch the file: its next append checks.
+        if let Ok(path) = self.writable(name)
+            && let Some(appender) = self.appenders.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&path)
+        {
+            appender.held_len = None;
+        }
+        if let Some(file) = held
             && !cfg!(target_os = "wasi")
         {
             file.unlock().map_err(|e| io_error(name, e))?;
@@ -680,6 +718,29 @@ mod tests {
         block_on(storage.truncate(key, 2, 5)).unwrap();
         assert_eq!(block_on(storage.append(key, b"!\n")).unwrap(), 4);
         assert_eq!(fs::read(&path).unwrap(), b"fo!\n");
+    }
+
+    #[test]
+    fn under_its_own_lock_a_file_is_appended_without_checks_until_the_lock_is_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
+        let key = "projects/p/s.jsonl";
+        let path = dir.path().join(key);
+        block_on(storage.lock(key)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"one\n")).unwrap(), 4);
+        assert_eq!(block_on(storage.append(key, b"two\n")).unwrap(), 8);
+        // This storage's own rewrites and cuts are known to it, lock or no lock.
+        block_on(storage.replace(key, b"new\n", None)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"three\n")).unwrap(), 10);
+        block_on(storage.truncate(key, 4, 10)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"four\n")).unwrap(), 9);
+        assert_eq!(fs::read(&path).unwrap(), b"new\nfour\n");
+        block_on(storage.unlock(key)).unwrap();
+        // Without the lock another program may rewrite the file: the next append sees it.
+        fs::write(dir.path().join("other"), b"rewritten\n").unwrap();
+        fs::rename(dir.path().join("other"), &path).unwrap();
+        assert_eq!(block_on(storage.append(key, b"five\n")).unwrap(), 15);
+        assert_eq!(fs::read(&path).unwrap(), b"rewritten\nfive\n");
     }
 
     #[test]

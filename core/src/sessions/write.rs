@@ -289,8 +289,28 @@ impl<S: Storage> Store<S> {
         options: WriteOptions<'_>,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Vec<Entry>, Error> {
-        let kind = options.kind;
+        // Out of the cache until the write is done: a future dropped mid-append leaves
+        // no state behind, and the next write reads the session again.
         let mut state = self.refresh(id, project).await?;
+        let written = self.write_state(id, project, options, line, &mut state).await;
+        if written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. }))) {
+            // Whether an append that failed with an I/O error landed is unknown.
+            state.poisoned = true;
+        }
+        self.open.borrow_mut().insert(id.to_owned(), state);
+        written
+    }
+
+    /// [`Store::write_locked`] on the session's state, which it moves past the record.
+    async fn write_state(
+        &self,
+        id: &str,
+        project: &str,
+        options: WriteOptions<'_>,
+        line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
+        state: &mut OpenSession,
+    ) -> Result<Vec<Entry>, Error> {
+        let kind = options.kind;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
         if let Some(expect) = options.expect
             && (expect.bytes != total || expect.leaf != state.tip.leaf.as_deref())
@@ -334,21 +354,9 @@ impl<S: Storage> Store<S> {
                 "session `{id}` already ends with an entry of this id: the write landed before, and is not repeated; use fresh ids for a new one"
             )));
         }
-        // Until the append returns, whether it landed is unknown: a future dropped
-        // mid-write leaves the state to be read again.
-        state.stale = true;
-        self.open.borrow_mut().insert(id.to_owned(), state.clone());
-        state.stale = false;
-        let new_size = match self.storage.append(&key, record.as_bytes()).await {
-            Ok(size) => size,
-            Err(error) => {
-                // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
-                // contract: the state is still known. Only an I/O error leaves it unknown.
-                state.poisoned = matches!(error, StorageError::Io { .. });
-                self.open.borrow_mut().insert(id.to_owned(), state);
-                return Err(error.into());
-            }
-        };
+        // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
+        // contract: the state is still known.
+        let new_size = self.storage.append(&key, record.as_bytes()).await?;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
         state.last_part_lines = line_no + json.matches('\n').count() as u32;
@@ -359,7 +367,6 @@ impl<S: Storage> Store<S> {
         };
         // The lines just written move the tip by the same rule a fresh load uses.
         state.stale = !state.tip.advance(&written.lines);
-        self.open.borrow_mut().insert(id.to_owned(), state);
         Ok(written_entries(&written.lines, line_no, &found))
     }
 
@@ -373,17 +380,19 @@ impl<S: Storage> Store<S> {
     /// Brings the store's knowledge of session `id` up to date with storage (another
     /// process may have written) and moves a torn last line aside, keeping it as
     /// `<part>.torn-<offset>`. Called with the session's lock held.
+    /// The state is taken out of the store's cache; the caller puts it back.
     async fn refresh(&self, id: &str, project: &str) -> Result<OpenSession, Error> {
-        let cached = self.open.borrow().get(id).cloned();
-        if cached.as_ref().is_some_and(|s| s.poisoned) {
+        if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
         }
+        let cached = self.open.borrow_mut().remove(id);
         // A held session has had no other writer since this store last wrote it.
-        if let Some(state) = cached.as_ref().filter(|s| !s.stale && s.torn_at.is_none())
-            && self.held.borrow().contains(&keys::session_key(project, id))
-        {
-            return Ok(state.clone());
-        }
+        let cached = match cached {
+            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains(&keys::session_key(project, id)) => {
+                return Ok(state);
+            }
+            cached => cached,
+        };
         let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
         let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
         let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };

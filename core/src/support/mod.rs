@@ -1,6 +1,7 @@
 //! Helpers with no domain knowledge: driving futures, time, lenient field types.
 
 mod executor;
+pub(crate) mod hash;
 pub(crate) mod ids;
 pub(crate) mod lenient;
 mod mirror;

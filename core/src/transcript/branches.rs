@@ -86,7 +86,7 @@ fn usage_of<'l>(lines: impl Iterator<Item = &'l Line<'l>>) -> (Usage, u32) {
 impl Loaded<'_> {
     /// The leaves of the conversation: live main-conversation messages that no later
     /// message descends from (through any entries in between), oldest first.
-    fn leaf_messages(&self, index: &alloc::collections::BTreeMap<&str, usize>) -> Vec<usize> {
+    fn leaf_messages(&self, index: &crate::support::hash::FastMap<&str, usize>) -> Vec<usize> {
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
         let is_candidate =
             |l: &Line| self.is_live(l) && l.env.is_message() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);

@@ -10,6 +10,7 @@ use super::scan::{Line, PartScan};
 use super::{Entry, LoadReport, TypeCount};
 use crate::message::calls::PendingCalls;
 use crate::message::canonical;
+use crate::support::hash::{FastMap, FastSet};
 use crate::support::time;
 
 /// All parts of a session, read once.
@@ -93,8 +94,8 @@ impl<'a> Loaded<'a> {
         !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
     }
 
-    pub fn index(&self) -> BTreeMap<&str, usize> {
-        let mut index = BTreeMap::new();
+    pub fn index(&self) -> FastMap<&str, usize> {
+        let mut index = FastMap::with_capacity_and_hasher(self.lines.len(), Default::default());
         for (i, line) in self.lines.iter().enumerate() {
             if let Some(uuid) = line.env.uuid() {
                 index.entry(uuid).or_insert(i);
@@ -128,7 +129,7 @@ impl<'a> Loaded<'a> {
     /// its logical parent), with the latest timestamp (the later line on a tie). A sub-agent's own file holds only sidechain
     /// entries: then they are the conversation.
     pub fn leaf(&self) -> Option<usize> {
-        let mut has_child = BTreeSet::new();
+        let mut has_child = FastSet::with_capacity_and_hasher(self.lines.len(), Default::default());
         for line in self.lines.iter().filter(|l| self.is_live(l)) {
             // A compaction boundary's logical parent is not an edge here: the entry it
             // names stays a leaf, as in Claude Code, and the next entry continues the
@@ -175,9 +176,9 @@ impl<'a> Loaded<'a> {
     }
 
     /// The conversation from its root to line `leaf`, by the same walk as [`Loaded::chain`].
-    pub fn chain_from(&self, leaf: usize, index: &BTreeMap<&str, usize>) -> Vec<usize> {
+    pub fn chain_from(&self, leaf: usize, index: &FastMap<&str, usize>) -> Vec<usize> {
         let mut chain = Vec::new();
-        let mut seen = BTreeSet::new();
+        let mut seen = FastSet::default();
         // Where a relinked head continued before the compaction: once the walk is back
         // at the compaction, the summarised history goes on from there.
         let mut summarised_from: Option<usize> = None;
