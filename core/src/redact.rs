@@ -243,11 +243,12 @@ fn json_strings(line: &str) -> Option<Vec<(usize, usize)>> {
             b'"' => {
                 let start = i + 1;
                 let mut j = start;
-                while j < bytes.len() && bytes[j] != b'"' {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= bytes.len() {
-                    return None;
+                loop {
+                    j += memchr::memchr2(b'"', b'\\', bytes.get(j..)?)?;
+                    if bytes[j] == b'"' {
+                        break;
+                    }
+                    j += 2;
                 }
                 if expecting_key {
                     key = (start, j);
@@ -315,6 +316,11 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
         let starts_line = i == 0 || bytes[i - 1] == b'\n' || (i >= 2 && bytes[i - 1] == b'n' && bytes[i - 2] == b'\\');
         if !STARTS_SECRET[bytes[i] as usize] && !starts_line {
             i += 1;
+            // What follows neither a line break (`\n`, or the `n` of an escaped one) nor
+            // a secret's first byte starts nothing: skipped without the checks above.
+            while i < bytes.len() && !STARTS_SECRET[bytes[i] as usize] && !matches!(bytes[i - 1], b'\n' | b'n') {
+                i += 1;
+            }
             continue;
         }
         // In a JSON string, `\n` or `\t` ends a word too, though `n` and `t` are letters.
