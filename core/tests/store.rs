@@ -368,3 +368,65 @@ mod search_index {
         }
     }
 }
+
+/// Storage whose appends land and then, while `stall` is set, never return: an
+/// asynchronous host whose caller gave up on the write (a dropped future).
+struct Stalling<'a> {
+    inner: &'a InMemoryStorage,
+    stall: std::cell::Cell<bool>,
+}
+
+impl Storage for Stalling<'_> {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        self.inner.list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        self.inner.read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+        let size = self.inner.append(key, data).await?;
+        if self.stall.get() {
+            core::future::pending::<()>().await;
+        }
+        Ok(size)
+    }
+    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
+        self.inner.replace(key, data, expected_size).await
+    }
+    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
+        self.inner.truncate(key, len, expected_size).await
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        self.inner.remove(key).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        self.inner.rename(from, to).await
+    }
+    async fn lock(&self, name: &str) -> Result<(), StorageError> {
+        self.inner.lock(name).await
+    }
+    async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+        self.inner.unlock(name).await
+    }
+}
+
+#[test]
+fn a_write_given_up_after_it_landed_is_read_back_before_the_next_one() {
+    use std::future::Future;
+    let memory = InMemoryStorage::new();
+    let store = Store::new(Stalling { inner: &memory, stall: std::cell::Cell::new(false) });
+    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
+    block_on(store.hold("s")).unwrap();
+    store.storage().stall.set(true);
+    {
+        let mut write = std::pin::pin!(store.append("s", entry("u2", Role::Assistant, "two")));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(write.as_mut().poll(&mut context).is_pending(), "the append landed and is still waiting");
+    }
+    store.storage().stall.set(false);
+    // Held, the session is not listed again; what the store knew before the lost write
+    // must not be used: the next entry continues from the one that landed.
+    let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
+    assert_eq!(written.parent_uuid.as_deref(), Some("u2"));
+    assert_eq!(uuids(&store, "s"), ["u1", "u2", "u3"]);
+}

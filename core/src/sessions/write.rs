@@ -292,7 +292,7 @@ impl<S: Storage> Store<S> {
         // Out of the cache until the write is done: a future dropped mid-append leaves
         // no state behind, and the next write reads the session again.
         let mut state = self.refresh(id, project).await?;
-        let written = self.write_state(id, project, options, line, &mut state).await;
+        let written = self.write_state(id, options, line, &mut state).await;
         if written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. }))) {
             // Whether an append that failed with an I/O error landed is unknown.
             state.poisoned = true;
@@ -305,7 +305,6 @@ impl<S: Storage> Store<S> {
     async fn write_state(
         &self,
         id: &str,
-        project: &str,
         options: WriteOptions<'_>,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
         state: &mut OpenSession,
@@ -341,7 +340,7 @@ impl<S: Storage> Store<S> {
         } else {
             (last as u32, record)
         };
-        let key = keys::part_key(project, id, part);
+        let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
         let text = scan::decode(json.as_bytes());
         let written = scan::scan_part(part, json.as_bytes(), &text);
@@ -379,8 +378,8 @@ impl<S: Storage> Store<S> {
 
     /// Brings the store's knowledge of session `id` up to date with storage (another
     /// process may have written) and moves a torn last line aside, keeping it as
-    /// `<part>.torn-<offset>`. Called with the session's lock held.
-    /// The state is taken out of the store's cache; the caller puts it back.
+    /// `<part>.torn-<offset>`. Called with the session's lock held. The state is taken
+    /// out of the store's cache; the caller puts it back.
     async fn refresh(&self, id: &str, project: &str) -> Result<OpenSession, Error> {
         if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
