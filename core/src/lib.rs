@@ -53,7 +53,7 @@ pub use sessions::{
 pub use sessions::{crab, retention};
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::{Limits, Store};
-pub use support::{Mirror, block_on, time};
+pub use support::{Mirror, SharedStr, block_on, time};
 pub use transcript::tokens;
 pub use transcript::{Branch, Ledger, Prices};
 pub use transcript::{CheckReport, Context, ContextMessage, Entry, Finding, LoadReport, SkippedLine, TypeCount};

@@ -344,7 +344,8 @@ fn a_write_that_lands_and_then_fails_poisons_the_session_and_is_never_counted_tw
             unique.dedup();
             assert_eq!(unique.len(), present.len(), "{context}: an entry is there twice: {present:?}");
             // The context a model is sent holds the turn at most once.
-            let context_text: Vec<String> = block_on(reopened.context("s")).unwrap().messages.into_iter().map(|m| m.text).collect();
+            let context_text: Vec<String> =
+                block_on(reopened.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
             assert!(context_text.iter().filter(|t| t.contains("There is a.txt.")).count() <= 1, "{context}: {context_text:?}");
         }
     }

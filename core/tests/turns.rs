@@ -264,7 +264,7 @@ fn a_rewind_continues_from_an_earlier_message_and_keeps_the_rest() {
     let rewind = Turn { parent: Some("u1".into()), now_ms: T0 + 1, ..turn("u3", json!({ "role": "user", "content": "three, again" })) };
     block_on(store.append_turn("s", rewind)).unwrap();
     let texts = |store: &Store<&InMemoryStorage>| -> Vec<String> {
-        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| m.text).collect()
+        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
     };
     assert_eq!(texts(&store), ["one", "two", "three, again"]);
     assert_eq!(texts(&Store::new(&storage)), ["one", "two", "three, again"], "a fresh read agrees");
@@ -408,7 +408,7 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
     let written = block_on(store.append_turn("pi", turn("a1b2c3d4-0000-4000-8000-000000000000", messages))).unwrap();
     block_on(store.tombstone("pi", written[1].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
     block_on(store.fork("pi", None, "pi-fork", T0 + 2)).unwrap();
-    let texts: Vec<String> = block_on(store.context("pi-fork")).unwrap().messages.into_iter().map(|m| m.text).collect();
+    let texts: Vec<String> = block_on(store.context("pi-fork")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(texts, ["one", "three"]);
 
     // A sub-agent turn that its new transcript cannot take is refused before the link.

@@ -25,6 +25,7 @@ use crate::sessions::with_loaded;
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::time;
+use crate::transcript::context::Sources;
 
 pub(crate) mod codex;
 pub(crate) mod gemini;
@@ -320,7 +321,7 @@ fn survey(data: &[u8]) -> Survey {
             id,
             cwd,
             leaf: loaded.leaf().and_then(|i| loaded.lines.get(i)).and_then(|l| l.env.uuid()).map(String::from),
-            messages: loaded.context().messages.len() as u32,
+            messages: loaded.context(Sources::default()).messages.len() as u32,
             has_entries: loaded.lines.iter().any(|l| l.env.uuid().is_some()),
         }
     })
@@ -446,7 +447,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         let (own, context, stamps, cwd, created) = with_loaded(&raw, |loaded| {
-            let context = loaded.context();
+            let context = loaded.context(Sources::default());
             let index = loaded.index();
             let stamps: Vec<Option<String>> = context
                 .messages

@@ -3,6 +3,7 @@
 //! become `tool_use`, `signature`, base64 `source` and user `tool_result` blocks, so a
 //! context says which call every result answers, whatever wrote the session.
 
+use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -16,9 +17,11 @@ use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message
 /// of them, from one parse of the line.
 pub(crate) struct Stored<'l> {
     pub role: String,
-    pub blocks: String,
+    /// Borrowed from the line when stored as blocks.
+    pub blocks: Cow<'l, str>,
     /// Readable text: text blocks, with tool calls and results as short markers.
-    pub text: String,
+    /// Borrowed from the line when it is one string without escapes.
+    pub text: Cow<'l, str>,
     /// Every block is a tool result.
     pub only_results: bool,
     /// `message.id` (Claude Code's split lines of one reply share it).
@@ -35,11 +38,12 @@ fn is_pi_block(block: &Block) -> bool {
     }
 }
 
-/// The message a line carries, in canonical form; `None` for lines without one.
-pub(crate) fn stored<'l>(line: &'l Line) -> Option<Stored<'l>> {
-    let raw = line.env.message?;
+/// The message a line of type `kind` carries, in canonical form; `None` for lines
+/// without one.
+pub(crate) fn stored<'l>(kind: &str, message: Option<&'l RawValue>) -> Option<Stored<'l>> {
+    let raw = message?;
     let message = parse_message(raw)?;
-    let role = message.role.get().unwrap_or(line.env.kind());
+    let role = message.role.get().unwrap_or(kind);
     let id = match message.id.0 {
         Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),
         // Message ids are API identifiers without escapes; one that has them is not merged.
@@ -48,13 +52,13 @@ pub(crate) fn stored<'l>(line: &'l Line) -> Option<Stored<'l>> {
     let content = parse_content(message.content);
     let pi = role == "toolResult" || matches!(&content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_pi_block));
     if !pi {
-        let (text, only_results) = match &content {
-            Some(Content::Text(text)) => (text.to_string(), false),
-            Some(Content::Blocks(blocks)) => (
-                blocks.iter().filter_map(block_text).collect::<Vec<_>>().join("\n"),
-                !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")),
-            ),
-            None => (String::new(), false),
+        let (text, only_results) = match content {
+            Some(Content::Text(text)) => (text, false),
+            Some(Content::Blocks(blocks)) => {
+                let only_results = !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result"));
+                (blocks_text(blocks), only_results)
+            }
+            None => (Cow::Borrowed(""), false),
         };
         return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id });
     }
@@ -74,12 +78,33 @@ pub(crate) fn stored<'l>(line: &'l Line) -> Option<Stored<'l>> {
     };
     let text = blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default();
     let only_results = role == "user" && blocks.as_array().is_some_and(|b| b.iter().all(|b| b["type"] == "tool_result"));
-    Some(Stored { role, blocks: blocks.to_string(), text, only_results, id })
+    Some(Stored { role, blocks: Cow::Owned(blocks.to_string()), text: Cow::Owned(text), only_results, id })
+}
+
+/// The blocks as text for people: text as it is, other blocks as short markers, one
+/// per line. A lone text block's text is borrowed.
+fn blocks_text(blocks: Vec<Block<'_>>) -> Cow<'_, str> {
+    let mut texts = blocks.into_iter().filter_map(block_text);
+    let Some(first) = texts.next() else { return Cow::Borrowed("") };
+    match texts.next() {
+        None => first,
+        Some(second) => {
+            let mut joined = first.into_owned();
+            for text in core::iter::once(second).chain(texts) {
+                joined.push('\n');
+                joined.push_str(&text);
+            }
+            Cow::Owned(joined)
+        }
+    }
 }
 
 /// A block as text for people: text as it is, other blocks as short markers.
-fn block_text(block: &Block) -> Option<String> {
-    marker(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get())
+fn block_text(block: Block<'_>) -> Option<Cow<'_, str>> {
+    if block.kind.get() == Some("text") {
+        return block.text.0;
+    }
+    marker(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get()).map(Cow::Owned)
 }
 
 fn value_text(block: &Value) -> Option<String> {
@@ -99,11 +124,11 @@ fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, 
 
 /// A content as a JSON array of blocks (a string content becomes one text block),
 /// exactly as stored otherwise.
-pub(crate) fn as_blocks(content: Option<&RawValue>) -> String {
+pub(crate) fn as_blocks(content: Option<&RawValue>) -> Cow<'_, str> {
     match content {
-        Some(raw) if raw.get().starts_with('[') => raw.get().to_string(),
-        Some(raw) if raw.get().starts_with('"') => alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get()),
-        _ => "[]".to_string(),
+        Some(raw) if raw.get().starts_with('[') => Cow::Borrowed(raw.get()),
+        Some(raw) if raw.get().starts_with('"') => Cow::Owned(alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get())),
+        _ => Cow::Borrowed("[]"),
     }
 }
 

@@ -6,6 +6,7 @@ use alloc::borrow::{Cow, ToOwned};
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::error::Error;
@@ -16,6 +17,7 @@ use crate::keys::{self, PartName};
 use crate::message::{Injection, Provider, ProviderContext, render};
 use crate::storage::{KeyInfo, Storage, StorageError};
 use crate::store::Store;
+use crate::transcript::context::Sources;
 use crate::transcript::scan::{self, PartScan};
 use crate::transcript::thread::{Loaded, Tip};
 use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
@@ -202,6 +204,15 @@ fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnc
     f(&Loaded::assemble(scans))
 }
 
+/// [`with_loaded_from`] over parts read into texts that `f` may share slices of (a
+/// context's messages): valid UTF-8 is not copied. The load report's UTF-8 counts are
+/// not kept: the lines are the same.
+fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, f: impl FnOnce(Loaded, Sources) -> R) -> R {
+    let texts: Vec<Arc<String>> = raw.into_iter().map(|bytes| Arc::new(scan::decode_owned(bytes))).collect();
+    let scans = texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part(part, text.as_bytes(), text)).collect();
+    f(Loaded::assemble(scans), Sources { first_part, texts: &texts })
+}
+
 /// The open state of a session read in full.
 pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     let texts: Vec<Cow<str>> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
@@ -300,7 +311,10 @@ impl<S: Storage> Store<S> {
         loop {
             if want >= total {
                 let raw = self.read_parts(&parts).await?;
-                return Ok(with_loaded(&raw, |loaded| loaded.context()));
+                return Ok(with_shared(1, raw, |loaded, sources| {
+                    let plan = loaded.context_lines();
+                    loaded.into_context(plan, sources)
+                }));
             }
             let (first_part, raw) = self.read_tail(&parts, want).await?;
             // Without a compaction in it, no tail is enough: read further before parsing.
@@ -308,7 +322,7 @@ impl<S: Storage> Store<S> {
                 want = want.saturating_mul(TAIL_GROWTH);
                 continue;
             }
-            let context = with_loaded_from(first_part, &raw, |loaded| loaded.context_from_end());
+            let context = with_shared(first_part, raw, |loaded, sources| loaded.end_plan().map(|plan| loaded.into_context(plan, sources)));
             if let Some(context) = context {
                 return Ok(context);
             }
@@ -619,6 +633,44 @@ mod tests {
         block_on(store.apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
     }
 
+    /// A context shares the session's text, a message's blocks and text as the file
+    /// holds them; but not when it keeps only a small part of what was read alive.
+    #[test]
+    fn a_context_shares_the_text_read_unless_it_keeps_little_of_it() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let tools = serde_json::json!([
+            { "role": "user", "content": "list the files" },
+            { "role": "assistant", "id": "msg_1", "content": [{ "type": "tool_use", "id": "t1", "name": "ls", "input": {} }] },
+            { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "a.txt ".repeat(400) }] },
+            { "role": "assistant", "id": "msg_2", "content": [{ "type": "text", "text": "There is a.txt." }] },
+        ]);
+        let turn = |id: &str| Turn {
+            uuid: format!("{id}-t"),
+            now_ms: NOW,
+            cwd: "/p".into(),
+            provider: Provider::Anthropic,
+            messages: tools.to_string(),
+            parent: None,
+            agent: None,
+        };
+        block_on(store.append_turn("s", turn("s"))).unwrap();
+        let context = block_on(store.context("s")).unwrap();
+        let result = &context.messages[2];
+        assert!(result.content.contains("a.txt a.txt") && result.content.shared_bytes().is_some(), "{result:?}");
+        let reply = &context.messages[3];
+        assert_eq!((reply.text.as_str(), reply.text.shared_bytes().is_some()), ("There is a.txt.", true));
+
+        block_on(store.append_turn("c", turn("c"))).unwrap();
+        for i in 0..40 {
+            say(&store, "c", i, &"words ".repeat(100));
+        }
+        compact(&store, "c", 1);
+        let context = block_on(store.context("c")).unwrap();
+        assert!(context.compacted);
+        assert!(context.messages.iter().all(|m| m.text.shared_bytes().is_none() && m.content.shared_bytes().is_none()), "{context:?}");
+    }
+
     /// Resume from the end gives what a read of the whole session gives, wherever the
     /// first read cuts: compactions (Claude Code's with a preserved segment, pi's with a
     /// first kept entry), tool turns, tombstones, parts, a rewind to before a compaction.
@@ -684,13 +736,13 @@ mod tests {
         for id in ["c", "r", "pi", "n"] {
             let parts = block_on(store.require(id)).unwrap();
             let raw = block_on(store.read_parts(&parts)).unwrap();
-            let full = super::with_loaded(&raw, |loaded| loaded.context());
+            let full = super::with_loaded(&raw, |loaded| loaded.context(crate::transcript::context::Sources::default()));
             assert_eq!(full.compacted, id != "r" && id != "n", "{id}");
             let total: u64 = parts.parts.iter().map(|p| p.size).sum();
             // A third of the session from its end is enough, except for the rewind and the
             // session never compacted.
             let (first_part, tail) = block_on(store.read_tail(&parts, total / 3)).unwrap();
-            let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.context_from_end().is_some());
+            let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.end_plan().is_some());
             assert_eq!(enough, id != "r" && id != "n", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
             for first in (1..=total + 1).step_by(13) {
                 let context = block_on(store.context_from_end(id, first)).unwrap();

@@ -24,6 +24,19 @@ macro_rules! mirror_as_itself {
 
 mirror_as_itself!((), String, bool, u8, u32, u64, i32, i64, f64);
 
+/// A shared string crosses a boundary as a string of its own.
+impl Mirror<String> for super::SharedStr {
+    fn mirror(self) -> String {
+        self.into()
+    }
+}
+
+impl Mirror<super::SharedStr> for String {
+    fn mirror(self) -> super::SharedStr {
+        self.into()
+    }
+}
+
 /// Counts the core keeps as `usize` cross WIT as fixed-width integers; a count too
 /// large for this machine saturates (it could not be allocated anyway).
 macro_rules! mirror_count {

@@ -1,14 +1,17 @@
 //! The context a model resumes with: the main chain from its last compaction on,
 //! with preserved segments, cleared tool results and split replies merged.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::scan::Block;
 use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::message::canonical;
+use crate::support::SharedStr;
 use crate::support::lenient::Str;
 
 /// The entries of a resumed conversation, as a model would receive them.
@@ -25,10 +28,10 @@ pub struct ContextMessage {
     pub uuid: String,
     pub role: String,
     /// Readable text: text blocks, with tool calls and results shown as markers.
-    pub text: String,
-    /// The message content as JSON: a string, or the blocks of every entry that
-    /// carried this message (Claude Code splits one reply across several lines).
-    pub content: String,
+    pub text: SharedStr,
+    /// The message content as JSON: the blocks of every entry that carried this
+    /// message (Claude Code splits one reply across several lines).
+    pub content: SharedStr,
     /// The summary a compaction left in place of the earlier history.
     pub is_compact_summary: bool,
 }
@@ -55,6 +58,42 @@ fn cleared_tool_ids(metadata: Option<&serde_json::value::RawValue>) -> Vec<Strin
         ids: Vec<String>,
     }
     metadata.and_then(|m| serde_json::from_str::<Metadata>(m.get()).ok()).map_or_else(Vec::new, |m| m.ids)
+}
+
+/// The texts of the parts a [`Loaded`] was read from, whose slices a context shares
+/// instead of copying them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Sources<'s> {
+    /// The number of the part `texts[0]` holds.
+    pub first_part: u32,
+    pub texts: &'s [Arc<String>],
+}
+
+impl Sources<'_> {
+    /// `text` of a line of part `part`: shared when borrowed from that part's text.
+    fn share(&self, part: u32, text: Cow<'_, str>) -> SharedStr {
+        match text {
+            Cow::Owned(text) => text.into(),
+            Cow::Borrowed(text) => match part.checked_sub(self.first_part).and_then(|at| self.texts.get(at as usize)) {
+                Some(source) => SharedStr::slice(source, text),
+                None => text.into(),
+            },
+        }
+    }
+
+    /// Copies the context's slices out when they keep less than half of what was read
+    /// alive: a context of the end of a long session does not hold all of it.
+    fn release_sparse(&self, context: &mut Context) {
+        let read = self.texts.iter().fold(0usize, |sum, text| sum.saturating_add(text.len()));
+        let fields = || context.messages.iter().flat_map(|m| [&m.text, &m.content]);
+        let shared = fields().filter_map(SharedStr::shared_bytes).fold(0usize, |sum, (bytes, _)| sum.saturating_add(bytes));
+        if shared.saturating_mul(2) < read {
+            for message in &mut context.messages {
+                message.text.detach();
+                message.content.detach();
+            }
+        }
+    }
 }
 
 /// What a model sees in place of a cleared tool result (Claude Code's wording).
@@ -92,7 +131,7 @@ pub(crate) fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) 
     })
 }
 
-impl Loaded<'_> {
+impl<'a> Loaded<'a> {
     /// Which lines make up the context a model resumes with, in order.
     ///
     /// Without compaction: the messages of the main chain. After a Claude Code
@@ -153,13 +192,13 @@ impl Loaded<'_> {
         ContextLines { compaction: Some(compaction), summaries, lines, cleared, chain }
     }
 
-    /// The context, if these lines — the end of a session, read from a line start —
-    /// give the context the whole session gives: they hold the last compaction line,
-    /// the entry it names as its logical parent (a leaf candidate), the newest leaf's
-    /// chain back to that compaction, whatever it keeps from before it (a preserved
-    /// segment, pi's first kept entry), and only messages with ids (line numbers count
-    /// from the cut).
-    pub fn context_from_end(&self) -> Option<Context> {
+    /// Which lines make up the context, if these lines — the end of a session, read
+    /// from a line start — give the context the whole session gives: they hold the
+    /// last compaction line, the entry it names as its logical parent (a leaf
+    /// candidate), the newest leaf's chain back to that compaction, whatever it keeps
+    /// from before it (a preserved segment, pi's first kept entry), and only messages
+    /// with ids (line numbers count from the cut).
+    pub fn end_plan(&self) -> Option<ContextLines> {
         let last = self.lines.iter().rposition(|l| l.env.is_compaction())?;
         let index = self.index();
         if self.lines[last].env.logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
@@ -183,80 +222,121 @@ impl Loaded<'_> {
                 None => true,
             }
         };
-        whole.then(|| self.context_of(plan))
+        whole.then_some(plan)
     }
 
     /// The context a model resumes with (see [`Loaded::context_lines`]), split
     /// assistant lines merged by `message.id`.
-    pub fn context(&self) -> Context {
-        self.context_of(self.context_lines())
+    pub fn context(&self, sources: Sources) -> Context {
+        build(self.pick(self.context_lines()), sources)
     }
 
-    fn context_of(&self, plan: ContextLines) -> Context {
-        let mut context = Context { compacted: plan.compaction.is_some(), messages: Vec::new() };
+    /// The context of `plan`'s lines. The lines are let go before the messages are
+    /// built: a context of a whole session does not hold both.
+    pub fn into_context(self, plan: ContextLines, sources: Sources) -> Context {
+        let picked = self.pick(plan);
+        drop(self);
+        build(picked, sources)
+    }
+
+    /// What building the context needs of the lines `plan` chose.
+    fn pick(&self, plan: ContextLines) -> Picked<'a> {
+        let mut summaries = Vec::new();
         if let Some(marker) = plan.compaction.map(|i| &self.lines[i]).filter(|l| l.env.is_crab_compaction()) {
             // crab injects its summary as a plain user message.
-            let text = marker.env.compact.get().unwrap_or_default().to_string();
-            let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
-            context.messages.push(ContextMessage {
-                uuid: marker.entry_id().into_owned(),
-                role: "user".into(),
-                text,
-                content,
-                is_compact_summary: true,
-            });
+            summaries.push((marker.entry_id().into_owned(), marker.env.compact.get().unwrap_or_default().to_string()));
         }
         if let Some(summary) = plan.compaction.and_then(|i| self.lines[i].env.is_pi_compaction().then(|| &self.lines[i])) {
             let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.summary.get().unwrap_or_default());
-            let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
-            context.messages.push(ContextMessage {
-                uuid: summary.env.uuid().unwrap_or_default().to_string(),
-                role: "user".into(),
-                text,
-                content,
-                is_compact_summary: true,
-            });
+            summaries.push((summary.env.uuid().unwrap_or_default().to_string(), text));
         }
-        // The reply being merged: its `message.id` and index. Claude Code writes a reply
-        // as one line per block, and the result of a tool it ran while the reply
-        // streamed right after the call's line; the model got the reply as one message
-        // and the results after it, which is how it is read back.
-        let mut reply: Option<(&str, usize)> = None;
-        for &i in plan.summaries.iter().chain(&plan.lines) {
-            let line = &self.lines[i];
-            let Some(stored) = canonical::stored(line) else { continue };
-            let role = stored.role;
-            let blocks = clear_results(stored.blocks, &plan.cleared);
-            let text = stored.text;
-            if role == "assistant"
-                && let (Some(id), Some((reply_id, at))) = (stored.id, reply)
-                && id == reply_id
-                && let Some(previous) = context.messages.get_mut(at)
-            {
-                append_blocks(&mut previous.content, &blocks);
-                if !text.is_empty() {
-                    if !previous.text.is_empty() {
-                        previous.text.push('\n');
-                    }
-                    previous.text.push_str(&text);
+        let lines = plan
+            .summaries
+            .iter()
+            .chain(&plan.lines)
+            .map(|&i| {
+                let line = &self.lines[i];
+                PickedLine {
+                    part: line.part,
+                    uuid: line.entry_id().into_owned(),
+                    kind: line.env.kind.clone(),
+                    message: line.env.message,
+                    is_compact_summary: line.env.is_compact_summary.0,
                 }
-                continue;
-            }
-            match role.as_str() {
-                "assistant" => reply = stored.id.map(|id| (id, context.messages.len())),
-                _ if stored.only_results => {}
-                _ => reply = None,
-            }
-            context.messages.push(ContextMessage {
-                uuid: line.entry_id().into_owned(),
-                role,
-                text,
-                content: blocks,
-                is_compact_summary: line.env.is_compact_summary.0,
-            });
-        }
-        context
+            })
+            .collect();
+        Picked { compacted: plan.compaction.is_some(), summaries, lines, cleared: plan.cleared }
     }
+}
+
+/// The lines a context is built from, taken out of the [`Loaded`] that chose them.
+struct Picked<'a> {
+    compacted: bool,
+    /// A crab or pi compaction's summary: its id and text.
+    summaries: Vec<(String, String)>,
+    lines: Vec<PickedLine<'a>>,
+    cleared: BTreeSet<String>,
+}
+
+struct PickedLine<'a> {
+    part: u32,
+    uuid: String,
+    kind: Str<'a>,
+    message: Option<&'a serde_json::value::RawValue>,
+    is_compact_summary: bool,
+}
+
+fn build(picked: Picked<'_>, sources: Sources) -> Context {
+    let mut context = Context { compacted: picked.compacted, messages: Vec::new() };
+    for (uuid, text) in picked.summaries {
+        let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
+        context.messages.push(ContextMessage {
+            uuid,
+            role: "user".into(),
+            text: text.into(),
+            content: content.into(),
+            is_compact_summary: true,
+        });
+    }
+    // The reply being merged: its `message.id` and index. Claude Code writes a reply
+    // as one line per block, and the result of a tool it ran while the reply
+    // streamed right after the call's line; the model got the reply as one message
+    // and the results after it, which is how it is read back.
+    let mut reply: Option<(&str, usize)> = None;
+    for line in picked.lines {
+        let Some(stored) = canonical::stored(line.kind.get().unwrap_or_default(), line.message) else { continue };
+        let role = stored.role;
+        let blocks = clear_results(stored.blocks, &picked.cleared);
+        let text = stored.text;
+        if role == "assistant"
+            && let (Some(id), Some((reply_id, at))) = (stored.id, reply)
+            && id == reply_id
+            && let Some(previous) = context.messages.get_mut(at)
+        {
+            append_blocks(previous.content.to_mut(), &blocks);
+            if !text.is_empty() {
+                if !previous.text.is_empty() {
+                    previous.text.to_mut().push('\n');
+                }
+                previous.text.to_mut().push_str(&text);
+            }
+            continue;
+        }
+        match role.as_str() {
+            "assistant" => reply = stored.id.map(|id| (id, context.messages.len())),
+            _ if stored.only_results => {}
+            _ => reply = None,
+        }
+        context.messages.push(ContextMessage {
+            uuid: line.uuid,
+            role,
+            text: sources.share(line.part, text),
+            content: sources.share(line.part, blocks),
+            is_compact_summary: line.is_compact_summary,
+        });
+    }
+    sources.release_sparse(&mut context);
+    context
 }
 
 /// A tool result's block once cleared (fields in the API's order).
@@ -270,7 +350,7 @@ struct ClearedResult<'a> {
 
 /// The blocks with cleared tool results replaced by a note; every other block keeps
 /// its JSON exactly as stored.
-fn clear_results(blocks: String, cleared: &BTreeSet<String>) -> String {
+fn clear_results<'b>(blocks: Cow<'b, str>, cleared: &BTreeSet<String>) -> Cow<'b, str> {
     if cleared.is_empty() || !blocks.contains("tool_result") {
         return blocks;
     }
@@ -290,7 +370,7 @@ fn clear_results(blocks: String, cleared: &BTreeSet<String>) -> String {
             }
         })
         .collect();
-    if changed { alloc::format!("[{}]", rewritten.join(",")) } else { blocks }
+    if changed { Cow::Owned(alloc::format!("[{}]", rewritten.join(","))) } else { blocks }
 }
 
 /// Appends the blocks of JSON array `more` to JSON array `blocks`, in place: a reply

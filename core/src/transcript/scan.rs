@@ -187,6 +187,20 @@ pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
     };
+    without_lone_surrogates(text)
+}
+
+/// [`decode`] into the bytes' own buffer when they are valid UTF-8 (no copy).
+pub(crate) fn decode_owned(bytes: Vec<u8>) -> String {
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(),
+    };
+    without_lone_surrogates(Cow::Owned(text)).into_owned()
+}
+
+fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
     if memchr::memmem::find(bytes, b"\\ud").is_none() && memchr::memmem::find(bytes, b"\\uD").is_none() {
         return text;
     }
@@ -452,7 +466,7 @@ pub(crate) fn parse_message<'a>(raw: &'a RawValue) -> Option<Message<'a>> {
 pub(crate) fn parse_content<'a>(raw: Option<&'a RawValue>) -> Option<Content<'a>> {
     let json = raw?.get();
     match json.as_bytes().first()? {
-        b'"' => serde_json::from_str(json).ok().map(Content::Text),
+        b'"' => serde_json::from_str::<Str>(json).ok().and_then(|text| text.0).map(Content::Text),
         b'[' => serde_json::from_str(json).ok().map(Content::Blocks),
         _ => None,
     }
