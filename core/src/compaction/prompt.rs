@@ -94,7 +94,7 @@ fn serialize(line: &Line, out: &mut String) {
     }
 }
 
-fn raw_json(value: Option<&serde_json::value::RawValue>) -> &str {
+fn raw_json(value: Option<crate::support::json::Raw<'_>>) -> &str {
     value.map_or("", |r| r.get())
 }
 

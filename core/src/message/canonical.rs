@@ -8,6 +8,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use serde_json::value::RawValue;
+
+use crate::support::json::Raw;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
@@ -124,7 +126,7 @@ fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, 
 
 /// A content as a JSON array of blocks (a string content becomes one text block),
 /// exactly as stored otherwise.
-pub(crate) fn as_blocks(content: Option<&RawValue>) -> Cow<'_, str> {
+pub(crate) fn as_blocks(content: Option<Raw<'_>>) -> Cow<'_, str> {
     match content {
         Some(raw) if raw.get().starts_with('[') => Cow::Borrowed(raw.get()),
         Some(raw) if raw.get().starts_with('"') => Cow::Owned(alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get())),

@@ -214,6 +214,6 @@ fn estimate(turns: &[Turn]) -> u64 {
     let none = alloc::collections::BTreeSet::new();
     crate::tokens::saturating_sum(turns.iter().map(|t| {
         let blocks = Value::Array(t.blocks.clone()).to_string();
-        serde_json::from_str(&blocks).map_or(0, |raw| crate::tokens::content_tokens(Some(raw), &none))
+        crate::tokens::content_tokens(Some(crate::support::json::Raw::valid(&blocks)), &none)
     }))
 }

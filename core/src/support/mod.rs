@@ -3,6 +3,7 @@
 mod executor;
 pub(crate) mod hash;
 pub(crate) mod ids;
+pub(crate) mod json;
 pub(crate) mod lenient;
 mod mirror;
 pub(crate) mod shared;

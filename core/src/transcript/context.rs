@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::scan::Block;
+use super::scan::parse_block;
 use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::message::canonical;
@@ -359,7 +359,7 @@ fn clear_results<'b>(blocks: Cow<'b, str>, cleared: &BTreeSet<String>) -> Cow<'b
     let rewritten: Vec<String> = raw_blocks
         .iter()
         .map(|raw| {
-            let Ok(block) = serde_json::from_str::<Block>(raw.get()) else { return raw.get().to_string() };
+            let Some(block) = parse_block(raw.get()) else { return raw.get().to_string() };
             match block.tool_use_id.get() {
                 Some(id) if block.kind.get() == Some("tool_result") && cleared.contains(id) => {
                     changed = true;

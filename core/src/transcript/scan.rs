@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Entry, SkippedLine};
+use crate::support::json::{self, Raw};
 use crate::support::lenient::{Count, Flag, Str};
 
 /// The fields the core reads from every line.
@@ -201,7 +202,8 @@ pub(crate) fn decode_owned(bytes: Vec<u8>) -> String {
 
 fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
     let bytes = text.as_bytes();
-    if memchr::memmem::find(bytes, b"\\ud").is_none() && memchr::memmem::find(bytes, b"\\uD").is_none() {
+    let surrogate = |at: usize| matches!(bytes.get(at + 2), Some(b'd' | b'D'));
+    if !memchr::memmem::find_iter(bytes, b"\\u").any(surrogate) {
         return text;
     }
     match repair_lone_surrogates(&text) {
@@ -405,18 +407,15 @@ fn split_glued(line: &str) -> Vec<(&str, Envelope<'_>)> {
     objects
 }
 
-#[derive(Deserialize)]
+/// What is read of a message: found in the line the scan validated (see
+/// [`crate::support::json`]), not parsed again.
+#[derive(Default)]
 pub(crate) struct Message<'a> {
-    #[serde(default, borrow)]
     pub role: Str<'a>,
-    #[serde(default, borrow)]
     pub id: Str<'a>,
-    #[serde(default, borrow)]
-    pub content: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    pub usage: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
+    pub usage: Option<Raw<'a>>,
     /// pi: the call a `toolResult` message answers.
-    #[serde(rename = "toolCallId", default, borrow)]
     pub tool_call_id: Str<'a>,
 }
 
@@ -426,48 +425,97 @@ pub(crate) enum Content<'a> {
     Blocks(Vec<Block<'a>>),
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 pub(crate) struct Block<'a> {
-    #[serde(rename = "type", default, borrow)]
     pub kind: Str<'a>,
-    #[serde(default, borrow)]
     pub text: Str<'a>,
-    #[serde(default, borrow)]
     pub id: Str<'a>,
-    #[serde(default, borrow)]
     pub name: Str<'a>,
-    #[serde(default, borrow)]
     pub tool_use_id: Str<'a>,
-    #[serde(default, borrow)]
     pub thinking: Str<'a>,
     /// `tool_use.input`.
-    #[serde(default, borrow)]
-    pub input: Option<&'a RawValue>,
+    pub input: Option<Raw<'a>>,
     /// pi's `toolCall.arguments`.
-    #[serde(default, borrow)]
-    pub arguments: Option<&'a RawValue>,
+    pub arguments: Option<Raw<'a>>,
     /// `tool_result.content`: a string or blocks.
-    #[serde(default, borrow)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     /// pi's `thinking.thinkingSignature`.
-    #[serde(rename = "thinkingSignature", default, borrow)]
     pub thinking_signature: Str<'a>,
     /// pi's `image.mimeType`.
-    #[serde(rename = "mimeType", default, borrow)]
     pub mime_type: Str<'a>,
 }
 
-pub(crate) fn parse_message<'a>(raw: &'a RawValue) -> Option<Message<'a>> {
-    serde_json::from_str(raw.get()).ok()
+/// A message's fields; `None` for a message that is no object or repeats one of them
+/// (as serde refuses a duplicate field).
+pub(crate) fn parse_message(raw: &RawValue) -> Option<Message<'_>> {
+    let (mut role, mut id, mut content, mut usage, mut tool_call_id) = (None, None, None, None, None);
+    json::fields(raw.get(), |key, value| match key {
+        "role" => json::once(&mut role, json::str_value(value)),
+        "id" => json::once(&mut id, json::str_value(value)),
+        "content" => json::once(&mut content, json::raw_value(value)),
+        "usage" => json::once(&mut usage, json::raw_value(value)),
+        "toolCallId" => json::once(&mut tool_call_id, json::str_value(value)),
+        _ => Some(()),
+    })?;
+    Some(Message {
+        role: role.unwrap_or_default(),
+        id: id.unwrap_or_default(),
+        content: content.flatten(),
+        usage: usage.flatten(),
+        tool_call_id: tool_call_id.unwrap_or_default(),
+    })
 }
 
-/// Parses a content value. Not a serde untagged enum: those buffer their input, and
-/// the blocks' raw JSON fields cannot be read from a buffer.
-pub(crate) fn parse_content<'a>(raw: Option<&'a RawValue>) -> Option<Content<'a>> {
+/// A content block's fields, as [`parse_message`] reads a message's.
+pub(crate) fn parse_block(json: &str) -> Option<Block<'_>> {
+    let mut slots: [Option<Str>; 8] = Default::default();
+    let (mut input, mut arguments, mut content) = (None, None, None);
+    json::fields(json, |key, value| {
+        let slot = match key {
+            "type" => 0,
+            "text" => 1,
+            "id" => 2,
+            "name" => 3,
+            "tool_use_id" => 4,
+            "thinking" => 5,
+            "thinkingSignature" => 6,
+            "mimeType" => 7,
+            "input" => return json::once(&mut input, json::raw_value(value)),
+            "arguments" => return json::once(&mut arguments, json::raw_value(value)),
+            "content" => return json::once(&mut content, json::raw_value(value)),
+            _ => return Some(()),
+        };
+        json::once(&mut slots[slot], json::str_value(value))
+    })?;
+    let [kind, text, id, name, tool_use_id, thinking, thinking_signature, mime_type] = slots.map(Option::unwrap_or_default);
+    Some(Block {
+        kind,
+        text,
+        id,
+        name,
+        tool_use_id,
+        thinking,
+        input: input.flatten(),
+        arguments: arguments.flatten(),
+        content: content.flatten(),
+        thinking_signature,
+        mime_type,
+    })
+}
+
+/// Reads a content value: a string, or blocks (`None` if any block is unreadable).
+pub(crate) fn parse_content(raw: Option<Raw<'_>>) -> Option<Content<'_>> {
     let json = raw?.get();
     match json.as_bytes().first()? {
-        b'"' => serde_json::from_str::<Str>(json).ok().and_then(|text| text.0).map(Content::Text),
-        b'[' => serde_json::from_str(json).ok().map(Content::Blocks),
+        b'"' => json::str_value(json).0.map(Content::Text),
+        b'[' => {
+            let mut blocks = Vec::new();
+            json::elements(json, |block| {
+                blocks.push(parse_block(block)?);
+                Some(())
+            })?;
+            Some(Content::Blocks(blocks))
+        }
         _ => None,
     }
 }

@@ -4,8 +4,8 @@
 use alloc::collections::BTreeSet;
 use alloc::string::String;
 
+use crate::support::json::Raw;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::scan::{Block, Content, Line, parse_content, parse_message};
 
@@ -76,7 +76,7 @@ pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
     content_tokens(message.content, cleared)
 }
 
-pub(crate) fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<String>) -> u64 {
+pub(crate) fn content_tokens(content: Option<Raw<'_>>, cleared: &BTreeSet<String>) -> u64 {
     match parse_content(content) {
         Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
         Some(Content::Blocks(blocks)) => saturating_sum(blocks.iter().map(|b| block_tokens(b, cleared))),
@@ -87,7 +87,7 @@ pub(crate) fn content_tokens(content: Option<&RawValue>, cleared: &BTreeSet<Stri
 
 fn block_tokens(block: &Block, cleared: &BTreeSet<String>) -> u64 {
     let chars = |s: Option<&str>| s.map_or(0, |s| s.chars().count() as u64);
-    let raw = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len() as u64);
+    let raw = |r: Option<Raw>| r.map_or(0, |r| r.get().len() as u64);
     match block.kind.get() {
         Some("image") => IMAGE_TOKENS,
         Some("text") => chars_to_tokens(chars(block.text.get())),

@@ -1,0 +1,222 @@
+//! Reading JSON that the envelope scan already validated. A line is parsed once, in
+//! full, when it is read; what is read from its message afterwards (the role, the
+//! blocks, a tool call's id) is found by structure alone: strings are skipped with
+//! `memchr2`, and nothing is decoded that is not asked for. A tool's output is then
+//! skipped at memory speed instead of being parsed again at every look.
+//!
+//! Every function here is total: on text that is not valid JSON it returns `None`,
+//! never panics, and never reads past the end.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+
+use crate::support::lenient::Str;
+
+/// The text of a JSON value (not `null`) inside a validated line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// `json`, which the caller knows to be valid JSON (it serialised it).
+    pub fn valid(json: &'a str) -> Self {
+        Self(json)
+    }
+
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The end of the string whose opening quote is at `start - 1`: one past its closing
+/// quote. Tool output escapes a newline every few dozen bytes but rarely has a quote:
+/// quotes are looked for, and one after an odd run of backslashes is escaped.
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut at = start;
+    loop {
+        let quote = at + memchr::memchr(b'"', bytes.get(at..)?)?;
+        let backslashes = bytes[start..quote].iter().rev().take_while(|&&b| b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(quote + 1);
+        }
+        at = quote + 1;
+    }
+}
+
+/// The end of the value starting at `at`.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut at = at;
+            loop {
+                match bytes.get(at)? {
+                    b'"' => {
+                        at = string_end(bytes, at + 1)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+        }
+        _ => {
+            let rest = bytes.get(at..)?;
+            let len = rest.iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len());
+            (len > 0).then_some(at + len)
+        }
+    }
+}
+
+/// Calls `field` with each key (decoded) and value text of object `json`, in order;
+/// `None` if `json` is no object or `field` refuses one.
+pub(crate) fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
+    let bytes = json.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some(());
+    }
+    loop {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(bytes, at + 1)?;
+        let key_raw = json.get(at + 1..key_end - 1)?;
+        let key: Cow<str> = if key_raw.contains('\\') {
+            Cow::Owned(serde_json::from_str::<String>(json.get(at..key_end)?).ok()?)
+        } else {
+            Cow::Borrowed(key_raw)
+        };
+        at = skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(bytes, at + 1);
+        let end = value_end(bytes, start)?;
+        field(&key, json.get(start..end)?)?;
+        at = skip_space(bytes, end);
+        match bytes.get(at)? {
+            b',' => at = skip_space(bytes, at + 1),
+            b'}' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// Calls `element` with the text of each element of array `json`, in order; `None` if
+/// `json` is no array or `element` refuses one.
+pub(crate) fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
+    let bytes = json.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b']') {
+        return Some(());
+    }
+    loop {
+        let end = value_end(bytes, at)?;
+        element(json.get(at..end)?)?;
+        at = skip_space(bytes, end);
+        match bytes.get(at)? {
+            b',' => at = skip_space(bytes, at + 1),
+            b']' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// A field's value as a lenient string: borrowed when it has no escapes, nothing
+/// when it is no string.
+pub(crate) fn str_value(value: &str) -> Str<'_> {
+    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Str(Some(Cow::Borrowed(inner))),
+        Some(_) => Str(serde_json::from_str::<String>(value).ok().map(Cow::Owned)),
+        None => Str(None),
+    }
+}
+
+/// A field's value as raw JSON; nothing for `null`, as serde reads an absent value.
+pub(crate) fn raw_value(value: &str) -> Option<Raw<'_>> {
+    (value != "null").then_some(Raw(value))
+}
+
+/// Sets `slot` to `value` the first time; `None` (a refusal, as serde refuses a
+/// duplicate field) the second.
+pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    match slot {
+        Some(_) => None,
+        None => {
+            *slot = Some(value);
+            Some(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    fn all_fields(json: &str) -> Option<Vec<(String, &str)>> {
+        let mut found = Vec::new();
+        fields(json, |key, value| {
+            found.push((String::from(key), value));
+            Some(())
+        })
+        .map(|()| found)
+    }
+
+    #[test]
+    fn finds_fields_by_structure() {
+        let json =
+            r#" { "role" : "user", "content":[{"type":"text","text":"a \"}] quote"},{"n":[1,{"x":null}]}], "k\u0065y":-1.5e3,"t":true}"#;
+        let found = all_fields(json).unwrap();
+        let keys: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["role", "content", "key", "t"]);
+        assert_eq!(found[1].1, r#"[{"type":"text","text":"a \"}] quote"},{"n":[1,{"x":null}]}]"#);
+        assert_eq!((found[2].1, found[3].1), ("-1.5e3", "true"));
+        let mut texts = Vec::new();
+        elements(found[1].1, |block| {
+            texts.push(block);
+            Some(())
+        })
+        .unwrap();
+        assert_eq!(texts, [r#"{"type":"text","text":"a \"}] quote"}"#, r#"{"n":[1,{"x":null}]}"#]);
+        assert_eq!(str_value(r#""a \"b\"""#).get(), Some("a \"b\""));
+        assert_eq!((str_value("\"plain\"").get(), str_value("7").get()), (Some("plain"), None));
+        assert_eq!(raw_value("null"), None);
+        assert_eq!(all_fields("{}"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_object_and_never_reads_past_the_end() {
+        let json = r#"{"a":"x","b":[1,{"c":"\\"}],"d":{"e":"f"}}"#;
+        for cut in 0..json.len() {
+            assert_eq!(all_fields(&json[..cut]), None, "cut at {cut}");
+        }
+        assert!(all_fields(json).is_some());
+        assert_eq!(all_fields("[1]"), None);
+        assert_eq!(elements("{}", |_| Some(())), None);
+    }
+}
