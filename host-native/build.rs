@@ -54,6 +54,10 @@ fn build_guest(workspace: &Path) -> Vec<u8> {
     {
         command.env_remove(var);
     }
+    // SIMD: the core finds line ends and skips strings with memchr, which uses 128-bit
+    // vectors where the guest may. Every runtime Mneme runs on has them (wasmtime, V8
+    // in Node, workerd and the browser).
+    command.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     let status = command.status().unwrap_or_else(|e| fail(&format!("cannot run cargo to build {GUEST}: {e}")));
     if !status.success() {
         fail(&format!(

@@ -499,6 +499,20 @@ fn main() {
             cersei: cersei_append / appends as u32,
             detail: format!("per entry, `hold` once; {note}"),
         });
+        if durability == Durability::Buffered {
+            // What the system call alone costs: the held append's floor, unless it kept
+            // acknowledged entries in memory, where a crash would lose them.
+            let session = append_root.join("projects/-home-dev/appended.jsonl");
+            let record = vec![b'x'; (fs::metadata(&session).expect("the session").len() / (2 * appends as u64)) as usize];
+            let mut file = fs::OpenOptions::new().create(true).append(true).open(append_root.join("floor.jsonl")).expect("open");
+            let (floor, _, ()) = measure(1, || (0..appends).for_each(|_| file.write_all(&record).expect("write")));
+            rows.push(Row {
+                operation: format!("write(2) of {appends} records of an entry's size, alone"),
+                mneme: floor / appends as u32,
+                cersei: cersei_append / appends as u32,
+                detail: format!("per record ({} bytes): the system call a held append makes once, its floor", record.len()),
+            });
+        }
         // Whole turns of 10 entries, one write (one fsync) each.
         let turn: Vec<serde_json::Value> = (0..10)
             .map(|i| serde_json::json!({ "role": if i % 2 == 0 { "user" } else { "assistant" }, "content": text.clone() }))
