@@ -178,14 +178,15 @@ impl<'a> Loaded<'a> {
     /// The conversation from its root to line `leaf`, by the same walk as [`Loaded::chain`].
     pub fn chain_from(&self, leaf: usize, index: &FastMap<&str, usize>) -> Vec<usize> {
         let mut chain = Vec::new();
-        let mut seen = FastSet::default();
+        let mut seen = alloc::vec![false; self.lines.len()];
         // Where a relinked head continued before the compaction: once the walk is back
         // at the compaction, the summarised history goes on from there.
         let mut summarised_from: Option<usize> = None;
         let mut current = Some(leaf);
         while let Some(i) = current {
-            if !seen.insert(i) {
-                break;
+            match seen.get_mut(i) {
+                Some(visited) if !*visited => *visited = true,
+                _ => break,
             }
             chain.push(i);
             let line = &self.lines[i];
@@ -193,7 +194,7 @@ impl<'a> Loaded<'a> {
                 summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
             }
             current = self.parent_of(line).and_then(|p| index.get(p).copied());
-            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.contains(&next)) {
+            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.get(next).is_none_or(|&seen| seen)) {
                 current = summarised_from.take();
             }
         }
