@@ -8,11 +8,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use serde_json::value::RawValue;
-
-use crate::support::json::Raw;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
+use crate::support::json::Raw;
 use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs

@@ -44,9 +44,9 @@ impl SharedStr {
         &mut self.own
     }
 
-    /// The bytes of a shared source this string keeps alive, and that source's size.
-    pub(crate) fn shared_bytes(&self) -> Option<(usize, usize)> {
-        self.slice.as_ref().map(|(source, range)| (range.len(), source.len()))
+    /// How many bytes of a shared source this string is (`None`: it is its own).
+    pub(crate) fn shared_bytes(&self) -> Option<usize> {
+        self.slice.as_ref().map(|(_, range)| range.len())
     }
 
     /// Copies a slice out, so the source it came from can be freed.
@@ -133,7 +133,7 @@ mod tests {
     fn a_slice_of_the_source_is_shared_anything_else_copied() {
         let source = Arc::new(String::from("{\"text\":\"hello\"}"));
         let inside = SharedStr::slice(&source, &source[9..14]);
-        assert_eq!((inside.as_str(), inside.shared_bytes()), ("hello", Some((5, 16))));
+        assert_eq!((inside.as_str(), inside.shared_bytes()), ("hello", Some(5)));
         let elsewhere = String::from("hello");
         let copied = SharedStr::slice(&source, &elsewhere);
         assert_eq!((copied.as_str(), copied.shared_bytes()), ("hello", None));

@@ -86,7 +86,7 @@ impl Sources<'_> {
     fn release_sparse(&self, context: &mut Context) {
         let read = self.texts.iter().fold(0usize, |sum, text| sum.saturating_add(text.len()));
         let fields = || context.messages.iter().flat_map(|m| [&m.text, &m.content]);
-        let shared = fields().filter_map(SharedStr::shared_bytes).fold(0usize, |sum, (bytes, _)| sum.saturating_add(bytes));
+        let shared = fields().filter_map(SharedStr::shared_bytes).fold(0usize, usize::saturating_add);
         if shared.saturating_mul(2) < read {
             for message in &mut context.messages {
                 message.text.detach();
