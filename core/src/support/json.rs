@@ -82,19 +82,33 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+/// Walks the items of the object or array that `json` opens with `open` and closes
+/// with `close`: `item` reads the item starting at a byte offset and returns its end.
+fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<usize>) -> Option<()> {
+    let bytes = json.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&open) {
+        return None;
+    }
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&close) {
+        return Some(());
+    }
+    loop {
+        at = skip_space(bytes, item(at)?);
+        match *bytes.get(at)? {
+            b',' => at = skip_space(bytes, at + 1),
+            byte if byte == close => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
 /// Calls `field` with each key (decoded) and value text of object `json`, in order;
 /// `None` if `json` is no object or `field` refuses one.
 pub(crate) fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
     let bytes = json.as_bytes();
-    let mut at = skip_space(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
-    }
-    at = skip_space(bytes, at + 1);
-    if bytes.get(at) == Some(&b'}') {
-        return Some(());
-    }
-    loop {
+    items(json, b'{', b'}', |at| {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
@@ -105,44 +119,25 @@ pub(crate) fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> 
         } else {
             Cow::Borrowed(key_raw)
         };
-        at = skip_space(bytes, key_end);
-        if bytes.get(at) != Some(&b':') {
+        let colon = skip_space(bytes, key_end);
+        if bytes.get(colon) != Some(&b':') {
             return None;
         }
-        let start = skip_space(bytes, at + 1);
+        let start = skip_space(bytes, colon + 1);
         let end = value_end(bytes, start)?;
         field(&key, json.get(start..end)?)?;
-        at = skip_space(bytes, end);
-        match bytes.get(at)? {
-            b',' => at = skip_space(bytes, at + 1),
-            b'}' => return Some(()),
-            _ => return None,
-        }
-    }
+        Some(end)
+    })
 }
 
 /// Calls `element` with the text of each element of array `json`, in order; `None` if
 /// `json` is no array or `element` refuses one.
 pub(crate) fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
-    let bytes = json.as_bytes();
-    let mut at = skip_space(bytes, 0);
-    if bytes.get(at) != Some(&b'[') {
-        return None;
-    }
-    at = skip_space(bytes, at + 1);
-    if bytes.get(at) == Some(&b']') {
-        return Some(());
-    }
-    loop {
-        let end = value_end(bytes, at)?;
+    items(json, b'[', b']', |at| {
+        let end = value_end(json.as_bytes(), at)?;
         element(json.get(at..end)?)?;
-        at = skip_space(bytes, end);
-        match bytes.get(at)? {
-            b',' => at = skip_space(bytes, at + 1),
-            b']' => return Some(()),
-            _ => return None,
-        }
-    }
+        Some(end)
+    })
 }
 
 /// A field's value as a lenient string: borrowed when it has no escapes, nothing
