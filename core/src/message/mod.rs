@@ -200,7 +200,9 @@ impl Message {
             .blocks
             .iter()
             .map(|b| match b.kind {
-                BlockKind::Text => b.value()["text"].as_str().map(String::from),
+                // The block's JSON is valid (serialised, or checked on input): its text
+                // is found by structure, not by building a `Value` of it.
+                BlockKind::Text => crate::transcript::scan::parse_block(&b.json).and_then(|block| block.text.0).map(Into::into),
                 _ => None,
             })
             .collect();
