@@ -1,11 +1,12 @@
 //! Reading JSON that the envelope scan already validated. A line is parsed once, in
 //! full, when it is read; what is read from its message afterwards (the role, the
-//! blocks, a tool call's id) is found by structure alone: strings are skipped with
-//! `memchr2`, and nothing is decoded that is not asked for. A tool's output is then
-//! skipped at memory speed instead of being parsed again at every look.
+//! blocks, a tool call's id) is found by structure alone: strings are skipped by
+//! looking for their closing quote with `memchr`, and nothing is decoded that is not
+//! asked for. A tool's output is then skipped at memory speed instead of being parsed
+//! again at every look.
 //!
-//! Every function here is total: on text that is not valid JSON it returns `None`,
-//! never panics, and never reads past the end.
+//! Nothing here validates: on text that is not valid JSON the answer is `None` or
+//! meaningless, but nothing panics or reads past the end.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
