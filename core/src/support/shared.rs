@@ -22,7 +22,7 @@ impl SharedStr {
     pub(crate) fn slice(source: &Arc<String>, part: &str) -> Self {
         let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
         let range = start..start.wrapping_add(part.len());
-        if start <= source.len() && range.end <= source.len() && source.get(range.clone()).is_some() {
+        if source.get(range.clone()).is_some() {
             Self { own: String::new(), slice: Some((Arc::clone(source), range)) }
         } else {
             Self::from(part)
@@ -81,8 +81,7 @@ impl From<&str> for SharedStr {
 }
 
 impl From<SharedStr> for String {
-    fn from(shared: SharedStr) -> Self {
-        let mut shared = shared;
+    fn from(mut shared: SharedStr) -> Self {
         core::mem::take(shared.to_mut())
     }
 }

@@ -612,6 +612,21 @@ mod tests {
     }
 
     #[test]
+    fn a_message_is_read_by_structure_and_refused_as_serde_would() {
+        let raw: &RawValue = serde_json::from_str(
+            r#"{"id":null,"role":"assistant","content":[{"type":"text","text":"a \"b\""},{"type":"tool_use","id":"t","input":{"x":[1]}}]}"#,
+        )
+        .unwrap();
+        let message = parse_message(raw).unwrap();
+        assert_eq!((message.role.get(), message.id.get()), (Some("assistant"), None));
+        let Some(Content::Blocks(blocks)) = parse_content(message.content) else { panic!("blocks") };
+        assert_eq!((blocks[0].text.get(), blocks[1].input.map(Raw::get)), (Some("a \"b\""), Some(r#"{"x":[1]}"#)));
+        let repeated: &RawValue = serde_json::from_str(r#"{"role":"user","role":"assistant"}"#).unwrap();
+        assert!(parse_message(repeated).is_none());
+        assert!(parse_block(r#"{"type":"text","text":"a","text":"b"}"#).is_none());
+    }
+
+    #[test]
     fn odd_field_types_do_not_cost_the_line() {
         let (entries, _) = scan(b"{\"type\":\"user\",\"uuid\":7,\"parentUuid\":{\"x\":1},\"isSidechain\":\"yes\",\"message\":\"text\"}\n");
         assert_eq!(entries.len(), 1);
