@@ -23,6 +23,15 @@ const NATIVE = process.env.MNEME_NATIVE_OUTCOMES ?? join(TARGET, "tmp/conformanc
 const WORKER = join(ROOT, "host-edge/src/worker.js");
 const WORKERD = join(ROOT, "host-edge/node_modules/.bin/workerd");
 const scratch = mkdtempSync(join(tmpdir(), "mneme-edge-"));
+// workerd 2026-07-30 on a two-core machine runs V8 with one worker thread, and 2 of 29
+// runs of this script livelocked there: a background Sparkplug batch compile on that thread waits for
+// a garbage collection, while the main thread pumps cppgc's incremental sweep tasks, which
+// keep re-posting themselves, and never collects (seen with gdb: 100% CPU for minutes in
+// `PumpMessageLoop` → `SweepInForegroundTaskImpl`, the worker parked in
+// `AwaitCollectionBackground`). V8 with no background threads cannot starve that way.
+// Miniflare passes this variable to workerd; plain `workerd serve` gets it in its config.
+const V8_FLAGS = ["--single-threaded"];
+process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS.join(" ");
 
 if (!existsSync(join(ROOT, "host-node/gen/mneme.js"))) {
   console.error("error: host-node/gen is missing: build the Node package first (cargo xtask node)");
@@ -290,6 +299,7 @@ const config :Workerd.Config = (
     (name = "disk", disk = (path = "${storage}", writable = true)),
   ],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+  v8Flags = [${V8_FLAGS.map((flag) => `"${flag}"`).join(", ")}],
 );
 const worker :Workerd.Worker = (
   modules = [${modules.join(", ")}],
