@@ -45,12 +45,34 @@ function element(tag, props = {}, children = []) {
   return node;
 }
 
+/** What the page is in the middle of ("open", "send"): Send waits for all of it, Open for an open. */
+const busy = new Set();
+function setBusy(what, on) {
+  if (on) busy.add(what);
+  else busy.delete(what);
+  $("send").disabled = busy.size > 0;
+  $("open").disabled = busy.has("open");
+}
+
+/** Numbers the calls to `open`: the backend chosen last is the one kept, whichever opens first. */
+let opening = 0;
 async function open() {
-  await store?.close();
-  store = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
-  savePage();
-  await render();
-  await renderMemory();
+  const mine = ++opening;
+  setBusy("open", true);
+  try {
+    const previous = store;
+    store = undefined;
+    await previous?.close();
+    const opened = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
+    // A later choice of backend is opening: writes must not go to this one.
+    if (mine !== opening) return await opened.close();
+    store = opened;
+    savePage();
+    await render();
+    await renderMemory();
+  } finally {
+    if (mine === opening) setBusy("open", false);
+  }
 }
 
 // ---- tools -------------------------------------------------------------------------
@@ -156,11 +178,11 @@ async function openaiModel(body) {
 
 async function send() {
   const prompt = $("prompt").value.trim();
-  if (!prompt || $("send").disabled) return;
+  if (!prompt || busy.size > 0) return;
   const id = session();
   const kind = $("model-kind").value;
   const provider = kind === "openai" ? "openai" : "anthropic";
-  $("send").disabled = true;
+  setBusy("send", true);
   try {
     await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
     rewindTo = null;
@@ -192,7 +214,7 @@ async function send() {
   } catch (error) {
     showError(error);
   } finally {
-    $("send").disabled = false;
+    setBusy("send", false);
   }
 }
 

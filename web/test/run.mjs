@@ -329,6 +329,31 @@ try {
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
+  await test("the playground writes to the backend chosen last, whichever of two opens finishes first", async () => {
+    const page = await context.newPage();
+    await page.goto(`${url}/web/playground.html`);
+    // Without waiting in between: OPFS (a worker to start) is still opening when
+    // IndexedDB (quicker to open) is chosen, so OPFS finishes last.
+    await page.selectOption("#backend", "opfs");
+    await page.selectOption("#backend", "indexeddb");
+    await page.fill("#session", "chosen-last");
+    await page.fill("#prompt", "where am I stored?");
+    await page.click("#send");
+    await page.waitForSelector("#status >> text=chosen-last:");
+    const status = await page.textContent("#status");
+    assert(status.startsWith("indexeddb · chosen-last"), `the prompt went to the backend chosen first: ${status}`);
+    const stored = await page.evaluate(() => new Promise((resolve, reject) => {
+      const open = indexedDB.open("mneme-playground", 1);
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const keys = open.result.transaction(["files"], "readonly").objectStore("files").getAllKeys();
+        keys.onsuccess = () => resolve(keys.result.filter((key) => key.includes("chosen-last")));
+      };
+    }));
+    assert(stored.length > 0, "IndexedDB has no file of the session");
+    await page.close();
+  });
+
   await test("the agent playground with a model endpoint: OpenAI-compatible and Anthropic, each sent Mneme's provider context", async () => {
     const page = await context.newPage();
     const errors = [];
