@@ -24,11 +24,11 @@ const WORKER = join(ROOT, "host-edge/src/worker.js");
 const WORKERD = join(ROOT, "host-edge/node_modules/.bin/workerd");
 const scratch = mkdtempSync(join(tmpdir(), "mneme-edge-"));
 // workerd 2026-07-30 on a two-core machine runs V8 with one worker thread, and 2 of 29
-// runs of this script livelocked there: a background Sparkplug batch compile on that thread waits for
-// a garbage collection, while the main thread pumps cppgc's incremental sweep tasks, which
-// keep re-posting themselves, and never collects (seen with gdb: 100% CPU for minutes in
-// `PumpMessageLoop` → `SweepInForegroundTaskImpl`, the worker parked in
-// `AwaitCollectionBackground`). V8 with no background threads cannot starve that way.
+// runs of this script livelocked there: a background Sparkplug batch compile on that
+// thread waits for a garbage collection, while the main thread pumps cppgc's incremental
+// sweep tasks, which keep re-posting themselves, and never collects (seen with gdb: 100%
+// CPU for minutes in `PumpMessageLoop` → `SweepInForegroundTaskImpl`, the worker parked
+// in `AwaitCollectionBackground`). V8 with no background threads cannot starve that way.
 // Miniflare passes this variable to workerd; plain `workerd serve` gets it in its config.
 const V8_FLAGS = ["--single-threaded"];
 process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS.join(" ");
