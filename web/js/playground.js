@@ -56,23 +56,38 @@ function setBusy(what, on) {
 
 /** Numbers the calls to `open`: the backend chosen last is the one kept, whichever opens first. */
 let opening = 0;
+/** Settles when the newest call to `open` has its store (or has failed to open it). */
+let opened = Promise.resolve();
 async function open() {
   const mine = ++opening;
   setBusy("open", true);
-  try {
-    const previous = store;
-    store = undefined;
+  const previous = store;
+  store = undefined;
+  opened = (async () => {
     await previous?.close();
-    const opened = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
+    const next = await Mneme.open({ backend: $("backend").value, namespace: "playground" });
     // A later choice of backend is opening: writes must not go to this one.
-    if (mine !== opening) return await opened.close();
-    store = opened;
+    if (mine !== opening) return await next.close();
+    store = next;
+  })();
+  try {
+    await opened;
+    if (mine !== opening) return;
     savePage();
     await render();
     await renderMemory();
   } finally {
     if (mine === opening) setBusy("open", false);
   }
+}
+
+/** Waits for the backend being opened, so a click while it opens acts on it, not on none. */
+async function ready() {
+  for (let pending; pending !== opened; ) {
+    pending = opened;
+    await pending.catch(() => {});
+  }
+  if (!store) throw { kind: "not-open", message: `the ${$("backend").value} store did not open: choose a backend again` };
 }
 
 // ---- tools -------------------------------------------------------------------------
@@ -256,6 +271,7 @@ function entryView(id, entry) {
 }
 
 async function render() {
+  await ready();
   showError(null);
   const { sessions } = await store.list();
   $("sessions").replaceChildren(...sessions.map((s) => {
@@ -312,6 +328,7 @@ async function render() {
 
 /** The memory panel: the current memories (or the recall hits for a query) and MEMORY.md. */
 async function renderMemory() {
+  await ready();
   const query = $("recall-query").value.trim();
   const shown = query
     ? (await store.memoryRecall(PROJECT, query, { limit: 10 })).hits.map((h) => ({ ...h, note: `score ${h.score.toFixed(2)}` }))
@@ -341,6 +358,7 @@ async function renderMemory() {
 }
 
 async function remember() {
+  await ready();
   const body = $("memory-body").value.trim();
   const memory = { name: $("memory-name").value.trim() || body.split(/\s+/).slice(0, 4).join(" "), kind: $("memory-kind").value, description: body.split("\n")[0].slice(0, 120), body };
   if (correcting) await store.memorySupersede(PROJECT, correcting, memory);
@@ -392,6 +410,7 @@ function describeStep(step) {
 
 /** Plans a consolidation, asks the model, and shows what it would change (a dry run). */
 async function consolidate() {
+  await ready();
   $("consolidate").disabled = true;
   try {
     const plan = await store.planConsolidation(PROJECT);
@@ -408,6 +427,7 @@ async function consolidate() {
 }
 
 async function applyConsolidation() {
+  await ready();
   if (!staged) return;
   const done = await store.applyConsolidation(PROJECT, staged.plan, staged.answer);
   staged = null;
@@ -419,6 +439,7 @@ async function applyConsolidation() {
 }
 
 async function rollbackConsolidation() {
+  await ready();
   if (!applied) return;
   await store.rollbackConsolidation(PROJECT, applied);
   $("consolidation").textContent = `Rolled back ${applied}: every memory is as it was before.`;
@@ -428,6 +449,7 @@ async function rollbackConsolidation() {
 }
 
 async function searchSessions() {
+  await ready();
   const hits = await store.search($("search-query").value, { limit: 10 });
   $("search-hits").replaceChildren(...(hits.length ? hits.map((h) => {
     const item = element("li", { textContent: `${h.id} · ${h.role}: ${h.text}`, title: `score ${h.score.toFixed(2)}` });
@@ -439,6 +461,7 @@ async function searchSessions() {
 // ---- files -------------------------------------------------------------------------
 
 async function exportSession() {
+  await ready();
   const id = session();
   const to = $("export-format").value;
   const exported = await store.exportSession(id, { to });
@@ -450,6 +473,7 @@ async function exportSession() {
 
 /** Any agent's transcript (Claude Code, pi, Codex CLI, Gemini CLI, OpenAI messages) as a new session. */
 async function importFile(file) {
+  await ready();
   const imported = await store.importSession(new Uint8Array(await file.arrayBuffer()), { origin: file.name });
   $("session").value = imported.id;
   rewindTo = null;

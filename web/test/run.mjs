@@ -329,11 +329,24 @@ try {
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
-  await test("the playground writes to the backend chosen last, whichever of two opens finishes first", async () => {
+  await test("the playground writes to the backend chosen last, whichever of two opens finishes first; a click while a store opens waits for it", async () => {
     const page = await context.newPage();
+    // The page's wasm module and OPFS's worker arrive a second late (routing also turns
+    // the HTTP cache off), so the page's first open, and every OPFS open, is still going
+    // when the next step comes.
+    const late = [];
+    const arriveLate = (route) => late.push(new Promise((resolve) => setTimeout(resolve, 1000)).then(() => route.continue()));
+    await page.route("**/mneme_web_bg.wasm", arriveLate);
+    await page.route("**/opfs-worker.js", arriveLate);
+    await page.addInitScript(() => localStorage.setItem("mneme-playground", JSON.stringify({ backend: "indexeddb", session: "chosen-last", window: "1500" })));
     await page.goto(`${url}/web/playground.html`);
-    // Without waiting in between: OPFS (a worker to start) is still opening when
-    // IndexedDB (quicker to open) is chosen, so OPFS finishes last.
+    await page.fill("#memory-name", "Storage");
+    await page.fill("#memory-body", "The user keeps the playground in IndexedDB.");
+    await page.click("#remember");
+    await page.waitForSelector("#memories >> text=Storage");
+    assert((await page.textContent("#error")) === "", `Remember during the open: ${await page.textContent("#error")}`);
+    // Memory, OPFS, then at once IndexedDB, which opens before OPFS: the prompt goes to IndexedDB.
+    await page.selectOption("#backend", "memory");
     await page.selectOption("#backend", "opfs");
     await page.selectOption("#backend", "indexeddb");
     await page.fill("#session", "chosen-last");
@@ -341,7 +354,14 @@ try {
     await page.click("#send");
     await page.waitForSelector("#status >> text=chosen-last:");
     const status = await page.textContent("#status");
-    assert(status.startsWith("indexeddb · chosen-last"), `the prompt went to the backend chosen first: ${status}`);
+    assert(status.startsWith("indexeddb · chosen-last"), `the prompt went to a backend chosen before: ${status}`);
+    // Once the late OPFS open is over, the page still works on IndexedDB.
+    await Promise.all(late);
+    await page.waitForTimeout(500);
+    await page.click("#open");
+    await page.waitForFunction(() => !document.getElementById("open").disabled);
+    const after = await page.textContent("#status");
+    assert(after.startsWith("indexeddb · chosen-last"), `after the OPFS open ended, the page is on another backend: ${after}`);
     const stored = await page.evaluate(() => new Promise((resolve, reject) => {
       const open = indexedDB.open("mneme-playground", 1);
       open.onerror = () => reject(open.error);
@@ -351,6 +371,7 @@ try {
       };
     }));
     assert(stored.length > 0, "IndexedDB has no file of the session");
+    assert((await page.textContent("#error")) === "", `an error was shown: ${await page.textContent("#error")}`);
     await page.close();
   });
 
