@@ -58,6 +58,23 @@ async function withHandle(handle, work) {
 }
 
 /**
+ * Runs `change` (a move or a removal), waiting while another worker holds a sync access
+ * handle on the file it touches: Chromium refuses with NoModificationAllowedError until
+ * the handle is closed, which takes one operation — or a moment more when the holder's
+ * worker is being terminated (a closed tab, a store closed while another opens).
+ */
+async function whileLocked(change) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await change();
+    } catch (error) {
+      if (attempt > 200 || error.name !== "NoModificationAllowedError") throw error;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+/**
  * The file's contents as a File. While another tab's worker holds a sync access
  * handle, Chromium refuses with NotReadableError: a reader waits for the writer (a
  * write holds its handle for milliseconds) instead of failing.
@@ -175,7 +192,7 @@ const ops = {
       throw error;
     }
     // Moving over the old file swaps it whole: readers see the old or the new content.
-    await handle.move(dir, name);
+    await whileLocked(() => handle.move(dir, name));
   },
 
   async truncate(key, len, expectedSize) {
@@ -192,14 +209,14 @@ const ops = {
 
   async remove(key) {
     const { dir, name } = await parent(key, false);
-    await dir.removeEntry(name);
+    await whileLocked(() => dir.removeEntry(name));
   },
 
   async rename(from, to) {
     if (await exists(to)) throw failure("already-exists", to);
     const handle = await fileHandle(from, false);
     const { dir, name } = await parent(to, true);
-    await handle.move(dir, name);
+    await whileLocked(() => handle.move(dir, name));
   },
 };
 

@@ -192,6 +192,63 @@ try {
     });
   }
 
+  await test("opfs: a memory written while another worker holds MEMORY.md's handle waits for it instead of failing", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const store = await Mneme.open({ backend: "opfs", namespace: "held-handle" });
+      await store.memoryAdd("-held", { name: "first", kind: "user", description: "the first fact", body: "First." });
+      // Another tab's worker, holding MEMORY.md's sync access handle for 300 ms.
+      const holder = new Worker(URL.createObjectURL(new Blob([`
+        async function find(dir, name) {
+          for await (const [entry, handle] of dir.entries()) {
+            if (handle.kind === "file" && entry === name) return handle;
+            if (handle.kind === "directory") { const found = await find(handle, name); if (found) return found; }
+          }
+        }
+        onmessage = async () => {
+          const root = await (await navigator.storage.getDirectory()).getDirectoryHandle("mneme");
+          const access = await (await find(await root.getDirectoryHandle("held-handle"), "MEMORY.md")).createSyncAccessHandle();
+          postMessage("held");
+          setTimeout(() => { access.close(); postMessage("released"); }, 300);
+        };`], { type: "text/javascript" })));
+      await new Promise((resolve) => {
+        holder.onmessage = ({ data }) => data === "held" && resolve();
+        holder.postMessage("hold");
+      });
+      try {
+        await store.memoryAdd("-held", { name: "second", kind: "user", description: "the second fact", body: "Second." });
+        return (await store.memoryLoad("-held")).text;
+      } catch (error) {
+        return `${error.kind}: ${error.message}`;
+      } finally {
+        holder.terminate();
+      }
+    });
+    await page.close();
+    assert(outcome.includes("second fact"), `the second memory: ${outcome}`);
+  });
+
+  await test("opfs: two tabs remembering in one store at once: every memory lands, none fails on the other tab's file handle", async () => {
+    const [first, second] = [await harness(), await harness()];
+    const remember = (page, tab) => page.evaluate(async (tab) => {
+      const store = await Mneme.open({ backend: "opfs", namespace: "tabs-memory" });
+      const failures = [];
+      for (let i = 0; i < 25; i++) {
+        try {
+          await store.memoryAdd("-tabs", { name: `${tab} ${i}`, kind: "user", description: `${tab} fact ${i}`, body: `The ${tab} tab's fact number ${i}.` });
+        } catch (error) {
+          failures.push(`${tab} ${i}: ${error.kind}: ${error.message}`);
+        }
+      }
+      return failures;
+    }, tab);
+    const failures = (await Promise.all([remember(first, "left"), remember(second, "right")])).flat();
+    const names = await first.evaluate(async () => (await (await Mneme.open({ backend: "opfs", namespace: "tabs-memory" })).memoryList("-tabs")).map((m) => m.name));
+    await Promise.all([first.close(), second.close()]);
+    assert(failures.length === 0, `${failures.length} memories failed:\n${failures.slice(0, 5).join("\n")}`);
+    assert(names.length === 50, `${names.length} memories listed, 50 remembered`);
+  });
+
   for (const backend of BACKENDS) {
     await test(`${backend}: QuotaExceededError at every write leaves a readable store with every acknowledged entry`, async () => {
       const page = await harness();
