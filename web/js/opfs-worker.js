@@ -38,18 +38,25 @@ async function exists(key) {
   }
 }
 
-/** Runs `work` with a sync access handle, waiting while another worker holds one. */
-async function withHandle(handle, work) {
-  let access;
-  for (let attempt = 0; ; attempt++) {
+/**
+ * Runs `attempt` again while it fails with one of `refusals`: Chromium's answer while
+ * another worker holds a sync access handle on the file (another tab's write holds one
+ * for milliseconds; a worker being terminated, a moment more). Gives up after ~2 s.
+ */
+async function whileHeld(refusals, attempt) {
+  for (let tries = 0; ; tries++) {
     try {
-      access = await handle.createSyncAccessHandle();
-      break;
+      return await attempt();
     } catch (error) {
-      if (attempt > 200 || !["NoModificationAllowedError", "InvalidStateError"].includes(error.name)) throw error;
+      if (tries > 200 || !refusals.includes(error.name)) throw error;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+/** Runs `work` with a sync access handle, waiting while another worker holds one. */
+async function withHandle(handle, work) {
+  const access = await whileHeld(["NoModificationAllowedError", "InvalidStateError"], () => handle.createSyncAccessHandle());
   try {
     return work(access);
   } finally {
@@ -57,38 +64,11 @@ async function withHandle(handle, work) {
   }
 }
 
-/**
- * Runs `change` (a move or a removal), waiting while another worker holds a sync access
- * handle on the file it touches: Chromium refuses with NoModificationAllowedError until
- * the handle is closed, which takes one operation — or a moment more when the holder's
- * worker is being terminated (a closed tab, a store closed while another opens).
- */
-async function whileLocked(change) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await change();
-    } catch (error) {
-      if (attempt > 200 || error.name !== "NoModificationAllowedError") throw error;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
+/** A move or a removal, waiting while another worker holds the file it touches. */
+const whileLocked = (change) => whileHeld(["NoModificationAllowedError"], change);
 
-/**
- * The file's contents as a File. While another tab's worker holds a sync access
- * handle, Chromium refuses with NotReadableError: a reader waits for the writer (a
- * write holds its handle for milliseconds) instead of failing.
- */
-async function snapshot(handle) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await handle.getFile();
-    } catch (error) {
-      if (attempt > 400 || error.name !== "NotReadableError") throw error;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}
+/** The file's contents as a File: a reader waits for the writer instead of failing. */
+const snapshot = (handle) => whileHeld(["NotReadableError"], () => handle.getFile());
 
 function injected() {
   writes += 1;

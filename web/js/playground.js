@@ -87,7 +87,7 @@ async function ready() {
     pending = opened;
     await pending.catch(() => {});
   }
-  if (!store) throw { kind: "not-open", message: `the ${$("backend").value} store did not open: choose a backend again` };
+  if (!store) throw Object.assign(new Error(`the ${$("backend").value} store did not open: choose a backend again`), { kind: "not-open" });
 }
 
 // ---- tools -------------------------------------------------------------------------

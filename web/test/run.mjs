@@ -228,7 +228,7 @@ try {
     assert(outcome.includes("second fact"), `the second memory: ${outcome}`);
   });
 
-  await test("opfs: two tabs remembering in one store at once: every memory lands, none fails on the other tab's file handle", async () => {
+  await test("opfs: two tabs remembering in one store at once: all 50 memories land", async () => {
     const [first, second] = [await harness(), await harness()];
     const remember = (page, tab) => page.evaluate(async (tab) => {
       const store = await Mneme.open({ backend: "opfs", namespace: "tabs-memory" });
@@ -412,7 +412,9 @@ try {
     await page.waitForSelector("#status >> text=chosen-last:");
     const status = await page.textContent("#status");
     assert(status.startsWith("indexeddb · chosen-last"), `the prompt went to a backend chosen before: ${status}`);
-    // Once the late OPFS open is over, the page still works on IndexedDB.
+    // Once the late OPFS open is over (its worker served, then its first message
+    // answered: the half second can only make this check weaker, never fail it), the
+    // page still works on IndexedDB.
     await Promise.all(late);
     await page.waitForTimeout(500);
     await page.click("#open");
