@@ -116,7 +116,8 @@ const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => re
 const done = (tx) => new Promise((resolve, reject) => {
   tx.oncomplete = () => resolve();
   tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
-  tx.onerror = () => reject(tx.error);
+  // A request's own failure comes before the transaction's abort sets tx.error.
+  tx.onerror = (event) => reject(event.target.error ?? tx.error);
 });
 
 /**
@@ -133,11 +134,16 @@ export class IndexedDbBackend {
       open.result.createObjectStore("files");
       open.result.createObjectStore("chunks");
     };
-    return new IndexedDbBackend(await request(open));
+    const db = await request(open);
+    // A destroy (here or in another tab) waits for every connection to close.
+    db.onversionchange = () => db.close();
+    return new IndexedDbBackend(db);
   }
 
   static async destroy(namespace) {
-    await request(indexedDB.deleteDatabase(`mneme-${namespace}`));
+    const deletion = indexedDB.deleteDatabase(`mneme-${namespace}`);
+    deletion.onblocked = () => console.warn(`Mneme: destroying ${namespace} waits for its other connections to close`);
+    await request(deletion);
   }
 
   close() { this.db.close(); }
@@ -260,29 +266,55 @@ export class OpfsBackend {
     this.next = 1;
     this.faults = { arm: (at) => this.call("arm", [at]) };
     worker.onmessage = ({ data }) => {
-      const { resolve, reject } = this.pending.get(data.id);
+      const call = this.pending.get(data.id);
+      if (!call) return;
+      const { resolve, reject } = call;
       this.pending.delete(data.id);
       if (data.ok) resolve(data.result);
       else reject(new StorageFailure(data.error.kind, data.error.key, data.error.message));
     };
+    // A worker that did not start (its script not served) or died answers nothing
+    // more: its calls fail instead of waiting forever.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      const why = event.message || "its script did not load: serve opfs-worker.js beside mneme.js";
+      this.stop(new StorageFailure("io", "", `the OPFS worker stopped (${why}); open the store again`));
+    };
+  }
+
+  /** Ends the worker; its unanswered calls and every later one fail with `reason`. */
+  stop(reason) {
+    // Terminated, so nothing a failed call did can still land after it was refused.
+    this.worker.terminate();
+    this.stopped ??= reason;
+    for (const { reject } of this.pending.values()) reject(this.stopped);
+    this.pending.clear();
   }
 
   static async open(namespace) {
     const worker = new Worker(new URL("./opfs-worker.js", import.meta.url), { type: "module" });
     const backend = new OpfsBackend(worker);
-    await backend.call("init", [namespace]);
+    try {
+      await backend.call("init", [namespace]);
+    } catch (error) {
+      backend.close();
+      throw error;
+    }
     return backend;
   }
 
   static async destroy(namespace) {
     const root = await navigator.storage.getDirectory();
     const base = await root.getDirectoryHandle("mneme", { create: true });
-    await base.removeEntry(namespace, { recursive: true }).catch(() => {});
+    await base.removeEntry(namespace, { recursive: true }).catch((error) => {
+      if (error.name !== "NotFoundError") throw failure(error, namespace);
+    });
   }
 
-  close() { this.worker.terminate(); }
+  close() { this.stop(new StorageFailure("io", "", "the store is closed: open it again")); }
 
   call(op, args) {
+    if (this.stopped) return Promise.reject(this.stopped);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });

@@ -104,16 +104,28 @@ const ops = {
     }
     async function walk(dir, base) {
       const sizes = [];
+      try {
+        await collect(dir, base, sizes);
+      } finally {
+        // Every lookup started is waited for, even when the folder's listing failed.
+        await Promise.allSettled(sizes);
+      }
+      await Promise.all(sizes);
+    }
+    async function collect(dir, base, sizes) {
       for await (const [name, entry] of dir.entries()) {
         const key = base + name;
         if (entry.kind === "directory") {
           if ((key + "/").startsWith(prefix) || prefix.startsWith(key + "/")) await walk(entry, key + "/");
         } else if (key.startsWith(prefix) && !name.startsWith(".mneme-tmp-")) {
           // Asked for all at once: one at a time, a folder of 100,000 files takes 35 s.
-          sizes.push(snapshot(entry).then((file) => found.push({ key, size: file.size })));
+          // A file another tab moved away (archived, renamed) since the folder was read is not listed.
+          const size = snapshot(entry).then((file) => found.push({ key, size: file.size }), (error) => {
+            if (error.name !== "NotFoundError") throw error;
+          });
+          sizes.push(size);
         }
       }
-      await Promise.all(sizes);
     }
     await walk(start, base);
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -159,15 +171,17 @@ const ops = {
     };
     const temp = `.mneme-tmp-${name}`;
     const handle = await dir.getFileHandle(temp, { create: true });
-    await withHandle(handle, (access) => {
-      access.truncate(0);
-      if (injected()) throw new DOMException("injected by a test", "QuotaExceededError");
-      access.write(data, { at: 0 });
-      access.flush();
-    });
     try {
+      await withHandle(handle, (access) => {
+        access.truncate(0);
+        if (injected()) throw new DOMException("injected by a test", "QuotaExceededError");
+        const written = access.write(data, { at: 0 });
+        if (written !== data.length) throw new DOMException(`wrote ${written} of ${data.length} bytes`, "QuotaExceededError");
+        access.flush();
+      });
       await checkUnchanged();
     } catch (error) {
+      // A part-written copy must not hold the quota a retry needs.
       await dir.removeEntry(temp).catch(() => {});
       throw error;
     }

@@ -52,6 +52,8 @@ function setBusy(what, on) {
   else busy.delete(what);
   $("send").disabled = busy.size > 0;
   $("open").disabled = busy.has("open");
+  // A reply being sent goes to the store its prompt went to.
+  $("backend").disabled = busy.has("send");
 }
 
 /** Numbers the calls to `open`: the backend chosen last is the one kept, whichever opens first. */
@@ -71,7 +73,8 @@ async function open() {
     store = next;
   })();
   try {
-    await opened;
+    // A failure of an open a later choice superseded is not the page's to show.
+    await opened.catch((error) => { if (mine === opening) throw error; });
     if (mine !== opening) return;
     savePage();
     await render();
@@ -168,11 +171,22 @@ async function anthropicModel(body) {
     headers: { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" },
     body: JSON.stringify({ model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body, tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) }),
   });
+  if (!response.ok) throw await refusal(response);
   const reply = await response.json();
-  if (!response.ok) throw new Error(`the endpoint said ${response.status}: ${JSON.stringify(reply.error ?? reply)}`);
   const { id, model, stop_reason, usage, content } = reply;
   const calls = content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input }));
   return { reply: { role: "assistant", id, model, stop_reason, usage, content }, calls };
+}
+
+/** An endpoint's refusal as an Error with its status and what it said (JSON or a proxy's HTML page). */
+async function refusal(response) {
+  const text = await response.text();
+  let said = text.slice(0, 500);
+  try {
+    const body = JSON.parse(text);
+    said = JSON.stringify(body.error ?? body);
+  } catch {}
+  return new Error(`the endpoint said ${response.status} ${response.statusText}: ${said}`);
 }
 
 async function openaiModel(body) {
@@ -182,8 +196,8 @@ async function openaiModel(body) {
     headers: { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` },
     body: JSON.stringify({ model: $("model-name").value || "gpt-4o", messages: body.messages, tools: TOOLS.map((t) => ({ type: "function", function: t })) }),
   });
+  if (!response.ok) throw await refusal(response);
   const reply = await response.json();
-  if (!response.ok) throw new Error(`the endpoint said ${response.status}: ${JSON.stringify(reply.error ?? reply)}`);
   const choice = reply.choices[0];
   const calls = (choice.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments || "{}") }));
   return { reply: { ...choice.message, id: reply.id, model: reply.model, usage: reply.usage, finish_reason: choice.finish_reason }, calls };
@@ -199,6 +213,7 @@ async function send() {
   const provider = kind === "openai" ? "openai" : "anthropic";
   setBusy("send", true);
   try {
+    await ready();
     await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
     rewindTo = null;
     $("prompt").value = "";
@@ -265,7 +280,7 @@ function entryView(id, entry) {
   const rewind = element("button", { className: "small rewind", textContent: "continue from here", title: "the next prompt continues from this message; nothing is deleted" });
   rewind.onclick = () => { rewindTo = entry.uuid; render().catch(showError); };
   const remove = element("button", { className: "small delete", textContent: "delete", title: "tombstone this entry: it stays in the file and leaves every load" });
-  remove.onclick = () => store.tombstone(id, entry.uuid).then(render, showError);
+  remove.onclick = () => store.tombstone(id, entry.uuid).then(render).catch(showError);
   item.append(rewind, remove);
   return item;
 }
@@ -326,6 +341,16 @@ async function render() {
 
 // ---- memory ------------------------------------------------------------------------
 
+/** Puts a memory in the form: what Remember then writes supersedes it. */
+async function startCorrecting(file) {
+  const { memory } = await store.memoryShow(PROJECT, file);
+  correcting = memory.file;
+  $("memory-name").value = memory.name;
+  $("memory-kind").value = memory.kind ?? "user";
+  $("memory-body").value = memory.body.trim();
+  $("correcting").textContent = `correcting ${memory.file}: the old one is kept, superseded`;
+}
+
 /** The memory panel: the current memories (or the recall hits for a query) and MEMORY.md. */
 async function renderMemory() {
   await ready();
@@ -338,14 +363,7 @@ async function renderMemory() {
       onclick: () => store.memoryForget(PROJECT, m.file).then(renderMemory).catch(showError),
     });
     const correct = Object.assign(element("button", { className: "small correct", textContent: "correct" }), {
-      onclick: async () => {
-        const { memory } = await store.memoryShow(PROJECT, m.file);
-        correcting = memory.file;
-        $("memory-name").value = memory.name;
-        $("memory-kind").value = memory.kind ?? "user";
-        $("memory-body").value = memory.body.trim();
-        $("correcting").textContent = `correcting ${memory.file}: the old one is kept, superseded`;
-      },
+      onclick: () => startCorrecting(m.file).catch(showError),
     });
     return element("li", { title: m.file }, [
       element("strong", { textContent: m.name }),
@@ -429,10 +447,19 @@ async function consolidate() {
 async function applyConsolidation() {
   await ready();
   if (!staged) return;
-  const done = await store.applyConsolidation(PROJECT, staged.plan, staged.answer);
+  // Taken before the await: a second click applies nothing twice.
+  const plan = staged;
   staged = null;
-  applied = done.id;
   $("apply-consolidation").disabled = true;
+  let done;
+  try {
+    done = await store.applyConsolidation(PROJECT, plan.plan, plan.answer);
+  } catch (error) {
+    staged = plan;
+    $("apply-consolidation").disabled = false;
+    throw error;
+  }
+  applied = done.id;
   $("rollback-consolidation").disabled = false;
   $("consolidation").textContent = `Applied ${done.id} (recorded; Roll back restores every file):\n${done.steps.map(describeStep).join("\n")}`;
   await renderMemory();
@@ -441,10 +468,17 @@ async function applyConsolidation() {
 async function rollbackConsolidation() {
   await ready();
   if (!applied) return;
-  await store.rollbackConsolidation(PROJECT, applied);
-  $("consolidation").textContent = `Rolled back ${applied}: every memory is as it was before.`;
+  const id = applied;
   applied = null;
   $("rollback-consolidation").disabled = true;
+  try {
+    await store.rollbackConsolidation(PROJECT, id);
+  } catch (error) {
+    applied = id;
+    $("rollback-consolidation").disabled = false;
+    throw error;
+  }
+  $("consolidation").textContent = `Rolled back ${id}: every memory is as it was before.`;
   await renderMemory();
 }
 

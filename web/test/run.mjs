@@ -89,6 +89,19 @@ try {
     });
   }
 
+  await test("opfs: a closed store's calls fail at once, saying so, instead of waiting for a worker that is gone", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const store = await Mneme.open({ backend: "opfs", namespace: `closed-${crypto.randomUUID()}` });
+      await store.append("s", { role: "user", text: "before the close" });
+      await store.close();
+      const late = new Promise((resolve) => setTimeout(() => resolve("still waiting after 3 s"), 3000));
+      return Promise.race([store.context("s").then(() => "answered", (error) => `${error.kind}: ${error.message}`), late]);
+    });
+    await page.close();
+    assert(outcome.includes("the store is closed"), outcome);
+  });
+
   await test("compact steps through the core's driver: rolling requests, failures recorded, offline summary", async () => {
     const page = await harness();
     const outcome = await page.evaluate(async () => {
@@ -434,6 +447,32 @@ try {
     await page.close();
   });
 
+  await test("an OPFS worker that is not served fails the open with what to do; the failure of an open a later choice superseded is not shown", async () => {
+    const page = await context.newPage();
+    const served = [];
+    await page.route("**/opfs-worker.js", (route) => {
+      served.push(new Promise((resolve) => setTimeout(resolve, 1000)).then(() => route.fulfill({ status: 404, body: "" })));
+    });
+    await page.addInitScript(() => localStorage.setItem("mneme-playground", JSON.stringify({ backend: "memory", session: "no-worker", window: "1500" })));
+    await page.goto(`${url}/web/playground.html`);
+    await page.waitForFunction(() => !document.getElementById("open").disabled);
+    // OPFS, then at once IndexedDB: OPFS's open fails a second later, after IndexedDB's succeeded.
+    await page.selectOption("#backend", "opfs");
+    await page.selectOption("#backend", "indexeddb");
+    await page.waitForFunction(() => !document.getElementById("open").disabled);
+    await Promise.all(served);
+    await page.waitForTimeout(500);
+    assert((await page.textContent("#error")) === "", `a superseded open's failure is shown: ${await page.textContent("#error")}`);
+    assert((await page.textContent("#status")).endsWith("(indexeddb)."), `not on IndexedDB: ${await page.textContent("#status")}`);
+    // OPFS alone: its open fails, says so, and the page takes a choice again.
+    await page.selectOption("#backend", "opfs");
+    await page.waitForSelector("#error >> text=the OPFS worker stopped");
+    const error = await page.textContent("#error");
+    assert(error.includes("serve opfs-worker.js beside mneme.js"), error);
+    assert(!(await page.isDisabled("#open")), "Open stays disabled after a failed open");
+    await page.close();
+  });
+
   await test("the agent playground with a model endpoint: OpenAI-compatible and Anthropic, each sent Mneme's provider context", async () => {
     const page = await context.newPage();
     const errors = [];
@@ -471,6 +510,17 @@ try {
       assert(status.includes(id), status);
     }
     await page.screenshot({ path: join(ROOT, "target/playground-endpoint.png"), fullPage: true });
+    // An endpoint that answers with an error page, not JSON: its status is what the page shows.
+    // It answers a second late: meanwhile the backend cannot be changed under the turn.
+    await page.route("**/no-model-here/**", (route) => setTimeout(() => route.continue(), 1000));
+    await page.fill("#base-url", `${url}/no-model-here`);
+    await page.fill("#prompt", "anyone there?");
+    await page.click("#send");
+    assert(await page.isDisabled("#backend"), "the backend can be changed while a turn is sent");
+    await page.waitForSelector("#error >> text=the endpoint said 404");
+    const refused = await page.textContent("#error");
+    assert(refused.includes("not found: /no-model-here"), refused);
+    await page.waitForFunction(() => !document.getElementById("send").disabled && !document.getElementById("backend").disabled);
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });
