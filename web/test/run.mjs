@@ -102,6 +102,16 @@ try {
     assert(outcome.includes("the store is closed"), outcome);
   });
 
+  await test("a page without Web Locks (plain http from another host) is told why it cannot open a store", async () => {
+    const page = await context.newPage();
+    await page.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined }));
+    await page.goto(`${url}/web/test/harness.html`);
+    await page.waitForFunction(() => window.harnessReady === true);
+    const outcome = await page.evaluate(() => Mneme.open({ backend: "memory" }).then(() => "opened", (error) => `${error.kind}: ${error.message}`));
+    await page.close();
+    assert(outcome.startsWith("unsupported: ") && outcome.includes("https or from localhost"), outcome);
+  });
+
   await test("compact steps through the core's driver: rolling requests, failures recorded, offline summary", async () => {
     const page = await harness();
     const outcome = await page.evaluate(async () => {
