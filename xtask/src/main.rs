@@ -61,10 +61,9 @@ fn main() -> ExitCode {
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
         Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| setup_fuzz()).and_then(|()| test()),
         Some("wasi") => setup().and_then(|()| build_wasi()),
-        Some("node") => setup()
-            .and_then(|()| setup_hosts())
-            .and_then(|()| run(&cargo(), &["build", "--release", "--package", "mneme-host"]))
-            .and_then(|()| run("node", &["host-node/build.mjs"])),
+        Some("node") => {
+            setup().and_then(|()| setup_hosts()).and_then(|()| build_hosts()).and_then(|()| run("node", &["host-node/build.mjs"]))
+        }
         Some("web") => setup().and_then(|()| setup_web()).and_then(|()| build_web()),
         Some("playground") => {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/serve.mjs", "8080"]))
@@ -303,8 +302,16 @@ fn build_web() -> Result<(), String> {
 /// Builds target/mneme-cli.wasm: the engine (target/mneme.component.wasm, from the
 /// release build) with host-wasi's storage provider plugged into its `storage` import,
 /// plugged in turn into host-wasi's wasi:cli front. What is left to import is WASI's.
+/// The workspace's release build, which leaves the component in `target/` for jco and
+/// the WASI composition: exactly the test build (`cargo test --no-run`), so after the
+/// tests nothing compiles again. `build --package mneme-host` unified its dependencies'
+/// features differently and compiled wasmtime a second time (7 minutes on a fresh clone).
+fn build_hosts() -> Result<(), String> {
+    run(&cargo(), &["test", "--release", "--workspace", "--exclude", "mneme-bench", "--no-run"])
+}
+
 fn build_wasi() -> Result<(), String> {
-    run(&cargo(), &["build", "--release", "--package", "mneme-host"])?;
+    build_hosts()?;
     run(
         &cargo(),
         &["build", "--release", "--manifest-path", "host-wasi/Cargo.toml", "--target", WASI_TARGET, "--target-dir", "target/wasi"],
@@ -343,7 +350,7 @@ fn bench(extra: &[String]) -> Result<(), String> {
 fn test() -> Result<(), String> {
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"])?;
-    run(&cargo, &["build", "--package", "mneme-core", "--no-default-features", "--target", WASM_TARGET])?;
+    // The no_std core is built for wasm by host-native's build script (the component).
     // The benchmark crate is left out: cersei-memory brings reqwest, TLS and tokio,
     // minutes of compiling that no test needs. `cargo xtask bench` builds it.
     run(&cargo, &["test", "--release", "--workspace", "--exclude", "mneme-bench"])?;
