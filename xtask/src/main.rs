@@ -307,8 +307,23 @@ fn build_web() -> Result<(), String> {
 /// tests nothing compiles again. `build --package mneme-host` unified its dependencies'
 /// features differently and compiled wasmtime a second time (7 minutes on a fresh clone).
 fn build_hosts() -> Result<(), String> {
-    run(&cargo(), &["test", "--release", "--config", CHECKED_CORE, "--workspace", "--exclude", "mneme-bench", "--no-run"])
+    release_tests(&["--no-run"])
 }
+
+fn release_tests(extra: &[&str]) -> Result<(), String> {
+    let mut args = vec!["test", "--release", "--config", CHECKED_CORE];
+    args.extend(TESTED);
+    args.extend(extra);
+    run(&cargo(), &args)
+}
+
+/// The packages the release tests build. Left out: those without tests, which are
+/// built for their own targets elsewhere (the component by host-native's build
+/// script, the browser package by `build_web`, xtask in debug to run this), and the
+/// benchmark crate, whose cersei-memory brings reqwest, TLS and tokio. Building them
+/// for the host in release took over three minutes of a clean clone's run.
+const TESTED: [&str; 9] =
+    ["--workspace", "--exclude", "mneme-bench", "--exclude", "mneme-component", "--exclude", "mneme-web", "--exclude", "xtask"];
 
 /// The release build of the tests checks the core's arithmetic: a value from a file
 /// that overflows fails a test instead of wrapping silently. (What users build keeps
@@ -356,9 +371,7 @@ fn test() -> Result<(), String> {
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"])?;
     // The no_std core is built for wasm by host-native's build script (the component).
-    // The benchmark crate is left out: cersei-memory brings reqwest, TLS and tokio,
-    // minutes of compiling that no test needs. `cargo xtask bench` builds it.
-    run(&cargo, &["test", "--release", "--config", CHECKED_CORE, "--workspace", "--exclude", "mneme-bench"])?;
+    release_tests(&[])?;
     run(&cargo, &["clippy", "--release", "--workspace", "--exclude", "mneme-bench", "--all-targets", "--", "-D", "warnings"])?;
     // The real Claude Code and pi resume sessions the `mneme` binary (built by the
     // release tests above) wrote and compacted.

@@ -1,0 +1,17 @@
+//! The core's integration tests, one module per area, in one binary: each binary
+//! of its own compiled and linked the whole engine again (minutes of every clean build).
+
+mod compact;
+mod corpus;
+mod crab;
+mod crash;
+mod fixes;
+mod gates;
+mod index;
+mod interchange;
+mod memory;
+mod redact;
+mod retention;
+mod rollover;
+mod store;
+mod turns;
