@@ -12,7 +12,7 @@ use mneme_core::memory::file::Kind as MemoryKind;
 use mneme_core::memory::store::{NewMemory, Scope};
 use mneme_core::storage::crash::{Crashing, Cut};
 use mneme_core::storage::faulty::Faulty;
-use mneme_core::{CompactionIds, Error, InMemoryStorage, Keep, Mode, NewEntry, Provider, Role, Settings, Storage, Store, Turn, block_on};
+use mneme_core::{CompactionIds, Error, InMemoryStorage, Keep, Mode, NewEntry, Role, Settings, Storage, Store, Turn, block_on};
 use serde_json::json;
 
 const T0: i64 = 1_771_200_000_000;
@@ -72,15 +72,7 @@ fn turn() -> Turn {
         { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "toolu_a", "content": "a.txt" }] },
         { "role": "assistant", "id": "msg_2", "content": [{ "type": "text", "text": "There is a.txt." }] },
     ]);
-    Turn {
-        uuid: "t0".into(),
-        now_ms: T0,
-        cwd: "/p".into(),
-        provider: Provider::Anthropic,
-        messages: messages.to_string(),
-        parent: None,
-        agent: None,
-    }
+    Turn { now_ms: T0, ..crate::turns::turn("t0", messages) }
 }
 
 fn ids() -> CompactionIds {

@@ -5,8 +5,10 @@
 use mneme_core::memory::file::Kind as MemoryKind;
 use mneme_core::memory::store::{NewMemory, Scope};
 use mneme_core::redact::{Found, Redacted, Redaction, SecretKind};
-use mneme_core::{Error, InMemoryStorage, Provider, Storage, Store, Turn, block_on};
-use serde_json::{Value, json};
+use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
+use serde_json::json;
+
+use crate::turns::turn;
 
 const T0: i64 = 1_771_267_670_590;
 
@@ -151,18 +153,6 @@ fn walk(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
         }
     }
     Ok(found)
-}
-
-fn turn(uuid: &str, messages: Value) -> Turn {
-    Turn {
-        uuid: uuid.into(),
-        now_ms: T0,
-        cwd: "/p".into(),
-        provider: Provider::Anthropic,
-        messages: messages.to_string(),
-        parent: None,
-        agent: None,
-    }
 }
 
 fn file(storage: &InMemoryStorage) -> String {

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 const T0: i64 = 1_771_267_670_590;
 const KEY: &str = "projects/-p/s.jsonl";
 
-fn turn(uuid: &str, messages: Value) -> Turn {
+/// An Anthropic-shaped turn of `messages` at `T0` in project `/p` (shared with the other areas' tests).
+pub(crate) fn turn(uuid: &str, messages: Value) -> Turn {
     Turn {
         uuid: uuid.into(),
         now_ms: T0,
