@@ -135,7 +135,8 @@ export class IndexedDbBackend {
       open.result.createObjectStore("chunks");
     };
     const db = await request(open);
-    // A destroy (here or in another tab) waits for every connection to close.
+    // A destroy (here or in another tab) is blocked until every connection closes:
+    // this one closes, and its later calls fail with `io`.
     db.onversionchange = () => db.close();
     return new IndexedDbBackend(db);
   }

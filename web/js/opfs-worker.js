@@ -180,13 +180,13 @@ const ops = {
         access.flush();
       });
       await checkUnchanged();
+      // Moving over the old file swaps it whole: readers see the old or the new content.
+      await whileLocked(() => handle.move(dir, name));
     } catch (error) {
-      // A part-written copy must not hold the quota a retry needs.
+      // A copy that did not replace the file must not hold the quota a retry needs.
       await dir.removeEntry(temp).catch(() => {});
       throw error;
     }
-    // Moving over the old file swaps it whole: readers see the old or the new content.
-    await whileLocked(() => handle.move(dir, name));
   },
 
   async truncate(key, len, expectedSize) {

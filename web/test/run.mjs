@@ -460,8 +460,11 @@ try {
   await test("an OPFS worker that is not served fails the open with what to do; the failure of an open a later choice superseded is not shown", async () => {
     const page = await context.newPage();
     const served = [];
+    let requested;
+    const firstRequest = new Promise((resolve) => { requested = resolve; });
     await page.route("**/opfs-worker.js", (route) => {
       served.push(new Promise((resolve) => setTimeout(resolve, 1000)).then(() => route.fulfill({ status: 404, body: "" })));
+      requested();
     });
     await page.addInitScript(() => localStorage.setItem("mneme-playground", JSON.stringify({ backend: "memory", session: "no-worker", window: "1500" })));
     await page.goto(`${url}/web/playground.html`);
@@ -470,6 +473,8 @@ try {
     await page.selectOption("#backend", "opfs");
     await page.selectOption("#backend", "indexeddb");
     await page.waitForFunction(() => !document.getElementById("open").disabled);
+    // The OPFS open asked for its worker, was refused it, and had half a second to show that.
+    await firstRequest;
     await Promise.all(served);
     await page.waitForTimeout(500);
     assert((await page.textContent("#error")) === "", `a superseded open's failure is shown: ${await page.textContent("#error")}`);

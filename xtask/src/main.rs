@@ -299,9 +299,6 @@ fn build_web() -> Result<(), String> {
     )
 }
 
-/// Builds target/mneme-cli.wasm: the engine (target/mneme.component.wasm, from the
-/// release build) with host-wasi's storage provider plugged into its `storage` import,
-/// plugged in turn into host-wasi's wasi:cli front. What is left to import is WASI's.
 /// The workspace's release build, which leaves the component in `target/` for jco and
 /// the WASI composition: exactly the test build (`cargo test --no-run`), so after the
 /// tests nothing compiles again. `build --package mneme-host` unified its dependencies'
@@ -330,6 +327,9 @@ const TESTED: [&str; 9] =
 /// release's wrapping; the component is built without it either way.)
 const CHECKED_CORE: &str = "profile.release.package.mneme-core.overflow-checks=true";
 
+/// Builds target/mneme-cli.wasm: the engine (target/mneme.component.wasm, from the
+/// release build) with host-wasi's storage provider plugged into its `storage` import,
+/// plugged in turn into host-wasi's wasi:cli front. What is left to import is WASI's.
 fn build_wasi() -> Result<(), String> {
     build_hosts()?;
     run(
