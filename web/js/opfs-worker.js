@@ -102,32 +102,27 @@ const ops = {
       }
       base += segment + "/";
     }
+    // Sizes are asked for all at once (one at a time, a folder of 100,000 files takes
+    // 35 s); a lookup's failure is kept rather than rejected, so none goes unhandled
+    // when the listing itself fails first.
+    const sizes = [];
+    let failed;
     async function walk(dir, base) {
-      const sizes = [];
-      try {
-        await collect(dir, base, sizes);
-      } finally {
-        // Every lookup started is waited for, even when the folder's listing failed.
-        await Promise.allSettled(sizes);
-      }
-      await Promise.all(sizes);
-    }
-    async function collect(dir, base, sizes) {
       for await (const [name, entry] of dir.entries()) {
         const key = base + name;
         if (entry.kind === "directory") {
           if ((key + "/").startsWith(prefix) || prefix.startsWith(key + "/")) await walk(entry, key + "/");
         } else if (key.startsWith(prefix) && !name.startsWith(".mneme-tmp-")) {
-          // Asked for all at once: one at a time, a folder of 100,000 files takes 35 s.
           // A file another tab moved away (archived, renamed) since the folder was read is not listed.
-          const size = snapshot(entry).then((file) => found.push({ key, size: file.size }), (error) => {
-            if (error.name !== "NotFoundError") throw error;
-          });
-          sizes.push(size);
+          sizes.push(snapshot(entry).then((file) => found.push({ key, size: file.size }), (error) => {
+            if (error.name !== "NotFoundError") failed ??= error;
+          }));
         }
       }
     }
     await walk(start, base);
+    await Promise.all(sizes);
+    if (failed) throw failed;
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   },
 

@@ -102,6 +102,22 @@ try {
     assert(outcome.includes("the store is closed"), outcome);
   });
 
+  await test("indexeddb: destroying a namespace a store still has open finishes, and the store's later calls fail", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const namespace = `destroyed-${crypto.randomUUID()}`;
+      const store = await Mneme.open({ backend: "indexeddb", namespace });
+      await store.append("s", { role: "user", text: "before the destroy" });
+      const late = new Promise((resolve) => setTimeout(() => resolve("still blocked after 3 s"), 3000));
+      const destroyed = await Promise.race([Mneme.destroy({ backend: "indexeddb", namespace }).then(() => "destroyed"), late]);
+      const after = await store.context("s").then(() => "answered", (error) => error.kind);
+      return { destroyed, after };
+    });
+    await page.close();
+    assert(outcome.destroyed === "destroyed", outcome.destroyed);
+    assert(outcome.after !== "answered", "a store whose database was destroyed still answered");
+  });
+
   await test("a page without Web Locks (plain http from another host) is told why it cannot open a store", async () => {
     const page = await context.newPage();
     await page.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined }));
