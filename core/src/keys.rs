@@ -18,6 +18,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use core::fmt::Write;
 
 use crate::error::Error;
 use crate::storage::StorageError;
@@ -55,10 +56,20 @@ fn base36(mut n: u32) -> String {
 
 /// The key of part `part` (1-based) of a session's main transcript.
 pub fn part_key(project: &str, session_id: &str, part: u32) -> String {
-    match part {
-        0 | 1 => format!("{PROJECTS}{project}/{session_id}{TRANSCRIPT_SUFFIX}"),
-        n => format!("{PROJECTS}{project}/{session_id}{PART_MARKER}{n}{TRANSCRIPT_SUFFIX}"),
+    // Pushed, not `format!`ed: every append names its part, and formatting cost more
+    // than the rest of naming it.
+    let mut key =
+        String::with_capacity(PROJECTS.len() + project.len() + session_id.len() + PART_MARKER.len() + 10 + TRANSCRIPT_SUFFIX.len());
+    key.push_str(PROJECTS);
+    key.push_str(project);
+    key.push('/');
+    key.push_str(session_id);
+    if part > 1 {
+        key.push_str(PART_MARKER);
+        let _ = write!(key, "{part}");
     }
+    key.push_str(TRANSCRIPT_SUFFIX);
+    key
 }
 
 /// The key of a session's main transcript (its first part).
@@ -157,21 +168,34 @@ pub const MAX_SEGMENT_BYTES: usize = 255;
 /// characters, bounded lengths. Names that are only dangerous on one platform
 /// (Windows device names, `:`) are that platform's backend's to refuse.
 pub fn check_key(key: &str) -> Result<(), StorageError> {
+    // One pass over the bytes and one over the segments (every storage call checks its
+    // key), the reasons still in order.
+    let (mut backslash, mut control) = (false, false);
+    for b in key.bytes() {
+        backslash |= b == b'\\';
+        control |= b < 0x20 || b == 0x7f;
+    }
+    let (mut empty, mut dots, mut long) = (false, false, false);
+    for segment in key.split('/') {
+        empty |= segment.is_empty();
+        dots |= segment == "." || segment == "..";
+        long |= segment.len() > MAX_SEGMENT_BYTES;
+    }
     let reason = if key.is_empty() {
         "the key is empty"
     } else if key.len() > MAX_KEY_BYTES {
         "the key is longer than 1024 bytes"
     } else if key.starts_with('/') {
         "absolute paths are not keys"
-    } else if key.contains('\\') {
+    } else if backslash {
         "'\\' is a path separator on Windows; keys use '/'"
-    } else if key.bytes().any(|b| b < 0x20 || b == 0x7f) {
+    } else if control {
         "keys cannot contain NUL or control characters"
-    } else if key.split('/').any(str::is_empty) {
+    } else if empty {
         "empty path segment ('//' or a trailing '/')"
-    } else if key.split('/').any(|s| s == "." || s == "..") {
+    } else if dots {
         "'.' and '..' segments could leave the store"
-    } else if key.split('/').any(|s| s.len() > MAX_SEGMENT_BYTES) {
+    } else if long {
         "a path segment is longer than 255 bytes"
     } else {
         return Ok(());

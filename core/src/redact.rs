@@ -296,7 +296,7 @@ fn opaque(key: &str) -> bool {
         || key.ends_with("ID")
 }
 
-fn is_token_byte(b: u8) -> bool {
+const fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
@@ -310,42 +310,64 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
+    // At a word boundary `i` (the start of a line or not): the secret starting there
+    // replaced, and where scanning goes on; `None` if there is none.
+    let mut redact_at = |i: usize, line_start: bool| -> Option<usize> {
+        let (kind, start, end) = secret_at(policy, bytes, i, newlines, line_start)?;
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        out.push_str(&text[copied..start]);
+        out.push_str("[REDACTED:");
+        out.push_str(kind.as_str());
+        out.push(']');
+        found.add(kind, 1);
+        copied = end;
+        Some(end.max(i + 1))
+    };
     let mut i = 0;
     while i < bytes.len() {
-        // Most bytes start no secret and no line: one table lookup skips them.
-        let starts_line = i == 0 || bytes[i - 1] == b'\n' || (i >= 2 && bytes[i - 1] == b'n' && bytes[i - 2] == b'\\');
-        if !STARTS_SECRET[bytes[i] as usize] && !starts_line {
+        // Secrets start at a word boundary: inside a word (most bytes) one table lookup
+        // moves on. In a JSON string, `\n` or `\t` ends a word too, though `n` and `t`
+        // are letters: the byte after the escape is a boundary as well.
+        if i > 0 && TOKEN_BYTE[bytes[i - 1] as usize] {
             i += 1;
-            // What follows neither a line break (`\n`, or the `n` of an escaped one) nor
-            // a secret's first byte starts nothing: skipped without the checks above.
-            while i < bytes.len() && !STARTS_SECRET[bytes[i] as usize] && !matches!(bytes[i - 1], b'\n' | b'n') {
-                i += 1;
-            }
             continue;
         }
-        // In a JSON string, `\n` or `\t` ends a word too, though `n` and `t` are letters.
-        let after_escape = newlines == Newlines::Escaped && i >= 2 && bytes[i - 2] == b'\\' && (i < 3 || bytes[i - 3] != b'\\');
-        let boundary = i == 0 || after_escape || !is_token_byte(bytes[i - 1]);
-        let line_start = i == 0 || bytes[i - 1] == b'\n' || (after_escape && bytes[i - 1] == b'n');
-        let hit = if boundary { secret_at(policy, bytes, i, newlines, line_start) } else { None };
-        match hit {
-            Some((kind, start, end)) => {
-                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                out.push_str(&text[copied..start]);
-                out.push_str("[REDACTED:");
-                out.push_str(kind.as_str());
-                out.push(']');
-                found.add(kind, 1);
-                copied = end;
-                i = end.max(i + 1);
-            }
-            None => i += 1,
+        let escape_end = newlines == Newlines::Escaped && i > 0 && bytes[i - 1] == b'\\' && (i < 2 || bytes[i - 2] != b'\\');
+        let line_start = i == 0 || bytes[i - 1] == b'\n';
+        if (STARTS_SECRET[bytes[i] as usize] || line_start)
+            && let Some(end) = redact_at(i, line_start)
+        {
+            i = end;
+            continue;
         }
+        if escape_end && i + 1 < bytes.len() {
+            // After `\n` a line starts.
+            let line_start = matches!(bytes[i], b'n' | b'\n');
+            if (STARTS_SECRET[bytes[i + 1] as usize] || line_start)
+                && let Some(end) = redact_at(i + 1, line_start)
+            {
+                i = end;
+                continue;
+            }
+            i += 1;
+        }
+        i += 1;
     }
     let mut out = out?;
     out.push_str(&text[copied..]);
     Some(out)
 }
+
+/// [`is_token_byte`] as a table, for the scan's inner loop.
+const TOKEN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_token_byte(b as u8);
+        b += 1;
+    }
+    table
+};
 
 /// The first bytes of the patterns [`secret_at`] looks for (at a line's start it looks
 /// for a `NAME=value` whatever the byte).
@@ -478,10 +500,14 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
         at += 7;
     }
     let name_len = run(bytes, at, |b| b.is_ascii_alphanumeric() || b == b'_');
-    let name = core::str::from_utf8(&bytes[at..at + name_len]).ok()?;
-    let upper = name.to_ascii_uppercase();
-    let secret = SECRET_NAMES.contains(&upper.as_str()) || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix));
-    if !secret || bytes.get(at + name_len) != Some(&b'=') {
+    // Every string value starts a line: most are no assignment, which costs one look.
+    if bytes.get(at + name_len) != Some(&b'=') {
+        return None;
+    }
+    let name = &bytes[at..at + name_len];
+    let named = |secret: &str| name.eq_ignore_ascii_case(secret.as_bytes());
+    let ends_with = |suffix: &str| name.len() >= suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes());
+    if !SECRET_NAMES.iter().any(|secret| named(secret)) && !SECRET_SUFFIXES.iter().any(|suffix| ends_with(suffix)) {
         return None;
     }
     let start = at + name_len + 1;
@@ -550,6 +576,7 @@ fn skip_line_prefix(bytes: &[u8], mut at: usize, newlines: Newlines) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     fn redact(text: &str) -> String {
         Redaction::all().text(text, &mut Found::default()).unwrap_or_else(|| String::from(text))
@@ -566,5 +593,14 @@ mod tests {
         let strings = json_strings(line).unwrap();
         let values: Vec<&str> = strings.iter().map(|&(s, e)| &line[s..e]).collect();
         assert_eq!(values, ["a"]);
+    }
+
+    #[test]
+    fn in_json_a_line_starts_after_an_escape_and_after_a_raw_newline_behind_a_backslash() {
+        let escaped = |text: &str| redact_span(Redaction::all(), text, Newlines::Escaped, &mut Found::default());
+        let marked = "PASSWORD=[REDACTED:env-secret]";
+        assert_eq!(escaped("a\\nPASSWORD=hunter22").as_deref(), Some(&*format!("a\\n{marked}")));
+        assert_eq!(escaped("\\\nPASSWORD=hunter22").as_deref(), Some(&*format!("\\\n{marked}")));
+        assert_eq!(escaped("\\\\nPASSWORD=hunter22"), None, "an escaped backslash, then a letter n");
     }
 }

@@ -234,7 +234,7 @@ impl Dialect for Claude {
                     }
                 }
                 Role::User => {
-                    let mut rest: Vec<&RawValue> = Vec::new();
+                    let mut rest: Vec<&Block> = Vec::new();
                     for (j, block) in message.blocks.iter().enumerate() {
                         if written_early.contains(&(i, j)) {
                             continue;
@@ -246,7 +246,7 @@ impl Dialect for Claude {
                                 out.push(result_line(header, parent.as_deref(), &result_id, block, source)?);
                                 parent = Some(result_id);
                             }
-                            _ => rest.push(raw_block(&block.json)?),
+                            _ => rest.push(block),
                         }
                     }
                     if rest.is_empty() {
@@ -257,14 +257,14 @@ impl Dialect for Claude {
                     let text = message.plain_text().filter(|_| message.blocks.len() == 1);
                     let content = match &text {
                         Some(text) => Content::Text(text),
-                        None => Content::Blocks(rest),
+                        None => Content::Blocks(rest.iter().map(|block| raw_block(&block.json)).collect::<Result<_, _>>()?),
                     };
                     out.push(json(&MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)))?);
                     parent = Some(uuid);
                 }
             }
         }
-        Ok(out.join("\n"))
+        Ok(super::record(out))
     }
 
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error> {
@@ -349,7 +349,7 @@ impl Dialect for Claude {
             }
             out.push(json(&value)?);
         }
-        Ok(out.join("\n"))
+        Ok(super::record(out))
     }
 }
 

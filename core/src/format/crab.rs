@@ -35,7 +35,7 @@ impl Dialect for Crab {
                 .ok_or_else(|| unsupported(Format::Crab, "tool calls, thinking and images (crab messages hold text only)"))?;
             out.push(json(&Line { role: message.role.as_str(), content: &text })?);
         }
-        Ok(out.join("\n"))
+        Ok(super::record(out))
     }
 
     fn tombstone(&self, _: &Header, _: &str) -> Result<String, Error> {

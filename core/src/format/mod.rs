@@ -4,6 +4,7 @@
 //! ([`crate::Error::Unsupported`]), never a foreign line.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
@@ -195,6 +196,11 @@ pub(crate) struct Fork<'a> {
 
 pub(crate) fn unsupported(format: Format, operation: &str) -> Error {
     Error::Unsupported { format, operation: operation.into() }
+}
+
+/// Lines joined into a record; a record of one line is that line, not a copy of it.
+pub(crate) fn record(mut lines: Vec<String>) -> String {
+    if lines.len() == 1 { lines.pop().unwrap_or_default() } else { lines.join("\n") }
 }
 
 pub(crate) fn json(value: &impl serde::Serialize) -> Result<String, Error> {

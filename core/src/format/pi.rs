@@ -171,7 +171,7 @@ impl Dialect for Pi {
                 }
             }
         }
-        Ok(out.join("\n"))
+        Ok(super::record(out))
     }
 
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error> {
@@ -234,7 +234,7 @@ impl Dialect for Pi {
             out.push(json(&value)?);
             parent = line.env.uuid().or(parent);
         }
-        Ok(out.join("\n"))
+        Ok(super::record(out))
     }
 }
 

@@ -206,6 +206,9 @@ impl Message {
                 _ => None,
             })
             .collect();
-        texts.map(|t| t.join("\n"))
+        match texts {
+            Some(mut texts) if texts.len() == 1 => texts.pop(),
+            texts => texts.map(|t| t.join("\n")),
+        }
     }
 }

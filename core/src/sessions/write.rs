@@ -326,19 +326,26 @@ impl<S: Storage> Store<S> {
         if json.is_empty() {
             return Ok(Vec::new());
         }
-        let (json, found) = self.record_of(json);
-        let separator = if state.unterminated { "\n" } else { "" };
-        let record = format!("{separator}{json}\n");
+        // The record is the lines and a newline, after one ending the part's last line
+        // if that has none: the lines are a slice of it.
+        let (mut record, found) = self.record_of(json);
+        let separator = usize::from(state.unterminated);
+        if state.unterminated {
+            record.insert(0, '\n');
+        }
+        record.push('\n');
+        let json = &record[separator..record.len() - 1];
         let record_len = record.len() as u64;
         if kind == Kind::Entry && state.since_compaction.saturating_add(record_len) > self.limits.total_bytes {
             return Err(Error::SessionFull { id: id.to_owned(), bytes: state.since_compaction, limit: self.limits.total_bytes });
         }
         let last = state.sizes.len().max(1);
         let last_size = state.sizes.get(last - 1).copied().unwrap_or(0);
+        // A new part starts with the record's lines: no line of the last part to end.
         let (part, record) = if last_size > 0 && last_size.saturating_add(record_len) > self.limits.part_bytes {
-            (last as u32 + 1, format!("{json}\n"))
+            (last as u32 + 1, &record[separator..])
         } else {
-            (last as u32, record)
+            (last as u32, &record[..])
         };
         let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
@@ -358,7 +365,7 @@ impl<S: Storage> Store<S> {
         let new_size = self.storage.append(&key, record.as_bytes()).await?;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
-        state.last_part_lines = line_no + json.matches('\n').count() as u32;
+        state.last_part_lines = line_no + memchr::memchr_iter(b'\n', json.as_bytes()).count() as u32;
         state.unterminated = false;
         state.since_compaction = match kind {
             Kind::Compaction => json.len() as u64 + 1,

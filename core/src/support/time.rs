@@ -13,7 +13,28 @@ pub fn format_millis(unix_ms: i64) -> String {
     let ms_of_day = unix_ms.rem_euclid(MS_PER_DAY);
     let (year, month, day) = civil_from_days(days);
     let secs = ms_of_day / 1000;
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", secs / 3600, secs / 60 % 60, secs % 60, ms_of_day % 1000)
+    if !(0..=9999).contains(&year) {
+        return format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", secs / 3600, secs / 60 % 60, secs % 60, ms_of_day % 1000);
+    }
+    // Digit by digit: every append formats a timestamp, and `format!` cost more than a
+    // tenth of a held append.
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let fields = [
+        (0, 4, year),
+        (5, 2, month),
+        (8, 2, day),
+        (11, 2, secs / 3600),
+        (14, 2, secs / 60 % 60),
+        (17, 2, secs % 60),
+        (20, 3, ms_of_day % 1000),
+    ];
+    for (at, width, mut value) in fields {
+        for digit in out[at..at + width].iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    }
+    out.iter().map(|&b| char::from(b)).collect()
 }
 
 /// Parses an RFC 3339 timestamp (`Z` or a numeric offset, any number of fraction
@@ -105,6 +126,10 @@ mod tests {
         assert_eq!(format_millis(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_millis(1_771_267_670_590), "2026-02-16T18:47:50.590Z");
         assert_eq!(format_millis(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(format_millis(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(format_millis(253_402_300_800_000), "10000-01-01T00:00:00.000Z");
+        assert_eq!(format_millis(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(format_millis(-62_167_219_200_001), "-001-12-31T23:59:59.999Z");
     }
 
     #[test]
