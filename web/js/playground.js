@@ -71,6 +71,8 @@ async function open() {
     // A later choice of backend is opening: writes must not go to this one.
     if (mine !== opening) return await next.close();
     store = next;
+    // For the console: the playground's store, to try the API on (`await mneme.load(…)`).
+    globalThis.mneme = next;
   })();
   try {
     // A failure of an open a later choice superseded is not the page's to show.
@@ -455,8 +457,18 @@ async function applyConsolidation() {
   try {
     done = await store.applyConsolidation(PROJECT, plan.plan, plan.answer);
   } catch (error) {
-    staged = plan;
-    $("apply-consolidation").disabled = false;
+    // Stopped part-way (a full quota, say) after it was recorded: some memories are
+    // written, and applying again is refused. Roll back puts every file back.
+    const recorded = await store.consolidations(PROJECT).then((all) => all.some((c) => c.id === plan.plan.id), () => false);
+    if (!recorded) {
+      staged = plan;
+      $("apply-consolidation").disabled = false;
+      throw error;
+    }
+    applied = plan.plan.id;
+    $("rollback-consolidation").disabled = false;
+    $("consolidation").textContent = `Applying ${plan.plan.id} stopped part-way (${error.message}): Roll back restores every file.`;
+    await renderMemory();
     throw error;
   }
   applied = done.id;

@@ -618,7 +618,7 @@ try {
     await page.close();
   });
 
-  await test("the playground's consolidation: a dry run merges two memories of one name, Apply writes it, Roll back restores both (screenshot in target/playground-consolidation.png)", async () => {
+  await test("the playground's consolidation: a dry run merges two memories of one name, Apply writes it (or, stopped part-way, offers Roll back), Roll back restores both (screenshot in target/playground-consolidation.png)", async () => {
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (error) => errors.push(String(error)));
@@ -638,6 +638,21 @@ try {
     const dry = await page.textContent("#consolidation");
     assert(/added editor_3 from (editor \+ editor_2|editor_2 \+ editor)/.test(dry) && dry.includes("superseded editor_2") && dry.includes("superseded editor "), dry);
     assert((await page.$$("#memories li")).length === 3, "a dry run writes nothing");
+
+    // Applying stops after the consolidation is recorded (the quota is full at the first
+    // memory it writes): applying again would be refused, so Roll back is offered.
+    await page.evaluate(() => globalThis.mneme.storage.faults.arm(2));
+    await page.click("#apply-consolidation");
+    await page.waitForSelector("#consolidation >> text=stopped part-way");
+    assert((await page.textContent("#error")).includes("quota"), await page.textContent("#error"));
+    assert(await page.isDisabled("#apply-consolidation") && !(await page.isDisabled("#rollback-consolidation")), "Roll back, not Apply, is offered");
+    await page.evaluate(() => globalThis.mneme.storage.faults.arm(0));
+    await page.click("#rollback-consolidation");
+    await page.waitForSelector("#consolidation >> text=Rolled back");
+    await page.waitForFunction(() => document.querySelectorAll("#memories li").length === 3);
+    await page.click("#consolidate");
+    await page.waitForSelector("#consolidation >> text=Would change");
+
     await page.click("#apply-consolidation");
     await page.waitForSelector("#consolidation >> text=Applied");
     await page.waitForFunction(() => document.querySelectorAll("#memories li").length === 2);
