@@ -279,19 +279,20 @@ impl<S: Storage> Store<S> {
             }
         };
         let base = keys::session_key(&project, id);
-        self.locked(&base, self.write_locked(id, &project, options, line)).await
+        self.locked(&base, self.write_locked(id, &project, &base, options, line)).await
     }
 
     async fn write_locked(
         &self,
         id: &str,
         project: &str,
+        base: &str,
         options: WriteOptions<'_>,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Vec<Entry>, Error> {
         // Out of the cache until the write is done: a future dropped mid-append leaves
         // no state behind, and the next write reads the session again.
-        let mut state = self.refresh(id, project).await?;
+        let mut state = self.refresh(id, project, base).await?;
         let written = self.write_state(id, options, line, &mut state).await;
         if written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. }))) {
             // Whether an append that failed with an I/O error landed is unknown.
@@ -386,15 +387,16 @@ impl<S: Storage> Store<S> {
     /// Brings the store's knowledge of session `id` up to date with storage (another
     /// process may have written) and moves a torn last line aside, keeping it as
     /// `<part>.torn-<offset>`. Called with the session's lock held. The state is taken
-    /// out of the store's cache; the caller puts it back.
-    async fn refresh(&self, id: &str, project: &str) -> Result<OpenSession, Error> {
+    /// out of the store's cache; the caller puts it back. `base` is the session's key
+    /// (its lock's name).
+    async fn refresh(&self, id: &str, project: &str, base: &str) -> Result<OpenSession, Error> {
         if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
         }
         let cached = self.open.borrow_mut().remove(id);
         // A held session has had no other writer since this store last wrote it.
         let cached = match cached {
-            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains(&keys::session_key(project, id)) => {
+            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains(base) => {
                 return Ok(state);
             }
             cached => cached,
@@ -427,7 +429,7 @@ impl<S: Storage> Store<S> {
         if let Some(state) = self.open.borrow_mut().get_mut(id) {
             state.stale = true;
         }
-        let state = self.refresh(id, project).await?;
+        let state = self.refresh(id, project, &keys::session_key(project, id)).await?;
         self.open.borrow_mut().insert(id.to_owned(), state);
         Ok(())
     }
