@@ -7,14 +7,15 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
-use crate::message::{Block, BlockKind, Message as Message_};
+use crate::message::{Block, BlockKind, Message as Message_, Usage};
+use crate::support::json::push_string;
 use crate::transcript::scan::Line;
 
 pub(crate) struct Claude;
@@ -22,8 +23,9 @@ pub(crate) struct Claude;
 /// What Claude Code writes before a compaction summary.
 pub(crate) const SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A message line, in Claude Code's field order. Written by hand, not through serde:
+/// every append writes one, and serde's field-by-field escaping cost more than the rest
+/// of the append's encoding.
 struct MessageLine<'a> {
     parent_uuid: Option<&'a str>,
     is_sidechain: bool,
@@ -32,60 +34,137 @@ struct MessageLine<'a> {
     session_id: &'a str,
     version: &'static str,
     entrypoint: &'static str,
-    #[serde(rename = "type")]
     kind: &'static str,
     message: Message<'a>,
     /// Set on the summary a compaction writes (Claude Code marks it both ways).
-    #[serde(skip_serializing_if = "Option::is_none")]
     is_compact_summary: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     is_visible_in_transcript_only: Option<bool>,
     /// A sub-agent's line: which sub-agent.
-    #[serde(rename = "agentId", skip_serializing_if = "Option::is_none")]
     agent_id: Option<&'a str>,
     /// On a tool result: the entry that holds the call it answers.
-    #[serde(rename = "sourceToolAssistantUUID", skip_serializing_if = "Option::is_none")]
     source_tool_assistant_uuid: Option<&'a str>,
     uuid: &'a str,
     timestamp: &'a str,
 }
 
-#[derive(Serialize)]
 struct Message<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     kind: Option<&'static str>,
     role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
     content: Content<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     stop_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    usage: Option<WireUsage>,
-}
-
-/// Anthropic's `usage`, as Claude Code stores it on every line of a reply.
-#[derive(Serialize)]
-struct WireUsage {
-    input_tokens: u64,
-    cache_creation_input_tokens: u64,
-    cache_read_input_tokens: u64,
-    output_tokens: u64,
+    usage: Option<Usage>,
 }
 
 /// Claude Code writes a user prompt as a plain string and everything else as blocks.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum Content<'a> {
     Text(&'a str),
-    Blocks(Vec<&'a RawValue>),
+    /// Each block's JSON, valid by construction (serialised, or checked on input); the
+    /// read-back of every record written would refuse a line that is not.
+    Blocks(Vec<&'a str>),
 }
 
 impl<'a> Message<'a> {
     fn plain(role: Role, content: Content<'a>) -> Self {
         Message { id: None, kind: None, role: role.as_str(), model: None, content, stop_reason: None, usage: None }
+    }
+}
+
+impl MessageLine<'_> {
+    fn json(&self) -> String {
+        let content_len = match &self.message.content {
+            Content::Text(text) => text.len(),
+            Content::Blocks(blocks) => blocks.iter().map(|block| block.len() + 1).sum(),
+        };
+        let mut out = String::with_capacity(400 + content_len + self.cwd.len());
+        let field = |out: &mut String, key: &str, value: &str| {
+            out.push_str(key);
+            push_string(out, value);
+        };
+        let optional = |out: &mut String, key: &str, value: Option<&str>| {
+            if let Some(value) = value {
+                field(out, key, value);
+            }
+        };
+        let flag = |out: &mut String, key: &str, value: bool| {
+            out.push_str(key);
+            out.push_str(if value { "true" } else { "false" });
+        };
+        out.push_str("{\"parentUuid\":");
+        match self.parent_uuid {
+            Some(parent) => push_string(&mut out, parent),
+            None => out.push_str("null"),
+        }
+        flag(&mut out, ",\"isSidechain\":", self.is_sidechain);
+        field(&mut out, ",\"userType\":", self.user_type);
+        field(&mut out, ",\"cwd\":", self.cwd);
+        field(&mut out, ",\"sessionId\":", self.session_id);
+        field(&mut out, ",\"version\":", self.version);
+        field(&mut out, ",\"entrypoint\":", self.entrypoint);
+        field(&mut out, ",\"type\":", self.kind);
+        let message = &self.message;
+        out.push_str(",\"message\":{");
+        let mut first = true;
+        let mut key = |out: &mut String, key: &str| {
+            if !core::mem::take(&mut first) {
+                out.push(',');
+            }
+            out.push_str(key);
+        };
+        if let Some(id) = message.id {
+            key(&mut out, "\"id\":");
+            push_string(&mut out, id);
+        }
+        if let Some(kind) = message.kind {
+            key(&mut out, "\"type\":");
+            push_string(&mut out, kind);
+        }
+        key(&mut out, "\"role\":");
+        push_string(&mut out, message.role);
+        if let Some(model) = message.model {
+            key(&mut out, "\"model\":");
+            push_string(&mut out, model);
+        }
+        key(&mut out, "\"content\":");
+        match &message.content {
+            Content::Text(text) => push_string(&mut out, text),
+            Content::Blocks(blocks) => {
+                out.push('[');
+                for (n, block) in blocks.iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(block);
+                }
+                out.push(']');
+            }
+        }
+        if let Some(reason) = message.stop_reason {
+            key(&mut out, "\"stop_reason\":");
+            push_string(&mut out, reason);
+        }
+        if let Some(usage) = &message.usage {
+            key(&mut out, "\"usage\":");
+            let _ = write!(
+                out,
+                "{{\"input_tokens\":{},\"cache_creation_input_tokens\":{},\"cache_read_input_tokens\":{},\"output_tokens\":{}}}",
+                usage.input, usage.cache_creation, usage.cache_read, usage.output
+            );
+        }
+        out.push('}');
+        if let Some(summary) = self.is_compact_summary {
+            flag(&mut out, ",\"isCompactSummary\":", summary);
+        }
+        if let Some(only) = self.is_visible_in_transcript_only {
+            flag(&mut out, ",\"isVisibleInTranscriptOnly\":", only);
+        }
+        optional(&mut out, ",\"agentId\":", self.agent_id);
+        optional(&mut out, ",\"sourceToolAssistantUUID\":", self.source_tool_assistant_uuid);
+        field(&mut out, ",\"uuid\":", self.uuid);
+        field(&mut out, ",\"timestamp\":", self.timestamp);
+        out.push('}');
+        out
     }
 }
 
@@ -195,21 +274,15 @@ impl Dialect for Claude {
                     for block in &message.blocks {
                         let uuid = next_id();
                         let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
-                        let raw = raw_block(&block.json)?;
                         let wire = Message {
                             id: message_id,
                             kind: message_id.map(|_| "message"),
                             model: message.meta.model.as_deref(),
                             stop_reason: message.meta.stop_reason.as_deref(),
-                            usage: message.meta.usage.map(|u| WireUsage {
-                                input_tokens: u.input,
-                                cache_creation_input_tokens: u.cache_creation,
-                                cache_read_input_tokens: u.cache_read,
-                                output_tokens: u.output,
-                            }),
-                            ..Message::plain(Role::Assistant, Content::Blocks(alloc::vec![raw]))
+                            usage: message.meta.usage,
+                            ..Message::plain(Role::Assistant, Content::Blocks(alloc::vec![block.json.as_str()]))
                         };
-                        out.push(json(&MessageLine::new(&line_header, Role::Assistant, wire))?);
+                        out.push(MessageLine::new(&line_header, Role::Assistant, wire).json());
                         parent = Some(uuid.clone());
                         let BlockKind::ToolUse { id, .. } = &block.kind else { continue };
                         call_lines.insert(id.clone(), uuid.clone());
@@ -221,13 +294,7 @@ impl Dialect for Claude {
                             .find(|(_, b)| matches!(&b.kind, BlockKind::ToolResult { tool_use_id } if tool_use_id == id));
                         if let Some((j, result)) = answer {
                             let result_id = next_id();
-                            out.push(result_line(
-                                headers.get(i + 1).unwrap_or(header),
-                                parent.as_deref(),
-                                &result_id,
-                                result,
-                                Some(&uuid),
-                            )?);
+                            out.push(result_line(headers.get(i + 1).unwrap_or(header), parent.as_deref(), &result_id, result, Some(&uuid)));
                             parent = Some(result_id);
                             written_early.insert((i + 1, j));
                         }
@@ -243,7 +310,7 @@ impl Dialect for Claude {
                             BlockKind::ToolResult { tool_use_id } => {
                                 let result_id = next_id();
                                 let source = call_lines.get(tool_use_id).map(String::as_str);
-                                out.push(result_line(header, parent.as_deref(), &result_id, block, source)?);
+                                out.push(result_line(header, parent.as_deref(), &result_id, block, source));
                                 parent = Some(result_id);
                             }
                             _ => rest.push(block),
@@ -257,9 +324,9 @@ impl Dialect for Claude {
                     let text = message.plain_text().filter(|_| message.blocks.len() == 1);
                     let content = match &text {
                         Some(text) => Content::Text(text),
-                        None => Content::Blocks(rest.iter().map(|block| raw_block(&block.json)).collect::<Result<_, _>>()?),
+                        None => Content::Blocks(rest.iter().map(|block| block.json.as_str()).collect()),
                     };
-                    out.push(json(&MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)))?);
+                    out.push(MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)).json());
                     parent = Some(uuid);
                 }
             }
@@ -376,20 +443,85 @@ fn compaction_lines(header: &Header, compaction: &Compaction, forked_from: Optio
         is_visible_in_transcript_only: Some(true),
         ..MessageLine::new(&summary_header, Role::User, Message::plain(Role::User, Content::Text(&text)))
     };
-    Ok(format!("{}\n{}", json(&boundary)?, json(&summary)?))
-}
-
-fn raw_block(json: &str) -> Result<&RawValue, Error> {
-    serde_json::from_str(json).map_err(|e| Error::InvalidArgument(format!("internal: a block does not parse: {e}")))
+    Ok(format!("{}\n{}", json(&boundary)?, summary.json()))
 }
 
 /// A tool result as a user line of its own, chained to `parent`; `source` is the line
 /// that holds the call.
-fn result_line(header: &Header, parent: Option<&str>, uuid: &str, block: &Block, source: Option<&str>) -> Result<String, Error> {
+fn result_line(header: &Header, parent: Option<&str>, uuid: &str, block: &Block, source: Option<&str>) -> String {
     let line_header = Header { parent, uuid, ..*header };
-    let content = Content::Blocks(alloc::vec![raw_block(&block.json)?]);
-    json(&MessageLine {
-        source_tool_assistant_uuid: source,
-        ..MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content))
-    })
+    let content = Content::Blocks(alloc::vec![block.json.as_str()]);
+    MessageLine { source_tool_assistant_uuid: source, ..MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)) }
+        .json()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header<'a>(agent_id: Option<&'a str>) -> Header<'a> {
+        Header {
+            session_id: "s\"1",
+            parent: Some("p"),
+            sidechain: true,
+            uuid: "u",
+            now_ms: 0,
+            timestamp: "2026-01-01T00:00:00.000Z",
+            cwd: "C:\\dev\n",
+            agent_id,
+        }
+    }
+
+    /// The hand-written line is the JSON serde would write for it: every field, in order.
+    #[test]
+    fn a_message_line_is_the_json_of_its_fields_in_claude_codes_order() {
+        let header = header(Some("a1"));
+        let usage = Usage { input: 1, output: 2, cache_read: 3, cache_creation: 4 };
+        let message = Message {
+            id: Some("msg_1"),
+            kind: Some("message"),
+            model: Some("claude"),
+            stop_reason: Some("tool_use"),
+            usage: Some(usage),
+            ..Message::plain(
+                Role::Assistant,
+                Content::Blocks(alloc::vec![r#"{"type":"text","text":"a"}"#, r#"{"type":"text","text":"b"}"#]),
+            )
+        };
+        let line = MessageLine {
+            is_compact_summary: Some(true),
+            is_visible_in_transcript_only: Some(false),
+            source_tool_assistant_uuid: Some("src"),
+            ..MessageLine::new(&header, Role::Assistant, message)
+        };
+        let expected = serde_json::json!({
+            "parentUuid": "p", "isSidechain": true, "userType": "external", "cwd": "C:\\dev\n", "sessionId": "s\"1",
+            "version": crate::VERSION, "entrypoint": "mneme", "type": "assistant",
+            "message": {
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+                "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }],
+                "stop_reason": "tool_use",
+                "usage": { "input_tokens": 1, "cache_creation_input_tokens": 4, "cache_read_input_tokens": 3, "output_tokens": 2 }
+            },
+            "isCompactSummary": true, "isVisibleInTranscriptOnly": false, "agentId": "a1", "sourceToolAssistantUUID": "src",
+            "uuid": "u", "timestamp": "2026-01-01T00:00:00.000Z"
+        });
+        let json = line.json();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&json).ok(), Some(expected), "{json}");
+        let keys =
+            ["parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "entrypoint", "type", "message", "isCompactSummary"];
+        let at: Vec<usize> = keys.iter().filter_map(|key| json.find(&alloc::format!("\"{key}\":"))).collect();
+        assert!(at.len() == keys.len() && at.is_sorted(), "{json}");
+        let tail = ["\"agentId\":", "\"sourceToolAssistantUUID\":", "\"uuid\":", "\"timestamp\":"].map(|key| json.rfind(key));
+        assert!(tail.iter().all(Option::is_some) && tail.is_sorted(), "{json}");
+
+        let plain = MessageLine::new(&self::header(None), Role::User, Message::plain(Role::User, Content::Text("hi\u{1}"))).json();
+        assert_eq!(
+            plain,
+            alloc::format!(
+                r#"{{"parentUuid":"p","isSidechain":true,"userType":"external","cwd":"C:\\dev\n","sessionId":"s\"1","version":"{}","entrypoint":"mneme","type":"user","message":{{"role":"user","content":"hi\u0001"}},"uuid":"u","timestamp":"2026-01-01T00:00:00.000Z"}}"#,
+                crate::VERSION
+            )
+        );
+    }
 }

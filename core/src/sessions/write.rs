@@ -352,6 +352,13 @@ impl<S: Storage> Store<S> {
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
         let text = scan::decode(json.as_bytes());
         let written = scan::scan_part(part, json.as_bytes(), &text);
+        // The read-back is also the check that every line is a JSON object (lines are
+        // built by hand, blocks copied in as they came): one that is not writes nothing.
+        let line_count = memchr::memchr_iter(b'\n', json.as_bytes()).count() + 1;
+        if written.lines.len() != line_count || written.torn_at.is_some() || !written.skipped.is_empty() {
+            let reason = written.skipped.first().map_or("it does not parse", |skipped| skipped.reason.as_str());
+            return Err(Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")));
+        }
         // Not for a retry of a write that landed (whole, then reported failure): its
         // lines would be there twice, and a second line with the leaf's id would make
         // the session's tree a loop.
@@ -366,7 +373,7 @@ impl<S: Storage> Store<S> {
         let new_size = self.storage.append(&key, record.as_bytes()).await?;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
-        state.last_part_lines = line_no + memchr::memchr_iter(b'\n', json.as_bytes()).count() as u32;
+        state.last_part_lines = line_no + line_count as u32 - 1;
         state.unterminated = false;
         state.since_compaction = match kind {
             Kind::Compaction => json.len() as u64 + 1,

@@ -7,6 +7,9 @@
 //!
 //! Nothing here validates: on text that is not valid JSON the answer is `None` or
 //! meaningless, but nothing panics or reads past the end.
+//!
+//! [`push_string`] is the other direction: a string written into a line built by hand,
+//! escaped as `serde_json` escapes it.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -168,6 +171,55 @@ pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     }
 }
 
+/// `text` as a JSON string (quoted and escaped exactly as `serde_json` writes it) at the
+/// end of `out`. Runs of bytes that need no escape are copied whole.
+pub(crate) fn push_string(out: &mut String, text: &str) {
+    out.push('"');
+    let bytes = text.as_bytes();
+    let mut copied = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        let escape = ESCAPE[byte as usize];
+        if escape == 0 {
+            continue;
+        }
+        out.push_str(&text[copied..at]);
+        match escape {
+            b'u' => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 0xf)]));
+            }
+            short => {
+                out.push('\\');
+                out.push(char::from(short));
+            }
+        }
+        copied = at + 1;
+    }
+    out.push_str(&text[copied..]);
+    out.push('"');
+}
+
+/// For each byte, what follows the backslash that escapes it (`u` for `\u00XX`), or 0
+/// for a byte written as is.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
 #[cfg(test)]
 mod tests {
     use alloc::vec::Vec;
@@ -214,5 +266,29 @@ mod tests {
         assert!(all_fields(json).is_some());
         assert_eq!(all_fields("[1]"), None);
         assert_eq!(elements("{}", |_| Some(())), None);
+    }
+
+    fn pushed(text: &str) -> String {
+        let mut out = String::new();
+        push_string(&mut out, text);
+        out
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for byte in 0u8..0x80 {
+            let text = alloc::format!("a{}b", char::from(byte));
+            assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap(), "byte {byte:#x}");
+        }
+        for text in ["", "é🎉\u{2028}\u{7f}", "\"\\\n", "plain"] {
+            assert_eq!(pushed(text), serde_json::to_string(text).unwrap());
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_is_escaped_as_serde_json_escapes_it(text in ".*") {
+            proptest::prop_assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap());
+        }
     }
 }
