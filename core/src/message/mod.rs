@@ -174,13 +174,11 @@ pub(crate) enum BlockKind {
 
 impl Block {
     pub fn text(text: &str) -> Block {
-        #[derive(serde::Serialize)]
-        struct Text<'a> {
-            #[serde(rename = "type")]
-            kind: &'static str,
-            text: &'a str,
-        }
-        Block { kind: BlockKind::Text, json: serde_json::to_string(&Text { kind: "text", text }).unwrap_or_default() }
+        let mut json = String::with_capacity(text.len() + 32);
+        json.push_str(r#"{"type":"text","text":"#);
+        crate::support::json::push_string(&mut json, text);
+        json.push('}');
+        Block { kind: BlockKind::Text, json }
     }
 
     pub fn value(&self) -> serde_json::Value {

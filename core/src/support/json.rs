@@ -172,33 +172,53 @@ pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
 }
 
 /// `text` as a JSON string (quoted and escaped exactly as `serde_json` writes it) at the
-/// end of `out`. Runs of bytes that need no escape are copied whole.
+/// end of `out`. Runs of bytes that need no escape are copied whole, found eight bytes
+/// at a time.
 pub(crate) fn push_string(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
     out.push('"');
     let bytes = text.as_bytes();
     let mut copied = 0;
-    for (at, &byte) in bytes.iter().enumerate() {
-        let escape = ESCAPE[byte as usize];
-        if escape == 0 {
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(&chunk) = bytes.get(at..).and_then(|rest| rest.first_chunk::<8>())
+            && !needs_escape(u64::from_le_bytes(chunk))
+        {
+            at += 8;
             continue;
         }
-        out.push_str(&text[copied..at]);
-        match escape {
-            b'u' => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(byte >> 4)]));
-                out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        let byte = bytes[at];
+        let escape = ESCAPE[byte as usize];
+        if escape != 0 {
+            out.push_str(&text[copied..at]);
+            match escape {
+                b'u' => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.push_str("\\u00");
+                    out.push(char::from(HEX[usize::from(byte >> 4)]));
+                    out.push(char::from(HEX[usize::from(byte & 0xf)]));
+                }
+                short => {
+                    out.push('\\');
+                    out.push(char::from(short));
+                }
             }
-            short => {
-                out.push('\\');
-                out.push(char::from(short));
-            }
+            copied = at + 1;
         }
-        copied = at + 1;
+        at += 1;
     }
     out.push_str(&text[copied..]);
     out.push('"');
+}
+
+/// Whether any of the eight bytes of `word` needs an escape: a control character, `"`
+/// or `\` (the zero-byte tests of "Bit Twiddling Hacks", exact for "any").
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
+    below_space || has_zero(word ^ (ONES * u64::from(b'"'))) || has_zero(word ^ (ONES * u64::from(b'\\')))
 }
 
 /// For each byte, what follows the backslash that escapes it (`u` for `\u00XX`), or 0
@@ -276,9 +296,12 @@ mod tests {
 
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every ASCII byte at every place of an eight-byte word, and in the tail after it.
         for byte in 0u8..0x80 {
-            let text = alloc::format!("a{}b", char::from(byte));
-            assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap(), "byte {byte:#x}");
+            for at in 0..20 {
+                let text = alloc::format!("{}{}{}", "a".repeat(at), char::from(byte), "b".repeat(19 - at));
+                assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap(), "byte {byte:#x} at {at}");
+            }
         }
         for text in ["", "é🎉\u{2028}\u{7f}", "\"\\\n", "plain"] {
             assert_eq!(pushed(text), serde_json::to_string(text).unwrap());
