@@ -323,6 +323,8 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
         copied = end;
         Some(end.max(i + 1))
     };
+    // A line's start matters only for a `NAME=value`: without an `=` there is none.
+    let assignments = memchr::memchr(b'=', bytes).is_some();
     let mut i = 0;
     while i < bytes.len() {
         // Secrets start at a word boundary: inside a word (most bytes) one table lookup
@@ -334,7 +336,7 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
         }
         let escape_end = newlines == Newlines::Escaped && i > 0 && bytes[i - 1] == b'\\' && (i < 2 || bytes[i - 2] != b'\\');
         let line_start = i == 0 || bytes[i - 1] == b'\n';
-        if (STARTS_SECRET[bytes[i] as usize] || line_start)
+        if (STARTS_SECRET[bytes[i] as usize] || (line_start && assignments))
             && let Some(end) = redact_at(i, line_start)
         {
             i = end;
@@ -343,7 +345,7 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
         if escape_end && i + 1 < bytes.len() {
             // After `\n` a line starts.
             let line_start = matches!(bytes[i], b'n' | b'\n');
-            if (STARTS_SECRET[bytes[i + 1] as usize] || line_start)
+            if (STARTS_SECRET[bytes[i + 1] as usize] || (line_start && assignments))
                 && let Some(end) = redact_at(i + 1, line_start)
             {
                 i = end;
