@@ -497,6 +497,9 @@ fn main() {
 
         // The same through a held session: locked once, each write one append.
         block_on(store.hold("appended")).expect("hold");
+        let session = append_root.join("projects/-home-dev/appended.jsonl");
+        let session_size = || fs::metadata(&session).expect("the session").len();
+        let before_held = session_size();
         let (held, _, ()) = measure(3, || {
             run += 1;
             append_all(&format!("held{run}"), 1_900_000_000_000 + run * appends as i64)
@@ -510,8 +513,7 @@ fn main() {
         if durability == Durability::Buffered {
             // What the system call alone costs: the held append's floor, unless it kept
             // acknowledged entries in memory, where a crash would lose them.
-            let session = append_root.join("projects/-home-dev/appended.jsonl");
-            let record = vec![b'x'; (fs::metadata(&session).expect("the session").len() / (2 * appends as u64)) as usize];
+            let record = vec![b'x'; ((session_size() - before_held) / (3 * appends as u64)) as usize];
             let mut file = fs::OpenOptions::new().create(true).append(true).open(append_root.join("floor.jsonl")).expect("open");
             let (floor, _, ()) = measure(3, || (0..appends).for_each(|_| file.write_all(&record).expect("write")));
             rows.push(Row {
