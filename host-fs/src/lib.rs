@@ -182,6 +182,29 @@ fn windows_rules(key: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads this big (a long session's transcript) are worth backing with huge pages.
+const HUGE_PAGE_READ: u64 = 8 << 20;
+
+/// Asks Linux to back the unwritten buffer with 2 MiB pages: a read into fresh memory
+/// faults every page in, and a 100 MB session read for its context spent about a third
+/// of the read doing that with 4 KiB ones. Only advice: where transparent huge pages
+/// are off (or elsewhere than Linux), nothing changes.
+fn advise_huge_pages(buffer: &mut Vec<u8>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buffer.as_mut_ptr() as usize;
+        let (first, end) = (start.next_multiple_of(HUGE), (start + buffer.capacity()) & !(HUGE - 1));
+        if end > first {
+            // SAFETY: the range lies inside the buffer's own allocation; MADV_HUGEPAGE
+            // changes how its pages are backed, not what they hold.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buffer;
+}
+
 fn io_error(key: &str, error: io::Error) -> StorageError {
     let key = key.to_owned();
     match error.kind() {
@@ -227,6 +250,11 @@ impl FsStorage {
             }
             file.seek(SeekFrom::Start(offset))?;
             let mut data = Vec::new();
+            let size = (metadata.len() - offset).min(len.unwrap_or(u64::MAX));
+            if size >= HUGE_PAGE_READ {
+                data.reserve_exact(usize::try_from(size).unwrap_or(usize::MAX));
+                advise_huge_pages(&mut data);
+            }
             match len {
                 Some(len) => file.take(len).read_to_end(&mut data)?,
                 None => file.read_to_end(&mut data)?,
@@ -594,6 +622,21 @@ mod tests {
             block_on(storage.append(key, b"{}\n")).unwrap_or_else(|e| panic!("{key}: {e}"));
             assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), b"{}\n");
         }
+    }
+
+    /// Reads big enough for huge pages return the same bytes, whole or in part.
+    #[test]
+    fn big_reads_return_the_files_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        let bytes: Vec<u8> = (0..(HUGE_PAGE_READ as usize) * 3 / 2).map(|i| (i % 251) as u8).collect();
+        block_on(storage.replace("projects/p/big.jsonl", &bytes, None)).unwrap();
+        assert!(block_on(storage.read("projects/p/big.jsonl", 0, None)).unwrap() == bytes);
+        let (offset, len) = (12_345, HUGE_PAGE_READ + 7);
+        let part = block_on(storage.read("projects/p/big.jsonl", offset, Some(len))).unwrap();
+        assert!(part == bytes[offset as usize..(offset + len) as usize]);
+        let tail = block_on(storage.read("projects/p/big.jsonl", offset, Some(u64::MAX))).unwrap();
+        assert!(tail == bytes[offset as usize..]);
     }
 
     /// Two symlinks to `.` under a root made listing (and with it every append) hang.
