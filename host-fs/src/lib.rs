@@ -251,8 +251,8 @@ impl FsStorage {
             file.seek(SeekFrom::Start(offset))?;
             let mut data = Vec::new();
             let size = (metadata.len() - offset).min(len.unwrap_or(u64::MAX));
-            if size >= HUGE_PAGE_READ {
-                data.reserve_exact(usize::try_from(size).unwrap_or(usize::MAX));
+            // Reserved only when it can be: a read too big for memory fails in the read.
+            if size >= HUGE_PAGE_READ && usize::try_from(size).is_ok_and(|size| data.try_reserve_exact(size).is_ok()) {
                 advise_huge_pages(&mut data);
             }
             match len {

@@ -373,7 +373,7 @@ impl<S: Storage> Store<S> {
         let new_size = self.storage.append(&key, record.as_bytes()).await?;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
-        state.last_part_lines = line_no + line_count as u32 - 1;
+        state.last_part_lines = line_no.saturating_add((line_count - 1) as u32);
         state.unterminated = false;
         state.since_compaction = match kind {
             Kind::Compaction => json.len() as u64 + 1,
@@ -502,4 +502,27 @@ fn written_entries(lines: &[scan::Line<'_>], first_line: u32, found: &[crate::re
         .zip(first_line..)
         .map(|(line, number)| Entry { line: number, redacted: crate::redact::report_of(found, line.line), ..line.to_entry() })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::InMemoryStorage;
+    use crate::{Storage, block_on};
+
+    /// Lines built by hand are checked by the record's read-back: one that is not a
+    /// JSON object writes nothing, and the session takes the next record.
+    #[test]
+    fn a_record_with_a_line_that_is_not_an_object_writes_nothing() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let options = WriteOptions { cwd: Some("/p"), ..WriteOptions::ENTRY };
+        for bad in ["not json", "[1,2]", "{\"type\":\"user\"}\n{\"type\":", "{\"a\":1}{\"b\":2}"] {
+            let refused = block_on(store.write("s", options, |_, _| Ok(String::from(bad))));
+            assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("not a JSON object")), "{bad}: {refused:?}");
+            assert!(block_on(storage.list("projects/")).unwrap().is_empty(), "{bad}: written");
+        }
+        let written = block_on(store.write("s", options, |_, _| Ok(String::from("{\"type\":\"user\",\"uuid\":\"u1\"}")))).unwrap();
+        assert_eq!(written.len(), 1);
+    }
 }
