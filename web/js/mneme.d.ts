@@ -162,7 +162,11 @@ export interface Sessions {
     messages: AnthropicMessage | AnthropicMessage[] | OpenAIMessage | OpenAIMessage[],
     options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null; agent?: { id: string; parent_call?: string | null } | null },
   ): Promise<Entry[]>;
-  /** What to send a model next, in `provider`'s shape; injections are placed, never written. */
+  /**
+   * What to send a model next, in `provider`'s shape: every call answered, a result whose
+   * call is gone (deleted, summarised away) left out; injections are placed (system ones
+   * join the system prompt), never written.
+   */
   providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;
   /** Every branch (each leaf message), the current one first. */
   branches(id: string): Promise<Branch[]>;

@@ -70,12 +70,9 @@ pub(crate) fn render(context: &Context, provider: Provider, injections: &[Inject
         let turn = Turn { assistant: injection.role == Speaker::Assistant, blocks: alloc::vec![text_block(&injection.text)] };
         turns.insert(at, turn);
     }
-    let mut merged: Vec<Turn> = Vec::with_capacity(turns.len());
-    for turn in turns {
-        match merged.last_mut() {
-            Some(previous) if previous.assistant == turn.assistant => previous.blocks.extend(turn.blocks),
-            _ => merged.push(turn),
-        }
+    let mut merged = merge_roles(turns);
+    if drop_orphaned_results(&mut merged) {
+        merged = merge_roles(merged);
     }
     let interrupted = answer_every_call(&mut merged);
     for turn in merged.iter_mut().filter(|t| !t.assistant) {
@@ -94,6 +91,44 @@ pub(crate) fn render(context: &Context, provider: Provider, injections: &[Inject
     ProviderContext { provider, body, messages, compacted: context.compacted, tokens, interrupted }
 }
 
+/// The ids of a reply's tool calls.
+fn call_ids(turn: &Turn) -> Vec<String> {
+    turn.blocks.iter().filter(|b| b["type"] == "tool_use").filter_map(|b| b["id"].as_str().map(ToString::to_string)).collect()
+}
+
+/// Consecutive turns of one role as one message: the providers want roles to alternate.
+fn merge_roles(turns: Vec<Turn>) -> Vec<Turn> {
+    let mut merged: Vec<Turn> = Vec::with_capacity(turns.len());
+    for turn in turns {
+        match merged.last_mut() {
+            Some(previous) if previous.assistant == turn.assistant => previous.blocks.extend(turn.blocks),
+            _ => merged.push(turn),
+        }
+    }
+    merged
+}
+
+/// Leaves out every tool result that answers no call of the message before it — its
+/// call was deleted, or summarised away, or a file holds it without one (`check`
+/// reports those) — and a message left empty: both providers refuse such a result
+/// (Anthropic: "Each `tool_result` block must have a corresponding `tool_use` block in
+/// the previous message"). Whether a message was left out.
+fn drop_orphaned_results(turns: &mut Vec<Turn>) -> bool {
+    let mut calls: Vec<String> = Vec::new();
+    for turn in turns.iter_mut() {
+        if turn.assistant {
+            calls = call_ids(turn);
+            continue;
+        }
+        turn.blocks
+            .retain(|block| !is_result(block) || block["tool_use_id"].as_str().is_some_and(|id| calls.iter().any(|call| call == id)));
+        calls.clear();
+    }
+    let before = turns.len();
+    turns.retain(|turn| !turn.blocks.is_empty());
+    turns.len() != before
+}
+
 /// Gives every call without a result in the message after it a synthetic error
 /// result there; returns the calls it answered.
 fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
@@ -104,8 +139,7 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
             i += 1;
             continue;
         }
-        let calls: Vec<String> =
-            turns[i].blocks.iter().filter(|b| b["type"] == "tool_use").filter_map(|b| b["id"].as_str().map(ToString::to_string)).collect();
+        let calls = call_ids(&turns[i]);
         if calls.is_empty() {
             i += 1;
             continue;
