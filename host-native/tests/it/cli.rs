@@ -937,3 +937,76 @@ fn memories_marked_used_and_recall_by_meaning_with_a_word_vector_table() {
         assert!(!unknown.status.success());
     }
 }
+
+/// `mneme` with `input` on its standard input.
+fn mneme_with_input(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mneme");
+    child.stdin.take().expect("a pipe").write_all(input.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("mneme ends")
+}
+
+#[test]
+fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_providers_rewind_branches_and_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let run = |args: &[&str]| -> Value {
+        let mut all = vec!["--root", root];
+        all.extend_from_slice(args);
+        all.push("--json");
+        serde_json::from_str(&stdout(&mneme(&all))).expect("JSON output")
+    };
+    let prompt = run(&["append", "s1", "--message", r#"{"role":"user","content":"what is here?"}"#, "--cwd", "/w"]);
+    let first = prompt[0]["uuid"].as_str().unwrap().to_owned();
+
+    // A reply and its tool's result from a JSONL file, one message per line.
+    let turn = dir.path().join("turn.jsonl");
+    let reply = r#"{"role":"assistant","id":"msg_1","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":100,"output_tokens":20}}"#;
+    let result = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"notes.txt"}]}"#;
+    fs::write(&turn, format!("{reply}\n\n{result}\n")).unwrap();
+    let written = run(&["append", "s1", "--turn", turn.to_str().unwrap()]);
+    assert_eq!(written.as_array().unwrap().len(), 2, "{written}");
+
+    // An OpenAI reply on standard input.
+    let output = mneme_with_input(
+        &["--root", root, "append", "s1", "--turn", "-", "--provider", "openai", "--json"],
+        r#"[{"role":"assistant","content":"There is notes.txt."}]"#,
+    );
+    let answer: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(answer[0]["parent_uuid"], written[1]["uuid"], "{answer}");
+
+    let anthropic: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "context", "s1"]))).unwrap();
+    let roles: Vec<&str> = anthropic["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(anthropic["messages"][2]["content"][0]["tool_use_id"], "toolu_1");
+    let openai: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "context", "s1", "--format", "openai"]))).unwrap();
+    let messages = openai["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["tool_calls"][0]["id"], "toolu_1", "{openai}");
+    assert_eq!(messages[1]["tool_calls"][0]["function"]["arguments"], r#"{"command":"ls"}"#);
+    assert_eq!((messages[2]["role"].as_str(), messages[2]["tool_call_id"].as_str()), (Some("tool"), Some("toolu_1")));
+    assert_eq!(messages[3]["content"], "There is notes.txt.");
+
+    // Back to the prompt: the old branch stays, and the new one is current.
+    let rewound = run(&["rewind", "s1", &first, "--role", "assistant", "--text", "Let me look again."]);
+    assert_eq!(rewound[0]["parent_uuid"], first.as_str());
+    let branches = run(&["branches", "s1"]);
+    let branches = branches.as_array().unwrap();
+    assert_eq!(branches.len(), 2, "{branches:?}");
+    assert_eq!((branches[0]["current"].as_bool(), branches[0]["text"].as_str()), (Some(true), Some("Let me look again.")));
+    assert_eq!(branches[1]["text"], "There is notes.txt.");
+
+    let usage = run(&["usage", "s1", "--input-price", "3", "--output-price", "15"]);
+    assert_eq!((usage["total"]["input"].as_u64(), usage["total"]["output"].as_u64()), (Some(100), Some(20)), "{usage}");
+    assert!((usage["cost"].as_f64().unwrap() - (100.0 * 3.0 + 20.0 * 15.0) / 1e6).abs() < 1e-12, "{usage}");
+
+    // One way to say what to append, not two.
+    let both = mneme(&["--root", root, "append", "s1", "--role", "user", "--text", "hi", "--message", r#"{"role":"user","content":"hi"}"#]);
+    assert!(!both.status.success());
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&both.stderr));
+}
