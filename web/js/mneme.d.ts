@@ -155,7 +155,8 @@ export interface Sessions {
   /**
    * Appends a turn in one write (all or nothing): one message or an array, in
    * Anthropic's shape or OpenAI's (`provider: "openai"`). Every tool result must answer
-   * a call of the reply it follows. `parent` rewinds to an earlier entry.
+   * a call of the reply it follows. `parent` rewinds to an earlier entry. A new session
+   * takes `id` as given; Claude Code resumes only UUIDs (`crypto.randomUUID()`).
    */
   appendTurn(
     id: string,

@@ -16,6 +16,7 @@ const SYSTEM = "You are a helpful assistant in the Mneme playground. Use the too
 const MAX_STEPS = 6;
 /** The playground's memory scope: the project its sessions are filed under. */
 const PROJECT = "-playground";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How many recalled memories a prompt carries to the model. */
 const RECALLED = 3;
 let store;
@@ -515,7 +516,11 @@ async function exportSession() {
   const link = element("a", { href: URL.createObjectURL(new Blob([exported.data], { type })), download: `${id}${exported.verbatim ? "" : `.${to}`}.${extension}` });
   link.click();
   URL.revokeObjectURL(link.href);
+  if (to === "claude" && !UUID.test(id)) {
+    showError({ kind: "exported", message: `Claude Code resumes only sessions whose id is a UUID: to open ${id} with claude --resume, import it into a session made with New session` });
+  }
 }
+
 
 /** Any agent's transcript (Claude Code, pi, Codex CLI, Gemini CLI, OpenAI messages) as a new session. */
 async function importFile(file) {
@@ -531,7 +536,8 @@ async function importFile(file) {
 }
 
 $("backend").value = saved.backend ?? "opfs";
-$("session").value = saved.session ?? "playground";
+// A UUID, so that an exported session resumes in Claude Code (which opens no other id).
+$("session").value = saved.session ?? crypto.randomUUID();
 $("window").value = saved.window ?? "1500";
 $("backend").onchange = () => open().catch(showError);
 $("open").onclick = () => { rewindTo = null; savePage(); render().catch(showError); };

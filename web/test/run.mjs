@@ -341,6 +341,8 @@ try {
     const errors = [];
     page.on("pageerror", (error) => errors.push(String(error)));
     await page.goto(`${url}/web/playground.html`);
+    const first = await page.inputValue("#session");
+    assert(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(first), `a first visit's session id is a UUID, which Claude Code resumes: ${first}`);
     await page.selectOption("#backend", "indexeddb");
     await page.fill("#session", "tools-chat");
     await page.fill("#window", "500");
@@ -389,6 +391,15 @@ try {
     const [markdown] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
     assert(markdown.suggestedFilename() === `${forkId}.markdown.md`, `the Markdown export's name: ${markdown.suggestedFilename()}`);
     assert(readFileSync(await markdown.path(), "utf8").includes("topic 6"), "the Markdown export has the conversation");
+
+    // A session whose id is no UUID exports too, with a word on Claude Code's resume.
+    await page.selectOption("#export-format", "claude");
+    await page.fill("#session", "tools-chat");
+    await page.click("#open");
+    await page.waitForSelector("#status >> text=tools-chat");
+    const [named] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
+    assert(named.suggestedFilename() === "tools-chat.jsonl", `the export's name: ${named.suggestedFilename()}`);
+    await page.waitForSelector("#error >> text=Claude Code resumes only sessions whose id is a UUID");
 
     // Import transcripts by dropping them: Claude Code's under its own session id, a
     // Codex CLI rollout converted to a Claude Code session.
