@@ -105,6 +105,12 @@ impl<S: Storage> Store<S> {
     pub async fn append_turn(&self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
         let messages = input::parse(turn.provider, &turn.messages)?;
         if let Some(agent) = &turn.agent {
+            if turn.parent.is_some() {
+                return Err(Error::InvalidArgument(
+                    "a sub-agent's turn continues its own transcript: `parent` (a rewind) is for the session's own turns; leave it out"
+                        .into(),
+                ));
+            }
             return self.append_agent_turn(id, agent, &turn, &messages).await;
         }
         if let Some(parent) = &turn.parent {
@@ -140,14 +146,18 @@ impl<S: Storage> Store<S> {
         let exists = self.storage.list(&key).await?.iter().any(|info| info.key == key);
         let timestamp = time::format_millis(turn.now_ms);
         // The link goes first: if the transcript's write then fails, a retry finds no
-        // transcript and links again (a second link line, which no reader counts),
-        // rather than writing the sub-agent's lines twice.
+        // transcript and links again (rather than writing the sub-agent's lines
+        // twice) — unless the link is still the session's last line: its id is the
+        // turn's, and a second line of that id would make the session's tree a loop.
         if let (false, Some(call)) = (exists, &agent.parent_call) {
             // A new transcript has no pending calls: refuse a turn it could not take
             // before linking it.
             calls::check_turn(messages, &PendingCalls::default())?;
             let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
             self.write(id, WriteOptions::ENTRY, |dialect, at| {
+                if at.parent == Some(link_id.as_str()) {
+                    return Ok(String::new());
+                }
                 if at.calls.find(call).is_none() {
                     return Err(Error::InvalidArgument(format!(
                         "`{call}` is no pending tool call of session `{id}`: a sub-agent is linked from the call that started it, before its result is written"

@@ -345,6 +345,45 @@ fn a_turn_is_atomic_when_storage_fails_at_any_call() {
     }
 }
 
+/// A sub-agent's first turn is two writes, the session's link to it and then its
+/// transcript: whichever storage call fails, the same turn given again completes it,
+/// with the transcript's lines once and the sub-agent linked once from its call.
+#[test]
+fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
+    let agent_turn = || Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn("s1", json!([{ "role": "user", "content": "look around" }, { "role": "assistant", "content": "done" }]))
+    };
+    for n in 1.. {
+        let storage = Faulty::new(InMemoryStorage::new(), n);
+        let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+        block_on(Store::new(&storage.inner).append_turn("p", turn("p1", call))).unwrap();
+        let failed = block_on(Store::new(&storage).append_turn("p", agent_turn())).is_err();
+        if failed {
+            block_on(Store::new(&storage.inner).append_turn("p", agent_turn())).unwrap();
+        }
+        let transcript = lines(&storage.inner, "projects/-p/p/subagents/agent-sub.jsonl");
+        let texts: Vec<&Value> = transcript.iter().map(|line| &line["message"]["content"]).collect();
+        assert_eq!(texts, [&json!("look around"), &json!([{ "type": "text", "text": "done" }])], "failing call {n}");
+        let links = lines(&storage.inner, KEY.replace("/s.", "/p.").as_str())
+            .into_iter()
+            .filter(|line| line["type"] == "progress" && line["data"]["agentId"] == "sub" && line["parentToolUseID"] == "task")
+            .count();
+        assert_eq!(links, 1, "failing call {n}");
+        let subagents = block_on(Store::new(&storage.inner).subagents("p")).unwrap();
+        assert_eq!(subagents.len(), 1, "failing call {n}");
+        if !failed {
+            break;
+        }
+        assert!(n < 100, "the turn never succeeded");
+    }
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append_turn("p", turn("p1", json!({ "role": "user", "content": "go" })))).unwrap();
+    let rewound = Turn { parent: Some("p1".into()), ..agent_turn() };
+    assert!(matches!(block_on(store.append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
+}
+
 #[test]
 fn a_session_compacted_last_still_has_its_branch() {
     let storage = InMemoryStorage::new();
