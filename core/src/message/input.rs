@@ -64,7 +64,9 @@ fn role(map: &Map<String, Value>) -> Result<Role, String> {
     match string(map, "role", "the message")? {
         "user" => Ok(Role::User),
         "assistant" => Ok(Role::Assistant),
-        "system" => Err("a system prompt is not part of a session: pass it as an injection when building the context".into()),
+        role @ ("system" | "developer") => {
+            Err(format!("a {role} prompt is not part of a session: pass it as a system injection when building the context"))
+        }
         other => Err(format!("unknown role `{other}`: use `user` or `assistant`")),
     }
 }

@@ -178,13 +178,20 @@ fn anthropic(turns: &[Turn], system: Option<String>) -> (Value, u32) {
     (body, count)
 }
 
-/// The text of a result's content: a string, or its text blocks joined.
+/// The text of a result's content for OpenAI's tool message, which holds text only: a
+/// string, or its blocks joined, each other block a marker (`[image]`) so the model
+/// knows one was there.
 fn result_text(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
-        Value::Array(blocks) => {
-            blocks.iter().filter_map(|b| if b["type"] == "text" { b["text"].as_str() } else { None }).collect::<Vec<_>>().join("\n")
-        }
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b["text"].as_str() {
+                Some(text) if b["type"] == "text" => text.to_string(),
+                _ => alloc::format!("[{}]", b["type"].as_str().unwrap_or("block")),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     }
 }
@@ -192,6 +199,12 @@ fn result_text(content: &Value) -> String {
 fn openai_part(block: &Value) -> Option<Value> {
     match block["type"].as_str()? {
         "text" => Some(json!({ "type": "text", "text": block["text"] })),
+        // OpenAI's chat messages take a text document as text; anything else (a PDF)
+        // as a marker, so the model knows one was there.
+        "document" => match block["source"]["data"].as_str() {
+            Some(data) if block["source"]["type"] == "text" => Some(json!({ "type": "text", "text": data })),
+            _ => Some(json!({ "type": "text", "text": "[document]" })),
+        },
         "image" => {
             let source = &block["source"];
             let url = match source["type"].as_str()? {

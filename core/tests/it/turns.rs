@@ -384,6 +384,31 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
     assert!(matches!(block_on(store.append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
 }
 
+/// OpenAI's shape has no place for an image in a tool result or for a document: a
+/// text document goes as text, the rest as a marker, never silently dropped. Its
+/// `developer` prompt, like a system one, is no part of a session.
+#[test]
+fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.append_turn("s", turn("u1", tool_turn()))).unwrap();
+    let openai = body(&store, Provider::Openai, &[]);
+    let messages = openai["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[0]["content"],
+        json!([
+            { "type": "text", "text": "what is in this picture and folder?" },
+            { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw0KGgo=" } },
+            { "type": "text", "text": "notes" },
+        ])
+    );
+    let screen = messages.iter().find(|m| m["tool_call_id"] == "toolu_b").unwrap();
+    assert_eq!(screen["content"], "the screen\n[image]");
+    let developer = Turn { provider: Provider::Openai, ..turn("u2", json!({ "role": "developer", "content": "be brief" })) };
+    let refused = block_on(store.append_turn("s", developer));
+    assert!(matches!(refused, Err(Error::InvalidMessage { ref reason, .. }) if reason.contains("developer prompt")), "{refused:?}");
+}
+
 #[test]
 fn a_session_compacted_last_still_has_its_branch() {
     let storage = InMemoryStorage::new();
