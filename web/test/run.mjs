@@ -353,7 +353,16 @@ try {
       await page.waitForSelector(`text=${answer}`);
       await page.waitForFunction(() => !document.getElementById("send").disabled);
     };
+    // The meter is the provider context's tokens against the window the page was given.
+    const meter = async () => {
+      const status = await page.textContent("#status");
+      const [, tokens, window, share] = status.match(/~(\d+) tokens of a (\d+)-token window \((\d+)%\)/) ?? [];
+      const width = await page.$eval("#meter-bar", (bar) => bar.style.width);
+      assert(window === "500" && Number(tokens) > 0 && Number(share) === Math.min(100, Math.round((100 * tokens) / window)) && width === `${share}%`, `the meter shows the context against the window: ${status} (bar ${width})`);
+      return Number(tokens);
+    };
     await ask("what is 12 * (3 + 4)?", "The tool says: 84");
+    const early = await meter();
     assert(await page.isVisible(".tool-call:has-text('calculate')"), "the tool call is shown");
     assert(await page.isVisible(".tool-result:has-text('84')"), "its result is shown");
     await ask("which sessions do I have?", "tools-chat (");
@@ -361,6 +370,7 @@ try {
     await page.waitForSelector("li.compaction");
     const status = await page.textContent("#status");
     assert(status.includes("from a compaction summary"), `the context starts from the summary: ${status}`);
+    assert((await meter()) > early, "the meter grew with the conversation");
     mkdirSync(join(ROOT, "target"), { recursive: true });
     await page.screenshot({ path: join(ROOT, "target/playground.png"), fullPage: true });
 

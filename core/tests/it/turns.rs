@@ -409,6 +409,31 @@ fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
     assert!(matches!(refused, Err(Error::InvalidMessage { ref reason, .. }) if reason.contains("developer prompt")), "{refused:?}");
 }
 
+/// A pi session's interrupted call gets the same synthetic result as Claude Code's,
+/// from pi's own `toolCall` block.
+#[test]
+fn a_pi_sessions_interrupted_call_is_answered_for_the_provider() {
+    let storage = InMemoryStorage::new();
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let call = json!([
+        { "role": "user", "content": "look" },
+        { "role": "assistant", "content": [{ "type": "tool_use", "id": "toolu_p", "name": "Bash", "input": { "command": "ls" } }] },
+    ]);
+    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", call))).unwrap();
+    assert_eq!(lines(&storage, "projects/-p/pi1.jsonl")[2]["message"]["content"][0]["type"], "toolCall");
+    let context = block_on(store.provider_context("pi1", Provider::Anthropic, &[])).unwrap();
+    assert_eq!(context.interrupted, ["toolu_p"]);
+    let body: Value = serde_json::from_str(&context.body).unwrap();
+    let result = &body["messages"][2]["content"][0];
+    assert_eq!(
+        (result["type"].as_str(), result["tool_use_id"].as_str(), result["is_error"].as_bool()),
+        (Some("tool_result"), Some("toolu_p"), Some(true))
+    );
+    assert_eq!(body["messages"][3]["content"][0]["text"], "No response requested.");
+}
+
 #[test]
 fn a_session_compacted_last_still_has_its_branch() {
     let storage = InMemoryStorage::new();
