@@ -194,10 +194,11 @@ impl<S: Storage> Store<S> {
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
                 let (json, found) = self.record_of(json);
-                let separator = if state.unterminated { "\n" } else { "" };
-                self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
                 let text = scan::decode(json.as_bytes());
                 let written = scan::scan_part(1, json.as_bytes(), &text);
+                refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
+                let separator = if state.unterminated { "\n" } else { "" };
+                self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
                 Ok(written_entries(&written.lines, state.last_part_lines + 1, &found))
             })
             .await?;
@@ -369,14 +370,8 @@ impl<S: Storage> Store<S> {
             let reason = written.skipped.first().map_or("it does not parse", |skipped| skipped.reason.as_str());
             return Err(Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")));
         }
-        // Not for a retry of a write that landed (whole, then reported failure): its
-        // lines would be there twice, and a second line with the leaf's id would make
-        // the session's tree a loop.
-        if kind == Kind::Entry && written.lines.iter().any(|line| line.env.uuid().is_some() && line.env.uuid() == state.tip.leaf.as_deref())
-        {
-            return Err(Error::InvalidArgument(format!(
-                "session `{id}` already ends with an entry of this id: the write landed before, and is not repeated; use fresh ids for a new one"
-            )));
+        if kind == Kind::Entry {
+            refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
         }
         // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
         // contract: the state is still known.
@@ -502,6 +497,18 @@ impl<S: Storage> Store<S> {
         state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
         Ok(Some(state))
     }
+}
+
+/// Refuses a retry of a write that landed (whole, then reported failure): its lines
+/// would be there twice, and a second line with the leaf's id would make the tree a
+/// loop.
+fn refuse_repeat(id: &str, lines: &[scan::Line<'_>], leaf: Option<&str>) -> Result<(), Error> {
+    if leaf.is_some() && lines.iter().any(|line| line.env.uuid() == leaf) {
+        return Err(Error::InvalidArgument(format!(
+            "session `{id}` already ends with an entry of this id: the write landed before, and is not repeated; use fresh ids for a new one"
+        )));
+    }
+    Ok(())
 }
 
 /// The entries of lines just written, numbered from `first_line`, each with what
