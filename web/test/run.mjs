@@ -336,6 +336,41 @@ try {
     });
   }
 
+  await test("opfs: a replace that fails leaves the file as it was and no temporary copy; a copy a crash left is never listed", async () => {
+    const page = await harness();
+    const problems = await page.evaluate(async () => {
+      const problems = [];
+      const namespace = `replace-${crypto.randomUUID()}`;
+      const store = await Mneme.open({ backend: "opfs", namespace });
+      const storage = store.storage;
+      const key = "memory/p/MEMORY.md";
+      await storage.replace(key, new TextEncoder().encode("the memory\n"), null);
+      await storage.faults.arm(1);
+      try {
+        await storage.replace(key, new TextEncoder().encode("changed\n"), null);
+        problems.push("the injected failure did not fail the replace");
+      } catch (error) {
+        if (error.kind !== "quota-exceeded") problems.push(`the replace failed as ${error.kind}: ${error.message}`);
+      }
+      await storage.faults.arm(0);
+      const folder = await (await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle("mneme")).getDirectoryHandle(namespace)).getDirectoryHandle("memory")).getDirectoryHandle("p");
+      const names = async () => { const found = []; for await (const [name] of folder.entries()) found.push(name); return found.sort(); };
+      const after = await names();
+      if (after.join() !== "MEMORY.md") problems.push(`after the failed replace the folder holds ${after.join(", ")}`);
+      const kept = new TextDecoder().decode(await storage.read(key, 0, null));
+      if (kept !== "the memory\n") problems.push(`the file changed: ${JSON.stringify(kept)}`);
+      // What a crash between writing the copy and moving it leaves behind.
+      await folder.getFileHandle(".mneme-tmp-MEMORY.md", { create: true });
+      const listed = (await storage.list("memory/")).map((info) => info.key);
+      if (listed.join() !== key) problems.push(`listed: ${listed.join(", ")}`);
+      await store.close();
+      await Mneme.destroy({ backend: "opfs", namespace });
+      return problems;
+    });
+    await page.close();
+    assert(problems.length === 0, problems.join("\n"));
+  });
+
   await test("the agent playground: tool calls, compaction, rewind, fork, export, import, reload (screenshots in target/playground*.png)", async () => {
     const page = await context.newPage();
     const errors = [];
