@@ -193,7 +193,7 @@ impl Redaction {
         let mut found_by_line = Vec::new();
         // Built only from the first line that changes: most records have no secret.
         let mut out: Option<String> = None;
-        for (n, line) in record.split('\n').enumerate() {
+        for (n, line) in crate::support::split_lines(record).enumerate() {
             let mut found = Found::default();
             let clean = self.json_line(line, &mut found);
             found_by_line.push(found);
@@ -201,7 +201,7 @@ impl Redaction {
                 continue;
             }
             let out = out.get_or_insert_with(|| {
-                let before: Vec<&str> = record.split('\n').take(n).collect();
+                let before: Vec<&str> = crate::support::split_lines(record).take(n).collect();
                 let mut start = before.join("\n");
                 start.reserve(record.len());
                 start

@@ -148,7 +148,7 @@ pub(crate) fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Op
 /// when it is no string.
 pub(crate) fn str_value(value: &str) -> Str<'_> {
     match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Str(Some(Cow::Borrowed(inner))),
+        Some(inner) if memchr::memchr(b'\\', inner.as_bytes()).is_none() => Str(Some(Cow::Borrowed(inner))),
         Some(_) => Str(serde_json::from_str::<String>(value).ok().map(Cow::Owned)),
         None => Str(None),
     }

@@ -12,3 +12,28 @@ pub mod time;
 pub use executor::block_on;
 pub use mirror::Mirror;
 pub use shared::SharedStr;
+
+/// `text` split at every `\n`, exactly as `text.split('\n')` splits it (an empty last
+/// piece after a final newline), the newlines found by `memchr` a vector at a time:
+/// every record written is split so, a line of a few hundred bytes each append.
+pub(crate) fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text.as_bytes()).map(Some).chain([None]).map(move |newline| {
+        let end = newline.unwrap_or(text.len());
+        let line = text.get(start..end).unwrap_or_default();
+        start = end + 1;
+        line
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    #[test]
+    fn lines_split_as_str_split_splits_them() {
+        for text in ["", "\n", "a", "a\n", "\na", "a\nb", "a\n\nb\n", "é\n🎉\n\n", "\n\n\n"] {
+            assert_eq!(super::split_lines(text).collect::<Vec<_>>(), text.split('\n').collect::<Vec<_>>(), "{text:?}");
+        }
+    }
+}

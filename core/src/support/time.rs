@@ -34,7 +34,8 @@ pub fn format_millis(unix_ms: i64) -> String {
             value /= 10;
         }
     }
-    out.iter().map(|&b| char::from(b)).collect()
+    // ASCII digits and separators: always UTF-8.
+    core::str::from_utf8(&out).unwrap_or_default().into()
 }
 
 /// Parses an RFC 3339 timestamp (`Z` or a numeric offset, any number of fraction

@@ -363,12 +363,12 @@ pub(crate) const CONTINUED: char = ' ';
 pub(crate) fn mark_continued(lines: String) -> String {
     // A line copied from a record written before (a fork's, a compaction's kept ones)
     // may carry that record's mark: only this record's position counts.
-    if !lines.contains('\n') && !lines.starts_with(CONTINUED) {
+    if memchr::memchr(b'\n', lines.as_bytes()).is_none() && !lines.starts_with(CONTINUED) {
         return lines;
     }
-    let count = lines.split('\n').count();
+    let count = crate::support::split_lines(&lines).count();
     let mut marked = String::with_capacity(lines.len() + count);
-    for (n, line) in lines.split('\n').enumerate() {
+    for (n, line) in crate::support::split_lines(&lines).enumerate() {
         if n > 0 {
             marked.push('\n');
         }
