@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use crate::format::{Format, Marker};
 use crate::transcript::context::ContextLines;
-use crate::transcript::scan::{Block, Content, Line, message_text, parse_content, parse_message};
+use crate::transcript::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
 use crate::transcript::thread::Loaded;
 use crate::transcript::tokens::{self, saturating_sum};
 
@@ -248,8 +248,7 @@ fn part_of(line: &Line) -> Part {
         Some("assistant") => Part::Assistant,
         Some("toolResult") => Part::ToolResults,
         _ => {
-            let message = line.env.message.and_then(parse_message);
-            match message.and_then(|m| parse_content(m.content)) {
+            match line.env.message.and_then(parse_message_content).and_then(|(_, read)| read) {
                 Some(Content::Blocks(blocks)) if !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")) => {
                     Part::ToolResults
                 }
@@ -503,7 +502,7 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
 fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned> {
     let mut results = Vec::new();
     for line in units {
-        let Some(Content::Blocks(blocks)) = line.env.message.and_then(parse_message).and_then(|m| parse_content(m.content)) else {
+        let Some((_, Some(Content::Blocks(blocks)))) = line.env.message.and_then(parse_message_content) else {
             continue;
         };
         let live = |b: &&Block| b.kind.get() == Some("tool_result") && !b.tool_use_id.get().is_some_and(|id| cleared.contains(id));

@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
+use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message_content};
 
 /// Tool results are cut to this many characters in the prompt (pi's rule).
 const PROMPT_TOOL_RESULT_CHARS: usize = 2000;
@@ -78,9 +78,9 @@ pub(crate) fn clip(text: &str, max: usize) -> &str {
 }
 
 fn serialize(line: &Line, out: &mut String) {
-    let Some(message) = line.env.message.and_then(parse_message) else { return };
+    let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return };
     let role = message.role.get().unwrap_or(line.env.kind());
-    match parse_content(message.content) {
+    match read {
         Some(Content::Text(text)) => out.push_str(&format!("[{role}]: {text}\n")),
         Some(Content::Blocks(blocks)) => {
             for block in &blocks {

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::Plan;
 use super::prompt::clip;
-use crate::transcript::scan::{Content, Line, parse_content, parse_message};
+use crate::transcript::scan::{Content, Line, parse_message_content};
 use crate::transcript::thread::Loaded;
 
 /// A summary written without a model: the requests, the first sentence of each
@@ -22,9 +22,9 @@ pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
     let mut tools: BTreeMap<String, u32> = BTreeMap::new();
     let mut files: Vec<String> = Vec::new();
     for line in &lines {
-        let Some(message) = line.env.message.and_then(parse_message) else { continue };
+        let Some((message, read)) = line.env.message.and_then(parse_message_content) else { continue };
         let role = message.role.get().unwrap_or(line.env.kind());
-        match parse_content(message.content) {
+        match read {
             Some(Content::Text(text)) if role == "user" => requests.push(first_sentences(&text, 240)),
             Some(Content::Text(text)) => replies.push(first_sentences(&text, 160)),
             Some(Content::Blocks(blocks)) => {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::calls::Activity;
 use crate::support::json::Raw;
-use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message};
+use crate::transcript::scan::{Block, Content, Line, parse_message_content};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
 /// of them, from one parse of the line.
@@ -43,14 +43,13 @@ fn is_pi_block(block: &Block) -> bool {
 /// without one.
 pub(crate) fn stored<'l>(kind: &str, message: Option<&'l RawValue>) -> Option<Stored<'l>> {
     let raw = message?;
-    let message = parse_message(raw)?;
+    let (message, content) = parse_message_content(raw)?;
     let role = message.role.get().unwrap_or(kind);
     let id = match message.id.0 {
         Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),
         // Message ids are API identifiers without escapes; one that has them is not merged.
         _ => None,
     };
-    let content = parse_content(message.content);
     let pi = role == "toolResult" || matches!(&content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_pi_block));
     if !pi {
         let (text, only_results) = match content {
@@ -113,13 +112,25 @@ fn value_text(block: &Value) -> Option<String> {
 }
 
 fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
+    // Joined by hand: `format!` costs more than the rest of a message's reading.
+    let bracketed = |words: &[&str]| {
+        let mut marker = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 1);
+        marker.push('[');
+        for (n, word) in words.iter().enumerate() {
+            if n > 0 {
+                marker.push(' ');
+            }
+            marker.push_str(word);
+        }
+        marker.push(']');
+        marker
+    };
     match kind {
         "text" => text.map(ToString::to_string),
-        "tool_use" => Some(alloc::format!("[tool_use {} {}]", name.unwrap_or("?"), id.unwrap_or("?"))),
-        "tool_result" => Some(alloc::format!("[tool_result {}]", tool_use_id.unwrap_or("?"))),
-        "image" => Some("[image]".to_string()),
+        "tool_use" => Some(bracketed(&["tool_use", name.unwrap_or("?"), id.unwrap_or("?")])),
+        "tool_result" => Some(bracketed(&["tool_result", tool_use_id.unwrap_or("?")])),
         "thinking" | "redacted_thinking" => None,
-        other => Some(alloc::format!("[{other}]")),
+        other => Some(bracketed(&[other])),
     }
 }
 
@@ -170,7 +181,7 @@ pub(crate) fn activity(line: &Line) -> Option<Activity> {
     if !line.env.is_message() {
         return None;
     }
-    let message = parse_message(line.env.message?)?;
+    let (message, content) = parse_message_content(line.env.message?)?;
     let role = message.role.get().unwrap_or(line.env.kind());
     if role == "toolResult" {
         let answers = message.tool_call_id.get().map(String::from).into_iter().collect();
@@ -179,7 +190,7 @@ pub(crate) fn activity(line: &Line) -> Option<Activity> {
     let assistant = role == "assistant";
     let id = message.id.get().filter(|_| assistant).map(String::from);
     let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };
-    match parse_content(message.content) {
+    match content {
         Some(Content::Blocks(blocks)) => {
             for block in &blocks {
                 step_block(&mut activity, block);

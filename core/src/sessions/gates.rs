@@ -224,8 +224,7 @@ fn tool_calls(lines: &[&Line]) -> (u32, bool) {
     let mut open: BTreeSet<String> = BTreeSet::new();
     let mut calls = 0u32;
     for line in lines {
-        let message = line.env.message.and_then(scan::parse_message);
-        let Some(Content::Blocks(blocks)) = message.and_then(|m| scan::parse_content(m.content)) else { continue };
+        let Some((_, Some(Content::Blocks(blocks)))) = line.env.message.and_then(scan::parse_message_content) else { continue };
         for block in &blocks {
             match (block.kind.get(), block.id.get(), block.tool_use_id.get()) {
                 (Some("tool_use"), Some(id), _) => {

@@ -44,7 +44,13 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut at = start;
     loop {
-        let quote = at + memchr::memchr(b'"', bytes.get(at..)?)?;
+        let rest = bytes.get(at..)?;
+        // Most strings are short (keys, block types, ids): their quote is found before a
+        // `memchr` call would have paid for itself.
+        let quote = at + match rest.iter().take(SHORT).position(|&b| b == b'"') {
+            Some(near) => near,
+            None => SHORT + memchr::memchr(b'"', rest.get(SHORT..)?)?,
+        };
         let backslashes = bytes[start..quote].iter().rev().take_while(|&&b| b == b'\\').count();
         if backslashes % 2 == 0 {
             return Some(quote + 1);
@@ -53,8 +59,11 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// How many bytes of a string are looked at one by one before `memchr` takes over.
+const SHORT: usize = 16;
+
 /// The end of the value starting at `at`.
-fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     match bytes.get(at)? {
         b'"' => string_end(bytes, at + 1),
         b'{' | b'[' => {
@@ -88,7 +97,8 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
 
 /// Walks the items of the object or array that `json` opens with `open` and closes
 /// with `close`: `item` reads the item starting at a byte offset and returns its end.
-fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<usize>) -> Option<()> {
+/// Returns the end of the whole: one past `close`.
+fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
     let bytes = json.as_bytes();
     let mut at = skip_space(bytes, 0);
     if bytes.get(at) != Some(&open) {
@@ -96,21 +106,23 @@ fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<
     }
     at = skip_space(bytes, at + 1);
     if bytes.get(at) == Some(&close) {
-        return Some(());
+        return Some(at + 1);
     }
     loop {
         at = skip_space(bytes, item(at)?);
         match *bytes.get(at)? {
             b',' => at = skip_space(bytes, at + 1),
-            byte if byte == close => return Some(()),
+            byte if byte == close => return Some(at + 1),
             _ => return None,
         }
     }
 }
 
-/// Calls `field` with each key (decoded) and value text of object `json`, in order;
-/// `None` if `json` is no object or `field` refuses one.
-pub(crate) fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
+/// Walks the object `json` starts with: `field` gets each key (decoded) and the offset
+/// its value starts at, reads the value where it lies and returns its end. Returns the
+/// object's end, so a value is read in the same pass that finds it (see
+/// [`crate::transcript::scan`]'s messages and blocks).
+pub(crate) fn walk_object(json: &str, mut field: impl FnMut(&str, usize) -> Option<usize>) -> Option<usize> {
     let bytes = json.as_bytes();
     items(json, b'{', b'}', |at| {
         if bytes.get(at) != Some(&b'"') {
@@ -127,21 +139,13 @@ pub(crate) fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> 
         if bytes.get(colon) != Some(&b':') {
             return None;
         }
-        let start = skip_space(bytes, colon + 1);
-        let end = value_end(bytes, start)?;
-        field(&key, json.get(start..end)?)?;
-        Some(end)
+        field(&key, skip_space(bytes, colon + 1))
     })
 }
 
-/// Calls `element` with the text of each element of array `json`, in order; `None` if
-/// `json` is no array or `element` refuses one.
-pub(crate) fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
-    items(json, b'[', b']', |at| {
-        let end = value_end(json.as_bytes(), at)?;
-        element(json.get(at..end)?)?;
-        Some(end)
-    })
+/// Walks the array `json` starts with, as [`walk_object`] walks an object.
+pub(crate) fn walk_array(json: &str, element: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
+    items(json, b'[', b']', element)
 }
 
 /// A field's value as a lenient string: borrowed when it has no escapes, nothing
@@ -245,6 +249,28 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::*;
+
+/// Calls `field` with each key (decoded) and value text of object `json`, in order;
+/// `None` if `json` is no object or `field` refuses one.
+fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
+    walk_object(json, |key, start| {
+        let end = value_end(json.as_bytes(), start)?;
+        field(key, json.get(start..end)?)?;
+        Some(end)
+    })
+    .map(drop)
+}
+
+/// Calls `element` with the text of each element of array `json`, in order; `None` if
+/// `json` is no array or `element` refuses one.
+fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
+    walk_array(json, |at| {
+        let end = value_end(json.as_bytes(), at)?;
+        element(json.get(at..end)?)?;
+        Some(end)
+    })
+    .map(drop)
+}
 
     fn all_fields(json: &str) -> Option<Vec<(String, &str)>> {
         let mut found = Vec::new();

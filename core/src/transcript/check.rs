@@ -5,7 +5,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::LoadReport;
-use super::scan::{Content, parse_content, parse_message};
+use super::scan::{Content, parse_message_content};
 use super::thread::Loaded;
 
 /// A problem `check` found in the structure of a transcript.
@@ -57,8 +57,7 @@ impl Loaded<'_> {
             {
                 report.dangling_parents.push(Finding { part: line.part, line: line.line, id: parent.to_string() });
             }
-            let Some(message) = line.env.message.and_then(parse_message) else { continue };
-            let Some(Content::Blocks(blocks)) = parse_content(message.content) else { continue };
+            let Some((_, Some(Content::Blocks(blocks)))) = line.env.message.and_then(parse_message_content) else { continue };
             for block in &blocks {
                 match block.kind.get() {
                     Some("tool_use") => {

@@ -448,29 +448,65 @@ pub(crate) struct Block<'a> {
 /// A message's fields; `None` for a message that is no object or repeats one of them
 /// (as serde refuses a duplicate field).
 pub(crate) fn parse_message(raw: &RawValue) -> Option<Message<'_>> {
-    let (mut role, mut id, mut content, mut usage, mut tool_call_id) = (None, None, None, None, None);
-    json::fields(raw.get(), |key, value| match key {
-        "role" => json::once(&mut role, json::str_value(value)),
-        "id" => json::once(&mut id, json::str_value(value)),
-        "content" => json::once(&mut content, json::raw_value(value)),
-        "usage" => json::once(&mut usage, json::raw_value(value)),
-        "toolCallId" => json::once(&mut tool_call_id, json::str_value(value)),
-        _ => Some(()),
+    message_fields(raw.get(), |json, at| Some((None::<()>, json::value_end(json.as_bytes(), at)?))).map(|(message, _)| message)
+}
+
+/// A message's fields and its content read in the same pass: a message's blocks are
+/// walked once, not once to find the content's end and again to read them.
+pub(crate) fn parse_message_content(raw: &RawValue) -> Option<(Message<'_>, Option<Content<'_>>)> {
+    message_fields(raw.get(), content_at)
+}
+
+/// [`parse_message`], with the content value read by `content` (given the message's
+/// JSON and the value's offset; it returns what it read and the value's end).
+fn message_fields<'a, C>(
+    json: &'a str,
+    mut content: impl FnMut(&'a str, usize) -> Option<(Option<C>, usize)>,
+) -> Option<(Message<'a>, Option<C>)> {
+    let (mut role, mut id, mut raw_content, mut read, mut usage, mut tool_call_id) = (None, None, None, None, None, None);
+    json::walk_object(json, |key, start| {
+        let end = match key {
+            "content" => {
+                let (value, end) = content(json, start)?;
+                json::once(&mut read, value)?;
+                json::once(&mut raw_content, json::raw_value(json.get(start..end)?))?;
+                return Some(end);
+            }
+            _ => json::value_end(json.as_bytes(), start)?,
+        };
+        let value = json.get(start..end)?;
+        match key {
+            "role" => json::once(&mut role, json::str_value(value)),
+            "id" => json::once(&mut id, json::str_value(value)),
+            "usage" => json::once(&mut usage, json::raw_value(value)),
+            "toolCallId" => json::once(&mut tool_call_id, json::str_value(value)),
+            _ => Some(()),
+        }?;
+        Some(end)
     })?;
-    Some(Message {
+    let message = Message {
         role: role.unwrap_or_default(),
         id: id.unwrap_or_default(),
-        content: content.flatten(),
+        content: raw_content.flatten(),
         usage: usage.flatten(),
         tool_call_id: tool_call_id.unwrap_or_default(),
-    })
+    };
+    Some((message, read.flatten()))
 }
 
 /// A content block's fields, as [`parse_message`] reads a message's.
 pub(crate) fn parse_block(json: &str) -> Option<Block<'_>> {
+    block_at(json, 0).map(|(block, _)| block)
+}
+
+/// The block whose object starts at `at` in `json`, and the object's end.
+fn block_at(json: &str, at: usize) -> Option<(Block<'_>, usize)> {
+    let json_from = json.get(at..)?;
     let mut slots: [Option<Str>; 8] = Default::default();
     let (mut input, mut arguments, mut content) = (None, None, None);
-    json::fields(json, |key, value| {
+    let len = json::walk_object(json_from, |key, start| {
+        let end = json::value_end(json_from.as_bytes(), start)?;
+        let value = json_from.get(start..end)?;
         let slot = match key {
             "type" => 0,
             "text" => 1,
@@ -480,15 +516,15 @@ pub(crate) fn parse_block(json: &str) -> Option<Block<'_>> {
             "thinking" => 5,
             "thinkingSignature" => 6,
             "mimeType" => 7,
-            "input" => return json::once(&mut input, json::raw_value(value)),
-            "arguments" => return json::once(&mut arguments, json::raw_value(value)),
-            "content" => return json::once(&mut content, json::raw_value(value)),
-            _ => return Some(()),
+            "input" => return json::once(&mut input, json::raw_value(value)).map(|()| end),
+            "arguments" => return json::once(&mut arguments, json::raw_value(value)).map(|()| end),
+            "content" => return json::once(&mut content, json::raw_value(value)).map(|()| end),
+            _ => return Some(end),
         };
-        json::once(&mut slots[slot], json::str_value(value))
+        json::once(&mut slots[slot], json::str_value(value)).map(|()| end)
     })?;
     let [kind, text, id, name, tool_use_id, thinking, thinking_signature, mime_type] = slots.map(Option::unwrap_or_default);
-    Some(Block {
+    let block = Block {
         kind,
         text,
         id,
@@ -500,31 +536,49 @@ pub(crate) fn parse_block(json: &str) -> Option<Block<'_>> {
         content: content.flatten(),
         thinking_signature,
         mime_type,
-    })
+    };
+    Some((block, at + len))
 }
 
 /// Reads a content value: a string, or blocks (`None` if any block is unreadable).
 pub(crate) fn parse_content(raw: Option<Raw<'_>>) -> Option<Content<'_>> {
-    let json = raw?.get();
-    match json.as_bytes().first()? {
-        b'"' => json::str_value(json).0.map(Content::Text),
-        b'[' => {
-            let mut blocks = Vec::new();
-            json::elements(json, |block| {
-                blocks.push(parse_block(block)?);
-                Some(())
-            })?;
-            Some(Content::Blocks(blocks))
-        }
-        _ => None,
+    content_at(raw?.get(), 0)?.0
+}
+
+/// The content value starting at `at` in `json`, read as [`parse_content`] reads it,
+/// and the value's end (found even when the content is unreadable).
+fn content_at(json: &str, at: usize) -> Option<(Option<Content<'_>>, usize)> {
+    let bytes = json.as_bytes();
+    if bytes.get(at) != Some(&b'[') {
+        let end = json::value_end(bytes, at)?;
+        let content = match bytes.get(at) {
+            Some(b'"') => json::str_value(json.get(at..end)?).0.map(Content::Text),
+            _ => None,
+        };
+        return Some((content, end));
     }
+    let mut blocks = Some(Vec::new());
+    let json_from = json.get(at..)?;
+    let len = json::walk_array(json_from, |start| match block_at(json_from, start) {
+        Some((block, end)) => {
+            if let Some(blocks) = &mut blocks {
+                blocks.push(block);
+            }
+            Some(end)
+        }
+        None => {
+            blocks = None;
+            json::value_end(json_from.as_bytes(), start)
+        }
+    })?;
+    Some((blocks.map(Content::Blocks), at + len))
 }
 
 /// A message's text: its string content, or its `text` blocks joined by newlines.
 /// A message of an unexpected shape has no text rather than failing the load.
 pub(crate) fn message_text(raw: Option<&RawValue>) -> (Option<String>, String) {
-    let Some(message) = raw.and_then(parse_message) else { return (None, String::new()) };
-    let text = match parse_content(message.content) {
+    let Some((message, read)) = raw.and_then(parse_message_content) else { return (None, String::new()) };
+    let text = match read {
         Some(Content::Text(text)) => text.into_owned(),
         Some(Content::Blocks(blocks)) => {
             let texts: Vec<&str> = blocks.iter().filter(|b| b.kind.get() == Some("text")).filter_map(|b| b.text.get()).collect();
@@ -624,6 +678,39 @@ mod tests {
         let repeated: &RawValue = serde_json::from_str(r#"{"role":"user","role":"assistant"}"#).unwrap();
         assert!(parse_message(repeated).is_none());
         assert!(parse_block(r#"{"type":"text","text":"a","text":"b"}"#).is_none());
+    }
+
+    /// Reading the content in the message's own pass gives what reading the message and
+    /// then its content gives, whatever shape the content has.
+    #[test]
+    fn a_message_read_in_one_pass_reads_as_in_two() {
+        let shown = |content: Option<Content>| match content {
+            None => String::from("none"),
+            Some(Content::Text(text)) => alloc::format!("text {text}"),
+            Some(Content::Blocks(blocks)) => blocks
+                .iter()
+                .map(|b| alloc::format!("{:?}/{:?}/{:?}/{:?}", b.kind.get(), b.text.get(), b.input.map(Raw::get), b.content.map(Raw::get)))
+                .collect::<Vec<_>>()
+                .join(";"),
+        };
+        for json in [
+            r#"{"role":"user","content":"plain"}"#,
+            r#"{"role":"user","content":"esc\"aped\n"}"#,
+            r#"{"content": [ {"type":"text","text":"a"} , {"type":"tool_use","id":"t","input":{"q":["]"]}} ] ,"role":"assistant"}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}]}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a"},"not a block",{"type":"text"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","type":"again"}]}"#,
+            r#"{"role":"user","content":null}"#,
+            r#"{"role":"user","content":7}"#,
+            r#"{"role":"user","content":[]}"#,
+            r#"{"role":"user"}"#,
+            r#"{"role":"user","content":"a","content":"b"}"#,
+        ] {
+            let raw: &RawValue = serde_json::from_str(json).unwrap();
+            let two = parse_message(raw).map(|m| (m.role.get().map(String::from), m.content.map(Raw::get), shown(parse_content(m.content))));
+            let one = parse_message_content(raw).map(|(m, read)| (m.role.get().map(String::from), m.content.map(Raw::get), shown(read)));
+            assert_eq!(one, two, "{json}");
+        }
     }
 
     #[test]

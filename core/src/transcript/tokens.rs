@@ -7,7 +7,7 @@ use alloc::string::String;
 use crate::support::json::Raw;
 use serde::Deserialize;
 
-use super::scan::{Block, Content, Line, parse_content, parse_message};
+use super::scan::{Block, Content, Line, parse_content, parse_message, parse_message_content};
 
 /// What an image costs, whatever its size (pi's 4800 characters).
 pub const IMAGE_TOKENS: u64 = 1200;
@@ -72,12 +72,17 @@ pub const CLEARED_RESULT_TOKENS: u64 = 8;
 /// tool results (those in `cleared` at the cost of their stub); images at a fixed
 /// cost. Entries without a message cost nothing.
 pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
-    let Some(message) = line.env.message.and_then(parse_message) else { return 0 };
-    content_tokens(message.content, cleared)
+    let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return 0 };
+    read_tokens(message.content, read, cleared)
 }
 
 pub(crate) fn content_tokens(content: Option<Raw<'_>>, cleared: &BTreeSet<String>) -> u64 {
-    match parse_content(content) {
+    read_tokens(content, parse_content(content), cleared)
+}
+
+/// [`content_tokens`] of a content already read.
+fn read_tokens(content: Option<Raw<'_>>, read: Option<Content<'_>>, cleared: &BTreeSet<String>) -> u64 {
+    match read {
         Some(Content::Text(text)) => chars_to_tokens(text.chars().count() as u64),
         Some(Content::Blocks(blocks)) => saturating_sum(blocks.iter().map(|b| block_tokens(b, cleared))),
         // Content of an unexpected shape: its JSON size is the best guess.
