@@ -247,14 +247,12 @@ fn part_of(line: &Line) -> Part {
     match role.as_deref() {
         Some("assistant") => Part::Assistant,
         Some("toolResult") => Part::ToolResults,
-        _ => {
-            match line.env.message.and_then(parse_message_content).and_then(|(_, read)| read) {
-                Some(Content::Blocks(blocks)) if !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")) => {
-                    Part::ToolResults
-                }
-                _ => Part::Prompt,
+        _ => match line.env.message.and_then(parse_message_content).and_then(|(_, read)| read) {
+            Some(Content::Blocks(blocks)) if !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")) => {
+                Part::ToolResults
             }
-        }
+            _ => Part::Prompt,
+        },
     }
 }
 

@@ -7,7 +7,6 @@ use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
@@ -41,7 +40,7 @@ fn is_pi_block(block: &Block) -> bool {
 
 /// The message a line of type `kind` carries, in canonical form; `None` for lines
 /// without one.
-pub(crate) fn stored<'l>(kind: &str, message: Option<&'l RawValue>) -> Option<Stored<'l>> {
+pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<'l>> {
     let raw = message?;
     let (message, content) = parse_message_content(raw)?;
     let role = message.role.get().unwrap_or(kind);

@@ -31,6 +31,13 @@ impl<'a> Raw<'a> {
     }
 }
 
+/// Read by serde as a [`serde_json::value::RawValue`], which serde validates.
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de serde_json::value::RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
+    }
+}
+
 fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while bytes.get(at).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;
@@ -47,10 +54,11 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
         let rest = bytes.get(at..)?;
         // Most strings are short (keys, block types, ids): their quote is found before a
         // `memchr` call would have paid for itself.
-        let quote = at + match rest.iter().take(SHORT).position(|&b| b == b'"') {
-            Some(near) => near,
-            None => SHORT + memchr::memchr(b'"', rest.get(SHORT..)?)?,
-        };
+        let quote = at
+            + match rest.iter().take(SHORT).position(|&b| b == b'"') {
+                Some(near) => near,
+                None => SHORT + memchr::memchr(b'"', rest.get(SHORT..)?)?,
+            };
         let backslashes = bytes[start..quote].iter().rev().take_while(|&&b| b == b'\\').count();
         if backslashes % 2 == 0 {
             return Some(quote + 1);
@@ -250,27 +258,27 @@ mod tests {
 
     use super::*;
 
-/// Calls `field` with each key (decoded) and value text of object `json`, in order;
-/// `None` if `json` is no object or `field` refuses one.
-fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
-    walk_object(json, |key, start| {
-        let end = value_end(json.as_bytes(), start)?;
-        field(key, json.get(start..end)?)?;
-        Some(end)
-    })
-    .map(drop)
-}
+    /// Calls `field` with each key (decoded) and value text of object `json`, in order;
+    /// `None` if `json` is no object or `field` refuses one.
+    fn fields<'a>(json: &'a str, mut field: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
+        walk_object(json, |key, start| {
+            let end = value_end(json.as_bytes(), start)?;
+            field(key, json.get(start..end)?)?;
+            Some(end)
+        })
+        .map(drop)
+    }
 
-/// Calls `element` with the text of each element of array `json`, in order; `None` if
-/// `json` is no array or `element` refuses one.
-fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
-    walk_array(json, |at| {
-        let end = value_end(json.as_bytes(), at)?;
-        element(json.get(at..end)?)?;
-        Some(end)
-    })
-    .map(drop)
-}
+    /// Calls `element` with the text of each element of array `json`, in order; `None` if
+    /// `json` is no array or `element` refuses one.
+    fn elements<'a>(json: &'a str, mut element: impl FnMut(&'a str) -> Option<()>) -> Option<()> {
+        walk_array(json, |at| {
+            let end = value_end(json.as_bytes(), at)?;
+            element(json.get(at..end)?)?;
+            Some(end)
+        })
+        .map(drop)
+    }
 
     fn all_fields(json: &str) -> Option<Vec<(String, &str)>> {
         let mut found = Vec::new();

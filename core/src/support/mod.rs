@@ -8,6 +8,7 @@ pub(crate) mod lenient;
 mod mirror;
 pub(crate) mod shared;
 pub mod time;
+pub(crate) mod validate;
 
 pub use executor::block_on;
 pub use mirror::Mirror;

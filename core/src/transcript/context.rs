@@ -12,6 +12,7 @@ use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::message::canonical;
 use crate::support::SharedStr;
+use crate::support::json::Raw;
 use crate::support::lenient::Str;
 
 /// The entries of a resumed conversation, as a model would receive them.
@@ -51,7 +52,7 @@ pub(crate) struct ContextLines {
 }
 
 /// The tool ids a `microcompact_boundary` cleared.
-fn cleared_tool_ids(metadata: Option<&serde_json::value::RawValue>) -> Vec<String> {
+fn cleared_tool_ids(metadata: Option<Raw<'_>>) -> Vec<String> {
     #[derive(serde::Deserialize)]
     struct Metadata {
         #[serde(rename = "compactedToolIds", default)]
@@ -107,7 +108,7 @@ pub(crate) struct PreservedSegment {
     pub anchor: Option<String>,
 }
 
-pub(crate) fn preserved_segment(metadata: Option<&serde_json::value::RawValue>) -> Option<PreservedSegment> {
+pub(crate) fn preserved_segment(metadata: Option<Raw<'_>>) -> Option<PreservedSegment> {
     #[derive(serde::Deserialize)]
     struct Metadata<'a> {
         #[serde(rename = "preservedSegment", borrow)]
@@ -282,7 +283,7 @@ struct PickedLine<'a> {
     part: u32,
     uuid: String,
     kind: Str<'a>,
-    message: Option<&'a serde_json::value::RawValue>,
+    message: Option<Raw<'a>>,
     is_compact_summary: bool,
 }
 

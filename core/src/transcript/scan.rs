@@ -1,8 +1,10 @@
 //! Reading Claude Code JSONL: tolerant, and never silent about what it skipped.
 //!
 //! Lines are split with `memchr` and only the envelope (type, ids, timestamps, flags)
-//! is deserialised; strings borrow from the input and message bodies stay raw JSON
-//! until a caller asks for their text.
+//! is read; strings borrow from the input and message bodies stay raw JSON until a
+//! caller asks for their text. A line is checked and its envelope read in one pass by
+//! [`validate`] when it surely can be (almost every line), and by `serde_json`
+//! otherwise, which then says what is wrong with it.
 
 use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
@@ -14,9 +16,11 @@ use serde_json::value::RawValue;
 use super::{Entry, SkippedLine};
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Count, Flag, Str};
+use crate::support::validate;
 
 /// The fields the core reads from every line.
 #[derive(Default, Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub(crate) struct Envelope<'a> {
     #[serde(rename = "type", default, borrow)]
     pub kind: Str<'a>,
@@ -57,11 +61,11 @@ pub(crate) struct Envelope<'a> {
     #[serde(rename = "customTitle", default, borrow)]
     pub custom_title: Str<'a>,
     #[serde(default, borrow)]
-    pub message: Option<&'a RawValue>,
+    pub message: Option<Raw<'a>>,
     #[serde(rename = "compactMetadata", default, borrow)]
-    pub compact_metadata: Option<&'a RawValue>,
+    pub compact_metadata: Option<Raw<'a>>,
     #[serde(rename = "microcompactMetadata", default, borrow)]
-    pub microcompact_metadata: Option<&'a RawValue>,
+    pub microcompact_metadata: Option<Raw<'a>>,
     /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
     pub first_kept_entry_id: Str<'a>,
@@ -86,7 +90,7 @@ pub(crate) struct Envelope<'a> {
     pub custom_type: Str<'a>,
     /// pi: a `custom` entry's data.
     #[serde(default, borrow)]
-    pub data: Option<&'a RawValue>,
+    pub data: Option<Raw<'a>>,
 }
 
 impl<'a> Envelope<'a> {
@@ -383,15 +387,99 @@ pub(crate) fn mark_continued(lines: String) -> String {
 /// A line's envelope. Only objects are entries: serde would also read a struct from
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
-    let mut envelope = serde_json::from_str::<Envelope>(line)?;
-    if !line.trim_start().starts_with('{') {
-        return Err(serde::de::Error::custom("a JSON value that is not an object"));
-    }
+    let mut envelope = match quick_envelope(line) {
+        Some(envelope) => envelope,
+        None => {
+            let envelope = serde_json::from_str::<Envelope>(line)?;
+            if !line.trim_start().starts_with('{') {
+                return Err(serde::de::Error::custom("a JSON value that is not an object"));
+            }
+            envelope
+        }
+    };
     // crab writes messages bare, `{role, content}`: the line is its own message.
     if envelope.kind.get().is_none() && envelope.message.is_none() && envelope.role.get().is_some() {
         envelope.message = serde_json::from_str(line).ok();
     }
     Ok(envelope)
+}
+
+/// A line's envelope read on [`validate`]'s fast path: exactly what serde reads, or
+/// `None` when only serde can say (the line is not surely valid, a field repeats, a
+/// field holds a type whose reading serde decides).
+fn quick_envelope(line: &str) -> Option<Envelope<'_>> {
+    enum Slot<'e, 'a> {
+        Str(&'e mut Str<'a>),
+        Flag(&'e mut Flag),
+        Raw(&'e mut Option<Raw<'a>>),
+    }
+    let mut env = Envelope::default();
+    let mut seen = 0u32;
+    let sure = validate::object_members(line, |key, value| {
+        let (bit, slot) = match key {
+            "type" => (0, Slot::Str(&mut env.kind)),
+            "uuid" => (1, Slot::Str(&mut env.uuid)),
+            "id" => (2, Slot::Str(&mut env.id)),
+            "parentUuid" => (3, Slot::Str(&mut env.parent_uuid)),
+            "parent_uuid" => (4, Slot::Str(&mut env.parent_uuid_snake)),
+            "parentId" => (5, Slot::Str(&mut env.parent_id)),
+            "logicalParentUuid" => (6, Slot::Str(&mut env.logical_parent_uuid)),
+            "sessionId" => (7, Slot::Str(&mut env.session_id)),
+            "session_id" => (8, Slot::Str(&mut env.session_id_snake)),
+            "timestamp" => (9, Slot::Str(&mut env.timestamp)),
+            "cwd" => (10, Slot::Str(&mut env.cwd)),
+            "subtype" => (11, Slot::Str(&mut env.subtype)),
+            "isSidechain" => (12, Slot::Flag(&mut env.is_sidechain)),
+            "isMeta" => (13, Slot::Flag(&mut env.is_meta)),
+            "isCompactSummary" => (14, Slot::Flag(&mut env.is_compact_summary)),
+            "deleted_uuid" => (15, Slot::Str(&mut env.deleted_uuid)),
+            "leafUuid" => (16, Slot::Str(&mut env.leaf_uuid)),
+            "summary" => (17, Slot::Str(&mut env.summary)),
+            "customTitle" => (18, Slot::Str(&mut env.custom_title)),
+            "message" => (19, Slot::Raw(&mut env.message)),
+            "compactMetadata" => (20, Slot::Raw(&mut env.compact_metadata)),
+            "microcompactMetadata" => (21, Slot::Raw(&mut env.microcompact_metadata)),
+            "firstKeptEntryId" => (22, Slot::Str(&mut env.first_kept_entry_id)),
+            "role" => (23, Slot::Str(&mut env.role)),
+            "compact" => (24, Slot::Str(&mut env.compact)),
+            "name" => (25, Slot::Str(&mut env.name)),
+            "agent" => (26, Slot::Str(&mut env.agent)),
+            "customType" => (27, Slot::Str(&mut env.custom_type)),
+            "data" => (28, Slot::Raw(&mut env.data)),
+            // A count, or a key with an escape (serde matches it decoded): serde reads the line.
+            "firstKeptEntryIndex" => return false,
+            _ => return !key.contains('\\'),
+        };
+        if seen & (1 << bit) != 0 {
+            return false;
+        }
+        seen |= 1 << bit;
+        match (slot, value) {
+            (Slot::Str(_) | Slot::Flag(_) | Slot::Raw(_), "null") => true,
+            (Slot::Str(slot), string) if string.starts_with('"') => {
+                let Some(inner) = string.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else { return false };
+                *slot = Str(Some(if inner.contains('\\') {
+                    match serde_json::from_str::<String>(string) {
+                        Ok(decoded) => Cow::Owned(decoded),
+                        Err(_) => return false,
+                    }
+                } else {
+                    Cow::Borrowed(inner)
+                }));
+                true
+            }
+            (Slot::Flag(slot), flag @ ("true" | "false")) => {
+                *slot = Flag(flag == "true");
+                true
+            }
+            (Slot::Raw(slot), raw) => {
+                *slot = Some(Raw::valid(raw));
+                true
+            }
+            _ => false,
+        }
+    });
+    sure.then_some(env)
 }
 
 /// The objects of a line holding several JSON objects back to back, if that is all it
@@ -447,13 +535,13 @@ pub(crate) struct Block<'a> {
 
 /// A message's fields; `None` for a message that is no object or repeats one of them
 /// (as serde refuses a duplicate field).
-pub(crate) fn parse_message(raw: &RawValue) -> Option<Message<'_>> {
+pub(crate) fn parse_message(raw: Raw<'_>) -> Option<Message<'_>> {
     message_fields(raw.get(), |json, at| Some((None::<()>, json::value_end(json.as_bytes(), at)?))).map(|(message, _)| message)
 }
 
 /// A message's fields and its content read in the same pass: a message's blocks are
 /// walked once, not once to find the content's end and again to read them.
-pub(crate) fn parse_message_content(raw: &RawValue) -> Option<(Message<'_>, Option<Content<'_>>)> {
+pub(crate) fn parse_message_content(raw: Raw<'_>) -> Option<(Message<'_>, Option<Content<'_>>)> {
     message_fields(raw.get(), content_at)
 }
 
@@ -576,7 +664,7 @@ fn content_at(json: &str, at: usize) -> Option<(Option<Content<'_>>, usize)> {
 
 /// A message's text: its string content, or its `text` blocks joined by newlines.
 /// A message of an unexpected shape has no text rather than failing the load.
-pub(crate) fn message_text(raw: Option<&RawValue>) -> (Option<String>, String) {
+pub(crate) fn message_text(raw: Option<Raw<'_>>) -> (Option<String>, String) {
     let Some((message, read)) = raw.and_then(parse_message_content) else { return (None, String::new()) };
     let text = match read {
         Some(Content::Text(text)) => text.into_owned(),
@@ -667,7 +755,7 @@ mod tests {
 
     #[test]
     fn a_message_is_read_by_structure_and_refused_as_serde_would() {
-        let raw: &RawValue = serde_json::from_str(
+        let raw: Raw = serde_json::from_str(
             r#"{"id":null,"role":"assistant","content":[{"type":"text","text":"a \"b\""},{"type":"tool_use","id":"t","input":{"x":[1]}}]}"#,
         )
         .unwrap();
@@ -675,7 +763,7 @@ mod tests {
         assert_eq!((message.role.get(), message.id.get()), (Some("assistant"), None));
         let Some(Content::Blocks(blocks)) = parse_content(message.content) else { panic!("blocks") };
         assert_eq!((blocks[0].text.get(), blocks[1].input.map(Raw::get)), (Some("a \"b\""), Some(r#"{"x":[1]}"#)));
-        let repeated: &RawValue = serde_json::from_str(r#"{"role":"user","role":"assistant"}"#).unwrap();
+        let repeated: Raw = serde_json::from_str(r#"{"role":"user","role":"assistant"}"#).unwrap();
         assert!(parse_message(repeated).is_none());
         assert!(parse_block(r#"{"type":"text","text":"a","text":"b"}"#).is_none());
     }
@@ -706,11 +794,107 @@ mod tests {
             r#"{"role":"user"}"#,
             r#"{"role":"user","content":"a","content":"b"}"#,
         ] {
-            let raw: &RawValue = serde_json::from_str(json).unwrap();
-            let two = parse_message(raw).map(|m| (m.role.get().map(String::from), m.content.map(Raw::get), shown(parse_content(m.content))));
+            let raw: Raw = serde_json::from_str(json).unwrap();
+            let two =
+                parse_message(raw).map(|m| (m.role.get().map(String::from), m.content.map(Raw::get), shown(parse_content(m.content))));
             let one = parse_message_content(raw).map(|(m, read)| (m.role.get().map(String::from), m.content.map(Raw::get), shown(read)));
             assert_eq!(one, two, "{json}");
         }
+    }
+
+    /// The names serde reads into an [`Envelope`], as its derived code declares them.
+    fn envelope_fields() -> &'static [&'static str] {
+        struct Names;
+        impl<'de> serde::Deserializer<'de> for Names {
+            type Error = serde::de::value::Error;
+            fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+                Err(serde::de::Error::custom("names only"))
+            }
+            fn deserialize_struct<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                Err(serde::de::Error::custom(fields.join(",")))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+                unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+            }
+        }
+        let Err(names) = Envelope::deserialize(Names) else { unreachable!("a struct asks for its fields") };
+        alloc::boxed::Box::leak(
+            names
+                .to_string()
+                .split(',')
+                .map(String::from)
+                .map(|n| &*alloc::boxed::Box::leak(n.into_boxed_str()))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        )
+    }
+
+    /// Every field serde reads, and repeats, nulls, odd types and escapes, read on the fast
+    /// path as serde reads them — or left to serde.
+    #[test]
+    fn the_quick_envelope_reads_every_field_as_serde_does() {
+        let fields = envelope_fields();
+        assert!(fields.len() >= 30 && fields.contains(&"message") && fields.contains(&"isSidechain"), "{fields:?}");
+        let values =
+            [r#""text""#, r#""esc\"aped \u00e9""#, "true", "false", "null", "7", r#"{"role":"user","content":"hi"}"#, "[1]", r#""\ud83d""#];
+        let mut quick = 0;
+        for (n, field) in fields.iter().enumerate() {
+            for (m, value) in values.iter().enumerate() {
+                let other = fields[(n + m + 1) % fields.len()];
+                for line in [
+                    alloc::format!(r#"{{"{field}":{value}}}"#),
+                    alloc::format!(r#"{{"{other}":"x", "{field}" : {value},"unknown":[{{}}]}}"#),
+                    alloc::format!(r#"{{"{field}":{value},"{field}":{value}}}"#),
+                    alloc::format!(r#"{{"{field}":{value},"{other}":{value}}}"#),
+                ] {
+                    let serde = serde_json::from_str::<Envelope>(&line).ok();
+                    if let Some(envelope) = quick_envelope(&line) {
+                        quick += 1;
+                        assert_eq!(Some(envelope), serde, "{line}");
+                    }
+                }
+            }
+        }
+        assert!(quick > fields.len() * values.len(), "the fast path read only {quick} lines");
+        for key in [r"ty\u0070e", r"other\n"] {
+            let line = alloc::format!(r#"{{"{key}":"user"}}"#);
+            assert!(quick_envelope(&line).is_none(), "{line}");
+        }
+    }
+
+    /// Every line real tools wrote reads the same on the fast path as through serde, and
+    /// almost every one takes it.
+    #[test]
+    fn the_corpus_reads_the_same_on_the_fast_path() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+                match entry.path() {
+                    path if path.is_dir() => files(&path, out),
+                    path if path.extension().is_some_and(|e| e == "jsonl") => out.push(path),
+                    _ => {}
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut paths);
+        let (mut lines, mut quick) = (0, 0);
+        for path in &paths {
+            let text = std::fs::read_to_string(path).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                lines += 1;
+                if let Some(envelope) = quick_envelope(line) {
+                    quick += 1;
+                    assert_eq!(Some(envelope), serde_json::from_str::<Envelope>(line).ok(), "{}: {line}", path.display());
+                }
+            }
+        }
+        assert!(paths.len() >= 20 && quick * 100 >= lines * 95, "{quick} of {lines} lines in {} files took the fast path", paths.len());
     }
 
     #[test]
