@@ -188,7 +188,12 @@ const TAIL_GROWTH: u64 = 16;
 /// Whether `bytes` may hold a compaction line in any dialect (a quick look at the bytes,
 /// not a parse: the type names Claude Code, pi and crab give them).
 fn mentions_compaction(bytes: &[u8]) -> bool {
-    [&b"compact_boundary"[..], b"\"compaction\"", b"\"compact\""].iter().any(|needle| memchr::memmem::find(bytes, needle).is_some())
+    // One pass for the word all three share: `compact_boundary`, `"compaction"`, `"compact"`.
+    memchr::memmem::find_iter(bytes, b"compact").any(|at| {
+        let after = bytes.get(at + 7..).unwrap_or_default();
+        let quoted = at.checked_sub(1).and_then(|before| bytes.get(before)) == Some(&b'"');
+        after.starts_with(b"_boundary") || (quoted && (after.starts_with(b"\"") || after.starts_with(b"ion\"")))
+    })
 }
 
 /// Reads parts already in memory as one session and hands the result to `f`.
@@ -669,6 +674,16 @@ mod tests {
         let context = block_on(store.context("c")).unwrap();
         assert!(context.compacted);
         assert!(context.messages.iter().all(|m| m.text.shared_bytes().is_none() && m.content.shared_bytes().is_none()), "{context:?}");
+    }
+
+    #[test]
+    fn a_compaction_is_seen_in_the_bytes_in_every_dialect_and_only_then() {
+        for text in [r#"{"subtype":"compact_boundary"}"#, r#"{"type":"compaction"}"#, r#"{"compact":"summary"}"#] {
+            assert!(super::mentions_compaction(text.as_bytes()), "{text}");
+        }
+        for text in [r#"{"text":"compact it"}"#, r#"{"text":"compacted"}"#, r#"compaction""#, "compact"] {
+            assert!(!super::mentions_compaction(text.as_bytes()), "{text}");
+        }
     }
 
     /// Resume from the end gives what a read of the whole session gives, wherever the
