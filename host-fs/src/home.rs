@@ -134,7 +134,7 @@ fn rename_error(error: StorageError, key: &str) -> StorageError {
     }
 }
 
-mneme_core::storage_from_sync!(HomeStorage);
+mneme_core::storage_from_sync!(HomeStorage, threads);
 
 #[cfg(test)]
 mod tests {

@@ -659,7 +659,7 @@ fn walk_in(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ances
     Ok(())
 }
 
-mneme_core::storage_from_sync!(FsStorage);
+mneme_core::storage_from_sync!(FsStorage, threads);
 
 #[cfg(test)]
 mod tests {

@@ -436,7 +436,7 @@ fn pg_error(key: &str, error: &postgres::Error) -> StorageError {
     }
 }
 
-mneme_core::storage_from_sync!(PgStorage);
+mneme_core::storage_from_sync!(PgStorage, threads);
 
 #[cfg(test)]
 mod tests {

@@ -212,10 +212,10 @@ fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnc
 /// [`with_loaded_from`] over parts read into texts that `f` may share slices of (a
 /// context's messages): valid UTF-8 is not copied. The load report's UTF-8 counts are
 /// not kept: the lines are the same.
-fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, f: impl FnOnce(Loaded, Sources) -> R) -> R {
+fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, workers: &scan::Workers, f: impl FnOnce(Loaded, Sources) -> R) -> R {
     let texts: Vec<Arc<String>> = raw.into_iter().map(|bytes| Arc::new(scan::decode_owned(bytes))).collect();
-    let scans = texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part(part, text.as_bytes(), text)).collect();
-    f(Loaded::assemble(scans), Sources { first_part, texts: &texts })
+    let scans = texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers)).collect();
+    f(Loaded::assemble(scans), Sources { first_part, texts: &texts, workers })
 }
 
 /// The open state of a session read in full.
@@ -316,7 +316,7 @@ impl<S: Storage> Store<S> {
         loop {
             if want >= total {
                 let raw = self.read_parts(&parts).await?;
-                return Ok(with_shared(1, raw, |loaded, sources| {
+                return Ok(with_shared(1, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
                     let plan = loaded.context_lines();
                     loaded.into_context(plan, sources)
                 }));
@@ -327,7 +327,9 @@ impl<S: Storage> Store<S> {
                 want = want.saturating_mul(TAIL_GROWTH);
                 continue;
             }
-            let context = with_shared(first_part, raw, |loaded, sources| loaded.end_plan().map(|plan| loaded.into_context(plan, sources)));
+            let context = with_shared(first_part, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
+                loaded.end_plan().map(|plan| loaded.into_context(plan, sources))
+            });
             if let Some(context) = context {
                 return Ok(context);
             }
@@ -753,6 +755,13 @@ mod tests {
             let raw = block_on(store.read_parts(&parts)).unwrap();
             let full = super::with_loaded(&raw, |loaded| loaded.context(crate::transcript::context::Sources::default()));
             assert_eq!(full.compacted, id != "r" && id != "n", "{id}");
+            // Read and built in pieces, run in any order, it is the same.
+            let backwards = crate::transcript::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::transcript::scan::Backwards };
+            let split = super::with_shared(1, raw.clone(), &backwards, |loaded, sources| {
+                let plan = loaded.context_lines();
+                loaded.into_context(plan, sources)
+            });
+            assert_eq!(split, full, "{id} in pieces");
             let total: u64 = parts.parts.iter().map(|p| p.size).sum();
             // A third of the session from its end is enough, except for the rewind and the
             // session never compacted.

@@ -76,7 +76,26 @@ pub trait Storage {
     /// Releases a lock taken with [`Storage::lock`]. Releasing a lock that is not held
     /// is a no-op.
     async fn unlock(&self, name: &str) -> Result<(), StorageError>;
+
+    /// How many [`Job`]s [`Storage::run_jobs`] runs at once: the cores a host with
+    /// threads may use. One by default. (Not I/O, but what the host has to give: the
+    /// core reads a long session's lines in that many pieces.)
+    fn parallelism(&self) -> usize {
+        1
+    }
+
+    /// Runs every job to completion before returning, at once where the host can; one
+    /// after another by default. A job never panics (the core does not).
+    fn run_jobs(&self, jobs: Vec<Job<'_>>) {
+        for job in jobs {
+            job();
+        }
+    }
 }
+
+/// A piece of the core's own CPU work, independent of the others, for
+/// [`Storage::run_jobs`].
+pub type Job<'a> = alloc::boxed::Box<dyn FnOnce() + Send + 'a>;
 
 /// Why a storage operation failed. Hosts map their native errors onto these.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -131,6 +150,12 @@ macro_rules! forward_storage {
             async fn unlock(&self, name: &str) -> Result<(), StorageError> {
                 (**self).unlock(name).await
             }
+            fn parallelism(&self) -> usize {
+                (**self).parallelism()
+            }
+            fn run_jobs(&self, jobs: Vec<Job<'_>>) {
+                (**self).run_jobs(jobs)
+            }
         }
     };
 }
@@ -138,9 +163,32 @@ macro_rules! forward_storage {
 /// [`Storage`] for a host type whose operations are synchronous methods named after
 /// them, `list_sync`, `read_sync`, … (a folder, a database connection): each async
 /// method returns its twin's result. For std hosts (it names `Vec` from their prelude).
+/// `storage_from_sync!(Type, threads)` also runs the core's jobs on the machine's cores.
 #[macro_export]
 macro_rules! storage_from_sync {
+    ($type:ty, threads) => {
+        $crate::storage_from_sync!($type, {
+            fn parallelism(&self) -> usize {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            }
+            fn run_jobs(&self, jobs: Vec<$crate::storage::Job<'_>>) {
+                let mut jobs = jobs.into_iter();
+                let here = jobs.next();
+                std::thread::scope(|scope| {
+                    for job in jobs {
+                        scope.spawn(job);
+                    }
+                    if let Some(job) = here {
+                        job();
+                    }
+                });
+            }
+        });
+    };
     ($type:ty) => {
+        $crate::storage_from_sync!($type, {});
+    };
+    ($type:ty, { $($more:tt)* }) => {
         impl $crate::Storage for $type {
             async fn list(&self, prefix: &str) -> Result<Vec<$crate::KeyInfo>, $crate::StorageError> {
                 self.list_sync(prefix)
@@ -169,6 +217,7 @@ macro_rules! storage_from_sync {
             async fn unlock(&self, name: &str) -> Result<(), $crate::StorageError> {
                 self.unlock_sync(name)
             }
+            $($more)*
         }
     };
 }

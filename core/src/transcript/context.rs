@@ -7,10 +7,11 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::scan::parse_block;
+use super::scan::{Workers, parse_block};
 use super::thread::Loaded;
 use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
 use crate::message::canonical;
+use crate::storage::Job;
 use crate::support::SharedStr;
 use crate::support::json::Raw;
 use crate::support::lenient::Str;
@@ -62,12 +63,19 @@ fn cleared_tool_ids(metadata: Option<Raw<'_>>) -> Vec<String> {
 }
 
 /// The texts of the parts a [`Loaded`] was read from, whose slices a context shares
-/// instead of copying them.
-#[derive(Clone, Copy, Default)]
+/// instead of copying them, and who builds the context's messages.
+#[derive(Clone, Copy)]
 pub(crate) struct Sources<'s> {
     /// The number of the part `texts[0]` holds.
     pub first_part: u32,
     pub texts: &'s [Arc<String>],
+    pub workers: &'s Workers<'s>,
+}
+
+impl Default for Sources<'_> {
+    fn default() -> Self {
+        Sources { first_part: 0, texts: &[], workers: &Workers::HERE }
+    }
 }
 
 impl Sources<'_> {
@@ -304,8 +312,9 @@ fn build(picked: Picked<'_>, sources: Sources) -> Context {
     // streamed right after the call's line; the model got the reply as one message
     // and the results after it, which is how it is read back.
     let mut reply: Option<(&str, usize)> = None;
-    for line in picked.lines {
-        let Some(stored) = canonical::stored(line.kind.get().unwrap_or_default(), line.message) else { continue };
+    let stored = stored_messages(&picked.lines, sources.workers);
+    for (line, stored) in picked.lines.into_iter().zip(stored) {
+        let Some(stored) = stored else { continue };
         let role = stored.role;
         let blocks = clear_results(stored.blocks, &picked.cleared);
         let text = stored.text;
@@ -338,6 +347,28 @@ fn build(picked: Picked<'_>, sources: Sources) -> Context {
     }
     sources.release_sparse(&mut context);
     context
+}
+
+/// Each line's message in canonical form, read in pieces by `workers`: reading the
+/// messages is most of building a context, and each is read on its own.
+fn stored_messages<'l>(lines: &[PickedLine<'l>], workers: &Workers) -> Vec<Option<canonical::Stored<'l>>> {
+    let mut stored = Vec::new();
+    stored.resize_with(lines.len(), || None);
+    let bytes = lines.iter().fold(0usize, |sum, line| sum.saturating_add(line.message.map_or(0, |m| m.get().len())));
+    let per_piece = lines.len().div_ceil(workers.pieces_for(bytes)).max(1);
+    let jobs: Vec<Job> = lines
+        .chunks(per_piece)
+        .zip(stored.chunks_mut(per_piece))
+        .map(|(lines, stored)| -> Job {
+            alloc::boxed::Box::new(move || {
+                for (line, slot) in lines.iter().zip(stored) {
+                    *slot = canonical::stored(line.kind.get().unwrap_or_default(), line.message);
+                }
+            })
+        })
+        .collect();
+    workers.run.run(jobs);
+    stored
 }
 
 /// A tool result's block once cleared (fields in the API's order).

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Entry, SkippedLine};
+use crate::storage::Job;
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Count, Flag, Str};
 use crate::support::validate;
@@ -265,81 +266,156 @@ fn repair_lone_surrogates(text: &str) -> Option<String> {
     Some(repaired)
 }
 
+/// Who reads a part's lines: `pieces` at once, handed to `run` as jobs (the host's
+/// threads, see [`crate::Storage::run_jobs`]), or one after another.
+pub(crate) struct Workers<'r> {
+    pub pieces: usize,
+    /// The fewest bytes worth a piece of their own: below it, threads cost more than
+    /// they save.
+    pub piece_bytes: usize,
+    pub run: &'r dyn RunJobs,
+}
+
+/// Runs jobs: a storage by its [`crate::Storage::run_jobs`], or [`InOrder`].
+pub(crate) trait RunJobs {
+    fn run(&self, jobs: Vec<Job<'_>>);
+}
+
+impl<S: crate::Storage> RunJobs for S {
+    fn run(&self, jobs: Vec<Job<'_>>) {
+        self.run_jobs(jobs);
+    }
+}
+
+/// Every job here, one after another.
+pub(crate) struct InOrder;
+
+impl RunJobs for InOrder {
+    fn run(&self, jobs: Vec<Job<'_>>) {
+        for job in jobs {
+            job();
+        }
+    }
+}
+
+/// Runs the jobs last first, for tests: a piece must not depend on the ones before it.
+#[cfg(test)]
+pub(crate) struct Backwards;
+
+#[cfg(test)]
+impl RunJobs for Backwards {
+    fn run(&self, jobs: Vec<Job<'_>>) {
+        for job in jobs.into_iter().rev() {
+            job();
+        }
+    }
+}
+
+impl Workers<'_> {
+    /// One piece, read here.
+    pub const HERE: Workers<'static> = Workers { pieces: 1, piece_bytes: usize::MAX, run: &InOrder };
+
+    pub fn of<S: crate::Storage>(storage: &S) -> Workers<'_> {
+        Workers { pieces: storage.parallelism(), piece_bytes: 1 << 20, run: storage }
+    }
+
+    /// How many pieces `len` bytes are read in.
+    pub fn pieces_for(&self, len: usize) -> usize {
+        self.pieces.min(len / self.piece_bytes.max(1)).clamp(1, 64)
+    }
+}
+
 /// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
 /// checks), `text` their [`decode`]d form.
 pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
-    // Sized up front: growing by doubling would hold two copies of the index at once.
+    scan_part_on(part, bytes, text, &Workers::HERE)
+}
+
+/// [`scan_part`], the lines' envelopes read in pieces by `workers`. Three passes: the
+/// lines found in order, their envelopes read (each piece on its own), then what
+/// depends on the order settled — records cut short, unreadable lines, glued objects.
+pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers) -> PartScan<'a> {
+    let found = find_lines(part, bytes, text);
+    let mut lines = found.lines;
+    let mut errors: Vec<Option<serde_json::Error>> = Vec::new();
+    errors.resize_with(lines.len(), || None);
+    let pieces = workers.pieces_for(text.len());
+    let per_piece = lines.len().div_ceil(pieces).max(1);
+    let jobs: Vec<Job> = lines
+        .chunks_mut(per_piece)
+        .zip(errors.chunks_mut(per_piece))
+        .map(|(lines, errors)| -> Job {
+            alloc::boxed::Box::new(move || {
+                for (line, error) in lines.iter_mut().zip(errors) {
+                    match parse_object(line.raw) {
+                        Ok(env) => line.env = env,
+                        Err(e) => *error = Some(e),
+                    }
+                }
+            })
+        })
+        .collect();
+    workers.run.run(jobs);
+
     let mut scan = PartScan {
-        // Bounded by the bytes too: a part of blank lines must not reserve an entry
-        // per newline (8 MiB of them would ask for gigabytes).
-        lines: Vec::with_capacity((memchr::memchr_iter(b'\n', bytes).count() + 1).min(bytes.len() / 64 + 1)),
+        lines: Vec::new(),
         skipped: Vec::new(),
         recovered_glued: 0,
-        invalid_utf8: 0,
-        lone_surrogates: 0,
-        line_count: 0,
+        invalid_utf8: found.invalid_utf8,
+        lone_surrogates: found.lone_surrogates,
+        line_count: found.line_count,
         torn_at: None,
         torn_lines: 0,
-        unterminated: false,
+        // Only the last line can lack its newline: one that is blank, or read whole.
+        unterminated: found.last_blank && !found.last_terminated,
     };
     // The record written in one append that the lines since this one belong to, while
     // its last line has not been seen: (byte offset, index in `lines`, line number).
     let mut open_record: Option<(usize, usize, u32)> = None;
-    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
-    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
-    let mut start = 0;
-    let mut byte_start = 0;
-    while start < text.len() {
-        scan.line_count += 1;
-        let line_no = scan.line_count;
-        let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
-            Some(at) => (&text[start..start + at], start + at + 1),
-            None => (&text[start..], text.len()),
-        };
-        let terminated = next > start + line.len();
-        let byte_end =
-            if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
-        if lossy {
-            match core::str::from_utf8(&bytes[byte_start..byte_end]) {
-                Err(_) => scan.invalid_utf8 += 1,
-                Ok(original) if original != line => scan.lone_surrogates += 1,
-                Ok(_) => {}
+    let last = lines.len().checked_sub(1);
+    if errors.iter().all(Option::is_none) {
+        for (index, line) in lines.iter().enumerate() {
+            if line.raw.starts_with(CONTINUED) {
+                open_record.get_or_insert((found.starts[index], index, line.line));
+            } else {
+                open_record = None;
             }
         }
-        let line_byte_start = byte_start;
-        start = next;
-        byte_start = byte_end + 1;
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.bytes().all(|b| b.is_ascii_whitespace()) {
-            // Blank, but without its newline the next append would land on this line,
-            // after bytes (a form feed) that JSON does not accept as whitespace.
-            scan.unterminated = !terminated;
-            continue;
+        if !found.last_blank && last.is_some() {
+            scan.unterminated = !found.last_terminated;
         }
-        match parse_object(line) {
-            Ok(env) => {
-                scan.unterminated = !terminated;
-                if line.starts_with(CONTINUED) {
-                    open_record.get_or_insert((line_byte_start, scan.lines.len(), line_no));
-                } else {
-                    open_record = None;
-                }
-                scan.lines.push(Line { part, line: line_no, raw: line, env });
-            }
-            Err(error) => {
-                let recovered = split_glued(line);
-                if recovered.len() >= 2 {
-                    open_record = None;
-                    scan.recovered_glued += recovered.len() as u32;
+        scan.lines = lines;
+    } else {
+        scan.lines.reserve(lines.len());
+        for (index, (line, error)) in lines.into_iter().zip(errors).enumerate() {
+            let terminated = Some(index) != last || found.last_blank || found.last_terminated;
+            let final_line = Some(index) == last && !found.last_blank;
+            let Some(error) = error else {
+                if final_line {
                     scan.unterminated = !terminated;
-                    scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line_no, raw, env }));
-                } else if !terminated {
-                    scan.torn_at = Some(line_byte_start as u64);
-                    scan.torn_lines = 1;
+                }
+                if line.raw.starts_with(CONTINUED) {
+                    open_record.get_or_insert((found.starts[index], scan.lines.len(), line.line));
                 } else {
                     open_record = None;
-                    scan.skipped.push(SkippedLine { part, line: line_no, reason: alloc::format!("not a transcript entry: {error}") });
                 }
+                scan.lines.push(line);
+                continue;
+            };
+            let recovered = split_glued(line.raw);
+            if recovered.len() >= 2 {
+                open_record = None;
+                scan.recovered_glued += recovered.len() as u32;
+                if final_line {
+                    scan.unterminated = !terminated;
+                }
+                scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line.line, raw, env }));
+            } else if !terminated {
+                scan.torn_at = Some(found.starts[index] as u64);
+                scan.torn_lines = 1;
+            } else {
+                open_record = None;
+                scan.skipped.push(SkippedLine { part, line: line.line, reason: alloc::format!("not a transcript entry: {error}") });
             }
         }
     }
@@ -352,6 +428,69 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
         scan.unterminated = false;
     }
     scan
+}
+
+/// A part's lines that are not blank, their envelopes not yet read.
+struct FoundLines<'a> {
+    lines: Vec<Line<'a>>,
+    /// Each line's byte offset in the part.
+    starts: Vec<usize>,
+    line_count: u32,
+    invalid_utf8: u32,
+    lone_surrogates: u32,
+    /// The part's last line (blank or not) ends in a newline.
+    last_terminated: bool,
+    /// The part's last line is blank (or the part is empty).
+    last_blank: bool,
+}
+
+fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
+    // Sized up front: growing by doubling would hold two copies of the index at once.
+    // Bounded by the bytes too: a part of blank lines must not reserve an entry per
+    // newline (8 MiB of them would ask for gigabytes).
+    let capacity = (memchr::memchr_iter(b'\n', bytes).count() + 1).min(bytes.len() / 64 + 1);
+    let mut found = FoundLines {
+        lines: Vec::with_capacity(capacity),
+        starts: Vec::with_capacity(capacity),
+        line_count: 0,
+        invalid_utf8: 0,
+        lone_surrogates: 0,
+        last_terminated: true,
+        last_blank: true,
+    };
+    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
+    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
+    let mut start = 0;
+    let mut byte_start = 0;
+    while start < text.len() {
+        found.line_count += 1;
+        let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
+            Some(at) => (&text[start..start + at], start + at + 1),
+            None => (&text[start..], text.len()),
+        };
+        found.last_terminated = next > start + line.len();
+        let byte_end =
+            if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
+        if lossy {
+            match core::str::from_utf8(&bytes[byte_start..byte_end]) {
+                Err(_) => found.invalid_utf8 += 1,
+                Ok(original) if original != line => found.lone_surrogates += 1,
+                Ok(_) => {}
+            }
+        }
+        let line_byte_start = byte_start;
+        start = next;
+        byte_start = byte_end + 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        // Blank, but without its newline the next append would land on this line,
+        // after bytes (a form feed) that JSON does not accept as whitespace.
+        found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
+        if !found.last_blank {
+            found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
+            found.starts.push(line_byte_start);
+        }
+    }
+    found
 }
 
 /// How a line of a record written in one append begins when more lines of the record
@@ -714,6 +853,57 @@ mod tests {
         let text: &'static str = alloc::boxed::Box::leak(decode(input).into_owned().into_boxed_str());
         let scan = scan_part(1, input, text);
         (scan.lines.iter().map(Line::to_entry).collect(), scan)
+    }
+
+    /// Everything a scan says, to compare two.
+    fn told(scan: &PartScan) -> String {
+        alloc::format!(
+            "{:?} {:?} glued {} utf8 {} surrogates {} lines {} torn {:?}+{} unterminated {}",
+            scan.lines.iter().map(Line::to_entry).collect::<Vec<_>>(),
+            scan.skipped,
+            scan.recovered_glued,
+            scan.invalid_utf8,
+            scan.lone_surrogates,
+            scan.line_count,
+            scan.torn_at,
+            scan.torn_lines,
+            scan.unterminated
+        )
+    }
+
+    proptest::proptest! {
+        /// A part read in pieces reads as read whole: records cut short at any byte,
+        /// blank, unreadable and glued lines, invalid UTF-8, with and without the last
+        /// newline.
+        #[test]
+        fn a_part_read_in_pieces_reads_as_read_whole(
+            kinds in proptest::collection::vec(0u8..7, 0..24),
+            cut in 0usize..2000,
+            pieces in 2usize..6,
+        ) {
+            let mut text = String::new();
+            for (n, kind) in kinds.iter().enumerate() {
+                let entry = alloc::format!("{{\"type\":\"user\",\"uuid\":\"u{n}\",\"message\":{{\"role\":\"user\",\"content\":\"m{n}\"}}}}");
+                match kind {
+                    0 | 1 => text.push_str(&entry),
+                    2 => text.push_str(&alloc::format!("{CONTINUED}{entry}")),
+                    3 => text.push_str("  "),
+                    4 => text.push_str("not json"),
+                    5 => text.push_str(&alloc::format!("{entry}{entry}")),
+                    _ => text.push_str(&alloc::format!("{CONTINUED}{{\"type\":\"user\",\"message\":\"caf\u{e9}\"}}")),
+                }
+                text.push('\n');
+            }
+            let mut bytes = text.into_bytes();
+            bytes.truncate(cut.min(bytes.len()));
+            if let Some(at) = bytes.iter().position(|&b| b == b'e') {
+                bytes[at] = 0xff;
+            }
+            let decoded = decode(&bytes);
+            let whole = scan_part(1, &bytes, &decoded);
+            let split = scan_part_on(1, &bytes, &decoded, &Workers { pieces, piece_bytes: 1, run: &Backwards });
+            proptest::prop_assert_eq!(told(&split), told(&whole));
+        }
     }
 
     #[test]
