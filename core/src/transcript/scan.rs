@@ -335,27 +335,26 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
 /// lines found in order, their envelopes read (each piece on its own), then what
 /// depends on the order settled — records cut short, unreadable lines, glued objects.
 pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers) -> PartScan<'a> {
-    let found = find_lines(part, bytes, text);
-    let mut lines = found.lines;
-    let mut errors: Vec<Option<serde_json::Error>> = Vec::new();
-    errors.resize_with(lines.len(), || None);
+    let mut found = find_lines(part, bytes, text);
+    let mut lines = core::mem::take(&mut found.lines);
+    // The lines that did not read as an entry, by index: (index, why).
+    let mut failed: Vec<(usize, serde_json::Error)> = Vec::new();
     let pieces = workers.pieces_for(text.len());
-    let per_piece = lines.len().div_ceil(pieces).max(1);
-    let jobs: Vec<Job> = lines
-        .chunks_mut(per_piece)
-        .zip(errors.chunks_mut(per_piece))
-        .map(|(lines, errors)| -> Job {
-            alloc::boxed::Box::new(move || {
-                for (line, error) in lines.iter_mut().zip(errors) {
-                    match parse_object(line.raw) {
-                        Ok(env) => line.env = env,
-                        Err(e) => *error = Some(e),
-                    }
-                }
-            })
-        })
-        .collect();
-    workers.run.run(jobs);
+    if pieces == 1 {
+        read_envelopes(&mut lines, 0, &mut failed);
+    } else {
+        let per_piece = lines.len().div_ceil(pieces).max(1);
+        let mut failures: Vec<Vec<(usize, serde_json::Error)>> = Vec::new();
+        failures.resize_with(lines.len().div_ceil(per_piece), Vec::new);
+        let jobs: Vec<Job> = lines
+            .chunks_mut(per_piece)
+            .zip(&mut failures)
+            .enumerate()
+            .map(|(piece, (lines, failed))| -> Job { alloc::boxed::Box::new(move || read_envelopes(lines, piece * per_piece, failed)) })
+            .collect();
+        workers.run.run(jobs);
+        failed = failures.into_iter().flatten().collect();
+    }
 
     let mut scan = PartScan {
         lines: Vec::new(),
@@ -373,10 +372,10 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     // its last line has not been seen: (byte offset, index in `lines`, line number).
     let mut open_record: Option<(usize, usize, u32)> = None;
     let last = lines.len().checked_sub(1);
-    if errors.iter().all(Option::is_none) {
+    if failed.is_empty() {
         for (index, line) in lines.iter().enumerate() {
             if line.raw.starts_with(CONTINUED) {
-                open_record.get_or_insert((found.starts[index], index, line.line));
+                open_record.get_or_insert((found.start_of(text, index, line), index, line.line));
             } else {
                 open_record = None;
             }
@@ -386,16 +385,18 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
         }
         scan.lines = lines;
     } else {
+        let mut failed = failed.into_iter().peekable();
         scan.lines.reserve(lines.len());
-        for (index, (line, error)) in lines.into_iter().zip(errors).enumerate() {
+        for (index, line) in lines.into_iter().enumerate() {
             let terminated = Some(index) != last || found.last_blank || found.last_terminated;
             let final_line = Some(index) == last && !found.last_blank;
-            let Some(error) = error else {
+            let start = found.start_of(text, index, &line);
+            let Some((_, error)) = failed.next_if(|(at, _)| *at == index) else {
                 if final_line {
                     scan.unterminated = !terminated;
                 }
                 if line.raw.starts_with(CONTINUED) {
-                    open_record.get_or_insert((found.starts[index], scan.lines.len(), line.line));
+                    open_record.get_or_insert((start, scan.lines.len(), line.line));
                 } else {
                     open_record = None;
                 }
@@ -411,7 +412,7 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
                 }
                 scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line.line, raw, env }));
             } else if !terminated {
-                scan.torn_at = Some(found.starts[index] as u64);
+                scan.torn_at = Some(start as u64);
                 scan.torn_lines = 1;
             } else {
                 open_record = None;
@@ -430,11 +431,23 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     scan
 }
 
+/// Reads the envelopes of `lines`, the first of which is line `first` of the part's
+/// non-blank ones, noting those that are no entry in `failed`.
+fn read_envelopes(lines: &mut [Line], first: usize, failed: &mut Vec<(usize, serde_json::Error)>) {
+    for (index, line) in lines.iter_mut().enumerate() {
+        match parse_object(line.raw) {
+            Ok(env) => line.env = env,
+            Err(e) => failed.push((first + index, e)),
+        }
+    }
+}
+
 /// A part's lines that are not blank, their envelopes not yet read.
 struct FoundLines<'a> {
     lines: Vec<Line<'a>>,
-    /// Each line's byte offset in the part.
-    starts: Vec<usize>,
+    /// Each line's byte offset in the part, when the text is not the part's bytes
+    /// (invalid UTF-8 was replaced); otherwise found from where the line lies.
+    lossy_starts: Vec<usize>,
     line_count: u32,
     invalid_utf8: u32,
     lone_surrogates: u32,
@@ -444,6 +457,16 @@ struct FoundLines<'a> {
     last_blank: bool,
 }
 
+impl FoundLines<'_> {
+    /// The byte offset in the part of line `index`, `line`.
+    fn start_of(&self, text: &str, index: usize, line: &Line) -> usize {
+        match self.lossy_starts.get(index) {
+            Some(&start) => start,
+            None => (line.raw.as_ptr() as usize).saturating_sub(text.as_ptr() as usize),
+        }
+    }
+}
+
 fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
     // Sized up front: growing by doubling would hold two copies of the index at once.
     // Bounded by the bytes too: a part of blank lines must not reserve an entry per
@@ -451,7 +474,7 @@ fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
     let capacity = (memchr::memchr_iter(b'\n', bytes).count() + 1).min(bytes.len() / 64 + 1);
     let mut found = FoundLines {
         lines: Vec::with_capacity(capacity),
-        starts: Vec::with_capacity(capacity),
+        lossy_starts: Vec::new(),
         line_count: 0,
         invalid_utf8: 0,
         lone_surrogates: 0,
@@ -487,7 +510,9 @@ fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
         found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
         if !found.last_blank {
             found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
-            found.starts.push(line_byte_start);
+            if lossy {
+                found.lossy_starts.push(line_byte_start);
+            }
         }
     }
     found
