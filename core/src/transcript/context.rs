@@ -295,8 +295,11 @@ struct PickedLine<'a> {
     is_compact_summary: bool,
 }
 
-fn build(picked: Picked<'_>, sources: Sources) -> Context {
-    let mut context = Context { compacted: picked.compacted, messages: Vec::new() };
+fn build(mut picked: Picked<'_>, sources: Sources) -> Context {
+    // At most a message a line: sized once, not grown by doubling (which holds two
+    // copies at once).
+    let messages = Vec::with_capacity(picked.summaries.len() + picked.lines.len());
+    let mut context = Context { compacted: picked.compacted, messages };
     for (uuid, text) in picked.summaries {
         let content = serde_json::to_string(&[serde_json::json!({"type": "text", "text": text})]).unwrap_or_default();
         context.messages.push(ContextMessage {
@@ -312,8 +315,12 @@ fn build(picked: Picked<'_>, sources: Sources) -> Context {
     // streamed right after the call's line; the model got the reply as one message
     // and the results after it, which is how it is read back.
     let mut reply: Option<(&str, usize)> = None;
-    let stored = stored_messages(&picked.lines, sources.workers);
-    for (line, stored) in picked.lines.into_iter().zip(stored) {
+    // Read a batch at a time: what is read is held until it is merged.
+    let stored = picked.lines.chunks_mut(STORED_BATCH).flat_map(|batch| {
+        let stored = stored_messages(batch, sources.workers);
+        batch.iter_mut().zip(stored)
+    });
+    for (line, stored) in stored {
         let Some(stored) = stored else { continue };
         let role = stored.role;
         let blocks = clear_results(stored.blocks, &picked.cleared);
@@ -338,7 +345,7 @@ fn build(picked: Picked<'_>, sources: Sources) -> Context {
             _ => reply = None,
         }
         context.messages.push(ContextMessage {
-            uuid: line.uuid,
+            uuid: core::mem::take(&mut line.uuid),
             role,
             text: sources.share(line.part, text),
             content: sources.share(line.part, blocks),
@@ -348,6 +355,9 @@ fn build(picked: Picked<'_>, sources: Sources) -> Context {
     sources.release_sparse(&mut context);
     context
 }
+
+/// How many lines' messages are read at once before they are merged.
+const STORED_BATCH: usize = 4096;
 
 /// Each line's message in canonical form, read in pieces by `workers`: reading the
 /// messages is most of building a context, and each is read on its own.
