@@ -72,4 +72,18 @@ impl Storage for HostStorage {
     async fn unlock(&self, name: &str) -> Result<(), StorageError> {
         delegate!(self.unlock(name))
     }
+    fn parallelism(&self) -> usize {
+        match self {
+            HostStorage::Fs(storage) => storage.parallelism(),
+            HostStorage::Home(storage) => storage.parallelism(),
+            HostStorage::Postgres(storage) => storage.parallelism(),
+        }
+    }
+    fn run_jobs(&self, jobs: Vec<mneme_core::storage::Job<'_>>) {
+        match self {
+            HostStorage::Fs(storage) => storage.run_jobs(jobs),
+            HostStorage::Home(storage) => storage.run_jobs(jobs),
+            HostStorage::Postgres(storage) => storage.run_jobs(jobs),
+        }
+    }
 }

@@ -169,4 +169,10 @@ impl<S: Storage> Storage for Crashing<S> {
         // The lock dies with the process either way.
         self.inner.unlock(name).await
     }
+    fn parallelism(&self) -> usize {
+        self.inner.parallelism()
+    }
+    fn run_jobs(&self, jobs: Vec<super::Job<'_>>) {
+        self.inner.run_jobs(jobs);
+    }
 }

@@ -178,4 +178,10 @@ impl<S: Storage> Storage for Faulty<S> {
         }
         self.inner.unlock(name).await
     }
+    fn parallelism(&self) -> usize {
+        self.inner.parallelism()
+    }
+    fn run_jobs(&self, jobs: Vec<super::Job<'_>>) {
+        self.inner.run_jobs(jobs);
+    }
 }

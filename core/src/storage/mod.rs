@@ -169,18 +169,27 @@ macro_rules! storage_from_sync {
     ($type:ty, threads) => {
         $crate::storage_from_sync!($type, {
             fn parallelism(&self) -> usize {
-                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+                static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+                *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
             }
             fn run_jobs(&self, jobs: Vec<$crate::storage::Job<'_>>) {
-                let mut jobs = jobs.into_iter();
-                let here = jobs.next();
+                // Threads take jobs from one queue and so does this one: a thread the
+                // system refuses leaves its share here, not undone.
+                let helpers = jobs.len().saturating_sub(1);
+                let queue = std::sync::Mutex::new(jobs);
+                let work = || loop {
+                    // The lock is let go before the job runs.
+                    let job = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+                    let Some(job) = job else { break };
+                    job();
+                };
                 std::thread::scope(|scope| {
-                    for job in jobs {
-                        scope.spawn(job);
+                    for _ in 0..helpers {
+                        if std::thread::Builder::new().spawn_scoped(scope, &work).is_err() {
+                            break;
+                        }
                     }
-                    if let Some(job) = here {
-                        job();
-                    }
+                    work();
                 });
             }
         });
