@@ -393,7 +393,9 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
             } else {
                 open_record = None;
             }
-            lines.swap(kept, index);
+            if kept != index {
+                lines.swap(kept, index);
+            }
             kept += 1;
             continue;
         };
