@@ -243,16 +243,14 @@ enum Part {
 }
 
 fn part_of(line: &Line) -> Part {
-    let role = line.env.message.and_then(parse_message).and_then(|m| m.role.get().map(ToString::to_string));
-    match role.as_deref() {
-        Some("assistant") => Part::Assistant,
-        Some("toolResult") => Part::ToolResults,
-        _ => match line.env.message.and_then(parse_message_content).and_then(|(_, read)| read) {
-            Some(Content::Blocks(blocks)) if !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")) => {
-                Part::ToolResults
-            }
-            _ => Part::Prompt,
-        },
+    let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return Part::Prompt };
+    match (message.role.get(), read) {
+        (Some("assistant"), _) => Part::Assistant,
+        (Some("toolResult"), _) => Part::ToolResults,
+        (_, Some(Content::Blocks(blocks))) if !blocks.is_empty() && blocks.iter().all(|b| b.kind.get() == Some("tool_result")) => {
+            Part::ToolResults
+        }
+        _ => Part::Prompt,
     }
 }
 
