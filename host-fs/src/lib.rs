@@ -718,6 +718,23 @@ mod tests {
     /// falls in, and none from a later slice. (Elsewhere than Linux the sequential
     /// read does it all.)
     #[cfg(target_os = "linux")]
+    /// The core's jobs on threads: every job runs once, whatever the count, and
+    /// `run_jobs` returns only when all have.
+    #[test]
+    fn every_job_runs_once_on_the_threads() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        assert!(storage.parallelism() >= 1);
+        for count in [0usize, 1, 2, 7, 64] {
+            let runs: Vec<AtomicUsize> = (0..count).map(|_| AtomicUsize::new(0)).collect();
+            let jobs: Vec<mneme_core::storage::Job> =
+                runs.iter().map(|run| -> mneme_core::storage::Job { Box::new(move || _ = run.fetch_add(1, Ordering::Relaxed)) }).collect();
+            storage.run_jobs(jobs);
+            assert!(runs.iter().all(|run| run.load(Ordering::Relaxed) == 1), "{count} jobs");
+        }
+    }
+
     #[test]
     fn a_split_read_of_a_file_shorter_than_asked_keeps_what_is_there() {
         let dir = tempfile::tempdir().unwrap();
