@@ -45,7 +45,7 @@ fn build_guest(workspace: &Path) -> Vec<u8> {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace)
-        .args(["build", "--package", GUEST, "--profile", "wasm-release", "--target", WASM_TARGET, "--target-dir"])
+        .args(["build", "--package", GUEST, "--profile", "component-release", "--target", WASM_TARGET, "--target-dir"])
         .arg(&target_dir);
     // Flags meant for the host build (clippy's wrapper, coverage or sanitizer flags)
     // must not leak into the wasm build.
@@ -65,7 +65,7 @@ fn build_guest(workspace: &Path) -> Vec<u8> {
              `rustup target add {WASM_TARGET}` or `cargo xtask setup`."
         ));
     }
-    let module = target_dir.join(WASM_TARGET).join("wasm-release").join("mneme_component.wasm");
+    let module = target_dir.join(WASM_TARGET).join("component-release").join("mneme_component.wasm");
     fs::read(&module).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", module.display())))
 }
 
