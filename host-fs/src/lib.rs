@@ -47,7 +47,7 @@ pub struct FsStorage {
     /// an append first checks the path still names that file (a replace, a remove or
     /// another program's rewrite means opening it again), so no line goes to a file
     /// that is no longer there. Saves the folder creation, open and close of each append.
-    appenders: Mutex<HashMap<PathBuf, Appender>>,
+    appenders: Mutex<HashMap<String, Appender>>,
 }
 
 /// An open append handle and the identity (device, inode) of the file it was opened on.
@@ -347,17 +347,18 @@ impl FsStorage {
     }
 
     fn append_sync(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
-        let path = self.writable(key)?;
-        if let Some(size) = self.append_open(key, &path, data).map_err(|e| io_error(key, e))? {
+        // A kept handle's key was checked when it was kept (a read-only store keeps none).
+        if let Some(size) = self.append_open(key, data).map_err(|e| io_error(key, e))? {
             return Ok(size);
         }
+        let path = self.writable(key)?;
         let append = || -> io::Result<u64> {
             let parent = path.parent().unwrap_or(&self.root);
             self.create_dirs(parent)?;
             let created = !path.exists();
             let file = OpenOptions::new().create(true).append(true).open(&path)?;
             let old_len = file.metadata()?.len();
-            self.write_or_undo(&file, &path, old_len, created, data)?;
+            self.write_or_undo(&file, created.then_some(&*path), old_len, data)?;
             // A new file is durable only once its folder entry is.
             if created {
                 self.sync_dir(parent)?;
@@ -371,7 +372,7 @@ impl FsStorage {
                 if appenders.len() >= MAX_APPENDERS {
                     appenders.clear();
                 }
-                appenders.insert(path.clone(), Appender { file, identity: folder_id(&metadata), held_len });
+                appenders.insert(key.to_owned(), Appender { file, identity: folder_id(&metadata), held_len });
             }
             Ok(old_len + data.len() as u64)
         };
@@ -380,7 +381,7 @@ impl FsStorage {
 
     fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        self.forget_appender(&path);
+        self.forget_appender(key);
         let parent = path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(key, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
@@ -410,7 +411,7 @@ impl FsStorage {
 
     fn truncate_sync(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        self.forget_appender(&path);
+        self.forget_appender(key);
         let file = OpenOptions::new().write(true).open(&path).map_err(|e| io_error(key, e))?;
         let size = file.metadata().map_err(|e| io_error(key, e))?.len();
         if size != expected_size {
@@ -425,7 +426,7 @@ impl FsStorage {
 
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        self.forget_appender(&path);
+        self.forget_appender(key);
         fs::remove_file(&path).map_err(|e| io_error(key, e))?;
         // Temp files of replacements a crash interrupted go with the object.
         if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) {
@@ -445,7 +446,7 @@ impl FsStorage {
         if !from_path.is_file() {
             return Err(StorageError::NotFound { key: from.to_owned() });
         }
-        self.forget_appender(&from_path);
+        self.forget_appender(from);
         let parent = to_path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(to, e))?;
         // A hard link fails if `to` exists, atomically: a check-then-rename could
@@ -459,36 +460,36 @@ impl FsStorage {
     /// Appends through a handle kept open from an earlier append, if the path still
     /// names its file; `None` when there is none to use. Under the key's own lock,
     /// held since the last append, the file is known and the append is one write.
-    fn append_open(&self, key: &str, path: &Path, data: &[u8]) -> io::Result<Option<u64>> {
+    fn append_open(&self, key: &str, data: &[u8]) -> io::Result<Option<u64>> {
         let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(appender) = appenders.get_mut(path) else { return Ok(None) };
+        let Some(appender) = appenders.get_mut(key) else { return Ok(None) };
         let old_len = match appender.held_len {
             Some(len) => len,
             None => {
-                match fs::metadata(path) {
+                match fs::metadata(self.root.join(key)) {
                     Ok(metadata) if folder_id(&metadata) == appender.identity => {}
                     _ => {
-                        appenders.remove(path);
+                        appenders.remove(key);
                         return Ok(None);
                     }
                 }
                 match appender.file.metadata() {
                     Ok(metadata) => metadata.len(),
                     Err(error) => {
-                        appenders.remove(path);
+                        appenders.remove(key);
                         return Err(error);
                     }
                 }
             }
         };
-        match self.write_or_undo(&appender.file, path, old_len, false, data) {
+        match self.write_or_undo(&appender.file, None, old_len, data) {
             Ok(()) => {
                 let new_len = old_len + data.len() as u64;
                 appender.held_len = self.holds(key).then_some(new_len);
                 Ok(Some(new_len))
             }
             Err(error) => {
-                appenders.remove(path);
+                appenders.remove(key);
                 Err(error)
             }
         }
@@ -501,17 +502,21 @@ impl FsStorage {
     }
 
     /// Closes the append handle kept for `path`, if any (the file is going away).
-    fn forget_appender(&self, path: &Path) {
-        self.appenders.lock().unwrap_or_else(PoisonError::into_inner).remove(path);
+    fn forget_appender(&self, key: &str) {
+        self.appenders.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
     }
 
     /// Writes `data` at the end of `file` (opened for appending at `old_len`) and syncs
     /// it; on failure takes it back out, so the call stays atomic: no partial line may
     /// stay behind to fuse with the next, no empty file stand for a session never written.
-    fn write_or_undo(&self, file: &File, path: &Path, old_len: u64, created: bool, data: &[u8]) -> io::Result<()> {
+    /// `created` is the file's path when this append created it.
+    fn write_or_undo(&self, file: &File, created: Option<&Path>, old_len: u64, data: &[u8]) -> io::Result<()> {
         let written = (&*file).write_all(data).and_then(|()| self.sync(file));
         let Err(error) = written else { return Ok(()) };
-        let rolled_back = if created { fs::remove_file(path) } else { file.set_len(old_len) };
+        let rolled_back = match created {
+            Some(path) => fs::remove_file(path),
+            None => file.set_len(old_len),
+        };
         Err(match rolled_back {
             Ok(()) => error,
             // What is on disk is unknown now: not a refusal that wrote nothing.
@@ -567,9 +572,7 @@ impl FsStorage {
     fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
         let held = self.held_locks().remove(name);
         // Without the lock, another writer may touch the file: its next append checks.
-        if let Ok(path) = self.writable(name)
-            && let Some(appender) = self.appenders.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&path)
-        {
+        if let Some(appender) = self.appenders.lock().unwrap_or_else(PoisonError::into_inner).get_mut(name) {
             appender.held_len = None;
         }
         if let Some(file) = held
