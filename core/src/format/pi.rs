@@ -28,7 +28,7 @@ pub(crate) const CUSTOM_PREFIX: &str = "mneme.";
 pub(crate) const TOMBSTONE_TYPE: &str = "mneme.tombstone";
 
 pub(crate) fn is_header(line: &Line) -> bool {
-    line.env.kind() == "session"
+    line.env.is_session_header()
 }
 
 /// pi's usage record (it reads one from every assistant message); Mneme knows no

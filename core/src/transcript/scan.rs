@@ -92,11 +92,55 @@ pub(crate) struct Envelope<'a> {
     /// pi: a `custom` entry's data.
     #[serde(default, borrow)]
     pub data: Option<Raw<'a>>,
+    /// `kind` as one of the types the core tells apart, set once where the line is
+    /// read: the questions asked of every line over and over (a message? a
+    /// compaction?) are then answered without going back to the line's text, which
+    /// for a long session is out of the cache each time.
+    #[serde(skip)]
+    pub line_type: LineType,
+}
+
+/// The `type`s of line the core's questions turn on; every other one is `Other`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LineType {
+    /// No `type` (pi v1 and crab lines).
+    #[default]
+    None,
+    User,
+    Assistant,
+    Message,
+    System,
+    Tombstone,
+    Custom,
+    Compaction,
+    Session,
+    Other,
+}
+
+impl LineType {
+    fn of(kind: Option<&str>) -> Self {
+        match kind {
+            None => LineType::None,
+            Some("user") => LineType::User,
+            Some("assistant") => LineType::Assistant,
+            Some("message") => LineType::Message,
+            Some("system") => LineType::System,
+            Some("tombstone") => LineType::Tombstone,
+            Some("custom") => LineType::Custom,
+            Some("compaction") => LineType::Compaction,
+            Some("session") => LineType::Session,
+            Some(_) => LineType::Other,
+        }
+    }
 }
 
 impl<'a> Envelope<'a> {
     pub fn kind(&self) -> &str {
         self.kind.get().unwrap_or("")
+    }
+    /// pi's header line, which carries an id but stands outside the tree.
+    pub fn is_session_header(&self) -> bool {
+        self.line_type == LineType::Session
     }
     pub fn uuid(&self) -> Option<&str> {
         self.uuid.get().or(self.id.get())
@@ -110,7 +154,8 @@ impl<'a> Envelope<'a> {
     /// A Mneme tombstone in any dialect: Claude Code's `tombstone` line, or pi's
     /// `custom` entry of type `mneme.tombstone`.
     pub fn is_tombstone(&self) -> bool {
-        self.kind() == "tombstone" || (self.kind() == "custom" && self.custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
+        self.line_type == LineType::Tombstone
+            || (self.line_type == LineType::Custom && self.custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
     }
     /// The uuid a tombstone deletes.
     pub fn tombstone_target(&self) -> Option<Cow<'a, str>> {
@@ -133,17 +178,17 @@ impl<'a> Envelope<'a> {
         }
     }
     pub fn is_compact_boundary(&self) -> bool {
-        self.kind() == "system" && self.subtype.get() == Some("compact_boundary")
+        self.line_type == LineType::System && self.subtype.get() == Some("compact_boundary")
     }
     pub fn is_microcompact_boundary(&self) -> bool {
-        self.kind() == "system" && self.subtype.get() == Some("microcompact_boundary")
+        self.line_type == LineType::System && self.subtype.get() == Some("microcompact_boundary")
     }
     pub fn is_message(&self) -> bool {
-        matches!(self.kind(), "user" | "assistant" | "message" | "") && self.message.is_some()
+        matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None) && self.message.is_some()
     }
     /// crab's `{"compact": …}` marker: everything before it is summarised.
     pub fn is_crab_compaction(&self) -> bool {
-        self.kind.get().is_none() && self.compact.get().is_some()
+        self.line_type == LineType::None && self.compact.get().is_some()
     }
     /// Any kind of compaction a context starts after.
     pub fn is_compaction(&self) -> bool {
@@ -152,7 +197,7 @@ impl<'a> Envelope<'a> {
     /// pi's `compaction` entry: a summary that replaces everything before
     /// `firstKeptEntryId`.
     pub fn is_pi_compaction(&self) -> bool {
-        self.kind() == "compaction" && self.summary.get().is_some()
+        self.line_type == LineType::Compaction && self.summary.get().is_some()
     }
 }
 
@@ -571,8 +616,9 @@ fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
             envelope
         }
     };
+    envelope.line_type = LineType::of(envelope.kind.get());
     // crab writes messages bare, `{role, content}`: the line is its own message.
-    if envelope.kind.get().is_none() && envelope.message.is_none() && envelope.role.get().is_some() {
+    if envelope.line_type == LineType::None && envelope.message.is_none() && envelope.role.get().is_some() {
         envelope.message = serde_json::from_str(line).ok();
     }
     Ok(envelope)
@@ -1031,6 +1077,35 @@ mod tests {
             let split = scan_part_on(1, &bytes, &decoded, &Workers { pieces, piece_bytes: 1, run: &Backwards });
             proptest::prop_assert_eq!(told(&split), told(&whole));
             proptest::prop_assert_eq!(told(&whole), told(&one_loop_scan(1, &bytes, &decoded)));
+        }
+    }
+
+    /// A line's type is set where the line is read, on the fast path and on serde's (a
+    /// tab in the line sends it there) alike, and names exactly the `type` written.
+    #[test]
+    fn every_line_read_knows_its_type() {
+        let types = [
+            (None, LineType::None),
+            (Some("user"), LineType::User),
+            (Some("assistant"), LineType::Assistant),
+            (Some("message"), LineType::Message),
+            (Some("system"), LineType::System),
+            (Some("tombstone"), LineType::Tombstone),
+            (Some("custom"), LineType::Custom),
+            (Some("compaction"), LineType::Compaction),
+            (Some("session"), LineType::Session),
+            (Some("summary"), LineType::Other),
+            (Some("Users"), LineType::Other),
+            (Some("user "), LineType::Other),
+        ];
+        for (kind, expected) in types {
+            let kind = kind.map_or(String::new(), |kind| alloc::format!("\"type\":\"{kind}\","));
+            for space in [" ", "\t"] {
+                let line = alloc::format!("{{{kind}\"uuid\":{space}\"a\"}}");
+                let envelope = parse_object(&line).unwrap();
+                assert_eq!(envelope.line_type, expected, "{line}");
+                assert_eq!(LineType::of(envelope.kind.get()), expected, "{line}");
+            }
         }
     }
 

@@ -151,7 +151,7 @@ impl<'a> Loaded<'a> {
         let candidates = self.lines.iter().enumerate().filter(|(i, l)| {
             (*i >= since || (kept_leaf.is_some() && l.env.uuid() == kept_leaf))
                 && self.is_live(l)
-                && l.env.kind() != "session"
+                && !l.env.is_session_header()
                 && (only_sidechains || !l.env.is_sidechain.0)
         });
         let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
@@ -286,7 +286,7 @@ impl Tip {
         for line in lines {
             let env = &line.env;
             if env.is_tombstone()
-                || env.kind() == "session"
+                || env.is_session_header()
                 || (env.is_compact_boundary() && preserved_segment(env.compact_metadata).is_some_and(|s| s.anchor.is_some()))
             {
                 return false;
