@@ -94,19 +94,23 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
 }
 
 /// Where the next quote or backslash is, at `at` or after.
-fn next_special(bytes: &[u8], mut at: usize) -> Option<usize> {
+fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     // Tool output escapes a newline every few dozen bytes: the next one is looked for
     // sixteen bytes at a time, inline (vector compares on x86-64), before a `memchr2`
     // call, whose cost per call exceeds such a search, takes over for long runs.
     #[cfg(target_arch = "x86_64")]
-    for _ in 0..4 {
-        let Some(chunk) = bytes.get(at..at + 16).and_then(|chunk| <&[u8; 16]>::try_from(chunk).ok()) else { break };
-        let marks = u128::from_le_bytes(chunk.map(|b| if b == b'"' || b == b'\\' { 0xff } else { 0 }));
-        if marks != 0 {
-            return Some(at + (marks.trailing_zeros() / 8) as usize);
+    let at = {
+        let mut at = at;
+        for _ in 0..4 {
+            let Some(chunk) = bytes.get(at..at + 16).and_then(|chunk| <&[u8; 16]>::try_from(chunk).ok()) else { break };
+            let marks = u128::from_le_bytes(chunk.map(|b| if b == b'"' || b == b'\\' { 0xff } else { 0 }));
+            if marks != 0 {
+                return Some(at + (marks.trailing_zeros() / 8) as usize);
+            }
+            at += 16;
         }
-        at += 16;
-    }
+        at
+    };
     Some(at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?)
 }
 
