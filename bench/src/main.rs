@@ -510,19 +510,31 @@ fn main() {
             cersei: cersei_append / appends as u32,
             detail: format!("per entry, `hold` once; {note}"),
         });
-        if durability == Durability::Buffered {
-            // What the system call alone costs: the held append's floor, unless it kept
-            // acknowledged entries in memory, where a crash would lose them.
-            let record = vec![b'x'; ((session_size() - before_held) / (3 * appends as u64)) as usize];
-            let mut file = fs::OpenOptions::new().create(true).append(true).open(append_root.join("floor.jsonl")).expect("open");
-            let (floor, _, ()) = measure(3, || (0..appends).for_each(|_| file.write_all(&record).expect("write")));
-            rows.push(Row {
-                operation: format!("write(2) of {appends} records of an entry's size, alone"),
-                mneme: floor / appends as u32,
-                cersei: cersei_append / appends as u32,
-                detail: format!("per record ({} bytes): the system call a held append makes once, its floor", record.len()),
-            });
-        }
+        // What the system calls alone cost: the held append's floor, unless it kept
+        // acknowledged entries in memory, where a crash would lose them. With fsync,
+        // the disk's flush, which bounds the turns' rate too.
+        let record = vec![b'x'; ((session_size() - before_held) / (3 * appends as u64)) as usize];
+        let mut file = fs::OpenOptions::new().create(true).append(true).open(append_root.join("floor.jsonl")).expect("open");
+        let (floor, _, ()) = measure(3, || {
+            for _ in 0..appends {
+                file.write_all(&record).expect("write");
+                if durability == Durability::Fsync {
+                    file.sync_data().expect("fdatasync");
+                }
+            }
+        });
+        let (calls, what) = match durability {
+            Durability::Buffered => ("write(2)", "the system call a held append makes once, its floor"),
+            Durability::Fsync => {
+                ("write(2) and fdatasync(2)", "what a held append with fsync costs at least, and a turn of 10 at least once")
+            }
+        };
+        rows.push(Row {
+            operation: format!("{calls} of {appends} records of an entry's size, alone"),
+            mneme: floor / appends as u32,
+            cersei: cersei_append / appends as u32,
+            detail: format!("per record ({} bytes): {what}", record.len()),
+        });
         // Whole turns of 10 entries, one write (one fsync) each.
         let turn: Vec<serde_json::Value> = (0..10)
             .map(|i| serde_json::json!({ "role": if i % 2 == 0 { "user" } else { "assistant" }, "content": text.clone() }))
