@@ -106,6 +106,8 @@ pub(crate) enum LineType {
     /// No `type` (pi v1 and crab lines).
     #[default]
     None,
+    /// `"type":""`: a message, when it has one, as a line without a type.
+    Empty,
     User,
     Assistant,
     Message,
@@ -121,6 +123,7 @@ impl LineType {
     fn of(kind: Option<&str>) -> Self {
         match kind {
             None => LineType::None,
+            Some("") => LineType::Empty,
             Some("user") => LineType::User,
             Some("assistant") => LineType::Assistant,
             Some("message") => LineType::Message,
@@ -184,7 +187,8 @@ impl<'a> Envelope<'a> {
         self.line_type == LineType::System && self.subtype.get() == Some("microcompact_boundary")
     }
     pub fn is_message(&self) -> bool {
-        matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None) && self.message.is_some()
+        matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None | LineType::Empty)
+            && self.message.is_some()
     }
     /// crab's `{"compact": …}` marker: everything before it is summarised.
     pub fn is_crab_compaction(&self) -> bool {
@@ -1086,6 +1090,7 @@ mod tests {
     fn every_line_read_knows_its_type() {
         let types = [
             (None, LineType::None),
+            (Some(""), LineType::Empty),
             (Some("user"), LineType::User),
             (Some("assistant"), LineType::Assistant),
             (Some("message"), LineType::Message),
@@ -1107,6 +1112,13 @@ mod tests {
                 assert_eq!(LineType::of(envelope.kind.get()), expected, "{line}");
             }
         }
+        // A message is one without a type, or of an empty one, as much as a user's.
+        for kind in ["", "\"type\":\"\",", "\"type\":\"user\","] {
+            let line = alloc::format!("{{{kind}\"uuid\":\"a\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}}}}");
+            assert!(parse_object(&line).unwrap().is_message(), "{line}");
+        }
+        let other = parse_object("{\"type\":\"summary\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}").unwrap();
+        assert!(!other.is_message());
     }
 
     #[test]
