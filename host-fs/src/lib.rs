@@ -501,7 +501,7 @@ impl FsStorage {
         self.held_locks().contains_key(key)
     }
 
-    /// Closes the append handle kept for `path`, if any (the file is going away).
+    /// Closes the append handle kept for `key`, if any (the file is going away).
     fn forget_appender(&self, key: &str) {
         self.appenders.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
     }
@@ -717,10 +717,6 @@ mod tests {
         assert!(tail == bytes[offset as usize..]);
     }
 
-    /// A file cut while it is read split: the bytes up to the cut, whichever slice it
-    /// falls in, and none from a later slice. (Elsewhere than Linux the sequential
-    /// read does it all.)
-    #[cfg(target_os = "linux")]
     /// The core's jobs on threads: every job runs once, whatever the count, and
     /// `run_jobs` returns only when all have.
     #[test]
@@ -738,6 +734,10 @@ mod tests {
         }
     }
 
+    /// A file cut while it is read split: the bytes up to the cut, whichever slice it
+    /// falls in, and none from a later slice. (Elsewhere than Linux the sequential
+    /// read does it all.)
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_split_read_of_a_file_shorter_than_asked_keeps_what_is_there() {
         let dir = tempfile::tempdir().unwrap();
