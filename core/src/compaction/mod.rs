@@ -275,8 +275,8 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     let lines = &loaded.lines;
     let previous_summary = match context.compaction {
         // Counted as the model receives it: wrapped.
-        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.summary.get().map(|s| format.dialect().shown_summary(s)),
-        Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.compact.get().map(ToString::to_string),
+        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.rare().summary.get().map(|s| format.dialect().shown_summary(s)),
+        Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.rare().compact.get().map(ToString::to_string),
         _ => {
             let texts: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();
@@ -440,7 +440,7 @@ fn compaction_tokens(line: &Line) -> Option<(u64, u64)> {
         #[serde(rename = "postTokens")]
         post: Option<u64>,
     }
-    let metadata: Metadata = serde_json::from_str(line.env.compact_metadata?.get()).ok()?;
+    let metadata: Metadata = serde_json::from_str(line.env.rare().compact_metadata?.get()).ok()?;
     Some((metadata.pre?, metadata.post?))
 }
 

@@ -17,7 +17,8 @@ pub(crate) struct Crab;
 /// A line only crab writes: untyped, with a role, a `compact` summary or the meta
 /// line's `agent`.
 pub(crate) fn is_crab_line(line: &Line) -> bool {
-    line.env.kind.get().is_none() && (line.env.role.get().is_some() || line.env.compact.get().is_some() || line.env.agent.get().is_some())
+    line.env.kind.get().is_none()
+        && (line.env.rare().role.get().is_some() || line.env.rare().compact.get().is_some() || line.env.rare().agent.get().is_some())
 }
 
 impl Dialect for Crab {

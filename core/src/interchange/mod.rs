@@ -313,8 +313,8 @@ struct Survey {
 fn survey(data: &[u8]) -> Survey {
     with_loaded(&[data], |loaded| {
         let (id, cwd) = match loaded.lines.first().filter(|l| crate::format::pi::is_header(l)) {
-            Some(header) => (header.env.id.get(), header.env.cwd.get()),
-            None => (loaded.lines.iter().find_map(|l| l.env.session_id.get()), loaded.lines.iter().find_map(|l| l.env.cwd.get())),
+            Some(header) => (header.env.uuid(), header.env.cwd.get()),
+            None => (loaded.lines.iter().find_map(|l| l.env.session_id()), loaded.lines.iter().find_map(|l| l.env.cwd.get())),
         };
         let (id, cwd) = (id.map(String::from), cwd.map(String::from));
         Survey {

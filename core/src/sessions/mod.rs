@@ -542,8 +542,8 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
     let custom_title = live()
         .rev()
         .find_map(|l| match l.env.kind() {
-            "custom-title" => l.env.custom_title.get(),
-            "session_info" => l.env.name.get(),
+            "custom-title" => l.env.rare().custom_title.get(),
+            "session_info" => l.env.rare().name.get(),
             _ => None,
         })
         .filter(|title| !title.trim().is_empty());
@@ -553,7 +553,9 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
         let mut summaries = live().rev().filter(|l| l.env.kind() == "summary").peekable();
         summaries.peek()?;
         let index = loaded.index();
-        summaries.filter(|l| l.env.leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf))).find_map(|l| l.env.summary.get())
+        summaries
+            .filter(|l| l.env.rare().leaf_uuid.get().is_some_and(|leaf| index.contains_key(leaf)))
+            .find_map(|l| l.env.rare().summary.get())
     };
     // The first prompt a person typed: slash commands, IDE context and interruption
     // notices arrive as user messages too (`<command-name>…`, `<ide_selection>…`,

@@ -155,7 +155,7 @@ impl<'a> Loaded<'a> {
         let cleared = chain[compaction.map_or(0, |at| at + 1)..]
             .iter()
             .filter(|&&i| self.lines[i].env.is_microcompact_boundary())
-            .flat_map(|&i| cleared_tool_ids(self.lines[i].env.microcompact_metadata))
+            .flat_map(|&i| cleared_tool_ids(self.lines[i].env.rare().microcompact_metadata))
             .collect();
         let Some(at) = compaction else {
             return ContextLines {
@@ -174,7 +174,7 @@ impl<'a> Loaded<'a> {
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         if env.is_pi_compaction() {
-            let first_kept = match (env.first_kept_entry_id.get(), env.first_kept_entry_index.0) {
+            let first_kept = match (env.rare().first_kept_entry_id.get(), env.rare().first_kept_entry_index.0) {
                 (Some(id), _) => chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)),
                 (None, Some(index)) => chain[..at].iter().position(|&i| u64::from(self.lines[i].line) == index.saturating_add(1)),
                 (None, None) => None,
@@ -186,7 +186,7 @@ impl<'a> Loaded<'a> {
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
         // With an anchor the segment is relinked after the summary, so it is already in
         // `after`; a segment without one is found before the boundary.
-        let preserved = preserved_segment(env.compact_metadata)
+        let preserved = preserved_segment(env.rare().compact_metadata)
             .filter(|segment| segment.anchor.is_none())
             .and_then(|segment| {
                 let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.tail.as_str()))?;
@@ -210,7 +210,7 @@ impl<'a> Loaded<'a> {
     pub fn end_plan(&self) -> Option<ContextLines> {
         let last = self.lines.iter().rposition(|l| l.env.is_compaction())?;
         let index = self.index();
-        if self.lines[last].env.logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
+        if self.lines[last].env.rare().logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
             return None;
         }
         let plan = self.context_lines();
@@ -223,9 +223,9 @@ impl<'a> Loaded<'a> {
         let whole = if env.is_crab_compaction() {
             false
         } else if env.is_pi_compaction() {
-            env.first_kept_entry_id.get().is_none_or(on_chain)
+            env.rare().first_kept_entry_id.get().is_none_or(on_chain)
         } else {
-            match preserved_segment(env.compact_metadata) {
+            match preserved_segment(env.rare().compact_metadata) {
                 Some(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
                 Some(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
                 None => true,
@@ -253,10 +253,10 @@ impl<'a> Loaded<'a> {
         let mut summaries = Vec::new();
         if let Some(marker) = plan.compaction.map(|i| &self.lines[i]).filter(|l| l.env.is_crab_compaction()) {
             // crab injects its summary as a plain user message.
-            summaries.push((marker.entry_id().into_owned(), marker.env.compact.get().unwrap_or_default().to_string()));
+            summaries.push((marker.entry_id().into_owned(), marker.env.rare().compact.get().unwrap_or_default().to_string()));
         }
         if let Some(summary) = plan.compaction.and_then(|i| self.lines[i].env.is_pi_compaction().then(|| &self.lines[i])) {
-            let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.summary.get().unwrap_or_default());
+            let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.rare().summary.get().unwrap_or_default());
             summaries.push((summary.env.uuid().unwrap_or_default().to_string(), text));
         }
         let lines = plan

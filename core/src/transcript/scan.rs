@@ -7,6 +7,7 @@
 //! otherwise, which then says what is wrong with it.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -19,85 +20,198 @@ use crate::support::json::{self, Raw};
 use crate::support::lenient::{Count, Flag, Str};
 use crate::support::validate;
 
-/// The fields the core reads from every line.
+/// The fields the core reads from a line, as the line spells them: every alias apart,
+/// every field inline. What a line keeps of it is an [`Envelope`].
 #[derive(Default, Deserialize)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
-pub(crate) struct Envelope<'a> {
+struct EnvelopeFields<'a> {
     #[serde(rename = "type", default, borrow)]
-    pub kind: Str<'a>,
+    kind: Str<'a>,
     #[serde(default, borrow)]
-    pub uuid: Str<'a>,
+    uuid: Str<'a>,
     #[serde(default, borrow)]
-    pub id: Str<'a>,
+    id: Str<'a>,
     #[serde(rename = "parentUuid", default, borrow)]
-    pub parent_uuid: Str<'a>,
+    parent_uuid: Str<'a>,
     #[serde(rename = "parent_uuid", default, borrow)]
-    pub parent_uuid_snake: Str<'a>,
+    parent_uuid_snake: Str<'a>,
     #[serde(rename = "parentId", default, borrow)]
-    pub parent_id: Str<'a>,
+    parent_id: Str<'a>,
     #[serde(rename = "logicalParentUuid", default, borrow)]
-    pub logical_parent_uuid: Str<'a>,
+    logical_parent_uuid: Str<'a>,
     #[serde(rename = "sessionId", default, borrow)]
-    pub session_id: Str<'a>,
+    session_id: Str<'a>,
     #[serde(rename = "session_id", default, borrow)]
-    pub session_id_snake: Str<'a>,
+    session_id_snake: Str<'a>,
     #[serde(default, borrow)]
-    pub timestamp: Str<'a>,
+    timestamp: Str<'a>,
     #[serde(default, borrow)]
-    pub cwd: Str<'a>,
+    cwd: Str<'a>,
     #[serde(default, borrow)]
-    pub subtype: Str<'a>,
+    subtype: Str<'a>,
     #[serde(rename = "isSidechain", default)]
-    pub is_sidechain: Flag,
+    is_sidechain: Flag,
     #[serde(rename = "isMeta", default)]
-    pub is_meta: Flag,
+    is_meta: Flag,
     #[serde(rename = "isCompactSummary", default)]
-    pub is_compact_summary: Flag,
+    is_compact_summary: Flag,
     #[serde(default, borrow)]
-    pub deleted_uuid: Str<'a>,
+    deleted_uuid: Str<'a>,
     #[serde(rename = "leafUuid", default, borrow)]
-    pub leaf_uuid: Str<'a>,
+    leaf_uuid: Str<'a>,
     #[serde(default, borrow)]
-    pub summary: Str<'a>,
+    summary: Str<'a>,
     #[serde(rename = "customTitle", default, borrow)]
-    pub custom_title: Str<'a>,
+    custom_title: Str<'a>,
     #[serde(default, borrow)]
-    pub message: Option<Raw<'a>>,
+    message: Option<Raw<'a>>,
     #[serde(rename = "compactMetadata", default, borrow)]
-    pub compact_metadata: Option<Raw<'a>>,
+    compact_metadata: Option<Raw<'a>>,
     #[serde(rename = "microcompactMetadata", default, borrow)]
-    pub microcompact_metadata: Option<Raw<'a>>,
+    microcompact_metadata: Option<Raw<'a>>,
     /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
-    pub first_kept_entry_id: Str<'a>,
+    first_kept_entry_id: Str<'a>,
     /// pi v1's `compaction.firstKeptEntryIndex`: the kept entry's line, counted from 0
     /// at the header (v1 entries have no ids).
     #[serde(rename = "firstKeptEntryIndex", default)]
-    pub first_kept_entry_index: Count,
+    first_kept_entry_index: Count,
     /// crab: a bare message line is `{role, content}`.
     #[serde(default, borrow)]
-    pub role: Str<'a>,
+    role: Str<'a>,
     /// crab: `{"compact": "<summary>"}` marks a compaction.
     #[serde(default, borrow)]
-    pub compact: Str<'a>,
+    compact: Str<'a>,
     /// pi: a `session_info` entry's session name.
     #[serde(default, borrow)]
-    pub name: Str<'a>,
+    name: Str<'a>,
     /// crab: the meta line's agent name.
     #[serde(default, borrow)]
-    pub agent: Str<'a>,
+    agent: Str<'a>,
     /// pi: a `custom` entry's type (Mneme's are `mneme.<kind>`).
     #[serde(rename = "customType", default, borrow)]
-    pub custom_type: Str<'a>,
+    custom_type: Str<'a>,
     /// pi: a `custom` entry's data.
     #[serde(default, borrow)]
-    pub data: Option<Raw<'a>>,
+    data: Option<Raw<'a>>,
+}
+
+/// What a line keeps of its [`EnvelopeFields`]: the fields every dialect's ordinary line
+/// has, the aliases of one field merged, and the rest boxed apart, there only on the
+/// lines that have any. A long session's lines are walked many times over (the leaf,
+/// the index, the chain): the smaller each, the fewer of them fall out of the cache.
+#[derive(Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
+pub(crate) struct Envelope<'a> {
+    pub kind: Str<'a>,
+    /// `uuid`, else pi's `id`.
+    uuid: Str<'a>,
+    /// `parentUuid`, else Cersei's `parent_uuid`, else pi's `parentId`.
+    parent_uuid: Str<'a>,
+    /// `sessionId`, else Cersei's `session_id`.
+    session_id: Str<'a>,
+    pub timestamp: Str<'a>,
+    pub cwd: Str<'a>,
+    pub message: Option<Raw<'a>>,
+    pub is_sidechain: Flag,
+    pub is_meta: Flag,
+    pub is_compact_summary: Flag,
     /// `kind` as one of the types the core tells apart, set once where the line is
     /// read: the questions asked of every line over and over (a message? a
     /// compaction?) are then answered without going back to the line's text, which
     /// for a long session is out of the cache each time.
-    #[serde(skip)]
     pub line_type: LineType,
+    rare: Option<Box<Rare<'a>>>,
+}
+
+/// The fields only some lines have: compaction markers, titles, tombstones, pi's
+/// custom entries, crab's lines.
+#[derive(PartialEq)]
+#[cfg_attr(test, derive(Debug))]
+pub(crate) struct Rare<'a> {
+    pub logical_parent_uuid: Str<'a>,
+    pub subtype: Str<'a>,
+    pub deleted_uuid: Str<'a>,
+    pub leaf_uuid: Str<'a>,
+    pub summary: Str<'a>,
+    pub custom_title: Str<'a>,
+    pub compact_metadata: Option<Raw<'a>>,
+    pub microcompact_metadata: Option<Raw<'a>>,
+    /// pi's `compaction.firstKeptEntryId`.
+    pub first_kept_entry_id: Str<'a>,
+    /// pi v1's `compaction.firstKeptEntryIndex`: the kept entry's line, counted from 0
+    /// at the header (v1 entries have no ids).
+    pub first_kept_entry_index: Count,
+    /// crab: a bare message line is `{role, content}`.
+    pub role: Str<'a>,
+    /// crab: `{"compact": "<summary>"}` marks a compaction.
+    pub compact: Str<'a>,
+    /// pi: a `session_info` entry's session name.
+    pub name: Str<'a>,
+    /// crab: the meta line's agent name.
+    pub agent: Str<'a>,
+    /// pi: a `custom` entry's type (Mneme's are `mneme.<kind>`).
+    pub custom_type: Str<'a>,
+    /// pi: a `custom` entry's data.
+    pub data: Option<Raw<'a>>,
+}
+
+/// What a line without any rare field has of them.
+static NO_RARE: Rare<'static> = Rare {
+    logical_parent_uuid: Str(None),
+    subtype: Str(None),
+    deleted_uuid: Str(None),
+    leaf_uuid: Str(None),
+    summary: Str(None),
+    custom_title: Str(None),
+    compact_metadata: None,
+    microcompact_metadata: None,
+    first_kept_entry_id: Str(None),
+    first_kept_entry_index: Count(None),
+    role: Str(None),
+    compact: Str(None),
+    name: Str(None),
+    agent: Str(None),
+    custom_type: Str(None),
+    data: None,
+};
+
+impl<'a> From<EnvelopeFields<'a>> for Envelope<'a> {
+    fn from(fields: EnvelopeFields<'a>) -> Self {
+        let rare = Rare {
+            logical_parent_uuid: fields.logical_parent_uuid,
+            subtype: fields.subtype,
+            deleted_uuid: fields.deleted_uuid,
+            leaf_uuid: fields.leaf_uuid,
+            summary: fields.summary,
+            custom_title: fields.custom_title,
+            compact_metadata: fields.compact_metadata,
+            microcompact_metadata: fields.microcompact_metadata,
+            first_kept_entry_id: fields.first_kept_entry_id,
+            first_kept_entry_index: fields.first_kept_entry_index,
+            role: fields.role,
+            compact: fields.compact,
+            name: fields.name,
+            agent: fields.agent,
+            custom_type: fields.custom_type,
+            data: fields.data,
+        };
+        let first = |a: Str<'a>, b: Str<'a>| if a.0.is_some() { a } else { b };
+        Envelope {
+            line_type: LineType::of(fields.kind.get()),
+            kind: fields.kind,
+            uuid: first(fields.uuid, fields.id),
+            parent_uuid: first(first(fields.parent_uuid, fields.parent_uuid_snake), fields.parent_id),
+            session_id: first(fields.session_id, fields.session_id_snake),
+            timestamp: fields.timestamp,
+            cwd: fields.cwd,
+            message: fields.message,
+            is_sidechain: fields.is_sidechain,
+            is_meta: fields.is_meta,
+            is_compact_summary: fields.is_compact_summary,
+            rare: (rare != NO_RARE).then(|| Box::new(rare)),
+        }
+    }
 }
 
 /// The `type`s of line the core's questions turn on; every other one is `Other`.
@@ -146,19 +260,23 @@ impl<'a> Envelope<'a> {
         self.line_type == LineType::Session
     }
     pub fn uuid(&self) -> Option<&str> {
-        self.uuid.get().or(self.id.get())
+        self.uuid.get()
     }
     pub fn parent_uuid(&self) -> Option<&str> {
-        self.parent_uuid.get().or(self.parent_uuid_snake.get()).or(self.parent_id.get())
+        self.parent_uuid.get()
     }
     pub fn session_id(&self) -> Option<&str> {
-        self.session_id.get().or(self.session_id_snake.get())
+        self.session_id.get()
+    }
+    /// The fields only some lines have, empty on the others.
+    pub fn rare(&self) -> &Rare<'a> {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
     }
     /// A Mneme tombstone in any dialect: Claude Code's `tombstone` line, or pi's
     /// `custom` entry of type `mneme.tombstone`.
     pub fn is_tombstone(&self) -> bool {
         self.line_type == LineType::Tombstone
-            || (self.line_type == LineType::Custom && self.custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
+            || (self.line_type == LineType::Custom && self.rare().custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
     }
     /// The uuid a tombstone deletes.
     pub fn tombstone_target(&self) -> Option<Cow<'a, str>> {
@@ -167,24 +285,26 @@ impl<'a> Envelope<'a> {
             #[serde(default, borrow)]
             deleted_uuid: Str<'d>,
         }
-        if let Some(target) = &self.deleted_uuid.0 {
+        if let Some(target) = &self.rare().deleted_uuid.0 {
             return Some(target.clone());
         }
-        let data: Data = serde_json::from_str(self.data?.get()).ok()?;
+        let data: Data = serde_json::from_str(self.rare().data?.get()).ok()?;
         data.deleted_uuid.0
     }
     /// Which of Mneme's bookkeeping markers the line is, in any dialect.
     pub fn marker(&self) -> Option<crate::format::Marker> {
         match self.kind() {
-            "custom" => self.custom_type.get()?.strip_prefix(crate::format::pi::CUSTOM_PREFIX).and_then(crate::format::Marker::parse),
+            "custom" => {
+                self.rare().custom_type.get()?.strip_prefix(crate::format::pi::CUSTOM_PREFIX).and_then(crate::format::Marker::parse)
+            }
             kind => crate::format::Marker::parse(kind),
         }
     }
     pub fn is_compact_boundary(&self) -> bool {
-        self.line_type == LineType::System && self.subtype.get() == Some("compact_boundary")
+        self.line_type == LineType::System && self.rare().subtype.get() == Some("compact_boundary")
     }
     pub fn is_microcompact_boundary(&self) -> bool {
-        self.line_type == LineType::System && self.subtype.get() == Some("microcompact_boundary")
+        self.line_type == LineType::System && self.rare().subtype.get() == Some("microcompact_boundary")
     }
     pub fn is_message(&self) -> bool {
         matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None | LineType::Empty)
@@ -192,7 +312,7 @@ impl<'a> Envelope<'a> {
     }
     /// crab's `{"compact": …}` marker: everything before it is summarised.
     pub fn is_crab_compaction(&self) -> bool {
-        self.line_type == LineType::None && self.compact.get().is_some()
+        self.line_type == LineType::None && self.rare().compact.get().is_some()
     }
     /// Any kind of compaction a context starts after.
     pub fn is_compaction(&self) -> bool {
@@ -201,7 +321,7 @@ impl<'a> Envelope<'a> {
     /// pi's `compaction` entry: a summary that replaces everything before
     /// `firstKeptEntryId`.
     pub fn is_pi_compaction(&self) -> bool {
-        self.line_type == LineType::Compaction && self.summary.get().is_some()
+        self.line_type == LineType::Compaction && self.rare().summary.get().is_some()
     }
 }
 
@@ -610,19 +730,18 @@ pub(crate) fn mark_continued(lines: String) -> String {
 /// A line's envelope. Only objects are entries: serde would also read a struct from
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
-    let mut envelope = match quick_envelope(line) {
-        Some(envelope) => envelope,
+    let mut envelope = Envelope::from(match quick_envelope(line) {
+        Some(fields) => fields,
         None => {
-            let envelope = serde_json::from_str::<Envelope>(line)?;
+            let fields = serde_json::from_str::<EnvelopeFields>(line)?;
             if !line.trim_start().starts_with('{') {
                 return Err(serde::de::Error::custom("a JSON value that is not an object"));
             }
-            envelope
+            fields
         }
-    };
-    envelope.line_type = LineType::of(envelope.kind.get());
+    });
     // crab writes messages bare, `{role, content}`: the line is its own message.
-    if envelope.line_type == LineType::None && envelope.message.is_none() && envelope.role.get().is_some() {
+    if envelope.line_type == LineType::None && envelope.message.is_none() && envelope.rare().role.get().is_some() {
         envelope.message = serde_json::from_str(line).ok();
     }
     Ok(envelope)
@@ -631,13 +750,13 @@ fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
 /// A line's envelope read on [`validate`]'s fast path: exactly what serde reads, or
 /// `None` when only serde can say (the line is not surely valid, a field repeats, a
 /// field holds a type whose reading serde decides).
-fn quick_envelope(line: &str) -> Option<Envelope<'_>> {
+fn quick_envelope(line: &str) -> Option<EnvelopeFields<'_>> {
     enum Slot<'e, 'a> {
         Str(&'e mut Str<'a>),
         Flag(&'e mut Flag),
         Raw(&'e mut Option<Raw<'a>>),
     }
-    let mut env = Envelope::default();
+    let mut env = EnvelopeFields::default();
     let mut seen = 0u32;
     let sure = validate::object_members(line, |key, value| {
         let (bit, slot) = match key {
@@ -1207,7 +1326,7 @@ mod tests {
         }
     }
 
-    /// The names serde reads into an [`Envelope`], as its derived code declares them.
+    /// The names serde reads into [`EnvelopeFields`], as its derived code declares them.
     fn envelope_fields() -> &'static [&'static str] {
         struct Names;
         impl<'de> serde::Deserializer<'de> for Names {
@@ -1228,7 +1347,7 @@ mod tests {
                 unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
             }
         }
-        let Err(names) = Envelope::deserialize(Names) else { unreachable!("a struct asks for its fields") };
+        let Err(names) = EnvelopeFields::deserialize(Names) else { unreachable!("a struct asks for its fields") };
         alloc::boxed::Box::leak(
             names
                 .to_string()
@@ -1258,7 +1377,7 @@ mod tests {
                     alloc::format!(r#"{{"{field}":{value},"{field}":{value}}}"#),
                     alloc::format!(r#"{{"{field}":{value},"{other}":{value}}}"#),
                 ] {
-                    let serde = serde_json::from_str::<Envelope>(&line).ok();
+                    let serde = serde_json::from_str::<EnvelopeFields>(&line).ok();
                     if let Some(envelope) = quick_envelope(&line) {
                         quick += 1;
                         assert_eq!(Some(envelope), serde, "{line}");
@@ -1295,7 +1414,7 @@ mod tests {
                 lines += 1;
                 if let Some(envelope) = quick_envelope(line) {
                     quick += 1;
-                    assert_eq!(Some(envelope), serde_json::from_str::<Envelope>(line).ok(), "{}: {line}", path.display());
+                    assert_eq!(Some(envelope), serde_json::from_str::<EnvelopeFields>(line).ok(), "{}: {line}", path.display());
                 }
             }
         }
@@ -1307,6 +1426,33 @@ mod tests {
         let (entries, _) = scan(b"{\"type\":\"user\",\"uuid\":7,\"parentUuid\":{\"x\":1},\"isSidechain\":\"yes\",\"message\":\"text\"}\n");
         assert_eq!(entries.len(), 1);
         assert_eq!((entries[0].uuid.as_deref(), entries[0].parent_uuid.as_deref(), entries[0].is_sidechain), (None, None, false));
+    }
+
+    /// A field's aliases read as one, the first present in the order Claude Code's,
+    /// Cersei's, pi's: one that is null or no string counts as absent.
+    #[test]
+    fn the_aliases_of_a_field_read_as_one() {
+        for (line, uuid, parent, session) in [
+            (r#"{"uuid":"u","id":"i","parentUuid":"p","parent_uuid":"q","parentId":"r","sessionId":"s","session_id":"t"}"#, "u", "p", "s"),
+            (r#"{"uuid":null,"id":"i","parentUuid":7,"parent_uuid":"q","parentId":"r","sessionId":null,"session_id":"t"}"#, "i", "q", "t"),
+            (r#"{"id":"i","parentUuid":null,"parent_uuid":null,"parentId":"r","session_id":"t"}"#, "i", "r", "t"),
+        ] {
+            let env = parse_object(line).unwrap();
+            assert_eq!((env.uuid(), env.parent_uuid(), env.session_id()), (Some(uuid), Some(parent), Some(session)), "{line}");
+        }
+    }
+
+    /// The fields few lines have are kept apart, and only by the lines that have one:
+    /// a long session's lines stay small enough to walk over and over.
+    #[test]
+    fn only_lines_with_a_rare_field_keep_them() {
+        let ordinary = r#"{"parentUuid":"a","isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"uuid":"b","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"s","cwd":"/w","version":"2.1.0","gitBranch":"main","userType":"external"}"#;
+        let env = parse_object(ordinary).unwrap();
+        assert!(env.rare.is_none() && env.rare() == &NO_RARE);
+        let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"logicalParentUuid":"b"}"#;
+        let env = parse_object(boundary).unwrap();
+        assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));
+        assert!(core::mem::size_of::<Line>() <= 224, "a line takes {} bytes", core::mem::size_of::<Line>());
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl<'a> Loaded<'a> {
                 deleted.insert(target.into_owned());
             }
             if line.env.is_compact_boundary()
-                && let Some(segment) = preserved_segment(line.env.compact_metadata)
+                && let Some(segment) = preserved_segment(line.env.rare().compact_metadata)
                 && let Some(anchor) = segment.anchor
             {
                 relinks.insert(segment.head, anchor);
@@ -119,7 +119,7 @@ impl<'a> Loaded<'a> {
         }
         match line.env.parent_uuid() {
             Some(parent) => Some(parent),
-            None if line.env.is_compact_boundary() => line.env.logical_parent_uuid.get(),
+            None if line.env.is_compact_boundary() => line.env.rare().logical_parent_uuid.get(),
             None => None,
         }
     }
@@ -146,7 +146,7 @@ impl<'a> Loaded<'a> {
         // what lets resume read a session from its end.
         let last_compaction = self.lines.iter().rposition(|l| l.env.is_compaction());
         let since = last_compaction.unwrap_or(0);
-        let kept_leaf = last_compaction.and_then(|i| self.lines[i].env.logical_parent_uuid.get());
+        let kept_leaf = last_compaction.and_then(|i| self.lines[i].env.rare().logical_parent_uuid.get());
         // pi's `session` header carries an id but stands outside the tree.
         let candidates = self.lines.iter().enumerate().filter(|(i, l)| {
             (*i >= since || (kept_leaf.is_some() && l.env.uuid() == kept_leaf))
@@ -287,7 +287,7 @@ impl Tip {
             let env = &line.env;
             if env.is_tombstone()
                 || env.is_session_header()
-                || (env.is_compact_boundary() && preserved_segment(env.compact_metadata).is_some_and(|s| s.anchor.is_some()))
+                || (env.is_compact_boundary() && preserved_segment(env.rare().compact_metadata).is_some_and(|s| s.anchor.is_some()))
             {
                 return false;
             }
