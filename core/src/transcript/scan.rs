@@ -10,6 +10,7 @@ use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -500,30 +501,32 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
     scan_part_on(part, bytes, text, &Workers::HERE)
 }
 
-/// [`scan_part`], the lines' envelopes read in pieces by `workers`. Three passes: the
-/// lines found in order, their envelopes read (each piece on its own), then what
-/// depends on the order settled — records cut short, unreadable lines, glued objects.
+/// [`scan_part`], the part read in pieces by `workers`. Two passes: each piece's lines
+/// found and their envelopes read (a line is read while the search for its end has
+/// just brought it into the cache), then what depends on the order settled — records
+/// cut short, unreadable lines, glued objects.
 pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers) -> PartScan<'a> {
-    let mut found = find_lines(part, bytes, text);
-    let mut lines = core::mem::take(&mut found.lines);
-    // The lines that did not read as an entry, by index: (index, why).
-    let mut failed: Vec<(usize, serde_json::Error)> = Vec::new();
-    let pieces = workers.pieces_for(text.len());
-    if pieces == 1 {
-        read_envelopes(&mut lines, 0, &mut failed);
+    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
+    // length. Text that was repaired is read in one piece: its lines' offsets in the
+    // part's bytes are found by walking both.
+    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
+    let ends = if lossy { alloc::vec![text.len()] } else { piece_ends(text, workers.pieces_for(text.len())) };
+    let mut pieces: Vec<FoundLines<'a>> = Vec::new();
+    pieces.resize_with(ends.len(), FoundLines::default);
+    let starts = core::iter::once(0).chain(ends.iter().copied());
+    if let [found] = &mut pieces[..] {
+        *found = read_piece(part, bytes, text, 0..text.len());
     } else {
-        let per_piece = lines.len().div_ceil(pieces).max(1);
-        let mut failures: Vec<Vec<(usize, serde_json::Error)>> = Vec::new();
-        failures.resize_with(lines.len().div_ceil(per_piece), Vec::new);
-        let jobs: Vec<Job> = lines
-            .chunks_mut(per_piece)
-            .zip(&mut failures)
-            .enumerate()
-            .map(|(piece, (lines, failed))| -> Job { alloc::boxed::Box::new(move || read_envelopes(lines, piece * per_piece, failed)) })
+        let jobs: Vec<Job> = pieces
+            .iter_mut()
+            .zip(starts.zip(ends.iter().copied()))
+            .map(|(found, (start, end))| -> Job { Box::new(move || *found = read_piece(part, bytes, text, start..end)) })
             .collect();
         workers.run.run(jobs);
-        failed = failures.into_iter().flatten().collect();
     }
+    let mut found = FoundLines::joined(pieces);
+    let mut lines = core::mem::take(&mut found.lines);
+    let failed = core::mem::take(&mut found.failed);
 
     let mut scan = PartScan {
         lines: Vec::new(),
@@ -610,33 +613,47 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     scan
 }
 
-/// Reads the envelopes of `lines`, the first of which is line `first` of the part's
-/// non-blank ones, noting those that are no entry in `failed`.
-fn read_envelopes(lines: &mut [Line], first: usize, failed: &mut Vec<(usize, serde_json::Error)>) {
-    for (index, line) in lines.iter_mut().enumerate() {
-        match parse_object(line.raw) {
-            Ok(env) => line.env = env,
-            Err(e) => failed.push((first + index, e)),
-        }
-    }
-}
-
-/// A part's lines that are not blank, their envelopes not yet read.
+/// A part's lines that are not blank, or those of a piece of it.
+#[derive(Default)]
 struct FoundLines<'a> {
     lines: Vec<Line<'a>>,
+    /// The lines that did not read as an entry, by index: (index, why).
+    failed: Vec<(usize, serde_json::Error)>,
     /// Each line's byte offset in the part, when the text is not the part's bytes
     /// (invalid UTF-8 was replaced); otherwise found from where the line lies.
     lossy_starts: Vec<usize>,
     line_count: u32,
     invalid_utf8: u32,
     lone_surrogates: u32,
-    /// The part's last line (blank or not) ends in a newline.
+    /// The last line (blank or not) ends in a newline.
     last_terminated: bool,
-    /// The part's last line is blank (or the part is empty).
+    /// The last line is blank (or there is none).
     last_blank: bool,
 }
 
-impl FoundLines<'_> {
+impl<'a> FoundLines<'a> {
+    /// The pieces of a part, in order, as one: their lines numbered in the part.
+    fn joined(pieces: Vec<FoundLines<'a>>) -> Self {
+        let mut pieces = pieces.into_iter();
+        let mut found = pieces.next().unwrap_or_else(|| FoundLines { last_terminated: true, last_blank: true, ..FoundLines::default() });
+        let rest: Vec<FoundLines> = pieces.collect();
+        found.lines.reserve(rest.iter().map(|piece| piece.lines.len()).sum());
+        for piece in rest {
+            let (lines_before, count_before) = (found.lines.len(), found.line_count);
+            found.failed.extend(piece.failed.into_iter().map(|(index, why)| (lines_before + index, why)));
+            found.lines.extend(piece.lines.into_iter().map(|line| Line { line: count_before + line.line, ..line }));
+            found.line_count += piece.line_count;
+            found.invalid_utf8 += piece.invalid_utf8;
+            found.lone_surrogates += piece.lone_surrogates;
+            found.lossy_starts.extend(piece.lossy_starts);
+            if piece.line_count > 0 {
+                found.last_terminated = piece.last_terminated;
+                found.last_blank = piece.last_blank;
+            }
+        }
+        found
+    }
+
     /// The byte offset in the part of line `index`, `line`.
     fn start_of(&self, text: &str, index: usize, line: &Line) -> usize {
         match self.lossy_starts.get(index) {
@@ -646,29 +663,42 @@ impl FoundLines<'_> {
     }
 }
 
-fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
+/// Where the pieces of `text` a part is read in end: about equal, each after a newline
+/// (never inside a UTF-8 sequence or a JSON string), the last at the text's end.
+fn piece_ends(text: &str, pieces: usize) -> Vec<usize> {
+    let mut ends: Vec<usize> = Vec::with_capacity(pieces);
+    for piece in 1..pieces {
+        let from = (text.len() / pieces * piece).max(ends.last().copied().unwrap_or(0));
+        match memchr::memchr(b'\n', text.as_bytes().get(from..).unwrap_or_default()) {
+            Some(at) if from + at + 1 < text.len() => ends.push(from + at + 1),
+            _ => break,
+        }
+    }
+    ends.push(text.len());
+    ends.dedup();
+    ends
+}
+
+/// The lines of the piece `range` of a part's `text`, each envelope read as soon as
+/// its line is found, while the line is in the cache. `range` starts a line; its line
+/// numbers count from its start.
+fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -> FoundLines<'a> {
+    let piece = &text.as_bytes()[range.clone()];
     // Sized up front: growing by doubling would hold two copies of the index at once.
     // Bounded by the bytes too: a part of blank lines must not reserve an entry per
     // newline (8 MiB of them would ask for gigabytes).
-    let capacity = (memchr::memchr_iter(b'\n', bytes).count() + 1).min(bytes.len() / 64 + 1);
-    let mut found = FoundLines {
-        lines: Vec::with_capacity(capacity),
-        lossy_starts: Vec::new(),
-        line_count: 0,
-        invalid_utf8: 0,
-        lone_surrogates: 0,
-        last_terminated: true,
-        last_blank: true,
-    };
-    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
+    let capacity = (memchr::memchr_iter(b'\n', piece).count() + 1).min(piece.len() / 64 + 1);
+    let mut found = FoundLines { lines: Vec::with_capacity(capacity), last_terminated: true, last_blank: true, ..FoundLines::default() };
+    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
+    // length. Otherwise the text is read whole (`range` is all of it).
     let lossy = !core::ptr::eq(text.as_bytes(), bytes);
-    let mut start = 0;
-    let mut byte_start = 0;
-    while start < text.len() {
+    let (mut start, end) = (range.start, range.end);
+    let mut byte_start = start;
+    while start < end {
         found.line_count += 1;
-        let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
+        let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..end]) {
             Some(at) => (&text[start..start + at], start + at + 1),
-            None => (&text[start..], text.len()),
+            None => (&text[start..end], end),
         };
         found.last_terminated = next > start + line.len();
         let byte_end =
@@ -688,7 +718,13 @@ fn find_lines<'a>(part: u32, bytes: &[u8], text: &'a str) -> FoundLines<'a> {
         // after bytes (a form feed) that JSON does not accept as whitespace.
         found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
         if !found.last_blank {
-            found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
+            match parse_object(line) {
+                Ok(env) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
+                Err(why) => {
+                    found.failed.push((found.lines.len(), why));
+                    found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
+                }
+            }
             if lossy {
                 found.lossy_starts.push(line_byte_start);
             }
@@ -1169,13 +1205,14 @@ mod tests {
 
     proptest::proptest! {
         /// A part read in pieces reads as read whole, and as the one-loop reader read
-        /// it: records cut short at any byte, blank, unreadable and glued lines, invalid
-        /// UTF-8, with and without the last newline.
+        /// it: records cut short at any byte (a piece may end at any line), blank,
+        /// unreadable and glued lines, invalid UTF-8, with and without the last newline.
         #[test]
         fn a_part_read_in_pieces_reads_as_read_whole(
             kinds in proptest::collection::vec(0u8..7, 0..24),
             cut in 0usize..2000,
             pieces in 2usize..6,
+            invalid_utf8: bool,
         ) {
             let mut text = String::new();
             for (n, kind) in kinds.iter().enumerate() {
@@ -1192,7 +1229,8 @@ mod tests {
             }
             let mut bytes = text.into_bytes();
             bytes.truncate(cut.min(bytes.len()));
-            if let Some(at) = bytes.iter().position(|&b| b == b'e') {
+            // Repaired text is read in one piece; valid text in `pieces`.
+            if let Some(at) = bytes.iter().position(|&b| b == b'e').filter(|_| invalid_utf8) {
                 bytes[at] = 0xff;
             }
             let decoded = decode(&bytes);
