@@ -47,18 +47,19 @@ impl<S: Storage> Store<S> {
         let origin_key = parts.base_key();
         let timestamp = time::format_millis(now_ms);
         let content = with_loaded(&raw, |loaded| -> Result<String, Error> {
-            let index = loaded.index();
+            let links = loaded.links();
             let leaf = match from {
-                Some(uuid) => index
+                Some(uuid) => links
+                    .index
                     .get(uuid)
                     .copied()
                     .filter(|&i| loaded.is_live(&loaded.lines[i]))
                     .ok_or_else(|| Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() })?,
-                None => {
-                    loaded.leaf().ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no entry with an id to fork from")))?
-                }
+                None => loaded
+                    .leaf_in(&links)
+                    .ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no entry with an id to fork from")))?,
             };
-            let chain: Vec<&Line> = loaded.chain_from(leaf, &index).into_iter().map(|i| &loaded.lines[i]).collect();
+            let chain: Vec<&Line> = loaded.chain_from(leaf, &links).into_iter().map(|i| &loaded.lines[i]).collect();
             if chain.iter().any(|l| l.env.uuid().is_none()) {
                 return Err(Error::InvalidArgument(format!(
                     "session `{id}` predates entry ids (pi format v1): open it in pi once so it migrates, then fork"

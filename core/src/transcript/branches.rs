@@ -114,18 +114,18 @@ impl Loaded<'_> {
 
     /// The session's ledger: usage in all, and every branch with its own.
     pub fn ledger(&self, prices: Option<&Prices>) -> Ledger {
-        let index = self.index();
-        let current_chain = self.chain();
+        let links = self.links();
+        let current_chain = self.chain_in(&links);
         let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
         let on_current: BTreeSet<usize> = current_chain.iter().copied().collect();
         // A leaf the current branch passes through (what a compaction summarised) is
         // part of it, not a branch of its own.
         let mut branches: Vec<Branch> = self
-            .leaf_messages(&index)
+            .leaf_messages(&links.index)
             .into_iter()
             .filter(|leaf| Some(*leaf) == current_leaf || !on_current.contains(leaf))
             .map(|leaf| {
-                let chain = self.chain_from(leaf, &index);
+                let chain = self.chain_from(leaf, &links);
                 let line = &self.lines[leaf];
                 let (role, text) = scan::message_text(line.env.message);
                 let current = Some(leaf) == current_leaf;

@@ -10,7 +10,7 @@ use super::scan::{Line, PartScan};
 use super::{Entry, LoadReport, TypeCount};
 use crate::message::calls::PendingCalls;
 use crate::message::canonical;
-use crate::support::hash::{FastMap, FastSet};
+use crate::support::hash::FastMap;
 use crate::support::time;
 
 /// All parts of a session, read once.
@@ -24,6 +24,38 @@ pub(crate) struct Loaded<'a> {
     /// Where the last part's torn tail starts, if it has one: the next write moves it
     /// aside, so what a write finds ends there.
     pub torn_at: Option<u64>,
+}
+
+/// No line: a line without an id, or whose parent no line has.
+const NO_LINE: usize = usize::MAX;
+
+/// How a session's lines link, found once: the first line of each id, and each line's
+/// parent's first line. The walks over a long session (the leaf, the chain) then go by
+/// position, not by hashing and comparing ids whose text is out of the cache.
+pub(crate) struct Links<'s> {
+    /// The first line of each id.
+    pub index: FastMap<&'s str, usize>,
+    /// Each line's first line of its own id, or [`NO_LINE`].
+    first: Vec<usize>,
+    /// The first line of the id each line continues from ([`Loaded::parent_of`]), or
+    /// [`NO_LINE`].
+    parent: Vec<usize>,
+}
+
+impl Links<'_> {
+    fn line(&self, at: usize) -> Option<usize> {
+        (at != NO_LINE).then_some(at)
+    }
+
+    fn line_of(&self, uuid: Option<&str>) -> Option<usize> {
+        uuid.and_then(|uuid| self.index.get(uuid)).copied()
+    }
+
+    fn mark(&self, at: impl Into<Option<usize>>, marks: &mut [bool]) {
+        if let Some(mark) = at.into().and_then(|at| marks.get_mut(at)) {
+            *mark = true;
+        }
+    }
 }
 
 impl<'a> Loaded<'a> {
@@ -94,14 +126,37 @@ impl<'a> Loaded<'a> {
         !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
     }
 
+    /// The first line of each id.
     pub fn index(&self) -> FastMap<&str, usize> {
-        let mut index = FastMap::with_capacity_and_hasher(self.lines.len(), Default::default());
+        self.links().index
+    }
+
+    /// How the lines link, found once for the walks that follow.
+    pub fn links(&self) -> Links<'_> {
+        let count = self.lines.len();
+        let mut index = FastMap::with_capacity_and_hasher(count, Default::default());
+        let mut first = alloc::vec![NO_LINE; count];
+        let mut parent = alloc::vec![NO_LINE; count];
+        // A parent is almost always an earlier line, whose id is then in the index
+        // already, and the line just read is still in the cache: looked up at once.
+        let mut later = Vec::new();
         for (i, line) in self.lines.iter().enumerate() {
             if let Some(uuid) = line.env.uuid() {
-                index.entry(uuid).or_insert(i);
+                first[i] = *index.entry(uuid).or_insert(i);
+            }
+            if let Some(of) = self.parent_of(line) {
+                match index.get(of) {
+                    Some(&at) => parent[i] = at,
+                    None => later.push(i),
+                }
             }
         }
-        index
+        for i in later {
+            if let Some(&at) = self.parent_of(&self.lines[i]).and_then(|of| index.get(of)) {
+                parent[i] = at;
+            }
+        }
+        Links { index, first, parent }
     }
 
     /// The summary a relinked head continues from: Claude Code relinks the head of a
@@ -129,15 +184,25 @@ impl<'a> Loaded<'a> {
     /// its logical parent), with the latest timestamp (the later line on a tie). A sub-agent's own file holds only sidechain
     /// entries: then they are the conversation.
     pub fn leaf(&self) -> Option<usize> {
-        let mut has_child = FastSet::with_capacity_and_hasher(self.lines.len(), Default::default());
-        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+        self.leaf_in(&self.links())
+    }
+
+    /// [`Loaded::leaf`], the lines' links already found.
+    pub fn leaf_in(&self, links: &Links) -> Option<usize> {
+        let mut has_child = alloc::vec![false; self.lines.len()];
+        for (i, line) in self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l)) {
             // A compaction boundary's logical parent is not an edge here: the entry it
             // names stays a leaf, as in Claude Code, and the next entry continues the
             // kept messages. A relinked head counts as a child of both its summary and
             // the entry it used to continue (summarised history, never the leaf,
             // whatever the clocks say).
-            has_child.extend(line.env.parent_uuid());
-            has_child.extend(self.relink(line));
+            let relinked = self.relink(line).is_some();
+            if line.env.parent_uuid().is_some() || relinked {
+                links.mark(links.parent[i], &mut has_child);
+            }
+            if relinked {
+                links.mark(links.line_of(line.env.parent_uuid()), &mut has_child);
+            }
         }
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
         // What came before the last compaction is summarised: no entry there is the
@@ -154,29 +219,35 @@ impl<'a> Loaded<'a> {
                 && !l.env.is_session_header()
                 && (only_sidechains || !l.env.is_sidechain.0)
         });
-        let leaves = candidates.filter(|(_, l)| l.env.uuid().is_some_and(|u| !has_child.contains(u)));
+        // A line's id has a child when the first line of that id has one.
+        let leaves = candidates.filter(|(i, _)| links.first[*i] != NO_LINE && !has_child[links.first[*i]]);
         leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
     }
 
     /// The main conversation from its root to the newest leaf, through compaction
     /// boundaries, as indices into `lines` (tombstoned entries left out).
     pub fn chain(&self) -> Vec<usize> {
-        self.chain_to(self.leaf())
+        self.chain_in(&self.links())
+    }
+
+    /// [`Loaded::chain`], the lines' links already found.
+    pub fn chain_in(&self, links: &Links) -> Vec<usize> {
+        self.chain_to(self.leaf_in(links), links)
     }
 
     /// [`Loaded::chain`] for a leaf already found.
-    fn chain_to(&self, leaf: Option<usize>) -> Vec<usize> {
+    fn chain_to(&self, leaf: Option<usize>, links: &Links) -> Vec<usize> {
         let Some(leaf) = leaf else {
             // A transcript without ids (pi v1, before pi's own migration gave entries
             // ids) is one conversation in file order.
             let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
             return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
         };
-        self.chain_from(leaf, &self.index())
+        self.chain_from(leaf, links)
     }
 
     /// The conversation from its root to line `leaf`, by the same walk as [`Loaded::chain`].
-    pub fn chain_from(&self, leaf: usize, index: &FastMap<&str, usize>) -> Vec<usize> {
+    pub fn chain_from(&self, leaf: usize, links: &Links) -> Vec<usize> {
         let mut chain = Vec::new();
         let mut seen = alloc::vec![false; self.lines.len()];
         // Where a relinked head continued before the compaction: once the walk is back
@@ -191,9 +262,9 @@ impl<'a> Loaded<'a> {
             chain.push(i);
             let line = &self.lines[i];
             if self.relink(line).is_some() {
-                summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
+                summarised_from = links.line_of(line.env.parent_uuid());
             }
-            current = self.parent_of(line).and_then(|p| index.get(p).copied());
+            current = links.line(links.parent[i]);
             if line.env.is_compact_boundary() && current.is_none_or(|next| seen.get(next).is_none_or(|&seen| seen)) {
                 current = summarised_from.take();
             }
@@ -234,12 +305,13 @@ pub(crate) struct Tip {
 
 impl Loaded<'_> {
     pub fn tip(&self) -> Tip {
-        let leaf = self.leaf();
+        let links = self.links();
+        let leaf = self.leaf_in(&links);
         Tip {
             leaf: leaf.and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string),
             leaf_ms: leaf.and_then(|i| self.lines[i].env.timestamp.get()).and_then(time::parse_millis).unwrap_or(i64::MIN),
             only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
-            calls: self.pending_calls(&self.chain_to(leaf)),
+            calls: self.pending_calls(&self.chain_to(leaf, &links)),
         }
     }
 
@@ -323,5 +395,97 @@ impl Tip {
             self.only_sidechains &= env.is_sidechain.0;
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::collections::BTreeSet;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use super::super::scan::scan_part;
+    use super::{Line, Loaded};
+    use crate::support::hash::FastMap;
+
+    /// The leaf by its definition, with ids compared as text: the live candidate
+    /// whose id no live line names as its parent (or its relinked summary).
+    fn leaf_by_ids(loaded: &Loaded) -> Option<usize> {
+        let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
+        let has_child: BTreeSet<&str> = live().flat_map(|l| [l.env.parent_uuid(), loaded.relink(l)]).flatten().collect();
+        let only_sidechains = loaded.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let last_compaction = loaded.lines.iter().rposition(|l| l.env.is_compaction());
+        let kept_leaf = last_compaction.and_then(|i| loaded.lines[i].env.rare().logical_parent_uuid.get());
+        let stamp = |l: &Line| l.env.timestamp.get().and_then(crate::support::time::parse_millis).unwrap_or(i64::MIN);
+        (0..loaded.lines.len())
+            .filter(|&i| {
+                let l = &loaded.lines[i];
+                (i >= last_compaction.unwrap_or(0) || (kept_leaf.is_some() && l.env.uuid() == kept_leaf))
+                    && loaded.is_live(l)
+                    && !l.env.is_session_header()
+                    && (only_sidechains || !l.env.is_sidechain.0)
+                    && l.env.uuid().is_some_and(|u| !has_child.contains(u))
+            })
+            .max_by_key(|&i| (stamp(&loaded.lines[i]), i))
+    }
+
+    /// The chain by its definition: from the leaf, parent by parent, each looked up by
+    /// its id's first line.
+    fn chain_by_ids(loaded: &Loaded, leaf: usize) -> Vec<usize> {
+        let mut index: FastMap<&str, usize> = FastMap::default();
+        for (i, line) in loaded.lines.iter().enumerate() {
+            if let Some(uuid) = line.env.uuid() {
+                index.entry(uuid).or_insert(i);
+            }
+        }
+        let (mut chain, mut seen, mut current) = (Vec::new(), BTreeSet::new(), Some(leaf));
+        let mut summarised_from = None;
+        while let Some(i) = current.filter(|&i| seen.insert(i)) {
+            chain.push(i);
+            let line = &loaded.lines[i];
+            if loaded.relink(line).is_some() {
+                summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
+            }
+            current = loaded.parent_of(line).and_then(|p| index.get(p).copied());
+            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.contains(&next)) {
+                current = summarised_from.take();
+            }
+        }
+        chain.reverse();
+        chain.retain(|&i| loaded.is_live(&loaded.lines[i]));
+        chain
+    }
+
+    proptest::proptest! {
+        /// Walking by position gives the leaf and the chain that comparing ids gives:
+        /// repeated ids, parents written after their children, loops, sidechains,
+        /// tombstones, compaction boundaries and the summaries they relink to.
+        #[test]
+        fn links_walk_as_ids_do(lines in proptest::collection::vec((0u8..8, 0u8..9, 0u8..6, 0u8..3), 1..24)) {
+            let id = |n: u8| (b'a' + n) as char;
+            let mut text = String::new();
+            for (uuid, parent, kind, stamp) in lines {
+                let parent = if parent == 8 { String::from("null") } else { alloc::format!("\"{}\"", id(parent)) };
+                let line = match kind {
+                    0 => alloc::format!(r#"{{"type":"tombstone","deleted_uuid":"{}"}}"#, id(uuid)),
+                    1 => alloc::format!(
+                        r#"{{"type":"system","subtype":"compact_boundary","uuid":"{}","parentUuid":null,"logicalParentUuid":{parent},"compactMetadata":{{"preservedSegment":{{"headUuid":"{}","anchorUuid":"{}","tailUuid":"{}"}}}}}}"#,
+                        id(uuid), id(uuid.wrapping_add(1) % 8), id(uuid.wrapping_add(2) % 8), id(uuid.wrapping_add(3) % 8)
+                    ),
+                    kind => alloc::format!(
+                        r#"{{"type":"user","uuid":"{}","parentUuid":{parent},"isSidechain":{},"timestamp":"2026-01-01T00:00:0{stamp}.000Z","message":{{"role":"user","content":"x"}}}}"#,
+                        id(uuid), kind == 2
+                    ),
+                };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            let loaded = Loaded::assemble(alloc::vec![scan_part(1, text.as_bytes(), &text)]);
+            let leaf = leaf_by_ids(&loaded);
+            proptest::prop_assert_eq!(loaded.leaf(), leaf);
+            if let Some(leaf) = leaf {
+                proptest::prop_assert_eq!(loaded.chain(), chain_by_ids(&loaded, leaf));
+            }
+        }
     }
 }
