@@ -213,8 +213,25 @@ fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnc
 /// context's messages): valid UTF-8 is not copied. The load report's UTF-8 counts are
 /// not kept: the lines are the same.
 fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, workers: &scan::Workers, f: impl FnOnce(Loaded, Sources) -> R) -> R {
-    let texts: Vec<Arc<String>> = raw.into_iter().map(|bytes| Arc::new(scan::decode_owned(bytes))).collect();
-    let scans = texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers)).collect();
+    let mut texts: Vec<Arc<String>> = raw.into_iter().map(|bytes| Arc::new(scan::decode_utf8(bytes))).collect();
+    fn read<'t>(first_part: u32, texts: &'t [Arc<String>], workers: &scan::Workers) -> Vec<PartScan<'t>> {
+        texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers)).collect()
+    }
+    let mut scans = read(first_part, &texts, workers);
+    // A lone surrogate escape, which JSON parsers refuse, is repaired as `decode` does
+    // and the part read again: rare, so looked for only where a line read had one.
+    if scans.iter().any(|scan| scan.surrogate_escapes) {
+        let repaired: Vec<Option<String>> = texts.iter().map(|text| scan::repair_lone_surrogates(text)).collect();
+        if repaired.iter().any(Option::is_some) {
+            drop(scans);
+            for (text, repaired) in texts.iter_mut().zip(repaired) {
+                if let Some(repaired) = repaired {
+                    *text = Arc::new(repaired);
+                }
+            }
+            scans = read(first_part, &texts, workers);
+        }
+    }
     f(Loaded::assemble(scans), Sources { first_part, texts: &texts, workers })
 }
 

@@ -351,6 +351,9 @@ pub(crate) struct PartScan<'a> {
     /// The part's last line is complete (or blank) but has no newline: the next
     /// append must write one first.
     pub unterminated: bool,
+    /// A line read has a UTF-16 surrogate escape, paired or not: a text from
+    /// [`decode_utf8`] may need [`repair_lone_surrogates`].
+    pub surrogate_escapes: bool,
 }
 
 /// A part's bytes as text. Invalid UTF-8 is replaced with U+FFFD (line boundaries
@@ -366,19 +369,24 @@ pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
     without_lone_surrogates(text)
 }
 
-/// [`decode`] into the bytes' own buffer when they are valid UTF-8 (no copy).
-pub(crate) fn decode_owned(bytes: Vec<u8>) -> String {
-    let text = match String::from_utf8(bytes) {
+/// [`decode`] into the bytes' own buffer when they are valid UTF-8 (no copy), its lone
+/// surrogates not yet repaired: [`scan_part_on`] tells whether the text has any
+/// surrogate escape ([`PartScan::surrogate_escapes`]) as it reads each line, and only
+/// then need [`repair_lone_surrogates`] look, and the part be read again.
+pub(crate) fn decode_utf8(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(),
-    };
-    without_lone_surrogates(Cow::Owned(text)).into_owned()
+    }
+}
+
+/// `text` has a UTF-16 surrogate escape (`\ud800` to `\udfff`), paired or not.
+fn has_surrogate_escape(escapes: &memchr::memmem::Finder, text: &[u8]) -> bool {
+    escapes.find_iter(text).any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
 }
 
 fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let surrogate = |at: usize| matches!(bytes.get(at + 2), Some(b'd' | b'D'));
-    if !memchr::memmem::find_iter(bytes, b"\\u").any(surrogate) {
+    if !has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), text.as_bytes()) {
         return text;
     }
     match repair_lone_surrogates(&text) {
@@ -388,7 +396,7 @@ fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
 }
 
 /// `text` with every lone surrogate escape replaced by `\ufffd`; `None` when it has none.
-fn repair_lone_surrogates(text: &str) -> Option<String> {
+pub(crate) fn repair_lone_surrogates(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let unit = |at: usize| -> Option<u16> {
         let hex = bytes.get(at + 2..at + 6)?;
@@ -539,6 +547,7 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
         torn_lines: 0,
         // Only the last line can lack its newline: one that is blank, or read whole.
         unterminated: found.last_blank && !found.last_terminated,
+        surrogate_escapes: found.surrogate_escapes,
     };
     // The record written in one append that the lines since this one belong to, while
     // its last line has not been seen: (byte offset, index in `lines`, line number).
@@ -629,6 +638,7 @@ struct FoundLines<'a> {
     last_terminated: bool,
     /// The last line is blank (or there is none).
     last_blank: bool,
+    surrogate_escapes: bool,
 }
 
 impl<'a> FoundLines<'a> {
@@ -646,6 +656,7 @@ impl<'a> FoundLines<'a> {
             found.invalid_utf8 += piece.invalid_utf8;
             found.lone_surrogates += piece.lone_surrogates;
             found.lossy_starts.extend(piece.lossy_starts);
+            found.surrogate_escapes |= piece.surrogate_escapes;
             if piece.line_count > 0 {
                 found.last_terminated = piece.last_terminated;
                 found.last_blank = piece.last_blank;
@@ -694,6 +705,7 @@ fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -
     let lossy = !core::ptr::eq(text.as_bytes(), bytes);
     let (mut start, end) = (range.start, range.end);
     let mut byte_start = start;
+    let escapes = memchr::memmem::Finder::new(b"\\u");
     while start < end {
         found.line_count += 1;
         let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..end]) {
@@ -718,6 +730,7 @@ fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -
         // after bytes (a form feed) that JSON does not accept as whitespace.
         found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
         if !found.last_blank {
+            found.surrogate_escapes = found.surrogate_escapes || has_surrogate_escape(&escapes, line.as_bytes());
             match parse_object(line) {
                 Ok(env) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
                 Err(why) => {
@@ -1098,7 +1111,7 @@ mod tests {
     /// Everything a scan says, to compare two.
     fn told(scan: &PartScan) -> String {
         alloc::format!(
-            "{:?} {:?} glued {} utf8 {} surrogates {} lines {} torn {:?}+{} unterminated {}",
+            "{:?} {:?} glued {} utf8 {} surrogates {} lines {} torn {:?}+{} unterminated {} surrogate escapes {}",
             scan.lines.iter().map(Line::to_entry).collect::<Vec<_>>(),
             scan.skipped,
             scan.recovered_glued,
@@ -1107,7 +1120,8 @@ mod tests {
             scan.line_count,
             scan.torn_at,
             scan.torn_lines,
-            scan.unterminated
+            scan.unterminated,
+            scan.surrogate_escapes
         )
     }
 
@@ -1127,6 +1141,7 @@ mod tests {
             torn_at: None,
             torn_lines: 0,
             unterminated: false,
+            surrogate_escapes: has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), text.as_bytes()),
         };
         // The record written in one append that the lines since this one belong to, while
         // its last line has not been seen: (byte offset, index in `lines`, line number).
@@ -1223,7 +1238,7 @@ mod tests {
                     3 => text.push_str("  "),
                     4 => text.push_str("not json"),
                     5 => text.push_str(&alloc::format!("{entry}{entry}")),
-                    _ => text.push_str(&alloc::format!("{CONTINUED}{{\"type\":\"user\",\"message\":\"caf\u{e9}\"}}")),
+                    _ => text.push_str(&alloc::format!("{CONTINUED}{{\"type\":\"user\",\"message\":\"caf\u{e9} \\ud83d\\ude00\"}}")),
                 }
                 text.push('\n');
             }
