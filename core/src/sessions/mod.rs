@@ -218,10 +218,15 @@ fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, workers: &scan::Workers, f
         texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers)).collect()
     }
     let mut scans = read(first_part, &texts, workers);
-    // A lone surrogate escape, which JSON parsers refuse, is repaired as `decode` does
-    // and the part read again: rare, so looked for only where a line read had one.
+    // A lone surrogate escape, which JSON parsers refuse, is repaired as `decode` does,
+    // looked for only in a part where a line read had a surrogate escape; the parts
+    // are then read again (rare: Node writes one when it cuts an emoji).
     if scans.iter().any(|scan| scan.surrogate_escapes) {
-        let repaired: Vec<Option<String>> = texts.iter().map(|text| scan::repair_lone_surrogates(text)).collect();
+        let repaired: Vec<Option<String>> = texts
+            .iter()
+            .zip(&scans)
+            .map(|(text, scan)| if scan.surrogate_escapes { scan::repair_lone_surrogates(text) } else { None })
+            .collect();
         if repaired.iter().any(Option::is_some) {
             drop(scans);
             for (text, repaired) in texts.iter_mut().zip(repaired) {
@@ -657,6 +662,31 @@ mod tests {
         let plan = block_on(store.plan_compaction(id, &settings, Mode::Manual)).unwrap();
         let ids = CompactionIds { boundary: format!("{id}-b{n}"), summary: format!("{id}-s{n}") };
         block_on(store.apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
+    }
+
+    /// A lone surrogate escape in a later part, read in pieces run in any order, is
+    /// repaired as a whole read repairs it; a paired one is left as it is.
+    #[test]
+    fn a_lone_surrogate_in_a_later_part_read_in_pieces_is_repaired() {
+        let line = |n: u32, text: &str| {
+            let parent = if n == 0 { "null".to_string() } else { format!("\"u{}\"", n - 1) };
+            format!(
+                "{{\"type\":\"user\",\"uuid\":\"u{n}\",\"parentUuid\":{parent},\"sessionId\":\"s\",\"timestamp\":\"2026-01-01T00:00:0{n}.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+            )
+        };
+        let first: alloc::string::String = (0..4).map(|n| line(n, "plain words")).collect();
+        let second = [line(4, "a pair \\ud83d\\ude00 stays"), line(5, "plain"), line(6, "a cut \\ud83d emoji"), line(7, "plain")].concat();
+        let raw = alloc::vec![first.into_bytes(), second.into_bytes()];
+        let whole = super::with_loaded(&raw, |loaded| loaded.context(crate::transcript::context::Sources::default()));
+        assert_eq!(whole.messages.len(), 8);
+        assert_eq!(whole.messages[4].text, "a pair \u{1f600} stays");
+        assert_eq!(whole.messages[6].text, "a cut \u{fffd} emoji");
+        let backwards = crate::transcript::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::transcript::scan::Backwards };
+        let split = super::with_shared(1, raw, &backwards, |loaded, sources| {
+            let plan = loaded.context_lines();
+            loaded.into_context(plan, sources)
+        });
+        assert_eq!(split, whole);
     }
 
     /// A context shares the session's text, a message's blocks and text as the file

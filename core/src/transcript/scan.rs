@@ -517,18 +517,20 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
     // length. Text that was repaired is read in one piece: its lines' offsets in the
     // part's bytes are found by walking both.
-    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
-    let ends = if lossy { alloc::vec![text.len()] } else { piece_ends(text, workers.pieces_for(text.len())) };
-    let mut pieces: Vec<FoundLines<'a>> = Vec::new();
-    pieces.resize_with(ends.len(), FoundLines::default);
+    let repaired_from = (!core::ptr::eq(text.as_bytes(), bytes)).then_some(bytes);
+    let ends = match repaired_from {
+        Some(_) => alloc::vec![text.len()],
+        None => piece_ends(text, workers.pieces_for(text.len())),
+    };
+    let mut pieces: Vec<FoundLines<'a>> = ends.iter().map(|_| FoundLines::empty()).collect();
     let starts = core::iter::once(0).chain(ends.iter().copied());
     if let [found] = &mut pieces[..] {
-        *found = read_piece(part, bytes, text, 0..text.len());
+        *found = read_piece(part, text, 0..text.len(), repaired_from);
     } else {
         let jobs: Vec<Job> = pieces
             .iter_mut()
             .zip(starts.zip(ends.iter().copied()))
-            .map(|(found, (start, end))| -> Job { Box::new(move || *found = read_piece(part, bytes, text, start..end)) })
+            .map(|(found, (start, end))| -> Job { Box::new(move || *found = read_piece(part, text, start..end, None)) })
             .collect();
         workers.run.run(jobs);
     }
@@ -623,7 +625,6 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
 }
 
 /// A part's lines that are not blank, or those of a piece of it.
-#[derive(Default)]
 struct FoundLines<'a> {
     lines: Vec<Line<'a>>,
     /// The lines that did not read as an entry, by index: (index, why).
@@ -642,10 +643,25 @@ struct FoundLines<'a> {
 }
 
 impl<'a> FoundLines<'a> {
+    /// No line yet: as an empty part reads.
+    fn empty() -> Self {
+        FoundLines {
+            lines: Vec::new(),
+            failed: Vec::new(),
+            lossy_starts: Vec::new(),
+            line_count: 0,
+            invalid_utf8: 0,
+            lone_surrogates: 0,
+            last_terminated: true,
+            last_blank: true,
+            surrogate_escapes: false,
+        }
+    }
+
     /// The pieces of a part, in order, as one: their lines numbered in the part.
     fn joined(pieces: Vec<FoundLines<'a>>) -> Self {
         let mut pieces = pieces.into_iter();
-        let mut found = pieces.next().unwrap_or_else(|| FoundLines { last_terminated: true, last_blank: true, ..FoundLines::default() });
+        let mut found = pieces.next().unwrap_or_else(FoundLines::empty);
         let rest: Vec<FoundLines> = pieces.collect();
         found.lines.reserve(rest.iter().map(|piece| piece.lines.len()).sum());
         for piece in rest {
@@ -686,23 +702,21 @@ fn piece_ends(text: &str, pieces: usize) -> Vec<usize> {
         }
     }
     ends.push(text.len());
-    ends.dedup();
     ends
 }
 
 /// The lines of the piece `range` of a part's `text`, each envelope read as soon as
 /// its line is found, while the line is in the cache. `range` starts a line; its line
-/// numbers count from its start.
-fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -> FoundLines<'a> {
+/// numbers count from its start. `repaired_from`: the part's bytes, when `text` is
+/// their [`decode`]d repair (then `range` is all of it, and each line's offset and
+/// what was wrong with it are found by walking both).
+fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: Option<&[u8]>) -> FoundLines<'a> {
     let piece = &text.as_bytes()[range.clone()];
     // Sized up front: growing by doubling would hold two copies of the index at once.
     // Bounded by the bytes too: a part of blank lines must not reserve an entry per
     // newline (8 MiB of them would ask for gigabytes).
     let capacity = (memchr::memchr_iter(b'\n', piece).count() + 1).min(piece.len() / 64 + 1);
-    let mut found = FoundLines { lines: Vec::with_capacity(capacity), last_terminated: true, last_blank: true, ..FoundLines::default() };
-    // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
-    // length. Otherwise the text is read whole (`range` is all of it).
-    let lossy = !core::ptr::eq(text.as_bytes(), bytes);
+    let mut found = FoundLines { lines: Vec::with_capacity(capacity), ..FoundLines::empty() };
     let (mut start, end) = (range.start, range.end);
     let mut byte_start = start;
     let escapes = memchr::memmem::Finder::new(b"\\u");
@@ -713,15 +727,18 @@ fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -
             None => (&text[start..end], end),
         };
         found.last_terminated = next > start + line.len();
-        let byte_end =
-            if lossy { memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at) } else { start + line.len() };
-        if lossy {
-            match core::str::from_utf8(&bytes[byte_start..byte_end]) {
-                Err(_) => found.invalid_utf8 += 1,
-                Ok(original) if original != line => found.lone_surrogates += 1,
-                Ok(_) => {}
+        let byte_end = match repaired_from {
+            Some(bytes) => {
+                let byte_end = memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at);
+                match core::str::from_utf8(&bytes[byte_start..byte_end]) {
+                    Err(_) => found.invalid_utf8 += 1,
+                    Ok(original) if original != line => found.lone_surrogates += 1,
+                    Ok(_) => {}
+                }
+                byte_end
             }
-        }
+            None => start + line.len(),
+        };
         let line_byte_start = byte_start;
         start = next;
         byte_start = byte_end + 1;
@@ -738,7 +755,7 @@ fn read_piece<'a>(part: u32, bytes: &[u8], text: &'a str, range: Range<usize>) -
                     found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
                 }
             }
-            if lossy {
+            if repaired_from.is_some() {
                 found.lossy_starts.push(line_byte_start);
             }
         }
@@ -1501,7 +1518,7 @@ mod tests {
     fn only_lines_with_a_rare_field_keep_them() {
         let ordinary = r#"{"parentUuid":"a","isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"uuid":"b","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"s","cwd":"/w","version":"2.1.0","gitBranch":"main","userType":"external"}"#;
         let env = parse_object(ordinary).unwrap();
-        assert!(env.rare.is_none() && env.rare() == &NO_RARE);
+        assert!(env.rare.is_none());
         let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"logicalParentUuid":"b"}"#;
         let env = parse_object(boundary).unwrap();
         assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));

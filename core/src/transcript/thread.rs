@@ -43,18 +43,19 @@ pub(crate) struct Links<'s> {
 }
 
 impl Links<'_> {
-    fn line(&self, at: usize) -> Option<usize> {
-        (at != NO_LINE).then_some(at)
+    /// The parent's line of line `i`, if any.
+    fn parent(&self, i: usize) -> Option<usize> {
+        self.parent.get(i).copied().filter(|&at| at != NO_LINE)
     }
 
     fn line_of(&self, uuid: Option<&str>) -> Option<usize> {
         uuid.and_then(|uuid| self.index.get(uuid)).copied()
     }
+}
 
-    fn mark(&self, at: impl Into<Option<usize>>, marks: &mut [bool]) {
-        if let Some(mark) = at.into().and_then(|at| marks.get_mut(at)) {
-            *mark = true;
-        }
+fn mark(marks: &mut [bool], at: Option<usize>) {
+    if let Some(mark) = at.and_then(|at| marks.get_mut(at)) {
+        *mark = true;
     }
 }
 
@@ -128,29 +129,38 @@ impl<'a> Loaded<'a> {
 
     /// The first line of each id.
     pub fn index(&self) -> FastMap<&str, usize> {
-        self.links().index
+        self.index_each(|_, _, _| {})
+    }
+
+    /// [`Loaded::index`], built line by line: `each(i, first, index)` is told, for
+    /// every line `i`, the first line of its id ([`NO_LINE`] without one) and the index
+    /// so far.
+    fn index_each<'s>(&'s self, mut each: impl FnMut(usize, usize, &FastMap<&'s str, usize>)) -> FastMap<&'s str, usize> {
+        let mut index = FastMap::with_capacity_and_hasher(self.lines.len(), Default::default());
+        for (i, line) in self.lines.iter().enumerate() {
+            let first = line.env.uuid().map_or(NO_LINE, |uuid| *index.entry(uuid).or_insert(i));
+            each(i, first, &index);
+        }
+        index
     }
 
     /// How the lines link, found once for the walks that follow.
     pub fn links(&self) -> Links<'_> {
         let count = self.lines.len();
-        let mut index = FastMap::with_capacity_and_hasher(count, Default::default());
         let mut first = alloc::vec![NO_LINE; count];
         let mut parent = alloc::vec![NO_LINE; count];
         // A parent is almost always an earlier line, whose id is then in the index
         // already, and the line just read is still in the cache: looked up at once.
         let mut later = Vec::new();
-        for (i, line) in self.lines.iter().enumerate() {
-            if let Some(uuid) = line.env.uuid() {
-                first[i] = *index.entry(uuid).or_insert(i);
-            }
-            if let Some(of) = self.parent_of(line) {
+        let index = self.index_each(|i, first_line, index| {
+            first[i] = first_line;
+            if let Some(of) = self.parent_of(&self.lines[i]) {
                 match index.get(of) {
                     Some(&at) => parent[i] = at,
                     None => later.push(i),
                 }
             }
-        }
+        });
         for i in later {
             if let Some(&at) = self.parent_of(&self.lines[i]).and_then(|of| index.get(of)) {
                 parent[i] = at;
@@ -198,10 +208,10 @@ impl<'a> Loaded<'a> {
             // whatever the clocks say).
             let relinked = self.relink(line).is_some();
             if line.env.parent_uuid().is_some() || relinked {
-                links.mark(links.parent[i], &mut has_child);
+                mark(&mut has_child, links.parent(i));
             }
             if relinked {
-                links.mark(links.line_of(line.env.parent_uuid()), &mut has_child);
+                mark(&mut has_child, links.line_of(line.env.parent_uuid()));
             }
         }
         let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
@@ -264,7 +274,7 @@ impl<'a> Loaded<'a> {
             if self.relink(line).is_some() {
                 summarised_from = links.line_of(line.env.parent_uuid());
             }
-            current = links.line(links.parent[i]);
+            current = links.parent(i);
             if line.env.is_compact_boundary() && current.is_none_or(|next| seen.get(next).is_none_or(|&seen| seen)) {
                 current = summarised_from.take();
             }

@@ -363,3 +363,22 @@ fn a_file_that_is_not_a_sessions_json_is_refused_and_writes_nothing() {
     }
     assert!(block_on(store.keys(&[])).unwrap().is_empty());
 }
+
+/// A transcript in Cersei's envelope (snake_case `session_id` and `parent_uuid`) is read
+/// as Mneme reads that envelope everywhere else: it imports under its own session id.
+#[test]
+fn a_transcript_in_cersei_s_envelope_imports_under_its_own_id() {
+    let data = concat!(
+        r#"{"type":"user","uuid":"a","parent_uuid":null,"session_id":"cersei-1","cwd":"/w","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"b","parent_uuid":"a","session_id":"cersei-1","cwd":"/w","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}"#,
+        "\n"
+    );
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let request =
+        Import { data: data.into(), source: None, id: None, cwd: None, origin: "cersei.jsonl".into(), uuid: UUID.into(), now_ms: NOW };
+    let imported = block_on(store.import_session(&request)).unwrap();
+    assert_eq!((imported.id.as_str(), imported.source, imported.messages), ("cersei-1", Source::Claude, 2));
+    assert_eq!(block_on(store.context("cersei-1")).unwrap().messages.len(), 2);
+}
