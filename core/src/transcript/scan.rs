@@ -22,7 +22,8 @@ use crate::support::lenient::{Count, Flag, Str};
 use crate::support::validate;
 
 /// The fields the core reads from a line, as the line spells them: every alias apart,
-/// every field inline. What a line keeps of it is an [`Envelope`].
+/// every field inline. What a line keeps of it is an [`Envelope`], whose fields and
+/// [`Rare`]'s say what each is.
 #[derive(Default, Deserialize)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 struct EnvelopeFields<'a> {
@@ -70,29 +71,20 @@ struct EnvelopeFields<'a> {
     compact_metadata: Option<Raw<'a>>,
     #[serde(rename = "microcompactMetadata", default, borrow)]
     microcompact_metadata: Option<Raw<'a>>,
-    /// pi's `compaction.firstKeptEntryId`.
     #[serde(rename = "firstKeptEntryId", default, borrow)]
     first_kept_entry_id: Str<'a>,
-    /// pi v1's `compaction.firstKeptEntryIndex`: the kept entry's line, counted from 0
-    /// at the header (v1 entries have no ids).
     #[serde(rename = "firstKeptEntryIndex", default)]
     first_kept_entry_index: Count,
-    /// crab: a bare message line is `{role, content}`.
     #[serde(default, borrow)]
     role: Str<'a>,
-    /// crab: `{"compact": "<summary>"}` marks a compaction.
     #[serde(default, borrow)]
     compact: Str<'a>,
-    /// pi: a `session_info` entry's session name.
     #[serde(default, borrow)]
     name: Str<'a>,
-    /// crab: the meta line's agent name.
     #[serde(default, borrow)]
     agent: Str<'a>,
-    /// pi: a `custom` entry's type (Mneme's are `mneme.<kind>`).
     #[serde(rename = "customType", default, borrow)]
     custom_type: Str<'a>,
-    /// pi: a `custom` entry's data.
     #[serde(default, borrow)]
     data: Option<Raw<'a>>,
 }
