@@ -215,7 +215,7 @@ fn with_loaded_from<B: AsRef<[u8]>, R>(first_part: u32, raw: &[B], f: impl FnOnc
 fn with_shared<R>(first_part: u32, raw: Vec<Vec<u8>>, workers: &scan::Workers, f: impl FnOnce(Loaded, Sources) -> R) -> R {
     let mut texts: Vec<Arc<String>> = raw.into_iter().map(|bytes| Arc::new(scan::decode_utf8(bytes))).collect();
     fn read<'t>(first_part: u32, texts: &'t [Arc<String>], workers: &scan::Workers) -> Vec<PartScan<'t>> {
-        texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers)).collect()
+        texts.iter().zip(first_part..).map(|(text, part)| scan::scan_part_on(part, text.as_bytes(), text, workers, true)).collect()
     }
     let mut scans = read(first_part, &texts, workers);
     // A lone surrogate escape, which JSON parsers refuse, is repaired as `decode` does,

@@ -344,7 +344,8 @@ pub(crate) struct PartScan<'a> {
     /// append must write one first.
     pub unterminated: bool,
     /// A line read has a UTF-16 surrogate escape, paired or not: a text from
-    /// [`decode_utf8`] may need [`repair_lone_surrogates`].
+    /// [`decode_utf8`] may need [`repair_lone_surrogates`]. Looked for only in text
+    /// read as `unrepaired` (see [`scan_part_on`]).
     pub surrogate_escapes: bool,
 }
 
@@ -498,14 +499,17 @@ impl Workers<'_> {
 /// Reads one part. `bytes` are the part's original bytes (for offsets and UTF-8
 /// checks), `text` their [`decode`]d form.
 pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<'a> {
-    scan_part_on(part, bytes, text, &Workers::HERE)
+    scan_part_on(part, bytes, text, &Workers::HERE, false)
 }
 
 /// [`scan_part`], the part read in pieces by `workers`. Two passes: each piece's lines
 /// found and their envelopes read (a line is read while the search for its end has
 /// just brought it into the cache), then what depends on the order settled — records
-/// cut short, unreadable lines, glued objects.
-pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers) -> PartScan<'a> {
+/// cut short, unreadable lines, glued objects. `unrepaired`: `text` is from
+/// [`decode_utf8`], its lone surrogates not repaired, so each line is also looked at
+/// for a surrogate escape ([`PartScan::surrogate_escapes`]); [`decode`]d text needs no
+/// look, and a held append's read of its own line is spared it.
+pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers, unrepaired: bool) -> PartScan<'a> {
     // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
     // length. Text that was repaired is read in one piece: its lines' offsets in the
     // part's bytes are found by walking both.
@@ -517,12 +521,12 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     let mut pieces: Vec<FoundLines<'a>> = ends.iter().map(|_| FoundLines::empty()).collect();
     let starts = core::iter::once(0).chain(ends.iter().copied());
     if let [found] = &mut pieces[..] {
-        *found = read_piece(part, text, 0..text.len(), repaired_from);
+        *found = read_piece(part, text, 0..text.len(), repaired_from, unrepaired);
     } else {
         let jobs: Vec<Job> = pieces
             .iter_mut()
             .zip(starts.zip(ends.iter().copied()))
-            .map(|(found, (start, end))| -> Job { Box::new(move || *found = read_piece(part, text, start..end, None)) })
+            .map(|(found, (start, end))| -> Job { Box::new(move || *found = read_piece(part, text, start..end, None, unrepaired)) })
             .collect();
         workers.run.run(jobs);
     }
@@ -701,8 +705,8 @@ fn piece_ends(text: &str, pieces: usize) -> Vec<usize> {
 /// its line is found, while the line is in the cache. `range` starts a line; its line
 /// numbers count from its start. `repaired_from`: the part's bytes, when `text` is
 /// their [`decode`]d repair (then `range` is all of it, and each line's offset and
-/// what was wrong with it are found by walking both).
-fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: Option<&[u8]>) -> FoundLines<'a> {
+/// what was wrong with it are found by walking both). `unrepaired`: as [`scan_part_on`]'s.
+fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: Option<&[u8]>, unrepaired: bool) -> FoundLines<'a> {
     let piece = &text.as_bytes()[range.clone()];
     // Sized up front: growing by doubling would hold two copies of the index at once.
     // Bounded by the bytes too: a part of blank lines must not reserve an entry per
@@ -711,7 +715,7 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
     let mut found = FoundLines { lines: Vec::with_capacity(capacity), ..FoundLines::empty() };
     let (mut start, end) = (range.start, range.end);
     let mut byte_start = start;
-    let escapes = memchr::memmem::Finder::new(b"\\u");
+    let escapes = unrepaired.then(|| memchr::memmem::Finder::new(b"\\u"));
     while start < end {
         found.line_count += 1;
         let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..end]) {
@@ -739,7 +743,9 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
         // after bytes (a form feed) that JSON does not accept as whitespace.
         found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
         if !found.last_blank {
-            found.surrogate_escapes = found.surrogate_escapes || has_surrogate_escape(&escapes, line.as_bytes());
+            if let Some(escapes) = &escapes {
+                found.surrogate_escapes = found.surrogate_escapes || has_surrogate_escape(escapes, line.as_bytes());
+            }
             match parse_object(line) {
                 Ok(env) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
                 Err(why) => {
@@ -1258,10 +1264,15 @@ mod tests {
                 bytes[at] = 0xff;
             }
             let decoded = decode(&bytes);
-            let whole = scan_part(1, &bytes, &decoded);
-            let split = scan_part_on(1, &bytes, &decoded, &Workers { pieces, piece_bytes: 1, run: &Backwards });
+            let whole = scan_part_on(1, &bytes, &decoded, &Workers::HERE, true);
+            let split = scan_part_on(1, &bytes, &decoded, &Workers { pieces, piece_bytes: 1, run: &Backwards }, true);
             proptest::prop_assert_eq!(told(&split), told(&whole));
             proptest::prop_assert_eq!(told(&whole), told(&one_loop_scan(1, &bytes, &decoded)));
+            // Text read as repaired is not looked at for surrogate escapes, and reads the same.
+            let mut repaired = scan_part(1, &bytes, &decoded);
+            proptest::prop_assert!(!repaired.surrogate_escapes);
+            repaired.surrogate_escapes = whole.surrogate_escapes;
+            proptest::prop_assert_eq!(told(&repaired), told(&whole));
         }
     }
 
