@@ -244,7 +244,7 @@ fn json_strings(line: &str) -> Option<Vec<(usize, usize)>> {
                 let start = i + 1;
                 let mut j = start;
                 loop {
-                    j += memchr::memchr2(b'"', b'\\', bytes.get(j..)?)?;
+                    j = crate::support::validate::next_special(bytes, j)?;
                     if bytes[j] == b'"' {
                         break;
                     }
@@ -318,9 +318,19 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
 /// or `bearer ` in any case. Most prose has none, and is passed over a vector at a time
 /// instead of a byte at a time.
 fn may_hold_secret(bytes: &[u8]) -> bool {
+    let bearer_at = |at: usize| bytes.get(at..at + 7).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer "));
+    // Most of a line's strings are short (a role, a path, a name): a vector search's
+    // set-up would cost more than looking at each byte.
+    if bytes.len() < 64 {
+        return bytes.iter().enumerate().any(|(at, b)| match b {
+            b'-' | b'_' | b'=' | b'A' => true,
+            b'b' | b'B' => bearer_at(at),
+            _ => false,
+        });
+    }
     memchr::memchr3(b'-', b'_', b'=', bytes).is_some()
         || memchr::memchr(b'A', bytes).is_some()
-        || memchr::memchr2_iter(b'b', b'B', bytes).any(|at| bytes.get(at..at + 7).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer ")))
+        || memchr::memchr2_iter(b'b', b'B', bytes).any(bearer_at)
 }
 
 /// [`redact_span`] byte by byte, for text that may hold a secret.

@@ -321,7 +321,7 @@ impl Dialect for Claude {
                     }
                     let uuid = next_id();
                     let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
-                    let text = message.plain_text().filter(|_| message.blocks.len() == 1);
+                    let text = if message.blocks.len() == 1 { message.plain_text() } else { None };
                     let content = match &text {
                         Some(text) => Content::Text(text),
                         None => Content::Blocks(rest.iter().map(|block| block.json.as_str()).collect()),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::calls::Activity;
 use crate::support::json::Raw;
-use crate::transcript::scan::{Block, Content, Line, parse_message_content};
+use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
 /// of them, from one parse of the line.
@@ -180,7 +180,15 @@ pub(crate) fn activity(line: &Line) -> Option<Activity> {
     if !line.env.is_message() {
         return None;
     }
-    let (message, content) = parse_message_content(line.env.message?)?;
+    activity_read(line, line.env.message.and_then(parse_message_content).as_ref())
+}
+
+/// [`activity`] of a line whose message is already read with [`parse_message_content`].
+pub(crate) fn activity_read(line: &Line, read: Option<&(Message<'_>, Option<Content<'_>>)>) -> Option<Activity> {
+    if !line.env.is_message() {
+        return None;
+    }
+    let (message, content) = read?;
     let role = message.role.get().unwrap_or(line.env.kind());
     if role == "toolResult" {
         let answers = message.tool_call_id.get().map(String::from).into_iter().collect();
@@ -191,7 +199,7 @@ pub(crate) fn activity(line: &Line) -> Option<Activity> {
     let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };
     match content {
         Some(Content::Blocks(blocks)) => {
-            for block in &blocks {
+            for block in blocks {
                 step_block(&mut activity, block);
             }
         }

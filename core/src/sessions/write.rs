@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::format::{Dialect, Header, Marker, Role};
 use crate::keys;
 use crate::message::calls::{self, PendingCalls};
-use crate::message::{AgentRef, Message, Turn, input};
+use crate::message::{AgentRef, Message, Turn, canonical, input};
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
 use crate::support::ids::derived_id;
@@ -194,12 +194,13 @@ impl<S: Storage> Store<S> {
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
                 let (json, found) = self.record_of(json);
-                let text = scan::decode(json.as_bytes());
+                let text = scan::decode_str(&json);
                 let written = scan::scan_part(1, json.as_bytes(), &text);
                 refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
                 let separator = if state.unterminated { "\n" } else { "" };
                 self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
-                Ok(written_entries(&written.lines, state.last_part_lines + 1, &found))
+                let messages: Vec<_> = written.lines.iter().map(|line| line.env.message.and_then(scan::parse_message_content)).collect();
+                Ok(written_entries(&written.lines, &messages, state.last_part_lines + 1, &found))
             })
             .await?;
         Ok(entries)
@@ -361,7 +362,7 @@ impl<S: Storage> Store<S> {
         };
         let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
-        let text = scan::decode(json.as_bytes());
+        let text = scan::decode_str(&json);
         let written = scan::scan_part(part, json.as_bytes(), &text);
         // The read-back is also the check that every line is a JSON object (lines are
         // built by hand, blocks copied in as they came): one that is not writes nothing.
@@ -384,9 +385,11 @@ impl<S: Storage> Store<S> {
             Kind::Compaction => json.len() as u64 + 1,
             Kind::Entry | Kind::Prune => state.since_compaction.saturating_add(record_len),
         };
-        // The lines just written move the tip by the same rule a fresh load uses.
-        state.stale = !state.tip.advance(&written.lines);
-        Ok(written_entries(&written.lines, line_no, &found))
+        // The lines just written move the tip by the same rule a fresh load uses; their
+        // messages are read once, for the tip and the entries returned.
+        let messages: Vec<_> = written.lines.iter().map(|line| line.env.message.and_then(scan::parse_message_content)).collect();
+        state.stale = !state.tip.advance_with(&written.lines, |i, line| canonical::activity_read(line, messages[i].as_ref()));
+        Ok(written_entries(&written.lines, &messages, line_no, &found))
     }
 
     /// The lines of a record as they are written: its secrets taken out, each line but
@@ -513,13 +516,21 @@ fn refuse_repeat(id: &str, lines: &[scan::Line<'_>], leaf: Option<&str>) -> Resu
 
 /// The entries of lines just written, numbered from `first_line`, each with what
 /// redaction took out of it.
-fn written_entries(lines: &[scan::Line<'_>], first_line: u32, found: &[crate::redact::Found]) -> Vec<Entry> {
+fn written_entries(lines: &[scan::Line<'_>], messages: &[ReadMessage<'_>], first_line: u32, found: &[crate::redact::Found]) -> Vec<Entry> {
     lines
         .iter()
+        .zip(messages)
         .zip(first_line..)
-        .map(|(line, number)| Entry { line: number, redacted: crate::redact::report_of(found, line.line), ..line.to_entry() })
+        .map(|((line, message), number)| Entry {
+            line: number,
+            redacted: crate::redact::report_of(found, line.line),
+            ..line.to_entry_read(message.as_ref())
+        })
         .collect()
 }
+
+/// A written line's message as [`scan::parse_message_content`] reads it.
+type ReadMessage<'a> = Option<(scan::Message<'a>, Option<scan::Content<'a>>)>;
 
 #[cfg(test)]
 mod tests {

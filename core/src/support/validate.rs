@@ -94,7 +94,7 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
 }
 
 /// Where the next quote or backslash is, at `at` or after.
-fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
+pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     // Tool output escapes a newline every few dozen bytes: the next one is looked for
     // sixteen bytes at a time, inline (vector compares on x86-64), before a `memchr2`
     // call, whose cost per call exceeds such a search, takes over for long runs.

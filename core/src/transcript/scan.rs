@@ -362,6 +362,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
     without_lone_surrogates(text)
 }
 
+/// [`decode`] of text already known to be UTF-8 (a record about to be written): only
+/// its lone surrogate escapes are repaired.
+pub(crate) fn decode_str(text: &str) -> Cow<'_, str> {
+    without_lone_surrogates(Cow::Borrowed(text))
+}
+
 /// [`decode`] into the bytes' own buffer when they are valid UTF-8 (no copy), its lone
 /// surrogates not yet repaired: [`scan_part_on`] tells whether the text has any
 /// surrogate escape ([`PartScan::surrogate_escapes`]) as it reads each line, and only
@@ -1072,9 +1078,14 @@ fn content_at(json: &str, at: usize) -> Option<(Option<Content<'_>>, usize)> {
 /// A message's text: its string content, or its `text` blocks joined by newlines.
 /// A message of an unexpected shape has no text rather than failing the load.
 pub(crate) fn message_text(raw: Option<Raw<'_>>) -> (Option<String>, String) {
-    let Some((message, read)) = raw.and_then(parse_message_content) else { return (None, String::new()) };
-    let text = match read {
-        Some(Content::Text(text)) => text.into_owned(),
+    text_of(raw.and_then(parse_message_content).as_ref())
+}
+
+/// [`message_text`] of a message already read with [`parse_message_content`].
+pub(crate) fn text_of(read: Option<&(Message<'_>, Option<Content<'_>>)>) -> (Option<String>, String) {
+    let Some((message, content)) = read else { return (None, String::new()) };
+    let text = match content {
+        Some(Content::Text(text)) => String::from(&**text),
         Some(Content::Blocks(blocks)) => {
             let texts: Vec<&str> = blocks.iter().filter(|b| b.kind.get() == Some("text")).filter_map(|b| b.text.get()).collect();
             texts.join("\n")
@@ -1095,7 +1106,12 @@ impl Line<'_> {
     }
 
     pub fn to_entry(&self) -> Entry {
-        let (role, text) = message_text(self.env.message);
+        self.to_entry_read(self.env.message.and_then(parse_message_content).as_ref())
+    }
+
+    /// [`Line::to_entry`] with the line's message already read.
+    pub(crate) fn to_entry_read(&self, message: Option<&(Message<'_>, Option<Content<'_>>)>) -> Entry {
+        let (role, text) = text_of(message);
         Entry {
             part: self.part,
             line: self.line,

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::context::preserved_segment;
 use super::scan::{Line, PartScan};
 use super::{Entry, LoadReport, TypeCount};
-use crate::message::calls::PendingCalls;
+use crate::message::calls::{Activity, PendingCalls};
 use crate::message::canonical;
 use crate::support::hash::FastMap;
 use crate::support::time;
@@ -365,7 +365,13 @@ impl Tip {
     /// lines: a new line takes over only when it continues the leaf, is a candidate
     /// by the same rule, and sorts after the old leaf, which then has a child.
     pub fn advance(&mut self, lines: &[Line]) -> bool {
-        for line in lines {
+        self.advance_with(lines, |_, line| canonical::activity(line))
+    }
+
+    /// [`Tip::advance`], told what line `i` does to the pending calls by `activity`
+    /// (a writer that has read the lines' messages already).
+    pub fn advance_with(&mut self, lines: &[Line], mut activity: impl FnMut(usize, &Line) -> Option<Activity>) -> bool {
+        for (i, line) in lines.iter().enumerate() {
             let env = &line.env;
             if env.is_tombstone()
                 || env.is_session_header()
@@ -397,7 +403,7 @@ impl Tip {
             }
             if env.is_compaction() {
                 self.calls.barrier();
-            } else if let Some(activity) = canonical::activity(line) {
+            } else if let Some(activity) = activity(i, line) {
                 self.calls.step(activity, env.uuid());
             }
             self.leaf = env.uuid().map(ToString::to_string);
