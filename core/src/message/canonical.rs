@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
-use crate::support::json::Raw;
+use crate::support::json::{self, Raw};
 use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
@@ -61,6 +61,12 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         };
         return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id });
     }
+    let (role, blocks, text, only_results) = pi_stored(role, &message, raw).or_else(|| pi_stored_by_value(role, raw))?;
+    Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id })
+}
+
+/// [`pi_stored`] through a `Value` of the whole message: for what it does not read.
+fn pi_stored_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
     let value: Value = serde_json::from_str(raw.get()).ok()?;
     let (role, blocks) = if role == "toolResult" {
         let mut result = json!({
@@ -77,7 +83,165 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
     };
     let text = blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default();
     let only_results = role == "user" && blocks.as_array().is_some_and(|b| b.iter().all(|b| b["type"] == "tool_result"));
-    Some(Stored { role, blocks: Cow::Owned(blocks.to_string()), text: Cow::Owned(text), only_results, id })
+    Some((role, blocks.to_string(), text, only_results))
+}
+
+/// A pi message in canonical form read by structure: the role, the blocks as JSON, the
+/// text for people and whether it holds only tool results, exactly as [`stored`] gets
+/// them through a `Value` (keys in `serde_json`'s order, strings escaped as it escapes
+/// them) without building one of the whole message: a tool's output is decoded once
+/// instead of becoming a tree. `None` for what it does not read (a field of an
+/// unexpected type, a repeated key), which the `Value` then reads. (A block's field
+/// that it skips may nest deeper than `serde_json` reads a `Value`: such a message is
+/// kept here, where the `Value` alone dropped it.)
+fn pi_stored(role: &str, message: &Message<'_>, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
+    let mut blocks = String::with_capacity(message.content.map_or(2, |c| c.get().len() + 64));
+    if role != "toolResult" {
+        let mut texts = Vec::new();
+        let only_results = pi_blocks_by_structure(message.content, &mut blocks, Some(&mut texts))?;
+        return Some((role.to_string(), blocks, texts.join("\n"), role == "user" && only_results));
+    }
+    let json = raw.get();
+    let mut is_error = None;
+    json::walk_object(json, |key, start| {
+        let end = json::value_end(json.as_bytes(), start)?;
+        if key == "isError" {
+            json::once(&mut is_error, json.get(start..end)?)?;
+        }
+        Some(end)
+    })?;
+    let tool_use_id = message.tool_call_id.get().unwrap_or_default();
+    blocks.push_str("[{\"content\":");
+    pi_blocks_by_structure(message.content, &mut blocks, None)?;
+    if is_error == Some("true") {
+        blocks.push_str(",\"is_error\":true");
+    }
+    blocks.push_str(",\"tool_use_id\":");
+    json::push_string(&mut blocks, tool_use_id);
+    blocks.push_str(",\"type\":\"tool_result\"}]");
+    let text = marker("tool_result", None, None, None, Some(tool_use_id)).unwrap_or_default();
+    Some(("user".to_string(), blocks, text, true))
+}
+
+/// [`pi_blocks`] by structure, appended to `out`, with each block's text for people
+/// when `texts` asks for it; whether every block is a tool result.
+fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts: Option<&mut Vec<String>>) -> Option<bool> {
+    let content = content.map_or("null", Raw::get);
+    if content.starts_with('"') {
+        out.push_str("[{\"text\":");
+        json::push_string_value(out, content)?;
+        out.push_str(",\"type\":\"text\"}]");
+        if let Some(texts) = texts {
+            texts.push(json::str_value(content).0?.into_owned());
+        }
+        return Some(false);
+    }
+    if !content.starts_with('[') {
+        out.push_str("[]");
+        return Some(true);
+    }
+    let opened = out.len();
+    out.push('[');
+    let mut only_results = true;
+    json::walk_array(content, |start| {
+        let end = json::value_end(content.as_bytes(), start)?;
+        if out.len() > opened + 1 {
+            out.push(',');
+        }
+        only_results &= pi_block_by_structure(content.get(start..end)?, out, texts.as_deref_mut())?;
+        Some(end)
+    })?;
+    out.push(']');
+    Some(only_results)
+}
+
+/// [`pi_block`] by structure, appended to `out`, with its text for people when `texts`
+/// asks for it; whether it is a tool result.
+fn pi_block_by_structure(block: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<bool> {
+    const KEYS: [&str; 10] = ["type", "id", "name", "arguments", "thinking", "thinkingSignature", "redacted", "data", "mimeType", "text"];
+    let mut fields: [Option<&str>; 10] = [None; 10];
+    json::walk_object(block, |key, start| {
+        let end = json::value_end(block.as_bytes(), start)?;
+        if let Some(slot) = KEYS.iter().position(|k| *k == key) {
+            json::once(&mut fields[slot], block.get(start..end)?)?;
+        }
+        Some(end)
+    })?;
+    let [kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text] = fields;
+    // The fields a block's kind writes must be strings: when one is not, `?` leaves the
+    // message to the `Value`.
+    let mut text_for_people = None;
+    let is_result = match decoded(kind).as_deref() {
+        Some("toolCall") => {
+            let (id, name) = (decoded(id)?, decoded(name)?);
+            out.push_str("{\"id\":");
+            json::push_string(out, &id);
+            out.push_str(",\"input\":");
+            match arguments.filter(|a| a.starts_with('{')) {
+                Some(arguments) => out.push_str(&serde_json::from_str::<Value>(arguments).ok()?.to_string()),
+                None => out.push_str("{}"),
+            }
+            out.push_str(",\"name\":");
+            json::push_string(out, &name);
+            out.push_str(",\"type\":\"tool_use\"}");
+            text_for_people = marker("tool_use", None, Some(&name), Some(&id), None);
+            false
+        }
+        Some("thinking") if redacted == Some("true") => {
+            out.push_str("{\"data\":");
+            json::push_string_value(out, signature?)?;
+            out.push_str(",\"type\":\"redacted_thinking\"}");
+            false
+        }
+        Some("thinking") => {
+            let thinking = thinking?;
+            out.push('{');
+            if let Some(signature) = signature.filter(|s| s.starts_with('"')) {
+                out.push_str("\"signature\":");
+                json::push_string_value(out, signature)?;
+                out.push(',');
+            }
+            out.push_str("\"thinking\":");
+            json::push_string_value(out, thinking)?;
+            out.push_str(",\"type\":\"thinking\"}");
+            false
+        }
+        Some("image") if data.is_some() => {
+            out.push_str("{\"source\":{\"data\":");
+            json::push_string_value(out, data?)?;
+            out.push_str(",\"media_type\":");
+            json::push_string_value(out, mime_type?)?;
+            out.push_str(",\"type\":\"base64\"},\"type\":\"image\"}");
+            text_for_people = marker("image", None, None, None, None);
+            false
+        }
+        Some("text") => {
+            let text = text?;
+            out.push_str("{\"text\":");
+            json::push_string_value(out, text)?;
+            out.push_str(",\"type\":\"text\"}");
+            if texts.is_some() {
+                text_for_people = Some(json::str_value(text).0?.into_owned());
+            }
+            false
+        }
+        // Any other block is kept as it is, as the `Value` writes it.
+        _ => {
+            let value: Value = serde_json::from_str(block).ok()?;
+            out.push_str(&value.to_string());
+            text_for_people = value_text(&value);
+            value["type"] == "tool_result"
+        }
+    };
+    if let (Some(texts), Some(text)) = (texts, text_for_people) {
+        texts.push(text);
+    }
+    Some(is_result)
+}
+
+/// A field's value decoded when it is a string.
+fn decoded(field: Option<&str>) -> Option<Cow<'_, str>> {
+    field.and_then(|value| json::str_value(value).0)
 }
 
 /// The blocks as text for people: text as it is, other blocks as short markers, one
@@ -234,4 +398,145 @@ pub(crate) fn message_activity(message: &super::Message) -> Activity {
         }
     }
     activity
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use core::cell::Cell;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A JSON string's text: escapes of every kind (those a JSON writer uses, and others).
+    fn string() -> impl Strategy<Value = String> {
+        let pieces = prop_oneof![
+            Just("a"),
+            Just("run the tests "),
+            Just("é"),
+            Just("😀"),
+            Just("\\n"),
+            Just("\\t"),
+            Just("\\r\\b\\f"),
+            Just("\\u001f"),
+            Just("\\u001F"),
+            Just("\\u000a"),
+            Just("\\u00e9"),
+            Just("\\u0041"),
+            Just("\\/"),
+            Just("\\\""),
+            Just("\\\\"),
+            Just("\\ud83d\\ude00"),
+        ];
+        proptest::collection::vec(pieces, 0..6).prop_map(|pieces| format!("\"{}\"", pieces.concat()))
+    }
+
+    /// A field's value: mostly a string, sometimes another type.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => string(),
+            1 => Just(String::from("null")),
+            1 => Just(String::from("7")),
+            1 => Just(String::from("true")),
+            1 => Just(String::from("{\"z\":1,\"a\":[2,{\"y\":\"\\u00e9\",\"b\":null}]}")),
+        ]
+    }
+
+    /// An object of some of `fields` (a field may repeat), in any order.
+    fn object(fields: Vec<(&'static str, BoxedStrategy<String>)>) -> impl Strategy<Value = String> {
+        let members: Vec<BoxedStrategy<Option<String>>> = fields
+            .into_iter()
+            .map(|(key, value)| proptest::option::weighted(0.8, value.prop_map(move |v| format!("\"{key}\":{v}"))).boxed())
+            .collect();
+        (members, any::<proptest::sample::Index>(), any::<bool>()).prop_map(|(members, turn, repeat)| {
+            let mut members: Vec<String> = members.into_iter().flatten().collect();
+            if !members.is_empty() {
+                let at = turn.index(members.len());
+                members.rotate_left(at);
+                if repeat && at == 0 {
+                    members.push(members[0].clone());
+                }
+            }
+            format!("{{{}}}", members.join(","))
+        })
+    }
+
+    fn kind(kinds: &'static [&'static str]) -> BoxedStrategy<String> {
+        prop_oneof![8 => proptest::sample::select(kinds).prop_map(|k| format!("\"{k}\"")), 1 => value()].boxed()
+    }
+
+    fn block() -> impl Strategy<Value = String> {
+        let kinds: &'static [&'static str] =
+            &["toolCall", "thinking", "image", "text", "tool_result", "tool_use", "other", "tool\\u0043all"];
+        object(vec![
+            ("type", kind(kinds)),
+            ("id", value().boxed()),
+            ("name", value().boxed()),
+            ("arguments", value().boxed()),
+            ("thinking", value().boxed()),
+            ("thinkingSignature", value().boxed()),
+            ("redacted", prop_oneof![Just(String::from("true")), Just(String::from("false")), value()].boxed()),
+            ("data", value().boxed()),
+            ("mimeType", value().boxed()),
+            ("text", value().boxed()),
+            ("tool_use_id", value().boxed()),
+        ])
+    }
+
+    fn message() -> impl Strategy<Value = String> {
+        let content = prop_oneof![
+            6 => proptest::collection::vec(block(), 0..4).prop_map(|blocks| format!("[{}]", blocks.join(","))),
+            1 => value(),
+        ];
+        object(vec![
+            ("role", kind(&["assistant", "user", "toolResult"])),
+            ("content", content.boxed()),
+            ("toolCallId", value().boxed()),
+            ("isError", prop_oneof![Just(String::from("true")), Just(String::from("false")), value()].boxed()),
+            ("id", value().boxed()),
+        ])
+    }
+
+    /// The pi conversion by structure says what the one through a `Value` says, byte
+    /// for byte, whenever it answers; and it answers for most messages.
+    #[test]
+    fn pi_messages_read_by_structure_as_through_a_value() {
+        let (answered, cases) = (Cell::new(0u32), Cell::new(0u32));
+        proptest::proptest!(ProptestConfig::with_cases(3000), |(json in message())| {
+            prop_assert!(serde_json::from_str::<Value>(&json).is_ok(), "not JSON: {}", json);
+            let raw = Raw::valid(&json);
+            let Some((message, _)) = parse_message_content(raw) else { return Ok(()) };
+            let role = message.role.get().unwrap_or("message");
+            cases.set(cases.get() + 1);
+            if let Some(by_structure) = pi_stored(role, &message, raw) {
+                answered.set(answered.get() + 1);
+                prop_assert_eq!(Some(by_structure), pi_stored_by_value(role, raw), "{}", json);
+            }
+        });
+        let (answered, cases) = (answered.get(), cases.get());
+        assert!(answered * 3 > cases, "the structure answered {answered} of {cases}");
+    }
+
+    #[test]
+    fn a_string_is_copied_only_when_written_as_push_string_writes_it() {
+        for (value, copied) in [
+            (r#""plain é 😀""#, true),
+            (r#""a\nb\t\"\\ \u001f \b\f\r""#, true),
+            (r#""\u001F""#, false),
+            (r#""\u000a""#, false),
+            (r#""\u00e9""#, false),
+            (r#""\/""#, false),
+            (r#""\ud83d\ude00""#, false),
+        ] {
+            let mut out = String::new();
+            json::push_string_value(&mut out, value).unwrap();
+            let text: String = serde_json::from_str(value).unwrap();
+            assert_eq!(out, serde_json::to_string(&text).unwrap(), "{value}");
+            assert_eq!(out == value, copied, "{value}");
+        }
+    }
 }

@@ -362,7 +362,7 @@ impl<S: Storage> Store<S> {
         };
         let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
-        let text = scan::decode_str(&json);
+        let text = scan::decode_str(json);
         let written = scan::scan_part(part, json.as_bytes(), &text);
         // The read-back is also the check that every line is a JSON object (lines are
         // built by hand, blocks copied in as they came): one that is not writes nothing.

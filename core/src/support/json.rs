@@ -223,6 +223,54 @@ pub(crate) fn push_string(out: &mut String, text: &str) {
     out.push('"');
 }
 
+/// The JSON string `value` (quotes and all) at the end of `out`, as [`push_string`]
+/// writes its text: copied as it is when its escapes are the ones `push_string`
+/// writes (as a JSON writer's are), else decoded and written again. `None` when it is
+/// no string.
+pub(crate) fn push_string_value(out: &mut String, value: &str) -> Option<()> {
+    if escaped_as_written(value) {
+        out.push_str(value);
+    } else {
+        push_string(out, &str_value(value).0?);
+    }
+    Some(())
+}
+
+/// Whether string `value` (of a validated line: no control byte in it) is exactly what
+/// [`push_string`] writes for its text: every escape is the one [`ESCAPE`] gives the
+/// byte it stands for, and no other byte is escaped.
+fn escaped_as_written(value: &str) -> bool {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let Some(inner) = value.as_bytes().strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")) else { return false };
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', inner.get(at..).unwrap_or_default()) {
+        let escape = at + found;
+        let (byte, len) = match inner.get(escape + 1) {
+            Some(b'u') => match inner.get(escape + 2..escape + 6) {
+                Some([b'0', b'0', high, low]) => match (HEX.iter().position(|h| h == high), HEX.iter().position(|h| h == low)) {
+                    (Some(high), Some(low)) => ((high * 16 + low) as u8, 6),
+                    _ => return false,
+                },
+                _ => return false,
+            },
+            Some(b'b') => (0x08, 2),
+            Some(b't') => (0x09, 2),
+            Some(b'n') => (0x0a, 2),
+            Some(b'f') => (0x0c, 2),
+            Some(b'r') => (0x0d, 2),
+            Some(b'"') => (b'"', 2),
+            Some(b'\\') => (b'\\', 2),
+            _ => return false,
+        };
+        let written = ESCAPE[byte as usize];
+        if written == 0 || (written == b'u') != (len == 6) {
+            return false;
+        }
+        at = escape + len;
+    }
+    true
+}
+
 /// Whether any of the eight bytes of `word` needs an escape: a control character, `"`
 /// or `\` (the zero-byte tests of "Bit Twiddling Hacks", exact for "any").
 fn needs_escape(word: u64) -> bool {
