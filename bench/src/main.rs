@@ -241,37 +241,90 @@ fn generate(path: &Path, target_bytes: u64) -> std::io::Result<usize> {
 }
 
 /// A pi v3 session of tool-using turns: a header, then per turn a prompt, a reply with
-/// thinking, text and a tool call, and its `toolResult`.
+/// thinking, text and a tool call, and its `toolResult`; keys in the order pi writes
+/// them (`JSON.stringify` of its objects: the role first), which `json!` would sort.
 fn generate_pi(path: &Path, target_bytes: u64) -> std::io::Result<usize> {
     fs::create_dir_all(path.parent().expect("a folder"))?;
     let mut out = std::io::BufWriter::new(fs::File::create(path)?);
-    let header = serde_json::json!({ "type": "session", "version": 3, "id": "pi-bench", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/dev/project" });
-    serde_json::to_writer(&mut out, &header)?;
-    out.write_all(b"\n")?;
+    // An object of members whose values are JSON already, in the order given.
+    let object = |members: &[(&str, String)]| {
+        let members: Vec<String> = members.iter().map(|(key, value)| format!("{}:{value}", serde_json::json!(key))).collect();
+        format!("{{{}}}", members.join(","))
+    };
+    let json = |value: serde_json::Value| value.to_string();
+    let header = object(&[
+        ("type", json("session".into())),
+        ("version", json(3.into())),
+        ("id", json("pi-bench".into())),
+        ("timestamp", json("2026-03-01T10:00:00.000Z".into())),
+        ("cwd", json("/home/dev/project".into())),
+    ]);
+    writeln!(out, "{header}")?;
     let mut parent: Option<String> = None;
     let mut entries = 0;
     let mut turn = 0usize;
     while out.get_ref().metadata()?.len() + (out.buffer().len() as u64) < target_bytes {
         let filler = "The quick brown fox jumps over the lazy dog while the build runs; ".repeat(3 + turn % 7);
         let output = "src/lib.rs:42: warning: unused variable `x`\n".repeat(40 + turn % 90);
+        let text = |text: String| object(&[("type", json("text".into())), ("text", json(text.into()))]);
+        let call_id = json(format!("toolu_{turn:016x}").into());
         let messages = [
-            serde_json::json!({ "role": "user", "content": [{ "type": "text", "text": format!("Turn {turn}: please look at the failing test. {filler}") }], "timestamp": 1 }),
-            serde_json::json!({
-                "role": "assistant", "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 2,
-                "usage": { "input": 100, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 140, "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 } },
-                "content": [
-                    { "type": "thinking", "thinking": format!("Let me think about turn {turn}. {filler}"), "thinkingSignature": "c2lnbmF0dXJl".repeat(20) },
-                    { "type": "text", "text": format!("I'll run the tests. {filler}") },
-                    { "type": "toolCall", "id": format!("toolu_{turn:016x}"), "name": "bash", "arguments": { "command": "cargo test --workspace" } },
-                ],
-            }),
-            serde_json::json!({ "role": "toolResult", "toolCallId": format!("toolu_{turn:016x}"), "toolName": "bash", "content": [{ "type": "text", "text": output }], "isError": false, "timestamp": 3 }),
+            object(&[
+                ("role", json("user".into())),
+                ("content", format!("[{}]", text(format!("Turn {turn}: please look at the failing test. {filler}")))),
+                ("timestamp", json(1.into())),
+            ]),
+            object(&[
+                ("role", json("assistant".into())),
+                (
+                    "content",
+                    format!(
+                        "[{},{},{}]",
+                        object(&[
+                            ("type", json("thinking".into())),
+                            ("thinking", json(format!("Let me think about turn {turn}. {filler}").into())),
+                            ("thinkingSignature", json("c2lnbmF0dXJl".repeat(20).into())),
+                        ]),
+                        text(format!("I'll run the tests. {filler}")),
+                        object(&[
+                            ("type", json("toolCall".into())),
+                            ("id", call_id.clone()),
+                            ("name", json("bash".into())),
+                            ("arguments", object(&[("command", json("cargo test --workspace".into()))])),
+                        ]),
+                    ),
+                ),
+                ("api", json("anthropic-messages".into())),
+                ("provider", json("anthropic".into())),
+                ("model", json("claude-sonnet-4-5".into())),
+                (
+                    "usage",
+                    json(
+                        serde_json::json!({ "input": 100, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 140, "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 } }),
+                    ),
+                ),
+                ("stopReason", json("toolUse".into())),
+                ("timestamp", json(2.into())),
+            ]),
+            object(&[
+                ("role", json("toolResult".into())),
+                ("toolCallId", call_id),
+                ("toolName", json("bash".into())),
+                ("content", format!("[{}]", text(output))),
+                ("isError", json(false.into())),
+                ("timestamp", json(3.into())),
+            ]),
         ];
         for (k, message) in messages.into_iter().enumerate() {
             let id = format!("{:08x}", turn * 3 + k);
-            let entry = serde_json::json!({ "type": "message", "id": id, "parentId": parent, "timestamp": format!("2026-03-01T10:{:02}:{:02}.{:03}Z", turn / 60 % 60, turn % 60, k), "message": message });
-            serde_json::to_writer(&mut out, &entry)?;
-            out.write_all(b"\n")?;
+            let entry = object(&[
+                ("type", json("message".into())),
+                ("id", json(id.clone().into())),
+                ("parentId", json(parent.clone().into())),
+                ("timestamp", json(format!("2026-03-01T10:{:02}:{:02}.{:03}Z", turn / 60 % 60, turn % 60, k).into())),
+                ("message", message),
+            ]);
+            writeln!(out, "{entry}")?;
             parent = Some(id);
             entries += 1;
         }

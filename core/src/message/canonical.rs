@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::calls::Activity;
 use crate::support::json::{self, Raw};
-use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content};
+use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
 /// of them, from one parse of the line.
@@ -42,7 +42,7 @@ fn is_pi_block(block: &Block) -> bool {
 /// without one.
 pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<'l>> {
     let raw = message?;
-    let (message, content) = parse_message_content(raw)?;
+    let (message, content) = parse_message_content_unless_result(raw)?;
     let role = message.role.get().unwrap_or(kind);
     let id = match message.id.0 {
         Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),

@@ -949,26 +949,37 @@ pub(crate) struct Block<'a> {
 /// A message's fields; `None` for a message that is no object or repeats one of them
 /// (as serde refuses a duplicate field).
 pub(crate) fn parse_message(raw: Raw<'_>) -> Option<Message<'_>> {
-    message_fields(raw.get(), |json, at| Some((None::<()>, json::value_end(json.as_bytes(), at)?))).map(|(message, _)| message)
+    message_fields(raw.get(), |json, at, _| Some((None::<()>, json::value_end(json.as_bytes(), at)?))).map(|(message, _)| message)
 }
 
 /// A message's fields and its content read in the same pass: a message's blocks are
 /// walked once, not once to find the content's end and again to read them.
 pub(crate) fn parse_message_content(raw: Raw<'_>) -> Option<(Message<'_>, Option<Content<'_>>)> {
-    message_fields(raw.get(), content_at)
+    message_fields(raw.get(), |json, at, _| content_at(json, at))
+}
+
+/// [`parse_message_content`], except that the content of a pi `toolResult` message
+/// whose role comes before it (pi writes the role first) is skipped, not read: its
+/// conversion reads the blocks itself, and a tool's output would be decoded for nothing.
+pub(crate) fn parse_message_content_unless_result(raw: Raw<'_>) -> Option<(Message<'_>, Option<Content<'_>>)> {
+    message_fields(raw.get(), |json, at, role| match role {
+        Some("toolResult") => Some((None, json::value_end(json.as_bytes(), at)?)),
+        _ => content_at(json, at),
+    })
 }
 
 /// [`parse_message`], with the content value read by `content` (given the message's
-/// JSON and the value's offset; it returns what it read and the value's end).
+/// JSON, the value's offset and the role if it came before; it returns what it read
+/// and the value's end).
 fn message_fields<'a, C>(
     json: &'a str,
-    mut content: impl FnMut(&'a str, usize) -> Option<(Option<C>, usize)>,
+    mut content: impl FnMut(&'a str, usize, Option<&str>) -> Option<(Option<C>, usize)>,
 ) -> Option<(Message<'a>, Option<C>)> {
     let (mut role, mut id, mut raw_content, mut read, mut usage, mut tool_call_id) = (None, None, None, None, None, None);
     json::walk_object(json, |key, start| {
         let end = match key {
             "content" => {
-                let (value, end) = content(json, start)?;
+                let (value, end) = content(json, start, role.as_ref().and_then(Str::get))?;
                 json::once(&mut read, value)?;
                 json::once(&mut raw_content, json::raw_value(json.get(start..end)?))?;
                 return Some(end);
