@@ -61,7 +61,7 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         };
         return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id });
     }
-    let (role, blocks, text, only_results) = pi_stored(role, &message, raw).or_else(|| pi_stored_by_value(role, raw))?;
+    let (role, blocks, text, only_results) = pi_stored(role, &message).or_else(|| pi_stored_by_value(role, raw))?;
     Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id })
 }
 
@@ -94,26 +94,17 @@ fn pi_stored_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, Strin
 /// unexpected type, a repeated key), which the `Value` then reads. (A block's field
 /// that it skips may nest deeper than `serde_json` reads a `Value`: such a message is
 /// kept here, where the `Value` alone dropped it.)
-fn pi_stored(role: &str, message: &Message<'_>, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
+fn pi_stored(role: &str, message: &Message<'_>) -> Option<(String, String, String, bool)> {
     let mut blocks = String::with_capacity(message.content.map_or(2, |c| c.get().len() + 64));
     if role != "toolResult" {
         let mut texts = Vec::new();
         let only_results = pi_blocks_by_structure(message.content, &mut blocks, Some(&mut texts))?;
         return Some((role.to_string(), blocks, texts.join("\n"), role == "user" && only_results));
     }
-    let json = raw.get();
-    let mut is_error = None;
-    json::walk_object(json, |key, start| {
-        let end = json::value_end(json.as_bytes(), start)?;
-        if key == "isError" {
-            json::once(&mut is_error, json.get(start..end)?)?;
-        }
-        Some(end)
-    })?;
     let tool_use_id = message.tool_call_id.get().unwrap_or_default();
     blocks.push_str("[{\"content\":");
     pi_blocks_by_structure(message.content, &mut blocks, None)?;
-    if is_error == Some("true") {
+    if message.is_error == Some("true") {
         blocks.push_str(",\"is_error\":true");
     }
     blocks.push_str(",\"tool_use_id\":");
@@ -144,29 +135,31 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
     out.push('[');
     let mut only_results = true;
     json::walk_array(content, |start| {
-        let end = json::value_end(content.as_bytes(), start)?;
         if out.len() > opened + 1 {
             out.push(',');
         }
-        only_results &= pi_block_by_structure(content.get(start..end)?, out, texts.as_deref_mut())?;
-        Some(end)
+        let (is_result, len) = pi_block_by_structure(content.get(start..)?, out, texts.as_deref_mut())?;
+        only_results &= is_result;
+        Some(start + len)
     })?;
     out.push(']');
     Some(only_results)
 }
 
-/// [`pi_block`] by structure, appended to `out`, with its text for people when `texts`
-/// asks for it; whether it is a tool result.
-fn pi_block_by_structure(block: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<bool> {
+/// [`pi_block`] of the block `json` starts with, by structure, appended to `out`, with
+/// its text for people when `texts` asks for it; whether it is a tool result, and its
+/// length.
+fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<(bool, usize)> {
     const KEYS: [&str; 10] = ["type", "id", "name", "arguments", "thinking", "thinkingSignature", "redacted", "data", "mimeType", "text"];
     let mut fields: [Option<&str>; 10] = [None; 10];
-    json::walk_object(block, |key, start| {
-        let end = json::value_end(block.as_bytes(), start)?;
+    let len = json::walk_object(json, |key, start| {
+        let end = json::value_end(json.as_bytes(), start)?;
         if let Some(slot) = KEYS.iter().position(|k| *k == key) {
-            json::once(&mut fields[slot], block.get(start..end)?)?;
+            json::once(&mut fields[slot], json.get(start..end)?)?;
         }
         Some(end)
     })?;
+    let block = json.get(..len)?;
     let [kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text] = fields;
     // The fields a block's kind writes must be strings: when one is not, `?` leaves the
     // message to the `Value`.
@@ -236,7 +229,7 @@ fn pi_block_by_structure(block: &str, out: &mut String, texts: Option<&mut Vec<S
     if let (Some(texts), Some(text)) = (texts, text_for_people) {
         texts.push(text);
     }
-    Some(is_result)
+    Some((is_result, len))
 }
 
 /// A field's value decoded when it is a string.
@@ -512,7 +505,7 @@ mod tests {
             let Some((message, _)) = parse_message_content(raw) else { return Ok(()) };
             let role = message.role.get().unwrap_or("message");
             cases.set(cases.get() + 1);
-            if let Some(by_structure) = pi_stored(role, &message, raw) {
+            if let Some(by_structure) = pi_stored(role, &message) {
                 answered.set(answered.get() + 1);
                 prop_assert_eq!(Some(by_structure), pi_stored_by_value(role, raw), "{}", json);
             }

@@ -918,6 +918,8 @@ pub(crate) struct Message<'a> {
     pub usage: Option<Raw<'a>>,
     /// pi: the call a `toolResult` message answers.
     pub tool_call_id: Str<'a>,
+    /// pi: whether a `toolResult` message reports a failure (`true`), as written.
+    pub is_error: Option<&'a str>,
 }
 
 /// A message's content: a string, or blocks.
@@ -976,6 +978,7 @@ fn message_fields<'a, C>(
     mut content: impl FnMut(&'a str, usize, Option<&str>) -> Option<(Option<C>, usize)>,
 ) -> Option<(Message<'a>, Option<C>)> {
     let (mut role, mut id, mut raw_content, mut read, mut usage, mut tool_call_id) = (None, None, None, None, None, None);
+    let mut is_error = None;
     json::walk_object(json, |key, start| {
         let end = match key {
             "content" => {
@@ -992,6 +995,12 @@ fn message_fields<'a, C>(
             "id" => json::once(&mut id, json::str_value(value)),
             "usage" => json::once(&mut usage, json::raw_value(value)),
             "toolCallId" => json::once(&mut tool_call_id, json::str_value(value)),
+            // As a `Value` reads it: a repeated one counts as the last (the field only
+            // marks a result, and refusing the message for it would lose it).
+            "isError" => {
+                is_error = Some(value);
+                Some(())
+            }
             _ => Some(()),
         }?;
         Some(end)
@@ -1002,6 +1011,7 @@ fn message_fields<'a, C>(
         content: raw_content.flatten(),
         usage: usage.flatten(),
         tool_call_id: tool_call_id.unwrap_or_default(),
+        is_error,
     };
     Some((message, read.flatten()))
 }
