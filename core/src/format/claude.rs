@@ -60,6 +60,8 @@ struct Message<'a> {
 /// Claude Code writes a user prompt as a plain string and everything else as blocks.
 enum Content<'a> {
     Text(&'a str),
+    /// Text as a JSON string (quotes included), escaped as `push_string` escapes it.
+    Escaped(&'a str),
     /// Each block's JSON, valid by construction (serialised, or checked on input); the
     /// read-back of every record written would refuse a line that is not.
     Blocks(Vec<&'a str>),
@@ -74,7 +76,7 @@ impl<'a> Message<'a> {
 impl MessageLine<'_> {
     fn json(&self) -> String {
         let content_len = match &self.message.content {
-            Content::Text(text) => text.len(),
+            Content::Text(text) | Content::Escaped(text) => text.len(),
             Content::Blocks(blocks) => blocks.iter().map(|block| block.len() + 1).sum(),
         };
         let mut out = String::with_capacity(400 + content_len + self.cwd.len());
@@ -129,6 +131,7 @@ impl MessageLine<'_> {
         key(&mut out, "\"content\":");
         match &message.content {
             Content::Text(text) => push_string(&mut out, text),
+            Content::Escaped(json) => out.push_str(json),
             Content::Blocks(blocks) => {
                 out.push('[');
                 for (n, block) in blocks.iter().enumerate() {
@@ -321,10 +324,18 @@ impl Dialect for Claude {
                     }
                     let uuid = next_id();
                     let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
-                    let text = if message.blocks.len() == 1 { message.plain_text() } else { None };
-                    let content = match &text {
-                        Some(text) => Content::Text(text),
-                        None => Content::Blocks(rest.iter().map(|block| block.json.as_str()).collect()),
+                    // One text block is written as the content's string: copied from the
+                    // block when escaped as it would be written (a block Mneme serialised),
+                    // else read and written again.
+                    let escaped = match message.blocks.as_slice() {
+                        [block] => block.text_json().filter(|json| crate::support::json::escaped_as_written(json)),
+                        _ => None,
+                    };
+                    let text = if escaped.is_none() && message.blocks.len() == 1 { message.plain_text() } else { None };
+                    let content = match (escaped, &text) {
+                        (Some(json), _) => Content::Escaped(json),
+                        (None, Some(text)) => Content::Text(text),
+                        (None, None) => Content::Blocks(rest.iter().map(|block| block.json.as_str()).collect()),
                     };
                     out.push(MessageLine::new(&line_header, Role::User, Message::plain(Role::User, content)).json());
                     parent = Some(uuid);
@@ -469,6 +480,24 @@ mod tests {
             timestamp: "2026-01-01T00:00:00.000Z",
             cwd: "C:\\dev\n",
             agent_id,
+        }
+    }
+
+    /// A user's one text block is the line's string content, whether its JSON is copied
+    /// (escaped as it would be written) or read and written again (escaped otherwise).
+    #[test]
+    fn a_lone_text_block_is_written_as_string_content_copied_or_not() {
+        let text = "quote \" backslash \\ newline \n control \u{1} é 😀 \u{7f}";
+        let serialised = crate::message::Block::text(text);
+        let written_otherwise = crate::message::Block { kind: BlockKind::Text, json: String::from(r#"{"type":"text","text":"\u00e9\/"}"#) };
+        for (block, expected) in [(serialised, text), (written_otherwise, "é/")] {
+            let message = crate::message::Message { role: Role::User, blocks: alloc::vec![block], meta: Default::default() };
+            let record = Claude.turn(&header(None), core::slice::from_ref(&message), &PendingCalls::default()).unwrap();
+            let line: serde_json::Value = serde_json::from_str(&record).unwrap();
+            assert_eq!(line["message"]["content"], expected, "{record}");
+            let mut content = String::new();
+            push_string(&mut content, expected);
+            assert!(record.contains(&alloc::format!("\"content\":{content}")), "{record}");
         }
     }
 

@@ -181,6 +181,22 @@ impl Block {
         Block { kind: BlockKind::Text, json }
     }
 
+    /// A text block's `text` as its JSON has it (quotes and escapes included).
+    pub(crate) fn text_json(&self) -> Option<&str> {
+        if self.kind != BlockKind::Text {
+            return None;
+        }
+        let mut text = None;
+        crate::support::json::walk_object(&self.json, |key, start| {
+            let end = crate::support::json::value_end(self.json.as_bytes(), start)?;
+            if key == "text" {
+                crate::support::json::once(&mut text, self.json.get(start..end)?)?;
+            }
+            Some(end)
+        })?;
+        text
+    }
+
     pub fn value(&self) -> serde_json::Value {
         serde_json::from_str(&self.json).unwrap_or_default()
     }

@@ -239,7 +239,7 @@ pub(crate) fn push_string_value(out: &mut String, value: &str) -> Option<()> {
 /// Whether string `value` (of a validated line: no control byte in it) is exactly what
 /// [`push_string`] writes for its text: every escape is the one [`ESCAPE`] gives the
 /// byte it stands for, and no other byte is escaped.
-fn escaped_as_written(value: &str) -> bool {
+pub(crate) fn escaped_as_written(value: &str) -> bool {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let Some(inner) = value.as_bytes().strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")) else { return false };
     let mut at = 0;
