@@ -95,7 +95,11 @@ fn pi_stored_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, Strin
 /// that it skips may nest deeper than `serde_json` reads a `Value`: such a message is
 /// kept here, where the `Value` alone dropped it.)
 fn pi_stored(role: &str, message: &Message<'_>) -> Option<(String, String, String, bool)> {
-    let mut blocks = String::with_capacity(message.content.map_or(2, |c| c.get().len() + 64));
+    // Room for what the conversion adds to the content (a result's wrapper and its call's
+    // id, a string content's block): a `String` that outgrows it doubles, and a
+    // context keeps every message's blocks.
+    let added = 96 + message.tool_call_id.get().map_or(0, str::len);
+    let mut blocks = String::with_capacity(message.content.map_or(2, |c| c.get().len()) + added);
     if role != "toolResult" {
         let mut texts = Vec::new();
         let only_results = pi_blocks_by_structure(message.content, &mut blocks, Some(&mut texts))?;
