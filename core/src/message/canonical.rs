@@ -154,17 +154,9 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
 /// its text for people when `texts` asks for it; whether it is a tool result, and its
 /// length.
 fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<(bool, usize)> {
-    const KEYS: [&str; 10] = ["type", "id", "name", "arguments", "thinking", "thinkingSignature", "redacted", "data", "mimeType", "text"];
-    let mut fields: [Option<&str>; 10] = [None; 10];
-    let len = json::walk_object(json, |key, start| {
-        let end = json::value_end(json.as_bytes(), start)?;
-        if let Some(slot) = KEYS.iter().position(|k| *k == key) {
-            json::once(&mut fields[slot], json.get(start..end)?)?;
-        }
-        Some(end)
-    })?;
+    let keys = ["type", "id", "name", "arguments", "thinking", "thinkingSignature", "redacted", "data", "mimeType", "text"];
+    let ([kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text], len) = json::fields_named(json, keys)?;
     let block = json.get(..len)?;
-    let [kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text] = fields;
     // The fields a block's kind writes must be strings: when one is not, `?` leaves the
     // message to the `Value`.
     let mut text_for_people = None;

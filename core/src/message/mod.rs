@@ -186,14 +186,7 @@ impl Block {
         if self.kind != BlockKind::Text {
             return None;
         }
-        let mut text = None;
-        crate::support::json::walk_object(&self.json, |key, start| {
-            let end = crate::support::json::value_end(self.json.as_bytes(), start)?;
-            if key == "text" {
-                crate::support::json::once(&mut text, self.json.get(start..end)?)?;
-            }
-            Some(end)
-        })?;
+        let ([text], _) = crate::support::json::fields_named(&self.json, ["text"])?;
         text
     }
 

@@ -199,8 +199,7 @@ impl<S: Storage> Store<S> {
                 refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
                 let separator = if state.unterminated { "\n" } else { "" };
                 self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
-                let messages: Vec<_> = written.lines.iter().map(|line| line.env.message.and_then(scan::parse_message_content)).collect();
-                Ok(written_entries(&written.lines, &messages, state.last_part_lines + 1, &found))
+                Ok(written_entries(&written.lines, &read_messages(&written.lines), state.last_part_lines + 1, &found))
             })
             .await?;
         Ok(entries)
@@ -387,8 +386,9 @@ impl<S: Storage> Store<S> {
         };
         // The lines just written move the tip by the same rule a fresh load uses; their
         // messages are read once, for the tip and the entries returned.
-        let messages: Vec<_> = written.lines.iter().map(|line| line.env.message.and_then(scan::parse_message_content)).collect();
-        state.stale = !state.tip.advance_with(&written.lines, |i, line| canonical::activity_read(line, messages[i].as_ref()));
+        let messages = read_messages(&written.lines);
+        state.stale =
+            !state.tip.advance_with(&written.lines, |i, line| canonical::activity_read(line, messages.get(i).and_then(Option::as_ref)));
         Ok(written_entries(&written.lines, &messages, line_no, &found))
     }
 
@@ -531,6 +531,11 @@ fn written_entries(lines: &[scan::Line<'_>], messages: &[ReadMessage<'_>], first
 
 /// A written line's message as [`scan::parse_message_content`] reads it.
 type ReadMessage<'a> = Option<(scan::Message<'a>, Option<scan::Content<'a>>)>;
+
+/// The messages of lines just written, each read once.
+fn read_messages<'a>(lines: &[scan::Line<'a>]) -> Vec<ReadMessage<'a>> {
+    lines.iter().map(|line| line.env.message.and_then(scan::parse_message_content)).collect()
+}
 
 #[cfg(test)]
 mod tests {

@@ -171,6 +171,21 @@ pub(crate) fn raw_value(value: &str) -> Option<Raw<'_>> {
     (value != "null").then_some(Raw(value))
 }
 
+/// The values (as text) of the members named `keys` of the object `json` starts with,
+/// each `None` when absent, and the object's length; `None` when it is no object or
+/// repeats one of `keys` (as serde refuses a duplicate field).
+pub(crate) fn fields_named<'a, const N: usize>(json: &'a str, keys: [&str; N]) -> Option<([Option<&'a str>; N], usize)> {
+    let mut fields = [None; N];
+    let len = walk_object(json, |key, start| {
+        let end = value_end(json.as_bytes(), start)?;
+        if let Some(slot) = keys.iter().position(|k| *k == key) {
+            once(&mut fields[slot], json.get(start..end)?)?;
+        }
+        Some(end)
+    })?;
+    Some((fields, len))
+}
+
 /// Sets `slot` to `value` the first time; `None` (a refusal, as serde refuses a
 /// duplicate field) the second.
 pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {

@@ -1558,7 +1558,7 @@ mod tests {
     fn only_lines_with_a_rare_field_keep_them() {
         let ordinary = r#"{"parentUuid":"a","isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"uuid":"b","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"s","cwd":"/w","version":"2.1.0","gitBranch":"main","userType":"external"}"#;
         let env = parse_object(ordinary).unwrap();
-        assert!(env.rare.is_none());
+        assert!(env.rare.is_none() && env.rare() == &NO_RARE);
         let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"logicalParentUuid":"b"}"#;
         let env = parse_object(boundary).unwrap();
         assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));
