@@ -510,6 +510,31 @@ mod tests {
         assert!(answered * 3 > cases, "the structure answered {answered} of {cases}");
     }
 
+    /// A `toolResult` whose role comes first (its content skipped when the line is read)
+    /// resumes as the same message with its role after the content (read in full).
+    #[test]
+    fn a_tool_result_reads_the_same_whether_its_role_comes_first_or_last() {
+        let fields = [r#""toolCallId":"call_1""#, r#""content":[{"type":"text","text":"line\none"}]"#, r#""isError":true"#];
+        let role_first = format!(r#"{{"role":"toolResult",{}}}"#, fields.join(","));
+        let role_last = format!(r#"{{{},"role":"toolResult"}}"#, fields.join(","));
+        let read = |json: &str| {
+            stored("message", Some(Raw::valid(json))).map(|s| (s.role, s.blocks.into_owned(), s.text.into_owned(), s.only_results))
+        };
+        let first = read(&role_first).unwrap();
+        assert_eq!(
+            first,
+            (
+                String::from("user"),
+                String::from(
+                    r#"[{"content":[{"text":"line\none","type":"text"}],"is_error":true,"tool_use_id":"call_1","type":"tool_result"}]"#
+                ),
+                String::from("[tool_result call_1]"),
+                true
+            )
+        );
+        assert_eq!(read(&role_last), Some(first));
+    }
+
     #[test]
     fn a_string_is_copied_only_when_written_as_push_string_writes_it() {
         for (value, copied) in [
