@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::{Injection, Place, Provider, Speaker};
+use crate::support::json;
 use crate::transcript::Context;
 
 /// What to send a model to continue a session.
@@ -40,22 +41,84 @@ pub(crate) const NO_RESPONSE: &str = "No response requested.";
 
 struct Turn {
     assistant: bool,
-    blocks: Vec<Value>,
+    blocks: Vec<Block>,
 }
 
-fn text_block(text: &str) -> Value {
-    json!({ "type": "text", "text": text })
+/// A block of a turn: its JSON as a `Value` of it writes it (each object's keys in
+/// order: the form Mneme has always sent), and what the turns' rules read of it.
+struct Block {
+    json: String,
+    kind: Kind,
 }
 
-fn is_result(block: &Value) -> bool {
-    block["type"] == "tool_result"
+#[derive(PartialEq, Eq)]
+enum Kind {
+    /// A `tool_use`, and its id when that is a string.
+    Call(Option<String>),
+    /// A `tool_result`, and the id of the call it answers when that is a string.
+    Result(Option<String>),
+    Other,
+}
+
+impl Block {
+    /// The block `json` (written as a `Value` writes it) is.
+    fn of(json: String) -> Self {
+        let fields = json::fields_named(&json, ["type", "id", "tool_use_id"]).map(|(fields, _)| fields);
+        let string = |value: Option<&str>| value.and_then(|v| json::str_value(v).get().map(String::from));
+        let kind = match fields {
+            Some([Some("\"tool_use\""), id, _]) => Kind::Call(string(id)),
+            Some([Some("\"tool_result\""), _, tool_use_id]) => Kind::Result(string(tool_use_id)),
+            _ => Kind::Other,
+        };
+        Block { json, kind }
+    }
+
+    fn text(text: &str) -> Self {
+        let mut json = String::with_capacity(text.len() + 32);
+        json.push_str("{\"text\":");
+        json::push_string(&mut json, text);
+        json.push_str(",\"type\":\"text\"}");
+        Block::of(json)
+    }
+
+    fn is_result(&self) -> bool {
+        matches!(self.kind, Kind::Result(_))
+    }
+}
+
+/// The blocks of a context message's content (a JSON array), each written as a
+/// `Value` of it writes it; none when the content is not an array, as a `Value` would
+/// have it.
+fn blocks_of(content: &str) -> Vec<Block> {
+    blocks_by_structure(content).unwrap_or_else(|| blocks_by_value(content))
+}
+
+/// [`blocks_of`] with each block rewritten by [`json::push_canonical`]: a tool's output
+/// is copied, not decoded into a tree and encoded again. `None` for content it is not
+/// sure of, which a `Value` then reads.
+fn blocks_by_structure(content: &str) -> Option<Vec<Block>> {
+    let mut blocks = Vec::new();
+    // Written here first, then copied out at its size: written straight into its own
+    // `String`, a long block would grow it by doubling, copying it again each time.
+    let mut written = String::new();
+    let end = json::walk_array(content, |start| {
+        written.clear();
+        let len = json::push_canonical(&mut written, content.get(start..)?)?;
+        blocks.push(Block::of(written.as_str().into()));
+        Some(start + len)
+    })?;
+    content.get(end..)?.trim_start().is_empty().then_some(blocks)
+}
+
+fn blocks_by_value(content: &str) -> Vec<Block> {
+    serde_json::from_str::<Vec<Value>>(content).unwrap_or_default().iter().map(|block| Block::of(block.to_string())).collect()
 }
 
 pub(crate) fn render(context: &Context, provider: Provider, injections: &[Injection]) -> ProviderContext {
     let mut turns: Vec<Turn> = context
         .messages
         .iter()
-        .map(|m| Turn { assistant: m.role == "assistant", blocks: serde_json::from_str(&m.content).unwrap_or_default() })
+        .map(|m| Turn { assistant: m.role == "assistant", blocks: blocks_of(&m.content) })
         .filter(|t| !t.blocks.is_empty())
         .collect();
     let system: Vec<&str> = injections.iter().filter(|i| i.role == Speaker::System).map(|i| i.text.as_str()).collect();
@@ -64,10 +127,10 @@ pub(crate) fn render(context: &Context, provider: Provider, injections: &[Inject
             Place::Start => 0,
             Place::End => turns.len(),
             Place::BeforeLastPrompt => {
-                turns.iter().rposition(|t| !t.assistant && t.blocks.iter().any(|b| !is_result(b))).unwrap_or(turns.len())
+                turns.iter().rposition(|t| !t.assistant && t.blocks.iter().any(|b| !b.is_result())).unwrap_or(turns.len())
             }
         };
-        let turn = Turn { assistant: injection.role == Speaker::Assistant, blocks: alloc::vec![text_block(&injection.text)] };
+        let turn = Turn { assistant: injection.role == Speaker::Assistant, blocks: alloc::vec![Block::text(&injection.text)] };
         turns.insert(at, turn);
     }
     let mut merged = merge_roles(turns);
@@ -77,23 +140,28 @@ pub(crate) fn render(context: &Context, provider: Provider, injections: &[Inject
     let interrupted = answer_every_call(&mut merged);
     for turn in merged.iter_mut().filter(|t| !t.assistant) {
         // The API wants a reply's results first in the message that follows it.
-        let (mut results, rest): (Vec<Value>, Vec<Value>) = core::mem::take(&mut turn.blocks).into_iter().partition(is_result);
+        let (mut results, rest): (Vec<Block>, Vec<Block>) = core::mem::take(&mut turn.blocks).into_iter().partition(Block::is_result);
         results.extend(rest);
         turn.blocks = results;
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let tokens = estimate(&merged);
     let (body, messages) = match provider {
         Provider::Anthropic => anthropic(&merged, system),
         Provider::Openai => openai(&merged, system),
     };
-    let body = body.to_string();
-    let tokens = estimate(&merged);
     ProviderContext { provider, body, messages, compacted: context.compacted, tokens, interrupted }
 }
 
 /// The ids of a reply's tool calls.
-fn call_ids(turn: &Turn) -> Vec<String> {
-    turn.blocks.iter().filter(|b| b["type"] == "tool_use").filter_map(|b| b["id"].as_str().map(ToString::to_string)).collect()
+fn call_ids(turn: &Turn) -> Vec<&str> {
+    turn.blocks
+        .iter()
+        .filter_map(|b| match &b.kind {
+            Kind::Call(id) => id.as_deref(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Consecutive turns of one role as one message: the providers want roles to alternate.
@@ -117,11 +185,13 @@ fn drop_orphaned_results(turns: &mut Vec<Turn>) -> bool {
     let mut calls: Vec<String> = Vec::new();
     for turn in turns.iter_mut() {
         if turn.assistant {
-            calls = call_ids(turn);
+            calls = call_ids(turn).into_iter().map(String::from).collect();
             continue;
         }
-        turn.blocks
-            .retain(|block| !is_result(block) || block["tool_use_id"].as_str().is_some_and(|id| calls.iter().any(|call| call == id)));
+        turn.blocks.retain(|block| match &block.kind {
+            Kind::Result(id) => id.as_deref().is_some_and(|id| calls.iter().any(|call| call == id)),
+            _ => true,
+        });
         calls.clear();
     }
     let before = turns.len();
@@ -139,7 +209,7 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
             i += 1;
             continue;
         }
-        let calls = call_ids(&turns[i]);
+        let calls: Vec<String> = call_ids(&turns[i]).into_iter().map(String::from).collect();
         if calls.is_empty() {
             i += 1;
             continue;
@@ -150,32 +220,62 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
         let next = &mut turns[i + 1];
         let missing: Vec<String> = calls
             .into_iter()
-            .filter(|id| !next.blocks.iter().any(|b| is_result(b) && b["tool_use_id"].as_str() == Some(id.as_str())))
+            .filter(|id| !next.blocks.iter().any(|b| matches!(&b.kind, Kind::Result(Some(answered)) if answered == id)))
             .collect();
         for id in &missing {
-            next.blocks.push(json!({ "type": "tool_result", "tool_use_id": id, "content": INTERRUPTED_RESULT, "is_error": true }));
+            let mut result = String::from("{\"content\":");
+            json::push_string(&mut result, INTERRUPTED_RESULT);
+            result.push_str(",\"is_error\":true,\"tool_use_id\":");
+            json::push_string(&mut result, id);
+            result.push_str(",\"type\":\"tool_result\"}");
+            next.blocks.push(Block::of(result));
         }
         // Only results ending the conversation: the next prompt would run into them.
-        let only_results = next.blocks.iter().all(is_result);
+        let only_results = next.blocks.iter().all(Block::is_result);
         let ends = !missing.is_empty() && i + 2 == turns.len() && only_results;
         interrupted.extend(missing);
         if ends {
-            turns.push(Turn { assistant: true, blocks: alloc::vec![text_block(NO_RESPONSE)] });
+            turns.push(Turn { assistant: true, blocks: alloc::vec![Block::text(NO_RESPONSE)] });
         }
         i += 2;
     }
     interrupted
 }
 
-fn anthropic(turns: &[Turn], system: Option<String>) -> (Value, u32) {
-    let messages: Vec<Value> =
-        turns.iter().map(|t| json!({ "role": if t.assistant { "assistant" } else { "user" }, "content": t.blocks })).collect();
-    let count = messages.len() as u32;
-    let mut body = json!({ "messages": messages });
-    if let Some(system) = system {
-        body["system"] = system.into();
+/// A turn's blocks as a JSON array at the end of `out`.
+fn push_blocks(out: &mut String, blocks: &[Block]) {
+    out.push('[');
+    for (n, block) in blocks.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&block.json);
     }
-    (body, count)
+    out.push(']');
+}
+
+/// `{"messages": [{"content", "role"}…], "system"?}`, written by hand as a `Value` of
+/// it writes it: the blocks are copied, not built into a tree again.
+fn anthropic(turns: &[Turn], system: Option<String>) -> (String, u32) {
+    let blocks = turns.iter().flat_map(|t| &t.blocks).fold(0usize, |sum, b| sum.saturating_add(b.json.len() + 1));
+    let mut body =
+        String::with_capacity(blocks.saturating_add(turns.len() * 40).saturating_add(system.as_ref().map_or(0, |s| s.len() + 16) + 16));
+    body.push_str("{\"messages\":[");
+    for (n, turn) in turns.iter().enumerate() {
+        if n > 0 {
+            body.push(',');
+        }
+        body.push_str("{\"content\":");
+        push_blocks(&mut body, &turn.blocks);
+        body.push_str(if turn.assistant { ",\"role\":\"assistant\"}" } else { ",\"role\":\"user\"}" });
+    }
+    body.push(']');
+    if let Some(system) = system {
+        body.push_str(",\"system\":");
+        json::push_string(&mut body, &system);
+    }
+    body.push('}');
+    (body, u32::try_from(turns.len()).unwrap_or(u32::MAX))
 }
 
 /// The text of a result's content for OpenAI's tool message, which holds text only: a
@@ -217,16 +317,16 @@ fn openai_part(block: &Value) -> Option<Value> {
     }
 }
 
-fn openai(turns: &[Turn], system: Option<String>) -> (Value, u32) {
+fn openai(turns: &[Turn], system: Option<String>) -> (String, u32) {
     let mut messages = Vec::new();
     if let Some(system) = system {
         messages.push(json!({ "role": "system", "content": system }));
     }
     for turn in turns {
+        let blocks: Vec<Value> = turn.blocks.iter().map(|b| serde_json::from_str(&b.json).unwrap_or_default()).collect();
         if turn.assistant {
-            let text: Vec<&str> = turn.blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
-            let calls: Vec<Value> = turn
-                .blocks
+            let text: Vec<&str> = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+            let calls: Vec<Value> = blocks
                 .iter()
                 .filter(|b| b["type"] == "tool_use")
                 .map(|b| {
@@ -241,10 +341,10 @@ fn openai(turns: &[Turn], system: Option<String>) -> (Value, u32) {
             messages.push(message);
             continue;
         }
-        for result in turn.blocks.iter().filter(|b| is_result(b)) {
+        for result in blocks.iter().filter(|b| b["type"] == "tool_result") {
             messages.push(json!({ "role": "tool", "tool_call_id": result["tool_use_id"], "content": result_text(&result["content"]) }));
         }
-        let parts: Vec<Value> = turn.blocks.iter().filter(|b| !is_result(b)).filter_map(openai_part).collect();
+        let parts: Vec<Value> = blocks.iter().filter(|b| b["type"] != "tool_result").filter_map(openai_part).collect();
         let content = match parts.as_slice() {
             [] => continue,
             [only] if only["type"] == "text" => only["text"].clone(),
@@ -253,14 +353,124 @@ fn openai(turns: &[Turn], system: Option<String>) -> (Value, u32) {
         messages.push(json!({ "role": "user", "content": content }));
     }
     let count = messages.len() as u32;
-    (json!({ "messages": messages }), count)
+    (json!({ "messages": messages }).to_string(), count)
 }
 
 /// The estimate every token count uses ([`crate::tokens`]), over the blocks sent.
 fn estimate(turns: &[Turn]) -> u64 {
     let none = alloc::collections::BTreeSet::new();
+    let mut blocks = String::new();
     crate::tokens::saturating_sum(turns.iter().map(|t| {
-        let blocks = Value::Array(t.blocks.clone()).to_string();
-        crate::tokens::content_tokens(Some(crate::support::json::Raw::valid(&blocks)), &none)
+        blocks.clear();
+        push_blocks(&mut blocks, &t.blocks);
+        crate::tokens::content_tokens(Some(json::Raw::valid(&blocks)), &none)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    /// What a turn's rules read of blocks: the same by structure as through a `Value`.
+    fn read(blocks: &[Block]) -> Vec<(&str, Option<&str>, Option<&str>)> {
+        blocks
+            .iter()
+            .map(|b| match &b.kind {
+                Kind::Call(id) => (b.json.as_str(), Some("call"), id.as_deref()),
+                Kind::Result(id) => (b.json.as_str(), Some("result"), id.as_deref()),
+                Kind::Other => (b.json.as_str(), None, None),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_claude_code_block_is_read_by_structure_as_through_a_value() {
+        let content = r#"[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls","timeout":120}},{"type":"tool_result","tool_use_id":"toolu_1","content":"a\nb\t\"c\" \u00e9\/","is_error":false},{"type":"text","text":"done"}]"#;
+        let structure = blocks_by_structure(content).unwrap();
+        assert_eq!(read(&structure), read(&blocks_by_value(content)));
+        assert_eq!(read(&structure)[1].2, Some("toolu_1"));
+        assert_eq!(structure[2].json, r#"{"text":"done","type":"text"}"#);
+        // Not an array, or more after it: nothing, as a `Value` reads it.
+        for odd in [r#"{"type":"text"}"#, r#"[{"type":"text","text":"a"}] x"#, "[1.5]"] {
+            assert_eq!(read(&blocks_of(odd)), read(&blocks_by_value(odd)), "{odd}");
+        }
+    }
+
+    #[test]
+    fn the_corpus_blocks_read_by_structure_as_through_a_value() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+                match entry.path() {
+                    path if path.is_dir() => files(&path, out),
+                    path if path.extension().is_some_and(|e| e == "jsonl") => out.push(path),
+                    _ => {}
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut paths);
+        let (mut contents, mut by_structure) = (0, 0);
+        for path in &paths {
+            for line in std::fs::read_to_string(path).unwrap().lines() {
+                let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+                let Some(content) = value["message"]["content"].as_array().map(|_| value["message"]["content"].to_string()) else {
+                    continue;
+                };
+                contents += 1;
+                let by_value = blocks_by_value(&content);
+                if let Some(blocks) = blocks_by_structure(&content) {
+                    by_structure += 1;
+                    assert_eq!(read(&blocks), read(&by_value), "{}: {line}", path.display());
+                }
+            }
+        }
+        assert!(contents >= 500 && by_structure * 100 >= contents * 95, "{by_structure} of {contents} contents read by structure");
+    }
+
+    /// Blocks as writers other than `serde_json` write them: keys in any order, ids of
+    /// odd types, escapes, numbers of every form, items that are no object.
+    fn any_blocks() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let string = "\"([a-z é/]|\\\\[n\"\\\\/]|\\\\u00e9|\\\\u0041){0,6}\"";
+        let kind = prop_oneof![Just("\"tool_use\""), Just("\"tool_result\""), Just("\"text\""), Just("\"tool\\u005fuse\""), Just("7")];
+        let scalar = prop_oneof![
+            4 => string.prop_map(String::from),
+            2 => Just(String::from("12")),
+            1 => Just(String::from("0.5")),
+            1 => Just(String::from("null"))
+        ];
+        let input = proptest::collection::vec(("\"[a-c]\"", scalar.clone()), 0..3)
+            .prop_map(|members| format!("{{{}}}", members.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(",")));
+        let block = (kind, scalar.clone(), scalar.clone(), string, input, proptest::bool::weighted(0.2)).prop_flat_map(
+            |(kind, id, answers, text, input, repeat)| {
+                let mut members = alloc::vec![
+                    format!("\"type\":{kind}"),
+                    format!("\"id\":{id}"),
+                    format!("\"tool_use_id\":{answers}"),
+                    format!("\"text\":{text}"),
+                    format!("\"input\" : {input}"),
+                    format!("\"content\":[{{\"type\":\"text\",\"text\":{text}}}]"),
+                ];
+                if repeat {
+                    members.push(String::from("\"id\":\"again\""));
+                }
+                Just(members).prop_shuffle().prop_map(|members| format!("{{{}}}", members.join(",")))
+            },
+        );
+        proptest::collection::vec(prop_oneof![4 => block, 1 => scalar], 0..4).prop_map(|blocks| format!("[{}]", blocks.join(", ")))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_blocks_read_by_structure_as_through_a_value(content in any_blocks()) {
+            if let Some(blocks) = blocks_by_structure(&content) {
+                let by_value = blocks_by_value(&content);
+                proptest::prop_assert_eq!(read(&blocks), read(&by_value));
+            }
+        }
+    }
 }

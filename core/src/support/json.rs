@@ -251,6 +251,99 @@ pub(crate) fn push_string_value(out: &mut String, value: &str) -> Option<()> {
     Some(())
 }
 
+/// The JSON value at the start of `json` (of a validated line) at the end of `out`,
+/// written as `serde_json` writes it after reading it into a `Value`: compact, each
+/// object's keys in byte order, strings as [`push_string`] writes them. A block stored
+/// by Claude Code (its type first) is sent to a model in the form Mneme has always sent
+/// it, without a tree of the block being built. Returns the value's length in `json`;
+/// `None`, with `out` partly written, for what a `Value` might write otherwise: a
+/// number other than an integer of up to 18 digits (`1.50` becomes `1.5`), a repeated
+/// key (the last one wins), nesting deeper than [`CANONICAL_DEPTH`] (`serde_json` stops
+/// at 128), a string `serde_json` would refuse (a lone surrogate), or no JSON at all.
+pub(crate) fn push_canonical(out: &mut String, json: &str) -> Option<usize> {
+    let start = skip_space(json.as_bytes(), 0);
+    canonical_at(out, json, start, CANONICAL_DEPTH)
+}
+
+/// How deep [`push_canonical`] follows containers.
+const CANONICAL_DEPTH: u32 = 100;
+
+/// [`push_canonical`] of the value starting at `at`: its end.
+fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<usize> {
+    let bytes = json.as_bytes();
+    match *bytes.get(at)? {
+        b'"' => {
+            let end = string_end(bytes, at + 1)?;
+            push_string_value(out, json.get(at..end)?)?;
+            Some(end)
+        }
+        b'[' => {
+            let depth = depth.checked_sub(1)?;
+            out.push('[');
+            let mut first = true;
+            let len = walk_array(json.get(at..)?, |start| {
+                if !core::mem::take(&mut first) {
+                    out.push(',');
+                }
+                canonical_at(out, json, at + start, depth).map(|end| end - at)
+            })?;
+            out.push(']');
+            Some(at + len)
+        }
+        b'{' => {
+            let depth = depth.checked_sub(1)?;
+            let mut members: alloc::vec::Vec<(Cow<'_, str>, usize)> = alloc::vec::Vec::new();
+            let object = json.get(at..)?;
+            let len = items(object, b'{', b'}', |key_at| {
+                let key_end = string_end(object.as_bytes(), key_at + 1)?;
+                let key = object.get(key_at..key_end)?;
+                let key = match key.get(1..key.len() - 1)? {
+                    plain if !plain.contains('\\') => Cow::Borrowed(plain),
+                    _ => Cow::Owned(serde_json::from_str::<String>(key).ok()?),
+                };
+                let colon = skip_space(object.as_bytes(), key_end);
+                if object.as_bytes().get(colon) != Some(&b':') {
+                    return None;
+                }
+                let value = skip_space(object.as_bytes(), colon + 1);
+                members.push((key, at + value));
+                value_end(object.as_bytes(), value)
+            })?;
+            members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            if members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+                return None;
+            }
+            out.push('{');
+            for (n, (key, value)) in members.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                push_string(out, key);
+                out.push(':');
+                canonical_at(out, json, *value, depth)?;
+            }
+            out.push('}');
+            Some(at + len)
+        }
+        b't' | b'f' | b'n' => {
+            let end = value_end(bytes, at)?;
+            let word = json.get(at..end)?;
+            matches!(word, "true" | "false" | "null").then(|| out.push_str(word))?;
+            Some(end)
+        }
+        _ => {
+            let end = value_end(bytes, at)?;
+            let number = json.get(at..end)?;
+            let digits = number.strip_prefix('-').unwrap_or(number);
+            let integer = digits.len() <= 18
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits == "0" && number == digits || digits.as_bytes().first().is_some_and(|b| (b'1'..=b'9').contains(b)));
+            integer.then(|| out.push_str(number))?;
+            Some(end)
+        }
+    }
+}
+
 /// Whether string `value` (of a validated line: no control byte in it) is exactly what
 /// [`push_string`] writes for its text: every escape is the one [`ESCAPE`] gives the
 /// byte it stands for, and no other byte is escaped.
@@ -317,6 +410,7 @@ const ESCAPE: [u8; 256] = {
 
 #[cfg(test)]
 mod tests {
+    use alloc::string::ToString;
     use alloc::vec::Vec;
 
     use super::*;
@@ -405,10 +499,107 @@ mod tests {
         }
     }
 
+    fn canonical(json: &str) -> Option<(String, usize)> {
+        let mut out = String::new();
+        push_canonical(&mut out, json).map(|len| (out, len))
+    }
+
+    #[test]
+    fn a_value_is_written_as_serde_json_writes_it_or_not_at_all() {
+        let block = r#"{ "type":"tool_use","id":"t\u00e9\/1","input":{"z":[1,-2,0,true,null],"a":"\u001f\n"},"name":"Bash" } tail"#;
+        let (written, len) = canonical(block).unwrap();
+        assert_eq!(written, serde_json::from_str::<serde_json::Value>(&block[..len]).unwrap().to_string());
+        assert_eq!(&block[len..], " tail");
+        for unsure in [
+            r#"{"a":1.5}"#,
+            r#"{"a":1e3}"#,
+            r#"[-0]"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a\u0062":1,"ab":2}"#,
+            r#""\ud800""#,
+            "[1234567890123456789]",
+        ] {
+            assert_eq!(canonical(unsure), None, "{unsure}");
+        }
+        let deep = alloc::format!("{}1{}", "[".repeat(CANONICAL_DEPTH as usize), "]".repeat(CANONICAL_DEPTH as usize));
+        assert!(canonical(&deep).is_some());
+        assert_eq!(canonical(&alloc::format!("[{deep}]")), None);
+    }
+
+    /// Whether an object in `json` has a key twice (decoded).
+    fn has_repeated_key(json: &str) -> bool {
+        let bytes = json.as_bytes();
+        let mut repeated = false;
+        let mut keys: Vec<String> = Vec::new();
+        let walked = walk_object(json, |key, start| {
+            repeated |= keys.iter().any(|k| k == key);
+            keys.push(String::from(key));
+            let end = value_end(bytes, start)?;
+            repeated |= has_repeated_key(&json[start..end]);
+            Some(end)
+        })
+        .or_else(|| {
+            walk_array(json, |start| {
+                let end = value_end(bytes, start)?;
+                repeated |= has_repeated_key(&json[start..end]);
+                Some(end)
+            })
+        });
+        walked.is_some() && repeated
+    }
+
+    /// JSON text as writers other than `serde_json` write it: keys in any order and
+    /// sometimes repeated, spaces, escapes of every kind, numbers of every form.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = String> {
+        use alloc::vec;
+        use proptest::prelude::*;
+        let string = "\"([a-z é🎉/]|\\\\[nt\"\\\\/bfr]|\\\\u00[01][0-9a-f]|\\\\u00e9|\\\\u2028|\\\\ud83c\\\\udf89|\\\\ud800){0,8}\"";
+        let atom = prop_oneof![
+            Just(String::from("0")),
+            Just(String::from("-0")),
+            Just(String::from("-17")),
+            Just(String::from("123456789012345678")),
+            Just(String::from("1234567890123456789")),
+            Just(String::from("2.50")),
+            Just(String::from("1e2")),
+            Just(String::from("true")),
+            Just(String::from("false")),
+            Just(String::from("null")),
+            string.prop_map(String::from),
+        ];
+        atom.prop_recursive(4, 48, 5, move |inner| {
+            prop_oneof![
+                (proptest::collection::vec(inner.clone(), 0..5), " ?")
+                    .prop_map(|(items, space)| alloc::format!("[{space}{}]", items.join(","))),
+                proptest::collection::vec(("\"(type|id|a|b|\\\\u0061|é|text|content)\"", " ?", inner), 0..5).prop_map(|members| {
+                    let members: Vec<String> = members.into_iter().map(|(k, space, v)| alloc::format!("{k}{space}:{space}{v}")).collect();
+                    alloc::format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
     proptest::proptest! {
         #[test]
         fn any_string_is_escaped_as_serde_json_escapes_it(text in ".*") {
             proptest::prop_assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap());
+        }
+
+        /// Whatever the JSON, what is written is what a `Value` of it writes; and where
+        /// nothing is written, only because the `Value` might write otherwise.
+        #[test]
+        fn any_value_is_written_as_a_value_of_it_writes_it(json in any_json()) {
+            let read = serde_json::from_str::<serde_json::Value>(&json);
+            match canonical(&json) {
+                Some((written, len)) => {
+                    proptest::prop_assert_eq!(len, json.len());
+                    proptest::prop_assert_eq!(written, read.unwrap().to_string());
+                }
+                None => {
+                    let doubtful = ["-0", "2.50", "1e2", "1234567890123456789", "\\ud800"].iter().any(|d| json.contains(d));
+                    proptest::prop_assert!(doubtful || read.is_err() || has_repeated_key(&json), "refused {}", json);
+                }
+            }
         }
     }
 }
