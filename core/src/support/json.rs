@@ -15,6 +15,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 
 use crate::support::lenient::Str;
+use crate::support::validate;
 
 /// The text of a JSON value (not `null`) inside a validated line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,6 +345,52 @@ fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<u
     }
 }
 
+/// How many characters the JSON string `value` (quotes and all, of a validated line)
+/// decodes to, counted without decoding it: a tool's output escapes a newline every
+/// few dozen bytes, and decoding it only to count its characters cost more than
+/// reading the rest of the context. `None` for what `serde_json` would refuse to
+/// decode (an unknown escape, a lone surrogate) or no string at all.
+pub(crate) fn string_chars(value: &str) -> Option<usize> {
+    let inner = value.as_bytes().strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    let mut chars = inner.len() - continuation_bytes(inner);
+    let hex = |at: usize| -> Option<u32> {
+        let digits = inner.get(at..at + 4)?;
+        digits.iter().try_fold(0, |code, &digit| Some(code * 16 + char::from(digit).to_digit(16)?))
+    };
+    let mut at = 0;
+    // Inside a string every quote is escaped: the next special byte is a backslash.
+    while let Some(escape) = validate::next_special(inner, at) {
+        if inner.get(escape) != Some(&b'\\') {
+            return None;
+        }
+        let len = match *inner.get(escape + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+            b'u' => match hex(escape + 2)? {
+                0xd800..=0xdbff => match (inner.get(escape + 6..escape + 8), hex(escape + 8)) {
+                    (Some(b"\\u"), Some(0xdc00..=0xdfff)) => 12,
+                    _ => return None,
+                },
+                0xdc00..=0xdfff => return None,
+                _ => 6,
+            },
+            _ => return None,
+        };
+        chars = chars.saturating_sub(len - 1);
+        at = escape + len;
+    }
+    Some(chars)
+}
+
+/// How many bytes of `bytes` continue a UTF-8 sequence (`10xxxxxx`): the rest each
+/// start a character. Eight at a time: a byte continues one when its top bit is set
+/// and the next one down is not.
+fn continuation_bytes(bytes: &[u8]) -> usize {
+    const TOP_BITS: u64 = u64::from_le_bytes([0x80; 8]);
+    let (words, rest) = bytes.as_chunks::<8>();
+    let continuing = |x: u64| (x & !(x << 1) & TOP_BITS).count_ones() as usize;
+    words.iter().map(|word| continuing(u64::from_le_bytes(*word))).sum::<usize>() + rest.iter().filter(|&&b| b & 0xc0 == 0x80).count()
+}
+
 /// Whether string `value` (of a validated line: no control byte in it) is exactly what
 /// [`push_string`] writes for its text: every escape is the one [`ESCAPE`] gives the
 /// byte it stands for, and no other byte is escaped.
@@ -351,8 +398,10 @@ pub(crate) fn escaped_as_written(value: &str) -> bool {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let Some(inner) = value.as_bytes().strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")) else { return false };
     let mut at = 0;
-    while let Some(found) = memchr::memchr(b'\\', inner.get(at..).unwrap_or_default()) {
-        let escape = at + found;
+    while let Some(escape) = validate::next_special(inner, at) {
+        if inner.get(escape) != Some(&b'\\') {
+            return false;
+        }
         let (byte, len) = match inner.get(escape + 1) {
             Some(b'u') => match inner.get(escape + 2..escape + 6) {
                 Some([b'0', b'0', high, low]) => match (HEX.iter().position(|h| h == high), HEX.iter().position(|h| h == low)) {
@@ -583,6 +632,16 @@ mod tests {
         #[test]
         fn any_string_is_escaped_as_serde_json_escapes_it(text in ".*") {
             proptest::prop_assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap());
+        }
+
+        /// A string's characters are counted as decoding it counts them, and not
+        /// counted only where decoding it fails.
+        #[test]
+        fn a_string_is_counted_as_decoded(
+            value in "\"([a-zé🎉]|\\\\[nt\"\\\\/bfr]|\\\\u00[0-9a-f]{2}|\\\\u[0-9a-fA-F]{4}|\\\\u[dD][89abAB][0-9a-f]{2}\\\\u[dD][c-fC-F][0-9a-f]{2}|\\\\x){0,12}\""
+        ) {
+            let decoded = serde_json::from_str::<String>(&value).ok().map(|text| text.chars().count());
+            proptest::prop_assert_eq!(string_chars(&value), decoded);
         }
 
         /// Whatever the JSON, what is written is what a `Value` of it writes; and where

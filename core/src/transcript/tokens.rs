@@ -4,7 +4,7 @@
 use alloc::collections::BTreeSet;
 use alloc::string::String;
 
-use crate::support::json::Raw;
+use crate::support::json::{self, Raw};
 use serde::Deserialize;
 
 use super::scan::{Block, Content, Line, parse_content, parse_message, parse_message_content};
@@ -77,7 +77,11 @@ pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
 }
 
 pub(crate) fn content_tokens(content: Option<Raw<'_>>, cleared: &BTreeSet<String>) -> u64 {
-    read_tokens(content, parse_content(content), cleared)
+    // A string (a tool's output) is counted where it lies, not decoded to be counted.
+    match content.and_then(|raw| json::string_chars(raw.get())) {
+        Some(chars) => chars_to_tokens(chars as u64),
+        None => read_tokens(content, parse_content(content), cleared),
+    }
 }
 
 /// [`content_tokens`] of a content already read.
