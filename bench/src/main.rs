@@ -447,7 +447,33 @@ fn main() {
         cersei: cersei_load,
         detail: format!("{} (wasmtime, the storage import copying the file in)", rate(size, component_context)),
     });
-    drop((component, through));
+    drop(through);
+    // What an agent sends the model next: the context as Anthropic's request body.
+    let anthropic = mneme_core::Provider::Anthropic;
+    let (request, request_peak, body) =
+        measure(3, || block_on(store.provider_context(SESSION, anthropic, &[])).expect("mneme provider context"));
+    rows.push(Row {
+        operation: "provider context (Anthropic request body)".into(),
+        mneme: request,
+        cersei: cersei_load,
+        detail: format!(
+            "{} messages, a {} MB body, {} (peak heap {:.2}× file); Cersei's closest is its load",
+            body.messages,
+            body.body.len() / 1_000_000,
+            rate(size, request),
+            request_peak as f64 / size as f64
+        ),
+    });
+    let (component_request, _, through) =
+        measure(3, || mneme_core::Engine::provider_context(&mut component, SESSION, anthropic, &[]).expect("component provider context"));
+    assert_eq!(through, body);
+    rows.push(Row {
+        operation: "provider context through the component".into(),
+        mneme: component_request,
+        cersei: cersei_load,
+        detail: format!("{} (wasmtime)", rate(size, component_request)),
+    });
+    drop((component, through, body));
 
     // The same session compacted (the newest messages kept): resume reads from its end
     // only as far back as its last compaction.

@@ -51,7 +51,6 @@ struct Block {
     kind: Kind,
 }
 
-#[derive(PartialEq, Eq)]
 enum Kind {
     /// A `tool_use`, and its id when that is a string.
     Call(Option<String>),
@@ -61,7 +60,7 @@ enum Kind {
 }
 
 impl Block {
-    /// The block `json` (written as a `Value` writes it) is.
+    /// The block whose JSON, written as a `Value` writes it, is `json`.
     fn of(json: String) -> Self {
         let fields = json::fields_named(&json, ["type", "id", "tool_use_id"]).map(|(fields, _)| fields);
         let string = |value: Option<&str>| value.and_then(|v| json::str_value(v).get().map(String::from));
