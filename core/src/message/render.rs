@@ -3,6 +3,7 @@
 //! calls get a synthetic error result, as Claude Code gives them), and injected
 //! context sits where the caller put it without ever being written.
 
+use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -277,24 +278,6 @@ fn anthropic(turns: &[Turn], system: Option<String>) -> (String, u32) {
     (body, u32::try_from(turns.len()).unwrap_or(u32::MAX))
 }
 
-/// The text of a result's content for OpenAI's tool message, which holds text only: a
-/// string, or its blocks joined, each other block a marker (`[image]`) so the model
-/// knows one was there.
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .map(|b| match b["text"].as_str() {
-                Some(text) if b["type"] == "text" => text.to_string(),
-                _ => alloc::format!("[{}]", b["type"].as_str().unwrap_or("block")),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 fn openai_part(block: &Value) -> Option<Value> {
     match block["type"].as_str()? {
         "text" => Some(json!({ "type": "text", "text": block["text"] })),
@@ -316,43 +299,140 @@ fn openai_part(block: &Value) -> Option<Value> {
     }
 }
 
+/// `{"messages": [...]}` in OpenAI's chat shape, written by hand as a `Value` of it
+/// writes it, from the blocks' fields: a tool's output is copied, not read into a tree
+/// and written again.
 fn openai(turns: &[Turn], system: Option<String>) -> (String, u32) {
-    let mut messages = Vec::new();
+    let blocks = turns.iter().flat_map(|t| &t.blocks).fold(0usize, |sum, b| sum.saturating_add(b.json.len() + 16));
+    let mut body = String::with_capacity(blocks.saturating_add(system.as_ref().map_or(0, |s| s.len() + 32) + 16));
+    body.push_str("{\"messages\":[");
+    let mut count = 0u32;
     if let Some(system) = system {
-        messages.push(json!({ "role": "system", "content": system }));
+        body.push_str("{\"content\":");
+        json::push_string(&mut body, &system);
+        body.push_str(",\"role\":\"system\"}");
+        count = 1;
     }
     for turn in turns {
-        let blocks: Vec<Value> = turn.blocks.iter().map(|b| serde_json::from_str(&b.json).unwrap_or_default()).collect();
-        if turn.assistant {
-            let text: Vec<&str> = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
-            let calls: Vec<Value> = blocks
-                .iter()
-                .filter(|b| b["type"] == "tool_use")
-                .map(|b| {
-                    let arguments = b["input"].to_string();
-                    json!({ "id": b["id"], "type": "function", "function": { "name": b["name"], "arguments": arguments } })
-                })
-                .collect();
-            let mut message = json!({ "role": "assistant", "content": if text.is_empty() { Value::Null } else { text.join("\n").into() } });
-            if !calls.is_empty() {
-                message["tool_calls"] = calls.into();
-            }
-            messages.push(message);
-            continue;
-        }
-        for result in blocks.iter().filter(|b| b["type"] == "tool_result") {
-            messages.push(json!({ "role": "tool", "tool_call_id": result["tool_use_id"], "content": result_text(&result["content"]) }));
-        }
-        let parts: Vec<Value> = blocks.iter().filter(|b| b["type"] != "tool_result").filter_map(openai_part).collect();
-        let content = match parts.as_slice() {
-            [] => continue,
-            [only] if only["type"] == "text" => only["text"].clone(),
-            _ => Value::Array(parts),
-        };
-        messages.push(json!({ "role": "user", "content": content }));
+        count = count.saturating_add(openai_turn(turn, &mut body, count > 0));
     }
-    let count = messages.len() as u32;
-    (json!({ "messages": messages }).to_string(), count)
+    body.push_str("]}");
+    (body, count)
+}
+
+/// The messages of `turn` in OpenAI's shape at the end of `out` (after a comma when
+/// `after` one); how many.
+fn openai_turn(turn: &Turn, out: &mut String, after: bool) -> u32 {
+    let mut count = 0u32;
+    let mut open = |out: &mut String| {
+        if after || count > 0 {
+            out.push(',');
+        }
+        count = count.saturating_add(1);
+    };
+    let fields: Vec<Option<[Option<&str>; 7]>> = turn.blocks.iter().map(openai_fields).collect();
+    // The fields of the blocks of `kind`: `type`, `text`, `id`, `name`, `input`,
+    // `tool_use_id`, `content`.
+    let of_kind = |kind: &'static str| fields.iter().flatten().filter(move |f| f[0] == Some(kind));
+    if turn.assistant {
+        let texts: Vec<&str> = of_kind("\"text\"").filter_map(|f| f[1]).filter(|text| text.starts_with('"')).collect();
+        open(out);
+        out.push_str("{\"content\":");
+        match texts.as_slice() {
+            [] => out.push_str("null"),
+            [only] => out.push_str(only),
+            _ => {
+                let decoded: Vec<Cow<'_, str>> = texts.iter().filter_map(|text| json::str_value(text).0).collect();
+                json::push_string(out, &decoded.join("\n"));
+            }
+        }
+        out.push_str(",\"role\":\"assistant\"");
+        let calls: Vec<&[Option<&str>; 7]> = of_kind("\"tool_use\"").collect();
+        for (n, call) in calls.iter().enumerate() {
+            out.push_str(if n == 0 { ",\"tool_calls\":[" } else { "," });
+            out.push_str("{\"function\":{\"arguments\":");
+            json::push_string(out, call[4].unwrap_or("null"));
+            out.push_str(",\"name\":");
+            out.push_str(call[3].unwrap_or("null"));
+            out.push_str("},\"id\":");
+            out.push_str(call[2].unwrap_or("null"));
+            out.push_str(",\"type\":\"function\"}");
+        }
+        if !calls.is_empty() {
+            out.push(']');
+        }
+        out.push('}');
+        return count;
+    }
+    for result in of_kind("\"tool_result\"") {
+        open(out);
+        out.push_str("{\"content\":");
+        push_result_text(out, result[6]);
+        out.push_str(",\"role\":\"tool\",\"tool_call_id\":");
+        out.push_str(result[5].unwrap_or("null"));
+        out.push('}');
+    }
+    // Each part: its JSON, and its `text` when it is a text part.
+    let mut parts: Vec<(String, Option<String>)> = Vec::new();
+    for (block, fields) in turn.blocks.iter().zip(&fields) {
+        match fields.and_then(|f| f[0]) {
+            Some("\"tool_result\"") => {}
+            Some("\"text\"") => {
+                let text = fields.and_then(|f| f[1]).unwrap_or("null");
+                parts.push((alloc::format!("{{\"text\":{text},\"type\":\"text\"}}"), Some(text.into())));
+            }
+            _ => {
+                if let Some(part) = openai_part(&serde_json::from_str(&block.json).unwrap_or_default()) {
+                    let text = (part["type"] == "text").then(|| part["text"].to_string());
+                    parts.push((part.to_string(), text));
+                }
+            }
+        }
+    }
+    let content = match parts.as_slice() {
+        [] => return count,
+        [(_, Some(text))] => text.clone(),
+        _ => alloc::format!("[{}]", parts.iter().map(|(part, _)| part.as_str()).collect::<Vec<_>>().join(",")),
+    };
+    open(out);
+    out.push_str("{\"content\":");
+    out.push_str(&content);
+    out.push_str(",\"role\":\"user\"}");
+    count
+}
+
+/// A block's fields that OpenAI's shape is built from, as canonical JSON (see
+/// [`Block`]): `type`, `text`, `id`, `name`, `input`, `tool_use_id`, `content`; `None`
+/// for a block that is no object.
+fn openai_fields(block: &Block) -> Option<[Option<&str>; 7]> {
+    json::fields_named(&block.json, ["type", "text", "id", "name", "input", "tool_use_id", "content"]).map(|(fields, _)| fields)
+}
+
+/// The text of a result's content for OpenAI's tool message, which holds text only: a
+/// string, or its blocks joined, each other block a marker (`[image]`) so the model
+/// knows one was there; written as a JSON string at the end of `out`.
+fn push_result_text(out: &mut String, content: Option<&str>) {
+    match content {
+        // Canonical already: the string as it is.
+        Some(text) if text.starts_with('"') => out.push_str(text),
+        Some(blocks) if blocks.starts_with('[') => {
+            let mut texts: Vec<Cow<'_, str>> = Vec::new();
+            json::walk_array(blocks, |start| {
+                let end = json::value_end(blocks.as_bytes(), start)?;
+                let fields = json::fields_named(blocks.get(start..end)?, ["type", "text"]).map(|(fields, _)| fields);
+                texts.push(match fields {
+                    Some([Some("\"text\""), Some(text)]) if text.starts_with('"') => json::str_value(text).0.unwrap_or_default(),
+                    Some([Some(kind), _]) if kind.starts_with('"') => {
+                        Cow::Owned(alloc::format!("[{}]", json::str_value(kind).0.unwrap_or_default()))
+                    }
+                    _ => Cow::Borrowed("[block]"),
+                });
+                Some(end)
+            });
+            json::push_string(out, &texts.join("\n"));
+        }
+        _ => out.push_str("\"\""),
+    }
 }
 
 /// The estimate every token count uses ([`crate::tokens`]), over the blocks sent.
@@ -470,6 +550,124 @@ mod tests {
                 let by_value = blocks_by_value(&content);
                 proptest::prop_assert_eq!(read(&blocks), read(&by_value));
             }
+        }
+    }
+
+    /// The text of a result's content for OpenAI's tool message, which holds text only: a
+    /// string, or its blocks joined, each other block a marker (`[image]`) so the model
+    /// knows one was there.
+    fn result_text(content: &Value) -> String {
+        match content {
+            Value::String(text) => text.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .map(|b| match b["text"].as_str() {
+                    Some(text) if b["type"] == "text" => text.to_string(),
+                    _ => alloc::format!("[{}]", b["type"].as_str().unwrap_or("block")),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    }
+
+    /// [`openai_turn`] through `Value`s: the messages of `turn`.
+    fn openai_turn_by_value(turn: &Turn) -> Vec<Value> {
+        let blocks: Vec<Value> = turn.blocks.iter().map(|b| serde_json::from_str(&b.json).unwrap_or_default()).collect();
+        if turn.assistant {
+            let text: Vec<&str> = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+            let calls: Vec<Value> = blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| {
+                    let arguments = b["input"].to_string();
+                    json!({ "id": b["id"], "type": "function", "function": { "name": b["name"], "arguments": arguments } })
+                })
+                .collect();
+            let mut message = json!({ "role": "assistant", "content": if text.is_empty() { Value::Null } else { text.join("\n").into() } });
+            if !calls.is_empty() {
+                message["tool_calls"] = calls.into();
+            }
+            return alloc::vec![message];
+        }
+        let mut messages: Vec<Value> = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_result")
+            .map(|result| json!({ "role": "tool", "tool_call_id": result["tool_use_id"], "content": result_text(&result["content"]) }))
+            .collect();
+        let parts: Vec<Value> = blocks.iter().filter(|b| b["type"] != "tool_result").filter_map(openai_part).collect();
+        let content = match parts.as_slice() {
+            [] => return messages,
+            [only] if only["type"] == "text" => only["text"].clone(),
+            _ => Value::Array(parts),
+        };
+        messages.push(json!({ "role": "user", "content": content }));
+        messages
+    }
+
+    /// The old rendering of OpenAI's shape, through `Value`s: the oracle the one by
+    /// structure is held to.
+    fn openai_through_values(turns: &[Turn], system: Option<String>) -> (String, u32) {
+        let mut messages = Vec::new();
+        if let Some(system) = system {
+            messages.push(json!({ "role": "system", "content": system }));
+        }
+        for turn in turns {
+            messages.extend(openai_turn_by_value(turn));
+        }
+        let count = messages.len() as u32;
+        (json!({ "messages": messages }).to_string(), count)
+    }
+
+    /// Turns of blocks of every kind OpenAI's shape reads, their keys in any order, their
+    /// fields sometimes of another type or absent.
+    fn any_turns() -> impl proptest::strategy::Strategy<Value = Vec<(bool, String)>> {
+        use proptest::prelude::*;
+        let string = "\"([a-z é/\\[\\]]|\\\\[n\"\\\\]|\\\\u00e9){0,6}\"";
+        let value = prop_oneof![4 => string.prop_map(String::from), 1 => Just(String::from("7")), 1 => Just(String::from("null"))];
+        let object = |members: Vec<(&'static str, String)>| {
+            Just(members)
+                .prop_shuffle()
+                .prop_map(|m| format!("{{{}}}", m.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect::<Vec<_>>().join(",")))
+        };
+        let text = value.clone().prop_flat_map(move |text| object(alloc::vec![("type", String::from("\"text\"")), ("text", text)]));
+        let call =
+            (value.clone(), value.clone(), prop_oneof![Just(String::from("{\"b\":[1,\"x\\n\"],\"a\":null}")), Just(String::from("7"))])
+                .prop_flat_map(move |(id, name, input)| {
+                    object(alloc::vec![("type", String::from("\"tool_use\"")), ("id", id), ("name", name), ("input", input)])
+                });
+        let item = prop_oneof![
+            text.clone(),
+            Just(String::from("{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":\"u\"}}")),
+            Just(String::from("{\"text\":\"t\"}")),
+            Just(String::from("3")),
+        ];
+        let result_content =
+            prop_oneof![value.clone(), proptest::collection::vec(item, 0..3).prop_map(|items| format!("[{}]", items.join(","))),];
+        let result = (value.clone(), result_content).prop_flat_map(move |(id, content)| {
+            object(alloc::vec![("type", String::from("\"tool_result\"")), ("tool_use_id", id), ("content", content)])
+        });
+        let block = prop_oneof![
+            3 => text,
+            2 => call,
+            2 => result,
+            1 => Just(String::from("{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"AAAA\"}}")),
+            1 => Just(String::from("{\"type\":\"document\",\"source\":{\"type\":\"text\",\"data\":\"a doc\"}}")),
+            1 => Just(String::from("{\"type\":\"thinking\",\"thinking\":\"hm\",\"signature\":\"s\"}")),
+            1 => Just(String::from("\"a string item\"")),
+        ];
+        let turn = (any::<bool>(), proptest::collection::vec(block, 0..4))
+            .prop_map(|(assistant, blocks)| (assistant, format!("[{}]", blocks.join(","))));
+        proptest::collection::vec(turn, 0..5)
+    }
+
+    proptest::proptest! {
+        /// OpenAI's shape written by structure is, byte for byte, what `Value`s of the
+        /// same turns write.
+        #[test]
+        fn openai_messages_are_written_as_through_values(turns in any_turns(), system in proptest::option::of("[a-z\"]{0,5}")) {
+            let turns: Vec<Turn> = turns.iter().map(|(assistant, content)| Turn { assistant: *assistant, blocks: blocks_of(content) }).collect();
+            proptest::prop_assert_eq!(openai(&turns, system.clone()), openai_through_values(&turns, system));
         }
     }
 }
