@@ -114,10 +114,13 @@ fn blocks_by_value(content: &str) -> Vec<Block> {
     serde_json::from_str::<Vec<Value>>(content).unwrap_or_default().iter().map(|block| Block::of(block.to_string())).collect()
 }
 
-pub(crate) fn render(context: &Context, provider: Provider, injections: &[Injection]) -> ProviderContext {
+/// `context` in `provider`'s shape. It is let go once its blocks are read: the
+/// file's text it shares is not held while the body is written.
+pub(crate) fn render(context: Context, provider: Provider, injections: &[Injection]) -> ProviderContext {
+    let compacted = context.compacted;
     let mut turns: Vec<Turn> = context
         .messages
-        .iter()
+        .into_iter()
         .map(|m| Turn { assistant: m.role == "assistant", blocks: blocks_of(&m.content) })
         .filter(|t| !t.blocks.is_empty())
         .collect();
@@ -150,7 +153,7 @@ pub(crate) fn render(context: &Context, provider: Provider, injections: &[Inject
         Provider::Anthropic => anthropic(&merged, system),
         Provider::Openai => openai(&merged, system),
     };
-    ProviderContext { provider, body, messages, compacted: context.compacted, tokens, interrupted }
+    ProviderContext { provider, body, messages, compacted, tokens, interrupted }
 }
 
 /// The ids of a reply's tool calls.

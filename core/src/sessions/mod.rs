@@ -396,7 +396,7 @@ impl<S: Storage> Store<S> {
     /// placed as asked, never written.
     pub async fn provider_context(&self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
         let context = self.context(id).await?;
-        Ok(render::render(&context, provider, injections))
+        Ok(render::render(context, provider, injections))
     }
 
     /// The load report of session `id` plus dangling parents and orphaned tool calls.
