@@ -154,8 +154,25 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
 /// its text for people when `texts` asks for it; whether it is a tool result, and its
 /// length.
 fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<(bool, usize)> {
-    let keys = ["type", "id", "name", "arguments", "thinking", "thinkingSignature", "redacted", "data", "mimeType", "text"];
-    let ([kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text], len) = json::fields_named(json, keys)?;
+    let keys = [
+        "type",
+        "id",
+        "name",
+        "arguments",
+        "thinking",
+        "thinkingSignature",
+        "redacted",
+        "data",
+        "mimeType",
+        "text",
+        json::SERDE_RAW_VALUE_KEY,
+    ];
+    let ([kind, id, name, arguments, thinking, signature, redacted, data, mime_type, text, raw_value], len) =
+        json::fields_named(json, keys)?;
+    // An object a `Value` reads as the JSON in its string: left to the `Value`.
+    if raw_value.is_some() {
+        return None;
+    }
     let block = json.get(..len)?;
     // The fields a block's kind writes must be strings: when one is not, `?` leaves the
     // message to the `Value`.
@@ -508,6 +525,17 @@ mod tests {
         });
         let (answered, cases) = (answered.get(), cases.get());
         assert!(answered * 3 > cases, "the structure answered {answered} of {cases}");
+    }
+
+    /// A block `serde_json` reads as the JSON in its string (its `raw_value` key) is left
+    /// to the `Value`, which reads it so.
+    #[test]
+    fn a_block_a_value_reads_as_the_json_in_its_string_is_left_to_the_value() {
+        let json = r#"{"role":"assistant","content":[{"$serde_json::private::RawValue":"{\"type\":\"text\",\"text\":\"hi\"}"}]}"#;
+        let raw = Raw::valid(json);
+        let (message, _) = parse_message_content(raw).unwrap();
+        assert_eq!(pi_stored("assistant", &message), None);
+        assert_eq!(pi_stored_by_value("assistant", raw).unwrap().1, r#"[{"text":"hi","type":"text"}]"#);
     }
 
     /// A `toolResult` whose role comes first (its content skipped when the line is read)

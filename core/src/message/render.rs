@@ -46,7 +46,7 @@ struct Turn {
 }
 
 /// A block of a turn: its JSON as a `Value` of it writes it (each object's keys in
-/// order: the form Mneme has always sent), and what the turns' rules read of it.
+/// byte order: the form Mneme has always sent), and what the turns' rules read of it.
 struct Block {
     json: String,
     kind: Kind,
@@ -107,7 +107,7 @@ fn blocks_by_structure(content: &str) -> Option<Vec<Block>> {
         blocks.push(Block::of(written.as_str().into()));
         Some(start + len)
     })?;
-    content.get(end..)?.trim_start().is_empty().then_some(blocks)
+    content.get(end..)?.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).then_some(blocks)
 }
 
 fn blocks_by_value(content: &str) -> Vec<Block> {
@@ -480,6 +480,10 @@ mod tests {
         for odd in [r#"{"type":"text"}"#, r#"[{"type":"text","text":"a"}] x"#, "[1.5]"] {
             assert_eq!(read(&blocks_of(odd)), read(&blocks_by_value(odd)), "{odd}");
         }
+        // An object serde_json reads as the JSON in its string: a tool call, through a `Value`.
+        let wrapped = r#"[{"$serde_json::private::RawValue":"{\"type\":\"tool_use\",\"id\":\"x\",\"name\":\"n\",\"input\":{}}"}]"#;
+        assert_eq!(read(&blocks_of(wrapped)), read(&blocks_by_value(wrapped)));
+        assert_eq!(read(&blocks_of(wrapped))[0].2, Some("x"));
     }
 
     #[test]

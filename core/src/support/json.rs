@@ -256,10 +256,11 @@ pub(crate) fn push_string_value(out: &mut String, value: &str) -> Option<()> {
 /// written as `serde_json` writes it after reading it into a `Value`: compact, each
 /// object's keys in byte order, strings as [`push_string`] writes them. A block stored
 /// by Claude Code (its type first) is sent to a model in the form Mneme has always sent
-/// it, without a tree of the block being built. Returns the value's length in `json`;
-/// `None`, with `out` partly written, for what a `Value` might write otherwise: a
-/// number other than an integer of up to 18 digits (`1.50` becomes `1.5`), a repeated
-/// key (the last one wins), nesting deeper than [`CANONICAL_DEPTH`] (`serde_json` stops
+/// it, without a tree of the block being built. Returns where the value ends in
+/// `json`; `None`, with `out` partly written, for what a `Value` might write otherwise:
+/// a number other than an integer of up to 18 digits (`1.50` becomes `1.5`, `-0`
+/// becomes `-0.0`), a repeated key (the last one wins), an object keyed by
+/// [`SERDE_RAW_VALUE_KEY`], nesting deeper than [`CANONICAL_DEPTH`] (`serde_json` stops
 /// at 128), a string `serde_json` would refuse (a lone surrogate), or no JSON at all.
 pub(crate) fn push_canonical(out: &mut String, json: &str) -> Option<usize> {
     let start = skip_space(json.as_bytes(), 0);
@@ -268,6 +269,11 @@ pub(crate) fn push_canonical(out: &mut String, json: &str) -> Option<usize> {
 
 /// How deep [`push_canonical`] follows containers.
 const CANONICAL_DEPTH: u32 = 100;
+
+/// The key by which `serde_json` (with its `raw_value` feature, which the workspace
+/// turns on) marks an object as standing for the JSON in its string: read into a
+/// `Value`, `{"$serde_json::private::RawValue": "1.50"}` becomes `1.5`.
+pub(crate) const SERDE_RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
 
 /// [`push_canonical`] of the value starting at `at`: its end.
 fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<usize> {
@@ -296,6 +302,9 @@ fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<u
             let mut members: alloc::vec::Vec<(Cow<'_, str>, usize)> = alloc::vec::Vec::new();
             let object = json.get(at..)?;
             let len = items(object, b'{', b'}', |key_at| {
+                if object.as_bytes().get(key_at) != Some(&b'"') {
+                    return None;
+                }
                 let key_end = string_end(object.as_bytes(), key_at + 1)?;
                 let key = object.get(key_at..key_end)?;
                 let key = match key.get(1..key.len() - 1)? {
@@ -311,7 +320,7 @@ fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<u
                 value_end(object.as_bytes(), value)
             })?;
             members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            if members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+            if members.windows(2).any(|pair| pair[0].0 == pair[1].0) || members.iter().any(|(key, _)| key == SERDE_RAW_VALUE_KEY) {
                 return None;
             }
             out.push('{');
@@ -567,6 +576,8 @@ mod tests {
             r#"{"a\u0062":1,"ab":2}"#,
             r#""\ud800""#,
             "[1234567890123456789]",
+            r#"{"$serde_json::private::RawValue":"1.50"}"#,
+            r#"[{"b":1,"$serde_json::private::Raw\u0056alue":"{}"}]"#,
         ] {
             assert_eq!(canonical(unsure), None, "{unsure}");
         }
@@ -620,7 +631,11 @@ mod tests {
             prop_oneof![
                 (proptest::collection::vec(inner.clone(), 0..5), " ?")
                     .prop_map(|(items, space)| alloc::format!("[{space}{}]", items.join(","))),
-                proptest::collection::vec(("\"(type|id|a|b|\\\\u0061|é|text|content)\"", " ?", inner), 0..5).prop_map(|members| {
+                proptest::collection::vec(
+                    ("\"(type|id|a|b|\\\\u0061|é|text|content|\\$serde_json::private::RawValue)\"", " ?", inner),
+                    0..5
+                )
+                .prop_map(|members| {
                     let members: Vec<String> = members.into_iter().map(|(k, space, v)| alloc::format!("{k}{space}:{space}{v}")).collect();
                     alloc::format!("{{{}}}", members.join(","))
                 }),
@@ -655,7 +670,7 @@ mod tests {
                     proptest::prop_assert_eq!(written, read.unwrap().to_string());
                 }
                 None => {
-                    let doubtful = ["-0", "2.50", "1e2", "1234567890123456789", "\\ud800"].iter().any(|d| json.contains(d));
+                    let doubtful = ["-0", "2.50", "1e2", "1234567890123456789", "\\ud800", "RawValue"].iter().any(|d| json.contains(d));
                     proptest::prop_assert!(doubtful || read.is_err() || has_repeated_key(&json), "refused {}", json);
                 }
             }
