@@ -488,17 +488,7 @@ mod tests {
 
     #[test]
     fn the_corpus_blocks_read_by_structure_as_through_a_value() {
-        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-                match entry.path() {
-                    path if path.is_dir() => files(&path, out),
-                    path if path.extension().is_some_and(|e| e == "jsonl") => out.push(path),
-                    _ => {}
-                }
-            }
-        }
-        let mut paths = Vec::new();
-        files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut paths);
+        let paths = crate::support::corpus_files();
         let (mut contents, mut by_structure) = (0, 0);
         for path in &paths {
             for line in std::fs::read_to_string(path).unwrap().lines() {

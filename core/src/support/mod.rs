@@ -27,6 +27,23 @@ pub(crate) fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Every transcript (`.jsonl`) in the repository's corpus of files real tools wrote.
+#[cfg(test)]
+pub(crate) fn corpus_files() -> alloc::vec::Vec<std::path::PathBuf> {
+    fn files(dir: &std::path::Path, out: &mut alloc::vec::Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            match entry.path() {
+                path if path.is_dir() => files(&path, out),
+                path if path.extension().is_some_and(|e| e == "jsonl") => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    let mut paths = alloc::vec::Vec::new();
+    files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut paths);
+    paths
+}
+
 #[cfg(test)]
 mod tests {
     use alloc::vec::Vec;

@@ -1506,17 +1506,7 @@ mod tests {
     /// almost every one takes it.
     #[test]
     fn the_corpus_reads_the_same_on_the_fast_path() {
-        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-                match entry.path() {
-                    path if path.is_dir() => files(&path, out),
-                    path if path.extension().is_some_and(|e| e == "jsonl") => out.push(path),
-                    _ => {}
-                }
-            }
-        }
-        let mut paths = Vec::new();
-        files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus"), &mut paths);
+        let paths = crate::support::corpus_files();
         let (mut lines, mut quick) = (0, 0);
         for path in &paths {
             let text = std::fs::read_to_string(path).unwrap();
