@@ -132,6 +132,12 @@ fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<
 /// object's end, so a value is read in the same pass that finds it (see
 /// [`crate::transcript::scan`]'s messages and blocks).
 pub(crate) fn walk_object(json: &str, mut field: impl FnMut(&str, usize) -> Option<usize>) -> Option<usize> {
+    walk_members(json, |key, start| field(&key, start))
+}
+
+/// [`walk_object`], each key handed over to keep: borrowed from `json` unless it has
+/// escapes.
+fn walk_members<'a>(json: &'a str, mut member: impl FnMut(Cow<'a, str>, usize) -> Option<usize>) -> Option<usize> {
     let bytes = json.as_bytes();
     items(json, b'{', b'}', |at| {
         if bytes.get(at) != Some(&b'"') {
@@ -148,7 +154,7 @@ pub(crate) fn walk_object(json: &str, mut field: impl FnMut(&str, usize) -> Opti
         if bytes.get(colon) != Some(&b':') {
             return None;
         }
-        field(&key, skip_space(bytes, colon + 1))
+        member(key, skip_space(bytes, colon + 1))
     })
 }
 
@@ -301,21 +307,7 @@ fn canonical_at(out: &mut String, json: &str, at: usize, depth: u32) -> Option<u
             let depth = depth.checked_sub(1)?;
             let mut members: alloc::vec::Vec<(Cow<'_, str>, usize)> = alloc::vec::Vec::new();
             let object = json.get(at..)?;
-            let len = items(object, b'{', b'}', |key_at| {
-                if object.as_bytes().get(key_at) != Some(&b'"') {
-                    return None;
-                }
-                let key_end = string_end(object.as_bytes(), key_at + 1)?;
-                let key = object.get(key_at..key_end)?;
-                let key = match key.get(1..key.len() - 1)? {
-                    plain if !plain.contains('\\') => Cow::Borrowed(plain),
-                    _ => Cow::Owned(serde_json::from_str::<String>(key).ok()?),
-                };
-                let colon = skip_space(object.as_bytes(), key_end);
-                if object.as_bytes().get(colon) != Some(&b':') {
-                    return None;
-                }
-                let value = skip_space(object.as_bytes(), colon + 1);
+            let len = walk_members(object, |key, value| {
                 members.push((key, at + value));
                 value_end(object.as_bytes(), value)
             })?;
