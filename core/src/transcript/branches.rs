@@ -2,7 +2,8 @@
 //! children: every message no later message descends from ends a branch. The ledger
 //! adds up what replies reported in `usage`, once per reply (`message.id`).
 
-use alloc::collections::BTreeSet;
+use alloc::borrow::Cow;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -66,21 +67,35 @@ pub struct Ledger {
 }
 
 /// Usage of `lines`, each reply counted once however many lines it was split into.
+/// Claude Code writes on each line of a streamed reply the usage reported so far: the
+/// output grows from line to line (1, 1, 104), the rest stays. A reply's usage is the
+/// most each field reached.
 fn usage_of<'l>(lines: impl Iterator<Item = &'l Line<'l>>) -> (Usage, u32) {
-    let mut seen = BTreeSet::new();
+    let mut by_reply: BTreeMap<Cow<'l, str>, Usage> = BTreeMap::new();
     let mut total = Usage::default();
     let mut replies = 0;
     for line in lines {
         let Some((id, usage)) = line_usage(line) else { continue };
-        if let Some(id) = id
-            && !seen.insert(id)
-        {
-            continue;
+        match id {
+            Some(id) => {
+                let reply = by_reply.entry(id).or_default();
+                *reply = Usage {
+                    input: reply.input.max(usage.input),
+                    output: reply.output.max(usage.output),
+                    cache_read: reply.cache_read.max(usage.cache_read),
+                    cache_creation: reply.cache_creation.max(usage.cache_creation),
+                };
+            }
+            None => {
+                total.add(&usage);
+                replies += 1;
+            }
         }
-        total.add(&usage);
-        replies += 1;
     }
-    (total, replies)
+    for usage in by_reply.values() {
+        total.add(usage);
+    }
+    (total, replies + by_reply.len() as u32)
 }
 
 impl Loaded<'_> {
@@ -109,7 +124,10 @@ impl Loaded<'_> {
                 pending.extend(parents(&self.lines[i]));
             }
         }
-        (0..self.lines.len()).filter(|&i| is_candidate(&self.lines[i]) && !has_descendant[i]).collect()
+        // A child marks its parent's first line (the one an id is looked up by): a
+        // line repeating an id (a resumed session rewrites some) is that first line.
+        let first_of = |i: usize| self.lines[i].env.uuid().and_then(|uuid| index.get(uuid).copied()).unwrap_or(i);
+        (0..self.lines.len()).filter(|&i| is_candidate(&self.lines[i]) && first_of(i) == i && !has_descendant[i]).collect()
     }
 
     /// The session's ledger: usage in all, and every branch with its own.
@@ -161,5 +179,75 @@ impl Loaded<'_> {
     /// What every live reply reported, each once, and how many replies that is.
     pub(crate) fn usage_total(&self) -> (Usage, u32) {
         usage_of(self.lines.iter().filter(|l| self.is_live(l)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use crate::sessions::with_loaded;
+
+    fn line(uuid: &str, parent: Option<&str>, message: &str) -> String {
+        let parent = parent.map_or("null".into(), |p| alloc::format!("\"{p}\""));
+        alloc::format!(
+            "{{\"type\":\"assistant\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{message}}}\n"
+        )
+    }
+
+    /// Claude Code writes a streamed reply as a line per block, each with the usage
+    /// reported so far: the reply's usage is where it ended, counted once.
+    #[test]
+    fn a_streamed_reply_counts_its_final_usage_once() {
+        let reply = |block: &str, output: u64| {
+            alloc::format!(
+                "{{\"role\":\"assistant\",\"id\":\"msg_1\",\"content\":[{block}],\"usage\":{{\"input_tokens\":99,\"output_tokens\":{output},\"cache_read_input_tokens\":15113}}}}"
+            )
+        };
+        let text = [
+            line("u1", None, &reply("{\"type\":\"thinking\",\"thinking\":\"hm\",\"signature\":\"s\"}", 1)),
+            line("u2", Some("u1"), &reply("{\"type\":\"text\",\"text\":\"hi\"}", 1)),
+            line("u3", Some("u2"), &reply("{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"ls\",\"input\":{}}", 104)),
+        ]
+        .concat();
+        let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
+        assert_eq!((ledger.total.input, ledger.total.output, ledger.total.cache_read, ledger.replies), (99, 104, 15113, 1));
+        assert_eq!(ledger.branches.len(), 1);
+        assert_eq!(ledger.branches[0].usage, ledger.total);
+    }
+
+    /// A line repeating an id (resumed sessions rewrite some) is not a branch of its
+    /// own: its id's first line is the one its children name.
+    #[test]
+    fn a_repeated_line_is_no_branch() {
+        let message = "{\"role\":\"assistant\",\"content\":\"hi\"}";
+        let text = [line("a", None, message), line("b", Some("a"), message), line("b", Some("a"), message), line("c", Some("b"), message)]
+            .concat();
+        let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
+        let leaves: Vec<&str> = ledger.branches.iter().map(|b| b.leaf.as_str()).collect();
+        assert_eq!(leaves, ["c"]);
+    }
+
+    /// Every reply in the corpus counted at the usage of its last line, read
+    /// independently as JSON values: the ledger's total is their sum.
+    #[test]
+    fn the_corpus_ledgers_count_each_reply_at_its_last_line() {
+        for path in crate::support::corpus_files().into_iter().filter(|p| p.to_string_lossy().contains("/claude/")) {
+            let bytes = std::fs::read(&path).unwrap();
+            let mut last: alloc::collections::BTreeMap<String, [u64; 4]> = alloc::collections::BTreeMap::new();
+            for text in bytes.split(|&b| b == b'\n') {
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(text) else { continue };
+                let (Some(id), Some(usage)) = (value["message"]["id"].as_str(), value["message"]["usage"].as_object()) else { continue };
+                let field = |name: &str| usage.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                last.insert(
+                    id.into(),
+                    [field("input_tokens"), field("output_tokens"), field("cache_read_input_tokens"), field("cache_creation_input_tokens")],
+                );
+            }
+            let expected = last.values().fold([0u64; 4], |sum, u| core::array::from_fn(|i| sum[i] + u[i]));
+            let total = with_loaded(&[bytes.as_slice()], |loaded| loaded.ledger(None).total);
+            assert_eq!([total.input, total.output, total.cache_read, total.cache_creation], expected, "{}", path.display());
+        }
     }
 }

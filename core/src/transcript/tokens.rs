@@ -175,8 +175,9 @@ pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
     Some(wire_usage(line)?.context_tokens()).filter(|&t| t > 0)
 }
 
-/// What a reply's entry says it cost, with the reply's `message.id` (Claude Code
-/// repeats one reply's usage on every line it split the reply into: count it once per id).
+/// What a reply's entry says it cost so far, with the reply's `message.id` (Claude Code
+/// writes a reply as a line per block, each with the usage reported up to it: count a
+/// reply once per id, at the most it reached).
 pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Cow<'l, str>>, crate::Usage)> {
     let message = line.env.message.and_then(parse_message)?;
     let usage: WireUsage = serde_json::from_str(message.usage?.get()).ok()?;
@@ -185,8 +186,8 @@ pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Co
 
 /// Tokens of a context made of `lines` (in order): the last provider-reported usage
 /// among them, plus estimates of what came after it; estimates alone without usage.
-/// Claude Code repeats one response's usage on each line it split the response into;
-/// taking only the last report counts it once.
+/// Claude Code writes a response as a line per block, each with the usage reported up
+/// to it; the last report is the response's whole.
 pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line<'a>>, cleared: &BTreeSet<String>) -> u64 {
     let mut after = 0;
     for line in lines.rev() {
