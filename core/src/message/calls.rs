@@ -74,21 +74,40 @@ impl PendingCalls {
     }
 }
 
-/// Checks that every result in `messages` answers a call pending at that point: made
-/// by the reply it follows, in the turn or (for the first messages) in the session.
-pub(crate) fn check_turn(messages: &[super::Message], pending: &PendingCalls) -> Result<(), crate::Error> {
+/// Checks that every result in `messages` answers a call pending at that point, once:
+/// made by the reply it follows, in the turn or (for the first messages) in the
+/// session; and that no call reuses the id of a call pending or made in the turn (the
+/// API refuses a request whose ids repeat). `rewind`: the turn continues from an
+/// earlier entry, whose calls are `pending`.
+pub(crate) fn check_turn(messages: &[super::Message], pending: &PendingCalls, rewind: bool) -> Result<(), crate::Error> {
     let mut calls = pending.clone();
+    let mut made: Vec<&str> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
-        for block in &message.blocks {
-            if let super::BlockKind::ToolResult { tool_use_id } = &block.kind
-                && calls.find(tool_use_id).is_none()
-            {
-                return Err(crate::Error::InvalidMessage {
-                    message: i as u32,
-                    reason: alloc::format!(
-                        "its tool_result answers `{tool_use_id}`, which is no pending call: a result must follow the assistant message that made the call (in this turn, or the session's last reply)"
-                    ),
-                });
+        let mut answered: Vec<&str> = Vec::new();
+        for (j, block) in message.blocks.iter().enumerate() {
+            let refuse = |reason: String| crate::Error::InvalidMessage { message: message.origin_of(i, j), reason };
+            match &block.kind {
+                super::BlockKind::ToolResult { tool_use_id } if answered.contains(&tool_use_id.as_str()) => {
+                    return Err(refuse(alloc::format!("a second tool_result answers `{tool_use_id}`: a call gets one result; send one")));
+                }
+                super::BlockKind::ToolResult { tool_use_id } if calls.find(tool_use_id).is_none() => {
+                    let follows = if rewind {
+                        "the assistant message that made the call (in this turn, or the entry the turn continues from)"
+                    } else {
+                        "the assistant message that made the call (in this turn, or the session's last reply)"
+                    };
+                    return Err(refuse(alloc::format!(
+                        "its tool_result answers `{tool_use_id}`, which is no pending call: a result must follow {follows}"
+                    )));
+                }
+                super::BlockKind::ToolResult { tool_use_id } => answered.push(tool_use_id),
+                super::BlockKind::ToolUse { id, .. } if made.contains(&id.as_str()) || calls.find(id).is_some() => {
+                    return Err(refuse(alloc::format!(
+                        "its tool_use id `{id}` is the id of another call: each call needs an id of its own"
+                    )));
+                }
+                super::BlockKind::ToolUse { id, .. } => made.push(id),
+                _ => {}
             }
         }
         calls.step(super::canonical::message_activity(message), None);

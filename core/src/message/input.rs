@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value, json};
 
-use super::{Block, BlockKind, Message, Meta, Provider, Usage};
+use super::{Block, BlockKind, Message, Meta, Origin, Provider, Usage};
 use crate::error::Error;
 use crate::format::Role;
 
@@ -26,7 +26,15 @@ pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Erro
         return Err(invalid(0, "no messages: a turn needs at least one"));
     }
     match provider {
-        Provider::Anthropic => list.iter().enumerate().map(|(i, m)| anthropic(m).map_err(|r| invalid(i, &r))).collect(),
+        Provider::Anthropic => list
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut message = anthropic(m).map_err(|r| invalid(i, &r))?;
+                message.meta.origin = Some(Origin::Message(i as u32));
+                Ok(message)
+            })
+            .collect(),
         Provider::Openai => openai(&list),
     }
 }
@@ -96,6 +104,7 @@ fn anthropic(value: &Value) -> Result<Message, String> {
         usage,
         api: Some(Provider::Anthropic),
         at: None,
+        origin: None,
     };
     Ok(Message { role, blocks, meta })
 }
@@ -170,6 +179,9 @@ fn block(value: &Value, role: Role) -> Result<Block, String> {
             BlockKind::ToolResult { tool_use_id }
         }
         "image" | "document" => {
+            // The API takes images and documents from the user (and in tool results),
+            // never in a reply.
+            only(Role::User)?;
             let source = map.get("source").ok_or_else(|| format!("{kind} block: `source` is missing"))?;
             let source = object(source, "the block's `source`")?;
             match string(source, "type", "the block's source")? {
@@ -209,7 +221,11 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
             let block = Block { kind: BlockKind::ToolResult { tool_use_id: id.to_owned() }, json: result.to_string() };
             match out.last_mut() {
                 Some(previous) if results_open => previous.blocks.push(block),
-                _ => out.push(Message { role: Role::User, blocks: alloc::vec![block], meta: Meta::default() }),
+                _ => out.push(Message {
+                    role: Role::User,
+                    blocks: alloc::vec![block],
+                    meta: Meta { origin: Some(Origin::Results(i as u32)), ..Meta::default() },
+                }),
             }
             results_open = true;
             continue;
@@ -221,9 +237,8 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
         match content {
             Value::String(text) if !text.is_empty() => blocks.push(Block::text(&text)),
             Value::Array(parts) => {
-                for part in parts {
-                    let kind = if part["type"] == "image" { BlockKind::Image } else { BlockKind::Text };
-                    blocks.push(Block { kind, json: part.to_string() });
+                for (p, part) in parts.iter().enumerate() {
+                    blocks.push(block(part, role).map_err(|r| fail(format!("content part {p}: {r}")))?);
                 }
             }
             _ => {}
@@ -260,6 +275,7 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
             usage,
             api: Some(Provider::Openai),
             at: None,
+            origin: Some(Origin::Message(i as u32)),
         };
         out.push(Message { role, blocks, meta });
     }
@@ -278,20 +294,36 @@ fn openai_content(content: Option<&Value>) -> Result<Value, String> {
     for (i, part) in parts.iter().enumerate() {
         let map = object(part, "a content part")?;
         match string(map, "type", "content part")? {
-            "text" => blocks.push(json!({ "type": "text", "text": nonempty(map, "text", "text part")? })),
+            "text" => blocks
+                .push(json!({ "type": "text", "text": nonempty(map, "text", "text part").map_err(|r| format!("content part {i}: {r}"))? })),
             "image_url" => {
                 let url = map.get("image_url").and_then(|u| u.get("url")).and_then(Value::as_str);
                 let url = url.filter(|u| !u.is_empty()).ok_or_else(|| format!("content part {i}: `image_url.url` is missing"))?;
-                let source = match url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
-                    Some((media_type, data)) => json!({ "type": "base64", "media_type": media_type, "data": data }),
-                    None => json!({ "type": "url", "url": url }),
-                };
+                let source = image_source(url).map_err(|r| format!("content part {i}: {r}"))?;
                 blocks.push(json!({ "type": "image", "source": source }));
             }
             other => return Err(format!("content part {i}: unknown type `{other}` (use `text` or `image_url`)")),
         }
     }
     Ok(Value::Array(blocks))
+}
+
+/// An `image_url`'s URL as an Anthropic image source: a `data:` URL's media type
+/// (without parameters) and base64 data, or the URL itself.
+fn image_source(url: &str) -> Result<Value, String> {
+    let Some(data_url) = url.strip_prefix("data:") else { return Ok(json!({ "type": "url", "url": url })) };
+    let (header, data) = data_url
+        .split_once(',')
+        .filter(|(header, _)| header.ends_with(";base64"))
+        .ok_or("a `data:` URL of an image must be base64 (`data:image/png;base64,...`)")?;
+    let media_type = header.split(';').next().unwrap_or_default();
+    if !media_type.starts_with("image/") || media_type.len() == "image/".len() {
+        return Err(format!("the `data:` URL's media type `{media_type}` is not an image type (`image/png`, `image/jpeg`, ...)"));
+    }
+    if data.is_empty() {
+        return Err("the `data:` URL holds no data".into());
+    }
+    Ok(json!({ "type": "base64", "media_type": media_type, "data": data }))
 }
 
 fn openai_call(call: &Value) -> Result<Block, String> {

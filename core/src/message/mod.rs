@@ -121,6 +121,29 @@ pub(crate) struct Meta {
     /// When the message was said (Unix milliseconds), for a message that carries its
     /// own time: an imported one keeps it. Otherwise its lines get the turn's time.
     pub at: Option<i64>,
+    /// Where the caller put the message in what it sent, for errors about it.
+    pub origin: Option<Origin>,
+}
+
+/// A message's place in the list a caller sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The message at this index.
+    Message(u32),
+    /// A run of OpenAI `tool` messages from this index, one result block each.
+    Results(u32),
+}
+
+impl Message {
+    /// The index, in what the caller sent, of the message block `block` of this one
+    /// came from; `index` (its place among the converted messages) when not known.
+    pub fn origin_of(&self, index: usize, block: usize) -> u32 {
+        match self.meta.origin {
+            Some(Origin::Message(at)) => at,
+            Some(Origin::Results(first)) => first.saturating_add(block as u32),
+            None => index as u32,
+        }
+    }
 }
 
 /// Token usage of one model reply.

@@ -49,12 +49,7 @@ impl<S: Storage> Store<S> {
         let content = with_loaded(&raw, |loaded| -> Result<String, Error> {
             let links = loaded.links();
             let leaf = match from {
-                Some(uuid) => links
-                    .index
-                    .get(uuid)
-                    .copied()
-                    .filter(|&i| loaded.is_live(&loaded.lines[i]))
-                    .ok_or_else(|| Error::EntryNotFound { id: id.to_owned(), uuid: uuid.to_owned() })?,
+                Some(uuid) => loaded.branch_point(uuid, &links).map_err(|no| no.error(id, uuid))?,
                 None => loaded
                     .leaf_in(&links)
                     .ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no entry with an id to fork from")))?,

@@ -65,9 +65,16 @@ pub(crate) struct WriteOptions<'a> {
     pub cwd: Option<&'a str>,
     /// What the session must look like under the lock (a plan's view of it).
     pub expect: Option<Expect<'a>>,
-    /// Chain to this entry instead of the newest leaf (a rewind).
-    pub from: Option<&'a str>,
+    /// Chain to an earlier entry instead of the newest leaf.
+    pub from: Option<Rewind<'a>>,
     pub kind: Kind,
+}
+
+/// Where a rewound turn continues: the entry it chains to, and the calls pending there.
+#[derive(Clone, Copy)]
+pub(crate) struct Rewind<'a> {
+    pub parent: &'a str,
+    pub calls: &'a PendingCalls,
 }
 
 impl WriteOptions<'_> {
@@ -113,15 +120,17 @@ impl<S: Storage> Store<S> {
             }
             return self.append_agent_turn(id, agent, &turn, &messages).await;
         }
-        if let Some(parent) = &turn.parent {
-            let parts = self.require(id).await?;
-            let raw = self.read_parts(&parts).await?;
-            let live = with_loaded(&raw, |loaded| loaded.lines.iter().any(|l| l.env.uuid() == Some(parent) && loaded.is_live(l)));
-            if !live {
-                return Err(Error::EntryNotFound { id: id.to_owned(), uuid: parent.clone() });
-            }
-        }
-        self.write_messages(id, &turn.uuid, turn.now_ms, &turn.cwd, turn.parent.as_deref(), &messages).await
+        let Some(parent) = &turn.parent else {
+            return self.write_messages(id, &turn.uuid, turn.now_ms, &turn.cwd, None, &messages).await;
+        };
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        let calls = with_loaded(&raw, |loaded| {
+            let links = loaded.links();
+            loaded.branch_point(parent, &links).map(|at| loaded.calls_at(at, &links)).map_err(|no| no.error(id, parent))
+        })?;
+        let rewind = Rewind { parent, calls: &calls };
+        self.write_messages(id, &turn.uuid, turn.now_ms, &turn.cwd, Some(rewind), &messages).await
     }
 
     /// A turn of sub-agent `agent` of session `id`, into its own transcript (created
@@ -152,7 +161,7 @@ impl<S: Storage> Store<S> {
         if let (false, Some(call)) = (exists, &agent.parent_call) {
             // A new transcript has no pending calls: refuse a turn it could not take
             // before linking it.
-            calls::check_turn(messages, &PendingCalls::default())?;
+            calls::check_turn(messages, &PendingCalls::default(), false)?;
             let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
             self.write(id, WriteOptions::ENTRY, |dialect, at| {
                 if at.parent == Some(link_id.as_str()) {
@@ -181,7 +190,7 @@ impl<S: Storage> Store<S> {
                     state.unterminated = false;
                     state.last_part_lines = state.last_part_lines.saturating_sub(state.torn_lines);
                 }
-                calls::check_turn(messages, &state.tip.calls)?;
+                calls::check_turn(messages, &state.tip.calls, false)?;
                 let header = Header {
                     session_id: id,
                     parent: state.tip.leaf.as_deref(),
@@ -211,7 +220,7 @@ impl<S: Storage> Store<S> {
         uuid: &str,
         now_ms: i64,
         cwd: &str,
-        from: Option<&str>,
+        from: Option<Rewind<'_>>,
         messages: &[Message],
     ) -> Result<Vec<Entry>, Error> {
         if uuid.is_empty() {
@@ -220,7 +229,7 @@ impl<S: Storage> Store<S> {
         let timestamp = time::format_millis(now_ms);
         let options = WriteOptions { cwd: Some(cwd), from, ..WriteOptions::ENTRY };
         self.write(id, options, |dialect, at| {
-            calls::check_turn(messages, at.calls)?;
+            calls::check_turn(messages, at.calls, from.is_some())?;
             dialect.turn(&at.header(id, uuid, now_ms, &timestamp, cwd), messages, at.calls)
         })
         .await
@@ -328,10 +337,8 @@ impl<S: Storage> Store<S> {
         {
             return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
         }
-        // A rewind continues from an earlier entry, whose calls are long answered.
-        let no_calls = PendingCalls::default();
         let at = match options.from {
-            Some(from) => At { parent: Some(from), sidechain: state.tip.sidechain_only(), calls: &no_calls },
+            Some(from) => At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls },
             None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls },
         };
         let json = line(state.format.dialect(), at)?;

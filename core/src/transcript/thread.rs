@@ -53,6 +53,24 @@ impl Links<'_> {
     }
 }
 
+/// Why [`Loaded::branch_point`] found no start.
+pub(crate) enum NoBranchPoint {
+    Missing,
+    Sidechain,
+}
+
+impl NoBranchPoint {
+    /// The error a caller of session `id` gets for entry `uuid`.
+    pub(crate) fn error(self, id: &str, uuid: &str) -> crate::Error {
+        match self {
+            NoBranchPoint::Missing => crate::Error::EntryNotFound { id: id.into(), uuid: uuid.into() },
+            NoBranchPoint::Sidechain => crate::Error::InvalidArgument(alloc::format!(
+                "`{uuid}` is an entry of a sub-agent's conversation inside session `{id}`: fork or rewind from an entry of the main conversation"
+            )),
+        }
+    }
+}
+
 fn mark(marks: &mut [bool], at: Option<usize>) {
     if let Some(mark) = at.and_then(|at| marks.get_mut(at)) {
         *mark = true;
@@ -323,6 +341,25 @@ impl Loaded<'_> {
             only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
             calls: self.pending_calls(&self.chain_to(leaf, &links)),
         }
+    }
+
+    /// The line of entry `uuid` (its id's first line) for a fork or a rewind to start
+    /// from: a live entry of the main conversation. A sub-agent's entry inside it
+    /// (Claude Code before 1.0 wrote them inline) is no start: its chain is the
+    /// sub-agent's talk.
+    pub(crate) fn branch_point(&self, uuid: &str, links: &Links) -> Result<usize, NoBranchPoint> {
+        let at = links.line_of(Some(uuid)).filter(|&i| self.is_live(&self.lines[i])).ok_or(NoBranchPoint::Missing)?;
+        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        if self.lines[at].env.is_sidechain.0 && !only_sidechains {
+            return Err(NoBranchPoint::Sidechain);
+        }
+        Ok(at)
+    }
+
+    /// The calls pending after line `at`, on its chain: what a turn continuing from
+    /// it (a rewind) may answer.
+    pub(crate) fn calls_at(&self, at: usize, links: &Links) -> PendingCalls {
+        self.pending_calls(&self.chain_from(at, links))
     }
 
     /// The pending calls at the end of the main chain: the fold of [`PendingCalls`]

@@ -172,6 +172,39 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         (json!([{ "role": "system", "content": "be brief" }]), 0, "injection"),
         (json!([{ "role": "user", "content": [] }]), 0, "no blocks"),
         (json!([]), 0, "at least one"),
+        (
+            json!([{ "role": "assistant", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AA" } }] }]),
+            0,
+            "belongs in a user message",
+        ),
+        (
+            json!([
+                { "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "ls", "input": {} }] },
+                { "role": "user", "content": [
+                    { "type": "tool_result", "tool_use_id": "t1", "content": "a" },
+                    { "type": "tool_result", "tool_use_id": "t1", "content": "b" },
+                ] },
+            ]),
+            1,
+            "a second tool_result",
+        ),
+        (
+            json!([{ "role": "assistant", "content": [
+                { "type": "tool_use", "id": "t1", "name": "ls", "input": {} },
+                { "type": "tool_use", "id": "t1", "name": "ls", "input": {} },
+            ] }]),
+            0,
+            "id of another call",
+        ),
+        (
+            json!([
+                { "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "ls", "input": {} }] },
+                { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "a" }] },
+                { "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "ls", "input": {} }] },
+            ]),
+            2,
+            "id of another call",
+        ),
     ];
     for (messages, index, words) in cases {
         match block_on(store.append_turn("s", turn("u1", messages.clone()))) {
@@ -189,6 +222,50 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     };
     assert!(matches!(block_on(store.append_turn("s", openai)), Err(Error::InvalidMessage { .. })));
     assert_eq!(size(&storage), before);
+    // OpenAI's messages are counted as the caller sent them, though a run of `tool`
+    // messages becomes one message of results.
+    let call = |id: &str| json!({ "id": id, "type": "function", "function": { "name": "f", "arguments": "{}" } });
+    let image = |url: &str| json!([{ "role": "user", "content": [{ "type": "image_url", "image_url": { "url": url } }] }]);
+    let openai_cases = [
+        (
+            json!([
+                { "role": "assistant", "tool_calls": [call("a"), call("b")] },
+                { "role": "tool", "tool_call_id": "a", "content": "ok" },
+                { "role": "tool", "tool_call_id": "zz", "content": "ok" },
+            ]),
+            2,
+            "no pending call",
+        ),
+        (
+            json!([
+                { "role": "assistant", "tool_calls": [call("a")] },
+                { "role": "tool", "tool_call_id": "a", "content": "ok" },
+                { "role": "tool", "tool_call_id": "a", "content": "again" },
+            ]),
+            2,
+            "a second tool_result",
+        ),
+        (image("data:;base64,AAAA"), 0, "not an image type"),
+        (image("data:image/png;base64,"), 0, "no data"),
+        (image("data:image/png,AAAA"), 0, "must be base64"),
+        (json!([{ "role": "user", "content": [{ "type": "text", "text": "" }] }]), 0, "content part 0"),
+    ];
+    for (messages, index, words) in openai_cases {
+        let openai = Turn { provider: Provider::Openai, ..turn("u1", messages.clone()) };
+        match block_on(store.append_turn("s", openai)) {
+            Err(Error::InvalidMessage { message, reason }) => {
+                assert_eq!(message, index, "{messages}: {reason}");
+                assert!(reason.contains(words), "{messages}: `{reason}` should say `{words}`");
+            }
+            other => panic!("{messages}: {other:?}"),
+        }
+        assert_eq!(size(&storage), before, "{messages}: nothing was written");
+    }
+    // A data URL's parameters are not the media type.
+    let openai = Turn { provider: Provider::Openai, ..turn("u1", image("data:image/png;charset=utf-8;base64,AAAA")) };
+    block_on(store.append_turn("s", openai)).unwrap();
+    let image_line = lines(&storage, KEY).pop().unwrap();
+    assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], "image/png", "{image_line}");
 }
 
 #[test]
@@ -275,6 +352,52 @@ fn a_rewind_continues_from_an_earlier_message_and_keeps_the_rest() {
     assert_eq!(next[0].parent_uuid.as_deref(), Some("u3"), "the next append continues the new branch");
     let missing = Turn { parent: Some("nope".into()), ..turn("u5", json!({ "role": "user", "content": "x" })) };
     assert!(matches!(block_on(store.append_turn("s", missing)), Err(Error::EntryNotFound { .. })));
+}
+
+/// A rewind to a reply that made a call may answer it again (a retried tool); the
+/// calls of the branch left behind are not the rewind's to answer.
+#[test]
+fn a_rewind_to_a_call_may_answer_it() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let call = |id: &str| json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": id, "name": "Bash", "input": {} }] });
+    let result =
+        |id: &str, text: &str| json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": id, "content": text }] });
+    block_on(store.append_turn("s", turn("u0", json!([{ "role": "user", "content": "go" }, call("t1")])))).unwrap();
+    let t1_entry = block_on(store.load("s")).unwrap().entries[1].uuid.clone().unwrap();
+    block_on(store.append_turn("s", Turn { now_ms: T0 + 1, ..turn("u1", json!([result("t1", "first"), call("t2")])) })).unwrap();
+    let rewind = |uuid: &str, messages: Value| Turn { parent: Some(t1_entry.clone()), now_ms: T0 + 2, ..turn(uuid, messages) };
+    let other_branch = block_on(store.append_turn("s", rewind("u2", result("t2", "not here"))));
+    assert!(
+        matches!(&other_branch, Err(Error::InvalidMessage { reason, .. }) if reason.contains("the entry the turn continues from")),
+        "{other_branch:?}"
+    );
+    block_on(store.append_turn("s", rewind("u3", result("t1", "again")))).unwrap();
+    let contents: Vec<String> = block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.content)).collect();
+    assert_eq!(contents.len(), 3, "{contents:?}");
+    assert!(contents[2].contains("again") && !contents.iter().any(|c| c.contains("first")), "{contents:?}");
+}
+
+/// A sub-agent's entry written inline in the main conversation (Claude Code before
+/// 1.0) is no place to fork or rewind from: its chain is the sub-agent's talk.
+#[test]
+fn a_sub_agents_inline_entry_is_no_branch_point() {
+    let storage = InMemoryStorage::new();
+    let line = |uuid: &str, parent: Option<&str>, sidechain: bool, text: &str| {
+        json!({ "type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": sidechain, "sessionId": "s", "cwd": "/p",
+                "timestamp": "2026-01-01T00:00:00.000Z", "message": { "role": "user", "content": text } })
+        .to_string()
+    };
+    let text =
+        [line("m1", None, false, "main"), line("a1", None, true, "agent task"), line("m2", Some("m1"), false, "more")].join("\n") + "\n";
+    block_on(storage.append(KEY, text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let rewind = Turn { parent: Some("a1".into()), ..turn("u9", json!({ "role": "user", "content": "x" })) };
+    let refused = block_on(store.append_turn("s", rewind));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("sub-agent")), "{refused:?}");
+    let fork = block_on(store.fork("s", Some("a1"), "f", T0));
+    assert!(matches!(&fork, Err(Error::InvalidArgument(m)) if m.contains("sub-agent")), "{fork:?}");
+    block_on(store.fork("s", Some("m2"), "f", T0)).unwrap();
 }
 
 #[test]
