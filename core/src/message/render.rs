@@ -125,9 +125,14 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         .filter(|t| !t.blocks.is_empty())
         .collect();
     let system: Vec<&str> = injections.iter().filter(|i| i.role == Speaker::System).map(|i| i.text.as_str()).collect();
+    // Injections at the start go in the order given, after those before them.
+    let mut at_start = 0;
     for injection in injections.iter().filter(|i| i.role != Speaker::System) {
         let at = match injection.place {
-            Place::Start => 0,
+            Place::Start => {
+                at_start += 1;
+                at_start - 1
+            }
             Place::End => turns.len(),
             Place::BeforeLastPrompt => {
                 turns.iter().rposition(|t| !t.assistant && t.blocks.iter().any(|b| !b.is_result())).unwrap_or(turns.len())

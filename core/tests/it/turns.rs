@@ -325,6 +325,19 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
     let plain = body_of(&store);
     let last = plain["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last, json!({ "role": "assistant", "content": [{ "type": "text", "text": "No response requested." }] }));
+    // Several injections at one place keep the order they were given in.
+    let at = |place: Place, texts: [&str; 2]| texts.map(|text| Injection { role: Speaker::User, place, text: text.into() });
+    for place in [Place::Start, Place::BeforeLastPrompt, Place::End] {
+        let placed = self::body(&store, Provider::Anthropic, &at(place, ["one", "two"]));
+        let texts: Vec<&str> = placed["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap())
+            .filter_map(|b| b["text"].as_str().filter(|t| ["one", "two"].contains(t)))
+            .collect();
+        assert_eq!(texts, ["one", "two"], "{place:?}: {placed}");
+    }
 }
 
 fn body_of(store: &Store<impl Storage>) -> Value {
