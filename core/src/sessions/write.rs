@@ -136,8 +136,10 @@ impl<S: Storage> Store<S> {
     /// A turn of sub-agent `agent` of session `id`, into its own transcript (created
     /// with the first turn, and then linked from the session's call that started it).
     async fn append_agent_turn(&self, id: &str, agent: &AgentRef, turn: &Turn, messages: &[Message]) -> Result<Vec<Entry>, Error> {
-        keys::validate_session_id(&agent.id)
-            .map_err(|_| Error::InvalidArgument(format!("invalid sub-agent id `{}`: use letters, digits, `-` and `_`", agent.id)))?;
+        keys::validate_session_id(&agent.id).map_err(|error| match error {
+            Error::InvalidSessionId { reason, .. } => Error::InvalidArgument(format!("invalid sub-agent id `{}`: {reason}", agent.id)),
+            other => other,
+        })?;
         if turn.uuid.is_empty() {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
         }
@@ -156,15 +158,18 @@ impl<S: Storage> Store<S> {
         let timestamp = time::format_millis(turn.now_ms);
         // The link goes first: if the transcript's write then fails, a retry finds no
         // transcript and links again (rather than writing the sub-agent's lines
-        // twice) — unless the link is still the session's last line: its id is the
-        // turn's, and a second line of that id would make the session's tree a loop.
+        // twice) — unless the link landed: its id is the turn's, and a second line of
+        // that id would make the session's tree a loop. (Read only for a sub-agent's
+        // first turn.)
         if let (false, Some(call)) = (exists, &agent.parent_call) {
             // A new transcript has no pending calls: refuse a turn it could not take
             // before linking it.
             calls::check_turn(messages, &PendingCalls::default(), false)?;
             let link_id = crate::support::ids::nth_uuid(&turn.uuid, u32::MAX);
+            let raw = self.read_parts(&parts).await?;
+            let linked = raw.iter().any(|bytes| memchr::memmem::find(bytes, link_id.as_bytes()).is_some());
             self.write(id, WriteOptions::ENTRY, |dialect, at| {
-                if at.parent == Some(link_id.as_str()) {
+                if linked || at.parent == Some(link_id.as_str()) {
                     return Ok(String::new());
                 }
                 if at.calls.find(call).is_none() {

@@ -527,6 +527,45 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
     assert!(matches!(block_on(store.append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
 }
 
+/// Two sub-agents started by one reply: the first's turn fails after its link landed,
+/// the second is linked after it, and the first's turn given again is linked once.
+#[test]
+fn a_sub_agents_first_turn_given_again_after_another_links_once() {
+    let agent_turn = |agent: &str, call: &str| Turn {
+        agent: Some(mneme_core::AgentRef { id: agent.into(), parent_call: Some(call.into()) }),
+        ..turn(&format!("{agent}-1"), json!([{ "role": "user", "content": "look around" }, { "role": "assistant", "content": "done" }]))
+    };
+    let mut cases = 0;
+    for n in 1.. {
+        let storage = Faulty::new(InMemoryStorage::new(), n);
+        let calls = json!([
+            { "role": "user", "content": "go" },
+            { "role": "assistant", "content": [
+                { "type": "tool_use", "id": "c1", "name": "Task", "input": {} },
+                { "type": "tool_use", "id": "c2", "name": "Task", "input": {} },
+            ] },
+        ]);
+        block_on(Store::new(&storage.inner).append_turn("p", turn("p1", calls))).unwrap();
+        if block_on(Store::new(&storage).append_turn("p", agent_turn("a", "c1"))).is_ok() {
+            break;
+        }
+        if block_on(storage.inner.list("projects/-p/p/subagents/agent-a.jsonl")).unwrap().len() == 1 {
+            continue;
+        }
+        cases += 1;
+        block_on(Store::new(&storage.inner).append_turn("p", agent_turn("b", "c2"))).unwrap();
+        block_on(Store::new(&storage.inner).append_turn("p", agent_turn("a", "c1"))).unwrap();
+        let session = lines(&storage.inner, KEY.replace("/s.", "/p.").as_str());
+        for agent in ["a", "b"] {
+            let links = session.iter().filter(|line| line["type"] == "progress" && line["data"]["agentId"] == agent).count();
+            assert_eq!(links, 1, "failing call {n}, sub-agent {agent}");
+        }
+        let ids: Vec<&str> = session.iter().filter_map(|line| line["uuid"].as_str()).collect();
+        assert!(ids.iter().all(|id| ids.iter().filter(|other| *other == id).count() == 1), "failing call {n}: {ids:?}");
+    }
+    assert!(cases > 0, "no failing call left the link without the transcript");
+}
+
 /// OpenAI's shape has no place for an image in a tool result or for a document: a
 /// text document goes as text, the rest as a marker, never silently dropped. Its
 /// `developer` prompt, like a system one, is no part of a session.
