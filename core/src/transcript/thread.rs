@@ -279,7 +279,10 @@ impl<'a> Loaded<'a> {
         let mut chain = Vec::new();
         let mut seen = alloc::vec![false; self.lines.len()];
         // Where a relinked head continued before the compaction: once the walk is back
-        // at the compaction, the summarised history goes on from there.
+        // at the compaction, the summarised history goes on from there (not at the
+        // boundary's logical parent, the segment's tail, which a walk that came in
+        // through the head has passed, or left behind when the leaf branched off
+        // inside the segment).
         let mut summarised_from: Option<usize> = None;
         let mut current = Some(leaf);
         while let Some(i) = current {
@@ -293,8 +296,14 @@ impl<'a> Loaded<'a> {
                 summarised_from = links.line_of(line.env.parent_uuid());
             }
             current = links.parent(i);
-            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.get(next).is_none_or(|&seen| seen)) {
-                current = summarised_from.take();
+            if line.env.is_compact_boundary() {
+                // (A head whose parent is its summary already, as a fork writes it,
+                // continued from nothing else.)
+                let unseen = |at: &usize| seen.get(*at).is_some_and(|&seen| !seen);
+                match summarised_from.take().filter(unseen) {
+                    Some(before) => current = Some(before),
+                    None => current = current.filter(unseen),
+                }
             }
         }
         chain.reverse();
@@ -500,8 +509,9 @@ mod tests {
                 summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
             }
             current = loaded.parent_of(line).and_then(|p| index.get(p).copied());
-            if line.env.is_compact_boundary() && current.is_none_or(|next| seen.contains(&next)) {
-                current = summarised_from.take();
+            if line.env.is_compact_boundary() {
+                let before = summarised_from.take().filter(|at| !seen.contains(at));
+                current = before.or(current.filter(|at| !seen.contains(at)));
             }
         }
         chain.reverse();

@@ -391,6 +391,48 @@ fn a_rewind_to_a_call_may_answer_it() {
     assert!(contents[2].contains("again") && !contents.iter().any(|c| c.contains("first")), "{contents:?}");
 }
 
+/// A rewind into the segment a compaction kept (relinked after its summary) gives a
+/// chain through the summary back to the summarised history, not through the rest of
+/// the segment it branched away from; a fork from there copies that chain.
+#[test]
+fn a_rewind_inside_a_kept_segment_leaves_the_rest_of_it_behind() {
+    let storage = InMemoryStorage::new();
+    let line = |kind: &str, uuid: &str, parent: Option<&str>, second: u32, extra: Value| {
+        let mut line = json!({ "type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": false, "sessionId": "s", "cwd": "/p",
+                "timestamp": format!("2026-01-01T00:00:{second:02}.000Z"),
+                "message": { "role": kind, "content": format!("{uuid} says") } });
+        line.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        line.to_string()
+    };
+    let boundary = json!({ "type": "system", "subtype": "compact_boundary", "uuid": "B", "parentUuid": null, "logicalParentUuid": "L",
+        "isSidechain": false, "sessionId": "s", "timestamp": "2026-01-01T00:00:06.000Z", "content": "Conversation compacted",
+        "compactMetadata": { "trigger": "manual", "preservedSegment": { "headUuid": "K", "anchorUuid": "S", "tailUuid": "L" } } });
+    let text = [
+        line("user", "R", None, 1, json!({})),
+        line("assistant", "P", Some("R"), 2, json!({})),
+        line("user", "K", Some("P"), 3, json!({})),
+        line("assistant", "M", Some("K"), 4, json!({})),
+        line("user", "L", Some("M"), 5, json!({})),
+        boundary.to_string(),
+        line("user", "S", Some("B"), 7, json!({ "isCompactSummary": true })),
+    ]
+    .join("\n")
+        + "\n";
+    block_on(storage.append(KEY, text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let rewind = Turn { parent: Some("M".into()), ..turn("N", json!({ "role": "user", "content": "again from M" })) };
+    block_on(store.append_turn("s", rewind)).unwrap();
+    let chain_of = |id: &str| -> Vec<String> {
+        let transcript = block_on(store.load(id)).unwrap();
+        transcript.chain.iter().map(|&i| transcript.entries[i as usize].uuid.clone().unwrap()).collect()
+    };
+    assert_eq!(chain_of("s"), ["R", "P", "B", "S", "K", "M", "N"]);
+    block_on(store.fork("s", Some("N"), "f", T0)).unwrap();
+    assert_eq!(chain_of("f"), ["R", "P", "B", "S", "K", "M", "N"], "the fork copies the same chain");
+    let branches = block_on(store.branches("s")).unwrap();
+    assert_eq!(branches.len(), 2, "the segment's tail is a branch of its own: {branches:?}");
+}
+
 /// A sub-agent's entry written inline in the main conversation (Claude Code before
 /// 1.0) is no place to fork or rewind from: its chain is the sub-agent's talk.
 #[test]
