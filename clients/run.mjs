@@ -4,7 +4,7 @@
 // Mneme must resume what the client appended. Run by `cargo xtask test` after the Rust
 // tests have built target/release/mneme.
 import { execFile, execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -248,6 +248,32 @@ try {
     const request = await resume(file, "next question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
     assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what pi appended");
+  });
+
+  await test("pi continues a session with commands, extension messages and a branch summary, with exactly Mneme's provider context", async () => {
+    const { root, file, id, resume } = await piSession("pi-extras");
+    // Entries pi's own features write (`!` and `!!` commands, an extension's messages,
+    // a return from a branch), chained after the session's last entry.
+    const path = join(root, "projects", "p", file);
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    let parent = lines.at(-1).id;
+    const extras = [
+      { type: "message", message: { role: "bashExecution", command: "ls", output: "notes.md", exitCode: 1, cancelled: false, truncated: true, fullOutputPath: "/tmp/ls.txt", timestamp: 1 } },
+      { type: "message", message: { role: "bashExecution", command: "env", output: "SECRET=1", exitCode: 0, cancelled: false, truncated: false, excludeFromContext: true, timestamp: 2 } },
+      { type: "custom_message", customType: "reminder", content: "an extension's note", display: true },
+      { type: "message", message: { role: "custom", customType: "reminder", content: [{ type: "text", text: "a custom message" }], display: false, timestamp: 3 } },
+      { type: "branch_summary", fromId: "deadbeef", summary: "We tried a rewrite; it broke the build." },
+    ].map((entry, i) => {
+      const id = `e${String(i).padStart(7, "0")}`;
+      const line = { ...entry, id, parentId: parent, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() };
+      parent = id;
+      return JSON.stringify(line);
+    });
+    appendFileSync(path, extras.join("\n") + "\n");
+    const before = providerContext(root, id);
+    assertEqual(JSON.stringify(before).includes("SECRET"), false, "a `!!` command stays out of the context");
+    const request = await resume(file, "next question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
   });
 
   await test("Claude Code resumes a fork Mneme made from the middle of a session, with exactly Mneme's provider context", async () => {

@@ -22,6 +22,10 @@ pub(crate) struct Pi;
 pub(crate) const PI_SUMMARY_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub(crate) const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// How pi shows a `branch_summary` (where the conversation came back from a branch).
+pub(crate) const PI_BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub(crate) const PI_BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
 /// `customType` of Mneme's own `custom` entries: `mneme.<kind>`.
 pub(crate) const CUSTOM_PREFIX: &str = "mneme.";

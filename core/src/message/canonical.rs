@@ -10,7 +10,9 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
+use crate::format::pi::{PI_BRANCH_SUMMARY_PREFIX, PI_BRANCH_SUMMARY_SUFFIX};
 use crate::support::json::{self, Raw};
+use crate::support::lenient::{Flag, Str};
 use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
@@ -42,8 +44,20 @@ fn is_pi_block(block: &Block) -> bool {
 /// without one.
 pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<'l>> {
     let raw = message?;
+    // pi's entries without a message (the line itself is `raw`), which pi shows the
+    // model as user messages.
+    match kind {
+        "branch_summary" => return pi_branch_summary(raw),
+        "custom_message" => return pi_user_message(raw),
+        _ => {}
+    }
     let (message, content) = parse_message_content_unless_result(raw)?;
     let role = message.role.get().unwrap_or(kind);
+    match role {
+        "bashExecution" => return pi_bash_execution(raw),
+        "custom" => return pi_user_message(raw),
+        _ => {}
+    }
     let id = match message.id.0 {
         Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),
         // Message ids are API identifiers without escapes; one that has them is not merged.
@@ -63,6 +77,74 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
     }
     let (role, blocks, text, only_results) = pi_stored(role, &message).or_else(|| pi_stored_by_value(role, raw))?;
     Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id })
+}
+
+/// A pi message (or entry) whose `content` pi sends the model as a user message: an
+/// extension's `custom` message or `custom_message` entry.
+fn pi_user_message(raw: Raw<'_>) -> Option<Stored<'_>> {
+    let (message, _) = parse_message_content_unless_result(raw)?;
+    let (_, blocks, text, _) = pi_stored("user", &message).or_else(|| pi_stored_by_value("user", raw))?;
+    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None })
+}
+
+/// A user message of one text block, as a pi entry without blocks of its own shows.
+fn pi_text(text: String) -> Option<Stored<'static>> {
+    let blocks = serde_json::to_string(&[json!({ "type": "text", "text": text })]).ok()?;
+    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None })
+}
+
+/// A `branch_summary` entry as pi shows it.
+fn pi_branch_summary(line: Raw<'_>) -> Option<Stored<'static>> {
+    #[derive(serde::Deserialize)]
+    struct Entry<'a> {
+        #[serde(default, borrow)]
+        summary: Str<'a>,
+    }
+    let entry: Entry = serde_json::from_str(line.get()).ok()?;
+    let summary = entry.summary.get()?;
+    pi_text(alloc::format!("{PI_BRANCH_SUMMARY_PREFIX}{summary}{PI_BRANCH_SUMMARY_SUFFIX}"))
+}
+
+/// A command the user ran with pi's `!` as pi shows it (`bashExecutionToText`); `None`
+/// for one run with `!!`, which pi keeps out of the context.
+fn pi_bash_execution(message: Raw<'_>) -> Option<Stored<'static>> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Run<'a> {
+        #[serde(default, borrow)]
+        command: Str<'a>,
+        #[serde(default, borrow)]
+        output: Str<'a>,
+        #[serde(default)]
+        exit_code: Option<Value>,
+        #[serde(default)]
+        cancelled: Flag,
+        #[serde(default)]
+        truncated: Flag,
+        #[serde(default, borrow)]
+        full_output_path: Str<'a>,
+        #[serde(default)]
+        exclude_from_context: Flag,
+    }
+    let run: Run = serde_json::from_str(message.get()).ok()?;
+    if run.exclude_from_context.0 {
+        return None;
+    }
+    let mut text = alloc::format!("Ran `{}`\n", run.command.get().unwrap_or_default());
+    match run.output.get().filter(|output| !output.is_empty()) {
+        Some(output) => text.push_str(&alloc::format!("```\n{output}\n```")),
+        None => text.push_str("(no output)"),
+    }
+    let code = run.exit_code.as_ref().and_then(Value::as_i64).filter(|&code| code != 0);
+    if run.cancelled.0 {
+        text.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = code {
+        text.push_str(&alloc::format!("\n\nCommand exited with code {code}"));
+    }
+    if let Some(path) = run.full_output_path.get().filter(|path| run.truncated.0 && !path.is_empty()) {
+        text.push_str(&alloc::format!("\n\n[Output truncated. Full output: {path}]"));
+    }
+    pi_text(text)
 }
 
 /// [`pi_stored`] through a `Value` of the whole message: for what it does not read.

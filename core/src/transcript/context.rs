@@ -150,7 +150,7 @@ impl<'a> Loaded<'a> {
     /// the compaction, then what came after.
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
-        let is_message = |i: &usize| self.lines[*i].env.is_message();
+        let is_message = |i: &usize| self.lines[*i].env.is_message() || self.lines[*i].env.is_pi_context_entry();
         let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compaction());
         let cleared = chain[compaction.map_or(0, |at| at + 1)..]
             .iter()
@@ -269,7 +269,8 @@ impl<'a> Loaded<'a> {
                     part: line.part,
                     uuid: line.entry_id().into_owned(),
                     kind: line.env.kind.clone(),
-                    message: line.env.message,
+                    // pi's entries without a message are read whole.
+                    message: line.env.message.or_else(|| line.env.is_pi_context_entry().then(|| Raw::valid(line.raw))),
                     is_compact_summary: line.env.is_compact_summary.0,
                 }
             })

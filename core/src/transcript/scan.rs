@@ -311,6 +311,12 @@ impl<'a> Envelope<'a> {
         matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None | LineType::Empty)
             && self.message.is_some()
     }
+    /// pi's entries that reach the model as a user message though they carry no
+    /// `message`: an extension's `custom_message`, and the `branch_summary` left where
+    /// the conversation came back from a branch.
+    pub fn is_pi_context_entry(&self) -> bool {
+        self.line_type == LineType::Other && matches!(self.kind.get(), Some("custom_message" | "branch_summary"))
+    }
     /// crab's `{"compact": …}` marker: everything before it is summarised.
     pub fn is_crab_compaction(&self) -> bool {
         self.line_type == LineType::None && self.rare().compact.get().is_some()

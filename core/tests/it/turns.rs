@@ -633,6 +633,52 @@ fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
     assert!(matches!(refused, Err(Error::InvalidMessage { ref reason, .. }) if reason.contains("developer prompt")), "{refused:?}");
 }
 
+/// What pi shows the model besides its messages: a command run with `!` (not one run
+/// with `!!`), an extension's message, and the summary of a branch the conversation
+/// came back from, each as a user message in pi's words.
+#[test]
+fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_context() {
+    let storage = InMemoryStorage::new();
+    let entry = |kind: &str, id: &str, parent: Option<&str>, fields: Value| {
+        let mut entry = json!({ "type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z" });
+        entry.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        entry.to_string()
+    };
+    let message = |id: &str, parent: &str, message: Value| entry("message", id, Some(parent), json!({ "message": message }));
+    let text = [
+        json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" }).to_string(),
+        message("a", "x", json!({ "role": "user", "content": "hello", "timestamp": 1 })).replace("\"parentId\":\"x\"", "\"parentId\":null"),
+        message("b", "a", json!({ "role": "bashExecution", "command": "ls", "output": "a.txt", "exitCode": 2, "cancelled": false, "truncated": true, "fullOutputPath": "/tmp/out", "timestamp": 2 })),
+        message("c", "b", json!({ "role": "bashExecution", "command": "secret", "output": "x", "exitCode": 0, "cancelled": false, "truncated": false, "excludeFromContext": true, "timestamp": 3 })),
+        entry("custom_message", "d", Some("c"), json!({ "customType": "ext", "content": "from an extension", "display": true })),
+        message("e", "d", json!({ "role": "custom", "customType": "ext", "content": [{ "type": "text", "text": "custom role" }], "display": false, "timestamp": 4 })),
+        entry("branch_summary", "f", Some("e"), json!({ "fromId": "zz", "summary": "tried X, it failed" })),
+        message("g", "f", json!({ "role": "assistant", "content": [{ "type": "text", "text": "ok" }], "api": "anthropic-messages", "provider": "anthropic", "model": "m", "usage": { "input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2 }, "stopReason": "stop", "timestamp": 5 })),
+    ]
+    .join("\n")
+        + "\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let context = block_on(store.context("pi1")).unwrap();
+    let seen: Vec<(String, String)> = context.messages.iter().map(|m| (m.role.clone(), String::from(m.text.clone()))).collect();
+    let expected = [
+        ("user", "hello"),
+        ("user", "Ran `ls`\n```\na.txt\n```\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/out]"),
+        ("user", "from an extension"),
+        ("user", "custom role"),
+        (
+            "user",
+            "The following is a summary of a branch that this conversation came back from:\n\n<summary>\ntried X, it failed</summary>",
+        ),
+        ("assistant", "ok"),
+    ];
+    assert_eq!(seen, expected.map(|(role, text)| (role.to_owned(), text.to_owned())));
+    let body: Value = serde_json::from_str(&block_on(store.provider_context("pi1", Provider::Anthropic, &[])).unwrap().body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "the user's messages are one turn: {body}");
+    assert_eq!(messages[0]["content"].as_array().unwrap().len(), 5, "{body}");
+}
+
 /// A pi session's interrupted call gets the same synthetic result as Claude Code's,
 /// from pi's own `toolCall` block.
 #[test]
