@@ -94,10 +94,19 @@ fn user_block(block: &Block) -> Result<Value, Error> {
     user_value(&block.value())
 }
 
-/// pi's ids are 8 characters (the start of a UUID): the host's uuid without dashes,
-/// cut to 8.
+/// pi's ids are 8 hex digits, the start of a random UUID: the host's uuid's start when
+/// it is random (a version 4 UUID, as pi's own); else 8 hex digits of its hash, since
+/// another id's start need not differ from one entry to the next (a version 7 UUID
+/// starts with its clock, the same for a minute).
 pub(crate) fn entry_id(uuid: &str) -> String {
-    uuid.chars().filter(|c| *c != '-').take(8).collect()
+    let bytes = uuid.as_bytes();
+    let random = bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| if matches!(i, 8 | 13 | 18 | 23) { *b == b'-' } else { b.is_ascii_hexdigit() })
+        && bytes[14] == b'4';
+    match uuid.get(..8).filter(|_| random) {
+        Some(start) => start.into(),
+        None => crate::support::ids::short_id(uuid),
+    }
 }
 
 impl Pi {

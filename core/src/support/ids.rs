@@ -20,6 +20,12 @@ pub(crate) fn derived_id(seed: &[&str], now_ms: i64) -> String {
     format!("{:016x}", hash(seed, &now_ms.to_le_bytes(), BASIS))
 }
 
+/// Eight hex digits of a hash of `seed`: an id of pi's length for a seed whose own
+/// start is not random.
+pub(crate) fn short_id(seed: &str) -> String {
+    format!("{:08x}", hash(&[seed], &[], BASIS) >> 32)
+}
+
 /// The `n`th id of a record whose first id the host supplied: `base` itself for 0,
 /// else a UUID-shaped (version 4 layout) id derived from `base` and `n`, so every line
 /// of a turn has an id of the form Claude Code writes.

@@ -161,8 +161,8 @@ fn pi_sessions_are_written_in_pi_dialect() {
     let storage = InMemoryStorage::new();
     pi_session(&storage, 14);
     let store = Store::new(&storage);
-    let written = block_on(store.append("pi1", entry("4d5611e5-241a-462a", 100, Role::User, "a pi question"))).unwrap();
-    assert_eq!(written.uuid.as_deref(), Some("4d5611e5"), "pi ids are 8 characters");
+    let written = block_on(store.append("pi1", entry("4d5611e5-241a-462a-8d15-5122611a9569", 100, Role::User, "a pi question"))).unwrap();
+    assert_eq!(written.uuid.as_deref(), Some("4d5611e5"), "pi ids are 8 characters, a random UUID's start");
     assert_eq!(written.parent_uuid.as_deref(), Some("0000000d"));
     block_on(store.tombstone("pi1", "0000000d", NOW + 101)).unwrap();
     block_on(store.record_memory_flush("pi1", NOW + 102)).unwrap();

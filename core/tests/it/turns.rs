@@ -679,6 +679,30 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
     assert_eq!(messages[0]["content"].as_array().unwrap().len(), 5, "{body}");
 }
 
+/// Hosts that give time-ordered ids (version 7 UUIDs, the same first 8 digits for a
+/// minute) get pi ids of 8 hex digits that differ all the same; a random UUID's start
+/// is kept, as pi's own ids are.
+#[test]
+fn a_pi_sessions_entries_get_ids_of_their_own_from_any_host_ids() {
+    let storage = InMemoryStorage::new();
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    for (i, uuid) in
+        ["019ad2c4-7e10-7a01-8000-000000000001", "019ad2c4-7e10-7a01-8000-000000000002", "3f2b1c4d-1111-4222-8333-444455556666"]
+            .into_iter()
+            .enumerate()
+    {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        block_on(store.append_turn("pi1", turn(uuid, json!({ "role": role, "content": format!("message {i}") })))).unwrap();
+    }
+    let ids: Vec<String> = lines(&storage, "projects/-p/pi1.jsonl")[1..].iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|id| id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit())), "{ids:?}");
+    assert_ne!(ids[0], ids[1], "{ids:?}");
+    assert_eq!(ids[2], "3f2b1c4d", "a random UUID's start");
+}
+
 /// A pi session's interrupted call gets the same synthetic result as Claude Code's,
 /// from pi's own `toolCall` block.
 #[test]
