@@ -242,12 +242,12 @@ enum Command {
         /// The provider's message shape
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         format: ProviderArg,
-        /// A system prompt to put in the request (not written to the session)
-        #[arg(long, value_name = "TEXT")]
-        system: Option<String>,
+        /// A system prompt to put in the request (not written to the session); repeatable
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Vec<String>,
         /// Context to inject just before the newest prompt, e.g. recalled memories (not
         /// written to the session); repeatable
-        #[arg(long, value_name = "TEXT")]
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         inject: Vec<String>,
         /// Print the whole record ({provider, body, messages, compacted, tokens,
         /// interrupted}) instead of the request body
@@ -530,7 +530,7 @@ struct AppendArgs {
     #[arg(long, value_enum, requires = "text")]
     role: Option<RoleArg>,
     /// The message text
-    #[arg(long, requires = "role")]
+    #[arg(long, requires = "role", allow_hyphen_values = true)]
     text: Option<String>,
     /// A message as JSON, or a JSON array of messages: Anthropic message (or API
     /// response) objects with content blocks, or OpenAI chat messages with
@@ -623,6 +623,9 @@ fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Vec<mneme_host::core:
 
 fn run(cli: Cli) -> CliResult {
     match cli.command {
+        Command::Demo { .. } if cli.store.root.is_some() => {
+            Err("`demo` writes a fresh store of its own and never an existing one: give its folder with `mneme demo --dir DIR`".into())
+        }
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
@@ -754,13 +757,17 @@ fn run(cli: Cli) -> CliResult {
             if json { print_json(&branches) } else { print_branches(&branches) }
         }
         Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price, json } => {
-            let given = [input_price, output_price, cache_read_price, cache_write_price];
-            let prices = given.iter().any(Option::is_some).then(|| Prices {
-                input: input_price.unwrap_or(0.0),
-                output: output_price.unwrap_or(0.0),
-                cache_read: cache_read_price.unwrap_or(0.0),
-                cache_creation: cache_write_price.unwrap_or(0.0),
-            });
+            let prices = match (input_price, output_price, cache_read_price, cache_write_price) {
+                (None, None, None, None) => None,
+                (Some(input), Some(output), Some(cache_read), Some(cache_creation)) => {
+                    Some(Prices { input, output, cache_read, cache_creation })
+                }
+                _ => {
+                    return Err("give all four prices (--input-price, --output-price, --cache-read-price, --cache-write-price; 0 for \
+                                what is free), or none: a price left out would count its tokens as free"
+                        .into());
+                }
+            };
             let ledger = open(&cli.store)?.usage(&id, prices.as_ref()).map_err(|e| e.to_string())?;
             if json { print_json(&ledger) } else { print_ledger(&ledger) }
         }
@@ -781,8 +788,10 @@ fn run(cli: Cli) -> CliResult {
 
 fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: Option<String>) -> CliResult {
     let AppendArgs { role, text, message, turn, provider, agent, parent_call, cwd, json } = what;
+    // Recorded as Claude Code records it, absolute: a new session's project folder is
+    // named after it, and `claude --resume` looks there from the folder it runs in.
     let cwd = match cwd {
-        Some(cwd) => cwd,
+        Some(cwd) => std::path::absolute(&cwd).map_err(|e| format!("cannot make --cwd {} absolute: {e}", cwd.display()))?,
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
     };
     let role = role.map(|role| match role {
@@ -894,19 +903,31 @@ fn redaction_note(redacted: &[mneme_host::core::redact::Redacted]) -> String {
     format!(" (secrets removed: {})", kinds.join(", "))
 }
 
-/// A turn file: one JSON array, or JSONL with a message per line (`-`: stdin).
+/// A turn file: one JSON message or array of them (pretty-printed or not), or JSONL
+/// with a message per line (`-`: stdin).
 fn read_turn(path: &Path) -> Result<String, String> {
-    let text = if path == Path::new("-") {
+    let stdin = path == Path::new("-");
+    let text = if stdin {
+        if std::io::stdin().is_terminal() {
+            eprintln!("reading the turn from standard input (a JSON message per line); end it with Ctrl-D");
+        }
         std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read the turn from standard input: {e}"))?
     } else {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
     };
     // Windows PowerShell writes UTF-8 files with a byte-order mark.
     let trimmed = text.trim_start_matches('\u{feff}').trim();
-    if trimmed.starts_with('[') {
+    if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
         return Ok(trimmed.to_owned());
     }
-    let lines: Vec<&str> = trimmed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let name = if stdin { "standard input".to_owned() } else { path.display().to_string() };
+    let mut lines = Vec::new();
+    for (number, line) in trimmed.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, l)| !l.is_empty()) {
+        serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(|e| {
+            format!("line {number} of {name} is not a JSON message ({e}): give one JSON message per line, or one JSON array")
+        })?;
+        lines.push(line);
+    }
     Ok(format!("[{}]", lines.join(",")))
 }
 

@@ -27,6 +27,9 @@ impl<S: Storage> Store<S> {
     /// reply counted once, in all and per branch, priced when `prices` are given. The
     /// session's sub-agent transcripts are not counted (see [`Store::subagents`]).
     pub async fn usage(&self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
+        if let Some(prices) = prices {
+            prices.check()?;
+        }
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| loaded.ledger(prices)))

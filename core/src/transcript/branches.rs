@@ -45,6 +45,19 @@ pub struct Prices {
 }
 
 impl Prices {
+    /// Refuses a price that is not a number, infinite or below zero (a host whose
+    /// caller left one out may pass NaN): a cost of it would be meaningless.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        let named =
+            [("input", self.input), ("output", self.output), ("cache_read", self.cache_read), ("cache_creation", self.cache_creation)];
+        match named.into_iter().find(|(_, price)| !price.is_finite() || *price < 0.0) {
+            Some((name, price)) => Err(crate::Error::InvalidArgument(alloc::format!(
+                "the `{name}` price is {price}: give every price, per million tokens, as a number of 0 or more"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub fn cost(&self, usage: &Usage) -> f64 {
         let part = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
         part(usage.input, self.input)

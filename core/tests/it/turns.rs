@@ -21,6 +21,12 @@ pub(crate) fn turn(uuid: &str, messages: Value) -> Turn {
     }
 }
 
+/// A pi session `pi1` in project `-p` with its header alone.
+fn new_pi_session(storage: &InMemoryStorage) {
+    let header = json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" });
+    block_on(storage.append("projects/-p/pi1.jsonl", format!("{header}\n").as_bytes())).unwrap();
+}
+
 fn lines(storage: &InMemoryStorage, key: &str) -> Vec<Value> {
     let bytes = block_on(storage.read(key, 0, None)).unwrap();
     String::from_utf8(bytes).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -458,8 +464,7 @@ fn a_sub_agents_inline_entry_is_no_branch_point() {
 #[test]
 fn pi_and_crab_sessions_get_their_own_dialect() {
     let storage = InMemoryStorage::new();
-    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
-    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    new_pi_session(&storage);
     block_on(storage.append("projects/-p/crab1.jsonl", b"{\"agent\":\"crab\"}\n")).unwrap();
     let store = Store::new(&storage);
     let refused = block_on(store.append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", tool_turn())));
@@ -685,8 +690,7 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
 #[test]
 fn a_pi_sessions_entries_get_ids_of_their_own_from_any_host_ids() {
     let storage = InMemoryStorage::new();
-    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
-    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    new_pi_session(&storage);
     let store = Store::new(&storage);
     for (i, uuid) in
         ["019ad2c4-7e10-7a01-8000-000000000001", "019ad2c4-7e10-7a01-8000-000000000002", "3f2b1c4d-1111-4222-8333-444455556666"]
@@ -708,8 +712,7 @@ fn a_pi_sessions_entries_get_ids_of_their_own_from_any_host_ids() {
 #[test]
 fn a_pi_sessions_interrupted_call_is_answered_for_the_provider() {
     let storage = InMemoryStorage::new();
-    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
-    block_on(storage.append("projects/-p/pi1.jsonl", header.as_bytes())).unwrap();
+    new_pi_session(&storage);
     let store = Store::new(&storage);
     let call = json!([
         { "role": "user", "content": "look" },

@@ -1001,12 +1001,45 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
     assert_eq!((branches[0]["current"].as_bool(), branches[0]["text"].as_str()), (Some(true), Some("Let me look again.")));
     assert_eq!(branches[1]["text"], "There is notes.txt.");
 
-    let usage = run(&["usage", "s1", "--input-price", "3", "--output-price", "15"]);
+    let prices = ["--input-price", "3", "--output-price", "15", "--cache-read-price", "0.3", "--cache-write-price", "3.75"];
+    let usage = run(&[&["usage", "s1"], &prices[..]].concat());
     assert_eq!((usage["total"]["input"].as_u64(), usage["total"]["output"].as_u64()), (Some(100), Some(20)), "{usage}");
     assert!((usage["cost"].as_f64().unwrap() - (100.0 * 3.0 + 20.0 * 15.0) / 1e6).abs() < 1e-12, "{usage}");
+    // Prices left out would count tokens as free; a price of no number, no cost at all.
+    let refused = |args: &[&str], words: &str| {
+        let output = mneme(&[&["--root", root], args].concat());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success() && stderr.contains(words), "{args:?}: {stderr}");
+    };
+    refused(&["usage", "s1", "--input-price", "3", "--output-price", "15"], "all four prices");
+    refused(&[&["usage", "s1"], &prices[..6], &["--cache-write-price", "nan"]].concat(), "0 or more");
 
     // One way to say what to append, not two.
     let both = mneme(&["--root", root, "append", "s1", "--role", "user", "--text", "hi", "--message", r#"{"role":"user","content":"hi"}"#]);
     assert!(!both.status.success());
     assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&both.stderr));
+
+    // Texts that start with a dash (a Markdown bullet of recalled memory) are texts.
+    let dashed = run(&["append", "s1", "--role", "user", "--text", "-5 degrees outside"]);
+    assert_eq!(dashed["text"], "-5 degrees outside");
+    let injected = stdout(&mneme(&["--root", root, "context", "s1", "--inject", "- the user likes tabs", "--system", "- be brief"]));
+    assert!(injected.contains("- the user likes tabs") && injected.contains("- be brief"), "{injected}");
+
+    // A pretty-printed message is one message; a JSONL file's bad line is named by its number.
+    let pretty = dir.path().join("pretty.json");
+    fs::write(&pretty, "{\n  \"role\": \"assistant\",\n  \"content\": \"pretty\"\n}\n").unwrap();
+    assert_eq!(run(&["append", "s1", "--turn", pretty.to_str().unwrap()])[0]["text"], "pretty");
+    let broken = dir.path().join("broken.jsonl");
+    fs::write(&broken, format!("{result}\n\n{{\"role\": \n")).unwrap();
+    refused(&["append", "s1", "--turn", broken.to_str().unwrap()], "line 3 of");
+
+    // A relative --cwd is recorded absolute, as Claude Code records it.
+    stdout(&mneme(&["--root", root, "append", "s2", "--role", "user", "--text", "hi", "--cwd", "some/where"]));
+    let file = transcripts(&dir.path().join("projects")).into_iter().find(|p| p.ends_with("s2.jsonl")).expect("s2's transcript");
+    let line: Value = serde_json::from_str(fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
+    let cwd = line["cwd"].as_str().unwrap();
+    assert!(Path::new(cwd).is_absolute() && cwd.ends_with("some/where"), "{line}");
+
+    // The demo never writes into a store named with --root.
+    refused(&["demo"], "--dir");
 }
