@@ -48,8 +48,8 @@ pub struct Turn {
     /// on assistant messages. OpenAI: chat messages (`tool_calls`, `tool` role).
     pub messages: String,
     /// Continue from this entry instead of the newest leaf: a rewind. Nothing is
-    /// deleted; the old branch stays in the file. Results in the turn must then answer
-    /// calls made in the same turn.
+    /// deleted; the old branch stays in the file. Results in the turn then answer calls
+    /// pending at that entry or made in the turn.
     pub parent: Option<String>,
     /// Write the turn into this sub-agent's transcript of the session instead.
     pub agent: Option<AgentRef>,
@@ -57,7 +57,10 @@ pub struct Turn {
 
 /// A sub-agent of a session: its transcript is `<session>/subagents/agent-<id>.jsonl`
 /// (Claude Code 2.1's layout), of sidechain lines that carry `agentId`.
+// A key spelled otherwise (`parentCall`) is refused, not ignored: the sub-agent would
+// be written without its link.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AgentRef {
     /// Letters, digits, `-` and `_`.
     pub id: String,

@@ -574,6 +574,17 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
     assert!(matches!(block_on(store.append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
 }
 
+/// A turn read from JSON (the browser's binding) refuses a sub-agent key spelled
+/// otherwise: ignored, it would write the sub-agent without its link.
+#[test]
+fn a_sub_agent_key_spelled_otherwise_is_refused() {
+    let turn = |agent: Value| json!({ "uuid": "u", "now_ms": T0, "cwd": "/p", "provider": "anthropic", "messages": "[]", "parent": null, "agent": agent });
+    let read = |agent: Value| serde_json::from_value::<Turn>(turn(agent));
+    assert_eq!(read(json!({ "id": "a", "parent_call": "c" })).unwrap().agent.unwrap().parent_call.as_deref(), Some("c"));
+    let refused = read(json!({ "id": "a", "parentCall": "c" })).unwrap_err().to_string();
+    assert!(refused.contains("parentCall"), "{refused}");
+}
+
 /// Two sub-agents started by one reply: the first's turn fails after its link landed,
 /// the second is linked after it, and the first's turn given again is linked once.
 #[test]
