@@ -97,6 +97,8 @@ try {
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
     assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
+    // A price left out goes to the core as NaN, which it refuses, as the browser refuses the missing field.
+    await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "0 or more");
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
     await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");
     assert((await readOnly.list()).sessions.length === 1, "a read-only store still reads");

@@ -104,6 +104,9 @@ def _to_wit(value_type, value):
         record = Record()
         for name, field_type in value_type.fields:
             field = value.get(_snake(name)) if isinstance(value, dict) else None
+            if field is None and not isinstance(field_type, wc.OptionType):
+                # wasmtime-py would raise a TypeError from inside the call.
+                raise MnemeError("invalid-argument", f"`{_snake(name)}` is missing")
             setattr(record, name, _to_wit(field_type, field))
         return record
     if isinstance(value_type, wc.OptionType):
