@@ -109,7 +109,7 @@ impl sessions::Guest for Component {
     }
     fn explain(error: types::Error) -> sessions::Explanation {
         let error: core_::Error = error.mirror();
-        sessions::Explanation { kind: error.kind(), message: error.to_string() }
+        sessions::Explanation { kind: error.kind(), message: error.to_string(), details: error.details() }
     }
 }
 

@@ -6,7 +6,8 @@ use crate::storage::StorageError;
 ///
 /// Exhaustive on purpose: every binding matches it without a wildcard, so a new
 /// variant fails to compile in each binding until it is mapped there.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(untagged)]
 pub enum Error {
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -82,6 +83,16 @@ impl StorageError {
 }
 
 impl Error {
+    /// The error's fields as a JSON object (`{"message": 2, "reason": "..."}` for an
+    /// invalid message, `{"key": "..."}` for a storage error), for hosts whose errors
+    /// travel as a kind and words: a caller reads them instead of parsing the words.
+    pub fn details(&self) -> alloc::string::String {
+        match serde_json::to_value(self) {
+            Ok(value @ serde_json::Value::Object(_)) => alloc::string::ToString::to_string(&value),
+            _ => "{}".into(),
+        }
+    }
+
     /// A stable name for the error, as the WIT variants spell it (storage errors as
     /// `storage/<kind>`), for hosts whose errors travel as strings (JavaScript).
     pub fn kind(&self) -> alloc::string::String {
@@ -106,5 +117,19 @@ impl Error {
             Error::SessionExists { .. } => "session-exists".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What hosts hand their callers besides the words: the fields, as a JSON object.
+    #[test]
+    fn an_errors_details_are_its_fields() {
+        let invalid = Error::InvalidMessage { message: 2, reason: "no".into() };
+        assert_eq!(invalid.details(), r#"{"message":2,"reason":"no"}"#);
+        assert_eq!(Error::Storage(StorageError::Locked { key: "k".into() }).details(), r#"{"key":"k"}"#);
+        assert_eq!(Error::InvalidArgument("words".into()).details(), "{}");
     }
 }

@@ -92,18 +92,18 @@ export class MnemeStore extends DurableObject {
     try {
       return { ok: await checkBytes(this.store.root, bytes) };
     } catch (error) {
-      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message } };
+      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
       throw error;
     }
   }
 
-  /** RPC: one store method; `{ok}` or `{err: {kind, message}}` (errors keep their kind across RPC). */
+  /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */
   async call(method, args = []) {
     if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
     try {
       return { ok: await this.store[method](...args) };
     } catch (error) {
-      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message } };
+      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
       throw error;
     }
   }
@@ -176,7 +176,7 @@ export class MnemeStore extends DurableObject {
       if (action === "compact" && request.method === "POST") return json(await this.compact(id, body));
       return json({ error: "not-found", message: `no route ${request.method} ${url.pathname}` }, 404);
     } catch (error) {
-      if (error instanceof MnemeError) return json({ error: error.kind, message: error.message }, status(error.kind));
+      if (error instanceof MnemeError) return json({ error: error.kind, message: error.message, details: error.details }, status(error.kind));
       throw error;
     }
   }

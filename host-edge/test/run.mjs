@@ -146,6 +146,7 @@ try {
       response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] } });
       const refused = await response.json();
       assert(response.status === 400 && refused.error === "invalid-message" && refused.message.includes("nothing was written"), JSON.stringify(refused));
+      assert(refused.details.message === 0 && refused.details.reason.includes("no pending call"), `the error's fields travel: ${JSON.stringify(refused)}`);
       const context = await (await mf.dispatchFetch("http://edge/stores/acme/sessions/chat/context?provider=openai")).json();
       const body = JSON.parse(context.body);
       assert(body.messages.some((m) => m.tool_calls?.[0]?.id === "t1") && body.messages.some((m) => m.role === "tool"), context.body);

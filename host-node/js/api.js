@@ -4,10 +4,11 @@
 // shapes (mneme-core's), errors as MnemeError with the core's `kind` and words. No I/O
 // and nothing host-specific here: a host supplies the instance and its storage.
 export class MnemeError extends Error {
-  constructor(kind, message) {
+  constructor(kind, message, details = {}) {
     super(message);
     this.name = "MnemeError";
     this.kind = kind;
+    this.details = details;
   }
 }
 
@@ -119,8 +120,8 @@ async function call(root, run) {
     if (error instanceof TypeError) throw new MnemeError("invalid-argument", error.message);
     const payload = error?.payload ?? error;
     if (payload && typeof payload.tag === "string" && !(payload instanceof Error)) {
-      const { kind, message } = root.sessions.explain(payload);
-      throw new MnemeError(kind, message);
+      const { kind, message, details } = root.sessions.explain(payload);
+      throw new MnemeError(kind, message, JSON.parse(details));
     }
     throw error;
   }

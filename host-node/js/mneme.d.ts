@@ -7,6 +7,9 @@ export type * from "../../web/js/mneme.d.ts";
 export class MnemeError extends Error {
   /** The core's error kind: `session-not-found`, `storage/locked`, `storage/read-only`, … */
   kind: string;
+  /** The error's fields, as in the browser package: `{message, reason}` for
+   * `invalid-message`, `{key}` for a storage error, `{}` for `invalid-argument`. */
+  details: Record<string, unknown>;
 }
 
 /** A storage error, thrown by FsStorage as the WIT `storage-error` variant. */

@@ -97,6 +97,9 @@ try {
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
     assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
+    // The error's fields, not only its words: which message of those sent was refused.
+    const second = await store.appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]).catch((e) => e);
+    assert(second.kind === "invalid-message" && second.details.message === 1 && second.details.reason.includes("nope"), JSON.stringify({ ...second, message: second.message }));
     // A price left out goes to the core as NaN, which it refuses, as the browser refuses the missing field.
     await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "0 or more");
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });

@@ -45,11 +45,14 @@ _INDEX = "mneme:engine/index@0.1.0"
 
 
 class MnemeError(Exception):
-    """A refused or failed call: ``kind`` is the core's error kind."""
+    """A refused or failed call: ``kind`` is the core's error kind, ``details`` its
+    fields (``{"message": 2, "reason": …}`` for an invalid message; ``{}`` when the
+    words say it all)."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind, message, details=None):
         super().__init__(message)
         self.kind = kind
+        self.details = {} if details is None else details
 
 
 # --- Values -------------------------------------------------------------------------
@@ -280,7 +283,7 @@ class _Instance:
             tag, payload = _case_of(result_type, result)
             if tag == "err":
                 explained = self.raw(_SESSIONS, "explain", payload)
-                raise MnemeError(explained.kind, explained.message)
+                raise MnemeError(explained.kind, explained.message, json.loads(explained.details))
             return None if result_type.ok is None else _from_wit(result_type.ok, payload)
         return None if result_type is None else _from_wit(result_type, result)
 

@@ -87,6 +87,11 @@ def _(scratch):
     refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
     entry = store.append("s", role="user", text="still here", cwd="/w")
     assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry
+    try:
+        store.append_turn("s", [{"role": "user", "content": "fine"}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}])
+        raise AssertionError("a result answering no call was written")
+    except MnemeError as error:
+        assert error.kind == "invalid-message" and error.details["message"] == 1 and "nope" in error.details["reason"], (error.kind, error.details)
     refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0}), "invalid-argument", "`cache_read` is missing")
     refused(lambda: store.usage("s", {"input": 3.0, "output": -15.0, "cache_read": 0, "cache_creation": 0}), "invalid-argument", "0 or more")
     with Mneme(scratch, read_only=True) as reader:

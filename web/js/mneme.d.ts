@@ -6,6 +6,10 @@ export type Backend = "opfs" | "indexeddb" | "memory";
 export class MnemeError extends Error {
   /** The core's error kind: `session-not-found`, `storage/quota-exceeded`, `storage/locked`, … */
   kind: string;
+  /** The error's fields: `{message, reason}` for `invalid-message` (the index of the
+   * message, as sent), `{key}` for a storage error, `{id, uuid}` for `entry-not-found`;
+   * `{}` for `invalid-argument` (its words say it all). */
+  details: Record<string, unknown>;
 }
 
 export interface Entry {

@@ -12,10 +12,11 @@ import init, * as wasm from "../pkg/mneme_web.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, withLocks } from "./backends.js";
 
 export class MnemeError extends Error {
-  constructor(kind, message) {
+  constructor(kind, message, details = {}) {
     super(message);
     this.name = "MnemeError";
     this.kind = kind;
+    this.details = details;
   }
 }
 
@@ -62,7 +63,7 @@ async function call(promise) {
     return typeof value === "string" ? JSON.parse(value) : value;
   } catch (error) {
     if (error instanceof MnemeError) throw error;
-    if (error && typeof error.kind === "string") throw new MnemeError(error.kind, error.message);
+    if (error && typeof error.kind === "string") throw new MnemeError(error.kind, error.message, JSON.parse(error.details ?? "{}"));
     throw error;
   }
 }

@@ -128,11 +128,12 @@ pub struct Engine {
     store: Rc<Store<JsStorage>>,
 }
 
-/// The rejection value: `{kind, message}`.
+/// The rejection value: `{kind, message, details}` (`details`: the error's fields, as JSON).
 fn rejection(error: Error) -> JsValue {
     let object = js_sys::Object::new();
     let _ = Reflect::set(&object, &"kind".into(), &error.kind().into());
     let _ = Reflect::set(&object, &"message".into(), &error.to_string().into());
+    let _ = Reflect::set(&object, &"details".into(), &error.details().into());
     object.into()
 }
 

@@ -181,11 +181,17 @@ try {
       }
       const blank = await Mneme.checkBytes(new Uint8Array(8 << 20).fill(10));
       await store.append("s", { role: "user", text: "still usable" });
-      return { kinds, blank: blank.load.entries, messages: (await store.context("s")).messages.length };
+      // The error's fields, not only its words: which message of those sent was refused.
+      const refused = await store
+        .appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }])
+        .catch((error) => ({ kind: error.kind, details: error.details }));
+      return { kinds, refused, blank: blank.load.entries, messages: (await store.context("s")).messages.length };
     });
     await page.close();
     assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));
     assert(outcome.blank === 0 && outcome.messages === 1, JSON.stringify(outcome));
+    const { kind, details } = outcome.refused;
+    assert(kind === "invalid-message" && details?.message === 1 && details.reason.includes("nope"), JSON.stringify(outcome.refused));
   });
 
   for (const backend of ["indexeddb", "opfs"]) {

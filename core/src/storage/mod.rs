@@ -98,7 +98,8 @@ pub trait Storage {
 pub type Job<'a> = alloc::boxed::Box<dyn FnOnce() + Send + 'a>;
 
 /// Why a storage operation failed. Hosts map their native errors onto these.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(untagged)]
 pub enum StorageError {
     #[error("`{key}` does not exist")]
     NotFound { key: String },
