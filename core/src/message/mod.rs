@@ -163,6 +163,15 @@ impl Usage {
         crate::tokens::saturating_sum([self.input, self.output, self.cache_read, self.cache_creation])
     }
 
+    /// Each field raised to `other`'s where that is more (a streamed reply's usage so
+    /// far, taken to where it ended).
+    pub fn raise_to(&mut self, other: &Usage) {
+        self.input = self.input.max(other.input);
+        self.output = self.output.max(other.output);
+        self.cache_read = self.cache_read.max(other.cache_read);
+        self.cache_creation = self.cache_creation.max(other.cache_creation);
+    }
+
     pub fn add(&mut self, other: &Usage) {
         self.input = self.input.saturating_add(other.input);
         self.output = self.output.saturating_add(other.output);

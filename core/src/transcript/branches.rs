@@ -91,13 +91,7 @@ fn usage_of<'l>(lines: impl Iterator<Item = &'l Line<'l>>) -> (Usage, u32) {
         let Some((id, usage)) = line_usage(line) else { continue };
         match id {
             Some(id) => {
-                let reply = by_reply.entry(id).or_default();
-                *reply = Usage {
-                    input: reply.input.max(usage.input),
-                    output: reply.output.max(usage.output),
-                    cache_read: reply.cache_read.max(usage.cache_read),
-                    cache_creation: reply.cache_creation.max(usage.cache_creation),
-                };
+                by_reply.entry(id).or_default().raise_to(&usage);
             }
             None => {
                 total.add(&usage);
@@ -115,7 +109,7 @@ impl Loaded<'_> {
     /// The leaves of the conversation: live main-conversation messages that no later
     /// message descends from (through any entries in between), oldest first.
     fn leaf_messages(&self, index: &crate::support::hash::FastMap<&str, usize>) -> Vec<usize> {
-        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let only_sidechains = self.only_sidechains();
         let is_candidate =
             |l: &Line| self.is_live(l) && l.env.is_message() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
         // Every ancestor of a message has a descendant, by the edges the leaf rule

@@ -150,7 +150,8 @@ impl<'a> Loaded<'a> {
     /// the compaction, then what came after.
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
-        let is_message = |i: &usize| self.lines[*i].env.is_message() || self.lines[*i].env.is_pi_context_entry();
+        // What a model is shown: messages, and pi's entries it shows as messages.
+        let in_context = |i: &usize| self.lines[*i].env.is_message() || self.lines[*i].env.is_pi_context_entry();
         let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compaction());
         let cleared = chain[compaction.map_or(0, |at| at + 1)..]
             .iter()
@@ -161,7 +162,7 @@ impl<'a> Loaded<'a> {
             return ContextLines {
                 compaction: None,
                 summaries: Vec::new(),
-                lines: chain.iter().copied().filter(is_message).collect(),
+                lines: chain.iter().copied().filter(in_context).collect(),
                 cleared,
                 chain,
             };
@@ -170,7 +171,7 @@ impl<'a> Loaded<'a> {
         let after = &chain[at + 1..];
         let env = &self.lines[compaction].env;
         if env.is_crab_compaction() {
-            let lines = after.iter().copied().filter(is_message).collect();
+            let lines = after.iter().copied().filter(in_context).collect();
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         if env.is_pi_compaction() {
@@ -180,7 +181,7 @@ impl<'a> Loaded<'a> {
                 (None, None) => None,
             };
             let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
-            let lines = kept.iter().chain(after).copied().filter(is_message).collect();
+            let lines = kept.iter().chain(after).copied().filter(in_context).collect();
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
@@ -196,7 +197,7 @@ impl<'a> Loaded<'a> {
             .unwrap_or(&[]);
         let kept =
             preserved.iter().copied().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
-        let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| is_message(i)).collect();
+        let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| in_context(i)).collect();
         let summaries = after[..summary_count].to_vec();
         ContextLines { compaction: Some(compaction), summaries, lines, cleared, chain }
     }

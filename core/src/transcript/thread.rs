@@ -140,6 +140,12 @@ impl<'a> Loaded<'a> {
         loaded
     }
 
+    /// No main-conversation entry with an id: the sidechain entries are the
+    /// conversation (a sub-agent's own file).
+    pub fn only_sidechains(&self) -> bool {
+        self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none())
+    }
+
     /// Visible to readers: not a tombstone line and not tombstoned.
     pub fn is_live(&self, line: &Line) -> bool {
         !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))
@@ -232,7 +238,7 @@ impl<'a> Loaded<'a> {
                 mark(&mut has_child, links.line_of(line.env.parent_uuid()));
             }
         }
-        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let only_sidechains = self.only_sidechains();
         // What came before the last compaction is summarised: no entry there is the
         // conversation's leaf but the one the compaction names as its logical parent
         // (the last kept message, where Claude Code chains its next prompt). This is
@@ -347,7 +353,7 @@ impl Loaded<'_> {
         Tip {
             leaf: leaf.and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string),
             leaf_ms: leaf.and_then(|i| self.lines[i].env.timestamp.get()).and_then(time::parse_millis).unwrap_or(i64::MIN),
-            only_sidechains: self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none()),
+            only_sidechains: self.only_sidechains(),
             calls: self.pending_calls(&self.chain_to(leaf, &links)),
         }
     }
@@ -358,7 +364,7 @@ impl Loaded<'_> {
     /// sub-agent's talk.
     pub(crate) fn branch_point(&self, uuid: &str, links: &Links) -> Result<usize, NoBranchPoint> {
         let at = links.line_of(Some(uuid)).filter(|&i| self.is_live(&self.lines[i])).ok_or(NoBranchPoint::Missing)?;
-        let only_sidechains = self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
+        let only_sidechains = self.only_sidechains();
         if self.lines[at].env.is_sidechain.0 && !only_sidechains {
             return Err(NoBranchPoint::Sidechain);
         }
