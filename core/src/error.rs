@@ -23,6 +23,10 @@ pub enum Error {
     EntryNotFound { id: String, uuid: String },
     #[error("session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; compact it to continue")]
     SessionFull { id: String, bytes: u64, limit: u64 },
+    #[error(
+        "sub-agent `{agent}` of session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; continue its work as a new sub-agent"
+    )]
+    SubagentFull { id: String, agent: String, bytes: u64, limit: u64 },
     #[error("a write to session `{id}` failed, so its state on storage is unknown; reopen the session to read it again before writing")]
     SessionPoisoned { id: String },
     #[error("the summary for session `{id}` is empty; nothing was written (the failure counts toward the circuit breaker if recorded)")]
@@ -105,6 +109,7 @@ impl Error {
             Error::AmbiguousSession { .. } => "ambiguous-session".to_string(),
             Error::EntryNotFound { .. } => "entry-not-found".to_string(),
             Error::SessionFull { .. } => "session-full".to_string(),
+            Error::SubagentFull { .. } => "subagent-full".to_string(),
             Error::SessionPoisoned { .. } => "session-poisoned".to_string(),
             Error::EmptySummary { .. } => "empty-summary".to_string(),
             Error::NothingToCompact { .. } => "nothing-to-compact".to_string(),

@@ -19,8 +19,9 @@ pub struct Limits {
     /// A part is never grown past this; the next entry starts a new part instead
     /// (an entry larger than the limit gets a part of its own).
     pub part_bytes: u64,
-    /// All parts together never pass this: the append is refused with
-    /// [`Error::SessionFull`].
+    /// What a session resumes with (its bytes since its last compaction) never passes
+    /// this: the append is refused with [`Error::SessionFull`] (a sub-agent's
+    /// transcript, with [`Error::SubagentFull`]).
     pub total_bytes: u64,
 }
 

@@ -44,7 +44,7 @@ function status(kind) {
   if (kind.startsWith("invalid-") || kind === "unsupported") return 400;
   if (kind === "storage/locked" || kind === "storage/changed" || kind === "stale-plan" || kind === "ambiguous-session") return 409;
   if (kind === "storage/read-only") return 403;
-  if (kind === "session-full" || kind === "storage/quota-exceeded") return 413;
+  if (kind === "session-full" || kind === "subagent-full" || kind === "storage/quota-exceeded") return 413;
   if (kind === "nothing-to-compact" || kind === "empty-summary") return 422;
   return 500;
 }

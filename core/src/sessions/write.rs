@@ -208,11 +208,20 @@ impl<S: Storage> Store<S> {
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
                 let (json, found) = self.record_of(json);
-                let text = scan::decode_str(&json);
-                let written = scan::scan_part(1, json.as_bytes(), &text);
-                refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
                 let separator = if state.unterminated { "\n" } else { "" };
-                self.storage.append(&key, format!("{separator}{json}\n").as_bytes()).await?;
+                let record = format!("{separator}{json}\n");
+                if state.since_compaction.saturating_add(record.len() as u64) > self.limits.total_bytes {
+                    return Err(Error::SubagentFull {
+                        id: id.to_owned(),
+                        agent: agent.id.clone(),
+                        bytes: state.since_compaction,
+                        limit: self.limits.total_bytes,
+                    });
+                }
+                let text = scan::decode_str(&json);
+                let written = read_back(1, &json, &text)?;
+                refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
+                self.storage.append(&key, record.as_bytes()).await?;
                 Ok(written_entries(&written.lines, &read_messages(&written.lines), state.last_part_lines + 1, &found))
             })
             .await?;
@@ -374,14 +383,8 @@ impl<S: Storage> Store<S> {
         let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
         let text = scan::decode_str(json);
-        let written = scan::scan_part(part, json.as_bytes(), &text);
-        // The read-back is also the check that every line is a JSON object (lines are
-        // built by hand, blocks copied in as they came): one that is not writes nothing.
-        let line_count = memchr::memchr_iter(b'\n', json.as_bytes()).count() + 1;
-        if written.lines.len() != line_count || written.torn_at.is_some() || !written.skipped.is_empty() {
-            let reason = written.skipped.first().map_or("it does not parse", |skipped| skipped.reason.as_str());
-            return Err(Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")));
-        }
+        let written = read_back(part, json, &text)?;
+        let line_count = written.lines.len();
         if kind == Kind::Entry {
             refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
         }
@@ -512,6 +515,19 @@ impl<S: Storage> Store<S> {
         state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
         Ok(Some(state))
     }
+}
+
+/// The lines of a record about to be written, read as a load will read them. This is
+/// also the check that every line is a JSON object (lines are built by hand, blocks
+/// copied in as they came): a record with one that is not writes nothing.
+fn read_back<'a>(part: u32, json: &str, text: &'a str) -> Result<scan::PartScan<'a>, Error> {
+    let written = scan::scan_part(part, json.as_bytes(), text);
+    let line_count = memchr::memchr_iter(b'\n', json.as_bytes()).count() + 1;
+    if written.lines.len() != line_count || written.torn_at.is_some() || !written.skipped.is_empty() {
+        let reason = written.skipped.first().map_or("it does not parse", |skipped| skipped.reason.as_str());
+        return Err(Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")));
+    }
+    Ok(written)
 }
 
 /// Refuses a retry of a write that landed (whole, then reported failure): its lines

@@ -624,6 +624,43 @@ fn a_sub_agents_first_turn_given_again_after_another_links_once() {
     assert!(cases > 0, "no failing call left the link without the transcript");
 }
 
+/// A sub-agent's transcript is capped like a session's: the turn that would take it
+/// past `total_bytes` is refused with its own error, writes nothing, and the session
+/// itself still takes turns.
+#[test]
+fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
+    let storage = InMemoryStorage::new();
+    let store = Store::with_limits(&storage, mneme_core::Limits { part_bytes: 1 << 20, total_bytes: 4000 });
+    let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    let agent_turn = |n: usize| Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn(&format!("a{n}"), json!([{ "role": "user", "content": "x".repeat(600) }, { "role": "assistant", "content": "done" }]))
+    };
+    let key = "projects/-p/p/subagents/agent-sub.jsonl";
+    let mut refused = None;
+    for n in 0..10 {
+        let before = block_on(storage.read(key, 0, None)).unwrap_or_default();
+        match block_on(store.append_turn("p", agent_turn(n))) {
+            Ok(_) => assert!(block_on(storage.read(key, 0, None)).unwrap().len() <= 4000, "turn {n} passed the cap"),
+            Err(error) => {
+                assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), before, "the refused turn {n} wrote");
+                refused = Some(error);
+                break;
+            }
+        }
+    }
+    let refused = refused.expect("the sub-agent's transcript was never refused");
+    assert!(
+        matches!(&refused, Error::SubagentFull { id, agent, limit: 4000, bytes } if id == "p" && agent == "sub" && *bytes > 2000),
+        "{refused:?}"
+    );
+    assert_eq!(refused.kind(), "subagent-full");
+    assert!(refused.to_string().contains("new sub-agent"), "{refused}");
+    let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "task", "content": "ok" }] });
+    block_on(store.append_turn("p", turn("p2", result))).unwrap();
+}
+
 /// OpenAI's shape has no place for an image in a tool result or for a document: a
 /// text document goes as text, the rest as a marker, never silently dropped. Its
 /// `developer` prompt, like a system one, is no part of a session.
