@@ -89,6 +89,67 @@ try {
     done = wasi(folder, "sessions", "show", "nope");
     assert(done.status !== 0 && done.stderr.includes("no session `nope`"), `a missing session must be an error that says so: ${done.stderr}`);
   });
+
+  await test("agent turns under `wasmtime run`: OpenAI-shaped, a sub-agent, a rewind, injections, branches, usage and a fork", async () => {
+    const folder = fresh("turns");
+    const ok = (done) => {
+      assert(done.status === 0, `exit ${done.status}: ${done.stderr}`);
+      return done.stdout;
+    };
+    const calls = [
+      { role: "user", content: "list the folder" },
+      { role: "assistant", content: null, tool_calls: [
+        { id: "call_ls", type: "function", function: { name: "Bash", arguments: '{"command":"ls"}' } },
+        { id: "call_task", type: "function", function: { name: "Task", arguments: "{}" } },
+      ] },
+    ];
+    const written = JSON.parse(ok(wasi(folder, "turn", "chat", "--provider", "openai", "--messages", JSON.stringify(calls), "--cwd", "/w", "--json")));
+    // The reply of two calls is two lines sharing its message id, as Claude Code writes it.
+    assert(written.length === 3 && written[1].raw.includes(JSON.parse(written[2].raw).message.id), JSON.stringify(written));
+    const agentTurn = [{ role: "user", content: "look around" }, { role: "assistant", content: "nothing here" }];
+    ok(wasi(folder, "turn", "chat", "--agent", "helper", "--parent-call", "call_task", "--messages", JSON.stringify(agentTurn), "--cwd", "/w"));
+    const results = [
+      { role: "tool", tool_call_id: "call_ls", content: "a.txt" },
+      { role: "tool", tool_call_id: "call_task", content: "nothing here" },
+      { role: "assistant", content: "one file, a.txt", usage: { prompt_tokens: 40, completion_tokens: 6 } },
+    ];
+    const answered = JSON.parse(ok(wasi(folder, "turn", "chat", "--provider", "openai", "--messages", JSON.stringify(results), "--cwd", "/w", "--json")));
+    // The sub-agent's transcript and its link, as the native CLI reads them.
+    const { subagents } = JSON.parse(ok(run(MNEME, ["--root", folder, "sessions", "show", "chat", "--all", "--json"])));
+    assert(subagents.length === 1 && subagents[0].key.endsWith("chat/subagents/agent-helper.jsonl"), JSON.stringify(subagents));
+    assert(subagents[0].transcript.chain.length === 2, JSON.stringify(subagents[0].transcript.chain));
+    const links = readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8").split("\n").filter((line) => line.includes('"agent_progress"'));
+    assert(links.length === 1 && links[0].includes('"parentToolUseID":"call_task"'), links.join("\n"));
+    // A rewind to the first prompt, then the branches, as `wasmtime run` and `mneme` list them.
+    const prompt = written[0].uuid;
+    ok(wasi(folder, "turn", "chat", "--parent", prompt, "--messages", JSON.stringify({ role: "assistant", content: "rewound" }), "--cwd", "/w"));
+    const branches = JSON.parse(ok(wasi(folder, "branches", "chat")));
+    assert(branches.length === 2 && branches.filter((b) => b.current).length === 1, JSON.stringify(branches));
+    assert(branches.find((b) => b.current).text === "rewound", JSON.stringify(branches));
+    const native = JSON.parse(ok(run(MNEME, ["--root", folder, "branches", "chat", "--json"])));
+    assert(JSON.stringify(branches) === JSON.stringify(native), `the two CLIs list different branches: ${JSON.stringify(native)}`);
+    // Injections reach the request body and are not written.
+    const body = JSON.parse(ok(wasi(folder, "context", "chat", "--system", "-be brief", "--inject", "recalled: the user likes short answers")));
+    assert(body.system?.[0]?.text === "-be brief" || body.system === "-be brief", JSON.stringify(body.system));
+    assert(JSON.stringify(body.messages).includes("recalled: the user likes short answers"), JSON.stringify(body.messages));
+    assert(!readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8").includes("recalled:"), "an injection was written");
+    // Usage: the reply's tokens, priced; three prices of four are refused by the front.
+    const ledger = JSON.parse(ok(wasi(folder, "usage", "chat", "--input-price", "3", "--output-price", "15", "--cache-read-price", "0.3", "--cache-write-price", "3.75")));
+    assert(ledger.total.input === 40 && ledger.total.output === 6 && Math.abs(ledger.cost - (40 * 3 + 6 * 15) / 1e6) < 1e-12, JSON.stringify(ledger));
+    const partial = wasi(folder, "usage", "chat", "--input-price", "3");
+    assert(partial.status !== 0 && partial.stderr.includes("--output-price"), partial.stderr);
+    // A fork from the answered turn's last message: the copy resumes to the same conversation up to it.
+    const last = answered[answered.length - 1].uuid;
+    const forked = JSON.parse(ok(wasi(folder, "fork", "chat", "--from", last, "--to", "copy")));
+    assert(forked.length > 0, JSON.stringify(forked));
+    const copy = JSON.parse(ok(wasi(folder, "context", "copy", "--format", "openai")));
+    assert(copy.messages.length === 5 && copy.messages[4].content === "one file, a.txt", JSON.stringify(copy.messages));
+    // A refused turn writes nothing and says which message.
+    const before = readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8");
+    const refused = wasi(folder, "turn", "chat", "--messages", JSON.stringify([{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_nope", content: "x" }] }]), "--cwd", "/w");
+    assert(refused.status !== 0 && refused.stderr.includes("message 0"), refused.stderr);
+    assert(readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8") === before, "a refused turn wrote");
+  });
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -25,8 +25,8 @@ use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
-    Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
-    Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Subagent, Transcript, Turn,
+    AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
+    Place, Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Speaker, Subagent, Transcript, Turn,
 };
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
@@ -62,20 +62,73 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Append a whole agent turn (a JSON array of messages, Anthropic's shape) in one write
+    /// Append a whole agent turn in one write: all of it or nothing
     Turn {
         id: String,
-        /// The messages as JSON
-        #[arg(long)]
+        /// A message as JSON, or a JSON array of messages: Anthropic's shape, or OpenAI
+        /// chat messages with --provider openai
+        #[arg(long, value_name = "JSON")]
         messages: String,
+        /// The shape of --messages
+        #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+        provider: ProviderArg,
+        /// Continue from this entry instead of the newest message (a rewind: the later
+        /// messages stay in the file, on their own branch)
+        #[arg(long, value_name = "UUID", conflicts_with = "agent")]
+        parent: Option<String>,
+        /// Write into this sub-agent's transcript of the session instead
+        /// (`<session>/subagents/agent-<ID>.jsonl`, Claude Code sessions)
+        #[arg(long, value_name = "ID")]
+        agent: Option<String>,
+        /// The session's pending tool call that started the sub-agent: its first turn
+        /// links it from there, as Claude Code does
+        #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
+        parent_call: Option<String>,
         #[arg(long, default_value = "/")]
         cwd: String,
+        /// Print the written entries as JSON
+        #[arg(long)]
+        json: bool,
     },
     /// Print the request JSON to send a model next
     Context {
         id: String,
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         format: ProviderArg,
+        /// A system prompt to put in the request (not written to the session); repeatable
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Vec<String>,
+        /// Context to inject just before the newest prompt, e.g. recalled memories (not
+        /// written to the session); repeatable
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        inject: Vec<String>,
+    },
+    /// Copy a session's conversation, up to a message, into a new session (as
+    /// `claude --fork-session` does); print the lines written as JSON
+    Fork {
+        id: String,
+        /// The last message to copy [default: the newest]
+        #[arg(long, value_name = "UUID")]
+        from: Option<String>,
+        /// The new session's id [default: a new UUID, which Claude Code can resume]
+        #[arg(long, value_name = "ID")]
+        to: Option<String>,
+    },
+    /// Print a session's branches as JSON: each leaf message, its time, text and
+    /// tokens, and where it leaves the current branch
+    Branches { id: String },
+    /// Print the tokens a session's replies reported as JSON, in all and per branch,
+    /// priced when all four prices are given (dollars per million tokens)
+    Usage {
+        id: String,
+        #[arg(long, value_name = "USD", requires_all = ["output_price", "cache_read_price", "cache_write_price"])]
+        input_price: Option<f64>,
+        #[arg(long, value_name = "USD", requires_all = ["input_price", "cache_read_price", "cache_write_price"])]
+        output_price: Option<f64>,
+        #[arg(long, value_name = "USD", requires_all = ["input_price", "output_price", "cache_write_price"])]
+        cache_read_price: Option<f64>,
+        #[arg(long, value_name = "USD", requires_all = ["input_price", "output_price", "cache_read_price"])]
+        cache_write_price: Option<f64>,
     },
     /// Check a session for unreadable lines, a torn tail, dangling parents and unanswered calls; exit 3 on problems
     Check { id: String },
@@ -112,6 +165,15 @@ enum RoleArg {
 enum ProviderArg {
     Anthropic,
     Openai,
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(provider: ProviderArg) -> Provider {
+        match provider {
+            ProviderArg::Anthropic => Provider::Anthropic,
+            ProviderArg::Openai => Provider::Openai,
+        }
+    }
 }
 
 /// The engine this component is composed with, as the core's [`Engine`].
@@ -468,17 +530,33 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("appended {} to session {id} (line {})", entry.uuid.unwrap_or_default(), entry.line);
             }
         }
-        Command::Turn { id, messages, cwd } => {
-            let turn = Turn { uuid: new_uuid(), now_ms: now_ms(), cwd, provider: Provider::Anthropic, messages, parent: None, agent: None };
+        Command::Turn { id, messages, provider, parent, agent, parent_call, cwd, json: as_json } => {
+            let agent = agent.map(|id| AgentRef { id, parent_call });
+            let turn = Turn { uuid: new_uuid(), now_ms: now_ms(), cwd, provider: provider.into(), messages, parent, agent };
             let entries = engine.append_turn(&id, turn).map_err(fail)?;
-            println!("appended a turn of {} lines to session {id}", entries.len());
+            if as_json {
+                println!("{}", json(&entries)?);
+            } else {
+                println!("appended a turn of {} lines to session {id}", entries.len());
+            }
         }
-        Command::Context { id, format } => {
-            let provider = match format {
-                ProviderArg::Anthropic => Provider::Anthropic,
-                ProviderArg::Openai => Provider::Openai,
+        Command::Context { id, format, system, inject } => {
+            let mut injections: Vec<Injection> =
+                system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
+            injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
+            println!("{}", engine.provider_context(&id, format.into(), &injections).map_err(fail)?.body);
+        }
+        Command::Fork { id, from, to } => {
+            let new_id = to.unwrap_or_else(new_uuid);
+            println!("{}", json(&engine.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(fail)?)?);
+        }
+        Command::Branches { id } => println!("{}", json(&engine.branches(&id).map_err(fail)?)?),
+        Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price } => {
+            let prices = match (input_price, output_price, cache_read_price, cache_write_price) {
+                (Some(input), Some(output), Some(cache_read), Some(cache_creation)) => Some(Prices { input, output, cache_read, cache_creation }),
+                _ => None,
             };
-            println!("{}", engine.provider_context(&id, provider, &[]).map_err(fail)?.body);
+            println!("{}", json(&engine.usage(&id, prices.as_ref()).map_err(fail)?)?);
         }
         Command::Check { id } => {
             let report = engine.check(&id).map_err(fail)?;
