@@ -2,6 +2,7 @@
 //! malformed message is refused with the index of the message (and block) and what is
 //! wrong, before anything is written.
 
+use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -199,8 +200,29 @@ fn block(value: &Value, role: Role) -> Result<Block, String> {
         }
         _ => BlockKind::Other,
     };
-    let json = serde_json::to_string(value).map_err(|e| format!("the block cannot be written: {e}"))?;
+    let json = serde_json::to_string(&*without_cache_control(value)).map_err(|e| format!("the block cannot be written: {e}"))?;
     Ok(Block { kind, json })
+}
+
+/// A block without `cache_control`, on it or on a result's blocks. Where to cache is
+/// the request's choice, not the content's: kept, it would be sent again with every
+/// later request, and the API refuses more than four.
+fn without_cache_control(value: &Value) -> Cow<'_, Value> {
+    let marked = |block: &Value| block.get("cache_control").is_some();
+    let in_content = value.get("content").and_then(Value::as_array).is_some_and(|blocks| blocks.iter().any(marked));
+    if !marked(value) && !in_content {
+        return Cow::Borrowed(value);
+    }
+    let mut value = value.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("cache_control");
+        if let Some(Value::Array(blocks)) = map.get_mut("content") {
+            blocks.iter_mut().filter_map(Value::as_object_mut).for_each(|block| {
+                block.remove("cache_control");
+            });
+        }
+    }
+    Cow::Owned(value)
 }
 
 /// OpenAI chat messages, converted: `tool_calls` become `tool_use` blocks, a run of

@@ -57,17 +57,23 @@ enum Kind {
     Call(Option<String>),
     /// A `tool_result`, and the id of the call it answers when that is a string.
     Result(Option<String>),
+    /// `thinking` or `redacted_thinking`.
+    Thinking,
+    /// A `text` block of nothing but white space.
+    Blank,
     Other,
 }
 
 impl Block {
     /// The block whose JSON, written as a `Value` writes it, is `json`.
     fn of(json: String) -> Self {
-        let fields = json::fields_named(&json, ["type", "id", "tool_use_id"]).map(|(fields, _)| fields);
+        let fields = json::fields_named(&json, ["type", "id", "tool_use_id", "text"]).map(|(fields, _)| fields);
         let string = |value: Option<&str>| value.and_then(|v| json::str_value(v).get().map(String::from));
         let kind = match fields {
-            Some([Some("\"tool_use\""), id, _]) => Kind::Call(string(id)),
-            Some([Some("\"tool_result\""), _, tool_use_id]) => Kind::Result(string(tool_use_id)),
+            Some([Some("\"tool_use\""), id, _, _]) => Kind::Call(string(id)),
+            Some([Some("\"tool_result\""), _, tool_use_id, _]) => Kind::Result(string(tool_use_id)),
+            Some([Some("\"thinking\"" | "\"redacted_thinking\""), ..]) => Kind::Thinking,
+            Some([Some("\"text\""), _, _, Some(text)]) if json::str_value(text).get().is_some_and(|t| t.trim().is_empty()) => Kind::Blank,
             _ => Kind::Other,
         };
         Block { json, kind }
@@ -118,30 +124,17 @@ fn blocks_by_value(content: &str) -> Vec<Block> {
 /// file's text it shares is not held while the body is written.
 pub(crate) fn render(context: Context, provider: Provider, injections: &[Injection]) -> ProviderContext {
     let compacted = context.compacted;
-    let mut turns: Vec<Turn> = context
+    let turns: Vec<Turn> = context
         .messages
         .into_iter()
-        .map(|m| Turn { assistant: m.role == "assistant", blocks: blocks_of(&m.content) })
+        .map(|m| {
+            let assistant = m.role == "assistant";
+            Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant) }
+        })
         .filter(|t| !t.blocks.is_empty())
         .collect();
     let system: Vec<&str> = injections.iter().filter(|i| i.role == Speaker::System).map(|i| i.text.as_str()).collect();
-    // Injections at the start go in the order given, after those before them.
-    let mut at_start = 0;
-    for injection in injections.iter().filter(|i| i.role != Speaker::System) {
-        let at = match injection.place {
-            Place::Start => {
-                at_start += 1;
-                at_start - 1
-            }
-            Place::End => turns.len(),
-            Place::BeforeLastPrompt => {
-                turns.iter().rposition(|t| !t.assistant && t.blocks.iter().any(|b| !b.is_result())).unwrap_or(turns.len())
-            }
-        };
-        let turn = Turn { assistant: injection.role == Speaker::Assistant, blocks: alloc::vec![Block::text(&injection.text)] };
-        turns.insert(at, turn);
-    }
-    let mut merged = merge_roles(turns);
+    let mut merged = merge_roles(place_injections(turns, injections));
     if drop_orphaned_results(&mut merged) {
         merged = merge_roles(merged);
     }
@@ -159,6 +152,41 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         Provider::Openai => openai(&merged, system),
     };
     ProviderContext { provider, body, messages, compacted, tokens, interrupted }
+}
+
+/// A message's blocks without those the Anthropic API refuses in a request: a text
+/// block of white space ("text content blocks must contain non-whitespace text") and,
+/// in a reply, thinking at its end ("The final block in an assistant message cannot be
+/// `thinking`"). A reply cut off while it was thinking is left with nothing, and out.
+fn sendable(mut blocks: Vec<Block>, assistant: bool) -> Vec<Block> {
+    blocks.retain(|block| !matches!(block.kind, Kind::Blank));
+    if assistant {
+        while blocks.last().is_some_and(|block| matches!(block.kind, Kind::Thinking)) {
+            blocks.pop();
+        }
+    }
+    blocks
+}
+
+/// The context's messages with the injections (but the system prompts) among them:
+/// those at the start first and those at the end last, each in the order given, and
+/// those before the last prompt before the context's own last prompt — found before
+/// any injection is placed, so the order they are listed in does not move them.
+fn place_injections(mut turns: Vec<Turn>, injections: &[Injection]) -> Vec<Turn> {
+    let last_prompt = turns.iter().rposition(|t| !t.assistant && t.blocks.iter().any(|b| !b.is_result())).unwrap_or(turns.len());
+    let placed = |place: Place| {
+        injections
+            .iter()
+            .filter(move |i| i.role != Speaker::System && i.place == place)
+            .map(|i| Turn { assistant: i.role == Speaker::Assistant, blocks: alloc::vec![Block::text(&i.text)] })
+    };
+    let from_last_prompt = turns.split_off(last_prompt);
+    let mut all: Vec<Turn> = placed(Place::Start).collect();
+    all.extend(turns);
+    all.extend(placed(Place::BeforeLastPrompt));
+    all.extend(from_last_prompt);
+    all.extend(placed(Place::End));
+    all
 }
 
 /// The ids of a reply's tool calls.
@@ -344,6 +372,12 @@ fn openai_turn(turn: &Turn, out: &mut String, after: bool) -> u32 {
     let of_kind = |kind: &'static str| fields.iter().flatten().filter(move |f| f[0] == Some(kind));
     if turn.assistant {
         let texts: Vec<&str> = of_kind("\"text\"").filter_map(|f| f[1]).filter(|text| text.starts_with('"')).collect();
+        let calls: Vec<&[Option<&str>; 7]> = of_kind("\"tool_use\"").collect();
+        // A reply of nothing OpenAI's shape holds (redacted thinking, a server tool's
+        // blocks) would be one with neither content nor calls, which it refuses.
+        if texts.is_empty() && calls.is_empty() {
+            return count;
+        }
         open(out);
         out.push_str("{\"content\":");
         match texts.as_slice() {
@@ -355,7 +389,6 @@ fn openai_turn(turn: &Turn, out: &mut String, after: bool) -> u32 {
             }
         }
         out.push_str(",\"role\":\"assistant\"");
-        let calls: Vec<&[Option<&str>; 7]> = of_kind("\"tool_use\"").collect();
         for (n, call) in calls.iter().enumerate() {
             out.push_str(if n == 0 { ",\"tool_calls\":[" } else { "," });
             out.push_str("{\"function\":{\"arguments\":");
@@ -469,6 +502,8 @@ mod tests {
             .map(|b| match &b.kind {
                 Kind::Call(id) => (b.json.as_str(), Some("call"), id.as_deref()),
                 Kind::Result(id) => (b.json.as_str(), Some("result"), id.as_deref()),
+                Kind::Thinking => (b.json.as_str(), Some("thinking"), None),
+                Kind::Blank => (b.json.as_str(), Some("blank"), None),
                 Kind::Other => (b.json.as_str(), None, None),
             })
             .collect()
@@ -586,6 +621,9 @@ mod tests {
                     json!({ "id": b["id"], "type": "function", "function": { "name": b["name"], "arguments": arguments } })
                 })
                 .collect();
+            if text.is_empty() && calls.is_empty() {
+                return Vec::new();
+            }
             let mut message = json!({ "role": "assistant", "content": if text.is_empty() { Value::Null } else { text.join("\n").into() } });
             if !calls.is_empty() {
                 message["tool_calls"] = calls.into();

@@ -395,6 +395,11 @@ impl<S: Storage> Store<S> {
     /// (an interrupted turn's calls get a synthetic error result) and `injections`
     /// placed as asked, never written.
     pub async fn provider_context(&self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+        if let Some(n) = injections.iter().position(|i| i.text.trim().is_empty()) {
+            return Err(Error::InvalidArgument(format!(
+                "injection {n} has no text: the provider refuses a message of nothing but white space; leave it out"
+            )));
+        }
         let context = self.context(id).await?;
         Ok(render::render(context, provider, injections))
     }

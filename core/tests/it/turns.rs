@@ -346,6 +346,99 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
     }
 }
 
+/// What a provider refuses in a request body, found: Anthropic wants roles
+/// alternating, no empty message, no blank text, no reply ending in
+/// thinking, every call answered first thing in the next message and at most four
+/// `cache_control` marks; OpenAI an assistant message with content or calls.
+fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
+    let messages = body["messages"].as_array()?;
+    if provider == Provider::Openai {
+        return messages
+            .iter()
+            .find(|m| m["role"] == "assistant" && m["content"].is_null() && m["tool_calls"].is_null())
+            .map(|m| format!("an assistant message with neither content nor calls: {m}"));
+    }
+    let marks = body.to_string().matches("cache_control").count();
+    if marks > 4 {
+        return Some(format!("{marks} cache_control marks"));
+    }
+    for (n, message) in messages.iter().enumerate() {
+        let blocks = message["content"].as_array()?;
+        let assistant = message["role"] == "assistant";
+        if n > 0 && messages[n - 1]["role"] == message["role"] {
+            return Some(format!("message {n} breaks the alternation"));
+        }
+        if blocks.is_empty() {
+            return Some(format!("message {n} is empty"));
+        }
+        if blocks.iter().any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty())) {
+            return Some(format!("message {n} has a blank text block"));
+        }
+        if assistant && blocks.last().is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking") {
+            return Some(format!("message {n} ends in thinking"));
+        }
+        let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| &b["id"]).collect();
+        if !calls.is_empty() {
+            let next = messages.get(n + 1).and_then(|m| m["content"].as_array())?;
+            let results: Vec<&Value> = next.iter().take_while(|b| b["type"] == "tool_result").map(|b| &b["tool_use_id"]).collect();
+            if calls.iter().any(|call| !results.contains(call)) {
+                return Some(format!("a call of message {n} is not answered first in the next"));
+            }
+        }
+    }
+    None
+}
+
+/// Replies the API would refuse sent back as they are recorded — one cut off while
+/// thinking, one with a blank text block, blocks marked for caching — are sent in a
+/// form it takes; an injection without text is refused; and injections before the last
+/// prompt land before the context's own last prompt whatever order they are listed in.
+#[test]
+fn what_a_provider_refuses_is_never_sent() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let cached = json!({ "type": "ephemeral" });
+    for n in 0..6 {
+        let prompt = json!({ "role": "user", "content": [{ "type": "text", "text": format!("prompt {n}"), "cache_control": cached }] });
+        block_on(store.append_turn("s", turn(&format!("p{n}"), prompt))).unwrap();
+        let reply = match n {
+            0 => json!({ "role": "assistant", "content": [{ "type": "thinking", "thinking": "hm", "signature": "c2ln" }] }),
+            1 => json!({ "role": "assistant", "content": [{ "type": "text", "text": "\n\n" }, { "type": "text", "text": "ok" }] }),
+            2 => {
+                json!({ "role": "assistant", "content": [{ "type": "text", "text": "so" }, { "type": "redacted_thinking", "data": "x" }] })
+            }
+            3 => json!({ "role": "assistant", "content": [{ "type": "redacted_thinking", "data": "x" }] }),
+            _ => json!({ "role": "assistant", "content": "fine" }),
+        };
+        block_on(store.append_turn("s", turn(&format!("r{n}"), reply))).unwrap();
+    }
+    let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
+    assert!(!written.contains("cache_control"), "where to cache is the request's, not the session's");
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let sent = body(&store, provider, &[]);
+        assert_eq!(refused_by_provider(&sent, provider), None, "{provider:?}: {sent}");
+        assert!(sent.to_string().contains("prompt 0") && sent.to_string().contains("\"ok\""), "{sent}");
+    }
+    let anthropic = body_of(&store);
+    let texts: Vec<String> = anthropic["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect();
+    assert!(texts.iter().any(|t| t.contains("\"so\"") && !t.contains("redacted")), "thinking at a reply's end goes: {texts:?}");
+    for blank in ["", " \n"] {
+        let injection = [Injection { role: Speaker::User, place: Place::End, text: blank.into() }];
+        let refused = block_on(store.provider_context("s", Provider::Anthropic, &injection));
+        assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("injection 0")), "{refused:?}");
+    }
+    let injections = [
+        Injection { role: Speaker::User, place: Place::End, text: "env".into() },
+        Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text: "recall".into() },
+    ];
+    let placed = body(&store, Provider::Anthropic, &injections);
+    let messages = placed["messages"].as_array().unwrap();
+    let last = messages.len() - 1;
+    assert_eq!(messages[last]["content"], json!([{ "type": "text", "text": "env" }]), "{placed}");
+    assert_eq!(messages[last - 2]["content"][0]["text"], "recall", "{placed}");
+    assert_eq!(messages[last - 2]["content"][1]["text"], "prompt 5", "{placed}");
+}
+
 fn body_of(store: &Store<impl Storage>) -> Value {
     body(store, Provider::Anthropic, &[])
 }
@@ -935,6 +1028,8 @@ fn message() -> impl proptest::strategy::Strategy<Value = Value> {
     let text = "[a-z ]{1,8}";
     let block = prop_oneof![
         text.prop_map(|t| json!({ "type": "text", "text": t })),
+        text.prop_map(|t| json!({ "type": "text", "text": t, "cache_control": { "type": "ephemeral" } })),
+        Just(json!({ "type": "redacted_thinking", "data": "eA==" })),
         text.prop_map(|t| json!({ "type": "thinking", "thinking": t, "signature": "c2ln" })),
         (id.clone(), text).prop_map(|(id, name)| json!({ "type": "tool_use", "id": id, "name": name, "input": {} })),
         (id.clone(), text, any::<bool>())
@@ -970,6 +1065,8 @@ proptest::proptest! {
                 let context = block_on(store.provider_context("s", provider, &[])).unwrap();
                 let body: Value = serde_json::from_str(&context.body).unwrap();
                 proptest::prop_assert!(body["messages"].is_array());
+                let refused = refused_by_provider(&body, provider);
+                proptest::prop_assert!(refused.is_none(), "{:?}: {:?} in {}", provider, refused, body);
             }
             let check = block_on(store.check("s")).unwrap();
             proptest::prop_assert!(check.orphaned_tool_results.is_empty(), "{:?}", check);
