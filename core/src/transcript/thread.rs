@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::context::preserved_segment;
-use super::scan::{Line, PartScan};
+use super::scan::{Line, LineType, PartScan};
 use super::{Entry, LoadReport, TypeCount};
 use crate::message::calls::{Activity, PendingCalls};
 use crate::message::canonical;
@@ -314,8 +314,78 @@ impl<'a> Loaded<'a> {
         }
         chain.reverse();
         chain.retain(|&i| self.is_live(&self.lines[i]));
-        chain
+        self.with_parallel_results(chain, &seen, links)
     }
+
+    /// `chain` with the results of parallel calls the walk passed by. Claude Code 2.1
+    /// chains the result of each call of a reply to the line of that call, and the
+    /// reply's next line to the last call's result: the results of the other calls
+    /// hang off the chain, and Claude Code sends them on resume. Each is put back after
+    /// its call's line — unless its call is the chain's last line (a rewind to it
+    /// continues before the result), the line also holds more than results, or a line
+    /// of the reply on the chain answers the same call (a result given again after a
+    /// rewind is the chain's).
+    fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
+        let Some(&last) = chain.last() else { return chain };
+        let strays: Vec<(usize, usize)> = (0..self.lines.len())
+            .filter(|&i| !walked[i])
+            .filter_map(|i| {
+                let line = &self.lines[i];
+                let parent = links.parent(i).filter(|&p| p != last && walked.get(p) == Some(&true))?;
+                let candidate = line.env.line_type == LineType::User
+                    && self.lines[parent].env.line_type == LineType::Assistant
+                    && !line.env.is_sidechain.0
+                    && self.is_live(line);
+                candidate.then_some((parent, i))
+            })
+            .collect();
+        if strays.is_empty() {
+            return chain;
+        }
+        let mut position = alloc::vec![NO_LINE; self.lines.len()];
+        for (at, &i) in chain.iter().enumerate() {
+            position[i] = at;
+        }
+        let mut after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (parent, stray) in strays {
+            let at = position[parent];
+            if at == NO_LINE {
+                continue;
+            }
+            let (Some(call), Some(result)) = (canonical::activity(&self.lines[parent]), canonical::activity(&self.lines[stray])) else {
+                continue;
+            };
+            let answers_the_call = !result.other
+                && !result.answers.is_empty()
+                && result.answers.iter().all(|id| call.calls.iter().any(|(called, _)| called == id));
+            if answers_the_call && !self.reply_answers(&chain[at..], call.id.as_deref(), &result.answers) {
+                after.entry(at).or_default().push(stray);
+            }
+        }
+        let mut gathered = Vec::with_capacity(chain.len() + after.values().map(Vec::len).sum::<usize>());
+        for (at, i) in chain.into_iter().enumerate() {
+            gathered.push(i);
+            gathered.extend(after.remove(&at).unwrap_or_default());
+        }
+        gathered
+    }
+
+    /// Whether a line of the reply that `lines` starts with (its lines sharing
+    /// `message.id`, the results between and after them, and lines that are no
+    /// message) answers one of the calls `answers` names.
+    fn reply_answers(&self, lines: &[usize], reply: Option<&str>, answers: &[String]) -> bool {
+        for &i in lines.iter().skip(1) {
+            let Some(activity) = canonical::activity(&self.lines[i]) else { continue };
+            if activity.other || (activity.assistant && (reply.is_none() || activity.id.as_deref() != reply)) {
+                return false;
+            }
+            if activity.answers.iter().any(|id| answers.contains(id)) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Live entries in file order, and the main chain as indices into them.
     pub fn entries_and_chain(&self) -> (Vec<Entry>, Vec<u32>) {
         let mut position = alloc::vec![u32::MAX; self.lines.len()];

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mneme_core::{Error, InMemoryStorage, NewEntry, Role, Storage, Store, block_on};
+use mneme_core::{Error, InMemoryStorage, NewEntry, Provider, Role, Storage, Store, block_on};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
@@ -45,6 +45,30 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
         }
     }
     assert_eq!(block_on(store.list()).unwrap().sessions.len(), ids.len());
+}
+
+/// Claude Code 2.1 chains each parallel call's result to its call's line, so the walk
+/// from the leaf passes all but the last by; Claude Code 2.1.330 resuming this file
+/// sends every one of them (checked against the real client: the same 157 messages).
+#[test]
+fn the_results_of_parallel_calls_are_in_the_context() {
+    let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let storage = InMemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
+    let store = Store::new(&storage);
+    let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+    assert_eq!(context.interrupted, Vec::<String>::new(), "a call whose result the file holds was sent as interrupted");
+    let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
+    let results: Vec<&serde_json::Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_result" && b["tool_use_id"] == "toolu_01EzMFd6jjXMRC3RuajZugRm")
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["content"], "", "the real (empty) output, not a synthetic error");
+    assert_eq!(context.messages, 156);
 }
 
 #[test]

@@ -754,6 +754,58 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     block_on(store.append_turn("p", turn("p2", result))).unwrap();
 }
 
+/// A reply's parallel calls as Claude Code 2.1 chains them: each result under its
+/// call's line, the reply's next line under the last result. Resume sends every
+/// result; a rewind to the first call may answer it again, and then only the new
+/// result is sent.
+#[test]
+fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
+    let storage = InMemoryStorage::new();
+    let line = |uuid: &str, parent: &str, kind: &str, message: Value| {
+        json!({ "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z",
+                "isSidechain": false, "cwd": "/p", "message": message })
+    };
+    let call =
+        |id: &str| json!({ "role": "assistant", "id": "m1", "content": [{ "type": "tool_use", "id": id, "name": "Bash", "input": {} }] });
+    let result =
+        |id: &str, text: &str| json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": id, "content": text }] });
+    let lines = [
+        json!({ "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z", "isSidechain": false, "cwd": "/p", "message": { "role": "user", "content": "go" } }),
+        line("a1", "u1", "assistant", call("t1")),
+        json!({ "type": "progress", "uuid": "p1", "parentUuid": "a1", "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z", "data": { "type": "hook_progress" } }),
+        line("a2", "p1", "assistant", call("t2")),
+        line("r1", "a1", "user", result("t1", "one")),
+        line("r2", "a2", "user", result("t2", "two")),
+        line("a3", "r2", "assistant", json!({ "role": "assistant", "id": "m2", "content": [{ "type": "text", "text": "done" }] })),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    block_on(storage.append(KEY, text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let sent = |store: &Store<&InMemoryStorage>| {
+        let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+        let body: Value = serde_json::from_str(&context.body).unwrap();
+        let results: Vec<(String, String)> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap().clone())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| (b["tool_use_id"].as_str().unwrap().to_owned(), b["content"].as_str().unwrap_or("").to_owned()))
+            .collect();
+        (context.interrupted, results, body)
+    };
+    let (interrupted, results, body) = sent(&store);
+    assert!(interrupted.is_empty(), "{body}");
+    assert_eq!(results, [("t1".into(), "one".into()), ("t2".into(), "two".into())], "{body}");
+    assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
+    // A rewind to the first call retries it: its new result is the chain's, the old one is not sent.
+    let retry = Turn { parent: Some("a1".into()), ..turn("retry", result("t1", "again")) };
+    block_on(store.append_turn("s", retry)).unwrap();
+    let (interrupted, results, body) = sent(&store);
+    assert!(interrupted.is_empty(), "{body}");
+    assert_eq!(results, [("t1".into(), "again".into())], "{body}");
+}
+
 /// OpenAI's shape has no place for an image in a tool result or for a document: a
 /// text document goes as text, the rest as a marker, never silently dropped. Its
 /// `developer` prompt, like a system one, is no part of a session.
