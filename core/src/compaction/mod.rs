@@ -285,16 +285,22 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     };
     let units: Vec<&Line> = context.lines.iter().map(|&i| &lines[i]).collect();
     let estimates: Vec<u64> = units.iter().map(|l| tokens::estimate(l, &context.cleared)).collect();
-    // Estimates for what came before the last compaction (usage reported back then
-    // measured a context that no longer exists); the provider's last usage plus
-    // estimates for what came after.
+    // The provider's last usage since the compaction plus estimates for what came
+    // after it: that usage measured the summary and what the compaction kept too.
+    // Without one, estimates for the summary and the kept messages (usage reported
+    // before the compaction measured a context that no longer exists).
     let compaction_at = context.compaction.map(|i| (lines[i].part, lines[i].line));
     let split = units.iter().position(|l| compaction_at.is_none_or(|at| (l.part, l.line) > at)).unwrap_or(units.len());
-    let tokens = previous_summary
-        .as_deref()
-        .map_or(0, tokens::text_tokens)
-        .saturating_add(saturating_sum(estimates[..split].iter().copied()))
-        .saturating_add(tokens::context_tokens(units[split..].iter().copied(), &context.cleared));
+    let since = tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
+    let tokens = if units[split..].iter().any(|l| tokens::reported_usage(l).is_some()) {
+        since
+    } else {
+        previous_summary
+            .as_deref()
+            .map_or(0, tokens::text_tokens)
+            .saturating_add(saturating_sum(estimates[..split].iter().copied()))
+            .saturating_add(since)
+    };
     Measure { context, previous_summary, units, estimates, tokens, split }
 }
 

@@ -188,15 +188,38 @@ pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Co
 /// among them, plus estimates of what came after it; estimates alone without usage.
 /// Claude Code writes a response as a line per block, each with the usage reported up
 /// to it; the last report is the response's whole.
+/// The results of calls a reply ran while it streamed sit between its lines, after the
+/// request its usage reports on: they are counted too.
 pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line<'a>>, cleared: &BTreeSet<String>) -> u64 {
-    let mut after = 0;
-    for line in lines.rev() {
-        if let Some(reported) = reported_usage(line) {
-            return reported.saturating_add(after);
+    let mut after = 0u64;
+    let mut earlier = lines.rev();
+    while let Some(line) = earlier.next() {
+        let Some(reported) = reported_usage(line) else {
+            after = after.saturating_add(estimate(line, cleared));
+            continue;
+        };
+        let Some(reply) = reply_id(line) else { return reported.saturating_add(after) };
+        // What lies between two lines of the reply; counted once an earlier line of it
+        // shows it is inside.
+        let mut between = 0u64;
+        for line in earlier {
+            match reply_id(line) {
+                Some(id) if id == reply => after = after.saturating_add(core::mem::take(&mut between)),
+                Some(_) => break,
+                None => between = between.saturating_add(estimate(line, cleared)),
+            }
         }
-        after = after.saturating_add(estimate(line, cleared));
+        return reported.saturating_add(after);
     }
     after
+}
+
+/// The `message.id` of an assistant line.
+fn reply_id<'l>(line: &'l Line) -> Option<alloc::borrow::Cow<'l, str>> {
+    if line.env.kind() != "assistant" {
+        return None;
+    }
+    line.env.message.and_then(parse_message)?.id.0
 }
 
 #[cfg(test)]

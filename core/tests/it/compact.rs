@@ -280,6 +280,44 @@ fn triggers_fire_exactly_at_their_limits() {
     assert!(overflow.has_work());
 }
 
+/// After a compaction, a reply's usage measured the summary and the kept messages
+/// too: the count is that usage plus estimates after it, not the summary and the kept
+/// messages again. And the results a reply's calls got while it streamed (between its
+/// lines, after the request its usage reports on) are counted.
+#[test]
+fn a_reply_after_a_compaction_is_counted_once_with_the_results_between_its_lines() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 10);
+    let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(4), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &plan, &"summary ".repeat(200), &ids(1), NOW)).unwrap();
+    let tokens = || block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap().tokens_before;
+    use crate::turns::turn;
+    let reply = json!([
+        { "role": "user", "content": "look" },
+        { "role": "assistant", "id": "msg_r", "usage": { "input_tokens": 1000, "output_tokens": 50 }, "content": "seen" },
+    ]);
+    block_on(store.append_turn("s", turn("r", reply))).unwrap();
+    assert_eq!(tokens(), 1050, "the reply's usage is the whole context it saw and wrote");
+    // Written as Claude Code 2.1 writes a reply whose tools ran while it streamed: each
+    // result after its call's line, so the first sits between the reply's two lines.
+    let calls = json!([
+        { "role": "user", "content": "read both" },
+        { "role": "assistant", "id": "msg_c", "usage": { "input_tokens": 3000, "output_tokens": 60 }, "content": [
+            { "type": "tool_use", "id": "t1", "name": "Read", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "Read", "input": {} },
+        ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "t1", "content": "a".repeat(4000) },
+            { "type": "tool_result", "tool_use_id": "t2", "content": "b".repeat(4000) },
+        ] },
+    ]);
+    block_on(store.append_turn("s", turn("c", calls))).unwrap();
+    let with_results = tokens();
+    assert!((3060 + 2000..3060 + 2000 + 40).contains(&with_results), "{with_results}");
+}
+
 #[test]
 fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
     let storage = InMemoryStorage::new();
