@@ -63,7 +63,14 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         // Message ids are API identifiers without escapes; one that has them is not merged.
         _ => None,
     };
-    let pi = role == "toolResult" || matches!(&content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_pi_block));
+    // pi replays no reply that failed or was cut off (`transformMessages`).
+    if role == "assistant" && matches!(message.stop_reason, Some("\"error\"" | "\"aborted\"")) {
+        return None;
+    }
+    // A pi reply names its API; its blocks may carry that API's fields (`textSignature`).
+    let pi = role == "toolResult"
+        || message.api.get().is_some()
+        || matches!(&content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_pi_block));
     if !pi {
         let (text, only_results) = match content {
             Some(Content::Text(text)) => (text, false),
@@ -77,6 +84,14 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
     }
     let (role, blocks, text, only_results) = pi_stored(role, &message).or_else(|| pi_stored_by_value(role, raw))?;
     Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id })
+}
+
+/// Whether a pi reply's thinking signatures are Anthropic's, which the Anthropic API
+/// checks: those of a reply from another API (OpenAI's reasoning items, Gemini's
+/// thought signatures) are not kept, nor its redacted thinking, opaque to any other.
+/// A reply without an API (or Mneme's own, given without its model) keeps them.
+fn signed_by_anthropic(api: Option<&str>) -> bool {
+    api.is_none_or(|api| api == "mneme" || api.starts_with("anthropic") || api.starts_with("bedrock"))
 }
 
 /// A pi message (or entry) whose `content` pi sends the model as a user message: an
@@ -150,18 +165,19 @@ fn pi_bash_execution(message: Raw<'_>) -> Option<Stored<'static>> {
 /// [`pi_stored`] through a `Value` of the whole message: for what it does not read.
 fn pi_stored_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
     let value: Value = serde_json::from_str(raw.get()).ok()?;
+    let signed = signed_by_anthropic(value["api"].as_str());
     let (role, blocks) = if role == "toolResult" {
         let mut result = json!({
             "type": "tool_result",
             "tool_use_id": value["toolCallId"].as_str().unwrap_or_default(),
-            "content": pi_blocks(&value["content"]),
+            "content": pi_blocks(&value["content"], true),
         });
         if value["isError"] == Value::Bool(true) {
             result["is_error"] = Value::Bool(true);
         }
         ("user".to_string(), Value::Array(alloc::vec![result]))
     } else {
-        (role.to_string(), pi_blocks(&value["content"]))
+        (role.to_string(), pi_blocks(&value["content"], signed))
     };
     let text = blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default();
     let only_results = role == "user" && blocks.as_array().is_some_and(|b| b.iter().all(|b| b["type"] == "tool_result"));
@@ -184,12 +200,13 @@ fn pi_stored(role: &str, message: &Message<'_>) -> Option<(String, String, Strin
     let mut blocks = String::with_capacity(message.content.map_or(2, |c| c.get().len()) + added);
     if role != "toolResult" {
         let mut texts = Vec::new();
-        let only_results = pi_blocks_by_structure(message.content, &mut blocks, Some(&mut texts))?;
+        let signed = signed_by_anthropic(message.api.get());
+        let only_results = pi_blocks_by_structure(message.content, &mut blocks, Some(&mut texts), signed)?;
         return Some((role.to_string(), blocks, texts.join("\n"), role == "user" && only_results));
     }
     let tool_use_id = message.tool_call_id.get().unwrap_or_default();
     blocks.push_str("[{\"content\":");
-    pi_blocks_by_structure(message.content, &mut blocks, None)?;
+    pi_blocks_by_structure(message.content, &mut blocks, None, true)?;
     if message.is_error == Some("true") {
         blocks.push_str(",\"is_error\":true");
     }
@@ -202,7 +219,7 @@ fn pi_stored(role: &str, message: &Message<'_>) -> Option<(String, String, Strin
 
 /// [`pi_blocks`] by structure, appended to `out`, with each block's text for people
 /// when `texts` asks for it; whether every block is a tool result.
-fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts: Option<&mut Vec<String>>) -> Option<bool> {
+fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts: Option<&mut Vec<String>>, signed: bool) -> Option<bool> {
     let content = content.map_or("null", Raw::get);
     if content.starts_with('"') {
         out.push_str("[{\"text\":");
@@ -221,10 +238,16 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
     out.push('[');
     let mut only_results = true;
     json::walk_array(content, |start| {
-        if out.len() > opened + 1 {
+        let before = out.len();
+        if before > opened + 1 {
             out.push(',');
         }
-        let (is_result, len) = pi_block_by_structure(content.get(start..)?, out, texts.as_deref_mut())?;
+        let after_comma = out.len();
+        let (is_result, len) = pi_block_by_structure(content.get(start..)?, out, texts.as_deref_mut(), signed)?;
+        // A block left out (another API's redacted thinking) leaves no comma behind.
+        if out.len() == after_comma {
+            out.truncate(before);
+        }
         only_results &= is_result;
         Some(start + len)
     })?;
@@ -235,7 +258,7 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
 /// [`pi_block`] of the block `json` starts with, by structure, appended to `out`, with
 /// its text for people when `texts` asks for it; whether it is a tool result, and its
 /// length.
-fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<String>>) -> Option<(bool, usize)> {
+fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<String>>, signed: bool) -> Option<(bool, usize)> {
     let keys = [
         "type",
         "id",
@@ -276,15 +299,17 @@ fn pi_block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<St
             false
         }
         Some("thinking") if redacted == Some("true") => {
-            out.push_str("{\"data\":");
-            json::push_string_value(out, signature?)?;
-            out.push_str(",\"type\":\"redacted_thinking\"}");
+            if signed {
+                out.push_str("{\"data\":");
+                json::push_string_value(out, signature?)?;
+                out.push_str(",\"type\":\"redacted_thinking\"}");
+            }
             false
         }
         Some("thinking") => {
             let thinking = thinking?;
             out.push('{');
-            if let Some(signature) = signature.filter(|s| s.starts_with('"')) {
+            if let Some(signature) = signature.filter(|s| signed && s.starts_with('"')) {
                 out.push_str("\"signature\":");
                 json::push_string_value(out, signature)?;
                 out.push(',');
@@ -395,26 +420,30 @@ pub(crate) fn as_blocks(content: Option<Raw<'_>>) -> Cow<'_, str> {
     }
 }
 
-fn pi_blocks(content: &Value) -> Value {
+fn pi_blocks(content: &Value, signed: bool) -> Value {
     match content {
         Value::String(text) => json!([{ "type": "text", "text": text }]),
-        Value::Array(blocks) => Value::Array(blocks.iter().map(pi_block).collect()),
+        Value::Array(blocks) => Value::Array(blocks.iter().filter_map(|block| pi_block(block, signed)).collect()),
         _ => json!([]),
     }
 }
 
-fn pi_block(block: &Value) -> Value {
-    match block["type"].as_str() {
+/// A pi block as an Anthropic one; `None` for one left out (see [`signed_by_anthropic`]).
+fn pi_block(block: &Value, signed: bool) -> Option<Value> {
+    Some(match block["type"].as_str() {
         Some("toolCall") => json!({
             "type": "tool_use", "id": block["id"], "name": block["name"],
             "input": if block["arguments"].is_object() { block["arguments"].clone() } else { json!({}) },
         }),
         Some("thinking") if block["redacted"] == Value::Bool(true) => {
+            if !signed {
+                return None;
+            }
             json!({ "type": "redacted_thinking", "data": block["thinkingSignature"] })
         }
         Some("thinking") => {
             let mut out = json!({ "type": "thinking", "thinking": block["thinking"] });
-            if let Some(signature) = block["thinkingSignature"].as_str() {
+            if let Some(signature) = block["thinkingSignature"].as_str().filter(|_| signed) {
                 out["signature"] = signature.into();
             }
             out
@@ -424,7 +453,7 @@ fn pi_block(block: &Value) -> Value {
         }),
         Some("text") => json!({ "type": "text", "text": block["text"] }),
         _ => block.clone(),
-    }
+    })
 }
 
 /// What a line does to the pending tool calls; `None` for lines that are no message.

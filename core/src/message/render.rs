@@ -57,8 +57,11 @@ enum Kind {
     Call(Option<String>),
     /// A `tool_result`, and the id of the call it answers when that is a string.
     Result(Option<String>),
-    /// `thinking` or `redacted_thinking`.
-    Thinking,
+    /// `thinking` or `redacted_thinking`, and whether it carries its signature (the
+    /// Anthropic API refuses thinking without one).
+    Thinking {
+        signed: bool,
+    },
     /// A `text` block of nothing but white space.
     Blank,
     Other,
@@ -67,13 +70,16 @@ enum Kind {
 impl Block {
     /// The block whose JSON, written as a `Value` writes it, is `json`.
     fn of(json: String) -> Self {
-        let fields = json::fields_named(&json, ["type", "id", "tool_use_id", "text"]).map(|(fields, _)| fields);
+        let fields = json::fields_named(&json, ["type", "id", "tool_use_id", "text", "signature"]).map(|(fields, _)| fields);
         let string = |value: Option<&str>| value.and_then(|v| json::str_value(v).get().map(String::from));
         let kind = match fields {
-            Some([Some("\"tool_use\""), id, _, _]) => Kind::Call(string(id)),
-            Some([Some("\"tool_result\""), _, tool_use_id, _]) => Kind::Result(string(tool_use_id)),
-            Some([Some("\"thinking\"" | "\"redacted_thinking\""), ..]) => Kind::Thinking,
-            Some([Some("\"text\""), _, _, Some(text)]) if json::str_value(text).get().is_some_and(|t| t.trim().is_empty()) => Kind::Blank,
+            Some([Some("\"tool_use\""), id, ..]) => Kind::Call(string(id)),
+            Some([Some("\"tool_result\""), _, tool_use_id, ..]) => Kind::Result(string(tool_use_id)),
+            Some([Some("\"thinking\""), .., signature]) => Kind::Thinking { signed: string(signature).is_some_and(|s| !s.is_empty()) },
+            Some([Some("\"redacted_thinking\""), ..]) => Kind::Thinking { signed: true },
+            Some([Some("\"text\""), _, _, Some(text), _]) if json::str_value(text).get().is_some_and(|t| t.trim().is_empty()) => {
+                Kind::Blank
+            }
             _ => Kind::Other,
         };
         Block { json, kind }
@@ -129,7 +135,7 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         .into_iter()
         .map(|m| {
             let assistant = m.role == "assistant";
-            Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant) }
+            Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant, provider) }
         })
         .filter(|t| !t.blocks.is_empty())
         .collect();
@@ -157,11 +163,23 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
 /// A message's blocks without those the Anthropic API refuses in a request: a text
 /// block of white space ("text content blocks must contain non-whitespace text") and,
 /// in a reply, thinking at its end ("The final block in an assistant message cannot be
-/// `thinking`"). A reply cut off while it was thinking is left with nothing, and out.
-fn sendable(mut blocks: Vec<Block>, assistant: bool) -> Vec<Block> {
-    blocks.retain(|block| !matches!(block.kind, Kind::Blank));
+/// `thinking`"); a reply cut off while it was thinking is left with nothing, and out.
+/// For Anthropic, thinking without a signature (another API's, whose signature pi does
+/// not replay) goes as text, as pi sends it.
+fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider) -> Vec<Block> {
+    let mut blocks: Vec<Block> = blocks
+        .into_iter()
+        .filter(|block| !matches!(block.kind, Kind::Blank))
+        .filter_map(|block| match block.kind {
+            Kind::Thinking { signed: false } if provider == Provider::Anthropic => {
+                let thinking = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
+                thinking.filter(|t| !t.trim().is_empty()).map(|t| Block::text(&t))
+            }
+            _ => Some(block),
+        })
+        .collect();
     if assistant {
-        while blocks.last().is_some_and(|block| matches!(block.kind, Kind::Thinking)) {
+        while blocks.last().is_some_and(|block| matches!(block.kind, Kind::Thinking { .. })) {
             blocks.pop();
         }
     }
@@ -502,7 +520,7 @@ mod tests {
             .map(|b| match &b.kind {
                 Kind::Call(id) => (b.json.as_str(), Some("call"), id.as_deref()),
                 Kind::Result(id) => (b.json.as_str(), Some("result"), id.as_deref()),
-                Kind::Thinking => (b.json.as_str(), Some("thinking"), None),
+                Kind::Thinking { signed } => (b.json.as_str(), Some(if *signed { "signed thinking" } else { "thinking" }), None),
                 Kind::Blank => (b.json.as_str(), Some("blank"), None),
                 Kind::Other => (b.json.as_str(), None, None),
             })

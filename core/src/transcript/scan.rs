@@ -934,6 +934,10 @@ pub(crate) struct Message<'a> {
     pub tool_call_id: Str<'a>,
     /// pi: whether a `toolResult` message reports a failure (`true`), as written.
     pub is_error: Option<&'a str>,
+    /// pi: the API a reply came from (`anthropic-messages`, `openai-responses`, …).
+    pub api: Str<'a>,
+    /// pi: why a reply stopped (`"stop"`, `"toolUse"`, `"error"`, `"aborted"`), as written.
+    pub stop_reason: Option<&'a str>,
 }
 
 /// A message's content: a string, or blocks.
@@ -992,7 +996,7 @@ fn message_fields<'a, C>(
     mut content: impl FnMut(&'a str, usize, Option<&str>) -> Option<(Option<C>, usize)>,
 ) -> Option<(Message<'a>, Option<C>)> {
     let (mut role, mut id, mut raw_content, mut read, mut usage, mut tool_call_id) = (None, None, None, None, None, None);
-    let mut is_error = None;
+    let (mut is_error, mut api, mut stop_reason) = (None, None, None);
     json::walk_object(json, |key, start| {
         let end = match key {
             "content" => {
@@ -1015,6 +1019,15 @@ fn message_fields<'a, C>(
                 is_error = Some(value);
                 Some(())
             }
+            // Read as `isError` is: they only say how to replay a reply.
+            "api" => {
+                api = Some(json::str_value(value));
+                Some(())
+            }
+            "stopReason" => {
+                stop_reason = Some(value);
+                Some(())
+            }
             _ => Some(()),
         }?;
         Some(end)
@@ -1026,6 +1039,8 @@ fn message_fields<'a, C>(
         usage: usage.flatten(),
         tool_call_id: tool_call_id.unwrap_or_default(),
         is_error,
+        api: api.unwrap_or_default(),
+        stop_reason,
     };
     Some((message, read.flatten()))
 }

@@ -877,6 +877,78 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
     assert_eq!(messages[0]["content"].as_array().unwrap().len(), 5, "{body}");
 }
 
+/// A pi session's replies as pi replays them (`transformMessages`): one that failed or
+/// was cut off is left out; another API's blocks lose that API's fields (a
+/// `textSignature`, a reasoning item as `thinkingSignature`), its redacted thinking is
+/// dropped, and for Anthropic its thinking, unsigned, goes as text.
+#[test]
+fn a_pi_sessions_replies_from_other_apis_are_replayed_as_pi_replays_them() {
+    let storage = InMemoryStorage::new();
+    let message = |id: &str, parent: Option<&str>, message: Value| {
+        json!({ "type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z", "message": message }).to_string()
+    };
+    let reply = |api: &str, stop: &str, content: Value| {
+        json!({ "role": "assistant", "content": content, "api": api, "provider": "p", "model": "m",
+                "usage": { "input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2 }, "stopReason": stop, "timestamp": 2 })
+    };
+    let text = [
+        json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" }).to_string(),
+        message("a", None, json!({ "role": "user", "content": "hello", "timestamp": 1 })),
+        message("b", Some("a"), reply("anthropic-messages", "aborted", json!([{ "type": "thinking", "thinking": "half a tho" }]))),
+        message("c", Some("b"), json!({ "role": "user", "content": "again", "timestamp": 3 })),
+        message(
+            "d",
+            Some("c"),
+            reply(
+                "openai-responses",
+                "stop",
+                json!([
+                    { "type": "thinking", "thinking": "reasoned", "thinkingSignature": "{\"type\":\"reasoning\",\"id\":\"rs_1\"}" },
+                    { "type": "thinking", "thinking": "", "thinkingSignature": "opaque", "redacted": true },
+                    { "type": "text", "text": "answer", "textSignature": "msg_1" },
+                ]),
+            ),
+        ),
+        message("e", Some("d"), json!({ "role": "user", "content": "and?", "timestamp": 4 })),
+        message(
+            "f",
+            Some("e"),
+            reply("openai-codex-responses", "stop", json!([{ "type": "text", "text": "done", "textSignature": "msg_2" }])),
+        ),
+        message("g", Some("f"), json!({ "role": "user", "content": "thanks", "timestamp": 5 })),
+        message(
+            "h",
+            Some("g"),
+            reply(
+                "anthropic-messages",
+                "stop",
+                json!([
+                    { "type": "thinking", "thinking": "mine", "thinkingSignature": "c2ln" }, { "type": "text", "text": "welcome" },
+                ]),
+            ),
+        ),
+    ]
+    .join("\n")
+        + "\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let sent = |provider| -> Value { serde_json::from_str(&block_on(store.provider_context("pi1", provider, &[])).unwrap().body).unwrap() };
+    let anthropic = sent(Provider::Anthropic);
+    let expected = json!([
+        { "role": "user", "content": [{ "type": "text", "text": "hello" }, { "type": "text", "text": "again" }] },
+        { "role": "assistant", "content": [{ "type": "text", "text": "reasoned" }, { "type": "text", "text": "answer" }] },
+        { "role": "user", "content": [{ "type": "text", "text": "and?" }] },
+        { "role": "assistant", "content": [{ "type": "text", "text": "done" }] },
+        { "role": "user", "content": [{ "type": "text", "text": "thanks" }] },
+        { "role": "assistant", "content": [{ "type": "thinking", "thinking": "mine", "signature": "c2ln" }, { "type": "text", "text": "welcome" }] },
+    ]);
+    assert_eq!(anthropic["messages"], expected);
+    let openai = sent(Provider::Openai);
+    let contents: Vec<&Value> = openai["messages"].as_array().unwrap().iter().map(|m| &m["content"]).collect();
+    let prompts = json!([{ "type": "text", "text": "hello" }, { "type": "text", "text": "again" }]);
+    assert_eq!(contents, [&prompts, &json!("answer"), &json!("and?"), &json!("done"), &json!("thanks"), &json!("welcome")]);
+}
+
 /// Hosts that give time-ordered ids (version 7 UUIDs, the same first 8 digits for a
 /// minute) get pi ids of 8 hex digits that differ all the same; a random UUID's start
 /// is kept, as pi's own ids are.
