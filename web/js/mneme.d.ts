@@ -369,6 +369,8 @@ export interface OpenAIMessage {
   content?: string | null | ({ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } })[];
   tool_calls?: { id: string; type?: "function"; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
+  /** A `tool` message reporting a failure (Mneme's extension: stored as the result's `is_error`). */
+  is_error?: boolean;
   id?: string;
   model?: string;
   finish_reason?: string;

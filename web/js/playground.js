@@ -130,7 +130,8 @@ function calculate(expression) {
   return value;
 }
 
-async function runTool({ id, name, input }) {
+async function runTool({ id, name, input, invalid }) {
+  if (invalid) return { id, content: invalid, error: true };
   try {
     if (name === "calculate") return { id, content: String(calculate(String(input.expression ?? ""))) };
     if (name === "list_sessions") {
@@ -177,6 +178,7 @@ async function anthropicModel(body) {
   if (!response.ok) throw await refusal(response);
   const reply = await response.json();
   const { id, model, stop_reason, usage, content } = reply;
+  if (!Array.isArray(content) || content.length === 0) throw new Error(`the model sent an empty reply (stop reason ${stop_reason ?? "none"})`);
   const calls = content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input }));
   return { reply: { role: "assistant", id, model, stop_reason, usage, content }, calls };
 }
@@ -201,9 +203,21 @@ async function openaiModel(body) {
   });
   if (!response.ok) throw await refusal(response);
   const reply = await response.json();
-  const choice = reply.choices[0];
-  const calls = (choice.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments || "{}") }));
-  return { reply: { ...choice.message, id: reply.id, model: reply.model, usage: reply.usage, finish_reason: choice.finish_reason }, calls };
+  const choice = reply.choices?.[0];
+  if (!choice?.message) throw new Error(`the endpoint answered without a choice: ${JSON.stringify(reply).slice(0, 300)}`);
+  // Arguments that are not JSON (small models write them) are answered with an error
+  // result, and stored as {}: the call stays in the session, paired.
+  const toolCalls = (choice.message.tool_calls ?? []).map((c) => {
+    try {
+      return { call: c, input: JSON.parse(c.function.arguments || "{}") };
+    } catch (error) {
+      return { call: { ...c, function: { ...c.function, arguments: "{}" } }, input: {}, invalid: `the arguments are not JSON (${error.message}): ${c.function.arguments}` };
+    }
+  });
+  const message = { ...choice.message, ...(toolCalls.length ? { tool_calls: toolCalls.map((t) => t.call) } : {}) };
+  if (!message.content && !toolCalls.length) throw new Error("the model sent an empty reply (no text, no tool calls)");
+  const calls = toolCalls.map(({ call, input, invalid }) => ({ id: call.id, name: call.function.name, input, invalid }));
+  return { reply: { ...message, id: reply.id, model: reply.model, usage: reply.usage, finish_reason: choice.finish_reason }, calls };
 }
 
 // ---- the agent loop ----------------------------------------------------------------
@@ -215,9 +229,14 @@ async function send() {
   const kind = $("model-kind").value;
   const provider = kind === "openai" ? "openai" : "anthropic";
   setBusy("send", true);
+  // The prompt is written before the model answers (the context the model gets is the
+  // session's, rewind included); if the model never answers it, it is taken back out
+  // and given back to the box, so a retry does not leave a prompt without a reply.
+  let unanswered = null;
+  const rewoundTo = rewindTo;
   try {
     await ready();
-    await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
+    [unanswered] = await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
     rewindTo = null;
     $("prompt").value = "";
     await render();
@@ -235,9 +254,10 @@ async function send() {
       const results = [];
       for (const call of calls) results.push(await runTool(call));
       const turn = provider === "openai"
-        ? [reply, ...results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.content }))]
+        ? [reply, ...results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) }))]
         : [reply, ...(results.length ? [{ role: "user", content: results.map((r) => ({ type: "tool_result", tool_use_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) })) }] : [])];
       await store.appendTurn(id, turn, { provider, cwd: CWD });
+      unanswered = null;
       await render();
       if (!calls.length) break;
     }
@@ -245,6 +265,12 @@ async function send() {
     await store.compact(id, { settings: { context_window: window, keep: { recent_tokens: Math.floor(window / 4) } }, mode: "auto" });
     await render();
   } catch (error) {
+    if (unanswered) {
+      await store.tombstone(id, unanswered.uuid).catch(() => {});
+      if (!$("prompt").value) $("prompt").value = prompt;
+      rewindTo = rewoundTo;
+      await render().catch(() => {});
+    }
     showError(error);
   } finally {
     setBusy("send", false);

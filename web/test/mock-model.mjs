@@ -30,7 +30,9 @@ function openai(body, response) {
   if (last.role === "tool") return reply(response, choice({ role: "assistant", content: `The mock model read: ${last.content}` }, "stop"));
   const prompt = typeof last.content === "string" ? last.content : last.content.map((p) => p.text ?? "").join(" ");
   const expression = prompt.match(/[\d(][-+*/().\d\s]*\d\)*/)?.[0]?.trim() ?? "0";
-  const call = { id: `call_mock_${requests.length}`, type: "function", function: { name: "calculate", arguments: JSON.stringify({ expression }) } };
+  // A prompt asking for it gets a call whose arguments are not JSON, as small models write.
+  const args = prompt.includes("broken arguments") ? "{expression: 6 *" : JSON.stringify({ expression });
+  const call = { id: `call_mock_${requests.length}`, type: "function", function: { name: "calculate", arguments: args } };
   return reply(response, choice({ role: "assistant", content: null, tool_calls: [call] }, "tool_calls"));
 }
 

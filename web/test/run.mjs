@@ -614,6 +614,17 @@ try {
     const refused = await page.textContent("#error");
     assert(refused.includes("not found: /no-model-here"), refused);
     await page.waitForFunction(() => !document.getElementById("send").disabled && !document.getElementById("backend").disabled);
+    // The prompt the model never answered is taken back out of the session and given
+    // back to the box: sending it again leaves no prompt without a reply.
+    assert((await page.inputValue("#prompt")) === "anyone there?", "the unanswered prompt is back in the box");
+    assert(!(await page.textContent("#transcript")).includes("anyone there?"), "the unanswered prompt is still in the conversation");
+    // Arguments that are not JSON get an error result; the model reads it and answers.
+    await page.selectOption("#model-kind", "openai");
+    await page.fill("#base-url", `${url}/mock-model`);
+    await page.fill("#prompt", "call it with broken arguments: 6 * 7");
+    await page.click("#send");
+    await page.waitForSelector("#transcript >> text=The mock model read: the arguments are not JSON");
+    await page.waitForFunction(() => !document.getElementById("send").disabled);
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
   });

@@ -9,6 +9,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::format::{Format, Marker};
+use crate::message::canonical;
 use crate::transcript::context::ContextLines;
 use crate::transcript::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
 use crate::transcript::thread::Loaded;
@@ -500,16 +501,24 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
     })
 }
 
-/// Tool results beyond the budget, oldest first (those already cleared excluded).
+/// Tool results beyond the budget, oldest first (those already cleared excluded, and
+/// those after the last reply: the model has not read them yet, and cleared, it would
+/// run the call again).
 fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned> {
+    let read = units.iter().rposition(|line| canonical::activity(line).is_some_and(|a| a.assistant)).unwrap_or(0);
     let mut results = Vec::new();
-    for line in units {
+    let mut unread = 0u64;
+    for (at, line) in units.iter().enumerate() {
         let Some((_, Some(Content::Blocks(blocks)))) = line.env.message.and_then(parse_message_content) else {
             continue;
         };
         let live = |b: &&Block| b.kind.get() == Some("tool_result") && !b.tool_use_id.get().is_some_and(|id| cleared.contains(id));
         for block in blocks.iter().filter(live) {
             let chars = block.content.map_or(0, |c| c.get().len() as u64);
+            if at > read {
+                unread = unread.saturating_add(chars);
+                continue;
+            }
             results.push(Pruned {
                 uuid: line.entry_id().into_owned(),
                 tool_use_id: block.tool_use_id.get().unwrap_or_default().to_string(),
@@ -517,7 +526,7 @@ fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned
             });
         }
     }
-    let mut total = saturating_sum(results.iter().map(|r| r.chars));
+    let mut total = saturating_sum(results.iter().map(|r| r.chars)).saturating_add(unread);
     let mut over = Vec::new();
     for result in results {
         if total <= budget {

@@ -510,6 +510,26 @@ fn clearing_old_tool_results_comes_before_a_summary() {
     assert!(after.tokens_before < after.limit);
 }
 
+/// The results after the last reply are the model's still to read: cleared, it would
+/// see "[Old tool result content cleared]" for the call it just made. They count
+/// toward the budget, but only the older ones are cleared.
+#[test]
+fn the_results_the_model_has_not_read_are_never_cleared() {
+    let storage = InMemoryStorage::new();
+    tool_session(&storage);
+    // The last call's result, after the last reply, is made larger than the budget.
+    let text = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
+    let (before, last) = text.trim_end().rsplit_once('\n').unwrap();
+    let last = last.replace(&"x".repeat(4000), &"y".repeat(30_000));
+    block_on(storage.replace("projects/p/s.jsonl", format!("{before}\n{last}\n").as_bytes(), None)).unwrap();
+    let store = Store::new(&storage);
+    let settings =
+        Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();
+    assert_eq!(cleared, ["toolu-0", "toolu-1", "toolu-2", "toolu-3", "toolu-4"], "the newest results stay");
+}
+
 #[test]
 fn clearing_results_frees_no_bytes_for_the_size_cap_warm_or_fresh() {
     let storage = InMemoryStorage::new();
