@@ -45,11 +45,14 @@ fn usage(usage: Usage) -> Value {
     })
 }
 
-/// Anthropic's stop reason in pi's words.
+/// Anthropic's stop reason in pi's words, as pi-ai maps it (OpenAI's finish reasons
+/// come in as Anthropic's; the one with no Anthropic name, `content_filter`, as it
+/// is); a refusal is an `error`, which pi does not replay.
 fn stop_reason(reason: Option<&str>) -> &'static str {
     match reason {
         Some("tool_use") => "toolUse",
         Some("max_tokens") => "length",
+        Some("refusal" | "sensitive" | "content_filter") => "error",
         _ => "stop",
     }
 }
@@ -152,6 +155,10 @@ impl Dialect for Pi {
                     });
                     if let Some(id) = &message.meta.id {
                         wire["responseId"] = id.as_str().into();
+                    }
+                    if wire["stopReason"] == "error" {
+                        let reason = message.meta.stop_reason.as_deref().unwrap_or_default();
+                        wire["errorMessage"] = alloc::format!("Provider stop reason: {reason}").into();
                     }
                     push(&mut out, header, wire)?;
                 }

@@ -582,6 +582,17 @@ fn pi_and_crab_sessions_get_their_own_dialect() {
     // Read back canonical: results say which call they answer.
     let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, &[])).unwrap().body;
     assert!(body.contains("\"tool_use_id\":\"toolu_b\"") && body.contains("\"type\":\"tool_use\""), "{body}");
+    // A refusal is pi's `error`, which neither pi nor the context replays.
+    let refusal =
+        json!([{ "role": "user", "content": "and now?" }, { "role": "assistant", "stop_reason": "refusal", "content": "I can't" }]);
+    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", refusal))).unwrap();
+    let refused = lines(&storage, "projects/-p/pi1.jsonl").pop().unwrap();
+    assert_eq!(
+        (refused["message"]["stopReason"].as_str(), refused["message"]["errorMessage"].as_str()),
+        (Some("error"), Some("Provider stop reason: refusal"))
+    );
+    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, &[])).unwrap().body;
+    assert!(body.contains("and now?") && !body.contains("I can't"), "{body}");
 
     let crab = block_on(store.append_turn("crab1", turn("c1", tool_turn())));
     assert!(matches!(crab, Err(Error::Unsupported { .. })), "{crab:?}");
