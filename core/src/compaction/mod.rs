@@ -502,10 +502,26 @@ fn cut_point(units: &[&Line], estimates: &[u64], keep: Keep) -> Option<usize> {
 }
 
 /// Tool results beyond the budget, oldest first (those already cleared excluded, and
-/// those after the last reply: the model has not read them yet, and cleared, it would
-/// run the call again).
+/// those after the last reply's first line — between its lines too, where Claude Code
+/// writes a call's result: the model has not read them yet, and cleared, it would run
+/// the call again).
 fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned> {
-    let read = units.iter().rposition(|line| canonical::activity(line).is_some_and(|a| a.assistant)).unwrap_or(0);
+    // Read from the end, only as far as the last reply's first line.
+    let last_reply = units.iter().rposition(|line| canonical::activity(line).is_some_and(|a| a.assistant));
+    let mut read = last_reply.unwrap_or(0);
+    if let Some(reply) = last_reply.and_then(|at| canonical::activity(units[at])).and_then(|a| a.id) {
+        while let Some(before) = read.checked_sub(1) {
+            let in_reply = match canonical::activity(units[before]) {
+                Some(a) if a.assistant => a.id.as_deref() == Some(reply.as_str()),
+                Some(a) => !a.other && !a.answers.is_empty(),
+                None => true,
+            };
+            if !in_reply {
+                break;
+            }
+            read = before;
+        }
+    }
     let mut results = Vec::new();
     let mut unread = 0u64;
     for (at, line) in units.iter().enumerate() {

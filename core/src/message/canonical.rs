@@ -615,6 +615,7 @@ mod tests {
             ("toolCallId", value().boxed()),
             ("isError", prop_oneof![Just(String::from("true")), Just(String::from("false")), value()].boxed()),
             ("id", value().boxed()),
+            ("api", kind(&["anthropic-messages", "openai-responses", "mneme", "google-generative-ai"])),
         ])
     }
 

@@ -70,14 +70,25 @@ enum Kind {
 impl Block {
     /// The block whose JSON, written as a `Value` writes it, is `json`.
     fn of(json: String) -> Self {
-        let fields = json::fields_named(&json, ["type", "id", "tool_use_id", "text", "signature"]).map(|(fields, _)| fields);
+        let fields =
+            json::fields_named(&json, ["type", "id", "tool_use_id", "text", "signature", "cache_control"]).map(|(fields, _)| fields);
+        // Where to cache is the request's choice: a session written before Mneme took
+        // the marks off as blocks came in still has them, and the API refuses a fifth.
+        if let Some([.., Some(_)]) = fields
+            && let Ok(Value::Object(mut block)) = serde_json::from_str::<Value>(&json)
+            && block.remove("cache_control").is_some()
+        {
+            return Block::of(Value::Object(block).to_string());
+        }
         let string = |value: Option<&str>| value.and_then(|v| json::str_value(v).get().map(String::from));
         let kind = match fields {
             Some([Some("\"tool_use\""), id, ..]) => Kind::Call(string(id)),
             Some([Some("\"tool_result\""), _, tool_use_id, ..]) => Kind::Result(string(tool_use_id)),
-            Some([Some("\"thinking\""), .., signature]) => Kind::Thinking { signed: string(signature).is_some_and(|s| !s.is_empty()) },
+            Some([Some("\"thinking\""), _, _, _, signature, _]) => {
+                Kind::Thinking { signed: string(signature).is_some_and(|s| !s.is_empty()) }
+            }
             Some([Some("\"redacted_thinking\""), ..]) => Kind::Thinking { signed: true },
-            Some([Some("\"text\""), _, _, Some(text), _]) if json::str_value(text).get().is_some_and(|t| t.trim().is_empty()) => {
+            Some([Some("\"text\""), _, _, Some(text), ..]) if json::str_value(text).get().is_some_and(|t| t.trim().is_empty()) => {
                 Kind::Blank
             }
             _ => Kind::Other,

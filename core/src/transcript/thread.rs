@@ -327,14 +327,16 @@ impl<'a> Loaded<'a> {
     /// rewind is the chain's).
     fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
         let Some(&last) = chain.last() else { return chain };
+        // In a sub-agent's own file every line is a sidechain line.
+        let sidechains_too = chain.iter().all(|&i| self.lines[i].env.is_sidechain.0);
         let strays: Vec<(usize, usize)> = (0..self.lines.len())
-            .filter(|&i| !walked[i])
+            .filter(|&i| !walked[i] && links.first.get(i) == Some(&i))
             .filter_map(|i| {
                 let line = &self.lines[i];
                 let parent = links.parent(i).filter(|&p| p != last && walked.get(p) == Some(&true))?;
                 let candidate = line.env.line_type == LineType::User
                     && self.lines[parent].env.line_type == LineType::Assistant
-                    && !line.env.is_sidechain.0
+                    && (sidechains_too || !line.env.is_sidechain.0)
                     && self.is_live(line);
                 candidate.then_some((parent, i))
             })
@@ -347,7 +349,10 @@ impl<'a> Loaded<'a> {
             position[i] = at;
         }
         let mut after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (parent, stray) in strays {
+        // Of two strays answering one call (a result given again off the chain), the
+        // later is the one kept.
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        for (parent, stray) in strays.into_iter().rev() {
             let at = position[parent];
             if at == NO_LINE {
                 continue;
@@ -358,8 +363,12 @@ impl<'a> Loaded<'a> {
             let answers_the_call = !result.other
                 && !result.answers.is_empty()
                 && result.answers.iter().all(|id| call.calls.iter().any(|(called, _)| called == id));
-            if answers_the_call && !self.reply_answers(&chain[at..], call.id.as_deref(), &result.answers) {
-                after.entry(at).or_default().push(stray);
+            if answers_the_call
+                && !result.answers.iter().any(|id| answered.contains(id))
+                && !self.reply_answers(&chain[at..], call.id.as_deref(), &result.answers)
+            {
+                answered.extend(result.answers);
+                after.entry(at).or_default().insert(0, stray);
             }
         }
         let mut gathered = Vec::with_capacity(chain.len() + after.values().map(Vec::len).sum::<usize>());

@@ -203,10 +203,16 @@ pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line
         // shows it is inside.
         let mut between = 0u64;
         for line in earlier {
-            match reply_id(line) {
-                Some(id) if id == reply => after = after.saturating_add(core::mem::take(&mut between)),
-                Some(_) => break,
-                None => between = between.saturating_add(estimate(line, cleared)),
+            if line.env.kind() == "assistant" {
+                if reply_id(line).is_none_or(|id| id != reply) {
+                    break;
+                }
+                after = after.saturating_add(core::mem::take(&mut between));
+            } else if crate::message::canonical::activity(line).is_some_and(|a| a.other) {
+                // A prompt: the reply started after it.
+                break;
+            } else {
+                between = between.saturating_add(estimate(line, cleared));
             }
         }
         return reported.saturating_add(after);

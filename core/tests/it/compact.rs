@@ -528,6 +528,24 @@ fn the_results_the_model_has_not_read_are_never_cleared() {
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
     let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();
     assert_eq!(cleared, ["toolu-0", "toolu-1", "toolu-2", "toolu-3", "toolu-4"], "the newest results stay");
+    // A reply of two calls is written a line per call, each result after its call's
+    // line: the first result sits before the reply's last line, and is unread too.
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let calls = json!([
+        { "role": "user", "content": "read both" },
+        { "role": "assistant", "content": [
+            { "type": "tool_use", "id": "t1", "name": "Read", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "Read", "input": {} },
+        ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "t1", "content": "a".repeat(8000) },
+            { "type": "tool_result", "tool_use_id": "t2", "content": "b".repeat(8000) },
+        ] },
+    ]);
+    block_on(store.append_turn("s", crate::turns::turn("c", calls))).unwrap();
+    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    assert!(plan.prune.is_empty(), "{:?}", plan.prune);
 }
 
 #[test]

@@ -351,7 +351,7 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
 /// thinking, every call answered first thing in the next message and at most four
 /// `cache_control` marks; OpenAI an assistant message with content or calls.
 fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
-    let messages = body["messages"].as_array()?;
+    let Some(messages) = body["messages"].as_array() else { return Some(format!("no messages: {body}")) };
     if provider == Provider::Openai {
         return messages
             .iter()
@@ -363,7 +363,7 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
         return Some(format!("{marks} cache_control marks"));
     }
     for (n, message) in messages.iter().enumerate() {
-        let blocks = message["content"].as_array()?;
+        let Some(blocks) = message["content"].as_array() else { return Some(format!("message {n}'s content is no array")) };
         let assistant = message["role"] == "assistant";
         if n > 0 && messages[n - 1]["role"] == message["role"] {
             return Some(format!("message {n} breaks the alternation"));
@@ -379,7 +379,9 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
         }
         let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| &b["id"]).collect();
         if !calls.is_empty() {
-            let next = messages.get(n + 1).and_then(|m| m["content"].as_array())?;
+            let Some(next) = messages.get(n + 1).and_then(|m| m["content"].as_array()) else {
+                return Some(format!("the calls of message {n} are answered by no message"));
+            };
             let results: Vec<&Value> = next.iter().take_while(|b| b["type"] == "tool_result").map(|b| &b["tool_use_id"]).collect();
             if calls.iter().any(|call| !results.contains(call)) {
                 return Some(format!("a call of message {n} is not answered first in the next"));
@@ -414,6 +416,18 @@ fn what_a_provider_refuses_is_never_sent() {
     }
     let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
     assert!(!written.contains("cache_control"), "where to cache is the request's, not the session's");
+    // A session written with the marks (before Mneme took them off) is sent without them.
+    let marked: String = (0..6)
+        .map(|n| {
+            let (kind, parent) =
+                (if n % 2 == 0 { "user" } else { "assistant" }, if n == 0 { Value::Null } else { json!(format!("o{}", n - 1)) });
+            let message = json!({ "role": kind, "content": [{ "type": "text", "text": format!("old {n}"), "cache_control": cached }] });
+            format!("{}\n", json!({ "type": kind, "uuid": format!("o{n}"), "parentUuid": parent, "sessionId": "old", "message": message }))
+        })
+        .collect();
+    block_on(storage.append("projects/-p/old.jsonl", marked.as_bytes())).unwrap();
+    let old = block_on(store.provider_context("old", Provider::Anthropic, &[])).unwrap().body;
+    assert!(!old.contains("cache_control") && old.contains("old 5"), "{old}");
     for provider in [Provider::Anthropic, Provider::Openai] {
         let sent = body(&store, provider, &[]);
         assert_eq!(refused_by_provider(&sent, provider), None, "{provider:?}: {sent}");
@@ -815,6 +829,13 @@ fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
     let (interrupted, results, body) = sent(&store);
     assert!(interrupted.is_empty(), "{body}");
     assert_eq!(results, [("t1".into(), "again".into())], "{body}");
+    // Back on the first branch, both results for t1 hang off it: one is sent, the later.
+    let back = Turn { parent: Some("a3".into()), ..turn("back", json!({ "role": "user", "content": "go on" })) };
+    block_on(store.append_turn("s", back)).unwrap();
+    let (interrupted, results, body) = sent(&store);
+    assert!(interrupted.is_empty(), "{body}");
+    assert_eq!(results, [("t1".into(), "again".into()), ("t2".into(), "two".into())], "{body}");
+    assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
 }
 
 /// OpenAI's shape has no place for an image in a tool result or for a document: a
