@@ -77,7 +77,10 @@ impl Run {
         if let (Some(prompt), None) = (&self.plan.turn_prefix_prompt, &self.prefix_summary) {
             return Step::Summarize { prompt: prompt.clone(), max_tokens: (budget / 2).max(256) };
         }
-        let parts: Vec<&str> = self.rolling.iter().chain(&self.prefix_summary).map(String::as_str).collect();
+        // With nothing before the current turn to summarise, the new summary is the
+        // earlier one carried on: it replaces it.
+        let before = self.rolling.as_deref().or(self.plan.previous_summary.as_deref());
+        let parts: Vec<&str> = before.into_iter().chain(self.prefix_summary.as_deref()).collect();
         Step::Apply { summary: parts.join("\n\n---\n\n") }
     }
 

@@ -362,6 +362,27 @@ fn the_summarisers_input_is_bounded() {
     assert!(context.messages[0].text.contains(&format!("summary after step {}", plan.steps.len())));
 }
 
+/// A compaction with nothing before the current turn to summarise (the cut falls in
+/// the turn a previous compaction kept the start of) summarises the turn's start only:
+/// the summary it applies still carries the previous one, which it replaces.
+#[test]
+fn a_turn_prefix_alone_carries_the_previous_summary_on() {
+    let plan = mneme_core::Plan {
+        trigger: Some(mneme_core::compaction::Due::Threshold),
+        action: mneme_core::Action::Summarize,
+        turn_prefix: vec!["p1".into()],
+        turn_prefix_prompt: Some("summarise the turn's start".into()),
+        previous_summary: Some("what happened before".into()),
+        ..mneme_core::Plan::default()
+    };
+    let mut run = Run::new(plan);
+    let Step::Summarize { prompt, .. } = run.next() else { panic!("the turn's start is summarised") };
+    assert_eq!(prompt, "summarise the turn's start");
+    run.handle(Ok("the turn so far".into()));
+    let Step::Apply { summary } = run.next() else { panic!("then applied") };
+    assert!(summary.starts_with("what happened before") && summary.ends_with("the turn so far"), "{summary}");
+}
+
 /// The driver records an empty answer as a failure, and the breaker counts it.
 #[test]
 fn the_driver_records_empty_answers_as_failures() {
