@@ -78,7 +78,15 @@ pub(crate) fn clip(text: &str, max: usize) -> &str {
 }
 
 fn serialize(line: &Line, out: &mut String) {
-    let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return };
+    let parsed = line.env.message.and_then(parse_message_content);
+    let role = parsed.as_ref().and_then(|(message, _)| message.role.get());
+    if let Some(text) = crate::message::canonical::pi_shown_text(line, role) {
+        if !text.is_empty() {
+            out.push_str(&format!("[user]: {text}\n"));
+        }
+        return;
+    }
+    let Some((message, read)) = parsed else { return };
     let role = message.role.get().unwrap_or(line.env.kind());
     match read {
         Some(Content::Text(text)) => out.push_str(&format!("[{role}]: {text}\n")),

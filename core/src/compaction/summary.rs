@@ -22,7 +22,15 @@ pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
     let mut tools: BTreeMap<String, u32> = BTreeMap::new();
     let mut files: Vec<String> = Vec::new();
     for line in &lines {
-        let Some((message, read)) = line.env.message.and_then(parse_message_content) else { continue };
+        let parsed = line.env.message.and_then(parse_message_content);
+        if let Some(shown) = crate::message::canonical::pi_shown_text(line, parsed.as_ref().and_then(|(m, _)| m.role.get())) {
+            // What pi shows the model as the user's: a command's output, an extension's
+            // message, a branch's summary (its text on the lines after pi's preamble).
+            let flat: Vec<&str> = shown.split_whitespace().collect();
+            requests.push(first_sentences(&flat.join(" "), 240));
+            continue;
+        }
+        let Some((message, read)) = parsed else { continue };
         let role = message.role.get().unwrap_or(line.env.kind());
         match read {
             Some(Content::Text(text)) if role == "user" => requests.push(first_sentences(&text, 240)),

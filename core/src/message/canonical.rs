@@ -94,6 +94,21 @@ fn signed_by_anthropic(api: Option<&str>) -> bool {
     api.is_none_or(|api| api == "mneme" || api.starts_with("anthropic") || api.starts_with("bedrock"))
 }
 
+/// What pi shows the model for a line that is no plain message — a command run with
+/// `!`, an extension's message, a branch summary — as the context reads it; `None` for
+/// other lines. Counted and summarised as what the model is sent. `role`: the line's
+/// message's, read already.
+pub(crate) fn pi_shown_text(line: &Line<'_>, role: Option<&str>) -> Option<String> {
+    let shown = if line.env.is_pi_context_entry() {
+        stored(line.env.kind(), Some(Raw::valid(line.raw)))
+    } else if matches!(role, Some("bashExecution" | "custom")) {
+        stored(line.env.kind(), line.env.message)
+    } else {
+        return None;
+    };
+    Some(shown.map(|stored| stored.text.into_owned()).unwrap_or_default())
+}
+
 /// A pi message (or entry) whose `content` pi sends the model as a user message: an
 /// extension's `custom` message or `custom_message` entry.
 fn pi_user_message(raw: Raw<'_>) -> Option<Stored<'_>> {
@@ -247,8 +262,9 @@ fn pi_blocks_by_structure(content: Option<Raw<'_>>, out: &mut String, mut texts:
         // A block left out (another API's redacted thinking) leaves no comma behind.
         if out.len() == after_comma {
             out.truncate(before);
+        } else {
+            only_results &= is_result;
         }
-        only_results &= is_result;
         Some(start + len)
     })?;
     out.push(']');

@@ -72,8 +72,12 @@ pub const CLEARED_RESULT_TOKENS: u64 = 8;
 /// tool results (those in `cleared` at the cost of their stub); images at a fixed
 /// cost. Entries without a message cost nothing.
 pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
+    let shown = |role| crate::message::canonical::pi_shown_text(line, role).map(|text| text_tokens(&text));
+    if line.env.is_pi_context_entry() {
+        return shown(None).unwrap_or(0);
+    }
     let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return 0 };
-    read_tokens(message.content, read, cleared)
+    shown(message.role.get()).unwrap_or_else(|| read_tokens(message.content, read, cleared))
 }
 
 pub(crate) fn content_tokens(content: Option<Raw<'_>>, cleared: &BTreeSet<String>) -> u64 {

@@ -424,6 +424,37 @@ fn pi_sessions_get_a_pi_compaction_entry() {
     assert_eq!(uuids, plan.keep);
 }
 
+/// pi's entries that reach the model without being plain messages — a command run
+/// with `!`, an extension's message, a branch summary — are counted and summarised as
+/// what the model is sent.
+#[test]
+fn pi_commands_and_branch_summaries_are_counted_and_summarised() {
+    let storage = InMemoryStorage::new();
+    let entry = |kind: &str, id: &str, parent: Option<&str>, fields: Value| {
+        let mut entry = json!({ "type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z" });
+        entry.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        entry.to_string()
+    };
+    let text = [
+        json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" }).to_string(),
+        entry("message", "a", None, json!({ "message": { "role": "user", "content": "hello", "timestamp": 1 } })),
+        entry("message", "b", Some("a"), json!({ "message": { "role": "bashExecution", "command": "cat big.log", "output": "line of the log\n".repeat(500), "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 2 } })),
+        entry("branch_summary", "c", Some("b"), json!({ "fromId": "zz", "summary": "tried the other parser, it failed" })),
+        entry("message", "d", Some("c"), json!({ "message": { "role": "user", "content": "now what?", "timestamp": 3 } })),
+        entry("message", "e", Some("d"), json!({ "message": { "role": "assistant", "content": [{ "type": "text", "text": "let us see" }], "api": "anthropic-messages", "provider": "anthropic", "model": "m", "stopReason": "stop", "timestamp": 4 } })),
+    ]
+    .join("\n")
+        + "\n";
+    block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(1), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("pi1", &settings, Mode::Manual)).unwrap();
+    assert!(plan.tokens_before > 2000, "the command's output counts: {}", plan.tokens_before);
+    assert!(plan.prompt.contains("Ran `cat big.log`") && plan.prompt.contains("tried the other parser"), "{}", plan.prompt);
+    let offline = block_on(store.summarize_offline("pi1", &plan)).unwrap();
+    assert!(offline.contains("tried the other parser"), "{offline}");
+}
+
 #[test]
 fn pi_v1_files_without_ids_resume_in_file_order() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/pi/v1/before-compaction.jsonl");
