@@ -4,6 +4,7 @@
 //! context sits where the caller put it without ever being written.
 
 use alloc::borrow::Cow;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -162,6 +163,9 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         results.extend(rest);
         turn.blocks = results;
     }
+    if provider == Provider::Anthropic {
+        anthropic_tool_ids(&mut merged);
+    }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     let tokens = estimate(&merged);
     let (body, messages) = match provider {
@@ -216,6 +220,56 @@ fn place_injections(mut turns: Vec<Turn>, injections: &[Injection]) -> Vec<Turn>
     all.extend(from_last_prompt);
     all.extend(placed(Place::End));
     all
+}
+
+/// Call ids the Anthropic API refuses (it takes `^[a-zA-Z0-9_-]{1,64}$`; OpenAI's
+/// Responses API writes ids of 450 characters with `|`, other providers `.` and `:`)
+/// rewritten the same way in each call and its result, each to one no other call has:
+/// invalid characters become `_`, and the id is cut to 64 characters.
+fn anthropic_tool_ids(turns: &mut [Turn]) {
+    const MAX: usize = 64;
+    let valid = |id: &str| !id.is_empty() && id.len() <= MAX && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let id_of = |block: &Block| match &block.kind {
+        Kind::Call(Some(id)) | Kind::Result(Some(id)) => Some(id.clone()),
+        _ => None,
+    };
+    let ids: Vec<String> = turns.iter().flat_map(|t| &t.blocks).filter_map(id_of).collect();
+    if ids.iter().all(|id| valid(id)) {
+        return;
+    }
+    let mut taken: BTreeSet<String> = ids.iter().filter(|id| valid(id)).cloned().collect();
+    let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+    for id in ids.into_iter().filter(|id| !valid(id)) {
+        if renamed.contains_key(&id) {
+            continue;
+        }
+        let clean: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(MAX).collect();
+        let mut new = clean.clone();
+        for n in 1u32.. {
+            if !taken.contains(&new) {
+                break;
+            }
+            let suffix = alloc::format!("_{n}");
+            new = alloc::format!("{}{suffix}", &clean[..clean.len().min(MAX - suffix.len())]);
+        }
+        taken.insert(new.clone());
+        renamed.insert(id, new);
+    }
+    for block in turns.iter_mut().flat_map(|t| &mut t.blocks) {
+        let (field, Some(new)) = (
+            match &block.kind {
+                Kind::Call(_) => "id",
+                _ => "tool_use_id",
+            },
+            id_of(block).and_then(|id| renamed.get(&id)),
+        ) else {
+            continue;
+        };
+        if let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&block.json) {
+            object.insert(field.into(), Value::String(new.clone()));
+            *block = Block::of(Value::Object(object).to_string());
+        }
+    }
 }
 
 /// The ids of a reply's tool calls.

@@ -378,6 +378,14 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
             return Some(format!("message {n} ends in thinking"));
         }
         let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| &b["id"]).collect();
+        let pattern = |id: &&Value| {
+            id.as_str().is_some_and(|id| {
+                !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            })
+        };
+        if !calls.iter().all(pattern) {
+            return Some(format!("message {n} has a call id the API refuses"));
+        }
         if !calls.is_empty() {
             let Some(next) = messages.get(n + 1).and_then(|m| m["content"].as_array()) else {
                 return Some(format!("the calls of message {n} are answered by no message"));
@@ -777,6 +785,43 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     assert!(refused.to_string().contains("new sub-agent"), "{refused}");
     let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "task", "content": "ok" }] });
     block_on(store.append_turn("p", turn("p2", result))).unwrap();
+}
+
+/// Call ids other providers write (`functions.bash:0`; OpenAI's Responses API: 450
+/// characters with `|`) are sent to Anthropic rewritten to ids it takes, the same in
+/// the call and its result; OpenAI gets them as they are.
+#[test]
+fn call_ids_anthropic_refuses_are_rewritten_for_it_alone() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let long = format!("call_{}|fc_{}", "a".repeat(200), "b".repeat(240));
+    let long_too = format!("call_{}|fc_{}", "a".repeat(200), "c".repeat(240));
+    let messages = json!([
+        { "role": "user", "content": "go" },
+        { "role": "assistant", "content": null, "tool_calls": [
+            { "id": "functions.bash:0", "type": "function", "function": { "name": "bash", "arguments": "{}" } },
+            { "id": long, "type": "function", "function": { "name": "read", "arguments": "{}" } },
+            { "id": long_too, "type": "function", "function": { "name": "read", "arguments": "{}" } },
+            { "id": "call_ok", "type": "function", "function": { "name": "read", "arguments": "{}" } },
+        ] },
+        { "role": "tool", "tool_call_id": "functions.bash:0", "content": "one" },
+        { "role": "tool", "tool_call_id": long, "content": "two" },
+        { "role": "tool", "tool_call_id": long_too, "content": "three" },
+        { "role": "tool", "tool_call_id": "call_ok", "content": "four" },
+    ]);
+    block_on(store.append_turn("s", Turn { provider: Provider::Openai, ..turn("u", messages) })).unwrap();
+    let anthropic = body(&store, Provider::Anthropic, &[]);
+    assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
+    let calls: Vec<&str> = anthropic["messages"][1]["content"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
+    let results: Vec<&str> =
+        anthropic["messages"][2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(calls, results);
+    assert_eq!(calls[0], "functions_bash_0");
+    assert_eq!(calls[3], "call_ok");
+    assert!(calls.iter().all(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')), "{calls:?}");
+    assert_ne!(calls[1], calls[2], "two ids cut to the same start stay two");
+    let openai = body(&store, Provider::Openai, &[]);
+    assert_eq!(openai["messages"][1]["tool_calls"][0]["id"], "functions.bash:0");
 }
 
 /// A reply's parallel calls as Claude Code 2.1 chains them: each result under its
