@@ -353,8 +353,9 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
             return plan;
         }
     }
+    let new_messages = units.len() - split - crab_copies(loaded, &context, &units[split..]);
     if mode != Mode::Manual
-        && let Some(blocked) = blocked(loaded, &context, settings, mode, units.len() - split)
+        && let Some(blocked) = blocked(loaded, &context, settings, mode, new_messages)
     {
         plan.blocked = Some(blocked);
         return plan;
@@ -436,6 +437,20 @@ fn blocked(loaded: &Loaded, context: &ContextLines, settings: &Settings, mode: M
     (post >= limit || post.saturating_mul(10) > pre.saturating_mul(9)).then(|| {
         format!("loop guard: the last compaction only went from {pre} to {post} tokens; summarising again would free too little (compact manually, or keep fewer recent tokens)")
     })
+}
+
+/// How many of the messages after a crab compaction are the ones it kept, written
+/// again after its marker (crab loads from its last marker on): the longest run of
+/// messages that starts right after the marker and repeats the messages right
+/// before it. They are no new messages for the loop guard.
+fn crab_copies(loaded: &Loaded, context: &ContextLines, after: &[&Line]) -> usize {
+    let Some(marker) = context.compaction.filter(|&i| loaded.lines[i].env.is_crab_compaction()) else { return 0 };
+    let before: Vec<&Line> = loaded.lines[..marker].iter().filter(|l| l.env.is_message()).collect();
+    let same = |a: &Line, b: &Line| a.raw.trim_start_matches(' ') == b.raw.trim_start_matches(' ');
+    (1..=after.len().min(before.len()))
+        .rev()
+        .find(|&k| before[before.len() - k..].iter().zip(&after[..k]).all(|(a, b)| same(a, b)))
+        .unwrap_or(0)
 }
 
 /// `(preTokens, postTokens)` of a compaction boundary that recorded both.

@@ -600,6 +600,34 @@ fn clearing_results_frees_no_bytes_for_the_size_cap_warm_or_fresh() {
     assert!(matches!(from_warm, Err(mneme_core::Error::SessionFull { .. })), "the store that pruned agrees: {from_warm:?}");
 }
 
+/// crab's compaction writes the kept messages again after its marker: they are no new
+/// messages, so a context still too long right after it is not compacted again (and
+/// the kept messages written again) by every automatic plan.
+#[test]
+fn a_crab_compaction_s_kept_copies_are_no_new_messages() {
+    let mut lines = vec![
+        json!({"agent": "crab", "created_by": "user", "created_at": "2026-01-01T00:00:00Z", "title": "", "uptime_secs": 0}).to_string(),
+    ];
+    for i in 0..8 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        lines.push(json!({"role": role, "content": format!("crab message {i} ").repeat(30)}).to_string());
+    }
+    let storage = InMemoryStorage::new();
+    block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
+    let store = Store::new(&storage);
+    let settings = Settings { context_window: 300, keep: Keep::RecentMessages(4), ..Settings::default() };
+    let plan = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    assert!(plan.has_work(), "{}", plan.reason);
+    block_on(store.apply_compaction("crab_user_1", &plan, "the summary", &ids(1), NOW)).unwrap();
+    let again = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    assert!(again.blocked.as_deref().is_some_and(|b| b.contains("loop guard")), "{again:?}");
+    // A message after them is new: the guard lets the next plan through.
+    let entry = NewEntry { uuid: "n".into(), now_ms: NOW, role: Role::User, text: "one more ".repeat(40), cwd: "/p".into() };
+    block_on(store.append("crab_user_1", entry)).unwrap();
+    let next = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    assert!(next.blocked.is_none(), "{next:?}");
+}
+
 #[test]
 fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
     let mut lines = vec![
