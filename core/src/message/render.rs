@@ -397,7 +397,11 @@ fn anthropic(turns: &[Turn], system: Option<String>) -> (String, u32) {
     (body, u32::try_from(turns.len()).unwrap_or(u32::MAX))
 }
 
+/// A user block as an OpenAI content part. What its shape has no place for (an image
+/// given as a file, a search result, a server tool's block) goes as a marker, so the
+/// model knows one was there.
 fn openai_part(block: &Value) -> Option<Value> {
+    let marker = |kind: &str| Some(json!({ "type": "text", "text": alloc::format!("[{kind}]") }));
     match block["type"].as_str()? {
         "text" => Some(json!({ "type": "text", "text": block["text"] })),
         // OpenAI's chat messages take a text document as text; anything else (a PDF)
@@ -408,13 +412,19 @@ fn openai_part(block: &Value) -> Option<Value> {
         },
         "image" => {
             let source = &block["source"];
-            let url = match source["type"].as_str()? {
-                "base64" => alloc::format!("data:{};base64,{}", source["media_type"].as_str()?, source["data"].as_str()?),
-                _ => source["url"].as_str()?.to_string(),
+            let url = match source["type"].as_str() {
+                Some("base64") => source["media_type"]
+                    .as_str()
+                    .zip(source["data"].as_str())
+                    .map(|(media_type, data)| alloc::format!("data:{media_type};base64,{data}")),
+                _ => source["url"].as_str().map(ToString::to_string),
             };
-            Some(json!({ "type": "image_url", "image_url": { "url": url } }))
+            match url {
+                Some(url) => Some(json!({ "type": "image_url", "image_url": { "url": url } })),
+                None => marker("image"),
+            }
         }
-        _ => None,
+        other => marker(other),
     }
 }
 

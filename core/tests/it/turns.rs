@@ -787,6 +787,25 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     block_on(store.append_turn("p", turn("p2", result))).unwrap();
 }
 
+/// What OpenAI's shape has no place for in a user message — an image given as a file, a
+/// block of a kind it lacks — is sent as a marker, never dropped unseen.
+#[test]
+fn what_openai_has_no_place_for_is_marked() {
+    let storage = InMemoryStorage::new();
+    let content = json!([
+        { "type": "text", "text": "look" },
+        { "type": "image", "source": { "type": "file", "file_id": "file_1" } },
+        { "type": "search_result", "source": "https://example.com", "title": "t", "content": [] },
+    ]);
+    let line =
+        json!({ "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "message": { "role": "user", "content": content } });
+    block_on(storage.append(KEY, format!("{line}\n").as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let openai = body(&store, Provider::Openai, &[]);
+    let parts: Vec<&str> = openai["messages"][0]["content"].as_array().unwrap().iter().map(|p| p["text"].as_str().unwrap()).collect();
+    assert_eq!(parts, ["look", "[image]", "[search_result]"]);
+}
+
 /// Call ids other providers write (`functions.bash:0`; OpenAI's Responses API: 450
 /// characters with `|`) are sent to Anthropic rewritten to ids it takes, the same in
 /// the call and its result; OpenAI gets them as they are.
