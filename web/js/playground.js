@@ -168,12 +168,28 @@ function offlineModel(body, context) {
   return { reply: { ...base, stop_reason: "end_turn", content: [{ type: "text", text }] }, calls: [] };
 }
 
-async function anthropicModel(body) {
-  const base = $("base-url").value.trim() || "https://api.anthropic.com";
-  const response = await fetch(`${base.replace(/\/$/, "")}/v1/messages`, {
+/** The Messages API's URL from what was typed: with or without a trailing `/v1`. */
+function anthropicUrl() {
+  const base = ($("base-url").value.trim() || "https://api.anthropic.com").replace(/\/+$/, "").replace(/\/v1$/, "");
+  return `${base}/v1/messages`;
+}
+
+/** The chat completions URL from what was typed: a bare host gets OpenAI's `/v1`. */
+function openaiUrl() {
+  const typed = ($("base-url").value.trim() || "https://api.openai.com/v1").replace(/\/+$/, "");
+  if (typed.endsWith("/chat/completions")) return typed;
+  const bare = /^[a-z]+:\/\/[^/]+$/i.test(typed);
+  return `${typed}${bare ? "/v1" : ""}/chat/completions`;
+}
+
+async function anthropicModel(body, withTools = true) {
+  const response = await fetch(anthropicUrl(), {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" },
-    body: JSON.stringify({ model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body, tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) }),
+    body: JSON.stringify({
+      model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body,
+      ...(withTools ? { tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+    }),
   });
   if (!response.ok) throw await refusal(response);
   const reply = await response.json();
@@ -194,12 +210,14 @@ async function refusal(response) {
   return new Error(`the endpoint said ${response.status} ${response.statusText}: ${said}`);
 }
 
-async function openaiModel(body) {
-  const base = $("base-url").value.trim() || "https://api.openai.com/v1";
-  const response = await fetch(`${base.replace(/\/$/, "")}/chat/completions`, {
+async function openaiModel(body, withTools = true) {
+  const response = await fetch(openaiUrl(), {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` },
-    body: JSON.stringify({ model: $("model-name").value || "gpt-4o", messages: body.messages, tools: TOOLS.map((t) => ({ type: "function", function: t })) }),
+    body: JSON.stringify({
+      model: $("model-name").value || "gpt-4o", messages: body.messages,
+      ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
+    }),
   });
   if (!response.ok) throw await refusal(response);
   const reply = await response.json();
@@ -247,7 +265,14 @@ async function send() {
       // What reaches the model was useful: MEMORY.md's caps keep it over memories nobody used.
       await store.memoryUsed(PROJECT, hits.map((h) => h.file));
     }
+    // Compacted before each request when it would not fit (an imported session, a long
+    // tool loop), summarised by the chosen model; and after the turn, for the next.
+    const compactIfDue = () => store.compact(id, {
+      settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
+      ...(kind === "offline" ? {} : { summarize: askEndpoint }),
+    });
     for (let step = 0; step < MAX_STEPS; step++) {
+      await compactIfDue();
       const context = await store.providerContext(id, { provider, injections });
       const body = JSON.parse(context.body);
       const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
@@ -261,8 +286,7 @@ async function send() {
       await render();
       if (!calls.length) break;
     }
-    const window = windowTokens();
-    await store.compact(id, { settings: { context_window: window, keep: { recent_tokens: Math.floor(window / 4) } }, mode: "auto" });
+    await compactIfDue();
     await render();
   } catch (error) {
     if (unanswered) {
@@ -295,6 +319,11 @@ function entryView(id, entry) {
   if (raw.type === "system" && raw.subtype === "compact_boundary") {
     const m = raw.compactMetadata ?? {};
     return element("li", { className: "compaction", textContent: `— compacted (${m.trigger ?? "?"}): ${m.preTokens ?? "?"} → ${m.postTokens ?? "?"} tokens; what is above is summarised, not deleted —` });
+  }
+  if (raw.type === "system" && raw.subtype === "microcompact_boundary") {
+    const m = raw.microcompactMetadata ?? {};
+    const cleared = m.compactedToolIds?.length ?? "?";
+    return element("li", { className: "compaction", textContent: `— ${cleared} old tool results cleared for the model (~${m.tokensSaved ?? "?"} tokens saved); they stay in the file —` });
   }
   if (!entry.role) return null;
   const content = raw.message?.content;
@@ -443,12 +472,16 @@ async function offlineConsolidation() {
   return (ops.length ? ops : [{ op: "noop", reason: "no two memories share a name" }]).map((op) => JSON.stringify(op)).join("\n");
 }
 
-/** The plan's prompt sent to the chosen endpoint; its text is the answer. */
-async function endpointConsolidation(plan) {
-  const body = { messages: [{ role: "user", content: plan.prompt }], max_tokens: plan.max_tokens };
-  const { reply } = $("model-kind").value === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
-  return typeof reply.content === "string" ? reply.content : reply.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+/** A prompt sent to the chosen endpoint, without tools (it is to answer, not act); the reply's text. */
+async function askEndpoint(prompt, maxTokens) {
+  const body = { messages: [{ role: "user", content: prompt }], max_tokens: maxTokens };
+  const { reply } = $("model-kind").value === "anthropic" ? await anthropicModel(body, false) : await openaiModel(body, false);
+  if (typeof reply.content === "string") return reply.content;
+  return Array.isArray(reply.content) ? reply.content.filter((b) => b.type === "text").map((b) => b.text).join("\n") : "";
 }
+
+/** The plan's prompt sent to the chosen endpoint; its text is the answer. */
+const endpointConsolidation = (plan) => askEndpoint(plan.prompt, plan.max_tokens);
 
 function describeStep(step) {
   const from = step.after.links?.derived_from?.length ? ` from ${step.after.links.derived_from.join(" + ")}` : "";
@@ -571,7 +604,16 @@ $("open").onclick = () => { rewindTo = null; savePage(); render().catch(showErro
 $("session").oninput = () => { rewindTo = null; };
 $("new-session").onclick = () => { $("session").value = crypto.randomUUID(); rewindTo = null; savePage(); render().catch(showError); };
 $("window").onchange = () => { savePage(); render().catch(showError); };
-$("model-kind").onchange = () => $("endpoint").classList.toggle("shown", $("model-kind").value !== "offline");
+$("model-kind").onchange = () => {
+  const kind = $("model-kind").value;
+  $("endpoint").classList.toggle("shown", kind !== "offline");
+  const [url, model] = kind === "openai" ? ["https://api.openai.com/v1", "gpt-4o"] : ["https://api.anthropic.com", "claude-sonnet-4-5"];
+  $("base-url").placeholder = url;
+  $("model-name").placeholder = model;
+};
+// A file dropped beside the drop zone would open in the tab, and the key typed in it go.
+window.addEventListener("dragover", (event) => event.preventDefault());
+window.addEventListener("drop", (event) => event.preventDefault());
 $("send").onclick = () => send();
 $("prompt").onkeydown = (event) => { if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) send(); };
 $("export").onclick = () => exportSession().catch(showError);

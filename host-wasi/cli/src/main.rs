@@ -25,8 +25,9 @@ use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
-    AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry,
-    Place, Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Speaker, Subagent, Transcript, Turn,
+    AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode,
+    NewEntry, Place, Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Speaker, Subagent, Transcript,
+    Turn,
 };
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
@@ -553,7 +554,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Branches { id } => println!("{}", json(&engine.branches(&id).map_err(fail)?)?),
         Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price } => {
             let prices = match (input_price, output_price, cache_read_price, cache_write_price) {
-                (Some(input), Some(output), Some(cache_read), Some(cache_creation)) => Some(Prices { input, output, cache_read, cache_creation }),
+                (Some(input), Some(output), Some(cache_read), Some(cache_creation)) => {
+                    Some(Prices { input, output, cache_read, cache_creation })
+                }
                 _ => None,
             };
             println!("{}", json(&engine.usage(&id, prices.as_ref()).map_err(fail)?)?);
