@@ -22,6 +22,8 @@ const RECALLED = 3;
 let store;
 /** The entry the next prompt continues from (a rewind), if any. */
 let rewindTo = null;
+/** The endpoints (kind, URL and key) that have answered in this page. */
+const answered = new Set();
 /** The memory the memory form corrects (supersedes), if any. */
 let correcting = null;
 
@@ -168,22 +170,24 @@ function offlineModel(body, context) {
   return { reply: { ...base, stop_reason: "end_turn", content: [{ type: "text", text }] }, calls: [] };
 }
 
-/** The Messages API's URL from what was typed: with or without a trailing `/v1`. */
-function anthropicUrl() {
-  const base = ($("base-url").value.trim() || "https://api.anthropic.com").replace(/\/+$/, "").replace(/\/v1$/, "");
-  return `${base}/v1/messages`;
-}
-
-/** The chat completions URL from what was typed: a bare host gets OpenAI's `/v1`. */
-function openaiUrl() {
-  const typed = ($("base-url").value.trim() || "https://api.openai.com/v1").replace(/\/+$/, "");
-  if (typed.endsWith("/chat/completions")) return typed;
-  const bare = /^[a-z]+:\/\/[^/]+$/i.test(typed);
-  return `${typed}${bare ? "/v1" : ""}/chat/completions`;
+/**
+ * The endpoint's URL from what was typed, its query kept: the path completed to
+ * `/v1/messages` (Anthropic) or `/chat/completions` (OpenAI; a bare host gets `/v1`),
+ * unless it already ends so.
+ */
+function endpointUrl(kind) {
+  const url = new URL($("base-url").value.trim() || (kind === "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1"));
+  const path = url.pathname.replace(/\/+$/, "");
+  if (kind === "anthropic") {
+    url.pathname = path.endsWith("/v1/messages") ? path : `${path.replace(/\/v1$/, "")}/v1/messages`;
+  } else {
+    url.pathname = path.endsWith("/chat/completions") ? path : `${path || "/v1"}/chat/completions`;
+  }
+  return url.toString();
 }
 
 async function anthropicModel(body, withTools = true) {
-  const response = await fetch(anthropicUrl(), {
+  const response = await fetch(endpointUrl("anthropic"), {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" },
     body: JSON.stringify({
@@ -211,11 +215,12 @@ async function refusal(response) {
 }
 
 async function openaiModel(body, withTools = true) {
-  const response = await fetch(openaiUrl(), {
+  const response = await fetch(endpointUrl("openai"), {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` },
     body: JSON.stringify({
       model: $("model-name").value || "gpt-4o", messages: body.messages,
+      ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
       ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
     }),
   });
@@ -266,16 +271,21 @@ async function send() {
       await store.memoryUsed(PROJECT, hits.map((h) => h.file));
     }
     // Compacted before each request when it would not fit (an imported session, a long
-    // tool loop), summarised by the chosen model; and after the turn, for the next.
+    // tool loop), and after the turn, for the next. The chosen endpoint summarises once
+    // it has answered in this page with this URL and key: before, a wrong key or URL
+    // would record a failed compaction at each send, and three of them stop
+    // auto-compaction; the offline summary stands in.
+    const endpoint = `${kind} ${$("base-url").value} ${$("api-key").value}`;
     const compactIfDue = () => store.compact(id, {
       settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
-      ...(kind === "offline" ? {} : { summarize: askEndpoint }),
+      ...(answered.has(endpoint) ? { summarize: (prompt, maxTokens) => askEndpoint(prompt, maxTokens, kind) } : {}),
     });
     for (let step = 0; step < MAX_STEPS; step++) {
       await compactIfDue();
       const context = await store.providerContext(id, { provider, injections });
       const body = JSON.parse(context.body);
       const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
+      if (kind !== "offline") answered.add(endpoint);
       const results = [];
       for (const call of calls) results.push(await runTool(call));
       const turn = provider === "openai"
@@ -472,10 +482,10 @@ async function offlineConsolidation() {
   return (ops.length ? ops : [{ op: "noop", reason: "no two memories share a name" }]).map((op) => JSON.stringify(op)).join("\n");
 }
 
-/** A prompt sent to the chosen endpoint, without tools (it is to answer, not act); the reply's text. */
-async function askEndpoint(prompt, maxTokens) {
+/** A prompt sent to endpoint `kind`, without tools (it is to answer, not act); the reply's text. */
+async function askEndpoint(prompt, maxTokens, kind = $("model-kind").value) {
   const body = { messages: [{ role: "user", content: prompt }], max_tokens: maxTokens };
-  const { reply } = $("model-kind").value === "anthropic" ? await anthropicModel(body, false) : await openaiModel(body, false);
+  const { reply } = kind === "anthropic" ? await anthropicModel(body, false) : await openaiModel(body, false);
   if (typeof reply.content === "string") return reply.content;
   return Array.isArray(reply.content) ? reply.content.filter((b) => b.type === "text").map((b) => b.text).join("\n") : "";
 }
@@ -611,9 +621,11 @@ $("model-kind").onchange = () => {
   $("base-url").placeholder = url;
   $("model-name").placeholder = model;
 };
-// A file dropped beside the drop zone would open in the tab, and the key typed in it go.
-window.addEventListener("dragover", (event) => event.preventDefault());
-window.addEventListener("drop", (event) => event.preventDefault());
+// A file dropped beside the drop zone would open in the tab, and the key typed in it go
+// (text dragged into a field still lands).
+const isFile = (event) => event.dataTransfer?.types.includes("Files");
+window.addEventListener("dragover", (event) => isFile(event) && event.preventDefault());
+window.addEventListener("drop", (event) => isFile(event) && event.preventDefault());
 $("send").onclick = () => send();
 $("prompt").onkeydown = (event) => { if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) send(); };
 $("export").onclick = () => exportSession().catch(showError);

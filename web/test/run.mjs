@@ -625,19 +625,28 @@ try {
     await page.click("#send");
     await page.waitForSelector("#transcript >> text=The mock model read: the arguments are not JSON");
     await page.waitForFunction(() => !document.getElementById("send").disabled);
-    // A base URL typed with `/v1` is not doubled; a context over the window is compacted
-    // before the request, summarised by the endpoint itself (a request without tools).
+    // A base URL typed with `/v1` is not doubled.
     modelRequests.length = 0;
     await page.selectOption("#model-kind", "anthropic");
     await page.fill("#base-url", `${url}/mock-model/v1/`);
+    await page.fill("#prompt", "what is 1 + 1?");
+    await page.click("#send");
+    await page.waitForSelector('#transcript >> text="The mock model read: 2"');
+    await page.waitForFunction(() => !document.getElementById("send").disabled);
+    assert(modelRequests.length === 2 && modelRequests.every((r) => r.path === "/mock-model/v1/messages"), modelRequests.map((r) => r.path).join(" "));
+    // A context over the window is compacted before the request, summarised by the
+    // endpoint (which has answered with this URL and key): first a request without
+    // tools, then the turn's, which carries the summary.
+    modelRequests.length = 0;
     await page.fill("#window", "200");
     await page.fill("#prompt", `what is 2 + 2? ${"please ".repeat(200)}`);
     await page.click("#send");
-    await page.waitForSelector("#transcript >> text=The mock model read: 4");
+    await page.waitForSelector('#transcript >> text="The mock model read: 4"');
     await page.waitForFunction(() => !document.getElementById("send").disabled);
-    assert(modelRequests.every((r) => r.path === "/mock-model/v1/messages"), modelRequests.map((r) => r.path).join(" "));
-    const summarising = modelRequests.filter((r) => !r.body.tools);
-    assert(summarising.length >= 1 && summarising[0].body.messages[0].content.startsWith("You are summarizing"), JSON.stringify(summarising.map((r) => r.body.messages[0].content.slice(0, 80))));
+    assert((await page.textContent("#error")).trim() === "", await page.textContent("#error"));
+    const [summarising, turn] = modelRequests;
+    assert(!summarising.body.tools && summarising.body.messages[0].content.startsWith("You are summarizing"), JSON.stringify(summarising.body).slice(0, 300));
+    assert(turn.body.tools && JSON.stringify(turn.body.messages[0]).includes("This session is being continued"), JSON.stringify(turn.body.messages[0]).slice(0, 300));
     await page.waitForSelector("#transcript >> text=compacted (auto)");
     assert(errors.length === 0, errors.join("\n"));
     await page.close();

@@ -181,7 +181,8 @@ pub struct Plan {
     /// The oldest tool results over the tool-result budget. With `action` `prune`,
     /// applying clears them (no model needed); otherwise the summary covers them.
     pub prune: Vec<Pruned>,
-    /// The summary of the previous compaction, which the new summary must carry on.
+    /// The summary of the previous compaction as it was written (not wrapped as the
+    /// model is shown it), which the new summary must carry on.
     pub previous_summary: Option<String>,
     /// The instruction and the conversation to summarise: the whole prompt when it
     /// fits the summariser's window, else its first step (see `steps`).
@@ -274,14 +275,23 @@ struct Measure<'l, 'a> {
 fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     let context = loaded.context_lines();
     let lines = &loaded.lines;
-    let previous_summary = match context.compaction {
-        // Counted as the model receives it: wrapped.
-        Some(i) if lines[i].env.is_pi_compaction() => lines[i].env.rare().summary.get().map(|s| format.dialect().shown_summary(s)),
-        Some(i) if lines[i].env.is_crab_compaction() => lines[i].env.rare().compact.get().map(ToString::to_string),
+    // The previous summary as it was written (the new one carries it on, and is
+    // wrapped again when applied), counted as the model receives it: wrapped.
+    let (previous_summary, previous_tokens) = match context.compaction {
+        Some(i) if lines[i].env.is_pi_compaction() => {
+            let summary = lines[i].env.rare().summary.get();
+            (summary.map(ToString::to_string), summary.map_or(0, |s| tokens::text_tokens(&format.dialect().shown_summary(s))))
+        }
+        Some(i) if lines[i].env.is_crab_compaction() => {
+            let summary = lines[i].env.rare().compact.get();
+            (summary.map(ToString::to_string), summary.map_or(0, tokens::text_tokens))
+        }
         _ => {
-            let texts: Vec<String> =
+            let shown: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();
-            (!texts.is_empty()).then(|| texts.join("\n\n"))
+            let written: Vec<&str> = shown.iter().map(|t| t.strip_prefix(crate::format::claude::SUMMARY_PREFIX).unwrap_or(t)).collect();
+            let tokens = tokens::text_tokens(&shown.join("\n\n"));
+            ((!written.is_empty()).then(|| written.join("\n\n")), tokens)
         }
     };
     let units: Vec<&Line> = context.lines.iter().map(|&i| &lines[i]).collect();
@@ -296,11 +306,7 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     let tokens = if units[split..].iter().any(|l| tokens::reported_usage(l).is_some()) {
         since
     } else {
-        previous_summary
-            .as_deref()
-            .map_or(0, tokens::text_tokens)
-            .saturating_add(saturating_sum(estimates[..split].iter().copied()))
-            .saturating_add(since)
+        previous_tokens.saturating_add(saturating_sum(estimates[..split].iter().copied())).saturating_add(since)
     };
     Measure { context, previous_summary, units, estimates, tokens, split }
 }
@@ -353,7 +359,7 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
             return plan;
         }
     }
-    let new_messages = units.len() - split - crab_copies(loaded, &context, &units[split..]);
+    let new_messages = (units.len() - split).saturating_sub(crab_copies(loaded, &context));
     if mode != Mode::Manual
         && let Some(blocked) = blocked(loaded, &context, settings, mode, new_messages)
     {
@@ -440,17 +446,21 @@ fn blocked(loaded: &Loaded, context: &ContextLines, settings: &Settings, mode: M
 }
 
 /// How many of the messages after a crab compaction are the ones it kept, written
-/// again after its marker (crab loads from its last marker on): the longest run of
-/// messages that starts right after the marker and repeats the messages right
-/// before it. They are no new messages for the loop guard.
-fn crab_copies(loaded: &Loaded, context: &ContextLines, after: &[&Line]) -> usize {
+/// again after its marker (crab loads from its last marker on): the messages of the
+/// marker's own record, whose lines but the last Mneme marks as continued (a leading
+/// space). They are no new messages for the loop guard.
+fn crab_copies(loaded: &Loaded, context: &ContextLines) -> usize {
     let Some(marker) = context.compaction.filter(|&i| loaded.lines[i].env.is_crab_compaction()) else { return 0 };
-    let before: Vec<&Line> = loaded.lines[..marker].iter().filter(|l| l.env.is_message()).collect();
-    let same = |a: &Line, b: &Line| a.raw.trim_start_matches(' ') == b.raw.trim_start_matches(' ');
-    (1..=after.len().min(before.len()))
-        .rev()
-        .find(|&k| before[before.len() - k..].iter().zip(&after[..k]).all(|(a, b)| same(a, b)))
-        .unwrap_or(0)
+    let mut copies = 0;
+    let mut continued = loaded.lines[marker].raw.starts_with(' ');
+    for line in loaded.lines.iter().skip(marker + 1) {
+        if !continued {
+            break;
+        }
+        copies += usize::from(line.env.is_message());
+        continued = line.raw.starts_with(' ');
+    }
+    copies
 }
 
 /// `(preTokens, postTokens)` of a compaction boundary that recorded both.

@@ -243,7 +243,10 @@ fn anthropic_tool_ids(turns: &mut [Turn]) {
         if renamed.contains_key(&id) {
             continue;
         }
-        let clean: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(MAX).collect();
+        let mut clean: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(MAX).collect();
+        if clean.is_empty() {
+            clean.push_str("call");
+        }
         let mut new = clean.clone();
         for n in 1u32.. {
             if !taken.contains(&new) {

@@ -70,14 +70,20 @@ pub const CLEARED_RESULT_TOKENS: u64 = 8;
 
 /// Estimated tokens of one entry's message: text, thinking, tool names and inputs,
 /// tool results (those in `cleared` at the cost of their stub); images at a fixed
-/// cost. Entries without a message cost nothing.
+/// cost. pi's commands run with `!` and its entries the model is shown without a
+/// message (an extension's, a branch summary) cost what pi shows; other entries
+/// without a message cost nothing.
 pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
-    let shown = |role| crate::message::canonical::pi_shown_text(line, role).map(|text| text_tokens(&text));
+    let shown = |role| crate::message::canonical::pi_shown_text(line, role).map_or(0, |text| text_tokens(&text));
     if line.env.is_pi_context_entry() {
-        return shown(None).unwrap_or(0);
+        return shown(None);
     }
     let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return 0 };
-    shown(message.role.get()).unwrap_or_else(|| read_tokens(message.content, read, cleared))
+    match message.role.get() {
+        // Its output is no `content`.
+        Some(role @ "bashExecution") => shown(Some(role)),
+        _ => read_tokens(message.content, read, cleared),
+    }
 }
 
 pub(crate) fn content_tokens(content: Option<Raw<'_>>, cleared: &BTreeSet<String>) -> u64 {

@@ -841,6 +841,19 @@ fn call_ids_anthropic_refuses_are_rewritten_for_it_alone() {
     assert_ne!(calls[1], calls[2], "two ids cut to the same start stay two");
     let openai = body(&store, Provider::Openai, &[]);
     assert_eq!(openai["messages"][1]["tool_calls"][0]["id"], "functions.bash:0");
+    // An empty id (in a file some other tool wrote: Mneme refuses one) gets one
+    // Anthropic takes.
+    let storage = InMemoryStorage::new();
+    let lines = [
+        json!({ "type": "user", "uuid": "u1", "parentUuid": null, "message": { "role": "user", "content": "go" } }),
+        json!({ "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": { "role": "assistant", "content": [{ "type": "tool_use", "id": "", "name": "bash", "input": {} }] } }),
+        json!({ "type": "user", "uuid": "r1", "parentUuid": "a1", "message": { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "", "content": "ok" }] } }),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    block_on(storage.append(KEY, text.as_bytes())).unwrap();
+    let anthropic = body(&Store::new(&storage), Provider::Anthropic, &[]);
+    assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
+    assert_eq!(anthropic["messages"][1]["content"][0]["id"], anthropic["messages"][2]["content"][0]["tool_use_id"]);
 }
 
 /// A reply's parallel calls as Claude Code 2.1 chains them: each result under its
