@@ -480,6 +480,7 @@ mod tests {
             timestamp: "2026-01-01T00:00:00.000Z",
             cwd: "C:\\dev\n",
             agent_id,
+            taken: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! written in its own dialect; a line a dialect cannot express is a typed refusal
 //! ([`crate::Error::Unsupported`]), never a foreign line.
 
+use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -114,6 +115,22 @@ impl Marker {
     }
 }
 
+/// The ids a session's lines have, for a dialect whose ids are short enough to clash
+/// (pi's 8 hex digits; pi itself draws again until an id is free). A new line's id is
+/// none of them — but the leaf's: a write given again after it landed repeats that
+/// id, and the write path refuses it as a repeat.
+#[derive(Clone, Copy)]
+pub(crate) struct TakenIds<'a> {
+    pub ids: &'a BTreeSet<String>,
+    pub leaf: Option<&'a str>,
+}
+
+impl TakenIds<'_> {
+    pub fn clash(&self, id: &str) -> bool {
+        self.leaf != Some(id) && self.ids.contains(id)
+    }
+}
+
 /// What every written line shares: where it goes and what it chains to.
 pub(crate) struct Header<'a> {
     pub session_id: &'a str,
@@ -128,6 +145,8 @@ pub(crate) struct Header<'a> {
     pub cwd: &'a str,
     /// The sub-agent whose transcript the line is in (Claude Code's `agentId`).
     pub agent_id: Option<&'a str>,
+    /// The ids a new line's must not be, for dialects that shorten them.
+    pub taken: Option<TakenIds<'a>>,
 }
 
 impl<'a> Header<'a> {

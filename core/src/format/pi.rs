@@ -112,9 +112,21 @@ pub(crate) fn entry_id(uuid: &str) -> String {
     }
 }
 
+/// A new entry's id: [`entry_id`] of its uuid, unless one of the session's lines has it
+/// (see [`super::TakenIds`]); then 8 hex digits of the uuid's hash with a count, the
+/// first that is free (the whole uuid, as pi falls back to, if none of a thousand is).
+fn fresh_id(header: &Header) -> String {
+    let id = entry_id(header.uuid);
+    let Some(taken) = header.taken.filter(|taken| taken.clash(&id)) else { return id };
+    (1u32..=1000)
+        .map(|n| crate::support::ids::short_id(&alloc::format!("{}#{n}", header.uuid)))
+        .find(|id| !taken.clash(id))
+        .unwrap_or_else(|| String::from(header.uuid))
+}
+
 impl Pi {
     fn entry(&self, header: &Header, kind: &str) -> serde_json::Value {
-        serde_json::json!({ "type": kind, "id": entry_id(header.uuid), "parentId": header.parent, "timestamp": header.timestamp })
+        serde_json::json!({ "type": kind, "id": fresh_id(header), "parentId": header.parent, "timestamp": header.timestamp })
     }
 }
 
@@ -129,9 +141,9 @@ impl Dialect for Pi {
             let uuid = nth_uuid(header.uuid, n);
             n += 1;
             let mut line = self.entry(&Header { parent: parent.as_deref(), uuid: &uuid, ..*header }, "message");
+            parent = line["id"].as_str().map(String::from);
             line["message"] = message;
             out.push(json(&line)?);
-            parent = Some(entry_id(&uuid));
             Ok(())
         };
         for message in messages {

@@ -103,6 +103,7 @@ impl<S: Storage> Store<S> {
                 timestamp: &timestamp,
                 cwd,
                 agent_id: None,
+                taken: None,
             };
             let compaction = Compaction {
                 summary,

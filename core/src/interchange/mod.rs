@@ -399,6 +399,7 @@ impl<S: Storage> Store<S> {
                     timestamp: &timestamp,
                     cwd: &cwd,
                     agent_id: None,
+                    taken: None,
                 };
                 let lines = Format::Claude.dialect().turn(&header, &messages, &PendingCalls::default())?;
                 let content = format!("{lines}\n").into_bytes();
@@ -420,6 +421,7 @@ impl<S: Storage> Store<S> {
             timestamp: &timestamp,
             cwd: &cwd,
             agent_id: None,
+            taken: None,
         };
         let marker = format.dialect().marker(&header, Marker::Import, Some(&provenance))?;
         content.extend_from_slice(marker.as_bytes());
@@ -510,6 +512,7 @@ impl<S: Storage> Store<S> {
                         timestamp: &timestamp,
                         cwd: &cwd,
                         agent_id: None,
+                        taken: None,
                     };
                     out.push_str(&dialect.turn(&header, &messages, &PendingCalls::default())?);
                     out.push('\n');

@@ -3,7 +3,7 @@
 //! store's side of compaction and the gates in `compaction` and `gates`.
 
 use alloc::borrow::{Cow, ToOwned};
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -147,6 +147,18 @@ pub(crate) struct OpenSession {
     /// A write failed with an I/O error: whether it landed is unknown, so the session
     /// refuses writes until it is reopened.
     pub poisoned: bool,
+    /// The ids of a pi session's lines, which a new one's must not repeat (pi's are 8
+    /// hex digits); empty in the other dialects.
+    pub ids: BTreeSet<String>,
+}
+
+impl OpenSession {
+    /// Takes the ids of lines read or written after the state was made.
+    pub(crate) fn add_ids(&mut self, lines: &[scan::Line<'_>]) {
+        if self.format == Format::Pi {
+            self.ids.extend(lines.iter().filter_map(|l| l.env.uuid()).map(ToOwned::to_owned));
+        }
+    }
 }
 
 /// The parts of one session found in a listing, in part order.
@@ -254,7 +266,7 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
         Some(at) => loaded.lines[at..].iter().fold(0u64, |sum, l| sum.saturating_add(l.raw.len() as u64 + 1)),
         None => total,
     };
-    OpenSession {
+    let mut state = OpenSession {
         project: project.to_owned(),
         sizes: raw.iter().map(|b| b.len() as u64).collect(),
         since_compaction,
@@ -266,7 +278,10 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
         torn_lines,
         stale: false,
         poisoned: false,
-    }
+        ids: BTreeSet::new(),
+    };
+    state.add_ids(&loaded.lines);
+    state
 }
 
 /// Whether `now` differs from `before` only by a longer last part.

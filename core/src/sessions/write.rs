@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
 use crate::error::Error;
-use crate::format::{Dialect, Header, Marker, Role};
+use crate::format::{Dialect, Format, Header, Marker, Role, TakenIds};
 use crate::keys;
 use crate::message::calls::{self, PendingCalls};
 use crate::message::{AgentRef, Message, Turn, canonical, input};
@@ -50,11 +50,23 @@ pub(crate) struct At<'a> {
     pub parent: Option<&'a str>,
     pub sidechain: bool,
     pub calls: &'a PendingCalls,
+    /// The session's ids, in a dialect whose ids may clash.
+    pub taken: Option<TakenIds<'a>>,
 }
 
 impl<'a> At<'a> {
     pub fn header(self, session_id: &'a str, uuid: &'a str, now_ms: i64, timestamp: &'a str, cwd: &'a str) -> Header<'a> {
-        Header { session_id, parent: self.parent, sidechain: self.sidechain, uuid, now_ms, timestamp, cwd, agent_id: None }
+        Header {
+            session_id,
+            parent: self.parent,
+            sidechain: self.sidechain,
+            uuid,
+            now_ms,
+            timestamp,
+            cwd,
+            agent_id: None,
+            taken: self.taken,
+        }
     }
 }
 
@@ -205,6 +217,7 @@ impl<S: Storage> Store<S> {
                     timestamp: &timestamp,
                     cwd: &turn.cwd,
                     agent_id: Some(&agent.id),
+                    taken: None,
                 };
                 let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
                 let (json, found) = self.record_of(json);
@@ -351,9 +364,10 @@ impl<S: Storage> Store<S> {
         {
             return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
         }
+        let taken = (state.format == Format::Pi).then(|| TakenIds { ids: &state.ids, leaf: state.tip.leaf.as_deref() });
         let at = match options.from {
-            Some(from) => At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls },
-            None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls },
+            Some(from) => At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls, taken },
+            None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls, taken },
         };
         let json = line(state.format.dialect(), at)?;
         if json.is_empty() {
@@ -401,6 +415,7 @@ impl<S: Storage> Store<S> {
         };
         // The lines just written move the tip by the same rule a fresh load uses; their
         // messages are read once, for the tip and the entries returned.
+        state.add_ids(&written.lines);
         let messages = read_messages(&written.lines);
         state.stale =
             !state.tip.advance_with(&written.lines, |i, line| canonical::activity_read(line, messages.get(i).and_then(Option::as_ref)));
@@ -507,6 +522,7 @@ impl<S: Storage> Store<S> {
         if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| l.env.is_compaction()) {
             return Ok(None);
         }
+        state.add_ids(&scan.lines);
         state.sizes = parts.sizes();
         state.last_part_lines += scan.line_count;
         state.unterminated = scan.unterminated && scan.torn_at.is_none();

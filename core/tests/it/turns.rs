@@ -1058,6 +1058,37 @@ fn a_pi_sessions_replies_from_other_apis_are_replayed_as_pi_replays_them() {
     assert_eq!(contents, [&prompts, &json!("answer"), &json!("and?"), &json!("done"), &json!("thanks"), &json!("welcome")]);
 }
 
+/// pi's ids are 8 hex digits: a new entry whose id one of the session's entries has
+/// already gets another (two entries of one id make pi loop when it opens the file),
+/// whether the session was read for the write or is held; a write given again after it
+/// landed still repeats the leaf's id, and is refused.
+#[test]
+fn a_pi_entry_never_takes_an_id_the_session_has() {
+    for held in [false, true] {
+        let storage = InMemoryStorage::new();
+        new_pi_session(&storage);
+        let store = Store::new(&storage);
+        if held {
+            block_on(store.hold("pi1")).unwrap();
+        }
+        let say = |uuid: &str, text: &str| block_on(store.append_turn("pi1", turn(uuid, json!({ "role": "user", "content": text }))));
+        say("aaaaaaaa-0000-4000-8000-000000000001", "first").unwrap();
+        say("bbbbbbbb-0000-4000-8000-000000000002", "second").unwrap();
+        // The same first 8 digits as the first entry's id.
+        let third = say("aaaaaaaa-0000-4000-8000-000000000003", "third").unwrap();
+        let ids: Vec<String> = lines(&storage, "projects/-p/pi1.jsonl")[1..].iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(ids[..2], ["aaaaaaaa", "bbbbbbbb"], "held {held}");
+        assert!(ids[2] != "aaaaaaaa" && ids[2].len() == 8, "held {held}: {ids:?}");
+        assert_eq!(third[0].uuid.as_deref(), Some(ids[2].as_str()));
+        let chain = block_on(store.context("pi1")).unwrap();
+        let texts: Vec<&str> = chain.messages.iter().map(|m| m.text.as_ref()).collect();
+        assert_eq!(texts, ["first", "second", "third"], "held {held}");
+        // Given again, the last write repeats its id (the leaf's) and is refused.
+        let again = say("aaaaaaaa-0000-4000-8000-000000000003", "third");
+        assert!(matches!(&again, Err(Error::InvalidArgument(m)) if m.contains("landed before")), "held {held}: {again:?}");
+    }
+}
+
 /// Hosts that give time-ordered ids (version 7 UUIDs, the same first 8 digits for a
 /// minute) get pi ids of 8 hex digits that differ all the same; a random UUID's start
 /// is kept, as pi's own ids are.
