@@ -364,7 +364,7 @@ impl<S: Storage> Store<S> {
         {
             return Err(Error::StalePlan { id: id.to_owned(), uuid: expect.leaf.unwrap_or_default().to_owned() });
         }
-        let taken = (state.format == Format::Pi).then(|| TakenIds { ids: &state.ids, leaf: state.tip.leaf.as_deref() });
+        let taken = (state.format == Format::Pi).then_some(TakenIds { ids: &state.ids, leaf: state.tip.leaf.as_deref() });
         let at = match options.from {
             Some(from) => At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls, taken },
             None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls, taken },
