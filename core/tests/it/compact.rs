@@ -430,11 +430,7 @@ fn pi_sessions_get_a_pi_compaction_entry() {
 #[test]
 fn pi_commands_and_branch_summaries_are_counted_and_summarised() {
     let storage = InMemoryStorage::new();
-    let entry = |kind: &str, id: &str, parent: Option<&str>, fields: Value| {
-        let mut entry = json!({ "type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z" });
-        entry.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-        entry.to_string()
-    };
+    let entry = crate::turns::pi_entry;
     let text = [
         json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" }).to_string(),
         entry("message", "a", None, json!({ "message": { "role": "user", "content": "hello", "timestamp": 1 } })),

@@ -21,6 +21,14 @@ pub(crate) fn turn(uuid: &str, messages: Value) -> Turn {
     }
 }
 
+/// A pi entry line of `kind` with `fields` besides its id, parent and time (shared with
+/// the other areas' tests).
+pub(crate) fn pi_entry(kind: &str, id: &str, parent: Option<&str>, fields: Value) -> String {
+    let mut entry = json!({ "type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z" });
+    entry.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+    entry.to_string()
+}
+
 /// A pi session `pi1` in project `-p` with its header alone.
 fn new_pi_session(storage: &InMemoryStorage) {
     let header = json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" });
@@ -946,11 +954,7 @@ fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
 #[test]
 fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_context() {
     let storage = InMemoryStorage::new();
-    let entry = |kind: &str, id: &str, parent: Option<&str>, fields: Value| {
-        let mut entry = json!({ "type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z" });
-        entry.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-        entry.to_string()
-    };
+    let entry = pi_entry;
     let message = |id: &str, parent: &str, message: Value| entry("message", id, Some(parent), json!({ "message": message }));
     let text = [
         json!({ "type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p" }).to_string(),
