@@ -9,7 +9,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::format::{Format, Marker};
-use crate::message::canonical;
+use crate::message::{calls, canonical};
 use crate::transcript::context::ContextLines;
 use crate::transcript::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
 use crate::transcript::thread::Loaded;
@@ -534,18 +534,12 @@ fn prune(units: &[&Line], budget: u64, cleared: &BTreeSet<String>) -> Vec<Pruned
     // Read from the end, only as far as the last reply's first line.
     let last_reply = units.iter().rposition(|line| canonical::activity(line).is_some_and(|a| a.assistant));
     let mut read = last_reply.unwrap_or(0);
-    if let Some(reply) = last_reply.and_then(|at| canonical::activity(units[at])).and_then(|a| a.id) {
-        while let Some(before) = read.checked_sub(1) {
-            let in_reply = match canonical::activity(units[before]) {
-                Some(a) if a.assistant => a.id.as_deref() == Some(reply.as_str()),
-                Some(a) => !a.other && !a.answers.is_empty(),
-                None => true,
-            };
-            if !in_reply {
-                break;
-            }
-            read = before;
+    let reply = last_reply.and_then(|at| canonical::activity(units[at])).and_then(|a| a.id);
+    while let Some(before) = read.checked_sub(1).filter(|_| reply.is_some()) {
+        if !calls::within_reply(canonical::activity(units[before]).as_ref(), reply.as_deref()) {
+            break;
         }
+        read = before;
     }
     let mut results = Vec::new();
     let mut unread = 0u64;

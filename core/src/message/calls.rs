@@ -29,6 +29,18 @@ pub(crate) struct Activity {
     pub other: bool,
 }
 
+/// Whether a line doing `activity` (`None`: it carries no message) is inside the run of
+/// lines of reply `reply` (its `message.id`): one of the reply's lines, a result Claude
+/// Code wrote between or after them, or a line that is no message. A prompt or another
+/// reply (or, without an id, any reply) ends the run.
+pub(crate) fn within_reply(activity: Option<&Activity>, reply: Option<&str>) -> bool {
+    match activity {
+        Some(a) if a.assistant => reply.is_some() && a.id.as_deref() == reply,
+        Some(a) => !a.other,
+        None => true,
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PendingCalls {
     pub calls: Vec<Call>,

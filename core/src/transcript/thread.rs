@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::context::preserved_segment;
 use super::scan::{Line, LineType, PartScan};
 use super::{Entry, LoadReport, TypeCount};
-use crate::message::calls::{Activity, PendingCalls};
+use crate::message::calls::{self, Activity, PendingCalls};
 use crate::message::canonical;
 use crate::support::hash::FastMap;
 use crate::support::time;
@@ -384,11 +384,11 @@ impl<'a> Loaded<'a> {
     /// message) answers one of the calls `answers` names.
     fn reply_answers(&self, lines: &[usize], reply: Option<&str>, answers: &[String]) -> bool {
         for &i in lines.iter().skip(1) {
-            let Some(activity) = canonical::activity(&self.lines[i]) else { continue };
-            if activity.other || (activity.assistant && (reply.is_none() || activity.id.as_deref() != reply)) {
+            let activity = canonical::activity(&self.lines[i]);
+            if !calls::within_reply(activity.as_ref(), reply) {
                 return false;
             }
-            if activity.answers.iter().any(|id| answers.contains(id)) {
+            if activity.is_some_and(|a| a.answers.iter().any(|id| answers.contains(id))) {
                 return true;
             }
         }

@@ -213,14 +213,12 @@ pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line
         // shows it is inside.
         let mut between = 0u64;
         for line in earlier {
-            if line.env.kind() == "assistant" {
-                if reply_id(line).is_none_or(|id| id != reply) {
-                    break;
-                }
-                after = after.saturating_add(core::mem::take(&mut between));
-            } else if crate::message::canonical::activity(line).is_some_and(|a| a.other) {
-                // A prompt: the reply started after it.
+            let activity = crate::message::canonical::activity(line);
+            if !crate::message::calls::within_reply(activity.as_ref(), Some(&reply)) {
                 break;
+            }
+            if activity.is_some_and(|a| a.assistant) {
+                after = after.saturating_add(core::mem::take(&mut between));
             } else {
                 between = between.saturating_add(estimate(line, cleared));
             }
