@@ -163,9 +163,7 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         results.extend(rest);
         turn.blocks = results;
     }
-    if provider == Provider::Anthropic {
-        anthropic_tool_ids(&mut merged);
-    }
+    provider_tool_ids(&mut merged, provider);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     let tokens = estimate(&merged);
     let (body, messages) = match provider {
@@ -222,13 +220,19 @@ fn place_injections(mut turns: Vec<Turn>, injections: &[Injection]) -> Vec<Turn>
     all
 }
 
-/// Call ids the Anthropic API refuses (it takes `^[a-zA-Z0-9_-]{1,64}$`; OpenAI's
-/// Responses API writes ids of 450 characters with `|`, other providers `.` and `:`)
-/// rewritten the same way in each call and its result, each to one no other call has:
-/// invalid characters become `_`, and the id is cut to 64 characters.
-fn anthropic_tool_ids(turns: &mut [Turn]) {
-    const MAX: usize = 64;
-    let valid = |id: &str| !id.is_empty() && id.len() <= MAX && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+/// Call ids a provider refuses, rewritten the same way in each call and its result,
+/// each to one no other call has. The Anthropic API takes `^[a-zA-Z0-9_-]{1,64}$`;
+/// OpenAI's chat API ids of at most 40 characters. Other providers write ids of
+/// their own: OpenAI's Responses API 450 characters with `|` (pi keeps them), others
+/// `.` and `:`. A rewritten id keeps its letters, digits, `_` and `-` (the rest become
+/// `_`), cut to the provider's length.
+fn provider_tool_ids(turns: &mut [Turn], provider: Provider) {
+    let (max, any_character) = match provider {
+        Provider::Anthropic => (64, false),
+        Provider::Openai => (40, true),
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let valid = |id: &str| !id.is_empty() && id.chars().count() <= max && (any_character || id.chars().all(plain));
     let id_of = |block: &Block| match &block.kind {
         Kind::Call(Some(id)) | Kind::Result(Some(id)) => Some(id.clone()),
         _ => None,
@@ -243,7 +247,7 @@ fn anthropic_tool_ids(turns: &mut [Turn]) {
         if renamed.contains_key(&id) {
             continue;
         }
-        let mut clean: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(MAX).collect();
+        let mut clean: String = id.chars().map(|c| if plain(c) { c } else { '_' }).take(max).collect();
         if clean.is_empty() {
             clean.push_str("call");
         }
@@ -253,7 +257,7 @@ fn anthropic_tool_ids(turns: &mut [Turn]) {
                 break;
             }
             let suffix = alloc::format!("_{n}");
-            new = alloc::format!("{}{suffix}", &clean[..clean.len().min(MAX - suffix.len())]);
+            new = alloc::format!("{}{suffix}", &clean[..clean.len().min(max - suffix.len())]);
         }
         taken.insert(new.clone());
         renamed.insert(id, new);

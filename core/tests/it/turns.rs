@@ -361,10 +361,15 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
 fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
     let Some(messages) = body["messages"].as_array() else { return Some(format!("no messages: {body}")) };
     if provider == Provider::Openai {
-        return messages
-            .iter()
-            .find(|m| m["role"] == "assistant" && m["content"].is_null() && m["tool_calls"].is_null())
-            .map(|m| format!("an assistant message with neither content nor calls: {m}"));
+        // OpenAI's chat API takes call ids of at most 40 characters.
+        let long_id = |id: &Value| id.as_str().is_none_or(|id| id.is_empty() || id.chars().count() > 40);
+        return messages.iter().find_map(|m| {
+            if m["role"] == "assistant" && m["content"].is_null() && m["tool_calls"].is_null() {
+                return Some(format!("an assistant message with neither content nor calls: {m}"));
+            }
+            let calls = m["tool_calls"].as_array().into_iter().flatten().map(|c| &c["id"]);
+            (calls.chain(m.get("tool_call_id")).any(long_id)).then(|| format!("a call id the API refuses: {m}"))
+        });
     }
     let marks = body.to_string().matches("cache_control").count();
     if marks > 4 {
@@ -815,10 +820,11 @@ fn what_openai_has_no_place_for_is_marked() {
 }
 
 /// Call ids other providers write (`functions.bash:0`; OpenAI's Responses API: 450
-/// characters with `|`) are sent to Anthropic rewritten to ids it takes, the same in
-/// the call and its result; OpenAI gets them as they are.
+/// characters with `|`) are sent to each provider rewritten to ids it takes, the same
+/// in the call and its result: Anthropic takes neither, OpenAI's chat API takes the
+/// first as it is and no id longer than 40 characters.
 #[test]
-fn call_ids_anthropic_refuses_are_rewritten_for_it_alone() {
+fn call_ids_a_provider_refuses_are_rewritten_for_it() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let long = format!("call_{}|fc_{}", "a".repeat(200), "b".repeat(240));
@@ -848,7 +854,12 @@ fn call_ids_anthropic_refuses_are_rewritten_for_it_alone() {
     assert!(calls.iter().all(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')), "{calls:?}");
     assert_ne!(calls[1], calls[2], "two ids cut to the same start stay two");
     let openai = body(&store, Provider::Openai, &[]);
-    assert_eq!(openai["messages"][1]["tool_calls"][0]["id"], "functions.bash:0");
+    assert_eq!(refused_by_provider(&openai, Provider::Openai), None, "{openai}");
+    let calls: Vec<&str> = openai["messages"][1]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let results: Vec<&str> = openai["messages"].as_array().unwrap()[2..6].iter().map(|m| m["tool_call_id"].as_str().unwrap()).collect();
+    assert_eq!(calls, results);
+    assert_eq!([calls[0], calls[3]], ["functions.bash:0", "call_ok"]);
+    assert_ne!(calls[1], calls[2], "two ids cut to the same start stay two");
     // An empty id (in a file some other tool wrote: Mneme refuses one) gets one
     // Anthropic takes.
     let storage = InMemoryStorage::new();
