@@ -39,6 +39,8 @@ pub struct Store<S> {
     pub(crate) storage: S,
     pub(crate) limits: Limits,
     pub(crate) open: RefCell<BTreeMap<String, OpenSession>>,
+    /// The states of sub-agents' transcripts this store wrote, by key.
+    pub(crate) agents: RefCell<BTreeMap<String, OpenSession>>,
     /// Session locks this store holds between calls (see [`Store::hold`]).
     pub(crate) held: RefCell<BTreeSet<String>>,
     /// Held session locks an operation of this store is using right now.
@@ -65,6 +67,7 @@ impl<S: Storage> Store<S> {
             storage,
             limits,
             open: RefCell::default(),
+            agents: RefCell::default(),
             held: RefCell::default(),
             busy: RefCell::default(),
             memories: RefCell::default(),
@@ -154,11 +157,13 @@ impl<S: Storage> Store<S> {
         outcome
     }
 
-    /// Forgets what the store knows about session `id`, so the next operation reads it
-    /// from storage again. This is how a session refused after a failed write (see
-    /// [`Error::SessionPoisoned`]) is opened again.
+    /// Forgets what the store knows about session `id` and its sub-agents' transcripts,
+    /// so the next operation reads them from storage again. This is how a session
+    /// refused after a failed write (see [`Error::SessionPoisoned`]) is opened again.
     pub fn reopen(&self, id: &str) {
         self.open.borrow_mut().remove(id);
+        let folder = alloc::format!("/{id}/subagents/");
+        self.agents.borrow_mut().retain(|key, _| !key.contains(&folder));
     }
 
     /// Runs `work` holding the lock `name`, and releases it whatever `work` returned (a

@@ -205,7 +205,7 @@ impl<S: Storage> Store<S> {
         if new_id != id {
             let (from, to) = (parts.base_key(), keys::session_key(&parts.project, &new_id));
             self.locked(&from, async { Ok(self.storage.rename(&from, &to).await?) }).await?;
-            self.open.borrow_mut().remove(id);
+            self.reopen(id);
         }
         self.crab_session(&new_id).await
     }

@@ -63,7 +63,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let base = parts.base_key();
         let removed = self.locked(&base, self.remove_locked(&parts, subagents)).await;
-        self.open.borrow_mut().remove(id);
+        self.reopen(id);
         removed
     }
 
@@ -111,7 +111,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let base = parts.base_key();
         let repaired = self.locked(&base, self.repair_locked(&parts, now_ms)).await;
-        self.open.borrow_mut().remove(id);
+        self.reopen(id);
         repaired
     }
 

@@ -212,7 +212,7 @@ impl<S: Storage> Store<S> {
                 })
             })
             .await;
-        self.open.borrow_mut().remove(id);
+        self.reopen(id);
         moved
     }
 
@@ -254,7 +254,7 @@ impl<S: Storage> Store<S> {
         for key in &files {
             move_file(&self.storage, key, &key[prefix.len()..]).await?;
         }
-        self.open.borrow_mut().remove(id);
+        self.reopen(id);
         Ok(archived)
     }
 

@@ -105,6 +105,14 @@ pub(crate) enum Kind {
     Prune,
 }
 
+/// What a record is written to: a session's parts (a new one begun past
+/// `Limits::part_bytes`), or the one file of a sub-agent's transcript, `key`.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Session,
+    Agent { key: &'a str, agent: &'a str },
+}
+
 impl<S: Storage> Store<S> {
     /// Appends a message to session `id`, creating the session under the project of
     /// `entry.cwd` if it does not exist: a turn of one text message (see
@@ -156,13 +164,23 @@ impl<S: Storage> Store<S> {
             return Err(Error::InvalidArgument("the entry's uuid is empty".into()));
         }
         let parts = self.require(id).await?;
-        let first = parts.parts.first().map(|p| p.key.clone()).unwrap_or_default();
-        let head = self.storage.read(&first, 0, Some(64 << 10)).await?;
-        // The window may cut a record short; for telling the dialect, its lines count.
-        let head: Vec<u8> =
-            head.split(|&b| b == b'\n').flat_map(|line| line.strip_prefix(b" ").unwrap_or(line).iter().chain(b"\n")).copied().collect();
-        let format = with_loaded(core::slice::from_ref(&head), |loaded| crate::format::Format::detect(&loaded.lines));
-        if format != crate::format::Format::Claude {
+        // The dialect of a session this store wrote is known; another's is told from its start.
+        let known = self.open.borrow().get(id).map(|state| state.format);
+        let format = match known {
+            Some(format) => format,
+            None => {
+                let first = parts.parts.first().map(|p| p.key.clone()).unwrap_or_default();
+                let head = self.storage.read(&first, 0, Some(64 << 10)).await?;
+                // The window may cut a record short; for telling the dialect, its lines count.
+                let head: Vec<u8> = head
+                    .split(|&b| b == b'\n')
+                    .flat_map(|line| line.strip_prefix(b" ").unwrap_or(line).iter().chain(b"\n"))
+                    .copied()
+                    .collect();
+                with_loaded(core::slice::from_ref(&head), |loaded| Format::detect(&loaded.lines))
+            }
+        };
+        if format != Format::Claude {
             return Err(crate::format::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));
         }
         let key = format!("{}subagents/agent-{}{}", keys::session_dir(&parts.project, id), agent.id, keys::TRANSCRIPT_SUFFIX);
@@ -195,47 +213,24 @@ impl<S: Storage> Store<S> {
         }
         let entries = self
             .locked(&key, async {
-                let bytes = match self.storage.read(&key, 0, None).await {
-                    Ok(bytes) => bytes,
-                    Err(StorageError::NotFound { .. }) => Vec::new(),
-                    Err(e) => return Err(e.into()),
-                };
-                let raw = [bytes];
-                let mut state = state_of(&parts.project, &raw);
-                if let Some(offset) = state.torn_at.take() {
-                    self.move_torn_tail(&key, offset).await?;
-                    state.unterminated = false;
-                    state.last_part_lines = state.last_part_lines.saturating_sub(state.torn_lines);
-                }
-                calls::check_turn(messages, &state.tip.calls, false)?;
-                let header = Header {
-                    session_id: id,
-                    parent: state.tip.leaf.as_deref(),
-                    sidechain: true,
-                    uuid: &turn.uuid,
-                    now_ms: turn.now_ms,
-                    timestamp: &timestamp,
-                    cwd: &turn.cwd,
-                    agent_id: Some(&agent.id),
-                    taken: None,
-                };
-                let json = crate::format::Format::Claude.dialect().turn(&header, messages, &state.tip.calls)?;
-                let (json, found) = self.record_of(json);
-                let separator = if state.unterminated { "\n" } else { "" };
-                let record = format!("{separator}{json}\n");
-                if state.since_compaction.saturating_add(record.len() as u64) > self.limits.total_bytes {
-                    return Err(Error::SubagentFull {
-                        id: id.to_owned(),
-                        agent: agent.id.clone(),
-                        bytes: state.since_compaction,
-                        limit: self.limits.total_bytes,
-                    });
-                }
-                let text = scan::decode_str(&json);
-                let written = read_back(1, &json, &text)?;
-                refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
-                self.storage.append(&key, record.as_bytes()).await?;
-                Ok(written_entries(&written.lines, &read_messages(&written.lines), state.last_part_lines + 1, &found))
+                let mut state = self.agent_state(&parts.project, &agent.id, &key).await?;
+                let target = Target::Agent { key: &key, agent: &agent.id };
+                let written = self
+                    .write_state(id, WriteOptions::ENTRY, target, &mut state, |_, at| {
+                        calls::check_turn(messages, at.calls, false)?;
+                        let header = Header {
+                            sidechain: true,
+                            agent_id: Some(&agent.id),
+                            ..at.header(id, &turn.uuid, turn.now_ms, &timestamp, &turn.cwd)
+                        };
+                        Format::Claude.dialect().turn(&header, messages, at.calls)
+                    })
+                    .await;
+                // After an I/O error whether the append landed is unknown: the next turn
+                // reads the transcript again.
+                state.stale |= written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. })));
+                self.agents.borrow_mut().insert(key.clone(), state);
+                written
             })
             .await?;
         Ok(entries)
@@ -340,7 +335,7 @@ impl<S: Storage> Store<S> {
         // Out of the cache until the write is done: a future dropped mid-append leaves
         // no state behind, and the next write reads the session again.
         let mut state = self.refresh(id, project, base).await?;
-        let written = self.write_state(id, options, line, &mut state).await;
+        let written = self.write_state(id, options, Target::Session, &mut state, line).await;
         if written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. }))) {
             // Whether an append that failed with an I/O error landed is unknown.
             state.poisoned = true;
@@ -354,8 +349,9 @@ impl<S: Storage> Store<S> {
         &self,
         id: &str,
         options: WriteOptions<'_>,
-        line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
+        target: Target<'_>,
         state: &mut OpenSession,
+        line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Vec<Entry>, Error> {
         let kind = options.kind;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
@@ -383,18 +379,23 @@ impl<S: Storage> Store<S> {
         record.push('\n');
         let json = &record[separator..record.len() - 1];
         let record_len = record.len() as u64;
-        if kind == Kind::Entry && state.since_compaction.saturating_add(record_len) > self.limits.total_bytes {
-            return Err(Error::SessionFull { id: id.to_owned(), bytes: state.since_compaction, limit: self.limits.total_bytes });
+        let (bytes, limit) = (state.since_compaction, self.limits.total_bytes);
+        if kind == Kind::Entry && bytes.saturating_add(record_len) > limit {
+            return Err(match target {
+                Target::Session => Error::SessionFull { id: id.to_owned(), bytes, limit },
+                Target::Agent { agent, .. } => Error::SubagentFull { id: id.to_owned(), agent: agent.to_owned(), bytes, limit },
+            });
         }
         let last = state.sizes.len().max(1);
         let last_size = state.sizes.get(last - 1).copied().unwrap_or(0);
+        let rolls_over =
+            matches!(target, Target::Session) && last_size > 0 && last_size.saturating_add(record_len) > self.limits.part_bytes;
         // A new part starts with the record's lines: no line of the last part to end.
-        let (part, record) = if last_size > 0 && last_size.saturating_add(record_len) > self.limits.part_bytes {
-            (last as u32 + 1, &record[separator..])
-        } else {
-            (last as u32, &record[..])
+        let (part, record) = if rolls_over { (last as u32 + 1, &record[separator..]) } else { (last as u32, &record[..]) };
+        let key = match target {
+            Target::Session => keys::part_key(&state.project, id, part),
+            Target::Agent { key, .. } => key.to_owned(),
         };
-        let key = keys::part_key(&state.project, id, part);
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
         let text = scan::decode_str(json);
         let written = read_back(part, json, &text)?;
@@ -449,14 +450,36 @@ impl<S: Storage> Store<S> {
         let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
         let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
         let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };
+        self.catch_up_state(cached, &parts).await
+    }
+
+    /// The state of sub-agent `agent`'s transcript `key`, under its lock: the one this
+    /// store wrote last when the file is still the size it left it, caught up when
+    /// only appended to since, read in full otherwise (or when it is new). A torn tail
+    /// is moved aside.
+    async fn agent_state(&self, project: &str, agent: &str, key: &str) -> Result<OpenSession, Error> {
+        let cached = self.agents.borrow_mut().remove(key);
+        let listing = self.storage.list(key).await?;
+        let parts = Parts {
+            project: project.to_owned(),
+            id: agent.to_owned(),
+            parts: listing.into_iter().filter(|info| info.key == key).collect(),
+        };
+        self.catch_up_state(cached, &parts).await
+    }
+
+    /// `cached`, the state last known of `parts`, brought up to date with them as
+    /// listed now (see [`Store::refresh`]).
+    async fn catch_up_state(&self, cached: Option<OpenSession>, parts: &Parts) -> Result<OpenSession, Error> {
+        let project = parts.project.as_str();
         let sizes = parts.sizes();
         let mut state = match cached.filter(|s| !s.stale) {
             Some(state) if state.sizes == sizes => return Ok(state),
-            Some(state) if only_last_part_grew(&state.sizes, &sizes) && !state.unterminated => match self.catch_up(&parts, state).await? {
+            Some(state) if only_last_part_grew(&state.sizes, &sizes) && !state.unterminated => match self.catch_up(parts, state).await? {
                 Some(state) => state,
-                None => state_of(project, &self.read_parts(&parts).await?),
+                None => state_of(project, &self.read_parts(parts).await?),
             },
-            _ => state_of(project, &self.read_parts(&parts).await?),
+            _ => state_of(project, &self.read_parts(parts).await?),
         };
         if let (Some(offset), Some(part)) = (state.torn_at.take(), parts.parts.last()) {
             self.move_torn_tail(&part.key, offset).await?;

@@ -800,6 +800,47 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     block_on(store.append_turn("p", turn("p2", result))).unwrap();
 }
 
+/// A sub-agent's transcript is read once: its later turns read nothing (their cost
+/// does not grow with the transcript), and what another writer appended meanwhile,
+/// whole or torn, is still followed.
+#[test]
+fn a_sub_agents_turns_read_its_transcript_once() {
+    let storage = InMemoryStorage::new();
+    let reads = Faulty::new(&storage, 0).only("read");
+    let store = Store::new(&reads);
+    let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    let agent_turn = |uuid: &str, n: usize| Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn(
+            uuid,
+            json!([
+                { "role": "user", "content": format!("step {n}") },
+                { "role": "assistant", "content": [{ "type": "tool_use", "id": format!("c{n}"), "name": "Read", "input": {} }] },
+                { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": format!("c{n}"), "content": "x".repeat(500) }] },
+                { "role": "assistant", "content": "done" },
+            ]),
+        )
+    };
+    block_on(store.append_turn("p", agent_turn("a0", 0))).unwrap();
+    let before = reads.calls.get();
+    for n in 1..30 {
+        block_on(store.append_turn("p", agent_turn(&format!("a{n}"), n))).unwrap();
+    }
+    assert_eq!(reads.calls.get(), before, "a sub-agent's later turns read storage");
+    let key = "projects/-p/p/subagents/agent-sub.jsonl";
+    // Another writer's turn, then a torn line: both are found by the next turn.
+    block_on(Store::new(&storage).append_turn("p", agent_turn("other", 30))).unwrap();
+    let other_leaf = lines(&storage, key).last().unwrap()["uuid"].clone();
+    block_on(storage.append(key, b"{\"type\":\"user\",\"uu")).unwrap();
+    block_on(store.append_turn("p", agent_turn("a31", 31))).unwrap();
+    let transcript = lines(&storage, key);
+    let first_new = transcript.iter().position(|l| l["uuid"] == "a31").expect("the turn after the other writer's");
+    assert_eq!(transcript[first_new]["parentUuid"], other_leaf, "the turn continues from the other writer's");
+    assert_eq!(transcript.len(), 32 * 4, "every turn's lines once, the torn one moved aside");
+    assert!(block_on(storage.list(&format!("{key}.torn-"))).unwrap().len() == 1, "the torn line is kept beside the transcript");
+}
+
 /// What OpenAI's shape has no place for in a user message — an image given as a file, a
 /// block of a kind it lacks — is sent as a marker, never dropped unseen.
 #[test]
