@@ -186,17 +186,29 @@ function endpointUrl(kind) {
   return url.toString();
 }
 
+/**
+ * POSTs `body` as JSON and reads the JSON answer, within the page's timeout: an
+ * endpoint that never answers fails the turn (its prompt goes back to the box) instead
+ * of leaving the page busy for good.
+ */
+async function postJson(url, headers, body) {
+  const seconds = Math.max(1, Number($("timeout").value) || 120);
+  try {
+    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(seconds * 1000) });
+    if (!response.ok) throw await refusal(response);
+    return await response.json();
+  } catch (error) {
+    if (error.name === "TimeoutError") throw new Error(`the endpoint did not answer within ${seconds} s: send again, or allow it longer (Timeout)`);
+    throw error;
+  }
+}
+
 async function anthropicModel(body, withTools = true) {
-  const response = await fetch(endpointUrl("anthropic"), {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" },
-    body: JSON.stringify({
-      model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body,
-      ...(withTools ? { tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-    }),
+  const headers = { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" };
+  const reply = await postJson(endpointUrl("anthropic"), headers, {
+    model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body,
+    ...(withTools ? { tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
   });
-  if (!response.ok) throw await refusal(response);
-  const reply = await response.json();
   const { id, model, stop_reason, usage, content } = reply;
   if (!Array.isArray(content) || content.length === 0) throw new Error(`the model sent an empty reply (stop reason ${stop_reason ?? "none"})`);
   const calls = content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input }));
@@ -215,17 +227,11 @@ async function refusal(response) {
 }
 
 async function openaiModel(body, withTools = true) {
-  const response = await fetch(endpointUrl("openai"), {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` },
-    body: JSON.stringify({
-      model: $("model-name").value || "gpt-4o", messages: body.messages,
-      ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
-      ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
-    }),
+  const reply = await postJson(endpointUrl("openai"), { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` }, {
+    model: $("model-name").value || "gpt-4o", messages: body.messages,
+    ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
+    ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
   });
-  if (!response.ok) throw await refusal(response);
-  const reply = await response.json();
   const choice = reply.choices?.[0];
   if (!choice?.message) throw new Error(`the endpoint answered without a choice: ${JSON.stringify(reply).slice(0, 300)}`);
   // Arguments that are not JSON (small models write them) are answered with an error
@@ -245,6 +251,21 @@ async function openaiModel(body, withTools = true) {
 
 // ---- the agent loop ----------------------------------------------------------------
 
+/**
+ * Runs `turn` holding session `id`'s lock among this browser's tabs (a stored backend
+ * is theirs to share): two tabs sending to one session take turns, so a turn's prompt,
+ * replies and tool results stay together instead of interleaving with the other's.
+ */
+async function oneTurnAtATime(id, turn) {
+  if (store.backend === "memory") return turn();
+  const name = `mneme-playground:${store.backend}:${id}`;
+  return navigator.locks.request(name, { ifAvailable: true }, async (lock) => {
+    if (lock) return turn();
+    $("status").textContent = `Waiting for another tab's turn on ${id} to finish…`;
+    return navigator.locks.request(name, turn);
+  });
+}
+
 async function send() {
   const prompt = $("prompt").value.trim();
   if (!prompt || busy.size > 0) return;
@@ -259,45 +280,47 @@ async function send() {
   const rewoundTo = rewindTo;
   try {
     await ready();
-    [unanswered] = await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
-    rewindTo = null;
-    $("prompt").value = "";
-    await render();
-    const injections = [{ role: "system", place: "start", text: SYSTEM }];
-    const { hits } = await store.memoryRecall(PROJECT, prompt, { limit: RECALLED });
-    if (hits.length) {
-      injections.push({ role: "system", place: "start", text: `What you remember about this:\n${hits.map((h) => `- ${h.name}: ${h.description}`).join("\n")}` });
-      // What reaches the model was useful: MEMORY.md's caps keep it over memories nobody used.
-      await store.memoryUsed(PROJECT, hits.map((h) => h.file));
-    }
-    // Compacted before each request when it would not fit (an imported session, a long
-    // tool loop), and after the turn, for the next. The chosen endpoint summarises once
-    // it has answered in this page with this URL and key: before, a wrong key or URL
-    // would record a failed compaction at each send, and three of them stop
-    // auto-compaction; the offline summary stands in.
-    const endpoint = `${kind} ${$("base-url").value} ${$("api-key").value}`;
-    const compactIfDue = () => store.compact(id, {
-      settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
-      ...(answered.has(endpoint) ? { summarize: (prompt, maxTokens) => askEndpoint(prompt, maxTokens, kind) } : {}),
-    });
-    for (let step = 0; step < MAX_STEPS; step++) {
-      await compactIfDue();
-      const context = await store.providerContext(id, { provider, injections });
-      const body = JSON.parse(context.body);
-      const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
-      if (kind !== "offline") answered.add(endpoint);
-      const results = [];
-      for (const call of calls) results.push(await runTool(call));
-      const turn = provider === "openai"
-        ? [reply, ...results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) }))]
-        : [reply, ...(results.length ? [{ role: "user", content: results.map((r) => ({ type: "tool_result", tool_use_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) })) }] : [])];
-      await store.appendTurn(id, turn, { provider, cwd: CWD });
-      unanswered = null;
+    await oneTurnAtATime(id, async () => {
+      [unanswered] = await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
+      rewindTo = null;
+      $("prompt").value = "";
       await render();
-      if (!calls.length) break;
-    }
-    await compactIfDue();
-    await render();
+      const injections = [{ role: "system", place: "start", text: SYSTEM }];
+      const { hits } = await store.memoryRecall(PROJECT, prompt, { limit: RECALLED });
+      if (hits.length) {
+        injections.push({ role: "system", place: "start", text: `What you remember about this:\n${hits.map((h) => `- ${h.name}: ${h.description}`).join("\n")}` });
+        // What reaches the model was useful: MEMORY.md's caps keep it over memories nobody used.
+        await store.memoryUsed(PROJECT, hits.map((h) => h.file));
+      }
+      // Compacted before each request when it would not fit (an imported session, a long
+      // tool loop), and after the turn, for the next. The chosen endpoint summarises once
+      // it has answered in this page with this URL and key: before, a wrong key or URL
+      // would record a failed compaction at each send, and three of them stop
+      // auto-compaction; the offline summary stands in.
+      const endpoint = `${kind} ${$("base-url").value} ${$("api-key").value}`;
+      const compactIfDue = () => store.compact(id, {
+        settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
+        ...(answered.has(endpoint) ? { summarize: (prompt, maxTokens) => askEndpoint(prompt, maxTokens, kind) } : {}),
+      });
+      for (let step = 0; step < MAX_STEPS; step++) {
+        await compactIfDue();
+        const context = await store.providerContext(id, { provider, injections });
+        const body = JSON.parse(context.body);
+        const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
+        if (kind !== "offline") answered.add(endpoint);
+        const results = [];
+        for (const call of calls) results.push(await runTool(call));
+        const turn = provider === "openai"
+          ? [reply, ...results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) }))]
+          : [reply, ...(results.length ? [{ role: "user", content: results.map((r) => ({ type: "tool_result", tool_use_id: r.id, content: r.content, ...(r.error ? { is_error: true } : {}) })) }] : [])];
+        await store.appendTurn(id, turn, { provider, cwd: CWD });
+        unanswered = null;
+        await render();
+        if (!calls.length) break;
+      }
+      await compactIfDue();
+      await render();
+    });
   } catch (error) {
     if (unanswered) {
       await store.tombstone(id, unanswered.uuid).catch(() => {});

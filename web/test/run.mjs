@@ -618,6 +618,15 @@ try {
     // back to the box: sending it again leaves no prompt without a reply.
     assert((await page.inputValue("#prompt")) === "anyone there?", "the unanswered prompt is back in the box");
     assert(!(await page.textContent("#transcript")).includes("anyone there?"), "the unanswered prompt is still in the conversation");
+    // An endpoint that never answers fails the turn after the timeout, the same way.
+    await page.route("**/silent-model/**", (route) => setTimeout(() => route.continue().catch(() => {}), 4000));
+    await page.fill("#base-url", `${url}/silent-model`);
+    await page.fill("#timeout", "1");
+    await page.click("#send");
+    await page.waitForSelector("#error >> text=did not answer within 1 s");
+    await page.waitForFunction(() => !document.getElementById("send").disabled);
+    assert((await page.inputValue("#prompt")) === "anyone there?", "the prompt the silent endpoint never answered is back in the box");
+    await page.fill("#timeout", "120");
     // Arguments that are not JSON get an error result; the model reads it and answers.
     await page.selectOption("#model-kind", "openai");
     await page.fill("#base-url", `${url}/mock-model`);
@@ -650,6 +659,38 @@ try {
     await page.waitForSelector("#transcript >> text=compacted (auto)");
     assert(errors.length === 0, errors.join("\n"));
     await page.close();
+  });
+  await test("opfs: two playground tabs sending to one session take turns: neither turn is interleaved with the other's", async () => {
+    const tab = async (delay) => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => console.log(`     page error: ${error}`));
+      if (delay) await page.route("**/mock-model/**", (route) => setTimeout(() => route.continue().catch(() => {}), delay));
+      await page.goto(`${url}/web/playground.html`);
+      await page.selectOption("#backend", "opfs");
+      await page.fill("#session", "two-tabs");
+      await page.click("#open");
+      await page.selectOption("#model-kind", "anthropic");
+      await page.fill("#base-url", `${url}/mock-model`);
+      await page.fill("#api-key", "test-key");
+      return page;
+    };
+    // The first tab's model answers slowly, so the second sends while its turn runs.
+    const [slow, quick] = [await tab(700), await tab(0)];
+    await slow.fill("#prompt", "what is 1 + 1?");
+    await slow.click("#send");
+    await slow.waitForSelector("#transcript >> text=what is 1 + 1?");
+    await quick.fill("#prompt", "what is 2 + 2?");
+    await quick.click("#send");
+    await quick.waitForSelector("#status >> text=Waiting for another tab's turn");
+    await quick.waitForSelector('#transcript >> text="The mock model read: 4"');
+    await quick.waitForFunction(() => !document.getElementById("send").disabled);
+    await slow.waitForFunction(() => !document.getElementById("send").disabled);
+    const said = await quick.$$eval("#transcript li .body", (bodies) => bodies.map((b) => b.textContent));
+    const expected = ["what is 1 + 1?", "← 2", "The mock model read: 2", "what is 2 + 2?", "← 4", "The mock model read: 4"];
+    const order = expected.map((text) => said.findIndex((s) => s === text));
+    assert(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1])), `the conversation: ${JSON.stringify(said)}`);
+    assert(expected.every((text) => said.filter((s) => s === text).length === 1), `each turn's messages once: ${JSON.stringify(said)}`);
+    await Promise.all([slow.close(), quick.close()]);
   });
   await test("the playground's memory panel: remember, recall, correct (supersede), forget, MEMORY.md; recalled memories reach the model unstored; search across sessions", async () => {
     const page = await context.newPage();
