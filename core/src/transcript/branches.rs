@@ -143,42 +143,54 @@ impl Loaded<'_> {
         let current_chain = self.chain_in(&links);
         let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
         let on_current: BTreeSet<usize> = current_chain.iter().copied().collect();
-        // A leaf the current branch passes through (what a compaction summarised) is
-        // part of it, not a branch of its own.
-        let mut branches: Vec<Branch> = self
-            .leaf_messages(&links.index)
-            .into_iter()
-            .filter(|leaf| Some(*leaf) == current_leaf || !on_current.contains(leaf))
-            .map(|leaf| {
-                let chain = self.chain_from(leaf, &links);
-                let line = &self.lines[leaf];
-                let (role, text) = scan::message_text(line.env.message);
-                let current = Some(leaf) == current_leaf;
-                let forks_at = if current {
-                    None
-                } else {
-                    chain
-                        .iter()
-                        .rev()
-                        .find(|i| on_current.contains(i) && self.lines[**i].env.is_message())
-                        .and_then(|&i| self.lines[i].env.uuid())
-                        .map(ToString::to_string)
-                };
-                let (usage, _) = usage_of(chain.iter().map(|&i| &self.lines[i]));
-                Branch {
-                    leaf: line.entry_id().into_owned(),
-                    current,
-                    role,
-                    text: shorten(&text),
-                    timestamp: line.env.timestamp.get().map(ToString::to_string),
-                    messages: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
-                    forks_at,
-                    cost: prices.map(|p| p.cost(&usage)),
-                    usage,
-                }
-            })
-            .collect();
-        branches.sort_by_key(|b| !b.current);
+        // A leaf another branch passes through is part of it, not a branch of its own:
+        // one the current branch passes (what a compaction summarised), and the result of
+        // a parallel call that a branch's chain gathers after its call (see
+        // `Loaded::chain_from`). Claude Code writes such a result before the lines that
+        // continue its reply, so the leaves are taken newest first, each chain marking
+        // the lines it passes.
+        let mut covered = alloc::vec![false; self.lines.len()];
+        let mut leaves = self.leaf_messages(&links.index);
+        leaves.reverse();
+        let mut branches: Vec<(usize, Branch)> = Vec::new();
+        for leaf in leaves {
+            let current = Some(leaf) == current_leaf;
+            if !current && (on_current.contains(&leaf) || covered[leaf]) {
+                continue;
+            }
+            let chain = self.chain_from(leaf, &links);
+            for &i in &chain {
+                covered[i] = true;
+            }
+            let line = &self.lines[leaf];
+            let (role, text) = scan::message_text(line.env.message);
+            let forks_at = if current {
+                None
+            } else {
+                chain
+                    .iter()
+                    .rev()
+                    .find(|i| on_current.contains(i) && self.lines[**i].env.is_message())
+                    .and_then(|&i| self.lines[i].env.uuid())
+                    .map(ToString::to_string)
+            };
+            let (usage, _) = usage_of(chain.iter().map(|&i| &self.lines[i]));
+            let branch = Branch {
+                leaf: line.entry_id().into_owned(),
+                current,
+                role,
+                text: shorten(&text),
+                timestamp: line.env.timestamp.get().map(ToString::to_string),
+                messages: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
+                forks_at,
+                cost: prices.map(|p| p.cost(&usage)),
+                usage,
+            };
+            branches.push((leaf, branch));
+        }
+        // Oldest first, the current one before them all.
+        branches.sort_by_key(|(leaf, branch)| (!branch.current, *leaf));
+        let branches: Vec<Branch> = branches.into_iter().map(|(_, branch)| branch).collect();
         let (total, replies) = self.usage_total();
         Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches }
     }
@@ -222,6 +234,43 @@ mod tests {
         assert_eq!((ledger.total.input, ledger.total.output, ledger.total.cache_read, ledger.replies), (99, 104, 15113, 1));
         assert_eq!(ledger.branches.len(), 1);
         assert_eq!(ledger.branches[0].usage, ledger.total);
+    }
+
+    /// A branch left by a rewind whose reply made two calls at once, chained as Claude
+    /// Code 2.1 chains them (each result under its call's line, the reply's next line
+    /// under the last result): the first result is a leaf, but it is part of that
+    /// branch, not a branch of its own.
+    #[test]
+    fn a_parallel_calls_result_on_an_old_branch_is_no_branch() {
+        let entry = |kind: &str, uuid: &str, parent: Option<&str>, message: &str, ms: u32| {
+            let parent = parent.map_or("null".into(), |p| alloc::format!("\"{p}\""));
+            alloc::format!(
+                "{{\"type\":\"{kind}\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.{ms:03}Z\",\"message\":{message}}}\n"
+            )
+        };
+        let call = |id: &str| {
+            alloc::format!(
+                "{{\"role\":\"assistant\",\"id\":\"msg_1\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"ls\",\"input\":{{}}}}]}}"
+            )
+        };
+        let result = |id: &str| {
+            alloc::format!("{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":\"ok\"}}]}}")
+        };
+        let text = [
+            entry("user", "u1", None, "{\"role\":\"user\",\"content\":\"look\"}", 1),
+            entry("assistant", "c1", Some("u1"), &call("t1"), 2),
+            entry("assistant", "c2", Some("c1"), &call("t2"), 3),
+            entry("user", "r1", Some("c1"), &result("t1"), 4),
+            entry("user", "r2", Some("c2"), &result("t2"), 5),
+            entry("assistant", "a1", Some("r2"), "{\"role\":\"assistant\",\"id\":\"msg_2\",\"content\":\"both listed\"}", 6),
+            // The rewind: another reply to the prompt, now the current branch.
+            entry("assistant", "a2", Some("u1"), "{\"role\":\"assistant\",\"id\":\"msg_3\",\"content\":\"again\"}", 7),
+        ]
+        .concat();
+        let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
+        let leaves: Vec<(&str, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.messages)).collect();
+        assert_eq!(leaves, [("a2", 2), ("a1", 6)]);
+        assert_eq!(ledger.branches[1].forks_at.as_deref(), Some("u1"));
     }
 
     /// A line repeating an id (resumed sessions rewrite some) is not a branch of its
