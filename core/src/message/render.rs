@@ -306,7 +306,9 @@ fn merge_roles(turns: Vec<Turn>) -> Vec<Turn> {
 /// call was deleted, or summarised away, or a file holds it without one (`check`
 /// reports those) — and a message left empty: both providers refuse such a result
 /// (Anthropic: "Each `tool_result` block must have a corresponding `tool_use` block in
-/// the previous message"). Whether a message was left out.
+/// the previous message"). Of two results of one call (a result written again, the
+/// messages merged), the later is sent: Anthropic refuses a call answered twice.
+/// Whether a message was left out.
 fn drop_orphaned_results(turns: &mut Vec<Turn>) -> bool {
     let mut calls: Vec<String> = Vec::new();
     for turn in turns.iter_mut() {
@@ -314,10 +316,17 @@ fn drop_orphaned_results(turns: &mut Vec<Turn>) -> bool {
             calls = call_ids(turn).into_iter().map(String::from).collect();
             continue;
         }
-        turn.blocks.retain(|block| match &block.kind {
-            Kind::Result(id) => id.as_deref().is_some_and(|id| calls.iter().any(|call| call == id)),
-            _ => true,
-        });
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        let mut kept: Vec<Block> = core::mem::take(&mut turn.blocks)
+            .into_iter()
+            .rev()
+            .filter(|block| match &block.kind {
+                Kind::Result(id) => id.as_deref().is_some_and(|id| calls.iter().any(|call| call == id) && answered.insert(id.into())),
+                _ => true,
+            })
+            .collect();
+        kept.reverse();
+        turn.blocks = kept;
         calls.clear();
     }
     let before = turns.len();

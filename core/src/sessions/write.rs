@@ -213,7 +213,7 @@ impl<S: Storage> Store<S> {
         }
         let entries = self
             .locked(&key, async {
-                let mut state = self.agent_state(&parts.project, &agent.id, &key).await?;
+                let mut state = self.agent_state(&parts, &key).await?;
                 let target = Target::Agent { key: &key, agent: &agent.id };
                 let written = self
                     .write_state(id, WriteOptions::ENTRY, target, &mut state, |_, at| {
@@ -226,9 +226,10 @@ impl<S: Storage> Store<S> {
                         Format::Claude.dialect().turn(&header, messages, at.calls)
                     })
                     .await;
-                // After an I/O error whether the append landed is unknown: the next turn
-                // reads the transcript again.
-                state.stale |= written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. })));
+                // As for the session itself (see `write_locked`): whether the append landed
+                // is unknown, and a storage whose append reports a failure may still
+                // complete it later, so no turn is written until the session is reopened.
+                state.poisoned |= written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. })));
                 self.agents.borrow_mut().insert(key.clone(), state);
                 written
             })
@@ -344,7 +345,8 @@ impl<S: Storage> Store<S> {
         written
     }
 
-    /// [`Store::write_locked`] on the session's state, which it moves past the record.
+    /// [`Store::write_locked`] on the state of `target` (a session, or a sub-agent's
+    /// transcript), which it moves past the record.
     async fn write_state(
         &self,
         id: &str,
@@ -453,16 +455,20 @@ impl<S: Storage> Store<S> {
         self.catch_up_state(cached, &parts).await
     }
 
-    /// The state of sub-agent `agent`'s transcript `key`, under its lock: the one this
-    /// store wrote last when the file is still the size it left it, caught up when
-    /// only appended to since, read in full otherwise (or when it is new). A torn tail
-    /// is moved aside.
-    async fn agent_state(&self, project: &str, agent: &str, key: &str) -> Result<OpenSession, Error> {
+    /// The state of the sub-agent transcript `key` of the session `session`, under the
+    /// transcript's lock: the one this store wrote last when the file is still the size
+    /// it left it, caught up when only appended to since, read in full otherwise (or
+    /// when it is new). A torn tail is moved aside.
+    async fn agent_state(&self, session: &Parts, key: &str) -> Result<OpenSession, Error> {
+        if self.agents.borrow().get(key).is_some_and(|s| s.poisoned) {
+            return Err(Error::SessionPoisoned { id: session.id.clone() });
+        }
         let cached = self.agents.borrow_mut().remove(key);
         let listing = self.storage.list(key).await?;
+        // Named by the session: a transcript gone since the listing went with it.
         let parts = Parts {
-            project: project.to_owned(),
-            id: agent.to_owned(),
+            project: session.project.clone(),
+            id: session.id.clone(),
             parts: listing.into_iter().filter(|info| info.key == key).collect(),
         };
         self.catch_up_state(cached, &parts).await
@@ -551,7 +557,9 @@ impl<S: Storage> Store<S> {
         state.unterminated = scan.unterminated && scan.torn_at.is_none();
         state.torn_at = scan.torn_at.map(|at| old_size + at);
         state.torn_lines = scan.torn_lines;
-        state.since_compaction = state.since_compaction.saturating_add(delta.len() as u64);
+        // A torn fragment is moved aside before the next write: what resume loads ends before it.
+        let landed = scan.torn_at.unwrap_or(delta.len() as u64);
+        state.since_compaction = state.since_compaction.saturating_add(landed);
         Ok(Some(state))
     }
 }

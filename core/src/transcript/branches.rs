@@ -188,7 +188,8 @@ impl Loaded<'_> {
             };
             branches.push((leaf, branch));
         }
-        // Oldest first, the current one before them all.
+        // The current branch first, as resume follows it; the rest in file order, so a
+        // listing reads as the session grew.
         branches.sort_by_key(|(leaf, branch)| (!branch.current, *leaf));
         let branches: Vec<Branch> = branches.into_iter().map(|(_, branch)| branch).collect();
         let (total, replies) = self.usage_total();

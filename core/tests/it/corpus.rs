@@ -69,6 +69,12 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["content"], "", "the real (empty) output, not a synthetic error");
     assert_eq!(context.messages, 156);
+    // Results gathered after their calls are no branches of their own: the session's
+    // branches are the current one and the history its compaction left unlinked (its
+    // logical parent is not in the file).
+    let branches = block_on(store.branches("s")).unwrap();
+    let leaves: Vec<(&str, bool)> = branches.iter().map(|b| (&b.leaf[..8], b.current)).collect();
+    assert_eq!(leaves, [("b090634d", true), ("ce1910a6", false)]);
 }
 
 #[test]

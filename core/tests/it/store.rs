@@ -430,3 +430,20 @@ fn a_write_given_up_after_it_landed_is_read_back_before_the_next_one() {
     assert_eq!(written.parent_uuid.as_deref(), Some("u2"));
     assert_eq!(uuids(&store, "s"), ["u1", "u2", "u3"]);
 }
+
+/// A torn line another writer left at the end of a session is moved aside by the next
+/// write, and its bytes do not count toward the size cap: caught up incrementally, the
+/// session takes what a fresh read of it would.
+#[test]
+fn a_torn_line_another_writer_left_does_not_count_toward_the_cap() {
+    let memory = InMemoryStorage::new();
+    let store = Store::with_limits(&memory, Limits { part_bytes: 1 << 20, total_bytes: 4000 });
+    block_on(store.append("s", entry("u1", Role::User, &"one ".repeat(300)))).unwrap();
+    let key = "projects/-p/s.jsonl";
+    let torn = format!("{{\"type\":\"user\",\"uuid\":\"torn\",\"message\":{{\"content\":\"{}", "x".repeat(2500));
+    block_on(memory.append(key, torn.as_bytes())).unwrap();
+    let written = block_on(store.append("s", entry("u2", Role::Assistant, "two"))).unwrap();
+    assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
+    let listed = block_on(memory.list(&format!("{key}.torn-"))).unwrap();
+    assert_eq!(listed.len(), 1, "the torn line is kept beside the session");
+}

@@ -399,6 +399,10 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
         if !calls.iter().all(pattern) {
             return Some(format!("message {n} has a call id the API refuses"));
         }
+        let results: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_result").map(|b| &b["tool_use_id"]).collect();
+        if results.iter().enumerate().any(|(k, id)| results[..k].contains(id)) {
+            return Some(format!("message {n} answers a call twice"));
+        }
         if !calls.is_empty() {
             let Some(next) = messages.get(n + 1).and_then(|m| m["content"].as_array()) else {
                 return Some(format!("the calls of message {n} are answered by no message"));
@@ -841,6 +845,36 @@ fn a_sub_agents_turns_read_its_transcript_once() {
     assert!(block_on(storage.list(&format!("{key}.torn-"))).unwrap().len() == 1, "the torn line is kept beside the transcript");
 }
 
+/// A sub-agent's turn whose append failed with an I/O error (here: it landed, then
+/// failed) leaves the session refusing turns until it is reopened, as a session's own
+/// write does; given again after that, the landed turn is refused as a repeat.
+#[test]
+fn a_sub_agents_failed_append_poisons_the_session_until_reopened() {
+    let storage = InMemoryStorage::new();
+    let appends = Faulty::new(&storage, 0).only("append").landed();
+    let store = Store::new(&appends);
+    let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    let agent_turn = |uuid: &str| Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn(uuid, json!([{ "role": "user", "content": format!("step {uuid}") }, { "role": "assistant", "content": "done" }]))
+    };
+    block_on(store.append_turn("p", agent_turn("a1"))).unwrap();
+    appends.fail_at.set(appends.calls.get() + 1);
+    let failed = block_on(store.append_turn("p", agent_turn("a2")));
+    assert!(matches!(failed, Err(Error::Storage(mneme_core::StorageError::Io { .. }))), "{failed:?}");
+    let refused = block_on(store.append_turn("p", agent_turn("a3")));
+    assert!(matches!(&refused, Err(Error::SessionPoisoned { id }) if id == "p"), "{refused:?}");
+    store.reopen("p");
+    let repeated = block_on(store.append_turn("p", agent_turn("a2")));
+    assert!(matches!(&repeated, Err(Error::InvalidArgument(m)) if m.contains("already ends with")), "{repeated:?}");
+    block_on(store.append_turn("p", agent_turn("a3"))).unwrap();
+    let transcript = lines(&storage, "projects/-p/p/subagents/agent-sub.jsonl");
+    let uuids: Vec<&str> = transcript.iter().map(|l| l["uuid"].as_str().unwrap()).collect();
+    assert_eq!(uuids.len(), 6, "{uuids:?}");
+    assert_eq!(transcript[4]["parentUuid"], transcript[3]["uuid"], "the turn after the reopen continues from the landed one");
+}
+
 /// What OpenAI's shape has no place for in a user message — an image given as a file, a
 /// block of a kind it lacks — is sent as a marker, never dropped unseen.
 #[test]
@@ -914,6 +948,29 @@ fn call_ids_a_provider_refuses_are_rewritten_for_it() {
     let anthropic = body(&Store::new(&storage), Provider::Anthropic, &[]);
     assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
     assert_eq!(anthropic["messages"][1]["content"][0]["id"], anthropic["messages"][2]["content"][0]["tool_use_id"]);
+}
+
+/// A call whose result a file holds twice (written again, or two result messages in a
+/// row merged into one) is answered once, by the later result, in both shapes.
+#[test]
+fn a_call_answered_twice_is_sent_its_later_result() {
+    let storage = InMemoryStorage::new();
+    let lines = [
+        json!({ "type": "user", "uuid": "u1", "parentUuid": null, "message": { "role": "user", "content": "go" } }),
+        json!({ "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": { "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "bash", "input": {} }] } }),
+        json!({ "type": "user", "uuid": "r1", "parentUuid": "a1", "message": { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "first" }] } }),
+        json!({ "type": "user", "uuid": "r2", "parentUuid": "r1", "message": { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "second" }] } }),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    block_on(storage.append(KEY, text.as_bytes())).unwrap();
+    let store = Store::new(&storage);
+    let anthropic = body(&store, Provider::Anthropic, &[]);
+    assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
+    assert_eq!(anthropic["messages"][2]["content"], json!([{ "type": "tool_result", "tool_use_id": "t1", "content": "second" }]));
+    let openai = body(&store, Provider::Openai, &[]);
+    let tools: Vec<&Value> = openai["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tools.len(), 1, "{openai}");
+    assert_eq!(tools[0]["content"], "second");
 }
 
 /// A reply's parallel calls as Claude Code 2.1 chains them: each result under its
