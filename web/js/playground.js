@@ -280,7 +280,9 @@ async function send() {
   const rewoundTo = rewindTo;
   try {
     await ready();
-    await oneTurnAtATime(id, async () => {
+    const exchange = async () => {
+      // The store may have been reopened while this turn waited for the other tab's.
+      await ready();
       [unanswered] = await store.appendTurn(id, { role: "user", content: prompt }, { cwd: CWD, parent: rewindTo });
       rewindTo = null;
       $("prompt").value = "";
@@ -320,14 +322,22 @@ async function send() {
       }
       await compactIfDue();
       await render();
+    };
+    await oneTurnAtATime(id, async () => {
+      try {
+        await exchange();
+      } catch (error) {
+        // Taken out while the lock is held: the other tab's turn would continue from it.
+        if (unanswered) await store.tombstone(id, unanswered.uuid).catch(() => {});
+        throw error;
+      }
     });
   } catch (error) {
     if (unanswered) {
-      await store.tombstone(id, unanswered.uuid).catch(() => {});
       if (!$("prompt").value) $("prompt").value = prompt;
       rewindTo = rewoundTo;
-      await render().catch(() => {});
     }
+    await render().catch(() => {});
     showError(error);
   } finally {
     setBusy("send", false);

@@ -626,6 +626,7 @@ try {
     await page.waitForSelector("#error >> text=did not answer within 1 s");
     await page.waitForFunction(() => !document.getElementById("send").disabled);
     assert((await page.inputValue("#prompt")) === "anyone there?", "the prompt the silent endpoint never answered is back in the box");
+    assert(!(await page.textContent("#transcript")).includes("anyone there?"), "the prompt the silent endpoint never answered is still in the conversation");
     await page.fill("#timeout", "120");
     // Arguments that are not JSON get an error result; the model reads it and answers.
     await page.selectOption("#model-kind", "openai");

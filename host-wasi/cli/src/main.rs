@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use mneme_core::compaction::{Keep, Run, Step};
 use mneme_core::crab::CrabSession;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
@@ -130,6 +131,24 @@ enum Command {
         cache_read_price: Option<f64>,
         #[arg(long, value_name = "USD", requires_all = ["input_price", "output_price", "cache_read_price"])]
         cache_write_price: Option<f64>,
+    },
+    /// Compact a session as `/compact` does, summarised by the core's offline summary
+    /// (this build has no network); print {plan, applied} as JSON. Nothing is deleted:
+    /// resume starts at the new boundary
+    Compact {
+        id: String,
+        /// Print the plan and write nothing
+        #[arg(long)]
+        plan: bool,
+        /// Compact only if the trigger says the context is full (as after each turn)
+        #[arg(long)]
+        auto: bool,
+        /// The model's context window in tokens
+        #[arg(long, value_name = "TOKENS", default_value_t = Settings::default().context_window)]
+        context_window: u64,
+        /// Keep at least this many tokens of the newest messages
+        #[arg(long, value_name = "TOKENS", default_value_t = 20_000)]
+        keep_recent_tokens: u64,
     },
     /// Check a session for unreadable lines, a torn tail, dangling parents and unanswered calls; exit 3 on problems
     Check { id: String },
@@ -561,6 +580,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
             };
             println!("{}", json(&engine.usage(&id, prices.as_ref()).map_err(fail)?)?);
         }
+        Command::Compact { id, plan: only_plan, auto, context_window, keep_recent_tokens } => {
+            let settings = Settings { context_window, keep: Keep::RecentTokens(keep_recent_tokens), ..Settings::default() };
+            let plan = engine.plan_compaction(&id, &settings, if auto { Mode::Auto } else { Mode::Manual }).map_err(fail)?;
+            if only_plan {
+                println!("{}", json(&plan)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let applied = if plan.has_work() { Some(compact_offline(&mut engine, &id, &plan)?) } else { None };
+            println!("{}", json(&serde_json::json!({ "plan": plan, "applied": applied }))?);
+        }
         Command::Check { id } => {
             let report = engine.check(&id).map_err(fail)?;
             println!("{}", json(&report)?);
@@ -592,6 +621,27 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `plan` through the core's compaction driver, each summary the offline one;
+/// a summary that fails is recorded (the circuit breaker counts it) and reported.
+fn compact_offline(engine: &mut Imported, id: &str, plan: &Plan) -> Result<Applied, String> {
+    let mut run = Run::new(plan.clone());
+    while let Step::Summarize { .. } = run.next() {
+        let summary = engine.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
+        run.handle_whole(summary);
+    }
+    match run.next() {
+        Step::Apply { summary } => {
+            let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
+            engine.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())
+        }
+        Step::RecordFailure { reason } => {
+            engine.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
+            Err(format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))
+        }
+        Step::Summarize { .. } | Step::Done => Err("the plan has nothing to apply".into()),
+    }
 }
 
 /// The keys under a prefix in this folder, as the storage names them (Mneme's own
