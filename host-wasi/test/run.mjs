@@ -175,7 +175,7 @@ try {
     assert(readFileSync(file, "utf8").startsWith(before), "compaction changed a line it found");
     const resumed = JSON.parse(ok(run(MNEME, ["--root", folder, "resume", "chat", "--json"])));
     assert(resumed.compacted && resumed.messages[0].is_compact_summary, JSON.stringify(resumed.messages[0]).slice(0, 300));
-    assert(resumed.messages.at(-1).text.startsWith("answer 11"), JSON.stringify(resumed.messages.at(-1)).slice(0, 200));
+    assert(resumed.messages.at(-1).content[0].text.startsWith("answer 11"), JSON.stringify(resumed.messages.at(-1)).slice(0, 200));
   });
 } finally {
   rmSync(scratch, { recursive: true, force: true });
