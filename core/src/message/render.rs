@@ -157,11 +157,15 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
         merged = merge_roles(merged);
     }
     let interrupted = answer_every_call(&mut merged);
-    for turn in merged.iter_mut().filter(|t| !t.assistant) {
-        // The API wants a reply's results first in the message that follows it.
-        let (mut results, rest): (Vec<Block>, Vec<Block>) = core::mem::take(&mut turn.blocks).into_iter().partition(Block::is_result);
-        results.extend(rest);
-        turn.blocks = results;
+    for turn in &mut merged {
+        // The API wants a reply's results first in the message that follows it, and, with
+        // thinking on, a last reply to start with its thinking ("a final `assistant`
+        // message must start with a thinking block"): two replies merged, or one given
+        // in another order, would not.
+        let first = |block: &Block| if turn.assistant { matches!(block.kind, Kind::Thinking { .. }) } else { block.is_result() };
+        let (mut leading, rest): (Vec<Block>, Vec<Block>) = core::mem::take(&mut turn.blocks).into_iter().partition(first);
+        leading.extend(rest);
+        turn.blocks = leading;
     }
     provider_tool_ids(&mut merged, provider);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));

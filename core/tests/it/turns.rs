@@ -387,8 +387,13 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
         if blocks.iter().any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty())) {
             return Some(format!("message {n} has a blank text block"));
         }
-        if assistant && blocks.last().is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking") {
+        let thinking = |b: &Value| b["type"] == "thinking" || b["type"] == "redacted_thinking";
+        if assistant && blocks.last().is_some_and(thinking) {
             return Some(format!("message {n} ends in thinking"));
+        }
+        // With thinking on, a last reply must start with its thinking.
+        if assistant && blocks.iter().skip_while(|b| thinking(b)).any(thinking) {
+            return Some(format!("message {n} has thinking after another block"));
         }
         let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| &b["id"]).collect();
         let pattern = |id: &&Value| {
@@ -948,6 +953,29 @@ fn call_ids_a_provider_refuses_are_rewritten_for_it() {
     let anthropic = body(&Store::new(&storage), Provider::Anthropic, &[]);
     assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
     assert_eq!(anthropic["messages"][1]["content"][0]["id"], anthropic["messages"][2]["content"][0]["tool_use_id"]);
+}
+
+/// Two replies in a row (a reply given after one that stopped), the second thinking
+/// before its call, are one message with the thinking first, as Anthropic takes a last
+/// reply when thinking is on.
+#[test]
+fn two_replies_in_a_row_are_one_message_with_the_thinking_first() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let messages = json!([
+        { "role": "user", "content": "go" },
+        { "role": "assistant", "content": [{ "type": "text", "text": "Let me look." }] },
+        { "role": "assistant", "content": [
+            { "type": "thinking", "thinking": "ls first", "signature": "sig" },
+            { "type": "tool_use", "id": "t1", "name": "bash", "input": {} },
+        ] },
+        { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "a.txt" }] },
+    ]);
+    block_on(store.append_turn("s", turn("u", messages))).unwrap();
+    let anthropic = body(&store, Provider::Anthropic, &[]);
+    assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
+    let kinds: Vec<&str> = anthropic["messages"][1]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["thinking", "text", "tool_use"]);
 }
 
 /// A call whose result a file holds twice (written again, or two result messages in a
