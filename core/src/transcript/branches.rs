@@ -11,7 +11,7 @@ use super::scan::{self, Line};
 use super::shorten;
 use super::thread::Loaded;
 use super::tokens::line_usage;
-use crate::message::Usage;
+use crate::message::{Usage, canonical};
 
 /// One branch of a conversation: from its root to a leaf message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -163,7 +163,12 @@ impl Loaded<'_> {
                 covered[i] = true;
             }
             let line = &self.lines[leaf];
-            let (role, text) = scan::message_text(line.env.message);
+            // As the context reads the message: a tool result or a call shows as a marker
+            // (`[tool_result toolu_…]`), not as nothing.
+            let (role, text) = match canonical::stored(line.env.kind(), line.env.message) {
+                Some(stored) => (Some(stored.role), stored.text.into_owned()),
+                None => scan::message_text(line.env.message),
+            };
             let forks_at = if current {
                 None
             } else {

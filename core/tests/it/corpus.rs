@@ -75,6 +75,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     let branches = block_on(store.branches("s")).unwrap();
     let leaves: Vec<(&str, bool)> = branches.iter().map(|b| (&b.leaf[..8], b.current)).collect();
     assert_eq!(leaves, [("b090634d", true), ("ce1910a6", false)]);
+    assert_eq!(branches[1].text, "[tool_result toolu_017apUgL1dk6KNAsRFAaFV2n]", "a result's leaf shows as the context reads it");
 }
 
 #[test]
