@@ -2,10 +2,10 @@
 //! (the core linked natively, the component under wasmtime) and what the
 //! conformance suite tests, so an operation is declared once for all of them.
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::compaction::{Mode, Plan, Settings};
+use crate::compaction::{Mode, Plan, Run, Settings, Step};
 use crate::crab::CrabSession;
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
@@ -139,6 +139,26 @@ pub trait Engine<E: EngineError = Error> {
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
     fn silent_reply(&mut self, text: &str) -> Result<Reply, E>;
+
+    /// Applies `plan` of session `id` through the compaction driver ([`Run`]), every
+    /// summary the offline one: for a host with no model to ask. A summary that fails
+    /// is recorded, as the driver asks (the circuit breaker counts it), and returned as
+    /// the inner `Err`; nothing is changed then.
+    fn compact_offline(&mut self, id: &str, plan: &Plan, ids: &CompactionIds, now_ms: i64) -> Result<Result<Applied, String>, E> {
+        let mut run = Run::new(plan.clone());
+        while let Step::Summarize { .. } = run.next() {
+            let summary = self.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
+            run.handle_whole(summary);
+        }
+        match run.next() {
+            Step::Apply { summary } => self.apply_compaction(id, run.plan(), &summary, ids, now_ms).map(Ok),
+            Step::RecordFailure { reason } => {
+                self.record_compaction_failure(id, &reason, now_ms)?;
+                Ok(Err(reason))
+            }
+            Step::Summarize { .. } | Step::Done => Ok(Err("the plan has nothing to apply".into())),
+        }
+    }
 }
 
 /// The core itself, driving its futures to completion over a synchronous storage.

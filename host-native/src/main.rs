@@ -1440,7 +1440,8 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
             println!("  task {task:>2}: {} tool calls, {} tokens, below the trigger at {}", tools - 1, plan.tokens_before, plan.limit);
             continue;
         }
-        let applied = compact_with(&mut *sessions, &session_id, plan.clone(), &Summarizer::Extractive, false)??;
+        let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
+        let applied = sessions.compact_offline(&session_id, &plan, &ids, now_ms()).map_err(|e| e.to_string())??;
         compactions += 1;
         println!(
             "  task {task:>2}: {} tool calls, {} tokens reached the trigger at {}: compacted {} → {} tokens",

@@ -226,10 +226,6 @@ impl<S: Storage> Store<S> {
                         Format::Claude.dialect().turn(&header, messages, at.calls)
                     })
                     .await;
-                // As for the session itself (see `write_locked`): whether the append landed
-                // is unknown, and a storage whose append reports a failure may still
-                // complete it later, so no turn is written until the session is reopened.
-                state.poisoned |= written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. })));
                 self.agents.borrow_mut().insert(key.clone(), state);
                 written
             })
@@ -337,10 +333,6 @@ impl<S: Storage> Store<S> {
         // no state behind, and the next write reads the session again.
         let mut state = self.refresh(id, project, base).await?;
         let written = self.write_state(id, options, Target::Session, &mut state, line).await;
-        if written.as_ref().is_err_and(|error| matches!(error, Error::Storage(StorageError::Io { .. }))) {
-            // Whether an append that failed with an I/O error landed is unknown.
-            state.poisoned = true;
-        }
         self.open.borrow_mut().insert(id.to_owned(), state);
         written
     }
@@ -406,8 +398,12 @@ impl<S: Storage> Store<S> {
             refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
         }
         // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
-        // contract: the state is still known.
-        let new_size = self.storage.append(&key, record.as_bytes()).await?;
+        // contract: the state is still known. After an I/O error whether the append
+        // landed is unknown, and a storage may still complete it later: the session
+        // takes no write until it is reopened.
+        let new_size = self.storage.append(&key, record.as_bytes()).await.inspect_err(|error| {
+            state.poisoned |= matches!(error, StorageError::Io { .. });
+        })?;
         state.sizes.resize(part as usize, 0);
         state.sizes[part as usize - 1] = new_size;
         state.last_part_lines = line_no.saturating_add((line_count - 1) as u32);

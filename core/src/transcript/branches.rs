@@ -3,7 +3,7 @@
 //! adds up what replies reported in `usage`, once per reply (`message.id`).
 
 use alloc::borrow::Cow;
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -142,20 +142,23 @@ impl Loaded<'_> {
         let links = self.links();
         let current_chain = self.chain_in(&links);
         let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
-        let on_current: BTreeSet<usize> = current_chain.iter().copied().collect();
+        let mut on_current = alloc::vec![false; self.lines.len()];
+        for &i in &current_chain {
+            on_current[i] = true;
+        }
         // A leaf another branch passes through is part of it, not a branch of its own:
         // one the current branch passes (what a compaction summarised), and the result of
         // a parallel call that a branch's chain gathers after its call (see
         // `Loaded::chain_from`). Claude Code writes such a result before the lines that
         // continue its reply, so the leaves are taken newest first, each chain marking
         // the lines it passes.
-        let mut covered = alloc::vec![false; self.lines.len()];
+        let mut covered = on_current.clone();
         let mut leaves = self.leaf_messages(&links.index);
         leaves.reverse();
         let mut branches: Vec<(usize, Branch)> = Vec::new();
         for leaf in leaves {
             let current = Some(leaf) == current_leaf;
-            if !current && (on_current.contains(&leaf) || covered[leaf]) {
+            if !current && covered[leaf] {
                 continue;
             }
             let chain = self.chain_from(leaf, &links);
@@ -175,7 +178,7 @@ impl Loaded<'_> {
                 chain
                     .iter()
                     .rev()
-                    .find(|i| on_current.contains(i) && self.lines[**i].env.is_message())
+                    .find(|&&i| on_current[i] && self.lines[i].env.is_message())
                     .and_then(|&i| self.lines[i].env.uuid())
                     .map(ToString::to_string)
             };

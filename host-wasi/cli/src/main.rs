@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mneme_core::compaction::{Keep, Run, Step};
+use mneme_core::compaction::Keep;
 use mneme_core::crab::CrabSession;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
@@ -587,7 +587,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("{}", json(&plan)?);
                 return Ok(ExitCode::SUCCESS);
             }
-            let applied = if plan.has_work() { Some(compact_offline(&mut engine, &id, &plan)?) } else { None };
+            let applied = if plan.has_work() {
+                let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
+                let applied = engine.compact_offline(&id, &plan, &ids, now_ms()).map_err(fail)?;
+                Some(applied.map_err(|reason| format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))?)
+            } else {
+                None
+            };
             println!("{}", json(&serde_json::json!({ "plan": plan, "applied": applied }))?);
         }
         Command::Check { id } => {
@@ -621,27 +627,6 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Applies `plan` through the core's compaction driver, each summary the offline one;
-/// a summary that fails is recorded (the circuit breaker counts it) and reported.
-fn compact_offline(engine: &mut Imported, id: &str, plan: &Plan) -> Result<Applied, String> {
-    let mut run = Run::new(plan.clone());
-    while let Step::Summarize { .. } = run.next() {
-        let summary = engine.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
-        run.handle_whole(summary);
-    }
-    match run.next() {
-        Step::Apply { summary } => {
-            let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
-            engine.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())
-        }
-        Step::RecordFailure { reason } => {
-            engine.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
-            Err(format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))
-        }
-        Step::Summarize { .. } | Step::Done => Err("the plan has nothing to apply".into()),
-    }
 }
 
 /// The keys under a prefix in this folder, as the storage names them (Mneme's own
