@@ -151,8 +151,13 @@ impl Loaded<'_> {
         // a parallel call that a branch's chain gathers after its call (see
         // `Loaded::chain_from`). Claude Code writes such a result before the lines that
         // continue its reply, so the leaves are taken newest first, each chain marking
-        // the lines it passes.
+        // the lines it passes. One written after them (another writer, a merged file) was
+        // listed before the chain that gathers it: that chain takes it back. Two results
+        // of one reply gather each other; the newer is listed, its chain covering the
+        // older before that is reached.
         let mut covered = on_current.clone();
+        let mut listed = alloc::vec![false; self.lines.len()];
+        let mut gathered_later = alloc::vec![false; self.lines.len()];
         let mut leaves = self.leaf_messages(&links.index);
         leaves.reverse();
         let mut branches: Vec<(usize, Branch)> = Vec::new();
@@ -164,7 +169,9 @@ impl Loaded<'_> {
             let chain = self.chain_from(leaf, &links);
             for &i in &chain {
                 covered[i] = true;
+                gathered_later[i] |= listed[i] && i != leaf;
             }
+            listed[leaf] = true;
             let line = &self.lines[leaf];
             // As the context reads the message: a tool result or a call shows as a marker
             // (`[tool_result toolu_…]`), not as nothing.
@@ -198,6 +205,7 @@ impl Loaded<'_> {
         }
         // The current branch first, as resume follows it; the rest in file order, so a
         // listing reads as the session grew.
+        branches.retain(|(leaf, branch)| branch.current || !gathered_later[*leaf]);
         branches.sort_by_key(|(leaf, branch)| (!branch.current, *leaf));
         let branches: Vec<Branch> = branches.into_iter().map(|(_, branch)| branch).collect();
         let (total, replies) = self.usage_total();
@@ -222,6 +230,18 @@ mod tests {
         alloc::format!(
             "{{\"type\":\"assistant\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{message}}}\n"
         )
+    }
+
+    /// A line of `kind` at millisecond `ms`.
+    fn entry(kind: &str, uuid: &str, parent: Option<&str>, message: &str, ms: u32) -> String {
+        let parent = parent.map_or("null".into(), |p| alloc::format!("\"{p}\""));
+        alloc::format!(
+            "{{\"type\":\"{kind}\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.{ms:03}Z\",\"message\":{message}}}\n"
+        )
+    }
+
+    fn result(call: &str) -> String {
+        alloc::format!("{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{call}\",\"content\":\"ok\"}}]}}")
     }
 
     /// Claude Code writes a streamed reply as a line per block, each with the usage
@@ -251,21 +271,12 @@ mod tests {
     /// branch, not a branch of its own.
     #[test]
     fn a_parallel_calls_result_on_an_old_branch_is_no_branch() {
-        let entry = |kind: &str, uuid: &str, parent: Option<&str>, message: &str, ms: u32| {
-            let parent = parent.map_or("null".into(), |p| alloc::format!("\"{p}\""));
-            alloc::format!(
-                "{{\"type\":\"{kind}\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.{ms:03}Z\",\"message\":{message}}}\n"
-            )
-        };
         let call = |id: &str| {
             alloc::format!(
                 "{{\"role\":\"assistant\",\"id\":\"msg_1\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"ls\",\"input\":{{}}}}]}}"
             )
         };
-        let result = |id: &str| {
-            alloc::format!("{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":\"ok\"}}]}}")
-        };
-        let text = [
+        let lines = [
             entry("user", "u1", None, "{\"role\":\"user\",\"content\":\"look\"}", 1),
             entry("assistant", "c1", Some("u1"), &call("t1"), 2),
             entry("assistant", "c2", Some("c1"), &call("t2"), 3),
@@ -274,12 +285,36 @@ mod tests {
             entry("assistant", "a1", Some("r2"), "{\"role\":\"assistant\",\"id\":\"msg_2\",\"content\":\"both listed\"}", 6),
             // The rewind: another reply to the prompt, now the current branch.
             entry("assistant", "a2", Some("u1"), "{\"role\":\"assistant\",\"id\":\"msg_3\",\"content\":\"again\"}", 7),
+        ];
+        // As Claude Code writes it, and with the first call's result written after the
+        // reply went on (another writer, a merged file).
+        let late = [0, 1, 2, 4, 5, 3, 6];
+        for order in [[0, 1, 2, 3, 4, 5, 6], late] {
+            let text: String = order.iter().map(|&i| lines[i].as_str()).collect();
+            let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
+            let leaves: Vec<(&str, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.messages)).collect();
+            assert_eq!(leaves, [("a2", 2), ("a1", 6)], "lines in the order {order:?}");
+            assert_eq!(ledger.branches[1].forks_at.as_deref(), Some("u1"));
+        }
+    }
+
+    /// A reply's two calls answered, and nothing after: the results chain to their
+    /// calls' lines and gather each other. One branch, ending in the newer result.
+    #[test]
+    fn two_results_of_one_reply_left_unanswered_are_one_branch() {
+        let calls = "{\"role\":\"assistant\",\"id\":\"msg_1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"ls\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"ls\",\"input\":{}}]}";
+        let text = [
+            entry("user", "u1", None, "{\"role\":\"user\",\"content\":\"look\"}", 1),
+            entry("assistant", "c", Some("u1"), calls, 2),
+            // The rewind: another reply to the prompt, older than the results.
+            entry("assistant", "a", Some("u1"), "{\"role\":\"assistant\",\"id\":\"msg_2\",\"content\":\"hi\"}", 3),
+            entry("user", "r1", Some("c"), &result("t1"), 4),
+            entry("user", "r2", Some("c"), &result("t2"), 5),
         ]
         .concat();
         let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
-        let leaves: Vec<(&str, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.messages)).collect();
-        assert_eq!(leaves, [("a2", 2), ("a1", 6)]);
-        assert_eq!(ledger.branches[1].forks_at.as_deref(), Some("u1"));
+        let leaves: Vec<(&str, bool, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.current, b.messages)).collect();
+        assert_eq!(leaves, [("r2", true, 4), ("a", false, 2)]);
     }
 
     /// A line repeating an id (resumed sessions rewrite some) is not a branch of its
