@@ -38,7 +38,7 @@ async function client(program, args, options) {
   return (await child).stdout;
 }
 
-const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
 
 /** Mneme's resume of a session: [role, text] for each message, from its content blocks as a model gets them. */
 function resumed(root, id) {
@@ -109,6 +109,39 @@ function normalized(messages) {
     else out.push({ role: message.role, content: blocks });
   }
   return canonical(out);
+}
+
+/** Normalized messages as their blocks' kinds, call ids, result ids and texts, in order. */
+function calls(messages) {
+  return messages.map(({ role, content }) => [role, content.map((b) => [b.type, b.id ?? b.tool_use_id ?? b.text ?? ""])]);
+}
+
+/**
+ * `messages` without the "Tool loaded." text Claude Code adds after a tool search's
+ * result (a `tool_reference` list) when it sends it: the client's own, as its system
+ * reminders are.
+ */
+function withoutToolLoaded(messages) {
+  return messages.map((message) => {
+    if (!Array.isArray(message.content)) return message;
+    const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
+    const content = message.content.filter((b, i) => !(b.type === "text" && b.text === "Tool loaded." && message.content.slice(0, i).some(references)));
+    return { ...message, content };
+  });
+}
+
+/**
+ * `messages` with the calls of Claude Code's own tools as Claude Code 2.1.330 sends
+ * them on resume: it renamed `Task` to `Agent`. Its tools are its own; an agent on
+ * Mneme sends the calls its tools were given.
+ */
+function withClaudeCodesToolsRenamed(messages) {
+  const renamed = (block) => {
+    if (block.type !== "tool_use") return block;
+    if (block.name === "Task") return { ...block, name: "Agent" };
+    return block;
+  };
+  return messages.map((message) => (Array.isArray(message.content) ? { ...message, content: message.content.map(renamed) } : message));
 }
 
 /** Mneme's provider-ready context of a session. */
@@ -310,6 +343,44 @@ try {
     const request = await resume(imported.id, "next question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
   });
+
+  // Sessions the real Claude Code wrote (the corpus, 2.0.37 to 2.1.114), resumed by
+  // Claude Code 2.1.330: it must send what Mneme's provider context holds. Not here:
+  // the 1.0.x sessions, whose replies come from claude-sonnet-4-20250514 — Claude Code
+  // strips the thinking of replies it cannot resume with its own model, and puts a
+  // reply of its own ("No response requested.") after a conversation that ends on
+  // the user's side: what a client decides for the model it calls, not what the file
+  // holds.
+  // In 03 Claude Code also moves the calls of its team tools (2.1.114's) to the tools
+  // it has now (`SendMessage`'s input fields, `tool_reference` names): there the
+  // messages are compared as calls, results and texts, in order.
+  const CLAUDE_CORPUS = [
+    "01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+    "03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    "04-v2.1.42-progress/-experiments-ideas/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+    "05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl",
+    "07-v2.0.55-flat-agents/-src-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl",
+    "08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
+    "09-v2.0.37-coderabbit/-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+  ];
+  for (const path of CLAUDE_CORPUS) {
+    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}) with exactly Mneme's provider context`, async () => {
+      const { root, work, resume } = claudeCode(`claude-corpus-${path.slice(0, 2)}`);
+      const file = path.split("/").at(-1);
+      const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
+      mkdirSync(project, { recursive: true });
+      copyFileSync(join(HERE, "../tests/corpus/claude", path), join(project, file));
+      const id = file.replace(/\.jsonl$/, "");
+      const before = providerContext(root, id);
+      const request = await resume(id, "next question");
+      const compared = path.startsWith("03") ? (messages) => calls(normalized(messages)) : normalized;
+      assertEqual(
+        compared(withoutToolLoaded(request.messages)),
+        compared([...withClaudeCodesToolsRenamed(before), prompt("next question")]),
+        "what Claude Code sent is Mneme's provider context plus the new prompt",
+      );
+    });
+  }
 
   await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
     const { SessionManager } = await import("@mariozechner/pi-coding-agent");

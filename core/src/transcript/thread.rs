@@ -317,64 +317,90 @@ impl<'a> Loaded<'a> {
         self.with_parallel_results(chain, &seen, links)
     }
 
-    /// `chain` with the results of parallel calls the walk passed by. Claude Code 2.1
-    /// chains the result of each call of a reply to the line of that call, and the
-    /// reply's next line to the last call's result: the results of the other calls
-    /// hang off the chain, and Claude Code sends them on resume. Each is put back after
-    /// its call's line — unless its call is the chain's last line (a rewind to it
-    /// continues before the result), the line also holds more than results, or a line
-    /// of the reply on the chain answers the same call (a result given again after a
-    /// rewind is the chain's).
+    /// `chain` with the lines of its replies that the walk passed by. Claude Code 2.1
+    /// writes a reply as a line per block, each under the one before, and the result
+    /// of each call under that call's line; the reply's next line continues under one
+    /// of the results (the last call's in 2.1.39, whichever came last in 2.1.114). The
+    /// other results hang off the chain — and in 2.1.114 the reply's later lines too,
+    /// with their calls — and Claude Code sends them all on resume. Each is put back
+    /// after the chain line it hangs from, in file order — unless that is the chain's
+    /// last line (a rewind to it continues before them). A result is put back only when
+    /// it answers calls of the line it hangs under and nothing else, and no line of the
+    /// reply on the chain answers the same call (a result given again after a rewind is
+    /// the chain's).
     fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
         let Some(&last) = chain.last() else { return chain };
         // In a sub-agent's own file every line is a sidechain line.
         let sidechains_too = chain.iter().all(|&i| self.lines[i].env.is_sidechain.0);
-        let strays: Vec<(usize, usize)> = (0..self.lines.len())
-            .filter(|&i| !walked[i] && links.first.get(i) == Some(&i))
-            .filter_map(|i| {
-                let line = &self.lines[i];
-                let parent = links.parent(i).filter(|&p| p != last && walked.get(p) == Some(&true))?;
-                let candidate = line.env.line_type == LineType::User
-                    && self.lines[parent].env.line_type == LineType::Assistant
-                    && (sidechains_too || !line.env.is_sidechain.0)
-                    && self.is_live(line);
-                candidate.then_some((parent, i))
-            })
-            .collect();
-        if strays.is_empty() {
-            return chain;
-        }
         let mut position = alloc::vec![NO_LINE; self.lines.len()];
         for (at, &i) in chain.iter().enumerate() {
             position[i] = at;
         }
+        // Where each line put back goes: after the chain line at this position. A line
+        // comes after its parent in the file, so one pass finds a reply's later lines
+        // and the results under them.
+        let mut anchor = alloc::vec![NO_LINE; self.lines.len()];
+        let mut results: Vec<(usize, usize)> = Vec::new();
         let mut after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        // Of two strays answering one call (a result given again off the chain), the
+        for i in 0..self.lines.len() {
+            if walked.get(i) != Some(&false) || links.first.get(i) != Some(&i) {
+                continue;
+            }
+            let line = &self.lines[i];
+            let Some(parent) = links.parent(i).filter(|&p| p != last) else { continue };
+            let at = if walked.get(parent) == Some(&true) { position[parent] } else { anchor[parent] };
+            let candidate = at != NO_LINE
+                && self.lines[parent].env.line_type == LineType::Assistant
+                && (sidechains_too || !line.env.is_sidechain.0)
+                && self.is_live(line);
+            if !candidate {
+                continue;
+            }
+            match line.env.line_type {
+                LineType::Assistant => {
+                    let reply = |line: usize| canonical::activity(&self.lines[line]).and_then(|a| a.id);
+                    if reply(i).is_some_and(|id| reply(parent).as_ref() == Some(&id)) {
+                        anchor[i] = at;
+                        after.entry(at).or_default().push(i);
+                    }
+                }
+                LineType::User => results.push((parent, i)),
+                _ => {}
+            }
+        }
+        // Of two results answering one call (a result given again off the chain), the
         // later is the one kept.
         let mut answered: BTreeSet<String> = BTreeSet::new();
-        for (parent, stray) in strays.into_iter().rev() {
-            let at = position[parent];
-            if at == NO_LINE {
-                continue;
-            }
-            let (Some(call), Some(result)) = (canonical::activity(&self.lines[parent]), canonical::activity(&self.lines[stray])) else {
+        let mut kept: Vec<(usize, usize)> = Vec::new();
+        for (parent, result) in results.into_iter().rev() {
+            let at = if walked.get(parent) == Some(&true) { position[parent] } else { anchor[parent] };
+            let (Some(call), Some(answer)) = (canonical::activity(&self.lines[parent]), canonical::activity(&self.lines[result])) else {
                 continue;
             };
-            let answers_the_call = !result.other
-                && !result.answers.is_empty()
-                && result.answers.iter().all(|id| call.calls.iter().any(|(called, _)| called == id));
+            let answers_the_call = !answer.other
+                && !answer.answers.is_empty()
+                && answer.answers.iter().all(|id| call.calls.iter().any(|(called, _)| called == id));
             if answers_the_call
-                && !result.answers.iter().any(|id| answered.contains(id))
-                && !self.reply_answers(&chain[at..], call.id.as_deref(), &result.answers)
+                && !answer.answers.iter().any(|id| answered.contains(id))
+                && !self.reply_answers(&chain[at..], call.id.as_deref(), &answer.answers)
             {
-                answered.extend(result.answers);
-                after.entry(at).or_default().insert(0, stray);
+                answered.extend(answer.answers);
+                kept.push((at, result));
             }
+        }
+        if after.is_empty() && kept.is_empty() {
+            return chain;
+        }
+        for (at, result) in kept {
+            after.entry(at).or_default().push(result);
         }
         let mut gathered = Vec::with_capacity(chain.len() + after.values().map(Vec::len).sum::<usize>());
         for (at, i) in chain.into_iter().enumerate() {
             gathered.push(i);
-            gathered.extend(after.remove(&at).unwrap_or_default());
+            if let Some(mut put_back) = after.remove(&at) {
+                put_back.sort_unstable();
+                gathered.extend(put_back);
+            }
         }
         gathered
     }

@@ -78,6 +78,39 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     assert_eq!(branches[1].text, "[tool_result toolu_017apUgL1dk6KNAsRFAaFV2n]", "a result's leaf shows as the context reads it");
 }
 
+/// Claude Code 2.1.114 chains a reply's lines one under the other and each result
+/// under its call's line; the reply went on under one result, and two of its lines
+/// (with their calls) and their results hang off the chain. Claude Code 2.1.330 sends
+/// them on resume, the results in file order (clients/run.mjs checks the whole
+/// session against the real client).
+#[test]
+fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
+    let path = corpus().join("claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
+    let storage = InMemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
+    let store = Store::new(&storage);
+    let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+    let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let ids = |message: &serde_json::Value, kind: &str, field: &str| -> Vec<String> {
+        let blocks = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+        // The ids' ends, as short as tells them apart.
+        let end = |id: &str| id[id.len() - 6..].to_owned();
+        blocks.iter().filter(|b| b["type"] == kind).map(|b| end(b[field].as_str().unwrap())).collect()
+    };
+    let (calls, results): (Vec<_>, Vec<_>) = messages
+        .windows(2)
+        .map(|pair| (ids(&pair[0], "tool_use", "id"), ids(&pair[1], "tool_result", "tool_use_id")))
+        .filter(|(calls, _)| calls.len() > 4)
+        .unzip();
+    assert_eq!(calls[1], ["n6n8Py", "xQAJKd", "y1wo4S", "5X9UUy", "3afGDT", "bEjVrx"]);
+    assert_eq!(results[1], ["n6n8Py", "xQAJKd", "y1wo4S", "bEjVrx", "3afGDT", "5X9UUy"]);
+    assert_eq!(context.interrupted, Vec::<String>::new());
+    // The results off the chain are no branches of their own.
+    let branches = block_on(store.branches("s")).unwrap();
+    assert_eq!(branches.len(), 1, "{branches:#?}");
+}
+
 #[test]
 fn resume_starts_at_the_real_compaction() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
