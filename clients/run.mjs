@@ -382,6 +382,29 @@ try {
     });
   }
 
+  await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions) with exactly Mneme's provider context", async () => {
+    const home = join(scratch, "pi-corpus-home");
+    const work = join(scratch, "pi-corpus-work");
+    const root = join(scratch, "pi-corpus-store");
+    mkdirSync(join(home, ".pi/agent"), { recursive: true });
+    mkdirSync(work, { recursive: true });
+    mkdirSync(join(root, "projects/p"), { recursive: true });
+    writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
+    // pi opens a session only in the folder it was started in: the header names this
+    // one. The rest of the file is pi's own (pi migrates it to v3 when it opens it).
+    const [header, ...rest] = readFileSync(join(HERE, "../tests/corpus/pi/v1/before-compaction.jsonl"), "utf8").split("\n");
+    const file = join(root, "projects/p/before-compaction.jsonl");
+    writeFileSync(file, [JSON.stringify({ ...JSON.parse(header), cwd: work }), ...rest].join("\n"));
+    const before = providerContext(root, "before-compaction");
+    // The session's own model: pi sends another model's thinking as text.
+    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+    api.requests.length = 0;
+    await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", file, "-p", "next question"], { cwd: work, env });
+    assertEqual(api.requests.length, 1, "pi made one request");
+    assertEqual(before.length, 425, "Mneme's context is the session's from its last compaction on");
+    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
+  });
+
   await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
     const { SessionManager } = await import("@mariozechner/pi-coding-agent");
     const root = join(scratch, "pi-import-store");

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{BlockKind, Message};
 pub(crate) use crate::support::ids::nth_uuid;
-use crate::transcript::scan::Line;
+use crate::transcript::scan::{Line, LineType};
 
 pub(crate) mod claude;
 pub(crate) mod crab;
@@ -40,9 +40,11 @@ impl Format {
     }
 
     /// The dialect a session's lines are written in, judged from its first readable
-    /// lines (an empty session is Claude Code's).
+    /// lines (an empty session is Claude Code's). Lines from the middle of a file (a
+    /// resume reads from the end) have no pi header, but pi's messages are its
+    /// `"type":"message"` entries, a type no other dialect writes.
     pub(crate) fn detect(lines: &[Line]) -> Format {
-        if lines.first().is_some_and(pi::is_header) {
+        if lines.first().is_some_and(pi::is_header) || lines.iter().any(|line| line.env.line_type == LineType::Message) {
             Format::Pi
         } else if lines.iter().take(8).any(crab::is_crab_line) {
             Format::Crab
@@ -201,7 +203,29 @@ pub(crate) trait Dialect {
     fn rollover(&self, header: &Header, compaction: &Compaction, fork: &Fork) -> Result<String, Error>;
     /// The line that links a sub-agent's transcript from the tool call that started it.
     fn agent_link(&self, header: &Header, agent_id: &str, call: &str) -> Result<String, Error>;
+    /// What the session's own client sends the model for a call whose result was never
+    /// recorded (a turn cut short): Claude Code 2.1's, unless the dialect's client
+    /// sends something else.
+    fn interrupted_call(&self) -> Interrupted {
+        Interrupted { result: INTERRUPTED_RESULT, reply: Some(NO_RESPONSE) }
+    }
 }
+
+/// See [`Dialect::interrupted_call`].
+pub(crate) struct Interrupted {
+    /// The text of the synthetic error result.
+    pub result: &'static str,
+    /// The reply put after such results when they end the conversation, if any.
+    pub reply: Option<&'static str>,
+}
+
+/// What Claude Code 2.1 puts in place of the result of a call a turn never finished.
+const INTERRUPTED_RESULT: &str = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
+
+/// The reply Claude Code puts after such results when they end the conversation, so
+/// the next prompt does not run into them (a context whose last message is a user's,
+/// injected or not, has no need of it).
+const NO_RESPONSE: &str = "No response requested.";
 
 /// A fork: the new session and its origin.
 pub(crate) struct Fork<'a> {

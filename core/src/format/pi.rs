@@ -250,6 +250,12 @@ impl Dialect for Pi {
         Err(super::unsupported(Format::Pi, "sub-agent transcripts (pi keeps none)"))
     }
 
+    /// pi-ai's (`transform-messages.js`): an error result saying so, and no reply of
+    /// its own after it.
+    fn interrupted_call(&self) -> super::Interrupted {
+        super::Interrupted { result: "No result provided", reply: None }
+    }
+
     /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names
     /// the original, then the entries of the path, unchanged (their ids chain already).
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {

@@ -487,7 +487,8 @@ impl<S: Storage> Store<S> {
         let count = messages.len() as u32;
         let data = match format {
             ExportFormat::Openai => {
-                let body: Value = serde_json::from_str(&render::render(context.clone(), Provider::Openai, &[]).body).unwrap_or_default();
+                let body: Value =
+                    serde_json::from_str(&render::render(context.clone(), own, Provider::Openai, &[]).body).unwrap_or_default();
                 let mut text = crate::format::json(&body["messages"])?;
                 text.push('\n');
                 text.into_bytes()

@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::{Injection, Place, Provider, Speaker};
+use crate::format::{Format, Interrupted};
 use crate::support::json;
 use crate::transcript::Context;
 
@@ -32,14 +33,6 @@ pub struct ProviderContext {
     /// result so the provider accepts the request.
     pub interrupted: Vec<String>,
 }
-
-/// What Claude Code 2.1 puts in place of the result of a call a turn never finished.
-pub(crate) const INTERRUPTED_RESULT: &str = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
-
-/// The reply Claude Code puts after such results when they end the conversation, so
-/// the next prompt does not run into them (a context whose last message is a user's,
-/// injected or not, has no need of it).
-pub(crate) const NO_RESPONSE: &str = "No response requested.";
 
 struct Turn {
     assistant: bool,
@@ -138,9 +131,9 @@ fn blocks_by_value(content: &str) -> Vec<Block> {
     serde_json::from_str::<Vec<Value>>(content).unwrap_or_default().iter().map(|block| Block::of(block.to_string())).collect()
 }
 
-/// `context` in `provider`'s shape. It is let go once its blocks are read: the
-/// file's text it shares is not held while the body is written.
-pub(crate) fn render(context: Context, provider: Provider, injections: &[Injection]) -> ProviderContext {
+/// `context`, of a session in `format`, in `provider`'s shape. It is let go once its
+/// blocks are read: the file's text it shares is not held while the body is written.
+pub(crate) fn render(context: Context, format: Format, provider: Provider, injections: &[Injection]) -> ProviderContext {
     let compacted = context.compacted;
     let turns: Vec<Turn> = context
         .messages
@@ -156,7 +149,7 @@ pub(crate) fn render(context: Context, provider: Provider, injections: &[Injecti
     if drop_orphaned_results(&mut merged) {
         merged = merge_roles(merged);
     }
-    let interrupted = answer_every_call(&mut merged);
+    let interrupted = answer_every_call(&mut merged, &format.dialect().interrupted_call());
     for turn in &mut merged {
         // The API wants a reply's results first in the message that follows it, and, with
         // thinking on, a last reply to start with its thinking ("a final `assistant`
@@ -339,8 +332,8 @@ fn drop_orphaned_results(turns: &mut Vec<Turn>) -> bool {
 }
 
 /// Gives every call without a result in the message after it a synthetic error
-/// result there; returns the calls it answered.
-fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
+/// result there, as the session's client does; returns the calls it answered.
+fn answer_every_call(turns: &mut Vec<Turn>, synthetic: &Interrupted) -> Vec<String> {
     let mut interrupted = Vec::new();
     let mut i = 0;
     while i < turns.len() {
@@ -363,7 +356,7 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
             .collect();
         for id in &missing {
             let mut result = String::from("{\"content\":");
-            json::push_string(&mut result, INTERRUPTED_RESULT);
+            json::push_string(&mut result, synthetic.result);
             result.push_str(",\"is_error\":true,\"tool_use_id\":");
             json::push_string(&mut result, id);
             result.push_str(",\"type\":\"tool_result\"}");
@@ -373,8 +366,8 @@ fn answer_every_call(turns: &mut Vec<Turn>) -> Vec<String> {
         let only_results = next.blocks.iter().all(Block::is_result);
         let ends = !missing.is_empty() && i + 2 == turns.len() && only_results;
         interrupted.extend(missing);
-        if ends {
-            turns.push(Turn { assistant: true, blocks: alloc::vec![Block::text(NO_RESPONSE)] });
+        if let Some(reply) = synthetic.reply.filter(|_| ends) {
+            turns.push(Turn { assistant: true, blocks: alloc::vec![Block::text(reply)] });
         }
         i += 2;
     }

@@ -342,11 +342,12 @@ impl<S: Storage> Store<S> {
     /// as the context needs (a compacted session of any size costs a read of what
     /// follows its last compaction), and all of it for a session never compacted.
     pub async fn context(&self, id: &str) -> Result<Context, Error> {
-        self.context_from_end(id, TAIL_BYTES).await
+        Ok(self.context_from_end(id, TAIL_BYTES).await?.0)
     }
 
-    /// [`Store::context`], reading `first` bytes from the end first.
-    async fn context_from_end(&self, id: &str, first: u64) -> Result<Context, Error> {
+    /// [`Store::context`] and the session's dialect, reading `first` bytes from the end
+    /// first.
+    async fn context_from_end(&self, id: &str, first: u64) -> Result<(Context, Format), Error> {
         let parts = self.require(id).await?;
         let total = parts.parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.size));
         let mut want = first.max(1);
@@ -355,7 +356,8 @@ impl<S: Storage> Store<S> {
                 let raw = self.read_parts(&parts).await?;
                 return Ok(with_shared(1, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
                     let plan = loaded.context_lines();
-                    loaded.into_context(plan, sources)
+                    let format = Format::detect(&loaded.lines);
+                    (loaded.into_context(plan, sources), format)
                 }));
             }
             let (first_part, raw) = self.read_tail(&parts, want).await?;
@@ -365,7 +367,8 @@ impl<S: Storage> Store<S> {
                 continue;
             }
             let context = with_shared(first_part, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
-                loaded.end_plan().map(|plan| loaded.into_context(plan, sources))
+                let format = Format::detect(&loaded.lines);
+                loaded.end_plan().map(|plan| (loaded.into_context(plan, sources), format))
             });
             if let Some(context) = context {
                 return Ok(context);
@@ -415,8 +418,8 @@ impl<S: Storage> Store<S> {
                 "injection {n} has no text: the provider refuses a message of nothing but white space; leave it out"
             )));
         }
-        let context = self.context(id).await?;
-        Ok(render::render(context, provider, injections))
+        let (context, format) = self.context_from_end(id, TAIL_BYTES).await?;
+        Ok(render::render(context, format, provider, injections))
     }
 
     /// The load report of session `id` plus dangling parents and orphaned tool calls.
@@ -838,7 +841,7 @@ mod tests {
             let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.end_plan().is_some());
             assert_eq!(enough, id != "r" && id != "n", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
             for first in (1..=total + 1).step_by(13) {
-                let context = block_on(store.context_from_end(id, first)).unwrap();
+                let (context, _) = block_on(store.context_from_end(id, first)).unwrap();
                 assert_eq!(context, full, "{id}: first read of {first} of {total} bytes");
             }
         }
