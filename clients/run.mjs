@@ -117,17 +117,22 @@ function calls(messages) {
 }
 
 /**
- * `messages` without the "Tool loaded." text Claude Code adds after a tool search's
- * result (a `tool_reference` list) when it sends it: the client's own, as its system
- * reminders are.
+ * `messages` without what Claude Code adds of its own when it sends a session: the
+ * "Tool loaded." text after a tool search's result (a `tool_reference` list), as its
+ * system reminders, and its "No response requested." reply between a conversation
+ * that ends on the user's side and the new prompt (the API reads two user messages
+ * in a row as one; Mneme leaves that reply to the caller).
  */
-function withoutToolLoaded(messages) {
-  return messages.map((message) => {
-    if (!Array.isArray(message.content)) return message;
-    const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
-    const content = message.content.filter((b, i) => !(b.type === "text" && b.text === "Tool loaded." && message.content.slice(0, i).some(references)));
-    return { ...message, content };
-  });
+function withoutClaudeCodesOwn(messages) {
+  const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
+  const noResponse = (m) => m.role === "assistant" && JSON.stringify(m.content) === JSON.stringify([{ type: "text", text: "No response requested." }]);
+  return messages
+    .filter((message, i) => !(i === messages.length - 2 && noResponse(message)))
+    .map((message) => {
+      if (!Array.isArray(message.content)) return message;
+      const content = message.content.filter((b, i) => !(b.type === "text" && b.text === "Tool loaded." && message.content.slice(0, i).some(references)));
+      return { ...message, content };
+    });
 }
 
 /**
@@ -186,9 +191,9 @@ function claudeCode(name) {
     ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
   };
-  const resume = async (id, prompt) => {
+  const resume = async (id, prompt, options = []) => {
     api.requests.length = 0;
-    const out = JSON.parse(await client(CLAUDE, ["-p", prompt, "--resume", id, "--output-format", "json"], { cwd: work, env }));
+    const out = JSON.parse(await client(CLAUDE, ["-p", prompt, "--resume", id, "--output-format", "json", ...options], { cwd: work, env }));
     assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
     const request = api.requests.find((r) => JSON.stringify(r.messages).includes(prompt));
     if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
@@ -344,16 +349,13 @@ try {
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
   });
 
-  // Sessions the real Claude Code wrote (the corpus, 2.0.37 to 2.1.114), resumed by
-  // Claude Code 2.1.330: it must send what Mneme's provider context holds. Not here:
-  // the 1.0.x sessions, whose replies come from claude-sonnet-4-20250514 — Claude Code
-  // strips the thinking of replies it cannot resume with its own model, and puts a
-  // reply of its own ("No response requested.") after a conversation that ends on
-  // the user's side: what a client decides for the model it calls, not what the file
-  // holds.
-  // In 03 Claude Code also moves the calls of its team tools (2.1.114's) to the tools
-  // it has now (`SendMessage`'s input fields, `tool_reference` names): there the
-  // messages are compared as calls, results and texts, in order.
+  // Sessions the real Claude Code wrote (the corpus, 1.0.24 to 2.1.114), resumed by
+  // Claude Code 2.1.330: it must send what Mneme's provider context holds. Each with
+  // the model its replies came from, as a user resuming it would: Claude Code drops
+  // the thinking of another model's replies. In 03 Claude Code also moves the calls of
+  // its team tools (2.1.114's) to the tools it has now (`SendMessage`'s input fields,
+  // `tool_reference` names): there the messages are compared as calls, results and
+  // texts, in order.
   const CLAUDE_CORPUS = [
     "01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
     "03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
@@ -362,6 +364,8 @@ try {
     "07-v2.0.55-flat-agents/-src-deep-manifest/a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl",
     "08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
     "09-v2.0.37-coderabbit/-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+    "12-v1.0.43-image/-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl",
+    "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
   for (const path of CLAUDE_CORPUS) {
     await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}) with exactly Mneme's provider context`, async () => {
@@ -369,13 +373,15 @@ try {
       const file = path.split("/").at(-1);
       const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
       mkdirSync(project, { recursive: true });
-      copyFileSync(join(HERE, "../tests/corpus/claude", path), join(project, file));
+      const text = readFileSync(join(HERE, "../tests/corpus/claude", path), "utf8");
+      writeFileSync(join(project, file), text);
       const id = file.replace(/\.jsonl$/, "");
+      const model = [...text.matchAll(/"model":"(claude-[^"]+)"/g)].at(-1)[1];
       const before = providerContext(root, id);
-      const request = await resume(id, "next question");
+      const request = await resume(id, "next question", ["--model", model]);
       const compared = path.startsWith("03") ? (messages) => calls(normalized(messages)) : normalized;
       assertEqual(
-        compared(withoutToolLoaded(request.messages)),
+        compared(withoutClaudeCodesOwn(request.messages)),
         compared([...withClaudeCodesToolsRenamed(before), prompt("next question")]),
         "what Claude Code sent is Mneme's provider context plus the new prompt",
       );
