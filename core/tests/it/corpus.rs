@@ -10,6 +10,13 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
 }
 
+/// Storage holding `bytes` as the session `s`.
+fn storage_of(bytes: &[u8]) -> InMemoryStorage {
+    let storage = InMemoryStorage::new();
+    block_on(storage.replace("projects/p/s.jsonl", bytes, None)).unwrap();
+    storage
+}
+
 fn files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -53,8 +60,7 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
 #[test]
 fn the_results_of_parallel_calls_are_in_the_context() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
-    let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
+    let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
     let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
     assert_eq!(context.interrupted, Vec::<String>::new(), "a call whose result the file holds was sent as interrupted");
@@ -86,8 +92,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
 #[test]
 fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
     let path = corpus().join("claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
-    let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
+    let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
     let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
     let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
@@ -114,8 +119,7 @@ fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
 #[test]
 fn resume_starts_at_the_real_compaction() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
-    let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
+    let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
     let context = block_on(store.context("s")).unwrap();
     assert!(context.compacted);
@@ -142,8 +146,7 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
     let n = full.report.entries;
     let last_uuid = full.entries.last().unwrap().uuid.clone();
     for cut in last_start + 1..body.len() {
-        let storage = InMemoryStorage::new();
-        block_on(storage.replace("projects/p/s.jsonl", &original[..cut], None)).unwrap();
+        let storage = storage_of(&original[..cut]);
         let store = Store::new(&storage);
         let torn = block_on(store.load("s")).unwrap();
         assert_eq!(torn.report.entries, n - 1, "cut at {cut}");
@@ -188,8 +191,7 @@ mod arbitrary_input {
         #[test]
         fn nothing_panics_and_counts_add_up(bytes in transcript_bytes(), cut in any::<proptest::sample::Index>()) {
             let bytes = &bytes[..cut.index(bytes.len() + 1)];
-            let storage = InMemoryStorage::new();
-            block_on(storage.replace("projects/p/s.jsonl", bytes, None)).unwrap();
+            let storage = storage_of(bytes);
             let store = Store::new(&storage);
             let transcript = block_on(store.load("s")).unwrap();
             let check = block_on(store.check("s")).unwrap();
