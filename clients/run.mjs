@@ -119,13 +119,16 @@ function calls(messages) {
 /**
  * `messages` without what Claude Code adds of its own when it sends a session: the
  * "Tool loaded." text after a tool search's result (a `tool_reference` list), as its
- * system reminders, and its "No response requested." reply between a conversation
- * that ends on the user's side and the new prompt (the API reads two user messages
- * in a row as one; Mneme leaves that reply to the caller).
+ * system reminders; and the "No response requested." reply before the new prompt,
+ * which Claude Code puts or not after a conversation ending on the user's side (results,
+ * a local command's output) by rules of its own resume state (how the last turn ended,
+ * the session's age). Mneme puts it after the synthetic results of an interrupted call
+ * (as Claude Code does resuming a session Mneme wrote, checked exactly above); here it
+ * is taken out of both sides.
  */
 function withoutClaudeCodesOwn(messages) {
   const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
-  const noResponse = (m) => m.role === "assistant" && JSON.stringify(m.content) === JSON.stringify([{ type: "text", text: "No response requested." }]);
+  const noResponse = (m) => m.role === "assistant" && m.content.length === 1 && m.content[0].type === "text" && m.content[0].text === "No response requested.";
   return messages
     .filter((message, i) => !(i === messages.length - 2 && noResponse(message)))
     .map((message) => {
@@ -368,7 +371,7 @@ try {
     "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
   for (const path of CLAUDE_CORPUS) {
-    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}) with exactly Mneme's provider context`, async () => {
+    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), and a fork Mneme made of it, with exactly Mneme's provider context`, async () => {
       const { root, work, resume } = claudeCode(`claude-corpus-${path.slice(0, 2)}`);
       const file = path.split("/").at(-1);
       const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
@@ -382,8 +385,19 @@ try {
       const compared = path.startsWith("03") ? (messages) => calls(normalized(messages)) : normalized;
       assertEqual(
         compared(withoutClaudeCodesOwn(request.messages)),
-        compared([...withClaudeCodesToolsRenamed(before), prompt("next question")]),
+        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(before), prompt("next question")])),
         "what Claude Code sent is Mneme's provider context plus the new prompt",
+      );
+      // A fork from a reply in the middle of what resume reads, resumed too.
+      const replies = JSON.parse(mneme("--root", root, "resume", id, "--json")).messages.filter((m) => m.role === "assistant");
+      const from = replies[Math.floor(replies.length / 2)].uuid;
+      const [{ session_id: fork }] = JSON.parse(mneme("--root", root, "fork", id, "--from", from, "--json"));
+      const forked = providerContext(root, fork);
+      const forkRequest = await resume(fork, "forked question", ["--model", model]);
+      assertEqual(
+        compared(withoutClaudeCodesOwn(forkRequest.messages)),
+        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(forked), prompt("forked question")])),
+        "what Claude Code sent for the fork is Mneme's provider context of it plus the new prompt",
       );
     });
   }
