@@ -399,6 +399,15 @@ try {
         compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(forked), prompt("forked question")])),
         "what Claude Code sent for the fork is Mneme's provider context of it plus the new prompt",
       );
+      // Compacted by Mneme, keeping its last messages, resumed again.
+      mneme("--root", root, "compact", id, "--keep-messages", "6");
+      const compacted = providerContext(root, id);
+      const compactedRequest = await resume(id, "after the compaction", ["--model", model]);
+      assertEqual(
+        compared(withoutClaudeCodesOwn(compactedRequest.messages)),
+        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(compacted), prompt("after the compaction")])),
+        "what Claude Code sent after Mneme's compaction is Mneme's provider context plus the new prompt",
+      );
     });
   }
 

@@ -150,8 +150,12 @@ impl<'a> Loaded<'a> {
     /// the compaction, then what came after.
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
-        // What a model is shown: messages, and pi's entries it shows as messages.
-        let in_context = |i: &usize| self.lines[*i].env.is_message() || self.lines[*i].env.is_pi_context_entry();
+        // What a model is shown: messages but those kept for the transcript only, and
+        // pi's entries it shows as messages.
+        let in_context = |i: &usize| {
+            let env = &self.lines[*i].env;
+            (env.is_message() && !env.is_transcript_only()) || env.is_pi_context_entry()
+        };
         let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compaction());
         let cleared = chain[compaction.map_or(0, |at| at + 1)..]
             .iter()

@@ -57,6 +57,8 @@ struct EnvelopeFields<'a> {
     is_meta: Flag,
     #[serde(rename = "isCompactSummary", default)]
     is_compact_summary: Flag,
+    #[serde(rename = "queueTranscriptOnly", default)]
+    queue_transcript_only: Flag,
     #[serde(default, borrow)]
     deleted_uuid: Str<'a>,
     #[serde(rename = "leafUuid", default, borrow)]
@@ -147,6 +149,9 @@ pub(crate) struct Rare<'a> {
     pub custom_type: Str<'a>,
     /// pi: a `custom` entry's data.
     pub data: Option<Raw<'a>>,
+    /// Claude Code 2.1.330: an entry for the transcript, not for the model (its notes,
+    /// on resume, of background tasks the last run left unfinished).
+    pub queue_transcript_only: Flag,
 }
 
 /// What a line without any rare field has of them.
@@ -167,6 +172,7 @@ static NO_RARE: Rare<'static> = Rare {
     agent: Str(None),
     custom_type: Str(None),
     data: None,
+    queue_transcript_only: Flag(false),
 };
 
 impl<'a> From<EnvelopeFields<'a>> for Envelope<'a> {
@@ -188,6 +194,7 @@ impl<'a> From<EnvelopeFields<'a>> for Envelope<'a> {
             agent: fields.agent,
             custom_type: fields.custom_type,
             data: fields.data,
+            queue_transcript_only: fields.queue_transcript_only,
         };
         let first = |a: Str<'a>, b: Str<'a>| if a.0.is_some() { a } else { b };
         Envelope {
@@ -310,6 +317,11 @@ impl<'a> Envelope<'a> {
     pub fn is_message(&self) -> bool {
         matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None | LineType::Empty)
             && self.message.is_some()
+    }
+    /// A message the model is not shown: Claude Code keeps it for the transcript (it
+    /// does not send it on resume).
+    pub fn is_transcript_only(&self) -> bool {
+        self.rare().queue_transcript_only.0
     }
     /// pi's entries that reach the model as a user message though they carry no
     /// `message`: an extension's `custom_message`, and the `branch_summary` left where
@@ -873,6 +885,7 @@ fn quick_envelope(line: &str) -> Option<EnvelopeFields<'_>> {
             "agent" => (26, Slot::Str(&mut env.agent)),
             "customType" => (27, Slot::Str(&mut env.custom_type)),
             "data" => (28, Slot::Raw(&mut env.data)),
+            "queueTranscriptOnly" => (29, Slot::Flag(&mut env.queue_transcript_only)),
             // A count, or a key with an escape (serde matches it decoded): serde reads the line.
             "firstKeptEntryIndex" => return false,
             _ => return !key.contains('\\'),

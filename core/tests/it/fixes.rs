@@ -549,3 +549,31 @@ fn list_reports_the_files_it_skips() {
     assert_eq!(listing.skipped[0].key, "projects/-p/aux.jsonl");
     assert!(listing.skipped[0].reason.contains("device"), "{:?}", listing.skipped);
 }
+
+/// Claude Code 2.1.330, resuming a session whose background shell tasks never
+/// finished, writes a note of them as a user entry marked `queueTranscriptOnly`, and
+/// chains the next prompt under it; it does not send the note then, nor on the next
+/// resume (seen in `clients/run.mjs`, on the corpus's 2.0.x sessions). The note stays
+/// in the transcript, out of the context.
+#[test]
+fn a_note_claude_code_keeps_for_the_transcript_is_not_sent() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    append(&store, "s", "m0", 0);
+    append(&store, "s", "m1", 1);
+    let note = json!({
+        "parentUuid": "m1", "isSidechain": false, "type": "user", "uuid": "note", "timestamp": "2027-01-15T08:00:00.000Z",
+        "message": {"role": "user", "content": "<task-notification>\n<task-id>dce0af</task-id>\n<status>stopped</status>\n</task-notification>"},
+        "origin": {"kind": "task-notification"}, "promptSource": "system", "queueSkipAttachments": true, "queueTranscriptOnly": true,
+        "cwd": "/p", "sessionId": "s", "version": "2.1.330",
+    });
+    let prompt = json!({
+        "parentUuid": "note", "isSidechain": false, "type": "user", "uuid": "prompt", "timestamp": "2027-01-15T08:00:01.000Z",
+        "message": {"role": "user", "content": "next question"}, "cwd": "/p", "sessionId": "s", "version": "2.1.330",
+    });
+    block_on(storage.append("projects/-p/s.jsonl", format!("{note}\n{prompt}\n").as_bytes())).unwrap();
+    let cold = Store::new(&storage);
+    assert_eq!(context_uuids(&cold, "s"), ["m0", "m1", "prompt"]);
+    let transcript = block_on(cold.load("s")).unwrap();
+    assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some("note")), "the note stays in the transcript");
+}
