@@ -371,7 +371,7 @@ try {
     "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
   for (const path of CLAUDE_CORPUS) {
-    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), and a fork Mneme made of it, with exactly Mneme's provider context`, async () => {
+    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), a fork Mneme made of it, and the session compacted by Mneme, with exactly Mneme's provider context`, async () => {
       const { root, work, resume } = claudeCode(`claude-corpus-${path.slice(0, 2)}`);
       const file = path.split("/").at(-1);
       const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
