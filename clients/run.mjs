@@ -411,7 +411,7 @@ try {
     });
   }
 
-  await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions) with exactly Mneme's provider context", async () => {
+  await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions), a fork Mneme made of it, and the session compacted by Mneme, with exactly Mneme's provider context", async () => {
     const home = join(scratch, "pi-corpus-home");
     const work = join(scratch, "pi-corpus-work");
     const root = join(scratch, "pi-corpus-store");
@@ -427,11 +427,31 @@ try {
     const before = providerContext(root, "before-compaction");
     // The session's own model: pi sends another model's thinking as text.
     const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    api.requests.length = 0;
-    await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", file, "-p", "next question"], { cwd: work, env });
-    assertEqual(api.requests.length, 1, "pi made one request");
+    const continued = async (session, text) => {
+      api.requests.length = 0;
+      await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", session, "-p", text], { cwd: work, env });
+      assertEqual(api.requests.length, 1, "pi made one request");
+      return api.requests[0];
+    };
+    const request = await continued(file, "next question");
     assertEqual(before.length, 425, "Mneme's context is the session's from its last compaction on");
-    assertEqual(normalized(api.requests[0].messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
+    // pi migrated the file to v3 (ids on every entry): a fork Mneme makes from a reply
+    // in the middle, then the session compacted by Mneme, each continued by pi.
+    const replies = JSON.parse(mneme("--root", root, "resume", "before-compaction", "--json")).messages.filter((m) => m.role === "assistant");
+    const from = replies[Math.floor(replies.length / 2)].uuid;
+    mneme("--root", root, "fork", "before-compaction", "--from", from, "--to", "forked");
+    const forked = providerContext(root, "forked");
+    const forkRequest = await continued(join(root, "projects/p/forked.jsonl"), "forked question");
+    assertEqual(normalized(forkRequest.messages), normalized([...forked, prompt("forked question")]), "what pi sent for the fork is Mneme's provider context of it plus the new prompt");
+    mneme("--root", root, "compact", "before-compaction", "--keep-messages", "6");
+    const compacted = providerContext(root, "before-compaction");
+    const compactedRequest = await continued(file, "after the compaction");
+    assertEqual(
+      normalized(compactedRequest.messages),
+      normalized([...compacted, prompt("after the compaction")]),
+      "what pi sent after Mneme's compaction is Mneme's provider context plus the new prompt",
+    );
   });
 
   await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
