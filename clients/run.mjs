@@ -123,8 +123,8 @@ function calls(messages) {
  * which Claude Code puts or not after a conversation ending on the user's side (results,
  * a local command's output) by rules of its own resume state (how the last turn ended,
  * the session's age). Mneme puts it after the synthetic results of an interrupted call
- * (as Claude Code does resuming a session Mneme wrote, checked exactly above); here it
- * is taken out of both sides.
+ * (as Claude Code does resuming the agent turns Mneme wrote: that test checks it
+ * exactly); here it is taken out of both sides.
  */
 function withoutClaudeCodesOwn(messages) {
   const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
