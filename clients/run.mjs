@@ -380,34 +380,26 @@ try {
       writeFileSync(join(project, file), text);
       const id = file.replace(/\.jsonl$/, "");
       const model = [...text.matchAll(/"model":"(claude-[^"]+)"/g)].at(-1)[1];
-      const before = providerContext(root, id);
-      const request = await resume(id, "next question", ["--model", model]);
       const compared = path.startsWith("03") ? (messages) => calls(normalized(messages)) : normalized;
-      assertEqual(
-        compared(withoutClaudeCodesOwn(request.messages)),
-        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(before), prompt("next question")])),
-        "what Claude Code sent is Mneme's provider context plus the new prompt",
-      );
+      // Claude Code resumes `session` with `text`: it must send Mneme's context of it.
+      const resumesAsMneme = async (session, text, what) => {
+        const context = providerContext(root, session);
+        const request = await resume(session, text, ["--model", model]);
+        assertEqual(
+          compared(withoutClaudeCodesOwn(request.messages)),
+          compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(context), prompt(text)])),
+          `what Claude Code sent ${what} is Mneme's provider context plus the new prompt`,
+        );
+      };
+      await resumesAsMneme(id, "next question", "for the session");
       // A fork from a reply in the middle of what resume reads, resumed too.
       const replies = JSON.parse(mneme("--root", root, "resume", id, "--json")).messages.filter((m) => m.role === "assistant");
       const from = replies[Math.floor(replies.length / 2)].uuid;
       const [{ session_id: fork }] = JSON.parse(mneme("--root", root, "fork", id, "--from", from, "--json"));
-      const forked = providerContext(root, fork);
-      const forkRequest = await resume(fork, "forked question", ["--model", model]);
-      assertEqual(
-        compared(withoutClaudeCodesOwn(forkRequest.messages)),
-        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(forked), prompt("forked question")])),
-        "what Claude Code sent for the fork is Mneme's provider context of it plus the new prompt",
-      );
+      await resumesAsMneme(fork, "forked question", "for the fork");
       // Compacted by Mneme, keeping its last messages, resumed again.
       mneme("--root", root, "compact", id, "--keep-messages", "6");
-      const compacted = providerContext(root, id);
-      const compactedRequest = await resume(id, "after the compaction", ["--model", model]);
-      assertEqual(
-        compared(withoutClaudeCodesOwn(compactedRequest.messages)),
-        compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(compacted), prompt("after the compaction")])),
-        "what Claude Code sent after Mneme's compaction is Mneme's provider context plus the new prompt",
-      );
+      await resumesAsMneme(id, "after the compaction", "after Mneme's compaction");
     });
   }
 
@@ -424,34 +416,28 @@ try {
     const [header, ...rest] = readFileSync(join(HERE, "../tests/corpus/pi/v1/before-compaction.jsonl"), "utf8").split("\n");
     const file = join(root, "projects/p/before-compaction.jsonl");
     writeFileSync(file, [JSON.stringify({ ...JSON.parse(header), cwd: work }), ...rest].join("\n"));
-    const before = providerContext(root, "before-compaction");
     // The session's own model: pi sends another model's thinking as text.
     const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    const continued = async (session, text) => {
+    // pi continues `session` with `text`: it must send Mneme's context of it.
+    const continuesAsMneme = async (session, text, what) => {
+      const context = providerContext(root, session);
       api.requests.length = 0;
-      await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", session, "-p", text], { cwd: work, env });
+      const sessionFile = join(root, "projects/p", `${session}.jsonl`);
+      await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", sessionFile, "-p", text], { cwd: work, env });
       assertEqual(api.requests.length, 1, "pi made one request");
-      return api.requests[0];
+      assertEqual(normalized(api.requests[0].messages), normalized([...context, prompt(text)]), `what pi sent ${what} is Mneme's provider context plus the new prompt`);
+      return context;
     };
-    const request = await continued(file, "next question");
+    const before = await continuesAsMneme("before-compaction", "next question", "for the session");
     assertEqual(before.length, 425, "Mneme's context is the session's from its last compaction on");
-    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
     // pi migrated the file to v3 (ids on every entry): a fork Mneme makes from a reply
     // in the middle, then the session compacted by Mneme, each continued by pi.
     const replies = JSON.parse(mneme("--root", root, "resume", "before-compaction", "--json")).messages.filter((m) => m.role === "assistant");
     const from = replies[Math.floor(replies.length / 2)].uuid;
     mneme("--root", root, "fork", "before-compaction", "--from", from, "--to", "forked");
-    const forked = providerContext(root, "forked");
-    const forkRequest = await continued(join(root, "projects/p/forked.jsonl"), "forked question");
-    assertEqual(normalized(forkRequest.messages), normalized([...forked, prompt("forked question")]), "what pi sent for the fork is Mneme's provider context of it plus the new prompt");
+    await continuesAsMneme("forked", "forked question", "for the fork");
     mneme("--root", root, "compact", "before-compaction", "--keep-messages", "6");
-    const compacted = providerContext(root, "before-compaction");
-    const compactedRequest = await continued(file, "after the compaction");
-    assertEqual(
-      normalized(compactedRequest.messages),
-      normalized([...compacted, prompt("after the compaction")]),
-      "what pi sent after Mneme's compaction is Mneme's provider context plus the new prompt",
-    );
+    await continuesAsMneme("before-compaction", "after the compaction", "after Mneme's compaction");
   });
 
   await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
