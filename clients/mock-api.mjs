@@ -8,6 +8,8 @@ export async function startMockApi() {
   const requests = [];
   const server = createServer((req, res) => {
     let body = "";
+    // Decoded as a stream: a character split between two chunks stays whole.
+    req.setEncoding("utf8");
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
       if (!req.url.startsWith("/v1/messages") || req.method !== "POST") {

@@ -371,7 +371,7 @@ try {
     "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
   for (const path of CLAUDE_CORPUS) {
-    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), a fork Mneme made of it, and the session compacted by Mneme, with exactly Mneme's provider context`, async () => {
+    await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), with a turn Mneme appended, a fork Mneme made of it, and compacted by Mneme, with exactly Mneme's provider context`, async () => {
       const { root, work, resume } = claudeCode(`claude-corpus-${path.slice(0, 2)}`);
       const file = path.split("/").at(-1);
       const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
@@ -392,6 +392,14 @@ try {
         );
       };
       await resumesAsMneme(id, "next question", "for the session");
+      // A turn Mneme appends to it (a call and its result), resumed too.
+      const turn = [
+        { role: "assistant", id: "msg_mneme_1", model, content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_mneme_1", name: "Bash", input: { command: "ls" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_mneme_1", content: "notes.md" }] },
+        { role: "assistant", id: "msg_mneme_2", model, content: [{ type: "text", text: "There is notes.md." }] },
+      ];
+      mneme("--root", root, "append", id, "--message", JSON.stringify(turn), "--cwd", work);
+      await resumesAsMneme(id, "and then?", "after Mneme's turn");
       // A fork from a reply in the middle of what resume reads, resumed too.
       const replies = JSON.parse(mneme("--root", root, "resume", id, "--json")).messages.filter((m) => m.role === "assistant");
       const from = replies[Math.floor(replies.length / 2)].uuid;
@@ -403,7 +411,7 @@ try {
     });
   }
 
-  await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions), a fork Mneme made of it, and the session compacted by Mneme, with exactly Mneme's provider context", async () => {
+  await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions), with a turn Mneme appended, a fork Mneme made of it, and compacted by Mneme, with exactly Mneme's provider context", async () => {
     const home = join(scratch, "pi-corpus-home");
     const work = join(scratch, "pi-corpus-work");
     const root = join(scratch, "pi-corpus-store");
@@ -430,6 +438,14 @@ try {
     };
     const before = await continuesAsMneme("before-compaction", "next question", "for the session");
     assertEqual(before.length, 425, "Mneme's context is the session's from its last compaction on");
+    // A turn Mneme appends in pi's dialect (a call and its result), continued too.
+    const turn = [
+      { role: "assistant", model: "claude-opus-4-5", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_mneme_1", name: "bash", input: { command: "ls" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_mneme_1", content: "notes.md" }] },
+      { role: "assistant", model: "claude-opus-4-5", content: [{ type: "text", text: "There is notes.md." }] },
+    ];
+    mneme("--root", root, "append", "before-compaction", "--message", JSON.stringify(turn), "--cwd", work);
+    await continuesAsMneme("before-compaction", "and then?", "after Mneme's turn");
     // pi migrated the file to v3 (ids on every entry): a fork Mneme makes from a reply
     // in the middle, then the session compacted by Mneme, each continued by pi.
     const replies = JSON.parse(mneme("--root", root, "resume", "before-compaction", "--json")).messages.filter((m) => m.role === "assistant");

@@ -41,6 +41,8 @@ export function handleModelRequest(path, request, response) {
   const route = path.endsWith("/v1/messages") ? anthropic : path.endsWith("/chat/completions") ? openai : null;
   if (!route || request.method !== "POST") return false;
   let text = "";
+  // Decoded as a stream: a character split between two chunks stays whole.
+  request.setEncoding("utf8");
   request.on("data", (chunk) => { text += chunk; });
   request.on("end", () => {
     const body = JSON.parse(text);
