@@ -42,9 +42,11 @@ impl Format {
     /// The dialect a session's lines are written in, judged from its first readable
     /// lines (an empty session is Claude Code's). Lines from the middle of a file (a
     /// resume reads from the end) have no pi header, but pi's messages are its
-    /// `"type":"message"` entries, a type no other dialect writes.
+    /// `"type":"message"` entries, a type no other dialect writes: the first message
+    /// tells.
     pub(crate) fn detect(lines: &[Line]) -> Format {
-        if lines.first().is_some_and(pi::is_header) || lines.iter().any(|line| line.env.line_type == LineType::Message) {
+        let first_message = lines.iter().find(|line| line.env.is_message()).map(|line| line.env.line_type);
+        if lines.first().is_some_and(pi::is_header) || first_message == Some(LineType::Message) {
             Format::Pi
         } else if lines.iter().take(8).any(crab::is_crab_line) {
             Format::Crab
@@ -258,4 +260,27 @@ pub(crate) fn tool_name<'a>(messages: &'a [Message], calls: &'a PendingCalls, id
         _ => None,
     });
     in_turn.or_else(|| calls.find(id).map(|c| c.name.as_str())).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Format;
+    use crate::sessions::with_loaded;
+
+    /// A resume reads a session from its end: without pi's header, its first message
+    /// still tells the dialect; entries that are no message do not.
+    #[test]
+    fn the_dialect_of_lines_from_the_middle_of_a_file() {
+        let detect = |text: &str| with_loaded(&[text.as_bytes()], |loaded| Format::detect(&loaded.lines));
+        let pi = concat!(
+            "{\"type\":\"model_change\",\"id\":\"a1\",\"parentId\":null,\"provider\":\"anthropic\",\"modelId\":\"m\"}\n",
+            "{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"a1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        );
+        assert_eq!(detect(pi), Format::Pi);
+        let claude = concat!(
+            "{\"type\":\"summary\",\"summary\":\"s\",\"leafUuid\":\"u1\"}\n",
+            "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        );
+        assert_eq!(detect(claude), Format::Claude);
+    }
 }

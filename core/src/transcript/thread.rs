@@ -330,6 +330,15 @@ impl<'a> Loaded<'a> {
     /// the chain's).
     fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
         let Some(&last) = chain.last() else { return chain };
+        // Most chains have nothing hanging off them: then no index of them is built.
+        let hangs_off = |i: usize| {
+            walked.get(i) == Some(&false)
+                && links.first.get(i) == Some(&i)
+                && links.parent(i).is_some_and(|parent| parent != last && walked.get(parent) == Some(&true))
+        };
+        if !(0..self.lines.len()).any(hangs_off) {
+            return chain;
+        }
         // In a sub-agent's own file every line is a sidechain line.
         let sidechains_too = chain.iter().all(|&i| self.lines[i].env.is_sidechain.0);
         let mut position = alloc::vec![NO_LINE; self.lines.len()];
