@@ -123,6 +123,9 @@ impl FsStorage {
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         if self.durability == Durability::Fsync && cfg!(unix) {
+            // The parent of a relative root of one name (`--root store`) is the empty
+            // path, which names no folder: it is the current one.
+            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
             File::open(dir)?.sync_all()?;
         }
         Ok(())

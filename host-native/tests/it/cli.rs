@@ -1043,3 +1043,18 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
     // The demo never writes into a store named with --root.
     refused(&["demo"], "--dir");
 }
+
+/// A store named by a relative path of one name that does not exist yet is created in
+/// the current folder by the first write (its folder's parent is the current folder,
+/// which the durable creation syncs).
+#[test]
+fn a_relative_root_is_created_by_the_first_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .current_dir(dir.path())
+        .args(["--root", "store", "append", "chat", "--role", "user", "--text", "hi", "--cwd", "/work"])
+        .output()
+        .expect("run mneme");
+    stdout(&output);
+    assert!(dir.path().join("store/projects/-work/chat.jsonl").is_file());
+}
