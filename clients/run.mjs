@@ -152,8 +152,12 @@ function withClaudeCodesToolsRenamed(messages) {
   return messages.map((message) => (Array.isArray(message.content) ? { ...message, content: message.content.map(renamed) } : message));
 }
 
-/** Mneme's provider-ready context of a session. */
-const providerContext = (root, id) => JSON.parse(mneme("--root", root, "context", id, "--format", "anthropic")).messages;
+/** Mneme's provider-ready context of a session, for `model` when one is named. */
+const providerContext = (root, id, model = null) =>
+  JSON.parse(mneme("--root", root, "context", id, "--format", "anthropic", ...(model ? ["--model", model] : []))).messages;
+
+/** Whether messages hold a thinking block. */
+const thinks = (messages) => messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "thinking" || b.type === "redacted_thinking"));
 
 /** An agent turn with every block a tool-using reply has: thinking, text, two calls, their results (one failed). */
 const TOOL_TURN = [
@@ -354,8 +358,8 @@ try {
 
   // Sessions the real Claude Code wrote (the corpus, 1.0.24 to 2.1.114), resumed by
   // Claude Code 2.1.330: it must send what Mneme's provider context holds. Each with
-  // the model its replies came from, as a user resuming it would: Claude Code drops
-  // the thinking of another model's replies. In 03 Claude Code also moves the calls of
+  // the model its replies came from, as a user resuming it would, and Mneme's context
+  // asked for it (the test after these changes the model). In 03 Claude Code also moves the calls of
   // its team tools (2.1.114's) to the tools it has now (`SendMessage`'s input fields,
   // `tool_reference` names): there the messages are compared as calls, results and
   // texts, in order.
@@ -370,20 +374,27 @@ try {
     "12-v1.0.43-image/-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl",
     "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
+  /**
+   * Corpus session `path` in a scratch Claude Code home, and `model`, the model its
+   * last reply came from.
+   */
+  const claudeCorpusSession = (path, name) => {
+    const { root, work, resume } = claudeCode(name);
+    const file = path.split("/").at(-1);
+    const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
+    mkdirSync(project, { recursive: true });
+    const text = readFileSync(join(HERE, "../tests/corpus/claude", path), "utf8");
+    writeFileSync(join(project, file), text);
+    const model = [...text.matchAll(/"model":"(claude-[^"]+)"/g)].at(-1)[1];
+    return { root, work, resume, id: file.replace(/\.jsonl$/, ""), model };
+  };
   for (const path of CLAUDE_CORPUS) {
     await test(`Claude Code resumes the session it wrote (corpus ${path.split("/")[0]}), with a turn Mneme appended, a fork Mneme made of it, and compacted by Mneme, with exactly Mneme's provider context`, async () => {
-      const { root, work, resume } = claudeCode(`claude-corpus-${path.slice(0, 2)}`);
-      const file = path.split("/").at(-1);
-      const project = join(root, "projects", work.replace(/[^a-zA-Z0-9]/g, "-"));
-      mkdirSync(project, { recursive: true });
-      const text = readFileSync(join(HERE, "../tests/corpus/claude", path), "utf8");
-      writeFileSync(join(project, file), text);
-      const id = file.replace(/\.jsonl$/, "");
-      const model = [...text.matchAll(/"model":"(claude-[^"]+)"/g)].at(-1)[1];
+      const { root, work, resume, id, model } = claudeCorpusSession(path, `claude-corpus-${path.slice(0, 2)}`);
       const compared = path.startsWith("03") ? (messages) => calls(normalized(messages)) : normalized;
       // Claude Code resumes `session` with `text`: it must send Mneme's context of it.
       const resumesAsMneme = async (session, text, what) => {
-        const context = providerContext(root, session);
+        const context = providerContext(root, session, model);
         const request = await resume(session, text, ["--model", model]);
         assertEqual(
           compared(withoutClaudeCodesOwn(request.messages)),
@@ -411,6 +422,29 @@ try {
     });
   }
 
+  // A thinking block's signature is the model's that wrote it, and the API refuses it
+  // in a request to another: Claude Code leaves such thinking out (a name with a date
+  // or a context tag is the same model), as Mneme's context told the model does.
+  await test("Claude Code resumes the sessions with thinking (corpus 01, 08) with another model and with their own under another name: it sends Mneme's provider context for that model", async () => {
+    for (const [path, other, renamed] of [
+      [CLAUDE_CORPUS[0], "claude-sonnet-4-5", (own) => `${own}[1m]`],
+      [CLAUDE_CORPUS[5], "claude-opus-4-5", (own) => own.replace(/-\d{8}$/, "")],
+    ]) {
+      const { root, resume, id, model } = claudeCorpusSession(path, `claude-models-${path.slice(0, 2)}`);
+      for (const [sentTo, replayed] of [[other, false], [renamed(model), true]]) {
+        const context = providerContext(root, id, sentTo);
+        assertEqual(thinks(context), replayed, `${path.slice(0, 2)}: Mneme's context for ${sentTo} has the thinking of ${model}`);
+        const prompted = `a question for ${sentTo}`;
+        const request = await resume(id, prompted, ["--model", sentTo]);
+        assertEqual(
+          normalized(withoutClaudeCodesOwn(request.messages)),
+          normalized(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(context), prompt(prompted)])),
+          `what Claude Code sent ${sentTo} is Mneme's provider context for it plus the new prompt`,
+        );
+      }
+    }
+  });
+
   await test("pi continues the session it wrote (corpus pi/v1: tools, bash runs, model changes, compactions), with a turn Mneme appended, a fork Mneme made of it, and compacted by Mneme, with exactly Mneme's provider context", async () => {
     const home = join(scratch, "pi-corpus-home");
     const work = join(scratch, "pi-corpus-work");
@@ -424,20 +458,24 @@ try {
     const [header, ...rest] = readFileSync(join(HERE, "../tests/corpus/pi/v1/before-compaction.jsonl"), "utf8").split("\n");
     const file = join(root, "projects/p/before-compaction.jsonl");
     writeFileSync(file, [JSON.stringify({ ...JSON.parse(header), cwd: work }), ...rest].join("\n"));
-    // The session's own model: pi sends another model's thinking as text.
     const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-    // pi continues `session` with `text`: it must send Mneme's context of it.
-    const continuesAsMneme = async (session, text, what) => {
-      const context = providerContext(root, session);
+    // pi continues `session` with `text`, with the session's own model unless told
+    // another: it must send Mneme's context of it for that model.
+    const continuesAsMneme = async (session, text, what, model = "claude-opus-4-5") => {
+      const context = providerContext(root, session, model);
       api.requests.length = 0;
       const sessionFile = join(root, "projects/p", `${session}.jsonl`);
-      await client(PI, ["--provider", "anthropic", "--model", "claude-opus-4-5", "--no-tools", "-nc", "--session", sessionFile, "-p", text], { cwd: work, env });
+      await client(PI, ["--provider", "anthropic", "--model", model, "--no-tools", "-nc", "--session", sessionFile, "-p", text], { cwd: work, env });
       assertEqual(api.requests.length, 1, "pi made one request");
       assertEqual(normalized(api.requests[0].messages), normalized([...context, prompt(text)]), `what pi sent ${what} is Mneme's provider context plus the new prompt`);
       return context;
     };
     const before = await continuesAsMneme("before-compaction", "next question", "for the session");
     assertEqual(before.length, 425, "Mneme's context is the session's from its last compaction on");
+    assertEqual(thinks(before), true, "the session's replies have their thinking");
+    // With another model, pi sends the thinking of claude-opus-4-5's replies as text.
+    const other = await continuesAsMneme("before-compaction", "a question for another model", "to another model", "claude-sonnet-4-5");
+    assertEqual(thinks(other), false, "Mneme's context for another model has no thinking block");
     // A turn Mneme appends in pi's dialect (a call and its result), continued too.
     const turn = [
       { role: "assistant", model: "claude-opus-4-5", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_mneme_1", name: "bash", input: { command: "ls" } }] },

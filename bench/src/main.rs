@@ -451,7 +451,7 @@ fn main() {
     // What an agent sends the model next: the context as Anthropic's request body.
     let anthropic = mneme_core::Provider::Anthropic;
     let (request, request_peak, body) =
-        measure(3, || block_on(store.provider_context(SESSION, anthropic, &[])).expect("mneme provider context"));
+        measure(3, || block_on(store.provider_context(SESSION, anthropic, None, &[])).expect("mneme provider context"));
     rows.push(Row {
         operation: "provider context (Anthropic request body)".into(),
         mneme: request,
@@ -464,8 +464,9 @@ fn main() {
             request_peak as f64 / size as f64
         ),
     });
-    let (component_request, _, through) =
-        measure(3, || mneme_core::Engine::provider_context(&mut component, SESSION, anthropic, &[]).expect("component provider context"));
+    let (component_request, _, through) = measure(3, || {
+        mneme_core::Engine::provider_context(&mut component, SESSION, anthropic, None, &[]).expect("component provider context")
+    });
     assert_eq!(through, body);
     rows.push(Row {
         operation: "provider context through the component".into(),

@@ -143,10 +143,11 @@ impl sessions::GuestStore for Store {
         &self,
         id: String,
         provider: sessions::Provider,
+        model: Option<String>,
         injections: Vec<sessions::Injection>,
     ) -> Result<sessions::ProviderContext, types::Error> {
         let injections: Vec<core_::Injection> = injections.mirror();
-        run(self.0.provider_context(&id, provider.mirror(), &injections))
+        run(self.0.provider_context(&id, provider.mirror(), model.as_deref(), &injections))
     }
     fn branches(&self, id: String) -> Result<Vec<sessions::Branch>, types::Error> {
         run(self.0.branches(&id))

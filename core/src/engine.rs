@@ -49,7 +49,13 @@ pub trait Engine<E: EngineError = Error> {
     fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E>;
     fn load(&mut self, id: &str) -> Result<Transcript, E>;
     fn context(&mut self, id: &str) -> Result<Context, E>;
-    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E>;
+    fn provider_context(
+        &mut self,
+        id: &str,
+        provider: Provider,
+        model: Option<&str>,
+        injections: &[Injection],
+    ) -> Result<ProviderContext, E>;
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E>;
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E>;
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
@@ -178,8 +184,14 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn context(&mut self, id: &str) -> Result<Context, E> {
         Ok(block_on(Store::context(self, id))?)
     }
-    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, E> {
-        Ok(block_on(Store::provider_context(self, id, provider, injections))?)
+    fn provider_context(
+        &mut self,
+        id: &str,
+        provider: Provider,
+        model: Option<&str>,
+        injections: &[Injection],
+    ) -> Result<ProviderContext, E> {
+        Ok(block_on(Store::provider_context(self, id, provider, model, injections))?)
     }
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E> {
         Ok(block_on(Store::branches(self, id))?)

@@ -11,7 +11,7 @@
 //   POST /stores/:store/sessions/:id/messages         {role, text, cwd?}: one message
 //   POST /stores/:store/sessions/:id/turns            {messages, provider?, cwd?, parent?}: a turn, one write
 //   GET  /stores/:store/sessions/:id                  the transcript
-//   GET  /stores/:store/sessions/:id/context?provider=anthropic|openai
+//   GET  /stores/:store/sessions/:id/context?provider=anthropic|openai[&model=MODEL]
 //                                                     what to send the model next
 //   POST /stores/:store/sessions/:id/compact          {settings?, mode?}: summarised by the
 //        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline
@@ -167,7 +167,7 @@ export class MnemeStore extends DurableObject {
       if (collection !== "sessions") return json({ error: "not-found", message: `no route ${url.pathname}` }, 404);
       if (id === undefined && request.method === "GET") return json(await this.store.list());
       if (id !== undefined && action === undefined && request.method === "GET") return json(await this.store.load(id));
-      if (action === "context" && request.method === "GET") return json(await this.store.providerContext(id, { provider: url.searchParams.get("provider") ?? "anthropic" }));
+      if (action === "context" && request.method === "GET") return json(await this.store.providerContext(id, { provider: url.searchParams.get("provider") ?? "anthropic", model: url.searchParams.get("model") }));
       if (action === "messages" && request.method === "POST") return json(await this.store.append(id, body), 201);
       if (action === "turns" && request.method === "POST") {
         const { messages, ...options } = body;

@@ -199,9 +199,15 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn context(&mut self, id: &str) -> Result<Context, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_context(s, h, id))
     }
-    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+    fn provider_context(
+        &mut self,
+        id: &str,
+        provider: Provider,
+        model: Option<&str>,
+        injections: &[Injection],
+    ) -> Result<ProviderContext, Error> {
         let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_provider_context(s, h, id, provider.mirror(), &injections))
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_provider_context(s, h, id, provider.mirror(), model, &injections))
     }
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_branches(s, h, id))

@@ -230,7 +230,7 @@ enum Command {
         /// Resume the most recently updated session
         #[arg(long)]
         latest: bool,
-        /// Print JSON ({compacted, messages: [{uuid, role, content: [blocks], is_compact_summary}]})
+        /// Print JSON ({compacted, messages: [{uuid, role, content: [blocks], is_compact_summary, model}]})
         #[arg(long)]
         json: bool,
     },
@@ -242,6 +242,13 @@ enum Command {
         /// The provider's message shape
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         format: ProviderArg,
+        /// The model the request goes to (its API name, e.g. claude-opus-4-5): the
+        /// thinking of replies another model wrote is then sent as the session's client
+        /// sends it (Claude Code's sessions: left out; pi's: as text), since the API
+        /// refuses its signature ("Invalid signature in thinking block"). Without it,
+        /// thinking is sent as recorded
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
         /// A system prompt to put in the request (not written to the session); repeatable
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         system: Vec<String>,
@@ -771,11 +778,12 @@ fn run(cli: Cli) -> CliResult {
             let ledger = open(&cli.store)?.usage(&id, prices.as_ref()).map_err(|e| e.to_string())?;
             if json { print_json(&ledger) } else { print_ledger(&ledger) }
         }
-        Command::Context { id, format, system, inject, json } => {
+        Command::Context { id, format, model, system, inject, json } => {
             let mut injections: Vec<Injection> =
                 system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
             injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
-            let context = open(&cli.store)?.provider_context(&id, format.into(), &injections).map_err(|e| e.to_string())?;
+            let context =
+                open(&cli.store)?.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(|e| e.to_string())?;
             if json {
                 print_json(&context)
             } else {
@@ -829,6 +837,8 @@ fn print_context_json(context: &Context) -> CliResult {
         role: &'a str,
         content: &'a serde_json::value::RawValue,
         is_compact_summary: bool,
+        /// The model a reply came from, when its entry names one.
+        model: Option<&'a str>,
     }
     #[derive(serde::Serialize)]
     struct Shown<'a> {
@@ -840,7 +850,7 @@ fn print_context_json(context: &Context) -> CliResult {
         .iter()
         .map(|m| {
             let content = serde_json::from_str(&m.content).map_err(|e| format!("a message's content is not JSON: {e}"))?;
-            Ok(Message { uuid: &m.uuid, role: &m.role, content, is_compact_summary: m.is_compact_summary })
+            Ok(Message { uuid: &m.uuid, role: &m.role, content, is_compact_summary: m.is_compact_summary, model: m.model.as_deref() })
         })
         .collect::<Result<_, String>>()?;
     print_json(&Shown { compacted: context.compacted, messages })
@@ -1417,7 +1427,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         let mut tools = 0;
         // The model's turn: it reads the context, replies; the host runs its tools.
         loop {
-            let context = sessions.provider_context(&session_id, Provider::Anthropic, &[]).map_err(|e| e.to_string())?;
+            let context = sessions.provider_context(&session_id, Provider::Anthropic, None, &[]).map_err(|e| e.to_string())?;
             let (reply, done) = demo_model(task, tools, context.tokens);
             model_turns += 1;
             let turn = Turn {
@@ -1453,7 +1463,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         );
     }
     sessions.release(&session_id).map_err(|e| e.to_string())?;
-    let context = sessions.provider_context(&session_id, Provider::Anthropic, &[]).map_err(|e| e.to_string())?;
+    let context = sessions.provider_context(&session_id, Provider::Anthropic, None, &[]).map_err(|e| e.to_string())?;
     let history = sessions.load(&session_id).map_err(|e| e.to_string())?;
     let ledger = sessions.usage(&session_id, None).map_err(|e| e.to_string())?;
     println!(

@@ -203,11 +203,14 @@ export class Mneme {
       }),
     );
   }
-  /** What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON. */
-  providerContext(id, { provider = "anthropic", injections = [] } = {}) {
+  /**
+   * What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON.
+   * `model`, the model the request goes to, sends another model's thinking as the session's client does.
+   */
+  providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
     return this.#call(() => {
       const placed = injections.map((i) => ({ role: text("injection role", i.role), place: text("injection place", i.place).replace(/_/g, "-"), text: text("injection text", i.text) }));
-      return this.store.providerContext(text("id", id), text("provider", provider), placed);
+      return this.store.providerContext(text("id", id), text("provider", provider), model === null ? undefined : text("model", model), placed);
     });
   }
   branches(id) { return this.#call(() => this.store.branches(text("id", id))); }

@@ -432,9 +432,14 @@ class Mneme:
         }
         return self._method("append-turn", _text("id", id), turn)
 
-    def provider_context(self, id, provider="anthropic", injections=()):
-        """What to send a model next: ``{provider, body, messages, compacted, tokens, interrupted}``."""
-        return self._method("provider-context", _text("id", id), _text("provider", provider), list(injections))
+    def provider_context(self, id, provider="anthropic", injections=(), model=None):
+        """What to send a model next: ``{provider, body, messages, compacted, tokens, interrupted}``.
+
+        ``model``, the model the request goes to: the thinking of replies another model
+        wrote is then sent as the session's client sends it (Claude Code's sessions: left
+        out; pi's: as text), since the API refuses its signature."""
+        model = None if model is None else _text("model", model)
+        return self._method("provider-context", _text("id", id), _text("provider", provider), model, list(injections))
 
     def branches(self, id):
         return self._method("branches", _text("id", id))

@@ -54,7 +54,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
     if op == "append_turn":
         return run(lambda: store.append_turn(args["id"], args["messages"], provider=args.get("provider", "anthropic"), cwd=args.get("cwd", "/"), uuid=args.get("uuid"), now=args.get("now_ms"), parent=args.get("parent"), agent=args.get("agent")))
     if op == "provider_context":
-        return run(lambda: store.provider_context(args["id"], provider=args.get("provider", "anthropic"), injections=args.get("injections", [])))
+        return run(lambda: store.provider_context(args["id"], provider=args.get("provider", "anthropic"), injections=args.get("injections", []), model=args.get("model")))
     if op == "set_redaction":
         return run(lambda: store.set_redaction(args["kinds"]))
     if op == "set_embeddings":

@@ -47,7 +47,7 @@ async function step(Mneme, store, op, args, state) {
   switch (op) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null, agent: args.agent ?? null }));
-    case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", injections: args.injections ?? [] }));
+    case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", model: args.model ?? null, injections: args.injections ?? [] }));
     case "hold": return outcome(store.hold(args.id));
     case "set_redaction": return outcome(store.setRedaction(args.kinds));
     case "release": return outcome(store.release(args.id));

@@ -24,7 +24,7 @@ pub fn session(data: &[u8]) {
     let _ = block_on(store.load("s"));
     let _ = block_on(store.context("s"));
     for provider in [Provider::Anthropic, Provider::Openai] {
-        let _ = block_on(store.provider_context("s", provider, &[]));
+        let _ = block_on(store.provider_context("s", provider, None, &[]));
     }
     let _ = block_on(store.usage("s", None));
     let _ = block_on(store.check("s"));
@@ -59,7 +59,7 @@ pub fn turn(data: &[u8]) {
     let _ = block_on(store.append_turn("pending", new_turn("u3", messages, provider)));
     for id in ["fresh", "pending"] {
         for provider in [Provider::Anthropic, Provider::Openai] {
-            let _ = block_on(store.provider_context(id, provider, &[]));
+            let _ = block_on(store.provider_context(id, provider, None, &[]));
         }
         let _ = block_on(store.branches(id));
     }

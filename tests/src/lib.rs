@@ -12,7 +12,7 @@
 //!   "limits": { "part_bytes": 300, "total_bytes": 2000 },      (optional)
 //!   "steps": [ { "append": { "id", "uuid", "now_ms", "role", "text", "cwd" }, "expect": … },
 //!              { "append_turn": { "id", "uuid", "now_ms", "cwd", "provider"?, "messages", "parent"?, "agent"? }, "expect": … },
-//!              { "provider_context": { "id", "provider"?, "injections"? }, "expect": … },
+//!              { "provider_context": { "id", "provider"?, "model"?, "injections"? }, "expect": … },
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
 //!              { "set_redaction": { "kinds" }, "expect": … },
@@ -234,7 +234,8 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
                 Value::Null => Vec::new(),
                 list => serde_json::from_value(list.clone()).map_err(|e| format!("bad injections: {e}"))?,
             };
-            to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, &injections))
+            let model = args["model"].as_str();
+            to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, model, &injections))
         }
         "hold" => to_outcome(host.hold(&text("id")?)),
         "set_redaction" => {

@@ -110,7 +110,8 @@ export interface Imported {
 export interface Exported { format: ExportFormat; messages: number; verbatim: boolean; data: Uint8Array }
 export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
-export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean }
+/** `model`: the model a reply came from, when its entry names one. */
+export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean; model: string | null }
 export interface Context { compacted: boolean; messages: ContextMessage[] }
 export interface Finding { part: number; line: number; id: string }
 export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
@@ -170,9 +171,12 @@ export interface Sessions {
   /**
    * What to send a model next, in `provider`'s shape: every call answered, a result whose
    * call is gone (deleted, summarised away) left out; injections are placed (system ones
-   * join the system prompt), never written.
+   * join the system prompt), never written. `model`, the model the request goes to: the
+   * thinking of replies another model wrote is then sent as the session's client sends it
+   * (Claude Code's sessions: left out; pi's: as text), since the API refuses its signature;
+   * without it, thinking is sent as recorded.
    */
-  providerContext(id: string, options?: { provider?: Provider; injections?: Injection[] }): Promise<ProviderContext>;
+  providerContext(id: string, options?: { provider?: Provider; model?: string | null; injections?: Injection[] }): Promise<ProviderContext>;
   /** Every branch (each leaf message), the current one first. */
   branches(id: string): Promise<Branch[]>;
   /** Tokens the replies reported, each reply once, in all and per branch; priced when `prices` are given. */

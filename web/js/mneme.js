@@ -124,9 +124,14 @@ export class Mneme {
       return this.engine.appendTurn(text("id", id), JSON.stringify(turn));
     });
   }
-  /** What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON. */
-  providerContext(id, { provider = "anthropic", injections = [] } = {}) {
-    return call(() => this.engine.providerContext(text("id", id), text("provider", provider), JSON.stringify(injections)));
+  /**
+   * What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON.
+   * `model`, the model the request goes to, sends another model's thinking as the session's client does.
+   */
+  providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
+    return call(() =>
+      this.engine.providerContext(text("id", id), text("provider", provider), model === null ? undefined : text("model", model), JSON.stringify(injections)),
+    );
   }
   /** Every branch of a session (each leaf message), the current one first. */
   branches(id) { return call(() => this.engine.branches(text("id", id))); }

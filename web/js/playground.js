@@ -203,10 +203,13 @@ async function postJson(url, headers, body) {
   }
 }
 
+/** The model an endpoint is asked for: the one typed in, else the endpoint's default. */
+const modelName = (kind) => $("model-name").value || (kind === "openai" ? "gpt-4o" : "claude-sonnet-4-5");
+
 async function anthropicModel(body, withTools = true) {
   const headers = { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" };
   const reply = await postJson(endpointUrl("anthropic"), headers, {
-    model: $("model-name").value || "claude-sonnet-4-5", max_tokens: 1024, ...body,
+    model: modelName("anthropic"), max_tokens: 1024, ...body,
     ...(withTools ? { tools: TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
   });
   const { id, model, stop_reason, usage, content } = reply;
@@ -228,7 +231,7 @@ async function refusal(response) {
 
 async function openaiModel(body, withTools = true) {
   const reply = await postJson(endpointUrl("openai"), { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` }, {
-    model: $("model-name").value || "gpt-4o", messages: body.messages,
+    model: modelName("openai"), messages: body.messages,
     ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
     ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
   });
@@ -306,7 +309,9 @@ async function send() {
       });
       for (let step = 0; step < MAX_STEPS; step++) {
         await compactIfDue();
-        const context = await store.providerContext(id, { provider, injections });
+        // Told the model it goes to, the context leaves out the thinking another model
+        // signed (a session imported, the model changed), which the API would refuse.
+        const context = await store.providerContext(id, { provider, model: kind === "offline" ? null : modelName(kind), injections });
         const body = JSON.parse(context.body);
         const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
         if (kind !== "offline") answered.add(endpoint);

@@ -193,12 +193,13 @@ impl Engine {
         spawn(&self.store, |store| async move { store.context(&id).await })
     }
 
-    /// `provider` is `anthropic` or `openai`; `injections` JSON (`[{role, place, text}]`).
+    /// `provider` is `anthropic` or `openai`; `model` the model the request goes to;
+    /// `injections` JSON (`[{role, place, text}]`).
     #[wasm_bindgen(js_name = providerContext)]
-    pub fn provider_context(&self, id: String, provider: String, injections: String) -> Result<Promise, JsValue> {
+    pub fn provider_context(&self, id: String, provider: String, model: Option<String>, injections: String) -> Result<Promise, JsValue> {
         let provider: Provider = from_json("provider", &serde_json::Value::String(provider).to_string())?;
         let injections: Vec<Injection> = from_json("injections", &injections)?;
-        Ok(spawn(&self.store, |store| async move { store.provider_context(&id, provider, &injections).await }))
+        Ok(spawn(&self.store, |store| async move { store.provider_context(&id, provider, model.as_deref(), &injections).await }))
     }
 
     pub fn branches(&self, id: String) -> Promise {

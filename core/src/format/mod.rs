@@ -211,6 +211,39 @@ pub(crate) trait Dialect {
     fn interrupted_call(&self) -> Interrupted {
         Interrupted { result: INTERRUPTED_RESULT, reply: Some(NO_RESPONSE) }
     }
+    /// What the session's own client sends of the thinking of a reply model
+    /// `written_by` wrote, in a request to model `sent_to`: a thinking block's signature
+    /// binds it to the model that wrote it, and the API refuses it in a request to
+    /// another ("Invalid signature in thinking block"). Claude Code 2.1 keeps it for the
+    /// same model, its name told apart from a release date or a context tag (seen:
+    /// resumed with `claude-sonnet-4-5`, a session of `claude-sonnet-4-5-20250929`
+    /// keeps its thinking; with `claude-opus-4-5`, none), and drops it for another.
+    fn replayed_thinking(&self, written_by: &str, sent_to: &str) -> Replay {
+        if model_name(written_by).eq_ignore_ascii_case(model_name(sent_to)) { Replay::Kept } else { Replay::Dropped }
+    }
+}
+
+/// See [`Dialect::replayed_thinking`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Replay {
+    Kept,
+    Dropped,
+    /// Its text as a text block (redacted thinking, having none, is dropped).
+    AsText,
+}
+
+/// A model's name without a context tag (`[1m]`) and then a release date (`-20250929`,
+/// Vertex's `@20250929`).
+fn model_name(model: &str) -> &str {
+    let model = match model.rfind('[') {
+        Some(at) if model.ends_with(']') => &model[..at],
+        _ => model,
+    };
+    let date = model.len().checked_sub(9).and_then(|at| Some((at, model.get(at..)?)));
+    match date {
+        Some((at, date)) if date.starts_with(['-', '@']) && date.bytes().skip(1).all(|b| b.is_ascii_digit()) => &model[..at],
+        _ => model,
+    }
 }
 
 /// See [`Dialect::interrupted_call`].
@@ -264,7 +297,7 @@ pub(crate) fn tool_name<'a>(messages: &'a [Message], calls: &'a PendingCalls, id
 
 #[cfg(test)]
 mod tests {
-    use super::Format;
+    use super::{Format, Replay};
     use crate::sessions::with_loaded;
 
     /// A resume reads a session from its end: without pi's header, its first message
@@ -282,5 +315,27 @@ mod tests {
             "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
         );
         assert_eq!(detect(claude), Format::Claude);
+    }
+
+    /// Claude Code replays a reply's thinking to the model that wrote it, however the
+    /// name is spelled, and to no other; pi to the very model, and as text to another.
+    #[test]
+    fn thinking_is_replayed_to_the_model_that_wrote_it() {
+        let claude = Format::Claude.dialect();
+        for same in [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-sonnet-4-5-20250929[1m]",
+            "claude-sonnet-4-5@20250929",
+            "Claude-Sonnet-4-5",
+        ] {
+            assert_eq!(claude.replayed_thinking("claude-sonnet-4-5-20250929", same), Replay::Kept, "{same}");
+        }
+        for other in ["claude-opus-4-5", "claude-sonnet-4", "claude-sonnet-4-5-1", "sonnet", "", "[1m]", "é-20250929"] {
+            assert_eq!(claude.replayed_thinking("claude-sonnet-4-5-20250929", other), Replay::Dropped, "{other}");
+        }
+        let pi = Format::Pi.dialect();
+        assert_eq!(pi.replayed_thinking("claude-opus-4-5", "claude-opus-4-5"), Replay::Kept);
+        assert_eq!(pi.replayed_thinking("claude-opus-4-5", "claude-opus-4-5-20251101"), Replay::AsText);
     }
 }

@@ -256,6 +256,12 @@ impl Dialect for Pi {
         super::Interrupted { result: "No result provided", reply: None }
     }
 
+    /// pi-ai's (`transform-messages.js`): kept for the very model (by its exact name),
+    /// sent as text to any other.
+    fn replayed_thinking(&self, written_by: &str, sent_to: &str) -> super::Replay {
+        if written_by == sent_to { super::Replay::Kept } else { super::Replay::AsText }
+    }
+
     /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names
     /// the original, then the entries of the path, unchanged (their ids chain already).
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {

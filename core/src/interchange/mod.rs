@@ -488,7 +488,7 @@ impl<S: Storage> Store<S> {
         let data = match format {
             ExportFormat::Openai => {
                 let body: Value =
-                    serde_json::from_str(&render::render(context.clone(), own, Provider::Openai, &[]).body).unwrap_or_default();
+                    serde_json::from_str(&render::render(context.clone(), own, Provider::Openai, None, &[]).body).unwrap_or_default();
                 let mut text = crate::format::json(&body["messages"])?;
                 text.push('\n');
                 text.into_bytes()

@@ -28,6 +28,8 @@ pub(crate) struct Stored<'l> {
     pub only_results: bool,
     /// `message.id` (Claude Code's split lines of one reply share it).
     pub id: Option<&'l str>,
+    /// The model a reply came from.
+    pub model: Option<&'l str>,
 }
 
 /// A block only pi writes: its conversion is needed.
@@ -58,11 +60,14 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         "custom" => return pi_user_message(raw),
         _ => {}
     }
-    let id = match message.id.0 {
-        Some(alloc::borrow::Cow::Borrowed(id)) => Some(id),
-        // Message ids are API identifiers without escapes; one that has them is not merged.
+    // Message ids and model names are API identifiers without escapes; an id that has
+    // them is not merged, a model that has them is no model a request names.
+    let borrowed = |field: &Str<'l>| match field.0 {
+        Some(Cow::Borrowed(value)) => Some(value),
         _ => None,
     };
+    let id = borrowed(&message.id);
+    let model = borrowed(&message.model);
     // pi replays no reply that failed or was cut off (`transformMessages`).
     if role == "assistant" && matches!(message.stop_reason, Some("\"error\"" | "\"aborted\"")) {
         return None;
@@ -80,10 +85,10 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
             }
             None => (Cow::Borrowed(""), false),
         };
-        return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id });
+        return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id, model });
     }
     let (role, blocks, text, only_results) = pi_stored(role, &message).or_else(|| pi_stored_by_value(role, raw))?;
-    Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id })
+    Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id, model })
 }
 
 /// Whether a pi reply's thinking signatures are Anthropic's, which the Anthropic API
@@ -114,13 +119,13 @@ pub(crate) fn pi_shown_text(line: &Line<'_>, role: Option<&str>) -> Option<Strin
 fn pi_user_message(raw: Raw<'_>) -> Option<Stored<'_>> {
     let (message, _) = parse_message_content_unless_result(raw)?;
     let (_, blocks, text, _) = pi_stored("user", &message).or_else(|| pi_stored_by_value("user", raw))?;
-    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None })
+    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None, model: None })
 }
 
 /// A user message of one text block, as a pi entry without blocks of its own shows.
 fn pi_text(text: String) -> Option<Stored<'static>> {
     let blocks = serde_json::to_string(&[json!({ "type": "text", "text": text })]).ok()?;
-    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None })
+    Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None, model: None })
 }
 
 /// A `branch_summary` entry as pi shows it.

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::{Injection, Place, Provider, Speaker};
-use crate::format::{Format, Interrupted};
+use crate::format::{Format, Interrupted, Replay};
 use crate::support::json;
 use crate::transcript::Context;
 
@@ -133,14 +133,29 @@ fn blocks_by_value(content: &str) -> Vec<Block> {
 
 /// `context`, of a session in `format`, in `provider`'s shape. It is let go once its
 /// blocks are read: the file's text it shares is not held while the body is written.
-pub(crate) fn render(context: Context, format: Format, provider: Provider, injections: &[Injection]) -> ProviderContext {
+///
+/// `model`: the model the request goes to, when known; the thinking of replies another
+/// model wrote is then sent as the session's client sends it (the API refuses their
+/// signatures). Without it every reply's thinking is sent as recorded.
+pub(crate) fn render(
+    context: Context,
+    format: Format,
+    provider: Provider,
+    model: Option<&str>,
+    injections: &[Injection],
+) -> ProviderContext {
     let compacted = context.compacted;
+    let dialect = format.dialect();
     let turns: Vec<Turn> = context
         .messages
         .into_iter()
         .map(|m| {
             let assistant = m.role == "assistant";
-            Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant, provider) }
+            let thinking = match (assistant, m.model.as_deref(), model) {
+                (true, Some(written_by), Some(sent_to)) => dialect.replayed_thinking(written_by, sent_to),
+                _ => Replay::Kept,
+            };
+            Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant, provider, thinking) }
         })
         .filter(|t| !t.blocks.is_empty())
         .collect();
@@ -149,7 +164,7 @@ pub(crate) fn render(context: Context, format: Format, provider: Provider, injec
     if drop_orphaned_results(&mut merged) {
         merged = merge_roles(merged);
     }
-    let interrupted = answer_every_call(&mut merged, &format.dialect().interrupted_call());
+    let interrupted = answer_every_call(&mut merged, &dialect.interrupted_call());
     for turn in &mut merged {
         // The API wants a reply's results first in the message that follows it, and, with
         // thinking on, a last reply to start with its thinking ("a final `assistant`
@@ -175,16 +190,20 @@ pub(crate) fn render(context: Context, format: Format, provider: Provider, injec
 /// in a reply, thinking at its end ("The final block in an assistant message cannot be
 /// `thinking`"); a reply cut off while it was thinking is left with nothing, and out.
 /// For Anthropic, thinking without a signature (another API's, whose signature pi does
-/// not replay) goes as text, as pi sends it.
-fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider) -> Vec<Block> {
+/// not replay) goes as text, as pi sends it. Thinking another model wrote goes as
+/// `thinking` says ([`crate::format::Dialect::replayed_thinking`]).
+fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider, thinking: Replay) -> Vec<Block> {
+    let as_text = |block: &Block| {
+        let thinking = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
+        thinking.filter(|t| !t.trim().is_empty()).map(|t| Block::text(&t))
+    };
     let mut blocks: Vec<Block> = blocks
         .into_iter()
         .filter(|block| !matches!(block.kind, Kind::Blank))
-        .filter_map(|block| match block.kind {
-            Kind::Thinking { signed: false } if provider == Provider::Anthropic => {
-                let thinking = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
-                thinking.filter(|t| !t.trim().is_empty()).map(|t| Block::text(&t))
-            }
+        .filter_map(|block| match (&block.kind, thinking) {
+            (Kind::Thinking { .. }, Replay::Dropped) => None,
+            (Kind::Thinking { .. }, Replay::AsText) => as_text(&block),
+            (Kind::Thinking { signed: false }, Replay::Kept) if provider == Provider::Anthropic => as_text(&block),
             _ => Some(block),
         })
         .collect();

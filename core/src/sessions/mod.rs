@@ -411,15 +411,24 @@ impl<S: Storage> Store<S> {
     /// What to send a model to continue session `id`, in `provider`'s shape: the
     /// context (see [`Store::context`]) with roles alternating, every call answered
     /// (an interrupted turn's calls get a synthetic error result) and `injections`
-    /// placed as asked, never written.
-    pub async fn provider_context(&self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+    /// placed as asked, never written. `model`, the model the request goes to, keeps
+    /// the thinking of replies another model wrote out of the request, as the session's
+    /// client leaves it out (their signatures are refused); without it every reply's
+    /// thinking is sent as recorded.
+    pub async fn provider_context(
+        &self,
+        id: &str,
+        provider: Provider,
+        model: Option<&str>,
+        injections: &[Injection],
+    ) -> Result<ProviderContext, Error> {
         if let Some(n) = injections.iter().position(|i| i.text.trim().is_empty()) {
             return Err(Error::InvalidArgument(format!(
                 "injection {n} has no text: the provider refuses a message of nothing but white space; leave it out"
             )));
         }
         let (context, format) = self.context_from_end(id, TAIL_BYTES).await?;
-        Ok(render::render(context, format, provider, injections))
+        Ok(render::render(context, format, provider, model, injections))
     }
 
     /// The load report of session `id` plus dangling parents and orphaned tool calls.

@@ -396,7 +396,7 @@ macro_rules! mirror_wit {
             $sessions::LoadReport { entries, by_type, skipped, torn_tail, recovered_glued, invalid_utf8, lone_surrogates, tombstoned }
         );
         $crate::mirror_record!($crate::Transcript, $sessions::Transcript { id, project, parts, entries, chain, report });
-        $crate::mirror_record!($crate::ContextMessage, $sessions::ContextMessage { uuid, role, text, content, is_compact_summary });
+        $crate::mirror_record!($crate::ContextMessage, $sessions::ContextMessage { uuid, role, text, content, is_compact_summary, model });
         $crate::mirror_record!($crate::Context, $sessions::Context { compacted, messages });
         $crate::mirror_record!($crate::Finding, $sessions::Finding { part, line, id });
         $crate::mirror_record!(

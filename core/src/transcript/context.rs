@@ -36,6 +36,9 @@ pub struct ContextMessage {
     pub content: SharedStr,
     /// The summary a compaction left in place of the earlier history.
     pub is_compact_summary: bool,
+    /// The model a reply came from, when its entry names one: a request to another
+    /// model cannot replay its thinking.
+    pub model: Option<String>,
 }
 
 /// The lines of a resume context (indices into [`Loaded::lines`]).
@@ -314,6 +317,7 @@ fn build(mut picked: Picked<'_>, sources: Sources) -> Context {
             text: text.into(),
             content: content.into(),
             is_compact_summary: true,
+            model: None,
         });
     }
     // The reply being merged: its `message.id` and index. Claude Code writes a reply
@@ -356,6 +360,7 @@ fn build(mut picked: Picked<'_>, sources: Sources) -> Context {
             text: sources.share(line.part, text),
             content: sources.share(line.part, blocks),
             is_compact_summary: line.is_compact_summary,
+            model: stored.model.map(String::from),
         });
     }
     sources.release_sparse(&mut context);

@@ -951,6 +951,8 @@ pub(crate) struct Message<'a> {
     pub api: Str<'a>,
     /// pi: why a reply stopped (`"stop"`, `"toolUse"`, `"error"`, `"aborted"`), as written.
     pub stop_reason: Option<&'a str>,
+    /// The model a reply came from (Claude Code's and pi's replies name it).
+    pub model: Str<'a>,
 }
 
 /// A message's content: a string, or blocks.
@@ -1009,7 +1011,7 @@ fn message_fields<'a, C>(
     mut content: impl FnMut(&'a str, usize, Option<&str>) -> Option<(Option<C>, usize)>,
 ) -> Option<(Message<'a>, Option<C>)> {
     let (mut role, mut id, mut raw_content, mut read, mut usage, mut tool_call_id) = (None, None, None, None, None, None);
-    let (mut is_error, mut api, mut stop_reason) = (None, None, None);
+    let (mut is_error, mut api, mut stop_reason, mut model) = (None, None, None, None);
     json::walk_object(json, |key, start| {
         let end = match key {
             "content" => {
@@ -1041,6 +1043,11 @@ fn message_fields<'a, C>(
                 stop_reason = Some(value);
                 Some(())
             }
+            // As `api` is: it only says how to replay a reply's thinking.
+            "model" => {
+                model = Some(json::str_value(value));
+                Some(())
+            }
             _ => Some(()),
         }?;
         Some(end)
@@ -1054,6 +1061,7 @@ fn message_fields<'a, C>(
         is_error,
         api: api.unwrap_or_default(),
         stop_reason,
+        model: model.unwrap_or_default(),
     };
     Some((message, read.flatten()))
 }

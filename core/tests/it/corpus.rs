@@ -62,7 +62,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
     let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
-    let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
     assert_eq!(context.interrupted, Vec::<String>::new(), "a call whose result the file holds was sent as interrupted");
     let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
     let results: Vec<&serde_json::Value> = body["messages"]
@@ -94,7 +94,7 @@ fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
     let path = corpus().join("claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
     let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
-    let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
     let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let ids = |message: &serde_json::Value, kind: &str, field: &str| -> Vec<String> {

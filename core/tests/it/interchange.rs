@@ -22,7 +22,7 @@ fn request(path: &str) -> Import {
 
 /// Every `{role, content}` of a session's provider context.
 fn anthropic(store: &Store<&InMemoryStorage>, id: &str) -> Vec<Value> {
-    let context = block_on(store.provider_context(id, Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context(id, Provider::Anthropic, None, &[])).unwrap();
     let body: Value = serde_json::from_str(&context.body).unwrap();
     body["messages"].as_array().unwrap().clone()
 }

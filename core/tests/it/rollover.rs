@@ -66,7 +66,7 @@ fn a_claude_session_rolls_over_into_a_linked_session_that_resumes_from_the_summa
     assert_eq!(lines[0]["logicalParentUuid"], "a0000000-0000-4000-8000-000000000005");
     assert_eq!(lines[1]["isCompactSummary"], true);
 
-    let context = block_on(store.provider_context("new", Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context("new", Provider::Anthropic, None, &[])).unwrap();
     assert!(context.body.contains("The brief was read six times."), "{}", context.body);
     assert!(!context.body.contains("message 0"), "the old conversation stays behind: {}", context.body);
     // The key continues the new session, and an append chains under the summary.
@@ -100,7 +100,7 @@ fn a_pi_session_rolls_over_into_a_pi_session_that_names_its_parent() {
     let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!((lines[0]["type"].as_str(), lines[0]["parentSession"].as_str()), (Some("session"), Some("projects/-work-app/pi1.jsonl")));
     assert_eq!((lines[1]["type"].as_str(), lines[1]["parentId"].as_str()), (Some("compaction"), None));
-    let context = block_on(store.provider_context("pi2", Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context("pi2", Provider::Anthropic, None, &[])).unwrap();
     assert!(context.body.contains("Launch is on Friday."), "{}", context.body);
     assert!(!context.body.contains("plan the launch"), "{}", context.body);
 }

@@ -45,7 +45,7 @@ fn size(storage: &impl Storage) -> u64 {
 }
 
 fn body(store: &Store<impl Storage>, provider: Provider, injections: &[Injection]) -> Value {
-    let context = block_on(store.provider_context("s", provider, injections)).unwrap();
+    let context = block_on(store.provider_context("s", provider, None, injections)).unwrap();
     serde_json::from_str(&context.body).unwrap()
 }
 
@@ -321,7 +321,7 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
         Injection { role: Speaker::System, place: Place::Start, text: "sys".into() },
         Injection { role: Speaker::User, place: Place::End, text: "<env>cwd=/p</env>".into() },
     ];
-    let context = block_on(store.provider_context("s", Provider::Anthropic, &injections)).unwrap();
+    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &injections)).unwrap();
     assert_eq!(context.interrupted, ["t1"]);
     let body: Value = serde_json::from_str(&context.body).unwrap();
     assert_eq!(body["system"], "sys");
@@ -456,7 +456,7 @@ fn what_a_provider_refuses_is_never_sent() {
         })
         .collect();
     block_on(storage.append("projects/-p/old.jsonl", marked.as_bytes())).unwrap();
-    let old = block_on(store.provider_context("old", Provider::Anthropic, &[])).unwrap().body;
+    let old = block_on(store.provider_context("old", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(!old.contains("cache_control") && old.contains("old 5"), "{old}");
     for provider in [Provider::Anthropic, Provider::Openai] {
         let sent = body(&store, provider, &[]);
@@ -468,7 +468,7 @@ fn what_a_provider_refuses_is_never_sent() {
     assert!(texts.iter().any(|t| t.contains("\"so\"") && !t.contains("redacted")), "thinking at a reply's end goes: {texts:?}");
     for blank in ["", " \n"] {
         let injection = [Injection { role: Speaker::User, place: Place::End, text: blank.into() }];
-        let refused = block_on(store.provider_context("s", Provider::Anthropic, &injection));
+        let refused = block_on(store.provider_context("s", Provider::Anthropic, None, &injection));
         assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("injection 0")), "{refused:?}");
     }
     let injections = [
@@ -624,7 +624,7 @@ fn pi_and_crab_sessions_get_their_own_dialect() {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }
     // Read back canonical: results say which call they answer.
-    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, &[])).unwrap().body;
+    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(body.contains("\"tool_use_id\":\"toolu_b\"") && body.contains("\"type\":\"tool_use\""), "{body}");
     // A refusal is pi's `error`, which neither pi nor the context replays.
     let refusal =
@@ -635,7 +635,7 @@ fn pi_and_crab_sessions_get_their_own_dialect() {
         (refused["message"]["stopReason"].as_str(), refused["message"]["errorMessage"].as_str()),
         (Some("error"), Some("Provider stop reason: refusal"))
     );
-    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, &[])).unwrap().body;
+    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(body.contains("and now?") && !body.contains("I can't"), "{body}");
 
     let crab = block_on(store.append_turn("crab1", turn("c1", tool_turn())));
@@ -1029,7 +1029,7 @@ fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
     block_on(storage.append(KEY, text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let sent = |store: &Store<&InMemoryStorage>| {
-        let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+        let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
         let body: Value = serde_json::from_str(&context.body).unwrap();
         let results: Vec<(String, String)> = body["messages"]
             .as_array()
@@ -1121,7 +1121,7 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
         ("assistant", "ok"),
     ];
     assert_eq!(seen, expected.map(|(role, text)| (role.to_owned(), text.to_owned())));
-    let body: Value = serde_json::from_str(&block_on(store.provider_context("pi1", Provider::Anthropic, &[])).unwrap().body).unwrap();
+    let body: Value = serde_json::from_str(&block_on(store.provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body).unwrap();
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2, "the user's messages are one turn: {body}");
     assert_eq!(messages[0]["content"].as_array().unwrap().len(), 5, "{body}");
@@ -1182,7 +1182,8 @@ fn a_pi_sessions_replies_from_other_apis_are_replayed_as_pi_replays_them() {
         + "\n";
     block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
     let store = Store::new(&storage);
-    let sent = |provider| -> Value { serde_json::from_str(&block_on(store.provider_context("pi1", provider, &[])).unwrap().body).unwrap() };
+    let sent =
+        |provider| -> Value { serde_json::from_str(&block_on(store.provider_context("pi1", provider, None, &[])).unwrap().body).unwrap() };
     let anthropic = sent(Provider::Anthropic);
     let expected = json!([
         { "role": "user", "content": [{ "type": "text", "text": "hello" }, { "type": "text", "text": "again" }] },
@@ -1267,7 +1268,7 @@ fn a_pi_sessions_interrupted_call_is_answered_for_the_provider() {
     ]);
     block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", call))).unwrap();
     assert_eq!(lines(&storage, "projects/-p/pi1.jsonl")[2]["message"]["content"][0]["type"], "toolCall");
-    let context = block_on(store.provider_context("pi1", Provider::Anthropic, &[])).unwrap();
+    let context = block_on(store.provider_context("pi1", Provider::Anthropic, None, &[])).unwrap();
     assert_eq!(context.interrupted, ["toolu_p"]);
     let body: Value = serde_json::from_str(&context.body).unwrap();
     let result = &body["messages"][2]["content"][0];
@@ -1312,7 +1313,7 @@ fn a_result_may_answer_any_call_of_a_reply_whose_other_results_came_first() {
     // Written as A(t1) A(t2) R(t2) A(t3): t1 and t3 are still pending, for this store
     // and for a fresh one.
     for (name, store) in [("warm", &store), ("fresh", &Store::new(&storage))] {
-        let context = block_on(store.provider_context("s", Provider::Anthropic, &[])).unwrap();
+        let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
         assert_eq!(context.interrupted, ["t1", "t3"], "{name}");
     }
     let rest = json!({ "role": "user", "content": [
@@ -1469,7 +1470,7 @@ proptest::proptest! {
         }
         if size(&storage) > 0 {
             for provider in [Provider::Anthropic, Provider::Openai] {
-                let context = block_on(store.provider_context("s", provider, &[])).unwrap();
+                let context = block_on(store.provider_context("s", provider, None, &[])).unwrap();
                 let body: Value = serde_json::from_str(&context.body).unwrap();
                 proptest::prop_assert!(body["messages"].is_array());
                 let refused = refused_by_provider(&body, provider);
@@ -1479,4 +1480,61 @@ proptest::proptest! {
             proptest::prop_assert!(check.orphaned_tool_results.is_empty(), "{:?}", check);
         }
     }
+}
+
+/// A reply's thinking is signed for the model that wrote it, and the API refuses it in
+/// a request to another: told the model a request goes to, the context sends another
+/// model's thinking as the session's client does — Claude Code leaves it out (its name
+/// compared without a release date), pi sends it as text (its exact name).
+#[test]
+fn another_models_thinking_is_sent_as_the_sessions_client_sends_it() {
+    let conversation = json!([
+        { "role": "user", "content": "first question" },
+        { "role": "assistant", "id": "msg_1", "model": "claude-sonnet-4-5-20250929", "content": [
+            { "type": "thinking", "thinking": "first thought", "signature": "sig1" },
+            { "type": "redacted_thinking", "data": "opaque" },
+            { "type": "text", "text": "first answer" },
+        ] },
+        { "role": "user", "content": "second question" },
+        { "role": "assistant", "id": "msg_2", "model": "claude-opus-4-5", "content": [
+            { "type": "thinking", "thinking": "second thought", "signature": "sig2" },
+            { "type": "text", "text": "second answer" },
+        ] },
+        { "role": "user", "content": "third question" },
+    ]);
+    let storage = InMemoryStorage::new();
+    new_pi_session(&storage);
+    let store = Store::new(&storage);
+    block_on(store.append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation.clone()))).unwrap();
+    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
+    // Each reply's blocks as (type, text or thinking) pairs.
+    let replies = |id: &str, model: Option<&str>| -> Vec<Vec<(String, String)>> {
+        let context = block_on(store.provider_context(id, Provider::Anthropic, model, &[])).unwrap();
+        let body: Value = serde_json::from_str(&context.body).unwrap();
+        let messages = body["messages"].as_array().unwrap().clone();
+        assert_eq!(messages.len(), 5, "{id} {model:?}: {body}");
+        let block =
+            |b: &Value| (b["type"].as_str().unwrap().to_string(), b["text"].as_str().or(b["thinking"].as_str()).unwrap_or("").to_string());
+        messages.iter().filter(|m| m["role"] == "assistant").map(|m| m["content"].as_array().unwrap().iter().map(block).collect()).collect()
+    };
+    let pair = |kind: &str, text: &str| (kind.to_string(), text.to_string());
+    let first_as_written = vec![pair("thinking", "first thought"), pair("redacted_thinking", ""), pair("text", "first answer")];
+    let second_as_written = vec![pair("thinking", "second thought"), pair("text", "second answer")];
+    for id in ["s", "pi1"] {
+        assert_eq!(replies(id, None), [first_as_written.clone(), second_as_written.clone()], "{id}: without a model, as recorded");
+    }
+    assert_eq!(replies("s", Some("claude-sonnet-4-5")), [first_as_written.clone(), vec![pair("text", "second answer")]]);
+    assert_eq!(replies("s", Some("claude-opus-4-5-20251101")), [vec![pair("text", "first answer")], second_as_written.clone()]);
+    assert_eq!(replies("s", Some("claude-haiku-4-5")), [vec![pair("text", "first answer")], vec![pair("text", "second answer")]]);
+    assert_eq!(
+        replies("pi1", Some("claude-opus-4-5")),
+        [vec![pair("text", "first thought"), pair("text", "first answer")], second_as_written.clone()]
+    );
+    assert_eq!(
+        replies("pi1", Some("claude-opus-4-5-20251101")),
+        [
+            vec![pair("text", "first thought"), pair("text", "first answer")],
+            vec![pair("text", "second thought"), pair("text", "second answer")]
+        ]
+    );
 }

@@ -97,6 +97,10 @@ enum Command {
         id: String,
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         format: ProviderArg,
+        /// The model the request goes to: another model's thinking is then sent as the
+        /// session's client sends it (Claude Code's sessions: left out; pi's: as text)
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
         /// A system prompt to put in the request (not written to the session); repeatable
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         system: Vec<String>,
@@ -223,9 +227,15 @@ impl Engine<Error> for Imported {
     fn context(&mut self, id: &str) -> Result<Context, Error> {
         self.store.context(id).mirror()
     }
-    fn provider_context(&mut self, id: &str, provider: Provider, injections: &[Injection]) -> Result<ProviderContext, Error> {
+    fn provider_context(
+        &mut self,
+        id: &str,
+        provider: Provider,
+        model: Option<&str>,
+        injections: &[Injection],
+    ) -> Result<ProviderContext, Error> {
         let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
-        self.store.provider_context(id, provider.mirror(), &injections).mirror()
+        self.store.provider_context(id, provider.mirror(), model, &injections).mirror()
     }
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, Error> {
         self.store.branches(id).mirror()
@@ -560,11 +570,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("appended a turn of {} lines to session {id}", entries.len());
             }
         }
-        Command::Context { id, format, system, inject } => {
+        Command::Context { id, format, model, system, inject } => {
             let mut injections: Vec<Injection> =
                 system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
             injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
-            println!("{}", engine.provider_context(&id, format.into(), &injections).map_err(fail)?.body);
+            println!("{}", engine.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(fail)?.body);
         }
         Command::Fork { id, from, to } => {
             let new_id = to.unwrap_or_else(new_uuid);
