@@ -375,8 +375,8 @@ try {
     "13-v1.0.24-summaries/-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",
   ];
   /**
-   * Corpus session `path` in a scratch Claude Code home, and `model`, the model its
-   * last reply came from.
+   * Corpus session `path` in a scratch Claude Code home (`name` names its folders),
+   * and `model`, the model its last reply came from.
    */
   const claudeCorpusSession = (path, name) => {
     const { root, work, resume } = claudeCode(name);

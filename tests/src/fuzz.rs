@@ -23,8 +23,12 @@ pub fn session(data: &[u8]) {
     let store = Store::new(&storage);
     let _ = block_on(store.load("s"));
     let _ = block_on(store.context("s"));
-    for provider in [Provider::Anthropic, Provider::Openai] {
-        let _ = block_on(store.provider_context("s", provider, None, &[]));
+    // The models a request may go to: none, one the bytes may name (every run), and
+    // names a model's may be told apart from.
+    for model in [None, Some("claude-sonnet-4-5"), Some("claude-sonnet-4.5-20250929[1m]"), Some("é@2025092ü]")] {
+        for provider in [Provider::Anthropic, Provider::Openai] {
+            let _ = block_on(store.provider_context("s", provider, model, &[]));
+        }
     }
     let _ = block_on(store.usage("s", None));
     let _ = block_on(store.check("s"));
@@ -58,8 +62,8 @@ pub fn turn(data: &[u8]) {
     let _ = block_on(store.append_turn("pending", new_turn("u2", call.into(), Provider::Anthropic)));
     let _ = block_on(store.append_turn("pending", new_turn("u3", messages, provider)));
     for id in ["fresh", "pending"] {
-        for provider in [Provider::Anthropic, Provider::Openai] {
-            let _ = block_on(store.provider_context(id, provider, None, &[]));
+        for (provider, model) in [(Provider::Anthropic, None), (Provider::Openai, None), (Provider::Anthropic, Some("claude-opus-4-5"))] {
+            let _ = block_on(store.provider_context(id, provider, model, &[]));
         }
         let _ = block_on(store.branches(id));
     }

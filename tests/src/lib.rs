@@ -234,7 +234,10 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
                 Value::Null => Vec::new(),
                 list => serde_json::from_value(list.clone()).map_err(|e| format!("bad injections: {e}"))?,
             };
-            let model = args["model"].as_str();
+            let model = match &args["model"] {
+                Value::Null => None,
+                model => Some(model.as_str().ok_or_else(|| format!("bad model: {model} is not a string"))?),
+            };
             to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, model, &injections))
         }
         "hold" => to_outcome(host.hold(&text("id")?)),

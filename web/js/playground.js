@@ -203,8 +203,12 @@ async function postJson(url, headers, body) {
   }
 }
 
+/** An endpoint's default model. */
+const DEFAULT_MODEL = { anthropic: "claude-sonnet-4-5", openai: "gpt-4o" };
 /** The model an endpoint is asked for: the one typed in, else the endpoint's default. */
-const modelName = (kind) => $("model-name").value || (kind === "openai" ? "gpt-4o" : "claude-sonnet-4-5");
+const modelName = (kind) => $("model-name").value || DEFAULT_MODEL[kind];
+/** The model the chosen endpoint is asked for; none for the offline model. */
+const chosenModel = () => ($("model-kind").value === "offline" ? null : modelName($("model-kind").value));
 
 async function anthropicModel(body, withTools = true) {
   const headers = { "content-type": "application/json", "x-api-key": $("api-key").value, "anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true" };
@@ -309,9 +313,10 @@ async function send() {
       });
       for (let step = 0; step < MAX_STEPS; step++) {
         await compactIfDue();
-        // Told the model it goes to, the context leaves out the thinking another model
-        // signed (a session imported, the model changed), which the API would refuse.
-        const context = await store.providerContext(id, { provider, model: kind === "offline" ? null : modelName(kind), injections });
+        // Told the model it goes to, the context sends the thinking another model signed
+        // (a session imported, the model changed) as the session's client does: the API
+        // would refuse its signature.
+        const context = await store.providerContext(id, { provider, model: chosenModel(), injections });
         const body = JSON.parse(context.body);
         const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
         if (kind !== "offline") answered.add(endpoint);
@@ -416,7 +421,8 @@ async function render() {
     $("meter-bar").style.width = "0";
     return;
   }
-  const context = await store.providerContext(id);
+  // Counted as it will be sent: another model's thinking left out.
+  const context = await store.providerContext(id, { model: chosenModel() });
   const window = windowTokens();
   const share = Math.min(100, Math.round((100 * context.tokens) / window));
   $("meter-bar").style.width = `${share}%`;
@@ -655,9 +661,8 @@ $("window").onchange = () => { savePage(); render().catch(showError); };
 $("model-kind").onchange = () => {
   const kind = $("model-kind").value;
   $("endpoint").classList.toggle("shown", kind !== "offline");
-  const [url, model] = kind === "openai" ? ["https://api.openai.com/v1", "gpt-4o"] : ["https://api.anthropic.com", "claude-sonnet-4-5"];
-  $("base-url").placeholder = url;
-  $("model-name").placeholder = model;
+  $("base-url").placeholder = kind === "openai" ? "https://api.openai.com/v1" : "https://api.anthropic.com";
+  $("model-name").placeholder = DEFAULT_MODEL[kind === "openai" ? "openai" : "anthropic"];
 };
 // A file dropped beside the drop zone would open in the tab, and the key typed in it go
 // (text dragged into a field still lands).

@@ -211,25 +211,43 @@ pub(crate) trait Dialect {
     fn interrupted_call(&self) -> Interrupted {
         Interrupted { result: INTERRUPTED_RESULT, reply: Some(NO_RESPONSE) }
     }
-    /// What the session's own client sends of the thinking of a reply model
-    /// `written_by` wrote, in a request to model `sent_to`: a thinking block's signature
-    /// binds it to the model that wrote it, and the API refuses it in a request to
-    /// another ("Invalid signature in thinking block"). Claude Code 2.1 keeps it for the
-    /// same model, its name told apart from a release date or a context tag (seen:
-    /// resumed with `claude-sonnet-4-5`, a session of `claude-sonnet-4-5-20250929`
-    /// keeps its thinking; with `claude-opus-4-5`, none), and drops it for another.
-    fn replayed_thinking(&self, written_by: &str, sent_to: &str) -> Replay {
-        if model_name(written_by).eq_ignore_ascii_case(model_name(sent_to)) { Replay::Kept } else { Replay::Dropped }
+    /// What the session's own client sends of the signed thinking of a reply model
+    /// `written_by` wrote (`None`: the reply names none), in a request to model
+    /// `sent_to`: a thinking block's signature binds it to the model that wrote it, and
+    /// the API refuses it in a request to another ("Invalid signature in thinking
+    /// block"). Claude Code 2.1 keeps it for the same model, its name told apart from a
+    /// release date, a context tag, case and a version's dot (seen: resumed with
+    /// `claude-sonnet-4-5`, a session of `claude-sonnet-4-5-20250929` keeps its
+    /// thinking; with `claude-opus-4-5`, none), and drops it for another, as it does
+    /// for a reply that names no model. Its catalog's other names of a model (Bedrock's
+    /// and Vertex's ids) are not known here: they count as other models.
+    fn replayed_thinking(&self, written_by: Option<&str>, sent_to: &str) -> Replay {
+        match written_by {
+            Some(written_by) if same_model(written_by, sent_to) => Replay::Kept,
+            _ => Replay::Dropped,
+        }
     }
 }
 
-/// See [`Dialect::replayed_thinking`].
+/// See [`Dialect::replayed_thinking`]. Thinking without a signature is none of its
+/// business: the API takes it from no model, and it goes as text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Replay {
     Kept,
     Dropped,
     /// Its text as a text block (redacted thinking, having none, is dropped).
     AsText,
+}
+
+/// Whether two names are one model's as Claude Code compares them: without a context
+/// tag and a release date ([`model_name`]), in any case, a version's dot a dash
+/// (`claude-opus-4.5` is `claude-opus-4-5`).
+fn same_model(a: &str, b: &str) -> bool {
+    let spelled = |name: &str| {
+        let name = model_name(name);
+        name.bytes().map(|b| if b == b'.' { b'-' } else { b.to_ascii_lowercase() }).collect::<Vec<u8>>()
+    };
+    spelled(a) == spelled(b)
 }
 
 /// A model's name without a context tag (`[1m]`) and then a release date (`-20250929`,
@@ -322,20 +340,25 @@ mod tests {
     #[test]
     fn thinking_is_replayed_to_the_model_that_wrote_it() {
         let claude = Format::Claude.dialect();
+        let written_by = Some("claude-sonnet-4-5-20250929");
         for same in [
             "claude-sonnet-4-5",
             "claude-sonnet-4-5-20250929",
             "claude-sonnet-4-5-20250929[1m]",
             "claude-sonnet-4-5@20250929",
             "Claude-Sonnet-4-5",
+            "claude-sonnet-4.5",
         ] {
-            assert_eq!(claude.replayed_thinking("claude-sonnet-4-5-20250929", same), Replay::Kept, "{same}");
+            assert_eq!(claude.replayed_thinking(written_by, same), Replay::Kept, "{same}");
         }
-        for other in ["claude-opus-4-5", "claude-sonnet-4", "claude-sonnet-4-5-1", "sonnet", "", "[1m]", "é-20250929"] {
-            assert_eq!(claude.replayed_thinking("claude-sonnet-4-5-20250929", other), Replay::Dropped, "{other}");
+        for other in ["claude-opus-4-5", "claude-sonnet-4", "claude-sonnet-4-5-1", "sonnet", "", "[1m]", "é-20250929", "ü[ö]ß@2025092"]
+        {
+            assert_eq!(claude.replayed_thinking(written_by, other), Replay::Dropped, "{other}");
         }
+        assert_eq!(claude.replayed_thinking(None, "claude-sonnet-4-5"), Replay::Dropped, "a reply that names no model");
         let pi = Format::Pi.dialect();
-        assert_eq!(pi.replayed_thinking("claude-opus-4-5", "claude-opus-4-5"), Replay::Kept);
-        assert_eq!(pi.replayed_thinking("claude-opus-4-5", "claude-opus-4-5-20251101"), Replay::AsText);
+        assert_eq!(pi.replayed_thinking(Some("claude-opus-4-5"), "claude-opus-4-5"), Replay::Kept);
+        assert_eq!(pi.replayed_thinking(Some("claude-opus-4-5"), "claude-opus-4-5-20251101"), Replay::AsText);
+        assert_eq!(pi.replayed_thinking(None, "claude-opus-4-5"), Replay::AsText);
     }
 }

@@ -256,10 +256,11 @@ impl Dialect for Pi {
         super::Interrupted { result: "No result provided", reply: None }
     }
 
-    /// pi-ai's (`transform-messages.js`): kept for the very model (by its exact name),
-    /// sent as text to any other.
-    fn replayed_thinking(&self, written_by: &str, sent_to: &str) -> super::Replay {
-        if written_by == sent_to { super::Replay::Kept } else { super::Replay::AsText }
+    /// pi-ai's (`transform-messages.js`): kept for the very model (by its exact name;
+    /// pi also asks the provider and API, which a request here does not name), sent as
+    /// text to any other.
+    fn replayed_thinking(&self, written_by: Option<&str>, sent_to: &str) -> super::Replay {
+        if written_by == Some(sent_to) { super::Replay::Kept } else { super::Replay::AsText }
     }
 
     /// As pi's `/fork` writes one: a new `session` header whose `parentSession` names

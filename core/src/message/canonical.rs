@@ -61,7 +61,8 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         _ => {}
     }
     // Message ids and model names are API identifiers without escapes; an id that has
-    // them is not merged, a model that has them is no model a request names.
+    // them is not merged, a model that has them is no model a request names (as a reply
+    // naming none, its thinking is another model's).
     let borrowed = |field: &Str<'l>| match field.0 {
         Some(Cow::Borrowed(value)) => Some(value),
         _ => None,

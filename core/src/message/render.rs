@@ -151,8 +151,8 @@ pub(crate) fn render(
         .into_iter()
         .map(|m| {
             let assistant = m.role == "assistant";
-            let thinking = match (assistant, m.model.as_deref(), model) {
-                (true, Some(written_by), Some(sent_to)) => dialect.replayed_thinking(written_by, sent_to),
+            let thinking = match (assistant, model) {
+                (true, Some(sent_to)) => dialect.replayed_thinking(m.model.as_deref(), sent_to),
                 _ => Replay::Kept,
             };
             Turn { assistant, blocks: sendable(blocks_of(&m.content), assistant, provider, thinking) }
@@ -190,20 +190,20 @@ pub(crate) fn render(
 /// in a reply, thinking at its end ("The final block in an assistant message cannot be
 /// `thinking`"); a reply cut off while it was thinking is left with nothing, and out.
 /// For Anthropic, thinking without a signature (another API's, whose signature pi does
-/// not replay) goes as text, as pi sends it. Thinking another model wrote goes as
-/// `thinking` says ([`crate::format::Dialect::replayed_thinking`]).
-fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider, thinking: Replay) -> Vec<Block> {
+/// not replay) goes as text, as pi sends it. Signed thinking another model wrote goes
+/// as `signed` says ([`crate::format::Dialect::replayed_thinking`]).
+fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider, signed: Replay) -> Vec<Block> {
     let as_text = |block: &Block| {
-        let thinking = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
-        thinking.filter(|t| !t.trim().is_empty()).map(|t| Block::text(&t))
+        let text = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
+        text.filter(|t| !t.trim().is_empty()).map(|t| Block::text(&t))
     };
     let mut blocks: Vec<Block> = blocks
         .into_iter()
         .filter(|block| !matches!(block.kind, Kind::Blank))
-        .filter_map(|block| match (&block.kind, thinking) {
-            (Kind::Thinking { .. }, Replay::Dropped) => None,
-            (Kind::Thinking { .. }, Replay::AsText) => as_text(&block),
-            (Kind::Thinking { signed: false }, Replay::Kept) if provider == Provider::Anthropic => as_text(&block),
+        .filter_map(|block| match (&block.kind, signed) {
+            (Kind::Thinking { signed: true }, Replay::Dropped) => None,
+            (Kind::Thinking { signed: true }, Replay::AsText) => as_text(&block),
+            (Kind::Thinking { signed: false }, _) if provider == Provider::Anthropic => as_text(&block),
             _ => Some(block),
         })
         .collect();

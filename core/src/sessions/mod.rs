@@ -411,10 +411,10 @@ impl<S: Storage> Store<S> {
     /// What to send a model to continue session `id`, in `provider`'s shape: the
     /// context (see [`Store::context`]) with roles alternating, every call answered
     /// (an interrupted turn's calls get a synthetic error result) and `injections`
-    /// placed as asked, never written. `model`, the model the request goes to, keeps
-    /// the thinking of replies another model wrote out of the request, as the session's
-    /// client leaves it out (their signatures are refused); without it every reply's
-    /// thinking is sent as recorded.
+    /// placed as asked, never written. `model`, the model the request goes to: the
+    /// signed thinking of replies another model wrote is sent as the session's client
+    /// sends it (Claude Code's sessions: left out; pi's: as text), since the API refuses
+    /// its signature; without it, signed thinking is sent as recorded.
     pub async fn provider_context(
         &self,
         id: &str,
@@ -426,6 +426,11 @@ impl<S: Storage> Store<S> {
             return Err(Error::InvalidArgument(format!(
                 "injection {n} has no text: the provider refuses a message of nothing but white space; leave it out"
             )));
+        }
+        if model.is_some_and(|m| m.trim().is_empty()) {
+            return Err(Error::InvalidArgument(
+                "the model is empty: name the model the request goes to (e.g. claude-opus-4-5), or leave it out".into(),
+            ));
         }
         let (context, format) = self.context_from_end(id, TAIL_BYTES).await?;
         Ok(render::render(context, format, provider, model, injections))

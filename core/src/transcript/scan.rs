@@ -1043,7 +1043,8 @@ fn message_fields<'a, C>(
                 stop_reason = Some(value);
                 Some(())
             }
-            // As `api` is: it only says how to replay a reply's thinking.
+            // Read as `api` is (a repeated one counts as the last): it only tells whether
+            // a reply's thinking may be replayed to the model a request goes to.
             "model" => {
                 model = Some(json::str_value(value));
                 Some(())

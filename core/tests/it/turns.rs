@@ -1538,3 +1538,36 @@ fn another_models_thinking_is_sent_as_the_sessions_client_sends_it() {
         ]
     );
 }
+
+/// Claude Code counts a reply that names no model as another model's, and leaves only
+/// signed thinking out: unsigned thinking, which the API takes from no model, goes as
+/// text whatever the model. A model of nothing is refused, not read as "another".
+#[test]
+fn a_reply_without_a_model_is_another_models_and_unsigned_thinking_goes_as_text() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let conversation = json!([
+        { "role": "user", "content": "question" },
+        { "role": "assistant", "id": "msg_1", "content": [
+            { "type": "thinking", "thinking": "signed thought", "signature": "sig1" },
+            { "type": "thinking", "thinking": "unsigned thought" },
+            { "type": "text", "text": "answer" },
+        ] },
+        { "role": "user", "content": "next" },
+    ]);
+    block_on(store.append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
+    let reply = |model: Option<&str>| -> Value {
+        let body: Value =
+            serde_json::from_str(&block_on(store.provider_context("s", Provider::Anthropic, model, &[])).unwrap().body).unwrap();
+        body["messages"][1]["content"].clone()
+    };
+    let signed = json!({ "signature": "sig1", "thinking": "signed thought", "type": "thinking" });
+    let unsigned = json!({ "text": "unsigned thought", "type": "text" });
+    let answer = json!({ "text": "answer", "type": "text" });
+    assert_eq!(reply(None), json!([signed, unsigned, answer]));
+    assert_eq!(reply(Some("claude-sonnet-4-5")), json!([unsigned, answer]));
+    for blank in ["", "  "] {
+        let refused = block_on(store.provider_context("s", Provider::Anthropic, Some(blank), &[]));
+        assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("the model is empty")), "{refused:?}");
+    }
+}
