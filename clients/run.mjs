@@ -423,12 +423,13 @@ try {
   }
 
   // A thinking block's signature is the model's that wrote it, and the API refuses it
-  // in a request to another: Claude Code leaves such thinking out (a name with a date
-  // or a context tag is the same model), as Mneme's context told the model does.
+  // in a request to another: Claude Code leaves such thinking out (a name with a date,
+  // a context tag or a version's dot is the same model), as Mneme's context told the
+  // model does.
   await test("Claude Code resumes the sessions with thinking (corpus 01, 08) with another model and with their own under another name: it sends Mneme's provider context for that model", async () => {
     for (const [path, other, renamed] of [
       [CLAUDE_CORPUS[0], "claude-sonnet-4-5", (own) => `${own}[1m]`],
-      [CLAUDE_CORPUS[5], "claude-opus-4-5", (own) => own.replace(/-\d{8}$/, "")],
+      [CLAUDE_CORPUS[5], "claude-opus-4-5", (own) => own.replace(/-\d{8}$/, "").replace(/(\d)-(\d)$/, "$1.$2")],
     ]) {
       const { root, resume, id, model } = claudeCorpusSession(path, `claude-models-${path.slice(0, 2)}`);
       for (const [sentTo, replayed] of [[other, false], [renamed(model), true]]) {
