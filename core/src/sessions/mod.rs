@@ -618,18 +618,29 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
     };
     // The first prompt a person typed: slash commands, IDE context and interruption
     // notices arrive as user messages too (`<command-name>…`, `<ide_selection>…`,
-    // `[Request interrupted…`), and are used only when there is nothing else.
+    // `[Request interrupted…`), and are used only when there is nothing else. They may
+    // also come as text blocks before the prompt in its own message (Claude Code's IDE
+    // context, the environment a Codex rollout opens with): each block is looked at.
     let prompt = || {
         let prompts = live()
             .filter(|l| !l.env.is_meta.0 && !l.env.is_compact_summary.0 && !l.env.is_sidechain.0 && message_role(l) == Some("user"))
-            .map(|l| scan::message_text(l.env.message).1)
-            .filter(|text| !text.trim().is_empty());
+            .filter_map(|l| l.env.message.and_then(scan::parse_message_content))
+            .map(|(_, content)| match content {
+                Some(scan::Content::Text(text)) => alloc::vec![text],
+                Some(scan::Content::Blocks(blocks)) => {
+                    blocks.into_iter().filter(|b| b.kind.get() == Some("text")).filter_map(|b| b.text.0).collect()
+                }
+                None => Vec::new(),
+            });
         let mut first_tagged = None;
-        for text in prompts {
-            if !text.trim_start().starts_with(['<', '[']) {
-                return Some(text);
+        for texts in prompts {
+            if let Some(typed) = texts.iter().find(|text| !text.trim().is_empty() && !text.trim_start().starts_with(['<', '['])) {
+                return Some(typed.to_string());
             }
-            first_tagged.get_or_insert(text);
+            let whole = texts.join("\n");
+            if !whole.trim().is_empty() {
+                first_tagged.get_or_insert(whole);
+            }
         }
         first_tagged
     };

@@ -577,3 +577,32 @@ fn a_note_claude_code_keeps_for_the_transcript_is_not_sent() {
     let transcript = block_on(cold.load("s")).unwrap();
     assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some("note")), "the note stays in the transcript");
 }
+
+/// A session is titled by the first prompt a person typed, also when context the client
+/// added comes before it in the same message (Claude Code's IDE selection, the
+/// environment a Codex rollout opens with); context alone titles it only when nothing
+/// else does.
+#[test]
+fn the_title_is_the_typed_prompt_after_context_blocks_in_its_message() {
+    let title_of = |first_message: Value| {
+        let storage = InMemoryStorage::new();
+        let lines = [
+            json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p",
+                   "message": first_message}),
+            json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:01.000Z", "cwd": "/p",
+                   "message": {"role": "assistant", "content": [{"type": "text", "text": "on it"}]}}),
+        ];
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        block_on(storage.append("projects/-p/s.jsonl", text.as_bytes())).unwrap();
+        block_on(Store::new(&storage).list()).unwrap().sessions[0].title.clone()
+    };
+    let context = json!({"type": "text", "text": "<ide_selection>fn main() {}</ide_selection>"});
+    let typed = json!({"type": "text", "text": "fix the login bug"});
+    assert_eq!(title_of(json!({"role": "user", "content": [context, typed]})).as_deref(), Some("fix the login bug"));
+    assert_eq!(
+        title_of(json!({"role": "user", "content": [context]})).as_deref(),
+        Some("<ide_selection>fn main() {}</ide_selection>"),
+        "context alone, when nothing else was typed"
+    );
+    assert_eq!(title_of(json!({"role": "user", "content": "plain prompt"})).as_deref(), Some("plain prompt"));
+}
