@@ -242,11 +242,11 @@ enum Command {
         /// The provider's message shape
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         format: ProviderArg,
-        /// The model the request goes to (its API name, e.g. claude-opus-4-5): the
+        /// The model the request goes to (its API name, e.g. claude-opus-4-5): the signed
         /// thinking of replies another model wrote is then sent as the session's client
         /// sends it (Claude Code's sessions: left out; pi's: as text), since the API
         /// refuses its signature ("Invalid signature in thinking block"). Without it,
-        /// thinking is sent as recorded
+        /// signed thinking is sent as recorded
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
         /// A system prompt to put in the request (not written to the session); repeatable

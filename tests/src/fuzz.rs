@@ -23,8 +23,8 @@ pub fn session(data: &[u8]) {
     let store = Store::new(&storage);
     let _ = block_on(store.load("s"));
     let _ = block_on(store.context("s"));
-    // The models a request may go to: none, one the bytes may name (every run), and
-    // names a model's may be told apart from.
+    // The models a request may go to: none, one the bytes' replies may name, and names
+    // that try the comparison (a dot, a date, a tag; non-ASCII around a tag and a date).
     for model in [None, Some("claude-sonnet-4-5"), Some("claude-sonnet-4.5-20250929[1m]"), Some("é@2025092ü]")] {
         for provider in [Provider::Anthropic, Provider::Openai] {
             let _ = block_on(store.provider_context("s", provider, model, &[]));

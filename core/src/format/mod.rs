@@ -243,11 +243,8 @@ pub(crate) enum Replay {
 /// tag and a release date ([`model_name`]), in any case, a version's dot a dash
 /// (`claude-opus-4.5` is `claude-opus-4-5`).
 fn same_model(a: &str, b: &str) -> bool {
-    let spelled = |name: &str| {
-        let name = model_name(name);
-        name.bytes().map(|b| if b == b'.' { b'-' } else { b.to_ascii_lowercase() }).collect::<Vec<u8>>()
-    };
-    spelled(a) == spelled(b)
+    let spelled = |name| model_name(name).bytes().map(|b| if b == b'.' { b'-' } else { b.to_ascii_lowercase() });
+    spelled(a).eq(spelled(b))
 }
 
 /// A model's name without a context tag (`[1m]`) and then a release date (`-20250929`,

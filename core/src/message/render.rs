@@ -134,9 +134,9 @@ fn blocks_by_value(content: &str) -> Vec<Block> {
 /// `context`, of a session in `format`, in `provider`'s shape. It is let go once its
 /// blocks are read: the file's text it shares is not held while the body is written.
 ///
-/// `model`: the model the request goes to, when known; the thinking of replies another
-/// model wrote is then sent as the session's client sends it (the API refuses their
-/// signatures). Without it every reply's thinking is sent as recorded.
+/// `model`: the model the request goes to, when known; the signed thinking of replies
+/// another model wrote is then sent as the session's client sends it (the API refuses
+/// their signatures). Without it, signed thinking is sent as recorded.
 pub(crate) fn render(
     context: Context,
     format: Format,
