@@ -701,8 +701,8 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Check { target, json } => {
             let mut sessions = open(&cli.store)?;
-            let path = Path::new(&target);
-            let report = if path.is_file() {
+            let path = transcript_path(&target)?;
+            let report = if let Some(path) = path {
                 let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
                 sessions.check_bytes(&bytes)
             } else {
@@ -806,13 +806,13 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: 
         RoleArg::User => Role::User,
         RoleArg::Assistant => Role::Assistant,
     });
-    let messages = match (role, text, message, turn) {
+    let (messages, lines) = match (role, text, message, turn) {
         (Some(role), Some(text), _, _) if parent.is_none() && agent.is_none() => {
             let entry = sessions.append(id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
             return if json { print_json(&entry) } else { print_appended(id, std::slice::from_ref(&entry)) };
         }
-        (Some(role), Some(text), _, _) => serde_json::json!({ "role": role.as_str(), "content": text }).to_string(),
-        (_, _, Some(message), _) => message,
+        (Some(role), Some(text), _, _) => (serde_json::json!({ "role": role.as_str(), "content": text }).to_string(), None),
+        (_, _, Some(message), _) => (message, None),
         (_, _, _, Some(path)) => read_turn(&path)?,
         _ => return Err("say what to append: --role and --text, --message JSON or --turn FILE".into()),
     };
@@ -825,8 +825,23 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: 
         parent,
         agent: agent.map(|id| AgentRef { id, parent_call }),
     };
-    let entries = sessions.append_turn(id, turn).map_err(|e| e.to_string())?;
+    let entries = sessions.append_turn(id, turn).map_err(|e| match (&e, &lines) {
+        // A message of a JSONL file is named by its line, as a line that is no JSON is.
+        (Error::Session(mneme_host::core::Error::InvalidMessage { message, reason }), Some(lines)) => {
+            match lines.numbers.get(*message as usize) {
+                Some(line) => format!("line {line} of {} is invalid: {reason}; nothing was written", lines.name),
+                None => e.to_string(),
+            }
+        }
+        _ => e.to_string(),
+    })?;
     if json { print_json(&entries) } else { print_appended(id, &entries) }
+}
+
+/// Where the messages of a JSONL turn file came from: its name and each one's line.
+struct TurnLines {
+    name: String,
+    numbers: Vec<usize>,
 }
 
 /// The context as JSON with each message once: its blocks as JSON, not again as text.
@@ -914,8 +929,8 @@ fn redaction_note(redacted: &[mneme_host::core::redact::Redacted]) -> String {
 }
 
 /// A turn file: one JSON message or array of them (pretty-printed or not), or JSONL
-/// with a message per line (`-`: stdin).
-fn read_turn(path: &Path) -> Result<String, String> {
+/// with a message per line (`-`: stdin), and then the line of each message.
+fn read_turn(path: &Path) -> Result<(String, Option<TurnLines>), String> {
     let stdin = path == Path::new("-");
     let text = if stdin {
         if std::io::stdin().is_terminal() {
@@ -928,17 +943,20 @@ fn read_turn(path: &Path) -> Result<String, String> {
     // Windows PowerShell writes UTF-8 files with a byte-order mark.
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
-        return Ok(trimmed.to_owned());
+        return Ok((trimmed.to_owned(), None));
     }
     let name = if stdin { "standard input".to_owned() } else { path.display().to_string() };
-    let mut lines = Vec::new();
-    for (number, line) in trimmed.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, l)| !l.is_empty()) {
+    // Counted in the file as it is, before the byte-order mark and blank lines go.
+    let text = text.trim_start_matches('\u{feff}');
+    let (mut lines, mut numbers) = (Vec::new(), Vec::new());
+    for (number, line) in text.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, l)| !l.is_empty()) {
         serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(|e| {
             format!("line {number} of {name} is not a JSON message ({e}): give one JSON message per line, or one JSON array")
         })?;
         lines.push(line);
+        numbers.push(number);
     }
-    Ok(format!("[{}]", lines.join(",")))
+    Ok((format!("[{}]", lines.join(",")), Some(TurnLines { name, numbers })))
 }
 
 fn default_root() -> Result<PathBuf, String> {
@@ -997,8 +1015,21 @@ fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
             }
             FsStorage::read_only(home).into()
         }
-        (None, Some(root)) => FsStorage::new(root).into(),
-        (None, None) => FsStorage::new(default_root()?).into(),
+        (None, root) => {
+            let root = match root {
+                Some(root) => root.clone(),
+                None => default_root()?,
+            };
+            // A root that is a file would have every write refused as if its session
+            // existed, and every read find an empty store.
+            if root.exists() && !root.is_dir() {
+                return Err(format!(
+                    "the store's root {} is not a folder: name a folder with --root or $MNEME_ROOT (it is made on the first write)",
+                    root.display()
+                ));
+            }
+            FsStorage::new(root).into()
+        }
     })
 }
 
@@ -1025,12 +1056,28 @@ fn store_of(path: &Path) -> Option<(PathBuf, String)> {
     (projects.file_name()? == "projects").then(|| (projects.parent().unwrap_or(Path::new(".")).to_path_buf(), id))
 }
 
+/// The transcript file a command's `<id|file>` target names, or `None` for a session
+/// id. A target that reads as a path (a separator, `.jsonl`) but names no file is
+/// refused for what it is, not as an id it never meant to be.
+fn transcript_path(target: &str) -> Result<Option<&Path>, String> {
+    let path = Path::new(target);
+    if path.is_file() {
+        return Ok(Some(path));
+    }
+    if path.is_dir() {
+        return Err(format!("{target} is a folder: name a transcript (.jsonl) in it, or a session id"));
+    }
+    if target.contains(['/', std::path::MAIN_SEPARATOR]) || target.ends_with(".jsonl") {
+        return Err(format!("no file {target}: name an existing transcript (.jsonl), or a session id"));
+    }
+    Ok(None)
+}
+
 fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
-    let path = Path::new(&args.target);
     let limits = Limits { part_bytes: store.part_limit, total_bytes: store.total_limit };
     // A transcript outside any store is copied into a scratch store, so it can be planned.
     let mut scratch = None;
-    let (mut sessions, id) = if path.is_file() {
+    let (mut sessions, id) = if let Some(path) = transcript_path(&args.target)? {
         match store_of(path) {
             // A path never opens a store for writing that the user did not name as one:
             // the file may sit in ~/.claude, where Claude Code writes without Mneme's locks.

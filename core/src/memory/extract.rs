@@ -94,10 +94,18 @@ impl<S: Storage> Store<S> {
     pub async fn apply_extraction(&self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
         let steps = read_answer(answer, plan)?;
         for (line, step) in &steps {
-            if let Step::Update(file, _) | Step::Supersede(file, _) = step
-                && let Err(Error::MemoryNotFound { .. }) = self.memory_get(scope, file).await
-            {
-                return Err(Error::InvalidAnswer { line: *line, reason: format!("memory `{file}` no longer exists") });
+            let reason = match step {
+                Step::Update(file, _) | Step::Supersede(file, _) => match self.memory_get(scope, file).await {
+                    Err(Error::MemoryNotFound { .. }) => Some(format!("memory `{file}` no longer exists")),
+                    Ok(memory) if matches!(step, Step::Supersede(..)) => memory
+                        .superseded_by
+                        .map(|successor| format!("memory `{file}` is superseded by `{successor}` already: supersede that one")),
+                    _ => None,
+                },
+                Step::Add(_) => None,
+            };
+            if let Some(reason) = reason {
+                return Err(Error::InvalidAnswer { line: *line, reason });
             }
         }
         let mut extracted = Extracted { added: Vec::new(), updated: Vec::new(), superseded: Vec::new() };

@@ -387,15 +387,33 @@ impl<S: Storage> Store<S> {
 
     /// Replaces memory `file` with a new one: the new memory is written first, then the
     /// old one gets `invalid_at` and `superseded_by` and leaves MEMORY.md and default
-    /// recall. Nothing is deleted; a crash in between leaves both current.
+    /// recall. Nothing is deleted; a crash in between leaves both current. A memory
+    /// superseded already is refused: its successor is the current fact, and a second
+    /// successor would make two current versions of it and cut the first out of its
+    /// history.
     pub async fn memory_supersede(&self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
         check_new(&replacement)?;
-        self.memory_get(scope, file).await?;
+        let superseded = |successor: &str| {
+            Error::InvalidArgument(format!(
+                "memory `{file}` is superseded by `{successor}` already: supersede `{successor}`, the current version of it"
+            ))
+        };
+        if let Some(successor) = self.memory_get(scope, file).await?.superseded_by {
+            return Err(superseded(&successor));
+        }
         let mut replacement = replacement;
         replacement.derive_from(file);
         let new = self.memory_add(scope, replacement, now_ms).await?;
         self.with_memory_locked(scope, &[file], |mut found| {
             let mut old = found.pop().ok_or_else(|| not_found(scope, file))?;
+            // Superseded meanwhile by another writer: the new memory stands, current
+            // beside that one, and the caller is told which to keep.
+            if let Some(successor) = old.superseded_by.as_deref() {
+                return Err(Error::InvalidArgument(format!(
+                    "memory `{file}` was superseded by `{successor}` while `{}` was written: both are current; forget the one not wanted",
+                    new.file
+                )));
+            }
             old.supersede_by(&new.file, now_ms);
             Ok(alloc::vec![old])
         })

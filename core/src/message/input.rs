@@ -85,7 +85,7 @@ fn anthropic(value: &Value) -> Result<Message, String> {
     let map = object(value, "the message")?;
     let role = role(map)?;
     let blocks = match map.get("content") {
-        Some(Value::String(text)) if text.is_empty() => return Err("the content is empty".into()),
+        Some(Value::String(text)) if text.trim().is_empty() => return Err("the content is empty (or only white space)".into()),
         Some(Value::String(text)) => alloc::vec![Block::text(text)],
         Some(Value::Array(blocks)) if blocks.is_empty() => return Err("the content has no blocks".into()),
         Some(Value::Array(blocks)) => {
@@ -377,8 +377,10 @@ fn openai_usage(value: &Value) -> Result<Usage, String> {
 
 /// The text of a message, for the simple `append(role, text)` path.
 pub(crate) fn text_message(role: Role, text: &str) -> Result<Vec<Message>, Error> {
-    if text.is_empty() {
-        return Err(Error::InvalidArgument("the message text is empty".into()));
+    // A provider refuses a message of nothing but white space: written, it would leave
+    // the session a message its context cannot send.
+    if text.trim().is_empty() {
+        return Err(Error::InvalidArgument("the message text is empty (or only white space); write some text".into()));
     }
     Ok(alloc::vec![Message::text(role, text)])
 }

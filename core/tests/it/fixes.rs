@@ -606,3 +606,25 @@ fn the_title_is_the_typed_prompt_after_context_blocks_in_its_message() {
     );
     assert_eq!(title_of(json!({"role": "user", "content": "plain prompt"})).as_deref(), Some("plain prompt"));
 }
+
+/// A message of nothing but white space is refused as an empty one is: written, it
+/// was left out of the provider context, which could then send no message at all.
+#[test]
+fn a_message_of_white_space_is_refused_and_nothing_is_written() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let refused = block_on(store.append("s", entry("u1", NOW, Role::User, "  \n\t ")));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("only white space")), "{refused:?}");
+    let turn = mneme_core::Turn {
+        uuid: "u2".into(),
+        now_ms: NOW,
+        cwd: "/p".into(),
+        provider: mneme_core::Provider::Anthropic,
+        messages: json!({"role": "user", "content": "   "}).to_string(),
+        parent: None,
+        agent: None,
+    };
+    let refused = block_on(store.append_turn("s", turn));
+    assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
+    assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
+}

@@ -82,6 +82,32 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     assert_eq!(block_on(store.memory_show(&project(), &old.file)).unwrap().history.len(), 2);
     assert_eq!(block_on(store.memory_list(&project(), &Filter::default())).unwrap().len(), 1);
     assert_eq!(block_on(store.memory_list(&project(), &Filter { all: true, ..Filter::default() })).unwrap().len(), 2);
+
+    // The old one again: refused, naming the current version; nothing is written. A
+    // second successor would make two current versions and cut the first out of the
+    // history.
+    let before = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
+    let again = block_on(store.memory_supersede(
+        &project(),
+        &old.file,
+        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-ap."),
+        T0 + 20,
+    ));
+    assert!(
+        matches!(&again, Err(Error::InvalidArgument(reason)) if reason.contains("superseded by `deploy_target_2` already: supersede `deploy_target_2`")),
+        "{again:?}"
+    );
+    assert_eq!(text(&storage, "projects/-home-u-app/memory/MEMORY.md"), before);
+    assert_eq!(block_on(store.memory_list(&project(), &Filter { all: true, ..Filter::default() })).unwrap().len(), 2);
+    let newest = block_on(store.memory_supersede(
+        &project(),
+        &new.file,
+        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-ap."),
+        T0 + 20,
+    ))
+    .unwrap();
+    let history: Vec<String> = block_on(store.memory_show(&project(), &newest.file)).unwrap().history.into_iter().map(|m| m.file).collect();
+    assert_eq!(history, [old.file.as_str(), new.file.as_str(), newest.file.as_str()]);
 }
 
 #[test]
@@ -603,4 +629,36 @@ mod embeddings {
         assert!(error.to_string().contains("one word per line followed by its values"), "{error}");
         assert_eq!(recall(&store, "automobile")[0], "ride");
     }
+}
+
+/// An extraction planned while a memory was current, applied after another writer
+/// superseded it: its supersede of that memory is refused and nothing of the answer is
+/// written (the successor is the current fact).
+#[test]
+fn an_extraction_does_not_supersede_a_memory_superseded_since_its_plan() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for (i, (role, text)) in
+        [(mneme_core::Role::User, "Deploys moved to Fridays."), (mneme_core::Role::Assistant, "Noted.")].into_iter().enumerate()
+    {
+        let entry =
+            mneme_core::NewEntry { uuid: format!("e{i}"), now_ms: T0 + i as i64, role, text: text.into(), cwd: "/home/u/app".into() };
+        block_on(store.append("s", entry)).unwrap();
+    }
+    let deploy = NewMemory::new("Deploy day", Kind::Project, "When releases go out", "Mondays.");
+    let old = block_on(store.memory_add(&project(), deploy.clone(), T0 + 5)).unwrap();
+    let plan = block_on(store.plan_extraction(&project(), "s")).unwrap();
+    assert_eq!(plan.known, [old.file.as_str()]);
+    block_on(store.memory_supersede(&project(), &old.file, NewMemory { body: "Thursdays.".into(), ..deploy }, T0 + 6)).unwrap();
+    let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
+    let answer = format!(
+        "{{\"op\":\"add\",\"name\":\"Editor\",\"type\":\"user\",\"body\":\"Helix\"}}\n{{\"op\":\"supersede\",\"file\":\"{}\",\"name\":\"Deploy day\",\"type\":\"project\",\"body\":\"Fridays.\"}}",
+        old.file
+    );
+    let applied = block_on(store.apply_extraction(&project(), &plan, &answer, T0 + 7));
+    assert!(
+        matches!(&applied, Err(Error::InvalidAnswer { line: 2, reason }) if reason.contains("superseded by `deploy_day_2` already")),
+        "{applied:?}"
+    );
+    assert_eq!(text(&storage, "projects/-home-u-app/memory/MEMORY.md"), index, "nothing of the answer was written");
 }

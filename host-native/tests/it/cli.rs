@@ -1058,3 +1058,53 @@ fn a_relative_root_is_created_by_the_first_append() {
     stdout(&output);
     assert!(dir.path().join("store/projects/-work/chat.jsonl").is_file());
 }
+
+/// A root that is a file, and a target that reads as a path but names no file, are
+/// refused for what they are (they were taken for an existing session, an empty store,
+/// and a session id).
+#[test]
+fn a_root_that_is_a_file_and_a_missing_transcript_path_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notadir");
+    fs::write(&file, "hello\n").unwrap();
+    let root = file.to_str().unwrap();
+    for args in
+        [vec!["--root", root, "append", "s", "--role", "user", "--text", "hi", "--cwd", "/w"], vec!["--root", root, "sessions", "list"]]
+    {
+        let output = mneme(&args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&output.stderr).contains("is not a folder"), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "hello\n");
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    for (target, said) in [(missing.to_str().unwrap(), "no file"), (dir.path().to_str().unwrap(), "is a folder")] {
+        for command in [vec!["--root", store, "check", target], vec!["--root", store, "compact", target, "--plan"]] {
+            let output = mneme(&command);
+            assert!(!output.status.success(), "{command:?}");
+            assert!(String::from_utf8_lossy(&output.stderr).contains(said), "{command:?}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+    }
+}
+
+/// A JSONL turn file's bad message is named by its line in the file, blank lines and
+/// all, whether it is no JSON or no valid message; nothing of the turn is written.
+#[test]
+fn a_turn_files_bad_message_is_named_by_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
+    for (text, line, said) in [
+        ("\n{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"assistant\",\"content\":\"b\"}\n{\"role\":\"user\"}\n", 5, "is invalid"),
+        ("\n{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\"\n", 4, "is not a JSON message"),
+    ] {
+        let file = dir.path().join("turn.jsonl");
+        fs::write(&file, text).unwrap();
+        let output = mneme(&["--root", root, "append", "t", "--turn", file.to_str().unwrap(), "--cwd", "/w"]);
+        assert!(!output.status.success());
+        let named = format!("line {line} of {} {said}", file.display());
+        assert!(String::from_utf8_lossy(&output.stderr).contains(&named), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert!(!dir.path().join("store/projects").exists(), "nothing was written");
+}
