@@ -1366,6 +1366,7 @@ fn print_check(target: &str, report: &CheckReport) {
     println!("  torn tail: {}", if load.torn_tail { "yes" } else { "no" });
     println!("  objects recovered from glued lines: {}", load.recovered_glued);
     println!("  lines with invalid UTF-8: {}", load.invalid_utf8);
+    println!("  lone surrogate escapes (read as U+FFFD): {}", load.lone_surrogates);
     println!("  tombstoned entries: {}", load.tombstoned);
     for (label, findings) in [
         ("dangling parents", &report.dangling_parents),

@@ -1108,3 +1108,16 @@ fn a_turn_files_bad_message_is_named_by_its_line() {
     }
     assert!(!dir.path().join("store/projects").exists(), "nothing was written");
 }
+
+/// `check` says in words what its JSON says: a line with a lone surrogate escape (a cut
+/// emoji, as Node writes one) is counted.
+#[test]
+fn check_counts_lone_surrogate_escapes_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cut.jsonl");
+    let line = r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cut","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"cut emoji \ud83d here"}}"#;
+    fs::write(&file, format!("{line}\n")).unwrap();
+    let output = mneme(&["check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("lone surrogate escapes (read as U+FFFD): 1"), "{text}");
+}
