@@ -534,7 +534,7 @@ enum SessionsCommand {
 #[command(group(clap::ArgGroup::new("what").required(true).args(["text", "message", "turn"])))]
 struct AppendArgs {
     /// Who speaks (with --text)
-    #[arg(long, value_enum, requires = "text")]
+    #[arg(long, value_enum, requires = "text", conflicts_with_all = ["message", "turn"])]
     role: Option<RoleArg>,
     /// The message text
     #[arg(long, requires = "role", allow_hyphen_values = true)]
@@ -542,7 +542,7 @@ struct AppendArgs {
     /// A message as JSON, or a JSON array of messages: Anthropic message (or API
     /// response) objects with content blocks, or OpenAI chat messages with
     /// --provider openai
-    #[arg(long, value_name = "JSON")]
+    #[arg(long, value_name = "JSON", conflicts_with = "turn")]
     message: Option<String>,
     /// A file of messages, one JSON message per line (JSONL) or one JSON array; `-`
     /// reads standard input

@@ -528,6 +528,12 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     assert_eq!(all.as_array().unwrap().len(), 4, "nothing was deleted");
     let memory_md = fs::read_to_string(dir.path().join("store/projects/p/memory/MEMORY.md")).unwrap();
     assert!(memory_md.contains("(dog.md)") && !memory_md.contains("(d2_1.md)"), "{memory_md}");
+    // Superseded already: refused, naming the current version.
+    let again = run(&["supersede", "d2_1", "--name", "Dog", "--type", "user", "--body", "A parrot."]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("supersede `dog`"));
+    // An update that changes nothing says what it could change.
+    let nothing = run(&["update", "dog"]);
+    assert!(!nothing.status.success() && String::from_utf8_lossy(&nothing.stderr).contains("say what to change"));
 
     let bad = run(&["forget", "nope"]);
     assert!(!bad.status.success());
@@ -1015,9 +1021,16 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
     refused(&[&["usage", "s1"], &prices[..6], &["--cache-write-price", "nan"]].concat(), "0 or more");
 
     // One way to say what to append, not two.
-    let both = mneme(&["--root", root, "append", "s1", "--role", "user", "--text", "hi", "--message", r#"{"role":"user","content":"hi"}"#]);
-    assert!(!both.status.success());
-    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&both.stderr));
+    for both in [
+        &["--role", "user", "--text", "hi", "--message", r#"{"role":"user","content":"hi"}"#][..],
+        &["--role", "assistant", "--message", r#"{"role":"user","content":"hi"}"#][..],
+        &["--message", r#"{"role":"user","content":"hi"}"#, "--turn", "-"][..],
+    ] {
+        let output = mneme(&[&["--root", root, "append", "s1"][..], both].concat());
+        assert!(!output.status.success(), "{both:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("cannot be used with") || stderr.contains("required"), "{both:?}: {stderr}");
+    }
 
     // Texts that start with a dash (a Markdown bullet of recalled memory) are texts.
     let dashed = run(&["append", "s1", "--role", "user", "--text", "-5 degrees outside"]);
