@@ -361,9 +361,6 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let body = body.map(|body| read_body(&body)).transpose()?;
             let topics = (!topics.is_empty()).then_some(topics);
             let change = Change { name, kind: kind.map(Kind::from), description, body, topics, confidence };
-            if change == Change::default() {
-                return Err("say what to change: --name, --type, --description, --body, --topics or --confidence".into());
-            }
             let written = store.memory_update(&scope, &file, change, now_ms).map_err(fail)?;
             print_written("updated", &written, json)
         }

@@ -372,6 +372,12 @@ impl<S: Storage> Store<S> {
 
     /// Changes fields of a memory in place.
     pub async fn memory_update(&self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
+        // Nothing to change would only move `updated`, and say "updated" of nothing.
+        if change == Change::default() {
+            return Err(Error::InvalidArgument(String::from(
+                "say what to change: its name, type, description, body, topics or confidence",
+            )));
+        }
         if let Some(confidence) = change.confidence {
             check_confidence(confidence)?;
         }

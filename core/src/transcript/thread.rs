@@ -330,13 +330,11 @@ impl<'a> Loaded<'a> {
     /// the chain's).
     fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
         let Some(&last) = chain.last() else { return chain };
+        // A line the walk passed by, the first of its uuid, under another than the last.
+        let off_chain = |i: usize| walked.get(i) == Some(&false) && links.first.get(i) == Some(&i);
+        let parent_of = |i: usize| links.parent(i).filter(|&parent| parent != last);
         // Most chains have nothing hanging off them: then no index of them is built.
-        let hangs_off = |i: usize| {
-            walked.get(i) == Some(&false)
-                && links.first.get(i) == Some(&i)
-                && links.parent(i).is_some_and(|parent| parent != last && walked.get(parent) == Some(&true))
-        };
-        if !(0..self.lines.len()).any(hangs_off) {
+        if !(0..self.lines.len()).any(|i| off_chain(i) && parent_of(i).is_some_and(|parent| walked.get(parent) == Some(&true))) {
             return chain;
         }
         // In a sub-agent's own file every line is a sidechain line.
@@ -352,11 +350,11 @@ impl<'a> Loaded<'a> {
         let mut results: Vec<(usize, usize)> = Vec::new();
         let mut after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for i in 0..self.lines.len() {
-            if walked.get(i) != Some(&false) || links.first.get(i) != Some(&i) {
+            if !off_chain(i) {
                 continue;
             }
             let line = &self.lines[i];
-            let Some(parent) = links.parent(i).filter(|&p| p != last) else { continue };
+            let Some(parent) = parent_of(i) else { continue };
             let at = if walked.get(parent) == Some(&true) { position[parent] } else { anchor[parent] };
             let candidate = at != NO_LINE
                 && self.lines[parent].env.line_type == LineType::Assistant

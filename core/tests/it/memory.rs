@@ -662,3 +662,14 @@ fn an_extraction_does_not_supersede_a_memory_superseded_since_its_plan() {
     );
     assert_eq!(text(&storage, "projects/-home-u-app/memory/MEMORY.md"), index, "nothing of the answer was written");
 }
+
+/// An update that changes nothing is refused, on every binding, and writes nothing.
+#[test]
+fn an_update_of_nothing_is_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let memory = block_on(store.memory_add(&project(), NewMemory::new("Editor", Kind::User, "Which editor", "Helix."), T0)).unwrap();
+    let refused = block_on(store.memory_update(&project(), &memory.file, Change::default(), T0 + 1));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("say what to change")), "{refused:?}");
+    assert_eq!(block_on(store.memory_get(&project(), &memory.file)).unwrap(), memory);
+}
