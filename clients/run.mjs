@@ -495,6 +495,20 @@ try {
     await continuesAsMneme("before-compaction", "after the compaction", "after Mneme's compaction");
   });
 
+  await test("pi continues Claude Code's session corpus 03 exported by Mneme to pi (ToolSearch's tool references as markers), with exactly Mneme's provider context", async () => {
+    const { root, resume } = await piSession("pi-export");
+    const store = join(scratch, "pi-export-claude-store");
+    const [{ imported }] = JSON.parse(mneme("--root", store, "import", join(HERE, "../tests/corpus/claude/03-v2.1.114-attachments"), "--json"));
+    const exported = join(root, "projects", "p", "exported.jsonl");
+    execFileSync(MNEME, ["--root", store, "export", imported.id, "--to", "pi", "--out", exported], { stdio: "ignore" });
+    // pi refuses a session whose working directory is gone; the corpus's is relative.
+    mkdirSync(join(scratch, "pi-export-work", "-experiments/worktrees"), { recursive: true });
+    const before = providerContext(root, "exported", "claude-sonnet-4-5");
+    assertEqual(JSON.stringify(before).includes('"text":"[tool_reference]"'), true, "a tool reference is its marker");
+    const request = await resume("exported.jsonl", "next question");
+    assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
+  });
+
   await test("pi loads a pi v1 session Mneme imported (migrated to v3) to the context pi loads from the original", async () => {
     const { SessionManager } = await import("@mariozechner/pi-coding-agent");
     const root = join(scratch, "pi-import-store");

@@ -50,7 +50,9 @@ pub struct ExportArgs {
     /// The session id
     id: String,
     /// The format: claude (Claude Code JSONL), pi (pi v3 JSONL), openai (a JSON array of
-    /// chat messages) or markdown
+    /// chat messages) or markdown. A block the format has no place for (in pi: a
+    /// tool_reference, a document, a server tool's block) goes as a text marker such as
+    /// [document]
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     to: ExportFormat,
     /// Write to this file instead of stdout (an existing file is not overwritten)

@@ -97,6 +97,33 @@ fn user_block(block: &Block) -> Result<Value, Error> {
     user_value(&block.value())
 }
 
+/// `message` in what a pi session can hold: each block pi has no place for (a tool
+/// reference in a result, a document, a server tool's block, an image by URL) as its
+/// marker, `[document]`, as OpenAI's shape shows it. An export to pi writes this; an
+/// append to a pi session refuses such a block instead, writing nothing.
+pub(crate) fn with_markers(message: Message) -> Message {
+    let marked = |value: &Value| serde_json::json!({ "type": "text", "text": crate::message::marker(value["type"].as_str()) });
+    let blocks = message
+        .blocks
+        .into_iter()
+        .map(|block| match (&block.kind, message.role) {
+            (BlockKind::ToolResult { .. }, _) => {
+                let mut value = block.value();
+                if let Value::Array(content) = &mut value["content"] {
+                    for part in content.iter_mut().filter(|part| user_value(part).is_err()) {
+                        *part = marked(part);
+                    }
+                }
+                crate::message::input::recorded_block(&value)
+            }
+            (_, Role::Assistant) if assistant_block(&block).is_ok() => block,
+            (_, Role::User) if user_block(&block).is_ok() => block,
+            _ => crate::message::input::recorded_block(&marked(&block.value())),
+        })
+        .collect();
+    Message { blocks, ..message }
+}
+
 /// pi's ids are 8 hex digits, the start of a random UUID: the host's uuid's start when
 /// it is random (a version 4 UUID, as pi's own); else 8 hex digits of its hash, since
 /// another id's start need not differ from one entry to the next (a version 7 UUID

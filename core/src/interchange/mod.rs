@@ -481,7 +481,8 @@ impl<S: Storage> Store<S> {
                     _ => return None,
                 };
                 let at = stamp.as_deref().and_then(time::parse_millis);
-                Some(Message { role, blocks, meta: Meta { at, ..Meta::default() } })
+                let message = Message { role, blocks, meta: Meta { at, ..Meta::default() } };
+                Some(if format == ExportFormat::Pi { crate::format::pi::with_markers(message) } else { message })
             })
             .collect();
         let count = messages.len() as u32;

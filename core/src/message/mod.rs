@@ -230,6 +230,12 @@ impl Block {
     }
 }
 
+/// What stands for a block of type `kind` where a shape has no place for it (OpenAI's
+/// tool message, a pi session): `[document]`, so the model knows one was there.
+pub(crate) fn marker(kind: Option<&str>) -> String {
+    alloc::format!("[{}]", kind.unwrap_or("block"))
+}
+
 impl Message {
     /// A message of one text block.
     pub fn text(role: Role, text: &str) -> Message {

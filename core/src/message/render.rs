@@ -433,14 +433,14 @@ fn anthropic(turns: &[Turn], system: Option<String>) -> (String, u32) {
 /// given as a file, a search result, a server tool's block) goes as a marker, so the
 /// model knows one was there.
 fn openai_part(block: &Value) -> Option<Value> {
-    let marker = |kind: &str| Some(json!({ "type": "text", "text": alloc::format!("[{kind}]") }));
+    let marker = |kind: &str| Some(json!({ "type": "text", "text": super::marker(Some(kind)) }));
     match block["type"].as_str()? {
         "text" => Some(json!({ "type": "text", "text": block["text"] })),
         // OpenAI's chat messages take a text document as text; anything else (a PDF)
         // as a marker, so the model knows one was there.
         "document" => match block["source"]["data"].as_str() {
             Some(data) if block["source"]["type"] == "text" => Some(json!({ "type": "text", "text": data })),
-            _ => Some(json!({ "type": "text", "text": "[document]" })),
+            _ => marker("document"),
         },
         "image" => {
             let source = &block["source"];
@@ -589,9 +589,9 @@ fn push_result_text(out: &mut String, content: Option<&str>) {
                 texts.push(match fields {
                     Some([Some("\"text\""), Some(text)]) if text.starts_with('"') => json::str_value(text).0.unwrap_or_default(),
                     Some([Some(kind), _]) if kind.starts_with('"') => {
-                        Cow::Owned(alloc::format!("[{}]", json::str_value(kind).0.unwrap_or_default()))
+                        Cow::Owned(super::marker(Some(&json::str_value(kind).0.unwrap_or_default())))
                     }
-                    _ => Cow::Borrowed("[block]"),
+                    _ => Cow::Owned(super::marker(None)),
                 });
                 Some(end)
             });

@@ -257,6 +257,32 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     assert!(markdown.starts_with(&format!("# Session {id}\n")) && markdown.contains("## User · 2025-09-19T09:02:12.512Z"), "{markdown}");
 }
 
+#[test]
+fn every_claude_corpus_session_exports_to_pi_marking_what_pi_cannot_hold() {
+    for path in [
+        "claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+        "claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+        "claude/08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
+        "claude/11-v1.0.95-resumed/claude_code.jsonl",
+    ] {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let id = block_on(store.import_session(&request(path))).unwrap().id;
+        let pi = block_on(store.export_session(&id, ExportFormat::Pi, UUID)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let again = InMemoryStorage::new();
+        let back = block_on(Store::new(&again).import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) }))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!((back.format, back.messages), (Format::Pi, pi.messages), "{path}");
+        // ToolSearch's results name the tools found as `tool_reference` blocks, which a
+        // pi result cannot hold: each stays as its marker, in place.
+        let text = String::from_utf8(pi.data).unwrap();
+        let markers = text.matches(r#"{"text":"[tool_reference]","type":"text"}"#).count();
+        let references = fs::read_to_string(corpus(path)).unwrap().matches(r#""type":"tool_reference""#).count();
+        assert!(markers > 0 || !path.contains("/03-"), "{path}: {references} tool references");
+        assert!(markers <= references, "{path}: {markers} markers for {references} tool references");
+    }
+}
+
 /// An OpenClaw `sessions.json` as its gateway writes one: a main direct chat with
 /// settings, counters and nested state, a Telegram group, a cron run and a node key
 /// (shapes Mneme's key grammar does not build), and two entries OpenClaw would not load.
