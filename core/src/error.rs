@@ -17,7 +17,9 @@ pub enum Error {
     InvalidSessionId { id: String, reason: String },
     #[error("invalid project name `{name}`: {reason}")]
     InvalidProject { name: String, reason: String },
-    #[error("session `{id}` exists in several projects ({projects}); a session is found by its id alone: move its file out of all of these projects but one")]
+    #[error(
+        "session `{id}` exists in several projects ({projects}); a session is found by its id alone: move its file out of all of these projects but one"
+    )]
     AmbiguousSession { id: String, projects: String },
     #[error("session `{id}` has no entry `{uuid}` (or it is already deleted)")]
     EntryNotFound { id: String, uuid: String },

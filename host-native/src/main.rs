@@ -652,6 +652,7 @@ fn run(cli: Cli) -> CliResult {
             }
             if hits.is_empty() {
                 println!("no message matches (words are matched by stem; stopwords are ignored)");
+                absent_root_hint(&cli.store);
             }
             for hit in &hits {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
@@ -670,7 +671,14 @@ fn run(cli: Cli) -> CliResult {
                 SortBy::Messages => sessions.sort_by_key(|s| std::cmp::Reverse(s.messages)),
                 SortBy::Bytes => sessions.sort_by_key(|s| std::cmp::Reverse(s.bytes)),
             }
-            if json { print_json(&sessions) } else { print_sessions(&sessions) }
+            if json {
+                return print_json(&sessions);
+            }
+            print_sessions(&sessions)?;
+            if sessions.is_empty() {
+                absent_root_hint(&cli.store);
+            }
+            Ok(())
         }
         Command::Sessions(SessionsCommand::Show { id, all, json }) => {
             let mut sessions = open(&cli.store)?;
@@ -966,6 +974,21 @@ fn default_root() -> Result<PathBuf, String> {
     dirs::data_dir()
         .map(|dir| dir.join("mneme"))
         .ok_or_else(|| "no per-user data folder is known on this system; pass --root DIR".to_owned())
+}
+
+/// Says on standard error when the store's root folder does not exist: a read found
+/// nothing because nothing was ever written there, perhaps a mistyped `--root`.
+fn absent_root_hint(args: &StoreArgs) {
+    let homes = [&args.claude_home, &args.pi_home, &args.openclaw_home, &args.crab_home];
+    if args.store.is_some() || homes.iter().any(|home| home.is_some()) {
+        return;
+    }
+    if let Some(root) = args.root.clone().map_or_else(|| default_root().ok(), Some).filter(|root| !root.exists()) {
+        eprintln!(
+            "mneme: the store's root {} does not exist: nothing has been written there yet (is --root or $MNEME_ROOT right?)",
+            root.display()
+        );
+    }
 }
 
 fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {

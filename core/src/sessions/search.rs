@@ -276,11 +276,15 @@ impl<S: Storage> Store<S> {
     /// when a line did not read or most lines are stale. A store that cannot be written
     /// keeps the index in memory.
     async fn save_search_index(&self, appended: &str) -> Result<(), Error> {
-        let rewrite = {
+        let (rewrite, nothing_to_save) = {
             let state = self.search.borrow();
-            state.rewrite || state.saved_lines > 2 * state.sessions.len() + 64
+            (state.rewrite || state.saved_lines > 2 * state.sessions.len() + 64, state.lines.is_empty() && state.saved_size.is_none())
         };
-        let outcome = if rewrite {
+        // A store with no session yet (a root mistyped, or not written yet) is left as
+        // it is: a search does not create it.
+        let outcome = if nothing_to_save {
+            return Ok(());
+        } else if rewrite {
             let text = {
                 let state = self.search.borrow();
                 let mut text = header_line();

@@ -319,6 +319,19 @@ mod search_index {
     }
 
     #[test]
+    fn a_search_of_a_store_with_no_session_writes_nothing() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        assert!(found(&store, "zebras").is_empty());
+        assert!(found(&store, "zebras").is_empty());
+        assert_eq!(block_on(storage.list("")).unwrap(), []);
+        // The first session's search saves the index.
+        block_on(store.append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
+        assert_eq!(found(&store, "zebras"), ["u1"]);
+        assert!(block_on(storage.list(INDEX)).unwrap().iter().any(|info| info.key == INDEX));
+    }
+
+    #[test]
     fn the_index_is_saved_so_a_new_store_reads_only_sessions_that_changed() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);

@@ -1072,6 +1072,22 @@ fn a_relative_root_is_created_by_the_first_append() {
     assert!(dir.path().join("store/projects/-work/chat.jsonl").is_file());
 }
 
+/// A read of a root that does not exist (mistyped) finds nothing, says why, and leaves
+/// no folder behind (a search wrote its index there).
+#[test]
+fn a_read_of_a_root_that_does_not_exist_says_so_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("typo");
+    let root = root.to_str().unwrap();
+    for args in [vec!["--root", root, "sessions", "list"], vec!["--root", root, "search", "zebras"]] {
+        let output = mneme(&args);
+        assert!(output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&format!("the store's root {root} does not exist")), "{args:?}: {stderr}");
+    }
+    assert!(!Path::new(root).exists(), "a read made the root");
+}
+
 /// A root that is a file, and a target that reads as a path but names no file, are
 /// refused for what they are (they were taken for an existing session, an empty store,
 /// and a session id).
