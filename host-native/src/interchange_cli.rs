@@ -66,6 +66,7 @@ fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
+    let root = path;
     let mut found = Vec::new();
     let mut folders = vec![path.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -81,6 +82,9 @@ fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
                 found.push(path);
             }
         }
+    }
+    if found.is_empty() {
+        return Err(format!("{} holds no transcript to import (a .jsonl or .json file, sub-agent transcripts aside)", root.display()));
     }
     found.sort();
     Ok(found)

@@ -656,6 +656,13 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         assert_eq!(status(&refused), 1);
         assert!(String::from_utf8_lossy(&refused.stderr).contains("working directory"), "{refused:?}");
 
+        let empty = dir.path().join("empty");
+        fs::create_dir_all(empty.join("subagents")).unwrap();
+        fs::write(empty.join("notes.txt"), "not a transcript").unwrap();
+        let nothing = mneme(&["--engine", engine, "--root", root, "import", empty.to_str().unwrap()]);
+        assert_eq!(status(&nothing), 1);
+        assert!(String::from_utf8_lossy(&nothing.stderr).contains("holds no transcript to import"), "{nothing:?}");
+
         let exported = dir.path().join("codex.pi.jsonl");
         let id = "01996135-afde-7911-97f0-d863511eca56";
         stdout(&mneme(&["--engine", engine, "--root", root, "export", id, "--to", "pi", "--out", exported.to_str().unwrap()]));
