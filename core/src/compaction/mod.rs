@@ -118,6 +118,23 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// Refuses what would plan nonsense: a window of no tokens, or a trigger fraction
+    /// outside (0, 1] (at 0 or below, or NaN, every turn would compact).
+    pub(crate) fn check(&self) -> Result<(), crate::Error> {
+        let refuse = |what: String| Err(crate::Error::InvalidArgument(what));
+        if self.context_window == 0 || self.summarizer_window == Some(0) {
+            return refuse("a context window of 0 tokens: give the model's window in tokens (such as 200000)".into());
+        }
+        match self.trigger {
+            Trigger::Fraction(fraction) if !(fraction > 0.0 && fraction <= 1.0) => {
+                refuse(format!("the trigger's fraction of the window is {fraction}: give one above 0 and at most 1 (0.9 compacts at 90%)"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A tool result the plan would shorten without a model.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pruned {

@@ -50,6 +50,7 @@ impl<S: Storage> Store<S> {
     /// records the session's size and leaf, and applying it refuses a session that
     /// has changed since.
     pub async fn plan_compaction(&self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
+        settings.check()?;
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         let (mut plan, torn_bytes) = with_loaded(&raw, |loaded| {

@@ -280,6 +280,29 @@ fn triggers_fire_exactly_at_their_limits() {
     assert!(overflow.has_work());
 }
 
+/// A window of no tokens, or a fraction at or below 0, above 1 or NaN, would compact
+/// every turn (or never): refused, with what to give instead.
+#[test]
+fn settings_that_would_plan_nonsense_are_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 100, 4);
+    let refusal = |settings: Settings| match block_on(store.plan_compaction("s", &settings, Mode::Auto)) {
+        Err(Error::InvalidArgument(reason)) => reason,
+        other => panic!("{settings:?}: {other:?}"),
+    };
+    for fraction in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY] {
+        let reason = refusal(Settings { trigger: Trigger::Fraction(fraction), ..Settings::default() });
+        assert!(reason.contains("above 0 and at most 1"), "{fraction}: {reason}");
+    }
+    for settings in [Settings { context_window: 0, ..Settings::default() }, Settings { summarizer_window: Some(0), ..Settings::default() }]
+    {
+        assert!(refusal(settings).contains("window of 0 tokens"));
+    }
+    let whole = Settings { trigger: Trigger::Fraction(1.0), ..Settings::default() };
+    assert_eq!(block_on(store.plan_compaction("s", &whole, Mode::Auto)).unwrap().trigger, None, "the whole window is a fraction");
+}
+
 /// After a compaction, a reply's usage measured the summary and the kept messages
 /// too: the count is that usage plus estimates after it, not the summary and the kept
 /// messages again. And the results a reply's calls got while it streamed (between its

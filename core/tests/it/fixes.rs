@@ -246,7 +246,7 @@ fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
         append(&store, "s", &format!("m{i}"), i);
     }
     for keep in [Keep::RecentMessages(0), Keep::RecentTokens(0), Keep::RecentMessages(u32::MAX), Keep::RecentTokens(u64::MAX)] {
-        let settings = Settings { keep, context_window: u64::MAX, summarizer_window: Some(0), ..Settings::default() };
+        let settings = Settings { keep, context_window: u64::MAX, summarizer_window: Some(1), ..Settings::default() };
         let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
         if keep == Keep::RecentMessages(0) {
             assert_eq!((plan.action, plan.summarize.len(), plan.keep.len()), (Action::Summarize, 6, 0));
