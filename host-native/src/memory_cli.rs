@@ -13,7 +13,7 @@ use mneme_host::core::gates::DreamSettings;
 use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
 use mneme_host::core::memory::instructions::{self, Request};
-use mneme_host::core::memory::memory_md::Caps;
+use mneme_host::core::memory::memory_md::{Caps, hook};
 use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
 use mneme_host::core::{block_on, keys, time};
@@ -333,7 +333,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             for memory in &memories {
                 let state = if memory.is_current() { "" } else { " (not current)" };
                 let kind = memory.kind.map_or("-", Kind::as_str);
-                println!("{:<32} {:<9} {}{}", memory.file, kind, memory.description, state);
+                println!("{:<32} {:<9} {}{}", memory.file, kind, hook(&memory.description), state);
             }
             Ok(())
         }
@@ -348,7 +348,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
                 for memory in &shown.history {
                     let mark = if memory.file == shown.memory.file { "*" } else { " " };
                     let until = memory.invalid_at_ms.map(|ms| format!(" until {}", time::format_millis(ms))).unwrap_or_default();
-                    println!("{mark} {}{until}: {}", memory.file, memory.description);
+                    println!("{mark} {}{until}: {}", memory.file, hook(&memory.description));
                 }
             }
             Ok(())
@@ -528,7 +528,7 @@ fn print_recalled(recalled: &Recalled, json: bool) -> CliResult {
     }
     for hit in &recalled.hits {
         let state = if hit.current { "" } else { " (not current)" };
-        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, hit.description, state);
+        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, hook(&hit.description), state);
     }
     Ok(())
 }
@@ -778,7 +778,7 @@ fn print_steps(steps: &[Step]) {
         let after = &step.after;
         match step.kind {
             StepKind::Added => {
-                println!("+ {}: {} — {}{reason}", step.file, after.name, after.description);
+                println!("+ {}: {} — {}{reason}", step.file, after.name, hook(&after.description));
                 for line in after.body.lines() {
                     println!("+     {line}");
                 }
@@ -789,7 +789,7 @@ fn print_steps(steps: &[Step]) {
             StepKind::Archived => println!("- {}: archived (kept){reason}", step.file),
             StepKind::Linked => println!("~ {}: links {}{reason}", step.file, after.links.all().join(", ")),
             StepKind::Updated => {
-                println!("~ {}: {} — {}{reason}", step.file, after.name, after.description);
+                println!("~ {}: {} — {}{reason}", step.file, after.name, hook(&after.description));
                 if let Some(before) = &step.before {
                     for line in before.body.lines() {
                         println!("~   - {line}");

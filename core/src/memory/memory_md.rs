@@ -42,12 +42,19 @@ pub fn linked_file(line: &str) -> Option<&str> {
 pub fn line_for(memory: &Memory) -> String {
     let title = if memory.name.is_empty() { memory.file.as_str() } else { memory.name.as_str() };
     let title: String = title.chars().map(|c| if matches!(c, '[' | ']' | '\n' | '\r') { ' ' } else { c }).collect();
-    let hook: String = memory.description.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
-    if hook.trim().is_empty() {
+    let hook = hook(&memory.description);
+    if hook.is_empty() {
         format!("- [{}]({}.md)", title.trim(), memory.file)
     } else {
-        format!("- [{}]({}.md) — {}", title.trim(), memory.file, hook.trim())
+        format!("- [{}]({}.md) — {}", title.trim(), memory.file, hook)
     }
+}
+
+/// A memory's description as its one-line hook, as MEMORY.md and every listing show
+/// it: line breaks as spaces, trimmed (a description may come with several lines).
+pub fn hook(description: &str) -> String {
+    let line: String = description.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+    String::from(line.trim())
 }
 
 /// MEMORY.md after `memories` changed: a current memory's line replaced in place (or

@@ -534,6 +534,10 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     // An update that changes nothing says what it could change.
     let nothing = run(&["update", "dog"]);
     assert!(!nothing.status.success() && String::from_utf8_lossy(&nothing.stderr).contains("say what to change"));
+    // A description of several lines is listed on one, as MEMORY.md has it.
+    stdout(&run(&["update", "dog", "--description", "a pet\nnow a cat"]));
+    let listed = stdout(&run(&["list"]));
+    assert!(listed.lines().any(|line| line.starts_with("dog ") && line.contains("a pet now a cat")), "{listed}");
 
     let bad = run(&["forget", "nope"]);
     assert!(!bad.status.success());
