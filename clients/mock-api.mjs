@@ -4,6 +4,8 @@ import { createServer } from "node:http";
 
 export const REPLY = "mock reply";
 
+const LONE_SURROGATE = /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i;
+
 export async function startMockApi() {
   const requests = [];
   const server = createServer((req, res) => {
@@ -19,6 +21,13 @@ export async function startMockApi() {
       }
       const request = JSON.parse(body);
       requests.push(request);
+      // The real API refuses a body with a lone UTF-16 surrogate escape (escaped
+      // backslashes set aside, `\\ud83d` is text).
+      if (LONE_SURROGATE.test(body.replace(/\\\\/g, ""))) {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "The request body is not valid JSON: no low surrogate in string" } }));
+        return;
+      }
       const id = `msg_mock_${requests.length}`;
       const usage = { input_tokens: 10, output_tokens: 2 };
       if (!request.stream) {

@@ -3,7 +3,7 @@
 // A client must send the model exactly the conversation Mneme's `resume` gives, and
 // Mneme must resume what the client appended. Run by `cargo xtask test` after the Rust
 // tests have built target/release/mneme.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -421,6 +421,39 @@ try {
       await resumesAsMneme(id, "after the compaction", "after Mneme's compaction");
     });
   }
+
+  // Claude Code cuts a string inside an emoji (a cancelled command, a long tool error)
+  // and writes the lone surrogate escape. Older versions sent it back on resume and
+  // the API refused every request (anthropics/claude-code#56064); 2.1.330 sends U+FFFD
+  // in its place, as Mneme's context does. Strict JSON readers still refuse the line:
+  // check finds it, and repair writes it as the `\ufffd` it is read as.
+  await test("Claude Code resumes a session holding a lone surrogate escape with exactly Mneme's provider context (U+FFFD in its place), before and after `mneme repair` writes it as \\ufffd", async () => {
+    const path = CLAUDE_CORPUS.find((p) => p.startsWith("08"));
+    const { root, resume, id, model } = claudeCorpusSession(path, "claude-surrogate");
+    const [file] = readdirSync(join(root, "projects")).map((project) => join(root, "projects", project, `${id}.jsonl`));
+    const lines = readFileSync(file, "utf8").split("\n");
+    const at = lines.findLastIndex((line) => line.includes('"type":"tool_result"'));
+    const entry = JSON.parse(lines[at]);
+    const result = entry.message.content.find((b) => b.type === "tool_result");
+    // JSON.stringify writes the lone half of a cut emoji as its escape, as Claude Code does.
+    result.content = [{ type: "text", text: `Cancelled: Bash(ls ${"\u{1F525}".slice(0, 1)}…) errored` }];
+    lines[at] = JSON.stringify(entry);
+    writeFileSync(file, lines.join("\n"));
+    assertEqual(lines[at].includes("\\ud83d…"), true, "the transcript holds a lone surrogate escape");
+    const resumesAsMneme = async (text, what) => {
+      const context = providerContext(root, id, model);
+      assertEqual(JSON.stringify(context).includes("Cancelled: Bash(ls \ufffd…) errored"), true, "Mneme's context has U+FFFD in its place");
+      const request = await resume(id, text, ["--model", model]);
+      assertEqual(normalized(request.messages), normalized([...context, prompt(text)]), `what Claude Code sent ${what} is Mneme's provider context plus the new prompt`);
+    };
+    await resumesAsMneme("next question", "with the lone escape in the file");
+    const checked = spawnSync(MNEME, ["--root", root, "check", id], { encoding: "utf8" });
+    assertEqual([checked.status, /lone surrogate escape[^:]*: 1\n/.test(checked.stdout)], [3, true], `check finds it: ${checked.stdout}`);
+    const repaired = JSON.parse(mneme("--root", root, "repair", id, "--json"));
+    assertEqual([repaired.fixed_surrogates, repaired.backups.length], [1, 1], "repair writes it as \\ufffd, after a backup");
+    assertEqual(readFileSync(file, "utf8").includes("Cancelled: Bash(ls \\ufffd…) errored"), true, "the file holds the escape of U+FFFD");
+    await resumesAsMneme("after the repair", "after the repair");
+  });
 
   // A thinking block's signature is the model's that wrote it, and the API refuses it
   // in a request to another: Claude Code leaves such thinking out (a name with a date,

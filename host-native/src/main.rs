@@ -275,7 +275,7 @@ enum Command {
     Repair {
         /// The session id
         id: String,
-        /// Print JSON ({backups, dropped, split_glued, fixed_utf8, dropped_torn_tail})
+        /// Print JSON ({backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail})
         #[arg(long)]
         json: bool,
     },
@@ -1389,7 +1389,7 @@ fn print_check(target: &str, report: &CheckReport) {
     println!("  torn tail: {}", if load.torn_tail { "yes" } else { "no" });
     println!("  objects recovered from glued lines: {}", load.recovered_glued);
     println!("  lines with invalid UTF-8: {}", load.invalid_utf8);
-    println!("  lone surrogate escapes (read as U+FFFD): {}", load.lone_surrogates);
+    println!("  lines with a lone surrogate escape (read as U+FFFD; the API refuses them as sent): {}", load.lone_surrogates);
     println!("  tombstoned entries: {}", load.tombstoned);
     for (label, findings) in [
         ("dangling parents", &report.dangling_parents),
@@ -1424,6 +1424,9 @@ fn print_repair(id: &str, report: &RepairReport) -> CliResult {
     }
     if report.fixed_utf8 > 0 {
         println!("  replaced invalid UTF-8 on {} line(s) with U+FFFD", report.fixed_utf8);
+    }
+    if report.fixed_surrogates > 0 {
+        println!("  wrote the lone surrogate escapes on {} line(s) as \\ufffd (the API refuses them)", report.fixed_surrogates);
     }
     for backup in &report.backups {
         println!("  original kept as {backup}");

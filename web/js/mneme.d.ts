@@ -115,7 +115,7 @@ export interface ContextMessage { uuid: string; role: string; text: string; cont
 export interface Context { compacted: boolean; messages: ContextMessage[] }
 export interface Finding { part: number; line: number; id: string }
 export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
-export interface RepairReport { backups: string[]; dropped: SkippedLine[]; split_glued: number; fixed_utf8: number; dropped_torn_tail: boolean }
+export interface RepairReport { backups: string[]; dropped: SkippedLine[]; split_glued: number; fixed_utf8: number; fixed_surrogates: number; dropped_torn_tail: boolean }
 export interface Subagent { key: string; transcript: Transcript }
 export interface CompactionSettings {
   context_window?: number;

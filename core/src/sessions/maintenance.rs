@@ -24,6 +24,10 @@ pub struct RepairReport {
     pub split_glued: u32,
     /// Lines whose invalid UTF-8 was replaced with U+FFFD.
     pub fixed_utf8: u32,
+    /// Lines whose lone UTF-16 surrogate escapes (`\ud83d` without its pair, as Node
+    /// writes a cut emoji) were written as `\ufffd`: the API refuses a request that
+    /// has one, so Claude Code could not resume the session.
+    pub fixed_surrogates: u32,
     /// A torn last line was left out (kept in the backup).
     pub dropped_torn_tail: bool,
 }
@@ -122,7 +126,8 @@ impl<S: Storage> Store<S> {
             let text = scan::decode(bytes);
             let scan = scan::scan_part(index as u32 + 1, bytes, &text);
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
-            if scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.torn_at.is_none() && !needs_newline {
+            let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
+            if sound && scan.torn_at.is_none() && !needs_newline {
                 continue;
             }
             let mut repaired = String::with_capacity(bytes.len());
@@ -139,6 +144,7 @@ impl<S: Storage> Store<S> {
             report.dropped.extend(scan.skipped);
             report.split_glued += scan.recovered_glued;
             report.fixed_utf8 += scan.invalid_utf8;
+            report.fixed_surrogates += scan.lone_surrogates;
             report.dropped_torn_tail |= scan.torn_at.is_some();
         }
         Ok(report)

@@ -406,7 +406,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::Subagent, $sessions::Subagent { key, transcript });
         $crate::mirror_record!(
             $crate::RepairReport,
-            $sessions::RepairReport { backups, dropped, split_glued, fixed_utf8, dropped_torn_tail }
+            $sessions::RepairReport { backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail }
         );
         $crate::mirror_record!(
             $crate::SessionInfo,

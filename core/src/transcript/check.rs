@@ -38,6 +38,7 @@ impl CheckReport {
             || load.torn_tail
             || load.recovered_glued > 0
             || load.invalid_utf8 > 0
+            || load.lone_surrogates > 0
             || !self.dangling_parents.is_empty()
             || !self.orphaned_tool_uses.is_empty()
             || !self.orphaned_tool_results.is_empty()

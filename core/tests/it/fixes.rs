@@ -281,6 +281,21 @@ fn lone_surrogates_keep_their_text() {
     let transcript = block_on(store.load("s")).unwrap();
     assert_eq!(transcript.report.lone_surrogates, 1);
     assert_eq!(block_on(store.list()).unwrap().sessions[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
+
+    // Claude Code would send the lone escape back and the API refuse every request:
+    // `check` calls it a problem, and `repair` writes it as the `\ufffd` it is read as,
+    // and only it (a pair, and an escaped backslash before `ud83d`, stay).
+    let check = |store: &Store<&InMemoryStorage>| block_on(store.check("s")).unwrap();
+    assert!(check(&store).has_problems());
+    let report = block_on(store.repair("s", NOW)).unwrap();
+    assert_eq!((report.fixed_surrogates, report.fixed_utf8, report.backups.len()), (1, 0, 1));
+    let repaired = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
+    assert_eq!(repaired, text.replacen("cut emoji \\ud83d here", "cut emoji \\ufffd here", 1));
+    assert_eq!(block_on(storage.read(&report.backups[0], 0, None)).unwrap(), text.as_bytes());
+    let store = Store::new(&storage);
+    assert!(!check(&store).has_problems());
+    assert_eq!(block_on(store.context("s")).unwrap().messages[0].text, "cut emoji \u{fffd} here");
+    assert_eq!(block_on(store.repair("s", NOW + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 
 /// Item 10: a plan is bound to the session it was made on.
