@@ -150,6 +150,9 @@ pub(crate) struct OpenSession {
     /// The ids of a pi session's lines, which a new one's must not repeat (pi's are 8
     /// hex digits); empty in the other dialects.
     pub ids: BTreeSet<String>,
+    /// A pi session of format v1, whose entries have no ids: a new one would chain to
+    /// nothing and start a conversation of its own, hiding the rest.
+    pub without_ids: bool,
 }
 
 impl OpenSession {
@@ -157,6 +160,7 @@ impl OpenSession {
     pub(crate) fn add_ids(&mut self, lines: &[scan::Line<'_>]) {
         if self.format == Format::Pi {
             self.ids.extend(lines.iter().filter_map(|l| l.env.uuid()).map(ToOwned::to_owned));
+            self.without_ids |= lines.iter().any(|l| l.env.uuid().is_none() && !l.env.is_session_header());
         }
     }
 }
@@ -279,6 +283,7 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
         stale: false,
         poisoned: false,
         ids: BTreeSet::new(),
+        without_ids: false,
     };
     state.add_ids(&loaded.lines);
     state

@@ -347,6 +347,12 @@ impl<S: Storage> Store<S> {
         state: &mut OpenSession,
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Vec<Entry>, Error> {
+        if state.without_ids {
+            return Err(crate::format::unsupported(
+                Format::Pi,
+                "a new entry in a session of pi's format v1, whose entries have no ids to chain to (open it in pi once so it migrates, or `mneme import` it, which migrates it)",
+            ));
+        }
         let kind = options.kind;
         let total = state.sizes.iter().fold(0u64, |sum, size| sum.saturating_add(*size));
         if let Some(expect) = options.expect

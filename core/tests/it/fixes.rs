@@ -643,3 +643,23 @@ fn a_message_of_white_space_is_refused_and_nothing_is_written() {
     assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
     assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
 }
+
+/// A pi session of format v1 has no entry ids: an append chained to nothing and the
+/// session resumed to that one message, hiding the rest. Refused, as compaction and
+/// fork refuse it, and nothing is written.
+#[test]
+fn a_write_to_a_pi_v1_session_is_refused_and_writes_nothing() {
+    let storage = InMemoryStorage::new();
+    let key = "projects/pi/before-compaction.jsonl";
+    let original = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/pi/v1/before-compaction.jsonl")).unwrap();
+    block_on(storage.replace(key, &original, None)).unwrap();
+    let store = Store::new(&storage);
+    let before = block_on(store.context("before-compaction")).unwrap().messages.len();
+    let refused = block_on(store.append("before-compaction", entry("n1", 0, Role::User, "hi")));
+    match refused {
+        Err(Error::Unsupported { format: Format::Pi, operation }) => assert!(operation.contains("format v1"), "{operation}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), original);
+    assert_eq!(block_on(Store::new(&storage).context("before-compaction")).unwrap().messages.len(), before);
+}
