@@ -403,7 +403,14 @@ pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
             format!("{}; but this pi session predates entry ids (format v1): open it in pi once so it migrates, then compact", plan.reason);
         return plan;
     }
-    let Some(cut) = cut_point(&units, &estimates, settings.keep) else {
+    // What is kept verbatim fits in half of what the trigger allows: 20,000 tokens kept
+    // of an 8,000-token window left the context over its limit after every compaction,
+    // and the loop guard then refused the next one.
+    let keep = match settings.keep {
+        Keep::RecentTokens(tokens) => Keep::RecentTokens(tokens.min(limit / 2).max(1)),
+        keep => keep,
+    };
+    let Some(cut) = cut_point(&units, &estimates, keep) else {
         plan.reason = format!("{}; but every message is within what must be kept, so there is nothing to summarise", plan.reason);
         plan.keep = ids(&units);
         plan.keep_tokens = saturating_sum(estimates.iter().copied());

@@ -80,6 +80,8 @@ fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
     let settings = Settings { context_window: probe.tokens_before.max(1), keep: Keep::RecentTokens(keep), ..Settings::default() };
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_pairs_intact(&plan, text, name);
+    // What is kept fits in half of the trigger's limit.
+    let keep = keep.min(plan.limit / 2).max(1);
     if plan.summarize.is_empty() && plan.turn_prefix.is_empty() {
         assert!(plan.keep_tokens < keep || plan.keep.is_empty() || plan.reason.contains("nothing to summarise"), "{name}: {}", plan.reason);
         return false;
@@ -278,6 +280,23 @@ fn triggers_fire_exactly_at_their_limits() {
     let overflow = block_on(store.plan_compaction("s", &fraction(1_000_000), Mode::Overflow)).unwrap();
     assert_eq!(overflow.trigger, Some(Due::Overflow));
     assert!(overflow.has_work());
+}
+
+/// The 20,000 recent tokens kept by default do not fit a small window: what is kept is
+/// at most half of the trigger's limit, so a compaction brings the context under it
+/// (it stayed over, and the loop guard then refused every later compaction).
+#[test]
+fn what_is_kept_fits_a_small_window() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    session_of_tokens(&store, 300, 60);
+    let small = Settings { context_window: 8000, ..Settings::default() };
+    let plan = block_on(store.plan_compaction("s", &small, Mode::Auto)).unwrap();
+    assert_eq!((plan.trigger, plan.action), (Some(Due::Threshold), Action::Summarize));
+    assert!(plan.keep_tokens <= plan.limit / 2 + 300, "{} kept of a limit of {}", plan.keep_tokens, plan.limit);
+    let applied = block_on(store.apply_compaction("s", &plan, "what was said", &ids(1), NOW + 100)).unwrap();
+    assert!(applied.tokens_after < plan.limit, "{} tokens after, limit {}", applied.tokens_after, plan.limit);
+    assert!(block_on(store.plan_compaction("s", &small, Mode::Auto)).unwrap().trigger.is_none(), "under the trigger now");
 }
 
 /// A window of no tokens, or a fraction at or below 0, above 1 or NaN, would compact
