@@ -57,6 +57,17 @@ fn stop_reason(reason: Option<&str>) -> &'static str {
     }
 }
 
+/// pi's stop reason in Anthropic's words, the inverse of [`stop_reason`]; `None` for a
+/// reply that failed or was aborted, which has no Anthropic name.
+pub(crate) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
+    match reason {
+        "toolUse" => Some("tool_use"),
+        "length" => Some("max_tokens"),
+        "stop" => Some("end_turn"),
+        _ => None,
+    }
+}
+
 fn refuse(what: &str) -> Error {
     super::unsupported(Format::Pi, &format!("{what} (pi messages have no such content)"))
 }

@@ -20,12 +20,13 @@ use crate::error::Error;
 use crate::format::{Format, Header, Marker, Role};
 use crate::keys;
 use crate::message::calls::{PendingCalls, without_unanswerable};
-use crate::message::{Block, BlockKind, Message, Meta, Provider, Usage, input, render};
+use crate::message::{Block, BlockKind, Message, Meta, Provider, Usage, canonical, input, render};
 use crate::sessions::with_loaded;
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::time;
 use crate::transcript::context::Sources;
+use crate::transcript::scan::Line;
 
 pub(crate) mod codex;
 pub(crate) mod gemini;
@@ -448,19 +449,26 @@ impl<S: Storage> Store<S> {
     pub async fn export_session(&self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
-        let (own, context, stamps, cwd, created) = with_loaded(&raw, |loaded| {
+        let (own, context, stamps, metas, cwd, created) = with_loaded(&raw, |loaded| {
             let context = loaded.context(Sources::default());
             let index = loaded.index();
-            let stamps: Vec<Option<String>> = context
+            let first_lines: Vec<Option<usize>> = context.messages.iter().map(|m| index.get(m.uuid.as_str()).copied()).collect();
+            let stamps: Vec<Option<String>> = first_lines
+                .iter()
+                .map(|&i| i.and_then(|i| loaded.lines.get(i)).and_then(|l| l.env.timestamp.get()).map(String::from))
+                .collect();
+            let metas: Vec<Meta> = context
                 .messages
                 .iter()
-                .map(|m| {
-                    index.get(m.uuid.as_str()).and_then(|&i| loaded.lines.get(i)).and_then(|l| l.env.timestamp.get()).map(String::from)
+                .zip(&first_lines)
+                .map(|(m, &i)| match i {
+                    Some(i) if m.role == "assistant" => canonical::recorded_meta(&reply_lines(&loaded.lines, i)),
+                    _ => Meta::default(),
                 })
                 .collect();
             let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
             let created = loaded.lines.iter().find_map(|l| l.env.timestamp.get()).unwrap_or_default().to_owned();
-            (Format::detect(&loaded.lines), context, stamps, cwd, created)
+            (Format::detect(&loaded.lines), context, stamps, metas, cwd, created)
         });
         let verbatim = matches!((format, own), (ExportFormat::Claude, Format::Claude) | (ExportFormat::Pi, Format::Pi));
         if verbatim {
@@ -473,7 +481,8 @@ impl<S: Storage> Store<S> {
             .messages
             .iter()
             .zip(&stamps)
-            .filter_map(|(m, stamp)| {
+            .zip(metas)
+            .filter_map(|((m, stamp), meta)| {
                 let role = Role::parse(&m.role).ok()?;
                 let blocks = match serde_json::from_str::<Value>(&m.content).ok()? {
                     Value::String(text) => alloc::vec![Block::text(&text)],
@@ -481,7 +490,7 @@ impl<S: Storage> Store<S> {
                     _ => return None,
                 };
                 let at = stamp.as_deref().and_then(time::parse_millis);
-                let message = Message { role, blocks, meta: Meta { at, ..Meta::default() } };
+                let message = Message { role, blocks, meta: Meta { at, ..meta } };
                 Some(if format == ExportFormat::Pi { crate::format::pi::with_markers(message) } else { message })
             })
             .collect();
@@ -524,6 +533,23 @@ impl<S: Storage> Store<S> {
         };
         Ok(Exported { format, data, messages: count, verbatim })
     }
+}
+
+/// The lines of the reply whose first line is `lines[first]`: Claude Code writes one
+/// per block, sharing the reply's `message.id`, with the results of calls it ran while
+/// streaming between them; the next reply ends it.
+fn reply_lines<'l, 'a>(lines: &'l [Line<'a>], first: usize) -> Vec<&'l Line<'a>> {
+    let Some(line) = lines.get(first) else { return Vec::new() };
+    let mut reply = alloc::vec![line];
+    let Some(id) = canonical::activity(line).and_then(|a| a.id) else { return reply };
+    for line in &lines[first + 1..] {
+        match canonical::activity(line) {
+            Some(next) if next.assistant && next.id.as_deref() == Some(id.as_str()) => reply.push(line),
+            Some(next) if next.assistant => break,
+            _ => {}
+        }
+    }
+    reply
 }
 
 fn exists(id: &str) -> Error {

@@ -32,6 +32,35 @@ pub(crate) struct Stored<'l> {
     pub model: Option<&'l str>,
 }
 
+/// What the stored lines of one reply say about it, in either dialect, in Anthropic's
+/// words: its id, model, usage, why it stopped and the API it came from. Claude Code
+/// writes a reply as a line per block, each with the usage reported up to it: the
+/// last line's usage and stop reason are the reply's whole. What a converted copy
+/// (an export to another dialect) keeps of the reply.
+pub(crate) fn recorded_meta(lines: &[&Line]) -> super::Meta {
+    let mut meta = super::Meta::default();
+    for line in lines {
+        let Some(message) = line.env.message.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok()) else { continue };
+        let text = |key: &str| message.get(key).and_then(Value::as_str).map(String::from);
+        let pi_api = text("api");
+        meta.id = text("id").or_else(|| text("responseId")).or(meta.id);
+        meta.model = text("model").or(meta.model);
+        meta.stop_reason = text("stop_reason")
+            .or_else(|| text("stopReason").and_then(|reason| crate::format::pi::anthropic_stop_reason(&reason)).map(String::from))
+            .or(meta.stop_reason);
+        meta.usage = crate::transcript::tokens::line_usage(line).map(|(_, usage)| usage).or(meta.usage);
+        meta.api = match pi_api.as_deref() {
+            Some(api) if api.starts_with("openai") => Some(super::Provider::Openai),
+            Some(api) if api.starts_with("anthropic") => Some(super::Provider::Anthropic),
+            Some(_) => meta.api,
+            // Claude Code talks to Anthropic's API.
+            None if meta.model.is_some() => Some(super::Provider::Anthropic),
+            None => meta.api,
+        };
+    }
+    meta
+}
+
 /// A block only pi writes: its conversion is needed.
 fn is_pi_block(block: &Block) -> bool {
     match block.kind.get() {

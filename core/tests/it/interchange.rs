@@ -283,6 +283,37 @@ fn every_claude_corpus_session_exports_to_pi_marking_what_pi_cannot_hold() {
     }
 }
 
+/// A reply converted to the other dialect keeps what it says about itself: its model
+/// (whether its thinking may be replayed depends on it), its usage (the ledger's
+/// totals) and why it stopped. They were written as Mneme's own, with no usage.
+#[test]
+fn an_export_to_the_other_dialect_keeps_each_replys_model_usage_and_stop_reason() {
+    for (path, to) in [
+        ("claude/08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl", ExportFormat::Pi),
+        ("pi/v3/agent-history-session-01.jsonl", ExportFormat::Claude),
+    ] {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let id = block_on(store.import_session(&request(path))).unwrap().id;
+        let exported = block_on(store.export_session(&id, to, UUID)).unwrap();
+        let again = InMemoryStorage::new();
+        let other = Store::new(&again);
+        block_on(other.import_session(&Import { data: exported.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
+        let (before, after) = (block_on(store.usage(&id, None)).unwrap().total, block_on(other.usage("back", None)).unwrap().total);
+        assert!(before.total() > 0, "{path}: {before:?}");
+        assert_eq!(after, before, "{path}");
+        let models = |store: &Store<&InMemoryStorage>, id: &str| -> Vec<Option<String>> {
+            block_on(store.context(id)).unwrap().messages.into_iter().filter(|m| m.role == "assistant").map(|m| m.model).collect()
+        };
+        let original = models(&store, &id);
+        assert!(original.iter().all(Option::is_some), "{path}");
+        assert_eq!(models(&other, "back"), original, "{path}");
+        let text = String::from_utf8(exported.data).unwrap();
+        let stop = if to == ExportFormat::Pi { r#""stopReason":"toolUse""# } else { r#""stop_reason":"end_turn""# };
+        assert!(text.contains(stop), "{path}: no reply says why it stopped ({stop})");
+    }
+}
+
 /// An OpenClaw `sessions.json` as its gateway writes one: a main direct chat with
 /// settings, counters and nested state, a Telegram group, a cron run and a node key
 /// (shapes Mneme's key grammar does not build), and two entries OpenClaw would not load.
