@@ -88,7 +88,15 @@ function need(type, name, value) {
   return value;
 }
 const text = (name, value) => need("string", name, value);
+/** A time (an s64: every safe integer is one). */
 const int = (name, value) => need("integer", name, value);
+/** A size or count, unsigned, within its WIT type (u64 up to the safe integers, u32). */
+const unsigned = (name, value, max = Number.MAX_SAFE_INTEGER) => {
+  need("integer", name, value);
+  if (value < 0 || value > max) throw new MnemeError("invalid-argument", `${name} is ${value}: give a whole number from 0 to ${max}`);
+  return value;
+};
+const u32 = (name, value) => unsigned(name, value, 2 ** 32 - 1);
 const flag = (name, value) => {
   if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
   return value;
@@ -158,7 +166,7 @@ export class Mneme {
   /** A store on `root` (an instance from `engine`) whose storage is `storage`; 0 for a limit is the core's default. */
   static over(root, storage, { partBytes = 0, totalBytes = 0 } = {}) {
     const defaults = root.sessions.defaultLimits();
-    const limits = { partBytes: int("partBytes", partBytes) || defaults.partBytes, totalBytes: int("totalBytes", totalBytes) || defaults.totalBytes };
+    const limits = { partBytes: unsigned("partBytes", partBytes) || defaults.partBytes, totalBytes: unsigned("totalBytes", totalBytes) || defaults.totalBytes };
     return new this(root, new root.sessions.Store(limits), storage);
   }
 
@@ -246,7 +254,7 @@ export class Mneme {
   context(id) { return this.#call(() => this.store.context(text("id", id))); }
   list() { return this.#call(() => this.store.list()); }
   /** The messages across every session that best match `query`, best first. */
-  search(query, { limit = 10 } = {}) { return this.#call(() => this.store.search(text("query", query), int("limit", limit))); }
+  search(query, { limit = 10 } = {}) { return this.#call(() => this.store.search(text("query", query), u32("limit", limit))); }
   check(id) { return this.#call(() => this.store.check(text("id", id))); }
   subagents(id) { return this.#call(() => this.store.subagents(text("id", id))); }
   remove(id) { return this.#call(() => this.store.remove(text("id", id))); }
@@ -340,7 +348,7 @@ export class Mneme {
   memoryList(project, options = {}) { return this.#call(() => this.root.memory.list(this.store, scope(project), filter(options))); }
   memoryShow(project, file) { return this.#call(() => this.root.memory.show(this.store, scope(project), text("file", file))); }
   memoryRecall(project, query, { limit = 10, all = false } = {}) {
-    return this.#call(() => this.root.memory.recall(this.store, scope(project), text("query", query), int("limit", limit), all === true));
+    return this.#call(() => this.root.memory.recall(this.store, scope(project), text("query", query), u32("limit", limit), all === true));
   }
   memoryLoad(project, caps = {}) { return this.#call(() => this.root.memory.load(this.store, scope(project), overlay(this.root.memory.defaultCaps(), caps))); }
   memoryReindex(project) { return this.#call(() => this.root.memory.reindex(this.store, scope(project))); }
@@ -420,11 +428,11 @@ export class Mneme {
   /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
   crabSetTitle(id, title) { return this.#call(() => this.root.index.crabSetTitle(this.store, text("id", id), text("title", title))); }
   /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
-  crabAddUptime(id, secs) { return this.#call(() => this.root.index.crabAddUptime(this.store, text("id", id), int("secs", secs))); }
+  crabAddUptime(id, secs) { return this.#call(() => this.root.index.crabAddUptime(this.store, text("id", id), unsigned("secs", secs))); }
   /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
   rebuildIndex() { return this.#call(() => this.root.index.rebuild(this.store)); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
-  rolloverGate(key, maxContextTokens) { return this.#call(() => this.root.index.rolloverGate(this.store, text("key", key), int("maxContextTokens", maxContextTokens))); }
+  rolloverGate(key, maxContextTokens) { return this.#call(() => this.root.index.rolloverGate(this.store, text("key", key), unsigned("maxContextTokens", maxContextTokens))); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#call(() => this.root.index.rollover(this.store, text("key", key), text("summary", summary), { boundary: text("boundary", boundary), summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), int("now", now)));

@@ -93,6 +93,10 @@ try {
     await refused(store.append("a/b", { role: "user", text: "x" }), "invalid-session-id", "a/b");
     await refused(store.append("s", { role: "user", text: 5 }), "invalid-argument", "text must be a string");
     await refused(store.append("s", { role: "user", text: "x", now: 1.5 }), "invalid-argument", "now must be a whole number");
+    // Out of its WIT type's range: refused, not wrapped (a limit of 2^32 + 1 searched for 1).
+    await refused(store.search("x", { limit: 2 ** 32 + 1 }), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295");
+    await refused(store.search("x", { limit: -1 }), "invalid-argument", "limit is -1");
+    await refused(store.rolloverGate("k", -5), "invalid-argument", "maxContextTokens is -5");
     await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });

@@ -323,10 +323,21 @@ def _texts(name, value):
     return [_text(f"{name}[{i}]", item) for i, item in enumerate(value)]
 
 
-def _int(name, value):
+def _int(name, value, low=-(2**63), high=2**63 - 1):
+    """A whole number within its WIT type (a time is an s64), never wrapped."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise MnemeError("invalid-argument", f"{name} must be a whole number, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise MnemeError("invalid-argument", f"{name} is {value}: give a whole number from {low} to {high}")
     return value
+
+
+def _u64(name, value):
+    return _int(name, value, 0, 2**64 - 1)
+
+
+def _u32(name, value):
+    return _int(name, value, 0, 2**32 - 1)
 
 
 def _flag(name, value):
@@ -387,7 +398,7 @@ class Mneme:
         self.storage = storage
         self._instance = _Instance(storage, component or _default_component())
         defaults = self._instance.call(_SESSIONS, "default-limits")
-        limits = {"part_bytes": _int("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _int("total_bytes", total_bytes) or defaults["total_bytes"]}
+        limits = {"part_bytes": _u64("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _u64("total_bytes", total_bytes) or defaults["total_bytes"]}
         self._store = self._instance.call(_SESSIONS, "[constructor]store", limits)
 
     def _method(self, name, *args):
@@ -491,7 +502,7 @@ class Mneme:
 
     def search(self, query, limit=10):
         """The messages across every session that best match ``query``, best first."""
-        return self._method("search", _text("query", query), _int("limit", limit))
+        return self._method("search", _text("query", query), _u32("limit", limit))
 
     def check(self, id):
         return self._method("check", _text("id", id))
@@ -672,7 +683,7 @@ class Mneme:
 
     def memory_recall(self, project, query, limit=10, all=False):
         """``{hits: [{file, name, description, kind, score, current}], report}``, best first."""
-        return self._memory("recall", project, _text("query", query), _int("limit", limit), all is True)
+        return self._memory("recall", project, _text("query", query), _u32("limit", limit), all is True)
 
     def memory_load(self, project, caps=None):
         """MEMORY.md within Claude Code's caps, ending with what was left out."""
@@ -811,7 +822,7 @@ class Mneme:
 
     def crab_add_uptime(self, id, secs):
         """Adds ``secs`` to the session's ``uptime_secs`` with an appended meta line."""
-        return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _int("secs", secs))
+        return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _u64("secs", secs))
 
     def rebuild_index(self):
         """Rebuilds the index from the transcripts (key bindings kept):
@@ -820,7 +831,7 @@ class Mneme:
 
     def rollover_gate(self, key, max_context_tokens):
         """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
-        return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _int("max_context_tokens", max_context_tokens))
+        return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _u64("max_context_tokens", max_context_tokens))
 
     def rollover(self, key, summary, new_session_id=None, boundary=None, summary_uuid=None, now=None):
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
