@@ -1144,6 +1144,9 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
                 (engine(store.engine, FsStorage::read_only(dir), limits)?, "transcript".to_owned())
             }
         }
+    } else if !store.writable_root() && !args.plan {
+        // Refused before the summariser runs: a paid model's summary would be thrown away.
+        return Err("the store is read-only (a --claude-home, --pi-home, --openclaw-home or --crab-home is only read): pass --plan to only look, or name the folder with --root to compact there".into());
     } else {
         (open(store)?, args.target.clone())
     };

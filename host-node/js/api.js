@@ -154,7 +154,14 @@ const filter = (value) => record("filter", value, ["kind", "topic", "session", "
 
 /** Defaults from the core, overlaid with what the caller set (mneme-core's JSON, snake_case). */
 function overlay(defaults, settings, variants = []) {
-  return { ...defaults, ...wit(object("settings", settings), variants) };
+  const given = wit(object("settings", settings), variants);
+  // A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
+  const unknown = Object.keys(given).find((key) => !(key in defaults));
+  if (unknown !== undefined) {
+    const snake = (key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    throw new MnemeError("invalid-argument", `unknown setting \`${snake(unknown)}\`: use ${Object.keys(defaults).map(snake).join(", ")}`);
+  }
+  return { ...defaults, ...given };
 }
 
 /**

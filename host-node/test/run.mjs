@@ -97,6 +97,8 @@ try {
     await refused(store.search("x", { limit: 2 ** 32 + 1 }), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295");
     await refused(store.search("x", { limit: -1 }), "invalid-argument", "limit is -1");
     await refused(store.rolloverGate("k", -5), "invalid-argument", "maxContextTokens is -5");
+    await refused(store.gc({ ttl_days: 3, dry_run: true }), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes");
+    await refused(store.gc({ ttl_ms: -1 }), "invalid-argument", "the time to live of the default is -1 ms");
     await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });

@@ -379,6 +379,10 @@ def _overlay(defaults, settings):
         return defaults
     if not isinstance(settings, dict):
         raise MnemeError("invalid-argument", "settings must be a dict")
+    # A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
+    unknown = [key for key in settings if key not in defaults]
+    if unknown:
+        raise MnemeError("invalid-argument", f"unknown setting `{unknown[0]}`: use {', '.join(defaults)}")
     return {**defaults, **settings}
 
 

@@ -88,6 +88,8 @@ def _(scratch):
     refused(lambda: store.append("s", role="user", text="x", now=2**64 + 5), "invalid-argument", "now is 18446744073709551621")
     refused(lambda: store.search("x", limit=2**32 + 1), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295")
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
+    refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")
+    refused(lambda: store.gc({"ttl_ms": -1}), "invalid-argument", "the time to live of the default is -1 ms")
     refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
     entry = store.append("s", role="user", text="still here", cwd="/w")
     assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry

@@ -58,6 +58,27 @@ pub struct Retention {
     pub dry_run: bool,
 }
 
+impl Retention {
+    /// Refuses a negative time to live or time to keep the archive (a time to live of 0
+    /// archives every session now, as asked).
+    fn check(&self) -> Result<(), Error> {
+        let classes = self.classes.iter().map(|class| (format!("class `{}`", class.class), class.ttl_ms));
+        if let Some((name, ttl)) = [("the default".into(), self.ttl_ms)].into_iter().chain(classes).find(|(_, ttl)| *ttl < 0) {
+            return Err(Error::InvalidArgument(format!(
+                "the time to live of {name} is {ttl} ms: give 0 or more (30 days is {})",
+                30 * DAY_MS
+            )));
+        }
+        if self.keep_archived_ms < 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the time to keep archived sessions is {} ms: give 0 or more",
+                self.keep_archived_ms
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for Retention {
     fn default() -> Self {
         Retention {
@@ -123,6 +144,7 @@ struct Collectable {
 impl<S: Storage> Store<S> {
     /// One cleanup pass at `now_ms` under `policy` (see the module docs).
     pub async fn gc(&self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
+        policy.check()?;
         let mut report = GcReport { dry_run: policy.dry_run, ..GcReport::default() };
         let keys = self.keys(&[]).await?;
         for session in self.list().await?.sessions {

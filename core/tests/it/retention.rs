@@ -156,3 +156,25 @@ fn a_dry_run_counts_what_the_same_pass_archives_under_the_budget() {
     assert_eq!(removed, [backup.as_str()]);
     assert_eq!(done.kept_bytes, archived[0].bytes);
 }
+
+/// A negative time to live archived every session at once, as if asked to: refused,
+/// and nothing moves.
+#[test]
+fn a_negative_time_to_live_is_refused_and_moves_nothing() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "fresh", NOW - DAY, "yesterday");
+    let mut class = Retention::default();
+    class.classes[0].ttl_ms = -1;
+    for (policy, said) in [
+        (Retention { ttl_ms: -1, ..Retention::default() }, "the time to live of the default is -1 ms"),
+        (class, "the time to live of class `ollama` is -1 ms"),
+        (Retention { keep_archived_ms: -5, ..Retention::default() }, "the time to keep archived sessions is -5 ms"),
+    ] {
+        match block_on(store.gc(&policy, NOW)) {
+            Err(Error::InvalidArgument(reason)) => assert!(reason.contains(said), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(ids(&store), ["fresh"]);
+}

@@ -393,6 +393,14 @@ fn a_path_in_a_store_not_named_is_only_read() {
     let wrong = mneme(&["--root", other.to_str().unwrap(), "compact", path, "--keep-messages", "2"]);
     assert!(!wrong.status.success() && String::from_utf8_lossy(&wrong.stderr).contains("but --root names"));
     stdout(&mneme(&["compact", path, "--plan", "--keep-messages", "2"]));
+    // By id in the read-only home: refused before the summariser runs (a paid one's
+    // summary would be thrown away).
+    let home = claude.to_str().unwrap();
+    let by_id = mneme(&["--claude-home", home, "compact", "s", "--keep-messages", "2"]);
+    assert!(!by_id.status.success());
+    let said = String::from_utf8_lossy(&by_id.stderr);
+    assert!(said.contains("the store is read-only") && !said.contains("summarising"), "{said}");
+    stdout(&mneme(&["--claude-home", home, "compact", "s", "--plan", "--keep-messages", "2"]));
     assert_eq!(fs::read_to_string(&file).unwrap(), text, "the file is untouched");
     assert!(!claude.join(".mneme").exists(), "no lock folder beside it");
     let done = stdout(&mneme(&["--root", claude.to_str().unwrap(), "compact", path, "--keep-messages", "2"]));
@@ -1150,7 +1158,7 @@ fn a_turn_files_bad_message_is_named_by_its_line() {
 }
 
 /// `check` says in words what its JSON says: a line with a lone surrogate escape (a cut
-/// emoji, as Node writes one) is counted.
+/// emoji, as Node writes one) is counted, and is a problem (exit status 3).
 #[test]
 fn check_counts_lone_surrogate_escapes_in_words() {
     let dir = tempfile::tempdir().unwrap();
@@ -1159,5 +1167,6 @@ fn check_counts_lone_surrogate_escapes_in_words() {
     fs::write(&file, format!("{line}\n")).unwrap();
     let output = mneme(&["check", file.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("lone surrogate escapes (read as U+FFFD): 1"), "{text}");
+    assert!(text.contains("lines with a lone surrogate escape (read as U+FFFD; the API refuses them as sent): 1"), "{text}");
+    assert_eq!(status(&output), 3, "{text}");
 }
