@@ -236,12 +236,16 @@ fn place_injections(mut turns: Vec<Turn>, injections: &[Injection]) -> Vec<Turn>
     all
 }
 
-/// Call ids a provider refuses, rewritten the same way in each call and its result,
-/// each to one no other call has. The Anthropic API takes `^[a-zA-Z0-9_-]{1,64}$`;
-/// OpenAI's chat API ids of at most 40 characters. Other providers write ids of
-/// their own: OpenAI's Responses API 450 characters with `|` (pi keeps them), others
-/// `.` and `:`. A rewritten id keeps its letters, digits, `_` and `-` (the rest become
-/// `_`), cut to the provider's length.
+/// Call ids a provider refuses, rewritten in each call and its result, each to one no
+/// other call has: an id of characters or a length the provider refuses, and an id an
+/// earlier call of the conversation had already (local OpenAI-compatible servers
+/// number their calls anew each reply, `call_0`; Anthropic refuses a request with two
+/// calls of one id). The Anthropic API takes `^[a-zA-Z0-9_-]{1,64}$`; OpenAI's chat
+/// API ids of at most 40 characters. Other providers write ids of their own: OpenAI's
+/// Responses API 450 characters with `|` (pi keeps them), others `.` and `:`. A
+/// rewritten id keeps its letters, digits, `_` and `-` (the rest become `_`), cut to
+/// the provider's length, with a count when that is taken. A result answers the call
+/// of its id in the reply before it (the turns are paired by now).
 fn provider_tool_ids(turns: &mut [Turn], provider: Provider) {
     let (max, any_character) = match provider {
         Provider::Anthropic => (64, false),
@@ -254,15 +258,13 @@ fn provider_tool_ids(turns: &mut [Turn], provider: Provider) {
         _ => None,
     };
     let ids: Vec<String> = turns.iter().flat_map(|t| &t.blocks).filter_map(id_of).collect();
-    if ids.iter().all(|id| valid(id)) {
+    let mut calls: BTreeSet<&str> = BTreeSet::new();
+    let repeated = turns.iter().flat_map(|t| &t.blocks).any(|b| matches!(&b.kind, Kind::Call(Some(id)) if !calls.insert(id)));
+    if !repeated && ids.iter().all(|id| valid(id)) {
         return;
     }
     let mut taken: BTreeSet<String> = ids.iter().filter(|id| valid(id)).cloned().collect();
-    let mut renamed: BTreeMap<String, String> = BTreeMap::new();
-    for id in ids.into_iter().filter(|id| !valid(id)) {
-        if renamed.contains_key(&id) {
-            continue;
-        }
+    let mut fresh = |id: &str| {
         let mut clean: String = id.chars().map(|c| if plain(c) { c } else { '_' }).take(max).collect();
         if clean.is_empty() {
             clean.push_str("call");
@@ -276,21 +278,35 @@ fn provider_tool_ids(turns: &mut [Turn], provider: Provider) {
             new = alloc::format!("{}{suffix}", &clean[..clean.len().min(max - suffix.len())]);
         }
         taken.insert(new.clone());
-        renamed.insert(id, new);
-    }
-    for block in turns.iter_mut().flat_map(|t| &mut t.blocks) {
-        let (field, Some(new)) = (
-            match &block.kind {
-                Kind::Call(_) => "id",
-                _ => "tool_use_id",
-            },
-            id_of(block).and_then(|id| renamed.get(&id)),
-        ) else {
-            continue;
-        };
-        if let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&block.json) {
-            object.insert(field.into(), Value::String(new.clone()));
-            *block = Block::of(Value::Object(object).to_string());
+        new
+    };
+    let mut sent: BTreeSet<String> = BTreeSet::new();
+    // The ids the last reply's calls went out under, in order, by the id they have.
+    let mut answers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for turn in turns.iter_mut() {
+        if turn.assistant {
+            answers.clear();
+        }
+        for block in &mut turn.blocks {
+            let (field, new) = match &block.kind {
+                Kind::Call(Some(id)) => {
+                    let new = if valid(id) && sent.insert(id.clone()) { id.clone() } else { fresh(id) };
+                    answers.entry(id.clone()).or_default().push(new.clone());
+                    ("id", new)
+                }
+                Kind::Result(Some(id)) => {
+                    let Some(new) = answers.get_mut(id).filter(|queue| !queue.is_empty()).map(|queue| queue.remove(0)) else { continue };
+                    ("tool_use_id", new)
+                }
+                _ => continue,
+            };
+            if id_of(block).as_deref() == Some(new.as_str()) {
+                continue;
+            }
+            if let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&block.json) {
+                object.insert(field.into(), Value::String(new));
+                *block = Block::of(Value::Object(object).to_string());
+            }
         }
     }
 }

@@ -375,6 +375,11 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
     if marks > 4 {
         return Some(format!("{marks} cache_control marks"));
     }
+    let mut ids = std::collections::BTreeSet::new();
+    let all_calls = messages.iter().filter_map(|m| m["content"].as_array()).flatten().filter(|b| b["type"] == "tool_use");
+    if let Some(twice) = all_calls.map(|b| b["id"].to_string()).find(|id| !ids.insert(id.clone())) {
+        return Some(format!("two calls of id {twice}"));
+    }
     for (n, message) in messages.iter().enumerate() {
         let Some(blocks) = message["content"].as_array() else { return Some(format!("message {n}'s content is no array")) };
         let assistant = message["role"] == "assistant";
@@ -419,6 +424,37 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
         }
     }
     None
+}
+
+/// A local OpenAI-compatible server numbers its calls anew in each reply (`call_0`):
+/// the second reply's call goes out under an id of its own, and its result with it,
+/// in both shapes; the session keeps the ids as written.
+#[test]
+fn a_call_id_an_earlier_reply_had_goes_out_under_one_of_its_own() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for (n, output) in [(1, "first"), (2, "second")] {
+        let messages = json!([
+            { "role": "user", "content": format!("question {n}") },
+            { "role": "assistant", "content": [{ "type": "tool_use", "id": "call_0", "name": "Bash", "input": { "n": n } }] },
+            { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "call_0", "content": output }] },
+        ]);
+        block_on(store.append_turn("s", turn(&format!("t{n}"), messages))).unwrap();
+    }
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let body = body(&store, provider, &[]);
+        assert_eq!(refused_by_provider(&body, provider), None, "{body}");
+        let text = body.to_string();
+        assert_eq!(text.matches("call_0_1").count(), 2, "the second call and its result: {text}");
+    }
+    let sent = body(&store, Provider::Anthropic, &[]);
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!((messages[3]["content"][0]["id"].as_str(), messages[3]["content"][0]["input"]["n"].as_i64()), (Some("call_0_1"), Some(2)));
+    assert_eq!(
+        (messages[4]["content"][0]["tool_use_id"].as_str(), messages[4]["content"][0]["content"].as_str()),
+        (Some("call_0_1"), Some("second"))
+    );
+    assert_eq!(lines(&storage, KEY).iter().filter(|l| l.to_string().contains("call_0_1")).count(), 0, "stored as written");
 }
 
 /// Replies the API would refuse sent back as they are recorded — one cut off while
