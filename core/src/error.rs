@@ -23,10 +23,12 @@ pub enum Error {
     AmbiguousSession { id: String, projects: String },
     #[error("session `{id}` has no entry `{uuid}` (or it is already deleted)")]
     EntryNotFound { id: String, uuid: String },
-    #[error("session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; compact it to continue")]
+    #[error(
+        "session `{id}` is full: it holds {bytes} bytes since its last compaction, and this write would pass the {limit} allowed; compact it to continue"
+    )]
     SessionFull { id: String, bytes: u64, limit: u64 },
     #[error(
-        "sub-agent `{agent}` of session `{id}` is full: {bytes} bytes since its last compaction, of {limit} allowed; continue its work as a new sub-agent"
+        "sub-agent `{agent}` of session `{id}` is full: it holds {bytes} bytes since its last compaction, and this write would pass the {limit} allowed; continue its work as a new sub-agent"
     )]
     SubagentFull { id: String, agent: String, bytes: u64, limit: u64 },
     #[error("a write to session `{id}` failed, so its state on storage is unknown; reopen the session to read it again before writing")]

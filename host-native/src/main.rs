@@ -159,6 +159,8 @@ enum Command {
         id: String,
         #[command(flatten)]
         what: AppendArgs,
+        #[command(flatten)]
+        agent: AgentArgs,
         /// Continue from this entry instead of the newest message (a rewind: the later
         /// messages stay in the file, on their own branch)
         #[arg(long, value_name = "UUID")]
@@ -206,16 +208,16 @@ enum Command {
         /// The session id
         id: String,
         /// Dollars per million input tokens
-        #[arg(long, value_name = "USD")]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
         input_price: Option<f64>,
         /// Dollars per million output tokens
-        #[arg(long, value_name = "USD")]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
         output_price: Option<f64>,
         /// Dollars per million cache-read tokens
-        #[arg(long, value_name = "USD")]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
         cache_read_price: Option<f64>,
         /// Dollars per million cache-write tokens
-        #[arg(long, value_name = "USD")]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
         cache_write_price: Option<f64>,
         /// Print JSON ({total, cost, replies, branches})
         #[arg(long)]
@@ -551,14 +553,6 @@ struct AppendArgs {
     /// The shape of --message / --turn
     #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
     provider: ProviderArg,
-    /// Write into this sub-agent's transcript of the session instead
-    /// (`<session>/subagents/agent-<ID>.jsonl`, Claude Code sessions)
-    #[arg(long, value_name = "ID")]
-    agent: Option<String>,
-    /// The session's pending tool call that started the sub-agent: its first turn links
-    /// it from there, as Claude Code does
-    #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
-    parent_call: Option<String>,
     /// The working directory recorded in the entry; a new session is filed under the
     /// project folder derived from it [default: the current directory]
     #[arg(long, value_name = "DIR")]
@@ -566,6 +560,19 @@ struct AppendArgs {
     /// Print the written entries as JSON
     #[arg(long)]
     json: bool,
+}
+
+/// Where a sub-agent's turn goes (append only: a rewind is of the session's own turns).
+#[derive(Args)]
+struct AgentArgs {
+    /// Write into this sub-agent's transcript of the session instead
+    /// (`<session>/subagents/agent-<ID>.jsonl`, Claude Code sessions)
+    #[arg(long, value_name = "ID", conflicts_with = "parent")]
+    agent: Option<String>,
+    /// The session's pending tool call that started the sub-agent: its first turn links
+    /// it from there, as Claude Code does
+    #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
+    parent_call: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -755,8 +762,10 @@ fn run(cli: Cli) -> CliResult {
             let report = open(&cli.store)?.repair(&id, now_ms()).map_err(|e| e.to_string())?;
             if json { print_json(&report) } else { print_repair(&id, &report) }
         }
-        Command::Append { id, what, parent } => append(&mut *open(&cli.store)?, &id, what, parent),
-        Command::Rewind { id, to, what } => append(&mut *open(&cli.store)?, &id, what, Some(to)),
+        Command::Append { id, what, agent, parent } => append(&mut *open(&cli.store)?, &id, what, agent, parent),
+        Command::Rewind { id, to, what } => {
+            append(&mut *open(&cli.store)?, &id, what, AgentArgs { agent: None, parent_call: None }, Some(to))
+        }
         Command::Fork { id, from, to, json } => {
             let new_id = to.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let entries = open(&cli.store)?.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(|e| e.to_string())?;
@@ -802,8 +811,9 @@ fn run(cli: Cli) -> CliResult {
     }
 }
 
-fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, parent: Option<String>) -> CliResult {
-    let AppendArgs { role, text, message, turn, provider, agent, parent_call, cwd, json } = what;
+fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: AgentArgs, parent: Option<String>) -> CliResult {
+    let AppendArgs { role, text, message, turn, provider, cwd, json } = what;
+    let AgentArgs { agent, parent_call } = agent;
     // Recorded as Claude Code records it, absolute: a new session's project folder is
     // named after it, and `claude --resume` looks there from the folder it runs in.
     let cwd = match cwd {

@@ -147,8 +147,13 @@ function record(name, value, fields, defaults = {}) {
 }
 const NEW_MEMORY = ["name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms"];
 const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [] };
-const newMemory = (memory) =>
-  record("memory", memory, NEW_MEMORY, { description: "", body: "", topics: [], ...memory, links: { ...NO_LINKS, ...(memory?.links ?? {}) } });
+const newMemory = (memory) => {
+  object("memory", memory);
+  // A partial `links` (the d.ts's Partial<Links>) is completed, not put in place of the
+  // defaults; a string of topics is no list of them.
+  if (memory.topics !== undefined) strings("topics", memory.topics);
+  return record("memory", { ...memory, links: { ...NO_LINKS, ...(memory.links ?? {}) } }, NEW_MEMORY, { description: "", body: "", topics: [] });
+};
 const change = (value) => record("change", value, ["name", "kind", "description", "body", "topics", "confidence"]);
 const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
 

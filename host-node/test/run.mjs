@@ -99,6 +99,11 @@ try {
     await refused(store.rolloverGate("k", -5), "invalid-argument", "maxContextTokens is -5");
     await refused(store.gc({ ttl_days: 3, dry_run: true }), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes");
     await refused(store.gc({ ttl_ms: -1 }), "invalid-argument", "the time to live of the default is -1 ms");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", body: "b", topics: "abc" }), "invalid-argument", "topics must be an array of strings");
+    // A partial `links`, as the d.ts allows, is completed.
+    await store.memoryAdd("-w", { name: "a", kind: "user", body: "alpha" });
+    const linked = await store.memoryAdd("-w", { name: "b", kind: "user", body: "beta", links: { relates_to: ["a"] } });
+    assert(JSON.stringify(linked).includes('"relates_to":["a"]'), JSON.stringify(linked));
     await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
@@ -107,7 +112,7 @@ try {
     const second = await store.appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]).catch((e) => e);
     assert(second.kind === "invalid-message" && second.details.message === 1 && second.details.reason.includes("nope"), JSON.stringify({ ...second, message: second.message }));
     // A price left out goes to the core as NaN, which it refuses, as the browser refuses the missing field.
-    await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "0 or more");
+    await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "a number from 0 to 1000000000000");
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
     await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");
     assert((await readOnly.list()).sessions.length === 1, "a read-only store still reads");

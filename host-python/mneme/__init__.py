@@ -370,6 +370,8 @@ def _new_memory(memory):
     memory = _record("memory", memory, _NEW_MEMORY, {"description": "", "body": "", "topics": []})
     _text("name", memory.get("name"))
     _text("kind", memory.get("kind"))
+    # A string of topics is no list of them (it was stored a letter a topic).
+    _texts("topics", memory["topics"])
     return {**memory, "links": {**_NO_LINKS, **(memory.get("links") or {})}}
 
 

@@ -90,6 +90,7 @@ def _(scratch):
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
     refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")
     refused(lambda: store.gc({"ttl_ms": -1}), "invalid-argument", "the time to live of the default is -1 ms")
+    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
     refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
     entry = store.append("s", role="user", text="still here", cwd="/w")
     assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry
@@ -99,7 +100,7 @@ def _(scratch):
     except MnemeError as error:
         assert error.kind == "invalid-message" and error.details["message"] == 1 and "nope" in error.details["reason"], (error.kind, error.details)
     refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0}), "invalid-argument", "`cache_read` is missing")
-    refused(lambda: store.usage("s", {"input": 3.0, "output": -15.0, "cache_read": 0, "cache_creation": 0}), "invalid-argument", "0 or more")
+    refused(lambda: store.usage("s", {"input": 3.0, "output": -15.0, "cache_read": 0, "cache_creation": 0}), "invalid-argument", "a number from 0 to 1000000000000")
     with Mneme(scratch, read_only=True) as reader:
         refused(lambda: reader.append("s", role="user", text="x"), "storage/read-only", "read-only")
         assert len(reader.list()["sessions"]) == 1

@@ -257,7 +257,8 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
         let mut blocks = Vec::new();
         let content = openai_content(map.get("content")).map_err(fail)?;
         match content {
-            Value::String(text) if !text.is_empty() => blocks.push(Block::text(&text)),
+            // Blank text beside calls is no block (a provider refuses one); alone, no message.
+            Value::String(text) if !text.trim().is_empty() => blocks.push(Block::text(&text)),
             Value::Array(parts) => {
                 for (p, part) in parts.iter().enumerate() {
                     blocks.push(block(part, role).map_err(|r| fail(format!("content part {p}: {r}")))?);
@@ -275,7 +276,7 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
             }
         }
         if blocks.is_empty() {
-            return Err(fail("the message has neither content nor tool calls".into()));
+            return Err(fail("the message has neither content (or only white space) nor tool calls".into()));
         }
         let usage = match map.get("usage") {
             None | Some(Value::Null) => None,

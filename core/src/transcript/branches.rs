@@ -44,15 +44,19 @@ pub struct Prices {
     pub cache_creation: f64,
 }
 
+/// Dollars per million tokens: a trillion, times every token a `u64` counts, is finite.
+const MAX_PRICE: f64 = 1e12;
+
 impl Prices {
-    /// Refuses a price that is not a number, infinite or below zero (a host whose
-    /// caller left one out may pass NaN): a cost of it would be meaningless.
+    /// Refuses a price that is not a number, below zero (a host whose caller left one
+    /// out may pass NaN) or past a trillion dollars per million tokens, whose cost could
+    /// be infinite (JSON writes that as null, as if no price were given).
     pub fn check(&self) -> Result<(), crate::Error> {
         let named =
             [("input", self.input), ("output", self.output), ("cache_read", self.cache_read), ("cache_creation", self.cache_creation)];
-        match named.into_iter().find(|(_, price)| !price.is_finite() || *price < 0.0) {
+        match named.into_iter().find(|(_, price)| !(0.0..=MAX_PRICE).contains(price)) {
             Some((name, price)) => Err(crate::Error::InvalidArgument(alloc::format!(
-                "the `{name}` price is {price}: give every price, per million tokens, as a number of 0 or more"
+                "the `{name}` price is {price}: give every price, per million tokens, as a number from 0 to {MAX_PRICE}"
             ))),
             None => Ok(()),
         }

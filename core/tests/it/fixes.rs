@@ -639,7 +639,11 @@ fn a_message_of_white_space_is_refused_and_nothing_is_written() {
         parent: None,
         agent: None,
     };
-    let refused = block_on(store.append_turn("s", turn));
+    let refused = block_on(store.append_turn("s", turn.clone()));
+    assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
+    // In OpenAI's shape too (it was written, and left out of both contexts).
+    let openai = mneme_core::Turn { provider: mneme_core::Provider::Openai, ..turn };
+    let refused = block_on(store.append_turn("s", openai));
     assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
     assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
 }

@@ -1037,7 +1037,11 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
         assert!(!output.status.success() && stderr.contains(words), "{args:?}: {stderr}");
     };
     refused(&["usage", "s1", "--input-price", "3", "--output-price", "15"], "all four prices");
-    refused(&[&["usage", "s1"], &prices[..6], &["--cache-write-price", "nan"]].concat(), "0 or more");
+    // Not a number, below zero (a negative number is read as one, not as a flag), or so
+    // large its cost would be infinite.
+    for price in ["nan", "-1", "1e308"] {
+        refused(&[&["usage", "s1"], &prices[..6], &["--cache-write-price", price]].concat(), "a number from 0 to 1000000000000");
+    }
 
     // One way to say what to append, not two.
     for both in [
