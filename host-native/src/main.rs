@@ -663,7 +663,7 @@ fn run(cli: Cli) -> CliResult {
             }
             for hit in &hits {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
-                println!("{:>7.3}  {}  {when}  {}  {}: {}", hit.score, hit.id, hit.project, hit.role, hit.text);
+                println!("{:>7.3}  {}  {when}  {}  {}: {}", hit.score, hit.id, hit.project, hit.role, shown(&hit.text));
             }
             Ok(())
         }
@@ -900,7 +900,7 @@ fn print_branches(branches: &[Branch]) -> CliResult {
             branch.messages,
             branch.usage.total()
         );
-        println!("    {}: {}", branch.role.as_deref().unwrap_or("?"), branch.text);
+        println!("    {}: {}", branch.role.as_deref().unwrap_or("?"), shown(&branch.text));
     }
     Ok(())
 }
@@ -1302,6 +1302,17 @@ fn print_json(value: &impl serde::Serialize) -> CliResult {
     writeln!(out).and_then(|()| out.flush()).map_err(|e| e.to_string())
 }
 
+/// Text from a transcript or a memory as it may reach a terminal: a control character
+/// (an escape sequence a model or a tool wrote, which would clear the screen or retitle
+/// the window) as its escape, `\x{1b}`; line breaks and tabs as they are.
+pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(control) {
+        return text.into();
+    }
+    text.chars().map(|c| if control(c) { format!("\\x{{{:x}}}", u32::from(c)) } else { c.to_string() }).collect::<String>().into()
+}
+
 fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
     if sessions.is_empty() {
         println!("no sessions (append one with `mneme append <id> --role user --text ...`)");
@@ -1324,7 +1335,7 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
             s.bytes,
             s.created.as_deref().unwrap_or("-"),
             s.updated.as_deref().unwrap_or("-"),
-            s.title.as_deref().unwrap_or("")
+            shown(s.title.as_deref().unwrap_or(""))
         );
     }
     Ok(())
@@ -1336,7 +1347,21 @@ fn print_entry(entry: &Entry, indent: &str) {
     let place = if entry.part > 1 { format!("{}:{}", entry.part, entry.line) } else { entry.line.to_string() };
     println!("{indent}[{place}] {} {who}{side} {}", entry.timestamp.as_deref().unwrap_or("-"), entry.uuid.as_deref().unwrap_or(""));
     for line in entry.text.lines() {
-        println!("{indent}    {line}");
+        println!("{indent}    {}", shown(line));
+    }
+    // A reply of calls or thinking alone, a message of results: what it holds, as the
+    // JSON output would show it.
+    if entry.text.is_empty() && entry.role.is_some() {
+        let message = serde_json::from_str::<serde_json::Value>(&entry.raw).ok().map(|raw| raw["message"]["content"].clone());
+        let kinds: Vec<String> = message
+            .iter()
+            .filter_map(serde_json::Value::as_array)
+            .flatten()
+            .map(|block| format!("[{}]", block["type"].as_str().unwrap_or("block")))
+            .collect();
+        if !kinds.is_empty() {
+            println!("{indent}    {}", shown(&kinds.join(" ")));
+        }
     }
 }
 
@@ -1353,7 +1378,7 @@ fn print_transcript(transcript: &Transcript, all: bool, subagents: &[Subagent]) 
         }
     } else {
         let chain = transcript.chain.iter().filter_map(|&i| transcript.entries.get(i as usize));
-        for entry in chain.filter(|e| e.role.is_some() && !e.text.is_empty()) {
+        for entry in chain.filter(|e| e.role.is_some()) {
             print_entry(entry, "");
         }
     }
@@ -1383,7 +1408,7 @@ fn print_context(id: &str, context: &Context) -> CliResult {
         let summary = if message.is_compact_summary { " (compaction summary)" } else { "" };
         println!("{}{summary}:", message.role);
         for line in message.text.lines() {
-            println!("    {line}");
+            println!("    {}", shown(line));
         }
     }
     Ok(())

@@ -333,7 +333,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             for memory in &memories {
                 let state = if memory.is_current() { "" } else { " (not current)" };
                 let kind = memory.kind.map_or("-", Kind::as_str);
-                println!("{:<32} {:<9} {}{}", memory.file, kind, hook(&memory.description), state);
+                println!("{:<32} {:<9} {}{}", memory.file, kind, crate::shown(&hook(&memory.description)), state);
             }
             Ok(())
         }
@@ -348,7 +348,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
                 for memory in &shown.history {
                     let mark = if memory.file == shown.memory.file { "*" } else { " " };
                     let until = memory.invalid_at_ms.map(|ms| format!(" until {}", time::format_millis(ms))).unwrap_or_default();
-                    println!("{mark} {}{until}: {}", memory.file, hook(&memory.description));
+                    println!("{mark} {}{until}: {}", memory.file, crate::shown(&hook(&memory.description)));
                 }
             }
             Ok(())
@@ -528,7 +528,7 @@ fn print_recalled(recalled: &Recalled, json: bool) -> CliResult {
     }
     for hit in &recalled.hits {
         let state = if hit.current { "" } else { " (not current)" };
-        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, hook(&hit.description), state);
+        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, crate::shown(&hook(&hit.description)), state);
     }
     Ok(())
 }
@@ -778,7 +778,7 @@ fn print_steps(steps: &[Step]) {
         let after = &step.after;
         match step.kind {
             StepKind::Added => {
-                println!("+ {}: {} — {}{reason}", step.file, after.name, hook(&after.description));
+                println!("+ {}: {} — {}{reason}", step.file, after.name, crate::shown(&hook(&after.description)));
                 for line in after.body.lines() {
                     println!("+     {line}");
                 }
@@ -789,7 +789,7 @@ fn print_steps(steps: &[Step]) {
             StepKind::Archived => println!("- {}: archived (kept){reason}", step.file),
             StepKind::Linked => println!("~ {}: links {}{reason}", step.file, after.links.all().join(", ")),
             StepKind::Updated => {
-                println!("~ {}: {} — {}{reason}", step.file, after.name, hook(&after.description));
+                println!("~ {}: {} — {}{reason}", step.file, after.name, crate::shown(&hook(&after.description)));
                 if let Some(before) = &step.before {
                     for line in before.body.lines() {
                         println!("~   - {line}");

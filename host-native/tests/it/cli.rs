@@ -1174,3 +1174,24 @@ fn check_counts_lone_surrogate_escapes_in_words() {
     assert!(text.contains("lines with a lone surrogate escape (read as U+FFFD; the API refuses them as sent): 1"), "{text}");
     assert_eq!(status(&output), 3, "{text}");
 }
+
+/// Text a model or a tool wrote reaches the terminal without its control characters
+/// (an escape sequence cleared the screen and retitled the window), and a reply of
+/// calls alone is shown by what it holds (it was left out, the turn looking unanswered).
+#[test]
+fn text_output_escapes_control_characters_and_shows_replies_without_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    stdout(&mneme(&["--root", root, "append", "esc", "--cwd", "/w", "--role", "user", "--text", "\u{1b}]0;pwned\u{7}\u{1b}[2Jhello"]));
+    let call = r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}"#;
+    stdout(&mneme(&["--root", root, "append", "esc", "--message", call]));
+    for args in [&["sessions", "list"][..], &["resume", "esc"], &["sessions", "show", "esc"], &["search", "pwned"]] {
+        let out = stdout(&mneme(&[&["--root", root][..], args].concat()));
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}') && out.contains("\\x{1b}]0;pwned\\x{7}\\x{1b}[2Jhello"),
+            "{args:?}: {out}"
+        );
+    }
+    let shown = stdout(&mneme(&["--root", root, "sessions", "show", "esc"]));
+    assert!(shown.contains("assistant") && shown.contains("    [tool_use]"), "{shown}");
+}
