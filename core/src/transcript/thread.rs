@@ -57,6 +57,8 @@ impl Links<'_> {
 pub(crate) enum NoBranchPoint {
     Missing,
     Sidechain,
+    /// An entry that is no message (Claude Code's `progress`, a marker), of this type.
+    NotAMessage(String),
 }
 
 impl NoBranchPoint {
@@ -66,6 +68,9 @@ impl NoBranchPoint {
             NoBranchPoint::Missing => crate::Error::EntryNotFound { id: id.into(), uuid: uuid.into() },
             NoBranchPoint::Sidechain => crate::Error::InvalidArgument(alloc::format!(
                 "`{uuid}` is an entry of a sub-agent's conversation inside session `{id}`: fork or rewind from an entry of the main conversation"
+            )),
+            NoBranchPoint::NotAMessage(kind) => crate::Error::InvalidArgument(alloc::format!(
+                "`{uuid}` is a `{kind}` entry of session `{id}`, not a message: fork or rewind from a message (`resume --json` lists their uuids)"
             )),
         }
     }
@@ -479,6 +484,10 @@ impl Loaded<'_> {
         let only_sidechains = self.only_sidechains();
         if self.lines[at].env.is_sidechain.0 && !only_sidechains {
             return Err(NoBranchPoint::Sidechain);
+        }
+        // A fork ending at a progress entry resumed to nothing of it.
+        if canonical::activity(&self.lines[at]).is_none() {
+            return Err(NoBranchPoint::NotAMessage(self.lines[at].env.kind().into()));
         }
         Ok(at)
     }

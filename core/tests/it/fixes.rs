@@ -667,3 +667,34 @@ fn a_write_to_a_pi_v1_session_is_refused_and_writes_nothing() {
     assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), original);
     assert_eq!(block_on(Store::new(&storage).context("before-compaction")).unwrap().messages.len(), before);
 }
+
+/// A fork from an entry that is no message (Claude Code's `progress`) made a session
+/// that resumed to nothing; a rewind to one chained a message to it. Both refused,
+/// saying what to give instead.
+#[test]
+fn a_fork_or_rewind_from_an_entry_that_is_no_message_is_refused() {
+    let storage = InMemoryStorage::new();
+    let original = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/corpus/claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+    ))
+    .unwrap();
+    block_on(storage.replace("projects/p/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", &original, None)).unwrap();
+    let store = Store::new(&storage);
+    let id = "4d5611e5-241a-462a-8d15-5122611a9569";
+    let progress = "f2662c95-9973-4599-8e81-cbe3eb734169";
+    let refused = block_on(store.fork(id, Some(progress), "forked", NOW));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("is a `progress` entry")), "{refused:?}");
+    let rewind = mneme_core::Turn {
+        uuid: "r1".into(),
+        now_ms: NOW,
+        cwd: "/p".into(),
+        provider: mneme_core::Provider::Anthropic,
+        messages: json!({"role": "user", "content": "again"}).to_string(),
+        parent: Some(progress.into()),
+        agent: None,
+    };
+    let refused = block_on(store.append_turn(id, rewind));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("not a message")), "{refused:?}");
+    assert_eq!(block_on(storage.list("")).unwrap().len(), 1, "nothing was written");
+}
