@@ -188,12 +188,19 @@ export class Mneme {
     this.storage = storage;
   }
 
+  #closed = false;
+
   #call(run) {
-    return call(this.root, run);
+    return call(this.root, () => {
+      if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
+      return run();
+    });
   }
 
   /** Gives back the sessions it holds and the locks its storage took. */
   async close() {
+    if (this.#closed) return;
+    this.#closed = true;
     try {
       this.store[Symbol.dispose]?.();
     } finally {

@@ -103,6 +103,9 @@ try {
     // A partial `links`, as the d.ts allows, is completed.
     await store.memoryAdd("-w", { name: "a", kind: "user", body: "alpha" });
     const linked = await store.memoryAdd("-w", { name: "b", kind: "user", body: "beta", links: { relates_to: ["a"] } });
+    const closed = await Mneme.open({ root: join(scratch, "closed") });
+    await closed.close();
+    await refused(closed.list(), "invalid-argument", "this store is closed");
     assert(JSON.stringify(linked).includes('"relates_to":["a"]'), JSON.stringify(linked));
     await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.

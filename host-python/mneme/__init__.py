@@ -405,7 +405,13 @@ class Mneme:
         self._instance = _Instance(storage, component or _default_component())
         defaults = self._instance.call(_SESSIONS, "default-limits")
         limits = {"part_bytes": _u64("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _u64("total_bytes", total_bytes) or defaults["total_bytes"]}
-        self._store = self._instance.call(_SESSIONS, "[constructor]store", limits)
+        self._handle = self._instance.call(_SESSIONS, "[constructor]store", limits)
+
+    @property
+    def _store(self):
+        if self._handle is None:
+            raise MnemeError("invalid-argument", "this store is closed: open it again (Mneme(root))")
+        return self._handle
 
     def _method(self, name, *args):
         return self._instance.call(_SESSIONS, f"[method]store.{name}", self._store, *args)
@@ -413,9 +419,9 @@ class Mneme:
     def close(self):
         """Gives back the sessions it holds and the locks its storage took."""
         try:
-            if self._store is not None:
-                self._store.drop(self._instance.store)
-                self._store = None
+            if self._handle is not None:
+                self._handle.drop(self._instance.store)
+                self._handle = None
         finally:
             close = getattr(self.storage, "close", None)
             if close:

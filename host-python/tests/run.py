@@ -91,6 +91,9 @@ def _(scratch):
     refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")
     refused(lambda: store.gc({"ttl_ms": -1}), "invalid-argument", "the time to live of the default is -1 ms")
     refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
+    closed = Mneme(os.path.join(scratch, "closed"))
+    closed.close()
+    refused(lambda: closed.list(), "invalid-argument", "this store is closed")
     refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
     entry = store.append("s", role="user", text="still here", cwd="/w")
     assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry
