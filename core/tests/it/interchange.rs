@@ -314,6 +314,40 @@ fn an_export_to_the_other_dialect_keeps_each_replys_model_usage_and_stop_reason(
     }
 }
 
+/// A Markdown export shows what the tools were asked and answered, and the thinking:
+/// it had only `[tool_use Bash toolu_1]` markers.
+#[test]
+fn a_markdown_export_shows_tool_inputs_outputs_and_thinking() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let messages = serde_json::json!([
+        { "role": "user", "content": "what is here?" },
+        { "role": "assistant", "content": [
+            { "type": "thinking", "thinking": "List the folder.", "signature": "c2ln" },
+            { "type": "tool_use", "id": "toolu_1", "name": "Bash", "input": { "command": "ls ```" } },
+        ] },
+        { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "toolu_1", "content": "notes.md", "is_error": true }] },
+    ]);
+    let turn = mneme_core::Turn {
+        uuid: UUID.into(),
+        now_ms: NOW,
+        cwd: "/w".into(),
+        provider: Provider::Anthropic,
+        messages: messages.to_string(),
+        parent: None,
+        agent: None,
+    };
+    block_on(store.append_turn("s", turn)).unwrap();
+    let markdown = String::from_utf8(block_on(store.export_session("s", ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
+    for expected in [
+        "> *Thinking:* List the folder.",
+        "**Tool call** `Bash` (`toolu_1`):\n\n````json\n{\n  \"command\": \"ls ```\"\n}\n````",
+        "**Result** of `toolu_1`, failed:\n\n```\nnotes.md\n```",
+    ] {
+        assert!(markdown.contains(expected), "{expected}\n--- in ---\n{markdown}");
+    }
+}
+
 /// An OpenClaw `sessions.json` as its gateway writes one: a main direct chat with
 /// settings, counters and nested state, a Telegram group, a cron run and a node key
 /// (shapes Mneme's key grammar does not build), and two entries OpenClaw would not load.
