@@ -182,6 +182,30 @@ pub struct ResetPolicy {
     pub ttl_ms: Option<i64>,
 }
 
+impl ResetPolicy {
+    /// Refuses what would reset nonsensically: an hour past 23 (it was read as 23), an
+    /// offset beyond the world's time zones, and an idle limit or a time to live of no
+    /// time (every message would start a new session).
+    pub fn check(&self) -> Result<(), crate::Error> {
+        let refuse = |what: String| Err(crate::Error::InvalidArgument(what));
+        if let Some(hour) = self.daily_reset_hour.filter(|&hour| hour > 23) {
+            return refuse(format!("the daily reset hour is {hour}: give one from 0 to 23 (OpenClaw resets at 4)"));
+        }
+        if !(-720..=840).contains(&self.utc_offset_minutes) {
+            return refuse(format!(
+                "the UTC offset is {} minutes: give one from -720 to 840 (UTC-12:00 to UTC+14:00)",
+                self.utc_offset_minutes
+            ));
+        }
+        if self.idle_minutes == Some(0) || self.ttl_ms.is_some_and(|ttl| ttl <= 0) {
+            return refuse(
+                "an idle limit or a time to live of no time would start a new session at every message: give one above 0, or none".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Which reset fired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

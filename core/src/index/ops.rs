@@ -18,6 +18,10 @@ impl<S: Storage> Store<S> {
     /// [`route::decide`]). Records the key's activity, and its new session when one
     /// starts; `new_session_id` (a fresh id from the host) is used only then.
     pub async fn resolve(&self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
+        policy.reset.check()?;
+        for rule in &policy.overrides {
+            rule.policy.check()?;
+        }
         self.update_index(|state| {
             let key = route::key_of(inbound, policy)?;
             let existing = state.keys.get(&key);

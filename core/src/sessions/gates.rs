@@ -99,6 +99,7 @@ impl<S: Storage> Store<S> {
     /// Whether the next message to session `id` should start a new session instead,
     /// judged from its first timestamp and its last message's. Nothing is deleted.
     pub async fn reset_gate(&self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
+        policy.check()?;
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {

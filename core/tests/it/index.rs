@@ -316,3 +316,33 @@ fn a_rebuild_reads_every_transcript_again_keeps_the_keys_and_leaves_damage_behin
     assert_eq!(listed.sessions[0].title.as_deref(), Some("FIRST WORDS"));
     assert_eq!(block_on(reopened.key("agent:main:main")).unwrap().entry.session_id, "s1", "the key binding is kept");
 }
+
+/// A reset policy that would reset nonsensically is refused, in the default and in an
+/// override, and writes nothing: an hour past 23 was read as 23, an idle limit of 0
+/// started a new session at every message.
+#[test]
+fn a_reset_policy_that_would_reset_nonsensically_is_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let late = RoutePolicy { reset: ResetPolicy { daily_reset_hour: Some(25), ..ResetPolicy::default() }, ..RoutePolicy::default() };
+    let eager = RoutePolicy {
+        overrides: vec![ResetOverride {
+            chat_type: Some(ChatType::Direct),
+            provider: None,
+            policy: ResetPolicy { idle_minutes: Some(0), ..ResetPolicy::default() },
+        }],
+        ..RoutePolicy::default()
+    };
+    let far = RoutePolicy { reset: ResetPolicy { utc_offset_minutes: 900, ..ResetPolicy::default() }, ..RoutePolicy::default() };
+    for (policy, said) in [(late, "the daily reset hour is 25"), (eager, "of no time"), (far, "the UTC offset is 900 minutes")] {
+        match block_on(store.resolve(&direct("hello"), &policy, MONDAY, "s1")) {
+            Err(Error::InvalidArgument(reason)) => assert!(reason.contains(said), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
+    block_on(store.append("s", NewEntry { uuid: "u".into(), now_ms: MONDAY, role: Role::User, text: "hi".into(), cwd: "/w".into() }))
+        .unwrap();
+    let hour = ResetPolicy { daily_reset_hour: Some(24), ..ResetPolicy::default() };
+    assert!(matches!(block_on(store.reset_gate("s", MONDAY, &hour)), Err(Error::InvalidArgument(_))));
+}
