@@ -31,12 +31,20 @@ function load() {
 
 /** A bad argument is a MnemeError, never a trap inside the WebAssembly instance. */
 function need(type, name, value) {
-  const ok = type === "string" ? typeof value === "string" : Number.isFinite(value);
-  if (!ok) throw new MnemeError("invalid-argument", `${name} must be a ${type === "string" ? "string" : "finite number"}, not ${value === null ? "null" : typeof value}`);
+  const ok = type === "string" ? typeof value === "string" : Number.isSafeInteger(value);
+  if (!ok) throw new MnemeError("invalid-argument", `${name} must be a ${type === "string" ? "string" : "whole number"}, not ${value === null ? "null" : typeof value}`);
   return value;
 }
 const text = (name, value) => need("string", name, value);
+/** A time: a whole number (1.5 was cut to 1 on its way in). */
 const num = (name, value) => need("number", name, value);
+/** A size or count, unsigned, within its type (a limit of -1 was read as 2^32 - 1). */
+const unsigned = (name, value, max = Number.MAX_SAFE_INTEGER) => {
+  need("number", name, value);
+  if (value < 0 || value > max) throw new MnemeError("invalid-argument", `${name} is ${value}: give a whole number from 0 to ${max}`);
+  return value;
+};
+const u32 = (name, value) => unsigned(name, value, 2 ** 32 - 1);
 const flag = (name, value) => {
   if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
   return value;
@@ -83,7 +91,7 @@ export class Mneme {
     await load();
     // `storage`: a backend of your own implementing the contract of backends.js.
     storage = withLocks(storage ?? (await Backend.open(namespace)), `${backend}:${namespace}`, lockTimeoutMs);
-    return new Mneme(new wasm.Engine(storage, partBytes, totalBytes), storage, backend, namespace);
+    return new Mneme(new wasm.Engine(storage, unsigned("partBytes", partBytes), unsigned("totalBytes", totalBytes)), storage, backend, namespace);
   }
 
   /** Deletes every session of a namespace. */
@@ -176,7 +184,7 @@ export class Mneme {
   context(id) { return call(() => this.engine.context(text("id", id))); }
   list() { return call(() => this.engine.list()); }
   /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score}]`. */
-  search(query, { limit = 10 } = {}) { return call(() => this.engine.search(text("query", query), num("limit", limit))); }
+  search(query, { limit = 10 } = {}) { return call(() => this.engine.search(text("query", query), u32("limit", limit))); }
   check(id) { return call(() => this.engine.check(text("id", id))); }
   subagents(id) { return call(() => this.engine.subagents(text("id", id))); }
   remove(id) { return call(() => this.engine.remove(text("id", id))); }
@@ -235,7 +243,7 @@ export class Mneme {
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
   /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current}], report}`. */
-  memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), num("limit", limit), Boolean(all))); }
+  memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all))); }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), JSON.stringify(caps))); }
   /** Reads the memory folder again and rewrites the recall index. */
@@ -293,11 +301,11 @@ export class Mneme {
   /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
   crabSetTitle(id, title) { return call(() => this.engine.crabSetTitle(text("id", id), text("title", title))); }
   /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
-  crabAddUptime(id, secs) { return call(() => this.engine.crabAddUptime(text("id", id), num("secs", secs))); }
+  crabAddUptime(id, secs) { return call(() => this.engine.crabAddUptime(text("id", id), unsigned("secs", secs))); }
   /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
   rebuildIndex() { return call(() => this.engine.rebuildIndex()); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
-  rolloverGate(key, maxContextTokens) { return call(() => this.engine.rolloverGate(text("key", key), num("maxContextTokens", maxContextTokens))); }
+  rolloverGate(key, maxContextTokens) { return call(() => this.engine.rolloverGate(text("key", key), unsigned("maxContextTokens", maxContextTokens))); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(() => this.engine.rollover(text("key", key), text("summary", summary), text("boundary", boundary), text("summaryUuid", summaryUuid), text("newSessionId", newSessionId), num("now", now)));

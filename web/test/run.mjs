@@ -171,6 +171,9 @@ try {
         () => store.append("s", { role: "system", text: "x" }),
         () => store.load(null),
         () => Mneme.checkBytes("not bytes"),
+        () => store.append("s", { role: "user", text: "x", now: 1.5 }),
+        () => store.search("x", { limit: -1 }),
+        () => store.search("x", { limit: 2 ** 32 + 1 }),
       ]) {
         try {
           await call();
