@@ -25,8 +25,8 @@ pub struct RepairReport {
     /// Lines whose invalid UTF-8 was replaced with U+FFFD.
     pub fixed_utf8: u32,
     /// Lines whose lone UTF-16 surrogate escapes (`\ud83d` without its pair, as Node
-    /// writes a cut emoji) were written as `\ufffd`: the API refuses a request that
-    /// has one, so Claude Code could not resume the session.
+    /// writes a cut emoji) were written as `\ufffd`: strict JSON readers refuse such a
+    /// line, and older Claude Code sent it back on resume, which the API refuses.
     pub fixed_surrogates: u32,
     /// A torn last line was left out (kept in the backup).
     pub dropped_torn_tail: bool,
