@@ -1357,7 +1357,7 @@ fn print_entry(entry: &Entry, indent: &str) {
             .iter()
             .filter_map(serde_json::Value::as_array)
             .flatten()
-            .map(|block| format!("[{}]", block["type"].as_str().unwrap_or("block")))
+            .map(|block| mneme_core::message::marker(block["type"].as_str()))
             .collect();
         if !kinds.is_empty() {
             println!("{indent}    {}", shown(&kinds.join(" ")));

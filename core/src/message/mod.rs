@@ -231,8 +231,9 @@ impl Block {
 }
 
 /// What stands for a block of type `kind` where a shape has no place for it (OpenAI's
-/// tool message, a pi session): `[document]`, so the model knows one was there.
-pub(crate) fn marker(kind: Option<&str>) -> String {
+/// tool message, a pi session, a line of text shown to a person): `[document]`, so the
+/// reader knows one was there.
+pub fn marker(kind: Option<&str>) -> String {
     alloc::format!("[{}]", kind.unwrap_or("block"))
 }
 
