@@ -157,16 +157,58 @@ const newMemory = (memory) => {
 const change = (value) => record("change", value, ["name", "kind", "description", "body", "topics", "confidence"]);
 const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
 
+/**
+ * The settings fields narrower than a u64 (wit/engine.wit), with their ranges. jco lowers
+ * a number outside its type wrapped (-1 as a u64 is 2^64 - 1: a cap of no limit; 256 as
+ * a u8 is 0) and any value as a bool by its truthiness ("no" is true), without a word.
+ */
+const NARROW = {
+  max_failures: [0, 2 ** 32 - 1],
+  min_messages: [0, 2 ** 32 - 1],
+  min_tool_calls: [0, 2 ** 32 - 1],
+  min_new_sessions: [0, 2 ** 32 - 1],
+  recent_messages: [0, 2 ** 32 - 1],
+  idle_minutes: [0, 2 ** 32 - 1],
+  daily_reset_hour: [0, 255],
+  utc_offset_minutes: [-(2 ** 31), 2 ** 31 - 1],
+};
+/**
+ * Checks every number and flag of a settings value (mneme-core's JSON) against its WIT
+ * type: a `fraction` is any finite number; a time (`…_ms`, an s64) any whole number; a
+ * field in NARROW a whole number in its range; every other number a size or count (a
+ * u64), from 0. Returns the value.
+ */
+function settingsValues(name, value) {
+  if (typeof value === "number") {
+    if (name === "fraction") {
+      if (!Number.isFinite(value)) throw new MnemeError("invalid-argument", `fraction is ${value}: give a number`);
+      return value;
+    }
+    const [low, high] = NARROW[name] ?? (name.endsWith("_ms") ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [0, Number.MAX_SAFE_INTEGER]);
+    if (!Number.isSafeInteger(value) || value < low || value > high) {
+      throw new MnemeError("invalid-argument", `${name} is ${value}: give a whole number from ${low} to ${high}`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => settingsValues(`${name}[${i}]`, item));
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, field] of Object.entries(value)) settingsValues(key, field);
+  } else if (value !== null && value !== undefined && !["string", "boolean"].includes(typeof value)) {
+    throw new MnemeError("invalid-argument", `${name} must be a number, a string, true or false, not ${typeof value}`);
+  }
+  return value;
+}
+
 /** Defaults from the core, overlaid with what the caller set (mneme-core's JSON, snake_case). */
 function overlay(defaults, settings, variants = []) {
-  const given = wit(object("settings", settings), variants);
+  object("settings", settings);
   // A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
-  const unknown = Object.keys(given).find((key) => !(key in defaults));
-  if (unknown !== undefined) {
-    const snake = (key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    throw new MnemeError("invalid-argument", `unknown setting \`${snake(unknown)}\`: use ${Object.keys(defaults).map(snake).join(", ")}`);
+  const unknown = Object.keys(settings).find((key) => !(camel(key) in defaults));
+  if (unknown !== undefined) throw new MnemeError("invalid-argument", `unknown setting \`${unknown}\`: use ${Object.keys(defaults).map(snake).join(", ")}`);
+  for (const [key, value] of Object.entries(settings)) {
+    if (typeof defaults[camel(key)] === "boolean") flag(key, value);
+    else settingsValues(key, value);
   }
-  return { ...defaults, ...given };
+  return { ...defaults, ...wit(settings, variants) };
 }
 
 /**
@@ -343,7 +385,7 @@ export class Mneme {
   extractionGate(id, settings = {}) { return this.#call(() => this.root.gates.extraction(this.store, text("id", id), overlay(this.root.gates.defaultExtractionSettings(), settings))); }
   recordExtraction(id, now = Date.now()) { return this.#call(() => this.root.gates.recordExtraction(this.store, text("id", id), int("now", now))); }
   /** Whether the next message should start a new session; no policy field set means never. */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#call(() => this.root.gates.reset(this.store, text("id", id), int("now", now), { utcOffsetMinutes: 0, ...wit(object("policy", policy)) })); }
+  resetGate(id, policy = {}, now = Date.now()) { return this.#call(() => this.root.gates.reset(this.store, text("id", id), int("now", now), { utcOffsetMinutes: 0, ...wit(settingsValues("policy", object("policy", policy))) })); }
   dreamGate(settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dream(this.store, int("now", now), overlay(this.root.gates.defaultDreamSettings(), settings))); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#call(() => this.root.gates.dreamAcquire(this.store, int("now", now), text("holder", holder), overlay(this.root.gates.defaultDreamSettings(), settings))); }
   dreamRelease(holder, completed, now = Date.now()) { return this.#call(() => this.root.gates.dreamRelease(this.store, int("now", now), text("holder", holder), completed === true)); }
@@ -410,7 +452,7 @@ export class Mneme {
   /** A route policy from the core's defaults: each field given replaces the default's; a `reset` given is whole (what it omits is off). */
   #routePolicy(policy) {
     const defaults = this.root.index.defaultRoutePolicy();
-    const given = wit(object("policy", policy));
+    const given = wit(settingsValues("policy", object("policy", policy)));
     const resetPolicy = (value) => ({ idleMinutes: undefined, dailyResetHour: undefined, utcOffsetMinutes: 0, ttlMs: undefined, ...value });
     return {
       ...defaults,

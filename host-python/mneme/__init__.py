@@ -101,23 +101,44 @@ def _cases(variant_type):
     return variant_type.cases
 
 
-def _to_wit(value_type, value):
-    """mneme-core's JSON as a wasmtime-py value of ``value_type``."""
+# Each integer type's range: wasmtime-py lowers a number outside it wrapped (-1 as a u64
+# is 2**64 - 1, a "lines" cap of no limit) or a bool as 0 or 1, without a word.
+_INTEGERS = {
+    wc.U8: (0, 2**8 - 1),
+    wc.U16: (0, 2**16 - 1),
+    wc.U32: (0, 2**32 - 1),
+    wc.U64: (0, 2**64 - 1),
+    wc.S8: (-(2**7), 2**7 - 1),
+    wc.S16: (-(2**15), 2**15 - 1),
+    wc.S32: (-(2**31), 2**31 - 1),
+    wc.S64: (-(2**63), 2**63 - 1),
+}
+
+
+def _to_wit(value_type, value, name="value"):
+    """mneme-core's JSON as a wasmtime-py value of ``value_type``; ``name`` says where
+    the value sits, for the error that refuses it."""
     if isinstance(value_type, wc.RecordType):
         record = Record()
-        for name, field_type in value_type.fields:
-            field = value.get(_snake(name)) if isinstance(value, dict) else None
+        for field_name, field_type in value_type.fields:
+            field = value.get(_snake(field_name)) if isinstance(value, dict) else None
             if field is None and not isinstance(field_type, wc.OptionType):
                 # wasmtime-py would raise a TypeError from inside the call.
-                raise MnemeError("invalid-argument", f"`{_snake(name)}` is missing")
-            setattr(record, name, _to_wit(field_type, field))
+                raise MnemeError("invalid-argument", f"`{_snake(field_name)}` is missing")
+            setattr(record, field_name, _to_wit(field_type, field, _snake(field_name)))
         return record
     if isinstance(value_type, wc.OptionType):
-        return None if value is None else _to_wit(value_type.payload, value)
+        return None if value is None else _to_wit(value_type.payload, value, name)
     if isinstance(value_type, wc.ListType):
         if isinstance(value, (bytes, bytearray)):
             return bytes(value)
-        return [_to_wit(value_type.element, item) for item in value]
+        return [_to_wit(value_type.element, item, f"{name}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value_type, wc.Bool) and not isinstance(value, bool):
+        # wasmtime-py would lower "no" as True.
+        raise MnemeError("invalid-argument", f"{name} must be True or False, not {type(value).__name__}")
+    if type(value_type) in _INTEGERS:
+        low, high = _INTEGERS[type(value_type)]
+        return _int(name, value, low, high)
     if isinstance(value_type, wc.EnumType):
         case = value.replace("_", "-") if isinstance(value, str) else value
         if case not in value_type.names:
@@ -125,7 +146,9 @@ def _to_wit(value_type, value):
             choices = ", ".join(name.replace("-", "_") for name in value_type.names)
             raise MnemeError("invalid-argument", f"{value!r} is not one of {choices}")
         return case
-    if isinstance(value_type, (wc.F32, wc.F64)) and isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value_type, (wc.F32, wc.F64)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise MnemeError("invalid-argument", f"{name} must be a number, not {type(value).__name__}")
         # JSON writes 1.0 as 1; a float type takes only floats.
         return float(value)
     if isinstance(value_type, (wc.VariantType, wc.ResultType)):
@@ -133,7 +156,7 @@ def _to_wit(value_type, value):
         tag, payload = next(iter(value.items())) if isinstance(value, dict) else (value, None)
         tag = tag.replace("_", "-")
         payload_type = dict(_cases(value_type))[tag]
-        lowered = None if payload_type is None else _to_wit(payload_type, payload)
+        lowered = None if payload_type is None else _to_wit(payload_type, payload, _snake(tag))
         return Variant(tag, lowered) if value_type._tagged() else lowered
     return value
 
@@ -262,7 +285,7 @@ class _Instance:
             index = self.instance.get_export_index(self.store, name, parent)
             function = self.instance.get_func(self.store, index)
             kind = function.type(self.store)
-            self.functions[key] = (function, [t for _, t in kind.params], kind.result)
+            self.functions[key] = (function, list(kind.params), kind.result)
         return self.functions[key]
 
     def raw(self, interface, name, *args):
@@ -276,7 +299,7 @@ class _Instance:
         """Calls with mneme-core's JSON (resources as they are); returns JSON, or raises
         MnemeError for an ``err``."""
         function, params, result_type = self.function(interface, name)
-        lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg) for t, arg in zip(params, args)]
+        lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg, _snake(n)) for (n, t), arg in zip(params, args)]
         result = function(self.store, *lowered)
         function.post_return(self.store)
         if isinstance(result_type, wc.ResultType):

@@ -90,6 +90,13 @@ def _(scratch):
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
     refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")
     refused(lambda: store.gc({"ttl_ms": -1}), "invalid-argument", "the time to live of the default is -1 ms")
+    # Inside a settings record too: -1 lines was a cap of no limit, "no" was True, 256 o'clock midnight.
+    refused(lambda: store.memory_load("-w", {"lines": -1}), "invalid-argument", "lines is -1: give a whole number from 0 to 18446744073709551615")
+    refused(lambda: store.memory_load("-w", {"units": 1.5}), "invalid-argument", "units must be a whole number, not float")
+    refused(lambda: store.gc({"dry_run": "no"}), "invalid-argument", "dry_run must be True or False, not str")
+    refused(lambda: store.plan_compaction("s", {"keep": {"recent_messages": 2**32}}), "invalid-argument", "recent_messages is 4294967296")
+    refused(lambda: store.reset_gate("s", {"daily_reset_hour": 256}), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255")
+    refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": "most"}}), "invalid-argument", "fraction must be a number, not str")
     refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
     closed = Mneme(os.path.join(scratch, "closed"))
     closed.close()
