@@ -48,7 +48,8 @@ pub struct SessionInfo {
     pub bytes: u64,
     /// Readable entries of every type.
     pub entries: u32,
-    /// Live `user` and `assistant` entries.
+    /// Live messages: `user` and `assistant` entries, and pi's tool results (Claude Code
+    /// writes a tool's result as a `user` entry: a conversation counts alike in both).
     pub messages: u32,
     /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
     /// the first user prompt; shortened.
@@ -657,7 +658,7 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
         parts: parts.parts.len() as u32,
         bytes: raw.iter().map(|b| b.len() as u64).sum(),
         entries: loaded.report.entries,
-        messages: live().filter(|l| matches!(message_role(l), Some("user" | "assistant"))).count() as u32,
+        messages: live().filter(|l| message_role(l).is_some()).count() as u32,
         title,
         created: loaded.lines.iter().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
         updated: loaded.lines.iter().rev().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
@@ -674,6 +675,7 @@ fn message_role<'l>(line: &'l scan::Line) -> Option<&'l str> {
             match message.role.get()? {
                 "user" => Some("user"),
                 "assistant" => Some("assistant"),
+                "toolResult" => Some("toolResult"),
                 _ => None,
             }
         }
@@ -715,6 +717,31 @@ mod tests {
         let plan = block_on(store.plan_compaction(id, &settings, Mode::Manual)).unwrap();
         let ids = CompactionIds { boundary: format!("{id}-b{n}"), summary: format!("{id}-s{n}") };
         block_on(store.apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
+    }
+
+    /// The same conversation in pi's dialect and in Claude Code's lists the same number
+    /// of messages: a tool's result is one in both (pi's were left out).
+    #[test]
+    fn a_tool_result_counts_as_a_message_in_either_dialect() {
+        let storage = InMemoryStorage::new();
+        let pi = [
+            r#"{"type":"session","version":3,"id":"pi","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"list files"}}"#,
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"ls","arguments":{}}]}}"#,
+            r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"ls","content":[{"type":"text","text":"a.txt"}],"isError":false}}"#,
+            r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"one file"}]}}"#,
+        ];
+        let claude = [
+            r#"{"type":"user","uuid":"b1","parentUuid":null,"sessionId":"cc","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"list files"}}"#,
+            r#"{"type":"assistant","uuid":"b2","parentUuid":"b1","sessionId":"cc","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"ls","input":{}}]}}"#,
+            r#"{"type":"user","uuid":"b3","parentUuid":"b2","sessionId":"cc","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"a.txt"}]}}"#,
+            r#"{"type":"assistant","uuid":"b4","parentUuid":"b3","sessionId":"cc","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"one file"}]}}"#,
+        ];
+        block_on(storage.append("projects/p/pi.jsonl", (pi.join("\n") + "\n").as_bytes())).unwrap();
+        block_on(storage.append("projects/p/cc.jsonl", (claude.join("\n") + "\n").as_bytes())).unwrap();
+        let listed = block_on(Store::new(&storage).list()).unwrap();
+        let counts: alloc::vec::Vec<(&str, u32)> = listed.sessions.iter().map(|s| (s.id.as_str(), s.messages)).collect();
+        assert_eq!(counts, [("cc", 4), ("pi", 4)]);
     }
 
     /// A lone surrogate escape in a later part, read in pieces run in any order, is
