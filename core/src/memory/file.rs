@@ -202,6 +202,10 @@ impl Memory {
 
     /// Archives it: kept, out of MEMORY.md and default recall.
     pub fn archive(&mut self, now_ms: i64) {
+        // Archived already: when it was is kept (a retention counts from it).
+        if self.archived_ms.is_some() {
+            return;
+        }
         self.archived_ms = Some(now_ms);
         self.updated_ms = Some(now_ms);
     }
@@ -494,6 +498,14 @@ mod tests {
         expected.body = "Production.\n".into();
         assert_eq!(Memory::parse("deploy", &text), expected, "{text}");
         assert!(!memory.is_current());
+    }
+
+    #[test]
+    fn archiving_again_keeps_when_it_was_archived() {
+        let mut memory = Memory::new("old");
+        memory.archive(1_700_000_000_000);
+        memory.archive(1_800_000_000_000);
+        assert_eq!((memory.archived_ms, memory.updated_ms), (Some(1_700_000_000_000), Some(1_700_000_000_000)));
     }
 
     #[test]
