@@ -259,7 +259,9 @@ enum Command {
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         inject: Vec<String>,
         /// Print the whole record ({provider, body, messages, compacted, tokens,
-        /// interrupted}) instead of the request body
+        /// interrupted}) instead of the request body. `tokens` estimates this body (4
+        /// characters a token); `compact --plan`'s `tokens_before` is what the trigger
+        /// weighs: the provider's last reported usage, plus estimates of what came after
         #[arg(long)]
         json: bool,
     },

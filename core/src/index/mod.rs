@@ -111,8 +111,10 @@ pub struct KeyView {
     pub counters: Counters,
 }
 
-/// Changes to a key's labels: what is `Some` (or listed) is set, an empty value
-/// removes a toggle or a metadata field.
+/// Changes to a key's labels: what is `Some` (or listed) is set, an origin whole (the
+/// fields it leaves out are cleared, not kept: an origin is one place a message came
+/// from, not fields to mix from two); an empty value removes a toggle or a metadata
+/// field.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct KeyPatch {
