@@ -6,7 +6,7 @@
 //! lines, while Mneme reads both, so this is the data both load completely. Each row
 //! says how many entries the library returned, so a fast row that did no work shows.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -16,17 +16,20 @@ use std::time::{Duration, Instant};
 use mneme_core::{Limits, NewEntry, Role, Store, block_on};
 use mneme_host::{Durability, FsStorage};
 
-/// Counts live heap bytes and their peak, to report memory per operation.
+/// Counts live heap bytes and their peak, to report memory per operation, over the
+/// allocator the `mneme` CLI uses (see host-native's main.rs).
 struct Counting;
+
+static UNDER: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
-// SAFETY: delegates every call to the system allocator unchanged; only counts sizes.
+// SAFETY: delegates every call to mimalloc unchanged; only counts sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: same contract as the caller's.
-        let ptr = unsafe { System.alloc(layout) };
+        let ptr = unsafe { UNDER.alloc(layout) };
         if !ptr.is_null() {
             let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
             PEAK.fetch_max(live, Ordering::Relaxed);
@@ -35,12 +38,12 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
+        unsafe { UNDER.dealloc(ptr, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: same contract as the caller's.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        let new = unsafe { UNDER.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
             PEAK.fetch_max(live, Ordering::Relaxed);
