@@ -409,55 +409,96 @@ fn decoded(field: Option<&str>) -> Option<Cow<'_, str>> {
 }
 
 /// The blocks as text for people: text as it is, other blocks as short markers, one
-/// per line. A lone text block's text is borrowed.
+/// per line. A lone text block's text is borrowed; several are written into one string
+/// of their exact length (a reply is read for every message of a context).
 fn blocks_text(blocks: Vec<Block<'_>>) -> Cow<'_, str> {
-    let mut texts = blocks.into_iter().filter_map(block_text);
-    let Some(first) = texts.next() else { return Cow::Borrowed("") };
-    match texts.next() {
-        None => first,
-        Some(second) => {
-            let mut joined = first.into_owned();
-            for text in core::iter::once(second).chain(texts) {
-                joined.push('\n');
-                joined.push_str(&text);
+    let shown = || {
+        blocks
+            .iter()
+            .filter_map(|block| shown(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get()))
+    };
+    let (count, len) = shown().fold((0usize, 0usize), |(count, len), part| (count + 1, len + part.len()));
+    match count {
+        0 => Cow::Borrowed(""),
+        1 => match blocks.iter().position(|block| block.kind.get() == Some("text") && block.text.get().is_some()) {
+            Some(at) => blocks.into_iter().nth(at).and_then(|block| block.text.0).unwrap_or_default(),
+            None => Cow::Owned(shown().map(|part| part.owned()).collect()),
+        },
+        _ => {
+            let mut joined = String::with_capacity(len + count - 1);
+            for (n, part) in shown().enumerate() {
+                if n > 0 {
+                    joined.push('\n');
+                }
+                part.push_to(&mut joined);
             }
             Cow::Owned(joined)
         }
     }
 }
 
-/// A block as text for people: text as it is, other blocks as short markers.
-fn block_text(block: Block<'_>) -> Option<Cow<'_, str>> {
-    if block.kind.get() == Some("text") {
-        return block.text.0;
-    }
-    marker(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get()).map(Cow::Owned)
-}
-
 fn value_text(block: &Value) -> Option<String> {
     marker(block["type"].as_str()?, block["text"].as_str(), block["name"].as_str(), block["id"].as_str(), block["tool_use_id"].as_str())
 }
 
-fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
-    // Joined by hand: `format!` costs more than the rest of a message's reading.
-    let bracketed = |words: &[&str]| {
-        let mut marker = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 1);
-        marker.push('[');
-        for (n, word) in words.iter().enumerate() {
-            if n > 0 {
-                marker.push(' ');
-            }
-            marker.push_str(word);
-        }
-        marker.push(']');
-        marker
-    };
+/// What a block shows people: its text, or a marker of its kind and up to two of its
+/// ids (`[tool_use Bash toolu_1]`); `None` for a block shown as nothing (thinking).
+fn shown<'a>(
+    kind: &'a str,
+    text: Option<&'a str>,
+    name: Option<&'a str>,
+    id: Option<&'a str>,
+    tool_use_id: Option<&'a str>,
+) -> Option<Shown<'a>> {
     match kind {
-        "text" => text.map(ToString::to_string),
-        "tool_use" => Some(bracketed(&["tool_use", name.unwrap_or("?"), id.unwrap_or("?")])),
-        "tool_result" => Some(bracketed(&["tool_result", tool_use_id.unwrap_or("?")])),
+        "text" => text.map(Shown::Text),
+        "tool_use" => Some(Shown::Marker(["tool_use", name.unwrap_or("?"), id.unwrap_or("?")], 3)),
+        "tool_result" => Some(Shown::Marker(["tool_result", tool_use_id.unwrap_or("?"), ""], 2)),
         "thinking" | "redacted_thinking" => None,
-        other => Some(bracketed(&[other])),
+        other => Some(Shown::Marker([other, "", ""], 1)),
+    }
+}
+
+fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
+    shown(kind, text, name, id, tool_use_id).map(|part| part.owned())
+}
+
+/// A block's part of a message's text for people (see [`shown`]).
+enum Shown<'a> {
+    Text(&'a str),
+    /// The marker's words: the first `.1` of them.
+    Marker([&'a str; 3], usize),
+}
+
+impl Shown<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Shown::Text(text) => text.len(),
+            Shown::Marker(words, count) => words[..*count].iter().map(|word| word.len() + 1).sum::<usize>() + 1,
+        }
+    }
+
+    fn owned(&self) -> String {
+        let mut text = String::with_capacity(self.len());
+        self.push_to(&mut text);
+        text
+    }
+
+    /// Written by hand: `format!` costs more than the rest of a message's reading.
+    fn push_to(&self, out: &mut String) {
+        match self {
+            Shown::Text(text) => out.push_str(text),
+            Shown::Marker(words, count) => {
+                out.push('[');
+                for (n, word) in words[..*count].iter().enumerate() {
+                    if n > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(word);
+                }
+                out.push(']');
+            }
+        }
     }
 }
 
@@ -466,7 +507,14 @@ fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, 
 pub(crate) fn as_blocks(content: Option<Raw<'_>>) -> Cow<'_, str> {
     match content {
         Some(raw) if raw.get().starts_with('[') => Cow::Borrowed(raw.get()),
-        Some(raw) if raw.get().starts_with('"') => Cow::Owned(alloc::format!("[{{\"type\":\"text\",\"text\":{}}}]", raw.get())),
+        Some(raw) if raw.get().starts_with('"') => {
+            const OPEN: &str = "[{\"type\":\"text\",\"text\":";
+            let mut blocks = String::with_capacity(OPEN.len() + raw.get().len() + 2);
+            blocks.push_str(OPEN);
+            blocks.push_str(raw.get());
+            blocks.push_str("}]");
+            Cow::Owned(blocks)
+        }
         _ => Cow::Borrowed("[]"),
     }
 }
