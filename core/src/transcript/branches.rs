@@ -163,6 +163,12 @@ impl Loaded<'_> {
         let mut listed = alloc::vec![false; self.lines.len()];
         let mut gathered_later = alloc::vec![false; self.lines.len()];
         let mut leaves = self.leaf_messages(&links.index);
+        // A transcript without ids (pi's format v1) is one conversation in file order:
+        // one branch, ending at its last message.
+        let without_ids = current_leaf.filter(|&i| self.lines[i].env.uuid().is_none());
+        if leaves.is_empty() {
+            leaves.extend(without_ids);
+        }
         leaves.reverse();
         let mut branches: Vec<(usize, Branch)> = Vec::new();
         for leaf in leaves {
@@ -170,7 +176,7 @@ impl Loaded<'_> {
             if !current && covered[leaf] {
                 continue;
             }
-            let chain = self.chain_from(leaf, &links);
+            let chain = if without_ids == Some(leaf) { current_chain.clone() } else { self.chain_from(leaf, &links) };
             for &i in &chain {
                 covered[i] = true;
                 gathered_later[i] |= listed[i] && i != leaf;
@@ -267,6 +273,21 @@ mod tests {
         assert_eq!((ledger.total.input, ledger.total.output, ledger.total.cache_read, ledger.replies), (99, 104, 15113, 1));
         assert_eq!(ledger.branches.len(), 1);
         assert_eq!(ledger.branches[0].usage, ledger.total);
+    }
+
+    /// A pi session of format v1 (entries without ids) is one branch, every message on
+    /// it, as its context reads it (it listed no branch).
+    #[test]
+    fn a_transcript_without_ids_is_one_branch() {
+        let bytes = include_bytes!("../../../tests/corpus/pi/v1/before-compaction.jsonl");
+        let (ledger, context) = with_loaded(&[bytes.as_slice()], |loaded| {
+            (loaded.ledger(None), loaded.context(crate::transcript::context::Sources::default()))
+        });
+        assert_eq!(ledger.branches.len(), 1, "{:?}", ledger.branches);
+        let branch = &ledger.branches[0];
+        assert!(branch.current && branch.leaf.starts_with('@'), "{branch:?}");
+        assert_eq!(branch.usage, ledger.total);
+        assert!(branch.messages as usize >= context.messages.len() && context.messages.len() > 2, "{branch:?}");
     }
 
     /// A branch left by a rewind whose reply made two calls at once, chained as Claude
