@@ -157,43 +157,41 @@ const newMemory = (memory) => {
 const change = (value) => record("change", value, ["name", "kind", "description", "body", "topics", "confidence"]);
 const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
 
+const U64 = [0, Number.MAX_SAFE_INTEGER];
+const S64 = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
+const U32 = [0, 2 ** 32 - 1];
 /**
- * The settings fields narrower than a u64 (wit/engine.wit), with their ranges. jco lowers
- * a number outside its type wrapped (-1 as a u64 is 2^64 - 1: a cap of no limit; 256 as
- * a u8 is 0) and any value as a bool by its truthiness ("no" is true), without a word.
+ * Every number of the settings records (wit/engine.wit: settings, trigger, keep,
+ * flush-, extraction- and dream-settings, retention, reset-policy, caps), by field, with
+ * its WIT type's range (64-bit ones up to the safe integers). jco lowers a value outside
+ * its type wrapped (-1 as a u64 is 2^64 - 1: a cap of no limit; 256 as a u8 is 0), a
+ * string or a bool as a number ("-1", true), and any value as a bool by its truthiness
+ * ("no" is true), without a word. `fraction` is an f64.
  */
-const NARROW = {
-  max_failures: [0, 2 ** 32 - 1],
-  min_messages: [0, 2 ** 32 - 1],
-  min_tool_calls: [0, 2 ** 32 - 1],
-  min_new_sessions: [0, 2 ** 32 - 1],
-  recent_messages: [0, 2 ** 32 - 1],
-  idle_minutes: [0, 2 ** 32 - 1],
-  daily_reset_hour: [0, 255],
-  utc_offset_minutes: [-(2 ** 31), 2 ** 31 - 1],
+const SETTINGS_NUMBERS = {
+  context_window: U64, tool_result_budget_chars: U64, max_failures: U32, summarizer_window: U64,
+  reserve_tokens: U64, floor: U64, recent_tokens: U64, recent_messages: U32,
+  reserve_floor: U64, soft_threshold: U64, min_messages: U32, min_tool_calls: U32,
+  min_interval_ms: S64, min_new_sessions: U32, stale_lock_ms: S64,
+  ttl_ms: S64, keep_archived_ms: S64, max_disk_bytes: U64, lines: U64, units: U64,
+  idle_minutes: U32, daily_reset_hour: [0, 255], utc_offset_minutes: [-(2 ** 31), 2 ** 31 - 1],
 };
-/**
- * Checks every number and flag of a settings value (mneme-core's JSON) against its WIT
- * type: a `fraction` is any finite number; a time (`…_ms`, an s64) any whole number; a
- * field in NARROW a whole number in its range; every other number a size or count (a
- * u64), from 0. Returns the value.
- */
+/** Checks every number of a settings value (mneme-core's JSON, any key spelling) against its WIT type; returns the value. */
 function settingsValues(name, value) {
-  if (typeof value === "number") {
-    if (name === "fraction") {
-      if (!Number.isFinite(value)) throw new MnemeError("invalid-argument", `fraction is ${value}: give a number`);
-      return value;
-    }
-    const [low, high] = NARROW[name] ?? (name.endsWith("_ms") ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [0, Number.MAX_SAFE_INTEGER]);
-    if (!Number.isSafeInteger(value) || value < low || value > high) {
-      throw new MnemeError("invalid-argument", `${name} is ${value}: give a whole number from ${low} to ${high}`);
+  const field = snake(name);
+  if (field === "fraction") {
+    if (typeof value !== "number" || !Number.isFinite(value)) throw new MnemeError("invalid-argument", `fraction is ${String(value)}: give a number`);
+  } else if (field in SETTINGS_NUMBERS) {
+    const [low, high] = SETTINGS_NUMBERS[field];
+    // null is an option's none; the core refuses it where a number is required.
+    if (value !== null && value !== undefined && (!Number.isSafeInteger(value) || value < low || value > high)) {
+      const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+      throw new MnemeError("invalid-argument", `${field} is ${shown}: give a whole number from ${low} to ${high}`);
     }
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => settingsValues(`${name}[${i}]`, item));
+    value.forEach((item, i) => settingsValues(`${field}[${i}]`, item));
   } else if (value !== null && typeof value === "object") {
-    for (const [key, field] of Object.entries(value)) settingsValues(key, field);
-  } else if (value !== null && value !== undefined && !["string", "boolean"].includes(typeof value)) {
-    throw new MnemeError("invalid-argument", `${name} must be a number, a string, true or false, not ${typeof value}`);
+    for (const [key, item] of Object.entries(value)) settingsValues(key, item);
   }
   return value;
 }
@@ -203,7 +201,7 @@ function overlay(defaults, settings, variants = []) {
   object("settings", settings);
   // A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
   const unknown = Object.keys(settings).find((key) => !(camel(key) in defaults));
-  if (unknown !== undefined) throw new MnemeError("invalid-argument", `unknown setting \`${unknown}\`: use ${Object.keys(defaults).map(snake).join(", ")}`);
+  if (unknown !== undefined) throw new MnemeError("invalid-argument", `unknown setting \`${snake(unknown)}\`: use ${Object.keys(defaults).map(snake).join(", ")}`);
   for (const [key, value] of Object.entries(settings)) {
     if (typeof defaults[camel(key)] === "boolean") flag(key, value);
     else settingsValues(key, value);

@@ -102,6 +102,8 @@ try {
     // Inside a settings record too: -1 lines was a cap of no limit, "no" was true, 256 o'clock midnight.
     await refused(store.memoryLoad("-w", { lines: -1 }), "invalid-argument", "lines is -1: give a whole number from 0 to 9007199254740991");
     await refused(store.memoryLoad("-w", { units: 1.5 }), "invalid-argument", "units is 1.5: give a whole number");
+    await refused(store.memoryLoad("-w", { lines: "-1" }), "invalid-argument", 'lines is "-1": give a whole number');
+    await refused(store.resetGate("s", { dailyResetHour: 256 }), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255");
     await refused(store.gc({ dry_run: "no" }), "invalid-argument", "dry_run must be true or false, not string");
     await refused(store.planCompaction("s", { keep: { recent_messages: 2 ** 32 } }), "invalid-argument", "recent_messages is 4294967296");
     await refused(store.resetGate("s", { daily_reset_hour: 256 }), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255");
@@ -118,7 +120,7 @@ try {
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
     assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
-    const zoned = await store.resetGate("s", { utc_offset_minutes: -300, daily_reset_hour: 4 });
+    const zoned = await store.resetGate("s", { utcOffsetMinutes: -300, daily_reset_hour: 4 });
     assert(zoned.fire === false, `a negative offset is a time zone: ${JSON.stringify(zoned)}`);
     // The error's fields, not only its words: which message of those sent was refused.
     const second = await store.appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]).catch((e) => e);

@@ -134,7 +134,7 @@ def _to_wit(value_type, value, name="value"):
             return bytes(value)
         return [_to_wit(value_type.element, item, f"{name}[{i}]") for i, item in enumerate(value)]
     if isinstance(value_type, wc.Bool) and not isinstance(value, bool):
-        # wasmtime-py would lower "no" as True.
+        # wasmtime-py would raise its own TypeError from inside the call.
         raise MnemeError("invalid-argument", f"{name} must be True or False, not {type(value).__name__}")
     if type(value_type) in _INTEGERS:
         low, high = _INTEGERS[type(value_type)]

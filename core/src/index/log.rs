@@ -56,13 +56,29 @@ fn parse_file(key: &str) -> Option<(u64, bool)> {
     Some((digits.parse().ok()?, snapshot))
 }
 
-/// A session as the index caches it: valid while its parts have these sizes.
+/// A session as the index caches it: valid while its parts have these sizes and it was
+/// counted by the rules of [`ROW_RULES`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SessionRow {
     pub info: SessionInfo,
     pub sizes: Vec<u64>,
     #[serde(default)]
     pub counters: Counters,
+    /// The [`ROW_RULES`] it was counted by (0: before there were any).
+    #[serde(default)]
+    pub rules: u32,
+}
+
+/// Which rules a row's counts follow; raised when one changes, so that rows of an
+/// unchanged session are counted again rather than listed by the old rule (1: a pi tool
+/// result counts as a message).
+pub(crate) const ROW_RULES: u32 = 1;
+
+impl SessionRow {
+    /// Whether the row still describes a session whose parts have `sizes`.
+    pub fn fresh_for(&self, sizes: &[u64]) -> bool {
+        self.sizes == sizes && self.rules == ROW_RULES
+    }
 }
 
 /// One line of the log.

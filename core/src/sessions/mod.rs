@@ -471,7 +471,7 @@ impl<S: Storage> Store<S> {
             for (name, parts) in grouped {
                 let sizes: Vec<u64> = parts.iter().map(|(_, info)| info.size).collect();
                 match cached.and_then(|rows| rows.get(&name)) {
-                    Some(row) if row.sizes == sizes => {
+                    Some(row) if row.fresh_for(&sizes) => {
                         rows.insert(name, row.clone());
                     }
                     _ => stale.push(Parts { project: name.0, id: name.1, parts: parts.into_iter().map(|(_, info)| info).collect() }),
@@ -558,7 +558,7 @@ impl<S: Storage> Store<S> {
         let Some(parts) = self.locate(id).await? else { return Ok(None) };
         let sizes: Vec<u64> = parts.parts.iter().map(|p| p.size).collect();
         let name = (parts.project.clone(), parts.id.clone());
-        let cached = self.read_index(|state| state.sessions.get(&name).filter(|row| row.sizes == sizes).cloned()).await.ok().flatten();
+        let cached = self.read_index(|state| state.sessions.get(&name).filter(|row| row.fresh_for(&sizes)).cloned()).await.ok().flatten();
         if let Some(row) = cached {
             return Ok(Some(row));
         }
@@ -577,7 +577,12 @@ pub(crate) fn transcript_of(project: &str, id: &str, parts: u32, loaded: &Loaded
 
 /// What the index caches of a session: its listing and its counters.
 pub(crate) fn session_row(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionRow {
-    SessionRow { info: session_info(parts, raw, loaded), sizes: parts.parts.iter().map(|p| p.size).collect(), counters: counters(loaded) }
+    SessionRow {
+        info: session_info(parts, raw, loaded),
+        sizes: parts.parts.iter().map(|p| p.size).collect(),
+        counters: counters(loaded),
+        rules: crate::index::log::ROW_RULES,
+    }
 }
 
 /// The counters a session's lines say: usage, compactions, the last memory flush and
@@ -739,9 +744,24 @@ mod tests {
         ];
         block_on(storage.append("projects/p/pi.jsonl", (pi.join("\n") + "\n").as_bytes())).unwrap();
         block_on(storage.append("projects/p/cc.jsonl", (claude.join("\n") + "\n").as_bytes())).unwrap();
-        let listed = block_on(Store::new(&storage).list()).unwrap();
-        let counts: alloc::vec::Vec<(&str, u32)> = listed.sessions.iter().map(|s| (s.id.as_str(), s.messages)).collect();
-        assert_eq!(counts, [("cc", 4), ("pi", 4)]);
+        let counts = || {
+            let listed = block_on(Store::new(&storage).list()).unwrap();
+            listed.sessions.iter().map(|s| (s.id.clone(), s.messages)).collect::<alloc::vec::Vec<_>>()
+        };
+        let expected = [("cc".to_string(), 4), ("pi".to_string(), 4)];
+        assert_eq!(counts(), expected);
+        // An index written before the rule cached the pi session's row with 3 (and no
+        // `rules`): its file is unchanged, but the row is counted again.
+        let logs: alloc::vec::Vec<alloc::string::String> =
+            block_on(storage.list("index/")).unwrap().into_iter().map(|k| k.key).filter(|k| k.contains("log")).collect();
+        assert!(!logs.is_empty());
+        for log in logs {
+            let text = alloc::string::String::from_utf8(block_on(storage.read(&log, 0, None)).unwrap()).unwrap();
+            assert!(text.contains("\"rules\":1"), "{text}");
+            let old = text.replace(",\"rules\":1", "").replace("\"messages\":4", "\"messages\":3");
+            block_on(storage.replace(&log, old.as_bytes(), None)).unwrap();
+        }
+        assert_eq!(counts(), expected);
     }
 
     /// A lone surrogate escape in a later part, read in pieces run in any order, is

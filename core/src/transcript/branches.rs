@@ -16,7 +16,8 @@ use crate::message::{Usage, canonical};
 /// One branch of a conversation: from its root to a leaf message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Branch {
-    /// The uuid of the branch's last message.
+    /// The uuid of the branch's last message (`@<part>:<line>` in a transcript without
+    /// ids: pi's format v1, crab's).
     pub leaf: String,
     /// The branch resume follows (the newest leaf).
     pub current: bool,
@@ -163,8 +164,8 @@ impl Loaded<'_> {
         let mut listed = alloc::vec![false; self.lines.len()];
         let mut gathered_later = alloc::vec![false; self.lines.len()];
         let mut leaves = self.leaf_messages(&links.index);
-        // A transcript without ids (pi's format v1) is one conversation in file order:
-        // one branch, ending at its last message.
+        // A transcript without ids (pi's format v1, crab's) is one conversation in file
+        // order: one branch, ending at its last message.
         let without_ids = current_leaf.filter(|&i| self.lines[i].env.uuid().is_none());
         if leaves.is_empty() {
             leaves.extend(without_ids);
