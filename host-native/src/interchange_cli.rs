@@ -150,7 +150,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
                 let migrated = done.migrated_from.map(|v| format!(", migrated from pi v{v}")).unwrap_or_default();
                 let skipped = if done.skipped > 0 { format!(", {} records not carried over", done.skipped) } else { String::new() };
                 println!(
-                    "{}: imported as {} in {} ({}, {} messages{migrated}{skipped})",
+                    "{}: imported as {} in {} ({}, {} messages in its context{migrated}{skipped})",
                     file.display(),
                     done.id,
                     done.project,

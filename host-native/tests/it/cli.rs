@@ -656,6 +656,9 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         let before = fs::read(&pi).unwrap();
         let out = stdout(&mneme(&["--engine", engine, "--root", root, "import", codex.to_str().unwrap(), pi.to_str().unwrap()]));
         assert!(out.contains("imported as 01996135-afde-7911-97f0-d863511eca56") && out.contains("migrated from pi v1"), "{out}");
+        // The count is the context's (split replies merged, the main chain), not the
+        // listing's count of message entries: the line says which.
+        assert!(out.contains(" messages in its context"), "{out}");
         assert_eq!(fs::read(&pi).unwrap(), before, "the original is only read");
         let again = stdout(&mneme(&["--engine", engine, "--root", root, "import", codex.to_str().unwrap(), "--json"]));
         let report: Value = serde_json::from_str(&again).unwrap();
