@@ -412,21 +412,20 @@ fn decoded(field: Option<&str>) -> Option<Cow<'_, str>> {
 /// per line. A lone text block's text is borrowed; several are written into one string
 /// of their exact length (a reply is read for every message of a context).
 fn blocks_text(blocks: Vec<Block<'_>>) -> Cow<'_, str> {
-    let shown = || {
-        blocks
-            .iter()
-            .filter_map(|block| shown(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get()))
-    };
-    let (count, len) = shown().fold((0usize, 0usize), |(count, len), part| (count + 1, len + part.len()));
+    let (count, len) = blocks.iter().filter_map(block_shown).fold((0usize, 0usize), |(count, len), part| (count + 1, len + part.len()));
     match count {
         0 => Cow::Borrowed(""),
-        1 => match blocks.iter().position(|block| block.kind.get() == Some("text") && block.text.get().is_some()) {
-            Some(at) => blocks.into_iter().nth(at).and_then(|block| block.text.0).unwrap_or_default(),
-            None => Cow::Owned(shown().map(|part| part.owned()).collect()),
-        },
+        1 => {
+            let at = blocks.iter().position(|block| block_shown(block).is_some()).unwrap_or_default();
+            match blocks.get(at).and_then(block_shown) {
+                // Moved out of its block: borrowed from the line unless it had escapes.
+                Some(Shown::Text(_)) => blocks.into_iter().nth(at).and_then(|block| block.text.0).unwrap_or_default(),
+                marker => Cow::Owned(marker.map(|part| part.owned()).unwrap_or_default()),
+            }
+        }
         _ => {
             let mut joined = String::with_capacity(len + count - 1);
-            for (n, part) in shown().enumerate() {
+            for (n, part) in blocks.iter().filter_map(block_shown).enumerate() {
                 if n > 0 {
                     joined.push('\n');
                 }
@@ -435,6 +434,11 @@ fn blocks_text(blocks: Vec<Block<'_>>) -> Cow<'_, str> {
             Cow::Owned(joined)
         }
     }
+}
+
+/// What a read block shows people (see [`shown`]).
+fn block_shown<'b>(block: &'b Block<'_>) -> Option<Shown<'b>> {
+    shown(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get())
 }
 
 fn value_text(block: &Value) -> Option<String> {
@@ -627,6 +631,32 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// A message's text for people: nothing for thinking alone, a lone text block's text
+    /// (borrowed from the line, decoded when it has escapes), a lone block of another kind
+    /// as its marker, several one a line.
+    #[test]
+    fn a_messages_text_for_people() {
+        let text = |content: &str| {
+            let message = format!(r#"{{"role":"assistant","content":{content}}}"#);
+            let stored = stored("assistant", Some(Raw::valid(&message))).expect("a message");
+            let borrowed = matches!(stored.text, Cow::Borrowed(_));
+            (stored.text.into_owned(), borrowed)
+        };
+        let thinking = r#"{"type":"thinking","thinking":"hm","signature":"s"}"#;
+        let call = r#"{"type":"tool_use","id":"t1","name":"ls","input":{}}"#;
+        assert_eq!(text(&format!("[{thinking}]")), (String::new(), true));
+        assert_eq!(text(r#"[{"type":"text","text":"plain"}]"#), ("plain".into(), true));
+        assert_eq!(text(r#"[{"type":"text","text":"say \"hi\""}]"#), ("say \"hi\"".into(), false));
+        assert_eq!(text(&format!("[{thinking},{call}]")), ("[tool_use ls t1]".into(), false));
+        assert_eq!(text(r#"[{"type":"image","source":{}}]"#), ("[image]".into(), false));
+        assert_eq!(
+            text(&format!(
+                r#"[{thinking},{{"type":"text","text":"I'll look."}},{call},{{"type":"tool_result","tool_use_id":"t0","content":"x"}}]"#
+            )),
+            ("I'll look.\n[tool_use ls t1]\n[tool_result t0]".into(), false)
+        );
+    }
 
     /// A JSON string's text: escapes of every kind (those a JSON writer uses, and others).
     fn string() -> impl Strategy<Value = String> {
