@@ -15,32 +15,41 @@
 /// The deepest nesting walked here, one bit a level; deeper lines are left to `serde_json`.
 const MAX_DEPTH: u32 = u128::BITS;
 
+/// What [`object_members`] saw of a line it is sure of.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Checked {
+    /// A string holds a `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`), paired
+    /// or not: only then may the line need its lone surrogates repaired.
+    pub surrogate_escape: bool,
+}
+
 /// Checks `line` is one JSON object, calling `member` with each of its own keys (as
-/// written, escapes and all) and the text of its value. `false` when the line is not
+/// written, escapes and all) and the text of its value. `None` when the line is not
 /// surely valid, or when `member` returns `false`.
-pub(crate) fn object_members<'a>(line: &'a str, mut member: impl FnMut(&'a str, &'a str) -> bool) -> bool {
+pub(crate) fn object_members<'a>(line: &'a str, mut member: impl FnMut(&'a str, &'a str) -> bool) -> Option<Checked> {
     let bytes = line.as_bytes();
     if has_control(bytes) {
-        return false;
+        return None;
     }
-    let Some(mut at) = expect(bytes, skip_space(bytes, 0), b'{') else { return false };
+    let mut checked = Checked::default();
+    let mut at = expect(bytes, skip_space(bytes, 0), b'{')?;
     at = skip_space(bytes, at);
     if bytes.get(at) == Some(&b'}') {
-        return skip_space(bytes, at + 1) == bytes.len();
+        return (skip_space(bytes, at + 1) == bytes.len()).then_some(checked);
     }
     loop {
-        let Some(key_end) = expect(bytes, at, b'"').and_then(|start| string_end(bytes, start)) else { return false };
-        let Some(start) = expect(bytes, skip_space(bytes, key_end), b':').map(|colon| skip_space(bytes, colon)) else { return false };
-        let Some(end) = value_end(bytes, start) else { return false };
-        let (Some(key), Some(value)) = (line.get(at + 1..key_end - 1), line.get(start..end)) else { return false };
+        let key_end = string_end(bytes, expect(bytes, at, b'"')?, &mut checked)?;
+        let start = skip_space(bytes, expect(bytes, skip_space(bytes, key_end), b':')?);
+        let end = value_end(bytes, start, &mut checked)?;
+        let (key, value) = (line.get(at + 1..key_end - 1)?, line.get(start..end)?);
         if !member(key, value) {
-            return false;
+            return None;
         }
         at = skip_space(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') => return skip_space(bytes, at + 1) == bytes.len(),
-            _ => return false,
+            Some(b'}') => return (skip_space(bytes, at + 1) == bytes.len()).then_some(checked),
+            _ => return None,
         }
     }
 }
@@ -77,8 +86,8 @@ fn expect(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
 }
 
 /// One past the closing quote of the string whose content starts at `start`, its
-/// escapes checked as JSON defines them.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+/// escapes checked as JSON defines them (and a surrogate's noted in `checked`).
+fn string_end(bytes: &[u8], start: usize, checked: &mut Checked) -> Option<usize> {
     let mut at = start;
     loop {
         let special = next_special(bytes, at)?;
@@ -87,10 +96,23 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
         }
         at = match *bytes.get(special + 1)? {
             b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => special + 2,
-            b'u' if bytes.get(special + 2..special + 6)?.iter().all(u8::is_ascii_hexdigit) => special + 6,
+            b'u' => {
+                let hex = bytes.get(special + 2..special + 6)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return None;
+                }
+                checked.surrogate_escape |= is_surrogate_escape(hex);
+                special + 6
+            }
             _ => return None,
         };
     }
+}
+
+/// Whether the hex digits of a `\u` escape (its first two at least) are a UTF-16
+/// surrogate's: `d800` to `dfff`, in either case.
+pub(crate) fn is_surrogate_escape(hex: &[u8]) -> bool {
+    matches!(hex, [b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F', ..])
 }
 
 /// Where the next quote or backslash is, at `at` or after.
@@ -116,7 +138,7 @@ pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
 
 /// One past the end of the JSON value starting at `at`. Containers are walked without
 /// recursion: bit `d` of `objects` says whether the container at depth `d` is an object.
-fn value_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+fn value_end(bytes: &[u8], mut at: usize, checked: &mut Checked) -> Option<usize> {
     let mut objects: u128 = 0;
     let mut depth = 0u32;
     loop {
@@ -134,12 +156,12 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<usize> {
                     depth -= 1;
                 } else {
                     if object {
-                        at = member_value(bytes, at)?;
+                        at = member_value(bytes, at, checked)?;
                     }
                     continue;
                 }
             }
-            b'"' => at = string_end(bytes, at + 1)?,
+            b'"' => at = string_end(bytes, at + 1, checked)?,
             b't' => at = literal(bytes, at, b"true")?,
             b'f' => at = literal(bytes, at, b"false")?,
             b'n' => at = literal(bytes, at, b"null")?,
@@ -156,7 +178,7 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<usize> {
                 (b',', _) => {
                     at = skip_space(bytes, at + 1);
                     if object {
-                        at = member_value(bytes, at)?;
+                        at = member_value(bytes, at, checked)?;
                     }
                     break;
                 }
@@ -171,8 +193,8 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<usize> {
 }
 
 /// Where the value of the object member whose key starts at `at` starts.
-fn member_value(bytes: &[u8], at: usize) -> Option<usize> {
-    let key_end = string_end(bytes, expect(bytes, at, b'"')?)?;
+fn member_value(bytes: &[u8], at: usize, checked: &mut Checked) -> Option<usize> {
+    let key_end = string_end(bytes, expect(bytes, at, b'"')?, checked)?;
     Some(skip_space(bytes, expect(bytes, skip_space(bytes, key_end), b':')?))
 }
 
@@ -225,7 +247,7 @@ mod tests {
             found.push((key, value));
             true
         })
-        .then_some(found)
+        .map(|_| found)
     }
 
     fn serde_accepts(line: &str) -> bool {

@@ -405,9 +405,14 @@ pub(crate) fn decode_utf8(bytes: Vec<u8>) -> String {
     }
 }
 
-/// `text` has a UTF-16 surrogate escape (`\ud800` to `\udfff`), paired or not.
+/// `text` has a UTF-16 surrogate escape (`\ud800` to `\udfff`), paired or not: what
+/// [`validate::Checked::surrogate_escape`] says of a line it checks (a backslash that
+/// is itself escaped starts none).
 fn has_surrogate_escape(escapes: &memchr::memmem::Finder, text: &[u8]) -> bool {
-    escapes.find_iter(text).any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
+    escapes.find_iter(text).any(|at| {
+        let escaped = text[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
+        !escaped && validate::is_surrogate_escape(text.get(at + 2..at + 4).unwrap_or_default())
+    })
 }
 
 fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
@@ -775,11 +780,16 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
         // after bytes (a form feed) that JSON does not accept as whitespace.
         found.last_blank = line.bytes().all(|b| b.is_ascii_whitespace());
         if !found.last_blank {
-            if let Some(escapes) = &escapes {
-                found.surrogate_escapes = found.surrogate_escapes || has_surrogate_escape(escapes, line.as_bytes());
+            let read = read_object(line);
+            // The line's check saw every escape; a line serde read (or none could) is looked at.
+            if let Some(escapes) = &escapes
+                && !found.surrogate_escapes
+            {
+                let told = read.as_ref().ok().and_then(|(_, surrogate_escape)| *surrogate_escape);
+                found.surrogate_escapes = told.unwrap_or_else(|| has_surrogate_escape(escapes, line.as_bytes()));
             }
-            match parse_object(line) {
-                Ok(env) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
+            match read {
+                Ok((env, _)) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
                 Err(why) => {
                     found.failed.push((found.lines.len(), why));
                     found.lines.push(Line { part, line: found.line_count, raw: line, env: Envelope::default() });
@@ -826,27 +836,34 @@ pub(crate) fn mark_continued(lines: String) -> String {
 /// A line's envelope. Only objects are entries: serde would also read a struct from
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
-    let mut envelope = Envelope::from(match quick_envelope(line) {
-        Some(fields) => fields,
+    read_object(line).map(|(envelope, _)| envelope)
+}
+
+/// [`parse_object`], and whether the line has a surrogate escape when its check told
+/// (`None`: serde read it, and the line must be looked at for one).
+fn read_object(line: &str) -> Result<(Envelope<'_>, Option<bool>), serde_json::Error> {
+    let (fields, surrogate_escape) = match quick_envelope(line) {
+        Some((fields, checked)) => (fields, Some(checked.surrogate_escape)),
         None => {
             let fields = serde_json::from_str::<EnvelopeFields>(line)?;
             if !line.trim_start().starts_with('{') {
                 return Err(serde::de::Error::custom("a JSON value that is not an object"));
             }
-            fields
+            (fields, None)
         }
-    });
+    };
+    let mut envelope = Envelope::from(fields);
     // crab writes messages bare, `{role, content}`: the line is its own message.
     if envelope.line_type == LineType::None && envelope.message.is_none() && envelope.rare().role.get().is_some() {
         envelope.message = serde_json::from_str(line).ok();
     }
-    Ok(envelope)
+    Ok((envelope, surrogate_escape))
 }
 
 /// A line's envelope read on [`validate`]'s fast path: exactly what serde reads, or
 /// `None` when only serde can say (the line is not surely valid, a field repeats, a
 /// field holds a type whose reading serde decides).
-fn quick_envelope(line: &str) -> Option<EnvelopeFields<'_>> {
+fn quick_envelope(line: &str) -> Option<(EnvelopeFields<'_>, validate::Checked)> {
     enum Slot<'e, 'a> {
         Str(&'e mut Str<'a>),
         Flag(&'e mut Flag),
@@ -919,7 +936,7 @@ fn quick_envelope(line: &str) -> Option<EnvelopeFields<'_>> {
             _ => false,
         }
     });
-    sure.then_some(env)
+    sure.map(|checked| (env, checked))
 }
 
 /// The objects of a line holding several JSON objects back to back, if that is all it
@@ -1539,7 +1556,7 @@ mod tests {
                     alloc::format!(r#"{{"{field}":{value},"{other}":{value}}}"#),
                 ] {
                     let serde = serde_json::from_str::<EnvelopeFields>(&line).ok();
-                    if let Some(envelope) = quick_envelope(&line) {
+                    if let Some((envelope, _)) = quick_envelope(&line) {
                         quick += 1;
                         assert_eq!(Some(envelope), serde, "{line}");
                     }
@@ -1563,13 +1580,40 @@ mod tests {
             let text = std::fs::read_to_string(path).unwrap();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 lines += 1;
-                if let Some(envelope) = quick_envelope(line) {
+                if let Some((envelope, checked)) = quick_envelope(line) {
                     quick += 1;
                     assert_eq!(Some(envelope), serde_json::from_str::<EnvelopeFields>(line).ok(), "{}: {line}", path.display());
+                    assert_eq!(checked.surrogate_escape, has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), line.as_bytes()));
                 }
             }
         }
         assert!(paths.len() >= 20 && quick * 100 >= lines * 95, "{quick} of {lines} lines in {} files took the fast path", paths.len());
+    }
+
+    /// The check of a line tells whether it has a surrogate escape, as a look at its bytes
+    /// does, and a scan takes its word: text with one is read again, repaired; text
+    /// without is not.
+    #[test]
+    fn a_lines_check_tells_its_surrogate_escapes() {
+        let finder = memchr::memmem::Finder::new(b"\\u");
+        for (value, surrogate) in [
+            (r#""\ud83d\ude00""#, true),
+            (r#""cut \uD83D""#, true),
+            (r#""\udfff""#, true),
+            (r#""\ud7ff is no surrogate""#, false),
+            (r#""\u00e9""#, false),
+            (r#""a backslash, then \\ud83d""#, false),
+            (r#""two, then one \\\ud83d""#, true),
+            (r#"{"\ud83d":1}"#, true),
+        ] {
+            let line = alloc::format!(r#"{{"type":"user","message":{value}}}"#);
+            let (_, checked) = quick_envelope(&line).unwrap_or_else(|| panic!("not sure of {line}"));
+            assert_eq!(checked.surrogate_escape, surrogate, "{line}");
+            assert_eq!(has_surrogate_escape(&finder, line.as_bytes()), surrogate, "{line}");
+            let bytes = alloc::format!("{line}\n").into_bytes();
+            let text = decode_utf8(bytes.clone());
+            assert_eq!(scan_part_on(1, &bytes, &text, &Workers::HERE, true).surrogate_escapes, surrogate, "{line}");
+        }
     }
 
     #[test]
