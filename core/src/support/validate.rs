@@ -118,22 +118,44 @@ pub(crate) fn is_surrogate_escape(hex: &[u8]) -> bool {
 /// Where the next quote or backslash is, at `at` or after.
 pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     // Tool output escapes a newline every few dozen bytes: the next one is looked for
-    // sixteen bytes at a time, inline (vector compares on x86-64), before a `memchr2`
-    // call, whose cost per call exceeds such a search, takes over for long runs.
-    #[cfg(target_arch = "x86_64")]
-    let at = {
-        let mut at = at;
-        for _ in 0..4 {
-            let Some(chunk) = bytes.get(at..at + 16).and_then(|chunk| <&[u8; 16]>::try_from(chunk).ok()) else { break };
-            let marks = u128::from_le_bytes(chunk.map(|b| if b == b'"' || b == b'\\' { 0xff } else { 0 }));
-            if marks != 0 {
-                return Some(at + (marks.trailing_zeros() / 8) as usize);
-            }
-            at += 16;
+    // sixteen bytes at a time, inline (one vector compare), before a `memchr2` call,
+    // whose cost per call exceeds such a search, takes over for long runs.
+    let mut at = at;
+    for _ in 0..4 {
+        let Some(chunk) = bytes.get(at..at + 16).and_then(|chunk| <&[u8; 16]>::try_from(chunk).ok()) else { break };
+        let Some(marks) = specials_in(chunk) else { break };
+        if marks != 0 {
+            return Some(at + marks.trailing_zeros() as usize);
         }
-        at
-    };
+        at += 16;
+    }
     Some(at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?)
+}
+
+/// A bit for each quote or backslash of `chunk`, found by one vector compare where the
+/// target has one; `None` where it has not, and `memchr2` looks instead (a compare per
+/// byte costs more than the call).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn specials_in(chunk: &[u8; 16]) -> Option<u32> {
+    let marks = u128::from_le_bytes(chunk.map(|b| if b == b'"' || b == b'\\' { 0xff } else { 0 }));
+    Some(if marks == 0 { 0 } else { 1 << (marks.trailing_zeros() / 8) })
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline]
+fn specials_in(chunk: &[u8; 16]) -> Option<u32> {
+    use core::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, u64x2, v128_or};
+    // Two 8-byte loads make the vector (built from 16 bytes, it took a lane insert each).
+    let word = u128::from_le_bytes(*chunk);
+    let bytes = u64x2(word as u64, (word >> 64) as u64);
+    Some(u32::from(u8x16_bitmask(v128_or(u8x16_eq(bytes, u8x16_splat(b'"')), u8x16_eq(bytes, u8x16_splat(b'\\'))))))
+}
+
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+#[inline]
+fn specials_in(_: &[u8; 16]) -> Option<u32> {
+    None
 }
 
 /// One past the end of the JSON value starting at `at`. Containers are walked without
@@ -350,6 +372,24 @@ mod tests {
             proptest::prop_oneof![0x1fu8..=0x21, 0x7fu8..=0x81, 0xdfu8..=0xe1, proptest::prelude::any::<u8>()], 0..100)
         ) {
             proptest::prop_assert_eq!(super::has_control(&bytes), bytes.iter().any(|&b| b < 0x20));
+        }
+    }
+
+    /// The inline look finds the next quote or backslash where `memchr2` does, from
+    /// any place, in any of the first chunks or past them.
+    #[test]
+    fn finds_the_next_quote_or_backslash_as_memchr2_does() {
+        for len in 0..100 {
+            for mark_at in 0..len {
+                for mark in [b'"', b'\\'] {
+                    let mut bytes = alloc::vec![b'x'; len];
+                    bytes[mark_at] = mark;
+                    for from in 0..=len {
+                        let expected = memchr::memchr2(b'"', b'\\', &bytes[from..]).map(|at| from + at);
+                        assert_eq!(super::next_special(&bytes, from), expected, "{len} bytes, {mark} at {mark_at}, from {from}");
+                    }
+                }
+            }
         }
     }
 
