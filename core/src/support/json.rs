@@ -53,10 +53,15 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut at = start;
     loop {
         let rest = bytes.get(at..)?;
-        // Most strings are short (keys, block types, ids): their quote is found before a
-        // `memchr` call would have paid for itself.
+        // Most strings are short (keys, block types, ids): their quote is found, by one
+        // vector compare or a look at each byte, before a `memchr` call would have paid
+        // for itself.
+        let near = match rest.first_chunk().and_then(|chunk| validate::either_in(chunk, b'"', b'"')) {
+            Some(marks) => (marks != 0).then(|| marks.trailing_zeros() as usize),
+            None => rest.iter().take(SHORT).position(|&b| b == b'"'),
+        };
         let quote = at
-            + match rest.iter().take(SHORT).position(|&b| b == b'"') {
+            + match near {
                 Some(near) => near,
                 None => SHORT + memchr::memchr(b'"', rest.get(SHORT..)?)?,
             };
@@ -464,6 +469,39 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::*;
+
+    /// A string's end is its first quote no backslash escapes, wherever it falls: in
+    /// the first sixteen bytes (looked at inline) or past them, after runs of
+    /// backslashes of either parity.
+    #[test]
+    fn a_string_ends_at_its_first_unescaped_quote() {
+        let naive = |bytes: &[u8]| {
+            let mut at = 1;
+            while at < bytes.len() {
+                match bytes[at] {
+                    b'\\' => at += 2,
+                    b'"' => return Some(at + 1),
+                    _ => at += 1,
+                }
+            }
+            None
+        };
+        for len in 0..40 {
+            for escapes in 0..4 {
+                for at in 0..=len {
+                    let mut text = alloc::vec![b'x'; len];
+                    text.splice(at..at, core::iter::repeat_n(b'\\', escapes));
+                    let mut bytes = alloc::vec![b'"'];
+                    bytes.extend_from_slice(&text);
+                    for tail in [&b""[..], b"\"", b"\",\"k\":\"v\""] {
+                        let mut string = bytes.clone();
+                        string.extend_from_slice(tail);
+                        assert_eq!(string_end(&string, 1), naive(&string), "{}", String::from_utf8_lossy(&string));
+                    }
+                }
+            }
+        }
+    }
 
     /// Calls `field` with each key (decoded) and value text of object `json`, in order;
     /// `None` if `json` is no object or `field` refuses one.

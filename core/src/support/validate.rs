@@ -122,8 +122,7 @@ pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     // whose cost per call exceeds such a search, takes over for long runs.
     let mut at = at;
     for _ in 0..4 {
-        let Some(chunk) = bytes.get(at..at + 16).and_then(|chunk| <&[u8; 16]>::try_from(chunk).ok()) else { break };
-        let Some(marks) = specials_in(chunk) else { break };
+        let Some(marks) = bytes.get(at..).and_then(<[u8]>::first_chunk).and_then(|chunk| either_in(chunk, b'"', b'\\')) else { break };
         if marks != 0 {
             return Some(at + marks.trailing_zeros() as usize);
         }
@@ -132,29 +131,29 @@ pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     Some(at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?)
 }
 
-/// A bit for each quote or backslash of `chunk`, found by one vector compare where the
-/// target has one; `None` where it has not, and `memchr2` looks instead (a compare per
-/// byte costs more than the call).
+/// A bit for each byte of `chunk` that is `a` or `b`, found by one vector compare where
+/// the target has one; `None` where it has not, and a search looks instead (a compare
+/// per byte costs more than a `memchr` call).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn specials_in(chunk: &[u8; 16]) -> Option<u32> {
-    let marks = u128::from_le_bytes(chunk.map(|b| if b == b'"' || b == b'\\' { 0xff } else { 0 }));
+pub(crate) fn either_in(chunk: &[u8; 16], a: u8, b: u8) -> Option<u32> {
+    let marks = u128::from_le_bytes(chunk.map(|byte| if byte == a || byte == b { 0xff } else { 0 }));
     Some(if marks == 0 { 0 } else { 1 << (marks.trailing_zeros() / 8) })
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline]
-fn specials_in(chunk: &[u8; 16]) -> Option<u32> {
+pub(crate) fn either_in(chunk: &[u8; 16], a: u8, b: u8) -> Option<u32> {
     use core::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, u64x2, v128_or};
     // Two 8-byte loads make the vector (built from 16 bytes, it took a lane insert each).
     let word = u128::from_le_bytes(*chunk);
     let bytes = u64x2(word as u64, (word >> 64) as u64);
-    Some(u32::from(u8x16_bitmask(v128_or(u8x16_eq(bytes, u8x16_splat(b'"')), u8x16_eq(bytes, u8x16_splat(b'\\'))))))
+    Some(u32::from(u8x16_bitmask(v128_or(u8x16_eq(bytes, u8x16_splat(a)), u8x16_eq(bytes, u8x16_splat(b))))))
 }
 
 #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
 #[inline]
-fn specials_in(_: &[u8; 16]) -> Option<u32> {
+pub(crate) fn either_in(_: &[u8; 16], _: u8, _: u8) -> Option<u32> {
     None
 }
 
