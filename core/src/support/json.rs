@@ -56,7 +56,7 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
         // Most strings are short (keys, block types, ids): their quote is found, by one
         // vector compare or a look at each byte, before a `memchr` call would have paid
         // for itself.
-        let near = match rest.first_chunk().and_then(|chunk| validate::either_in(chunk, b'"', b'"')) {
+        let near = match rest.first_chunk::<SHORT>().and_then(|chunk| validate::either_in(chunk, b'"', b'"')) {
             Some(marks) => (marks != 0).then(|| marks.trailing_zeros() as usize),
             None => rest.iter().take(SHORT).position(|&b| b == b'"'),
         };

@@ -131,9 +131,10 @@ pub(crate) fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
     Some(at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?)
 }
 
-/// A bit for each byte of `chunk` that is `a` or `b`, found by one vector compare where
-/// the target has one; `None` where it has not, and a search looks instead (a compare
-/// per byte costs more than a `memchr` call).
+/// Where the first byte of `chunk` that is `a` or `b` is, as the lowest set bit of a
+/// mask (0: none; the other bits are any), found by one vector compare where the target
+/// has one; `None` where it has not, and a search looks instead (a compare per byte
+/// costs more than a `memchr` call).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn either_in(chunk: &[u8; 16], a: u8, b: u8) -> Option<u32> {
@@ -375,7 +376,7 @@ mod tests {
     }
 
     /// The inline look finds the next quote or backslash where `memchr2` does, from
-    /// any place, in any of the first chunks or past them.
+    /// any place, in any of the first chunks or past them, the first of two.
     #[test]
     fn finds_the_next_quote_or_backslash_as_memchr2_does() {
         for len in 0..100 {
@@ -383,6 +384,10 @@ mod tests {
                 for mark in [b'"', b'\\'] {
                     let mut bytes = alloc::vec![b'x'; len];
                     bytes[mark_at] = mark;
+                    // A second mark after the first, the one not to be found first.
+                    if let Some(later) = bytes.get_mut(mark_at + 3) {
+                        *later = b'"';
+                    }
                     for from in 0..=len {
                         let expected = memchr::memchr2(b'"', b'\\', &bytes[from..]).map(|at| from + at);
                         assert_eq!(super::next_special(&bytes, from), expected, "{len} bytes, {mark} at {mark_at}, from {from}");

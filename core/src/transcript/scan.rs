@@ -1591,11 +1591,17 @@ mod tests {
     }
 
     /// The check of a line tells whether it has a surrogate escape, as a look at its bytes
-    /// does, and a scan takes its word: text with one is read again, repaired; text
-    /// without is not.
+    /// does, and a scan of text not yet repaired says so (then the text is repaired:
+    /// `sessions::tests::a_lone_surrogate_in_a_later_part_read_in_pieces_is_repaired`).
+    /// A line only serde can read is looked at.
     #[test]
     fn a_lines_check_tells_its_surrogate_escapes() {
         let finder = memchr::memmem::Finder::new(b"\\u");
+        let scanned = |line: &str| {
+            let bytes = alloc::format!("{line}\n").into_bytes();
+            let text = decode_utf8(bytes);
+            scan_part_on(1, text.as_bytes(), &text, &Workers::HERE, true).surrogate_escapes
+        };
         for (value, surrogate) in [
             (r#""\ud83d\ude00""#, true),
             (r#""cut \uD83D""#, true),
@@ -1610,9 +1616,11 @@ mod tests {
             let (_, checked) = quick_envelope(&line).unwrap_or_else(|| panic!("not sure of {line}"));
             assert_eq!(checked.surrogate_escape, surrogate, "{line}");
             assert_eq!(has_surrogate_escape(&finder, line.as_bytes()), surrogate, "{line}");
-            let bytes = alloc::format!("{line}\n").into_bytes();
-            let text = decode_utf8(bytes.clone());
-            assert_eq!(scan_part_on(1, &bytes, &text, &Workers::HERE, true).surrogate_escapes, surrogate, "{line}");
+            assert_eq!(scanned(&line), surrogate, "{line}");
+            // A key with an escape leaves the line to serde: its bytes are looked at.
+            let for_serde = alloc::format!(r#"{{"ty\u0070e":"user","message":{value}}}"#);
+            assert!(quick_envelope(&for_serde).is_none(), "{for_serde}");
+            assert_eq!(scanned(&for_serde), surrogate, "{for_serde}");
         }
     }
 
