@@ -257,11 +257,30 @@ impl LineType {
             Some(_) => LineType::Other,
         }
     }
+
+    /// The `type` of a line of this kind (`""` for none), known without going back to
+    /// the line's text; `None` for `Other`, whose name only the line has.
+    fn name(self) -> Option<&'static str> {
+        match self {
+            LineType::None | LineType::Empty => Some(""),
+            LineType::User => Some("user"),
+            LineType::Assistant => Some("assistant"),
+            LineType::Message => Some("message"),
+            LineType::System => Some("system"),
+            LineType::Tombstone => Some("tombstone"),
+            LineType::Custom => Some("custom"),
+            LineType::Compaction => Some("compaction"),
+            LineType::Session => Some("session"),
+            LineType::Other => None,
+        }
+    }
 }
 
 impl<'a> Envelope<'a> {
+    /// The line's `type` (`""` for none). Asked of every line once the file is read,
+    /// when its text is out of the cache: a known type is answered from the line's kind.
     pub fn kind(&self) -> &str {
-        self.kind.get().unwrap_or("")
+        self.line_type.name().unwrap_or_else(|| self.kind.get().unwrap_or(""))
     }
     /// pi's header line, which carries an id but stands outside the tree.
     pub fn is_session_header(&self) -> bool {
@@ -1622,6 +1641,21 @@ mod tests {
             assert!(quick_envelope(&for_serde).is_none(), "{for_serde}");
             assert_eq!(scanned(&for_serde), surrogate, "{for_serde}");
         }
+    }
+
+    /// A line's `type` is the same asked of its kind or of its text, for every kind.
+    #[test]
+    fn a_lines_kind_names_its_type() {
+        for kind in [None, Some(""), Some("user"), Some("assistant"), Some("message"), Some("system"), Some("tombstone"), Some("custom")]
+            .into_iter()
+            .chain([Some("compaction"), Some("session"), Some("summary"), Some("file-history-snapshot"), Some("usr")])
+        {
+            let line_type = LineType::of(kind);
+            assert_eq!(line_type.name().unwrap_or_else(|| kind.unwrap_or_default()), kind.unwrap_or_default(), "{kind:?}");
+            assert_eq!(line_type.name().is_none(), line_type == LineType::Other, "{kind:?}");
+        }
+        let (entries, _) = scan(b"{\"type\":\"summary\",\"summary\":\"s\"}\n{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"uuid\":\"v\"}\n");
+        assert_eq!(entries.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["summary", "user", ""]);
     }
 
     #[test]

@@ -145,7 +145,10 @@ impl<'a> Loaded<'a> {
             relinks.retain(|_, anchor| uuids.contains(anchor.as_str()));
         }
         let mut loaded = Loaded { lines, report, deleted, relinks, torn_at };
-        loaded.report.tombstoned = loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
+        if !loaded.deleted.is_empty() {
+            loaded.report.tombstoned =
+                loaded.lines.iter().filter(|l| l.env.uuid().is_some_and(|u| loaded.deleted.contains(u))).count() as u32;
+        }
         loaded
     }
 
