@@ -171,15 +171,19 @@ impl Redaction {
         if self.is_off() {
             return None;
         }
-        let Some(strings) = json_strings(line) else { return redact_span(self, line, Newlines::Escaped, found) };
+        let before = found.clone();
         let mut out = String::new();
         let mut copied = 0;
-        for (start, end) in strings {
+        let is_json = each_json_string(line, |start, end| {
             if let Some(clean) = redact_span(self, &line[start..end], Newlines::Escaped, found) {
                 out.push_str(&line[copied..start]);
                 out.push_str(&clean);
                 copied = end;
             }
+        });
+        if !is_json {
+            *found = before;
+            return redact_span(self, line, Newlines::Escaped, found);
         }
         if copied == 0 {
             return None;
@@ -228,13 +232,13 @@ enum Newlines {
     Escaped,
 }
 
-/// The byte ranges of the string values of a JSON line worth scanning: not keys, and
-/// not under a key whose value is opaque. `None` if the line is not JSON as expected.
-fn json_strings(line: &str) -> Option<Vec<(usize, usize)>> {
+/// Calls `string` with the byte range of each string value of a JSON line worth
+/// scanning: not keys, and not under a key whose value is opaque. `false` if the line
+/// is not JSON as expected (the ranges given so far are then of no use).
+fn each_json_string(line: &str, mut string: impl FnMut(usize, usize)) -> bool {
     let bytes = line.as_bytes();
-    let mut found = Vec::new();
     // Per open container: is it an object, and the key its strings sit under.
-    let mut stack: Vec<(bool, (usize, usize))> = Vec::new();
+    let mut stack = Stack::default();
     let mut key = (0, 0);
     let mut expecting_key = false;
     let mut i = 0;
@@ -244,44 +248,91 @@ fn json_strings(line: &str) -> Option<Vec<(usize, usize)>> {
                 let start = i + 1;
                 let mut j = start;
                 loop {
-                    j = crate::support::validate::next_special(bytes, j)?;
-                    if bytes[j] == b'"' {
+                    let Some(special) = crate::support::validate::next_special(bytes, j) else { return false };
+                    if bytes[special] == b'"' {
+                        j = special;
                         break;
                     }
-                    j += 2;
+                    j = special + 2;
                 }
                 if expecting_key {
                     key = (start, j);
                     expecting_key = false;
                 } else {
-                    let under =
-                        if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
+                    let under = stack.under(key);
                     if !opaque(&line[under.0..under.1]) {
-                        found.push((start, j));
+                        string(start, j);
                     }
                 }
                 i = j + 1;
                 continue;
             }
             b'{' => {
-                let under = if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
-                stack.push((true, under));
+                stack.push(true, stack.under(key));
                 expecting_key = true;
             }
-            b'[' => {
-                let under = if stack.last().is_some_and(|(object, _)| *object) { key } else { stack.last().map_or(key, |frame| frame.1) };
-                stack.push((false, under));
-            }
-            b'}' | b']' => {
-                let (_, under) = stack.pop()?;
-                key = under;
-            }
-            b',' => expecting_key = stack.last().is_some_and(|(object, _)| *object),
+            b'[' => stack.push(false, stack.under(key)),
+            b'}' | b']' => match stack.pop() {
+                Some(under) => key = under,
+                None => return false,
+            },
+            b',' => expecting_key = stack.in_object(),
             _ => {}
         }
         i += 1;
     }
-    stack.is_empty().then_some(found)
+    stack.is_empty()
+}
+
+/// [`each_json_string`]'s open containers: whether each is an object, and the key its
+/// strings sit under. The first few are kept inline: a line is walked for every write,
+/// and a transcript's lines nest a handful deep.
+#[derive(Default)]
+struct Stack {
+    inline: [(bool, (usize, usize)); 8],
+    depth: usize,
+    deeper: Vec<(bool, (usize, usize))>,
+}
+
+impl Stack {
+    fn top(&self) -> Option<&(bool, (usize, usize))> {
+        match self.depth {
+            0 => None,
+            depth if depth <= self.inline.len() => self.inline.get(depth - 1),
+            _ => self.deeper.last(),
+        }
+    }
+
+    fn in_object(&self) -> bool {
+        self.top().is_some_and(|(object, _)| *object)
+    }
+
+    /// The key a value at this point sits under: an object's own, else the array's.
+    fn under(&self, key: (usize, usize)) -> (usize, usize) {
+        match self.top() {
+            Some((false, under)) => *under,
+            _ => key,
+        }
+    }
+
+    fn push(&mut self, object: bool, under: (usize, usize)) {
+        match self.inline.get_mut(self.depth) {
+            Some(slot) => *slot = (object, under),
+            None => self.deeper.push((object, under)),
+        }
+        self.depth += 1;
+    }
+
+    /// The key the closed container sat under; `None` if none was open.
+    fn pop(&mut self) -> Option<(usize, usize)> {
+        let under = if self.depth > self.inline.len() { self.deeper.pop()?.1 } else { self.top()?.1 };
+        self.depth -= 1;
+        Some(under)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.depth == 0
+    }
 }
 
 /// Keys whose string values are ids, signatures or base64 payloads — and `thinking`,
@@ -620,9 +671,25 @@ mod tests {
     #[test]
     fn json_strings_skip_keys_and_opaque_values() {
         let line = r#"{"type":"x","signature":"sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaa","message":{"content":[{"text":"a"}]}}"#;
-        let strings = json_strings(line).unwrap();
-        let values: Vec<&str> = strings.iter().map(|&(s, e)| &line[s..e]).collect();
+        let mut values = Vec::new();
+        assert!(each_json_string(line, |s, e| values.push(&line[s..e])));
         assert_eq!(values, ["a"]);
+    }
+
+    /// Past the containers kept inline, each string still sits under its own key: an
+    /// opaque one deep down is left alone, and the keys above it count again on the
+    /// way back out.
+    #[test]
+    fn json_strings_know_their_key_at_any_depth() {
+        for depth in [1, 7, 8, 9, 20] {
+            let (open, close) = (r#"{"x":["#.repeat(depth - 1), "]}".repeat(depth - 1));
+            let line = format!(r#"{{"type":"a","x":[{open}{{"signature":"b","text":"c"}},"d"{close}],"id":"e","text":"f"}}"#);
+            let mut values = Vec::new();
+            assert!(each_json_string(&line, |s, e| values.push(&line[s..e])), "{depth}: {line}");
+            assert_eq!(values, ["c", "d", "f"], "{depth}: {line}");
+        }
+        assert!(!each_json_string(r#"{"a":["b"]]}"#, |_, _| ()));
+        assert!(!each_json_string(r#"{"a":["b"}"#, |_, _| ()));
     }
 
     /// Text the look-ahead passes over holds no secret: it finds what the byte-by-byte
