@@ -427,15 +427,21 @@ pub(crate) fn decode_utf8(bytes: Vec<u8>) -> String {
 /// `text` has a UTF-16 surrogate escape (`\ud800` to `\udfff`), paired or not: what
 /// [`validate::Checked::surrogate_escape`] says of a line it checks (a backslash that
 /// is itself escaped starts none).
-fn has_surrogate_escape(escapes: &memchr::memmem::Finder, text: &[u8]) -> bool {
-    escapes.find_iter(text).any(|at| {
+fn has_surrogate_escape(text: &[u8]) -> bool {
+    let surrogate_at = |at: usize| {
         let escaped = text[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
         !escaped && validate::is_surrogate_escape(text.get(at + 2..at + 4).unwrap_or_default())
-    })
+    };
+    // A line or a record is looked at a backslash at a time: a substring searcher's
+    // set-up costs more than that. A whole part has too many (every escaped newline).
+    if text.len() < 4096 {
+        return memchr::memchr_iter(b'\\', text).any(|at| text.get(at + 1) == Some(&b'u') && surrogate_at(at));
+    }
+    memchr::memmem::Finder::new(b"\\u").find_iter(text).any(surrogate_at)
 }
 
 fn without_lone_surrogates(text: Cow<'_, str>) -> Cow<'_, str> {
-    if !has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), text.as_bytes()) {
+    if !has_surrogate_escape(text.as_bytes()) {
         return text;
     }
     match repair_lone_surrogates(&text) {
@@ -771,7 +777,6 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
     let mut found = FoundLines { lines: Vec::with_capacity(capacity), ..FoundLines::empty() };
     let (mut start, end) = (range.start, range.end);
     let mut byte_start = start;
-    let escapes = unrepaired.then(|| memchr::memmem::Finder::new(b"\\u"));
     while start < end {
         found.line_count += 1;
         let (line, next) = match memchr::memchr(b'\n', &text.as_bytes()[start..end]) {
@@ -801,11 +806,9 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
         if !found.last_blank {
             let read = read_object(line);
             // The line's check saw every escape; a line serde read (or none could) is looked at.
-            if let Some(escapes) = &escapes
-                && !found.surrogate_escapes
-            {
+            if unrepaired && !found.surrogate_escapes {
                 let told = read.as_ref().ok().and_then(|(_, surrogate_escape)| *surrogate_escape);
-                found.surrogate_escapes = told.unwrap_or_else(|| has_surrogate_escape(escapes, line.as_bytes()));
+                found.surrogate_escapes = told.unwrap_or_else(|| has_surrogate_escape(line.as_bytes()));
             }
             match read {
                 Ok((env, _)) => found.lines.push(Line { part, line: found.line_count, raw: line, env }),
@@ -1280,7 +1283,7 @@ mod tests {
             torn_at: None,
             torn_lines: 0,
             unterminated: false,
-            surrogate_escapes: has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), text.as_bytes()),
+            surrogate_escapes: has_surrogate_escape(text.as_bytes()),
         };
         // The record written in one append that the lines since this one belong to, while
         // its last line has not been seen: (byte offset, index in `lines`, line number).
@@ -1602,7 +1605,7 @@ mod tests {
                 if let Some((envelope, checked)) = quick_envelope(line) {
                     quick += 1;
                     assert_eq!(Some(envelope), serde_json::from_str::<EnvelopeFields>(line).ok(), "{}: {line}", path.display());
-                    assert_eq!(checked.surrogate_escape, has_surrogate_escape(&memchr::memmem::Finder::new(b"\\u"), line.as_bytes()));
+                    assert_eq!(checked.surrogate_escape, has_surrogate_escape(line.as_bytes()));
                 }
             }
         }
@@ -1615,7 +1618,6 @@ mod tests {
     /// A line only serde can read is looked at.
     #[test]
     fn a_lines_check_tells_its_surrogate_escapes() {
-        let finder = memchr::memmem::Finder::new(b"\\u");
         let scanned = |line: &str| {
             let bytes = alloc::format!("{line}\n").into_bytes();
             let text = decode_utf8(bytes);
@@ -1634,7 +1636,10 @@ mod tests {
             let line = alloc::format!(r#"{{"type":"user","message":{value}}}"#);
             let (_, checked) = quick_envelope(&line).unwrap_or_else(|| panic!("not sure of {line}"));
             assert_eq!(checked.surrogate_escape, surrogate, "{line}");
-            assert_eq!(has_surrogate_escape(&finder, line.as_bytes()), surrogate, "{line}");
+            assert_eq!(has_surrogate_escape(line.as_bytes()), surrogate, "{line}");
+            // A whole part is searched for `\u` rather than looked at a backslash at a time.
+            let long = alloc::format!("{line}{}", " ".repeat(4096));
+            assert_eq!(has_surrogate_escape(long.as_bytes()), surrogate, "{line}, then spaces");
             assert_eq!(scanned(&line), surrogate, "{line}");
             // A key with an escape leaves the line to serde: its bytes are looked at.
             let for_serde = alloc::format!(r#"{{"ty\u0070e":"user","message":{value}}}"#);
