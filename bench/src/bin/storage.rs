@@ -40,9 +40,35 @@ fn time(body: impl FnOnce()) -> Duration {
     started.elapsed()
 }
 
-fn main() -> Result<(), String> {
-    let appends: u64 =
-        std::env::args().nth(1).map(|n| n.parse().map_err(|_| format!("`{n}` is not a number of appends"))).transpose()?.unwrap_or(1000);
+const USAGE: &str = "\
+usage: cargo xtask bench-storage [APPENDS]
+
+The same sessions through a folder (fsync per write) and through PostgreSQL (a
+throwaway local cluster, a durable commit per write), side by side; prints a table.
+
+  APPENDS      appends per row (1000)
+  -h, --help   this text
+";
+
+/// Errors are printed as their text, not as a quoted Rust string.
+fn main() {
+    if let Err(error) = run() {
+        eprintln!("bench-storage: {error}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let appends: u64 = match (args.next(), args.next()) {
+        (Some(help), _) if help == "-h" || help == "--help" => {
+            print!("{USAGE}");
+            return Ok(());
+        }
+        (None, _) => 1000,
+        (Some(n), None) => n.parse().map_err(|_| format!("`{n}` is not a number of appends\n\n{USAGE}"))?,
+        (Some(_), Some(extra)) => return Err(format!("unexpected `{extra}`\n\n{USAGE}")),
+    };
     let cluster = Cluster::start()?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let storages: Vec<(&str, Opener)> = vec![
