@@ -1695,6 +1695,30 @@ mod tests {
         let env = parse_object(boundary).unwrap();
         assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));
         assert!(core::mem::size_of::<Line>() <= 224, "a line takes {} bytes", core::mem::size_of::<Line>());
+        // Each rare field alone is kept, as serde reads it too (an index is read only there).
+        for field in [
+            r#""logicalParentUuid":"x""#,
+            r#""subtype":"x""#,
+            r#""deleted_uuid":"x""#,
+            r#""leafUuid":"x""#,
+            r#""summary":"x""#,
+            r#""customTitle":"x""#,
+            r#""compactMetadata":{}"#,
+            r#""microcompactMetadata":{}"#,
+            r#""firstKeptEntryId":"x""#,
+            r#""firstKeptEntryIndex":3"#,
+            r#""role":"x""#,
+            r#""compact":"x""#,
+            r#""name":"x""#,
+            r#""agent":"x""#,
+            r#""customType":"x""#,
+            r#""data":{}"#,
+            r#""queueTranscriptOnly":true"#,
+        ] {
+            let line = alloc::format!(r#"{{"type":"user","uuid":"b",{field}}}"#);
+            let env = parse_object(&line).unwrap();
+            assert!(env.rare.is_some() && env.rare() != &NO_RARE, "{line}");
+        }
     }
 
     #[test]
