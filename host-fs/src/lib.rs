@@ -488,7 +488,9 @@ impl FsStorage {
         match self.write_or_undo(&appender.file, None, old_len, data) {
             Ok(()) => {
                 let new_len = old_len + data.len() as u64;
-                appender.held_len = self.holds(key).then_some(new_len);
+                // A length kept means the lock is still held: giving it back forgets it.
+                let held = appender.held_len.is_some() || self.holds(key);
+                appender.held_len = held.then_some(new_len);
                 Ok(Some(new_len))
             }
             Err(error) => {
@@ -498,10 +500,12 @@ impl FsStorage {
         }
     }
 
-    /// Whether this storage holds the lock named by `key` itself (a session's lock is
-    /// named by its first part's key).
+    /// Whether this storage holds the lock that covers `key`: the one named by `key`
+    /// itself, or for a later part of a session, its first part's (the core names a
+    /// session's lock by its first part's key).
     fn holds(&self, key: &str) -> bool {
-        self.held_locks().contains_key(key)
+        let locks = self.held_locks();
+        locks.contains_key(key) || first_part_of(key).is_some_and(|first| locks.contains_key(&first))
     }
 
     /// Closes the append handle kept for `key`, if any (the file is going away).
@@ -574,9 +578,11 @@ impl FsStorage {
 
     fn unlock_sync(&self, name: &str) -> Result<(), StorageError> {
         let held = self.held_locks().remove(name);
-        // Without the lock, another writer may touch the file: its next append checks.
-        if let Some(appender) = self.appenders.lock().unwrap_or_else(PoisonError::into_inner).get_mut(name) {
-            appender.held_len = None;
+        // Without the lock, another writer may touch its files: their next appends check.
+        for (key, appender) in self.appenders.lock().unwrap_or_else(PoisonError::into_inner).iter_mut() {
+            if key == name || first_part_of(key).is_some_and(|first| first == name) {
+                appender.held_len = None;
+            }
         }
         if let Some(file) = held
             && !cfg!(target_os = "wasi")
@@ -585,6 +591,12 @@ impl FsStorage {
         }
         Ok(())
     }
+}
+
+/// The key of the first part of the session whose later part `key` is; `None` for
+/// any other key.
+fn first_part_of(key: &str) -> Option<String> {
+    mneme_core::keys::parse_session_key(key).filter(|name| name.part > 1).map(|name| mneme_core::keys::session_key(name.project, name.id))
 }
 
 /// A temp file name's unique part: this process's id and a counter, plus randomness for
@@ -901,6 +913,42 @@ mod tests {
         fs::rename(dir.path().join("other"), &path).unwrap();
         assert_eq!(block_on(storage.append(key, b"five\n")).unwrap(), 15);
         assert_eq!(fs::read(&path).unwrap(), b"rewritten\nfive\n");
+        // And the one after it too: an append without the lock keeps no length.
+        fs::write(dir.path().join("other"), b"again\n").unwrap();
+        fs::rename(dir.path().join("other"), &path).unwrap();
+        assert_eq!(block_on(storage.append(key, b"six\n")).unwrap(), 10);
+        assert_eq!(fs::read(&path).unwrap(), b"again\nsix\n");
+        // Taken again, the lock lets appends skip the checks again.
+        block_on(storage.lock(key)).unwrap();
+        assert_eq!(block_on(storage.append(key, b"seven\n")).unwrap(), 16);
+        assert_eq!(block_on(storage.append(key, b"eight\n")).unwrap(), 22);
+        block_on(storage.unlock(key)).unwrap();
+    }
+
+    /// A session's later parts are covered by its lock, named by its first part's key:
+    /// they are appended without checks while it is held, and checked again after.
+    #[test]
+    fn a_sessions_lock_covers_its_later_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path()).with_durability(Durability::Buffered);
+        let (lock, part) = ("projects/p/s.jsonl", "projects/p/s_part2.jsonl");
+        let path = dir.path().join(part);
+        block_on(storage.lock(lock)).unwrap();
+        assert_eq!(block_on(storage.append(part, b"one\n")).unwrap(), 4);
+        // A program ignoring the lock renames a file over the part: under the lock, the
+        // append takes the kept handle and length without looking (the contract says no
+        // one does this), which is how a held session's appends are one system call.
+        fs::write(dir.path().join("other"), b"outside\n").unwrap();
+        fs::rename(dir.path().join("other"), &path).unwrap();
+        assert_eq!(block_on(storage.append(part, b"two\n")).unwrap(), 8);
+        block_on(storage.unlock(lock)).unwrap();
+        assert_eq!(block_on(storage.append(part, b"three\n")).unwrap(), 14);
+        assert_eq!(fs::read(&path).unwrap(), b"outside\nthree\n");
+        // Another session's lock covers nothing of this one.
+        block_on(storage.lock("projects/p/t.jsonl")).unwrap();
+        fs::write(dir.path().join("other"), b"again\n").unwrap();
+        fs::rename(dir.path().join("other"), &path).unwrap();
+        assert_eq!(block_on(storage.append(part, b"four\n")).unwrap(), 11);
     }
 
     #[test]
