@@ -2,7 +2,7 @@
 //! sessions, and hands out the operations of `sessions/`. Each concept lives in its own
 //! module; this file only ties them together.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::{Cell, RefCell};
@@ -12,6 +12,7 @@ use crate::memory::embed::{Embeddings, EmbeddingsInfo};
 use crate::redact::Redaction;
 use crate::sessions::OpenSession;
 use crate::storage::{Storage, StorageError};
+use crate::support::hash::FastMap;
 
 /// Size limits of a session's transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,13 +39,14 @@ impl Default for Limits {
 pub struct Store<S> {
     pub(crate) storage: S,
     pub(crate) limits: Limits,
-    pub(crate) open: RefCell<BTreeMap<String, OpenSession>>,
+    pub(crate) open: RefCell<FastMap<String, OpenSession>>,
     /// The states of sub-agents' transcripts this store wrote, by key.
-    pub(crate) agents: RefCell<BTreeMap<String, OpenSession>>,
-    /// Session locks this store holds between calls (see [`Store::hold`]).
-    pub(crate) held: RefCell<BTreeSet<String>>,
-    /// Held session locks an operation of this store is using right now.
-    busy: RefCell<BTreeSet<String>>,
+    pub(crate) agents: RefCell<FastMap<String, OpenSession>>,
+    /// Session locks this store holds between calls (see [`Store::hold`]), each with
+    /// whether an operation of this store is using it right now. Hash maps: a held
+    /// session's every append looks here, and an ordered map's node was freed and
+    /// allocated again as its one entry was taken out and put back.
+    pub(crate) held: RefCell<FastMap<String, bool>>,
     /// Memory scopes this store has read, by folder.
     pub(crate) memories: RefCell<BTreeMap<String, crate::memory::store::ScopeState>>,
     /// The session index as last read (see `index/log.rs`).
@@ -69,7 +71,6 @@ impl<S: Storage> Store<S> {
             open: RefCell::default(),
             agents: RefCell::default(),
             held: RefCell::default(),
-            busy: RefCell::default(),
             memories: RefCell::default(),
             index: RefCell::default(),
             search: RefCell::default(),
@@ -120,11 +121,11 @@ impl<S: Storage> Store<S> {
     pub async fn hold(&self, id: &str) -> Result<(), Error> {
         let parts = self.require(id).await?;
         let name = parts.base_key();
-        if self.held.borrow().contains(&name) {
+        if self.held.borrow().contains_key(&name) {
             return Ok(());
         }
         self.storage.lock(&name).await?;
-        self.held.borrow_mut().insert(name.clone());
+        self.held.borrow_mut().insert(name.clone(), false);
         // Read what the session holds now, under the lock, so the next write starts warm.
         if let Err(error) = self.refresh_held(id, &parts.project).await {
             self.held.borrow_mut().remove(&name);
@@ -137,7 +138,7 @@ impl<S: Storage> Store<S> {
     /// Gives back the lock [`Store::hold`] took; a session not held is left alone.
     pub async fn release(&self, id: &str) -> Result<(), Error> {
         let held: Option<String> =
-            self.held.borrow().iter().find(|name| crate::keys::parse_session_key(name).is_some_and(|p| p.id == id)).cloned();
+            self.held.borrow().keys().find(|name| crate::keys::parse_session_key(name).is_some_and(|p| p.id == id)).cloned();
         if let Some(name) = held {
             self.held.borrow_mut().remove(&name);
             self.storage.unlock(&name).await?;
@@ -147,7 +148,7 @@ impl<S: Storage> Store<S> {
 
     /// Gives back every lock this store holds (hosts call it when a store is closed).
     pub async fn release_all(&self) -> Result<(), Error> {
-        let names: alloc::vec::Vec<String> = core::mem::take(&mut *self.held.borrow_mut()).into_iter().collect();
+        let names: alloc::vec::Vec<String> = core::mem::take(&mut *self.held.borrow_mut()).into_keys().collect();
         let mut outcome = Ok(());
         for name in names {
             if let Err(error) = self.storage.unlock(&name).await {
@@ -169,15 +170,17 @@ impl<S: Storage> Store<S> {
     /// Runs `work` holding the lock `name`, and releases it whatever `work` returned (a
     /// lock the store holds already stays held).
     pub(crate) async fn locked<T>(&self, name: &str, work: impl core::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        if self.held.borrow().contains(name) {
+        let in_use = self.held.borrow_mut().get_mut(name).map(|in_use| core::mem::replace(in_use, true));
+        match in_use {
             // Holding stands for the lock between calls, not within them: a second
             // operation of this store while one is in flight (on an asynchronous host)
             // is refused as the lock would refuse it.
-            if !self.busy.borrow_mut().insert(name.into()) {
-                return Err(StorageError::Locked { key: name.into() }.into());
+            Some(true) => return Err(StorageError::Locked { key: name.into() }.into()),
+            Some(false) => {
+                let _busy = Busy(&self.held, name);
+                return work.await;
             }
-            let _busy = Busy(&self.busy, name);
-            return work.await;
+            None => {}
         }
         self.storage.lock(name).await?;
         let result = work.await;
@@ -188,11 +191,100 @@ impl<S: Storage> Store<S> {
     }
 }
 
-/// Marks a held lock in use until dropped (also when the operation's future is).
-struct Busy<'a>(&'a RefCell<BTreeSet<String>>, &'a str);
+/// Keeps a held lock marked in use until dropped (also when the operation's future is).
+struct Busy<'a>(&'a RefCell<FastMap<String, bool>>, &'a str);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        self.0.borrow_mut().remove(self.1);
+        if let Some(in_use) = self.0.borrow_mut().get_mut(self.1) {
+            *in_use = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{InMemoryStorage, KeyInfo};
+    use crate::{NewEntry, Role, block_on};
+    use alloc::vec::Vec;
+    use core::pin::pin;
+    use core::task::{Context, Poll, Waker};
+
+    /// Storage whose appends wait once before they complete, as an asynchronous host's do.
+    struct Slow(InMemoryStorage);
+
+    /// Pending on its first poll.
+    struct YieldOnce(bool);
+
+    impl core::future::Future for YieldOnce {
+        type Output = ();
+        fn poll(mut self: core::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            if core::mem::replace(&mut self.0, true) { Poll::Ready(()) } else { Poll::Pending }
+        }
+    }
+
+    impl Storage for Slow {
+        async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+            self.0.list(prefix).await
+        }
+        async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+            self.0.read(key, offset, len).await
+        }
+        async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
+            YieldOnce(false).await;
+            self.0.append(key, data).await
+        }
+        async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
+            self.0.replace(key, data, expected_size).await
+        }
+        async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
+            self.0.truncate(key, len, expected_size).await
+        }
+        async fn remove(&self, key: &str) -> Result<(), StorageError> {
+            self.0.remove(key).await
+        }
+        async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+            self.0.rename(from, to).await
+        }
+        async fn lock(&self, name: &str) -> Result<(), StorageError> {
+            self.0.lock(name).await
+        }
+        async fn unlock(&self, name: &str) -> Result<(), StorageError> {
+            self.0.unlock(name).await
+        }
+    }
+
+    /// Run to its end, polled as often as it asks.
+    fn finish<F: core::future::Future>(future: F) -> F::Output {
+        let mut future = pin!(future);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                return output;
+            }
+        }
+    }
+
+    /// A held session takes one operation at a time: a second while the first is in
+    /// flight is refused as the lock refuses it, and once the first is done (or
+    /// dropped half way) the next goes ahead.
+    #[test]
+    fn a_held_session_takes_one_operation_at_a_time() {
+        let store = Store::new(Slow(InMemoryStorage::new()));
+        let entry = |uuid: &str| NewEntry { uuid: uuid.into(), now_ms: 1, role: Role::User, text: "hi".into(), cwd: "/p".into() };
+        finish(store.append("s", entry("a"))).unwrap();
+        block_on(store.hold("s")).unwrap();
+        let mut first = alloc::boxed::Box::pin(store.append("s", entry("b")));
+        assert!(first.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        let second = finish(store.append("s", entry("c")));
+        assert!(matches!(second, Err(Error::Storage(StorageError::Locked { .. }))), "{second:?}");
+        assert_eq!(finish(first).unwrap().uuid.as_deref(), Some("b"));
+        assert_eq!(finish(store.append("s", entry("d"))).unwrap().parent_uuid.as_deref(), Some("b"));
+        // A dropped operation gives the session back too.
+        let mut dropped = alloc::boxed::Box::pin(store.append("s", entry("e")));
+        assert!(dropped.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        drop(dropped);
+        assert!(finish(store.append("s", entry("f"))).is_ok());
+        block_on(store.release("s")).unwrap();
     }
 }

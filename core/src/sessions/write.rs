@@ -446,7 +446,7 @@ impl<S: Storage> Store<S> {
         let cached = self.open.borrow_mut().remove(id);
         // A held session has had no other writer since this store last wrote it.
         let cached = match cached {
-            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains(base) => {
+            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains_key(base) => {
                 return Ok(state);
             }
             cached => cached,
