@@ -398,10 +398,10 @@ impl<S: Storage> Store<S> {
         };
         let line_no = if part as usize > state.sizes.len() { 1 } else { state.last_part_lines + 1 };
         let text = scan::decode_str(json);
-        let written = read_back(part, json, &text)?;
-        let line_count = written.lines.len();
+        let written = read_back(part, &text)?;
+        let line_count = written.len();
         if kind == Kind::Entry {
-            refuse_repeat(id, &written.lines, state.tip.leaf.as_deref())?;
+            refuse_repeat(id, &written, state.tip.leaf.as_deref())?;
         }
         // A typed refusal (quota, read-only, lock) wrote nothing, by the storage
         // contract: the state is still known. After an I/O error whether the append
@@ -420,11 +420,10 @@ impl<S: Storage> Store<S> {
         };
         // The lines just written move the tip by the same rule a fresh load uses; their
         // messages are read once, for the tip and the entries returned.
-        state.add_ids(&written.lines);
-        let messages = read_messages(&written.lines);
-        state.stale =
-            !state.tip.advance_with(&written.lines, |i, line| canonical::activity_read(line, messages.get(i).and_then(Option::as_ref)));
-        Ok(written_entries(&written.lines, &messages, line_no, &found))
+        state.add_ids(&written);
+        let messages = read_messages(&written);
+        state.stale = !state.tip.advance_with(&written, |i, line| canonical::activity_read(line, messages.get(i).and_then(Option::as_ref)));
+        Ok(written_entries(&written, &messages, line_no, &found))
     }
 
     /// The lines of a record as they are written: its secrets taken out, each line but
@@ -569,14 +568,9 @@ impl<S: Storage> Store<S> {
 /// The lines of a record about to be written, read as a load will read them. This is
 /// also the check that every line is a JSON object (lines are built by hand, blocks
 /// copied in as they came): a record with one that is not writes nothing.
-fn read_back<'a>(part: u32, json: &str, text: &'a str) -> Result<scan::PartScan<'a>, Error> {
-    let written = scan::scan_part(part, json.as_bytes(), text);
-    let line_count = memchr::memchr_iter(b'\n', json.as_bytes()).count() + 1;
-    if written.lines.len() != line_count || written.torn_at.is_some() || !written.skipped.is_empty() {
-        let reason = written.skipped.first().map_or("it does not parse", |skipped| skipped.reason.as_str());
-        return Err(Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")));
-    }
-    Ok(written)
+fn read_back(part: u32, text: &str) -> Result<Vec<scan::Line<'_>>, Error> {
+    scan::read_record(part, text)
+        .map_err(|reason| Error::InvalidArgument(format!("internal: a line to write is not a JSON object ({reason}); nothing was written")))
 }
 
 /// Refuses a retry of a write that landed (whole, then reported failure): its lines

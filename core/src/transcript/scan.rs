@@ -855,6 +855,20 @@ pub(crate) fn mark_continued(lines: String) -> String {
     marked
 }
 
+/// The lines of a record about to be written (joined by newlines), each read as a
+/// part's line is ([`read_object`]), numbered from 1; the reason of the first that is
+/// not one JSON object otherwise. A part's other cases (blank lines, a torn end, glued
+/// objects) cannot be a record's: Mneme builds its lines.
+pub(crate) fn read_record(part: u32, text: &str) -> Result<Vec<Line<'_>>, String> {
+    crate::support::split_lines(text)
+        .zip(1..)
+        .map(|(raw, line)| match read_object(raw) {
+            Ok((env, _)) => Ok(Line { part, line, raw, env }),
+            Err(error) => Err(error.to_string()),
+        })
+        .collect()
+}
+
 /// A line's envelope. Only objects are entries: serde would also read a struct from
 /// a JSON array, field by field.
 fn parse_object(line: &str) -> Result<Envelope<'_>, serde_json::Error> {
@@ -1646,6 +1660,37 @@ mod tests {
             assert!(quick_envelope(&for_serde).is_none(), "{for_serde}");
             assert_eq!(scanned(&for_serde), surrogate, "{for_serde}");
         }
+    }
+
+    /// A record about to be written reads line for line as a part of the same text
+    /// does: every real line, in records of one to three lines.
+    #[test]
+    fn a_record_reads_as_a_part_reads_it() {
+        for path in crate::support::corpus_files() {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            for (n, record) in lines.chunks(n_of(&path)).enumerate() {
+                let record = record.join("\n");
+                let part = scan_part(1, record.as_bytes(), &record);
+                match read_record(1, &record) {
+                    Ok(read) => {
+                        assert!(part.skipped.is_empty() && part.torn_at.is_none(), "{}: record {n}", path.display());
+                        assert_eq!(read.len(), part.lines.len());
+                        for (read, scanned) in read.iter().zip(&part.lines) {
+                            assert_eq!((read.line, read.raw, &read.env), (scanned.line, scanned.raw, &scanned.env));
+                        }
+                    }
+                    // What a part reads only by its own rules (glued objects) is refused.
+                    Err(_) => assert!(!part.skipped.is_empty() || part.recovered_glued > 0, "{}: record {n}", path.display()),
+                }
+            }
+        }
+        assert!(read_record(1, "{\"a\":1}\n\n{\"b\":2}").is_err(), "a blank line is no object");
+    }
+
+    /// Records of one, two or three lines, by file.
+    fn n_of(path: &std::path::Path) -> usize {
+        path.as_os_str().len() % 3 + 1
     }
 
     /// A line's `type` is the same asked of its kind or of its text, for every kind.
