@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use mneme_core::keys::parse_session_key;
 use mneme_core::{KeyInfo, StorageError};
 
 mod home;
@@ -56,9 +57,9 @@ struct Appender {
     file: File,
     identity: (u64, u64),
     /// The file's length after this storage's last append, kept while this storage
-    /// holds the lock named by the file's key: no other writer may touch the file then
-    /// (the lock's contract), so the next append needs neither the path's check nor the
-    /// length's. Forgotten when the lock is given back.
+    /// holds the lock that covers the file (see [`FsStorage::holds`]): no other writer
+    /// may touch the file then (the lock's contract), so the next append needs neither
+    /// the path's check nor the length's. Forgotten when the lock is given back.
     held_len: Option<u64>,
 }
 
@@ -370,8 +371,10 @@ impl FsStorage {
             if cfg!(unix)
                 && let Ok(metadata) = file.metadata()
             {
-                let held_len = self.holds(key).then_some(old_len + data.len() as u64);
+                // Asked under the handles' lock: an unlock in between would leave a
+                // kept length no unlock clears.
                 let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
+                let held_len = self.holds(key).then_some(old_len + data.len() as u64);
                 if appenders.len() >= MAX_APPENDERS {
                     appenders.clear();
                 }
@@ -461,8 +464,9 @@ impl FsStorage {
     }
 
     /// Appends through a handle kept open from an earlier append, if the path still
-    /// names its file; `None` when there is none to use. Under the key's own lock,
-    /// held since the last append, the file is known and the append is one write.
+    /// names its file; `None` when there is none to use. Under the lock that covers
+    /// the key, held since the last append, the file is known and the append is one
+    /// write.
     fn append_open(&self, key: &str, data: &[u8]) -> io::Result<Option<u64>> {
         let mut appenders = self.appenders.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(appender) = appenders.get_mut(key) else { return Ok(None) };
@@ -505,7 +509,10 @@ impl FsStorage {
     /// session's lock by its first part's key).
     fn holds(&self, key: &str) -> bool {
         let locks = self.held_locks();
-        locks.contains_key(key) || first_part_of(key).is_some_and(|first| locks.contains_key(&first))
+        locks.contains_key(key)
+            || parse_session_key(key)
+                .filter(|name| name.part > 1)
+                .is_some_and(|name| locks.contains_key(&mneme_core::keys::session_key(name.project, name.id)))
     }
 
     /// Closes the append handle kept for `key`, if any (the file is going away).
@@ -580,7 +587,7 @@ impl FsStorage {
         let held = self.held_locks().remove(name);
         // Without the lock, another writer may touch its files: their next appends check.
         for (key, appender) in self.appenders.lock().unwrap_or_else(PoisonError::into_inner).iter_mut() {
-            if key == name || first_part_of(key).is_some_and(|first| first == name) {
+            if covers(name, key) {
                 appender.held_len = None;
             }
         }
@@ -593,10 +600,12 @@ impl FsStorage {
     }
 }
 
-/// The key of the first part of the session whose later part `key` is; `None` for
-/// any other key.
-fn first_part_of(key: &str) -> Option<String> {
-    mneme_core::keys::parse_session_key(key).filter(|name| name.part > 1).map(|name| mneme_core::keys::session_key(name.project, name.id))
+/// Whether the lock `lock` covers the object `key`: its own, or a later part of the
+/// session whose first part names the lock.
+fn covers(lock: &str, key: &str) -> bool {
+    key == lock
+        || matches!((parse_session_key(lock), parse_session_key(key)),
+            (Some(first), Some(later)) if first.part == 1 && later.part > 1 && (first.project, first.id) == (later.project, later.id))
 }
 
 /// A temp file name's unique part: this process's id and a counter, plus randomness for
@@ -913,14 +922,18 @@ mod tests {
         fs::rename(dir.path().join("other"), &path).unwrap();
         assert_eq!(block_on(storage.append(key, b"five\n")).unwrap(), 15);
         assert_eq!(fs::read(&path).unwrap(), b"rewritten\nfive\n");
-        // And the one after it too: an append without the lock keeps no length.
+        // And after an unlocked append through the kept handle too: it keeps no length.
+        assert_eq!(block_on(storage.append(key, b"5b\n")).unwrap(), 18);
         fs::write(dir.path().join("other"), b"again\n").unwrap();
         fs::rename(dir.path().join("other"), &path).unwrap();
         assert_eq!(block_on(storage.append(key, b"six\n")).unwrap(), 10);
         assert_eq!(fs::read(&path).unwrap(), b"again\nsix\n");
-        // Taken again, the lock lets appends skip the checks again.
+        // Taken again, the lock lets appends skip the checks again: a file renamed over
+        // the key (which the lock's contract rules out) is not looked for.
         block_on(storage.lock(key)).unwrap();
         assert_eq!(block_on(storage.append(key, b"seven\n")).unwrap(), 16);
+        fs::write(dir.path().join("other"), b"outside\n").unwrap();
+        fs::rename(dir.path().join("other"), &path).unwrap();
         assert_eq!(block_on(storage.append(key, b"eight\n")).unwrap(), 22);
         block_on(storage.unlock(key)).unwrap();
     }
@@ -944,11 +957,15 @@ mod tests {
         block_on(storage.unlock(lock)).unwrap();
         assert_eq!(block_on(storage.append(part, b"three\n")).unwrap(), 14);
         assert_eq!(fs::read(&path).unwrap(), b"outside\nthree\n");
-        // Another session's lock covers nothing of this one.
+        // Another session's lock covers nothing of this one: under it, a rename over
+        // the part is seen.
         block_on(storage.lock("projects/p/t.jsonl")).unwrap();
+        assert_eq!(block_on(storage.append(part, b"four\n")).unwrap(), 19);
         fs::write(dir.path().join("other"), b"again\n").unwrap();
         fs::rename(dir.path().join("other"), &path).unwrap();
-        assert_eq!(block_on(storage.append(part, b"four\n")).unwrap(), 11);
+        assert_eq!(block_on(storage.append(part, b"five\n")).unwrap(), 11);
+        block_on(storage.unlock("projects/p/t.jsonl")).unwrap();
+        assert!(!covers("projects/p/t.jsonl", part) && !covers(part, "projects/p/s.jsonl") && covers(lock, part));
     }
 
     #[test]
