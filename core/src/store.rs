@@ -39,14 +39,15 @@ impl Default for Limits {
 pub struct Store<S> {
     pub(crate) storage: S,
     pub(crate) limits: Limits,
+    /// A hash map: a held session's state is taken out and put back by every append,
+    /// and an ordered map freed and allocated its one node again each time.
     pub(crate) open: RefCell<FastMap<String, OpenSession>>,
     /// The states of sub-agents' transcripts this store wrote, by key.
     pub(crate) agents: RefCell<FastMap<String, OpenSession>>,
-    /// Session locks this store holds between calls (see [`Store::hold`]), each with
-    /// whether an operation of this store is using it right now. Hash maps: a held
-    /// session's every append looks here, and an ordered map's node was freed and
-    /// allocated again as its one entry was taken out and put back.
-    pub(crate) held: RefCell<FastMap<String, bool>>,
+    /// Session locks this store holds between calls (see [`Store::hold`]), and whether
+    /// an operation of this store is using each right now (a mark beside the name: a
+    /// set of names in use allocated a string per operation).
+    pub(crate) held: RefCell<FastMap<String, Hold>>,
     /// Memory scopes this store has read, by folder.
     pub(crate) memories: RefCell<BTreeMap<String, crate::memory::store::ScopeState>>,
     /// The session index as last read (see `index/log.rs`).
@@ -121,14 +122,17 @@ impl<S: Storage> Store<S> {
     pub async fn hold(&self, id: &str) -> Result<(), Error> {
         let parts = self.require(id).await?;
         let name = parts.base_key();
-        if self.held.borrow().contains_key(&name) {
+        let before = self.held.borrow().get(&name).copied();
+        if before.is_some_and(Hold::is_held) {
             return Ok(());
         }
         self.storage.lock(&name).await?;
-        self.held.borrow_mut().insert(name.clone(), false);
+        // An operation still running from before a release keeps the session to itself.
+        let taken = if before == Some(Hold::Released) { Hold::InUse } else { Hold::Idle };
+        self.held.borrow_mut().insert(name.clone(), taken);
         // Read what the session holds now, under the lock, so the next write starts warm.
         if let Err(error) = self.refresh_held(id, &parts.project).await {
-            self.held.borrow_mut().remove(&name);
+            self.let_go(&name);
             let _ = self.storage.unlock(&name).await;
             return Err(error);
         }
@@ -137,10 +141,14 @@ impl<S: Storage> Store<S> {
 
     /// Gives back the lock [`Store::hold`] took; a session not held is left alone.
     pub async fn release(&self, id: &str) -> Result<(), Error> {
-        let held: Option<String> =
-            self.held.borrow().keys().find(|name| crate::keys::parse_session_key(name).is_some_and(|p| p.id == id)).cloned();
+        let held: Option<String> = self
+            .held
+            .borrow()
+            .iter()
+            .find(|(name, hold)| hold.is_held() && crate::keys::parse_session_key(name).is_some_and(|p| p.id == id))
+            .map(|(name, _)| name.clone());
         if let Some(name) = held {
-            self.held.borrow_mut().remove(&name);
+            self.let_go(&name);
             self.storage.unlock(&name).await?;
         }
         Ok(())
@@ -148,7 +156,11 @@ impl<S: Storage> Store<S> {
 
     /// Gives back every lock this store holds (hosts call it when a store is closed).
     pub async fn release_all(&self) -> Result<(), Error> {
-        let names: alloc::vec::Vec<String> = core::mem::take(&mut *self.held.borrow_mut()).into_keys().collect();
+        let names: alloc::vec::Vec<String> =
+            self.held.borrow().iter().filter(|(_, hold)| hold.is_held()).map(|(name, _)| name.clone()).collect();
+        for name in &names {
+            self.let_go(name);
+        }
         let mut outcome = Ok(());
         for name in names {
             if let Err(error) = self.storage.unlock(&name).await {
@@ -170,17 +182,24 @@ impl<S: Storage> Store<S> {
     /// Runs `work` holding the lock `name`, and releases it whatever `work` returned (a
     /// lock the store holds already stays held).
     pub(crate) async fn locked<T>(&self, name: &str, work: impl core::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        let in_use = self.held.borrow_mut().get_mut(name).map(|in_use| core::mem::replace(in_use, true));
-        match in_use {
+        // Taken for this operation if idle; what it was before, either way.
+        let hold = self.held.borrow_mut().get_mut(name).map(|hold| {
+            let before = *hold;
+            if before == Hold::Idle {
+                *hold = Hold::InUse;
+            }
+            before
+        });
+        match hold {
             // Holding stands for the lock between calls, not within them: a second
             // operation of this store while one is in flight (on an asynchronous host)
             // is refused as the lock would refuse it.
-            Some(true) => return Err(StorageError::Locked { key: name.into() }.into()),
-            Some(false) => {
+            Some(Hold::InUse) => return Err(StorageError::Locked { key: name.into() }.into()),
+            Some(Hold::Idle) => {
                 let _busy = Busy(&self.held, name);
                 return work.await;
             }
-            None => {}
+            Some(Hold::Released) | None => {}
         }
         self.storage.lock(name).await?;
         let result = work.await;
@@ -189,15 +208,50 @@ impl<S: Storage> Store<S> {
         unlocked?;
         Ok(value)
     }
+
+    /// Forgets held lock `name` (the caller gives it back to the storage); one that
+    /// an operation is using is marked released until that operation ends.
+    fn let_go(&self, name: &str) {
+        let mut held = self.held.borrow_mut();
+        match held.get_mut(name) {
+            Some(hold @ Hold::InUse) => *hold = Hold::Released,
+            _ => {
+                held.remove(name);
+            }
+        }
+    }
 }
 
-/// Keeps a held lock marked in use until dropped (also when the operation's future is).
-struct Busy<'a>(&'a RefCell<FastMap<String, bool>>, &'a str);
+/// What the store knows of a session lock it took with [`Store::hold`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Held; no operation is using it.
+    Idle,
+    /// Held, and an operation of this store is using it.
+    InUse,
+    /// Given back while an operation was still using it: that operation keeps the
+    /// session to itself until it ends, even if the session is held again meanwhile.
+    Released,
+}
+
+impl Hold {
+    pub(crate) fn is_held(self) -> bool {
+        self != Hold::Released
+    }
+}
+
+/// Marks a held lock in use until dropped (also when the operation's future is).
+struct Busy<'a>(&'a RefCell<FastMap<String, Hold>>, &'a str);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        if let Some(in_use) = self.0.borrow_mut().get_mut(self.1) {
-            *in_use = false;
+        let mut held = self.0.borrow_mut();
+        match held.get_mut(self.1) {
+            Some(hold @ Hold::InUse) => *hold = Hold::Idle,
+            Some(Hold::Released) => {
+                held.remove(self.1);
+            }
+            _ => {}
         }
     }
 }
@@ -285,6 +339,17 @@ mod tests {
         assert!(dropped.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
         drop(dropped);
         assert!(finish(store.append("s", entry("f"))).is_ok());
+        // Released and held again while one is in flight, the session is still that
+        // operation's until it ends.
+        let mut running = alloc::boxed::Box::pin(store.append("s", entry("g")));
+        assert!(running.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
         block_on(store.release("s")).unwrap();
+        block_on(store.hold("s")).unwrap();
+        let refused = finish(store.append("s", entry("h")));
+        assert!(matches!(refused, Err(Error::Storage(StorageError::Locked { .. }))), "{refused:?}");
+        assert!(finish(running).is_ok());
+        assert_eq!(finish(store.append("s", entry("i"))).unwrap().parent_uuid.as_deref(), Some("g"));
+        block_on(store.release_all()).unwrap();
+        assert!(store.held.borrow().is_empty());
     }
 }

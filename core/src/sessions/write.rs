@@ -445,7 +445,7 @@ impl<S: Storage> Store<S> {
         let cached = self.open.borrow_mut().remove(id);
         // A held session has had no other writer since this store last wrote it.
         let cached = match cached {
-            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().contains_key(base) => {
+            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().get(base).is_some_and(|hold| hold.is_held()) => {
                 return Ok(state);
             }
             cached => cached,
