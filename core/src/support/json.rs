@@ -211,22 +211,26 @@ pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
 }
 
 /// `text` as a JSON string (quoted and escaped exactly as `serde_json` writes it) at the
-/// end of `out`. Runs of bytes that need no escape are copied whole, found eight bytes
-/// at a time.
+/// end of `out`. Runs of bytes that need no escape are copied whole, found 32 bytes at
+/// a time and then eight.
 pub(crate) fn push_string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
     let bytes = text.as_bytes();
     let mut copied = 0;
     let mut at = 0;
+    // Prose and code go 32 bytes at a time (four words' tests joined, one branch), the
+    // rest of a run eight at a time. Where 32 bytes hold an escape, the wide look waits
+    // until it is written: text dense with escapes (a tool's output) pays for one
+    // failed wide look per escape, not one per word.
+    let mut wide = true;
     while at < bytes.len() {
-        // Prose and code go thirty-two bytes at a time (the four words' tests joined,
-        // one branch), the rest of a run eight at a time.
-        if let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<32>)
-            && chunk.as_chunks::<8>().0.iter().fold(0, |any, word| any | escape_bits(u64::from_le_bytes(*word))) == 0
-        {
-            at += 32;
-            continue;
+        if wide && let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<32>) {
+            if chunk.as_chunks::<8>().0.iter().fold(0, |any, word| any | escape_bits(u64::from_le_bytes(*word))) == 0 {
+                at += 32;
+                continue;
+            }
+            wide = false;
         }
         if let Some(&chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>)
             && escape_bits(u64::from_le_bytes(chunk)) == 0
@@ -251,6 +255,7 @@ pub(crate) fn push_string(out: &mut String, text: &str) {
                 }
             }
             copied = at + 1;
+            wide = true;
         }
         at += 1;
     }
@@ -443,7 +448,7 @@ pub(crate) fn escaped_as_written(value: &str) -> bool {
 }
 
 /// Nonzero when any of the eight bytes of `word` needs an escape: a control
-/// character, `"` or `\\` (the zero-byte tests of "Bit Twiddling Hacks", exact for
+/// character, `"` or `\` (the zero-byte tests of "Bit Twiddling Hacks", exact for
 /// "any").
 fn escape_bits(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -585,11 +590,20 @@ mod tests {
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         // Every ASCII byte at every place of a 32-byte run, of an eight-byte word after
-        // it, and in the tail after that.
+        // it, and in the tail after that; and a second one anywhere after the first
+        // (the wide look resumes after an escape).
         for byte in 0u8..0x80 {
             for at in 0..48 {
                 let text = alloc::format!("{}{}{}", "a".repeat(at), char::from(byte), "b".repeat(47 - at));
                 assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap(), "byte {byte:#x} at {at}");
+            }
+        }
+        for first in 0..48 {
+            for second in first + 1..96 {
+                let mut text = alloc::vec![b'a'; 96];
+                (text[first], text[second]) = (b'\n', b'"');
+                let text = String::from_utf8(text).unwrap();
+                assert_eq!(pushed(&text), serde_json::to_string(&text).unwrap(), "escapes at {first} and {second}");
             }
         }
         for text in ["", "é🎉\u{2028}\u{7f}", "\"\\\n", "plain"] {
