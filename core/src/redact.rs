@@ -692,6 +692,17 @@ mod tests {
         assert!(!each_json_string(r#"{"a":["b"}"#, |_, _| ()));
     }
 
+    /// A line that turns out not to be JSON is scanned again as text: a secret its
+    /// walk found before it gave up is counted once, not twice.
+    #[test]
+    fn a_line_that_is_not_json_counts_each_secret_once() {
+        let line = r#"{"text":"ghp_abcdefghijklmnopqrstuvwxyz0123456789","more":["#;
+        let mut found = Found::default();
+        let redacted = Redaction::all().json_line(line, &mut found).unwrap();
+        assert!(redacted.contains("[REDACTED:github-token]") && !redacted.contains("ghp_"), "{redacted}");
+        assert_eq!(found.report(), [Redacted { kind: "github-token".into(), count: 1 }]);
+    }
+
     /// Text the look-ahead passes over holds no secret: it finds what the byte-by-byte
     /// scan finds, in text made of secrets that have no `-`, `_` or `=` (a Google or AWS
     /// key, a bearer token), pieces of the others, and prose.

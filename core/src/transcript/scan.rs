@@ -570,7 +570,7 @@ pub(crate) fn scan_part<'a>(part: u32, bytes: &[u8], text: &'a str) -> PartScan<
 /// cut short, unreadable lines, glued objects. `unrepaired`: `text` is from
 /// [`decode_utf8`], its lone surrogates not repaired, so each line is also looked at
 /// for a surrogate escape ([`PartScan::surrogate_escapes`]); [`decode`]d text needs no
-/// look, and a held append's read of its own line is spared it.
+/// look.
 pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: &Workers, unrepaired: bool) -> PartScan<'a> {
     // `decode` borrows exactly when the bytes were valid UTF-8: same address, same
     // length. Text that was repaired is read in one piece: its lines' offsets in the
@@ -856,15 +856,19 @@ pub(crate) fn mark_continued(lines: String) -> String {
 }
 
 /// The lines of a record about to be written (joined by newlines), each read as a
-/// part's line is ([`read_object`]), numbered from 1; the reason of the first that is
+/// part's line is ([`read_object`], a `\r` before the newline left out), numbered
+/// from 1; the reason of the first that is
 /// not one JSON object otherwise. A part's other cases (blank lines, a torn end, glued
 /// objects) cannot be a record's: Mneme builds its lines.
 pub(crate) fn read_record(part: u32, text: &str) -> Result<Vec<Line<'_>>, String> {
     crate::support::split_lines(text)
         .zip(1..)
-        .map(|(raw, line)| match read_object(raw) {
-            Ok((env, _)) => Ok(Line { part, line, raw, env }),
-            Err(error) => Err(error.to_string()),
+        .map(|(raw, line)| {
+            let raw = raw.strip_suffix('\r').unwrap_or(raw);
+            match read_object(raw) {
+                Ok((env, _)) => Ok(Line { part, line, raw, env }),
+                Err(error) => Err(error.to_string()),
+            }
         })
         .collect()
 }
@@ -1663,14 +1667,19 @@ mod tests {
     }
 
     /// A record about to be written reads line for line as a part of the same text
-    /// does: every real line, in records of one to three lines.
+    /// does: every real line, in records of one to three lines as Mneme writes them
+    /// (every line but the last marked continued), ended by `\n` or `\r\n`.
     #[test]
     fn a_record_reads_as_a_part_reads_it() {
         for path in crate::support::corpus_files() {
             let text = std::fs::read_to_string(&path).unwrap();
-            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-            for (n, record) in lines.chunks(n_of(&path)).enumerate() {
-                let record = record.join("\n");
+            let lines: Vec<&str> = text.split('\n').filter(|l| !l.trim().is_empty()).collect();
+            let (mut at, mut n) = (0, 0);
+            while at < lines.len() {
+                let size = n % 3 + 1;
+                let newline = if n % 2 == 0 { "\n" } else { "\r\n" };
+                let record = mark_continued(lines[at..lines.len().min(at + size)].join(newline));
+                (at, n) = (at + size, n + 1);
                 let part = scan_part(1, record.as_bytes(), &record);
                 match read_record(1, &record) {
                     Ok(read) => {
@@ -1686,11 +1695,6 @@ mod tests {
             }
         }
         assert!(read_record(1, "{\"a\":1}\n\n{\"b\":2}").is_err(), "a blank line is no object");
-    }
-
-    /// Records of one, two or three lines, by file.
-    fn n_of(path: &std::path::Path) -> usize {
-        path.as_os_str().len() % 3 + 1
     }
 
     /// A line's `type` is the same asked of its kind or of its text, for every kind.
@@ -1740,7 +1744,7 @@ mod tests {
         let env = parse_object(boundary).unwrap();
         assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));
         assert!(core::mem::size_of::<Line>() <= 224, "a line takes {} bytes", core::mem::size_of::<Line>());
-        // Each rare field alone is kept, as serde reads it too (an index is read only there).
+        // Each rare field alone is kept (`firstKeptEntryIndex` by serde's reading).
         for field in [
             r#""logicalParentUuid":"x""#,
             r#""subtype":"x""#,
