@@ -78,7 +78,8 @@ fn main() -> ExitCode {
             let mut args_ = vec!["run", "--release", "--package", "mneme-bench", "--bin", "recall", "--"];
             let table;
             let own: Vec<&str> = args[1..].iter().map(String::as_str).filter(|a| *a != "--no-embeddings").collect();
-            if !args.iter().any(|a| a == "--embeddings" || a == "--no-embeddings") {
+            // Help needs no table fetched first.
+            if !args.iter().any(|a| ["--embeddings", "--no-embeddings", "--help", "-h"].contains(&a.as_str())) {
                 table = embedding_table()?;
                 args_.extend(["--embeddings", table.as_str()]);
             }

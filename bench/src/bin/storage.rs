@@ -66,7 +66,10 @@ fn run() -> Result<(), String> {
             return Ok(());
         }
         (None, _) => 1000,
-        (Some(n), None) => n.parse().map_err(|_| format!("`{n}` is not a number of appends\n\n{USAGE}"))?,
+        (Some(n), None) => match n.parse() {
+            Ok(appends) if appends > 0 => appends,
+            _ => return Err(format!("`{n}` is not a number of appends (1 or more)\n\n{USAGE}")),
+        },
         (Some(_), Some(extra)) => return Err(format!("unexpected `{extra}`\n\n{USAGE}")),
     };
     let cluster = Cluster::start()?;
