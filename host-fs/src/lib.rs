@@ -508,11 +508,7 @@ impl FsStorage {
     /// itself, or for a later part of a session, its first part's (the core names a
     /// session's lock by its first part's key).
     fn holds(&self, key: &str) -> bool {
-        let locks = self.held_locks();
-        locks.contains_key(key)
-            || parse_session_key(key)
-                .filter(|name| name.part > 1)
-                .is_some_and(|name| locks.contains_key(&mneme_core::keys::session_key(name.project, name.id)))
+        self.held_locks().keys().any(|lock| covers(lock, key))
     }
 
     /// Closes the append handle kept for `key`, if any (the file is going away).
