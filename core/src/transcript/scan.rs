@@ -856,10 +856,10 @@ pub(crate) fn mark_continued(lines: String) -> String {
 }
 
 /// The lines of a record about to be written (joined by newlines), each read as a
-/// part's line is ([`read_object`], a `\r` before the newline left out), numbered
-/// from 1; the reason of the first that is
-/// not one JSON object otherwise. A part's other cases (blank lines, a torn end, glued
-/// objects) cannot be a record's: Mneme builds its lines.
+/// part's line is ([`read_object`], a `\r` before the newline left out), numbered from
+/// 1; otherwise the reason of the first that is not one JSON object. A part's other
+/// cases (blank lines, a torn end, glued objects) cannot be a record's: Mneme builds
+/// its lines.
 pub(crate) fn read_record(part: u32, text: &str) -> Result<Vec<Line<'_>>, String> {
     crate::support::split_lines(text)
         .zip(1..)
