@@ -45,7 +45,16 @@ export const NO_STORAGE = new Proxy({}, { get: (_, op) => (key) => { throw { tag
 // integers, `{tag, val}` variants, undefined for none); callers speak mneme-core's
 // JSON (snake_case, numbers, `{case: value}`, null). These two functions are the whole
 // translation, applied the same way to every value.
-const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
+// A result's field names are few and come back on every call: each is spelled once.
+const snakeNames = new Map();
+const snake = (name) => {
+  let spelled = snakeNames.get(name);
+  if (spelled === undefined) {
+    spelled = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
+    snakeNames.set(name, spelled);
+  }
+  return spelled;
+};
 const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 /** A value from the component as mneme-core's JSON. */

@@ -16,12 +16,13 @@
 //
 // Errors are thrown as the WIT `storage-error` variant, `{tag, val}`, which jco passes
 // to the component as the import's `err`.
-import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 
 const RESERVED_DIR = ".mneme";
+const APPEND_EXISTING = fsConstants.O_WRONLY | fsConstants.O_APPEND;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
@@ -38,6 +39,16 @@ function flock(fd, operation) {
   return result === 0 ? 0 : flockCall.errno();
 }
 const { EWOULDBLOCK, EINTR } = constants.errno;
+
+/** `path` opened with `flags`, or `undefined` when it does not exist. */
+function tryOpen(path, flags) {
+  try {
+    return openSync(path, flags);
+  } catch (error) {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  }
+}
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks the thread for `ms` milliseconds: the imports are synchronous, so waiting for a lock must be too. */
@@ -203,20 +214,24 @@ export class FsStorage {
   append(key, data) {
     const path = this.writable(key);
     return io(key, () => {
-      let fd;
+      // The file exists but for a session's first append: opened without O_CREAT
+      // first, as a thrown error (its stack captured) costs more than the system calls.
+      let fd = tryOpen(path, APPEND_EXISTING);
       let created = false;
-      try {
-        fd = openSync(path, "ax");
-        created = true;
-      } catch (error) {
-        if (error.code === "ENOENT") {
-          mkdirSync(dirname(path), { recursive: true });
+      if (fd === undefined) {
+        try {
           fd = openSync(path, "ax");
           created = true;
-        } else if (error.code === "EEXIST") {
-          fd = openSync(path, "a");
-        } else {
-          throw error;
+        } catch (error) {
+          if (error.code === "ENOENT") {
+            mkdirSync(dirname(path), { recursive: true });
+            fd = openSync(path, "ax");
+            created = true;
+          } else if (error.code === "EEXIST") {
+            fd = openSync(path, "a");
+          } else {
+            throw error;
+          }
         }
       }
       try {
