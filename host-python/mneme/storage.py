@@ -145,16 +145,24 @@ class FsStorage:
     def append(self, key, data):
         path = self._writable(key)
         created = False
+        # The file exists but for a session's first append: opened as it is first, so
+        # the common case raises nothing.
         try:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-                created = True
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-                created = True
-            except FileExistsError:
                 fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            except FileNotFoundError:
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileNotFoundError:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                created = True
+        except FileExistsError:
+            # Created by another writer since the first look: append to it as it is.
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            except OSError as error:
+                raise _failure(key, error) from error
         except OSError as error:
             raise _failure(key, error) from error
         try:
