@@ -23,6 +23,7 @@ pub async fn run<S: Storage>(a: &S, b: &S) -> Vec<String> {
     c.replace_truncate_remove(a).await;
     c.rename(a).await;
     c.locks(a, b).await;
+    c.writes_under_a_lock(a, b).await;
     c.hostile_keys(a).await;
     c.failures
 }
@@ -43,6 +44,10 @@ impl Checker {
         if !ok {
             self.failures.push(what());
         }
+    }
+
+    fn expect_length(&mut self, call: &str, got: Result<u64, StorageError>, want: u64) {
+        self.expect(got == Ok(want), || format!("{call} returns the length {want}, got {got:?}"));
     }
 
     fn expect_kind<T>(&mut self, call: &str, result: &Result<T, StorageError>, want: &str) {
@@ -164,6 +169,38 @@ impl Checker {
         self.expect_kind("unlock of a lock not held", &a.unlock("c/lock/never").await, "ok");
         let listed = a.list("").await.unwrap_or_default();
         self.expect(!listed.iter().any(|k| k.key.starts_with("c/lock")), || "locks are not objects: they are never listed".into());
+    }
+
+    /// A storage may keep what it knows of an object while it holds the lock named by
+    /// the object's key (an open handle, the length): its own replace, truncate, rename
+    /// and remove must still be where the next append lands, and what another handle
+    /// wrote once the lock was given back must be appended after.
+    async fn writes_under_a_lock<S: Storage>(&mut self, a: &S, b: &S) {
+        const KEY: &str = "c/held/s";
+        self.expect_kind("lock", &a.lock(KEY).await, "ok");
+        self.expect_length("a first append under the lock", a.append(KEY, b"one\n").await, 4);
+        self.expect_length("a second append under the lock", a.append(KEY, b"two\n").await, 8);
+        self.expect_kind("replace under the lock", &a.replace(KEY, b"new\n", Some(8)).await, "ok");
+        self.expect_length("an append after a replace", a.append(KEY, b"after\n").await, 10);
+        self.expect_kind("truncate under the lock", &a.truncate(KEY, 4, 10).await, "ok");
+        self.expect_length("an append after a truncate", a.append(KEY, b"cut\n").await, 8);
+        let read = a.read(KEY, 0, None).await;
+        self.expect(read.as_deref() == Ok(b"new\ncut\n"), || format!("under the lock, appends after a replace and a truncate read back {read:?}"));
+        self.expect_kind("rename under the lock", &a.rename(KEY, "c/held/moved").await, "ok");
+        self.expect_length("an append to the renamed key", a.append(KEY, b"fresh\n").await, 6);
+        let (moved, fresh) = (a.read("c/held/moved", 0, None).await, a.read(KEY, 0, None).await);
+        self.expect(moved.as_deref() == Ok(b"new\ncut\n") && fresh.as_deref() == Ok(b"fresh\n"), || {
+            format!("an append after a rename goes to a new object, not the moved one: moved {moved:?}, new {fresh:?}")
+        });
+        self.expect_kind("remove under the lock", &a.remove(KEY).await, "ok");
+        self.expect_length("an append after a remove", a.append(KEY, b"again\n").await, 6);
+        self.expect_kind("unlock", &a.unlock(KEY).await, "ok");
+        self.expect_length("another handle's append once the lock is given back", b.append(KEY, b"b\n").await, 8);
+        self.expect_kind("lock again", &a.lock(KEY).await, "ok");
+        self.expect_length("an append after another handle's", a.append(KEY, b"a\n").await, 10);
+        self.expect_kind("unlock", &a.unlock(KEY).await, "ok");
+        let read = b.read(KEY, 0, None).await;
+        self.expect(read.as_deref() == Ok(b"again\nb\na\n"), || format!("appends on both sides of a lock read back {read:?}"));
     }
 
     async fn hostile_keys<S: Storage>(&mut self, s: &S) {
