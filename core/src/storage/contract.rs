@@ -185,7 +185,9 @@ impl Checker {
         self.expect_kind("truncate under the lock", &a.truncate(KEY, 4, 10).await, "ok");
         self.expect_length("an append after a truncate", a.append(KEY, b"cut\n").await, 8);
         let read = a.read(KEY, 0, None).await;
-        self.expect(read.as_deref() == Ok(b"new\ncut\n"), || format!("under the lock, appends after a replace and a truncate read back {read:?}"));
+        self.expect(read.as_deref() == Ok(b"new\ncut\n"), || {
+            format!("under the lock, appends after a replace and a truncate read back {read:?}")
+        });
         self.expect_kind("rename under the lock", &a.rename(KEY, "c/held/moved").await, "ok");
         self.expect_length("an append to the renamed key", a.append(KEY, b"fresh\n").await, 6);
         let (moved, fresh) = (a.read("c/held/moved", 0, None).await, a.read(KEY, 0, None).await);

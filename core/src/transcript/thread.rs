@@ -335,8 +335,9 @@ impl<'a> Loaded<'a> {
     /// of the results (the last call's in 2.1.39, whichever came last in 2.1.114). The
     /// other results hang off the chain — and in 2.1.114 the reply's later lines too,
     /// with their calls — and Claude Code sends them all on resume. Each is put back
-    /// after the chain line it hangs from, in file order — unless that is the chain's
-    /// last line (a rewind to it continues before them). A result is put back only when
+    /// after the chain line it hangs from, in file order — unless the chain leaves the
+    /// reply at that line (see [`Loaded::leaves_reply_at`]): a rewind to it continues
+    /// before them, on a branch of its own. A result is put back only when
     /// it answers calls of the line it hangs under and nothing else, and no line of the
     /// reply on the chain answers the same call (a result given again after a rewind is
     /// the chain's).
@@ -367,8 +368,10 @@ impl<'a> Loaded<'a> {
             }
             let line = &self.lines[i];
             let Some(parent) = parent_of(i) else { continue };
-            let at = if walked.get(parent) == Some(&true) { position[parent] } else { anchor[parent] };
+            let on_chain = walked.get(parent) == Some(&true);
+            let at = if on_chain { position[parent] } else { anchor[parent] };
             let candidate = at != NO_LINE
+                && !(on_chain && self.leaves_reply_at(&chain, at))
                 && self.lines[parent].env.line_type == LineType::Assistant
                 && (sidechains_too || !line.env.is_sidechain.0)
                 && self.is_live(line);
@@ -422,6 +425,23 @@ impl<'a> Loaded<'a> {
             }
         }
         gathered
+    }
+
+    /// Whether the conversation leaves, at `chain[at]`, the reply that line is part of:
+    /// the chain's first message after it is a prompt or another reply (what a rewind
+    /// to a reply's line, or to a line before its calls' results, writes), or the line
+    /// is the chain's last. What hangs off such a line is the branch the rewind left,
+    /// not lines of a reply the chain goes on with.
+    fn leaves_reply_at(&self, chain: &[usize], at: usize) -> bool {
+        let Some((&line, after)) = chain.get(at..).and_then(<[usize]>::split_first) else { return true };
+        if after.is_empty() {
+            return true;
+        }
+        let reply = canonical::activity(&self.lines[line]).and_then(|activity| activity.id);
+        after
+            .iter()
+            .find_map(|&i| canonical::activity(&self.lines[i]))
+            .is_some_and(|next| !calls::within_reply(Some(&next), reply.as_deref()))
     }
 
     /// Whether a line of the reply that `lines` starts with (its lines sharing

@@ -570,6 +570,41 @@ fn a_rewind_to_a_call_may_answer_it() {
     assert!(contents[2].contains("again") && !contents.iter().any(|c| c.contains("first")), "{contents:?}");
 }
 
+/// A rewind to a reply's first line (before its call) goes on from there: the call
+/// the reply made on the branch left behind, and its result, are not brought back
+/// by the gathering of a reply's lines, and the context is the fork's from there.
+#[test]
+fn a_rewind_to_a_replys_first_line_leaves_its_later_lines_behind() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let reply = json!({ "role": "assistant", "id": "m1", "content": [
+        { "type": "text", "text": "calling" },
+        { "type": "tool_use", "id": "t1", "name": "Bash", "input": {} },
+    ] });
+    let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "old result" }] });
+    let written = block_on(store.append_turn(
+        "s",
+        turn("u0", json!([{ "role": "user", "content": "go" }, reply, result, { "role": "assistant", "content": "done" }])),
+    ))
+    .unwrap();
+    let first_line = written[1].uuid.clone().unwrap();
+    assert!(written[2].text.is_empty() && written[1].text == "calling", "the reply is written as a line per block: {written:?}");
+    let rewind =
+        Turn { parent: Some(first_line.clone()), now_ms: T0 + 1, ..turn("u1", json!({ "role": "user", "content": "never mind" })) };
+    block_on(store.append_turn("s", rewind)).unwrap();
+    for store in [&store, &Store::new(&storage)] {
+        let context = block_on(store.context("s")).unwrap();
+        let contents: Vec<&str> = context.messages.iter().map(|m| &*m.content).collect();
+        assert_eq!(contents.len(), 3, "{contents:?}");
+        assert!(!contents.iter().any(|c| c.contains("t1") || c.contains("old result")), "{contents:?}");
+        let body = body_of(store);
+        assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
+    }
+    block_on(store.fork("s", Some(&first_line), "copy", T0 + 2)).unwrap();
+    let forked: Vec<String> = block_on(store.context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    assert_eq!(forked, ["go", "calling"], "the fork from the same line");
+}
+
 /// A rewind into the segment a compaction kept (relinked after its summary) gives a
 /// chain through the summary back to the summarised history, not through the rest of
 /// the segment it branched away from; a fork from there copies that chain.
