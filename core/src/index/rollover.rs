@@ -91,7 +91,7 @@ impl<S: Storage> Store<S> {
             let format = Format::detect(&loaded.lines);
             let dialect = format.dialect();
             let leaf = loaded.leaf().and_then(|i| loaded.lines[i].env.uuid());
-            let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default();
+            let cwd = loaded.cwd();
             let tokens_before = crate::compaction::context_token_count(loaded);
             let tokens_after = tokens::text_tokens(&dialect.shown_summary(summary));
             let header = crate::format::Header {

@@ -466,7 +466,7 @@ impl<S: Storage> Store<S> {
                     _ => Meta::default(),
                 })
                 .collect();
-            let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
+            let cwd = loaded.cwd().to_owned();
             let created = loaded.lines.iter().find_map(|l| l.env.timestamp.get()).unwrap_or_default().to_owned();
             (Format::detect(&loaded.lines), context, stamps, metas, cwd, created)
         });

@@ -63,7 +63,8 @@ impl<S: Storage> Store<S> {
                     "session `{id}` predates entry ids (pi format v1): open it in pi once so it migrates, then fork"
                 )));
             }
-            let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default();
+            // The branch's own folder; pi names one only in the session's header.
+            let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_else(|| loaded.cwd());
             let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
             Format::detect(&loaded.lines).dialect().fork(&chain, &fork)
         })?;

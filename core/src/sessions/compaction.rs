@@ -91,7 +91,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         let (format, cwd, missing, kept_lines) = with_loaded(&raw, |loaded| {
-            let cwd = loaded.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default().to_owned();
+            let cwd = loaded.cwd().to_owned();
             let live: BTreeMap<Cow<str>, &Line> = loaded.lines.iter().filter(|l| loaded.is_live(l)).map(|l| (l.entry_id(), l)).collect();
             let missing = plan.keep.iter().chain(&plan.summarize).find(|id| !live.contains_key(id.as_str())).cloned();
             let kept_lines: Vec<String> = plan.keep.iter().filter_map(|id| live.get(id.as_str())).map(|l| l.raw.to_owned()).collect();

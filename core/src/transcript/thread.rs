@@ -158,6 +158,12 @@ impl<'a> Loaded<'a> {
         self.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none())
     }
 
+    /// The folder the session last worked in: the newest line naming one (Claude Code
+    /// names it on every entry, pi in its header only); empty when none does.
+    pub fn cwd(&self) -> &str {
+        self.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default()
+    }
+
     /// Visible to readers: not a tombstone line and not tombstoned.
     pub fn is_live(&self, line: &Line) -> bool {
         !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))

@@ -1417,6 +1417,9 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
     block_on(store.fork("pi", None, "pi-fork", T0 + 2)).unwrap();
     let texts: Vec<String> = block_on(store.context("pi-fork")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(texts, ["one", "three"]);
+    let forked = block_on(storage.read("projects/-p/pi-fork.jsonl", 0, None)).unwrap();
+    let forked_header: Value = serde_json::from_slice(forked.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(forked_header["cwd"], "/p", "the fork's header names the folder of the session's own: {forked_header}");
 
     // A sub-agent turn that its new transcript cannot take is refused before the link.
     let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
