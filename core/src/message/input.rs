@@ -187,12 +187,17 @@ fn block(value: &Value, role: Role) -> Result<Block, String> {
             let source = object(source, "the block's `source`")?;
             match string(source, "type", "the block's source")? {
                 "base64" => {
-                    nonempty(source, "media_type", "base64 source")?;
-                    nonempty(source, "data", "base64 source")?;
+                    let media_type = nonempty(source, "media_type", "base64 source")?;
+                    if kind == "image" {
+                        image_type(media_type)?;
+                    } else if media_type != "application/pdf" {
+                        return Err(format!(
+                            "document block: a base64 document is a PDF (`application/pdf`), not `{media_type}`; give text as a `text` source"
+                        ));
+                    }
+                    base64(nonempty(source, "data", "base64 source")?)?;
                 }
-                "url" => {
-                    nonempty(source, "url", "url source")?;
-                }
+                "url" => web_url(nonempty(source, "url", "url source")?)?,
                 _ if kind == "document" => {}
                 other => return Err(format!("image block: unknown source type `{other}` (use `base64` or `url`)")),
             }
@@ -334,19 +339,67 @@ fn openai_content(content: Option<&Value>) -> Result<Value, String> {
 /// An `image_url`'s URL as an Anthropic image source: a `data:` URL's media type
 /// (without parameters) and base64 data, or the URL itself.
 fn image_source(url: &str) -> Result<Value, String> {
-    let Some(data_url) = url.strip_prefix("data:") else { return Ok(json!({ "type": "url", "url": url })) };
+    let Some(data_url) = url.strip_prefix("data:") else {
+        web_url(url)?;
+        return Ok(json!({ "type": "url", "url": url }));
+    };
     let (header, data) = data_url
         .split_once(',')
         .filter(|(header, _)| header.ends_with(";base64"))
         .ok_or("a `data:` URL of an image must be base64 (`data:image/png;base64,...`)")?;
     let media_type = header.split(';').next().unwrap_or_default();
-    if !media_type.starts_with("image/") || media_type.len() == "image/".len() {
-        return Err(format!("the `data:` URL's media type `{media_type}` is not an image type (`image/png`, `image/jpeg`, ...)"));
-    }
+    image_type(media_type)?;
     if data.is_empty() {
         return Err("the `data:` URL holds no data".into());
     }
+    base64(data)?;
     Ok(json!({ "type": "base64", "media_type": media_type, "data": data }))
+}
+
+/// The image types the model APIs take (Anthropic's four, which OpenAI's include): a
+/// block of another is refused by the provider in every later request.
+fn image_type(media_type: &str) -> Result<(), String> {
+    if matches!(media_type, "image/jpeg" | "image/png" | "image/gif" | "image/webp") {
+        Ok(())
+    } else {
+        Err(format!(
+            "the image's media type `{media_type}` is not one the model APIs take: use image/jpeg, image/png, image/gif or image/webp"
+        ))
+    }
+}
+
+/// Checks `data` is base64 (the standard alphabet or the URL-safe one, its padding
+/// only at the end), so a payload the provider cannot decode is refused now rather
+/// than with every later request. The bytes are not decoded: what they show is the
+/// provider's to judge.
+fn base64(data: &str) -> Result<(), String> {
+    // Encoders that wrap lines (MIME's 76 columns) are read as if they had not.
+    let wrapping = |b: &u8| matches!(b, b'\r' | b'\n');
+    let text = data.trim_end_matches(['=', '\r', '\n']);
+    let padding = data.bytes().skip(text.len()).filter(|b| !wrapping(b)).count();
+    let alphabet = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_') || wrapping(b);
+    if let Some(at) = text.bytes().position(|b| !alphabet(&b)) {
+        return Err(format!(
+            "the base64 data has a character base64 has not at byte {at} (a space, a `data:` prefix, another encoding): give the bare base64 text"
+        ));
+    }
+    let length = text.bytes().filter(|b| !wrapping(b)).count();
+    if padding > 2 || length % 4 == 1 || (padding > 0 && (length + padding) % 4 != 0) {
+        return Err(format!(
+            "the base64 data is {} characters long, which no base64 text is: it was cut short or padded wrongly",
+            length + padding
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an image or document `url` source is a web address the provider can fetch.
+fn web_url(url: &str) -> Result<(), String> {
+    let address = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).unwrap_or_default();
+    if address.is_empty() || address.starts_with('/') || address.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+        return Err(format!("the source's url `{url}` is not an http(s) address a provider can fetch"));
+    }
+    Ok(())
 }
 
 fn openai_call(call: &Value) -> Result<Block, String> {

@@ -183,6 +183,43 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
             "no pending call",
         ),
         (json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "file" } }] }]), 0, "source type"),
+        (
+            json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "text/plain", "data": "aGVsbG8=" } }] }]),
+            0,
+            "media type `text/plain`",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "@@@ not base64" } }] }]),
+            0,
+            "a character base64 has not",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AAAA===" } }] }]),
+            0,
+            "padded wrongly",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "image", "source": { "type": "url", "url": "/tmp/cat.png" } }] }]),
+            0,
+            "not an http(s) address",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "document", "source": { "type": "base64", "media_type": "text/plain", "data": "aGk=" } }] }]),
+            0,
+            "a PDF",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "document", "source": { "type": "base64", "media_type": "application/pdf", "data": "!!!" } }] }]),
+            0,
+            "base64",
+        ),
+        (
+            json!([{ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t", "content": [
+                { "type": "image", "source": { "type": "base64", "media_type": "image/bmp", "data": "AAAA" } },
+            ] }] }]),
+            0,
+            "image/bmp",
+        ),
         (json!([{ "role": "system", "content": "be brief" }]), 0, "injection"),
         (json!([{ "role": "user", "content": [] }]), 0, "no blocks"),
         (json!([]), 0, "at least one"),
@@ -259,9 +296,13 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
             2,
             "a second tool_result",
         ),
-        (image("data:;base64,AAAA"), 0, "not an image type"),
+        (image("data:;base64,AAAA"), 0, "media type ``"),
+        (image("data:image/svg+xml;base64,AAAA"), 0, "image/jpeg, image/png, image/gif or image/webp"),
         (image("data:image/png;base64,"), 0, "no data"),
         (image("data:image/png,AAAA"), 0, "must be base64"),
+        (image("data:image/png;base64,@@@"), 0, "a character base64 has not at byte 0"),
+        (image("data:image/png;base64,AAAAA"), 0, "5 characters long"),
+        (image("not a url"), 0, "not an http(s) address"),
         (json!([{ "role": "user", "content": [{ "type": "text", "text": "" }] }]), 0, "content part 0"),
     ];
     for (messages, index, words) in openai_cases {
@@ -280,6 +321,13 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     block_on(store.append_turn("s", openai)).unwrap();
     let image_line = lines(&storage, KEY).pop().unwrap();
     assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], "image/png", "{image_line}");
+    // base64 as encoders write it: padded or not, URL-safe, wrapped at 76 columns.
+    for data in ["iVBORw0KGgo=", "iVBORw0KGgo", "ab-_", &format!("{}\r\n{}==\n", "A".repeat(76), "QQ")] {
+        let source = json!({ "type": "base64", "media_type": "image/webp", "data": data });
+        let message = json!({ "role": "user", "content": [{ "type": "image", "source": source }] });
+        let written = block_on(store.append_turn("s", Turn { now_ms: T0 + 1, ..turn(&format!("img-{}", data.len()), message) }));
+        assert!(written.is_ok(), "{data:?}: {written:?}");
+    }
 }
 
 #[test]
