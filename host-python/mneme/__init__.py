@@ -20,6 +20,7 @@ README's Python table): prefer ``append_turn`` (a whole turn in one call) to man
 import hashlib
 import json
 import os
+import re
 import time
 import uuid as uuids
 
@@ -337,7 +338,35 @@ def _now():
 def _text(name, value):
     if not isinstance(value, str):
         raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (text cut inside an emoji through UTF-16, bytes decoded with
+        # `surrogateescape`) has no UTF-8 form: it becomes U+FFFD, as the core makes one
+        # escaped in a turn's JSON, and as Node's and the browsers' encoders do.
+        return _LONE_SURROGATE.sub("\ufffd", value)
     return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _optional_text(name, value):
+    return None if value is None else _text(name, value)
+
+
+def _json(name, value):
+    """``value`` as JSON text (a value json.dumps cannot write is a refusal)."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError) as error:
+        raise MnemeError("invalid-argument", f"{name} cannot be written as JSON: {error}") from None
+
+
+def _injection(at, injection):
+    name = f"injections[{at}]"
+    injection = _record(name, injection, ("role", "place", "text"))
+    return {"role": _text(f"{name}.role", injection.get("role")), "place": _text(f"{name}.place", injection.get("place")), "text": _text(f"{name}.text", injection.get("text"))}
 
 
 def _texts(name, value):
@@ -367,6 +396,11 @@ def _flag(name, value):
     if not isinstance(value, bool):
         raise MnemeError("invalid-argument", f"{name} must be True or False, not {type(value).__name__}")
     return value
+
+
+def _agent(agent):
+    agent = _record("agent", agent, ("id", "parent_call"), {"parent_call": None})
+    return {"id": _text("agent.id", agent.get("id")), "parent_call": _optional_text("agent.parent_call", agent["parent_call"])}
 
 
 def _scope(project):
@@ -423,6 +457,8 @@ class Mneme:
         if storage is None:
             if not isinstance(root, (str, os.PathLike)):
                 raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
+            if durability not in ("fsync", "buffered"):
+                raise MnemeError("invalid-argument", f'durability must be "fsync" or "buffered", not {durability!r}')
             storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)
         self.storage = storage
         self._instance = _Instance(storage, component or _default_component())
@@ -472,9 +508,9 @@ class Mneme:
             "now_ms": _int("now", _now() if now is None else now),
             "cwd": _text("cwd", cwd),
             "provider": _text("provider", provider),
-            "messages": json.dumps(messages),
-            "parent": parent,
-            "agent": agent,
+            "messages": _json("messages", messages),
+            "parent": _optional_text("parent", parent),
+            "agent": None if agent is None else _agent(agent),
         }
         return self._method("append-turn", _text("id", id), turn)
 
@@ -485,7 +521,10 @@ class Mneme:
         wrote is then sent as the session's client sends it (Claude Code's sessions: left
         out; pi's: as text), since the API refuses its signature."""
         model = None if model is None else _text("model", model)
-        return self._method("provider-context", _text("id", id), _text("provider", provider), model, list(injections))
+        if not isinstance(injections, (list, tuple)):
+            raise MnemeError("invalid-argument", f"injections must be a list of dicts, not {type(injections).__name__}")
+        injections = [_injection(at, injection) for at, injection in enumerate(injections)]
+        return self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
 
     def branches(self, id):
         return self._method("branches", _text("id", id))
@@ -494,7 +533,7 @@ class Mneme:
         return self._method("usage", _text("id", id), prices)
 
     def fork(self, id, from_=None, to=None, now=None):
-        return self._method("fork", _text("id", id), from_, _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
+        return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
 
     def import_session(self, data, from_=None, id=None, cwd=None, origin="", uuid=None, now=None):
         """Imports another agent's transcript (``data``: its bytes or text) as a new

@@ -109,6 +109,19 @@ def _(scratch):
         raise AssertionError("a result answering no call was written")
     except MnemeError as error:
         assert error.kind == "invalid-message" and error.details["message"] == 1 and "nope" in error.details["reason"], (error.kind, error.details)
+    refused(lambda: store.append_turn("s", {"role": "user", "content": "x"}, parent=5), "invalid-argument", "parent must be a string, not int")
+    refused(lambda: store.append_turn("s", {"role": "user", "content": {1, 2}}), "invalid-argument", "messages cannot be written as JSON")
+    refused(lambda: store.append_turn("s", {"role": "user", "content": "x"}, agent={"id": 5}), "invalid-argument", "agent.id must be a string")
+    refused(lambda: store.fork("s", from_=5), "invalid-argument", "from_ must be a string, not int")
+    refused(lambda: store.provider_context("s", injections=None), "invalid-argument", "injections must be a list of dicts, not NoneType")
+    refused(lambda: store.provider_context("s", injections=[{"role": "user", "place": "end", "text": 5}]), "invalid-argument", "injections[0].text must be a string")
+    refused(lambda: store.provider_context("s", injections=[{"role": "user", "text": "x", "where": "end"}]), "invalid-argument", "injections[0]: unknown field `where`")
+    refused(lambda: Mneme(os.path.join(scratch, "x"), durability="x"), "invalid-argument", 'durability must be "fsync" or "buffered"')
+    # A lone surrogate (a cut emoji, bytes decoded with surrogateescape) becomes U+FFFD,
+    # in a plain append and in a turn alike.
+    cut = "cut \ud83d, " + b"\xff".decode("utf-8", "surrogateescape")
+    assert store.append("s", role="user", text=cut)["text"] == "cut \ufffd, \ufffd"
+    assert store.append_turn("s", {"role": "user", "content": cut})[0]["text"] == "cut \ufffd, \ufffd"
     refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0}), "invalid-argument", "`cache_read` is missing")
     refused(lambda: store.usage("s", {"input": 3.0, "output": -15.0, "cache_read": 0, "cache_creation": 0}), "invalid-argument", "a number from 0 to 1000000000000")
     with Mneme(scratch, read_only=True) as reader:

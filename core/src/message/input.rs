@@ -16,8 +16,18 @@ use crate::format::Role;
 
 /// Parses `json` (one message or an array) in `provider`'s shape.
 pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Error> {
-    let value: Value = serde_json::from_str(json)
-        .map_err(|e| Error::InvalidMessage { message: 0, reason: format!("the messages are not valid JSON: {e}") })?;
+    let not_json = |e: serde_json::Error| Error::InvalidMessage { message: 0, reason: format!("the messages are not valid JSON: {e}") };
+    // JavaScript's `JSON.stringify` and Python's `json.dumps` escape a lone surrogate
+    // (text cut inside an emoji, bytes decoded with `surrogateescape`) where JSON has
+    // no character for it: it becomes U+FFFD, as it does in a plain append's text and
+    // in a line read back.
+    let value: Value = match serde_json::from_str(json) {
+        Ok(value) => value,
+        Err(error) => match crate::transcript::scan::repair_lone_surrogates(json) {
+            Some(repaired) => serde_json::from_str(&repaired).map_err(not_json)?,
+            None => return Err(not_json(error)),
+        },
+    };
     let list = match value {
         Value::Array(list) => list,
         one @ Value::Object(_) => alloc::vec![one],

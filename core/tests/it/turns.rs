@@ -330,6 +330,21 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     }
 }
 
+/// Text cut inside an emoji, as `JSON.stringify` writes it: a lone surrogate escape,
+/// which JSON has no character for, becomes U+FFFD (as in a plain append's text);
+/// a pair, and an escaped backslash before a `u`, are kept.
+#[test]
+fn a_lone_surrogate_in_a_turn_becomes_a_replacement_character() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let cut = r#"[{"role":"user","content":"log line \ud83d\ude00\ud83d"},{"role":"assistant","content":"a \\ud83d \udc00 b"}]"#;
+    let written = block_on(store.append_turn("s", Turn { messages: cut.into(), ..turn("u0", json!(null)) })).unwrap();
+    assert_eq!(written[0].text, "log line \u{1f600}\u{fffd}");
+    assert_eq!(written[1].text, "a \\ud83d \u{fffd} b");
+    let bad = block_on(store.append_turn("s", Turn { messages: r#"[{"role":"user","content":"\ud83d"#.into(), ..turn("u1", json!(null)) }));
+    assert!(matches!(&bad, Err(Error::InvalidMessage { reason, .. }) if reason.contains("not valid JSON")), "{bad:?}");
+}
+
 #[test]
 fn results_may_come_in_a_later_write_but_only_for_the_last_reply() {
     let storage = InMemoryStorage::new();
