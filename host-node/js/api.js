@@ -127,6 +127,18 @@ const object = (name, value) => {
   return value;
 };
 
+/** Prices per million tokens, each a number (a `true` or a `"3"` is no price). */
+const PRICES = ["input", "output", "cache_read", "cache_creation"];
+function pricesOf(prices) {
+  object("prices", prices);
+  for (const name of PRICES) {
+    const price = prices[name];
+    if (price === undefined) throw new MnemeError("invalid-argument", `prices: \`${name}\` is missing (give 0 for what is free)`);
+    if (typeof price !== "number") throw new MnemeError("invalid-argument", `prices: ${name} must be a number, not ${price === null ? "null" : typeof price}`);
+  }
+  return record("prices", prices, PRICES);
+}
+
 /** Runs a component call; its `err` becomes a MnemeError worded by the core. */
 async function call(root, run) {
   try {
@@ -290,7 +302,7 @@ export class Mneme {
     });
   }
   branches(id) { return this.#call(() => this.store.branches(text("id", id))); }
-  usage(id, prices = null) { return this.#call(() => this.store.usage(text("id", id), prices === null ? undefined : wit(object("prices", prices)))); }
+  usage(id, prices = null) { return this.#call(() => this.store.usage(text("id", id), prices === null ? undefined : pricesOf(prices))); }
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#call(() => this.store.fork(text("id", id), from === null ? undefined : text("from", from), text("to", to), int("now", now)));
   }
@@ -327,7 +339,10 @@ export class Mneme {
   subagents(id) { return this.#call(() => this.store.subagents(text("id", id))); }
   remove(id) { return this.#call(() => this.store.remove(text("id", id))); }
   repair(id, now = Date.now()) { return this.#call(() => this.store.repair(text("id", id), int("now", now))); }
-  reopen(id) { this.store.reopen(text("id", id)); }
+  reopen(id) {
+    if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
+    this.store.reopen(text("id", id));
+  }
   /** The kinds of secret taken out before anything is written (every kind by default; `[]` for none). */
   setRedaction(kinds) { return this.#call(() => this.store.setRedaction(strings("kinds", kinds))); }
   /** Keeps a session open for writing: its lock is held until `release` (or `close`). Other processes wait, then fail with `storage/locked`. */

@@ -15,9 +15,9 @@
 import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
 import { Mneme as Api, MnemeError, NO_STORAGE, checkBytes, engine } from "./api.js";
-import { FsStorage } from "./storage.js";
+import { FsStorage, StorageFailure } from "./storage.js";
 
-export { FsStorage, MnemeError };
+export { FsStorage, MnemeError, StorageFailure };
 
 const modules = new Map();
 /** The component's core modules, compiled once per process. */

@@ -125,8 +125,21 @@ try {
     // The error's fields, not only its words: which message of those sent was refused.
     const second = await store.appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]).catch((e) => e);
     assert(second.kind === "invalid-message" && second.details.message === 1 && second.details.reason.includes("nope"), JSON.stringify({ ...second, message: second.message }));
-    // A price left out goes to the core as NaN, which it refuses, as the browser refuses the missing field.
-    await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "a number from 0 to 1000000000000");
+    // A price is a number, every one given, as in Python: `true` was $1 a million, "3" $3.
+    await refused(store.usage("s", { input: 3, output: 15 }), "invalid-argument", "`cache_read` is missing");
+    await refused(store.usage("s", { input: true, output: 15, cache_read: 0, cache_creation: 0 }), "invalid-argument", "input must be a number, not boolean");
+    await refused(store.usage("s", { input: "3", output: 15, cache_read: 0, cache_creation: 0 }), "invalid-argument", "input must be a number, not string");
+    await refused(store.usage("s", { input: 3, output: 15, cache_read: 0, cache_creation: 0, cached: 1 }), "invalid-argument", "unknown field `cached`");
+    await refused(store.usage("s", { input: 3, output: -15, cache_read: 0, cache_creation: 0 }), "invalid-argument", "a number from 0 to 1000000000000");
+    const closedOnce = await Mneme.open({ root: join(scratch, "closed-reopen") });
+    await closedOnce.close();
+    let reopened;
+    try {
+      closedOnce.reopen("s");
+    } catch (error) {
+      reopened = error;
+    }
+    assert(reopened instanceof MnemeError && reopened.message.includes("this store is closed"), `reopen of a closed store: ${reopened}`);
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
     await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");
     assert((await readOnly.list()).sessions.length === 1, "a read-only store still reads");

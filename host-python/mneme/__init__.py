@@ -530,7 +530,7 @@ class Mneme:
         return self._method("branches", _text("id", id))
 
     def usage(self, id, prices=None):
-        return self._method("usage", _text("id", id), prices)
+        return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices, ("input", "output", "cache_read", "cache_creation")))
 
     def fork(self, id, from_=None, to=None, now=None):
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))

@@ -123,6 +123,7 @@ def _(scratch):
     assert store.append("s", role="user", text=cut)["text"] == "cut \ufffd, \ufffd"
     assert store.append_turn("s", {"role": "user", "content": cut})[0]["text"] == "cut \ufffd, \ufffd"
     refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0}), "invalid-argument", "`cache_read` is missing")
+    refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0, "cache_read": 0, "cache_creation": 0, "cached": 1}), "invalid-argument", "unknown field `cached`")
     refused(lambda: store.usage("s", {"input": 3.0, "output": -15.0, "cache_read": 0, "cache_creation": 0}), "invalid-argument", "a number from 0 to 1000000000000")
     with Mneme(scratch, read_only=True) as reader:
         refused(lambda: reader.append("s", role="user", text="x"), "storage/read-only", "read-only")
