@@ -778,6 +778,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Fork { id, from, to, json } => {
             let new_id = to.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let entries = open(&cli.store)?.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(|e| e.to_string())?;
+            note_unresumable(&new_id, entries.first());
             if json {
                 print_json(&entries)
             } else {
@@ -836,6 +837,7 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: A
     let (messages, lines) = match (role, text, message, turn) {
         (Some(role), Some(text), _, _) if parent.is_none() && agent.is_none() => {
             let entry = sessions.append(id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
+            note_unresumable(id, Some(&entry));
             return if json { print_json(&entry) } else { print_appended(id, std::slice::from_ref(&entry)) };
         }
         (Some(role), Some(text), _, _) => (serde_json::json!({ "role": role.as_str(), "content": text }).to_string(), None),
@@ -843,6 +845,8 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: A
         (_, _, _, Some(path)) => read_turn(&path)?,
         _ => return Err("say what to append: --role and --text, --message JSON or --turn FILE".into()),
     };
+    // A sub-agent's new transcript starts at its line 1: no new session for the note.
+    let into_session = agent.is_none();
     let turn = Turn {
         uuid: uuid::Uuid::new_v4().to_string(),
         now_ms: now_ms(),
@@ -862,6 +866,9 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: A
         }
         _ => e.to_string(),
     })?;
+    if into_session {
+        note_unresumable(id, entries.first());
+    }
     if json { print_json(&entries) } else { print_appended(id, &entries) }
 }
 
@@ -932,6 +939,20 @@ fn print_ledger(ledger: &Ledger) -> CliResult {
         println!("  {mark} {}: {}", branch.leaf, line(&branch.usage, branch.cost));
     }
     Ok(())
+}
+
+/// Claude Code's `--resume` finds only sessions whose id is a UUID: said when a command
+/// has just created a Claude Code session (its first line carries the `sessionId`)
+/// under another id, on standard error, so `--json` output stays as it is.
+fn note_unresumable(id: &str, first: Option<&mneme_host::core::Entry>) {
+    let created_for_claude = first.is_some_and(|entry| entry.part == 1 && entry.line == 1 && entry.session_id.is_some());
+    let hyphenated_uuid = id.len() == 36 && uuid::Uuid::try_parse(id).is_ok();
+    if created_for_claude && !hyphenated_uuid {
+        eprintln!(
+            "note: `claude --resume` opens only sessions whose id is a UUID, and `{id}` is not one: use a UUID (as `uuidgen` prints) for a \
+             session you will open in Claude Code"
+        );
+    }
 }
 
 fn print_appended(id: &str, entries: &[mneme_host::core::Entry]) -> CliResult {

@@ -105,11 +105,21 @@ fn demo_refuses_a_folder_that_is_not_empty() {
 fn append_show_and_list_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    stdout(&mneme(&["--root", root, "append", "chat-1", "--role", "user", "--text", "remember the milk", "--cwd", "/home/ada"]));
-    let entry: Value =
-        serde_json::from_str(&stdout(&mneme(&["--root", root, "append", "chat-1", "--role", "assistant", "--text", "noted", "--json"])))
-            .unwrap();
+    let created = mneme(&["--root", root, "append", "chat-1", "--role", "user", "--text", "remember the milk", "--cwd", "/home/ada"]);
+    stdout(&created);
+    let note = "`claude --resume` opens only sessions whose id is a UUID, and `chat-1` is not one";
+    assert!(String::from_utf8_lossy(&created.stderr).contains(note), "a session Claude Code cannot resume is said so when it is created");
+    let appended = mneme(&["--root", root, "append", "chat-1", "--role", "assistant", "--text", "noted", "--json"]);
+    let entry: Value = serde_json::from_str(&stdout(&appended)).unwrap();
     assert_eq!(entry["line"], 2);
+    assert!(appended.stderr.is_empty(), "said once, not on every append: {}", String::from_utf8_lossy(&appended.stderr));
+    let uuid = "0b6c1b8e-5d53-4f0e-9d0a-6a6f2c1e7d11";
+    let resumable = mneme(&["--root", root, "append", uuid, "--role", "user", "--text", "hi", "--cwd", "/home/ada"]);
+    stdout(&resumable);
+    assert!(resumable.stderr.is_empty(), "{}", String::from_utf8_lossy(&resumable.stderr));
+    let forked = mneme(&["--root", root, "fork", uuid, "--to", "my-fork"]);
+    stdout(&forked);
+    assert!(String::from_utf8_lossy(&forked.stderr).contains("`my-fork` is not one"), "{}", String::from_utf8_lossy(&forked.stderr));
     let shown = stdout(&mneme(&["--root", root, "sessions", "show", "chat-1"]));
     assert!(shown.contains("remember the milk") && shown.contains("noted"), "{shown}");
     let listed = stdout(&mneme(&["--root", root, "--engine", "native", "sessions", "list"]));
