@@ -165,6 +165,12 @@ pub(crate) fn render(
         merged = merge_roles(merged);
     }
     let interrupted = answer_every_call(&mut merged, &dialect.interrupted_call());
+    // The Anthropic API refuses a conversation that opens with a reply ("first message
+    // must use the user role"): one whose first prompt was deleted, or that its writer
+    // began with the assistant's greeting, opens with a user message saying so.
+    if provider == Provider::Anthropic && merged.first().is_some_and(|turn| turn.assistant) {
+        merged.insert(0, Turn { assistant: false, blocks: alloc::vec![Block::text(OPENS_WITH_A_REPLY)] });
+    }
     for turn in &mut merged {
         // The API wants a reply's results first in the message that follows it, and, with
         // thinking on, a last reply to start with its thinking ("a final `assistant`
@@ -184,6 +190,9 @@ pub(crate) fn render(
     };
     ProviderContext { provider, body, messages, compacted, tokens, interrupted }
 }
+
+/// The user message before a conversation that opens with a reply, for Anthropic.
+pub(crate) const OPENS_WITH_A_REPLY: &str = "[The conversation opens with the assistant's message that follows.]";
 
 /// A message's blocks without those the Anthropic API refuses in a request: a text
 /// block of white space ("text content blocks must contain non-whitespace text") and,

@@ -443,6 +443,9 @@ fn refused_by_provider(body: &Value, provider: Provider) -> Option<String> {
     if let Some(twice) = all_calls.map(|b| b["id"].to_string()).find(|id| !ids.insert(id.clone())) {
         return Some(format!("two calls of id {twice}"));
     }
+    if messages.first().is_some_and(|first| first["role"] != "user") {
+        return Some("the first message is not the user's".into());
+    }
     for (n, message) in messages.iter().enumerate() {
         let Some(blocks) = message["content"].as_array() else { return Some(format!("message {n}'s content is no array")) };
         let assistant = message["role"] == "assistant";
@@ -666,6 +669,36 @@ fn a_rewind_to_a_replys_first_line_leaves_its_later_lines_behind() {
     block_on(store.fork("s", Some(&first_line), "copy", T0 + 2)).unwrap();
     let forked: Vec<String> = block_on(store.context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(forked, ["go", "calling"], "the fork from the same line");
+}
+
+/// A conversation that opens with a reply (its writer began with a greeting, or its
+/// first prompt was deleted) opens, for Anthropic, with a user message saying so: the
+/// API refuses a first message that is not the user's. OpenAI's takes one as it is.
+#[test]
+fn a_context_that_opens_with_a_reply_opens_with_a_user_message_for_anthropic() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let written = block_on(store.append_turn(
+        "s",
+        turn("u0", json!([{ "role": "user", "content": "hi" }, { "role": "assistant", "content": "hello" }, { "role": "user", "content": "go on" }])),
+    ))
+    .unwrap();
+    block_on(store.tombstone("s", written[0].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
+    let body = body_of(&store);
+    assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], "[The conversation opens with the assistant's message that follows.]", "{body}");
+    assert_eq!((messages[1]["role"].as_str(), messages.len()), (Some("assistant"), 3), "{body}");
+    let openai = self::body(&store, Provider::Openai, &[]);
+    assert_eq!(openai["messages"][0]["role"], "assistant", "{openai}");
+    block_on(store.append(
+        "greeted",
+        NewEntry { uuid: "g1".into(), now_ms: T0, role: Role::Assistant, text: "How can I help?".into(), cwd: "/p".into() },
+    ))
+    .unwrap();
+    let greeted = block_on(store.provider_context("greeted", Provider::Anthropic, None, &[])).unwrap();
+    let greeted: Value = serde_json::from_str(&greeted.body).unwrap();
+    assert_eq!(refused_by_provider(&greeted, Provider::Anthropic), None, "{greeted}");
 }
 
 /// A rewind into the segment a compaction kept (relinked after its summary) gives a
