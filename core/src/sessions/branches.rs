@@ -50,6 +50,14 @@ impl<S: Storage> Store<S> {
         let origin_key = parts.base_key();
         let timestamp = time::format_millis(now_ms);
         let content = with_loaded(&raw, |loaded| -> Result<String, Error> {
+            let format = Format::detect(&loaded.lines);
+            // Its copy would chain its entries to nothing.
+            if format == Format::Pi && loaded.lines.iter().any(|l| l.env.predates_pi_ids()) {
+                return Err(crate::format::unsupported(
+                    format,
+                    "a fork of a session of pi's format v1, whose entries have no ids (open it in pi once so it migrates, or `mneme import` it, which migrates it)",
+                ));
+            }
             let links = loaded.links();
             let leaf = match from {
                 Some(uuid) => loaded.branch_point(uuid, &links).map_err(|no| no.error(id, uuid))?,
@@ -58,15 +66,10 @@ impl<S: Storage> Store<S> {
                     .ok_or_else(|| Error::InvalidArgument(format!("session `{id}` has no entry with an id to fork from")))?,
             };
             let chain: Vec<&Line> = loaded.chain_from(leaf, &links).into_iter().map(|i| &loaded.lines[i]).collect();
-            if chain.iter().any(|l| l.env.uuid().is_none()) {
-                return Err(Error::InvalidArgument(format!(
-                    "session `{id}` predates entry ids (pi format v1): open it in pi once so it migrates, then fork"
-                )));
-            }
             // The branch's own folder; pi names one only in the session's header.
             let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_else(|| loaded.cwd());
             let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
-            Format::detect(&loaded.lines).dialect().fork(&chain, &fork)
+            format.dialect().fork(&chain, &fork)
         })?;
         self.create_session(&parts.project, new_id, &content).await
     }

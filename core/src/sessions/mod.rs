@@ -161,7 +161,7 @@ impl OpenSession {
     pub(crate) fn add_ids(&mut self, lines: &[scan::Line<'_>]) {
         if self.format == Format::Pi {
             self.ids.extend(lines.iter().filter_map(|l| l.env.uuid()).map(ToOwned::to_owned));
-            self.without_ids |= lines.iter().any(|l| l.env.uuid().is_none() && !l.env.is_session_header());
+            self.without_ids |= lines.iter().any(|l| l.env.predates_pi_ids());
         }
     }
 }

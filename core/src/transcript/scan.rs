@@ -289,6 +289,11 @@ impl<'a> Envelope<'a> {
     pub fn uuid(&self) -> Option<&str> {
         self.uuid.get()
     }
+    /// In a pi session, an entry of format v1, which has no id (the header aside): a
+    /// session holding one is written and forked only once pi has migrated it.
+    pub fn predates_pi_ids(&self) -> bool {
+        self.uuid().is_none() && !self.is_session_header()
+    }
     pub fn parent_uuid(&self) -> Option<&str> {
         self.parent_uuid.get()
     }

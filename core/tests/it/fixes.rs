@@ -666,6 +666,14 @@ fn a_write_to_a_pi_v1_session_is_refused_and_writes_nothing() {
     }
     assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), original);
     assert_eq!(block_on(Store::new(&storage).context("before-compaction")).unwrap().messages.len(), before);
+    // A fork too, from the resume point or from a line by its `@part:line` name.
+    for from in [None, Some("@1:5")] {
+        match block_on(store.fork("before-compaction", from, "copy", 0)) {
+            Err(Error::Unsupported { format: Format::Pi, operation }) => assert!(operation.contains("format v1"), "{from:?}: {operation}"),
+            other => panic!("{from:?}: {other:?}"),
+        }
+    }
+    assert_eq!(block_on(storage.list("")).unwrap().len(), 1, "no fork was written");
 }
 
 /// A fork from an entry that is no message (Claude Code's `progress`) made a session
