@@ -142,7 +142,8 @@ fn block(value: &Value, role: Role) -> Result<Block, String> {
     let map = object(value, "the block")?;
     let kind = string(map, "type", "the block")?;
     let only = |allowed: Role| {
-        if role == allowed { Ok(()) } else { Err(format!("a `{kind}` block belongs in a {} message", allowed.as_str())) }
+        let article = if allowed == Role::Assistant { "an" } else { "a" };
+        if role == allowed { Ok(()) } else { Err(format!("a `{kind}` block belongs in {article} {} message", allowed.as_str())) }
     };
     let kind = match kind {
         "text" => {
@@ -280,6 +281,12 @@ fn openai(list: &[Value]) -> Result<Vec<Message>, Error> {
                 }
             }
             _ => {}
+        }
+        // A reply the model refused to give: its words, kept as the reply's text.
+        if let (true, Some(Value::String(refusal))) = (blocks.is_empty() && role == Role::Assistant, map.get("refusal"))
+            && !refusal.trim().is_empty()
+        {
+            blocks.push(Block::text(refusal));
         }
         if let Some(calls) = map.get("tool_calls").filter(|c| !c.is_null()) {
             let calls = calls.as_array().ok_or_else(|| fail("`tool_calls` is not an array".into()))?;

@@ -176,7 +176,7 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     let cases = [
         (json!([{ "role": "assistant", "content": [{ "type": "tool_use", "id": "t", "name": "x" }] }]), 0, "input"),
         (json!([{ "role": "assistant", "content": [{ "type": "text", "text": "" }] }]), 0, "empty"),
-        (json!([{ "role": "user", "content": [{ "type": "thinking", "thinking": "x" }] }]), 0, "assistant message"),
+        (json!([{ "role": "user", "content": [{ "type": "thinking", "thinking": "x" }] }]), 0, "belongs in an assistant message"),
         (
             json!([{ "role": "assistant", "content": "ok" }, { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "nope" }] }]),
             1,
@@ -316,6 +316,11 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         }
         assert_eq!(size(&storage), before, "{messages}: nothing was written");
     }
+    // A refusal (OpenAI's `refusal`, no content) is the reply's text.
+    let refusal =
+        json!([{ "role": "user", "content": "help me" }, { "role": "assistant", "content": null, "refusal": "I can't help with that." }]);
+    let written = block_on(store.append_turn("s", Turn { provider: Provider::Openai, ..turn("refusal", refusal) })).unwrap();
+    assert_eq!(written[1].text, "I can't help with that.", "{written:?}");
     // A data URL's parameters are not the media type.
     let openai = Turn { provider: Provider::Openai, ..turn("u1", image("data:image/png;charset=utf-8;base64,AAAA")) };
     block_on(store.append_turn("s", openai)).unwrap();
