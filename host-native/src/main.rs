@@ -1336,7 +1336,10 @@ fn print_json(value: &impl serde::Serialize) -> CliResult {
 /// (an escape sequence a model or a tool wrote, which would clear the screen or retitle
 /// the window) as its escape, `\x{1b}`; line breaks and tabs as they are.
 pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    // The bidirectional overrides and isolates reorder what a terminal shows after
+    // them (a "Trojan Source" line reads otherwise than it is): escaped with the rest.
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let control = |c: char| (c.is_control() && c != '\n' && c != '\t') || bidi(c);
     if !text.chars().any(control) {
         return text.into();
     }

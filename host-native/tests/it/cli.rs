@@ -1195,13 +1195,27 @@ fn check_counts_lone_surrogate_escapes_in_words() {
 fn text_output_escapes_control_characters_and_shows_replies_without_text() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    stdout(&mneme(&["--root", root, "append", "esc", "--cwd", "/w", "--role", "user", "--text", "\u{1b}]0;pwned\u{7}\u{1b}[2Jhello"]));
+    stdout(&mneme(&[
+        "--root",
+        root,
+        "append",
+        "esc",
+        "--cwd",
+        "/w",
+        "--role",
+        "user",
+        "--text",
+        "\u{1b}]0;pwned\u{7}\u{1b}[2Jhello \u{202e}dlrow",
+    ]));
     let call = r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}"#;
     stdout(&mneme(&["--root", root, "append", "esc", "--message", call]));
     for args in [&["sessions", "list"][..], &["resume", "esc"], &["sessions", "show", "esc"], &["search", "pwned"]] {
         let out = stdout(&mneme(&[&["--root", root][..], args].concat()));
         assert!(
-            !out.contains('\u{1b}') && !out.contains('\u{7}') && out.contains("\\x{1b}]0;pwned\\x{7}\\x{1b}[2Jhello"),
+            !out.contains('\u{1b}')
+                && !out.contains('\u{7}')
+                && !out.contains('\u{202e}')
+                && out.contains("\\x{1b}]0;pwned\\x{7}\\x{1b}[2Jhello"),
             "{args:?}: {out}"
         );
     }
