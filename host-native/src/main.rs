@@ -579,7 +579,8 @@ struct AgentArgs {
     #[arg(long, value_name = "ID", conflicts_with = "parent")]
     agent: Option<String>,
     /// The session's pending tool call that started the sub-agent: its first turn links
-    /// it from there, as Claude Code does
+    /// it from there, as Claude Code does (read on that turn only: later turns may give
+    /// it again, and it changes nothing)
     #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
     parent_call: Option<String>,
 }

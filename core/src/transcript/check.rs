@@ -52,7 +52,9 @@ impl Loaded<'_> {
         let mut report = CheckReport { load: self.report.clone(), ..CheckReport::default() };
         let mut calls: BTreeMap<String, (u32, u32)> = BTreeMap::new();
         let mut answered: BTreeSet<String> = BTreeSet::new();
-        for line in self.lines.iter().filter(|l| self.is_live(l)) {
+        for (at, line) in self.lines.iter().enumerate().filter(|(_, l)| self.is_live(l)) {
+            // A line repeating an earlier one's id (a rewrite of it) makes no new call.
+            let repeated = line.env.uuid().is_some_and(|uuid| index.get(uuid) != Some(&at));
             if let Some(parent) = line.env.parent_uuid()
                 && !index.contains_key(parent)
             {
@@ -61,8 +63,11 @@ impl Loaded<'_> {
             let Some((_, Some(Content::Blocks(blocks)))) = line.env.message.and_then(parse_message_content) else { continue };
             for block in &blocks {
                 match block.kind.get() {
-                    Some("tool_use") => {
+                    Some("tool_use") if !repeated => {
                         if let Some(id) = block.id.get() {
+                            // An id an answered call had (a server that numbers its
+                            // calls anew each reply): this call waits for its own result.
+                            answered.remove(id);
                             calls.insert(id.to_string(), (line.part, line.line));
                         }
                     }
@@ -83,5 +88,44 @@ impl Loaded<'_> {
         unanswered.sort_by_key(|f| (f.part, f.line));
         report.orphaned_tool_uses = unanswered;
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use crate::sessions::with_loaded;
+
+    fn line(kind: &str, uuid: &str, parent: &str, content: &str) -> String {
+        format!(
+            "{{\"type\":\"{kind}\",\"uuid\":\"{uuid}\",\"parentUuid\":\"{parent}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"{kind}\",\"content\":[{content}]}}}}\n"
+        )
+    }
+    fn call(id: &str) -> String {
+        format!("{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"ls\",\"input\":{{}}}}")
+    }
+    fn result(id: &str) -> String {
+        format!("{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":\"ok\"}}")
+    }
+
+    /// A server that numbers its calls anew each reply (`call_0`) makes a call of an
+    /// id an answered one had: left without a result, it is reported; a rewrite of a
+    /// line (its id again) after the result is no new call.
+    #[test]
+    fn a_call_reusing_an_answered_calls_id_is_reported_until_answered() {
+        let unanswered = |text: &str| -> Vec<(u32, String)> {
+            with_loaded(&[text.as_bytes()], |loaded| loaded.check().orphaned_tool_uses.into_iter().map(|f| (f.line, f.id)).collect())
+        };
+        let first = [line("assistant", "a1", "u0", &call("call_0")), line("user", "r1", "a1", &result("call_0"))].concat();
+        assert_eq!(unanswered(&first), []);
+        let again = [first.as_str(), &line("assistant", "a2", "r1", &call("call_0"))].concat();
+        assert_eq!(unanswered(&again), [(3, String::from("call_0"))]);
+        let answered = [again.as_str(), &line("user", "r2", "a2", &result("call_0"))].concat();
+        assert_eq!(unanswered(&answered), []);
+        let rewritten = [first.as_str(), &line("assistant", "a1", "u0", &call("call_0"))].concat();
+        assert_eq!(unanswered(&rewritten), [], "a line written again makes no call of its own");
     }
 }
