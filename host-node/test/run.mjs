@@ -131,6 +131,8 @@ try {
     await refused(store.usage("s", { input: "3", output: 15, cache_read: 0, cache_creation: 0 }), "invalid-argument", "input must be a number, not string");
     await refused(store.usage("s", { input: 3, output: 15, cache_read: 0, cache_creation: 0, cached: 1 }), "invalid-argument", "unknown field `cached`");
     await refused(store.usage("s", { input: 3, output: -15, cache_read: 0, cache_creation: 0 }), "invalid-argument", "a number from 0 to 1000000000000");
+    await refused(Mneme.open({ root: join(ROOT, "README.md") }), "invalid-argument", "is not a folder");
+    await refused(Mneme.open({ root: join(scratch, "x"), durability: "x" }), "invalid-argument", 'durability must be "fsync" or "buffered"');
     const closedOnce = await Mneme.open({ root: join(scratch, "closed-reopen") });
     await closedOnce.close();
     let reopened;

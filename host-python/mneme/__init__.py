@@ -457,6 +457,8 @@ class Mneme:
         if storage is None:
             if not isinstance(root, (str, os.PathLike)):
                 raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
+            if os.path.exists(root) and not os.path.isdir(root):
+                raise MnemeError("invalid-argument", f"the store's root {os.fspath(root)} is not a folder: name a folder (it is made on the first write)")
             if durability not in ("fsync", "buffered"):
                 raise MnemeError("invalid-argument", f'durability must be "fsync" or "buffered", not {durability!r}')
             storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)

@@ -117,6 +117,7 @@ def _(scratch):
     refused(lambda: store.provider_context("s", injections=[{"role": "user", "place": "end", "text": 5}]), "invalid-argument", "injections[0].text must be a string")
     refused(lambda: store.provider_context("s", injections=[{"role": "user", "text": "x", "where": "end"}]), "invalid-argument", "injections[0]: unknown field `where`")
     refused(lambda: Mneme(os.path.join(scratch, "x"), durability="x"), "invalid-argument", 'durability must be "fsync" or "buffered"')
+    refused(lambda: Mneme(__file__), "invalid-argument", "is not a folder")
     # A lone surrogate (a cut emoji, bytes decoded with surrogateescape) becomes U+FFFD,
     # in a plain append and in a turn alike.
     cut = "cut \ud83d, " + b"\xff".decode("utf-8", "surrogateescape")
