@@ -12,7 +12,7 @@
 // Each store is its own component instance with its own storage imports. Calls run
 // synchronously (Node 20 has no JSPI); methods return promises only to keep the
 // browser package's shape.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
 import { Mneme as Api, MnemeError, NO_STORAGE, checkBytes, engine } from "./api.js";
 import { FsStorage, StorageFailure } from "./storage.js";
@@ -42,13 +42,11 @@ export class Mneme extends Api {
    */
   static async open({ root, storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 30_000, durability = "fsync", readOnly = false } = {}) {
     if (!storage && typeof root !== "string") throw new MnemeError("invalid-argument", "open needs `root`, the store's folder (or a `storage`)");
-    if (!storage && statSync(root, { throwIfNoEntry: false })?.isDirectory() === false) {
-      throw new MnemeError("invalid-argument", `the store's root ${root} is not a folder: name a folder (it is made on the first write)`);
+    try {
+      storage ??= new FsStorage(root, { durability, lockTimeoutMs, readOnly });
+    } catch (error) {
+      throw error instanceof TypeError ? new MnemeError("invalid-argument", error.message) : error;
     }
-    if (durability !== "fsync" && durability !== "buffered") {
-      throw new MnemeError("invalid-argument", `durability must be "fsync" or "buffered", not ${JSON.stringify(durability)}`);
-    }
-    storage ??= new FsStorage(root, { durability, lockTimeoutMs, readOnly });
     return Mneme.over(engine(instantiate, coreModule, storage), storage, { partBytes, totalBytes });
   }
 

@@ -106,6 +106,11 @@ export class FsStorage {
   constructor(root, { durability = "fsync", lockTimeoutMs = 30_000, readOnly = false } = {}) {
     if (typeof root !== "string" || root === "") throw new TypeError("the store's root must be a folder path");
     if (durability !== "fsync" && durability !== "buffered") throw new TypeError(`durability must be "fsync" or "buffered", not ${JSON.stringify(durability)}`);
+    let found;
+    try {
+      found = statSync(root, { throwIfNoEntry: false });
+    } catch {} // unreadable: the first call that needs it says why
+    if (found && !found.isDirectory()) throw new TypeError(`the store's root ${root} is not a folder: name a folder (it is made on the first write)`);
     this.root = resolve(root);
     this.durable = durability === "fsync";
     this.lockTimeoutMs = lockTimeoutMs;

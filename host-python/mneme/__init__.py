@@ -336,16 +336,23 @@ def _now():
 
 
 def _text(name, value):
+    """A string argument: an id, a key, a path. A lone surrogate (bytes decoded with
+    `surrogateescape`) has no UTF-8 form, and replaced it would make two names one."""
     if not isinstance(value, str):
         raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate (text cut inside an emoji through UTF-16, bytes decoded with
-        # `surrogateescape`) has no UTF-8 form: it becomes U+FFFD, as the core makes one
-        # escaped in a turn's JSON, and as Node's and the browsers' encoders do.
-        return _LONE_SURROGATE.sub("\ufffd", value)
+    lone = _LONE_SURROGATE.search(value)
+    if lone:
+        raise MnemeError("invalid-argument", f"{name} has a lone surrogate (U+{ord(lone.group()):04X}) at {lone.start()}, which no UTF-8 text holds: decode it without surrogateescape")
     return value
+
+
+def _prose(name, value):
+    """A message's words: a lone surrogate (text cut inside an emoji through UTF-16,
+    bytes decoded with `surrogateescape`) becomes U+FFFD, as the core makes one escaped
+    in a turn's JSON, and as Node's and the browsers' encoders do."""
+    if not isinstance(value, str):
+        raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
+    return _LONE_SURROGATE.sub("\ufffd", value)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -366,7 +373,7 @@ def _json(name, value):
 def _injection(at, injection):
     name = f"injections[{at}]"
     injection = _record(name, injection, ("role", "place", "text"))
-    return {"role": _text(f"{name}.role", injection.get("role")), "place": _text(f"{name}.place", injection.get("place")), "text": _text(f"{name}.text", injection.get("text"))}
+    return {"role": _text(f"{name}.role", injection.get("role")), "place": _text(f"{name}.place", injection.get("place")), "text": _prose(f"{name}.text", injection.get("text"))}
 
 
 def _texts(name, value):
@@ -457,11 +464,10 @@ class Mneme:
         if storage is None:
             if not isinstance(root, (str, os.PathLike)):
                 raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
-            if os.path.exists(root) and not os.path.isdir(root):
-                raise MnemeError("invalid-argument", f"the store's root {os.fspath(root)} is not a folder: name a folder (it is made on the first write)")
-            if durability not in ("fsync", "buffered"):
-                raise MnemeError("invalid-argument", f'durability must be "fsync" or "buffered", not {durability!r}')
-            storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)
+            try:
+                storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)
+            except ValueError as error:
+                raise MnemeError("invalid-argument", str(error)) from None
         self.storage = storage
         self._instance = _Instance(storage, component or _default_component())
         defaults = self._instance.call(_SESSIONS, "default-limits")
@@ -498,7 +504,7 @@ class Mneme:
 
     def append(self, id, role, text, cwd="/", uuid=None, now=None):
         """Appends a message; a new session is filed under the project of ``cwd``."""
-        entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _int("now", _now() if now is None else now), "role": _text("role", role), "text": _text("text", text), "cwd": _text("cwd", cwd)}
+        entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _int("now", _now() if now is None else now), "role": _text("role", role), "text": _prose("text", text), "cwd": _text("cwd", cwd)}
         return self._method("append", _text("id", id), entry)
 
     def append_turn(self, id, messages, provider="anthropic", cwd="/", uuid=None, now=None, parent=None, agent=None):

@@ -52,6 +52,8 @@ class FsStorage:
     def __init__(self, root, durability="fsync", lock_timeout=30.0, read_only=False):
         if durability not in ("fsync", "buffered"):
             raise ValueError(f'durability must be "fsync" or "buffered", not {durability!r}')
+        if os.path.exists(root) and not os.path.isdir(root):
+            raise ValueError(f"the store's root {root} is not a folder: name a folder (it is made on the first write)")
         self.root = os.path.abspath(root)
         self.durable = durability == "fsync"
         self.lock_timeout = lock_timeout

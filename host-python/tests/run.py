@@ -121,6 +121,7 @@ def _(scratch):
     # A lone surrogate (a cut emoji, bytes decoded with surrogateescape) becomes U+FFFD,
     # in a plain append and in a turn alike.
     cut = "cut \ud83d, " + b"\xff".decode("utf-8", "surrogateescape")
+    refused(lambda: store.append("s" + b"\xff".decode("utf-8", "surrogateescape"), role="user", text="x"), "invalid-argument", "id has a lone surrogate (U+DCFF) at 1")
     assert store.append("s", role="user", text=cut)["text"] == "cut \ufffd, \ufffd"
     assert store.append_turn("s", {"role": "user", "content": cut})[0]["text"] == "cut \ufffd, \ufffd"
     refused(lambda: store.usage("s", {"input": 3.0, "output": 15.0}), "invalid-argument", "`cache_read` is missing")

@@ -88,6 +88,12 @@ fn serialize(line: &Line, out: &mut String) {
     }
     let Some((message, read)) = parsed else { return };
     let role = message.role.get().unwrap_or(line.env.kind());
+    // pi's tool result is a message of its own: shown as Claude Code's result block is.
+    if role == "toolResult" {
+        out.push_str(&result_line(read));
+        out.push('\n');
+        return;
+    }
     match read {
         Some(Content::Text(text)) => out.push_str(&format!("[{role}]: {text}\n")),
         Some(Content::Blocks(blocks)) => {
@@ -106,6 +112,16 @@ fn raw_json(value: Option<crate::support::json::Raw<'_>>) -> &str {
     value.map_or("", |r| r.get())
 }
 
+/// A tool's result, its text clipped.
+fn result_line(content: Option<Content<'_>>) -> String {
+    let content = match content {
+        Some(Content::Text(text)) => text.into_owned(),
+        Some(Content::Blocks(inner)) => inner.iter().filter_map(|b| b.text.get()).collect::<Vec<_>>().join("\n"),
+        None => String::new(),
+    };
+    format!("[tool result]: {}", clip(&content, PROMPT_TOOL_RESULT_CHARS))
+}
+
 fn block_line(role: &str, block: &Block) -> Option<String> {
     let raw = raw_json;
     Some(match block.kind.get()? {
@@ -115,14 +131,7 @@ fn block_line(role: &str, block: &Block) -> Option<String> {
         "toolCall" => {
             format!("[{role} calls {}]: {}", block.name.get().unwrap_or("?"), clip(raw(block.arguments), PROMPT_TOOL_RESULT_CHARS))
         }
-        "tool_result" => {
-            let content = match parse_content(block.content) {
-                Some(Content::Text(text)) => text.into_owned(),
-                Some(Content::Blocks(inner)) => inner.iter().filter_map(|b| b.text.get()).collect::<Vec<_>>().join("\n"),
-                None => String::new(),
-            };
-            format!("[tool result]: {}", clip(&content, PROMPT_TOOL_RESULT_CHARS))
-        }
+        "tool_result" => result_line(parse_content(block.content)),
         "image" => format!("[{role}]: [image]"),
         other => format!("[{role}]: [{other}]"),
     })

@@ -32,6 +32,10 @@ pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
         }
         let Some((message, read)) = parsed else { continue };
         let role = message.role.get().unwrap_or(line.env.kind());
+        // pi's tool results are no one's words, as Claude Code's `tool_result` blocks.
+        if role == "toolResult" {
+            continue;
+        }
         match read {
             Some(Content::Text(text)) if role == "user" => requests.push(first_sentences(&text, 240)),
             Some(Content::Text(text)) => replies.push(first_sentences(&text, 160)),

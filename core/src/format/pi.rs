@@ -200,7 +200,11 @@ impl Dialect for Pi {
                     let mut wire = serde_json::json!({
                         "role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
                         "usage": usage(message.meta.usage.unwrap_or_default()),
-                        "stopReason": stop_reason(message.meta.stop_reason.as_deref()),
+                        "stopReason": stop_reason(message.meta.stop_reason.as_deref().or_else(|| {
+                            // A reply given without one (OpenAI's shape has no field for it)
+                            // stopped for its calls when it made some: pi reads "stop" as done.
+                            message.blocks.iter().any(|b| matches!(b.kind, BlockKind::ToolUse { .. })).then_some("tool_use")
+                        })),
                         "timestamp": header.now_ms,
                     });
                     if let Some(id) = &message.meta.id {

@@ -309,8 +309,6 @@ struct Survey {
     messages: u32,
     /// It has a line with an id: a conversation, not only bookkeeping.
     has_entries: bool,
-    /// The time of its newest line that has one.
-    last_at: Option<i64>,
 }
 
 fn survey(data: &[u8]) -> Survey {
@@ -326,7 +324,6 @@ fn survey(data: &[u8]) -> Survey {
             leaf: loaded.leaf().and_then(|i| loaded.lines.get(i)).and_then(|l| l.env.uuid()).map(String::from),
             messages: loaded.context(Sources::default()).messages.len() as u32,
             has_entries: loaded.lines.iter().any(|l| l.env.uuid().is_some()),
-            last_at: loaded.lines.iter().rev().find_map(|l| l.env.timestamp.get().and_then(time::parse_millis)),
         }
     })
 }
@@ -416,18 +413,13 @@ impl<S: Storage> Store<S> {
             content.push(b'\n');
         }
         let marker_id = crate::support::ids::nth_uuid(&request.uuid, u32::MAX);
-        // Stamped with the conversation's last time (the import's own is in the
-        // provenance): a session is listed by when it was last updated, and importing
-        // old transcripts must not make each the newest (`resume --latest`).
-        let marker_ms = surveyed.last_at.map_or(request.now_ms, |last| last.min(request.now_ms));
-        let marker_timestamp = time::format_millis(marker_ms);
         let header = Header {
             session_id: &id,
             parent: surveyed.leaf.as_deref(),
             sidechain: false,
             uuid: &marker_id,
-            now_ms: marker_ms,
-            timestamp: &marker_timestamp,
+            now_ms: request.now_ms,
+            timestamp: &timestamp,
             cwd: &cwd,
             agent_id: None,
             taken: None,
@@ -566,7 +558,7 @@ fn exists(id: &str) -> Error {
 
 /// The import's record, as the new session's last line carries it.
 fn provenance_text(source: Source, request: &Import, migrated_from: Option<u32>) -> String {
-    let mut value = json!({ "source": source.as_str(), "origin": request.origin, "importedAt": time::format_millis(request.now_ms) });
+    let mut value = json!({ "source": source.as_str(), "origin": request.origin });
     if let Some(version) = migrated_from {
         value["migratedFrom"] = version.into();
     }

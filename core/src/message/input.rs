@@ -364,8 +364,10 @@ fn image_source(url: &str) -> Result<Value, String> {
         .split_once(',')
         .filter(|(header, _)| header.ends_with(";base64"))
         .ok_or("a `data:` URL of an image must be base64 (`data:image/png;base64,...`)")?;
-    let media_type = header.split(';').next().unwrap_or_default();
-    image_type(media_type)?;
+    // OpenAI takes a media type in any case, and `image/jpg`: stored as Anthropic names it.
+    let media_type = header.split(';').next().unwrap_or_default().to_ascii_lowercase();
+    let media_type = if media_type == "image/jpg" { String::from("image/jpeg") } else { media_type };
+    image_type(&media_type)?;
     if data.is_empty() {
         return Err("the `data:` URL holds no data".into());
     }
@@ -401,6 +403,9 @@ fn base64(data: &str) -> Result<(), String> {
         ));
     }
     let length = text.bytes().filter(|b| !wrapping(b)).count();
+    if length == 0 {
+        return Err("the base64 data holds nothing but line breaks: give the encoded bytes".into());
+    }
     if padding > 2 || length % 4 == 1 || (padding > 0 && (length + padding) % 4 != 0) {
         return Err(format!(
             "the base64 data is {} characters long, which no base64 text is: it was cut short or padded wrongly",
@@ -412,7 +417,8 @@ fn base64(data: &str) -> Result<(), String> {
 
 /// Checks an image or document `url` source is a web address the provider can fetch.
 fn web_url(url: &str) -> Result<(), String> {
-    let address = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).unwrap_or_default();
+    let scheme = |name: &str| url.get(..name.len()).filter(|s| s.eq_ignore_ascii_case(name)).and_then(|_| url.get(name.len()..));
+    let address = scheme("https://").or_else(|| scheme("http://")).unwrap_or_default();
     if address.is_empty() || address.starts_with('/') || address.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
         return Err(format!("the source's url `{url}` is not an http(s) address a provider can fetch"));
     }

@@ -192,7 +192,7 @@ pub(crate) fn render(
 }
 
 /// The user message before a conversation that opens with a reply, for Anthropic.
-pub(crate) const OPENS_WITH_A_REPLY: &str = "[The conversation opens with the assistant's message that follows.]";
+const OPENS_WITH_A_REPLY: &str = "[The conversation opens with the assistant's message that follows.]";
 
 /// A message's blocks without those the Anthropic API refuses in a request: a text
 /// block of white space ("text content blocks must contain non-whitespace text") and,

@@ -366,6 +366,13 @@ impl<'a> Envelope<'a> {
     pub fn is_pi_compaction(&self) -> bool {
         self.line_type == LineType::Compaction && self.rare().summary.get().is_some()
     }
+    /// A compaction the pending tool calls do not outlive: Claude Code's boundary (what
+    /// it keeps comes after it, and is read again) and crab's. pi's keeps the entries
+    /// from `firstKeptEntryId` on, which are before it on the chain, and with them the
+    /// calls of the reply the conversation ended with: a result may still answer them.
+    pub fn ends_pending_calls(&self) -> bool {
+        self.is_compaction() && !(self.is_pi_compaction() && self.rare().first_kept_entry_id.get().is_some())
+    }
 }
 
 /// One readable JSON object of a part.

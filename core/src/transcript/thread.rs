@@ -532,13 +532,14 @@ impl Loaded<'_> {
     }
 
     /// The pending calls at the end of the main chain: the fold of [`PendingCalls`]
-    /// over the chain, started at its last barrier (a compaction, or a message that
-    /// ends every call before it), which gives what folding the whole chain gives.
+    /// over the chain, started at its last barrier (a compaction that ends them, or a
+    /// message that ends every call before it), which gives what folding the whole
+    /// chain gives.
     fn pending_calls(&self, chain: &[usize]) -> PendingCalls {
         let mut steps = Vec::new();
         for &i in chain.iter().rev() {
             let line = &self.lines[i];
-            if line.env.is_compaction() {
+            if line.env.ends_pending_calls() {
                 break;
             }
             if let Some(activity) = canonical::activity(line) {
@@ -607,7 +608,7 @@ impl Tip {
             if !(continues || first) || switches_rule || ms < self.leaf_ms {
                 return false;
             }
-            if env.is_compaction() {
+            if env.ends_pending_calls() {
                 self.calls.barrier();
             } else if let Some(activity) = activity(i, line) {
                 self.calls.step(activity, env.uuid());

@@ -486,6 +486,42 @@ fn pi_sessions_get_a_pi_compaction_entry() {
     assert_eq!(uuids, plan.keep);
 }
 
+/// A pi session compacted while its last reply's call waits for its result (an agent
+/// loop that compacts after every turn): the compaction keeps that reply, so the
+/// result still answers it, as in a Claude Code session; a fresh read agrees. Its
+/// tool results are summarised as results, not as the assistant's words, and a reply
+/// given without a stop reason that made calls is written as stopped for them.
+#[test]
+fn a_pi_compaction_keeps_the_call_its_kept_reply_waits_on() {
+    let storage = InMemoryStorage::new();
+    let header = json!({"type": "session", "version": 3, "id": "pi1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"});
+    block_on(storage.replace("projects/p/pi1.jsonl", format!("{header}\n").as_bytes(), None)).unwrap();
+    let store = Store::new(&storage);
+    let call =
+        |id: &str| json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": id, "name": "read", "input": { "path": "a" } }] });
+    let result = |id: &str| json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": id, "content": "DB_HOST=internal.example. Second sentence." }] });
+    let first = json!([{ "role": "user", "content": "go" }, call("t1"), result("t1"), { "role": "assistant", "content": "read it" }, { "role": "user", "content": "again" }, call("tp")]);
+    block_on(store.append_turn("pi1", crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000000", first))).unwrap();
+    let text = String::from_utf8(block_on(storage.read("projects/p/pi1.jsonl", 0, None)).unwrap()).unwrap();
+    assert!(text.lines().last().unwrap().contains(r#""stopReason":"toolUse""#), "{text}");
+    let plan =
+        block_on(store.plan_compaction("pi1", &Settings { keep: Keep::RecentMessages(1), ..Settings::default() }, Mode::Manual)).unwrap();
+    assert!(plan.prompt.contains("[tool result]: DB_HOST") && !plan.prompt.contains("[toolResult]"), "{}", plan.prompt);
+    let summary = block_on(store.summarize_offline("pi1", &plan)).unwrap();
+    assert!(!summary.contains("DB_HOST"), "a tool's output is not what the assistant said: {summary}");
+    block_on(store.apply_compaction("pi1", &plan, &summary, &ids(1), NOW)).unwrap();
+    let answer = crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000001", result("tp"));
+    block_on(store.append_turn("pi1", mneme_core::Turn { now_ms: NOW + 1, ..answer.clone() })).unwrap();
+    let fresh = Store::new(&storage);
+    let context = block_on(fresh.context("pi1")).unwrap();
+    assert!(context.compacted && context.messages.last().unwrap().content.contains("DB_HOST"), "{context:?}");
+    // A fresh read sees the same: nothing pending, so the result cannot be given twice.
+    let twice = block_on(
+        fresh.append_turn("pi1", mneme_core::Turn { now_ms: NOW + 2, uuid: "7a1b2c3d-0000-4000-8000-000000000002".into(), ..answer }),
+    );
+    assert!(matches!(twice, Err(mneme_core::Error::InvalidMessage { .. })), "{twice:?}");
+}
+
 /// pi's entries that reach the model without being plain messages — a command run
 /// with `!`, an extension's message, a branch summary — are counted and summarised as
 /// what the model is sent.

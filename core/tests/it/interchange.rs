@@ -96,17 +96,11 @@ fn a_kept_claude_transcript_resumes_as_its_original() {
     let original = InMemoryStorage::new();
     block_on(original.replace("projects/p/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
     let imported = InMemoryStorage::new();
-    let done = block_on(Store::new(&imported).import_session(&request(path))).unwrap();
-    let id = done.id;
+    let id = block_on(Store::new(&imported).import_session(&request(path))).unwrap().id;
     assert_eq!(
         block_on(Store::new(&imported).context(&id)).unwrap(),
         block_on(Store::new(&original).context("4d5611e5-241a-462a-8d15-5122611a9569")).unwrap()
     );
-    // Listed as last updated when its conversation was, not when it was imported.
-    let updated = |storage: &InMemoryStorage| block_on(Store::new(storage).list()).unwrap().sessions[0].updated.clone();
-    assert_eq!(updated(&imported), updated(&original));
-    assert_eq!(updated(&imported).as_deref(), Some("2026-02-12T21:03:34.206Z"));
-    assert!(done.provenance.contains(r#""importedAt":"2026-02-16T00:00:00.000Z""#), "{}", done.provenance);
 }
 
 #[test]

@@ -303,6 +303,7 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         (image("data:image/png;base64,@@@"), 0, "a character base64 has not at byte 0"),
         (image("data:image/png;base64,AAAAA"), 0, "5 characters long"),
         (image("not a url"), 0, "not an http(s) address"),
+        (image("data:image/png;base64,\n"), 0, "nothing but line breaks"),
         (json!([{ "role": "user", "content": [{ "type": "text", "text": "" }] }]), 0, "content part 0"),
     ];
     for (messages, index, words) in openai_cases {
@@ -326,6 +327,15 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     block_on(store.append_turn("s", openai)).unwrap();
     let image_line = lines(&storage, KEY).pop().unwrap();
     assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], "image/png", "{image_line}");
+    // OpenAI's `image/jpg` and a type or scheme in capitals are taken, stored as Anthropic names them.
+    for (url, stored) in [("data:image/jpg;base64,AAAA", "image/jpeg"), ("data:IMAGE/PNG;base64,AAAA", "image/png")] {
+        let openai = Turn { provider: Provider::Openai, now_ms: T0 + 2, ..turn(&format!("u-{stored}"), image(url)) };
+        block_on(store.append_turn("s", openai)).unwrap();
+        let image_line = lines(&storage, KEY).pop().unwrap();
+        assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], stored, "{url}: {image_line}");
+    }
+    let openai = Turn { provider: Provider::Openai, now_ms: T0 + 3, ..turn("u-https", image("HTTPS://example.com/cat.png")) };
+    block_on(store.append_turn("s", openai)).unwrap();
     // base64 as encoders write it: padded or not, URL-safe, wrapped at 76 columns.
     for data in ["iVBORw0KGgo=", "iVBORw0KGgo", "ab-_", &format!("{}\r\n{}==\n", "A".repeat(76), "QQ")] {
         let source = json!({ "type": "base64", "media_type": "image/webp", "data": data });
