@@ -324,9 +324,20 @@ impl<'a> Loaded<'a> {
                 // (A head whose parent is its summary already, as a fork writes it,
                 // continued from nothing else.)
                 let unseen = |at: &usize| seen.get(*at).is_some_and(|&seen| !seen);
+                // Come in through the summary alone (a rewind to it), the walk left the
+                // segment the compaction kept on the branch it left: the summarised
+                // history goes on from where the segment's head was written, not from
+                // the segment's tail (the boundary's logical parent).
+                let before_segment = || {
+                    preserved_segment(line.env.rare().compact_metadata)
+                        .filter(|segment| segment.anchor.is_some())
+                        .and_then(|segment| links.line_of(Some(&segment.head)))
+                        .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()))
+                        .filter(unseen)
+                };
                 match summarised_from.take().filter(unseen) {
                     Some(before) => current = Some(before),
-                    None => current = current.filter(unseen),
+                    None => current = before_segment().or(current.filter(unseen)),
                 }
             }
         }
@@ -671,8 +682,13 @@ mod tests {
             }
             current = loaded.parent_of(line).and_then(|p| index.get(p).copied());
             if line.env.is_compact_boundary() {
-                let before = summarised_from.take().filter(|at| !seen.contains(at));
-                current = before.or(current.filter(|at| !seen.contains(at)));
+                let unseen = |at: &usize| !seen.contains(at);
+                let before = summarised_from.take().filter(unseen);
+                let segment = super::preserved_segment(line.env.rare().compact_metadata).filter(|s| s.anchor.is_some());
+                let head_parent =
+                    segment.and_then(|s| index.get(s.head.as_str()).copied()).and_then(|head| loaded.lines[head].env.parent_uuid());
+                let before_segment = head_parent.and_then(|p| index.get(p).copied()).filter(unseen);
+                current = before.or(before_segment).or(current.filter(unseen));
             }
         }
         chain.reverse();

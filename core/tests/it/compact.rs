@@ -486,6 +486,50 @@ fn pi_sessions_get_a_pi_compaction_entry() {
     assert_eq!(uuids, plan.keep);
 }
 
+/// A rewind to the summary of a compaction that kept the last messages leaves those
+/// messages on the branch it left: every command agrees — the context, the branch
+/// list (the kept messages' branch listed, left), the usage (the left reply is not
+/// the current branch's), the chain and a fork from the summary.
+#[test]
+fn a_rewind_to_a_summary_leaves_the_kept_messages_on_their_own_branch() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 1..=3u64 {
+        let reply = json!({ "role": "assistant", "id": format!("m{i}"), "usage": { "input_tokens": i * 100, "output_tokens": 1 }, "content": format!("r{i}") });
+        let turn = crate::turns::turn(
+            &format!("7a1b2c3d-0000-4000-8000-00000000000{i}"),
+            json!([{ "role": "user", "content": format!("p{i}") }, reply]),
+        );
+        block_on(store.append_turn("s", mneme_core::Turn { now_ms: NOW + i as i64, ..turn })).unwrap();
+    }
+    let plan =
+        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &plan, "earlier: p1 p2", &ids(1), NOW + 10)).unwrap();
+    let summary = block_on(store.context("s")).unwrap().messages[0].uuid.clone();
+    let rewind = mneme_core::Turn {
+        parent: Some(summary.clone()),
+        now_ms: NOW + 20,
+        ..crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000009", json!({ "role": "user", "content": "after the summary" }))
+    };
+    block_on(store.append_turn("s", rewind)).unwrap();
+    let texts: Vec<String> = block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].contains("earlier: p1 p2") && texts[1] == "after the summary", "{texts:?}");
+    let chain = block_on(store.load("s")).unwrap();
+    let on_chain: Vec<&str> = chain.chain.iter().map(|&i| chain.entries[i as usize].text.as_str()).collect();
+    assert!(!on_chain.contains(&"p3") && !on_chain.contains(&"r3") && on_chain.contains(&"r2"), "{on_chain:?}");
+    let branches = block_on(store.branches("s")).unwrap();
+    assert_eq!(branches.len(), 2, "{branches:?}");
+    assert!(branches[0].current && branches[0].text == "after the summary", "{branches:?}");
+    assert!(!branches[1].current && branches[1].text == "r3", "the kept messages' branch, left: {branches:?}");
+    let ledger = block_on(store.usage("s", None)).unwrap();
+    let current = ledger.branches.iter().find(|b| b.current).unwrap();
+    assert_eq!(current.usage.input, 100 + 200, "r3's 300 is the left branch's: {ledger:?}");
+    block_on(store.fork("s", Some(&summary), "copy", NOW + 30)).unwrap();
+    let forked: Vec<String> = block_on(store.context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    assert_eq!(forked.len(), 1, "a fork from the summary is the summary: {forked:?}");
+}
+
 /// A pi session compacted while its last reply's call waits for its result (an agent
 /// loop that compacts after every turn): the compaction keeps that reply, so the
 /// result still answers it, as in a Claude Code session; a fresh read agrees. Its
