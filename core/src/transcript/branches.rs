@@ -12,6 +12,7 @@ use super::shorten;
 use super::thread::Loaded;
 use super::tokens::line_usage;
 use crate::message::{Usage, canonical};
+use crate::support::json::Raw;
 
 /// One branch of a conversation: from its root to a leaf message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -116,7 +117,7 @@ impl Loaded<'_> {
     fn leaf_messages(&self, index: &crate::support::hash::FastMap<&str, usize>) -> Vec<usize> {
         let only_sidechains = self.only_sidechains();
         let is_candidate =
-            |l: &Line| self.is_live(l) && l.env.is_message() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
+            |l: &Line| self.is_live(l) && l.env.ends_a_branch() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
         // Every ancestor of a message has a descendant, by the edges the leaf rule
         // counts (see [`Loaded::leaf`]): parents, and the summary a relinked head
         // continues from. A compaction's logical parent is no edge: the entry it names
@@ -146,7 +147,7 @@ impl Loaded<'_> {
     pub fn ledger(&self, prices: Option<&Prices>) -> Ledger {
         let links = self.links();
         let current_chain = self.chain_in(&links);
-        let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.is_message());
+        let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.ends_a_branch());
         let mut on_current = alloc::vec![false; self.lines.len()];
         for &i in &current_chain {
             on_current[i] = true;
@@ -186,8 +187,13 @@ impl Loaded<'_> {
             let line = &self.lines[leaf];
             // As the context reads the message: a tool result or a call shows as a marker
             // (`[tool_result toolu_…]`), not as nothing.
-            let (role, text) = match canonical::stored(line.env.kind(), line.env.message) {
-                Some(stored) => (Some(stored.role), stored.text.into_owned()),
+            let message = if line.env.is_pi_context_entry() { Some(Raw::valid(line.raw)) } else { line.env.message };
+            let (role, text) = match canonical::stored(line.env.kind(), message) {
+                // A branch's summary shown by its own words, not pi's preamble to them.
+                Some(stored) => {
+                    let summary = line.env.rare().summary.get().filter(|_| line.env.is_pi_context_entry());
+                    (Some(stored.role), summary.map_or(stored.text, Cow::Borrowed).into_owned())
+                }
                 None => scan::message_text(line.env.message),
             };
             let forks_at = if current {
@@ -274,6 +280,32 @@ mod tests {
         assert_eq!((ledger.total.input, ledger.total.output, ledger.total.cache_read, ledger.replies), (99, 104, 15113, 1));
         assert_eq!(ledger.branches.len(), 1);
         assert_eq!(ledger.branches[0].usage, ledger.total);
+    }
+
+    /// pi's `/tree` back to an earlier reply leaves a `branch_summary` there, where the
+    /// conversation (and its context) now ends: that is the current branch, shown by
+    /// its summary; the branch it came back from is listed beside it.
+    #[test]
+    fn a_pi_branch_summary_ends_the_current_branch() {
+        let entry = |kind: &str, id: &str, parent: &str, second: u32, rest: &str| {
+            alloc::format!(
+                "{{\"type\":\"{kind}\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:0{second}.000Z\",{rest}}}\n"
+            )
+        };
+        let message = |role: &str, text: &str| alloc::format!("\"message\":{{\"role\":\"{role}\",\"content\":\"{text}\"}}");
+        let text = [
+            String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n"),
+            entry("message", "a0000001", "null", 1, &message("user", "first")),
+            entry("message", "b0000001", "\"a0000001\"", 2, &message("assistant", "first reply")),
+            entry("message", "c0000001", "\"b0000001\"", 3, &message("user", "second")),
+            entry("message", "d0000001", "\"c0000001\"", 4, &message("assistant", "second reply")),
+            entry("branch_summary", "e0000001", "\"b0000001\"", 5, "\"fromId\":\"d0000001\",\"summary\":\"tried the second way\""),
+        ]
+        .concat();
+        let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
+        let listed: Vec<(&str, bool)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.current)).collect();
+        assert_eq!(listed, [("e0000001", true), ("d0000001", false)], "{:?}", ledger.branches);
+        assert!(ledger.branches[0].text.contains("tried the second way"), "{:?}", ledger.branches[0]);
     }
 
     /// A pi session of format v1 (entries without ids) is one branch, every message on

@@ -347,6 +347,11 @@ impl<'a> Envelope<'a> {
     pub fn is_transcript_only(&self) -> bool {
         self.rare().queue_transcript_only.0
     }
+    /// A line a branch may end at: a message, or one of pi's entries that reach the
+    /// model as one (pi's `/tree` leaves a branch at its summary).
+    pub fn ends_a_branch(&self) -> bool {
+        self.is_message() || self.is_pi_context_entry()
+    }
     /// pi's entries that reach the model as a user message though they carry no
     /// `message`: an extension's `custom_message`, and the `branch_summary` left where
     /// the conversation came back from a branch.
