@@ -40,8 +40,8 @@ try {
   await time("append a turn (2 entries), buffered", appends / 4, async () => {
     for (let i = 0; i < appends / 4; i++) await buffered.appendTurn("turns", turn, { cwd: "/w" });
   });
-  await time(`load (${3 * appends} entries)`, 10, async () => { for (let i = 0; i < 10; i++) await buffered.load("s"); });
-  await time(`context (${3 * appends} entries)`, 10, async () => { for (let i = 0; i < 10; i++) await buffered.context("s"); });
+  await time(`load (${2 * appends} entries)`, 10, async () => { for (let i = 0; i < 10; i++) await buffered.load("s"); });
+  await time(`context (${2 * appends} entries)`, 10, async () => { for (let i = 0; i < 10; i++) await buffered.context("s"); });
   await time("list (3 sessions)", 100, async () => { for (let i = 0; i < 100; i++) await buffered.list(); });
   await store.close();
   await buffered.close();
