@@ -34,8 +34,8 @@ with tempfile.TemporaryDirectory(prefix="mneme-python-bench-") as scratch:
     buffered.release("s")
     turn = [{"role": "user", "content": text}, {"role": "assistant", "content": text}] * 5
     timed("append a turn of 10 entries, buffered (per turn)", appends // 10, lambda: [buffered.append_turn("turns", turn, cwd="/w") for _ in range(appends // 10)])
-    timed(f"load ({3 * appends} entries)", 5, lambda: [buffered.load("s") for _ in range(5)])
-    timed(f"context ({3 * appends} entries)", 5, lambda: [buffered.context("s") for _ in range(5)])
+    timed(f"load ({2 * appends} entries)", 5, lambda: [buffered.load("s") for _ in range(5)])
+    timed(f"context ({2 * appends} entries)", 5, lambda: [buffered.context("s") for _ in range(5)])
     timed("list (2 sessions)", 20, lambda: [buffered.list() for _ in range(20)])
     timed("check_bytes of one line (no storage calls)", 200, lambda: [Mneme.check_bytes(b'{"type":"user"}\n') for _ in range(200)])
     store.close()
