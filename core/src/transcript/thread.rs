@@ -263,10 +263,15 @@ impl<'a> Loaded<'a> {
         // what lets resume read a session from its end.
         let last_compaction = self.lines.iter().rposition(|l| l.env.is_compaction());
         let since = last_compaction.unwrap_or(0);
-        let kept_leaf = last_compaction.and_then(|i| self.lines[i].env.rare().logical_parent_uuid.get());
+        let kept_leaf = last_compaction.and_then(|i| self.kept_leaf(i, links));
+        if let (Some(compaction), Some(_)) = (last_compaction, kept_leaf) {
+            // The conversation goes on from the kept messages, even with its summary
+            // tombstoned: the boundary is never their end.
+            mark(&mut has_child, links.first.get(compaction).copied().filter(|&first| first != NO_LINE));
+        }
         // pi's `session` header carries an id but stands outside the tree.
         let candidates = self.lines.iter().enumerate().filter(|(i, l)| {
-            (*i >= since || (kept_leaf.is_some() && l.env.uuid() == kept_leaf))
+            (*i >= since || kept_leaf.is_some_and(|kept| links.first[*i] == kept))
                 && self.is_live(l)
                 && !l.env.is_session_header()
                 && (only_sidechains || !l.env.is_sidechain.0)
@@ -274,6 +279,31 @@ impl<'a> Loaded<'a> {
         // A line's id has a child when the first line of that id has one.
         let leaves = candidates.filter(|(i, _)| links.first[*i] != NO_LINE && !has_child[links.first[*i]]);
         leaves.max_by_key(|(i, l)| (l.env.timestamp.get().and_then(time::parse_millis).unwrap_or(i64::MIN), *i)).map(|(i, _)| i)
+    }
+
+    /// The line compaction `at` names as its logical parent — the last message it kept,
+    /// where the next entry continues — or, that one tombstoned (a prompt taken back
+    /// after the compaction kept it), the nearest live message the compaction kept
+    /// before it. `None` once the walk would leave what the compaction kept.
+    fn kept_leaf(&self, at: usize, links: &Links) -> Option<usize> {
+        let env = &self.lines[at].env;
+        let mut kept = links.line_of(env.rare().logical_parent_uuid.get())?;
+        if self.is_live(&self.lines[kept]) {
+            return Some(kept);
+        }
+        let head = preserved_segment(env.rare().compact_metadata).filter(|segment| segment.anchor.is_some())?.head;
+        // Each step goes to an earlier message of the segment: bounded by its length,
+        // and by the line count whatever the parent links say.
+        for _ in 0..self.lines.len() {
+            if self.lines[kept].env.uuid() == Some(head.as_str()) {
+                return None;
+            }
+            kept = links.parent(kept)?;
+            if self.is_live(&self.lines[kept]) {
+                return (kept < at).then_some(kept);
+            }
+        }
+        None
     }
 
     /// The main conversation from its root to the newest leaf, through compaction
@@ -649,7 +679,27 @@ mod tests {
         let has_child: BTreeSet<&str> = live().flat_map(|l| [l.env.parent_uuid(), loaded.relink(l)]).flatten().collect();
         let only_sidechains = loaded.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
         let last_compaction = loaded.lines.iter().rposition(|l| l.env.is_compaction());
-        let kept_leaf = last_compaction.and_then(|i| loaded.lines[i].env.rare().logical_parent_uuid.get());
+        let first_of = |uuid: &str| loaded.lines.iter().position(|l| l.env.uuid() == Some(uuid));
+        // The named message, or the nearest live one above it, not past the segment's
+        // head, and before the compaction.
+        let kept_leaf = last_compaction.and_then(|at| {
+            let env = &loaded.lines[at].env;
+            let mut uuid = env.rare().logical_parent_uuid.get()?;
+            if loaded.is_live(&loaded.lines[first_of(uuid)?]) {
+                return Some(uuid);
+            }
+            let head = super::preserved_segment(env.rare().compact_metadata).filter(|s| s.anchor.is_some())?.head;
+            let mut visited = BTreeSet::new();
+            while uuid != head && visited.insert(uuid) {
+                uuid = loaded.parent_of(&loaded.lines[first_of(uuid)?])?;
+                let line = first_of(uuid)?;
+                if loaded.is_live(&loaded.lines[line]) {
+                    return (line < at).then_some(uuid);
+                }
+            }
+            None
+        });
+        let compaction_uuid = last_compaction.filter(|_| kept_leaf.is_some()).and_then(|at| loaded.lines[at].env.uuid());
         let stamp = |l: &Line| l.env.timestamp.get().and_then(crate::support::time::parse_millis).unwrap_or(i64::MIN);
         (0..loaded.lines.len())
             .filter(|&i| {
@@ -658,7 +708,7 @@ mod tests {
                     && loaded.is_live(l)
                     && !l.env.is_session_header()
                     && (only_sidechains || !l.env.is_sidechain.0)
-                    && l.env.uuid().is_some_and(|u| !has_child.contains(u))
+                    && l.env.uuid().is_some_and(|u| !has_child.contains(u) && Some(u) != compaction_uuid)
             })
             .max_by_key(|&i| (stamp(&loaded.lines[i]), i))
     }

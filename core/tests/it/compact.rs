@@ -530,6 +530,44 @@ fn a_rewind_to_a_summary_leaves_the_kept_messages_on_their_own_branch() {
     assert_eq!(forked.len(), 1, "a fork from the summary is the summary: {forked:?}");
 }
 
+/// A prompt the compaction kept last, taken back (an agent loop whose model call
+/// failed after it compacted): the context is the summary and the messages kept before
+/// the prompt, in a fresh read and in the store that wrote it, and the next prompt
+/// continues there. The summary tombstoned too, the kept messages are the context.
+#[test]
+fn a_tombstoned_kept_message_leaves_the_rest_of_the_kept_messages_in_the_context() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for i in 1..=4u32 {
+        let role = if i % 2 == 1 { Role::User } else { Role::Assistant };
+        let entry = NewEntry { uuid: format!("m{i}"), now_ms: NOW + i64::from(i), role, text: format!("message {i}"), cwd: "/p".into() };
+        block_on(store.append("s", entry)).unwrap();
+    }
+    let plan =
+        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(3), ..Settings::default() }, Mode::Manual)).unwrap();
+    block_on(store.apply_compaction("s", &plan, "earlier: message 1", &ids(1), NOW + 10)).unwrap();
+    block_on(store.tombstone("s", "m4", NOW + 11)).unwrap();
+    let texts = |store: &Store<&InMemoryStorage>| -> Vec<String> {
+        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
+    };
+    for store in [&store, &Store::new(&storage)] {
+        let now = texts(store);
+        assert_eq!(now.len(), 3, "{now:?}");
+        assert!(now[0].contains("earlier: message 1") && now[1..] == ["message 2", "message 3"], "{now:?}");
+        let branches = block_on(store.branches("s")).unwrap();
+        assert!(branches.iter().any(|b| b.current && b.text == "message 3"), "{branches:?}");
+    }
+    let next = NewEntry { uuid: "m5".into(), now_ms: NOW + 12, role: Role::User, text: "message 5".into(), cwd: "/p".into() };
+    block_on(store.append("s", next)).unwrap();
+    assert_eq!(texts(&Store::new(&storage))[1..], ["message 2", "message 3", "message 5"]);
+
+    block_on(store.tombstone("s", "m5", NOW + 13)).unwrap();
+    block_on(store.tombstone("s", "summary-1", NOW + 14)).unwrap();
+    for store in [&store, &Store::new(&storage)] {
+        assert_eq!(texts(store), ["message 2", "message 3"], "the boundary, newer, is not their end");
+    }
+}
+
 /// A pi session compacted while its last reply's call waits for its result (an agent
 /// loop that compacts after every turn): the compaction keeps that reply, so the
 /// result still answers it, as in a Claude Code session; a fresh read agrees. Its

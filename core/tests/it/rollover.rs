@@ -103,6 +103,31 @@ fn a_pi_session_rolls_over_into_a_pi_session_that_names_its_parent() {
     let context = block_on(store.provider_context("pi2", Provider::Anthropic, None, &[])).unwrap();
     assert!(context.body.contains("Launch is on Friday."), "{}", context.body);
     assert!(!context.body.contains("plan the launch"), "{}", context.body);
+
+    // pi 0.73 writes a file it loaded with no assistant message in it out again, header
+    // and all, when its first reply comes (`_persist`; its own code calls this "the
+    // duplicate-header bug"): the new session's two lines twice, then the turn.
+    let compaction = lines[1]["id"].as_str().unwrap();
+    let turn = [
+        format!(
+            r#"{{"type":"message","id":"e3","parentId":"{compaction}","timestamp":"2026-02-16T00:00:03.000Z","message":{{"role":"user","content":"and the venue?","timestamp":1771200003000}}}}"#
+        ),
+        r#"{"type":"message","id":"e4","parentId":"e3","timestamp":"2026-02-16T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"The harbour hall."}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1771200004000}}"#.into(),
+    ];
+    block_on(storage.append("projects/-work-app/pi2.jsonl", format!("{text}{}\n", turn.join("\n")).as_bytes())).unwrap();
+    let reread = Store::new(&storage);
+    let context = block_on(reread.provider_context("pi2", Provider::Anthropic, None, &[])).unwrap();
+    assert_eq!(context.body.matches("Launch is on Friday.").count(), 1, "{}", context.body);
+    assert_eq!(context.messages, 2, "the summary with the prompt, then the reply: {}", context.body);
+    assert!(context.body.ends_with(r#"{"content":[{"text":"The harbour hall.","type":"text"}],"role":"assistant"}]}"#), "{}", context.body);
+    let check = block_on(reread.check("pi2")).unwrap();
+    assert!(!check.has_problems(), "{check:?}");
+    let appended =
+        NewEntry { uuid: "after-pi".into(), now_ms: NOW + 200, role: Role::User, text: "book it".into(), cwd: "/work/app".into() };
+    block_on(reread.append("pi2", appended)).unwrap();
+    let after = String::from_utf8(bytes(&storage, "projects/-work-app/pi2.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(after.lines().last().unwrap()).unwrap();
+    assert_eq!(last["parentId"], "e4", "{after}");
 }
 
 #[test]
