@@ -37,7 +37,7 @@ pub enum Error {
     EmptySummary { id: String },
     #[error("nothing to compact in session `{id}`: {reason}")]
     NothingToCompact { id: String, reason: String },
-    #[error("session `{id}` changed since the plan was made (entry `{uuid}` is gone); plan again")]
+    #[error("session `{id}` changed since the plan was made (entry `{uuid}` is gone or no longer its newest): plan again")]
     StalePlan { id: String, uuid: String },
     #[error("{} sessions cannot record this: {operation}; nothing was written", format.as_str())]
     Unsupported { format: crate::Format, operation: String },

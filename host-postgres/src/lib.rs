@@ -160,13 +160,8 @@ impl PgStorage {
             lost.extend(held.drain());
             *slot = None;
         }
-        if let Some(name) = lost.iter().next() {
-            return Err(StorageError::Io {
-                key: key.to_owned(),
-                message: format!(
-                    "the connection to PostgreSQL was lost while holding the lock `{name}`; release it (reopen the session) before writing again"
-                ),
-            });
+        if let Some(error) = lost_lock(key, lost) {
+            return Err(error);
         }
         let client = match slot {
             Some(client) => client,
@@ -181,6 +176,10 @@ impl PgStorage {
         if result.is_err() && client.is_closed() {
             lost.extend(held.drain());
             *slot = None;
+            // The call that finds the connection dead says what to do, as the next would.
+            if let Some(error) = lost_lock(key, lost) {
+                return Err(error);
+            }
         }
         result.map_err(|e| pg_error(key, &e))
     }
@@ -387,6 +386,18 @@ impl PgStorage {
             Ok(())
         })
     }
+}
+
+/// The error of every call while a lock went with a lost connection: writing on without
+/// it could interleave with another writer.
+fn lost_lock(key: &str, lost: &HashSet<String>) -> Option<StorageError> {
+    let name = lost.iter().next()?;
+    Some(StorageError::Io {
+        key: key.to_owned(),
+        message: format!(
+            "the connection to PostgreSQL was lost while holding the lock `{name}`: release its session (`release`, or close the store) and `reopen` it, then write again"
+        ),
+    })
 }
 
 /// The smallest string greater than every string starting with `prefix` (in the "C"

@@ -188,3 +188,30 @@ fn a_server_crash_mid_append_loses_no_acknowledged_entry() {
     let next = block_on(store.append("shared", entry("after the crash".into(), 1))).expect("append after the crash");
     assert_eq!(next.parent_uuid, transcript.entries.last().and_then(|e| e.uuid.clone()), "the next append continues the chain");
 }
+
+/// A held session whose connection dies (a server restart, a proxy's timeout): each
+/// call fails and says how to go on, and once the session is released it is written
+/// again on a new connection, with nothing lost that was acknowledged.
+#[test]
+fn a_held_session_whose_connection_died_is_written_again_once_released() {
+    let cluster = Cluster::start().expect("start a PostgreSQL cluster");
+    let schema = fresh_schema();
+    let store = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
+    block_on(store.append("s", entry("first".into(), 0))).expect("an append");
+    block_on(store.hold("s")).expect("hold the session");
+    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).expect("connect");
+    let killed = admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+            &[],
+        )
+        .expect("terminate the store's connection");
+    assert_eq!(killed, 1, "the store's one connection");
+    let refused = block_on(store.append("s", entry("second".into(), 1))).expect_err("the lock went with the connection");
+    assert!(refused.to_string().contains("release its session (`release`, or close the store) and `reopen` it"), "{refused}");
+    block_on(store.release("s")).expect("release the session");
+    store.reopen("s");
+    block_on(store.append("s", entry("third".into(), 2))).expect("an append on a new connection");
+    let texts: Vec<String> = block_on(store.context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
+    assert_eq!(texts, ["first", "third"]);
+}

@@ -183,7 +183,9 @@ pub(crate) fn render(
     }
     provider_tool_ids(&mut merged, provider);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    let tokens = estimate(&merged);
+    // The system prompt is sent too: a meter or a compaction trigger reading the
+    // estimate must count it.
+    let tokens = estimate(&merged).saturating_add(system.as_deref().map_or(0, crate::tokens::text_tokens));
     let (body, messages) = match provider {
         Provider::Anthropic => anthropic(&merged, system),
         Provider::Openai => openai(&merged, system),

@@ -24,6 +24,7 @@ pub struct Faulty<S> {
     landed: Option<Landed>,
     short_reads: bool,
     lost_locks: bool,
+    failing_unlocks: bool,
 }
 
 /// What of a failing write reaches storage before the error is reported.
@@ -46,6 +47,7 @@ impl<S: Storage> Faulty<S> {
             landed: None,
             short_reads: false,
             lost_locks: false,
+            failing_unlocks: false,
         }
     }
 
@@ -91,6 +93,13 @@ impl<S: Storage> Faulty<S> {
     /// when a lock file is deleted under its holder or a network filesystem drops it.
     pub fn lost_locks(mut self) -> Self {
         self.lost_locks = true;
+        self
+    }
+
+    /// Every unlock gives the lock back, then reports an I/O error: PostgreSQL's
+    /// connection lost after a commit, its lock dropped by the server with it.
+    pub fn failing_unlocks(mut self) -> Self {
+        self.failing_unlocks = true;
         self
     }
 
@@ -176,7 +185,11 @@ impl<S: Storage> Storage for Faulty<S> {
         if self.lost_locks {
             return Ok(());
         }
-        self.inner.unlock(name).await
+        self.inner.unlock(name).await?;
+        if self.failing_unlocks {
+            return Err(StorageError::Io { key: name.to_string(), message: "injected fault after the unlock".into() });
+        }
+        Ok(())
     }
     fn parallelism(&self) -> usize {
         self.inner.parallelism()

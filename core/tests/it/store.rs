@@ -266,6 +266,17 @@ fn a_failed_write_poisons_the_session_until_reopened() {
     assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
 }
 
+/// An unlock failing after a write landed (PostgreSQL's connection lost after its
+/// commit): the write is reported as written, so its caller does not write it again.
+#[test]
+fn a_write_that_landed_is_reported_whatever_the_unlock_after_it_says() {
+    let memory = InMemoryStorage::new();
+    let store = Store::new(Faulty::new(&memory, 0).failing_unlocks());
+    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
+    let written = block_on(store.append("s", entry("u2", Role::User, "two"))).unwrap();
+    assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")));
+}
+
 #[test]
 fn a_refused_write_leaves_the_session_writable() {
     let memory = InMemoryStorage::new();

@@ -410,6 +410,12 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
     assert_eq!((results[0]["tool_use_id"].as_str(), results[0]["is_error"].as_bool()), (Some("t1"), Some(true)));
     assert_eq!(results[1]["text"], "<env>cwd=/p</env>", "the result comes first, the injection after it");
     assert_eq!(messages.len(), 3, "{body}");
+    // What is sent is counted, the system prompt too: a long one moves the estimate
+    // as its text's tokens.
+    let long = Injection { role: Speaker::System, place: Place::Start, text: "say less. ".repeat(100) };
+    let with_long = block_on(store.provider_context("s", Provider::Anthropic, None, &[injections.to_vec(), vec![long.clone()]].concat()));
+    let text_tokens = mneme_core::tokens::text_tokens;
+    assert_eq!(with_long.unwrap().tokens - context.tokens, text_tokens(&format!("sys\n\n{}", long.text)) - text_tokens("sys"));
     let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
     assert!(!written.contains("recall") && !written.contains("interrupted"), "injections and synthetic results are never written");
     // Without an injection after them, the synthetic results end the context with
