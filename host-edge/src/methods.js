@@ -2,7 +2,7 @@
 // (host-node/js/api.js), minus what needs a live object on the caller's side.
 export const METHODS = [
   "append", "appendTurn", "providerContext", "branches", "usage", "fork", "importSession", "exportSession", "gc", "archive", "archived", "restore", "tombstone", "load", "context", "list", "search", "check",
-  "subagents", "remove", "repair", "hold", "release", "setRedaction", "planCompaction", "summarizeOffline", "applyCompaction",
+  "subagents", "remove", "repair", "hold", "release", "reopen", "setRedaction", "planCompaction", "summarizeOffline", "applyCompaction",
   "recordCompactionFailure", "memoryFlushGate", "recordMemoryFlush", "extractionGate", "recordExtraction", "resetGate",
   "dreamGate", "dreamAcquire", "dreamRelease",
   "memoryAdd", "memoryAddMany", "memoryUpdate", "memorySupersede", "memoryForget", "memoryLink", "memoryList", "memoryShow",

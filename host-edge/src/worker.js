@@ -8,13 +8,20 @@
 //
 // HTTP API (JSON in and out; errors as {"error": kind, "message"}):
 //   GET  /stores/:store/sessions                      every session (mneme sessions list)
-//   POST /stores/:store/sessions/:id/messages         {role, text, cwd?}: one message
-//   POST /stores/:store/sessions/:id/turns            {messages, provider?, cwd?, parent?}: a turn, one write
+//   POST /stores/:store/sessions/:id/messages         {role, text, cwd?, uuid?, now?}: one message
+//   POST /stores/:store/sessions/:id/turns            {messages, provider?, cwd?, uuid?, now?, parent?, agent?}:
+//                                                     a turn, one write (a failed turn is given again with its uuid)
 //   GET  /stores/:store/sessions/:id                  the transcript
 //   GET  /stores/:store/sessions/:id/context?provider=anthropic|openai[&model=MODEL]
+//   POST /stores/:store/sessions/:id/context          {provider?, model?, injections?}
 //                                                     what to send the model next
+//   GET  /stores/:store/sessions/:id/branches         each leaf, its text, time and tokens
+//   GET  /stores/:store/sessions/:id/usage            the token ledger; POST {prices} to price it
+//   POST /stores/:store/sessions/:id/fork             {from?, to?}: a new session, the chain up to `from`
+//   POST /stores/:store/sessions/:id/reopen           read the session again (after a failed write)
 //   POST /stores/:store/sessions/:id/compact          {settings?, mode?}: summarised by the
-//        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline
+//        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline;
+//        a summariser that failed is a 502 with the plan and the failure
 // Long-term memory (`?project=<folder name>` for a project's, none for the global one):
 //   GET  /stores/:store/memory?q=QUERY&limit=10&all=1 recall, best first: {hits, report}
 //   GET  /stores/:store/memory?kind=&topic=&session=&all=1
@@ -41,8 +48,8 @@ const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate"
 /** The HTTP status for an error kind. */
 function status(kind) {
   if (kind.endsWith("not-found")) return 404;
-  if (kind.startsWith("invalid-") || kind === "unsupported") return 400;
-  if (kind === "storage/locked" || kind === "storage/changed" || kind === "stale-plan" || kind === "ambiguous-session") return 409;
+  if (kind.startsWith("invalid-") || kind === "storage/invalid-key" || kind === "unsupported") return 400;
+  if (["storage/locked", "storage/changed", "storage/already-exists", "stale-plan", "ambiguous-session", "session-exists", "session-poisoned"].includes(kind)) return 409;
   if (kind === "storage/read-only") return 403;
   if (kind === "session-full" || kind === "subagent-full" || kind === "storage/quota-exceeded") return 413;
   if (kind === "nothing-to-compact" || kind === "empty-summary") return 422;
@@ -56,6 +63,26 @@ function decodePath(pathname) {
   } catch {
     return null;
   }
+}
+
+/** The fields a route's body may have; a misspelt one is refused, not ignored. */
+const FIELDS = {
+  messages: ["role", "text", "cwd", "uuid", "now"],
+  turns: ["messages", "provider", "cwd", "uuid", "now", "parent", "agent"],
+  context: ["provider", "model", "injections"],
+  usage: ["prices"],
+  fork: ["from", "to"],
+  compact: ["settings", "mode"],
+  reopen: [],
+};
+
+/** A 400 naming the first field of `body` that route `action` does not take, or null. */
+function unknownField(action, body) {
+  const known = FIELDS[action];
+  const unknown = known && Object.keys(body).find((field) => !known.includes(field));
+  if (unknown === undefined) return null;
+  const takes = known.length > 0 ? `it takes ${known.join(", ")}` : "it takes none";
+  return json({ error: "invalid-argument", message: `the ${action} route has no field \`${unknown}\`: ${takes}` }, 400);
 }
 
 const json = (value, code = 200) => new Response(JSON.stringify(value), { status: code, headers: { "content-type": "application/json" } });
@@ -167,13 +194,30 @@ export class MnemeStore extends DurableObject {
       if (collection !== "sessions") return json({ error: "not-found", message: `no route ${url.pathname}` }, 404);
       if (id === undefined && request.method === "GET") return json(await this.store.list());
       if (id !== undefined && action === undefined && request.method === "GET") return json(await this.store.load(id));
-      if (action === "context" && request.method === "GET") return json(await this.store.providerContext(id, { provider: url.searchParams.get("provider") ?? "anthropic", model: url.searchParams.get("model") }));
-      if (action === "messages" && request.method === "POST") return json(await this.store.append(id, body), 201);
-      if (action === "turns" && request.method === "POST") {
-        const { messages, ...options } = body;
-        return json(await this.store.appendTurn(id, messages, options), 201);
+      if (request.method === "GET" && action === "context") return json(await this.store.providerContext(id, { provider: url.searchParams.get("provider") ?? "anthropic", model: url.searchParams.get("model") }));
+      if (request.method === "GET" && action === "branches") return json(await this.store.branches(id));
+      if (request.method === "GET" && action === "usage") return json(await this.store.usage(id));
+      const refused = request.method === "POST" ? unknownField(action, body) : null;
+      if (refused) return refused;
+      if (request.method === "POST") {
+        if (action === "messages") return json(await this.store.append(id, body), 201);
+        if (action === "turns") {
+          const { messages, ...options } = body;
+          if (messages === undefined) return json({ error: "invalid-argument", message: "the turns route needs `messages`: the turn's messages, one or an array" }, 400);
+          return json(await this.store.appendTurn(id, messages, options), 201);
+        }
+        if (action === "context") return json(await this.store.providerContext(id, body));
+        if (action === "usage") return json(await this.store.usage(id, body.prices ?? null));
+        if (action === "fork") return json(await this.store.fork(id, body), 201);
+        if (action === "reopen") {
+          await this.store.reopen(id);
+          return json({});
+        }
+        if (action === "compact") {
+          const compacted = await this.compact(id, body);
+          return json(compacted, compacted.failure ? 502 : 200);
+        }
       }
-      if (action === "compact" && request.method === "POST") return json(await this.compact(id, body));
       return json({ error: "not-found", message: `no route ${request.method} ${url.pathname}` }, 404);
     } catch (error) {
       if (error instanceof MnemeError) return json({ error: error.kind, message: error.message, details: error.details }, status(error.kind));

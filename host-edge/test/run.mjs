@@ -39,6 +39,8 @@ if (!existsSync(join(ROOT, "host-node/gen/mneme.js"))) {
 }
 
 const summarised = [];
+/** Set to make the summariser answer with an error, as a model API that is down does. */
+const summariser = { down: false };
 /** Miniflare running the Worker; `persist`: a folder that keeps the objects' data. */
 function miniflare({ persist, chunkBytes } = {}) {
   return new Miniflare({
@@ -57,6 +59,7 @@ function miniflare({ persist, chunkBytes } = {}) {
     serviceBindings: {
       SUMMARIZER: async (request) => {
         const asked = await request.json();
+        if (summariser.down) return new Response("overloaded", { status: 529 });
         summarised.push(asked);
         const text = `summary of ${asked.messages[0].content.length} characters`;
         return new Response(JSON.stringify({ type: "message", role: "assistant", content: [{ type: "text", text }] }), { headers: { "content-type": "application/json" } });
@@ -167,6 +170,52 @@ try {
       const malformed = await mf.dispatchFetch("http://edge/stores/acme/sessions/%E0%A4%A");
       assert(malformed.status === 400 && (await malformed.json()).error === "invalid-argument", "a malformed %-escape is a 400, not a crash");
     } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("the HTTP API: branches, usage, fork, a context with injections, misspelt fields refused, statuses by kind", async () => {
+    const mf = miniflare();
+    try {
+      const reply = { role: "assistant", content: "hi", usage: { input_tokens: 1000, output_tokens: 10 } };
+      let response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: [{ role: "user", content: "hello" }, reply], cwd: "/w" });
+      const [prompt] = await response.json();
+      assert(response.status === 201, `${response.status}`);
+      response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: [{ role: "user", content: "again" }], Parent: prompt.uuid });
+      let refused = await response.json();
+      assert(response.status === 400 && refused.message.includes("no field `Parent`") && refused.message.includes("parent"), JSON.stringify(refused));
+      response = await post(mf, "/stores/acme/sessions/chat/messages", { role: "user", text: "x", colour: "red" });
+      assert(response.status === 400 && (await response.json()).message.includes("`colour`"), "an unknown field of a message is refused");
+      response = await post(mf, "/stores/acme/sessions/chat/turns", { cwd: "/w" });
+      refused = await response.json();
+      assert(response.status === 400 && refused.message.includes("needs `messages`"), JSON.stringify(refused));
+      response = await post(mf, "/stores/acme/sessions/chat/turns", { messages: [{ role: "user", content: "take two" }], parent: prompt.uuid });
+      assert(response.status === 201, "a rewind to the first prompt");
+      const branches = await (await mf.dispatchFetch("http://edge/stores/acme/sessions/chat/branches")).json();
+      assert(branches.length === 2 && branches.find((b) => b.current)?.text === "take two", JSON.stringify(branches));
+      const usage = await (await mf.dispatchFetch("http://edge/stores/acme/sessions/chat/usage")).json();
+      assert(usage.total.input === 1000 && usage.cost === null, JSON.stringify(usage));
+      response = await post(mf, "/stores/acme/sessions/chat/usage", { prices: { input: 3, output: 15, cache_read: 0.3, cache_creation: 3.75 } });
+      const priced = await response.json();
+      assert(response.status === 200 && Math.abs(priced.cost - (1000 * 3 + 10 * 15) / 1e6) < 1e-12, JSON.stringify(priced));
+      response = await post(mf, "/stores/acme/sessions/chat/context", { provider: "openai", injections: [{ role: "system", place: "start", text: "be brief" }] });
+      const context = await response.json();
+      assert(response.status === 200 && JSON.parse(context.body).messages[0].content === "be brief", context.body);
+      response = await post(mf, "/stores/acme/sessions/chat/fork", { to: "copy" });
+      assert(response.status === 201 && (await response.json()).length === 2, "a fork: the copy's entries");
+      response = await post(mf, "/stores/acme/sessions/chat/fork", { to: "copy" });
+      assert(response.status === 409 && (await response.json()).error === "session-exists", "a fork onto a session there already is a conflict");
+      response = await post(mf, "/stores/acme/sessions/chat/reopen", {});
+      assert(response.status === 200, "reopen");
+      const resumed = JSON.parse((await (await mf.dispatchFetch("http://edge/stores/acme/sessions/copy/context")).json()).body);
+      assert(resumed.messages.length === 1 && resumed.messages[0].content.map((b) => b.text).join() === "hello,take two", `the copy holds the current branch: ${JSON.stringify(resumed)}`);
+      for (let i = 0; i < 8; i++) await post(mf, "/stores/acme/sessions/long/messages", { role: i % 2 ? "assistant" : "user", text: `${"word ".repeat(400)}${i}`, cwd: "/w" });
+      summariser.down = true;
+      response = await post(mf, "/stores/acme/sessions/long/compact", { settings: { context_window: 2000, keep: { recent_tokens: 500 } }, mode: "manual" });
+      const failed = await response.json();
+      assert(response.status === 502 && failed.applied === null && failed.failure, JSON.stringify(failed).slice(0, 300));
+    } finally {
+      summariser.down = false;
       await mf.dispose();
     }
   });
