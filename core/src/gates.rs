@@ -27,7 +27,7 @@ impl Decision {
 /// Pre-compaction memory flush (OpenClaw): a silent turn that writes durable notes
 /// before compaction can erase them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct FlushSettings {
     pub context_window: u64,
     /// Headroom the runtime keeps before compaction (OpenClaw: 20000).
@@ -93,7 +93,7 @@ pub fn silent_reply(text: &str) -> Reply {
 /// Memory extraction (Cersei): enough new conversation, with tool work in it, and no
 /// tool call waiting for its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExtractionSettings {
     pub min_messages: u32,
     pub min_tool_calls: u32,
@@ -123,7 +123,7 @@ pub fn extraction(messages_since: u32, tool_calls_since: u32, pending_tool_call:
 /// Auto-dream consolidation (Cersei): long enough since the last, enough new
 /// sessions, and no other consolidation running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct DreamSettings {
     pub min_interval_ms: i64,
     pub min_new_sessions: u32,
@@ -170,7 +170,7 @@ fn duration(ms: i64) -> String {
 
 /// When a session should be left for a new one (OpenClaw's resets, Cersei's TTL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ResetPolicy {
     /// Start anew after this long without activity.
     pub idle_minutes: Option<u32>,

@@ -61,8 +61,32 @@ const strings = (name, value) => {
   if (!Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an array of strings, not ${value === null ? "null" : typeof value}`);
   return value.map((item, i) => text(`${name}[${i}]`, item));
 };
+/** mneme-core's spelling of a setting: `contextWindow` and `context_window` alike. */
+const snake = (key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+function snakeKeys(value) {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [snake(key), snakeKeys(item)]));
+}
+/**
+ * Settings, a policy or a filter as mneme-core's JSON, its keys in either spelling; the
+ * core refuses a key it does not know (a misspelt one would leave its default in force).
+ */
+function settings(name, value) {
+  return value === undefined ? "{}" : objectJson(name, snakeKeys(value));
+}
+/** An object argument (a plan, settings) as JSON. */
+function objectJson(name, value) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new MnemeError("invalid-argument", `${name} must be an object, not ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`);
+  }
+  return JSON.stringify(value);
+}
 /** A memory scope: a project's folder name, or null for the global memory. */
 const project = (value) => (value == null ? undefined : text("project", value));
+
+/** The error of every call on a store that was closed. */
+const closed = () => new MnemeError("invalid-argument", "this store is closed: open it again");
 
 async function call(promise) {
   try {
@@ -112,6 +136,9 @@ export class Mneme {
       await call(() => this.engine.releaseAll());
     } finally {
       this.storage.close?.();
+      // Every later call fails saying so, as in the Node package, rather than writing
+      // through handles the store no longer holds.
+      this.engine = new Proxy({}, { get: () => () => { throw closed(); } });
     }
   }
 
@@ -172,7 +199,7 @@ export class Mneme {
    * `policy` asks (`{ttl_ms, classes: [{class, ttl_ms}], keep_archived_ms, delete_archived,
    * max_disk_bytes, dry_run}`, each defaulted). Resolves with `{dry_run, archived, removed, kept_bytes}`.
    */
-  gc(policy = {}, now = Date.now()) { return call(() => this.engine.gc(JSON.stringify(policy), num("now", now))); }
+  gc(policy = {}, now = Date.now()) { return call(() => this.engine.gc(settings("policy", policy), num("now", now))); }
   /** Moves a session into the archive now: `{id, project, archived_ms, files, bytes}`. */
   archive(id, now = Date.now()) { return call(() => this.engine.archive(text("id", id), num("now", now))); }
   /** Every archived session, oldest first. */
@@ -200,28 +227,28 @@ export class Mneme {
   hold(id) { return call(() => this.engine.hold(text("id", id))); }
   release(id) { return call(() => this.engine.release(text("id", id))); }
 
-  planCompaction(id, settings = {}, mode = "auto") { return call(Promise.resolve().then(() => this.engine.planCompaction(id, JSON.stringify(settings), mode))); }
-  summarizeOffline(id, plan) { return call(Promise.resolve().then(() => this.engine.summarizeOffline(id, JSON.stringify(plan)))); }
+  planCompaction(id, given = {}, mode = "auto") { return call(() => this.engine.planCompaction(text("id", id), settings("settings", given), text("mode", mode))); }
+  summarizeOffline(id, plan) { return call(() => this.engine.summarizeOffline(text("id", id), objectJson("plan", plan))); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return call(Promise.resolve().then(() => this.engine.applyCompaction(id, JSON.stringify(plan), summary, boundary, summaryUuid, now)));
+    return call(() => this.engine.applyCompaction(text("id", id), objectJson("plan", plan), text("summary", summary), text("boundary", boundary), text("summaryUuid", summaryUuid), num("now", now)));
   }
   /**
    * One compaction through the core's driver: plan, summarise (`summarize(prompt, maxTokens)`
    * resolving with text, or the offline summary), apply, or record the failure.
    */
-  compact(id, { settings = {}, mode = "auto", summarize, boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
+  compact(id, { settings: given = {}, mode = "auto", summarize, boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     if (summarize != null && typeof summarize !== "function") return Promise.reject(new MnemeError("invalid-argument", "summarize must be a function"));
-    return call(Promise.resolve().then(() => this.engine.compact(text("id", id), JSON.stringify(settings), text("mode", mode), summarize ?? undefined, boundary, summaryUuid, num("now", now))));
+    return call(() => this.engine.compact(text("id", id), settings("settings", given), text("mode", mode), summarize ?? undefined, text("boundary", boundary), text("summaryUuid", summaryUuid), num("now", now)));
   }
   recordCompactionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordCompactionFailure(text("id", id), text("reason", reason), num("now", now))); }
-  memoryFlushGate(id, settings = {}) { return call(Promise.resolve().then(() => this.engine.memoryFlushGate(id, JSON.stringify(settings)))); }
+  memoryFlushGate(id, given = {}) { return call(() => this.engine.memoryFlushGate(text("id", id), settings("settings", given))); }
   recordMemoryFlush(id, now = Date.now()) { return call(() => this.engine.recordMemoryFlush(text("id", id), num("now", now))); }
-  extractionGate(id, settings = {}) { return call(Promise.resolve().then(() => this.engine.extractionGate(id, JSON.stringify(settings)))); }
+  extractionGate(id, given = {}) { return call(() => this.engine.extractionGate(text("id", id), settings("settings", given))); }
   recordExtraction(id, now = Date.now()) { return call(() => this.engine.recordExtraction(text("id", id), num("now", now))); }
-  resetGate(id, policy = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.resetGate(id, now, JSON.stringify(policy)))); }
-  dreamGate(settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamGate(now, JSON.stringify(settings)))); }
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return call(Promise.resolve().then(() => this.engine.dreamAcquire(now, holder, JSON.stringify(settings)))); }
-  dreamRelease(holder, completed, now = Date.now()) { return call(this.engine.dreamRelease(now, holder, completed)); }
+  resetGate(id, policy = {}, now = Date.now()) { return call(() => this.engine.resetGate(text("id", id), num("now", now), settings("policy", policy))); }
+  dreamGate(given = {}, now = Date.now()) { return call(() => this.engine.dreamGate(num("now", now), settings("settings", given))); }
+  dreamAcquire(holder, given = {}, now = Date.now()) { return call(() => this.engine.dreamAcquire(num("now", now), text("holder", holder), settings("settings", given))); }
+  dreamRelease(holder, completed, now = Date.now()) { return call(() => this.engine.dreamRelease(num("now", now), text("holder", holder), completed === true)); }
 
   // Long-term memory, in Claude Code's memdir layout. `project` is a project's folder
   // name (as Claude Code names it, e.g. "-home-me-app"), or null for the global memory.
@@ -239,13 +266,13 @@ export class Mneme {
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
   memoryLink(scope, from, kind, to, now = Date.now()) { return call(() => this.engine.memoryLink(project(scope), text("from", from), text("kind", kind), text("to", to), num("now", now))); }
   /** Memories without their bodies, newest first; `filter`: `{kind?, topic?, session?, all?}`. */
-  memoryList(scope, filter = {}) { return call(() => this.engine.memoryList(project(scope), JSON.stringify(filter))); }
+  memoryList(scope, filter = {}) { return call(() => this.engine.memoryList(project(scope), settings("filter", filter))); }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
   /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current}], report}`. */
   memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all))); }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
-  memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), JSON.stringify(caps))); }
+  memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), settings("caps", caps))); }
   /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(scope) { return call(() => this.engine.memoryReindex(project(scope))); }
   /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
@@ -280,7 +307,7 @@ export class Mneme {
 
   /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
-    return call(() => this.engine.resolve(JSON.stringify(inbound), JSON.stringify(policy), num("now", now), text("newSessionId", newSessionId)));
+    return call(() => this.engine.resolve(JSON.stringify(inbound), settings("policy", policy), num("now", now), text("newSessionId", newSessionId)));
   }
   /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return call(() => this.engine.resetKey(text("key", key), text("newSessionId", newSessionId), num("now", now))); }
@@ -292,10 +319,10 @@ export class Mneme {
   /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
   exportOpenclawKeys() { return call(() => this.engine.exportOpenclawKeys()); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
-  crabLatest(agent, sender, { project = null } = {}) { return call(() => this.engine.crabLatest(project, text("agent", agent), text("sender", sender))); }
+  crabLatest(agent, sender, { project = null } = {}) { return call(() => this.engine.crabLatest(maybe("project", project), text("agent", agent), text("sender", sender))); }
   /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
   crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
-    return call(() => this.engine.crabStart(project, text("agent", agent), text("sender", sender), text("createdBy", createdBy), num("now", now)));
+    return call(() => this.engine.crabStart(maybe("project", project), text("agent", agent), text("sender", sender), text("createdBy", createdBy), num("now", now)));
   }
   crabSession(id) { return call(() => this.engine.crabSession(text("id", id))); }
   /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
@@ -316,7 +343,7 @@ export class Mneme {
   keys(filter = []) { return call(() => this.engine.keys(JSON.stringify(filter))); }
   indexReport() { return call(() => this.engine.indexReport()); }
   /** The session key of a message (nothing is read or written). */
-  keyOf(inbound, policy = {}) { return call(() => this.engine.keyOf(JSON.stringify(inbound), JSON.stringify(policy))); }
+  keyOf(inbound, policy = {}) { return call(() => this.engine.keyOf(JSON.stringify(inbound), settings("policy", policy))); }
   parseKey(key) { return call(() => this.engine.parseKey(text("key", key))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */

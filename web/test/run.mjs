@@ -99,7 +99,7 @@ try {
       return Promise.race([store.context("s").then(() => "answered", (error) => `${error.kind}: ${error.message}`), late]);
     });
     await page.close();
-    assert(outcome.includes("the store is closed"), outcome);
+    assert(outcome === "invalid-argument: this store is closed: open it again", outcome);
   });
 
   await test("indexeddb: destroying a namespace a store still has open finishes, and the store's later calls fail", async () => {
@@ -174,6 +174,16 @@ try {
         () => store.append("s", { role: "user", text: "x", now: 1.5 }),
         () => store.search("x", { limit: -1 }),
         () => store.search("x", { limit: 2 ** 32 + 1 }),
+        // Each of these trapped inside the WebAssembly instance or threw a TypeError.
+        () => store.planCompaction(123),
+        () => store.dreamRelease(123, true),
+        () => store.crabLatest("a", "b", { project: 5 }),
+        () => store.memoryFlushGate(undefined),
+        () => store.applyCompaction("s", {}, undefined),
+        () => store.gc(null),
+        // A misspelt setting was ignored, its default silently in force.
+        () => store.gc({ ttl_days: 1 }),
+        () => store.planCompaction("s", { contextWindw: 500 }),
       ]) {
         try {
           await call();
@@ -188,11 +198,21 @@ try {
       const refused = await store
         .appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }])
         .catch((error) => ({ kind: error.kind, details: error.details }));
-      return { kinds, refused, blank: blank.load.entries, messages: (await store.context("s")).messages.length };
+      // Settings in either spelling: a dry run stays dry, a window is the one given.
+      const dry = await store.gc({ dryRun: true, ttlMs: 0 }, Date.now() + 1e9);
+      const listedAfterDryRun = (await store.list()).sessions.length;
+      const plan = await store.planCompaction("s", { contextWindow: 500 }, "manual");
+      const messages = (await store.context("s")).messages.length;
+      await store.close();
+      const afterClose = await store.append("s", { role: "user", text: "x" }).catch((error) => `${error.kind}: ${error.message}`);
+      return { kinds, refused, blank: blank.load.entries, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
     });
     await page.close();
     assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));
     assert(outcome.blank === 0 && outcome.messages === 1, JSON.stringify(outcome));
+    assert(outcome.dry === true && outcome.archived === 1 && outcome.listedAfterDryRun === 1, `a dry run archives nothing: ${JSON.stringify(outcome)}`);
+    assert(outcome.window === 500, `contextWindow is context_window: ${JSON.stringify(outcome)}`);
+    assert(outcome.afterClose === "invalid-argument: this store is closed: open it again", outcome.afterClose);
     const { kind, details } = outcome.refused;
     assert(kind === "invalid-message" && details?.message === 1 && details.reason.includes("nope"), JSON.stringify(outcome.refused));
   });

@@ -89,7 +89,7 @@ impl Mode {
 /// Every knob of planning, with the seeds' defaults (fields missing from JSON keep
 /// theirs).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub context_window: u64,
     pub trigger: Trigger,

@@ -99,7 +99,7 @@ pub struct Inbound {
 
 /// A reset policy for one kind of conversation or one provider.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ResetOverride {
     /// Applies to this chat type (`None`: any).
     pub chat_type: Option<ChatType>,
@@ -112,7 +112,7 @@ pub struct ResetOverride {
 /// How inbound messages map to keys and when a key starts anew. In JSON, a field
 /// left out keeps its default; a `reset` given is whole (what it leaves out is off).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RoutePolicy {
     /// The key of an agent's direct chats under [`DmScope::Main`] (`main`).
     pub main_key: String,

@@ -16,7 +16,7 @@ use super::file::Memory;
 
 /// Claude Code's limits on what of MEMORY.md reaches the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Caps {
     pub lines: usize,
     /// UTF-16 code units, as JavaScript's `length` counts them.

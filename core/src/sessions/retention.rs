@@ -35,6 +35,7 @@ const DAY_MS: i64 = 86_400_000;
 
 /// A time to live for the sessions of one class of keys.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ClassTtl {
     pub class: String,
     pub ttl_ms: i64,
@@ -42,7 +43,7 @@ pub struct ClassTtl {
 
 /// What a cleanup pass does.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Retention {
     /// A session untouched this long is archived (default 30 days).
     pub ttl_ms: i64,
