@@ -123,7 +123,9 @@ impl FsStorage {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        if self.durability == Durability::Fsync && cfg!(unix) {
+        // WASI too: wasi:filesystem syncs a folder's descriptor (without it a new
+        // session's file could be lost in a power cut under `wasmtime run`).
+        if self.durability == Durability::Fsync && cfg!(any(unix, target_os = "wasi")) {
             // The parent of a relative root of one name (`--root store`) is the empty
             // path, which names no folder: it is the current one.
             let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };

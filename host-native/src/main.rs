@@ -569,6 +569,11 @@ struct AppendArgs {
     /// Print the written entries as JSON
     #[arg(long)]
     json: bool,
+    /// The written entry's uuid (a turn's later lines derive theirs from it)
+    /// [default: a new UUID]. Give a sub-agent's first turn that failed again with the
+    /// same one: a link to it that landed is not written twice
+    #[arg(long, value_name = "UUID")]
+    uuid: Option<String>,
 }
 
 /// Where a sub-agent's turn goes (append only: a rewind is of the session's own turns).
@@ -823,7 +828,8 @@ fn run(cli: Cli) -> CliResult {
 }
 
 fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: AgentArgs, parent: Option<String>) -> CliResult {
-    let AppendArgs { role, text, message, turn, provider, cwd, json } = what;
+    let AppendArgs { role, text, message, turn, provider, cwd, json, uuid } = what;
+    let uuid = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let AgentArgs { agent, parent_call } = agent;
     // Recorded as Claude Code records it, absolute: a new session's project folder is
     // named after it, and `claude --resume` looks there from the folder it runs in.
@@ -837,7 +843,8 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: A
     });
     let (messages, lines) = match (role, text, message, turn) {
         (Some(role), Some(text), _, _) if parent.is_none() && agent.is_none() => {
-            let entry = sessions.append(id, new_entry(role, text, &cwd)).map_err(|e| e.to_string())?;
+            let entry = NewEntry { uuid, now_ms: now_ms(), role, text, cwd: cwd.to_string_lossy().into_owned() };
+            let entry = sessions.append(id, entry).map_err(|e| e.to_string())?;
             note_unresumable(id, Some(&entry));
             return if json { print_json(&entry) } else { print_appended(id, std::slice::from_ref(&entry)) };
         }
@@ -849,7 +856,7 @@ fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: A
     // A sub-agent's new transcript starts at its line 1: no new session for the note.
     let into_session = agent.is_none();
     let turn = Turn {
-        uuid: uuid::Uuid::new_v4().to_string(),
+        uuid,
         now_ms: now_ms(),
         cwd: cwd.to_string_lossy().into_owned(),
         provider: provider.into(),

@@ -87,6 +87,12 @@ try {
     assert(JSON.parse(done.stdout).messages.length === 4, done.stdout);
     done = wasi(folder, "check", "chat");
     assert(done.status === 0, `check found problems: ${done.stdout}`);
+    // A turn larger than a command line may be (128 KiB an argument) comes on standard
+    // input, under the uuid given.
+    const big = JSON.stringify([{ role: "user", content: "x".repeat(200_000) }]);
+    done = spawnSync(WASMTIME, ["run", "--allow-precompiled", "--dir", `${folder}::.`, PRECOMPILED, "turn", "chat", "--messages", "-", "--uuid", "7a1b2c3d-0000-4000-8000-00000000abcd", "--json"], { encoding: "utf8", input: big });
+    assert(done.status === 0, `a turn on standard input: ${done.stderr}`);
+    assert(JSON.parse(done.stdout)[0].uuid === "7a1b2c3d-0000-4000-8000-00000000abcd", done.stdout.slice(0, 300));
     done = wasi(folder, "sessions", "show", "nope");
     assert(done.status !== 0 && done.stderr.includes("no session `nope`"), `a missing session must be an error that says so: ${done.stderr}`);
   });

@@ -100,11 +100,11 @@ export interface Imported {
   format: "claude" | "pi" | "crab";
   /** Messages in the new session's resumed context. */
   messages: number;
-  /** Records that carry content but were not carried over, counted. */
+  /** Records that carry content but were not carried over, unreadable lines among them, counted. */
   skipped: number;
   /** The pi format version the transcript was migrated from. */
   migrated_from: number | null;
-  /** The line the new session records its origin in. */
+  /** What the new session's last line records of its origin, as JSON text: `{"source", "origin", "migratedFrom"?}`. */
   provenance: string;
 }
 export interface Exported { format: ExportFormat; messages: number; verbatim: boolean; data: Uint8Array }

@@ -284,6 +284,7 @@ async function send() {
   // session's, rewind included); if the model never answers it, it is taken back out
   // and given back to the box, so a retry does not leave a prompt without a reply.
   let unanswered = null;
+  let compactionFailure = null;
   const rewoundTo = rewindTo;
   try {
     await ready();
@@ -307,10 +308,15 @@ async function send() {
       // would record a failed compaction at each send, and three of them stop
       // auto-compaction; the offline summary stands in.
       const endpoint = `${kind} ${$("base-url").value} ${$("api-key").value}`;
-      const compactIfDue = () => store.compact(id, {
-        settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
-        ...(answered.has(endpoint) ? { summarize: (prompt, maxTokens) => askEndpoint(prompt, maxTokens, kind) } : {}),
-      });
+      // A failure is recorded (three in a row pause auto-compaction) and said at the
+      // turn's end: the context then grows past the window unsummarised.
+      const compactIfDue = async () => {
+        const { failure } = await store.compact(id, {
+          settings: { context_window: windowTokens(), keep: { recent_tokens: Math.floor(windowTokens() / 4) } }, mode: "auto",
+          ...(answered.has(endpoint) ? { summarize: (prompt, maxTokens) => askEndpoint(prompt, maxTokens, kind) } : {}),
+        });
+        if (failure) compactionFailure = failure;
+      };
       for (let step = 0; step < MAX_STEPS; step++) {
         await compactIfDue();
         // Told the model it goes to, the context sends the thinking another model signed
@@ -332,6 +338,9 @@ async function send() {
       }
       await compactIfDue();
       await render();
+      if (compactionFailure) {
+        showError({ kind: "compaction failed", message: `${compactionFailure}: recorded; after three failures in a row auto-compaction pauses, and the model gets the whole context` });
+      }
     };
     await oneTurnAtATime(id, async () => {
       try {
@@ -360,6 +369,8 @@ function blockView(block) {
   if (block.type === "text") return element("div", { className: "text", textContent: block.text });
   if (block.type === "thinking") return element("div", { className: "thinking", textContent: `thinking: ${block.thinking}` });
   if (block.type === "tool_use") return element("div", { className: "tool-call", textContent: `→ ${block.name}(${JSON.stringify(block.input)})` });
+  // pi's blocks: a call's arguments, a result's content.
+  if (block.type === "toolCall") return element("div", { className: "tool-call", textContent: `→ ${block.name}(${JSON.stringify(block.arguments ?? {})})` });
   if (block.type === "tool_result") {
     const content = typeof block.content === "string" ? block.content : (block.content ?? []).map((c) => c.text ?? `[${c.type}]`).join("\n");
     return element("div", { className: `tool-result${block.is_error ? " error" : ""}`, textContent: `← ${content}` });
@@ -373,6 +384,9 @@ function entryView(id, entry) {
     const m = raw.compactMetadata ?? {};
     return element("li", { className: "compaction", textContent: `— compacted (${m.trigger ?? "?"}): ${m.preTokens ?? "?"} → ${m.postTokens ?? "?"} tokens; what is above is summarised, not deleted —` });
   }
+  if (raw.type === "compaction") {
+    return element("li", { className: "compaction", textContent: `— compacted: ${raw.tokensBefore ?? "?"} tokens before; what is above is summarised, not deleted —` });
+  }
   if (raw.type === "system" && raw.subtype === "microcompact_boundary") {
     const m = raw.microcompactMetadata ?? {};
     const cleared = m.compactedToolIds?.length ?? "?";
@@ -381,11 +395,13 @@ function entryView(id, entry) {
   if (!entry.role) return null;
   const content = raw.message?.content;
   const blocks = typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [{ type: "text", text: entry.text }];
-  const tool = blocks.length > 0 && blocks.every((b) => b.type === "tool_result");
+  // A pi tool result is a message of its own, its content the result's.
+  const piResult = raw.message?.role === "toolResult";
+  const tool = piResult || (blocks.length > 0 && blocks.every((b) => b.type === "tool_result"));
   const label = raw.isCompactSummary ? "summary" : tool ? "tool" : entry.role;
   const item = element("li", { className: entry.uuid === rewindTo ? "rewind-point" : "" }, [
     element("span", { className: `role ${tool ? "tool" : entry.role}`, textContent: label }),
-    element("div", { className: "body" }, blocks.map(blockView)),
+    element("div", { className: "body" }, piResult ? [blockView({ type: "tool_result", content: blocks, is_error: raw.message.isError })] : blocks.map(blockView)),
     element("span", { className: "meta", textContent: entry.timestamp?.slice(11, 19) ?? "" }),
   ]);
   const rewind = element("button", { className: "small rewind", textContent: "continue from here", title: "the next prompt continues from this message; nothing is deleted" });
@@ -635,17 +651,52 @@ async function exportSession() {
 }
 
 
-/** Any agent's transcript (Claude Code, pi, Codex CLI, Gemini CLI, OpenAI messages) as a new session. */
+/**
+ * Any agent's transcript (Claude Code, pi, Codex CLI, Gemini CLI, OpenAI messages) as a
+ * new session: under its own id, or a new one when it names none or the store has it
+ * (a file dropped twice is a copy); filed under the page's folder when it names none.
+ * Resolves with what to tell the user, if anything.
+ */
 async function importFile(file) {
   await ready();
-  const imported = await store.importSession(new Uint8Array(await file.arrayBuffer()), { origin: file.name });
+  const data = new Uint8Array(await file.arrayBuffer());
+  const options = { origin: file.name };
+  let imported;
+  for (;;) {
+    try {
+      imported = await store.importSession(data, options);
+      break;
+    } catch (error) {
+      // The core's refusals of a transcript that names no id or no folder.
+      const noId = error.kind === "invalid-argument" && error.message.includes("names no session id");
+      const noFolder = error.kind === "invalid-argument" && error.message.includes("which folder it belongs to");
+      if ((error.kind === "session-exists" || noId) && options.id === undefined) options.id = crypto.randomUUID();
+      else if (noFolder && options.cwd === undefined) options.cwd = CWD;
+      else throw error;
+    }
+  }
   $("session").value = imported.id;
   rewindTo = null;
   savePage();
   await render();
-  if (imported.skipped) {
-    showError({ kind: "imported", message: `${imported.skipped} records of ${file.name} carry nothing a ${imported.format} session keeps (reasoning, system prompts, notices); the original is untouched` });
+  const notes = [];
+  if (options.id) notes.push(`imported as a new session ${imported.id} (the file names none, or this store has it already)`);
+  if (imported.skipped) notes.push(`${imported.skipped} records carry nothing a ${imported.format} session keeps or could not be read (reasoning, system prompts, notices, broken lines)`);
+  return notes.length ? `${file.name}: ${notes.join("; ")}; the original is untouched` : null;
+}
+
+/** Imports every file dropped, one after another, and says what each needed. */
+async function importFiles(files) {
+  const notes = [];
+  for (const file of files) {
+    try {
+      const note = await importFile(file);
+      if (note) notes.push(note);
+    } catch (error) {
+      notes.push(`${file.name}: ${error.message}`);
+    }
   }
+  if (notes.length) showError({ kind: "imported", message: notes.join(" · ") });
 }
 
 $("backend").value = saved.backend ?? "opfs";
@@ -686,7 +737,6 @@ drop.ondragleave = () => drop.classList.remove("over");
 drop.ondrop = (event) => {
   event.preventDefault();
   drop.classList.remove("over");
-  const [file] = event.dataTransfer.files;
-  if (file) importFile(file).catch(showError);
+  importFiles([...event.dataTransfer.files]).catch(showError);
 };
 open().catch(showError);

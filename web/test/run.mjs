@@ -477,14 +477,15 @@ try {
 
     // Import transcripts by dropping them: Claude Code's under its own session id, a
     // Codex CLI rollout converted to a Claude Code session.
-    const drop = (path) =>
+    // `files`: corpus paths, or [name, text] for a file made here; dropped at once.
+    const drop = (...files) =>
       page.evaluate(
-        ([text, name]) => {
+        (files) => {
           const transfer = new DataTransfer();
-          transfer.items.add(new File([text], name));
+          for (const [name, text] of files) transfer.items.add(new File([text], name));
           document.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
         },
-        [readFileSync(join(ROOT, "tests/corpus", path), "utf8"), path.split("/").pop()],
+        files.map((file) => (Array.isArray(file) ? file : [file.split("/").pop(), readFileSync(join(ROOT, "tests/corpus", file), "utf8")])),
       );
     for (const [path, id] of [
       ["claude/11-v1.0.95-resumed/claude_code.jsonl", JSON.parse(readFileSync(join(ROOT, "tests/corpus/claude/11-v1.0.95-resumed/claude_code.jsonl"), "utf8").split("\n")[0]).sessionId],
@@ -495,9 +496,23 @@ try {
       await page.waitForSelector(`#status >> text=${id}`);
       assert((await page.$$("#transcript li")).length > 0, `the conversation imported from ${path} is shown`);
     }
-    // The same file again is refused, and says why.
+    // The same file again is a copy under a new id, and says so.
     await drop("codex/agent-history-codex-0.135.jsonl");
-    await page.waitForSelector("#error >> text=session-exists");
+    await page.waitForSelector("#error >> text=imported as a new session");
+    assert((await page.inputValue("#session")) !== "019e9625-802f-7e91-840a-cfe88d14117a", "the copy has an id of its own");
+    // Several files at once, among them two that name no session id or no folder (each
+    // was refused): OpenAI messages and a Gemini CLI chat. The last is the one shown.
+    const openaiMessages = JSON.stringify([{ role: "user", content: "ping from an OpenAI export" }, { role: "assistant", content: "pong" }]);
+    await drop(["chat.json", openaiMessages], "gemini/vibecodingtracker-gemini-legacy.json");
+    await page.waitForSelector("#error >> text=chat.json: imported as a new session");
+    await page.waitForSelector("#error >> text=vibecodingtracker-gemini-legacy.json");
+    const listed = await page.textContent("#sessions");
+    assert(listed.includes("ping from an OpenAI export"), `the OpenAI messages became a session: ${listed}`);
+    // A pi session: its calls shown with their names, its compactions where they happened.
+    await drop("pi/v1/before-compaction.jsonl");
+    await page.waitForSelector("li.compaction");
+    const calls = await page.$$eval(".tool-call", (nodes) => nodes.map((n) => n.textContent));
+    assert(calls.length > 0 && calls.every((c) => c.startsWith("→ ") && !c.includes("[toolCall]")), `pi's calls: ${calls.slice(0, 3)}`);
 
     // Everything survives a reload.
     await page.fill("#session", "tools-chat");

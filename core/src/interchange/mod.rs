@@ -141,7 +141,8 @@ pub struct Imported {
     pub skipped: u32,
     /// The pi format version the transcript was migrated from.
     pub migrated_from: Option<u32>,
-    /// The line the new session records its origin in.
+    /// What the new session's last line records of its origin, as JSON text:
+    /// `{"source", "origin", "migratedFrom"?}`.
     pub provenance: String,
 }
 
@@ -309,6 +310,11 @@ struct Survey {
     messages: u32,
     /// It has a line with an id: a conversation, not only bookkeeping.
     has_entries: bool,
+    /// Its entries are all a sub-agent's (Claude Code's `isSidechain`): a sub-agent's
+    /// own file, whose `sessionId` is its parent's.
+    only_sidechains: bool,
+    /// Lines that could not be read, a torn last one included.
+    unreadable: u32,
 }
 
 fn survey(data: &[u8]) -> Survey {
@@ -324,6 +330,8 @@ fn survey(data: &[u8]) -> Survey {
             leaf: loaded.leaf().and_then(|i| loaded.lines.get(i)).and_then(|l| l.env.uuid()).map(String::from),
             messages: loaded.context(Sources::default()).messages.len() as u32,
             has_entries: loaded.lines.iter().any(|l| l.env.uuid().is_some()),
+            only_sidechains: loaded.lines.iter().any(|l| l.env.is_sidechain.0) && loaded.only_sidechains(),
+            unreadable: (loaded.report.skipped.len() as u32).saturating_add(u32::from(loaded.report.torn_tail)),
         }
     })
 }
@@ -359,6 +367,16 @@ impl<S: Storage> Store<S> {
         if matches!(prepared, Prepared::Kept { format: Format::Claude, .. }) && kept.as_ref().is_some_and(|s| !s.has_entries) {
             return Err(Error::InvalidArgument("no Claude Code entry (a line with a `uuid`) in the transcript".into()));
         }
+        // Under its own `sessionId` a sub-agent's file would become a session of its
+        // parent's id holding only the sub-agent's side, and take that id from the parent.
+        if request.id.is_none()
+            && let Some(Survey { only_sidechains: true, id, .. }) = &kept
+        {
+            return Err(Error::InvalidArgument(format!(
+                "this is a sub-agent's transcript (`agent-….jsonl`) of session `{}`: import that session's own file, or give this one an id of its own",
+                id.as_deref().unwrap_or("?")
+            )));
+        }
         let (own_id, own_cwd) = match (&prepared, &kept) {
             (Prepared::Converted(foreign), _) => (foreign.id.clone(), foreign.cwd.clone()),
             (_, Some(kept)) => (kept.id.clone(), kept.cwd.clone()),
@@ -383,6 +401,9 @@ impl<S: Storage> Store<S> {
                     Some(surveyed) => surveyed,
                     None => survey(&data),
                 };
+                // Unreadable lines: counted by a migration, which leaves them out, else
+                // by the survey of the bytes kept as they are.
+                let skipped = skipped.max(surveyed.unreadable);
                 (data, format, skipped, from, surveyed)
             }
             Prepared::Converted(foreign) => {

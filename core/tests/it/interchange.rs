@@ -77,6 +77,33 @@ fn every_corpus_transcript_imports_under_its_own_id_and_project() {
     }
 }
 
+/// A sub-agent's own file names its parent's session: imported under that id it would
+/// take the id from the parent and hold only the sub-agent's side. It is refused,
+/// saying what to do; given an id of its own, it imports. Unreadable lines of a kept
+/// transcript are counted as skipped.
+#[test]
+fn a_sub_agents_file_is_not_imported_as_its_parent_and_unreadable_lines_are_counted() {
+    let path =
+        "claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl";
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let refused = block_on(store.import_session(&request(path))).unwrap_err();
+    assert!(
+        refused.to_string().contains("sub-agent's transcript") && refused.to_string().contains("29ccd257-68b1-427f-ae5f-6524b7cb6f20"),
+        "{refused}"
+    );
+    assert!(block_on(store.list()).unwrap().sessions.is_empty(), "nothing was written");
+    let own = block_on(store.import_session(&Import { id: Some("a2271d1-on-its-own".into()), ..request(path) })).unwrap();
+    assert!(own.messages > 0, "{own:?}");
+    assert_eq!(own.skipped, 0);
+
+    let main = "claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";
+    let mut data = fs::read(corpus(main)).unwrap();
+    data.extend_from_slice(b"{\"this line\": is not JSON\n{\"type\":\"user\",\"uuid\":\"cut-off");
+    let damaged = block_on(store.import_session(&Import { data, ..request(main) })).unwrap();
+    assert_eq!(damaged.skipped, 2, "a broken line and a torn last one: {damaged:?}");
+}
+
 #[test]
 fn a_gemini_chat_needs_a_working_directory_and_an_id_that_is_free() {
     let storage = InMemoryStorage::new();

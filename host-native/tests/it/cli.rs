@@ -109,9 +109,10 @@ fn append_show_and_list_round_trip() {
     stdout(&created);
     let note = "`claude --resume` opens only sessions whose id is a UUID, and `chat-1` is not one";
     assert!(String::from_utf8_lossy(&created.stderr).contains(note), "a session Claude Code cannot resume is said so when it is created");
-    let appended = mneme(&["--root", root, "append", "chat-1", "--role", "assistant", "--text", "noted", "--json"]);
+    let given = "5e0a7c2d-1b4f-4c8e-9d3a-2f6b8c1e0a77";
+    let appended = mneme(&["--root", root, "append", "chat-1", "--role", "assistant", "--text", "noted", "--json", "--uuid", given]);
     let entry: Value = serde_json::from_str(&stdout(&appended)).unwrap();
-    assert_eq!(entry["line"], 2);
+    assert_eq!((entry["line"].as_u64(), entry["uuid"].as_str()), (Some(2), Some(given)), "the entry has the uuid given");
     assert!(appended.stderr.is_empty(), "said once, not on every append: {}", String::from_utf8_lossy(&appended.stderr));
     let uuid = "0b6c1b8e-5d53-4f0e-9d0a-6a6f2c1e7d11";
     let resumable = mneme(&["--root", root, "append", uuid, "--role", "user", "--text", "hi", "--cwd", "/home/ada"]);

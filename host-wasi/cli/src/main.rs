@@ -68,9 +68,15 @@ enum Command {
     Turn {
         id: String,
         /// A message as JSON, or a JSON array of messages: Anthropic's shape, or OpenAI
-        /// chat messages with --provider openai
+        /// chat messages with --provider openai; `-` reads them from standard input (a
+        /// turn too large for the command line)
         #[arg(long, value_name = "JSON")]
         messages: String,
+        /// The turn's uuid (its later lines derive theirs from it) [default: a new
+        /// one]. Give a sub-agent's first turn that failed again with the same one: a
+        /// link to it that landed is not written twice
+        #[arg(long, value_name = "UUID")]
+        uuid: Option<String>,
         /// The shape of --messages
         #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
         provider: ProviderArg,
@@ -560,9 +566,17 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("appended {} to session {id} (line {})", entry.uuid.unwrap_or_default(), entry.line);
             }
         }
-        Command::Turn { id, messages, provider, parent, agent, parent_call, cwd, json: as_json } => {
+        Command::Turn { id, messages, uuid, provider, parent, agent, parent_call, cwd, json: as_json } => {
             let agent = agent.map(|id| AgentRef { id, parent_call });
-            let turn = Turn { uuid: new_uuid(), now_ms: now_ms(), cwd, provider: provider.into(), messages, parent, agent };
+            let messages = if messages == "-" {
+                let mut read = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut read).map_err(|e| format!("cannot read the turn from standard input: {e}"))?;
+                read
+            } else {
+                messages
+            };
+            let uuid = uuid.unwrap_or_else(new_uuid);
+            let turn = Turn { uuid, now_ms: now_ms(), cwd, provider: provider.into(), messages, parent, agent };
             let entries = engine.append_turn(&id, turn).map_err(fail)?;
             if as_json {
                 println!("{}", json(&entries)?);
