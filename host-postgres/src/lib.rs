@@ -113,7 +113,19 @@ impl PgStorage {
 
     fn create_tables(&self) -> Result<(), StorageError> {
         let s = &self.schema;
-        self.with_client("", |client| {
+        // A store there already is opened without DDL: a read-only connection (a
+        // replica, a role that may only read) can read it.
+        let exists = self.with_client(s, |client| {
+            let row = client.query_one(
+                "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL",
+                &[&format!("{s}.files"), &format!("{s}.chunks")],
+            )?;
+            row.try_get::<_, bool>(0)
+        })?;
+        if exists {
+            return Ok(());
+        }
+        let created = self.with_client(s, |client| {
             let mut tx = client.transaction()?;
             // Concurrent first opens would race on the catalog; one at a time.
             tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&format!("mneme schema {s}")])?;
@@ -132,7 +144,16 @@ impl PgStorage {
                 );"#
             ))?;
             tx.commit()
-        })
+        });
+        match created {
+            Err(StorageError::ReadOnly { .. }) => Err(StorageError::Io {
+                key: s.to_owned(),
+                message: format!(
+                    "the schema `{s}` holds no Mneme store, and this connection may not create one (it is read-only): open it once with a connection that may write"
+                ),
+            }),
+            other => other,
+        }
     }
 
     fn lock_connection(&self) -> MutexGuard<'_, Connection> {

@@ -215,3 +215,23 @@ fn a_held_session_whose_connection_died_is_written_again_once_released() {
     let texts: Vec<String> = block_on(store.context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
     assert_eq!(texts, ["first", "third"]);
 }
+
+/// A read-only connection (a replica, a role that may only read) opens a store that
+/// exists and reads it; its writes are refused as read-only. A store that does not
+/// exist yet cannot be made through it, and the error says so.
+#[test]
+fn a_read_only_connection_reads_a_store_and_says_why_it_cannot_make_one() {
+    let cluster = Cluster::start().expect("start a PostgreSQL cluster");
+    let schema = fresh_schema();
+    let writer = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
+    block_on(writer.append("s", entry("written".into(), 0))).expect("an append");
+    let read_only = format!("{} options='-c default_transaction_read_only=on'", cluster.url());
+    let reader = Store::new(PgStorage::open(&read_only, &schema).expect("a store there already opens read-only"));
+    let texts: Vec<String> = block_on(reader.context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
+    assert_eq!(texts, ["written"]);
+    assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
+    let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("a read-only connection writes nothing");
+    assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
+    let missing = PgStorage::open(&read_only, &fresh_schema()).err().expect("no store to read").to_string();
+    assert!(missing.contains("holds no Mneme store") && missing.contains("read-only"), "{missing}");
+}
