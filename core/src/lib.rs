@@ -55,7 +55,7 @@ pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::{Limits, Store};
 pub use support::{Mirror, SharedStr, block_on, time};
 pub use transcript::tokens;
-pub use transcript::{Branch, Ledger, Prices};
+pub use transcript::{AgentUsage, Branch, Ledger, Prices};
 pub use transcript::{CheckReport, Context, ContextMessage, Entry, Finding, LoadReport, SkippedLine, TypeCount};
 
 /// The version of Mneme written into the entries it creates.

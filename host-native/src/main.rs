@@ -946,6 +946,9 @@ fn print_ledger(ledger: &Ledger) -> CliResult {
         let mark = if branch.current { "current branch" } else { "branch" };
         println!("  {mark} {}: {}", branch.leaf, line(&branch.usage, branch.cost));
     }
+    for agent in &ledger.subagents {
+        println!("  sub-agent {} ({} replies, not in the total above): {}", agent.agent, agent.replies, line(&agent.usage, agent.cost));
+    }
     Ok(())
 }
 

@@ -403,6 +403,9 @@ export interface Usage { input: number; output: number; cache_read: number; cach
 /** Dollars per million tokens. */
 export interface Prices { input: number; output: number; cache_read: number; cache_creation: number }
 
+/** A sub-agent's replies, each counted once, from its own transcript (`agent-<id>.jsonl`). */
+export interface AgentUsage { agent: string; usage: Usage; cost: number | null; replies: number }
+
 export interface Branch {
   /** The uuid of the branch's last message. */
   leaf: string;
@@ -419,4 +422,5 @@ export interface Branch {
   cost: number | null;
 }
 
-export interface Ledger { total: Usage; cost: number | null; replies: number; branches: Branch[] }
+/** `total`: the session's own replies; `subagents`: each sub-agent's, apart from it. */
+export interface Ledger { total: Usage; cost: number | null; replies: number; branches: Branch[]; subagents: AgentUsage[] }

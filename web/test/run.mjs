@@ -513,6 +513,7 @@ try {
     await page.waitForSelector("li.compaction");
     const calls = await page.$$eval(".tool-call", (nodes) => nodes.map((n) => n.textContent));
     assert(calls.length > 0 && calls.every((c) => c.startsWith("→ ") && !c.includes("[toolCall]")), `pi's calls: ${calls.slice(0, 3)}`);
+    await page.screenshot({ path: join(ROOT, "target/playground-pi-import.png"), fullPage: false });
 
     // Everything survives a reload.
     await page.fill("#session", "tools-chat");

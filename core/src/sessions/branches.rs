@@ -32,7 +32,12 @@ impl<S: Storage> Store<S> {
         }
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
-        Ok(with_loaded(&raw, |loaded| loaded.ledger(prices)))
+        let mut ledger = with_loaded(&raw, |loaded| loaded.ledger(prices));
+        for (key, bytes) in self.subagent_files(id, &parts).await? {
+            let agent = key.rsplit('/').next().unwrap_or(&key).trim_end_matches(keys::TRANSCRIPT_SUFFIX).to_owned();
+            ledger.subagents.push(with_loaded(core::slice::from_ref(&bytes), |loaded| loaded.agent_usage(agent, prices)));
+        }
+        Ok(ledger)
     }
 
     /// Forks session `id` into a new session `new_id` in the same project: the

@@ -38,6 +38,19 @@ impl<S: Storage> Store<S> {
     /// name it as their session (2.0).
     pub async fn subagents(&self, id: &str) -> Result<Vec<Subagent>, Error> {
         let parts = self.require(id).await?;
+        let mut found = Vec::new();
+        for (key, bytes) in self.subagent_files(id, &parts).await? {
+            let file = key.rsplit('/').next().unwrap_or(&key).trim_end_matches(keys::TRANSCRIPT_SUFFIX);
+            let transcript = with_loaded(core::slice::from_ref(&bytes), |loaded| transcript_of(&parts.project, file, 1, loaded));
+            found.push(Subagent { key, transcript });
+        }
+        Ok(found)
+    }
+
+    /// The keys and bytes of session `id`'s sub-agent transcripts: Claude Code 2.1's
+    /// `<id>/subagents/agent-*.jsonl`, and 2.0's `agent-*.jsonl` beside the session
+    /// whose lines name it.
+    pub(crate) async fn subagent_files(&self, id: &str, parts: &Parts) -> Result<Vec<(String, Vec<u8>)>, Error> {
         let project_prefix = format!("{}{}/", keys::PROJECTS, parts.project);
         let nested_prefix = keys::session_dir(&parts.project, id);
         let mut found = Vec::new();
@@ -49,12 +62,10 @@ impl<S: Storage> Store<S> {
                 continue;
             }
             let bytes = self.storage.read(&info.key, 0, None).await?;
-            let transcript = with_loaded(core::slice::from_ref(&bytes), |loaded| {
-                let belongs = nested || loaded.lines.iter().any(|l| l.env.session_id() == Some(id));
-                belongs.then(|| transcript_of(&parts.project, file.trim_end_matches(keys::TRANSCRIPT_SUFFIX), 1, loaded))
-            });
-            if let Some(transcript) = transcript {
-                found.push(Subagent { key: info.key.clone(), transcript });
+            let belongs =
+                nested || with_loaded(core::slice::from_ref(&bytes), |loaded| loaded.lines.iter().any(|l| l.env.session_id() == Some(id)));
+            if belongs {
+                found.push((info.key, bytes));
             }
         }
         Ok(found)

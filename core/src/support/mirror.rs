@@ -380,7 +380,8 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::Usage, $sessions::Usage { input, output, cache_read, cache_creation });
         $crate::mirror_record!($crate::Prices, $sessions::Prices { input, output, cache_read, cache_creation });
         $crate::mirror_record!($crate::Branch, $sessions::Branch { leaf, current, role, text, timestamp, messages, forks_at, usage, cost });
-        $crate::mirror_record!($crate::Ledger, $sessions::Ledger { total, cost, replies, branches });
+        $crate::mirror_record!($crate::AgentUsage, $sessions::AgentUsage { agent, usage, cost, replies });
+        $crate::mirror_record!($crate::Ledger, $sessions::Ledger { total, cost, replies, branches, subagents });
         $crate::mirror_record!(
             $crate::ProviderContext,
             $sessions::ProviderContext { provider, body, messages, compacted, tokens, interrupted }

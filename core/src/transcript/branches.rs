@@ -83,6 +83,19 @@ pub struct Ledger {
     pub replies: u32,
     /// Every branch, the current one first.
     pub branches: Vec<Branch>,
+    /// What each of its sub-agents' transcripts reported, apart from `total` (Claude
+    /// Code's `agent-<id>.jsonl`): the session's work costs these too.
+    pub subagents: Vec<AgentUsage>,
+}
+
+/// A sub-agent's replies, each counted once, from its own transcript.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct AgentUsage {
+    /// The transcript's name: `agent-<id>`.
+    pub agent: String,
+    pub usage: Usage,
+    pub cost: Option<f64>,
+    pub replies: u32,
 }
 
 /// Usage of `lines`, each reply counted once however many lines it was split into.
@@ -226,7 +239,13 @@ impl Loaded<'_> {
         branches.sort_by_key(|(leaf, branch)| (!branch.current, *leaf));
         let branches: Vec<Branch> = branches.into_iter().map(|(_, branch)| branch).collect();
         let (total, replies) = self.usage_total();
-        Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches }
+        Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches, subagents: Vec::new() }
+    }
+
+    /// The ledger line of a sub-agent's own transcript, named `agent`.
+    pub fn agent_usage(&self, agent: String, prices: Option<&Prices>) -> AgentUsage {
+        let (usage, replies) = self.usage_total();
+        AgentUsage { agent, cost: prices.map(|p| p.cost(&usage)), usage, replies }
     }
 
     /// What every live reply reported, each once, and how many replies that is.

@@ -12,7 +12,7 @@ pub(crate) mod scan;
 pub(crate) mod thread;
 pub mod tokens;
 
-pub use branches::{Branch, Ledger, Prices};
+pub use branches::{AgentUsage, Branch, Ledger, Prices};
 pub use check::{CheckReport, Finding};
 pub use context::{Context, ContextMessage};
 

@@ -864,6 +864,29 @@ fn a_turn_is_atomic_when_storage_fails_at_any_call() {
     }
 }
 
+/// The ledger names what each sub-agent's replies reported, priced, apart from the
+/// session's own total (a session's work costs both).
+#[test]
+fn the_ledger_counts_each_sub_agents_replies_apart() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let reply = |id: &str, content: Value, input: u64| json!({ "role": "assistant", "id": id, "content": content, "usage": { "input_tokens": input, "output_tokens": 10 } });
+    let call = json!([{ "role": "user", "content": "go" }, reply("m1", json!([{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }]), 1000)]);
+    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    let agent_turn = Turn {
+        agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
+        ..turn("s1", json!([{ "role": "user", "content": "look around" }, reply("m2", json!("done"), 300)]))
+    };
+    block_on(store.append_turn("p", agent_turn)).unwrap();
+    let prices = mneme_core::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_creation: 3.75 };
+    let ledger = block_on(store.usage("p", Some(&prices))).unwrap();
+    assert_eq!((ledger.total.input, ledger.replies), (1000, 1), "the session's own reply: {ledger:?}");
+    assert_eq!(ledger.subagents.len(), 1, "{ledger:?}");
+    let sub = &ledger.subagents[0];
+    assert_eq!((sub.agent.as_str(), sub.usage.input, sub.usage.output, sub.replies), ("agent-sub", 300, 10, 1));
+    assert!((sub.cost.unwrap() - (300.0 * 3.0 + 10.0 * 15.0) / 1e6).abs() < 1e-12, "{sub:?}");
+}
+
 /// A sub-agent's first turn is two writes, the session's link to it and then its
 /// transcript: whichever storage call fails, the same turn given again completes it
 /// (or, when what failed had landed, says so), with the transcript's lines once and
