@@ -78,7 +78,7 @@ const FIELDS = {
 
 /** A 400 naming the first field of `body` that route `action` does not take, or null. */
 function unknownField(action, body) {
-  const known = FIELDS[action];
+  const known = Object.hasOwn(FIELDS, action) ? FIELDS[action] : undefined;
   const unknown = known && Object.keys(body).find((field) => !known.includes(field));
   if (unknown === undefined) return null;
   const takes = known.length > 0 ? `it takes ${known.join(", ")}` : "it takes none";

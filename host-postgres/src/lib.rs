@@ -400,12 +400,21 @@ impl PgStorage {
             return Ok(());
         }
         let lock = format!("{}/{name}", self.schema);
-        self.with_connection(name, |client, held| {
-            if held.remove(name) {
+        let unlocked = self.with_connection(name, |client, held| {
+            // Forgotten once given back: an unlock that failed on a live connection
+            // leaves the lock held, and this process must not take it a second time.
+            if held.contains(name) {
                 client.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", &[&lock])?;
+                held.remove(name);
             }
             Ok(())
-        })
+        });
+        // A connection found dead by this very unlock took the lock with it: nothing
+        // is left to give back.
+        if self.lock_connection().lost.remove(name) {
+            return Ok(());
+        }
+        unlocked
     }
 }
 

@@ -232,6 +232,9 @@ fn a_read_only_connection_reads_a_store_and_says_why_it_cannot_make_one() {
     assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
     let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("a read-only connection writes nothing");
     assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
-    let missing = PgStorage::open(&read_only, &fresh_schema()).err().expect("no store to read").to_string();
+    let Err(missing) = PgStorage::open(&read_only, &fresh_schema()) else {
+        panic!("a read-only connection opened a store that is not there")
+    };
+    let missing = missing.to_string();
     assert!(missing.contains("holds no Mneme store") && missing.contains("read-only"), "{missing}");
 }

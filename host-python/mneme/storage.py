@@ -295,8 +295,11 @@ class FsStorage:
     def unlock(self, name):
         fd = self.held.pop(name, None)
         if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                # Closing the descriptor gives the lock back even if the unlock failed.
+                os.close(fd)
 
     def close(self):
         """Releases every lock it holds."""

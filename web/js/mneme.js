@@ -75,6 +75,11 @@ function snakeKeys(value) {
 function settings(name, value) {
   return value === undefined ? "{}" : objectJson(name, snakeKeys(value));
 }
+/** An array argument as JSON. */
+function arrayJson(name, value) {
+  if (!Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an array, not ${value === null ? "null" : typeof value}`);
+  return JSON.stringify(value);
+}
 /** An object argument (a plan, settings) as JSON. */
 function objectJson(name, value) {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -132,6 +137,8 @@ export class Mneme {
 
   /** Gives back the sessions it holds, then closes the store's handles (the OPFS worker, the IndexedDB connection). */
   async close() {
+    if (this.closed) return;
+    this.closed = true;
     try {
       await call(() => this.engine.releaseAll());
     } finally {
@@ -254,13 +261,13 @@ export class Mneme {
   // name (as Claude Code names it, e.g. "-home-me-app"), or null for the global memory.
 
   /** Writes a new memory `{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
-  memoryAdd(scope, memory, now = Date.now()) { return call(() => this.engine.memoryAdd(project(scope), JSON.stringify(memory), num("now", now))); }
+  memoryAdd(scope, memory, now = Date.now()) { return call(() => this.engine.memoryAdd(project(scope), objectJson("memory", memory), num("now", now))); }
   /** Writes many memories with one index write (bulk import). */
-  memoryAddMany(scope, memories, now = Date.now()) { return call(() => this.engine.memoryAddMany(project(scope), JSON.stringify(memories), num("now", now))); }
+  memoryAddMany(scope, memories, now = Date.now()) { return call(() => this.engine.memoryAddMany(project(scope), arrayJson("memories", memories), num("now", now))); }
   /** Changes fields in place: `{name?, kind?, description?, body?, topics?, confidence?}`. */
-  memoryUpdate(scope, file, change, now = Date.now()) { return call(() => this.engine.memoryUpdate(project(scope), text("file", file), JSON.stringify(change), num("now", now))); }
+  memoryUpdate(scope, file, change, now = Date.now()) { return call(() => this.engine.memoryUpdate(project(scope), text("file", file), objectJson("change", change), num("now", now))); }
   /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
-  memorySupersede(scope, file, memory, now = Date.now()) { return call(() => this.engine.memorySupersede(project(scope), text("file", file), JSON.stringify(memory), num("now", now))); }
+  memorySupersede(scope, file, memory, now = Date.now()) { return call(() => this.engine.memorySupersede(project(scope), text("file", file), objectJson("memory", memory), num("now", now))); }
   /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(scope, file, now = Date.now()) { return call(() => this.engine.memoryForget(project(scope), text("file", file), num("now", now))); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
@@ -286,13 +293,13 @@ export class Mneme {
   /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, messages, entry, known, failures}`. */
   planExtraction(scope, id) { return call(() => this.engine.planExtraction(project(scope), text("id", id))); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
-  applyExtraction(scope, plan, answer, now = Date.now()) { return call(() => this.engine.applyExtraction(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now))); }
+  applyExtraction(scope, plan, answer, now = Date.now()) { return call(() => this.engine.applyExtraction(project(scope), objectJson("plan", plan), text("answer", answer), num("now", now))); }
   recordExtractionFailure(id, reason, now = Date.now()) { return call(() => this.engine.recordExtractionFailure(text("id", id), text("reason", reason), num("now", now))); }
   /** The request for a model to consolidate the memory (take `dreamAcquire` first): `{id, prompt, max_tokens, known, sessions, since_ms}`. */
   planConsolidation(scope, now = Date.now()) { return call(() => this.engine.planConsolidation(project(scope), num("now", now))); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it. */
   applyConsolidation(scope, plan, answer, { dryRun = false, now = Date.now() } = {}) {
-    return call(() => this.engine.applyConsolidation(project(scope), JSON.stringify(plan), text("answer", answer), num("now", now), flag("dryRun", dryRun)));
+    return call(() => this.engine.applyConsolidation(project(scope), objectJson("plan", plan), text("answer", answer), num("now", now), flag("dryRun", dryRun)));
   }
   /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
   rollbackConsolidation(scope, id, now = Date.now()) { return call(() => this.engine.rollbackConsolidation(project(scope), text("id", id), num("now", now))); }
@@ -307,12 +314,12 @@ export class Mneme {
 
   /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
-    return call(() => this.engine.resolve(JSON.stringify(inbound), settings("policy", policy), num("now", now), text("newSessionId", newSessionId)));
+    return call(() => this.engine.resolve(objectJson("inbound", inbound), settings("policy", policy), num("now", now), text("newSessionId", newSessionId)));
   }
   /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return call(() => this.engine.resetKey(text("key", key), text("newSessionId", newSessionId), num("now", now))); }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
-  updateKey(key, patch) { return call(() => this.engine.updateKey(text("key", key), JSON.stringify(patch))); }
+  updateKey(key, patch) { return call(() => this.engine.updateKey(text("key", key), objectJson("patch", patch))); }
   removeKey(key) { return call(() => this.engine.removeKey(text("key", key))); }
   /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
   importOpenclawKeys(data) { return call(() => this.engine.importOpenclawKeys(bytes("data", data))); }
@@ -343,7 +350,7 @@ export class Mneme {
   keys(filter = []) { return call(() => this.engine.keys(JSON.stringify(filter))); }
   indexReport() { return call(() => this.engine.indexReport()); }
   /** The session key of a message (nothing is read or written). */
-  keyOf(inbound, policy = {}) { return call(() => this.engine.keyOf(JSON.stringify(inbound), settings("policy", policy))); }
+  keyOf(inbound, policy = {}) { return call(() => this.engine.keyOf(objectJson("inbound", inbound), settings("policy", policy))); }
   parseKey(key) { return call(() => this.engine.parseKey(text("key", key))); }
 
   /** Checks transcript bytes that are not in a store (a file the user picked). */

@@ -184,6 +184,10 @@ try {
         // A misspelt setting was ignored, its default silently in force.
         () => store.gc({ ttl_days: 1 }),
         () => store.planCompaction("s", { contextWindw: 500 }),
+        () => store.memoryAdd(null, undefined),
+        () => store.memoryAddMany(null, {}),
+        () => store.updateKey("k", undefined),
+        () => store.keyOf(undefined),
       ]) {
         try {
           await call();
@@ -203,6 +207,7 @@ try {
       const listedAfterDryRun = (await store.list()).sessions.length;
       const plan = await store.planCompaction("s", { contextWindow: 500 }, "manual");
       const messages = (await store.context("s")).messages.length;
+      await store.close();
       await store.close();
       const afterClose = await store.append("s", { role: "user", text: "x" }).catch((error) => `${error.kind}: ${error.message}`);
       return { kinds, refused, blank: blank.load.entries, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };

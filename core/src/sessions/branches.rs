@@ -20,12 +20,14 @@ impl<S: Storage> Store<S> {
     /// text and time, the messages on it, where it leaves the current branch, and the
     /// tokens its replies reported.
     pub async fn branches(&self, id: &str) -> Result<Vec<Branch>, Error> {
-        Ok(self.usage(id, None).await?.branches)
+        let parts = self.require(id).await?;
+        let raw = self.read_parts(&parts).await?;
+        Ok(with_loaded(&raw, |loaded| loaded.ledger(None)).branches)
     }
 
     /// The token ledger of session `id`: what its replies reported in `usage`, each
-    /// reply counted once, in all and per branch, priced when `prices` are given. The
-    /// session's sub-agent transcripts are not counted (see [`Store::subagents`]).
+    /// reply counted once, in all and per branch, and each of its sub-agents'
+    /// transcripts apart, priced when `prices` are given.
     pub async fn usage(&self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
         if let Some(prices) = prices {
             prices.check()?;

@@ -264,9 +264,10 @@ impl<'a> Loaded<'a> {
         let last_compaction = self.lines.iter().rposition(|l| l.env.is_compaction());
         let since = last_compaction.unwrap_or(0);
         let kept_leaf = last_compaction.and_then(|i| self.kept_leaf(i, links));
-        if let (Some(compaction), Some(_)) = (last_compaction, kept_leaf) {
-            // The conversation goes on from the kept messages, even with its summary
-            // tombstoned: the boundary is never their end.
+        if let Some(compaction) = last_compaction.filter(|&i| kept_leaf.is_some() && self.keeps_a_relinked_segment(i)) {
+            // The conversation goes on from the messages it kept, even with its summary
+            // tombstoned: the boundary is never their end. (One that kept none, or kept
+            // them before it unrelinked, names the last summarised message instead.)
             mark(&mut has_child, links.first.get(compaction).copied().filter(|&first| first != NO_LINE));
         }
         // pi's `session` header carries an id but stands outside the tree.
@@ -304,6 +305,12 @@ impl<'a> Loaded<'a> {
             }
         }
         None
+    }
+
+    /// Whether compaction line `at` kept a segment relinked after its summary (Claude
+    /// Code 2.1's, Mneme's): then its logical parent is the last message it kept.
+    fn keeps_a_relinked_segment(&self, at: usize) -> bool {
+        preserved_segment(self.lines[at].env.rare().compact_metadata).is_some_and(|segment| segment.anchor.is_some())
     }
 
     /// The main conversation from its root to the newest leaf, through compaction
@@ -699,7 +706,9 @@ mod tests {
             }
             None
         });
-        let compaction_uuid = last_compaction.filter(|_| kept_leaf.is_some()).and_then(|at| loaded.lines[at].env.uuid());
+        let relinked =
+            |at: usize| super::preserved_segment(loaded.lines[at].env.rare().compact_metadata).is_some_and(|s| s.anchor.is_some());
+        let compaction_uuid = last_compaction.filter(|&at| kept_leaf.is_some() && relinked(at)).and_then(|at| loaded.lines[at].env.uuid());
         let stamp = |l: &Line| l.env.timestamp.get().and_then(crate::support::time::parse_millis).unwrap_or(i64::MIN);
         (0..loaded.lines.len())
             .filter(|&i| {

@@ -568,6 +568,32 @@ fn a_tombstoned_kept_message_leaves_the_rest_of_the_kept_messages_in_the_context
     }
 }
 
+/// A compaction that kept no relinked segment (Claude Code's classic `/compact`) names
+/// the last summarised message as its logical parent: with its summary tombstoned the
+/// context is still the compaction's (empty), not the history it summarised.
+#[test]
+fn a_tombstoned_summary_of_a_classic_compaction_does_not_bring_back_what_it_summarised() {
+    let storage = InMemoryStorage::new();
+    let line = |json: Value| format!("{json}\n");
+    let mut text = String::new();
+    for (i, (role, parent)) in [("user", Value::Null), ("assistant", json!("m1")), ("user", json!("m2"))].into_iter().enumerate() {
+        let n = i + 1;
+        text += &line(
+            json!({ "type": role, "uuid": format!("m{n}"), "parentUuid": parent, "sessionId": "s", "timestamp": format!("2026-01-01T00:00:0{n}.000Z"), "message": { "role": role, "content": format!("message {n}") } }),
+        );
+    }
+    text += &line(
+        json!({ "type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": null, "logicalParentUuid": "m3", "sessionId": "s", "timestamp": "2026-01-01T00:00:05.000Z", "compactMetadata": { "trigger": "manual", "preTokens": 100 } }),
+    );
+    text += &line(
+        json!({ "type": "user", "uuid": "sum", "parentUuid": "b", "sessionId": "s", "isCompactSummary": true, "timestamp": "2026-01-01T00:00:06.000Z", "message": { "role": "user", "content": "summary of 1-3" } }),
+    );
+    text += &line(json!({ "type": "tombstone", "deleted_uuid": "sum" }));
+    block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
+    let context = block_on(Store::new(&storage).context("s")).unwrap();
+    assert!(context.compacted && context.messages.is_empty(), "{context:?}");
+}
+
 /// A pi session compacted while its last reply's call waits for its result (an agent
 /// loop that compacts after every turn): the compaction keeps that reply, so the
 /// result still answers it, as in a Claude Code session; a fresh read agrees. Its
