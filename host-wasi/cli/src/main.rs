@@ -570,7 +570,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let agent = agent.map(|id| AgentRef { id, parent_call });
             let messages = if messages == "-" {
                 let mut read = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut read).map_err(|e| format!("cannot read the turn from standard input: {e}"))?;
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut read)
+                    .map_err(|e| format!("cannot read the turn from standard input: {e}"))?;
                 read
             } else {
                 messages
