@@ -11,9 +11,10 @@ use core::cell::Cell;
 
 use super::{KeyInfo, Storage, StorageError};
 
-/// Wraps a storage and fails call number `fail_at` (1-based; 0 never). Unlocks always
-/// succeed and are not counted: a real host's lock dies with its holder, and a failed
-/// unlock would only wedge the lock for the store a test reopens.
+/// Wraps a storage and fails call number `fail_at` (1-based; 0 never). Unlocks are not
+/// counted and succeed (unless [`Faulty::failing_unlocks`]): a real host's lock dies
+/// with its holder, and a failed unlock would only wedge the lock for the store a test
+/// reopens.
 pub struct Faulty<S> {
     pub inner: S,
     pub calls: Cell<u32>,
