@@ -33,6 +33,25 @@ impl Default for Limits {
     }
 }
 
+/// A size as people write one: bytes (`123`), or a number with `K`, `M` or `G`, each
+/// binary and with an optional `B` or `iB` (`64KiB`, `50MB`, `2G`), in any case. Every
+/// host's options read sizes by this one rule.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 =
+        number.parse().map_err(|_| alloc::format!("`{text}` is not a size: write a number of bytes, optionally with KiB, MiB or GiB"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        unit => return Err(alloc::format!("`{text}`: unknown size unit `{unit}`; use KiB, MiB or GiB")),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| alloc::format!("`{text}` is too large a size"))
+}
+
 /// Sessions over a [`Storage`]. All methods take `&self`: a store is shared by a
 /// host's handles, and the storage's locks serialise what must be serialised.
 #[derive(Debug)]
@@ -265,6 +284,18 @@ mod tests {
     use alloc::vec::Vec;
     use core::pin::pin;
     use core::task::{Context, Poll, Waker};
+
+    #[test]
+    fn sizes_are_read_with_binary_units_in_any_spelling() {
+        for (text, bytes) in
+            [("123", 123), ("0", 0), ("64KiB", 64 << 10), ("50MB", 50 << 20), ("2g", 2 << 30), (" 7 mib ", 7 << 20), ("9b", 9)]
+        {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        for text in ["", "MiB", "-1", "1.5G", "3TiB", "18446744073709551615K"] {
+            assert!(parse_size(text).is_err(), "{text}");
+        }
+    }
 
     /// Storage whose appends wait once before they complete, as an asynchronous host's do.
     struct Slow(InMemoryStorage);

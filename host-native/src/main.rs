@@ -71,10 +71,10 @@ struct StoreArgs {
     #[arg(long, global = true, value_enum, default_value_t = EngineKind::Component)]
     engine: EngineKind,
     /// Size at which a transcript part is closed and `<id>_part<N>.jsonl` begun (e.g. 50MiB)
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "50MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "50MiB")]
     part_limit: u64,
     /// Total size past which appends to a session are refused until it is compacted
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, default_value = "200MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "200MiB")]
     total_limit: u64,
     /// Secrets taken out of every line and memory file before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
     #[arg(long, global = true, value_name = "KINDS", env = "MNEME_REDACT", default_value = "all")]
@@ -88,20 +88,9 @@ impl StoreArgs {
     }
 }
 
-/// `123`, `64KiB`, `50MiB`, `2GiB` (K, M, G and KB, MB, GB are read as binary too).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let number: u64 =
-        text[..digits].parse().map_err(|_| format!("`{text}` is not a size: write a number of bytes, optionally with KiB, MiB or GiB"))?;
-    let shift = match text[digits..].trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        unit => return Err(format!("unknown size unit `{unit}`: use KiB, MiB or GiB")),
-    };
-    number.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("`{text}` is out of range"))
+/// A size limit: a size (see [`mneme_host::core::parse_size`]) above zero.
+fn parse_limit(text: &str) -> Result<u64, String> {
+    Some(mneme_host::core::parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| format!("`{text}`: a limit must be above zero"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -1221,11 +1210,16 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
         return if args.json { print_json(&plan) } else { print_plan(&plan) };
     }
     if !plan.has_work() {
+        let reason = plan.blocked.as_deref().unwrap_or(&plan.reason);
         if args.json {
-            return print_json(&serde_json::json!({ "plan": plan, "applied": null }));
+            print_json(&serde_json::json!({ "plan": plan, "applied": null }))?;
+        } else if mode == Mode::Auto {
+            println!("nothing to do: {reason}");
         }
-        println!("nothing to do: {}", plan.blocked.as_deref().unwrap_or(&plan.reason));
-        return Ok(());
+        // Asked for outright, a compaction that cannot run is a failure, as Claude
+        // Code's `/compact` on too short a conversation is; `--auto` only asks whether
+        // one is due.
+        return if mode == Mode::Auto { Ok(()) } else { Err(format!("nothing was compacted: {reason}")) };
     }
     let summarizer = args.summarizer.summarizer();
     if plan.needs_summary() && !args.json {

@@ -30,8 +30,8 @@ pub struct GcArgs {
     #[arg(long, value_name = "DAYS")]
     keep_archived_days: Option<u32>,
     /// Keep torn tails, repair backups and the archive under this size, oldest first
-    /// (live sessions are never collected): bytes, or with K, M or G
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    /// (live sessions are never collected): bytes, or with KiB, MiB or GiB
+    #[arg(long, value_name = "SIZE", value_parser = mneme_host::core::parse_size)]
     max_disk: Option<u64>,
     /// Print the report as JSON
     #[arg(long)]
@@ -42,18 +42,6 @@ fn parse_class(text: &str) -> Result<ClassTtl, String> {
     let (class, days) = text.split_once('=').ok_or("expected NAME=DAYS, such as ollama=7")?;
     let days: i64 = days.parse().map_err(|_| format!("`{days}` is not a number of days"))?;
     Ok(ClassTtl { class: class.to_owned(), ttl_ms: days.saturating_mul(DAY_MS) })
-}
-
-fn parse_size(text: &str) -> Result<u64, String> {
-    let (digits, unit) = text.find(|c: char| !c.is_ascii_digit()).map_or((text, ""), |i| text.split_at(i));
-    let scale: u64 = match unit.to_ascii_uppercase().trim_end_matches('B') {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        _ => return Err(format!("`{text}`: a size is bytes, or a number with K, M or G")),
-    };
-    digits.parse::<u64>().map(|n| n.saturating_mul(scale)).map_err(|_| format!("`{text}` is not a size"))
 }
 
 pub fn gc(engine: &mut dyn Engine<Error>, args: GcArgs, now_ms: i64) -> CliResult {

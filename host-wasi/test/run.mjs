@@ -140,11 +140,18 @@ try {
     assert(body.system?.[0]?.text === "-be brief" || body.system === "-be brief", JSON.stringify(body.system));
     assert(JSON.stringify(body.messages).includes("recalled: the user likes short answers"), JSON.stringify(body.messages));
     assert(!readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8").includes("recalled:"), "an injection was written");
+    // --json: the request with what it was built from, the same body.
+    const described = JSON.parse(ok(wasi(folder, "context", "chat", "--json", "--system", "-be brief", "--inject", "recalled: the user likes short answers")));
+    assert(JSON.stringify(JSON.parse(described.body)) === JSON.stringify(body) && described.messages === body.messages.length, JSON.stringify(described).slice(0, 300));
+    assert(described.provider === "anthropic" && described.tokens > 0 && !described.compacted, JSON.stringify(described).slice(0, 300));
     // Usage: the reply's tokens, priced; three prices of four are refused by the front.
     const ledger = JSON.parse(ok(wasi(folder, "usage", "chat", "--input-price", "3", "--output-price", "15", "--cache-read-price", "0.3", "--cache-write-price", "3.75")));
     assert(ledger.total.input === 40 && ledger.total.output === 6 && Math.abs(ledger.cost - (40 * 3 + 6 * 15) / 1e6) < 1e-12, JSON.stringify(ledger));
     const partial = wasi(folder, "usage", "chat", "--input-price", "3");
     assert(partial.status !== 0 && partial.stderr.includes("--output-price"), partial.stderr);
+    // A negative price reaches the core, which says which price and what it wants.
+    const negative = wasi(folder, "usage", "chat", "--input-price", "3", "--output-price", "-15", "--cache-read-price", "0.3", "--cache-write-price", "3.75");
+    assert(negative.status !== 0 && negative.stderr.includes("`output` price is -15"), negative.stderr);
     // A fork from the answered turn's last message: the copy resumes to the same conversation up to it.
     const last = answered[answered.length - 1].uuid;
     const forked = JSON.parse(ok(wasi(folder, "fork", "chat", "--from", last, "--to", "copy")));
@@ -156,6 +163,27 @@ try {
     const refused = wasi(folder, "turn", "chat", "--messages", JSON.stringify([{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_nope", content: "x" }] }]), "--cwd", "/w");
     assert(refused.status !== 0 && refused.stderr.includes("message 0"), refused.stderr);
     assert(readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8") === before, "a refused turn wrote");
+  });
+
+  await test("the limits and redaction options: --part-limit rolls a session over, --total-limit refuses, --redact none keeps a key", async () => {
+    const folder = fresh("limits");
+    const say = (text, ...options) => wasi(folder, ...options, "append", "chat", "--role", "user", "--text", text, "--cwd", "/w");
+    let done = say("first ".repeat(40), "--part-limit", "300");
+    assert(done.status === 0, done.stderr);
+    done = say("second ".repeat(40), "--part-limit", "300");
+    assert(done.status === 0, done.stderr);
+    assert(existsSync(join(folder, "projects/-w/chat_part2.jsonl")), "no second part past --part-limit");
+    done = say("third", "--total-limit", "1KiB");
+    assert(done.status !== 0 && done.stderr.includes("chat"), `past --total-limit: ${done.stderr}`);
+    done = say("zero", "--part-limit", "0");
+    assert(done.status !== 0 && done.stderr.includes("above zero"), done.stderr);
+    const key = "sk-ant-api03-" + "a".repeat(90);
+    assert(say(`my key is ${key}`).status === 0);
+    assert(say(`again ${key}`, "--redact", "none").status === 0);
+    const lines = readFileSync(join(folder, "projects/-w/chat_part2.jsonl"), "utf8");
+    assert(lines.split(key).length === 2 && lines.includes("[REDACTED:anthropic-api-key]"), lines.slice(-600));
+    done = say("x", "--redact", "nonsense");
+    assert(done.status !== 0 && done.stderr.includes("--redact"), done.stderr);
   });
 
   await test("compaction under `wasmtime run`: planned, applied with the offline summary, resumed from the summary by `mneme` too", async () => {
@@ -179,6 +207,10 @@ try {
     const { applied } = JSON.parse(ok(wasi(folder, "compact", "chat", "--auto", "--context-window", "2000", "--keep-recent-tokens", "500")));
     assert(applied && applied.tokens_after < applied.tokens_before, JSON.stringify(applied));
     assert(readFileSync(file, "utf8").startsWith(before), "compaction changed a line it found");
+    // Asked for outright, a compaction that cannot run fails and says why.
+    const justCompacted = wasi(folder, "compact", "chat");
+    assert(justCompacted.status !== 0 && justCompacted.stderr.includes("nothing was compacted"), justCompacted.stderr);
+    assert(JSON.parse(justCompacted.stdout).applied === null, justCompacted.stdout.slice(0, 300));
     const resumed = JSON.parse(ok(run(MNEME, ["--root", folder, "resume", "chat", "--json"])));
     assert(resumed.compacted && resumed.messages[0].is_compact_summary, JSON.stringify(resumed.messages[0]).slice(0, 300));
     assert(resumed.messages.at(-1).content[0].text.startsWith("answer 11"), JSON.stringify(resumed.messages.at(-1)).slice(0, 200));

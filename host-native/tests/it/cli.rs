@@ -369,6 +369,24 @@ fn compact_plans_applies_and_resumes_from_the_summary() {
     let by_path: Value =
         serde_json::from_str(&stdout(&mneme(&["compact", file.to_str().unwrap(), "--plan", "--json", "--keep-messages", "2"]))).unwrap();
     assert_eq!(by_path["previous_summary"].as_str().map(|s| s.contains("message 0")), Some(true));
+
+    // Asked for outright, a compaction with nothing to summarise fails and says why;
+    // with --json the plan is printed all the same.
+    for json in [false, true] {
+        let args = ["--root", root, "compact", "long", "--keep-messages", "4", "--json"];
+        let again = mneme(&args[..if json { 7 } else { 6 }]);
+        let said = String::from_utf8_lossy(&again.stderr);
+        assert!(!again.status.success() && said.contains("nothing was compacted"), "{said}");
+        assert_eq!(json, serde_json::from_slice::<Value>(&again.stdout).is_ok_and(|v| v["applied"].is_null()));
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap().lines().count(), 14);
+
+    // A pi session of format v1 has no ids to compact from: refused, with what to do.
+    let pi = dir.path().join("projects/-w/old-pi.jsonl");
+    fs::copy(corpus("pi/v1/before-compaction.jsonl"), &pi).unwrap();
+    let refused = mneme(&["--root", root, "compact", "old-pi", "--keep-messages", "2"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && said.contains("format v1") && said.contains("open it in pi once"), "{said}");
 }
 
 /// A file path never opens a store for writing that the user did not name: nothing

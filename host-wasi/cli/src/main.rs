@@ -44,6 +44,20 @@ mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Size at which a transcript part is closed and `<id>_part<N>.jsonl` begun (e.g. 50MiB)
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "50MiB")]
+    part_limit: u64,
+    /// Total size past which appends to a session are refused until it is compacted
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "200MiB")]
+    total_limit: u64,
+    /// Secrets taken out of every line before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
+    #[arg(long, global = true, value_name = "KINDS", default_value = "all")]
+    redact: String,
+}
+
+/// A size limit: a size (see [`mneme_core::parse_size`]) above zero.
+fn parse_limit(text: &str) -> Result<u64, String> {
+    Some(mneme_core::parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| format!("`{text}`: a limit must be above zero"))
 }
 
 #[derive(Subcommand)]
@@ -114,6 +128,9 @@ enum Command {
         /// written to the session); repeatable
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         inject: Vec<String>,
+        /// Print the request with what it was built from ({body, messages, tokens, …}) instead of the body alone
+        #[arg(long)]
+        json: bool,
     },
     /// Copy a session's conversation, up to a message, into a new session (as
     /// `claude --fork-session` does); print the lines written as JSON
@@ -133,13 +150,13 @@ enum Command {
     /// priced when all four prices are given (dollars per million tokens)
     Usage {
         id: String,
-        #[arg(long, value_name = "USD", requires_all = ["output_price", "cache_read_price", "cache_write_price"])]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["output_price", "cache_read_price", "cache_write_price"])]
         input_price: Option<f64>,
-        #[arg(long, value_name = "USD", requires_all = ["input_price", "cache_read_price", "cache_write_price"])]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "cache_read_price", "cache_write_price"])]
         output_price: Option<f64>,
-        #[arg(long, value_name = "USD", requires_all = ["input_price", "output_price", "cache_write_price"])]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "output_price", "cache_write_price"])]
         cache_read_price: Option<f64>,
-        #[arg(long, value_name = "USD", requires_all = ["input_price", "output_price", "cache_read_price"])]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "output_price", "cache_read_price"])]
         cache_write_price: Option<f64>,
     },
     /// Compact a session as `/compact` does, summarised by the core's offline summary
@@ -514,7 +531,7 @@ fn new_uuid() -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    match open(&cli).and_then(|engine| run(engine, cli.command)) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
@@ -527,8 +544,19 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, String> {
     serde_json::to_string_pretty(value).map_err(|e| e.to_string())
 }
 
-fn run(command: Command) -> Result<ExitCode, String> {
-    let mut engine = Imported::new(Limits::default());
+/// The engine with the limits and redaction the options ask for.
+fn open(cli: &Cli) -> Result<Imported, String> {
+    let mut engine = Imported::new(Limits { part_bytes: cli.part_limit, total_bytes: cli.total_limit });
+    let kinds: Vec<String> = match cli.redact.trim() {
+        "all" => return Ok(engine),
+        "none" | "" => Vec::new(),
+        list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
+    };
+    engine.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    Ok(engine)
+}
+
+fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
     let fail = |e: Error| e.to_string();
     match command {
         Command::Sessions(SessionsCommand::List { json: as_json }) => {
@@ -585,11 +613,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("appended a turn of {} lines to session {id}", entries.len());
             }
         }
-        Command::Context { id, format, model, system, inject } => {
+        Command::Context { id, format, model, system, inject, json: as_json } => {
             let mut injections: Vec<Injection> =
                 system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
             injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
-            println!("{}", engine.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(fail)?.body);
+            let context = engine.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(fail)?;
+            println!("{}", if as_json { json(&context)? } else { context.body });
         }
         Command::Fork { id, from, to } => {
             let new_id = to.unwrap_or_else(new_uuid);
@@ -612,13 +641,17 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 println!("{}", json(&plan)?);
                 return Ok(ExitCode::SUCCESS);
             }
-            let applied = if plan.has_work() {
-                let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
-                let applied = engine.compact_offline(&id, &plan, &ids, now_ms()).map_err(fail)?;
-                Some(applied.map_err(|reason| format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))?)
-            } else {
-                None
-            };
+            if !plan.has_work() {
+                println!("{}", json(&serde_json::json!({ "plan": plan, "applied": null }))?);
+                // Asked for outright, a compaction that cannot run is a failure; `--auto`
+                // only asks whether one is due.
+                let reason = plan.blocked.as_deref().unwrap_or(&plan.reason);
+                return if auto { Ok(ExitCode::SUCCESS) } else { Err(format!("nothing was compacted: {reason}")) };
+            }
+            let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
+            let applied = engine.compact_offline(&id, &plan, &ids, now_ms()).map_err(fail)?;
+            let applied =
+                applied.map_err(|reason| format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))?;
             println!("{}", json(&serde_json::json!({ "plan": plan, "applied": applied }))?);
         }
         Command::Check { id } => {
