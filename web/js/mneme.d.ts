@@ -348,15 +348,27 @@ export interface Recalled {
 
 export type Provider = "anthropic" | "openai";
 
-/** A content block of Anthropic's Messages API (Claude Code's native shape). */
-export type Block =
-  | { type: "text"; text: string }
+/** Where the API may cache the prompt up to: taken on input and not written (where to cache is each request's choice). */
+export interface CacheControl { cache_control?: { type: "ephemeral"; ttl?: "5m" | "1h" } | null }
+/** Turns a document's or search result's citations on. */
+export interface CitationsSetting { enabled: boolean }
+/**
+ * A content block of Anthropic's Messages API (Claude Code's native shape). Server
+ * tools' blocks are kept as given and sent back as they came; so is a block of a type
+ * newer than these.
+ */
+export type Block = CacheControl & (
+  | { type: "text"; text: string; citations?: Record<string, unknown>[] | null }
   | { type: "thinking"; thinking: string; signature?: string }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
   | { type: "tool_result"; tool_use_id: string; content?: string | Block[]; is_error?: boolean }
+  | { type: "server_tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "web_search_tool_result"; tool_use_id: string; content: Record<string, unknown>[] | Record<string, unknown> }
   | { type: "image"; source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } }
-  | { type: "document"; source: Record<string, unknown> };
+  | { type: "document"; source: Record<string, unknown>; title?: string | null; context?: string | null; citations?: CitationsSetting | null }
+  | { type: "search_result"; source: string; title: string; content: { type: "text"; text: string }[]; citations?: CitationsSetting }
+);
 
 export interface AnthropicMessage {
   role: "user" | "assistant";

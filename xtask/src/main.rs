@@ -163,7 +163,7 @@ fn setup_web() -> Result<(), String> {
 }
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
-/// transpile the component, koffi for flock); the edge's (miniflare, workerd); a Python virtual environment in
+/// transpile the component, koffi for flock, TypeScript to check the declarations); the edge's (miniflare, workerd); a Python virtual environment in
 /// target/python with wasmtime-py; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
@@ -192,6 +192,7 @@ fn setup_hosts() -> Result<(), String> {
     }
     if !std::path::Path::new("host-node/node_modules/@bytecodealliance/jco").is_dir()
         || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
+        || !std::path::Path::new("host-node/node_modules/typescript").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }
@@ -386,6 +387,9 @@ fn test() -> Result<(), String> {
     // vectors again, the contract (through web/pkg), and sharing a folder with the CLI.
     run("node", &["host-node/build.mjs"])?;
     run("node", &["host-node/test/run.mjs"])?;
+    // The packages' TypeScript declarations: an agent loop written against them,
+    // type-checked (strict), then run on the Node package.
+    run("node", &["host-node/test/typed.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
     // The edge: the same transpiled component in workerd's Durable Objects (miniflare,

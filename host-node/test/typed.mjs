@@ -1,0 +1,50 @@
+// The TypeScript declarations against the package: typed.ts (an agent loop, `strict`) is
+// type-checked with the Node package's and the browser package's mneme.d.ts, then
+// compiled and run on a folder. Run by `cargo xtask test` after host-node/build.mjs.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+import { assert, finish, test } from "../../tests/js/runner.mjs";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const SOURCE = join(HERE, "typed.ts");
+const OPTIONS = {
+  strict: true,
+  noEmit: true,
+  target: ts.ScriptTarget.ES2022,
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  // The Node declarations import the browser package's by their .d.ts path.
+  allowImportingTsExtensions: true,
+  types: [],
+  lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+};
+
+await test("the declarations type-check an agent loop written against them (strict)", async () => {
+  const program = ts.createProgram([SOURCE, join(HERE, "../js/mneme.d.ts"), join(HERE, "../../web/js/mneme.d.ts")], OPTIONS);
+  const problems = ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : "";
+    return where + ts.flattenDiagnosticMessageText(d.messageText, "\n");
+  });
+  assert(problems.length === 0, problems.join("\n"));
+});
+
+await test("the loop runs on the package and gets what the declarations promise", async () => {
+  const { outputText } = ts.transpileModule(ts.sys.readFile(SOURCE), { compilerOptions: { ...OPTIONS, noEmit: false, module: ts.ModuleKind.ESNext } });
+  // Beside the package's generated code, so the loop's relative import finds js/mneme.js.
+  const compiled = join(HERE, "../gen/typed.mjs");
+  mkdirSync(join(HERE, "../gen"), { recursive: true });
+  writeFileSync(compiled, outputText);
+  const { run } = await import(pathToFileURL(compiled).href);
+  const root = mkdtempSync(join(tmpdir(), "mneme-typed-"));
+  try {
+    const seen = await run(root);
+    assert(JSON.stringify(seen) === JSON.stringify(["turn", "context", "openai", "branches", "compaction", "errors"]), JSON.stringify(seen));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+finish("TypeScript declarations");
