@@ -265,7 +265,8 @@ enum Command {
     /// objects, dangling parents and unanswered tool calls. Exits with status 3 when it
     /// finds problems
     Check {
-        /// A session id, or the path of a .jsonl transcript
+        /// A session id, or the path of a transcript (one with a `/` or ending in .jsonl:
+        /// `./notes` for a file `notes` here)
         target: String,
         /// Print JSON (see the README)
         #[arg(long)]
@@ -296,8 +297,8 @@ enum Command {
 
 #[derive(Args)]
 struct CompactArgs {
-    /// A session id, or the path of a transcript (`<root>/projects/<project>/<id>.jsonl`;
-    /// a file outside a store can only be planned)
+    /// A session id, or the path of a transcript, one with a `/` or ending in .jsonl
+    /// (`<root>/projects/<project>/<id>.jsonl`; a file outside a store can only be planned)
     target: String,
     /// Print the plan and write nothing (plans a manual compaction, whatever the trigger says)
     #[arg(long)]
@@ -1120,20 +1121,22 @@ fn store_of(path: &Path) -> Option<(PathBuf, String)> {
 }
 
 /// The transcript file a command's `<id|file>` target names, or `None` for a session
-/// id. A target that reads as a path (a separator, `.jsonl`) but names no file is
-/// refused for what it is, not as an id it never meant to be.
+/// id. A path is told by its look alone, a separator or `.jsonl`: a bare word is an id
+/// even when a file or folder of that name sits in the current directory (`mneme check
+/// notes` in a folder holding `notes/` meant the session). One that reads as a path but
+/// names no file is refused for what it is, not taken for an id it never meant to be.
 fn transcript_path(target: &str) -> Result<Option<&Path>, String> {
     let path = Path::new(target);
-    if path.is_file() {
-        return Ok(Some(path));
+    if !target.contains(['/', std::path::MAIN_SEPARATOR]) && !target.ends_with(".jsonl") {
+        return Ok(None);
     }
     if path.is_dir() {
         return Err(format!("{target} is a folder: name a transcript (.jsonl) in it, or a session id"));
     }
-    if target.contains(['/', std::path::MAIN_SEPARATOR]) || target.ends_with(".jsonl") {
+    if !path.is_file() {
         return Err(format!("no file {target}: name an existing transcript (.jsonl), or a session id"));
     }
-    Ok(None)
+    Ok(Some(path))
 }
 
 fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {

@@ -1170,6 +1170,21 @@ fn a_root_that_is_a_file_and_a_missing_transcript_path_say_so() {
             assert!(String::from_utf8_lossy(&output.stderr).contains(said), "{command:?}: {}", String::from_utf8_lossy(&output.stderr));
         }
     }
+    // A bare word is a session id, whatever the current directory holds under that name.
+    stdout(&mneme(&["--root", store, "append", "notes", "--role", "user", "--text", "hi", "--cwd", "/w"]));
+    for (name, make) in [("a folder", true), ("a file", false)] {
+        let here = tempfile::tempdir().unwrap();
+        let clash = here.path().join("notes");
+        if make {
+            fs::create_dir(&clash).unwrap()
+        } else {
+            fs::write(&clash, "not a transcript\n").unwrap()
+        }
+        for command in [vec!["--root", store, "check", "notes"], vec!["--root", store, "compact", "notes", "--plan"]] {
+            let output = Command::new(env!("CARGO_BIN_EXE_mneme")).args(&command).current_dir(here.path()).output().unwrap();
+            assert!(output.status.success(), "{name} named notes here: {command:?}: {}", String::from_utf8_lossy(&output.stderr));
+        }
+    }
 }
 
 /// A JSONL turn file's bad message is named by its line in the file, blank lines and
