@@ -117,7 +117,7 @@ impl Summarizer {
             }
             Summarizer::OpenAi { base_url, model, api_key } => (
                 format!("{}/chat/completions", base_url.trim_end_matches('/')),
-                json!({ "model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0 }),
+                openai_body(base_url, model, messages, max_tokens),
                 api_key.iter().map(|key| ("authorization", format!("Bearer {key}"))).collect(),
             ),
             Summarizer::Anthropic { base_url, model, api_key } => (
@@ -153,6 +153,19 @@ impl Summarizer {
     }
 }
 
+/// A `/chat/completions` request. OpenAI's own API refuses `max_tokens` and a
+/// temperature of 0 for its reasoning models (o-series, GPT-5), and takes
+/// `max_completion_tokens` for every model; the servers that copy its API (vLLM,
+/// llama.cpp, LM Studio, Ollama) know `max_tokens`, and summarise more steadily at 0.
+fn openai_body(base_url: &str, model: &str, messages: Value, max_tokens: u64) -> Value {
+    let host = base_url.split_once("://").map_or(base_url, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default();
+    if host.eq_ignore_ascii_case("api.openai.com") {
+        json!({ "model": model, "messages": messages, "max_completion_tokens": max_tokens })
+    } else {
+        json!({ "model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0 })
+    }
+}
+
 fn snippet(text: &str) -> String {
     let cut: String = text.chars().take(300).collect();
     if cut.len() < text.len() { format!("{cut}…") } else { cut }
@@ -172,4 +185,23 @@ fn post(url: &str, body: &Value, headers: &[(&str, String)]) -> Result<Value, Su
         return Err(SummaryError::Status { url: url.to_owned(), status, body: snippet(&text) });
     }
     serde_json::from_str(&text).map_err(|e| SummaryError::NoSummary { url: url.to_owned(), detail: format!("not JSON: {e}") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openais_own_api_is_asked_for_completion_tokens_and_compatible_servers_for_max_tokens() {
+        for base in ["https://api.openai.com/v1", "https://API.openai.com:443/v1/", "api.openai.com/v1"] {
+            let body = openai_body(base, "gpt-5", json!([]), 900);
+            assert_eq!(body["max_completion_tokens"], 900, "{base}");
+            assert!(body.get("max_tokens").is_none() && body.get("temperature").is_none(), "{base}: {body}");
+        }
+        for base in ["http://127.0.0.1:8000/v1", "https://openai.example.com/v1", "http://localhost:11434/v1", "https://api.openai.com.evil.test/v1"] {
+            let body = openai_body(base, "qwen", json!([]), 900);
+            assert_eq!((body["max_tokens"].as_u64(), body["temperature"].as_u64()), (Some(900), Some(0)), "{base}");
+            assert!(body.get("max_completion_tokens").is_none(), "{base}");
+        }
+    }
 }

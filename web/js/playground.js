@@ -234,9 +234,13 @@ async function refusal(response) {
 }
 
 async function openaiModel(body, withTools = true) {
-  const reply = await postJson(endpointUrl("openai"), { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` }, {
+  const url = endpointUrl("openai");
+  // OpenAI's own API refuses `max_tokens` for its reasoning models and takes
+  // `max_completion_tokens` for all; the servers that copy its API know `max_tokens`.
+  const limit = new URL(url).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  const reply = await postJson(url, { "content-type": "application/json", authorization: `Bearer ${$("api-key").value}` }, {
     model: modelName("openai"), messages: body.messages,
-    ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
+    ...(body.max_tokens ? { [limit]: body.max_tokens } : {}),
     ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: t })) } : {}),
   });
   const choice = reply.choices?.[0];
