@@ -198,7 +198,12 @@ mod tests {
             assert_eq!(body["max_completion_tokens"], 900, "{base}");
             assert!(body.get("max_tokens").is_none() && body.get("temperature").is_none(), "{base}: {body}");
         }
-        for base in ["http://127.0.0.1:8000/v1", "https://openai.example.com/v1", "http://localhost:11434/v1", "https://api.openai.com.evil.test/v1"] {
+        for base in [
+            "http://127.0.0.1:8000/v1",
+            "https://openai.example.com/v1",
+            "http://localhost:11434/v1",
+            "https://api.openai.com.evil.test/v1",
+        ] {
             let body = openai_body(base, "qwen", json!([]), 900);
             assert_eq!((body["max_tokens"].as_u64(), body["temperature"].as_u64()), (Some(900), Some(0)), "{base}");
             assert!(body.get("max_completion_tokens").is_none(), "{base}");
