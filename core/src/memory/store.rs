@@ -396,7 +396,8 @@ impl<S: Storage> Store<S> {
     /// recall. Nothing is deleted; a crash in between leaves both current. A memory
     /// superseded already is refused: its successor is the current fact, and a second
     /// successor would make two current versions of it and cut the first out of its
-    /// history.
+    /// history. A replacement without a description or topics keeps the old memory's:
+    /// the fact changed, not what it is about, and recall finds a memory by them.
     pub async fn memory_supersede(&self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
         check_new(&replacement)?;
         let superseded = |successor: &str| {
@@ -404,10 +405,17 @@ impl<S: Storage> Store<S> {
                 "memory `{file}` is superseded by `{successor}` already: supersede `{successor}`, the current version of it"
             ))
         };
-        if let Some(successor) = self.memory_get(scope, file).await?.superseded_by {
+        let old = self.memory_get(scope, file).await?;
+        if let Some(successor) = old.superseded_by {
             return Err(superseded(&successor));
         }
         let mut replacement = replacement;
+        if replacement.description.trim().is_empty() {
+            replacement.description = old.description;
+        }
+        if replacement.topics.is_empty() {
+            replacement.topics = old.topics;
+        }
         replacement.derive_from(file);
         let new = self.memory_add(scope, replacement, now_ms).await?;
         self.with_memory_locked(scope, &[file], |mut found| {

@@ -48,6 +48,33 @@ fn add_writes_claude_codes_memdir_and_recall_finds_it() {
     assert_eq!(recalled.hits[0].kind, Some(Kind::User));
 }
 
+/// A replacement that names only the new fact keeps what the old memory was about:
+/// its description (MEMORY.md's hook, which recall reads) and its topics.
+#[test]
+fn a_replacement_without_a_description_or_topics_keeps_the_old_ones() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let mut first = NewMemory::new("Deploy target", Kind::Project, "Where releases go", "staging-eu");
+    first.topics = vec!["deploys".into()];
+    let old = block_on(store.memory_add(&project(), first, T0)).unwrap();
+    let new = block_on(store.memory_supersede(
+        &project(),
+        &old.file,
+        NewMemory::new("Deploy target", Kind::Project, "", "production-us"),
+        T0 + 1,
+    ))
+    .unwrap();
+    assert_eq!((new.description.as_str(), new.topics.as_slice()), ("Where releases go", ["deploys".to_string()].as_slice()));
+    assert_eq!(recall(&store, "where do releases go"), [new.file.as_str()]);
+    let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
+    assert!(index.contains("(deploy_target_2.md) — Where releases go"), "{index}");
+    // Given ones win.
+    let mut given = NewMemory::new("Deploy target", Kind::Project, "The release region", "production-ap");
+    given.topics = vec!["regions".into()];
+    let newest = block_on(store.memory_supersede(&project(), &new.file, given, T0 + 2)).unwrap();
+    assert_eq!((newest.description.as_str(), newest.topics.as_slice()), ("The release region", ["regions".to_string()].as_slice()));
+}
+
 #[test]
 fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_its_history() {
     let storage = InMemoryStorage::new();
