@@ -53,6 +53,8 @@ pub enum Error {
     KeyNotFound { key: String },
     #[error("a session `{id}` exists already; give the new session another id")]
     SessionExists { id: String },
+    #[error("session `{id}` is archived: restore it to continue it, or give the new session another id (one of this id would hide it)")]
+    SessionArchived { id: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }
@@ -124,6 +126,7 @@ impl Error {
             Error::InvalidAnswer { .. } => "invalid-answer".to_string(),
             Error::KeyNotFound { .. } => "key-not-found".to_string(),
             Error::SessionExists { .. } => "session-exists".to_string(),
+            Error::SessionArchived { .. } => "session-archived".to_string(),
             Error::InvalidArgument(_) => "invalid-argument".to_string(),
         }
     }

@@ -88,6 +88,7 @@ impl<S: Storage> Store<S> {
         if self.locate(id).await?.is_some() {
             return Err(Error::SessionExists { id: id.to_owned() });
         }
+        self.refuse_archived(id).await?;
         let key = keys::session_key(project, id);
         let (record, found) = self.record_of(content.to_owned());
         let record = record + "\n";

@@ -281,6 +281,17 @@ impl<S: Storage> Store<S> {
         Ok(archived)
     }
 
+    /// Refuses a new session the id of an archived one: it would hide the archived
+    /// history (an agent back after its idle time would start again from nothing), and
+    /// `restore` would then refuse to put it back.
+    pub(crate) async fn refuse_archived(&self, id: &str) -> Result<(), Error> {
+        let archived = self.storage.list(ARCHIVE).await?.iter().any(|info| {
+            let folder = info.key.strip_prefix(ARCHIVE).and_then(|rest| rest.split('/').next());
+            folder.and_then(|name| name.split_once('-')).is_some_and(|(ms, named)| named == id && ms.parse::<i64>().is_ok())
+        });
+        if archived { Err(Error::SessionArchived { id: id.to_owned() }) } else { Ok(()) }
+    }
+
     /// The archive's folders: `archive/<ms>-<id>` → (ms, files, bytes).
     async fn archive_groups(&self) -> Result<BTreeMap<String, (i64, Vec<String>, u64)>, Error> {
         let mut groups: BTreeMap<String, (i64, Vec<String>, u64)> = BTreeMap::new();

@@ -314,6 +314,7 @@ impl<S: Storage> Store<S> {
                     .ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
                 let project = keys::project_dir_name(cwd);
                 keys::validate_project(&project)?;
+                self.refuse_archived(id).await?;
                 project
             }
         };

@@ -183,6 +183,7 @@ macro_rules! mirror_wit_types {
                     Self::InvalidAnswer { line, reason } => W::InvalidAnswer($types::InvalidAnswer { line, reason }),
                     Self::KeyNotFound { key } => W::KeyNotFound(key),
                     Self::SessionExists { id } => W::SessionExists(id),
+                    Self::SessionArchived { id } => W::SessionArchived(id),
                     Self::InvalidArgument(message) => W::InvalidArgument(message),
                 }
             }
@@ -210,6 +211,7 @@ macro_rules! mirror_wit_types {
                     Self::InvalidAnswer($types::InvalidAnswer { line, reason }) => C::InvalidAnswer { line, reason },
                     Self::KeyNotFound(key) => C::KeyNotFound { key },
                     Self::SessionExists(id) => C::SessionExists { id },
+                    Self::SessionArchived(id) => C::SessionArchived { id },
                     Self::InvalidArgument(message) => C::InvalidArgument(message),
                 }
             }

@@ -73,8 +73,22 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
     assert_eq!(restored, old_files);
     assert!(matches!(block_on(store.restore("old")), Err(Error::SessionNotFound { .. })), "no longer archived");
 
-    // A session that has the id again is not overwritten by a restore.
-    say(&store, "local", NOW, "a new session under the old id");
+    // A new session under an archived id would hide the archived history: an append,
+    // a fork and an import to it are refused, and write nothing.
+    let entry = NewEntry { uuid: "new-life".into(), now_ms: NOW, role: Role::User, text: "new life".into(), cwd: "/work/app".into() };
+    let refused = block_on(store.append("local", entry));
+    assert!(matches!(&refused, Err(Error::SessionArchived { id }) if id == "local"), "{refused:?}");
+    assert!(refused.unwrap_err().to_string().contains("restore it"));
+    let forked = block_on(store.fork("fresh", None, "local", NOW));
+    assert!(matches!(forked, Err(Error::SessionArchived { .. })), "{forked:?}");
+    assert_eq!(ids(&store), ["fresh", "kept", "old"]);
+    // One another program wrote (Claude Code takes no notice of the archive) is not
+    // overwritten by a restore.
+    block_on(storage.append(
+        "projects/-work-app/local.jsonl",
+        b"{\"type\":\"user\",\"uuid\":\"x\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    ))
+    .unwrap();
     assert!(matches!(block_on(store.restore("local")), Err(Error::SessionExists { .. })));
     assert_eq!(block_on(store.archived()).unwrap().len(), 1, "still archived");
 }
