@@ -158,13 +158,16 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
                     done.messages
                 );
             }
-            Err(Error::Session(CoreError::SessionExists { id })) if !args.json => {
+            // The transcript's own id taken: it was imported before. An id given with
+            // --id says nothing of what holds it, so that is a failure.
+            Err(Error::Session(CoreError::SessionExists { id })) if !args.json && args.id.is_none() => {
                 println!("{}: already in the store as {id}; left as it is", file.display())
             }
             Err(error) if !args.json => eprintln!("mneme: {}: {error}", file.display()),
             _ => {}
         }
-        if outcome.as_ref().is_err_and(|e| !matches!(e, Error::Session(CoreError::SessionExists { .. }))) {
+        let imported_before = matches!(outcome, Err(Error::Session(CoreError::SessionExists { .. }))) && args.id.is_none();
+        if outcome.is_err() && !imported_before {
             failed += 1;
         }
         let path = file.display().to_string();

@@ -1008,9 +1008,15 @@ fn read_turn(path: &Path) -> Result<(String, Option<TurnLines>), String> {
     Ok((format!("[{}]", lines.join(",")), Some(TurnLines { name, numbers })))
 }
 
+/// `$MNEME_ROOT`, unless unset or empty: an empty one (a script's way of unsetting it)
+/// would put the store in whatever folder the command runs in.
+fn env_root() -> Option<PathBuf> {
+    std::env::var_os("MNEME_ROOT").filter(|root| !root.is_empty()).map(PathBuf::from)
+}
+
 fn default_root() -> Result<PathBuf, String> {
-    if let Some(root) = std::env::var_os("MNEME_ROOT") {
-        return Ok(PathBuf::from(root));
+    if let Some(root) = env_root() {
+        return Ok(root);
     }
     dirs::data_dir()
         .map(|dir| dir.join("mneme"))
@@ -1041,7 +1047,13 @@ fn open_on(args: &StoreArgs, storage: impl Into<HostStorage>, limits: Limits) ->
     let mut sessions = engine(args.engine, storage, limits)?;
     let kinds: Vec<String> = match args.redact.trim() {
         "all" => return Ok(sessions),
-        "none" | "" => Vec::new(),
+        "none" => Vec::new(),
+        // An empty $MNEME_REDACT would otherwise write every secret as it came.
+        "" => {
+            return Err(
+                "--redact (or $MNEME_REDACT) is empty: name the kinds to take out, `all`, or `none` to write secrets as they are".into()
+            );
+        }
         list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
     };
     sessions.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
@@ -1148,7 +1160,7 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
             // A path never opens a store for writing that the user did not name as one:
             // the file may sit in ~/.claude, where Claude Code writes without Mneme's locks.
             Some((root, id)) => {
-                let named = store.root.clone().or_else(|| std::env::var_os("MNEME_ROOT").map(PathBuf::from));
+                let named = store.root.clone().or_else(env_root);
                 let same = |named: &Path| named.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(a, b)| a == b);
                 match named {
                     Some(named) if store.writable_root() && same(&named) => (open_on(store, FsStorage::new(root), limits)?, id),

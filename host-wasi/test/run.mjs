@@ -184,6 +184,8 @@ try {
     assert(lines.split(key).length === 2 && lines.includes("[REDACTED:anthropic-api-key]"), lines.slice(-600));
     done = say("x", "--redact", "nonsense");
     assert(done.status !== 0 && done.stderr.includes("--redact"), done.stderr);
+    done = say(`empty ${key}`, "--redact", "");
+    assert(done.status !== 0 && done.stderr.includes("is empty"), done.stderr);
   });
 
   await test("compaction under `wasmtime run`: planned, applied with the offline summary, resumed from the summary by `mneme` too", async () => {

@@ -694,6 +694,32 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         assert!(report.as_array().unwrap().iter().all(|r| r["error"].as_str().is_some_and(|e| e.contains("exists already"))), "{again}");
         let sessions: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "list", "--json"]))).unwrap();
         assert_eq!(sessions.as_array().unwrap().len(), 3, "{sessions}");
+        // An id given with --id that a session has already is a failure: what holds it
+        // may be another conversation, and nothing was imported.
+        let taken = "01996135-afde-7911-97f0-d863511eca56";
+        let other = dir.path().join("other.json");
+        fs::write(&other, r#"[{"role":"user","content":"a different conversation"}]"#).unwrap();
+        for json in [false, true] {
+            let args = [
+                "--engine",
+                engine,
+                "--root",
+                root,
+                "import",
+                other.to_str().unwrap(),
+                "--from",
+                "openai",
+                "--id",
+                taken,
+                "--cwd",
+                "/w",
+                "--json",
+            ];
+            let refused = mneme(&args[..if json { 13 } else { 12 }]);
+            assert_eq!(status(&refused), 1, "{refused:?}");
+            let said = String::from_utf8_lossy(if json { &refused.stdout } else { &refused.stderr }).into_owned();
+            assert!(said.contains("exists already"), "{said}");
+        }
 
         let gemini = corpus("gemini/vibecodingtracker-gemini-legacy.json");
         let refused = mneme(&["--engine", engine, "--root", root, "import", gemini.to_str().unwrap()]);
@@ -1185,6 +1211,33 @@ fn a_root_that_is_a_file_and_a_missing_transcript_path_say_so() {
             assert!(output.status.success(), "{name} named notes here: {command:?}: {}", String::from_utf8_lossy(&output.stderr));
         }
     }
+}
+
+/// An empty --redact or $MNEME_REDACT is refused (it wrote every secret as it came), and
+/// an empty $MNEME_ROOT is no root (it put the store in the current directory).
+#[test]
+fn empty_redaction_and_root_settings_are_not_taken_at_their_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let append = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mneme"));
+        command.args(extra).args(["append", "r", "--role", "user", "--text", &token, "--cwd", "/w"]).current_dir(dir.path());
+        command.env_remove("MNEME_REDACT").env_remove("MNEME_ROOT").envs(env.iter().copied());
+        command.output().unwrap()
+    };
+    for (extra, env) in [(&["--root", root, "--redact", ""][..], &[][..]), (&["--root", root][..], &[("MNEME_REDACT", " ")][..])] {
+        let refused = append(extra, env);
+        assert_eq!(status(&refused), 1);
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("is empty"), "{refused:?}");
+    }
+    assert!(!Path::new(root).exists(), "a refused append wrote");
+    let data = dir.path().join("data");
+    stdout(&append(&[], &[("MNEME_ROOT", ""), ("XDG_DATA_HOME", data.to_str().unwrap())]));
+    let written = fs::read_to_string(data.join("mneme/projects/-w/r.jsonl")).unwrap();
+    assert!(written.contains("[REDACTED:github-token]") && !written.contains(&token), "{written}");
+    assert!(!dir.path().join("projects").exists(), "the store went into the current directory");
 }
 
 /// A JSONL turn file's bad message is named by its line in the file, blank lines and

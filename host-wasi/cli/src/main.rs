@@ -549,7 +549,8 @@ fn open(cli: &Cli) -> Result<Imported, String> {
     let mut engine = Imported::new(Limits { part_bytes: cli.part_limit, total_bytes: cli.total_limit });
     let kinds: Vec<String> = match cli.redact.trim() {
         "all" => return Ok(engine),
-        "none" | "" => Vec::new(),
+        "none" => Vec::new(),
+        "" => return Err("--redact is empty: name the kinds to take out, `all`, or `none` to write secrets as they are".into()),
         list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
     };
     engine.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
