@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import uuid as uuids
 
@@ -54,6 +55,10 @@ class MnemeError(Exception):
         super().__init__(message)
         self.kind = kind
         self.details = {} if details is None else details
+
+    def __reduce__(self):
+        # Pickled whole (a process pool sends errors back pickled).
+        return (MnemeError, (self.kind, str(self), self.details))
 
 
 # --- Values -------------------------------------------------------------------------
@@ -120,12 +125,20 @@ def _to_wit(value_type, value, name="value"):
     """mneme-core's JSON as a wasmtime-py value of ``value_type``; ``name`` says where
     the value sits, for the error that refuses it."""
     if isinstance(value_type, wc.RecordType):
+        names = [_snake(field_name) for field_name, _ in value_type.fields]
+        if not isinstance(value, dict):
+            raise MnemeError("invalid-argument", f"{name} must be a dict with {', '.join(names)}, not {type(value).__name__}")
+        # A misspelt field (`daily_hour` for `daily_reset_hour`) would leave its default
+        # silently in force, as the core's JSON refuses it.
+        unknown = [key for key in value if key not in names]
+        if unknown:
+            raise MnemeError("invalid-argument", f"{name}: unknown field `{unknown[0]}`, expected one of {', '.join(names)}")
         record = Record()
         for field_name, field_type in value_type.fields:
-            field = value.get(_snake(field_name)) if isinstance(value, dict) else None
+            field = value.get(_snake(field_name))
             if field is None and not isinstance(field_type, wc.OptionType):
                 # wasmtime-py would raise a TypeError from inside the call.
-                raise MnemeError("invalid-argument", f"`{_snake(field_name)}` is missing")
+                raise MnemeError("invalid-argument", f"{name}: `{_snake(field_name)}` is missing")
             setattr(record, field_name, _to_wit(field_type, field, _snake(field_name)))
         return record
     if isinstance(value_type, wc.OptionType):
@@ -133,6 +146,9 @@ def _to_wit(value_type, value, name="value"):
     if isinstance(value_type, wc.ListType):
         if isinstance(value, (bytes, bytearray)):
             return bytes(value)
+        if not isinstance(value, (list, tuple)):
+            # A string would go in a letter an item.
+            raise MnemeError("invalid-argument", f"{name} must be a list, not {type(value).__name__}")
         return [_to_wit(value_type.element, item, f"{name}[{i}]") for i, item in enumerate(value)]
     if isinstance(value_type, wc.Bool) and not isinstance(value, bool):
         # wasmtime-py would raise its own TypeError from inside the call.
@@ -152,11 +168,21 @@ def _to_wit(value_type, value, name="value"):
             raise MnemeError("invalid-argument", f"{name} must be a number, not {type(value).__name__}")
         # JSON writes 1.0 as 1; a float type takes only floats.
         return float(value)
+    if isinstance(value_type, wc.String):
+        if not isinstance(value, str):
+            raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
+        return _prose(name, value)
     if isinstance(value_type, (wc.VariantType, wc.ResultType)):
         # `{"case": payload}`, or `"case"` for a case without one.
+        cases = dict(_cases(value_type))
+        choices = ", ".join(_snake(case) for case in cases)
+        if isinstance(value, dict) and len(value) != 1:
+            raise MnemeError("invalid-argument", f"{name} must be one of {choices}, as {{case: value}}: {sorted(value)} are {len(value)}")
         tag, payload = next(iter(value.items())) if isinstance(value, dict) else (value, None)
-        tag = tag.replace("_", "-")
-        payload_type = dict(_cases(value_type))[tag]
+        tag = tag.replace("_", "-") if isinstance(tag, str) else tag
+        if tag not in cases:
+            raise MnemeError("invalid-argument", f"{name}: {tag!r} is not one of {choices}")
+        payload_type = cases[tag]
         lowered = None if payload_type is None else _to_wit(payload_type, payload, _snake(tag))
         return Variant(tag, lowered) if value_type._tagged() else lowered
     return value
@@ -223,9 +249,12 @@ def _default_component():
     return path
 
 
-def _serve(storage):
+def _serve(storage, interrupted):
     """The ``storage`` import's functions over ``storage``. A failure goes back as the
-    ``storage-error`` variant, which is the import result's (untagged) error case."""
+    ``storage-error`` variant, which is the import result's (untagged) error case. A
+    KeyboardInterrupt or SystemExit goes back as an I/O failure too (escaping an import,
+    it would trap the instance) and is kept in ``interrupted``, to be raised once the
+    component has returned."""
 
     def call(method, convert=lambda value: value):
         def run(_store, *args):
@@ -235,6 +264,9 @@ def _serve(storage):
                 tag, payload = failure.tag, failure.payload
             except Exception as error:  # noqa: BLE001 - anything else escaping an import would trap the instance
                 tag, payload = "io", {"key": str(args[0]) if args else "", "message": f"{type(error).__name__}: {error}"}
+            except BaseException as stop:
+                interrupted.append(stop)
+                tag, payload = "io", {"key": str(args[0]) if args else "", "message": f"interrupted ({type(stop).__name__})"}
             if isinstance(payload, dict):
                 record = Record()
                 for name, field in payload.items():
@@ -267,17 +299,45 @@ def _serve(storage):
 
 
 class _Instance:
-    """One instance of the component, its storage imports served by ``storage``."""
+    """One instance of the component, its storage imports served by ``storage``. Calls
+    take turns (an instance runs one call at a time; two threads at once corrupted it).
+    A trap leaves it ``dead``: wasmtime enters it no more."""
 
     def __init__(self, storage, component_path):
         self.store = wasmtime.Store(_ENGINE)
+        self.interrupted = []
+        self.turn = threading.RLock()
+        self.dead = False
         linker = wc.Linker(_ENGINE)
         with linker.root() as root:
             with root.add_instance(_STORAGE) as imports:
-                for name, function in _serve(storage).items():
+                for name, function in _serve(storage, self.interrupted).items():
                     imports.add_func(name, function)
         self.instance = linker.instantiate(self.store, _component(component_path))
         self.functions = {}
+
+    def _run(self, function, args):
+        """Calls ``function``; a trap becomes a MnemeError, an interruption in a storage
+        call is raised once the component has returned."""
+        if self.dead:
+            raise MnemeError("trapped", "this instance of the component trapped and cannot be entered again")
+        try:
+            result = function(self.store, *args)
+            function.post_return(self.store)
+        except wasmtime.WasmtimeError as error:
+            self.dead = True
+            self.interrupted.clear()
+            if "hostcalls has been exhausted" in str(error):
+                raise MnemeError(
+                    "too-large",
+                    "the write is larger than wasmtime-py passes to the storage in one call (about 2.5 MB: wasmtime-py 50 "
+                    "has no way to raise it); it was not made. Keep large tool output and images out of the session "
+                    "(a path to them instead), or write it with the mneme CLI or the Node package",
+                ) from None
+            raise MnemeError("trapped", f"the Mneme component trapped; the call's work is lost: {error}") from None
+        if self.interrupted:
+            raise self.interrupted.pop()
+        return result
 
     def function(self, interface, name):
         key = (interface, name)
@@ -291,25 +351,24 @@ class _Instance:
 
     def raw(self, interface, name, *args):
         """Calls with wasmtime-py values; returns its value as is."""
-        function, _, _ = self.function(interface, name)
-        result = function(self.store, *args)
-        function.post_return(self.store)
-        return result
+        with self.turn:
+            function, _, _ = self.function(interface, name)
+            return self._run(function, args)
 
     def call(self, interface, name, *args):
         """Calls with mneme-core's JSON (resources as they are); returns JSON, or raises
         MnemeError for an ``err``."""
-        function, params, result_type = self.function(interface, name)
-        lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg, _snake(n)) for (n, t), arg in zip(params, args)]
-        result = function(self.store, *lowered)
-        function.post_return(self.store)
-        if isinstance(result_type, wc.ResultType):
-            tag, payload = _case_of(result_type, result)
-            if tag == "err":
-                explained = self.raw(_SESSIONS, "explain", payload)
-                raise MnemeError(explained.kind, explained.message, json.loads(explained.details))
-            return None if result_type.ok is None else _from_wit(result_type.ok, payload)
-        return None if result_type is None else _from_wit(result_type, result)
+        with self.turn:
+            function, params, result_type = self.function(interface, name)
+            lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg, _snake(n)) for (n, t), arg in zip(params, args)]
+            result = self._run(function, lowered)
+            if isinstance(result_type, wc.ResultType):
+                tag, payload = _case_of(result_type, result)
+                if tag == "err":
+                    explained = self.raw(_SESSIONS, "explain", payload)
+                    raise MnemeError(explained.kind, explained.message, json.loads(explained.details))
+                return None if result_type.ok is None else _from_wit(result_type.ok, payload)
+            return None if result_type is None else _from_wit(result_type, result)
 
 
 _tools = None
@@ -469,10 +528,34 @@ class Mneme:
             except ValueError as error:
                 raise MnemeError("invalid-argument", str(error)) from None
         self.storage = storage
-        self._instance = _Instance(storage, component or _default_component())
-        defaults = self._instance.call(_SESSIONS, "default-limits")
-        limits = {"part_bytes": _u64("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _u64("total_bytes", total_bytes) or defaults["total_bytes"]}
-        self._handle = self._instance.call(_SESSIONS, "[constructor]store", limits)
+        self._component = component or _default_component()
+        self._live = _Instance(storage, self._component)
+        defaults = self._live.call(_SESSIONS, "default-limits")
+        self._limits = {"part_bytes": _u64("part_bytes", part_bytes) or defaults["part_bytes"], "total_bytes": _u64("total_bytes", total_bytes) or defaults["total_bytes"]}
+        self._handle = self._live.call(_SESSIONS, "[constructor]store", self._limits)
+        # Set again on the instance that replaces one that trapped.
+        self._redaction = None
+        self._embeddings = None
+
+    @property
+    def _instance(self):
+        if self._live.dead and self._handle is not None:
+            self._revive()
+        return self._live
+
+    def _revive(self):
+        """A new instance in place of one that trapped (its error was raised by the call
+        that trapped): the locks the dead one held are given back, so the sessions it
+        held are released, and what was set on it is set again."""
+        close = getattr(self.storage, "close", None)
+        if close:
+            close()
+        self._live = _Instance(self.storage, self._component)
+        self._handle = self._live.call(_SESSIONS, "[constructor]store", self._limits)
+        if self._redaction is not None:
+            self._live.call(_SESSIONS, "[method]store.set-redaction", self._handle, self._redaction)
+        if self._embeddings is not None:
+            self._live.call(_MEMORY, "set-embeddings", self._handle, self._embeddings)
 
     @property
     def _store(self):
@@ -486,9 +569,9 @@ class Mneme:
     def close(self):
         """Gives back the sessions it holds and the locks its storage took."""
         try:
-            if self._handle is not None:
-                self._handle.drop(self._instance.store)
-                self._handle = None
+            if self._handle is not None and not self._live.dead:
+                self._handle.drop(self._live.store)
+            self._handle = None
         finally:
             close = getattr(self.storage, "close", None)
             if close:
@@ -624,7 +707,9 @@ class Mneme:
     def set_redaction(self, kinds):
         """The kinds of secret taken out of every line and memory file before it is
         written (every kind by default; ``[]`` writes text as given)."""
-        self._method("set-redaction", _texts("kinds", kinds))
+        kinds = _texts("kinds", kinds)
+        self._method("set-redaction", kinds)
+        self._redaction = kinds
 
     def hold(self, id):
         """Keeps a session open for writing until ``release`` (or ``close``): other
@@ -721,7 +806,7 @@ class Mneme:
         return self._gate("dream-acquire", _int("now", _now() if now is None else now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_release(self, holder, completed, now=None):
-        return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), completed is True)
+        return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), _flag("completed", completed))
 
     # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
     # e.g. "-home-me-app"), or None for the global memory. Values are mneme-core's JSON.
@@ -765,7 +850,7 @@ class Mneme:
 
     def memory_recall(self, project, query, limit=10, all=False):
         """``{hits: [{file, name, description, kind, score, current}], report}``, best first."""
-        return self._memory("recall", project, _text("query", query), _u32("limit", limit), all is True)
+        return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all))
 
     def memory_load(self, project, caps=None):
         """MEMORY.md within Claude Code's caps, ending with what was left out."""
@@ -783,8 +868,12 @@ class Mneme:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
         Kept in memory, never written. ``{words, terms, dimensions, skipped}`` or ``None``."""
+        if table is not None and not isinstance(table, (str, bytes, bytearray, memoryview)):
+            raise MnemeError("invalid-argument", f"table must be str or bytes (the table's text), not {type(table).__name__}")
         data = None if table is None else (table.encode() if isinstance(table, str) else bytes(table))
-        return self._instance.call(_MEMORY, "set-embeddings", self._store, data)
+        info = self._instance.call(_MEMORY, "set-embeddings", self._store, data)
+        self._embeddings = data
+        return info
 
     def plan_extraction(self, project, id):
         """The request for a model to extract memories from session ``id`` (run it when
@@ -849,8 +938,8 @@ class Mneme:
         merged = {**self._instance.call(_INDEX, "default-route-policy"), **given}
         if "reset" in given:
             merged["reset"] = {**off, **given["reset"]}
-        merged["overrides"] = [{"chat_type": o.get("chat_type"), "provider": o.get("provider"), "policy": {**off, **o.get("policy", {})}}
-                               for o in given.get("overrides", [])]
+        overrides = [_record(f"overrides[{i}]", o, ("chat_type", "provider", "policy"), {"policy": {}}) for i, o in enumerate(given.get("overrides", []))]
+        merged["overrides"] = [{"chat_type": o.get("chat_type"), "provider": o.get("provider"), "policy": {**off, **o["policy"]}} for o in overrides]
         return merged
 
     @staticmethod

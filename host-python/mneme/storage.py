@@ -290,6 +290,10 @@ class FsStorage:
             except OSError as error:
                 os.close(fd)
                 raise _failure(name, error) from error
+            except BaseException:
+                # Interrupted while waiting (Ctrl-C): the descriptor is not kept.
+                os.close(fd)
+                raise
         self.held[name] = fd
 
     def unlock(self, name):

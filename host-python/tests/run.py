@@ -133,6 +133,95 @@ def _(scratch):
     store.close()
 
 
+@test("nested settings refuse fields they do not have; a string is no list; flags are booleans; errors pickle")
+def _(scratch):
+    import pickle
+
+    store = Mneme(scratch)
+
+    def refused(call, words):
+        try:
+            call()
+        except MnemeError as error:
+            assert error.kind == "invalid-argument" and words in str(error), f"{error.kind}: {error}"
+            return
+        raise AssertionError(f"expected a refusal saying {words!r}")
+
+    inbound = {"id": "u", "text": "x"}
+    # `daily_hour` would have turned the default 04:00 reset off without a word.
+    refused(lambda: store.resolve(inbound, policy={"reset": {"daily_hour": 4}}), "unknown field `daily_hour`")
+    refused(lambda: store.resolve(inbound, policy={"overrides": [{"chattype": "group", "policy": {}}]}), "overrides[0]: unknown field `chattype`")
+    refused(lambda: store.resolve({**inbound, "origin": {"displayname": "x"}}), "unknown field `displayname`")
+    refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": 0.5, "reserve": {"reserve_tokens": 3, "floor": 1}}}), "as {case: value}")
+    refused(lambda: store.plan_compaction("s", {"keep": {"recent_message": 4}}), "'recent-message' is not one of recent_tokens, recent_messages")
+    store.memory_add("-w", {"name": "Deploy", "kind": "project", "description": "where", "body": "eu"})
+    refused(lambda: store.memory_update("-w", "deploy", {"topics": "abc"}), "topics must be a list, not str")
+    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "links": {"related": ["deploy"]}}), "unknown field `related`")
+    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "links": {"relates_to": "deploy"}}), "relates_to must be a list, not str")
+    refused(lambda: store.memory_recall("-w", "eu", all=1), "all must be True or False, not int")
+    refused(lambda: store.set_embeddings(5), "table must be str or bytes")
+    # A lone surrogate in a memory's words becomes U+FFFD, as in a message.
+    assert store.memory_add("-w", {"name": "Cut", "kind": "user", "body": "cut \ud83d"})["body"].startswith("cut \ufffd")
+    error = MnemeError("invalid-message", "message 2 is invalid", {"message": 2})
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.kind, str(again), again.details) == (error.kind, str(error), error.details)
+    store.close()
+
+
+@test("a write too large for wasmtime-py, two threads, an interruption: each is told, and the store goes on")
+def _(scratch):
+    class Interruptible(FsStorage):
+        interrupt = False
+
+        def lock(self, name):
+            if self.interrupt:
+                raise KeyboardInterrupt
+            return super().lock(name)
+
+    store = Mneme(storage=Interruptible(scratch, durability="buffered"))
+    store.append("s", role="user", text="first", cwd="/w")
+    store.hold("s")
+    store.set_redaction([])
+    try:
+        store.append("s", role="user", text="x" * 3_000_000)
+        raise AssertionError("a 3 MB append went through wasmtime-py")
+    except MnemeError as error:
+        assert error.kind == "too-large" and "was not made" in str(error), f"{error.kind}: {error}"
+    # A new instance took the trapped one's place: the hold was given back, the
+    # redaction setting kept, and nothing of the refused append written.
+    token = "ghp_" + "a1B2" * 9
+    entry = store.append("s", role="assistant", text=f"after it: {token}")
+    assert token in entry["raw"], "the redaction setting was lost with the trapped instance"
+    assert [m["text"] for m in store.context("s")["messages"]] == ["first", f"after it: {token}"]
+    assert "s" not in str(store.storage.held), store.storage.held
+
+    # Two threads on one store take turns: every append lands, on one chain.
+    def writer(n):
+        for i in range(40):
+            store.append("t", role="user", text=f"{n}-{i}", cwd="/w")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store.context("t")["messages"]) == 80
+    assert not store.check("t")["dangling_parents"]
+
+    # Ctrl-C while a storage call waits: raised as KeyboardInterrupt once the component
+    # returns, which it does normally (no trap); the store goes on.
+    store.storage.interrupt = True
+    try:
+        store.append("t", role="user", text="never")
+        raise AssertionError("the interruption was lost")
+    except KeyboardInterrupt:
+        pass
+    store.storage.interrupt = False
+    assert store.append("t", role="user", text="after the interruption")["text"] == "after the interruption"
+    assert len(store.context("t")["messages"]) == 81
+    store.close()
+
+
 @test("compact drives the core's run: rolling summaries from the caller's summariser, a failure recorded")
 def _(scratch):
     with Mneme(scratch) as store:
