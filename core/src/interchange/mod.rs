@@ -451,6 +451,7 @@ impl<S: Storage> Store<S> {
         if self.locate(&id).await?.is_some() {
             return Err(exists(&id));
         }
+        self.refuse_archived(&id).await?;
         let key = keys::session_key(&project, &id);
         self.locked(&key, async {
             if self.storage.list(&key).await?.iter().any(|info| info.key == key) {

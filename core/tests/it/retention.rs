@@ -3,6 +3,7 @@
 //! under a disk budget, oldest first. A dry run moves nothing.
 
 use mneme_core::index::{ChatType, Field, Inbound, KeyPatch, RoutePolicy};
+use mneme_core::interchange::{Import, Source};
 use mneme_core::retention::{ARCHIVE, Retention};
 use mneme_core::{Error, InMemoryStorage, NewEntry, Role, Storage, Store, block_on};
 
@@ -81,6 +82,17 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
     assert!(refused.unwrap_err().to_string().contains("restore it"));
     let forked = block_on(store.fork("fresh", None, "local", NOW));
     assert!(matches!(forked, Err(Error::SessionArchived { .. })), "{forked:?}");
+    let import = Import {
+        data: br#"[{"role":"user","content":"hi"}]"#.to_vec(),
+        source: Some(Source::Openai),
+        id: Some("local".into()),
+        cwd: Some("/work/app".into()),
+        origin: String::new(),
+        uuid: "import-1".into(),
+        now_ms: NOW,
+    };
+    let imported = block_on(store.import_session(&import));
+    assert!(matches!(imported, Err(Error::SessionArchived { .. })), "{imported:?}");
     assert_eq!(ids(&store), ["fresh", "kept", "old"]);
     // One another program wrote (Claude Code takes no notice of the archive) is not
     // overwritten by a restore.
