@@ -140,10 +140,31 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
     let compiled = engine.precompile_component(COMPONENT).map_err(component_error)?;
     if let Some(path) = &path {
         // A cache that cannot be written only costs the next start a compile.
-        let _ = write_atomically(path, &compiled);
+        if write_atomically(path, &compiled).is_ok() {
+            prune_cache(path);
+        }
     }
     // SAFETY: `compiled` was produced just above by this engine.
     unsafe { Component::deserialize(engine, &compiled) }.map_err(component_error)
+}
+
+/// How many compiled components the cache keeps: each build and each upgrade of
+/// `mneme` leaves one (~8 MB), and nothing else removes them.
+const CACHE_KEEPS: usize = 3;
+
+/// Removes all but the [`CACHE_KEEPS`] newest compiled components beside `written`.
+fn prune_cache(written: &std::path::Path) {
+    let Some(dir) = written.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut compiled: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.starts_with("component-") && name.ends_with(".cwasm")))
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .collect();
+    compiled.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, stale) in compiled.into_iter().skip(CACHE_KEEPS).filter(|(_, path)| path != written) {
+        let _ = std::fs::remove_file(stale);
+    }
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -19,6 +19,7 @@ enum CrabCommand {
     /// Start the next session of an agent with a sender: <agent>_<sender>_<seq>.jsonl,
     /// seq one past the latest, with crab's meta line
     Start {
+        /// The agent's name, the first part of its session files' names
         agent: String,
         /// Who the agent talks to (slugged into the name: "Tg 12345" → tg-12345)
         sender: String,
@@ -30,13 +31,16 @@ enum CrabCommand {
     },
     /// The newest session of an agent with a sender (crab's find_latest_session)
     Latest {
+        /// The agent's name, the first part of its session files' names
         agent: String,
+        /// Who the agent talks to, as given to `start`
         sender: String,
         #[command(flatten)]
         common: Common,
     },
     /// A session's name parts and its newest meta line
     Show {
+        /// The session id: its file name without .jsonl (<agent>_<sender>_<seq>[_<title>])
         id: String,
         #[arg(long)]
         json: bool,
@@ -44,14 +48,18 @@ enum CrabCommand {
     /// Title a session: its file is renamed <agent>_<sender>_<seq>_<title slug>.jsonl and
     /// a meta line with the title appended
     Title {
+        /// The session id: its file name without .jsonl (<agent>_<sender>_<seq>[_<title>])
         id: String,
+        /// The title (slugged into the file's name)
         title: String,
         #[arg(long)]
         json: bool,
     },
     /// Add active time to a session's uptime_secs (an appended meta line)
     Uptime {
+        /// The session id: its file name without .jsonl (<agent>_<sender>_<seq>[_<title>])
         id: String,
+        /// Seconds of active time to add
         secs: u64,
         #[arg(long)]
         json: bool,

@@ -55,7 +55,8 @@ pub struct ExportArgs {
     /// [document]
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     to: ExportFormat,
-    /// Write to this file instead of stdout (an existing file is not overwritten)
+    /// Write to this file instead of stdout (an existing file is not overwritten; `-`
+    /// is stdout)
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
 }
@@ -223,13 +224,12 @@ pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {
             args.id, exported.messages
         );
     }
-    match args.out {
+    match args.out.filter(|path| path.as_os_str() != "-") {
         Some(path) => {
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .map_err(|e| format!("cannot create {}: {e} (an existing file is not overwritten)", path.display()))?;
+            let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(|e| {
+                let kept = if e.kind() == io::ErrorKind::AlreadyExists { " (an existing file is not overwritten)" } else { "" };
+                format!("cannot create {}: {e}{kept}", path.display())
+            })?;
             file.write_all(&exported.data).and_then(|()| file.sync_all()).map_err(|e| format!("cannot write {}: {e}", path.display()))
         }
         None => io::stdout().lock().write_all(&exported.data).map_err(|e| e.to_string()),

@@ -35,6 +35,7 @@ enum KeysCommand {
     },
     /// Show a key: its session, earlier sessions, labels, and the session's counters
     Show {
+        /// The session key, such as agent:main:main (`keys list` shows them)
         key: String,
         #[arg(long)]
         json: bool,
@@ -42,12 +43,14 @@ enum KeysCommand {
     /// Give a key a new session now (what /new does); the old session stays, listed in
     /// the key's history
     Reset {
+        /// The session key, such as agent:main:main (`keys list` shows them)
         key: String,
         #[arg(long)]
         json: bool,
     },
     /// Set a key's title, model, toggles or metadata (an empty VALUE removes a field)
     Set {
+        /// The session key, such as agent:main:main (`keys list` shows them)
         key: String,
         #[arg(long)]
         title: Option<String>,
@@ -65,6 +68,7 @@ enum KeysCommand {
     /// from the summary (in the old session's format, linked to it); the old session
     /// stays in the store, listed in the key's history
     Rollover {
+        /// The session key, such as agent:main:main (`keys list` shows them)
         key: String,
         /// The context size (tokens, from the last compaction on) at which the session
         /// rolls over
@@ -79,7 +83,10 @@ enum KeysCommand {
         json: bool,
     },
     /// Forget a key (its sessions stay in the store)
-    Rm { key: String },
+    Rm {
+        /// The session key, such as agent:main:main (`keys list` shows them)
+        key: String,
+    },
     /// Write every key as an OpenClaw sessions.json (what OpenClaw's gateway loads),
     /// to stdout, or with --out into a folder with each key's current session as the pi
     /// transcript OpenClaw reads (<session id>.jsonl); existing files are not overwritten

@@ -458,7 +458,9 @@ enum SortBy {
 /// `--since`: a date, an RFC 3339 timestamp, or an age before now.
 fn parse_since(text: &str) -> Result<i64, String> {
     let text = text.trim();
-    let age = |digits: &str, unit_ms: i64| digits.parse::<i64>().ok().map(|n| now_ms().saturating_sub(n.saturating_mul(unit_ms)));
+    // Unsigned: `-5d` would be five days ahead, which no session was updated after.
+    let age =
+        |digits: &str, unit_ms: i64| digits.parse::<u32>().ok().map(|n| now_ms().saturating_sub(i64::from(n).saturating_mul(unit_ms)));
     let parsed = match text.char_indices().last() {
         Some((at, 'd')) if at > 0 => age(&text[..at], 86_400_000),
         Some((at, 'h')) if at > 0 => age(&text[..at], 3_600_000),
@@ -675,8 +677,13 @@ fn run(cli: Cli) -> CliResult {
         Command::Sessions(SessionsCommand::List { sort, project, since, json }) => {
             let mut sessions = list_sessions(&mut *open(&cli.store)?)?;
             let stamp = |t: &Option<String>| t.as_deref().and_then(time::parse_millis);
+            let stored = sessions.len();
             sessions
                 .retain(|s| project.as_ref().is_none_or(|p| &s.project == p) && since.is_none_or(|since| stamp(&s.updated) >= Some(since)));
+            if sessions.is_empty() && stored > 0 && !json {
+                println!("none of the store's {stored} sessions matches --project/--since");
+                return Ok(());
+            }
             match sort {
                 SortBy::Updated => {}
                 SortBy::Created => sessions.sort_by(|a, b| b.created.cmp(&a.created)),
@@ -1228,8 +1235,10 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
         let reason = plan.blocked.as_deref().unwrap_or(&plan.reason);
         if args.json {
             print_json(&serde_json::json!({ "plan": plan, "applied": null }))?;
+        } else if let Some(blocked) = plan.blocked.as_deref().filter(|_| mode == Mode::Auto) {
+            println!("not compacting: {blocked}");
         } else if mode == Mode::Auto {
-            println!("nothing to do: {reason}");
+            println!("{reason}");
         }
         // Asked for outright, a compaction that cannot run is a failure, as Claude
         // Code's `/compact` on too short a conversation is; `--auto` only asks whether

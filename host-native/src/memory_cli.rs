@@ -62,6 +62,7 @@ enum MemoryCommand {
     /// Show a memory (by file name, without .md) and the chain of memories it
     /// superseded or that superseded it
     Show {
+        /// The memory's file, without .md (as `list` shows it)
         file: String,
         #[arg(long)]
         json: bool,
@@ -75,11 +76,14 @@ enum MemoryCommand {
     },
     /// Change fields of a memory in place (use supersede when the fact itself changed)
     Update {
+        /// The memory's file, without .md (as `list` shows it)
         file: String,
+        /// The new name (the file keeps its own)
         #[arg(long)]
         name: Option<String>,
         #[arg(long = "type", value_enum)]
         kind: Option<KindArg>,
+        /// The new one-line description: MEMORY.md's hook, which recall reads
         #[arg(long)]
         description: Option<String>,
         /// The new body; `-` reads it from stdin
@@ -88,6 +92,7 @@ enum MemoryCommand {
         /// Replaces the topics (repeat the flag for several)
         #[arg(long = "topic")]
         topics: Vec<String>,
+        /// How sure the fact is, from 0 to 1
         #[arg(long)]
         confidence: Option<f64>,
         #[arg(long)]
@@ -104,12 +109,17 @@ enum MemoryCommand {
         json: bool,
     },
     /// Archive a memory: out of MEMORY.md and recall, kept on disk, listed with --all
-    Forget { file: String },
+    Forget {
+        /// The memory's file, without .md (as `list` shows it)
+        file: String,
+    },
     /// Record how one memory relates to another
     Link {
+        /// The memory the link is recorded on, without .md
         from: String,
         #[arg(value_enum)]
         kind: LinkArg,
+        /// The memory it names, without .md
         to: String,
     },
     /// Find memories by meaning-bearing words (BM25 with stemming, expanded through
@@ -148,6 +158,7 @@ enum MemoryCommand {
     /// Import memories from a JSONL file (`-` for stdin), one per line: name, type,
     /// description, body, and optionally time (RFC 3339), session, topics
     Import {
+        /// The JSONL file, or `-` for standard input
         file: PathBuf,
         #[arg(long)]
         json: bool,
@@ -342,7 +353,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             if json {
                 return print_json(&shown);
             }
-            print!("{}", shown.memory.render());
+            print!("{}", crate::shown(&shown.memory.render()));
             if shown.history.len() > 1 {
                 println!("\nhistory (oldest first):");
                 for memory in &shown.history {
@@ -396,7 +407,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
         MemoryCommand::Import { file, json } => import(store, &scope, &file, now_ms, json),
         MemoryCommand::Load { lines, chars } => {
             let loaded = store.memory_load(&scope, Caps { lines, units: chars }).map_err(fail)?;
-            print!("{}", loaded.text);
+            print!("{}", crate::shown(&loaded.text));
             Ok(())
         }
         MemoryCommand::Used { files, json } => {
@@ -503,7 +514,7 @@ fn print_written(verb: &str, memory: &Memory, json: bool) -> CliResult {
     if json {
         return print_json(memory);
     }
-    println!("{verb} {} ({}.md){}", memory.name, memory.file, crate::redaction_note(&memory.redacted));
+    println!("{verb} {} ({}.md){}", crate::shown(&memory.name), memory.file, crate::redaction_note(&memory.redacted));
     Ok(())
 }
 
@@ -688,10 +699,10 @@ fn extract(
         return print_json(&extracted);
     }
     for memory in &extracted.added {
-        println!("added {} ({}.md)", memory.name, memory.file);
+        println!("added {} ({}.md)", crate::shown(&memory.name), memory.file);
     }
     for memory in &extracted.updated {
-        println!("updated {} ({}.md)", memory.name, memory.file);
+        println!("updated {} ({}.md)", crate::shown(&memory.name), memory.file);
     }
     for file in &extracted.superseded {
         println!("superseded {file} (kept, marked invalid_at and superseded_by)");
@@ -778,9 +789,9 @@ fn print_steps(steps: &[Step]) {
         let after = &step.after;
         match step.kind {
             StepKind::Added => {
-                println!("+ {}: {} — {}{reason}", step.file, after.name, crate::shown(&hook(&after.description)));
+                println!("+ {}: {} — {}{reason}", step.file, crate::shown(&after.name), crate::shown(&hook(&after.description)));
                 for line in after.body.lines() {
-                    println!("+     {line}");
+                    println!("+     {}", crate::shown(line));
                 }
             }
             StepKind::Superseded => {

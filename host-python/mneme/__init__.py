@@ -18,6 +18,7 @@ README's Python table): prefer ``append_turn`` (a whole turn in one call) to man
 """
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import re
@@ -221,7 +222,8 @@ def _component(path):
     with open(path, "rb") as file:
         data = file.read()
     cache_dir = os.environ.get("MNEME_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mneme")
-    cached = os.path.join(cache_dir, f"python-{wasmtime.__name__}-{hashlib.sha256(data).hexdigest()[:32]}.cwasm")
+    # Keyed by wasmtime's version too: another version cannot load what this one wrote.
+    cached = os.path.join(cache_dir, f"python-{importlib.metadata.version('wasmtime')}-{hashlib.sha256(data).hexdigest()[:32]}.cwasm")
     component = None
     if os.path.exists(cached):
         try:
@@ -236,10 +238,23 @@ def _component(path):
             with open(partial, "wb") as file:
                 file.write(component.serialize())
             os.replace(partial, cached)
+            _prune(cache_dir)
         except OSError:
             pass
     _COMPILED[path] = component
     return component
+
+
+def _prune(cache_dir, keep=3):
+    """Removes all but the ``keep`` newest compiled components (each build of the
+    component, each wasmtime version left one, ~8 MB apiece)."""
+    compiled = [os.path.join(cache_dir, name) for name in os.listdir(cache_dir) if name.startswith("python-") and name.endswith(".cwasm")]
+    compiled.sort(key=os.path.getmtime, reverse=True)
+    for stale in compiled[keep:]:
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
 
 
 def _default_component():
@@ -424,7 +439,8 @@ def _optional_text(name, value):
 def _json(name, value):
     """``value`` as JSON text (a value json.dumps cannot write is a refusal)."""
     try:
-        return json.dumps(value)
+        # NaN and infinities are no JSON: refused here, by name, not as a parse error.
+        return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise MnemeError("invalid-argument", f"{name} cannot be written as JSON: {error}") from None
 

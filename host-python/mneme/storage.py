@@ -54,6 +54,8 @@ class FsStorage:
             raise ValueError(f'durability must be "fsync" or "buffered", not {durability!r}')
         if os.path.exists(root) and not os.path.isdir(root):
             raise ValueError(f"the store's root {root} is not a folder: name a folder (it is made on the first write)")
+        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not 0 <= lock_timeout < float("inf"):
+            raise ValueError(f"lock_timeout must be a number of seconds, 0 or more, not {lock_timeout!r}")
         self.root = os.path.abspath(root)
         self.durable = durability == "fsync"
         self.lock_timeout = lock_timeout

@@ -160,8 +160,23 @@ def _(scratch):
     refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "links": {"relates_to": "deploy"}}), "relates_to must be a list, not str")
     refused(lambda: store.memory_recall("-w", "eu", all=1), "all must be True or False, not int")
     refused(lambda: store.set_embeddings(5), "table must be str or bytes")
+    refused(lambda: store.append_turn("s", {"role": "user", "content": float("nan")}), "messages cannot be written as JSON")
+    for timeout in (None, "5", -1):
+        refused(lambda: Mneme(scratch, lock_timeout=timeout), "lock_timeout must be a number of seconds")
     # A lone surrogate in a memory's words becomes U+FFFD, as in a message.
     assert store.memory_add("-w", {"name": "Cut", "kind": "user", "body": "cut \ud83d"})["body"].startswith("cut \ufffd")
+    # The compile cache keeps the newest three compiled components, nothing else of its own.
+    import mneme
+
+    cache = os.path.join(scratch, "cache")
+    os.makedirs(cache)
+    for n in range(5):
+        path = os.path.join(cache, f"python-49.0.0-{n}.cwasm")
+        open(path, "wb").close()
+        os.utime(path, (1000 + n, 1000 + n))
+    open(os.path.join(cache, "notes.txt"), "w").close()
+    mneme._prune(cache)
+    assert sorted(os.listdir(cache)) == ["notes.txt", "python-49.0.0-2.cwasm", "python-49.0.0-3.cwasm", "python-49.0.0-4.cwasm"], os.listdir(cache)
     error = MnemeError("invalid-message", "message 2 is invalid", {"message": 2})
     again = pickle.loads(pickle.dumps(error))
     assert (again.kind, str(again), again.details) == (error.kind, str(error), error.details)

@@ -370,7 +370,8 @@ impl<S: Storage> Store<S> {
         .await
     }
 
-    /// Changes fields of a memory in place.
+    /// Changes fields of a memory in place. A superseded memory is refused: it is the
+    /// history of a fact, kept as it was (its successor is the one to change).
     pub async fn memory_update(&self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
         // Nothing to change would only move `updated`, and say "updated" of nothing.
         if change == Change::default() {
@@ -384,6 +385,11 @@ impl<S: Storage> Store<S> {
         let mut written = self
             .with_memory_locked(scope, &[file], |mut found| {
                 let mut memory = found.pop().ok_or_else(|| not_found(scope, file))?;
+                if let Some(successor) = &memory.superseded_by {
+                    return Err(Error::InvalidArgument(format!(
+                        "memory `{file}` is superseded by `{successor}`, and kept as it was: update `{successor}`, the current version of it"
+                    )));
+                }
                 change.apply(&mut memory, now_ms);
                 Ok(alloc::vec![memory])
             })

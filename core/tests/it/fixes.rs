@@ -260,6 +260,9 @@ fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
     assert_eq!(plan.trigger, Some(mneme_core::compaction::Due::Threshold), "{}", plan.reason);
     let flush = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings::default())).unwrap();
     assert!(flush.fire, "{}", flush.reason);
+    // A window of 0 is refused, as compaction refuses it, not a flush point at 0.
+    let zero = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings { context_window: 0, ..FlushSettings::default() }));
+    assert!(matches!(&zero, Err(Error::InvalidArgument(words)) if words.contains("window of 0")), "{zero:?}");
 }
 
 /// Item 7: a lone surrogate (a cut emoji as Node writes it) keeps the text, as U+FFFD,

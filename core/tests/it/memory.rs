@@ -73,6 +73,11 @@ fn a_replacement_without_a_description_or_topics_keeps_the_old_ones() {
     given.topics = vec!["regions".into()];
     let newest = block_on(store.memory_supersede(&project(), &new.file, given, T0 + 2)).unwrap();
     assert_eq!((newest.description.as_str(), newest.topics.as_slice()), ("The release region", ["regions".to_string()].as_slice()));
+    // The history is kept as it was: a superseded memory takes no update.
+    let change = Change { body: Some("rewritten".into()), ..Change::default() };
+    let refused = block_on(store.memory_update(&project(), &old.file, change, T0 + 3));
+    assert!(matches!(&refused, Err(Error::InvalidArgument(words)) if words.contains("update `deploy_target_2`")), "{refused:?}");
+    assert_eq!(block_on(store.memory_get(&project(), &old.file)).unwrap().body.trim_end(), "staging-eu");
 }
 
 #[test]
