@@ -1243,7 +1243,12 @@ fn the_compile_cache_keeps_the_newest_three_components() {
     let mut left: Vec<String> = fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     left.sort();
     assert_eq!(left.len(), 4, "{left:?}");
-    assert!(left.contains(&"notes.txt".into()) && left.contains(&format!("component-{:016x}.cwasm", 4)) && left.contains(&format!("component-{:016x}.cwasm", 3)), "{left:?}");
+    assert!(
+        left.contains(&"notes.txt".into())
+            && left.contains(&format!("component-{:016x}.cwasm", 4))
+            && left.contains(&format!("component-{:016x}.cwasm", 3)),
+        "{left:?}"
+    );
 }
 
 /// `sessions list --since`: an age ahead of now is refused, and a filter that leaves
