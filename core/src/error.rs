@@ -53,7 +53,9 @@ pub enum Error {
     KeyNotFound { key: String },
     #[error("a session `{id}` exists already; give the new session another id")]
     SessionExists { id: String },
-    #[error("session `{id}` is archived: restore it to continue it, or give the new session another id (one of this id would hide it)")]
+    #[error(
+        "session `{id}` is archived, and a new session under its id would hide it: restore it to continue it, or give the new session another id"
+    )]
     SessionArchived { id: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

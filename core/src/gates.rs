@@ -42,6 +42,22 @@ impl Default for FlushSettings {
     }
 }
 
+impl FlushSettings {
+    /// Refuses a window with no room before the flush point (0, or a 16k model's with
+    /// the defaults' 24k held back): the point would be 0, and the gate would fire on
+    /// every call.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        let held_back = self.reserve_floor.saturating_add(self.soft_threshold);
+        if self.context_window <= held_back {
+            return Err(crate::Error::InvalidArgument(format!(
+                "a context window of {} tokens leaves no room before the memory flush, which holds back {held_back} (reserve_floor {} + soft_threshold {}): give the model's window, or smaller reserves",
+                self.context_window, self.reserve_floor, self.soft_threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Fires when `tokens ≥ window − reserve_floor − soft_threshold`, at most once per
 /// compaction cycle: `flushed_this_cycle` says a flush already ran since the last
 /// compaction.

@@ -49,7 +49,7 @@ const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate"
 function status(kind) {
   if (kind.endsWith("not-found")) return 404;
   if (kind.startsWith("invalid-") || kind === "storage/invalid-key" || kind === "unsupported") return 400;
-  if (["storage/locked", "storage/changed", "storage/already-exists", "stale-plan", "ambiguous-session", "session-exists", "session-poisoned"].includes(kind)) return 409;
+  if (["storage/locked", "storage/changed", "storage/already-exists", "stale-plan", "ambiguous-session", "session-exists", "session-archived", "session-poisoned"].includes(kind)) return 409;
   if (kind === "storage/read-only") return 403;
   if (kind === "session-full" || kind === "subagent-full" || kind === "storage/quota-exceeded") return 413;
   if (kind === "nothing-to-compact" || kind === "empty-summary") return 422;

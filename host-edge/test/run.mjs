@@ -207,6 +207,12 @@ try {
       assert(response.status === 409 && (await response.json()).error === "session-exists", "a fork onto a session there already is a conflict");
       response = await post(mf, "/stores/acme/sessions/chat/reopen", {});
       assert(response.status === 200, "reopen");
+      // A session archived (RPC; a gc would do the same) takes no new session under its id: a conflict.
+      const rpc = await objectStore(mf, "acme");
+      await rpc.archive("copy", Date.now());
+      response = await post(mf, "/stores/acme/sessions/copy/messages", { role: "user", text: "again", cwd: "/w" });
+      assert(response.status === 409 && (await response.json()).error === "session-archived", `an append under an archived id: ${response.status}`);
+      await rpc.restore("copy");
       const resumed = JSON.parse((await (await mf.dispatchFetch("http://edge/stores/acme/sessions/copy/context")).json()).body);
       assert(resumed.messages.length === 1 && resumed.messages[0].content.map((b) => b.text).join() === "hello,take two", `the copy holds the current branch: ${JSON.stringify(resumed)}`);
       for (let i = 0; i < 8; i++) await post(mf, "/stores/acme/sessions/long/messages", { role: i % 2 ? "assistant" : "user", text: `${"word ".repeat(400)}${i}`, cwd: "/w" });

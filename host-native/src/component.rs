@@ -134,6 +134,8 @@ fn load_cached(engine: &WasmEngine) -> Result<Component, Error> {
         // the user's own cache folder, under a name bound to these exact component
         // bytes and this wasmtime's compatibility hash; wasmtime also checks its header.
         if let Ok(component) = unsafe { Component::deserialize_file(engine, path) } {
+            // Marked used: pruning keeps the newest, and the one in use is among them.
+            let _ = std::fs::File::options().append(true).open(path).and_then(|file| file.set_modified(std::time::SystemTime::now()));
             return Ok(component);
         }
     }
@@ -161,7 +163,7 @@ fn prune_cache(written: &std::path::Path) {
         .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.starts_with("component-") && name.ends_with(".cwasm")))
         .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
         .collect();
-    compiled.sort_by(|a, b| b.0.cmp(&a.0));
+    compiled.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, stale) in compiled.into_iter().skip(CACHE_KEEPS).filter(|(_, path)| path != written) {
         let _ = std::fs::remove_file(stale);
     }

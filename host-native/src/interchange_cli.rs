@@ -164,10 +164,14 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
             Err(Error::Session(CoreError::SessionExists { id })) if !args.json && args.id.is_none() => {
                 println!("{}: already in the store as {id}; left as it is", file.display())
             }
+            Err(Error::Session(CoreError::SessionArchived { id })) if !args.json && args.id.is_none() => {
+                println!("{}: already in the store as {id}, archived; left as it is", file.display())
+            }
             Err(error) if !args.json => eprintln!("mneme: {}: {error}", file.display()),
             _ => {}
         }
-        let imported_before = matches!(outcome, Err(Error::Session(CoreError::SessionExists { .. }))) && args.id.is_none();
+        let imported_before = matches!(outcome, Err(Error::Session(CoreError::SessionExists { .. } | CoreError::SessionArchived { .. })))
+            && args.id.is_none();
         if outcome.is_err() && !imported_before {
             failed += 1;
         }

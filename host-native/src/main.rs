@@ -215,12 +215,13 @@ enum Command {
         /// Dollars per million cache-write tokens
         #[arg(long, value_name = "USD", allow_negative_numbers = true)]
         cache_write_price: Option<f64>,
-        /// Print JSON ({total, cost, replies, branches})
+        /// Print JSON ({total, cost, replies, branches, subagents})
         #[arg(long)]
         json: bool,
     },
     /// Print the context a model would get when resuming a session: the main
     /// conversation from its last compaction on
+    #[command(override_usage = "mneme resume <ID> [--json]\n       mneme resume --latest [--json]")]
     Resume {
         /// The session id
         #[arg(required_unless_present = "latest", conflicts_with = "latest")]
@@ -430,6 +431,12 @@ struct GatesArgs {
     /// The model's context window in tokens, for the memory flush
     #[arg(long, value_name = "TOKENS", default_value_t = 200_000)]
     context_window: u64,
+    /// Tokens the runtime keeps free before compaction: the flush runs before them
+    #[arg(long, value_name = "TOKENS", default_value_t = FlushSettings::default().reserve_floor)]
+    reserve_floor: u64,
+    /// How far before the reserve the memory flush runs
+    #[arg(long, value_name = "TOKENS", default_value_t = FlushSettings::default().soft_threshold)]
+    soft_threshold: u64,
     /// Start a new session after this many idle minutes
     #[arg(long, value_name = "MINUTES")]
     idle_minutes: Option<u32>,
@@ -467,7 +474,9 @@ fn parse_since(text: &str) -> Result<i64, String> {
         _ if text.len() == 10 => time::parse_millis(&format!("{text}T00:00:00.000Z")),
         _ => time::parse_millis(text),
     };
-    parsed.ok_or_else(|| format!("`{text}` is not a date (2026-11-01), a timestamp (2026-11-01T08:00:00Z) or an age (36h, 7d)"))
+    parsed.ok_or_else(|| {
+        format!("`{text}` is not a date (2026-11-01), a timestamp (2026-11-01T08:00:00Z) or an age counted back from now (36h, 7d)")
+    })
 }
 
 #[derive(Subcommand)]
@@ -681,7 +690,7 @@ fn run(cli: Cli) -> CliResult {
             sessions
                 .retain(|s| project.as_ref().is_none_or(|p| &s.project == p) && since.is_none_or(|since| stamp(&s.updated) >= Some(since)));
             if sessions.is_empty() && stored > 0 && !json {
-                println!("none of the store's {stored} sessions matches --project/--since");
+                println!("none of the store's sessions ({stored}) matches --project/--since");
                 return Ok(());
             }
             match sort {
@@ -752,7 +761,11 @@ fn run(cli: Cli) -> CliResult {
                 utc_offset_minutes: args.utc_offset,
                 ttl_ms: args.ttl_days.map(|d| i64::from(d) * 86_400_000),
             };
-            let flush = FlushSettings { context_window: args.context_window, ..FlushSettings::default() };
+            let flush = FlushSettings {
+                context_window: args.context_window,
+                reserve_floor: args.reserve_floor,
+                soft_threshold: args.soft_threshold,
+            };
             let now = now_ms();
             let e = |e: mneme_host::Error| e.to_string();
             let gates = [

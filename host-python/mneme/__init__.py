@@ -223,13 +223,19 @@ def _component(path):
         data = file.read()
     cache_dir = os.environ.get("MNEME_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mneme")
     # Keyed by wasmtime's version too: another version cannot load what this one wrote.
-    cached = os.path.join(cache_dir, f"python-{importlib.metadata.version('wasmtime')}-{hashlib.sha256(data).hexdigest()[:32]}.cwasm")
+    cached = os.path.join(cache_dir, f"python-{_wasmtime_version()}-{hashlib.sha256(data).hexdigest()[:32]}.cwasm")
     component = None
     if os.path.exists(cached):
         try:
             component = wc.Component.deserialize_file(_ENGINE, cached)
         except wasmtime.WasmtimeError:
             component = None
+        else:
+            # Marked used: pruning keeps the newest, and the one in use is among them.
+            try:
+                os.utime(cached)
+            except OSError:
+                pass
     if component is None:
         component = wc.Component(_ENGINE, data)
         try:
@@ -243,6 +249,14 @@ def _component(path):
             pass
     _COMPILED[path] = component
     return component
+
+
+def _wasmtime_version():
+    try:
+        return importlib.metadata.version("wasmtime")
+    except importlib.metadata.PackageNotFoundError:
+        # Vendored without its metadata: the cache then relies on wasmtime's own check.
+        return "unknown"
 
 
 def _prune(cache_dir, keep=3):
@@ -335,7 +349,7 @@ class _Instance:
         """Calls ``function``; a trap becomes a MnemeError, an interruption in a storage
         call is raised once the component has returned."""
         if self.dead:
-            raise MnemeError("trapped", "this instance of the component trapped and cannot be entered again")
+            raise MnemeError("trapped", "another call trapped the component while this one waited; nothing of this one ran: call it again")
         try:
             result = function(self.store, *args)
             function.post_return(self.store)
@@ -345,11 +359,18 @@ class _Instance:
             if "hostcalls has been exhausted" in str(error):
                 raise MnemeError(
                     "too-large",
-                    "the write is larger than wasmtime-py passes to the storage in one call (about 2.5 MB: wasmtime-py 50 "
-                    "has no way to raise it); it was not made. Keep large tool output and images out of the session "
-                    "(a path to them instead), or write it with the mneme CLI or the Node package",
+                    "a storage call carried more than wasmtime-py passes from the component in one call (about 2.5 MB: "
+                    "wasmtime-py 50 has no way to raise it), such as a turn with a large tool result or image, a large "
+                    "memory or an import; it was not made. Keep such data out of the store (a path to it instead), or "
+                    "write it with the mneme CLI or the Node package",
                 ) from None
             raise MnemeError("trapped", f"the Mneme component trapped; the call's work is lost: {error}") from None
+        except BaseException:
+            # wasmtime-py re-raises what escaped a host function (a storage returning a
+            # value of the wrong type): the instance trapped all the same.
+            self.dead = True
+            self.interrupted.clear()
+            raise
         if self.interrupted:
             raise self.interrupted.pop()
         return result
@@ -532,7 +553,8 @@ class Mneme:
 
     ``durability``: "fsync" (default; an acknowledged write survives a power cut) or
     "buffered". ``read_only``: refuse every write. ``storage``: a storage of your own
-    with FsStorage's methods. ``part_bytes`` / ``total_bytes``: size limits (0: the
+    with FsStorage's methods; its ``close`` (optional) gives back every lock it holds,
+    and the storage is used again after it when an instance that trapped is replaced. ``part_bytes`` / ``total_bytes``: size limits (0: the
     core's defaults)."""
 
     def __init__(self, root=None, *, storage=None, part_bytes=0, total_bytes=0, lock_timeout=30.0, durability="fsync", read_only=False, component=None):
@@ -552,11 +574,15 @@ class Mneme:
         # Set again on the instance that replaces one that trapped.
         self._redaction = None
         self._embeddings = None
+        self._reviving = threading.Lock()
 
     @property
     def _instance(self):
         if self._live.dead and self._handle is not None:
-            self._revive()
+            with self._reviving:
+                # Another thread may have revived it while this one waited.
+                if self._live.dead:
+                    self._revive()
         return self._live
 
     def _revive(self):
@@ -761,7 +787,8 @@ class Mneme:
         summary without it); apply; or record the failure (an exception or an empty
         answer). Returns ``{plan, applied, failure}``."""
         plan = self.plan_compaction(id, settings, mode)
-        run = self._instance.call(_COMPACTION, "[constructor]run", plan)
+        instance = self._instance
+        run = instance.call(_COMPACTION, "[constructor]run", plan)
         applied = None
         try:
             while True:
@@ -792,7 +819,9 @@ class Mneme:
                     break
             return {"plan": plan, "applied": applied, "failure": self._instance.call(_COMPACTION, "[method]run.failure", run)}
         finally:
-            run.drop(self._instance.store)
+            # A run belongs to the instance that made it; a trapped one is gone with it.
+            if not instance.dead:
+                run.drop(instance.store)
 
     # Gates
 

@@ -674,7 +674,8 @@ async function importFile(file) {
       // The core's refusals of a transcript that names no id or no folder.
       const noId = error.kind === "invalid-argument" && error.message.includes("names no session id");
       const noFolder = error.kind === "invalid-argument" && error.message.includes("which folder it belongs to");
-      if ((error.kind === "session-exists" || noId) && options.id === undefined) options.id = crypto.randomUUID();
+      const taken = error.kind === "session-exists" || error.kind === "session-archived";
+      if ((taken || noId) && options.id === undefined) options.id = crypto.randomUUID();
       else if (noFolder && options.cwd === undefined) options.cwd = CWD;
       else throw error;
     }

@@ -93,17 +93,30 @@ impl<S: Storage> Store<S> {
     /// Every line is checked first: one that does not read writes nothing.
     pub async fn apply_extraction(&self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
         let steps = read_answer(answer, plan)?;
+        // A superseded memory is history: neither superseded again nor updated, whether
+        // another writer or an earlier line of this answer superseded it.
+        let mut superseded_here: Vec<&str> = Vec::new();
         for (line, step) in &steps {
             let reason = match step {
-                Step::Update(file, _) | Step::Supersede(file, _) => match self.memory_get(scope, file).await {
-                    Err(Error::MemoryNotFound { .. }) => Some(format!("memory `{file}` no longer exists")),
-                    Ok(memory) if matches!(step, Step::Supersede(..)) => memory
-                        .superseded_by
-                        .map(|successor| format!("memory `{file}` is superseded by `{successor}` already: supersede that one")),
-                    _ => None,
-                },
+                Step::Update(file, _) | Step::Supersede(file, _) => {
+                    let verb = if matches!(step, Step::Supersede(..)) { "supersede" } else { "update" };
+                    if superseded_here.contains(&file.as_str()) {
+                        Some(format!("memory `{file}` is superseded by an earlier line of this answer: {verb} the memory that line writes"))
+                    } else {
+                        match self.memory_get(scope, file).await {
+                            Err(Error::MemoryNotFound { .. }) => Some(format!("memory `{file}` no longer exists")),
+                            Ok(memory) => memory
+                                .superseded_by
+                                .map(|successor| format!("memory `{file}` is superseded by `{successor}` already: {verb} that one")),
+                            Err(_) => None,
+                        }
+                    }
+                }
                 Step::Add(_) => None,
             };
+            if let Step::Supersede(file, _) = step {
+                superseded_here.push(file);
+            }
             if let Some(reason) = reason {
                 return Err(Error::InvalidAnswer { line: *line, reason });
             }

@@ -146,8 +146,19 @@ impl<S: Storage> Store<S> {
         now_ms: i64,
     ) -> Result<CrabSession, Error> {
         let project = project.unwrap_or(DEFAULT_PROJECT);
-        let seq = self.crab_latest(Some(project), agent, sender).await?.map_or(1, |s| s.seq.saturating_add(1));
-        let id = format!("{agent}_{}_{seq}", sender_slug(sender)?);
+        let slug = sender_slug(sender)?;
+        let live = self.crab_latest(Some(project), agent, sender).await?.map(|s| s.seq);
+        // An archived session keeps its seq: the next one starts past it, not under its
+        // id (which would be refused as archived, every time).
+        let archived = self
+            .archived()
+            .await?
+            .into_iter()
+            .filter(|a| a.project == project)
+            .filter_map(|a| parse_name(&a.id).filter(|(a, s, _, _)| *a == agent && *s == slug).map(|(_, _, seq, _)| seq))
+            .max();
+        let seq = live.max(archived).map_or(1, |seq| seq.saturating_add(1));
+        let id = format!("{agent}_{slug}_{seq}");
         let meta =
             Meta { agent: agent.to_owned(), created_by: created_by.to_owned(), created_at: time::format_millis(now_ms), ..Meta::default() };
         let line = serde_json::to_string(&meta).map_err(|e| Error::InvalidArgument(e.to_string()))?;

@@ -22,10 +22,7 @@ impl<S: Storage> Store<S> {
     /// context is within the soft threshold of the reserve, and no flush was
     /// recorded ([`Store::record_memory_flush`]) since the last compaction.
     pub async fn memory_flush_gate(&self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        // A window of 0 put the flush point at 0: the gate fired on every call.
-        if settings.context_window == 0 {
-            return Err(Error::InvalidArgument("a context window of 0 tokens: give the model's window in tokens (such as 200000)".into()));
-        }
+        settings.check()?;
         let parts = self.require(id).await?;
         let raw = self.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {

@@ -243,7 +243,7 @@ impl<S: Storage> Store<S> {
     pub async fn archived(&self) -> Result<Vec<ArchivedSession>, Error> {
         let mut sessions = Vec::new();
         for (folder, (archived_ms, files, bytes)) in self.archive_groups().await? {
-            let id = folder.rsplit_once('/').and_then(|(_, name)| name.split_once('-')).map_or("", |(_, id)| id).to_owned();
+            let id = archive_folder_parts(&folder).map_or("", |(_, id)| id).to_owned();
             let project = files
                 .iter()
                 .filter_map(|key| key.strip_prefix(&format!("{folder}/")).and_then(keys::parse_session_key))
@@ -284,11 +284,10 @@ impl<S: Storage> Store<S> {
     /// Refuses a new session the id of an archived one: it would hide the archived
     /// history (an agent back after its idle time would start again from nothing), and
     /// `restore` would then refuse to put it back.
+    /// It lists the whole archive (every file of every archived session): a cost paid
+    /// only when a session is created.
     pub(crate) async fn refuse_archived(&self, id: &str) -> Result<(), Error> {
-        let archived = self.storage.list(ARCHIVE).await?.iter().any(|info| {
-            let folder = info.key.strip_prefix(ARCHIVE).and_then(|rest| rest.split('/').next());
-            folder.and_then(|name| name.split_once('-')).is_some_and(|(ms, named)| named == id && ms.parse::<i64>().is_ok())
-        });
+        let archived = self.archive_groups().await?.keys().any(|folder| archive_folder_parts(folder).is_some_and(|(_, named)| named == id));
         if archived { Err(Error::SessionArchived { id: id.to_owned() }) } else { Ok(()) }
     }
 
@@ -297,8 +296,9 @@ impl<S: Storage> Store<S> {
         let mut groups: BTreeMap<String, (i64, Vec<String>, u64)> = BTreeMap::new();
         for info in self.storage.list(ARCHIVE).await? {
             let Some(name) = info.key.strip_prefix(ARCHIVE).and_then(|rest| rest.split('/').next()) else { continue };
-            let Some(at_ms) = name.split_once('-').and_then(|(ms, _)| ms.parse::<i64>().ok()) else { continue };
-            let group = groups.entry(format!("{ARCHIVE}{name}")).or_insert((at_ms, Vec::new(), 0));
+            let folder = format!("{ARCHIVE}{name}");
+            let Some((at_ms, _)) = archive_folder_parts(&folder) else { continue };
+            let group = groups.entry(folder).or_insert((at_ms, Vec::new(), 0));
             group.1.push(info.key);
             group.2 += info.size;
         }
@@ -338,6 +338,13 @@ impl<S: Storage> Store<S> {
 
 fn archive_folder(archived_ms: i64, id: &str) -> String {
     format!("{ARCHIVE}{archived_ms}-{id}")
+}
+
+/// What [`archive_folder`] made `folder` of: when, and the session's id (which may
+/// hold `-` itself; the time has none).
+fn archive_folder_parts(folder: &str) -> Option<(i64, &str)> {
+    let (ms, id) = folder.strip_prefix(ARCHIVE)?.split_once('-')?;
+    Some((ms.parse().ok()?, id))
 }
 
 /// A move that finds its source gone was done by an earlier, interrupted pass.

@@ -314,7 +314,6 @@ impl<S: Storage> Store<S> {
                     .ok_or_else(|| Error::InvalidArgument("a new session needs the working directory (cwd) to name its project".into()))?;
                 let project = keys::project_dir_name(cwd);
                 keys::validate_project(&project)?;
-                self.refuse_archived(id).await?;
                 project
             }
         };
@@ -453,6 +452,12 @@ impl<S: Storage> Store<S> {
         };
         let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
         let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
+        // A new session, or one this store knew that another process has archived
+        // since (a server's cached session, a nightly `gc`): not begun again under an
+        // archived id.
+        if parts.is_empty() {
+            self.refuse_archived(id).await?;
+        }
         let parts = Parts { project: project.to_owned(), id: id.to_owned(), parts: parts.into_iter().map(|(_, info)| info).collect() };
         self.catch_up_state(cached, &parts).await
     }

@@ -25,6 +25,13 @@ fn sessions_are_named_found_titled_and_timed_as_crab_does_without_rewriting() {
     block_on(store.crab_start(None, "crab", "someone else", "user", NOW)).unwrap();
     let latest = block_on(store.crab_latest(None, "crab", "Tg 12345")).unwrap().unwrap();
     assert_eq!(latest.id, "crab_tg-12345_2");
+    // The newest archived (a gc, after its idle time): the next starts past it, not
+    // under its id, which would be refused as archived every time.
+    block_on(store.archive("crab_tg-12345_2", NOW + 2)).unwrap();
+    let third = block_on(store.crab_start(None, "crab", "tg 12345", "user", NOW + 3)).unwrap();
+    assert_eq!(third.id, "crab_tg-12345_3");
+    block_on(store.restore("crab_tg-12345_2")).unwrap();
+    block_on(store.remove("crab_tg-12345_3")).unwrap();
 
     let before = block_on(storage.read("projects/crab/crab_tg-12345_1.jsonl", 0, None)).unwrap();
     let titled = block_on(store.crab_set_title("crab_tg-12345_1", "Plan the launch!")).unwrap();

@@ -260,9 +260,15 @@ fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
     assert_eq!(plan.trigger, Some(mneme_core::compaction::Due::Threshold), "{}", plan.reason);
     let flush = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings::default())).unwrap();
     assert!(flush.fire, "{}", flush.reason);
-    // A window of 0 is refused, as compaction refuses it, not a flush point at 0.
-    let zero = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings { context_window: 0, ..FlushSettings::default() }));
-    assert!(matches!(&zero, Err(Error::InvalidArgument(words)) if words.contains("window of 0")), "{zero:?}");
+    // A window with no room before the flush point (0, or 16k with the default
+    // reserves) is refused, not a flush point at 0 that fires on every call.
+    for window in [0, 16_000, 24_000] {
+        let refused =
+            block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings { context_window: window, ..FlushSettings::default() }));
+        assert!(matches!(&refused, Err(Error::InvalidArgument(words)) if words.contains("leaves no room")), "{window}: {refused:?}");
+    }
+    let small = FlushSettings { context_window: 16_000, reserve_floor: 2_000, soft_threshold: 1_000 };
+    assert!(block_on(Store::new(&storage).memory_flush_gate("s", &small)).is_ok());
 }
 
 /// Item 7: a lone surrogate (a cut emoji as Node writes it) keeps the text, as U+FFFD,

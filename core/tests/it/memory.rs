@@ -693,6 +693,31 @@ fn an_extraction_does_not_supersede_a_memory_superseded_since_its_plan() {
         "{applied:?}"
     );
     assert_eq!(text(&storage, "projects/-home-u-app/memory/MEMORY.md"), index, "nothing of the answer was written");
+    // An update of a superseded memory, or of one an earlier line supersedes, is refused
+    // before anything is written too (it failed halfway, after the lines before it).
+    let current = "deploy_day_2";
+    let answers = [
+        (
+            format!(
+                "{{\"op\":\"add\",\"name\":\"Editor\",\"type\":\"user\",\"body\":\"Helix\"}}\n{{\"op\":\"update\",\"file\":\"{}\",\"body\":\"Fridays.\"}}",
+                old.file
+            ),
+            "superseded by `deploy_day_2` already: update that one",
+        ),
+        (
+            format!(
+                "{{\"op\":\"supersede\",\"file\":\"{current}\",\"name\":\"Deploy day\",\"type\":\"project\",\"body\":\"Fridays.\"}}\n{{\"op\":\"update\",\"file\":\"{current}\",\"body\":\"Saturdays.\"}}"
+            ),
+            "superseded by an earlier line of this answer",
+        ),
+    ];
+    let replanned = block_on(store.plan_extraction(&project(), "s")).unwrap();
+    assert_eq!(replanned.known, [current]);
+    for ((answer, said), plan) in answers.into_iter().zip([&plan, &replanned]) {
+        let applied = block_on(store.apply_extraction(&project(), plan, &answer, T0 + 8));
+        assert!(matches!(&applied, Err(Error::InvalidAnswer { line: 2, reason }) if reason.contains(said)), "{applied:?}");
+        assert_eq!(text(&storage, "projects/-home-u-app/memory/MEMORY.md"), index, "nothing of the answer was written");
+    }
 }
 
 /// An update that changes nothing is refused, on every binding, and writes nothing.

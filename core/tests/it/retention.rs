@@ -94,6 +94,15 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
     let imported = block_on(store.import_session(&import));
     assert!(matches!(imported, Err(Error::SessionArchived { .. })), "{imported:?}");
     assert_eq!(ids(&store), ["fresh", "kept", "old"]);
+    // A store that wrote the session before another archived it (a server's cached
+    // session, a nightly gc in another process) does not begin it again either.
+    say(&store, "server", NOW, "a long-lived process writes this");
+    block_on(Store::new(&storage).archive("server", NOW + 1)).unwrap();
+    let entry = NewEntry { uuid: "late".into(), now_ms: NOW + 2, role: Role::User, text: "back".into(), cwd: "/work/app".into() };
+    let late = block_on(store.append("server", entry));
+    assert!(matches!(late, Err(Error::SessionArchived { .. })), "{late:?}");
+    block_on(store.restore("server")).unwrap();
+    block_on(store.remove("server")).unwrap();
     // One another program wrote (Claude Code takes no notice of the archive) is not
     // overwritten by a restore.
     block_on(storage.append(

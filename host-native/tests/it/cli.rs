@@ -1263,7 +1263,7 @@ fn sessions_list_since_takes_ages_before_now_and_says_when_it_filtered_all_out()
     assert!(String::from_utf8_lossy(&ahead.stderr).contains("is not a date"), "{ahead:?}");
     assert!(stdout(&mneme(&["--root", root, "sessions", "list", "--since", "7d"])).contains("\ns "));
     let none = stdout(&mneme(&["--root", root, "sessions", "list", "--since", "2099-01-01"]));
-    assert!(none.contains("none of the store's 1 sessions matches"), "{none}");
+    assert!(none.contains("none of the store's sessions (1) matches"), "{none}");
     assert_eq!(stdout(&mneme(&["--root", root, "sessions", "list", "--project", "nosuch", "--json"])).trim(), "[]");
 }
 
