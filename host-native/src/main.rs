@@ -88,6 +88,15 @@ impl StoreArgs {
     }
 }
 
+/// A count of results: 0 would show nothing and say nothing matched.
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("0 shows nothing: give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number: give 1 or more")),
+    }
+}
+
 /// A size limit: a size (see [`mneme_host::core::parse_size`]) above zero.
 fn parse_limit(text: &str) -> Result<u64, String> {
     Some(mneme_host::core::parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| format!("`{text}`: a limit must be above zero"))
@@ -135,8 +144,8 @@ enum Command {
     Search {
         /// What to look for
         query: String,
-        /// How many messages to show
-        #[arg(long, default_value_t = 10)]
+        /// How many messages to show (1 or more)
+        #[arg(long, default_value_t = 10, value_parser = at_least_one)]
         limit: usize,
         /// Print a JSON array of {id, project, uuid, role, timestamp, text, score}, best first
         #[arg(long)]
@@ -951,13 +960,13 @@ fn print_ledger(ledger: &Ledger) -> CliResult {
             usage.total()
         )
     };
-    println!("{} replies: {}", ledger.replies, line(&ledger.total, ledger.cost));
+    println!("{}: {}", replies(ledger.replies), line(&ledger.total, ledger.cost));
     for branch in &ledger.branches {
         let mark = if branch.current { "current branch" } else { "branch" };
         println!("  {mark} {}: {}", branch.leaf, line(&branch.usage, branch.cost));
     }
     for agent in &ledger.subagents {
-        println!("  sub-agent {} ({} replies, not in the total above): {}", agent.agent, agent.replies, line(&agent.usage, agent.cost));
+        println!("  sub-agent {} ({}, not in the total above): {}", agent.agent, replies(agent.replies), line(&agent.usage, agent.cost));
     }
     Ok(())
 }
@@ -978,14 +987,15 @@ fn note_unresumable(id: &str, first: Option<&mneme_host::core::Entry>) {
 
 fn print_appended(id: &str, entries: &[mneme_host::core::Entry]) -> CliResult {
     for entry in entries {
-        println!(
-            "appended {} to session {id} (line {}){}",
-            entry.uuid.as_deref().unwrap_or("?"),
-            entry.line,
-            redaction_note(&entry.redacted)
-        );
+        // A crab line has no id: the line number says where it went.
+        let what = entry.uuid.as_deref().map_or_else(|| format!("line {}", entry.line), |uuid| format!("{uuid} (line {})", entry.line));
+        println!("appended {what} to session {id}{}", redaction_note(&entry.redacted));
     }
     Ok(())
+}
+
+fn replies(n: u32) -> String {
+    if n == 1 { "1 reply".into() } else { format!("{n} replies") }
 }
 
 /// What a write took out, for a person: ` (secrets removed: 1 github-token, 2 env-secret)`.

@@ -131,8 +131,8 @@ enum MemoryCommand {
         /// A JSONL file of {"query": …} lines: prints one JSON array per line, in order
         #[arg(long, value_name = "FILE", conflicts_with = "query")]
         queries: Option<PathBuf>,
-        /// How many memories to return
-        #[arg(long, default_value_t = 10)]
+        /// How many memories to return (1 or more)
+        #[arg(long, default_value_t = 10, value_parser = crate::at_least_one)]
         limit: usize,
         /// Superseded and archived memories too
         #[arg(long)]

@@ -1267,6 +1267,26 @@ fn sessions_list_since_takes_ages_before_now_and_says_when_it_filtered_all_out()
     assert_eq!(stdout(&mneme(&["--root", root, "sessions", "list", "--project", "nosuch", "--json"])).trim(), "[]");
 }
 
+/// Small words: a result count of 0 is refused (it showed nothing and said nothing
+/// matched), one reply is "1 reply", and a crab line (which has no id) is named by its
+/// line.
+#[test]
+fn counts_of_zero_one_reply_and_a_crab_line_are_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for args in [&["search", "hi", "--limit", "0"][..], &["memory", "--project", "-w", "recall", "hi", "--limit", "0"]] {
+        let refused = mneme(&[&["--root", root][..], args].concat());
+        assert_eq!(status(&refused), 2, "{args:?}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("0 shows nothing"), "{refused:?}");
+    }
+    let reply = r#"{"role":"assistant","content":"hi","usage":{"input_tokens":5,"output_tokens":1}}"#;
+    stdout(&mneme(&["--root", root, "append", "u", "--message", reply, "--cwd", "/w"]));
+    assert!(stdout(&mneme(&["--root", root, "usage", "u"])).contains("1 reply:"));
+    stdout(&mneme(&["--root", root, "crab", "start", "bot", "ann"]));
+    let appended = stdout(&mneme(&["--root", root, "append", "bot_ann_1", "--role", "user", "--text", "hello"]));
+    assert!(appended.starts_with("appended line 2 to session bot_ann_1"), "{appended}");
+}
+
 /// An empty --redact or $MNEME_REDACT is refused (it wrote every secret as it came), and
 /// an empty $MNEME_ROOT is no root (it put the store in the current directory).
 #[test]
