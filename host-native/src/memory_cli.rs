@@ -383,8 +383,11 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             print_written("added", &written, json)
         }
         MemoryCommand::Forget { file } => {
-            store.memory_forget(&scope, &file, now_ms).map_err(fail)?;
-            println!("archived {file}: out of MEMORY.md and recall, kept on disk (`mneme memory list --all` shows it)");
+            let forgotten = store.memory_forget(&scope, &file, now_ms).map_err(fail)?;
+            match forgotten.archived_ms.filter(|&at| at != now_ms) {
+                Some(at) => println!("{file} was archived already, at {}", time::format_millis(at)),
+                None => println!("archived {file}: out of MEMORY.md and recall, kept on disk (`mneme memory list --all` shows it)"),
+            }
             Ok(())
         }
         MemoryCommand::Link { from, kind, to } => {

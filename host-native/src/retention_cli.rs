@@ -39,7 +39,7 @@ pub struct GcArgs {
 }
 
 fn parse_class(text: &str) -> Result<ClassTtl, String> {
-    let (class, days) = text.split_once('=').ok_or("expected NAME=DAYS, such as ollama=7")?;
+    let (class, days) = text.split_once('=').filter(|(class, _)| !class.trim().is_empty()).ok_or("expected NAME=DAYS, such as ollama=7")?;
     let days: i64 = days.parse().map_err(|_| format!("`{days}` is not a number of days"))?;
     Ok(ClassTtl { class: class.to_owned(), ttl_ms: days.saturating_mul(DAY_MS) })
 }

@@ -1282,6 +1282,12 @@ fn counts_of_zero_one_reply_and_a_crab_line_are_said_plainly() {
     let reply = r#"{"role":"assistant","content":"hi","usage":{"input_tokens":5,"output_tokens":1}}"#;
     stdout(&mneme(&["--root", root, "append", "u", "--message", reply, "--cwd", "/w"]));
     assert!(stdout(&mneme(&["--root", root, "usage", "u"])).contains("1 reply:"));
+    let memory = ["--root", root, "memory", "--project", "-w"];
+    stdout(&mneme(&[&memory[..], &["add", "--name", "Old", "--type", "user", "--body", "x"]].concat()));
+    assert!(stdout(&mneme(&[&memory[..], &["forget", "old"]].concat())).starts_with("archived old"));
+    assert!(stdout(&mneme(&[&memory[..], &["forget", "old"]].concat())).starts_with("old was archived already, at "));
+    let empty_class = mneme(&["--root", root, "gc", "--class", "=3", "--dry-run"]);
+    assert_eq!(status(&empty_class), 2, "{empty_class:?}");
     stdout(&mneme(&["--root", root, "crab", "start", "bot", "ann"]));
     let appended = stdout(&mneme(&["--root", root, "append", "bot_ann_1", "--role", "user", "--text", "hello"]));
     assert!(appended.starts_with("appended line 2 to session bot_ann_1"), "{appended}");
