@@ -60,6 +60,7 @@ enum CrabCommand {
         /// The session id: its file name without .jsonl (<agent>_<sender>_<seq>[_<title>])
         id: String,
         /// Seconds of active time to add
+        #[arg(allow_negative_numbers = true)]
         secs: u64,
         #[arg(long)]
         json: bool,

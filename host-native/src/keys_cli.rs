@@ -72,7 +72,7 @@ enum KeysCommand {
         key: String,
         /// The context size (tokens, from the last compaction on) at which the session
         /// rolls over
-        #[arg(long, value_name = "TOKENS", default_value_t = 50_000)]
+        #[arg(long, value_name = "TOKENS", default_value_t = 50_000, allow_negative_numbers = true)]
         at: u64,
         /// Roll over now, however small the session is
         #[arg(long)]

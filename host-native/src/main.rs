@@ -145,7 +145,7 @@ enum Command {
         /// What to look for
         query: String,
         /// How many messages to show (1 or more)
-        #[arg(long, default_value_t = 10, value_parser = at_least_one)]
+        #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
         limit: usize,
         /// Print a JSON array of {id, project, uuid, role, timestamp, text, score}, best first
         #[arg(long)]
@@ -346,10 +346,10 @@ struct CompactionFlags {
     #[arg(long, value_name = "TOKENS", default_value_t = 20_000)]
     reserve_floor: u64,
     /// Keep at least this many tokens of the newest messages
-    #[arg(long, value_name = "TOKENS", default_value_t = 20_000, conflicts_with = "keep_messages")]
+    #[arg(long, value_name = "TOKENS", default_value_t = 20_000, conflicts_with = "keep_messages", allow_negative_numbers = true)]
     keep_recent_tokens: u64,
     /// Keep at least this many of the newest messages instead
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     keep_messages: Option<u32>,
     /// Clear the oldest tool results past this many characters before summarising
     #[arg(long, value_name = "CHARS", default_value_t = 50_000)]

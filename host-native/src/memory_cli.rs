@@ -132,7 +132,7 @@ enum MemoryCommand {
         #[arg(long, value_name = "FILE", conflicts_with = "query")]
         queries: Option<PathBuf>,
         /// How many memories to return (1 or more)
-        #[arg(long, default_value_t = 10, value_parser = crate::at_least_one)]
+        #[arg(long, default_value_t = 10, value_parser = crate::at_least_one, allow_negative_numbers = true)]
         limit: usize,
         /// Superseded and archived memories too
         #[arg(long)]

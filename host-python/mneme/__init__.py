@@ -660,12 +660,21 @@ class Mneme:
         return self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
 
     def branches(self, id):
+        """Every branch (each leaf message), the current one first: ``[{leaf, current,
+        role, text, timestamp, messages, forks_at, usage, cost}]``."""
         return self._method("branches", _text("id", id))
 
     def usage(self, id, prices=None):
+        """The tokens the session's replies reported, each reply once, in all and per
+        branch, and each sub-agent's apart: ``{total, cost, replies, branches,
+        subagents}``; ``prices`` ``{input, output, cache_read, cache_creation}``
+        (dollars per million tokens) price them."""
         return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices, ("input", "output", "cache_read", "cache_creation")))
 
     def fork(self, id, from_=None, to=None, now=None):
+        """Copies the conversation up to ``from_`` (default: the newest message) into a
+        new session ``to`` (default: a new UUID); returns the entries written (the new
+        id is their ``session_id``)."""
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
 
     def import_session(self, data, from_=None, id=None, cwd=None, origin="", uuid=None, now=None):
@@ -696,15 +705,21 @@ class Mneme:
         return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
 
     def tombstone(self, id, uuid, now=None):
+        """Soft-deletes entry ``uuid``: it stays in the file and leaves every load."""
         return self._method("tombstone", _text("id", id), _text("uuid", uuid), _int("now", _now() if now is None else now))
 
     def load(self, id):
+        """Every entry of session ``id``, branches and sidechains included: ``{id,
+        project, parts, entries, chain, report}``."""
         return self._method("load", _text("id", id))
 
     def context(self, id):
+        """What a model resumes with: ``{compacted, messages}``, the main chain from the
+        last compaction on (each message's ``content`` is its blocks as JSON text)."""
         return self._method("context", _text("id", id))
 
     def list(self):
+        """Every session, newest first: ``{sessions, skipped}``."""
         return self._method("list")
 
     def search(self, query, limit=10):
@@ -712,12 +727,17 @@ class Mneme:
         return self._method("search", _text("query", query), _u32("limit", limit))
 
     def check(self, id):
+        """The load report plus dangling parents and unanswered tool calls: ``{load,
+        dangling_parents, orphaned_tool_uses, orphaned_tool_results}``."""
         return self._method("check", _text("id", id))
 
     def subagents(self, id):
+        """The sub-agent transcripts of session ``id``: ``[{key, transcript}]``."""
         return self._method("subagents", _text("id", id))
 
     def remove(self, id):
+        """Deletes session ``id`` and its sub-agent transcripts; returns the keys
+        removed."""
         return self._method("remove", _text("id", id))
 
     def gc(self, policy=None, now=None):
@@ -741,9 +761,15 @@ class Mneme:
         return self._method("restore", _text("id", id))
 
     def repair(self, id, now=None):
+        """Rewrites the parts of session ``id`` that have unreadable lines, glued
+        objects, invalid UTF-8 or a torn tail, each original kept as a backup:
+        ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
+        dropped_torn_tail}``."""
         return self._method("repair", _text("id", id), _int("now", _now() if now is None else now))
 
     def reopen(self, id):
+        """Forgets what this store knows of session ``id`` (after another program
+        changed it, or after an I/O failure): the next write reads it again."""
         self._method("reopen", _text("id", id))
 
     def set_redaction(self, kinds):
@@ -759,6 +785,7 @@ class Mneme:
         return self._method("hold", _text("id", id))
 
     def release(self, id):
+        """Gives back a session taken with ``hold``."""
         return self._method("release", _text("id", id))
 
     # Compaction
@@ -772,13 +799,19 @@ class Mneme:
         return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
 
     def summarize_offline(self, id, plan):
+        """The core's extractive summary for ``plan`` (no model): requests, first
+        sentences, tools, files."""
         return self._compaction("summarize-offline", _text("id", id), plan)
 
     def apply_compaction(self, id, plan, summary, boundary=None, summary_uuid=None, now=None):
+        """Applies ``plan`` with ``summary`` (the model's text) in one atomic write;
+        ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
+        A session changed since the plan raises ``stale-plan``: plan again."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
         return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _int("now", _now() if now is None else now))
 
     def record_compaction_failure(self, id, reason, now=None):
+        """Records a failed compaction (the circuit breaker counts them)."""
         return self._compaction("record-failure", _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
 
     def compact(self, id, settings=None, mode="auto", summarize=None, boundary=None, summary_uuid=None, now=None):
@@ -829,15 +862,21 @@ class Mneme:
         return self._instance.call(_GATES, name, self._store, *args)
 
     def memory_flush_gate(self, id, settings=None):
+        """Whether the pre-compaction memory flush is due for session ``id``: ``{fire,
+        reason}``."""
         return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
 
     def record_memory_flush(self, id, now=None):
+        """Records that the memory flush ran for session ``id`` (a ``memory-flush``
+        entry)."""
         return self._gate("record-memory-flush", _text("id", id), _int("now", _now() if now is None else now))
 
     def extraction_gate(self, id, settings=None):
+        """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
         return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
 
     def record_extraction(self, id, now=None):
+        """Records that a memory extraction ran for session ``id``."""
         return self._gate("record-extraction", _text("id", id), _int("now", _now() if now is None else now))
 
     def reset_gate(self, id, policy=None, now=None):
@@ -845,12 +884,18 @@ class Mneme:
         return self._gate("reset", _text("id", id), _int("now", _now() if now is None else now), {"utc_offset_minutes": 0, **(policy or {})})
 
     def dream_gate(self, settings=None, now=None):
+        """Whether a memory consolidation is due (time and sessions since the last, no
+        lock held): ``{fire, reason}``."""
         return self._gate("dream", _int("now", _now() if now is None else now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_acquire(self, holder, settings=None, now=None):
+        """Takes the consolidation lock for ``holder`` when the dream gate fires:
+        ``{fire, reason}``."""
         return self._gate("dream-acquire", _int("now", _now() if now is None else now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_release(self, holder, completed, now=None):
+        """Gives the consolidation lock back; ``completed`` (a bool) records the
+        consolidation as done."""
         return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), _flag("completed", completed))
 
     # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
@@ -891,6 +936,8 @@ class Mneme:
         return self._memory("list", project, _record("filter", filter or {}, ("kind", "topic", "session", "all"), {"all": False}))
 
     def memory_show(self, project, file):
+        """A memory and the chain of memories it superseded or that superseded it:
+        ``{memory, history}``."""
         return self._memory("show", project, _text("file", file))
 
     def memory_recall(self, project, query, limit=10, all=False):
@@ -902,6 +949,8 @@ class Mneme:
         return self._memory("load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
 
     def memory_reindex(self, project):
+        """Rebuilds the recall index of the scope from its memory files: ``{reason,
+        files}``."""
         return self._memory("reindex", project)
 
     def memory_used(self, project, files, now=None):
@@ -931,6 +980,7 @@ class Mneme:
         return self._memory("apply-extraction", project, plan, _text("answer", answer), _int("now", _now() if now is None else now))
 
     def record_extraction_failure(self, id, reason, now=None):
+        """Records a failed memory extraction for session ``id``."""
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
 
     def plan_consolidation(self, project, now=None):
@@ -967,6 +1017,7 @@ class Mneme:
         return self._instance.call(_MEMORY, "write-file", self._store, _text("path", path), _text("text", text))
 
     def read_file(self, path):
+        """An instruction file kept at absolute ``path``, or None."""
         return self._instance.call(_MEMORY, "read-file", self._store, _text("path", path))
 
     def remove_file(self, path):
@@ -1030,6 +1081,7 @@ class Mneme:
                                    _text("created_by", created_by), _int("now", _now() if now is None else now))
 
     def crab_session(self, id):
+        """A crab session as its name and newest meta line say."""
         return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
 
     def crab_set_title(self, id, title):
@@ -1062,6 +1114,8 @@ class Mneme:
         return self._instance.call(_INDEX, "export-openclaw", self._store)
 
     def remove_key(self, key):
+        """Removes a session key from the index (its sessions stay); returns the entry
+        it had."""
         return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
 
     def key(self, key):
@@ -1073,6 +1127,8 @@ class Mneme:
         return self._instance.call(_INDEX, "list", self._store, list(filter or []))
 
     def index_report(self):
+        """What reading the session index found: ``{generation, keys, sessions,
+        log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
         return self._instance.call(_INDEX, "report", self._store)
 
     def key_of(self, inbound, policy=None):
@@ -1080,6 +1136,7 @@ class Mneme:
         return self._instance.call(_INDEX, "key-of", self._inbound(inbound), self._route_policy(policy))
 
     def parse_key(self, key):
+        """A session key's parts: ``{chat_type, agent, provider, id, thread}``."""
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
     @staticmethod

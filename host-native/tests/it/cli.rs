@@ -1279,6 +1279,12 @@ fn counts_of_zero_one_reply_and_a_crab_line_are_said_plainly() {
         assert_eq!(status(&refused), 2, "{args:?}");
         assert!(String::from_utf8_lossy(&refused.stderr).contains("0 shows nothing"), "{refused:?}");
     }
+    // A negative number reaches its option's check (clap took `-1` for a flag, and
+    // offered to pass `-- -1`, which made it another argument).
+    let negative = mneme(&["--root", root, "search", "hi", "--limit", "-1"]);
+    assert!(String::from_utf8_lossy(&negative.stderr).contains("`-1` is not a whole number: give 1 or more"), "{negative:?}");
+    let negative = mneme(&["--root", root, "crab", "uptime", "bot_ann_1", "-90"]);
+    assert!(String::from_utf8_lossy(&negative.stderr).contains("invalid value '-90'"), "{negative:?}");
     let reply = r#"{"role":"assistant","content":"hi","usage":{"input_tokens":5,"output_tokens":1}}"#;
     stdout(&mneme(&["--root", root, "append", "u", "--message", reply, "--cwd", "/w"]));
     assert!(stdout(&mneme(&["--root", root, "usage", "u"])).contains("1 reply:"));
