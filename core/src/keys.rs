@@ -25,6 +25,12 @@ use crate::storage::StorageError;
 
 pub const PROJECTS: &str = "projects/";
 pub const TRANSCRIPT_SUFFIX: &str = ".jsonl";
+
+/// A transcript's name: its key's last segment without `.jsonl` (`agent-a1` of
+/// `projects/p/s/subagents/agent-a1.jsonl`).
+pub fn transcript_name(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key).trim_end_matches(TRANSCRIPT_SUFFIX)
+}
 const PART_MARKER: &str = "_part";
 
 /// Claude Code's project folder name for a working directory: every character that is

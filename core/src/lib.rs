@@ -52,7 +52,7 @@ pub use sessions::{
 };
 pub use sessions::{crab, retention};
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
-pub use store::{Limits, Store, parse_size};
+pub use store::{Limits, Store, parse_limit, parse_size};
 pub use support::{Mirror, SharedStr, block_on, time};
 pub use transcript::tokens;
 pub use transcript::{AgentUsage, Branch, Ledger, Prices};

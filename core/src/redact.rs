@@ -219,6 +219,19 @@ impl Redaction {
     }
 }
 
+/// The kinds one option names, as a person writes it (a CLI's `--redact`): `all` is
+/// `None` (the default, every kind), `none` no kind, else kinds separated by commas.
+/// Empty is refused: a script that empties the variable holding it would otherwise
+/// write every secret as it came.
+pub fn kinds_named(text: &str) -> Result<Option<Vec<String>>, String> {
+    match text.trim() {
+        "all" => Ok(None),
+        "none" => Ok(Some(Vec::new())),
+        "" => Err("it is empty: name the kinds to take out, `all`, or `none` to write secrets as they are".into()),
+        list => Ok(Some(list.split(',').map(|kind| String::from(kind.trim())).collect())),
+    }
+}
+
 /// What was taken out of line `line` (1-based) of a record, from [`Redaction::json_lines`].
 pub fn report_of(found: &[Found], line: u32) -> Vec<Redacted> {
     found.get((line as usize).saturating_sub(1)).map(Found::report).unwrap_or_default()

@@ -52,6 +52,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     number.checked_mul(1 << shift).ok_or_else(|| alloc::format!("`{text}` is too large a size"))
 }
 
+/// A size limit ([`Limits`]' fields) as people write one: [`parse_size`], above zero.
+pub fn parse_limit(text: &str) -> Result<u64, String> {
+    Some(parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| alloc::format!("`{text}`: a limit must be above zero"))
+}
+
 /// Sessions over a [`Storage`]. All methods take `&self`: a store is shared by a
 /// host's handles, and the storage's locks serialise what must be serialised.
 #[derive(Debug)]

@@ -71,10 +71,10 @@ struct StoreArgs {
     #[arg(long, global = true, value_enum, default_value_t = EngineKind::Component)]
     engine: EngineKind,
     /// Size at which a transcript part is closed and `<id>_part<N>.jsonl` begun (e.g. 50MiB)
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "50MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = mneme_host::core::parse_limit, default_value = "50MiB")]
     part_limit: u64,
     /// Total size past which appends to a session are refused until it is compacted
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "200MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = mneme_host::core::parse_limit, default_value = "200MiB")]
     total_limit: u64,
     /// Secrets taken out of every line and memory file before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
     #[arg(long, global = true, value_name = "KINDS", env = "MNEME_REDACT", default_value = "all")]
@@ -95,11 +95,6 @@ pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(_) => Err(format!("`{text}` is not a whole number: give 1 or more")),
     }
-}
-
-/// A size limit: a size (see [`mneme_host::core::parse_size`]) above zero.
-fn parse_limit(text: &str) -> Result<u64, String> {
-    Some(mneme_host::core::parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| format!("`{text}`: a limit must be above zero"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -1075,18 +1070,9 @@ fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
 /// The engine the store arguments ask for, on `storage`, with their redaction.
 fn open_on(args: &StoreArgs, storage: impl Into<HostStorage>, limits: Limits) -> Result<Box<dyn Engine<Error>>, String> {
     let mut sessions = engine(args.engine, storage, limits)?;
-    let kinds: Vec<String> = match args.redact.trim() {
-        "all" => return Ok(sessions),
-        "none" => Vec::new(),
-        // An empty $MNEME_REDACT would otherwise write every secret as it came.
-        "" => {
-            return Err(
-                "--redact (or $MNEME_REDACT) is empty: name the kinds to take out, `all`, or `none` to write secrets as they are".into()
-            );
-        }
-        list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
-    };
-    sessions.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    if let Some(kinds) = mneme_host::core::redact::kinds_named(&args.redact).map_err(|e| format!("--redact (or $MNEME_REDACT): {e}"))? {
+        sessions.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    }
     Ok(sessions)
 }
 

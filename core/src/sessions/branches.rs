@@ -36,7 +36,7 @@ impl<S: Storage> Store<S> {
         let raw = self.read_parts(&parts).await?;
         let mut ledger = with_loaded(&raw, |loaded| loaded.ledger(prices));
         for (key, bytes) in self.subagent_files(id, &parts).await? {
-            let agent = key.rsplit('/').next().unwrap_or(&key).trim_end_matches(keys::TRANSCRIPT_SUFFIX).to_owned();
+            let agent = keys::transcript_name(&key).to_owned();
             ledger.subagents.push(with_loaded(core::slice::from_ref(&bytes), |loaded| loaded.agent_usage(agent, prices)));
         }
         Ok(ledger)

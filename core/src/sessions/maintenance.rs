@@ -40,7 +40,7 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let mut found = Vec::new();
         for (key, bytes) in self.subagent_files(id, &parts).await? {
-            let file = key.rsplit('/').next().unwrap_or(&key).trim_end_matches(keys::TRANSCRIPT_SUFFIX);
+            let file = keys::transcript_name(&key);
             let transcript = with_loaded(core::slice::from_ref(&bytes), |loaded| transcript_of(&parts.project, file, 1, loaded));
             found.push(Subagent { key, transcript });
         }

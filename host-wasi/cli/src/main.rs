@@ -45,19 +45,14 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Size at which a transcript part is closed and `<id>_part<N>.jsonl` begun (e.g. 50MiB)
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "50MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = mneme_core::parse_limit, default_value = "50MiB")]
     part_limit: u64,
     /// Total size past which appends to a session are refused until it is compacted
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_limit, default_value = "200MiB")]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = mneme_core::parse_limit, default_value = "200MiB")]
     total_limit: u64,
     /// Secrets taken out of every line before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
     #[arg(long, global = true, value_name = "KINDS", default_value = "all")]
     redact: String,
-}
-
-/// A size limit: a size (see [`mneme_core::parse_size`]) above zero.
-fn parse_limit(text: &str) -> Result<u64, String> {
-    Some(mneme_core::parse_size(text)?).filter(|&n| n > 0).ok_or_else(|| format!("`{text}`: a limit must be above zero"))
 }
 
 #[derive(Subcommand)]
@@ -547,13 +542,9 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, String> {
 /// The engine with the limits and redaction the options ask for.
 fn open(cli: &Cli) -> Result<Imported, String> {
     let mut engine = Imported::new(Limits { part_bytes: cli.part_limit, total_bytes: cli.total_limit });
-    let kinds: Vec<String> = match cli.redact.trim() {
-        "all" => return Ok(engine),
-        "none" => Vec::new(),
-        "" => return Err("--redact is empty: name the kinds to take out, `all`, or `none` to write secrets as they are".into()),
-        list => list.split(',').map(|kind| kind.trim().to_owned()).collect(),
-    };
-    engine.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    if let Some(kinds) = mneme_core::redact::kinds_named(&cli.redact).map_err(|e| format!("--redact: {e}"))? {
+        engine.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
+    }
     Ok(engine)
 }
 
