@@ -167,7 +167,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
             Err(Error::Session(CoreError::SessionArchived { id })) if !args.json && args.id.is_none() => {
                 println!("{}: already in the store as {id}, archived; left as it is", file.display())
             }
-            Err(error) if !args.json => eprintln!("mneme: {}: {error}", file.display()),
+            Err(error) if !args.json => eprintln!("error: {}: {error}", file.display()),
             _ => {}
         }
         let imported_before = matches!(outcome, Err(Error::Session(CoreError::SessionExists { .. } | CoreError::SessionArchived { .. })))
@@ -214,7 +214,7 @@ fn import_keys(engine: &mut dyn Engine<Error>, file: &Path, quiet: bool) -> Resu
                 eprintln!("mneme: {}: key {} not imported: {}", file.display(), refused.key, refused.reason);
             }
         }
-        Err(error) if !quiet => eprintln!("mneme: {}: {error}", file.display()),
+        Err(error) if !quiet => eprintln!("error: {}: {error}", file.display()),
         _ => {}
     }
     outcome

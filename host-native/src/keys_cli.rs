@@ -265,7 +265,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             Ok(())
         }
         KeysCommand::Rollover { key, at, force, summarizer, json } => {
-            rollover(engine.as_mut(), &key, if force { 0 } else { at }, &summarizer.summarizer(), json, now_ms)
+            rollover(engine.as_mut(), &key, if force { 0 } else { at }, &summarizer.summarizer()?, json, now_ms)
         }
         KeysCommand::Rm { key } => {
             let entry = engine.remove_key(&key).map_err(e)?;

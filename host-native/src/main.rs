@@ -407,24 +407,38 @@ enum SummarizerKind {
 }
 
 impl SummarizerFlags {
-    pub(crate) fn summarizer(&self) -> Summarizer {
-        let key = |default: &str| std::env::var(self.api_key_env.as_deref().unwrap_or(default)).ok().filter(|k| !k.is_empty());
+    /// The summariser asked for. A key is optional (a local OpenAI-compatible server
+    /// takes none), but OpenAI's and Anthropic's own APIs refuse every request without
+    /// one, and a variable named with --api-key-env must hold one: either is said
+    /// before anything is sent.
+    pub(crate) fn summarizer(&self) -> Result<Summarizer, String> {
         let url = |default: &str| self.summarizer_url.clone().unwrap_or_else(|| default.to_owned());
         let model = |default: &str| self.summarizer_model.clone().unwrap_or_else(|| default.to_owned());
-        match self.summarizer {
+        let key = |default: &str, base_url: &str, own_host: &str| -> Result<Option<String>, String> {
+            let variable = self.api_key_env.as_deref().unwrap_or(default);
+            match std::env::var(variable).ok().filter(|k| !k.is_empty()) {
+                Some(key) => Ok(Some(key)),
+                None if self.api_key_env.is_some() => Err(format!("--api-key-env names {variable}, which holds no API key")),
+                None if mneme_host::summarize::host_of(base_url).eq_ignore_ascii_case(own_host) => {
+                    Err(format!("no API key for {base_url}: set {variable} (or name the variable that holds it with --api-key-env)"))
+                }
+                None => Ok(None),
+            }
+        };
+        Ok(match self.summarizer {
             SummarizerKind::Extractive => Summarizer::Extractive,
-            SummarizerKind::Openai => Summarizer::OpenAi {
-                base_url: url("https://api.openai.com/v1"),
-                model: model("gpt-4o-mini"),
-                api_key: key("OPENAI_API_KEY"),
-            },
-            SummarizerKind::Anthropic => Summarizer::Anthropic {
-                base_url: url("https://api.anthropic.com"),
-                model: model("claude-haiku-4-5"),
-                api_key: key("ANTHROPIC_API_KEY"),
-            },
+            SummarizerKind::Openai => {
+                let base_url = url("https://api.openai.com/v1");
+                let api_key = key("OPENAI_API_KEY", &base_url, "api.openai.com")?;
+                Summarizer::OpenAi { base_url, model: model("gpt-4o-mini"), api_key }
+            }
+            SummarizerKind::Anthropic => {
+                let base_url = url("https://api.anthropic.com");
+                let api_key = key("ANTHROPIC_API_KEY", &base_url, "api.anthropic.com")?;
+                Summarizer::Anthropic { base_url, model: model("claude-haiku-4-5"), api_key }
+            }
             SummarizerKind::Ollama => Summarizer::Ollama { base_url: url("http://127.0.0.1:11434"), model: model("llama3.1") },
-        }
+        })
     }
 }
 
@@ -1254,7 +1268,7 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
         // one is due.
         return if mode == Mode::Auto { Ok(()) } else { Err(format!("nothing was compacted: {reason}")) };
     }
-    let summarizer = args.summarizer.summarizer();
+    let summarizer = args.summarizer.summarizer()?;
     if plan.needs_summary() && !args.json {
         eprintln!("summarising {} entries with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
     }
@@ -1277,6 +1291,11 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
             applied.tokens_after,
             applied.boundary_uuid
         ),
+    }
+    if applied.tokens_after >= applied.tokens_before {
+        eprintln!(
+            "mneme: the context did not shrink: the summary is no shorter than what it replaced (a conversation this short gains nothing from compaction; keep more of it with --keep-messages or --keep-recent-tokens)"
+        );
     }
     Ok(())
 }

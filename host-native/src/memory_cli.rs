@@ -434,10 +434,10 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
                 Some(scope) => scope,
                 None => Scope::Project(store.load(&id).map_err(fail)?.project),
             };
-            extract(store, &scope, &id, &model.summarizer(), dry_run, json, now_ms)
+            extract(store, &scope, &id, &model.summarizer()?, dry_run, json, now_ms)
         }
         MemoryCommand::Consolidate { model, dry_run, if_due, json } => {
-            consolidate(store, &scope, &model.summarizer(), Consolidate { dry_run, if_due, json }, now_ms)
+            consolidate(store, &scope, &model.summarizer()?, Consolidate { dry_run, if_due, json }, now_ms)
         }
         MemoryCommand::Rollback { id, json } => {
             let undone = store.rollback_consolidation(&scope, &id, now_ms).map_err(fail)?;
@@ -601,8 +601,9 @@ fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64
     let reader = open_lines(path)?;
     let mut batch = Vec::new();
     let mut imported = 0usize;
+    // Progress for a long import, between batches: the last one is the closing line.
     let progress = std::io::stderr().is_terminal() || !json;
-    let mut flush = |batch: &mut Vec<NewMemory>, imported: &mut usize| -> CliResult {
+    let mut flush = |batch: &mut Vec<NewMemory>, imported: &mut usize, more: bool| -> CliResult {
         if batch.is_empty() {
             return Ok(());
         }
@@ -611,8 +612,8 @@ fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64
             .memory_add_many(scope, std::mem::take(batch), now_ms)
             .map_err(|e| format!("{e} (the {imported} memories before this batch of {count} are written)"))?;
         *imported += count;
-        if progress {
-            eprintln!("mneme: imported {imported} memories");
+        if progress && more {
+            eprintln!("mneme: imported {imported} memories so far");
         }
         Ok(())
     };
@@ -644,10 +645,10 @@ fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64
             valid_from_ms,
         });
         if batch.len() >= IMPORT_BATCH {
-            flush(&mut batch, &mut imported)?;
+            flush(&mut batch, &mut imported, true)?;
         }
     }
-    flush(&mut batch, &mut imported)?;
+    flush(&mut batch, &mut imported, false)?;
     if json {
         return print_json(&json!({ "imported": imported, "scope": scope.label() }));
     }
@@ -856,7 +857,14 @@ impl instructions::Source for Disk {
 }
 
 fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, managed: Option<PathBuf>, json: bool) -> CliResult {
-    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    // Claude Code looks up from the folder it runs in: a folder that is not there has
+    // no instructions, and is most likely a typing mistake.
+    let cwd = std::fs::canonicalize(cwd).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("the working directory {} does not exist (pass an existing folder with --cwd)", cwd.display())
+        }
+        _ => format!("cannot read the working directory {}: {e}", cwd.display()),
+    })?;
     let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
     let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
     let request = Request {
@@ -872,6 +880,9 @@ fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, man
     print!("{}", resolved.text);
     if !resolved.text.is_empty() && !resolved.text.ends_with('\n') {
         println!();
+    }
+    if !resolved.files.iter().any(|file| file.loaded) {
+        eprintln!("no instructions: Claude Code would load no CLAUDE.md, rule or import for {}", cwd.display());
     }
     eprintln!();
     for file in &resolved.files {

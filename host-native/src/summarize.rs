@@ -158,12 +158,16 @@ impl Summarizer {
 /// `max_completion_tokens` for every model; the servers that copy its API (vLLM,
 /// llama.cpp, LM Studio, Ollama) know `max_tokens`, and summarise more steadily at 0.
 fn openai_body(base_url: &str, model: &str, messages: Value, max_tokens: u64) -> Value {
-    let host = base_url.split_once("://").map_or(base_url, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default();
-    if host.eq_ignore_ascii_case("api.openai.com") {
+    if host_of(base_url).eq_ignore_ascii_case("api.openai.com") {
         json!({ "model": model, "messages": messages, "max_completion_tokens": max_tokens })
     } else {
         json!({ "model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0 })
     }
+}
+
+/// The host a base URL names (`api.openai.com` of `https://api.openai.com:443/v1`).
+pub fn host_of(base_url: &str) -> &str {
+    base_url.split_once("://").map_or(base_url, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default()
 }
 
 fn snippet(text: &str) -> String {

@@ -364,7 +364,8 @@ export class Mneme {
    * `summarize(prompt, maxTokens)` (text, or a promise of it) answer each request, or
    * without it the offline summary; apply; or record the failure (a rejection or an
    * empty answer), which counts toward the circuit breaker. Resolves with
-   * `{plan, applied, failure}`.
+   * `{plan, applied, failure}`: both null when nothing was compacted (not due,
+   * nothing to summarise, or blocked), and `plan.blocked` or `plan.reason` says why.
    */
   async compact(id, { settings = {}, mode = "auto", summarize, boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     if (summarize != null && typeof summarize !== "function") throw new MnemeError("invalid-argument", "summarize must be a function");

@@ -17,6 +17,7 @@ README's Python table): prefer ``append_turn`` (a whole turn in one call) to man
 ``append`` calls.
 """
 
+import datetime
 import hashlib
 import importlib.metadata
 import json
@@ -430,6 +431,25 @@ def _now():
     return int(time.time() * 1000)
 
 
+# Milliseconds from here to the window's end are 1970-01-12 to 1973-03-03, a time no
+# agent writes; in seconds they are 2001 to 5138: an `int(time.time())` passed as is.
+_SECONDS_WINDOW = (10**9, 10**11)
+
+
+def _now_ms(now):
+    """A time argument: milliseconds since the epoch (an int), or a ``datetime`` (one
+    without a time zone is taken as local time, as Python does); None: the clock."""
+    if now is None:
+        return _now()
+    if isinstance(now, datetime.datetime):
+        return _int("now", int(now.timestamp() * 1000))
+    if isinstance(now, float):
+        raise MnemeError("invalid-argument", f"now is {now!r}, a float: give milliseconds as an int (time.time_ns() // 1_000_000) or a datetime")
+    if isinstance(now, int) and not isinstance(now, bool) and _SECONDS_WINDOW[0] <= now < _SECONDS_WINDOW[1]:
+        raise MnemeError("invalid-argument", f"now is {now}, which reads as seconds since the epoch: give milliseconds (time.time_ns() // 1_000_000) or a datetime")
+    return _int("now", now)
+
+
 def _text(name, value):
     """A string argument: an id, a key, a path. A lone surrogate (bytes decoded with
     `surrogateescape`) has no UTF-8 form, and replaced it would make two names one."""
@@ -439,6 +459,15 @@ def _text(name, value):
     if lone:
         raise MnemeError("invalid-argument", f"{name} has a lone surrogate (U+{ord(lone.group()):04X}) at {lone.start()}, which no UTF-8 text holds: decode it without surrogateescape")
     return value
+
+
+def _cwd(value):
+    """A working directory: its project is named after the absolute path (as Claude
+    Code names it), so a relative one is taken from the current directory, as the
+    CLI takes it. A path object is taken as its text."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    return _text("cwd", os.path.abspath(value) if isinstance(value, str) and value and not os.path.isabs(value) else value)
 
 
 def _prose(name, value):
@@ -629,7 +658,7 @@ class Mneme:
 
     def append(self, id, role, text, cwd="/", uuid=None, now=None):
         """Appends a message; a new session is filed under the project of ``cwd``."""
-        entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _int("now", _now() if now is None else now), "role": _text("role", role), "text": _prose("text", text), "cwd": _text("cwd", cwd)}
+        entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _now_ms(now), "role": _text("role", role), "text": _prose("text", text), "cwd": _cwd(cwd)}
         return self._method("append", _text("id", id), entry)
 
     def append_turn(self, id, messages, provider="anthropic", cwd="/", uuid=None, now=None, parent=None, agent=None):
@@ -638,8 +667,8 @@ class Mneme:
         ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript."""
         turn = {
             "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
-            "now_ms": _int("now", _now() if now is None else now),
-            "cwd": _text("cwd", cwd),
+            "now_ms": _now_ms(now),
+            "cwd": _cwd(cwd),
             "provider": _text("provider", provider),
             "messages": _json("messages", messages),
             "parent": _optional_text("parent", parent),
@@ -675,7 +704,7 @@ class Mneme:
         """Copies the conversation up to ``from_`` (default: the newest message) into a
         new session ``to`` (default: a new UUID); returns the entries written (the new
         id is their ``session_id``)."""
-        return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _int("now", _now() if now is None else now))
+        return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _now_ms(now))
 
     def import_session(self, data, from_=None, id=None, cwd=None, origin="", uuid=None, now=None):
         """Imports another agent's transcript (``data``: its bytes or text) as a new
@@ -691,10 +720,10 @@ class Mneme:
             "data": bytes(data),
             "source": None if from_ is None else _text("from_", from_),
             "id": None if id is None else _text("id", id),
-            "cwd": None if cwd is None else _text("cwd", cwd),
+            "cwd": None if cwd is None else _cwd(cwd),
             "origin": _text("origin", origin),
             "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
-            "now_ms": _int("now", _now() if now is None else now),
+            "now_ms": _now_ms(now),
         }
         return self._method("import-session", request)
 
@@ -706,7 +735,7 @@ class Mneme:
 
     def tombstone(self, id, uuid, now=None):
         """Soft-deletes entry ``uuid``: it stays in the file and leaves every load."""
-        return self._method("tombstone", _text("id", id), _text("uuid", uuid), _int("now", _now() if now is None else now))
+        return self._method("tombstone", _text("id", id), _text("uuid", uuid), _now_ms(now))
 
     def load(self, id):
         """Every entry of session ``id``, branches and sidechains included: ``{id,
@@ -746,11 +775,11 @@ class Mneme:
         ``delete_archived``, ``max_disk_bytes``, ``dry_run``; each defaulted):
         ``{dry_run, archived, removed, kept_bytes}``."""
         policy = _overlay(self._instance.call(_SESSIONS, "default-retention"), policy)
-        return self._method("gc", policy, _int("now", _now() if now is None else now))
+        return self._method("gc", policy, _now_ms(now))
 
     def archive(self, id, now=None):
         """Moves a session into the archive now: ``{id, project, archived_ms, files, bytes}``."""
-        return self._method("archive", _text("id", id), _int("now", _now() if now is None else now))
+        return self._method("archive", _text("id", id), _now_ms(now))
 
     def archived(self):
         """Every archived session, oldest first."""
@@ -765,7 +794,7 @@ class Mneme:
         objects, invalid UTF-8 or a torn tail, each original kept as a backup:
         ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
         dropped_torn_tail}``."""
-        return self._method("repair", _text("id", id), _int("now", _now() if now is None else now))
+        return self._method("repair", _text("id", id), _now_ms(now))
 
     def reopen(self, id):
         """Forgets what this store knows of session ``id`` (after another program
@@ -808,17 +837,19 @@ class Mneme:
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
         A session changed since the plan raises ``stale-plan``: plan again."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
-        return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _int("now", _now() if now is None else now))
+        return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
 
     def record_compaction_failure(self, id, reason, now=None):
         """Records a failed compaction (the circuit breaker counts them)."""
-        return self._compaction("record-failure", _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
+        return self._compaction("record-failure", _text("id", id), _text("reason", reason), _now_ms(now))
 
     def compact(self, id, settings=None, mode="auto", summarize=None, boundary=None, summary_uuid=None, now=None):
         """One compaction through the core's driver (the component's ``run``): plan;
         have ``summarize(prompt, max_tokens)`` answer each request (or the offline
         summary without it); apply; or record the failure (an exception or an empty
-        answer). Returns ``{plan, applied, failure}``."""
+        answer). Returns ``{plan, applied, failure}``: both None when nothing was
+        compacted (not due, nothing to summarise, or blocked), and ``plan["blocked"]``
+        or ``plan["reason"]`` says why."""
         plan = self.plan_compaction(id, settings, mode)
         instance = self._instance
         run = instance.call(_COMPACTION, "[constructor]run", plan)
@@ -869,7 +900,7 @@ class Mneme:
     def record_memory_flush(self, id, now=None):
         """Records that the memory flush ran for session ``id`` (a ``memory-flush``
         entry)."""
-        return self._gate("record-memory-flush", _text("id", id), _int("now", _now() if now is None else now))
+        return self._gate("record-memory-flush", _text("id", id), _now_ms(now))
 
     def extraction_gate(self, id, settings=None):
         """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
@@ -877,26 +908,26 @@ class Mneme:
 
     def record_extraction(self, id, now=None):
         """Records that a memory extraction ran for session ``id``."""
-        return self._gate("record-extraction", _text("id", id), _int("now", _now() if now is None else now))
+        return self._gate("record-extraction", _text("id", id), _now_ms(now))
 
     def reset_gate(self, id, policy=None, now=None):
         """Whether the next message should start a new session; no policy field set means never."""
-        return self._gate("reset", _text("id", id), _int("now", _now() if now is None else now), {"utc_offset_minutes": 0, **(policy or {})})
+        return self._gate("reset", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
 
     def dream_gate(self, settings=None, now=None):
         """Whether a memory consolidation is due (time and sessions since the last, no
         lock held): ``{fire, reason}``."""
-        return self._gate("dream", _int("now", _now() if now is None else now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+        return self._gate("dream", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_acquire(self, holder, settings=None, now=None):
         """Takes the consolidation lock for ``holder`` when the dream gate fires:
         ``{fire, reason}``."""
-        return self._gate("dream-acquire", _int("now", _now() if now is None else now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+        return self._gate("dream-acquire", _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_release(self, holder, completed, now=None):
         """Gives the consolidation lock back; ``completed`` (a bool) records the
         consolidation as done."""
-        return self._gate("dream-release", _int("now", _now() if now is None else now), _text("holder", holder), _flag("completed", completed))
+        return self._gate("dream-release", _now_ms(now), _text("holder", holder), _flag("completed", completed))
 
     # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
     # e.g. "-home-me-app"), or None for the global memory. Values are mneme-core's JSON.
@@ -906,30 +937,30 @@ class Mneme:
 
     def memory_add(self, project, memory, now=None):
         """Writes ``{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
-        return self._memory("add", project, _new_memory(memory), _int("now", _now() if now is None else now))
+        return self._memory("add", project, _new_memory(memory), _now_ms(now))
 
     def memory_add_many(self, project, memories, now=None):
         """Writes many memories with one index write (bulk import)."""
         if not isinstance(memories, (list, tuple)):
             raise MnemeError("invalid-argument", "memories must be a list")
-        return self._memory("add-many", project, [_new_memory(m) for m in memories], _int("now", _now() if now is None else now))
+        return self._memory("add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
     def memory_update(self, project, file, change, now=None):
         """Changes fields in place: ``{name?, kind?, description?, body?, topics?, confidence?}``."""
         change = _record("change", change, ("name", "kind", "description", "body", "topics", "confidence"))
-        return self._memory("update", project, _text("file", file), change, _int("now", _now() if now is None else now))
+        return self._memory("update", project, _text("file", file), change, _now_ms(now))
 
     def memory_supersede(self, project, file, memory, now=None):
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
-        return self._memory("supersede", project, _text("file", file), _new_memory(memory), _int("now", _now() if now is None else now))
+        return self._memory("supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
 
     def memory_forget(self, project, file, now=None):
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
-        return self._memory("forget", project, _text("file", file), _int("now", _now() if now is None else now))
+        return self._memory("forget", project, _text("file", file), _now_ms(now))
 
     def memory_link(self, project, from_, kind, to, now=None):
         """``kind``: relates_to, contradicts, extends or derived_from."""
-        return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _int("now", _now() if now is None else now))
+        return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
     def memory_list(self, project, filter=None):
         """Memories without their bodies, newest first; ``filter``: ``{kind?, topic?, session?, all?}``."""
@@ -956,7 +987,7 @@ class Mneme:
     def memory_used(self, project, files, now=None):
         """Records that memories were useful now (put in a model's context, cited), so
         ``memory_load`` keeps them first under the caps; returns them as written."""
-        return self._memory("used", project, _texts("files", files), _int("now", _now() if now is None else now))
+        return self._memory("used", project, _texts("files", files), _now_ms(now))
 
     def set_embeddings(self, table):
         """Makes recall and search hybrid with a static embedding table in its text form
@@ -977,26 +1008,26 @@ class Mneme:
     def apply_extraction(self, project, plan, answer, now=None):
         """Writes what the model's ``answer`` (one JSON object per line) says; an answer
         that does not read raises ``invalid-answer`` and writes nothing."""
-        return self._memory("apply-extraction", project, plan, _text("answer", answer), _int("now", _now() if now is None else now))
+        return self._memory("apply-extraction", project, plan, _text("answer", answer), _now_ms(now))
 
     def record_extraction_failure(self, id, reason, now=None):
         """Records a failed memory extraction for session ``id``."""
-        return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _int("now", _now() if now is None else now))
+        return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
     def plan_consolidation(self, project, now=None):
         """The request for a model to consolidate the memory (take ``dream_acquire`` first):
         ``{id, prompt, max_tokens, known, sessions, since_ms}``."""
-        return self._memory("plan-consolidation", project, _int("now", _now() if now is None else now))
+        return self._memory("plan-consolidation", project, _now_ms(now))
 
     def apply_consolidation(self, project, plan, answer, dry_run=False, now=None):
         """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
         in the scope's consolidation log and writes it. Nothing is deleted."""
-        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _int("now", _now() if now is None else now), _flag("dry_run", dry_run))
+        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _now_ms(now), _flag("dry_run", dry_run))
 
     def rollback_consolidation(self, project, id, now=None):
         """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a
         memory changed since."""
-        return self._memory("rollback-consolidation", project, _text("id", id), _int("now", _now() if now is None else now))
+        return self._memory("rollback-consolidation", project, _text("id", id), _now_ms(now))
 
     def consolidations(self, project):
         """The consolidations recorded in the scope, oldest first."""
@@ -1049,12 +1080,12 @@ class Mneme:
         session starts."""
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
         return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
-                                   _int("now", _now() if now is None else now), _text("new_session_id", new_id))
+                                   _now_ms(now), _text("new_session_id", new_id))
 
     def reset_key(self, key, new_session_id=None, now=None):
         """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
-        return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _int("now", _now() if now is None else now))
+        return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
 
     def update_key(self, key, patch):
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
@@ -1078,7 +1109,7 @@ class Mneme:
     def crab_start(self, agent, sender, project=None, created_by="user", now=None):
         """Starts the next crab session ``{agent}_{sender}_{seq}`` with its meta line."""
         return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
-                                   _text("created_by", created_by), _int("now", _now() if now is None else now))
+                                   _text("created_by", created_by), _now_ms(now))
 
     def crab_session(self, id):
         """A crab session as its name and newest meta line say."""
@@ -1107,7 +1138,7 @@ class Mneme:
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
         return self._instance.call(_INDEX, "rollover", self._store, _text("key", key), _text("summary", summary), ids,
-                                   _text("new_session_id", new_id), _int("now", _now() if now is None else now))
+                                   _text("new_session_id", new_id), _now_ms(now))
 
     def export_openclaw_keys(self):
         """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""

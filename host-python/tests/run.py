@@ -7,6 +7,7 @@ Run by ``cargo xtask test`` after ``cargo test`` (which writes the native outcom
 builds target/release/mneme):  target/python/bin/python host-python/tests/run.py
 """
 
+import datetime
 import json
 import os
 import subprocess
@@ -86,6 +87,15 @@ def _(scratch):
     refused(lambda: store.append("s", role="user", text=5), "invalid-argument", "text must be a string")
     # Out of its WIT type's range: refused, not wrapped (2^64 + 5 was written as 1970).
     refused(lambda: store.append("s", role="user", text="x", now=2**64 + 5), "invalid-argument", "now is 18446744073709551621")
+    # Seconds (int(time.time())) or a float for milliseconds read as 1970: refused; a datetime is taken.
+    refused(lambda: store.append("s", role="user", text="x", now=int(time.time())), "invalid-argument", "reads as seconds since the epoch")
+    refused(lambda: store.append("s", role="user", text="x", now=time.time()), "invalid-argument", "a float: give milliseconds as an int")
+    when = datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.timezone.utc)
+    with Mneme(os.path.join(scratch, "times")) as other:
+        assert other.append("dated", role="user", text="x", cwd="/w", now=when)["timestamp"] == "2026-11-29T12:00:00.000Z"
+        # A relative working directory is taken from the current one, as the CLI takes it.
+        relative = other.append("relative", role="user", text="x", cwd="app")
+    assert json.loads(relative["raw"])["cwd"] == os.path.join(os.getcwd(), "app"), relative
     refused(lambda: store.search("x", limit=2**32 + 1), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295")
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
     refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")

@@ -591,8 +591,8 @@ fn provenance_text(source: Source, request: &Import, migrated_from: Option<u32>)
 /// messages are instructions, not conversation: counted and left out.
 fn openai(data: &[u8]) -> Result<Foreign, Error> {
     let text = crate::transcript::scan::decode(data);
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::InvalidMessage { message: 0, reason: format!("the messages are not valid JSON: {e}") })?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| Error::InvalidArgument(format!("the chat messages are not valid JSON: {e}")))?;
     let list = match value {
         Value::Array(list) => list,
         Value::Object(mut map) => match map.remove("messages") {

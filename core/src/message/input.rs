@@ -16,7 +16,8 @@ use crate::format::Role;
 
 /// Parses `json` (one message or an array) in `provider`'s shape.
 pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Error> {
-    let not_json = |e: serde_json::Error| Error::InvalidMessage { message: 0, reason: format!("the messages are not valid JSON: {e}") };
+    // What is wrong with the turn as a whole names no message.
+    let not_json = |e: serde_json::Error| whole_turn(&format!("the messages are not valid JSON: {e}"));
     // JavaScript's `JSON.stringify` and Python's `json.dumps` escape a lone surrogate
     // (text cut inside an emoji, bytes decoded with `surrogateescape`) where JSON has
     // no character for it: it becomes U+FFFD, as it does in a plain append's text and
@@ -31,10 +32,10 @@ pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Erro
     let list = match value {
         Value::Array(list) => list,
         one @ Value::Object(_) => alloc::vec![one],
-        _ => return Err(invalid(0, "expected a message object or an array of them")),
+        _ => return Err(whole_turn("expected a message object or an array of them")),
     };
     if list.is_empty() {
-        return Err(invalid(0, "no messages: a turn needs at least one"));
+        return Err(whole_turn("no messages: a turn needs at least one"));
     }
     match provider {
         Provider::Anthropic => list
@@ -48,6 +49,10 @@ pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Erro
             .collect(),
         Provider::Openai => openai(&list),
     }
+}
+
+fn whole_turn(reason: &str) -> Error {
+    Error::InvalidArgument(format!("{reason}; nothing was written"))
 }
 
 fn invalid(message: usize, reason: &str) -> Error {

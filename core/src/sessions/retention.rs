@@ -261,7 +261,12 @@ impl<S: Storage> Store<S> {
     pub async fn restore(&self, id: &str) -> Result<ArchivedSession, Error> {
         let archived = self.archived().await?.into_iter().filter(|a| a.id == id).max_by_key(|a| a.archived_ms);
         let Some(archived) = archived else {
-            return Err(Error::SessionNotFound { id: id.to_owned() });
+            return Err(match self.require(id).await {
+                Ok(_) => {
+                    Error::InvalidArgument(format!("session `{id}` is not archived: it is in the store, live, with nothing to restore"))
+                }
+                Err(error) => error,
+            });
         };
         match self.require(id).await {
             Ok(_) => return Err(Error::SessionExists { id: id.to_owned() }),

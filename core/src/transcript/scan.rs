@@ -617,7 +617,7 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
         lines: Vec::new(),
         skipped: Vec::new(),
         recovered_glued: 0,
-        invalid_utf8: found.invalid_utf8,
+        invalid_utf8: 0,
         lone_surrogates: found.lone_surrogates,
         line_count: found.line_count,
         torn_at: None,
@@ -696,6 +696,9 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
         scan.lines.truncate(index);
         scan.unterminated = false;
     }
+    // Counted among the lines kept: a line dropped or torn off is reported as that.
+    let kept_line = |number: &u32| scan.lines.binary_search_by_key(number, |line| line.line).is_ok();
+    scan.invalid_utf8 = found.invalid_utf8.iter().filter(|number| kept_line(number)).count() as u32;
     scan
 }
 
@@ -708,7 +711,8 @@ struct FoundLines<'a> {
     /// (invalid UTF-8 was replaced); otherwise found from where the line lies.
     lossy_starts: Vec<usize>,
     line_count: u32,
-    invalid_utf8: u32,
+    /// The numbers of the lines that held invalid UTF-8, in order.
+    invalid_utf8: Vec<u32>,
     lone_surrogates: u32,
     /// The last line (blank or not) ends in a newline.
     last_terminated: bool,
@@ -725,7 +729,7 @@ impl<'a> FoundLines<'a> {
             failed: Vec::new(),
             lossy_starts: Vec::new(),
             line_count: 0,
-            invalid_utf8: 0,
+            invalid_utf8: Vec::new(),
             lone_surrogates: 0,
             last_terminated: true,
             last_blank: true,
@@ -743,8 +747,8 @@ impl<'a> FoundLines<'a> {
             let (lines_before, count_before) = (found.lines.len(), found.line_count);
             found.failed.extend(piece.failed.into_iter().map(|(index, why)| (lines_before + index, why)));
             found.lines.extend(piece.lines.into_iter().map(|line| Line { line: count_before + line.line, ..line }));
+            found.invalid_utf8.extend(piece.invalid_utf8.into_iter().map(|line| count_before + line));
             found.line_count += piece.line_count;
-            found.invalid_utf8 += piece.invalid_utf8;
             found.lone_surrogates += piece.lone_surrogates;
             found.lossy_starts.extend(piece.lossy_starts);
             found.surrogate_escapes |= piece.surrogate_escapes;
@@ -805,7 +809,7 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
             Some(bytes) => {
                 let byte_end = memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at);
                 match core::str::from_utf8(&bytes[byte_start..byte_end]) {
-                    Err(_) => found.invalid_utf8 += 1,
+                    Err(_) => found.invalid_utf8.push(found.line_count),
                     Ok(original) if original != line => found.lone_surrogates += 1,
                     Ok(_) => {}
                 }
@@ -1325,6 +1329,7 @@ mod tests {
         let mut open_record: Option<(usize, usize, u32)> = None;
         // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
         let lossy = !core::ptr::eq(text.as_bytes(), bytes);
+        let mut kept_invalid_utf8: Vec<u32> = Vec::new();
         let mut start = 0;
         let mut byte_start = 0;
         while start < text.len() {
@@ -1340,9 +1345,10 @@ mod tests {
             } else {
                 start + line.len()
             };
+            let mut invalid_utf8 = false;
             if lossy {
                 match core::str::from_utf8(&bytes[byte_start..byte_end]) {
-                    Err(_) => scan.invalid_utf8 += 1,
+                    Err(_) => invalid_utf8 = true,
                     Ok(original) if original != line => scan.lone_surrogates += 1,
                     Ok(_) => {}
                 }
@@ -1366,6 +1372,7 @@ mod tests {
                         open_record = None;
                     }
                     scan.lines.push(Line { part, line: line_no, raw: line, env });
+                    kept_invalid_utf8.extend(invalid_utf8.then_some(line_no));
                 }
                 Err(error) => {
                     let recovered = split_glued(line);
@@ -1374,6 +1381,7 @@ mod tests {
                         scan.recovered_glued += recovered.len() as u32;
                         scan.unterminated = !terminated;
                         scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line_no, raw, env }));
+                        kept_invalid_utf8.extend(invalid_utf8.then_some(line_no));
                     } else if !terminated {
                         scan.torn_at = Some(line_byte_start as u64);
                         scan.torn_lines = 1;
@@ -1391,7 +1399,9 @@ mod tests {
             scan.torn_at = Some(offset as u64);
             scan.lines.truncate(index);
             scan.unterminated = false;
+            kept_invalid_utf8.retain(|&line| line < first_line);
         }
+        scan.invalid_utf8 = kept_invalid_utf8.len() as u32;
         scan
     }
 
@@ -1495,12 +1505,17 @@ mod tests {
 
     #[test]
     fn keeps_lines_with_invalid_utf8_and_counts_them() {
-        let (entries, scan) =
+        let (entries, read) =
             scan(b"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n{\"type\":\"x\"}\n");
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].text, "caf\u{fffd}");
-        assert_eq!(scan.invalid_utf8, 1);
-        assert!(scan.skipped.is_empty());
+        assert_eq!(read.invalid_utf8, 1);
+        assert!(read.skipped.is_empty());
+        // A line dropped as unreadable, or torn off, is reported as that alone: no
+        // entry kept it, so no invalid UTF-8 was read in its place.
+        let (entries, dropped) = scan(b"{\"type\":\"user\",\"uuid\":\"a\"}\n{\"caf\xe9\n{\"type\":\"x\"}\n{\"caf\xe9");
+        assert_eq!(entries.len(), 2);
+        assert_eq!((dropped.invalid_utf8, dropped.skipped.len(), dropped.torn_lines), (0, 1, 1));
     }
 
     #[test]

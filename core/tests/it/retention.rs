@@ -72,7 +72,10 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
     let old_files: Vec<_> = live_before.iter().filter(|(k, _)| k.contains("/old")).cloned().collect();
     let restored: Vec<_> = files(&storage, "projects/").into_iter().filter(|(k, _)| k.contains("/old")).collect();
     assert_eq!(restored, old_files);
-    assert!(matches!(block_on(store.restore("old")), Err(Error::SessionNotFound { .. })), "no longer archived");
+    // Live again, so not archived: said as that, not as a session that is not there.
+    let again = block_on(store.restore("old"));
+    assert!(matches!(&again, Err(Error::InvalidArgument(m)) if m.contains("`old` is not archived")), "{again:?}");
+    assert!(matches!(block_on(store.restore("never")), Err(Error::SessionNotFound { .. })));
 
     // A new session under an archived id would hide the archived history: an append,
     // a fork and an import to it are refused, and write nothing.

@@ -222,7 +222,6 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         ),
         (json!([{ "role": "system", "content": "be brief" }]), 0, "injection"),
         (json!([{ "role": "user", "content": [] }]), 0, "no blocks"),
-        (json!([]), 0, "at least one"),
         (
             json!([{ "role": "assistant", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AA" } }] }]),
             0,
@@ -357,7 +356,15 @@ fn a_lone_surrogate_in_a_turn_becomes_a_replacement_character() {
     assert_eq!(written[0].text, "log line \u{1f600}\u{fffd}");
     assert_eq!(written[1].text, "a \\ud83d \u{fffd} b");
     let bad = block_on(store.append_turn("s", Turn { messages: r#"[{"role":"user","content":"\ud83d"#.into(), ..turn("u1", json!(null)) }));
-    assert!(matches!(&bad, Err(Error::InvalidMessage { reason, .. }) if reason.contains("not valid JSON")), "{bad:?}");
+    assert!(matches!(&bad, Err(Error::InvalidArgument(reason)) if reason.contains("not valid JSON")), "{bad:?}");
+    // The turn as a whole names no message.
+    for (whole, says) in [("[]", "no messages"), ("7", "expected a message object")] {
+        let refused = block_on(store.append_turn("s", Turn { messages: whole.into(), ..turn("u2", json!(null)) }));
+        assert!(
+            matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains(says) && reason.ends_with("nothing was written")),
+            "{refused:?}"
+        );
+    }
 }
 
 #[test]

@@ -472,6 +472,27 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
     assert!(stderr.contains("compaction failed, nothing was changed") && stderr.contains("cannot reach"), "{stderr}");
     let text = fs::read_to_string(&file).unwrap();
     assert!(text.contains("\"type\":\"compaction-failure\"") && !text.contains("compact_boundary"));
+
+    // Anthropic's own API without a key, or a key variable named that holds none, is
+    // said before anything is sent or recorded.
+    let keyless = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mneme"))
+            .args([&["--root", root, "compact", "s", "--keep-messages", "2", "--summarizer", "anthropic"][..], extra].concat())
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("MNEME_SUMMARIZER_URL")
+            .env_remove("MNEME_TEST_NO_KEY")
+            .output()
+            .unwrap()
+    };
+    for (extra, says) in [
+        (&[][..], "no API key for https://api.anthropic.com: set ANTHROPIC_API_KEY"),
+        (&["--api-key-env", "MNEME_TEST_NO_KEY"][..], "--api-key-env names MNEME_TEST_NO_KEY, which holds no API key"),
+    ] {
+        let refused = keyless(extra);
+        assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains(says), "{refused:?}");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), text, "nothing more was recorded");
 }
 
 #[test]
@@ -542,7 +563,10 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     .unwrap();
     let base = ["--root", root, "memory", "--project", "p"];
     let run = |extra: &[&str]| mneme(&[&base[..], extra].concat());
-    assert!(stdout(&run(&["import", lines.to_str().unwrap()])).contains("imported 3 memories"));
+    let imported = run(&["import", lines.to_str().unwrap()]);
+    assert!(stdout(&imported).contains("imported 3 memories"));
+    // One batch: the closing line says it once, with no progress line before it.
+    assert!(!String::from_utf8_lossy(&imported.stderr).contains("imported"), "{imported:?}");
 
     let hits: Value = serde_json::from_str(&stdout(&run(&["recall", "charity race", "--json"]))).unwrap();
     let names: Vec<&str> = hits.as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
@@ -610,6 +634,25 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     let loaded: Vec<&str> =
         resolved["files"].as_array().unwrap().iter().filter(|f| f["loaded"] == true).map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(loaded.len(), 3, "{loaded:?}");
+
+    let nowhere = dir.path().join("no-such-folder");
+    let refused = mneme(&["memory", "instructions", "--cwd", nowhere.to_str().unwrap(), "--home", home.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not exist (pass an existing folder with --cwd)"), "{refused:?}");
+    let empty = dir.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let none = mneme(&[
+        "memory",
+        "instructions",
+        "--cwd",
+        empty.to_str().unwrap(),
+        "--home",
+        home.to_str().unwrap(),
+        "--managed",
+        dir.path().join("none").to_str().unwrap(),
+    ]);
+    assert!(none.status.success(), "{none:?}");
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no instructions"), "{none:?}");
 }
 
 #[test]
@@ -826,7 +869,9 @@ fn gc_archives_what_expired_and_restore_brings_it_back_byte_for_byte() {
         assert_eq!(fs::read(dir.path().join("projects/-w/a.jsonl.torn-9")).unwrap(), b"{\"ty");
         let again = mneme(&["--root", root, "sessions", "restore", "a"]);
         assert_eq!(status(&again), 1);
-        assert!(String::from_utf8_lossy(&again.stderr).contains("no archived session `a`"), "{again:?}");
+        assert!(String::from_utf8_lossy(&again.stderr).contains("session `a` is not archived: it is in the store, live"), "{again:?}");
+        let never = mneme(&["--root", root, "sessions", "restore", "never"]);
+        assert!(String::from_utf8_lossy(&never.stderr).contains("no archived session `never`"), "{never:?}");
 
         // Under a budget of nothing, the archive goes (the live session's torn tail first).
         let budget = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--max-disk", "0"]));
@@ -1407,4 +1452,19 @@ fn text_output_escapes_control_characters_and_shows_replies_without_text() {
     {
         assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && out.contains("\\x{1b}"), "{out}");
     }
+}
+
+#[test]
+fn a_compaction_that_does_not_shrink_the_context_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for (role, text) in [("user", "hi"), ("assistant", "hello"), ("user", "ok"), ("assistant", "bye")] {
+        stdout(&mneme(&["--root", root, "append", "s", "--role", role, "--text", text, "--cwd", "/w"]));
+    }
+    let compacted = mneme(&["--root", root, "compact", "s", "--keep-messages", "0"]);
+    let said = stdout(&compacted);
+    let tokens: Vec<u64> =
+        said.rsplit_once(": ").unwrap().1.split(" tokens").next().unwrap().split(" → ").map(|n| n.parse().unwrap()).collect();
+    assert!(tokens[1] >= tokens[0], "{said}");
+    assert!(String::from_utf8_lossy(&compacted.stderr).contains("the context did not shrink"), "{compacted:?}");
 }
