@@ -47,7 +47,9 @@ runs the Mneme core inside its WebAssembly component, embedded in this binary.
 Start with `mneme demo`, or point it at your own Claude Code sessions:
   mneme --claude-home ~/.claude sessions list";
 
+// Every command takes these: each command's help lists them apart from its own.
 #[derive(Args)]
+#[command(next_help_heading = "Store options (every command)")]
 struct StoreArgs {
     /// The store's root folder [default: $MNEME_ROOT, else the per-user data folder, e.g. ~/.local/share/mneme]
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "claude_home")]
@@ -142,7 +144,7 @@ enum Command {
         /// How many messages to show (1 or more)
         #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
         limit: usize,
-        /// Print a JSON array of {id, project, uuid, role, timestamp, text, score}, best first
+        /// Print a JSON array of {id, project, uuid, role, timestamp, text, score, matched}, best first
         #[arg(long)]
         json: bool,
         /// A static embedding table to rank by meaning as well as by words: the text form
@@ -697,7 +699,9 @@ fn run(cli: Cli) -> CliResult {
             }
             for hit in &hits {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
-                println!("{:>7.3}  {}  {when}  {}  {}: {}", hit.score, hit.id, hit.project, hit.role, shown(&hit.text));
+                // A message found through the one before or after it, not its own words.
+                let context = if hit.matched { "" } else { " (context)" };
+                println!("{:>7.3}  {}  {when}  {}  {}{context}: {}", hit.score, hit.id, hit.project, hit.role, shown(&hit.text));
             }
             Ok(())
         }

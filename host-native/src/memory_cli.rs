@@ -25,6 +25,7 @@ use serde_json::json;
 type CliResult = Result<(), String>;
 
 #[derive(Args)]
+#[command(next_help_heading = "Memory scope (every memory command)")]
 pub struct MemoryArgs {
     /// The project whose memory to use: its folder name under projects/ (as Claude Code
     /// names it, e.g. -home-me-app) [default: the project of --cwd]
@@ -137,7 +138,7 @@ enum MemoryCommand {
         /// Superseded and archived memories too
         #[arg(long)]
         all: bool,
-        /// Print a JSON array of {name, file, score, description, kind, current}
+        /// Print a JSON array of {name, file, score, description, kind, current, matched}
         #[arg(long)]
         json: bool,
         /// A static embedding table to rank by meaning as well as by words: the text form
@@ -542,7 +543,8 @@ fn print_recalled(recalled: &Recalled, json: bool) -> CliResult {
     }
     for hit in &recalled.hits {
         let state = if hit.current { "" } else { " (not current)" };
-        println!("{:>7.3}  {:<32} {}{}", hit.score, hit.file, crate::shown(&hook(&hit.description)), state);
+        let context = if hit.matched { "" } else { " (context)" };
+        println!("{:>7.3}  {:<32} {}{state}{context}", hit.score, hit.file, crate::shown(&hook(&hit.description)));
     }
     Ok(())
 }

@@ -752,7 +752,10 @@ class Mneme:
         return self._method("list")
 
     def search(self, query, limit=10):
-        """The messages across every session that best match ``query``, best first."""
+        """The messages across every session that best match ``query``, best first:
+        ``[{id, project, uuid, role, timestamp, text, score, matched}]``; ``matched``
+        is False for a message found only through its conversation (the message
+        before or after it, its session)."""
         return self._method("search", _text("query", query), _u32("limit", limit))
 
     def check(self, id):
@@ -972,7 +975,9 @@ class Mneme:
         return self._memory("show", project, _text("file", file))
 
     def memory_recall(self, project, query, limit=10, all=False):
-        """``{hits: [{file, name, description, kind, score, current}], report}``, best first."""
+        """``{hits: [{file, name, description, kind, score, current, matched}], report}``,
+        best first; ``matched`` is False for a memory found only through the memories
+        around it (its session's neighbouring turns, its links)."""
         return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all))
 
     def memory_load(self, project, caps=None):

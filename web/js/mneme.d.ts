@@ -108,7 +108,8 @@ export interface Imported {
   provenance: string;
 }
 export interface Exported { format: ExportFormat; messages: number; verbatim: boolean; data: Uint8Array }
-export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number }
+/** `matched`: the message itself matches the query; false when it was found through its conversation (the message before or after it, its session). */
+export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number; matched: boolean }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 /** `model`: the model a reply came from, when its entry names one. */
 export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean; model: string | null }
@@ -342,7 +343,7 @@ export interface MemoryIndexReport { reason: string; files: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
 export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
 export interface Recalled {
-  hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean }[];
+  hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean; matched: boolean }[];
   report: MemoryIndexReport | null;
 }
 

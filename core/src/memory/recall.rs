@@ -68,6 +68,10 @@ pub struct Document {
 pub struct Hit {
     pub key: String,
     pub score: f32,
+    /// The document itself matches the query (its words, or its meaning through an
+    /// embedding table); false when only the conversation around it did (a
+    /// neighbouring turn, its session, a link).
+    pub matched: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -363,6 +367,8 @@ impl RecallIndex {
         for &(slot_id, score) in &own {
             scores.add(slot_id, score);
         }
+        let mut matched: Vec<u32> = own.iter().map(|&(slot_id, _)| slot_id).collect();
+        matched.sort_unstable();
         // Only the strongest memories pass shares on: shares are fractions of the giver's
         // score, so those from far down the list seldom change the top (on LoCoMo not at
         // all) and skipping them halves a query over 10k memories.
@@ -390,7 +396,12 @@ impl RecallIndex {
             hits.truncate(query.limit);
         }
         hits.sort_unstable_by(order);
-        hits.into_iter().filter_map(|(slot_id, score)| Some(Hit { key: self.slots.get(slot_id as usize)?.key.clone(), score })).collect()
+        hits.into_iter()
+            .filter_map(|(slot_id, score)| {
+                let key = self.slots.get(slot_id as usize)?.key.clone();
+                Some(Hit { key, score, matched: matched.binary_search(&slot_id).is_ok() })
+            })
+            .collect()
     }
 
     /// Adds to each own score the share its similarity to the query earns, memories
@@ -553,6 +564,9 @@ mod tests {
         index.insert(doc("answer", "It made me realize self-care matters.", Some("s1"), 2));
         index.insert(doc("other", "I adopted a dog.", Some("s2"), 3));
         assert_eq!(keys(&index, "charity race", 10), ["q", "answer"]);
+        // The answer is there through the question, not through words of its own.
+        let matched: Vec<bool> = index.recall(&Query { text: "charity race", limit: 10, all: false }).iter().map(|h| h.matched).collect();
+        assert_eq!(matched, [true, false]);
     }
 
     #[test]
@@ -597,6 +611,8 @@ mod tests {
         let apart = late.vectors.iter().zip(&early.vectors).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
         assert!(late.vectors.len() == early.vectors.len() && apart < 1e-5, "{:?} against {:?}", late.vectors, early.vectors);
         assert_eq!(keys(&late, "automobile", 10), ["ride"]);
+        // Found by its meaning, without a word of the query: the memory itself matched.
+        assert!(late.recall(&Query { text: "automobile", limit: 10, all: false })[0].matched);
     }
 
     #[test]

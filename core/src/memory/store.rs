@@ -202,6 +202,10 @@ pub struct RecallHit {
     /// BM25 plus what neighbours, links and topics passed on; higher is better.
     pub score: f64,
     pub current: bool,
+    /// The memory itself matches the query (its words, or its meaning through an
+    /// embedding table); false when it was found through the memories around it
+    /// (its session's neighbouring turns, its links).
+    pub matched: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -560,6 +564,7 @@ impl<S: Storage> Store<S> {
                             kind: memory.kind,
                             score: f64::from(hit.score),
                             current: memory.is_current(),
+                            matched: hit.matched,
                         })
                     })
                     .collect::<Vec<_>>()

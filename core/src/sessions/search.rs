@@ -40,6 +40,10 @@ pub struct SearchHit {
     pub text: String,
     /// Higher is better.
     pub score: f64,
+    /// The message itself matches the query (its words, or its meaning through an
+    /// embedding table); false when it was found through its conversation (the
+    /// message before or after it, its session).
+    pub matched: bool,
 }
 
 const VERSION: u32 = 1;
@@ -140,6 +144,7 @@ impl SearchState {
                 timestamp: message.timestamp,
                 text: message.text,
                 score: 0.0,
+                matched: false,
             };
             self.messages.insert(key.clone(), hit);
             indexed.push(key);
@@ -242,6 +247,7 @@ impl<S: Storage> Store<S> {
             .filter_map(|hit| {
                 let mut found = state.messages.get(&hit.key)?.clone();
                 found.score = f64::from(hit.score);
+                found.matched = hit.matched;
                 Some(found)
             })
             .collect())

@@ -325,7 +325,10 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { kind, topic, session, all });
         $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
         $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
-        $crate::mirror_record!($crate::memory::store::RecallHit, $memory::RecallHit { file, name, description, kind, score, current });
+        $crate::mirror_record!(
+            $crate::memory::store::RecallHit,
+            $memory::RecallHit { file, name, description, kind, score, current, matched }
+        );
         $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
         $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });
@@ -417,7 +420,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
         $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
-        $crate::mirror_record!($crate::SearchHit, $sessions::SearchHit { id, project, uuid, role, timestamp, text, score });
+        $crate::mirror_record!($crate::SearchHit, $sessions::SearchHit { id, project, uuid, role, timestamp, text, score, matched });
         $crate::mirror_enum!($crate::interchange::Source, $sessions::Source { Claude, Pi, Codex, Gemini, Openai });
         $crate::mirror_enum!($crate::interchange::ExportFormat, $sessions::ExportFormat { Claude, Pi, Openai, Markdown });
         $crate::mirror_record!($crate::interchange::Import, $sessions::ImportRequest { data, source, id, cwd, origin, uuid, now_ms });

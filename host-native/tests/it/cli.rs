@@ -235,6 +235,16 @@ fn help_is_available_on_every_command() {
         let out = stdout(&mneme(args));
         assert!(out.contains("Usage:"), "{args:?}: {out}");
     }
+    // A command's own options first; the store's (and memory's scope), which every
+    // command takes, under their own headings after them.
+    let help = stdout(&mneme(&["memory", "recall", "--help"]));
+    let at = |words: &str| help.find(words).unwrap_or_else(|| panic!("no `{words}` in {help}"));
+    assert!(at("--limit") < at("Memory scope (every memory command):"), "{help}");
+    assert!(
+        at("Memory scope (every memory command):") < at("--project") && at("--project") < at("Store options (every command):"),
+        "{help}"
+    );
+    assert!(at("Store options (every command):") < at("--root"), "{help}");
 }
 
 fn status(output: &Output) -> i32 {
@@ -1467,4 +1477,20 @@ fn a_compaction_that_does_not_shrink_the_context_says_so() {
         said.rsplit_once(": ").unwrap().1.split(" tokens").next().unwrap().split(" → ").map(|n| n.parse().unwrap()).collect();
     assert!(tokens[1] >= tokens[0], "{said}");
     assert!(String::from_utf8_lossy(&compacted.stderr).contains("the context did not shrink"), "{compacted:?}");
+}
+
+#[test]
+fn search_marks_a_message_found_through_its_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for (role, text) in [("user", "What breed is your dog?"), ("assistant", "Oscar is a beagle, three years old.")] {
+        stdout(&mneme(&["--root", root, "append", "s", "--role", role, "--text", text, "--cwd", "/w"]));
+    }
+    let said = stdout(&mneme(&["--root", root, "search", "dog"]));
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 2, "{said}");
+    assert!(lines[0].ends_with("user: What breed is your dog?"), "{said}");
+    assert!(lines[1].ends_with("assistant (context): Oscar is a beagle, three years old."), "{said}");
+    let found: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "search", "dog", "--json"]))).unwrap();
+    assert_eq!((found[0]["matched"].as_bool(), found[1]["matched"].as_bool()), (Some(true), Some(false)), "{found}");
 }
