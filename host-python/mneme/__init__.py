@@ -26,6 +26,7 @@ import re
 import threading
 import time
 import uuid as uuids
+from typing import Any, Callable, Optional, Sequence, Union
 
 import wasmtime
 import wasmtime.component as wc
@@ -33,6 +34,17 @@ from wasmtime.component import Record, Variant
 
 from . import _bytes
 from .storage import FsStorage, StorageFailure
+
+# The types in the signatures. Values are mneme-core's JSON forms: a record is a dict
+# with the snake_case keys the docstrings name (the README's "JSON output").
+Json = dict[str, Any]
+# Named apart: in Mneme's body `list` is its method, not the builtin.
+JsonList = list[Json]
+Strings = list[str]
+# A time: milliseconds since the epoch, a datetime, or None for the clock.
+Time = Union[int, datetime.datetime, None]
+# A working directory, as text or a path.
+Folder = Union[str, os.PathLike]
 
 _bytes.install()
 
@@ -586,7 +598,7 @@ class Mneme:
     and the storage is used again after it when an instance that trapped is replaced. ``part_bytes`` / ``total_bytes``: size limits (0: the
     core's defaults)."""
 
-    def __init__(self, root=None, *, storage=None, part_bytes=0, total_bytes=0, lock_timeout=30.0, durability="fsync", read_only=False, component=None):
+    def __init__(self, root: Optional[Folder] = None, *, storage: Any = None, part_bytes: int = 0, total_bytes: int = 0, lock_timeout: float = 30.0, durability: str = "fsync", read_only: bool = False, component: Any = None) -> None:
         if storage is None:
             if not isinstance(root, (str, os.PathLike)):
                 raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
@@ -637,7 +649,7 @@ class Mneme:
     def _method(self, name, *args):
         return self._instance.call(_SESSIONS, f"[method]store.{name}", self._store, *args)
 
-    def close(self):
+    def close(self) -> None:
         """Gives back the sessions it holds and the locks its storage took."""
         try:
             if self._handle is not None and not self._live.dead:
@@ -648,20 +660,20 @@ class Mneme:
             if close:
                 close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Mneme":
         return self
 
-    def __exit__(self, *_):
+    def __exit__(self, *_: object) -> None:
         self.close()
 
     # Sessions
 
-    def append(self, id, role, text, cwd="/", uuid=None, now=None):
+    def append(self, id: str, role: str, text: str, cwd: Folder = "/", uuid: Optional[str] = None, now: Time = None) -> Json:
         """Appends a message; a new session is filed under the project of ``cwd``."""
         entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _now_ms(now), "role": _text("role", role), "text": _prose("text", text), "cwd": _cwd(cwd)}
         return self._method("append", _text("id", id), entry)
 
-    def append_turn(self, id, messages, provider="anthropic", cwd="/", uuid=None, now=None, parent=None, agent=None):
+    def append_turn(self, id: str, messages: Union[Json, Sequence[Json]], provider: str = "anthropic", cwd: Folder = "/", uuid: Optional[str] = None, now: Time = None, parent: Optional[str] = None, agent: Optional[Json] = None) -> JsonList:
         """Appends a turn in one write (all of it or nothing): one message or a list,
         in Anthropic's shape or OpenAI's (``provider="openai"``). ``parent`` rewinds;
         ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript."""
@@ -676,7 +688,7 @@ class Mneme:
         }
         return self._method("append-turn", _text("id", id), turn)
 
-    def provider_context(self, id, provider="anthropic", injections=(), model=None):
+    def provider_context(self, id: str, provider: str = "anthropic", injections: Sequence[Json] = (), model: Optional[str] = None) -> Json:
         """What to send a model next: ``{provider, body, messages, compacted, tokens, interrupted}``.
 
         ``model``, the model the request goes to: the thinking of replies another model
@@ -688,25 +700,25 @@ class Mneme:
         injections = [_injection(at, injection) for at, injection in enumerate(injections)]
         return self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
 
-    def branches(self, id):
+    def branches(self, id: str) -> JsonList:
         """Every branch (each leaf message), the current one first: ``[{leaf, current,
         role, text, timestamp, messages, forks_at, usage, cost}]``."""
         return self._method("branches", _text("id", id))
 
-    def usage(self, id, prices=None):
+    def usage(self, id: str, prices: Optional[Json] = None) -> Json:
         """The tokens the session's replies reported, each reply once, in all and per
         branch, and each sub-agent's apart: ``{total, cost, replies, branches,
         subagents}``; ``prices`` ``{input, output, cache_read, cache_creation}``
         (dollars per million tokens) price them."""
         return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices, ("input", "output", "cache_read", "cache_creation")))
 
-    def fork(self, id, from_=None, to=None, now=None):
+    def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> JsonList:
         """Copies the conversation up to ``from_`` (default: the newest message) into a
         new session ``to`` (default: a new UUID); returns the entries written (the new
         id is their ``session_id``)."""
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _now_ms(now))
 
-    def import_session(self, data, from_=None, id=None, cwd=None, origin="", uuid=None, now=None):
+    def import_session(self, data: Union[bytes, str], from_: Optional[str] = None, id: Optional[str] = None, cwd: Optional[Folder] = None, origin: str = "", uuid: Optional[str] = None, now: Time = None) -> Json:
         """Imports another agent's transcript (``data``: its bytes or text) as a new
         session; the original is only read. ``from_`` is ``claude``, ``pi``, ``codex``,
         ``gemini`` or ``openai`` (None: told from the content); ``id`` and ``cwd`` default
@@ -727,52 +739,52 @@ class Mneme:
         }
         return self._method("import-session", request)
 
-    def export_session(self, id, to, uuid=None):
+    def export_session(self, id: str, to: str, uuid: Optional[str] = None) -> Json:
         """Session ``id`` as ``to`` (``claude``, ``pi``, ``openai``, ``markdown``):
         ``{format, messages, verbatim, data}``, ``data`` bytes — the stored bytes in the
         session's own dialect (``verbatim``), else the conversation it resumes to."""
         return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
 
-    def tombstone(self, id, uuid, now=None):
+    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:
         """Soft-deletes entry ``uuid``: it stays in the file and leaves every load."""
         return self._method("tombstone", _text("id", id), _text("uuid", uuid), _now_ms(now))
 
-    def load(self, id):
+    def load(self, id: str) -> Json:
         """Every entry of session ``id``, branches and sidechains included: ``{id,
         project, parts, entries, chain, report}``."""
         return self._method("load", _text("id", id))
 
-    def context(self, id):
+    def context(self, id: str) -> Json:
         """What a model resumes with: ``{compacted, messages}``, the main chain from the
         last compaction on (each message's ``content`` is its blocks as JSON text)."""
         return self._method("context", _text("id", id))
 
-    def list(self):
+    def list(self) -> Json:
         """Every session, newest first: ``{sessions, skipped}``."""
         return self._method("list")
 
-    def search(self, query, limit=10):
+    def search(self, query: str, limit: int = 10) -> JsonList:
         """The messages across every session that best match ``query``, best first:
         ``[{id, project, uuid, role, timestamp, text, score, matched}]``; ``matched``
         is False for a message found only through its conversation (the message
         before or after it, its session)."""
         return self._method("search", _text("query", query), _u32("limit", limit))
 
-    def check(self, id):
+    def check(self, id: str) -> Json:
         """The load report plus dangling parents and unanswered tool calls: ``{load,
         dangling_parents, orphaned_tool_uses, orphaned_tool_results}``."""
         return self._method("check", _text("id", id))
 
-    def subagents(self, id):
+    def subagents(self, id: str) -> JsonList:
         """The sub-agent transcripts of session ``id``: ``[{key, transcript}]``."""
         return self._method("subagents", _text("id", id))
 
-    def remove(self, id):
+    def remove(self, id: str) -> Strings:
         """Deletes session ``id`` and its sub-agent transcripts; returns the keys
         removed."""
         return self._method("remove", _text("id", id))
 
-    def gc(self, policy=None, now=None):
+    def gc(self, policy: Optional[Json] = None, now: Time = None) -> Json:
         """One cleanup pass: archives sessions past their time to live, deletes only
         what ``policy`` asks (``ttl_ms``, ``classes``, ``keep_archived_ms``,
         ``delete_archived``, ``max_disk_bytes``, ``dry_run``; each defaulted):
@@ -780,43 +792,43 @@ class Mneme:
         policy = _overlay(self._instance.call(_SESSIONS, "default-retention"), policy)
         return self._method("gc", policy, _now_ms(now))
 
-    def archive(self, id, now=None):
+    def archive(self, id: str, now: Time = None) -> Json:
         """Moves a session into the archive now: ``{id, project, archived_ms, files, bytes}``."""
         return self._method("archive", _text("id", id), _now_ms(now))
 
-    def archived(self):
+    def archived(self) -> JsonList:
         """Every archived session, oldest first."""
         return self._method("archived")
 
-    def restore(self, id):
+    def restore(self, id: str) -> Json:
         """Puts an archived session back; ``session-exists`` if a session has the id again."""
         return self._method("restore", _text("id", id))
 
-    def repair(self, id, now=None):
+    def repair(self, id: str, now: Time = None) -> Json:
         """Rewrites the parts of session ``id`` that have unreadable lines, glued
         objects, invalid UTF-8 or a torn tail, each original kept as a backup:
         ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
         dropped_torn_tail}``."""
         return self._method("repair", _text("id", id), _now_ms(now))
 
-    def reopen(self, id):
+    def reopen(self, id: str) -> None:
         """Forgets what this store knows of session ``id`` (after another program
         changed it, or after an I/O failure): the next write reads it again."""
         self._method("reopen", _text("id", id))
 
-    def set_redaction(self, kinds):
+    def set_redaction(self, kinds: Sequence[str]) -> None:
         """The kinds of secret taken out of every line and memory file before it is
         written (every kind by default; ``[]`` writes text as given)."""
         kinds = _texts("kinds", kinds)
         self._method("set-redaction", kinds)
         self._redaction = kinds
 
-    def hold(self, id):
+    def hold(self, id: str) -> None:
         """Keeps a session open for writing until ``release`` (or ``close``): other
         processes, the CLI included, wait, then fail with ``storage/locked``."""
         return self._method("hold", _text("id", id))
 
-    def release(self, id):
+    def release(self, id: str) -> None:
         """Gives back a session taken with ``hold``."""
         return self._method("release", _text("id", id))
 
@@ -825,28 +837,28 @@ class Mneme:
     def _compaction(self, name, *args):
         return self._instance.call(_COMPACTION, name, self._store, *args)
 
-    def plan_compaction(self, id, settings=None, mode="auto"):
+    def plan_compaction(self, id: str, settings: Optional[Json] = None, mode: str = "auto") -> Json:
         """Plans a compaction; ``settings`` overlays the core's defaults."""
         defaults = self._instance.call(_COMPACTION, "default-settings")
         return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
 
-    def summarize_offline(self, id, plan):
+    def summarize_offline(self, id: str, plan: Json) -> str:
         """The core's extractive summary for ``plan`` (no model): requests, first
         sentences, tools, files."""
         return self._compaction("summarize-offline", _text("id", id), plan)
 
-    def apply_compaction(self, id, plan, summary, boundary=None, summary_uuid=None, now=None):
+    def apply_compaction(self, id: str, plan: Json, summary: str, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
         """Applies ``plan`` with ``summary`` (the model's text) in one atomic write;
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
         A session changed since the plan raises ``stale-plan``: plan again."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
         return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
 
-    def record_compaction_failure(self, id, reason, now=None):
-        """Records a failed compaction (the circuit breaker counts them)."""
+    def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
+        """JsonList a failed compaction (the circuit breaker counts them)."""
         return self._compaction("record-failure", _text("id", id), _text("reason", reason), _now_ms(now))
 
-    def compact(self, id, settings=None, mode="auto", summarize=None, boundary=None, summary_uuid=None, now=None):
+    def compact(self, id: str, settings: Optional[Json] = None, mode: str = "auto", summarize: Optional[Callable[[str, int], str]] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
         """One compaction through the core's driver (the component's ``run``): plan;
         have ``summarize(prompt, max_tokens)`` answer each request (or the offline
         summary without it); apply; or record the failure (an exception or an empty
@@ -895,39 +907,39 @@ class Mneme:
     def _gate(self, name, *args):
         return self._instance.call(_GATES, name, self._store, *args)
 
-    def memory_flush_gate(self, id, settings=None):
+    def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Json:
         """Whether the pre-compaction memory flush is due for session ``id``: ``{fire,
         reason}``."""
         return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
 
-    def record_memory_flush(self, id, now=None):
-        """Records that the memory flush ran for session ``id`` (a ``memory-flush``
+    def record_memory_flush(self, id: str, now: Time = None) -> None:
+        """JsonList that the memory flush ran for session ``id`` (a ``memory-flush``
         entry)."""
         return self._gate("record-memory-flush", _text("id", id), _now_ms(now))
 
-    def extraction_gate(self, id, settings=None):
+    def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Json:
         """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
         return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
 
-    def record_extraction(self, id, now=None):
-        """Records that a memory extraction ran for session ``id``."""
+    def record_extraction(self, id: str, now: Time = None) -> None:
+        """JsonList that a memory extraction ran for session ``id``."""
         return self._gate("record-extraction", _text("id", id), _now_ms(now))
 
-    def reset_gate(self, id, policy=None, now=None):
+    def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Json:
         """Whether the next message should start a new session; no policy field set means never."""
         return self._gate("reset", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
 
-    def dream_gate(self, settings=None, now=None):
+    def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Json:
         """Whether a memory consolidation is due (time and sessions since the last, no
         lock held): ``{fire, reason}``."""
         return self._gate("dream", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
-    def dream_acquire(self, holder, settings=None, now=None):
+    def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Json:
         """Takes the consolidation lock for ``holder`` when the dream gate fires:
         ``{fire, reason}``."""
         return self._gate("dream-acquire", _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
-    def dream_release(self, holder, completed, now=None):
+    def dream_release(self, holder: str, completed: bool, now: Time = None) -> None:
         """Gives the consolidation lock back; ``completed`` (a bool) records the
         consolidation as done."""
         return self._gate("dream-release", _now_ms(now), _text("holder", holder), _flag("completed", completed))
@@ -938,63 +950,63 @@ class Mneme:
     def _memory(self, name, project, *args):
         return self._instance.call(_MEMORY, name, self._store, _scope(project), *args)
 
-    def memory_add(self, project, memory, now=None):
+    def memory_add(self, project: Optional[str], memory: Json, now: Time = None) -> Json:
         """Writes ``{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
         return self._memory("add", project, _new_memory(memory), _now_ms(now))
 
-    def memory_add_many(self, project, memories, now=None):
+    def memory_add_many(self, project: Optional[str], memories: Sequence[Json], now: Time = None) -> JsonList:
         """Writes many memories with one index write (bulk import)."""
         if not isinstance(memories, (list, tuple)):
             raise MnemeError("invalid-argument", "memories must be a list")
         return self._memory("add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
-    def memory_update(self, project, file, change, now=None):
+    def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Json:
         """Changes fields in place: ``{name?, kind?, description?, body?, topics?, confidence?}``."""
         change = _record("change", change, ("name", "kind", "description", "body", "topics", "confidence"))
         return self._memory("update", project, _text("file", file), change, _now_ms(now))
 
-    def memory_supersede(self, project, file, memory, now=None):
+    def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Json:
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
         return self._memory("supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
 
-    def memory_forget(self, project, file, now=None):
+    def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Json:
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
         return self._memory("forget", project, _text("file", file), _now_ms(now))
 
-    def memory_link(self, project, from_, kind, to, now=None):
+    def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Json:
         """``kind``: relates_to, contradicts, extends or derived_from."""
         return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
-    def memory_list(self, project, filter=None):
+    def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> JsonList:
         """Memories without their bodies, newest first; ``filter``: ``{kind?, topic?, session?, all?}``."""
         return self._memory("list", project, _record("filter", filter or {}, ("kind", "topic", "session", "all"), {"all": False}))
 
-    def memory_show(self, project, file):
+    def memory_show(self, project: Optional[str], file: str) -> Json:
         """A memory and the chain of memories it superseded or that superseded it:
         ``{memory, history}``."""
         return self._memory("show", project, _text("file", file))
 
-    def memory_recall(self, project, query, limit=10, all=False):
+    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False) -> Json:
         """``{hits: [{file, name, description, kind, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
         around it (its session's neighbouring turns, its links)."""
         return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all))
 
-    def memory_load(self, project, caps=None):
+    def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Json:
         """MEMORY.md within Claude Code's caps, ending with what was left out."""
         return self._memory("load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
 
-    def memory_reindex(self, project):
+    def memory_reindex(self, project: Optional[str]) -> Json:
         """Rebuilds the recall index of the scope from its memory files: ``{reason,
         files}``."""
         return self._memory("reindex", project)
 
-    def memory_used(self, project, files, now=None):
-        """Records that memories were useful now (put in a model's context, cited), so
+    def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> JsonList:
+        """JsonList that memories were useful now (put in a model's context, cited), so
         ``memory_load`` keeps them first under the caps; returns them as written."""
         return self._memory("used", project, _texts("files", files), _now_ms(now))
 
-    def set_embeddings(self, table):
+    def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[Json]:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
         Kept in memory, never written. ``{words, terms, dimensions, skipped}`` or ``None``."""
@@ -1005,40 +1017,40 @@ class Mneme:
         self._embeddings = data
         return info
 
-    def plan_extraction(self, project, id):
+    def plan_extraction(self, project: Optional[str], id: str) -> Json:
         """The request for a model to extract memories from session ``id`` (run it when
         the extraction gate fires): ``{id, prompt, max_tokens, messages, entry, known, failures}``."""
         return self._memory("plan-extraction", project, _text("id", id))
 
-    def apply_extraction(self, project, plan, answer, now=None):
+    def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Json:
         """Writes what the model's ``answer`` (one JSON object per line) says; an answer
         that does not read raises ``invalid-answer`` and writes nothing."""
         return self._memory("apply-extraction", project, plan, _text("answer", answer), _now_ms(now))
 
-    def record_extraction_failure(self, id, reason, now=None):
-        """Records a failed memory extraction for session ``id``."""
+    def record_extraction_failure(self, id: str, reason: str, now: Time = None) -> None:
+        """JsonList a failed memory extraction for session ``id``."""
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
-    def plan_consolidation(self, project, now=None):
+    def plan_consolidation(self, project: Optional[str], now: Time = None) -> Json:
         """The request for a model to consolidate the memory (take ``dream_acquire`` first):
         ``{id, prompt, max_tokens, known, sessions, since_ms}``."""
         return self._memory("plan-consolidation", project, _now_ms(now))
 
-    def apply_consolidation(self, project, plan, answer, dry_run=False, now=None):
+    def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Json:
         """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
         in the scope's consolidation log and writes it. Nothing is deleted."""
         return self._memory("apply-consolidation", project, plan, _text("answer", answer), _now_ms(now), _flag("dry_run", dry_run))
 
-    def rollback_consolidation(self, project, id, now=None):
+    def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Json:
         """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a
         memory changed since."""
         return self._memory("rollback-consolidation", project, _text("id", id), _now_ms(now))
 
-    def consolidations(self, project):
+    def consolidations(self, project: Optional[str]) -> JsonList:
         """The consolidations recorded in the scope, oldest first."""
         return self._memory("consolidations", project)
 
-    def instructions(self, request):
+    def instructions(self, request: Json) -> Json:
         """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
         with, from the files kept in the store: ``{text, files}``. ``request`` is
         ``{cwd, home, managed?, paths?}``."""
@@ -1048,15 +1060,15 @@ class Mneme:
                "paths": [_text("path", p) for p in request.get("paths", [])]}
         return self._instance.call(_MEMORY, "instructions", self._store, wit)
 
-    def write_file(self, path, text):
+    def write_file(self, path: str, text: str) -> None:
         """Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute ``path``."""
         return self._instance.call(_MEMORY, "write-file", self._store, _text("path", path), _text("text", text))
 
-    def read_file(self, path):
+    def read_file(self, path: str) -> Optional[str]:
         """An instruction file kept at absolute ``path``, or None."""
         return self._instance.call(_MEMORY, "read-file", self._store, _text("path", path))
 
-    def remove_file(self, path):
+    def remove_file(self, path: str) -> None:
         """Removing a file that is not there is fine."""
         return self._instance.call(_MEMORY, "remove-file", self._store, _text("path", path))
 
@@ -1079,7 +1091,7 @@ class Mneme:
         fields = ("agent", "chat_type", "provider", "id", "thread", "text", "origin", "metadata")
         return _record("inbound", inbound, fields, {"chat_type": "direct", "text": "", "origin": {}, "metadata": []})
 
-    def resolve(self, inbound, policy=None, now=None, new_session_id=None):
+    def resolve(self, inbound: Json, policy: Optional[Json] = None, now: Time = None, new_session_id: Optional[str] = None) -> Json:
         """Routes a message: ``{key, session_id, action, reason, previous_session_id, text}``,
         and records it. ``new_session_id`` (a fresh uuid when None) is used only when a new
         session starts."""
@@ -1087,17 +1099,17 @@ class Mneme:
         return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
                                    _now_ms(now), _text("new_session_id", new_id))
 
-    def reset_key(self, key, new_session_id=None, now=None):
+    def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> Json:
         """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
         return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
 
-    def update_key(self, key, patch):
+    def update_key(self, key: str, patch: Json) -> Json:
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
         patch = _record("patch", patch, ("title", "model", "origin", "toggles", "metadata"), {"toggles": [], "metadata": []})
         return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
 
-    def import_openclaw_keys(self, data):
+    def import_openclaw_keys(self, data: Union[bytes, str]) -> Json:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
         fields it has no place for are kept in the toggle ``openclaw``."""
@@ -1107,37 +1119,37 @@ class Mneme:
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
 
-    def crab_latest(self, agent, sender, project=None):
+    def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[Json]:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
         return self._instance.call(_INDEX, "crab-latest", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender))
 
-    def crab_start(self, agent, sender, project=None, created_by="user", now=None):
+    def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> Json:
         """Starts the next crab session ``{agent}_{sender}_{seq}`` with its meta line."""
         return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
                                    _text("created_by", created_by), _now_ms(now))
 
-    def crab_session(self, id):
+    def crab_session(self, id: str) -> Json:
         """A crab session as its name and newest meta line say."""
         return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
 
-    def crab_set_title(self, id, title):
+    def crab_set_title(self, id: str, title: str) -> Json:
         """Renames the session's file with the title's slug and appends a meta line; returns it under its new id."""
         return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
 
-    def crab_add_uptime(self, id, secs):
+    def crab_add_uptime(self, id: str, secs: int) -> Json:
         """Adds ``secs`` to the session's ``uptime_secs`` with an appended meta line."""
         return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _u64("secs", secs))
 
-    def rebuild_index(self):
+    def rebuild_index(self) -> Json:
         """Rebuilds the index from the transcripts (key bindings kept):
         ``{before, sessions, added, changed, dropped, keys, skipped}``."""
         return self._instance.call(_INDEX, "rebuild", self._store)
 
-    def rollover_gate(self, key, max_context_tokens):
+    def rollover_gate(self, key: str, max_context_tokens: int) -> Json:
         """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
         return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _u64("max_context_tokens", max_context_tokens))
 
-    def rollover(self, key, summary, new_session_id=None, boundary=None, summary_uuid=None, now=None):
+    def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
         in the old session's format and linked to it; the old session is not touched."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
@@ -1145,38 +1157,38 @@ class Mneme:
         return self._instance.call(_INDEX, "rollover", self._store, _text("key", key), _text("summary", summary), ids,
                                    _text("new_session_id", new_id), _now_ms(now))
 
-    def export_openclaw_keys(self):
+    def export_openclaw_keys(self) -> bytes:
         """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
         return self._instance.call(_INDEX, "export-openclaw", self._store)
 
-    def remove_key(self, key):
+    def remove_key(self, key: str) -> Json:
         """Removes a session key from the index (its sessions stay); returns the entry
         it had."""
         return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
 
-    def key(self, key):
+    def key(self, key: str) -> Json:
         """A key with its current session's listing and counters: ``{entry, session, counters}``."""
         return self._instance.call(_INDEX, "show", self._store, _text("key", key))
 
-    def keys(self, filter=None):
+    def keys(self, filter: Optional[Sequence[Json]] = None) -> JsonList:
         """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
         return self._instance.call(_INDEX, "list", self._store, list(filter or []))
 
-    def index_report(self):
+    def index_report(self) -> Json:
         """What reading the session index found: ``{generation, keys, sessions,
         log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
         return self._instance.call(_INDEX, "report", self._store)
 
-    def key_of(self, inbound, policy=None):
+    def key_of(self, inbound: Json, policy: Optional[Json] = None) -> str:
         """The session key of a message (nothing is read or written)."""
         return self._instance.call(_INDEX, "key-of", self._inbound(inbound), self._route_policy(policy))
 
-    def parse_key(self, key):
+    def parse_key(self, key: str) -> Json:
         """A session key's parts: ``{chat_type, agent, provider, id, thread}``."""
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
     @staticmethod
-    def check_bytes(data):
+    def check_bytes(data: bytes) -> Json:
         """Checks transcript bytes that are not in a store."""
         if not isinstance(data, (bytes, bytearray)):
             raise MnemeError("invalid-argument", "check_bytes takes bytes")

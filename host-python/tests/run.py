@@ -8,6 +8,8 @@ builds target/release/mneme):  target/python/bin/python host-python/tests/run.py
 """
 
 import datetime
+import functools
+import inspect
 import json
 import os
 import subprocess
@@ -16,6 +18,7 @@ import tempfile
 import threading
 import time
 import traceback
+import typing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -30,6 +33,52 @@ TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 NATIVE = os.environ.get("MNEME_NATIVE_OUTCOMES") or os.path.join(TARGET, "tmp", "conformance-native.json")
 MNEME = os.environ.get("MNEME_BIN") or os.path.join(TARGET, "release", "mneme")
 failed = 0
+
+
+def conforms(value, hint):
+    """Whether ``value`` is what the annotation ``hint`` promises (the kinds the
+    package's signatures use: records, lists of them, text, bytes, numbers, None)."""
+    if hint is typing.Any:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union:
+        return any(conforms(value, arg) for arg in args)
+    if origin is dict:
+        return isinstance(value, dict) and all(isinstance(key, args[0]) and conforms(item, args[1]) for key, item in value.items())
+    if origin is list:
+        return isinstance(value, list) and all(conforms(item, args[0]) for item in value)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+# Every public method's result is held to its annotation for the whole run: a signature
+# that promises what a call does not give fails the test that made the call.
+returned = {}
+
+
+def checked(name, method):
+    hint = typing.get_type_hints(method)["return"]
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        value = method(*args, **kwargs)
+        assert conforms(value, hint), f"Mneme.{name} returned {type(value).__name__} ({str(value)[:200]}), not the {hint} its signature promises"
+        returned[name] = returned.get(name, 0) + 1
+        return value
+
+    return call
+
+
+for name, member in list(vars(Mneme).items()):
+    if name.startswith("_"):
+        continue
+    if isinstance(member, staticmethod):
+        setattr(Mneme, name, staticmethod(checked(name, member.__func__)))
+    elif inspect.isfunction(member):
+        setattr(Mneme, name, checked(name, member))
 
 
 def test(name):
@@ -328,5 +377,7 @@ def _(scratch):
         assert len(store.context("held")["messages"]) == 2
 
 
+public = [name for name, member in vars(Mneme).items() if not name.startswith("_") and callable(member)]
+print(f"     {len(returned)} of the {len(public)} public methods ran, each result as its signature promises; not run here: {', '.join(sorted(set(public) - set(returned)))}")
 print("every Python host test passed" if failed == 0 else f"{failed} Python host test(s) failed")
 sys.exit(1 if failed else 0)
