@@ -367,8 +367,14 @@ impl RecallIndex {
         for &(slot_id, score) in &own {
             scores.add(slot_id, score);
         }
-        let mut matched: Vec<u32> = own.iter().map(|&(slot_id, _)| slot_id).collect();
-        matched.sort_unstable();
+        // A bit per slot, as `scores` holds a value per slot: marking every own hit costs
+        // what adding its score did, where sorting them cost a search over 100k memories.
+        let mut matched = alloc::vec![0u64; self.slots.len().div_ceil(64)];
+        for &(slot_id, _) in &own {
+            if let Some(word) = matched.get_mut(slot_id as usize / 64) {
+                *word |= 1 << (slot_id % 64);
+            }
+        }
         // Only the strongest memories pass shares on: shares are fractions of the giver's
         // score, so those from far down the list seldom change the top (on LoCoMo not at
         // all) and skipping them halves a query over 10k memories.
@@ -399,7 +405,8 @@ impl RecallIndex {
         hits.into_iter()
             .filter_map(|(slot_id, score)| {
                 let key = self.slots.get(slot_id as usize)?.key.clone();
-                Some(Hit { key, score, matched: matched.binary_search(&slot_id).is_ok() })
+                let own = matched.get(slot_id as usize / 64).is_some_and(|word| word & (1 << (slot_id % 64)) != 0);
+                Some(Hit { key, score, matched: own })
             })
             .collect()
     }
