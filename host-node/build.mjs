@@ -7,7 +7,7 @@
 // 2–3× faster than jco 1.35's (whose async task bookkeeping costs every call; the
 // README's Node table has both).
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,4 +31,7 @@ if (transpiled.status !== 0) {
   console.error(`error: jco transpile failed (exit ${transpiled.status ?? transpiled.signal})`);
   process.exit(1);
 }
+// The browser package's options table and value types: the same API, written once.
+copyFileSync(join(HERE, "..", "web", "js", "options.js"), join(OUT, "options.js"));
+copyFileSync(join(HERE, "..", "web", "js", "mneme.d.ts"), join(OUT, "web.d.ts"));
 console.log(`transpiled ${COMPONENT} into ${OUT}`);

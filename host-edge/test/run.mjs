@@ -344,6 +344,7 @@ function capnp(port, storage) {
     ["host-edge/src/methods.js", "esModule"],
     ["host-node/js/api.js", "esModule"],
     ["host-node/gen/mneme.js", "esModule"],
+    ["host-node/gen/options.js", "esModule"],
     ["host-node/gen/mneme.core.wasm", "wasm"],
     ["host-node/gen/mneme.core2.wasm", "wasm"],
     ["host-node/gen/mneme.core3.wasm", "wasm"],

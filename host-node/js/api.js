@@ -3,6 +3,8 @@
 // has the browser package's shape (web/js/mneme.js): the same methods, the same JSON
 // shapes (mneme-core's), errors as MnemeError with the core's `kind` and words. No I/O
 // and nothing host-specific here: a host supplies the instance and its storage.
+import { guardOptions } from "../gen/options.js";
+
 export class MnemeError extends Error {
   constructor(kind, message, details = {}) {
     super(message);
@@ -168,14 +170,35 @@ function record(name, value, fields, defaults = {}) {
 }
 const NEW_MEMORY = ["name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms"];
 const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [] };
+/**
+ * Checks what jco would lower without a word: a string given for a list as the list of
+ * its characters (topics "abc" stored as a, b, c), a time past the safe integers
+ * wrapped (2^70 stored as 0), an unknown kind of link dropped.
+ */
+function memoryFields(name, memory) {
+  for (const field of ["name", "kind", "description", "body", "session", "entry"]) {
+    if (memory[field] != null) text(`${name}.${field}`, memory[field]);
+  }
+  if (memory.topics !== undefined) strings(`${name}.topics`, memory.topics);
+  if (memory.links != null) {
+    object(`${name}.links`, memory.links);
+    for (const [kind, targets] of Object.entries(memory.links)) {
+      if (!(kind in NO_LINKS)) throw new MnemeError("invalid-argument", `${name}.links: unknown kind \`${kind}\`, expected one of ${Object.keys(NO_LINKS).join(", ")}`);
+      strings(`${name}.links.${kind}`, targets);
+    }
+  }
+  if (memory.valid_from_ms != null) int(`${name}.valid_from_ms`, memory.valid_from_ms);
+  if (memory.confidence != null && typeof memory.confidence !== "number") {
+    throw new MnemeError("invalid-argument", `${name}.confidence must be a number from 0 to 1, not ${typeof memory.confidence}`);
+  }
+  return memory;
+}
 const newMemory = (memory) => {
-  object("memory", memory);
-  // A partial `links` (the d.ts's Partial<Links>) is completed, not put in place of the
-  // defaults; a string of topics is no list of them.
-  if (memory.topics !== undefined) strings("topics", memory.topics);
+  memoryFields("memory", object("memory", memory));
+  // A partial `links` (the d.ts's Partial<Links>) is completed, not put in place of the defaults.
   return record("memory", { ...memory, links: { ...NO_LINKS, ...(memory.links ?? {}) } }, NEW_MEMORY, { description: "", body: "", topics: [] });
 };
-const change = (value) => record("change", value, ["name", "kind", "description", "body", "topics", "confidence"]);
+const change = (value) => record("change", memoryFields("change", object("change", value)), ["name", "kind", "description", "body", "topics", "confidence"]);
 const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
 
 const U64 = [0, Number.MAX_SAFE_INTEGER];
@@ -269,16 +292,16 @@ export class Mneme {
     }
   }
 
-  /** Appends a message; a new session is filed under the project of `cwd`. */
-  append(id, { role, text: body, cwd = "/", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+  /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, a line names the session's own. */
+  append(id, { role, text: body, cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#call(() => this.store.append(text("id", id), { uuid: text("uuid", uuid), nowMs: int("now", now), role: text("role", role), text: text("text", body), cwd: text("cwd", cwd) }));
   }
   /**
    * Appends a turn in one write (all of it or nothing): one message or an array, in
    * Anthropic's shape or OpenAI's (`provider: "openai"`). `parent` rewinds; `agent:
-   * {id, parent_call}` writes into that sub-agent's transcript.
+   * {id, parent_call}` writes into that sub-agent's transcript. `cwd` as for `append`.
    */
-  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
+  appendTurn(id, messages, { provider = "anthropic", cwd = "", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
     return this.#call(() =>
       this.store.appendTurn(text("id", id), {
         uuid: text("uuid", uuid),
@@ -530,6 +553,7 @@ export class Mneme {
   keyOf(inbound, policy = {}) { return this.#call(() => this.root.index.keyOf(this.#inbound(inbound), this.#routePolicy(policy))); }
   parseKey(key) { return this.#call(() => this.root.index.parseKey(text("key", key))); }
 }
+guardOptions(Mneme, MnemeError);
 
 /** Checks transcript bytes that are not in a store, on any instance. */
 export async function checkBytes(root, bytes) {

@@ -1,8 +1,9 @@
 // Types for host-node/js/mneme.js. The value shapes are the browser package's (the
-// JSON forms of mneme-core's types), imported from there so they are written once.
-import type { CheckReport, Sessions } from "../../web/js/mneme.d.ts";
+// JSON forms of mneme-core's types), written once there (web/js/mneme.d.ts) and copied
+// into gen/ by the build, so the package's files hold them.
+import type { CheckReport, Sessions } from "../gen/web.d.ts";
 
-export type * from "../../web/js/mneme.d.ts";
+export type * from "../gen/web.d.ts";
 
 export class MnemeError extends Error {
   /** The core's error kind: `session-not-found`, `storage/locked`, `storage/read-only`, … */

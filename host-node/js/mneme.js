@@ -33,6 +33,8 @@ function tools() {
   return utility;
 }
 
+const OPEN_OPTIONS = ["root", "storage", "partBytes", "totalBytes", "lockTimeoutMs", "durability", "readOnly"];
+
 export class Mneme extends Api {
   /**
    * Opens the store in the folder `root` (created on the first write).
@@ -40,7 +42,13 @@ export class Mneme extends Api {
    * "buffered". `readOnly`: refuse every write (a Claude Code home you only read).
    * `storage`: a storage of your own with FsStorage's synchronous methods.
    */
-  static async open({ root, storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 30_000, durability = "fsync", readOnly = false } = {}) {
+  static async open(options = {}) {
+    if (options === null || typeof options !== "object") throw new MnemeError("invalid-argument", "open takes an object of options, such as { root }");
+    // A misspelt option (`readonly`) would leave its default in force: a store meant
+    // read-only would be written.
+    const unknown = Object.keys(options).find((name) => !OPEN_OPTIONS.includes(name));
+    if (unknown) throw new MnemeError("invalid-argument", `unknown option \`${unknown}\`: open takes ${OPEN_OPTIONS.join(", ")}`);
+    let { root, storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 30_000, durability = "fsync", readOnly = false } = options;
     if (!storage && typeof root !== "string") throw new MnemeError("invalid-argument", "open needs `root`, the store's folder (or a `storage`)");
     try {
       storage ??= new FsStorage(root, { durability, lockTimeoutMs, readOnly });

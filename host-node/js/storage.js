@@ -106,6 +106,11 @@ export class FsStorage {
   constructor(root, { durability = "fsync", lockTimeoutMs = 30_000, readOnly = false } = {}) {
     if (typeof root !== "string" || root === "") throw new TypeError("the store's root must be a folder path");
     if (durability !== "fsync" && durability !== "buffered") throw new TypeError(`durability must be "fsync" or "buffered", not ${JSON.stringify(durability)}`);
+    // A string ("100" from an environment variable) added to a time never comes due.
+    if (typeof lockTimeoutMs !== "number" || !(lockTimeoutMs >= 0) || lockTimeoutMs === Infinity) {
+      throw new TypeError(`lockTimeoutMs must be a number of milliseconds, 0 or more, not ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)}`);
+    }
+    if (typeof readOnly !== "boolean") throw new TypeError(`readOnly must be true or false, not ${JSON.stringify(readOnly) ?? String(readOnly)}`);
     let found;
     try {
       found = statSync(root, { throwIfNoEntry: false });

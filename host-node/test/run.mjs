@@ -109,6 +109,14 @@ try {
     await refused(store.resetGate("s", { daily_reset_hour: 256 }), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255");
     await refused(store.planCompaction("s", { trigger: { fraction: Infinity } }), "invalid-argument", "fraction is Infinity: give a number");
     await refused(store.memoryAdd("-w", { name: "t", kind: "user", body: "b", topics: "abc" }), "invalid-argument", "topics must be an array of strings");
+    // jco would store a string as its characters, wrap a time, drop a link's kind.
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", links: { relates_to: "tabs" } }), "invalid-argument", "memory.links.relates_to must be an array of strings");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", links: { relates: ["x"] } }), "invalid-argument", "memory.links: unknown kind `relates`");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", valid_from_ms: 2 ** 70 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", valid_from_ms: 1.5 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", confidence: "high" }), "invalid-argument", "memory.confidence must be a number");
+    await refused(store.memoryAdd("-w", { name: "t", kind: "user", session: 5 }), "invalid-argument", "memory.session must be a string");
+    await refused(store.memoryUpdate("-w", "t", { topics: "abc" }), "invalid-argument", "change.topics must be an array of strings");
     // A partial `links`, as the d.ts allows, is completed.
     await store.memoryAdd("-w", { name: "a", kind: "user", body: "alpha" });
     const linked = await store.memoryAdd("-w", { name: "b", kind: "user", body: "beta", links: { relates_to: ["a"] } });
@@ -116,7 +124,7 @@ try {
     await closed.close();
     await refused(closed.list(), "invalid-argument", "this store is closed");
     assert(JSON.stringify(linked).includes('"relates_to":["a"]'), JSON.stringify(linked));
-    await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]), "invalid-message", "nothing was written");
+    await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }], { cwd: "/w" }), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.
     const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
     assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
@@ -145,6 +153,25 @@ try {
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
     await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");
     assert((await readOnly.list()).sessions.length === 1, "a read-only store still reads");
+    // A misspelt option would leave its default in force (a store meant read-only
+    // written), and a timeout given as text would never come due.
+    const errors = join(scratch, "errors");
+    await refused(Mneme.open({ root: errors, readonly: true }), "invalid-argument", "unknown option `readonly`: open takes root, storage");
+    await refused(Mneme.open({ root: errors, lockTimeoutMs: "100" }), "invalid-argument", 'lockTimeoutMs must be a number of milliseconds, 0 or more, not "100"');
+    await refused(Mneme.open({ root: errors, lockTimeoutMs: -1 }), "invalid-argument", "lockTimeoutMs must be a number");
+    await refused(Mneme.open({ root: errors, readOnly: "yes" }), "invalid-argument", 'readOnly must be true or false, not "yes"');
+    // An option passed by position or misspelt left its default in force.
+    await refused(store.providerContext("s", "openai"), "invalid-argument", 'providerContext takes its options as an object ({ provider, model, injections }), not string "openai"');
+    await refused(store.appendTurn("s", { role: "user", content: "x" }, { providr: "openai" }), "invalid-argument", "appendTurn: unknown option `providr`; it takes provider, cwd");
+    await refused(store.memoryRecall("-w", "q", { top: 1 }), "invalid-argument", "memoryRecall: unknown option `top`; it takes limit, all");
+    await refused(store.search("q", null), "invalid-argument", "search takes its options as an object ({ limit }), not null");
+    // Left out, a line's folder is the session's own; a new session needs one.
+    const placed = await Mneme.open({ root: join(scratch, "placed") });
+    await refused(placed.append("p", { role: "user", text: "x" }), "invalid-argument", "a new session needs the working directory");
+    await placed.append("p", { role: "user", text: "x", cwd: "/work/app" });
+    const [later] = await placed.appendTurn("p", { role: "assistant", content: "y" });
+    assert(JSON.parse(later.raw).cwd === "/work/app", later.raw);
+    await placed.close();
     await store.close();
     await readOnly.close();
   });

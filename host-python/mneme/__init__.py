@@ -477,6 +477,8 @@ def _cwd(value):
     """A working directory: its project is named after the absolute path (as Claude
     Code names it), so a relative one is taken from the current directory, as the
     CLI takes it. A path object is taken as its text."""
+    if value is None:
+        return ""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     return _text("cwd", os.path.abspath(value) if isinstance(value, str) and value and not os.path.isabs(value) else value)
@@ -668,15 +670,18 @@ class Mneme:
 
     # Sessions
 
-    def append(self, id: str, role: str, text: str, cwd: Folder = "/", uuid: Optional[str] = None, now: Time = None) -> Json:
-        """Appends a message; a new session is filed under the project of ``cwd``."""
+    def append(self, id: str, role: str, text: str, cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> Json:
+        """Appends a message. ``cwd``, the agent's working directory, files a new
+        session under its project (a new session needs one); None: a line names the
+        session's own."""
         entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _now_ms(now), "role": _text("role", role), "text": _prose("text", text), "cwd": _cwd(cwd)}
         return self._method("append", _text("id", id), entry)
 
-    def append_turn(self, id: str, messages: Union[Json, Sequence[Json]], provider: str = "anthropic", cwd: Folder = "/", uuid: Optional[str] = None, now: Time = None, parent: Optional[str] = None, agent: Optional[Json] = None) -> JsonList:
+    def append_turn(self, id: str, messages: Union[Json, Sequence[Json]], provider: str = "anthropic", cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None, parent: Optional[str] = None, agent: Optional[Json] = None) -> JsonList:
         """Appends a turn in one write (all of it or nothing): one message or a list,
         in Anthropic's shape or OpenAI's (``provider="openai"``). ``parent`` rewinds;
-        ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript."""
+        ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript.
+        ``cwd`` as for ``append``."""
         turn = {
             "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
             "now_ms": _now_ms(now),

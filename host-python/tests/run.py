@@ -144,6 +144,9 @@ def _(scratch):
         assert other.append("dated", role="user", text="x", cwd="/w", now=when)["timestamp"] == "2026-11-29T12:00:00.000Z"
         # A relative working directory is taken from the current one, as the CLI takes it.
         relative = other.append("relative", role="user", text="x", cwd="app")
+        # Left out, a line's folder is the session's own; a new session needs one.
+        assert json.loads(other.append("dated", role="assistant", text="y")["raw"])["cwd"] == "/w"
+        refused(lambda: other.append("placeless", role="user", text="x"), "invalid-argument", "a new session needs the working directory")
     assert json.loads(relative["raw"])["cwd"] == os.path.join(os.getcwd(), "app"), relative
     refused(lambda: store.search("x", limit=2**32 + 1), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295")
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
@@ -160,7 +163,7 @@ def _(scratch):
     closed = Mneme(os.path.join(scratch, "closed"))
     closed.close()
     refused(lambda: closed.list(), "invalid-argument", "this store is closed")
-    refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}]), "invalid-message", "nothing was written")
+    refused(lambda: store.append_turn("s", [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}], cwd="/w"), "invalid-message", "nothing was written")
     entry = store.append("s", role="user", text="still here", cwd="/w")
     assert entry["text"] == "still here" and entry["parent_uuid"] is None, entry
     try:

@@ -157,12 +157,14 @@ export interface Sessions {
   /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other writers (tabs, processes) wait, then fail with `storage/locked`. */
   hold(id: string): Promise<null>;
   release(id: string): Promise<null>;
+  /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, the line names the session's own. */
   append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
   /**
    * Appends a turn in one write (all or nothing): one message or an array, in
    * Anthropic's shape or OpenAI's (`provider: "openai"`). Every tool result must answer
    * a call of the reply it follows. `parent` rewinds to an earlier entry. A new session
    * takes `id` as given; Claude Code resumes only UUIDs (`crypto.randomUUID()`).
+   * `cwd` as for `append`.
    */
   appendTurn(
     id: string,

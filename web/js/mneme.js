@@ -10,6 +10,7 @@
 
 import init, * as wasm from "../pkg/mneme_web.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, withLocks } from "./backends.js";
+import { guardOptions } from "./options.js";
 
 export class MnemeError extends Error {
   constructor(kind, message, details = {}) {
@@ -149,8 +150,8 @@ export class Mneme {
     }
   }
 
-  /** Appends a message; a new session is filed under the project of `cwd`. */
-  append(id, { role, text: text_, cwd = "/", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+  /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, a line names the session's own. */
+  append(id, { role, text: text_, cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return call(() => this.engine.append(text("id", id), text("uuid", uuid), num("now", now), text("role", role), text("text", text_), text("cwd", cwd)));
   }
   /**
@@ -158,9 +159,9 @@ export class Mneme {
    * Anthropic's shape (content blocks, `tool_use` / `tool_result`) or OpenAI's
    * (`tool_calls`, `tool` role) with `provider: "openai"`. `parent` rewinds: the turn
    * continues from that entry instead of the newest one. `agent: {id, parent_call}` writes
-   * into that sub-agent's transcript instead (Claude Code sessions).
+   * into that sub-agent's transcript instead (Claude Code sessions). `cwd` as for `append`.
    */
-  appendTurn(id, messages, { provider = "anthropic", cwd = "/", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
+  appendTurn(id, messages, { provider = "anthropic", cwd = "", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
     return call(() => {
       const turn = { uuid: text("uuid", uuid), now_ms: num("now", now), cwd: text("cwd", cwd), provider: text("provider", provider), messages: JSON.stringify(messages), parent, agent };
       return this.engine.appendTurn(text("id", id), JSON.stringify(turn));
@@ -376,3 +377,4 @@ export class Mneme {
     return wasm.silentReply(text);
   }
 }
+guardOptions(Mneme, MnemeError);

@@ -74,8 +74,8 @@ try {
         const errors = [];
         for (let pair = 0; pair < 24; pair++) {
           const results = await Promise.allSettled([
-            store.append("s", { role: "user", text: `question ${pair}` }),
-            new Promise((r) => setTimeout(r, pair % 16)).then(() => store.append("s", { role: "assistant", text: `answer ${pair}` })),
+            store.append("s", { cwd: "/w", role: "user", text: `question ${pair}` }),
+            new Promise((r) => setTimeout(r, pair % 16)).then(() => store.append("s", { cwd: "/w", role: "assistant", text: `answer ${pair}` })),
           ]);
           for (const r of results) if (r.status === "rejected") errors.push(`${r.reason?.kind}: ${r.reason?.message}`);
         }
@@ -93,7 +93,7 @@ try {
     const page = await harness();
     const outcome = await page.evaluate(async () => {
       const store = await Mneme.open({ backend: "opfs", namespace: `closed-${crypto.randomUUID()}` });
-      await store.append("s", { role: "user", text: "before the close" });
+      await store.append("s", { cwd: "/w", role: "user", text: "before the close" });
       await store.close();
       const late = new Promise((resolve) => setTimeout(() => resolve("still waiting after 3 s"), 3000));
       return Promise.race([store.context("s").then(() => "answered", (error) => `${error.kind}: ${error.message}`), late]);
@@ -107,7 +107,7 @@ try {
     const outcome = await page.evaluate(async () => {
       const namespace = `destroyed-${crypto.randomUUID()}`;
       const store = await Mneme.open({ backend: "indexeddb", namespace });
-      await store.append("s", { role: "user", text: "before the destroy" });
+      await store.append("s", { cwd: "/w", role: "user", text: "before the destroy" });
       const late = new Promise((resolve) => setTimeout(() => resolve("still blocked after 3 s"), 3000));
       const destroyed = await Promise.race([Mneme.destroy({ backend: "indexeddb", namespace }).then(() => "destroyed"), late]);
       const after = await store.context("s").then(() => "answered", (error) => error.kind);
@@ -133,7 +133,7 @@ try {
     const outcome = await page.evaluate(async () => {
       const store = await Mneme.open({ backend: "memory" });
       for (let i = 0; i < 40; i++) {
-        await store.append("s", { role: i % 2 ? "assistant" : "user", text: `turn ${i} `.repeat(200), now: 1_800_000_000_000 + i });
+        await store.append("s", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `turn ${i} `.repeat(200), now: 1_800_000_000_000 + i });
       }
       const settings = { keep: { recent_messages: 4 }, summarizer_window: 3000 };
       const prompts = [];
@@ -188,6 +188,11 @@ try {
         () => store.memoryAddMany(null, {}),
         () => store.updateKey("k", undefined),
         () => store.keyOf(undefined),
+        // An option passed by position or misspelt left its default in force.
+        () => store.providerContext("s", "openai"),
+        () => store.appendTurn("s", { role: "user", content: "x" }, { providr: "openai" }),
+        () => store.memoryRecall(null, "q", { top: 1 }),
+        () => store.search("q", null),
       ]) {
         try {
           await call();
@@ -197,10 +202,10 @@ try {
         }
       }
       const blank = await Mneme.checkBytes(new Uint8Array(8 << 20).fill(10));
-      await store.append("s", { role: "user", text: "still usable" });
+      await store.append("s", { cwd: "/w", role: "user", text: "still usable" });
       // The error's fields, not only its words: which message of those sent was refused.
       const refused = await store
-        .appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }])
+        .appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }], { cwd: "/w" })
         .catch((error) => ({ kind: error.kind, details: error.details }));
       // Settings in either spelling: a dry run stays dry, a window is the one given.
       const dry = await store.gc({ dryRun: true, ttlMs: 0 }, Date.now() + 1e9);
@@ -229,7 +234,7 @@ try {
       const written = await page.evaluate(async ([backend, namespace]) => {
         const store = await Mneme.open({ backend, namespace });
         const uuids = [];
-        for (let i = 0; i < 5; i++) uuids.push((await store.append("kept", { role: i % 2 ? "assistant" : "user", text: `message ${i}` })).uuid);
+        for (let i = 0; i < 5; i++) uuids.push((await store.append("kept", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `message ${i}` })).uuid);
         await store.tombstone("kept", uuids[1]);
         return uuids;
       }, [backend, namespace]);
@@ -250,7 +255,7 @@ try {
       const namespace = `tabs-${backend}`;
       const write = (page, tab) => page.evaluate(async ([backend, namespace, tab]) => {
         const store = await Mneme.open({ backend, namespace });
-        for (let i = 0; i < 60; i++) await store.append("shared", { role: "user", text: `${tab} ${i}` });
+        for (let i = 0; i < 60; i++) await store.append("shared", { cwd: "/w", role: "user", text: `${tab} ${i}` });
       }, [backend, namespace, tab]);
       await Promise.all([write(first, "left"), write(second, "right")]);
       const loaded = await first.evaluate(async ([backend, namespace]) => (await Mneme.open({ backend, namespace })).load("shared"), [backend, namespace]);
@@ -337,7 +342,7 @@ try {
           let refusals = 0;
           for (let i = 0; i < 6; i++) {
             try {
-              acknowledged.push((await first.append("q", { role: i % 2 ? "assistant" : "user", text: `entry ${i} `.repeat(10) })).uuid);
+              acknowledged.push((await first.append("q", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `entry ${i} `.repeat(10) })).uuid);
             } catch (error) {
               if (error.kind !== "storage/quota-exceeded") problems.push(`write ${at}: ${error.kind}: ${error.message}`);
               refusals += 1;
@@ -355,7 +360,7 @@ try {
           const present = new Set((loaded?.entries ?? []).map((e) => e.uuid));
           for (const uuid of acknowledged) if (!present.has(uuid)) problems.push(`write ${at}: acknowledged ${uuid} is lost`);
           if (loaded && (loaded.report.skipped.length || loaded.report.torn_tail)) problems.push(`write ${at}: the store is damaged: ${JSON.stringify(loaded.report)}`);
-          await reopened.append("q", { role: "user", text: "after" }).catch((e) => problems.push(`write ${at}: no longer writable: ${e.kind}`));
+          await reopened.append("q", { cwd: "/w", role: "user", text: "after" }).catch((e) => problems.push(`write ${at}: no longer writable: ${e.kind}`));
           await first.close();
           await reopened.close();
           await Mneme.destroy({ backend, namespace });

@@ -154,11 +154,20 @@ pub(crate) struct OpenSession {
     /// A pi session of format v1, whose entries have no ids: a new one would chain to
     /// nothing and start a conversation of its own, hiding the rest.
     pub without_ids: bool,
+    /// The folder the session last worked in (as `Loaded::cwd` reads it): a line
+    /// written without one names it.
+    pub cwd: String,
 }
 
 impl OpenSession {
-    /// Takes the ids of lines read or written after the state was made.
-    pub(crate) fn add_ids(&mut self, lines: &[scan::Line<'_>]) {
+    /// Takes what lines read or written after the state was made tell: their ids, the
+    /// folder they name.
+    pub(crate) fn follow(&mut self, lines: &[scan::Line<'_>]) {
+        if let Some(cwd) = crate::transcript::thread::last_cwd(lines)
+            && cwd != self.cwd
+        {
+            cwd.clone_into(&mut self.cwd);
+        }
         if self.format == Format::Pi {
             self.ids.extend(lines.iter().filter_map(|l| l.env.uuid()).map(ToOwned::to_owned));
             self.without_ids |= lines.iter().any(|l| l.env.predates_pi_ids());
@@ -285,8 +294,9 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
         poisoned: false,
         ids: BTreeSet::new(),
         without_ids: false,
+        cwd: String::new(),
     };
-    state.add_ids(&loaded.lines);
+    state.follow(&loaded.lines);
     state
 }
 

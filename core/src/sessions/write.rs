@@ -52,9 +52,13 @@ pub(crate) struct At<'a> {
     pub calls: &'a PendingCalls,
     /// The session's ids, in a dialect whose ids may clash.
     pub taken: Option<TakenIds<'a>>,
+    /// The folder the session last worked in, for a line given none.
+    pub cwd: &'a str,
 }
 
 impl<'a> At<'a> {
+    /// The header of a line; `cwd` empty: the session's own (an agent loop that does
+    /// not say where it works still works where it did).
     pub fn header(self, session_id: &'a str, uuid: &'a str, now_ms: i64, timestamp: &'a str, cwd: &'a str) -> Header<'a> {
         Header {
             session_id,
@@ -63,7 +67,7 @@ impl<'a> At<'a> {
             uuid,
             now_ms,
             timestamp,
-            cwd,
+            cwd: if cwd.is_empty() { self.cwd } else { cwd },
             agent_id: None,
             taken: self.taken,
         }
@@ -362,8 +366,16 @@ impl<S: Storage> Store<S> {
         }
         let taken = (state.format == Format::Pi).then_some(TakenIds { ids: &state.ids, leaf: state.tip.leaf.as_deref() });
         let at = match options.from {
-            Some(from) => At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls, taken },
-            None => At { parent: state.tip.leaf.as_deref(), sidechain: state.tip.sidechain_only(), calls: &state.tip.calls, taken },
+            Some(from) => {
+                At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls, taken, cwd: &state.cwd }
+            }
+            None => At {
+                parent: state.tip.leaf.as_deref(),
+                sidechain: state.tip.sidechain_only(),
+                calls: &state.tip.calls,
+                taken,
+                cwd: &state.cwd,
+            },
         };
         let json = line(state.format.dialect(), at)?;
         if json.is_empty() {
@@ -420,7 +432,7 @@ impl<S: Storage> Store<S> {
         };
         // The lines just written move the tip by the same rule a fresh load uses; their
         // messages are read once, for the tip and the entries returned.
-        state.add_ids(&written);
+        state.follow(&written);
         let messages = read_messages(&written);
         state.stale = !state.tip.advance_with(&written, |i, line| canonical::activity_read(line, messages.get(i).and_then(Option::as_ref)));
         Ok(written_entries(&written, &messages, line_no, &found))
@@ -558,7 +570,7 @@ impl<S: Storage> Store<S> {
         if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| l.env.is_compaction()) {
             return Ok(None);
         }
-        state.add_ids(&scan.lines);
+        state.follow(&scan.lines);
         state.sizes = parts.sizes();
         state.last_part_lines += scan.line_count;
         state.unterminated = scan.unterminated && scan.torn_at.is_none();

@@ -161,7 +161,7 @@ impl<'a> Loaded<'a> {
     /// The folder the session last worked in: the newest line naming one (Claude Code
     /// names it on every entry, pi in its header only); empty when none does.
     pub fn cwd(&self) -> &str {
-        self.lines.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_default()
+        last_cwd(&self.lines).unwrap_or_default()
     }
 
     /// Visible to readers: not a tombstone line and not tombstoned.
@@ -667,6 +667,12 @@ impl Tip {
         }
         true
     }
+}
+
+/// The folder the newest of `lines` to name one names (Claude Code names it on every
+/// entry, pi in its header only): a session's, read whole or line by line as written.
+pub(crate) fn last_cwd<'a>(lines: &'a [Line<'a>]) -> Option<&'a str> {
+    lines.iter().rev().find_map(|l| l.env.cwd.get())
 }
 
 #[cfg(test)]

@@ -715,3 +715,34 @@ fn a_fork_or_rewind_from_an_entry_that_is_no_message_is_refused() {
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("not a message")), "{refused:?}");
     assert_eq!(block_on(storage.list("")).unwrap().len(), 1, "nothing was written");
 }
+
+/// An agent loop that does not say where it works (the Node and Python packages wrote
+/// `/` then) still works where the session did: a line written without a folder names
+/// the session's, in a store that wrote it and in one that only read it; a new session
+/// still needs one.
+#[test]
+fn a_line_written_without_a_folder_names_the_sessions() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let cwd_of = |entry: &mneme_core::Entry| serde_json::from_str::<Value>(&entry.raw).unwrap()["cwd"].clone();
+    let new = block_on(store.append("s", NewEntry { cwd: String::new(), ..entry("u0", 0, Role::User, "hi") }));
+    assert!(matches!(&new, Err(Error::InvalidArgument(m)) if m.contains("needs the working directory")), "{new:?}");
+    block_on(store.append("s", NewEntry { cwd: "/work/app".into(), ..entry("u1", 1, Role::User, "hi") })).unwrap();
+    let inherited = block_on(store.append("s", NewEntry { cwd: String::new(), ..entry("u2", 2, Role::Assistant, "hello") })).unwrap();
+    assert_eq!(cwd_of(&inherited), "/work/app");
+    let turn = mneme_core::Turn {
+        uuid: "u3".into(),
+        now_ms: NOW + 3,
+        cwd: String::new(),
+        provider: mneme_core::Provider::Anthropic,
+        messages: json!([{ "role": "user", "content": "and now?" }]).to_string(),
+        parent: None,
+        agent: None,
+    };
+    assert_eq!(cwd_of(&block_on(store.append_turn("s", turn)).unwrap()[0]), "/work/app");
+    // A folder given moves the session there, for the lines after it too.
+    block_on(store.append("s", NewEntry { cwd: "/work/app/sub".into(), ..entry("u4", 4, Role::User, "cd sub") })).unwrap();
+    let fresh = Store::new(&storage);
+    let read = block_on(fresh.append("s", NewEntry { cwd: String::new(), ..entry("u5", 5, Role::Assistant, "ok") })).unwrap();
+    assert_eq!(cwd_of(&read), "/work/app/sub");
+}

@@ -1,0 +1,51 @@
+// The options objects of the JavaScript packages' methods (browser, Node, edge), in one
+// table: the browser package imports it, the Node package's build copies it beside the
+// transpiled component. A destructured option that is misspelt (`{ providr: "openai" }`)
+// or passed by position (`providerContext(id, "openai")`) leaves its default in force
+// without a word; TypeScript refuses both, plain JavaScript did not.
+
+/** Each method's options: the argument's position and the names it takes. */
+export const OPTIONS = {
+  append: [1, ["role", "text", "cwd", "uuid", "now"]],
+  appendTurn: [2, ["provider", "cwd", "uuid", "now", "parent", "agent"]],
+  providerContext: [1, ["provider", "model", "injections"]],
+  fork: [1, ["from", "to", "now"]],
+  importSession: [1, ["from", "id", "cwd", "origin", "uuid", "now"]],
+  exportSession: [1, ["to", "uuid"]],
+  search: [1, ["limit"]],
+  applyCompaction: [3, ["boundary", "summaryUuid", "now"]],
+  compact: [1, ["settings", "mode", "summarize", "boundary", "summaryUuid", "now"]],
+  memoryRecall: [2, ["limit", "all"]],
+  applyConsolidation: [3, ["dryRun", "now"]],
+  resolve: [2, ["now", "newSessionId"]],
+  crabLatest: [2, ["project"]],
+  crabStart: [2, ["project", "createdBy", "now"]],
+  rollover: [2, ["newSessionId", "boundary", "summaryUuid", "now"]],
+};
+
+/** `given` as `method`'s options: nothing, or an object of the names it takes. */
+export function checkOptions(method, given, names, MnemeError) {
+  if (given === undefined) return;
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    const what = given === null ? "null" : Array.isArray(given) ? "an array" : `${typeof given} ${JSON.stringify(given)}`;
+    throw new MnemeError("invalid-argument", `${method} takes its options as an object ({ ${names.join(", ")} }), not ${what}`);
+  }
+  const unknown = Object.keys(given).find((name) => !names.includes(name));
+  if (unknown !== undefined) throw new MnemeError("invalid-argument", `${method}: unknown option \`${unknown}\`; it takes ${names.join(", ")}`);
+}
+
+/** Makes every method of `Class` in the table refuse options it does not take, as a rejected promise like its other errors. */
+export function guardOptions(Class, MnemeError) {
+  for (const [method, [at, names]] of Object.entries(OPTIONS)) {
+    const run = Class.prototype[method];
+    if (typeof run !== "function") throw new Error(`${Class.name} has no method ${method} for its options`);
+    Class.prototype[method] = function (...args) {
+      try {
+        checkOptions(method, args[at], names, MnemeError);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return run.apply(this, args);
+    };
+  }
+}
