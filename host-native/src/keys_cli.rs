@@ -8,7 +8,6 @@ use mneme_host::core::gates::ResetPolicy;
 use mneme_host::core::index::{ChatType, DmScope, Field, Inbound, KeyEntry, KeyPatch, Origin, RoutePolicy};
 use mneme_host::core::time;
 use mneme_host::core::{CompactionIds, Keep, Mode, Settings};
-use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error};
 
 type CliResult = Result<(), String>;
@@ -265,7 +264,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             Ok(())
         }
         KeysCommand::Rollover { key, at, force, summarizer, json } => {
-            rollover(engine.as_mut(), &key, if force { 0 } else { at }, &summarizer.summarizer()?, json, now_ms)
+            rollover(engine.as_mut(), &key, if force { 0 } else { at }, &summarizer, json, now_ms)
         }
         KeysCommand::Rm { key } => {
             let entry = engine.remove_key(&key).map_err(e)?;
@@ -319,7 +318,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
 
 /// The gate, then the whole session summarised (a manual compaction plan that keeps
 /// nothing, through the summariser's driver), then the rollover.
-fn rollover(engine: &mut dyn Engine<Error>, key: &str, at: u64, summarizer: &Summarizer, json: bool, now_ms: i64) -> CliResult {
+fn rollover(engine: &mut dyn Engine<Error>, key: &str, at: u64, summarizer: &crate::SummarizerFlags, json: bool, now_ms: i64) -> CliResult {
     let e = |e: Error| e.to_string();
     let gate = engine.rollover_gate(key, at).map_err(e)?;
     if !gate.fire {
@@ -329,6 +328,8 @@ fn rollover(engine: &mut dyn Engine<Error>, key: &str, at: u64, summarizer: &Sum
         println!("not rolled over: {}", gate.reason);
         return Ok(());
     }
+    // Asked for only now: a missing key is no failure when nothing is due.
+    let summarizer = &summarizer.summarizer()?;
     let old = engine.key(key).map_err(e)?.entry.session_id;
     let settings = Settings { keep: Keep::RecentMessages(0), ..Settings::default() };
     let plan = engine.plan_compaction(&old, &settings, Mode::Manual).map_err(e)?;

@@ -1272,7 +1272,8 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
         // one is due.
         return if mode == Mode::Auto { Ok(()) } else { Err(format!("nothing was compacted: {reason}")) };
     }
-    let summarizer = args.summarizer.summarizer()?;
+    // A prune sends nothing: a missing key is no failure then.
+    let summarizer = if plan.needs_summary() { args.summarizer.summarizer()? } else { Summarizer::Extractive };
     if plan.needs_summary() && !args.json {
         eprintln!("summarising {} entries with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
     }
@@ -1298,7 +1299,7 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
     }
     if applied.tokens_after >= applied.tokens_before {
         eprintln!(
-            "mneme: the context did not shrink: the summary is no shorter than what it replaced (a conversation this short gains nothing from compaction; keep more of it with --keep-messages or --keep-recent-tokens)"
+            "mneme: the context did not shrink: what replaced the entries is no shorter than they were (a conversation this short gains nothing from compaction; keep more of it with --keep-messages or --keep-recent-tokens)"
         );
     }
     Ok(())

@@ -435,10 +435,10 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
                 Some(scope) => scope,
                 None => Scope::Project(store.load(&id).map_err(fail)?.project),
             };
-            extract(store, &scope, &id, &model.summarizer()?, dry_run, json, now_ms)
+            extract(store, &scope, &id, &model, dry_run, json, now_ms)
         }
         MemoryCommand::Consolidate { model, dry_run, if_due, json } => {
-            consolidate(store, &scope, &model.summarizer()?, Consolidate { dry_run, if_due, json }, now_ms)
+            consolidate(store, &scope, &model, Consolidate { dry_run, if_due, json }, now_ms)
         }
         MemoryCommand::Rollback { id, json } => {
             let undone = store.rollback_consolidation(&scope, &id, now_ms).map_err(fail)?;
@@ -662,7 +662,7 @@ fn extract(
     store: &mut dyn Engine<Error>,
     scope: &Scope,
     id: &str,
-    model: &Summarizer,
+    model: &crate::SummarizerFlags,
     dry_run: bool,
     json: bool,
     now_ms: i64,
@@ -672,6 +672,8 @@ fn extract(
         println!("nothing to extract: session {id} has no messages since its last extraction");
         return Ok(());
     }
+    // Asked for only now: a missing key is no failure when nothing is to be sent.
+    let model = &model.summarizer()?;
     if dry_run {
         println!("{}", plan.prompt);
     }
@@ -725,7 +727,13 @@ struct Consolidate {
     json: bool,
 }
 
-fn consolidate(store: &mut dyn Engine<Error>, scope: &Scope, model: &Summarizer, options: Consolidate, now_ms: i64) -> CliResult {
+fn consolidate(
+    store: &mut dyn Engine<Error>,
+    scope: &Scope,
+    model: &crate::SummarizerFlags,
+    options: Consolidate,
+    now_ms: i64,
+) -> CliResult {
     // Asked for by hand, it runs whenever no other consolidation holds the lock.
     let settings = if options.if_due {
         DreamSettings::default()
@@ -739,14 +747,17 @@ fn consolidate(store: &mut dyn Engine<Error>, scope: &Scope, model: &Summarizer,
             println!("not consolidating: {}", due.reason);
             return Ok(());
         }
-        return consolidate_held(store, scope, model, &options, now_ms).map(|_| ());
+        return consolidate_held(store, scope, &model.summarizer()?, &options, now_ms).map(|_| ());
     }
+    // Asked for only now: a missing key is no failure when nothing is due.
+    let due = store.dream_gate(now_ms, &settings).map_err(|e| e.to_string())?;
+    let model = if due.fire { model.summarizer()? } else { Summarizer::Extractive };
     let taken = store.dream_acquire(now_ms, &holder, &settings).map_err(|e| e.to_string())?;
     if !taken.fire {
         println!("not consolidating: {}", taken.reason);
         return Ok(());
     }
-    let outcome = consolidate_held(store, scope, model, &options, now_ms);
+    let outcome = consolidate_held(store, scope, &model, &options, now_ms);
     let completed = matches!(outcome, Ok(true));
     let released = store.dream_release(now_ms, &holder, completed).map_err(|e| e.to_string());
     outcome.and(released)

@@ -183,7 +183,7 @@ function memoryFields(name, memory) {
   if (memory.links != null) {
     object(`${name}.links`, memory.links);
     for (const [kind, targets] of Object.entries(memory.links)) {
-      if (!(kind in NO_LINKS)) throw new MnemeError("invalid-argument", `${name}.links: unknown kind \`${kind}\`, expected one of ${Object.keys(NO_LINKS).join(", ")}`);
+      if (!Object.hasOwn(NO_LINKS, kind)) throw new MnemeError("invalid-argument", `${name}.links: unknown kind \`${kind}\`, expected one of ${Object.keys(NO_LINKS).join(", ")}`);
       strings(`${name}.links.${kind}`, targets);
     }
   }

@@ -6,7 +6,7 @@
 //
 //   import { Mneme } from "@mneme/node";
 //   const store = await Mneme.open({ root: "./data" });
-//   await store.append("chat-1", { role: "user", text: "hello" });
+//   await store.append("chat-1", { role: "user", text: "hello", cwd: process.cwd() });
 //   const { messages } = await store.context("chat-1");
 //
 // Each store is its own component instance with its own storage imports. Calls run
@@ -14,6 +14,7 @@
 // browser package's shape.
 import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
+import { checkOptions } from "../gen/options.js";
 import { Mneme as Api, MnemeError, NO_STORAGE, checkBytes, engine } from "./api.js";
 import { FsStorage, StorageFailure } from "./storage.js";
 
@@ -43,11 +44,9 @@ export class Mneme extends Api {
    * `storage`: a storage of your own with FsStorage's synchronous methods.
    */
   static async open(options = {}) {
-    if (options === null || typeof options !== "object") throw new MnemeError("invalid-argument", "open takes an object of options, such as { root }");
     // A misspelt option (`readonly`) would leave its default in force: a store meant
     // read-only would be written.
-    const unknown = Object.keys(options).find((name) => !OPEN_OPTIONS.includes(name));
-    if (unknown) throw new MnemeError("invalid-argument", `unknown option \`${unknown}\`: open takes ${OPEN_OPTIONS.join(", ")}`);
+    checkOptions("open", options, OPEN_OPTIONS, MnemeError);
     let { root, storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 30_000, durability = "fsync", readOnly = false } = options;
     if (!storage && typeof root !== "string") throw new MnemeError("invalid-argument", "open needs `root`, the store's folder (or a `storage`)");
     try {

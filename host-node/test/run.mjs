@@ -156,7 +156,7 @@ try {
     // A misspelt option would leave its default in force (a store meant read-only
     // written), and a timeout given as text would never come due.
     const errors = join(scratch, "errors");
-    await refused(Mneme.open({ root: errors, readonly: true }), "invalid-argument", "unknown option `readonly`: open takes root, storage");
+    await refused(Mneme.open({ root: errors, readonly: true }), "invalid-argument", "open: unknown option `readonly`; it takes root, storage");
     await refused(Mneme.open({ root: errors, lockTimeoutMs: "100" }), "invalid-argument", 'lockTimeoutMs must be a number of milliseconds, 0 or more, not "100"');
     await refused(Mneme.open({ root: errors, lockTimeoutMs: -1 }), "invalid-argument", "lockTimeoutMs must be a number");
     await refused(Mneme.open({ root: errors, readOnly: "yes" }), "invalid-argument", 'readOnly must be true or false, not "yes"');

@@ -4,7 +4,7 @@ wasmtime-py, on a folder laid out like a Claude Code home (shared safely with th
 
     from mneme import Mneme
     store = Mneme("./data")
-    store.append("chat-1", role="user", text="hello")
+    store.append("chat-1", role="user", text="hello", cwd="/home/me/app")
     messages = store.context("chat-1")["messages"]
 
 Values are mneme-core's JSON forms as Python dicts and lists (snake_case keys, the
@@ -860,7 +860,7 @@ class Mneme:
         return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
 
     def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
-        """JsonList a failed compaction (the circuit breaker counts them)."""
+        """Records a failed compaction (the circuit breaker counts them)."""
         return self._compaction("record-failure", _text("id", id), _text("reason", reason), _now_ms(now))
 
     def compact(self, id: str, settings: Optional[Json] = None, mode: str = "auto", summarize: Optional[Callable[[str, int], str]] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
@@ -918,7 +918,7 @@ class Mneme:
         return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
 
     def record_memory_flush(self, id: str, now: Time = None) -> None:
-        """JsonList that the memory flush ran for session ``id`` (a ``memory-flush``
+        """Records that the memory flush ran for session ``id`` (a ``memory-flush``
         entry)."""
         return self._gate("record-memory-flush", _text("id", id), _now_ms(now))
 
@@ -927,7 +927,7 @@ class Mneme:
         return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
 
     def record_extraction(self, id: str, now: Time = None) -> None:
-        """JsonList that a memory extraction ran for session ``id``."""
+        """Records that a memory extraction ran for session ``id``."""
         return self._gate("record-extraction", _text("id", id), _now_ms(now))
 
     def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Json:
@@ -1007,7 +1007,7 @@ class Mneme:
         return self._memory("reindex", project)
 
     def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> JsonList:
-        """JsonList that memories were useful now (put in a model's context, cited), so
+        """Records that memories were useful now (put in a model's context, cited), so
         ``memory_load`` keeps them first under the caps; returns them as written."""
         return self._memory("used", project, _texts("files", files), _now_ms(now))
 
@@ -1033,7 +1033,7 @@ class Mneme:
         return self._memory("apply-extraction", project, plan, _text("answer", answer), _now_ms(now))
 
     def record_extraction_failure(self, id: str, reason: str, now: Time = None) -> None:
-        """JsonList a failed memory extraction for session ``id``."""
+        """Records a failed memory extraction for session ``id``."""
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
     def plan_consolidation(self, project: Optional[str], now: Time = None) -> Json:

@@ -2,7 +2,7 @@
 //
 //   import { Mneme } from "./mneme.js";
 //   const store = await Mneme.open({ backend: "opfs", namespace: "my-app" });
-//   await store.append("chat-1", { role: "user", text: "hello" });
+//   await store.append("chat-1", { role: "user", text: "hello", cwd: "/my-app" });
 //   const { messages } = await store.context("chat-1");
 //
 // Every method returns a promise; failures reject with MnemeError, whose `kind` is
@@ -10,7 +10,9 @@
 
 import init, * as wasm from "../pkg/mneme_web.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, withLocks } from "./backends.js";
-import { guardOptions } from "./options.js";
+import { checkOptions, guardOptions } from "./options.js";
+
+const OPEN_OPTIONS = ["backend", "namespace", "storage", "partBytes", "totalBytes", "lockTimeoutMs"];
 
 export class MnemeError extends Error {
   constructor(kind, message, details = {}) {
@@ -112,7 +114,10 @@ export class Mneme {
    * "indexeddb" (chunk records), or "memory" (gone with the page). Stores with
    * different `namespace`s are separate. `storage` supplies a backend of your own.
    */
-  static async open({ backend = "indexeddb", namespace = "default", storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = {}) {
+  static async open(options = {}) {
+    // A misspelt option (`namspace`) would open another store than the one meant.
+    checkOptions("open", options, OPEN_OPTIONS, MnemeError);
+    const { backend = "indexeddb", namespace = "default", storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = options;
     const Backend = BACKENDS[backend];
     if (!Backend && !storage) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
     if (!globalThis.navigator?.locks) {
@@ -218,7 +223,7 @@ export class Mneme {
   load(id) { return call(() => this.engine.load(text("id", id))); }
   context(id) { return call(() => this.engine.context(text("id", id))); }
   list() { return call(() => this.engine.list()); }
-  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score}]`. */
+  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its conversation). */
   search(query, { limit = 10 } = {}) { return call(() => this.engine.search(text("query", query), u32("limit", limit))); }
   check(id) { return call(() => this.engine.check(text("id", id))); }
   subagents(id) { return call(() => this.engine.subagents(text("id", id))); }
@@ -277,7 +282,7 @@ export class Mneme {
   memoryList(scope, filter = {}) { return call(() => this.engine.memoryList(project(scope), settings("filter", filter))); }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
-  /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current}], report}`. */
+  /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current, matched}], report}` (`matched` false: found through the memories around it). */
   memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all))); }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), settings("caps", caps))); }

@@ -4,7 +4,7 @@
 // or passed by position (`providerContext(id, "openai")`) leaves its default in force
 // without a word; TypeScript refuses both, plain JavaScript did not.
 
-/** Each method's options: the argument's position and the names it takes. */
+/** Each method's options: the argument's position, the names it takes, and whether it must be given. */
 export const OPTIONS = {
   append: [1, ["role", "text", "cwd", "uuid", "now"]],
   appendTurn: [2, ["provider", "cwd", "uuid", "now", "parent", "agent"]],
@@ -21,13 +21,14 @@ export const OPTIONS = {
   crabLatest: [2, ["project"]],
   crabStart: [2, ["project", "createdBy", "now"]],
   rollover: [2, ["newSessionId", "boundary", "summaryUuid", "now"]],
+  instructions: [0, ["cwd", "home", "managed", "paths"], true],
 };
 
-/** `given` as `method`'s options: nothing, or an object of the names it takes. */
-export function checkOptions(method, given, names, MnemeError) {
-  if (given === undefined) return;
+/** `given` as `method`'s options: nothing (unless `required`), or an object of the names it takes. */
+export function checkOptions(method, given, names, MnemeError, required = false) {
+  if (given === undefined && !required) return;
   if (given === null || typeof given !== "object" || Array.isArray(given)) {
-    const what = given === null ? "null" : Array.isArray(given) ? "an array" : `${typeof given} ${JSON.stringify(given)}`;
+    const what = given == null ? String(given) : Array.isArray(given) ? "an array" : `${typeof given} ${JSON.stringify(given)}`;
     throw new MnemeError("invalid-argument", `${method} takes its options as an object ({ ${names.join(", ")} }), not ${what}`);
   }
   const unknown = Object.keys(given).find((name) => !names.includes(name));
@@ -36,12 +37,12 @@ export function checkOptions(method, given, names, MnemeError) {
 
 /** Makes every method of `Class` in the table refuse options it does not take, as a rejected promise like its other errors. */
 export function guardOptions(Class, MnemeError) {
-  for (const [method, [at, names]] of Object.entries(OPTIONS)) {
+  for (const [method, [at, names, required]] of Object.entries(OPTIONS)) {
     const run = Class.prototype[method];
     if (typeof run !== "function") throw new Error(`${Class.name} has no method ${method} for its options`);
     Class.prototype[method] = function (...args) {
       try {
-        checkOptions(method, args[at], names, MnemeError);
+        checkOptions(method, args[at], names, MnemeError, required);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -218,6 +218,15 @@ impl<S: Storage> Store<S> {
         let entries = self
             .locked(&key, async {
                 let mut state = self.agent_state(&parts, &key).await?;
+                // A sub-agent works where its session does: a line given no folder, in a
+                // transcript that names none yet, names the session's.
+                let session_cwd = if turn.cwd.is_empty() && state.cwd.is_empty() {
+                    let raw = self.read_parts(&parts).await?;
+                    with_loaded(&raw, |loaded| loaded.cwd().to_owned())
+                } else {
+                    String::new()
+                };
+                let cwd = if turn.cwd.is_empty() { session_cwd.as_str() } else { turn.cwd.as_str() };
                 let target = Target::Agent { key: &key, agent: &agent.id };
                 let written = self
                     .write_state(id, WriteOptions::ENTRY, target, &mut state, |_, at| {
@@ -225,7 +234,7 @@ impl<S: Storage> Store<S> {
                         let header = Header {
                             sidechain: true,
                             agent_id: Some(&agent.id),
-                            ..at.header(id, &turn.uuid, turn.now_ms, &timestamp, &turn.cwd)
+                            ..at.header(id, &turn.uuid, turn.now_ms, &timestamp, cwd)
                         };
                         Format::Claude.dialect().turn(&header, messages, at.calls)
                     })

@@ -618,7 +618,7 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
         skipped: Vec::new(),
         recovered_glued: 0,
         invalid_utf8: 0,
-        lone_surrogates: found.lone_surrogates,
+        lone_surrogates: 0,
         line_count: found.line_count,
         torn_at: None,
         torn_lines: 0,
@@ -699,6 +699,7 @@ pub(crate) fn scan_part_on<'a>(part: u32, bytes: &[u8], text: &'a str, workers: 
     // Counted among the lines kept: a line dropped or torn off is reported as that.
     let kept_line = |number: &u32| scan.lines.binary_search_by_key(number, |line| line.line).is_ok();
     scan.invalid_utf8 = found.invalid_utf8.iter().filter(|number| kept_line(number)).count() as u32;
+    scan.lone_surrogates = found.lone_surrogates.iter().filter(|number| kept_line(number)).count() as u32;
     scan
 }
 
@@ -711,9 +712,10 @@ struct FoundLines<'a> {
     /// (invalid UTF-8 was replaced); otherwise found from where the line lies.
     lossy_starts: Vec<usize>,
     line_count: u32,
-    /// The numbers of the lines that held invalid UTF-8, in order.
+    /// The numbers of the lines that held invalid UTF-8, and of those that held a lone
+    /// surrogate escape, in order.
     invalid_utf8: Vec<u32>,
-    lone_surrogates: u32,
+    lone_surrogates: Vec<u32>,
     /// The last line (blank or not) ends in a newline.
     last_terminated: bool,
     /// The last line is blank (or there is none).
@@ -730,7 +732,7 @@ impl<'a> FoundLines<'a> {
             lossy_starts: Vec::new(),
             line_count: 0,
             invalid_utf8: Vec::new(),
-            lone_surrogates: 0,
+            lone_surrogates: Vec::new(),
             last_terminated: true,
             last_blank: true,
             surrogate_escapes: false,
@@ -749,7 +751,7 @@ impl<'a> FoundLines<'a> {
             found.lines.extend(piece.lines.into_iter().map(|line| Line { line: count_before + line.line, ..line }));
             found.invalid_utf8.extend(piece.invalid_utf8.into_iter().map(|line| count_before + line));
             found.line_count += piece.line_count;
-            found.lone_surrogates += piece.lone_surrogates;
+            found.lone_surrogates.extend(piece.lone_surrogates.into_iter().map(|line| count_before + line));
             found.lossy_starts.extend(piece.lossy_starts);
             found.surrogate_escapes |= piece.surrogate_escapes;
             if piece.line_count > 0 {
@@ -810,7 +812,7 @@ fn read_piece<'a>(part: u32, text: &'a str, range: Range<usize>, repaired_from: 
                 let byte_end = memchr::memchr(b'\n', &bytes[byte_start..]).map_or(bytes.len(), |at| byte_start + at);
                 match core::str::from_utf8(&bytes[byte_start..byte_end]) {
                     Err(_) => found.invalid_utf8.push(found.line_count),
-                    Ok(original) if original != line => found.lone_surrogates += 1,
+                    Ok(original) if original != line => found.lone_surrogates.push(found.line_count),
                     Ok(_) => {}
                 }
                 byte_end
@@ -1329,7 +1331,7 @@ mod tests {
         let mut open_record: Option<(usize, usize, u32)> = None;
         // `decode` borrows exactly when the bytes were valid UTF-8: same address, same length.
         let lossy = !core::ptr::eq(text.as_bytes(), bytes);
-        let mut kept_invalid_utf8: Vec<u32> = Vec::new();
+        let (mut kept_invalid_utf8, mut kept_lone_surrogates): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let mut start = 0;
         let mut byte_start = 0;
         while start < text.len() {
@@ -1345,11 +1347,11 @@ mod tests {
             } else {
                 start + line.len()
             };
-            let mut invalid_utf8 = false;
+            let (mut invalid_utf8, mut lone_surrogate) = (false, false);
             if lossy {
                 match core::str::from_utf8(&bytes[byte_start..byte_end]) {
                     Err(_) => invalid_utf8 = true,
-                    Ok(original) if original != line => scan.lone_surrogates += 1,
+                    Ok(original) if original != line => lone_surrogate = true,
                     Ok(_) => {}
                 }
             }
@@ -1373,6 +1375,7 @@ mod tests {
                     }
                     scan.lines.push(Line { part, line: line_no, raw: line, env });
                     kept_invalid_utf8.extend(invalid_utf8.then_some(line_no));
+                    kept_lone_surrogates.extend(lone_surrogate.then_some(line_no));
                 }
                 Err(error) => {
                     let recovered = split_glued(line);
@@ -1382,6 +1385,7 @@ mod tests {
                         scan.unterminated = !terminated;
                         scan.lines.extend(recovered.into_iter().map(|(raw, env)| Line { part, line: line_no, raw, env }));
                         kept_invalid_utf8.extend(invalid_utf8.then_some(line_no));
+                        kept_lone_surrogates.extend(lone_surrogate.then_some(line_no));
                     } else if !terminated {
                         scan.torn_at = Some(line_byte_start as u64);
                         scan.torn_lines = 1;
@@ -1400,8 +1404,10 @@ mod tests {
             scan.lines.truncate(index);
             scan.unterminated = false;
             kept_invalid_utf8.retain(|&line| line < first_line);
+            kept_lone_surrogates.retain(|&line| line < first_line);
         }
         scan.invalid_utf8 = kept_invalid_utf8.len() as u32;
+        scan.lone_surrogates = kept_lone_surrogates.len() as u32;
         scan
     }
 

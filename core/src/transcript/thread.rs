@@ -670,9 +670,10 @@ impl Tip {
 }
 
 /// The folder the newest of `lines` to name one names (Claude Code names it on every
-/// entry, pi in its header only): a session's, read whole or line by line as written.
+/// entry, pi in its header only; an empty one names none): a session's, read whole or
+/// line by line as written.
 pub(crate) fn last_cwd<'a>(lines: &'a [Line<'a>]) -> Option<&'a str> {
-    lines.iter().rev().find_map(|l| l.env.cwd.get())
+    lines.iter().rev().find_map(|l| l.env.cwd.get().filter(|cwd| !cwd.is_empty()))
 }
 
 #[cfg(test)]

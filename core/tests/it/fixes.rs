@@ -745,4 +745,23 @@ fn a_line_written_without_a_folder_names_the_sessions() {
     let fresh = Store::new(&storage);
     let read = block_on(fresh.append("s", NewEntry { cwd: String::new(), ..entry("u5", 5, Role::Assistant, "ok") })).unwrap();
     assert_eq!(cwd_of(&read), "/work/app/sub");
+    // A sub-agent works where its session does, from its first line, in a store that
+    // has not written the session too.
+    let call = json!([{ "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
+    let turn = |uuid: &str, messages: Value, agent: Option<mneme_core::AgentRef>| mneme_core::Turn {
+        uuid: uuid.into(),
+        now_ms: NOW + 6,
+        cwd: String::new(),
+        provider: mneme_core::Provider::Anthropic,
+        messages: messages.to_string(),
+        parent: None,
+        agent,
+    };
+    block_on(fresh.append_turn("s", turn("u6", call, None))).unwrap();
+    let sub = || Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) });
+    let first = block_on(Store::new(&storage).append_turn("s", turn("a1", json!({ "role": "user", "content": "look" }), sub()))).unwrap();
+    assert_eq!(cwd_of(&first[0]), "/work/app/sub");
+    let later =
+        block_on(Store::new(&storage).append_turn("s", turn("a2", json!({ "role": "assistant", "content": "seen" }), sub()))).unwrap();
+    assert_eq!(cwd_of(&later[0]), "/work/app/sub");
 }

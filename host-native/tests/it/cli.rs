@@ -503,6 +503,14 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
         assert!(String::from_utf8_lossy(&refused.stderr).contains(says), "{refused:?}");
     }
     assert_eq!(fs::read_to_string(&file).unwrap(), text, "nothing more was recorded");
+    // Nothing due, nothing sent: a missing key is no failure then.
+    let idle = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .args(["--root", root, "memory", "--project", "-w", "consolidate", "--if-due", "--summarizer", "anthropic"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("MNEME_SUMMARIZER_URL")
+        .output()
+        .unwrap();
+    assert!(stdout(&idle).contains("not consolidating"), "{idle:?}");
 }
 
 #[test]

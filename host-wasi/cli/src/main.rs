@@ -67,9 +67,10 @@ enum Command {
         role: RoleArg,
         #[arg(long)]
         text: String,
-        /// The working directory whose project a new session is filed under
-        #[arg(long, default_value = "/")]
-        cwd: String,
+        /// The working directory whose project a new session is filed under (a new
+        /// session needs one); left out, the line names the session's own
+        #[arg(long)]
+        cwd: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -101,8 +102,9 @@ enum Command {
         /// links it from there, as Claude Code does
         #[arg(long, value_name = "TOOL_USE_ID", requires = "agent")]
         parent_call: Option<String>,
-        #[arg(long, default_value = "/")]
-        cwd: String,
+        /// As for `append`
+        #[arg(long)]
+        cwd: Option<String>,
         /// Print the written entries as JSON
         #[arg(long)]
         json: bool,
@@ -579,7 +581,9 @@ fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
                 RoleArg::User => Role::User,
                 RoleArg::Assistant => Role::Assistant,
             };
-            let entry = engine.append(&id, NewEntry { uuid: new_uuid(), now_ms: now_ms(), role, text, cwd }).map_err(fail)?;
+            let entry = engine
+                .append(&id, NewEntry { uuid: new_uuid(), now_ms: now_ms(), role, text, cwd: cwd.unwrap_or_default() })
+                .map_err(fail)?;
             if as_json {
                 println!("{}", json(&entry)?);
             } else {
@@ -597,7 +601,7 @@ fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
                 messages
             };
             let uuid = uuid.unwrap_or_else(new_uuid);
-            let turn = Turn { uuid, now_ms: now_ms(), cwd, provider: provider.into(), messages, parent, agent };
+            let turn = Turn { uuid, now_ms: now_ms(), cwd: cwd.unwrap_or_default(), provider: provider.into(), messages, parent, agent };
             let entries = engine.append_turn(&id, turn).map_err(fail)?;
             if as_json {
                 println!("{}", json(&entries)?);
