@@ -117,15 +117,15 @@ export class Mneme {
   static async open(options = {}) {
     // A misspelt option (`namspace`) would open another store than the one meant.
     checkOptions("open", options, OPEN_OPTIONS, MnemeError);
-    const { backend = "indexeddb", namespace = "default", storage, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = options;
+    const { backend = "indexeddb", namespace = "default", storage: own, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = options;
     const Backend = BACKENDS[backend];
-    if (!Backend && !storage) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
+    if (!Backend && !own) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
     if (!globalThis.navigator?.locks) {
       throw new MnemeError("unsupported", "this page has no Web Locks (navigator.locks), which keep two tabs from writing one session at once: serve it over https or from localhost");
     }
     await load();
     // `storage`: a backend of your own implementing the contract of backends.js.
-    storage = withLocks(storage ?? (await Backend.open(namespace)), `${backend}:${namespace}`, lockTimeoutMs);
+    const storage = withLocks(own ?? (await Backend.open(namespace)), `${backend}:${namespace}`, lockTimeoutMs);
     return new Mneme(new wasm.Engine(storage, unsigned("partBytes", partBytes), unsigned("totalBytes", totalBytes)), storage, backend, namespace);
   }
 

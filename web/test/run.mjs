@@ -193,6 +193,8 @@ try {
         () => store.appendTurn("s", { role: "user", content: "x" }, { providr: "openai" }),
         () => store.memoryRecall(null, "q", { top: 1 }),
         () => store.search("q", null),
+        () => store.instructions(),
+        () => Mneme.open({ backend: "memory", namspace: "x" }),
       ]) {
         try {
           await call();
