@@ -749,15 +749,14 @@ fn consolidate(
         }
         return consolidate_held(store, scope, &model.summarizer()?, &options, now_ms).map(|_| ());
     }
-    // Asked for only now: a missing key is no failure when nothing is due.
-    let due = store.dream_gate(now_ms, &settings).map_err(|e| e.to_string())?;
-    let model = if due.fire { model.summarizer()? } else { Summarizer::Extractive };
     let taken = store.dream_acquire(now_ms, &holder, &settings).map_err(|e| e.to_string())?;
     if !taken.fire {
         println!("not consolidating: {}", taken.reason);
         return Ok(());
     }
-    let outcome = consolidate_held(store, scope, &model, &options, now_ms);
+    // Asked for only now, once due: a missing key is no failure when nothing is. The
+    // lock is given back either way.
+    let outcome = model.summarizer().and_then(|model| consolidate_held(store, scope, &model, &options, now_ms));
     let completed = matches!(outcome, Ok(true));
     let released = store.dream_release(now_ms, &holder, completed).map_err(|e| e.to_string());
     outcome.and(released)

@@ -511,6 +511,17 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
         .output()
         .unwrap();
     assert!(stdout(&idle).contains("not consolidating"), "{idle:?}");
+    // Due, without a key: refused, and the consolidation lock given back (the second
+    // run is refused for the key again, not for a lock still held).
+    for _ in 0..2 {
+        let keyless = Command::new(env!("CARGO_BIN_EXE_mneme"))
+            .args(["--root", root, "memory", "--project", "-w", "consolidate", "--summarizer", "anthropic"])
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("MNEME_SUMMARIZER_URL")
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&keyless.stderr).contains("no API key for https://api.anthropic.com"), "{keyless:?}");
+    }
 }
 
 #[test]
