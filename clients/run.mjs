@@ -152,9 +152,29 @@ function withClaudeCodesToolsRenamed(messages) {
   return messages.map((message) => (Array.isArray(message.content) ? { ...message, content: message.content.map(renamed) } : message));
 }
 
-/** Mneme's provider-ready context of a session, for `model` when one is named. */
-const providerContext = (root, id, model = null) =>
-  JSON.parse(mneme("--root", root, "context", id, "--format", "anthropic", ...(model ? ["--model", model] : []))).messages;
+/**
+ * The model every test resumes with unless it says another. A client's own default
+ * changes with its releases (Claude Code 2.1.330 asks for claude-opus-5-5, and leaves
+ * out another model's thinking): a test that left the model to the client would pass
+ * or fail by the day it ran. Only one test leaves it to Claude Code, on purpose.
+ */
+const MODEL = "claude-sonnet-4-5";
+
+/** Mneme's provider-ready context of a session for `model`, the model it goes to (always named: see MODEL). */
+const providerContext = (root, id, model) => {
+  if (typeof model !== "string") throw new Error("providerContext needs the model the context goes to");
+  return JSON.parse(mneme("--root", root, "context", id, "--format", "anthropic", "--model", model)).messages;
+};
+
+/**
+ * Whether two model names are one model, as Claude Code reads them (written here apart
+ * from Mneme's rule, to check it): a context tag (`[1m]`), a date (`-20250929`), a
+ * version's dot (`4.5`) or the case does not make another.
+ */
+const sameFamily = (a, b) => {
+  const family = (name) => name.replace(/\[[^\]]*\]$/, "").replace(/[-@]\d{8}$/, "").replaceAll(".", "-").toLowerCase();
+  return family(a) === family(b);
+};
 
 /** Whether messages hold a thinking block. */
 const thinks = (messages) => messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "thinking" || b.type === "redacted_thinking"));
@@ -163,7 +183,7 @@ const thinks = (messages) => messages.some((m) => Array.isArray(m.content) && m.
 const TOOL_TURN = [
   { role: "user", content: "what is in this folder?" },
   {
-    role: "assistant", id: "msg_turn_1", model: "claude-sonnet-4-5", stop_reason: "tool_use",
+    role: "assistant", id: "msg_turn_1", model: MODEL, stop_reason: "tool_use",
     usage: { input_tokens: 120, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 },
     content: [
       { type: "thinking", thinking: "I should list the files.", signature: "c2lnbmF0dXJl" },
@@ -179,16 +199,20 @@ const TOOL_TURN = [
       { type: "tool_result", tool_use_id: "toolu_02", content: "cat: missing.txt: No such file or directory", is_error: true },
     ],
   },
-  { role: "assistant", id: "msg_turn_2", model: "claude-sonnet-4-5", stop_reason: "end_turn", content: [{ type: "text", text: "There is notes.md." }] },
+  { role: "assistant", id: "msg_turn_2", model: MODEL, stop_reason: "end_turn", content: [{ type: "text", text: "There is notes.md." }] },
 ];
+
+/** Passed as `resume`'s model: the client's own default, on purpose. */
+const CLIENT_DEFAULT = Symbol("the client's default model");
 
 const scratch = mkdtempSync(join(tmpdir(), "mneme-clients-"));
 const api = await startMockApi();
 
 /**
  * Claude Code with a scratch home (its store is `root`) and working folder;
- * `resume(id, prompt)` runs `claude -p <prompt> --resume <id>` and returns the request
- * that carried the prompt.
+ * `resume(id, prompt, model)` runs `claude -p <prompt> --resume <id> --model <model>`
+ * and returns the request that carried the prompt. `model` is CLIENT_DEFAULT only
+ * where a test means Claude Code's default, whatever it is that day.
  */
 function claudeCode(name) {
   const home = join(scratch, `${name}-home`);
@@ -198,7 +222,9 @@ function claudeCode(name) {
     ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
   };
-  const resume = async (id, prompt, options = []) => {
+  const resume = async (id, prompt, model) => {
+    if (model !== CLIENT_DEFAULT && typeof model !== "string") throw new Error("resume needs the model to resume with (or CLIENT_DEFAULT)");
+    const options = model === CLIENT_DEFAULT ? [] : ["--model", model];
     api.requests.length = 0;
     const out = JSON.parse(await client(CLAUDE, ["-p", prompt, "--resume", id, "--output-format", "json", ...options], { cwd: work, env }));
     assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code answered from the mock API");
@@ -223,7 +249,7 @@ async function piSession(name) {
   mkdirSync(work, { recursive: true });
   writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
   const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
-  const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--no-tools", "-nc", ...args], { cwd: work, env });
+  const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", MODEL, "--no-tools", "-nc", ...args], { cwd: work, env });
   await pi("--session-dir", sessions, "-p", "first question");
   const [file] = readdirSync(sessions);
   const resume = async (file, prompt) => {
@@ -245,7 +271,7 @@ try {
     mneme("--root", root, "compact", id, "--keep-messages", "4");
     const before = resumed(root, id);
     assertEqual(before.length, 5, "Mneme resumes with the summary and the 4 kept messages");
-    const request = await resume(id, "next question");
+    const request = await resume(id, "next question", MODEL);
     assertEqual(sent(request), merged([...before, ["user", "next question"]]), "what Claude Code sent is Mneme's context plus the new prompt");
     // Claude Code chained its prompt to the last kept message: Mneme still resumes from the compaction.
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what Claude Code appended");
@@ -279,20 +305,38 @@ try {
     // transcript, linked from the call by a progress entry.
     mneme("--root", root, "append", id, "--cwd", work, "--agent", "a5b6c7d8", "--parent-call", "toolu_03", "--message",
       JSON.stringify([{ role: "user", content: "read notes.md" }, { role: "assistant", content: "It says hello." }]));
-    const before = providerContext(root, id);
+    const before = providerContext(root, id, MODEL);
     assertEqual(before.at(-2).content[0].tool_use_id, "toolu_03", "the interrupted call gets a synthetic result");
-    const request = await resume(id, "next question");
+    assertEqual(thinks(before), true, "the context for the session's own model has its thinking");
+    const request = await resume(id, "next question", MODEL);
+    assertEqual(request.model, MODEL, "Claude Code sent the model it was told");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
-    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what Claude Code appended");
+    assertEqual(normalized(providerContext(root, id, MODEL)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what Claude Code appended");
+  });
+
+  // The one test that leaves the model to Claude Code: whatever its default is today, it
+  // must send Mneme's provider context for the model it chose, which keeps the session's
+  // thinking when that is the model that wrote it and leaves it out for any other.
+  await test("Claude Code resumes with its own default model, whatever it is, exactly Mneme's provider context for that model (thinking kept for the same model, left out for another)", async () => {
+    const { root, work, resume } = claudeCode("claude-default-model");
+    const id = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f";
+    mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
+    const request = await resume(id, "next question", CLIENT_DEFAULT);
+    assertEqual(typeof request.model, "string", "Claude Code named the model it sent to");
+    const context = providerContext(root, id, request.model);
+    const sameModel = sameFamily(request.model, MODEL);
+    assertEqual(thinks(context), sameModel, `Mneme's context for ${request.model} has the thinking of ${MODEL}`);
+    assertEqual(thinks(request.messages), sameModel, `what Claude Code sent ${request.model} has the thinking of ${MODEL}`);
+    assertEqual(normalized(request.messages), normalized([...context, prompt("next question")]), `what Claude Code sent ${request.model} is Mneme's provider context for it plus the new prompt`);
   });
 
   await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {
     const { root, file, id, resume } = await piSession("pi-tools");
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
-    const before = providerContext(root, id);
+    const before = providerContext(root, id, MODEL);
     const request = await resume(file, "next question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
-    assertEqual(normalized(providerContext(root, id)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what pi appended");
+    assertEqual(normalized(providerContext(root, id, MODEL)), normalized([...before, prompt("next question"), reply]), "Mneme resumes what pi appended");
   });
 
   await test("pi continues a session with commands, extension messages and a branch summary, with exactly Mneme's provider context", async () => {
@@ -315,7 +359,7 @@ try {
       return JSON.stringify(line);
     });
     appendFileSync(path, extras.join("\n") + "\n");
-    const before = providerContext(root, id);
+    const before = providerContext(root, id, MODEL);
     assertEqual(JSON.stringify(before).includes("SECRET"), false, "a `!!` command stays out of the context");
     const request = await resume(file, "next question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
@@ -330,9 +374,9 @@ try {
     const { entries } = JSON.parse(mneme("--root", root, "sessions", "show", id, "--json"));
     const from = entries.find((e) => e.text === "There is notes.md.").uuid;
     mneme("--root", root, "fork", id, "--from", from, "--to", forkId);
-    const before = providerContext(root, forkId);
+    const before = providerContext(root, forkId, MODEL);
     assertEqual(JSON.stringify(before).includes("a later question"), false, "the fork ends at the message it was made from");
-    const request = await resume(forkId, "forked question");
+    const request = await resume(forkId, "forked question", MODEL);
     assertEqual(normalized(request.messages), normalized([...before, prompt("forked question")]), "what Claude Code sent is the fork's provider context plus the new prompt");
   });
 
@@ -340,8 +384,8 @@ try {
     const { root, id, resume } = await piSession("pi-fork");
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN));
     mneme("--root", root, "fork", id, "--to", "forked");
-    const before = providerContext(root, "forked");
-    assertEqual(normalized(before), normalized(providerContext(root, id)), "the fork resumes as its origin does");
+    const before = providerContext(root, "forked", MODEL);
+    assertEqual(normalized(before), normalized(providerContext(root, id, MODEL)), "the fork resumes as its origin does");
     const request = await resume("forked.jsonl", "forked question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("forked question")]), "what pi sent is the fork's provider context plus the new prompt");
   });
@@ -350,9 +394,9 @@ try {
     const { root, work, resume } = claudeCode("claude-import");
     const rollout = join(HERE, "../tests/corpus/codex/vibecodingtracker-codex-0.39.jsonl");
     const [{ imported }] = JSON.parse(mneme("--root", root, "import", rollout, "--cwd", work, "--json"));
-    const before = providerContext(root, imported.id);
+    const before = providerContext(root, imported.id, MODEL);
     assertEqual(before.flatMap((m) => m.content).filter((b) => b.type === "tool_use").length, 18, "every call of the rollout is in the context");
-    const request = await resume(imported.id, "next question");
+    const request = await resume(imported.id, "next question", MODEL);
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what Claude Code sent is Mneme's provider context plus the new prompt");
   });
 
@@ -395,7 +439,7 @@ try {
       // Claude Code resumes `session` with `text`: it must send Mneme's context of it.
       const resumesAsMneme = async (session, text, what) => {
         const context = providerContext(root, session, model);
-        const request = await resume(session, text, ["--model", model]);
+        const request = await resume(session, text, model);
         assertEqual(
           compared(withoutClaudeCodesOwn(request.messages)),
           compared(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(context), prompt(text)])),
@@ -443,7 +487,7 @@ try {
     const resumesAsMneme = async (text, what) => {
       const context = providerContext(root, id, model);
       assertEqual(JSON.stringify(context).includes("Cancelled: Bash(ls \ufffd…) errored"), true, "Mneme's context has U+FFFD in its place");
-      const request = await resume(id, text, ["--model", model]);
+      const request = await resume(id, text, model);
       assertEqual(normalized(request.messages), normalized([...context, prompt(text)]), `what Claude Code sent ${what} is Mneme's provider context plus the new prompt`);
     };
     await resumesAsMneme("next question", "with the lone escape in the file");
@@ -469,7 +513,7 @@ try {
         const context = providerContext(root, id, sentTo);
         assertEqual(thinks(context), replayed, `${path.slice(0, 2)}: Mneme's context for ${sentTo} has the thinking of ${model}`);
         const prompted = `a question for ${sentTo}`;
-        const request = await resume(id, prompted, ["--model", sentTo]);
+        const request = await resume(id, prompted, sentTo);
         assertEqual(
           normalized(withoutClaudeCodesOwn(request.messages)),
           normalized(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(context), prompt(prompted)])),
@@ -536,7 +580,7 @@ try {
     execFileSync(MNEME, ["--root", store, "export", imported.id, "--to", "pi", "--out", exported], { stdio: "ignore" });
     // pi refuses a session whose working directory is gone; the corpus's is relative.
     mkdirSync(join(scratch, "pi-export-work", "-experiments/worktrees"), { recursive: true });
-    const before = providerContext(root, "exported", "claude-sonnet-4-5");
+    const before = providerContext(root, "exported", MODEL);
     assertEqual(JSON.stringify(before).includes('"text":"[tool_reference]"'), true, "a tool reference is its marker");
     const request = await resume("exported.jsonl", "next question");
     assertEqual(normalized(request.messages), normalized([...before, prompt("next question")]), "what pi sent is Mneme's provider context plus the new prompt");
