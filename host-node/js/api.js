@@ -205,7 +205,7 @@ const U64 = [0, Number.MAX_SAFE_INTEGER];
 const S64 = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
 const U32 = [0, 2 ** 32 - 1];
 /**
- * Every number of the settings records (wit/engine.wit: settings, trigger, keep,
+ * Every number of the settings records (wit/*.wit: settings, trigger, keep,
  * flush-, extraction- and dream-settings, retention, reset-policy, caps), by field, with
  * its WIT type's range (64-bit ones up to the safe integers). jco lowers a value outside
  * its type wrapped (-1 as a u64 is 2^64 - 1: a cap of no limit; 256 as a u8 is 0), a

@@ -219,7 +219,7 @@ macro_rules! mirror_wit_types {
     };
 }
 
-/// Every WIT type of `wit/engine.wit`, mirrored onto a binding's generated modules:
+/// Every WIT type of `wit/`, mirrored onto a binding's generated modules:
 /// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);` with each
 /// name a module (or `use … as` alias) in scope.
 #[macro_export]
