@@ -25,10 +25,13 @@ pub enum SecretKind {
     BearerToken,
     PrivateKey,
     EnvSecret,
+    Jwt,
+    StripeKey,
+    UrlPassword,
 }
 
 impl SecretKind {
-    pub const ALL: [SecretKind; 9] = [
+    pub const ALL: [SecretKind; 12] = [
         SecretKind::AnthropicKey,
         SecretKind::OpenAiKey,
         SecretKind::GoogleKey,
@@ -38,6 +41,9 @@ impl SecretKind {
         SecretKind::BearerToken,
         SecretKind::PrivateKey,
         SecretKind::EnvSecret,
+        SecretKind::Jwt,
+        SecretKind::StripeKey,
+        SecretKind::UrlPassword,
     ];
 
     /// The name used in markers, reports and settings.
@@ -52,6 +58,9 @@ impl SecretKind {
             SecretKind::BearerToken => "bearer-token",
             SecretKind::PrivateKey => "private-key",
             SecretKind::EnvSecret => "env-secret",
+            SecretKind::Jwt => "jwt",
+            SecretKind::StripeKey => "stripe-key",
+            SecretKind::UrlPassword => "url-password",
         }
     }
 
@@ -379,23 +388,29 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
 
 /// Whether `bytes` has what every secret [`secret_at`] finds needs: a `-`, `_` or `=`
 /// (`sk-`, `xoxb-`, `ghp_`, private keys, `NAME=value`), an `A` (Google and AWS keys),
-/// or `bearer ` in any case. Most prose has none, and is passed over a vector at a time
-/// instead of a byte at a time.
+/// a `.` (a JWT's parts), an `@` (a password in a URL), or `bearer ` in any case. Most
+/// prose has none but its full stops, and is passed over a vector at a time instead of
+/// a byte at a time.
 fn may_hold_secret(bytes: &[u8]) -> bool {
     let bearer_at = |at: usize| bytes.get(at..at + 7).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer "));
     // Most of a line's strings are short (a role, a path, a name): a vector search's
     // set-up would cost more than looking at each byte.
     if bytes.len() < 64 {
         return bytes.iter().enumerate().any(|(at, b)| match b {
-            b'-' | b'_' | b'=' | b'A' => true,
+            b'-' | b'_' | b'=' | b'A' | b'@' => true,
+            b'e' => bytes[at..].starts_with(JWT_START),
             b'b' | b'B' => bearer_at(at),
             _ => false,
         });
     }
     memchr::memchr3(b'-', b'_', b'=', bytes).is_some()
-        || memchr::memchr(b'A', bytes).is_some()
+        || memchr::memchr2(b'A', b'@', bytes).is_some()
+        || memchr::memmem::find(bytes, JWT_START).is_some()
         || memchr::memchr2_iter(b'b', b'B', bytes).any(bearer_at)
 }
+
+/// How a JWT's header and payload start: `{"` in base64url.
+const JWT_START: &[u8] = b"eyJ";
 
 /// [`redact_span`] byte by byte, for text that may hold a secret.
 fn scan_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Found) -> Option<String> {
@@ -415,8 +430,11 @@ fn scan_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Foun
         copied = end;
         Some(end.max(i + 1))
     };
-    // A line's start matters only for a `NAME=value`: without an `=` there is none.
+    // A line's start matters only for a `NAME=value`: without an `=` there is none. A
+    // URL's user starts anywhere after `://`: without an `@` there is no password.
     let assignments = memchr::memchr(b'=', bytes).is_some();
+    let urls = memchr::memchr(b'@', bytes).is_some() && find(bytes, b"://").is_some();
+    let after_scheme = |i: usize| urls && i >= 3 && &bytes[i - 3..i] == b"://";
     let mut i = 0;
     while i < bytes.len() {
         // Secrets start at a word boundary: inside a word (most bytes) one table lookup
@@ -428,7 +446,7 @@ fn scan_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Foun
         }
         let escape_end = newlines == Newlines::Escaped && i > 0 && bytes[i - 1] == b'\\' && (i < 2 || bytes[i - 2] != b'\\');
         let line_start = i == 0 || bytes[i - 1] == b'\n';
-        if (STARTS_SECRET[bytes[i] as usize] || (line_start && assignments))
+        if (STARTS_SECRET[bytes[i] as usize] || (line_start && assignments) || after_scheme(i))
             && let Some(end) = redact_at(i, line_start)
         {
             i = end;
@@ -464,10 +482,10 @@ const TOKEN_BYTE: [bool; 256] = {
 };
 
 /// The first bytes of the patterns [`secret_at`] looks for (at a line's start it looks
-/// for a `NAME=value` whatever the byte).
+/// for a `NAME=value`, and after a URL's `://` for a password, whatever the byte).
 const STARTS_SECRET: [bool; 256] = {
     let mut table = [false; 256];
-    let firsts = b"sAgxBb-";
+    let firsts = b"sAgxBb-re";
     let mut i = 0;
     while i < firsts.len() {
         table[firsts[i] as usize] = true;
@@ -487,7 +505,10 @@ fn secret_at(policy: Redaction, bytes: &[u8], i: usize, newlines: Newlines, line
     };
     let alnum = |b: u8| b.is_ascii_alphanumeric();
     let hit = match rest.first()? {
+        _ if i >= 3 && &bytes[i - 3..i] == b"://" && policy.covers(SecretKind::UrlPassword) => url_password(bytes, i, newlines),
         b's' if rest.starts_with(b"sk-ant-") => token(SecretKind::AnthropicKey, 7, 20, &is_token_byte),
+        b's' | b'r' if STRIPE_PREFIXES.iter().any(|p| rest.starts_with(p)) => token(SecretKind::StripeKey, 8, 16, &alnum),
+        b'e' if rest.starts_with(JWT_START) && policy.covers(SecretKind::Jwt) => jwt(bytes, i),
         b's' if rest.starts_with(b"sk-") => {
             let len = run(bytes, i + 3, is_token_byte);
             // An OpenAI key mixes letters and digits; a long kebab-case name does not.
@@ -533,6 +554,43 @@ fn secret_at(policy: Redaction, bytes: &[u8], i: usize, newlines: Newlines, line
         _ => None,
     };
     hit.or_else(|| if line_start && policy.covers(SecretKind::EnvSecret) { env_secret(bytes, i, newlines) } else { None })
+}
+
+/// Stripe's secret and restricted keys, live and test (`pk_` keys are public).
+const STRIPE_PREFIXES: [&[u8]; 4] = [b"sk_live_", b"rk_live_", b"sk_test_", b"rk_test_"];
+
+/// A JSON Web Token: a header and a payload (JSON objects, so each starts `eyJ`) and a
+/// signature, base64url parts joined by dots. An unsigned one (`alg: none`, nothing
+/// after the last dot) carries no credential.
+fn jwt(bytes: &[u8], i: usize) -> Option<(SecretKind, usize, usize)> {
+    let base64url = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    let header = run(bytes, i, base64url);
+    let payload_at = i + header + 1;
+    if header < 10 || bytes.get(i + header) != Some(&b'.') || !bytes[payload_at.min(bytes.len())..].starts_with(JWT_START) {
+        return None;
+    }
+    let payload = run(bytes, payload_at, base64url);
+    let signature_at = payload_at + payload + 1;
+    let signature = run(bytes, signature_at, base64url);
+    let end = signature_at + signature;
+    (payload >= 10 && bytes.get(payload_at + payload) == Some(&b'.') && signature >= 16 && bytes.get(end) != Some(&b'.'))
+        .then_some((SecretKind::Jwt, i, end))
+}
+
+/// The password of `scheme://user:password@host` (`i` is where the user starts): the
+/// range to replace, so the URL still names its user and host. `$VAR` and `${VAR}`
+/// name a password kept elsewhere, and `<password>` is documentation's.
+fn url_password(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind, usize, usize)> {
+    let ends_part = |b: u8| b.is_ascii_whitespace() || matches!(b, b'/' | b'"' | b'\'' | b'?' | b'#' | b'<' | b'>') || (newlines == Newlines::Escaped && b == b'\\');
+    let user = run(bytes, i, |b| !ends_part(b) && b != b':' && b != b'@');
+    let start = i + user + 1;
+    if bytes.get(i + user) != Some(&b':') {
+        return None;
+    }
+    let password = run(bytes, start, |b| !ends_part(b) && b != b'@');
+    let end = start + password;
+    let named_elsewhere = bytes.get(start) == Some(&b'$');
+    (password > 0 && bytes.get(end) == Some(&b'@') && !named_elsewhere).then_some((SecretKind::UrlPassword, start, end))
 }
 
 const AWS_PREFIXES: [&[u8]; 8] = [b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"ANVA", b"AIPA"];
@@ -594,8 +652,11 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
         at += 7;
     }
     let name_len = run(bytes, at, |b| b.is_ascii_alphanumeric() || b == b'_');
+    // An INI file (AWS's credentials, a .pypirc) puts spaces around the `=`.
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    let spaces_before = run(bytes, at + name_len, blank);
     // Every string value starts a line: most are no assignment, which costs one look.
-    if bytes.get(at + name_len) != Some(&b'=') {
+    if bytes.get(at + name_len + spaces_before) != Some(&b'=') {
         return None;
     }
     let name = &bytes[at..at + name_len];
@@ -604,7 +665,9 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
     if !SECRET_NAMES.iter().any(|secret| named(secret)) && !SECRET_SUFFIXES.iter().any(|suffix| ends_with(suffix)) {
         return None;
     }
-    let start = at + name_len + 1;
+    let after_equals = at + name_len + spaces_before + 1;
+    let spaces_after = run(bytes, after_equals, blank);
+    let start = after_equals + spaces_after;
     let escaped_quote = newlines == Newlines::Escaped && bytes[start..].starts_with(b"\\\"");
     let (start, end) = match bytes.get(start) {
         // A quoted value runs to its closing quote, spaces and escapes included.
@@ -632,7 +695,10 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
         || value.starts_with(b"<")
         || value.iter().all(|b| matches!(b, b'x' | b'X' | b'*' | b'.'))
         || (value.get(..4).is_some_and(|head| head.eq_ignore_ascii_case(b"your")) && !value.get(4).is_some_and(u8::is_ascii_alphanumeric));
-    if value.is_empty() || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder {
+    // Spaced out, it may be code (`API_KEY = os.environ["API_KEY"]`): a call, an index
+    // or a block is no value.
+    let code = spaces_before + spaces_after > 0 && value.iter().any(|b| matches!(b, b'(' | b'[' | b'{'));
+    if value.is_empty() || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder || code {
         return None;
     }
     Some((SecretKind::EnvSecret, start, end))
@@ -734,6 +800,11 @@ mod tests {
             Just("-----BEGIN RSA PRIVATE KEY-----"),
             Just("PASSWORD=hunter22"),
             Just("password=hunter22"),
+            Just("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1rwW1gFWFOEjXk"),
+            Just("sk_live_abcdefghij0123456789"),
+            Just("db://u:pw@h"),
+            Just("@"),
+            Just("."),
             Just("\\n"),
             Just("\n"),
             Just("\n"),

@@ -23,7 +23,7 @@ export interface Entry {
 export interface Redacted { kind: SecretKind; count: number }
 export type SecretKind =
   | "anthropic-api-key" | "openai-api-key" | "google-api-key" | "aws-access-key" | "github-token"
-  | "slack-token" | "bearer-token" | "private-key" | "env-secret";
+  | "slack-token" | "bearer-token" | "private-key" | "env-secret" | "jwt" | "stripe-key" | "url-password";
 export interface SkippedLine { part: number; line: number; reason: string }
 export interface LoadReport {
   entries: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];

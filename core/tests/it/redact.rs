@@ -30,6 +30,14 @@ fn fakes() -> Vec<(SecretKind, String)> {
         (SecretKind::GithubToken, format!("github_pat_11{}_{}", alnum(20, 9), alnum(59, 10))),
         (SecretKind::SlackToken, "xoxb-2402839102-5738291038475-Zq8vR2kLm9XwP4tYc7NbF3sJ".to_owned()),
         (SecretKind::SlackToken, format!("xapp-1-A05{}-{}", alnum(8, 11), alnum(40, 12))),
+        (SecretKind::StripeKey, format!("sk_live_51{}", alnum(97, 13))),
+        (SecretKind::StripeKey, format!("rk_live_51{}", alnum(97, 14))),
+        (SecretKind::StripeKey, format!("sk_test_{}", alnum(24, 15))),
+        (
+            SecretKind::Jwt,
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+                .to_owned(),
+        ),
     ]
 }
 
@@ -91,6 +99,42 @@ fn bearer_tokens_private_keys_and_env_lines_are_replaced() {
     assert_eq!(report, vec![Redacted { kind: "env-secret".into(), count: 4 }]);
 }
 
+/// A URL keeps its user and host; only the password goes. Found in every form a
+/// transcript holds one: prose, a command, a config line, a JSON string.
+#[test]
+fn a_password_in_a_url_is_replaced_and_the_url_kept() {
+    for (text, expected) in [
+        ("connect to postgres://app:s3cret-Pa55@db.internal:5432/prod now", "connect to postgres://app:[REDACTED:url-password]@db.internal:5432/prod now"),
+        ("psql 'postgresql://user:password@localhost/db'", "psql 'postgresql://user:[REDACTED:url-password]@localhost/db'"),
+        ("redis://:hunter2@cache:6379", "redis://:[REDACTED:url-password]@cache:6379"),
+        ("https://bob:p%40ss@example.com/path?q=1", "https://bob:[REDACTED:url-password]@example.com/path?q=1"),
+        // The value of an assignment is an env secret first: one marker, not two.
+        ("DATABASE_URL=postgres://u:pw@h/db", "DATABASE_URL=[REDACTED:env-secret]"),
+    ] {
+        assert_eq!(redact(text).0, expected, "{text}");
+    }
+    let line = json!({ "type": "user", "message": { "content": "use\nmysql://root:toor@127.0.0.1:3306/app\n" } }).to_string();
+    let clean = Redaction::all().json_line(&line, &mut Found::default()).unwrap();
+    assert!(clean.contains(r"mysql://root:[REDACTED:url-password]@127.0.0.1:3306/app"), "{clean}");
+}
+
+/// AWS's credentials file and other INI files put spaces around the `=`.
+#[test]
+fn credentials_files_with_spaced_assignments_are_replaced() {
+    let credentials = "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\naws_session_token=IQoJb3JpZ2luX2VjEJr\nregion = us-east-1\n";
+    let (out, report) = redact(credentials);
+    assert_eq!(
+        out,
+        "[default]\naws_access_key_id = [REDACTED:aws-access-key]\naws_secret_access_key = [REDACTED:env-secret]\naws_session_token=[REDACTED:env-secret]\nregion = us-east-1\n"
+    );
+    assert_eq!(
+        report,
+        vec![Redacted { kind: "aws-access-key".into(), count: 1 }, Redacted { kind: "env-secret".into(), count: 2 }]
+    );
+    let (out, _) = redact("password = \"hunter22\"\n");
+    assert_eq!(out, "password = \"[REDACTED:env-secret]\"\n", "a literal assigned in code is a secret");
+}
+
 #[test]
 fn in_a_json_string_an_escape_ends_a_word() {
     let github = fakes()[6].1.clone();
@@ -119,6 +163,11 @@ fn ordinary_code_and_prose_are_left_alone() {
         "if api_key == \"\": raise ValueError('set OPENAI_API_KEY')",
         "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 uuid 3f2b6c1e-8d4a-4f7b-9c2e-1a5b7d9e0f12",
         "fn main() { let x: Vec<u8> = vec![1, 2, 3]; println!(\"{x:?}\"); }",
+        "postgres://localhost:5432/db, https://bob@example.com/x, git@github.com:org/repo.git, me@example.com",
+        "postgres://app:${DB_PASSWORD}@db/prod and postgres://app:$PGPASSWORD@db/prod and https://user:<password>@host",
+        "eyJ alone; eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIn0. is unsigned; version 1.2.3.4",
+        "pk_live_51HxYzAbCdEfGhIjKlMnOpQr is public; sk_live_ alone; desk_live_abcdefghijklmnopqrstuvwxyz",
+        "API_KEY = os.environ[\"API_KEY\"]\npassword = getpass()\nSECRET_KEY = settings.get(\"secret\")",
     ] {
         assert_eq!(redact(text), (text.to_owned(), vec![]), "{text}");
     }

@@ -50,7 +50,7 @@ struct Cli {
     /// Total size past which appends to a session are refused until it is compacted
     #[arg(long, global = true, value_name = "SIZE", value_parser = mneme_core::parse_limit, default_value = "200MiB")]
     total_limit: u64,
-    /// Secrets taken out of every line before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret)
+    /// Secrets taken out of every line before it is written, replaced by `[REDACTED:<kind>]`: `all`, `none`, or kinds separated by commas (anthropic-api-key, openai-api-key, google-api-key, aws-access-key, github-token, slack-token, bearer-token, private-key, env-secret, jwt, stripe-key, url-password)
     #[arg(long, global = true, value_name = "KINDS", default_value = "all")]
     redact: String,
 }
