@@ -573,15 +573,22 @@ fn jwt(bytes: &[u8], i: usize) -> Option<(SecretKind, usize, usize)> {
     let signature_at = payload_at + payload + 1;
     let signature = run(bytes, signature_at, base64url);
     let end = signature_at + signature;
-    (payload >= 10 && bytes.get(payload_at + payload) == Some(&b'.') && signature >= 16 && bytes.get(end) != Some(&b'.'))
-        .then_some((SecretKind::Jwt, i, end))
+    (payload >= 10 && bytes.get(payload_at + payload) == Some(&b'.') && signature >= 16 && bytes.get(end) != Some(&b'.')).then_some((
+        SecretKind::Jwt,
+        i,
+        end,
+    ))
 }
 
 /// The password of `scheme://user:password@host` (`i` is where the user starts): the
 /// range to replace, so the URL still names its user and host. `$VAR` and `${VAR}`
 /// name a password kept elsewhere, and `<password>` is documentation's.
 fn url_password(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind, usize, usize)> {
-    let ends_part = |b: u8| b.is_ascii_whitespace() || matches!(b, b'/' | b'"' | b'\'' | b'?' | b'#' | b'<' | b'>') || (newlines == Newlines::Escaped && b == b'\\');
+    let ends_part = |b: u8| {
+        b.is_ascii_whitespace()
+            || matches!(b, b'/' | b'"' | b'\'' | b'?' | b'#' | b'<' | b'>')
+            || (newlines == Newlines::Escaped && b == b'\\')
+    };
     let user = run(bytes, i, |b| !ends_part(b) && b != b':' && b != b'@');
     let start = i + user + 1;
     if bytes.get(i + user) != Some(&b':') {

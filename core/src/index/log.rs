@@ -266,6 +266,7 @@ impl<S: Storage> Store<S> {
             if changes.is_empty() {
                 return Ok(value);
             }
+            let changes = self.redact_changes(changes);
             let (generation, read_to, log_size) =
                 self.index.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size)).unwrap_or_default();
             let mut bytes = Vec::new();
@@ -286,6 +287,34 @@ impl<S: Storage> Store<S> {
             Ok(value)
         })
         .await
+    }
+
+    /// The changes with the secrets the store's redaction covers taken out of the
+    /// caller's words on a key (its title, origin, toggles, metadata and reason), before
+    /// they are written or applied, so the index read back equals the one kept. The key,
+    /// the session ids, the provider and the model are names the caller looks up or
+    /// routes by, and are kept as given.
+    fn redact_changes(&self, mut changes: Vec<Change>) -> Vec<Change> {
+        let redaction = self.redaction();
+        let mut found = crate::redact::Found::default();
+        let mut clean = |text: &mut String| {
+            if let Some(redacted) = redaction.text(text, &mut found) {
+                *text = redacted;
+            }
+        };
+        for change in &mut changes {
+            if let Change::Key { entry } = change {
+                let origin = &mut entry.origin;
+                for text in [&mut entry.title, &mut origin.subject, &mut origin.room, &mut origin.display_name].into_iter().flatten() {
+                    clean(text);
+                }
+                for field in entry.toggles.iter_mut().chain(entry.metadata.iter_mut()) {
+                    clean(&mut field.value);
+                }
+                clean(&mut entry.reason);
+            }
+        }
+        changes
     }
 
     /// Replaces every cached session row with `rows` in a new generation (a snapshot

@@ -677,12 +677,12 @@ impl<S: Storage> Store<S> {
     }
 
     /// Takes the secrets the store's redaction covers out of each memory's name,
-    /// description and body, and says what was taken in its `redacted`.
+    /// description, body and topics, and says what was taken in its `redacted`.
     pub(super) fn redact_memories(&self, memories: &mut [Memory]) {
         let redaction = self.redaction();
         for memory in memories {
             let mut found = crate::redact::Found::default();
-            for text in [&mut memory.name, &mut memory.description, &mut memory.body] {
+            for text in [&mut memory.name, &mut memory.description, &mut memory.body].into_iter().chain(memory.topics.iter_mut()) {
                 if let Some(clean) = redaction.text(text, &mut found) {
                     *text = clean;
                 }

@@ -198,6 +198,9 @@ impl<S: Storage> Store<S> {
     /// under its new id.
     pub async fn crab_set_title(&self, id: &str, title: &str) -> Result<CrabSession, Error> {
         let session = self.crab_session(id).await?;
+        // The title names the file too: a secret in it is taken out before either.
+        let redacted = self.redaction().text(title, &mut crate::redact::Found::default());
+        let title = redacted.as_deref().unwrap_or(title);
         let title_slug = slug(title);
         let new_id = if title_slug.is_empty() {
             format!("{}_{}_{}", session.agent, session.sender, session.seq)

@@ -104,7 +104,10 @@ fn bearer_tokens_private_keys_and_env_lines_are_replaced() {
 #[test]
 fn a_password_in_a_url_is_replaced_and_the_url_kept() {
     for (text, expected) in [
-        ("connect to postgres://app:s3cret-Pa55@db.internal:5432/prod now", "connect to postgres://app:[REDACTED:url-password]@db.internal:5432/prod now"),
+        (
+            "connect to postgres://app:s3cret-Pa55@db.internal:5432/prod now",
+            "connect to postgres://app:[REDACTED:url-password]@db.internal:5432/prod now",
+        ),
         ("psql 'postgresql://user:password@localhost/db'", "psql 'postgresql://user:[REDACTED:url-password]@localhost/db'"),
         ("redis://:hunter2@cache:6379", "redis://:[REDACTED:url-password]@cache:6379"),
         ("https://bob:p%40ss@example.com/path?q=1", "https://bob:[REDACTED:url-password]@example.com/path?q=1"),
@@ -127,10 +130,7 @@ fn credentials_files_with_spaced_assignments_are_replaced() {
         out,
         "[default]\naws_access_key_id = [REDACTED:aws-access-key]\naws_secret_access_key = [REDACTED:env-secret]\naws_session_token=[REDACTED:env-secret]\nregion = us-east-1\n"
     );
-    assert_eq!(
-        report,
-        vec![Redacted { kind: "aws-access-key".into(), count: 1 }, Redacted { kind: "env-secret".into(), count: 2 }]
-    );
+    assert_eq!(report, vec![Redacted { kind: "aws-access-key".into(), count: 1 }, Redacted { kind: "env-secret".into(), count: 2 }]);
     let (out, _) = redact("password = \"hunter22\"\n");
     assert_eq!(out, "password = \"[REDACTED:env-secret]\"\n", "a literal assigned in code is a secret");
 }
@@ -314,4 +314,69 @@ fn a_secret_in_a_memory_name_reaches_neither_its_file_name_nor_the_index() {
         let text = String::from_utf8_lossy(&block_on(store.storage().read(&info.key, 0, None)).unwrap()).to_uppercase();
         assert!(!info.key.to_uppercase().contains(aws) && !text.contains(aws), "{} holds the key", info.key);
     }
+}
+
+/// Every byte in the store, as text, for a scan for secrets.
+fn every_file(storage: &InMemoryStorage) -> String {
+    let mut all = String::new();
+    for info in block_on(storage.list("")).unwrap() {
+        all.push_str(&info.key);
+        all.push('\n');
+        all.push_str(&String::from_utf8_lossy(&block_on(storage.read(&info.key, 0, None)).unwrap()));
+    }
+    all
+}
+
+/// The caller's words on a session key (a chat's subject, its display name, a title,
+/// toggles, metadata), a memory's topics and a crab session's title (which names its
+/// file) reach no file; the index read back is the one kept.
+#[test]
+fn labels_topics_and_titles_are_written_without_their_secrets() {
+    use mneme_core::index::{ChatType, Field, Inbound, KeyPatch, Origin, RoutePolicy};
+    let github = fakes()[6].1.clone();
+    let jwt = fakes().last().unwrap().1.clone();
+    let stripe = fakes()[11].1.clone();
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let inbound = Inbound {
+        chat_type: ChatType::Group,
+        provider: Some("slack".into()),
+        id: Some("c1".into()),
+        text: "hi".into(),
+        origin: Origin { subject: Some(format!("ops {github}")), display_name: Some(jwt.clone()), ..Origin::default() },
+        metadata: vec![Field { name: "token".into(), value: stripe.clone() }],
+        ..Inbound::default()
+    };
+    let resolved = block_on(store.resolve(&inbound, &RoutePolicy::default(), T0, "s1")).unwrap();
+    let key = resolved.key.clone();
+    let patch = KeyPatch {
+        title: Some(format!("deploy with {github}")),
+        toggles: vec![Field { name: "auth".into(), value: format!("Bearer {jwt}") }],
+        ..KeyPatch::default()
+    };
+    block_on(store.update_key(&key, &patch)).unwrap();
+    let kept = block_on(store.key(&key)).unwrap().entry;
+    assert_eq!(kept.title.as_deref(), Some("deploy with [REDACTED:github-token]"));
+    assert_eq!(kept.origin.subject.as_deref(), Some("ops [REDACTED:github-token]"));
+    assert_eq!(kept.origin.display_name.as_deref(), Some("[REDACTED:jwt]"));
+    assert_eq!(kept.metadata[0].value, "[REDACTED:stripe-key]");
+    assert_eq!(kept.toggles[0].value, "Bearer [REDACTED:bearer-token]");
+    assert_eq!(block_on(Store::new(&storage).key(&key)).unwrap().entry, kept, "a fresh load reads the index that was kept");
+
+    let scope = Scope::Project("-p".into());
+    let mut memory = NewMemory::new("Deploy", MemoryKind::Reference, "how to deploy", "run the script");
+    memory.topics = vec!["deploy".into(), format!("key {github}")];
+    let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
+    assert_eq!(written.topics, ["deploy", "key [REDACTED:github-token]"]);
+    assert_eq!(written.redacted, vec![Redacted { kind: "github-token".into(), count: 1 }]);
+
+    let crab = block_on(store.crab_start(None, "crab", "tg 1", "user", T0)).unwrap();
+    let titled = block_on(store.crab_set_title(&crab.id, &format!("rotate {github}"))).unwrap();
+    assert_eq!(titled.title, "rotate [REDACTED:github-token]");
+
+    let all = every_file(&storage);
+    for secret in [&github, &jwt, &stripe] {
+        assert!(!all.contains(secret.as_str()), "a file holds {secret}");
+    }
+    assert!(!all.to_lowercase().contains(&github.to_lowercase()), "a file name holds the token's slug");
 }
