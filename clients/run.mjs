@@ -38,7 +38,9 @@ async function client(program, args, options) {
   return (await child).stdout;
 }
 
-const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
+/** This shell's environment without Mneme's own settings (MNEME_REDACT, a summariser), which would change what `mneme` writes. */
+const MNEME_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("MNEME_")));
+const mneme = (...args) => execFileSync(MNEME, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28, env: MNEME_ENV });
 
 /** Mneme's resume of a session: [role, text] for each message, from its content blocks as a model gets them. */
 function resumed(root, id) {
@@ -154,9 +156,11 @@ function withClaudeCodesToolsRenamed(messages) {
 
 /**
  * The model every test resumes with unless it says another. A client's own default
- * changes with its releases (Claude Code 2.1.330 asks for claude-opus-5-5, and leaves
- * out another model's thinking): a test that left the model to the client would pass
- * or fail by the day it ran. Only one test leaves it to Claude Code, on purpose.
+ * changes with its releases and with the date (Claude Code 2.1.330 asks for
+ * claude-opus-5-5, skips models whose retirement date has passed, and leaves out
+ * another model's thinking): a test that left the model to the client would pass or
+ * fail by the day it ran. A model named with --model is sent as named, retired or not.
+ * Only one test leaves it to Claude Code, on purpose.
  */
 const MODEL = "claude-sonnet-4-5";
 
@@ -202,6 +206,14 @@ const TOOL_TURN = [
   { role: "assistant", id: "msg_turn_2", model: MODEL, stop_reason: "end_turn", content: [{ type: "text", text: "There is notes.md." }] },
 ];
 
+/**
+ * A client's environment, made from nothing but what it needs to run: a variable of
+ * the shell running the tests (ANTHROPIC_MODEL, CLAUDE_CONFIG_DIR, a cloud provider's
+ * switch, PI_CODING_AGENT_DIR) would change the model, the store or the endpoint. The
+ * time zone and the locale are fixed: Claude Code reads its dates in local time.
+ */
+const clientEnv = (home) => ({ PATH: process.env.PATH, HOME: home, TZ: "UTC", LANG: "C.UTF-8", LC_ALL: "C.UTF-8" });
+
 /** Passed as `resume`'s model: the client's own default, on purpose. */
 const CLIENT_DEFAULT = Symbol("the client's default model");
 
@@ -219,7 +231,7 @@ function claudeCode(name) {
   const work = join(scratch, `${name}-work`);
   mkdirSync(work, { recursive: true });
   const env = {
-    ...process.env, HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
+    ...clientEnv(home), ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
   };
   const resume = async (id, prompt, model) => {
@@ -248,7 +260,7 @@ async function piSession(name) {
   mkdirSync(join(home, ".pi/agent"), { recursive: true });
   mkdirSync(work, { recursive: true });
   writeFileSync(join(home, ".pi/agent/models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: api.url } } }));
-  const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+  const env = { ...clientEnv(home), ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
   const pi = (...args) => client(PI, ["--provider", "anthropic", "--model", MODEL, "--no-tools", "-nc", ...args], { cwd: work, env });
   await pi("--session-dir", sessions, "-p", "first question");
   const [file] = readdirSync(sessions);
@@ -323,11 +335,13 @@ try {
     mneme("--root", root, "append", id, "--message", JSON.stringify(TOOL_TURN), "--cwd", work);
     const request = await resume(id, "next question", CLIENT_DEFAULT);
     assertEqual(typeof request.model, "string", "Claude Code named the model it sent to");
+    // The model is known once Claude Code has sent, and appended its reply: Mneme's
+    // context for that model now ends with the prompt and the reply.
     const context = providerContext(root, id, request.model);
     const sameModel = sameFamily(request.model, MODEL);
     assertEqual(thinks(context), sameModel, `Mneme's context for ${request.model} has the thinking of ${MODEL}`);
     assertEqual(thinks(request.messages), sameModel, `what Claude Code sent ${request.model} has the thinking of ${MODEL}`);
-    assertEqual(normalized(request.messages), normalized([...context, prompt("next question")]), `what Claude Code sent ${request.model} is Mneme's provider context for it plus the new prompt`);
+    assertEqual(normalized([...request.messages, reply]), normalized(context), `what Claude Code sent ${request.model} is Mneme's provider context for it`);
   });
 
   await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {
@@ -491,7 +505,7 @@ try {
       assertEqual(normalized(request.messages), normalized([...context, prompt(text)]), `what Claude Code sent ${what} is Mneme's provider context plus the new prompt`);
     };
     await resumesAsMneme("next question", "with the lone escape in the file");
-    const checked = spawnSync(MNEME, ["--root", root, "check", id], { encoding: "utf8" });
+    const checked = spawnSync(MNEME, ["--root", root, "check", id], { encoding: "utf8", env: MNEME_ENV });
     assertEqual([checked.status, /lone surrogate escape[^:]*: 1\n/.test(checked.stdout)], [3, true], `check finds it: ${checked.stdout}`);
     const repaired = JSON.parse(mneme("--root", root, "repair", id, "--json"));
     assertEqual([repaired.fixed_surrogates, repaired.backups.length], [1, 1], "repair writes it as \\ufffd, after a backup");
@@ -536,7 +550,7 @@ try {
     const [header, ...rest] = readFileSync(join(HERE, "../tests/corpus/pi/v1/before-compaction.jsonl"), "utf8").split("\n");
     const file = join(root, "projects/p/before-compaction.jsonl");
     writeFileSync(file, [JSON.stringify({ ...JSON.parse(header), cwd: work }), ...rest].join("\n"));
-    const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
+    const env = { ...clientEnv(home), ANTHROPIC_API_KEY: "dummy", PI_OFFLINE: "1" };
     // pi continues `session` with `text`, with the session's own model unless told
     // another: it must send Mneme's context of it for that model.
     const continuesAsMneme = async (session, text, what, model = "claude-opus-4-5") => {
@@ -577,7 +591,7 @@ try {
     const store = join(scratch, "pi-export-claude-store");
     const [{ imported }] = JSON.parse(mneme("--root", store, "import", join(HERE, "../tests/corpus/claude/03-v2.1.114-attachments"), "--json"));
     const exported = join(root, "projects", "p", "exported.jsonl");
-    execFileSync(MNEME, ["--root", store, "export", imported.id, "--to", "pi", "--out", exported], { stdio: "ignore" });
+    execFileSync(MNEME, ["--root", store, "export", imported.id, "--to", "pi", "--out", exported], { stdio: "ignore", env: MNEME_ENV });
     // pi refuses a session whose working directory is gone; the corpus's is relative.
     mkdirSync(join(scratch, "pi-export-work", "-experiments/worktrees"), { recursive: true });
     const before = providerContext(root, "exported", MODEL);
