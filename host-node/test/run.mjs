@@ -126,9 +126,11 @@ try {
     assert(JSON.stringify(linked).includes('"relates_to":["a"]'), JSON.stringify(linked));
     await refused(store.appendTurn("s", [{ role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }], { cwd: "/w" }), "invalid-message", "nothing was written");
     // The instance survived every refusal: it still writes.
-    const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w" });
+    // At 08:00 UTC, an hour before the reset point (04:00 at UTC-5): never the clock's time.
+    const at = Date.UTC(2026, 1, 16, 8, 0);
+    const entry = await store.append("s", { role: "user", text: "still here", cwd: "/w", now: at });
     assert(entry.text === "still here" && entry.parent_uuid === null, JSON.stringify(entry));
-    const zoned = await store.resetGate("s", { utcOffsetMinutes: -300, daily_reset_hour: 4 });
+    const zoned = await store.resetGate("s", { utcOffsetMinutes: -300, daily_reset_hour: 4 }, at + 1);
     assert(zoned.fire === false, `a negative offset is a time zone: ${JSON.stringify(zoned)}`);
     // The error's fields, not only its words: which message of those sent was refused.
     const second = await store.appendTurn("s", [{ role: "user", content: "fine" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }]).catch((e) => e);

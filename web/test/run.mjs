@@ -136,12 +136,13 @@ try {
         await store.append("s", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `turn ${i} `.repeat(200), now: 1_800_000_000_000 + i });
       }
       const settings = { keep: { recent_messages: 4 }, summarizer_window: 3000 };
+      // Every write at a time of its own, after the messages': never the clock's.
       const prompts = [];
-      const empty = await store.compact("s", { settings, mode: "manual", summarize: async () => "  " });
-      const failed = await store.compact("s", { settings, mode: "manual", summarize: async () => { throw new Error("model down"); } });
-      const rolled = await store.compact("s", { settings, mode: "manual", summarize: async (prompt) => { prompts.push(prompt); return `summary ${prompts.length}`; } });
+      const empty = await store.compact("s", { settings, mode: "manual", summarize: async () => "  ", now: 1_800_000_000_100 });
+      const failed = await store.compact("s", { settings, mode: "manual", summarize: async () => { throw new Error("model down"); }, now: 1_800_000_000_101 });
+      const rolled = await store.compact("s", { settings, mode: "manual", summarize: async (prompt) => { prompts.push(prompt); return `summary ${prompts.length}`; }, now: 1_800_000_000_102 });
       const afterRolled = (await store.context("s")).messages;
-      const offline = await store.compact("s", { settings: { keep: { recent_messages: 2 } }, mode: "manual" });
+      const offline = await store.compact("s", { settings: { keep: { recent_messages: 2 } }, mode: "manual", now: 1_800_000_000_103 });
       return {
         empty: [empty.applied, empty.failure], failed: [failed.applied, failed.failure],
         steps: rolled.plan.steps.length, prompts: prompts.length, carried: prompts.slice(1).every((p, i) => p.includes(`summary ${i + 1}`)),
