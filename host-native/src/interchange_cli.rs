@@ -136,15 +136,8 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
             fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?
         };
         let origin = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
-        let request = Import {
-            data,
-            source: args.from,
-            id: args.id.clone(),
-            cwd: args.cwd.clone(),
-            origin,
-            uuid: uuid::Uuid::new_v4().to_string(),
-            now_ms,
-        };
+        let id = args.id.clone().or_else(|| id_from_file_name(file, args.from, &data));
+        let request = Import { data, source: args.from, id, cwd: args.cwd.clone(), origin, uuid: uuid::Uuid::new_v4().to_string(), now_ms };
         let outcome = engine.import_session(&request);
         match &outcome {
             Ok(done) if !args.json => {
@@ -190,6 +183,15 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
         0 => Ok(()),
         n => Err(format!("{n} of {} files were not imported", files.len())),
     }
+}
+
+/// The session id of a transcript that names none itself (OpenAI message arrays): its
+/// file's name, as `chat-42` for `chat-42.json`, when that is a valid id. Every other
+/// source carries its session's id, which wins over a file's name.
+fn id_from_file_name(file: &Path, from: Option<Source>, data: &[u8]) -> Option<String> {
+    let source = from.or_else(|| mneme_host::core::interchange::detect(data).ok())?;
+    let stem = file.file_stem()?.to_str()?;
+    (source == Source::Openai && mneme_host::core::keys::validate_session_id(stem).is_ok()).then(|| stem.to_owned())
 }
 
 /// OpenClaw's key index (`~/.openclaw/agents/<id>/sessions/sessions.json`), which sits

@@ -340,8 +340,9 @@ impl<S: Storage> Store<S> {
     /// Imports another agent's transcript as a new session: the original bytes are
     /// only read. A Claude Code transcript is kept byte for byte and a pi one migrated
     /// to pi's v3 as pi does; Codex CLI, Gemini CLI and OpenAI messages become a Claude
-    /// Code session, each message at its own time. The session ends with a line that
-    /// records where it came from. Refuses an id that a session already has.
+    /// Code session, each message at its own time, its secrets taken out as from every
+    /// line Mneme writes. The session ends with a line that records where it came from.
+    /// Refuses an id that a session already has.
     pub async fn import_session(&self, request: &Import) -> Result<Imported, Error> {
         if request.uuid.is_empty() {
             return Err(Error::InvalidArgument("the import's uuid is empty".into()));
@@ -424,6 +425,9 @@ impl<S: Storage> Store<S> {
                     taken: None,
                 };
                 let lines = Format::Claude.dialect().turn(&header, &messages, &PendingCalls::default())?;
+                // Converted lines are Mneme's own writing, not a copy: secrets go, as
+                // from every line Mneme writes (a kept transcript stays byte for byte).
+                let lines = self.redaction().json_lines(&lines).0.unwrap_or(lines);
                 let content = format!("{lines}\n").into_bytes();
                 let surveyed = survey(&content);
                 (content, Format::Claude, skipped.saturating_add(unanswerable), None, surveyed)
@@ -602,14 +606,32 @@ fn openai(data: &[u8]) -> Result<Foreign, Error> {
         _ => return Err(Error::InvalidArgument("expected a JSON array of chat messages".into())),
     };
     let total = list.len();
-    let conversation: Vec<Value> =
-        list.into_iter().filter(|m| !matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer"))).collect();
+    let conversation: Vec<Value> = list
+        .into_iter()
+        .filter(|m| !matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer")) && !says_nothing(m))
+        .collect();
     let skipped = (total - conversation.len()) as u32;
     if conversation.is_empty() {
-        return Err(Error::InvalidArgument("the messages hold no conversation (only system or developer messages)".into()));
+        return Err(Error::InvalidArgument(
+            "the messages hold no conversation (only system or developer messages, or messages without content)".into(),
+        ));
     }
     let messages = input::parse(Provider::Openai, &Value::Array(conversation).to_string())?;
     Ok(Foreign { messages, skipped, ..Foreign::default() })
+}
+
+/// A user's or assistant's message with no content and no call (`""`, `null`, `[]`), as
+/// exported chats (ShareGPT's among them) hold: nothing to carry over, and skipped
+/// rather than refusing the file. A tool's empty result is a result, and is kept.
+fn says_nothing(message: &Value) -> bool {
+    let empty = match message.get("content") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(text)) => text.trim().is_empty(),
+        Some(Value::Array(parts)) => parts.is_empty(),
+        Some(_) => false,
+    };
+    let calls = message.get("tool_calls").and_then(Value::as_array).is_some_and(|calls| !calls.is_empty());
+    matches!(message.get("role").and_then(Value::as_str), Some("user" | "assistant")) && empty && !calls
 }
 
 #[cfg(test)]

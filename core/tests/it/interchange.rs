@@ -235,6 +235,51 @@ fn openai_messages_import_without_their_system_prompt_and_export_back() {
     assert_eq!(back, serde_json::Value::Array(messages.as_array().unwrap()[1..].to_vec()));
 }
 
+/// An exported chat with an empty reply (ShareGPT-style exports hold them) imports the
+/// rest and counts the empty ones skipped; one with nothing but empty messages is
+/// refused, saying why. Converted lines are written without their secrets.
+#[test]
+fn openai_messages_without_content_are_skipped_not_fatal() {
+    let messages = serde_json::json!([
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "are you there?"},
+        {"role": "assistant", "content": null},
+        {"role": "assistant", "content": "Yes."}
+    ]);
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let import = |data: &Value, id: &str| Import {
+        data: data.to_string().into_bytes(),
+        source: None,
+        id: Some(id.into()),
+        cwd: Some("/work/chat".into()),
+        origin: "chat.json".into(),
+        uuid: UUID.into(),
+        now_ms: NOW,
+    };
+    let imported = block_on(store.import_session(&import(&messages, "chat"))).unwrap();
+    assert_eq!((imported.messages, imported.skipped), (3, 2));
+    let texts: Vec<String> = anthropic(&store, "chat")
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|b| b["text"].as_str().map(String::from))
+        .collect();
+    assert_eq!(texts, ["hello", "are you there?", "Yes."]);
+    let github = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+    let secret = serde_json::json!([{"role": "user", "content": format!("my token is {github}")}, {"role": "assistant", "content": "ok"}]);
+    block_on(store.import_session(&import(&secret, "secret"))).unwrap();
+    let all: String = block_on(storage.list(""))
+        .unwrap()
+        .iter()
+        .map(|info| String::from_utf8_lossy(&block_on(storage.read(&info.key, 0, None)).unwrap()).into_owned())
+        .collect();
+    assert!(!all.contains(&github) && all.contains("my token is [REDACTED:github-token]"), "a converted import is redacted");
+    let empty = serde_json::json!([{"role": "assistant", "content": ""}, {"role": "user", "content": []}]);
+    let refused = block_on(store.import_session(&import(&empty, "empty"))).unwrap_err();
+    assert!(refused.to_string().contains("without content"), "{refused}");
+}
+
 #[test]
 fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     let path = "codex/vibecodingtracker-codex-0.39.jsonl";
