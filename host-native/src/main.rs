@@ -7,6 +7,50 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// Standard output that a full disk (`mneme gc >> log` from cron) can refuse: std's
+/// `println!` panics then, after the work is done, and the exit status says 101. These
+/// shadow it in every module of the CLI: the first refusal is kept, later prints are
+/// dropped, and `main` reports it and fails.
+mod out {
+    use std::io::Write;
+    use std::sync::OnceLock;
+
+    static REFUSED: OnceLock<String> = OnceLock::new();
+
+    pub fn write(text: std::fmt::Arguments) {
+        if REFUSED.get().is_none()
+            && let Err(error) = std::io::stdout().write_fmt(text)
+        {
+            let _ = REFUSED.set(error.to_string());
+        }
+    }
+
+    /// Why standard output refused what was printed, after a last flush; `None` if it took it all.
+    pub fn refused() -> Option<String> {
+        if REFUSED.get().is_none()
+            && let Err(error) = std::io::stdout().flush()
+        {
+            let _ = REFUSED.set(error.to_string());
+        }
+        REFUSED.get().cloned()
+    }
+}
+
+macro_rules! println {
+    () => {
+        $crate::out::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!($($arg)*))
+    };
+}
+
 mod crab_cli;
 mod interchange_cli;
 mod keys_cli;
@@ -638,7 +682,13 @@ const PROBLEMS_FOUND: &str = "problems found";
 fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = Cli::parse();
-    match run(cli) {
+    let outcome = run(cli);
+    if let Some(refused) = out::refused() {
+        let done = if outcome.is_ok() { "the command's work was done, but " } else { "" };
+        eprintln!("error: {done}its output could not be written to standard output: {refused}");
+        return ExitCode::FAILURE;
+    }
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) if message == PROBLEMS_FOUND => ExitCode::from(3),
         Err(message) => {

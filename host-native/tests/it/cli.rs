@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn mneme(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().expect("run mneme")
+    crate::mneme_command().args(args).output().expect("run mneme")
 }
 
 fn stdout(output: &Output) -> String {
@@ -486,7 +486,7 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
     // Anthropic's own API without a key, or a key variable named that holds none, is
     // said before anything is sent or recorded.
     let keyless = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_mneme"))
+        crate::mneme_command()
             .args([&["--root", root, "compact", "s", "--keep-messages", "2", "--summarizer", "anthropic"][..], extra].concat())
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("MNEME_SUMMARIZER_URL")
@@ -504,7 +504,7 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
     }
     assert_eq!(fs::read_to_string(&file).unwrap(), text, "nothing more was recorded");
     // Nothing due, nothing sent: a missing key is no failure then.
-    let idle = Command::new(env!("CARGO_BIN_EXE_mneme"))
+    let idle = crate::mneme_command()
         .args(["--root", root, "memory", "--project", "-w", "consolidate", "--if-due", "--summarizer", "anthropic"])
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("MNEME_SUMMARIZER_URL")
@@ -514,7 +514,7 @@ fn a_failed_summariser_changes_nothing_and_is_recorded() {
     // Due, without a key: refused, and the consolidation lock given back (the second
     // run is refused for the key again, not for a lock still held).
     for _ in 0..2 {
-        let keyless = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        let keyless = crate::mneme_command()
             .args(["--root", root, "memory", "--project", "-w", "consolidate", "--summarizer", "anthropic"])
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("MNEME_SUMMARIZER_URL")
@@ -746,6 +746,36 @@ fn corpus(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus").join(path)
 }
 
+/// A folder of OpenAI message arrays (which name no session) imports each file as the
+/// session its name gives, and an empty reply in one is skipped and said, not fatal.
+#[test]
+fn import_of_openai_arrays_names_each_session_by_its_file_and_skips_empty_messages() {
+    for engine in ["component", "native"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let chats = dir.path().join("chats");
+        fs::create_dir(&chats).unwrap();
+        fs::write(chats.join("chat-1.json"), r#"[{"role":"user","content":"first"},{"role":"assistant","content":"one"}]"#).unwrap();
+        fs::write(
+            chats.join("chat-2.json"),
+            r#"[{"role":"user","content":"second"},{"role":"assistant","content":""},{"role":"user","content":"hello?"},{"role":"assistant","content":"two"}]"#,
+        )
+        .unwrap();
+        let args = ["--engine", engine, "--root", root.to_str().unwrap(), "import", chats.to_str().unwrap(), "--cwd", "/work/chats"];
+        let out = stdout(&mneme(&args));
+        assert!(out.contains("chat-1.json: imported as chat-1 in -work-chats"), "{out}");
+        assert!(out.contains("chat-2.json: imported as chat-2 in -work-chats") && out.contains("1 records not carried over"), "{out}");
+        let shown = stdout(&mneme(&["--root", root.to_str().unwrap(), "sessions", "show", "chat-2"]));
+        assert!(shown.contains("hello?") && shown.contains("two"), "{shown}");
+        // A name that is no session id leaves the id to be given.
+        fs::write(dir.path().join("bad name!.json"), r#"[{"role":"user","content":"x"}]"#).unwrap();
+        let refused =
+            mneme(&["--root", root.to_str().unwrap(), "import", dir.path().join("bad name!.json").to_str().unwrap(), "--cwd", "/w"]);
+        assert_eq!(status(&refused), 1, "{refused:?}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("names no session id"), "{refused:?}");
+    }
+}
+
 #[test]
 fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
     for engine in ["component", "native"] {
@@ -815,7 +845,7 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         let markdown = stdout(&mneme(&["--engine", engine, "--root", root, "export", id, "--to", "markdown"]));
         assert!(markdown.starts_with(&format!("# Session {id}")), "{markdown}");
         // `-` is standard output, as for --turn and import, not a file of that name.
-        let dashed = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        let dashed = crate::mneme_command()
             .args(["--engine", engine, "--root", root, "export", id, "--to", "markdown", "--out", "-"])
             .current_dir(dir.path())
             .output()
@@ -1106,7 +1136,7 @@ fn memories_marked_used_and_recall_by_meaning_with_a_word_vector_table() {
 /// `mneme` with `input` on its standard input.
 fn mneme_with_input(args: &[&str], input: &str) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mneme"))
+    let mut child = crate::mneme_command()
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -1226,7 +1256,7 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
 #[test]
 fn a_relative_root_is_created_by_the_first_append() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_mneme"))
+    let output = crate::mneme_command()
         .current_dir(dir.path())
         .args(["--root", "store", "append", "chat", "--role", "user", "--text", "hi", "--cwd", "/work"])
         .output()
@@ -1289,7 +1319,7 @@ fn a_root_that_is_a_file_and_a_missing_transcript_path_say_so() {
             fs::write(&clash, "not a transcript\n").unwrap()
         }
         for command in [vec!["--root", store, "check", "notes"], vec!["--root", store, "compact", "notes", "--plan"]] {
-            let output = Command::new(env!("CARGO_BIN_EXE_mneme")).args(&command).current_dir(here.path()).output().unwrap();
+            let output = crate::mneme_command().args(&command).current_dir(here.path()).output().unwrap();
             assert!(output.status.success(), "{name} named notes here: {command:?}: {}", String::from_utf8_lossy(&output.stderr));
         }
     }
@@ -1308,7 +1338,7 @@ fn the_compile_cache_keeps_the_newest_three_components() {
     }
     fs::write(cache.join("notes.txt"), "mine").unwrap();
     let root = dir.path().join("store");
-    let listed = Command::new(env!("CARGO_BIN_EXE_mneme"))
+    let listed = crate::mneme_command()
         .args(["--root", root.to_str().unwrap(), "sessions", "list"])
         .env("MNEME_CACHE_DIR", &cache)
         .output()
@@ -1336,7 +1366,7 @@ fn sessions_list_since_takes_ages_before_now_and_says_when_it_filtered_all_out()
     assert_eq!(status(&ahead), 2, "{ahead:?}");
     assert!(String::from_utf8_lossy(&ahead.stderr).contains("is not a date"), "{ahead:?}");
     assert!(stdout(&mneme(&["--root", root, "sessions", "list", "--since", "7d"])).contains("\ns "));
-    let none = stdout(&mneme(&["--root", root, "sessions", "list", "--since", "2099-01-01"]));
+    let none = stdout(&mneme(&["--root", root, "sessions", "list", "--since", "9999-01-01"]));
     assert!(none.contains("none of the store's sessions (1) matches"), "{none}");
     assert_eq!(stdout(&mneme(&["--root", root, "sessions", "list", "--project", "nosuch", "--json"])).trim(), "[]");
 }
@@ -1382,7 +1412,7 @@ fn empty_redaction_and_root_settings_are_not_taken_at_their_word() {
     let root = root.to_str().unwrap();
     let token = format!("ghp_{}", "a1B2".repeat(9));
     let append = |extra: &[&str], env: &[(&str, &str)]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mneme"));
+        let mut command = crate::mneme_command();
         command.args(extra).args(["append", "r", "--role", "user", "--text", &token, "--cwd", "/w"]).current_dir(dir.path());
         command.env_remove("MNEME_REDACT").env_remove("MNEME_ROOT").envs(env.iter().copied());
         command.output().unwrap()
@@ -1512,4 +1542,20 @@ fn search_marks_a_message_found_through_its_conversation() {
     assert!(lines[1].ends_with("assistant (context): Oscar is a beagle, three years old."), "{said}");
     let found: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "search", "dog", "--json"]))).unwrap();
     assert_eq!((found[0]["matched"].as_bool(), found[1]["matched"].as_bool()), (Some(true), Some(false)), "{found}");
+}
+
+/// With standard output on a full disk (`mneme gc >> log` from cron), a command says
+/// its output was lost and fails; it never panics (exit 101) after its work is done.
+#[test]
+fn a_full_disk_under_standard_output_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    stdout(&mneme(&["--root", root, "append", "s", "--role", "user", "--text", "hello", "--cwd", "/w"]));
+    for command in [&["sessions", "list"][..], &["gc"], &["sessions", "show", "s"], &["search", "hello"]] {
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let output = crate::mneme_command().args(["--root", root]).args(command).stdout(full).output().unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{command:?}: {said}");
+        assert!(said.contains("could not be written to standard output") && !said.contains("panicked"), "{command:?}: {said}");
+    }
 }

@@ -168,7 +168,7 @@ fn a_summary_from_a_server_compacts_through_the_component() {
 fn memory_extract_asks_the_model_and_writes_only_answers_that_read() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    let mneme = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().unwrap();
+    let mneme = |args: &[&str]| crate::mneme_command().args(args).output().unwrap();
     for (role, text) in [("user", "I edit everything in Helix, please remember that."), ("assistant", "Noted: Helix.")] {
         assert!(mneme(&["--root", root, "append", "chat", "--role", role, "--text", text, "--cwd", "/w/app"]).status.success());
     }
@@ -203,7 +203,7 @@ fn memory_extract_asks_the_model_and_writes_only_answers_that_read() {
 fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    let mneme = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_mneme")).args(args).output().unwrap();
+    let mneme = |args: &[&str]| crate::mneme_command().args(args).output().unwrap();
     let memory = |args: &[&str]| mneme(&[&["--root", root, "memory", "--project", "-w-app"], args].concat());
     for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
         assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
