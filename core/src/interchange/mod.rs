@@ -452,19 +452,9 @@ impl<S: Storage> Store<S> {
         let marker = format.dialect().marker(&header, Marker::Import, Some(&provenance))?;
         content.extend_from_slice(marker.as_bytes());
         content.push(b'\n');
-        if self.locate(&id).await?.is_some() {
-            return Err(exists(&id));
-        }
-        self.refuse_archived(&id).await?;
         let key = keys::session_key(&project, &id);
-        self.locked(&key, async {
-            if self.storage.list(&key).await?.iter().any(|info| info.key == key) {
-                return Err(exists(&id));
-            }
-            self.storage.append(&key, &content).await?;
-            Ok(())
-        })
-        .await?;
+        self.refuse_taken(&id, &key).await?;
+        self.write_new_session(&id, &key, &content).await?;
         // The marker line is no message: the context is the one surveyed.
         Ok(Imported { id, project, source, format, messages: surveyed.messages, skipped, migrated_from: from, provenance })
     }
@@ -576,10 +566,6 @@ fn reply_lines<'l, 'a>(lines: &'l [Line<'a>], first: usize) -> Vec<&'l Line<'a>>
         }
     }
     reply
-}
-
-fn exists(id: &str) -> Error {
-    Error::SessionExists { id: id.to_owned() }
 }
 
 /// The import's record, as the new session's last line carries it.

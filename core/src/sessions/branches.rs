@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::with_loaded;
+use super::{Parts, with_loaded};
 use crate::error::Error;
 use crate::format::{Fork, Format};
 use crate::keys;
@@ -42,6 +42,52 @@ impl<S: Storage> Store<S> {
         Ok(ledger)
     }
 
+    /// `session-exists` if session `id` is in the store, live or archived, unless all
+    /// there is of it is what a crash left at `key` (see [`Self::write_new_session`]).
+    pub(crate) async fn refuse_taken(&self, id: &str, key: &str) -> Result<(), Error> {
+        if let Some(parts) = self.locate(id).await?
+            && !(parts.base_key() == key && self.is_debris(&parts).await?)
+        {
+            return Err(Error::SessionExists { id: id.to_owned() });
+        }
+        self.refuse_archived(id).await
+    }
+
+    /// Writes a new session's first bytes at `key` whole or not at all: a crash in the
+    /// middle leaves nothing a reader sees (a replacement is a write then a rename),
+    /// where an append could leave an empty or half-written file that kept the id from
+    /// a second try. Debris an older crash left there (an empty file, or bytes without
+    /// one whole line) is written over, so the second try completes. Under the
+    /// session's lock; `session-exists` if a session got there first.
+    pub(crate) async fn write_new_session(&self, id: &str, key: &str, bytes: &[u8]) -> Result<(), Error> {
+        self.locked(key, async {
+            let existing = match self.locate(id).await? {
+                None => None,
+                Some(parts) if parts.base_key() == key && self.is_debris(&parts).await? => parts.parts.first().map(|part| part.size),
+                Some(_) => return Err(Error::SessionExists { id: id.to_owned() }),
+            };
+            self.storage.replace(key, bytes, existing).await?;
+            // What was cached of the debris is not the session now.
+            self.reopen(id);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Whether all there is of a session is what a crash left as it was being created:
+    /// one part, empty or without a single whole line.
+    async fn is_debris(&self, parts: &Parts) -> Result<bool, Error> {
+        const MOST: u64 = 1 << 16;
+        let [part] = parts.parts.as_slice() else { return Ok(false) };
+        if part.size == 0 {
+            return Ok(true);
+        }
+        if part.size > MOST {
+            return Ok(false);
+        }
+        Ok(!self.storage.read(&part.key, 0, None).await?.contains(&b'\n'))
+    }
+
     /// Forks session `id` into a new session `new_id` in the same project: the
     /// conversation from its root to entry `from` (the newest leaf when none),
     /// written as the session's own client writes a fork (Claude Code: `forkedFrom` on
@@ -49,10 +95,8 @@ impl<S: Storage> Store<S> {
     /// is not touched. Returns the lines written.
     pub async fn fork(&self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         keys::validate_session_id(new_id)?;
-        if self.locate(new_id).await?.is_some() {
-            return Err(Error::SessionExists { id: new_id.to_owned() });
-        }
         let parts = self.require(id).await?;
+        self.refuse_taken(new_id, &keys::session_key(&parts.project, new_id)).await?;
         let raw = self.read_parts(&parts).await?;
         let origin_key = parts.base_key();
         let timestamp = time::format_millis(now_ms);
@@ -85,21 +129,11 @@ impl<S: Storage> Store<S> {
     /// `session-exists` if the id is taken. Returns its entries.
     pub(crate) async fn create_session(&self, project: &str, id: &str, content: &str) -> Result<Vec<Entry>, Error> {
         keys::validate_session_id(id)?;
-        if self.locate(id).await?.is_some() {
-            return Err(Error::SessionExists { id: id.to_owned() });
-        }
-        self.refuse_archived(id).await?;
         let key = keys::session_key(project, id);
+        self.refuse_taken(id, &key).await?;
         let (record, found) = self.record_of(content.to_owned());
         let record = record + "\n";
-        self.locked(&key, async {
-            if !self.storage.list(&key).await?.iter().all(|info| info.key != key) {
-                return Err(Error::SessionExists { id: id.to_owned() });
-            }
-            self.storage.append(&key, record.as_bytes()).await?;
-            Ok(())
-        })
-        .await?;
+        self.write_new_session(id, &key, record.as_bytes()).await?;
         let mut entries = self.load(id).await?.entries;
         for entry in &mut entries {
             entry.redacted = crate::redact::report_of(&found, entry.line);

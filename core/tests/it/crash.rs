@@ -403,3 +403,74 @@ fn a_crashed_writer_leaves_nothing_locked() {
     assert!(block_on(Store::new(&crashing).append("s", entry("n0", Role::User, "x"))).is_err());
     block_on(Store::new(&inner).append("s", entry("n1", Role::User, "y"))).unwrap();
 }
+
+/// An import and a fork cut by a power failure at any storage call leave the new
+/// session whole or absent, and the same command again completes it: the id is never
+/// burnt. Debris an older version's crash left (an empty file, a torn first line) is
+/// written over by the next try.
+#[test]
+fn an_interrupted_import_or_fork_is_completed_by_trying_again() {
+    use mneme_core::interchange::Import;
+    let import = |store: &Dying| {
+        let messages = json!([{ "role": "user", "content": "hello" }, { "role": "assistant", "content": "hi" }]);
+        let request = Import {
+            data: messages.to_string().into_bytes(),
+            source: None,
+            id: Some("imp".into()),
+            cwd: Some("/p".into()),
+            origin: "chat.json".into(),
+            uuid: "0b7e4c1d-2a3f-4e5d-8c9b-1a2b3c4d5e6f".into(),
+            now_ms: T0,
+        };
+        block_on(store.import_session(&request)).map(drop)
+    };
+    let fork = |store: &Dying| block_on(store.fork("s", Some("a1"), "imp", T0 + 1)).map(drop);
+    let entries = |store: &Store<&InMemoryStorage>| match block_on(store.load("imp")) {
+        Ok(transcript) => transcript.entries.len(),
+        Err(Error::SessionNotFound { .. }) => 0,
+        Err(e) => panic!("the store does not open: {e}"),
+    };
+    let mut tried = 0;
+    for (name, run, whole) in [("import", import as fn(&Dying) -> Result<(), Error>, 3), ("fork", fork, 2)] {
+        let calls = {
+            let inner = InMemoryStorage::new();
+            seed(&inner);
+            let recording = Crashing::recording(&inner);
+            run(&Store::new(&recording)).unwrap();
+            recording.calls()
+        };
+        for (n, call) in calls.iter().enumerate() {
+            for cut in call.cuts() {
+                let context = format!("{name}: power cut at call {} ({} {}) {cut:?}", n + 1, call.operation, call.key);
+                let inner = InMemoryStorage::new();
+                seed(&inner);
+                let crashing = Crashing::new(&inner, n as u32 + 1, cut);
+                let _ = run(&Store::new(&crashing));
+                let store = Store::new(&inner);
+                let found = entries(&store);
+                assert!(found == 0 || found == whole, "{context}: {found} of {whole} entries");
+                let again = run(&Store::new(&Crashing::recording(&inner)));
+                match again {
+                    Ok(()) => {}
+                    Err(Error::SessionExists { .. }) if found == whole => {}
+                    Err(e) => panic!("{context}: trying again: {e}"),
+                }
+                assert_eq!(entries(&Store::new(&inner)), whole, "{context}: after trying again");
+                tried += 1;
+            }
+        }
+        for debris in [&b""[..], b"{\"type\":\"user\",\"mess"] {
+            let inner = InMemoryStorage::new();
+            seed(&inner);
+            block_on(inner.append("projects/-p/imp.jsonl", debris)).unwrap();
+            run(&Store::new(&Crashing::recording(&inner))).unwrap_or_else(|e| panic!("{name} over {debris:?}: {e}"));
+            assert_eq!(entries(&Store::new(&inner)), whole, "{name} over {debris:?}");
+        }
+        // A session that is there whole is never written over.
+        let inner = InMemoryStorage::new();
+        seed(&inner);
+        run(&Store::new(&Crashing::recording(&inner))).unwrap();
+        assert!(matches!(run(&Store::new(&Crashing::recording(&inner))), Err(Error::SessionExists { .. })), "{name} twice");
+    }
+    assert!(tried > 10, "crash points tried: {tried}");
+}
