@@ -280,6 +280,20 @@ fn pread_all(file: &File, slice: &mut [std::mem::MaybeUninit<u8>], offset: u64) 
     Ok(done)
 }
 
+/// Whether two paths name one file (one inode), as a link leaves them.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        matches!((fs::metadata(a), fs::metadata(b)), (Ok(a), Ok(b)) if a.dev() == b.dev() && a.ino() == b.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
 fn io_error(key: &str, error: io::Error) -> StorageError {
     let key = key.to_owned();
     match error.kind() {
@@ -458,8 +472,14 @@ impl FsStorage {
         let parent = to_path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(to, e))?;
         // A hard link fails if `to` exists, atomically: a check-then-rename could
-        // overwrite a file created in between.
-        fs::hard_link(&from_path, &to_path).map_err(|e| io_error(to, e))?;
+        // overwrite a file created in between. A rename cut between its link and its
+        // unlink (kill -9, a power cut) left both names on one file: this one finishes
+        // it, where refusing would leave the file in two places for good.
+        if let Err(error) = fs::hard_link(&from_path, &to_path)
+            && !(error.kind() == ErrorKind::AlreadyExists && same_file(&from_path, &to_path))
+        {
+            return Err(io_error(to, error));
+        }
         fs::remove_file(&from_path).map_err(|e| io_error(from, e))?;
         self.sync_dir(parent).map_err(|e| io_error(to, e))?;
         self.sync_dir(from_path.parent().unwrap_or(&self.root)).map_err(|e| io_error(from, e))
@@ -710,6 +730,25 @@ mod tests {
         ".mneme/locks/x.lock",
         ".mneme",
     ];
+
+    /// A rename killed between its link and its unlink left one file under both
+    /// names: renaming again finishes it (it refused, "already exists", and the file
+    /// stayed in two places); a different file at the target is still never replaced.
+    #[cfg(unix)]
+    #[test]
+    fn a_rename_cut_after_its_link_is_finished_by_renaming_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        storage.append_sync("archive/1-s/projects/p/s.jsonl", b"line\n").unwrap();
+        fs::create_dir_all(dir.path().join("projects/p")).unwrap();
+        fs::hard_link(dir.path().join("archive/1-s/projects/p/s.jsonl"), dir.path().join("projects/p/s.jsonl")).unwrap();
+        storage.rename_sync("archive/1-s/projects/p/s.jsonl", "projects/p/s.jsonl").unwrap();
+        assert!(!dir.path().join("archive/1-s/projects/p/s.jsonl").exists());
+        assert_eq!(storage.read_sync("projects/p/s.jsonl", 0, None).unwrap(), b"line\n");
+        storage.append_sync("other.jsonl", b"other\n").unwrap();
+        assert!(matches!(storage.rename_sync("other.jsonl", "projects/p/s.jsonl"), Err(StorageError::AlreadyExists { .. })));
+        assert_eq!(storage.read_sync("projects/p/s.jsonl", 0, None).unwrap(), b"line\n");
+    }
 
     /// Names only Windows misreads are files like any other elsewhere: one of them
     /// must not break a whole store on Linux.

@@ -268,15 +268,18 @@ impl<S: Storage> Store<S> {
                 Err(error) => error,
             });
         };
+        let folder = archive_folder(archived.archived_ms, id);
+        let prefix = format!("{folder}/");
+        let base = format!("{prefix}{}", keys::session_key(&archived.project, id));
         match self.require(id).await {
+            // A restore cut as it put the first part back (a filesystem's rename is a
+            // link, then an unlink) left it in both places: this one finishes it.
+            Ok(live) if self.same_bytes(&live.base_key(), &base).await => {}
             Ok(_) => return Err(Error::SessionExists { id: id.to_owned() }),
             Err(Error::SessionNotFound { .. }) => {}
             Err(e) => return Err(e),
         }
-        let folder = archive_folder(archived.archived_ms, id);
-        let prefix = format!("{folder}/");
         let mut files: Vec<String> = self.storage.list(&prefix).await?.into_iter().map(|i| i.key).collect();
-        let base = format!("{prefix}{}", keys::session_key(&archived.project, id));
         // The first part last: until it is back the session does not list.
         files.sort_by_key(|key| *key == base);
         for key in &files {
@@ -284,6 +287,14 @@ impl<S: Storage> Store<S> {
         }
         self.reopen(id);
         Ok(archived)
+    }
+
+    /// Whether two objects are there and hold the same bytes.
+    async fn same_bytes(&self, a: &str, b: &str) -> bool {
+        match (self.storage.read(a, 0, None).await, self.storage.read(b, 0, None).await) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
     }
 
     /// Refuses a new session the id of an archived one: it would hide the archived

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -1557,5 +1557,33 @@ fn a_full_disk_under_standard_output_is_an_error_not_a_panic() {
         let said = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{command:?}: {said}");
         assert!(said.contains("could not be written to standard output") && !said.contains("panicked"), "{command:?}: {said}");
+    }
+}
+
+/// A restore killed between a rename's link and its unlink (the state `kill -9` at its
+/// first unlink leaves: a file back in `projects/` and still in `archive/`) is finished
+/// by restoring again, whether it was cut at a first file or at the session's own.
+#[cfg(unix)]
+#[test]
+fn a_restore_cut_between_link_and_unlink_is_finished_by_restoring_again() {
+    for cut_at_the_session_itself in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        stdout(&mneme(&["--root", root, "append", "a", "--role", "user", "--text", "hello", "--cwd", "/w"]));
+        fs::write(dir.path().join("projects/-w/a.jsonl.torn-9"), b"{\"ty").unwrap();
+        stdout(&mneme(&["--root", root, "sessions", "archive", "a"]));
+        let archive = fs::read_dir(dir.path().join("archive")).unwrap().next().unwrap().unwrap().path();
+        let archived = |name: &str| archive.join("projects/-w").join(name);
+        fs::hard_link(archived("a.jsonl.torn-9"), dir.path().join("projects/-w/a.jsonl.torn-9")).unwrap();
+        if cut_at_the_session_itself {
+            fs::hard_link(archived("a.jsonl"), dir.path().join("projects/-w/a.jsonl")).unwrap();
+        }
+        let said = stdout(&mneme(&["--root", root, "sessions", "restore", "a"]));
+        assert!(said.contains("restored session a into -w"), "{said}");
+        assert!(!archived("a.jsonl").exists() && !archived("a.jsonl.torn-9").exists(), "the archive's copies are gone");
+        let shown = stdout(&mneme(&["--root", root, "sessions", "show", "a"]));
+        assert!(shown.contains("hello"), "{shown}");
+        let archived_now: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "archived", "--json"]))).unwrap();
+        assert!(archived_now.as_array().unwrap().is_empty(), "{archived_now}");
     }
 }
