@@ -67,8 +67,20 @@ async function withHandle(handle, work) {
 /** A move or a removal, waiting while another worker holds the file it touches. */
 const whileLocked = (change) => whileHeld(["NoModificationAllowedError"], change);
 
-/** The file's contents as a File: a reader waits for the writer instead of failing. */
+/** The file as a File (its size, for a listing): a reader waits for the writer instead of failing. */
 const snapshot = (handle) => whileHeld(["NotReadableError"], () => handle.getFile());
+
+/**
+ * Bytes `offset` to `len` of a file, from one snapshot: a writer in another tab between
+ * the snapshot and reading its bytes makes them unreadable (NotReadableError), so the
+ * whole read, snapshot and bytes, is tried again until it sees one whole state.
+ */
+const readWhole = (handle, offset, len) =>
+  whileHeld(["NotReadableError"], async () => {
+    const file = await handle.getFile();
+    const end = len == null ? file.size : Math.min(file.size, offset + len);
+    return new Uint8Array(await file.slice(Math.min(offset, file.size), end).arrayBuffer());
+  });
 
 function injected() {
   writes += 1;
@@ -127,9 +139,7 @@ const ops = {
   },
 
   async read(key, offset, len) {
-    const file = await snapshot(await fileHandle(key, false));
-    const end = len == null ? file.size : Math.min(file.size, offset + len);
-    return new Uint8Array(await file.slice(Math.min(offset, file.size), end).arrayBuffer());
+    return readWhole(await fileHandle(key, false), offset, len);
   },
 
   async append(key, data) {

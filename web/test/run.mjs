@@ -271,6 +271,36 @@ try {
       const interleaved = entries.some((e) => !/^(left|right) \d+$/.test(e.text));
       assert(!interleaved, "an entry's text is not one of the written messages");
     });
+
+    // A read takes a snapshot of the file, then its bytes; a writer in another tab
+    // between the two made OPFS refuse the bytes (NotReadableError, 28 of 374 loads).
+    await test(`${backend}: a tab loading a session while another tab appends to it always reads one whole state`, async () => {
+      const [reader, writer] = [await harness(), await harness()];
+      const namespace = `read-while-written-${backend}`;
+      await writer.evaluate(async ([backend, namespace]) => {
+        await (await Mneme.open({ backend, namespace })).append("busy", { cwd: "/w", role: "user", text: "first" });
+      }, [backend, namespace]);
+      const writing = writer.evaluate(async ([backend, namespace]) => {
+        const store = await Mneme.open({ backend, namespace });
+        for (let i = 0; i < 150; i++) await store.append("busy", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `message ${i} `.repeat(20) });
+      }, [backend, namespace]);
+      const failures = await reader.evaluate(async ([backend, namespace]) => {
+        const failures = [];
+        for (let i = 0; i < 150; i++) {
+          const store = await Mneme.open({ backend, namespace });
+          try {
+            const loaded = await store.load("busy");
+            if (loaded.report.skipped.length > 0) failures.push(`load ${i}: skipped ${JSON.stringify(loaded.report.skipped)}`);
+          } catch (error) {
+            failures.push(`load ${i}: ${error.kind}: ${error.message}`);
+          }
+        }
+        return failures;
+      }, [backend, namespace]);
+      await writing;
+      await Promise.all([reader.close(), writer.close()]);
+      assert(failures.length === 0, `${failures.length} of 150 loads failed: ${failures.slice(0, 3).join("; ")}`);
+    });
   }
 
   await test("opfs: a memory written while another worker holds MEMORY.md's handle waits for it instead of failing", async () => {
