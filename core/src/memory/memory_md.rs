@@ -116,37 +116,51 @@ pub struct Standing {
     pub useful_ms: i64,
 }
 
-/// MEMORY.md within `caps`. Index lines are left out first for memories no longer
-/// current, then the least recently useful (lines whose file is unknown count as
-/// oldest); other lines are kept unless they alone pass the caps. The text then ends
-/// with a note naming what was left out.
+/// MEMORY.md within `caps`. A line for a memory no longer current (archived or
+/// superseded) is one a write cut short left behind (a write takes it out): it is left
+/// out whatever the caps, and the next write of the scope takes it out of the file.
+/// Over the caps, index lines are left out the least recently useful first (lines whose
+/// file is unknown count as oldest); other lines are kept unless they alone pass the
+/// caps. The text then ends with a note naming what
+/// was left out. Linear in the lines: the sizes kept are counted down as lines go.
 pub fn for_model(text: &str, caps: Caps, standing: impl Fn(&str) -> Option<Standing>) -> Loaded {
-    let lines: Vec<&str> = text.lines().collect();
-    if fits(&lines, &BTreeSet::new(), "", caps) {
-        return Loaded { text: String::from(text), left_out: Vec::new() };
+    let stale = |line: &str| linked_file(line).and_then(&standing).is_some_and(|s| !s.current);
+    let lines: Vec<&str> = text.lines().filter(|line| !stale(line)).collect();
+    let units_of = |line: &str| line.encode_utf16().count() + 1;
+    let mut kept_lines = lines.len();
+    let mut kept_units: usize = lines.iter().map(|line| units_of(line)).sum();
+    let fits = |lines: usize, units: usize, note: &str| {
+        lines + note.lines().count() <= caps.lines && units + note.encode_utf16().count() <= caps.units
+    };
+    if fits(kept_lines, kept_units, "") {
+        let unchanged = lines.len() == text.lines().count();
+        let text = if unchanged { String::from(text) } else { lines.iter().map(|line| format!("{line}\n")).collect() };
+        return Loaded { text, left_out: Vec::new() };
     }
-    let mut candidates: Vec<(bool, i64, usize)> = lines
+    let mut candidates: Vec<(i64, usize)> = lines
         .iter()
         .enumerate()
         .filter_map(|(at, line)| {
-            let file = linked_file(line)?;
-            let standing = standing(file).unwrap_or(Standing { current: true, useful_ms: i64::MIN });
-            Some((standing.current, standing.useful_ms, at))
+            let useful_ms = standing(linked_file(line)?).map_or(i64::MIN, |standing| standing.useful_ms);
+            Some((useful_ms, at))
         })
         .collect();
-    // Not current first, then oldest; among equals the later line goes first, as
-    // Claude Code's own cut would.
-    candidates.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    // Oldest first; among equals the later line goes first, as Claude Code's own cut
+    // would.
+    candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     let mut dropped: BTreeSet<usize> = BTreeSet::new();
     let mut left_out: Vec<String> = Vec::new();
-    for (_, _, at) in candidates {
-        let note = note_for(&left_out);
-        if fits(&lines, &dropped, &note, caps) {
+    for (_, at) in candidates {
+        if fits(kept_lines, kept_units, &note_for(&left_out)) {
             break;
         }
         dropped.insert(at);
-        if let Some(file) = lines.get(at).and_then(|line| linked_file(line)) {
-            left_out.push(String::from(file));
+        if let Some(line) = lines.get(at) {
+            kept_lines -= 1;
+            kept_units -= units_of(line);
+            if let Some(file) = linked_file(line) {
+                left_out.push(String::from(file));
+            }
         }
     }
     let note = note_for(&left_out);
@@ -155,8 +169,12 @@ pub fn for_model(text: &str, caps: Caps, standing: impl Fn(&str) -> Option<Stand
     // end, as Claude Code does, and say so.
     let mut closing = note.clone();
     let mut cut = 0;
-    while !kept.is_empty() && !fits_lines(&kept, &closing, caps) {
+    while let Some(last) = kept.last().copied()
+        && !fits(kept_lines, kept_units, &closing)
+    {
         kept.pop();
+        kept_lines -= 1;
+        kept_units -= units_of(last);
         cut += 1;
         closing = format!("{note}> {cut} more lines of MEMORY.md did not fit and were cut.\n");
     }
@@ -164,16 +182,6 @@ pub fn for_model(text: &str, caps: Caps, standing: impl Fn(&str) -> Option<Stand
     out.push('\n');
     out.push_str(&closing);
     Loaded { text: out, left_out }
-}
-
-fn fits(lines: &[&str], dropped: &BTreeSet<usize>, note: &str, caps: Caps) -> bool {
-    let kept: Vec<&str> = lines.iter().enumerate().filter(|(at, _)| !dropped.contains(at)).map(|(_, line)| *line).collect();
-    fits_lines(&kept, note, caps)
-}
-
-fn fits_lines(kept: &[&str], note: &str, caps: Caps) -> bool {
-    let units: usize = kept.iter().map(|line| line.encode_utf16().count() + 1).sum::<usize>() + note.encode_utf16().count();
-    kept.len() + note.lines().count() <= caps.lines && units <= caps.units
 }
 
 /// The closing note: how many lines were left out, which, and how to get them back.
@@ -187,7 +195,7 @@ fn note_for(left_out: &[String]) -> String {
     let more = left_out.len().saturating_sub(NAMED);
     let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
     format!(
-        "> {} memories were left out to stay within Claude Code's MEMORY.md limits (superseded and archived first, then the least recently useful): {}{}. Recall them by topic with `mneme memory recall`.\n",
+        "> {} memories were left out to stay within Claude Code's MEMORY.md limits (the least recently useful first): {}{}. Recall them by topic with `mneme memory recall`.\n",
         left_out.len(),
         names.join(", "),
         tail
@@ -228,7 +236,7 @@ mod tests {
     }
 
     #[test]
-    fn over_the_caps_superseded_then_oldest_go_and_the_note_names_them() {
+    fn over_the_caps_the_oldest_go_and_the_note_names_them_and_superseded_lines_never_load() {
         let mut text = String::from("# Memory\n");
         for i in 0..10 {
             text.push_str(&format!("- [M{i}](m{i}.md) — hook {i}\n"));
@@ -238,11 +246,12 @@ mod tests {
             let i: i64 = file.trim_start_matches('m').parse().ok()?;
             Some(Standing { current: i != 7, useful_ms: 100 - i })
         });
-        // m7 is superseded; then the oldest updates are the highest numbers.
-        assert_eq!(loaded.left_out[0], "m7");
-        assert_eq!(&loaded.left_out[1..], ["m9", "m8", "m6"]);
+        // m7 is superseded: its line is what a cut-short write left, and never loads.
+        // Then the oldest updates are the highest numbers.
+        assert_eq!(loaded.left_out, ["m9", "m8", "m6"]);
+        assert!(!loaded.text.contains("m7"), "{}", loaded.text);
         assert!(loaded.text.starts_with("# Memory\n- [M0](m0.md)"));
-        assert!(loaded.text.contains("4 memories were left out"), "{}", loaded.text);
+        assert!(loaded.text.contains("3 memories were left out"), "{}", loaded.text);
         assert!(loaded.text.lines().count() <= caps.lines);
         // The newest correction (m0, updated last) stays; Claude Code's cut keeps m0 too
         // but would drop m9 for being last, not for being old.

@@ -716,9 +716,16 @@ impl<S: Storage> Store<S> {
     async fn write_memories_unchecked(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
         let mut lines = String::new();
         let mut indexed = Vec::new();
+        // The files this write creates: taken out again if MEMORY.md cannot be written,
+        // so a failed add leaves no memory behind (a retry would make a second one).
+        let mut created = Vec::new();
         for memory in written {
             let bytes = memory.render();
-            self.storage.replace(&(String::from(dir) + &memory.file + keys::MEMORY_SUFFIX), bytes.as_bytes(), None).await?;
+            let key = String::from(dir) + &memory.file + keys::MEMORY_SUFFIX;
+            if !self.memories.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file)) {
+                created.push(key.clone());
+            }
+            self.storage.replace(&key, bytes.as_bytes(), None).await?;
             let line = IndexLine::of(memory, bytes.len() as u64);
             lines.push_str(&line.encode());
             indexed.push(line);
@@ -733,9 +740,11 @@ impl<S: Storage> Store<S> {
             Err(error) => return Err(error.into()),
         };
         // A write that failed (or lost power) between a memory's file and MEMORY.md left
-        // the memory out of the index: the next write of the scope puts it back. Only
-        // memories Mneme wrote (they carry `created`) — a line someone took out of a
-        // Claude Code index stays out.
+        // the index behind the files: a new memory out of it, or one archived or
+        // superseded still in it (and loaded into every prompt). The next write of the
+        // scope brings it back to what the files say. A memory left out is put back only
+        // if Mneme wrote it (it carries `created`): a line someone took out of a Claude
+        // Code index stays out.
         let listed: BTreeSet<&str> = old.lines().filter_map(memory_md::linked_file).collect();
         let behind: Vec<Memory> = self
             .memories
@@ -745,7 +754,10 @@ impl<S: Storage> Store<S> {
                 state
                     .memories
                     .values()
-                    .filter(|m| m.is_current() && m.created_ms.is_some() && !listed.contains(m.file.as_str()))
+                    .filter(|m| {
+                        let listed = listed.contains(m.file.as_str());
+                        if m.is_current() { m.created_ms.is_some() && !listed } else { listed }
+                    })
                     .filter(|m| written.iter().all(|w| w.file != m.file))
                     .cloned()
                     .collect()
@@ -753,8 +765,13 @@ impl<S: Storage> Store<S> {
             .unwrap_or_default();
         let refs: Vec<&Memory> = behind.iter().chain(written).collect();
         let new = memory_md::update(&old, &refs);
-        if new != old {
-            self.storage.replace(&index_key, new.as_bytes(), old_size).await?;
+        if new != old
+            && let Err(error) = self.storage.replace(&index_key, new.as_bytes(), old_size).await
+        {
+            for key in &created {
+                let _ = self.storage.remove(key).await;
+            }
+            return Err(error.into());
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
         let index_exists = self.memories.borrow().get(dir).is_some_and(|state| state.index_size > 0);

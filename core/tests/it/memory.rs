@@ -730,3 +730,93 @@ fn an_update_of_nothing_is_refused() {
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("say what to change")), "{refused:?}");
     assert_eq!(block_on(store.memory_get(&project(), &memory.file)).unwrap(), memory);
 }
+
+const INDEX: &str = "projects/-home-u-app/memory/MEMORY.md";
+
+/// A forget, supersede or update cut by a power failure at any storage call, between
+/// the memory's file and MEMORY.md: the model is never given a memory the files say is
+/// archived, and the next write of the scope brings MEMORY.md back to what they say.
+#[test]
+fn memory_md_comes_back_to_the_files_after_a_cut_between_them() {
+    use mneme_core::storage::crash::Crashing;
+    type Step = fn(&Store<&Crashing<&InMemoryStorage>>) -> Result<(), Error>;
+    let steps: [(&str, Step); 2] = [
+        ("forget", |store| block_on(store.memory_forget(&project(), "grafana_board", T0 + 2)).map(drop)),
+        ("supersede", |store| {
+            let new = NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard, moved", "grafana.new/d/api");
+            block_on(store.memory_supersede(&project(), "grafana_board", new, T0 + 2)).map(drop)
+        }),
+    ];
+    let seed = |storage: &InMemoryStorage| {
+        let store = Store::new(storage);
+        block_on(store.memory_add(&project(), NewMemory::new("Testing style", Kind::Feedback, "Real parts", "Real db."), T0)).unwrap();
+        block_on(store.memory_add(&project(), NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard", "grafana"), T0 + 1))
+            .unwrap();
+    };
+    let mut tried = 0;
+    for (name, step) in steps {
+        let calls = {
+            let inner = InMemoryStorage::new();
+            seed(&inner);
+            let recording = Crashing::recording(&inner);
+            step(&Store::new(&recording)).unwrap();
+            recording.calls()
+        };
+        for (n, call) in calls.iter().enumerate() {
+            for cut in call.cuts() {
+                let context = format!("{name}: cut at call {} ({} {}) {cut:?}", n + 1, call.operation, call.key);
+                let inner = InMemoryStorage::new();
+                seed(&inner);
+                let _ = step(&Store::new(&Crashing::new(&inner, n as u32 + 1, cut)));
+                let store = Store::new(&inner);
+                let current: Vec<String> = block_on(store.memory_list(&project(), &Filter::default()))
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| format!("({}.md)", m.file))
+                    .collect();
+                let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap().text;
+                let linked = |text: &str| text.lines().filter(|l| l.contains(".md)")).count();
+                assert!(
+                    linked(&loaded) <= current.len() && current.iter().all(|file| !loaded.contains(file) || linked(&loaded) > 0),
+                    "{context}"
+                );
+                for line in loaded.lines().filter(|l| l.contains(".md)")) {
+                    assert!(current.iter().any(|file| line.contains(file.as_str())), "{context}: the model is given {line}");
+                }
+                block_on(store.memory_add(&project(), NewMemory::new("Next", Kind::Project, "the next memory", "after"), T0 + 3))
+                    .unwrap_or_else(|e| panic!("{context}: {e}"));
+                let index = text(&inner, INDEX);
+                let current: Vec<String> = block_on(store.memory_list(&project(), &Filter::default()))
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| format!("({}.md)", m.file))
+                    .collect();
+                assert_eq!(index.lines().count(), current.len(), "{context}: MEMORY.md is\n{index}");
+                for file in &current {
+                    assert!(index.contains(file.as_str()), "{context}: {file} not in\n{index}");
+                }
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 5, "{tried}");
+}
+
+/// An add whose MEMORY.md cannot be written (a full disk) leaves no memory behind: a
+/// retry writes the memory once, under its own name, not a second `_2`.
+#[test]
+fn a_failed_add_leaves_no_memory_behind() {
+    let storage = Faulty::new(InMemoryStorage::new(), 0).only("replace").quota();
+    let store = Store::new(&storage);
+    block_on(store.memory_add(&project(), NewMemory::new("First", Kind::User, "one", "1"), T0)).unwrap();
+    // The add's replacements: the memory's file, then MEMORY.md (the second fails).
+    storage.fail_at.set(storage.calls.get() + 2);
+    let failed = block_on(store.memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "how", "run it"), T0 + 1));
+    assert!(matches!(failed, Err(Error::Storage(_))), "{failed:?}");
+    let files: Vec<String> = block_on(storage.inner.list("projects/-home-u-app/memory/")).unwrap().into_iter().map(|i| i.key).collect();
+    assert!(!files.iter().any(|k| k.ends_with("deploy.md")), "{files:?}");
+    let again =
+        block_on(Store::new(&storage).memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "how", "run it"), T0 + 2)).unwrap();
+    assert_eq!(again.file, "deploy");
+    assert!(text(&storage.inner, INDEX).contains("(deploy.md)"));
+}
