@@ -237,6 +237,15 @@ impl<S: Storage> Store<S> {
                 let line = &proposed.line;
                 for file in proposed.op.files() {
                     match self.memory_get(scope, file).await {
+                        // The model answered about the memory as the plan showed it: one
+                        // changed since (an update acknowledged while the model thought)
+                        // would be written over with what it no longer says.
+                        Ok(memory) if plan.known.iter().any(|known| known == file) && !plan.prompt.contains(&memory_block(&memory)) => {
+                            return Err(Error::InvalidArgument(format!(
+                                "memory `{file}` changed since consolidation `{}` was planned: nothing was written; plan a new consolidation",
+                                plan.id
+                            )));
+                        }
                         Ok(memory) => current.insert(memory.file.clone(), memory),
                         Err(Error::MemoryNotFound { .. }) => {
                             return Err(Error::InvalidAnswer { line: *line, reason: format!("memory `{file}` no longer exists") });

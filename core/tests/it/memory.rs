@@ -436,6 +436,33 @@ mod consolidation {
         assert_eq!(files(&storage), before, "nothing was rolled back");
     }
 
+    /// An update acknowledged while the model thought about the plan is never written
+    /// over with what the model answered from the older text: apply refuses, writing
+    /// nothing, and says so.
+    #[test]
+    fn apply_refuses_a_memory_changed_since_the_plan() {
+        let storage = InMemoryStorage::new();
+        let store = seeded(&storage);
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2000)).unwrap();
+        let change = Change { body: Some("Uses Helix now; vim on servers.".into()), ..Change::default() };
+        block_on(store.memory_update(&project(), "editor_choice", change, T0 + 2500)).unwrap();
+        let before = files(&storage);
+        match block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 3000, false)) {
+            Err(Error::InvalidArgument(message)) => {
+                assert!(message.contains("memory `editor_choice` changed since consolidation"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(files(&storage), before, "nothing was written");
+        assert!(block_on(store.consolidations(&project())).unwrap().is_empty());
+        // A memory the answer does not touch may change: the rest applies.
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 4000)).unwrap();
+        let change = Change { body: Some("Ships in Q4.".into()), ..Change::default() };
+        block_on(store.memory_update(&project(), "editor", change, T0 + 4500)).unwrap();
+        let answer = "{\"op\":\"archive\",\"file\":\"q3_deadline\",\"reason\":\"past\"}";
+        assert!(block_on(store.apply_consolidation(&project(), &plan, answer, T0 + 5000, false)).unwrap().applied);
+    }
+
     #[test]
     fn a_rollback_cut_short_by_storage_is_finished_by_the_next() {
         for n in 1..60 {
