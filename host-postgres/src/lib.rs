@@ -471,7 +471,12 @@ fn pg_error(key: &str, error: &postgres::Error) -> StorageError {
     match error.code() {
         Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => StorageError::Locked { key },
         Some(code) if *code == SqlState::DISK_FULL => StorageError::QuotaExceeded { key },
-        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => StorageError::ReadOnly { key },
+        // A role that may only read (SELECT granted, nothing else) is refused a write as
+        // a read-only replica is: read-only, which the core reads as "serve reads, write
+        // nothing" (a search then keeps its index in memory), not as a failed disk.
+        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION || *code == SqlState::INSUFFICIENT_PRIVILEGE => {
+            StorageError::ReadOnly { key }
+        }
         Some(code) if *code == SqlState::UNIQUE_VIOLATION => StorageError::AlreadyExists { key },
         _ => StorageError::Io { key, message: format!("PostgreSQL: {error}") },
     }

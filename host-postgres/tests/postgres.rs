@@ -216,6 +216,30 @@ fn a_held_session_whose_connection_died_is_written_again_once_released() {
     assert_eq!(texts, ["first", "third"]);
 }
 
+/// A role granted only SELECT reads a store, lists it and searches it (the search
+/// index it cannot save is kept in memory), and its writes are refused as read-only,
+/// not as a failed disk.
+#[test]
+fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
+    let cluster = Cluster::start().expect("start a PostgreSQL cluster");
+    let schema = fresh_schema();
+    let writer = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
+    block_on(writer.append("s", entry("the deploy goes to staging".into(), 0))).expect("an append");
+    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).expect("connect");
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA {schema} TO reader; GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO reader;"
+        ))
+        .expect("a role that may only read");
+    let as_reader = cluster.url().replace("user=postgres", "user=reader");
+    let reader = Store::new(PgStorage::open(&as_reader, &schema).expect("a store there opens for a role that may read it"));
+    assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
+    let hits = block_on(reader.search("deploy", 10)).expect("a search through a role that may only read");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("the role writes nothing");
+    assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
+}
+
 /// A read-only connection (a replica, a role that may only read) opens a store that
 /// exists and reads it; its writes are refused as read-only. A store that does not
 /// exist yet cannot be made through it, and the error says so.
