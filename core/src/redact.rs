@@ -388,9 +388,8 @@ fn redact_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Fo
 
 /// Whether `bytes` has what every secret [`secret_at`] finds needs: a `-`, `_` or `=`
 /// (`sk-`, `xoxb-`, `ghp_`, private keys, `NAME=value`), an `A` (Google and AWS keys),
-/// a `.` (a JWT's parts), an `@` (a password in a URL), or `bearer ` in any case. Most
-/// prose has none but its full stops, and is passed over a vector at a time instead of
-/// a byte at a time.
+/// `eyJ` (a JWT's header), an `@` (a password in a URL), or `bearer ` in any case. Most
+/// prose has none, and is passed over a vector at a time instead of a byte at a time.
 fn may_hold_secret(bytes: &[u8]) -> bool {
     let bearer_at = |at: usize| bytes.get(at..at + 7).is_some_and(|word| word.eq_ignore_ascii_case(b"bearer "));
     // Most of a line's strings are short (a role, a path, a name): a vector search's
@@ -444,9 +443,12 @@ fn scan_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Foun
             i += 1;
             continue;
         }
-        let escape_end = newlines == Newlines::Escaped && i > 0 && bytes[i - 1] == b'\\' && (i < 2 || bytes[i - 2] != b'\\');
+        let escape_end = newlines == Newlines::Escaped && escaped(bytes, i);
         let line_start = i == 0 || bytes[i - 1] == b'\n';
-        if (STARTS_SECRET[bytes[i] as usize] || (line_start && assignments) || after_scheme(i))
+        // The letter of an escape (`\r`, `\b`) is not a word's start: `\rk_live_…` is a
+        // carriage return, then a word; a match there would cut the escape in half.
+        if !escape_end
+            && (STARTS_SECRET[bytes[i] as usize] || (line_start && assignments) || after_scheme(i))
             && let Some(end) = redact_at(i, line_start)
         {
             i = end;
@@ -468,6 +470,12 @@ fn scan_span(policy: Redaction, text: &str, newlines: Newlines, found: &mut Foun
     let mut out = out?;
     out.push_str(&text[copied..]);
     Some(out)
+}
+
+/// Whether the byte at `at` is the letter of a JSON escape: an odd run of backslashes
+/// before it (`\\r` is a backslash, then a letter; `\\\r` a backslash, then a return).
+fn escaped(bytes: &[u8], at: usize) -> bool {
+    bytes[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
 }
 
 /// [`is_token_byte`] as a table, for the scan's inner loop.
@@ -505,7 +513,6 @@ fn secret_at(policy: Redaction, bytes: &[u8], i: usize, newlines: Newlines, line
     };
     let alnum = |b: u8| b.is_ascii_alphanumeric();
     let hit = match rest.first()? {
-        _ if i >= 3 && &bytes[i - 3..i] == b"://" && policy.covers(SecretKind::UrlPassword) => url_password(bytes, i, newlines),
         b's' if rest.starts_with(b"sk-ant-") => token(SecretKind::AnthropicKey, 7, 20, &is_token_byte),
         b's' | b'r' if STRIPE_PREFIXES.iter().any(|p| rest.starts_with(p)) => token(SecretKind::StripeKey, 8, 16, &alnum),
         b'e' if rest.starts_with(JWT_START) && policy.covers(SecretKind::Jwt) => jwt(bytes, i),
@@ -553,7 +560,14 @@ fn secret_at(policy: Redaction, bytes: &[u8], i: usize, newlines: Newlines, line
         b'-' if rest.starts_with(b"-----BEGIN ") && policy.covers(SecretKind::PrivateKey) => private_key(bytes, i),
         _ => None,
     };
-    hit.or_else(|| if line_start && policy.covers(SecretKind::EnvSecret) { env_secret(bytes, i, newlines) } else { None })
+    // A token as a URL's user (`https://ghp_…@github.com`) is that token; else the
+    // password after the user, which may be a word like any other.
+    let url_password = || {
+        let after_scheme = i >= 3 && &bytes[i - 3..i] == b"://";
+        if after_scheme && policy.covers(SecretKind::UrlPassword) { url_password(bytes, i, newlines) } else { None }
+    };
+    hit.or_else(url_password)
+        .or_else(|| if line_start && policy.covers(SecretKind::EnvSecret) { env_secret(bytes, i, newlines) } else { None })
 }
 
 /// Stripe's secret and restricted keys, live and test (`pk_` keys are public).
@@ -702,9 +716,17 @@ fn env_secret(bytes: &[u8], i: usize, newlines: Newlines) -> Option<(SecretKind,
         || value.starts_with(b"<")
         || value.iter().all(|b| matches!(b, b'x' | b'X' | b'*' | b'.'))
         || (value.get(..4).is_some_and(|head| head.eq_ignore_ascii_case(b"your")) && !value.get(4).is_some_and(u8::is_ascii_alphanumeric));
-    // Spaced out, it may be code (`API_KEY = os.environ["API_KEY"]`): a call, an index
-    // or a block is no value.
-    let code = spaces_before + spaces_after > 0 && value.iter().any(|b| matches!(b, b'(' | b'[' | b'{'));
+    // Spaced out, it may be code (`API_KEY = os.environ["API_KEY"]`, `password =
+    // args.password`, `SECRET_KEY = None`, `password == x`): a call, an index, a block,
+    // another name's field, a constant or a comparison is no value. A quoted value is.
+    let quoted = start > 0 && matches!(bytes[start - 1], b'"' | b'\'');
+    let field = value.contains(&b'.')
+        && value.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && value.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'));
+    let constant = matches!(value, b"None" | b"True" | b"False" | b"null" | b"nil" | b"true" | b"false" | b"undefined");
+    let code = spaces_before + spaces_after > 0
+        && !quoted
+        && (value.iter().any(|b| matches!(b, b'(' | b'[' | b'{')) || field || constant || value.starts_with(b"="));
     if value.is_empty() || value[0] == b'$' || value.starts_with(b"[REDACTED:") || placeholder || code {
         return None;
     }
@@ -812,6 +834,9 @@ mod tests {
             Just("db://u:pw@h"),
             Just("@"),
             Just("."),
+            Just("\\r"),
+            Just("\\"),
+            Just("k_live_abcdefghij0123456789"),
             Just("\\n"),
             Just("\n"),
             Just("\n"),
@@ -830,6 +855,22 @@ mod tests {
                 prop_assert_eq!(&quick, &scanned);
             }
         });
+    }
+
+    /// The letter of an escape starts no secret: `\rk_live_…` in a JSON string is a
+    /// carriage return and a word, and the line written stays JSON whatever the run of
+    /// backslashes before it.
+    #[test]
+    fn an_escapes_letter_starts_no_secret_and_a_line_stays_json() {
+        use alloc::string::ToString;
+        for text in ["a\rk_live_abcdefghij0123456789 b", "\\\rk_test_abcdefghij0123456789", "x\u{8}earer abcdefghij0123456789"] {
+            let line = serde_json::json!({ "type": "user", "message": { "content": text } }).to_string();
+            let written = Redaction::all().json_line(&line, &mut Found::default()).unwrap_or(line.clone());
+            assert!(serde_json::from_str::<serde_json::Value>(&written).is_ok(), "{written}");
+        }
+        let line = serde_json::json!({ "content": "a \\rk_live_abcdefghij0123456789" }).to_string();
+        let written = Redaction::all().json_line(&line, &mut Found::default()).unwrap();
+        assert!(written.contains("[REDACTED:stripe-key]") && serde_json::from_str::<serde_json::Value>(&written).is_ok(), "{written}");
     }
 
     #[test]

@@ -111,6 +111,11 @@ fn a_password_in_a_url_is_replaced_and_the_url_kept() {
         ("psql 'postgresql://user:password@localhost/db'", "psql 'postgresql://user:[REDACTED:url-password]@localhost/db'"),
         ("redis://:hunter2@cache:6379", "redis://:[REDACTED:url-password]@cache:6379"),
         ("https://bob:p%40ss@example.com/path?q=1", "https://bob:[REDACTED:url-password]@example.com/path?q=1"),
+        // A token as the user is that token.
+        (
+            "git clone https://ghp_aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xYaB3d@github.com/o/r.git",
+            "git clone https://[REDACTED:github-token]@github.com/o/r.git",
+        ),
         // The value of an assignment is an env secret first: one marker, not two.
         ("DATABASE_URL=postgres://u:pw@h/db", "DATABASE_URL=[REDACTED:env-secret]"),
     ] {
@@ -168,6 +173,7 @@ fn ordinary_code_and_prose_are_left_alone() {
         "eyJ alone; eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIn0. is unsigned; version 1.2.3.4",
         "pk_live_51HxYzAbCdEfGhIjKlMnOpQr is public; sk_live_ alone; desk_live_abcdefghijklmnopqrstuvwxyz",
         "API_KEY = os.environ[\"API_KEY\"]\npassword = getpass()\nSECRET_KEY = settings.get(\"secret\")",
+        "    password = args.password\nAPI_KEY = settings.API_KEY\nSECRET_KEY = None\nif password == x:",
     ] {
         assert_eq!(redact(text), (text.to_owned(), vec![]), "{text}");
     }
