@@ -285,7 +285,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        matches!((fs::metadata(a), fs::metadata(b)), (Ok(a), Ok(b)) if a.dev() == b.dev() && a.ino() == b.ino())
+        // Not through a symlink: one at `b` that points at `a` is another name, not a link.
+        matches!((fs::symlink_metadata(a), fs::symlink_metadata(b)), (Ok(a), Ok(b)) if a.dev() == b.dev() && a.ino() == b.ino())
     }
     #[cfg(not(unix))]
     {

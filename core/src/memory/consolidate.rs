@@ -240,7 +240,12 @@ impl<S: Storage> Store<S> {
                         // The model answered about the memory as the plan showed it: one
                         // changed since (an update acknowledged while the model thought)
                         // would be written over with what it no longer says.
-                        Ok(memory) if plan.known.iter().any(|known| known == file) && !plan.prompt.contains(&memory_block(&memory)) => {
+                        // (The plan showed current memories only: one archived or
+                        // superseded since changed too, though its text may read the same.)
+                        Ok(memory)
+                            if plan.known.iter().any(|known| known == file)
+                                && (!memory.is_current() || !plan.prompt.contains(&memory_block(&memory))) =>
+                        {
                             return Err(Error::InvalidArgument(format!(
                                 "memory `{file}` changed since consolidation `{}` was planned: nothing was written; plan a new consolidation",
                                 plan.id

@@ -725,7 +725,10 @@ impl<S: Storage> Store<S> {
             if !self.memories.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file)) {
                 created.push(key.clone());
             }
-            self.storage.replace(&key, bytes.as_bytes(), None).await?;
+            if let Err(error) = self.storage.replace(&key, bytes.as_bytes(), None).await {
+                self.remove_all(&created).await;
+                return Err(error.into());
+            }
             let line = IndexLine::of(memory, bytes.len() as u64);
             lines.push_str(&line.encode());
             indexed.push(line);
@@ -737,7 +740,10 @@ impl<S: Storage> Store<S> {
                 (String::from_utf8_lossy(&bytes).into_owned(), Some(size))
             }
             Err(StorageError::NotFound { .. }) => (String::new(), None),
-            Err(error) => return Err(error.into()),
+            Err(error) => {
+                self.remove_all(&created).await;
+                return Err(error.into());
+            }
         };
         // A write that failed (or lost power) between a memory's file and MEMORY.md left
         // the index behind the files: a new memory out of it, or one archived or
@@ -768,9 +774,7 @@ impl<S: Storage> Store<S> {
         if new != old
             && let Err(error) = self.storage.replace(&index_key, new.as_bytes(), old_size).await
         {
-            for key in &created {
-                let _ = self.storage.remove(key).await;
-            }
+            self.remove_all(&created).await;
             return Err(error.into());
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
@@ -792,6 +796,14 @@ impl<S: Storage> Store<S> {
             self.compact_index(dir).await?;
         }
         Ok(())
+    }
+
+    /// Takes out the files a write created before it failed, as far as storage lets it
+    /// (what stays is a memory MEMORY.md does not list, which the next write puts back).
+    async fn remove_all(&self, created: &[String]) {
+        for key in created {
+            let _ = self.storage.remove(key).await;
+        }
     }
 
     /// Rewrites the index with one line per memory. It keeps no bodies, so the lines

@@ -9,7 +9,7 @@ use super::{Parts, with_loaded};
 use crate::error::Error;
 use crate::format::{Fork, Format};
 use crate::keys;
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageError};
 use crate::store::Store;
 use crate::support::time;
 use crate::transcript::scan::Line;
@@ -54,19 +54,39 @@ impl<S: Storage> Store<S> {
     }
 
     /// Writes a new session's first bytes at `key` whole or not at all: a crash in the
-    /// middle leaves nothing a reader sees (a replacement is a write then a rename),
-    /// where an append could leave an empty or half-written file that kept the id from
-    /// a second try. Debris an older crash left there (an empty file, or bytes without
-    /// one whole line) is written over, so the second try completes. Under the
-    /// session's lock; `session-exists` if a session got there first.
+    /// middle leaves nothing a reader sees, where an append could leave an empty or
+    /// half-written file that kept the id from a second try. The bytes go to a file of
+    /// their own (`<key>.new`, no session's name), then are renamed into place; a rename
+    /// never replaces a file, so one another program (Claude Code, which takes no lock
+    /// Mneme sees) made meanwhile is `session-exists`, not overwritten. Debris an older
+    /// crash left at `key` (an empty file, or bytes without one whole line) is replaced
+    /// only at the size it was seen, so the second try completes. Under the session's
+    /// lock.
     pub(crate) async fn write_new_session(&self, id: &str, key: &str, bytes: &[u8]) -> Result<(), Error> {
         self.locked(key, async {
-            let existing = match self.locate(id).await? {
-                None => None,
-                Some(parts) if parts.base_key() == key && self.is_debris(&parts).await? => parts.parts.first().map(|part| part.size),
+            match self.locate(id).await? {
+                None => {
+                    let staged = format!("{key}.new");
+                    self.storage.replace(&staged, bytes, None).await?;
+                    match self.storage.rename(&staged, key).await {
+                        Ok(()) => {}
+                        Err(StorageError::AlreadyExists { .. }) => {
+                            let _ = self.storage.remove(&staged).await;
+                            return Err(Error::SessionExists { id: id.to_owned() });
+                        }
+                        Err(error) => return Err(error.into()),
+                    }
+                }
+                Some(parts) if parts.base_key() == key && self.is_debris(&parts).await? => {
+                    let seen = parts.parts.first().map(|part| part.size);
+                    match self.storage.replace(key, bytes, seen).await {
+                        Ok(()) => {}
+                        Err(StorageError::Changed { .. }) => return Err(Error::SessionExists { id: id.to_owned() }),
+                        Err(error) => return Err(error.into()),
+                    }
+                }
                 Some(_) => return Err(Error::SessionExists { id: id.to_owned() }),
-            };
-            self.storage.replace(key, bytes, existing).await?;
+            }
             // What was cached of the debris is not the session now.
             self.reopen(id);
             Ok(())
@@ -75,10 +95,13 @@ impl<S: Storage> Store<S> {
     }
 
     /// Whether all there is of a session is what a crash left as it was being created:
-    /// one part, empty or without a single whole line.
+    /// its first part alone, empty or without a single whole line.
     async fn is_debris(&self, parts: &Parts) -> Result<bool, Error> {
         const MOST: u64 = 1 << 16;
         let [part] = parts.parts.as_slice() else { return Ok(false) };
+        if part.key != parts.base_key() {
+            return Ok(false);
+        }
         if part.size == 0 {
             return Ok(true);
         }

@@ -274,7 +274,7 @@ impl<S: Storage> Store<S> {
         match self.require(id).await {
             // A restore cut as it put the first part back (a filesystem's rename is a
             // link, then an unlink) left it in both places: this one finishes it.
-            Ok(live) if self.same_bytes(&live.base_key(), &base).await => {}
+            Ok(live) if self.same_bytes(&live.base_key(), &base).await? => {}
             Ok(_) => return Err(Error::SessionExists { id: id.to_owned() }),
             Err(Error::SessionNotFound { .. }) => {}
             Err(e) => return Err(e),
@@ -290,11 +290,8 @@ impl<S: Storage> Store<S> {
     }
 
     /// Whether two objects are there and hold the same bytes.
-    async fn same_bytes(&self, a: &str, b: &str) -> bool {
-        match (self.storage.read(a, 0, None).await, self.storage.read(b, 0, None).await) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        }
+    async fn same_bytes(&self, a: &str, b: &str) -> Result<bool, Error> {
+        same_bytes(&self.storage, a, b).await
     }
 
     /// Refuses a new session the id of an archived one: it would hide the archived
@@ -367,8 +364,27 @@ fn archive_folder_parts(folder: &str) -> Option<(i64, &str)> {
 async fn move_file<S: Storage>(storage: &S, from: &str, to: &str) -> Result<(), Error> {
     match storage.rename(from, to).await {
         Ok(()) | Err(StorageError::NotFound { .. }) => Ok(()),
+        // A move cut after its copy landed (a filesystem's rename is a link, then an
+        // unlink): the file is at both places, and this one finishes it.
+        Err(StorageError::AlreadyExists { .. }) if same_bytes(storage, from, to).await? => match storage.remove(from).await {
+            Ok(()) | Err(StorageError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        },
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether two objects are there and hold the same bytes; a missing one holds none.
+async fn same_bytes<S: Storage>(storage: &S, a: &str, b: &str) -> Result<bool, Error> {
+    let read = async |key: &str| match storage.read(key, 0, None).await {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(StorageError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(Error::from(e)),
+    };
+    Ok(match (read(a).await?, read(b).await?) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    })
 }
 
 /// Session `id`'s time to live, and where it came from.

@@ -455,6 +455,13 @@ mod consolidation {
         }
         assert_eq!(files(&storage), before, "nothing was written");
         assert!(block_on(store.consolidations(&project())).unwrap().is_empty());
+        // Archived since the plan: its text reads the same, and it changed all the same.
+        let plan = block_on(store.plan_consolidation(&project(), T0 + 2600)).unwrap();
+        block_on(store.memory_forget(&project(), "editor_choice", T0 + 2700)).unwrap();
+        match block_on(store.apply_consolidation(&project(), &plan, ANSWER, T0 + 2800, false)) {
+            Err(Error::InvalidArgument(message)) => assert!(message.contains("`editor_choice` changed since"), "{message}"),
+            other => panic!("{other:?}"),
+        }
         // A memory the answer does not touch may change: the rest applies.
         let plan = block_on(store.plan_consolidation(&project(), T0 + 4000)).unwrap();
         let change = Change { body: Some("Ships in Q4.".into()), ..Change::default() };
@@ -802,11 +809,6 @@ fn memory_md_comes_back_to_the_files_after_a_cut_between_them() {
                     .map(|m| format!("({}.md)", m.file))
                     .collect();
                 let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap().text;
-                let linked = |text: &str| text.lines().filter(|l| l.contains(".md)")).count();
-                assert!(
-                    linked(&loaded) <= current.len() && current.iter().all(|file| !loaded.contains(file) || linked(&loaded) > 0),
-                    "{context}"
-                );
                 for line in loaded.lines().filter(|l| l.contains(".md)")) {
                     assert!(current.iter().any(|file| line.contains(file.as_str())), "{context}: the model is given {line}");
                 }

@@ -216,3 +216,38 @@ fn a_negative_time_to_live_is_refused_and_moves_nothing() {
     }
     assert_eq!(ids(&store), ["fresh"]);
 }
+
+/// A restore cut with a file at both places (on a filesystem a rename is a link, then
+/// an unlink: a kill between the two leaves this) is finished by restoring again, on
+/// any storage: a copy holding the same bytes is the move half done.
+#[test]
+fn a_restore_cut_with_files_at_both_places_is_finished_by_restoring_again() {
+    for cut_at_the_session_itself in [false, true] {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        say(&store, "s", NOW, "hello");
+        block_on(storage.append("projects/-work-app/s.jsonl.torn-9", b"{\"ty")).unwrap();
+        block_on(store.archive("s", NOW + 1)).unwrap();
+        let archived = files(&storage, ARCHIVE);
+        assert_eq!(archived.len(), 2, "{archived:?}");
+        for (key, bytes) in &archived {
+            let live = &key[key.find("projects/").unwrap()..];
+            if cut_at_the_session_itself || live.ends_with(".torn-9") {
+                block_on(storage.append(live, bytes)).unwrap();
+            }
+        }
+        let fresh = Store::new(&storage);
+        let restored =
+            block_on(fresh.restore("s")).unwrap_or_else(|e| panic!("cut at the session itself: {cut_at_the_session_itself}: {e}"));
+        assert_eq!(restored.id, "s");
+        assert!(files(&storage, ARCHIVE).is_empty(), "the archive's copies are gone");
+        assert_eq!(ids(&fresh), ["s"]);
+    }
+    // A different session of that id in the store is never written over.
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "s", NOW, "hello");
+    block_on(store.archive("s", NOW + 1)).unwrap();
+    block_on(storage.append("projects/-work-app/s.jsonl", b"{\"type\":\"user\"}\n")).unwrap();
+    assert!(matches!(block_on(Store::new(&storage).restore("s")), Err(Error::SessionExists { .. })));
+}
