@@ -213,14 +213,31 @@ impl PgStorage {
         Ok(())
     }
 
+    /// A read refused for want of privilege is no read-only store (which reads): it
+    /// says which grant the role lacks.
+    fn read_refused(&self, error: StorageError) -> StorageError {
+        match error {
+            StorageError::ReadOnly { key } => StorageError::Io {
+                key,
+                message: format!(
+                    "this PostgreSQL role may not read the store's tables: grant it USAGE ON SCHEMA {s} and SELECT ON ALL TABLES IN SCHEMA {s}",
+                    s = self.schema
+                ),
+            },
+            other => other,
+        }
+    }
+
     fn list_sync(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
         let s = &self.schema;
-        let rows = self.with_client(prefix, |client| match successor(prefix) {
-            Some(end) => {
-                client.query(&format!("SELECT key, size FROM {s}.files WHERE key >= $1 AND key < $2 ORDER BY key"), &[&prefix, &end])
-            }
-            None => client.query(&format!("SELECT key, size FROM {s}.files WHERE key >= $1 ORDER BY key"), &[&prefix]),
-        })?;
+        let rows = self
+            .with_client(prefix, |client| match successor(prefix) {
+                Some(end) => {
+                    client.query(&format!("SELECT key, size FROM {s}.files WHERE key >= $1 AND key < $2 ORDER BY key"), &[&prefix, &end])
+                }
+                None => client.query(&format!("SELECT key, size FROM {s}.files WHERE key >= $1 ORDER BY key"), &[&prefix]),
+            })
+            .map_err(|e| self.read_refused(e))?;
         Ok(rows
             .iter()
             .map(|row| KeyInfo { key: row.get(0), size: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0) })
@@ -239,18 +256,20 @@ impl PgStorage {
         };
         // One statement, one snapshot: the size and the chunks agree even while
         // another process replaces the file.
-        let rows = self.with_client(key, |client| {
-            client.query(
-                &format!(
-                    r#"WITH f AS (SELECT id, size FROM {s}.files WHERE key = $1)
+        let rows = self
+            .with_client(key, |client| {
+                client.query(
+                    &format!(
+                        r#"WITH f AS (SELECT id, size FROM {s}.files WHERE key = $1)
                     SELECT f.size, c."offset", c.data FROM f
                     LEFT JOIN {s}.chunks c ON c.file_id = f.id AND c."offset" < $3 AND c."offset" >= COALESCE(
                         (SELECT max(x."offset") FROM {s}.chunks x WHERE x.file_id = (SELECT id FROM f) AND x."offset" <= $2), 0)
                     ORDER BY c."offset""#
-                ),
-                &[&key, &start, &end],
-            )
-        })?;
+                    ),
+                    &[&key, &start, &end],
+                )
+            })
+            .map_err(|e| self.read_refused(e))?;
         let Some(first) = rows.first() else { return Err(StorageError::NotFound { key: key.to_owned() }) };
         let size: i64 = first.get(0);
         let end = end.min(size);

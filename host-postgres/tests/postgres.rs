@@ -238,6 +238,14 @@ fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("the role writes nothing");
     assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
+    // A role that may not even read is told which grant it lacks, not that the store is read-only.
+    admin
+        .batch_execute(&format!("CREATE ROLE stranger LOGIN; GRANT USAGE ON SCHEMA {schema} TO stranger;"))
+        .expect("a role that may not read");
+    let as_stranger = cluster.url().replace("user=postgres", "user=stranger");
+    let stranger = Store::new(PgStorage::open(&as_stranger, &schema).expect("the schema's tables are there"));
+    let denied = block_on(stranger.list()).expect_err("the role reads nothing").to_string();
+    assert!(denied.contains("may not read the store's tables") && denied.contains("SELECT ON ALL TABLES"), "{denied}");
 }
 
 /// A read-only connection (a replica, a role that may only read) opens a store that
