@@ -683,12 +683,13 @@ fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = Cli::parse();
     let outcome = run(cli);
-    if let Some(refused) = out::refused() {
+    let refused = out::refused();
+    if let Some(refused) = &refused {
         let done = if outcome.is_ok() { "the command's work was done, but " } else { "" };
         eprintln!("error: {done}its output could not be written to standard output: {refused}");
-        return ExitCode::FAILURE;
     }
     match outcome {
+        Ok(()) if refused.is_some() => ExitCode::FAILURE,
         Ok(()) => ExitCode::SUCCESS,
         Err(message) if message == PROBLEMS_FOUND => ExitCode::from(3),
         Err(message) => {

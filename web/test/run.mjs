@@ -284,22 +284,26 @@ try {
         const store = await Mneme.open({ backend, namespace });
         for (let i = 0; i < 150; i++) await store.append("busy", { cwd: "/w", role: i % 2 ? "assistant" : "user", text: `message ${i} `.repeat(20) });
       }, [backend, namespace]);
-      const failures = await reader.evaluate(async ([backend, namespace]) => {
+      const { failures, seen } = await reader.evaluate(async ([backend, namespace]) => {
         const failures = [];
+        const seen = new Set();
         for (let i = 0; i < 150; i++) {
           const store = await Mneme.open({ backend, namespace });
           try {
             const loaded = await store.load("busy");
+            seen.add(loaded.entries.length);
             if (loaded.report.skipped.length > 0) failures.push(`load ${i}: skipped ${JSON.stringify(loaded.report.skipped)}`);
           } catch (error) {
             failures.push(`load ${i}: ${error.kind}: ${error.message}`);
           }
         }
-        return failures;
+        return { failures, seen: seen.size };
       }, [backend, namespace]);
       await writing;
       await Promise.all([reader.close(), writer.close()]);
       assert(failures.length === 0, `${failures.length} of 150 loads failed: ${failures.slice(0, 3).join("; ")}`);
+      // The loads ran while the session grew: they read it at different lengths.
+      assert(seen > 2, `the loads saw only ${seen} lengths of the session: they did not overlap the appends`);
     });
   }
 

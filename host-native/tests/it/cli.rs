@@ -1546,6 +1546,8 @@ fn search_marks_a_message_found_through_its_conversation() {
 
 /// With standard output on a full disk (`mneme gc >> log` from cron), a command says
 /// its output was lost and fails; it never panics (exit 101) after its work is done.
+/// `check` that finds problems keeps its status 3. (`/dev/full` is Linux's.)
+#[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_under_standard_output_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -1558,6 +1560,11 @@ fn a_full_disk_under_standard_output_is_an_error_not_a_panic() {
         assert_eq!(output.status.code(), Some(1), "{command:?}: {said}");
         assert!(said.contains("could not be written to standard output") && !said.contains("panicked"), "{command:?}: {said}");
     }
+    let mut transcript = fs::OpenOptions::new().append(true).open(dir.path().join("projects/-w/s.jsonl")).unwrap();
+    std::io::Write::write_all(&mut transcript, b"not json\n").unwrap();
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let output = crate::mneme_command().args(["--root", root, "check", "s"]).stdout(full).output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
 }
 
 /// A restore killed between a rename's link and its unlink (the state `kill -9` at its
