@@ -244,7 +244,9 @@ function claudeCode(name) {
     if (!request) throw new Error(`Claude Code sent no request with the prompt (${api.requests.length} requests)`);
     return request;
   };
-  return { root: join(home, ".claude"), work, resume };
+  /** Claude Code itself, run with `args` (`-p`, its session options), answering as JSON. */
+  const run = async (...args) => JSON.parse(await client(CLAUDE, [...args, "--output-format", "json"], { cwd: work, env }));
+  return { root: join(home, ".claude"), work, resume, run };
 }
 
 /**
@@ -342,6 +344,49 @@ try {
     assertEqual(thinks(context), sameModel, `Mneme's context for ${request.model} has the thinking of ${MODEL}`);
     assertEqual(thinks(request.messages), sameModel, `what Claude Code sent ${request.model} has the thinking of ${MODEL}`);
     assertEqual(normalized([...request.messages, reply]), normalized(context), `what Claude Code sent ${request.model} is Mneme's provider context for it`);
+  });
+
+  // Claude Code's own `/compact` keeps the last reply as a segment relinked after the
+  // summary, and writes its command's lines chained to the summary itself: the kept
+  // reply stands beside the chain. Claude Code sends it between the summary and the
+  // rest; so must Mneme's context.
+  await test("Claude Code resumes a session it compacted with its own /compact (a kept segment beside the summary's chain), with exactly Mneme's provider context", async () => {
+    const { root, resume, run } = claudeCode("claude-own-compact");
+    const id = "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
+    await run("-p", "first question", "--session-id", id, "--model", MODEL);
+    for (const question of ["second question", "third question"]) await run("-p", question, "--resume", id, "--model", MODEL);
+    await run("-p", "/compact", "--resume", id, "--model", MODEL);
+    const [project] = readdirSync(join(root, "projects"));
+    const lines = readFileSync(join(root, "projects", project, `${id}.jsonl`), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const boundary = lines.find((line) => line.subtype === "compact_boundary");
+    assertEqual(typeof boundary?.compactMetadata?.preservedSegment?.anchorUuid, "string", "Claude Code's /compact kept a segment after its summary");
+    const context = providerContext(root, id, MODEL);
+    assertEqual(context.some((m) => m.role === "assistant"), true, "Mneme's context holds the reply the compaction kept");
+    const request = await resume(id, "next question", MODEL);
+    assertEqual(
+      normalized(withoutClaudeCodesOwn(request.messages)),
+      normalized(withoutClaudeCodesOwn([...context, prompt("next question")])),
+      "what Claude Code sent is Mneme's provider context plus the new prompt",
+    );
+  });
+
+  await test("Claude Code resumes a session Mneme rewound to a compaction's summary: the kept messages follow the summary, with exactly Mneme's provider context", async () => {
+    const { root, work, resume } = claudeCode("claude-rewind-summary");
+    const id = "4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d";
+    for (let i = 1; i <= 6; i++) {
+      mneme("--root", root, "append", id, "--role", i % 2 ? "user" : "assistant", "--text", `message ${i} about topic ${i}`, "--cwd", work);
+    }
+    mneme("--root", root, "compact", id, "--keep-messages", "2");
+    const [summary] = JSON.parse(mneme("--root", root, "resume", id, "--json")).messages;
+    mneme("--root", root, "append", id, "--parent", summary.uuid, "--role", "user", "--text", "after the summary", "--cwd", work);
+    const context = providerContext(root, id, MODEL);
+    assertEqual(JSON.stringify(context).includes("message 6 about topic 6"), true, "Mneme's context holds the kept messages");
+    const request = await resume(id, "next question", MODEL);
+    assertEqual(
+      normalized(withoutClaudeCodesOwn(request.messages)),
+      normalized(withoutClaudeCodesOwn([...context, prompt("next question")])),
+      "what Claude Code sent is Mneme's provider context plus the new prompt",
+    );
   });
 
   await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {

@@ -192,21 +192,52 @@ impl<'a> Loaded<'a> {
             return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
         }
         let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
-        // With an anchor the segment is relinked after the summary, so it is already in
-        // `after`; a segment without one is found before the boundary.
-        let preserved = preserved_segment(env.rare().compact_metadata)
-            .filter(|segment| segment.anchor.is_none())
-            .and_then(|segment| {
+        // With an anchor the segment is relinked after the summary: when the conversation
+        // goes on from its tail (an automatic compaction) it is already in `after`; when
+        // it goes on from the summary itself (`/compact`, whose command lines Claude Code
+        // 2.1.330 chains to the summary) the segment stands beside the chain, and Claude
+        // Code sends it between the summary and the rest. A segment without an anchor is
+        // found before the boundary.
+        let segment = preserved_segment(env.rare().compact_metadata);
+        let preserved = match segment {
+            Some(segment) if segment.anchor.is_some() => self.segment_beside(&segment, after).unwrap_or_default(),
+            Some(segment) => (|| {
                 let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.tail.as_str()))?;
                 let head = chain[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.head.as_str()))?;
-                Some(&chain[head..=tail])
-            })
-            .unwrap_or(&[]);
-        let kept =
-            preserved.iter().copied().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
+                Some(chain[head..=tail].to_vec())
+            })()
+            .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let kept = preserved.into_iter().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
         let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| in_context(i)).collect();
         let summaries = after[..summary_count].to_vec();
         ContextLines { compaction: Some(compaction), summaries, lines, cleared, chain }
+    }
+
+    /// A relinked segment's lines, head to tail, when the chain `after` the compaction
+    /// does not pass through it; `None` when it does, or when the segment cannot be
+    /// walked whole (a line missing, a parent link that never reaches the head).
+    fn segment_beside(&self, segment: &PreservedSegment, after: &[usize]) -> Option<Vec<usize>> {
+        let index = self.index();
+        let head = *index.get(segment.head.as_str())?;
+        if after.contains(&head) {
+            return None;
+        }
+        let mut at = *index.get(segment.tail.as_str())?;
+        let mut lines = alloc::vec![at];
+        // Each step goes to the line's parent: bounded by the line count whatever the
+        // links say.
+        for _ in 0..self.lines.len() {
+            if at == head {
+                lines.retain(|&i| self.is_live(&self.lines[i]));
+                lines.reverse();
+                return Some(lines);
+            }
+            at = *index.get(self.lines[at].env.parent_uuid()?)?;
+            lines.push(at);
+        }
+        None
     }
 
     /// Which lines make up the context, if these lines — the end of a session, read
