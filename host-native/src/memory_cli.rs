@@ -165,8 +165,8 @@ enum MemoryCommand {
         json: bool,
     },
     /// Print MEMORY.md as a model should load it: within Claude Code's caps, leaving
-    /// out superseded and archived memories first, then the least recently useful
-    /// (used, see `used`, or updated), and saying what was left out
+    /// out the least recently useful first (used, see `used`, or updated), and saying
+    /// what was left out; a line of an archived or superseded memory never loads
     Load {
         /// Lines Claude Code loads
         #[arg(long, default_value_t = 200)]
