@@ -744,15 +744,13 @@ fn consolidate(
     if options.dry_run {
         let due = store.dream_gate(now_ms, &settings).map_err(|e| e.to_string())?;
         if !due.fire {
-            println!("not consolidating: {}", due.reason);
-            return Ok(());
+            return nothing_done(&format!("not consolidating: {}", due.reason), options.json);
         }
         return consolidate_held(store, scope, &model.summarizer()?, &options, now_ms).map(|_| ());
     }
     let taken = store.dream_acquire(now_ms, &holder, &settings).map_err(|e| e.to_string())?;
     if !taken.fire {
-        println!("not consolidating: {}", taken.reason);
-        return Ok(());
+        return nothing_done(&format!("not consolidating: {}", taken.reason), options.json);
     }
     // Asked for only now, once due: a missing key is no failure when nothing is. The
     // lock is given back either way.
@@ -760,6 +758,16 @@ fn consolidate(
     let completed = matches!(outcome, Ok(true));
     let released = store.dream_release(now_ms, &holder, completed).map_err(|e| e.to_string());
     outcome.and(released)
+}
+
+/// A consolidation that did nothing says why: as text, or with `--json` as
+/// `{"applied": false, "reason": …}` (a script reading JSON gets JSON either way).
+fn nothing_done(reason: &str, json: bool) -> CliResult {
+    if json {
+        return print_json(&serde_json::json!({ "applied": false, "reason": reason }));
+    }
+    println!("{reason}");
+    Ok(())
 }
 
 /// The consolidation itself, under the lock; true when it wrote.
@@ -772,16 +780,16 @@ fn consolidate_held(
 ) -> Result<bool, String> {
     let plan = store.plan_consolidation(scope, now_ms).map_err(|e| e.to_string())?;
     if plan.known.is_empty() && plan.sessions.is_empty() {
-        println!("nothing to consolidate: {} has no memories and no sessions since the last consolidation", scope.label());
-        return Ok(false);
+        let reason = format!("nothing to consolidate: {} has no memories and no sessions since the last consolidation", scope.label());
+        return nothing_done(&reason, options.json).map(|()| false);
     }
     if *model == Summarizer::Extractive {
-        println!(
+        let reason = format!(
             "the offline summariser changes nothing it cannot justify, so nothing changed ({} memories, {} sessions to read); name a model with --summarizer openai|anthropic|ollama",
             plan.known.len(),
             plan.sessions.len()
         );
-        return Ok(false);
+        return nothing_done(&reason, options.json).map(|()| false);
     }
     let answer = model.complete(&plan.prompt, plan.max_tokens).map_err(|e| format!("the consolidation failed: {e}"))?;
     let done = store.apply_consolidation(scope, &plan, &answer, now_ms, options.dry_run).map_err(|e| e.to_string())?;

@@ -250,4 +250,8 @@ fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
 
     let not_due = memory(&["consolidate", "--if-due"]);
     assert!(String::from_utf8_lossy(&not_due.stdout).contains("not consolidating: the last consolidation was"), "{not_due:?}");
+    // With --json, a consolidation that did nothing says so and why in JSON.
+    let not_due: serde_json::Value = serde_json::from_slice(&memory(&["consolidate", "--if-due", "--json"]).stdout).expect("JSON");
+    assert_eq!(not_due["applied"], false, "{not_due}");
+    assert!(not_due["reason"].as_str().is_some_and(|r| r.contains("not consolidating: the last consolidation was")), "{not_due}");
 }
