@@ -274,7 +274,7 @@ impl<S: Storage> Store<S> {
         match self.require(id).await {
             // A restore cut as it put the first part back (a filesystem's rename is a
             // link, then an unlink) left it in both places: this one finishes it.
-            Ok(live) if self.same_bytes(&live.base_key(), &base).await? => {}
+            Ok(live) if same_bytes(&self.storage, &live.base_key(), &base).await? => {}
             Ok(_) => return Err(Error::SessionExists { id: id.to_owned() }),
             Err(Error::SessionNotFound { .. }) => {}
             Err(e) => return Err(e),
@@ -287,11 +287,6 @@ impl<S: Storage> Store<S> {
         }
         self.reopen(id);
         Ok(archived)
-    }
-
-    /// Whether two objects are there and hold the same bytes.
-    async fn same_bytes(&self, a: &str, b: &str) -> Result<bool, Error> {
-        same_bytes(&self.storage, a, b).await
     }
 
     /// Refuses a new session the id of an archived one: it would hide the archived
