@@ -349,6 +349,67 @@ fn run_pi(file: &Path) -> Result<(Duration, u64), String> {
     Ok((Duration::from_secs_f64(ms / 1000.0), result["messages"].as_u64().unwrap_or(0)))
 }
 
+/// Entries (and MEMORY.md lines) of the growth rows: each size ten times the last.
+const GROWTH: [usize; 3] = [1_000, 10_000, 100_000];
+
+/// `branches`, `usage` and `memory load` at 1k, 10k and 100k: a session with a branch
+/// every 100 entries (a rewind three entries back, as an outside campaign grew them),
+/// and a MEMORY.md of that many index lines. Each row says how much longer it took
+/// than the row ten times smaller: about 10× is linear.
+fn growth_rows(dir: &Path) -> Vec<Row> {
+    let mut rows: Vec<(usize, Row)> = Vec::new();
+    let mut last: [Option<Duration>; 3] = [None; 3];
+    for entries in GROWTH {
+        let root = dir.join(entries.to_string());
+        let project = root.join("projects/-home-dev-project");
+        fs::create_dir_all(project.join("memory")).expect("growth folders");
+        let mut session = String::new();
+        for i in 0..entries {
+            let parent = match i {
+                0 => "null".to_owned(),
+                i if i % 100 == 0 && i > 3 => format!("\"g{}\"", i - 3),
+                i => format!("\"g{}\"", i - 1),
+            };
+            let message = if i % 2 == 0 {
+                format!(r#"{{"role":"user","content":"question {i}"}}"#)
+            } else {
+                format!(
+                    r#"{{"role":"assistant","id":"msg_{i}","content":[{{"type":"text","text":"answer {i}"}}],"usage":{{"input_tokens":10,"output_tokens":5}}}}"#
+                )
+            };
+            let kind = if i % 2 == 0 { "user" } else { "assistant" };
+            session.push_str(&format!(
+                r#"{{"type":"{kind}","uuid":"g{i}","parentUuid":{parent},"sessionId":"growth","cwd":"/home/dev/project","timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+            ));
+            session.push('\n');
+        }
+        fs::write(project.join("growth.jsonl"), session).expect("write the growth session");
+        let index: String = (0..entries).map(|i| format!("- [Fact {i}](fact_{i}.md) — what fact {i} is about\n")).collect();
+        fs::write(project.join("memory/MEMORY.md"), index).expect("write MEMORY.md");
+        let store = Store::new(FsStorage::new(&root));
+        let (branches, _, listed) = measure(1, || block_on(store.branches("growth")).expect("branches"));
+        assert_eq!(listed.len(), entries / 100, "a branch every 100 entries");
+        let (usage, _, ledger) = measure(1, || block_on(store.usage("growth", None)).expect("usage"));
+        assert_eq!(ledger.replies as usize, entries / 2);
+        let scope = mneme_core::memory::store::Scope::Project("-home-dev-project".into());
+        let (load, _, loaded) = measure(1, || block_on(store.memory_load(&scope, Default::default())).expect("memory load"));
+        assert!(loaded.text.lines().count() <= 201, "MEMORY.md within Claude Code's 200 lines");
+        let timed = [("branches", branches), ("usage", usage), ("memory load", load)];
+        for (at, (slot, (command, time))) in last.iter_mut().zip(timed).enumerate() {
+            let ratio = slot.map_or("the smallest size".to_owned(), |before| {
+                format!("{:.1}× the row at a tenth the size", time.as_secs_f64() / before.as_secs_f64())
+            });
+            let what = if command == "memory load" { "MEMORY.md lines" } else { "entries, a branch every 100" };
+            let operation = format!("{command}, {}k {what}", entries / 1000);
+            rows.push((at, Row { operation, mneme: time, cersei: Duration::ZERO, detail: format!("{ratio}; Cersei has no {command}") }));
+            *slot = Some(time);
+        }
+    }
+    // Each command's sizes together, so the ratios read down the table.
+    rows.sort_by_key(|(at, _)| *at);
+    rows.into_iter().map(|(_, row)| row).collect()
+}
+
 struct Row {
     operation: String,
     mneme: Duration,
@@ -749,6 +810,7 @@ fn main() {
         detail: "merged into one message; issue 8 measured 5.1 s before merging became linear".into(),
     });
 
+    rows.extend(growth_rows(&dir.path().join("growth")));
     rows.extend(index_rows(
         &dir.path().join("index"),
         &Scale { sessions, session_bytes: 50_000, keys: 1_000, cold_runs: 3, rewrites: 200 },

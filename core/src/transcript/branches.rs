@@ -3,7 +3,6 @@
 //! adds up what replies reported in `usage`, once per reply (`message.id`).
 
 use alloc::borrow::Cow;
-use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -98,30 +97,57 @@ pub struct AgentUsage {
     pub replies: u32,
 }
 
-/// Usage of `lines`, each reply counted once however many lines it was split into.
-/// Claude Code writes on each line of a streamed reply the usage reported so far: the
-/// output grows from line to line (1, 1, 104), the rest stays. A reply's usage is the
-/// most each field reached.
-fn usage_of<'l>(lines: impl Iterator<Item = &'l Line<'l>>) -> (Usage, u32) {
-    let mut by_reply: BTreeMap<Cow<'l, str>, Usage> = BTreeMap::new();
-    let mut total = Usage::default();
-    let mut replies = 0;
-    for line in lines {
-        let Some((id, usage)) = line_usage(line) else { continue };
-        match id {
-            Some(id) => {
-                by_reply.entry(id).or_default().raise_to(&usage);
-            }
-            None => {
-                total.add(&usage);
-                replies += 1;
+/// What each line reported in `usage`, read once for every branch that passes it: a
+/// reply's lines share a number, so a branch counts each reply once without hashing
+/// its id again.
+struct Reports {
+    /// Per line: the reply it belongs to ([`NO_REPLY`] when it names none) and its
+    /// usage; `None` for a line that reported nothing.
+    lines: Vec<Option<(u32, Usage)>>,
+    replies: u32,
+}
+
+const NO_REPLY: u32 = u32::MAX;
+
+impl Reports {
+    fn read(lines: &[Line]) -> Self {
+        let mut numbers: crate::support::hash::FastMap<Cow<str>, u32> = Default::default();
+        let lines = lines
+            .iter()
+            .map(|line| {
+                let (id, usage) = line_usage(line)?;
+                let next = numbers.len() as u32;
+                Some((id.map_or(NO_REPLY, |id| *numbers.entry(id).or_insert(next)), usage))
+            })
+            .collect();
+        Self { lines, replies: numbers.len() as u32 }
+    }
+
+    /// Usage of the lines at `indices`, each reply counted once however many lines it
+    /// was split into. Claude Code writes on each line of a streamed reply the usage
+    /// reported so far: the output grows from line to line (1, 1, 104), the rest stays.
+    /// A reply's usage is the most each field reached.
+    fn usage_of(&self, indices: impl Iterator<Item = usize>, most: &mut Vec<Option<Usage>>) -> (Usage, u32) {
+        most.clear();
+        most.resize(self.replies as usize, None);
+        let mut total = Usage::default();
+        let mut replies = 0;
+        for (reply, usage) in indices.filter_map(|i| self.lines[i].as_ref()) {
+            match most.get_mut(*reply as usize) {
+                Some(Some(reached)) => reached.raise_to(usage),
+                Some(slot) => *slot = Some(*usage),
+                None => {
+                    total.add(usage);
+                    replies += 1;
+                }
             }
         }
+        for usage in most.iter().flatten() {
+            total.add(usage);
+            replies += 1;
+        }
+        (total, replies)
     }
-    for usage in by_reply.values() {
-        total.add(usage);
-    }
-    (total, replies + by_reply.len() as u32)
 }
 
 impl Loaded<'_> {
@@ -185,6 +211,8 @@ impl Loaded<'_> {
             leaves.extend(without_ids);
         }
         leaves.reverse();
+        let reports = Reports::read(&self.lines);
+        let mut most = Vec::new();
         let mut branches: Vec<(usize, Branch)> = Vec::new();
         for leaf in leaves {
             let current = Some(leaf) == current_leaf;
@@ -219,7 +247,7 @@ impl Loaded<'_> {
                     .and_then(|&i| self.lines[i].env.uuid())
                     .map(ToString::to_string)
             };
-            let (usage, _) = usage_of(chain.iter().map(|&i| &self.lines[i]));
+            let (usage, _) = reports.usage_of(chain.iter().copied(), &mut most);
             let branch = Branch {
                 leaf: line.entry_id().into_owned(),
                 current,
@@ -238,7 +266,7 @@ impl Loaded<'_> {
         branches.retain(|(leaf, branch)| branch.current || !gathered_later[*leaf]);
         branches.sort_by_key(|(leaf, branch)| (!branch.current, *leaf));
         let branches: Vec<Branch> = branches.into_iter().map(|(_, branch)| branch).collect();
-        let (total, replies) = self.usage_total();
+        let (total, replies) = reports.usage_of((0..self.lines.len()).filter(|&i| self.is_live(&self.lines[i])), &mut most);
         Ledger { total, cost: prices.map(|p| p.cost(&total)), replies, branches, subagents: Vec::new() }
     }
 
@@ -250,7 +278,8 @@ impl Loaded<'_> {
 
     /// What every live reply reported, each once, and how many replies that is.
     pub(crate) fn usage_total(&self) -> (Usage, u32) {
-        usage_of(self.lines.iter().filter(|l| self.is_live(l)))
+        let live = (0..self.lines.len()).filter(|&i| self.is_live(&self.lines[i]));
+        Reports::read(&self.lines).usage_of(live, &mut Vec::new())
     }
 }
 
