@@ -240,7 +240,11 @@ enum MemoryCommand {
         /// The managed policy file [default: /etc/claude-code/CLAUDE.md]
         #[arg(long, value_name = "FILE")]
         managed: Option<PathBuf>,
-        /// Print {text, files: [{path, kind, imported_by, loaded, reason}]}
+        /// Load the imports outside --cwd that a managed, project or local file makes
+        /// (Claude Code asks before loading them; without this they are listed as skipped)
+        #[arg(long)]
+        external_imports: bool,
+        /// Print {text, files: [{path, kind, imported_by, external, loaded, reason}]}
         #[arg(long)]
         json: bool,
     },
@@ -326,8 +330,9 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
         (None, false) => None,
     };
     let scope = named_scope.clone().unwrap_or_else(|| Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())));
-    if let MemoryCommand::Instructions { paths, home, managed, json } = args.command {
-        return print_instructions(&cwd, paths, home, managed, json);
+    if let MemoryCommand::Instructions { paths, home, managed, external_imports, json } = args.command {
+        let request = |cwd: String, home: String, managed: String| Request { cwd, home, managed: Some(managed), paths, external_imports };
+        return print_instructions(&cwd, home, managed, request, json);
     }
     let mut engine = open()?;
     let store = engine.as_mut();
@@ -792,7 +797,11 @@ fn consolidate_held(
         return nothing_done(&reason, options.json).map(|()| false);
     }
     let answer = model.complete(&plan.prompt, plan.max_tokens).map_err(|e| format!("the consolidation failed: {e}"))?;
-    let done = store.apply_consolidation(scope, &plan, &answer, now_ms, options.dry_run).map_err(|e| e.to_string())?;
+    let done = match store.apply_consolidation(scope, &plan, &answer, now_ms, options.dry_run) {
+        Ok(done) => done,
+        Err(error @ Error::Storage(_)) if !options.dry_run => return Err(cut_short(store, scope, &plan.id, &error)),
+        Err(error) => return Err(error.to_string()),
+    };
     if options.json {
         print_json(&done)?;
         return Ok(done.applied);
@@ -804,6 +813,25 @@ fn consolidate_held(
         (false, true) => println!("{}: {} changes written; `mneme memory rollback {}` undoes them", done.id, done.steps.len(), done.id),
     }
     Ok(done.applied)
+}
+
+/// What to tell a caller whose consolidation failed at storage: once recorded, some of
+/// its files may be written (a full disk stops it between two), and the rollback
+/// undoes them. Which ones are written is read back from the files.
+fn cut_short(store: &mut dyn Engine<Error>, scope: &Scope, id: &str, error: &Error) -> String {
+    let recorded = store.consolidations(scope).ok().and_then(|all| all.into_iter().find(|c| c.id == id));
+    let Some(recorded) = recorded else { return format!("{error}; nothing of consolidation {id} was written") };
+    let mut written: Vec<&str> = Vec::new();
+    for step in &recorded.steps {
+        let on_disk = store.memory_show(scope, &step.file).map(|shown| shown.memory.text_without_use());
+        if on_disk.is_ok_and(|text| text == step.after.text_without_use()) && !written.contains(&step.file.as_str()) {
+            written.push(&step.file);
+        }
+    }
+    let what = if written.is_empty() { "none of its memories".to_owned() } else { written.join(", ") };
+    format!(
+        "{error}\nconsolidation {id} was cut short after it was recorded: written {what} (MEMORY.md may not list them yet); `mneme memory rollback {id}` undoes it, then consolidate again once the storage has room"
+    )
 }
 
 /// A consolidation's changes as a diff: `+` added, `~` changed, `-` out of MEMORY.md (kept).
@@ -876,7 +904,14 @@ impl instructions::Source for Disk {
     }
 }
 
-fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, managed: Option<PathBuf>, json: bool) -> CliResult {
+/// `request` makes the request from the folders found: cwd, home, managed file.
+fn print_instructions(
+    cwd: &Path,
+    home: Option<PathBuf>,
+    managed: Option<PathBuf>,
+    request: impl FnOnce(String, String, String) -> Request,
+    json: bool,
+) -> CliResult {
     // Claude Code looks up from the folder it runs in: a folder that is not there has
     // no instructions, and is most likely a typing mistake.
     let cwd = std::fs::canonicalize(cwd).map_err(|e| match e.kind() {
@@ -887,12 +922,7 @@ fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, man
     })?;
     let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
     let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
-    let request = Request {
-        cwd: cwd.to_string_lossy().into_owned(),
-        home: home.to_string_lossy().into_owned(),
-        managed: Some(managed.to_string_lossy().into_owned()),
-        paths,
-    };
+    let request = request(cwd.to_string_lossy().into_owned(), home.to_string_lossy().into_owned(), managed.to_string_lossy().into_owned());
     let resolved = block_on(instructions::resolve(&Disk, &request)).map_err(|e| e.to_string())?;
     if json {
         return print_json(&serde_json::to_value(&resolved).map_err(|e| e.to_string())?);
@@ -906,7 +936,11 @@ fn print_instructions(cwd: &Path, paths: Vec<String>, home: Option<PathBuf>, man
     }
     eprintln!();
     for file in &resolved.files {
-        let mark = if file.loaded { "loaded " } else { "       " };
+        let mark = match (file.loaded, file.external) {
+            (true, _) => "loaded  ",
+            (false, true) => "external",
+            (false, false) => "        ",
+        };
         eprintln!("{mark} {}  ({})", file.path, file.reason);
     }
     Ok(())

@@ -345,11 +345,11 @@ impl<S: Storage> Store<S> {
                     None => now_memory.clone().filter(|now| now.archived_ms.is_some() && archived_from(now, after)),
                 };
                 let used_ms = now_memory.as_ref().and_then(|now| now.used_ms);
-                if now_memory.as_ref().map(content) == restored.as_ref().map(content) {
+                if now_memory.as_ref().map(Memory::text_without_use) == restored.as_ref().map(Memory::text_without_use) {
                     written.extend(restored.map(|memory| with_use(memory, used_ms)));
                     continue;
                 }
-                if now_memory.as_ref().map(content) != Some(content(after)) {
+                if now_memory.as_ref().map(Memory::text_without_use) != Some(after.text_without_use()) {
                     return Err(Error::InvalidArgument(format!(
                         "memory `{file}` changed after consolidation `{id}`; nothing was rolled back (see `mneme memory show {file}`)"
                     )));
@@ -432,14 +432,7 @@ fn archived_from(now: &Memory, after: &Memory) -> bool {
     let mut unarchived = now.clone();
     unarchived.archived_ms = after.archived_ms;
     unarchived.updated_ms = after.updated_ms;
-    content(&unarchived) == content(after)
-}
-
-/// A memory's file as a rollback compares it: being used since is no change.
-fn content(memory: &Memory) -> String {
-    let mut unused = memory.clone();
-    unused.used_ms = None;
-    unused.render()
+    unarchived.text_without_use() == after.text_without_use()
 }
 
 /// `memory` carrying the latest use of the file it replaces.

@@ -215,6 +215,14 @@ impl Memory {
         self.used_ms = Some(self.used_ms.map_or(now_ms, |used| used.max(now_ms)));
     }
 
+    /// The file as a rollback (or a caller checking what a consolidation wrote)
+    /// compares it: being used since is no change.
+    pub fn text_without_use(&self) -> String {
+        let mut unused = self.clone();
+        unused.used_ms = None;
+        unused.render()
+    }
+
     /// When it was last useful: used, updated or written, whichever is latest.
     pub fn last_useful_ms(&self) -> i64 {
         self.used_ms.into_iter().chain(self.updated_ms).max().unwrap_or_else(|| self.time_ms())

@@ -255,3 +255,43 @@ fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
     assert_eq!(not_due["applied"], false, "{not_due}");
     assert!(not_due["reason"].as_str().is_some_and(|r| r.contains("not consolidating: the last consolidation was")), "{not_due}");
 }
+
+/// A consolidation stopped by storage after its record (here a folder where its new
+/// memory's file goes; a full disk stops it the same way) says what it wrote and how
+/// to undo it, and the rollback does.
+#[test]
+fn a_consolidation_cut_short_by_storage_says_what_it_wrote_and_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mneme = |args: &[&str]| crate::mneme_command().args(args).output().unwrap();
+    let memory = |args: &[&str]| mneme(&[&["--root", root, "memory", "--project", "-w-app"], args].concat());
+    for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
+        assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
+    }
+    let folder = dir.path().join("projects/-w-app/memory");
+    let read = |file: &str| std::fs::read_to_string(folder.join(format!("{file}.md"))).unwrap();
+    let before = [read("editor"), read("editor_choice")];
+    std::fs::create_dir_all(folder.join("editor_2.md/in-the-way")).unwrap();
+
+    let merge = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix (vim before).\",\"reason\":\"same fact, changed\"}";
+    let reply = json!({ "choices": [{ "message": { "role": "assistant", "content": merge } }] });
+    let (url, _seen) = serve(vec![(200, reply)]);
+    let failed = memory(&["consolidate", "--summarizer", "openai", "--summarizer-url", &url]);
+    let said = String::from_utf8_lossy(&failed.stderr).into_owned();
+    assert!(!failed.status.success(), "{failed:?}");
+    let (_, rest) = said.split_once("consolidation ").expect(&said);
+    let (id, rest) = rest.split_once(" was cut short after it was recorded: written ").expect(&said);
+    let (written, _) = rest.split_once(" (MEMORY.md").expect(&said);
+    for (file, before) in ["editor", "editor_choice"].iter().zip(&before) {
+        let changed = read(file) != *before;
+        assert_eq!(written.split(", ").any(|w| w == *file), changed, "{file} changed: {changed}; said: {said}");
+    }
+    assert!(said.contains(&format!("`mneme memory rollback {id}` undoes it")), "{said}");
+
+    std::fs::remove_dir_all(folder.join("editor_2.md")).unwrap();
+    let undone = memory(&["rollback", id]);
+    assert!(undone.status.success(), "{undone:?}");
+    assert_eq!([read("editor"), read("editor_choice")], before);
+    let listed = String::from_utf8_lossy(&memory(&["list"]).stdout).into_owned();
+    assert!(listed.contains("editor ") && listed.contains("editor_choice ") && !listed.contains("editor_2"), "{listed}");
+}
