@@ -482,9 +482,11 @@ export class Mneme {
   rollbackConsolidation(project, id, now = Date.now()) { return this.#call(() => this.root.memory.rollbackConsolidation(this.store, scope(project), text("id", id), int("now", now))); }
   /** The consolidations recorded, oldest first. */
   consolidations(project) { return this.#call(() => this.root.memory.consolidations(this.store, scope(project))); }
-  /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. */
-  async instructions({ cwd, home, managed = null, paths = [] }) {
-    const loaded = await this.#call(() => this.root.memory.instructions(this.store, { cwd: text("cwd", cwd), home: text("home", home), managed: managed === null ? undefined : text("managed", managed), paths: paths.map((p) => text("path", p)) }));
+  /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval); each is listed with `external: true`. */
+  async instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
+    if (typeof externalImports !== "boolean") throw new MnemeError("invalid-argument", "externalImports must be true or false");
+    const request = { cwd: text("cwd", cwd), home: text("home", home), managed: managed === null ? undefined : text("managed", managed), paths: paths.map((p) => text("path", p)), externalImports };
+    const loaded = await this.#call(() => this.root.memory.instructions(this.store, request));
     // A WIT enum arrives as a kebab-case string, which `plain` cannot tell from any
     // other string; this is the one enum with multi-word cases a call returns.
     for (const file of loaded.files) file.kind = snake(file.kind);

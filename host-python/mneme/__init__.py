@@ -1058,11 +1058,15 @@ class Mneme:
     def instructions(self, request: Json) -> Json:
         """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
         with, from the files kept in the store: ``{text, files}``. ``request`` is
-        ``{cwd, home, managed?, paths?}``."""
-        request = _record("request", request, ("cwd", "home", "managed", "paths"))
+        ``{cwd, home, managed?, paths?, external_imports?}``: imports outside ``cwd`` that a
+        managed, project or local file makes load only with ``external_imports`` true (the
+        user's approval); each is listed with ``external`` true."""
+        request = _record("request", request, ("cwd", "home", "managed", "paths", "external_imports"), {"external_imports": False})
+        if not isinstance(request["external_imports"], bool):
+            raise MnemeError("invalid-argument", "request: external_imports must be True or False")
         wit = {"cwd": _text("cwd", request.get("cwd")), "home": _text("home", request.get("home")),
                "managed": None if request.get("managed") is None else _text("managed", request["managed"]),
-               "paths": [_text("path", p) for p in request.get("paths", [])]}
+               "paths": [_text("path", p) for p in request.get("paths", [])], "external_imports": request["external_imports"]}
         return self._instance.call(_MEMORY, "instructions", self._store, wit)
 
     def write_file(self, path: str, text: str) -> None:

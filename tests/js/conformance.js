@@ -135,7 +135,7 @@ async function step(Mneme, store, op, args, state) {
     case "write_file": return outcome(store.writeFile(args.path, args.text));
     case "read_file": return outcome(store.readFile(args.path));
     case "remove_file": return outcome(store.removeFile(args.path));
-    case "instructions": return outcome(store.instructions(args));
+    case "instructions": return outcome(store.instructions({ ...args, externalImports: args.external_imports ?? false }));
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
     case "rebuild_index": return outcome(store.rebuildIndex());

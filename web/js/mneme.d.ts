@@ -269,7 +269,8 @@ export interface Sessions {
   rollbackConsolidation(scope: string | null, id: string, now?: number): Promise<Consolidation>;
   consolidations(scope: string | null): Promise<Consolidation[]>;
   /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. */
-  instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[] }): Promise<LoadedInstructions>;
+  /** Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
+  instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
   /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
   writeFile(path: string, text: string): Promise<null>;
   readFile(path: string): Promise<string | null>;
@@ -327,7 +328,9 @@ export interface NewMemory {
 export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
 export interface InstructionFile {
   path: string; kind: "managed" | "user" | "user_rule" | "project" | "project_rule" | "local" | "import";
-  imported_by: string | null; loaded: boolean; reason: string;
+  imported_by: string | null;
+  /** An import outside the working directory made by a managed, project or local file: loaded only with `externalImports`. */
+  external: boolean; loaded: boolean; reason: string;
 }
 /** The loaded files under Claude Code's headers, and every file considered with why it was loaded or skipped. */
 export interface LoadedInstructions { text: string; files: InstructionFile[] }

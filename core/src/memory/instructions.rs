@@ -10,9 +10,12 @@
 //! weigh more with the model, so nearer files come last.
 //!
 //! Rules with `paths:` are loaded here when one of the request's paths matches;
-//! Claude Code attaches them later, when it reads a matching file. Imports of files
-//! outside the working directory need the user's approval in Claude Code; that
-//! approval is the host's to ask for, and this resolver loads them as approved.
+//! Claude Code attaches them later, when it reads a matching file. An import outside
+//! the working directory, made by a managed, project or local file, is external:
+//! Claude Code loads it only once the user approved external imports (its
+//! `hasClaudeMdExternalIncludesApproved`), and so does this resolver. Such files are
+//! listed with `external` set whether loaded or not, so a host can ask first. Imports
+//! made by the user's own files are never external.
 
 use alloc::collections::BTreeSet;
 use alloc::format;
@@ -75,6 +78,10 @@ pub struct Request {
     /// decide the rules that have `paths:`.
     #[serde(default)]
     pub paths: Vec<String>,
+    /// The user approved external imports: load the imports outside `cwd` made by a
+    /// managed, project or local file (Claude Code asks once per project).
+    #[serde(default)]
+    pub external_imports: bool,
 }
 
 /// What a session starts with.
@@ -93,6 +100,9 @@ pub struct File {
     pub kind: Kind,
     /// The file whose `@` named this one.
     pub imported_by: Option<String>,
+    /// An import outside the working directory made by a managed, project or local
+    /// file: loaded only when the request approves external imports.
+    pub external: bool,
     pub loaded: bool,
     /// Why it was loaded or skipped, in plain words.
     pub reason: String,
@@ -196,7 +206,9 @@ pub async fn resolve(source: &impl Source, request: &Request) -> Result<Instruct
     let targets = request.paths.iter().map(|path| if path.starts_with('/') { normalize(path) } else { join(&cwd, path) }).collect();
     let user_file = join(&home, ".claude/CLAUDE.md");
     let user_rules = join(&home, ".claude/rules");
-    let mut walk = Walk { source, home, targets, loaded: BTreeSet::new(), found: Instructions::default() };
+    let external_imports = request.external_imports;
+    let mut walk =
+        Walk { source, home, cwd: cwd.clone(), targets, external_imports, loaded: BTreeSet::new(), found: Instructions::default() };
     if let Some(managed) = &request.managed {
         walk.tree(normalize(managed), Kind::Managed, None).await?;
     }
@@ -215,7 +227,9 @@ pub async fn resolve(source: &impl Source, request: &Request) -> Result<Instruct
 struct Walk<'a, S> {
     source: &'a S,
     home: String,
+    cwd: String,
     targets: Vec<String>,
+    external_imports: bool,
     /// Each file loads once: a second reference, a diamond's or a cycle's, is skipped.
     loaded: BTreeSet<String>,
     found: Instructions,
@@ -246,21 +260,28 @@ impl<S: Source> Walk<'_, S> {
         let mut pending = vec![Pending { path, imported_by: None, hops: 0 }];
         while let Some(next) = pending.pop() {
             let this_kind = if next.imported_by.is_some() { Kind::Import } else { kind };
+            let external =
+                next.imported_by.is_some() && !matches!(kind, Kind::User | Kind::UserRule) && under(&next.path, &self.cwd).is_none();
             let skip = if self.loaded.contains(&next.path) {
                 Some(String::from("skipped: already loaded"))
             } else if next.hops > MAX_IMPORT_HOPS {
                 Some(format!("skipped: more than {MAX_IMPORT_HOPS} import hops below {root}"))
+            } else if external && !self.external_imports {
+                Some(format!(
+                    "skipped: outside the working directory {}; Claude Code loads it once the user approves external imports (approve them to load it)",
+                    self.cwd
+                ))
             } else if !is_text(&next.path) {
                 Some(String::from("skipped: not a text file"))
             } else {
                 None
             };
             if let Some(reason) = skip {
-                self.record(next, this_kind, false, reason);
+                self.record(next, this_kind, external, false, reason);
                 continue;
             }
             let Some(raw) = self.source.read(&next.path).await? else {
-                self.record(next, this_kind, false, String::from("not found"));
+                self.record(next, this_kind, external, false, String::from("not found"));
                 continue;
             };
             let (front, body) = split_frontmatter(&raw);
@@ -274,7 +295,7 @@ impl<S: Source> Walk<'_, S> {
                 match self.targets.iter().find(|target| under(target, base).is_some_and(|rel| globs.iter().any(|g| glob_matches(g, rel)))) {
                     Some(target) => reason = format!("{reason}; its paths match {target}"),
                     None => {
-                        self.record(next, this_kind, false, String::from("skipped: rule paths do not match any given path"));
+                        self.record(next, this_kind, external, false, String::from("skipped: rule paths do not match any given path"));
                         continue;
                     }
                 }
@@ -282,7 +303,7 @@ impl<S: Source> Walk<'_, S> {
             let scanned = scan(body);
             let content = scanned.text.trim();
             if content.is_empty() {
-                self.record(next, this_kind, false, String::from("skipped: empty"));
+                self.record(next, this_kind, external, false, String::from("skipped: empty"));
                 continue;
             }
             self.loaded.insert(next.path.clone());
@@ -301,13 +322,13 @@ impl<S: Source> Walk<'_, S> {
             for path in imports.into_iter().rev() {
                 pending.push(Pending { path, imported_by: Some(next.path.clone()), hops: next.hops + 1 });
             }
-            self.record(next, this_kind, true, reason);
+            self.record(next, this_kind, external, true, reason);
         }
         Ok(())
     }
 
-    fn record(&mut self, file: Pending, kind: Kind, loaded: bool, reason: String) {
-        self.found.files.push(File { path: file.path, kind, imported_by: file.imported_by, loaded, reason });
+    fn record(&mut self, file: Pending, kind: Kind, external: bool, loaded: bool, reason: String) {
+        self.found.files.push(File { path: file.path, kind, imported_by: file.imported_by, external, loaded, reason });
     }
 }
 
@@ -855,13 +876,19 @@ mod tests {
 
     const MANAGED: &str = "/etc/claude-code/CLAUDE.md";
 
+    /// Resolved with external imports approved, as the tests of how imports walk need.
     fn resolve_in(files: &[(&str, &str)], cwd: &str, paths: &[&str]) -> Instructions {
+        resolve_approving(files, cwd, paths, true)
+    }
+
+    fn resolve_approving(files: &[(&str, &str)], cwd: &str, paths: &[&str], external_imports: bool) -> Instructions {
         let files = Files(files.iter().map(|(path, text)| (path.to_string(), text.to_string())).collect());
         let request = Request {
             cwd: cwd.into(),
             home: "/home/u".into(),
             managed: Some(MANAGED.into()),
             paths: paths.iter().map(|path| path.to_string()).collect(),
+            external_imports,
         };
         crate::block_on(resolve(&files, &request)).unwrap()
     }
@@ -980,6 +1007,38 @@ mod tests {
         assert!(found.text.contains("see @docs/a.md"), "the @ stays in the importing file's text");
         // Claude Code's pattern keeps trailing punctuation, and `.md,` is no text extension.
         assert_eq!(file(&found, "/p/b.md,").reason, "skipped: not a text file");
+    }
+
+    /// Claude Code loads an import from outside the working directory, made by a
+    /// managed, project or local file, only once the user approves external imports;
+    /// the user's own files import from anywhere.
+    #[test]
+    fn imports_outside_the_working_directory_wait_for_approval() {
+        let files = [
+            ("/w/app/CLAUDE.md", "Project.\n@../shared.md\n@/etc/passwd.md\n@docs/inside.md"),
+            ("/w/shared.md", "Shared."),
+            ("/etc/passwd.md", "Not yours."),
+            ("/w/app/docs/inside.md", "Inside."),
+            ("/home/u/.claude/CLAUDE.md", "Mine.\n@~/notes/style.md"),
+            ("/home/u/notes/style.md", "My style."),
+        ];
+        let outside = ["/w/shared.md", "/etc/passwd.md"];
+        let asked = resolve_approving(&files, "/w/app", &[], false);
+        for path in outside {
+            let found = file(&asked, path);
+            assert!(found.external && !found.loaded && found.reason.contains("approves external imports"), "{found:?}");
+        }
+        assert!(!asked.text.contains("Shared.") && !asked.text.contains("Not yours."), "{}", asked.text);
+        for path in ["/w/app/docs/inside.md", "/home/u/notes/style.md"] {
+            let found = file(&asked, path);
+            assert!(!found.external && found.loaded, "{found:?}");
+        }
+        let approved = resolve_approving(&files, "/w/app", &[], true);
+        for path in outside {
+            let found = file(&approved, path);
+            assert!(found.external && found.loaded, "{found:?}");
+        }
+        assert!(approved.text.contains("Shared.") && approved.text.contains("Not yours."), "{}", approved.text);
     }
 
     #[test]

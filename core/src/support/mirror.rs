@@ -342,12 +342,18 @@ macro_rules! mirror_wit {
             $crate::memory::consolidate::ConsolidationPlan,
             $memory::ConsolidationPlan { id, prompt, max_tokens, known, sessions, since_ms }
         );
-        $crate::mirror_record!($crate::memory::instructions::Request, $memory::InstructionsRequest { cwd, home, managed, paths });
+        $crate::mirror_record!(
+            $crate::memory::instructions::Request,
+            $memory::InstructionsRequest { cwd, home, managed, paths, external_imports }
+        );
         $crate::mirror_enum!(
             $crate::memory::instructions::Kind,
             $memory::InstructionKind { Managed, User, UserRule, Project, ProjectRule, Local, Import }
         );
-        $crate::mirror_record!($crate::memory::instructions::File, $memory::InstructionFile { path, kind, imported_by, loaded, reason });
+        $crate::mirror_record!(
+            $crate::memory::instructions::File,
+            $memory::InstructionFile { path, kind, imported_by, external, loaded, reason }
+        );
         $crate::mirror_record!($crate::memory::instructions::Instructions, $memory::LoadedInstructions { text, files });
         $crate::mirror_enum!($crate::memory::consolidate::StepKind, $memory::StepKind { Added, Updated, Superseded, Archived, Linked });
         $crate::mirror_record!($crate::memory::consolidate::Step, $memory::ConsolidationStep { kind, file, before, after, reason });

@@ -571,7 +571,8 @@ fn instructions_resolve_from_files_kept_in_the_store() {
     assert!(matches!(block_on(store.write_file("w/app/CLAUDE.md", "x")), Err(Error::InvalidArgument(_))));
     assert!(matches!(block_on(store.write_file("/w/../etc/x.md", "x")), Err(Error::InvalidArgument(_))));
 
-    let request = |paths: Vec<String>| Request { cwd: "/w/app".into(), home: "/home/u".into(), managed: None, paths };
+    let request =
+        |paths: Vec<String>| Request { cwd: "/w/app".into(), home: "/home/u".into(), managed: None, paths, external_imports: false };
     let loaded = block_on(store.instructions(&request(vec!["src/main.rs".into()]))).unwrap();
     let seen: Vec<(&str, FileKind, bool)> = loaded.files.iter().map(|f| (f.path.as_str(), f.kind, f.loaded)).collect();
     assert_eq!(

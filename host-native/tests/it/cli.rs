@@ -643,18 +643,19 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     fs::write(dir.path().join("work/notes.md"), "Imported notes.\n").unwrap();
     fs::write(project.join("CLAUDE.md"), "Inner rules.\n```\n@not-imported.md\n```\n").unwrap();
     let home = dir.path().join("home");
-    let out = mneme(&[
-        "memory",
-        "instructions",
-        "--cwd",
-        project.to_str().unwrap(),
-        "--home",
-        home.to_str().unwrap(),
-        "--managed",
-        dir.path().join("none").to_str().unwrap(),
-        "--json",
-    ]);
-    let resolved: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let instructions = |extra: &[&str]| {
+        let (project, home, managed) = (project.to_str().unwrap(), home.to_str().unwrap(), dir.path().join("none"));
+        let args = [&["memory", "instructions", "--cwd", project, "--home", home, "--managed", managed.to_str().unwrap()], extra].concat();
+        mneme(&args)
+    };
+    // work/notes.md is outside the working directory work/app: Claude Code asks first.
+    let asked: Value = serde_json::from_str(&stdout(&instructions(&["--json"]))).unwrap();
+    let notes_file = asked["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().unwrap().ends_with("work/notes.md")).unwrap();
+    assert!(notes_file["external"] == true && notes_file["loaded"] == false, "{notes_file}");
+    assert!(!asked["text"].as_str().unwrap().contains("Imported notes"), "{asked}");
+    let listing = String::from_utf8_lossy(&instructions(&[]).stderr).into_owned();
+    assert!(listing.lines().any(|l| l.starts_with("external ") && l.contains("approves external imports")), "{listing}");
+    let resolved: Value = serde_json::from_str(&stdout(&instructions(&["--external-imports", "--json"]))).unwrap();
     let text = resolved["text"].as_str().unwrap();
     let outer = text.find("Outer rules").unwrap();
     let notes = text.find("Imported notes").unwrap();
