@@ -799,7 +799,9 @@ fn consolidate_held(
     let answer = model.complete(&plan.prompt, plan.max_tokens).map_err(|e| format!("the consolidation failed: {e}"))?;
     let done = match store.apply_consolidation(scope, &plan, &answer, now_ms, options.dry_run) {
         Ok(done) => done,
-        Err(error @ Error::Storage(_)) if !options.dry_run => return Err(cut_short(store, scope, &plan.id, &error)),
+        Err(error @ Error::Session(mneme_host::core::Error::Storage(_))) if !options.dry_run => {
+            return Err(cut_short(store, scope, &plan.id, &error));
+        }
         Err(error) => return Err(error.to_string()),
     };
     if options.json {

@@ -97,6 +97,8 @@ pub fn instructions(data: &[u8]) {
         home: "/home/u".into(),
         managed: Some("/etc/claude-code/CLAUDE.md".into()),
         paths: vec!["/p/sub/src/main.rs".into(), "docs/a.md".into()],
+        // Both ways: approved, the walk follows imports out of the project too.
+        external_imports: text.len() % 2 == 0,
     };
     let _ = block_on(store.instructions(&request));
 }
