@@ -11,13 +11,12 @@
 //! `has_answer`, among the first ten messages); abstention questions (`_abs`) have no
 //! evidence to find and are left out, as in the benchmark's retrieval measures.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use mneme_core::interchange::{Import, Source};
-use mneme_core::memory::text;
 use mneme_core::redact::Redaction;
 use mneme_core::time;
 use mneme_core::{InMemoryStorage, Store, block_on};
@@ -268,48 +267,11 @@ fn search_with_mneme(haystack: &Haystack, question: &str, n: usize) -> Result<(R
     Ok((Ranked { sessions, evidence_in_top10, micros, unmatched }, skipped))
 }
 
-/// Okapi BM25 (k1 1.2, b 0.75) over the haystack's messages, terms as Mneme's index
-/// makes them (the same stemming and stopwords): what word matching alone gives.
+/// Plain BM25 ([`mneme_bench::bm25`]) over the haystack's messages.
 fn search_with_bm25(haystack: &Haystack, question: &str) -> Ranked {
-    const K1: f64 = 1.2;
-    const B: f64 = 0.75;
     let asked = Instant::now();
-    let documents: Vec<HashMap<String, u32>> = haystack
-        .turns
-        .iter()
-        .map(|turn| {
-            let mut counts = HashMap::new();
-            for term in text::terms(&turn.text) {
-                *counts.entry(term).or_insert(0) += 1;
-            }
-            counts
-        })
-        .collect();
-    let lengths: Vec<f64> = documents.iter().map(|d| d.values().sum::<u32>() as f64).collect();
-    let average = lengths.iter().sum::<f64>() / lengths.len().max(1) as f64;
-    let total = documents.len() as f64;
-    let mut query: Vec<String> = text::terms(question);
-    query.sort();
-    query.dedup();
-    let mut scored: Vec<(f64, usize)> = Vec::new();
-    let frequency: HashMap<&str, f64> =
-        query.iter().map(|term| (term.as_str(), documents.iter().filter(|d| d.contains_key(term)).count() as f64)).collect();
-    for (i, document) in documents.iter().enumerate() {
-        let score: f64 = query
-            .iter()
-            .filter_map(|term| {
-                let tf = f64::from(*document.get(term)?);
-                let df = frequency[term.as_str()];
-                let idf = (1.0 + (total - df + 0.5) / (df + 0.5)).ln();
-                Some(idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths[i] / average.max(1.0))))
-            })
-            .sum();
-        if score > 0.0 {
-            scored.push((score, i));
-        }
-    }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.truncate(50);
+    let documents: Vec<&str> = haystack.turns.iter().map(|turn| turn.text.as_str()).collect();
+    let scored = mneme_bench::bm25(&documents, question, 50);
     let micros = asked.elapsed().as_secs_f64() * 1e6;
     let mut sessions: Vec<String> = Vec::new();
     for &(_, i) in &scored {
