@@ -135,7 +135,10 @@ async function step(Mneme, store, op, args, state) {
     case "write_file": return outcome(store.writeFile(args.path, args.text));
     case "read_file": return outcome(store.readFile(args.path));
     case "remove_file": return outcome(store.removeFile(args.path));
-    case "instructions": return outcome(store.instructions({ ...args, externalImports: args.external_imports ?? false }));
+    case "instructions": {
+      const { external_imports: externalImports = false, ...request } = args;
+      return outcome(store.instructions({ ...request, externalImports }));
+    }
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
     case "rebuild_index": return outcome(store.rebuildIndex());

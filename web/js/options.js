@@ -21,7 +21,7 @@ export const OPTIONS = {
   crabLatest: [2, ["project"]],
   crabStart: [2, ["project", "createdBy", "now"]],
   rollover: [2, ["newSessionId", "boundary", "summaryUuid", "now"]],
-  instructions: [0, ["cwd", "home", "managed", "paths"], true],
+  instructions: [0, ["cwd", "home", "managed", "paths", "externalImports"], true],
 };
 
 /** `given` as `method`'s options: nothing (unless `required`), or an object of the names it takes. */
