@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { METHODS } from "../src/methods.js";
 import { differences, runVectors } from "../../tests/js/conformance.js";
+import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -90,6 +91,13 @@ async function objectStore(mf, name, limits) {
 const post = (mf, path, body) => mf.dispatchFetch(`http://edge${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
 
 try {
+  await test("the README's quickstart runs as written, in host-edge/", async () => {
+    const { code, stdout, stderr } = await runWith(process.execPath, ["--input-type=module"], join(ROOT, "host-edge"), quickstart(join(ROOT, "host-edge/README.md"), "js"));
+    assert(code === 0, `the quickstart failed (${code}): ${stderr}`);
+    const body = JSON.parse(stdout);
+    assert(JSON.stringify(body.messages) === JSON.stringify([{ role: "user", content: [{ type: "text", text: "hello" }] }]), stdout);
+  });
+
   await test("conformance vectors in Durable Objects (SQLite storage, over RPC)", async () => {
     const mf = miniflare();
     try {
@@ -307,6 +315,20 @@ try {
 finish("edge host");
 
 /** A free TCP port on 127.0.0.1. */
+/** Runs `program` in `cwd` with `input` on its stdin; resolves with its exit code and output. */
+function runWith(program, args, cwd, input) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

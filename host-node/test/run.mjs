@@ -6,11 +6,12 @@
 // Run by `cargo xtask test` after `cargo test` (which writes the native outcomes and
 // builds target/release/mneme) and the web build (whose module runs the contract).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { differences, runVectors } from "../../tests/js/conformance.js";
+import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { FsStorage, Mneme, MnemeError } from "../js/mneme.js";
 import { StorageFailure } from "../js/storage.js";
@@ -22,9 +23,10 @@ const MNEME = process.env.MNEME_BIN ?? join(TARGET, "release/mneme");
 const scratch = mkdtempSync(join(tmpdir(), "mneme-node-"));
 
 /** Runs a process to its end; resolves with its exit code, stdout and stderr. */
-function run(program, args, { onOutput } = {}) {
+function run(program, args, { onOutput, cwd, input } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(program, args, { stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], cwd });
+    if (input !== undefined) child.stdin.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {
@@ -38,6 +40,17 @@ function run(program, args, { onOutput } = {}) {
 }
 
 try {
+  await test("the README's quickstart runs as written", async () => {
+    const folder = join(scratch, "quickstart");
+    mkdirSync(folder);
+    symlinkSync(join(ROOT, "host-node"), join(folder, "host-node"));
+    const { code, stdout, stderr } = await run(process.execPath, ["--input-type=module"], { cwd: folder, input: quickstart(join(ROOT, "host-node/README.md"), "js") });
+    assert(code === 0, `the quickstart failed (${code}): ${stderr}`);
+    assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
+    const [project] = readdirSync(join(folder, "data/projects"));
+    assert(readdirSync(join(folder, "data/projects", project)).filter((f) => f.endsWith(".jsonl")).length === 1, "one session in ./data");
+  });
+
   await test("conformance vectors through the jco-transpiled component on node:fs", async () => {
     const { results, failures } = await runVectors({
       Mneme,

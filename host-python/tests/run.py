@@ -97,6 +97,28 @@ def test(name):
     return register
 
 
+def quickstart(readme, language):
+    """A package README's quickstart: the first fenced block in ``language`` under its
+    "## Quickstart" heading, taken as written."""
+    with open(readme, encoding="utf-8") as file:
+        section = file.read().partition("\n## Quickstart\n")[2].partition("\n## ")[0]
+    opening = f"```{language}\n"
+    if opening not in section:
+        raise AssertionError(f"{readme}'s quickstart has no ```{language} block")
+    return section.partition(opening)[2].partition("\n```")[0] + "\n"
+
+
+@test("the README's quickstart runs as written")
+def _(scratch):
+    code = quickstart(os.path.join(ROOT, "host-python/README.md"), "python")
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "host-python")}
+    ran = subprocess.run([sys.executable, "-c", code], cwd=scratch, env=env, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, f"the quickstart failed ({ran.returncode}): {ran.stderr}"
+    assert "user Releases go to staging on Fridays." in ran.stdout and "assistant Noted (1 messages read)." in ran.stdout, ran.stdout
+    sessions = [name for _, _, files in os.walk(os.path.join(scratch, "data/projects")) for name in files if name.endswith(".jsonl")]
+    assert len(sessions) == 1, sessions
+
+
 @test("conformance vectors through the component under wasmtime-py")
 def _(scratch):
     results, failures = run_vectors(Mneme, MnemeError, os.path.join(ROOT, "tests", "vectors"), scratch)

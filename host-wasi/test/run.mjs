@@ -5,11 +5,12 @@
 // written by `wasmtime run` and by `mneme` in turn, each reading the other's lines, agent
 // turns, and compaction with the offline summary.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { differences } from "../../tests/js/conformance.js";
+import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -47,6 +48,18 @@ try {
   // Compiled once here, so each of the many runs below only loads it.
   const compiled = run(WASMTIME, ["compile", COMPOSED, "-o", PRECOMPILED]);
   assert(compiled.status === 0, `wasmtime compile failed: ${compiled.stderr}`);
+
+  await test("the README's quickstart runs as written (bash, `wasmtime` on PATH)", async () => {
+    const folder = fresh("quickstart");
+    const bin = fresh("quickstart-bin");
+    symlinkSync(WASMTIME, join(bin, "wasmtime"));
+    symlinkSync(TARGET, join(folder, "target"));
+    const script = quickstart(join(ROOT, "host-wasi/README.md"), "sh");
+    const done = spawnSync("bash", ["-e", "-c", script], { cwd: folder, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+    assert(done.status === 0, `the quickstart failed (${done.status}): ${done.stderr}`);
+    assert(done.stdout.includes("hello") && done.stdout.includes("recalled: …"), done.stdout);
+    assert(existsSync(join(folder, "data/projects/-my-app/chat.jsonl")), "the session is in ./data");
+  });
 
   await test("every conformance vector under `wasmtime run`, each in a process of its own", async () => {
     assert(existsSync(NATIVE), `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);

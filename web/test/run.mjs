@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { handleModelRequest, requests as modelRequests } from "./mock-model.mjs";
 import { differences } from "../../tests/js/conformance.js";
+import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { ROOT, serve } from "./serve.mjs";
 
@@ -36,6 +37,24 @@ async function harness() {
 }
 
 try {
+  await test("the README's quickstart runs as written, in a page at the repository's root", async () => {
+    // The page is made here (a module script holding the block) and served at the root,
+    // so the block's `./web/js/mneme.js` is the package the server serves.
+    const page = await context.newPage();
+    const errors = [];
+    const logged = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("console", (message) => logged.push(message.text()));
+    const script = `${quickstart(join(ROOT, "web/README.md"), "js")}\nwindow.quickstartDone = true;\n`;
+    await page.route(`${url}/quickstart.html`, (route) => route.fulfill({ contentType: "text/html", body: `<!doctype html><script type="module">${script}</script>` }));
+    await page.goto(`${url}/quickstart.html`);
+    await page.waitForFunction(() => window.quickstartDone === true, null, { timeout: 20000 }).catch(() => {});
+    const done = await page.evaluate(() => window.quickstartDone === true);
+    await page.close();
+    assert(done && errors.length === 0, `the quickstart did not finish: ${errors.join("; ") || "no error, no end"}`);
+    assert(logged.some((line) => line.includes("hello")), `it printed ${JSON.stringify(logged)}`);
+  });
+
   const native = existsSync(NATIVE) ? JSON.parse(readFileSync(NATIVE, "utf8")) : null;
   for (const backend of BACKENDS) {
     await test(`conformance vectors on ${backend}`, async () => {

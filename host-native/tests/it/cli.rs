@@ -704,6 +704,42 @@ fn memory_recall_reads_a_claude_code_home_without_writing_to_it() {
     assert!(!memdir.join(".mneme").exists(), "nothing was written into the Claude Code home");
 }
 
+/// The first fenced block in `language` under a README's "## Quickstart" heading, as
+/// written.
+pub(crate) fn quickstart(readme: &str, language: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(readme);
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let section = text.split("\n## Quickstart\n").nth(1).unwrap_or_else(|| panic!("{readme} has no quickstart"));
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let opening = format!("```{language}\n");
+    let block = section.split_once(&opening).unwrap_or_else(|| panic!("{readme}'s quickstart has no {language} block")).1;
+    block.split("\n```").next().unwrap_or_default().to_owned() + "\n"
+}
+
+#[test]
+fn the_postgres_quickstart_runs_as_written() {
+    let cluster = mneme_postgres::cluster::Cluster::start().expect("start a PostgreSQL cluster");
+    let bin = Path::new(env!("CARGO_BIN_EXE_mneme")).parent().expect("the binary's folder").to_owned();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
+        .expect("PATH");
+    let dir = tempfile::tempdir().unwrap();
+    let mut bash = std::process::Command::new("bash");
+    // As `mneme_command` runs it: the shell's MNEME_* settings do not reach the test.
+    for (name, _) in std::env::vars_os().filter(|(name, _)| name.to_string_lossy().starts_with("MNEME_")) {
+        bash.env_remove(name);
+    }
+    let ran = bash
+        .args(["-e", "-c", &quickstart("host-postgres/README.md", "sh")])
+        .current_dir(dir.path())
+        .env("DATABASE_URL", cluster.url())
+        .env("PATH", path)
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(said.contains("\"content\":\"hello\"") && said.contains("chat-1"), "{said}");
+}
+
 #[test]
 fn a_postgres_store_is_shared_by_every_process_that_names_it() {
     let cluster = mneme_postgres::cluster::Cluster::start().expect("start a PostgreSQL cluster");
