@@ -5,7 +5,7 @@
 // written by `wasmtime run` and by `mneme` in turn, each reading the other's lines, agent
 // turns, and compaction with the offline summary.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +59,16 @@ try {
     assert(done.status === 0, `the quickstart failed (${done.status}): ${done.stderr}`);
     assert(done.stdout.includes("hello") && done.stdout.includes("recalled: …"), done.stdout);
     assert(existsSync(join(folder, "data/projects/-my-app/chat.jsonl")), "the session is in ./data");
+  });
+
+  await test("standard output on a full disk: the error is told, the exit status says so, nothing traps", async () => {
+    const folder = fresh("full-stdout");
+    assert(wasi(folder, "append", "chat", "--role", "user", "--text", "hello", "--cwd", "/w").status === 0, "the append");
+    const full = openSync("/dev/full", "w");
+    const done = spawnSync(WASMTIME, ["run", "--allow-precompiled", "--dir", `${folder}::.`, PRECOMPILED, "sessions", "list"], { stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+    closeSync(full);
+    assert(done.status === 1 && done.stderr.includes("its output could not be written to standard output"), `status ${done.status}: ${done.stderr}`);
+    assert(!done.stderr.includes("panicked") && !done.stderr.includes("wasm trap"), done.stderr);
   });
 
   await test("every conformance vector under `wasmtime run`, each in a process of its own", async () => {
