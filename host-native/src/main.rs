@@ -7,49 +7,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Standard output that a full disk (`mneme gc >> log` from cron) can refuse: std's
-/// `println!` panics then, after the work is done, and the exit status says 101. These
-/// shadow it in every module of the CLI: the first refusal is kept, later prints are
-/// dropped, and `main` reports it and fails.
-mod out {
-    use std::io::Write;
-    use std::sync::OnceLock;
-
-    static REFUSED: OnceLock<String> = OnceLock::new();
-
-    pub fn write(text: std::fmt::Arguments) {
-        if REFUSED.get().is_none()
-            && let Err(error) = std::io::stdout().write_fmt(text)
-        {
-            let _ = REFUSED.set(error.to_string());
-        }
-    }
-
-    /// Why standard output refused what was printed, after a last flush; `None` if it took it all.
-    pub fn refused() -> Option<String> {
-        if REFUSED.get().is_none()
-            && let Err(error) = std::io::stdout().flush()
-        {
-            let _ = REFUSED.set(error.to_string());
-        }
-        REFUSED.get().cloned()
-    }
-}
-
-macro_rules! println {
-    () => {
-        $crate::out::write(format_args!("\n"))
-    };
-    ($($arg:tt)*) => {
-        $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-macro_rules! print {
-    ($($arg:tt)*) => {
-        $crate::out::write(format_args!($($arg)*))
-    };
-}
+// Standard output that a full disk (`mneme gc >> log` from cron) can refuse without a
+// panic, in every module of the CLI: `main` reports the refusal and fails.
+#[macro_use]
+extern crate mneme_cli_stdout;
 
 mod crab_cli;
 mod interchange_cli;
@@ -683,7 +644,7 @@ fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = Cli::parse();
     let outcome = run(cli);
-    let refused = out::refused();
+    let refused = mneme_cli_stdout::refused();
     if let Some(refused) = &refused {
         let done = if outcome.is_ok() { "the command's work was done, but " } else { "" };
         eprintln!("error: {done}its output could not be written to standard output: {refused}");

@@ -199,15 +199,27 @@ fn memory_extract_asks_the_model_and_writes_only_answers_that_read() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to extract"), "the next extraction starts after this one");
 }
 
+/// A consolidation's answer merging the two memories of [`two_editors`].
+const MERGE_EDITORS: &str = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix (vim before).\",\"reason\":\"same fact, changed\"}";
+
+/// `mneme --root ROOT memory --project -w-app …`, once the project holds two memories
+/// of one fact (the user's editor) for a consolidation to merge.
+fn two_editors(root: &str) -> impl Fn(&[&str]) -> std::process::Output + '_ {
+    let memory = move |args: &[&str]| {
+        crate::mneme_command().args([&["--root", root, "memory", "--project", "-w-app"], args].concat()).output().unwrap()
+    };
+    for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
+        assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
+    }
+    memory
+}
+
 #[test]
 fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
     let mneme = |args: &[&str]| crate::mneme_command().args(args).output().unwrap();
-    let memory = |args: &[&str]| mneme(&[&["--root", root, "memory", "--project", "-w-app"], args].concat());
-    for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
-        assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
-    }
+    let memory = two_editors(root);
     assert!(
         mneme(&["--root", root, "append", "chat", "--role", "user", "--text", "I switched to Helix.", "--cwd", "/w/app"]).status.success()
     );
@@ -216,9 +228,8 @@ fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
     let offline = memory(&["consolidate"]);
     assert!(String::from_utf8_lossy(&offline.stdout).contains("nothing changed"), "{offline:?}");
 
-    let merge = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix (vim before).\",\"reason\":\"same fact, changed\"}";
     let reply = |content: &str| json!({ "choices": [{ "message": { "role": "assistant", "content": content } }] });
-    let (url, seen) = serve(vec![(200, reply(merge)), (200, reply(merge))]);
+    let (url, seen) = serve(vec![(200, reply(MERGE_EDITORS)), (200, reply(MERGE_EDITORS))]);
     let consolidate = |extra: &[&str]| memory(&[&["consolidate", "--summarizer", "openai", "--summarizer-url", &url], extra].concat());
 
     let dry = consolidate(&["--dry-run"]);
@@ -263,18 +274,13 @@ fn memory_consolidate_shows_a_dry_run_writes_with_a_record_and_rolls_back() {
 fn a_consolidation_cut_short_by_storage_says_what_it_wrote_and_rolls_back() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    let mneme = |args: &[&str]| crate::mneme_command().args(args).output().unwrap();
-    let memory = |args: &[&str]| mneme(&[&["--root", root, "memory", "--project", "-w-app"], args].concat());
-    for (name, body) in [("Editor", "Uses vim."), ("Editor choice", "Edits in vim.")] {
-        assert!(memory(&["add", "--name", name, "--type", "user", "--body", body]).status.success());
-    }
+    let memory = two_editors(root);
     let folder = dir.path().join("projects/-w-app/memory");
     let read = |file: &str| std::fs::read_to_string(folder.join(format!("{file}.md"))).unwrap();
     let before = [read("editor"), read("editor_choice")];
     std::fs::create_dir_all(folder.join("editor_2.md/in-the-way")).unwrap();
 
-    let merge = "{\"op\":\"merge\",\"files\":[\"editor\",\"editor_choice\"],\"name\":\"Editor\",\"type\":\"user\",\"description\":\"The user's editor\",\"body\":\"Helix (vim before).\",\"reason\":\"same fact, changed\"}";
-    let reply = json!({ "choices": [{ "message": { "role": "assistant", "content": merge } }] });
+    let reply = json!({ "choices": [{ "message": { "role": "assistant", "content": MERGE_EDITORS } }] });
     let (url, _seen) = serve(vec![(200, reply)]);
     let failed = memory(&["consolidate", "--summarizer", "openai", "--summarizer-url", &url]);
     let said = String::from_utf8_lossy(&failed.stderr).into_owned();

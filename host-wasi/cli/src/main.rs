@@ -7,50 +7,11 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-
-/// Standard output that never panics: a full disk or a closed pipe (`… | head`) made
-/// `println!` panic, which in wasm traps after the work was done. What it refused is
-/// told once, at the end (as the native CLI does).
-mod out {
-    use std::io::Write;
-    use std::sync::OnceLock;
-
-    static REFUSED: OnceLock<String> = OnceLock::new();
-
-    pub fn write(text: std::fmt::Arguments) {
-        if REFUSED.get().is_none()
-            && let Err(error) = std::io::stdout().write_fmt(text)
-        {
-            let _ = REFUSED.set(error.to_string());
-        }
-    }
-
-    /// Why standard output refused what was printed, after a last flush; `None` if it took it all.
-    pub fn refused() -> Option<String> {
-        if REFUSED.get().is_none()
-            && let Err(error) = std::io::stdout().flush()
-        {
-            let _ = REFUSED.set(error.to_string());
-        }
-        REFUSED.get().cloned()
-    }
-}
-
-macro_rules! println {
-    () => {
-        $crate::out::write(format_args!("\n"))
-    };
-    ($($arg:tt)*) => {
-        $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-macro_rules! print {
-    ($($arg:tt)*) => {
-        $crate::out::write(format_args!($($arg)*))
-    };
-}
 use std::time::{SystemTime, UNIX_EPOCH};
+
+// Standard output that never panics (a full disk, a closed pipe): see the crate.
+#[macro_use]
+extern crate mneme_cli_stdout;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::compaction::Keep;
@@ -572,7 +533,7 @@ fn new_uuid() -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = open(&cli).and_then(|engine| run(engine, cli.command));
-    let refused = out::refused();
+    let refused = mneme_cli_stdout::refused();
     if let Some(refused) = &refused {
         let done = if outcome.is_ok() { "the command's work was done, but " } else { "" };
         eprintln!("error: {done}its output could not be written to standard output: {refused}");

@@ -1,0 +1,50 @@
+//! Standard output for Mneme's command lines, the native `mneme` and the WASI build,
+//! that never panics. `println!` panics when standard output refuses a write (a full
+//! disk under `mneme gc >> log`, a pipe closed by `… | head`): after the work was
+//! done, with exit status 101, and in wasm as a trap. These `println!` and `print!`
+//! keep the first refusal instead; the binary tells it once, at the end
+//! ([`refused`]), with a status that says so.
+//!
+//! A binary takes them in place of std's with `#[macro_use] extern crate
+//! mneme_cli_stdout;` at its root, which every module of it then uses.
+
+use std::io::Write;
+use std::sync::OnceLock;
+
+static REFUSED: OnceLock<String> = OnceLock::new();
+
+/// Writes to standard output unless it refused a write before.
+pub fn write(text: std::fmt::Arguments) {
+    if REFUSED.get().is_none()
+        && let Err(error) = std::io::stdout().write_fmt(text)
+    {
+        let _ = REFUSED.set(error.to_string());
+    }
+}
+
+/// Why standard output refused what was printed, after a last flush; `None` if it took it all.
+pub fn refused() -> Option<String> {
+    if REFUSED.get().is_none()
+        && let Err(error) = std::io::stdout().flush()
+    {
+        let _ = REFUSED.set(error.to_string());
+    }
+    REFUSED.get().cloned()
+}
+
+#[macro_export]
+macro_rules! println {
+    () => {
+        $crate::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+#[macro_export]
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::write(format_args!($($arg)*))
+    };
+}
