@@ -98,7 +98,7 @@ pub fn instructions(data: &[u8]) {
         managed: Some("/etc/claude-code/CLAUDE.md".into()),
         paths: vec!["/p/sub/src/main.rs".into(), "docs/a.md".into()],
         // Both ways: approved, the walk follows imports out of the project too.
-        external_imports: text.len() % 2 == 0,
+        external_imports: text.len().is_multiple_of(2),
     };
     let _ = block_on(store.instructions(&request));
 }
