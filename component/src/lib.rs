@@ -192,8 +192,14 @@ impl sessions::GuestStore for Store {
     fn list(&self) -> Result<sessions::Listing, types::Error> {
         run(self.0.list())
     }
-    fn search(&self, query: String, limit: u32) -> Result<Vec<sessions::SearchHit>, types::Error> {
-        run(self.0.search(&query, limit.mirror()))
+    fn search(
+        &self,
+        query: String,
+        limit: u32,
+        project: Option<String>,
+        window: types::Window,
+    ) -> Result<Vec<sessions::SearchHit>, types::Error> {
+        run(self.0.search(&query, limit.mirror(), project.as_deref(), window.mirror()))
     }
     fn reopen(&self, id: String) {
         self.0.reopen(&id)
@@ -390,8 +396,9 @@ impl memory::Guest for Component {
         query: String,
         limit: u32,
         all: bool,
+        window: types::Window,
     ) -> Result<memory::Recalled, types::Error> {
-        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all))
+        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror()))
     }
     fn load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
         run(store(handle).memory_load(&scope.mirror(), caps.mirror()))

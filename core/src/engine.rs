@@ -19,6 +19,7 @@ use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
+use crate::memory::recall::Window;
 use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::retention::{ArchivedSession, GcReport, Retention};
@@ -72,7 +73,7 @@ pub trait Engine<E: EngineError = Error> {
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E>;
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
     fn list(&mut self) -> Result<Listing, E>;
-    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, E>;
+    fn search(&mut self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, E>;
     fn reopen(&mut self, id: &str) -> Result<(), E>;
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E>;
     fn hold(&mut self, id: &str) -> Result<(), E>;
@@ -97,7 +98,7 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E>;
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E>;
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E>;
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E>;
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, E>;
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
     fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E>;
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E>;
@@ -238,8 +239,8 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn list(&mut self) -> Result<Listing, E> {
         Ok(block_on(Store::list(self))?)
     }
-    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, E> {
-        Ok(block_on(Store::search(self, query, limit))?)
+    fn search(&mut self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, E> {
+        Ok(block_on(Store::search(self, query, limit, project, window))?)
     }
     fn reopen(&mut self, id: &str) -> Result<(), E> {
         Store::reopen(self, id);
@@ -315,8 +316,8 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E> {
         Ok(block_on(Store::memory_show(self, scope, file))?)
     }
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, E> {
-        Ok(block_on(Store::memory_recall(self, scope, query, limit, all))?)
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, E> {
+        Ok(block_on(Store::memory_recall(self, scope, query, limit, all, window))?)
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E> {
         Ok(block_on(Store::memory_load(self, scope, caps))?)

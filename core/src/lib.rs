@@ -45,6 +45,7 @@ pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trig
 pub use engine::{Engine, EngineError};
 pub use error::Error;
 pub use format::{Format, Role};
+pub use memory::recall::Window;
 pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,

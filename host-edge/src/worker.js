@@ -23,7 +23,7 @@
 //        SUMMARIZER service binding or SUMMARIZER_URL (Anthropic's Messages API), else offline;
 //        a summariser that failed is a 502 with the plan and the failure
 // Long-term memory (`?project=<folder name>` for a project's, none for the global one):
-//   GET  /stores/:store/memory?q=QUERY&limit=10&all=1 recall, best first: {hits, report}
+//   GET  /stores/:store/memory?q=QUERY&limit=10&all=1&since=MS&until=MS recall, best first: {hits, report}
 //   GET  /stores/:store/memory?kind=&topic=&session=&all=1
 //                                                     the memories, newest first
 //   GET  /stores/:store/memory/MEMORY.md?lines=&units= MEMORY.md as a model loads it
@@ -165,7 +165,8 @@ export class MnemeStore extends DurableObject {
     const project = query.get("project");
     const number = (name) => (query.has(name) ? Number(query.get(name)) : undefined);
     if (method === "GET" && file === undefined && query.has("q")) {
-      return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1" }));
+      const window = { since: number("since") ?? null, until: number("until") ?? null };
+      return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1", ...window }));
     }
     if (method === "GET" && file === undefined) {
       const filter = Object.fromEntries(["kind", "topic", "session"].filter((name) => query.has(name)).map((name) => [name, query.get(name)]));

@@ -4,6 +4,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
+use mneme_core::Window;
 use mneme_core::crab::CrabSession;
 use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use mneme_core::index::openclaw::KeysImported;
@@ -280,9 +281,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn list(&mut self) -> Result<Listing, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_list(s, h))
     }
-    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<SearchHit>, Error> {
-        let limit: u32 = limit.mirror();
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_search(s, h, query, limit))
+    fn search(&mut self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, Error> {
+        let (limit, window): (u32, types::Window) = (limit.mirror(), window.mirror());
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_search(s, h, query, limit, project, window))
     }
     fn reopen(&mut self, id: &str) -> Result<(), Error> {
         let handle = self.handle;
@@ -373,9 +374,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_show(s, h, &scope, file))
     }
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
-        let (scope, limit): (memory::Scope, u32) = (scope.clone().mirror(), limit.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_recall(s, h, &scope, query, limit, all))
+    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, Error> {
+        let (scope, limit, window): (memory::Scope, u32, types::Window) = (scope.clone().mirror(), limit.mirror(), window.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_recall(s, h, &scope, query, limit, all, window))
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         let (scope, caps): (memory::Scope, memory::Caps) = (scope.clone().mirror(), caps.mirror());

@@ -149,6 +149,11 @@ enum Command {
         /// How many messages to show (1 or more)
         #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
         limit: usize,
+        /// Only the sessions of this project (its folder name under projects/, e.g. -home-me-app)
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        project: Option<String>,
+        #[command(flatten)]
+        window: WindowArgs,
         /// Print a JSON array of {id, project, uuid, role, timestamp, text, score, matched}, best first
         #[arg(long)]
         json: bool,
@@ -504,6 +509,23 @@ fn parse_since(text: &str) -> Result<i64, String> {
     })
 }
 
+/// A time window of `search` and `memory recall`.
+#[derive(Args)]
+pub(crate) struct WindowArgs {
+    /// Only what is from then on: a date (2026-11-01), a timestamp, or an age (36h, 7d)
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    since: Option<i64>,
+    /// Only what is from before then: a date (2026-12-01: up to the end of November), a timestamp, or an age
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    until: Option<i64>,
+}
+
+impl WindowArgs {
+    pub(crate) fn window(&self) -> mneme_host::core::Window {
+        mneme_host::core::Window { since_ms: self.since, until_ms: self.until }
+    }
+}
+
 #[derive(Subcommand)]
 enum SessionsCommand {
     /// List the sessions in the store, most recently updated first. Served from the
@@ -698,10 +720,10 @@ fn run(cli: Cli) -> CliResult {
         Command::Sessions(SessionsCommand::Archive { id }) => retention_cli::archive(&mut *open(&cli.store)?, &id, now_ms()),
         Command::Sessions(SessionsCommand::Archived { json }) => retention_cli::archived(&mut *open(&cli.store)?, json),
         Command::Sessions(SessionsCommand::Restore { id }) => retention_cli::restore(&mut *open(&cli.store)?, &id),
-        Command::Search { query, limit, json, embeddings } => {
+        Command::Search { query, limit, project, window, json, embeddings } => {
             let mut engine = open(&cli.store)?;
             use_embeddings(engine.as_mut(), embeddings.as_deref())?;
-            let hits = engine.search(&query, limit).map_err(|e| e.to_string())?;
+            let hits = engine.search(&query, limit, project.as_deref(), window.window()).map_err(|e| e.to_string())?;
             if json {
                 return print_json(&hits);
             }

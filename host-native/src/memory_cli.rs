@@ -9,6 +9,7 @@ use std::io::{BufRead, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
+use mneme_host::core::Window;
 use mneme_host::core::gates::DreamSettings;
 use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
@@ -138,6 +139,9 @@ enum MemoryCommand {
         /// Superseded and archived memories too
         #[arg(long)]
         all: bool,
+        /// Only memories holding from a time in this window
+        #[command(flatten)]
+        window: crate::WindowArgs,
         /// Print a JSON array of {name, file, score, description, kind, current, matched}
         #[arg(long)]
         json: bool,
@@ -402,14 +406,15 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             println!("{from} {} {to}", kind.as_str());
             Ok(())
         }
-        MemoryCommand::Recall { query, queries, limit, all, json, embeddings } => {
+        MemoryCommand::Recall { query, queries, limit, all, window, json, embeddings } => {
             crate::use_embeddings(store, embeddings.as_deref())?;
+            let window = window.window();
             match (query, queries) {
                 (Some(query), _) => {
-                    let recalled = store.memory_recall(&scope, &query, limit, all).map_err(fail)?;
+                    let recalled = store.memory_recall(&scope, &query, limit, all, window).map_err(fail)?;
                     print_recalled(&recalled, json)
                 }
-                (None, Some(path)) => recall_many(store, &scope, &path, limit, all),
+                (None, Some(path)) => recall_many(store, &scope, &path, limit, all, window),
                 (None, None) => Err("give a query, or --queries FILE".to_owned()),
             }
         }
@@ -559,7 +564,7 @@ struct QueryLine {
     query: String,
 }
 
-fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit: usize, all: bool) -> CliResult {
+fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit: usize, all: bool, window: Window) -> CliResult {
     let reader = open_lines(path)?;
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -568,7 +573,7 @@ fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit:
         }
         let query: QueryLine = serde_json::from_str(&line)
             .map_err(|e| format!("{} line {}: {e}; each line is {{\"query\": \"…\"}}", path.display(), n + 1))?;
-        let recalled = store.memory_recall(scope, &query.query, limit, all).map_err(|e| e.to_string())?;
+        let recalled = store.memory_recall(scope, &query.query, limit, all, window).map_err(|e| e.to_string())?;
         report_to_stderr(&recalled.report);
         print_json(&recalled.hits)?;
     }

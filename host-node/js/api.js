@@ -113,6 +113,11 @@ const flag = (name, value) => {
   return value;
 };
 const maybe = (name, value) => (value == null ? undefined : text(name, value));
+/** A time window from its ends: milliseconds since the epoch, or null for open. */
+const window = (since, until) => {
+  const end = (name, value) => (value == null ? undefined : int(name, value));
+  return { sinceMs: end("since", since), untilMs: end("until", until) };
+};
 const strings = (name, value) => {
   if (!Array.isArray(value)) throw new MnemeError("invalid-argument", `${name} must be an array of strings, not ${value === null ? "null" : typeof value}`);
   return value.map((item, i) => text(`${name}[${i}]`, item));
@@ -357,7 +362,9 @@ export class Mneme {
   context(id) { return this.#call(() => this.store.context(text("id", id))); }
   list() { return this.#call(() => this.store.list()); }
   /** The messages across every session that best match `query`, best first. */
-  search(query, { limit = 10 } = {}) { return this.#call(() => this.store.search(text("query", query), u32("limit", limit))); }
+  search(query, { limit = 10, project = null, since = null, until = null } = {}) {
+    return this.#call(() => this.store.search(text("query", query), u32("limit", limit), maybe("project", project), window(since, until)));
+  }
   check(id) { return this.#call(() => this.store.check(text("id", id))); }
   subagents(id) { return this.#call(() => this.store.subagents(text("id", id))); }
   remove(id) { return this.#call(() => this.store.remove(text("id", id))); }
@@ -454,8 +461,8 @@ export class Mneme {
   }
   memoryList(project, options = {}) { return this.#call(() => this.root.memory.list(this.store, scope(project), filter(options))); }
   memoryShow(project, file) { return this.#call(() => this.root.memory.show(this.store, scope(project), text("file", file))); }
-  memoryRecall(project, query, { limit = 10, all = false } = {}) {
-    return this.#call(() => this.root.memory.recall(this.store, scope(project), text("query", query), u32("limit", limit), all === true));
+  memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
+    return this.#call(() => this.root.memory.recall(this.store, scope(project), text("query", query), u32("limit", limit), all === true, window(since, until)));
   }
   memoryLoad(project, caps = {}) { return this.#call(() => this.root.memory.load(this.store, scope(project), overlay(this.root.memory.defaultCaps(), caps))); }
   memoryReindex(project) { return this.#call(() => this.root.memory.reindex(this.store, scope(project))); }

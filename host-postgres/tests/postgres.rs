@@ -234,7 +234,7 @@ fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
     let as_reader = cluster.url().replace("user=postgres", "user=reader");
     let reader = Store::new(PgStorage::open(&as_reader, &schema).expect("a store there opens for a role that may read it"));
     assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
-    let hits = block_on(reader.search("deploy", 10)).expect("a search through a role that may only read");
+    let hits = block_on(reader.search("deploy", 10, None, Default::default())).expect("a search through a role that may only read");
     assert_eq!(hits.len(), 1, "{hits:?}");
     let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("the role writes nothing");
     assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");

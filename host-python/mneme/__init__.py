@@ -448,18 +448,23 @@ def _now():
 _SECONDS_WINDOW = (10**9, 10**11)
 
 
-def _now_ms(now):
+def _now_ms(now, name="now"):
     """A time argument: milliseconds since the epoch (an int), or a ``datetime`` (one
     without a time zone is taken as local time, as Python does); None: the clock."""
     if now is None:
         return _now()
     if isinstance(now, datetime.datetime):
-        return _int("now", int(now.timestamp() * 1000))
+        return _int(name, int(now.timestamp() * 1000))
     if isinstance(now, float):
-        raise MnemeError("invalid-argument", f"now is {now!r}, a float: give milliseconds as an int (time.time_ns() // 1_000_000) or a datetime")
+        raise MnemeError("invalid-argument", f"{name} is {now!r}, a float: give milliseconds as an int (time.time_ns() // 1_000_000) or a datetime")
     if isinstance(now, int) and not isinstance(now, bool) and _SECONDS_WINDOW[0] <= now < _SECONDS_WINDOW[1]:
-        raise MnemeError("invalid-argument", f"now is {now}, which reads as seconds since the epoch: give milliseconds (time.time_ns() // 1_000_000) or a datetime")
-    return _int("now", now)
+        raise MnemeError("invalid-argument", f"{name} is {now}, which reads as seconds since the epoch: give milliseconds (time.time_ns() // 1_000_000) or a datetime")
+    return _int(name, now)
+
+
+def _window(since, until):
+    """A time window from its ends (each a time as ``now`` takes it, or None: open)."""
+    return {"since_ms": None if since is None else _now_ms(since, "since"), "until_ms": None if until is None else _now_ms(until, "until")}
 
 
 def _text(name, value):
@@ -768,12 +773,14 @@ class Mneme:
         """Every session, newest first: ``{sessions, skipped}``."""
         return self._method("list")
 
-    def search(self, query: str, limit: int = 10) -> JsonList:
-        """The messages across every session that best match ``query``, best first:
-        ``[{id, project, uuid, role, timestamp, text, score, matched}]``; ``matched``
-        is False for a message found only through its conversation (the message
-        before or after it, its session)."""
-        return self._method("search", _text("query", query), _u32("limit", limit))
+    def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> JsonList:
+        """The messages across every session (only ``project``'s, when named) that best
+        match ``query``, best first: ``[{id, project, uuid, role, timestamp, text,
+        score, matched}]``; ``matched`` is False for a message found only through its
+        conversation (the message before or after it, its session). ``since`` (included)
+        and ``until`` (left out) bound the messages' time."""
+        project = None if project is None else _text("project", project)
+        return self._method("search", _text("query", query), _u32("limit", limit), project, _window(since, until))
 
     def check(self, id: str) -> Json:
         """The load report plus dangling parents and unanswered tool calls: ``{load,
@@ -991,11 +998,12 @@ class Mneme:
         ``{memory, history}``."""
         return self._memory("show", project, _text("file", file))
 
-    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False) -> Json:
+    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Json:
         """``{hits: [{file, name, description, kind, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
-        around it (its session's neighbouring turns, its links)."""
-        return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all))
+        around it (its session's neighbouring turns, its links). ``since`` (included)
+        and ``until`` (left out) bound when the memories hold from."""
+        return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until))
 
     def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Json:
         """MEMORY.md within Claude Code's caps, ending with what was left out."""

@@ -95,7 +95,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
     if op == "list":
         return run(store.list)
     if op == "search":
-        return run(lambda: store.search(args["query"], args["limit"]))
+        return run(lambda: store.search(args["query"], args["limit"], args.get("project"), args.get("since_ms"), args.get("until_ms")))
     if op == "keys":
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
     if op == "plan_compaction":
@@ -138,7 +138,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
             "memory_link": lambda: store.memory_link(project, args["from"], args["kind"], args["to"], args["now_ms"]),
             "memory_list": lambda: store.memory_list(project, args.get("filter")),
             "memory_show": lambda: store.memory_show(project, args["file"]),
-            "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False)),
+            "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False), args.get("since_ms"), args.get("until_ms")),
             "memory_load": lambda: store.memory_load(project, args.get("caps")),
             "memory_reindex": lambda: store.memory_reindex(project),
             "memory_used": lambda: store.memory_used(project, args["files"], args["now_ms"]),

@@ -77,7 +77,7 @@ async function step(Mneme, store, op, args, state) {
     case "remove": return outcome(store.remove(args.id));
     case "repair": return outcome(store.repair(args.id, args.now_ms));
     case "list": return outcome(store.list());
-    case "search": return outcome(store.search(args.query, { limit: args.limit }));
+    case "search": return outcome(store.search(args.query, { limit: args.limit, project: args.project ?? null, since: args.since_ms ?? null, until: args.until_ms ?? null }));
     case "keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
@@ -111,7 +111,8 @@ async function step(Mneme, store, op, args, state) {
     case "memory_link": return outcome(store.memoryLink(args.project ?? null, args.from, args.kind, args.to, args.now_ms));
     case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
     case "memory_show": return outcome(store.memoryShow(args.project ?? null, args.file));
-    case "memory_recall": return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false }));
+    case "memory_recall":
+      return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false, since: args.since_ms ?? null, until: args.until_ms ?? null }));
     case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
     case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
     case "memory_used": return outcome(store.memoryUsed(args.project ?? null, args.files, args.now_ms));

@@ -25,14 +25,14 @@
 //!              { "repair": { "id", "now_ms" }, "expect": … },
 //!              { "check_bytes": { "text" }, "expect": … },
 //!              { "list": {}, "expect": … },
-//!              { "search": { "query", "limit" }, "expect": … },
+//!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
 //!              { "keys": { "prefix" }, "expect": … },
 //!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
 //!              { "memory_forget": { "project"?, "file", "now_ms" } | "memory_link": { "project"?, "from", "kind", "to", "now_ms" }, "expect": … },
 //!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
-//!              { "memory_recall": { "project"?, "query", "limit", "all"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
+//!              { "memory_recall": { "project"?, "query", "limit", "all"?, "since_ms"?, "until_ms"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
 //!              { "memory_reindex": { "project"? }, "expect": … },
 //!              { "memory_used": { "project"?, "files", "now_ms" } | "set_embeddings": { "table" (text, or null) }, "expect": … },
 //!              { "plan_extraction": { "project"?, "id" } | "apply_extraction": { "project"?, "answer", "now_ms" }, "expect": … },
@@ -79,7 +79,7 @@ use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::Scope;
 use mneme_core::{
-    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn,
+    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn, Window,
 };
 use serde_json::{Value, json};
 
@@ -188,6 +188,11 @@ fn settings(args: &Value) -> Result<Settings, String> {
         return Ok(Settings::default());
     }
     serde_json::from_value(args.clone()).map_err(|e| format!("bad compaction settings: {e}"))
+}
+
+/// A step's time window: its `since_ms` and `until_ms`, either left out.
+fn window(args: &Value) -> Result<Window, String> {
+    serde_json::from_value(args.clone()).map_err(|e| format!("bad since_ms/until_ms: {e}"))
 }
 
 /// The last plans a vector made, for the steps that apply them.
@@ -299,7 +304,8 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "list" => to_outcome(host.list()),
         "search" => {
             let limit = args["limit"].as_u64().ok_or("`search` needs an integer `limit`")?;
-            to_outcome(host.search(&text("query")?, usize::try_from(limit).map_err(|e| e.to_string())?))
+            let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
+            to_outcome(host.search(&text("query")?, limit, args["project"].as_str(), window(args)?))
         }
         "keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "plan_compaction" => {
@@ -358,7 +364,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "memory_recall" => {
             let limit = args["limit"].as_u64().ok_or("`memory_recall` needs an integer `limit`")?;
             let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
-            to_outcome(host.memory_recall(&scope(args), &text("query")?, limit, args["all"].as_bool().unwrap_or(false)))
+            to_outcome(host.memory_recall(&scope(args), &text("query")?, limit, args["all"].as_bool().unwrap_or(false), window(args)?))
         }
         "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
         "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),

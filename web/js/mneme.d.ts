@@ -205,7 +205,8 @@ export interface Sessions {
   /** Every session, newest first, and the files that could not be listed as one. */
   list(): Promise<Listing>;
   /** The messages across every session that best match `query` (stemmed words; a session read as a conversation), best first. */
-  search(query: string, options?: { limit?: number }): Promise<SearchHit[]>;
+  /** `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
+  search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   check(id: string): Promise<CheckReport>;
   subagents(id: string): Promise<Subagent[]>;
   remove(id: string): Promise<string[]>;
@@ -248,7 +249,8 @@ export interface Sessions {
   /** Without bodies, newest first. */
   memoryList(scope: string | null, filter?: { kind?: MemoryKind; topic?: string; session?: string; all?: boolean }): Promise<Memory[]>;
   memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
-  memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean }): Promise<Recalled>;
+  /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
+  memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
   memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;

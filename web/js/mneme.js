@@ -48,6 +48,12 @@ const unsigned = (name, value, max = Number.MAX_SAFE_INTEGER) => {
   return value;
 };
 const u32 = (name, value) => unsigned(name, value, 2 ** 32 - 1);
+/** One end of a time window: milliseconds since the epoch, or null for open. */
+const time = (name, value) => {
+  if (value === null || value === undefined) return undefined;
+  if (!Number.isSafeInteger(value)) throw new MnemeError("invalid-argument", `${name} is ${value}: give milliseconds since the epoch (Date.now()'s kind of number), or null`);
+  return value;
+};
 const flag = (name, value) => {
   if (typeof value !== "boolean") throw new MnemeError("invalid-argument", `${name} must be true or false, not ${value === null ? "null" : typeof value}`);
   return value;
@@ -224,7 +230,9 @@ export class Mneme {
   context(id) { return call(() => this.engine.context(text("id", id))); }
   list() { return call(() => this.engine.list()); }
   /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its conversation). */
-  search(query, { limit = 10 } = {}) { return call(() => this.engine.search(text("query", query), u32("limit", limit))); }
+  search(query, { limit = 10, project = null, since = null, until = null } = {}) {
+    return call(() => this.engine.search(text("query", query), u32("limit", limit), project === null ? undefined : text("project", project), time("since", since), time("until", until)));
+  }
   check(id) { return call(() => this.engine.check(text("id", id))); }
   subagents(id) { return call(() => this.engine.subagents(text("id", id))); }
   remove(id) { return call(() => this.engine.remove(text("id", id))); }
@@ -283,7 +291,9 @@ export class Mneme {
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
   /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current, matched}], report}` (`matched` false: found through the memories around it). */
-  memoryRecall(scope, query, { limit = 10, all = false } = {}) { return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all))); }
+  memoryRecall(scope, query, { limit = 10, all = false, since = null, until = null } = {}) {
+    return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all), time("since", since), time("until", until)));
+  }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(scope, caps = {}) { return call(() => this.engine.memoryLoad(project(scope), settings("caps", caps))); }
   /** Reads the memory folder again and rewrites the recall index. */

@@ -297,8 +297,10 @@ impl Engine {
         spawn(&self.store, |store| async move { store.list().await })
     }
 
-    pub fn search(&self, query: String, limit: u32) -> Promise {
-        spawn(&self.store, |store| async move { store.search(&query, limit as usize).await })
+    /// `since_ms` and `until_ms`: the time window (see `mneme_core::Window`), either end open.
+    pub fn search(&self, query: String, limit: u32, project: Option<String>, since_ms: Option<f64>, until_ms: Option<f64>) -> Promise {
+        let window = window(since_ms, until_ms);
+        spawn(&self.store, |store| async move { store.search(&query, limit as usize, project.as_deref(), window).await })
     }
 
     pub fn reopen(&self, id: String) {
@@ -505,8 +507,17 @@ impl Engine {
     }
 
     #[wasm_bindgen(js_name = memoryRecall)]
-    pub fn memory_recall(&self, project: Option<String>, query: String, limit: u32, all: bool) -> Promise {
-        spawn(&self.store, |store| async move { store.memory_recall(&Scope::of(project), &query, limit as usize, all).await })
+    pub fn memory_recall(
+        &self,
+        project: Option<String>,
+        query: String,
+        limit: u32,
+        all: bool,
+        since_ms: Option<f64>,
+        until_ms: Option<f64>,
+    ) -> Promise {
+        let window = window(since_ms, until_ms);
+        spawn(&self.store, |store| async move { store.memory_recall(&Scope::of(project), &query, limit as usize, all, window).await })
     }
 
     #[wasm_bindgen(js_name = memoryLoad)]
@@ -721,6 +732,11 @@ impl Engine {
     pub fn consolidations(&self, project: Option<String>) -> Promise {
         spawn(&self.store, |store| async move { store.consolidations(&Scope::of(project)).await })
     }
+}
+
+/// A time window from JavaScript's numbers (milliseconds, checked whole by the package).
+fn window(since_ms: Option<f64>, until_ms: Option<f64>) -> mneme_core::Window {
+    mneme_core::Window { since_ms: since_ms.map(|ms| ms as i64), until_ms: until_ms.map(|ms| ms as i64) }
 }
 
 /// What [`Engine::compact`] did.

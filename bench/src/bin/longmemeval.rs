@@ -255,7 +255,7 @@ fn search_with_mneme(haystack: &Haystack, question: &str, n: usize) -> Result<(R
         }
     }
     let asked = Instant::now();
-    let hits = block_on(store.search(question, 50)).map_err(|e| e.to_string())?;
+    let hits = block_on(store.search(question, 50, None, Default::default())).map_err(|e| e.to_string())?;
     let micros = asked.elapsed().as_secs_f64() * 1e6;
     let mut sessions: Vec<String> = Vec::new();
     for hit in &hits {

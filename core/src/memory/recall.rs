@@ -80,6 +80,34 @@ pub struct Query<'a> {
     pub limit: usize,
     /// Include superseded and archived memories.
     pub all: bool,
+    /// Only documents whose time is in it.
+    pub window: Window,
+    /// Only documents whose key starts with it (a session search's project).
+    pub under: Option<&'a str>,
+}
+
+impl<'a> Query<'a> {
+    /// The `limit` best current documents for `text`, at any time, under any key.
+    pub fn new(text: &'a str, limit: usize) -> Self {
+        Query { text, limit, all: false, window: Window::default(), under: None }
+    }
+}
+
+/// The span of time a search's messages or a recall's memories must fall in: from
+/// `since_ms` (included) to `until_ms` (left out), either end open. A message's time
+/// is its timestamp (one without counts as 1970); a memory's is when it holds from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Window {
+    #[serde(default)]
+    pub since_ms: Option<i64>,
+    #[serde(default)]
+    pub until_ms: Option<i64>,
+}
+
+impl Window {
+    pub fn contains(&self, time_ms: i64) -> bool {
+        self.since_ms.is_none_or(|since| time_ms >= since) && self.until_ms.is_none_or(|until| time_ms < until)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -391,7 +419,10 @@ impl RecallIndex {
             .filter_map(|&slot_id| {
                 let slot = self.slots.get(slot_id as usize)?;
                 let score = *scores.value.get(slot_id as usize)?;
-                (!slot.removed && (query.all || slot.current) && score > 0.0).then_some((slot_id, score))
+                let wanted = (query.all || slot.current)
+                    && query.window.contains(slot.time_ms)
+                    && query.under.is_none_or(|prefix| slot.key.starts_with(prefix));
+                (!slot.removed && wanted && score > 0.0).then_some((slot_id, score))
             })
             .collect();
         let order = |a: &(u32, f32), b: &(u32, f32)| {
@@ -550,7 +581,7 @@ mod tests {
     }
 
     fn keys(index: &RecallIndex, query: &str, limit: usize) -> Vec<String> {
-        index.recall(&Query { text: query, limit, all: false }).into_iter().map(|hit| hit.key).collect()
+        index.recall(&Query::new(query, limit)).into_iter().map(|hit| hit.key).collect()
     }
 
     #[test]
@@ -572,7 +603,7 @@ mod tests {
         index.insert(doc("other", "I adopted a dog.", Some("s2"), 3));
         assert_eq!(keys(&index, "charity race", 10), ["q", "answer"]);
         // The answer is there through the question, not through words of its own.
-        let matched: Vec<bool> = index.recall(&Query { text: "charity race", limit: 10, all: false }).iter().map(|h| h.matched).collect();
+        let matched: Vec<bool> = index.recall(&Query::new("charity race", 10)).iter().map(|h| h.matched).collect();
         assert_eq!(matched, [true, false]);
     }
 
@@ -587,7 +618,7 @@ mod tests {
         assert_eq!(index.len(), 2);
         assert_eq!(index.garbage(), 1);
         assert_eq!(keys(&index, "deploy target", 10), ["new"]);
-        let all: Vec<String> = index.recall(&Query { text: "deploy target", limit: 10, all: true }).into_iter().map(|h| h.key).collect();
+        let all: Vec<String> = index.recall(&Query { all: true, ..Query::new("deploy target", 10) }).into_iter().map(|h| h.key).collect();
         assert_eq!(all, ["new", "old"]);
         index.remove("new");
         assert!(keys(&index, "production", 10).is_empty());
@@ -619,7 +650,7 @@ mod tests {
         assert!(late.vectors.len() == early.vectors.len() && apart < 1e-5, "{:?} against {:?}", late.vectors, early.vectors);
         assert_eq!(keys(&late, "automobile", 10), ["ride"]);
         // Found by its meaning, without a word of the query: the memory itself matched.
-        assert!(late.recall(&Query { text: "automobile", limit: 10, all: false })[0].matched);
+        assert!(late.recall(&Query::new("automobile", 10))[0].matched);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::file::{Kind, LinkKind, Links, Memory};
 use super::memory_md::{self, Caps, Loaded, Standing};
-use super::recall::{Document, Hit, Query, RecallIndex};
+use super::recall::{Document, Hit, Query, RecallIndex, Window};
 use super::text;
 use crate::error::Error;
 use crate::keys;
@@ -548,12 +548,12 @@ impl<S: Storage> Store<S> {
         Ok(Shown { memory, history })
     }
 
-    /// The best memories for `query`, best first, and a report if the index had to be
-    /// brought up to date first.
-    pub async fn memory_recall(&self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
+    /// The best memories for `query` that hold from a time in `window`, best first, and
+    /// a report if the index had to be brought up to date first.
+    pub async fn memory_recall(&self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, Error> {
         let (hits, report) = self
             .with_scope(scope, |state| {
-                let hits: Vec<Hit> = state.index.recall(&Query { text: query, limit, all });
+                let hits: Vec<Hit> = state.index.recall(&Query { all, window, ..Query::new(query, limit) });
                 hits.into_iter()
                     .filter_map(|hit| {
                         let memory = state.memories.get(&hit.key)?;

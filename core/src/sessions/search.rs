@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::{Parts, group_sessions, transcript_of, with_loaded};
 use crate::error::Error;
 use crate::keys;
-use crate::memory::recall::{Document, Query, RecallIndex};
+use crate::memory::recall::{Document, Query, RecallIndex, Window};
 use crate::memory::text;
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
@@ -187,7 +187,13 @@ fn encode(line: &SessionLine) -> String {
 
 impl<S: Storage> Store<S> {
     /// The `limit` messages that best match `query`, across every session, best first.
-    pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, Error> {
+    /// The `limit` messages across every session (of `project` only, when named) in
+    /// `window` that best match `query`, best first.
+    pub async fn search(&self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, Error> {
+        if let Some(project) = project {
+            keys::validate_project(project)?;
+        }
+        let under = project.map(|project| alloc::format!("{}{project}/", keys::PROJECTS));
         let listing = self.storage.list(keys::PROJECTS).await?;
         let sessions: BTreeMap<String, Parts> = group_sessions(&listing)
             .into_iter()
@@ -241,7 +247,7 @@ impl<S: Storage> Store<S> {
         self.save_search_index(&appended).await?;
         let mut state = self.search.borrow_mut();
         state.index.embed_with(self.embedding_table());
-        let hits = state.index.recall(&Query { text: query, limit, all: false });
+        let hits = state.index.recall(&Query { window, under: under.as_deref(), ..Query::new(query, limit) });
         Ok(hits
             .into_iter()
             .filter_map(|hit| {

@@ -127,6 +127,7 @@ macro_rules! mirror_wit_types {
     ($types:ident) => {
         $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
         $crate::mirror_record!($crate::redact::Redacted, $types::Redacted { kind, count });
+        $crate::mirror_record!($crate::Window, $types::Window { since_ms, until_ms });
         $crate::mirror_enum!($crate::Format, $types::Format { Claude, Pi, Crab });
 
         impl $crate::Mirror<$types::StorageError> for $crate::StorageError {

@@ -19,7 +19,7 @@ fn text(storage: &impl Storage, key: &str) -> String {
 }
 
 fn recall(store: &Store<impl Storage>, query: &str) -> Vec<String> {
-    block_on(store.memory_recall(&project(), query, 10, false)).unwrap().hits.into_iter().map(|hit| hit.file).collect()
+    block_on(store.memory_recall(&project(), query, 10, false, Default::default())).unwrap().hits.into_iter().map(|hit| hit.file).collect()
 }
 
 #[test]
@@ -42,7 +42,7 @@ fn add_writes_claude_codes_memdir_and_recall_finds_it() {
     );
     assert_eq!(recall(&store, "dashboards for observability"), ["user_role"]);
     let fresh = Store::new(&storage);
-    let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false)).unwrap();
+    let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false, Default::default())).unwrap();
     assert_eq!(recalled.report, None, "a fresh store reads the index as written");
     assert_eq!(recalled.hits[0].name, "User role");
     assert_eq!(recalled.hits[0].kind, Some(Kind::User));
@@ -98,7 +98,7 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     ))
     .unwrap();
     assert_eq!(recall(&store, "where do releases go"), [new.file.as_str()]);
-    let all = block_on(store.memory_recall(&project(), "staging", 10, true)).unwrap();
+    let all = block_on(store.memory_recall(&project(), "staging", 10, true, Default::default())).unwrap();
     assert_eq!(all.hits[0].file, old.file);
     assert!(!all.hits[0].current);
     let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
@@ -196,20 +196,24 @@ fn a_file_written_behind_the_index_is_found_and_reported() {
     block_on(storage.replace("projects/-home-u-app/memory/one.md", edited.as_bytes(), None)).unwrap();
 
     let fresh = Store::new(&storage);
-    let recalled = block_on(fresh.memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    let recalled = block_on(fresh.memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
     assert_eq!(recalled.hits.iter().map(|h| h.file.as_str()).collect::<Vec<_>>(), ["build"]);
     let report = recalled.report.expect("a report says the index caught up");
     assert_eq!(report.files, ["build", "one"]);
     assert_eq!(recall(&fresh, "soup"), ["one"]);
-    assert_eq!(block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap().report, None, "caught up once");
+    assert_eq!(
+        block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap().report,
+        None,
+        "caught up once"
+    );
 
     block_on(storage.replace("projects/-home-u-app/memory/.mneme/recall.jsonl", b"{not json", None)).unwrap();
-    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
     assert_eq!(recalled.hits.len(), 1);
     assert!(recalled.report.unwrap().reason.contains("unreadable"));
 
     block_on(storage.remove("projects/-home-u-app/memory/.mneme/recall.jsonl")).unwrap();
-    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false)).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
     assert!(recalled.report.unwrap().reason.contains("missing"));
     assert_eq!(recalled.hits.len(), 1);
 }
@@ -302,7 +306,7 @@ fn a_claude_code_memdir_is_read_as_it_is() {
         block_on(storage.replace(&format!("projects/-home-u-app/memory/{name}"), body.as_bytes(), None)).unwrap();
     }
     let store = Store::new(&storage);
-    let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false)).unwrap();
+    let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false, Default::default())).unwrap();
     assert_eq!(recalled.hits[0].file, "feedback_testing");
     assert!(recalled.report.unwrap().reason.contains("missing"));
     let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap();

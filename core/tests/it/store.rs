@@ -322,7 +322,7 @@ mod search_index {
     const ID: &str = "11111111-1111-4111-8111-111111111111";
 
     fn found(store: &Store<&InMemoryStorage>, query: &str) -> Vec<String> {
-        block_on(store.search(query, 10)).unwrap().into_iter().map(|hit| hit.uuid).collect()
+        block_on(store.search(query, 10, None, Default::default())).unwrap().into_iter().map(|hit| hit.uuid).collect()
     }
 
     fn part_key(storage: &InMemoryStorage) -> String {

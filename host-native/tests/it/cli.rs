@@ -1581,6 +1581,47 @@ fn search_marks_a_message_found_through_its_conversation() {
     assert_eq!((found[0]["matched"].as_bool(), found[1]["matched"].as_bool()), (Some(true), Some(false)), "{found}");
 }
 
+/// `search --project` keeps to one project's sessions and `--since`/`--until` to a time
+/// window, as `memory recall` does for memories (windows far from today: no clock).
+#[test]
+fn search_and_recall_narrow_to_a_project_and_a_time_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    for (id, cwd, text) in [("a", "/w/app", "The deploy runs on Fridays."), ("b", "/w/site", "The site deploy waits for review.")] {
+        stdout(&mneme(&["--root", root, "append", id, "--role", "user", "--text", text, "--cwd", cwd]));
+    }
+    let projects = |args: &[&str]| -> Vec<String> {
+        let found: Value =
+            serde_json::from_str(&stdout(&mneme(&[&["--root", root, "search", "deploy", "--json"], args].concat()))).unwrap();
+        found.as_array().unwrap().iter().map(|hit| hit["project"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(projects(&[]).len(), 2);
+    assert_eq!(projects(&["--project", "-w-site"]), ["-w-site"]);
+    assert_eq!(projects(&["--since", "2000-01-01", "--until", "9999-01-01"]).len(), 2);
+    assert!(projects(&["--until", "2000-01-01"]).is_empty());
+    assert!(projects(&["--since", "9999-01-01"]).is_empty());
+    let refused = mneme(&["--root", root, "search", "deploy", "--since", "soon"]);
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("is not a date"), "{refused:?}");
+
+    let recall = |args: &[&str]| stdout(&mneme(&[&["--root", root, "memory", "--project", "-w-app", "recall", "deploy"], args].concat()));
+    stdout(&mneme(&[
+        "--root",
+        root,
+        "memory",
+        "--project",
+        "-w-app",
+        "add",
+        "--name",
+        "Deploys",
+        "--type",
+        "project",
+        "--body",
+        "deploy on Fridays",
+    ]));
+    assert!(recall(&["--since", "2000-01-01"]).contains("deploys"));
+    assert!(!recall(&["--until", "2000-01-01"]).contains("deploys"));
+}
+
 /// With standard output on a full disk (`mneme gc >> log` from cron), a command says
 /// its output was lost and fails; it never panics (exit 101) after its work is done.
 /// `check` that finds problems keeps its status 3. (`/dev/full` is Linux's.)

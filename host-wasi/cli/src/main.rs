@@ -306,8 +306,14 @@ impl Engine<Error> for Imported {
     fn list(&mut self) -> Result<Listing, Error> {
         self.store.list().mirror()
     }
-    fn search(&mut self, query: &str, limit: usize) -> Result<Vec<mneme_core::SearchHit>, Error> {
-        self.store.search(query, limit.mirror()).mirror()
+    fn search(
+        &mut self,
+        query: &str,
+        limit: usize,
+        project: Option<&str>,
+        window: mneme_core::Window,
+    ) -> Result<Vec<mneme_core::SearchHit>, Error> {
+        self.store.search(query, limit.mirror(), project, window.mirror()).mirror()
     }
     fn reopen(&mut self, id: &str) -> Result<(), Error> {
         self.store.reopen(id);
@@ -383,8 +389,15 @@ impl Engine<Error> for Imported {
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
         memory::show(&self.store, &scope.clone().mirror(), file).mirror()
     }
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool) -> Result<Recalled, Error> {
-        memory::recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all).mirror()
+    fn memory_recall(
+        &mut self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+        all: bool,
+        window: mneme_core::Window,
+    ) -> Result<Recalled, Error> {
+        memory::recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror()).mirror()
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         memory::load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
