@@ -163,7 +163,8 @@ export class MnemeStore extends DurableObject {
   /** The memory routes (see the top of this file). */
   async memory(method, file, action, query, body) {
     const project = query.get("project");
-    const number = (name) => (query.has(name) ? Number(query.get(name)) : undefined);
+    // An empty value (`?until=`) is one not given, not 0.
+    const number = (name) => (query.get(name) ? Number(query.get(name)) : undefined);
     if (method === "GET" && file === undefined && query.has("q")) {
       const window = { since: number("since") ?? null, until: number("until") ?? null };
       return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1", ...window }));

@@ -314,7 +314,6 @@ try {
 }
 finish("edge host");
 
-/** A free TCP port on 127.0.0.1. */
 /** Runs `program` in `cwd` with `input` on its stdin; resolves with its exit code and output. */
 function runWith(program, args, cwd, input) {
   return new Promise((resolve, reject) => {
@@ -329,6 +328,7 @@ function runWith(program, args, cwd, input) {
   });
 }
 
+/** A free TCP port on 127.0.0.1. */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -492,10 +492,10 @@ enum SortBy {
     Bytes,
 }
 
-/// `--since`: a date, an RFC 3339 timestamp, or an age before now.
+/// `--since` and `--until`: a date, an RFC 3339 timestamp, or an age before now.
 fn parse_since(text: &str) -> Result<i64, String> {
     let text = text.trim();
-    // Unsigned: `-5d` would be five days ahead, which no session was updated after.
+    // Unsigned: `-5d` would be five days ahead, a time nothing in a store is from yet.
     let age =
         |digits: &str, unit_ms: i64| digits.parse::<u32>().ok().map(|n| now_ms().saturating_sub(i64::from(n).saturating_mul(unit_ms)));
     let parsed = match text.char_indices().last() {

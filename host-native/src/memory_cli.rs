@@ -139,7 +139,6 @@ enum MemoryCommand {
         /// Superseded and archived memories too
         #[arg(long)]
         all: bool,
-        /// Only memories holding from a time in this window
         #[command(flatten)]
         window: crate::WindowArgs,
         /// Print a JSON array of {name, file, score, description, kind, current, matched}
@@ -826,18 +825,38 @@ fn consolidate_held(
 /// its files may be written (a full disk stops it between two), and the rollback
 /// undoes them. Which ones are written is read back from the files.
 fn cut_short(store: &mut dyn Engine<Error>, scope: &Scope, id: &str, error: &Error) -> String {
-    let recorded = store.consolidations(scope).ok().and_then(|all| all.into_iter().find(|c| c.id == id));
-    let Some(recorded) = recorded else { return format!("{error}; nothing of consolidation {id} was written") };
-    let mut written: Vec<&str> = Vec::new();
+    let rollback = match scope {
+        Scope::Global => format!("mneme memory --global rollback {id}"),
+        Scope::Project(project) => format!("mneme memory --project {project} rollback {id}"),
+    };
+    let then = match error {
+        Error::Session(mneme_host::core::Error::Storage(StorageError::QuotaExceeded { .. })) => "once the storage has room",
+        _ => "once what stopped it is fixed",
+    };
+    let recorded = match store.consolidations(scope) {
+        Ok(all) => all.into_iter().find(|c| c.id == id),
+        Err(read) => {
+            return format!(
+                "{error}\nwhat consolidation {id} wrote could not be read back ({read}); `mneme memory consolidations` lists it if it was recorded, and `{rollback}` undoes it"
+            );
+        }
+    };
+    let Some(recorded) = recorded else { return format!("{error}\nnothing of consolidation {id} was written") };
+    let (mut written, mut unread): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
     for step in &recorded.steps {
-        let on_disk = store.memory_show(scope, &step.file).map(|shown| shown.memory.text_without_use());
-        if on_disk.is_ok_and(|text| text == step.after.text_without_use()) && !written.contains(&step.file.as_str()) {
-            written.push(&step.file);
+        if written.contains(&step.file.as_str()) || unread.contains(&step.file.as_str()) {
+            continue;
+        }
+        match store.memory_show(scope, &step.file) {
+            Ok(shown) if shown.memory.text_without_use() == step.after.text_without_use() => written.push(&step.file),
+            Ok(_) | Err(Error::Session(mneme_host::core::Error::MemoryNotFound { .. })) => {}
+            Err(_) => unread.push(&step.file),
         }
     }
     let what = if written.is_empty() { "none of its memories".to_owned() } else { written.join(", ") };
+    let unknown = if unread.is_empty() { String::new() } else { format!("; could not read back {}", unread.join(", ")) };
     format!(
-        "{error}\nconsolidation {id} was cut short after it was recorded: written {what} (MEMORY.md may not list them yet); `mneme memory rollback {id}` undoes it, then consolidate again once the storage has room"
+        "{error}\nconsolidation {id} was cut short after it was recorded: written {what}{unknown} (MEMORY.md may not list them yet); `{rollback}` undoes it, then consolidate again {then}"
     )
 }
 

@@ -491,8 +491,13 @@ export class Mneme {
   consolidations(project) { return this.#call(() => this.root.memory.consolidations(this.store, scope(project))); }
   /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval); each is listed with `external: true`. */
   async instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
-    if (typeof externalImports !== "boolean") throw new MnemeError("invalid-argument", "externalImports must be true or false");
-    const request = { cwd: text("cwd", cwd), home: text("home", home), managed: managed === null ? undefined : text("managed", managed), paths: paths.map((p) => text("path", p)), externalImports };
+    const request = {
+      cwd: text("cwd", cwd),
+      home: text("home", home),
+      managed: managed === null ? undefined : text("managed", managed),
+      paths: paths.map((p) => text("path", p)),
+      externalImports: flag("externalImports", externalImports),
+    };
     const loaded = await this.#call(() => this.root.memory.instructions(this.store, request));
     // A WIT enum arrives as a kebab-case string, which `plain` cannot tell from any
     // other string; this is the one enum with multi-word cases a call returns.

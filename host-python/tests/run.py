@@ -102,10 +102,10 @@ def quickstart(readme, language):
     "## Quickstart" heading, taken as written."""
     with open(readme, encoding="utf-8") as file:
         section = file.read().partition("\n## Quickstart\n")[2].partition("\n## ")[0]
-    opening = f"```{language}\n"
+    opening = f"\n```{language}\n"
     if opening not in section:
         raise AssertionError(f"{readme}'s quickstart has no ```{language} block")
-    return section.partition(opening)[2].partition("\n```")[0] + "\n"
+    return section.partition(opening)[2].partition("\n```\n")[0] + "\n"
 
 
 @test("the README's quickstart runs as written")

@@ -204,8 +204,7 @@ export interface Sessions {
   context(id: string): Promise<Context>;
   /** Every session, newest first, and the files that could not be listed as one. */
   list(): Promise<Listing>;
-  /** The messages across every session that best match `query` (stemmed words; a session read as a conversation), best first. */
-  /** `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
+  /** The messages across every session that best match `query` (stemmed words; a session read as a conversation), best first. `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
   search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   check(id: string): Promise<CheckReport>;
   subagents(id: string): Promise<Subagent[]>;
@@ -270,8 +269,7 @@ export interface Sessions {
   /** Undoes a consolidation: changed memories get their text back, added ones are archived. Rejects, writing nothing, when a memory changed since. */
   rollbackConsolidation(scope: string | null, id: string, now?: number): Promise<Consolidation>;
   consolidations(scope: string | null): Promise<Consolidation[]>;
-  /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. */
-  /** Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
+  /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. Imports outside `cwd` that a managed, project or local file (or an import of theirs) makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
   instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
   /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
   writeFile(path: string, text: string): Promise<null>;

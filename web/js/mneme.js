@@ -322,7 +322,9 @@ export class Mneme {
   /** The consolidations recorded, oldest first. */
   consolidations(scope) { return call(() => this.engine.consolidations(project(scope))); }
   /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. */
-  instructions({ cwd, home, managed = null, paths = [], externalImports = false }) { return call(() => this.engine.instructions(JSON.stringify({ cwd, home, managed, paths, external_imports: externalImports }))); }
+  instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
+    return call(() => this.engine.instructions(JSON.stringify({ cwd, home, managed, paths, external_imports: flag("externalImports", externalImports) })));
+  }
   /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
   writeFile(path, contents) { return call(() => this.engine.writeFile(text("path", path), text("text", contents))); }
   readFile(path) { return call(() => this.engine.readFile(text("path", path))); }

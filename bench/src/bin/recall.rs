@@ -467,7 +467,7 @@ fn speed_rows(turns: &[Turn], conversations: &[Value]) {
         .iter()
         .map(|question| {
             let asked = Instant::now();
-            let hits = index.recall(&Query { text: question, limit: 10, all: false });
+            let hits = index.recall(&Query::new(question, 10));
             std::hint::black_box(hits);
             asked.elapsed().as_secs_f64() * 1e6
         })

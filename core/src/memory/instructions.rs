@@ -11,7 +11,8 @@
 //!
 //! Rules with `paths:` are loaded here when one of the request's paths matches;
 //! Claude Code attaches them later, when it reads a matching file. An import outside
-//! the working directory, made by a managed, project or local file, is external:
+//! the working directory, made by a managed, project or local file (or by a file such
+//! a file imports: a chain follows the file it started from), is external:
 //! Claude Code loads it only once the user approved external imports (its
 //! `hasClaudeMdExternalIncludesApproved`), and so does this resolver. Such files are
 //! listed with `external` set whether loaded or not, so a host can ask first. Imports
@@ -1018,18 +1019,21 @@ mod tests {
             ("/w/app/CLAUDE.md", "Project.\n@../shared.md\n@/etc/passwd.md\n@docs/inside.md"),
             ("/w/shared.md", "Shared."),
             ("/etc/passwd.md", "Not yours."),
-            ("/w/app/docs/inside.md", "Inside."),
+            ("/w/app/docs/inside.md", "Inside.\n@../../chained.md"),
+            ("/w/chained.md", "Chained."),
             ("/home/u/.claude/CLAUDE.md", "Mine.\n@~/notes/style.md"),
-            ("/home/u/notes/style.md", "My style."),
+            ("/home/u/notes/style.md", "My style.\n@/etc/mine.md"),
+            ("/etc/mine.md", "Also mine."),
         ];
-        let outside = ["/w/shared.md", "/etc/passwd.md"];
+        // An import's import follows the file its chain started from.
+        let outside = ["/w/shared.md", "/etc/passwd.md", "/w/chained.md"];
         let asked = resolve_approving(&files, "/w/app", &[], false);
         for path in outside {
             let found = file(&asked, path);
             assert!(found.external && !found.loaded && found.reason.contains("approves external imports"), "{found:?}");
         }
         assert!(!asked.text.contains("Shared.") && !asked.text.contains("Not yours."), "{}", asked.text);
-        for path in ["/w/app/docs/inside.md", "/home/u/notes/style.md"] {
+        for path in ["/w/app/docs/inside.md", "/home/u/notes/style.md", "/etc/mine.md"] {
             let found = file(&asked, path);
             assert!(!found.external && found.loaded, "{found:?}");
         }

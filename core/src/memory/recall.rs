@@ -91,6 +91,15 @@ impl<'a> Query<'a> {
     pub fn new(text: &'a str, limit: usize) -> Self {
         Query { text, limit, all: false, window: Window::default(), under: None }
     }
+
+    /// Whether `slot` may be a result. One that may not scores nothing, so it lifts no
+    /// neighbour and takes no place among the nearest by meaning either.
+    fn admits(&self, slot: &Slot) -> bool {
+        !slot.removed
+            && (self.all || slot.current)
+            && self.window.contains(slot.time_ms)
+            && self.under.is_none_or(|prefix| slot.key.starts_with(prefix))
+    }
 }
 
 /// The span of time a search's messages or a recall's memories must fall in: from
@@ -339,7 +348,7 @@ impl RecallIndex {
 
     /// The memories nearest `query` by their vectors, with their similarity, above
     /// [`DENSE_FLOOR`].
-    fn nearest(&self, query: &[f32], all: bool) -> Vec<(u32, f32)> {
+    fn nearest(&self, query: &[f32], wanted: &Query) -> Vec<(u32, f32)> {
         let dimensions = query.len();
         if dimensions == 0 {
             return Vec::new();
@@ -349,7 +358,7 @@ impl RecallIndex {
             .chunks_exact(dimensions)
             .zip(&self.slots)
             .enumerate()
-            .filter(|(_, (_, slot))| !slot.removed && (all || slot.current))
+            .filter(|(_, (_, slot))| wanted.admits(slot))
             .filter_map(|(slot_id, (vector, _))| {
                 let similarity = embed::dot(vector, query);
                 (similarity > DENSE_FLOOR).then_some((slot_id as u32, similarity))
@@ -387,9 +396,9 @@ impl RecallIndex {
             return Vec::new();
         }
 
-        let mut own = self.bm25(&query_terms, query.all);
+        let mut own = self.bm25(&query_terms, query);
         if let Some(query_vector) = &query_vector {
-            self.add_nearest(&mut own, query_vector, query.all);
+            self.add_nearest(&mut own, query_vector, query);
         }
         let mut scores = Scores::new(self.slots.len());
         for &(slot_id, score) in &own {
@@ -419,10 +428,7 @@ impl RecallIndex {
             .filter_map(|&slot_id| {
                 let slot = self.slots.get(slot_id as usize)?;
                 let score = *scores.value.get(slot_id as usize)?;
-                let wanted = (query.all || slot.current)
-                    && query.window.contains(slot.time_ms)
-                    && query.under.is_none_or(|prefix| slot.key.starts_with(prefix));
-                (!slot.removed && wanted && score > 0.0).then_some((slot_id, score))
+                (query.admits(slot) && score > 0.0).then_some((slot_id, score))
             })
             .collect();
         let order = |a: &(u32, f32), b: &(u32, f32)| {
@@ -446,14 +452,14 @@ impl RecallIndex {
     /// without a word of the query included. The share is of the best lexical score, so
     /// the table re-ranks what words found and brings in what they missed without
     /// outweighing an exact match; with no lexical hit at all it is of 1.
-    fn add_nearest(&self, own: &mut Vec<(u32, f32)>, query: &[f32], all: bool) {
+    fn add_nearest(&self, own: &mut Vec<(u32, f32)>, query: &[f32], wanted: &Query) {
         let best = own.iter().map(|(_, score)| *score).fold(0.0f32, f32::max);
         let unit = if best > 0.0 { best } else { 1.0 };
         let mut scores = Scores::new(self.slots.len());
         for &(slot_id, score) in own.iter() {
             scores.add(slot_id, score);
         }
-        for (slot_id, similarity) in self.nearest(query, all) {
+        for (slot_id, similarity) in self.nearest(query, wanted) {
             scores.add(slot_id, DENSE_SHARE * unit * similarity);
         }
         *own = scores.touched.iter().filter_map(|&slot_id| Some((slot_id, *scores.value.get(slot_id as usize)?))).collect();
@@ -464,9 +470,9 @@ impl RecallIndex {
     }
 
     /// Each live memory's own score: BM25, weighed up when the query names a topic of it.
-    /// Memories out of the results (superseded, archived) score nothing, so they lift
-    /// no neighbour either.
-    fn bm25(&self, query_terms: &[u32], all: bool) -> Vec<(u32, f32)> {
+    /// Memories out of the results (superseded, archived, outside the query's window or
+    /// key prefix) score nothing, so they lift no neighbour either.
+    fn bm25(&self, query_terms: &[u32], wanted: &Query) -> Vec<(u32, f32)> {
         let documents = self.live as f32;
         let average_len = (self.live_terms as f32 / documents).max(1.0);
         let mut own = Scores::new(self.slots.len());
@@ -480,7 +486,7 @@ impl RecallIndex {
             let idf = self.idf(Some(term));
             for posting in postings {
                 let Some(slot) = self.slots.get(posting.slot as usize) else { continue };
-                if slot.removed || !(all || slot.current) {
+                if !wanted.admits(slot) {
                     continue;
                 }
                 let count = posting.count as f32;

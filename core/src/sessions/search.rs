@@ -186,7 +186,6 @@ fn encode(line: &SessionLine) -> String {
 }
 
 impl<S: Storage> Store<S> {
-    /// The `limit` messages that best match `query`, across every session, best first.
     /// The `limit` messages across every session (of `project` only, when named) in
     /// `window` that best match `query`, best first.
     pub async fn search(&self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, Error> {

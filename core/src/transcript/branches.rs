@@ -109,6 +109,14 @@ struct Reports {
 
 const NO_REPLY: u32 = u32::MAX;
 
+/// The most each reply reached, kept between calls of [`Reports::usage_of`] with the
+/// replies it touched.
+#[derive(Default)]
+struct Most {
+    reached: Vec<Option<Usage>>,
+    touched: Vec<u32>,
+}
+
 impl Reports {
     fn read(lines: &[Line]) -> Self {
         let mut numbers: crate::support::hash::FastMap<Cow<str>, u32> = Default::default();
@@ -127,24 +135,35 @@ impl Reports {
     /// was split into. Claude Code writes on each line of a streamed reply the usage
     /// reported so far: the output grows from line to line (1, 1, 104), the rest stays.
     /// A reply's usage is the most each field reached.
-    fn usage_of(&self, indices: impl Iterator<Item = usize>, most: &mut Vec<Option<Usage>>) -> (Usage, u32) {
-        most.clear();
-        most.resize(self.replies as usize, None);
+    fn usage_of(&self, indices: impl Iterator<Item = usize>, most: &mut Most) -> (Usage, u32) {
+        // Only the replies the last call touched are cleared: a session with many short
+        // branches would otherwise pay for every reply on each.
+        most.reached.resize(self.replies as usize, None);
+        for reply in most.touched.drain(..) {
+            if let Some(slot) = most.reached.get_mut(reply as usize) {
+                *slot = None;
+            }
+        }
         let mut total = Usage::default();
         let mut replies = 0;
         for (reply, usage) in indices.filter_map(|i| self.lines[i].as_ref()) {
-            match most.get_mut(*reply as usize) {
+            match most.reached.get_mut(*reply as usize) {
                 Some(Some(reached)) => reached.raise_to(usage),
-                Some(slot) => *slot = Some(*usage),
+                Some(slot) => {
+                    *slot = Some(*usage);
+                    most.touched.push(*reply);
+                }
                 None => {
                     total.add(usage);
                     replies += 1;
                 }
             }
         }
-        for usage in most.iter().flatten() {
-            total.add(usage);
-            replies += 1;
+        for reply in &most.touched {
+            if let Some(Some(usage)) = most.reached.get(*reply as usize) {
+                total.add(usage);
+                replies += 1;
+            }
         }
         (total, replies)
     }
@@ -212,7 +231,7 @@ impl Loaded<'_> {
         }
         leaves.reverse();
         let reports = Reports::read(&self.lines);
-        let mut most = Vec::new();
+        let mut most = Most::default();
         let mut branches: Vec<(usize, Branch)> = Vec::new();
         for leaf in leaves {
             let current = Some(leaf) == current_leaf;
@@ -279,7 +298,7 @@ impl Loaded<'_> {
     /// What every live reply reported, each once, and how many replies that is.
     pub(crate) fn usage_total(&self) -> (Usage, u32) {
         let live = (0..self.lines.len()).filter(|&i| self.is_live(&self.lines[i]));
-        Reports::read(&self.lines).usage_of(live, &mut Vec::new())
+        Reports::read(&self.lines).usage_of(live, &mut Most::default())
     }
 }
 

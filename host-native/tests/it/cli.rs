@@ -711,9 +711,9 @@ pub(crate) fn quickstart(readme: &str, language: &str) -> String {
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let section = text.split("\n## Quickstart\n").nth(1).unwrap_or_else(|| panic!("{readme} has no quickstart"));
     let section = section.split("\n## ").next().unwrap_or_default();
-    let opening = format!("```{language}\n");
+    let opening = format!("\n```{language}\n");
     let block = section.split_once(&opening).unwrap_or_else(|| panic!("{readme}'s quickstart has no {language} block")).1;
-    block.split("\n```").next().unwrap_or_default().to_owned() + "\n"
+    block.split("\n```\n").next().unwrap_or_default().to_owned() + "\n"
 }
 
 #[test]

@@ -292,7 +292,7 @@ fn a_consolidation_cut_short_by_storage_says_what_it_wrote_and_rolls_back() {
         let changed = read(file) != *before;
         assert_eq!(written.split(", ").any(|w| w == *file), changed, "{file} changed: {changed}; said: {said}");
     }
-    assert!(said.contains(&format!("`mneme memory rollback {id}` undoes it")), "{said}");
+    assert!(said.contains(&format!("`mneme memory --project -w-app rollback {id}` undoes it")), "{said}");
 
     std::fs::remove_dir_all(folder.join("editor_2.md")).unwrap();
     let undone = memory(&["rollback", id]);

@@ -552,7 +552,9 @@ fn main() -> ExitCode {
         eprintln!("error: {done}its output could not be written to standard output: {refused}");
     }
     match outcome {
-        Ok(_) if refused.is_some() => ExitCode::FAILURE,
+        // A command that found problems (`check`: 3) keeps its status; one that did
+        // its work says its output was lost.
+        Ok(code) if refused.is_some() && code == ExitCode::SUCCESS => ExitCode::FAILURE,
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
