@@ -179,7 +179,7 @@ try {
     await refused(store.providerContext("s", "openai"), "invalid-argument", 'providerContext takes its options as an object ({ provider, model, injections }), not string "openai"');
     await refused(store.appendTurn("s", { role: "user", content: "x" }, { providr: "openai" }), "invalid-argument", "appendTurn: unknown option `providr`; it takes provider, cwd");
     await refused(store.memoryRecall("-w", "q", { top: 1 }), "invalid-argument", "memoryRecall: unknown option `top`; it takes limit, all");
-    await refused(store.search("q", null), "invalid-argument", "search takes its options as an object ({ limit }), not null");
+    await refused(store.search("q", null), "invalid-argument", "search takes its options as an object ({ limit, project, since, until }), not null");
     // Left out, a line's folder is the session's own; a new session needs one.
     const placed = await Mneme.open({ root: join(scratch, "placed") });
     await refused(placed.append("p", { role: "user", text: "x" }), "invalid-argument", "a new session needs the working directory");
