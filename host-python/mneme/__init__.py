@@ -605,12 +605,12 @@ class Mneme:
     and the storage is used again after it when an instance that trapped is replaced. ``part_bytes`` / ``total_bytes``: size limits (0: the
     core's defaults)."""
 
-    def __init__(self, root: Optional[Folder] = None, *, storage: Any = None, part_bytes: int = 0, total_bytes: int = 0, lock_timeout: float = 30.0, durability: str = "fsync", read_only: bool = False, component: Any = None) -> None:
+    def __init__(self, root: Optional[Folder] = None, *, storage: Any = None, part_bytes: int = 0, total_bytes: int = 0, lock_timeout_ms: int = 30_000, durability: str = "fsync", read_only: bool = False, component: Any = None) -> None:
         if storage is None:
             if not isinstance(root, (str, os.PathLike)):
                 raise MnemeError("invalid-argument", "Mneme needs root, the store's folder (or a storage)")
             try:
-                storage = FsStorage(os.fspath(root), durability=durability, lock_timeout=lock_timeout, read_only=read_only)
+                storage = FsStorage(os.fspath(root), durability=durability, lock_timeout_ms=lock_timeout_ms, read_only=read_only)
             except ValueError as error:
                 raise MnemeError("invalid-argument", str(error)) from None
         self.storage = storage

@@ -46,19 +46,20 @@ def _failure(key, error):
 
 class FsStorage:
     """Files under ``root``. ``durability``: "fsync" (an acknowledged write survives a
-    power cut) or "buffered". ``lock_timeout``: seconds ``lock`` waits for another
-    holder before failing with ``locked``."""
+    power cut) or "buffered". ``lock_timeout_ms``: milliseconds ``lock`` waits for
+    another holder before failing with ``locked`` (as every time in this package, and
+    JavaScript's ``lockTimeoutMs``)."""
 
-    def __init__(self, root, durability="fsync", lock_timeout=30.0, read_only=False):
+    def __init__(self, root, durability="fsync", lock_timeout_ms=30_000, read_only=False):
         if durability not in ("fsync", "buffered"):
             raise ValueError(f'durability must be "fsync" or "buffered", not {durability!r}')
         if os.path.exists(root) and not os.path.isdir(root):
             raise ValueError(f"the store's root {root} is not a folder: name a folder (it is made on the first write)")
-        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not 0 <= lock_timeout < float("inf"):
-            raise ValueError(f"lock_timeout must be a number of seconds, 0 or more, not {lock_timeout!r}")
+        if isinstance(lock_timeout_ms, bool) or not isinstance(lock_timeout_ms, (int, float)) or not 0 <= lock_timeout_ms < float("inf"):
+            raise ValueError(f"lock_timeout_ms must be a number of milliseconds, 0 or more, not {lock_timeout_ms!r}")
         self.root = os.path.abspath(root)
         self.durable = durability == "fsync"
-        self.lock_timeout = lock_timeout
+        self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
         self.held = {}
 
@@ -277,7 +278,7 @@ class FsStorage:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         except OSError as error:
             raise _failure(name, error) from error
-        deadline = time.monotonic() + self.lock_timeout
+        deadline = time.monotonic() + self.lock_timeout_ms / 1000
         pause = 0.0002
         while True:
             try:

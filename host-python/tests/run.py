@@ -135,7 +135,7 @@ def _(scratch):
 
 @test("FsStorage keeps the core's storage contract")
 def _(scratch):
-    instance = _Instance(FsStorage(scratch, lock_timeout=0.05), _default_component())
+    instance = _Instance(FsStorage(scratch, lock_timeout_ms=50), _default_component())
     broke = instance.call(_SESSIONS, "storage-contract")
     assert broke == [], "the contract broke:\n" + "\n".join(broke)
 
@@ -246,7 +246,7 @@ def _(scratch):
     refused(lambda: store.set_embeddings(5), "table must be str or bytes")
     refused(lambda: store.append_turn("s", {"role": "user", "content": float("nan")}), "messages cannot be written as JSON")
     for timeout in (None, "5", -1):
-        refused(lambda: Mneme(scratch, lock_timeout=timeout), "lock_timeout must be a number of seconds")
+        refused(lambda: Mneme(scratch, lock_timeout_ms=timeout), "lock_timeout_ms must be a number of milliseconds")
     # A lone surrogate in a memory's words becomes U+FFFD, as in a message.
     assert store.memory_add("-w", {"name": "Cut", "kind": "user", "body": "cut \ud83d"})["body"].startswith("cut \ufffd")
     # The compile cache keeps the newest three compiled components, nothing else of its own.
