@@ -128,6 +128,11 @@ function calls(messages) {
  * (as Claude Code does resuming the agent turns Mneme wrote: that test checks it
  * exactly); here it is taken out of both sides.
  */
+/** Claude Code sent `context` then the prompt `text`, apart from what it adds of its own. */
+function assertClaudeCodeSent(request, context, text, what = "what Claude Code sent is Mneme's provider context plus the new prompt") {
+  assertEqual(normalized(withoutClaudeCodesOwn(request.messages)), normalized(withoutClaudeCodesOwn([...context, prompt(text)])), what);
+}
+
 function withoutClaudeCodesOwn(messages) {
   const references = (b) => b?.type === "tool_result" && Array.isArray(b.content) && b.content.some((c) => c.type === "tool_reference");
   const noResponse = (m) => m.role === "assistant" && m.content.length === 1 && m.content[0].type === "text" && m.content[0].text === "No response requested.";
@@ -363,11 +368,7 @@ try {
     const context = providerContext(root, id, MODEL);
     assertEqual(context.some((m) => m.role === "assistant"), true, "Mneme's context holds the reply the compaction kept");
     const request = await resume(id, "next question", MODEL);
-    assertEqual(
-      normalized(withoutClaudeCodesOwn(request.messages)),
-      normalized(withoutClaudeCodesOwn([...context, prompt("next question")])),
-      "what Claude Code sent is Mneme's provider context plus the new prompt",
-    );
+    assertClaudeCodeSent(request, context, "next question");
   });
 
   await test("Claude Code resumes a session Mneme rewound to a compaction's summary: the kept messages follow the summary, with exactly Mneme's provider context", async () => {
@@ -382,11 +383,7 @@ try {
     const context = providerContext(root, id, MODEL);
     assertEqual(JSON.stringify(context).includes("message 6 about topic 6"), true, "Mneme's context holds the kept messages");
     const request = await resume(id, "next question", MODEL);
-    assertEqual(
-      normalized(withoutClaudeCodesOwn(request.messages)),
-      normalized(withoutClaudeCodesOwn([...context, prompt("next question")])),
-      "what Claude Code sent is Mneme's provider context plus the new prompt",
-    );
+    assertClaudeCodeSent(request, context, "next question");
   });
 
   await test("pi continues a session where Mneme wrote agent turns in pi's dialect with exactly Mneme's provider context", async () => {
@@ -573,11 +570,7 @@ try {
         assertEqual(thinks(context), replayed, `${path.slice(0, 2)}: Mneme's context for ${sentTo} has the thinking of ${model}`);
         const prompted = `a question for ${sentTo}`;
         const request = await resume(id, prompted, sentTo);
-        assertEqual(
-          normalized(withoutClaudeCodesOwn(request.messages)),
-          normalized(withoutClaudeCodesOwn([...withClaudeCodesToolsRenamed(context), prompt(prompted)])),
-          `what Claude Code sent ${sentTo} is Mneme's provider context for it plus the new prompt`,
-        );
+        assertClaudeCodeSent(request, withClaudeCodesToolsRenamed(context), prompted, `what Claude Code sent ${sentTo} is Mneme's provider context for it plus the new prompt`);
       }
     }
   });

@@ -334,8 +334,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
     };
     let scope = named_scope.clone().unwrap_or_else(|| Scope::Project(keys::project_dir_name(&cwd.to_string_lossy())));
     if let MemoryCommand::Instructions { paths, home, managed, external_imports, json } = args.command {
-        let request = |cwd: String, home: String, managed: String| Request { cwd, home, managed: Some(managed), paths, external_imports };
-        return print_instructions(&cwd, home, managed, request, json);
+        return print_instructions(&cwd, home, managed, paths, external_imports, json);
     }
     let mut engine = open()?;
     let store = engine.as_mut();
@@ -930,12 +929,12 @@ impl instructions::Source for Disk {
     }
 }
 
-/// `request` makes the request from the folders found: cwd, home, managed file.
 fn print_instructions(
     cwd: &Path,
     home: Option<PathBuf>,
     managed: Option<PathBuf>,
-    request: impl FnOnce(String, String, String) -> Request,
+    paths: Vec<String>,
+    external_imports: bool,
     json: bool,
 ) -> CliResult {
     // Claude Code looks up from the folder it runs in: a folder that is not there has
@@ -948,7 +947,13 @@ fn print_instructions(
     })?;
     let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
     let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
-    let request = request(cwd.to_string_lossy().into_owned(), home.to_string_lossy().into_owned(), managed.to_string_lossy().into_owned());
+    let request = Request {
+        cwd: cwd.to_string_lossy().into_owned(),
+        home: home.to_string_lossy().into_owned(),
+        managed: Some(managed.to_string_lossy().into_owned()),
+        paths,
+        external_imports,
+    };
     let resolved = block_on(instructions::resolve(&Disk, &request)).map_err(|e| e.to_string())?;
     if json {
         return print_json(&serde_json::to_value(&resolved).map_err(|e| e.to_string())?);
