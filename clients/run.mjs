@@ -128,6 +128,9 @@ function calls(messages) {
  * (as Claude Code does resuming the agent turns Mneme wrote: that test checks it
  * exactly); here it is taken out of both sides.
  */
+/** A user prompt, as the clients send one. */
+const prompt = (text) => ({ role: "user", content: [{ type: "text", text }] });
+
 /** Claude Code sent `context` then the prompt `text`, apart from what it adds of its own. */
 function assertClaudeCodeSent(request, context, text, what = "what Claude Code sent is Mneme's provider context plus the new prompt") {
   assertEqual(normalized(withoutClaudeCodesOwn(request.messages)), normalized(withoutClaudeCodesOwn([...context, prompt(text)])), what);
@@ -309,7 +312,6 @@ try {
     assertEqual(resumed(root, id), [...before, ["user", "next question"], ["assistant", REPLY]], "Mneme resumes what pi appended");
   });
 
-  const prompt = (text) => ({ role: "user", content: [{ type: "text", text }] });
   const reply = { role: "assistant", content: [{ type: "text", text: REPLY }] };
 
   await test("Claude Code resumes a session of agent turns Mneme wrote (tool calls, results, a sub-agent, an interrupted call) with exactly Mneme's provider context", async () => {
