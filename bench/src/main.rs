@@ -513,7 +513,7 @@ fn main() {
         let _ = fs::remove_dir_all(root.join("index"));
         block_on(Store::with_limits(FsStorage::new(&root), limits).list()).expect("mneme list")
     });
-    assert_eq!(info.sessions[0].entries as usize, written);
+    assert_eq!(info.sessions[0].entry_count as usize, written);
     rows.push(Row {
         operation: "scan envelopes (list one big session, no index)".into(),
         mneme: mneme_scan,
@@ -526,7 +526,7 @@ fn main() {
     });
     let in_memory = fs::read(&big).expect("read the transcript");
     let (reader, reader_peak, report) = measure(3, || mneme_core::load_report(&in_memory));
-    assert_eq!(report.entries as usize, written);
+    assert_eq!(report.entry_count as usize, written);
     rows.push(Row {
         operation: "reader alone (envelopes of bytes in memory)".into(),
         mneme: reader,
@@ -569,7 +569,7 @@ fn main() {
         cersei: cersei_load,
         detail: format!(
             "{} messages, a {} MB body, {} (peak heap {:.2}× file); Cersei's closest is its load",
-            body.messages,
+            body.message_count,
             body.body.len() / 1_000_000,
             rate(size, request),
             request_peak as f64 / size as f64

@@ -149,7 +149,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
                     done.id,
                     done.project,
                     done.source.as_str(),
-                    done.messages
+                    done.message_count
                 );
             }
             // The transcript's own id taken: it was imported before. An id given with
@@ -227,7 +227,7 @@ pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {
     if !exported.verbatim && matches!(exported.format, ExportFormat::Claude | ExportFormat::Pi) {
         eprintln!(
             "mneme: session {} is in another dialect: exported as the conversation it resumes to ({} messages)",
-            args.id, exported.messages
+            args.id, exported.message_count
         );
     }
     match args.out.filter(|path| path.as_os_str() != "-") {

@@ -224,7 +224,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             match &view.session {
                 Some(session) => println!(
                     "session     {} messages, {} bytes, updated {}{}",
-                    session.messages,
+                    session.message_count,
                     session.bytes,
                     session.updated.as_deref().unwrap_or("-"),
                     session.title.as_deref().map(|t| format!(" — {t}")).unwrap_or_default()
@@ -285,11 +285,16 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let before = &report.before;
             println!(
                 "before: generation {}, {} keys, {} cached sessions; {} damaged lines, {} unreadable snapshots, {} torn bytes",
-                before.generation, before.keys, before.sessions, before.damaged_lines, before.damaged_snapshots, before.torn_bytes
+                before.generation,
+                before.key_count,
+                before.session_count,
+                before.damaged_lines,
+                before.damaged_snapshots,
+                before.torn_bytes
             );
             println!(
                 "rebuilt from {} transcripts: {} rows added, {} corrected, {} dropped (their transcripts are gone); {} keys kept",
-                report.sessions, report.added, report.changed, report.dropped, report.keys
+                report.session_count, report.added, report.changed, report.dropped, report.key_count
             );
             for skipped in &report.skipped {
                 eprintln!("skipped {}: {}", skipped.key, skipped.reason);
@@ -303,7 +308,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             }
             println!(
                 "generation {}: {} keys, {} cached sessions, {} changes since the snapshot",
-                report.generation, report.keys, report.sessions, report.log_lines
+                report.generation, report.key_count, report.session_count, report.log_lines
             );
             if report.damaged_lines > 0 || report.damaged_snapshots > 0 || report.torn_bytes > 0 {
                 println!(

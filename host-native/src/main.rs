@@ -21,8 +21,8 @@ use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::time;
 use mneme_host::core::{
-    Action, AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, LoadReport, Mode,
-    NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
+    Action, AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Keep, Ledger, Limits, Listing, LoadReport,
+    Mode, NewEntry, Place, Plan, Prices, Provider, RepairReport, Role, SessionInfo, Settings, Speaker, Subagent, Transcript, Trigger, Turn,
 };
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error, FsStorage, Home, HomeStorage, HostStorage, PgStorage, Runtime};
@@ -697,12 +697,13 @@ fn restore_default_sigpipe() {
 
 /// The store's sessions, newest first. Files that look like sessions but cannot be
 /// read as one are named on stderr, so they are neither fatal nor silent.
-fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Vec<mneme_host::core::SessionInfo>, String> {
+/// The store's listing, each file it skipped named on stderr.
+fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Listing, String> {
     let listing = engine.list().map_err(|e| e.to_string())?;
     for skipped in &listing.skipped {
         eprintln!("mneme: skipped {}: {}", skipped.key, skipped.reason);
     }
-    Ok(listing.sessions)
+    Ok(listing)
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -740,7 +741,7 @@ fn run(cli: Cli) -> CliResult {
             Ok(())
         }
         Command::Sessions(SessionsCommand::List { sort, project, since, json }) => {
-            let mut sessions = list_sessions(&mut *open(&cli.store)?)?;
+            let Listing { mut sessions, skipped } = list_sessions(&mut *open(&cli.store)?)?;
             let stamp = |t: &Option<String>| t.as_deref().and_then(time::parse_millis);
             let stored = sessions.len();
             sessions
@@ -752,11 +753,11 @@ fn run(cli: Cli) -> CliResult {
             match sort {
                 SortBy::Updated => {}
                 SortBy::Created => sessions.sort_by(|a, b| b.created.cmp(&a.created)),
-                SortBy::Messages => sessions.sort_by_key(|s| std::cmp::Reverse(s.messages)),
+                SortBy::Messages => sessions.sort_by_key(|s| std::cmp::Reverse(s.message_count)),
                 SortBy::Bytes => sessions.sort_by_key(|s| std::cmp::Reverse(s.bytes)),
             }
             if json {
-                return print_json(&sessions);
+                return print_json(&Listing { sessions, skipped });
             }
             print_sessions(&sessions)?;
             if sessions.is_empty() {
@@ -785,11 +786,11 @@ fn run(cli: Cli) -> CliResult {
             let id = match (id, latest) {
                 (Some(id), _) => id,
                 (None, _) => {
-                    list_sessions(&mut *sessions)?.into_iter().next().map(|s| s.id).ok_or("the store has no sessions to resume")?
+                    list_sessions(&mut *sessions)?.sessions.into_iter().next().map(|s| s.id).ok_or("the store has no sessions to resume")?
                 }
             };
             let context = sessions.context(&id).map_err(|e| e.to_string())?;
-            if json { print_context_json(&context) } else { print_context(&id, &context) }
+            if json { print_json(&context) } else { print_context(&id, &context) }
         }
         Command::Check { target, json } => {
             let mut sessions = open(&cli.store)?;
@@ -952,33 +953,6 @@ struct TurnLines {
     numbers: Vec<usize>,
 }
 
-/// The context as JSON with each message once: its blocks as JSON, not again as text.
-fn print_context_json(context: &Context) -> CliResult {
-    #[derive(serde::Serialize)]
-    struct Message<'a> {
-        uuid: &'a str,
-        role: &'a str,
-        content: &'a serde_json::value::RawValue,
-        is_compact_summary: bool,
-        /// The model a reply came from, when its entry names one.
-        model: Option<&'a str>,
-    }
-    #[derive(serde::Serialize)]
-    struct Shown<'a> {
-        compacted: bool,
-        messages: Vec<Message<'a>>,
-    }
-    let messages = context
-        .messages
-        .iter()
-        .map(|m| {
-            let content = serde_json::from_str(&m.content).map_err(|e| format!("a message's content is not JSON: {e}"))?;
-            Ok(Message { uuid: &m.uuid, role: &m.role, content, is_compact_summary: m.is_compact_summary, model: m.model.as_deref() })
-        })
-        .collect::<Result<_, String>>()?;
-    print_json(&Shown { compacted: context.compacted, messages })
-}
-
 fn print_branches(branches: &[Branch]) -> CliResult {
     for branch in branches {
         let mark = if branch.current { "*" } else { " " };
@@ -987,7 +961,7 @@ fn print_branches(branches: &[Branch]) -> CliResult {
             "{mark} {} {} {} messages, {} tokens{forks}",
             branch.leaf,
             branch.timestamp.as_deref().unwrap_or("-"),
-            branch.messages,
+            branch.message_count,
             branch.usage.total()
         );
         println!("    {}: {}", branch.role.as_deref().unwrap_or("?"), shown(&branch.text));
@@ -1403,7 +1377,7 @@ fn remove(sessions: &mut dyn Engine<Error>, id: &str, yes: bool) -> CliResult {
         eprint!(
             "Remove session {id} ({} part(s), {} entries, {} sub-agent transcript(s))? This cannot be undone. [y/N] ",
             transcript.parts,
-            transcript.report.entries,
+            transcript.report.entry_count,
             subagents.len()
         );
         let mut answer = String::new();
@@ -1459,8 +1433,8 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
             s.id,
             project,
             s.parts,
-            s.entries,
-            s.messages,
+            s.entry_count,
+            s.message_count,
             s.bytes,
             s.created.as_deref().unwrap_or("-"),
             s.updated.as_deref().unwrap_or("-"),
@@ -1545,7 +1519,7 @@ fn print_context(id: &str, context: &Context) -> CliResult {
 
 fn print_check(target: &str, report: &CheckReport) {
     let load = &report.load;
-    println!("{target}: {} entries", load.entries);
+    println!("{target}: {} entries", load.entry_count);
     let types: Vec<String> =
         load.by_type.iter().map(|t| format!("{} {}", t.count, if t.kind.is_empty() { "(no type)" } else { &t.kind })).collect();
     println!("  by type: {}", types.join(", "));
@@ -1709,7 +1683,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
     let ledger = sessions.usage(&session_id, None).map_err(|e| e.to_string())?;
     println!(
         "{model_turns} model turns, {compactions} auto-compaction(s). Resumed provider-ready: {} messages, ~{} tokens, {} bytes of request JSON (the summary first), while all {} entries stay on disk; the replies reported {} tokens in all",
-        context.messages,
+        context.message_count,
         context.tokens,
         context.body.len(),
         history.entries.len(),
@@ -1719,7 +1693,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
         return Err("the demo expected at least one auto-compaction".into());
     }
     println!();
-    let listed = list_sessions(&mut *sessions)?;
+    let listed = list_sessions(&mut *sessions)?.sessions;
     print_sessions(&listed)?;
     let info = listed.into_iter().find(|s| s.id == session_id);
     if let Some(info) = info {

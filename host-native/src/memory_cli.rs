@@ -676,7 +676,7 @@ fn extract(
     now_ms: i64,
 ) -> CliResult {
     let plan = store.plan_extraction(scope, id).map_err(|e| e.to_string())?;
-    if plan.messages == 0 {
+    if plan.message_count == 0 {
         println!("nothing to extract: session {id} has no messages since its last extraction");
         return Ok(());
     }
@@ -688,7 +688,7 @@ fn extract(
     if *model == Summarizer::Extractive {
         println!(
             "the offline extractor keeps nothing it cannot justify, so it wrote nothing ({} messages waiting); name a model with --summarizer openai|anthropic|ollama",
-            plan.messages
+            plan.message_count
         );
         return Ok(());
     }
@@ -724,7 +724,7 @@ fn extract(
         println!("superseded {file} (kept, marked invalid_at and superseded_by)");
     }
     if extracted.added.is_empty() && extracted.updated.is_empty() {
-        println!("the model found nothing worth keeping in {} messages", plan.messages);
+        println!("the model found nothing worth keeping in {} messages", plan.message_count);
     }
     Ok(())
 }

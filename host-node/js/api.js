@@ -147,9 +147,10 @@ function pricesOf(prices) {
 }
 
 /** Runs a component call; its `err` becomes a MnemeError worded by the core. */
-async function call(root, run) {
+async function call(root, run, shape) {
   try {
-    return plain(run());
+    const value = plain(run());
+    return shape ? shape(value) : value;
   } catch (error) {
     if (error instanceof MnemeError) throw error;
     // jco refuses a value that does not fit the WIT type before it enters the instance.
@@ -162,6 +163,12 @@ async function call(root, run) {
     throw error;
   }
 }
+
+// What the WIT carries as JSON text (a request body, a message's blocks, an import's
+// provenance) is given as the value it is, as mneme-core's JSON gives it.
+const withBody = (context) => ({ ...context, body: JSON.parse(context.body) });
+const withBlocks = (context) => ({ ...context, messages: context.messages.map((m) => ({ ...m, content: JSON.parse(m.content) })) });
+const withProvenance = (imported) => ({ ...imported, provenance: JSON.parse(imported.provenance) });
 
 /** A memory scope as WIT's variant: a project's folder name, or null for the global memory. */
 const scope = (project) => (project == null ? { tag: "global" } : { tag: "project", val: text("project", project) });
@@ -279,11 +286,15 @@ export class Mneme {
 
   #closed = false;
 
-  #call(run) {
-    return call(this.root, () => {
-      if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
-      return run();
-    });
+  #call(run, shape) {
+    return call(
+      this.root,
+      () => {
+        if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
+        return run();
+      },
+      shape,
+    );
   }
 
   /** Gives back the sessions it holds and the locks its storage took. */
@@ -320,14 +331,14 @@ export class Mneme {
     );
   }
   /**
-   * What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON.
+   * What to send a model next: `{provider, body, message_count, compacted, tokens, interrupted}`; `body` is the request, an object ready to extend with the model and tools.
    * `model`, the model the request goes to, sends another model's thinking as the session's client does.
    */
   providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
     return this.#call(() => {
       const placed = injections.map((i) => ({ role: text("injection role", i.role), place: text("injection place", i.place).replace(/_/g, "-"), text: text("injection text", i.text) }));
       return this.store.providerContext(text("id", id), text("provider", provider), model === null ? undefined : text("model", model), placed);
-    });
+    }, withBody);
   }
   branches(id) { return this.#call(() => this.store.branches(text("id", id))); }
   usage(id, prices = null) { return this.#call(() => this.store.usage(text("id", id), prices === null ? undefined : pricesOf(prices))); }
@@ -346,9 +357,10 @@ export class Mneme {
         uuid: text("uuid", uuid),
         nowMs: int("now", now),
       }),
+      withProvenance,
     );
   }
-  /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, messages, verbatim, data}`, `data` a Uint8Array. */
+  /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, message_count, verbatim, data}`, `data` a Uint8Array. */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return this.#call(() => this.store.exportSession(text("id", id), text("to", to), text("uuid", uuid)));
   }
@@ -359,7 +371,7 @@ export class Mneme {
   restore(id) { return this.#call(() => this.store.restore(text("id", id))); }
   tombstone(id, uuid, now = Date.now()) { return this.#call(() => this.store.tombstone(text("id", id), text("uuid", uuid), int("now", now))); }
   load(id) { return this.#call(() => this.store.load(text("id", id))); }
-  context(id) { return this.#call(() => this.store.context(text("id", id))); }
+  context(id) { return this.#call(() => this.store.context(text("id", id)), withBlocks); }
   list() { return this.#call(() => this.store.list()); }
   /** The messages across every session that best match `query`, best first. */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) {
@@ -472,7 +484,7 @@ export class Mneme {
   setEmbeddings(table) {
     return this.#call(() => this.root.memory.setEmbeddings(this.store, table === null || table === undefined ? undefined : bytes("table", table)) ?? null);
   }
-  /** The request for a model to extract memories from session `id`: `{id, prompt, max_tokens, messages, entry, known, failures}`. */
+  /** The request for a model to extract memories from session `id`: `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
   planExtraction(project, id) { return this.#call(() => this.root.memory.planExtraction(this.store, scope(project), text("id", id))); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
   applyExtraction(project, plan, answer, now = Date.now()) {

@@ -53,11 +53,11 @@ export async function run(root: string): Promise<string[]> {
     // The next request, with an injection; every server block goes back as it came.
     const injections: Injection[] = [{ role: "system", place: "start", text: "Be brief." }, { role: "user", place: "before_last_prompt", text: "recalled: the user reads release notes" }];
     const context: ProviderContext = await mneme.providerContext(id, { provider: "anthropic", injections });
-    const body = JSON.parse(context.body) as { system?: unknown; messages: { role: string; content: Block[] | string }[] };
+    const body = context.body as { system?: unknown; messages: { role: string; content: Block[] | string }[] };
     const blocks = body.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content));
     check(blocks.some((b) => b.type === "server_tool_use" && b.name === "web_search"), "the server tool call is not in the context");
     check(blocks.some((b) => b.type === "text" && (b.citations?.length ?? 0) === 1), "the citation is not in the context");
-    check(context.provider === "anthropic" && context.messages === body.messages.length && context.interrupted.length === 0, JSON.stringify(context).slice(0, 300));
+    check(context.provider === "anthropic" && context.message_count === body.messages.length && context.interrupted.length === 0, JSON.stringify(context).slice(0, 300));
     seen.push("context");
 
     // OpenAI-shaped: a call left unanswered gets a synthetic result in the request.

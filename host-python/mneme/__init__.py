@@ -699,7 +699,8 @@ class Mneme:
         return self._method("append-turn", _text("id", id), turn)
 
     def provider_context(self, id: str, provider: str = "anthropic", injections: Sequence[Json] = (), model: Optional[str] = None) -> Json:
-        """What to send a model next: ``{provider, body, messages, compacted, tokens, interrupted}``.
+        """What to send a model next: ``{provider, body, message_count, compacted, tokens,
+        interrupted}``; ``body`` is the request (a dict), ready to extend with the model and tools.
 
         ``model``, the model the request goes to: the thinking of replies another model
         wrote is then sent as the session's client sends it (Claude Code's sessions: left
@@ -708,11 +709,12 @@ class Mneme:
         if not isinstance(injections, (list, tuple)):
             raise MnemeError("invalid-argument", f"injections must be a list of dicts, not {type(injections).__name__}")
         injections = [_injection(at, injection) for at, injection in enumerate(injections)]
-        return self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
+        context = self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
+        return {**context, "body": json.loads(context["body"])}
 
     def branches(self, id: str) -> JsonList:
         """Every branch (each leaf message), the current one first: ``[{leaf, current,
-        role, text, timestamp, messages, forks_at, usage, cost}]``."""
+        role, text, timestamp, message_count, forks_at, usage, cost}]``."""
         return self._method("branches", _text("id", id))
 
     def usage(self, id: str, prices: Optional[Json] = None) -> Json:
@@ -747,11 +749,12 @@ class Mneme:
             "uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid),
             "now_ms": _now_ms(now),
         }
-        return self._method("import-session", request)
+        imported = self._method("import-session", request)
+        return {**imported, "provenance": json.loads(imported["provenance"])}
 
     def export_session(self, id: str, to: str, uuid: Optional[str] = None) -> Json:
         """Session ``id`` as ``to`` (``claude``, ``pi``, ``openai``, ``markdown``):
-        ``{format, messages, verbatim, data}``, ``data`` bytes — the stored bytes in the
+        ``{format, message_count, verbatim, data}``, ``data`` bytes — the stored bytes in the
         session's own dialect (``verbatim``), else the conversation it resumes to."""
         return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
 
@@ -766,8 +769,9 @@ class Mneme:
 
     def context(self, id: str) -> Json:
         """What a model resumes with: ``{compacted, messages}``, the main chain from the
-        last compaction on (each message's ``content`` is its blocks as JSON text)."""
-        return self._method("context", _text("id", id))
+        last compaction on; each message's ``content`` is its blocks."""
+        context = self._method("context", _text("id", id))
+        return {**context, "messages": [{**m, "content": json.loads(m["content"])} for m in context["messages"]]}
 
     def list(self) -> Json:
         """Every session, newest first: ``{sessions, skipped}``."""
@@ -1032,7 +1036,7 @@ class Mneme:
 
     def plan_extraction(self, project: Optional[str], id: str) -> Json:
         """The request for a model to extract memories from session ``id`` (run it when
-        the extraction gate fires): ``{id, prompt, max_tokens, messages, entry, known, failures}``."""
+        the extraction gate fires): ``{id, prompt, max_tokens, message_count, entry, known, failures}``."""
         return self._memory("plan-extraction", project, _text("id", id))
 
     def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Json:

@@ -15,9 +15,11 @@ def matches(expected, actual, path=""):
             return None
         return f"{path} (expected about {expected['$approx']}, got {json.dumps(actual)})"
     if isinstance(expected, dict) and isinstance(expected.get("$contains"), str):
-        if isinstance(actual, str) and expected["$contains"] in actual:
+        # Any other value is read as its JSON, keys sorted and without spaces.
+        text = actual if isinstance(actual, str) else json.dumps(actual, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if actual is not None and expected["$contains"] in text:
             return None
-        return f"{path} (expected a string containing {json.dumps(expected['$contains'])}, got {json.dumps(actual)})"
+        return f"{path} (expected something containing {json.dumps(expected['$contains'])}, got {json.dumps(actual)})"
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return f"{path} (expected {len(expected)} items, got {len(actual)})"

@@ -104,8 +104,8 @@ try {
     const texts = JSON.parse(done.stdout).messages.map((m) => m.content.map((b) => b.text).join(""));
     assert(JSON.stringify(texts) === JSON.stringify(["from wasmtime", "from mneme", "and a turn", "done"]), JSON.stringify(texts));
     done = wasi(folder, "sessions", "list", "--json");
-    const listed = JSON.parse(done.stdout);
-    assert(listed.length === 1 && listed[0].messages === 4, done.stdout);
+    const { sessions: listed, skipped } = JSON.parse(done.stdout);
+    assert(listed.length === 1 && listed[0].message_count === 4 && skipped.length === 0, done.stdout);
     done = wasi(folder, "context", "chat", "--format", "openai");
     assert(JSON.parse(done.stdout).messages.length === 4, done.stdout);
     done = wasi(folder, "check", "chat");
@@ -165,7 +165,7 @@ try {
     assert(!readFileSync(join(folder, "projects/-w/chat.jsonl"), "utf8").includes("recalled:"), "an injection was written");
     // --json: the request with what it was built from, the same body.
     const described = JSON.parse(ok(wasi(folder, "context", "chat", "--json", "--system", "-be brief", "--inject", "recalled: the user likes short answers")));
-    assert(JSON.stringify(JSON.parse(described.body)) === JSON.stringify(body) && described.messages === body.messages.length, JSON.stringify(described).slice(0, 300));
+    assert(JSON.stringify(described.body) === JSON.stringify(body) && described.message_count === body.messages.length, JSON.stringify(described).slice(0, 300));
     assert(described.provider === "anthropic" && described.tokens > 0 && !described.compacted, JSON.stringify(described).slice(0, 300));
     // Usage: the reply's tokens, priced; three prices of four are refused by the front.
     const ledger = JSON.parse(ok(wasi(folder, "usage", "chat", "--input-price", "3", "--output-price", "15", "--cache-read-price", "0.3", "--cache-write-price", "3.75")));

@@ -13,8 +13,10 @@ export function matches(expected, actual, path = "") {
     return `${path} (expected about ${expected.$approx}, got ${JSON.stringify(actual)})`;
   }
   if (expected && typeof expected === "object" && !Array.isArray(expected) && typeof expected.$contains === "string") {
-    if (typeof actual === "string" && actual.includes(expected.$contains)) return null;
-    return `${path} (expected a string containing ${JSON.stringify(expected.$contains)}, got ${JSON.stringify(actual)})`;
+    // Any other value is read as its JSON, keys sorted and without spaces.
+    const text = typeof actual === "string" ? actual : canonical(actual);
+    if (actual != null && text.includes(expected.$contains)) return null;
+    return `${path} (expected something containing ${JSON.stringify(expected.$contains)}, got ${JSON.stringify(actual)})`;
   }
   if (Array.isArray(expected) && Array.isArray(actual)) {
     if (expected.length !== actual.length) return `${path} (expected ${expected.length} items, got ${actual.length})`;

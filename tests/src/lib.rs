@@ -63,7 +63,8 @@
 //! An expectation is `{"ok": <value>}` or `{"err": "<error kind>"}`. Objects in an
 //! expected value match when every key they name matches (keys they omit are not
 //! checked); arrays must have the same length; `{"$contains": "…"}` matches a string
-//! containing the text, `{"$approx": x}` a number within a relative 1e-12 of it.
+//! containing the text (any other value by its JSON, keys sorted and without spaces),
+//! `{"$approx": x}` a number within a relative 1e-12 of it.
 //! Compaction steps (`plan_compaction`, then `compact`, which
 //! applies the last plan with a given or the offline summary) and the gates
 //! (`memory_flush_gate`, `extraction_gate`, `reset_gate`, `dream_acquire`, …) are
@@ -466,7 +467,7 @@ fn exported_outcome<E: EngineError>(result: Result<Exported, E>) -> Value {
     match result {
         Ok(exported) => json!({ "ok": {
             "format": exported.format,
-            "messages": exported.messages,
+            "message_count": exported.message_count,
             "verbatim": exported.verbatim,
             "text": String::from_utf8_lossy(&exported.data),
         } }),
@@ -484,6 +485,21 @@ fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Valu
 /// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
 /// `{"$contains": "text"}` matches a string that contains `text`; `{"$approx": x}` a
 /// number within a relative 1e-12 of `x` (costs are floating point).
+/// A value's JSON as `$contains` reads it: keys sorted, no spaces.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut fields: Vec<(&String, &Value)> = map.iter().collect();
+            fields.sort_by_key(|(key, _)| *key);
+            let fields: Vec<String> =
+                fields.iter().map(|(key, value)| format!("{}:{}", Value::from(key.as_str()), canonical(value))).collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
 pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
     if let Some(wanted) = expected.get("$approx").and_then(Value::as_f64) {
         return match actual.as_f64() {
@@ -492,9 +508,11 @@ pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), Strin
         };
     }
     if let Some(needle) = expected.get("$contains").and_then(Value::as_str) {
-        return match actual.as_str() {
-            Some(text) if text.contains(needle) => Ok(()),
-            _ => Err(format!("{path} (expected a string containing {needle:?}, got {actual})")),
+        let text = actual.as_str().map_or_else(|| canonical(actual), str::to_owned);
+        return match actual {
+            Value::Null => Err(format!("{path} (expected something containing {needle:?}, got null)")),
+            _ if text.contains(needle) => Ok(()),
+            _ => Err(format!("{path} (expected something containing {needle:?}, got {actual})")),
         };
     }
     match (expected, actual) {

@@ -26,12 +26,12 @@ export type SecretKind =
   | "slack-token" | "bearer-token" | "private-key" | "env-secret" | "jwt" | "stripe-key" | "url-password";
 export interface SkippedLine { part: number; line: number; reason: string }
 export interface LoadReport {
-  entries: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
+  entry_count: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
   torn_tail: boolean; recovered_glued: number; invalid_utf8: number; lone_surrogates: number; tombstoned: number;
 }
 export interface Transcript { id: string; project: string; parts: number; entries: Entry[]; chain: number[]; report: LoadReport }
 export interface SessionInfo {
-  id: string; project: string; key: string; parts: number; bytes: number; entries: number; messages: number;
+  id: string; project: string; key: string; parts: number; bytes: number; entry_count: number; message_count: number;
   title: string | null; created: string | null; updated: string | null;
 }
 export type ChatType = "direct" | "group" | "channel" | "room" | "cron" | "hook";
@@ -62,12 +62,12 @@ export interface KeyView { entry: KeyEntry; session: SessionInfo | null; counter
 export interface KeyPatch { title?: string | null; model?: string | null; origin?: Origin | null; toggles?: Field[]; metadata?: Field[] }
 export interface KeyParts { chat_type: ChatType; agent: string | null; provider: string | null; id: string; thread: string | null }
 export interface IndexReport {
-  generation: number; keys: number; sessions: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
+  generation: number; key_count: number; session_count: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
 /** A crab session as its file name and newest meta line say. */
 export interface CrabSession { id: string; project: string; agent: string; sender: string; seq: number; title: string; created_by: string; created_at: string; uptime_secs: number }
 /** What rebuilding the index did: what reading it found before, the transcripts read, rows added, corrected and dropped, keys kept, files that are no session. */
-export interface RebuildReport { before: IndexReport; sessions: number; added: number; changed: number; dropped: number; keys: number; skipped: { key: string; reason: string }[] }
+export interface RebuildReport { before: IndexReport; session_count: number; added: number; changed: number; dropped: number; key_count: number; skipped: { key: string; reason: string }[] }
 /** What a rollover did: the key on its new session, the session it left, the new session's format and first line, the context before and after. */
 export interface RolledOver { entry: KeyEntry; previous_session_id: string; format: "claude" | "pi" | "crab"; boundary_uuid: string; tokens_before: number; tokens_after: number }
 export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
@@ -99,20 +99,20 @@ export interface Imported {
   /** The dialect the new session is written in. */
   format: "claude" | "pi" | "crab";
   /** Messages in the new session's resumed context. */
-  messages: number;
+  message_count: number;
   /** Records that carry content but were not carried over, unreadable lines among them, counted. */
   skipped: number;
   /** The pi format version the transcript was migrated from. */
   migrated_from: number | null;
-  /** What the new session's last line records of its origin, as JSON text: `{"source", "origin", "migratedFrom"?}`. */
-  provenance: string;
+  /** What the new session's last line records of its origin: `{source, origin, migratedFrom?}`. */
+  provenance: { source: string; origin: string; migratedFrom?: number };
 }
-export interface Exported { format: ExportFormat; messages: number; verbatim: boolean; data: Uint8Array }
+export interface Exported { format: ExportFormat; message_count: number; verbatim: boolean; data: Uint8Array }
 /** `matched`: the message itself matches the query; false when it was found through its conversation (the message before or after it, its session). */
 export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number; matched: boolean }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
-/** `model`: the model a reply came from, when its entry names one. */
-export interface ContextMessage { uuid: string; role: string; text: string; content: string; is_compact_summary: boolean; model: string | null }
+/** `content`: the message's blocks (a reply Claude Code split across lines, merged). `model`: the model a reply came from, when its entry names one. */
+export interface ContextMessage { uuid: string; role: string; text: string; content: Block[]; is_compact_summary: boolean; model: string | null }
 export interface Context { compacted: boolean; messages: ContextMessage[] }
 export interface Finding { part: number; line: number; id: string }
 export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
@@ -342,7 +342,7 @@ export interface ConsolidationStep {
 }
 /** A consolidation as recorded; `applied` is false for a dry run. */
 export interface Consolidation { id: string; at_ms: number; sessions: string[]; steps: ConsolidationStep[]; applied: boolean; rolled_back_ms: number | null }
-export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; messages: number; entry: string | null; known: string[]; failures: number }
+export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; message_count: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface MemoryIndexReport { reason: string; files: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
@@ -408,9 +408,10 @@ export interface Injection {
 
 export interface ProviderContext {
   provider: Provider;
-  /** The request JSON: Anthropic `{system?, messages}`, OpenAI `{messages}`. */
-  body: string;
-  messages: number;
+  /** The request: Anthropic `{system?, messages}`, OpenAI `{messages}`, ready to extend with the model and tools. */
+  body: { system?: string | Block[]; messages: AnthropicMessage[] } | { messages: OpenAIMessage[] };
+  /** Messages in `body`. */
+  message_count: number;
   compacted: boolean;
   tokens: number;
   /** Calls without a result, each given a synthetic error result. */
@@ -433,7 +434,7 @@ export interface Branch {
   text: string;
   timestamp: string | null;
   /** Message entries from the root to the leaf. */
-  messages: number;
+  message_count: number;
   /** The newest message it shares with the current branch. */
   forks_at: string | null;
   usage: Usage;

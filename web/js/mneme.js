@@ -179,7 +179,7 @@ export class Mneme {
     });
   }
   /**
-   * What to send a model next: `{provider, body, messages, compacted, tokens, interrupted}`; `body` is the request JSON.
+   * What to send a model next: `{provider, body, message_count, compacted, tokens, interrupted}`; `body` is the request, an object ready to extend with the model and tools.
    * `model`, the model the request goes to, sends another model's thinking as the session's client does.
    */
   providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
@@ -199,7 +199,7 @@ export class Mneme {
    * Imports another agent's transcript (`data`: its bytes or text) as a new session:
    * `from` is `claude`, `pi`, `codex`, `gemini` or `openai` (null: told from the content);
    * `id` and `cwd` default to the transcript's own; `origin` (a path or file name) is
-   * recorded in the new session. Resolves with `{id, project, source, format, messages,
+   * recorded in the new session. Resolves with `{id, project, source, format, message_count,
    * skipped, migrated_from, provenance}`; an id already taken rejects with `session-exists`.
    */
   importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
@@ -207,7 +207,7 @@ export class Mneme {
   }
   /**
    * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
-   * messages, verbatim, data}`, `data` a Uint8Array: the stored bytes when `to` is the
+   * message_count, verbatim, data}`, `data` a Uint8Array: the stored bytes when `to` is the
    * session's own dialect (`verbatim`), else the conversation it resumes to.
    */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
@@ -306,7 +306,7 @@ export class Mneme {
    * never written. Resolves to `{words, terms, dimensions, skipped}` (null when cleared).
    */
   setEmbeddings(table) { return call(() => this.engine.setEmbeddings(table === null || table === undefined ? undefined : bytes("table", table))); }
-  /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, messages, entry, known, failures}`. */
+  /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
   planExtraction(scope, id) { return call(() => this.engine.planExtraction(project(scope), text("id", id))); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
   applyExtraction(scope, plan, answer, now = Date.now()) { return call(() => this.engine.applyExtraction(project(scope), objectJson("plan", plan), text("answer", answer), num("now", now))); }

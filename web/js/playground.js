@@ -138,7 +138,7 @@ async function runTool({ id, name, input, invalid }) {
     if (name === "calculate") return { id, content: String(calculate(String(input.expression ?? ""))) };
     if (name === "list_sessions") {
       const { sessions } = await store.list();
-      return { id, content: sessions.map((s) => `${s.id} (${s.messages} messages)`).join("\n") || "no sessions" };
+      return { id, content: sessions.map((s) => `${s.id} (${s.message_count} messages)`).join("\n") || "no sessions" };
     }
     return { id, content: `unknown tool ${name}`, error: true };
   } catch (error) {
@@ -327,7 +327,7 @@ async function send() {
         // (a session imported, the model changed) as the session's client does: the API
         // would refuse its signature.
         const context = await store.providerContext(id, { provider, model: chosenModel(), injections });
-        const body = JSON.parse(context.body);
+        const { body } = context;
         const { reply, calls } = kind === "offline" ? offlineModel(body, context) : kind === "anthropic" ? await anthropicModel(body) : await openaiModel(body);
         if (kind !== "offline") answered.add(endpoint);
         const results = [];

@@ -274,7 +274,7 @@ impl Engine {
             let exported = store.export_session(&id, format, &uuid).await.map_err(rejection)?;
             let object = js_sys::Object::new();
             let _ = Reflect::set(&object, &"format".into(), &exported.format.as_str().into());
-            let _ = Reflect::set(&object, &"messages".into(), &exported.messages.into());
+            let _ = Reflect::set(&object, &"message_count".into(), &exported.message_count.into());
             let _ = Reflect::set(&object, &"verbatim".into(), &exported.verbatim.into());
             let _ = Reflect::set(&object, &"data".into(), &Uint8Array::from(exported.data.as_slice()));
             Ok(object.into())

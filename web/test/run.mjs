@@ -237,7 +237,7 @@ try {
       await store.close();
       await store.close();
       const afterClose = await store.append("s", { role: "user", text: "x" }).catch((error) => `${error.kind}: ${error.message}`);
-      return { kinds, refused, blank: blank.load.entries, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
+      return { kinds, refused, blank: blank.load.entry_count, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
     });
     await page.close();
     assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));

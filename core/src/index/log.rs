@@ -103,8 +103,8 @@ struct Snapshot {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IndexReport {
     pub generation: u64,
-    pub keys: u32,
-    pub sessions: u32,
+    pub key_count: u32,
+    pub session_count: u32,
     /// Changes in the current log (what the next snapshot folds in).
     pub log_lines: u32,
     /// Log lines that are not a change this version understands, skipped.
@@ -165,8 +165,8 @@ impl IndexState {
 
     fn counted(mut self) -> Self {
         self.report.generation = self.generation;
-        self.report.keys = self.keys.len() as u32;
-        self.report.sessions = self.sessions.len() as u32;
+        self.report.key_count = self.keys.len() as u32;
+        self.report.session_count = self.sessions.len() as u32;
         self
     }
 
@@ -191,8 +191,8 @@ impl<S: Storage> Store<S> {
                 let tail = self.read_index_log(generation, read_to).await?;
                 if let Some(state) = self.index.borrow_mut().as_mut() {
                     state.replay(&tail);
-                    state.report.keys = state.keys.len() as u32;
-                    state.report.sessions = state.sessions.len() as u32;
+                    state.report.key_count = state.keys.len() as u32;
+                    state.report.session_count = state.sessions.len() as u32;
                 }
                 return Ok(());
             }
@@ -358,8 +358,8 @@ impl<S: Storage> Store<S> {
         state.read_to = new_size;
         state.log_size = new_size;
         state.report.torn_bytes = 0;
-        state.report.keys = state.keys.len() as u32;
-        state.report.sessions = state.sessions.len() as u32;
+        state.report.key_count = state.keys.len() as u32;
+        state.report.session_count = state.sessions.len() as u32;
         Ok(state.snapshot_due().then(|| state.clone()))
     }
 

@@ -134,7 +134,7 @@ pub struct Imported {
     /// The dialect the new session is written in.
     pub format: Format,
     /// Messages in the new session's resumed context.
-    pub messages: u32,
+    pub message_count: u32,
     /// Records of the transcript that carry content but were not carried over (Codex
     /// reasoning and developer messages, Gemini thoughts and notices, system messages,
     /// results of calls the transcript never made, unreadable lines), each counted.
@@ -143,6 +143,7 @@ pub struct Imported {
     pub migrated_from: Option<u32>,
     /// What the new session's last line records of its origin, as JSON text:
     /// `{"source", "origin", "migratedFrom"?}`.
+    #[serde(with = "crate::support::json::as_value")]
     pub provenance: String,
 }
 
@@ -152,7 +153,7 @@ pub struct Exported {
     pub format: ExportFormat,
     pub data: Vec<u8>,
     /// Messages exported (for a session in its own dialect: the resumed context's).
-    pub messages: u32,
+    pub message_count: u32,
     /// The session was given as it is stored, every branch and line included; else it
     /// was converted, as the conversation it resumes to.
     pub verbatim: bool,
@@ -456,7 +457,7 @@ impl<S: Storage> Store<S> {
         self.refuse_taken(&id, &key).await?;
         self.write_new_session(&id, &key, &content).await?;
         // The marker line is no message: the context is the one surveyed.
-        Ok(Imported { id, project, source, format, messages: surveyed.messages, skipped, migrated_from: from, provenance })
+        Ok(Imported { id, project, source, format, message_count: surveyed.messages, skipped, migrated_from: from, provenance })
     }
 
     /// Session `id` in `format`: in its own dialect, as it is stored (every line and
@@ -488,7 +489,7 @@ impl<S: Storage> Store<S> {
         });
         let verbatim = matches!((format, own), (ExportFormat::Claude, Format::Claude) | (ExportFormat::Pi, Format::Pi));
         if verbatim {
-            return Ok(Exported { format, data: raw.concat(), messages: context.messages.len() as u32, verbatim });
+            return Ok(Exported { format, data: raw.concat(), message_count: context.messages.len() as u32, verbatim });
         }
         if uuid.is_empty() && matches!(format, ExportFormat::Claude | ExportFormat::Pi) {
             return Err(Error::InvalidArgument("the export's uuid is empty".into()));
@@ -547,7 +548,7 @@ impl<S: Storage> Store<S> {
                 out.into_bytes()
             }
         };
-        Ok(Exported { format, data, messages: count, verbatim })
+        Ok(Exported { format, data, message_count: count, verbatim })
     }
 }
 

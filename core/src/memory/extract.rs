@@ -36,7 +36,7 @@ pub struct ExtractionPlan {
     pub prompt: String,
     pub max_tokens: u64,
     /// Messages the prompt covers (0: nothing to extract from).
-    pub messages: u32,
+    pub message_count: u32,
     /// The newest of them: each memory written records it as its `entry`.
     pub entry: Option<String>,
     /// Memory files the prompt lists: what `update` and `supersede` may name.
@@ -82,7 +82,7 @@ impl<S: Storage> Store<S> {
             id: id.to_string(),
             prompt,
             max_tokens: ANSWER_TOKENS,
-            messages: u32::try_from(since.messages.len()).unwrap_or(u32::MAX),
+            message_count: u32::try_from(since.messages.len()).unwrap_or(u32::MAX),
             entry: since.entry,
             known: known.into_iter().map(|m| m.file).collect(),
             failures: since.failures,
@@ -226,7 +226,7 @@ mod tests {
             id: "s".into(),
             prompt: String::new(),
             max_tokens: ANSWER_TOKENS,
-            messages: 2,
+            message_count: 2,
             entry: Some("e".into()),
             known: alloc::vec!["deploy".into()],
             failures: 0,

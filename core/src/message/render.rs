@@ -22,9 +22,10 @@ pub struct ProviderContext {
     /// The request's JSON, ready to extend with the model and tools. Anthropic:
     /// `{"system"?: string, "messages": [...]}`; OpenAI: `{"messages": [...]}` with
     /// the system prompt as its first message.
+    #[serde(serialize_with = "crate::support::json::as_value::serialize")]
     pub body: String,
     /// Messages in `body` (OpenAI: system and tool messages included).
-    pub messages: u32,
+    pub message_count: u32,
     /// The context starts from a compaction summary.
     pub compacted: bool,
     /// An estimate of the context's tokens (4 characters a token, images 1,200).
@@ -190,7 +191,7 @@ pub(crate) fn render(
         Provider::Anthropic => anthropic(&merged, system),
         Provider::Openai => openai(&merged, system),
     };
-    ProviderContext { provider, body, messages, compacted, tokens, interrupted }
+    ProviderContext { provider, body, message_count: messages, compacted, tokens, interrupted }
 }
 
 /// The user message before a conversation that opens with a reply, for Anthropic.

@@ -47,10 +47,13 @@ pub struct SessionInfo {
     /// All parts together.
     pub bytes: u64,
     /// Readable entries of every type.
-    pub entries: u32,
+    // Indexes written before the count was named as one spell it `entries`.
+    #[serde(alias = "entries")]
+    pub entry_count: u32,
     /// Live messages: `user` and `assistant` entries, and pi's tool results (Claude Code
     /// writes a tool's result as a `user` entry: a conversation counts alike in both).
-    pub messages: u32,
+    #[serde(alias = "messages")]
+    pub message_count: u32,
     /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
     /// the first user prompt; shortened.
     pub title: Option<String>,
@@ -75,7 +78,7 @@ pub struct RebuildReport {
     /// What reading the index found before (damaged lines, torn bytes, …).
     pub before: crate::index::IndexReport,
     /// Sessions read from their transcripts.
-    pub sessions: u32,
+    pub session_count: u32,
     /// Sessions the index had no row for.
     pub added: u32,
     /// Rows that differed from what the transcript says.
@@ -83,7 +86,7 @@ pub struct RebuildReport {
     /// Rows of transcripts that are gone.
     pub dropped: u32,
     /// Keys kept as they were.
-    pub keys: u32,
+    pub key_count: u32,
     /// Files that could not be read as a session.
     pub skipped: Vec<SkippedKey>,
 }
@@ -552,11 +555,11 @@ impl<S: Storage> Store<S> {
         let (before, old) = self.replace_session_rows(rows.clone()).await?;
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         Ok(RebuildReport {
-            sessions: count(rows.len()),
+            session_count: count(rows.len()),
             added: count(rows.keys().filter(|name| !old.contains_key(*name)).count()),
             changed: count(rows.iter().filter(|(name, row)| old.get(*name).is_some_and(|cached| cached != *row)).count()),
             dropped: count(old.keys().filter(|name| !rows.contains_key(*name)).count()),
-            keys: before.keys,
+            key_count: before.key_count,
             skipped,
             before,
         })
@@ -672,8 +675,8 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
         key: parts.base_key(),
         parts: parts.parts.len() as u32,
         bytes: raw.iter().map(|b| b.len() as u64).sum(),
-        entries: loaded.report.entries,
-        messages: live().filter(|l| message_role(l).is_some()).count() as u32,
+        entry_count: loaded.report.entry_count,
+        message_count: live().filter(|l| message_role(l).is_some()).count() as u32,
         title,
         created: loaded.lines.iter().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
         updated: loaded.lines.iter().rev().find_map(|l| l.env.timestamp.get()).map(ToString::to_string),
@@ -756,7 +759,7 @@ mod tests {
         block_on(storage.append("projects/p/cc.jsonl", (claude.join("\n") + "\n").as_bytes())).unwrap();
         let counts = || {
             let listed = block_on(Store::new(&storage).list()).unwrap();
-            listed.sessions.iter().map(|s| (s.id.clone(), s.messages)).collect::<alloc::vec::Vec<_>>()
+            listed.sessions.iter().map(|s| (s.id.clone(), s.message_count)).collect::<alloc::vec::Vec<_>>()
         };
         let expected = [("cc".to_string(), 4), ("pi".to_string(), 4)];
         assert_eq!(counts(), expected);

@@ -39,6 +39,23 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
     }
 }
 
+/// Serde for a field that holds JSON the core wrote (a request body, a message's
+/// blocks): serialised as the value it is, so no caller parses a string again, and
+/// read back from that value. The WIT carries it as text; each binding gives the value.
+pub mod as_value {
+    use alloc::string::String;
+
+    pub fn serialize<S: serde::Serializer, T: AsRef<str>>(json: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &serde_json::value::RawValue = serde_json::from_str(json.as_ref()).map_err(serde::ser::Error::custom)?;
+        serde::Serialize::serialize(raw, serializer)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>, T: From<String>>(deserializer: D) -> Result<T, D::Error> {
+        let raw: alloc::boxed::Box<serde_json::value::RawValue> = serde::Deserialize::deserialize(deserializer)?;
+        Ok(T::from(String::from(raw.get())))
+    }
+}
+
 fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while bytes.get(at).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;

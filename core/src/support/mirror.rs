@@ -277,7 +277,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::index::sessionkey::KeyParts, $index::KeyParts { chat_type, agent, provider, id, thread });
         $crate::mirror_record!(
             $crate::index::IndexReport,
-            $index::IndexReport { generation, keys, sessions, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
+            $index::IndexReport { generation, key_count, session_count, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
         );
         $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
         $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
@@ -285,7 +285,10 @@ macro_rules! mirror_wit {
             $crate::crab::CrabSession,
             $index::CrabSession { id, project, agent, sender, seq, title, created_by, created_at, uptime_secs }
         );
-        $crate::mirror_record!($crate::RebuildReport, $index::RebuildReport { before, sessions, added, changed, dropped, keys, skipped });
+        $crate::mirror_record!(
+            $crate::RebuildReport,
+            $index::RebuildReport { before, session_count, added, changed, dropped, key_count, skipped }
+        );
         $crate::mirror_record!(
             $crate::index::RolledOver,
             $index::RolledOver { entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after }
@@ -336,7 +339,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::memory_md::Loaded, $memory::Loaded { text, left_out });
         $crate::mirror_record!(
             $crate::memory::extract::ExtractionPlan,
-            $memory::ExtractionPlan { id, prompt, max_tokens, messages, entry, known, failures }
+            $memory::ExtractionPlan { id, prompt, max_tokens, message_count, entry, known, failures }
         );
         $crate::mirror_record!($crate::memory::extract::Extracted, $memory::Extracted { added, updated, superseded });
         $crate::mirror_record!(
@@ -391,12 +394,15 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::Injection, $sessions::Injection { role, place, text });
         $crate::mirror_record!($crate::Usage, $sessions::Usage { input, output, cache_read, cache_creation });
         $crate::mirror_record!($crate::Prices, $sessions::Prices { input, output, cache_read, cache_creation });
-        $crate::mirror_record!($crate::Branch, $sessions::Branch { leaf, current, role, text, timestamp, messages, forks_at, usage, cost });
+        $crate::mirror_record!(
+            $crate::Branch,
+            $sessions::Branch { leaf, current, role, text, timestamp, message_count, forks_at, usage, cost }
+        );
         $crate::mirror_record!($crate::AgentUsage, $sessions::AgentUsage { agent, usage, cost, replies });
         $crate::mirror_record!($crate::Ledger, $sessions::Ledger { total, cost, replies, branches, subagents });
         $crate::mirror_record!(
             $crate::ProviderContext,
-            $sessions::ProviderContext { provider, body, messages, compacted, tokens, interrupted }
+            $sessions::ProviderContext { provider, body, message_count, compacted, tokens, interrupted }
         );
         $crate::mirror_record!(
             $crate::Entry,
@@ -406,7 +412,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::TypeCount, $sessions::TypeCount { kind, count });
         $crate::mirror_record!(
             $crate::LoadReport,
-            $sessions::LoadReport { entries, by_type, skipped, torn_tail, recovered_glued, invalid_utf8, lone_surrogates, tombstoned }
+            $sessions::LoadReport { entry_count, by_type, skipped, torn_tail, recovered_glued, invalid_utf8, lone_surrogates, tombstoned }
         );
         $crate::mirror_record!($crate::Transcript, $sessions::Transcript { id, project, parts, entries, chain, report });
         $crate::mirror_record!($crate::ContextMessage, $sessions::ContextMessage { uuid, role, text, content, is_compact_summary, model });
@@ -423,7 +429,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!(
             $crate::SessionInfo,
-            $sessions::SessionInfo { id, project, key, parts, bytes, entries, messages, title, created, updated }
+            $sessions::SessionInfo { id, project, key, parts, bytes, entry_count, message_count, title, created, updated }
         );
         $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
         $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
@@ -433,9 +439,9 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::interchange::Import, $sessions::ImportRequest { data, source, id, cwd, origin, uuid, now_ms });
         $crate::mirror_record!(
             $crate::interchange::Imported,
-            $sessions::Imported { id, project, source, format, messages, skipped, migrated_from, provenance }
+            $sessions::Imported { id, project, source, format, message_count, skipped, migrated_from, provenance }
         );
-        $crate::mirror_record!($crate::interchange::Exported, $sessions::Exported { format, data, messages, verbatim });
+        $crate::mirror_record!($crate::interchange::Exported, $sessions::Exported { format, data, message_count, verbatim });
         $crate::mirror_record!($crate::retention::ClassTtl, $sessions::ClassTtl { class, ttl_ms });
         $crate::mirror_record!(
             $crate::retention::Retention,

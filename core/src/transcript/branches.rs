@@ -26,7 +26,7 @@ pub struct Branch {
     pub text: String,
     pub timestamp: Option<String>,
     /// Messages from the root to the leaf.
-    pub messages: u32,
+    pub message_count: u32,
     /// The newest message this branch shares with the current one (none for the
     /// current branch, or a branch that shares nothing).
     pub forks_at: Option<String>,
@@ -273,7 +273,7 @@ impl Loaded<'_> {
                 role,
                 text: shorten(&text),
                 timestamp: line.env.timestamp.get().map(ToString::to_string),
-                messages: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
+                message_count: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
                 forks_at,
                 cost: prices.map(|p| p.cost(&usage)),
                 usage,
@@ -387,7 +387,7 @@ mod tests {
         let branch = &ledger.branches[0];
         assert!(branch.current && branch.leaf.starts_with('@'), "{branch:?}");
         assert_eq!(branch.usage, ledger.total);
-        assert!(branch.messages as usize >= context.messages.len() && context.messages.len() > 2, "{branch:?}");
+        assert!(branch.message_count as usize >= context.messages.len() && context.messages.len() > 2, "{branch:?}");
     }
 
     /// A branch left by a rewind whose reply made two calls at once, chained as Claude
@@ -417,7 +417,7 @@ mod tests {
         for order in [[0, 1, 2, 3, 4, 5, 6], late] {
             let text: String = order.iter().map(|&i| lines[i].as_str()).collect();
             let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
-            let leaves: Vec<(&str, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.messages)).collect();
+            let leaves: Vec<(&str, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.message_count)).collect();
             assert_eq!(leaves, [("a2", 2), ("a1", 6)], "lines in the order {order:?}");
             assert_eq!(ledger.branches[1].forks_at.as_deref(), Some("u1"));
         }
@@ -438,7 +438,7 @@ mod tests {
         ]
         .concat();
         let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
-        let leaves: Vec<(&str, bool, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.current, b.messages)).collect();
+        let leaves: Vec<(&str, bool, u32)> = ledger.branches.iter().map(|b| (b.leaf.as_str(), b.current, b.message_count)).collect();
         assert_eq!(leaves, [("r2", true, 4), ("a", false, 2)]);
     }
 

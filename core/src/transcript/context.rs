@@ -33,6 +33,7 @@ pub struct ContextMessage {
     pub text: SharedStr,
     /// The message content as JSON: the blocks of every entry that carried this
     /// message (Claude Code splits one reply across several lines).
+    #[serde(serialize_with = "crate::support::json::as_value::serialize")]
     pub content: SharedStr,
     /// The summary a compaction left in place of the earlier history.
     pub is_compact_summary: bool,

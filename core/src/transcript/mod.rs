@@ -64,7 +64,7 @@ pub struct TypeCount {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LoadReport {
     /// Entries read, of every type, tombstone lines and tombstoned entries included.
-    pub entries: u32,
+    pub entry_count: u32,
     /// `entries` by type, sorted by type name (`""` for entries without a type).
     pub by_type: Vec<TypeCount>,
     /// Lines that could not be read at all.

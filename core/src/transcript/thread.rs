@@ -135,7 +135,7 @@ impl<'a> Loaded<'a> {
                 relinks.insert(segment.head, anchor);
             }
         }
-        report.entries = lines.len() as u32;
+        report.entry_count = lines.len() as u32;
         let mut by_type: Vec<(&str, u32)> = by_type.into_iter().collect();
         by_type.sort_unstable_by_key(|&(kind, _)| kind);
         report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { kind: kind.to_string(), count }).collect();

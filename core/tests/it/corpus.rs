@@ -74,7 +74,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
         .collect();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["content"], "", "the real (empty) output, not a synthetic error");
-    assert_eq!(context.messages, 156);
+    assert_eq!(context.message_count, 156);
     // Results gathered after their calls are no branches of their own: the session's
     // branches are the current one and the history its compaction left unlinked (its
     // logical parent is not in the file).
@@ -143,19 +143,19 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
         storage.replace("projects/p/s.jsonl", &original, None).await.unwrap();
         Store::new(&storage).load("s").await.unwrap()
     });
-    let n = full.report.entries;
+    let n = full.report.entry_count;
     let last_uuid = full.entries.last().unwrap().uuid.clone();
     for cut in last_start + 1..body.len() {
         let storage = storage_of(&original[..cut]);
         let store = Store::new(&storage);
         let torn = block_on(store.load("s")).unwrap();
-        assert_eq!(torn.report.entries, n - 1, "cut at {cut}");
+        assert_eq!(torn.report.entry_count, n - 1, "cut at {cut}");
         assert!(torn.report.torn_tail && torn.report.skipped.is_empty(), "cut at {cut}");
         let entry = NewEntry { uuid: "after".into(), now_ms: 1_800_000_000_000, role: Role::User, text: "next".into(), cwd: "/p".into() };
         let written = block_on(store.append("s", entry)).unwrap_or_else(|e: Error| panic!("cut at {cut}: {e}"));
         assert_ne!(written.parent_uuid, last_uuid, "cut at {cut}: the torn entry is not a parent");
         let reloaded = block_on(Store::new(&storage).load("s")).unwrap();
-        assert_eq!(reloaded.report.entries, n, "cut at {cut}");
+        assert_eq!(reloaded.report.entry_count, n, "cut at {cut}");
         assert!(!reloaded.report.torn_tail && reloaded.report.skipped.is_empty(), "cut at {cut}");
         assert_eq!(reloaded.entries.last().unwrap().uuid.as_deref(), Some("after"));
         let aside = block_on(storage.list("projects/p/s.jsonl.torn-")).unwrap();
@@ -198,8 +198,8 @@ mod arbitrary_input {
             block_on(store.context("s")).unwrap();
             prop_assert_eq!(&check.load, &transcript.report);
             let by_type: u32 = transcript.report.by_type.iter().map(|t| t.count).sum();
-            prop_assert_eq!(by_type, transcript.report.entries);
-            prop_assert!(transcript.entries.len() as u32 <= transcript.report.entries);
+            prop_assert_eq!(by_type, transcript.report.entry_count);
+            prop_assert!(transcript.entries.len() as u32 <= transcript.report.entry_count);
             // Whatever was there, the next append lands intact and chains to a live entry.
             let entry = NewEntry { uuid: "new".into(), now_ms: 0, role: Role::User, text: "x".into(), cwd: "/p".into() };
             let written = block_on(store.append("s", entry)).unwrap();

@@ -190,7 +190,7 @@ fn pi_sessions_are_written_in_pi_dialect() {
     );
     assert_eq!(context.messages.len(), 1 + 4 + 1);
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed.sessions[0].messages, listed.sessions[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
+    assert_eq!((listed.sessions[0].message_count, listed.sessions[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
 }
 
 /// Item 3: crab has no tombstones or markers: a typed refusal, and nothing written.
@@ -208,7 +208,7 @@ fn crab_sessions_refuse_what_crab_cannot_hold() {
     }
     assert_eq!(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap(), before);
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed.sessions[0].messages, listed.sessions[0].title.as_deref()), (2, Some("hello crab")));
+    assert_eq!((listed.sessions[0].message_count, listed.sessions[0].title.as_deref()), (2, Some("hello crab")));
 }
 
 /// Item 4: a session at its cap can be compacted, and then written again.

@@ -151,7 +151,7 @@ fn keys_are_found_by_metadata_and_show_their_sessions_counters() {
     let view = block_on(store.key("cron:j1")).unwrap();
     assert_eq!(view.entry.title.as_deref(), Some("Spring campaign"));
     let session = view.session.expect("the session has a transcript");
-    assert_eq!((session.messages, session.title.as_deref()), (2, Some("write the intro")));
+    assert_eq!((session.message_count, session.title.as_deref()), (2, Some("write the intro")));
     assert_eq!(view.counters.memory_flush_ms, Some(MONDAY + 10));
     assert_eq!(view.counters.memory_flush_compaction_count, Some(0));
     assert_eq!(view.counters.compaction_count, 0);
@@ -181,7 +181,7 @@ fn listing_reads_only_sessions_that_changed() {
     let listed = block_on(other.list()).unwrap();
     assert_eq!(storage.calls.get() - reads, 1, "the one changed session");
     assert_eq!(listed.sessions[0].id, "s3");
-    assert_eq!(listed.sessions[0].messages, 2);
+    assert_eq!(listed.sessions[0].message_count, 2);
     block_on(store.remove("s1")).unwrap();
     assert_eq!(block_on(other.list()).unwrap().sessions.len(), 4);
     assert_eq!(block_on(Store::new(&storage).list()).unwrap(), block_on(other.list()).unwrap());
@@ -308,10 +308,10 @@ fn a_rebuild_reads_every_transcript_again_keeps_the_keys_and_leaves_damage_behin
 
     let report = block_on(Store::new(&storage).rebuild_index()).unwrap();
     assert_eq!(report.before.damaged_lines, 1);
-    assert_eq!((report.sessions, report.added, report.changed, report.dropped, report.keys), (1, 0, 1, 1, 1), "{report:?}");
+    assert_eq!((report.session_count, report.added, report.changed, report.dropped, report.key_count), (1, 0, 1, 1, 1), "{report:?}");
     let reopened = Store::new(&storage);
     let after = block_on(reopened.index_report()).unwrap();
-    assert_eq!((after.generation, after.damaged_lines, after.keys, after.sessions), (1, 0, 1, 1), "{after:?}");
+    assert_eq!((after.generation, after.damaged_lines, after.key_count, after.session_count), (1, 0, 1, 1), "{after:?}");
     let listed = block_on(reopened.list()).unwrap();
     assert_eq!(listed.sessions[0].title.as_deref(), Some("FIRST WORDS"));
     assert_eq!(block_on(reopened.key("agent:main:main")).unwrap().entry.session_id, "s1", "the key binding is kept");

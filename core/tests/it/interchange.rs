@@ -57,7 +57,7 @@ fn every_corpus_transcript_imports_under_its_own_id_and_project() {
         let imported = block_on(store.import_session(&Import { cwd: cwd.map(String::from), ..request(path) }))
             .unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(imported.source, source, "{path}");
-        assert!(imported.messages > 0, "{path}: {imported:?}");
+        assert!(imported.message_count > 0, "{path}: {imported:?}");
         let listed = block_on(store.list()).unwrap();
         assert_eq!(listed.sessions.len(), 1, "{path}");
         assert_eq!(
@@ -94,7 +94,7 @@ fn a_sub_agents_file_is_not_imported_as_its_parent_and_unreadable_lines_are_coun
     );
     assert!(block_on(store.list()).unwrap().sessions.is_empty(), "nothing was written");
     let own = block_on(store.import_session(&Import { id: Some("a2271d1-on-its-own".into()), ..request(path) })).unwrap();
-    assert!(own.messages > 0, "{own:?}");
+    assert!(own.message_count > 0, "{own:?}");
     assert_eq!(own.skipped, 0);
 
     let main = "claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";
@@ -229,7 +229,7 @@ fn openai_messages_import_without_their_system_prompt_and_export_back() {
         now_ms: NOW,
     };
     let imported = block_on(store.import_session(&import)).unwrap();
-    assert_eq!((imported.source, imported.messages, imported.skipped), (Source::Openai, 4, 1));
+    assert_eq!((imported.source, imported.message_count, imported.skipped), (Source::Openai, 4, 1));
     let exported = block_on(store.export_session("chat", ExportFormat::Openai, UUID)).unwrap();
     let back: Value = serde_json::from_slice(&exported.data).unwrap();
     assert_eq!(back, serde_json::Value::Array(messages.as_array().unwrap()[1..].to_vec()));
@@ -259,7 +259,7 @@ fn openai_messages_without_content_are_skipped_not_fatal() {
         now_ms: NOW,
     };
     let imported = block_on(store.import_session(&import(&messages, "chat"))).unwrap();
-    assert_eq!((imported.messages, imported.skipped), (3, 2));
+    assert_eq!((imported.message_count, imported.skipped), (3, 2));
     let texts: Vec<String> = anthropic(&store, "chat")
         .iter()
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
@@ -344,7 +344,7 @@ fn every_claude_corpus_session_exports_to_pi_marking_what_pi_cannot_hold() {
         let again = InMemoryStorage::new();
         let back = block_on(Store::new(&again).import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) }))
             .unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!((back.format, back.messages), (Format::Pi, pi.messages), "{path}");
+        assert_eq!((back.format, back.message_count), (Format::Pi, pi.message_count), "{path}");
         // ToolSearch's results name the tools found as `tool_reference` blocks, which a
         // pi result cannot hold: each stays as its marker, in place.
         let text = String::from_utf8(pi.data).unwrap();
@@ -542,6 +542,6 @@ fn a_transcript_in_cersei_s_envelope_imports_under_its_own_id() {
     let request =
         Import { data: data.into(), source: None, id: None, cwd: None, origin: "cersei.jsonl".into(), uuid: UUID.into(), now_ms: NOW };
     let imported = block_on(store.import_session(&request)).unwrap();
-    assert_eq!((imported.id.as_str(), imported.source, imported.messages), ("cersei-1", Source::Claude, 2));
+    assert_eq!((imported.id.as_str(), imported.source, imported.message_count), ("cersei-1", Source::Claude, 2));
     assert_eq!(block_on(store.context("cersei-1")).unwrap().messages.len(), 2);
 }

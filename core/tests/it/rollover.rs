@@ -118,7 +118,7 @@ fn a_pi_session_rolls_over_into_a_pi_session_that_names_its_parent() {
     let reread = Store::new(&storage);
     let context = block_on(reread.provider_context("pi2", Provider::Anthropic, None, &[])).unwrap();
     assert_eq!(context.body.matches("Launch is on Friday.").count(), 1, "{}", context.body);
-    assert_eq!(context.messages, 2, "the summary with the prompt, then the reply: {}", context.body);
+    assert_eq!(context.message_count, 2, "the summary with the prompt, then the reply: {}", context.body);
     assert!(context.body.ends_with(r#"{"content":[{"text":"The harbour hall.","type":"text"}],"role":"assistant"}]}"#), "{}", context.body);
     let check = block_on(reread.check("pi2")).unwrap();
     assert!(!check.has_problems(), "{check:?}");

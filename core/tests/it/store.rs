@@ -53,7 +53,7 @@ fn rolls_over_to_a_new_part_exactly_past_the_limit() {
     assert_eq!(loaded.parts, 2);
     assert_eq!(loaded.chain, [0, 1], "the chain crosses parts");
     let listed = block_on(store.list()).unwrap();
-    assert_eq!((listed.sessions.len(), listed.sessions[0].parts, listed.sessions[0].entries), (1, 2, 2));
+    assert_eq!((listed.sessions.len(), listed.sessions[0].parts, listed.sessions[0].entry_count), (1, 2, 2));
 }
 
 #[test]

@@ -82,8 +82,8 @@ fn demo_writes_valid_claude_code_jsonl() {
 
         let listed: Value =
             serde_json::from_str(&stdout(&mneme(&["sessions", "list", "--json", "--root", root.to_str().unwrap()]))).unwrap();
-        assert_eq!(listed[0]["id"], id.as_str());
-        assert_eq!(listed[0]["messages"], 6 + 10 * 11 + compactions);
+        assert_eq!(listed["sessions"][0]["id"], id.as_str());
+        assert_eq!(listed["sessions"][0]["message_count"], 6 + 10 * 11 + compactions);
     }
 }
 
@@ -184,7 +184,7 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     let home_arg = home.path().to_str().unwrap();
 
     let listed: Value = serde_json::from_str(&stdout(&mneme(&["--claude-home", home_arg, "sessions", "list", "--json"]))).unwrap();
-    let ids: HashSet<&str> = listed.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let ids: HashSet<&str> = listed["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, HashSet::from(["03eb5929-52b3-4b13-ada3-b93ae35806b8", "a95fea4a-b88a-4e49-ac07-4cc323d8700c"]));
 
     let found: Value =
@@ -266,9 +266,10 @@ fn tombstone_resume_check_repair_and_rm() {
     stdout(&mneme(&["--root", root, "sessions", "tombstone", "s", &uuids[1]]));
     let context: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "resume", "--latest", "--json"]))).unwrap();
     let messages = context["messages"].as_array().unwrap();
-    assert!(messages.iter().all(|m| m.get("text").is_none()), "each message once: its blocks, not its text again");
+    // The libraries' context value: the readable text, and the blocks as values.
     let texts: Vec<&str> = messages.iter().map(|m| m["content"][0]["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["first question", "second question"]);
+    assert!(messages.iter().all(|m| m["text"] == m["content"][0]["text"]), "{context}");
     let shown = stdout(&mneme(&["--root", root, "resume", "s"]));
     assert!(shown.contains("second question") && !shown.contains("first answer"), "{shown}");
 
@@ -564,7 +565,8 @@ fn a_file_that_cannot_be_a_session_is_skipped_and_named() {
     for engine in ["component", "native"] {
         let listed = mneme(&["--root", root, "--engine", engine, "sessions", "list", "--json"]);
         let sessions: Value = serde_json::from_str(&stdout(&listed)).unwrap();
-        assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{engine}: {sessions}");
+        assert_eq!(sessions["sessions"].as_array().map(Vec::len), Some(1), "{engine}: {sessions}");
+        assert_eq!(sessions["skipped"][0]["key"], "projects/-p/bad\u{fffd}.jsonl", "{engine}: {sessions}");
         let warned = String::from_utf8_lossy(&listed.stderr);
         assert!(warned.contains("skipped projects/-p/bad\u{fffd}.jsonl") && warned.contains("not valid UTF-8"), "{engine}: {warned}");
         let resumed = stdout(&mneme(&["--root", root, "--engine", engine, "resume", "--latest"]));
@@ -748,8 +750,8 @@ fn a_postgres_store_is_shared_by_every_process_that_names_it() {
         stdout(&mneme(&["--store", &url, "--engine", engine, "append", "shared", "--role", "user", "--text", text, "--cwd", "/w"]));
     }
     let listed: Value = serde_json::from_str(&stdout(&mneme(&["--store", &url, "sessions", "list", "--json"]))).expect("JSON");
-    assert_eq!(listed[0]["id"], "shared", "{listed}");
-    assert_eq!(listed[0]["messages"], 2, "{listed}");
+    assert_eq!(listed["sessions"][0]["id"], "shared", "{listed}");
+    assert_eq!(listed["sessions"][0]["message_count"], 2, "{listed}");
     let context: Value = serde_json::from_str(&stdout(&mneme(&["--store", &url, "context", "shared", "--json"]))).expect("JSON");
     assert!(context.to_string().contains("from the native core"), "{context}");
     stdout(&mneme(&[
@@ -832,7 +834,7 @@ fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
         let report: Value = serde_json::from_str(&again).unwrap();
         assert!(report.as_array().unwrap().iter().all(|r| r["error"].as_str().is_some_and(|e| e.contains("exists already"))), "{again}");
         let sessions: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "list", "--json"]))).unwrap();
-        assert_eq!(sessions.as_array().unwrap().len(), 3, "{sessions}");
+        assert_eq!(sessions["sessions"].as_array().unwrap().len(), 3, "{sessions}");
         // An id given with --id that a session has already is a failure: what holds it
         // may be another conversation, and nothing was imported.
         let taken = "01996135-afde-7911-97f0-d863511eca56";
@@ -953,7 +955,7 @@ fn gc_archives_what_expired_and_restore_brings_it_back_byte_for_byte() {
         assert!(report["removed"].as_array().unwrap().is_empty(), "nothing deleted unless asked: {report}");
         assert!(!transcript.exists());
         let listed: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "sessions", "list", "--json"]))).unwrap();
-        assert!(listed.as_array().unwrap().is_empty(), "{listed}");
+        assert!(listed["sessions"].as_array().unwrap().is_empty(), "{listed}");
         let archived: Value =
             serde_json::from_str(&stdout(&mneme(&["--engine", engine, "--root", root, "sessions", "archived", "--json"]))).unwrap();
         let a = archived.as_array().unwrap().iter().find(|s| s["id"] == "a").unwrap();
@@ -1027,7 +1029,7 @@ fn a_long_session_rolls_over_into_a_new_one_seeded_with_its_summary() {
         let rebuilt: Value =
             serde_json::from_str(&stdout(&mneme(&["--engine", engine, "--root", root, "keys", "check", "--rebuild", "--json"]))).unwrap();
         assert_eq!(
-            (rebuilt["sessions"].as_u64(), rebuilt["keys"].as_u64(), rebuilt["dropped"].as_u64()),
+            (rebuilt["session_count"].as_u64(), rebuilt["key_count"].as_u64(), rebuilt["dropped"].as_u64()),
             (Some(3), Some(1), Some(0)),
             "{rebuilt}"
         );
@@ -1071,7 +1073,7 @@ fn pi_openclaw_and_crab_folders_are_read_as_they_are_and_never_written() {
             let home = home.to_str().unwrap();
             let listed: Value =
                 serde_json::from_str(&stdout(&mneme(&["--engine", engine, flag, home, "sessions", "list", "--json"]))).unwrap();
-            let sessions = listed.as_array().unwrap();
+            let sessions = listed["sessions"].as_array().unwrap();
             assert_eq!(sessions.len(), 1, "{flag}: {listed}");
             assert_eq!((sessions[0]["id"].as_str(), sessions[0]["project"].as_str()), (Some(id), Some(project)), "{flag}");
             let shown = stdout(&mneme(&["--engine", engine, flag, home, "sessions", "show", id]));
@@ -1405,7 +1407,10 @@ fn sessions_list_since_takes_ages_before_now_and_says_when_it_filtered_all_out()
     assert!(stdout(&mneme(&["--root", root, "sessions", "list", "--since", "7d"])).contains("\ns "));
     let none = stdout(&mneme(&["--root", root, "sessions", "list", "--since", "9999-01-01"]));
     assert!(none.contains("none of the store's sessions (1) matches"), "{none}");
-    assert_eq!(stdout(&mneme(&["--root", root, "sessions", "list", "--project", "nosuch", "--json"])).trim(), "[]");
+    assert_eq!(
+        stdout(&mneme(&["--root", root, "sessions", "list", "--project", "nosuch", "--json"])).trim(),
+        "{\n  \"sessions\": [],\n  \"skipped\": []\n}"
+    );
 }
 
 /// Small words: a result count of 0 is refused (it showed nothing and said nothing

@@ -47,5 +47,5 @@ fn sessions_larger_than_a_hostcall_limit_come_back() {
     let context = engine.context("big").expect("resume through the component");
     assert_eq!(context.messages.len(), 1_400);
     let listed = engine.list().unwrap();
-    assert_eq!(listed.sessions[0].messages, 1_400);
+    assert_eq!(listed.sessions[0].message_count, 1_400);
 }

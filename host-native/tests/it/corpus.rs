@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 fn counts(report: &CheckReport) -> Value {
     let load = &report.load;
     json!({
-        "entries": load.entries,
+        "entries": load.entry_count,
         "by_type": load.by_type.iter().map(|t| (t.kind.clone(), json!(t.count))).collect::<serde_json::Map<_, _>>(),
         "skipped": load.skipped.len(),
         "torn_tail": load.torn_tail,

@@ -582,10 +582,10 @@ fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
         Command::Sessions(SessionsCommand::List { json: as_json }) => {
             let listing = engine.list().map_err(fail)?;
             if as_json {
-                println!("{}", json(&listing.sessions)?);
+                println!("{}", json(&listing)?);
             } else {
                 for s in &listing.sessions {
-                    println!("{}  {}  {} messages  {}", s.id, s.project, s.messages, s.title.as_deref().unwrap_or(""));
+                    println!("{}  {}  {} messages  {}", s.id, s.project, s.message_count, s.title.as_deref().unwrap_or(""));
                 }
                 for skipped in &listing.skipped {
                     eprintln!("skipped {}: {}", skipped.key, skipped.reason);
