@@ -24,12 +24,12 @@
 //        a summariser that failed is a 502 with the plan and the failure
 // Long-term memory (`?project=<folder name>` for a project's, none for the global one):
 //   GET  /stores/:store/memory?q=QUERY&limit=10&all=1&since=MS&until=MS recall, best first: {hits, report}
-//   GET  /stores/:store/memory?kind=&topic=&session=&all=1
+//   GET  /stores/:store/memory?type=&topic=&session=&all=1
 //                                                     the memories, newest first
 //   GET  /stores/:store/memory/MEMORY.md?lines=&units= MEMORY.md as a model loads it
 //   GET  /stores/:store/memory/:file                  one memory and its history
-//   POST /stores/:store/memory                        {name, kind, description, body, …}: add
-//   POST /stores/:store/memory/:file/supersede        {name, kind, …}: the replacement
+//   POST /stores/:store/memory                        {name, type, description, body, …}: add
+//   POST /stores/:store/memory/:file/supersede        {name, type, …}: the replacement
 //   POST /stores/:store/memory/:file/forget           archive (kept, out of recall)
 // Workers in the same account call the object over RPC instead (`call`, below).
 import { DurableObject } from "cloudflare:workers";
@@ -170,7 +170,7 @@ export class MnemeStore extends DurableObject {
       return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1", ...window }));
     }
     if (method === "GET" && file === undefined) {
-      const filter = Object.fromEntries(["kind", "topic", "session"].filter((name) => query.has(name)).map((name) => [name, query.get(name)]));
+      const filter = Object.fromEntries(["type", "topic", "session"].filter((name) => query.has(name)).map((name) => [name, query.get(name)]));
       return json(await this.store.memoryList(project, { ...filter, all: query.get("all") === "1" }));
     }
     if (method === "GET" && file === "MEMORY.md") {

@@ -241,13 +241,13 @@ try {
       return { status: response.status, body: await response.json() };
     };
     try {
-      let response = await post(mf, "/stores/acme/memory?project=-w-app", { name: "Deploy day", kind: "project", description: "When releases go out", body: "Releases go out on Fridays." });
+      let response = await post(mf, "/stores/acme/memory?project=-w-app", { name: "Deploy day", type: "project", description: "When releases go out", body: "Releases go out on Fridays." });
       const added = await response.json();
       assert(response.status === 201 && added.file === "deploy_day", JSON.stringify(added));
-      await post(mf, "/stores/acme/memory?project=-w-app", { name: "Pager", kind: "reference", description: "Who is on call", body: "The pager rota lives in the wiki." });
+      await post(mf, "/stores/acme/memory?project=-w-app", { name: "Pager", type: "reference", description: "Who is on call", body: "The pager rota lives in the wiki." });
       let recalled = await get("/memory?project=-w-app&q=when%20do%20releases%20go%20out&limit=5");
       assert(recalled.status === 200 && recalled.body.hits[0]?.file === "deploy_day", JSON.stringify(recalled));
-      response = await post(mf, "/stores/acme/memory/deploy_day/supersede?project=-w-app", { name: "Deploy day", kind: "project", description: "When releases go out now", body: "Releases go out on Tuesdays." });
+      response = await post(mf, "/stores/acme/memory/deploy_day/supersede?project=-w-app", { name: "Deploy day", type: "project", description: "When releases go out now", body: "Releases go out on Tuesdays." });
       assert(response.status === 201 && (await response.json()).file === "deploy_day_2", "the replacement is a new memory");
       recalled = await get("/memory?project=-w-app&q=releases&limit=5");
       assert(recalled.body.hits.map((h) => h.file).join() === "deploy_day_2", `the superseded memory is out of recall: ${JSON.stringify(recalled.body)}`);
@@ -264,7 +264,7 @@ try {
       assert(global.body.hits.length === 0, "the global memory is apart from the project's");
       const missing = await get("/memory/nope?project=-w-app");
       assert(missing.status === 404 && missing.body.error === "memory-not-found", JSON.stringify(missing));
-      const bad = await post(mf, "/stores/acme/memory", { name: "x", kind: "user", body: "b", colour: "red" });
+      const bad = await post(mf, "/stores/acme/memory", { name: "x", type: "user", body: "b", colour: "red" });
       assert(bad.status === 400 && (await bad.json()).error === "invalid-argument", "unknown fields are refused");
     } finally {
       await mf.dispose();

@@ -210,7 +210,7 @@ enum Command {
     Branches {
         /// The session id
         id: String,
-        /// Print JSON ([{leaf, current, role, text, timestamp, messages, forks_at, usage, cost}])
+        /// Print JSON ([{leaf, current, role, text, timestamp, message_count, forks_at, usage, cost}])
         #[arg(long)]
         json: bool,
     },
@@ -245,7 +245,7 @@ enum Command {
         /// Resume the most recently updated session
         #[arg(long)]
         latest: bool,
-        /// Print JSON ({compacted, messages: [{uuid, role, content: [blocks], is_compact_summary, model}]})
+        /// Print JSON ({compacted, messages: [{uuid, role, text, content: [blocks], is_compact_summary, model}]})
         #[arg(long)]
         json: bool,
     },
@@ -271,7 +271,7 @@ enum Command {
         /// written to the session); repeatable
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         inject: Vec<String>,
-        /// Print the whole record ({provider, body, messages, compacted, tokens,
+        /// Print the whole record ({provider, body, message_count, compacted, tokens,
         /// interrupted}) instead of the request body. `tokens` estimates this body (4
         /// characters a token); `compact --plan`'s `tokens_before` is what the trigger
         /// weighs: the provider's last reported usage, plus estimates of what came after
@@ -540,7 +540,7 @@ enum SessionsCommand {
         /// Only sessions updated since then: a date (2026-11-01), a timestamp, or an age (36h, 7d)
         #[arg(long, value_name = "WHEN", value_parser = parse_since)]
         since: Option<i64>,
-        /// Print JSON (an array of session objects; see the README)
+        /// Print JSON ({sessions, skipped}; see docs/cli.md)
         #[arg(long)]
         json: bool,
     },

@@ -12,7 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use mneme_host::core::Window;
 use mneme_host::core::gates::DreamSettings;
 use mneme_host::core::memory::consolidate::{Step, StepKind};
-use mneme_host::core::memory::file::{Kind, LinkKind, Links, Memory};
+use mneme_host::core::memory::file::{LinkKind, Links, Memory, MemoryType};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::{Caps, hook};
 use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
@@ -47,8 +47,8 @@ enum MemoryCommand {
     /// List memories, newest first (current ones; --all adds superseded and archived)
     List {
         /// Only this type
-        #[arg(long = "type", value_enum)]
-        kind: Option<KindArg>,
+        #[arg(long = "type", value_name = "TYPE", value_enum)]
+        type_: Option<TypeArg>,
         /// Only memories with this topic
         #[arg(long)]
         topic: Option<String>,
@@ -83,8 +83,8 @@ enum MemoryCommand {
         /// The new name (the file keeps its own)
         #[arg(long)]
         name: Option<String>,
-        #[arg(long = "type", value_enum)]
-        kind: Option<KindArg>,
+        #[arg(long = "type", value_name = "TYPE", value_enum)]
+        type_: Option<TypeArg>,
         /// The new one-line description: MEMORY.md's hook, which recall reads
         #[arg(long)]
         description: Option<String>,
@@ -141,7 +141,7 @@ enum MemoryCommand {
         all: bool,
         #[command(flatten)]
         window: crate::WindowArgs,
-        /// Print a JSON array of {name, file, score, description, kind, current, matched}
+        /// Print a JSON array of {name, file, score, description, type, current, matched}
         #[arg(long)]
         json: bool,
         /// A static embedding table to rank by meaning as well as by words: the text form
@@ -258,8 +258,8 @@ struct NewMemoryArgs {
     /// A short title; the file is named after it
     #[arg(long)]
     name: String,
-    #[arg(long = "type", value_enum)]
-    kind: KindArg,
+    #[arg(long = "type", value_name = "TYPE", value_enum)]
+    type_: TypeArg,
     /// One line saying what it is about (the MEMORY.md hook)
     #[arg(long, default_value = "")]
     description: String,
@@ -284,20 +284,20 @@ struct NewMemoryArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum KindArg {
+enum TypeArg {
     User,
     Feedback,
     Project,
     Reference,
 }
 
-impl From<KindArg> for Kind {
-    fn from(kind: KindArg) -> Kind {
-        match kind {
-            KindArg::User => Kind::User,
-            KindArg::Feedback => Kind::Feedback,
-            KindArg::Project => Kind::Project,
-            KindArg::Reference => Kind::Reference,
+impl From<TypeArg> for MemoryType {
+    fn from(type_: TypeArg) -> MemoryType {
+        match type_ {
+            TypeArg::User => MemoryType::User,
+            TypeArg::Feedback => MemoryType::Feedback,
+            TypeArg::Project => MemoryType::Project,
+            TypeArg::Reference => MemoryType::Reference,
         }
     }
 }
@@ -340,8 +340,8 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
     let store = engine.as_mut();
     let fail = |e: Error| e.to_string();
     match args.command {
-        MemoryCommand::List { kind, topic, session, all, json } => {
-            let filter = Filter { kind: kind.map(Kind::from), topic, session, all };
+        MemoryCommand::List { type_, topic, session, all, json } => {
+            let filter = Filter { type_: type_.map(MemoryType::from), topic, session, all };
             let memories = store.memory_list(&scope, &filter).map_err(fail)?;
             if json {
                 return print_json(&memories);
@@ -351,7 +351,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             }
             for memory in &memories {
                 let state = if memory.is_current() { "" } else { " (not current)" };
-                let kind = memory.kind.map_or("-", Kind::as_str);
+                let kind = memory.type_.map_or("-", MemoryType::as_str);
                 println!("{:<32} {:<9} {}{}", memory.file, kind, crate::shown(&hook(&memory.description)), state);
             }
             Ok(())
@@ -376,10 +376,10 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let written = store.memory_add(&scope, memory.into_new()?, now_ms).map_err(fail)?;
             print_written("added", &written, json)
         }
-        MemoryCommand::Update { file, name, kind, description, body, topics, confidence, json } => {
+        MemoryCommand::Update { file, name, type_, description, body, topics, confidence, json } => {
             let body = body.map(|body| read_body(&body)).transpose()?;
             let topics = (!topics.is_empty()).then_some(topics);
-            let change = Change { name, kind: kind.map(Kind::from), description, body, topics, confidence };
+            let change = Change { name, type_: type_.map(MemoryType::from), description, body, topics, confidence };
             let written = store.memory_update(&scope, &file, change, now_ms).map_err(fail)?;
             print_written("updated", &written, json)
         }
@@ -496,7 +496,7 @@ impl NewMemoryArgs {
         let valid_from_ms = self.valid_from.as_deref().map(parse_time).transpose()?;
         Ok(NewMemory {
             name: self.name,
-            kind: self.kind.into(),
+            type_: self.type_.into(),
             description: self.description,
             body: read_body(&self.body)?,
             topics: self.topics,
@@ -639,12 +639,12 @@ fn import(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, now_ms: i64
                 where_()
             )
         })?;
-        let kind = Kind::parse(&parsed.kind)
+        let kind = MemoryType::parse(&parsed.kind)
             .ok_or_else(|| format!("{}: type `{}` is not one of user, feedback, project, reference", where_(), parsed.kind))?;
         let valid_from_ms = parsed.time.as_deref().map(parse_time).transpose().map_err(|e| format!("{}: {e}", where_()))?;
         batch.push(NewMemory {
             name: parsed.name,
-            kind,
+            type_: kind,
             description: parsed.description,
             body: parsed.body,
             topics: parsed.topics,

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mneme_host::core::memory::file::Kind as MemoryKind;
+use mneme_host::core::memory::file::MemoryType;
 use mneme_host::core::memory::store::{NewMemory, Scope};
 use mneme_host::core::{CompactionIds, Engine, EngineError, Keep, Limits, Mode, NewEntry, Provider, Role, Settings, Turn};
 use mneme_host::{Error, FsStorage};
@@ -233,7 +233,7 @@ fn a_full_disk_refuses_every_write_path_and_loses_nothing() {
         }),
         ("fork", |e, i| e.fork("s", None, &format!("fork{i}"), T0).map(drop)),
         ("memory", |e, i| {
-            let memory = NewMemory::new(&format!("Fact {i}"), MemoryKind::Project, "a fact", &"remembered text ".repeat(60));
+            let memory = NewMemory::new(&format!("Fact {i}"), MemoryType::Project, "a fact", &"remembered text ".repeat(60));
             e.memory_add(&Scope::Project("-w".into()), memory, T0).map(drop)
         }),
         ("key reset", |e, i| e.reset_key("cron:nightly", &format!("k{i}"), T0 + i as i64).map(drop)),

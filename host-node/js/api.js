@@ -180,7 +180,7 @@ function record(name, value, fields, defaults = {}) {
   if (unknown !== undefined) throw new MnemeError("invalid-argument", `${name}: unknown field \`${unknown}\`, expected one of ${fields.join(", ")}`);
   return wit({ ...defaults, ...value });
 }
-const NEW_MEMORY = ["name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms"];
+const NEW_MEMORY = ["name", "type", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms"];
 const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [] };
 /**
  * Checks what jco would lower without a word: a string given for a list as the list of
@@ -188,7 +188,7 @@ const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [
  * wrapped (2^70 stored as 0), an unknown kind of link dropped.
  */
 function memoryFields(name, memory) {
-  for (const field of ["name", "kind", "description", "body", "session", "entry"]) {
+  for (const field of ["name", "type", "description", "body", "session", "entry"]) {
     if (memory[field] != null) text(`${name}.${field}`, memory[field]);
   }
   if (memory.topics !== undefined) strings(`${name}.topics`, memory.topics);
@@ -210,8 +210,8 @@ const newMemory = (memory) => {
   // A partial `links` (the d.ts's Partial<Links>) is completed, not put in place of the defaults.
   return record("memory", { ...memory, links: { ...NO_LINKS, ...(memory.links ?? {}) } }, NEW_MEMORY, { description: "", body: "", topics: [] });
 };
-const change = (value) => record("change", memoryFields("change", object("change", value)), ["name", "kind", "description", "body", "topics", "confidence"]);
-const filter = (value) => record("filter", value, ["kind", "topic", "session", "all"], { all: false });
+const change = (value) => record("change", memoryFields("change", object("change", value)), ["name", "type", "description", "body", "topics", "confidence"]);
+const filter = (value) => record("filter", value, ["type", "topic", "session", "all"], { all: false });
 
 const U64 = [0, Number.MAX_SAFE_INTEGER];
 const S64 = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
@@ -562,7 +562,7 @@ export class Mneme {
   crabSetTitle(id, title) { return this.#call(() => this.root.index.crabSetTitle(this.store, text("id", id), text("title", title))); }
   /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
   crabAddUptime(id, secs) { return this.#call(() => this.root.index.crabAddUptime(this.store, text("id", id), unsigned("secs", secs))); }
-  /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
+  /** Rebuilds the index from the transcripts (key bindings kept): `{before, session_count, added, changed, dropped, key_count, skipped}`. */
   rebuildIndex() { return this.#call(() => this.root.index.rebuild(this.store)); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
   rolloverGate(key, maxContextTokens) { return this.#call(() => this.root.index.rolloverGate(this.store, text("key", key), unsigned("maxContextTokens", maxContextTokens))); }

@@ -121,18 +121,18 @@ try {
     await refused(store.planCompaction("s", { keep: { recent_messages: 2 ** 32 } }), "invalid-argument", "recent_messages is 4294967296");
     await refused(store.resetGate("s", { daily_reset_hour: 256 }), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255");
     await refused(store.planCompaction("s", { trigger: { fraction: Infinity } }), "invalid-argument", "fraction is Infinity: give a number");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", body: "b", topics: "abc" }), "invalid-argument", "topics must be an array of strings");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", body: "b", topics: "abc" }), "invalid-argument", "topics must be an array of strings");
     // jco would store a string as its characters, wrap a time, drop a link's kind.
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", links: { relates_to: "tabs" } }), "invalid-argument", "memory.links.relates_to must be an array of strings");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", links: { relates: ["x"] } }), "invalid-argument", "memory.links: unknown kind `relates`");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", valid_from_ms: 2 ** 70 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", valid_from_ms: 1.5 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", confidence: "high" }), "invalid-argument", "memory.confidence must be a number");
-    await refused(store.memoryAdd("-w", { name: "t", kind: "user", session: 5 }), "invalid-argument", "memory.session must be a string");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", links: { relates_to: "tabs" } }), "invalid-argument", "memory.links.relates_to must be an array of strings");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", links: { relates: ["x"] } }), "invalid-argument", "memory.links: unknown kind `relates`");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", valid_from_ms: 2 ** 70 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", valid_from_ms: 1.5 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", confidence: "high" }), "invalid-argument", "memory.confidence must be a number");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", session: 5 }), "invalid-argument", "memory.session must be a string");
     await refused(store.memoryUpdate("-w", "t", { topics: "abc" }), "invalid-argument", "change.topics must be an array of strings");
     // A partial `links`, as the d.ts allows, is completed.
-    await store.memoryAdd("-w", { name: "a", kind: "user", body: "alpha" });
-    const linked = await store.memoryAdd("-w", { name: "b", kind: "user", body: "beta", links: { relates_to: ["a"] } });
+    await store.memoryAdd("-w", { name: "a", type: "user", body: "alpha" });
+    const linked = await store.memoryAdd("-w", { name: "b", type: "user", body: "beta", links: { relates_to: ["a"] } });
     const closed = await Mneme.open({ root: join(scratch, "closed") });
     await closed.close();
     await refused(closed.list(), "invalid-argument", "this store is closed");

@@ -570,14 +570,14 @@ def _record(name, value, fields, defaults=None):
     return {**(defaults or {}), **value}
 
 
-_NEW_MEMORY = ("name", "kind", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms")
+_NEW_MEMORY = ("name", "type", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms")
 _NO_LINKS = {"relates_to": [], "contradicts": [], "extends": [], "derived_from": []}
 
 
 def _new_memory(memory):
     memory = _record("memory", memory, _NEW_MEMORY, {"description": "", "body": "", "topics": []})
     _text("name", memory.get("name"))
-    _text("kind", memory.get("kind"))
+    _text("type", memory.get("type"))
     # A string of topics is no list of them (it was stored a letter a topic).
     _texts("topics", memory["topics"])
     return {**memory, "links": {**_NO_LINKS, **(memory.get("links") or {})}}
@@ -967,7 +967,7 @@ class Mneme:
         return self._instance.call(_MEMORY, name, self._store, _scope(project), *args)
 
     def memory_add(self, project: Optional[str], memory: Json, now: Time = None) -> Json:
-        """Writes ``{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
+        """Writes ``{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
         return self._memory("add", project, _new_memory(memory), _now_ms(now))
 
     def memory_add_many(self, project: Optional[str], memories: Sequence[Json], now: Time = None) -> JsonList:
@@ -977,8 +977,8 @@ class Mneme:
         return self._memory("add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
     def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Json:
-        """Changes fields in place: ``{name?, kind?, description?, body?, topics?, confidence?}``."""
-        change = _record("change", change, ("name", "kind", "description", "body", "topics", "confidence"))
+        """Changes fields in place: ``{name?, type?, description?, body?, topics?, confidence?}``."""
+        change = _record("change", change, ("name", "type", "description", "body", "topics", "confidence"))
         return self._memory("update", project, _text("file", file), change, _now_ms(now))
 
     def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Json:
@@ -994,8 +994,8 @@ class Mneme:
         return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
     def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> JsonList:
-        """Memories without their bodies, newest first; ``filter``: ``{kind?, topic?, session?, all?}``."""
-        return self._memory("list", project, _record("filter", filter or {}, ("kind", "topic", "session", "all"), {"all": False}))
+        """Memories without their bodies, newest first; ``filter``: ``{type?, topic?, session?, all?}``."""
+        return self._memory("list", project, _record("filter", filter or {}, ("type", "topic", "session", "all"), {"all": False}))
 
     def memory_show(self, project: Optional[str], file: str) -> Json:
         """A memory and the chain of memories it superseded or that superseded it:
@@ -1003,7 +1003,7 @@ class Mneme:
         return self._memory("show", project, _text("file", file))
 
     def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Json:
-        """``{hits: [{file, name, description, kind, score, current, matched}], report}``,
+        """``{hits: [{file, name, description, type, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
         around it (its session's neighbouring turns, its links). ``since`` (included)
         and ``until`` (left out) bound when the memories hold from."""
@@ -1163,7 +1163,7 @@ class Mneme:
 
     def rebuild_index(self) -> Json:
         """Rebuilds the index from the transcripts (key bindings kept):
-        ``{before, sessions, added, changed, dropped, keys, skipped}``."""
+        ``{before, session_count, added, changed, dropped, key_count, skipped}``."""
         return self._instance.call(_INDEX, "rebuild", self._store)
 
     def rollover_gate(self, key: str, max_context_tokens: int) -> Json:
@@ -1196,7 +1196,7 @@ class Mneme:
         return self._instance.call(_INDEX, "list", self._store, list(filter or []))
 
     def index_report(self) -> Json:
-        """What reading the session index found: ``{generation, keys, sessions,
+        """What reading the session index found: ``{generation, key_count, session_count,
         log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
         return self._instance.call(_INDEX, "report", self._store)
 

@@ -181,7 +181,7 @@ def _(scratch):
     refused(lambda: store.plan_compaction("s", {"keep": {"recent_messages": 2**32}}), "invalid-argument", "recent_messages is 4294967296")
     refused(lambda: store.reset_gate("s", {"daily_reset_hour": 256}), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255")
     refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": "most"}}), "invalid-argument", "fraction must be a number, not str")
-    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
+    refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
     closed = Mneme(os.path.join(scratch, "closed"))
     closed.close()
     refused(lambda: closed.list(), "invalid-argument", "this store is closed")
@@ -238,17 +238,17 @@ def _(scratch):
     refused(lambda: store.resolve({**inbound, "origin": {"displayname": "x"}}), "unknown field `displayname`")
     refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": 0.5, "reserve": {"reserve_tokens": 3, "floor": 1}}}), "as {case: value}")
     refused(lambda: store.plan_compaction("s", {"keep": {"recent_message": 4}}), "'recent-message' is not one of recent_tokens, recent_messages")
-    store.memory_add("-w", {"name": "Deploy", "kind": "project", "description": "where", "body": "eu"})
+    store.memory_add("-w", {"name": "Deploy", "type": "project", "description": "where", "body": "eu"})
     refused(lambda: store.memory_update("-w", "deploy", {"topics": "abc"}), "topics must be a list, not str")
-    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "links": {"related": ["deploy"]}}), "unknown field `related`")
-    refused(lambda: store.memory_add("-w", {"name": "t", "kind": "user", "links": {"relates_to": "deploy"}}), "relates_to must be a list, not str")
+    refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "links": {"related": ["deploy"]}}), "unknown field `related`")
+    refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "links": {"relates_to": "deploy"}}), "relates_to must be a list, not str")
     refused(lambda: store.memory_recall("-w", "eu", all=1), "all must be True or False, not int")
     refused(lambda: store.set_embeddings(5), "table must be str or bytes")
     refused(lambda: store.append_turn("s", {"role": "user", "content": float("nan")}), "messages cannot be written as JSON")
     for timeout in (None, "5", -1):
         refused(lambda: Mneme(scratch, lock_timeout_ms=timeout), "lock_timeout_ms must be a number of milliseconds")
     # A lone surrogate in a memory's words becomes U+FFFD, as in a message.
-    assert store.memory_add("-w", {"name": "Cut", "kind": "user", "body": "cut \ud83d"})["body"].startswith("cut \ufffd")
+    assert store.memory_add("-w", {"name": "Cut", "type": "user", "body": "cut \ud83d"})["body"].startswith("cut \ufffd")
     # The compile cache keeps the newest three compiled components, nothing else of its own.
     import mneme
 

@@ -482,9 +482,6 @@ fn to_outcome<T: serde::Serialize, E: EngineError>(result: Result<T, E>) -> Valu
     }
 }
 
-/// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
-/// `{"$contains": "text"}` matches a string that contains `text`; `{"$approx": x}` a
-/// number within a relative 1e-12 of `x` (costs are floating point).
 /// A value's JSON as `$contains` reads it: keys sorted, no spaces.
 fn canonical(value: &Value) -> String {
     match value {
@@ -500,6 +497,10 @@ fn canonical(value: &Value) -> String {
     }
 }
 
+/// Whether `actual` matches `expected` (see the crate docs); on mismatch, the path.
+/// `{"$contains": "text"}` matches a string that contains `text` (any other value by
+/// its JSON, keys sorted); `{"$approx": x}` a number within a relative 1e-12 of `x`
+/// (costs are floating point).
 pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
     if let Some(wanted) = expected.get("$approx").and_then(Value::as_f64) {
         return match actual.as_f64() {

@@ -246,7 +246,7 @@ export interface Sessions {
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first. */
-  memoryList(scope: string | null, filter?: { kind?: MemoryKind; topic?: string; session?: string; all?: boolean }): Promise<Memory[]>;
+  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean }): Promise<Memory[]>;
   memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
   /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;
@@ -307,12 +307,12 @@ export interface Sessions {
   parseKey(key: string): Promise<KeyParts>;
 }
 
-export type MemoryKind = "user" | "feedback" | "project" | "reference";
+export type MemoryType = "user" | "feedback" | "project" | "reference";
 export type LinkKind = "relates_to" | "contradicts" | "extends" | "derived_from";
 export interface Links { relates_to: string[]; contradicts: string[]; extends: string[]; derived_from: string[] }
 /** One memory file; times are milliseconds since the epoch. */
 export interface Memory {
-  file: string; name: string; description: string; kind: MemoryKind | null; body: string;
+  file: string; name: string; description: string; type: MemoryType | null; body: string;
   created_ms: number | null; updated_ms: number | null; used_ms: number | null; valid_from_ms: number | null; invalid_at_ms: number | null;
   superseded_by: string | null; archived_ms: number | null; confidence: number | null;
   topics: string[]; links: Links; session: string | null; entry: string | null;
@@ -322,10 +322,10 @@ export interface Memory {
   redacted: Redacted[];
 }
 export interface NewMemory {
-  name: string; kind: MemoryKind; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;
+  name: string; type: MemoryType; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;
   confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
 }
-export interface MemoryChange { name?: string; kind?: MemoryKind; description?: string; body?: string; topics?: string[]; confidence?: number }
+export interface MemoryChange { name?: string; type?: MemoryType; description?: string; body?: string; topics?: string[]; confidence?: number }
 export interface InstructionFile {
   path: string; kind: "managed" | "user" | "user_rule" | "project" | "project_rule" | "local" | "import";
   imported_by: string | null;
@@ -348,7 +348,7 @@ export interface MemoryIndexReport { reason: string; files: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
 export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
 export interface Recalled {
-  hits: { file: string; name: string; description: string; kind: MemoryKind | null; score: number; current: boolean; matched: boolean }[];
+  hits: { file: string; name: string; description: string; type: MemoryType | null; score: number; current: boolean; matched: boolean }[];
   report: MemoryIndexReport | null;
 }
 

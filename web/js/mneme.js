@@ -274,11 +274,11 @@ export class Mneme {
   // Long-term memory, in Claude Code's memdir layout. `project` is a project's folder
   // name (as Claude Code names it, e.g. "-home-me-app"), or null for the global memory.
 
-  /** Writes a new memory `{name, kind, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
+  /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
   memoryAdd(scope, memory, now = Date.now()) { return call(() => this.engine.memoryAdd(project(scope), objectJson("memory", memory), num("now", now))); }
   /** Writes many memories with one index write (bulk import). */
   memoryAddMany(scope, memories, now = Date.now()) { return call(() => this.engine.memoryAddMany(project(scope), arrayJson("memories", memories), num("now", now))); }
-  /** Changes fields in place: `{name?, kind?, description?, body?, topics?, confidence?}`. */
+  /** Changes fields in place: `{name?, type?, description?, body?, topics?, confidence?}`. */
   memoryUpdate(scope, file, change, now = Date.now()) { return call(() => this.engine.memoryUpdate(project(scope), text("file", file), objectJson("change", change), num("now", now))); }
   /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
   memorySupersede(scope, file, memory, now = Date.now()) { return call(() => this.engine.memorySupersede(project(scope), text("file", file), objectJson("memory", memory), num("now", now))); }
@@ -286,11 +286,11 @@ export class Mneme {
   memoryForget(scope, file, now = Date.now()) { return call(() => this.engine.memoryForget(project(scope), text("file", file), num("now", now))); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
   memoryLink(scope, from, kind, to, now = Date.now()) { return call(() => this.engine.memoryLink(project(scope), text("from", from), text("kind", kind), text("to", to), num("now", now))); }
-  /** Memories without their bodies, newest first; `filter`: `{kind?, topic?, session?, all?}`. */
+  /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?}`. */
   memoryList(scope, filter = {}) { return call(() => this.engine.memoryList(project(scope), settings("filter", filter))); }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(scope, file) { return call(() => this.engine.memoryShow(project(scope), text("file", file))); }
-  /** The best memories for `query`, best first: `{hits: [{file, name, description, kind, score, current, matched}], report}` (`matched` false: found through the memories around it). */
+  /** The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it). */
   memoryRecall(scope, query, { limit = 10, all = false, since = null, until = null } = {}) {
     return call(() => this.engine.memoryRecall(project(scope), text("query", query), u32("limit", limit), Boolean(all), time("since", since), time("until", until)));
   }
@@ -354,7 +354,7 @@ export class Mneme {
   crabSetTitle(id, title) { return call(() => this.engine.crabSetTitle(text("id", id), text("title", title))); }
   /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
   crabAddUptime(id, secs) { return call(() => this.engine.crabAddUptime(text("id", id), unsigned("secs", secs))); }
-  /** Rebuilds the index from the transcripts (key bindings kept): `{before, sessions, added, changed, dropped, keys, skipped}`. */
+  /** Rebuilds the index from the transcripts (key bindings kept): `{before, session_count, added, changed, dropped, key_count, skipped}`. */
   rebuildIndex() { return call(() => this.engine.rebuildIndex()); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
   rolloverGate(key, maxContextTokens) { return call(() => this.engine.rolloverGate(text("key", key), unsigned("maxContextTokens", maxContextTokens))); }

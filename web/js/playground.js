@@ -421,7 +421,7 @@ async function render() {
   showError(null);
   const { sessions } = await store.list();
   $("sessions").replaceChildren(...sessions.map((s) => {
-    const button = element("button", { textContent: `${s.title ?? s.id} (${s.messages})`, title: s.id });
+    const button = element("button", { textContent: `${s.title ?? s.id} (${s.message_count})`, title: s.id });
     button.onclick = () => { $("session").value = s.id; rewindTo = null; savePage(); render().catch(showError); };
     return button;
   }));
@@ -446,7 +446,7 @@ async function render() {
   const window = windowTokens();
   const share = Math.min(100, Math.round((100 * context.tokens) / window));
   $("meter-bar").style.width = `${share}%`;
-  $("status").textContent = `${store.backend} · ${id}: ${transcript.report.entries} entries, ${transcript.report.tombstoned} deleted; the model gets ${context.messages} messages, ~${context.tokens} tokens of a ${window}-token window (${share}%)${context.compacted ? ", from a compaction summary" : ""}`;
+  $("status").textContent = `${store.backend} · ${id}: ${transcript.report.entry_count} entries, ${transcript.report.tombstoned} deleted; the model gets ${context.message_count} messages, ~${context.tokens} tokens of a ${window}-token window (${share}%)${context.compacted ? ", from a compaction summary" : ""}`;
   $("transcript").replaceChildren(...transcript.chain.map((i) => entryView(id, transcript.entries[i])).filter(Boolean));
   const branches = await store.branches(id);
   $("branches").replaceChildren(...branches.map((b) => {
@@ -466,7 +466,7 @@ async function render() {
     const tokens = b.usage.input + b.usage.output + b.usage.cache_read + b.usage.cache_creation;
     return element("li", { className: b.current ? "current" : "" }, [
       element("div", { textContent: `${b.current ? "● current" : "○ branch"}: ${b.text}` }),
-      element("div", { className: "meta", textContent: `${b.messages} entries · ${tokens} tokens reported${b.forks_at ? ` · leaves after ${b.forks_at.slice(0, 8)}` : ""} ` }, [fork]),
+      element("div", { className: "meta", textContent: `${b.message_count} entries · ${tokens} tokens reported${b.forks_at ? ` · leaves after ${b.forks_at.slice(0, 8)}` : ""} ` }, [fork]),
     ]);
   }));
 }
@@ -478,7 +478,7 @@ async function startCorrecting(file) {
   const { memory } = await store.memoryShow(PROJECT, file);
   correcting = memory.file;
   $("memory-name").value = memory.name;
-  $("memory-kind").value = memory.kind ?? "user";
+  $("memory-kind").value = memory.type ?? "user";
   $("memory-body").value = memory.body.trim();
   $("correcting").textContent = `correcting ${memory.file}: the old one is kept, superseded`;
 }
@@ -499,7 +499,7 @@ async function renderMemory() {
     });
     return element("li", { title: m.file }, [
       element("strong", { textContent: m.name }),
-      element("span", { className: "kind", textContent: m.note ?? m.kind ?? "" }),
+      element("span", { className: "kind", textContent: m.note ?? m.type ?? "" }),
       element("div", { textContent: m.description }),
       forget, " ", correct,
     ]);
@@ -510,7 +510,7 @@ async function renderMemory() {
 async function remember() {
   await ready();
   const body = $("memory-body").value.trim();
-  const memory = { name: $("memory-name").value.trim() || body.split(/\s+/).slice(0, 4).join(" "), kind: $("memory-kind").value, description: body.split("\n")[0].slice(0, 120), body };
+  const memory = { name: $("memory-name").value.trim() || body.split(/\s+/).slice(0, 4).join(" "), type: $("memory-kind").value, description: body.split("\n")[0].slice(0, 120), body };
   if (correcting) await store.memorySupersede(PROJECT, correcting, memory);
   else await store.memoryAdd(PROJECT, memory);
   correcting = null;
@@ -541,7 +541,7 @@ async function offlineConsolidation() {
     if (group.length < 2) continue;
     const newest = group.reduce((a, b) => ((b.updated_ms ?? 0) >= (a.updated_ms ?? 0) ? b : a));
     const { memory } = await store.memoryShow(PROJECT, newest.file);
-    ops.push({ op: "merge", files: group.map((m) => m.file), name: memory.name, type: memory.kind ?? "user", description: memory.description, body: memory.body, reason: "the same memory, written more than once" });
+    ops.push({ op: "merge", files: group.map((m) => m.file), name: memory.name, type: memory.type ?? "user", description: memory.description, body: memory.body, reason: "the same memory, written more than once" });
   }
   return (ops.length ? ops : [{ op: "noop", reason: "no two memories share a name" }]).map((op) => JSON.stringify(op)).join("\n");
 }

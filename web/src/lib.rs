@@ -261,7 +261,7 @@ impl Engine {
         spawn(&self.store, |store| async move { store.import_session(&request).await })
     }
 
-    /// Resolves with `{format, messages, verbatim, data}`, `data` a `Uint8Array` (the
+    /// Resolves with `{format, message_count, verbatim, data}`, `data` a `Uint8Array` (the
     /// bytes as they are, not a JSON array of numbers).
     #[wasm_bindgen(js_name = exportSession)]
     pub fn export_session(&self, id: String, format: String, uuid: String) -> Promise {

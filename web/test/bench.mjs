@@ -75,7 +75,7 @@ try {
       const words = ["deploy", "staging", "garden", "violin", "invoice", "harbor", "sprint", "recipe", "lantern", "quartz", "meadow", "ticket", "signal", "canvas", "orbit", "pepper", "ledger", "summit", "falcon", "mosaic"];
       const memory = (i) => {
         const pick = (k) => words[(i * 7 + k * 13 + Math.floor(i / 97)) % words.length];
-        return { name: `Fact ${i}`, kind: "project", description: `${pick(1)} and ${pick(2)} notes`, body: `On day ${i % 365} the team talked about the ${pick(3)}, the ${pick(4)} and the ${pick(5)}.`, topics: [pick(6)] };
+        return { name: `Fact ${i}`, type: "project", description: `${pick(1)} and ${pick(2)} notes`, body: `On day ${i % 365} the team talked about the ${pick(3)}, the ${pick(4)} and the ${pick(5)}.`, topics: [pick(6)] };
       };
       let store = await Mneme.open({ backend, namespace });
       const batch = 10_000;
@@ -83,7 +83,7 @@ try {
       for (let start = 0; start < count; start += batch) {
         const memories = [];
         for (let i = start; i < Math.min(count, start + batch); i++) memories.push(memory(i));
-        if (start === 0) memories[0] = { name: "Vault code", kind: "reference", description: "where the code is", body: "The vault code is xylophonic-quasar-7." };
+        if (start === 0) memories[0] = { name: "Vault code", type: "reference", description: "where the code is", body: "The vault code is xylophonic-quasar-7." };
         await store.memoryAddMany("-bench", memories, 1_779_400_000_000 + start);
         console.log(`${start + memories.length} memories written, ${((performance.now() - written) / 1000).toFixed(1)} s`);
       }

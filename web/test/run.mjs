@@ -330,7 +330,7 @@ try {
     const page = await harness();
     const outcome = await page.evaluate(async () => {
       const store = await Mneme.open({ backend: "opfs", namespace: "held-handle" });
-      await store.memoryAdd("-held", { name: "first", kind: "user", description: "the first fact", body: "First." });
+      await store.memoryAdd("-held", { name: "first", type: "user", description: "the first fact", body: "First." });
       // Another tab's worker, holding MEMORY.md's sync access handle for 300 ms.
       const holder = new Worker(URL.createObjectURL(new Blob([`
         async function find(dir, name) {
@@ -350,7 +350,7 @@ try {
         holder.postMessage("hold");
       });
       try {
-        await store.memoryAdd("-held", { name: "second", kind: "user", description: "the second fact", body: "Second." });
+        await store.memoryAdd("-held", { name: "second", type: "user", description: "the second fact", body: "Second." });
         return (await store.memoryLoad("-held")).text;
       } catch (error) {
         return `${error.kind}: ${error.message}`;
@@ -369,7 +369,7 @@ try {
       const failures = [];
       for (let i = 0; i < 25; i++) {
         try {
-          await store.memoryAdd("-tabs", { name: `${tab} ${i}`, kind: "user", description: `${tab} fact ${i}`, body: `The ${tab} tab's fact number ${i}.` });
+          await store.memoryAdd("-tabs", { name: `${tab} ${i}`, type: "user", description: `${tab} fact ${i}`, body: `The ${tab} tab's fact number ${i}.` });
         } catch (error) {
           failures.push(`${tab} ${i}: ${error.kind}: ${error.message}`);
         }

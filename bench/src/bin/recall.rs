@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use mneme_core::memory::file::Kind;
+use mneme_core::memory::file::MemoryType;
 use mneme_core::memory::recall::{Document, Query, RecallIndex};
 use mneme_core::memory::store::{NewMemory, Scope};
 use mneme_core::memory::text;
@@ -303,7 +303,8 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
     let store = Store::new(FsStorage::new(root.path()).with_durability(Durability::Buffered));
     let scope = Scope::Project(String::from("speed"));
-    block_on(store.memory_add(&scope, NewMemory::new(PLANTED_NAME, Kind::Reference, "", PLANTED_BODY), 0)).map_err(|e| e.to_string())?;
+    block_on(store.memory_add(&scope, NewMemory::new(PLANTED_NAME, mneme_core::memory::file::MemoryType::Reference, "", PLANTED_BODY), 0))
+        .map_err(|e| e.to_string())?;
     let memory_dir = root.path().join("projects/speed/memory");
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
@@ -493,7 +494,7 @@ fn project(n: usize) -> Scope {
 }
 
 fn memory_of(turn: &Turn) -> NewMemory {
-    let mut memory = NewMemory::new(&turn.dia_id, Kind::Project, "", &turn.body);
+    let mut memory = NewMemory::new(&turn.dia_id, MemoryType::Project, "", &turn.body);
     memory.topics = vec![turn.speaker.clone()];
     memory.session = Some(turn.session.clone());
     memory.valid_from_ms = Some(turn.time_ms);

@@ -60,6 +60,7 @@ fn parse_file(key: &str) -> Option<(u64, bool)> {
 /// counted by the rules of [`ROW_RULES`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SessionRow {
+    #[serde(with = "stored_info")]
     pub info: SessionInfo,
     pub sizes: Vec<u64>,
     #[serde(default)]
@@ -67,6 +68,66 @@ pub(crate) struct SessionRow {
     /// The [`ROW_RULES`] it was counted by (0: before there were any).
     #[serde(default)]
     pub rules: u32,
+}
+
+/// A session's summary as the index stores it: under the names its counts had before
+/// the API named them as counts (`entries`, `messages`), so releases that share a
+/// store read each other's index.
+mod stored_info {
+    use alloc::string::String;
+
+    use crate::SessionInfo;
+
+    #[derive(serde::Serialize)]
+    struct Written<'a> {
+        id: &'a str,
+        project: &'a str,
+        key: &'a str,
+        parts: u32,
+        bytes: u64,
+        entries: u32,
+        messages: u32,
+        title: &'a Option<String>,
+        created: &'a Option<String>,
+        updated: &'a Option<String>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Read {
+        id: String,
+        project: String,
+        key: String,
+        parts: u32,
+        bytes: u64,
+        entries: u32,
+        messages: u32,
+        title: Option<String>,
+        created: Option<String>,
+        updated: Option<String>,
+    }
+
+    pub fn serialize<S: serde::Serializer>(info: &SessionInfo, serializer: S) -> Result<S::Ok, S::Error> {
+        let SessionInfo { id, project, key, parts, bytes, entry_count, message_count, title, created, updated } = info;
+        let written = Written {
+            id,
+            project,
+            key,
+            parts: *parts,
+            bytes: *bytes,
+            entries: *entry_count,
+            messages: *message_count,
+            title,
+            created,
+            updated,
+        };
+        serde::Serialize::serialize(&written, serializer)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<SessionInfo, D::Error> {
+        let Read { id, project, key, parts, bytes, entries, messages, title, created, updated } =
+            serde::Deserialize::deserialize(deserializer)?;
+        Ok(SessionInfo { id, project, key, parts, bytes, entry_count: entries, message_count: messages, title, created, updated })
+    }
 }
 
 /// Which rules a row's counts follow; raised when one changes, so that rows of an
@@ -423,5 +484,17 @@ mod tests {
         for other in ["index/lock", "index/log-.jsonl", "index/log-1x.jsonl", "index/snapshot-2.json.tmp", "projects/x"] {
             assert_eq!(parse_file(other), None, "{other}");
         }
+    }
+
+    /// A row as an earlier release wrote it reads, and a row is written the same way:
+    /// releases that share a store read each other's index.
+    #[test]
+    fn a_session_row_keeps_the_names_earlier_releases_read() {
+        let written = r#"{"info":{"id":"s","project":"-w","key":"projects/-w/s.jsonl","parts":1,"bytes":10,"entries":3,"messages":2,"title":null,"created":null,"updated":null},"sizes":[10],"rules":1}"#;
+        let row: SessionRow = serde_json::from_str(written).unwrap();
+        assert_eq!((row.info.entry_count, row.info.message_count), (3, 2));
+        let again = serde_json::to_string(&row).unwrap();
+        assert!(again.contains(r#""entries":3,"messages":2"#), "{again}");
+        assert_eq!(serde_json::from_str::<SessionRow>(&again).unwrap(), row);
     }
 }

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use serde::Deserialize;
 
-use super::file::Kind;
+use super::file::MemoryType;
 use super::store::{Change, NewMemory, check_new};
 use crate::error::Error;
 
@@ -25,7 +25,7 @@ pub(super) struct Operation {
     pub link: Option<String>,
     pub name: Option<String>,
     #[serde(rename = "type")]
-    pub kind: Option<String>,
+    pub type_: Option<String>,
     pub description: Option<String>,
     pub body: Option<String>,
     pub confidence: Option<f64>,
@@ -71,8 +71,8 @@ impl Operation {
     /// The memory an `add`, `supersede` or `merge` writes.
     pub fn new_memory(&self) -> Result<NewMemory, String> {
         let name = self.name.as_deref().filter(|n| !n.trim().is_empty()).ok_or("it has no `name`")?;
-        let kind = self.kind.as_deref().ok_or("it has no `type`")?;
-        let kind = Kind::parse(kind).ok_or_else(|| format!("`{kind}` is not a memory type (user, feedback, project, reference)"))?;
+        let kind = self.type_.as_deref().ok_or("it has no `type`")?;
+        let kind = MemoryType::parse(kind).ok_or_else(|| format!("`{kind}` is not a memory type (user, feedback, project, reference)"))?;
         let mut memory = NewMemory::new(name, kind, self.description.as_deref().unwrap_or(""), self.body.as_deref().unwrap_or(""));
         memory.confidence = self.confidence.map(confidence).transpose()?;
         memory.topics = self.topics.clone().unwrap_or_default();
@@ -82,10 +82,10 @@ impl Operation {
 
     /// The fields an `update` of `file` changes; an update that changes nothing is refused.
     pub fn change(self, file: &str) -> Result<Change, String> {
-        let kind = self.kind.map(|k| Kind::parse(&k).ok_or_else(|| format!("`{k}` is not a memory type"))).transpose()?;
+        let kind = self.type_.map(|k| MemoryType::parse(&k).ok_or_else(|| format!("`{k}` is not a memory type"))).transpose()?;
         let change = Change {
             name: self.name,
-            kind,
+            type_: kind,
             description: self.description,
             body: self.body,
             topics: self.topics,

@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::answer::{self, Operation};
-use super::file::{Kind, LinkKind, Memory};
+use super::file::{LinkKind, Memory, MemoryType};
 use super::store::{Change, Filter, NewMemory, Scope, not_found};
 use crate::error::Error;
 use crate::keys;
@@ -564,7 +564,7 @@ Answer with JSON objects, one per line, and nothing else (\"reason\" is optional
 ";
 
 fn memory_block(memory: &Memory) -> String {
-    let kind = memory.kind.map_or("untyped", Kind::as_str);
+    let kind = memory.type_.map_or("untyped", MemoryType::as_str);
     let updated = memory.updated_ms.or(memory.created_ms).map_or_else(|| String::from("no date"), date);
     format!(
         "## {} — {} [{kind}, updated {updated}]\n{}\n{}\n",

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::answer::{self, Operation};
-use super::file::{Kind, Memory};
+use super::file::{Memory, MemoryType};
 use super::store::{Change, Filter, NewMemory, Scope};
 use crate::error::Error;
 use crate::storage::Storage;
@@ -73,7 +73,7 @@ impl<S: Storage> Store<S> {
             prompt.push_str("(none yet)\n");
         }
         for memory in &known {
-            let kind = memory.kind.map_or("", Kind::as_str);
+            let kind = memory.type_.map_or("", MemoryType::as_str);
             prompt.push_str(&format!("- {}: {} — {} [{kind}]\n", memory.file, memory.name, memory.description));
         }
         prompt.push_str("\nThe conversation:\n");

@@ -24,7 +24,7 @@ use crate::support::time;
 /// Claude Code's four memory types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub enum MemoryType {
     /// Who the user is: role, expertise, preferences.
     User,
     /// How the user wants the work done: corrections and confirmations.
@@ -35,20 +35,20 @@ pub enum Kind {
     Reference,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::User, Kind::Feedback, Kind::Project, Kind::Reference];
+impl MemoryType {
+    pub const ALL: [MemoryType; 4] = [MemoryType::User, MemoryType::Feedback, MemoryType::Project, MemoryType::Reference];
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::User => "user",
-            Kind::Feedback => "feedback",
-            Kind::Project => "project",
-            Kind::Reference => "reference",
+            MemoryType::User => "user",
+            MemoryType::Feedback => "feedback",
+            MemoryType::Project => "project",
+            MemoryType::Reference => "reference",
         }
     }
 
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|kind| kind.as_str() == text.trim())
+    pub fn parse(text: &str) -> Option<MemoryType> {
+        MemoryType::ALL.into_iter().find(|kind| kind.as_str() == text.trim())
     }
 }
 
@@ -126,7 +126,8 @@ pub struct Memory {
     pub name: String,
     pub description: String,
     /// `None` when the file names no type or one Claude Code does not define.
-    pub kind: Option<Kind>,
+    #[serde(rename = "type")]
+    pub type_: Option<MemoryType>,
     pub body: String,
     pub created_ms: Option<i64>,
     pub updated_ms: Option<i64>,
@@ -160,7 +161,7 @@ impl Memory {
             file: file.to_string(),
             name: String::new(),
             description: String::new(),
-            kind: None,
+            type_: None,
             body: String::new(),
             created_ms: None,
             updated_ms: None,
@@ -285,9 +286,9 @@ impl Memory {
         match key.trim() {
             "name" => text().map(|t| self.name = t).is_some(),
             "description" => text().map(|t| self.description = t).is_some(),
-            "type" => match text().and_then(|t| Kind::parse(&t)) {
+            "type" => match text().and_then(|t| MemoryType::parse(&t)) {
                 Some(kind) => {
-                    self.kind = Some(kind);
+                    self.type_ = Some(kind);
                     true
                 }
                 None => false,
@@ -327,7 +328,7 @@ impl Memory {
         };
         field("name", quote(&self.name));
         field("description", quote(&self.description));
-        if let Some(kind) = self.kind {
+        if let Some(kind) = self.type_ {
             field("type", kind.as_str().to_string());
         }
         let stamps = [
@@ -478,7 +479,7 @@ mod tests {
         let source = "---\nname: User role\ndescription: The user is a data scientist\ntype: user\noriginSessionId: abc\nnested:\n  deep: 1\n---\n\nThe user works on observability.\n";
         let memory = Memory::parse("user_role", source);
         assert_eq!(memory.name, "User role");
-        assert_eq!(memory.kind, Some(Kind::User));
+        assert_eq!(memory.type_, Some(MemoryType::User));
         assert_eq!(memory.body, "The user works on observability.\n");
         assert_eq!(memory.extra, ["originSessionId: abc", "nested:", "  deep: 1"]);
         let again = Memory::parse("user_role", &memory.render());
@@ -491,7 +492,7 @@ mod tests {
         let mut memory = Memory::new("deploy");
         memory.name = "Deploy: target".into();
         memory.description = "Where, \"exactly\", releases go # not a comment".into();
-        memory.kind = Some(Kind::Project);
+        memory.type_ = Some(MemoryType::Project);
         memory.body = "Production.".into();
         memory.created_ms = Some(1_700_000_000_000);
         memory.invalid_at_ms = Some(1_700_000_100_000);
@@ -521,7 +522,7 @@ mod tests {
         let memory = Memory::parse("x", "---\nname: 'It''s'\ntopics:\n  - rust\n  - \"wasm\"\ntype: opinion\n---\nbody");
         assert_eq!(memory.name, "It's");
         assert_eq!(memory.topics, ["rust", "wasm"]);
-        assert_eq!(memory.kind, None);
+        assert_eq!(memory.type_, None);
         assert_eq!(memory.extra, ["type: opinion"]);
         let bare = Memory::parse("y", "just text\n---\n");
         assert_eq!(bare.body, "just text\n---\n");

@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{Kind, LinkKind, Links, Memory};
+use super::file::{LinkKind, Links, Memory, MemoryType};
 use super::memory_md::{self, Caps, Loaded, Standing};
 use super::recall::{Document, Hit, Query, RecallIndex, Window};
 use super::text;
@@ -73,7 +73,8 @@ impl Scope {
 #[serde(deny_unknown_fields)]
 pub struct NewMemory {
     pub name: String,
-    pub kind: Kind,
+    #[serde(rename = "type")]
+    pub type_: MemoryType,
     #[serde(default)]
     pub description: String,
     #[serde(default)]
@@ -99,7 +100,7 @@ impl NewMemory {
     pub(super) fn into_memory(self, file: &str, now_ms: i64) -> Memory {
         let mut memory = Memory::new(file);
         memory.name = self.name;
-        memory.kind = Some(self.kind);
+        memory.type_ = Some(self.type_);
         memory.description = self.description;
         memory.body = as_stored(self.body);
         memory.topics = self.topics;
@@ -120,10 +121,10 @@ impl NewMemory {
         }
     }
 
-    pub fn new(name: &str, kind: Kind, description: &str, body: &str) -> Self {
+    pub fn new(name: &str, kind: MemoryType, description: &str, body: &str) -> Self {
         NewMemory {
             name: name.to_string(),
-            kind,
+            type_: kind,
             description: description.to_string(),
             body: body.to_string(),
             topics: Vec::new(),
@@ -141,7 +142,8 @@ impl NewMemory {
 #[serde(default, deny_unknown_fields)]
 pub struct Change {
     pub name: Option<String>,
-    pub kind: Option<Kind>,
+    #[serde(rename = "type")]
+    pub type_: Option<MemoryType>,
     pub description: Option<String>,
     pub body: Option<String>,
     pub topics: Option<Vec<String>>,
@@ -153,8 +155,8 @@ impl Change {
         if let Some(name) = self.name {
             memory.name = name;
         }
-        if let Some(kind) = self.kind {
-            memory.kind = Some(kind);
+        if let Some(kind) = self.type_ {
+            memory.type_ = Some(kind);
         }
         if let Some(description) = self.description {
             memory.description = description;
@@ -176,7 +178,8 @@ impl Change {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Filter {
-    pub kind: Option<Kind>,
+    #[serde(rename = "type")]
+    pub type_: Option<MemoryType>,
     pub topic: Option<String>,
     pub session: Option<String>,
     /// Superseded and archived ones too.
@@ -198,7 +201,8 @@ pub struct RecallHit {
     pub file: String,
     pub name: String,
     pub description: String,
-    pub kind: Option<Kind>,
+    #[serde(rename = "type")]
+    pub type_: Option<MemoryType>,
     /// BM25 plus what neighbours, links and topics passed on; higher is better.
     pub score: f64,
     pub current: bool,
@@ -497,7 +501,7 @@ impl<S: Storage> Store<S> {
                 .memories
                 .values()
                 .filter(|m| filter.all || m.is_current())
-                .filter(|m| filter.kind.is_none_or(|kind| m.kind == Some(kind)))
+                .filter(|m| filter.type_.is_none_or(|kind| m.type_ == Some(kind)))
                 .filter(|m| filter.topic.as_ref().is_none_or(|topic| m.topics.iter().any(|t| t.eq_ignore_ascii_case(topic))))
                 .filter(|m| filter.session.as_ref().is_none_or(|session| m.session.as_ref() == Some(session)))
                 .cloned()
@@ -561,7 +565,7 @@ impl<S: Storage> Store<S> {
                             file: hit.key,
                             name: memory.name.clone(),
                             description: memory.description.clone(),
-                            kind: memory.kind,
+                            type_: memory.type_,
                             score: f64::from(hit.score),
                             current: memory.is_current(),
                             matched: hit.matched,

@@ -47,12 +47,9 @@ pub struct SessionInfo {
     /// All parts together.
     pub bytes: u64,
     /// Readable entries of every type.
-    // Indexes written before the count was named as one spell it `entries`.
-    #[serde(alias = "entries")]
     pub entry_count: u32,
     /// Live messages: `user` and `assistant` entries, and pi's tool results (Claude Code
     /// writes a tool's result as a `user` entry: a conversation counts alike in both).
-    #[serde(alias = "messages")]
     pub message_count: u32,
     /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
     /// the first user prompt; shortened.

@@ -294,7 +294,7 @@ macro_rules! mirror_wit {
             $index::RolledOver { entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after }
         );
 
-        $crate::mirror_enum!($crate::memory::file::Kind, $memory::Kind { User, Feedback, Project, Reference });
+        $crate::mirror_enum!($crate::memory::file::MemoryType, $memory::MemoryType { User, Feedback, Project, Reference });
         $crate::mirror_enum!($crate::memory::file::LinkKind, $memory::LinkKind { RelatesTo, Contradicts, Extends, DerivedFrom });
         $crate::mirror_record!($crate::memory::file::Links, $memory::Links { relates_to, contradicts, extends, derived_from });
         $crate::mirror_record!(
@@ -303,7 +303,7 @@ macro_rules! mirror_wit {
                 file,
                 name,
                 description,
-                kind,
+                type_,
                 body,
                 created_ms,
                 updated_ms,
@@ -323,15 +323,15 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!(
             $crate::memory::store::NewMemory,
-            $memory::NewMemory { name, kind, description, body, topics, links, confidence, session, entry, valid_from_ms }
+            $memory::NewMemory { name, type_, description, body, topics, links, confidence, session, entry, valid_from_ms }
         );
-        $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, kind, description, body, topics, confidence });
-        $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { kind, topic, session, all });
+        $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, type_, description, body, topics, confidence });
+        $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { type_, topic, session, all });
         $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
         $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
         $crate::mirror_record!(
             $crate::memory::store::RecallHit,
-            $memory::RecallHit { file, name, description, kind, score, current, matched }
+            $memory::RecallHit { file, name, description, type_, score, current, matched }
         );
         $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });

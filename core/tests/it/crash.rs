@@ -8,7 +8,7 @@
 //! that fails, short reads, and a lock that does not exclude.
 
 use mneme_core::index::{ChatType, Inbound, RoutePolicy};
-use mneme_core::memory::file::Kind as MemoryKind;
+use mneme_core::memory::file::MemoryType;
 use mneme_core::memory::store::{NewMemory, Scope};
 use mneme_core::storage::crash::{Crashing, Cut};
 use mneme_core::storage::faulty::Faulty;
@@ -206,7 +206,7 @@ fn paths() -> Vec<Path> {
         Path {
             name: "memory add",
             run: |store| {
-                let memory = NewMemory::new("Deploy", MemoryKind::Reference, "how to deploy", "Run the script.\n");
+                let memory = NewMemory::new("Deploy", MemoryType::Reference, "how to deploy", "Run the script.\n");
                 block_on(store.memory_add(&Scope::Project("-p".into()), memory, T0 + 1)).map(|_| Vec::new())
             },
             whole: |store, _| {
@@ -220,7 +220,7 @@ fn paths() -> Vec<Path> {
                     }
                 }
                 // The next memory write puts a memory the cut left out of MEMORY.md back.
-                let next = NewMemory::new("Next", MemoryKind::Project, "the next memory", "Written after the restart.\n");
+                let next = NewMemory::new("Next", MemoryType::Project, "the next memory", "Written after the restart.\n");
                 block_on(store.memory_add(&scope, next, T0 + 2)).map_err(|e| e.to_string())?;
                 let index = block_on(store.memory_load(&scope, Default::default())).map_err(|e| e.to_string())?.text;
                 match (there, index.contains("(deploy.md)"), index.contains("(next.md)")) {

@@ -2,7 +2,7 @@
 //! supersession that never loses a memory, and a recall index that catches up with
 //! files it did not see written.
 
-use mneme_core::memory::file::{Kind, LinkKind, Memory};
+use mneme_core::memory::file::{LinkKind, Memory, MemoryType};
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
 use mneme_core::storage::faulty::Faulty;
@@ -26,11 +26,12 @@ fn recall(store: &Store<impl Storage>, query: &str) -> Vec<String> {
 fn add_writes_claude_codes_memdir_and_recall_finds_it() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let mut role = NewMemory::new("User role", Kind::User, "The user is a data scientist", "Works on observability dashboards.");
+    let mut role = NewMemory::new("User role", MemoryType::User, "The user is a data scientist", "Works on observability dashboards.");
     role.topics = vec!["career".into()];
     let role = block_on(store.memory_add(&project(), role, T0)).unwrap();
     assert_eq!(role.file, "user_role");
-    let again = block_on(store.memory_add(&project(), NewMemory::new("User role", Kind::User, "Second", "Another."), T0 + 1)).unwrap();
+    let again =
+        block_on(store.memory_add(&project(), NewMemory::new("User role", MemoryType::User, "Second", "Another."), T0 + 1)).unwrap();
     assert_eq!(again.file, "user_role_2");
 
     let file = text(&storage, "projects/-home-u-app/memory/user_role.md");
@@ -45,7 +46,7 @@ fn add_writes_claude_codes_memdir_and_recall_finds_it() {
     let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false, Default::default())).unwrap();
     assert_eq!(recalled.report, None, "a fresh store reads the index as written");
     assert_eq!(recalled.hits[0].name, "User role");
-    assert_eq!(recalled.hits[0].kind, Some(Kind::User));
+    assert_eq!(recalled.hits[0].type_, Some(MemoryType::User));
 }
 
 /// A replacement that names only the new fact keeps what the old memory was about:
@@ -54,13 +55,13 @@ fn add_writes_claude_codes_memdir_and_recall_finds_it() {
 fn a_replacement_without_a_description_or_topics_keeps_the_old_ones() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let mut first = NewMemory::new("Deploy target", Kind::Project, "Where releases go", "staging-eu");
+    let mut first = NewMemory::new("Deploy target", MemoryType::Project, "Where releases go", "staging-eu");
     first.topics = vec!["deploys".into()];
     let old = block_on(store.memory_add(&project(), first, T0)).unwrap();
     let new = block_on(store.memory_supersede(
         &project(),
         &old.file,
-        NewMemory::new("Deploy target", Kind::Project, "", "production-us"),
+        NewMemory::new("Deploy target", MemoryType::Project, "", "production-us"),
         T0 + 1,
     ))
     .unwrap();
@@ -69,7 +70,7 @@ fn a_replacement_without_a_description_or_topics_keeps_the_old_ones() {
     let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
     assert!(index.contains("(deploy_target_2.md) — Where releases go"), "{index}");
     // Given ones win.
-    let mut given = NewMemory::new("Deploy target", Kind::Project, "The release region", "production-ap");
+    let mut given = NewMemory::new("Deploy target", MemoryType::Project, "The release region", "production-ap");
     given.topics = vec!["regions".into()];
     let newest = block_on(store.memory_supersede(&project(), &new.file, given, T0 + 2)).unwrap();
     assert_eq!((newest.description.as_str(), newest.topics.as_slice()), ("The release region", ["regions".to_string()].as_slice()));
@@ -86,14 +87,14 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     let store = Store::new(&storage);
     let old = block_on(store.memory_add(
         &project(),
-        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to staging-eu."),
+        NewMemory::new("Deploy target", MemoryType::Project, "Where releases go", "Releases go to staging-eu."),
         T0,
     ))
     .unwrap();
     let new = block_on(store.memory_supersede(
         &project(),
         &old.file,
-        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-us since the migration."),
+        NewMemory::new("Deploy target", MemoryType::Project, "Where releases go", "Releases go to production-us since the migration."),
         T0 + 10,
     ))
     .unwrap();
@@ -122,7 +123,7 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     let again = block_on(store.memory_supersede(
         &project(),
         &old.file,
-        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-ap."),
+        NewMemory::new("Deploy target", MemoryType::Project, "Where releases go", "Releases go to production-ap."),
         T0 + 20,
     ));
     assert!(
@@ -134,7 +135,7 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     let newest = block_on(store.memory_supersede(
         &project(),
         &new.file,
-        NewMemory::new("Deploy target", Kind::Project, "Where releases go", "Releases go to production-ap."),
+        NewMemory::new("Deploy target", MemoryType::Project, "Where releases go", "Releases go to production-ap."),
         T0 + 20,
     ))
     .unwrap();
@@ -146,12 +147,12 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
 fn forget_archives_update_changes_in_place_link_relates_and_list_filters() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let mut a = NewMemory::new("Testing style", Kind::Feedback, "Real parts, not mocks", "Use a real database in tests.");
+    let mut a = NewMemory::new("Testing style", MemoryType::Feedback, "Real parts, not mocks", "Use a real database in tests.");
     a.session = Some("s1".into());
     let a = block_on(store.memory_add(&project(), a, T0)).unwrap();
     let b = block_on(store.memory_add(
         &project(),
-        NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard", "grafana.internal/d/api"),
+        NewMemory::new("Grafana board", MemoryType::Reference, "Latency dashboard", "grafana.internal/d/api"),
         T0 + 1,
     ))
     .unwrap();
@@ -168,7 +169,7 @@ fn forget_archives_update_changes_in_place_link_relates_and_list_filters() {
     block_on(store.memory_forget(&project(), &b.file, T0 + 4)).unwrap();
     assert!(!text(&storage, "projects/-home-u-app/memory/MEMORY.md").contains("grafana_board"));
     assert!(recall(&store, "grafana latency").is_empty());
-    let by_kind = Filter { kind: Some(Kind::Reference), all: true, ..Filter::default() };
+    let by_kind = Filter { type_: Some(MemoryType::Reference), all: true, ..Filter::default() };
     assert_eq!(block_on(store.memory_list(&project(), &by_kind)).unwrap()[0].file, b.file);
     let by_session = Filter { session: Some("s1".into()), ..Filter::default() };
     assert_eq!(block_on(store.memory_list(&project(), &by_session)).unwrap()[0].file, a.file);
@@ -177,7 +178,7 @@ fn forget_archives_update_changes_in_place_link_relates_and_list_filters() {
     assert!(matches!(missing, Err(Error::MemoryNotFound { .. })), "{missing:?}");
     assert!(matches!(block_on(store.memory_get(&project(), "../x")), Err(Error::MemoryNotFound { .. })));
     assert!(matches!(
-        block_on(store.memory_add(&project(), NewMemory::new(" ", Kind::User, "d", "b"), T0)),
+        block_on(store.memory_add(&project(), NewMemory::new(" ", MemoryType::User, "d", "b"), T0)),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(block_on(store.memory_list(&Scope::Project("a/b".into()), &Filter::default())), Err(Error::InvalidProject { .. })));
@@ -187,7 +188,7 @@ fn forget_archives_update_changes_in_place_link_relates_and_list_filters() {
 fn a_file_written_behind_the_index_is_found_and_reported() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.memory_add(&project(), NewMemory::new("One", Kind::User, "first", "alpha"), T0)).unwrap();
+    block_on(store.memory_add(&project(), NewMemory::new("One", MemoryType::User, "first", "alpha"), T0)).unwrap();
     // Claude Code (or a crash between the file write and the index append) leaves a
     // memory file the index has not seen, and edits another.
     let claude = "---\nname: Build command\ndescription: How to build\ntype: project\n---\n\nRun make zeppelin.\n";
@@ -224,7 +225,7 @@ fn another_store_sees_the_memories_this_one_wrote() {
     let first = Store::new(&storage);
     let second = Store::new(&storage);
     assert!(recall(&second, "kiwi").is_empty());
-    block_on(first.memory_add(&project(), NewMemory::new("Fruit", Kind::User, "likes kiwi", "kiwi every day"), T0)).unwrap();
+    block_on(first.memory_add(&project(), NewMemory::new("Fruit", MemoryType::User, "likes kiwi", "kiwi every day"), T0)).unwrap();
     assert_eq!(recall(&second, "kiwi"), ["fruit"], "the warm store reads the lines appended since");
 }
 
@@ -233,13 +234,13 @@ fn supersession_never_loses_a_memory_when_storage_fails_at_any_call() {
     for n in 1..60 {
         let storage = Faulty::new(InMemoryStorage::new(), 0);
         let store = Store::new(&storage);
-        let old = block_on(store.memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "target", "staging"), T0)).unwrap();
+        let old = block_on(store.memory_add(&project(), NewMemory::new("Deploy", MemoryType::Project, "target", "staging"), T0)).unwrap();
         storage.calls.set(0);
         storage.fail_at.set(n);
         let outcome = block_on(store.memory_supersede(
             &project(),
             &old.file,
-            NewMemory::new("Deploy", Kind::Project, "target", "production"),
+            NewMemory::new("Deploy", MemoryType::Project, "target", "production"),
             T0 + 1,
         ));
         storage.fail_at.set(0);
@@ -273,7 +274,7 @@ fn memory_md_over_the_caps_loads_newest_first_and_names_what_it_left_out() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let batch: Vec<NewMemory> =
-        (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), Kind::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
+        (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), MemoryType::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
     let written = block_on(store.memory_add_many(&project(), batch, T0)).unwrap();
     assert_eq!(written.len(), 30);
     // A correction written last is the one Claude Code's cut would lose.
@@ -311,7 +312,7 @@ fn a_claude_code_memdir_is_read_as_it_is() {
     assert!(recalled.report.unwrap().reason.contains("missing"));
     let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap();
     assert_eq!(loaded.text, files[0].1, "a MEMORY.md within the caps is given as it is");
-    block_on(store.memory_add(&project(), NewMemory::new("Editor", Kind::User, "uses helix", "helix"), T0)).unwrap();
+    block_on(store.memory_add(&project(), NewMemory::new("Editor", MemoryType::User, "uses helix", "helix"), T0)).unwrap();
     assert!(text(&storage, "projects/-home-u-app/memory/MEMORY.md").starts_with(files[0].1), "Claude's lines stay in place");
     let parsed = Memory::parse("user_role", files[1].1);
     assert_eq!(block_on(store.memory_get(&project(), "user_role")).unwrap(), parsed);
@@ -332,7 +333,7 @@ mod consolidation {
             ("Editor choice", "Which editor", "The user edits in vim."),
             ("Q3 deadline", "The release date", "Ships in Q3."),
         ] {
-            block_on(store.memory_add(&project(), NewMemory::new(name, Kind::User, description, body), T0)).unwrap();
+            block_on(store.memory_add(&project(), NewMemory::new(name, MemoryType::User, description, body), T0)).unwrap();
         }
         let said = NewEntry {
             uuid: "u1".into(),
@@ -504,7 +505,7 @@ mod consolidation {
     fn a_memory_is_never_named_like_the_index() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let memory = block_on(store.memory_add(&project(), NewMemory::new("Memory", Kind::User, "", "x"), T0)).unwrap();
+        let memory = block_on(store.memory_add(&project(), NewMemory::new("Memory", MemoryType::User, "", "x"), T0)).unwrap();
         assert_eq!(memory.file, "memory_2", "memory.md is MEMORY.md on a case-insensitive filesystem");
     }
 
@@ -617,8 +618,9 @@ mod usefulness {
     fn memories_marked_used_are_kept_over_the_caps_and_updated_stays() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let batch: Vec<NewMemory> =
-            (0..30).map(|i| NewMemory::new(&format!("Fact {i}"), Kind::Project, &format!("hook {i}"), &format!("body {i}"))).collect();
+        let batch: Vec<NewMemory> = (0..30)
+            .map(|i| NewMemory::new(&format!("Fact {i}"), MemoryType::Project, &format!("hook {i}"), &format!("body {i}")))
+            .collect();
         block_on(store.memory_add_many(&project(), batch, T0)).unwrap();
         let caps = Caps { lines: 20, units: 25_000 };
         let before = block_on(store.memory_load(&project(), caps)).unwrap();
@@ -653,9 +655,9 @@ mod embeddings {
     fn seeded(storage: &InMemoryStorage) -> Store<&InMemoryStorage> {
         let store = Store::new(storage);
         let memories = vec![
-            NewMemory::new("Ride", Kind::User, "What the user drives", "The user bought a new car in May."),
-            NewMemory::new("Pet", Kind::User, "The user's pet", "A puppy called Oscar."),
-            NewMemory::new("Dinner", Kind::User, "Favourite food", "Lasagna on Sundays."),
+            NewMemory::new("Ride", MemoryType::User, "What the user drives", "The user bought a new car in May."),
+            NewMemory::new("Pet", MemoryType::User, "The user's pet", "A puppy called Oscar."),
+            NewMemory::new("Dinner", MemoryType::User, "Favourite food", "Lasagna on Sundays."),
         ];
         block_on(store.memory_add_many(&project(), memories, T0)).unwrap();
         store
@@ -683,7 +685,7 @@ mod embeddings {
         let store = Store::new(&storage);
         store.set_embeddings(Some(TABLE.as_bytes())).unwrap();
         assert!(recall(&store, "vehicle").is_empty());
-        block_on(store.memory_add(&project(), NewMemory::new("Ride", Kind::User, "", "A red automobile."), T0)).unwrap();
+        block_on(store.memory_add(&project(), NewMemory::new("Ride", MemoryType::User, "", "A red automobile."), T0)).unwrap();
         assert_eq!(recall(&store, "vehicle"), ["ride"]);
         // Another store reading the files the first one wrote embeds them from the index.
         let fresh = Store::new(&storage);
@@ -716,7 +718,7 @@ fn an_extraction_does_not_supersede_a_memory_superseded_since_its_plan() {
             mneme_core::NewEntry { uuid: format!("e{i}"), now_ms: T0 + i as i64, role, text: text.into(), cwd: "/home/u/app".into() };
         block_on(store.append("s", entry)).unwrap();
     }
-    let deploy = NewMemory::new("Deploy day", Kind::Project, "When releases go out", "Mondays.");
+    let deploy = NewMemory::new("Deploy day", MemoryType::Project, "When releases go out", "Mondays.");
     let old = block_on(store.memory_add(&project(), deploy.clone(), T0 + 5)).unwrap();
     let plan = block_on(store.plan_extraction(&project(), "s")).unwrap();
     assert_eq!(plan.known, [old.file.as_str()]);
@@ -764,7 +766,7 @@ fn an_extraction_does_not_supersede_a_memory_superseded_since_its_plan() {
 fn an_update_of_nothing_is_refused() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let memory = block_on(store.memory_add(&project(), NewMemory::new("Editor", Kind::User, "Which editor", "Helix."), T0)).unwrap();
+    let memory = block_on(store.memory_add(&project(), NewMemory::new("Editor", MemoryType::User, "Which editor", "Helix."), T0)).unwrap();
     let refused = block_on(store.memory_update(&project(), &memory.file, Change::default(), T0 + 1));
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("say what to change")), "{refused:?}");
     assert_eq!(block_on(store.memory_get(&project(), &memory.file)).unwrap(), memory);
@@ -782,15 +784,20 @@ fn memory_md_comes_back_to_the_files_after_a_cut_between_them() {
     let steps: [(&str, Step); 2] = [
         ("forget", |store| block_on(store.memory_forget(&project(), "grafana_board", T0 + 2)).map(drop)),
         ("supersede", |store| {
-            let new = NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard, moved", "grafana.new/d/api");
+            let new = NewMemory::new("Grafana board", MemoryType::Reference, "Latency dashboard, moved", "grafana.new/d/api");
             block_on(store.memory_supersede(&project(), "grafana_board", new, T0 + 2)).map(drop)
         }),
     ];
     let seed = |storage: &InMemoryStorage| {
         let store = Store::new(storage);
-        block_on(store.memory_add(&project(), NewMemory::new("Testing style", Kind::Feedback, "Real parts", "Real db."), T0)).unwrap();
-        block_on(store.memory_add(&project(), NewMemory::new("Grafana board", Kind::Reference, "Latency dashboard", "grafana"), T0 + 1))
+        block_on(store.memory_add(&project(), NewMemory::new("Testing style", MemoryType::Feedback, "Real parts", "Real db."), T0))
             .unwrap();
+        block_on(store.memory_add(
+            &project(),
+            NewMemory::new("Grafana board", MemoryType::Reference, "Latency dashboard", "grafana"),
+            T0 + 1,
+        ))
+        .unwrap();
     };
     let mut tried = 0;
     for (name, step) in steps {
@@ -817,7 +824,7 @@ fn memory_md_comes_back_to_the_files_after_a_cut_between_them() {
                 for line in loaded.lines().filter(|l| l.contains(".md)")) {
                     assert!(current.iter().any(|file| line.contains(file.as_str())), "{context}: the model is given {line}");
                 }
-                block_on(store.memory_add(&project(), NewMemory::new("Next", Kind::Project, "the next memory", "after"), T0 + 3))
+                block_on(store.memory_add(&project(), NewMemory::new("Next", MemoryType::Project, "the next memory", "after"), T0 + 3))
                     .unwrap_or_else(|e| panic!("{context}: {e}"));
                 let index = text(&inner, INDEX);
                 let current: Vec<String> = block_on(store.memory_list(&project(), &Filter::default()))
@@ -842,15 +849,16 @@ fn memory_md_comes_back_to_the_files_after_a_cut_between_them() {
 fn a_failed_add_leaves_no_memory_behind() {
     let storage = Faulty::new(InMemoryStorage::new(), 0).only("replace").quota();
     let store = Store::new(&storage);
-    block_on(store.memory_add(&project(), NewMemory::new("First", Kind::User, "one", "1"), T0)).unwrap();
+    block_on(store.memory_add(&project(), NewMemory::new("First", MemoryType::User, "one", "1"), T0)).unwrap();
     // The add's replacements: the memory's file, then MEMORY.md (the second fails).
     storage.fail_at.set(storage.calls.get() + 2);
-    let failed = block_on(store.memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "how", "run it"), T0 + 1));
+    let failed = block_on(store.memory_add(&project(), NewMemory::new("Deploy", MemoryType::Project, "how", "run it"), T0 + 1));
     assert!(matches!(failed, Err(Error::Storage(_))), "{failed:?}");
     let files: Vec<String> = block_on(storage.inner.list("projects/-home-u-app/memory/")).unwrap().into_iter().map(|i| i.key).collect();
     assert!(!files.iter().any(|k| k.ends_with("deploy.md")), "{files:?}");
     let again =
-        block_on(Store::new(&storage).memory_add(&project(), NewMemory::new("Deploy", Kind::Project, "how", "run it"), T0 + 2)).unwrap();
+        block_on(Store::new(&storage).memory_add(&project(), NewMemory::new("Deploy", MemoryType::Project, "how", "run it"), T0 + 2))
+            .unwrap();
     assert_eq!(again.file, "deploy");
     assert!(text(&storage.inner, INDEX).contains("(deploy.md)"));
 }

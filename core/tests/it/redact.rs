@@ -2,7 +2,7 @@
 //! or memory file is written, the write says what it removed, nothing else in the line
 //! changes, and ordinary code, prose and every corpus transcript pass untouched.
 
-use mneme_core::memory::file::Kind as MemoryKind;
+use mneme_core::memory::file::MemoryType;
 use mneme_core::memory::store::{NewMemory, Scope};
 use mneme_core::redact::{Found, Redacted, Redaction, SecretKind};
 use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
@@ -277,7 +277,7 @@ fn summaries_and_memory_files_are_redacted_too() {
     let scope = Scope::Project("-p".into());
     let memory = NewMemory::new(
         "Deploy credentials",
-        MemoryKind::Reference,
+        MemoryType::Reference,
         &format!("the key {key}"),
         &format!("Deploy with:\nexport OPENAI_API_KEY=sk-{}\n", "a1".repeat(24)),
     );
@@ -313,7 +313,7 @@ fn a_secret_in_a_memory_name_reaches_neither_its_file_name_nor_the_index() {
     let aws = "AKIAIOSFODNN7EXAMPLE";
     let store = Store::new(InMemoryStorage::new());
     let scope = Scope::Project("-p".into());
-    let memory = NewMemory::new(&format!("key {aws}"), MemoryKind::Reference, "the deploy key", "see the vault\n");
+    let memory = NewMemory::new(&format!("key {aws}"), MemoryType::Reference, "the deploy key", "see the vault\n");
     let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
     assert!(!written.file.to_uppercase().contains(aws) && written.name == "key [REDACTED:aws-access-key]", "{written:?}");
     for info in block_on(store.storage().list("")).unwrap() {
@@ -370,7 +370,7 @@ fn labels_topics_and_titles_are_written_without_their_secrets() {
     assert_eq!(block_on(Store::new(&storage).key(&key)).unwrap().entry, kept, "a fresh load reads the index that was kept");
 
     let scope = Scope::Project("-p".into());
-    let mut memory = NewMemory::new("Deploy", MemoryKind::Reference, "how to deploy", "run the script");
+    let mut memory = NewMemory::new("Deploy", MemoryType::Reference, "how to deploy", "run the script");
     memory.topics = vec!["deploy".into(), format!("key {github}")];
     let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
     assert_eq!(written.topics, ["deploy", "key [REDACTED:github-token]"]);

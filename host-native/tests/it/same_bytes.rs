@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mneme_host::core::index::{ChatType, Inbound, RoutePolicy};
-use mneme_host::core::memory::file::Kind as MemoryKind;
+use mneme_host::core::memory::file::MemoryType;
 use mneme_host::core::memory::store::{NewMemory, Scope};
 use mneme_host::core::{CompactionIds, Engine, Keep, Limits, Mode, NewEntry, Provider, Role, Settings, Turn};
 use mneme_host::{Error, FsStorage, Runtime};
@@ -100,7 +100,7 @@ fn run(engine: &mut dyn Engine<Error>, ops: &[Op]) -> Vec<String> {
                 engine.append_turn("s", turn).map(|es| uuids.extend(es.into_iter().filter_map(|e| e.uuid)))
             }
             Op::Remember(i) => {
-                let memory = NewMemory::new(&format!("Fact {}", i % 5), MemoryKind::Project, "a fact", &format!("fact number {i}\n"));
+                let memory = NewMemory::new(&format!("Fact {}", i % 5), MemoryType::Project, "a fact", &format!("fact number {i}\n"));
                 engine.memory_add(&Scope::Project("-w".into()), memory, now).map(drop)
             }
             Op::Resolve => {

@@ -129,7 +129,7 @@ enum Command {
         /// written to the session); repeatable
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         inject: Vec<String>,
-        /// Print the request with what it was built from ({body, messages, tokens, …}) instead of the body alone
+        /// Print the request with what it was built from ({body, message_count, tokens, …}) instead of the body alone
         #[arg(long)]
         json: bool,
     },
