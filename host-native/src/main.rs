@@ -1445,7 +1445,7 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
 }
 
 fn print_entry(entry: &Entry, indent: &str) {
-    let who = entry.role.as_deref().unwrap_or(&entry.kind);
+    let who = entry.role.as_deref().unwrap_or(&entry.type_);
     let side = if entry.is_sidechain { " (sidechain)" } else { "" };
     let place = if entry.part > 1 { format!("{}:{}", entry.part, entry.line) } else { entry.line.to_string() };
     println!("{indent}[{place}] {} {who}{side} {}", entry.timestamp.as_deref().unwrap_or("-"), entry.uuid.as_deref().unwrap_or(""));
@@ -1521,7 +1521,7 @@ fn print_check(target: &str, report: &CheckReport) {
     let load = &report.load;
     println!("{target}: {} entries", load.entry_count);
     let types: Vec<String> =
-        load.by_type.iter().map(|t| format!("{} {}", t.count, if t.kind.is_empty() { "(no type)" } else { &t.kind })).collect();
+        load.by_type.iter().map(|t| format!("{} {}", t.count, if t.type_.is_empty() { "(no type)" } else { &t.type_ })).collect();
     println!("  by type: {}", types.join(", "));
     println!("  skipped lines: {}", load.skipped.len());
     for skipped in &load.skipped {

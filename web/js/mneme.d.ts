@@ -13,7 +13,7 @@ export class MnemeError extends Error {
 }
 
 export interface Entry {
-  part: number; line: number; kind: string;
+  part: number; line: number; type: string;
   uuid: string | null; parent_uuid: string | null; session_id: string | null; timestamp: string | null;
   role: string | null; text: string; is_sidechain: boolean; raw: string;
   /** What the write that returned this entry took out of it; empty for entries read back. */
@@ -26,7 +26,7 @@ export type SecretKind =
   | "slack-token" | "bearer-token" | "private-key" | "env-secret" | "jwt" | "stripe-key" | "url-password";
 export interface SkippedLine { part: number; line: number; reason: string }
 export interface LoadReport {
-  entry_count: number; by_type: { kind: string; count: number }[]; skipped: SkippedLine[];
+  entry_count: number; by_type: { type: string; count: number }[]; skipped: SkippedLine[];
   torn_tail: boolean; recovered_glued: number; invalid_utf8: number; lone_surrogates: number; tombstoned: number;
 }
 export interface Transcript { id: string; project: string; parts: number; entries: Entry[]; chain: number[]; report: LoadReport }

@@ -406,10 +406,10 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!(
             $crate::Entry,
-            $sessions::Entry { part, line, kind, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw, redacted }
+            $sessions::Entry { part, line, type_, uuid, parent_uuid, session_id, timestamp, role, text, is_sidechain, raw, redacted }
         );
         $crate::mirror_record!($crate::SkippedLine, $sessions::SkippedLine { part, line, reason });
-        $crate::mirror_record!($crate::TypeCount, $sessions::TypeCount { kind, count });
+        $crate::mirror_record!($crate::TypeCount, $sessions::TypeCount { type_, count });
         $crate::mirror_record!(
             $crate::LoadReport,
             $sessions::LoadReport { entry_count, by_type, skipped, torn_tail, recovered_glued, invalid_utf8, lone_surrogates, tombstoned }

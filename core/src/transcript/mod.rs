@@ -25,7 +25,8 @@ pub struct Entry {
     /// 1-based line number within the part.
     pub line: u32,
     /// The entry's `type` (`user`, `assistant`, `system`, `summary`, `progress`, ...).
-    pub kind: String,
+    #[serde(rename = "type")]
+    pub type_: String,
     /// `uuid` (or pi's `id`).
     pub uuid: Option<String>,
     /// `parentUuid` (or Cersei's `parent_uuid`, pi's `parentId`).
@@ -56,7 +57,8 @@ pub struct SkippedLine {
 /// How many entries of one `type` a load found.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TypeCount {
-    pub kind: String,
+    #[serde(rename = "type")]
+    pub type_: String,
     pub count: u32,
 }
 

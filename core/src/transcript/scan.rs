@@ -1267,7 +1267,7 @@ impl Line<'_> {
         Entry {
             part: self.part,
             line: self.line,
-            kind: self.env.kind().to_string(),
+            type_: self.env.kind().to_string(),
             uuid: self.env.uuid().map(ToString::to_string),
             parent_uuid: self.env.parent_uuid().map(ToString::to_string),
             session_id: self.env.session_id().map(ToString::to_string),
@@ -1527,7 +1527,7 @@ mod tests {
     #[test]
     fn splits_glued_objects() {
         let (entries, scan) = scan(b"{\"type\":\"a\",\"uuid\":\"1\"}{\"type\":\"b\",\"uuid\":\"2\"} \n{\"type\":\"c\"}{oops\n");
-        assert_eq!(entries.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(entries.iter().map(|e| e.type_.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(entries[1].raw, "{\"type\":\"b\",\"uuid\":\"2\"}");
         assert_eq!(scan.recovered_glued, 2);
         assert_eq!(scan.skipped.len(), 1);
@@ -1747,7 +1747,7 @@ mod tests {
             assert_eq!(line_type.name().is_none(), line_type == LineType::Other, "{kind:?}");
         }
         let (entries, _) = scan(b"{\"type\":\"summary\",\"summary\":\"s\"}\n{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"uuid\":\"v\"}\n");
-        assert_eq!(entries.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["summary", "user", ""]);
+        assert_eq!(entries.iter().map(|e| e.type_.as_str()).collect::<Vec<_>>(), ["summary", "user", ""]);
     }
 
     #[test]

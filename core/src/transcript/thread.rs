@@ -138,7 +138,7 @@ impl<'a> Loaded<'a> {
         report.entry_count = lines.len() as u32;
         let mut by_type: Vec<(&str, u32)> = by_type.into_iter().collect();
         by_type.sort_unstable_by_key(|&(kind, _)| kind);
-        report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { kind: kind.to_string(), count }).collect();
+        report.by_type = by_type.into_iter().map(|(kind, count)| TypeCount { type_: kind.to_string(), count }).collect();
         if !relinks.is_empty() {
             // A relink to a summary this session does not have would cut the chain.
             let uuids: BTreeSet<&str> = lines.iter().filter_map(|l| l.env.uuid()).collect();

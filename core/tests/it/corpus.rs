@@ -47,7 +47,7 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
         for &i in &transcript.chain {
             assert!((i as usize) < transcript.entries.len(), "{name}");
         }
-        if path.extension().is_some_and(|e| e == "jsonl") && transcript.entries.iter().any(|e| e.kind == "user") {
+        if path.extension().is_some_and(|e| e == "jsonl") && transcript.entries.iter().any(|e| e.type_ == "user") {
             assert!(!transcript.chain.is_empty(), "{name}: a conversation has a main chain");
         }
     }

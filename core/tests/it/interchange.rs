@@ -185,7 +185,7 @@ fn a_codex_rollout_keeps_every_message_call_and_result_at_its_own_time() {
     let texts: Vec<&str> = blocks_of(&messages, "text").iter().filter_map(|b| b["text"].as_str()).collect();
     assert!(texts.iter().any(|t| t.starts_with("I’ll scan the repo for go.mod")), "{texts:?}");
     let transcript = block_on(store.load(&imported.id)).unwrap();
-    let first = transcript.entries.iter().find(|e| e.kind == "user").unwrap();
+    let first = transcript.entries.iter().find(|e| e.type_ == "user").unwrap();
     assert_eq!(first.timestamp.as_deref(), Some("2025-09-19T09:02:12.512Z"), "the first message keeps its time");
     let ledger = block_on(store.usage(&imported.id, None)).unwrap();
     assert!(ledger.total.output > 0 && ledger.total.cache_read > 0, "token counts carried over: {ledger:?}");

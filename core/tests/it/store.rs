@@ -89,7 +89,7 @@ fn tombstones_apply_across_parts() {
     let loaded = block_on(store.load("s")).unwrap();
     assert_eq!(loaded.entries.iter().filter_map(|e| e.uuid.clone()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
     assert_eq!(loaded.report.tombstoned, 2);
-    assert_eq!(loaded.report.by_type.iter().find(|t| t.kind == "tombstone").map(|t| t.count), Some(2));
+    assert_eq!(loaded.report.by_type.iter().find(|t| t.type_ == "tombstone").map(|t| t.count), Some(2));
     let context = block_on(store.context("s")).unwrap();
     assert_eq!(context.messages.iter().map(|m| m.uuid.as_str()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
     assert!(matches!(block_on(store.tombstone("s", "u0", T0)), Err(Error::EntryNotFound { .. })), "already deleted");

@@ -12,7 +12,7 @@ fn counts(report: &CheckReport) -> Value {
     let load = &report.load;
     json!({
         "entries": load.entry_count,
-        "by_type": load.by_type.iter().map(|t| (t.kind.clone(), json!(t.count))).collect::<serde_json::Map<_, _>>(),
+        "by_type": load.by_type.iter().map(|t| (t.type_.clone(), json!(t.count))).collect::<serde_json::Map<_, _>>(),
         "skipped": load.skipped.len(),
         "torn_tail": load.torn_tail,
         "recovered_glued": load.recovered_glued,
