@@ -365,6 +365,7 @@ function capnp(port, storage) {
     ["host-edge/src/sql-storage.js", "esModule"],
     ["host-edge/src/methods.js", "esModule"],
     ["host-node/js/api.js", "esModule"],
+    ["host-node/js/wit.js", "esModule"],
     ["host-node/gen/mneme.js", "esModule"],
     ["host-node/gen/options.js", "esModule"],
     ["host-node/gen/mneme.core.wasm", "wasm"],

@@ -114,8 +114,8 @@ try {
     await refused(store.gc({ ttl_ms: -1 }), "invalid-argument", "the time to live of the default is -1 ms");
     // Inside a settings record too: -1 lines was a cap of no limit, "no" was true, 256 o'clock midnight.
     await refused(store.memoryLoad("-w", { lines: -1 }), "invalid-argument", "lines is -1: give a whole number from 0 to 9007199254740991");
-    await refused(store.memoryLoad("-w", { units: 1.5 }), "invalid-argument", "units is 1.5: give a whole number");
-    await refused(store.memoryLoad("-w", { lines: "-1" }), "invalid-argument", 'lines is "-1": give a whole number');
+    await refused(store.memoryLoad("-w", { units: 1.5 }), "invalid-argument", "caps.units must be a whole number, not 1.5");
+    await refused(store.memoryLoad("-w", { lines: "-1" }), "invalid-argument", 'caps.lines must be a whole number, not "-1"');
     await refused(store.resetGate("s", { dailyResetHour: 256 }), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255");
     await refused(store.gc({ dry_run: "no" }), "invalid-argument", "dry_run must be true or false, not string");
     await refused(store.planCompaction("s", { keep: { recent_messages: 2 ** 32 } }), "invalid-argument", "recent_messages is 4294967296");
@@ -124,7 +124,7 @@ try {
     await refused(store.memoryAdd("-w", { name: "t", type: "user", body: "b", topics: "abc" }), "invalid-argument", "topics must be an array of strings");
     // jco would store a string as its characters, wrap a time, drop a link's kind.
     await refused(store.memoryAdd("-w", { name: "t", type: "user", links: { relates_to: "tabs" } }), "invalid-argument", "memory.links.relates_to must be an array of strings");
-    await refused(store.memoryAdd("-w", { name: "t", type: "user", links: { relates: ["x"] } }), "invalid-argument", "memory.links: unknown kind `relates`");
+    await refused(store.memoryAdd("-w", { name: "t", type: "user", links: { relates: ["x"] } }), "invalid-argument", "memory.links: unknown field `relates`");
     await refused(store.memoryAdd("-w", { name: "t", type: "user", valid_from_ms: 2 ** 70 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
     await refused(store.memoryAdd("-w", { name: "t", type: "user", valid_from_ms: 1.5 }), "invalid-argument", "memory.valid_from_ms must be a whole number");
     await refused(store.memoryAdd("-w", { name: "t", type: "user", confidence: "high" }), "invalid-argument", "memory.confidence must be a number");

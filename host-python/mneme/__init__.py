@@ -153,7 +153,7 @@ def _to_wit(value_type, value, name="value"):
             if field is None and not isinstance(field_type, wc.OptionType):
                 # wasmtime-py would raise a TypeError from inside the call.
                 raise MnemeError("invalid-argument", f"{name}: `{_snake(field_name)}` is missing")
-            setattr(record, field_name, _to_wit(field_type, field, _snake(field_name)))
+            setattr(record, field_name, _to_wit(field_type, field, f"{name}.{_snake(field_name)}"))
         return record
     if isinstance(value_type, wc.OptionType):
         return None if value is None else _to_wit(value_type.payload, value, name)
@@ -197,7 +197,7 @@ def _to_wit(value_type, value, name="value"):
         if tag not in cases:
             raise MnemeError("invalid-argument", f"{name}: {tag!r} is not one of {choices}")
         payload_type = cases[tag]
-        lowered = None if payload_type is None else _to_wit(payload_type, payload, _snake(tag))
+        lowered = None if payload_type is None else _to_wit(payload_type, payload, f"{name}.{_snake(tag)}")
         return Variant(tag, lowered) if value_type._tagged() else lowered
     return value
 
@@ -514,12 +514,6 @@ def _json(name, value):
         raise MnemeError("invalid-argument", f"{name} cannot be written as JSON: {error}") from None
 
 
-def _injection(at, injection):
-    name = f"injections[{at}]"
-    injection = _record(name, injection, ("role", "place", "text"))
-    return {"role": _text(f"{name}.role", injection.get("role")), "place": _text(f"{name}.place", injection.get("place")), "text": _prose(f"{name}.text", injection.get("text"))}
-
-
 def _texts(name, value):
     if not isinstance(value, (list, tuple)):
         raise MnemeError("invalid-argument", f"{name} must be a list of strings, not {type(value).__name__}")
@@ -549,38 +543,28 @@ def _flag(name, value):
     return value
 
 
-def _agent(agent):
-    agent = _record("agent", agent, ("id", "parent_call"), {"parent_call": None})
-    return {"id": _text("agent.id", agent.get("id")), "parent_call": _optional_text("agent.parent_call", agent["parent_call"])}
-
-
 def _scope(project):
     """A memory scope: a project's folder name, or None for the global memory."""
     return "global" if project is None else {"project": _text("project", project)}
 
 
-def _record(name, value, fields, defaults=None):
-    """``value`` with ``defaults`` for what it leaves out, refusing fields it should not
-    have, as the core's JSON does."""
+def _record(name, value, defaults=None):
+    """``value`` with ``defaults`` for what it leaves out. The fields it may have are the
+    WIT record's: ``_to_wit`` refuses any other, as the core's JSON does."""
     if not isinstance(value, dict):
-        raise MnemeError("invalid-argument", f"{name} must be a dict")
-    unknown = [key for key in value if key not in fields]
-    if unknown:
-        raise MnemeError("invalid-argument", f"{name}: unknown field `{unknown[0]}`, expected one of {', '.join(fields)}")
+        raise MnemeError("invalid-argument", f"{name} must be a dict, not {type(value).__name__}")
     return {**(defaults or {}), **value}
 
 
-_NEW_MEMORY = ("name", "type", "description", "body", "topics", "links", "confidence", "session", "entry", "valid_from_ms")
 _NO_LINKS = {"relates_to": [], "contradicts": [], "extends": [], "derived_from": []}
 
 
 def _new_memory(memory):
-    memory = _record("memory", memory, _NEW_MEMORY, {"description": "", "body": "", "topics": []})
-    _text("name", memory.get("name"))
-    _text("type", memory.get("type"))
-    # A string of topics is no list of them (it was stored a letter a topic).
-    _texts("topics", memory["topics"])
-    return {**memory, "links": {**_NO_LINKS, **(memory.get("links") or {})}}
+    """A memory to write, with the defaults of what it may leave out; a partial
+    ``links`` is completed."""
+    memory = _record("memory", memory, {"description": "", "body": "", "topics": []})
+    links = memory.get("links")
+    return {**memory, "links": _record("memory.links", {} if links is None else links, _NO_LINKS)}
 
 
 def _overlay(defaults, settings):
@@ -694,7 +678,7 @@ class Mneme:
             "provider": _text("provider", provider),
             "messages": _json("messages", messages),
             "parent": _optional_text("parent", parent),
-            "agent": None if agent is None else _agent(agent),
+            "agent": agent,
         }
         return self._method("append-turn", _text("id", id), turn)
 
@@ -708,7 +692,6 @@ class Mneme:
         model = None if model is None else _text("model", model)
         if not isinstance(injections, (list, tuple)):
             raise MnemeError("invalid-argument", f"injections must be a list of dicts, not {type(injections).__name__}")
-        injections = [_injection(at, injection) for at, injection in enumerate(injections)]
         context = self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
         return {**context, "body": json.loads(context["body"])}
 
@@ -722,7 +705,7 @@ class Mneme:
         branch, and each sub-agent's apart: ``{total, cost, replies, branches,
         subagents}``; ``prices`` ``{input, output, cache_read, cache_creation}``
         (dollars per million tokens) price them."""
-        return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices, ("input", "output", "cache_read", "cache_creation")))
+        return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices))
 
     def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> JsonList:
         """Copies the conversation up to ``from_`` (default: the newest message) into a
@@ -978,7 +961,7 @@ class Mneme:
 
     def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Json:
         """Changes fields in place: ``{name?, type?, description?, body?, topics?, confidence?}``."""
-        change = _record("change", change, ("name", "type", "description", "body", "topics", "confidence"))
+        change = _record("change", change)
         return self._memory("update", project, _text("file", file), change, _now_ms(now))
 
     def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Json:
@@ -995,7 +978,7 @@ class Mneme:
 
     def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> JsonList:
         """Memories without their bodies, newest first; ``filter``: ``{type?, topic?, session?, all?}``."""
-        return self._memory("list", project, _record("filter", filter or {}, ("type", "topic", "session", "all"), {"all": False}))
+        return self._memory("list", project, _record("filter", filter or {}, {"all": False}))
 
     def memory_show(self, project: Optional[str], file: str) -> Json:
         """A memory and the chain of memories it superseded or that superseded it:
@@ -1073,13 +1056,8 @@ class Mneme:
         ``{cwd, home, managed?, paths?, external_imports?}``: imports outside ``cwd`` that a
         managed, project or local file makes load only with ``external_imports`` true (the
         user's approval); each is listed with ``external`` true."""
-        request = _record("request", request, ("cwd", "home", "managed", "paths", "external_imports"), {"external_imports": False})
-        if not isinstance(request["external_imports"], bool):
-            raise MnemeError("invalid-argument", "request: external_imports must be True or False")
-        wit = {"cwd": _text("cwd", request.get("cwd")), "home": _text("home", request.get("home")),
-               "managed": None if request.get("managed") is None else _text("managed", request["managed"]),
-               "paths": [_text("path", p) for p in request.get("paths", [])], "external_imports": request["external_imports"]}
-        return self._instance.call(_MEMORY, "instructions", self._store, wit)
+        request = _record("request", request, {"paths": [], "external_imports": False})
+        return self._instance.call(_MEMORY, "instructions", self._store, request)
 
     def write_file(self, path: str, text: str) -> None:
         """Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute ``path``."""
@@ -1099,18 +1077,17 @@ class Mneme:
         """The core's default route policy, with each field given replacing the default's;
         a ``reset`` given is whole (what it leaves out is off)."""
         off = {"idle_minutes": None, "daily_reset_hour": None, "utc_offset_minutes": 0, "ttl_ms": None}
-        given = _record("policy", policy or {}, ("main_key", "dm_scope", "reset", "overrides", "reset_commands"))
+        given = _record("policy", policy or {})
         merged = {**self._instance.call(_INDEX, "default-route-policy"), **given}
         if "reset" in given:
             merged["reset"] = {**off, **given["reset"]}
-        overrides = [_record(f"overrides[{i}]", o, ("chat_type", "provider", "policy"), {"policy": {}}) for i, o in enumerate(given.get("overrides", []))]
-        merged["overrides"] = [{"chat_type": o.get("chat_type"), "provider": o.get("provider"), "policy": {**off, **o["policy"]}} for o in overrides]
+        overrides = [_record(f"overrides[{i}]", o, {"policy": {}}) for i, o in enumerate(given.get("overrides", []))]
+        merged["overrides"] = [{**o, "policy": {**off, **o["policy"]}} for o in overrides]
         return merged
 
     @staticmethod
     def _inbound(inbound):
-        fields = ("agent", "chat_type", "provider", "id", "thread", "text", "origin", "metadata")
-        return _record("inbound", inbound, fields, {"chat_type": "direct", "text": "", "origin": {}, "metadata": []})
+        return _record("inbound", inbound, {"chat_type": "direct", "text": "", "origin": {}, "metadata": []})
 
     def resolve(self, inbound: Json, policy: Optional[Json] = None, now: Time = None, new_session_id: Optional[str] = None) -> Json:
         """Routes a message: ``{key, session_id, action, reason, previous_session_id, text}``,
@@ -1127,7 +1104,7 @@ class Mneme:
 
     def update_key(self, key: str, patch: Json) -> Json:
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
-        patch = _record("patch", patch, ("title", "model", "origin", "toggles", "metadata"), {"toggles": [], "metadata": []})
+        patch = _record("patch", patch, {"toggles": [], "metadata": []})
         return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
 
     def import_openclaw_keys(self, data: Union[bytes, str]) -> Json:

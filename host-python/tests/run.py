@@ -181,7 +181,7 @@ def _(scratch):
     refused(lambda: store.plan_compaction("s", {"keep": {"recent_messages": 2**32}}), "invalid-argument", "recent_messages is 4294967296")
     refused(lambda: store.reset_gate("s", {"daily_reset_hour": 256}), "invalid-argument", "daily_reset_hour is 256: give a whole number from 0 to 255")
     refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": "most"}}), "invalid-argument", "fraction must be a number, not str")
-    refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "body": "b", "topics": "abc"}), "invalid-argument", "topics must be a list of strings")
+    refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "body": "b", "topics": "abc"}), "invalid-argument", "memory.topics must be a list, not str")
     closed = Mneme(os.path.join(scratch, "closed"))
     closed.close()
     refused(lambda: closed.list(), "invalid-argument", "this store is closed")

@@ -1,6 +1,8 @@
 //! Build orchestration: `cargo xtask <setup|demo|test>`. Each command sets up what it
 //! needs (the wasm target) first, so the README's two commands work on a fresh machine.
 
+mod codegen;
+
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
@@ -39,6 +41,8 @@ commands:
               real Claude Code and pi against a mock model API, the browser tests
               in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
               system calls: run as root), and a fuzz smoke (12 s per target)
+  codegen     write host-node/js/wit.js, the table of wit/*.wit's types and functions
+              the JavaScript API converts values by (--check: only compare, fail if stale)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
@@ -62,6 +66,11 @@ fn main() -> ExitCode {
         Some("setup") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
         Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| setup_fuzz()).and_then(|()| test()),
+        Some("codegen") => match args.get(1).map(String::as_str) {
+            None => codegen::codegen(false),
+            Some("--check") => codegen::codegen(true),
+            Some(other) => Err(format!("codegen takes --check or nothing, not `{other}`")),
+        },
         Some("wasi") => setup().and_then(|()| build_wasi()),
         Some("node") => {
             setup().and_then(|()| setup_hosts()).and_then(|()| build_hosts()).and_then(|()| run("node", &["host-node/build.mjs"]))
@@ -381,6 +390,7 @@ fn bench(extra: &[String]) -> Result<(), String> {
 fn test() -> Result<(), String> {
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"])?;
+    codegen::codegen(true)?;
     // The no_std core is built for wasm by host-native's build script (the component).
     release_tests(&[])?;
     // The bench too: it is not run here, but its code is linted like the rest.
