@@ -31,7 +31,8 @@ if (transpiled.status !== 0) {
   console.error(`error: jco transpile failed (exit ${transpiled.status ?? transpiled.signal})`);
   process.exit(1);
 }
-// The browser package's options table and value types: the same API, written once.
-copyFileSync(join(HERE, "..", "web", "js", "options.js"), join(OUT, "options.js"));
+// The JavaScript API every JavaScript package shares (js/), with the engine for jco's
+// output, and the browser package's value types: the same API, written once.
+for (const file of ["api.js", "jco.js", "wit.js", "options.js"]) copyFileSync(join(HERE, "..", "js", file), join(OUT, file));
 copyFileSync(join(HERE, "..", "web", "js", "mneme.d.ts"), join(OUT, "web.d.ts"));
 console.log(`transpiled ${COMPONENT} into ${OUT}`);

@@ -37,7 +37,8 @@ import { instantiate } from "../../host-node/gen/mneme.js";
 import core from "../../host-node/gen/mneme.core.wasm";
 import core2 from "../../host-node/gen/mneme.core2.wasm";
 import core3 from "../../host-node/gen/mneme.core3.wasm";
-import { Mneme, MnemeError, checkBytes, engine } from "../../host-node/js/api.js";
+import { Mneme, MnemeError } from "../../host-node/gen/api.js";
+import { JcoEngine, checkBytes, instance } from "../../host-node/gen/jco.js";
 import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
@@ -110,14 +111,14 @@ export class MnemeStore extends DurableObject {
   /** RPC: the size limits of the store's sessions (0: the core's default), until the object restarts. */
   setLimits({ partBytes = 0, totalBytes = 0 } = {}) {
     // The store it replaces gives back the sessions it holds first.
-    this.store?.store[Symbol.dispose]?.();
-    this.store = Mneme.over(engine(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes });
+    this.store?.engine.store[Symbol.dispose]?.();
+    this.store = new Mneme(new JcoEngine(instance(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes }));
   }
 
   /** RPC: checks transcript bytes that are not in the store. */
   async checkBytes(bytes) {
     try {
-      return { ok: await checkBytes(this.store.root, bytes) };
+      return { ok: await checkBytes(this.store.engine.root, bytes) };
     } catch (error) {
       if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
       throw error;
@@ -144,7 +145,7 @@ export class MnemeStore extends DurableObject {
   /** RPC: the core's storage contract on this object's storage (run on an empty store). */
   async storageContract() {
     try {
-      return { ok: [...this.store.root.sessions.storageContract()] };
+      return { ok: [...this.store.engine.root.sessions.storageContract()] };
     } catch (error) {
       return { err: { kind: "component", message: String(error?.stack ?? JSON.stringify(error)) } };
     }

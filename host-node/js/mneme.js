@@ -14,8 +14,9 @@
 // browser package's shape.
 import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
+import { Mneme as Api, MnemeError } from "../gen/api.js";
+import { JcoEngine, NO_STORAGE, checkBytes, instance } from "../gen/jco.js";
 import { checkOptions } from "../gen/options.js";
-import { Mneme as Api, MnemeError, NO_STORAGE, checkBytes, engine } from "./api.js";
 import { FsStorage, StorageFailure } from "./storage.js";
 
 export { FsStorage, MnemeError, StorageFailure };
@@ -30,7 +31,7 @@ function coreModule(path) {
 let utility;
 /** An instance for the calls that need no store. */
 function tools() {
-  utility ??= engine(instantiate, coreModule, NO_STORAGE);
+  utility ??= instance(instantiate, coreModule, NO_STORAGE);
   return utility;
 }
 
@@ -54,7 +55,7 @@ export class Mneme extends Api {
     } catch (error) {
       throw error instanceof TypeError ? new MnemeError("invalid-argument", error.message) : error;
     }
-    return Mneme.over(engine(instantiate, coreModule, storage), storage, { partBytes, totalBytes });
+    return new Mneme(new JcoEngine(instance(instantiate, coreModule, storage), storage, { partBytes, totalBytes }));
   }
 
   /** Checks transcript bytes that are not in a store. */

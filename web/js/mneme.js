@@ -10,7 +10,7 @@
 
 import init, * as wasm from "../pkg/mneme_web.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, withLocks } from "./backends.js";
-import { checkOptions, guardOptions } from "./options.js";
+import { checkOptions, guardOptions } from "../pkg/options.js";
 
 const OPEN_OPTIONS = ["backend", "namespace", "storage", "partBytes", "totalBytes", "lockTimeoutMs"];
 

@@ -1,5 +1,5 @@
 //! `cargo xtask codegen`: the engine's WIT (wit/*.wit) as a table the JavaScript API
-//! converts every value by (host-node/js/wit.js). jco's transpiled component carries
+//! converts every value by (js/wit.js). jco's transpiled component carries
 //! no types at run time; without this table each record's fields, each enum's cases and
 //! each integer's range were written again by hand in the API and drifted from the WIT.
 //! The output is checked in; `--check` (in the test command) fails when it is stale.
@@ -11,7 +11,7 @@ use std::path::Path;
 use wit_parser::{FunctionKind, Handle, InterfaceId, Resolve, Type, TypeDefKind, TypeId};
 
 const WIT: &str = "wit";
-pub const JS_TABLE: &str = "host-node/js/wit.js";
+pub const JS_TABLE: &str = "js/wit.js";
 
 /// Writes the table, or with `check` only compares it with what is checked in.
 pub fn codegen(check: bool) -> Result<(), String> {

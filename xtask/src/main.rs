@@ -41,7 +41,7 @@ commands:
               real Claude Code and pi against a mock model API, the browser tests
               in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
               system calls: run as root), and a fuzz smoke (12 s per target)
-  codegen     write host-node/js/wit.js, the table of wit/*.wit's types and functions
+  codegen     write js/wit.js, the table of wit/*.wit's types and functions
               the JavaScript API converts values by (--check: only compare, fail if stale)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
@@ -296,12 +296,20 @@ fn fuzz_smoke() -> Result<(), String> {
 
 /// Builds `web/pkg`: the binding for wasm32 (its own target dir, so it never mixes
 /// with the component build), wasm-bindgen's JS glue, then wasm-opt.
+/// The JavaScript API (js/) the browser package takes into web/pkg (the Node package's
+/// build takes them and js/jco.js into host-node/gen).
+const SHARED_JS: [&str; 3] = ["api.js", "wit.js", "options.js"];
+
 fn build_web() -> Result<(), String> {
     run(
         &cargo(),
         &["build", "--package", "mneme-web", "--target", WASM_TARGET, "--profile", "wasm-release", "--target-dir", "target/web"],
     )?;
     run("wasm-bindgen", &["--target", "web", "--out-dir", "web/pkg", "target/web/wasm32-unknown-unknown/wasm-release/mneme_web.wasm"])?;
+    // The JavaScript API every JavaScript package shares, beside the binding.
+    for file in SHARED_JS {
+        std::fs::copy(format!("js/{file}"), format!("web/pkg/{file}")).map_err(|e| format!("cannot copy js/{file} into web/pkg: {e}"))?;
+    }
     run(
         "web/node_modules/.bin/wasm-opt",
         &[

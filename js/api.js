@@ -1,9 +1,10 @@
-// The JavaScript API of the Mneme component, for every JavaScript host that runs
-// jco's transpiled component (Node: host-node/js/mneme.js; the edge: host-edge/). It
-// has the browser package's shape (web/js/mneme.js): the same methods, the same JSON
-// shapes (mneme-core's), errors as MnemeError with the core's `kind` and words. No I/O
-// and nothing host-specific here: a host supplies the instance and its storage.
-import { guardOptions } from "../gen/options.js";
+// The JavaScript API of Mneme, one for every JavaScript host: the browser
+// (web/js/mneme.js), Node (host-node/js/mneme.js) and the edge (host-edge/). They
+// differ only in the engine that reaches the core: jco's transpiled component
+// (./jco.js) or the browser's wasm-bindgen binding (web/js/mneme.js). Values are
+// mneme-core's JSON (snake_case, numbers, `{case: value}` or `"case"`, null); errors
+// are MnemeError with the core's `kind` and words. No I/O here.
+import { guardOptions } from "./options.js";
 import { FUNCTIONS, TYPES } from "./wit.js";
 
 export class MnemeError extends Error {
@@ -15,35 +16,6 @@ export class MnemeError extends Error {
   }
 }
 
-/**
- * One instance of the transpiled component (`instantiate` from jco's output, its core
- * modules from `coreModule(path)`) whose storage imports call `storage`'s synchronous
- * methods, which throw a `{tag, val}` storage error to fail.
- */
-export function engine(instantiate, coreModule, storage) {
-  const imports = {
-    list: (prefix) => storage.list(prefix),
-    read: (key, offset, len) => storage.read(key, offset, len),
-    append: (key, data) => storage.append(key, data),
-    replace: (key, data, expectedSize) => storage.replace(key, data, expectedSize),
-    truncate: (key, len, expectedSize) => storage.truncate(key, len, expectedSize),
-    remove: (key) => storage.remove(key),
-    rename: (from, to) => storage.rename(from, to),
-    lock: (name) => storage.lock(name),
-    unlock: (name) => storage.unlock(name),
-  };
-  // jco's instantiation mode looks the interfaces up with and without their version.
-  return instantiate(coreModule, {
-    "mneme:engine/storage": imports,
-    "mneme:engine/storage@0.1.0": imports,
-    "mneme:engine/types": {},
-    "mneme:engine/types@0.1.0": {},
-  });
-}
-
-/** A storage that refuses everything: for an instance that needs no store (checkBytes). */
-export const NO_STORAGE = new Proxy({}, { get: (_, op) => (key) => { throw { tag: "io", val: { key: String(key), message: `no storage behind ${String(op)}` } }; } });
-
 // The component speaks WIT's JavaScript shapes (camelCase fields, bigint for 64-bit
 // integers, `{tag, val}` variants, undefined for none); callers speak mneme-core's
 // JSON (snake_case, numbers, `{case: value}` or `"case"`, null). `lower` and `lift`
@@ -52,7 +24,7 @@ export const NO_STORAGE = new Proxy({}, { get: (_, op) => (key) => { throw { tag
 // and every integer's range come from the WIT, never from a list kept here.
 // A result's field names are few and come back on every call: each is spelled once.
 const snakeNames = new Map();
-const snake = (name) => {
+export const snake = (name) => {
   let spelled = snakeNames.get(name);
   if (spelled === undefined) {
     spelled = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
@@ -61,7 +33,7 @@ const snake = (name) => {
   return spelled;
 };
 /** A WIT name (kebab-case) or mneme-core's (snake_case) as jco spells it. */
-const camel = (name) => name.replace(/[-_]([a-z0-9])/g, (_, c) => c.toUpperCase());
+export const camel = (name) => name.replace(/[-_]([a-z0-9])/g, (_, c) => c.toUpperCase());
 const kebab = (name) => snake(name).replace(/_/g, "-");
 
 /** Each integer type's range: jco lowers a number outside it wrapped (-1 as a u64 is 2^64 - 1: a cap of no limit; 256 as a u8 is 0), 64-bit ones up to the safe integers. */
@@ -82,7 +54,7 @@ const isObject = (value) => value !== null && typeof value === "object" && !Arra
  * word: a string given for a list as its characters (topics "abc" stored as a, b, c), a
  * number out of range wrapped, any value as a bool by its truthiness ("no" is true).
  */
-function lower(type, value, name) {
+export function lower(type, value, name) {
   if (typeof type === "string") {
     const range = INTEGERS[type];
     if (range) {
@@ -159,7 +131,7 @@ function lowerCase(cases, value, name) {
 }
 
 /** A value of WIT type `type` from the component as mneme-core's JSON. */
-function lift(type, value) {
+export function lift(type, value) {
   if (type === null) return null;
   if (typeof type === "string") {
     if (typeof value === "bigint") return Number(value);
@@ -178,25 +150,6 @@ function lift(type, value) {
   if ("result" in type) return value.tag === "ok" ? { ok: lift(type.result[0], value.val) } : { err: lift(type.result[1], value.val) };
   if ("tuple" in type) return type.tuple.map((item, i) => lift(item, value[i]));
   return value;
-}
-
-/**
- * Calls WIT function `key` (`interface.name`, `interface.resource.method`; see
- * ./wit.js) of instance `root` with `args`, mneme-core's JSON, one per parameter; the
- * store goes where the function borrows one. Resolves with its result as
- * mneme-core's JSON; an `err` is thrown as it came.
- */
-function invoke(root, store, key, args) {
-  const { method, params, result } = FUNCTIONS[key];
-  const path = key.split(".");
-  const values = [];
-  let next = 0;
-  for (const [name, type] of params) values.push(typeof type === "object" && "borrow" in type ? store : lower(type, args[next++], snake(name)));
-  if (next !== args.length) throw new Error(`${key} takes ${next} arguments, not ${args.length}`);
-  const target = method ? store : root[camel(path[0])];
-  const raw = target[camel(path[path.length - 1])](...values);
-  // A result's `err` is thrown by jco; what comes back is the `ok`.
-  return lift(result !== null && typeof result === "object" && "result" in result ? result.result[0] : result, raw);
 }
 
 /** A bad argument is a MnemeError, never a trap inside the WebAssembly instance. */
@@ -219,29 +172,15 @@ const object = (name, value) => {
   return value;
 };
 
-/** Runs a component call; its `err` becomes a MnemeError worded by the core. */
-async function call(root, run, shape) {
+/** Runs a call; a value jco refuses before it enters the instance is a bad argument too. */
+async function call(run) {
   try {
-    const value = run();
-    return shape ? shape(value) : value;
+    return await run();
   } catch (error) {
-    if (error instanceof MnemeError) throw error;
-    // jco refuses a value that does not fit the WIT type before it enters the instance.
     if (error instanceof TypeError) throw new MnemeError("invalid-argument", error.message);
-    const payload = error?.payload ?? error;
-    if (payload && typeof payload.tag === "string" && !(payload instanceof Error)) {
-      const { kind, message, details } = root.sessions.explain(payload);
-      throw new MnemeError(kind, message, JSON.parse(details));
-    }
     throw error;
   }
 }
-
-// What the WIT carries as JSON text (a request body, a message's blocks, an import's
-// provenance) is given as the value it is, as mneme-core's JSON gives it.
-const withBody = (context) => ({ ...context, body: JSON.parse(context.body) });
-const withBlocks = (context) => ({ ...context, messages: context.messages.map((m) => ({ ...m, content: JSON.parse(m.content) })) });
-const withProvenance = (imported) => ({ ...imported, provenance: JSON.parse(imported.provenance) });
 
 /** A memory scope as WIT's variant: a project's folder name, or null for the global memory. */
 const scope = (project) => (project == null ? "global" : { project: text("project", project) });
@@ -258,50 +197,48 @@ const newMemory = (name, memory) => {
 const snakeKeys = (value) => Object.fromEntries(Object.entries(value).map(([key, item]) => [snake(key), item]));
 
 /**
- * A store: the API every JavaScript host of the component shares (the browser
- * package's shape). Hosts make one with `Mneme.over(root, storage, limits)` from an
- * instance made by `engine`.
+ * A store. `engine` reaches the core: `invoke(key, args)` calls WIT function `key`
+ * (`interface.name`, `interface.resource.method`; see ./wit.js) with `args`,
+ * mneme-core's JSON, one per parameter but the store, and gives its result (or a
+ * promise of it) as mneme-core's JSON, throwing a MnemeError for its `err`;
+ * `run(plan)` is the core's compaction driver (`next`, `answer`, `answerAll`,
+ * `finish`, `failure`, `dispose`); `close()` gives back what the store holds; `storage`
+ * is what it stores in.
  */
 export class Mneme {
-  /** A store on `root` (an instance from `engine`) whose storage is `storage`; 0 for a limit is the core's default. */
-  static over(root, storage, { partBytes = 0, totalBytes = 0 } = {}) {
-    const defaults = root.sessions.defaultLimits();
-    const limits = { partBytes: unsigned("partBytes", partBytes) || defaults.partBytes, totalBytes: unsigned("totalBytes", totalBytes) || defaults.totalBytes };
-    return new this(root, new root.sessions.Store(limits), storage);
-  }
-
-  constructor(root, store, storage) {
-    this.root = root;
-    this.store = store;
-    this.storage = storage;
+  constructor(engine) {
+    this.engine = engine;
+    /** The storage under the store, as the host made it (its files, for tools and tests). */
+    this.storage = engine.storage;
   }
 
   #closed = false;
+  #defaults = new Map();
 
-  /** Calls WIT function `key` with the arguments `args()` gives (mneme-core's JSON); `shape` gives its result the value callers see. */
-  #invoke(key, args, shape) {
-    return this.#call(() => invoke(this.root, this.store, key, args()), shape);
+  /** Calls WIT function `key` with the arguments `args()` gives (or a promise of them); refused once the store is closed. */
+  #invoke(key, args) {
+    return call(async () => {
+      if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
+      return this.engine.invoke(key, await args());
+    });
   }
 
   /** The core's defaults (from WIT function `key`) overlaid with what the caller set, as mneme-core's JSON. */
-  #overlay(key, settings) {
+  async #overlay(key, settings) {
     object("settings", settings);
-    const defaults = invoke(this.root, this.store, key, []);
+    if (!this.#defaults.has(key)) this.#defaults.set(key, await this.engine.invoke(key, []));
+    const defaults = this.#defaults.get(key);
     // A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
     const unknown = Object.keys(settings).find((name) => !(snake(name) in defaults));
     if (unknown !== undefined) refuse(`unknown setting \`${snake(unknown)}\`: use ${Object.keys(defaults).join(", ")}`);
     return { ...defaults, ...snakeKeys(settings) };
   }
 
-  /** Gives back the sessions it holds and the locks its storage took. */
+  /** Gives back the sessions it holds and the locks its storage took; every later call is refused. */
   async close() {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      this.store[Symbol.dispose]?.();
-    } finally {
-      this.storage.close?.();
-    }
+    await this.engine.close();
   }
 
   /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, a line names the session's own. */
@@ -321,7 +258,7 @@ export class Mneme {
    * `model`, the model the request goes to, sends another model's thinking as the session's client does.
    */
   providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
-    return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections], withBody);
+    return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections]);
   }
   branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
   usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
@@ -330,20 +267,20 @@ export class Mneme {
   }
   /** Imports another agent's transcript (its bytes or text) as a new session; see the browser package. */
   importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from, id, cwd, origin, uuid, now_ms: int("now", now) }], withProvenance);
+    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from, id, cwd, origin, uuid, now_ms: int("now", now) }]);
   }
   /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, message_count, verbatim, data}`, `data` a Uint8Array. */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return this.#invoke("sessions.store.export-session", () => [id, to, uuid]);
   }
   /** One cleanup pass (see the browser package); `policy` overlays the core's defaults. */
-  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", () => [this.#overlay("sessions.default-retention", policy), int("now", now)]); }
+  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), int("now", now)]); }
   archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, int("now", now)]); }
   archived() { return this.#invoke("sessions.store.archived", () => []); }
   restore(id) { return this.#invoke("sessions.store.restore", () => [id]); }
   tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, int("now", now)]); }
   load(id) { return this.#invoke("sessions.store.load", () => [id]); }
-  context(id) { return this.#invoke("sessions.store.context", () => [id], withBlocks); }
+  context(id) { return this.#invoke("sessions.store.context", () => [id]); }
   list() { return this.#invoke("sessions.store.list", () => []); }
   /** The messages across every session that best match `query`, best first. */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) {
@@ -355,7 +292,7 @@ export class Mneme {
   repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, int("now", now)]); }
   reopen(id) {
     if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
-    invoke(this.root, this.store, "sessions.store.reopen", [id]);
+    return this.engine.invoke("sessions.store.reopen", [id]);
   }
   /** The kinds of secret taken out before anything is written (every kind by default; `[]` for none). */
   setRedaction(kinds) { return this.#invoke("sessions.store.set-redaction", () => [kinds]); }
@@ -365,7 +302,7 @@ export class Mneme {
 
   /** Plans a compaction; `settings` overlays the core's defaults (mneme-core's JSON). */
   planCompaction(id, settings = {}, mode = "auto") {
-    return this.#invoke("compaction.plan-compaction", () => [id, this.#overlay("compaction.default-settings", settings), mode]);
+    return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings), mode]);
   }
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
@@ -382,21 +319,21 @@ export class Mneme {
   async compact(id, { settings = {}, mode = "auto", summarize, boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     if (summarize != null && typeof summarize !== "function") throw new MnemeError("invalid-argument", "summarize must be a function");
     const plan = await this.planCompaction(id, settings, mode);
-    const run = new this.root.compaction.Run(lower("compaction.plan", plan, "plan"));
+    const run = this.engine.run(plan);
     let applied = null;
     try {
       for (;;) {
-        const step = lift("compaction.step", run.next());
+        const step = run.next();
         if (step.summarize) {
           const { prompt, max_tokens: maxTokens } = step.summarize;
           if (summarize) {
             // Plain text or a promise; a summariser that throws is a failure like a rejection.
             run.answer(await Promise.resolve().then(() => summarize(prompt, maxTokens)).then(
-              (answer) => (typeof answer === "string" ? { tag: "ok", val: answer } : { tag: "err", val: "the summariser answered with something other than text" }),
-              (error) => ({ tag: "err", val: String(error?.message ?? error) }),
+              (answer) => (typeof answer === "string" ? { ok: answer } : { err: "the summariser answered with something other than text" }),
+              (error) => ({ err: String(error?.message ?? error) }),
             ));
           } else {
-            const offline = await this.summarizeOffline(id, plan).then((val) => ({ tag: "ok", val }), (error) => ({ tag: "err", val: error.message }));
+            const offline = await this.summarizeOffline(id, plan).then((summary) => ({ ok: summary }), (error) => ({ err: error.message }));
             run.answerAll(offline);
           }
         } else if (step.apply !== undefined) {
@@ -409,20 +346,20 @@ export class Mneme {
           break;
         }
       }
-      return { plan, applied, failure: run.failure() ?? null };
+      return { plan, applied, failure: run.failure() };
     } finally {
-      run[Symbol.dispose]?.();
+      run.dispose();
     }
   }
   recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-failure", () => [id, reason, int("now", now)]); }
-  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush", () => [id, this.#overlay("gates.default-flush-settings", settings)]); }
+  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
   recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, int("now", now)]); }
-  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction", () => [id, this.#overlay("gates.default-extraction-settings", settings)]); }
+  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
   recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, int("now", now)]); }
   /** Whether the next message should start a new session; no policy field set means never. */
   resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset", () => [id, int("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
-  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream", () => [int("now", now), this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", () => [int("now", now), holder, this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream", async () => [int("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [int("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, completed === true]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
@@ -444,7 +381,7 @@ export class Mneme {
   memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
     return this.#invoke("memory.recall", () => [scope(project), query, limit, all === true, window(since, until)]);
   }
-  memoryLoad(project, caps = {}) { return this.#invoke("memory.load", () => [scope(project), this.#overlay("memory.default-caps", caps)]); }
+  memoryLoad(project, caps = {}) { return this.#invoke("memory.load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
   memoryReindex(project) { return this.#invoke("memory.reindex", () => [scope(project)]); }
   /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
   memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.used", () => [scope(project), files, int("now", now)]); }
@@ -475,8 +412,9 @@ export class Mneme {
   removeFile(path) { return this.#invoke("memory.remove-file", () => [path]); }
 
   /** A route policy from the core's defaults: each field given replaces the default's; a `reset` given is whole (what it omits is off). */
-  #routePolicy(policy) {
-    const defaults = invoke(this.root, this.store, "index.default-route-policy", []);
+  async #routePolicy(policy) {
+    if (!this.#defaults.has("index.default-route-policy")) this.#defaults.set("index.default-route-policy", await this.engine.invoke("index.default-route-policy", []));
+    const defaults = this.#defaults.get("index.default-route-policy");
     const given = snakeKeys(object("policy", policy));
     const resetPolicy = (value) => ({ utc_offset_minutes: 0, ...snakeKeys(object("reset policy", value ?? {})) });
     return {
@@ -491,7 +429,7 @@ export class Mneme {
   }
   /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
-    return this.#call(() => invoke(this.root, this.store, "index.resolve", [this.#inbound(inbound), this.#routePolicy(policy), int("now", now), text("newSessionId", newSessionId)]));
+    return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), int("now", now), text("newSessionId", newSessionId)]);
   }
   /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) {
@@ -527,25 +465,7 @@ export class Mneme {
   keys(filter = []) { return this.#invoke("index.list", () => [filter]); }
   indexReport() { return this.#invoke("index.report", () => []); }
   /** The session key of a message (nothing is read or written). */
-  keyOf(inbound, policy = {}) { return this.#call(() => invoke(this.root, this.store, "index.key-of", [this.#inbound(inbound), this.#routePolicy(policy)])); }
+  keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }
-
-  /** Runs `run` as a call of this store: refused once it is closed, its `err` a MnemeError. */
-  #call(run, shape) {
-    return call(
-      this.root,
-      () => {
-        if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
-        return run();
-      },
-      shape,
-    );
-  }
 }
 guardOptions(Mneme, MnemeError);
-
-/** Checks transcript bytes that are not in a store, on any instance. */
-export async function checkBytes(root, bytes) {
-  if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-  return call(root, () => invoke(root, undefined, "sessions.check-bytes", [bytes]));
-}
