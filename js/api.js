@@ -234,7 +234,7 @@ export class Mneme {
     return { ...defaults, ...snakeKeys(settings) };
   }
 
-  /** Gives back the sessions it holds and the locks its storage took; every later call is refused. */
+  /** Gives back the sessions it holds, then closes the storage's handles and locks (the OPFS worker, the IndexedDB connection, lock files); every later call is refused. */
   async close() {
     if (this.#closed) return;
     this.#closed = true;
@@ -247,8 +247,10 @@ export class Mneme {
   }
   /**
    * Appends a turn in one write (all of it or nothing): one message or an array, in
-   * Anthropic's shape or OpenAI's (`provider: "openai"`). `parent` rewinds; `agent:
-   * {id, parent_call}` writes into that sub-agent's transcript. `cwd` as for `append`.
+   * Anthropic's shape (content blocks, `tool_use` / `tool_result`) or OpenAI's
+   * (`tool_calls`, `tool` role) with `provider: "openai"`. `parent` rewinds: the turn
+   * continues from that entry instead of the newest one. `agent: {id, parent_call}` writes
+   * into that sub-agent's transcript instead (Claude Code sessions). `cwd` as for `append`.
    */
   appendTurn(id, messages, { provider = "anthropic", cwd = "", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
     return this.#invoke("sessions.store.append-turn", () => [id, { uuid, now_ms: int("now", now), cwd, provider, messages: JSON.stringify(messages), parent, agent }]);
@@ -260,29 +262,49 @@ export class Mneme {
   providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
     return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections]);
   }
+  /** Every branch of a session (each leaf message), the current one first. */
   branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
+  /** The token ledger: usage in all and per branch; priced with `{input, output, cache_read, cache_creation}` per million tokens. */
   usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
+  /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("sessions.store.fork", () => [id, from, text("to", to), int("now", now)]);
   }
-  /** Imports another agent's transcript (its bytes or text) as a new session; see the browser package. */
+  /**
+   * Imports another agent's transcript (`data`: its bytes or text) as a new session:
+   * `from` is `claude`, `pi`, `codex`, `gemini` or `openai` (null: told from the content);
+   * `id` and `cwd` default to the transcript's own; `origin` (a path or file name) is
+   * recorded in the new session. Resolves with `{id, project, source, format, message_count,
+   * skipped, migrated_from, provenance}`; an id already taken rejects with `session-exists`.
+   */
   importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from, id, cwd, origin, uuid, now_ms: int("now", now) }]);
   }
-  /** A session in `to` (`claude`, `pi`, `openai`, `markdown`): `{format, message_count, verbatim, data}`, `data` a Uint8Array. */
+  /**
+   * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
+   * message_count, verbatim, data}`, `data` a Uint8Array: the stored bytes when `to` is the
+   * session's own dialect (`verbatim`), else the conversation it resumes to.
+   */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return this.#invoke("sessions.store.export-session", () => [id, to, uuid]);
   }
-  /** One cleanup pass (see the browser package); `policy` overlays the core's defaults. */
+  /**
+   * One cleanup pass: archives sessions past their time to live, deletes only what
+   * `policy` asks (`{ttl_ms, classes: [{class, ttl_ms}], keep_archived_ms, delete_archived,
+   * max_disk_bytes, dry_run}`, each defaulted). Resolves with `{dry_run, archived, removed, kept_bytes}`.
+   */
   gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), int("now", now)]); }
+  /** Moves a session into the archive now: `{id, project, archived_ms, files, bytes}`. */
   archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, int("now", now)]); }
+  /** Every archived session, oldest first. */
   archived() { return this.#invoke("sessions.store.archived", () => []); }
+  /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
   restore(id) { return this.#invoke("sessions.store.restore", () => [id]); }
   tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, int("now", now)]); }
   load(id) { return this.#invoke("sessions.store.load", () => [id]); }
   context(id) { return this.#invoke("sessions.store.context", () => [id]); }
   list() { return this.#invoke("sessions.store.list", () => []); }
-  /** The messages across every session that best match `query`, best first. */
+  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its conversation). */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) {
     return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]);
   }
@@ -294,9 +316,13 @@ export class Mneme {
     if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
     return this.engine.invoke("sessions.store.reopen", [id]);
   }
-  /** The kinds of secret taken out before anything is written (every kind by default; `[]` for none). */
+  /**
+   * The kinds of secret taken out of every line and memory file before it is written
+   * (every kind by default; `[]` writes text as given). Each write's entries and
+   * memories say in `redacted` what was taken.
+   */
   setRedaction(kinds) { return this.#invoke("sessions.store.set-redaction", () => [kinds]); }
-  /** Keeps a session open for writing: its lock is held until `release` (or `close`). Other processes wait, then fail with `storage/locked`. */
+  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs and processes wait, then fail with `storage/locked`. */
   hold(id) { return this.#invoke("sessions.store.hold", () => [id]); }
   release(id) { return this.#invoke("sessions.store.release", () => [id]); }
 
@@ -363,31 +389,46 @@ export class Mneme {
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, completed === true]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
+  /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
   memoryAdd(project, memory, now = Date.now()) { return this.#invoke("memory.add", () => [scope(project), newMemory("memory", memory), int("now", now)]); }
+  /** Writes many memories with one index write (bulk import). */
   memoryAddMany(project, memories, now = Date.now()) {
     return this.#invoke("memory.add-many", () => {
       if (!Array.isArray(memories)) refuse("memories must be an array");
       return [scope(project), memories.map((memory, i) => newMemory(`memories[${i}]`, memory)), int("now", now)];
     });
   }
+  /** Changes fields in place: `{name?, type?, description?, body?, topics?, confidence?}`. */
   memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.update", () => [scope(project), file, fields, int("now", now)]); }
+  /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
   memorySupersede(project, file, memory, now = Date.now()) {
     return this.#invoke("memory.supersede", () => [scope(project), file, newMemory("memory", memory), int("now", now)]);
   }
+  /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.forget", () => [scope(project), file, int("now", now)]); }
+  /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.link", () => [scope(project), from, kind, to, int("now", now)]); }
+  /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?}`. */
   memoryList(project, options = {}) { return this.#invoke("memory.list", () => [scope(project), { all: false, ...object("options", options) }]); }
+  /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(project, file) { return this.#invoke("memory.show", () => [scope(project), file]); }
+  /** The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it). */
   memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
     return this.#invoke("memory.recall", () => [scope(project), query, limit, all === true, window(since, until)]);
   }
+  /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(project, caps = {}) { return this.#invoke("memory.load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
+  /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(project) { return this.#invoke("memory.reindex", () => [scope(project)]); }
-  /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
+  /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
   memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.used", () => [scope(project), files, int("now", now)]); }
-  /** A static embedding table (text form) for hybrid recall and search; null: words alone. `{words, terms, dimensions, skipped}` or null. */
+  /**
+   * Makes recall and search hybrid with a static embedding table in its text form (a word per line, then its values, as GloVe,
+   * word2vec and fastText publish them): a string, Uint8Array or ArrayBuffer; `null` goes back to words alone. Kept in memory,
+   * never written. Resolves to `{words, terms, dimensions, skipped}` (null when cleared).
+   */
   setEmbeddings(table) { return this.#invoke("memory.set-embeddings", () => [table ?? null]); }
-  /** The request for a model to extract memories from session `id`: `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
+  /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
   planExtraction(project, id) { return this.#invoke("memory.plan-extraction", () => [scope(project), id]); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
   applyExtraction(project, plan, answer, now = Date.now()) { return this.#invoke("memory.apply-extraction", () => [scope(project), plan, answer, int("now", now)]); }
@@ -406,7 +447,7 @@ export class Mneme {
   instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
     return this.#invoke("memory.instructions", () => [{ cwd, home, managed, paths, external_imports: lower("bool", externalImports, "externalImports") }]);
   }
-  /** Keeps an instruction file at absolute `path`. */
+  /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
   writeFile(path, contents) { return this.#invoke("memory.write-file", () => [path, contents]); }
   readFile(path) { return this.#invoke("memory.read-file", () => [path]); }
   removeFile(path) { return this.#invoke("memory.remove-file", () => [path]); }
@@ -427,7 +468,7 @@ export class Mneme {
   #inbound(inbound) {
     return { text: "", metadata: [], ...object("inbound", inbound), origin: inbound.origin ?? {} };
   }
-  /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. */
+  /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
     return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), int("now", now), text("newSessionId", newSessionId)]);
   }
@@ -438,7 +479,9 @@ export class Mneme {
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
   updateKey(key, patch) { return this.#invoke("index.update", () => [key, { toggles: [], metadata: [], ...object("patch", patch) }]); }
   removeKey(key) { return this.#invoke("index.remove", () => [key]); }
+  /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
   importOpenclawKeys(data) { return this.#invoke("index.import-openclaw", () => [data]); }
+  /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
   exportOpenclawKeys() { return this.#invoke("index.export-openclaw", () => []); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }

@@ -1,29 +1,22 @@
 //! Mneme for the browser. The JavaScript package (`web/js/mneme.js`) supplies a
 //! storage backend whose methods return promises; this binding wraps it as the core's
-//! `Storage`, so the core's orchestration awaits IndexedDB and OPFS for real. Each
-//! export converts its arguments, delegates to `mneme_core::Store`, and returns JSON
-//! (parsed by the package); errors reject with `{kind, message}`, the kinds being
-//! `mneme_core::Error::kind`.
+//! `Storage`, so the core's orchestration awaits IndexedDB and OPFS for real. The
+//! package's API is the one every JavaScript package shares (`js/api.js`); it calls
+//! each operation by its WIT name through [`Engine::call`], with mneme-core's JSON, and
+//! gets mneme-core's JSON back. Errors reject with `{kind, message, details}`, the kinds
+//! being `mneme_core::Error::kind`.
 
 use std::rc::Rc;
 
 use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
-use mneme_core::index::{Field, Inbound, KeyPatch, RoutePolicy};
-use mneme_core::interchange::{ExportFormat, Import, Source};
+use mneme_core::interchange::{Exported, Import};
 use mneme_core::keys::check_key;
-use mneme_core::memory::consolidate::ConsolidationPlan;
-use mneme_core::memory::extract::ExtractionPlan;
-use mneme_core::memory::file::LinkKind;
-use mneme_core::memory::instructions::Request;
-use mneme_core::memory::memory_md::Caps;
-use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
-use mneme_core::retention::Retention;
-use mneme_core::{
-    Applied, CompactionIds, Error, Injection, KeyInfo, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Storage,
-    StorageError, Store, Turn,
-};
+use mneme_core::memory::store::Scope;
+use mneme_core::{Error, KeyInfo, Limits, Storage, StorageError, Store};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
@@ -122,7 +115,7 @@ impl Storage for JsStorage {
     }
 }
 
-/// A store over a JavaScript backend. Methods return promises of JSON text.
+/// A store over a JavaScript backend.
 #[wasm_bindgen]
 pub struct Engine {
     store: Rc<Store<JsStorage>>,
@@ -137,21 +130,241 @@ fn rejection(error: Error) -> JsValue {
     object.into()
 }
 
-fn to_json(value: &impl Serialize) -> Result<JsValue, JsValue> {
-    serde_json::to_string(value).map(JsValue::from).map_err(|e| rejection(Error::InvalidArgument(e.to_string())))
+fn to_json(value: &impl Serialize) -> Result<JsValue, Error> {
+    serde_json::to_string(value).map(JsValue::from).map_err(|e| Error::InvalidArgument(e.to_string()))
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, JsValue> {
+fn from_json<T: DeserializeOwned>(what: &str, json: &str) -> Result<T, JsValue> {
     serde_json::from_str(json).map_err(|e| rejection(Error::InvalidArgument(format!("{what}: {e}"))))
 }
 
-/// Runs `work` on the store and resolves with its result as JSON.
-fn spawn<T: Serialize, F: Future<Output = Result<T, Error>> + 'static>(
-    store: &Rc<Store<JsStorage>>,
-    work: impl FnOnce(Rc<Store<JsStorage>>) -> F,
-) -> Promise {
-    let future = work(Rc::clone(store));
-    future_to_promise(async move { to_json(&future.await.map_err(rejection)?) })
+/// An operation's arguments: one JSON value per WIT parameter but the store, in order.
+/// The bytes of its `list<u8>` values travel beside the JSON (a copy of megabytes
+/// as an array of numbers would be slow); each stands in the JSON as its index among
+/// them.
+struct Args {
+    values: std::vec::IntoIter<Value>,
+    bytes: Vec<Option<Vec<u8>>>,
+}
+
+impl Args {
+    fn new(json: &str, bytes: Vec<JsValue>) -> Result<Args, Error> {
+        let values: Vec<Value> =
+            serde_json::from_str(json).map_err(|e| Error::InvalidArgument(format!("the arguments are no JSON array: {e}")))?;
+        let bytes = bytes.iter().map(|b| b.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec)).collect();
+        Ok(Args { values: values.into_iter(), bytes })
+    }
+
+    /// The next argument, named `name` in what refuses it.
+    fn next<T: DeserializeOwned>(&mut self, name: &str) -> Result<T, Error> {
+        let value = self.values.next().unwrap_or(Value::Null);
+        serde_json::from_value(value).map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))
+    }
+
+    /// The bytes a `list<u8>` value (`index` in the JSON) stands for.
+    fn bytes_at(&mut self, index: Option<usize>, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let Some(index) = index else { return Ok(None) };
+        match self.bytes.get_mut(index).and_then(Option::take) {
+            Some(bytes) => Ok(Some(bytes)),
+            None => Err(Error::InvalidArgument(format!("{name} must be a Uint8Array"))),
+        }
+    }
+
+    fn bytes(&mut self, name: &str) -> Result<Vec<u8>, Error> {
+        let index = self.next(name)?;
+        Ok(self.bytes_at(index, name)?.unwrap_or_default())
+    }
+
+    fn text(&mut self, name: &str) -> Result<String, Error> {
+        self.next(name)
+    }
+
+    fn scope(&mut self) -> Result<Scope, Error> {
+        self.next("scope")
+    }
+
+    fn now(&mut self) -> Result<i64, Error> {
+        self.next("now_ms")
+    }
+}
+
+/// `{format, message_count, verbatim, data}`, `data` a `Uint8Array`, not an array of numbers.
+fn exported(exported: Exported) -> JsValue {
+    let object = js_sys::Object::new();
+    let _ = Reflect::set(&object, &"format".into(), &exported.format.as_str().into());
+    let _ = Reflect::set(&object, &"message_count".into(), &exported.message_count.into());
+    let _ = Reflect::set(&object, &"verbatim".into(), &exported.verbatim.into());
+    let _ = Reflect::set(&object, &"data".into(), &Uint8Array::from(exported.data.as_slice()));
+    object.into()
+}
+
+/// Runs WIT function `key` (`interface.name`, `interface.resource.method`: the keys of
+/// `js/wit.js`) on `store`: a result as JSON text, or bytes as a `Uint8Array`.
+async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<JsValue, Error> {
+    use mneme_core::{gates, index, memory, tokens};
+    let a = &mut a;
+    match key {
+        "sessions.default-retention" => to_json(&mneme_core::retention::Retention::default()),
+        "sessions.check-bytes" => to_json(&mneme_core::check_bytes(&a.bytes("data")?)),
+        "sessions.store.append" => to_json(&store.append(&a.text("id")?, a.next("entry")?).await?),
+        "sessions.store.append-turn" => to_json(&store.append_turn(&a.text("id")?, a.next("turn")?).await?),
+        "sessions.store.tombstone" => to_json(&store.tombstone(&a.text("id")?, &a.text("uuid")?, a.now()?).await?),
+        "sessions.store.load" => to_json(&store.load(&a.text("id")?).await?),
+        "sessions.store.context" => to_json(&store.context(&a.text("id")?).await?),
+        "sessions.store.provider-context" => {
+            let (id, provider, model, injections): (String, _, Option<String>, Vec<_>) =
+                (a.text("id")?, a.next("provider")?, a.next("model")?, a.next("injections")?);
+            to_json(&store.provider_context(&id, provider, model.as_deref(), &injections).await?)
+        }
+        "sessions.store.branches" => to_json(&store.branches(&a.text("id")?).await?),
+        "sessions.store.usage" => to_json(&store.usage(&a.text("id")?, a.next::<Option<_>>("prices")?.as_ref()).await?),
+        "sessions.store.fork" => {
+            let (id, from, new_id): (String, Option<String>, String) = (a.text("id")?, a.next("from")?, a.text("new_id")?);
+            to_json(&store.fork(&id, from.as_deref(), &new_id, a.now()?).await?)
+        }
+        "sessions.store.import-session" => {
+            let mut request: Value = a.next("request")?;
+            let data = request.get_mut("data").map(Value::take).unwrap_or_default();
+            request["data"] = Value::Array(Vec::new());
+            let mut request: Import = serde_json::from_value(request).map_err(|e| Error::InvalidArgument(format!("request: {e}")))?;
+            request.data = a.bytes_at(serde_json::from_value(data).ok(), "request.data")?.unwrap_or_default();
+            to_json(&store.import_session(&request).await?)
+        }
+        "sessions.store.export-session" => {
+            let (id, format, uuid): (String, _, String) = (a.text("id")?, a.next("format")?, a.text("uuid")?);
+            Ok(exported(store.export_session(&id, format, &uuid).await?))
+        }
+        "sessions.store.gc" => to_json(&store.gc(&a.next("policy")?, a.now()?).await?),
+        "sessions.store.archive" => to_json(&store.archive(&a.text("id")?, a.now()?).await?),
+        "sessions.store.archived" => to_json(&store.archived().await?),
+        "sessions.store.restore" => to_json(&store.restore(&a.text("id")?).await?),
+        "sessions.store.check" => to_json(&store.check(&a.text("id")?).await?),
+        "sessions.store.subagents" => to_json(&store.subagents(&a.text("id")?).await?),
+        "sessions.store.hold" => to_json(&store.hold(&a.text("id")?).await?),
+        "sessions.store.release" => to_json(&store.release(&a.text("id")?).await?),
+        "sessions.store.remove" => to_json(&store.remove(&a.text("id")?).await?),
+        "sessions.store.repair" => to_json(&store.repair(&a.text("id")?, a.now()?).await?),
+        "sessions.store.list" => to_json(&store.list().await?),
+        "sessions.store.search" => {
+            let (query, limit, project): (String, u32, Option<String>) = (a.text("query")?, a.next("limit")?, a.next("project")?);
+            to_json(&store.search(&query, limit as usize, project.as_deref(), a.next("window")?).await?)
+        }
+        "sessions.store.reopen" => {
+            store.reopen(&a.text("id")?);
+            to_json(&())
+        }
+        "sessions.store.set-redaction" => {
+            store.set_redaction(mneme_core::redact::Redaction::named(&a.next::<Vec<String>>("kinds")?)?);
+            to_json(&())
+        }
+        "compaction.context-window" => to_json(&tokens::context_window(&a.text("model")?)),
+        "compaction.default-settings" => to_json(&mneme_core::Settings::default()),
+        "compaction.plan-compaction" => to_json(&store.plan_compaction(&a.text("id")?, &a.next("settings")?, a.next("mode")?).await?),
+        "compaction.summarize-offline" => to_json(&store.summarize_offline(&a.text("id")?, &a.next("plan")?).await?),
+        "compaction.apply" => {
+            let (id, plan, summary): (String, mneme_core::Plan, String) = (a.text("id")?, a.next("plan")?, a.text("summary")?);
+            let ids: CompactionIds = a.next("ids")?;
+            let ids = mneme_core::CompactionIds { boundary: ids.boundary, summary: ids.summary };
+            to_json(&store.apply_compaction(&id, &plan, &summary, &ids, a.now()?).await?)
+        }
+        "compaction.record-failure" => to_json(&store.record_compaction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?),
+        "gates.silent-reply" => to_json(&gates::silent_reply(&a.text("text")?)),
+        "gates.default-flush-settings" => to_json(&gates::FlushSettings::default()),
+        "gates.default-extraction-settings" => to_json(&gates::ExtractionSettings::default()),
+        "gates.default-dream-settings" => to_json(&gates::DreamSettings::default()),
+        "gates.memory-flush" => to_json(&store.memory_flush_gate(&a.text("id")?, &a.next("settings")?).await?),
+        "gates.record-memory-flush" => to_json(&store.record_memory_flush(&a.text("id")?, a.now()?).await?),
+        "gates.extraction" => to_json(&store.extraction_gate(&a.text("id")?, &a.next("settings")?).await?),
+        "gates.record-extraction" => to_json(&store.record_extraction(&a.text("id")?, a.now()?).await?),
+        "gates.reset" => to_json(&store.reset_gate(&a.text("id")?, a.now()?, &a.next("policy")?).await?),
+        "gates.dream" => to_json(&store.dream_gate(a.now()?, &a.next("settings")?).await?),
+        "gates.dream-acquire" => to_json(&store.dream_acquire(a.now()?, &a.text("holder")?, &a.next("settings")?).await?),
+        "gates.dream-release" => to_json(&store.dream_release(a.now()?, &a.text("holder")?, a.next("completed")?).await?),
+        "index.default-route-policy" => to_json(&index::RoutePolicy::default()),
+        "index.key-of" => to_json(&index::route::key_of(&a.next("inbound")?, &a.next("policy")?)?),
+        "index.parse-key" => to_json(&index::sessionkey::parse(&a.text("key")?)?),
+        "index.resolve" => {
+            let (inbound, policy): (index::Inbound, index::RoutePolicy) = (a.next("inbound")?, a.next("policy")?);
+            to_json(&store.resolve(&inbound, &policy, a.now()?, &a.text("new_session_id")?).await?)
+        }
+        "index.reset" => to_json(&store.reset_key(&a.text("key")?, &a.text("new_session_id")?, a.now()?).await?),
+        "index.update" => to_json(&store.update_key(&a.text("key")?, &a.next("patch")?).await?),
+        "index.remove" => to_json(&store.remove_key(&a.text("key")?).await?),
+        "index.show" => to_json(&store.key(&a.text("key")?).await?),
+        "index.list" => to_json(&store.keys(&a.next::<Vec<_>>("filter")?).await?),
+        "index.report" => to_json(&store.index_report().await?),
+        "index.rebuild" => to_json(&store.rebuild_index().await?),
+        "index.import-openclaw" => to_json(&store.import_openclaw_keys(&a.bytes("data")?).await?),
+        "index.export-openclaw" => Ok(Uint8Array::from(store.export_openclaw_keys().await?.as_slice()).into()),
+        "index.crab-latest" => {
+            let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
+            to_json(&store.crab_latest(project.as_deref(), &agent, &sender).await?)
+        }
+        "index.crab-start" => {
+            let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
+            to_json(&store.crab_start(project.as_deref(), &agent, &sender, &a.text("created_by")?, a.now()?).await?)
+        }
+        "index.crab-show" => to_json(&store.crab_session(&a.text("id")?).await?),
+        "index.crab-set-title" => to_json(&store.crab_set_title(&a.text("id")?, &a.text("title")?).await?),
+        "index.crab-add-uptime" => to_json(&store.crab_add_uptime(&a.text("id")?, a.next("secs")?).await?),
+        "index.rollover-gate" => to_json(&store.rollover_gate(&a.text("key")?, a.next("max_context_tokens")?).await?),
+        "index.rollover" => {
+            let (key, summary, ids): (String, String, CompactionIds) = (a.text("key")?, a.text("summary")?, a.next("ids")?);
+            let ids = mneme_core::CompactionIds { boundary: ids.boundary, summary: ids.summary };
+            to_json(&store.rollover(&key, &summary, &ids, &a.text("new_session_id")?, a.now()?).await?)
+        }
+        "memory.default-caps" => to_json(&memory::memory_md::Caps::default()),
+        "memory.add" => to_json(&store.memory_add(&a.scope()?, a.next("memory")?, a.now()?).await?),
+        "memory.add-many" => to_json(&store.memory_add_many(&a.scope()?, a.next("memories")?, a.now()?).await?),
+        "memory.update" => to_json(&store.memory_update(&a.scope()?, &a.text("file")?, a.next("change")?, a.now()?).await?),
+        "memory.supersede" => to_json(&store.memory_supersede(&a.scope()?, &a.text("file")?, a.next("replacement")?, a.now()?).await?),
+        "memory.forget" => to_json(&store.memory_forget(&a.scope()?, &a.text("file")?, a.now()?).await?),
+        "memory.link" => {
+            let (scope, from, kind, to) = (a.scope()?, a.text("from")?, a.next("kind")?, a.text("to")?);
+            to_json(&store.memory_link(&scope, &from, kind, &to, a.now()?).await?)
+        }
+        "memory.list" => to_json(&store.memory_list(&a.scope()?, &a.next("filter")?).await?),
+        "memory.show" => to_json(&store.memory_show(&a.scope()?, &a.text("file")?).await?),
+        "memory.recall" => {
+            let (scope, query, limit, all): (Scope, String, u32, bool) = (a.scope()?, a.text("query")?, a.next("limit")?, a.next("all")?);
+            to_json(&store.memory_recall(&scope, &query, limit as usize, all, a.next("window")?).await?)
+        }
+        "memory.load" => to_json(&store.memory_load(&a.scope()?, a.next("caps")?).await?),
+        "memory.reindex" => to_json(&store.memory_reindex(&a.scope()?).await?),
+        "memory.used" => to_json(&store.memory_used(&a.scope()?, &a.next::<Vec<String>>("files")?, a.now()?).await?),
+        "memory.set-embeddings" => {
+            let index = a.next("table")?;
+            to_json(&store.set_embeddings(a.bytes_at(index, "table")?.as_deref())?)
+        }
+        "memory.plan-extraction" => to_json(&store.plan_extraction(&a.scope()?, &a.text("id")?).await?),
+        "memory.apply-extraction" => {
+            let (scope, plan, answer): (Scope, _, String) = (a.scope()?, a.next("plan")?, a.text("answer")?);
+            to_json(&store.apply_extraction(&scope, &plan, &answer, a.now()?).await?)
+        }
+        "memory.record-extraction-failure" => {
+            to_json(&store.record_extraction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?)
+        }
+        "memory.plan-consolidation" => to_json(&store.plan_consolidation(&a.scope()?, a.now()?).await?),
+        "memory.apply-consolidation" => {
+            let (scope, plan, answer, now): (Scope, _, String, i64) = (a.scope()?, a.next("plan")?, a.text("answer")?, a.now()?);
+            to_json(&store.apply_consolidation(&scope, &plan, &answer, now, a.next("dry_run")?).await?)
+        }
+        "memory.rollback-consolidation" => to_json(&store.rollback_consolidation(&a.scope()?, &a.text("id")?, a.now()?).await?),
+        "memory.consolidations" => to_json(&store.consolidations(&a.scope()?).await?),
+        "memory.instructions" => to_json(&store.instructions(&a.next("request")?).await?),
+        "memory.write-file" => to_json(&store.write_file(&a.text("path")?, &a.text("text")?).await?),
+        "memory.read-file" => to_json(&store.read_file(&a.text("path")?).await?),
+        "memory.remove-file" => to_json(&store.remove_file(&a.text("path")?).await?),
+        _ => Err(Error::InvalidArgument(format!("the browser package has no operation `{key}`"))),
+    }
+}
+
+/// The compaction ids as mneme-core's JSON names them (`{boundary, summary}`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompactionIds {
+    boundary: String,
+    summary: String,
 }
 
 #[wasm_bindgen]
@@ -165,607 +378,73 @@ impl Engine {
         Engine { store: Rc::new(Store::with_limits(JsStorage(backend), limits)) }
     }
 
-    pub fn append(&self, id: String, uuid: String, now_ms: f64, role: String, text: String, cwd: String) -> Promise {
-        let role = match Role::parse(&role) {
-            Ok(role) => role,
-            Err(e) => return Promise::reject(&rejection(e)),
-        };
-        let entry = NewEntry { uuid, now_ms: now_ms as i64, role, text, cwd };
-        spawn(&self.store, |store| async move { store.append(&id, entry).await })
-    }
-
-    /// `turn` is JSON (`mneme_core::Turn`: `{uuid, now_ms, cwd, provider, messages, parent}`).
-    #[wasm_bindgen(js_name = appendTurn)]
-    pub fn append_turn(&self, id: String, turn: String) -> Result<Promise, JsValue> {
-        let turn: Turn = from_json("turn", &turn)?;
-        Ok(spawn(&self.store, |store| async move { store.append_turn(&id, turn).await }))
-    }
-
-    pub fn tombstone(&self, id: String, uuid: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.tombstone(&id, &uuid, now_ms as i64).await })
-    }
-
-    pub fn load(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.load(&id).await })
-    }
-
-    pub fn context(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.context(&id).await })
-    }
-
-    /// `provider` is `anthropic` or `openai`; `model` the model the request goes to;
-    /// `injections` JSON (`[{role, place, text}]`).
-    #[wasm_bindgen(js_name = providerContext)]
-    pub fn provider_context(&self, id: String, provider: String, model: Option<String>, injections: String) -> Result<Promise, JsValue> {
-        let provider: Provider = from_json("provider", &serde_json::Value::String(provider).to_string())?;
-        let injections: Vec<Injection> = from_json("injections", &injections)?;
-        Ok(spawn(&self.store, |store| async move { store.provider_context(&id, provider, model.as_deref(), &injections).await }))
-    }
-
-    pub fn branches(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.branches(&id).await })
-    }
-
-    /// `prices` is JSON (`{input, output, cache_read, cache_creation}` per million
-    /// tokens) or empty for none.
-    pub fn usage(&self, id: String, prices: String) -> Result<Promise, JsValue> {
-        let prices: Option<Prices> = if prices.is_empty() { None } else { Some(from_json("prices", &prices)?) };
-        Ok(spawn(&self.store, |store| async move { store.usage(&id, prices.as_ref()).await }))
-    }
-
-    pub fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.fork(&id, from.as_deref(), &new_id, now_ms as i64).await })
-    }
-
-    /// `policy` is JSON (`mneme_core::retention::Retention`; fields left out keep their defaults).
-    pub fn gc(&self, policy: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let policy: Retention = from_json("policy", &policy)?;
-        Ok(spawn(&self.store, |store| async move { store.gc(&policy, now_ms as i64).await }))
-    }
-
-    pub fn archive(&self, id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.archive(&id, now_ms as i64).await })
-    }
-
-    pub fn archived(&self) -> Promise {
-        spawn(&self.store, |store| async move { store.archived().await })
-    }
-
-    pub fn restore(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.restore(&id).await })
-    }
-
-    pub fn check(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.check(&id).await })
-    }
-
-    /// `source` is `claude`, `pi`, `codex`, `gemini` or `openai`, or none to tell from
-    /// the content; `id` and `cwd` none for the transcript's own.
-    #[wasm_bindgen(js_name = importSession)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn import_session(
-        &self,
-        data: Vec<u8>,
-        source: Option<String>,
-        id: Option<String>,
-        cwd: Option<String>,
-        origin: String,
-        uuid: String,
-        now_ms: f64,
-    ) -> Promise {
-        let source = match source.as_deref().map(Source::parse).transpose() {
-            Ok(source) => source,
-            Err(e) => return Promise::reject(&rejection(e)),
-        };
-        let request = Import { data, source, id, cwd, origin, uuid, now_ms: now_ms as i64 };
-        spawn(&self.store, |store| async move { store.import_session(&request).await })
-    }
-
-    /// Resolves with `{format, message_count, verbatim, data}`, `data` a `Uint8Array` (the
-    /// bytes as they are, not a JSON array of numbers).
-    #[wasm_bindgen(js_name = exportSession)]
-    pub fn export_session(&self, id: String, format: String, uuid: String) -> Promise {
-        let format = match ExportFormat::parse(&format) {
-            Ok(format) => format,
-            Err(e) => return Promise::reject(&rejection(e)),
-        };
+    /// Calls WIT function `key` with `args`, a JSON array of mneme-core's JSON (one per
+    /// parameter but the store), and `bytes`, the `Uint8Array`s of its `list<u8>` values
+    /// (each an index in the JSON). Resolves with the result as JSON text (bytes as a
+    /// `Uint8Array`); rejects with `{kind, message, details}`.
+    pub fn call(&self, key: String, args: String, bytes: Vec<JsValue>) -> Promise {
         let store = Rc::clone(&self.store);
         future_to_promise(async move {
-            let exported = store.export_session(&id, format, &uuid).await.map_err(rejection)?;
-            let object = js_sys::Object::new();
-            let _ = Reflect::set(&object, &"format".into(), &exported.format.as_str().into());
-            let _ = Reflect::set(&object, &"message_count".into(), &exported.message_count.into());
-            let _ = Reflect::set(&object, &"verbatim".into(), &exported.verbatim.into());
-            let _ = Reflect::set(&object, &"data".into(), &Uint8Array::from(exported.data.as_slice()));
-            Ok(object.into())
+            let args = Args::new(&args, bytes).map_err(rejection)?;
+            dispatch(&store, &key, args).await.map_err(rejection)
         })
     }
 
-    pub fn subagents(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.subagents(&id).await })
-    }
-
-    pub fn remove(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.remove(&id).await })
-    }
-
-    pub fn repair(&self, id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.repair(&id, now_ms as i64).await })
-    }
-
-    pub fn list(&self) -> Promise {
-        spawn(&self.store, |store| async move { store.list().await })
-    }
-
-    /// `since_ms` and `until_ms`: the time window (see `mneme_core::Window`), either end open.
-    pub fn search(&self, query: String, limit: u32, project: Option<String>, since_ms: Option<f64>, until_ms: Option<f64>) -> Promise {
-        let window = window(since_ms, until_ms);
-        spawn(&self.store, |store| async move { store.search(&query, limit as usize, project.as_deref(), window).await })
-    }
-
-    pub fn reopen(&self, id: String) {
-        self.store.reopen(&id);
-    }
-
-    #[wasm_bindgen(js_name = setRedaction)]
-    pub fn set_redaction(&self, kinds: Vec<String>) -> Result<(), JsValue> {
-        let redaction = mneme_core::redact::Redaction::named(&kinds).map_err(rejection)?;
-        self.store.set_redaction(redaction);
-        Ok(())
-    }
-
-    pub fn hold(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.hold(&id).await })
-    }
-
-    pub fn release(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.release(&id).await })
-    }
-
+    /// Gives back every session the store holds (its locks).
     #[wasm_bindgen(js_name = releaseAll)]
     pub fn release_all(&self) -> Promise {
-        spawn(&self.store, |store| async move { store.release_all().await })
-    }
-
-    /// `settings` is JSON (`mneme_core::Settings`; missing fields take the defaults),
-    /// `mode` one of `auto`, `manual`, `overflow`.
-    #[wasm_bindgen(js_name = planCompaction)]
-    pub fn plan_compaction(&self, id: String, settings: String, mode: String) -> Result<Promise, JsValue> {
-        let settings: Settings = from_json("compaction settings", &settings)?;
-        let mode = Mode::parse(&mode).map_err(rejection)?;
-        Ok(spawn(&self.store, |store| async move { store.plan_compaction(&id, &settings, mode).await }))
-    }
-
-    #[wasm_bindgen(js_name = summarizeOffline)]
-    pub fn summarize_offline(&self, id: String, plan: String) -> Result<Promise, JsValue> {
-        let plan: Plan = from_json("plan", &plan)?;
-        Ok(spawn(&self.store, |store| async move { store.summarize_offline(&id, &plan).await }))
-    }
-
-    #[wasm_bindgen(js_name = applyCompaction)]
-    pub fn apply_compaction(
-        &self,
-        id: String,
-        plan: String,
-        summary: String,
-        boundary: String,
-        summary_uuid: String,
-        now_ms: f64,
-    ) -> Result<Promise, JsValue> {
-        let plan: Plan = from_json("plan", &plan)?;
-        let ids = CompactionIds { boundary, summary: summary_uuid };
-        Ok(spawn(&self.store, |store| async move { store.apply_compaction(&id, &plan, &summary, &ids, now_ms as i64).await }))
-    }
-
-    /// One compaction through the core's driver (`mneme_core::compaction::Run`), the
-    /// sequence the CLI steps through too: plan; have `summarize(prompt, maxTokens)`
-    /// (a promise of text) answer each request, or without it the offline summary;
-    /// apply; or record the failure (a rejection *or* an empty answer), which counts
-    /// toward the circuit breaker. Resolves with `{plan, applied, failure}`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn compact(
-        &self,
-        id: String,
-        settings: String,
-        mode: String,
-        summarize: Option<js_sys::Function>,
-        boundary: String,
-        summary_uuid: String,
-        now_ms: f64,
-    ) -> Result<Promise, JsValue> {
-        let settings: Settings = from_json("compaction settings", &settings)?;
-        let mode = Mode::parse(&mode).map_err(rejection)?;
-        let ids = CompactionIds { boundary, summary: summary_uuid };
-        let now = now_ms as i64;
-        Ok(spawn(&self.store, |store| async move {
-            let plan = store.plan_compaction(&id, &settings, mode).await?;
-            let mut run = Run::new(plan.clone());
-            let mut applied = None;
-            loop {
-                match run.next() {
-                    Step::Summarize { prompt, max_tokens } => match &summarize {
-                        Some(summarize) => run.handle(ask(summarize, &prompt, max_tokens).await),
-                        None => run.handle_whole(store.summarize_offline(&id, &plan).await.map_err(|e| e.to_string())),
-                    },
-                    Step::Apply { summary } => {
-                        applied = Some(store.apply_compaction(&id, &plan, &summary, &ids, now).await?);
-                        run.finish();
-                    }
-                    Step::RecordFailure { reason } => {
-                        store.record_compaction_failure(&id, &reason, now).await?;
-                        run.finish();
-                    }
-                    Step::Done => break,
-                }
-            }
-            Ok(Compaction { plan, applied, failure: run.failure().map(str::to_owned) })
-        }))
-    }
-
-    #[wasm_bindgen(js_name = recordCompactionFailure)]
-    pub fn record_compaction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.record_compaction_failure(&id, &reason, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = memoryFlushGate)]
-    pub fn memory_flush_gate(&self, id: String, settings: String) -> Result<Promise, JsValue> {
-        let settings = from_json("flush settings", &settings)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_flush_gate(&id, &settings).await }))
-    }
-
-    #[wasm_bindgen(js_name = recordMemoryFlush)]
-    pub fn record_memory_flush(&self, id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.record_memory_flush(&id, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = extractionGate)]
-    pub fn extraction_gate(&self, id: String, settings: String) -> Result<Promise, JsValue> {
-        let settings = from_json("extraction settings", &settings)?;
-        Ok(spawn(&self.store, |store| async move { store.extraction_gate(&id, &settings).await }))
-    }
-
-    #[wasm_bindgen(js_name = recordExtraction)]
-    pub fn record_extraction(&self, id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.record_extraction(&id, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = resetGate)]
-    pub fn reset_gate(&self, id: String, now_ms: f64, policy: String) -> Result<Promise, JsValue> {
-        let policy = from_json("reset policy", &policy)?;
-        Ok(spawn(&self.store, |store| async move { store.reset_gate(&id, now_ms as i64, &policy).await }))
-    }
-
-    #[wasm_bindgen(js_name = dreamGate)]
-    pub fn dream_gate(&self, now_ms: f64, settings: String) -> Result<Promise, JsValue> {
-        let settings = from_json("dream settings", &settings)?;
-        Ok(spawn(&self.store, |store| async move { store.dream_gate(now_ms as i64, &settings).await }))
-    }
-
-    #[wasm_bindgen(js_name = dreamAcquire)]
-    pub fn dream_acquire(&self, now_ms: f64, holder: String, settings: String) -> Result<Promise, JsValue> {
-        let settings = from_json("dream settings", &settings)?;
-        Ok(spawn(&self.store, |store| async move { store.dream_acquire(now_ms as i64, &holder, &settings).await }))
-    }
-
-    #[wasm_bindgen(js_name = dreamRelease)]
-    pub fn dream_release(&self, now_ms: f64, holder: String, completed: bool) -> Promise {
-        spawn(&self.store, |store| async move { store.dream_release(now_ms as i64, &holder, completed).await })
-    }
-}
-
-/// Long-term memory: `project` is a project's folder name, or none for the global
-/// memory; memories, changes, filters and caps are JSON (`mneme_core::memory`).
-#[wasm_bindgen]
-impl Engine {
-    #[wasm_bindgen(js_name = memoryAdd)]
-    pub fn memory_add(&self, project: Option<String>, memory: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let memory: NewMemory = from_json("memory", &memory)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_add(&Scope::of(project), memory, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryAddMany)]
-    pub fn memory_add_many(&self, project: Option<String>, memories: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let memories: Vec<NewMemory> = from_json("memories", &memories)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_add_many(&Scope::of(project), memories, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryUpdate)]
-    pub fn memory_update(&self, project: Option<String>, file: String, change: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let change: Change = from_json("change", &change)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_update(&Scope::of(project), &file, change, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = memorySupersede)]
-    pub fn memory_supersede(&self, project: Option<String>, file: String, memory: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let memory: NewMemory = from_json("memory", &memory)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_supersede(&Scope::of(project), &file, memory, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryForget)]
-    pub fn memory_forget(&self, project: Option<String>, file: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.memory_forget(&Scope::of(project), &file, now_ms as i64).await })
-    }
-
-    /// `kind` is `relates_to`, `contradicts`, `extends` or `derived_from`.
-    #[wasm_bindgen(js_name = memoryLink)]
-    pub fn memory_link(&self, project: Option<String>, from: String, kind: String, to: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let kind = LinkKind::parse(&kind).ok_or_else(|| {
-            rejection(Error::InvalidArgument(format!("link kind `{kind}` is not one of relates_to, contradicts, extends, derived_from")))
-        })?;
-        Ok(spawn(&self.store, |store| async move { store.memory_link(&Scope::of(project), &from, kind, &to, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryList)]
-    pub fn memory_list(&self, project: Option<String>, filter: String) -> Result<Promise, JsValue> {
-        let filter: Filter = from_json("filter", &filter)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_list(&Scope::of(project), &filter).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryShow)]
-    pub fn memory_show(&self, project: Option<String>, file: String) -> Promise {
-        spawn(&self.store, |store| async move { store.memory_show(&Scope::of(project), &file).await })
-    }
-
-    #[wasm_bindgen(js_name = memoryRecall)]
-    pub fn memory_recall(
-        &self,
-        project: Option<String>,
-        query: String,
-        limit: u32,
-        all: bool,
-        since_ms: Option<f64>,
-        until_ms: Option<f64>,
-    ) -> Promise {
-        let window = window(since_ms, until_ms);
-        spawn(&self.store, |store| async move { store.memory_recall(&Scope::of(project), &query, limit as usize, all, window).await })
-    }
-
-    #[wasm_bindgen(js_name = memoryLoad)]
-    pub fn memory_load(&self, project: Option<String>, caps: String) -> Result<Promise, JsValue> {
-        let caps: Caps = from_json("caps", &caps)?;
-        Ok(spawn(&self.store, |store| async move { store.memory_load(&Scope::of(project), caps).await }))
-    }
-
-    #[wasm_bindgen(js_name = memoryReindex)]
-    pub fn memory_reindex(&self, project: Option<String>) -> Promise {
-        spawn(&self.store, |store| async move { store.memory_reindex(&Scope::of(project)).await })
-    }
-
-    #[wasm_bindgen(js_name = memoryUsed)]
-    pub fn memory_used(&self, project: Option<String>, files: Vec<String>, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.memory_used(&Scope::of(project), &files, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = setEmbeddings)]
-    pub fn set_embeddings(&self, table: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
-        let info = self.store.set_embeddings(table.as_deref()).map_err(rejection)?;
-        to_json(&info)
-    }
-
-    #[wasm_bindgen(js_name = planExtraction)]
-    pub fn plan_extraction(&self, project: Option<String>, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.plan_extraction(&Scope::of(project), &id).await })
-    }
-
-    /// `plan` is JSON (`mneme_core::memory::extract::ExtractionPlan`).
-    #[wasm_bindgen(js_name = applyExtraction)]
-    pub fn apply_extraction(&self, project: Option<String>, plan: String, answer: String, now_ms: f64) -> Result<Promise, JsValue> {
-        let plan: ExtractionPlan = from_json("plan", &plan)?;
-        Ok(spawn(&self.store, |store| async move { store.apply_extraction(&Scope::of(project), &plan, &answer, now_ms as i64).await }))
-    }
-
-    #[wasm_bindgen(js_name = recordExtractionFailure)]
-    pub fn record_extraction_failure(&self, id: String, reason: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.record_extraction_failure(&id, &reason, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = planConsolidation)]
-    pub fn plan_consolidation(&self, project: Option<String>, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.plan_consolidation(&Scope::of(project), now_ms as i64).await })
-    }
-
-    /// `plan` is JSON (`mneme_core::memory::consolidate::ConsolidationPlan`).
-    #[wasm_bindgen(js_name = applyConsolidation)]
-    pub fn apply_consolidation(
-        &self,
-        project: Option<String>,
-        plan: String,
-        answer: String,
-        now_ms: f64,
-        dry_run: bool,
-    ) -> Result<Promise, JsValue> {
-        let plan: ConsolidationPlan = from_json("plan", &plan)?;
-        Ok(spawn(&self.store, |store| async move {
-            store.apply_consolidation(&Scope::of(project), &plan, &answer, now_ms as i64, dry_run).await
-        }))
-    }
-
-    #[wasm_bindgen(js_name = rollbackConsolidation)]
-    pub fn rollback_consolidation(&self, project: Option<String>, id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.rollback_consolidation(&Scope::of(project), &id, now_ms as i64).await })
-    }
-
-    /// `request` is JSON (`mneme_core::memory::instructions::Request`).
-    #[wasm_bindgen(js_name = instructions)]
-    pub fn instructions(&self, request: String) -> Result<Promise, JsValue> {
-        let request: Request = from_json("request", &request)?;
-        Ok(spawn(&self.store, |store| async move { store.instructions(&request).await }))
-    }
-
-    #[wasm_bindgen(js_name = writeFile)]
-    pub fn write_file(&self, path: String, text: String) -> Promise {
-        spawn(&self.store, |store| async move { store.write_file(&path, &text).await })
-    }
-
-    #[wasm_bindgen(js_name = readFile)]
-    pub fn read_file(&self, path: String) -> Promise {
-        spawn(&self.store, |store| async move { store.read_file(&path).await })
-    }
-
-    #[wasm_bindgen(js_name = removeFile)]
-    pub fn remove_file(&self, path: String) -> Promise {
-        spawn(&self.store, |store| async move { store.remove_file(&path).await })
-    }
-
-    /// `inbound` and `policy` are JSON (`mneme_core::index::Inbound`, `RoutePolicy`; a
-    /// policy's fields left out keep their defaults).
-    pub fn resolve(&self, inbound: String, policy: String, now_ms: f64, new_session_id: String) -> Result<Promise, JsValue> {
-        let inbound: Inbound = from_json("inbound", &inbound)?;
-        let policy: RoutePolicy = from_json("policy", &policy)?;
-        Ok(spawn(&self.store, |store| async move { store.resolve(&inbound, &policy, now_ms as i64, &new_session_id).await }))
-    }
-
-    #[wasm_bindgen(js_name = resetKey)]
-    pub fn reset_key(&self, key: String, new_session_id: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.reset_key(&key, &new_session_id, now_ms as i64).await })
-    }
-
-    /// `patch` is JSON (`mneme_core::index::KeyPatch`).
-    #[wasm_bindgen(js_name = updateKey)]
-    pub fn update_key(&self, key: String, patch: String) -> Result<Promise, JsValue> {
-        let patch: KeyPatch = from_json("patch", &patch)?;
-        Ok(spawn(&self.store, |store| async move { store.update_key(&key, &patch).await }))
-    }
-
-    #[wasm_bindgen(js_name = removeKey)]
-    pub fn remove_key(&self, key: String) -> Promise {
-        spawn(&self.store, |store| async move { store.remove_key(&key).await })
-    }
-
-    pub fn key(&self, key: String) -> Promise {
-        spawn(&self.store, |store| async move { store.key(&key).await })
-    }
-
-    /// `filter` is JSON: `[{name, value}]`.
-    pub fn keys(&self, filter: String) -> Result<Promise, JsValue> {
-        let filter: Vec<Field> = from_json("filter", &filter)?;
-        Ok(spawn(&self.store, |store| async move { store.keys(&filter).await }))
-    }
-
-    /// Resolves with `{imported, existing, refused}` (JSON).
-    #[wasm_bindgen(js_name = importOpenclawKeys)]
-    pub fn import_openclaw_keys(&self, data: Vec<u8>) -> Promise {
-        spawn(&self.store, |store| async move { store.import_openclaw_keys(&data).await })
-    }
-
-    /// Resolves with the `sessions.json` bytes as a `Uint8Array`.
-    #[wasm_bindgen(js_name = exportOpenclawKeys)]
-    pub fn export_openclaw_keys(&self) -> Promise {
         let store = Rc::clone(&self.store);
-        future_to_promise(async move {
-            let data = store.export_openclaw_keys().await.map_err(rejection)?;
-            Ok(Uint8Array::from(data.as_slice()).into())
-        })
-    }
-
-    /// Resolves with the newest crab session of `agent` with `sender` (`null` if none).
-    #[wasm_bindgen(js_name = crabLatest)]
-    pub fn crab_latest(&self, project: Option<String>, agent: String, sender: String) -> Promise {
-        spawn(&self.store, |store| async move { store.crab_latest(project.as_deref(), &agent, &sender).await })
-    }
-
-    #[wasm_bindgen(js_name = crabStart)]
-    pub fn crab_start(&self, project: Option<String>, agent: String, sender: String, created_by: String, now_ms: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = crabSession)]
-    pub fn crab_session(&self, id: String) -> Promise {
-        spawn(&self.store, |store| async move { store.crab_session(&id).await })
-    }
-
-    #[wasm_bindgen(js_name = crabSetTitle)]
-    pub fn crab_set_title(&self, id: String, title: String) -> Promise {
-        spawn(&self.store, |store| async move { store.crab_set_title(&id, &title).await })
-    }
-
-    #[wasm_bindgen(js_name = crabAddUptime)]
-    pub fn crab_add_uptime(&self, id: String, secs: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.crab_add_uptime(&id, secs as u64).await })
-    }
-
-    /// Resolves with `{before, sessions, added, changed, dropped, keys, skipped}`.
-    #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> Promise {
-        spawn(&self.store, |store| async move { store.rebuild_index().await })
-    }
-
-    /// Resolves with `{fire, reason}`: whether `key`'s session context holds
-    /// `max_context_tokens` or more.
-    #[wasm_bindgen(js_name = rolloverGate)]
-    pub fn rollover_gate(&self, key: String, max_context_tokens: f64) -> Promise {
-        spawn(&self.store, |store| async move { store.rollover_gate(&key, max_context_tokens as u64).await })
-    }
-
-    /// Resolves with `{entry, previous_session_id, format, boundary_uuid, tokens_before, tokens_after}`.
-    pub fn rollover(
-        &self,
-        key: String,
-        summary: String,
-        boundary: String,
-        summary_uuid: String,
-        new_session_id: String,
-        now_ms: f64,
-    ) -> Promise {
-        let ids = CompactionIds { boundary, summary: summary_uuid };
-        spawn(&self.store, |store| async move { store.rollover(&key, &summary, &ids, &new_session_id, now_ms as i64).await })
-    }
-
-    #[wasm_bindgen(js_name = indexReport)]
-    pub fn index_report(&self) -> Promise {
-        spawn(&self.store, |store| async move { store.index_report().await })
-    }
-
-    #[wasm_bindgen(js_name = keyOf)]
-    pub fn key_of(&self, inbound: String, policy: String) -> Result<Promise, JsValue> {
-        let inbound: Inbound = from_json("inbound", &inbound)?;
-        let policy: RoutePolicy = from_json("policy", &policy)?;
-        Ok(spawn(&self.store, |_| async move { mneme_core::index::route::key_of(&inbound, &policy) }))
-    }
-
-    #[wasm_bindgen(js_name = parseKey)]
-    pub fn parse_key(&self, key: String) -> Promise {
-        spawn(&self.store, |_| async move { mneme_core::index::sessionkey::parse(&key) })
-    }
-
-    #[wasm_bindgen(js_name = consolidations)]
-    pub fn consolidations(&self, project: Option<String>) -> Promise {
-        spawn(&self.store, |store| async move { store.consolidations(&Scope::of(project)).await })
+        future_to_promise(async move { to_json(&store.release_all().await.map_err(rejection)?).map_err(rejection) })
     }
 }
 
-/// A time window from JavaScript's numbers (milliseconds, checked whole by the package).
-fn window(since_ms: Option<f64>, until_ms: Option<f64>) -> mneme_core::Window {
-    mneme_core::Window { since_ms: since_ms.map(|ms| ms as i64), until_ms: until_ms.map(|ms| ms as i64) }
-}
+/// The core's compaction driver over a plan; its steps as mneme-core's JSON.
+#[wasm_bindgen]
+pub struct CompactionRun(Run);
 
-/// What [`Engine::compact`] did.
-#[derive(Serialize)]
-struct Compaction {
-    plan: Plan,
-    applied: Option<Applied>,
-    failure: Option<String>,
-}
+#[wasm_bindgen]
+impl CompactionRun {
+    /// `plan` is JSON (`mneme_core::Plan`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(plan: &str) -> Result<CompactionRun, JsValue> {
+        Ok(CompactionRun(Run::new(from_json("plan", plan)?)))
+    }
 
-/// The summariser's answer to one request: the text its promise resolves with, or
-/// why it failed.
-async fn ask(summarize: &js_sys::Function, prompt: &str, max_tokens: u64) -> Result<String, String> {
-    let reason = |error: JsValue| {
-        Reflect::get(&error, &"message".into())
-            .ok()
-            .and_then(|m| m.as_string())
-            .or_else(|| error.as_string())
-            .unwrap_or_else(|| "the summariser failed".to_owned())
-    };
-    let returned = summarize.call2(&JsValue::NULL, &prompt.into(), &(max_tokens as f64).into()).map_err(reason)?;
-    let answer = JsFuture::from(Promise::resolve(&returned)).await.map_err(reason)?;
-    answer.as_string().ok_or_else(|| "the summariser did not resolve with text".to_owned())
+    /// `{"summarize": {prompt, max_tokens}}`, `{"apply": summary}`, `{"record_failure": reason}` or `"done"`.
+    pub fn next(&self) -> String {
+        let step = match self.0.next() {
+            Step::Summarize { prompt, max_tokens } => serde_json::json!({ "summarize": { "prompt": prompt, "max_tokens": max_tokens } }),
+            Step::Apply { summary } => serde_json::json!({ "apply": summary }),
+            Step::RecordFailure { reason } => serde_json::json!({ "record_failure": reason }),
+            Step::Done => serde_json::json!("done"),
+        };
+        step.to_string()
+    }
+
+    /// The summariser's answer to the request `next` gave: its text, or why it failed.
+    pub fn answer(&mut self, text: Option<String>, failure: Option<String>) {
+        self.0.handle(text.ok_or_else(|| failure.unwrap_or_default()));
+    }
+
+    /// One answer for every request (the offline summary of the whole plan).
+    #[wasm_bindgen(js_name = answerAll)]
+    pub fn answer_all(&mut self, text: Option<String>, failure: Option<String>) {
+        self.0.handle_whole(text.ok_or_else(|| failure.unwrap_or_default()));
+    }
+
+    pub fn finish(&mut self) {
+        self.0.finish();
+    }
+
+    pub fn failure(&self) -> Option<String> {
+        self.0.failure().map(str::to_owned)
+    }
 }
 
 /// The load report and findings of a transcript given as bytes (a file picked by the user).
 #[wasm_bindgen(js_name = checkBytes)]
 pub fn check_bytes(data: &[u8]) -> Result<JsValue, JsValue> {
-    to_json(&mneme_core::check_bytes(data))
+    to_json(&mneme_core::check_bytes(data)).map_err(rejection)
 }
 
 /// Runs the storage contract (`mneme_core::storage::contract`) on two handles `a`
@@ -774,7 +453,7 @@ pub fn check_bytes(data: &[u8]) -> Result<JsValue, JsValue> {
 pub fn storage_contract(a: Backend, b: Backend) -> Promise {
     future_to_promise(async move {
         let failures = mneme_core::storage::contract::run(&JsStorage(a), &JsStorage(b)).await;
-        to_json(&failures)
+        to_json(&failures).map_err(rejection)
     })
 }
 

@@ -54,8 +54,11 @@ pub enum DmScope {
     #[default]
     Main,
     /// One conversation per peer.
+    // The JavaScript and Python packages give every WIT enum's case in snake_case.
+    #[serde(alias = "per_peer")]
     PerPeer,
     /// One conversation per provider and peer.
+    #[serde(alias = "per_provider_peer")]
     PerProviderPeer,
 }
 

@@ -31,8 +31,10 @@ use crate::keys;
 use crate::storage::{Storage, StorageError};
 use crate::store::Store;
 
-/// Where memories live: one project's memdir, or the global one.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Where memories live: one project's memdir, or the global one (`"global"` or
+/// `{"project": name}` in JSON).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
     Global,
     /// A project folder name (as Claude Code derives it from a working directory).

@@ -21,7 +21,8 @@ use crate::transcript::scan;
 
 /// A message to append. The host supplies the id and the time: the core has neither
 /// a random source nor a clock.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewEntry {
     /// A fresh, unique id (Claude Code uses UUID v4).
     pub uuid: String,
