@@ -146,26 +146,47 @@ pub trait Engine<E: EngineError = Error> {
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E>;
     /// [`crate::gates::silent_reply`].
     fn silent_reply(&mut self, text: &str) -> Result<Reply, E>;
+}
 
-    /// Applies `plan` of session `id` through the compaction driver ([`Run`]), every
-    /// summary the offline one: for a host with no model to ask. A summary that fails
-    /// is recorded, as the driver asks (the circuit breaker counts it), and returned as
-    /// the inner `Err`; nothing is changed then.
-    fn compact_offline(&mut self, id: &str, plan: &Plan, ids: &CompactionIds, now_ms: i64) -> Result<Result<Applied, String>, E> {
-        let mut run = Run::new(plan.clone());
+/// Applies `plan` of session `id` through the compaction driver ([`Run`]), the one
+/// every Rust host steps: `answer` answers the summariser's requests `run` makes
+/// (stopping at a failure, which `run` then asks to have recorded); then the summary is
+/// applied, or the failure recorded (the circuit breaker counts it) and returned as the
+/// inner `Err`, nothing else changed.
+pub fn compact_with<E: EngineError>(
+    engine: &mut dyn Engine<E>,
+    id: &str,
+    plan: &Plan,
+    ids: &CompactionIds,
+    now_ms: i64,
+    answer: impl FnOnce(&mut dyn Engine<E>, &mut Run),
+) -> Result<Result<Applied, String>, E> {
+    let mut run = Run::new(plan.clone());
+    answer(engine, &mut run);
+    match run.next() {
+        Step::Apply { summary } => engine.apply_compaction(id, run.plan(), &summary, ids, now_ms).map(Ok),
+        Step::RecordFailure { reason } => {
+            engine.record_compaction_failure(id, &reason, now_ms)?;
+            Ok(Err(reason))
+        }
+        Step::Summarize { .. } | Step::Done => Ok(Err("the plan has nothing to apply".into())),
+    }
+}
+
+/// [`compact_with`] every summary the offline one: for a host with no model to ask.
+pub fn compact_offline<E: EngineError>(
+    engine: &mut dyn Engine<E>,
+    id: &str,
+    plan: &Plan,
+    ids: &CompactionIds,
+    now_ms: i64,
+) -> Result<Result<Applied, String>, E> {
+    compact_with(engine, id, plan, ids, now_ms, |engine, run| {
         while let Step::Summarize { .. } = run.next() {
-            let summary = self.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
+            let summary = engine.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
             run.handle_whole(summary);
         }
-        match run.next() {
-            Step::Apply { summary } => self.apply_compaction(id, run.plan(), &summary, ids, now_ms).map(Ok),
-            Step::RecordFailure { reason } => {
-                self.record_compaction_failure(id, &reason, now_ms)?;
-                Ok(Err(reason))
-            }
-            Step::Summarize { .. } | Step::Done => Ok(Err("the plan has nothing to apply".into())),
-        }
-    }
+    })
 }
 
 /// The core itself, driving its futures to completion over a synchronous storage.

@@ -42,7 +42,7 @@ mod support;
 pub mod transcript;
 
 pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trigger};
-pub use engine::{Engine, EngineError};
+pub use engine::{Engine, EngineError, compact_offline, compact_with};
 pub use error::Error;
 pub use format::{Format, Role};
 pub use memory::recall::Window;

@@ -17,7 +17,6 @@ mod interchange_cli;
 mod keys_cli;
 mod memory_cli;
 mod retention_cli;
-use mneme_host::core::compaction::{Run, Step};
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::time;
 use mneme_host::core::{
@@ -1285,7 +1284,7 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
     if plan.needs_summary() && !args.json {
         eprintln!("summarising {} entries with {}…", plan.summarize.len() + plan.turn_prefix.len(), summarizer.describe());
     }
-    let applied = match compact_with(sessions, id, plan.clone(), &summarizer, !args.json)? {
+    let applied = match compact_by(sessions, id, plan.clone(), &summarizer, !args.json)? {
         Ok(applied) => applied,
         Err(reason) => return Err(format!("compaction failed, nothing was changed (the failure is recorded): {reason}")),
     };
@@ -1313,35 +1312,25 @@ fn run_compaction(sessions: &mut dyn Engine<Error>, id: &str, args: &CompactArgs
     Ok(())
 }
 
-/// Steps through the core's compaction driver: each summariser request, then the
-/// apply — or, when the summariser fails or answers nothing, the recorded failure
-/// (the circuit breaker counts it). `Ok(Err(reason))` is a recorded failure.
-fn compact_with(
+/// Compacts through the core's driver with `summarizer` answering each request,
+/// telling each model request when `progress`. `Ok(Err(reason))` is a recorded failure.
+fn compact_by(
     sessions: &mut dyn Engine<Error>,
     id: &str,
     plan: Plan,
     summarizer: &Summarizer,
     progress: bool,
 ) -> Result<Result<Applied, String>, String> {
-    let mut run = Run::new(plan);
-    // A failure needs no handling here: the driver asks for it to be recorded below.
-    summarizer.answer(sessions, id, &mut run, |asked, total| {
-        if progress && total > 1 {
-            eprintln!("  summariser request {asked} of {total}…");
-        }
+    let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
+    let outcome = mneme_core::compact_with(sessions, id, &plan, &ids, now_ms(), |sessions, run| {
+        // A failure needs no handling here: the driver asks for it to be recorded.
+        summarizer.answer(sessions, id, run, |asked, total| {
+            if progress && total > 1 {
+                eprintln!("  summariser request {asked} of {total}…");
+            }
+        });
     });
-    match run.next() {
-        Step::Apply { summary } => {
-            let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-            let applied = sessions.apply_compaction(id, run.plan(), &summary, &ids, now_ms()).map_err(|e| e.to_string())?;
-            Ok(Ok(applied))
-        }
-        Step::RecordFailure { reason } => {
-            sessions.record_compaction_failure(id, &reason, now_ms()).map_err(|e| e.to_string())?;
-            Ok(Err(reason))
-        }
-        Step::Summarize { .. } | Step::Done => Err("the plan has nothing to apply".into()),
-    }
+    outcome.map_err(|e| e.to_string())
 }
 
 fn print_plan(plan: &Plan) -> CliResult {
@@ -1666,7 +1655,7 @@ fn demo(dir: Option<PathBuf>, kind: EngineKind) -> CliResult {
             continue;
         }
         let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-        let applied = sessions.compact_offline(&session_id, &plan, &ids, now_ms()).map_err(|e| e.to_string())??;
+        let applied = mneme_core::compact_offline(&mut *sessions, &session_id, &plan, &ids, now_ms()).map_err(|e| e.to_string())??;
         compactions += 1;
         println!(
             "  task {task:>2}: {} tool calls, {} tokens reached the trigger at {}: compacted {} → {} tokens",

@@ -393,14 +393,13 @@ fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
 /// from it.
 #[test]
 fn a_compaction_with_the_offline_summary_goes_through_the_driver() {
-    use mneme_core::Engine;
     let storage = InMemoryStorage::new();
     let mut store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(2), ..Settings::default() };
     let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
     let offline = block_on(store.summarize_offline("s", &plan)).unwrap();
-    let applied = Engine::<Error>::compact_offline(&mut store, "s", &plan, &ids(1), NOW).unwrap().expect("applied");
+    let applied = mneme_core::compact_offline::<Error>(&mut store, "s", &plan, &ids(1), NOW).unwrap().expect("applied");
     assert_eq!(applied.boundary_uuid, "boundary-1");
     let context = block_on(store.context("s")).unwrap();
     assert!(context.compacted && context.messages[0].is_compact_summary, "{:?}", context.messages[0]);

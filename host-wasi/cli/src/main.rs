@@ -671,7 +671,7 @@ fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
                 return if auto { Ok(ExitCode::SUCCESS) } else { Err(format!("nothing was compacted: {reason}")) };
             }
             let ids = CompactionIds { boundary: new_uuid(), summary: new_uuid() };
-            let applied = engine.compact_offline(&id, &plan, &ids, now_ms()).map_err(fail)?;
+            let applied = mneme_core::compact_offline(&mut engine, &id, &plan, &ids, now_ms()).map_err(fail)?;
             let applied =
                 applied.map_err(|reason| format!("compaction failed, nothing was changed (the failure is recorded): {reason}"))?;
             println!("{}", json(&serde_json::json!({ "plan": plan, "applied": applied }))?);
