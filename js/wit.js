@@ -55,7 +55,7 @@ export const TYPES = {
   "memory.embeddings-info": { record: [["words", "u32"], ["terms", "u32"], ["dimensions", "u32"], ["skipped", "u32"]] },
   "memory.extracted": { record: [["added", { list: "memory.memory" }], ["updated", { list: "memory.memory" }], ["superseded", { list: "string" }]] },
   "memory.extraction-plan": { record: [["id", "string"], ["prompt", "string"], ["max-tokens", "u64"], ["message-count", "u32"], ["entry", { option: "string" }], ["known", { list: "string" }], ["failures", "u32"]] },
-  "memory.filter": { record: [["type", { option: "memory.memory-type" }], ["topic", { option: "string" }], ["session", { option: "string" }], ["all", "bool"]] },
+  "memory.filter": { record: [["type", { option: "memory.memory-type" }], ["topic", { option: "string" }], ["session", { option: "string" }], ["all", "bool"], ["window", { option: "types.window" }]] },
   "memory.index-report": { record: [["reason", "string"], ["files", { list: "string" }]] },
   "memory.instruction-file": { record: [["path", "string"], ["kind", "memory.instruction-kind"], ["imported-by", { option: "string" }], ["external", "bool"], ["loaded", "bool"], ["reason", "string"]] },
   "memory.instruction-kind": { enum: ["managed", "user", "user-rule", "project", "project-rule", "local", "import"] },

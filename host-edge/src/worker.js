@@ -24,7 +24,7 @@
 //        a summariser that failed is a 502 with the plan and the failure
 // Long-term memory (`?project=<folder name>` for a project's, none for the global one):
 //   GET  /stores/:store/memory?q=QUERY&limit=10&all=1&since=MS&until=MS recall, best first: {hits, report}
-//   GET  /stores/:store/memory?type=&topic=&session=&all=1
+//   GET  /stores/:store/memory?type=&topic=&session=&all=1&since=MS&until=MS
 //                                                     the memories, newest first
 //   GET  /stores/:store/memory/MEMORY.md?lines=&units= MEMORY.md as a model loads it
 //   GET  /stores/:store/memory/:file                  one memory and its history
@@ -166,13 +166,13 @@ export class MnemeStore extends DurableObject {
     const project = query.get("project");
     // An empty value (`?until=`) is one not given, not 0.
     const number = (name) => (query.get(name) ? Number(query.get(name)) : undefined);
+    const window = { since: number("since") ?? null, until: number("until") ?? null };
     if (method === "GET" && file === undefined && query.has("q")) {
-      const window = { since: number("since") ?? null, until: number("until") ?? null };
       return json(await this.store.memoryRecall(project, query.get("q"), { limit: number("limit") ?? 10, all: query.get("all") === "1", ...window }));
     }
     if (method === "GET" && file === undefined) {
       const filter = Object.fromEntries(["type", "topic", "session"].filter((name) => query.has(name)).map((name) => [name, query.get(name)]));
-      return json(await this.store.memoryList(project, { ...filter, all: query.get("all") === "1" }));
+      return json(await this.store.memoryList(project, { ...filter, all: query.get("all") === "1", window: { since_ms: window.since, until_ms: window.until } }));
     }
     if (method === "GET" && file === "MEMORY.md") {
       const caps = Object.fromEntries(["lines", "units"].filter((name) => query.has(name)).map((name) => [name, number(name)]));

@@ -260,6 +260,9 @@ try {
       const listed = await get("/memory?project=-w-app");
       const everything = await get("/memory?project=-w-app&all=1");
       assert(listed.body.length === 1 && everything.body.length === 3, `${listed.body.length} current of ${everything.body.length}: nothing deleted`);
+      // A window of the list, by when each memory holds from (whatever the Worker's clock said).
+      const [before, since] = [await get("/memory?project=-w-app&all=1&until=1"), await get("/memory?project=-w-app&all=1&since=1")];
+      assert(before.body.length === 0 && since.body.length === 3, `${before.body.length} before 1 ms, ${since.body.length} since`);
       const global = await get("/memory?q=releases");
       assert(global.body.hits.length === 0, "the global memory is apart from the project's");
       const missing = await get("/memory/nope?project=-w-app");

@@ -508,7 +508,7 @@ fn parse_since(text: &str) -> Result<i64, String> {
     })
 }
 
-/// A time window of `search` and `memory recall`.
+/// A time window of `search`, `memory recall` and `memory list`.
 #[derive(Args)]
 pub(crate) struct WindowArgs {
     /// Only what is from then on: a date (2026-11-01), a timestamp, or an age (36h, 7d)

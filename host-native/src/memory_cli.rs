@@ -58,6 +58,8 @@ enum MemoryCommand {
         /// Superseded and archived memories too
         #[arg(long)]
         all: bool,
+        #[command(flatten)]
+        window: crate::WindowArgs,
         #[arg(long)]
         json: bool,
     },
@@ -340,8 +342,8 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
     let store = engine.as_mut();
     let fail = |e: Error| e.to_string();
     match args.command {
-        MemoryCommand::List { type_, topic, session, all, json } => {
-            let filter = Filter { type_: type_.map(MemoryType::from), topic, session, all };
+        MemoryCommand::List { type_, topic, session, all, window, json } => {
+            let filter = Filter { type_: type_.map(MemoryType::from), topic, session, all, window: Some(window.window()) };
             let memories = store.memory_list(&scope, &filter).map_err(fail)?;
             if json {
                 return print_json(&memories);

@@ -246,7 +246,8 @@ export interface Sessions {
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first. */
-  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean }): Promise<Memory[]>;
+  /** `window`: only memories holding from a time in it (milliseconds since the epoch, either end null for open), as recall's. */
+  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; window?: { since_ms: number | null; until_ms: number | null } | null }): Promise<Memory[]>;
   memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
   /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;

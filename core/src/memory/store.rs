@@ -186,6 +186,8 @@ pub struct Filter {
     pub session: Option<String>,
     /// Superseded and archived ones too.
     pub all: bool,
+    /// Only memories holding from a time in it (see [`Window`]); none: any time.
+    pub window: Option<Window>,
 }
 
 /// The recall index did not match the memory files and was brought up to date.
@@ -506,6 +508,7 @@ impl<S: Storage> Store<S> {
                 .filter(|m| filter.type_.is_none_or(|kind| m.type_ == Some(kind)))
                 .filter(|m| filter.topic.as_ref().is_none_or(|topic| m.topics.iter().any(|t| t.eq_ignore_ascii_case(topic))))
                 .filter(|m| filter.session.as_ref().is_none_or(|session| m.session.as_ref() == Some(session)))
+                .filter(|m| filter.window.is_none_or(|window| window.contains(m.time_ms())))
                 .cloned()
                 .collect();
             out.sort_by(|a, b| b.time_ms().cmp(&a.time_ms()).then_with(|| a.file.cmp(&b.file)));

@@ -326,7 +326,7 @@ macro_rules! mirror_wit {
             $memory::NewMemory { name, type_, description, body, topics, links, confidence, session, entry, valid_from_ms }
         );
         $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, type_, description, body, topics, confidence });
-        $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { type_, topic, session, all });
+        $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { type_, topic, session, all, window });
         $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
         $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
         $crate::mirror_record!(

@@ -1587,7 +1587,8 @@ fn search_marks_a_message_found_through_its_conversation() {
 }
 
 /// `search --project` keeps to one project's sessions and `--since`/`--until` to a time
-/// window, as `memory recall` does for memories (windows far from today: no clock).
+/// window, as `memory recall` and `memory list` do for memories (windows far from
+/// today: no clock).
 #[test]
 fn search_and_recall_narrow_to_a_project_and_a_time_window() {
     let dir = tempfile::tempdir().unwrap();
@@ -1625,6 +1626,9 @@ fn search_and_recall_narrow_to_a_project_and_a_time_window() {
     ]));
     assert!(recall(&["--since", "2000-01-01"]).contains("deploys"));
     assert!(!recall(&["--until", "2000-01-01"]).contains("deploys"));
+    let list = |args: &[&str]| stdout(&mneme(&[&["--root", root, "memory", "--project", "-w-app", "list"], args].concat()));
+    assert!(list(&["--since", "2000-01-01", "--until", "9999-01-01"]).contains("deploys"));
+    assert!(!list(&["--until", "2000-01-01"]).contains("deploys"));
 }
 
 /// With standard output on a full disk (`mneme gc >> log` from cron), a command says
