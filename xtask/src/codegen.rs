@@ -1,32 +1,72 @@
-//! `cargo xtask codegen`: the engine's WIT (wit/*.wit) as a table the JavaScript API
-//! converts every value by (js/wit.js). jco's transpiled component carries
-//! no types at run time; without this table each record's fields, each enum's cases and
-//! each integer's range were written again by hand in the API and drifted from the WIT.
-//! The output is checked in; `--check` (in the test command) fails when it is stale.
+//! `cargo xtask codegen`: what is derived from the engine's WIT (wit/*.wit), checked in;
+//! `--check` (in the test command) fails when any of it is stale.
+//!
+//! - js/wit.js, the table the JavaScript API converts every value by. jco's transpiled
+//!   component carries no types at run time; without this table each record's fields,
+//!   each enum's cases and each integer's range were written again by hand in the API
+//!   and drifted from the WIT.
+//! - The method reference in each package's README: every method of the JavaScript API
+//!   (js/api.js) and of the Python one (host-python/mneme/__init__.py) with the WIT
+//!   function it calls and that function's doc comment, so what a method does is
+//!   written once, in the WIT.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use wit_parser::{FunctionKind, Handle, InterfaceId, Resolve, Type, TypeDefKind, TypeId};
 
 const WIT: &str = "wit";
 pub const JS_TABLE: &str = "js/wit.js";
 
-/// Writes the table, or with `check` only compares it with what is checked in.
+/// The JavaScript API, whose methods the browser and Node READMEs list.
+const JS_API: &str = "js/api.js";
+/// The Python API, whose methods the Python README lists.
+const PYTHON_API: &str = "host-python/mneme/__init__.py";
+/// Where each method reference goes, and from which API.
+const REFERENCES: [(&str, Language); 3] =
+    [("web/README.md", Language::JavaScript), ("host-node/README.md", Language::JavaScript), ("host-python/README.md", Language::Python)];
+const BEGIN: &str = "<!-- methods: written by `cargo xtask codegen` from wit/ and the API's source; do not edit -->";
+const END: &str = "<!-- end of methods -->";
+
+#[derive(Clone, Copy)]
+enum Language {
+    JavaScript,
+    Python,
+}
+
+/// Writes everything derived from the WIT, or with `check` only compares it with what
+/// is checked in.
 pub fn codegen(check: bool) -> Result<(), String> {
-    let table = js_table(Path::new(WIT))?;
-    let current = std::fs::read_to_string(JS_TABLE).unwrap_or_default();
-    if current == table {
-        eprintln!("xtask: {JS_TABLE} is up to date with {WIT}/");
+    let mut resolve = Resolve::default();
+    let (package, _) = resolve.push_dir(WIT).map_err(|e| format!("cannot read {WIT}: {e:#}"))?;
+    let mut outputs = vec![(JS_TABLE.to_owned(), js_table(&resolve, package))];
+    let docs = function_docs(&resolve, package);
+    for (readme, language) in REFERENCES {
+        let (source, methods) = match language {
+            Language::JavaScript => (JS_API, js_methods(&read(JS_API)?)),
+            Language::Python => (PYTHON_API, python_methods(&read(PYTHON_API)?)),
+        };
+        let list = reference(&methods, &docs).map_err(|e| format!("{source}: {e}"))?;
+        outputs.push((readme.to_owned(), with_reference(&read(readme)?, &list).map_err(|e| format!("{readme}: {e}"))?));
+    }
+    let stale: Vec<&(String, String)> = outputs.iter().filter(|(path, text)| read(path).ok().as_ref() != Some(text)).collect();
+    if stale.is_empty() {
+        eprintln!("xtask: what wit/ derives is up to date");
         return Ok(());
     }
+    let names: Vec<&str> = stale.iter().map(|(path, _)| path.as_str()).collect();
     if check {
-        return Err(format!("{JS_TABLE} does not match {WIT}/: run `cargo xtask codegen` and commit what it writes"));
+        return Err(format!("{} do not match wit/ and the APIs: run `cargo xtask codegen` and commit what it writes", names.join(", ")));
     }
-    std::fs::write(JS_TABLE, table).map_err(|e| format!("cannot write {JS_TABLE}: {e}"))?;
-    eprintln!("xtask: wrote {JS_TABLE} from {WIT}/");
+    for (path, text) in stale {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    eprintln!("xtask: wrote {}", names.join(", "));
     Ok(())
+}
+
+fn read(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
 struct Table<'a> {
@@ -35,17 +75,40 @@ struct Table<'a> {
     named: BTreeMap<String, String>,
 }
 
-fn js_table(dir: &Path) -> Result<String, String> {
-    let mut resolve = Resolve::default();
-    let (package, _) = resolve.push_dir(dir).map_err(|e| format!("cannot read {}: {e:#}", dir.display()))?;
-    let mut table = Table { resolve: &resolve, named: BTreeMap::new() };
-    let mut interfaces: Vec<(String, InterfaceId)> =
-        resolve.packages[package].interfaces.iter().map(|(name, &id)| (name.clone(), id)).collect();
+/// Each function's key (`interface.name`, `interface.resource.method`, as in js/wit.js)
+/// and its WIT name, in the interfaces' order.
+fn functions(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(String, &wit_parser::Function)> {
+    let mut interfaces: Vec<(&String, InterfaceId)> = resolve.packages[package].interfaces.iter().map(|(name, &id)| (name, id)).collect();
     interfaces.sort();
-    let mut functions = String::new();
-    for (interface_name, id) in &interfaces {
-        let interface = &resolve.interfaces[*id];
-        for &ty in interface.types.values() {
+    let mut out = Vec::new();
+    for (interface_name, id) in interfaces {
+        for function in resolve.interfaces[id].functions.values() {
+            let name = match function.kind {
+                FunctionKind::Constructor(_) => format!("{}.new", function.name.trim_start_matches("[constructor]")),
+                _ => function.name.trim_start_matches("[method]").trim_start_matches("[static]").to_owned(),
+            };
+            out.push((format!("{interface_name}.{name}"), function));
+        }
+    }
+    out
+}
+
+/// Each function's doc comment, as one paragraph, by key.
+fn function_docs(resolve: &Resolve, package: wit_parser::PackageId) -> BTreeMap<String, String> {
+    functions(resolve, package)
+        .into_iter()
+        .map(|(key, function)| {
+            (key, function.docs.contents.as_deref().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .collect()
+}
+
+fn js_table(resolve: &Resolve, package: wit_parser::PackageId) -> String {
+    let mut table = Table { resolve, named: BTreeMap::new() };
+    let mut interfaces: Vec<InterfaceId> = resolve.packages[package].interfaces.values().copied().collect();
+    interfaces.sort_by_key(|&id| resolve.interfaces[id].name.clone());
+    for id in interfaces {
+        for &ty in resolve.interfaces[id].types.values() {
             let kind = &resolve.types[ty].kind;
             if matches!(
                 kind,
@@ -54,25 +117,18 @@ fn js_table(dir: &Path) -> Result<String, String> {
                 table.define(ty);
             }
         }
-        for function in interface.functions.values() {
-            let (key, method) = match function.kind {
-                FunctionKind::Freestanding => (format!("{interface_name}.{}", function.name), false),
-                FunctionKind::Method(_) => (format!("{interface_name}.{}", function.name.trim_start_matches("[method]")), true),
-                FunctionKind::Constructor(_) => {
-                    (format!("{interface_name}.{}.new", function.name.trim_start_matches("[constructor]")), false)
-                }
-                FunctionKind::Static(_) => (format!("{interface_name}.{}", function.name.trim_start_matches("[static]")), false),
-                _ => return Err(format!("{interface_name}.{}: async functions are not part of the engine", function.name)),
-            };
-            let params: Vec<String> = function
-                .params
-                .iter()
-                .skip(usize::from(method))
-                .map(|param| format!("[{}, {}]", quote(&param.name), table.reference(param.ty)))
-                .collect();
-            let result = function.result.map_or("null".to_owned(), |ty| table.reference(ty));
-            let _ = writeln!(functions, "  {}: {{ method: {method}, params: [{}], result: {result} }},", quote(&key), params.join(", "));
-        }
+    }
+    let mut functions_out = String::new();
+    for (key, function) in functions(resolve, package) {
+        let method = matches!(function.kind, FunctionKind::Method(_));
+        let params: Vec<String> = function
+            .params
+            .iter()
+            .skip(usize::from(method))
+            .map(|param| format!("[{}, {}]", quote(&param.name), table.reference(param.ty)))
+            .collect();
+        let result = function.result.map_or("null".to_owned(), |ty| table.reference(ty));
+        let _ = writeln!(functions_out, "  {}: {{ method: {method}, params: [{}], result: {result} }},", quote(&key), params.join(", "));
     }
     let mut out = String::from(
         "// Generated by `cargo xtask codegen` from wit/*.wit: do not edit. The test command\n\
@@ -89,9 +145,9 @@ fn js_table(dir: &Path) -> Result<String, String> {
     out.push_str(
         "};\n\n/** Every function, by `interface.name` (`interface.resource.method` for a resource's). */\nexport const FUNCTIONS = {\n",
     );
-    out.push_str(&functions);
+    out.push_str(&functions_out);
     out.push_str("};\n");
-    Ok(out)
+    out
 }
 
 impl Table<'_> {
@@ -190,4 +246,187 @@ fn primitive_name(ty: Type) -> &'static str {
 
 fn quote(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// A method of a package's API, as its source declares it.
+struct Method {
+    /// The name and parameters, as a caller writes them.
+    signature: String,
+    /// The WIT function it calls (a key of js/wit.js), when it calls one.
+    key: Option<String>,
+    /// Its own doc comment, for a method that calls no one WIT function.
+    doc: String,
+}
+
+/// The text from the `(` at `open` to its matching `)`, both included.
+fn parenthesised(text: &str, open: usize) -> Option<&str> {
+    let mut depth = 0;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[open..=open + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The methods of `export class Mneme` in js/api.js: each line at the class's indent
+/// that starts a public method, its JSDoc above it, and the first `invoke("key"` in it.
+fn js_methods(source: &str) -> Vec<Method> {
+    let Some(class) = source.find("\nexport class Mneme {") else { return Vec::new() };
+    let body = &source[class..];
+    let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+    let lines: Vec<&str> = body.lines().collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            let line = lines[i].strip_prefix("  ").unwrap_or("");
+            let line = line.strip_prefix("async ").unwrap_or(line);
+            line.starts_with(|c: char| c.is_ascii_lowercase()) && !line.starts_with("constructor(") && line.contains('(') && {
+                let name_end = line.find('(').unwrap_or(0);
+                line[..name_end].chars().all(|c| c.is_ascii_alphanumeric())
+            }
+        })
+        .collect();
+    let mut methods = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(lines.len());
+        let text = lines[start..end].join("\n");
+        let head = text.trim_start().trim_start_matches("async ");
+        let Some(open) = head.find('(') else { continue };
+        let Some(params) = parenthesised(head, open) else { continue };
+        // `{ text: body }` renames for the method's own use; callers write `text`.
+        let params = rename_free(params);
+        let key = text.find("invoke(\"").map(|at| {
+            let rest = &text[at + 8..];
+            rest[..rest.find('"').unwrap_or(0)].to_owned()
+        });
+        methods.push(Method { signature: format!("{}{params}", &head[..open]), key, doc: jsdoc(&lines[..start]) });
+    }
+    methods
+}
+
+/// `params` without the local names destructuring gives its fields (`text: body`).
+fn rename_free(params: &str) -> String {
+    let mut out = String::with_capacity(params.len());
+    let mut rest = params;
+    while let Some(at) = rest.find(": ") {
+        let (before, after) = rest.split_at(at);
+        let renamed = after[2..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len() - 2);
+        out.push_str(before);
+        rest = &after[2 + renamed..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The JSDoc comment that ends on the last of `above`, as one paragraph.
+fn jsdoc(above: &[&str]) -> String {
+    let Some(last) = above.last() else { return String::new() };
+    if !last.trim_end().ends_with("*/") {
+        return String::new();
+    }
+    let first = above.iter().rposition(|line| line.trim_start().starts_with("/**")).unwrap_or(above.len() - 1);
+    let text: Vec<&str> = above[first..]
+        .iter()
+        .map(|line| line.trim().trim_start_matches("/**").trim_end_matches("*/").trim_start_matches('*').trim())
+        .collect();
+    text.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The public methods of `class Mneme` in the Python package, with the WIT function
+/// each calls through its helpers (`_method`, `_memory`, `_gate`, `_compaction`, or
+/// `_instance.call` with an interface).
+fn python_methods(source: &str) -> Vec<Method> {
+    let Some(class) = source.find("\nclass Mneme:") else { return Vec::new() };
+    let lines: Vec<&str> = source[class + 1..].lines().collect();
+    let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("    def ") && !lines[i].starts_with("    def _")).collect();
+    let mut methods = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(lines.len());
+        let text = lines[start..end].join("\n");
+        let head = &text["    def ".len()..];
+        let Some(open) = head.find('(') else { continue };
+        let Some(params) = parenthesised(head, open) else { continue };
+        let params = params.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
+        let returns = head[open + params.len()..].split_once("->").map(|(_, r)| r.split(':').next().unwrap_or("").trim().to_owned());
+        let signature = match returns {
+            Some(returns) if !head[open..].starts_with("(self)") || !returns.is_empty() => {
+                format!("{}{params} -> {returns}", &head[..open])
+            }
+            _ => format!("{}{params}", &head[..open]),
+        };
+        let key = python_key(&text);
+        let doc = text.split_once("\"\"\"").and_then(|(_, rest)| rest.split_once("\"\"\"")).map(|(doc, _)| doc).unwrap_or_default();
+        methods.push(Method { signature, key, doc: doc.split_whitespace().collect::<Vec<_>>().join(" ") });
+    }
+    methods
+}
+
+/// The WIT function the body of a Python method calls first.
+fn python_key(body: &str) -> Option<String> {
+    let helpers = [
+        ("self._method(\"", "sessions.store."),
+        ("self._memory(\"", "memory."),
+        ("self._gate(\"", "gates."),
+        ("self._compaction(\"", "compaction."),
+    ];
+    let interfaces =
+        [("_SESSIONS", "sessions"), ("_COMPACTION", "compaction"), ("_GATES", "gates"), ("_MEMORY", "memory"), ("_INDEX", "index")];
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for (call, prefix) in helpers {
+        if let Some(at) = body.find(call) {
+            let rest = &body[at + call.len()..];
+            found.push((at, format!("{prefix}{}", &rest[..rest.find('"').unwrap_or(0)])));
+        }
+    }
+    for (constant, interface) in interfaces {
+        let call = format!(".call({constant}, \"");
+        if let Some(at) = body.find(&call) {
+            let rest = &body[at + call.len()..];
+            let name = &rest[..rest.find('"').unwrap_or(0)];
+            // A driver of a resource of its own (compact steps `run`) is a method of its own.
+            let key = match name.strip_prefix("[method]store.") {
+                Some(method) => Some(format!("{interface}.store.{method}")),
+                None => (!name.starts_with('[')).then(|| format!("{interface}.{name}")),
+            };
+            found.push((at, key.unwrap_or_default()));
+        }
+    }
+    found.into_iter().min().map(|(_, key)| key).filter(|key| !key.is_empty())
+}
+
+/// The methods as a Markdown list: each signature, the WIT function it calls and that
+/// function's doc comment (a method of its own, its own doc comment).
+fn reference(methods: &[Method], docs: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::new();
+    for method in methods {
+        let line = match &method.key {
+            Some(key) => {
+                let doc = docs.get(key).ok_or_else(|| format!("`{}` calls `{key}`, which wit/ has no function of", method.signature))?;
+                let doc = if doc.is_empty() { &method.doc } else { doc };
+                format!("- `{}` (`{key}`): {doc}", method.signature)
+            }
+            None => format!("- `{}`: {}", method.signature, method.doc),
+        };
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `readme` with the list between its markers replaced by `list`.
+fn with_reference(readme: &str, list: &str) -> Result<String, String> {
+    let (Some(begin), Some(end)) = (readme.find(BEGIN), readme.find(END)) else {
+        return Err(format!("no place for the method reference: put the lines `{BEGIN}` and `{END}` where it goes"));
+    };
+    if end < begin {
+        return Err("the end of the method reference comes before its start".to_owned());
+    }
+    Ok(format!("{}{BEGIN}\n\n{list}\n{}", &readme[..begin], &readme[end..]))
 }

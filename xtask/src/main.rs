@@ -41,8 +41,10 @@ commands:
               real Claude Code and pi against a mock model API, the browser tests
               in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
               system calls: run as root), and a fuzz smoke (12 s per target)
-  codegen     write js/wit.js, the table of wit/*.wit's types and functions
-              the JavaScript API converts values by (--check: only compare, fail if stale)
+  codegen     write what wit/ derives: js/wit.js, the table of its types and functions
+              the JavaScript API converts values by, and the method reference in the
+              browser, Node and Python READMEs (each method, the WIT function it calls
+              and that function's doc comment); --check: only compare, fail if stale
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
