@@ -48,6 +48,17 @@ const refuse = (message) => {
 const shown = (value) => (typeof value === "string" ? JSON.stringify(value) : typeof value === "number" ? String(value) : value === null ? "null" : Array.isArray(value) ? "an array" : typeof value);
 const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** A record's fields as `[mneme-core's name, jco's name, type]`, spelled once per record type: results carry thousands. */
+const recordFields = new Map();
+const fieldsOf = (type, fields) => {
+  let spelled = recordFields.get(type);
+  if (spelled === undefined) {
+    spelled = fields.map(([field, item]) => [snake(field), camel(field), item]);
+    recordFields.set(type, spelled);
+  }
+  return spelled;
+};
+
 /**
  * mneme-core's JSON as the component's value of WIT type `type` (see ./wit.js); `name`
  * says where it sits, for the error that refuses it. jco would lower much without a
@@ -76,7 +87,7 @@ export function lower(type, value, name) {
         return value;
     }
     const definition = TYPES[type];
-    if (definition?.record) return lowerRecord(definition.record, value, name);
+    if (definition?.record) return lowerRecord(fieldsOf(type, definition.record), value, name);
     if (definition?.variant) return lowerCase(definition.variant, value, name);
     if (definition?.enum) {
       const cases = definition.enum;
@@ -102,7 +113,7 @@ export function lower(type, value, name) {
 
 /** A record: its fields by either spelling, none it lacks (a misspelt one would leave its default in force, as the core's JSON refuses it). */
 function lowerRecord(fields, value, name) {
-  const names = fields.map(([field]) => snake(field));
+  const names = fields.map(([field]) => field);
   if (!isObject(value)) refuse(`${name} must be an object with ${names.join(", ")}, not ${shown(value)}`);
   const given = new Map();
   for (const [key, item] of Object.entries(value)) {
@@ -111,10 +122,10 @@ function lowerRecord(fields, value, name) {
     given.set(field, item);
   }
   const lowered = {};
-  for (const [field, type] of fields) {
-    const item = given.get(snake(field));
-    if (item == null && !(typeof type === "object" && "option" in type)) refuse(`${name}: \`${snake(field)}\` is missing`);
-    lowered[camel(field)] = lower(type, item, `${name}.${snake(field)}`);
+  for (const [field, to, type] of fields) {
+    const item = given.get(field);
+    if (item == null && !(typeof type === "object" && "option" in type)) refuse(`${name}: \`${field}\` is missing`);
+    lowered[to] = lower(type, item, `${name}.${field}`);
   }
   return lowered;
 }
@@ -136,12 +147,17 @@ export function lift(type, value) {
   if (typeof type === "string") {
     if (typeof value === "bigint") return Number(value);
     const definition = TYPES[type];
-    if (definition?.record) return Object.fromEntries(definition.record.map(([field, item]) => [snake(field), lift(item, value[camel(field)])]));
-    if (definition?.variant) {
+    if (definition === undefined) return value;
+    if (definition.record) {
+      const lifted = {};
+      for (const [name, from, item] of fieldsOf(type, definition.record)) lifted[name] = lift(item, value[from]);
+      return lifted;
+    }
+    if (definition.variant) {
       const [tag, item] = definition.variant.find(([tag]) => tag === value.tag);
       return item === null ? snake(tag) : { [snake(tag)]: lift(item, value.val) };
     }
-    if (definition?.enum) return snake(value);
+    if (definition.enum) return snake(value);
     return value;
   }
   if ("option" in type) return value == null ? null : lift(type.option, value);
