@@ -77,6 +77,8 @@ export function lower(type, value, name) {
       case "string":
         if (typeof value !== "string") refuse(`${name} must be a string, not ${value === null ? "null" : typeof value}`);
         return value;
+      case "json":
+        return JSON.stringify(value);
       case "bool":
         if (typeof value !== "boolean") refuse(`${name} must be true or false, not ${value === null ? "null" : typeof value}`);
         return value;
@@ -146,6 +148,7 @@ export function lift(type, value) {
   if (type === null) return null;
   if (typeof type === "string") {
     if (typeof value === "bigint") return Number(value);
+    if (type === "json") return typeof value === "string" ? JSON.parse(value) : value;
     const definition = TYPES[type];
     if (definition === undefined) return value;
     if (definition.record) {

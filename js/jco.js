@@ -35,14 +35,6 @@ export function instance(instantiate, coreModule, storage) {
 /** A storage that refuses everything: for an instance that needs no store (checkBytes). */
 export const NO_STORAGE = new Proxy({}, { get: (_, op) => (key) => { throw { tag: "io", val: { key: String(key), message: `no storage behind ${String(op)}` } }; } });
 
-// What the WIT carries as JSON text (a request body, a message's blocks, an import's
-// provenance) is given as the value it is, as mneme-core's JSON gives it.
-const AS_VALUES = {
-  "sessions.store.provider-context": (context) => ({ ...context, body: JSON.parse(context.body) }),
-  "sessions.store.context": (context) => ({ ...context, messages: context.messages.map((m) => ({ ...m, content: JSON.parse(m.content) })) }),
-  "sessions.store.import-session": (imported) => ({ ...imported, provenance: JSON.parse(imported.provenance) }),
-};
-
 /**
  * Calls WIT function `key` of instance `root` with `args`, mneme-core's JSON, one per
  * parameter; `store` goes where the function borrows one. Its result as mneme-core's
@@ -67,9 +59,9 @@ export function invoke(root, store, key, args) {
     }
     throw error;
   }
-  // A result's `err` is thrown by jco; what comes back is the `ok`.
-  const value = lift(result !== null && typeof result === "object" && "result" in result ? result.result[0] : result, raw);
-  return AS_VALUES[key] ? AS_VALUES[key](value) : value;
+  // A result's `err` is thrown by jco; what comes back is the `ok`. What the WIT
+  // carries as JSON text (a request body, a message's blocks) is lifted as its value.
+  return lift(result !== null && typeof result === "object" && "result" in result ? result.result[0] : result, raw);
 }
 
 /** The API's engine on one instance (`root`, from `instance`) and its store. */

@@ -26,7 +26,7 @@ import re
 import threading
 import time
 import uuid as uuids
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 import wasmtime
 import wasmtime.component as wc
@@ -34,13 +34,53 @@ from wasmtime.component import Record, Variant
 
 from . import _bytes
 from .storage import FsStorage, StorageFailure
+from .types import (
+    Applied,
+    ArchivedSession,
+    Branch,
+    CheckReport,
+    Consolidation,
+    ConsolidationPlan,
+    Context,
+    CrabSession,
+    Decision,
+    EmbeddingsInfo,
+    Entry,
+    Exported,
+    Extracted,
+    ExtractionPlan,
+    GcReport,
+    Imported,
+    IndexReport,
+    KeyEntry,
+    KeyParts,
+    KeyView,
+    KeysImported,
+    Ledger,
+    Listing,
+    Loaded,
+    LoadedInstructions,
+    Memory,
+    MemoryIndexReport,
+    Plan,
+    ProviderContext,
+    RebuildReport,
+    Recalled,
+    RepairReport,
+    Resolution,
+    RolledOver,
+    SearchHit,
+    Shown,
+    Subagent,
+    Transcript,
+)
 
 # The types in the signatures. Values are mneme-core's JSON forms: a record is a dict
-# with the snake_case keys the docstrings name (the README's "JSON output").
+# with the snake_case keys the docstrings name (the README's "JSON output"); what a
+# method returns is typed by mneme.types, which `cargo xtask codegen` writes from the
+# WIT (and checks each method's annotation against the function it calls).
+# (typing's List: in Mneme's body `list` is its method, not the builtin.)
 Json = dict[str, Any]
-# Named apart: in Mneme's body `list` is its method, not the builtin.
-JsonList = list[Json]
-Strings = list[str]
 # A time: milliseconds since the epoch, a datetime, or None for the clock.
 Time = Union[int, datetime.datetime, None]
 # A working directory, as text or a path.
@@ -659,14 +699,14 @@ class Mneme:
 
     # Sessions
 
-    def append(self, id: str, role: str, text: str, cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> Json:
+    def append(self, id: str, role: str, text: str, cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> Entry:
         """Appends a message. ``cwd``, the agent's working directory, files a new
         session under its project (a new session needs one); None: a line names the
         session's own."""
         entry = {"uuid": _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), "now_ms": _now_ms(now), "role": _text("role", role), "text": _prose("text", text), "cwd": _cwd(cwd)}
         return self._method("append", _text("id", id), entry)
 
-    def append_turn(self, id: str, messages: Union[Json, Sequence[Json]], provider: str = "anthropic", cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None, parent: Optional[str] = None, agent: Optional[Json] = None) -> JsonList:
+    def append_turn(self, id: str, messages: Union[Json, Sequence[Json]], provider: str = "anthropic", cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None, parent: Optional[str] = None, agent: Optional[Json] = None) -> List[Entry]:
         """Appends a turn in one write (all of it or nothing): one message or a list,
         in Anthropic's shape or OpenAI's (``provider="openai"``). ``parent`` rewinds;
         ``agent={"id": …, "parent_call": …}`` writes into that sub-agent's transcript.
@@ -682,7 +722,7 @@ class Mneme:
         }
         return self._method("append-turn", _text("id", id), turn)
 
-    def provider_context(self, id: str, provider: str = "anthropic", injections: Sequence[Json] = (), model: Optional[str] = None) -> Json:
+    def provider_context(self, id: str, provider: str = "anthropic", injections: Sequence[Json] = (), model: Optional[str] = None) -> ProviderContext:
         """What to send a model next: ``{provider, body, message_count, compacted, tokens,
         interrupted}``; ``body`` is the request (a dict), ready to extend with the model and tools.
 
@@ -695,25 +735,25 @@ class Mneme:
         context = self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
         return {**context, "body": json.loads(context["body"])}
 
-    def branches(self, id: str) -> JsonList:
+    def branches(self, id: str) -> List[Branch]:
         """Every branch (each leaf message), the current one first: ``[{leaf, current,
         role, text, timestamp, message_count, forks_at, usage, cost}]``."""
         return self._method("branches", _text("id", id))
 
-    def usage(self, id: str, prices: Optional[Json] = None) -> Json:
+    def usage(self, id: str, prices: Optional[Json] = None) -> Ledger:
         """The tokens the session's replies reported, each reply once, in all and per
         branch, and each sub-agent's apart: ``{total, cost, replies, branches,
         subagents}``; ``prices`` ``{input, output, cache_read, cache_creation}``
         (dollars per million tokens) price them."""
         return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices))
 
-    def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> JsonList:
+    def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> List[Entry]:
         """Copies the conversation up to ``from_`` (default: the newest message) into a
         new session ``to`` (default: a new UUID); returns the entries written (the new
         id is their ``session_id``)."""
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _now_ms(now))
 
-    def import_session(self, data: Union[bytes, str], from_: Optional[str] = None, id: Optional[str] = None, cwd: Optional[Folder] = None, origin: str = "", uuid: Optional[str] = None, now: Time = None) -> Json:
+    def import_session(self, data: Union[bytes, str], from_: Optional[str] = None, id: Optional[str] = None, cwd: Optional[Folder] = None, origin: str = "", uuid: Optional[str] = None, now: Time = None) -> Imported:
         """Imports another agent's transcript (``data``: its bytes or text) as a new
         session; the original is only read. ``from_`` is ``claude``, ``pi``, ``codex``,
         ``gemini`` or ``openai`` (None: told from the content); ``id`` and ``cwd`` default
@@ -735,7 +775,7 @@ class Mneme:
         imported = self._method("import-session", request)
         return {**imported, "provenance": json.loads(imported["provenance"])}
 
-    def export_session(self, id: str, to: str, uuid: Optional[str] = None) -> Json:
+    def export_session(self, id: str, to: str, uuid: Optional[str] = None) -> Exported:
         """Session ``id`` as ``to`` (``claude``, ``pi``, ``openai``, ``markdown``):
         ``{format, message_count, verbatim, data}``, ``data`` bytes — the stored bytes in the
         session's own dialect (``verbatim``), else the conversation it resumes to."""
@@ -745,22 +785,22 @@ class Mneme:
         """Soft-deletes entry ``uuid``: it stays in the file and leaves every load."""
         return self._method("tombstone", _text("id", id), _text("uuid", uuid), _now_ms(now))
 
-    def load(self, id: str) -> Json:
+    def load(self, id: str) -> Transcript:
         """Every entry of session ``id``, branches and sidechains included: ``{id,
         project, parts, entries, chain, report}``."""
         return self._method("load", _text("id", id))
 
-    def context(self, id: str) -> Json:
+    def context(self, id: str) -> Context:
         """What a model resumes with: ``{compacted, messages}``, the main chain from the
         last compaction on; each message's ``content`` is its blocks."""
         context = self._method("context", _text("id", id))
         return {**context, "messages": [{**m, "content": json.loads(m["content"])} for m in context["messages"]]}
 
-    def list(self) -> Json:
+    def list(self) -> Listing:
         """Every session, newest first: ``{sessions, skipped}``."""
         return self._method("list")
 
-    def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> JsonList:
+    def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> List[SearchHit]:
         """The messages across every session (only ``project``'s, when named) that best
         match ``query``, best first: ``[{id, project, uuid, role, timestamp, text,
         score, matched}]``; ``matched`` is False for a message found only through its
@@ -769,21 +809,21 @@ class Mneme:
         project = None if project is None else _text("project", project)
         return self._method("search", _text("query", query), _u32("limit", limit), project, _window(since, until))
 
-    def check(self, id: str) -> Json:
+    def check(self, id: str) -> CheckReport:
         """The load report plus dangling parents and unanswered tool calls: ``{load,
         dangling_parents, orphaned_tool_uses, orphaned_tool_results}``."""
         return self._method("check", _text("id", id))
 
-    def subagents(self, id: str) -> JsonList:
+    def subagents(self, id: str) -> List[Subagent]:
         """The sub-agent transcripts of session ``id``: ``[{key, transcript}]``."""
         return self._method("subagents", _text("id", id))
 
-    def remove(self, id: str) -> Strings:
+    def remove(self, id: str) -> List[str]:
         """Deletes session ``id`` and its sub-agent transcripts; returns the keys
         removed."""
         return self._method("remove", _text("id", id))
 
-    def gc(self, policy: Optional[Json] = None, now: Time = None) -> Json:
+    def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
         """One cleanup pass: archives sessions past their time to live, deletes only
         what ``policy`` asks (``ttl_ms``, ``classes``, ``keep_archived_ms``,
         ``delete_archived``, ``max_disk_bytes``, ``dry_run``; each defaulted):
@@ -791,19 +831,19 @@ class Mneme:
         policy = _overlay(self._instance.call(_SESSIONS, "default-retention"), policy)
         return self._method("gc", policy, _now_ms(now))
 
-    def archive(self, id: str, now: Time = None) -> Json:
+    def archive(self, id: str, now: Time = None) -> ArchivedSession:
         """Moves a session into the archive now: ``{id, project, archived_ms, files, bytes}``."""
         return self._method("archive", _text("id", id), _now_ms(now))
 
-    def archived(self) -> JsonList:
+    def archived(self) -> List[ArchivedSession]:
         """Every archived session, oldest first."""
         return self._method("archived")
 
-    def restore(self, id: str) -> Json:
+    def restore(self, id: str) -> ArchivedSession:
         """Puts an archived session back; ``session-exists`` if a session has the id again."""
         return self._method("restore", _text("id", id))
 
-    def repair(self, id: str, now: Time = None) -> Json:
+    def repair(self, id: str, now: Time = None) -> RepairReport:
         """Rewrites the parts of session ``id`` that have unreadable lines, glued
         objects, invalid UTF-8 or a torn tail, each original kept as a backup:
         ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
@@ -836,7 +876,7 @@ class Mneme:
     def _compaction(self, name, *args):
         return self._instance.call(_COMPACTION, name, self._store, *args)
 
-    def plan_compaction(self, id: str, settings: Optional[Json] = None, mode: str = "auto") -> Json:
+    def plan_compaction(self, id: str, settings: Optional[Json] = None, mode: str = "auto") -> Plan:
         """Plans a compaction; ``settings`` overlays the core's defaults."""
         defaults = self._instance.call(_COMPACTION, "default-settings")
         return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
@@ -846,7 +886,7 @@ class Mneme:
         sentences, tools, files."""
         return self._compaction("summarize-offline", _text("id", id), plan)
 
-    def apply_compaction(self, id: str, plan: Json, summary: str, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
+    def apply_compaction(self, id: str, plan: Json, summary: str, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Applied:
         """Applies ``plan`` with ``summary`` (the model's text) in one atomic write;
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
         A session changed since the plan raises ``stale-plan``: plan again."""
@@ -906,7 +946,7 @@ class Mneme:
     def _gate(self, name, *args):
         return self._instance.call(_GATES, name, self._store, *args)
 
-    def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Json:
+    def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether the pre-compaction memory flush is due for session ``id``: ``{fire,
         reason}``."""
         return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
@@ -916,7 +956,7 @@ class Mneme:
         entry)."""
         return self._gate("record-memory-flush", _text("id", id), _now_ms(now))
 
-    def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Json:
+    def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
         return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
 
@@ -924,16 +964,16 @@ class Mneme:
         """Records that a memory extraction ran for session ``id``."""
         return self._gate("record-extraction", _text("id", id), _now_ms(now))
 
-    def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Json:
+    def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether the next message should start a new session; no policy field set means never."""
         return self._gate("reset", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
 
-    def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Json:
+    def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether a memory consolidation is due (time and sessions since the last, no
         lock held): ``{fire, reason}``."""
         return self._gate("dream", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
-    def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Json:
+    def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Takes the consolidation lock for ``holder`` when the dream gate fires:
         ``{fire, reason}``."""
         return self._gate("dream-acquire", _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
@@ -949,64 +989,64 @@ class Mneme:
     def _memory(self, name, project, *args):
         return self._instance.call(_MEMORY, name, self._store, _scope(project), *args)
 
-    def memory_add(self, project: Optional[str], memory: Json, now: Time = None) -> Json:
+    def memory_add(self, project: Optional[str], memory: Json, now: Time = None) -> Memory:
         """Writes ``{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
         return self._memory("add", project, _new_memory(memory), _now_ms(now))
 
-    def memory_add_many(self, project: Optional[str], memories: Sequence[Json], now: Time = None) -> JsonList:
+    def memory_add_many(self, project: Optional[str], memories: Sequence[Json], now: Time = None) -> List[Memory]:
         """Writes many memories with one index write (bulk import)."""
         if not isinstance(memories, (list, tuple)):
             raise MnemeError("invalid-argument", "memories must be a list")
         return self._memory("add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
-    def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Json:
+    def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Memory:
         """Changes fields in place: ``{name?, type?, description?, body?, topics?, confidence?}``."""
         change = _record("change", change)
         return self._memory("update", project, _text("file", file), change, _now_ms(now))
 
-    def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Json:
+    def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Memory:
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
         return self._memory("supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
 
-    def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Json:
+    def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Memory:
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
         return self._memory("forget", project, _text("file", file), _now_ms(now))
 
-    def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Json:
+    def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Memory:
         """``kind``: relates_to, contradicts, extends or derived_from."""
         return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
-    def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> JsonList:
+    def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> List[Memory]:
         """Memories without their bodies, newest first; ``filter``: ``{type?, topic?, session?, all?}``."""
         return self._memory("list", project, _record("filter", filter or {}, {"all": False}))
 
-    def memory_show(self, project: Optional[str], file: str) -> Json:
+    def memory_show(self, project: Optional[str], file: str) -> Shown:
         """A memory and the chain of memories it superseded or that superseded it:
         ``{memory, history}``."""
         return self._memory("show", project, _text("file", file))
 
-    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Json:
+    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Recalled:
         """``{hits: [{file, name, description, type, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
         around it (its session's neighbouring turns, its links). ``since`` (included)
         and ``until`` (left out) bound when the memories hold from."""
         return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until))
 
-    def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Json:
+    def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
         """MEMORY.md within Claude Code's caps, ending with what was left out."""
         return self._memory("load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
 
-    def memory_reindex(self, project: Optional[str]) -> Json:
+    def memory_reindex(self, project: Optional[str]) -> MemoryIndexReport:
         """Rebuilds the recall index of the scope from its memory files: ``{reason,
         files}``."""
         return self._memory("reindex", project)
 
-    def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> JsonList:
+    def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> List[Memory]:
         """Records that memories were useful now (put in a model's context, cited), so
         ``memory_load`` keeps them first under the caps; returns them as written."""
         return self._memory("used", project, _texts("files", files), _now_ms(now))
 
-    def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[Json]:
+    def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[EmbeddingsInfo]:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
         Kept in memory, never written. ``{words, terms, dimensions, skipped}`` or ``None``."""
@@ -1017,12 +1057,12 @@ class Mneme:
         self._embeddings = data
         return info
 
-    def plan_extraction(self, project: Optional[str], id: str) -> Json:
+    def plan_extraction(self, project: Optional[str], id: str) -> ExtractionPlan:
         """The request for a model to extract memories from session ``id`` (run it when
         the extraction gate fires): ``{id, prompt, max_tokens, message_count, entry, known, failures}``."""
         return self._memory("plan-extraction", project, _text("id", id))
 
-    def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Json:
+    def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Extracted:
         """Writes what the model's ``answer`` (one JSON object per line) says; an answer
         that does not read raises ``invalid-answer`` and writes nothing."""
         return self._memory("apply-extraction", project, plan, _text("answer", answer), _now_ms(now))
@@ -1031,26 +1071,26 @@ class Mneme:
         """Records a failed memory extraction for session ``id``."""
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
-    def plan_consolidation(self, project: Optional[str], now: Time = None) -> Json:
+    def plan_consolidation(self, project: Optional[str], now: Time = None) -> ConsolidationPlan:
         """The request for a model to consolidate the memory (take ``dream_acquire`` first):
         ``{id, prompt, max_tokens, known, sessions, since_ms}``."""
         return self._memory("plan-consolidation", project, _now_ms(now))
 
-    def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Json:
+    def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Consolidation:
         """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
         in the scope's consolidation log and writes it. Nothing is deleted."""
         return self._memory("apply-consolidation", project, plan, _text("answer", answer), _now_ms(now), _flag("dry_run", dry_run))
 
-    def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Json:
+    def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Consolidation:
         """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a
         memory changed since."""
         return self._memory("rollback-consolidation", project, _text("id", id), _now_ms(now))
 
-    def consolidations(self, project: Optional[str]) -> JsonList:
+    def consolidations(self, project: Optional[str]) -> List[Consolidation]:
         """The consolidations recorded in the scope, oldest first."""
         return self._memory("consolidations", project)
 
-    def instructions(self, request: Json) -> Json:
+    def instructions(self, request: Json) -> LoadedInstructions:
         """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
         with, from the files kept in the store: ``{text, files}``. ``request`` is
         ``{cwd, home, managed?, paths?, external_imports?}``: imports outside ``cwd`` that a
@@ -1089,7 +1129,7 @@ class Mneme:
     def _inbound(inbound):
         return _record("inbound", inbound, {"chat_type": "direct", "text": "", "origin": {}, "metadata": []})
 
-    def resolve(self, inbound: Json, policy: Optional[Json] = None, now: Time = None, new_session_id: Optional[str] = None) -> Json:
+    def resolve(self, inbound: Json, policy: Optional[Json] = None, now: Time = None, new_session_id: Optional[str] = None) -> Resolution:
         """Routes a message: ``{key, session_id, action, reason, previous_session_id, text}``,
         and records it. ``new_session_id`` (a fresh uuid when None) is used only when a new
         session starts."""
@@ -1097,17 +1137,17 @@ class Mneme:
         return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
                                    _now_ms(now), _text("new_session_id", new_id))
 
-    def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> Json:
+    def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
         """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
         return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
 
-    def update_key(self, key: str, patch: Json) -> Json:
+    def update_key(self, key: str, patch: Json) -> KeyEntry:
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
         patch = _record("patch", patch, {"toggles": [], "metadata": []})
         return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
 
-    def import_openclaw_keys(self, data: Union[bytes, str]) -> Json:
+    def import_openclaw_keys(self, data: Union[bytes, str]) -> KeysImported:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
         fields it has no place for are kept in the toggle ``openclaw``."""
@@ -1117,37 +1157,37 @@ class Mneme:
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
 
-    def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[Json]:
+    def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
         return self._instance.call(_INDEX, "crab-latest", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender))
 
-    def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> Json:
+    def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> CrabSession:
         """Starts the next crab session ``{agent}_{sender}_{seq}`` with its meta line."""
         return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
                                    _text("created_by", created_by), _now_ms(now))
 
-    def crab_session(self, id: str) -> Json:
+    def crab_session(self, id: str) -> CrabSession:
         """A crab session as its name and newest meta line say."""
         return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
 
-    def crab_set_title(self, id: str, title: str) -> Json:
+    def crab_set_title(self, id: str, title: str) -> CrabSession:
         """Renames the session's file with the title's slug and appends a meta line; returns it under its new id."""
         return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
 
-    def crab_add_uptime(self, id: str, secs: int) -> Json:
+    def crab_add_uptime(self, id: str, secs: int) -> CrabSession:
         """Adds ``secs`` to the session's ``uptime_secs`` with an appended meta line."""
         return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _u64("secs", secs))
 
-    def rebuild_index(self) -> Json:
+    def rebuild_index(self) -> RebuildReport:
         """Rebuilds the index from the transcripts (key bindings kept):
         ``{before, session_count, added, changed, dropped, key_count, skipped}``."""
         return self._instance.call(_INDEX, "rebuild", self._store)
 
-    def rollover_gate(self, key: str, max_context_tokens: int) -> Json:
+    def rollover_gate(self, key: str, max_context_tokens: int) -> Decision:
         """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
         return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _u64("max_context_tokens", max_context_tokens))
 
-    def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
+    def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> RolledOver:
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
         in the old session's format and linked to it; the old session is not touched."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
@@ -1159,20 +1199,20 @@ class Mneme:
         """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
         return self._instance.call(_INDEX, "export-openclaw", self._store)
 
-    def remove_key(self, key: str) -> Json:
+    def remove_key(self, key: str) -> KeyEntry:
         """Removes a session key from the index (its sessions stay); returns the entry
         it had."""
         return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
 
-    def key(self, key: str) -> Json:
+    def key(self, key: str) -> KeyView:
         """A key with its current session's listing and counters: ``{entry, session, counters}``."""
         return self._instance.call(_INDEX, "show", self._store, _text("key", key))
 
-    def keys(self, filter: Optional[Sequence[Json]] = None) -> JsonList:
+    def keys(self, filter: Optional[Sequence[Json]] = None) -> List[KeyEntry]:
         """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
         return self._instance.call(_INDEX, "list", self._store, list(filter or []))
 
-    def index_report(self) -> Json:
+    def index_report(self) -> IndexReport:
         """What reading the session index found: ``{generation, key_count, session_count,
         log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
         return self._instance.call(_INDEX, "report", self._store)
@@ -1181,12 +1221,12 @@ class Mneme:
         """The session key of a message (nothing is read or written)."""
         return self._instance.call(_INDEX, "key-of", self._inbound(inbound), self._route_policy(policy))
 
-    def parse_key(self, key: str) -> Json:
+    def parse_key(self, key: str) -> KeyParts:
         """A session key's parts: ``{chat_type, agent, provider, id, thread}``."""
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
     @staticmethod
-    def check_bytes(data: bytes) -> Json:
+    def check_bytes(data: bytes) -> CheckReport:
         """Checks transcript bytes that are not in a store."""
         if not isinstance(data, (bytes, bytearray)):
             raise MnemeError("invalid-argument", "check_bytes takes bytes")

@@ -36,21 +36,29 @@ failed = 0
 
 
 def conforms(value, hint):
-    """Whether ``value`` is what the annotation ``hint`` promises (the kinds the
-    package's signatures use: records, lists of them, text, bytes, numbers, None)."""
+    """Whether ``value`` is what the annotation ``hint`` promises: the package's
+    signatures name mneme.types' TypedDicts (each key there, none else, each value as
+    its field's type), Literals, lists, text, bytes, numbers and None."""
     if hint is typing.Any:
         return True
     if hint is None or hint is type(None):
         return value is None
+    if typing.is_typeddict(hint):
+        fields = typing.get_type_hints(hint)
+        return isinstance(value, dict) and set(value) == set(fields) and all(conforms(value[key], fields[key]) for key in fields)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return value in args
     if origin is typing.Union:
         return any(conforms(value, arg) for arg in args)
     if origin is dict:
-        return isinstance(value, dict) and all(isinstance(key, args[0]) and conforms(item, args[1]) for key, item in value.items())
+        return isinstance(value, dict) and all(conforms(key, args[0]) and conforms(item, args[1]) for key, item in value.items())
     if origin is list:
         return isinstance(value, list) and all(conforms(item, args[0]) for item in value)
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, float)
     return isinstance(value, hint)
 
 

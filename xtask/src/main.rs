@@ -42,9 +42,11 @@ commands:
               in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
               system calls: run as root), and a fuzz smoke (12 s per target)
   codegen     write what wit/ derives: js/wit.js, the table of its types and functions
-              the JavaScript API converts values by, and the method reference in the
-              browser, Node and Python READMEs (each method, the WIT function it calls
-              and that function's doc comment); --check: only compare, fail if stale
+              the JavaScript API converts values by; host-python/mneme/types.py, the
+              Python package's value types (each method's return annotation is checked
+              against them); and the method reference in the browser, Node and Python
+              READMEs (each method, the WIT function it calls and that function's doc
+              comment); --check: only compare, fail if stale
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
