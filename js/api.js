@@ -22,13 +22,16 @@ export class MnemeError extends Error {
 // are the whole translation, both led by the function's WIT types (./wit.js, which
 // `cargo xtask codegen` writes from wit/): every record's fields, every enum's cases
 // and every integer's range come from the WIT, never from a list kept here.
-// A result's field names are few and come back on every call: each is spelled once.
-const snakeNames = new Map();
-export const snake = (name) => {
-  let spelled = snakeNames.get(name);
+/** A name (a caller's camelCase, the WIT's kebab-case) in mneme-core's snake_case. */
+export const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
+// The WIT's own names come back in every result: each is spelled once. (Only the
+// WIT's: a cache of what callers pass would grow with every new string.)
+const witNames = new Map();
+const witSnake = (name) => {
+  let spelled = witNames.get(name);
   if (spelled === undefined) {
-    spelled = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
-    snakeNames.set(name, spelled);
+    spelled = snake(name);
+    witNames.set(name, spelled);
   }
   return spelled;
 };
@@ -53,7 +56,7 @@ const recordFields = new Map();
 const fieldsOf = (type, fields) => {
   let spelled = recordFields.get(type);
   if (spelled === undefined) {
-    spelled = fields.map(([field, item]) => [snake(field), camel(field), item]);
+    spelled = fields.map(([field, item]) => [witSnake(field), camel(field), item]);
     recordFields.set(type, spelled);
   }
   return spelled;
@@ -119,6 +122,8 @@ function lowerRecord(fields, value, name) {
   if (!isObject(value)) refuse(`${name} must be an object with ${names.join(", ")}, not ${shown(value)}`);
   const given = new Map();
   for (const [key, item] of Object.entries(value)) {
+    // A key given as undefined is one not given, as JSON drops it.
+    if (item === undefined) continue;
     const field = snake(key);
     if (!names.includes(field)) refuse(`${name}: unknown field \`${key}\`, expected one of ${names.join(", ")}`);
     given.set(field, item);
@@ -158,9 +163,9 @@ export function lift(type, value) {
     }
     if (definition.variant) {
       const [tag, item] = definition.variant.find(([tag]) => tag === value.tag);
-      return item === null ? snake(tag) : { [snake(tag)]: lift(item, value.val) };
+      return item === null ? witSnake(tag) : { [witSnake(tag)]: lift(item, value.val) };
     }
-    if (definition.enum) return snake(value);
+    if (definition.enum) return witSnake(value);
     return value;
   }
   if ("option" in type) return value == null ? null : lift(type.option, value);
@@ -212,8 +217,8 @@ const newMemory = (name, memory) => {
   return { description: "", body: "", topics: [], ...memory, links };
 };
 
-/** Top-level keys in mneme-core's spelling: `contextWindow` and `context_window` alike. */
-const snakeKeys = (value) => Object.fromEntries(Object.entries(value).map(([key, item]) => [snake(key), item]));
+/** Top-level keys in mneme-core's spelling (`contextWindow` and `context_window` alike), those given as undefined left out, as JSON leaves them. */
+const snakeKeys = (value) => Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined).map(([key, item]) => [snake(key), item]));
 
 /**
  * A store. `engine` reaches the core: `invoke(key, args)` calls WIT function `key`
@@ -297,7 +302,7 @@ export class Mneme {
    * skipped, migrated_from, provenance}`; an id already taken rejects with `session-exists`.
    */
   importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from, id, cwd, origin, uuid, now_ms: int("now", now) }]);
+    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from === null ? null : lower("sessions.source", from, "from"), id, cwd, origin, uuid, now_ms: int("now", now) }]);
   }
   /**
    * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
@@ -305,7 +310,7 @@ export class Mneme {
    * session's own dialect (`verbatim`), else the conversation it resumes to.
    */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
-    return this.#invoke("sessions.store.export-session", () => [id, to, uuid]);
+    return this.#invoke("sessions.store.export-session", () => [id, lower("sessions.export-format", to, "to"), uuid]);
   }
   /**
    * One cleanup pass: archives sessions past their time to live, deletes only what
@@ -331,10 +336,7 @@ export class Mneme {
   subagents(id) { return this.#invoke("sessions.store.subagents", () => [id]); }
   remove(id) { return this.#invoke("sessions.store.remove", () => [id]); }
   repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, int("now", now)]); }
-  reopen(id) {
-    if (this.#closed) throw new MnemeError("invalid-argument", "this store is closed: open it again");
-    return this.engine.invoke("sessions.store.reopen", [id]);
-  }
+  reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
   /**
    * The kinds of secret taken out of every line and memory file before it is written
    * (every kind by default; `[]` writes text as given). Each write's entries and
@@ -405,7 +407,7 @@ export class Mneme {
   resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset", () => [id, int("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
   dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream", async () => [int("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [int("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, completed === true]); }
+  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, lower("bool", completed, "completed")]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
   /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
@@ -427,13 +429,18 @@ export class Mneme {
   memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.forget", () => [scope(project), file, int("now", now)]); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.link", () => [scope(project), from, kind, to, int("now", now)]); }
-  /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?}`. */
-  memoryList(project, options = {}) { return this.#invoke("memory.list", () => [scope(project), { all: false, ...object("options", options) }]); }
+  /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?, since?, until?}` (`since`/`until`: those holding from a time in that window, as `memoryRecall`'s). */
+  memoryList(project, options = {}) {
+    return this.#invoke("memory.list", () => {
+      const { since = null, until = null, ...filter } = snakeKeys(object("options", options));
+      return [scope(project), { all: false, ...filter, ...(since === null && until === null ? {} : { window: window(since, until) }) }];
+    });
+  }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(project, file) { return this.#invoke("memory.show", () => [scope(project), file]); }
   /** The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it). */
   memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
-    return this.#invoke("memory.recall", () => [scope(project), query, limit, all === true, window(since, until)]);
+    return this.#invoke("memory.recall", () => [scope(project), query, limit, lower("bool", all, "all"), window(since, until)]);
   }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(project, caps = {}) { return this.#invoke("memory.load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
@@ -485,7 +492,7 @@ export class Mneme {
     };
   }
   #inbound(inbound) {
-    return { text: "", metadata: [], ...object("inbound", inbound), origin: inbound.origin ?? {} };
+    return { chat_type: "direct", text: "", metadata: [], ...snakeKeys(object("inbound", inbound)), origin: inbound.origin ?? {} };
   }
   /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
@@ -496,7 +503,7 @@ export class Mneme {
     return this.#invoke("index.reset", () => [key, text("newSessionId", newSessionId), int("now", now)]);
   }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
-  updateKey(key, patch) { return this.#invoke("index.update", () => [key, { toggles: [], metadata: [], ...object("patch", patch) }]); }
+  updateKey(key, patch) { return this.#invoke("index.update", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
   removeKey(key) { return this.#invoke("index.remove", () => [key]); }
   /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
   importOpenclawKeys(data) { return this.#invoke("index.import-openclaw", () => [data]); }

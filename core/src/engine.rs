@@ -152,24 +152,27 @@ pub trait Engine<E: EngineError = Error> {
 /// every Rust host steps: `answer` answers the summariser's requests `run` makes
 /// (stopping at a failure, which `run` then asks to have recorded); then the summary is
 /// applied, or the failure recorded (the circuit breaker counts it) and returned as the
-/// inner `Err`, nothing else changed.
+/// inner `Err`, nothing else changed. `now_ms` is asked once the summariser is done:
+/// a model may take minutes.
 pub fn compact_with<E: EngineError>(
     engine: &mut dyn Engine<E>,
     id: &str,
     plan: &Plan,
     ids: &CompactionIds,
-    now_ms: i64,
+    now_ms: impl FnOnce() -> i64,
     answer: impl FnOnce(&mut dyn Engine<E>, &mut Run),
 ) -> Result<Result<Applied, String>, E> {
     let mut run = Run::new(plan.clone());
     answer(engine, &mut run);
     match run.next() {
-        Step::Apply { summary } => engine.apply_compaction(id, run.plan(), &summary, ids, now_ms).map(Ok),
+        Step::Apply { summary } => engine.apply_compaction(id, run.plan(), &summary, ids, now_ms()).map(Ok),
         Step::RecordFailure { reason } => {
-            engine.record_compaction_failure(id, &reason, now_ms)?;
+            engine.record_compaction_failure(id, &reason, now_ms())?;
             Ok(Err(reason))
         }
-        Step::Summarize { .. } | Step::Done => Ok(Err("the plan has nothing to apply".into())),
+        Step::Summarize { .. } | Step::Done => {
+            Err(Error::InvalidArgument("the plan has nothing to compact: plan again, and compact only a plan that has work".into()).into())
+        }
     }
 }
 
@@ -181,12 +184,19 @@ pub fn compact_offline<E: EngineError>(
     ids: &CompactionIds,
     now_ms: i64,
 ) -> Result<Result<Applied, String>, E> {
-    compact_with(engine, id, plan, ids, now_ms, |engine, run| {
-        while let Step::Summarize { .. } = run.next() {
-            let summary = engine.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
-            run.handle_whole(summary);
-        }
-    })
+    compact_with(
+        engine,
+        id,
+        plan,
+        ids,
+        || now_ms,
+        |engine, run| {
+            while let Step::Summarize { .. } = run.next() {
+                let summary = engine.summarize_offline(id, run.plan()).map_err(|e| e.to_string());
+                run.handle_whole(summary);
+            }
+        },
+    )
 }
 
 /// The core itself, driving its futures to completion over a synchronous storage.

@@ -1322,7 +1322,7 @@ fn compact_by(
     progress: bool,
 ) -> Result<Result<Applied, String>, String> {
     let ids = CompactionIds { boundary: uuid::Uuid::new_v4().to_string(), summary: uuid::Uuid::new_v4().to_string() };
-    let outcome = mneme_core::compact_with(sessions, id, &plan, &ids, now_ms(), |sessions, run| {
+    let outcome = mneme_core::compact_with(sessions, id, &plan, &ids, now_ms, |sessions, run| {
         // A failure needs no handling here: the driver asks for it to be recorded.
         summarizer.answer(sessions, id, run, |asked, total| {
             if progress && total > 1 {

@@ -132,6 +132,14 @@ try {
     await refused(store.memoryUpdate("-w", "t", { topics: "abc" }), "invalid-argument", "change.topics must be an array of strings");
     // A partial `links`, as the d.ts allows, is completed.
     await store.memoryAdd("-w", { name: "a", type: "user", body: "alpha" });
+    // A field given as undefined is one not given (as JSON drops it): the default holds.
+    assert((await store.memoryList("-w", { all: undefined, topic: undefined })).length === 1, "undefined fields keep their defaults");
+    assert((await store.gc({ dry_run: true, max_disk_bytes: undefined })).dry_run === true, "gc with an undefined setting");
+    assert((await store.keyOf({ provider: "slack", id: "u1", chat_type: undefined })).includes("main"), "a message's chat type defaults to direct");
+    // memoryList's window, as memoryRecall's: by when each memory holds from.
+    assert((await store.memoryList("-w", { since: 0 })).length === 1 && (await store.memoryList("-w", { until: 1 })).length === 0, "memoryList takes since and until");
+    await refused(store.dreamRelease("me", "yes"), "invalid-argument", "completed must be true or false");
+    await refused(store.exportSession("s", { to: "xml" }), "invalid-argument", 'to is "xml": give one of claude, pi, openai, markdown');
     const linked = await store.memoryAdd("-w", { name: "b", type: "user", body: "beta", links: { relates_to: ["a"] } });
     const closed = await Mneme.open({ root: join(scratch, "closed") });
     await closed.close();
@@ -158,12 +166,7 @@ try {
     await refused(Mneme.open({ root: join(scratch, "x"), durability: "x" }), "invalid-argument", 'durability must be "fsync" or "buffered"');
     const closedOnce = await Mneme.open({ root: join(scratch, "closed-reopen") });
     await closedOnce.close();
-    let reopened;
-    try {
-      closedOnce.reopen("s");
-    } catch (error) {
-      reopened = error;
-    }
+    const reopened = await closedOnce.reopen("s").catch((error) => error);
     assert(reopened instanceof MnemeError && reopened.message.includes("this store is closed"), `reopen of a closed store: ${reopened}`);
     const readOnly = await Mneme.open({ root: join(scratch, "errors"), readOnly: true });
     await refused(readOnly.append("s", { role: "user", text: "x" }), "storage/read-only", "read-only");

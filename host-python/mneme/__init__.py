@@ -215,7 +215,7 @@ def _to_wit(value_type, value, name="value"):
         if case not in value_type.names:
             # wasmtime-py would raise its own error from inside the call.
             choices = ", ".join(name.replace("-", "_") for name in value_type.names)
-            raise MnemeError("invalid-argument", f"{value!r} is not one of {choices}")
+            raise MnemeError("invalid-argument", f"{name}: {value!r} is not one of {choices}")
         return case
     if isinstance(value_type, (wc.F32, wc.F64)):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -1016,9 +1016,14 @@ class Mneme:
         """``kind``: relates_to, contradicts, extends or derived_from."""
         return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
-    def memory_list(self, project: Optional[str], filter: Optional[Json] = None) -> List[Memory]:
-        """Memories without their bodies, newest first; ``filter``: ``{type?, topic?, session?, all?}``."""
-        return self._memory("list", project, _record("filter", filter or {}, {"all": False}))
+    def memory_list(self, project: Optional[str], filter: Optional[Json] = None, since: Time = None, until: Time = None) -> List[Memory]:
+        """Memories without their bodies, newest first; ``filter``: ``{type?, topic?,
+        session?, all?}``. ``since`` (included) and ``until`` (left out) bound when the
+        memories hold from, as ``memory_recall``'s."""
+        filter = _record("filter", filter or {}, {"all": False})
+        if since is not None or until is not None:
+            filter = {**filter, "window": _window(since, until)}
+        return self._memory("list", project, filter)
 
     def memory_show(self, project: Optional[str], file: str) -> Shown:
         """A memory and the chain of memories it superseded or that superseded it:

@@ -247,6 +247,8 @@ def _(scratch):
     refused(lambda: store.plan_compaction("s", {"trigger": {"fraction": 0.5, "reserve": {"reserve_tokens": 3, "floor": 1}}}), "as {case: value}")
     refused(lambda: store.plan_compaction("s", {"keep": {"recent_message": 4}}), "'recent-message' is not one of recent_tokens, recent_messages")
     store.memory_add("-w", {"name": "Deploy", "type": "project", "description": "where", "body": "eu"})
+    # memory_list's window, as memory_recall's: by when each memory holds from.
+    assert len(store.memory_list("-w", since=0)) == 1 and store.memory_list("-w", until=1) == []
     refused(lambda: store.memory_update("-w", "deploy", {"topics": "abc"}), "topics must be a list, not str")
     refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "links": {"related": ["deploy"]}}), "unknown field `related`")
     refused(lambda: store.memory_add("-w", {"name": "t", "type": "user", "links": {"relates_to": "deploy"}}), "relates_to must be a list, not str")

@@ -210,7 +210,7 @@ export interface Sessions {
   subagents(id: string): Promise<Subagent[]>;
   remove(id: string): Promise<string[]>;
   repair(id: string, now?: number): Promise<RepairReport>;
-  reopen(id: string): void;
+  reopen(id: string): Promise<null>;
   /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
   setRedaction(kinds: SecretKind[]): Promise<void>;
   planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
@@ -245,9 +245,8 @@ export interface Sessions {
   /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
-  /** Without bodies, newest first. */
-  /** `window`: only memories holding from a time in it (milliseconds since the epoch, either end null for open), as recall's. */
-  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; window?: { since_ms: number | null; until_ms: number | null } | null }): Promise<Memory[]>;
+  /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
+  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
   memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
   /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;

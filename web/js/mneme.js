@@ -149,7 +149,11 @@ export class Mneme extends Api {
   static async checkBytes(bytes) {
     await load();
     if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-    return JSON.parse(wasm.checkBytes(bytes));
+    try {
+      return JSON.parse(wasm.checkBytes(bytes));
+    } catch (error) {
+      throw failure(error);
+    }
   }
   /**
    * Runs the storage contract every backend keeps on two handles of one fresh, empty
@@ -157,7 +161,11 @@ export class Mneme extends Api {
    */
   static async storageContract(a, b) {
     await load();
-    return JSON.parse(await wasm.storageContract(a, b));
+    try {
+      return JSON.parse(await wasm.storageContract(a, b));
+    } catch (error) {
+      throw failure(error);
+    }
   }
   static async contextWindow(model) {
     await load();

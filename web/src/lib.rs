@@ -224,8 +224,10 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         }
         "sessions.store.import-session" => {
             let mut request: Value = a.next("request")?;
-            let data = request.get_mut("data").map(Value::take).unwrap_or_default();
-            request["data"] = Value::Array(Vec::new());
+            let Some(fields) = request.as_object_mut() else {
+                return Err(Error::InvalidArgument("request must be an object".into()));
+            };
+            let data = fields.insert("data".into(), Value::Array(Vec::new())).unwrap_or_default();
             let mut request: Import = serde_json::from_value(request).map_err(|e| Error::InvalidArgument(format!("request: {e}")))?;
             request.data = a.bytes_at(serde_json::from_value(data).ok(), "request.data")?.unwrap_or_default();
             to_json(&store.import_session(&request).await?)

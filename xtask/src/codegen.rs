@@ -379,9 +379,9 @@ fn python_methods(source: &str) -> Vec<Method> {
         let text = lines[start..end].join("\n");
         let head = &text["    def ".len()..];
         let Some(open) = head.find('(') else { continue };
-        let Some(params) = parenthesised(head, open) else { continue };
-        let params = params.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
-        let returns = head[open + params.len()..].split_once("->").map(|(_, r)| r.split(':').next().unwrap_or("").trim().to_owned());
+        let Some(declared) = parenthesised(head, open) else { continue };
+        let params = declared.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
+        let returns = head[open + declared.len()..].split_once("->").map(|(_, r)| r.split(':').next().unwrap_or("").trim().to_owned());
         let signature = match &returns {
             Some(returns) => format!("{}{params} -> {returns}", &head[..open]),
             None => format!("{}{params}", &head[..open]),

@@ -298,12 +298,12 @@ fn fuzz_smoke() -> Result<(), String> {
     Ok(())
 }
 
-/// Builds `web/pkg`: the binding for wasm32 (its own target dir, so it never mixes
-/// with the component build), wasm-bindgen's JS glue, then wasm-opt.
 /// The JavaScript API (js/) the browser package takes into web/pkg (the Node package's
 /// build takes them and js/jco.js into host-node/gen).
 const SHARED_JS: [&str; 3] = ["api.js", "wit.js", "options.js"];
 
+/// Builds `web/pkg`: the binding for wasm32 (its own target dir, so it never mixes
+/// with the component build), wasm-bindgen's JS glue, then wasm-opt.
 fn build_web() -> Result<(), String> {
     run(
         &cargo(),

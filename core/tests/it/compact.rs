@@ -389,7 +389,7 @@ fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
 }
 
 /// A host with no model to ask compacts through the driver with the offline summary
-/// (`Engine::compact_offline`): the summary is the session's own, and resume starts
+/// (`mneme_core::compact_offline`): the summary is the session's own, and resume starts
 /// from it.
 #[test]
 fn a_compaction_with_the_offline_summary_goes_through_the_driver() {
