@@ -2,7 +2,10 @@
 // browser package, the Node package): the same files, the same operations and the same
 // matching rules as the Rust runner (tests/src/lib.rs). A host passes its `Mneme`
 // class (both packages have one API), how to open and destroy a fresh store, and how
-// to read a vector file.
+// to read a vector file. Where a store's engine can be reached (the browser, Node),
+// every result is also held to its WIT type's shape.
+
+import { FUNCTIONS, TYPES } from "../../js/wit.js";
 
 export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json", "retention.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
@@ -178,11 +181,13 @@ async function step(Mneme, store, op, args, state) {
 export async function runVectors({ Mneme, open, destroy, read }) {
   const results = [];
   const failures = [];
+  const shapes = new Set();
   for (const file of VECTOR_FILES) {
     const vectors = await read(file);
     for (const [index, vector] of vectors.entries()) {
       const namespace = `conformance-${index}-${crypto.randomUUID()}`;
       const store = await open(namespace, { partBytes: vector.limits?.part_bytes ?? 0, totalBytes: vector.limits?.total_bytes ?? 0 });
+      checkShapes(store, shapes);
       for (const [key, text] of Object.entries(vector.files ?? {})) await store.storage.replace(key, utf8(text));
       const outcomes = [];
       const state = {};
@@ -198,7 +203,77 @@ export async function runVectors({ Mneme, open, destroy, read }) {
       await destroy(namespace);
     }
   }
+  failures.push(...shapes);
   return { results, failures };
+}
+
+const snake = (name) => name.replace(/-/g, "_");
+const INTEGER = new Set(["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"]);
+
+/**
+ * Where `value` is not of WIT type `type` as mneme-core's JSON gives it (a record with
+ * exactly its fields, an enum's case, `"case"` or `{case: payload}`, null for none),
+ * or null. The browser's results come from the core's serde, not from the WIT: this
+ * holds the two to one shape.
+ */
+export function shapeDifference(type, value, path = "") {
+  const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+  const wrong = (expected) => `${path || "the result"} is ${kind}, not ${expected}`;
+  if (type === null) return value === null || value === undefined ? null : wrong("nothing");
+  if (typeof type === "string") {
+    if (type === "json") return null;
+    if (type === "string" || type === "char") return typeof value === "string" ? null : wrong("a string");
+    if (type === "bool") return typeof value === "boolean" ? null : wrong("a boolean");
+    if (INTEGER.has(type)) return Number.isSafeInteger(value) ? null : wrong(`a whole number (${type})`);
+    if (type === "f32" || type === "f64") return typeof value === "number" ? null : wrong("a number");
+    const definition = TYPES[type];
+    if (definition.record) {
+      if (kind !== "object") return wrong(`a ${type} record`);
+      const fields = definition.record.map(([field]) => snake(field));
+      const extra = Object.keys(value).find((key) => !fields.includes(key));
+      if (extra !== undefined) return `${path || "the result"} has \`${extra}\`, which ${type} has not`;
+      for (const [field, item] of definition.record) {
+        if (!(snake(field) in value)) return `${path || "the result"} lacks ${type}'s \`${snake(field)}\``;
+        const difference = shapeDifference(item, value[snake(field)], `${path}.${snake(field)}`);
+        if (difference) return difference;
+      }
+      return null;
+    }
+    if (definition.enum) return definition.enum.map(snake).includes(value) ? null : `${path || "the result"} is ${JSON.stringify(value)}, not a case of ${type}`;
+    if (definition.variant) {
+      const [tag, payload] = typeof value === "string" ? [value, undefined] : kind === "object" && Object.keys(value).length === 1 ? Object.entries(value)[0] : [];
+      const found = definition.variant.find(([name]) => snake(name) === tag);
+      if (!found) return `${path || "the result"} is ${JSON.stringify(value)}, not a case of ${type}`;
+      return found[1] === null ? (typeof value === "string" ? null : wrong(`"${tag}"`)) : shapeDifference(found[1], payload, `${path}.${tag}`);
+    }
+    return null;
+  }
+  if ("option" in type) return value === null ? null : shapeDifference(type.option, value, path);
+  if ("list" in type) {
+    if (type.list === "u8") return value instanceof Uint8Array ? null : wrong("a Uint8Array");
+    if (!Array.isArray(value)) return wrong("an array");
+    for (const [i, item] of value.entries()) {
+      const difference = shapeDifference(type.list, item, `${path}[${i}]`);
+      if (difference) return difference;
+    }
+    return null;
+  }
+  return null;
+}
+
+/** Holds every result of `store`'s engine to its WIT function's result type, into `found`. */
+function checkShapes(store, found) {
+  const engine = store.engine;
+  if (typeof engine?.invoke !== "function") return;
+  const invoke = engine.invoke.bind(engine);
+  engine.invoke = async (key, args) => {
+    const value = await invoke(key, args);
+    const { result } = FUNCTIONS[key];
+    const ok = result !== null && typeof result === "object" && "result" in result ? result.result[0] : result;
+    const difference = shapeDifference(ok, value ?? null);
+    if (difference) found.add(`${key}: ${difference}`);
+    return value;
+  };
 }
 
 /** JSON with object keys sorted, so outcomes compare by value, not key order. */
