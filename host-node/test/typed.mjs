@@ -1,5 +1,6 @@
 // The TypeScript declarations against the package: typed.ts (an agent loop, `strict`) is
-// type-checked with the Node package's and the browser package's mneme.d.ts, then
+// type-checked with the Node package's and the browser package's mneme.d.ts, and with
+// shapes.ts, which holds their value types to the WIT's (js/wit.d.ts); then it is
 // compiled and run on a folder. Run by `cargo xtask test` after host-node/build.mjs.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,7 +24,8 @@ const OPTIONS = {
 };
 
 await test("the declarations type-check an agent loop written against them (strict)", async () => {
-  const program = ts.createProgram([SOURCE, join(HERE, "../js/mneme.d.ts")], OPTIONS);
+  // shapes.ts (written by `cargo xtask codegen`) holds the declarations' value types to the WIT's.
+  const program = ts.createProgram([SOURCE, join(HERE, "shapes.ts"), join(HERE, "../js/mneme.d.ts")], OPTIONS);
   const problems = ts.getPreEmitDiagnostics(program).map((d) => {
     const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : "";
     return where + ts.flattenDiagnosticMessageText(d.messageText, "\n");

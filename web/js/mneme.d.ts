@@ -42,8 +42,10 @@ export interface Inbound {
   text?: string; origin?: Origin; metadata?: Field[];
 }
 export interface ResetPolicy { idle_minutes?: number | null; daily_reset_hour?: number | null; utc_offset_minutes?: number; ttl_ms?: number | null }
+/** How direct messages are bucketed; either spelling of a case. */
+export type DmScope = "main" | "per_peer" | "per_provider_peer" | "per-peer" | "per-provider-peer";
 export interface RoutePolicy {
-  main_key?: string; dm_scope?: "main" | "per-peer" | "per-provider-peer"; reset?: ResetPolicy;
+  main_key?: string; dm_scope?: DmScope; reset?: ResetPolicy;
   overrides?: { chat_type?: ChatType | null; provider?: string | null; policy: ResetPolicy }[]; reset_commands?: string[];
 }
 export interface Resolution {
@@ -323,7 +325,7 @@ export interface Memory {
 }
 export interface NewMemory {
   name: string; type: MemoryType; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;
-  confidence?: number; session?: string; entry?: string; valid_from_ms?: number;
+  confidence?: number | null; session?: string | null; entry?: string | null; valid_from_ms?: number | null;
 }
 export interface MemoryChange { name?: string; type?: MemoryType; description?: string; body?: string; topics?: string[]; confidence?: number }
 export interface InstructionFile {
