@@ -212,9 +212,9 @@ const scope = (project) => (project == null ? "global" : { project: text("projec
 const NO_LINKS = { relates_to: [], contradicts: [], extends: [], derived_from: [] };
 /** A memory to write, with the defaults of what it may leave out; a partial `links` (the d.ts's Partial<Links>) is completed. */
 const newMemory = (name, memory) => {
-  object(name, memory);
-  const links = memory.links == null ? NO_LINKS : { ...NO_LINKS, ...object(`${name}.links`, memory.links) };
-  return { description: "", body: "", topics: [], ...memory, links };
+  const given = snakeKeys(object(name, memory));
+  const links = given.links == null ? NO_LINKS : { ...NO_LINKS, ...snakeKeys(object(`${name}.links`, given.links)) };
+  return { description: "", body: "", topics: [], ...given, links };
 };
 
 /** Top-level keys in mneme-core's spelling (`contextWindow` and `context_window` alike), those given as undefined left out, as JSON leaves them. */

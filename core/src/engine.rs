@@ -170,7 +170,10 @@ pub fn compact_with<E: EngineError>(
             engine.record_compaction_failure(id, &reason, now_ms())?;
             Ok(Err(reason))
         }
-        Step::Summarize { .. } | Step::Done => {
+        Step::Summarize { .. } => {
+            Err(Error::InvalidArgument("the summariser left a request unanswered: nothing was compacted".into()).into())
+        }
+        Step::Done => {
             Err(Error::InvalidArgument("the plan has nothing to compact: plan again, and compact only a plan that has work".into()).into())
         }
     }

@@ -1,6 +1,6 @@
 // The TypeScript declarations against the package: typed.ts (an agent loop, `strict`) is
 // type-checked with the Node package's and the browser package's mneme.d.ts, and with
-// shapes.ts, which holds their value types to the WIT's (js/wit.d.ts); then it is
+// shapes.ts, which holds their value types to the WIT's (js/values.d.ts); then it is
 // compiled and run on a folder. Run by `cargo xtask test` after host-node/build.mjs.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -2,8 +2,9 @@
 // browser package, the Node package): the same files, the same operations and the same
 // matching rules as the Rust runner (tests/src/lib.rs). A host passes its `Mneme`
 // class (both packages have one API), how to open and destroy a fresh store, and how
-// to read a vector file. Where a store's engine can be reached (the browser, Node),
-// every result is also held to its WIT type's shape.
+// to read a vector file. Where a store's engine can be reached (the browser, Node; not
+// the edge, whose store is across RPC), every result of a vector's operations is also
+// held to its WIT type's shape.
 
 import { FUNCTIONS, TYPES } from "../../js/wit.js";
 
@@ -77,7 +78,13 @@ async function step(Mneme, store, op, args, state) {
     case "load": return outcome(store.load(args.id));
     case "context": return outcome(store.context(args.id));
     case "check": return outcome(store.check(args.id));
-    case "check_bytes": return outcome(Mneme.checkBytes(utf8(args.text)));
+    case "check_bytes": {
+      // A call of no store, apart from the engine: its shape is checked here.
+      const result = await outcome(Mneme.checkBytes(utf8(args.text)));
+      const difference = result.ok && shapeDifference("sessions.check-report", result.ok);
+      if (difference) state.shapes.add(`sessions.check-bytes: ${difference}`);
+      return result;
+    }
     case "subagents": return outcome(store.subagents(args.id));
     case "remove": return outcome(store.remove(args.id));
     case "repair": return outcome(store.repair(args.id, args.now_ms));
@@ -190,7 +197,7 @@ export async function runVectors({ Mneme, open, destroy, read }) {
       checkShapes(store, shapes);
       for (const [key, text] of Object.entries(vector.files ?? {})) await store.storage.replace(key, utf8(text));
       const outcomes = [];
-      const state = {};
+      const state = { shapes };
       for (const [i, s] of vector.steps.entries()) {
         const op = Object.keys(s).find((k) => k !== "expect");
         const actual = await step(Mneme, store, op, s[op], state);
@@ -208,7 +215,7 @@ export async function runVectors({ Mneme, open, destroy, read }) {
 }
 
 const snake = (name) => name.replace(/-/g, "_");
-const INTEGER = new Set(["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"]);
+const INTEGERS = { u8: [0, 2 ** 8 - 1], u16: [0, 2 ** 16 - 1], u32: [0, 2 ** 32 - 1], u64: [0, Number.MAX_SAFE_INTEGER], s8: [-(2 ** 7), 2 ** 7 - 1], s16: [-(2 ** 15), 2 ** 15 - 1], s32: [-(2 ** 31), 2 ** 31 - 1], s64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] };
 
 /**
  * Where `value` is not of WIT type `type` as mneme-core's JSON gives it (a record with
@@ -224,9 +231,13 @@ export function shapeDifference(type, value, path = "") {
     if (type === "json") return null;
     if (type === "string" || type === "char") return typeof value === "string" ? null : wrong("a string");
     if (type === "bool") return typeof value === "boolean" ? null : wrong("a boolean");
-    if (INTEGER.has(type)) return Number.isSafeInteger(value) ? null : wrong(`a whole number (${type})`);
+    if (type in INTEGERS) {
+      const [low, high] = INTEGERS[type];
+      return Number.isSafeInteger(value) && value >= low && value <= high ? null : `${path || "the result"} is ${JSON.stringify(value)}, not a ${type}`;
+    }
     if (type === "f32" || type === "f64") return typeof value === "number" ? null : wrong("a number");
     const definition = TYPES[type];
+    if (definition === undefined) return `${path || "the result"}: no rule for WIT type ${type}`;
     if (definition.record) {
       if (kind !== "object") return wrong(`a ${type} record`);
       const fields = definition.record.map(([field]) => snake(field));
@@ -244,9 +255,10 @@ export function shapeDifference(type, value, path = "") {
       const [tag, payload] = typeof value === "string" ? [value, undefined] : kind === "object" && Object.keys(value).length === 1 ? Object.entries(value)[0] : [];
       const found = definition.variant.find(([name]) => snake(name) === tag);
       if (!found) return `${path || "the result"} is ${JSON.stringify(value)}, not a case of ${type}`;
-      return found[1] === null ? (typeof value === "string" ? null : wrong(`"${tag}"`)) : shapeDifference(found[1], payload, `${path}.${tag}`);
+      if (found[1] === null) return typeof value === "string" ? null : wrong(`"${tag}"`);
+      return typeof value === "string" ? wrong(`{${tag}: …}`) : shapeDifference(found[1], payload, `${path}.${tag}`);
     }
-    return null;
+    return `${path || "the result"}: no rule for ${type}'s kind`;
   }
   if ("option" in type) return value === null ? null : shapeDifference(type.option, value, path);
   if ("list" in type) {
@@ -258,7 +270,7 @@ export function shapeDifference(type, value, path = "") {
     }
     return null;
   }
-  return null;
+  return `${path || "the result"}: no rule for ${JSON.stringify(type)}`;
 }
 
 /** Holds every result of `store`'s engine to its WIT function's result type, into `found`. */

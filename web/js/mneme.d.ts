@@ -20,7 +20,8 @@ export interface Entry {
   redacted: Redacted[];
 }
 /** Secrets of one kind a write replaced with `[REDACTED:<kind>]`. */
-export interface Redacted { kind: SecretKind; count: number }
+/** `kind`: one of the kinds below (the WIT gives a string, so a kind a later core adds is one too). */
+export interface Redacted { kind: SecretKind | (string & {}); count: number }
 export type SecretKind =
   | "anthropic-api-key" | "openai-api-key" | "google-api-key" | "aws-access-key" | "github-token"
   | "slack-token" | "bearer-token" | "private-key" | "env-secret" | "jwt" | "stripe-key" | "url-password";
@@ -38,7 +39,7 @@ export type ChatType = "direct" | "group" | "channel" | "room" | "cron" | "hook"
 export interface Field { name: string; value: string }
 export interface Origin { provider?: string | null; subject?: string | null; room?: string | null; display_name?: string | null }
 export interface Inbound {
-  agent?: string | null; chat_type: ChatType; provider?: string | null; id?: string | null; thread?: string | null;
+  agent?: string | null; chat_type?: ChatType; provider?: string | null; id?: string | null; thread?: string | null;
   text?: string; origin?: Origin; metadata?: Field[];
 }
 export interface ResetPolicy { idle_minutes?: number | null; daily_reset_hour?: number | null; utc_offset_minutes?: number; ttl_ms?: number | null }
@@ -136,7 +137,7 @@ export interface Plan {
   /** The session as planned on; applying refuses a session that changed since (`stale-plan`). */
   leaf: string | null; session_bytes: number;
 }
-export interface Applied { format: "claude" | "pi" | "crab"; action: "prune" | "summarize"; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
+export interface Applied { format: "claude" | "pi" | "crab"; action: "none" | "prune" | "summarize"; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
 export interface Decision { fire: boolean; reason: string }
 
 export class Mneme {
@@ -327,7 +328,7 @@ export interface NewMemory {
   name: string; type: MemoryType; description?: string; body?: string; topics?: string[]; links?: Partial<Links>;
   confidence?: number | null; session?: string | null; entry?: string | null; valid_from_ms?: number | null;
 }
-export interface MemoryChange { name?: string; type?: MemoryType; description?: string; body?: string; topics?: string[]; confidence?: number }
+export interface MemoryChange { name?: string | null; type?: MemoryType | null; description?: string | null; body?: string | null; topics?: string[] | null; confidence?: number | null }
 export interface InstructionFile {
   path: string; kind: "managed" | "user" | "user_rule" | "project" | "project_rule" | "local" | "import";
   imported_by: string | null;

@@ -20,7 +20,7 @@ pub const JS_TABLE: &str = "js/wit.js";
 /// The Python package's value types.
 const PY_TYPES: &str = "host-python/mneme/types.py";
 /// The JavaScript packages' value types, as the WIT gives them.
-const TS_TYPES: &str = "js/wit.d.ts";
+const TS_TYPES: &str = "js/values.d.ts";
 /// The browser package's hand-written declarations, and the test that holds each of
 /// their value types to the WIT's (type-checked by host-node/test/typed.mjs).
 const DTS: &str = "web/js/mneme.d.ts";
@@ -624,9 +624,15 @@ fn quoted(annotation: &str) -> String {
     if ["int", "float", "str", "bool", "bytes", "Any"].contains(&annotation) { annotation.to_owned() } else { format!("{annotation:?}") }
 }
 
+/// Python's keywords (`keyword.kwlist`): a field of one of these names cannot be a
+/// class attribute.
 fn is_keyword(name: &str) -> bool {
-    ["class", "from", "import", "in", "is", "def", "return", "global", "lambda", "pass", "with", "as", "del", "not", "or", "and", "if"]
-        .contains(&name)
+    [
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
+        "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
+        "return", "try", "while", "with", "yield",
+    ]
+    .contains(&name)
 }
 
 /// A docstring of `doc` at `indent`, or nothing.
@@ -635,7 +641,9 @@ fn docstring(doc: Option<&str>, indent: &str) -> String {
     let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
     if lines.len() == 1 {
-        return format!("{indent}\"\"\"{}\"\"\"\n", lines[0]);
+        // A doc ending in a quote would run into the closing quotes.
+        let space = if lines[0].ends_with('"') { " " } else { "" };
+        return format!("{indent}\"\"\"{}{space}\"\"\"\n", lines[0]);
     }
     let mut out = format!("{indent}\"\"\"{}\n", lines[0]);
     for line in &lines[1..] {
@@ -783,19 +791,24 @@ fn jsdoc_of(doc: Option<&str>, indent: &str) -> String {
     out
 }
 
+/// The browser declarations' names for WIT types they name otherwise.
+const DTS_NAMES: [(&str, &str); 3] = [("Change", "MemoryChange"), ("Settings", "CompactionSettings"), ("Source", "ImportSource")];
+
 /// The type-level test that holds each value type of the browser's declarations
 /// (`web/js/mneme.d.ts`, written by hand, typed further than the WIT where the WIT
-/// carries JSON: a message's blocks, a request's body) to the WIT's of the same name,
-/// field for field. A record only ever given (a result) has the WIT's fields, each as
-/// the WIT's or more precise; one a caller passes too must take every value the WIT's
-/// takes (the declarations may make fields optional, as the API fills them in).
+/// carries JSON: a message's blocks, a request's body) to the WIT's: every record, enum
+/// and variant the declarations name (as the WIT does, or as `DTS_NAMES` maps). One only
+/// ever given (a result) must be the WIT's both ways, field for field; one a caller
+/// passes too must take every value the WIT's takes (the declarations may make fields
+/// optional, as the API fills them in). A WIT type the declarations do not name is
+/// not checked: the test lists the checked ones.
 fn shapes(resolve: &Resolve, package: wit_parser::PackageId, dts: &str) -> String {
     let declared: std::collections::BTreeSet<&str> = dts
         .lines()
         .filter_map(|line| line.strip_prefix("export interface ").or_else(|| line.strip_prefix("export type ")))
         .filter_map(|rest| rest.split([' ', '<', '=', '{']).next())
         .collect();
-    // Records reachable from a parameter: a caller writes them.
+    // What a parameter reaches: a caller writes it.
     let mut taken = std::collections::BTreeSet::new();
     for (_, function) in functions(resolve, package) {
         for param in &function.params {
@@ -803,42 +816,70 @@ fn shapes(resolve: &Resolve, package: wit_parser::PackageId, dts: &str) -> Strin
         }
     }
     let mut names = TypeNames::default();
-    let mut checks = String::new();
-    let mut ids: Vec<(String, TypeId, bool)> = Vec::new();
+    let mut checked: Vec<(String, String, &'static str)> = Vec::new();
     for (id, def) in resolve.types.iter() {
-        let (TypeDefKind::Record(_), Some(name), wit_parser::TypeOwner::Interface(owner)) = (&def.kind, &def.name, def.owner) else {
+        let (Some(name), wit_parser::TypeOwner::Interface(owner)) = (&def.name, def.owner) else { continue };
+        let record = matches!(def.kind, TypeDefKind::Record(_));
+        if !record && !matches!(def.kind, TypeDefKind::Enum(_) | TypeDefKind::Variant(_)) {
             continue;
-        };
-        let interface = resolve.interfaces[owner].name.clone().unwrap_or_default();
-        let declared_name = names.of(resolve, &interface, name);
-        if declared.contains(declared_name.as_str()) {
-            ids.push((declared_name, id, taken.contains(&id)));
         }
+        let interface = resolve.interfaces[owner].name.clone().unwrap_or_default();
+        let wit_name = names.of(resolve, &interface, name);
+        let api_name = DTS_NAMES.iter().find(|(wit, _)| *wit == wit_name).map_or(wit_name.as_str(), |(_, api)| api).to_owned();
+        if !declared.contains(api_name.as_str()) {
+            continue;
+        }
+        let check = match (record, taken.contains(&id)) {
+            (true, true) => "Takes",
+            (true, false) => "Same",
+            (false, true) => "Accepts",
+            (false, false) => "Alike",
+        };
+        checked.push((api_name, wit_name, check));
     }
-    ids.sort();
-    for (name, _, given) in ids {
-        let check = if given { "Takes" } else { "Same" };
-        let _ = writeln!(checks, "export const {}: {check}<Api.{name}, Wit.{name}> = true;", lower_first(&name));
+    checked.sort();
+    let mut checks = String::new();
+    for (api, wit, check) in checked {
+        let _ = writeln!(checks, "export const check{api}: {check}<Api.{api}, Wit.{wit}> = true;");
     }
     format!(
         "// Generated by `cargo xtask codegen` from wit/*.wit and web/js/mneme.d.ts: do not edit.\n\
-         // Type-checked by host-node/test/typed.mjs: each value type the browser's (and so the\n\
-         // Node package's) declarations name as the WIT does is held to the WIT's (js/wit.d.ts).\n\
+         // Type-checked by host-node/test/typed.mjs: each record, enum and variant the browser's\n\
+         // (and so the Node package's) declarations name is held to the WIT's (js/values.d.ts).\n\
          import type * as Api from \"../../web/js/mneme.d.ts\";\n\
-         import type * as Wit from \"../../js/wit.d.ts\";\n\n\
+         import type * as Wit from \"../../js/values.d.ts\";\n\n\
          /** The same field names, in both directions. */\n\
          type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;\n\
          /** `T` with every field, at any depth, present (a record a caller passes may leave some out). */\n\
-         type Present<T> = T extends Uint8Array ? T : T extends readonly (infer U)[] ? Present<U>[] : T extends object ? {{ [K in keyof T]-?: Present<T[K]> }} : T;\n\
-         /** A record only ever given: the WIT's fields, each as the WIT's or more precise (a kind of secret named). */\n\
-         type Same<A, B> = SameKeys<A, B> extends true ? ([Present<A>] extends [B] ? true : false) : false;\n\
+         type Present<T> = T extends string | number | boolean | null | undefined | Uint8Array ? T : T extends readonly (infer U)[] ? Present<U>[] : T extends object ? {{ [K in keyof T]-?: Present<T[K]> }} : T;\n\
+         /** Each assignable to the other. */\n\
+         type Alike<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;\n\
+         /** Takes every value of `B`. */\n\
+         type Accepts<A, B> = [B] extends [A] ? true : false;\n\
+         /** A record only ever given: the WIT's fields, each the WIT's type (none left out, none null where the WIT's is not, nor the reverse). */\n\
+         type Same<A, B> = SameKeys<A, B> extends true ? ([Present<A>] extends [B] ? Accepts<A, B> : false) : false;\n\
          /** A record a caller passes too: its fields, taking every value the WIT's takes. */\n\
-         type Takes<A, B> = SameKeys<A, B> extends true ? ([B] extends [A] ? true : false) : false;\n\n\
+         type Takes<A, B> = SameKeys<A, B> extends true ? Accepts<A, B> : false;\n\n\
+         // The checks themselves, each shown a difference it must see.\n\
+         // @ts-expect-error a field left out\n\
+         export const missing: Same<{{ a: number }}, {{ a: number; b: number }}> = true;\n\
+         // @ts-expect-error a field the WIT has not\n\
+         export const extra: Same<{{ a: number; b: number }}, {{ a: number }}> = true;\n\
+         // @ts-expect-error never null where the WIT's may be\n\
+         export const nullable: Same<{{ a: string }}, {{ a: string | null }}> = true;\n\
+         // @ts-expect-error null where the WIT's is never\n\
+         export const notNullable: Same<{{ a: string | null }}, {{ a: string }}> = true;\n\
+         // @ts-expect-error a case the WIT has not\n\
+         export const narrower: Alike<\"a\" | \"b\", \"a\" | \"b\" | \"c\"> = true;\n\
+         // @ts-expect-error a nested field left out\n\
+         export const nested: Same<{{ a: {{ b: number }} }}, {{ a: {{ b: number; c: number }} }}> = true;\n\
+         // @ts-expect-error a field a caller cannot give null\n\
+         export const refused: Takes<{{ a?: string }}, {{ a: string | null }}> = true;\n\n\
          {checks}"
     )
 }
 
-/// Every record `ty` reaches.
+/// Every record, variant and enum `ty` reaches.
 fn reachable(resolve: &Resolve, ty: Type, into: &mut std::collections::BTreeSet<TypeId>) {
     let Type::Id(id) = ty else { return };
     let def = &resolve.types[id];
@@ -849,10 +890,13 @@ fn reachable(resolve: &Resolve, ty: Type, into: &mut std::collections::BTreeSet<
             }
         }
         TypeDefKind::Type(target) | TypeDefKind::List(target) | TypeDefKind::Option(target) => reachable(resolve, *target, into),
-        TypeDefKind::Variant(variant) => {
+        TypeDefKind::Variant(variant) if into.insert(id) => {
             for ty in variant.cases.iter().filter_map(|c| c.ty) {
                 reachable(resolve, ty, into);
             }
+        }
+        TypeDefKind::Enum(_) => {
+            into.insert(id);
         }
         TypeDefKind::Tuple(tuple) => {
             for ty in &tuple.types {
@@ -861,9 +905,4 @@ fn reachable(resolve: &Resolve, ty: Type, into: &mut std::collections::BTreeSet<
         }
         _ => {}
     }
-}
-
-fn lower_first(name: &str) -> String {
-    let mut chars = name.chars();
-    chars.next().map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
 }

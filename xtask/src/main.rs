@@ -44,7 +44,7 @@ commands:
   codegen     write what wit/ derives: js/wit.js, the table of its types and functions
               the JavaScript API converts values by; host-python/mneme/types.py, the
               Python package's value types (each method's return annotation is checked
-              against them); js/wit.d.ts, the same for TypeScript, and
+              against them); js/values.d.ts, the same for TypeScript, and
               host-node/test/shapes.ts, which holds web/js/mneme.d.ts to it; and the
               method reference in the browser, Node and Python
               READMEs (each method, the WIT function it calls and that function's doc
