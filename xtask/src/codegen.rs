@@ -495,7 +495,7 @@ fn python_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                         .fields
                         .iter()
                         .map(|f| {
-                            let ty = if carries_json(f) { "Any".to_owned() } else { python_type(resolve, &mut names, f.ty) };
+                            let ty = if carries_json(f) { "Any".to_owned() } else { annotation(resolve, &mut names, f.ty, &PYTHON) };
                             (f.name.replace('-', "_"), ty, f.docs.contents.as_deref())
                         })
                         .collect();
@@ -528,7 +528,11 @@ fn python_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                         .iter()
                         .filter_map(|c| {
                             c.ty.map(|ty| {
-                                format!("Dict[Literal[{:?}], {}]", c.name.replace('-', "_"), quoted(&python_type(resolve, &mut names, ty)))
+                                format!(
+                                    "Dict[Literal[{:?}], {}]",
+                                    c.name.replace('-', "_"),
+                                    quoted(&annotation(resolve, &mut names, ty, &PYTHON))
+                                )
                             })
                         })
                         .collect();
@@ -587,26 +591,60 @@ impl TypeNames {
     }
 }
 
-/// A use of `ty` as a Python annotation.
-fn python_type(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> String {
+/// How a language writes the WIT's types (as mneme-core's JSON gives them).
+struct Spelling {
+    boolean: &'static str,
+    integer: &'static str,
+    float: &'static str,
+    text: &'static str,
+    unknown: &'static str,
+    bytes: &'static str,
+    list: fn(String) -> String,
+    option: fn(String) -> String,
+    tuple: fn(Vec<String>) -> String,
+}
+
+const PYTHON: Spelling = Spelling {
+    boolean: "bool",
+    integer: "int",
+    float: "float",
+    text: "str",
+    unknown: "Any",
+    bytes: "bytes",
+    list: |item| format!("List[{item}]"),
+    option: |item| format!("Optional[{item}]"),
+    tuple: |items| format!("Tuple[{}]", items.join(", ")),
+};
+
+const TYPESCRIPT: Spelling = Spelling {
+    boolean: "boolean",
+    integer: "number",
+    float: "number",
+    text: "string",
+    unknown: "unknown",
+    bytes: "Uint8Array",
+    list: |item| format!("Array<{item}>"),
+    option: |item| format!("{item} | null"),
+    tuple: |items| format!("[{}]", items.join(", ")),
+};
+
+/// A use of `ty` as `spelling` writes it, a named type by its name.
+fn annotation(resolve: &Resolve, names: &mut TypeNames, ty: Type, spelling: &Spelling) -> String {
     let id = match ty {
-        Type::Bool => return "bool".into(),
-        Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64 => return "int".into(),
-        Type::F32 | Type::F64 => return "float".into(),
-        Type::Char | Type::String => return "str".into(),
-        Type::ErrorContext => return "Any".into(),
+        Type::Bool => return spelling.boolean.into(),
+        Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64 => return spelling.integer.into(),
+        Type::F32 | Type::F64 => return spelling.float.into(),
+        Type::Char | Type::String => return spelling.text.into(),
+        Type::ErrorContext => return spelling.unknown.into(),
         Type::Id(id) => id,
     };
     let def = &resolve.types[id];
     match &def.kind {
-        TypeDefKind::Type(target) => python_type(resolve, names, *target),
-        TypeDefKind::List(Type::U8) => "bytes".into(),
-        TypeDefKind::List(item) => format!("List[{}]", python_type(resolve, names, *item)),
-        TypeDefKind::Option(item) => format!("Optional[{}]", python_type(resolve, names, *item)),
-        TypeDefKind::Tuple(tuple) => {
-            let items: Vec<String> = tuple.types.iter().map(|&ty| python_type(resolve, names, ty)).collect();
-            format!("Tuple[{}]", items.join(", "))
-        }
+        TypeDefKind::Type(target) => annotation(resolve, names, *target, spelling),
+        TypeDefKind::List(Type::U8) => spelling.bytes.into(),
+        TypeDefKind::List(item) => (spelling.list)(annotation(resolve, names, *item, spelling)),
+        TypeDefKind::Option(item) => (spelling.option)(annotation(resolve, names, *item, spelling)),
+        TypeDefKind::Tuple(tuple) => (spelling.tuple)(tuple.types.iter().map(|&ty| annotation(resolve, names, ty, spelling)).collect()),
         TypeDefKind::Record(_) | TypeDefKind::Enum(_) | TypeDefKind::Variant(_) => {
             let interface = match def.owner {
                 wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.clone().unwrap_or_default(),
@@ -614,7 +652,7 @@ fn python_type(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> String {
             };
             names.of(resolve, &interface, def.name.as_deref().unwrap_or_default())
         }
-        _ => "Any".into(),
+        _ => spelling.unknown.into(),
     }
 }
 
@@ -677,7 +715,7 @@ fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, metho
     let mut wrong = Vec::new();
     for method in methods {
         let Some(ok) = method.key.as_ref().and_then(|key| results.get(key)) else { continue };
-        let expected = ok.map_or("None".to_owned(), |ty| python_type(resolve, &mut names, ty));
+        let expected = ok.map_or("None".to_owned(), |ty| annotation(resolve, &mut names, ty, &PYTHON));
         if method.returns.as_deref() != Some(expected.as_str()) {
             wrong.push(format!("`{}` should return `{expected}`", method.signature));
         }
@@ -715,7 +753,8 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                 TypeDefKind::Record(record) => {
                     let _ = write!(out, "\n{doc}export interface {declared} {{\n");
                     for field in &record.fields {
-                        let ty = if carries_json(field) { "any".to_owned() } else { ts_type(resolve, &mut names, field.ty) };
+                        let ty =
+                            if carries_json(field) { "any".to_owned() } else { annotation(resolve, &mut names, field.ty, &TYPESCRIPT) };
                         let _ =
                             writeln!(out, "{}  {}: {ty};", jsdoc_of(field.docs.contents.as_deref(), "  "), field.name.replace('-', "_"));
                     }
@@ -731,7 +770,9 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                         .iter()
                         .map(|c| {
                             let tag = c.name.replace('-', "_");
-                            c.ty.map_or(format!("{tag:?}"), |ty| format!("{{ {tag}: {} }}", ts_type(resolve, &mut names, ty)))
+                            c.ty.map_or(format!("{tag:?}"), |ty| {
+                                format!("{{ {tag}: {} }}", annotation(resolve, &mut names, ty, &TYPESCRIPT))
+                            })
                         })
                         .collect();
                     let _ = write!(out, "\n{doc}export type {declared} = {};\n", cases.join(" | "));
@@ -741,38 +782,6 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
         }
     }
     out
-}
-
-/// A use of `ty` in TypeScript, as mneme-core's JSON gives it.
-fn ts_type(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> String {
-    let id = match ty {
-        Type::Bool => return "boolean".into(),
-        Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64 | Type::F32 | Type::F64 => {
-            return "number".into();
-        }
-        Type::Char | Type::String => return "string".into(),
-        Type::ErrorContext => return "unknown".into(),
-        Type::Id(id) => id,
-    };
-    let def = &resolve.types[id];
-    match &def.kind {
-        TypeDefKind::Type(target) => ts_type(resolve, names, *target),
-        TypeDefKind::List(Type::U8) => "Uint8Array".into(),
-        TypeDefKind::List(item) => format!("Array<{}>", ts_type(resolve, names, *item)),
-        TypeDefKind::Option(item) => format!("{} | null", ts_type(resolve, names, *item)),
-        TypeDefKind::Tuple(tuple) => {
-            let items: Vec<String> = tuple.types.iter().map(|&ty| ts_type(resolve, names, ty)).collect();
-            format!("[{}]", items.join(", "))
-        }
-        TypeDefKind::Record(_) | TypeDefKind::Enum(_) | TypeDefKind::Variant(_) => {
-            let interface = match def.owner {
-                wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.clone().unwrap_or_default(),
-                _ => String::new(),
-            };
-            names.of(resolve, &interface, def.name.as_deref().unwrap_or_default())
-        }
-        _ => "unknown".into(),
-    }
 }
 
 /// A JSDoc comment of `doc` at `indent`, or nothing.
