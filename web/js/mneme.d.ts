@@ -250,11 +250,11 @@ export interface Sessions {
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
   memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
-  memoryShow(scope: string | null, file: string): Promise<{ memory: Memory; history: Memory[] }>;
+  memoryShow(scope: string | null, file: string): Promise<Shown>;
   /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
-  memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<{ text: string; left_out: string[] }>;
+  memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<Loaded>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
   /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
   memoryUsed(scope: string | null, files: string[], now?: number): Promise<Memory[]>;
@@ -263,7 +263,7 @@ export interface Sessions {
   /** The request for a model to extract memories from session `id` (when the extraction gate fires). */
   planExtraction(scope: string | null, id: string): Promise<ExtractionPlan>;
   /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
-  applyExtraction(scope: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<{ added: Memory[]; updated: Memory[]; superseded: string[] }>;
+  applyExtraction(scope: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<Extracted>;
   recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
   /** The request for a model to consolidate the memory (take `dreamAcquire` first). */
   planConsolidation(scope: string | null, now?: number): Promise<ConsolidationPlan>;
@@ -348,6 +348,12 @@ export interface Consolidation { id: string; at_ms: number; sessions: string[]; 
 export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; message_count: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface MemoryIndexReport { reason: string; files: string[] }
+/** A memory with the chain of memories it superseded or that superseded it. */
+export interface Shown { memory: Memory; history: Memory[] }
+/** MEMORY.md as a model loads it, and what the caps left out. */
+export interface Loaded { text: string; left_out: string[] }
+/** What an extraction wrote: memories added, updated, and the files it superseded. */
+export interface Extracted { added: Memory[]; updated: Memory[]; superseded: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
 export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
 export interface Recalled {
