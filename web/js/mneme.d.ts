@@ -139,6 +139,12 @@ export interface Plan {
 }
 export interface Applied { format: "claude" | "pi" | "crab"; action: "none" | "prune" | "summarize"; boundary_uuid: string; summary_uuid: string | null; tokens_before: number; tokens_after: number }
 export interface Decision { fire: boolean; reason: string }
+/** The memory-flush gate's settings; each one left out is the core's default. */
+export interface FlushSettings { context_window: number; reserve_floor: number; soft_threshold: number }
+/** The extraction gate's settings; each one left out is the core's default. */
+export interface ExtractionSettings { min_messages: number; min_tool_calls: number }
+/** The consolidation gate's settings; each one left out is the core's default. */
+export interface DreamSettings { min_interval_ms: number; min_new_sessions: number; stale_lock_ms: number }
 
 export class Mneme {
   static open(options?: { backend?: Backend; namespace?: string; storage?: object; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number }): Promise<Mneme>;
@@ -229,13 +235,13 @@ export interface Sessions {
     boundary?: string; summaryUuid?: string; now?: number;
   }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
   recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
-  memoryFlushGate(id: string, settings?: { context_window?: number; reserve_floor?: number; soft_threshold?: number }): Promise<Decision>;
+  memoryFlushGate(id: string, settings?: Partial<FlushSettings>): Promise<Decision>;
   recordMemoryFlush(id: string, now?: number): Promise<null>;
-  extractionGate(id: string, settings?: { min_messages?: number; min_tool_calls?: number }): Promise<Decision>;
+  extractionGate(id: string, settings?: Partial<ExtractionSettings>): Promise<Decision>;
   recordExtraction(id: string, now?: number): Promise<null>;
-  resetGate(id: string, policy?: { idle_minutes?: number; daily_reset_hour?: number; utc_offset_minutes?: number; ttl_ms?: number }, now?: number): Promise<Decision>;
-  dreamGate(settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
-  dreamAcquire(holder: string, settings?: { min_interval_ms?: number; min_new_sessions?: number; stale_lock_ms?: number }, now?: number): Promise<Decision>;
+  resetGate(id: string, policy?: ResetPolicy, now?: number): Promise<Decision>;
+  dreamGate(settings?: Partial<DreamSettings>, now?: number): Promise<Decision>;
+  dreamAcquire(holder: string, settings?: Partial<DreamSettings>, now?: number): Promise<Decision>;
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
 
   // Long-term memory. `scope`: a project's folder name (as Claude Code names it,
@@ -254,7 +260,7 @@ export interface Sessions {
   /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
   memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
-  memoryLoad(scope: string | null, caps?: { lines?: number; units?: number }): Promise<Loaded>;
+  memoryLoad(scope: string | null, caps?: Partial<Caps>): Promise<Loaded>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
   /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
   memoryUsed(scope: string | null, files: string[], now?: number): Promise<Memory[]>;
@@ -348,6 +354,8 @@ export interface Consolidation { id: string; at_ms: number; sessions: string[]; 
 export interface ExtractionPlan { id: string; prompt: string; max_tokens: number; message_count: number; entry: string | null; known: string[]; failures: number }
 /** The recall index was brought up to date first (files Claude Code or a crash left behind it). */
 export interface MemoryIndexReport { reason: string; files: string[] }
+/** What of MEMORY.md a model loads: lines, and UTF-16 units (Claude Code: 200 lines, 25,000 units). */
+export interface Caps { lines: number; units: number }
 /** A memory with the chain of memories it superseded or that superseded it. */
 export interface Shown { memory: Memory; history: Memory[] }
 /** MEMORY.md as a model loads it, and what the caps left out. */
