@@ -353,7 +353,7 @@ export class Mneme {
   }
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("compaction.apply", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, int("now", now)]);
+    return this.#invoke("compaction.apply-compaction", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, int("now", now)]);
   }
   /**
    * One compaction through the core's driver (the component's `run`): plan; have
@@ -398,56 +398,56 @@ export class Mneme {
       run.dispose();
     }
   }
-  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-failure", () => [id, reason, int("now", now)]); }
-  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
+  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, int("now", now)]); }
+  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
   recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, int("now", now)]); }
-  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
+  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
   recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, int("now", now)]); }
   /** Whether the next message should start a new session; no policy field set means never. */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset", () => [id, int("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
-  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream", async () => [int("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
+  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", () => [id, int("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
+  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [int("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
   dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [int("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, lower("bool", completed, "completed")]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
   /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
-  memoryAdd(project, memory, now = Date.now()) { return this.#invoke("memory.add", () => [scope(project), newMemory("memory", memory), int("now", now)]); }
+  memoryAdd(project, memory, now = Date.now()) { return this.#invoke("memory.memory-add", () => [scope(project), newMemory("memory", memory), int("now", now)]); }
   /** Writes many memories with one index write (bulk import). */
   memoryAddMany(project, memories, now = Date.now()) {
-    return this.#invoke("memory.add-many", () => {
+    return this.#invoke("memory.memory-add-many", () => {
       if (!Array.isArray(memories)) refuse("memories must be an array");
       return [scope(project), memories.map((memory, i) => newMemory(`memories[${i}]`, memory)), int("now", now)];
     });
   }
   /** Changes fields in place: `{name?, type?, description?, body?, topics?, confidence?}`. */
-  memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.update", () => [scope(project), file, fields, int("now", now)]); }
+  memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, fields, int("now", now)]); }
   /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
   memorySupersede(project, file, memory, now = Date.now()) {
-    return this.#invoke("memory.supersede", () => [scope(project), file, newMemory("memory", memory), int("now", now)]);
+    return this.#invoke("memory.memory-supersede", () => [scope(project), file, newMemory("memory", memory), int("now", now)]);
   }
   /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
-  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.forget", () => [scope(project), file, int("now", now)]); }
+  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, int("now", now)]); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
-  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.link", () => [scope(project), from, kind, to, int("now", now)]); }
+  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, int("now", now)]); }
   /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?, since?, until?}` (`since`/`until`: those holding from a time in that window, as `memoryRecall`'s). */
   memoryList(project, options = {}) {
-    return this.#invoke("memory.list", () => {
+    return this.#invoke("memory.memory-list", () => {
       const { since = null, until = null, ...filter } = snakeKeys(object("options", options));
       return [scope(project), { all: false, ...filter, ...(since === null && until === null ? {} : { window: window(since, until) }) }];
     });
   }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
-  memoryShow(project, file) { return this.#invoke("memory.show", () => [scope(project), file]); }
+  memoryShow(project, file) { return this.#invoke("memory.memory-show", () => [scope(project), file]); }
   /** The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it). */
   memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
-    return this.#invoke("memory.recall", () => [scope(project), query, limit, lower("bool", all, "all"), window(since, until)]);
+    return this.#invoke("memory.memory-recall", () => [scope(project), query, limit, lower("bool", all, "all"), window(since, until)]);
   }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
-  memoryLoad(project, caps = {}) { return this.#invoke("memory.load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
+  memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
   /** Reads the memory folder again and rewrites the recall index. */
-  memoryReindex(project) { return this.#invoke("memory.reindex", () => [scope(project)]); }
+  memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
-  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.used", () => [scope(project), files, int("now", now)]); }
+  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, int("now", now)]); }
   /**
    * Makes recall and search hybrid with a static embedding table in its text form (a word per line, then its values, as GloVe,
    * word2vec and fastText publish them): a string, Uint8Array or ArrayBuffer; `null` goes back to words alone. Kept in memory,
@@ -500,28 +500,28 @@ export class Mneme {
   }
   /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) {
-    return this.#invoke("index.reset", () => [key, text("newSessionId", newSessionId), int("now", now)]);
+    return this.#invoke("index.reset-key", () => [key, text("newSessionId", newSessionId), int("now", now)]);
   }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
-  updateKey(key, patch) { return this.#invoke("index.update", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
-  removeKey(key) { return this.#invoke("index.remove", () => [key]); }
+  updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
+  removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
   /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
-  importOpenclawKeys(data) { return this.#invoke("index.import-openclaw", () => [data]); }
+  importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
   /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
-  exportOpenclawKeys() { return this.#invoke("index.export-openclaw", () => []); }
+  exportOpenclawKeys() { return this.#invoke("index.export-openclaw-keys", () => []); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
   crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
     return this.#invoke("index.crab-start", () => [project, agent, sender, text("createdBy", createdBy), int("now", now)]);
   }
-  crabSession(id) { return this.#invoke("index.crab-show", () => [id]); }
+  crabShow(id) { return this.#invoke("index.crab-show", () => [id]); }
   /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
   crabSetTitle(id, title) { return this.#invoke("index.crab-set-title", () => [id, title]); }
   /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
   crabAddUptime(id, secs) { return this.#invoke("index.crab-add-uptime", () => [id, secs]); }
   /** Rebuilds the index from the transcripts (key bindings kept): `{before, session_count, added, changed, dropped, key_count, skipped}`. */
-  rebuildIndex() { return this.#invoke("index.rebuild", () => []); }
+  rebuildIndex() { return this.#invoke("index.rebuild-index", () => []); }
   /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
   rolloverGate(key, maxContextTokens) { return this.#invoke("index.rollover-gate", () => [key, unsigned("maxContextTokens", maxContextTokens)]); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
@@ -529,10 +529,10 @@ export class Mneme {
     return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), int("now", now)]);
   }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
-  key(key) { return this.#invoke("index.show", () => [key]); }
+  key(key) { return this.#invoke("index.key", () => [key]); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
-  keys(filter = []) { return this.#invoke("index.list", () => [filter]); }
-  indexReport() { return this.#invoke("index.report", () => []); }
+  keys(filter = []) { return this.#invoke("index.keys", () => [filter]); }
+  indexReport() { return this.#invoke("index.index-report", () => []); }
   /** The session key of a message (nothing is read or written). */
   keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }

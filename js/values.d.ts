@@ -295,7 +295,7 @@ export interface KeyParts {
 }
 
 /** What reading the index found. */
-export interface IndexReport {
+export interface IndexHealth {
   generation: number;
   key_count: number;
   session_count: number;
@@ -327,7 +327,7 @@ export interface KeysImported {
 /** What rebuilding the index did. */
 export interface RebuildReport {
   /** What reading the index found before (damaged lines, torn bytes, ...). */
-  before: IndexReport;
+  before: IndexHealth;
   /** Sessions read from their transcripts. */
   session_count: number;
   /** Sessions the index had no row for. */
@@ -401,13 +401,13 @@ export interface Memory {
   description: string;
   /** None when the file names no type Claude Code defines. */
   type: MemoryType | null;
-  /** Empty in listings and recall; read by `show`. */
+  /** Empty in listings and recall; read by `memory-show`. */
   body: string;
   created_ms: number | null;
   updated_ms: number | null;
   /**
-   * When a host last said it was useful (`used`); with `updated-ms`, what
-   * `load` keeps first under the caps.
+   * When a host last said it was useful (`memory-used`); with `updated-ms`, what
+   * `memory-load` keeps first under the caps.
    */
   used_ms: number | null;
   /** When the fact became true. */
@@ -465,7 +465,7 @@ export interface Filter {
   session: string | null;
   /** Superseded and archived memories too. */
   all: boolean;
-  /** Only memories holding from a time in it, as `recall`'s window; none: any time. */
+  /** Only memories holding from a time in it, as `memory-recall`'s window; none: any time. */
   window: Window | null;
 }
 

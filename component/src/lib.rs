@@ -261,7 +261,7 @@ impl compaction::Guest for Component {
     fn summarize_offline(handle: sessions::StoreBorrow<'_>, id: String, plan: compaction::Plan) -> Result<String, types::Error> {
         run(store(handle).summarize_offline(&id, &plan.mirror()))
     }
-    fn apply(
+    fn apply_compaction(
         handle: sessions::StoreBorrow<'_>,
         id: String,
         plan: compaction::Plan,
@@ -271,7 +271,7 @@ impl compaction::Guest for Component {
     ) -> Result<compaction::Applied, types::Error> {
         run(store(handle).apply_compaction(&id, &plan.mirror(), &summary, &ids.mirror(), now_ms))
     }
-    fn record_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
+    fn record_compaction_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
         run(store(handle).record_compaction_failure(&id, &reason, now_ms))
     }
 }
@@ -289,7 +289,7 @@ impl gates::Guest for Component {
     fn default_dream_settings() -> gates::DreamSettings {
         core_::gates::DreamSettings::default().mirror()
     }
-    fn memory_flush(
+    fn memory_flush_gate(
         handle: sessions::StoreBorrow<'_>,
         id: String,
         settings: gates::FlushSettings,
@@ -299,7 +299,7 @@ impl gates::Guest for Component {
     fn record_memory_flush(handle: sessions::StoreBorrow<'_>, id: String, now_ms: i64) -> Result<(), types::Error> {
         run(store(handle).record_memory_flush(&id, now_ms))
     }
-    fn extraction(
+    fn extraction_gate(
         handle: sessions::StoreBorrow<'_>,
         id: String,
         settings: gates::ExtractionSettings,
@@ -309,7 +309,7 @@ impl gates::Guest for Component {
     fn record_extraction(handle: sessions::StoreBorrow<'_>, id: String, now_ms: i64) -> Result<(), types::Error> {
         run(store(handle).record_extraction(&id, now_ms))
     }
-    fn reset(
+    fn reset_gate(
         handle: sessions::StoreBorrow<'_>,
         id: String,
         now_ms: i64,
@@ -317,7 +317,7 @@ impl gates::Guest for Component {
     ) -> Result<gates::Decision, types::Error> {
         run(store(handle).reset_gate(&id, now_ms, &policy.mirror()))
     }
-    fn dream(handle: sessions::StoreBorrow<'_>, now_ms: i64, settings: gates::DreamSettings) -> Result<gates::Decision, types::Error> {
+    fn dream_gate(handle: sessions::StoreBorrow<'_>, now_ms: i64, settings: gates::DreamSettings) -> Result<gates::Decision, types::Error> {
         run(store(handle).dream_gate(now_ms, &settings.mirror()))
     }
     fn dream_acquire(
@@ -337,7 +337,7 @@ impl memory::Guest for Component {
     fn default_caps() -> memory::Caps {
         core_::memory::memory_md::Caps::default().mirror()
     }
-    fn add(
+    fn memory_add(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         memory: memory::NewMemory,
@@ -345,7 +345,7 @@ impl memory::Guest for Component {
     ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory_add(&scope.mirror(), memory.mirror(), now_ms))
     }
-    fn add_many(
+    fn memory_add_many(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         memories: Vec<memory::NewMemory>,
@@ -353,7 +353,7 @@ impl memory::Guest for Component {
     ) -> Result<Vec<memory::Memory>, types::Error> {
         run(store(handle).memory_add_many(&scope.mirror(), memories.mirror(), now_ms))
     }
-    fn update(
+    fn memory_update(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         file: String,
@@ -362,7 +362,7 @@ impl memory::Guest for Component {
     ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory_update(&scope.mirror(), &file, change.mirror(), now_ms))
     }
-    fn supersede(
+    fn memory_supersede(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         file: String,
@@ -371,10 +371,15 @@ impl memory::Guest for Component {
     ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory_supersede(&scope.mirror(), &file, replacement.mirror(), now_ms))
     }
-    fn forget(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String, now_ms: i64) -> Result<memory::Memory, types::Error> {
+    fn memory_forget(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        file: String,
+        now_ms: i64,
+    ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory_forget(&scope.mirror(), &file, now_ms))
     }
-    fn link(
+    fn memory_link(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         from: String,
@@ -384,13 +389,17 @@ impl memory::Guest for Component {
     ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory_link(&scope.mirror(), &from, kind.mirror(), &to, now_ms))
     }
-    fn list(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, filter: memory::Filter) -> Result<Vec<memory::Memory>, types::Error> {
+    fn memory_list(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        filter: memory::Filter,
+    ) -> Result<Vec<memory::Memory>, types::Error> {
         run(store(handle).memory_list(&scope.mirror(), &filter.mirror()))
     }
-    fn show(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String) -> Result<memory::Shown, types::Error> {
+    fn memory_show(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String) -> Result<memory::Shown, types::Error> {
         run(store(handle).memory_show(&scope.mirror(), &file))
     }
-    fn recall(
+    fn memory_recall(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         query: String,
@@ -400,13 +409,13 @@ impl memory::Guest for Component {
     ) -> Result<memory::Recalled, types::Error> {
         run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror()))
     }
-    fn load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
+    fn memory_load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
         run(store(handle).memory_load(&scope.mirror(), caps.mirror()))
     }
-    fn reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::IndexReport, types::Error> {
+    fn memory_reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::MemoryIndexReport, types::Error> {
         run(store(handle).memory_reindex(&scope.mirror()))
     }
-    fn used(
+    fn memory_used(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         files: Vec<String>,
@@ -500,29 +509,34 @@ impl index::Guest for Component {
     ) -> Result<index::Resolution, types::Error> {
         run(store(handle).resolve(&inbound.mirror(), &policy.mirror(), now_ms, &new_session_id))
     }
-    fn reset(handle: sessions::StoreBorrow<'_>, key: String, new_session_id: String, now_ms: i64) -> Result<index::KeyEntry, types::Error> {
+    fn reset_key(
+        handle: sessions::StoreBorrow<'_>,
+        key: String,
+        new_session_id: String,
+        now_ms: i64,
+    ) -> Result<index::KeyEntry, types::Error> {
         run(store(handle).reset_key(&key, &new_session_id, now_ms))
     }
-    fn update(handle: sessions::StoreBorrow<'_>, key: String, patch: index::KeyPatch) -> Result<index::KeyEntry, types::Error> {
+    fn update_key(handle: sessions::StoreBorrow<'_>, key: String, patch: index::KeyPatch) -> Result<index::KeyEntry, types::Error> {
         run(store(handle).update_key(&key, &patch.mirror()))
     }
-    fn remove(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyEntry, types::Error> {
+    fn remove_key(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyEntry, types::Error> {
         run(store(handle).remove_key(&key))
     }
-    fn show(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyView, types::Error> {
+    fn key(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyView, types::Error> {
         run(store(handle).key(&key))
     }
-    fn list(handle: sessions::StoreBorrow<'_>, filter: Vec<index::Field>) -> Result<Vec<index::KeyEntry>, types::Error> {
+    fn keys(handle: sessions::StoreBorrow<'_>, filter: Vec<index::Field>) -> Result<Vec<index::KeyEntry>, types::Error> {
         let filter: Vec<core_::index::Field> = filter.mirror();
         run(store(handle).keys(&filter))
     }
-    fn report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexReport, types::Error> {
+    fn index_report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexHealth, types::Error> {
         run(store(handle).index_report())
     }
-    fn import_openclaw(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
+    fn import_openclaw_keys(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
         run(store(handle).import_openclaw_keys(&data))
     }
-    fn export_openclaw(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
+    fn export_openclaw_keys(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
         run(store(handle).export_openclaw_keys())
     }
     fn crab_latest(
@@ -544,7 +558,7 @@ impl index::Guest for Component {
         run(store(handle).crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms))
     }
     fn crab_show(handle: sessions::StoreBorrow<'_>, id: String) -> Result<index::CrabSession, types::Error> {
-        run(store(handle).crab_session(&id))
+        run(store(handle).crab_show(&id))
     }
     fn crab_set_title(handle: sessions::StoreBorrow<'_>, id: String, title: String) -> Result<index::CrabSession, types::Error> {
         run(store(handle).crab_set_title(&id, &title))
@@ -552,7 +566,7 @@ impl index::Guest for Component {
     fn crab_add_uptime(handle: sessions::StoreBorrow<'_>, id: String, secs: u64) -> Result<index::CrabSession, types::Error> {
         run(store(handle).crab_add_uptime(&id, secs))
     }
-    fn rebuild(handle: sessions::StoreBorrow<'_>) -> Result<index::RebuildReport, types::Error> {
+    fn rebuild_index(handle: sessions::StoreBorrow<'_>) -> Result<index::RebuildReport, types::Error> {
         run(store(handle).rebuild_index())
     }
     fn rollover_gate(handle: sessions::StoreBorrow<'_>, key: String, max_context_tokens: u64) -> Result<gates::Decision, types::Error> {

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
 use crate::index::openclaw::KeysImported;
 use crate::index::sessionkey::KeyParts;
-use crate::index::{Field, Inbound, IndexReport as KeyIndexReport, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
+use crate::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use crate::interchange::{ExportFormat, Exported, Import, Imported};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
 use crate::memory::embed::EmbeddingsInfo;
@@ -20,7 +20,7 @@ use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::recall::Window;
-use crate::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
+use crate::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::retention::{ArchivedSession, GcReport, Retention};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, Subagent, Transcript};
@@ -100,7 +100,7 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E>;
     fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, E>;
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
-    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E>;
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, E>;
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E>;
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, E>;
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E>;
@@ -127,13 +127,13 @@ pub trait Engine<E: EngineError = Error> {
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, E>;
     fn key(&mut self, key: &str) -> Result<KeyView, E>;
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E>;
-    fn index_report(&mut self) -> Result<KeyIndexReport, E>;
+    fn index_report(&mut self) -> Result<IndexHealth, E>;
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E>;
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E>;
     fn rebuild_index(&mut self) -> Result<RebuildReport, E>;
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, E>;
     fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, E>;
-    fn crab_session(&mut self, id: &str) -> Result<CrabSession, E>;
+    fn crab_show(&mut self, id: &str) -> Result<CrabSession, E>;
     fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, E>;
     fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, E>;
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E>;
@@ -356,7 +356,7 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E> {
         Ok(block_on(Store::memory_load(self, scope, caps))?)
     }
-    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, E> {
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, E> {
         Ok(block_on(Store::memory_reindex(self, scope))?)
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E> {
@@ -423,7 +423,7 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E> {
         Ok(block_on(Store::keys(self, filter))?)
     }
-    fn index_report(&mut self) -> Result<KeyIndexReport, E> {
+    fn index_report(&mut self) -> Result<IndexHealth, E> {
         Ok(block_on(Store::index_report(self))?)
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E> {
@@ -441,8 +441,8 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, E> {
         Ok(block_on(Store::crab_start(self, project, agent, sender, created_by, now_ms))?)
     }
-    fn crab_session(&mut self, id: &str) -> Result<CrabSession, E> {
-        Ok(block_on(Store::crab_session(self, id))?)
+    fn crab_show(&mut self, id: &str) -> Result<CrabSession, E> {
+        Ok(block_on(Store::crab_show(self, id))?)
     }
     fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, E> {
         Ok(block_on(Store::crab_set_title(self, id, title))?)

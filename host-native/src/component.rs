@@ -17,7 +17,7 @@ use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
-use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
@@ -308,32 +308,32 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
         let (plan, ids): (compaction::Plan, compaction::CompactionIds) = (plan.clone().mirror(), ids.clone().mirror());
-        self.call(|e, s, h| e.mneme_engine_compaction().call_apply(s, h, id, &plan, summary, &ids, now_ms))
+        self.call(|e, s, h| e.mneme_engine_compaction().call_apply_compaction(s, h, id, &plan, summary, &ids, now_ms))
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        self.call(|e, s, h| e.mneme_engine_compaction().call_record_failure(s, h, id, reason, now_ms))
+        self.call(|e, s, h| e.mneme_engine_compaction().call_record_compaction_failure(s, h, id, reason, now_ms))
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
         let settings: gates::FlushSettings = (*settings).mirror();
-        self.call(|e, s, h| e.mneme_engine_gates().call_memory_flush(s, h, id, settings))
+        self.call(|e, s, h| e.mneme_engine_gates().call_memory_flush_gate(s, h, id, settings))
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_memory_flush(s, h, id, now_ms))
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
         let settings: gates::ExtractionSettings = (*settings).mirror();
-        self.call(|e, s, h| e.mneme_engine_gates().call_extraction(s, h, id, settings))
+        self.call(|e, s, h| e.mneme_engine_gates().call_extraction_gate(s, h, id, settings))
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_extraction(s, h, id, now_ms))
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
         let policy: gates::ResetPolicy = (*policy).mirror();
-        self.call(|e, s, h| e.mneme_engine_gates().call_reset(s, h, id, now_ms, policy))
+        self.call(|e, s, h| e.mneme_engine_gates().call_reset_gate(s, h, id, now_ms, policy))
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
         let settings: gates::DreamSettings = (*settings).mirror();
-        self.call(|e, s, h| e.mneme_engine_gates().call_dream(s, h, now_ms, settings))
+        self.call(|e, s, h| e.mneme_engine_gates().call_dream_gate(s, h, now_ms, settings))
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
         let settings: gates::DreamSettings = (*settings).mirror();
@@ -344,51 +344,51 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
         let (scope, memory): (memory::Scope, memory::NewMemory) = (scope.clone().mirror(), memory.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_add(s, h, &scope, &memory, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_add(s, h, &scope, &memory, now_ms))
     }
     fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
         let (scope, memories): (memory::Scope, Vec<memory::NewMemory>) = (scope.clone().mirror(), memories.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_add_many(s, h, &scope, &memories, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_add_many(s, h, &scope, &memories, now_ms))
     }
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
         let (scope, change): (memory::Scope, memory::Change) = (scope.clone().mirror(), change.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_update(s, h, &scope, file, &change, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_update(s, h, &scope, file, &change, now_ms))
     }
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
         let (scope, replacement): (memory::Scope, memory::NewMemory) = (scope.clone().mirror(), replacement.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_supersede(s, h, &scope, file, &replacement, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_supersede(s, h, &scope, file, &replacement, now_ms))
     }
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
         let scope: memory::Scope = scope.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_forget(s, h, &scope, file, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_forget(s, h, &scope, file, now_ms))
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
         let scope: memory::Scope = scope.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_link(s, h, &scope, from, kind.mirror(), to, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_link(s, h, &scope, from, kind.mirror(), to, now_ms))
     }
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
         let (scope, filter): (memory::Scope, memory::Filter) = (scope.clone().mirror(), filter.clone().mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_list(s, h, &scope, &filter))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_list(s, h, &scope, &filter))
     }
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
         let scope: memory::Scope = scope.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_show(s, h, &scope, file))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_show(s, h, &scope, file))
     }
     fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, Error> {
         let (scope, limit, window): (memory::Scope, u32, types::Window) = (scope.clone().mirror(), limit.mirror(), window.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_recall(s, h, &scope, query, limit, all, window))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_recall(s, h, &scope, query, limit, all, window))
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         let (scope, caps): (memory::Scope, memory::Caps) = (scope.clone().mirror(), caps.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_load(s, h, &scope, caps))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_load(s, h, &scope, caps))
     }
-    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
         let scope: memory::Scope = scope.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_reindex(s, h, &scope))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_reindex(s, h, &scope))
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
         let scope: memory::Scope = scope.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_used(s, h, &scope, files, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_used(s, h, &scope, files, now_ms))
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
         self.call(|e, s, h| e.mneme_engine_memory().call_set_embeddings(s, h, table))
@@ -445,30 +445,30 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_index().call_resolve(s, h, &inbound, &policy, now_ms, new_session_id))
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_reset(s, h, key, new_session_id, now_ms))
+        self.call(|e, s, h| e.mneme_engine_index().call_reset_key(s, h, key, new_session_id, now_ms))
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
         let patch: index::KeyPatch = patch.clone().mirror();
-        self.call(|e, s, h| e.mneme_engine_index().call_update(s, h, key, &patch))
+        self.call(|e, s, h| e.mneme_engine_index().call_update_key(s, h, key, &patch))
     }
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_remove(s, h, key))
+        self.call(|e, s, h| e.mneme_engine_index().call_remove_key(s, h, key))
     }
     fn key(&mut self, key: &str) -> Result<KeyView, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_show(s, h, key))
+        self.call(|e, s, h| e.mneme_engine_index().call_key(s, h, key))
     }
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
         let filter: Vec<index::Field> = filter.to_vec().mirror();
-        self.call(|e, s, h| e.mneme_engine_index().call_list(s, h, &filter))
+        self.call(|e, s, h| e.mneme_engine_index().call_keys(s, h, &filter))
     }
-    fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_report(s, h))
+    fn index_report(&mut self) -> Result<mneme_core::index::IndexHealth, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_index_report(s, h))
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw(s, h, data))
+        self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw_keys(s, h, data))
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw(s, h))
+        self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw_keys(s, h))
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_latest(s, h, project, agent, sender))
@@ -483,7 +483,7 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     ) -> Result<CrabSession, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_start(s, h, project, agent, sender, created_by, now_ms))
     }
-    fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {
+    fn crab_show(&mut self, id: &str) -> Result<CrabSession, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_show(s, h, id))
     }
     fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, Error> {
@@ -493,7 +493,7 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_add_uptime(s, h, id, secs))
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_rebuild(s, h))
+        self.call(|e, s, h| e.mneme_engine_index().call_rebuild_index(s, h))
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_rollover_gate(s, h, key, max_context_tokens))

@@ -88,7 +88,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             None if common.json => return crate::print_json(&serde_json::Value::Null),
             None => return Err(format!("{agent} has no session with {sender} in {}; start one with `mneme crab start`", common.project)),
         },
-        CrabCommand::Show { id, json } => (engine.crab_session(&id).map_err(e)?, json),
+        CrabCommand::Show { id, json } => (engine.crab_show(&id).map_err(e)?, json),
         CrabCommand::Title { id, title, json } => (engine.crab_set_title(&id, &title).map_err(e)?, json),
         CrabCommand::Uptime { id, secs, json } => (engine.crab_add_uptime(&id, secs).map_err(e)?, json),
     };

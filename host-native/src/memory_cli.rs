@@ -15,7 +15,7 @@ use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{LinkKind, Links, Memory, MemoryType};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::{Caps, hook};
-use mneme_host::core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope};
+use mneme_host::core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
 use mneme_host::core::{block_on, keys, time};
 use mneme_host::summarize::Summarizer;
@@ -537,7 +537,7 @@ fn print_json(value: &impl Serialize) -> CliResult {
     Ok(())
 }
 
-fn report_to_stderr(report: &Option<IndexReport>) {
+fn report_to_stderr(report: &Option<MemoryIndexReport>) {
     if let Some(report) = report {
         eprintln!("mneme: the recall index was brought up to date ({}): {} memories indexed again", report.reason, report.files.len());
     }

@@ -51,7 +51,7 @@ from .types import (
     ExtractionPlan,
     GcReport,
     Imported,
-    IndexReport,
+    IndexHealth,
     KeyEntry,
     KeyParts,
     KeyView,
@@ -891,11 +891,11 @@ class Mneme:
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
         A session changed since the plan raises ``stale-plan``: plan again."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
-        return self._compaction("apply", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
+        return self._compaction("apply-compaction", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
 
     def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
         """Records a failed compaction (the circuit breaker counts them)."""
-        return self._compaction("record-failure", _text("id", id), _text("reason", reason), _now_ms(now))
+        return self._compaction("record-compaction-failure", _text("id", id), _text("reason", reason), _now_ms(now))
 
     def compact(self, id: str, settings: Optional[Json] = None, mode: str = "auto", summarize: Optional[Callable[[str, int], str]] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
         """One compaction through the core's driver (the component's ``run``): plan;
@@ -949,7 +949,7 @@ class Mneme:
     def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether the pre-compaction memory flush is due for session ``id``: ``{fire,
         reason}``."""
-        return self._gate("memory-flush", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
+        return self._gate("memory-flush-gate", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
 
     def record_memory_flush(self, id: str, now: Time = None) -> None:
         """Records that the memory flush ran for session ``id`` (a ``memory-flush``
@@ -958,7 +958,7 @@ class Mneme:
 
     def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
-        return self._gate("extraction", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
+        return self._gate("extraction-gate", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
 
     def record_extraction(self, id: str, now: Time = None) -> None:
         """Records that a memory extraction ran for session ``id``."""
@@ -966,12 +966,12 @@ class Mneme:
 
     def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether the next message should start a new session; no policy field set means never."""
-        return self._gate("reset", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
+        return self._gate("reset-gate", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
 
     def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether a memory consolidation is due (time and sessions since the last, no
         lock held): ``{fire, reason}``."""
-        return self._gate("dream", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+        return self._gate("dream-gate", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
 
     def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Takes the consolidation lock for ``holder`` when the dream gate fires:
@@ -991,30 +991,30 @@ class Mneme:
 
     def memory_add(self, project: Optional[str], memory: Json, now: Time = None) -> Memory:
         """Writes ``{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}``."""
-        return self._memory("add", project, _new_memory(memory), _now_ms(now))
+        return self._memory("memory-add", project, _new_memory(memory), _now_ms(now))
 
     def memory_add_many(self, project: Optional[str], memories: Sequence[Json], now: Time = None) -> List[Memory]:
         """Writes many memories with one index write (bulk import)."""
         if not isinstance(memories, (list, tuple)):
             raise MnemeError("invalid-argument", "memories must be a list")
-        return self._memory("add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
+        return self._memory("memory-add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
     def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Memory:
         """Changes fields in place: ``{name?, type?, description?, body?, topics?, confidence?}``."""
         change = _record("change", change)
-        return self._memory("update", project, _text("file", file), change, _now_ms(now))
+        return self._memory("memory-update", project, _text("file", file), change, _now_ms(now))
 
     def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Memory:
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
-        return self._memory("supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
+        return self._memory("memory-supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
 
     def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Memory:
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
-        return self._memory("forget", project, _text("file", file), _now_ms(now))
+        return self._memory("memory-forget", project, _text("file", file), _now_ms(now))
 
     def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Memory:
         """``kind``: relates_to, contradicts, extends or derived_from."""
-        return self._memory("link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
+        return self._memory("memory-link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
 
     def memory_list(self, project: Optional[str], filter: Optional[Json] = None, since: Time = None, until: Time = None) -> List[Memory]:
         """Memories without their bodies, newest first; ``filter``: ``{type?, topic?,
@@ -1023,33 +1023,33 @@ class Mneme:
         filter = _record("filter", filter or {}, {"all": False})
         if since is not None or until is not None:
             filter = {**filter, "window": _window(since, until)}
-        return self._memory("list", project, filter)
+        return self._memory("memory-list", project, filter)
 
     def memory_show(self, project: Optional[str], file: str) -> Shown:
         """A memory and the chain of memories it superseded or that superseded it:
         ``{memory, history}``."""
-        return self._memory("show", project, _text("file", file))
+        return self._memory("memory-show", project, _text("file", file))
 
     def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Recalled:
         """``{hits: [{file, name, description, type, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
         around it (its session's neighbouring turns, its links). ``since`` (included)
         and ``until`` (left out) bound when the memories hold from."""
-        return self._memory("recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until))
+        return self._memory("memory-recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until))
 
     def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
         """MEMORY.md within Claude Code's caps, ending with what was left out."""
-        return self._memory("load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
+        return self._memory("memory-load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
 
     def memory_reindex(self, project: Optional[str]) -> MemoryIndexReport:
         """Rebuilds the recall index of the scope from its memory files: ``{reason,
         files}``."""
-        return self._memory("reindex", project)
+        return self._memory("memory-reindex", project)
 
     def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> List[Memory]:
         """Records that memories were useful now (put in a model's context, cited), so
         ``memory_load`` keeps them first under the caps; returns them as written."""
-        return self._memory("used", project, _texts("files", files), _now_ms(now))
+        return self._memory("memory-used", project, _texts("files", files), _now_ms(now))
 
     def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[EmbeddingsInfo]:
         """Makes recall and search hybrid with a static embedding table in its text form
@@ -1145,12 +1145,12 @@ class Mneme:
     def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
         """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
-        return self._instance.call(_INDEX, "reset", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
+        return self._instance.call(_INDEX, "reset-key", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
 
     def update_key(self, key: str, patch: Json) -> KeyEntry:
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
         patch = _record("patch", patch, {"toggles": [], "metadata": []})
-        return self._instance.call(_INDEX, "update", self._store, _text("key", key), patch)
+        return self._instance.call(_INDEX, "update-key", self._store, _text("key", key), patch)
 
     def import_openclaw_keys(self, data: Union[bytes, str]) -> KeysImported:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
@@ -1160,7 +1160,7 @@ class Mneme:
             data = data.encode()
         if not isinstance(data, (bytes, bytearray)):
             raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
-        return self._instance.call(_INDEX, "import-openclaw", self._store, bytes(data))
+        return self._instance.call(_INDEX, "import-openclaw-keys", self._store, bytes(data))
 
     def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
@@ -1171,7 +1171,7 @@ class Mneme:
         return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
                                    _text("created_by", created_by), _now_ms(now))
 
-    def crab_session(self, id: str) -> CrabSession:
+    def crab_show(self, id: str) -> CrabSession:
         """A crab session as its name and newest meta line say."""
         return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
 
@@ -1186,7 +1186,7 @@ class Mneme:
     def rebuild_index(self) -> RebuildReport:
         """Rebuilds the index from the transcripts (key bindings kept):
         ``{before, session_count, added, changed, dropped, key_count, skipped}``."""
-        return self._instance.call(_INDEX, "rebuild", self._store)
+        return self._instance.call(_INDEX, "rebuild-index", self._store)
 
     def rollover_gate(self, key: str, max_context_tokens: int) -> Decision:
         """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
@@ -1202,25 +1202,25 @@ class Mneme:
 
     def export_openclaw_keys(self) -> bytes:
         """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
-        return self._instance.call(_INDEX, "export-openclaw", self._store)
+        return self._instance.call(_INDEX, "export-openclaw-keys", self._store)
 
     def remove_key(self, key: str) -> KeyEntry:
         """Removes a session key from the index (its sessions stay); returns the entry
         it had."""
-        return self._instance.call(_INDEX, "remove", self._store, _text("key", key))
+        return self._instance.call(_INDEX, "remove-key", self._store, _text("key", key))
 
     def key(self, key: str) -> KeyView:
         """A key with its current session's listing and counters: ``{entry, session, counters}``."""
-        return self._instance.call(_INDEX, "show", self._store, _text("key", key))
+        return self._instance.call(_INDEX, "key", self._store, _text("key", key))
 
     def keys(self, filter: Optional[Sequence[Json]] = None) -> List[KeyEntry]:
         """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
-        return self._instance.call(_INDEX, "list", self._store, list(filter or []))
+        return self._instance.call(_INDEX, "keys", self._store, list(filter or []))
 
-    def index_report(self) -> IndexReport:
+    def index_report(self) -> IndexHealth:
         """What reading the session index found: ``{generation, key_count, session_count,
         log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
-        return self._instance.call(_INDEX, "report", self._store)
+        return self._instance.call(_INDEX, "index-report", self._store)
 
     def key_of(self, inbound: Json, policy: Optional[Json] = None) -> str:
         """The session key of a message (nothing is read or written)."""

@@ -290,7 +290,7 @@ class KeyParts(TypedDict):
     thread: Optional[str]
 
 
-class IndexReport(TypedDict):
+class IndexHealth(TypedDict):
     """What reading the index found."""
     generation: int
     key_count: int
@@ -322,7 +322,7 @@ class KeysImported(TypedDict):
 
 class RebuildReport(TypedDict):
     """What rebuilding the index did."""
-    before: IndexReport
+    before: IndexHealth
     """What reading the index found before (damaged lines, torn bytes, ...)."""
     session_count: int
     """Sessions read from their transcripts."""
@@ -386,12 +386,12 @@ class Memory(TypedDict):
     type: Optional[MemoryType]
     """None when the file names no type Claude Code defines."""
     body: str
-    """Empty in listings and recall; read by `show`."""
+    """Empty in listings and recall; read by `memory-show`."""
     created_ms: Optional[int]
     updated_ms: Optional[int]
     used_ms: Optional[int]
-    """When a host last said it was useful (`used`); with `updated-ms`, what
-    `load` keeps first under the caps.
+    """When a host last said it was useful (`memory-used`); with `updated-ms`, what
+    `memory-load` keeps first under the caps.
     """
     valid_from_ms: Optional[int]
     """When the fact became true."""
@@ -448,7 +448,7 @@ class Filter(TypedDict):
     all: bool
     """Superseded and archived memories too."""
     window: Optional[Window]
-    """Only memories holding from a time in it, as `recall`'s window; none: any time."""
+    """Only memories holding from a time in it, as `memory-recall`'s window; none: any time."""
 
 
 class MemoryIndexReport(TypedDict):

@@ -179,8 +179,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.crab_start(args["agent"], args["sender"], args.get("project"), args["created_by"], args["now_ms"]))
     if op == "crab_latest":
         return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
-    if op == "crab_session":
-        return run(lambda: store.crab_session(args["id"]))
+    if op == "crab_show":
+        return run(lambda: store.crab_show(args["id"]))
     if op == "crab_set_title":
         return run(lambda: store.crab_set_title(args["id"], args["title"]))
     if op == "crab_add_uptime":

@@ -157,7 +157,7 @@ async function step(Mneme, store, op, args, state) {
     case "rebuild_index": return outcome(store.rebuildIndex());
     case "crab_start": return outcome(store.crabStart(args.agent, args.sender, { project: args.project ?? null, createdBy: args.created_by, now: args.now_ms }));
     case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
-    case "crab_session": return outcome(store.crabSession(args.id));
+    case "crab_show": return outcome(store.crabShow(args.id));
     case "crab_set_title": return outcome(store.crabSetTitle(args.id, args.title));
     case "crab_add_uptime": return outcome(store.crabAddUptime(args.id, args.secs));
     case "rollover_gate": return outcome(store.rolloverGate(args.key, args.max_context_tokens));

@@ -49,7 +49,7 @@
 //!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … },
 //!              { "rollover_gate": { "key", "max_context_tokens" } | "rebuild_index": {}, "expect": … },
 //!              { "crab_start": { "project"?, "agent", "sender", "created_by", "now_ms" } | "crab_latest": { "project"?, "agent", "sender" }, "expect": … },
-//!              { "crab_session": { "id" } | "crab_set_title": { "id", "title" } | "crab_add_uptime": { "id", "secs" }, "expect": … },
+//!              { "crab_show": { "id" } | "crab_set_title": { "id", "title" } | "crab_add_uptime": { "id", "secs" }, "expect": … },
 //!              { "rollover": { "key", "summary", "boundary", "summary_uuid", "new_session_id", "now_ms" }, "expect": … } ] }
 //! ```
 //!
@@ -427,7 +427,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.crab_start(args["project"].as_str(), &text("agent")?, &text("sender")?, &text("created_by")?, now()?))
         }
         "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
-        "crab_session" => to_outcome(host.crab_session(&text("id")?)),
+        "crab_show" => to_outcome(host.crab_show(&text("id")?)),
         "crab_set_title" => to_outcome(host.crab_set_title(&text("id")?, &text("title")?)),
         "crab_add_uptime" => {
             let secs = args["secs"].as_u64().ok_or(format!("`{op}` needs an integer `secs`"))?;

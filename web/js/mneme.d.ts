@@ -64,13 +64,13 @@ export interface Counters {
 export interface KeyView { entry: KeyEntry; session: SessionInfo | null; counters: Counters }
 export interface KeyPatch { title?: string | null; model?: string | null; origin?: Origin | null; toggles?: Field[]; metadata?: Field[] }
 export interface KeyParts { chat_type: ChatType; agent: string | null; provider: string | null; id: string; thread: string | null }
-export interface IndexReport {
+export interface IndexHealth {
   generation: number; key_count: number; session_count: number; log_lines: number; damaged_lines: number; damaged_snapshots: number; torn_bytes: number;
 }
 /** A crab session as its file name and newest meta line say. */
 export interface CrabSession { id: string; project: string; agent: string; sender: string; seq: number; title: string; created_by: string; created_at: string; uptime_secs: number }
 /** What rebuilding the index did: what reading it found before, the transcripts read, rows added, corrected and dropped, keys kept, files that are no session. */
-export interface RebuildReport { before: IndexReport; session_count: number; added: number; changed: number; dropped: number; key_count: number; skipped: { key: string; reason: string }[] }
+export interface RebuildReport { before: IndexHealth; session_count: number; added: number; changed: number; dropped: number; key_count: number; skipped: { key: string; reason: string }[] }
 /** What a rollover did: the key on its new session, the session it left, the new session's format and first line, the context before and after. */
 export interface RolledOver { entry: KeyEntry; previous_session_id: string; format: "claude" | "pi" | "crab"; boundary_uuid: string; tokens_before: number; tokens_after: number }
 export interface KeysImported { imported: string[]; existing: string[]; refused: { key: string; reason: string }[] }
@@ -298,7 +298,7 @@ export interface Sessions {
   crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
   /** Starts the next crab session `{agent}_{sender slug}_{seq}`, its meta line written. */
   crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
-  crabSession(id: string): Promise<CrabSession>;
+  crabShow(id: string): Promise<CrabSession>;
   /** Renames the session's file `{agent}_{sender}_{seq}_{title slug}` and appends a meta line (never a rewrite); resolves with it under its new id. */
   crabSetTitle(id: string, title: string): Promise<CrabSession>;
   /** Adds `secs` to the session's `uptime_secs` as an appended meta line. */
@@ -311,7 +311,7 @@ export interface Sessions {
   rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
   key(key: string): Promise<KeyView>;
   keys(filter?: Field[]): Promise<KeyEntry[]>;
-  indexReport(): Promise<IndexReport>;
+  indexReport(): Promise<IndexHealth>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
   parseKey(key: string): Promise<KeyParts>;
 }

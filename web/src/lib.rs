@@ -263,23 +263,25 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         "compaction.default-settings" => to_json(&mneme_core::Settings::default()),
         "compaction.plan-compaction" => to_json(&store.plan_compaction(&a.text("id")?, &a.next("settings")?, a.next("mode")?).await?),
         "compaction.summarize-offline" => to_json(&store.summarize_offline(&a.text("id")?, &a.next("plan")?).await?),
-        "compaction.apply" => {
+        "compaction.apply-compaction" => {
             let (id, plan, summary): (String, mneme_core::Plan, String) = (a.text("id")?, a.next("plan")?, a.text("summary")?);
             let ids: CompactionIds = a.next("ids")?;
             let ids = mneme_core::CompactionIds { boundary: ids.boundary, summary: ids.summary };
             to_json(&store.apply_compaction(&id, &plan, &summary, &ids, a.now()?).await?)
         }
-        "compaction.record-failure" => to_json(&store.record_compaction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?),
+        "compaction.record-compaction-failure" => {
+            to_json(&store.record_compaction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?)
+        }
         "gates.silent-reply" => to_json(&gates::silent_reply(&a.text("text")?)),
         "gates.default-flush-settings" => to_json(&gates::FlushSettings::default()),
         "gates.default-extraction-settings" => to_json(&gates::ExtractionSettings::default()),
         "gates.default-dream-settings" => to_json(&gates::DreamSettings::default()),
-        "gates.memory-flush" => to_json(&store.memory_flush_gate(&a.text("id")?, &a.next("settings")?).await?),
+        "gates.memory-flush-gate" => to_json(&store.memory_flush_gate(&a.text("id")?, &a.next("settings")?).await?),
         "gates.record-memory-flush" => to_json(&store.record_memory_flush(&a.text("id")?, a.now()?).await?),
-        "gates.extraction" => to_json(&store.extraction_gate(&a.text("id")?, &a.next("settings")?).await?),
+        "gates.extraction-gate" => to_json(&store.extraction_gate(&a.text("id")?, &a.next("settings")?).await?),
         "gates.record-extraction" => to_json(&store.record_extraction(&a.text("id")?, a.now()?).await?),
-        "gates.reset" => to_json(&store.reset_gate(&a.text("id")?, a.now()?, &a.next("policy")?).await?),
-        "gates.dream" => to_json(&store.dream_gate(a.now()?, &a.next("settings")?).await?),
+        "gates.reset-gate" => to_json(&store.reset_gate(&a.text("id")?, a.now()?, &a.next("policy")?).await?),
+        "gates.dream-gate" => to_json(&store.dream_gate(a.now()?, &a.next("settings")?).await?),
         "gates.dream-acquire" => to_json(&store.dream_acquire(a.now()?, &a.text("holder")?, &a.next("settings")?).await?),
         "gates.dream-release" => to_json(&store.dream_release(a.now()?, &a.text("holder")?, a.next("completed")?).await?),
         "index.default-route-policy" => to_json(&index::RoutePolicy::default()),
@@ -289,15 +291,15 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             let (inbound, policy): (index::Inbound, index::RoutePolicy) = (a.next("inbound")?, a.next("policy")?);
             to_json(&store.resolve(&inbound, &policy, a.now()?, &a.text("new_session_id")?).await?)
         }
-        "index.reset" => to_json(&store.reset_key(&a.text("key")?, &a.text("new_session_id")?, a.now()?).await?),
-        "index.update" => to_json(&store.update_key(&a.text("key")?, &a.next("patch")?).await?),
-        "index.remove" => to_json(&store.remove_key(&a.text("key")?).await?),
-        "index.show" => to_json(&store.key(&a.text("key")?).await?),
-        "index.list" => to_json(&store.keys(&a.next::<Vec<_>>("filter")?).await?),
-        "index.report" => to_json(&store.index_report().await?),
-        "index.rebuild" => to_json(&store.rebuild_index().await?),
-        "index.import-openclaw" => to_json(&store.import_openclaw_keys(&a.bytes("data")?).await?),
-        "index.export-openclaw" => Ok(Uint8Array::from(store.export_openclaw_keys().await?.as_slice()).into()),
+        "index.reset-key" => to_json(&store.reset_key(&a.text("key")?, &a.text("new_session_id")?, a.now()?).await?),
+        "index.update-key" => to_json(&store.update_key(&a.text("key")?, &a.next("patch")?).await?),
+        "index.remove-key" => to_json(&store.remove_key(&a.text("key")?).await?),
+        "index.key" => to_json(&store.key(&a.text("key")?).await?),
+        "index.keys" => to_json(&store.keys(&a.next::<Vec<_>>("filter")?).await?),
+        "index.index-report" => to_json(&store.index_report().await?),
+        "index.rebuild-index" => to_json(&store.rebuild_index().await?),
+        "index.import-openclaw-keys" => to_json(&store.import_openclaw_keys(&a.bytes("data")?).await?),
+        "index.export-openclaw-keys" => Ok(Uint8Array::from(store.export_openclaw_keys().await?.as_slice()).into()),
         "index.crab-latest" => {
             let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
             to_json(&store.crab_latest(project.as_deref(), &agent, &sender).await?)
@@ -306,7 +308,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
             to_json(&store.crab_start(project.as_deref(), &agent, &sender, &a.text("created_by")?, a.now()?).await?)
         }
-        "index.crab-show" => to_json(&store.crab_session(&a.text("id")?).await?),
+        "index.crab-show" => to_json(&store.crab_show(&a.text("id")?).await?),
         "index.crab-set-title" => to_json(&store.crab_set_title(&a.text("id")?, &a.text("title")?).await?),
         "index.crab-add-uptime" => to_json(&store.crab_add_uptime(&a.text("id")?, a.next("secs")?).await?),
         "index.rollover-gate" => to_json(&store.rollover_gate(&a.text("key")?, a.next("max_context_tokens")?).await?),
@@ -316,24 +318,26 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&store.rollover(&key, &summary, &ids, &a.text("new_session_id")?, a.now()?).await?)
         }
         "memory.default-caps" => to_json(&memory::memory_md::Caps::default()),
-        "memory.add" => to_json(&store.memory_add(&a.scope()?, a.next("memory")?, a.now()?).await?),
-        "memory.add-many" => to_json(&store.memory_add_many(&a.scope()?, a.next("memories")?, a.now()?).await?),
-        "memory.update" => to_json(&store.memory_update(&a.scope()?, &a.text("file")?, a.next("change")?, a.now()?).await?),
-        "memory.supersede" => to_json(&store.memory_supersede(&a.scope()?, &a.text("file")?, a.next("replacement")?, a.now()?).await?),
-        "memory.forget" => to_json(&store.memory_forget(&a.scope()?, &a.text("file")?, a.now()?).await?),
-        "memory.link" => {
+        "memory.memory-add" => to_json(&store.memory_add(&a.scope()?, a.next("memory")?, a.now()?).await?),
+        "memory.memory-add-many" => to_json(&store.memory_add_many(&a.scope()?, a.next("memories")?, a.now()?).await?),
+        "memory.memory-update" => to_json(&store.memory_update(&a.scope()?, &a.text("file")?, a.next("change")?, a.now()?).await?),
+        "memory.memory-supersede" => {
+            to_json(&store.memory_supersede(&a.scope()?, &a.text("file")?, a.next("replacement")?, a.now()?).await?)
+        }
+        "memory.memory-forget" => to_json(&store.memory_forget(&a.scope()?, &a.text("file")?, a.now()?).await?),
+        "memory.memory-link" => {
             let (scope, from, kind, to) = (a.scope()?, a.text("from")?, a.next("kind")?, a.text("to")?);
             to_json(&store.memory_link(&scope, &from, kind, &to, a.now()?).await?)
         }
-        "memory.list" => to_json(&store.memory_list(&a.scope()?, &a.next("filter")?).await?),
-        "memory.show" => to_json(&store.memory_show(&a.scope()?, &a.text("file")?).await?),
-        "memory.recall" => {
+        "memory.memory-list" => to_json(&store.memory_list(&a.scope()?, &a.next("filter")?).await?),
+        "memory.memory-show" => to_json(&store.memory_show(&a.scope()?, &a.text("file")?).await?),
+        "memory.memory-recall" => {
             let (scope, query, limit, all): (Scope, String, u32, bool) = (a.scope()?, a.text("query")?, a.next("limit")?, a.next("all")?);
             to_json(&store.memory_recall(&scope, &query, limit as usize, all, a.next("window")?).await?)
         }
-        "memory.load" => to_json(&store.memory_load(&a.scope()?, a.next("caps")?).await?),
-        "memory.reindex" => to_json(&store.memory_reindex(&a.scope()?).await?),
-        "memory.used" => to_json(&store.memory_used(&a.scope()?, &a.next::<Vec<String>>("files")?, a.now()?).await?),
+        "memory.memory-load" => to_json(&store.memory_load(&a.scope()?, a.next("caps")?).await?),
+        "memory.memory-reindex" => to_json(&store.memory_reindex(&a.scope()?).await?),
+        "memory.memory-used" => to_json(&store.memory_used(&a.scope()?, &a.next::<Vec<String>>("files")?, a.now()?).await?),
         "memory.set-embeddings" => {
             let index = a.next("table")?;
             to_json(&store.set_embeddings(a.bytes_at(index, "table")?.as_deref())?)

@@ -33,6 +33,8 @@ const PYTHON_API: &str = "host-python/mneme/__init__.py";
 /// Where each method reference goes, and from which API.
 const REFERENCES: [(&str, Language); 3] =
     [("web/README.md", Language::JavaScript), ("host-node/README.md", Language::JavaScript), ("host-python/README.md", Language::Python)];
+/// The core's `Engine` trait: each of its methods is named as the WIT function it runs.
+const ENGINE: &str = "core/src/engine.rs";
 const BEGIN: &str = "<!-- methods: written by `cargo xtask codegen` from wit/ and the API's source; do not edit -->";
 const END: &str = "<!-- end of methods -->";
 
@@ -54,6 +56,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
         (SHAPES.to_owned(), shapes(&resolve, package, &read(DTS)?)),
     ];
     let docs = function_docs(&resolve, package);
+    check_engine_names(&docs, &read(ENGINE)?).map_err(|e| format!("{ENGINE}: {e}"))?;
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
             Language::JavaScript => (JS_API, js_methods(&read(JS_API)?)),
@@ -62,6 +65,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
         if let Language::Python = language {
             check_python_returns(&resolve, package, &methods)?;
         }
+        check_names(&methods, &language).map_err(|e| format!("{source}: {e}"))?;
         let list = reference(&methods, &docs).map_err(|e| format!("{source}: {e}"))?;
         outputs.push((readme.to_owned(), with_reference(&read(readme)?, &list).map_err(|e| format!("{readme}: {e}"))?));
     }
@@ -439,6 +443,58 @@ fn python_key(body: &str) -> Option<String> {
     found.sort();
     let first = found.iter().find(|(_, key)| !is_defaults(key)).or(found.first());
     first.map(|(_, key)| key.clone()).filter(|key| !key.is_empty())
+}
+
+/// A WIT function's name (the last part of its key) spelled in `language`'s convention.
+fn spelled(key: &str, language: &Language) -> String {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    match language {
+        Language::Python => name.replace('-', "_"),
+        Language::JavaScript => {
+            let mut out = String::with_capacity(name.len());
+            let mut upper = false;
+            for c in name.chars() {
+                match c {
+                    '-' => upper = true,
+                    c if upper => {
+                        out.push(c.to_ascii_uppercase());
+                        upper = false;
+                    }
+                    c => out.push(c),
+                }
+            }
+            out
+        }
+    }
+}
+
+/// One name per operation: each method that calls a WIT function is named as it is.
+fn check_names(methods: &[Method], language: &Language) -> Result<(), String> {
+    let misnamed: Vec<String> = methods
+        .iter()
+        .filter_map(|method| {
+            let key = method.key.as_deref()?;
+            let name = method.signature.split('(').next().unwrap_or_default();
+            let expected = spelled(key, language);
+            (name != expected).then(|| format!("`{name}` calls `{key}`: name it `{expected}`"))
+        })
+        .collect();
+    if misnamed.is_empty() { Ok(()) } else { Err(format!("one name per operation:\n  {}", misnamed.join("\n  "))) }
+}
+
+/// Every method of the core's `Engine` trait is named as a WIT function (snake_case).
+fn check_engine_names(docs: &BTreeMap<String, String>, source: &str) -> Result<(), String> {
+    let start = source.find("\npub trait Engine<").ok_or("no `pub trait Engine<`")?;
+    let body = &source[start..];
+    let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+    let functions: std::collections::BTreeSet<String> = docs.keys().map(|key| spelled(key, &Language::Python)).collect();
+    let misnamed: Vec<&str> = body
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("fn "))
+        .filter_map(|rest| rest.split('(').next())
+        .filter(|name| !functions.contains(*name))
+        .collect();
+    if misnamed.is_empty() { Ok(()) } else { Err(format!("one name per operation: no WIT function is named {}", misnamed.join(", "))) }
 }
 
 /// The methods as a Markdown list: each signature, the WIT function it calls and that

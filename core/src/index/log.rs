@@ -162,7 +162,7 @@ struct Snapshot {
 
 /// What reading the index found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct IndexReport {
+pub struct IndexHealth {
     pub generation: u64,
     pub key_count: u32,
     pub session_count: u32,
@@ -186,7 +186,7 @@ pub(crate) struct IndexState {
     log_size: u64,
     pub keys: BTreeMap<String, KeyEntry>,
     pub sessions: BTreeMap<(String, String), SessionRow>,
-    pub report: IndexReport,
+    pub report: IndexHealth,
 }
 
 impl IndexState {
@@ -384,7 +384,7 @@ impl<S: Storage> Store<S> {
     pub(crate) async fn replace_session_rows(
         &self,
         rows: BTreeMap<(String, String), SessionRow>,
-    ) -> Result<(IndexReport, BTreeMap<(String, String), SessionRow>), Error> {
+    ) -> Result<(IndexHealth, BTreeMap<(String, String), SessionRow>), Error> {
         self.locked(LOCK, async {
             self.refresh_index().await?;
             let mut state = self.index.borrow().clone().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
@@ -468,7 +468,7 @@ impl<S: Storage> Store<S> {
 
     /// What reading the index found: its generation, sizes, and anything damaged that
     /// was skipped.
-    pub async fn index_report(&self) -> Result<IndexReport, Error> {
+    pub async fn index_report(&self) -> Result<IndexHealth, Error> {
         self.read_index(|state| state.report.clone()).await
     }
 }

@@ -27,7 +27,7 @@ mod rollover;
 pub mod route;
 pub mod sessionkey;
 
-pub use log::IndexReport;
+pub use log::IndexHealth;
 pub use rollover::RolledOver;
 pub use route::{ChatType, DmScope, Inbound, Resolution, ResolveAction, RoutePolicy};
 

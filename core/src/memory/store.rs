@@ -8,7 +8,7 @@
 //! first read it is checked against the folder's listing: a memory file missing from
 //! it, or whose size differs (a crash between the file write and the index append, or
 //! an edit by Claude Code or by hand), is read and indexed again, and the caller gets
-//! an [`IndexReport`] saying which and why — never zero hits in silence.
+//! an [`MemoryIndexReport`] saying which and why — never zero hits in silence.
 //!
 //! One write order everywhere: memory files, then MEMORY.md, then the index. A crash
 //! leaves at worst memory files the index does not know yet, which the next load finds.
@@ -192,7 +192,7 @@ pub struct Filter {
 
 /// The recall index did not match the memory files and was brought up to date.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct IndexReport {
+pub struct MemoryIndexReport {
     /// Why: the index was missing, unreadable, of another version, or behind the files.
     pub reason: String,
     /// Memory files indexed again (or taken out, when gone).
@@ -219,7 +219,7 @@ pub struct RecallHit {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recalled {
     pub hits: Vec<RecallHit>,
-    pub report: Option<IndexReport>,
+    pub report: Option<MemoryIndexReport>,
 }
 
 /// A memory with the chain of memories it superseded and that superseded it, oldest
@@ -599,7 +599,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// Reads the memory folder again from scratch and rewrites the recall index.
-    pub async fn memory_reindex(&self, scope: &Scope) -> Result<IndexReport, Error> {
+    pub async fn memory_reindex(&self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
         self.memory_locked(scope, async |dir| self.rebuild_scope(dir, String::from("rebuilt on request")).await).await
     }
 
@@ -627,7 +627,7 @@ impl<S: Storage> Store<S> {
         &self,
         scope: &Scope,
         read: impl FnOnce(&ScopeState) -> T,
-    ) -> Result<(T, Option<IndexReport>), Error> {
+    ) -> Result<(T, Option<MemoryIndexReport>), Error> {
         scope.check()?;
         let dir = scope.dir();
         let report = self.refresh_scope(&dir).await?;
@@ -838,7 +838,7 @@ impl<S: Storage> Store<S> {
     /// Brings the cached state of a scope up to date: nothing to do when the index file
     /// has the size this store last saw; its new lines when it grew (another writer);
     /// a full check against the folder otherwise.
-    pub(super) async fn refresh_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
+    pub(super) async fn refresh_scope(&self, dir: &str) -> Result<Option<MemoryIndexReport>, Error> {
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
         let size = self.storage.list(&recall_key).await?.into_iter().find(|info| info.key == recall_key).map(|info| info.size);
         let known = self.memories.borrow().get(dir).map(|state| state.index_size);
@@ -874,7 +874,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// Reads the index and checks it against the folder; repairs under the lock.
-    async fn load_scope(&self, dir: &str) -> Result<Option<IndexReport>, Error> {
+    async fn load_scope(&self, dir: &str) -> Result<Option<MemoryIndexReport>, Error> {
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
         let bytes = match self.storage.read(&recall_key, 0, None).await {
             Ok(bytes) => Some(bytes),
@@ -917,7 +917,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// Indexes again the files the index is behind on, appending their lines.
-    async fn index_catch_up(&self, dir: &str, files: Vec<String>) -> Result<IndexReport, Error> {
+    async fn index_catch_up(&self, dir: &str, files: Vec<String>) -> Result<MemoryIndexReport, Error> {
         let mut lines = String::new();
         let mut reindexed = Vec::new();
         for file in &files {
@@ -944,11 +944,11 @@ impl<S: Storage> Store<S> {
         if saved.is_none() {
             reason.push_str(UNSAVED);
         }
-        Ok(IndexReport { reason, files })
+        Ok(MemoryIndexReport { reason, files })
     }
 
     /// Writes a fresh index from every memory file of the folder.
-    async fn rebuild_scope(&self, dir: &str, reason: String) -> Result<IndexReport, Error> {
+    async fn rebuild_scope(&self, dir: &str, reason: String) -> Result<MemoryIndexReport, Error> {
         let listing = self.storage.list(dir).await?;
         let mut text = header_line();
         let mut state = ScopeState::default();
@@ -968,7 +968,7 @@ impl<S: Storage> Store<S> {
             None => reason.push_str(UNSAVED),
         }
         self.memories.borrow_mut().insert(String::from(dir), state);
-        Ok(IndexReport { reason, files })
+        Ok(MemoryIndexReport { reason, files })
     }
 }
 

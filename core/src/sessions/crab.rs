@@ -129,7 +129,7 @@ impl<S: Storage> Store<S> {
             })
             .max();
         match latest {
-            Some((_, id)) => Ok(Some(self.crab_session(&id).await?)),
+            Some((_, id)) => Ok(Some(self.crab_show(&id).await?)),
             None => Ok(None),
         }
     }
@@ -163,11 +163,11 @@ impl<S: Storage> Store<S> {
             Meta { agent: agent.to_owned(), created_by: created_by.to_owned(), created_at: time::format_millis(now_ms), ..Meta::default() };
         let line = serde_json::to_string(&meta).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         self.create_session(project, &id, &line).await?;
-        self.crab_session(&id).await
+        self.crab_show(&id).await
     }
 
     /// Crab session `id` as its name and newest meta line say.
-    pub async fn crab_session(&self, id: &str) -> Result<CrabSession, Error> {
+    pub async fn crab_show(&self, id: &str) -> Result<CrabSession, Error> {
         let parts = self.require(id).await?;
         let (agent, sender, seq, _) =
             parse_name(id).ok_or_else(|| Error::InvalidArgument(format!("`{id}` is not a crab session name (<agent>_<sender>_<seq>)")))?;
@@ -197,7 +197,7 @@ impl<S: Storage> Store<S> {
     /// (crab's `set_title`) and a meta line with the title appended. Returns the session
     /// under its new id.
     pub async fn crab_set_title(&self, id: &str, title: &str) -> Result<CrabSession, Error> {
-        let session = self.crab_session(id).await?;
+        let session = self.crab_show(id).await?;
         // The title names the file too: a secret in it is taken out before either.
         let redacted = self.redaction().text(title, &mut crate::redact::Found::default());
         let title = redacted.as_deref().unwrap_or(title);
@@ -221,15 +221,15 @@ impl<S: Storage> Store<S> {
             self.locked(&from, async { Ok(self.storage.rename(&from, &to).await?) }).await?;
             self.reopen(id);
         }
-        self.crab_session(&new_id).await
+        self.crab_show(&new_id).await
     }
 
     /// Adds `secs` of activity to crab session `id`'s `uptime_secs`, as an appended
     /// meta line with the new total (crab rewrites its first line instead).
     pub async fn crab_add_uptime(&self, id: &str, secs: u64) -> Result<CrabSession, Error> {
-        let session = self.crab_session(id).await?;
+        let session = self.crab_show(id).await?;
         self.append_meta(id, &Meta { uptime_secs: session.uptime_secs.saturating_add(secs), ..Meta::from(&session) }).await?;
-        self.crab_session(id).await
+        self.crab_show(id).await
     }
 
     /// Through the write path, so a torn tail is moved aside first and the line never

@@ -73,7 +73,7 @@ pub struct SkippedKey {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RebuildReport {
     /// What reading the index found before (damaged lines, torn bytes, …).
-    pub before: crate::index::IndexReport,
+    pub before: crate::index::IndexHealth,
     /// Sessions read from their transcripts.
     pub session_count: u32,
     /// Sessions the index had no row for.

@@ -276,8 +276,8 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::index::KeyPatch, $index::KeyPatch { title, model, origin, toggles, metadata });
         $crate::mirror_record!($crate::index::sessionkey::KeyParts, $index::KeyParts { chat_type, agent, provider, id, thread });
         $crate::mirror_record!(
-            $crate::index::IndexReport,
-            $index::IndexReport { generation, key_count, session_count, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
+            $crate::index::IndexHealth,
+            $index::IndexHealth { generation, key_count, session_count, log_lines, damaged_lines, damaged_snapshots, torn_bytes }
         );
         $crate::mirror_record!($crate::index::openclaw::RefusedKey, $index::RefusedKey { key, reason });
         $crate::mirror_record!($crate::index::openclaw::KeysImported, $index::KeysImported { imported, existing, refused });
@@ -327,7 +327,7 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, type_, description, body, topics, confidence });
         $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { type_, topic, session, all, window });
-        $crate::mirror_record!($crate::memory::store::IndexReport, $memory::IndexReport { reason, files });
+        $crate::mirror_record!($crate::memory::store::MemoryIndexReport, $memory::MemoryIndexReport { reason, files });
         $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
         $crate::mirror_record!(
             $crate::memory::store::RecallHit,

@@ -64,7 +64,7 @@ fn what_crab_cannot_name_is_refused() {
         assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{agent:?} {sender:?}: {refused:?}");
     }
     say(&store, "not-a-crab-name", Role::User, "hi");
-    assert!(matches!(block_on(store.crab_session("not-a-crab-name")), Err(Error::InvalidArgument(_))));
+    assert!(matches!(block_on(store.crab_show("not-a-crab-name")), Err(Error::InvalidArgument(_))));
     assert!(matches!(block_on(store.crab_add_uptime("crab_user_9", 1)), Err(Error::SessionNotFound { .. })));
 
     // A title whose name another session has is refused before anything is written.

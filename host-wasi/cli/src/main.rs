@@ -27,7 +27,7 @@ use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
-use mneme_core::memory::store::{Change, Filter, IndexReport, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode,
@@ -335,28 +335,28 @@ impl Engine<Error> for Imported {
         compaction::summarize_offline(&self.store, id, &plan.clone().mirror()).mirror()
     }
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-        compaction::apply(&self.store, id, &plan.clone().mirror(), summary, &ids.clone().mirror(), now_ms).mirror()
+        compaction::apply_compaction(&self.store, id, &plan.clone().mirror(), summary, &ids.clone().mirror(), now_ms).mirror()
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        compaction::record_failure(&self.store, id, reason, now_ms).mirror()
+        compaction::record_compaction_failure(&self.store, id, reason, now_ms).mirror()
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        gates::memory_flush(&self.store, id, settings.mirror()).mirror()
+        gates::memory_flush_gate(&self.store, id, settings.mirror()).mirror()
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         gates::record_memory_flush(&self.store, id, now_ms).mirror()
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-        gates::extraction(&self.store, id, settings.mirror()).mirror()
+        gates::extraction_gate(&self.store, id, settings.mirror()).mirror()
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         gates::record_extraction(&self.store, id, now_ms).mirror()
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-        gates::reset(&self.store, id, now_ms, policy.mirror()).mirror()
+        gates::reset_gate(&self.store, id, now_ms, policy.mirror()).mirror()
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-        gates::dream(&self.store, now_ms, settings.mirror()).mirror()
+        gates::dream_gate(&self.store, now_ms, settings.mirror()).mirror()
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
         gates::dream_acquire(&self.store, now_ms, holder, settings.mirror()).mirror()
@@ -365,29 +365,29 @@ impl Engine<Error> for Imported {
         gates::dream_release(&self.store, now_ms, holder, completed).mirror()
     }
     fn memory_add(&mut self, scope: &Scope, new: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        memory::add(&self.store, &scope.clone().mirror(), &new.mirror(), now_ms).mirror()
+        memory::memory_add(&self.store, &scope.clone().mirror(), &new.mirror(), now_ms).mirror()
     }
     fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
         let memories: Vec<memory::NewMemory> = memories.mirror();
-        memory::add_many(&self.store, &scope.clone().mirror(), &memories, now_ms).mirror()
+        memory::memory_add_many(&self.store, &scope.clone().mirror(), &memories, now_ms).mirror()
     }
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
-        memory::update(&self.store, &scope.clone().mirror(), file, &change.mirror(), now_ms).mirror()
+        memory::memory_update(&self.store, &scope.clone().mirror(), file, &change.mirror(), now_ms).mirror()
     }
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        memory::supersede(&self.store, &scope.clone().mirror(), file, &replacement.mirror(), now_ms).mirror()
+        memory::memory_supersede(&self.store, &scope.clone().mirror(), file, &replacement.mirror(), now_ms).mirror()
     }
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
-        memory::forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
+        memory::memory_forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
-        memory::link(&self.store, &scope.clone().mirror(), from, kind.mirror(), to, now_ms).mirror()
+        memory::memory_link(&self.store, &scope.clone().mirror(), from, kind.mirror(), to, now_ms).mirror()
     }
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
-        memory::list(&self.store, &scope.clone().mirror(), &filter.clone().mirror()).mirror()
+        memory::memory_list(&self.store, &scope.clone().mirror(), &filter.clone().mirror()).mirror()
     }
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
-        memory::show(&self.store, &scope.clone().mirror(), file).mirror()
+        memory::memory_show(&self.store, &scope.clone().mirror(), file).mirror()
     }
     fn memory_recall(
         &mut self,
@@ -397,16 +397,16 @@ impl Engine<Error> for Imported {
         all: bool,
         window: mneme_core::Window,
     ) -> Result<Recalled, Error> {
-        memory::recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror()).mirror()
+        memory::memory_recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror()).mirror()
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
-        memory::load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
+        memory::memory_load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
     }
-    fn memory_reindex(&mut self, scope: &Scope) -> Result<IndexReport, Error> {
-        memory::reindex(&self.store, &scope.clone().mirror()).mirror()
+    fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
+        memory::memory_reindex(&self.store, &scope.clone().mirror()).mirror()
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
-        memory::used(&self.store, &scope.clone().mirror(), files, now_ms).mirror()
+        memory::memory_used(&self.store, &scope.clone().mirror(), files, now_ms).mirror()
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
         memory::set_embeddings(&self.store, table).mirror()
@@ -455,28 +455,28 @@ impl Engine<Error> for Imported {
         index::resolve(&self.store, &inbound.clone().mirror(), &policy.clone().mirror(), now_ms, new_session_id).mirror()
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
-        index::reset(&self.store, key, new_session_id, now_ms).mirror()
+        index::reset_key(&self.store, key, new_session_id, now_ms).mirror()
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
-        index::update(&self.store, key, &patch.clone().mirror()).mirror()
+        index::update_key(&self.store, key, &patch.clone().mirror()).mirror()
     }
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
-        index::remove(&self.store, key).mirror()
+        index::remove_key(&self.store, key).mirror()
     }
     fn key(&mut self, key: &str) -> Result<KeyView, Error> {
-        index::show(&self.store, key).mirror()
+        index::key(&self.store, key).mirror()
     }
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
-        index::list(&self.store, &filter.to_vec().mirror()).mirror()
+        index::keys(&self.store, &filter.to_vec().mirror()).mirror()
     }
-    fn index_report(&mut self) -> Result<mneme_core::index::IndexReport, Error> {
-        index::report(&self.store).mirror()
+    fn index_report(&mut self) -> Result<mneme_core::index::IndexHealth, Error> {
+        index::index_report(&self.store).mirror()
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
-        index::import_openclaw(&self.store, data).mirror()
+        index::import_openclaw_keys(&self.store, data).mirror()
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
-        index::export_openclaw(&self.store).mirror()
+        index::export_openclaw_keys(&self.store).mirror()
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         index::crab_latest(&self.store, project, agent, sender).mirror()
@@ -491,7 +491,7 @@ impl Engine<Error> for Imported {
     ) -> Result<CrabSession, Error> {
         index::crab_start(&self.store, project, agent, sender, created_by, now_ms).mirror()
     }
-    fn crab_session(&mut self, id: &str) -> Result<CrabSession, Error> {
+    fn crab_show(&mut self, id: &str) -> Result<CrabSession, Error> {
         index::crab_show(&self.store, id).mirror()
     }
     fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, Error> {
@@ -501,7 +501,7 @@ impl Engine<Error> for Imported {
         index::crab_add_uptime(&self.store, id, secs).mirror()
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
-        index::rebuild(&self.store).mirror()
+        index::rebuild_index(&self.store).mirror()
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
         index::rollover_gate(&self.store, key, max_context_tokens).mirror()
