@@ -98,7 +98,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(store.list)
     if op == "search":
         return run(lambda: store.search(args["query"], args["limit"], args.get("project"), args.get("since_ms"), args.get("until_ms")))
-    if op == "keys":
+    if op == "stored_keys":
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
     if op == "plan_compaction":
         result = run(lambda: store.plan_compaction(args["id"], args.get("settings", {}), args.get("mode", "auto")))
@@ -195,9 +195,9 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.reset_key(args["key"], args["new_session_id"], args["now_ms"]))
     if op == "update_key":
         return run(lambda: store.update_key(args["key"], args["patch"]))
-    if op == "import_openclaw":
+    if op == "import_openclaw_keys":
         return run(lambda: store.import_openclaw_keys(args["text"]))
-    if op == "export_openclaw":
+    if op == "export_openclaw_keys":
         result = run(store.export_openclaw_keys)
         if "ok" in result:
             if not isinstance(result["ok"], bytes):
@@ -206,9 +206,9 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return result
     if op == "remove_key":
         return run(lambda: store.remove_key(args["key"]))
-    if op == "show_key":
+    if op == "key":
         return run(lambda: store.key(args["key"]))
-    if op == "list_keys":
+    if op == "keys":
         return run(lambda: store.keys(args.get("filter")))
     if op == "index_report":
         return run(lambda: store.index_report())

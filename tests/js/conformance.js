@@ -90,7 +90,7 @@ async function step(Mneme, store, op, args, state) {
     case "repair": return outcome(store.repair(args.id, args.now_ms));
     case "list": return outcome(store.list());
     case "search": return outcome(store.search(args.query, { limit: args.limit, project: args.project ?? null, since: args.since_ms ?? null, until: args.until_ms ?? null }));
-    case "keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
+    case "stored_keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
       state.plan = result.ok;
@@ -164,15 +164,15 @@ async function step(Mneme, store, op, args, state) {
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));
     case "remove_key": return outcome(store.removeKey(args.key));
-    case "import_openclaw": return outcome(store.importOpenclawKeys(args.text));
-    case "export_openclaw": {
+    case "import_openclaw_keys": return outcome(store.importOpenclawKeys(args.text));
+    case "export_openclaw_keys": {
       const result = await outcome(store.exportOpenclawKeys());
       if (!result.ok) return result;
       if (!(result.ok instanceof Uint8Array)) throw new Error(`exportOpenclawKeys gave ${typeof result.ok}, not a Uint8Array`);
       return { ok: new TextDecoder().decode(result.ok) };
     }
-    case "show_key": return outcome(store.key(args.key));
-    case "list_keys": return outcome(store.keys(args.filter ?? []));
+    case "key": return outcome(store.key(args.key));
+    case "keys": return outcome(store.keys(args.filter ?? []));
     case "index_report": return outcome(store.indexReport());
     case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));
     case "parse_key": return outcome(store.parseKey(args.key));

@@ -26,7 +26,7 @@
 //!              { "check_bytes": { "text" }, "expect": … },
 //!              { "list": {}, "expect": … },
 //!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
-//!              { "keys": { "prefix" }, "expect": … },
+//!              { "stored_keys": { "prefix" }, "expect": … },
 //!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
@@ -44,9 +44,9 @@
 //!              { "instructions": { "cwd", "home", "managed"?, "paths"? }, "expect": … },
 //!              { "resolve": { "inbound", "policy"?, "now_ms", "new_session_id" } | "key_of": { "inbound", "policy"? }, "expect": … },
 //!              { "reset_key": { "key", "new_session_id", "now_ms" } | "update_key": { "key", "patch" }, "expect": … },
-//!              { "remove_key" | "show_key": { "key" } | "list_keys": { "filter"? } | "index_report": {}, "expect": … },
+//!              { "remove_key" | "key": { "key" } | "keys": { "filter"? } | "index_report": {}, "expect": … },
 //!              { "parse_key": { "key" }, "expect": … },
-//!              { "import_openclaw": { "text" } | "export_openclaw": {} (its bytes as text), "expect": … },
+//!              { "import_openclaw_keys": { "text" } | "export_openclaw_keys": {} (its bytes as text), "expect": … },
 //!              { "rollover_gate": { "key", "max_context_tokens" } | "rebuild_index": {}, "expect": … },
 //!              { "crab_start": { "project"?, "agent", "sender", "created_by", "now_ms" } | "crab_latest": { "project"?, "agent", "sender" }, "expect": … },
 //!              { "crab_show": { "id" } | "crab_set_title": { "id", "title" } | "crab_add_uptime": { "id", "secs" }, "expect": … },
@@ -308,7 +308,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
             to_outcome(host.search(&text("query")?, limit, args["project"].as_str(), window(args)?))
         }
-        "keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
+        "stored_keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
@@ -419,8 +419,8 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         }
         "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
         "remove_key" => to_outcome(host.remove_key(&text("key")?)),
-        "show_key" => to_outcome(host.key(&text("key")?)),
-        "list_keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
+        "key" => to_outcome(host.key(&text("key")?)),
+        "keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
         "index_report" => to_outcome(host.index_report()),
         "rebuild_index" => to_outcome(host.rebuild_index()),
         "crab_start" => {
@@ -433,8 +433,8 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let secs = args["secs"].as_u64().ok_or(format!("`{op}` needs an integer `secs`"))?;
             to_outcome(host.crab_add_uptime(&text("id")?, secs))
         }
-        "import_openclaw" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
-        "export_openclaw" => match host.export_openclaw_keys() {
+        "import_openclaw_keys" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
+        "export_openclaw_keys" => match host.export_openclaw_keys() {
             Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),
             Err(error) => json!({ "err": error.kind() }),
         },
