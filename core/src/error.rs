@@ -1,7 +1,5 @@
 use alloc::string::String;
 
-use crate::storage::StorageError;
-
 /// Why a [`crate::Store`] operation failed.
 ///
 /// Exhaustive on purpose: every binding matches it without a wildcard, so a new
@@ -59,6 +57,28 @@ pub enum Error {
     SessionArchived { id: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+/// Why a storage operation failed. Hosts map their native errors onto these.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(untagged)]
+pub enum StorageError {
+    #[error("`{key}` does not exist")]
+    NotFound { key: String },
+    #[error("`{key}` already exists; remove it first or choose another name")]
+    AlreadyExists { key: String },
+    #[error("refused key `{key}`: {reason}")]
+    InvalidKey { key: String, reason: String },
+    #[error("`{key}` cannot be written: this store is read-only; open a writable store to change it")]
+    ReadOnly { key: String },
+    #[error("`{key}` is locked by another writer; retry when it finishes")]
+    Locked { key: String },
+    #[error("out of storage space writing `{key}`; free space or compact sessions")]
+    QuotaExceeded { key: String },
+    #[error("`{key}` changed since it was read (another program wrote to it); nothing was done; read it again and retry")]
+    Changed { key: String },
+    #[error("I/O error on `{key}`: {message}")]
+    Io { key: String, message: String },
 }
 
 impl StorageError {

@@ -20,8 +20,7 @@ use alloc::format;
 use alloc::string::String;
 use core::fmt::Write;
 
-use crate::error::Error;
-use crate::storage::StorageError;
+use crate::error::{Error, StorageError};
 
 pub const PROJECTS: &str = "projects/";
 pub const TRANSCRIPT_SUFFIX: &str = ".jsonl";

@@ -2,6 +2,7 @@
 //! needs (the wasm target) first, so the README's two commands work on a fresh machine.
 
 mod codegen;
+mod deps;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -49,6 +50,8 @@ commands:
               method reference in the browser, Node and Python
               READMEs (each method, the WIT function it calls and that function's doc
               comment); --check: only compare, fail if stale
+  deps        list the import cycles among the core's top-level modules (each edge
+              with the files and items that make it); fails while there is one
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Some("setup") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()),
         Some("demo") => setup().and_then(|()| demo(&args[1..])),
         Some("test") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| setup_fuzz()).and_then(|()| test()),
+        Some("deps") => deps::deps(),
         Some("codegen") => match args.get(1).map(String::as_str) {
             None => codegen::codegen(false),
             Some("--check") => codegen::codegen(true),

@@ -10,6 +10,7 @@ pub mod crash;
 pub mod faulty;
 mod in_memory;
 
+pub use crate::error::StorageError;
 pub use in_memory::InMemoryStorage;
 
 /// One stored object, as returned by [`Storage::list`].
@@ -96,28 +97,6 @@ pub trait Storage {
 /// A piece of the core's own CPU work, independent of the others, for
 /// [`Storage::run_jobs`].
 pub type Job<'a> = alloc::boxed::Box<dyn FnOnce() + Send + 'a>;
-
-/// Why a storage operation failed. Hosts map their native errors onto these.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize)]
-#[serde(untagged)]
-pub enum StorageError {
-    #[error("`{key}` does not exist")]
-    NotFound { key: String },
-    #[error("`{key}` already exists; remove it first or choose another name")]
-    AlreadyExists { key: String },
-    #[error("refused key `{key}`: {reason}")]
-    InvalidKey { key: String, reason: String },
-    #[error("`{key}` cannot be written: this store is read-only; open a writable store to change it")]
-    ReadOnly { key: String },
-    #[error("`{key}` is locked by another writer; retry when it finishes")]
-    Locked { key: String },
-    #[error("out of storage space writing `{key}`; free space or compact sessions")]
-    QuotaExceeded { key: String },
-    #[error("`{key}` changed since it was read (another program wrote to it); nothing was done; read it again and retry")]
-    Changed { key: String },
-    #[error("I/O error on `{key}`: {message}")]
-    Io { key: String, message: String },
-}
 
 /// A shared reference to storage is storage, and so is a shared pointer: several
 /// stores (or a store and a test) can work on one backend.
