@@ -44,6 +44,12 @@ const INTEGERS = {
   u8: [0, 2 ** 8 - 1], u16: [0, 2 ** 16 - 1], u32: [0, 2 ** 32 - 1], u64: [0, Number.MAX_SAFE_INTEGER],
   s8: [-(2 ** 7), 2 ** 7 - 1], s16: [-(2 ** 15), 2 ** 15 - 1], s32: [-(2 ** 31), 2 ** 31 - 1], s64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
+/** The typed array jco takes each list of numbers as. */
+const NUMBER_LISTS = {
+  u16: Uint16Array, u32: Uint32Array, u64: BigUint64Array, s8: Int8Array, s16: Int16Array, s32: Int32Array, s64: BigInt64Array,
+  f32: Float32Array, f64: Float64Array,
+};
+const BIG_LISTS = new Set(["u64", "s64"]);
 const refuse = (message) => {
   throw new MnemeError("invalid-argument", message);
 };
@@ -106,7 +112,12 @@ export function lower(type, value, name) {
   if ("list" in type) {
     if (type.list === "u8") return bytes(name, value);
     if (!Array.isArray(value)) refuse(`${name} must be an array${type.list === "string" ? " of strings" : ""}, not ${shown(value)}`);
-    return value.map((item, i) => lower(type.list, item, `${name}[${i}]`));
+    const items = value.map((item, i) => lower(type.list, item, `${name}[${i}]`));
+    // jco copies a list of numbers from a typed array's buffer: an array has none, and
+    // would go in as zeros.
+    const Typed = NUMBER_LISTS[type.list];
+    if (Typed === undefined) return items;
+    return BIG_LISTS.has(type.list) ? Typed.from(items, BigInt) : Typed.from(items);
   }
   if ("result" in type) return lowerCase([["ok", type.result[0]], ["err", type.result[1]]], value, name);
   if ("tuple" in type) {
@@ -438,9 +449,34 @@ export class Mneme {
   }
   /** One memory with its body and the chain of memories it superseded or that superseded it. */
   memoryShow(project, file) { return this.#invoke("memory.memory-show", () => [scope(project), file]); }
-  /** The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it). */
-  memoryRecall(project, query, { limit = 10, all = false, since = null, until = null } = {}) {
-    return this.#invoke("memory.memory-recall", () => [scope(project), query, limit, lower("bool", all, "all"), window(since, until)]);
+  /**
+   * The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it).
+   * With the host's embedder, `embed(texts)` (vectors, or a promise of them, one per text) of `model`: the scope's memories without a vector of `model` are embedded first
+   * (the vectors kept beside the recall index), then the query, and memories rank by meaning too. `near: {model, vector}` gives the query's vector itself.
+   */
+  async memoryRecall(project, query, { limit = 10, all = false, since = null, until = null, near = null, embed = null, model = null } = {}) {
+    if (embed !== null) {
+      if (near !== null) refuse("give near or embed, not both: embed makes the query's vector");
+      near = await this.#embedAll(project, query, embed, model);
+    }
+    return this.#invoke("memory.memory-recall", () => [scope(project), query, limit, lower("bool", all, "all"), window(since, until), near]);
+  }
+  /** Has `embed` embed every memory of the scope with no vector of `model`, then `query`: the query's `near`. */
+  async #embedAll(project, query, embed, model) {
+    if (typeof embed !== "function") refuse("embed must be a function from texts to their vectors");
+    if (typeof model !== "string" || model.trim() === "") refuse("name the embedder's model (model: \"…\"): vectors are kept by it");
+    const vectorsOf = async (texts) => {
+      const vectors = await embed(texts);
+      if (!Array.isArray(vectors) || vectors.length !== texts.length) refuse(`embed gave ${shown(vectors)} for ${texts.length} texts: give one vector per text, in order`);
+      return vectors.map((vector) => Array.from(vector));
+    };
+    for (;;) {
+      const plan = await this.planEmbedding(project, model);
+      // None kept: every memory was written again meanwhile; recall without their vectors rather than plan forever.
+      if (plan.files.length === 0 || (await this.applyEmbedding(project, plan, await vectorsOf(plan.texts))) === 0) break;
+    }
+    const [vector] = await vectorsOf([query]);
+    return { model, vector };
   }
   /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
   memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
@@ -448,6 +484,10 @@ export class Mneme {
   memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
   memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, int("now", now)]); }
+  /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, sizes, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
+  planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
+  /** Keeps the vectors of `plan`'s texts, one per text in its order, beside the recall index; resolves with how many were kept (none of a memory written since the plan). */
+  applyEmbedding(project, plan, vectors) { return this.#invoke("memory.apply-embedding", () => [scope(project), plan, vectors]); }
   /**
    * Makes recall and search hybrid with a static embedding table in its text form (a word per line, then its values, as GloVe,
    * word2vec and fastText publish them): a string, Uint8Array or ArrayBuffer; `null` goes back to words alone. Kept in memory,

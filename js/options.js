@@ -15,7 +15,7 @@ export const OPTIONS = {
   search: [1, ["limit", "project", "since", "until"]],
   applyCompaction: [3, ["boundary", "summaryUuid", "now"]],
   compact: [1, ["settings", "mode", "summarize", "boundary", "summaryUuid", "now"]],
-  memoryRecall: [2, ["limit", "all", "since", "until"]],
+  memoryRecall: [2, ["limit", "all", "since", "until", "near", "embed", "model"]],
   applyConsolidation: [3, ["dryRun", "now"]],
   resolve: [2, ["now", "newSessionId"]],
   crabLatest: [2, ["project"]],

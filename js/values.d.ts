@@ -492,6 +492,24 @@ export interface RecallHit {
   matched: boolean;
 }
 
+/**
+ * What a host's embedder is asked to embed: memories of a scope with no vector of
+ * `model` for what they say now, each file's size (a memory written again before
+ * the vectors come back keeps none) and its text.
+ */
+export interface EmbeddingPlan {
+  model: string;
+  files: Array<string>;
+  sizes: Array<number>;
+  texts: Array<string>;
+}
+
+/** A query's vector from a host's embedder, and the model that made it. */
+export interface Near {
+  model: string;
+  vector: Array<number>;
+}
+
 export interface Recalled {
   /** Best first. */
   hits: Array<RecallHit>;

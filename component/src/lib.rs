@@ -406,8 +406,26 @@ impl memory::Guest for Component {
         limit: u32,
         all: bool,
         window: types::Window,
+        near: Option<memory::Near>,
     ) -> Result<memory::Recalled, types::Error> {
-        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror()))
+        let near: Option<mneme_core::memory::store::Near> = near.mirror();
+        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror(), near.as_ref()))
+    }
+    fn plan_embedding(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        model: String,
+        limit: u32,
+    ) -> Result<memory::EmbeddingPlan, types::Error> {
+        run(store(handle).plan_embedding(&scope.mirror(), &model, limit.mirror()))
+    }
+    fn apply_embedding(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        plan: memory::EmbeddingPlan,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<u32, types::Error> {
+        run(store(handle).apply_embedding(&scope.mirror(), &plan.mirror(), &vectors))
     }
     fn memory_load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
         run(store(handle).memory_load(&scope.mirror(), caps.mirror()))

@@ -20,7 +20,7 @@ use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::recall::Window;
-use crate::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
+use crate::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
 use crate::retention::{ArchivedSession, GcReport, Retention};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, Subagent, Transcript};
@@ -98,7 +98,17 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E>;
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E>;
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E>;
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, E>;
+    fn memory_recall(
+        &mut self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+        all: bool,
+        window: Window,
+        near: Option<&Near>,
+    ) -> Result<Recalled, E>;
+    fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, E>;
+    fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, E>;
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E>;
     fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, E>;
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E>;
@@ -350,8 +360,22 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E> {
         Ok(block_on(Store::memory_show(self, scope, file))?)
     }
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, E> {
-        Ok(block_on(Store::memory_recall(self, scope, query, limit, all, window))?)
+    fn memory_recall(
+        &mut self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+        all: bool,
+        window: Window,
+        near: Option<&Near>,
+    ) -> Result<Recalled, E> {
+        Ok(block_on(Store::memory_recall(self, scope, query, limit, all, window, near))?)
+    }
+    fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, E> {
+        Ok(block_on(Store::plan_embedding(self, scope, model, limit))?)
+    }
+    fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, E> {
+        Ok(block_on(Store::apply_embedding(self, scope, plan, vectors))?)
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E> {
         Ok(block_on(Store::memory_load(self, scope, caps))?)

@@ -136,6 +136,8 @@ pub fn memory_dir(project: Option<&str>) -> String {
 pub const MEMORY_INDEX: &str = "MEMORY.md";
 /// The recall index inside a memory folder; a dot folder, so no memory can be named so.
 pub const RECALL_INDEX: &str = ".mneme/recall.jsonl";
+/// The vectors a host's embedder gave a memory folder's memories, beside the recall index.
+pub const MEMORY_VECTORS: &str = ".mneme/vectors.jsonl";
 pub const MEMORY_SUFFIX: &str = ".md";
 
 /// The saved message index `search` keeps (derived from the transcripts; see

@@ -17,7 +17,7 @@ use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
-use mneme_core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
@@ -374,9 +374,26 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_show(s, h, &scope, file))
     }
-    fn memory_recall(&mut self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, Error> {
+    fn memory_recall(
+        &mut self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+        all: bool,
+        window: Window,
+        near: Option<&Near>,
+    ) -> Result<Recalled, Error> {
         let (scope, limit, window): (memory::Scope, u32, types::Window) = (scope.clone().mirror(), limit.mirror(), window.mirror());
-        self.call(|e, s, h| e.mneme_engine_memory().call_memory_recall(s, h, &scope, query, limit, all, window))
+        let near: Option<memory::Near> = near.cloned().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_recall(s, h, &scope, query, limit, all, window, near.as_ref()))
+    }
+    fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
+        let (scope, limit): (memory::Scope, u32) = (scope.clone().mirror(), limit.mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_plan_embedding(s, h, &scope, model, limit))
+    }
+    fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
+        let (scope, plan): (memory::Scope, memory::EmbeddingPlan) = (scope.clone().mirror(), plan.clone().mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_apply_embedding(s, h, &scope, &plan, vectors))
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         let (scope, caps): (memory::Scope, memory::Caps) = (scope.clone().mirror(), caps.mirror());

@@ -11,7 +11,9 @@
 //! Both implement [`mneme_core::Engine`] and are tested against each other.
 
 mod component;
+pub mod embedder;
 mod host_storage;
+mod http;
 pub mod summarize;
 
 pub use component::{COMPONENT, ComponentEngine, Runtime};

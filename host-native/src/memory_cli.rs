@@ -15,9 +15,10 @@ use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{LinkKind, Links, Memory, MemoryType};
 use mneme_host::core::memory::instructions::{self, Request};
 use mneme_host::core::memory::memory_md::{Caps, hook};
-use mneme_host::core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope};
+use mneme_host::core::memory::store::{Change, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
 use mneme_host::core::{block_on, keys, time};
+use mneme_host::embedder::Embedder;
 use mneme_host::summarize::Summarizer;
 use mneme_host::{Engine, Error};
 use serde::{Deserialize, Serialize};
@@ -148,8 +149,10 @@ enum MemoryCommand {
         json: bool,
         /// A static embedding table to rank by meaning as well as by words: the text form
         /// GloVe, word2vec and fastText publish (a word per line, then its values)
-        #[arg(long, value_name = "FILE", env = "MNEME_EMBEDDINGS")]
+        #[arg(long, value_name = "FILE", env = "MNEME_EMBEDDINGS", conflicts_with = "embedder_url")]
         embeddings: Option<PathBuf>,
+        #[command(flatten)]
+        embedder: EmbedderFlags,
     },
     /// Record that memories were useful now (a host put them in a model's context, or the
     /// model cited them): `load` keeps the most recently useful first under the caps.
@@ -406,15 +409,17 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             println!("{from} {} {to}", kind.as_str());
             Ok(())
         }
-        MemoryCommand::Recall { query, queries, limit, all, window, json, embeddings } => {
+        MemoryCommand::Recall { query, queries, limit, all, window, json, embeddings, embedder } => {
             crate::use_embeddings(store, embeddings.as_deref())?;
             let window = window.window();
+            let embedder = embedder.embedder()?;
             match (query, queries) {
                 (Some(query), _) => {
-                    let recalled = store.memory_recall(&scope, &query, limit, all, window).map_err(fail)?;
+                    let near = near(store, &scope, &query, embedder.as_ref())?;
+                    let recalled = store.memory_recall(&scope, &query, limit, all, window, near.as_ref()).map_err(fail)?;
                     print_recalled(&recalled, json)
                 }
-                (None, Some(path)) => recall_many(store, &scope, &path, limit, all, window),
+                (None, Some(path)) => recall_many(store, &scope, &path, limit, all, window, embedder.as_ref()),
                 (None, None) => Err("give a query, or --queries FILE".to_owned()),
             }
         }
@@ -564,7 +569,63 @@ struct QueryLine {
     query: String,
 }
 
-fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit: usize, all: bool, window: Window) -> CliResult {
+/// The host's embedder, for `memory recall`: an OpenAI-compatible `/embeddings` API.
+#[derive(clap::Args)]
+pub struct EmbedderFlags {
+    /// Rank by meaning too, with vectors from this OpenAI-compatible API's /embeddings
+    /// (https://api.openai.com/v1, Ollama's http://127.0.0.1:11434/v1, vLLM, llama.cpp).
+    /// Memories without a vector of the model are embedded first; the vectors are kept
+    /// beside the recall index (memory/.mneme/vectors.jsonl) and reused
+    #[arg(long, env = "MNEME_EMBEDDER_URL", value_name = "URL")]
+    embedder_url: Option<String>,
+    /// The embedding model
+    #[arg(long, env = "MNEME_EMBEDDER_MODEL", value_name = "NAME", default_value = "text-embedding-3-small", requires = "embedder_url")]
+    embedder_model: String,
+    /// The environment variable holding the embedder's API key [default: OPENAI_API_KEY]
+    #[arg(long, value_name = "VAR", requires = "embedder_url")]
+    embedder_key_env: Option<String>,
+}
+
+impl EmbedderFlags {
+    /// The embedder asked for. OpenAI's own API refuses every request without a key,
+    /// and a variable named with --embedder-key-env must hold one: either is said
+    /// before anything is sent.
+    fn embedder(&self) -> Result<Option<Embedder>, String> {
+        let Some(base_url) = self.embedder_url.clone() else { return Ok(None) };
+        let variable = self.embedder_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+        let api_key = match std::env::var(variable).ok().filter(|key| !key.is_empty()) {
+            Some(key) => Some(key),
+            None if self.embedder_key_env.is_some() => return Err(format!("--embedder-key-env names {variable}, which holds no API key")),
+            None if mneme_host::summarize::host_of(&base_url).eq_ignore_ascii_case("api.openai.com") => {
+                return Err(format!(
+                    "no API key for {base_url}: set {variable} (or name the variable that holds it with --embedder-key-env)"
+                ));
+            }
+            None => None,
+        };
+        Ok(Some(Embedder { base_url, model: self.embedder_model.clone(), api_key }))
+    }
+}
+
+/// The query's vector from `embedder`, the scope's memories embedded first (saying so
+/// on standard error when there are any: a large memory takes a while).
+fn near(store: &mut dyn Engine<Error>, scope: &Scope, query: &str, embedder: Option<&Embedder>) -> Result<Option<Near>, String> {
+    let Some(embedder) = embedder else { return Ok(None) };
+    let near = embedder
+        .near(store, scope, query, |embedded| eprintln!("mneme: embedded {embedded} memories with {}", embedder.model))
+        .map_err(|e| e.to_string())?;
+    Ok(Some(near))
+}
+
+fn recall_many(
+    store: &mut dyn Engine<Error>,
+    scope: &Scope,
+    path: &Path,
+    limit: usize,
+    all: bool,
+    window: Window,
+    embedder: Option<&Embedder>,
+) -> CliResult {
     let reader = open_lines(path)?;
     for (n, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -573,7 +634,8 @@ fn recall_many(store: &mut dyn Engine<Error>, scope: &Scope, path: &Path, limit:
         }
         let query: QueryLine = serde_json::from_str(&line)
             .map_err(|e| format!("{} line {}: {e}; each line is {{\"query\": \"…\"}}", path.display(), n + 1))?;
-        let recalled = store.memory_recall(scope, &query.query, limit, all, window).map_err(|e| e.to_string())?;
+        let near = near(store, scope, &query.query, embedder)?;
+        let recalled = store.memory_recall(scope, &query.query, limit, all, window, near.as_ref()).map_err(|e| e.to_string())?;
         report_to_stderr(&recalled.report);
         print_json(&recalled.hits)?;
     }

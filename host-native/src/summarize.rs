@@ -38,6 +38,17 @@ pub enum SummaryError {
     NoSummary { url: String, detail: String },
 }
 
+impl From<crate::http::HttpError> for SummaryError {
+    fn from(error: crate::http::HttpError) -> Self {
+        use crate::http::HttpError;
+        match error {
+            HttpError::Unreachable { url, message } => SummaryError::Unreachable { url, message },
+            HttpError::Status { url, status, body } => SummaryError::Status { url, status, body },
+            HttpError::NotJson { url, message } => SummaryError::NoSummary { url, detail: format!("not JSON: {message}") },
+        }
+    }
+}
+
 /// How long a model may take to write a summary.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -134,7 +145,7 @@ impl Summarizer {
                 Vec::new(),
             ),
         };
-        let answer = post(&url, &body, &headers)?;
+        let answer = crate::http::post_json(&url, &body, &headers, TIMEOUT)?;
         let text = match self {
             Summarizer::OpenAi { .. } => answer["choices"][0]["message"]["content"].as_str().map(str::to_owned),
             Summarizer::Anthropic { .. } => {
@@ -148,7 +159,7 @@ impl Summarizer {
         };
         match text {
             Some(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
-            _ => Err(SummaryError::NoSummary { url, detail: snippet(&answer.to_string()) }),
+            _ => Err(SummaryError::NoSummary { url, detail: crate::http::snippet(&answer.to_string()) }),
         }
     }
 }
@@ -168,27 +179,6 @@ fn openai_body(base_url: &str, model: &str, messages: Value, max_tokens: u64) ->
 /// The host a base URL names (`api.openai.com` of `https://api.openai.com:443/v1`).
 pub fn host_of(base_url: &str) -> &str {
     base_url.split_once("://").map_or(base_url, |(_, rest)| rest).split(['/', ':']).next().unwrap_or_default()
-}
-
-fn snippet(text: &str) -> String {
-    let cut: String = text.chars().take(300).collect();
-    if cut.len() < text.len() { format!("{cut}…") } else { cut }
-}
-
-fn post(url: &str, body: &Value, headers: &[(&str, String)]) -> Result<Value, SummaryError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(TIMEOUT)).http_status_as_error(false).build().into();
-    let mut request = agent.post(url).header("content-type", "application/json");
-    for (name, value) in headers {
-        request = request.header(*name, value);
-    }
-    let unreachable = |e: ureq::Error| SummaryError::Unreachable { url: url.to_owned(), message: e.to_string() };
-    let mut response = request.send_json(body).map_err(unreachable)?;
-    let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string().map_err(unreachable)?;
-    if !(200..300).contains(&status) {
-        return Err(SummaryError::Status { url: url.to_owned(), status, body: snippet(&text) });
-    }
-    serde_json::from_str(&text).map_err(|e| SummaryError::NoSummary { url: url.to_owned(), detail: format!("not JSON: {e}") })
 }
 
 #[cfg(test)]

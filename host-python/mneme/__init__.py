@@ -44,6 +44,7 @@ from .types import (
     Context,
     CrabSession,
     Decision,
+    EmbeddingPlan,
     EmbeddingsInfo,
     Entry,
     Exported,
@@ -62,6 +63,7 @@ from .types import (
     LoadedInstructions,
     Memory,
     MemoryIndexReport,
+    Near,
     Plan,
     ProviderContext,
     RebuildReport,
@@ -1030,12 +1032,64 @@ class Mneme:
         ``{memory, history}``."""
         return self._memory("memory-show", project, _text("file", file))
 
-    def memory_recall(self, project: Optional[str], query: str, limit: int = 10, all: bool = False, since: Time = None, until: Time = None) -> Recalled:
+    def memory_recall(
+        self,
+        project: Optional[str],
+        query: str,
+        limit: int = 10,
+        all: bool = False,
+        since: Time = None,
+        until: Time = None,
+        near: Optional[Near] = None,
+        embed: Optional[Callable[[List[str]], Sequence[Sequence[float]]]] = None,
+        model: Optional[str] = None,
+    ) -> Recalled:
         """``{hits: [{file, name, description, type, score, current, matched}], report}``,
         best first; ``matched`` is False for a memory found only through the memories
         around it (its session's neighbouring turns, its links). ``since`` (included)
-        and ``until`` (left out) bound when the memories hold from."""
-        return self._memory("memory-recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until))
+        and ``until`` (left out) bound when the memories hold from. With the host's
+        embedder, ``embed(texts)`` (one vector per text) of ``model``: the scope's
+        memories without a vector of ``model`` are embedded first (the vectors kept
+        beside the recall index), then the query, and memories rank by meaning too;
+        ``near`` (``{"model", "vector"}``) gives the query's vector itself."""
+        if embed is not None:
+            if near is not None:
+                raise MnemeError("invalid-argument", "give near or embed, not both: embed makes the query's vector")
+            near = self._embed_all(project, query, embed, model)
+        return self._memory("memory-recall", project, _text("query", query), _u32("limit", limit), _flag("all", all), _window(since, until), near)
+
+    def _embed_all(self, project, query, embed, model) -> Near:
+        """Has ``embed`` embed every memory of the scope with no vector of ``model``,
+        then ``query``: the query's ``near``."""
+        if not callable(embed):
+            raise MnemeError("invalid-argument", "embed must be a function from texts to their vectors")
+        if not isinstance(model, str) or not model.strip():
+            raise MnemeError("invalid-argument", "name the embedder's model (model=\"…\"): vectors are kept by it")
+
+        def vectors_of(texts):
+            vectors = embed(texts)
+            if not isinstance(vectors, Sequence) or isinstance(vectors, (str, bytes)) or len(vectors) != len(texts):
+                raise MnemeError("invalid-argument", f"embed gave {type(vectors).__name__} for {len(texts)} texts: give one vector per text, in order")
+            return [[float(value) for value in vector] for vector in vectors]
+
+        while True:
+            plan = self.plan_embedding(project, model)
+            # None kept: every memory was written again meanwhile; recall without
+            # their vectors rather than plan forever.
+            if not plan["files"] or self.apply_embedding(project, plan, vectors_of(plan["texts"])) == 0:
+                break
+        return {"model": model, "vector": vectors_of([query])[0]}
+
+    def plan_embedding(self, project: Optional[str], model: str, limit: int = 64) -> EmbeddingPlan:
+        """At most ``limit`` memories of the scope with no vector of ``model`` for what
+        they say now: ``{model, files, sizes, texts}`` for the host's embedder
+        (``memory_recall``'s ``embed`` drives it)."""
+        return self._memory("plan-embedding", project, _text("model", model), _u32("limit", limit))
+
+    def apply_embedding(self, project: Optional[str], plan: EmbeddingPlan, vectors: Sequence[Sequence[float]]) -> int:
+        """Keeps the vectors of ``plan``'s texts, one per text in its order, beside the
+        recall index; returns how many were kept (none of a memory written since the plan)."""
+        return self._memory("apply-embedding", project, plan, vectors)
 
     def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
         """MEMORY.md within Claude Code's caps, ending with what was left out."""

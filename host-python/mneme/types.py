@@ -473,6 +473,23 @@ class RecallHit(TypedDict):
     """
 
 
+class EmbeddingPlan(TypedDict):
+    """What a host's embedder is asked to embed: memories of a scope with no vector of
+    `model` for what they say now, each file's size (a memory written again before
+    the vectors come back keeps none) and its text.
+    """
+    model: str
+    files: List[str]
+    sizes: List[int]
+    texts: List[str]
+
+
+class Near(TypedDict):
+    """A query's vector from a host's embedder, and the model that made it."""
+    model: str
+    vector: List[float]
+
+
 class Recalled(TypedDict):
     hits: List[RecallHit]
     """Best first."""

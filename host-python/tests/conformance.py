@@ -140,13 +140,19 @@ def _step(Mneme, MnemeError, store, op, args, state):
             "memory_link": lambda: store.memory_link(project, args["from"], args["kind"], args["to"], args["now_ms"]),
             "memory_list": lambda: store.memory_list(project, args.get("filter")),
             "memory_show": lambda: store.memory_show(project, args["file"]),
-            "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False), args.get("since_ms"), args.get("until_ms")),
+            "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False), args.get("since_ms"), args.get("until_ms"), args.get("near")),
             "memory_load": lambda: store.memory_load(project, args.get("caps")),
             "memory_reindex": lambda: store.memory_reindex(project),
             "memory_used": lambda: store.memory_used(project, args["files"], args["now_ms"]),
         }
         if op in calls:
             return run(calls[op])
+    if op == "plan_embedding":
+        result = run(lambda: store.plan_embedding(args.get("project"), args["model"], args["limit"]))
+        state["embedding"] = result.get("ok")
+        return result
+    if op == "apply_embedding":
+        return run(lambda: store.apply_embedding(args.get("project"), state["embedding"], args["vectors"]))
     if op == "plan_extraction":
         result = run(lambda: store.plan_extraction(args.get("project"), args["id"]))
         state["extraction"] = result.get("ok")

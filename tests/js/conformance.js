@@ -124,7 +124,13 @@ async function step(Mneme, store, op, args, state) {
     case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
     case "memory_show": return outcome(store.memoryShow(args.project ?? null, args.file));
     case "memory_recall":
-      return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false, since: args.since_ms ?? null, until: args.until_ms ?? null }));
+      return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false, since: args.since_ms ?? null, until: args.until_ms ?? null, near: args.near ?? null }));
+    case "plan_embedding": {
+      const result = await outcome(store.planEmbedding(args.project ?? null, args.model, args.limit));
+      state.embedding = result.ok;
+      return result;
+    }
+    case "apply_embedding": return outcome(store.applyEmbedding(args.project ?? null, state.embedding, args.vectors));
     case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
     case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
     case "memory_used": return outcome(store.memoryUsed(args.project ?? null, args.files, args.now_ms));

@@ -129,7 +129,7 @@ pub fn memory(data: &[u8]) {
     let scope = Scope::Project("-p".into());
     let _ = block_on(store.memory_list(&scope, &Filter { all: true, ..Filter::default() }));
     let _ = block_on(store.memory_show(&scope, "fuzzed"));
-    let _ = block_on(store.memory_recall(&scope, "fuzzed memory text", 5, true, Default::default()));
+    let _ = block_on(store.memory_recall(&scope, "fuzzed memory text", 5, true, Default::default(), None));
     let _ = block_on(store.memory_load(&scope, Caps::default()));
     let change = mneme_core::memory::store::Change { body: Some("rewritten".into()), ..Default::default() };
     let _ = block_on(store.memory_update(&scope, "fuzzed", change, 1_771_267_670_590));

@@ -32,7 +32,8 @@
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
 //!              { "memory_forget": { "project"?, "file", "now_ms" } | "memory_link": { "project"?, "from", "kind", "to", "now_ms" }, "expect": … },
 //!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
-//!              { "memory_recall": { "project"?, "query", "limit", "all"?, "since_ms"?, "until_ms"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
+//!              { "memory_recall": { "project"?, "query", "limit", "all"?, "since_ms"?, "until_ms"?, "near"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
+//!              { "plan_embedding": { "project"?, "model", "limit" } | "apply_embedding": { "project"?, "vectors" } (the last plan's), "expect": … },
 //!              { "memory_reindex": { "project"? }, "expect": … },
 //!              { "memory_used": { "project"?, "files", "now_ms" } | "set_embeddings": { "table" (text, or null) }, "expect": … },
 //!              { "plan_extraction": { "project"?, "id" } | "apply_extraction": { "project"?, "answer", "now_ms" }, "expect": … },
@@ -78,7 +79,7 @@ use mneme_core::index::{Field, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Source};
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
-use mneme_core::memory::store::Scope;
+use mneme_core::memory::store::{EmbeddingPlan, Near, Scope};
 use mneme_core::{
     AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn, Window,
 };
@@ -200,6 +201,7 @@ fn window(args: &Value) -> Result<Window, String> {
 #[derive(Default)]
 struct Plans {
     compaction: Option<Plan>,
+    embedding: Option<EmbeddingPlan>,
     extraction: Option<ExtractionPlan>,
     consolidation: Option<ConsolidationPlan>,
 }
@@ -365,7 +367,25 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "memory_recall" => {
             let limit = args["limit"].as_u64().ok_or("`memory_recall` needs an integer `limit`")?;
             let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
-            to_outcome(host.memory_recall(&scope(args), &text("query")?, limit, args["all"].as_bool().unwrap_or(false), window(args)?))
+            let near: Option<Near> = parse(args, "near")?;
+            to_outcome(host.memory_recall(
+                &scope(args),
+                &text("query")?,
+                limit,
+                args["all"].as_bool().unwrap_or(false),
+                window(args)?,
+                near.as_ref(),
+            ))
+        }
+        "plan_embedding" => {
+            let limit = args["limit"].as_u64().ok_or("`plan_embedding` needs an integer `limit`")?;
+            let plan = host.plan_embedding(&scope(args), &text("model")?, usize::try_from(limit).map_err(|e| e.to_string())?);
+            plans.embedding = plan.as_ref().ok().cloned();
+            to_outcome(plan)
+        }
+        "apply_embedding" => {
+            let plan = plans.embedding.clone().ok_or("`apply_embedding` applies the plan of an earlier `plan_embedding` step")?;
+            to_outcome(host.apply_embedding(&scope(args), &plan, &parse::<Vec<Vec<f32>>>(args, "vectors")?))
         }
         "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
         "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),

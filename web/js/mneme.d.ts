@@ -257,8 +257,19 @@ export interface Sessions {
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
   memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
   memoryShow(scope: string | null, file: string): Promise<Shown>;
-  /** `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window. */
-  memoryRecall(scope: string | null, query: string, options?: { limit?: number; all?: boolean; since?: number | null; until?: number | null }): Promise<Recalled>;
+  /**
+   * `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window.
+   * `embed` and `model`, the host's embedder: the scope's memories without a vector of `model` are embedded first, then the query,
+   * and memories rank by meaning too; `near` gives the query's vector itself.
+   */
+  memoryRecall(scope: string | null, query: string, options?: {
+    limit?: number; all?: boolean; since?: number | null; until?: number | null;
+    near?: Near | null; embed?: ((texts: string[]) => number[][] | Float32Array[] | Promise<number[][] | Float32Array[]>) | null; model?: string | null;
+  }): Promise<Recalled>;
+  /** At most `limit` (64) memories with no vector of `model` for what they say now, with their texts, for the host's embedder. */
+  planEmbedding(scope: string | null, model: string, limit?: number): Promise<EmbeddingPlan>;
+  /** Keeps the vectors of `plan`'s texts, one per text in its order; resolves with how many were kept. */
+  applyEmbedding(scope: string | null, plan: EmbeddingPlan, vectors: number[][]): Promise<number>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
   memoryLoad(scope: string | null, caps?: Partial<Caps>): Promise<Loaded>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
@@ -364,6 +375,8 @@ export interface Loaded { text: string; left_out: string[] }
 export interface Extracted { added: Memory[]; updated: Memory[]; superseded: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
 export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
+export interface EmbeddingPlan { model: string; files: string[]; sizes: number[]; texts: string[] }
+export interface Near { model: string; vector: number[] }
 export interface Recalled {
   hits: { file: string; name: string; description: string; type: MemoryType | null; score: number; current: boolean; matched: boolean }[];
   report: MemoryIndexReport | null;

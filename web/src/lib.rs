@@ -12,7 +12,7 @@ use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::interchange::{Exported, Import};
 use mneme_core::keys::check_key;
-use mneme_core::memory::store::Scope;
+use mneme_core::memory::store::{EmbeddingPlan, Near, Scope};
 use mneme_core::{Error, KeyInfo, Limits, Storage, StorageError, Store};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -333,7 +333,16 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         "memory.memory-show" => to_json(&store.memory_show(&a.scope()?, &a.text("file")?).await?),
         "memory.memory-recall" => {
             let (scope, query, limit, all): (Scope, String, u32, bool) = (a.scope()?, a.text("query")?, a.next("limit")?, a.next("all")?);
-            to_json(&store.memory_recall(&scope, &query, limit as usize, all, a.next("window")?).await?)
+            let (window, near): (_, Option<Near>) = (a.next("window")?, a.next("near")?);
+            to_json(&store.memory_recall(&scope, &query, limit as usize, all, window, near.as_ref()).await?)
+        }
+        "memory.plan-embedding" => {
+            let (scope, model, limit): (Scope, String, u32) = (a.scope()?, a.text("model")?, a.next("limit")?);
+            to_json(&store.plan_embedding(&scope, &model, limit as usize).await?)
+        }
+        "memory.apply-embedding" => {
+            let (scope, plan, vectors): (Scope, EmbeddingPlan, Vec<Vec<f32>>) = (a.scope()?, a.next("plan")?, a.next("vectors")?);
+            to_json(&store.apply_embedding(&scope, &plan, &vectors).await?)
         }
         "memory.memory-load" => to_json(&store.memory_load(&a.scope()?, a.next("caps")?).await?),
         "memory.memory-reindex" => to_json(&store.memory_reindex(&a.scope()?).await?),

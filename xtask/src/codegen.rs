@@ -395,7 +395,9 @@ fn python_methods(source: &str) -> Vec<Method> {
         let head = &text["    def ".len()..];
         let Some(open) = head.find('(') else { continue };
         let Some(declared) = parenthesised(head, open) else { continue };
-        let params = declared.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
+        // One line, as a signature written over several (black's style) reads in a list.
+        let one_line = declared.split_whitespace().collect::<Vec<_>>().join(" ").replace("( ", "(").replace(", )", ")");
+        let params = one_line.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
         let returns = head[open + declared.len()..].split_once("->").map(|(_, r)| r.split(':').next().unwrap_or("").trim().to_owned());
         let signature = match &returns {
             Some(returns) => format!("{}{params} -> {returns}", &head[..open]),

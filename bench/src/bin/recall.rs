@@ -141,7 +141,8 @@ fn quality(store: &Store<FsStorage>, conversations: &[Value]) -> Result<(Sums, V
     let mut recall_times = Vec::new();
     let sums = score(conversations, |n, question| {
         let asked = Instant::now();
-        let recalled = block_on(store.memory_recall(&project(n), question, 25, false, Default::default())).map_err(|e| e.to_string())?;
+        let recalled =
+            block_on(store.memory_recall(&project(n), question, 25, false, Default::default(), None)).map_err(|e| e.to_string())?;
         recall_times.push(asked.elapsed().as_secs_f64() * 1e6);
         Ok(recalled.hits.into_iter().map(|hit| hit.name).collect())
     })?;
@@ -342,13 +343,13 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
         (at(0.5), at(0.9))
     };
     let native = time(&mut |query| {
-        std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default())).ok());
+        std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
     });
     let hybrid = match table {
         Some(bytes) => {
             store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?;
             let times = time(&mut |query| {
-                std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default())).ok());
+                std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
             });
             store.set_embeddings(None).map_err(|e| e.to_string())?;
             Some(times)
@@ -358,7 +359,7 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     let runtime = mneme_host::Runtime::new().map_err(|e| e.to_string())?;
     let mut component = runtime.instantiate(FsStorage::new(root.path()), mneme_core::Limits::default()).map_err(|e| e.to_string())?;
     let through_component = time(&mut |query| {
-        std::hint::black_box(component.memory_recall(&scope, query, 10, false, Default::default()).ok());
+        std::hint::black_box(component.memory_recall(&scope, query, 10, false, Default::default(), None).ok());
     });
     let cersei = MemoryManager::new(root.path()).with_memory_dir(memory_dir.clone());
     let sample: Vec<&str> = questions.iter().step_by(questions.len().div_ceil(50).max(1)).map(|(_, q, _)| *q).collect();
@@ -373,7 +374,7 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     cersei_times.sort_by(f64::total_cmp);
     let cersei_median = cersei_times.get(cersei_times.len() / 2).copied().unwrap_or(0.0);
 
-    let mneme_planted = block_on(store.memory_recall(&scope, PLANTED_QUERY, 10, false, Default::default()))
+    let mneme_planted = block_on(store.memory_recall(&scope, PLANTED_QUERY, 10, false, Default::default(), None))
         .map_err(|e| e.to_string())?
         .hits
         .iter()

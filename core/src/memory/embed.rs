@@ -24,7 +24,7 @@ use crate::error::Error;
 
 /// Dimensions past this are refused: no published static table comes near it, and it
 /// bounds what a hostile table can make each memory cost.
-const MAX_DIMENSIONS: usize = 4096;
+pub(crate) const MAX_DIMENSIONS: usize = 4096;
 
 /// What [`Embeddings::parse`] read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

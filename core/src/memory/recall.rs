@@ -9,6 +9,11 @@
 //! also has the vector of its terms, and a memory close to the query's vector scores a
 //! share of the best lexical score, so it is found without a word in common.
 //!
+//! A host's embedder ([`RecallIndex::set_vector`]) gives memories vectors of its own
+//! model, and a query its vector ([`Query::near`]); then those rank by meaning, by the
+//! same rule, in place of the table's. A memory written again loses its vector until
+//! the host gives it one of the new text.
+//!
 //! Incremental: [`RecallIndex::insert`] adds or replaces one memory without touching the
 //! others. Scores are `f32` arithmetic and `libm`'s logarithm, the same on every host.
 
@@ -84,12 +89,15 @@ pub struct Query<'a> {
     pub window: Window,
     /// Only documents whose key starts with it (a session search's project).
     pub under: Option<&'a str>,
+    /// The query's vector from the host's embedder, of unit length: the documents'
+    /// vectors from [`RecallIndex::set_vector`] rank by it.
+    pub near: Option<&'a [f32]>,
 }
 
 impl<'a> Query<'a> {
     /// The `limit` best current documents for `text`, at any time, under any key.
     pub fn new(text: &'a str, limit: usize) -> Self {
-        Query { text, limit, all: false, window: Window::default(), under: None }
+        Query { text, limit, all: false, window: Window::default(), under: None, near: None }
     }
 
     /// Whether `slot` may be a result. One that may not scores nothing, so it lifts no
@@ -161,6 +169,8 @@ pub struct RecallIndex {
     term_rows: Vec<Option<u32>>,
     /// One unit vector (or zeros) per slot, in slot order, when there is a table.
     vectors: Vec<f32>,
+    /// Vectors a host's embedder gave, of unit length, by key.
+    host_vectors: BTreeMap<String, Vec<f32>>,
 }
 
 impl RecallIndex {
@@ -186,9 +196,11 @@ impl RecallIndex {
         self.by_key.contains_key(key)
     }
 
-    /// Adds a memory, replacing the one with the same key.
+    /// Adds a memory, replacing the one with the same key (and its host vector, of
+    /// what it said before).
     pub fn insert(&mut self, document: Document) {
         self.remove(&document.key);
+        self.host_vectors.remove(&document.key);
         let slot_id = self.slots.len() as u32;
         let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
         for term in &document.terms {
@@ -263,6 +275,26 @@ impl RecallIndex {
         }
         self.live = self.live.saturating_sub(1);
         self.live_terms = self.live_terms.saturating_sub(u64::from(slot.len));
+    }
+
+    /// Gives memory `key` its vector from the host's embedder; false (and nothing kept)
+    /// for a key the index has not, or a vector of no length.
+    pub fn set_vector(&mut self, key: &str, mut vector: Vec<f32>) -> bool {
+        if !self.by_key.contains_key(key) || !embed::normalise(&mut vector) {
+            return false;
+        }
+        self.host_vectors.insert(String::from(key), vector);
+        true
+    }
+
+    /// Whether memory `key` has a vector from the host's embedder.
+    pub fn has_vector(&self, key: &str) -> bool {
+        self.host_vectors.contains_key(key)
+    }
+
+    /// Forgets every host vector (the host's embedder changed model).
+    pub fn clear_vectors(&mut self) {
+        self.host_vectors.clear();
     }
 
     fn term_id(&mut self, term: &str) -> u32 {
@@ -346,24 +378,33 @@ impl RecallIndex {
         embed::normalise(&mut vector).then_some(vector)
     }
 
-    /// The memories nearest `query` by their vectors, with their similarity, above
-    /// [`DENSE_FLOOR`].
+    /// The memories nearest `query` by their vectors (the host's when the query has
+    /// one, else the table's), with their similarity, above [`DENSE_FLOOR`].
     fn nearest(&self, query: &[f32], wanted: &Query) -> Vec<(u32, f32)> {
         let dimensions = query.len();
         if dimensions == 0 {
             return Vec::new();
         }
-        let mut near: Vec<(u32, f32)> = self
-            .vectors
-            .chunks_exact(dimensions)
-            .zip(&self.slots)
-            .enumerate()
-            .filter(|(_, (_, slot))| wanted.admits(slot))
-            .filter_map(|(slot_id, (vector, _))| {
+        let mut near: Vec<(u32, f32)> = Vec::new();
+        let mut consider = |slot_id: u32, vector: &[f32]| {
+            if self.slots.get(slot_id as usize).is_some_and(|slot| wanted.admits(slot)) {
                 let similarity = embed::dot(vector, query);
-                (similarity > DENSE_FLOOR).then_some((slot_id as u32, similarity))
-            })
-            .collect();
+                if similarity > DENSE_FLOOR {
+                    near.push((slot_id, similarity));
+                }
+            }
+        };
+        if wanted.near.is_some() {
+            for (key, vector) in self.host_vectors.iter().filter(|(_, vector)| vector.len() == dimensions) {
+                if let Some(&slot_id) = self.by_key.get(key) {
+                    consider(slot_id, vector);
+                }
+            }
+        } else {
+            for (slot_id, vector) in self.vectors.chunks_exact(dimensions).enumerate() {
+                consider(slot_id as u32, vector);
+            }
+        }
         if near.len() > DENSE_CANDIDATES {
             near.select_nth_unstable_by(DENSE_CANDIDATES - 1, |a, b| b.1.total_cmp(&a.1));
             near.truncate(DENSE_CANDIDATES);
@@ -391,7 +432,10 @@ impl RecallIndex {
         });
         query_terms.sort_unstable();
         query_terms.dedup();
-        let query_vector = self.query_vector(query.text);
+        let query_vector = match query.near {
+            Some(near) => Some(near.to_vec()),
+            None => self.query_vector(query.text),
+        };
         if (query_terms.is_empty() && query_vector.is_none()) || self.live == 0 || query.limit == 0 {
             return Vec::new();
         }

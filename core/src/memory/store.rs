@@ -216,6 +216,24 @@ pub struct RecallHit {
     pub matched: bool,
 }
 
+/// What a host's embedder is asked to embed: memories of a scope that have no vector
+/// of `model` for what they say now. `sizes` are their files' sizes, so a memory
+/// written again before the vectors come back is not given the old text's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingPlan {
+    pub model: String,
+    pub files: Vec<String>,
+    pub sizes: Vec<u64>,
+    pub texts: Vec<String>,
+}
+
+/// A query's vector from a host's embedder, and the model that made it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Near {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recalled {
     pub hits: Vec<RecallHit>,
@@ -241,6 +259,9 @@ pub(crate) struct ScopeState {
     index_lines: usize,
     /// Each memory file's size when it was indexed: a file of another size changed.
     sizes: BTreeMap<String, u64>,
+    /// The model whose vectors the index holds, and the size of the vectors file
+    /// they were read at.
+    vectors: Option<(String, u64)>,
 }
 
 impl ScopeState {
@@ -559,10 +580,28 @@ impl<S: Storage> Store<S> {
 
     /// The best memories for `query` that hold from a time in `window`, best first, and
     /// a report if the index had to be brought up to date first.
-    pub async fn memory_recall(&self, scope: &Scope, query: &str, limit: usize, all: bool, window: Window) -> Result<Recalled, Error> {
+    /// With `near`, the query's vector from a host's embedder, memories rank by the
+    /// vectors `apply_embedding` gave them of its model too.
+    pub async fn memory_recall(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+        all: bool,
+        window: Window,
+        near: Option<&Near>,
+    ) -> Result<Recalled, Error> {
+        let near = match near {
+            Some(near) => {
+                let vector = checked_vector(&near.vector, "the query's vector")?;
+                self.load_vectors(scope, &near.model).await?;
+                Some(vector)
+            }
+            None => None,
+        };
         let (hits, report) = self
             .with_scope(scope, |state| {
-                let hits: Vec<Hit> = state.index.recall(&Query { all, window, ..Query::new(query, limit) });
+                let hits: Vec<Hit> = state.index.recall(&Query { all, window, near: near.as_deref(), ..Query::new(query, limit) });
                 hits.into_iter()
                     .filter_map(|hit| {
                         let memory = state.memories.get(&hit.key)?;
@@ -580,6 +619,122 @@ impl<S: Storage> Store<S> {
             })
             .await?;
         Ok(Recalled { hits, report })
+    }
+
+    /// At most `limit` memories of `scope` that have no vector of `model` for what they
+    /// say now, each with its text, for a host's embedder; empty when all have one.
+    pub async fn plan_embedding(&self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
+        self.load_vectors(scope, model).await?;
+        let (missing, _) = self
+            .with_scope(scope, |state| {
+                state
+                    .memories
+                    .keys()
+                    .filter(|file| !state.index.has_vector(file))
+                    .take(limit)
+                    .map(|file| (file.clone(), state_size(state, file)))
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        let mut plan = EmbeddingPlan { model: String::from(model), ..EmbeddingPlan::default() };
+        for (file, size) in missing {
+            let memory = self.memory_get(scope, &file).await?;
+            plan.texts.push(memory.searchable_text());
+            plan.files.push(file);
+            plan.sizes.push(size);
+        }
+        Ok(plan)
+    }
+
+    /// Keeps the vectors a host's embedder made of `plan`'s texts, one per file, in the
+    /// order of `plan.texts`, in the scope's vectors file (in memory only, on a
+    /// read-only store). A memory written since the plan keeps none. Returns how many
+    /// were kept.
+    pub async fn apply_embedding(&self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
+        if vectors.len() != plan.files.len() || plan.sizes.len() != plan.files.len() {
+            return Err(Error::InvalidArgument(format!(
+                "the plan names {} memories and {} vectors came back: give one vector per text, in the plan's order",
+                plan.files.len(),
+                vectors.len()
+            )));
+        }
+        let mut checked = Vec::with_capacity(vectors.len());
+        for (vector, file) in vectors.iter().zip(&plan.files) {
+            checked.push(checked_vector(vector, &format!("the vector of `{file}`"))?);
+        }
+        if let Some(first) = checked.first()
+            && let Some(other) = checked.iter().find(|vector| vector.len() != first.len())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the vectors have {} and {} dimensions: one model gives them all one length",
+                first.len(),
+                other.len()
+            )));
+        }
+        self.load_vectors(scope, &plan.model).await?;
+        let dir = scope.dir();
+        let mut lines = String::new();
+        let mut kept = 0;
+        if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
+            for ((file, size), vector) in plan.files.iter().zip(&plan.sizes).zip(checked) {
+                if state.sizes.get(file) != Some(size) {
+                    continue;
+                }
+                let line = VectorLine { file: file.clone(), model: plan.model.clone(), size: *size, vector };
+                lines.push_str(&(serde_json::to_string(&line).unwrap_or_default() + "\n"));
+                if state.index.set_vector(file, line.vector) {
+                    kept += 1;
+                }
+            }
+        }
+        if lines.is_empty() {
+            return Ok(kept);
+        }
+        let key = dir.clone() + keys::MEMORY_VECTORS;
+        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map(|info| info.size);
+        let text = match size {
+            None | Some(0) => vectors_header() + &lines,
+            // A line a crash cut short is left on its own, not glued to the next.
+            Some(size) if self.storage.read(&key, size - 1, Some(1)).await? != b"\n" => String::from("\n") + &lines,
+            Some(_) => lines,
+        };
+        if let Some(size) = saved(self.storage.append(&key, text.as_bytes()).await)?
+            && let Some(state) = self.memories.borrow_mut().get_mut(&dir)
+            && let Some((_, read_at)) = &mut state.vectors
+        {
+            *read_at = size;
+        }
+        Ok(kept)
+    }
+
+    /// Brings the index's host vectors to those the scope's vectors file holds for
+    /// `model` and for what each memory says now: read again when the file grew
+    /// (another writer) or another model is asked for.
+    async fn load_vectors(&self, scope: &Scope, model: &str) -> Result<(), Error> {
+        if model.trim().is_empty() {
+            return Err(Error::InvalidArgument(String::from("name the embedder's model: its vectors are kept by it")));
+        }
+        let dir = scope.dir();
+        self.refresh_scope(&dir).await?;
+        let key = dir.clone() + keys::MEMORY_VECTORS;
+        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
+        let current = self.memories.borrow().get(&dir).and_then(|state| state.vectors.clone());
+        if current.is_some_and(|(loaded, read_at)| loaded == model && read_at == size) {
+            return Ok(());
+        }
+        let text = if size > 0 { self.read_text(&key).await?.unwrap_or_default() } else { String::new() };
+        let mut memories = self.memories.borrow_mut();
+        let Some(state) = memories.get_mut(&dir) else { return Ok(()) };
+        state.index.clear_vectors();
+        // A line that does not read (torn by a crash, another version) is skipped: its
+        // memory is planned again.
+        for line in text.lines().filter_map(|line| serde_json::from_str::<VectorLine>(line).ok()) {
+            if line.model == model && state.sizes.get(&line.file) == Some(&line.size) {
+                state.index.set_vector(&line.file, line.vector);
+            }
+        }
+        state.vectors = Some((String::from(model), size));
+        Ok(())
     }
 
     /// MEMORY.md as a model should get it, within Claude Code's caps (see
@@ -983,6 +1138,36 @@ fn saved<T>(outcome: Result<T, StorageError>) -> Result<Option<T>, Error> {
 }
 
 const UNSAVED: &str = "; the store is read-only, so the index was built in memory and not saved";
+
+/// One vector a host's embedder gave a memory, as the vectors file keeps it.
+#[derive(Serialize, Deserialize)]
+struct VectorLine {
+    file: String,
+    model: String,
+    /// The memory file's size when its text was embedded.
+    size: u64,
+    vector: Vec<f32>,
+}
+
+fn vectors_header() -> String {
+    let header = Header { mneme: String::from("memory-vectors"), version: 1 };
+    serde_json::to_string(&header).unwrap_or_default() + "\n"
+}
+
+/// A vector a caller gave, refused unless it has a length and every value a number.
+fn checked_vector(vector: &[f32], name: &str) -> Result<Vec<f32>, Error> {
+    if vector.is_empty() || vector.len() > super::embed::MAX_DIMENSIONS {
+        return Err(Error::InvalidArgument(format!(
+            "{name} has {} values: an embedding has 1 to {}",
+            vector.len(),
+            super::embed::MAX_DIMENSIONS
+        )));
+    }
+    if vector.iter().any(|value| !value.is_finite()) || vector.iter().all(|&value| value == 0.0) {
+        return Err(Error::InvalidArgument(format!("{name} has a value that is not a number, or none but zeros: embed the text again")));
+    }
+    Ok(vector.to_vec())
+}
 
 fn state_size(state: &ScopeState, file: &str) -> u64 {
     state.sizes.get(file).copied().unwrap_or(u64::MAX)

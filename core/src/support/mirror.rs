@@ -22,7 +22,7 @@ macro_rules! mirror_as_itself {
     };
 }
 
-mirror_as_itself!((), String, bool, u8, u32, u64, i32, i64, f64);
+mirror_as_itself!((), String, bool, u8, u32, u64, i32, i64, f32, f64);
 
 /// A shared string crosses a boundary as a string of its own.
 impl Mirror<String> for super::SharedStr {
@@ -334,6 +334,8 @@ macro_rules! mirror_wit {
             $memory::RecallHit { file, name, description, type_, score, current, matched }
         );
         $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
+        $crate::mirror_record!($crate::memory::store::EmbeddingPlan, $memory::EmbeddingPlan { model, files, sizes, texts });
+        $crate::mirror_record!($crate::memory::store::Near, $memory::Near { model, vector });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
         $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });
         $crate::mirror_record!($crate::memory::memory_md::Loaded, $memory::Loaded { text, left_out });

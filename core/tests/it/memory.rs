@@ -19,7 +19,12 @@ fn text(storage: &impl Storage, key: &str) -> String {
 }
 
 fn recall(store: &Store<impl Storage>, query: &str) -> Vec<String> {
-    block_on(store.memory_recall(&project(), query, 10, false, Default::default())).unwrap().hits.into_iter().map(|hit| hit.file).collect()
+    block_on(store.memory_recall(&project(), query, 10, false, Default::default(), None))
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|hit| hit.file)
+        .collect()
 }
 
 #[test]
@@ -43,7 +48,7 @@ fn add_writes_claude_codes_memdir_and_recall_finds_it() {
     );
     assert_eq!(recall(&store, "dashboards for observability"), ["user_role"]);
     let fresh = Store::new(&storage);
-    let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false, Default::default())).unwrap();
+    let recalled = block_on(fresh.memory_recall(&project(), "observability", 10, false, Default::default(), None)).unwrap();
     assert_eq!(recalled.report, None, "a fresh store reads the index as written");
     assert_eq!(recalled.hits[0].name, "User role");
     assert_eq!(recalled.hits[0].type_, Some(MemoryType::User));
@@ -99,7 +104,7 @@ fn supersede_keeps_the_old_memory_out_of_the_index_file_and_default_recall_with_
     ))
     .unwrap();
     assert_eq!(recall(&store, "where do releases go"), [new.file.as_str()]);
-    let all = block_on(store.memory_recall(&project(), "staging", 10, true, Default::default())).unwrap();
+    let all = block_on(store.memory_recall(&project(), "staging", 10, true, Default::default(), None)).unwrap();
     assert_eq!(all.hits[0].file, old.file);
     assert!(!all.hits[0].current);
     let index = text(&storage, "projects/-home-u-app/memory/MEMORY.md");
@@ -197,24 +202,24 @@ fn a_file_written_behind_the_index_is_found_and_reported() {
     block_on(storage.replace("projects/-home-u-app/memory/one.md", edited.as_bytes(), None)).unwrap();
 
     let fresh = Store::new(&storage);
-    let recalled = block_on(fresh.memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
+    let recalled = block_on(fresh.memory_recall(&project(), "zeppelin", 10, false, Default::default(), None)).unwrap();
     assert_eq!(recalled.hits.iter().map(|h| h.file.as_str()).collect::<Vec<_>>(), ["build"]);
     let report = recalled.report.expect("a report says the index caught up");
     assert_eq!(report.files, ["build", "one"]);
     assert_eq!(recall(&fresh, "soup"), ["one"]);
     assert_eq!(
-        block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap().report,
+        block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default(), None)).unwrap().report,
         None,
         "caught up once"
     );
 
     block_on(storage.replace("projects/-home-u-app/memory/.mneme/recall.jsonl", b"{not json", None)).unwrap();
-    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default(), None)).unwrap();
     assert_eq!(recalled.hits.len(), 1);
     assert!(recalled.report.unwrap().reason.contains("unreadable"));
 
     block_on(storage.remove("projects/-home-u-app/memory/.mneme/recall.jsonl")).unwrap();
-    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default())).unwrap();
+    let recalled = block_on(Store::new(&storage).memory_recall(&project(), "zeppelin", 10, false, Default::default(), None)).unwrap();
     assert!(recalled.report.unwrap().reason.contains("missing"));
     assert_eq!(recalled.hits.len(), 1);
 }
@@ -307,7 +312,7 @@ fn a_claude_code_memdir_is_read_as_it_is() {
         block_on(storage.replace(&format!("projects/-home-u-app/memory/{name}"), body.as_bytes(), None)).unwrap();
     }
     let store = Store::new(&storage);
-    let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false, Default::default())).unwrap();
+    let recalled = block_on(store.memory_recall(&project(), "why no mocked tests", 10, false, Default::default(), None)).unwrap();
     assert_eq!(recalled.hits[0].file, "feedback_testing");
     assert!(recalled.report.unwrap().reason.contains("missing"));
     let loaded = block_on(store.memory_load(&project(), Caps::default())).unwrap();
@@ -861,4 +866,107 @@ fn a_failed_add_leaves_no_memory_behind() {
             .unwrap();
     assert_eq!(again.file, "deploy");
     assert!(text(&storage.inner, INDEX).contains("(deploy.md)"));
+}
+
+/// A deterministic embedder: each text's vector counts its words on three axes of
+/// meaning (vehicles, weather, anything else), so "car" is near "automobile" with no
+/// word in common.
+fn toy_embed(text: &str) -> Vec<f32> {
+    let mut vector = vec![0.0f32; 3];
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let axis = match word.to_lowercase().as_str() {
+            "car" | "automobile" | "vehicle" | "sedan" => 0,
+            "sunny" | "rain" | "weather" | "forecast" => 1,
+            _ => 2,
+        };
+        vector[axis] += if axis == 2 { 0.1 } else { 1.0 };
+    }
+    vector
+}
+
+fn embed_all(store: &Store<impl Storage>, model: &str) -> usize {
+    let mut embedded = 0;
+    loop {
+        let plan = block_on(store.plan_embedding(&project(), model, 1)).unwrap();
+        if plan.files.is_empty() {
+            return embedded;
+        }
+        let vectors: Vec<Vec<f32>> = plan.texts.iter().map(|text| toy_embed(text)).collect();
+        embedded += block_on(store.apply_embedding(&project(), &plan, &vectors)).unwrap() as usize;
+    }
+}
+
+fn recall_near(store: &Store<impl Storage>, query: &str, model: &str) -> Vec<(String, bool)> {
+    let near = mneme_core::memory::store::Near { model: model.into(), vector: toy_embed(query) };
+    let recalled = block_on(store.memory_recall(&project(), query, 10, false, Default::default(), Some(&near))).unwrap();
+    recalled.hits.into_iter().map(|hit| (hit.file, hit.matched)).collect()
+}
+
+#[test]
+fn a_hosts_embedder_finds_a_memory_by_meaning_and_its_vectors_are_kept_until_the_memory_changes() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let car = NewMemory::new("Ride", MemoryType::User, "The user drives an automobile", "A red sedan, bought in 2024.");
+    block_on(store.memory_add(&project(), car, T0)).unwrap();
+    let weather = NewMemory::new("Forecast", MemoryType::Project, "Weather for the launch", "Sunny, no rain expected.");
+    block_on(store.memory_add(&project(), weather, T0 + 1)).unwrap();
+    assert!(recall(&store, "car").is_empty(), "no word in common: words alone find nothing");
+
+    let plan = block_on(store.plan_embedding(&project(), "toy", 10)).unwrap();
+    assert_eq!(plan.files, ["forecast", "ride"]);
+    assert!(plan.texts[1].contains("A red sedan"), "the text embedded is what the memory says: {:?}", plan.texts);
+    assert_eq!(embed_all(&store, "toy"), 2, "one memory per plan of limit 1, until none is left");
+    assert_eq!(recall_near(&store, "car", "toy"), [("ride".to_owned(), true)]);
+    assert!(text(&storage, "projects/-home-u-app/memory/.mneme/vectors.jsonl").starts_with("{\"mneme\":\"memory-vectors\""));
+
+    // Read back by a new store: nothing to embed again.
+    let fresh = Store::new(&storage);
+    assert!(block_on(fresh.plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty());
+    assert_eq!(recall_near(&fresh, "car", "toy"), [("ride".to_owned(), true)]);
+    // Another model's vectors are its own.
+    assert_eq!(block_on(fresh.plan_embedding(&project(), "other", 10)).unwrap().files.len(), 2);
+
+    // A memory written again loses its vector until it is embedded as it reads now;
+    // vectors of a plan made before the write are not kept.
+    let stale = block_on(fresh.plan_embedding(&project(), "other", 10)).unwrap();
+    let change = Change { body: Some("Now a blue sedan.".into()), ..Change::default() };
+    block_on(fresh.memory_update(&project(), "ride", change, T0 + 2)).unwrap();
+    assert_eq!(block_on(fresh.plan_embedding(&project(), "toy", 10)).unwrap().files, ["ride"]);
+    let vectors: Vec<Vec<f32>> = stale.texts.iter().map(|text| toy_embed(text)).collect();
+    assert_eq!(block_on(fresh.apply_embedding(&project(), &stale, &vectors)).unwrap(), 1, "only the memory unchanged since the plan");
+    assert_eq!(block_on(fresh.plan_embedding(&project(), "other", 10)).unwrap().files, ["ride"]);
+}
+
+#[test]
+fn embeddings_that_do_not_fit_the_plan_are_refused_and_a_torn_vectors_line_is_embedded_again() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for (n, name) in ["Ride", "Forecast"].into_iter().enumerate() {
+        block_on(store.memory_add(&project(), NewMemory::new(name, MemoryType::User, "A fact", "Body."), T0 + n as i64)).unwrap();
+    }
+    let plan = block_on(store.plan_embedding(&project(), "toy", 10)).unwrap();
+    let refused = |vectors: Vec<Vec<f32>>| match block_on(store.apply_embedding(&project(), &plan, &vectors)) {
+        Err(Error::InvalidArgument(message)) => message,
+        other => panic!("{other:?}"),
+    };
+    assert!(refused(vec![vec![1.0, 0.0]]).contains("give one vector per text"));
+    assert!(refused(vec![vec![1.0, 0.0], vec![1.0]]).contains("one model gives them all one length"));
+    assert!(refused(vec![vec![1.0, f32::NAN], vec![1.0, 0.0]]).contains("not a number"));
+    assert!(refused(vec![vec![], vec![]]).contains("an embedding has 1 to"));
+    let near = mneme_core::memory::store::Near { model: " ".into(), vector: vec![1.0] };
+    assert!(matches!(
+        block_on(store.memory_recall(&project(), "ride", 10, false, Default::default(), Some(&near))),
+        Err(Error::InvalidArgument(message)) if message.contains("name the embedder's model")
+    ));
+
+    assert_eq!(block_on(store.apply_embedding(&project(), &plan, &[vec![1.0, 0.0], vec![0.0, 1.0]])).unwrap(), 2);
+    // A crash cut the last line short: that memory is embedded again, the other kept.
+    let key = "projects/-home-u-app/memory/.mneme/vectors.jsonl";
+    let whole = text(&storage, key);
+    block_on(storage.replace(key, &whole.as_bytes()[..whole.len() - 5], None)).unwrap();
+    let fresh = Store::new(&storage);
+    let plan = block_on(fresh.plan_embedding(&project(), "toy", 10)).unwrap();
+    assert_eq!(plan.files, ["ride"]);
+    assert_eq!(block_on(fresh.apply_embedding(&project(), &plan, &[vec![0.0, 1.0]])).unwrap(), 1);
+    assert!(block_on(Store::new(&storage).plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty(), "{}", text(&storage, key));
 }

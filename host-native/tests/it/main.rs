@@ -19,5 +19,6 @@ mod component;
 mod concurrency;
 mod conformance;
 mod corpus;
+mod embedder;
 mod same_bytes;
 mod summarizers;

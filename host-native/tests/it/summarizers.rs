@@ -11,11 +11,11 @@ use mneme_host::{Engine, Error, FsStorage, Runtime};
 use serde_json::{Value, json};
 
 /// A request as the server saw it.
-struct Seen {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Value,
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
 }
 
 impl Seen {
@@ -27,11 +27,18 @@ impl Seen {
 /// Serves `responses` (status, JSON body) to successive connections; returns the
 /// base URL and what each request was.
 fn serve(responses: Vec<(u16, Value)>) -> (String, mpsc::Receiver<Seen>) {
+    let mut responses = responses.into_iter();
+    serve_with(responses.len(), move |_| responses.next().unwrap())
+}
+
+/// Serves `connections` requests, each answered by `answer` (status, JSON body) from
+/// what it asked; returns the base URL and what each request was.
+pub fn serve_with(connections: usize, mut answer: impl FnMut(&Seen) -> (u16, Value) + Send + 'static) -> (String, mpsc::Receiver<Seen>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
-        for (status, body) in responses {
+        for _ in 0..connections {
             let (stream, _) = listener.accept().unwrap();
             let mut reader = BufReader::new(stream);
             let mut request_line = String::new();
@@ -53,7 +60,10 @@ fn serve(responses: Vec<(u16, Value)>) -> (String, mpsc::Receiver<Seen>) {
                 headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-length")).map_or(0, |(_, v)| v.parse().unwrap());
             let mut raw = vec![0; length];
             reader.read_exact(&mut raw).unwrap();
-            sender.send(Seen { method, path, headers, body: serde_json::from_slice(&raw).unwrap() }).unwrap();
+            let seen = Seen { method, path, headers, body: serde_json::from_slice(&raw).unwrap() };
+            let (status, body) = answer(&seen);
+            // The test may be gone (it saw what it needed); the answer still goes out.
+            let _ = sender.send(seen);
             let text = body.to_string();
             let mut stream = reader.into_inner();
             write!(

@@ -27,7 +27,7 @@ use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
-use mneme_core::memory::store::{Change, Filter, MemoryIndexReport, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode,
@@ -396,8 +396,16 @@ impl Engine<Error> for Imported {
         limit: usize,
         all: bool,
         window: mneme_core::Window,
+        near: Option<&Near>,
     ) -> Result<Recalled, Error> {
-        memory::memory_recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror()).mirror()
+        let near: Option<memory::Near> = near.cloned().mirror();
+        memory::memory_recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror(), near.as_ref()).mirror()
+    }
+    fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
+        memory::plan_embedding(&self.store, &scope.clone().mirror(), model, limit.mirror()).mirror()
+    }
+    fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
+        memory::apply_embedding(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), vectors).mirror()
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
         memory::memory_load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
