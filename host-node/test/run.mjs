@@ -16,6 +16,19 @@ import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { FsStorage, Mneme, MnemeError } from "../js/mneme.js";
 import { StorageFailure } from "../js/storage.js";
 
+/** Resolves when `promise` rejects with a MnemeError of `kind` whose message says `words`. */
+async function refused(promise, kind, words) {
+  try {
+    await promise;
+  } catch (error) {
+    assert(error instanceof MnemeError, `expected a MnemeError, got ${error}`);
+    assert(error.kind === kind, `expected ${kind}, got ${error.kind}: ${error.message}`);
+    assert(error.message.includes(words), `the message "${error.message}" does not say "${words}"`);
+    return;
+  }
+  throw new Error(`expected ${kind}, but the call succeeded`);
+}
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TARGET = process.env.CARGO_TARGET_DIR ?? join(ROOT, "target");
 const NATIVE = process.env.MNEME_NATIVE_OUTCOMES ?? join(TARGET, "tmp/conformance-native.json");
@@ -91,17 +104,6 @@ try {
 
   await test("errors are MnemeErrors with the core's kind and words; bad arguments never trap", async () => {
     const store = await Mneme.open({ root: join(scratch, "errors") });
-    const refused = async (promise, kind, words) => {
-      try {
-        await promise;
-      } catch (error) {
-        assert(error instanceof MnemeError, `expected a MnemeError, got ${error}`);
-        assert(error.kind === kind, `expected ${kind}, got ${error.kind}: ${error.message}`);
-        assert(error.message.includes(words), `the message "${error.message}" does not say "${words}"`);
-        return;
-      }
-      throw new Error(`expected ${kind}, but the call succeeded`);
-    };
     await refused(store.load("nope"), "session-not-found", "list the store's sessions");
     await refused(store.append("a/b", { role: "user", text: "x" }), "invalid-session-id", "a/b");
     await refused(store.append("s", { role: "user", text: 5 }), "invalid-argument", "text must be a string");
@@ -210,6 +212,33 @@ try {
     const failed = await store.compact("failing", { settings, mode: "manual", summarize: () => { throw new Error("the model is down"); } });
     assert(failed.applied === null && failed.failure === "the model is down", JSON.stringify(failed));
     assert(!(await store.context("failing")).compacted, "a failed compaction changed the session");
+    await store.close();
+  });
+
+  await test("memoryRecall drives a host's embedder: the memories without a vector first, then the query; vectors kept", async () => {
+    const store = await Mneme.open({ root: join(scratch, "embedder") });
+    await store.memoryAdd("-w", { name: "Ride", type: "user", description: "What the user drives", body: "A red sedan." });
+    await store.memoryAdd("-w", { name: "Forecast", type: "project", description: "Launch day", body: "Sunny, no rain." });
+    // A toy model: vehicles, weather, anything else. It may answer with typed arrays.
+    const axis = (word) => (["car", "automobile", "sedan"].includes(word) ? 0 : ["sunny", "rain"].includes(word) ? 1 : 2);
+    const asked = [];
+    const embed = async (texts) => {
+      asked.push(texts.length);
+      return texts.map((text) => {
+        const vector = new Float32Array(3);
+        for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) vector[axis(word)] += axis(word) === 2 ? 0.1 : 1;
+        return vector;
+      });
+    };
+    const found = await store.memoryRecall("-w", "automobile", { embed, model: "toy" });
+    assert(found.hits.length === 1 && found.hits[0].file === "ride" && found.hits[0].matched, JSON.stringify(found));
+    assert(JSON.stringify(asked) === "[2,1]", `the memories, then the query: ${JSON.stringify(asked)}`);
+    await store.memoryRecall("-w", "automobile", { embed, model: "toy" });
+    assert(JSON.stringify(asked) === "[2,1,1]", `kept vectors are not embedded again: ${JSON.stringify(asked)}`);
+    assert((await store.memoryRecall("-w", "automobile")).hits.length === 0, "without the embedder, words alone");
+    await refused(store.memoryRecall("-w", "car", { embed: () => [[1, 0, 0]], model: "other" }), "invalid-argument", "embed gave an array for 2 texts");
+    await refused(store.memoryRecall("-w", "car", { embed, model: "" }), "invalid-argument", "name the embedder's model");
+    await refused(store.memoryRecall("-w", "car", { embed, model: "toy", near: { model: "toy", vector: [1] } }), "invalid-argument", "give near or embed, not both");
     await store.close();
   });
 

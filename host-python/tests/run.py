@@ -12,6 +12,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -356,6 +357,44 @@ def _(scratch):
         failed_run = store.compact("failing", settings, "manual", down)
         assert failed_run["applied"] is None and failed_run["failure"] == "the model is down", failed_run
         assert not store.context("failing")["compacted"]
+
+
+@test("memory_recall drives a host's embedder: the memories without a vector first, then the query; vectors kept")
+def _(scratch):
+    with Mneme(scratch) as store:
+        store.memory_add("-w", {"name": "Ride", "type": "user", "description": "What the user drives", "body": "A red sedan."})
+        store.memory_add("-w", {"name": "Forecast", "type": "project", "description": "Launch day", "body": "Sunny, no rain."})
+        asked = []
+
+        def embed(texts):
+            """A toy model: vehicles, weather, anything else."""
+            asked.append(len(texts))
+            vectors = []
+            for text in texts:
+                vector = [0.0, 0.0, 0.0]
+                for word in re.findall(r"[a-z]+", text.lower()):
+                    axis = 0 if word in ("car", "automobile", "sedan") else 1 if word in ("sunny", "rain") else 2
+                    vector[axis] += 0.1 if axis == 2 else 1.0
+                vectors.append(vector)
+            return vectors
+
+        found = store.memory_recall("-w", "automobile", embed=embed, model="toy")
+        assert [hit["file"] for hit in found["hits"]] == ["ride"] and found["hits"][0]["matched"], found
+        assert asked == [2, 1], f"the memories, then the query: {asked}"
+        store.memory_recall("-w", "automobile", embed=embed, model="toy")
+        assert asked == [2, 1, 1], f"kept vectors are not embedded again: {asked}"
+        assert store.memory_recall("-w", "automobile")["hits"] == [], "without the embedder, words alone"
+        for call, words in [
+            (lambda: store.memory_recall("-w", "car", embed=lambda texts: [[1.0, 0.0, 0.0]], model="other"), "embed gave list for 2 texts"),
+            (lambda: store.memory_recall("-w", "car", embed=embed, model=""), "name the embedder's model"),
+            (lambda: store.memory_recall("-w", "car", embed=embed, model="toy", near={"model": "toy", "vector": [1.0]}), "give near or embed, not both"),
+        ]:
+            try:
+                call()
+            except MnemeError as error:
+                assert error.kind == "invalid-argument" and words in str(error), f"{error.kind}: {error}"
+            else:
+                raise AssertionError(f"expected a refusal saying {words!r}")
 
 
 def cli(*args):
