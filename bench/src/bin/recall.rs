@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use mneme_core::memory::file::MemoryType;
 use mneme_core::memory::recall::{Document, Query, RecallIndex};
-use mneme_core::memory::store::{NewMemory, Scope};
+use mneme_core::memory::store::{Near, NewMemory, Scope};
 use mneme_core::memory::text;
 use mneme_core::{Store, block_on};
 use mneme_host::{Durability, FsStorage};
@@ -117,6 +117,7 @@ fn run() -> Result<(), String> {
         );
         println!();
         store.set_embeddings(None).map_err(|e| e.to_string())?;
+        host_embedder_rows(&store, conversations, bytes, &sums)?;
     }
 
     recall_times.sort_by(f64::total_cmp);
@@ -131,6 +132,68 @@ fn run() -> Result<(), String> {
     println!("| recall top-25 through the store (FsStorage, warm), median of {} | {median:.0} µs |", recall_times.len());
     speed_rows(&turns, conversations);
     side_by_side(&turns, conversations, root.path(), table.as_ref().map(|(bytes, _)| bytes.as_slice()))
+}
+
+/// The same questions with the table as a host's embedder would give vectors: each
+/// text the mean of its words' rows (no stems, no idf), through `plan-embedding` and
+/// `apply-embedding`, and each question's vector as `near`. What a model the host runs
+/// adds is measured this way with a real one in its place.
+fn host_embedder_rows(store: &Store<FsStorage>, conversations: &[Value], table: &[u8], words: &Sums) -> Result<(), String> {
+    let mut rows: std::collections::HashMap<&str, Vec<f32>> = std::collections::HashMap::new();
+    for line in std::str::from_utf8(table).map_err(|e| e.to_string())?.lines() {
+        let mut parts = line.split(' ');
+        let Some(word) = parts.next() else { continue };
+        let values: Vec<f32> = parts.filter_map(|v| v.parse().ok()).collect();
+        if values.len() > 1 {
+            rows.insert(word, values);
+        }
+    }
+    let dimensions = rows.values().next().map_or(0, Vec::len);
+    let embed = |text: &str| -> Vec<f32> {
+        let mut vector = vec![0.0f32; dimensions];
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            if let Some(row) = rows.get(word.to_lowercase().as_str()) {
+                vector.iter_mut().zip(row).for_each(|(sum, value)| *sum += value);
+            }
+        }
+        // A text with no known word still gets a vector: the core refuses all zeros.
+        if vector.iter().all(|&v| v == 0.0) {
+            vector[0] = 1e-6;
+        }
+        vector
+    };
+    const MODEL: &str = "glove-mean";
+    let started = Instant::now();
+    let mut embedded = 0;
+    for (n, _) in conversations.iter().enumerate() {
+        loop {
+            let plan = block_on(store.plan_embedding(&project(n), MODEL, 256)).map_err(|e| e.to_string())?;
+            if plan.files.is_empty() {
+                break;
+            }
+            let vectors: Vec<Vec<f32>> = plan.texts.iter().map(|text| embed(text)).collect();
+            embedded += block_on(store.apply_embedding(&project(n), &plan, &vectors)).map_err(|e| e.to_string())?;
+        }
+    }
+    let embedding_time = started.elapsed();
+    let mut times = Vec::new();
+    let sums = score(conversations, |n, question| {
+        let near = Near { model: MODEL.into(), vector: embed(question) };
+        let asked = Instant::now();
+        let recalled =
+            block_on(store.memory_recall(&project(n), question, 25, false, Default::default(), Some(&near))).map_err(|e| e.to_string())?;
+        times.push(asked.elapsed().as_secs_f64() * 1e6);
+        Ok(recalled.hits.into_iter().map(|hit| hit.name).collect())
+    })?;
+    times.sort_by(f64::total_cmp);
+    println!(
+        "The table as a host's embedder ({MODEL}: each text the mean of its words' rows, {embedded} memories embedded and kept in {:.2} s through plan-embedding and apply-embedding), recall with each question's vector as near:",
+        embedding_time.as_secs_f64()
+    );
+    print_quality(&sums, ("words alone R@10", words));
+    println!("(recall top-25 with near, median {:.0} µs)", times.get(times.len() / 2).copied().unwrap_or(0.0));
+    println!();
+    Ok(())
 }
 
 /// Per category: sums of recall@k and the question count.

@@ -386,7 +386,7 @@ impl RecallIndex {
             return Vec::new();
         }
         let mut near: Vec<(u32, f32)> = Vec::new();
-        let mut consider = |slot_id: u32, vector: &[f32]| {
+        let mut consider = |slot_id: u32, vector: &[f32], query: &[f32]| {
             if self.slots.get(slot_id as usize).is_some_and(|slot| wanted.admits(slot)) {
                 let similarity = embed::dot(vector, query);
                 if similarity > DENSE_FLOOR {
@@ -395,14 +395,36 @@ impl RecallIndex {
             }
         };
         if wanted.near.is_some() {
-            for (key, vector) in self.host_vectors.iter().filter(|(_, vector)| vector.len() == dimensions) {
-                if let Some(&slot_id) = self.by_key.get(key) {
-                    consider(slot_id, vector);
+            let vectors: Vec<(u32, &Vec<f32>)> = self
+                .host_vectors
+                .iter()
+                .filter(|(_, vector)| vector.len() == dimensions)
+                .filter_map(|(key, vector)| Some((*self.by_key.get(key)?, vector)))
+                .collect();
+            // Centred on their mean, as the table's rows are: a model's vectors share a
+            // direction that makes every text look alike (cosines of 0.7 between texts
+            // about nothing in common), and the floor and the share are for what is
+            // left. A lone memory has no direction to share, and keeps its own.
+            let mut centre = vec![0.0f32; dimensions];
+            if vectors.len() > 1 {
+                let count = vectors.len() as f32;
+                for (_, vector) in &vectors {
+                    centre.iter_mut().zip(vector.iter()).for_each(|(sum, value)| *sum += value / count);
+                }
+            }
+            let centred = |vector: &[f32]| -> Option<Vec<f32>> {
+                let mut centred: Vec<f32> = vector.iter().zip(&centre).map(|(value, centre)| value - centre).collect();
+                embed::normalise(&mut centred).then_some(centred)
+            };
+            let Some(query) = centred(query) else { return Vec::new() };
+            for (slot_id, vector) in vectors {
+                if let Some(vector) = centred(vector) {
+                    consider(slot_id, &vector, &query);
                 }
             }
         } else {
             for (slot_id, vector) in self.vectors.chunks_exact(dimensions).enumerate() {
-                consider(slot_id as u32, vector);
+                consider(slot_id as u32, vector, query);
             }
         }
         if near.len() > DENSE_CANDIDATES {
@@ -643,6 +665,34 @@ mod tests {
         assert_eq!(keys(&index, "When does Melanie paint?", 10), ["c", "a"]);
         assert!(keys(&index, "the of and", 10).is_empty());
         assert!(keys(&index, "zebra", 10).is_empty());
+    }
+
+    #[test]
+    fn host_vectors_that_share_a_direction_do_not_all_look_near_the_query() {
+        let mut index = RecallIndex::new();
+        // Every vector is mostly one direction, as many models' are; each memory's own
+        // meaning is a small part on an axis of its own.
+        for n in 0..12 {
+            index.insert(doc(&alloc::format!("m{n}"), &alloc::format!("fact number {n}"), None, n as i64));
+            let mut vector = vec![10.0f32; 1];
+            vector.extend((0..12).map(|axis| if axis == n { 1.0 } else { 0.0 }));
+            assert!(index.set_vector(&alloc::format!("m{n}"), vector));
+        }
+        let mut near = vec![10.0f32; 1];
+        near.extend((0..12).map(|axis| if axis == 3 { 1.0 } else { 0.0 }));
+        embed::normalise(&mut near);
+        let query = Query { near: Some(&near), ..Query::new("zebra", 10) };
+        let nearest: Vec<u32> = index.nearest(&near, &query).into_iter().map(|(slot, _)| slot).collect();
+        assert_eq!(nearest, [3], "raw cosines are all above 0.99; centred, only m3 is near");
+        assert_eq!(index.recall(&query).into_iter().map(|hit| hit.key).collect::<Vec<_>>(), ["m3"]);
+        assert!(!index.set_vector("unknown", vec![1.0]) && !index.set_vector("m1", vec![0.0, 0.0]));
+
+        let mut lone = RecallIndex::new();
+        lone.insert(doc("only", "fact", None, 1));
+        assert!(lone.set_vector("only", vec![10.0, 1.0]));
+        let near = [1.0f32, 0.0];
+        let query = Query { near: Some(&near), ..Query::new("zebra", 10) };
+        assert_eq!(lone.recall(&query).into_iter().map(|hit| hit.key).collect::<Vec<_>>(), ["only"], "a lone memory keeps its direction");
     }
 
     #[test]

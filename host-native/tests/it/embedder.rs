@@ -1,11 +1,11 @@
 //! A host's embedder over HTTP: an OpenAI-compatible `/embeddings` server answering
 //! the core's plans, from the library and from `mneme memory recall`.
 
+use mneme_host::FsStorage;
 use mneme_host::core::Limits;
 use mneme_host::core::memory::file::MemoryType;
 use mneme_host::core::memory::store::{NewMemory, Scope};
 use mneme_host::embedder::Embedder;
-use mneme_host::FsStorage;
 use serde_json::{Value, json};
 
 use crate::summarizers::{Seen, serve_with};
