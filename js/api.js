@@ -111,8 +111,10 @@ export function lower(type, value, name) {
   if ("option" in type) return value == null ? undefined : lower(type.option, value, name);
   if ("list" in type) {
     if (type.list === "u8") return bytes(name, value);
-    if (!Array.isArray(value)) refuse(`${name} must be an array${type.list === "string" ? " of strings" : ""}, not ${shown(value)}`);
-    const items = value.map((item, i) => lower(type.list, item, `${name}[${i}]`));
+    // A list of numbers may come as a typed array (a Float32Array from a model).
+    const given = NUMBER_LISTS[type.list] !== undefined && ArrayBuffer.isView(value) && !(value instanceof DataView) ? Array.from(value, Number) : value;
+    if (!Array.isArray(given)) refuse(`${name} must be an array${type.list === "string" ? " of strings" : ""}, not ${shown(value)}`);
+    const items = given.map((item, i) => lower(type.list, item, `${name}[${i}]`));
     // jco copies a list of numbers from a typed array's buffer: an array has none, and
     // would go in as zeros.
     const Typed = NUMBER_LISTS[type.list];
@@ -468,12 +470,16 @@ export class Mneme {
     const vectorsOf = async (texts) => {
       const vectors = await embed(texts);
       if (!Array.isArray(vectors) || vectors.length !== texts.length) refuse(`embed gave ${shown(vectors)} for ${texts.length} texts: give one vector per text, in order`);
-      return vectors.map((vector) => Array.from(vector));
+      return vectors;
     };
+    // A memory planned again after its vector was given (written again meanwhile) is
+    // left for the next recall: this one goes on rather than plan forever.
+    const given = new Set();
     for (;;) {
       const plan = await this.planEmbedding(project, model);
-      // None kept: every memory was written again meanwhile; recall without their vectors rather than plan forever.
-      if (plan.files.length === 0 || (await this.applyEmbedding(project, plan, await vectorsOf(plan.texts))) === 0) break;
+      if (plan.files.length === 0 || plan.files.some((file) => given.has(file))) break;
+      if ((await this.applyEmbedding(project, plan, await vectorsOf(plan.texts))) === 0) break;
+      for (const file of plan.files) given.add(file);
     }
     const [vector] = await vectorsOf([query]);
     return { model, vector };
@@ -484,7 +490,7 @@ export class Mneme {
   memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
   memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, int("now", now)]); }
-  /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, sizes, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
+  /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, versions, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
   planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
   /** Keeps the vectors of `plan`'s texts, one per text in its order, beside the recall index; resolves with how many were kept (none of a memory written since the plan). */
   applyEmbedding(project, plan, vectors) { return this.#invoke("memory.apply-embedding", () => [scope(project), plan, vectors]); }

@@ -494,13 +494,14 @@ export interface RecallHit {
 
 /**
  * What a host's embedder is asked to embed: memories of a scope with no vector of
- * `model` for what they say now, each file's size (a memory written again before
- * the vectors come back keeps none) and its text.
+ * `model` for what they say now, each with a version of what it says (a hash of
+ * its words: one written again with other words before the vectors come back keeps
+ * none) and its text.
  */
 export interface EmbeddingPlan {
   model: string;
   files: Array<string>;
-  sizes: Array<number>;
+  versions: Array<string>;
   texts: Array<string>;
 }
 

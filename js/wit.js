@@ -53,7 +53,7 @@ export const TYPES = {
   "memory.consolidation": { record: [["id", "string"], ["at-ms", "s64"], ["sessions", { list: "string" }], ["steps", { list: "memory.consolidation-step" }], ["applied", "bool"], ["rolled-back-ms", { option: "s64" }]] },
   "memory.consolidation-plan": { record: [["id", "string"], ["prompt", "string"], ["max-tokens", "u64"], ["known", { list: "string" }], ["sessions", { list: "string" }], ["since-ms", { option: "s64" }]] },
   "memory.consolidation-step": { record: [["kind", "memory.step-kind"], ["file", "string"], ["before", { option: "memory.memory" }], ["after", "memory.memory"], ["reason", { option: "string" }]] },
-  "memory.embedding-plan": { record: [["model", "string"], ["files", { list: "string" }], ["sizes", { list: "u64" }], ["texts", { list: "string" }]] },
+  "memory.embedding-plan": { record: [["model", "string"], ["files", { list: "string" }], ["versions", { list: "string" }], ["texts", { list: "string" }]] },
   "memory.embeddings-info": { record: [["words", "u32"], ["terms", "u32"], ["dimensions", "u32"], ["skipped", "u32"]] },
   "memory.extracted": { record: [["added", { list: "memory.memory" }], ["updated", { list: "memory.memory" }], ["superseded", { list: "string" }]] },
   "memory.extraction-plan": { record: [["id", "string"], ["prompt", "string"], ["max-tokens", "u64"], ["message-count", "u32"], ["entry", { option: "string" }], ["known", { list: "string" }], ["failures", "u32"]] },

@@ -67,19 +67,22 @@ impl Embedder {
         mut progress: impl FnMut(usize),
     ) -> Result<Near, EmbedError> {
         let mut embedded = 0;
+        // A memory planned again after its vector was given (written again meanwhile)
+        // is left for the next recall: this one goes on rather than plan forever.
+        let mut given = std::collections::BTreeSet::new();
         loop {
             let plan = engine.plan_embedding(scope, &self.model, BATCH)?;
-            if plan.files.is_empty() {
+            if plan.files.is_empty() || plan.files.iter().any(|file| given.contains(file)) {
                 break;
             }
             let vectors = self.embed(&plan.texts)?;
-            // None kept: each was written again meanwhile; recall without them rather
-            // than plan forever.
-            if engine.apply_embedding(scope, &plan, &vectors)? == 0 {
+            let kept = engine.apply_embedding(scope, &plan, &vectors)?;
+            if kept == 0 {
                 break;
             }
-            embedded += plan.files.len();
+            embedded += kept as usize;
             progress(embedded);
+            given.extend(plan.files);
         }
         let vector = self.embed(&[query.to_owned()])?.pop().unwrap_or_default();
         Ok(Near { model: self.model.clone(), vector })

@@ -389,6 +389,27 @@ impl CompactionFlags {
     }
 }
 
+/// The API key for a model API at `base_url`: from the variable `flag` names, or
+/// `default`. A key is optional (a local server takes none), but a vendor's own API
+/// (`own_host`) refuses every request without one, and a variable named with the flag
+/// must hold one: either is said before anything is sent.
+pub(crate) fn api_key(
+    (flag, named): (&str, Option<&str>),
+    default: &str,
+    base_url: &str,
+    own_host: &str,
+) -> Result<Option<String>, String> {
+    let variable = named.unwrap_or(default);
+    match std::env::var(variable).ok().filter(|key| !key.is_empty()) {
+        Some(key) => Ok(Some(key)),
+        None if named.is_some() => Err(format!("{flag} names {variable}, which holds no API key")),
+        None if mneme_host::summarize::host_of(base_url).eq_ignore_ascii_case(own_host) => {
+            Err(format!("no API key for {base_url}: set {variable} (or name the variable that holds it with {flag})"))
+        }
+        None => Ok(None),
+    }
+}
+
 #[derive(Args)]
 pub(crate) struct SummarizerFlags {
     /// Who writes the summary (or extracts memories)
@@ -425,16 +446,8 @@ impl SummarizerFlags {
     pub(crate) fn summarizer(&self) -> Result<Summarizer, String> {
         let url = |default: &str| self.summarizer_url.clone().unwrap_or_else(|| default.to_owned());
         let model = |default: &str| self.summarizer_model.clone().unwrap_or_else(|| default.to_owned());
-        let key = |default: &str, base_url: &str, own_host: &str| -> Result<Option<String>, String> {
-            let variable = self.api_key_env.as_deref().unwrap_or(default);
-            match std::env::var(variable).ok().filter(|k| !k.is_empty()) {
-                Some(key) => Ok(Some(key)),
-                None if self.api_key_env.is_some() => Err(format!("--api-key-env names {variable}, which holds no API key")),
-                None if mneme_host::summarize::host_of(base_url).eq_ignore_ascii_case(own_host) => {
-                    Err(format!("no API key for {base_url}: set {variable} (or name the variable that holds it with --api-key-env)"))
-                }
-                None => Ok(None),
-            }
+        let key = |default: &str, base_url: &str, own_host: &str| {
+            api_key(("--api-key-env", self.api_key_env.as_deref()), default, base_url, own_host)
         };
         Ok(match self.summarizer {
             SummarizerKind::Extractive => Summarizer::Extractive,

@@ -587,22 +587,11 @@ pub struct EmbedderFlags {
 }
 
 impl EmbedderFlags {
-    /// The embedder asked for. OpenAI's own API refuses every request without a key,
-    /// and a variable named with --embedder-key-env must hold one: either is said
-    /// before anything is sent.
+    /// The embedder asked for (see [`crate::api_key`] for its key).
     fn embedder(&self) -> Result<Option<Embedder>, String> {
         let Some(base_url) = self.embedder_url.clone() else { return Ok(None) };
-        let variable = self.embedder_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
-        let api_key = match std::env::var(variable).ok().filter(|key| !key.is_empty()) {
-            Some(key) => Some(key),
-            None if self.embedder_key_env.is_some() => return Err(format!("--embedder-key-env names {variable}, which holds no API key")),
-            None if mneme_host::summarize::host_of(&base_url).eq_ignore_ascii_case("api.openai.com") => {
-                return Err(format!(
-                    "no API key for {base_url}: set {variable} (or name the variable that holds it with --embedder-key-env)"
-                ));
-            }
-            None => None,
-        };
+        let named = ("--embedder-key-env", self.embedder_key_env.as_deref());
+        let api_key = crate::api_key(named, "OPENAI_API_KEY", &base_url, "api.openai.com")?;
         Ok(Some(Embedder { base_url, model: self.embedder_model.clone(), api_key }))
     }
 }

@@ -1068,21 +1068,30 @@ class Mneme:
 
         def vectors_of(texts):
             vectors = embed(texts)
-            if not isinstance(vectors, Sequence) or isinstance(vectors, (str, bytes)) or len(vectors) != len(texts):
+            # Lists, tuples or arrays (numpy's, from sentence-transformers): anything
+            # with a length whose items are numbers.
+            if isinstance(vectors, (str, bytes)) or not hasattr(vectors, "__len__") or len(vectors) != len(texts):
                 raise MnemeError("invalid-argument", f"embed gave {type(vectors).__name__} for {len(texts)} texts: give one vector per text, in order")
-            return [[float(value) for value in vector] for vector in vectors]
+            try:
+                return [[float(value) for value in vector] for vector in vectors]
+            except (TypeError, ValueError) as error:
+                raise MnemeError("invalid-argument", f"embed gave a vector that is not numbers: {error}") from None
 
+        # A memory planned again after its vector was given (written again meanwhile)
+        # is left for the next recall: this one goes on rather than plan forever.
+        given = set()
         while True:
             plan = self.plan_embedding(project, model)
-            # None kept: every memory was written again meanwhile; recall without
-            # their vectors rather than plan forever.
-            if not plan["files"] or self.apply_embedding(project, plan, vectors_of(plan["texts"])) == 0:
+            if not plan["files"] or given.intersection(plan["files"]):
                 break
+            if self.apply_embedding(project, plan, vectors_of(plan["texts"])) == 0:
+                break
+            given.update(plan["files"])
         return {"model": model, "vector": vectors_of([query])[0]}
 
     def plan_embedding(self, project: Optional[str], model: str, limit: int = 64) -> EmbeddingPlan:
         """At most ``limit`` memories of the scope with no vector of ``model`` for what
-        they say now: ``{model, files, sizes, texts}`` for the host's embedder
+        they say now: ``{model, files, versions, texts}`` for the host's embedder
         (``memory_recall``'s ``embed`` drives it)."""
         return self._memory("plan-embedding", project, _text("model", model), _u32("limit", limit))
 

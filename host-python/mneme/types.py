@@ -475,12 +475,13 @@ class RecallHit(TypedDict):
 
 class EmbeddingPlan(TypedDict):
     """What a host's embedder is asked to embed: memories of a scope with no vector of
-    `model` for what they say now, each file's size (a memory written again before
-    the vectors come back keeps none) and its text.
+    `model` for what they say now, each with a version of what it says (a hash of
+    its words: one written again with other words before the vectors come back keeps
+    none) and its text.
     """
     model: str
     files: List[str]
-    sizes: List[int]
+    versions: List[str]
     texts: List[str]
 
 

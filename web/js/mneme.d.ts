@@ -375,7 +375,7 @@ export interface Loaded { text: string; left_out: string[] }
 export interface Extracted { added: Memory[]; updated: Memory[]; superseded: string[] }
 /** What `setEmbeddings` read: table lines read as a word and its vector, the recall stems they gave, the vector size, lines skipped. */
 export interface EmbeddingsInfo { words: number; terms: number; dimensions: number; skipped: number }
-export interface EmbeddingPlan { model: string; files: string[]; sizes: number[]; texts: string[] }
+export interface EmbeddingPlan { model: string; files: string[]; versions: string[]; texts: string[] }
 export interface Near { model: string; vector: number[] }
 export interface Recalled {
   hits: { file: string; name: string; description: string; type: MemoryType | null; score: number; current: boolean; matched: boolean }[];

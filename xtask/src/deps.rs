@@ -2,8 +2,9 @@
 //! them, and every cycle they form (a strongly connected component of more than one
 //! module), each edge with the files and items that make it. A module that imports one
 //! that imports it back cannot be read, tested or moved alone (issue "One source for
-//! the surface", item 3). Comments and `#[cfg(test)]` items are not imports; a macro's
-//! `$crate::` paths belong to the crate that expands it.
+//! the surface", item 3). Comments and `#[cfg(test)]` items are not imports. A macro's
+//! `$crate::` paths are left out on purpose: `support/mirror.rs` names every area's
+//! types for the bindings that expand it, a table for them, not a dependency of the core.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -34,7 +35,10 @@ pub fn deps() -> Result<(), String> {
 }
 
 fn edges() -> Result<Edges, String> {
-    let exported = exported()?;
+    let lib = std::fs::read_to_string(format!("{CORE}/lib.rs")).map_err(|e| format!("cannot read {CORE}/lib.rs: {e}"))?;
+    let lib = without_comments(&lib);
+    let modules = modules(&lib);
+    let exported = exported(&lib);
     let mut files = Vec::new();
     collect(Path::new(CORE), &mut files)?;
     let mut edges = Edges::new();
@@ -62,6 +66,10 @@ fn edges() -> Result<Edges, String> {
                 }
                 None => (first, parts.next().filter(|item| !item.is_empty()).unwrap_or("{…}")),
             };
+            // lib.rs's own items (`crate::VERSION`, a macro) are in no module.
+            if !modules.contains(target) {
+                continue;
+            }
             if target.is_empty() || target == module {
                 continue;
             }
@@ -71,13 +79,29 @@ fn edges() -> Result<Edges, String> {
     Ok(edges)
 }
 
-/// lib.rs's re-exports (`pub use format::{Format, Role};`): each name, the module it is from.
-fn exported() -> Result<BTreeMap<String, String>, String> {
-    let lib = std::fs::read_to_string(format!("{CORE}/lib.rs")).map_err(|e| format!("cannot read {CORE}/lib.rs: {e}"))?;
-    let lib = without_comments(&lib);
+/// The modules lib.rs declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
+fn modules(lib: &str) -> BTreeSet<String> {
+    lib.split(';')
+        .filter_map(|statement| {
+            let words: Vec<&str> = statement.split_whitespace().filter(|word| !word.starts_with("#[")).collect();
+            let at = words.iter().position(|word| *word == "mod")?;
+            words.get(at + 1).map(|name| (*name).to_owned())
+        })
+        .collect()
+}
+
+/// lib.rs's re-exports (`pub use format::{Format, Role};`): each name, the module it is
+/// from. A nested list (`a::{b::C}`) is named by its first module, as the check needs.
+fn exported(lib: &str) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for statement in lib.split(';') {
-        let Some(path) = statement.trim().strip_prefix("pub use ") else { continue };
+        // `pub use`, `pub(crate) use`, after any attributes.
+        let statement = statement.trim();
+        let Some(at) = statement.find(" use ").filter(|&at| statement[..at].trim_end().ends_with("pub") || statement[..at].ends_with(')'))
+        else {
+            continue;
+        };
+        let path = &statement[at + " use ".len()..];
         let module = path.split("::").next().unwrap_or_default().trim().to_owned();
         let listed = match (path.find('{'), path.rfind('}')) {
             (Some(open), Some(close)) => &path[open + 1..close],
@@ -85,12 +109,13 @@ fn exported() -> Result<BTreeMap<String, String>, String> {
         };
         for name in listed.split(',') {
             let name = name.split(" as ").last().unwrap_or_default().trim();
+            let name = name.rsplit("::").next().unwrap_or_default().trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace());
             if !name.is_empty() {
                 names.insert(name.to_owned(), module.clone());
             }
         }
     }
-    Ok(names)
+    names
 }
 
 fn collect(dir: &Path, files: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
@@ -119,23 +144,51 @@ fn without_comments(source: &str) -> String {
         .join("\n")
 }
 
-/// `code` without each item `#[cfg(test)]` marks, up to its matching brace.
+/// `code` without each item `#[cfg(test)]` marks: up to its `;` (`mod tests;`, a
+/// `use`), or its block's matching brace. Braces in string and character literals are
+/// not counted.
 fn without_tests(code: &str) -> String {
     let mut kept = String::with_capacity(code.len());
     let mut rest = code;
     while let Some(at) = rest.find("#[cfg(test)]") {
         kept.push_str(&rest[..at]);
-        let after = &rest[at..];
-        let Some(open) = after.find('{') else { return kept };
+        let after = &rest[at + "#[cfg(test)]".len()..];
         let mut depth = 0usize;
         let mut end = after.len();
-        for (i, c) in after[open..].char_indices() {
+        let mut chars = after.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
             match c {
+                '"' => {
+                    while let Some((_, c)) = chars.next() {
+                        match c {
+                            '\\' => {
+                                chars.next();
+                            }
+                            '"' => break,
+                            _ => {}
+                        }
+                    }
+                }
+                // A character literal ('{', '\'', '\u{7b}'), not a lifetime ('a).
+                '\'' => {
+                    let literal = if after[i + 1..].starts_with('\\') {
+                        after[i + 3..].find('\'').map(|at| i + 3 + at)
+                    } else {
+                        after[i + 1..].chars().next().map(|c| i + 1 + c.len_utf8()).filter(|&at| after[at..].starts_with('\''))
+                    };
+                    if let Some(close) = literal {
+                        while chars.next_if(|&(j, _)| j <= close).is_some() {}
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
                 '{' => depth += 1,
                 '}' => {
-                    depth -= 1;
+                    depth = depth.saturating_sub(1);
                     if depth == 0 {
-                        end = open + i + 1;
+                        end = i + 1;
                         break;
                     }
                 }
@@ -200,4 +253,29 @@ fn cycles(edges: &Edges) -> Vec<BTreeSet<String>> {
     }
     walk.found.sort();
     walk.found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_items_are_left_out_to_their_end_and_nothing_after() {
+        let code = "use crate::a::A;\n#[cfg(test)]\nmod tests;\nuse crate::b::B;\n#[cfg(test)]\nmod more {\n    const OPEN: char = '{';\n    const TEXT: &str = \"}}\";\n    fn f<'a>(x: &'a str) -> &'a str { x }\n    use crate::c::C;\n}\nuse crate::d::D;\n";
+        let kept = without_tests(code);
+        for (name, expected) in [("crate::a", true), ("crate::b", true), ("crate::c", false), ("crate::d", true)] {
+            assert_eq!(kept.contains(name), expected, "{name} in {kept:?}");
+        }
+    }
+
+    #[test]
+    fn lib_rs_names_its_modules_and_what_it_re_exports() {
+        let lib = "pub mod a;\n#[doc(hidden)]\npub(crate) mod b;\nmod c;\npub use a::{X, Y as Z};\npub(crate) use b::inner::W;\n#[doc(hidden)]\npub use c::{d::{V}};\n";
+        assert_eq!(modules(lib).into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+        let exported = exported(lib);
+        assert_eq!(exported.get("Z").map(String::as_str), Some("a"));
+        assert_eq!(exported.get("X").map(String::as_str), Some("a"));
+        assert_eq!(exported.get("W").map(String::as_str), Some("b"));
+        assert_eq!(exported.get("V").map(String::as_str), Some("c"));
+    }
 }

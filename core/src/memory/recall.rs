@@ -196,11 +196,10 @@ impl RecallIndex {
         self.by_key.contains_key(key)
     }
 
-    /// Adds a memory, replacing the one with the same key (and its host vector, of
-    /// what it said before).
+    /// Adds a memory, replacing the one with the same key (its host vector stays:
+    /// whoever inserts says when the text changed, with [`RecallIndex::drop_vector`]).
     pub fn insert(&mut self, document: Document) {
-        self.remove(&document.key);
-        self.host_vectors.remove(&document.key);
+        self.unslot(&document.key);
         let slot_id = self.slots.len() as u32;
         let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
         for term in &document.terms {
@@ -253,8 +252,13 @@ impl RecallIndex {
         }
     }
 
-    /// Takes a memory out; a key not in the index is ignored.
+    /// Takes a memory out, with its host vector; a key not in the index is ignored.
     pub fn remove(&mut self, key: &str) {
+        self.unslot(key);
+        self.host_vectors.remove(key);
+    }
+
+    fn unslot(&mut self, key: &str) {
         let Some(slot_id) = self.by_key.remove(key) else { return };
         let Some(slot) = self.slots.get_mut(slot_id as usize) else { return };
         slot.removed = true;
@@ -292,9 +296,21 @@ impl RecallIndex {
         self.host_vectors.contains_key(key)
     }
 
-    /// Forgets every host vector (the host's embedder changed model).
-    pub fn clear_vectors(&mut self) {
-        self.host_vectors.clear();
+    /// How many values the host's vectors have (the first one's: one model gives them
+    /// all one length).
+    pub fn vector_dimensions(&self) -> Option<usize> {
+        self.host_vectors.values().next().map(Vec::len)
+    }
+
+    /// Forgets memory `key`'s host vector: what it says changed.
+    pub fn drop_vector(&mut self, key: &str) {
+        self.host_vectors.remove(key);
+    }
+
+    /// Takes every host vector out (to give them to an index read again, or because
+    /// the host's embedder changed model).
+    pub fn take_vectors(&mut self) -> BTreeMap<String, Vec<f32>> {
+        core::mem::take(&mut self.host_vectors)
     }
 
     fn term_id(&mut self, term: &str) -> u32 {
@@ -386,12 +402,9 @@ impl RecallIndex {
             return Vec::new();
         }
         let mut near: Vec<(u32, f32)> = Vec::new();
-        let mut consider = |slot_id: u32, vector: &[f32], query: &[f32]| {
-            if self.slots.get(slot_id as usize).is_some_and(|slot| wanted.admits(slot)) {
-                let similarity = embed::dot(vector, query);
-                if similarity > DENSE_FLOOR {
-                    near.push((slot_id, similarity));
-                }
+        let mut consider = |slot_id: u32, similarity: f32| {
+            if similarity > DENSE_FLOOR && self.slots.get(slot_id as usize).is_some_and(|slot| wanted.admits(slot)) {
+                near.push((slot_id, similarity));
             }
         };
         if wanted.near.is_some() {
@@ -404,7 +417,9 @@ impl RecallIndex {
             // Centred on their mean, as the table's rows are: a model's vectors share a
             // direction that makes every text look alike (cosines of 0.7 between texts
             // about nothing in common), and the floor and the share are for what is
-            // left. A lone memory has no direction to share, and keeps its own.
+            // left. A lone memory has no direction to share, and keeps its own. With
+            // unit vectors, (v - c)·q' is v·q' - c·q' and |v - c|² is 1 - 2 v·c + |c|²:
+            // no centred copy of each vector is made.
             let mut centre = vec![0.0f32; dimensions];
             if vectors.len() > 1 {
                 let count = vectors.len() as f32;
@@ -412,19 +427,21 @@ impl RecallIndex {
                     centre.iter_mut().zip(vector.iter()).for_each(|(sum, value)| *sum += value / count);
                 }
             }
-            let centred = |vector: &[f32]| -> Option<Vec<f32>> {
-                let mut centred: Vec<f32> = vector.iter().zip(&centre).map(|(value, centre)| value - centre).collect();
-                embed::normalise(&mut centred).then_some(centred)
-            };
-            let Some(query) = centred(query) else { return Vec::new() };
+            let mut query: Vec<f32> = query.iter().zip(&centre).map(|(value, centre)| value - centre).collect();
+            if !embed::normalise(&mut query) {
+                return Vec::new();
+            }
+            let centre_query = embed::dot(&centre, &query);
+            let centre_norm = embed::dot(&centre, &centre);
             for (slot_id, vector) in vectors {
-                if let Some(vector) = centred(vector) {
-                    consider(slot_id, &vector, &query);
+                let length = libm::sqrtf((1.0 - 2.0 * embed::dot(vector, &centre) + centre_norm).max(0.0));
+                if length > f32::EPSILON {
+                    consider(slot_id, (embed::dot(vector, &query) - centre_query) / length);
                 }
             }
         } else {
             for (slot_id, vector) in self.vectors.chunks_exact(dimensions).enumerate() {
-                consider(slot_id as u32, vector, query);
+                consider(slot_id as u32, embed::dot(vector, query));
             }
         }
         if near.len() > DENSE_CANDIDATES {

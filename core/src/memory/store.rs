@@ -217,13 +217,15 @@ pub struct RecallHit {
 }
 
 /// What a host's embedder is asked to embed: memories of a scope that have no vector
-/// of `model` for what they say now. `sizes` are their files' sizes, so a memory
-/// written again before the vectors come back is not given the old text's.
+/// of `model` for what they say now. `versions` say what each said, so a memory
+/// written again with other words before the vectors come back is not given the old
+/// text's.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddingPlan {
     pub model: String,
     pub files: Vec<String>,
-    pub sizes: Vec<u64>,
+    /// What each memory said when planned (a hash of its words).
+    pub versions: Vec<String>,
     pub texts: Vec<String>,
 }
 
@@ -262,6 +264,9 @@ pub(crate) struct ScopeState {
     /// The model whose vectors the index holds, and the size of the vectors file
     /// they were read at.
     vectors: Option<(String, u64)>,
+    /// What each memory says, as a version (a hash of its words): a vector of another
+    /// version is out of date. A change of its frontmatter alone (used, links) keeps it.
+    said: BTreeMap<String, String>,
 }
 
 impl ScopeState {
@@ -624,34 +629,40 @@ impl<S: Storage> Store<S> {
     /// At most `limit` memories of `scope` that have no vector of `model` for what they
     /// say now, each with its text, for a host's embedder; empty when all have one.
     pub async fn plan_embedding(&self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
+        if limit == 0 {
+            return Err(Error::InvalidArgument(String::from("a plan of 0 memories embeds nothing: give a limit of 1 or more")));
+        }
         self.load_vectors(scope, model).await?;
-        let (missing, _) = self
-            .with_scope(scope, |state| {
-                state
-                    .memories
-                    .keys()
-                    .filter(|file| !state.index.has_vector(file))
-                    .take(limit)
-                    .map(|file| (file.clone(), state_size(state, file)))
-                    .collect::<Vec<_>>()
+        let missing: Vec<(String, String)> = self
+            .memories
+            .borrow()
+            .get(&scope.dir())
+            .map(|state| {
+                let unembedded = state.memories.keys().filter(|file| !state.index.has_vector(file));
+                unembedded.take(limit).map(|file| (file.clone(), state.said.get(file).cloned().unwrap_or_default())).collect()
             })
-            .await?;
+            .unwrap_or_default();
         let mut plan = EmbeddingPlan { model: String::from(model), ..EmbeddingPlan::default() };
-        for (file, size) in missing {
-            let memory = self.memory_get(scope, &file).await?;
+        for (file, version) in missing {
+            // Removed behind the index's back (by hand): the next read of the scope
+            // drops it; a plan goes on without it.
+            let memory = match self.memory_get(scope, &file).await {
+                Err(Error::MemoryNotFound { .. }) => continue,
+                memory => memory?,
+            };
             plan.texts.push(memory.searchable_text());
             plan.files.push(file);
-            plan.sizes.push(size);
+            plan.versions.push(version);
         }
         Ok(plan)
     }
 
     /// Keeps the vectors a host's embedder made of `plan`'s texts, one per file, in the
     /// order of `plan.texts`, in the scope's vectors file (in memory only, on a
-    /// read-only store). A memory written since the plan keeps none. Returns how many
-    /// were kept.
+    /// read-only store). A memory that says something else since the plan keeps none.
+    /// Returns how many were kept.
     pub async fn apply_embedding(&self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
-        if vectors.len() != plan.files.len() || plan.sizes.len() != plan.files.len() {
+        if vectors.len() != plan.files.len() || plan.versions.len() != plan.files.len() {
             return Err(Error::InvalidArgument(format!(
                 "the plan names {} memories and {} vectors came back: give one vector per text, in the plan's order",
                 plan.files.len(),
@@ -662,25 +673,25 @@ impl<S: Storage> Store<S> {
         for (vector, file) in vectors.iter().zip(&plan.files) {
             checked.push(checked_vector(vector, &format!("the vector of `{file}`"))?);
         }
-        if let Some(first) = checked.first()
-            && let Some(other) = checked.iter().find(|vector| vector.len() != first.len())
-        {
-            return Err(Error::InvalidArgument(format!(
-                "the vectors have {} and {} dimensions: one model gives them all one length",
-                first.len(),
-                other.len()
-            )));
-        }
         self.load_vectors(scope, &plan.model).await?;
         let dir = scope.dir();
         let mut lines = String::new();
         let mut kept = 0;
         if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
-            for ((file, size), vector) in plan.files.iter().zip(&plan.sizes).zip(checked) {
-                if state.sizes.get(file) != Some(size) {
+            let known = state.index.vector_dimensions().or(checked.first().map(Vec::len));
+            if let Some(other) = checked.iter().find(|vector| Some(vector.len()) != known) {
+                return Err(Error::InvalidArgument(format!(
+                    "the vectors of `{}` have {} values, these {}: one model gives them all one length (name a new model to start again)",
+                    plan.model,
+                    known.unwrap_or_default(),
+                    other.len()
+                )));
+            }
+            for ((file, version), vector) in plan.files.iter().zip(&plan.versions).zip(checked) {
+                if state.said.get(file) != Some(version) {
                     continue;
                 }
-                let line = VectorLine { file: file.clone(), model: plan.model.clone(), size: *size, vector };
+                let line = VectorLine { file: file.clone(), model: plan.model.clone(), version: version.clone(), vector };
                 lines.push_str(&(serde_json::to_string(&line).unwrap_or_default() + "\n"));
                 if state.index.set_vector(file, line.vector) {
                     kept += 1;
@@ -691,18 +702,22 @@ impl<S: Storage> Store<S> {
             return Ok(kept);
         }
         let key = dir.clone() + keys::MEMORY_VECTORS;
-        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map(|info| info.size);
+        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
         let text = match size {
-            None | Some(0) => vectors_header() + &lines,
+            0 => vectors_header() + &lines,
             // A line a crash cut short is left on its own, not glued to the next.
-            Some(size) if self.storage.read(&key, size - 1, Some(1)).await? != b"\n" => String::from("\n") + &lines,
-            Some(_) => lines,
+            size if self.storage.read(&key, size - 1, Some(1)).await? != b"\n" => String::from("\n") + &lines,
+            _ => lines,
         };
-        if let Some(size) = saved(self.storage.append(&key, text.as_bytes()).await)?
+        // What this store read stays what it read unless nobody else appended between:
+        // another writer's lines are then read by the next call.
+        if let Some(written) = saved(self.storage.append(&key, text.as_bytes()).await)?
             && let Some(state) = self.memories.borrow_mut().get_mut(&dir)
             && let Some((_, read_at)) = &mut state.vectors
+            && *read_at == size
+            && written == size + text.len() as u64
         {
-            *read_at = size;
+            *read_at = written;
         }
         Ok(kept)
     }
@@ -711,6 +726,7 @@ impl<S: Storage> Store<S> {
     /// `model` and for what each memory says now: read again when the file grew
     /// (another writer) or another model is asked for.
     async fn load_vectors(&self, scope: &Scope, model: &str) -> Result<(), Error> {
+        scope.check()?;
         if model.trim().is_empty() {
             return Err(Error::InvalidArgument(String::from("name the embedder's model: its vectors are kept by it")));
         }
@@ -725,11 +741,11 @@ impl<S: Storage> Store<S> {
         let text = if size > 0 { self.read_text(&key).await?.unwrap_or_default() } else { String::new() };
         let mut memories = self.memories.borrow_mut();
         let Some(state) = memories.get_mut(&dir) else { return Ok(()) };
-        state.index.clear_vectors();
+        state.index.take_vectors();
         // A line that does not read (torn by a crash, another version) is skipped: its
         // memory is planned again.
         for line in text.lines().filter_map(|line| serde_json::from_str::<VectorLine>(line).ok()) {
-            if line.model == model && state.sizes.get(&line.file) == Some(&line.size) {
+            if line.model == model && state.said.get(&line.file) == Some(&line.version) {
                 state.index.set_vector(&line.file, line.vector);
             }
         }
@@ -1041,7 +1057,7 @@ impl<S: Storage> Store<S> {
             listing.iter().filter_map(|info| Some((stem_in(dir, &info.key)?.to_string(), info.size))).collect();
         let Some(bytes) = bytes else {
             if files.is_empty() {
-                self.memories.borrow_mut().insert(String::from(dir), ScopeState::default());
+                self.replace_state(dir, ScopeState::default());
                 return Ok(None);
             }
             return self.rebuild_scope(dir, String::from("the recall index was missing")).await.map(Some);
@@ -1063,11 +1079,11 @@ impl<S: Storage> Store<S> {
         }
         state.index_size = bytes.len() as u64;
         if behind.is_empty() {
-            self.memories.borrow_mut().insert(String::from(dir), state);
+            self.replace_state(dir, state);
             return Ok(None);
         }
         behind.sort();
-        self.memories.borrow_mut().insert(String::from(dir), state);
+        self.replace_state(dir, state);
         self.index_catch_up(dir, behind).await.map(Some)
     }
 
@@ -1122,8 +1138,24 @@ impl<S: Storage> Store<S> {
             Some(()) => state.index_size = text.len() as u64,
             None => reason.push_str(UNSAVED),
         }
-        self.memories.borrow_mut().insert(String::from(dir), state);
+        self.replace_state(dir, state);
         Ok(MemoryIndexReport { reason, files })
+    }
+
+    /// Puts a scope's state read again in place of the one this store had, keeping the
+    /// host vectors of memories that say what they said: a store whose index cannot be
+    /// saved (read-only) reads the scope again on every call, and must not lose them.
+    fn replace_state(&self, dir: &str, mut state: ScopeState) {
+        let mut memories = self.memories.borrow_mut();
+        if let Some(mut old) = memories.remove(dir) {
+            for (file, vector) in old.index.take_vectors() {
+                if old.said.get(&file).is_some_and(|said| state.said.get(&file) == Some(said)) {
+                    state.index.set_vector(&file, vector);
+                }
+            }
+            state.vectors = old.vectors;
+        }
+        memories.insert(String::from(dir), state);
     }
 }
 
@@ -1144,8 +1176,8 @@ const UNSAVED: &str = "; the store is read-only, so the index was built in memor
 struct VectorLine {
     file: String,
     model: String,
-    /// The memory file's size when its text was embedded.
-    size: u64,
+    /// What the memory said when its text was embedded.
+    version: String,
     vector: Vec<f32>,
 }
 
@@ -1154,7 +1186,8 @@ fn vectors_header() -> String {
     serde_json::to_string(&header).unwrap_or_default() + "\n"
 }
 
-/// A vector a caller gave, refused unless it has a length and every value a number.
+/// A vector a caller gave, of unit length; refused unless it has a length, every value
+/// finite and a direction.
 fn checked_vector(vector: &[f32], name: &str) -> Result<Vec<f32>, Error> {
     if vector.is_empty() || vector.len() > super::embed::MAX_DIMENSIONS {
         return Err(Error::InvalidArgument(format!(
@@ -1163,10 +1196,13 @@ fn checked_vector(vector: &[f32], name: &str) -> Result<Vec<f32>, Error> {
             super::embed::MAX_DIMENSIONS
         )));
     }
-    if vector.iter().any(|value| !value.is_finite()) || vector.iter().all(|&value| value == 0.0) {
-        return Err(Error::InvalidArgument(format!("{name} has a value that is not a number, or none but zeros: embed the text again")));
+    let mut unit = vector.to_vec();
+    if vector.iter().any(|value| !value.is_finite()) || !super::embed::normalise(&mut unit) {
+        return Err(Error::InvalidArgument(format!(
+            "{name} has a value that is not a finite number, or no length to scale (all zeros, or too large or small to square): embed the text again"
+        )));
     }
-    Ok(vector.to_vec())
+    Ok(unit)
 }
 
 fn state_size(state: &ScopeState, file: &str) -> u64 {
@@ -1179,10 +1215,16 @@ fn apply_line(state: &mut ScopeState, line: IndexLine) {
         state.index.remove(&line.file);
         state.memories.remove(&line.file);
         state.sizes.remove(&line.file);
+        state.said.remove(&line.file);
         return;
     }
     let memory = Memory::parse(&line.file, &line.head);
     state.index.insert(document(&memory, &line.terms));
+    let said = crate::support::ids::fingerprint(&line.terms);
+    if state.said.get(&line.file) != Some(&said) {
+        state.index.drop_vector(&line.file);
+        state.said.insert(line.file.clone(), said);
+    }
     state.sizes.insert(line.file.clone(), line.size);
     state.memories.insert(line.file, memory);
 }

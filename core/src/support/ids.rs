@@ -21,6 +21,14 @@ pub(crate) fn derived_id(seed: &[&str], now_ms: i64) -> String {
     id
 }
 
+/// Sixteen hex digits of a hash of `text`: a version of what a text says, kept beside
+/// what was derived from it (a memory's vector) to tell when it is out of date.
+pub(crate) fn fingerprint(text: &str) -> String {
+    let mut id = String::with_capacity(16);
+    push_hex(&mut id, hash(&[text], &[], BASIS), 16);
+    id
+}
+
 /// Eight hex digits of a hash of `seed`: an id of pi's length for a seed whose own
 /// start is not random.
 pub(crate) fn short_id(seed: &str) -> String {

@@ -334,7 +334,7 @@ macro_rules! mirror_wit {
             $memory::RecallHit { file, name, description, type_, score, current, matched }
         );
         $crate::mirror_record!($crate::memory::store::Recalled, $memory::Recalled { hits, report });
-        $crate::mirror_record!($crate::memory::store::EmbeddingPlan, $memory::EmbeddingPlan { model, files, sizes, texts });
+        $crate::mirror_record!($crate::memory::store::EmbeddingPlan, $memory::EmbeddingPlan { model, files, versions, texts });
         $crate::mirror_record!($crate::memory::store::Near, $memory::Near { model, vector });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
         $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });

@@ -6,7 +6,7 @@ use mneme_core::memory::file::{LinkKind, Memory, MemoryType};
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Filter, NewMemory, Scope};
 use mneme_core::storage::faulty::Faulty;
-use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
+use mneme_core::{Error, InMemoryStorage, KeyInfo, Storage, StorageError, Store, block_on};
 
 const T0: i64 = 1_763_800_000_000;
 
@@ -951,7 +951,7 @@ fn embeddings_that_do_not_fit_the_plan_are_refused_and_a_torn_vectors_line_is_em
     };
     assert!(refused(vec![vec![1.0, 0.0]]).contains("give one vector per text"));
     assert!(refused(vec![vec![1.0, 0.0], vec![1.0]]).contains("one model gives them all one length"));
-    assert!(refused(vec![vec![1.0, f32::NAN], vec![1.0, 0.0]]).contains("not a number"));
+    assert!(refused(vec![vec![1.0, f32::NAN], vec![1.0, 0.0]]).contains("not a finite number"));
     assert!(refused(vec![vec![], vec![]]).contains("an embedding has 1 to"));
     let near = mneme_core::memory::store::Near { model: " ".into(), vector: vec![1.0] };
     assert!(matches!(
@@ -969,4 +969,76 @@ fn embeddings_that_do_not_fit_the_plan_are_refused_and_a_torn_vectors_line_is_em
     assert_eq!(plan.files, ["ride"]);
     assert_eq!(block_on(fresh.apply_embedding(&project(), &plan, &[vec![0.0, 1.0]])).unwrap(), 1);
     assert!(block_on(Store::new(&storage).plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty(), "{}", text(&storage, key));
+}
+
+/// A store that refuses every write, as a Claude Code home opened read-only.
+struct ReadOnly<'a>(&'a InMemoryStorage);
+
+impl Storage for ReadOnly<'_> {
+    async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        self.0.list(prefix).await
+    }
+    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        self.0.read(key, offset, len).await
+    }
+    async fn append(&self, key: &str, _: &[u8]) -> Result<u64, StorageError> {
+        Err(StorageError::ReadOnly { key: key.into() })
+    }
+    async fn replace(&self, key: &str, _: &[u8], _: Option<u64>) -> Result<(), StorageError> {
+        Err(StorageError::ReadOnly { key: key.into() })
+    }
+    async fn truncate(&self, key: &str, _: u64, _: u64) -> Result<(), StorageError> {
+        Err(StorageError::ReadOnly { key: key.into() })
+    }
+    async fn remove(&self, key: &str) -> Result<(), StorageError> {
+        Err(StorageError::ReadOnly { key: key.into() })
+    }
+    async fn rename(&self, from: &str, _: &str) -> Result<(), StorageError> {
+        Err(StorageError::ReadOnly { key: from.into() })
+    }
+    async fn lock(&self, _: &str) -> Result<(), StorageError> {
+        Ok(())
+    }
+    async fn unlock(&self, _: &str) -> Result<(), StorageError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_read_only_store_keeps_the_vectors_it_was_given_in_memory_and_plans_each_memory_once() {
+    let storage = InMemoryStorage::new();
+    let writer = Store::new(&storage);
+    for (n, (name, body)) in [("Ride", "A red sedan."), ("Forecast", "Sunny, no rain.")].into_iter().enumerate() {
+        block_on(writer.memory_add(&project(), NewMemory::new(name, MemoryType::User, "A fact", body), T0 + n as i64)).unwrap();
+    }
+    // No recall index saved (a Claude Code home): every call reads the scope again.
+    block_on(storage.remove("projects/-home-u-app/memory/.mneme/recall.jsonl")).unwrap();
+    let reader = Store::new(ReadOnly(&storage));
+    assert_eq!(embed_all(&reader, "toy"), 2, "each memory once, then an empty plan");
+    assert_eq!(recall_near(&reader, "car", "toy"), [("ride".to_owned(), true)]);
+    assert!(block_on(storage.list("projects/-home-u-app/memory/.mneme/")).unwrap().is_empty(), "nothing written");
+}
+
+#[test]
+fn a_vector_is_kept_while_the_memory_says_the_same_and_must_match_the_models_length() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.memory_add(&project(), NewMemory::new("Ride", MemoryType::User, "A fact", "A red sedan."), T0)).unwrap();
+    block_on(store.memory_add(&project(), NewMemory::new("Forecast", MemoryType::User, "A fact", "Sunny."), T0)).unwrap();
+    assert_eq!(embed_all(&store, "toy"), 2);
+    // Marked used: its frontmatter changed, not what it says; the vector stays.
+    block_on(store.memory_used(&project(), &["ride".to_owned()], T0 + 1)).unwrap();
+    assert!(block_on(store.plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty());
+    assert!(block_on(Store::new(&storage).plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty(), "read back too");
+    // Written again with other words of the same length: embedded again.
+    let change = Change { body: Some("A red saloon".into()), ..Change::default() };
+    block_on(store.memory_update(&project(), "ride", change, T0 + 2)).unwrap();
+    let plan = block_on(store.plan_embedding(&project(), "toy", 10)).unwrap();
+    assert_eq!(plan.files, ["ride"]);
+    assert!(matches!(
+        block_on(store.apply_embedding(&project(), &plan, &[vec![1.0, 0.0]])),
+        Err(Error::InvalidArgument(message)) if message.contains("have 3 values, these 2")
+    ));
+    assert!(matches!(block_on(store.plan_embedding(&project(), "toy", 0)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(block_on(store.plan_embedding(&Scope::Project("../x".into()), "toy", 1)), Err(Error::InvalidProject { .. })));
 }
