@@ -739,17 +739,46 @@ impl<S: Storage> Store<S> {
             return Ok(());
         }
         let text = if size > 0 { self.read_text(&key).await?.unwrap_or_default() } else { String::new() };
-        let mut memories = self.memories.borrow_mut();
-        let Some(state) = memories.get_mut(&dir) else { return Ok(()) };
-        state.index.take_vectors();
-        // A line that does not read (torn by a crash, another version) is skipped: its
-        // memory is planned again.
-        for line in text.lines().filter_map(|line| serde_json::from_str::<VectorLine>(line).ok()) {
-            if line.model == model && state.said.get(&line.file) == Some(&line.version) {
-                state.index.set_vector(&line.file, line.vector);
+        let lines = text.lines().count();
+        // The newest current line of each memory and model: what a rewrite keeps. A line
+        // that does not read (torn by a crash, another version) is skipped: its memory
+        // is planned again.
+        let mut current: BTreeMap<(String, String), VectorLine> = BTreeMap::new();
+        {
+            let mut memories = self.memories.borrow_mut();
+            let Some(state) = memories.get_mut(&dir) else { return Ok(()) };
+            for line in text.lines().filter_map(|line| serde_json::from_str::<VectorLine>(line).ok()) {
+                if state.said.get(&line.file) == Some(&line.version) {
+                    current.insert((line.file.clone(), line.model.clone()), line);
+                }
+            }
+            state.index.take_vectors();
+            for line in current.values().filter(|line| line.model == model) {
+                state.index.set_vector(&line.file, line.vector.clone());
+            }
+            state.vectors = Some((String::from(model), size));
+        }
+        // Every embedding again and every model adds lines; once most are out of date,
+        // the file is written again with the current ones (a derived file: if another
+        // writer appended meanwhile, the rewrite is skipped and tried on a later load).
+        if lines > 2 * current.len() + VECTORS_SLACK {
+            let mut compacted = vectors_header();
+            for line in current.values() {
+                compacted.push_str(&(serde_json::to_string(line).unwrap_or_default() + "\n"));
+            }
+            let rewritten =
+                self.memory_locked(scope, async |_| Ok(self.storage.replace(&key, compacted.as_bytes(), Some(size)).await?)).await;
+            match rewritten {
+                Ok(()) => {
+                    if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
+                        state.vectors = Some((String::from(model), compacted.len() as u64));
+                    }
+                }
+                // Read-only, written meanwhile, or its lock held long: kept as it is.
+                Err(Error::Storage(StorageError::ReadOnly { .. } | StorageError::Changed { .. } | StorageError::Locked { .. })) => {}
+                Err(error) => return Err(error),
             }
         }
-        state.vectors = Some((String::from(model), size));
         Ok(())
     }
 
@@ -1170,6 +1199,9 @@ fn saved<T>(outcome: Result<T, StorageError>) -> Result<Option<T>, Error> {
 }
 
 const UNSAVED: &str = "; the store is read-only, so the index was built in memory and not saved";
+
+/// Lines past twice the current ones before the vectors file is written again.
+const VECTORS_SLACK: usize = 16;
 
 /// One vector a host's embedder gave a memory, as the vectors file keeps it.
 #[derive(Serialize, Deserialize)]

@@ -1042,3 +1042,26 @@ fn a_vector_is_kept_while_the_memory_says_the_same_and_must_match_the_models_len
     assert!(matches!(block_on(store.plan_embedding(&project(), "toy", 0)), Err(Error::InvalidArgument(_))));
     assert!(matches!(block_on(store.plan_embedding(&Scope::Project("../x".into()), "toy", 1)), Err(Error::InvalidProject { .. })));
 }
+
+#[test]
+fn the_vectors_file_is_written_again_once_most_of_its_lines_are_out_of_date() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    block_on(store.memory_add(&project(), NewMemory::new("Ride", MemoryType::User, "A fact", "A red sedan."), T0)).unwrap();
+    block_on(store.memory_add(&project(), NewMemory::new("Forecast", MemoryType::User, "A fact", "Sunny."), T0)).unwrap();
+    let key = "projects/-home-u-app/memory/.mneme/vectors.jsonl";
+    // Each rewording leaves the old vector's line behind.
+    for n in 0..30 {
+        let change = Change { body: Some(format!("A red sedan, version {n}.")), ..Change::default() };
+        block_on(store.memory_update(&project(), "ride", change, T0 + n)).unwrap();
+        embed_all(&store, "toy");
+    }
+    assert!(text(&storage, key).lines().count() > 30, "a store appends while it runs");
+    // A store that reads the file (a new process, another model) writes it again with
+    // the current lines only, and reads back what it kept: nothing to embed again.
+    let fresh = Store::new(&storage);
+    assert!(block_on(fresh.plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty(), "{}", text(&storage, key));
+    assert_eq!(text(&storage, key).lines().count(), 3, "the header and one line per memory: {}", text(&storage, key));
+    assert_eq!(recall_near(&fresh, "sedan car", "toy")[0].0, "ride");
+    assert!(block_on(Store::new(&storage).plan_embedding(&project(), "toy", 10)).unwrap().files.is_empty());
+}
