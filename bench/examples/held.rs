@@ -40,8 +40,8 @@ fn main() {
         text: text.clone(),
         cwd: "/home/dev".into(),
     };
-    block_on(store.append("appended", entry(0, "first".into()))).expect("create the session");
-    block_on(store.hold("appended")).expect("hold the session");
+    block_on(store.sessions().append("appended", entry(0, "first".into()))).expect("create the session");
+    block_on(store.sessions().hold("appended")).expect("hold the session");
     let started = Instant::now();
     if turns {
         let messages: Vec<String> = (0..10).map(|i| format!(r#"{{"role":"{}","content":{text:?}}}"#, role(i).as_str())).collect();
@@ -56,14 +56,14 @@ fn main() {
                 parent: None,
                 agent: None,
             };
-            block_on(store.append_turn("appended", turn)).expect("a held turn");
+            block_on(store.sessions().append_turn("appended", turn)).expect("a held turn");
         }
         eprintln!("{} entries in turns of 10: {:?} each", entries.div_ceil(10) * 10, started.elapsed() / (entries.div_ceil(10) * 10));
     } else {
         for i in 0..entries {
-            block_on(store.append("appended", entry(i, format!("held-{i}")))).expect("a held append");
+            block_on(store.sessions().append("appended", entry(i, format!("held-{i}")))).expect("a held append");
         }
         eprintln!("{entries} held appends: {:?} each", started.elapsed() / entries);
     }
-    block_on(store.release("appended")).expect("release the session");
+    block_on(store.sessions().release("appended")).expect("release the session");
 }

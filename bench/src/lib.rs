@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use mneme_core::memory::text;
+use mneme_core::recall::text;
 
 /// Okapi BM25 (k1 1.2, b 0.75) over `documents`, terms as Mneme's index makes them
 /// (the same stemming and stopwords): what word matching alone gives. The first

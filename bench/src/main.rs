@@ -102,7 +102,7 @@ fn index_rows(dir: &Path, scale: &Scale) -> Vec<Row> {
     // Cold: no index yet (removed before each run), so every transcript is read.
     let (mneme_cold, _, listed) = measure(scale.cold_runs, || {
         let _ = fs::remove_dir_all(list_root.join("index"));
-        block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list")
+        block_on(Store::new(FsStorage::new(&list_root)).sessions().list()).expect("mneme list")
     });
     let manager = cersei_memory::manager::MemoryManager::new(Path::new("/home/dev/project")).with_sessions_dir(list_project.clone());
     let (cersei_list, _, cersei_listed) = measure(3, || manager.list_sessions());
@@ -114,7 +114,7 @@ fn index_rows(dir: &Path, scale: &Scale) -> Vec<Row> {
         detail: "Mneme reads every file for counts, title, times and caches them in the index; Cersei only lists names (message_count is always 0)".into(),
     });
     // Warm: a new store (another process) over the index the cold run left.
-    let (mneme_warm, _, warm) = measure(5, || block_on(Store::new(FsStorage::new(&list_root)).list()).expect("mneme list"));
+    let (mneme_warm, _, warm) = measure(5, || block_on(Store::new(FsStorage::new(&list_root)).sessions().list()).expect("mneme list"));
     assert_eq!(warm, listed, "the index gives what reading every file gave");
     rows.push(Row {
         operation: format!("list {} sessions from the index (a new process)", scale.sessions),
@@ -139,19 +139,20 @@ fn index_rows(dir: &Path, scale: &Scale) -> Vec<Row> {
     let policy = mneme_core::index::RoutePolicy::default();
     let keys = scale.keys;
     for i in 0..keys {
-        block_on(build_store.resolve(&inbound(i), &policy, 1_771_200_000_000, &format!("s{i}"))).expect("resolve");
+        block_on(build_store.index().resolve(&inbound(i), &policy, 1_771_200_000_000, &format!("s{i}"))).expect("resolve");
     }
     let mut tick = 0i64;
     let updates = 200u32;
     let (mneme_update, _, ()) = measure(1, || {
         for n in 0..updates {
             tick += 1;
-            block_on(keys_store.resolve(&inbound(n as usize * 7 % keys), &policy, 1_771_200_000_000 + tick, "unused")).expect("resolve");
+            block_on(keys_store.index().resolve(&inbound(n as usize * 7 % keys), &policy, 1_771_200_000_000 + tick, "unused"))
+                .expect("resolve");
         }
     });
     let openclaw = dir.join("openclaw/sessions.json");
     fs::create_dir_all(openclaw.parent().expect("a folder")).expect("mkdir");
-    let entries: serde_json::Map<String, serde_json::Value> = block_on(keys_store.keys(&[]))
+    let entries: serde_json::Map<String, serde_json::Value> = block_on(keys_store.index().keys(&[]))
         .expect("keys")
         .into_iter()
         .map(|e| (e.key.clone(), serde_json::to_value(&e).expect("json")))
@@ -387,12 +388,12 @@ fn growth_rows(dir: &Path) -> Vec<Row> {
         let index: String = (0..entries).map(|i| format!("- [Fact {i}](fact_{i}.md) — what fact {i} is about\n")).collect();
         fs::write(project.join("memory/MEMORY.md"), index).expect("write MEMORY.md");
         let store = Store::new(FsStorage::new(&root));
-        let (branches, _, listed) = measure(1, || block_on(store.branches("growth")).expect("branches"));
+        let (branches, _, listed) = measure(1, || block_on(store.sessions().branches("growth")).expect("branches"));
         assert_eq!(listed.len(), entries / 100, "a branch every 100 entries");
-        let (usage, _, ledger) = measure(1, || block_on(store.usage("growth", None)).expect("usage"));
+        let (usage, _, ledger) = measure(1, || block_on(store.sessions().usage("growth", None)).expect("usage"));
         assert_eq!(ledger.replies as usize, entries / 2);
         let scope = mneme_core::memory::store::Scope::Project("-home-dev-project".into());
-        let (load, _, loaded) = measure(1, || block_on(store.memory_load(&scope, Default::default())).expect("memory load"));
+        let (load, _, loaded) = measure(1, || block_on(store.memory().memory_load(&scope, Default::default())).expect("memory load"));
         assert!(loaded.text.lines().count() <= 201, "MEMORY.md within Claude Code's 200 lines");
         let timed = [("branches", branches), ("usage", usage), ("memory load", load)];
         for (at, (slot, (command, time))) in last.iter_mut().zip(timed).enumerate() {
@@ -490,7 +491,7 @@ fn main() {
 
     // Load: the whole session, as each library offers it.
     let store = Store::with_limits(FsStorage::new(&root), limits);
-    let (mneme_load, mneme_peak, transcript) = measure(3, || block_on(store.load(SESSION)).expect("mneme load"));
+    let (mneme_load, mneme_peak, transcript) = measure(3, || block_on(store.sessions().load(SESSION)).expect("mneme load"));
     let (cersei_load, cersei_peak, entries) = measure(3, || cersei_memory::session_storage::load_transcript(&big).expect("cersei load"));
     assert_eq!(transcript.entries.len(), written);
     assert_eq!(entries.len(), written, "cersei read every generated entry");
@@ -511,7 +512,7 @@ fn main() {
     // first: the row is the scan of the transcript's envelopes.
     let (mneme_scan, scan_peak, info) = measure(3, || {
         let _ = fs::remove_dir_all(root.join("index"));
-        block_on(Store::with_limits(FsStorage::new(&root), limits).list()).expect("mneme list")
+        block_on(Store::with_limits(FsStorage::new(&root), limits).sessions().list()).expect("mneme list")
     });
     assert_eq!(info.sessions[0].entry_count as usize, written);
     rows.push(Row {
@@ -534,7 +535,7 @@ fn main() {
         detail: format!("Mneme {} (peak heap {:.2}× file, beyond the bytes)", rate(size, reader), reader_peak as f64 / size as f64),
     });
     drop(in_memory);
-    let (mneme_context, context_peak, context) = measure(3, || block_on(store.context(SESSION)).expect("mneme context"));
+    let (mneme_context, context_peak, context) = measure(3, || block_on(store.sessions().context(SESSION)).expect("mneme context"));
     rows.push(Row {
         operation: "resume context".into(),
         mneme: mneme_context,
@@ -562,7 +563,7 @@ fn main() {
     // What an agent sends the model next: the context as Anthropic's request body.
     let anthropic = mneme_core::Provider::Anthropic;
     let (request, request_peak, body) =
-        measure(3, || block_on(store.provider_context(SESSION, anthropic, None, &[])).expect("mneme provider context"));
+        measure(3, || block_on(store.sessions().provider_context(SESSION, anthropic, None, &[])).expect("mneme provider context"));
     rows.push(Row {
         operation: "provider context (Anthropic request body)".into(),
         mneme: request,
@@ -590,12 +591,18 @@ fn main() {
     // The same session compacted (the newest messages kept): resume reads from its end
     // only as far back as its last compaction.
     let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(6), ..mneme_core::Settings::default() };
-    let plan = block_on(store.plan_compaction(SESSION, &settings, mneme_core::Mode::Manual)).expect("plan");
+    let plan = block_on(store.compaction().plan_compaction(SESSION, &settings, mneme_core::Mode::Manual)).expect("plan");
     let ids = mneme_core::CompactionIds { boundary: "bench-boundary".into(), summary: "bench-summary".into() };
-    block_on(store.apply_compaction(SESSION, &plan, "What happened before: the tests were run many times.", &ids, 1_800_000_000_000))
-        .expect("compact");
+    block_on(store.compaction().apply_compaction(
+        SESSION,
+        &plan,
+        "What happened before: the tests were run many times.",
+        &ids,
+        1_800_000_000_000,
+    ))
+    .expect("compact");
     let compacted = Store::with_limits(FsStorage::new(&root), limits);
-    let (mneme_resume, resume_peak, context) = measure(3, || block_on(compacted.context(SESSION)).expect("mneme context"));
+    let (mneme_resume, resume_peak, context) = measure(3, || block_on(compacted.sessions().context(SESSION)).expect("mneme context"));
     assert!(context.compacted && context.messages.len() == 7, "{} messages", context.messages.len());
     rows.push(Row {
         operation: format!("resume a compacted {} MB session", size / 1_000_000),
@@ -617,7 +624,7 @@ fn main() {
     let pi_entries = generate_pi(&pi_file, megabytes * 1_000_000).expect("generate the pi session");
     let pi_size = fs::metadata(&pi_file).expect("size").len();
     let pi_store = Store::with_limits(FsStorage::new(&pi_root), limits);
-    let (mneme_pi, pi_peak, pi_context) = measure(3, || block_on(pi_store.context("pi-bench")).expect("mneme pi context"));
+    let (mneme_pi, pi_peak, pi_context) = measure(3, || block_on(pi_store.sessions().context("pi-bench")).expect("mneme pi context"));
     let pi_itself = run_pi(&pi_file);
     rows.push(Row {
         operation: format!("resume a {} MB pi session ({pi_entries} entries)", pi_size / 1_000_000),
@@ -631,10 +638,12 @@ fn main() {
             pi_itself.as_ref().map_or_else(|e| format!("not run ({e})"), |(t, n)| format!("{t:.2?} for {n} messages"))
         ),
     });
-    let plan = block_on(pi_store.plan_compaction("pi-bench", &settings, mneme_core::Mode::Manual)).expect("plan the pi session");
-    block_on(pi_store.apply_compaction("pi-bench", &plan, "What happened before.", &ids, 1_800_000_000_000))
+    let plan =
+        block_on(pi_store.compaction().plan_compaction("pi-bench", &settings, mneme_core::Mode::Manual)).expect("plan the pi session");
+    block_on(pi_store.compaction().apply_compaction("pi-bench", &plan, "What happened before.", &ids, 1_800_000_000_000))
         .expect("compact the pi session");
-    let (mneme_pi_compacted, _, compacted_context) = measure(3, || block_on(pi_store.context("pi-bench")).expect("mneme pi context"));
+    let (mneme_pi_compacted, _, compacted_context) =
+        measure(3, || block_on(pi_store.sessions().context("pi-bench")).expect("mneme pi context"));
     let pi_compacted = run_pi(&pi_file);
     rows.push(Row {
         operation: format!("resume the {} MB pi session, compacted", pi_size / 1_000_000),
@@ -660,7 +669,7 @@ fn main() {
                 let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
                 let entry =
                     NewEntry { uuid: format!("{run}-{i}"), now_ms: from_ms + i as i64, role, text: text.clone(), cwd: "/home/dev".into() };
-                block_on(store.append("appended", entry)).expect("mneme append");
+                block_on(store.sessions().append("appended", entry)).expect("mneme append");
             }
         };
         // Each the fastest of three runs: a 2-core VM's noise is larger than an append.
@@ -687,7 +696,7 @@ fn main() {
         });
 
         // The same through a held session: locked once, each write one append.
-        block_on(store.hold("appended")).expect("hold");
+        block_on(store.sessions().hold("appended")).expect("hold");
         let session = append_root.join("projects/-home-dev/appended.jsonl");
         let session_size = || fs::metadata(&session).expect("the session").len();
         let before_held = session_size();
@@ -744,10 +753,10 @@ fn main() {
                     parent: None,
                     agent: None,
                 };
-                block_on(store.append_turn("appended", turn)).expect("mneme turn");
+                block_on(store.sessions().append_turn("appended", turn)).expect("mneme turn");
             }
         });
-        block_on(store.release("appended")).expect("release");
+        block_on(store.sessions().release("appended")).expect("release");
         let per_entry = batched / (turns * 10) as u32;
         rows.push(Row {
             operation: format!("append {turns} turns of 10 entries to a held session"),
@@ -789,7 +798,7 @@ fn main() {
     fs::write(edge_project.join("split.jsonl"), &split).expect("write the split session");
     let store = Store::new(FsStorage::new(&edge_root));
     let (gates, _, decision) = measure(3, || {
-        block_on(store.extraction_gate("tools", &mneme_core::gates::ExtractionSettings::default())).expect("extraction gate")
+        block_on(store.gates().extraction_gate("tools", &mneme_core::gates::ExtractionSettings::default())).expect("extraction gate")
     });
     assert!(decision.reason.contains("50000 tool calls"), "{}", decision.reason);
     rows.push(Row {
@@ -801,7 +810,7 @@ fn main() {
             tools.len() / 1_000_000
         ),
     });
-    let (merge, _, context) = measure(3, || block_on(store.context("split")).expect("resume the split reply"));
+    let (merge, _, context) = measure(3, || block_on(store.sessions().context("split")).expect("resume the split reply"));
     assert_eq!(context.messages.len(), 1);
     rows.push(Row {
         operation: "resume one reply split over 60k lines".into(),

@@ -125,19 +125,19 @@ impl sessions::GuestStore for Store {
         Store(core_::Store::with_limits(ImportedStorage, limits.map_or_else(core_::Limits::default, Mirror::mirror)))
     }
     fn append(&self, id: String, entry: sessions::NewEntry) -> Result<sessions::Entry, types::Error> {
-        run(self.0.append(&id, entry.mirror()))
+        run(self.0.sessions().append(&id, entry.mirror()))
     }
     fn append_turn(&self, id: String, turn: sessions::Turn) -> Result<Vec<sessions::Entry>, types::Error> {
-        run(self.0.append_turn(&id, turn.mirror()))
+        run(self.0.sessions().append_turn(&id, turn.mirror()))
     }
     fn tombstone(&self, id: String, uuid: String, now_ms: i64) -> Result<(), types::Error> {
-        run(self.0.tombstone(&id, &uuid, now_ms))
+        run(self.0.sessions().tombstone(&id, &uuid, now_ms))
     }
     fn load(&self, id: String) -> Result<sessions::Transcript, types::Error> {
-        run(self.0.load(&id))
+        run(self.0.sessions().load(&id))
     }
     fn context(&self, id: String) -> Result<sessions::Context, types::Error> {
-        run(self.0.context(&id))
+        run(self.0.sessions().context(&id))
     }
     fn provider_context(
         &self,
@@ -147,50 +147,50 @@ impl sessions::GuestStore for Store {
         injections: Vec<sessions::Injection>,
     ) -> Result<sessions::ProviderContext, types::Error> {
         let injections: Vec<core_::Injection> = injections.mirror();
-        run(self.0.provider_context(&id, provider.mirror(), model.as_deref(), &injections))
+        run(self.0.sessions().provider_context(&id, provider.mirror(), model.as_deref(), &injections))
     }
     fn branches(&self, id: String) -> Result<Vec<sessions::Branch>, types::Error> {
-        run(self.0.branches(&id))
+        run(self.0.sessions().branches(&id))
     }
     fn usage(&self, id: String, prices: Option<sessions::Prices>) -> Result<sessions::Ledger, types::Error> {
         let prices: Option<core_::Prices> = prices.mirror();
-        run(self.0.usage(&id, prices.as_ref()))
+        run(self.0.sessions().usage(&id, prices.as_ref()))
     }
     fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: i64) -> Result<Vec<sessions::Entry>, types::Error> {
-        run(self.0.fork(&id, from.as_deref(), &new_id, now_ms))
+        run(self.0.sessions().fork(&id, from.as_deref(), &new_id, now_ms))
     }
     fn gc(&self, policy: sessions::Retention, now_ms: i64) -> Result<sessions::GcReport, types::Error> {
-        run(self.0.gc(&policy.mirror(), now_ms))
+        run(self.0.sessions().gc(&policy.mirror(), now_ms))
     }
     fn archive(&self, id: String, now_ms: i64) -> Result<sessions::ArchivedSession, types::Error> {
-        run(self.0.archive(&id, now_ms))
+        run(self.0.sessions().archive(&id, now_ms))
     }
     fn archived(&self) -> Result<Vec<sessions::ArchivedSession>, types::Error> {
-        run(self.0.archived())
+        run(self.0.sessions().archived())
     }
     fn restore(&self, id: String) -> Result<sessions::ArchivedSession, types::Error> {
-        run(self.0.restore(&id))
+        run(self.0.sessions().restore(&id))
     }
     fn import_session(&self, request: sessions::ImportRequest) -> Result<sessions::Imported, types::Error> {
-        run(self.0.import_session(&request.mirror()))
+        run(self.0.sessions().import_session(&request.mirror()))
     }
     fn export_session(&self, id: String, format: sessions::ExportFormat, uuid: String) -> Result<sessions::Exported, types::Error> {
-        run(self.0.export_session(&id, format.mirror(), &uuid))
+        run(self.0.sessions().export_session(&id, format.mirror(), &uuid))
     }
     fn check(&self, id: String) -> Result<sessions::CheckReport, types::Error> {
-        run(self.0.check(&id))
+        run(self.0.sessions().check(&id))
     }
     fn subagents(&self, id: String) -> Result<Vec<sessions::Subagent>, types::Error> {
-        run(self.0.subagents(&id))
+        run(self.0.sessions().subagents(&id))
     }
     fn remove(&self, id: String) -> Result<Vec<String>, types::Error> {
-        run(self.0.remove(&id))
+        run(self.0.sessions().remove(&id))
     }
     fn repair(&self, id: String, now_ms: i64) -> Result<sessions::RepairReport, types::Error> {
-        run(self.0.repair(&id, now_ms))
+        run(self.0.sessions().repair(&id, now_ms))
     }
     fn list(&self) -> Result<sessions::Listing, types::Error> {
-        run(self.0.list())
+        run(self.0.sessions().list())
     }
     fn search(
         &self,
@@ -199,10 +199,10 @@ impl sessions::GuestStore for Store {
         project: Option<String>,
         window: types::Window,
     ) -> Result<Vec<sessions::SearchHit>, types::Error> {
-        run(self.0.search(&query, limit.mirror(), project.as_deref(), window.mirror()))
+        run(self.0.sessions().search(&query, limit.mirror(), project.as_deref(), window.mirror()))
     }
     fn reopen(&self, id: String) {
-        self.0.reopen(&id)
+        self.0.sessions().reopen(&id)
     }
     fn set_redaction(&self, kinds: Vec<String>) -> Result<(), types::Error> {
         let redaction = core_::redact::Redaction::named(&kinds).map_err(Mirror::mirror)?;
@@ -210,10 +210,10 @@ impl sessions::GuestStore for Store {
         Ok(())
     }
     fn hold(&self, id: String) -> Result<(), types::Error> {
-        run(self.0.hold(&id))
+        run(self.0.sessions().hold(&id))
     }
     fn release(&self, id: String) -> Result<(), types::Error> {
-        run(self.0.release(&id))
+        run(self.0.sessions().release(&id))
     }
 }
 
@@ -256,10 +256,10 @@ impl compaction::Guest for Component {
         settings: compaction::Settings,
         mode: compaction::Mode,
     ) -> Result<compaction::Plan, types::Error> {
-        run(store(handle).plan_compaction(&id, &settings.mirror(), mode.mirror()))
+        run(store(handle).compaction().plan_compaction(&id, &settings.mirror(), mode.mirror()))
     }
     fn summarize_offline(handle: sessions::StoreBorrow<'_>, id: String, plan: compaction::Plan) -> Result<String, types::Error> {
-        run(store(handle).summarize_offline(&id, &plan.mirror()))
+        run(store(handle).compaction().summarize_offline(&id, &plan.mirror()))
     }
     fn apply_compaction(
         handle: sessions::StoreBorrow<'_>,
@@ -269,10 +269,10 @@ impl compaction::Guest for Component {
         ids: compaction::CompactionIds,
         now_ms: i64,
     ) -> Result<compaction::Applied, types::Error> {
-        run(store(handle).apply_compaction(&id, &plan.mirror(), &summary, &ids.mirror(), now_ms))
+        run(store(handle).compaction().apply_compaction(&id, &plan.mirror(), &summary, &ids.mirror(), now_ms))
     }
     fn record_compaction_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
-        run(store(handle).record_compaction_failure(&id, &reason, now_ms))
+        run(store(handle).compaction().record_compaction_failure(&id, &reason, now_ms))
     }
 }
 
@@ -294,20 +294,20 @@ impl gates::Guest for Component {
         id: String,
         settings: gates::FlushSettings,
     ) -> Result<gates::Decision, types::Error> {
-        run(store(handle).memory_flush_gate(&id, &settings.mirror()))
+        run(store(handle).gates().memory_flush_gate(&id, &settings.mirror()))
     }
     fn record_memory_flush(handle: sessions::StoreBorrow<'_>, id: String, now_ms: i64) -> Result<(), types::Error> {
-        run(store(handle).record_memory_flush(&id, now_ms))
+        run(store(handle).gates().record_memory_flush(&id, now_ms))
     }
     fn extraction_gate(
         handle: sessions::StoreBorrow<'_>,
         id: String,
         settings: gates::ExtractionSettings,
     ) -> Result<gates::Decision, types::Error> {
-        run(store(handle).extraction_gate(&id, &settings.mirror()))
+        run(store(handle).gates().extraction_gate(&id, &settings.mirror()))
     }
     fn record_extraction(handle: sessions::StoreBorrow<'_>, id: String, now_ms: i64) -> Result<(), types::Error> {
-        run(store(handle).record_extraction(&id, now_ms))
+        run(store(handle).gates().record_extraction(&id, now_ms))
     }
     fn reset_gate(
         handle: sessions::StoreBorrow<'_>,
@@ -315,10 +315,10 @@ impl gates::Guest for Component {
         now_ms: i64,
         policy: gates::ResetPolicy,
     ) -> Result<gates::Decision, types::Error> {
-        run(store(handle).reset_gate(&id, now_ms, &policy.mirror()))
+        run(store(handle).gates().reset_gate(&id, now_ms, &policy.mirror()))
     }
     fn dream_gate(handle: sessions::StoreBorrow<'_>, now_ms: i64, settings: gates::DreamSettings) -> Result<gates::Decision, types::Error> {
-        run(store(handle).dream_gate(now_ms, &settings.mirror()))
+        run(store(handle).gates().dream_gate(now_ms, &settings.mirror()))
     }
     fn dream_acquire(
         handle: sessions::StoreBorrow<'_>,
@@ -326,10 +326,10 @@ impl gates::Guest for Component {
         holder: String,
         settings: gates::DreamSettings,
     ) -> Result<gates::Decision, types::Error> {
-        run(store(handle).dream_acquire(now_ms, &holder, &settings.mirror()))
+        run(store(handle).gates().dream_acquire(now_ms, &holder, &settings.mirror()))
     }
     fn dream_release(handle: sessions::StoreBorrow<'_>, now_ms: i64, holder: String, completed: bool) -> Result<(), types::Error> {
-        run(store(handle).dream_release(now_ms, &holder, completed))
+        run(store(handle).gates().dream_release(now_ms, &holder, completed))
     }
 }
 
@@ -343,7 +343,7 @@ impl memory::Guest for Component {
         memory: memory::NewMemory,
         now_ms: i64,
     ) -> Result<memory::Memory, types::Error> {
-        run(store(handle).memory_add(&scope.mirror(), memory.mirror(), now_ms))
+        run(store(handle).memory().memory_add(&scope.mirror(), memory.mirror(), now_ms))
     }
     fn memory_add_many(
         handle: sessions::StoreBorrow<'_>,
@@ -351,7 +351,7 @@ impl memory::Guest for Component {
         memories: Vec<memory::NewMemory>,
         now_ms: i64,
     ) -> Result<Vec<memory::Memory>, types::Error> {
-        run(store(handle).memory_add_many(&scope.mirror(), memories.mirror(), now_ms))
+        run(store(handle).memory().memory_add_many(&scope.mirror(), memories.mirror(), now_ms))
     }
     fn memory_update(
         handle: sessions::StoreBorrow<'_>,
@@ -360,7 +360,7 @@ impl memory::Guest for Component {
         change: memory::Change,
         now_ms: i64,
     ) -> Result<memory::Memory, types::Error> {
-        run(store(handle).memory_update(&scope.mirror(), &file, change.mirror(), now_ms))
+        run(store(handle).memory().memory_update(&scope.mirror(), &file, change.mirror(), now_ms))
     }
     fn memory_supersede(
         handle: sessions::StoreBorrow<'_>,
@@ -369,7 +369,7 @@ impl memory::Guest for Component {
         replacement: memory::NewMemory,
         now_ms: i64,
     ) -> Result<memory::Memory, types::Error> {
-        run(store(handle).memory_supersede(&scope.mirror(), &file, replacement.mirror(), now_ms))
+        run(store(handle).memory().memory_supersede(&scope.mirror(), &file, replacement.mirror(), now_ms))
     }
     fn memory_forget(
         handle: sessions::StoreBorrow<'_>,
@@ -377,7 +377,7 @@ impl memory::Guest for Component {
         file: String,
         now_ms: i64,
     ) -> Result<memory::Memory, types::Error> {
-        run(store(handle).memory_forget(&scope.mirror(), &file, now_ms))
+        run(store(handle).memory().memory_forget(&scope.mirror(), &file, now_ms))
     }
     fn memory_link(
         handle: sessions::StoreBorrow<'_>,
@@ -387,17 +387,17 @@ impl memory::Guest for Component {
         to: String,
         now_ms: i64,
     ) -> Result<memory::Memory, types::Error> {
-        run(store(handle).memory_link(&scope.mirror(), &from, kind.mirror(), &to, now_ms))
+        run(store(handle).memory().memory_link(&scope.mirror(), &from, kind.mirror(), &to, now_ms))
     }
     fn memory_list(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         filter: memory::Filter,
     ) -> Result<Vec<memory::Memory>, types::Error> {
-        run(store(handle).memory_list(&scope.mirror(), &filter.mirror()))
+        run(store(handle).memory().memory_list(&scope.mirror(), &filter.mirror()))
     }
     fn memory_show(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, file: String) -> Result<memory::Shown, types::Error> {
-        run(store(handle).memory_show(&scope.mirror(), &file))
+        run(store(handle).memory().memory_show(&scope.mirror(), &file))
     }
     fn memory_recall(
         handle: sessions::StoreBorrow<'_>,
@@ -409,7 +409,7 @@ impl memory::Guest for Component {
         near: Option<memory::Near>,
     ) -> Result<memory::Recalled, types::Error> {
         let near: Option<mneme_core::memory::store::Near> = near.mirror();
-        run(store(handle).memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror(), near.as_ref()))
+        run(store(handle).memory().memory_recall(&scope.mirror(), &query, limit.mirror(), all, window.mirror(), near.as_ref()))
     }
     fn plan_embedding(
         handle: sessions::StoreBorrow<'_>,
@@ -417,7 +417,7 @@ impl memory::Guest for Component {
         model: String,
         limit: u32,
     ) -> Result<memory::EmbeddingPlan, types::Error> {
-        run(store(handle).plan_embedding(&scope.mirror(), &model, limit.mirror()))
+        run(store(handle).memory().plan_embedding(&scope.mirror(), &model, limit.mirror()))
     }
     fn apply_embedding(
         handle: sessions::StoreBorrow<'_>,
@@ -425,13 +425,13 @@ impl memory::Guest for Component {
         plan: memory::EmbeddingPlan,
         vectors: Vec<Vec<f32>>,
     ) -> Result<u32, types::Error> {
-        run(store(handle).apply_embedding(&scope.mirror(), &plan.mirror(), &vectors))
+        run(store(handle).memory().apply_embedding(&scope.mirror(), &plan.mirror(), &vectors))
     }
     fn memory_load(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, caps: memory::Caps) -> Result<memory::Loaded, types::Error> {
-        run(store(handle).memory_load(&scope.mirror(), caps.mirror()))
+        run(store(handle).memory().memory_load(&scope.mirror(), caps.mirror()))
     }
     fn memory_reindex(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<memory::MemoryIndexReport, types::Error> {
-        run(store(handle).memory_reindex(&scope.mirror()))
+        run(store(handle).memory().memory_reindex(&scope.mirror()))
     }
     fn memory_used(
         handle: sessions::StoreBorrow<'_>,
@@ -439,7 +439,7 @@ impl memory::Guest for Component {
         files: Vec<String>,
         now_ms: i64,
     ) -> Result<Vec<memory::Memory>, types::Error> {
-        run(store(handle).memory_used(&scope.mirror(), &files, now_ms))
+        run(store(handle).memory().memory_used(&scope.mirror(), &files, now_ms))
     }
     fn set_embeddings(handle: sessions::StoreBorrow<'_>, table: Option<Vec<u8>>) -> Result<Option<memory::EmbeddingsInfo>, types::Error> {
         store(handle).set_embeddings(table.as_deref()).mirror()
@@ -449,7 +449,7 @@ impl memory::Guest for Component {
         scope: memory::Scope,
         id: String,
     ) -> Result<memory::ExtractionPlan, types::Error> {
-        run(store(handle).plan_extraction(&scope.mirror(), &id))
+        run(store(handle).memory().plan_extraction(&scope.mirror(), &id))
     }
     fn apply_extraction(
         handle: sessions::StoreBorrow<'_>,
@@ -458,17 +458,17 @@ impl memory::Guest for Component {
         answer: String,
         now_ms: i64,
     ) -> Result<memory::Extracted, types::Error> {
-        run(store(handle).apply_extraction(&scope.mirror(), &plan.mirror(), &answer, now_ms))
+        run(store(handle).memory().apply_extraction(&scope.mirror(), &plan.mirror(), &answer, now_ms))
     }
     fn record_extraction_failure(handle: sessions::StoreBorrow<'_>, id: String, reason: String, now_ms: i64) -> Result<(), types::Error> {
-        run(store(handle).record_extraction_failure(&id, &reason, now_ms))
+        run(store(handle).memory().record_extraction_failure(&id, &reason, now_ms))
     }
     fn plan_consolidation(
         handle: sessions::StoreBorrow<'_>,
         scope: memory::Scope,
         now_ms: i64,
     ) -> Result<memory::ConsolidationPlan, types::Error> {
-        run(store(handle).plan_consolidation(&scope.mirror(), now_ms))
+        run(store(handle).memory().plan_consolidation(&scope.mirror(), now_ms))
     }
     fn apply_consolidation(
         handle: sessions::StoreBorrow<'_>,
@@ -478,7 +478,7 @@ impl memory::Guest for Component {
         now_ms: i64,
         dry_run: bool,
     ) -> Result<memory::Consolidation, types::Error> {
-        run(store(handle).apply_consolidation(&scope.mirror(), &plan.mirror(), &answer, now_ms, dry_run))
+        run(store(handle).memory().apply_consolidation(&scope.mirror(), &plan.mirror(), &answer, now_ms, dry_run))
     }
     fn rollback_consolidation(
         handle: sessions::StoreBorrow<'_>,
@@ -486,25 +486,25 @@ impl memory::Guest for Component {
         id: String,
         now_ms: i64,
     ) -> Result<memory::Consolidation, types::Error> {
-        run(store(handle).rollback_consolidation(&scope.mirror(), &id, now_ms))
+        run(store(handle).memory().rollback_consolidation(&scope.mirror(), &id, now_ms))
     }
     fn consolidations(handle: sessions::StoreBorrow<'_>, scope: memory::Scope) -> Result<Vec<memory::Consolidation>, types::Error> {
-        run(store(handle).consolidations(&scope.mirror()))
+        run(store(handle).memory().consolidations(&scope.mirror()))
     }
     fn instructions(
         handle: sessions::StoreBorrow<'_>,
         request: memory::InstructionsRequest,
     ) -> Result<memory::LoadedInstructions, types::Error> {
-        run(store(handle).instructions(&request.mirror()))
+        run(store(handle).memory().instructions(&request.mirror()))
     }
     fn write_file(handle: sessions::StoreBorrow<'_>, path: String, text: String) -> Result<(), types::Error> {
-        run(store(handle).write_file(&path, &text))
+        run(store(handle).memory().write_file(&path, &text))
     }
     fn read_file(handle: sessions::StoreBorrow<'_>, path: String) -> Result<Option<String>, types::Error> {
-        run(store(handle).read_file(&path))
+        run(store(handle).memory().read_file(&path))
     }
     fn remove_file(handle: sessions::StoreBorrow<'_>, path: String) -> Result<(), types::Error> {
-        run(store(handle).remove_file(&path))
+        run(store(handle).memory().remove_file(&path))
     }
 }
 
@@ -525,7 +525,7 @@ impl index::Guest for Component {
         now_ms: i64,
         new_session_id: String,
     ) -> Result<index::Resolution, types::Error> {
-        run(store(handle).resolve(&inbound.mirror(), &policy.mirror(), now_ms, &new_session_id))
+        run(store(handle).index().resolve(&inbound.mirror(), &policy.mirror(), now_ms, &new_session_id))
     }
     fn reset_key(
         handle: sessions::StoreBorrow<'_>,
@@ -533,29 +533,29 @@ impl index::Guest for Component {
         new_session_id: String,
         now_ms: i64,
     ) -> Result<index::KeyEntry, types::Error> {
-        run(store(handle).reset_key(&key, &new_session_id, now_ms))
+        run(store(handle).index().reset_key(&key, &new_session_id, now_ms))
     }
     fn update_key(handle: sessions::StoreBorrow<'_>, key: String, patch: index::KeyPatch) -> Result<index::KeyEntry, types::Error> {
-        run(store(handle).update_key(&key, &patch.mirror()))
+        run(store(handle).index().update_key(&key, &patch.mirror()))
     }
     fn remove_key(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyEntry, types::Error> {
-        run(store(handle).remove_key(&key))
+        run(store(handle).index().remove_key(&key))
     }
     fn key(handle: sessions::StoreBorrow<'_>, key: String) -> Result<index::KeyView, types::Error> {
-        run(store(handle).key(&key))
+        run(store(handle).index().key(&key))
     }
     fn keys(handle: sessions::StoreBorrow<'_>, filter: Vec<index::Field>) -> Result<Vec<index::KeyEntry>, types::Error> {
         let filter: Vec<core_::index::Field> = filter.mirror();
-        run(store(handle).keys(&filter))
+        run(store(handle).index().keys(&filter))
     }
     fn index_report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexHealth, types::Error> {
-        run(store(handle).index_report())
+        run(store(handle).index().index_report())
     }
     fn import_openclaw_keys(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
-        run(store(handle).import_openclaw_keys(&data))
+        run(store(handle).index().import_openclaw_keys(&data))
     }
     fn export_openclaw_keys(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
-        run(store(handle).export_openclaw_keys())
+        run(store(handle).index().export_openclaw_keys())
     }
     fn crab_latest(
         handle: sessions::StoreBorrow<'_>,
@@ -563,7 +563,7 @@ impl index::Guest for Component {
         agent: String,
         sender: String,
     ) -> Result<Option<index::CrabSession>, types::Error> {
-        run(store(handle).crab_latest(project.as_deref(), &agent, &sender))
+        run(store(handle).index().crab_latest(project.as_deref(), &agent, &sender))
     }
     fn crab_start(
         handle: sessions::StoreBorrow<'_>,
@@ -573,22 +573,22 @@ impl index::Guest for Component {
         created_by: String,
         now_ms: i64,
     ) -> Result<index::CrabSession, types::Error> {
-        run(store(handle).crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms))
+        run(store(handle).index().crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms))
     }
     fn crab_show(handle: sessions::StoreBorrow<'_>, id: String) -> Result<index::CrabSession, types::Error> {
-        run(store(handle).crab_show(&id))
+        run(store(handle).index().crab_show(&id))
     }
     fn crab_set_title(handle: sessions::StoreBorrow<'_>, id: String, title: String) -> Result<index::CrabSession, types::Error> {
-        run(store(handle).crab_set_title(&id, &title))
+        run(store(handle).index().crab_set_title(&id, &title))
     }
     fn crab_add_uptime(handle: sessions::StoreBorrow<'_>, id: String, secs: u64) -> Result<index::CrabSession, types::Error> {
-        run(store(handle).crab_add_uptime(&id, secs))
+        run(store(handle).index().crab_add_uptime(&id, secs))
     }
     fn rebuild_index(handle: sessions::StoreBorrow<'_>) -> Result<index::RebuildReport, types::Error> {
-        run(store(handle).rebuild_index())
+        run(store(handle).index().rebuild_index())
     }
     fn rollover_gate(handle: sessions::StoreBorrow<'_>, key: String, max_context_tokens: u64) -> Result<gates::Decision, types::Error> {
-        run(store(handle).rollover_gate(&key, max_context_tokens))
+        run(store(handle).index().rollover_gate(&key, max_context_tokens))
     }
     fn rollover(
         handle: sessions::StoreBorrow<'_>,
@@ -598,7 +598,7 @@ impl index::Guest for Component {
         new_session_id: String,
         now_ms: i64,
     ) -> Result<index::RolledOver, types::Error> {
-        run(store(handle).rollover(&key, &summary, &ids.mirror(), &new_session_id, now_ms))
+        run(store(handle).index().rollover(&key, &summary, &ids.mirror(), &new_session_id, now_ms))
     }
 }
 

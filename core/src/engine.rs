@@ -14,14 +14,14 @@ use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use crate::interchange::{ExportFormat, Exported, Import, Imported};
 use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
-use crate::memory::embed::EmbeddingsInfo;
 use crate::memory::extract::{Extracted, ExtractionPlan};
 use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
-use crate::memory::recall::Window;
 use crate::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
 use crate::message::{Injection, Provider, ProviderContext, Turn};
+use crate::recall::Window;
+use crate::recall::embed::EmbeddingsInfo;
 use crate::retention::{ArchivedSession, GcReport, Retention};
 use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, Subagent, Transcript};
 use crate::storage::Storage;
@@ -215,19 +215,19 @@ pub fn compact_offline<E: EngineError>(
 /// The core itself, driving its futures to completion over a synchronous storage.
 impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E> {
-        Ok(block_on(Store::append(self, id, entry))?)
+        Ok(block_on(self.sessions().append(id, entry))?)
     }
     fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, E> {
-        Ok(block_on(Store::append_turn(self, id, turn))?)
+        Ok(block_on(self.sessions().append_turn(id, turn))?)
     }
     fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), E> {
-        Ok(block_on(Store::tombstone(self, id, uuid, now_ms))?)
+        Ok(block_on(self.sessions().tombstone(id, uuid, now_ms))?)
     }
     fn load(&mut self, id: &str) -> Result<Transcript, E> {
-        Ok(block_on(Store::load(self, id))?)
+        Ok(block_on(self.sessions().load(id))?)
     }
     fn context(&mut self, id: &str) -> Result<Context, E> {
-        Ok(block_on(Store::context(self, id))?)
+        Ok(block_on(self.sessions().context(id))?)
     }
     fn provider_context(
         &mut self,
@@ -236,58 +236,58 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         model: Option<&str>,
         injections: &[Injection],
     ) -> Result<ProviderContext, E> {
-        Ok(block_on(Store::provider_context(self, id, provider, model, injections))?)
+        Ok(block_on(self.sessions().provider_context(id, provider, model, injections))?)
     }
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E> {
-        Ok(block_on(Store::branches(self, id))?)
+        Ok(block_on(self.sessions().branches(id))?)
     }
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E> {
-        Ok(block_on(Store::usage(self, id, prices))?)
+        Ok(block_on(self.sessions().usage(id, prices))?)
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
-        Ok(block_on(Store::fork(self, id, from, new_id, now_ms))?)
+        Ok(block_on(self.sessions().fork(id, from, new_id, now_ms))?)
     }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, E> {
-        Ok(block_on(Store::gc(self, policy, now_ms))?)
+        Ok(block_on(self.sessions().gc(policy, now_ms))?)
     }
     fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, E> {
-        Ok(block_on(Store::archive(self, id, now_ms))?)
+        Ok(block_on(self.sessions().archive(id, now_ms))?)
     }
     fn archived(&mut self) -> Result<Vec<ArchivedSession>, E> {
-        Ok(block_on(Store::archived(self))?)
+        Ok(block_on(self.sessions().archived())?)
     }
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, E> {
-        Ok(block_on(Store::restore(self, id))?)
+        Ok(block_on(self.sessions().restore(id))?)
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, E> {
-        Ok(block_on(Store::import_session(self, request))?)
+        Ok(block_on(self.sessions().import_session(request))?)
     }
     fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E> {
-        Ok(block_on(Store::export_session(self, id, format, uuid))?)
+        Ok(block_on(self.sessions().export_session(id, format, uuid))?)
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
-        Ok(block_on(Store::check(self, id))?)
+        Ok(block_on(self.sessions().check(id))?)
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
         Ok(crate::check_bytes(data))
     }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
-        Ok(block_on(Store::subagents(self, id))?)
+        Ok(block_on(self.sessions().subagents(id))?)
     }
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E> {
-        Ok(block_on(Store::remove(self, id))?)
+        Ok(block_on(self.sessions().remove(id))?)
     }
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E> {
-        Ok(block_on(Store::repair(self, id, now_ms))?)
+        Ok(block_on(self.sessions().repair(id, now_ms))?)
     }
     fn list(&mut self) -> Result<Listing, E> {
-        Ok(block_on(Store::list(self))?)
+        Ok(block_on(self.sessions().list())?)
     }
     fn search(&mut self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, E> {
-        Ok(block_on(Store::search(self, query, limit, project, window))?)
+        Ok(block_on(self.sessions().search(query, limit, project, window))?)
     }
     fn reopen(&mut self, id: &str) -> Result<(), E> {
-        Store::reopen(self, id);
+        self.sessions().reopen(id);
         Ok(())
     }
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E> {
@@ -295,70 +295,70 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         Ok(())
     }
     fn hold(&mut self, id: &str) -> Result<(), E> {
-        Ok(block_on(Store::hold(self, id))?)
+        Ok(block_on(self.sessions().hold(id))?)
     }
     fn release(&mut self, id: &str) -> Result<(), E> {
-        Ok(block_on(Store::release(self, id))?)
+        Ok(block_on(self.sessions().release(id))?)
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E> {
-        Ok(block_on(Store::plan_compaction(self, id, settings, mode))?)
+        Ok(block_on(self.compaction().plan_compaction(id, settings, mode))?)
     }
     fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, E> {
-        Ok(block_on(Store::summarize_offline(self, id, plan))?)
+        Ok(block_on(self.compaction().summarize_offline(id, plan))?)
     }
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, E> {
-        Ok(block_on(Store::apply_compaction(self, id, plan, summary, ids, now_ms))?)
+        Ok(block_on(self.compaction().apply_compaction(id, plan, summary, ids, now_ms))?)
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
-        Ok(block_on(Store::record_compaction_failure(self, id, reason, now_ms))?)
+        Ok(block_on(self.compaction().record_compaction_failure(id, reason, now_ms))?)
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, E> {
-        Ok(block_on(Store::memory_flush_gate(self, id, settings))?)
+        Ok(block_on(self.gates().memory_flush_gate(id, settings))?)
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), E> {
-        Ok(block_on(Store::record_memory_flush(self, id, now_ms))?)
+        Ok(block_on(self.gates().record_memory_flush(id, now_ms))?)
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, E> {
-        Ok(block_on(Store::extraction_gate(self, id, settings))?)
+        Ok(block_on(self.gates().extraction_gate(id, settings))?)
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), E> {
-        Ok(block_on(Store::record_extraction(self, id, now_ms))?)
+        Ok(block_on(self.gates().record_extraction(id, now_ms))?)
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, E> {
-        Ok(block_on(Store::reset_gate(self, id, now_ms, policy))?)
+        Ok(block_on(self.gates().reset_gate(id, now_ms, policy))?)
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, E> {
-        Ok(block_on(Store::dream_gate(self, now_ms, settings))?)
+        Ok(block_on(self.gates().dream_gate(now_ms, settings))?)
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, E> {
-        Ok(block_on(Store::dream_acquire(self, now_ms, holder, settings))?)
+        Ok(block_on(self.gates().dream_acquire(now_ms, holder, settings))?)
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), E> {
-        Ok(block_on(Store::dream_release(self, now_ms, holder, completed))?)
+        Ok(block_on(self.gates().dream_release(now_ms, holder, completed))?)
     }
     fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, E> {
-        Ok(block_on(Store::memory_add(self, scope, memory, now_ms))?)
+        Ok(block_on(self.memory().memory_add(scope, memory, now_ms))?)
     }
     fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, E> {
-        Ok(block_on(Store::memory_add_many(self, scope, memories, now_ms))?)
+        Ok(block_on(self.memory().memory_add_many(scope, memories, now_ms))?)
     }
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, E> {
-        Ok(block_on(Store::memory_update(self, scope, file, change, now_ms))?)
+        Ok(block_on(self.memory().memory_update(scope, file, change, now_ms))?)
     }
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, E> {
-        Ok(block_on(Store::memory_supersede(self, scope, file, replacement, now_ms))?)
+        Ok(block_on(self.memory().memory_supersede(scope, file, replacement, now_ms))?)
     }
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, E> {
-        Ok(block_on(Store::memory_forget(self, scope, file, now_ms))?)
+        Ok(block_on(self.memory().memory_forget(scope, file, now_ms))?)
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E> {
-        Ok(block_on(Store::memory_link(self, scope, from, kind, to, now_ms))?)
+        Ok(block_on(self.memory().memory_link(scope, from, kind, to, now_ms))?)
     }
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E> {
-        Ok(block_on(Store::memory_list(self, scope, filter))?)
+        Ok(block_on(self.memory().memory_list(scope, filter))?)
     }
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E> {
-        Ok(block_on(Store::memory_show(self, scope, file))?)
+        Ok(block_on(self.memory().memory_show(scope, file))?)
     }
     fn memory_recall(
         &mut self,
@@ -369,37 +369,37 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         window: Window,
         near: Option<&Near>,
     ) -> Result<Recalled, E> {
-        Ok(block_on(Store::memory_recall(self, scope, query, limit, all, window, near))?)
+        Ok(block_on(self.memory().memory_recall(scope, query, limit, all, window, near))?)
     }
     fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, E> {
-        Ok(block_on(Store::plan_embedding(self, scope, model, limit))?)
+        Ok(block_on(self.memory().plan_embedding(scope, model, limit))?)
     }
     fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, E> {
-        Ok(block_on(Store::apply_embedding(self, scope, plan, vectors))?)
+        Ok(block_on(self.memory().apply_embedding(scope, plan, vectors))?)
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, E> {
-        Ok(block_on(Store::memory_load(self, scope, caps))?)
+        Ok(block_on(self.memory().memory_load(scope, caps))?)
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, E> {
-        Ok(block_on(Store::memory_reindex(self, scope))?)
+        Ok(block_on(self.memory().memory_reindex(scope))?)
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, E> {
-        Ok(block_on(Store::memory_used(self, scope, files, now_ms))?)
+        Ok(block_on(self.memory().memory_used(scope, files, now_ms))?)
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, E> {
         Ok(Store::set_embeddings(self, table)?)
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, E> {
-        Ok(block_on(Store::plan_extraction(self, scope, id))?)
+        Ok(block_on(self.memory().plan_extraction(scope, id))?)
     }
     fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, E> {
-        Ok(block_on(Store::apply_extraction(self, scope, plan, answer, now_ms))?)
+        Ok(block_on(self.memory().apply_extraction(scope, plan, answer, now_ms))?)
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
-        Ok(block_on(Store::record_extraction_failure(self, id, reason, now_ms))?)
+        Ok(block_on(self.memory().record_extraction_failure(id, reason, now_ms))?)
     }
     fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, E> {
-        Ok(block_on(Store::plan_consolidation(self, scope, now_ms))?)
+        Ok(block_on(self.memory().plan_consolidation(scope, now_ms))?)
     }
     fn apply_consolidation(
         &mut self,
@@ -409,76 +409,76 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         now_ms: i64,
         dry_run: bool,
     ) -> Result<Consolidation, E> {
-        Ok(block_on(Store::apply_consolidation(self, scope, plan, answer, now_ms, dry_run))?)
+        Ok(block_on(self.memory().apply_consolidation(scope, plan, answer, now_ms, dry_run))?)
     }
     fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, E> {
-        Ok(block_on(Store::rollback_consolidation(self, scope, id, now_ms))?)
+        Ok(block_on(self.memory().rollback_consolidation(scope, id, now_ms))?)
     }
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, E> {
-        Ok(block_on(Store::consolidations(self, scope))?)
+        Ok(block_on(self.memory().consolidations(scope))?)
     }
     fn instructions(&mut self, request: &Request) -> Result<Instructions, E> {
-        Ok(block_on(Store::instructions(self, request))?)
+        Ok(block_on(self.memory().instructions(request))?)
     }
     fn write_file(&mut self, path: &str, text: &str) -> Result<(), E> {
-        Ok(block_on(Store::write_file(self, path, text))?)
+        Ok(block_on(self.memory().write_file(path, text))?)
     }
     fn read_file(&mut self, path: &str) -> Result<Option<String>, E> {
-        Ok(block_on(Store::read_file(self, path))?)
+        Ok(block_on(self.memory().read_file(path))?)
     }
     fn remove_file(&mut self, path: &str) -> Result<(), E> {
-        Ok(block_on(Store::remove_file(self, path))?)
+        Ok(block_on(self.memory().remove_file(path))?)
     }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, E> {
-        Ok(block_on(Store::resolve(self, inbound, policy, now_ms, new_session_id))?)
+        Ok(block_on(self.index().resolve(inbound, policy, now_ms, new_session_id))?)
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, E> {
-        Ok(block_on(Store::reset_key(self, key, new_session_id, now_ms))?)
+        Ok(block_on(self.index().reset_key(key, new_session_id, now_ms))?)
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, E> {
-        Ok(block_on(Store::update_key(self, key, patch))?)
+        Ok(block_on(self.index().update_key(key, patch))?)
     }
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, E> {
-        Ok(block_on(Store::remove_key(self, key))?)
+        Ok(block_on(self.index().remove_key(key))?)
     }
     fn key(&mut self, key: &str) -> Result<KeyView, E> {
-        Ok(block_on(Store::key(self, key))?)
+        Ok(block_on(self.index().key(key))?)
     }
     fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, E> {
-        Ok(block_on(Store::keys(self, filter))?)
+        Ok(block_on(self.index().keys(filter))?)
     }
     fn index_report(&mut self) -> Result<IndexHealth, E> {
-        Ok(block_on(Store::index_report(self))?)
+        Ok(block_on(self.index().index_report())?)
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E> {
-        Ok(block_on(Store::import_openclaw_keys(self, data))?)
+        Ok(block_on(self.index().import_openclaw_keys(data))?)
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E> {
-        Ok(block_on(Store::export_openclaw_keys(self))?)
+        Ok(block_on(self.index().export_openclaw_keys())?)
     }
     fn rebuild_index(&mut self) -> Result<RebuildReport, E> {
-        Ok(block_on(Store::rebuild_index(self))?)
+        Ok(block_on(self.index().rebuild_index())?)
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, E> {
-        Ok(block_on(Store::crab_latest(self, project, agent, sender))?)
+        Ok(block_on(self.index().crab_latest(project, agent, sender))?)
     }
     fn crab_start(&mut self, project: Option<&str>, agent: &str, sender: &str, created_by: &str, now_ms: i64) -> Result<CrabSession, E> {
-        Ok(block_on(Store::crab_start(self, project, agent, sender, created_by, now_ms))?)
+        Ok(block_on(self.index().crab_start(project, agent, sender, created_by, now_ms))?)
     }
     fn crab_show(&mut self, id: &str) -> Result<CrabSession, E> {
-        Ok(block_on(Store::crab_show(self, id))?)
+        Ok(block_on(self.index().crab_show(id))?)
     }
     fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, E> {
-        Ok(block_on(Store::crab_set_title(self, id, title))?)
+        Ok(block_on(self.index().crab_set_title(id, title))?)
     }
     fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, E> {
-        Ok(block_on(Store::crab_add_uptime(self, id, secs))?)
+        Ok(block_on(self.index().crab_add_uptime(id, secs))?)
     }
     fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, E> {
-        Ok(block_on(Store::rollover_gate(self, key, max_context_tokens))?)
+        Ok(block_on(self.index().rollover_gate(key, max_context_tokens))?)
     }
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E> {
-        Ok(block_on(Store::rollover(self, key, summary, ids, new_session_id, now_ms))?)
+        Ok(block_on(self.index().rollover(key, summary, ids, new_session_id, now_ms))?)
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
         Ok(crate::index::route::key_of(inbound, policy)?)

@@ -24,6 +24,8 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod base;
+mod catalog;
 pub mod compaction;
 mod engine;
 mod error;
@@ -34,26 +36,29 @@ pub mod interchange;
 pub mod keys;
 pub mod memory;
 pub mod message;
+pub mod recall;
 pub mod redact;
-mod sessions;
+pub mod sessions;
 pub mod storage;
 mod store;
 mod support;
 pub mod transcript;
 
+pub use base::{Limits, parse_limit, parse_size};
 pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trigger};
 pub use engine::{Engine, EngineError, compact_offline, compact_with};
 pub use error::Error;
 pub use format::{Format, Role};
-pub use memory::recall::Window;
+pub use index::crab;
 pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
+pub use recall::Window;
+pub use sessions::retention;
 pub use sessions::{
     Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
     check_bytes, load_report,
 };
-pub use sessions::{crab, retention};
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
-pub use store::{Limits, Store, parse_limit, parse_size};
+pub use store::Store;
 pub use support::{Mirror, SharedStr, block_on, time};
 pub use transcript::tokens;
 pub use transcript::{AgentUsage, Branch, Ledger, Prices};

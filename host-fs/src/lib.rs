@@ -827,7 +827,7 @@ mod tests {
         let listed = block_on(storage.list("projects/")).unwrap();
         assert_eq!(listed.iter().filter(|k| k.key.ends_with("s.jsonl")).count(), 1, "{listed:?}");
         let store = mneme_core::Store::new(&storage);
-        assert_eq!(block_on(store.list()).unwrap().sessions.len(), 1);
+        assert_eq!(block_on(store.sessions().list()).unwrap().sessions.len(), 1);
     }
 
     /// A replacement interrupted by a crash leaves a hidden temp file; removing the

@@ -12,12 +12,12 @@ use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
-use mneme_core::memory::embed::EmbeddingsInfo;
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,

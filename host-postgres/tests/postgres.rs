@@ -96,7 +96,7 @@ fn writer_process() {
     // The test harness has printed "test writer_process ... " without a newline.
     println!();
     for i in 0..count {
-        match block_on(store.append("shared", entry(format!("{name} {i}"), i64::from(i)))) {
+        match block_on(store.sessions().append("shared", entry(format!("{name} {i}"), i64::from(i)))) {
             Ok(written) => println!("ack {}", written.uuid.unwrap_or_default()),
             Err(error) => {
                 println!("error {error}");
@@ -144,7 +144,7 @@ fn eight_processes_append_to_one_session_and_nothing_is_lost_or_interleaved() {
         assert!(child.wait().expect("wait").success());
     }
     let store = Store::new(PgStorage::open(&url, &schema).expect("open"));
-    let context = block_on(store.context("shared")).expect("context");
+    let context = block_on(store.sessions().context("shared")).expect("context");
     // Without exclusion, two appends would have continued from the same entry and
     // forked the session: its main chain would be shorter than what was written.
     assert_eq!(context.messages.len(), (writers * each) as usize, "the main chain lost messages");
@@ -153,7 +153,7 @@ fn eight_processes_append_to_one_session_and_nothing_is_lost_or_interleaved() {
             context.messages.iter().filter_map(|m| m.text.strip_prefix(&format!("w{w} ")).and_then(|n| n.parse().ok())).collect();
         assert_eq!(mine, (0..each).collect::<Vec<_>>(), "writer {w}'s messages are missing or out of order");
     }
-    let report = block_on(store.check("shared")).expect("check");
+    let report = block_on(store.sessions().check("shared")).expect("check");
     assert!(report.load.skipped.is_empty() && !report.load.torn_tail && report.dangling_parents.is_empty(), "{report:?}");
 }
 
@@ -180,12 +180,12 @@ fn a_server_crash_mid_append_loses_no_acknowledged_entry() {
 
     cluster.start_server().expect("restart the server");
     let store = Store::new(PgStorage::open(&url, &schema).expect("open after the crash"));
-    let transcript = block_on(store.load("shared")).expect("load after the crash");
+    let transcript = block_on(store.sessions().load("shared")).expect("load after the crash");
     let stored: std::collections::HashSet<_> = transcript.entries.iter().filter_map(|e| e.uuid.clone()).collect();
     let lost: Vec<_> = acked.iter().filter(|uuid| !stored.contains(*uuid)).collect();
     assert!(lost.is_empty(), "{} acknowledged entries were lost after the crash: {lost:?}", lost.len());
     assert!(transcript.report.skipped.is_empty() && !transcript.report.torn_tail, "{:?}", transcript.report);
-    let next = block_on(store.append("shared", entry("after the crash".into(), 1))).expect("append after the crash");
+    let next = block_on(store.sessions().append("shared", entry("after the crash".into(), 1))).expect("append after the crash");
     assert_eq!(next.parent_uuid, transcript.entries.last().and_then(|e| e.uuid.clone()), "the next append continues the chain");
 }
 
@@ -197,8 +197,8 @@ fn a_held_session_whose_connection_died_is_written_again_once_released() {
     let cluster = Cluster::start().expect("start a PostgreSQL cluster");
     let schema = fresh_schema();
     let store = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
-    block_on(store.append("s", entry("first".into(), 0))).expect("an append");
-    block_on(store.hold("s")).expect("hold the session");
+    block_on(store.sessions().append("s", entry("first".into(), 0))).expect("an append");
+    block_on(store.sessions().hold("s")).expect("hold the session");
     let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).expect("connect");
     let killed = admin
         .execute(
@@ -207,12 +207,13 @@ fn a_held_session_whose_connection_died_is_written_again_once_released() {
         )
         .expect("terminate the store's connection");
     assert_eq!(killed, 1, "the store's one connection");
-    let refused = block_on(store.append("s", entry("second".into(), 1))).expect_err("the lock went with the connection");
+    let refused = block_on(store.sessions().append("s", entry("second".into(), 1))).expect_err("the lock went with the connection");
     assert!(refused.to_string().contains("release its session (`release`, or close the store) and `reopen` it"), "{refused}");
-    block_on(store.release("s")).expect("release the session");
-    store.reopen("s");
-    block_on(store.append("s", entry("third".into(), 2))).expect("an append on a new connection");
-    let texts: Vec<String> = block_on(store.context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
+    block_on(store.sessions().release("s")).expect("release the session");
+    store.sessions().reopen("s");
+    block_on(store.sessions().append("s", entry("third".into(), 2))).expect("an append on a new connection");
+    let texts: Vec<String> =
+        block_on(store.sessions().context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
     assert_eq!(texts, ["first", "third"]);
 }
 
@@ -224,7 +225,7 @@ fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
     let cluster = Cluster::start().expect("start a PostgreSQL cluster");
     let schema = fresh_schema();
     let writer = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
-    block_on(writer.append("s", entry("the deploy goes to staging".into(), 0))).expect("an append");
+    block_on(writer.sessions().append("s", entry("the deploy goes to staging".into(), 0))).expect("an append");
     let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).expect("connect");
     admin
         .batch_execute(&format!(
@@ -233,10 +234,11 @@ fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
         .expect("a role that may only read");
     let as_reader = cluster.url().replace("user=postgres", "user=reader");
     let reader = Store::new(PgStorage::open(&as_reader, &schema).expect("a store there opens for a role that may read it"));
-    assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
-    let hits = block_on(reader.search("deploy", 10, None, Default::default())).expect("a search through a role that may only read");
+    assert_eq!(block_on(reader.sessions().list()).expect("list").sessions.len(), 1);
+    let hits =
+        block_on(reader.sessions().search("deploy", 10, None, Default::default())).expect("a search through a role that may only read");
     assert_eq!(hits.len(), 1, "{hits:?}");
-    let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("the role writes nothing");
+    let refused = block_on(reader.sessions().append("s", entry("refused".into(), 1))).expect_err("the role writes nothing");
     assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
     // A role that may not even read is told which grant it lacks, not that the store is read-only.
     admin
@@ -244,7 +246,7 @@ fn a_role_that_may_only_read_searches_and_is_refused_writes_as_read_only() {
         .expect("a role that may not read");
     let as_stranger = cluster.url().replace("user=postgres", "user=stranger");
     let stranger = Store::new(PgStorage::open(&as_stranger, &schema).expect("the schema's tables are there"));
-    let denied = block_on(stranger.list()).expect_err("the role reads nothing").to_string();
+    let denied = block_on(stranger.sessions().list()).expect_err("the role reads nothing").to_string();
     assert!(denied.contains("may not read the store's tables") && denied.contains("SELECT ON ALL TABLES"), "{denied}");
 }
 
@@ -256,13 +258,14 @@ fn a_read_only_connection_reads_a_store_and_says_why_it_cannot_make_one() {
     let cluster = Cluster::start().expect("start a PostgreSQL cluster");
     let schema = fresh_schema();
     let writer = Store::new(PgStorage::open(&cluster.url(), &schema).expect("open"));
-    block_on(writer.append("s", entry("written".into(), 0))).expect("an append");
+    block_on(writer.sessions().append("s", entry("written".into(), 0))).expect("an append");
     let read_only = format!("{} options='-c default_transaction_read_only=on'", cluster.url());
     let reader = Store::new(PgStorage::open(&read_only, &schema).expect("a store there already opens read-only"));
-    let texts: Vec<String> = block_on(reader.context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
+    let texts: Vec<String> =
+        block_on(reader.sessions().context("s")).expect("context").messages.into_iter().map(|m| m.text.into()).collect();
     assert_eq!(texts, ["written"]);
-    assert_eq!(block_on(reader.list()).expect("list").sessions.len(), 1);
-    let refused = block_on(reader.append("s", entry("refused".into(), 1))).expect_err("a read-only connection writes nothing");
+    assert_eq!(block_on(reader.sessions().list()).expect("list").sessions.len(), 1);
+    let refused = block_on(reader.sessions().append("s", entry("refused".into(), 1))).expect_err("a read-only connection writes nothing");
     assert!(matches!(refused, Error::Storage(mneme_core::StorageError::ReadOnly { .. })), "{refused:?}");
     let Err(missing) = PgStorage::open(&read_only, &fresh_schema()) else {
         panic!("a read-only connection opened a store that is not there")

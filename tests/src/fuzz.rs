@@ -21,23 +21,25 @@ pub fn session(data: &[u8]) {
         return;
     }
     let store = Store::new(&storage);
-    let _ = block_on(store.load("s"));
-    let _ = block_on(store.context("s"));
+    let _ = block_on(store.sessions().load("s"));
+    let _ = block_on(store.sessions().context("s"));
     // The models a request may go to: none, one the bytes' replies may name, and names
     // that try the comparison (a dot, a date, a tag; non-ASCII around a tag and a date).
     for model in [None, Some("claude-sonnet-4-5"), Some("claude-sonnet-4.5-20250929[1m]"), Some("é@2025092ü]")] {
         for provider in [Provider::Anthropic, Provider::Openai] {
-            let _ = block_on(store.provider_context("s", provider, model, &[]));
+            let _ = block_on(store.sessions().provider_context("s", provider, model, &[]));
         }
     }
-    let _ = block_on(store.usage("s", None));
-    let _ = block_on(store.check("s"));
+    let _ = block_on(store.sessions().usage("s", None));
+    let _ = block_on(store.sessions().check("s"));
     for mode in [Mode::Auto, Mode::Manual, Mode::Overflow] {
-        if let Ok(plan) = block_on(store.plan_compaction("s", &Settings { context_window: 2_000, ..Settings::default() }, mode)) {
-            let _ = block_on(store.summarize_offline("s", &plan));
+        if let Ok(plan) =
+            block_on(store.compaction().plan_compaction("s", &Settings { context_window: 2_000, ..Settings::default() }, mode))
+        {
+            let _ = block_on(store.compaction().summarize_offline("s", &plan));
         }
     }
-    let _ = block_on(store.extraction_gate("s", &ExtractionSettings::default()));
+    let _ = block_on(store.gates().extraction_gate("s", &ExtractionSettings::default()));
 }
 
 /// The bytes as a turn (the first byte picks the shape), appended to a fresh session
@@ -58,14 +60,14 @@ pub fn turn(data: &[u8]) {
         parent: None,
         agent: None,
     };
-    let _ = block_on(store.append_turn("fresh", new_turn("u1", messages.clone(), provider)));
-    let _ = block_on(store.append_turn("pending", new_turn("u2", call.into(), Provider::Anthropic)));
-    let _ = block_on(store.append_turn("pending", new_turn("u3", messages, provider)));
+    let _ = block_on(store.sessions().append_turn("fresh", new_turn("u1", messages.clone(), provider)));
+    let _ = block_on(store.sessions().append_turn("pending", new_turn("u2", call.into(), Provider::Anthropic)));
+    let _ = block_on(store.sessions().append_turn("pending", new_turn("u3", messages, provider)));
     for id in ["fresh", "pending"] {
         for (provider, model) in [(Provider::Anthropic, None), (Provider::Openai, None), (Provider::Anthropic, Some("claude-opus-4-5"))] {
-            let _ = block_on(store.provider_context(id, provider, model, &[]));
+            let _ = block_on(store.sessions().provider_context(id, provider, model, &[]));
         }
-        let _ = block_on(store.branches(id));
+        let _ = block_on(store.sessions().branches(id));
     }
 }
 
@@ -88,7 +90,7 @@ pub fn instructions(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let store = Store::new(InMemoryStorage::new());
     for (path, piece) in INSTRUCTION_FILES.iter().zip(text.split('\0')) {
-        if block_on(store.write_file(path, piece)).is_err() {
+        if block_on(store.memory().write_file(path, piece)).is_err() {
             return;
         }
     }
@@ -100,7 +102,7 @@ pub fn instructions(data: &[u8]) {
         // Both ways: approved, the walk follows imports out of the project too.
         external_imports: text.len().is_multiple_of(2),
     };
-    let _ = block_on(store.instructions(&request));
+    let _ = block_on(store.memory().instructions(&request));
 }
 
 /// The bytes as a memory file and as MEMORY.md: parsed, rendered and parsed again, the
@@ -127,12 +129,12 @@ pub fn memory(data: &[u8]) {
     }
     let store = Store::new(&storage);
     let scope = Scope::Project("-p".into());
-    let _ = block_on(store.memory_list(&scope, &Filter { all: true, ..Filter::default() }));
-    let _ = block_on(store.memory_show(&scope, "fuzzed"));
-    let _ = block_on(store.memory_recall(&scope, "fuzzed memory text", 5, true, Default::default(), None));
-    let _ = block_on(store.memory_load(&scope, Caps::default()));
+    let _ = block_on(store.memory().memory_list(&scope, &Filter { all: true, ..Filter::default() }));
+    let _ = block_on(store.memory().memory_show(&scope, "fuzzed"));
+    let _ = block_on(store.memory().memory_recall(&scope, "fuzzed memory text", 5, true, Default::default(), None));
+    let _ = block_on(store.memory().memory_load(&scope, Caps::default()));
     let change = mneme_core::memory::store::Change { body: Some("rewritten".into()), ..Default::default() };
-    let _ = block_on(store.memory_update(&scope, "fuzzed", change, 1_771_267_670_590));
+    let _ = block_on(store.memory().memory_update(&scope, "fuzzed", change, 1_771_267_670_590));
 }
 
 #[cfg(test)]

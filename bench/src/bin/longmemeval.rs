@@ -240,12 +240,12 @@ fn search_with_mneme(haystack: &Haystack, question: &str, n: usize) -> Result<(R
             uuid: format!("{n:08x}-{i:04x}-4000-8000-000000000000"),
             now_ms: *at_ms,
         };
-        let imported = block_on(store.import_session(&request)).map_err(|e| format!("importing session {id}: {e}"))?;
+        let imported = block_on(store.sessions().import_session(&request)).map_err(|e| format!("importing session {id}: {e}"))?;
         skipped += u64::from(imported.skipped);
         let evidence: HashSet<&str> = haystack.turns.iter().filter(|t| t.evidence && t.session == *id).map(|t| t.text.trim()).collect();
         if !evidence.is_empty() {
             let mut matched: HashSet<String> = HashSet::new();
-            for entry in block_on(store.load(id)).map_err(|e| e.to_string())?.entries {
+            for entry in block_on(store.sessions().load(id)).map_err(|e| e.to_string())?.entries {
                 if let Some(uuid) = entry.uuid.filter(|_| evidence.contains(entry.text.trim())) {
                     matched.insert(entry.text.trim().to_owned());
                     evidence_uuids.insert(uuid);
@@ -255,7 +255,7 @@ fn search_with_mneme(haystack: &Haystack, question: &str, n: usize) -> Result<(R
         }
     }
     let asked = Instant::now();
-    let hits = block_on(store.search(question, 50, None, Default::default())).map_err(|e| e.to_string())?;
+    let hits = block_on(store.sessions().search(question, 50, None, Default::default())).map_err(|e| e.to_string())?;
     let micros = asked.elapsed().as_secs_f64() * 1e6;
     let mut sessions: Vec<String> = Vec::new();
     for hit in &hits {

@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use mneme_core::memory::file::MemoryType;
-use mneme_core::memory::recall::{Document, Query, RecallIndex};
 use mneme_core::memory::store::{Near, NewMemory, Scope};
-use mneme_core::memory::text;
+use mneme_core::recall::text;
+use mneme_core::recall::{Document, Query, RecallIndex};
 use mneme_core::{Store, block_on};
 use mneme_host::{Durability, FsStorage};
 use serde_json::Value;
@@ -85,7 +85,7 @@ fn run() -> Result<(), String> {
     let started = Instant::now();
     for (n, _) in conversations.iter().enumerate() {
         let batch: Vec<NewMemory> = turns.iter().filter(|t| t.conversation == n).map(memory_of).collect();
-        block_on(store.memory_add_many(&project(n), batch, 0)).map_err(|e| e.to_string())?;
+        block_on(store.memory().memory_add_many(&project(n), batch, 0)).map_err(|e| e.to_string())?;
     }
     let import_time = started.elapsed();
 
@@ -167,12 +167,12 @@ fn host_embedder_rows(store: &Store<FsStorage>, conversations: &[Value], table: 
     let mut embedded = 0;
     for (n, _) in conversations.iter().enumerate() {
         loop {
-            let plan = block_on(store.plan_embedding(&project(n), MODEL, 256)).map_err(|e| e.to_string())?;
+            let plan = block_on(store.memory().plan_embedding(&project(n), MODEL, 256)).map_err(|e| e.to_string())?;
             if plan.files.is_empty() {
                 break;
             }
             let vectors: Vec<Vec<f32>> = plan.texts.iter().map(|text| embed(text)).collect();
-            embedded += block_on(store.apply_embedding(&project(n), &plan, &vectors)).map_err(|e| e.to_string())?;
+            embedded += block_on(store.memory().apply_embedding(&project(n), &plan, &vectors)).map_err(|e| e.to_string())?;
         }
     }
     let embedding_time = started.elapsed();
@@ -180,8 +180,8 @@ fn host_embedder_rows(store: &Store<FsStorage>, conversations: &[Value], table: 
     let sums = score(conversations, |n, question| {
         let near = Near { model: MODEL.into(), vector: embed(question) };
         let asked = Instant::now();
-        let recalled =
-            block_on(store.memory_recall(&project(n), question, 25, false, Default::default(), Some(&near))).map_err(|e| e.to_string())?;
+        let recalled = block_on(store.memory().memory_recall(&project(n), question, 25, false, Default::default(), Some(&near)))
+            .map_err(|e| e.to_string())?;
         times.push(asked.elapsed().as_secs_f64() * 1e6);
         Ok(recalled.hits.into_iter().map(|hit| hit.name).collect())
     })?;
@@ -204,8 +204,8 @@ fn quality(store: &Store<FsStorage>, conversations: &[Value]) -> Result<(Sums, V
     let mut recall_times = Vec::new();
     let sums = score(conversations, |n, question| {
         let asked = Instant::now();
-        let recalled =
-            block_on(store.memory_recall(&project(n), question, 25, false, Default::default(), None)).map_err(|e| e.to_string())?;
+        let recalled = block_on(store.memory().memory_recall(&project(n), question, 25, false, Default::default(), None))
+            .map_err(|e| e.to_string())?;
         recall_times.push(asked.elapsed().as_secs_f64() * 1e6);
         Ok(recalled.hits.into_iter().map(|hit| hit.name).collect())
     })?;
@@ -367,8 +367,12 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
     let store = Store::new(FsStorage::new(root.path()).with_durability(Durability::Buffered));
     let scope = Scope::Project(String::from("speed"));
-    block_on(store.memory_add(&scope, NewMemory::new(PLANTED_NAME, mneme_core::memory::file::MemoryType::Reference, "", PLANTED_BODY), 0))
-        .map_err(|e| e.to_string())?;
+    block_on(store.memory().memory_add(
+        &scope,
+        NewMemory::new(PLANTED_NAME, mneme_core::memory::file::MemoryType::Reference, "", PLANTED_BODY),
+        0,
+    ))
+    .map_err(|e| e.to_string())?;
     let memory_dir = root.path().join("projects/speed/memory");
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
@@ -387,7 +391,7 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
                 memory
             })
             .collect();
-        block_on(store.memory_add_many(&scope, batch, 1 + copy as i64)).map_err(|e| e.to_string())?;
+        block_on(store.memory().memory_add_many(&scope, batch, 1 + copy as i64)).map_err(|e| e.to_string())?;
     }
     let memories = 1 + copies * turns.len();
 
@@ -406,13 +410,13 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
         (at(0.5), at(0.9))
     };
     let native = time(&mut |query| {
-        std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
+        std::hint::black_box(block_on(store.memory().memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
     });
     let hybrid = match table {
         Some(bytes) => {
             store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?;
             let times = time(&mut |query| {
-                std::hint::black_box(block_on(store.memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
+                std::hint::black_box(block_on(store.memory().memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
             });
             store.set_embeddings(None).map_err(|e| e.to_string())?;
             Some(times)
@@ -437,7 +441,7 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     cersei_times.sort_by(f64::total_cmp);
     let cersei_median = cersei_times.get(cersei_times.len() / 2).copied().unwrap_or(0.0);
 
-    let mneme_planted = block_on(store.memory_recall(&scope, PLANTED_QUERY, 10, false, Default::default(), None))
+    let mneme_planted = block_on(store.memory().memory_recall(&scope, PLANTED_QUERY, 10, false, Default::default(), None))
         .map_err(|e| e.to_string())?
         .hits
         .iter()

@@ -85,20 +85,20 @@ fn run() -> Result<(), String> {
     };
     for (_, open) in &storages {
         let store = Store::with_limits(open(), Limits::default());
-        let d = time(|| (0..appends).for_each(|i| drop(block_on(store.append("appended", entry(i))).expect("append"))));
+        let d = time(|| (0..appends).for_each(|i| drop(block_on(store.sessions().append("appended", entry(i))).expect("append"))));
         record(format!("append {appends} entries, one call each"), appends, d);
-        block_on(store.append("held", entry(0))).map_err(|e| e.to_string())?;
-        block_on(store.hold("held")).map_err(|e| e.to_string())?;
-        let d = time(|| (1..=appends).for_each(|i| drop(block_on(store.append("held", entry(i))).expect("append"))));
-        block_on(store.release("held")).map_err(|e| e.to_string())?;
+        block_on(store.sessions().append("held", entry(0))).map_err(|e| e.to_string())?;
+        block_on(store.sessions().hold("held")).map_err(|e| e.to_string())?;
+        let d = time(|| (1..=appends).for_each(|i| drop(block_on(store.sessions().append("held", entry(i))).expect("append"))));
+        block_on(store.sessions().release("held")).map_err(|e| e.to_string())?;
         record(format!("append {appends} entries to a held session"), appends, d);
         // A fresh store, so nothing is cached from the writes.
         let reader = Store::with_limits(open(), Limits::default());
-        let d = time(|| drop(block_on(reader.load("appended")).expect("load")));
+        let d = time(|| drop(block_on(reader.sessions().load("appended")).expect("load")));
         record(format!("load a session of {appends} entries"), 1, d);
-        let d = time(|| drop(block_on(reader.context("appended")).expect("context")));
+        let d = time(|| drop(block_on(reader.sessions().context("appended")).expect("context")));
         record(format!("resume context of {appends} entries"), 1, d);
-        let d = time(|| drop(block_on(reader.list()).expect("list")));
+        let d = time(|| drop(block_on(reader.sessions().list()).expect("list")));
         record("list 2 sessions".into(), 1, d);
         let storage = open();
         let size = block_on(storage.list("projects/")).map_err(|e| e.to_string())?.iter().map(|k| k.size).sum::<u64>();

@@ -12,7 +12,7 @@
 //! from a listing's is computed again. So the index can always be rebuilt from the
 //! transcripts, except for the key bindings, which are the caller's routing decisions.
 //!
-//! Storage (see [`log`]): `index/snapshot-<g>.json` holds every entry as of generation
+//! Storage (see `catalog/log.rs`): `index/snapshot-<g>.json` holds every entry as of generation
 //! `g`; `index/log-<g>.jsonl` the changes since, one line each. An update appends one
 //! line — O(1) in the size of the index, never a rewrite of it — and when the log is
 //! longer than the index it describes, a new snapshot starts the next generation.
@@ -20,86 +20,21 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub(crate) mod log;
+pub mod crab;
 pub mod openclaw;
 mod ops;
 mod rollover;
 pub mod route;
 pub mod sessionkey;
 
-pub use log::IndexHealth;
+pub use crate::catalog::{ChatType, Counters, Field, IndexHealth, KeyEntry, Origin};
 pub use rollover::RolledOver;
-pub use route::{ChatType, DmScope, Inbound, Resolution, ResolveAction, RoutePolicy};
+pub use route::{DmScope, Inbound, Resolution, ResolveAction, RoutePolicy};
 
-/// A name and a value the caller attaches (a toggle, a metadata field).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub struct Field {
-    pub name: String,
-    pub value: String,
-}
-
-/// Where a conversation comes from: the labels a chat UI shows for it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Origin {
-    /// The messaging provider (`telegram`, `slack`, `discord`, …).
-    pub provider: Option<String>,
-    /// The group's or channel's subject line.
-    pub subject: Option<String>,
-    /// The room or space the conversation is in.
-    pub room: Option<String>,
-    pub display_name: Option<String>,
-}
-
-/// One session key's entry.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct KeyEntry {
-    pub key: String,
-    /// The transcript the key continues now.
-    pub session_id: String,
-    pub created_ms: i64,
-    /// The last inbound message routed to the key (what idle and daily resets count from).
-    pub updated_ms: i64,
-    /// When the current session id was given to the key.
-    pub session_started_ms: i64,
-    pub chat_type: ChatType,
-    #[serde(default)]
-    pub origin: Origin,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Settings the caller keeps per conversation (thinking level, send policy, …).
-    #[serde(default)]
-    pub toggles: Vec<Field>,
-    /// Fields the caller looks keys up by (a campaign id, an agent type).
-    #[serde(default)]
-    pub metadata: Vec<Field>,
-    /// Session ids the key continued before, oldest first: a reset never deletes.
-    #[serde(default)]
-    pub previous_session_ids: Vec<String>,
-    /// Why the key got its current session id.
-    #[serde(default)]
-    pub reason: String,
-}
-
-/// What a session's transcript says about it, cached by the index.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Counters {
-    /// Tokens its replies reported, each reply once.
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_creation_tokens: u64,
-    /// What the last reply reported it was sent (input and cache): how full the
-    /// context was.
-    pub context_tokens: u64,
-    pub compaction_count: u32,
-    pub memory_flush_ms: Option<i64>,
-    /// Compactions before the last memory flush.
-    pub memory_flush_compaction_count: Option<u32>,
-    pub extraction_ms: Option<i64>,
+/// A store's key index (the WIT's `index` interface): `store.index()`. Its operations
+/// read and write the catalog, and rollover and crab's sessions write sessions too.
+pub struct Index<'s, S> {
+    pub(crate) sessions: crate::sessions::Sessions<'s, S>,
 }
 
 /// A key with what its current session's transcript says.

@@ -23,12 +23,11 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value, json};
 
-use super::log::Change;
-use super::route::ChatType;
-use super::{Counters, Field, KeyEntry, Origin, sessionkey};
+use super::Index;
+use super::{ChatType, Counters, Field, KeyEntry, Origin, sessionkey};
+use crate::catalog::Change;
 use crate::error::Error;
 use crate::storage::Storage;
-use crate::store::Store;
 
 /// The toggle holding the `SessionEntry` fields the index has no place for, as JSON.
 pub const KEPT: &str = "openclaw";
@@ -83,29 +82,31 @@ pub struct KeysImported {
     pub refused: Vec<RefusedKey>,
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Index<'_, S> {
     /// Adds the keys of an OpenClaw `sessions.json` to the index in one write; keys the
     /// index has already are left as they are. The transcripts are not touched:
-    /// import them with [`Store::import_session`] (they are pi sessions).
+    /// import them with [`Sessions::import_session`](crate::sessions::Sessions::import_session) (they are pi sessions).
     pub async fn import_openclaw_keys(&self, data: &[u8]) -> Result<KeysImported, Error> {
         let file: Map<String, Value> = serde_json::from_slice(data)
             .map_err(|e| Error::InvalidArgument(format!("not an OpenClaw sessions.json (a JSON object of session keys): {e}")))?;
-        self.update_index(|state| {
-            let mut report = KeysImported::default();
-            let mut changes = Vec::new();
-            for (key, value) in &file {
-                match entry_of(key, value) {
-                    Err(reason) => report.refused.push(RefusedKey { key: key.clone(), reason }),
-                    Ok(_) if state.keys.contains_key(key) => report.existing.push(key.clone()),
-                    Ok(entry) => {
-                        report.imported.push(key.clone());
-                        changes.push(Change::Key { entry });
+        self.sessions
+            .catalog
+            .update_index(|state| {
+                let mut report = KeysImported::default();
+                let mut changes = Vec::new();
+                for (key, value) in &file {
+                    match entry_of(key, value) {
+                        Err(reason) => report.refused.push(RefusedKey { key: key.clone(), reason }),
+                        Ok(_) if state.keys.contains_key(key) => report.existing.push(key.clone()),
+                        Ok(entry) => {
+                            report.imported.push(key.clone());
+                            changes.push(Change::Key { entry });
+                        }
                     }
                 }
-            }
-            Ok((changes, report))
-        })
-        .await
+                Ok((changes, report))
+            })
+            .await
     }
 
     /// Every key as an OpenClaw `sessions.json` (what its `loadSessionStore` reads).
@@ -113,7 +114,7 @@ impl<S: Storage> Store<S> {
         let keys = self.keys(&[]).await?;
         let mut file = Map::new();
         for entry in keys {
-            let counters = match self.session_row(&entry.session_id).await {
+            let counters = match self.sessions.session_row(&entry.session_id).await {
                 Ok(row) => row.map(|row| row.counters),
                 Err(Error::SessionNotFound { .. }) => None,
                 Err(e) => return Err(e),

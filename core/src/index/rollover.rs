@@ -2,10 +2,10 @@
 //! resuming it costs too much, the key moves to a new session that starts from a
 //! summary of the old one, linked to it. The old transcript is not touched.
 //!
-//! Two steps, like compaction: [`Store::rollover_gate`] says when (the session's
+//! Two steps, like compaction: [`Index::rollover_gate`] says when (the session's
 //! context past a token threshold), the host has the summary written (the compaction
 //! driver: a plan that keeps nothing, then its model or the offline summary), and
-//! [`Store::rollover`] writes the new session and moves the key in that order. A crash
+//! [`Index::rollover`] writes the new session and moves the key in that order. A crash
 //! between the two leaves the key on the old session and an unlinked new one, which a
 //! second rollover (with a fresh id) does not reuse: nothing is lost either way.
 
@@ -13,16 +13,16 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 
+use super::Index;
 use super::KeyEntry;
-use super::log::Change;
 use super::ops::key_not_found;
 use super::route;
+use crate::catalog::Change;
 use crate::error::Error;
 use crate::format::{Compaction, Fork, Format};
 use crate::gates::Decision;
 use crate::sessions::{CompactionIds, with_loaded};
 use crate::storage::Storage;
-use crate::store::Store;
 use crate::support::time;
 use crate::transcript::tokens;
 
@@ -43,12 +43,12 @@ pub struct RolledOver {
     pub tokens_after: u64,
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Index<'_, S> {
     /// Whether key `key`'s session should roll over: its context (what resuming it
     /// sends the model, from its last compaction on) holds `max_context_tokens` or more.
     pub async fn rollover_gate(&self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
-        let entry = self.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
-        let Some(row) = self.session_row(&entry.session_id).await? else {
+        let entry = self.sessions.catalog.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
+        let Some(row) = self.sessions.session_row(&entry.session_id).await? else {
             return Ok(Decision { fire: false, reason: format!("`{key}`'s session `{}` has no message yet", entry.session_id) });
         };
         let tokens = row.counters.context_tokens;
@@ -73,7 +73,7 @@ impl<S: Storage> Store<S> {
         new_session_id: &str,
         now_ms: i64,
     ) -> Result<RolledOver, Error> {
-        let entry = self.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
+        let entry = self.sessions.catalog.read_index(|state| state.keys.get(key).cloned()).await?.ok_or_else(|| key_not_found(key))?;
         let old = entry.session_id.clone();
         if summary.trim().is_empty() {
             return Err(Error::EmptySummary { id: old });
@@ -83,8 +83,8 @@ impl<S: Storage> Store<S> {
         }
         // Checked before anything is written, as the index would refuse it after.
         route::check_fresh(&entry, new_session_id)?;
-        let parts = self.require(&old).await?;
-        let raw = self.read_parts(&parts).await?;
+        let parts = self.sessions.require(&old).await?;
+        let raw = self.sessions.read_parts(&parts).await?;
         let origin_key = parts.base_key();
         let timestamp = time::format_millis(now_ms);
         let (format, content, tokens_before, tokens_after) = with_loaded(&raw, |loaded| -> Result<_, Error> {
@@ -117,10 +117,12 @@ impl<S: Storage> Store<S> {
             let fork = Fork { id: new_session_id, origin_id: &old, origin_key: &origin_key, timestamp: &timestamp, cwd };
             Ok((format, dialect.rollover(&header, &compaction, &fork)?, tokens_before, tokens_after))
         })?;
-        let written = self.create_session(&parts.project, new_session_id, &content).await?;
+        let written = self.sessions.create_session(&parts.project, new_session_id, &content).await?;
         let boundary_uuid = written.into_iter().next().and_then(|entry| entry.uuid).unwrap_or_default();
         let reason = format!("rolled over from `{old}` at {tokens_before} context tokens, seeded with its summary");
         let entry = self
+            .sessions
+            .catalog
             .update_index(|state| {
                 let mut entry = state.keys.get(key).cloned().ok_or_else(|| key_not_found(key))?;
                 route::start_new_session(&mut entry, new_session_id, now_ms, &reason)?;

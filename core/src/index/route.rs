@@ -9,42 +9,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::sessionkey::{self, KeyInput};
-use super::{Field, KeyEntry, Origin, merge_fields};
+use super::{ChatType, Field, KeyEntry, Origin, merge_fields};
 use crate::error::Error;
 use crate::gates::{self, ResetCause, ResetPolicy};
-
-/// What kind of conversation a key is for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChatType {
-    #[default]
-    Direct,
-    Group,
-    Channel,
-    Room,
-    Cron,
-    Hook,
-}
-
-impl ChatType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChatType::Direct => "direct",
-            ChatType::Group => "group",
-            ChatType::Channel => "channel",
-            ChatType::Room => "room",
-            ChatType::Cron => "cron",
-            ChatType::Hook => "hook",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<ChatType, Error> {
-        [ChatType::Direct, ChatType::Group, ChatType::Channel, ChatType::Room, ChatType::Cron, ChatType::Hook]
-            .into_iter()
-            .find(|t| t.as_str() == text)
-            .ok_or_else(|| Error::InvalidArgument(format!("unknown chat type `{text}`: use direct, group, channel, room, cron or hook")))
-    }
-}
 
 /// How direct messages are bucketed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

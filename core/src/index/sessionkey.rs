@@ -21,7 +21,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::route::{ChatType, DmScope};
+use super::ChatType;
+use super::route::DmScope;
 use crate::error::Error;
 
 pub const DEFAULT_AGENT: &str = "main";

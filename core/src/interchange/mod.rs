@@ -21,9 +21,9 @@ use crate::format::{Format, Header, Marker, Role};
 use crate::keys;
 use crate::message::calls::{PendingCalls, without_unanswerable};
 use crate::message::{Block, BlockKind, Message, Meta, Provider, Usage, canonical, input, render};
+use crate::sessions::Sessions;
 use crate::sessions::with_loaded;
 use crate::storage::Storage;
-use crate::store::Store;
 use crate::support::time;
 use crate::transcript::context::Sources;
 use crate::transcript::scan::Line;
@@ -337,7 +337,7 @@ fn survey(data: &[u8]) -> Survey {
     })
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// Imports another agent's transcript as a new session: the original bytes are
     /// only read. A Claude Code transcript is kept byte for byte and a pi one migrated
     /// to pi's v3 as pi does; Codex CLI, Gemini CLI and OpenAI messages become a Claude
@@ -428,7 +428,7 @@ impl<S: Storage> Store<S> {
                 let lines = Format::Claude.dialect().turn(&header, &messages, &PendingCalls::default())?;
                 // Converted lines are Mneme's own writing, not a copy: secrets go, as
                 // from every line Mneme writes (a kept transcript stays byte for byte).
-                let lines = self.redaction().json_lines(&lines).0.unwrap_or(lines);
+                let lines = self.base.redaction().json_lines(&lines).0.unwrap_or(lines);
                 let content = format!("{lines}\n").into_bytes();
                 let surveyed = survey(&content);
                 (content, Format::Claude, skipped.saturating_add(unanswerable), None, surveyed)

@@ -20,13 +20,13 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::Memories;
 use super::answer::{self, Operation};
 use super::file::{LinkKind, Memory, MemoryType};
 use super::store::{Change, Filter, NewMemory, Scope, not_found};
 use crate::error::Error;
 use crate::keys;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::support::time;
 
 /// How much of each memory's body a prompt carries (characters).
@@ -140,7 +140,7 @@ enum Op {
     Link(String, LinkKind, String),
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Memories<'_, S> {
     /// The consolidation request for `scope`'s memory: every current memory, and the
     /// messages of the sessions updated since the last consolidation (in the project,
     /// or every session for the global scope).
@@ -176,7 +176,7 @@ impl<S: Storage> Store<S> {
         let share = (SESSION_CHARS / sessions.len().max(1)).max(MESSAGE_CHARS + 200);
         let total = sessions.len();
         for (id, title, updated) in sessions {
-            let texts = match self.conversation_texts(&id).await {
+            let texts = match self.sessions.conversation_texts(&id).await {
                 Ok(texts) => texts,
                 // Gone since the listing, or an id two projects share: nothing to gather.
                 Err(Error::SessionNotFound { .. } | Error::AmbiguousSession { .. }) => continue,
@@ -259,11 +259,11 @@ impl<S: Storage> Store<S> {
                     };
                 }
             }
-            let memories = self.memories.borrow();
+            let memories = self.state.scopes.borrow();
             let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
             let mut steps: Vec<Step> = Vec::new();
             for proposed in ops {
-                let redaction = self.redaction();
+                let redaction = self.base.redaction();
                 // Named after the name as it will be written: no secret in a file name.
                 let free_file = |name: &str, pending: &[Memory]| match redaction.text(name, &mut crate::redact::Found::default()) {
                     Some(clean) => state.free_file(&clean, pending),
@@ -385,14 +385,14 @@ impl<S: Storage> Store<S> {
         let text = serde_json::to_string(line).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         // The record holds memories before and after and the model's reasons: no secret
         // reaches the log either.
-        let mut text = self.redaction().json_line(&text, &mut crate::redact::Found::default()).unwrap_or(text);
+        let mut text = self.base.redaction().json_line(&text, &mut crate::redact::Found::default()).unwrap_or(text);
         text.push('\n');
-        self.storage.append(&(String::from(dir) + LOG), text.as_bytes()).await?;
+        self.base.storage.append(&(String::from(dir) + LOG), text.as_bytes()).await?;
         Ok(())
     }
 
     async fn read_log(&self, dir: &str) -> Result<Vec<Consolidation>, Error> {
-        let bytes = match self.storage.read(&(String::from(dir) + LOG), 0, None).await {
+        let bytes = match self.base.storage.read(&(String::from(dir) + LOG), 0, None).await {
             Ok(bytes) => bytes,
             Err(StorageError::NotFound { .. }) => return Ok(Vec::new()),
             Err(error) => return Err(error.into()),
@@ -413,7 +413,7 @@ impl<S: Storage> Store<S> {
     }
 
     async fn recent_sessions(&self, scope: &Scope, since_ms: Option<i64>) -> Result<Vec<(String, Option<String>, Option<String>)>, Error> {
-        let listing = self.list().await?;
+        let listing = self.sessions.list().await?;
         Ok(listing
             .sessions
             .into_iter()

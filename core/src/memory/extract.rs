@@ -5,7 +5,7 @@
 //! before writing any of it, writes the memories with their provenance (the session and
 //! its newest entry), and records the extraction. An answer that does not read is an
 //! [`Error::InvalidAnswer`] and writes nothing; the host records the failure
-//! ([`Store::record_extraction_failure`]) and the next plan counts it.
+//! ([`Memories::record_extraction_failure`]) and the next plan counts it.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -13,12 +13,12 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::Memories;
 use super::answer::{self, Operation};
 use super::file::{Memory, MemoryType};
 use super::store::{Change, Filter, NewMemory, Scope};
 use crate::error::Error;
 use crate::storage::Storage;
-use crate::store::Store;
 
 /// How much of the conversation a prompt carries, newest kept (characters).
 const CONVERSATION_CHARS: usize = 48_000;
@@ -61,10 +61,16 @@ enum Step {
     Supersede(String, NewMemory),
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Memories<'_, S> {
+    /// Records that an extraction from session `id` failed (an `extraction-failure`
+    /// entry with the reason); the next plan counts it.
+    pub async fn record_extraction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
+        self.sessions.record_marker(id, crate::format::Marker::ExtractionFailure, Some(reason), now_ms).await
+    }
+
     /// The extraction request for session `id` into `scope`'s memory.
     pub async fn plan_extraction(&self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
-        let since = self.since_extraction(id).await?;
+        let since = self.sessions.since_extraction(id).await?;
         let mut known = self.memory_list(scope, &Filter::default()).await?;
         known.truncate(KNOWN_MEMORIES);
         let mut prompt = String::from(INSTRUCTIONS);
@@ -137,7 +143,7 @@ impl<S: Storage> Store<S> {
                 }
             }
         }
-        self.record_extraction(&plan.id, now_ms).await?;
+        self.sessions.gates().record_extraction(&plan.id, now_ms).await?;
         Ok(extracted)
     }
 }

@@ -131,7 +131,7 @@ pub struct Memory {
     pub body: String,
     pub created_ms: Option<i64>,
     pub updated_ms: Option<i64>,
-    /// When a host last said the memory was useful (see `Store::memory_used`); with
+    /// When a host last said the memory was useful (see `Memories::memory_used`); with
     /// `updated`, what MEMORY.md's caps keep first.
     pub used_ms: Option<i64>,
     /// When the fact became true (defaults to when it was written).

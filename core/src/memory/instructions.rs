@@ -24,10 +24,10 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::Memories;
 use crate::error::Error;
 use crate::keys;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 
 /// How deep imports nest below the file that starts the chain. The docs said "a max
 /// depth of 5 hops" and now say four; the code (`MAX_INCLUDE_DEPTH = 5`, refusing a
@@ -168,32 +168,32 @@ impl<S: Storage> Source for StoredFiles<'_, S> {
     }
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Memories<'_, S> {
     /// The instructions a session in `request.cwd` starts with, from the files kept in
-    /// the store ([`Store::write_file`]); the native CLI reads the real filesystem instead.
+    /// the store ([`Memories::write_file`]); the native CLI reads the real filesystem instead.
     pub async fn instructions(&self, request: &Request) -> Result<Instructions, Error> {
         for path in [&request.cwd, &request.home] {
             if !path.starts_with('/') {
                 return Err(Error::InvalidArgument(format!("`{path}` is not an absolute path; cwd and home are named from `/`")));
             }
         }
-        Ok(resolve(&StoredFiles(&self.storage), request).await?)
+        Ok(resolve(&StoredFiles(&self.base.storage), request).await?)
     }
 
     /// Keeps an instruction file (a CLAUDE.md, a rule, an imported file) at absolute `path`.
     pub async fn write_file(&self, path: &str, text: &str) -> Result<(), Error> {
-        Ok(self.storage.replace(&keys::file_key(path)?, text.as_bytes(), None).await?)
+        Ok(self.base.storage.replace(&keys::file_key(path)?, text.as_bytes(), None).await?)
     }
 
     /// The instruction file at absolute `path`, if the store keeps one.
     pub async fn read_file(&self, path: &str) -> Result<Option<String>, Error> {
         keys::file_key(path)?;
-        Ok(StoredFiles(&self.storage).read(path).await?)
+        Ok(StoredFiles(&self.base.storage).read(path).await?)
     }
 
     /// Removes the instruction file at absolute `path`; removing one that is not there is fine.
     pub async fn remove_file(&self, path: &str) -> Result<(), Error> {
-        match self.storage.remove(&keys::file_key(path)?).await {
+        match self.base.storage.remove(&keys::file_key(path)?).await {
             Ok(()) | Err(StorageError::NotFound { .. }) => Ok(()),
             Err(error) => Err(error.into()),
         }

@@ -22,14 +22,14 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::Memories;
 use super::file::{LinkKind, Links, Memory, MemoryType};
 use super::memory_md::{self, Caps, Loaded, Standing};
-use super::recall::{Document, Hit, Query, RecallIndex, Window};
-use super::text;
 use crate::error::Error;
 use crate::keys;
+use crate::recall::text;
+use crate::recall::{Document, Hit, Query, RecallIndex, Window};
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 
 /// Where memories live: one project's memdir, or the global one (`"global"` or
 /// `{"project": name}` in JSON).
@@ -176,7 +176,7 @@ impl Change {
     }
 }
 
-/// Which memories [`Store::memory_list`] returns.
+/// Which memories [`Memories::memory_list`] returns.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Filter {
@@ -381,7 +381,7 @@ fn stem_in<'a>(dir: &str, key: &'a str) -> Option<&'a str> {
     (!stem.is_empty() && !stem.contains('/') && name != keys::MEMORY_INDEX && !stem.starts_with('.')).then_some(stem)
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Memories<'_, S> {
     /// Writes a new memory: its file (named after `name`, made unique), its line in
     /// MEMORY.md, its index line.
     pub async fn memory_add(&self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
@@ -394,7 +394,7 @@ impl<S: Storage> Store<S> {
         for memory in &memories {
             check_new(memory)?;
         }
-        let redaction = self.redaction();
+        let redaction = self.base.redaction();
         self.with_scope_locked(scope, |state| {
             let mut written: Vec<Memory> = Vec::new();
             for new in memories {
@@ -634,7 +634,8 @@ impl<S: Storage> Store<S> {
         }
         self.load_vectors(scope, model).await?;
         let missing: Vec<(String, String)> = self
-            .memories
+            .state
+            .scopes
             .borrow()
             .get(&scope.dir())
             .map(|state| {
@@ -677,7 +678,7 @@ impl<S: Storage> Store<S> {
         let dir = scope.dir();
         let mut lines = String::new();
         let mut kept = 0;
-        if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
+        if let Some(state) = self.state.scopes.borrow_mut().get_mut(&dir) {
             let known = state.index.vector_dimensions().or(checked.first().map(Vec::len));
             if let Some(other) = checked.iter().find(|vector| Some(vector.len()) != known) {
                 return Err(Error::InvalidArgument(format!(
@@ -702,17 +703,17 @@ impl<S: Storage> Store<S> {
             return Ok(kept);
         }
         let key = dir.clone() + keys::MEMORY_VECTORS;
-        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
+        let size = self.base.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
         let text = match size {
             0 => vectors_header() + &lines,
             // A line a crash cut short is left on its own, not glued to the next.
-            size if self.storage.read(&key, size - 1, Some(1)).await? != b"\n" => String::from("\n") + &lines,
+            size if self.base.storage.read(&key, size - 1, Some(1)).await? != b"\n" => String::from("\n") + &lines,
             _ => lines,
         };
         // What this store read stays what it read unless nobody else appended between:
         // another writer's lines are then read by the next call.
-        if let Some(written) = saved(self.storage.append(&key, text.as_bytes()).await)?
-            && let Some(state) = self.memories.borrow_mut().get_mut(&dir)
+        if let Some(written) = saved(self.base.storage.append(&key, text.as_bytes()).await)?
+            && let Some(state) = self.state.scopes.borrow_mut().get_mut(&dir)
             && let Some((_, read_at)) = &mut state.vectors
             && *read_at == size
             && written == size + text.len() as u64
@@ -733,8 +734,8 @@ impl<S: Storage> Store<S> {
         let dir = scope.dir();
         self.refresh_scope(&dir).await?;
         let key = dir.clone() + keys::MEMORY_VECTORS;
-        let size = self.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
-        let current = self.memories.borrow().get(&dir).and_then(|state| state.vectors.clone());
+        let size = self.base.storage.list(&key).await?.into_iter().find(|info| info.key == key).map_or(0, |info| info.size);
+        let current = self.state.scopes.borrow().get(&dir).and_then(|state| state.vectors.clone());
         if current.is_some_and(|(loaded, read_at)| loaded == model && read_at == size) {
             return Ok(());
         }
@@ -745,7 +746,7 @@ impl<S: Storage> Store<S> {
         // is planned again.
         let mut current: BTreeMap<(String, String), VectorLine> = BTreeMap::new();
         {
-            let mut memories = self.memories.borrow_mut();
+            let mut memories = self.state.scopes.borrow_mut();
             let Some(state) = memories.get_mut(&dir) else { return Ok(()) };
             for line in text.lines().filter_map(|line| serde_json::from_str::<VectorLine>(line).ok()) {
                 if state.said.get(&line.file) == Some(&line.version) {
@@ -767,10 +768,10 @@ impl<S: Storage> Store<S> {
                 compacted.push_str(&(serde_json::to_string(line).unwrap_or_default() + "\n"));
             }
             let rewritten =
-                self.memory_locked(scope, async |_| Ok(self.storage.replace(&key, compacted.as_bytes(), Some(size)).await?)).await;
+                self.memory_locked(scope, async |_| Ok(self.base.storage.replace(&key, compacted.as_bytes(), Some(size)).await?)).await;
             match rewritten {
                 Ok(()) => {
-                    if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
+                    if let Some(state) = self.state.scopes.borrow_mut().get_mut(&dir) {
                         state.vectors = Some((String::from(model), compacted.len() as u64));
                     }
                 }
@@ -815,7 +816,7 @@ impl<S: Storage> Store<S> {
     }
 
     pub(super) async fn read_text(&self, key: &str) -> Result<Option<String>, Error> {
-        match self.storage.read(key, 0, None).await {
+        match self.base.storage.read(key, 0, None).await {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(StorageError::NotFound { .. }) => Ok(None),
             Err(error) => Err(error.into()),
@@ -831,10 +832,10 @@ impl<S: Storage> Store<S> {
         scope.check()?;
         let dir = scope.dir();
         let report = self.refresh_scope(&dir).await?;
-        if let Some(state) = self.memories.borrow_mut().get_mut(&dir) {
-            state.index.embed_with(self.embedding_table());
+        if let Some(state) = self.state.scopes.borrow_mut().get_mut(&dir) {
+            state.index.embed_with(self.base.embedding_table());
         }
-        let memories = self.memories.borrow();
+        let memories = self.state.scopes.borrow();
         let state = memories.get(&dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
         Ok((read(state), report))
     }
@@ -874,7 +875,7 @@ impl<S: Storage> Store<S> {
         self.memory_locked(scope, async |dir| {
             self.refresh_scope(dir).await?;
             let mut written = {
-                let memories = self.memories.borrow();
+                let memories = self.state.scopes.borrow();
                 let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
                 make(state)?
             };
@@ -888,7 +889,7 @@ impl<S: Storage> Store<S> {
     /// Takes the secrets the store's redaction covers out of each memory's name,
     /// description, body and topics, and says what was taken in its `redacted`.
     pub(super) fn redact_memories(&self, memories: &mut [Memory]) {
-        let redaction = self.redaction();
+        let redaction = self.base.redaction();
         for memory in memories {
             let mut found = crate::redact::Found::default();
             for text in [&mut memory.name, &mut memory.description, &mut memory.body].into_iter().chain(memory.topics.iter_mut()) {
@@ -904,9 +905,9 @@ impl<S: Storage> Store<S> {
     pub(super) async fn memory_locked<T>(&self, scope: &Scope, body: impl AsyncFnOnce(&str) -> Result<T, Error>) -> Result<T, Error> {
         scope.check()?;
         let dir = scope.dir();
-        self.storage.lock(&lock_name(&dir)).await?;
+        self.base.storage.lock(&lock_name(&dir)).await?;
         let outcome = body(&dir).await;
-        let unlocked = self.storage.unlock(&lock_name(&dir)).await;
+        let unlocked = self.base.storage.unlock(&lock_name(&dir)).await;
         let value = outcome?;
         unlocked?;
         Ok(value)
@@ -917,7 +918,7 @@ impl<S: Storage> Store<S> {
     pub(super) async fn write_memories(&self, dir: &str, written: &[Memory]) -> Result<(), Error> {
         let outcome = self.write_memories_unchecked(dir, written).await;
         if outcome.is_err() {
-            self.memories.borrow_mut().remove(dir);
+            self.state.scopes.borrow_mut().remove(dir);
         }
         outcome
     }
@@ -931,10 +932,10 @@ impl<S: Storage> Store<S> {
         for memory in written {
             let bytes = memory.render();
             let key = String::from(dir) + &memory.file + keys::MEMORY_SUFFIX;
-            if !self.memories.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file)) {
+            if !self.state.scopes.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file)) {
                 created.push(key.clone());
             }
-            if let Err(error) = self.storage.replace(&key, bytes.as_bytes(), None).await {
+            if let Err(error) = self.base.storage.replace(&key, bytes.as_bytes(), None).await {
                 self.remove_all(&created).await;
                 return Err(error.into());
             }
@@ -943,7 +944,7 @@ impl<S: Storage> Store<S> {
             indexed.push(line);
         }
         let index_key = String::from(dir) + keys::MEMORY_INDEX;
-        let (old, old_size) = match self.storage.read(&index_key, 0, None).await {
+        let (old, old_size) = match self.base.storage.read(&index_key, 0, None).await {
             Ok(bytes) => {
                 let size = bytes.len() as u64;
                 (String::from_utf8_lossy(&bytes).into_owned(), Some(size))
@@ -962,7 +963,8 @@ impl<S: Storage> Store<S> {
         // Code index stays out.
         let listed: BTreeSet<&str> = old.lines().filter_map(memory_md::linked_file).collect();
         let behind: Vec<Memory> = self
-            .memories
+            .state
+            .scopes
             .borrow()
             .get(dir)
             .map(|state| {
@@ -981,19 +983,19 @@ impl<S: Storage> Store<S> {
         let refs: Vec<&Memory> = behind.iter().chain(written).collect();
         let new = memory_md::update(&old, &refs);
         if new != old
-            && let Err(error) = self.storage.replace(&index_key, new.as_bytes(), old_size).await
+            && let Err(error) = self.base.storage.replace(&index_key, new.as_bytes(), old_size).await
         {
             self.remove_all(&created).await;
             return Err(error.into());
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        let index_exists = self.memories.borrow().get(dir).is_some_and(|state| state.index_size > 0);
+        let index_exists = self.state.scopes.borrow().get(dir).is_some_and(|state| state.index_size > 0);
         if !index_exists {
             lines.insert_str(0, &header_line());
         }
-        let size = self.storage.append(&recall_key, lines.as_bytes()).await?;
+        let size = self.base.storage.append(&recall_key, lines.as_bytes()).await?;
         let compact = {
-            let mut memories = self.memories.borrow_mut();
+            let mut memories = self.state.scopes.borrow_mut();
             let state = memories.entry(String::from(dir)).or_default();
             for line in indexed {
                 apply_line(state, line);
@@ -1011,14 +1013,15 @@ impl<S: Storage> Store<S> {
     /// (what stays is a memory MEMORY.md does not list, which the next write puts back).
     async fn remove_all(&self, created: &[String]) {
         for key in created {
-            let _ = self.storage.remove(key).await;
+            let _ = self.base.storage.remove(key).await;
         }
     }
 
     /// Rewrites the index with one line per memory. It keeps no bodies, so the lines
     /// come from the files; a file that cannot be read is left to the next load.
     async fn compact_index(&self, dir: &str) -> Result<(), Error> {
-        let files: Vec<String> = self.memories.borrow().get(dir).map(|state| state.memories.keys().cloned().collect()).unwrap_or_default();
+        let files: Vec<String> =
+            self.state.scopes.borrow().get(dir).map(|state| state.memories.keys().cloned().collect()).unwrap_or_default();
         let mut text = header_line();
         for file in &files {
             let key = String::from(dir) + file + keys::MEMORY_SUFFIX;
@@ -1027,8 +1030,8 @@ impl<S: Storage> Store<S> {
             }
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        self.storage.replace(&recall_key, text.as_bytes(), None).await?;
-        if let Some(state) = self.memories.borrow_mut().get_mut(dir) {
+        self.base.storage.replace(&recall_key, text.as_bytes(), None).await?;
+        if let Some(state) = self.state.scopes.borrow_mut().get_mut(dir) {
             state.index_size = text.len() as u64;
             state.index_lines = files.len();
         }
@@ -1040,12 +1043,12 @@ impl<S: Storage> Store<S> {
     /// a full check against the folder otherwise.
     pub(super) async fn refresh_scope(&self, dir: &str) -> Result<Option<MemoryIndexReport>, Error> {
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        let size = self.storage.list(&recall_key).await?.into_iter().find(|info| info.key == recall_key).map(|info| info.size);
-        let known = self.memories.borrow().get(dir).map(|state| state.index_size);
+        let size = self.base.storage.list(&recall_key).await?.into_iter().find(|info| info.key == recall_key).map(|info| info.size);
+        let known = self.state.scopes.borrow().get(dir).map(|state| state.index_size);
         match (known, size) {
             (Some(known), Some(size)) if known == size => return Ok(None),
             (Some(known), Some(size)) if known < size => {
-                let tail = self.storage.read(&recall_key, known, None).await?;
+                let tail = self.base.storage.read(&recall_key, known, None).await?;
                 if tail.ends_with(b"\n") && self.apply_lines(dir, &tail, size) {
                     return Ok(None);
                 }
@@ -1064,7 +1067,7 @@ impl<S: Storage> Store<S> {
                 Err(_) => return false,
             }
         }
-        let mut memories = self.memories.borrow_mut();
+        let mut memories = self.state.scopes.borrow_mut();
         let Some(state) = memories.get_mut(dir) else { return false };
         for line in parsed {
             apply_line(state, line);
@@ -1076,12 +1079,12 @@ impl<S: Storage> Store<S> {
     /// Reads the index and checks it against the folder; repairs under the lock.
     async fn load_scope(&self, dir: &str) -> Result<Option<MemoryIndexReport>, Error> {
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        let bytes = match self.storage.read(&recall_key, 0, None).await {
+        let bytes = match self.base.storage.read(&recall_key, 0, None).await {
             Ok(bytes) => Some(bytes),
             Err(StorageError::NotFound { .. }) => None,
             Err(error) => return Err(error.into()),
         };
-        let listing = self.storage.list(dir).await?;
+        let listing = self.base.storage.list(dir).await?;
         let files: BTreeMap<String, u64> =
             listing.iter().filter_map(|info| Some((stem_in(dir, &info.key)?.to_string(), info.size))).collect();
         let Some(bytes) = bytes else {
@@ -1130,8 +1133,8 @@ impl<S: Storage> Store<S> {
             reindexed.push(line);
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
-        let saved = saved(self.storage.append(&recall_key, lines.as_bytes()).await)?;
-        let mut memories = self.memories.borrow_mut();
+        let saved = saved(self.base.storage.append(&recall_key, lines.as_bytes()).await)?;
+        let mut memories = self.state.scopes.borrow_mut();
         let state = memories.entry(String::from(dir)).or_default();
         for line in reindexed {
             apply_line(state, line);
@@ -1149,7 +1152,7 @@ impl<S: Storage> Store<S> {
 
     /// Writes a fresh index from every memory file of the folder.
     async fn rebuild_scope(&self, dir: &str, reason: String) -> Result<MemoryIndexReport, Error> {
-        let listing = self.storage.list(dir).await?;
+        let listing = self.base.storage.list(dir).await?;
         let mut text = header_line();
         let mut state = ScopeState::default();
         let mut files = Vec::new();
@@ -1163,7 +1166,7 @@ impl<S: Storage> Store<S> {
         }
         let recall_key = String::from(dir) + keys::RECALL_INDEX;
         let mut reason = reason;
-        match saved(self.storage.replace(&recall_key, text.as_bytes(), None).await)? {
+        match saved(self.base.storage.replace(&recall_key, text.as_bytes(), None).await)? {
             Some(()) => state.index_size = text.len() as u64,
             None => reason.push_str(UNSAVED),
         }
@@ -1175,7 +1178,7 @@ impl<S: Storage> Store<S> {
     /// host vectors of memories that say what they said: a store whose index cannot be
     /// saved (read-only) reads the scope again on every call, and must not lose them.
     fn replace_state(&self, dir: &str, mut state: ScopeState) {
-        let mut memories = self.memories.borrow_mut();
+        let mut memories = self.state.scopes.borrow_mut();
         if let Some(mut old) = memories.remove(dir) {
             for (file, vector) in old.index.take_vectors() {
                 if old.said.get(&file).is_some_and(|said| state.said.get(&file) == Some(said)) {
@@ -1221,15 +1224,15 @@ fn vectors_header() -> String {
 /// A vector a caller gave, of unit length; refused unless it has a length, every value
 /// finite and a direction.
 fn checked_vector(vector: &[f32], name: &str) -> Result<Vec<f32>, Error> {
-    if vector.is_empty() || vector.len() > super::embed::MAX_DIMENSIONS {
+    if vector.is_empty() || vector.len() > crate::recall::embed::MAX_DIMENSIONS {
         return Err(Error::InvalidArgument(format!(
             "{name} has {} values: an embedding has 1 to {}",
             vector.len(),
-            super::embed::MAX_DIMENSIONS
+            crate::recall::embed::MAX_DIMENSIONS
         )));
     }
     let mut unit = vector.to_vec();
-    if vector.iter().any(|value| !value.is_finite()) || !super::embed::normalise(&mut unit) {
+    if vector.iter().any(|value| !value.is_finite()) || !crate::recall::embed::normalise(&mut unit) {
         return Err(Error::InvalidArgument(format!(
             "{name} has a value that is not a finite number, or no length to scale (all zeros, or too large or small to square): embed the text again"
         )));

@@ -5,17 +5,17 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::Sessions;
 use super::{Parts, with_loaded};
 use crate::error::Error;
 use crate::format::{Fork, Format};
 use crate::keys;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::support::time;
 use crate::transcript::scan::Line;
 use crate::transcript::{Branch, Entry, Ledger, Prices};
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// Every branch of session `id` (the current one first): each leaf message, its
     /// text and time, the messages on it, where it leaves the current branch, and the
     /// tokens its replies reported.
@@ -63,35 +63,36 @@ impl<S: Storage> Store<S> {
     /// only at the size it was seen, so the second try completes. Under the session's
     /// lock.
     pub(crate) async fn write_new_session(&self, id: &str, key: &str, bytes: &[u8]) -> Result<(), Error> {
-        self.locked(key, async {
-            match self.locate(id).await? {
-                None => {
-                    let staged = format!("{key}.new");
-                    self.storage.replace(&staged, bytes, None).await?;
-                    match self.storage.rename(&staged, key).await {
-                        Ok(()) => {}
-                        Err(StorageError::AlreadyExists { .. }) => {
-                            let _ = self.storage.remove(&staged).await;
-                            return Err(Error::SessionExists { id: id.to_owned() });
+        self.base
+            .locked(key, async {
+                match self.locate(id).await? {
+                    None => {
+                        let staged = format!("{key}.new");
+                        self.base.storage.replace(&staged, bytes, None).await?;
+                        match self.base.storage.rename(&staged, key).await {
+                            Ok(()) => {}
+                            Err(StorageError::AlreadyExists { .. }) => {
+                                let _ = self.base.storage.remove(&staged).await;
+                                return Err(Error::SessionExists { id: id.to_owned() });
+                            }
+                            Err(error) => return Err(error.into()),
                         }
-                        Err(error) => return Err(error.into()),
                     }
-                }
-                Some(parts) if parts.base_key() == key && self.is_debris(&parts).await? => {
-                    let seen = parts.parts.first().map(|part| part.size);
-                    match self.storage.replace(key, bytes, seen).await {
-                        Ok(()) => {}
-                        Err(StorageError::Changed { .. }) => return Err(Error::SessionExists { id: id.to_owned() }),
-                        Err(error) => return Err(error.into()),
+                    Some(parts) if parts.base_key() == key && self.is_debris(&parts).await? => {
+                        let seen = parts.parts.first().map(|part| part.size);
+                        match self.base.storage.replace(key, bytes, seen).await {
+                            Ok(()) => {}
+                            Err(StorageError::Changed { .. }) => return Err(Error::SessionExists { id: id.to_owned() }),
+                            Err(error) => return Err(error.into()),
+                        }
                     }
+                    Some(_) => return Err(Error::SessionExists { id: id.to_owned() }),
                 }
-                Some(_) => return Err(Error::SessionExists { id: id.to_owned() }),
-            }
-            // What was cached of the debris is not the session now.
-            self.reopen(id);
-            Ok(())
-        })
-        .await
+                // What was cached of the debris is not the session now.
+                self.reopen(id);
+                Ok(())
+            })
+            .await
     }
 
     /// Whether all there is of a session is what a crash left as it was being created:
@@ -108,7 +109,7 @@ impl<S: Storage> Store<S> {
         if part.size > MOST {
             return Ok(false);
         }
-        Ok(!self.storage.read(&part.key, 0, None).await?.contains(&b'\n'))
+        Ok(!self.base.storage.read(&part.key, 0, None).await?.contains(&b'\n'))
     }
 
     /// Forks session `id` into a new session `new_id` in the same project: the

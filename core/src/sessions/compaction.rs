@@ -10,9 +10,8 @@ use super::with_loaded;
 use super::write::{Expect, Kind, WriteOptions};
 use crate::compaction::{self, Action, Due, Mode, Plan, Settings};
 use crate::error::Error;
-use crate::format::{Compaction, Format, Marker};
+use crate::format::{self, Format, Marker};
 use crate::storage::Storage;
-use crate::store::Store;
 use crate::support::time;
 use crate::transcript::scan::Line;
 use crate::transcript::tokens;
@@ -45,14 +44,19 @@ pub struct Applied {
     pub tokens_after: u64,
 }
 
-impl<S: Storage> Store<S> {
+/// A store's compaction (the WIT's `compaction` interface): `store.compaction()`.
+pub struct Compaction<'s, S> {
+    pub(crate) sessions: super::Sessions<'s, S>,
+}
+
+impl<S: Storage> Compaction<'_, S> {
     /// Plans a compaction of session `id` (see [`Plan`]); writes nothing. The plan
     /// records the session's size and leaf, and applying it refuses a session that
     /// has changed since.
     pub async fn plan_compaction(&self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
         settings.check()?;
-        let parts = self.require(id).await?;
-        let raw = self.read_parts(&parts).await?;
+        let parts = self.sessions.require(id).await?;
+        let raw = self.sessions.read_parts(&parts).await?;
         let (mut plan, torn_bytes) = with_loaded(&raw, |loaded| {
             let torn = loaded.torn_at.zip(raw.last()).map_or(0, |(at, last)| (last.len() as u64).saturating_sub(at));
             (compaction::plan(loaded, settings, mode), torn)
@@ -64,8 +68,8 @@ impl<S: Storage> Store<S> {
 
     /// A summary of what `plan` summarises, written without a model.
     pub async fn summarize_offline(&self, id: &str, plan: &Plan) -> Result<String, Error> {
-        let parts = self.require(id).await?;
-        let raw = self.read_parts(&parts).await?;
+        let parts = self.sessions.require(id).await?;
+        let raw = self.sessions.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| compaction::extractive_summary(loaded, plan)))
     }
 
@@ -88,8 +92,8 @@ impl<S: Storage> Store<S> {
         if ids.boundary.is_empty() || (plan.action == Action::Summarize && ids.summary.is_empty()) {
             return Err(Error::InvalidArgument("the compaction's ids are empty".into()));
         }
-        let parts = self.require(id).await?;
-        let raw = self.read_parts(&parts).await?;
+        let parts = self.sessions.require(id).await?;
+        let raw = self.sessions.read_parts(&parts).await?;
         let (format, cwd, missing, kept_lines) = with_loaded(&raw, |loaded| {
             let cwd = loaded.cwd().to_owned();
             let live: BTreeMap<Cow<str>, &Line> = loaded.lines.iter().filter(|l| loaded.is_live(l)).map(|l| (l.entry_id(), l)).collect();
@@ -118,6 +122,7 @@ impl<S: Storage> Store<S> {
         let kept: Vec<&str> = kept_lines.iter().map(String::as_str).collect();
         let kind = if plan.action == Action::Prune { Kind::Prune } else { Kind::Compaction };
         let first = self
+            .sessions
             .write(id, WriteOptions { expect: Some(expect), kind, ..WriteOptions::ENTRY }, |dialect, at| {
                 let header = at.header(id, &ids.boundary, now_ms, &timestamp, &cwd);
                 match plan.action {
@@ -127,7 +132,7 @@ impl<S: Storage> Store<S> {
                     }
                     _ => dialect.compaction(
                         &header,
-                        &Compaction {
+                        &format::Compaction {
                             summary,
                             summary_uuid: &ids.summary,
                             first_kept: plan.keep.first().map(String::as_str),
@@ -150,6 +155,6 @@ impl<S: Storage> Store<S> {
     /// returned nothing), as a `compaction-failure` marker. After
     /// [`Settings::max_failures`] of them in a row, auto-compaction plans are blocked.
     pub async fn record_compaction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        self.record_marker(id, Marker::CompactionFailure, Some(reason), now_ms).await
+        self.sessions.record_marker(id, Marker::CompactionFailure, Some(reason), now_ms).await
     }
 }

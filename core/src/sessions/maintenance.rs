@@ -5,11 +5,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::Sessions;
 use super::{Parts, Subagent, transcript_of, with_loaded};
 use crate::error::Error;
 use crate::keys;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::transcript::SkippedLine;
 use crate::transcript::scan;
 
@@ -32,7 +32,7 @@ pub struct RepairReport {
     pub dropped_torn_tail: bool,
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// The sub-agent transcripts of session `id`: `<id>/subagents/agent-*.jsonl`
     /// (Claude Code ≥ 2.1) and flat `agent-*.jsonl` files of its project whose entries
     /// name it as their session (2.0).
@@ -54,14 +54,14 @@ impl<S: Storage> Store<S> {
         let project_prefix = format!("{}{}/", keys::PROJECTS, parts.project);
         let nested_prefix = keys::session_dir(&parts.project, id);
         let mut found = Vec::new();
-        for info in self.storage.list(&project_prefix).await? {
+        for info in self.base.storage.list(&project_prefix).await? {
             let Some(file) = info.key.rsplit('/').next() else { continue };
             let nested = info.key.starts_with(&nested_prefix) && info.key[nested_prefix.len()..].starts_with("subagents/");
             let flat = !info.key[project_prefix.len()..].contains('/');
             if !(file.starts_with("agent-") && file.ends_with(keys::TRANSCRIPT_SUFFIX) && (nested || flat)) {
                 continue;
             }
-            let bytes = self.storage.read(&info.key, 0, None).await?;
+            let bytes = self.base.storage.read(&info.key, 0, None).await?;
             let belongs =
                 nested || with_loaded(core::slice::from_ref(&bytes), |loaded| loaded.lines.iter().any(|l| l.env.session_id() == Some(id)));
             if belongs {
@@ -77,7 +77,7 @@ impl<S: Storage> Store<S> {
         let subagents = self.subagents(id).await?;
         let parts = self.require(id).await?;
         let base = parts.base_key();
-        let removed = self.locked(&base, self.remove_locked(&parts, subagents)).await;
+        let removed = self.base.locked(&base, self.remove_locked(&parts, subagents)).await;
         self.reopen(id);
         removed
     }
@@ -85,7 +85,7 @@ impl<S: Storage> Store<S> {
     async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
         let doomed = self.session_files(parts, subagents).await?;
         for key in &doomed {
-            match self.storage.remove(key).await {
+            match self.base.storage.remove(key).await {
                 Ok(()) | Err(StorageError::NotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -99,8 +99,8 @@ impl<S: Storage> Store<S> {
     /// simply be run again.
     pub(crate) async fn session_files(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
         let mut files: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
-        files.extend(self.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
-        let sidecars = self.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
+        files.extend(self.base.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
+        let sidecars = self.base.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
         for info in sidecars {
             let belongs = keys::parse_session_key(&info.key).is_some_and(|p| p.id == parts.id)
                 || parts.parts.iter().any(|p| {
@@ -125,7 +125,7 @@ impl<S: Storage> Store<S> {
     pub async fn repair(&self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
         let parts = self.require(id).await?;
         let base = parts.base_key();
-        let repaired = self.locked(&base, self.repair_locked(&parts, now_ms)).await;
+        let repaired = self.base.locked(&base, self.repair_locked(&parts, now_ms)).await;
         self.reopen(id);
         repaired
     }
@@ -147,10 +147,10 @@ impl<S: Storage> Store<S> {
                 repaired.push('\n');
             }
             let backup = format!("{}.bak-{now_ms}", info.key);
-            self.storage.replace(&backup, bytes, None).await?;
+            self.base.storage.replace(&backup, bytes, None).await?;
             // Only the part as read is rewritten: a line appended meanwhile by a
             // program that takes no lock Mneme sees must not be lost.
-            self.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
+            self.base.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
             report.backups.push(backup);
             report.dropped.extend(scan.skipped);
             report.split_glued += scan.recovered_glued;

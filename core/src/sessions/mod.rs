@@ -8,15 +8,17 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
+use crate::base::Base;
+use crate::catalog::Catalog;
+use crate::catalog::{Change, Counters, SessionRow};
 use crate::error::Error;
 use crate::format::{Format, Marker};
-use crate::index::Counters;
-use crate::index::log::{Change, SessionRow};
 use crate::keys::{self, PartName};
 use crate::message::{Injection, Provider, ProviderContext, render};
 use crate::storage::{KeyInfo, Storage, StorageError};
-use crate::store::Store;
+use crate::support::hash::FastMap;
 use crate::transcript::context::Sources;
 use crate::transcript::scan::{self, PartScan};
 use crate::transcript::thread::{Loaded, Tip};
@@ -24,7 +26,6 @@ use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 
 pub(crate) mod branches;
 pub(crate) mod compaction;
-pub mod crab;
 pub(crate) mod gates;
 pub(crate) mod maintenance;
 pub mod retention;
@@ -36,28 +37,46 @@ pub use maintenance::RepairReport;
 pub use search::SearchHit;
 pub use write::NewEntry;
 
-/// A summary of one session, as `sessions list` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionInfo {
-    pub id: String,
-    pub project: String,
-    /// The storage key of the first part.
-    pub key: String,
-    pub parts: u32,
-    /// All parts together.
-    pub bytes: u64,
-    /// Readable entries of every type.
-    pub entry_count: u32,
-    /// Live messages: `user` and `assistant` entries, and pi's tool results (Claude Code
-    /// writes a tool's result as a `user` entry: a conversation counts alike in both).
-    pub message_count: u32,
-    /// The last `custom-title`, else the last `summary` whose leaf is in the file, else
-    /// the first user prompt; shortened.
-    pub title: Option<String>,
-    /// Timestamp of the first entry that has one.
-    pub created: Option<String>,
-    /// Timestamp of the last entry that has one.
-    pub updated: Option<String>,
+pub use crate::catalog::SessionInfo;
+pub use compaction::Compaction;
+pub use gates::Gates;
+
+/// What the session operations keep between calls.
+#[derive(Debug, Default)]
+pub(crate) struct SessionsState {
+    /// The sessions this store has open, by id. A hash map: a held session's state is
+    /// taken out and put back by every append, and an ordered map freed and allocated
+    /// its one node again each time.
+    pub open: RefCell<FastMap<String, OpenSession>>,
+    /// The states of sub-agents' transcripts this store wrote, by key.
+    pub agents: RefCell<FastMap<String, OpenSession>>,
+    /// The message index `search` keeps up to date.
+    pub search: RefCell<search::SearchState>,
+}
+
+/// A store's sessions (the WIT's `sessions` interface): `store.sessions()`.
+pub struct Sessions<'s, S> {
+    pub(crate) base: &'s Base<S>,
+    pub(crate) state: &'s SessionsState,
+    pub(crate) catalog: Catalog<'s, S>,
+}
+
+impl<S> Clone for Sessions<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Sessions<'_, S> {}
+
+impl<'s, S> Sessions<'s, S> {
+    pub(crate) fn compaction(self) -> Compaction<'s, S> {
+        Compaction { sessions: self }
+    }
+
+    pub(crate) fn gates(self) -> Gates<'s, S> {
+        Gates { sessions: self }
+    }
 }
 
 /// A file under `projects/` that looks like a session but that this storage cannot
@@ -73,7 +92,7 @@ pub struct SkippedKey {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RebuildReport {
     /// What reading the index found before (damaged lines, torn bytes, …).
-    pub before: crate::index::IndexHealth,
+    pub before: crate::catalog::IndexHealth,
     /// Sessions read from their transcripts.
     pub session_count: u32,
     /// Sessions the index had no row for.
@@ -308,16 +327,53 @@ pub(crate) fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
         && now[now.len() - 1] > before[before.len() - 1]
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
+    /// Keeps session `id` open for writing: takes its lock and keeps it until
+    /// [`Sessions::release`], so every write after this one skips locking and listing
+    /// and costs one append. Meanwhile other writers (another store, another process)
+    /// wait for the lock and then fail with `locked`, as the storage's lock does. The
+    /// session must exist. Programs that take no lock (Claude Code) must not write it
+    /// meanwhile.
+    pub async fn hold(&self, id: &str) -> Result<(), Error> {
+        let parts = self.require(id).await?;
+        let name = parts.base_key();
+        if !self.base.hold(&name).await? {
+            return Ok(());
+        }
+        // Read what the session holds now, under the lock, so the next write starts warm.
+        if let Err(error) = self.refresh_held(id, &parts.project).await {
+            let _ = self.base.release(&name).await;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Gives back the lock [`Sessions::hold`] took; a session not held is left alone.
+    pub async fn release(&self, id: &str) -> Result<(), Error> {
+        match self.base.held_lock(|name| keys::parse_session_key(name).is_some_and(|p| p.id == id)) {
+            Some(name) => Ok(self.base.release(&name).await?),
+            None => Ok(()),
+        }
+    }
+
+    /// Forgets what the store knows about session `id` and its sub-agents' transcripts,
+    /// so the next operation reads them from storage again. This is how a session
+    /// refused after a failed write (see [`Error::SessionPoisoned`]) is opened again.
+    pub fn reopen(&self, id: &str) {
+        self.state.open.borrow_mut().remove(id);
+        let folder = format!("/{id}/subagents/");
+        self.state.agents.borrow_mut().retain(|key, _| !key.contains(&folder));
+    }
+
     /// The parts of session `id`, in whichever project holds it.
     pub(crate) async fn locate(&self, id: &str) -> Result<Option<Parts>, Error> {
         keys::validate_session_id(id)?;
-        let known = self.open.borrow().get(id).map(|s| s.project.clone());
+        let known = self.state.open.borrow().get(id).map(|s| s.project.clone());
         let prefix = match &known {
             Some(project) => format!("{}{project}/{id}", keys::PROJECTS),
             None => keys::PROJECTS.to_owned(),
         };
-        let listing = self.storage.list(&prefix).await?;
+        let listing = self.base.storage.list(&prefix).await?;
         let mut found = group_sessions(&listing).into_iter().filter(|((_, sid), _)| sid == id);
         let Some(((project, _), parts)) = found.next() else { return Ok(None) };
         let others: Vec<String> = found.map(|((p, _), _)| p).collect();
@@ -337,7 +393,7 @@ impl<S: Storage> Store<S> {
     pub(crate) async fn read_parts(&self, parts: &Parts) -> Result<Vec<Vec<u8>>, Error> {
         let mut raw = Vec::with_capacity(parts.parts.len());
         for part in &parts.parts {
-            match self.storage.read(&part.key, 0, None).await {
+            match self.base.storage.read(&part.key, 0, None).await {
                 Ok(bytes) => raw.push(bytes),
                 Err(StorageError::NotFound { .. }) => return Err(Error::SessionNotFound { id: parts.id.clone() }),
                 Err(e) => return Err(e.into()),
@@ -361,7 +417,7 @@ impl<S: Storage> Store<S> {
         Ok(self.context_from_end(id, TAIL_BYTES).await?.0)
     }
 
-    /// [`Store::context`] and the session's dialect, reading `first` bytes from the end
+    /// [`Sessions::context`] and the session's dialect, reading `first` bytes from the end
     /// first.
     async fn context_from_end(&self, id: &str, first: u64) -> Result<(Context, Format), Error> {
         let parts = self.require(id).await?;
@@ -370,7 +426,7 @@ impl<S: Storage> Store<S> {
         loop {
             if want >= total {
                 let raw = self.read_parts(&parts).await?;
-                return Ok(with_shared(1, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
+                return Ok(with_shared(1, raw, &scan::Workers::of(&self.base.storage), |loaded, sources| {
                     let plan = loaded.context_lines();
                     let format = Format::detect(&loaded.lines);
                     (loaded.into_context(plan, sources), format)
@@ -382,7 +438,7 @@ impl<S: Storage> Store<S> {
                 want = want.saturating_mul(TAIL_GROWTH);
                 continue;
             }
-            let context = with_shared(first_part, raw, &scan::Workers::of(&self.storage), |loaded, sources| {
+            let context = with_shared(first_part, raw, &scan::Workers::of(&self.base.storage), |loaded, sources| {
                 let format = Format::detect(&loaded.lines);
                 loaded.end_plan().map(|plan| (loaded.into_context(plan, sources), format))
             });
@@ -404,7 +460,7 @@ impl<S: Storage> Store<S> {
             let from = part.size.saturating_sub(remaining);
             // One byte before the cut tells whether it falls on a line start.
             let offset = from.saturating_sub(1);
-            let mut bytes = match self.storage.read(&part.key, offset, None).await {
+            let mut bytes = match self.base.storage.read(&part.key, offset, None).await {
                 Ok(bytes) => bytes,
                 Err(StorageError::NotFound { .. }) => return Err(Error::SessionNotFound { id: parts.id.clone() }),
                 Err(e) => return Err(e.into()),
@@ -425,7 +481,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// What to send a model to continue session `id`, in `provider`'s shape: the
-    /// context (see [`Store::context`]) with roles alternating, every call answered
+    /// context (see [`Sessions::context`]) with roles alternating, every call answered
     /// (an interrupted turn's calls get a synthetic error result) and `injections`
     /// placed as asked, never written. `model`, the model the request goes to: the
     /// signed thinking of replies another model wrote is sent as the session's client
@@ -470,13 +526,13 @@ impl<S: Storage> Store<S> {
 
     /// The listing, and the rows behind it by (project, id).
     pub(crate) async fn list_rows(&self) -> Result<(Listing, BTreeMap<(String, String), SessionRow>), Error> {
-        let listing = self.storage.list(keys::PROJECTS).await?;
+        let listing = self.base.storage.list(keys::PROJECTS).await?;
         let grouped = group_sessions(&listing);
-        let cached_ok = self.refresh_index().await.is_ok();
+        let cached_ok = self.catalog.refresh_index().await.is_ok();
         let mut rows: BTreeMap<(String, String), SessionRow> = BTreeMap::new();
         let mut stale = Vec::new();
         {
-            let cache = self.index.borrow();
+            let cache = self.catalog.state.borrow();
             let cached = cache.as_ref().filter(|_| cached_ok).map(|state| &state.sessions);
             for (name, parts) in grouped {
                 let sizes: Vec<u64> = parts.iter().map(|(_, info)| info.size).collect();
@@ -494,7 +550,7 @@ impl<S: Storage> Store<S> {
         let mut changes: Vec<Change> = read.values().map(|row| Change::Session { row: row.clone() }).collect();
         rows.extend(read);
         if cached_ok {
-            let gone: Vec<Change> = self.index.borrow().as_ref().map_or_else(Vec::new, |state| {
+            let gone: Vec<Change> = self.catalog.state.borrow().as_ref().map_or_else(Vec::new, |state| {
                 state
                     .sessions
                     .keys()
@@ -505,7 +561,7 @@ impl<S: Storage> Store<S> {
             changes.extend(gone);
             if !changes.is_empty() {
                 // The listing is right whether or not the cache could be kept.
-                let _ = self.update_index(|_| Ok((changes, ()))).await;
+                let _ = self.catalog.update_index(|_| Ok((changes, ()))).await;
             }
         }
         found.sessions = rows.values().map(|row| row.info.clone()).collect();
@@ -515,7 +571,7 @@ impl<S: Storage> Store<S> {
 
     /// The rows of `sessions`, each read from its transcript, and the files that could
     /// not be read as one.
-    async fn read_rows(&self, sessions: Vec<Parts>) -> Result<(BTreeMap<(String, String), SessionRow>, Vec<SkippedKey>), Error> {
+    pub(crate) async fn read_rows(&self, sessions: Vec<Parts>) -> Result<(BTreeMap<(String, String), SessionRow>, Vec<SkippedKey>), Error> {
         let mut rows = BTreeMap::new();
         let mut skipped = Vec::new();
         for parts in sessions {
@@ -537,45 +593,21 @@ impl<S: Storage> Store<S> {
         Ok((rows, skipped))
     }
 
-    /// Rebuilds the index from the transcripts: every session is read again, whatever
-    /// the cache says, and its rows with the keys as they are become a new generation,
-    /// so damaged or torn log lines and an unreadable snapshot are left behind. The key
-    /// bindings are the caller's routing decisions, not derived from transcripts: they
-    /// are kept as the index has them.
-    pub async fn rebuild_index(&self) -> Result<RebuildReport, Error> {
-        let listing = self.storage.list(keys::PROJECTS).await?;
-        let sessions = group_sessions(&listing)
-            .into_iter()
-            .map(|((project, id), parts)| Parts { project, id, parts: parts.into_iter().map(|(_, info)| info).collect() })
-            .collect();
-        let (rows, skipped) = self.read_rows(sessions).await?;
-        let (before, old) = self.replace_session_rows(rows.clone()).await?;
-        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        Ok(RebuildReport {
-            session_count: count(rows.len()),
-            added: count(rows.keys().filter(|name| !old.contains_key(*name)).count()),
-            changed: count(rows.iter().filter(|(name, row)| old.get(*name).is_some_and(|cached| cached != *row)).count()),
-            dropped: count(old.keys().filter(|name| !rows.contains_key(*name)).count()),
-            key_count: before.key_count,
-            skipped,
-            before,
-        })
-    }
-
     /// The index's row of session `id`, brought up to date; `None` when the session
     /// has no transcript yet.
     pub(crate) async fn session_row(&self, id: &str) -> Result<Option<SessionRow>, Error> {
         let Some(parts) = self.locate(id).await? else { return Ok(None) };
         let sizes: Vec<u64> = parts.parts.iter().map(|p| p.size).collect();
         let name = (parts.project.clone(), parts.id.clone());
-        let cached = self.read_index(|state| state.sessions.get(&name).filter(|row| row.fresh_for(&sizes)).cloned()).await.ok().flatten();
+        let cached =
+            self.catalog.read_index(|state| state.sessions.get(&name).filter(|row| row.fresh_for(&sizes)).cloned()).await.ok().flatten();
         if let Some(row) = cached {
             return Ok(Some(row));
         }
         let raw = self.read_parts(&parts).await?;
         let row = with_loaded(&raw, |loaded| session_row(&parts, &raw, loaded));
         let change = Change::Session { row: row.clone() };
-        let _ = self.update_index(|_| Ok((alloc::vec![change], ()))).await;
+        let _ = self.catalog.update_index(|_| Ok((alloc::vec![change], ()))).await;
         Ok(Some(row))
     }
 }
@@ -591,7 +623,7 @@ pub(crate) fn session_row(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> Se
         info: session_info(parts, raw, loaded),
         sizes: parts.parts.iter().map(|p| p.size).collect(),
         counters: counters(loaded),
-        rules: crate::index::log::ROW_RULES,
+        rules: crate::catalog::log::ROW_RULES,
     }
 }
 
@@ -724,14 +756,14 @@ mod tests {
     fn say(store: &Store<&InMemoryStorage>, id: &str, i: u32, text: &str) {
         let role = if i.is_multiple_of(2) { Role::User } else { Role::Assistant };
         let entry = NewEntry { uuid: format!("{id}-m{i}"), now_ms: NOW + i as i64, role, text: text.to_string(), cwd: "/p".into() };
-        block_on(store.append(id, entry)).unwrap();
+        block_on(store.sessions().append(id, entry)).unwrap();
     }
 
     fn compact(store: &Store<&InMemoryStorage>, id: &str, n: u32) {
         let settings = Settings { keep: Keep::RecentMessages(3), ..Settings::default() };
-        let plan = block_on(store.plan_compaction(id, &settings, Mode::Manual)).unwrap();
+        let plan = block_on(store.compaction().plan_compaction(id, &settings, Mode::Manual)).unwrap();
         let ids = CompactionIds { boundary: format!("{id}-b{n}"), summary: format!("{id}-s{n}") };
-        block_on(store.apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
+        block_on(store.compaction().apply_compaction(id, &plan, &format!("summary {n}"), &ids, NOW + 1000 * n as i64)).unwrap();
     }
 
     /// The same conversation in pi's dialect and in Claude Code's lists the same number
@@ -755,7 +787,7 @@ mod tests {
         block_on(storage.append("projects/p/pi.jsonl", (pi.join("\n") + "\n").as_bytes())).unwrap();
         block_on(storage.append("projects/p/cc.jsonl", (claude.join("\n") + "\n").as_bytes())).unwrap();
         let counts = || {
-            let listed = block_on(Store::new(&storage).list()).unwrap();
+            let listed = block_on(Store::new(&storage).sessions().list()).unwrap();
             listed.sessions.iter().map(|s| (s.id.clone(), s.message_count)).collect::<alloc::vec::Vec<_>>()
         };
         let expected = [("cc".to_string(), 4), ("pi".to_string(), 4)];
@@ -820,19 +852,19 @@ mod tests {
             parent: None,
             agent: None,
         };
-        block_on(store.append_turn("s", turn("s"))).unwrap();
-        let context = block_on(store.context("s")).unwrap();
+        block_on(store.sessions().append_turn("s", turn("s"))).unwrap();
+        let context = block_on(store.sessions().context("s")).unwrap();
         let result = &context.messages[2];
         assert!(result.content.contains("a.txt a.txt") && result.content.shared_bytes().is_some(), "{result:?}");
         let reply = &context.messages[3];
         assert_eq!((reply.text.as_str(), reply.text.shared_bytes().is_some()), ("There is a.txt.", true));
 
-        block_on(store.append_turn("c", turn("c"))).unwrap();
+        block_on(store.sessions().append_turn("c", turn("c"))).unwrap();
         for i in 0..40 {
             say(&store, "c", i, &"words ".repeat(100));
         }
         compact(&store, "c", 1);
-        let context = block_on(store.context("c")).unwrap();
+        let context = block_on(store.sessions().context("c")).unwrap();
         assert!(context.compacted);
         assert!(context.messages.iter().all(|m| m.text.shared_bytes().is_none() && m.content.shared_bytes().is_none()), "{context:?}");
     }
@@ -872,11 +904,11 @@ mod tests {
             parent: None,
             agent: None,
         };
-        block_on(store.append_turn("c", turn)).unwrap();
+        block_on(store.sessions().append_turn("c", turn)).unwrap();
         for i in 20..30 {
             say(&store, "c", i, &"more ".repeat(i as usize));
         }
-        block_on(store.tombstone("c", "c-m25", NOW + 6000)).unwrap();
+        block_on(store.sessions().tombstone("c", "c-m25", NOW + 6000)).unwrap();
         compact(&store, "c", 2);
         say(&store, "c", 30, "after the second compaction");
 
@@ -894,7 +926,7 @@ mod tests {
             parent: Some("r-m3".into()),
             agent: None,
         };
-        block_on(store.append_turn("r", back)).unwrap();
+        block_on(store.sessions().append_turn("r", back)).unwrap();
 
         let header = "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
         block_on(storage.append("projects/-p/pi.jsonl", header.as_bytes())).unwrap();
@@ -910,8 +942,8 @@ mod tests {
         }
 
         for id in ["c", "r", "pi", "n"] {
-            let parts = block_on(store.require(id)).unwrap();
-            let raw = block_on(store.read_parts(&parts)).unwrap();
+            let parts = block_on(store.sessions().require(id)).unwrap();
+            let raw = block_on(store.sessions().read_parts(&parts)).unwrap();
             let full = super::with_loaded(&raw, |loaded| loaded.context(crate::transcript::context::Sources::default()));
             assert_eq!(full.compacted, id != "r" && id != "n", "{id}");
             // Read and built in pieces, run in any order, it is the same.
@@ -924,11 +956,11 @@ mod tests {
             let total: u64 = parts.parts.iter().map(|p| p.size).sum();
             // A third of the session from its end is enough, except for the rewind and the
             // session never compacted.
-            let (first_part, tail) = block_on(store.read_tail(&parts, total / 3)).unwrap();
+            let (first_part, tail) = block_on(store.sessions().read_tail(&parts, total / 3)).unwrap();
             let enough = super::with_loaded_from(first_part, &tail, |loaded| loaded.end_plan().is_some());
             assert_eq!(enough, id != "r" && id != "n", "{id}: {} parts, the tail from part {first_part}", parts.parts.len());
             for first in (1..=total + 1).step_by(13) {
-                let (context, _) = block_on(store.context_from_end(id, first)).unwrap();
+                let (context, _) = block_on(store.sessions().context_from_end(id, first)).unwrap();
                 assert_eq!(context, full, "{id}: first read of {first} of {total} bytes");
             }
         }

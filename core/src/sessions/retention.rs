@@ -1,10 +1,10 @@
-//! Retention: what a cleanup pass ([`Store::gc`]) may do, and nothing it does is
+//! Retention: what a cleanup pass ([`Sessions::gc`]) may do, and nothing it does is
 //! silent or final by default.
 //!
 //! - A session nobody touched for its time to live is **archived**: its files (parts,
 //!   sub-agent transcripts, torn tails, repair backups) move under
 //!   `archive/<archived ms>-<id>/`, keeping their keys below that, so
-//!   [`Store::archived`] lists it and [`Store::restore`] puts every file back.
+//!   [`Sessions::archived`] lists it and [`Sessions::restore`] puts every file back.
 //! - An archived session is deleted only when the caller asks
 //!   ([`Retention::delete_archived`]) and only after [`Retention::keep_archived_ms`].
 //! - Under a disk budget ([`Retention::max_disk_bytes`]) debris (`.torn-*`, `.bak-*`) and
@@ -22,11 +22,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::Sessions;
+use crate::catalog::KeyEntry;
 use crate::error::Error;
-use crate::index::KeyEntry;
 use crate::keys;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::support::time;
 
 /// Where archived sessions live.
@@ -142,12 +142,12 @@ struct Collectable {
     what: String,
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// One cleanup pass at `now_ms` under `policy` (see the module docs).
     pub async fn gc(&self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
         policy.check()?;
         let mut report = GcReport { dry_run: policy.dry_run, ..GcReport::default() };
-        let keys = self.keys(&[]).await?;
+        let keys = self.catalog.read_index(|state| state.keys.values().cloned().collect::<Vec<_>>()).await?;
         for session in self.list().await?.sessions {
             let key_active = keys.iter().filter(|k| k.session_id == session.id).map(|k| k.updated_ms).max();
             let Some(last_active_ms) = session.updated.as_deref().and_then(time::parse_millis).max(key_active) else {
@@ -169,7 +169,7 @@ impl<S: Storage> Store<S> {
         // and no longer as debris.
         let mut planned = BTreeSet::new();
         if policy.dry_run {
-            let sizes: BTreeMap<String, u64> = self.storage.list(keys::PROJECTS).await?.into_iter().map(|i| (i.key, i.size)).collect();
+            let sizes: BTreeMap<String, u64> = self.base.storage.list(keys::PROJECTS).await?.into_iter().map(|i| (i.key, i.size)).collect();
             for expired in &report.archived {
                 let parts = self.require(&expired.id).await?;
                 let files = self.session_files(&parts, self.subagents(&expired.id).await?).await?;
@@ -220,11 +220,12 @@ impl<S: Storage> Store<S> {
         let parts = self.require(id).await?;
         let folder = archive_folder(now_ms, id);
         let moved = self
+            .base
             .locked(&parts.base_key(), async {
                 for key in self.session_files(&parts, subagents).await? {
-                    move_file(&self.storage, &key, &format!("{folder}/{key}")).await?;
+                    move_file(&self.base.storage, &key, &format!("{folder}/{key}")).await?;
                 }
-                let moved = self.storage.list(&format!("{folder}/")).await?;
+                let moved = self.base.storage.list(&format!("{folder}/")).await?;
                 let bytes = moved.iter().map(|i| i.size).sum();
                 Ok::<_, Error>(ArchivedSession {
                     id: id.to_owned(),
@@ -274,16 +275,16 @@ impl<S: Storage> Store<S> {
         match self.require(id).await {
             // A restore cut as it put the first part back (a filesystem's rename is a
             // link, then an unlink) left it in both places: this one finishes it.
-            Ok(live) if same_bytes(&self.storage, &live.base_key(), &base).await? => {}
+            Ok(live) if same_bytes(&self.base.storage, &live.base_key(), &base).await? => {}
             Ok(_) => return Err(Error::SessionExists { id: id.to_owned() }),
             Err(Error::SessionNotFound { .. }) => {}
             Err(e) => return Err(e),
         }
-        let mut files: Vec<String> = self.storage.list(&prefix).await?.into_iter().map(|i| i.key).collect();
+        let mut files: Vec<String> = self.base.storage.list(&prefix).await?.into_iter().map(|i| i.key).collect();
         // The first part last: until it is back the session does not list.
         files.sort_by_key(|key| *key == base);
         for key in &files {
-            move_file(&self.storage, key, &key[prefix.len()..]).await?;
+            move_file(&self.base.storage, key, &key[prefix.len()..]).await?;
         }
         self.reopen(id);
         Ok(archived)
@@ -302,7 +303,7 @@ impl<S: Storage> Store<S> {
     /// The archive's folders: `archive/<ms>-<id>` → (ms, files, bytes).
     async fn archive_groups(&self) -> Result<BTreeMap<String, (i64, Vec<String>, u64)>, Error> {
         let mut groups: BTreeMap<String, (i64, Vec<String>, u64)> = BTreeMap::new();
-        for info in self.storage.list(ARCHIVE).await? {
+        for info in self.base.storage.list(ARCHIVE).await? {
             let Some(name) = info.key.strip_prefix(ARCHIVE).and_then(|rest| rest.split('/').next()) else { continue };
             let folder = format!("{ARCHIVE}{name}");
             let Some((at_ms, _)) = archive_folder_parts(&folder) else { continue };
@@ -316,7 +317,7 @@ impl<S: Storage> Store<S> {
     /// Torn tails and repair backups of live sessions.
     async fn debris(&self) -> Result<Vec<Collectable>, Error> {
         let mut found = Vec::new();
-        for info in self.storage.list(keys::PROJECTS).await? {
+        for info in self.base.storage.list(keys::PROJECTS).await? {
             let at_ms = if let Some((_, ms)) = info.key.rsplit_once(".bak-") {
                 ms.parse::<i64>().ok()
             } else {
@@ -333,7 +334,7 @@ impl<S: Storage> Store<S> {
     async fn collect(&self, item: &Collectable, reason: String, dry_run: bool, report: &mut GcReport) -> Result<(), Error> {
         if !dry_run {
             for key in &item.files {
-                match self.storage.remove(key).await {
+                match self.base.storage.remove(key).await {
                     Ok(()) | Err(StorageError::NotFound { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }

@@ -1,5 +1,5 @@
 //! `search`: messages across every session, ranked by the recall index memories use
-//! (`memory::recall`), each session read as a conversation so a question's answer is
+//! (`recall`), each session read as a conversation so a question's answer is
 //! found through the question too.
 //!
 //! The index is saved in the store (`index/search.jsonl`: a header, then one line per
@@ -17,13 +17,13 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
+use super::Sessions;
 use super::{Parts, group_sessions, transcript_of, with_loaded};
 use crate::error::Error;
 use crate::keys;
-use crate::memory::recall::{Document, Query, RecallIndex, Window};
-use crate::memory::text;
+use crate::recall::text;
+use crate::recall::{Document, Query, RecallIndex, Window};
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::support::time;
 
 /// One message that matches a search.
@@ -185,7 +185,7 @@ fn encode(line: &SessionLine) -> String {
     serde_json::to_string(line).unwrap_or_default()
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// The `limit` messages across every session (of `project` only, when named) in
     /// `window` that best match `query`, best first.
     pub async fn search(&self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, Error> {
@@ -193,7 +193,7 @@ impl<S: Storage> Store<S> {
             keys::validate_project(project)?;
         }
         let under = project.map(|project| alloc::format!("{}{project}/", keys::PROJECTS));
-        let listing = self.storage.list(keys::PROJECTS).await?;
+        let listing = self.base.storage.list(keys::PROJECTS).await?;
         let sessions: BTreeMap<String, Parts> = group_sessions(&listing)
             .into_iter()
             .map(|((project, id), parts)| {
@@ -204,7 +204,7 @@ impl<S: Storage> Store<S> {
         self.load_search_index().await?;
         let size = |parts: &Parts| parts.parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.size));
         let stale: Vec<(&String, &Parts)> = {
-            let state = self.search.borrow();
+            let state = self.state.search.borrow();
             sessions.iter().filter(|(key, parts)| state.sessions.get(*key).map(|(indexed, _)| *indexed) != Some(size(parts))).collect()
         };
         let mut changed: Vec<SessionLine> = Vec::new();
@@ -220,7 +220,7 @@ impl<S: Storage> Store<S> {
             }
         }
         {
-            let state = self.search.borrow();
+            let state = self.state.search.borrow();
             for key in state.sessions.keys().filter(|key| !sessions.contains_key(*key)) {
                 changed.push(SessionLine {
                     session: key.clone(),
@@ -234,7 +234,7 @@ impl<S: Storage> Store<S> {
         }
         let mut appended = String::new();
         {
-            let mut state = self.search.borrow_mut();
+            let mut state = self.state.search.borrow_mut();
             for line in changed {
                 let encoded = encode(&line);
                 appended.push_str(&encoded);
@@ -244,8 +244,8 @@ impl<S: Storage> Store<S> {
             }
         }
         self.save_search_index(&appended).await?;
-        let mut state = self.search.borrow_mut();
-        state.index.embed_with(self.embedding_table());
+        let mut state = self.state.search.borrow_mut();
+        state.index.embed_with(self.base.embedding_table());
         let hits = state.index.recall(&Query { window, under: under.as_deref(), ..Query::new(query, limit) });
         Ok(hits
             .into_iter()
@@ -260,9 +260,10 @@ impl<S: Storage> Store<S> {
 
     /// Reads the saved index when this store has not, or another writer changed it.
     async fn load_search_index(&self) -> Result<(), Error> {
-        let saved = self.storage.list(keys::SEARCH_INDEX).await?.into_iter().find(|info| info.key == keys::SEARCH_INDEX).map(|i| i.size);
+        let saved =
+            self.base.storage.list(keys::SEARCH_INDEX).await?.into_iter().find(|info| info.key == keys::SEARCH_INDEX).map(|i| i.size);
         let (loaded, known) = {
-            let state = self.search.borrow();
+            let state = self.state.search.borrow();
             (state.loaded, state.saved_size)
         };
         // Unchanged since this store read or wrote it; or never saved (a read-only store
@@ -273,13 +274,13 @@ impl<S: Storage> Store<S> {
         let nothing_saved = || SearchState { loaded: true, rewrite: true, ..SearchState::default() };
         let state = match saved {
             None => nothing_saved(),
-            Some(_) => match self.storage.read(keys::SEARCH_INDEX, 0, None).await {
+            Some(_) => match self.base.storage.read(keys::SEARCH_INDEX, 0, None).await {
                 Ok(bytes) => SearchState::parse(&bytes),
                 Err(StorageError::NotFound { .. }) => nothing_saved(),
                 Err(error) => return Err(error.into()),
             },
         };
-        *self.search.borrow_mut() = state;
+        *self.state.search.borrow_mut() = state;
         Ok(())
     }
 
@@ -288,7 +289,7 @@ impl<S: Storage> Store<S> {
     /// keeps the index in memory.
     async fn save_search_index(&self, appended: &str) -> Result<(), Error> {
         let (rewrite, nothing_to_save) = {
-            let state = self.search.borrow();
+            let state = self.state.search.borrow();
             (state.rewrite || state.saved_lines > 2 * state.sessions.len() + 64, state.lines.is_empty() && state.saved_size.is_none())
         };
         // A store with no session yet (a root mistyped, or not written yet) is left as
@@ -297,7 +298,7 @@ impl<S: Storage> Store<S> {
             return Ok(());
         } else if rewrite {
             let text = {
-                let state = self.search.borrow();
+                let state = self.state.search.borrow();
                 let mut text = header_line();
                 for line in state.lines.values() {
                     text.push_str(line);
@@ -305,13 +306,13 @@ impl<S: Storage> Store<S> {
                 }
                 text
             };
-            self.storage.replace(keys::SEARCH_INDEX, text.as_bytes(), None).await.map(|()| (text.len() as u64, true))
+            self.base.storage.replace(keys::SEARCH_INDEX, text.as_bytes(), None).await.map(|()| (text.len() as u64, true))
         } else if appended.is_empty() {
             return Ok(());
         } else {
-            self.storage.append(keys::SEARCH_INDEX, appended.as_bytes()).await.map(|size| (size, false))
+            self.base.storage.append(keys::SEARCH_INDEX, appended.as_bytes()).await.map(|size| (size, false))
         };
-        let mut state = self.search.borrow_mut();
+        let mut state = self.state.search.borrow_mut();
         match outcome {
             Ok((size, rewritten)) => {
                 state.saved_size = Some(size);

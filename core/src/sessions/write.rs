@@ -1,4 +1,4 @@
-//! The write path: every line Mneme writes goes through [`Store::write`], under the
+//! The write path: every line Mneme writes goes through [`Sessions::write`], under the
 //! session's lock, in the session's own dialect.
 
 use alloc::borrow::ToOwned;
@@ -6,6 +6,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::Sessions;
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
 use crate::error::Error;
 use crate::format::{Dialect, Format, Header, Marker, Role, TakenIds};
@@ -13,7 +14,6 @@ use crate::keys;
 use crate::message::calls::{self, PendingCalls};
 use crate::message::{AgentRef, Message, Turn, canonical, input};
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 use crate::support::ids::derived_id;
 use crate::support::time;
 use crate::transcript::Entry;
@@ -118,10 +118,10 @@ enum Target<'a> {
     Agent { key: &'a str, agent: &'a str },
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Sessions<'_, S> {
     /// Appends a message to session `id`, creating the session under the project of
     /// `entry.cwd` if it does not exist: a turn of one text message (see
-    /// [`Store::append_turn`]).
+    /// [`Sessions::append_turn`]).
     pub async fn append(&self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         let messages = input::text_message(entry.role, &entry.text)?;
         let written = self.write_messages(id, &entry.uuid, entry.now_ms, &entry.cwd, None, &messages).await?;
@@ -170,12 +170,12 @@ impl<S: Storage> Store<S> {
         }
         let parts = self.require(id).await?;
         // The dialect of a session this store wrote is known; another's is told from its start.
-        let known = self.open.borrow().get(id).map(|state| state.format);
+        let known = self.state.open.borrow().get(id).map(|state| state.format);
         let format = match known {
             Some(format) => format,
             None => {
                 let first = parts.parts.first().map(|p| p.key.clone()).unwrap_or_default();
-                let head = self.storage.read(&first, 0, Some(64 << 10)).await?;
+                let head = self.base.storage.read(&first, 0, Some(64 << 10)).await?;
                 // The window may cut a record short; for telling the dialect, its lines count.
                 let head: Vec<u8> = head
                     .split(|&b| b == b'\n')
@@ -189,7 +189,7 @@ impl<S: Storage> Store<S> {
             return Err(crate::format::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));
         }
         let key = format!("{}subagents/agent-{}{}", keys::session_dir(&parts.project, id), agent.id, keys::TRANSCRIPT_SUFFIX);
-        let exists = self.storage.list(&key).await?.iter().any(|info| info.key == key);
+        let exists = self.base.storage.list(&key).await?.iter().any(|info| info.key == key);
         let timestamp = time::format_millis(turn.now_ms);
         // The link goes first: if the transcript's write then fails, a retry finds no
         // transcript and links again (rather than writing the sub-agent's lines
@@ -217,6 +217,7 @@ impl<S: Storage> Store<S> {
             .await?;
         }
         let entries = self
+            .base
             .locked(&key, async {
                 let mut state = self.agent_state(&parts, &key).await?;
                 // A sub-agent works where its session does: a line given no folder, in a
@@ -240,7 +241,7 @@ impl<S: Storage> Store<S> {
                         Format::Claude.dialect().turn(&header, messages, at.calls)
                     })
                     .await;
-                self.agents.borrow_mut().insert(key.clone(), state);
+                self.state.agents.borrow_mut().insert(key.clone(), state);
                 written
             })
             .await?;
@@ -314,7 +315,7 @@ impl<S: Storage> Store<S> {
     ) -> Result<Vec<Entry>, Error> {
         // A session this store has written to is not looked for again: its project is
         // known, and `refresh` lists its parts under the lock anyway.
-        let known = self.open.borrow().get(id).map(|s| s.project.clone());
+        let known = self.state.open.borrow().get(id).map(|s| s.project.clone());
         let located = match known {
             Some(project) => Some(project),
             None => self.locate(id).await?.map(|parts| parts.project),
@@ -332,7 +333,7 @@ impl<S: Storage> Store<S> {
             }
         };
         let base = keys::session_key(&project, id);
-        self.locked(&base, self.write_locked(id, &project, &base, options, line)).await
+        self.base.locked(&base, self.write_locked(id, &project, &base, options, line)).await
     }
 
     async fn write_locked(
@@ -347,11 +348,11 @@ impl<S: Storage> Store<S> {
         // no state behind, and the next write reads the session again.
         let mut state = self.refresh(id, project, base).await?;
         let written = self.write_state(id, options, Target::Session, &mut state, line).await;
-        self.open.borrow_mut().insert(id.to_owned(), state);
+        self.state.open.borrow_mut().insert(id.to_owned(), state);
         written
     }
 
-    /// [`Store::write_locked`] on the state of `target` (a session, or a sub-agent's
+    /// [`Sessions::write_locked`] on the state of `target` (a session, or a sub-agent's
     /// transcript), which it moves past the record.
     async fn write_state(
         &self,
@@ -401,7 +402,7 @@ impl<S: Storage> Store<S> {
         record.push('\n');
         let json = &record[separator..record.len() - 1];
         let record_len = record.len() as u64;
-        let (bytes, limit) = (state.since_compaction, self.limits.total_bytes);
+        let (bytes, limit) = (state.since_compaction, self.base.limits.total_bytes);
         if kind == Kind::Entry && bytes.saturating_add(record_len) > limit {
             return Err(match target {
                 Target::Session => Error::SessionFull { id: id.to_owned(), bytes, limit },
@@ -411,7 +412,7 @@ impl<S: Storage> Store<S> {
         let last = state.sizes.len().max(1);
         let last_size = state.sizes.get(last - 1).copied().unwrap_or(0);
         let rolls_over =
-            matches!(target, Target::Session) && last_size > 0 && last_size.saturating_add(record_len) > self.limits.part_bytes;
+            matches!(target, Target::Session) && last_size > 0 && last_size.saturating_add(record_len) > self.base.limits.part_bytes;
         // A new part starts with the record's lines: no line of the last part to end.
         let (part, record) = if rolls_over { (last as u32 + 1, &record[separator..]) } else { (last as u32, &record[..]) };
         let key = match target {
@@ -429,7 +430,7 @@ impl<S: Storage> Store<S> {
         // contract: the state is still known. After an I/O error whether the append
         // landed is unknown, and a storage may still complete it later: the session
         // takes no write until it is reopened.
-        let new_size = self.storage.append(&key, record.as_bytes()).await.inspect_err(|error| {
+        let new_size = self.base.storage.append(&key, record.as_bytes()).await.inspect_err(|error| {
             state.poisoned |= matches!(error, StorageError::Io { .. });
         })?;
         state.sizes.resize(part as usize, 0);
@@ -451,7 +452,7 @@ impl<S: Storage> Store<S> {
     /// The lines of a record as they are written: its secrets taken out, each line but
     /// the last marked as continued; and what was taken out of each line.
     pub(crate) fn record_of(&self, lines: String) -> (String, Vec<crate::redact::Found>) {
-        let (clean, found) = self.redaction().json_lines(&lines);
+        let (clean, found) = self.base.redaction().json_lines(&lines);
         (scan::mark_continued(clean.unwrap_or(lines)), found)
     }
 
@@ -461,18 +462,18 @@ impl<S: Storage> Store<S> {
     /// out of the store's cache; the caller puts it back. `base` is the session's key
     /// (its lock's name).
     async fn refresh(&self, id: &str, project: &str, base: &str) -> Result<OpenSession, Error> {
-        if self.open.borrow().get(id).is_some_and(|s| s.poisoned) {
+        if self.state.open.borrow().get(id).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: id.to_owned() });
         }
-        let cached = self.open.borrow_mut().remove(id);
+        let cached = self.state.open.borrow_mut().remove(id);
         // A held session has had no other writer since this store last wrote it.
         let cached = match cached {
-            Some(state) if !state.stale && state.torn_at.is_none() && self.held.borrow().get(base).is_some_and(|hold| hold.is_held()) => {
+            Some(state) if !state.stale && state.torn_at.is_none() && self.base.holds(base) => {
                 return Ok(state);
             }
             cached => cached,
         };
-        let listing = self.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
+        let listing = self.base.storage.list(&format!("{}{project}/{id}", keys::PROJECTS)).await?;
         let parts = group_sessions(&listing).remove(&(project.to_owned(), id.to_owned())).unwrap_or_default();
         // A new session, or one this store knew that another process has archived
         // since (a server's cached session, a nightly `gc`): not begun again under an
@@ -489,11 +490,11 @@ impl<S: Storage> Store<S> {
     /// it left it, caught up when only appended to since, read in full otherwise (or
     /// when it is new). A torn tail is moved aside.
     async fn agent_state(&self, session: &Parts, key: &str) -> Result<OpenSession, Error> {
-        if self.agents.borrow().get(key).is_some_and(|s| s.poisoned) {
+        if self.state.agents.borrow().get(key).is_some_and(|s| s.poisoned) {
             return Err(Error::SessionPoisoned { id: session.id.clone() });
         }
-        let cached = self.agents.borrow_mut().remove(key);
-        let listing = self.storage.list(key).await?;
+        let cached = self.state.agents.borrow_mut().remove(key);
+        let listing = self.base.storage.list(key).await?;
         // Named by the session: a transcript gone since the listing went with it.
         let parts = Parts {
             project: session.project.clone(),
@@ -504,7 +505,7 @@ impl<S: Storage> Store<S> {
     }
 
     /// `cached`, the state last known of `parts`, brought up to date with them as
-    /// listed now (see [`Store::refresh`]).
+    /// listed now (see [`Sessions::refresh`]).
     async fn catch_up_state(&self, cached: Option<OpenSession>, parts: &Parts) -> Result<OpenSession, Error> {
         let project = parts.project.as_str();
         let sizes = parts.sizes();
@@ -527,13 +528,13 @@ impl<S: Storage> Store<S> {
     }
 
     /// Reads session `id` into the open-session cache (moving a torn tail aside), for a
-    /// session just taken with [`Store::hold`].
+    /// session just taken with [`Sessions::hold`].
     pub(crate) async fn refresh_held(&self, id: &str, project: &str) -> Result<(), Error> {
-        if let Some(state) = self.open.borrow_mut().get_mut(id) {
+        if let Some(state) = self.state.open.borrow_mut().get_mut(id) {
             state.stale = true;
         }
         let state = self.refresh(id, project, &keys::session_key(project, id)).await?;
-        self.open.borrow_mut().insert(id.to_owned(), state);
+        self.state.open.borrow_mut().insert(id.to_owned(), state);
         Ok(())
     }
 
@@ -542,30 +543,30 @@ impl<S: Storage> Store<S> {
     /// the next append finds the same fragment already saved. A different fragment
     /// torn at the same offset later gets a name of its own.
     async fn move_torn_tail(&self, key: &str, offset: u64) -> Result<(), Error> {
-        let fragment = self.storage.read(key, offset, None).await?;
+        let fragment = self.base.storage.read(key, offset, None).await?;
         let base = format!("{key}.torn-{offset}");
-        let taken = self.storage.list(&base).await?;
+        let taken = self.base.storage.list(&base).await?;
         let mut name = base.clone();
         let mut saved_now = false;
         for n in 1u32.. {
             match taken.iter().find(|info| info.key == name) {
                 None => {
-                    self.storage.replace(&name, &fragment, None).await?;
+                    self.base.storage.replace(&name, &fragment, None).await?;
                     saved_now = true;
                     break;
                 }
-                Some(info) if info.size == fragment.len() as u64 && self.storage.read(&name, 0, None).await? == fragment => break,
+                Some(info) if info.size == fragment.len() as u64 && self.base.storage.read(&name, 0, None).await? == fragment => break,
                 Some(_) => name = format!("{base}.{n}"),
             }
         }
         // Programs that take no lock Mneme sees (Claude Code) may still be writing
         // the "torn" line: if the part grew since it was read, nothing is cut.
         let size = offset.saturating_add(fragment.len() as u64);
-        let cut = self.storage.truncate(key, offset, size).await;
+        let cut = self.base.storage.truncate(key, offset, size).await;
         if saved_now && matches!(cut, Err(StorageError::Changed { .. })) {
             // The copy is of a line that was still being written; it is not torn. (After
             // any other failure the cut may have happened, so the copy stays.)
-            let _ = self.storage.remove(&name).await;
+            let _ = self.base.storage.remove(&name).await;
         }
         Ok(cut?)
     }
@@ -574,7 +575,7 @@ impl<S: Storage> Store<S> {
     /// updates it; `None` when the new lines need a full read to follow.
     async fn catch_up(&self, parts: &Parts, mut state: OpenSession) -> Result<Option<OpenSession>, Error> {
         let (Some(last), Some(&old_size)) = (parts.parts.last(), state.sizes.last()) else { return Ok(None) };
-        let delta = self.storage.read(&last.key, old_size, None).await?;
+        let delta = self.base.storage.read(&last.key, old_size, None).await?;
         let text = scan::decode(&delta);
         let scan = scan::scan_part(parts.parts.len() as u32, &delta, &text);
         if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| l.env.is_compaction()) {
@@ -647,14 +648,15 @@ mod tests {
     #[test]
     fn a_record_with_a_line_that_is_not_an_object_writes_nothing() {
         let storage = InMemoryStorage::new();
-        let store = Store::new(&storage);
+        let store = crate::Store::new(&storage);
         let options = WriteOptions { cwd: Some("/p"), ..WriteOptions::ENTRY };
         for bad in ["not json", "[1,2]", "{\"type\":\"user\"}\n{\"type\":", "{\"a\":1}{\"b\":2}"] {
-            let refused = block_on(store.write("s", options, |_, _| Ok(String::from(bad))));
+            let refused = block_on(store.sessions().write("s", options, |_, _| Ok(String::from(bad))));
             assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("not a JSON object")), "{bad}: {refused:?}");
             assert!(block_on(storage.list("projects/")).unwrap().is_empty(), "{bad}: written");
         }
-        let written = block_on(store.write("s", options, |_, _| Ok(String::from("{\"type\":\"user\",\"uuid\":\"u1\"}")))).unwrap();
+        let written =
+            block_on(store.sessions().write("s", options, |_, _| Ok(String::from("{\"type\":\"user\",\"uuid\":\"u1\"}")))).unwrap();
         assert_eq!(written.len(), 1);
     }
 }

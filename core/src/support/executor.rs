@@ -4,7 +4,7 @@ use core::task::{Context, Poll, Waker};
 
 /// Runs a future whose storage completes every operation immediately.
 ///
-/// Synchronous hosts (the filesystem, wasmtime imports, [`crate::MemoryStorage`])
+/// Synchronous hosts (the filesystem, wasmtime imports, [`crate::InMemoryStorage`])
 /// never return `Pending`, so one poll finishes the whole orchestration. Hosts whose
 /// storage really waits (IndexedDB, OPFS' async API) must use an async executor
 /// instead; calling this with such storage is a programming error and panics.

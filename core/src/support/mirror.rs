@@ -328,7 +328,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::store::Change, $memory::Change { name, type_, description, body, topics, confidence });
         $crate::mirror_record!($crate::memory::store::Filter, $memory::Filter { type_, topic, session, all, window });
         $crate::mirror_record!($crate::memory::store::MemoryIndexReport, $memory::MemoryIndexReport { reason, files });
-        $crate::mirror_record!($crate::memory::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
+        $crate::mirror_record!($crate::recall::embed::EmbeddingsInfo, $memory::EmbeddingsInfo { words, terms, dimensions, skipped });
         $crate::mirror_record!(
             $crate::memory::store::RecallHit,
             $memory::RecallHit { file, name, description, type_, score, current, matched }

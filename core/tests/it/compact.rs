@@ -75,10 +75,10 @@ fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
     let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
-    let probe = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap();
+    let probe = block_on(store.compaction().plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap();
     // A window the session overflows, so the target is meaningful.
     let settings = Settings { context_window: probe.tokens_before.max(1), keep: Keep::RecentTokens(keep), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_pairs_intact(&plan, text, name);
     // What is kept fits in half of the trigger's limit.
     let keep = keep.min(plan.limit / 2).max(1);
@@ -87,14 +87,14 @@ fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
         return false;
     }
     assert!(plan.keep_tokens >= keep, "{name}: keeps {} tokens, budget {keep}", plan.keep_tokens);
-    let context_before = block_on(store.context("s")).unwrap();
-    let summary = block_on(store.summarize_offline("s", &plan)).unwrap();
+    let context_before = block_on(store.sessions().context("s")).unwrap();
+    let summary = block_on(store.compaction().summarize_offline("s", &plan)).unwrap();
     assert!(!summary.trim().is_empty());
     assert!(mneme_core::tokens::text_tokens(&summary) <= plan.summary_budget_tokens, "{name}: the offline summary respects its budget");
-    let applied = block_on(store.apply_compaction("s", &plan, &summary, &ids(1), NOW)).unwrap();
+    let applied = block_on(store.compaction().apply_compaction("s", &plan, &summary, &ids(1), NOW)).unwrap();
 
     let reopened = Store::new(&storage);
-    let context = block_on(reopened.context("s")).unwrap();
+    let context = block_on(reopened.sessions().context("s")).unwrap();
     assert!(context.compacted, "{name}");
     assert!(context.messages[0].is_compact_summary && context.messages[0].text.contains(&summary), "{name}");
     let kept: BTreeSet<&str> = plan.keep.iter().map(String::as_str).collect();
@@ -105,11 +105,11 @@ fn compact_and_check(text: &str, keep: u64, name: &str) -> bool {
     let after: Vec<&str> = context.messages[1..].iter().map(|m| m.uuid.as_str()).collect();
     assert_eq!(before_kept, after, "{name}: the kept messages come back in order");
     // Nothing was deleted: the whole history still loads.
-    let transcript = block_on(reopened.load("s")).unwrap();
+    let transcript = block_on(reopened.sessions().load("s")).unwrap();
     for uuid in plan.summarize.iter().chain(&plan.keep) {
         assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some(uuid.as_str())), "{name}: {uuid} was lost");
     }
-    let after_plan = block_on(reopened.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let after_plan = block_on(reopened.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert!(
         after_plan.tokens_before <= applied.tokens_after + 64,
         "{name}: {} after, {} expected",
@@ -156,7 +156,7 @@ fn plans_on_every_corpus_transcript_keep_pairs_budgets_and_targets() {
             let name = format!("{} keep {keep}", path.display());
             let storage = InMemoryStorage::new();
             block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
-            let plan = block_on(Store::new(&storage).plan_compaction(
+            let plan = block_on(Store::new(&storage).compaction().plan_compaction(
                 "s",
                 &Settings { keep: Keep::RecentTokens(keep), ..Settings::default() },
                 Mode::Manual,
@@ -241,7 +241,7 @@ proptest! {
         let storage = InMemoryStorage::new();
         block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
         let settings = Settings { keep: Keep::RecentMessages(count), ..Settings::default() };
-        let plan = block_on(Store::new(&storage).plan_compaction("s", &settings, Mode::Manual)).unwrap();
+        let plan = block_on(Store::new(&storage).compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
         assert_pairs_intact(&plan, &text, "generated");
         if !plan.summarize.is_empty() || !plan.turn_prefix.is_empty() {
             prop_assert!(plan.keep.len() >= count as usize);
@@ -254,7 +254,7 @@ fn session_of_tokens(store: &Store<&InMemoryStorage>, tokens_each: usize, messag
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
         let entry =
             NewEntry { uuid: format!("m{i}"), now_ms: NOW + i64::from(i), role, text: "x".repeat(tokens_each * 4), cwd: "/p".into() };
-        block_on(store.append("s", entry)).unwrap();
+        block_on(store.sessions().append("s", entry)).unwrap();
     }
 }
 
@@ -263,21 +263,29 @@ fn triggers_fire_exactly_at_their_limits() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
-    let tokens = block_on(store.plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap().tokens_before;
+    let tokens = block_on(store.compaction().plan_compaction("s", &Settings::default(), Mode::Manual)).unwrap().tokens_before;
     assert_eq!(tokens, 1000);
     let fraction =
         |window| Settings { context_window: window, trigger: Trigger::Fraction(0.5), keep: Keep::RecentMessages(2), ..Settings::default() };
-    assert_eq!(block_on(store.plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger, Some(Due::Threshold), "at the limit");
-    assert_eq!(block_on(store.plan_compaction("s", &fraction(2002), Mode::Auto)).unwrap().trigger, None, "one below");
+    assert_eq!(
+        block_on(store.compaction().plan_compaction("s", &fraction(2000), Mode::Auto)).unwrap().trigger,
+        Some(Due::Threshold),
+        "at the limit"
+    );
+    assert_eq!(block_on(store.compaction().plan_compaction("s", &fraction(2002), Mode::Auto)).unwrap().trigger, None, "one below");
     let reserve = |window| Settings {
         context_window: window,
         trigger: Trigger::Reserve { reserve_tokens: 300, floor: 500 },
         keep: Keep::RecentMessages(2),
         ..Settings::default()
     };
-    assert_eq!(block_on(store.plan_compaction("s", &reserve(1500), Mode::Auto)).unwrap().trigger, None, "exactly the reserve left");
-    assert_eq!(block_on(store.plan_compaction("s", &reserve(1499), Mode::Auto)).unwrap().trigger, Some(Due::Threshold));
-    let overflow = block_on(store.plan_compaction("s", &fraction(1_000_000), Mode::Overflow)).unwrap();
+    assert_eq!(
+        block_on(store.compaction().plan_compaction("s", &reserve(1500), Mode::Auto)).unwrap().trigger,
+        None,
+        "exactly the reserve left"
+    );
+    assert_eq!(block_on(store.compaction().plan_compaction("s", &reserve(1499), Mode::Auto)).unwrap().trigger, Some(Due::Threshold));
+    let overflow = block_on(store.compaction().plan_compaction("s", &fraction(1_000_000), Mode::Overflow)).unwrap();
     assert_eq!(overflow.trigger, Some(Due::Overflow));
     assert!(overflow.has_work());
 }
@@ -291,12 +299,12 @@ fn what_is_kept_fits_a_small_window() {
     let store = Store::new(&storage);
     session_of_tokens(&store, 300, 60);
     let small = Settings { context_window: 8000, ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &small, Mode::Auto)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &small, Mode::Auto)).unwrap();
     assert_eq!((plan.trigger, plan.action), (Some(Due::Threshold), Action::Summarize));
     assert!(plan.keep_tokens <= plan.limit / 2 + 300, "{} kept of a limit of {}", plan.keep_tokens, plan.limit);
-    let applied = block_on(store.apply_compaction("s", &plan, "what was said", &ids(1), NOW + 100)).unwrap();
+    let applied = block_on(store.compaction().apply_compaction("s", &plan, "what was said", &ids(1), NOW + 100)).unwrap();
     assert!(applied.tokens_after < plan.limit, "{} tokens after, limit {}", applied.tokens_after, plan.limit);
-    assert!(block_on(store.plan_compaction("s", &small, Mode::Auto)).unwrap().trigger.is_none(), "under the trigger now");
+    assert!(block_on(store.compaction().plan_compaction("s", &small, Mode::Auto)).unwrap().trigger.is_none(), "under the trigger now");
 }
 
 /// A window of no tokens, or a fraction at or below 0, above 1 or NaN, would compact
@@ -306,7 +314,7 @@ fn settings_that_would_plan_nonsense_are_refused() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 4);
-    let refusal = |settings: Settings| match block_on(store.plan_compaction("s", &settings, Mode::Auto)) {
+    let refusal = |settings: Settings| match block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)) {
         Err(Error::InvalidArgument(reason)) => reason,
         other => panic!("{settings:?}: {other:?}"),
     };
@@ -319,7 +327,11 @@ fn settings_that_would_plan_nonsense_are_refused() {
         assert!(refusal(settings).contains("window of 0 tokens"));
     }
     let whole = Settings { trigger: Trigger::Fraction(1.0), ..Settings::default() };
-    assert_eq!(block_on(store.plan_compaction("s", &whole, Mode::Auto)).unwrap().trigger, None, "the whole window is a fraction");
+    assert_eq!(
+        block_on(store.compaction().plan_compaction("s", &whole, Mode::Auto)).unwrap().trigger,
+        None,
+        "the whole window is a fraction"
+    );
 }
 
 /// After a compaction, a reply's usage measured the summary and the kept messages
@@ -332,15 +344,15 @@ fn a_reply_after_a_compaction_is_counted_once_with_the_results_between_its_lines
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(4), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, &"summary ".repeat(200), &ids(1), NOW)).unwrap();
-    let tokens = || block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap().tokens_before;
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, &"summary ".repeat(200), &ids(1), NOW)).unwrap();
+    let tokens = || block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap().tokens_before;
     use crate::turns::turn;
     let reply = json!([
         { "role": "user", "content": "look" },
         { "role": "assistant", "id": "msg_r", "usage": { "input_tokens": 1000, "output_tokens": 50 }, "content": "seen" },
     ]);
-    block_on(store.append_turn("s", turn("r", reply))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("r", reply))).unwrap();
     assert_eq!(tokens(), 1050, "the reply's usage is the whole context it saw and wrote");
     // Written as Claude Code 2.1 writes a reply whose tools ran while it streamed: each
     // result after its call's line, so the first sits between the reply's two lines.
@@ -355,7 +367,7 @@ fn a_reply_after_a_compaction_is_counted_once_with_the_results_between_its_lines
             { "type": "tool_result", "tool_use_id": "t2", "content": "b".repeat(4000) },
         ] },
     ]);
-    block_on(store.append_turn("s", turn("c", calls))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("c", calls))).unwrap();
     let with_results = tokens();
     assert!((3060 + 2000..3060 + 2000 + 40).contains(&with_results), "{with_results}");
 }
@@ -367,24 +379,29 @@ fn the_circuit_breaker_stops_auto_compaction_after_three_failures() {
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(2), ..Settings::default() };
     for failure in 0..3 {
-        let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+        let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
         assert!(plan.has_work(), "after {failure} failures");
-        assert!(matches!(block_on(store.apply_compaction("s", &plan, "  ", &ids(9), NOW)), Err(Error::EmptySummary { .. })));
-        block_on(store.record_compaction_failure("s", "the model returned nothing", NOW)).unwrap();
+        assert!(matches!(block_on(store.compaction().apply_compaction("s", &plan, "  ", &ids(9), NOW)), Err(Error::EmptySummary { .. })));
+        block_on(store.compaction().record_compaction_failure("s", "the model returned nothing", NOW)).unwrap();
     }
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert!(plan.blocked.as_deref().is_some_and(|b| b.contains("circuit breaker")), "{plan:?}");
-    assert!(matches!(block_on(store.apply_compaction("s", &plan, "summary", &ids(9), NOW)), Err(Error::NothingToCompact { .. })));
+    assert!(matches!(
+        block_on(store.compaction().apply_compaction("s", &plan, "summary", &ids(9), NOW)),
+        Err(Error::NothingToCompact { .. })
+    ));
     // A manual compaction still runs, and success resets the breaker.
-    let manual = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &manual, "what happened", &ids(1), NOW)).unwrap();
+    let manual = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &manual, "what happened", &ids(1), NOW)).unwrap();
     for i in 0..2 {
         block_on(
-            store.append("s", NewEntry { uuid: format!("late{i}"), now_ms: NOW, role: Role::User, text: "more".into(), cwd: "/p".into() }),
+            store
+                .sessions()
+                .append("s", NewEntry { uuid: format!("late{i}"), now_ms: NOW, role: Role::User, text: "more".into(), cwd: "/p".into() }),
         )
         .unwrap();
     }
-    let after = block_on(store.plan_compaction("s", &settings, Mode::Overflow)).unwrap();
+    let after = block_on(store.compaction().plan_compaction("s", &settings, Mode::Overflow)).unwrap();
     assert_eq!(after.blocked, None, "a successful compaction resets the breaker");
 }
 
@@ -397,11 +414,11 @@ fn a_compaction_with_the_offline_summary_goes_through_the_driver() {
     let mut store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(2), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
-    let offline = block_on(store.summarize_offline("s", &plan)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let offline = block_on(store.compaction().summarize_offline("s", &plan)).unwrap();
     let applied = mneme_core::compact_offline::<Error>(&mut store, "s", &plan, &ids(1), NOW).unwrap().expect("applied");
     assert_eq!(applied.boundary_uuid, "boundary-1");
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert!(context.compacted && context.messages[0].is_compact_summary, "{:?}", context.messages[0]);
     assert!(context.messages[0].text.contains(offline.trim()), "{}", context.messages[0].text);
     assert_eq!(context.messages.len(), 3, "the summary and the two kept messages");
@@ -413,13 +430,13 @@ fn the_loop_guard_refuses_to_compact_what_was_just_compacted() {
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 1000, keep: Keep::RecentMessages(9), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
-    block_on(store.apply_compaction("s", &plan, &"s".repeat(400), &ids(1), NOW)).unwrap();
-    let again = block_on(store.plan_compaction("s", &settings, Mode::Overflow)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, &"s".repeat(400), &ids(1), NOW)).unwrap();
+    let again = block_on(store.compaction().plan_compaction("s", &settings, Mode::Overflow)).unwrap();
     assert!(again.blocked.as_deref().is_some_and(|b| b.contains("just compacted")), "{again:?}");
     let entry = NewEntry { uuid: "late".into(), now_ms: NOW, role: Role::User, text: "more".into(), cwd: "/p".into() };
-    block_on(store.append("s", entry)).unwrap();
-    let auto = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    block_on(store.sessions().append("s", entry)).unwrap();
+    let auto = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert!(auto.blocked.as_deref().is_some_and(|b| b.contains("free too little")), "{auto:?}");
 }
 
@@ -429,24 +446,26 @@ fn a_compaction_keeps_going_across_a_second_compaction() {
     let store = Store::new(&storage);
     session_of_tokens(&store, 100, 10);
     let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(4), ..Settings::default() };
-    let first = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &first, "first summary", &ids(1), NOW)).unwrap();
+    let first = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &first, "first summary", &ids(1), NOW)).unwrap();
     session_of_tokens(&store, 100, 0);
     for i in 10..16 {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        block_on(store.append("s", NewEntry { uuid: format!("m{i}"), now_ms: NOW, role, text: "y".repeat(400), cwd: "/p".into() }))
-            .unwrap();
+        block_on(
+            store.sessions().append("s", NewEntry { uuid: format!("m{i}"), now_ms: NOW, role, text: "y".repeat(400), cwd: "/p".into() }),
+        )
+        .unwrap();
     }
-    let second = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let second = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_eq!(second.previous_summary.as_deref(), Some("first summary"), "as written, not as shown (wrapped)");
     assert!(second.prompt.contains("first summary"));
     assert_eq!(second.keep, ["m12", "m13", "m14", "m15"]);
     assert_eq!(second.summarize, ["m6", "m7", "m8", "m9", "m10", "m11"]);
-    block_on(store.apply_compaction("s", &second, "second summary", &ids(2), NOW)).unwrap();
-    let context = block_on(store.context("s")).unwrap();
+    block_on(store.compaction().apply_compaction("s", &second, "second summary", &ids(2), NOW)).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     let uuids: Vec<&str> = context.messages.iter().map(|m| m.uuid.as_str()).collect();
     assert_eq!(uuids, ["summary-2", "m12", "m13", "m14", "m15"]);
-    assert_eq!(block_on(store.load("s")).unwrap().chain.len(), 16 + 4, "the chain still runs through the whole history");
+    assert_eq!(block_on(store.sessions().load("s")).unwrap().chain.len(), 16 + 4, "the chain still runs through the whole history");
 }
 
 #[test]
@@ -468,9 +487,9 @@ fn pi_sessions_get_a_pi_compaction_entry() {
     block_on(storage.replace("projects/p/s.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_eq!(plan.keep, ["00000008", "00000009", "0000000a", "0000000b"]);
-    let applied = block_on(store.apply_compaction("s", &plan, "pi summary", &ids(1), NOW)).unwrap();
+    let applied = block_on(store.compaction().apply_compaction("s", &plan, "pi summary", &ids(1), NOW)).unwrap();
     assert_eq!(applied.format, Format::Pi);
     let text = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
@@ -479,7 +498,7 @@ fn pi_sessions_get_a_pi_compaction_entry() {
         (Some("compaction"), Some("0000000b"), Some("00000008"))
     );
     assert_eq!(last["summary"], "pi summary");
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert!(context.compacted && context.messages[0].text.contains("<summary>\npi summary\n</summary>"));
     let uuids: Vec<&str> = context.messages[1..].iter().map(|m| m.uuid.as_str()).collect();
     assert_eq!(uuids, plan.keep);
@@ -501,34 +520,36 @@ fn a_rewind_to_a_summary_keeps_the_kept_messages_in_the_context_on_their_own_bra
             &format!("7a1b2c3d-0000-4000-8000-00000000000{i}"),
             json!([{ "role": "user", "content": format!("p{i}") }, reply]),
         );
-        block_on(store.append_turn("s", mneme_core::Turn { now_ms: NOW + i as i64, ..turn })).unwrap();
+        block_on(store.sessions().append_turn("s", mneme_core::Turn { now_ms: NOW + i as i64, ..turn })).unwrap();
     }
     let plan =
-        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, "earlier: p1 p2", &ids(1), NOW + 10)).unwrap();
-    let summary = block_on(store.context("s")).unwrap().messages[0].uuid.clone();
+        block_on(store.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "earlier: p1 p2", &ids(1), NOW + 10)).unwrap();
+    let summary = block_on(store.sessions().context("s")).unwrap().messages[0].uuid.clone();
     let rewind = mneme_core::Turn {
         parent: Some(summary.clone()),
         now_ms: NOW + 20,
         ..crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000009", json!({ "role": "user", "content": "after the summary" }))
     };
-    block_on(store.append_turn("s", rewind)).unwrap();
-    let texts: Vec<String> = block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    block_on(store.sessions().append_turn("s", rewind)).unwrap();
+    let texts: Vec<String> = block_on(store.sessions().context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(texts.len(), 4, "{texts:?}");
     assert!(texts[0].contains("earlier: p1 p2"), "{texts:?}");
     assert_eq!(texts[1..], ["p3", "r3", "after the summary"]);
-    let chain = block_on(store.load("s")).unwrap();
+    let chain = block_on(store.sessions().load("s")).unwrap();
     let on_chain: Vec<&str> = chain.chain.iter().map(|&i| chain.entries[i as usize].text.as_str()).collect();
     assert!(!on_chain.contains(&"p3") && !on_chain.contains(&"r3") && on_chain.contains(&"r2"), "{on_chain:?}");
-    let branches = block_on(store.branches("s")).unwrap();
+    let branches = block_on(store.sessions().branches("s")).unwrap();
     assert_eq!(branches.len(), 2, "{branches:?}");
     assert!(branches[0].current && branches[0].text == "after the summary", "{branches:?}");
     assert!(!branches[1].current && branches[1].text == "r3", "the kept messages' branch, left: {branches:?}");
-    let ledger = block_on(store.usage("s", None)).unwrap();
+    let ledger = block_on(store.sessions().usage("s", None)).unwrap();
     let current = ledger.branches.iter().find(|b| b.current).unwrap();
     assert_eq!(current.usage.input, 100 + 200, "r3's 300 is the left branch's: {ledger:?}");
-    block_on(store.fork("s", Some(&summary), "copy", NOW + 30)).unwrap();
-    let forked: Vec<String> = block_on(store.context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    block_on(store.sessions().fork("s", Some(&summary), "copy", NOW + 30)).unwrap();
+    let forked: Vec<String> =
+        block_on(store.sessions().context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(forked.len(), 1, "a fork from the summary is the summary: {forked:?}");
 }
 
@@ -543,28 +564,29 @@ fn a_tombstoned_kept_message_leaves_the_rest_of_the_kept_messages_in_the_context
     for i in 1..=4u32 {
         let role = if i % 2 == 1 { Role::User } else { Role::Assistant };
         let entry = NewEntry { uuid: format!("m{i}"), now_ms: NOW + i64::from(i), role, text: format!("message {i}"), cwd: "/p".into() };
-        block_on(store.append("s", entry)).unwrap();
+        block_on(store.sessions().append("s", entry)).unwrap();
     }
     let plan =
-        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(3), ..Settings::default() }, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, "earlier: message 1", &ids(1), NOW + 10)).unwrap();
-    block_on(store.tombstone("s", "m4", NOW + 11)).unwrap();
+        block_on(store.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(3), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "earlier: message 1", &ids(1), NOW + 10)).unwrap();
+    block_on(store.sessions().tombstone("s", "m4", NOW + 11)).unwrap();
     let texts = |store: &Store<&InMemoryStorage>| -> Vec<String> {
-        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
+        block_on(store.sessions().context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
     };
     for store in [&store, &Store::new(&storage)] {
         let now = texts(store);
         assert_eq!(now.len(), 3, "{now:?}");
         assert!(now[0].contains("earlier: message 1") && now[1..] == ["message 2", "message 3"], "{now:?}");
-        let branches = block_on(store.branches("s")).unwrap();
+        let branches = block_on(store.sessions().branches("s")).unwrap();
         assert!(branches.iter().any(|b| b.current && b.text == "message 3"), "{branches:?}");
     }
     let next = NewEntry { uuid: "m5".into(), now_ms: NOW + 12, role: Role::User, text: "message 5".into(), cwd: "/p".into() };
-    block_on(store.append("s", next)).unwrap();
+    block_on(store.sessions().append("s", next)).unwrap();
     assert_eq!(texts(&Store::new(&storage))[1..], ["message 2", "message 3", "message 5"]);
 
-    block_on(store.tombstone("s", "m5", NOW + 13)).unwrap();
-    block_on(store.tombstone("s", "summary-1", NOW + 14)).unwrap();
+    block_on(store.sessions().tombstone("s", "m5", NOW + 13)).unwrap();
+    block_on(store.sessions().tombstone("s", "summary-1", NOW + 14)).unwrap();
     for store in [&store, &Store::new(&storage)] {
         assert_eq!(texts(store), ["message 2", "message 3"], "the boundary, newer, is not their end");
     }
@@ -592,7 +614,7 @@ fn a_tombstoned_summary_of_a_classic_compaction_does_not_bring_back_what_it_summ
     );
     text += &line(json!({ "type": "tombstone", "deleted_uuid": "sum" }));
     block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
-    let context = block_on(Store::new(&storage).context("s")).unwrap();
+    let context = block_on(Store::new(&storage).sessions().context("s")).unwrap();
     assert!(context.compacted && context.messages.is_empty(), "{context:?}");
 }
 
@@ -611,23 +633,29 @@ fn a_pi_compaction_keeps_the_call_its_kept_reply_waits_on() {
         |id: &str| json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": id, "name": "read", "input": { "path": "a" } }] });
     let result = |id: &str| json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": id, "content": "DB_HOST=internal.example. Second sentence." }] });
     let first = json!([{ "role": "user", "content": "go" }, call("t1"), result("t1"), { "role": "assistant", "content": "read it" }, { "role": "user", "content": "again" }, call("tp")]);
-    block_on(store.append_turn("pi1", crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000000", first))).unwrap();
+    block_on(store.sessions().append_turn("pi1", crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000000", first))).unwrap();
     let text = String::from_utf8(block_on(storage.read("projects/p/pi1.jsonl", 0, None)).unwrap()).unwrap();
     assert!(text.lines().last().unwrap().contains(r#""stopReason":"toolUse""#), "{text}");
-    let plan =
-        block_on(store.plan_compaction("pi1", &Settings { keep: Keep::RecentMessages(1), ..Settings::default() }, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction(
+        "pi1",
+        &Settings { keep: Keep::RecentMessages(1), ..Settings::default() },
+        Mode::Manual,
+    ))
+    .unwrap();
     assert!(plan.prompt.contains("[tool result]: DB_HOST") && !plan.prompt.contains("[toolResult]"), "{}", plan.prompt);
-    let summary = block_on(store.summarize_offline("pi1", &plan)).unwrap();
+    let summary = block_on(store.compaction().summarize_offline("pi1", &plan)).unwrap();
     assert!(!summary.contains("DB_HOST"), "a tool's output is not what the assistant said: {summary}");
-    block_on(store.apply_compaction("pi1", &plan, &summary, &ids(1), NOW)).unwrap();
+    block_on(store.compaction().apply_compaction("pi1", &plan, &summary, &ids(1), NOW)).unwrap();
     let answer = crate::turns::turn("7a1b2c3d-0000-4000-8000-000000000001", result("tp"));
-    block_on(store.append_turn("pi1", mneme_core::Turn { now_ms: NOW + 1, ..answer.clone() })).unwrap();
+    block_on(store.sessions().append_turn("pi1", mneme_core::Turn { now_ms: NOW + 1, ..answer.clone() })).unwrap();
     let fresh = Store::new(&storage);
-    let context = block_on(fresh.context("pi1")).unwrap();
+    let context = block_on(fresh.sessions().context("pi1")).unwrap();
     assert!(context.compacted && context.messages.last().unwrap().content.contains("DB_HOST"), "{context:?}");
     // A fresh read sees the same: nothing pending, so the result cannot be given twice.
     let twice = block_on(
-        fresh.append_turn("pi1", mneme_core::Turn { now_ms: NOW + 2, uuid: "7a1b2c3d-0000-4000-8000-000000000002".into(), ..answer }),
+        fresh
+            .sessions()
+            .append_turn("pi1", mneme_core::Turn { now_ms: NOW + 2, uuid: "7a1b2c3d-0000-4000-8000-000000000002".into(), ..answer }),
     );
     assert!(matches!(twice, Err(mneme_core::Error::InvalidMessage { .. })), "{twice:?}");
 }
@@ -652,10 +680,10 @@ fn pi_commands_and_branch_summaries_are_counted_and_summarised() {
     block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let settings = Settings { context_window: 100_000, keep: Keep::RecentMessages(1), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("pi1", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("pi1", &settings, Mode::Manual)).unwrap();
     assert!(plan.tokens_before > 2000, "the command's output counts: {}", plan.tokens_before);
     assert!(plan.prompt.contains("Ran `cat big.log`") && plan.prompt.contains("tried the other parser"), "{}", plan.prompt);
-    let offline = block_on(store.summarize_offline("pi1", &plan)).unwrap();
+    let offline = block_on(store.compaction().summarize_offline("pi1", &plan)).unwrap();
     assert!(offline.contains("tried the other parser"), "{offline}");
 }
 
@@ -664,7 +692,7 @@ fn pi_v1_files_without_ids_resume_in_file_order() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/pi/v1/before-compaction.jsonl");
     let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/s.jsonl", &fs::read(path).unwrap(), None)).unwrap();
-    let context = block_on(Store::new(&storage).context("s")).unwrap();
+    let context = block_on(Store::new(&storage).sessions().context("s")).unwrap();
     assert!(context.messages.len() > 100, "{}", context.messages.len());
 }
 
@@ -674,16 +702,16 @@ fn a_failure_at_any_step_of_applying_leaves_the_old_or_the_new_state() {
     loop {
         let memory = InMemoryStorage::new();
         session_of_tokens(&Store::new(&memory), 100, 10);
-        let before = block_on(Store::new(&memory).context("s")).unwrap();
+        let before = block_on(Store::new(&memory).sessions().context("s")).unwrap();
         let store = Store::new(Faulty::new(&memory, fail_at));
         let settings = Settings { keep: Keep::RecentMessages(4), ..Settings::default() };
         let result = block_on(async {
-            let plan = store.plan_compaction("s", &settings, Mode::Manual).await?;
-            let summary = store.summarize_offline("s", &plan).await?;
-            store.apply_compaction("s", &plan, &summary, &ids(1), NOW).await
+            let plan = store.compaction().plan_compaction("s", &settings, Mode::Manual).await?;
+            let summary = store.compaction().summarize_offline("s", &plan).await?;
+            store.compaction().apply_compaction("s", &plan, &summary, &ids(1), NOW).await
         });
         let calls = store.storage().calls.get();
-        let after = block_on(Store::new(&memory).context("s")).unwrap();
+        let after = block_on(Store::new(&memory).sessions().context("s")).unwrap();
         match result {
             Ok(_) => assert!(after.compacted && after.messages.len() == 5, "fail_at {fail_at}: {after:?}"),
             Err(_) => assert_eq!(after, before, "fail_at {fail_at}: a failed compaction changed the context"),
@@ -730,17 +758,17 @@ fn clearing_old_tool_results_comes_before_a_summary() {
     // ~6000 tokens of results; a budget of 10000 characters leaves 2 of 6 results.
     let settings =
         Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert_eq!(plan.action, Action::Prune, "{}", plan.reason);
     assert_eq!(plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect::<Vec<_>>(), ["toolu-0", "toolu-1", "toolu-2", "toolu-3"]);
     assert!(!plan.needs_summary());
-    let applied = block_on(store.apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
+    let applied = block_on(store.compaction().apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
     assert_eq!(applied.action, Action::Prune);
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     let cleared = context.messages.iter().filter(|m| m.content.contains("[Old tool result content cleared]")).count();
     assert_eq!(cleared, 4);
     assert_eq!(context.messages.len(), 18, "nothing else changed");
-    let after = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let after = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert_eq!((after.action, after.trigger), (Action::None, None), "{}", after.reason);
     assert!(after.tokens_before < after.limit);
 }
@@ -760,7 +788,7 @@ fn the_results_the_model_has_not_read_are_never_cleared() {
     let store = Store::new(&storage);
     let settings =
         Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     let cleared: Vec<&str> = plan.prune.iter().map(|p| p.tool_use_id.as_str()).collect();
     assert_eq!(cleared, ["toolu-0", "toolu-1", "toolu-2", "toolu-3", "toolu-4"], "the newest results stay");
     // A reply of two calls is written a line per call, each result after its call's
@@ -778,8 +806,8 @@ fn the_results_the_model_has_not_read_are_never_cleared() {
             { "type": "tool_result", "tool_use_id": "t2", "content": "b".repeat(8000) },
         ] },
     ]);
-    block_on(store.append_turn("s", crate::turns::turn("c", calls))).unwrap();
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.sessions().append_turn("s", crate::turns::turn("c", calls))).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert!(plan.prune.is_empty(), "{:?}", plan.prune);
 }
 
@@ -792,14 +820,14 @@ fn clearing_results_frees_no_bytes_for_the_size_cap_warm_or_fresh() {
     let settings =
         Settings { context_window: 6000, tool_result_budget_chars: 10_000, keep: Keep::RecentMessages(3), ..Settings::default() };
     let warm = Store::with_limits(&storage, limits);
-    let plan = block_on(warm.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let plan = block_on(warm.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert_eq!(plan.action, Action::Prune);
-    block_on(warm.apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
+    block_on(warm.compaction().apply_compaction("s", &plan, "", &ids(1), NOW)).unwrap();
     // The prune line took some of the room; what is left is less than this entry.
     let entry = || NewEntry { uuid: "late".into(), now_ms: NOW, role: Role::User, text: "y".repeat(900), cwd: "/p".into() };
     let fresh = Store::with_limits(&storage, limits);
-    let from_fresh = block_on(fresh.append("s", entry()));
-    let from_warm = block_on(warm.append("s", entry()));
+    let from_fresh = block_on(fresh.sessions().append("s", entry()));
+    let from_warm = block_on(warm.sessions().append("s", entry()));
     assert!(matches!(from_fresh, Err(mneme_core::Error::SessionFull { .. })), "{from_fresh:?}");
     assert!(matches!(from_warm, Err(mneme_core::Error::SessionFull { .. })), "the store that pruned agrees: {from_warm:?}");
 }
@@ -820,15 +848,15 @@ fn a_crab_compaction_s_kept_copies_are_no_new_messages() {
     block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let settings = Settings { context_window: 300, keep: Keep::RecentMessages(4), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
     assert!(plan.has_work(), "{}", plan.reason);
-    block_on(store.apply_compaction("crab_user_1", &plan, "the summary", &ids(1), NOW)).unwrap();
-    let again = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    block_on(store.compaction().apply_compaction("crab_user_1", &plan, "the summary", &ids(1), NOW)).unwrap();
+    let again = block_on(store.compaction().plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
     assert!(again.blocked.as_deref().is_some_and(|b| b.contains("loop guard")), "{again:?}");
     // A message after them is new: the guard lets the next plan through.
     let entry = NewEntry { uuid: "n".into(), now_ms: NOW, role: Role::User, text: "one more ".repeat(40), cwd: "/p".into() };
-    block_on(store.append("crab_user_1", entry)).unwrap();
-    let next = block_on(store.plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
+    block_on(store.sessions().append("crab_user_1", entry)).unwrap();
+    let next = block_on(store.compaction().plan_compaction("crab_user_1", &settings, Mode::Auto)).unwrap();
     assert!(next.blocked.is_none(), "{next:?}");
 }
 
@@ -846,15 +874,18 @@ fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
     let storage = InMemoryStorage::new();
     block_on(storage.replace("projects/p/crab_user_1.jsonl", (lines.join("\n") + "\n").as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
-    let before = block_on(store.context("crab_user_1")).unwrap();
+    let before = block_on(store.sessions().context("crab_user_1")).unwrap();
     assert!(before.compacted && before.messages[0].text == "an earlier summary" && before.messages.len() == 9, "{before:?}");
 
-    let plan =
-        block_on(store.plan_compaction("crab_user_1", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
-            .unwrap();
+    let plan = block_on(store.compaction().plan_compaction(
+        "crab_user_1",
+        &Settings { keep: Keep::RecentMessages(2), ..Settings::default() },
+        Mode::Manual,
+    ))
+    .unwrap();
     assert_eq!(plan.keep, ["@1:10", "@1:11"], "entries without ids are named by position");
     assert_eq!(plan.previous_summary.as_deref(), Some("an earlier summary"));
-    let applied = block_on(store.apply_compaction("crab_user_1", &plan, "the new summary", &ids(1), NOW)).unwrap();
+    let applied = block_on(store.compaction().apply_compaction("crab_user_1", &plan, "the new summary", &ids(1), NOW)).unwrap();
     assert_eq!(applied.format, Format::Crab);
     let text = String::from_utf8(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap()).unwrap();
     let tail: Vec<&str> = text.lines().skip(11).collect();
@@ -862,10 +893,10 @@ fn crab_sessions_get_a_compact_marker_and_keep_their_recent_messages() {
     // it; Mneme reads a record cut short by it).
     let compact = json!({"compact": "the new summary"}).to_string();
     assert_eq!(tail, [format!(" {compact}"), format!(" {}", lines[9]), lines[10].clone()]);
-    let after = block_on(store.context("crab_user_1")).unwrap();
+    let after = block_on(store.sessions().context("crab_user_1")).unwrap();
     let texts: Vec<&str> = after.messages.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts.len(), 3);
     assert_eq!(texts[0], "the new summary");
     assert!(texts[1].starts_with("crab message 6") && texts[2].starts_with("crab message 7"));
-    assert_eq!(block_on(store.load("crab_user_1")).unwrap().report.skipped, [], "every line of a crab file reads");
+    assert_eq!(block_on(store.sessions().load("crab_user_1")).unwrap().report.skipped, [], "every line of a crab file reads");
 }

@@ -39,9 +39,9 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
     let store = Store::new(&storage);
     for (id, path) in &ids {
         let name = path.display();
-        let transcript = block_on(store.load(id)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let context = block_on(store.context(id)).unwrap();
-        let check = block_on(store.check(id)).unwrap();
+        let transcript = block_on(store.sessions().load(id)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let context = block_on(store.sessions().context(id)).unwrap();
+        let check = block_on(store.sessions().check(id)).unwrap();
         assert_eq!(check.load, transcript.report, "{name}");
         assert!(context.messages.len() <= transcript.entries.len(), "{name}");
         for &i in &transcript.chain {
@@ -51,7 +51,7 @@ fn every_corpus_file_loads_threads_and_lists_without_panic() {
             assert!(!transcript.chain.is_empty(), "{name}: a conversation has a main chain");
         }
     }
-    assert_eq!(block_on(store.list()).unwrap().sessions.len(), ids.len());
+    assert_eq!(block_on(store.sessions().list()).unwrap().sessions.len(), ids.len());
 }
 
 /// Claude Code 2.1 chains each parallel call's result to its call's line, so the walk
@@ -62,7 +62,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
     let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
-    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
+    let context = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[])).unwrap();
     assert_eq!(context.interrupted, Vec::<String>::new(), "a call whose result the file holds was sent as interrupted");
     let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
     let results: Vec<&serde_json::Value> = body["messages"]
@@ -78,7 +78,7 @@ fn the_results_of_parallel_calls_are_in_the_context() {
     // Results gathered after their calls are no branches of their own: the session's
     // branches are the current one and the history its compaction left unlinked (its
     // logical parent is not in the file).
-    let branches = block_on(store.branches("s")).unwrap();
+    let branches = block_on(store.sessions().branches("s")).unwrap();
     let leaves: Vec<(&str, bool)> = branches.iter().map(|b| (&b.leaf[..8], b.current)).collect();
     assert_eq!(leaves, [("b090634d", true), ("ce1910a6", false)]);
     assert_eq!(branches[1].text, "[tool_result toolu_017apUgL1dk6KNAsRFAaFV2n]", "a result's leaf shows as the context reads it");
@@ -94,7 +94,7 @@ fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
     let path = corpus().join("claude/03-v2.1.114-attachments/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
     let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
-    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
+    let context = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[])).unwrap();
     let body: serde_json::Value = serde_json::from_str(&context.body).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let ids = |message: &serde_json::Value, kind: &str, field: &str| -> Vec<String> {
@@ -112,7 +112,7 @@ fn the_lines_of_a_reply_off_the_chain_are_in_the_context() {
     assert_eq!(results[1], ["n6n8Py", "xQAJKd", "y1wo4S", "bEjVrx", "3afGDT", "5X9UUy"]);
     assert_eq!(context.interrupted, Vec::<String>::new());
     // The results off the chain are no branches of their own.
-    let branches = block_on(store.branches("s")).unwrap();
+    let branches = block_on(store.sessions().branches("s")).unwrap();
     assert_eq!(branches.len(), 1, "{branches:#?}");
 }
 
@@ -121,12 +121,12 @@ fn resume_starts_at_the_real_compaction() {
     let path = corpus().join("claude/01-v2.1.39-autocompact/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
     let storage = storage_of(&fs::read(path).unwrap());
     let store = Store::new(&storage);
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert!(context.compacted);
     let first = &context.messages[0];
     assert!(first.is_compact_summary && first.text.starts_with("This session is being continued"), "{first:?}");
     // The chain still reaches back across the boundary to the first prompt.
-    let transcript = block_on(store.load("s")).unwrap();
+    let transcript = block_on(store.sessions().load("s")).unwrap();
     let root = &transcript.entries[transcript.chain[0] as usize];
     assert!(root.parent_uuid.is_none());
     assert!(transcript.chain.len() > context.messages.len());
@@ -141,20 +141,20 @@ fn a_torn_last_line_at_every_byte_offset_is_reported_and_never_fused() {
     let full = block_on(async {
         let storage = InMemoryStorage::new();
         storage.replace("projects/p/s.jsonl", &original, None).await.unwrap();
-        Store::new(&storage).load("s").await.unwrap()
+        Store::new(&storage).sessions().load("s").await.unwrap()
     });
     let n = full.report.entry_count;
     let last_uuid = full.entries.last().unwrap().uuid.clone();
     for cut in last_start + 1..body.len() {
         let storage = storage_of(&original[..cut]);
         let store = Store::new(&storage);
-        let torn = block_on(store.load("s")).unwrap();
+        let torn = block_on(store.sessions().load("s")).unwrap();
         assert_eq!(torn.report.entry_count, n - 1, "cut at {cut}");
         assert!(torn.report.torn_tail && torn.report.skipped.is_empty(), "cut at {cut}");
         let entry = NewEntry { uuid: "after".into(), now_ms: 1_800_000_000_000, role: Role::User, text: "next".into(), cwd: "/p".into() };
-        let written = block_on(store.append("s", entry)).unwrap_or_else(|e: Error| panic!("cut at {cut}: {e}"));
+        let written = block_on(store.sessions().append("s", entry)).unwrap_or_else(|e: Error| panic!("cut at {cut}: {e}"));
         assert_ne!(written.parent_uuid, last_uuid, "cut at {cut}: the torn entry is not a parent");
-        let reloaded = block_on(Store::new(&storage).load("s")).unwrap();
+        let reloaded = block_on(Store::new(&storage).sessions().load("s")).unwrap();
         assert_eq!(reloaded.report.entry_count, n, "cut at {cut}");
         assert!(!reloaded.report.torn_tail && reloaded.report.skipped.is_empty(), "cut at {cut}");
         assert_eq!(reloaded.entries.last().unwrap().uuid.as_deref(), Some("after"));
@@ -193,23 +193,23 @@ mod arbitrary_input {
             let bytes = &bytes[..cut.index(bytes.len() + 1)];
             let storage = storage_of(bytes);
             let store = Store::new(&storage);
-            let transcript = block_on(store.load("s")).unwrap();
-            let check = block_on(store.check("s")).unwrap();
-            block_on(store.context("s")).unwrap();
+            let transcript = block_on(store.sessions().load("s")).unwrap();
+            let check = block_on(store.sessions().check("s")).unwrap();
+            block_on(store.sessions().context("s")).unwrap();
             prop_assert_eq!(&check.load, &transcript.report);
             let by_type: u32 = transcript.report.by_type.iter().map(|t| t.count).sum();
             prop_assert_eq!(by_type, transcript.report.entry_count);
             prop_assert!(transcript.entries.len() as u32 <= transcript.report.entry_count);
             // Whatever was there, the next append lands intact and chains to a live entry.
             let entry = NewEntry { uuid: "new".into(), now_ms: 0, role: Role::User, text: "x".into(), cwd: "/p".into() };
-            let written = block_on(store.append("s", entry)).unwrap();
-            let reloaded = block_on(Store::new(&storage).load("s")).unwrap();
+            let written = block_on(store.sessions().append("s", entry)).unwrap();
+            let reloaded = block_on(Store::new(&storage).sessions().load("s")).unwrap();
             prop_assert!(!reloaded.report.torn_tail);
             prop_assert_eq!(reloaded.entries.last().and_then(|e| e.uuid.clone()), Some("new".to_owned()));
             if let Some(parent) = written.parent_uuid {
                 prop_assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some(parent.as_str())));
             }
-            block_on(store.repair("s", 1)).unwrap();
+            block_on(store.sessions().repair("s", 1)).unwrap();
         }
     }
 }

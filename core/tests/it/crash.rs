@@ -30,18 +30,18 @@ fn cron() -> Inbound {
 /// Three acknowledged entries, and the key `cron:nightly` on their session.
 fn seed(storage: &InMemoryStorage) -> Vec<String> {
     let store = Store::new(storage);
-    block_on(store.resolve(&cron(), &RoutePolicy::default(), T0, "s")).unwrap();
+    block_on(store.index().resolve(&cron(), &RoutePolicy::default(), T0, "s")).unwrap();
     let mut acknowledged = Vec::new();
     for (i, role) in [Role::User, Role::Assistant, Role::User].into_iter().enumerate() {
         let uuid = format!("a{i}");
-        block_on(store.append("s", entry(&uuid, role, &format!("message {i}: the brief, read again")))).unwrap();
+        block_on(store.sessions().append("s", entry(&uuid, role, &format!("message {i}: the brief, read again")))).unwrap();
         acknowledged.push(uuid);
     }
     acknowledged
 }
 
 fn uuids(store: &Store<&InMemoryStorage>) -> Vec<String> {
-    match block_on(store.load("s")) {
+    match block_on(store.sessions().load("s")) {
         Ok(transcript) => transcript.entries.into_iter().filter_map(|e| e.uuid).collect(),
         Err(Error::SessionNotFound { .. }) => Vec::new(),
         Err(e) => panic!("the store does not open: {e}"),
@@ -80,16 +80,19 @@ fn ids() -> CompactionIds {
 }
 
 fn summary_loaded(store: &Store<&InMemoryStorage>) -> bool {
-    block_on(store.context("s")).unwrap().messages.iter().any(|m| m.text.contains("THE SUMMARY"))
+    block_on(store.sessions().context("s")).unwrap().messages.iter().any(|m| m.text.contains("THE SUMMARY"))
 }
 
 fn paths() -> Vec<Path> {
     vec![
         Path {
             name: "append",
-            run: |store| block_on(store.append("s", entry("n0", Role::Assistant, "a new reply"))).map(|e| vec![e.uuid.unwrap_or_default()]),
+            run: |store| {
+                block_on(store.sessions().append("s", entry("n0", Role::Assistant, "a new reply")))
+                    .map(|e| vec![e.uuid.unwrap_or_default()])
+            },
             whole: |store, _| {
-                let loaded = block_on(store.load("s")).map_err(|e| e.to_string())?;
+                let loaded = block_on(store.sessions().load("s")).map_err(|e| e.to_string())?;
                 match loaded.entries.iter().find(|e| e.uuid.as_deref() == Some("n0")) {
                     Some(e) if e.text != "a new reply" => Err(format!("n0 reads {:?}", e.text)),
                     _ => Ok(()),
@@ -99,9 +102,9 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "turn",
-            run: |store| block_on(store.append_turn("s", turn())).map(|es| es.into_iter().filter_map(|e| e.uuid).collect()),
+            run: |store| block_on(store.sessions().append_turn("s", turn())).map(|es| es.into_iter().filter_map(|e| e.uuid).collect()),
             whole: |store, _| {
-                let new = block_on(store.load("s")).map_err(|e| e.to_string())?.entries.len() - 3;
+                let new = block_on(store.sessions().load("s")).map_err(|e| e.to_string())?.entries.len() - 3;
                 // The reply's text and call are two lines, then the result, then the answer.
                 if new == 0 || new == 4 { Ok(()) } else { Err(format!("{new} of the turn's 4 lines are there")) }
             },
@@ -110,7 +113,8 @@ fn paths() -> Vec<Path> {
         Path {
             name: "torn tail moved aside, then an append",
             run: |store| {
-                block_on(store.append("s", entry("n0", Role::Assistant, "after the torn line"))).map(|e| vec![e.uuid.unwrap_or_default()])
+                block_on(store.sessions().append("s", entry("n0", Role::Assistant, "after the torn line")))
+                    .map(|e| vec![e.uuid.unwrap_or_default()])
             },
             whole: |_, storage| {
                 let keys: Vec<String> = block_on(storage.list("projects/-p/")).unwrap().into_iter().map(|i| i.key).collect();
@@ -123,10 +127,10 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "tombstone",
-            run: |store| block_on(store.tombstone("s", "a1", T0 + 1)).map(|()| Vec::new()),
+            run: |store| block_on(store.sessions().tombstone("s", "a1", T0 + 1)).map(|()| Vec::new()),
             // One line: a1 is hidden or not, and nothing of a torn tombstone is read.
             whole: |store, _| {
-                let report = block_on(store.load("s")).map_err(|e| e.to_string())?.report;
+                let report = block_on(store.sessions().load("s")).map_err(|e| e.to_string())?.report;
                 if report.skipped.is_empty() && report.tombstoned <= 1 { Ok(()) } else { Err(format!("{report:?}")) }
             },
             debris: None,
@@ -135,11 +139,11 @@ fn paths() -> Vec<Path> {
             name: "compaction apply",
             run: |store| {
                 let settings = Settings { keep: Keep::RecentMessages(1), ..Settings::default() };
-                let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual))?;
-                block_on(store.apply_compaction("s", &plan, "THE SUMMARY of the brief", &ids(), T0 + 1)).map(|_| Vec::new())
+                let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual))?;
+                block_on(store.compaction().apply_compaction("s", &plan, "THE SUMMARY of the brief", &ids(), T0 + 1)).map(|_| Vec::new())
             },
             whole: |store, _| {
-                let context = block_on(store.context("s")).map_err(|e| e.to_string())?;
+                let context = block_on(store.sessions().context("s")).map_err(|e| e.to_string())?;
                 match (summary_loaded(store), context.messages.len()) {
                     // The summary and the one message kept, or the three it replaced.
                     (true, 2) | (false, 3) => Ok(()),
@@ -150,9 +154,9 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "repair",
-            run: |store| block_on(store.repair("s", T0 + 1)).map(|_| Vec::new()),
+            run: |store| block_on(store.sessions().repair("s", T0 + 1)).map(|_| Vec::new()),
             whole: |store, _| {
-                let report = block_on(store.load("s")).map_err(|e| e.to_string())?.report;
+                let report = block_on(store.sessions().load("s")).map_err(|e| e.to_string())?.report;
                 // A repair that landed took the broken line out (kept in its backup).
                 if report.skipped.len() <= 1 { Ok(()) } else { Err(format!("{:?}", report.skipped)) }
             },
@@ -160,16 +164,16 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "rollover",
-            run: |store| block_on(store.rollover(KEY, "THE SUMMARY", &ids(), "s2", T0 + 1)).map(|_| Vec::new()),
+            run: |store| block_on(store.index().rollover(KEY, "THE SUMMARY", &ids(), "s2", T0 + 1)).map(|_| Vec::new()),
             whole: |store, storage| {
-                let view = block_on(store.key(KEY)).map_err(|e| e.to_string())?;
+                let view = block_on(store.index().key(KEY)).map_err(|e| e.to_string())?;
                 let new = block_on(storage.read("projects/-p/s2.jsonl", 0, None));
                 match (view.entry.session_id.as_str(), &new) {
                     ("s", _) | ("s2", Ok(_)) => {}
                     (other, _) => return Err(format!("the key is on `{other}` ({new:?})")),
                 }
                 // A new session the power cut tore reads as no entry at all, never as half.
-                let entries = match block_on(store.load("s2")) {
+                let entries = match block_on(store.sessions().load("s2")) {
                     Ok(transcript) => transcript.entries.len(),
                     Err(Error::SessionNotFound { .. }) => 0,
                     Err(e) => return Err(e.to_string()),
@@ -180,8 +184,8 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "fork",
-            run: |store| block_on(store.fork("s", Some("a1"), "f1", T0 + 1)).map(|_| Vec::new()),
-            whole: |store, _| match block_on(store.load("f1")) {
+            run: |store| block_on(store.sessions().fork("s", Some("a1"), "f1", T0 + 1)).map(|_| Vec::new()),
+            whole: |store, _| match block_on(store.sessions().load("f1")) {
                 // A fork the cut tore reads as no entry at all, never as part of the chain.
                 Ok(fork) if !fork.entries.is_empty() && fork.entries.len() != 2 => {
                     Err(format!("{} of the fork's 2 entries", fork.entries.len()))
@@ -193,9 +197,9 @@ fn paths() -> Vec<Path> {
         },
         Path {
             name: "key reset (index update)",
-            run: |store| block_on(store.reset_key(KEY, "s3", T0 + 1)).map(|_| Vec::new()),
+            run: |store| block_on(store.index().reset_key(KEY, "s3", T0 + 1)).map(|_| Vec::new()),
             whole: |store, _| {
-                let view = block_on(store.key(KEY)).map_err(|e| e.to_string())?;
+                let view = block_on(store.index().key(KEY)).map_err(|e| e.to_string())?;
                 match view.entry.session_id.as_str() {
                     "s" | "s3" => Ok(()),
                     other => Err(format!("the key is on `{other}`")),
@@ -207,22 +211,22 @@ fn paths() -> Vec<Path> {
             name: "memory add",
             run: |store| {
                 let memory = NewMemory::new("Deploy", MemoryType::Reference, "how to deploy", "Run the script.\n");
-                block_on(store.memory_add(&Scope::Project("-p".into()), memory, T0 + 1)).map(|_| Vec::new())
+                block_on(store.memory().memory_add(&Scope::Project("-p".into()), memory, T0 + 1)).map(|_| Vec::new())
             },
             whole: |store, _| {
                 let scope = Scope::Project("-p".into());
-                let listed = block_on(store.memory_list(&scope, &Default::default())).map_err(|e| e.to_string())?;
+                let listed = block_on(store.memory().memory_list(&scope, &Default::default())).map_err(|e| e.to_string())?;
                 let there = listed.iter().any(|m| m.file == "deploy");
                 if there {
-                    let shown = block_on(store.memory_show(&scope, "deploy")).map_err(|e| e.to_string())?;
+                    let shown = block_on(store.memory().memory_show(&scope, "deploy")).map_err(|e| e.to_string())?;
                     if shown.memory.body != "Run the script.\n" {
                         return Err(format!("body {:?}", shown.memory.body));
                     }
                 }
                 // The next memory write puts a memory the cut left out of MEMORY.md back.
                 let next = NewMemory::new("Next", MemoryType::Project, "the next memory", "Written after the restart.\n");
-                block_on(store.memory_add(&scope, next, T0 + 2)).map_err(|e| e.to_string())?;
-                let index = block_on(store.memory_load(&scope, Default::default())).map_err(|e| e.to_string())?.text;
+                block_on(store.memory().memory_add(&scope, next, T0 + 2)).map_err(|e| e.to_string())?;
+                let index = block_on(store.memory().memory_load(&scope, Default::default())).map_err(|e| e.to_string())?.text;
                 match (there, index.contains("(deploy.md)"), index.contains("(next.md)")) {
                     (there, indexed, true) if there == indexed => Ok(()),
                     other => Err(format!("memory there, in MEMORY.md, next in MEMORY.md: {other:?}\n{index}")),
@@ -274,12 +278,13 @@ fn every_write_path_survives_a_power_cut_at_every_storage_call() {
                     assert!(present.contains(uuid), "{context}: acknowledged {uuid} lost; present {present:?}");
                 }
                 (path.whole)(&store, &inner).unwrap_or_else(|e| panic!("{context}: not whole: {e}"));
-                block_on(store.list()).unwrap_or_else(|e| panic!("{context}: list: {e}"));
-                block_on(store.keys(&[])).unwrap_or_else(|e| panic!("{context}: keys: {e}"));
+                block_on(store.sessions().list()).unwrap_or_else(|e| panic!("{context}: list: {e}"));
+                block_on(store.index().keys(&[])).unwrap_or_else(|e| panic!("{context}: keys: {e}"));
 
                 // The next write works and stands on its own line.
-                block_on(store.append("s", entry("next", Role::User, "still writable"))).unwrap_or_else(|e| panic!("{context}: {e}"));
-                let loaded = block_on(store.load("s")).unwrap();
+                block_on(store.sessions().append("s", entry("next", Role::User, "still writable")))
+                    .unwrap_or_else(|e| panic!("{context}: {e}"));
+                let loaded = block_on(store.sessions().load("s")).unwrap();
                 assert!(
                     loaded.entries.iter().any(|e| e.uuid.as_deref() == Some("next") && e.text == "still writable"),
                     "{context}: the next write fused with debris: {:?}",
@@ -313,20 +318,20 @@ fn a_write_that_lands_and_then_fails_poisons_the_session_and_is_never_counted_tw
                 Some(n) => faulty.partial(n),
             };
             let store = Store::new(&faulty);
-            let first = block_on(store.append_turn("s", turn()));
+            let first = block_on(store.sessions().append_turn("s", turn()));
             let context = format!("partial {partial:?}, failing call {fail_at}");
             if first.is_err() && faulty.calls.get() >= fail_at {
                 faults += 1;
                 // Refused until reopened: what landed is unknown to this store.
-                if let Err(error) = block_on(store.append("s", entry("x", Role::User, "refused?"))) {
+                if let Err(error) = block_on(store.sessions().append("s", entry("x", Role::User, "refused?"))) {
                     assert!(matches!(error, Error::SessionPoisoned { .. } | Error::Storage(_)), "{context}: {error}");
                 }
-                store.reopen("s");
+                store.sessions().reopen("s");
                 // The retry: the same turn, the same ids.
-                let _ = block_on(store.append_turn("s", turn()));
+                let _ = block_on(store.sessions().append_turn("s", turn()));
             }
             let reopened = Store::new(&inner);
-            let loaded = block_on(reopened.load("s")).unwrap_or_else(|e| panic!("{context}: {e}"));
+            let loaded = block_on(reopened.sessions().load("s")).unwrap_or_else(|e| panic!("{context}: {e}"));
             let present: Vec<String> = loaded.entries.iter().filter_map(|e| e.uuid.clone()).collect();
             for uuid in &acknowledged {
                 assert!(present.contains(uuid), "{context}: {uuid} lost");
@@ -337,7 +342,7 @@ fn a_write_that_lands_and_then_fails_poisons_the_session_and_is_never_counted_tw
             assert_eq!(unique.len(), present.len(), "{context}: an entry is there twice: {present:?}");
             // The context a model is sent holds the turn at most once.
             let context_text: Vec<String> =
-                block_on(reopened.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+                block_on(reopened.sessions().context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
             assert!(context_text.iter().filter(|t| t.contains("There is a.txt.")).count() <= 1, "{context}: {context_text:?}");
         }
     }
@@ -355,9 +360,9 @@ fn short_reads_never_cut_a_transcript() {
     let before = block_on(inner.read(SESSION, 0, None)).unwrap();
     let short = Faulty::new(&inner, 0).short_reads();
     let store = Store::new(&short);
-    let _ = block_on(store.load("s"));
-    let written = block_on(store.append("s", entry("n0", Role::Assistant, "written over a short read")));
-    let _ = block_on(store.repair("s", T0 + 1));
+    let _ = block_on(store.sessions().load("s"));
+    let written = block_on(store.sessions().append("s", entry("n0", Role::Assistant, "written over a short read")));
+    let _ = block_on(store.sessions().repair("s", T0 + 1));
     let after = block_on(inner.read(SESSION, 0, None)).unwrap();
     assert!(after.starts_with(&before), "bytes already on disk were cut or rewritten");
     let present = uuids(&Store::new(&inner));
@@ -381,12 +386,12 @@ fn a_lost_lock_loses_no_acknowledged_entry() {
     for i in 0..20 {
         for (name, store) in [("A", &a), ("B", &b)] {
             let uuid = format!("{name}{i}");
-            if block_on(store.append("s", entry(&uuid, Role::User, "interleaved"))).is_ok() {
+            if block_on(store.sessions().append("s", entry(&uuid, Role::User, "interleaved"))).is_ok() {
                 acknowledged.push(uuid);
             }
         }
     }
-    let loaded = block_on(Store::new(&inner).load("s")).unwrap();
+    let loaded = block_on(Store::new(&inner).sessions().load("s")).unwrap();
     assert!(loaded.report.skipped.is_empty(), "{:?}", loaded.report.skipped);
     let present: Vec<String> = loaded.entries.iter().filter_map(|e| e.uuid.clone()).collect();
     for uuid in &acknowledged {
@@ -400,8 +405,8 @@ fn a_crashed_writer_leaves_nothing_locked() {
     let inner = InMemoryStorage::new();
     seed(&inner);
     let crashing = Crashing::new(&inner, 3, Cut::Before);
-    assert!(block_on(Store::new(&crashing).append("s", entry("n0", Role::User, "x"))).is_err());
-    block_on(Store::new(&inner).append("s", entry("n1", Role::User, "y"))).unwrap();
+    assert!(block_on(Store::new(&crashing).sessions().append("s", entry("n0", Role::User, "x"))).is_err());
+    block_on(Store::new(&inner).sessions().append("s", entry("n1", Role::User, "y"))).unwrap();
 }
 
 /// An import and a fork cut by a power failure at any storage call leave the new
@@ -422,10 +427,10 @@ fn an_interrupted_import_or_fork_is_completed_by_trying_again() {
             uuid: "0b7e4c1d-2a3f-4e5d-8c9b-1a2b3c4d5e6f".into(),
             now_ms: T0,
         };
-        block_on(store.import_session(&request)).map(drop)
+        block_on(store.sessions().import_session(&request)).map(drop)
     };
-    let fork = |store: &Dying| block_on(store.fork("s", Some("a1"), "imp", T0 + 1)).map(drop);
-    let entries = |store: &Store<&InMemoryStorage>| match block_on(store.load("imp")) {
+    let fork = |store: &Dying| block_on(store.sessions().fork("s", Some("a1"), "imp", T0 + 1)).map(drop);
+    let entries = |store: &Store<&InMemoryStorage>| match block_on(store.sessions().load("imp")) {
         Ok(transcript) => transcript.entries.len(),
         Err(Error::SessionNotFound { .. }) => 0,
         Err(e) => panic!("the store does not open: {e}"),

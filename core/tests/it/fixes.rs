@@ -16,7 +16,7 @@ fn entry(uuid: &str, at: i64, role: Role, text: &str) -> NewEntry {
 
 fn append(store: &Store<&InMemoryStorage>, id: &str, uuid: &str, at: i64) -> mneme_core::Entry {
     let role = if at % 2 == 0 { Role::User } else { Role::Assistant };
-    block_on(store.append(id, entry(uuid, at, role, &format!("message {uuid} ").repeat(20)))).unwrap()
+    block_on(store.sessions().append(id, entry(uuid, at, role, &format!("message {uuid} ").repeat(20)))).unwrap()
 }
 
 fn ids(n: u32) -> CompactionIds {
@@ -29,7 +29,7 @@ fn lines(storage: &InMemoryStorage, key: &str) -> Vec<Value> {
 }
 
 fn context_uuids(store: &Store<&InMemoryStorage>, id: &str) -> Vec<String> {
-    block_on(store.context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect()
+    block_on(store.sessions().context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect()
 }
 
 /// Item 1: after a Mneme compaction Claude Code chains its next prompt to the last
@@ -43,8 +43,8 @@ fn claude_code_continuing_after_a_compaction_keeps_it() {
         append(&store, "s", &format!("m{i}"), i);
     }
     let settings = Settings { keep: Keep::RecentMessages(9), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, "the summary", &ids(1), NOW + 100)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "the summary", &ids(1), NOW + 100)).unwrap();
     // Claude Code's next prompt, as it writes it: under the tail of the preserved segment.
     let claude_line = json!({
         "parentUuid": "m17", "isSidechain": false, "userType": "external", "cwd": "/p", "sessionId": "s", "version": "2.1.330",
@@ -56,11 +56,11 @@ fn claude_code_continuing_after_a_compaction_keeps_it() {
     assert_eq!(context.len(), 1 + 9 + 1, "summary, the 9 kept, the new prompt: {context:?}");
     assert_eq!(context[0], "summary-1");
     assert_eq!(context.last().map(String::as_str), Some("cc1"));
-    let next = block_on(cold.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let next = block_on(cold.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert!(next.previous_summary.as_deref().is_some_and(|s| s.contains("the summary")), "{:?}", next.previous_summary);
     // Mneme's own next append continues the same conversation, warm or cold.
     for store in [&store, &cold] {
-        store.reopen("s");
+        store.sessions().reopen("s");
     }
     let appended = append(&store, "s", "after", 200);
     assert_eq!(appended.parent_uuid.as_deref(), Some("cc1"));
@@ -100,10 +100,10 @@ fn a_claude_code_compaction_followed_by_a_mneme_compaction() {
         append(&store, "s", &format!("n{i}"), 1000 + i);
     }
     let settings = Settings { keep: Keep::RecentMessages(2), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert_eq!(plan.previous_summary.as_deref(), Some("Claude's own summary"));
     assert_eq!(plan.summarize.len(), 6);
-    block_on(store.apply_compaction("s", &plan, "Mneme's summary", &ids(2), NOW + 2000)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "Mneme's summary", &ids(2), NOW + 2000)).unwrap();
     assert_eq!(context_uuids(&Store::new(&storage), "s"), ["summary-2", "n6", "n7"]);
 }
 
@@ -115,23 +115,25 @@ fn warm_and_cold_stores_chain_alike_after_every_write() {
     let warm = Store::new(&storage);
     append(&warm, "s", "a", 0);
     append(&warm, "s", "b", 1);
-    block_on(warm.tombstone("s", "b", NOW + 2)).unwrap();
+    block_on(warm.sessions().tombstone("s", "b", NOW + 2)).unwrap();
     let c = append(&warm, "s", "c", 3);
     assert_eq!(c.parent_uuid.as_deref(), Some("a"), "the tombstoned b is not a parent");
-    block_on(warm.record_memory_flush("s", NOW + 4)).unwrap();
-    block_on(warm.record_compaction_failure("s", "timeout", NOW + 5)).unwrap();
+    block_on(warm.gates().record_memory_flush("s", NOW + 4)).unwrap();
+    block_on(warm.compaction().record_compaction_failure("s", "timeout", NOW + 5)).unwrap();
     for (i, uuid) in ["d", "e", "f", "g", "h", "i"].into_iter().enumerate() {
         append(&warm, "s", uuid, 6 + i as i64);
     }
     let plan =
-        block_on(warm.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
-    block_on(warm.apply_compaction("s", &plan, "summary", &ids(1), NOW + 20)).unwrap();
+        block_on(warm.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    block_on(warm.compaction().apply_compaction("s", &plan, "summary", &ids(1), NOW + 20)).unwrap();
     let warm_next = append(&warm, "s", "j", 21);
     let cold_storage = InMemoryStorage::new();
     let text = block_on(storage.read("projects/-p/s.jsonl", 0, None)).unwrap();
     let without_j = &text[..text.len() - warm_next.raw.len() - 1];
     block_on(cold_storage.replace("projects/-p/s.jsonl", without_j, None)).unwrap();
-    let cold_next = block_on(Store::new(&cold_storage).append("s", entry("j", 21, Role::User, &"message j ".repeat(20)))).unwrap();
+    let cold_next =
+        block_on(Store::new(&cold_storage).sessions().append("s", entry("j", 21, Role::User, &"message j ".repeat(20)))).unwrap();
     assert_eq!(warm_next.parent_uuid, cold_next.parent_uuid);
     assert_eq!(warm_next.parent_uuid.as_deref(), Some("i"), "the next entry continues the kept messages");
 }
@@ -161,11 +163,12 @@ fn pi_sessions_are_written_in_pi_dialect() {
     let storage = InMemoryStorage::new();
     pi_session(&storage, 14);
     let store = Store::new(&storage);
-    let written = block_on(store.append("pi1", entry("4d5611e5-241a-462a-8d15-5122611a9569", 100, Role::User, "a pi question"))).unwrap();
+    let written =
+        block_on(store.sessions().append("pi1", entry("4d5611e5-241a-462a-8d15-5122611a9569", 100, Role::User, "a pi question"))).unwrap();
     assert_eq!(written.uuid.as_deref(), Some("4d5611e5"), "pi ids are 8 characters, a random UUID's start");
     assert_eq!(written.parent_uuid.as_deref(), Some("0000000d"));
-    block_on(store.tombstone("pi1", "0000000d", NOW + 101)).unwrap();
-    block_on(store.record_memory_flush("pi1", NOW + 102)).unwrap();
+    block_on(store.sessions().tombstone("pi1", "0000000d", NOW + 101)).unwrap();
+    block_on(store.gates().record_memory_flush("pi1", NOW + 102)).unwrap();
     let all = lines(&storage, "projects/p/pi1.jsonl");
     for line in &all[1..] {
         assert!(line["id"].is_string() && line.get("parentId").is_some() && line.get("uuid").is_none(), "not a pi entry: {line}");
@@ -174,22 +177,26 @@ fn pi_sessions_are_written_in_pi_dialect() {
     assert_eq!(all[16]["message"]["content"][0]["text"], "a pi question");
     assert_eq!((all[17]["type"].as_str(), all[17]["customType"].as_str()), (Some("custom"), Some("mneme.tombstone")));
     assert_eq!(all[18]["customType"], "mneme.memory-flush");
-    let transcript = block_on(Store::new(&storage).load("pi1")).unwrap();
+    let transcript = block_on(Store::new(&storage).sessions().load("pi1")).unwrap();
     assert_eq!(transcript.report.tombstoned, 1);
 
-    let plan =
-        block_on(store.plan_compaction("pi1", &Settings { keep: Keep::RecentMessages(4), ..Settings::default() }, Mode::Manual)).unwrap();
-    let applied = block_on(store.apply_compaction("pi1", &plan, "pi summary", &ids(1), NOW + 200)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction(
+        "pi1",
+        &Settings { keep: Keep::RecentMessages(4), ..Settings::default() },
+        Mode::Manual,
+    ))
+    .unwrap();
+    let applied = block_on(store.compaction().apply_compaction("pi1", &plan, "pi summary", &ids(1), NOW + 200)).unwrap();
     assert_eq!(applied.format, Format::Pi);
     let after = append(&store, "pi1", "5e6f7a8b-0000", 201);
     assert_eq!(after.parent_uuid.as_deref(), Some(applied.boundary_uuid.as_str()), "the next entry continues after the compaction");
-    let context = block_on(Store::new(&storage).context("pi1")).unwrap();
+    let context = block_on(Store::new(&storage).sessions().context("pi1")).unwrap();
     assert_eq!(
         context.messages[0].text,
         "The conversation history before this point was compacted into the following summary:\n\n<summary>\npi summary\n</summary>"
     );
     assert_eq!(context.messages.len(), 1 + 4 + 1);
-    let listed = block_on(store.list()).unwrap();
+    let listed = block_on(store.sessions().list()).unwrap();
     assert_eq!((listed.sessions[0].message_count, listed.sessions[0].title.as_deref()), (14 + 1 - 1 + 1, Some("pi title")));
 }
 
@@ -200,14 +207,16 @@ fn crab_sessions_refuse_what_crab_cannot_hold() {
     let text = "{\"agent\":\"crab\",\"created_by\":\"user\",\"created_at\":\"2026-01-01T00:00:00Z\",\"title\":\"\",\"uptime_secs\":0}\n{\"role\":\"user\",\"content\":\"hello crab\"}\n";
     block_on(storage.replace("projects/p/crab_user_1.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
-    let reply = block_on(store.append("crab_user_1", entry("x", 1, Role::Assistant, "hi"))).unwrap();
+    let reply = block_on(store.sessions().append("crab_user_1", entry("x", 1, Role::Assistant, "hi"))).unwrap();
     assert_eq!(reply.raw, r#"{"role":"assistant","content":"hi"}"#);
     let before = block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap();
-    for refused in [block_on(store.record_memory_flush("crab_user_1", NOW)), block_on(store.record_extraction("crab_user_1", NOW))] {
+    for refused in
+        [block_on(store.gates().record_memory_flush("crab_user_1", NOW)), block_on(store.gates().record_extraction("crab_user_1", NOW))]
+    {
         assert!(matches!(refused, Err(Error::Unsupported { .. })), "{refused:?}");
     }
     assert_eq!(block_on(storage.read("projects/p/crab_user_1.jsonl", 0, None)).unwrap(), before);
-    let listed = block_on(store.list()).unwrap();
+    let listed = block_on(store.sessions().list()).unwrap();
     assert_eq!((listed.sessions[0].message_count, listed.sessions[0].title.as_deref()), (2, Some("hello crab")));
 }
 
@@ -219,7 +228,9 @@ fn a_full_session_compacts_and_continues() {
     let mut i = 0;
     let full = loop {
         match block_on(
-            store.append("s", entry(&format!("m{i}"), i, if i % 2 == 0 { Role::User } else { Role::Assistant }, &"x".repeat(300))),
+            store
+                .sessions()
+                .append("s", entry(&format!("m{i}"), i, if i % 2 == 0 { Role::User } else { Role::Assistant }, &"x".repeat(300))),
         ) {
             Ok(_) => i += 1,
             Err(e) => break e,
@@ -228,12 +239,14 @@ fn a_full_session_compacts_and_continues() {
     assert!(matches!(full, Error::SessionFull { .. }), "{full:?}");
     assert!(!full.to_string().contains("mneme "), "the core speaks the API's words, not the CLI's: {full}");
     let plan =
-        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, "summary of a full session", &ids(1), NOW + 1000)).unwrap();
-    let next = block_on(store.append("s", entry("after", 1001, Role::User, "and on"))).unwrap();
+        block_on(store.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "summary of a full session", &ids(1), NOW + 1000)).unwrap();
+    let next = block_on(store.sessions().append("s", entry("after", 1001, Role::User, "and on"))).unwrap();
     assert_eq!(next.uuid.as_deref(), Some("after"));
     // A fresh store measures the cap the same way.
-    block_on(Store::with_limits(&storage, store.limits()).append("s", entry("cold", 1002, Role::Assistant, "still fine"))).unwrap();
+    block_on(Store::with_limits(&storage, store.limits()).sessions().append("s", entry("cold", 1002, Role::Assistant, "still fine")))
+        .unwrap();
 }
 
 /// Item 5: keeping nothing, and token counts at the edge of u64, plan without a panic
@@ -247,7 +260,7 @@ fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
     }
     for keep in [Keep::RecentMessages(0), Keep::RecentTokens(0), Keep::RecentMessages(u32::MAX), Keep::RecentTokens(u64::MAX)] {
         let settings = Settings { keep, context_window: u64::MAX, summarizer_window: Some(1), ..Settings::default() };
-        let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+        let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
         if keep == Keep::RecentMessages(0) {
             assert_eq!((plan.action, plan.summarize.len(), plan.keep.len()), (Action::Summarize, 6, 0));
         }
@@ -255,20 +268,21 @@ fn edge_values_from_callers_and_files_do_not_panic_or_wrap() {
     let huge = json!({"parentUuid": "m5", "type": "assistant", "uuid": "u", "sessionId": "s", "timestamp": "2027-01-15T08:00:00.000Z",
         "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": u64::MAX, "output_tokens": 5}}});
     block_on(storage.append("projects/-p/s.jsonl", format!("{huge}\n").as_bytes())).unwrap();
-    let plan = block_on(Store::new(&storage).plan_compaction("s", &Settings::default(), Mode::Auto)).unwrap();
+    let plan = block_on(Store::new(&storage).compaction().plan_compaction("s", &Settings::default(), Mode::Auto)).unwrap();
     assert_eq!(plan.tokens_before, u64::MAX, "saturates instead of wrapping to a small count");
     assert_eq!(plan.trigger, Some(mneme_core::compaction::Due::Threshold), "{}", plan.reason);
-    let flush = block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings::default())).unwrap();
+    let flush = block_on(Store::new(&storage).gates().memory_flush_gate("s", &FlushSettings::default())).unwrap();
     assert!(flush.fire, "{}", flush.reason);
     // A window with no room before the flush point (0, or 16k with the default
     // reserves) is refused, not a flush point at 0 that fires on every call.
     for window in [0, 16_000, 24_000] {
-        let refused =
-            block_on(Store::new(&storage).memory_flush_gate("s", &FlushSettings { context_window: window, ..FlushSettings::default() }));
+        let refused = block_on(
+            Store::new(&storage).gates().memory_flush_gate("s", &FlushSettings { context_window: window, ..FlushSettings::default() }),
+        );
         assert!(matches!(&refused, Err(Error::InvalidArgument(words)) if words.contains("leaves no room")), "{window}: {refused:?}");
     }
     let small = FlushSettings { context_window: 16_000, reserve_floor: 2_000, soft_threshold: 1_000 };
-    assert!(block_on(Store::new(&storage).memory_flush_gate("s", &small)).is_ok());
+    assert!(block_on(Store::new(&storage).gates().memory_flush_gate("s", &small)).is_ok());
 }
 
 /// Item 7: a lone surrogate (a cut emoji as Node writes it) keeps the text, as U+FFFD,
@@ -284,27 +298,27 @@ fn lone_surrogates_keep_their_text() {
     );
     block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert_eq!(context.messages[0].text, "cut emoji \u{fffd} here");
     assert_eq!(context.messages[1].text, "pair \u{1f600} and escaped \\ud83d stay");
-    let transcript = block_on(store.load("s")).unwrap();
+    let transcript = block_on(store.sessions().load("s")).unwrap();
     assert_eq!(transcript.report.lone_surrogates, 1);
-    assert_eq!(block_on(store.list()).unwrap().sessions[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
+    assert_eq!(block_on(store.sessions().list()).unwrap().sessions[0].title.as_deref(), Some("cut emoji \u{fffd} here"));
 
     // Claude Code would send the lone escape back and the API refuse every request:
     // `check` calls it a problem, and `repair` writes it as the `\ufffd` it is read as,
     // and only it (a pair, and an escaped backslash before `ud83d`, stay).
-    let check = |store: &Store<&InMemoryStorage>| block_on(store.check("s")).unwrap();
+    let check = |store: &Store<&InMemoryStorage>| block_on(store.sessions().check("s")).unwrap();
     assert!(check(&store).has_problems());
-    let report = block_on(store.repair("s", NOW)).unwrap();
+    let report = block_on(store.sessions().repair("s", NOW)).unwrap();
     assert_eq!((report.fixed_surrogates, report.fixed_utf8, report.backups.len()), (1, 0, 1));
     let repaired = String::from_utf8(block_on(storage.read("projects/p/s.jsonl", 0, None)).unwrap()).unwrap();
     assert_eq!(repaired, text.replacen("cut emoji \\ud83d here", "cut emoji \\ufffd here", 1));
     assert_eq!(block_on(storage.read(&report.backups[0], 0, None)).unwrap(), text.as_bytes());
     let store = Store::new(&storage);
     assert!(!check(&store).has_problems());
-    assert_eq!(block_on(store.context("s")).unwrap().messages[0].text, "cut emoji \u{fffd} here");
-    assert_eq!(block_on(store.repair("s", NOW + 1)).unwrap().backups.len(), 0, "nothing left to repair");
+    assert_eq!(block_on(store.sessions().context("s")).unwrap().messages[0].text, "cut emoji \u{fffd} here");
+    assert_eq!(block_on(store.sessions().repair("s", NOW + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 
 /// Item 10: a plan is bound to the session it was made on.
@@ -316,9 +330,10 @@ fn a_plan_is_refused_on_a_session_that_changed() {
         append(&store, "s", &format!("m{i}"), i);
     }
     let plan =
-        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual)).unwrap();
+        block_on(store.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(2), ..Settings::default() }, Mode::Manual))
+            .unwrap();
     append(&store, "s", "late", 9);
-    let refused = block_on(store.apply_compaction("s", &plan, "summary", &ids(1), NOW + 10));
+    let refused = block_on(store.compaction().apply_compaction("s", &plan, "summary", &ids(1), NOW + 10));
     assert!(matches!(refused, Err(Error::StalePlan { .. })), "{refused:?}");
 }
 
@@ -343,7 +358,7 @@ fn gates_count_many_tool_calls() {
         parent = json!(format!("e{i}"));
     }
     block_on(storage.replace("projects/p/s.jsonl", text.as_bytes(), None)).unwrap();
-    let decision = block_on(Store::new(&storage).extraction_gate("s", &ExtractionSettings::default())).unwrap();
+    let decision = block_on(Store::new(&storage).gates().extraction_gate("s", &ExtractionSettings::default())).unwrap();
     assert!(decision.fire && decision.reason.contains("10000 tool calls"), "{}", decision.reason);
 }
 
@@ -357,11 +372,11 @@ fn the_summarisers_input_is_bounded() {
     // 300 messages of ~1000 tokens.
     for i in 0..300 {
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        block_on(store.append("s", entry(&format!("m{i}"), i, role, &format!("{i:04} ").repeat(800)))).unwrap();
+        block_on(store.sessions().append("s", entry(&format!("m{i}"), i, role, &format!("{i:04} ").repeat(800)))).unwrap();
     }
     let settings =
         Settings { context_window: 1_000_000, keep: Keep::RecentTokens(20_000), summarizer_window: Some(128_000), ..Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Manual)).unwrap();
     assert!(plan.tokens_before >= 300_000, "{}", plan.tokens_before);
     assert!(plan.steps.len() >= 3, "{} steps", plan.steps.len());
     let mut run = Run::new(plan.clone());
@@ -376,13 +391,15 @@ fn the_summarisers_input_is_bounded() {
                 }
                 run.handle(Ok(format!("summary after step {requests}")));
             }
-            Step::Apply { summary } => break block_on(store.apply_compaction("s", run.plan(), &summary, &ids(1), NOW + 1000)).unwrap(),
+            Step::Apply { summary } => {
+                break block_on(store.compaction().apply_compaction("s", run.plan(), &summary, &ids(1), NOW + 1000)).unwrap();
+            }
             other => panic!("unexpected {other:?}"),
         }
     };
     assert_eq!(requests, plan.steps.len() + usize::from(plan.turn_prefix_prompt.is_some()));
     assert!(applied.tokens_after < 30_000);
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert!(context.messages[0].text.contains(&format!("summary after step {}", plan.steps.len())));
 }
 
@@ -417,15 +434,15 @@ fn the_driver_records_empty_answers_as_failures() {
     }
     let settings = Settings { context_window: 300, keep: Keep::RecentMessages(2), ..Settings::default() };
     for attempt in 0..3 {
-        let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+        let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
         assert!(plan.has_work(), "attempt {attempt}: {:?}", plan.blocked);
         let mut run = Run::new(plan);
         assert!(matches!(run.next(), Step::Summarize { .. }));
         run.handle(Ok("   ".into()));
         let Step::RecordFailure { reason } = run.next() else { panic!("an empty answer is a failure") };
-        block_on(store.record_compaction_failure("s", &reason, NOW + 100 + attempt)).unwrap();
+        block_on(store.compaction().record_compaction_failure("s", &reason, NOW + 100 + attempt)).unwrap();
     }
-    let plan = block_on(store.plan_compaction("s", &settings, Mode::Auto)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, Mode::Auto)).unwrap();
     assert!(plan.blocked.as_deref().is_some_and(|b| b.contains("circuit breaker")), "{plan:?}");
 }
 
@@ -502,12 +519,12 @@ fn a_torn_tail_move_never_cuts_a_line_finished_meanwhile() {
 "#;
     let racing = WriterInBetween { inner: &storage, key, extra: rest, done: false.into() };
     let store = Store::new(&racing);
-    let refused = block_on(store.append("s", entry("c", 2, Role::User, "mine")));
+    let refused = block_on(store.sessions().append("s", entry("c", 2, Role::User, "mine")));
     assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
     let uuids: Vec<Value> = lines(&storage, key).iter().map(|l| l["uuid"].clone()).collect();
     assert_eq!(uuids, [json!("a"), json!("b")], "the finished line is whole, nothing of Mneme's was written");
     assert!(block_on(storage.list(&format!("{key}.torn"))).unwrap().is_empty(), "no copy of a line that was not torn");
-    let written = block_on(store.append("s", entry("c", 2, Role::User, "mine"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("c", 2, Role::User, "mine"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("b"));
 }
 
@@ -521,7 +538,7 @@ fn repair_never_drops_a_line_appended_meanwhile() {
     let late: &'static [u8] = br#"{"type":"user","parentUuid":"a","uuid":"late","sessionId":"s","message":{"role":"user","content":"late"}}
 "#;
     let racing = WriterInBetween { inner: &storage, key, extra: late, done: false.into() };
-    let refused = block_on(Store::new(&racing).repair("s", NOW));
+    let refused = block_on(Store::new(&racing).sessions().repair("s", NOW));
     assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
     let text = String::from_utf8(block_on(storage.read(key, 0, None)).unwrap()).unwrap();
     assert!(text.contains("not json") && text.contains("\"late\""), "the part is untouched: {text}");
@@ -565,9 +582,9 @@ fn list_reports_the_files_it_skips() {
         }
     }
     let store = Store::new(RefusesOne(InMemoryStorage::new()));
-    block_on(store.append("ok", entry("a", 0, Role::User, "hello"))).unwrap();
+    block_on(store.sessions().append("ok", entry("a", 0, Role::User, "hello"))).unwrap();
     block_on(store.storage().0.append("projects/-p/aux.jsonl", b"{}\n")).unwrap();
-    let listing = block_on(store.list()).unwrap();
+    let listing = block_on(store.sessions().list()).unwrap();
     assert_eq!(listing.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["ok"]);
     assert_eq!(listing.skipped.len(), 1);
     assert_eq!(listing.skipped[0].key, "projects/-p/aux.jsonl");
@@ -598,7 +615,7 @@ fn a_note_claude_code_keeps_for_the_transcript_is_not_sent() {
     block_on(storage.append("projects/-p/s.jsonl", format!("{note}\n{prompt}\n").as_bytes())).unwrap();
     let cold = Store::new(&storage);
     assert_eq!(context_uuids(&cold, "s"), ["m0", "m1", "prompt"]);
-    let transcript = block_on(cold.load("s")).unwrap();
+    let transcript = block_on(cold.sessions().load("s")).unwrap();
     assert!(transcript.entries.iter().any(|e| e.uuid.as_deref() == Some("note")), "the note stays in the transcript");
 }
 
@@ -618,7 +635,7 @@ fn the_title_is_the_typed_prompt_after_context_blocks_in_its_message() {
         ];
         let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
         block_on(storage.append("projects/-p/s.jsonl", text.as_bytes())).unwrap();
-        block_on(Store::new(&storage).list()).unwrap().sessions[0].title.clone()
+        block_on(Store::new(&storage).sessions().list()).unwrap().sessions[0].title.clone()
     };
     let context = json!({"type": "text", "text": "<ide_selection>fn main() {}</ide_selection>"});
     let typed = json!({"type": "text", "text": "fix the login bug"});
@@ -637,7 +654,7 @@ fn the_title_is_the_typed_prompt_after_context_blocks_in_its_message() {
 fn a_message_of_white_space_is_refused_and_nothing_is_written() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let refused = block_on(store.append("s", entry("u1", NOW, Role::User, "  \n\t ")));
+    let refused = block_on(store.sessions().append("s", entry("u1", NOW, Role::User, "  \n\t ")));
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("only white space")), "{refused:?}");
     let turn = mneme_core::Turn {
         uuid: "u2".into(),
@@ -648,11 +665,11 @@ fn a_message_of_white_space_is_refused_and_nothing_is_written() {
         parent: None,
         agent: None,
     };
-    let refused = block_on(store.append_turn("s", turn.clone()));
+    let refused = block_on(store.sessions().append_turn("s", turn.clone()));
     assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
     // In OpenAI's shape too (it was written, and left out of both contexts).
     let openai = mneme_core::Turn { provider: mneme_core::Provider::Openai, ..turn };
-    let refused = block_on(store.append_turn("s", openai));
+    let refused = block_on(store.sessions().append_turn("s", openai));
     assert!(matches!(&refused, Err(Error::InvalidMessage { reason, .. }) if reason.contains("only white space")), "{refused:?}");
     assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
 }
@@ -667,17 +684,17 @@ fn a_write_to_a_pi_v1_session_is_refused_and_writes_nothing() {
     let original = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/pi/v1/before-compaction.jsonl")).unwrap();
     block_on(storage.replace(key, &original, None)).unwrap();
     let store = Store::new(&storage);
-    let before = block_on(store.context("before-compaction")).unwrap().messages.len();
-    let refused = block_on(store.append("before-compaction", entry("n1", 0, Role::User, "hi")));
+    let before = block_on(store.sessions().context("before-compaction")).unwrap().messages.len();
+    let refused = block_on(store.sessions().append("before-compaction", entry("n1", 0, Role::User, "hi")));
     match refused {
         Err(Error::Unsupported { format: Format::Pi, operation }) => assert!(operation.contains("format v1"), "{operation}"),
         other => panic!("{other:?}"),
     }
     assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), original);
-    assert_eq!(block_on(Store::new(&storage).context("before-compaction")).unwrap().messages.len(), before);
+    assert_eq!(block_on(Store::new(&storage).sessions().context("before-compaction")).unwrap().messages.len(), before);
     // A fork too, from the resume point or from a line by its `@part:line` name.
     for from in [None, Some("@1:5")] {
-        match block_on(store.fork("before-compaction", from, "copy", 0)) {
+        match block_on(store.sessions().fork("before-compaction", from, "copy", 0)) {
             Err(Error::Unsupported { format: Format::Pi, operation }) => assert!(operation.contains("format v1"), "{from:?}: {operation}"),
             other => panic!("{from:?}: {other:?}"),
         }
@@ -700,7 +717,7 @@ fn a_fork_or_rewind_from_an_entry_that_is_no_message_is_refused() {
     let store = Store::new(&storage);
     let id = "4d5611e5-241a-462a-8d15-5122611a9569";
     let progress = "f2662c95-9973-4599-8e81-cbe3eb734169";
-    let refused = block_on(store.fork(id, Some(progress), "forked", NOW));
+    let refused = block_on(store.sessions().fork(id, Some(progress), "forked", NOW));
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("is a `progress` entry")), "{refused:?}");
     let rewind = mneme_core::Turn {
         uuid: "r1".into(),
@@ -711,7 +728,7 @@ fn a_fork_or_rewind_from_an_entry_that_is_no_message_is_refused() {
         parent: Some(progress.into()),
         agent: None,
     };
-    let refused = block_on(store.append_turn(id, rewind));
+    let refused = block_on(store.sessions().append_turn(id, rewind));
     assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("not a message")), "{refused:?}");
     assert_eq!(block_on(storage.list("")).unwrap().len(), 1, "nothing was written");
 }
@@ -725,10 +742,11 @@ fn a_line_written_without_a_folder_names_the_sessions() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let cwd_of = |entry: &mneme_core::Entry| serde_json::from_str::<Value>(&entry.raw).unwrap()["cwd"].clone();
-    let new = block_on(store.append("s", NewEntry { cwd: String::new(), ..entry("u0", 0, Role::User, "hi") }));
+    let new = block_on(store.sessions().append("s", NewEntry { cwd: String::new(), ..entry("u0", 0, Role::User, "hi") }));
     assert!(matches!(&new, Err(Error::InvalidArgument(m)) if m.contains("needs the working directory")), "{new:?}");
-    block_on(store.append("s", NewEntry { cwd: "/work/app".into(), ..entry("u1", 1, Role::User, "hi") })).unwrap();
-    let inherited = block_on(store.append("s", NewEntry { cwd: String::new(), ..entry("u2", 2, Role::Assistant, "hello") })).unwrap();
+    block_on(store.sessions().append("s", NewEntry { cwd: "/work/app".into(), ..entry("u1", 1, Role::User, "hi") })).unwrap();
+    let inherited =
+        block_on(store.sessions().append("s", NewEntry { cwd: String::new(), ..entry("u2", 2, Role::Assistant, "hello") })).unwrap();
     assert_eq!(cwd_of(&inherited), "/work/app");
     let turn = mneme_core::Turn {
         uuid: "u3".into(),
@@ -739,11 +757,11 @@ fn a_line_written_without_a_folder_names_the_sessions() {
         parent: None,
         agent: None,
     };
-    assert_eq!(cwd_of(&block_on(store.append_turn("s", turn)).unwrap()[0]), "/work/app");
+    assert_eq!(cwd_of(&block_on(store.sessions().append_turn("s", turn)).unwrap()[0]), "/work/app");
     // A folder given moves the session there, for the lines after it too.
-    block_on(store.append("s", NewEntry { cwd: "/work/app/sub".into(), ..entry("u4", 4, Role::User, "cd sub") })).unwrap();
+    block_on(store.sessions().append("s", NewEntry { cwd: "/work/app/sub".into(), ..entry("u4", 4, Role::User, "cd sub") })).unwrap();
     let fresh = Store::new(&storage);
-    let read = block_on(fresh.append("s", NewEntry { cwd: String::new(), ..entry("u5", 5, Role::Assistant, "ok") })).unwrap();
+    let read = block_on(fresh.sessions().append("s", NewEntry { cwd: String::new(), ..entry("u5", 5, Role::Assistant, "ok") })).unwrap();
     assert_eq!(cwd_of(&read), "/work/app/sub");
     // A sub-agent works where its session does, from its first line, in a store that
     // has not written the session too.
@@ -757,11 +775,13 @@ fn a_line_written_without_a_folder_names_the_sessions() {
         parent: None,
         agent,
     };
-    block_on(fresh.append_turn("s", turn("u6", call, None))).unwrap();
+    block_on(fresh.sessions().append_turn("s", turn("u6", call, None))).unwrap();
     let sub = || Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) });
-    let first = block_on(Store::new(&storage).append_turn("s", turn("a1", json!({ "role": "user", "content": "look" }), sub()))).unwrap();
+    let first = block_on(Store::new(&storage).sessions().append_turn("s", turn("a1", json!({ "role": "user", "content": "look" }), sub())))
+        .unwrap();
     assert_eq!(cwd_of(&first[0]), "/work/app/sub");
     let later =
-        block_on(Store::new(&storage).append_turn("s", turn("a2", json!({ "role": "assistant", "content": "seen" }), sub()))).unwrap();
+        block_on(Store::new(&storage).sessions().append_turn("s", turn("a2", json!({ "role": "assistant", "content": "seen" }), sub())))
+            .unwrap();
     assert_eq!(cwd_of(&later[0]), "/work/app/sub");
 }

@@ -8,7 +8,8 @@ const NOW: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;
 
 fn say(store: &Store<&InMemoryStorage>, id: &str, uuid: &str, role: Role, tokens: usize, now_ms: i64) {
-    block_on(store.append(id, NewEntry { uuid: uuid.into(), now_ms, role, text: "w".repeat(tokens * 4), cwd: "/p".into() })).unwrap();
+    block_on(store.sessions().append(id, NewEntry { uuid: uuid.into(), now_ms, role, text: "w".repeat(tokens * 4), cwd: "/p".into() }))
+        .unwrap();
 }
 
 #[test]
@@ -17,18 +18,20 @@ fn the_memory_flush_fires_once_per_compaction_cycle() {
     let store = Store::new(&storage);
     let settings = FlushSettings { context_window: 10_000, reserve_floor: 2_000, soft_threshold: 1_000 };
     say(&store, "s", "a", Role::User, 6_999, NOW);
-    assert!(!block_on(store.memory_flush_gate("s", &settings)).unwrap().fire, "one token short");
+    assert!(!block_on(store.gates().memory_flush_gate("s", &settings)).unwrap().fire, "one token short");
     say(&store, "s", "b", Role::Assistant, 1, NOW);
-    assert!(block_on(store.memory_flush_gate("s", &settings)).unwrap().fire);
-    block_on(store.record_memory_flush("s", NOW)).unwrap();
-    let again = block_on(store.memory_flush_gate("s", &settings)).unwrap();
+    assert!(block_on(store.gates().memory_flush_gate("s", &settings)).unwrap().fire);
+    block_on(store.gates().record_memory_flush("s", NOW)).unwrap();
+    let again = block_on(store.gates().memory_flush_gate("s", &settings)).unwrap();
     assert!(!again.fire && again.reason.contains("already flushed"), "{again:?}");
     // A compaction starts a new cycle.
     let plan =
-        block_on(store.plan_compaction("s", &Settings { keep: Keep::RecentMessages(1), ..Settings::default() }, Mode::Manual)).unwrap();
-    block_on(store.apply_compaction("s", &plan, "summary", &CompactionIds { boundary: "B".into(), summary: "S".into() }, NOW)).unwrap();
+        block_on(store.compaction().plan_compaction("s", &Settings { keep: Keep::RecentMessages(1), ..Settings::default() }, Mode::Manual))
+            .unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "summary", &CompactionIds { boundary: "B".into(), summary: "S".into() }, NOW))
+        .unwrap();
     say(&store, "s", "c", Role::User, 7_000, NOW);
-    assert!(block_on(store.memory_flush_gate("s", &settings)).unwrap().fire);
+    assert!(block_on(store.gates().memory_flush_gate("s", &settings)).unwrap().fire);
 }
 
 #[test]
@@ -53,17 +56,17 @@ fn extraction_counts_since_the_last_extraction_and_waits_for_tool_results() {
         say(&store, "s", &format!("m{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, 10, NOW);
     }
     let settings = ExtractionSettings::default();
-    store.reopen("s");
-    let gate = block_on(store.extraction_gate("s", &settings)).unwrap();
+    store.sessions().reopen("s");
+    let gate = block_on(store.gates().extraction_gate("s", &settings)).unwrap();
     assert!(!gate.fire && gate.reason.contains("19 messages"), "{gate:?}");
     say(&store, "s", "m12", Role::User, 10, NOW);
-    assert!(block_on(store.extraction_gate("s", &settings)).unwrap().fire);
+    assert!(block_on(store.gates().extraction_gate("s", &settings)).unwrap().fire);
     tool_round(9, false);
-    store.reopen("s");
-    let pending = block_on(store.extraction_gate("s", &settings)).unwrap();
+    store.sessions().reopen("s");
+    let pending = block_on(store.gates().extraction_gate("s", &settings)).unwrap();
     assert!(!pending.fire && pending.reason.contains("waiting"), "{pending:?}");
-    block_on(store.record_extraction("s", NOW)).unwrap();
-    assert!(block_on(store.extraction_gate("s", &settings)).unwrap().reason.contains("0 messages"));
+    block_on(store.gates().record_extraction("s", NOW)).unwrap();
+    assert!(block_on(store.gates().extraction_gate("s", &settings)).unwrap().reason.contains("0 messages"));
 }
 
 #[test]
@@ -74,23 +77,23 @@ fn the_dream_lock_goes_to_exactly_one_holder() {
     for i in 0..4 {
         say(&a, &format!("s{i}"), &format!("u{i}"), Role::User, 1, NOW);
     }
-    let too_few = block_on(a.dream_acquire(NOW, "a", &settings)).unwrap();
+    let too_few = block_on(a.gates().dream_acquire(NOW, "a", &settings)).unwrap();
     assert!(!too_few.fire && too_few.reason.contains("4 sessions"), "{too_few:?}");
     say(&a, "s4", "u4", Role::User, 1, NOW);
-    assert!(block_on(a.dream_acquire(NOW, "a", &settings)).unwrap().fire);
-    let refused = block_on(b.dream_acquire(NOW + 1, "b", &settings)).unwrap();
+    assert!(block_on(a.gates().dream_acquire(NOW, "a", &settings)).unwrap().fire);
+    let refused = block_on(b.gates().dream_acquire(NOW + 1, "b", &settings)).unwrap();
     assert!(!refused.fire && refused.reason.contains("holds the lock"), "{refused:?}");
-    assert!(block_on(b.dream_release(NOW, "b", true)).is_err(), "b cannot release a's lock");
+    assert!(block_on(b.gates().dream_release(NOW, "b", true)).is_err(), "b cannot release a's lock");
     // A crashed holder's lock goes stale after an hour.
-    assert!(block_on(b.dream_acquire(NOW + HOUR, "b", &settings)).unwrap().fire);
-    block_on(b.dream_release(NOW + HOUR, "b", true)).unwrap();
-    let soon = block_on(a.dream_gate(NOW + 2 * HOUR, &settings)).unwrap();
+    assert!(block_on(b.gates().dream_acquire(NOW + HOUR, "b", &settings)).unwrap().fire);
+    block_on(b.gates().dream_release(NOW + HOUR, "b", true)).unwrap();
+    let soon = block_on(a.gates().dream_gate(NOW + 2 * HOUR, &settings)).unwrap();
     assert!(!soon.fire && soon.reason.contains("ago"), "{soon:?}");
     for i in 5..10 {
         say(&a, &format!("s{i}"), &format!("u{i}"), Role::User, 1, NOW + 20 * HOUR);
     }
-    assert!(!block_on(a.dream_gate(NOW + 24 * HOUR, &settings)).unwrap().fire, "24 h from the last run, not from the first lock");
-    assert!(block_on(a.dream_gate(NOW + 25 * HOUR, &settings)).unwrap().fire);
+    assert!(!block_on(a.gates().dream_gate(NOW + 24 * HOUR, &settings)).unwrap().fire, "24 h from the last run, not from the first lock");
+    assert!(block_on(a.gates().dream_gate(NOW + 25 * HOUR, &settings)).unwrap().fire);
 }
 
 #[test]
@@ -100,7 +103,7 @@ fn reset_is_judged_from_the_sessions_own_timestamps() {
     say(&store, "s", "a", Role::User, 1, NOW);
     say(&store, "s", "b", Role::Assistant, 1, NOW + HOUR);
     let idle = ResetPolicy { idle_minutes: Some(60), ..ResetPolicy::default() };
-    assert!(!block_on(store.reset_gate("s", NOW + 2 * HOUR - 1, &idle)).unwrap().fire);
-    assert!(block_on(store.reset_gate("s", NOW + 2 * HOUR, &idle)).unwrap().fire);
-    assert_eq!(block_on(store.load("s")).unwrap().entries.len(), 2, "a reset decision deletes nothing");
+    assert!(!block_on(store.gates().reset_gate("s", NOW + 2 * HOUR - 1, &idle)).unwrap().fire);
+    assert!(block_on(store.gates().reset_gate("s", NOW + 2 * HOUR, &idle)).unwrap().fire);
+    assert_eq!(block_on(store.sessions().load("s")).unwrap().entries.len(), 2, "a reset decision deletes nothing");
 }

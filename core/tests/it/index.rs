@@ -32,24 +32,24 @@ fn a_key_continues_until_a_reset_and_keeps_every_session_it_had() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let policy = RoutePolicy { reset: ResetPolicy::default(), ..RoutePolicy::default() };
-    let first = block_on(store.resolve(&direct("hello"), &policy, MONDAY, "s1")).unwrap();
+    let first = block_on(store.index().resolve(&direct("hello"), &policy, MONDAY, "s1")).unwrap();
     assert_eq!((first.key.as_str(), first.session_id.as_str(), first.action), ("agent:main:main", "s1", ResolveAction::Created));
-    let again = block_on(store.resolve(&direct("more"), &policy, MONDAY + MINUTE, "s2")).unwrap();
+    let again = block_on(store.index().resolve(&direct("more"), &policy, MONDAY + MINUTE, "s2")).unwrap();
     assert_eq!((again.session_id.as_str(), again.action, again.previous_session_id), ("s1", ResolveAction::Continued, None));
-    let reset = block_on(store.resolve(&direct("/new start over"), &policy, MONDAY + 2 * MINUTE, "s2")).unwrap();
+    let reset = block_on(store.index().resolve(&direct("/new start over"), &policy, MONDAY + 2 * MINUTE, "s2")).unwrap();
     assert_eq!((reset.session_id.as_str(), reset.action), ("s2", ResolveAction::Reset));
     assert_eq!(reset.previous_session_id.as_deref(), Some("s1"));
     assert_eq!(reset.text, "start over", "the command is taken out of the message");
-    let manual = block_on(store.reset_key("agent:main:main", "s3", MONDAY + 3 * MINUTE)).unwrap();
+    let manual = block_on(store.index().reset_key("agent:main:main", "s3", MONDAY + 3 * MINUTE)).unwrap();
     assert_eq!(manual.previous_session_ids, ["s1", "s2"]);
-    let reused = block_on(store.reset_key("agent:main:main", "s1", MONDAY + 4 * MINUTE));
+    let reused = block_on(store.index().reset_key("agent:main:main", "s1", MONDAY + 4 * MINUTE));
     assert!(matches!(reused, Err(Error::InvalidArgument(_))), "a key never goes back to an id it had: {reused:?}");
-    let missing = block_on(store.reset_key("agent:main:nope", "s9", MONDAY));
+    let missing = block_on(store.index().reset_key("agent:main:nope", "s9", MONDAY));
     assert!(matches!(missing, Err(Error::KeyNotFound { .. })), "{missing:?}");
 
     // A fresh store over the same storage reads the same index.
     let reopened = Store::new(&storage);
-    let view = block_on(reopened.key("agent:main:main")).unwrap();
+    let view = block_on(reopened.index().key("agent:main:main")).unwrap();
     assert_eq!(view.entry.session_id, "s3");
     assert_eq!(view.entry.previous_session_ids, ["s1", "s2"]);
     assert_eq!(view.session, None, "s3 has no transcript yet");
@@ -78,8 +78,8 @@ fn idle_and_daily_resets_decide_at_their_boundaries() {
     for (i, (policy, last, next, action)) in cases.into_iter().enumerate() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        block_on(store.resolve(&direct("a"), policy, last, "first")).unwrap();
-        let got = block_on(store.resolve(&direct("b"), policy, next, "second")).unwrap();
+        block_on(store.index().resolve(&direct("a"), policy, last, "first")).unwrap();
+        let got = block_on(store.index().resolve(&direct("b"), policy, next, "second")).unwrap();
         assert_eq!(got.action, action, "case {i}: {}", got.reason);
         let expected_id = if action == ResolveAction::Continued { "first" } else { "second" };
         assert_eq!(got.session_id, expected_id, "case {i}");
@@ -107,12 +107,16 @@ fn a_provider_override_beats_a_chat_type_override_which_beats_the_default() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     for (inbound, idle_limit) in [(direct("x"), 600), (group("telegram", "g1"), 60), (group("slack", "g2"), 5)] {
-        block_on(store.resolve(&inbound, &policy, MONDAY, &format!("{}-a", inbound.id.clone().unwrap()))).unwrap();
-        let before = block_on(store.resolve(&inbound, &policy, MONDAY + (idle_limit - 1) * MINUTE, "unused")).unwrap();
+        block_on(store.index().resolve(&inbound, &policy, MONDAY, &format!("{}-a", inbound.id.clone().unwrap()))).unwrap();
+        let before = block_on(store.index().resolve(&inbound, &policy, MONDAY + (idle_limit - 1) * MINUTE, "unused")).unwrap();
         assert_eq!(before.action, ResolveAction::Continued, "{}", before.key);
-        let after =
-            block_on(store.resolve(&inbound, &policy, MONDAY + (2 * idle_limit) * MINUTE, &format!("{}-b", inbound.id.clone().unwrap())))
-                .unwrap();
+        let after = block_on(store.index().resolve(
+            &inbound,
+            &policy,
+            MONDAY + (2 * idle_limit) * MINUTE,
+            &format!("{}-b", inbound.id.clone().unwrap()),
+        ))
+        .unwrap();
         assert_eq!(after.action, ResolveAction::Idle, "{}: {}", after.key, after.reason);
     }
 }
@@ -132,23 +136,23 @@ fn keys_are_found_by_metadata_and_show_their_sessions_counters() {
             ],
             ..Inbound::default()
         };
-        block_on(store.resolve(&inbound, &policy, MONDAY, &format!("session-{id}"))).unwrap();
+        block_on(store.index().resolve(&inbound, &policy, MONDAY, &format!("session-{id}"))).unwrap();
     }
     let wanted =
         [Field { name: "campaign_id".into(), value: "c1".into() }, Field { name: "agent_type".into(), value: "copywriter".into() }];
-    let found = block_on(store.keys(&wanted)).unwrap();
+    let found = block_on(store.index().keys(&wanted)).unwrap();
     assert_eq!(found.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["cron:j1"]);
-    assert_eq!(block_on(store.keys(&[])).unwrap().len(), 3);
+    assert_eq!(block_on(store.index().keys(&[])).unwrap().len(), 3);
 
     let patch = KeyPatch { title: Some("Spring campaign".into()), model: Some("claude-sonnet-4-5".into()), ..KeyPatch::default() };
-    block_on(store.update_key("cron:j1", &patch)).unwrap();
+    block_on(store.index().update_key("cron:j1", &patch)).unwrap();
     for (i, text) in ["write the intro", "Here it is."].into_iter().enumerate() {
         let role = if i == 0 { Role::User } else { Role::Assistant };
         let entry = NewEntry { uuid: format!("u{i}"), now_ms: MONDAY + i as i64, role, text: text.into(), cwd: "/p".into() };
-        block_on(store.append("session-j1", entry)).unwrap();
+        block_on(store.sessions().append("session-j1", entry)).unwrap();
     }
-    block_on(store.record_memory_flush("session-j1", MONDAY + 10)).unwrap();
-    let view = block_on(store.key("cron:j1")).unwrap();
+    block_on(store.gates().record_memory_flush("session-j1", MONDAY + 10)).unwrap();
+    let view = block_on(store.index().key("cron:j1")).unwrap();
     assert_eq!(view.entry.title.as_deref(), Some("Spring campaign"));
     let session = view.session.expect("the session has a transcript");
     assert_eq!((session.message_count, session.title.as_deref()), (2, Some("write the intro")));
@@ -156,8 +160,8 @@ fn keys_are_found_by_metadata_and_show_their_sessions_counters() {
     assert_eq!(view.counters.memory_flush_compaction_count, Some(0));
     assert_eq!(view.counters.compaction_count, 0);
 
-    block_on(store.remove_key("cron:j2")).unwrap();
-    assert_eq!(block_on(store.keys(&[])).unwrap().len(), 2);
+    block_on(store.index().remove_key("cron:j2")).unwrap();
+    assert_eq!(block_on(store.index().keys(&[])).unwrap().len(), 2);
 }
 
 #[test]
@@ -166,31 +170,31 @@ fn listing_reads_only_sessions_that_changed() {
     let store = Store::new(&storage);
     for s in 0..5 {
         let entry = NewEntry { uuid: format!("e{s}"), now_ms: MONDAY + s, role: Role::User, text: format!("prompt {s}"), cwd: "/p".into() };
-        block_on(store.append(&format!("s{s}"), entry)).unwrap();
+        block_on(store.sessions().append(&format!("s{s}"), entry)).unwrap();
     }
-    let first = block_on(store.list()).unwrap();
+    let first = block_on(store.sessions().list()).unwrap();
     assert_eq!(first.sessions.len(), 5);
     // A fresh store (another process) lists from the index: it reads the index, no transcript.
     let other = Store::new(&storage);
     let reads = storage.calls.get();
-    assert_eq!(block_on(other.list()).unwrap(), first);
+    assert_eq!(block_on(other.sessions().list()).unwrap(), first);
     assert!(storage.calls.get() - reads <= 2, "{} reads", storage.calls.get() - reads);
     let entry = NewEntry { uuid: "e9".into(), now_ms: MONDAY + 9, role: Role::Assistant, text: "reply".into(), cwd: "/p".into() };
-    block_on(store.append("s3", entry)).unwrap();
+    block_on(store.sessions().append("s3", entry)).unwrap();
     let reads = storage.calls.get();
-    let listed = block_on(other.list()).unwrap();
+    let listed = block_on(other.sessions().list()).unwrap();
     assert_eq!(storage.calls.get() - reads, 1, "the one changed session");
     assert_eq!(listed.sessions[0].id, "s3");
     assert_eq!(listed.sessions[0].message_count, 2);
-    block_on(store.remove("s1")).unwrap();
-    assert_eq!(block_on(other.list()).unwrap().sessions.len(), 4);
-    assert_eq!(block_on(Store::new(&storage).list()).unwrap(), block_on(other.list()).unwrap());
+    block_on(store.sessions().remove("s1")).unwrap();
+    assert_eq!(block_on(other.sessions().list()).unwrap().sessions.len(), 4);
+    assert_eq!(block_on(Store::new(&storage).sessions().list()).unwrap(), block_on(other.sessions().list()).unwrap());
 }
 
 /// Every state a reader can see of the index of `storage`.
 fn keys_of(storage: &InMemoryStorage) -> Vec<(String, String, Vec<String>)> {
     let store = Store::new(storage);
-    block_on(store.keys(&[])).unwrap().into_iter().map(|e| (e.key, e.session_id, e.previous_session_ids)).collect()
+    block_on(store.index().keys(&[])).unwrap().into_iter().map(|e| (e.key, e.session_id, e.previous_session_ids)).collect()
 }
 
 /// With 3 changes in the log the update appends; with 256 it also starts a new
@@ -207,20 +211,21 @@ fn update_failing_at_every_call(changes: u32) {
     let seed = |storage: &InMemoryStorage| {
         let store = Store::new(storage);
         for i in 0..changes {
-            block_on(store.resolve(&group("telegram", &format!("g{}", i % 3)), &policy, MONDAY + i64::from(i), &format!("a{i}"))).unwrap();
+            block_on(store.index().resolve(&group("telegram", &format!("g{}", i % 3)), &policy, MONDAY + i64::from(i), &format!("a{i}")))
+                .unwrap();
         }
     };
     let reference = InMemoryStorage::new();
     seed(&reference);
     let before = keys_of(&reference);
-    block_on(Store::new(&reference).reset_key("agent:main:telegram:group:g1", "b1", MONDAY + 1)).unwrap();
+    block_on(Store::new(&reference).index().reset_key("agent:main:telegram:group:g1", "b1", MONDAY + 1)).unwrap();
     let after = keys_of(&reference);
     let mut fail_at = 1;
     loop {
         let inner = InMemoryStorage::new();
         seed(&inner);
         let storage = Faulty::new(&inner, fail_at).forever();
-        let result = block_on(Store::new(&storage).reset_key("agent:main:telegram:group:g1", "b1", MONDAY + 1));
+        let result = block_on(Store::new(&storage).index().reset_key("agent:main:telegram:group:g1", "b1", MONDAY + 1));
         let seen = keys_of(&inner);
         assert!(seen == before || seen == after, "failing at call {fail_at}: {seen:?}");
         if result.is_ok() {
@@ -228,12 +233,12 @@ fn update_failing_at_every_call(changes: u32) {
             assert_eq!(seen, after, "failing at call {fail_at}");
         }
         if storage.calls.get() < fail_at {
-            let generation = block_on(Store::new(&inner).index_report()).unwrap().generation;
+            let generation = block_on(Store::new(&inner).index().index_report()).unwrap().generation;
             assert_eq!(generation, u64::from(changes > 255), "{changes} changes before");
             break;
         }
         // The next update over the same bytes works and is read back.
-        block_on(Store::new(&inner).reset_key("agent:main:telegram:group:g2", "b2", MONDAY + 2)).unwrap();
+        block_on(Store::new(&inner).index().reset_key("agent:main:telegram:group:g2", "b2", MONDAY + 2)).unwrap();
         assert!(keys_of(&inner).iter().any(|(key, id, _)| key.ends_with("g2") && id == "b2"));
         fail_at += 1;
     }
@@ -244,20 +249,20 @@ fn a_torn_line_at_any_byte_is_ignored_and_never_fuses_with_the_next() {
     let policy = RoutePolicy::default();
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.resolve(&group("slack", "c1"), &policy, MONDAY, "one")).unwrap();
+    block_on(store.index().resolve(&group("slack", "c1"), &policy, MONDAY, "one")).unwrap();
     let before = keys_of(&storage);
     let log = "index/log-0.jsonl";
     let size = block_on(storage.list(log)).unwrap()[0].size;
-    block_on(store.reset_key("agent:main:slack:group:c1", "two", MONDAY + 1)).unwrap();
+    block_on(store.index().reset_key("agent:main:slack:group:c1", "two", MONDAY + 1)).unwrap();
     let full = block_on(storage.read(log, 0, None)).unwrap();
     for cut in size..full.len() as u64 {
         let torn = InMemoryStorage::new();
         block_on(torn.append(log, &full[..cut as usize])).unwrap();
         assert_eq!(keys_of(&torn), before, "torn at byte {cut}");
         let writer = Store::new(&torn);
-        let report = block_on(writer.index_report()).unwrap();
+        let report = block_on(writer.index().index_report()).unwrap();
         assert_eq!(report.torn_bytes, cut - size, "cut at {cut}");
-        block_on(writer.reset_key("agent:main:slack:group:c1", "three", MONDAY + 2)).unwrap();
+        block_on(writer.index().reset_key("agent:main:slack:group:c1", "three", MONDAY + 2)).unwrap();
         let seen = keys_of(&torn);
         assert_eq!(seen[0].1, "three", "torn at byte {cut}: the next change is read");
         assert_eq!(seen[0].2, ["one"]);
@@ -271,9 +276,9 @@ fn snapshots_bound_the_log_and_a_damaged_one_falls_back_to_the_one_before() {
     let store = Store::new(&storage);
     for i in 0..2_000 {
         let inbound = Inbound { chat_type: ChatType::Hook, id: Some(format!("h{}", i % 50)), ..Inbound::default() };
-        block_on(store.resolve(&inbound, &policy, MONDAY + i, &format!("s{i}"))).unwrap();
+        block_on(store.index().resolve(&inbound, &policy, MONDAY + i, &format!("s{i}"))).unwrap();
     }
-    let report = block_on(store.index_report()).unwrap();
+    let report = block_on(store.index().index_report()).unwrap();
     assert!(report.generation >= 5, "{report:?}");
     assert!(report.log_lines <= 257, "{report:?}");
     let files: Vec<String> = block_on(storage.list("index/")).unwrap().into_iter().map(|i| i.key).collect();
@@ -284,7 +289,7 @@ fn snapshots_bound_the_log_and_a_damaged_one_falls_back_to_the_one_before() {
     let newest = files.iter().filter_map(|k| k.strip_prefix("index/snapshot-")?.strip_suffix(".json")?.parse::<u64>().ok()).max().unwrap();
     block_on(storage.replace(&format!("index/snapshot-{newest}.json"), b"{ not json", None)).unwrap();
     let fallback = Store::new(&storage);
-    assert_eq!(block_on(fallback.index_report()).unwrap().damaged_snapshots, 1);
+    assert_eq!(block_on(fallback.index().index_report()).unwrap().damaged_snapshots, 1);
     assert_eq!(keys_of(&storage), expected, "the older snapshot and both logs give the same state");
 }
 
@@ -292,12 +297,12 @@ fn snapshots_bound_the_log_and_a_damaged_one_falls_back_to_the_one_before() {
 fn a_rebuild_reads_every_transcript_again_keeps_the_keys_and_leaves_damage_behind() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.resolve(&direct("hello"), &RoutePolicy::default(), MONDAY, "s1")).unwrap();
+    block_on(store.index().resolve(&direct("hello"), &RoutePolicy::default(), MONDAY, "s1")).unwrap();
     for (id, text) in [("s1", "first words"), ("s2", "other words")] {
         let entry = NewEntry { uuid: format!("{id}-u"), now_ms: MONDAY, role: Role::User, text: text.into(), cwd: "/p".into() };
-        block_on(store.append(id, entry)).unwrap();
+        block_on(store.sessions().append(id, entry)).unwrap();
     }
-    assert_eq!(block_on(store.list()).unwrap().sessions.len(), 2, "both rows cached");
+    assert_eq!(block_on(store.sessions().list()).unwrap().sessions.len(), 2, "both rows cached");
     // Behind the index's back: s1 changes at the same size (the cache cannot see it),
     // s2 goes, and a line that is no change lands in the log.
     let s1 = block_on(storage.read("projects/-p/s1.jsonl", 0, None)).unwrap();
@@ -306,15 +311,15 @@ fn a_rebuild_reads_every_transcript_again_keeps_the_keys_and_leaves_damage_behin
     block_on(storage.remove("projects/-p/s2.jsonl")).unwrap();
     block_on(storage.append("index/log-0.jsonl", b"not a change\n")).unwrap();
 
-    let report = block_on(Store::new(&storage).rebuild_index()).unwrap();
+    let report = block_on(Store::new(&storage).index().rebuild_index()).unwrap();
     assert_eq!(report.before.damaged_lines, 1);
     assert_eq!((report.session_count, report.added, report.changed, report.dropped, report.key_count), (1, 0, 1, 1, 1), "{report:?}");
     let reopened = Store::new(&storage);
-    let after = block_on(reopened.index_report()).unwrap();
+    let after = block_on(reopened.index().index_report()).unwrap();
     assert_eq!((after.generation, after.damaged_lines, after.key_count, after.session_count), (1, 0, 1, 1), "{after:?}");
-    let listed = block_on(reopened.list()).unwrap();
+    let listed = block_on(reopened.sessions().list()).unwrap();
     assert_eq!(listed.sessions[0].title.as_deref(), Some("FIRST WORDS"));
-    assert_eq!(block_on(reopened.key("agent:main:main")).unwrap().entry.session_id, "s1", "the key binding is kept");
+    assert_eq!(block_on(reopened.index().key("agent:main:main")).unwrap().entry.session_id, "s1", "the key binding is kept");
 }
 
 /// A reset policy that would reset nonsensically is refused, in the default and in an
@@ -335,14 +340,16 @@ fn a_reset_policy_that_would_reset_nonsensically_is_refused() {
     };
     let far = RoutePolicy { reset: ResetPolicy { utc_offset_minutes: 900, ..ResetPolicy::default() }, ..RoutePolicy::default() };
     for (policy, said) in [(late, "the daily reset hour is 25"), (eager, "of no time"), (far, "the UTC offset is 900 minutes")] {
-        match block_on(store.resolve(&direct("hello"), &policy, MONDAY, "s1")) {
+        match block_on(store.index().resolve(&direct("hello"), &policy, MONDAY, "s1")) {
             Err(Error::InvalidArgument(reason)) => assert!(reason.contains(said), "{reason}"),
             other => panic!("{other:?}"),
         }
     }
     assert!(block_on(storage.list("")).unwrap().is_empty(), "nothing was written");
-    block_on(store.append("s", NewEntry { uuid: "u".into(), now_ms: MONDAY, role: Role::User, text: "hi".into(), cwd: "/w".into() }))
-        .unwrap();
+    block_on(
+        store.sessions().append("s", NewEntry { uuid: "u".into(), now_ms: MONDAY, role: Role::User, text: "hi".into(), cwd: "/w".into() }),
+    )
+    .unwrap();
     let hour = ResetPolicy { daily_reset_hour: Some(24), ..ResetPolicy::default() };
-    assert!(matches!(block_on(store.reset_gate("s", MONDAY, &hour)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(block_on(store.gates().reset_gate("s", MONDAY, &hour)), Err(Error::InvalidArgument(_))));
 }

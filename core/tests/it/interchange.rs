@@ -22,7 +22,7 @@ fn request(path: &str) -> Import {
 
 /// Every `{role, content}` of a session's provider context.
 fn anthropic(store: &Store<&InMemoryStorage>, id: &str) -> Vec<Value> {
-    let context = block_on(store.provider_context(id, Provider::Anthropic, None, &[])).unwrap();
+    let context = block_on(store.sessions().provider_context(id, Provider::Anthropic, None, &[])).unwrap();
     let body: Value = serde_json::from_str(&context.body).unwrap();
     body["messages"].as_array().unwrap().clone()
 }
@@ -54,11 +54,11 @@ fn every_corpus_transcript_imports_under_its_own_id_and_project() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
         let original = fs::read(corpus(path)).unwrap();
-        let imported = block_on(store.import_session(&Import { cwd: cwd.map(String::from), ..request(path) }))
+        let imported = block_on(store.sessions().import_session(&Import { cwd: cwd.map(String::from), ..request(path) }))
             .unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(imported.source, source, "{path}");
         assert!(imported.message_count > 0, "{path}: {imported:?}");
-        let listed = block_on(store.list()).unwrap();
+        let listed = block_on(store.sessions().list()).unwrap();
         assert_eq!(listed.sessions.len(), 1, "{path}");
         assert_eq!(
             (listed.sessions[0].id.as_str(), listed.sessions[0].project.as_str()),
@@ -87,20 +87,20 @@ fn a_sub_agents_file_is_not_imported_as_its_parent_and_unreadable_lines_are_coun
         "claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let refused = block_on(store.import_session(&request(path))).unwrap_err();
+    let refused = block_on(store.sessions().import_session(&request(path))).unwrap_err();
     assert!(
         refused.to_string().contains("sub-agent's transcript") && refused.to_string().contains("29ccd257-68b1-427f-ae5f-6524b7cb6f20"),
         "{refused}"
     );
-    assert!(block_on(store.list()).unwrap().sessions.is_empty(), "nothing was written");
-    let own = block_on(store.import_session(&Import { id: Some("a2271d1-on-its-own".into()), ..request(path) })).unwrap();
+    assert!(block_on(store.sessions().list()).unwrap().sessions.is_empty(), "nothing was written");
+    let own = block_on(store.sessions().import_session(&Import { id: Some("a2271d1-on-its-own".into()), ..request(path) })).unwrap();
     assert!(own.message_count > 0, "{own:?}");
     assert_eq!(own.skipped, 0);
 
     let main = "claude/05-v2.1.17-subagents-dir/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl";
     let mut data = fs::read(corpus(main)).unwrap();
     data.extend_from_slice(b"{\"this line\": is not JSON\n{\"type\":\"user\",\"uuid\":\"cut-off");
-    let damaged = block_on(store.import_session(&Import { data, ..request(main) })).unwrap();
+    let damaged = block_on(store.sessions().import_session(&Import { data, ..request(main) })).unwrap();
     assert_eq!(damaged.skipped, 2, "a broken line and a torn last one: {damaged:?}");
 }
 
@@ -109,11 +109,11 @@ fn a_gemini_chat_needs_a_working_directory_and_an_id_that_is_free() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let path = "gemini/vibecodingtracker-gemini.jsonl";
-    let error = block_on(store.import_session(&request(path))).unwrap_err().to_string();
+    let error = block_on(store.sessions().import_session(&request(path))).unwrap_err().to_string();
     assert!(error.contains("working directory"), "{error}");
     let cwd = Some("/work/discordbot".to_owned());
-    block_on(store.import_session(&Import { cwd: cwd.clone(), ..request(path) })).unwrap();
-    let error = block_on(store.import_session(&Import { cwd, ..request(path) })).unwrap_err();
+    block_on(store.sessions().import_session(&Import { cwd: cwd.clone(), ..request(path) })).unwrap();
+    let error = block_on(store.sessions().import_session(&Import { cwd, ..request(path) })).unwrap_err();
     assert!(matches!(&error, Error::SessionExists { id } if id == "0ab84937-9fe7-4284-986a-33c832af0b6a"), "{error}");
 }
 
@@ -123,10 +123,10 @@ fn a_kept_claude_transcript_resumes_as_its_original() {
     let original = InMemoryStorage::new();
     block_on(original.replace("projects/p/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
     let imported = InMemoryStorage::new();
-    let id = block_on(Store::new(&imported).import_session(&request(path))).unwrap().id;
+    let id = block_on(Store::new(&imported).sessions().import_session(&request(path))).unwrap().id;
     assert_eq!(
-        block_on(Store::new(&imported).context(&id)).unwrap(),
-        block_on(Store::new(&original).context("4d5611e5-241a-462a-8d15-5122611a9569")).unwrap()
+        block_on(Store::new(&imported).sessions().context(&id)).unwrap(),
+        block_on(Store::new(&original).sessions().context("4d5611e5-241a-462a-8d15-5122611a9569")).unwrap()
     );
 }
 
@@ -137,9 +137,9 @@ fn a_pi_v1_session_migrates_to_v3_as_pi_migrates_it_and_resumes_the_same() {
         block_on(original.replace("projects/p/s.jsonl", &fs::read(corpus(path)).unwrap(), None)).unwrap();
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let imported = block_on(store.import_session(&request(path))).unwrap();
+        let imported = block_on(store.sessions().import_session(&request(path))).unwrap();
         assert_eq!((imported.format, imported.migrated_from), (Format::Pi, Some(1)), "{path}");
-        let key = block_on(store.list()).unwrap().sessions[0].key.clone();
+        let key = block_on(store.sessions().list()).unwrap().sessions[0].key.clone();
         let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
         let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(entries[0]["version"], 3, "{path}");
@@ -154,8 +154,8 @@ fn a_pi_v1_session_migrates_to_v3_as_pi_migrates_it_and_resumes_the_same() {
             let kept = compaction["firstKeptEntryId"].as_str().unwrap();
             assert!(entries.iter().any(|e| e["id"] == kept), "{path}: the kept entry is named by its new id");
         }
-        let before = block_on(Store::new(&original).context("s")).unwrap();
-        let after = block_on(store.context(&imported.id)).unwrap();
+        let before = block_on(Store::new(&original).sessions().context("s")).unwrap();
+        let after = block_on(store.sessions().context(&imported.id)).unwrap();
         let texts = |c: &mneme_core::Context| c.messages.iter().map(|m| (m.role.clone(), m.text.clone())).collect::<Vec<_>>();
         let (after, before) = (texts(&after), texts(&before));
         let differs = after.iter().zip(&before).position(|(a, b)| a != b);
@@ -175,7 +175,7 @@ fn a_codex_rollout_keeps_every_message_call_and_result_at_its_own_time() {
     let path = "codex/vibecodingtracker-codex-0.39.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let imported = block_on(store.import_session(&request(path))).unwrap();
+    let imported = block_on(store.sessions().import_session(&request(path))).unwrap();
     assert_eq!((imported.id.as_str(), imported.format), ("01996135-afde-7911-97f0-d863511eca56", Format::Claude));
     // 10 reasoning items, none with a summary a model takes back.
     assert_eq!(imported.skipped, 10);
@@ -184,10 +184,10 @@ fn a_codex_rollout_keeps_every_message_call_and_result_at_its_own_time() {
     assert_eq!(blocks_of(&messages, "tool_result").len(), 18);
     let texts: Vec<&str> = blocks_of(&messages, "text").iter().filter_map(|b| b["text"].as_str()).collect();
     assert!(texts.iter().any(|t| t.starts_with("I’ll scan the repo for go.mod")), "{texts:?}");
-    let transcript = block_on(store.load(&imported.id)).unwrap();
+    let transcript = block_on(store.sessions().load(&imported.id)).unwrap();
     let first = transcript.entries.iter().find(|e| e.type_ == "user").unwrap();
     assert_eq!(first.timestamp.as_deref(), Some("2025-09-19T09:02:12.512Z"), "the first message keeps its time");
-    let ledger = block_on(store.usage(&imported.id, None)).unwrap();
+    let ledger = block_on(store.sessions().usage(&imported.id, None)).unwrap();
     assert!(ledger.total.output > 0 && ledger.total.cache_read > 0, "token counts carried over: {ledger:?}");
 }
 
@@ -196,7 +196,7 @@ fn a_gemini_recording_replays_its_rewrites_and_keeps_tool_calls() {
     let path = "gemini/vibecodingtracker-gemini.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let imported = block_on(store.import_session(&Import { cwd: Some("/work/discordbot".into()), ..request(path) })).unwrap();
+    let imported = block_on(store.sessions().import_session(&Import { cwd: Some("/work/discordbot".into()), ..request(path) })).unwrap();
     assert_eq!(imported.id, "0ab84937-9fe7-4284-986a-33c832af0b6a");
     let messages = anthropic(&store, &imported.id);
     let calls: Vec<&str> = blocks_of(&messages, "tool_use").iter().filter_map(|b| b["name"].as_str()).collect();
@@ -228,9 +228,9 @@ fn openai_messages_import_without_their_system_prompt_and_export_back() {
         uuid: UUID.into(),
         now_ms: NOW,
     };
-    let imported = block_on(store.import_session(&import)).unwrap();
+    let imported = block_on(store.sessions().import_session(&import)).unwrap();
     assert_eq!((imported.source, imported.message_count, imported.skipped), (Source::Openai, 4, 1));
-    let exported = block_on(store.export_session("chat", ExportFormat::Openai, UUID)).unwrap();
+    let exported = block_on(store.sessions().export_session("chat", ExportFormat::Openai, UUID)).unwrap();
     let back: Value = serde_json::from_slice(&exported.data).unwrap();
     assert_eq!(back, serde_json::Value::Array(messages.as_array().unwrap()[1..].to_vec()));
 }
@@ -258,7 +258,7 @@ fn openai_messages_without_content_are_skipped_not_fatal() {
         uuid: UUID.into(),
         now_ms: NOW,
     };
-    let imported = block_on(store.import_session(&import(&messages, "chat"))).unwrap();
+    let imported = block_on(store.sessions().import_session(&import(&messages, "chat"))).unwrap();
     assert_eq!((imported.message_count, imported.skipped), (3, 2));
     let texts: Vec<String> = anthropic(&store, "chat")
         .iter()
@@ -268,7 +268,7 @@ fn openai_messages_without_content_are_skipped_not_fatal() {
     assert_eq!(texts, ["hello", "are you there?", "Yes."]);
     let github = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
     let secret = serde_json::json!([{"role": "user", "content": format!("my token is {github}")}, {"role": "assistant", "content": "ok"}]);
-    block_on(store.import_session(&import(&secret, "secret"))).unwrap();
+    block_on(store.sessions().import_session(&import(&secret, "secret"))).unwrap();
     let all: String = block_on(storage.list(""))
         .unwrap()
         .iter()
@@ -276,7 +276,7 @@ fn openai_messages_without_content_are_skipped_not_fatal() {
         .collect();
     assert!(!all.contains(&github) && all.contains("my token is [REDACTED:github-token]"), "a converted import is redacted");
     let empty = serde_json::json!([{"role": "assistant", "content": ""}, {"role": "user", "content": []}]);
-    let refused = block_on(store.import_session(&import(&empty, "empty"))).unwrap_err();
+    let refused = block_on(store.sessions().import_session(&import(&empty, "empty"))).unwrap_err();
     assert!(refused.to_string().contains("without content"), "{refused}");
 }
 
@@ -285,15 +285,16 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     let path = "codex/vibecodingtracker-codex-0.39.jsonl";
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let id = block_on(store.import_session(&request(path))).unwrap().id;
+    let id = block_on(store.sessions().import_session(&request(path))).unwrap().id;
     let before = anthropic(&store, &id);
-    let claude = block_on(store.export_session(&id, ExportFormat::Claude, UUID)).unwrap();
+    let claude = block_on(store.sessions().export_session(&id, ExportFormat::Claude, UUID)).unwrap();
     assert!(claude.verbatim);
-    let pi = block_on(store.export_session(&id, ExportFormat::Pi, UUID)).unwrap();
+    let pi = block_on(store.sessions().export_session(&id, ExportFormat::Pi, UUID)).unwrap();
     assert!(!pi.verbatim);
     let again = InMemoryStorage::new();
     let other = Store::new(&again);
-    let back = block_on(other.import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
+    let back =
+        block_on(other.sessions().import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
     assert_eq!((back.source, back.format), (Source::Pi, Format::Pi));
     // pi spells a result's text as a block and `is_error: false` out; the API reads
     // both the same.
@@ -325,7 +326,7 @@ fn a_session_exported_to_another_dialect_resumes_to_the_same_conversation() {
     );
     let first_pi_message = String::from_utf8(pi.data).unwrap().lines().nth(1).map(String::from).unwrap();
     assert!(first_pi_message.contains("2025-09-19T09:02:12.512Z"), "messages keep their times: {first_pi_message}");
-    let markdown = String::from_utf8(block_on(store.export_session(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
+    let markdown = String::from_utf8(block_on(store.sessions().export_session(&id, ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
     assert!(markdown.starts_with(&format!("# Session {id}\n")) && markdown.contains("## User · 2025-09-19T09:02:12.512Z"), "{markdown}");
 }
 
@@ -339,11 +340,15 @@ fn every_claude_corpus_session_exports_to_pi_marking_what_pi_cannot_hold() {
     ] {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let id = block_on(store.import_session(&request(path))).unwrap().id;
-        let pi = block_on(store.export_session(&id, ExportFormat::Pi, UUID)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let id = block_on(store.sessions().import_session(&request(path))).unwrap().id;
+        let pi = block_on(store.sessions().export_session(&id, ExportFormat::Pi, UUID)).unwrap_or_else(|e| panic!("{path}: {e}"));
         let again = InMemoryStorage::new();
-        let back = block_on(Store::new(&again).import_session(&Import { data: pi.data.clone(), id: Some("back".into()), ..request(path) }))
-            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let back = block_on(Store::new(&again).sessions().import_session(&Import {
+            data: pi.data.clone(),
+            id: Some("back".into()),
+            ..request(path)
+        }))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!((back.format, back.message_count), (Format::Pi, pi.message_count), "{path}");
         // ToolSearch's results name the tools found as `tool_reference` blocks, which a
         // pi result cannot hold: each stays as its marker, in place.
@@ -366,16 +371,24 @@ fn an_export_to_the_other_dialect_keeps_each_replys_model_usage_and_stop_reason(
     ] {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        let id = block_on(store.import_session(&request(path))).unwrap().id;
-        let exported = block_on(store.export_session(&id, to, UUID)).unwrap();
+        let id = block_on(store.sessions().import_session(&request(path))).unwrap().id;
+        let exported = block_on(store.sessions().export_session(&id, to, UUID)).unwrap();
         let again = InMemoryStorage::new();
         let other = Store::new(&again);
-        block_on(other.import_session(&Import { data: exported.data.clone(), id: Some("back".into()), ..request(path) })).unwrap();
-        let (before, after) = (block_on(store.usage(&id, None)).unwrap().total, block_on(other.usage("back", None)).unwrap().total);
+        block_on(other.sessions().import_session(&Import { data: exported.data.clone(), id: Some("back".into()), ..request(path) }))
+            .unwrap();
+        let (before, after) =
+            (block_on(store.sessions().usage(&id, None)).unwrap().total, block_on(other.sessions().usage("back", None)).unwrap().total);
         assert!(before.total() > 0, "{path}: {before:?}");
         assert_eq!(after, before, "{path}");
         let models = |store: &Store<&InMemoryStorage>, id: &str| -> Vec<Option<String>> {
-            block_on(store.context(id)).unwrap().messages.into_iter().filter(|m| m.role == "assistant").map(|m| m.model).collect()
+            block_on(store.sessions().context(id))
+                .unwrap()
+                .messages
+                .into_iter()
+                .filter(|m| m.role == "assistant")
+                .map(|m| m.model)
+                .collect()
         };
         let original = models(&store, &id);
         assert!(original.iter().all(Option::is_some), "{path}");
@@ -409,8 +422,8 @@ fn a_markdown_export_shows_tool_inputs_outputs_and_thinking() {
         parent: None,
         agent: None,
     };
-    block_on(store.append_turn("s", turn)).unwrap();
-    let markdown = String::from_utf8(block_on(store.export_session("s", ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
+    block_on(store.sessions().append_turn("s", turn)).unwrap();
+    let markdown = String::from_utf8(block_on(store.sessions().export_session("s", ExportFormat::Markdown, UUID)).unwrap().data).unwrap();
     for expected in [
         "> *Thinking:* List the folder.",
         "**Tool call** `Bash` (`toolu_1`):\n\n````json\n{\n  \"command\": \"ls ```\"\n}\n````",
@@ -470,13 +483,13 @@ fn an_openclaw_sessions_json_moves_in_and_back_out_without_losing_a_field() {
     let store = Store::new(&storage);
     let original = openclaw_sessions();
     let data = serde_json::to_vec(&original).unwrap();
-    let report = block_on(store.import_openclaw_keys(&data)).unwrap();
+    let report = block_on(store.index().import_openclaw_keys(&data)).unwrap();
     assert_eq!(report.imported.len(), 4, "{report:?}");
     let refused: Vec<_> = report.refused.iter().map(|r| (r.key.as_str(), r.reason.as_str())).collect();
     assert_eq!(refused, [("agent:main:broken", "the entry has no sessionId"), ("agent:main:odd", "the entry is not a JSON object")]);
 
     // Mapped where the index has a place, settings as toggles, the rest kept.
-    let main = block_on(store.key("agent:main:main")).unwrap().entry;
+    let main = block_on(store.index().key("agent:main:main")).unwrap().entry;
     assert_eq!(main.session_id, "019e963d-6bd6-7ade-8a49-256ac3391bdd");
     assert_eq!((main.updated_ms, main.session_started_ms), (1_771_200_500_000, 1_771_200_000_000));
     assert_eq!(main.title.as_deref(), Some("daily driver"));
@@ -486,14 +499,14 @@ fn an_openclaw_sessions_json_moves_in_and_back_out_without_losing_a_field() {
     assert_eq!(toggle(&main, "thinkingLevel").as_deref(), Some("high"));
     assert_eq!(toggle(&main, "queueMode").as_deref(), Some("collect"));
     assert!(toggle(&main, "openclaw").unwrap().contains("skillsSnapshot"));
-    let group = block_on(store.key("agent:main:telegram:group:-100123")).unwrap().entry;
+    let group = block_on(store.index().key("agent:main:telegram:group:-100123")).unwrap().entry;
     assert_eq!(group.chat_type, mneme_core::index::ChatType::Group);
     assert_eq!((group.origin.provider.as_deref(), group.origin.subject.as_deref()), (Some("telegram"), Some("Family")));
     assert_eq!(toggle(&group, "groupId").as_deref(), Some("-100123"), "a numeric-looking id stays a string");
-    assert_eq!(block_on(store.key("agent:main:cron:nightly:run:b2b2")).unwrap().entry.chat_type, mneme_core::index::ChatType::Cron);
+    assert_eq!(block_on(store.index().key("agent:main:cron:nightly:run:b2b2")).unwrap().entry.chat_type, mneme_core::index::ChatType::Cron);
 
     // Out again, with no transcript in the store: every field as it came in.
-    let exported: Value = serde_json::from_slice(&block_on(store.export_openclaw_keys()).unwrap()).unwrap();
+    let exported: Value = serde_json::from_slice(&block_on(store.index().export_openclaw_keys()).unwrap()).unwrap();
     for key in ["agent:main:main", "agent:main:telegram:group:-100123", "agent:main:cron:nightly:run:b2b2", "node-abc"] {
         for (field, value) in original[key].as_object().unwrap() {
             assert_eq!(&exported[key][field], value, "{key}.{field}");
@@ -502,14 +515,14 @@ fn an_openclaw_sessions_json_moves_in_and_back_out_without_losing_a_field() {
     assert!(exported.get("agent:main:broken").is_none());
 
     // A second import leaves what the index has.
-    let again = block_on(store.import_openclaw_keys(&data)).unwrap();
+    let again = block_on(store.index().import_openclaw_keys(&data)).unwrap();
     assert_eq!((again.imported.len(), again.existing.len()), (0, 4));
 
     // With the transcript in the store (OpenClaw's are pi sessions), the counters
     // are the transcript's, not the ones imported.
-    block_on(store.import_session(&request("pi/v3/agent-history-session-01.jsonl"))).unwrap();
-    let view = block_on(store.key("agent:main:main")).unwrap();
-    let exported: Value = serde_json::from_slice(&block_on(store.export_openclaw_keys()).unwrap()).unwrap();
+    block_on(store.sessions().import_session(&request("pi/v3/agent-history-session-01.jsonl"))).unwrap();
+    let view = block_on(store.index().key("agent:main:main")).unwrap();
+    let exported: Value = serde_json::from_slice(&block_on(store.index().export_openclaw_keys()).unwrap()).unwrap();
     assert_eq!(exported["agent:main:main"]["inputTokens"], view.counters.input_tokens);
     assert_eq!(exported["agent:main:main"]["compactionCount"], view.counters.compaction_count);
     assert_ne!(exported["agent:main:main"]["inputTokens"], 9, "the transcript's count, not the imported one");
@@ -521,10 +534,10 @@ fn a_file_that_is_not_a_sessions_json_is_refused_and_writes_nothing() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     for data in [&b"[]"[..], b"{\"a\": 1", b"not json"] {
-        let error = block_on(store.import_openclaw_keys(data)).unwrap_err();
+        let error = block_on(store.index().import_openclaw_keys(data)).unwrap_err();
         assert!(matches!(&error, Error::InvalidArgument(m) if m.contains("not an OpenClaw sessions.json")), "{error}");
     }
-    assert!(block_on(store.keys(&[])).unwrap().is_empty());
+    assert!(block_on(store.index().keys(&[])).unwrap().is_empty());
 }
 
 /// A transcript in Cersei's envelope (snake_case `session_id` and `parent_uuid`) is read
@@ -541,7 +554,7 @@ fn a_transcript_in_cersei_s_envelope_imports_under_its_own_id() {
     let store = Store::new(&storage);
     let request =
         Import { data: data.into(), source: None, id: None, cwd: None, origin: "cersei.jsonl".into(), uuid: UUID.into(), now_ms: NOW };
-    let imported = block_on(store.import_session(&request)).unwrap();
+    let imported = block_on(store.sessions().import_session(&request)).unwrap();
     assert_eq!((imported.id.as_str(), imported.source, imported.message_count), ("cersei-1", Source::Claude, 2));
-    assert_eq!(block_on(store.context("cersei-1")).unwrap().messages.len(), 2);
+    assert_eq!(block_on(store.sessions().context("cersei-1")).unwrap().messages.len(), 2);
 }

@@ -229,10 +229,10 @@ fn a_turn_is_written_without_its_secrets_and_says_what_it_took_out() {
         ] },
     ]);
     let on = Store::new(InMemoryStorage::new());
-    let entries = block_on(on.append_turn("s", turn("u1", messages.clone()))).unwrap();
+    let entries = block_on(on.sessions().append_turn("s", turn("u1", messages.clone()))).unwrap();
     let off = Store::new(InMemoryStorage::new());
     off.set_redaction(Redaction::off());
-    block_on(off.append_turn("s", turn("u1", messages))).unwrap();
+    block_on(off.sessions().append_turn("s", turn("u1", messages))).unwrap();
 
     let written = file(on.storage());
     assert!(!written.contains(&key[7..]) && !written.contains(&format!("={github}")) && !written.contains("abc123"));
@@ -257,7 +257,7 @@ fn a_turn_is_written_without_its_secrets_and_says_what_it_took_out() {
         ]
     );
     // Read back, the entries are what was written, and carry no report.
-    let loaded = block_on(on.load("s")).unwrap();
+    let loaded = block_on(on.sessions().load("s")).unwrap();
     assert!(loaded.entries.iter().all(|e| e.redacted.is_empty()));
     assert!(loaded.entries[0].text.contains("[REDACTED:anthropic-api-key]"));
 }
@@ -266,11 +266,11 @@ fn a_turn_is_written_without_its_secrets_and_says_what_it_took_out() {
 fn summaries_and_memory_files_are_redacted_too() {
     let key = fakes()[3].1.clone();
     let store = Store::new(InMemoryStorage::new());
-    block_on(store.append_turn("s", turn("u1", json!([{ "role": "user", "content": "hello" }])))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u1", json!([{ "role": "user", "content": "hello" }])))).unwrap();
     let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(0), ..mneme_core::Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, mneme_core::Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, mneme_core::Mode::Manual)).unwrap();
     let ids = mneme_core::CompactionIds { boundary: "b1".into(), summary: "s1".into() };
-    block_on(store.apply_compaction("s", &plan, &format!("The user's Google key is {key}."), &ids, T0 + 1)).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, &format!("The user's Google key is {key}."), &ids, T0 + 1)).unwrap();
     assert!(!file(store.storage()).contains(&key));
     assert!(file(store.storage()).contains("[REDACTED:google-api-key]"));
 
@@ -281,7 +281,7 @@ fn summaries_and_memory_files_are_redacted_too() {
         &format!("the key {key}"),
         &format!("Deploy with:\nexport OPENAI_API_KEY=sk-{}\n", "a1".repeat(24)),
     );
-    let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
+    let written = block_on(store.memory().memory_add(&scope, memory, T0)).unwrap();
     assert_eq!(
         written.redacted,
         vec![Redacted { kind: "google-api-key".into(), count: 1 }, Redacted { kind: "env-secret".into(), count: 1 }]
@@ -300,7 +300,7 @@ fn the_policy_chooses_the_kinds_and_refuses_unknown_ones() {
     store.set_redaction(Redaction::named(&["github-token"]).unwrap());
     let github = fakes()[6].1.clone();
     let aws = "AKIAIOSFODNN7EXAMPLE";
-    block_on(store.append_turn("s", turn("u1", json!([{ "role": "user", "content": format!("{github} {aws}") }])))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u1", json!([{ "role": "user", "content": format!("{github} {aws}") }])))).unwrap();
     let written = file(store.storage());
     assert!(!written.contains(&github) && written.contains(aws));
     let error = Redaction::named(&["gitlab-token"]).unwrap_err();
@@ -314,7 +314,7 @@ fn a_secret_in_a_memory_name_reaches_neither_its_file_name_nor_the_index() {
     let store = Store::new(InMemoryStorage::new());
     let scope = Scope::Project("-p".into());
     let memory = NewMemory::new(&format!("key {aws}"), MemoryType::Reference, "the deploy key", "see the vault\n");
-    let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
+    let written = block_on(store.memory().memory_add(&scope, memory, T0)).unwrap();
     assert!(!written.file.to_uppercase().contains(aws) && written.name == "key [REDACTED:aws-access-key]", "{written:?}");
     for info in block_on(store.storage().list("")).unwrap() {
         let text = String::from_utf8_lossy(&block_on(store.storage().read(&info.key, 0, None)).unwrap()).to_uppercase();
@@ -353,31 +353,31 @@ fn labels_topics_and_titles_are_written_without_their_secrets() {
         metadata: vec![Field { name: "token".into(), value: stripe.clone() }],
         ..Inbound::default()
     };
-    let resolved = block_on(store.resolve(&inbound, &RoutePolicy::default(), T0, "s1")).unwrap();
+    let resolved = block_on(store.index().resolve(&inbound, &RoutePolicy::default(), T0, "s1")).unwrap();
     let key = resolved.key.clone();
     let patch = KeyPatch {
         title: Some(format!("deploy with {github}")),
         toggles: vec![Field { name: "auth".into(), value: format!("Bearer {jwt}") }],
         ..KeyPatch::default()
     };
-    block_on(store.update_key(&key, &patch)).unwrap();
-    let kept = block_on(store.key(&key)).unwrap().entry;
+    block_on(store.index().update_key(&key, &patch)).unwrap();
+    let kept = block_on(store.index().key(&key)).unwrap().entry;
     assert_eq!(kept.title.as_deref(), Some("deploy with [REDACTED:github-token]"));
     assert_eq!(kept.origin.subject.as_deref(), Some("ops [REDACTED:github-token]"));
     assert_eq!(kept.origin.display_name.as_deref(), Some("[REDACTED:jwt]"));
     assert_eq!(kept.metadata[0].value, "[REDACTED:stripe-key]");
     assert_eq!(kept.toggles[0].value, "Bearer [REDACTED:bearer-token]");
-    assert_eq!(block_on(Store::new(&storage).key(&key)).unwrap().entry, kept, "a fresh load reads the index that was kept");
+    assert_eq!(block_on(Store::new(&storage).index().key(&key)).unwrap().entry, kept, "a fresh load reads the index that was kept");
 
     let scope = Scope::Project("-p".into());
     let mut memory = NewMemory::new("Deploy", MemoryType::Reference, "how to deploy", "run the script");
     memory.topics = vec!["deploy".into(), format!("key {github}")];
-    let written = block_on(store.memory_add(&scope, memory, T0)).unwrap();
+    let written = block_on(store.memory().memory_add(&scope, memory, T0)).unwrap();
     assert_eq!(written.topics, ["deploy", "key [REDACTED:github-token]"]);
     assert_eq!(written.redacted, vec![Redacted { kind: "github-token".into(), count: 1 }]);
 
-    let crab = block_on(store.crab_start(None, "crab", "tg 1", "user", T0)).unwrap();
-    let titled = block_on(store.crab_set_title(&crab.id, &format!("rotate {github}"))).unwrap();
+    let crab = block_on(store.index().crab_start(None, "crab", "tg 1", "user", T0)).unwrap();
+    let titled = block_on(store.index().crab_set_title(&crab.id, &format!("rotate {github}"))).unwrap();
     assert_eq!(titled.title, "rotate [REDACTED:github-token]");
 
     let all = every_file(&storage);

@@ -13,7 +13,7 @@ const NOW: i64 = 1_793_491_200_000;
 
 fn say(store: &Store<&InMemoryStorage>, id: &str, at: i64, text: &str) {
     let entry = NewEntry { uuid: format!("{id}-{at}"), now_ms: at, role: Role::User, text: text.into(), cwd: "/work/app".into() };
-    block_on(store.append(id, entry)).unwrap();
+    block_on(store.sessions().append(id, entry)).unwrap();
 }
 
 /// Every file under `prefix` with its bytes.
@@ -24,7 +24,7 @@ fn files(storage: &InMemoryStorage, prefix: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 fn ids(store: &Store<&InMemoryStorage>) -> Vec<String> {
-    let mut ids: Vec<String> = block_on(store.list()).unwrap().sessions.into_iter().map(|s| s.id).collect();
+    let mut ids: Vec<String> = block_on(store.sessions().list()).unwrap().sessions.into_iter().map(|s| s.id).collect();
     ids.sort();
     ids
 }
@@ -45,45 +45,45 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
         ("local-job", "local", KeyPatch { model: Some("ollama/llama3.1".into()), ..KeyPatch::default() }),
         ("kept-job", "kept", KeyPatch { toggles: vec![Field { name: "ttl_days".into(), value: "90".into() }], ..KeyPatch::default() }),
     ] {
-        let resolved = block_on(store.resolve(&inbound(job), &RoutePolicy::default(), NOW - 40 * DAY, session)).unwrap();
-        block_on(store.update_key(&resolved.key, &patch)).unwrap();
+        let resolved = block_on(store.index().resolve(&inbound(job), &RoutePolicy::default(), NOW - 40 * DAY, session)).unwrap();
+        block_on(store.index().update_key(&resolved.key, &patch)).unwrap();
     }
     let live_before = files(&storage, "projects/");
 
-    let dry = block_on(store.gc(&Retention { dry_run: true, ..Retention::default() }, NOW)).unwrap();
+    let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..Retention::default() }, NOW)).unwrap();
     let mut expired: Vec<(&str, &str)> = dry.archived.iter().map(|e| (e.id.as_str(), e.reason.as_str())).collect();
     expired.sort();
     assert_eq!(expired, [("local", "the ollama class of key cron:local-job"), ("old", "the default")]);
     assert_eq!(files(&storage, "projects/"), live_before, "a dry run moves nothing");
     assert!(files(&storage, ARCHIVE).is_empty());
 
-    let done = block_on(store.gc(&Retention::default(), NOW)).unwrap();
+    let done = block_on(store.sessions().gc(&Retention::default(), NOW)).unwrap();
     assert_eq!(done.archived.len(), 2);
     assert!(done.removed.is_empty(), "nothing is deleted unless asked");
     assert_eq!(ids(&store), ["fresh", "kept"]);
-    let archived = block_on(store.archived()).unwrap();
+    let archived = block_on(store.sessions().archived()).unwrap();
     let summary: Vec<(&str, &str, u32)> = archived.iter().map(|a| (a.id.as_str(), a.project.as_str(), a.files)).collect();
     assert_eq!(summary, [("local", "-work-app", 1), ("old", "-work-app", 3)]);
     assert!(archived.iter().all(|a| a.archived_ms == NOW));
 
     // Restored byte for byte, sub-agent and debris included.
-    block_on(store.restore("old")).unwrap();
+    block_on(store.sessions().restore("old")).unwrap();
     assert_eq!(ids(&store), ["fresh", "kept", "old"]);
     let old_files: Vec<_> = live_before.iter().filter(|(k, _)| k.contains("/old")).cloned().collect();
     let restored: Vec<_> = files(&storage, "projects/").into_iter().filter(|(k, _)| k.contains("/old")).collect();
     assert_eq!(restored, old_files);
     // Live again, so not archived: said as that, not as a session that is not there.
-    let again = block_on(store.restore("old"));
+    let again = block_on(store.sessions().restore("old"));
     assert!(matches!(&again, Err(Error::InvalidArgument(m)) if m.contains("`old` is not archived")), "{again:?}");
-    assert!(matches!(block_on(store.restore("never")), Err(Error::SessionNotFound { .. })));
+    assert!(matches!(block_on(store.sessions().restore("never")), Err(Error::SessionNotFound { .. })));
 
     // A new session under an archived id would hide the archived history: an append,
     // a fork and an import to it are refused, and write nothing.
     let entry = NewEntry { uuid: "new-life".into(), now_ms: NOW, role: Role::User, text: "new life".into(), cwd: "/work/app".into() };
-    let refused = block_on(store.append("local", entry));
+    let refused = block_on(store.sessions().append("local", entry));
     assert!(matches!(&refused, Err(Error::SessionArchived { id }) if id == "local"), "{refused:?}");
     assert!(refused.unwrap_err().to_string().contains("restore it"));
-    let forked = block_on(store.fork("fresh", None, "local", NOW));
+    let forked = block_on(store.sessions().fork("fresh", None, "local", NOW));
     assert!(matches!(forked, Err(Error::SessionArchived { .. })), "{forked:?}");
     let import = Import {
         data: br#"[{"role":"user","content":"hi"}]"#.to_vec(),
@@ -94,18 +94,18 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
         uuid: "import-1".into(),
         now_ms: NOW,
     };
-    let imported = block_on(store.import_session(&import));
+    let imported = block_on(store.sessions().import_session(&import));
     assert!(matches!(imported, Err(Error::SessionArchived { .. })), "{imported:?}");
     assert_eq!(ids(&store), ["fresh", "kept", "old"]);
     // A store that wrote the session before another archived it (a server's cached
     // session, a nightly gc in another process) does not begin it again either.
     say(&store, "server", NOW, "a long-lived process writes this");
-    block_on(Store::new(&storage).archive("server", NOW + 1)).unwrap();
+    block_on(Store::new(&storage).sessions().archive("server", NOW + 1)).unwrap();
     let entry = NewEntry { uuid: "late".into(), now_ms: NOW + 2, role: Role::User, text: "back".into(), cwd: "/work/app".into() };
-    let late = block_on(store.append("server", entry));
+    let late = block_on(store.sessions().append("server", entry));
     assert!(matches!(late, Err(Error::SessionArchived { .. })), "{late:?}");
-    block_on(store.restore("server")).unwrap();
-    block_on(store.remove("server")).unwrap();
+    block_on(store.sessions().restore("server")).unwrap();
+    block_on(store.sessions().remove("server")).unwrap();
     // One another program wrote (Claude Code takes no notice of the archive) is not
     // overwritten by a restore.
     block_on(storage.append(
@@ -113,8 +113,8 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
         b"{\"type\":\"user\",\"uuid\":\"x\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
     ))
     .unwrap();
-    assert!(matches!(block_on(store.restore("local")), Err(Error::SessionExists { .. })));
-    assert_eq!(block_on(store.archived()).unwrap().len(), 1, "still archived");
+    assert!(matches!(block_on(store.sessions().restore("local")), Err(Error::SessionExists { .. })));
+    assert_eq!(block_on(store.sessions().archived()).unwrap().len(), 1, "still archived");
 }
 
 #[test]
@@ -122,17 +122,17 @@ fn archived_sessions_are_deleted_only_when_asked_and_after_the_retention_period(
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     say(&store, "a", NOW - 100 * DAY, "old");
-    block_on(store.archive("a", NOW - 31 * DAY)).unwrap();
+    block_on(store.sessions().archive("a", NOW - 31 * DAY)).unwrap();
     say(&store, "b", NOW - 100 * DAY, "old too");
-    block_on(store.archive("b", NOW - 5 * DAY)).unwrap();
+    block_on(store.sessions().archive("b", NOW - 5 * DAY)).unwrap();
 
-    let kept = block_on(store.gc(&Retention::default(), NOW)).unwrap();
+    let kept = block_on(store.sessions().gc(&Retention::default(), NOW)).unwrap();
     assert!(kept.removed.is_empty() && kept.archived.is_empty(), "{kept:?}");
-    let asked = block_on(store.gc(&Retention { delete_archived: true, ..Retention::default() }, NOW)).unwrap();
+    let asked = block_on(store.sessions().gc(&Retention { delete_archived: true, ..Retention::default() }, NOW)).unwrap();
     let removed: Vec<(&str, &str)> = asked.removed.iter().map(|r| (r.key.as_str(), r.reason.as_str())).collect();
     let folder = format!("archive/{}-a", NOW - 31 * DAY);
     assert_eq!(removed, [(folder.as_str(), "archived 31 days ago, kept 30 days")]);
-    let left: Vec<String> = block_on(store.archived()).unwrap().into_iter().map(|a| a.id).collect();
+    let left: Vec<String> = block_on(store.sessions().archived()).unwrap().into_iter().map(|a| a.id).collect();
     assert_eq!(left, ["b"]);
 }
 
@@ -142,8 +142,8 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     let store = Store::new(&storage);
     say(&store, "live", NOW, "still here");
     say(&store, "gone", NOW - 100 * DAY, "archived");
-    block_on(store.archive("gone", NOW - 2 * DAY)).unwrap();
-    let archived_bytes = block_on(store.archived()).unwrap()[0].bytes;
+    block_on(store.sessions().archive("gone", NOW - 2 * DAY)).unwrap();
+    let archived_bytes = block_on(store.sessions().archived()).unwrap()[0].bytes;
     block_on(storage.append("projects/-work-app/live.jsonl.torn-5", &[b'x'; 100])).unwrap();
     block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY), &[b'y'; 200])).unwrap();
     block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - DAY), &[b'z'; 300])).unwrap();
@@ -152,8 +152,8 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     // Room for the newest backup only: the torn tail, the older backup and the archived
     // session (older than the newest backup) go, in that order.
     let policy = Retention { max_disk_bytes: Some(300), ..Retention::default() };
-    let dry = block_on(store.gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
-    let done = block_on(store.gc(&policy, NOW)).unwrap();
+    let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
+    let done = block_on(store.sessions().gc(&policy, NOW)).unwrap();
     assert_eq!(dry.removed, done.removed, "a dry run says what a run does");
     let order: Vec<&str> = done.removed.iter().map(|r| r.key.as_str()).collect();
     let older_backup = format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY);
@@ -161,7 +161,7 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     assert_eq!(order, ["projects/-work-app/live.jsonl.torn-5", older_backup.as_str(), archive_folder.as_str()]);
     assert_eq!(done.removed[2].bytes, archived_bytes);
     assert_eq!(done.kept_bytes, 300);
-    assert!(block_on(store.archived()).unwrap().is_empty());
+    assert!(block_on(store.sessions().archived()).unwrap().is_empty());
     let left = files(&storage, "projects/-work-app/live.jsonl");
     assert_eq!(left.len(), live.len() - 2);
     assert_eq!(block_on(storage.read("projects/-work-app/live.jsonl", 0, None)).unwrap(), live[0].1, "the live session is untouched");
@@ -179,14 +179,14 @@ fn a_dry_run_counts_what_the_same_pass_archives_under_the_budget() {
     // The expired session, its torn tail with it, is archived now: newer than the
     // backup, so the backup goes first and the archive fits after it.
     let policy = Retention { max_disk_bytes: Some(1_000), ..Retention::default() };
-    let dry = block_on(store.gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
-    let done = block_on(store.gc(&policy, NOW)).unwrap();
+    let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
+    let done = block_on(store.sessions().gc(&policy, NOW)).unwrap();
     assert_eq!(
         (&dry.archived, &dry.removed, dry.kept_bytes),
         (&done.archived, &done.removed, done.kept_bytes),
         "a dry run says what a run does"
     );
-    let archived = block_on(store.archived()).unwrap();
+    let archived = block_on(store.sessions().archived()).unwrap();
     assert_eq!(archived.len(), 1);
     assert_eq!(archived[0].files, 2, "the torn tail moved with its session");
     let removed: Vec<&str> = done.removed.iter().map(|r| r.key.as_str()).collect();
@@ -209,7 +209,7 @@ fn a_negative_time_to_live_is_refused_and_moves_nothing() {
         (class, "the time to live of class `ollama` is -1 ms"),
         (Retention { keep_archived_ms: -5, ..Retention::default() }, "the time to keep archived sessions is -5 ms"),
     ] {
-        match block_on(store.gc(&policy, NOW)) {
+        match block_on(store.sessions().gc(&policy, NOW)) {
             Err(Error::InvalidArgument(reason)) => assert!(reason.contains(said), "{reason}"),
             other => panic!("{other:?}"),
         }
@@ -227,7 +227,7 @@ fn a_restore_cut_with_files_at_both_places_is_finished_by_restoring_again() {
         let store = Store::new(&storage);
         say(&store, "s", NOW, "hello");
         block_on(storage.append("projects/-work-app/s.jsonl.torn-9", b"{\"ty")).unwrap();
-        block_on(store.archive("s", NOW + 1)).unwrap();
+        block_on(store.sessions().archive("s", NOW + 1)).unwrap();
         let archived = files(&storage, ARCHIVE);
         assert_eq!(archived.len(), 2, "{archived:?}");
         for (key, bytes) in &archived {
@@ -237,8 +237,8 @@ fn a_restore_cut_with_files_at_both_places_is_finished_by_restoring_again() {
             }
         }
         let fresh = Store::new(&storage);
-        let restored =
-            block_on(fresh.restore("s")).unwrap_or_else(|e| panic!("cut at the session itself: {cut_at_the_session_itself}: {e}"));
+        let restored = block_on(fresh.sessions().restore("s"))
+            .unwrap_or_else(|e| panic!("cut at the session itself: {cut_at_the_session_itself}: {e}"));
         assert_eq!(restored.id, "s");
         assert!(files(&storage, ARCHIVE).is_empty(), "the archive's copies are gone");
         assert_eq!(ids(&fresh), ["s"]);
@@ -247,7 +247,7 @@ fn a_restore_cut_with_files_at_both_places_is_finished_by_restoring_again() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     say(&store, "s", NOW, "hello");
-    block_on(store.archive("s", NOW + 1)).unwrap();
+    block_on(store.sessions().archive("s", NOW + 1)).unwrap();
     block_on(storage.append("projects/-work-app/s.jsonl", b"{\"type\":\"user\"}\n")).unwrap();
-    assert!(matches!(block_on(Store::new(&storage).restore("s")), Err(Error::SessionExists { .. })));
+    assert!(matches!(block_on(Store::new(&storage).sessions().restore("s")), Err(Error::SessionExists { .. })));
 }

@@ -11,7 +11,7 @@ fn entry(uuid: &str, role: Role, text: &str) -> NewEntry {
 }
 
 fn uuids(store: &Store<impl Storage>, id: &str) -> Vec<String> {
-    block_on(store.load(id)).unwrap().entries.into_iter().filter_map(|e| e.uuid).collect()
+    block_on(store.sessions().load(id)).unwrap().entries.into_iter().filter_map(|e| e.uuid).collect()
 }
 
 fn keys(storage: &InMemoryStorage) -> Vec<String> {
@@ -23,10 +23,10 @@ fn line_size(uuid: &str, text: &str, parent: Option<&str>) -> u64 {
     let scratch = InMemoryStorage::new();
     let store = Store::new(&scratch);
     if let Some(parent) = parent {
-        block_on(store.append("s", entry(parent, Role::User, "x"))).unwrap();
+        block_on(store.sessions().append("s", entry(parent, Role::User, "x"))).unwrap();
     }
     let before: u64 = block_on(scratch.list("")).unwrap().iter().map(|i| i.size).sum();
-    block_on(store.append("s", entry(uuid, Role::User, text))).unwrap();
+    block_on(store.sessions().append("s", entry(uuid, Role::User, text))).unwrap();
     let after: u64 = block_on(scratch.list("")).unwrap().iter().map(|i| i.size).sum();
     after - before
 }
@@ -38,21 +38,21 @@ fn rolls_over_to_a_new_part_exactly_past_the_limit() {
     // Exactly fits: stays in part 1.
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: first + second, total_bytes: 1 << 20 });
-    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
-    let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("u2", Role::User, "hello"))).unwrap();
     assert_eq!((written.part, written.line), (1, 2));
     assert_eq!(keys(&storage), ["projects/-p/s.jsonl"]);
     // One byte less: the second entry opens part 2.
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: first + second - 1, total_bytes: 1 << 20 });
-    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
-    let written = block_on(store.append("s", entry("u2", Role::User, "hello"))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("u2", Role::User, "hello"))).unwrap();
     assert_eq!((written.part, written.line, written.parent_uuid.as_deref()), (2, 1, Some("u1")));
     assert_eq!(keys(&storage), ["projects/-p/s.jsonl", "projects/-p/s_part2.jsonl"]);
-    let loaded = block_on(store.load("s")).unwrap();
+    let loaded = block_on(store.sessions().load("s")).unwrap();
     assert_eq!(loaded.parts, 2);
     assert_eq!(loaded.chain, [0, 1], "the chain crosses parts");
-    let listed = block_on(store.list()).unwrap();
+    let listed = block_on(store.sessions().list()).unwrap();
     assert_eq!((listed.sessions.len(), listed.sessions[0].parts, listed.sessions[0].entry_count), (1, 2, 2));
 }
 
@@ -61,8 +61,8 @@ fn refuses_past_the_total_cap_and_keeps_what_it_had() {
     let first = line_size("u1", "hello", None);
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 1 << 20, total_bytes: first * 2 - 1 });
-    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
-    let refused = block_on(store.append("s", entry("u2", Role::User, "hello")));
+    block_on(store.sessions().append("s", entry("u1", Role::User, "hello"))).unwrap();
+    let refused = block_on(store.sessions().append("s", entry("u2", Role::User, "hello")));
     match refused {
         Err(error @ Error::SessionFull { .. }) => assert!(error.to_string().contains("compact"), "{error}"),
         other => panic!("expected SessionFull, got {other:?}"),
@@ -70,8 +70,8 @@ fn refuses_past_the_total_cap_and_keeps_what_it_had() {
     assert_eq!(uuids(&store, "s"), ["u1"]);
     // A refusal is not a failed write: the session stays usable for what still fits
     // (a tombstone line is much shorter than a message).
-    block_on(store.tombstone("s", "u1", T0)).unwrap();
-    assert_eq!(block_on(store.load("s")).unwrap().entries.len(), 0);
+    block_on(store.sessions().tombstone("s", "u1", T0)).unwrap();
+    assert_eq!(block_on(store.sessions().load("s")).unwrap().entries.len(), 0);
 }
 
 #[test]
@@ -79,23 +79,25 @@ fn tombstones_apply_across_parts() {
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
     for i in 0..6 {
-        block_on(store.append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here")))
-            .unwrap();
+        block_on(
+            store.sessions().append("s", entry(&format!("u{i}"), if i % 2 == 0 { Role::User } else { Role::Assistant }, "some words here")),
+        )
+        .unwrap();
     }
-    let parts = block_on(store.load("s")).unwrap().parts;
+    let parts = block_on(store.sessions().load("s")).unwrap().parts;
     assert!(parts >= 3, "{parts} parts");
-    block_on(store.tombstone("s", "u0", T0)).unwrap();
-    block_on(store.tombstone("s", "u3", T0)).unwrap();
-    let loaded = block_on(store.load("s")).unwrap();
+    block_on(store.sessions().tombstone("s", "u0", T0)).unwrap();
+    block_on(store.sessions().tombstone("s", "u3", T0)).unwrap();
+    let loaded = block_on(store.sessions().load("s")).unwrap();
     assert_eq!(loaded.entries.iter().filter_map(|e| e.uuid.clone()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
     assert_eq!(loaded.report.tombstoned, 2);
     assert_eq!(loaded.report.by_type.iter().find(|t| t.type_ == "tombstone").map(|t| t.count), Some(2));
-    let context = block_on(store.context("s")).unwrap();
+    let context = block_on(store.sessions().context("s")).unwrap();
     assert_eq!(context.messages.iter().map(|m| m.uuid.as_str()).collect::<Vec<_>>(), ["u1", "u2", "u4", "u5"]);
-    assert!(matches!(block_on(store.tombstone("s", "u0", T0)), Err(Error::EntryNotFound { .. })), "already deleted");
-    assert!(matches!(block_on(store.tombstone("s", "nope", T0)), Err(Error::EntryNotFound { .. })));
+    assert!(matches!(block_on(store.sessions().tombstone("s", "u0", T0)), Err(Error::EntryNotFound { .. })), "already deleted");
+    assert!(matches!(block_on(store.sessions().tombstone("s", "nope", T0)), Err(Error::EntryNotFound { .. })));
     // The next message still chains to the newest live entry.
-    let next = block_on(store.append("s", entry("u6", Role::User, "more"))).unwrap();
+    let next = block_on(store.sessions().append("s", entry("u6", Role::User, "more"))).unwrap();
     assert_eq!(next.parent_uuid.as_deref(), Some("u5"));
 }
 
@@ -103,23 +105,23 @@ fn tombstones_apply_across_parts() {
 fn a_torn_tail_is_moved_aside_before_the_next_append() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append("s", entry("u1", Role::User, "hello"))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "hello"))).unwrap();
     block_on(storage.append("projects/-p/s.jsonl", b"{\"type\":\"assistant\",\"uuid\":\"torn")).unwrap();
     let reader = Store::new(&storage);
-    let loaded = block_on(reader.load("s")).unwrap();
+    let loaded = block_on(reader.sessions().load("s")).unwrap();
     assert!(loaded.report.torn_tail);
     assert_eq!(loaded.entries.len(), 1);
 
-    let written = block_on(reader.append("s", entry("u2", Role::Assistant, "hi"))).unwrap();
+    let written = block_on(reader.sessions().append("s", entry("u2", Role::Assistant, "hi"))).unwrap();
     assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")));
-    let loaded = block_on(reader.load("s")).unwrap();
+    let loaded = block_on(reader.sessions().load("s")).unwrap();
     assert!(!loaded.report.torn_tail && loaded.report.skipped.is_empty());
     assert_eq!(uuids(&reader, "s"), ["u1", "u2"]);
     let aside: Vec<KeyInfo> = block_on(storage.list("projects/-p/s.jsonl.torn-")).unwrap();
     assert_eq!(aside.len(), 1);
     assert_eq!(block_on(storage.read(&aside[0].key, 0, None)).unwrap(), b"{\"type\":\"assistant\",\"uuid\":\"torn");
     // The fragment is not a session and not counted as one.
-    assert_eq!(block_on(reader.list()).unwrap().sessions.len(), 1);
+    assert_eq!(block_on(reader.sessions().list()).unwrap().sessions.len(), 1);
 }
 
 #[test]
@@ -128,12 +130,12 @@ fn a_store_catches_up_with_another_writer() {
     let (a, b) = (Store::new(&storage), Store::new(&storage));
     for i in 0..10 {
         let (store, role) = if i % 2 == 0 { (&a, Role::User) } else { (&b, Role::Assistant) };
-        let written = block_on(store.append("s", entry(&format!("u{i}"), role, "turn"))).unwrap();
+        let written = block_on(store.sessions().append("s", entry(&format!("u{i}"), role, "turn"))).unwrap();
         assert_eq!(written.line, i + 1);
         let expected_parent = (i > 0).then(|| format!("u{}", i - 1));
         assert_eq!(written.parent_uuid, expected_parent);
     }
-    let loaded = block_on(a.load("s")).unwrap();
+    let loaded = block_on(a.sessions().load("s")).unwrap();
     assert_eq!(loaded.chain.len(), 10);
 }
 
@@ -142,9 +144,9 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, Limits { part_bytes: 300, total_bytes: 1 << 20 });
     for i in 0..4 {
-        block_on(store.append("s", entry(&format!("u{i}"), Role::User, "some words here"))).unwrap();
+        block_on(store.sessions().append("s", entry(&format!("u{i}"), Role::User, "some words here"))).unwrap();
     }
-    block_on(store.append("other", entry("o1", Role::User, "keep me"))).unwrap();
+    block_on(store.sessions().append("other", entry("o1", Role::User, "keep me"))).unwrap();
     for (key, body) in [
         ("projects/-p/s/subagents/agent-a1.jsonl", "{\"type\":\"user\",\"uuid\":\"x\",\"isSidechain\":true}\n"),
         ("projects/-p/agent-flat.jsonl", "{\"type\":\"user\",\"uuid\":\"y\",\"sessionId\":\"s\"}\n"),
@@ -154,16 +156,16 @@ fn remove_takes_every_part_subagent_and_sidecar_but_nothing_else() {
     ] {
         block_on(storage.replace(key, body.as_bytes(), None)).unwrap();
     }
-    let subagents = block_on(store.subagents("s")).unwrap();
+    let subagents = block_on(store.sessions().subagents("s")).unwrap();
     assert_eq!(
         subagents.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(),
         ["projects/-p/agent-flat.jsonl", "projects/-p/s/subagents/agent-a1.jsonl"]
     );
-    let removed = block_on(store.remove("s")).unwrap();
+    let removed = block_on(store.sessions().remove("s")).unwrap();
     assert_eq!(removed.last().map(String::as_str), Some("projects/-p/s.jsonl"), "the first part goes last");
     assert!(removed.len() >= 5, "{removed:?}");
     assert_eq!(keys(&storage), ["projects/-p/agent-theirs.jsonl", "projects/-p/other.jsonl", "projects/-p/s_x.jsonl"]);
-    assert!(matches!(block_on(store.load("s")), Err(Error::SessionNotFound { .. })));
+    assert!(matches!(block_on(store.sessions().load("s")), Err(Error::SessionNotFound { .. })));
 }
 
 #[test]
@@ -178,7 +180,7 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     bytes.splice(e_acute..e_acute + 2, [0xe9]);
     block_on(storage.replace("projects/-p/s.jsonl", &bytes, None)).unwrap();
     let store = Store::new(&storage);
-    let report = block_on(store.repair("s", T0)).unwrap();
+    let report = block_on(store.sessions().repair("s", T0)).unwrap();
     assert_eq!(report.backups, [format!("projects/-p/s.jsonl.bak-{T0}")]);
     assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [2]);
     assert_eq!((report.split_glued, report.fixed_utf8, report.dropped_torn_tail), (2, 1, true));
@@ -190,11 +192,11 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
             "{good}\n{{\"type\":\"x\",\"uuid\":\"b\"}}\n{{\"type\":\"y\",\"uuid\":\"c\"}}\n{{\"type\":\"z\",\"text\":\"caf\u{fffd}\"}}\n"
         )
     );
-    let check = block_on(store.check("s")).unwrap();
+    let check = block_on(store.sessions().check("s")).unwrap();
     assert!(check.load.skipped.is_empty() && !check.load.torn_tail && check.load.recovered_glued == 0);
     assert!(!check.has_problems(), "{check:?}");
     assert!(mneme_core::check_bytes(&bytes).has_problems(), "the original had problems");
-    assert_eq!(block_on(store.repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
+    assert_eq!(block_on(store.sessions().repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 
 /// A workload touching every write path: appends with rollover, a torn tail to move
@@ -207,14 +209,14 @@ fn workload(store: &Store<Faulty<&InMemoryStorage>>, acknowledged: &mut Vec<Stri
             let _ = block_on(store.storage().inner.append("projects/-p/s_part2.jsonl", b"{\"torn"));
         }
         let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        if block_on(store.append("s", entry(&uuid, role, "a few words of text"))).is_ok() {
+        if block_on(store.sessions().append("s", entry(&uuid, role, "a few words of text"))).is_ok() {
             acknowledged.push(uuid);
         }
     }
-    if block_on(store.tombstone("s", "u1", T0)).is_ok() {
+    if block_on(store.sessions().tombstone("s", "u1", T0)).is_ok() {
         acknowledged.retain(|u| u != "u1");
     }
-    let _ = block_on(store.repair("s", T0));
+    let _ = block_on(store.sessions().repair("s", T0));
 }
 
 #[test]
@@ -231,7 +233,7 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
             let calls = store.storage().calls.get();
 
             let reopened = Store::with_limits(&memory, limits);
-            let present = match block_on(reopened.load("s")) {
+            let present = match block_on(reopened.sessions().load("s")) {
                 Ok(transcript) => transcript.entries.into_iter().filter_map(|e| e.uuid).collect::<Vec<_>>(),
                 Err(Error::SessionNotFound { .. }) => Vec::new(),
                 Err(e) => panic!("fail_at {fail_at} forever {forever}: cannot reopen: {e}"),
@@ -240,7 +242,7 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
                 assert!(present.contains(uuid), "fail_at {fail_at} forever {forever}: acknowledged {uuid} lost; present {present:?}");
             }
             // The reopened store can always write again.
-            block_on(reopened.append("s", entry("after", Role::User, "still writable")))
+            block_on(reopened.sessions().append("s", entry("after", Role::User, "still writable")))
                 .unwrap_or_else(|e| panic!("fail_at {fail_at}: {e}"));
             if fail_at > calls {
                 break;
@@ -254,15 +256,15 @@ fn every_acknowledged_entry_survives_a_failure_at_any_call() {
 #[test]
 fn a_failed_write_poisons_the_session_until_reopened() {
     let memory = InMemoryStorage::new();
-    block_on(Store::new(&memory).append("s", entry("u1", Role::User, "one"))).unwrap();
+    block_on(Store::new(&memory).sessions().append("s", entry("u1", Role::User, "one"))).unwrap();
     // A fresh store appending to an existing session: list (locate), lock, list
     // (refresh), read (state), then call 5 is the append itself.
     let store = Store::new(Faulty::new(&memory, 5));
-    assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::Io { .. }))));
-    let refused = block_on(store.append("s", entry("u3", Role::User, "three")));
+    assert!(matches!(block_on(store.sessions().append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::Io { .. }))));
+    let refused = block_on(store.sessions().append("s", entry("u3", Role::User, "three")));
     assert!(matches!(refused, Err(Error::SessionPoisoned { .. })), "{refused:?}");
-    store.reopen("s");
-    let written = block_on(store.append("s", entry("u4", Role::User, "four"))).unwrap();
+    store.sessions().reopen("s");
+    let written = block_on(store.sessions().append("s", entry("u4", Role::User, "four"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
 }
 
@@ -272,8 +274,8 @@ fn a_failed_write_poisons_the_session_until_reopened() {
 fn a_write_that_landed_is_reported_whatever_the_unlock_after_it_says() {
     let memory = InMemoryStorage::new();
     let store = Store::new(Faulty::new(&memory, 0).failing_unlocks());
-    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
-    let written = block_on(store.append("s", entry("u2", Role::User, "two"))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "one"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("u2", Role::User, "two"))).unwrap();
     assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")));
 }
 
@@ -281,9 +283,12 @@ fn a_write_that_landed_is_reported_whatever_the_unlock_after_it_says() {
 fn a_refused_write_leaves_the_session_writable() {
     let memory = InMemoryStorage::new();
     let store = Store::new(Faulty::new(&memory, 2).only("append").quota());
-    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
-    assert!(matches!(block_on(store.append("s", entry("u2", Role::User, "two"))), Err(Error::Storage(StorageError::QuotaExceeded { .. }))));
-    let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "one"))).unwrap();
+    assert!(matches!(
+        block_on(store.sessions().append("s", entry("u2", Role::User, "two"))),
+        Err(Error::Storage(StorageError::QuotaExceeded { .. }))
+    ));
+    let written = block_on(store.sessions().append("s", entry("u3", Role::User, "three"))).unwrap();
     assert_eq!((written.line, written.parent_uuid.as_deref()), (2, Some("u1")), "space freed: the next append just works");
 }
 
@@ -292,27 +297,27 @@ fn a_held_session_costs_one_append_per_write_and_keeps_other_writers_out() {
     let memory = InMemoryStorage::new();
     let counted = Faulty::new(&memory, 0).only("list");
     let store = Store::new(&counted);
-    block_on(store.append("s", entry("u0", Role::User, "first"))).unwrap();
-    block_on(store.hold("s")).unwrap();
+    block_on(store.sessions().append("s", entry("u0", Role::User, "first"))).unwrap();
+    block_on(store.sessions().hold("s")).unwrap();
     let listed = counted.calls.get();
     for i in 1..=20 {
         let role = if i % 2 == 1 { Role::Assistant } else { Role::User };
-        block_on(store.append("s", entry(&format!("u{i}"), role, "again"))).unwrap();
+        block_on(store.sessions().append("s", entry(&format!("u{i}"), role, "again"))).unwrap();
     }
     assert_eq!(counted.calls.get(), listed, "a held session is written without listing");
     // Another store (another process) is kept out while the session is held.
     let other = Store::new(&memory);
-    let refused = block_on(other.append("s", entry("x", Role::User, "intruder")));
+    let refused = block_on(other.sessions().append("s", entry("x", Role::User, "intruder")));
     assert!(matches!(refused, Err(Error::Storage(StorageError::Locked { .. }))), "{refused:?}");
-    block_on(store.release("s")).unwrap();
-    let written = block_on(other.append("s", entry("x", Role::User, "after release"))).unwrap();
+    block_on(store.sessions().release("s")).unwrap();
+    let written = block_on(other.sessions().append("s", entry("x", Role::User, "after release"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("u20"), "the other store chains to what the holder wrote");
     // Writing it again takes the lock per write, and a fresh read agrees with the cache.
-    block_on(store.append("s", entry("u21", Role::Assistant, "last"))).unwrap();
+    block_on(store.sessions().append("s", entry("u21", Role::Assistant, "last"))).unwrap();
     assert_eq!(uuids(&Store::new(&memory), "s").last().map(String::as_str), Some("u21"));
-    block_on(store.hold("s")).unwrap();
+    block_on(store.sessions().hold("s")).unwrap();
     block_on(store.release_all()).unwrap();
-    block_on(other.append("s", entry("y", Role::User, "free again"))).unwrap();
+    block_on(other.sessions().append("s", entry("y", Role::User, "free again"))).unwrap();
 }
 
 mod search_index {
@@ -322,7 +327,7 @@ mod search_index {
     const ID: &str = "11111111-1111-4111-8111-111111111111";
 
     fn found(store: &Store<&InMemoryStorage>, query: &str) -> Vec<String> {
-        block_on(store.search(query, 10, None, Default::default())).unwrap().into_iter().map(|hit| hit.uuid).collect()
+        block_on(store.sessions().search(query, 10, None, Default::default())).unwrap().into_iter().map(|hit| hit.uuid).collect()
     }
 
     fn part_key(storage: &InMemoryStorage) -> String {
@@ -337,7 +342,7 @@ mod search_index {
         assert!(found(&store, "zebras").is_empty());
         assert_eq!(block_on(storage.list("")).unwrap(), []);
         // The first session's search saves the index.
-        block_on(store.append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
+        block_on(store.sessions().append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
         assert_eq!(found(&store, "zebras"), ["u1"]);
         assert!(block_on(storage.list(INDEX)).unwrap().iter().any(|info| info.key == INDEX));
     }
@@ -346,8 +351,8 @@ mod search_index {
     fn the_index_is_saved_so_a_new_store_reads_only_sessions_that_changed() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        block_on(store.append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
-        block_on(store.append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
+        block_on(store.sessions().append(ID, entry("u1", Role::User, "Where do the zebras graze?"))).unwrap();
+        block_on(store.sessions().append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
         assert_eq!(found(&store, "zebras"), ["u1", "a1"]);
         let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
         assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":1}\n"), "{saved}");
@@ -362,7 +367,7 @@ mod search_index {
         assert!(found(&fresh, "okapis").is_empty());
 
         // A session that grew is read again, its line appended.
-        block_on(fresh.append(ID, entry("u2", Role::User, "And the okapis?"))).unwrap();
+        block_on(fresh.sessions().append(ID, entry("u2", Role::User, "And the okapis?"))).unwrap();
         let again = Store::new(&storage);
         let mut hits = found(&again, "okapis");
         hits.truncate(2);
@@ -373,7 +378,7 @@ mod search_index {
         assert_eq!(saved.lines().count(), 3, "the header and one line per search that changed: {saved}");
 
         // A session removed is taken out of the saved index too.
-        block_on(again.remove(ID)).unwrap();
+        block_on(again.sessions().remove(ID)).unwrap();
         assert!(found(&Store::new(&storage), "okapis").is_empty());
         assert!(String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap().contains("\"gone\":true"));
     }
@@ -382,7 +387,7 @@ mod search_index {
     fn an_index_that_does_not_read_is_rewritten_from_the_transcripts() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        block_on(store.append(ID, entry("u1", Role::User, "The vault code is quasar."))).unwrap();
+        block_on(store.sessions().append(ID, entry("u1", Role::User, "The vault code is quasar."))).unwrap();
         assert_eq!(found(&store, "quasar"), ["u1"]);
         for broken in [&b"{\"mneme\":\"search-index\",\"version\":1}\n{\"session\":\"projects/-p/1111"[..], b"not json\n", b""] {
             block_on(storage.replace(INDEX, broken, None)).unwrap();
@@ -439,18 +444,19 @@ fn a_write_given_up_after_it_landed_is_read_back_before_the_next_one() {
     use std::future::Future;
     let memory = InMemoryStorage::new();
     let store = Store::new(Stalling { inner: &memory, stall: std::cell::Cell::new(false) });
-    block_on(store.append("s", entry("u1", Role::User, "one"))).unwrap();
-    block_on(store.hold("s")).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, "one"))).unwrap();
+    block_on(store.sessions().hold("s")).unwrap();
     store.storage().stall.set(true);
     {
-        let mut write = std::pin::pin!(store.append("s", entry("u2", Role::Assistant, "two")));
+        let sessions = store.sessions();
+        let mut write = std::pin::pin!(sessions.append("s", entry("u2", Role::Assistant, "two")));
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         assert!(write.as_mut().poll(&mut context).is_pending(), "the append landed and is still waiting");
     }
     store.storage().stall.set(false);
     // Held, the session is not listed again; what the store knew before the lost write
     // must not be used: the next entry continues from the one that landed.
-    let written = block_on(store.append("s", entry("u3", Role::User, "three"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("u3", Role::User, "three"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("u2"));
     assert_eq!(uuids(&store, "s"), ["u1", "u2", "u3"]);
 }
@@ -462,11 +468,11 @@ fn a_write_given_up_after_it_landed_is_read_back_before_the_next_one() {
 fn a_torn_line_another_writer_left_does_not_count_toward_the_cap() {
     let memory = InMemoryStorage::new();
     let store = Store::with_limits(&memory, Limits { part_bytes: 1 << 20, total_bytes: 4000 });
-    block_on(store.append("s", entry("u1", Role::User, &"one ".repeat(300)))).unwrap();
+    block_on(store.sessions().append("s", entry("u1", Role::User, &"one ".repeat(300)))).unwrap();
     let key = "projects/-p/s.jsonl";
     let torn = format!("{{\"type\":\"user\",\"uuid\":\"torn\",\"message\":{{\"content\":\"{}", "x".repeat(2500));
     block_on(memory.append(key, torn.as_bytes())).unwrap();
-    let written = block_on(store.append("s", entry("u2", Role::Assistant, "two"))).unwrap();
+    let written = block_on(store.sessions().append("s", entry("u2", Role::Assistant, "two"))).unwrap();
     assert_eq!(written.parent_uuid.as_deref(), Some("u1"));
     let listed = block_on(memory.list(&format!("{key}.torn-"))).unwrap();
     assert_eq!(listed.len(), 1, "the torn line is kept beside the session");

@@ -45,7 +45,7 @@ fn size(storage: &impl Storage) -> u64 {
 }
 
 fn body(store: &Store<impl Storage>, provider: Provider, injections: &[Injection]) -> Value {
-    let context = block_on(store.provider_context("s", provider, None, injections)).unwrap();
+    let context = block_on(store.sessions().provider_context("s", provider, None, injections)).unwrap();
     serde_json::from_str(&context.body).unwrap()
 }
 
@@ -81,7 +81,7 @@ fn tool_turn() -> Value {
 fn a_turn_is_written_as_claude_code_writes_it() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let written = block_on(store.append_turn("s", turn("00000000-0000-4000-8000-000000000001", tool_turn()))).unwrap();
+    let written = block_on(store.sessions().append_turn("s", turn("00000000-0000-4000-8000-000000000001", tool_turn()))).unwrap();
     let lines = lines(&storage, KEY);
     assert_eq!(written.len(), lines.len(), "every line written is returned");
     let shape: Vec<(String, Value)> =
@@ -123,7 +123,7 @@ fn a_turn_is_written_as_claude_code_writes_it() {
     let results: Vec<&str> = messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
     assert_eq!(results, ["toolu_a", "toolu_b"]);
     assert!(anthropic.get("system").is_none());
-    let check = block_on(store.check("s")).unwrap();
+    let check = block_on(store.sessions().check("s")).unwrap();
     assert!(!check.has_problems(), "{check:?}");
 }
 
@@ -140,7 +140,7 @@ fn the_openai_shape_goes_in_and_comes_out() {
         { "role": "assistant", "content": "It rains in Oslo." },
     ]);
     let t = Turn { provider: Provider::Openai, ..turn("u1", messages) };
-    block_on(store.append_turn("s", t)).unwrap();
+    block_on(store.sessions().append_turn("s", t)).unwrap();
     let lines = lines(&storage, KEY);
     assert_eq!(
         lines[1]["message"]["content"][0],
@@ -171,7 +171,7 @@ fn the_openai_shape_goes_in_and_comes_out() {
 fn malformed_messages_are_refused_and_nothing_is_written() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append_turn("s", turn("u0", json!({ "role": "user", "content": "hi" })))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u0", json!({ "role": "user", "content": "hi" })))).unwrap();
     let before = size(&storage);
     let cases = [
         (json!([{ "role": "assistant", "content": [{ "type": "tool_use", "id": "t", "name": "x" }] }]), 0, "input"),
@@ -257,7 +257,7 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         ),
     ];
     for (messages, index, words) in cases {
-        match block_on(store.append_turn("s", turn("u1", messages.clone()))) {
+        match block_on(store.sessions().append_turn("s", turn("u1", messages.clone()))) {
             Err(Error::InvalidMessage { message, reason }) => {
                 assert_eq!(message, index, "{messages}: {reason}");
                 assert!(reason.contains(words), "{messages}: `{reason}` should say `{words}`");
@@ -270,7 +270,7 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
         provider: Provider::Openai,
         ..turn("u1", json!([{ "role": "assistant", "tool_calls": [{ "id": "c", "function": { "name": "f", "arguments": "{oops" } }] }]))
     };
-    assert!(matches!(block_on(store.append_turn("s", openai)), Err(Error::InvalidMessage { .. })));
+    assert!(matches!(block_on(store.sessions().append_turn("s", openai)), Err(Error::InvalidMessage { .. })));
     assert_eq!(size(&storage), before);
     // OpenAI's messages are counted as the caller sent them, though a run of `tool`
     // messages becomes one message of results.
@@ -307,7 +307,7 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     ];
     for (messages, index, words) in openai_cases {
         let openai = Turn { provider: Provider::Openai, ..turn("u1", messages.clone()) };
-        match block_on(store.append_turn("s", openai)) {
+        match block_on(store.sessions().append_turn("s", openai)) {
             Err(Error::InvalidMessage { message, reason }) => {
                 assert_eq!(message, index, "{messages}: {reason}");
                 assert!(reason.contains(words), "{messages}: `{reason}` should say `{words}`");
@@ -319,27 +319,27 @@ fn malformed_messages_are_refused_and_nothing_is_written() {
     // A refusal (OpenAI's `refusal`, no content) is the reply's text.
     let refusal =
         json!([{ "role": "user", "content": "help me" }, { "role": "assistant", "content": null, "refusal": "I can't help with that." }]);
-    let written = block_on(store.append_turn("s", Turn { provider: Provider::Openai, ..turn("refusal", refusal) })).unwrap();
+    let written = block_on(store.sessions().append_turn("s", Turn { provider: Provider::Openai, ..turn("refusal", refusal) })).unwrap();
     assert_eq!(written[1].text, "I can't help with that.", "{written:?}");
     // A data URL's parameters are not the media type.
     let openai = Turn { provider: Provider::Openai, ..turn("u1", image("data:image/png;charset=utf-8;base64,AAAA")) };
-    block_on(store.append_turn("s", openai)).unwrap();
+    block_on(store.sessions().append_turn("s", openai)).unwrap();
     let image_line = lines(&storage, KEY).pop().unwrap();
     assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], "image/png", "{image_line}");
     // OpenAI's `image/jpg` and a type or scheme in capitals are taken, stored as Anthropic names them.
     for (url, stored) in [("data:image/jpg;base64,AAAA", "image/jpeg"), ("data:IMAGE/PNG;base64,AAAA", "image/png")] {
         let openai = Turn { provider: Provider::Openai, now_ms: T0 + 2, ..turn(&format!("u-{stored}"), image(url)) };
-        block_on(store.append_turn("s", openai)).unwrap();
+        block_on(store.sessions().append_turn("s", openai)).unwrap();
         let image_line = lines(&storage, KEY).pop().unwrap();
         assert_eq!(image_line["message"]["content"][0]["source"]["media_type"], stored, "{url}: {image_line}");
     }
     let openai = Turn { provider: Provider::Openai, now_ms: T0 + 3, ..turn("u-https", image("HTTPS://example.com/cat.png")) };
-    block_on(store.append_turn("s", openai)).unwrap();
+    block_on(store.sessions().append_turn("s", openai)).unwrap();
     // base64 as encoders write it: padded or not, URL-safe, wrapped at 76 columns.
     for data in ["iVBORw0KGgo=", "iVBORw0KGgo", "ab-_", &format!("{}\r\n{}==\n", "A".repeat(76), "QQ")] {
         let source = json!({ "type": "base64", "media_type": "image/webp", "data": data });
         let message = json!({ "role": "user", "content": [{ "type": "image", "source": source }] });
-        let written = block_on(store.append_turn("s", Turn { now_ms: T0 + 1, ..turn(&format!("img-{}", data.len()), message) }));
+        let written = block_on(store.sessions().append_turn("s", Turn { now_ms: T0 + 1, ..turn(&format!("img-{}", data.len()), message) }));
         assert!(written.is_ok(), "{data:?}: {written:?}");
     }
 }
@@ -352,14 +352,16 @@ fn a_lone_surrogate_in_a_turn_becomes_a_replacement_character() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let cut = r#"[{"role":"user","content":"log line \ud83d\ude00\ud83d"},{"role":"assistant","content":"a \\ud83d \udc00 b"}]"#;
-    let written = block_on(store.append_turn("s", Turn { messages: cut.into(), ..turn("u0", json!(null)) })).unwrap();
+    let written = block_on(store.sessions().append_turn("s", Turn { messages: cut.into(), ..turn("u0", json!(null)) })).unwrap();
     assert_eq!(written[0].text, "log line \u{1f600}\u{fffd}");
     assert_eq!(written[1].text, "a \\ud83d \u{fffd} b");
-    let bad = block_on(store.append_turn("s", Turn { messages: r#"[{"role":"user","content":"\ud83d"#.into(), ..turn("u1", json!(null)) }));
+    let bad = block_on(
+        store.sessions().append_turn("s", Turn { messages: r#"[{"role":"user","content":"\ud83d"#.into(), ..turn("u1", json!(null)) }),
+    );
     assert!(matches!(&bad, Err(Error::InvalidArgument(reason)) if reason.contains("not valid JSON")), "{bad:?}");
     // The turn as a whole names no message.
     for (whole, says) in [("[]", "no messages"), ("7", "expected a message object")] {
-        let refused = block_on(store.append_turn("s", Turn { messages: whole.into(), ..turn("u2", json!(null)) }));
+        let refused = block_on(store.sessions().append_turn("s", Turn { messages: whole.into(), ..turn("u2", json!(null)) }));
         assert!(
             matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains(says) && reason.ends_with("nothing was written")),
             "{refused:?}"
@@ -372,24 +374,24 @@ fn results_may_come_in_a_later_write_but_only_for_the_last_reply() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
     let call = json!({ "role": "assistant", "id": "m1", "content": [{ "type": "tool_use", "id": "t1", "name": "Bash", "input": {} }] });
-    let written = block_on(store.append_turn("s", turn("u1", call))).unwrap();
+    let written = block_on(store.sessions().append_turn("s", turn("u1", call))).unwrap();
     let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "ok" }] });
     // A fresh store reads the pending call from storage; the writing store from its cache.
     for (name, store) in [("fresh", &Store::new(&storage)), ("warm", &store)] {
         let scratch_before = size(&storage);
-        let again = block_on(store.append_turn(
+        let again = block_on(store.sessions().append_turn(
             "s",
             turn("u2", json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t9", "content": "x" }] })),
         ));
         assert!(matches!(again, Err(Error::InvalidMessage { .. })), "{name}: {again:?}");
         assert_eq!(size(&storage), scratch_before);
     }
-    let answered = block_on(Store::new(&storage).append_turn("s", turn("u2", result.clone()))).unwrap();
+    let answered = block_on(Store::new(&storage).sessions().append_turn("s", turn("u2", result.clone()))).unwrap();
     assert_eq!(answered[0].parent_uuid, written[0].uuid);
     let line = &lines(&storage, KEY)[1];
     assert_eq!(line["sourceToolAssistantUUID"], "u1");
     // Answered once: a second answer has no call to answer (the cache followed the write).
-    let twice = block_on(store.append_turn("s", turn("u3", result)));
+    let twice = block_on(store.sessions().append_turn("s", turn("u3", result)));
     assert!(matches!(twice, Err(Error::InvalidMessage { .. })), "{twice:?}");
 }
 
@@ -397,16 +399,18 @@ fn results_may_come_in_a_later_write_but_only_for_the_last_reply() {
 fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append("s", NewEntry { uuid: "p1".into(), now_ms: T0, role: Role::User, text: "first".into(), cwd: "/p".into() }))
-        .unwrap();
+    block_on(
+        store.sessions().append("s", NewEntry { uuid: "p1".into(), now_ms: T0, role: Role::User, text: "first".into(), cwd: "/p".into() }),
+    )
+    .unwrap();
     let call = json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": "t1", "name": "Bash", "input": {} }] });
-    block_on(store.append_turn("s", turn("u1", call))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u1", call))).unwrap();
     let injections = [
         Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text: "<recall>milk</recall>".into() },
         Injection { role: Speaker::System, place: Place::Start, text: "sys".into() },
         Injection { role: Speaker::User, place: Place::End, text: "<env>cwd=/p</env>".into() },
     ];
-    let context = block_on(store.provider_context("s", Provider::Anthropic, None, &injections)).unwrap();
+    let context = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &injections)).unwrap();
     assert_eq!(context.interrupted, ["t1"]);
     let body: Value = serde_json::from_str(&context.body).unwrap();
     assert_eq!(body["system"], "sys");
@@ -420,7 +424,8 @@ fn an_interrupted_call_gets_a_synthetic_result_and_injections_land_where_asked()
     // What is sent is counted, the system prompt too: a long one moves the estimate
     // as its text's tokens.
     let long = Injection { role: Speaker::System, place: Place::Start, text: "say less. ".repeat(100) };
-    let with_long = block_on(store.provider_context("s", Provider::Anthropic, None, &[injections.to_vec(), vec![long.clone()]].concat()));
+    let with_long =
+        block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[injections.to_vec(), vec![long.clone()]].concat()));
     let text_tokens = mneme_core::tokens::text_tokens;
     assert_eq!(with_long.unwrap().tokens - context.tokens, text_tokens(&format!("sys\n\n{}", long.text)) - text_tokens("sys"));
     let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
@@ -533,7 +538,7 @@ fn a_call_id_an_earlier_reply_had_goes_out_under_one_of_its_own() {
             { "role": "assistant", "content": [{ "type": "tool_use", "id": "call_0", "name": "Bash", "input": { "n": n } }] },
             { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "call_0", "content": output }] },
         ]);
-        block_on(store.append_turn("s", turn(&format!("t{n}"), messages))).unwrap();
+        block_on(store.sessions().append_turn("s", turn(&format!("t{n}"), messages))).unwrap();
     }
     for provider in [Provider::Anthropic, Provider::Openai] {
         let body = body(&store, provider, &[]);
@@ -562,7 +567,7 @@ fn what_a_provider_refuses_is_never_sent() {
     let cached = json!({ "type": "ephemeral" });
     for n in 0..6 {
         let prompt = json!({ "role": "user", "content": [{ "type": "text", "text": format!("prompt {n}"), "cache_control": cached }] });
-        block_on(store.append_turn("s", turn(&format!("p{n}"), prompt))).unwrap();
+        block_on(store.sessions().append_turn("s", turn(&format!("p{n}"), prompt))).unwrap();
         let reply = match n {
             0 => json!({ "role": "assistant", "content": [{ "type": "thinking", "thinking": "hm", "signature": "c2ln" }] }),
             1 => json!({ "role": "assistant", "content": [{ "type": "text", "text": "\n\n" }, { "type": "text", "text": "ok" }] }),
@@ -572,7 +577,7 @@ fn what_a_provider_refuses_is_never_sent() {
             3 => json!({ "role": "assistant", "content": [{ "type": "redacted_thinking", "data": "x" }] }),
             _ => json!({ "role": "assistant", "content": "fine" }),
         };
-        block_on(store.append_turn("s", turn(&format!("r{n}"), reply))).unwrap();
+        block_on(store.sessions().append_turn("s", turn(&format!("r{n}"), reply))).unwrap();
     }
     let written = String::from_utf8(block_on(storage.read(KEY, 0, None)).unwrap()).unwrap();
     assert!(!written.contains("cache_control"), "where to cache is the request's, not the session's");
@@ -586,7 +591,7 @@ fn what_a_provider_refuses_is_never_sent() {
         })
         .collect();
     block_on(storage.append("projects/-p/old.jsonl", marked.as_bytes())).unwrap();
-    let old = block_on(store.provider_context("old", Provider::Anthropic, None, &[])).unwrap().body;
+    let old = block_on(store.sessions().provider_context("old", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(!old.contains("cache_control") && old.contains("old 5"), "{old}");
     for provider in [Provider::Anthropic, Provider::Openai] {
         let sent = body(&store, provider, &[]);
@@ -598,7 +603,7 @@ fn what_a_provider_refuses_is_never_sent() {
     assert!(texts.iter().any(|t| t.contains("\"so\"") && !t.contains("redacted")), "thinking at a reply's end goes: {texts:?}");
     for blank in ["", " \n"] {
         let injection = [Injection { role: Speaker::User, place: Place::End, text: blank.into() }];
-        let refused = block_on(store.provider_context("s", Provider::Anthropic, None, &injection));
+        let refused = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &injection));
         assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("injection 0")), "{refused:?}");
     }
     let injections = [
@@ -623,21 +628,22 @@ fn a_rewind_continues_from_an_earlier_message_and_keeps_the_rest() {
     let store = Store::new(&storage);
     for (i, text) in ["one", "two", "three"].into_iter().enumerate() {
         let role = if i % 2 == 0 { "user" } else { "assistant" };
-        block_on(store.append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": text })))).unwrap();
+        block_on(store.sessions().append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": text })))).unwrap();
     }
     let rewind = Turn { parent: Some("u1".into()), now_ms: T0 + 1, ..turn("u3", json!({ "role": "user", "content": "three, again" })) };
-    block_on(store.append_turn("s", rewind)).unwrap();
+    block_on(store.sessions().append_turn("s", rewind)).unwrap();
     let texts = |store: &Store<&InMemoryStorage>| -> Vec<String> {
-        block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
+        block_on(store.sessions().context("s")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect()
     };
     assert_eq!(texts(&store), ["one", "two", "three, again"]);
     assert_eq!(texts(&Store::new(&storage)), ["one", "two", "three, again"], "a fresh read agrees");
-    assert_eq!(block_on(store.load("s")).unwrap().entries.len(), 4, "nothing was deleted");
+    assert_eq!(block_on(store.sessions().load("s")).unwrap().entries.len(), 4, "nothing was deleted");
     let next =
-        block_on(store.append_turn("s", Turn { now_ms: T0 + 2, ..turn("u4", json!({ "role": "assistant", "content": "ok" })) })).unwrap();
+        block_on(store.sessions().append_turn("s", Turn { now_ms: T0 + 2, ..turn("u4", json!({ "role": "assistant", "content": "ok" })) }))
+            .unwrap();
     assert_eq!(next[0].parent_uuid.as_deref(), Some("u3"), "the next append continues the new branch");
     let missing = Turn { parent: Some("nope".into()), ..turn("u5", json!({ "role": "user", "content": "x" })) };
-    assert!(matches!(block_on(store.append_turn("s", missing)), Err(Error::EntryNotFound { .. })));
+    assert!(matches!(block_on(store.sessions().append_turn("s", missing)), Err(Error::EntryNotFound { .. })));
 }
 
 /// A rewind to a reply that made a call may answer it again (a retried tool); the
@@ -649,17 +655,18 @@ fn a_rewind_to_a_call_may_answer_it() {
     let call = |id: &str| json!({ "role": "assistant", "content": [{ "type": "tool_use", "id": id, "name": "Bash", "input": {} }] });
     let result =
         |id: &str, text: &str| json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": id, "content": text }] });
-    block_on(store.append_turn("s", turn("u0", json!([{ "role": "user", "content": "go" }, call("t1")])))).unwrap();
-    let t1_entry = block_on(store.load("s")).unwrap().entries[1].uuid.clone().unwrap();
-    block_on(store.append_turn("s", Turn { now_ms: T0 + 1, ..turn("u1", json!([result("t1", "first"), call("t2")])) })).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u0", json!([{ "role": "user", "content": "go" }, call("t1")])))).unwrap();
+    let t1_entry = block_on(store.sessions().load("s")).unwrap().entries[1].uuid.clone().unwrap();
+    block_on(store.sessions().append_turn("s", Turn { now_ms: T0 + 1, ..turn("u1", json!([result("t1", "first"), call("t2")])) })).unwrap();
     let rewind = |uuid: &str, messages: Value| Turn { parent: Some(t1_entry.clone()), now_ms: T0 + 2, ..turn(uuid, messages) };
-    let other_branch = block_on(store.append_turn("s", rewind("u2", result("t2", "not here"))));
+    let other_branch = block_on(store.sessions().append_turn("s", rewind("u2", result("t2", "not here"))));
     assert!(
         matches!(&other_branch, Err(Error::InvalidMessage { reason, .. }) if reason.contains("the entry the turn continues from")),
         "{other_branch:?}"
     );
-    block_on(store.append_turn("s", rewind("u3", result("t1", "again")))).unwrap();
-    let contents: Vec<String> = block_on(store.context("s")).unwrap().messages.into_iter().map(|m| String::from(m.content)).collect();
+    block_on(store.sessions().append_turn("s", rewind("u3", result("t1", "again")))).unwrap();
+    let contents: Vec<String> =
+        block_on(store.sessions().context("s")).unwrap().messages.into_iter().map(|m| String::from(m.content)).collect();
     assert_eq!(contents.len(), 3, "{contents:?}");
     assert!(contents[2].contains("again") && !contents.iter().any(|c| c.contains("first")), "{contents:?}");
 }
@@ -676,7 +683,7 @@ fn a_rewind_to_a_replys_first_line_leaves_its_later_lines_behind() {
         { "type": "tool_use", "id": "t1", "name": "Bash", "input": {} },
     ] });
     let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "old result" }] });
-    let written = block_on(store.append_turn(
+    let written = block_on(store.sessions().append_turn(
         "s",
         turn("u0", json!([{ "role": "user", "content": "go" }, reply, result, { "role": "assistant", "content": "done" }])),
     ))
@@ -685,17 +692,18 @@ fn a_rewind_to_a_replys_first_line_leaves_its_later_lines_behind() {
     assert!(written[2].text.is_empty() && written[1].text == "calling", "the reply is written as a line per block: {written:?}");
     let rewind =
         Turn { parent: Some(first_line.clone()), now_ms: T0 + 1, ..turn("u1", json!({ "role": "user", "content": "never mind" })) };
-    block_on(store.append_turn("s", rewind)).unwrap();
+    block_on(store.sessions().append_turn("s", rewind)).unwrap();
     for store in [&store, &Store::new(&storage)] {
-        let context = block_on(store.context("s")).unwrap();
+        let context = block_on(store.sessions().context("s")).unwrap();
         let contents: Vec<&str> = context.messages.iter().map(|m| &*m.content).collect();
         assert_eq!(contents.len(), 3, "{contents:?}");
         assert!(!contents.iter().any(|c| c.contains("t1") || c.contains("old result")), "{contents:?}");
         let body = body_of(store);
         assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
     }
-    block_on(store.fork("s", Some(&first_line), "copy", T0 + 2)).unwrap();
-    let forked: Vec<String> = block_on(store.context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    block_on(store.sessions().fork("s", Some(&first_line), "copy", T0 + 2)).unwrap();
+    let forked: Vec<String> =
+        block_on(store.sessions().context("copy")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(forked, ["go", "calling"], "the fork from the same line");
 }
 
@@ -706,12 +714,12 @@ fn a_rewind_to_a_replys_first_line_leaves_its_later_lines_behind() {
 fn a_context_that_opens_with_a_reply_opens_with_a_user_message_for_anthropic() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    let written = block_on(store.append_turn(
+    let written = block_on(store.sessions().append_turn(
         "s",
         turn("u0", json!([{ "role": "user", "content": "hi" }, { "role": "assistant", "content": "hello" }, { "role": "user", "content": "go on" }])),
     ))
     .unwrap();
-    block_on(store.tombstone("s", written[0].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
+    block_on(store.sessions().tombstone("s", written[0].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
     let body = body_of(&store);
     assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
     let messages = body["messages"].as_array().unwrap();
@@ -719,12 +727,12 @@ fn a_context_that_opens_with_a_reply_opens_with_a_user_message_for_anthropic() {
     assert_eq!((messages[1]["role"].as_str(), messages.len()), (Some("assistant"), 3), "{body}");
     let openai = self::body(&store, Provider::Openai, &[]);
     assert_eq!(openai["messages"][0]["role"], "assistant", "{openai}");
-    block_on(store.append(
+    block_on(store.sessions().append(
         "greeted",
         NewEntry { uuid: "g1".into(), now_ms: T0, role: Role::Assistant, text: "How can I help?".into(), cwd: "/p".into() },
     ))
     .unwrap();
-    let greeted = block_on(store.provider_context("greeted", Provider::Anthropic, None, &[])).unwrap();
+    let greeted = block_on(store.sessions().provider_context("greeted", Provider::Anthropic, None, &[])).unwrap();
     let greeted: Value = serde_json::from_str(&greeted.body).unwrap();
     assert_eq!(refused_by_provider(&greeted, Provider::Anthropic), None, "{greeted}");
 }
@@ -759,15 +767,15 @@ fn a_rewind_inside_a_kept_segment_leaves_the_rest_of_it_behind() {
     block_on(storage.append(KEY, text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let rewind = Turn { parent: Some("M".into()), ..turn("N", json!({ "role": "user", "content": "again from M" })) };
-    block_on(store.append_turn("s", rewind)).unwrap();
+    block_on(store.sessions().append_turn("s", rewind)).unwrap();
     let chain_of = |id: &str| -> Vec<String> {
-        let transcript = block_on(store.load(id)).unwrap();
+        let transcript = block_on(store.sessions().load(id)).unwrap();
         transcript.chain.iter().map(|&i| transcript.entries[i as usize].uuid.clone().unwrap()).collect()
     };
     assert_eq!(chain_of("s"), ["R", "P", "B", "S", "K", "M", "N"]);
-    block_on(store.fork("s", Some("N"), "f", T0)).unwrap();
+    block_on(store.sessions().fork("s", Some("N"), "f", T0)).unwrap();
     assert_eq!(chain_of("f"), ["R", "P", "B", "S", "K", "M", "N"], "the fork copies the same chain");
-    let branches = block_on(store.branches("s")).unwrap();
+    let branches = block_on(store.sessions().branches("s")).unwrap();
     assert_eq!(branches.len(), 2, "the segment's tail is a branch of its own: {branches:?}");
 }
 
@@ -786,11 +794,11 @@ fn a_sub_agents_inline_entry_is_no_branch_point() {
     block_on(storage.append(KEY, text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let rewind = Turn { parent: Some("a1".into()), ..turn("u9", json!({ "role": "user", "content": "x" })) };
-    let refused = block_on(store.append_turn("s", rewind));
+    let refused = block_on(store.sessions().append_turn("s", rewind));
     assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("sub-agent")), "{refused:?}");
-    let fork = block_on(store.fork("s", Some("a1"), "f", T0));
+    let fork = block_on(store.sessions().fork("s", Some("a1"), "f", T0));
     assert!(matches!(&fork, Err(Error::InvalidArgument(m)) if m.contains("sub-agent")), "{fork:?}");
-    block_on(store.fork("s", Some("m2"), "f", T0)).unwrap();
+    block_on(store.sessions().fork("s", Some("m2"), "f", T0)).unwrap();
 }
 
 #[test]
@@ -799,13 +807,13 @@ fn pi_and_crab_sessions_get_their_own_dialect() {
     new_pi_session(&storage);
     block_on(storage.append("projects/-p/crab1.jsonl", b"{\"agent\":\"crab\"}\n")).unwrap();
     let store = Store::new(&storage);
-    let refused = block_on(store.append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", tool_turn())));
+    let refused = block_on(store.sessions().append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", tool_turn())));
     assert!(matches!(refused, Err(Error::Unsupported { .. })), "{refused:?}");
     // pi has no document blocks: the whole turn is refused, nothing written.
     assert_eq!(lines(&storage, "projects/-p/pi1.jsonl").len(), 1);
     let mut messages = tool_turn();
     messages[0]["content"].as_array_mut().unwrap().pop();
-    block_on(store.append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", messages))).unwrap();
+    block_on(store.sessions().append_turn("pi1", turn("11111111-aaaa-4bbb-8ccc-000000000000", messages))).unwrap();
     let pi = lines(&storage, "projects/-p/pi1.jsonl");
     let roles: Vec<&str> = pi[1..].iter().map(|l| l["message"]["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "toolResult", "toolResult", "assistant"]);
@@ -819,24 +827,26 @@ fn pi_and_crab_sessions_get_their_own_dialect() {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }
     // Read back canonical: results say which call they answer.
-    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
+    let body = block_on(Store::new(&storage).sessions().provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(body.contains("\"tool_use_id\":\"toolu_b\"") && body.contains("\"type\":\"tool_use\""), "{body}");
     // A refusal is pi's `error`, which neither pi nor the context replays.
     let refusal =
         json!([{ "role": "user", "content": "and now?" }, { "role": "assistant", "stop_reason": "refusal", "content": "I can't" }]);
-    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", refusal))).unwrap();
+    block_on(store.sessions().append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", refusal))).unwrap();
     let refused = lines(&storage, "projects/-p/pi1.jsonl").pop().unwrap();
     assert_eq!(
         (refused["message"]["stopReason"].as_str(), refused["message"]["errorMessage"].as_str()),
         (Some("error"), Some("Provider stop reason: refusal"))
     );
-    let body = block_on(Store::new(&storage).provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
+    let body = block_on(Store::new(&storage).sessions().provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body;
     assert!(body.contains("and now?") && !body.contains("I can't"), "{body}");
 
-    let crab = block_on(store.append_turn("crab1", turn("c1", tool_turn())));
+    let crab = block_on(store.sessions().append_turn("crab1", turn("c1", tool_turn())));
     assert!(matches!(crab, Err(Error::Unsupported { .. })), "{crab:?}");
     block_on(
-        store.append_turn("crab1", turn("c1", json!([{ "role": "user", "content": "hi" }, { "role": "assistant", "content": "hello" }]))),
+        store
+            .sessions()
+            .append_turn("crab1", turn("c1", json!([{ "role": "user", "content": "hi" }, { "role": "assistant", "content": "hello" }]))),
     )
     .unwrap();
     assert_eq!(
@@ -851,7 +861,7 @@ fn a_turn_is_atomic_when_storage_fails_at_any_call() {
     loop {
         let storage = Faulty::new(InMemoryStorage::new(), n);
         let store = Store::new(&storage);
-        let outcome = block_on(store.append_turn("s", turn("u1", tool_turn())));
+        let outcome = block_on(store.sessions().append_turn("s", turn("u1", tool_turn())));
         let stored = block_on(storage.inner.list("projects/")).unwrap();
         let lines = match stored.first() {
             Some(info) => String::from_utf8(block_on(storage.inner.read(&info.key, 0, None)).unwrap()).unwrap().lines().count(),
@@ -879,14 +889,14 @@ fn the_ledger_counts_each_sub_agents_replies_apart() {
     let store = Store::new(&storage);
     let reply = |id: &str, content: Value, input: u64| json!({ "role": "assistant", "id": id, "content": content, "usage": { "input_tokens": input, "output_tokens": 10 } });
     let call = json!([{ "role": "user", "content": "go" }, reply("m1", json!([{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }]), 1000)]);
-    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", call))).unwrap();
     let agent_turn = Turn {
         agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
         ..turn("s1", json!([{ "role": "user", "content": "look around" }, reply("m2", json!("done"), 300)]))
     };
-    block_on(store.append_turn("p", agent_turn)).unwrap();
+    block_on(store.sessions().append_turn("p", agent_turn)).unwrap();
     let prices = mneme_core::Prices { input: 3.0, output: 15.0, cache_read: 0.3, cache_creation: 3.75 };
-    let ledger = block_on(store.usage("p", Some(&prices))).unwrap();
+    let ledger = block_on(store.sessions().usage("p", Some(&prices))).unwrap();
     assert_eq!((ledger.total.input, ledger.replies), (1000, 1), "the session's own reply: {ledger:?}");
     assert_eq!(ledger.subagents.len(), 1, "{ledger:?}");
     let sub = &ledger.subagents[0];
@@ -909,10 +919,10 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
     for (n, landed) in (1..).flat_map(|n| [(n, false), (n, true)]) {
         let storage = if landed { Faulty::new(InMemoryStorage::new(), n).landed() } else { Faulty::new(InMemoryStorage::new(), n) };
         let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
-        block_on(Store::new(&storage.inner).append_turn("p", turn("p1", call))).unwrap();
-        let failed = block_on(Store::new(&storage).append_turn("p", agent_turn())).is_err();
+        block_on(Store::new(&storage.inner).sessions().append_turn("p", turn("p1", call))).unwrap();
+        let failed = block_on(Store::new(&storage).sessions().append_turn("p", agent_turn())).is_err();
         if failed {
-            match block_on(Store::new(&storage.inner).append_turn("p", agent_turn())) {
+            match block_on(Store::new(&storage.inner).sessions().append_turn("p", agent_turn())) {
                 Ok(_) => {}
                 Err(Error::InvalidArgument(message)) if landed && message.contains("landed before") => {}
                 Err(error) => panic!("failing call {n}: {error}"),
@@ -926,7 +936,7 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
             .filter(|line| line["type"] == "progress" && line["data"]["agentId"] == "sub" && line["parentToolUseID"] == "task")
             .count();
         assert_eq!(links, 1, "failing call {n}, landed {landed}");
-        let subagents = block_on(Store::new(&storage.inner).subagents("p")).unwrap();
+        let subagents = block_on(Store::new(&storage.inner).sessions().subagents("p")).unwrap();
         assert_eq!(subagents.len(), 1, "failing call {n}");
         if !failed && landed {
             break;
@@ -935,9 +945,9 @@ fn a_sub_agents_first_turn_failing_at_any_call_completes_when_given_again() {
     }
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append_turn("p", turn("p1", json!({ "role": "user", "content": "go" })))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", json!({ "role": "user", "content": "go" })))).unwrap();
     let rewound = Turn { parent: Some("p1".into()), ..agent_turn() };
-    assert!(matches!(block_on(store.append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
+    assert!(matches!(block_on(store.sessions().append_turn("p", rewound)), Err(Error::InvalidArgument(ref m)) if m.contains("`parent`")));
 }
 
 /// A turn read from JSON (the browser's binding) refuses a sub-agent key spelled
@@ -969,16 +979,16 @@ fn a_sub_agents_first_turn_given_again_after_another_links_once() {
                 { "type": "tool_use", "id": "c2", "name": "Task", "input": {} },
             ] },
         ]);
-        block_on(Store::new(&storage.inner).append_turn("p", turn("p1", calls))).unwrap();
-        if block_on(Store::new(&storage).append_turn("p", agent_turn("a", "c1"))).is_ok() {
+        block_on(Store::new(&storage.inner).sessions().append_turn("p", turn("p1", calls))).unwrap();
+        if block_on(Store::new(&storage).sessions().append_turn("p", agent_turn("a", "c1"))).is_ok() {
             break;
         }
         if block_on(storage.inner.list("projects/-p/p/subagents/agent-a.jsonl")).unwrap().len() == 1 {
             continue;
         }
         cases += 1;
-        block_on(Store::new(&storage.inner).append_turn("p", agent_turn("b", "c2"))).unwrap();
-        block_on(Store::new(&storage.inner).append_turn("p", agent_turn("a", "c1"))).unwrap();
+        block_on(Store::new(&storage.inner).sessions().append_turn("p", agent_turn("b", "c2"))).unwrap();
+        block_on(Store::new(&storage.inner).sessions().append_turn("p", agent_turn("a", "c1"))).unwrap();
         let session = lines(&storage.inner, KEY.replace("/s.", "/p.").as_str());
         for agent in ["a", "b"] {
             let links = session.iter().filter(|line| line["type"] == "progress" && line["data"]["agentId"] == agent).count();
@@ -998,7 +1008,7 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     let storage = InMemoryStorage::new();
     let store = Store::with_limits(&storage, mneme_core::Limits { part_bytes: 1 << 20, total_bytes: 4000 });
     let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
-    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", call))).unwrap();
     let agent_turn = |n: usize| Turn {
         agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
         ..turn(&format!("a{n}"), json!([{ "role": "user", "content": "x".repeat(600) }, { "role": "assistant", "content": "done" }]))
@@ -1007,7 +1017,7 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     let mut refused = None;
     for n in 0..10 {
         let before = block_on(storage.read(key, 0, None)).unwrap_or_default();
-        match block_on(store.append_turn("p", agent_turn(n))) {
+        match block_on(store.sessions().append_turn("p", agent_turn(n))) {
             Ok(_) => assert!(block_on(storage.read(key, 0, None)).unwrap().len() <= 4000, "turn {n} passed the cap"),
             Err(error) => {
                 assert_eq!(block_on(storage.read(key, 0, None)).unwrap(), before, "the refused turn {n} wrote");
@@ -1024,7 +1034,7 @@ fn a_sub_agents_transcript_is_capped_at_the_sessions_limit() {
     assert_eq!(refused.kind(), "subagent-full");
     assert!(refused.to_string().contains("new sub-agent"), "{refused}");
     let result = json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "task", "content": "ok" }] });
-    block_on(store.append_turn("p", turn("p2", result))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p2", result))).unwrap();
 }
 
 /// A sub-agent's transcript is read once: its later turns read nothing (their cost
@@ -1036,7 +1046,7 @@ fn a_sub_agents_turns_read_its_transcript_once() {
     let reads = Faulty::new(&storage, 0).only("read");
     let store = Store::new(&reads);
     let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
-    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", call))).unwrap();
     let agent_turn = |uuid: &str, n: usize| Turn {
         agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
         ..turn(
@@ -1049,18 +1059,18 @@ fn a_sub_agents_turns_read_its_transcript_once() {
             ]),
         )
     };
-    block_on(store.append_turn("p", agent_turn("a0", 0))).unwrap();
+    block_on(store.sessions().append_turn("p", agent_turn("a0", 0))).unwrap();
     let before = reads.calls.get();
     for n in 1..30 {
-        block_on(store.append_turn("p", agent_turn(&format!("a{n}"), n))).unwrap();
+        block_on(store.sessions().append_turn("p", agent_turn(&format!("a{n}"), n))).unwrap();
     }
     assert_eq!(reads.calls.get(), before, "a sub-agent's later turns read storage");
     let key = "projects/-p/p/subagents/agent-sub.jsonl";
     // Another writer's turn, then a torn line: both are found by the next turn.
-    block_on(Store::new(&storage).append_turn("p", agent_turn("other", 30))).unwrap();
+    block_on(Store::new(&storage).sessions().append_turn("p", agent_turn("other", 30))).unwrap();
     let other_leaf = lines(&storage, key).last().unwrap()["uuid"].clone();
     block_on(storage.append(key, b"{\"type\":\"user\",\"uu")).unwrap();
-    block_on(store.append_turn("p", agent_turn("a31", 31))).unwrap();
+    block_on(store.sessions().append_turn("p", agent_turn("a31", 31))).unwrap();
     let transcript = lines(&storage, key);
     let first_new = transcript.iter().position(|l| l["uuid"] == "a31").expect("the turn after the other writer's");
     assert_eq!(transcript[first_new]["parentUuid"], other_leaf, "the turn continues from the other writer's");
@@ -1077,21 +1087,21 @@ fn a_sub_agents_failed_append_poisons_the_session_until_reopened() {
     let appends = Faulty::new(&storage, 0).only("append").landed();
     let store = Store::new(&appends);
     let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
-    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", call))).unwrap();
     let agent_turn = |uuid: &str| Turn {
         agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
         ..turn(uuid, json!([{ "role": "user", "content": format!("step {uuid}") }, { "role": "assistant", "content": "done" }]))
     };
-    block_on(store.append_turn("p", agent_turn("a1"))).unwrap();
+    block_on(store.sessions().append_turn("p", agent_turn("a1"))).unwrap();
     appends.fail_at.set(appends.calls.get() + 1);
-    let failed = block_on(store.append_turn("p", agent_turn("a2")));
+    let failed = block_on(store.sessions().append_turn("p", agent_turn("a2")));
     assert!(matches!(failed, Err(Error::Storage(mneme_core::StorageError::Io { .. }))), "{failed:?}");
-    let refused = block_on(store.append_turn("p", agent_turn("a3")));
+    let refused = block_on(store.sessions().append_turn("p", agent_turn("a3")));
     assert!(matches!(&refused, Err(Error::SessionPoisoned { id }) if id == "p"), "{refused:?}");
-    store.reopen("p");
-    let repeated = block_on(store.append_turn("p", agent_turn("a2")));
+    store.sessions().reopen("p");
+    let repeated = block_on(store.sessions().append_turn("p", agent_turn("a2")));
     assert!(matches!(&repeated, Err(Error::InvalidArgument(m)) if m.contains("already ends with")), "{repeated:?}");
-    block_on(store.append_turn("p", agent_turn("a3"))).unwrap();
+    block_on(store.sessions().append_turn("p", agent_turn("a3"))).unwrap();
     let transcript = lines(&storage, "projects/-p/p/subagents/agent-sub.jsonl");
     let uuids: Vec<&str> = transcript.iter().map(|l| l["uuid"].as_str().unwrap()).collect();
     assert_eq!(uuids.len(), 6, "{uuids:?}");
@@ -1140,7 +1150,7 @@ fn call_ids_a_provider_refuses_are_rewritten_for_it() {
         { "role": "tool", "tool_call_id": long_too, "content": "three" },
         { "role": "tool", "tool_call_id": "call_ok", "content": "four" },
     ]);
-    block_on(store.append_turn("s", Turn { provider: Provider::Openai, ..turn("u", messages) })).unwrap();
+    block_on(store.sessions().append_turn("s", Turn { provider: Provider::Openai, ..turn("u", messages) })).unwrap();
     let anthropic = body(&store, Provider::Anthropic, &[]);
     assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
     let calls: Vec<&str> = anthropic["messages"][1]["content"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
@@ -1189,7 +1199,7 @@ fn two_replies_in_a_row_are_one_message_with_the_thinking_first() {
         ] },
         { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t1", "content": "a.txt" }] },
     ]);
-    block_on(store.append_turn("s", turn("u", messages))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u", messages))).unwrap();
     let anthropic = body(&store, Provider::Anthropic, &[]);
     assert_eq!(refused_by_provider(&anthropic, Provider::Anthropic), None, "{anthropic}");
     let kinds: Vec<&str> = anthropic["messages"][1]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
@@ -1247,7 +1257,7 @@ fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
     block_on(storage.append(KEY, text.as_bytes())).unwrap();
     let store = Store::new(&storage);
     let sent = |store: &Store<&InMemoryStorage>| {
-        let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
+        let context = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[])).unwrap();
         let body: Value = serde_json::from_str(&context.body).unwrap();
         let results: Vec<(String, String)> = body["messages"]
             .as_array()
@@ -1265,13 +1275,13 @@ fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
     assert_eq!(refused_by_provider(&body, Provider::Anthropic), None, "{body}");
     // A rewind to the first call retries it: its new result is the chain's, the old one is not sent.
     let retry = Turn { parent: Some("a1".into()), ..turn("retry", result("t1", "again")) };
-    block_on(store.append_turn("s", retry)).unwrap();
+    block_on(store.sessions().append_turn("s", retry)).unwrap();
     let (interrupted, results, body) = sent(&store);
     assert!(interrupted.is_empty(), "{body}");
     assert_eq!(results, [("t1".into(), "again".into())], "{body}");
     // Back on the first branch, both results for t1 hang off it: one is sent, the later.
     let back = Turn { parent: Some("a3".into()), ..turn("back", json!({ "role": "user", "content": "go on" })) };
-    block_on(store.append_turn("s", back)).unwrap();
+    block_on(store.sessions().append_turn("s", back)).unwrap();
     let (interrupted, results, body) = sent(&store);
     assert!(interrupted.is_empty(), "{body}");
     assert_eq!(results, [("t1".into(), "again".into()), ("t2".into(), "two".into())], "{body}");
@@ -1285,7 +1295,7 @@ fn parallel_results_are_gathered_but_a_rewinds_result_replaces_them() {
 fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append_turn("s", turn("u1", tool_turn()))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u1", tool_turn()))).unwrap();
     let openai = body(&store, Provider::Openai, &[]);
     let messages = openai["messages"].as_array().unwrap();
     assert_eq!(
@@ -1299,7 +1309,7 @@ fn what_openai_cannot_hold_is_marked_and_a_developer_prompt_is_refused() {
     let screen = messages.iter().find(|m| m["tool_call_id"] == "toolu_b").unwrap();
     assert_eq!(screen["content"], "the screen\n[image]");
     let developer = Turn { provider: Provider::Openai, ..turn("u2", json!({ "role": "developer", "content": "be brief" })) };
-    let refused = block_on(store.append_turn("s", developer));
+    let refused = block_on(store.sessions().append_turn("s", developer));
     assert!(matches!(refused, Err(Error::InvalidMessage { ref reason, .. }) if reason.contains("developer prompt")), "{refused:?}");
 }
 
@@ -1325,7 +1335,7 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
         + "\n";
     block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
     let store = Store::new(&storage);
-    let context = block_on(store.context("pi1")).unwrap();
+    let context = block_on(store.sessions().context("pi1")).unwrap();
     let seen: Vec<(String, String)> = context.messages.iter().map(|m| (m.role.clone(), String::from(m.text.clone()))).collect();
     let expected = [
         ("user", "hello"),
@@ -1339,7 +1349,8 @@ fn a_pi_sessions_commands_extension_messages_and_branch_summaries_are_in_its_con
         ("assistant", "ok"),
     ];
     assert_eq!(seen, expected.map(|(role, text)| (role.to_owned(), text.to_owned())));
-    let body: Value = serde_json::from_str(&block_on(store.provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body).unwrap();
+    let body: Value =
+        serde_json::from_str(&block_on(store.sessions().provider_context("pi1", Provider::Anthropic, None, &[])).unwrap().body).unwrap();
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2, "the user's messages are one turn: {body}");
     assert_eq!(messages[0]["content"].as_array().unwrap().len(), 5, "{body}");
@@ -1400,8 +1411,9 @@ fn a_pi_sessions_replies_from_other_apis_are_replayed_as_pi_replays_them() {
         + "\n";
     block_on(storage.append("projects/-p/pi1.jsonl", text.as_bytes())).unwrap();
     let store = Store::new(&storage);
-    let sent =
-        |provider| -> Value { serde_json::from_str(&block_on(store.provider_context("pi1", provider, None, &[])).unwrap().body).unwrap() };
+    let sent = |provider| -> Value {
+        serde_json::from_str(&block_on(store.sessions().provider_context("pi1", provider, None, &[])).unwrap().body).unwrap()
+    };
     let anthropic = sent(Provider::Anthropic);
     let expected = json!([
         { "role": "user", "content": [{ "type": "text", "text": "hello" }, { "type": "text", "text": "again" }] },
@@ -1429,9 +1441,10 @@ fn a_pi_entry_never_takes_an_id_the_session_has() {
         new_pi_session(&storage);
         let store = Store::new(&storage);
         if held {
-            block_on(store.hold("pi1")).unwrap();
+            block_on(store.sessions().hold("pi1")).unwrap();
         }
-        let say = |uuid: &str, text: &str| block_on(store.append_turn("pi1", turn(uuid, json!({ "role": "user", "content": text }))));
+        let say =
+            |uuid: &str, text: &str| block_on(store.sessions().append_turn("pi1", turn(uuid, json!({ "role": "user", "content": text }))));
         say("aaaaaaaa-0000-4000-8000-000000000001", "first").unwrap();
         say("bbbbbbbb-0000-4000-8000-000000000002", "second").unwrap();
         // The same first 8 digits as the first entry's id.
@@ -1440,7 +1453,7 @@ fn a_pi_entry_never_takes_an_id_the_session_has() {
         assert_eq!(ids[..2], ["aaaaaaaa", "bbbbbbbb"], "held {held}");
         assert!(ids[2] != "aaaaaaaa" && ids[2].len() == 8, "held {held}: {ids:?}");
         assert_eq!(third[0].uuid.as_deref(), Some(ids[2].as_str()));
-        let chain = block_on(store.context("pi1")).unwrap();
+        let chain = block_on(store.sessions().context("pi1")).unwrap();
         let texts: Vec<&str> = chain.messages.iter().map(|m| m.text.as_ref()).collect();
         assert_eq!(texts, ["first", "second", "third"], "held {held}");
         // Given again, the last write repeats its id (the leaf's) and is refused.
@@ -1463,7 +1476,7 @@ fn a_pi_sessions_entries_get_ids_of_their_own_from_any_host_ids() {
             .enumerate()
     {
         let role = if i % 2 == 0 { "user" } else { "assistant" };
-        block_on(store.append_turn("pi1", turn(uuid, json!({ "role": role, "content": format!("message {i}") })))).unwrap();
+        block_on(store.sessions().append_turn("pi1", turn(uuid, json!({ "role": role, "content": format!("message {i}") })))).unwrap();
     }
     let ids: Vec<String> = lines(&storage, "projects/-p/pi1.jsonl")[1..].iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect();
     assert_eq!(ids.len(), 3);
@@ -1484,9 +1497,9 @@ fn a_pi_sessions_interrupted_call_is_answered_for_the_provider() {
         { "role": "user", "content": "look" },
         { "role": "assistant", "content": [{ "type": "tool_use", "id": "toolu_p", "name": "Bash", "input": { "command": "ls" } }] },
     ]);
-    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", call))).unwrap();
+    block_on(store.sessions().append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", call))).unwrap();
     assert_eq!(lines(&storage, "projects/-p/pi1.jsonl")[2]["message"]["content"][0]["type"], "toolCall");
-    let context = block_on(store.provider_context("pi1", Provider::Anthropic, None, &[])).unwrap();
+    let context = block_on(store.sessions().provider_context("pi1", Provider::Anthropic, None, &[])).unwrap();
     assert_eq!(context.interrupted, ["toolu_p"]);
     let body: Value = serde_json::from_str(&context.body).unwrap();
     let result = &body["messages"][2]["content"][0];
@@ -1504,13 +1517,14 @@ fn a_session_compacted_last_still_has_its_branch() {
     let store = Store::new(&storage);
     for i in 0..8 {
         let role = if i % 2 == 0 { "user" } else { "assistant" };
-        block_on(store.append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": format!("message {i}") })))).unwrap();
+        block_on(store.sessions().append_turn("s", turn(&format!("u{i}"), json!({ "role": role, "content": format!("message {i}") }))))
+            .unwrap();
     }
     let settings = mneme_core::Settings { keep: mneme_core::Keep::RecentMessages(3), ..mneme_core::Settings::default() };
-    let plan = block_on(store.plan_compaction("s", &settings, mneme_core::Mode::Manual)).unwrap();
+    let plan = block_on(store.compaction().plan_compaction("s", &settings, mneme_core::Mode::Manual)).unwrap();
     let ids = mneme_core::CompactionIds { boundary: "b".into(), summary: "sum".into() };
-    block_on(store.apply_compaction("s", &plan, "summary", &ids, T0 + 10)).unwrap();
-    let branches = block_on(store.branches("s")).unwrap();
+    block_on(store.compaction().apply_compaction("s", &plan, "summary", &ids, T0 + 10)).unwrap();
+    let branches = block_on(store.sessions().branches("s")).unwrap();
     assert_eq!(branches.len(), 1, "{branches:?}");
     assert!(branches[0].current && branches[0].text == "message 7", "{branches:?}");
 }
@@ -1527,17 +1541,17 @@ fn a_result_may_answer_any_call_of_a_reply_whose_other_results_came_first() {
             { "type": "tool_use", "id": "t3", "name": "c", "input": {} } ] },
         { "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "t2", "content": "two" }] },
     ]);
-    block_on(store.append_turn("s", turn("u1", calls))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("u1", calls))).unwrap();
     // Written as A(t1) A(t2) R(t2) A(t3): t1 and t3 are still pending, for this store
     // and for a fresh one.
     for (name, store) in [("warm", &store), ("fresh", &Store::new(&storage))] {
-        let context = block_on(store.provider_context("s", Provider::Anthropic, None, &[])).unwrap();
+        let context = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[])).unwrap();
         assert_eq!(context.interrupted, ["t1", "t3"], "{name}");
     }
     let rest = json!({ "role": "user", "content": [
         { "type": "tool_result", "tool_use_id": "t1", "content": "one" },
         { "type": "tool_result", "tool_use_id": "t3", "content": "three" } ] });
-    block_on(Store::new(&storage).append_turn("s", turn("u2", rest))).unwrap();
+    block_on(Store::new(&storage).sessions().append_turn("s", turn("u2", rest))).unwrap();
     let body = body_of(&store);
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3, "{body}");
@@ -1550,8 +1564,8 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
     // A retry of a write that landed is refused rather than looping the tree.
     let storage = InMemoryStorage::new();
     let store = Store::new(&storage);
-    block_on(store.append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" })))).unwrap();
-    let again = block_on(store.append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" }))));
+    block_on(store.sessions().append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" })))).unwrap();
+    let again = block_on(store.sessions().append_turn("s", turn("u1", json!({ "role": "user", "content": "hi" }))));
     assert!(matches!(again, Err(Error::InvalidArgument(ref m)) if m.contains("fresh id")), "{again:?}");
 
     // A pi fork after a tombstone keeps its chain whole.
@@ -1559,10 +1573,11 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
     block_on(storage.append("projects/-p/pi.jsonl", header.as_bytes())).unwrap();
     let messages =
         json!([{ "role": "user", "content": "one" }, { "role": "assistant", "content": "two" }, { "role": "user", "content": "three" }]);
-    let written = block_on(store.append_turn("pi", turn("a1b2c3d4-0000-4000-8000-000000000000", messages))).unwrap();
-    block_on(store.tombstone("pi", written[1].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
-    block_on(store.fork("pi", None, "pi-fork", T0 + 2)).unwrap();
-    let texts: Vec<String> = block_on(store.context("pi-fork")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
+    let written = block_on(store.sessions().append_turn("pi", turn("a1b2c3d4-0000-4000-8000-000000000000", messages))).unwrap();
+    block_on(store.sessions().tombstone("pi", written[1].uuid.as_deref().unwrap(), T0 + 1)).unwrap();
+    block_on(store.sessions().fork("pi", None, "pi-fork", T0 + 2)).unwrap();
+    let texts: Vec<String> =
+        block_on(store.sessions().context("pi-fork")).unwrap().messages.into_iter().map(|m| String::from(m.text)).collect();
     assert_eq!(texts, ["one", "three"]);
     let forked = block_on(storage.read("projects/-p/pi-fork.jsonl", 0, None)).unwrap();
     let forked_header: Value = serde_json::from_slice(forked.split(|&b| b == b'\n').next().unwrap()).unwrap();
@@ -1570,13 +1585,13 @@ fn review_fixes_retries_pi_forks_and_sub_agent_links() {
 
     // A sub-agent turn that its new transcript cannot take is refused before the link.
     let call = json!([{ "role": "user", "content": "go" }, { "role": "assistant", "content": [{ "type": "tool_use", "id": "task", "name": "Task", "input": {} }] }]);
-    block_on(store.append_turn("p", turn("p1", call))).unwrap();
+    block_on(store.sessions().append_turn("p", turn("p1", call))).unwrap();
     let before = size(&storage);
     let bad = Turn {
         agent: Some(mneme_core::AgentRef { id: "sub".into(), parent_call: Some("task".into()) }),
         ..turn("s1", json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": "nope", "content": "x" }] }))
     };
-    assert!(matches!(block_on(store.append_turn("p", bad)), Err(Error::InvalidMessage { .. })));
+    assert!(matches!(block_on(store.sessions().append_turn("p", bad)), Err(Error::InvalidMessage { .. })));
     assert_eq!(size(&storage), before, "nothing written, not even the link");
 }
 
@@ -1684,20 +1699,20 @@ proptest::proptest! {
         for (n, messages) in [first, second].into_iter().enumerate() {
             let before = size(&storage);
             let t = Turn { provider, ..turn(&format!("u{n}"), messages) };
-            match block_on(store.append_turn("s", t)) {
+            match block_on(store.sessions().append_turn("s", t)) {
                 Ok(written) => proptest::prop_assert!(!written.is_empty()),
                 Err(_) => proptest::prop_assert_eq!(size(&storage), before, "a refused turn writes nothing"),
             }
         }
         if size(&storage) > 0 {
             for provider in [Provider::Anthropic, Provider::Openai] {
-                let context = block_on(store.provider_context("s", provider, None, &[])).unwrap();
+                let context = block_on(store.sessions().provider_context("s", provider, None, &[])).unwrap();
                 let body: Value = serde_json::from_str(&context.body).unwrap();
                 proptest::prop_assert!(body["messages"].is_array());
                 let refused = refused_by_provider(&body, provider);
                 proptest::prop_assert!(refused.is_none(), "{:?}: {:?} in {}", provider, refused, body);
             }
-            let check = block_on(store.check("s")).unwrap();
+            let check = block_on(store.sessions().check("s")).unwrap();
             proptest::prop_assert!(check.orphaned_tool_results.is_empty(), "{:?}", check);
         }
     }
@@ -1726,11 +1741,11 @@ fn another_models_thinking_is_sent_as_the_sessions_client_sends_it() {
     let storage = InMemoryStorage::new();
     new_pi_session(&storage);
     let store = Store::new(&storage);
-    block_on(store.append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation.clone()))).unwrap();
-    block_on(store.append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation.clone()))).unwrap();
+    block_on(store.sessions().append_turn("pi1", turn("22222222-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
     // Each reply's blocks as (type, text or thinking) pairs.
     let replies = |id: &str, model: Option<&str>| -> Vec<Vec<(String, String)>> {
-        let context = block_on(store.provider_context(id, Provider::Anthropic, model, &[])).unwrap();
+        let context = block_on(store.sessions().provider_context(id, Provider::Anthropic, model, &[])).unwrap();
         let body: Value = serde_json::from_str(&context.body).unwrap();
         let messages = body["messages"].as_array().unwrap().clone();
         assert_eq!(messages.len(), 5, "{id} {model:?}: {body}");
@@ -1776,10 +1791,10 @@ fn a_reply_without_a_model_is_another_models_and_unsigned_thinking_goes_as_text(
         ] },
         { "role": "user", "content": "next" },
     ]);
-    block_on(store.append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
+    block_on(store.sessions().append_turn("s", turn("11111111-aaaa-4bbb-8ccc-000000000000", conversation))).unwrap();
     let reply = |model: Option<&str>| -> Value {
         let body: Value =
-            serde_json::from_str(&block_on(store.provider_context("s", Provider::Anthropic, model, &[])).unwrap().body).unwrap();
+            serde_json::from_str(&block_on(store.sessions().provider_context("s", Provider::Anthropic, model, &[])).unwrap().body).unwrap();
         body["messages"][1]["content"].clone()
     };
     let signed = json!({ "signature": "sig1", "thinking": "signed thought", "type": "thinking" });
@@ -1788,7 +1803,7 @@ fn a_reply_without_a_model_is_another_models_and_unsigned_thinking_goes_as_text(
     assert_eq!(reply(None), json!([signed, unsigned, answer]));
     assert_eq!(reply(Some("claude-sonnet-4-5")), json!([unsigned, answer]));
     for blank in ["", "  "] {
-        let refused = block_on(store.provider_context("s", Provider::Anthropic, Some(blank), &[]));
+        let refused = block_on(store.sessions().provider_context("s", Provider::Anthropic, Some(blank), &[]));
         assert!(matches!(&refused, Err(Error::InvalidArgument(reason)) if reason.contains("the model is empty")), "{refused:?}");
     }
 }

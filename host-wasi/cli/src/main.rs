@@ -22,7 +22,7 @@ use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
-use mneme_core::memory::embed::EmbeddingsInfo;
+use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};

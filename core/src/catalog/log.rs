@@ -22,11 +22,9 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::{Counters, KeyEntry};
-use crate::SessionInfo;
+use super::{Catalog, Counters, KeyEntry, SessionInfo};
 use crate::error::Error;
 use crate::storage::{Storage, StorageError};
-use crate::store::Store;
 
 const DIR: &str = "index/";
 /// The lock every writer of the index takes (a name, not a file the index reads).
@@ -76,7 +74,7 @@ pub(crate) struct SessionRow {
 mod stored_info {
     use alloc::string::String;
 
-    use crate::SessionInfo;
+    use crate::catalog::SessionInfo;
 
     #[derive(serde::Serialize)]
     struct Written<'a> {
@@ -236,21 +234,21 @@ impl IndexState {
     }
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Catalog<'_, S> {
     /// Brings the cached index up to date with storage: nothing is read when its log
     /// has not changed, only the new lines when it grew.
     pub(crate) async fn refresh_index(&self) -> Result<(), Error> {
-        let listing = self.storage.list(DIR).await?;
+        let listing = self.base.storage.list(DIR).await?;
         let files: Vec<(u64, bool, u64)> =
             listing.iter().filter_map(|info| parse_file(&info.key).map(|(g, snapshot)| (g, snapshot, info.size))).collect();
         let generation = files.iter().map(|f| f.0).max().unwrap_or(0);
         let log_size = files.iter().find(|f| f.0 == generation && !f.1).map_or(0, |f| f.2);
-        let cached = self.index.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size));
+        let cached = self.state.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size));
         match cached {
             Some((g, _, size)) if g == generation && size == log_size => return Ok(()),
             Some((g, read_to, size)) if g == generation && size < log_size => {
                 let tail = self.read_index_log(generation, read_to).await?;
-                if let Some(state) = self.index.borrow_mut().as_mut() {
+                if let Some(state) = self.state.borrow_mut().as_mut() {
                     state.replay(&tail);
                     state.report.key_count = state.keys.len() as u32;
                     state.report.session_count = state.sessions.len() as u32;
@@ -260,12 +258,12 @@ impl<S: Storage> Store<S> {
             _ => {}
         }
         let state = self.load_index(&files, generation).await?;
-        *self.index.borrow_mut() = Some(state);
+        *self.state.borrow_mut() = Some(state);
         Ok(())
     }
 
     async fn read_index_log(&self, generation: u64, from: u64) -> Result<Vec<u8>, Error> {
-        match self.storage.read(&log_key(generation), from, None).await {
+        match self.base.storage.read(&log_key(generation), from, None).await {
             Ok(bytes) => Ok(bytes),
             Err(StorageError::NotFound { .. }) => Ok(Vec::new()),
             Err(e) => Err(e.into()),
@@ -279,7 +277,7 @@ impl<S: Storage> Store<S> {
         let mut state = IndexState::default();
         let mut base = files.iter().filter(|f| !f.1).map(|f| f.0).min().unwrap_or(generation);
         for g in snapshots {
-            let bytes = match self.storage.read(&snapshot_key(g), 0, None).await {
+            let bytes = match self.base.storage.read(&snapshot_key(g), 0, None).await {
                 Ok(bytes) => bytes,
                 Err(StorageError::NotFound { .. }) => continue,
                 Err(e) => return Err(e.into()),
@@ -317,37 +315,38 @@ impl<S: Storage> Store<S> {
     /// Runs `decide` on the current index under the index lock and appends the changes
     /// it returns: all of them, or (on an error) none that a reader would apply.
     pub(crate) async fn update_index<R>(&self, decide: impl FnOnce(&IndexState) -> Result<(Vec<Change>, R), Error>) -> Result<R, Error> {
-        self.locked(LOCK, async {
-            self.refresh_index().await?;
-            let (changes, value) = {
-                let cache = self.index.borrow();
-                let state = cache.as_ref().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
-                decide(state)?
-            };
-            if changes.is_empty() {
-                return Ok(value);
-            }
-            let changes = self.redact_changes(changes);
-            let (generation, read_to, log_size) =
-                self.index.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size)).unwrap_or_default();
-            let mut bytes = Vec::new();
-            if log_size > read_to {
-                // A torn line from a crash: start on a line of our own.
-                bytes.push(b'\n');
-            }
-            for change in &changes {
-                bytes.extend(serde_json::to_vec(change).map_err(|e| Error::InvalidArgument(e.to_string()))?);
-                bytes.push(b'\n');
-            }
-            let appended = self.storage.append(&log_key(generation), &bytes).await;
-            let snapshot = self.fold_appended(appended, log_size.saturating_add(bytes.len() as u64), changes)?;
-            if let Some(state) = snapshot {
-                // The change is stored; a snapshot that fails is tried again next time.
-                let _ = self.snapshot_index(state).await;
-            }
-            Ok(value)
-        })
-        .await
+        self.base
+            .locked(LOCK, async {
+                self.refresh_index().await?;
+                let (changes, value) = {
+                    let cache = self.state.borrow();
+                    let state = cache.as_ref().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
+                    decide(state)?
+                };
+                if changes.is_empty() {
+                    return Ok(value);
+                }
+                let changes = self.redact_changes(changes);
+                let (generation, read_to, log_size) =
+                    self.state.borrow().as_ref().map(|s| (s.generation, s.read_to, s.log_size)).unwrap_or_default();
+                let mut bytes = Vec::new();
+                if log_size > read_to {
+                    // A torn line from a crash: start on a line of our own.
+                    bytes.push(b'\n');
+                }
+                for change in &changes {
+                    bytes.extend(serde_json::to_vec(change).map_err(|e| Error::InvalidArgument(e.to_string()))?);
+                    bytes.push(b'\n');
+                }
+                let appended = self.base.storage.append(&log_key(generation), &bytes).await;
+                let snapshot = self.fold_appended(appended, log_size.saturating_add(bytes.len() as u64), changes)?;
+                if let Some(state) = snapshot {
+                    // The change is stored; a snapshot that fails is tried again next time.
+                    let _ = self.snapshot_index(state).await;
+                }
+                Ok(value)
+            })
+            .await
     }
 
     /// The changes with the secrets the store's redaction covers taken out of the
@@ -356,7 +355,7 @@ impl<S: Storage> Store<S> {
     /// the session ids, the provider and the model are names the caller looks up or
     /// routes by, and are kept as given.
     fn redact_changes(&self, mut changes: Vec<Change>) -> Vec<Change> {
-        let redaction = self.redaction();
+        let redaction = self.base.redaction();
         let mut found = crate::redact::Found::default();
         let mut clean = |text: &mut String| {
             if let Some(redacted) = redaction.text(text, &mut found) {
@@ -385,21 +384,22 @@ impl<S: Storage> Store<S> {
         &self,
         rows: BTreeMap<(String, String), SessionRow>,
     ) -> Result<(IndexHealth, BTreeMap<(String, String), SessionRow>), Error> {
-        self.locked(LOCK, async {
-            self.refresh_index().await?;
-            let mut state = self.index.borrow().clone().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
-            let before = state.report.clone();
-            let old = core::mem::replace(&mut state.sessions, rows);
-            self.snapshot_index(state).await?;
-            Ok((before, old))
-        })
-        .await
+        self.base
+            .locked(LOCK, async {
+                self.refresh_index().await?;
+                let mut state = self.state.borrow().clone().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
+                let before = state.report.clone();
+                let old = core::mem::replace(&mut state.sessions, rows);
+                self.snapshot_index(state).await?;
+                Ok((before, old))
+            })
+            .await
     }
 
     /// Applies appended `changes` to the cache (or drops the cache when the log is not
     /// as expected); returns the state to snapshot when one is due.
     fn fold_appended(&self, appended: Result<u64, StorageError>, expected: u64, changes: Vec<Change>) -> Result<Option<IndexState>, Error> {
-        let mut cache = self.index.borrow_mut();
+        let mut cache = self.state.borrow_mut();
         let new_size = match appended {
             Ok(size) => size,
             Err(e) => {
@@ -434,9 +434,9 @@ impl<S: Storage> Store<S> {
             sessions: state.sessions.values().cloned().collect(),
         };
         let bytes = serde_json::to_vec(&snapshot).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        self.storage.replace(&snapshot_key(next), &bytes, None).await?;
+        self.base.storage.replace(&snapshot_key(next), &bytes, None).await?;
         {
-            let mut cache = self.index.borrow_mut();
+            let mut cache = self.state.borrow_mut();
             let mut moved = state;
             moved.generation = next;
             moved.read_to = 0;
@@ -445,11 +445,11 @@ impl<S: Storage> Store<S> {
             moved.report.torn_bytes = 0;
             *cache = Some(moved.counted());
         }
-        for info in self.storage.list(DIR).await? {
+        for info in self.base.storage.list(DIR).await? {
             if let Some((g, _)) = parse_file(&info.key)
                 && g.saturating_add(1) < next
             {
-                match self.storage.remove(&info.key).await {
+                match self.base.storage.remove(&info.key).await {
                     Ok(()) | Err(StorageError::NotFound { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }
@@ -461,15 +461,9 @@ impl<S: Storage> Store<S> {
     /// Reads `f` of the current index (after bringing it up to date).
     pub(crate) async fn read_index<R>(&self, f: impl FnOnce(&IndexState) -> R) -> Result<R, Error> {
         self.refresh_index().await?;
-        let cache = self.index.borrow();
+        let cache = self.state.borrow();
         let state = cache.as_ref().ok_or_else(|| Error::InvalidArgument("the index could not be read".into()))?;
         Ok(f(state))
-    }
-
-    /// What reading the index found: its generation, sizes, and anything damaged that
-    /// was skipped.
-    pub async fn index_report(&self) -> Result<IndexHealth, Error> {
-        self.read_index(|state| state.report.clone()).await
     }
 }
 

@@ -17,14 +17,16 @@
 //! Incremental: [`RecallIndex::insert`] adds or replaces one memory without touching the
 //! others. Scores are `f32` arithmetic and `libm`'s logarithm, the same on every host.
 
+pub mod embed;
+pub mod text;
+
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::embed::{self, Embeddings};
-use super::text;
+use embed::Embeddings;
 
 /// BM25's term-frequency saturation and length normalisation (Lucene's defaults).
 const K1: f32 = 1.2;

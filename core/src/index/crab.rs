@@ -14,11 +14,11 @@ use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::{String, ToString};
 
-use super::write::WriteOptions;
+use super::Index;
 use crate::error::Error;
 use crate::keys;
+use crate::sessions::write::WriteOptions;
 use crate::storage::Storage;
-use crate::store::Store;
 use crate::support::time;
 
 /// The project crab sessions are kept in when the caller names none.
@@ -65,7 +65,7 @@ impl From<&CrabSession> for Meta {
 }
 
 /// `text` as a name segment: lowercase ASCII letters and digits, anything else one
-/// `-`, none at either end, at most [`MAX_SLUG`] bytes (`Tg 12345` → `tg-12345`).
+/// `-`, none at either end, at most `MAX_SLUG` bytes (`Tg 12345` → `tg-12345`).
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
@@ -107,7 +107,7 @@ fn sender_slug(sender: &str) -> Result<String, Error> {
     Ok(slug)
 }
 
-impl<S: Storage> Store<S> {
+impl<S: Storage> Index<'_, S> {
     /// The newest crab session of `agent` with `sender` in `project` (crab's
     /// `find_latest_session`: the highest seq), if there is one. No project is
     /// [`DEFAULT_PROJECT`].
@@ -118,6 +118,8 @@ impl<S: Storage> Store<S> {
         let sender = sender_slug(sender)?;
         let prefix = format!("{}{project}/{agent}_{sender}_", keys::PROJECTS);
         let latest = self
+            .sessions
+            .base
             .storage
             .list(&prefix)
             .await?
@@ -151,6 +153,7 @@ impl<S: Storage> Store<S> {
         // An archived session keeps its seq: the next one starts past it, not under its
         // id (which would be refused as archived, every time).
         let archived = self
+            .sessions
             .archived()
             .await?
             .into_iter()
@@ -162,16 +165,16 @@ impl<S: Storage> Store<S> {
         let meta =
             Meta { agent: agent.to_owned(), created_by: created_by.to_owned(), created_at: time::format_millis(now_ms), ..Meta::default() };
         let line = serde_json::to_string(&meta).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        self.create_session(project, &id, &line).await?;
+        self.sessions.create_session(project, &id, &line).await?;
         self.crab_show(&id).await
     }
 
     /// Crab session `id` as its name and newest meta line say.
     pub async fn crab_show(&self, id: &str) -> Result<CrabSession, Error> {
-        let parts = self.require(id).await?;
+        let parts = self.sessions.require(id).await?;
         let (agent, sender, seq, _) =
             parse_name(id).ok_or_else(|| Error::InvalidArgument(format!("`{id}` is not a crab session name (<agent>_<sender>_<seq>)")))?;
-        let raw = self.read_parts(&parts).await?;
+        let raw = self.sessions.read_parts(&parts).await?;
         // The newest meta line: the last line with an `agent`.
         let meta = raw
             .iter()
@@ -199,7 +202,7 @@ impl<S: Storage> Store<S> {
     pub async fn crab_set_title(&self, id: &str, title: &str) -> Result<CrabSession, Error> {
         let session = self.crab_show(id).await?;
         // The title names the file too: a secret in it is taken out before either.
-        let redacted = self.redaction().text(title, &mut crate::redact::Found::default());
+        let redacted = self.sessions.base.redaction().text(title, &mut crate::redact::Found::default());
         let title = redacted.as_deref().unwrap_or(title);
         let title_slug = slug(title);
         let new_id = if title_slug.is_empty() {
@@ -207,19 +210,19 @@ impl<S: Storage> Store<S> {
         } else {
             format!("{}_{}_{}_{title_slug}", session.agent, session.sender, session.seq)
         };
-        let parts = self.require(id).await?;
+        let parts = self.sessions.require(id).await?;
         if parts.parts.len() > 1 {
             return Err(Error::InvalidArgument(format!("crab session `{id}` has several parts; crab keeps one file per session")));
         }
         // Refused before the title is written, so a refusal changes nothing.
-        if new_id != id && self.locate(&new_id).await?.is_some() {
+        if new_id != id && self.sessions.locate(&new_id).await?.is_some() {
             return Err(Error::SessionExists { id: new_id });
         }
         self.append_meta(id, &Meta { title: title.to_owned(), ..Meta::from(&session) }).await?;
         if new_id != id {
             let (from, to) = (parts.base_key(), keys::session_key(&parts.project, &new_id));
-            self.locked(&from, async { Ok(self.storage.rename(&from, &to).await?) }).await?;
-            self.reopen(id);
+            self.sessions.base.locked(&from, async { Ok(self.sessions.base.storage.rename(&from, &to).await?) }).await?;
+            self.sessions.reopen(id);
         }
         self.crab_show(&new_id).await
     }
@@ -236,7 +239,7 @@ impl<S: Storage> Store<S> {
     /// fuses with it.
     async fn append_meta(&self, id: &str, meta: &Meta) -> Result<(), Error> {
         let line = serde_json::to_string(meta).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        self.write(id, WriteOptions::ENTRY, |_, _| Ok(line)).await?;
+        self.sessions.write(id, WriteOptions::ENTRY, |_, _| Ok(line)).await?;
         Ok(())
     }
 }
