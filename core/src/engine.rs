@@ -19,7 +19,7 @@ use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
-use crate::message::{Injection, Provider, ProviderContext, Turn};
+use crate::message::{Injection, Provider, Turn};
 use crate::recall::Window;
 use crate::recall::embed::EmbeddingsInfo;
 use crate::retention::{ArchivedSession, GcReport, Retention};
@@ -27,6 +27,7 @@ use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, 
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
+use crate::transcript::ProviderContext;
 use crate::transcript::{Branch, CheckReport, Context, Entry, Ledger, Prices};
 
 /// An engine's error: the core's [`Error`], or a host's error that wraps it and adds

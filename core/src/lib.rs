@@ -12,11 +12,13 @@
 //! [`block_on`].
 //!
 //! Where each concept lives: `storage/` (the trait, its contract suite, the in-memory
-//! and fault-injecting backends), `keys` (the key space), `transcript/` (scan, thread,
-//! context, check, tokens), `format/` (one dialect per file), `compaction/` (plan,
-//! prompt, offline summary, the sans-IO driver), `gates`, `sessions/` (the open-session
-//! cache, the write path, maintenance), `memory/` (memory files, MEMORY.md, CLAUDE.md
-//! instructions, recall) and `store` (the facade).
+//! and fault-injecting backends), `keys` (the key space), `format` (the dialects'
+//! names), `scan` (lines and envelopes), `message/` (canonical messages), `dialect/`
+//! (one dialect per file), `transcript/` (thread, context, branches, check, tokens),
+//! `compaction/` (plan, prompt, offline summary, the sans-IO driver), `gates`,
+//! `recall/` (the recall index), `catalog/` (keys and session rows), `sessions/`,
+//! `index/` and `memory/` (each area a view of the store), and `store` (the facade).
+//! docs/architecture.md draws the layers.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -27,6 +29,7 @@ extern crate std;
 mod base;
 mod catalog;
 pub mod compaction;
+mod dialect;
 mod engine;
 mod error;
 pub mod format;
@@ -38,6 +41,7 @@ pub mod memory;
 pub mod message;
 pub mod recall;
 pub mod redact;
+mod scan;
 pub mod sessions;
 pub mod storage;
 mod store;
@@ -48,9 +52,9 @@ pub use base::{Limits, parse_limit, parse_size};
 pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trigger};
 pub use engine::{Engine, EngineError, compact_offline, compact_with};
 pub use error::Error;
-pub use format::{Format, Role};
+pub use format::Format;
 pub use index::crab;
-pub use message::{AgentRef, Injection, Place, Provider, ProviderContext, Speaker, Turn, Usage};
+pub use message::{AgentRef, Injection, Place, Provider, Role, Speaker, Turn, Usage};
 pub use recall::Window;
 pub use sessions::retention;
 pub use sessions::{
@@ -60,6 +64,7 @@ pub use sessions::{
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::Store;
 pub use support::{Mirror, SharedStr, block_on, time};
+pub use transcript::ProviderContext;
 pub use transcript::tokens;
 pub use transcript::{AgentUsage, Branch, Ledger, Prices};
 pub use transcript::{CheckReport, Context, ContextMessage, Entry, Finding, LoadReport, SkippedLine, TypeCount};

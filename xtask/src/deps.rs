@@ -90,7 +90,7 @@ fn modules(lib: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// lib.rs's re-exports (`pub use format::{Format, Role};`): each name, the module it is
+/// lib.rs's re-exports (`pub use store::Store;`): each name, the module it is
 /// from. A nested list (`a::{b::C}`) is named by its first module, as the check needs.
 fn exported(lib: &str) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();

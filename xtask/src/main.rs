@@ -39,7 +39,8 @@ commands:
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
               (native core, component under wasmtime, CLI), rustfmt, clippy, the
-              real Claude Code and pi against a mock model API, the browser tests
+              core's import graph (cargo xtask deps), the real Claude Code and pi
+              against a mock model API, the browser tests
               in headless Chromium, real processes (SIGKILL, ENOSPC on a tmpfs,
               system calls: run as root), and a fuzz smoke (12 s per target)
   codegen     write what wit/ derives: js/wit.js, the table of its types and functions
@@ -52,6 +53,7 @@ commands:
               comment); --check: only compare, fail if stale
   deps        list the import cycles among the core's top-level modules (each edge
               with the files and items that make it); fails while there is one
+              (the test command runs it)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
@@ -409,6 +411,8 @@ fn test() -> Result<(), String> {
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"])?;
     codegen::codegen(true)?;
+    // No module of the core imports one that imports it back.
+    deps::deps()?;
     // The no_std core is built for wasm by host-native's build script (the component).
     release_tests(&[])?;
     // The bench too: it is not run here, but its code is linted like the rest.

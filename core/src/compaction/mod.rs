@@ -9,11 +9,13 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::format::{Format, Marker};
+use crate::message::canonical::reported_usage;
 use crate::message::{calls, canonical};
+use crate::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
+use crate::support::saturating_sum;
 use crate::transcript::context::ContextLines;
-use crate::transcript::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
 use crate::transcript::thread::Loaded;
-use crate::transcript::tokens::{self, saturating_sum};
+use crate::transcript::tokens;
 
 mod prompt;
 mod run;
@@ -306,7 +308,7 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
         _ => {
             let shown: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();
-            let written: Vec<&str> = shown.iter().map(|t| t.strip_prefix(crate::format::claude::SUMMARY_PREFIX).unwrap_or(t)).collect();
+            let written: Vec<&str> = shown.iter().map(|t| t.strip_prefix(crate::dialect::claude::SUMMARY_PREFIX).unwrap_or(t)).collect();
             let tokens = tokens::text_tokens(&shown.join("\n\n"));
             ((!written.is_empty()).then(|| written.join("\n\n")), tokens)
         }
@@ -320,7 +322,7 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
     let compaction_at = context.compaction.map(|i| (lines[i].part, lines[i].line));
     let split = units.iter().position(|l| compaction_at.is_none_or(|at| (l.part, l.line) > at)).unwrap_or(units.len());
     let since = tokens::context_tokens(units[split..].iter().copied(), &context.cleared);
-    let tokens = if units[split..].iter().any(|l| tokens::reported_usage(l).is_some()) {
+    let tokens = if units[split..].iter().any(|l| reported_usage(l).is_some()) {
         since
     } else {
         previous_tokens.saturating_add(saturating_sum(estimates[..split].iter().copied())).saturating_add(since)

@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::transcript::scan::{Block, Content, Line, parse_content, parse_message_content};
+use crate::scan::{Block, Content, Line, parse_content, parse_message_content};
 
 /// Tool results are cut to this many characters in the prompt (pi's rule).
 const PROMPT_TOOL_RESULT_CHARS: usize = 2000;
@@ -140,7 +140,7 @@ fn block_line(role: &str, block: &Block) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::scan::{decode, scan_part};
+    use crate::scan::{decode, scan_part};
     use alloc::string::ToString;
 
     #[test]

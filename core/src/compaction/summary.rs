@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::Plan;
 use super::prompt::clip;
-use crate::transcript::scan::{Content, Line, parse_message_content};
+use crate::scan::{Content, Line, parse_message_content};
 use crate::transcript::thread::Loaded;
 
 /// A summary written without a model: the requests, the first sentence of each

@@ -18,8 +18,9 @@ use super::KeyEntry;
 use super::ops::key_not_found;
 use super::route;
 use crate::catalog::Change;
+use crate::dialect::{Compaction, Fork};
 use crate::error::Error;
-use crate::format::{Compaction, Fork, Format};
+use crate::format::Format;
 use crate::gates::Decision;
 use crate::sessions::{CompactionIds, with_loaded};
 use crate::storage::Storage;
@@ -94,7 +95,7 @@ impl<S: Storage> Index<'_, S> {
             let cwd = loaded.cwd();
             let tokens_before = crate::compaction::context_token_count(loaded);
             let tokens_after = tokens::text_tokens(&dialect.shown_summary(summary));
-            let header = crate::format::Header {
+            let header = crate::dialect::Header {
                 session_id: new_session_id,
                 parent: leaf,
                 sidechain: false,

@@ -7,10 +7,10 @@ use alloc::string::{String, ToString};
 use serde_json::Value;
 
 use super::{Foreign, data_url_image, json_lines, millis, text_block, tool_result, tool_use, usage_with_cached_input};
-use crate::format::Role;
+use crate::message::Role;
 
 pub(crate) fn read(data: &[u8]) -> Foreign {
-    let text = crate::transcript::scan::decode(data);
+    let text = crate::scan::decode(data);
     let mut foreign = Foreign::default();
     let lines = json_lines(&text, &mut foreign.skipped);
     for (n, line) in lines.iter().enumerate() {

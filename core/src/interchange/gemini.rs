@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::{Foreign, image, json_lines, millis, text_block, tool_result, tool_use, usage_with_cached_input};
 use crate::error::Error;
-use crate::format::Role;
+use crate::message::Role;
 
 pub(crate) fn read(data: &[u8]) -> Result<Foreign, Error> {
-    let text = crate::transcript::scan::decode(data);
+    let text = crate::scan::decode(data);
     let mut foreign = Foreign::default();
     let whole = serde_json::from_str::<Value>(&text).ok().filter(|v| v["messages"].is_array());
     let records: Vec<Value> = match whole {

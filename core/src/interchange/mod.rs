@@ -16,17 +16,19 @@ use alloc::vec::Vec;
 
 use serde_json::{Value, json};
 
+use crate::dialect::Header;
 use crate::error::Error;
-use crate::format::{Format, Header, Marker, Role};
+use crate::format::{Format, Marker};
 use crate::keys;
 use crate::message::calls::{PendingCalls, without_unanswerable};
-use crate::message::{Block, BlockKind, Message, Meta, Provider, Usage, canonical, input, render};
+use crate::message::{Block, BlockKind, Message, Meta, Provider, Role, Usage, canonical, input};
+use crate::scan::Line;
 use crate::sessions::Sessions;
 use crate::sessions::with_loaded;
 use crate::storage::Storage;
 use crate::support::time;
 use crate::transcript::context::Sources;
-use crate::transcript::scan::Line;
+use crate::transcript::render;
 
 pub(crate) mod codex;
 pub(crate) mod gemini;
@@ -261,7 +263,7 @@ pub(crate) fn millis(value: &Value) -> Option<i64> {
 
 /// What wrote `data`, told from its first record.
 pub fn detect(data: &[u8]) -> Result<Source, Error> {
-    let text = crate::transcript::scan::decode(data);
+    let text = crate::scan::decode(data);
     let text = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     if text.starts_with('[') {
         return Ok(Source::Openai);
@@ -320,7 +322,7 @@ struct Survey {
 
 fn survey(data: &[u8]) -> Survey {
     with_loaded(&[data], |loaded| {
-        let (id, cwd) = match loaded.lines.first().filter(|l| crate::format::pi::is_header(l)) {
+        let (id, cwd) = match loaded.lines.first().filter(|l| crate::dialect::pi::is_header(l)) {
             Some(header) => (header.env.uuid(), header.env.cwd.get()),
             None => (loaded.lines.iter().find_map(|l| l.env.session_id()), loaded.lines.iter().find_map(|l| l.env.cwd.get())),
         };
@@ -508,7 +510,7 @@ impl<S: Storage> Sessions<'_, S> {
                 };
                 let at = stamp.as_deref().and_then(time::parse_millis);
                 let message = Message { role, blocks, meta: Meta { at, ..meta } };
-                Some(if format == ExportFormat::Pi { crate::format::pi::with_markers(message) } else { message })
+                Some(if format == ExportFormat::Pi { crate::dialect::pi::with_markers(message) } else { message })
             })
             .collect();
         let count = messages.len() as u32;
@@ -516,7 +518,7 @@ impl<S: Storage> Sessions<'_, S> {
             ExportFormat::Openai => {
                 let body: Value =
                     serde_json::from_str(&render::render(context.clone(), own, Provider::Openai, None, &[]).body).unwrap_or_default();
-                let mut text = crate::format::json(&body["messages"])?;
+                let mut text = crate::dialect::json(&body["messages"])?;
                 text.push('\n');
                 text.into_bytes()
             }
@@ -525,7 +527,7 @@ impl<S: Storage> Sessions<'_, S> {
                 let (dialect, mut out) = match format {
                     ExportFormat::Pi => {
                         let header = json!({ "type": "session", "version": 3, "id": id, "timestamp": created, "cwd": cwd });
-                        (Format::Pi.dialect(), format!("{}\n", crate::format::json(&header)?))
+                        (Format::Pi.dialect(), format!("{}\n", crate::dialect::json(&header)?))
                     }
                     _ => (Format::Claude.dialect(), String::new()),
                 };
@@ -581,7 +583,7 @@ fn provenance_text(source: Source, request: &Import, migrated_from: Option<u32>)
 /// OpenAI chat messages: an array, or an object with `messages`. System and developer
 /// messages are instructions, not conversation: counted and left out.
 fn openai(data: &[u8]) -> Result<Foreign, Error> {
-    let text = crate::transcript::scan::decode(data);
+    let text = crate::scan::decode(data);
     let value: Value =
         serde_json::from_str(&text).map_err(|e| Error::InvalidArgument(format!("the chat messages are not valid JSON: {e}")))?;
     let list = match value {

@@ -10,10 +10,10 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
+use crate::dialect::pi::entry_id;
 use crate::error::Error;
-use crate::format::pi::entry_id;
+use crate::scan;
 use crate::support::ids::nth_uuid;
-use crate::transcript::scan;
 
 pub(crate) const CURRENT: u32 = 3;
 
@@ -51,7 +51,7 @@ pub(crate) fn to_current(data: &[u8], uuid: &str) -> Result<Migrated, Error> {
     }
     let mut out = String::new();
     for entry in &entries {
-        out.push_str(&crate::format::json(entry)?);
+        out.push_str(&crate::dialect::json(entry)?);
         out.push('\n');
     }
     Ok(Migrated { data: out.into_bytes(), from: Some(version), skipped })

@@ -10,10 +10,25 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::calls::Activity;
-use crate::format::pi::{PI_BRANCH_SUMMARY_PREFIX, PI_BRANCH_SUMMARY_SUFFIX};
+use crate::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Flag, Str};
-use crate::transcript::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
+
+/// How pi shows a `branch_summary` (where the conversation came back from a branch).
+pub(crate) const PI_BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub(crate) const PI_BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// pi's stop reason in Anthropic's words, the inverse of pi.rs's `stop_reason`; `None` for a
+/// reply that failed or was aborted, which has no Anthropic name.
+pub(crate) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
+    match reason {
+        "toolUse" => Some("tool_use"),
+        "length" => Some("max_tokens"),
+        "stop" => Some("end_turn"),
+        _ => None,
+    }
+}
 
 /// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
 /// of them, from one parse of the line.
@@ -46,9 +61,9 @@ pub(crate) fn recorded_meta(lines: &[&Line]) -> super::Meta {
         meta.id = text("id").or_else(|| text("responseId")).or(meta.id);
         meta.model = text("model").or(meta.model);
         meta.stop_reason = text("stop_reason")
-            .or_else(|| text("stopReason").and_then(|reason| crate::format::pi::anthropic_stop_reason(&reason)).map(String::from))
+            .or_else(|| text("stopReason").and_then(|reason| anthropic_stop_reason(&reason)).map(String::from))
             .or(meta.stop_reason);
-        meta.usage = crate::transcript::tokens::line_usage(line).map(|(_, usage)| usage).or(meta.usage);
+        meta.usage = line_usage(line).map(|(_, usage)| usage).or(meta.usage);
         meta.api = match pi_api.as_deref() {
             Some(api) if api.starts_with("openai") => Some(super::Provider::Openai),
             Some(api) if api.starts_with("anthropic") => Some(super::Provider::Anthropic),
@@ -618,6 +633,81 @@ pub(crate) fn message_activity(message: &super::Message) -> Activity {
         }
     }
     activity
+}
+
+/// A provider's token usage, in Anthropic's or pi's field names.
+#[derive(Default, serde::Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default, rename = "totalTokens")]
+    total_tokens: Option<u64>,
+    #[serde(default)]
+    input: Option<u64>,
+    #[serde(default)]
+    output: Option<u64>,
+    #[serde(default, rename = "cacheRead")]
+    cache_read: Option<u64>,
+    #[serde(default, rename = "cacheWrite")]
+    cache_write: Option<u64>,
+}
+
+impl WireUsage {
+    /// The usage in one shape, whichever names the provider wrote.
+    fn usage(&self) -> super::Usage {
+        let either = |a: Option<u64>, b: Option<u64>| a.unwrap_or(0).saturating_add(b.unwrap_or(0));
+        super::Usage {
+            input: either(self.input_tokens, self.input),
+            output: either(self.output_tokens, self.output),
+            cache_read: either(self.cache_read_input_tokens, self.cache_read),
+            cache_creation: either(self.cache_creation_input_tokens, self.cache_write),
+        }
+    }
+
+    /// The context the response saw plus what it produced: everything a next request
+    /// would carry.
+    fn context_tokens(&self) -> u64 {
+        if let Some(total) = self.total_tokens.filter(|&t| t > 0) {
+            return total;
+        }
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+        ]
+        .iter()
+        .fold(0, |sum, n| sum.saturating_add(n.unwrap_or(0)))
+    }
+}
+
+fn wire_usage(line: &Line) -> Option<WireUsage> {
+    let message = line.env.message.and_then(crate::scan::parse_message)?;
+    serde_json::from_str(message.usage?.get()).ok()
+}
+
+/// The real context size an assistant entry reported, if it has `message.usage`.
+pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
+    Some(wire_usage(line)?.context_tokens()).filter(|&t| t > 0)
+}
+
+/// What a reply's entry says it cost so far, with the reply's `message.id` (Claude Code
+/// writes a reply as a line per block, each with the usage reported up to it: count a
+/// reply once per id, at the most it reached).
+pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Cow<'l, str>>, super::Usage)> {
+    let message = line.env.message.and_then(crate::scan::parse_message)?;
+    let usage: WireUsage = serde_json::from_str(message.usage?.get()).ok()?;
+    Some((message.id.0, usage.usage()))
 }
 
 #[cfg(test)]

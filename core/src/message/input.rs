@@ -10,9 +10,9 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value, json};
 
+use super::Role;
 use super::{Block, BlockKind, Message, Meta, Origin, Provider, Usage};
 use crate::error::Error;
-use crate::format::Role;
 
 /// Parses `json` (one message or an array) in `provider`'s shape.
 pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Error> {
@@ -24,7 +24,7 @@ pub(crate) fn parse(provider: Provider, json: &str) -> Result<Vec<Message>, Erro
     // in a line read back.
     let value: Value = match serde_json::from_str(json) {
         Ok(value) => value,
-        Err(error) => match crate::transcript::scan::repair_lone_surrogates(json) {
+        Err(error) => match crate::scan::repair_lone_surrogates(json) {
             Some(repaired) => serde_json::from_str(&repaired).map_err(not_json)?,
             None => return Err(not_json(error)),
         },

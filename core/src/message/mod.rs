@@ -1,21 +1,44 @@
 //! Agent messages: what an agent loop exchanges with a model, in one canonical shape —
 //! the Anthropic Messages API's content blocks, Claude Code's native ones. Input in
 //! Anthropic's or OpenAI's chat shape is validated and converted here (`input`); stored
-//! lines of every dialect are read back into the same blocks (`canonical`); the tool
-//! calls still waiting for a result are followed by one rule (`calls`); and a resumed
-//! context is rendered for a provider (`render`).
+//! lines of every dialect are read back into the same blocks (`canonical`); and the tool
+//! calls still waiting for a result are followed by one rule (`calls`). A resumed
+//! context is rendered for a provider in `transcript/render.rs`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::format::Role;
+use crate::error::Error;
 
 pub(crate) mod calls;
 pub(crate) mod canonical;
 pub(crate) mod input;
-pub(crate) mod render;
 
-pub use render::ProviderContext;
+/// Who speaks in a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    /// Parses `user` or `assistant`, the spelling of every binding.
+    pub fn parse(text: &str) -> Result<Role, Error> {
+        match text {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            other => Err(Error::InvalidArgument(alloc::format!("unknown role `{other}`: use `user` or `assistant`"))),
+        }
+    }
+}
 
 /// A model API's message shape: how turns are given to Mneme and how a context is
 /// handed back.
@@ -160,7 +183,7 @@ pub struct Usage {
 
 impl Usage {
     pub fn total(&self) -> u64 {
-        crate::tokens::saturating_sum([self.input, self.output, self.cache_read, self.cache_creation])
+        crate::support::saturating_sum([self.input, self.output, self.cache_read, self.cache_creation])
     }
 
     /// Each field raised to `other`'s where that is more (a streamed reply's usage so
@@ -251,7 +274,7 @@ impl Message {
             .map(|b| match b.kind {
                 // The block's JSON is valid (serialised, or checked on input): its text
                 // is found by structure, not by building a `Value` of it.
-                BlockKind::Text => crate::transcript::scan::parse_block(&b.json).and_then(|block| block.text.0).map(Into::into),
+                BlockKind::Text => crate::scan::parse_block(&b.json).and_then(|block| block.text.0).map(Into::into),
                 _ => None,
             })
             .collect();

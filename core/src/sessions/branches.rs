@@ -7,12 +7,12 @@ use alloc::vec::Vec;
 
 use super::Sessions;
 use super::{Parts, with_loaded};
+use crate::dialect::{Fork, Format};
 use crate::error::Error;
-use crate::format::{Fork, Format};
 use crate::keys;
+use crate::scan::Line;
 use crate::storage::{Storage, StorageError};
 use crate::support::time;
-use crate::transcript::scan::Line;
 use crate::transcript::{Branch, Entry, Ledger, Prices};
 
 impl<S: Storage> Sessions<'_, S> {
@@ -128,7 +128,7 @@ impl<S: Storage> Sessions<'_, S> {
             let format = Format::detect(&loaded.lines);
             // Its copy would chain its entries to nothing.
             if format == Format::Pi && loaded.lines.iter().any(|l| l.env.predates_pi_ids()) {
-                return Err(crate::format::unsupported(
+                return Err(crate::dialect::unsupported(
                     format,
                     "a fork of a session of pi's format v1, whose entries have no ids (open it in pi once so it migrates, or `mneme import` it, which migrates it)",
                 ));

@@ -9,11 +9,12 @@ use alloc::vec::Vec;
 use super::with_loaded;
 use super::write::{Expect, Kind, WriteOptions};
 use crate::compaction::{self, Action, Due, Mode, Plan, Settings};
+use crate::dialect;
 use crate::error::Error;
-use crate::format::{self, Format, Marker};
+use crate::format::{Format, Marker};
+use crate::scan::Line;
 use crate::storage::Storage;
 use crate::support::time;
-use crate::transcript::scan::Line;
 use crate::transcript::tokens;
 
 /// Ids for the entries a compaction writes, from the host.
@@ -132,7 +133,7 @@ impl<S: Storage> Compaction<'_, S> {
                     }
                     _ => dialect.compaction(
                         &header,
-                        &format::Compaction {
+                        &dialect::Compaction {
                             summary,
                             summary_uuid: &ids.summary,
                             first_kept: plan.keep.first().map(String::as_str),

@@ -8,12 +8,12 @@ use alloc::vec::Vec;
 
 use super::{SessionInfo, with_loaded};
 use crate::compaction;
+use crate::dialect::Marker;
 use crate::error::Error;
-use crate::format::Marker;
 use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use crate::scan::{self, Content, Line};
 use crate::storage::{Storage, StorageError};
 use crate::support::time;
-use crate::transcript::scan::{self, Content, Line};
 use crate::transcript::thread::Loaded;
 
 /// A store's gates (the WIT's `gates` interface): `store.gates()`.

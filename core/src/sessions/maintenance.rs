@@ -9,9 +9,9 @@ use super::Sessions;
 use super::{Parts, Subagent, transcript_of, with_loaded};
 use crate::error::Error;
 use crate::keys;
+use crate::scan;
 use crate::storage::{Storage, StorageError};
 use crate::transcript::SkippedLine;
-use crate::transcript::scan;
 
 /// What `repair` changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

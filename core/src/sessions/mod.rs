@@ -13,14 +13,15 @@ use core::cell::RefCell;
 use crate::base::Base;
 use crate::catalog::Catalog;
 use crate::catalog::{Change, Counters, SessionRow};
+use crate::dialect::{Format, Marker};
 use crate::error::Error;
-use crate::format::{Format, Marker};
 use crate::keys::{self, PartName};
-use crate::message::{Injection, Provider, ProviderContext, render};
+use crate::message::{Injection, Provider};
+use crate::scan::{self, PartScan};
 use crate::storage::{KeyInfo, Storage, StorageError};
 use crate::support::hash::FastMap;
 use crate::transcript::context::Sources;
-use crate::transcript::scan::{self, PartScan};
+use crate::transcript::render::{self, ProviderContext};
 use crate::transcript::thread::{Loaded, Tip};
 use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 
@@ -823,7 +824,7 @@ mod tests {
         assert_eq!(whole.messages.len(), 8);
         assert_eq!(whole.messages[4].text, "a pair \u{1f600} stays");
         assert_eq!(whole.messages[6].text, "a cut \u{fffd} emoji");
-        let backwards = crate::transcript::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::transcript::scan::Backwards };
+        let backwards = crate::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::scan::Backwards };
         let split = super::with_shared(1, raw, &backwards, |loaded, sources| {
             let plan = loaded.context_lines();
             loaded.into_context(plan, sources)
@@ -947,7 +948,7 @@ mod tests {
             let full = super::with_loaded(&raw, |loaded| loaded.context(crate::transcript::context::Sources::default()));
             assert_eq!(full.compacted, id != "r" && id != "n", "{id}");
             // Read and built in pieces, run in any order, it is the same.
-            let backwards = crate::transcript::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::transcript::scan::Backwards };
+            let backwards = crate::scan::Workers { pieces: 3, piece_bytes: 1, run: &crate::scan::Backwards };
             let split = super::with_shared(1, raw.clone(), &backwards, |loaded, sources| {
                 let plan = loaded.context_lines();
                 loaded.into_context(plan, sources)

@@ -8,16 +8,18 @@ use alloc::vec::Vec;
 
 use super::Sessions;
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
+use crate::dialect::{Dialect, Header, TakenIds};
 use crate::error::Error;
-use crate::format::{Dialect, Format, Header, Marker, Role, TakenIds};
+use crate::format::{Format, Marker};
 use crate::keys;
+use crate::message::Role;
 use crate::message::calls::{self, PendingCalls};
 use crate::message::{AgentRef, Message, Turn, canonical, input};
+use crate::scan;
 use crate::storage::{Storage, StorageError};
 use crate::support::ids::derived_id;
 use crate::support::time;
 use crate::transcript::Entry;
-use crate::transcript::scan;
 
 /// A message to append. The host supplies the id and the time: the core has neither
 /// a random source nor a clock.
@@ -186,7 +188,7 @@ impl<S: Storage> Sessions<'_, S> {
             }
         };
         if format != Format::Claude {
-            return Err(crate::format::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));
+            return Err(crate::dialect::unsupported(format, "sub-agent transcripts (only Claude Code keeps them)"));
         }
         let key = format!("{}subagents/agent-{}{}", keys::session_dir(&parts.project, id), agent.id, keys::TRANSCRIPT_SUFFIX);
         let exists = self.base.storage.list(&key).await?.iter().any(|info| info.key == key);
@@ -363,7 +365,7 @@ impl<S: Storage> Sessions<'_, S> {
         line: impl FnOnce(&dyn Dialect, At) -> Result<String, Error>,
     ) -> Result<Vec<Entry>, Error> {
         if state.without_ids {
-            return Err(crate::format::unsupported(
+            return Err(crate::dialect::unsupported(
                 Format::Pi,
                 "a new entry in a session of pi's format v1, whose entries have no ids to chain to (open it in pi once so it migrates, or `mneme import` it, which migrates it)",
             ));

@@ -152,7 +152,7 @@ fn items(json: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<
 /// Walks the object `json` starts with: `field` gets each key (decoded) and the offset
 /// its value starts at, reads the value where it lies and returns its end. Returns the
 /// object's end, so a value is read in the same pass that finds it (see
-/// [`crate::transcript::scan`]'s messages and blocks).
+/// [`crate::scan`]'s messages and blocks).
 pub(crate) fn walk_object(json: &str, mut field: impl FnMut(&str, usize) -> Option<usize>) -> Option<usize> {
     walk_members(json, |key, start| field(&key, start))
 }

@@ -6,11 +6,11 @@ use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::scan::{self, Line};
 use super::shorten;
 use super::thread::Loaded;
-use super::tokens::line_usage;
+use crate::message::canonical::line_usage;
 use crate::message::{Usage, canonical};
+use crate::scan::{self, Line};
 use crate::support::json::Raw;
 
 /// One branch of a conversation: from its root to a leaf message.

@@ -5,8 +5,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::LoadReport;
-use super::scan::{Content, parse_message_content};
 use super::thread::Loaded;
+use crate::scan::{Content, parse_message_content};
 
 /// A problem `check` found in the structure of a transcript.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -7,10 +7,10 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::scan::{Workers, parse_block};
 use super::thread::Loaded;
-use crate::format::pi::{PI_SUMMARY_PREFIX, PI_SUMMARY_SUFFIX};
+use crate::format::Format;
 use crate::message::canonical;
+use crate::scan::{Workers, parse_block};
 use crate::storage::Job;
 use crate::support::SharedStr;
 use crate::support::json::Raw;
@@ -291,12 +291,15 @@ impl<'a> Loaded<'a> {
     /// What building the context needs of the lines `plan` chose.
     fn pick(&self, plan: ContextLines) -> Picked<'a> {
         let mut summaries = Vec::new();
-        if let Some(marker) = plan.compaction.map(|i| &self.lines[i]).filter(|l| l.env.is_crab_compaction()) {
-            // crab injects its summary as a plain user message.
-            summaries.push((marker.entry_id().into_owned(), marker.env.rare().compact.get().unwrap_or_default().to_string()));
+        // Each dialect's summary as its client shows it to the model (crab: a plain user
+        // message; pi: framed as pi frames it).
+        let compaction = plan.compaction.map(|i| &self.lines[i]);
+        if let Some(marker) = compaction.filter(|l| l.env.is_crab_compaction()) {
+            let text = Format::Crab.dialect().shown_summary(marker.env.rare().compact.get().unwrap_or_default());
+            summaries.push((marker.entry_id().into_owned(), text));
         }
-        if let Some(summary) = plan.compaction.and_then(|i| self.lines[i].env.is_pi_compaction().then(|| &self.lines[i])) {
-            let text = alloc::format!("{PI_SUMMARY_PREFIX}{}{PI_SUMMARY_SUFFIX}", summary.env.rare().summary.get().unwrap_or_default());
+        if let Some(summary) = compaction.filter(|l| l.env.is_pi_compaction()) {
+            let text = Format::Pi.dialect().shown_summary(summary.env.rare().summary.get().unwrap_or_default());
             summaries.push((summary.env.uuid().unwrap_or_default().to_string(), text));
         }
         let lines = plan

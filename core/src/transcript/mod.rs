@@ -1,6 +1,7 @@
-//! The format-independent transcript model: scanning lines into envelopes, threading
-//! them into a conversation, the resume context, structural checks and token counts.
-//! Everything here works on the borrowed lines of one read.
+//! The transcript model over the lines `scan` read: threading them into a
+//! conversation, the resume context and its rendering for a provider, branches,
+//! structural checks and token counts. Everything here works on the borrowed lines of
+//! one read.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -8,51 +9,15 @@ use alloc::vec::Vec;
 pub(crate) mod branches;
 pub(crate) mod check;
 pub(crate) mod context;
-pub(crate) mod scan;
+pub(crate) mod render;
 pub(crate) mod thread;
 pub mod tokens;
 
+pub use crate::scan::{Entry, SkippedLine};
 pub use branches::{AgentUsage, Branch, Ledger, Prices};
 pub use check::{CheckReport, Finding};
 pub use context::{Context, ContextMessage};
-
-/// One entry of a transcript, with the fields every consumer needs lifted out and the
-/// JSON object itself kept verbatim (fields Mneme does not know survive untouched).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Entry {
-    /// 1 for the session's base file, 2 for `<id>_part2.jsonl`, ...
-    pub part: u32,
-    /// 1-based line number within the part.
-    pub line: u32,
-    /// The entry's `type` (`user`, `assistant`, `system`, `summary`, `progress`, ...).
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// `uuid` (or pi's `id`).
-    pub uuid: Option<String>,
-    /// `parentUuid` (or Cersei's `parent_uuid`, pi's `parentId`).
-    pub parent_uuid: Option<String>,
-    pub session_id: Option<String>,
-    pub timestamp: Option<String>,
-    /// `message.role`, for entries that carry a message.
-    pub role: Option<String>,
-    /// The message's text: a string content, or its `text` blocks joined by newlines.
-    pub text: String,
-    /// Part of a sub-agent's conversation (`isSidechain`), not the main one.
-    pub is_sidechain: bool,
-    /// The JSON object exactly as stored (for glued lines, just this object).
-    pub raw: String,
-    /// What the write that returned this entry took out of it (see `redact`); empty
-    /// for entries read back.
-    pub redacted: Vec<crate::redact::Redacted>,
-}
-
-/// A line the reader could not use, and why.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SkippedLine {
-    pub part: u32,
-    pub line: u32,
-    pub reason: String,
-}
+pub use render::ProviderContext;
 
 /// How many entries of one `type` a load found.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -6,10 +6,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::context::preserved_segment;
-use super::scan::{Line, LineType, PartScan};
 use super::{Entry, LoadReport, TypeCount};
 use crate::message::calls::{self, Activity, PendingCalls};
 use crate::message::canonical;
+use crate::scan::{Line, LineType, PartScan};
 use crate::support::hash::FastMap;
 use crate::support::time;
 
@@ -682,8 +682,8 @@ mod tests {
     use alloc::string::String;
     use alloc::vec::Vec;
 
-    use super::super::scan::scan_part;
     use super::{Line, Loaded};
+    use crate::scan::scan_part;
     use crate::support::hash::FastMap;
 
     /// The leaf by its definition, with ids compared as text: the live candidate

@@ -5,9 +5,10 @@ use alloc::collections::BTreeSet;
 use alloc::string::String;
 
 use crate::support::json::{self, Raw};
-use serde::Deserialize;
 
-use super::scan::{Block, Content, Line, parse_content, parse_message, parse_message_content};
+use crate::message::canonical::reported_usage;
+use crate::scan::{Block, Content, Line, parse_content, parse_message, parse_message_content};
+use crate::support::saturating_sum;
 
 /// What an image costs, whatever its size (pi's 4800 characters).
 pub const IMAGE_TOKENS: u64 = 1200;
@@ -48,12 +49,6 @@ pub fn context_window(model: &str) -> Option<u64> {
         return None;
     };
     Some(window)
-}
-
-/// Sums token counts that come from files and callers: a count near `u64::MAX` stays
-/// there rather than wrapping to a small number (which would stop compaction firing).
-pub(crate) fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
-    counts.into_iter().fold(0, u64::saturating_add)
 }
 
 fn chars_to_tokens(chars: u64) -> u64 {
@@ -117,81 +112,6 @@ fn block_tokens(block: &Block, cleared: &BTreeSet<String>) -> u64 {
         Some("tool_result") => content_tokens(block.content, cleared),
         _ => chars_to_tokens(chars(block.text.get())),
     }
-}
-
-/// A provider's token usage, in Anthropic's or pi's field names.
-#[derive(Default, Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
-    #[serde(default, rename = "totalTokens")]
-    total_tokens: Option<u64>,
-    #[serde(default)]
-    input: Option<u64>,
-    #[serde(default)]
-    output: Option<u64>,
-    #[serde(default, rename = "cacheRead")]
-    cache_read: Option<u64>,
-    #[serde(default, rename = "cacheWrite")]
-    cache_write: Option<u64>,
-}
-
-impl WireUsage {
-    /// The usage in one shape, whichever names the provider wrote.
-    fn usage(&self) -> crate::Usage {
-        let either = |a: Option<u64>, b: Option<u64>| a.unwrap_or(0).saturating_add(b.unwrap_or(0));
-        crate::Usage {
-            input: either(self.input_tokens, self.input),
-            output: either(self.output_tokens, self.output),
-            cache_read: either(self.cache_read_input_tokens, self.cache_read),
-            cache_creation: either(self.cache_creation_input_tokens, self.cache_write),
-        }
-    }
-
-    /// The context the response saw plus what it produced: everything a next request
-    /// would carry.
-    fn context_tokens(&self) -> u64 {
-        if let Some(total) = self.total_tokens.filter(|&t| t > 0) {
-            return total;
-        }
-        [
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_creation_input_tokens,
-            self.cache_read_input_tokens,
-            self.input,
-            self.output,
-            self.cache_read,
-            self.cache_write,
-        ]
-        .iter()
-        .fold(0, |sum, n| sum.saturating_add(n.unwrap_or(0)))
-    }
-}
-
-fn wire_usage(line: &Line) -> Option<WireUsage> {
-    let message = line.env.message.and_then(parse_message)?;
-    serde_json::from_str(message.usage?.get()).ok()
-}
-
-/// The real context size an assistant entry reported, if it has `message.usage`.
-pub(crate) fn reported_usage(line: &Line) -> Option<u64> {
-    Some(wire_usage(line)?.context_tokens()).filter(|&t| t > 0)
-}
-
-/// What a reply's entry says it cost so far, with the reply's `message.id` (Claude Code
-/// writes a reply as a line per block, each with the usage reported up to it: count a
-/// reply once per id, at the most it reached).
-pub(crate) fn line_usage<'l>(line: &'l Line) -> Option<(Option<alloc::borrow::Cow<'l, str>>, crate::Usage)> {
-    let message = line.env.message.and_then(parse_message)?;
-    let usage: WireUsage = serde_json::from_str(message.usage?.get()).ok()?;
-    Some((message.id.0, usage.usage()))
 }
 
 /// Tokens of a context made of `lines` (in order): the last provider-reported usage

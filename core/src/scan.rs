@@ -15,11 +15,53 @@ use core::ops::Range;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Entry, SkippedLine};
 use crate::storage::Job;
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Count, Flag, Str};
 use crate::support::validate;
+
+/// pi's spelling of Mneme's own lines (a `custom` entry, `customType` `mneme.<kind>`):
+/// the reader knows them in every dialect, and pi's dialect writes them.
+pub(crate) const CUSTOM_PREFIX: &str = "mneme.";
+pub(crate) const TOMBSTONE_TYPE: &str = "mneme.tombstone";
+
+/// One entry of a transcript, with the fields every consumer needs lifted out and the
+/// JSON object itself kept verbatim (fields Mneme does not know survive untouched).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    /// 1 for the session's base file, 2 for `<id>_part2.jsonl`, ...
+    pub part: u32,
+    /// 1-based line number within the part.
+    pub line: u32,
+    /// The entry's `type` (`user`, `assistant`, `system`, `summary`, `progress`, ...).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `uuid` (or pi's `id`).
+    pub uuid: Option<String>,
+    /// `parentUuid` (or Cersei's `parent_uuid`, pi's `parentId`).
+    pub parent_uuid: Option<String>,
+    pub session_id: Option<String>,
+    pub timestamp: Option<String>,
+    /// `message.role`, for entries that carry a message.
+    pub role: Option<String>,
+    /// The message's text: a string content, or its `text` blocks joined by newlines.
+    pub text: String,
+    /// Part of a sub-agent's conversation (`isSidechain`), not the main one.
+    pub is_sidechain: bool,
+    /// The JSON object exactly as stored (for glued lines, just this object).
+    pub raw: String,
+    /// What the write that returned this entry took out of it (see `redact`); empty
+    /// for entries read back.
+    pub redacted: Vec<crate::redact::Redacted>,
+}
+
+/// A line the reader could not use, and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedLine {
+    pub part: u32,
+    pub line: u32,
+    pub reason: String,
+}
 
 /// The fields the core reads from a line, as the line spells them: every alias apart,
 /// every field inline. What a line keeps of it is an [`Envelope`], whose fields and
@@ -308,7 +350,7 @@ impl<'a> Envelope<'a> {
     /// `custom` entry of type `mneme.tombstone`.
     pub fn is_tombstone(&self) -> bool {
         self.line_type == LineType::Tombstone
-            || (self.line_type == LineType::Custom && self.rare().custom_type.get() == Some(crate::format::pi::TOMBSTONE_TYPE))
+            || (self.line_type == LineType::Custom && self.rare().custom_type.get() == Some(TOMBSTONE_TYPE))
     }
     /// The uuid a tombstone deletes.
     pub fn tombstone_target(&self) -> Option<Cow<'a, str>> {
@@ -326,9 +368,7 @@ impl<'a> Envelope<'a> {
     /// Which of Mneme's bookkeeping markers the line is, in any dialect.
     pub fn marker(&self) -> Option<crate::format::Marker> {
         match self.kind() {
-            "custom" => {
-                self.rare().custom_type.get()?.strip_prefix(crate::format::pi::CUSTOM_PREFIX).and_then(crate::format::Marker::parse)
-            }
+            "custom" => self.rare().custom_type.get()?.strip_prefix(CUSTOM_PREFIX).and_then(crate::format::Marker::parse),
             kind => crate::format::Marker::parse(kind),
         }
     }

@@ -15,8 +15,8 @@ use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, sta
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message as Message_, Usage};
+use crate::scan::Line;
 use crate::support::json::push_string;
-use crate::transcript::scan::Line;
 
 pub(crate) struct Claude;
 

@@ -10,7 +10,7 @@ use super::{Compaction, Dialect, Fork, Format, Header, Marker, json, unsupported
 use crate::error::Error;
 use crate::message::Message;
 use crate::message::calls::PendingCalls;
-use crate::transcript::scan::Line;
+use crate::scan::Line;
 
 pub(crate) struct Crab;
 

@@ -10,35 +10,17 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{BlockKind, Message};
+use crate::scan::{Line, LineType};
 pub(crate) use crate::support::ids::nth_uuid;
-use crate::transcript::scan::{Line, LineType};
+
+pub(crate) use crate::format::{Format, Marker};
+pub(crate) use crate::message::Role;
 
 pub(crate) mod claude;
 pub(crate) mod crab;
 pub(crate) mod pi;
 
-/// A transcript dialect.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// Claude Code's session JSONL (`uuid` / `parentUuid`); also what new sessions get.
-    #[default]
-    Claude,
-    /// pi-coding-agent's v3 sessions: a `session` header, then `id` / `parentId` entries.
-    Pi,
-    /// crab: an optional meta line, bare `{role, content}` messages, `{"compact"}` markers.
-    Crab,
-}
-
 impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Claude => "claude",
-            Format::Pi => "pi",
-            Format::Crab => "crab",
-        }
-    }
-
     /// The dialect a session's lines are written in, judged from its first readable
     /// lines (an empty session is Claude Code's). Lines from the middle of a file (a
     /// resume reads from the end) have no pi header, but pi's messages are its
@@ -61,61 +43,6 @@ impl Format {
             Format::Pi => &pi::Pi,
             Format::Crab => &crab::Crab,
         }
-    }
-}
-
-/// Who speaks in a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-
-    /// Parses `user` or `assistant`, the spelling of every binding.
-    pub fn parse(text: &str) -> Result<Role, Error> {
-        match text {
-            "user" => Ok(Role::User),
-            "assistant" => Ok(Role::Assistant),
-            other => Err(Error::InvalidArgument(alloc::format!("unknown role `{other}`: use `user` or `assistant`"))),
-        }
-    }
-}
-
-/// Mneme's bookkeeping lines: facts about a session that are not conversation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Marker {
-    MemoryFlush,
-    MemoryExtraction,
-    CompactionFailure,
-    ExtractionFailure,
-    /// Where an imported session came from.
-    Import,
-}
-
-impl Marker {
-    pub fn kind(self) -> &'static str {
-        match self {
-            Marker::MemoryFlush => "memory-flush",
-            Marker::MemoryExtraction => "memory-extraction",
-            Marker::CompactionFailure => "compaction-failure",
-            Marker::ExtractionFailure => "extraction-failure",
-            Marker::Import => "import",
-        }
-    }
-
-    pub fn parse(kind: &str) -> Option<Marker> {
-        [Marker::MemoryFlush, Marker::MemoryExtraction, Marker::CompactionFailure, Marker::ExtractionFailure, Marker::Import]
-            .into_iter()
-            .find(|m| m.kind() == kind)
     }
 }
 

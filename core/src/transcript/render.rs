@@ -10,8 +10,8 @@ use alloc::vec::Vec;
 
 use serde_json::{Value, json};
 
-use super::{Injection, Place, Provider, Speaker};
-use crate::format::{Format, Interrupted, Replay};
+use crate::dialect::{Format, Interrupted, Replay};
+use crate::message::{Injection, Place, Provider, Speaker};
 use crate::support::json;
 use crate::transcript::Context;
 
@@ -203,7 +203,7 @@ const OPENS_WITH_A_REPLY: &str = "[The conversation opens with the assistant's m
 /// `thinking`"); a reply cut off while it was thinking is left with nothing, and out.
 /// For Anthropic, thinking without a signature (another API's, whose signature pi does
 /// not replay) goes as text, as pi sends it. Signed thinking another model wrote goes
-/// as `signed` says ([`crate::format::Dialect::replayed_thinking`]).
+/// as `signed` says ([`crate::dialect::Dialect::replayed_thinking`]).
 fn sendable(blocks: Vec<Block>, assistant: bool, provider: Provider, signed: Replay) -> Vec<Block> {
     let as_text = |block: &Block| {
         let text = json::fields_named(&block.json, ["thinking"]).and_then(|([thinking], _)| json::str_value(thinking?).0);
@@ -461,7 +461,7 @@ fn anthropic(turns: &[Turn], system: Option<String>) -> (String, u32) {
 /// given as a file, a search result, a server tool's block) goes as a marker, so the
 /// model knows one was there.
 fn openai_part(block: &Value) -> Option<Value> {
-    let marker = |kind: &str| Some(json!({ "type": "text", "text": super::marker(Some(kind)) }));
+    let marker = |kind: &str| Some(json!({ "type": "text", "text": crate::message::marker(Some(kind)) }));
     match block["type"].as_str()? {
         "text" => Some(json!({ "type": "text", "text": block["text"] })),
         // OpenAI's chat messages take a text document as text; anything else (a PDF)
@@ -617,9 +617,9 @@ fn push_result_text(out: &mut String, content: Option<&str>) {
                 texts.push(match fields {
                     Some([Some("\"text\""), Some(text)]) if text.starts_with('"') => json::str_value(text).0.unwrap_or_default(),
                     Some([Some(kind), _]) if kind.starts_with('"') => {
-                        Cow::Owned(super::marker(Some(&json::str_value(kind).0.unwrap_or_default())))
+                        Cow::Owned(crate::message::marker(Some(&json::str_value(kind).0.unwrap_or_default())))
                     }
-                    _ => Cow::Owned(super::marker(None)),
+                    _ => Cow::Owned(crate::message::marker(None)),
                 });
                 Some(end)
             });
@@ -633,7 +633,7 @@ fn push_result_text(out: &mut String, content: Option<&str>) {
 fn estimate(turns: &[Turn]) -> u64 {
     let none = alloc::collections::BTreeSet::new();
     let mut blocks = String::new();
-    crate::tokens::saturating_sum(turns.iter().map(|t| {
+    crate::support::saturating_sum(turns.iter().map(|t| {
         blocks.clear();
         push_blocks(&mut blocks, &t.blocks);
         crate::tokens::content_tokens(Some(json::Raw::valid(&blocks)), &none)

@@ -14,22 +14,13 @@ use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_u
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
-use crate::transcript::scan::Line;
+use crate::scan::{CUSTOM_PREFIX, Line, TOMBSTONE_TYPE};
 
 pub(crate) struct Pi;
 
 /// How pi 0.73 shows a compaction summary to the model, byte for byte.
-pub(crate) const PI_SUMMARY_PREFIX: &str =
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-pub(crate) const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
-/// How pi shows a `branch_summary` (where the conversation came back from a branch).
-pub(crate) const PI_BRANCH_SUMMARY_PREFIX: &str =
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-pub(crate) const PI_BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
-
-/// `customType` of Mneme's own `custom` entries: `mneme.<kind>`.
-pub(crate) const CUSTOM_PREFIX: &str = "mneme.";
-pub(crate) const TOMBSTONE_TYPE: &str = "mneme.tombstone";
+const PI_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
 
 pub(crate) fn is_header(line: &Line) -> bool {
     line.env.is_session_header()
@@ -54,17 +45,6 @@ fn stop_reason(reason: Option<&str>) -> &'static str {
         Some("max_tokens") => "length",
         Some("refusal" | "sensitive" | "content_filter") => "error",
         _ => "stop",
-    }
-}
-
-/// pi's stop reason in Anthropic's words, the inverse of [`stop_reason`]; `None` for a
-/// reply that failed or was aborted, which has no Anthropic name.
-pub(crate) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
-    match reason {
-        "toolUse" => Some("tool_use"),
-        "length" => Some("max_tokens"),
-        "stop" => Some("end_turn"),
-        _ => None,
     }
 }
 
