@@ -15,6 +15,7 @@ extern crate mneme_cli_stdout;
 mod crab_cli;
 mod interchange_cli;
 mod keys_cli;
+mod mcp_cli;
 mod memory_cli;
 mod retention_cli;
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
@@ -52,7 +53,7 @@ Start with `mneme demo`, or point it at your own Claude Code sessions:
   mneme --claude-home ~/.claude sessions list";
 
 // Every command takes these: each command's help lists them apart from its own.
-#[derive(Args)]
+#[derive(Args, Clone)]
 #[command(next_help_heading = "Store options (every command)")]
 struct StoreArgs {
     /// The store's root folder [default: $MNEME_ROOT, else the per-user data folder, e.g. ~/.local/share/mneme]
@@ -309,6 +310,10 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Serve the store to MCP clients on stdio (Claude Code: `claude mcp add mneme --
+    /// mneme mcp`): tools recall, search_sessions, list_sessions and show_session, and
+    /// the project's MEMORY.md as a resource
+    Mcp(mcp_cli::McpArgs),
 }
 
 #[derive(Args)]
@@ -724,6 +729,7 @@ fn run(cli: Cli) -> CliResult {
             Err("`demo` writes a fresh store of its own and never an existing one: give its folder with `mneme demo --dir DIR`".into())
         }
         Command::Demo { dir } => demo(dir, cli.store.engine),
+        Command::Mcp(args) => mcp_cli::run(&cli.store, args),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Crab(args) => crab_cli::run(|| open(&cli.store), args, now_ms()),

@@ -23,6 +23,8 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 const PYTHON: &str = "target/python/bin/python";
 /// wasmtime-py, pinned: the Python package relies on its value mapping (host-python/mneme).
 const WASMTIME_PY: &str = "50.0.1";
+/// The official MCP client (PyPI `mcp`), which the tests drive `mneme mcp` with.
+const MCP_PY: &str = "2.3.0";
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -194,7 +196,7 @@ fn setup_web() -> Result<(), String> {
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
 /// transpile the component, koffi for flock, TypeScript to check the declarations); the edge's (miniflare, workerd); a Python virtual environment in
-/// target/python with wasmtime-py; PostgreSQL's server binaries for the throwaway
+/// target/python with wasmtime-py and the official MCP client; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
     let wasmtime_py = || Command::new(PYTHON).args(["-c", "import wasmtime"]).output().is_ok_and(|o| o.status.success());
@@ -206,6 +208,11 @@ fn setup_hosts() -> Result<(), String> {
             run("python3", &["-m", "venv", "target/python"])?;
         }
         run("target/python/bin/pip", &["install", "-q", &format!("wasmtime=={WASMTIME_PY}")])?;
+    }
+    // The official MCP client, which drives `mneme mcp` in the tests (clients/mcp_server.py).
+    let mcp_client = || Command::new(PYTHON).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
+    if !mcp_client() {
+        run("target/python/bin/pip", &["install", "-q", &format!("mcp=={MCP_PY}")])?;
     }
     if !std::path::Path::new(WASMTIME_CLI).exists() {
         install_wasmtime_cli()?;
@@ -420,6 +427,8 @@ fn test() -> Result<(), String> {
     // The real Claude Code and pi resume sessions the `mneme` binary (built by the
     // release tests above) wrote and compacted.
     run("node", &["clients/run.mjs"])?;
+    // The official MCP client lists and calls every tool of `mneme mcp`.
+    run(PYTHON, &["clients/mcp_server.py"])?;
     // The browser runs the same vectors and compares with the native outcomes the
     // Rust tests just wrote.
     build_web()?;

@@ -1,0 +1,170 @@
+"""`mneme mcp` driven by the official MCP client (PyPI `mcp`, pinned by `cargo xtask
+setup`) over stdio: the tools and the resource a client lists, each tool called on a
+store the `mneme` CLI wrote, and each refusal. Run by `cargo xtask test` after the Rust
+tests have built target/release/mneme."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+HERE = Path(__file__).resolve().parent
+MNEME = os.environ.get("MNEME", str(HERE.parent / "target/release/mneme"))
+PROJECT = "-work-app"
+failures = 0
+
+
+def mneme(root, *args):
+    subprocess.run([MNEME, "--root", root, *args], check=True, capture_output=True, text=True)
+
+
+def seed(root):
+    """Two sessions and three memories, written by the CLI as a user would."""
+    mneme(root, "append", "s-db", "--cwd", "/work/app", "--role", "user", "--text", "Which database should the billing service use?")
+    mneme(root, "append", "s-db", "--cwd", "/work/app", "--role", "assistant", "--text", "PostgreSQL: the ledger needs transactions.")
+    mneme(root, "append", "s-ui", "--cwd", "/work/other", "--role", "user", "--text", "Make the buttons blue.")
+    for name, kind, description, body in [
+        ("db choice", "project", "Billing runs on PostgreSQL", "We chose PostgreSQL for the billing ledger."),
+        ("editor", "user", "The user edits in Helix", "Prefers Helix with its default keys."),
+        ("deploys", "reference", "Deploys go through the release train", "Every Thursday."),
+    ]:
+        mneme(root, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
+
+
+def test(name):
+    def wrap(body):
+        async def run(root):
+            global failures
+            start = time.monotonic()
+            try:
+                params = StdioServerParameters(command=MNEME, args=["--root", root, "mcp", "--project", PROJECT])
+                async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                    await client.initialize()
+                    await body(client)
+                print(f"ok   {name} ({round((time.monotonic() - start) * 1000)} ms)", flush=True)
+            except Exception as error:  # a failed check, or the server gone
+                failures += 1
+                print(f"FAIL {name}", flush=True)
+                for cause in leaves(error):
+                    print(f"     {type(cause).__name__}: {cause}", flush=True)
+
+        run.__name__ = name
+        return run
+
+    return wrap
+
+
+def leaves(error):
+    """The errors an exception group (the client's task group) holds, or the error."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]
+
+
+def answer(result):
+    """A tool's JSON answer; a refusal (isError) is an assertion failure here."""
+    assert not result.is_error, f"the tool refused: {result.content[0].text}"
+    return json.loads(result.content[0].text)
+
+
+def refusal(result):
+    assert result.is_error, f"expected a refusal, got {result.content[0].text[:200]}"
+    return result.content[0].text
+
+
+@test("the server lists its four tools, each with a description and a schema of its arguments, and MEMORY.md")
+async def lists(client):
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == ["list_sessions", "recall", "search_sessions", "show_session"], sorted(tools)
+    for tool in tools.values():
+        assert len(tool.description) > 40, tool
+        assert tool.input_schema["type"] == "object", tool.input_schema
+    assert tools["recall"].input_schema["required"] == ["query"], tools["recall"].input_schema
+    assert tools["show_session"].input_schema["required"] == ["id"]
+    resources = (await client.list_resources()).resources
+    assert [str(r.uri) for r in resources] == ["mneme://memory/MEMORY.md"], resources
+
+
+@test("recall finds the project's memory by its words and says why")
+async def recall(client):
+    hits = answer(await client.call_tool("recall", {"query": "which database for billing", "limit": 2}))
+    assert hits and hits[0]["file"] == "db_choice", hits
+    assert hits[0]["matched"] and hits[0]["current"], hits[0]
+    assert len(hits) <= 2, hits
+
+
+@test("search_sessions finds a message across sessions, each hit with its session and project")
+async def search(client):
+    hits = answer(await client.call_tool("search_sessions", {"query": "ledger transactions"}))
+    assert hits[0]["id"] == "s-db" and hits[0]["project"] == "-work-app", hits[0]
+    assert "PostgreSQL" in hits[0]["text"], hits[0]
+    other = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-other"}))
+    assert other and all(hit["id"] == "s-ui" for hit in other), other
+    elsewhere = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-app"}))
+    assert all(hit["id"] == "s-db" for hit in elsewhere), elsewhere
+
+
+@test("list_sessions lists every session, or one project's")
+async def listing(client):
+    sessions = answer(await client.call_tool("list_sessions", {}))
+    assert sorted(s["id"] for s in sessions) == ["s-db", "s-ui"], sessions
+    one = answer(await client.call_tool("list_sessions", {"project": "-work-other", "limit": 5}))
+    assert [s["id"] for s in one] == ["s-ui"], one
+
+
+@test("show_session gives the conversation a model would resume")
+async def show(client):
+    context = answer(await client.call_tool("show_session", {"id": "s-db"}))
+    assert [(m["role"], m["text"]) for m in context["messages"]] == [
+        ("user", "Which database should the billing service use?"),
+        ("assistant", "PostgreSQL: the ledger needs transactions."),
+    ], context["messages"]
+
+
+@test("MEMORY.md reads as the index a session loads")
+async def memory_md(client):
+    read = await client.read_resource("mneme://memory/MEMORY.md")
+    text = read.contents[0].text
+    assert "db_choice.md" in text and "Billing runs on PostgreSQL" in text, text
+
+
+@test("refusals: an unknown session, missing arguments and an unknown resource, each in words a model can act on")
+async def refusals(client):
+    assert "nope" in refusal(await client.call_tool("show_session", {"id": "nope"}))
+    missing = await client.call_tool("recall", {})
+    assert missing.is_error and "query" in missing.content[0].text, missing
+    try:
+        await client.read_resource("mneme://memory/other.md")
+        raise AssertionError("an unknown resource was read")
+    except Exception as error:
+        assert "mneme://memory/MEMORY.md" in str(error), error
+
+
+async def main():
+    if not Path(MNEME).exists():
+        sys.exit(f"error: no mneme at {MNEME} (cargo xtask test builds it)")
+    with tempfile.TemporaryDirectory() as root:
+        seed(root)
+        for case in [lists, recall, search, listing, show, memory_md, refusals]:
+            await case(root)
+    # A store that cannot be opened is said before the server starts, not as a broken pipe.
+    refused = subprocess.run([MNEME, "--claude-home", "/nonexistent", "mcp"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    global failures
+    if refused.returncode == 0 or "/nonexistent" not in refused.stderr:
+        failures += 1
+        print(f"FAIL a store that cannot be opened is refused before serving\n     {refused.returncode} {refused.stderr!r}")
+    else:
+        print("ok   a store that cannot be opened is refused before serving")
+    if failures:
+        sys.exit(f"{failures} MCP test(s) failed")
+    print("every MCP test passed")
+
+
+asyncio.run(main())

@@ -1,0 +1,248 @@
+//! `mneme mcp`: a store's memory and sessions as the tools of a Model Context Protocol
+//! server on stdio, built on the official Rust SDK (rmcp), so any MCP client (Claude
+//! Code, Claude Desktop, Cursor, an agent framework) can recall memories and search and
+//! read past sessions.
+//!
+//! The engine is the CLI's (`--engine`, `--root`, `--claude-home`, `--store`), opened
+//! once on a thread of its own: the engine is not `Send`, and one thread running the
+//! requests in turn is what the store's locks expect of one process anyway.
+
+use std::sync::mpsc;
+
+use mneme_host::core::memory::store::Scope;
+use mneme_host::core::{Window, keys};
+use mneme_host::{Engine, Error};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+use crate::{CliResult, StoreArgs};
+
+/// The memory file index a client can read as a resource.
+const MEMORY_MD: &str = "mneme://memory/MEMORY.md";
+
+/// Which memories the tools recall (the sessions are the whole store's).
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// The project whose memories `recall` searches (its folder name under projects/,
+    /// as Claude Code derives it) [default: the current directory's project]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true, conflicts_with = "global")]
+    project: Option<String>,
+    /// Recall the global memories (memory/) instead of a project's
+    #[arg(long)]
+    global: bool,
+}
+
+type Job = Box<dyn FnOnce(&mut dyn Engine<Error>) + Send>;
+
+pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
+    let scope = if args.global {
+        Scope::Global
+    } else {
+        let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+        Scope::Project(args.project.unwrap_or_else(|| keys::project_dir_name(&cwd.to_string_lossy())))
+    };
+    let (jobs, engine) = engine_thread(store)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server's runtime: {e}"))?;
+    let served = runtime.block_on(async {
+        let server = Server { jobs, scope };
+        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| format!("the MCP client did not start a session: {e}"))?;
+        service.waiting().await.map_err(|e| format!("the MCP session failed: {e}"))?;
+        Ok(())
+    });
+    // The server and its sender are gone: the engine's thread finishes the job it is
+    // on and closes the store.
+    engine.join().map_err(|_| "the store's thread failed".to_owned())?;
+    served
+}
+
+/// Opens the store on a thread that then runs each job it is sent, in turn, until the
+/// server is gone; an error opening it is returned here, before the server starts.
+fn engine_thread(store: &StoreArgs) -> Result<(mpsc::Sender<Job>, std::thread::JoinHandle<()>), String> {
+    let (jobs, queue) = mpsc::channel::<Job>();
+    let (opened, open_result) = mpsc::channel();
+    let store = store.clone();
+    let thread = std::thread::spawn(move || {
+        let mut engine = match crate::open(&store) {
+            Ok(engine) => {
+                let _ = opened.send(Ok(()));
+                engine
+            }
+            Err(error) => {
+                let _ = opened.send(Err(error));
+                return;
+            }
+        };
+        for job in queue {
+            job(engine.as_mut());
+        }
+    });
+    open_result.recv().map_err(|_| "the store's thread ended before it opened the store".to_owned())??;
+    Ok((jobs, thread))
+}
+
+#[derive(Clone)]
+struct Server {
+    jobs: mpsc::Sender<Job>,
+    scope: Scope,
+}
+
+impl Server {
+    /// Runs `work` on the engine's thread. An engine error is the tool's answer (a
+    /// result marked as an error, in words the model can act on), not a protocol error.
+    async fn call<T: serde::Serialize + Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Engine<Error>) -> Result<T, Error> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |engine| {
+            let _ = answer.send(work(engine));
+        });
+        self.jobs.send(job).map_err(|_| ErrorData::internal_error("the store is closed", None))?;
+        let result = answered.await.map_err(|_| ErrorData::internal_error("the store's thread stopped", None))?;
+        Ok(match result {
+            Ok(value) => {
+                let text = serde_json::to_string_pretty(&value).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        })
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct RecallArgs {
+    /// What to look for, in words (matched by stem; stopwords are ignored).
+    query: String,
+    /// How many memories to return, best first (default 10).
+    limit: Option<u32>,
+    /// Include superseded and archived memories (default false).
+    include_superseded: Option<bool>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SearchArgs {
+    /// What to look for in past messages.
+    query: String,
+    /// How many messages to return, best first (default 10).
+    limit: Option<u32>,
+    /// Only sessions of this project (its folder name under projects/).
+    project: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct ListArgs {
+    /// Only sessions of this project (its folder name under projects/).
+    project: Option<String>,
+    /// How many sessions to return, most recently updated first (default 20).
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct ShowArgs {
+    /// The session's id, as `list_sessions` and `search_sessions` give it.
+    id: String,
+}
+
+fn count(limit: Option<u32>, default: usize) -> usize {
+    limit.map_or(default, |n| n.max(1) as usize)
+}
+
+#[tool_router]
+impl Server {
+    #[tool(description = "Recall long-term memories for a query: the best matching memory files of this project, each with its \
+                          file, description, type, score, whether it is current, and whether it matched the query's words \
+                          (else it was found through a memory it is linked or close to).")]
+    async fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> Result<CallToolResult, ErrorData> {
+        let scope = self.scope.clone();
+        self.call(move |engine| {
+            let recalled = engine.memory_recall(
+                &scope,
+                &args.query,
+                count(args.limit, 10),
+                args.include_superseded.unwrap_or(false),
+                Window::default(),
+                None,
+            )?;
+            Ok(recalled.hits)
+        })
+        .await
+    }
+
+    #[tool(description = "Search the messages of past sessions: each hit with its session id and project, the message's \
+                          role, time and text, and whether the message itself matched (else it was found through its \
+                          conversation). Read a whole session with show_session.")]
+    async fn search_sessions(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call(move |engine| engine.search(&args.query, count(args.limit, 10), args.project.as_deref(), Window::default())).await
+    }
+
+    #[tool(description = "List sessions, most recently updated first: id, project, title, message count, first and last time.")]
+    async fn list_sessions(&self, Parameters(args): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call(move |engine| {
+            let mut sessions = engine.list()?.sessions;
+            sessions.retain(|s| args.project.as_ref().is_none_or(|project| &s.project == project));
+            sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.id.cmp(&b.id)));
+            sessions.truncate(count(args.limit, 20));
+            Ok(sessions)
+        })
+        .await
+    }
+
+    #[tool(description = "Show a session as a model would resume it: its messages from its last compaction on (role and \
+                          text; tool calls and results as markers naming the tool).")]
+    async fn show_session(&self, Parameters(args): Parameters<ShowArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call(move |engine| engine.context(&args.id)).await
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("mneme", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Mneme keeps this user's agent sessions and long-term memories. Use recall for what is remembered about \
+                 a topic, search_sessions and show_session for what was said in past sessions.",
+            )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let index = Resource::new(MEMORY_MD, "MEMORY.md")
+            .with_description("The memory index a session loads: one line per current memory")
+            .with_mime_type("text/markdown");
+        Ok(ListResourcesResult { resources: vec![index], ..Default::default() })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != MEMORY_MD {
+            return Err(ErrorData::resource_not_found(format!("no resource `{}`: the one resource is {MEMORY_MD}", request.uri), None));
+        }
+        let scope = self.scope.clone();
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |engine| {
+            let _ = answer.send(engine.memory_load(&scope, Default::default()));
+        });
+        self.jobs.send(job).map_err(|_| ErrorData::internal_error("the store is closed", None))?;
+        let loaded = answered
+            .await
+            .map_err(|_| ErrorData::internal_error("the store's thread stopped", None))?
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, MEMORY_MD)]).into())
+    }
+}
