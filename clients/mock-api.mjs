@@ -1,5 +1,7 @@
 // A mock Anthropic Messages API on 127.0.0.1: every request gets one reply (streamed
-// when asked), and every request body is kept so tests can see what a client sent.
+// when asked), and every request body is kept so tests can see what a client sent. A
+// test may set `api.script` to a function of the request that returns the reply's
+// content blocks (text and tool_use) and stop reason, or null for the usual reply.
 import { createServer } from "node:http";
 
 export const REPLY = "mock reply";
@@ -8,6 +10,7 @@ const LONE_SURROGATE = /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[8
 
 export async function startMockApi() {
   const requests = [];
+  const api = { requests, script: null };
   const server = createServer((req, res) => {
     let body = "";
     // Decoded as a stream: a character split between two chunks stays whole.
@@ -30,22 +33,30 @@ export async function startMockApi() {
       }
       const id = `msg_mock_${requests.length}`;
       const usage = { input_tokens: 10, output_tokens: 2 };
+      const { content, stop_reason } = api.script?.(request) ?? { content: [{ type: "text", text: REPLY }], stop_reason: "end_turn" };
       if (!request.stream) {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ id, type: "message", role: "assistant", model: request.model, content: [{ type: "text", text: REPLY }], stop_reason: "end_turn", stop_sequence: null, usage }));
+        res.end(JSON.stringify({ id, type: "message", role: "assistant", model: request.model, content, stop_reason, stop_sequence: null, usage }));
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
       const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
       send("message_start", { message: { id, type: "message", role: "assistant", model: request.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
-      send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
-      send("content_block_delta", { index: 0, delta: { type: "text_delta", text: REPLY } });
-      send("content_block_stop", { index: 0 });
-      send("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } });
+      content.forEach((block, index) => {
+        if (block.type === "tool_use") {
+          send("content_block_start", { index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } });
+          send("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) } });
+        } else {
+          send("content_block_start", { index, content_block: { type: "text", text: "" } });
+          send("content_block_delta", { index, delta: { type: "text_delta", text: block.text } });
+        }
+        send("content_block_stop", { index });
+      });
+      send("message_delta", { delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: 2 } });
       send("message_stop", {});
       res.end();
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => server.close() };
+  return Object.assign(api, { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() });
 }

@@ -234,13 +234,13 @@ const api = await startMockApi();
  * and returns the request that carried the prompt. `model` is CLIENT_DEFAULT only
  * where a test means Claude Code's default, whatever it is that day.
  */
-function claudeCode(name) {
+function claudeCode(name, extraEnv = {}) {
   const home = join(scratch, `${name}-home`);
   const work = join(scratch, `${name}-work`);
   mkdirSync(work, { recursive: true });
   const env = {
     ...clientEnv(home), ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "dummy", DISABLE_TELEMETRY: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", ...extraEnv,
   };
   const resume = async (id, prompt, model) => {
     if (model !== CLIENT_DEFAULT && typeof model !== "string") throw new Error("resume needs the model to resume with (or CLIENT_DEFAULT)");
@@ -283,6 +283,44 @@ async function piSession(name) {
   return { root, file, id: file.replace(/\.jsonl$/, ""), resume };
 }
 try {
+  // Claude Code loads `mneme mcp` from an --mcp-config file; the mock model calls its
+  // tools as a model would (recall, then search the sessions), and Claude Code must
+  // send the model Mneme's answers in its next requests.
+  await test("Claude Code calls mneme mcp's tools: the memory recalled and the session found reach the model in Claude Code's next requests", async () => {
+    // Tool search (on by default) sends MCP tools only after the model asks for them.
+    const { run } = claudeCode("claude-mcp", { ENABLE_TOOL_SEARCH: "false" });
+    const store = join(scratch, "mcp-store");
+    mneme("--root", store, "memory", "--project", "-p", "add", "--name", "db choice", "--type", "project", "--description", "Billing runs on PostgreSQL", "--body", "We chose PostgreSQL for the billing ledger.");
+    mneme("--root", store, "append", "s-old", "--role", "user", "--cwd", "/old", "--text", "the ledger needs transactions");
+    const config = join(scratch, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { mneme: { command: MNEME, args: ["--root", store, "mcp", "--project", "-p"], env: MNEME_ENV } } }));
+    const calls = [
+      { type: "tool_use", id: "toolu_mcp_recall", name: "mcp__mneme__recall", input: { query: "which database for billing" } },
+      { type: "tool_use", id: "toolu_mcp_search", name: "mcp__mneme__search_sessions", input: { query: "ledger transactions" } },
+    ];
+    const resultOf = (request, id) => request.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result" && b.tool_use_id === id);
+    // Mneme's answer is the result's first block (Claude Code may add reminders after it).
+    const text = (result) => (typeof result.content === "string" ? result.content : result.content[0].text);
+    api.script = (request) => {
+      if (!request.tools?.some((tool) => tool.name === "mcp__mneme__recall")) return null;
+      const next = calls.find((call) => !resultOf(request, call.id));
+      return next ? { content: [next], stop_reason: "tool_use" } : null;
+    };
+    try {
+      api.requests.length = 0;
+      const out = await run("-p", "what database do we use?", "--mcp-config", config, "--strict-mcp-config", "--model", MODEL, "--allowedTools", "mcp__mneme__recall,mcp__mneme__search_sessions");
+      assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code finished with the mock's answer");
+      const last = api.requests.findLast((r) => resultOf(r, "toolu_mcp_search"));
+      if (!last) throw new Error(`Claude Code sent no request with both tools' results (${api.requests.length} requests; tools: ${JSON.stringify(api.requests.map((r) => r.tools?.map((t) => t.name)))})`);
+      const recalled = JSON.parse(text(resultOf(last, "toolu_mcp_recall")));
+      assertEqual([recalled[0].file, recalled[0].description], ["db_choice", "Billing runs on PostgreSQL"], "the model got the memory Mneme recalled");
+      const found = JSON.parse(text(resultOf(last, "toolu_mcp_search")));
+      assertEqual([found[0].id, found[0].text], ["s-old", "the ledger needs transactions"], "the model got the message Mneme found");
+    } finally {
+      api.script = null;
+    }
+  });
+
   await test("Claude Code resumes a session Mneme wrote and compacted with exactly Mneme's context", async () => {
     const { root, work, resume } = claudeCode("claude");
     // Claude Code resumes only sessions whose id is a UUID.
