@@ -46,8 +46,8 @@ def test(name):
             try:
                 params = StdioServerParameters(command=MNEME, args=["--root", root, "mcp", "--project", PROJECT])
                 async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-                    await client.initialize()
-                    await body(client)
+                    await asyncio.wait_for(client.initialize(), 60)
+                    await asyncio.wait_for(body(client), 60)
                 print(f"ok   {name} ({round((time.monotonic() - start) * 1000)} ms)", flush=True)
             except Exception as error:  # a failed check, or the server gone
                 failures += 1
@@ -97,6 +97,7 @@ async def recall(client):
     hits = answer(await client.call_tool("recall", {"query": "which database for billing", "limit": 2}))
     assert hits and hits[0]["file"] == "db_choice", hits
     assert hits[0]["matched"] and hits[0]["current"], hits[0]
+    assert hits[0]["body"].strip() == "We chose PostgreSQL for the billing ledger.", hits[0]
     assert len(hits) <= 2, hits
 
 
@@ -108,7 +109,7 @@ async def search(client):
     other = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-other"}))
     assert other and all(hit["id"] == "s-ui" for hit in other), other
     elsewhere = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-app"}))
-    assert all(hit["id"] == "s-db" for hit in elsewhere), elsewhere
+    assert not any(hit["id"] == "s-ui" for hit in elsewhere), elsewhere
 
 
 @test("list_sessions lists every session, or one project's")
@@ -119,13 +120,16 @@ async def listing(client):
     assert [s["id"] for s in one] == ["s-ui"], one
 
 
-@test("show_session gives the conversation a model would resume")
+@test("show_session gives the conversation a model would resume, its last messages when asked")
 async def show(client):
-    context = answer(await client.call_tool("show_session", {"id": "s-db"}))
-    assert [(m["role"], m["text"]) for m in context["messages"]] == [
+    shown = answer(await client.call_tool("show_session", {"id": "s-db"}))
+    assert [(m["role"], m["text"]) for m in shown["messages"]] == [
         ("user", "Which database should the billing service use?"),
         ("assistant", "PostgreSQL: the ledger needs transactions."),
-    ], context["messages"]
+    ], shown["messages"]
+    assert (shown["earlier_messages"], shown["compacted"]) == (0, False), shown
+    last = answer(await client.call_tool("show_session", {"id": "s-db", "limit": 1}))
+    assert [m["role"] for m in last["messages"]] == ["assistant"] and last["earlier_messages"] == 1, last
 
 
 @test("MEMORY.md reads as the index a session loads")
@@ -154,14 +158,37 @@ async def main():
         seed(root)
         for case in [lists, recall, search, listing, show, memory_md, refusals]:
             await case(root)
+    # A client that closes the server's input ends it: the server does not wait for the
+    # client to kill it.
+    with tempfile.TemporaryDirectory() as root:
+        seed(root)
+        server = subprocess.Popen([MNEME, "--root", root, "mcp", "--project", PROJECT], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        server.stdin.write((json.dumps(hello) + "\n").encode())
+        server.stdin.flush()
+        server.stdout.readline()
+        server.stdin.close()
+        global failures
+        try:
+            code = server.wait(timeout=20)
+            print(f"ok   the server ends when its client closes its input (exit {code})")
+        except subprocess.TimeoutExpired:
+            server.kill()
+            failures += 1
+            print("FAIL the server ends when its client closes its input\n     still running 20 s later")
     # A store that cannot be opened is said before the server starts, not as a broken pipe.
     refused = subprocess.run([MNEME, "--claude-home", "/nonexistent", "mcp"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    global failures
     if refused.returncode == 0 or "/nonexistent" not in refused.stderr:
         failures += 1
         print(f"FAIL a store that cannot be opened is refused before serving\n     {refused.returncode} {refused.stderr!r}")
     else:
         print("ok   a store that cannot be opened is refused before serving")
+    bad = subprocess.run([MNEME, "--root", "/tmp", "mcp", "--project", "../x"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if bad.returncode == 0 or "--project" not in bad.stderr:
+        failures += 1
+        print(f"FAIL a project name no store can hold is refused before serving\n     {bad.returncode} {bad.stderr!r}")
+    else:
+        print("ok   a project name no store can hold is refused before serving")
     if failures:
         sys.exit(f"{failures} MCP test(s) failed")
     print("every MCP test passed")

@@ -310,10 +310,13 @@ try {
       api.requests.length = 0;
       const out = await run("-p", "what database do we use?", "--mcp-config", config, "--strict-mcp-config", "--model", MODEL, "--allowedTools", "mcp__mneme__recall,mcp__mneme__search_sessions");
       assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code finished with the mock's answer");
-      const last = api.requests.findLast((r) => resultOf(r, "toolu_mcp_search"));
-      if (!last) throw new Error(`Claude Code sent no request with both tools' results (${api.requests.length} requests; tools: ${JSON.stringify(api.requests.map((r) => r.tools?.map((t) => t.name)))})`);
+      const last = api.requests.findLast((r) => resultOf(r, "toolu_mcp_recall") && resultOf(r, "toolu_mcp_search"));
+      if (!last) {
+        const offered = api.requests.map((r) => r.tools?.map((t) => t.name).filter((name) => name.startsWith("mcp__")));
+        throw new Error(`Claude Code sent no request with both tools' results (${api.requests.length} requests; MCP tools offered in each: ${JSON.stringify(offered)})`);
+      }
       const recalled = JSON.parse(text(resultOf(last, "toolu_mcp_recall")));
-      assertEqual([recalled[0].file, recalled[0].description], ["db_choice", "Billing runs on PostgreSQL"], "the model got the memory Mneme recalled");
+      assertEqual([recalled[0].file, recalled[0].body.trim()], ["db_choice", "We chose PostgreSQL for the billing ledger."], "the model got the memory Mneme recalled");
       const found = JSON.parse(text(resultOf(last, "toolu_mcp_search")));
       assertEqual([found[0].id, found[0].text], ["s-old", "the ledger needs transactions"], "the model got the message Mneme found");
     } finally {

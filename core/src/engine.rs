@@ -9,6 +9,7 @@ use crate::compaction::{Mode, Plan, Run, Settings, Step};
 use crate::crab::CrabSession;
 use crate::error::Error;
 use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::index::RebuildReport;
 use crate::index::openclaw::KeysImported;
 use crate::index::sessionkey::KeyParts;
 use crate::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
@@ -23,7 +24,7 @@ use crate::message::{Injection, Provider, Turn};
 use crate::recall::Window;
 use crate::recall::embed::EmbeddingsInfo;
 use crate::retention::{ArchivedSession, GcReport, Retention};
-use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, Subagent, Transcript};
+use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
@@ -43,8 +44,9 @@ impl EngineError for Error {
     }
 }
 
-/// Every engine operation, called synchronously. Each does what the [`Store`]
-/// method of the same name (or the core function it names) does.
+/// Every engine operation, called synchronously. Each does what the method of the same
+/// name on the store's view of its WIT interface does (`store.sessions().append`,
+/// `store.memory().memory_recall`, …), or the core function it names.
 pub trait Engine<E: EngineError = Error> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E>;
     fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, E>;

@@ -53,13 +53,13 @@ pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trig
 pub use engine::{Engine, EngineError, compact_offline, compact_with};
 pub use error::Error;
 pub use format::Format;
-pub use index::crab;
+pub use index::{RebuildReport, crab};
 pub use message::{AgentRef, Injection, Place, Provider, Role, Speaker, Turn, Usage};
 pub use recall::Window;
 pub use sessions::retention;
 pub use sessions::{
-    Applied, CompactionIds, Listing, NewEntry, RebuildReport, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
-    check_bytes, load_report,
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript, check_bytes,
+    load_report,
 };
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::Store;

@@ -1457,22 +1457,15 @@ fn print_entry(entry: &Entry, indent: &str) {
     let side = if entry.is_sidechain { " (sidechain)" } else { "" };
     let place = if entry.part > 1 { format!("{}:{}", entry.part, entry.line) } else { entry.line.to_string() };
     println!("{indent}[{place}] {} {who}{side} {}", entry.timestamp.as_deref().unwrap_or("-"), entry.uuid.as_deref().unwrap_or(""));
-    for line in entry.text.lines() {
+    // A message of blocks shows as a context shows it: the tools its calls and results
+    // name with them (`[tool_use Bash toolu_1]`), thinking left out.
+    let content = serde_json::from_str::<serde_json::Value>(&entry.raw).ok().map(|raw| raw["message"]["content"].clone());
+    let text = match content {
+        Some(blocks @ serde_json::Value::Array(_)) if entry.role.is_some() => mneme_host::core::message::shown_text(&blocks),
+        _ => entry.text.clone(),
+    };
+    for line in text.lines() {
         println!("{indent}    {}", shown(line));
-    }
-    // A reply of calls or thinking alone, a message of results: what it holds, as the
-    // JSON output would show it.
-    if entry.text.is_empty() && entry.role.is_some() {
-        let message = serde_json::from_str::<serde_json::Value>(&entry.raw).ok().map(|raw| raw["message"]["content"].clone());
-        let kinds: Vec<String> = message
-            .iter()
-            .filter_map(serde_json::Value::as_array)
-            .flatten()
-            .map(|block| mneme_core::message::marker(block["type"].as_str()))
-            .collect();
-        if !kinds.is_empty() {
-            println!("{indent}    {}", shown(&kinds.join(" ")));
-        }
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::mpsc;
 
-use mneme_host::core::memory::store::Scope;
+use mneme_host::core::memory::store::{RecallHit, Scope};
 use mneme_host::core::{Window, keys};
 use mneme_host::{Engine, Error};
 use rmcp::handler::server::wrapper::Parameters;
@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{CliResult, StoreArgs};
 
@@ -45,7 +45,9 @@ pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
         Scope::Global
     } else {
         let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-        Scope::Project(args.project.unwrap_or_else(|| keys::project_dir_name(&cwd.to_string_lossy())))
+        let project = args.project.unwrap_or_else(|| keys::project_dir_name(&cwd.to_string_lossy()));
+        keys::validate_project(&project).map_err(|e| format!("--project: {e}"))?;
+        Scope::Project(project)
     };
     let (jobs, engine) = engine_thread(store)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -58,8 +60,10 @@ pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
         service.waiting().await.map_err(|e| format!("the MCP session failed: {e}"))?;
         Ok(())
     });
-    // The server and its sender are gone: the engine's thread finishes the job it is
-    // on and closes the store.
+    // Requests still running when the client left hold the server, and with it the
+    // engine's queue: the runtime goes first, so the engine's thread finishes the job
+    // it is on, sees the queue closed and closes the store.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     engine.join().map_err(|_| "the store's thread failed".to_owned())?;
     served
 }
@@ -96,21 +100,25 @@ struct Server {
 }
 
 impl Server {
-    /// Runs `work` on the engine's thread. An engine error is the tool's answer (a
-    /// result marked as an error, in words the model can act on), not a protocol error.
-    async fn call<T: serde::Serialize + Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut dyn Engine<Error>) -> Result<T, Error> + Send + 'static,
-    ) -> Result<CallToolResult, ErrorData> {
+    /// Runs `work` on the engine's thread and gives back what it returned.
+    async fn on_engine<T: Send + 'static>(&self, work: impl FnOnce(&mut dyn Engine<Error>) -> T + Send + 'static) -> Result<T, ErrorData> {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |engine| {
             let _ = answer.send(work(engine));
         });
         self.jobs.send(job).map_err(|_| ErrorData::internal_error("the store is closed", None))?;
-        let result = answered.await.map_err(|_| ErrorData::internal_error("the store's thread stopped", None))?;
-        Ok(match result {
+        answered.await.map_err(|_| ErrorData::internal_error("the store's thread stopped", None))
+    }
+
+    /// A tool's answer: `work`'s value as JSON, or its engine error as a result marked
+    /// as an error, in words the model can act on (not a protocol error).
+    async fn call<T: serde::Serialize + Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Engine<Error>) -> Result<T, Error> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.on_engine(work).await? {
             Ok(value) => {
-                let text = serde_json::to_string_pretty(&value).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let text = serde_json::to_string(&value).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 CallToolResult::success(vec![ContentBlock::text(text)])
             }
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
@@ -150,6 +158,34 @@ struct ListArgs {
 struct ShowArgs {
     /// The session's id, as `list_sessions` and `search_sessions` give it.
     id: String,
+    /// How many of its last messages to return (default 50).
+    limit: Option<u32>,
+}
+
+/// A memory recall found, with what it says.
+#[derive(Serialize)]
+struct Recalled {
+    #[serde(flatten)]
+    hit: RecallHit,
+    body: String,
+}
+
+/// A message of a session as the model reads it.
+#[derive(Serialize)]
+struct Said {
+    uuid: String,
+    role: String,
+    text: String,
+    is_compact_summary: bool,
+}
+
+/// The last messages of a session, and how many came before them.
+#[derive(Serialize)]
+struct Shown {
+    id: String,
+    compacted: bool,
+    earlier_messages: usize,
+    messages: Vec<Said>,
 }
 
 fn count(limit: Option<u32>, default: usize) -> usize {
@@ -158,8 +194,8 @@ fn count(limit: Option<u32>, default: usize) -> usize {
 
 #[tool_router]
 impl Server {
-    #[tool(description = "Recall long-term memories for a query: the best matching memory files of this project, each with its \
-                          file, description, type, score, whether it is current, and whether it matched the query's words \
+    #[tool(description = "Recall long-term memories for a query: the best matching memories, each with its file, name, \
+                          description, type, body, score, whether it is current, and whether it matched the query's words \
                           (else it was found through a memory it is linked or close to).")]
     async fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> Result<CallToolResult, ErrorData> {
         let scope = self.scope.clone();
@@ -172,7 +208,11 @@ impl Server {
                 Window::default(),
                 None,
             )?;
-            Ok(recalled.hits)
+            recalled
+                .hits
+                .into_iter()
+                .map(|hit| Ok(Recalled { body: engine.memory_show(&scope, &hit.file)?.memory.body, hit }))
+                .collect::<Result<Vec<_>, Error>>()
         })
         .await
     }
@@ -189,17 +229,31 @@ impl Server {
         self.call(move |engine| {
             let mut sessions = engine.list()?.sessions;
             sessions.retain(|s| args.project.as_ref().is_none_or(|project| &s.project == project));
-            sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.id.cmp(&b.id)));
             sessions.truncate(count(args.limit, 20));
             Ok(sessions)
         })
         .await
     }
 
-    #[tool(description = "Show a session as a model would resume it: its messages from its last compaction on (role and \
-                          text; tool calls and results as markers naming the tool).")]
+    #[tool(description = "Show a session as a model would resume it: its last messages from its last compaction on, each \
+                          with its role and text (tool calls and results as markers naming the tool), and how many came \
+                          before them.")]
     async fn show_session(&self, Parameters(args): Parameters<ShowArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call(move |engine| engine.context(&args.id)).await
+        self.call(move |engine| {
+            let context = engine.context(&args.id)?;
+            let earlier_messages = context.messages.len().saturating_sub(count(args.limit, 50));
+            let messages = context.messages[earlier_messages..]
+                .iter()
+                .map(|m| Said {
+                    uuid: m.uuid.clone(),
+                    role: m.role.clone(),
+                    text: m.text.to_string(),
+                    is_compact_summary: m.is_compact_summary,
+                })
+                .collect();
+            Ok(Shown { id: args.id, compacted: context.compacted, earlier_messages, messages })
+        })
+        .await
     }
 }
 
@@ -234,15 +288,10 @@ impl ServerHandler for Server {
             return Err(ErrorData::resource_not_found(format!("no resource `{}`: the one resource is {MEMORY_MD}", request.uri), None));
         }
         let scope = self.scope.clone();
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move |engine| {
-            let _ = answer.send(engine.memory_load(&scope, Default::default()));
-        });
-        self.jobs.send(job).map_err(|_| ErrorData::internal_error("the store is closed", None))?;
-        let loaded = answered
-            .await
-            .map_err(|_| ErrorData::internal_error("the store's thread stopped", None))?
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let loaded = self.on_engine(move |engine| engine.memory_load(&scope, Default::default())).await?.map_err(|e| {
+            // A store that cannot be read is the server's failure, not the request's.
+            ErrorData::internal_error(e.to_string(), None)
+        })?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, MEMORY_MD)]).into())
     }
 }

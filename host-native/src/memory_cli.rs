@@ -67,7 +67,7 @@ enum MemoryCommand {
     /// Show a memory (by file name, without .md) and the chain of memories it
     /// superseded or that superseded it
     Show {
-        /// The memory's file, without .md (as `list` shows it)
+        /// The memory: its file (as `list` shows it, with or without .md) or its name
         file: String,
         #[arg(long)]
         json: bool,
@@ -362,6 +362,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             Ok(())
         }
         MemoryCommand::Show { file, json } => {
+            let file = memory_file(store, &scope, &file)?;
             let shown = store.memory_show(&scope, &file).map_err(fail)?;
             if json {
                 return print_json(&shown);
@@ -385,10 +386,12 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let body = body.map(|body| read_body(&body)).transpose()?;
             let topics = (!topics.is_empty()).then_some(topics);
             let change = Change { name, type_: type_.map(MemoryType::from), description, body, topics, confidence };
+            let file = memory_file(store, &scope, &file)?;
             let written = store.memory_update(&scope, &file, change, now_ms).map_err(fail)?;
             print_written("updated", &written, json)
         }
         MemoryCommand::Supersede { file, memory, json } => {
+            let file = memory_file(store, &scope, &file)?;
             let written = store.memory_supersede(&scope, &file, memory.into_new()?, now_ms).map_err(fail)?;
             if !json {
                 println!("{file} is superseded (kept, marked invalid_at and superseded_by)");
@@ -396,6 +399,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             print_written("added", &written, json)
         }
         MemoryCommand::Forget { file } => {
+            let file = memory_file(store, &scope, &file)?;
             let forgotten = store.memory_forget(&scope, &file, now_ms).map_err(fail)?;
             match forgotten.archived_ms.filter(|&at| at != now_ms) {
                 Some(at) => println!("{file} was archived already, at {}", time::format_millis(at)),
@@ -404,6 +408,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             Ok(())
         }
         MemoryCommand::Link { from, kind, to } => {
+            let (from, to) = (memory_file(store, &scope, &from)?, memory_file(store, &scope, &to)?);
             let kind = LinkKind::from(kind);
             store.memory_link(&scope, &from, kind, &to, now_ms).map_err(fail)?;
             println!("{from} {} {to}", kind.as_str());
@@ -545,6 +550,32 @@ fn print_json(value: &impl Serialize) -> CliResult {
 fn report_to_stderr(report: &Option<MemoryIndexReport>) {
     if let Some(report) = report {
         eprintln!("mneme: the recall index was brought up to date ({}): {} memories indexed again", report.reason, report.files.len());
+    }
+}
+
+/// The file of the memory `given` names: its file (`db_choice`, or `db_choice.md`), or
+/// its name as it was added (`"db choice"`, in any case). A name several memories share
+/// is refused with their files.
+fn memory_file(store: &mut dyn Engine<Error>, scope: &Scope, given: &str) -> Result<String, String> {
+    let file = given.strip_suffix(".md").unwrap_or(given);
+    match store.memory_show(scope, file) {
+        Ok(_) => return Ok(file.to_owned()),
+        Err(Error::Session(mneme_host::core::Error::MemoryNotFound { .. })) => {}
+        Err(error) => return Err(error.to_string()),
+    }
+    let every = Filter { all: true, ..Filter::default() };
+    let mut named: Vec<String> = store
+        .memory_list(scope, &every)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|memory| memory.name.to_lowercase() == given.to_lowercase())
+        .map(|memory| memory.file)
+        .collect();
+    named.sort();
+    match named.as_slice() {
+        [file] => Ok(file.clone()),
+        [] => Err(format!("no memory `{given}` in {}: give its file or its name as `mneme memory list` shows them", scope.label())),
+        files => Err(format!("{} memories are named `{given}`: give one of their files ({})", files.len(), files.join(", "))),
     }
 }
 

@@ -13,8 +13,8 @@ use crate::message::{BlockKind, Message};
 use crate::scan::{Line, LineType};
 pub(crate) use crate::support::ids::nth_uuid;
 
-pub(crate) use crate::format::{Format, Marker};
-pub(crate) use crate::message::Role;
+use crate::format::{Format, Marker};
+use crate::message::Role;
 
 pub(crate) mod claude;
 pub(crate) mod crab;

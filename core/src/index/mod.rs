@@ -37,6 +37,25 @@ pub struct Index<'s, S> {
     pub(crate) sessions: crate::sessions::Sessions<'s, S>,
 }
 
+/// What rebuilding the index did.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RebuildReport {
+    /// What reading the index found before (damaged lines, torn bytes, …).
+    pub before: IndexHealth,
+    /// Sessions read from their transcripts.
+    pub session_count: u32,
+    /// Sessions the index had no row for.
+    pub added: u32,
+    /// Rows that differed from what the transcript says.
+    pub changed: u32,
+    /// Rows of transcripts that are gone.
+    pub dropped: u32,
+    /// Keys kept as they were.
+    pub key_count: u32,
+    /// Files that could not be read as a session.
+    pub skipped: Vec<crate::SkippedKey>,
+}
+
 /// A key with what its current session's transcript says.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct KeyView {

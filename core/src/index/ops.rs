@@ -8,11 +8,10 @@ use alloc::vec::Vec;
 
 use super::Index;
 use super::route::{self, Inbound, Resolution, RoutePolicy};
-use super::{Field, IndexHealth, KeyEntry, KeyPatch, KeyView, merge_fields};
+use super::{Field, IndexHealth, KeyEntry, KeyPatch, KeyView, RebuildReport, merge_fields};
 use crate::catalog::Change;
 use crate::error::Error;
 use crate::keys;
-use crate::sessions::RebuildReport;
 use crate::storage::Storage;
 
 impl<S: Storage> Index<'_, S> {

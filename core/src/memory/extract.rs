@@ -65,7 +65,7 @@ impl<S: Storage> Memories<'_, S> {
     /// Records that an extraction from session `id` failed (an `extraction-failure`
     /// entry with the reason); the next plan counts it.
     pub async fn record_extraction_failure(&self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        self.sessions.record_marker(id, crate::dialect::Marker::ExtractionFailure, Some(reason), now_ms).await
+        self.sessions.record_marker(id, crate::format::Marker::ExtractionFailure, Some(reason), now_ms).await
     }
 
     /// The extraction request for session `id` into `scope`'s memory.

@@ -244,7 +244,7 @@ fn pi_stored_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, Strin
     } else {
         (role.to_string(), pi_blocks(&value["content"], signed))
     };
-    let text = blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default();
+    let text = shown_text(&blocks);
     let only_results = role == "user" && blocks.as_array().is_some_and(|b| b.iter().all(|b| b["type"] == "tool_result"));
     Some((role, blocks.to_string(), text, only_results))
 }
@@ -454,6 +454,14 @@ fn blocks_text(blocks: Vec<Block<'_>>) -> Cow<'_, str> {
 /// What a read block shows people (see [`shown`]).
 fn block_shown<'b>(block: &'b Block<'_>) -> Option<Shown<'b>> {
     shown(block.kind.get()?, block.text.get(), block.name.get(), block.id.get(), block.tool_use_id.get())
+}
+
+/// What a message's content blocks show people, a line each: the text, a marker naming
+/// each tool call and result (`[tool_use Bash toolu_1]`, `[tool_result toolu_1]`) and
+/// any other block by its type; thinking shows as nothing. A context's messages read
+/// so, and so does every command that shows a conversation.
+pub fn shown_text(blocks: &Value) -> String {
+    blocks.as_array().map(|b| b.iter().filter_map(value_text).collect::<Vec<_>>().join("\n")).unwrap_or_default()
 }
 
 fn value_text(block: &Value) -> Option<String> {

@@ -14,6 +14,8 @@ pub(crate) mod calls;
 pub(crate) mod canonical;
 pub(crate) mod input;
 
+pub use canonical::shown_text;
+
 /// Who speaks in a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

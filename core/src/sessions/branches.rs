@@ -7,8 +7,9 @@ use alloc::vec::Vec;
 
 use super::Sessions;
 use super::{Parts, with_loaded};
-use crate::dialect::{Fork, Format};
+use crate::dialect::Fork;
 use crate::error::Error;
+use crate::format::Format;
 use crate::keys;
 use crate::scan::Line;
 use crate::storage::{Storage, StorageError};

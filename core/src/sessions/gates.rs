@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 
 use super::{SessionInfo, with_loaded};
 use crate::compaction;
-use crate::dialect::Marker;
 use crate::error::Error;
+use crate::format::Marker;
 use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use crate::scan::{self, Content, Line};
 use crate::storage::{Storage, StorageError};

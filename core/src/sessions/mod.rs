@@ -13,8 +13,8 @@ use core::cell::RefCell;
 use crate::base::Base;
 use crate::catalog::Catalog;
 use crate::catalog::{Change, Counters, SessionRow};
-use crate::dialect::{Format, Marker};
 use crate::error::Error;
+use crate::format::{Format, Marker};
 use crate::keys::{self, PartName};
 use crate::message::{Injection, Provider};
 use crate::scan::{self, PartScan};
@@ -87,25 +87,6 @@ impl<'s, S> Sessions<'s, S> {
 pub struct SkippedKey {
     pub key: String,
     pub reason: String,
-}
-
-/// What rebuilding the index did.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct RebuildReport {
-    /// What reading the index found before (damaged lines, torn bytes, …).
-    pub before: crate::catalog::IndexHealth,
-    /// Sessions read from their transcripts.
-    pub session_count: u32,
-    /// Sessions the index had no row for.
-    pub added: u32,
-    /// Rows that differed from what the transcript says.
-    pub changed: u32,
-    /// Rows of transcripts that are gone.
-    pub dropped: u32,
-    /// Keys kept as they were.
-    pub key_count: u32,
-    /// Files that could not be read as a session.
-    pub skipped: Vec<SkippedKey>,
 }
 
 /// Every session of a store, and what could not be listed as one.

@@ -10,7 +10,8 @@ use alloc::vec::Vec;
 
 use serde_json::{Value, json};
 
-use crate::dialect::{Format, Interrupted, Replay};
+use crate::dialect::{Interrupted, Replay};
+use crate::format::Format;
 use crate::message::{Injection, Place, Provider, Speaker};
 use crate::support::json;
 use crate::transcript::Context;

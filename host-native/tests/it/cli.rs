@@ -574,6 +574,31 @@ fn a_file_that_cannot_be_a_session_is_skipped_and_named() {
     }
 }
 
+/// A memory is named on the command line by its file (with or without `.md`) or by its
+/// name as added, in any case; a name two memories share is refused with their files.
+#[test]
+fn a_memory_is_named_by_its_file_or_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let base = ["--root", root, "memory", "--project", "p"];
+    let run = |extra: &[&str]| mneme(&[&base[..], extra].concat());
+    stdout(&run(&["add", "--name", "Db Choice", "--type", "project", "--description", "Billing on PostgreSQL", "--body", "x"]));
+    stdout(&run(&["add", "--name", "editor", "--type", "user", "--description", "Helix", "--body", "y"]));
+    for given in ["db_choice", "db_choice.md", "db choice", "DB CHOICE"] {
+        assert!(stdout(&run(&["show", given])).contains("description: Billing on PostgreSQL"), "{given}");
+    }
+    stdout(&run(&["update", "db choice", "--description", "Billing on PostgreSQL 17"]));
+    assert!(stdout(&run(&["show", "db_choice"])).contains("PostgreSQL 17"));
+    stdout(&run(&["add", "--name", "db choice", "--type", "project", "--description", "another", "--body", "z"]));
+    let shared = run(&["show", "db choice"]);
+    assert!(!shared.status.success());
+    assert!(String::from_utf8_lossy(&shared.stderr).contains("give one of their files (db_choice, db_choice_2)"), "{shared:?}");
+    let missing = run(&["forget", "nothing"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no memory `nothing` in"), "{missing:?}");
+    stdout(&run(&["forget", "Editor"]));
+    assert!(!stdout(&run(&["list"])).contains("editor"));
+}
+
 #[test]
 fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -1539,7 +1564,7 @@ fn text_output_escapes_control_characters_and_shows_replies_without_text() {
         );
     }
     let shown = stdout(&mneme(&["--root", root, "sessions", "show", "esc"]));
-    assert!(shown.contains("assistant") && shown.contains("    [tool_use]"), "{shown}");
+    assert!(shown.contains("assistant") && shown.contains("    [tool_use Bash t1]"), "{shown}");
     // A memory's words too: models write memories (extraction, consolidation).
     let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
     let memory = ["--root", root, "memory", "--project", "-w"];
