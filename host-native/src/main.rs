@@ -785,6 +785,7 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Sessions(SessionsCommand::Show { id, all, json }) => {
             let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
             let transcript = sessions.load(&id).map_err(|e| e.to_string())?;
             let subagents = if all { sessions.subagents(&id).map_err(|e| e.to_string())? } else { Vec::new() };
             match (json, all) {
@@ -793,16 +794,22 @@ fn run(cli: Cli) -> CliResult {
                 (false, _) => print_transcript(&transcript, all, &subagents),
             }
         }
-        Command::Sessions(SessionsCommand::Rm { id, yes }) => remove(&mut *open(&cli.store)?, &id, yes),
+        Command::Sessions(SessionsCommand::Rm { id, yes }) => {
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            remove(&mut *sessions, &id, yes)
+        }
         Command::Sessions(SessionsCommand::Tombstone { id, uuid }) => {
-            open(&cli.store)?.tombstone(&id, &uuid, now_ms()).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            sessions.tombstone(&id, &uuid, now_ms()).map_err(|e| e.to_string())?;
             println!("deleted entry {uuid} of session {id} (a tombstone was appended; the entry stays in the file)");
             Ok(())
         }
         Command::Resume { id, latest, json } => {
             let mut sessions = open(&cli.store)?;
             let id = match (id, latest) {
-                (Some(id), _) => id,
+                (Some(id), _) => session_id(&mut *sessions, id)?,
                 (None, _) => {
                     list_sessions(&mut *sessions)?.sessions.into_iter().next().map(|s| s.id).ok_or("the store has no sessions to resume")?
                 }
@@ -830,6 +837,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Compact(args) => compact(&cli.store, args),
         Command::Gates(args) => {
             let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, args.id.clone())?;
             let policy = ResetPolicy {
                 idle_minutes: args.idle_minutes,
                 daily_reset_hour: args.daily_reset_hour,
@@ -844,9 +852,9 @@ fn run(cli: Cli) -> CliResult {
             let now = now_ms();
             let e = |e: mneme_host::Error| e.to_string();
             let gates = [
-                ("memory_flush", sessions.memory_flush_gate(&args.id, &flush).map_err(e)?),
-                ("extraction", sessions.extraction_gate(&args.id, &ExtractionSettings::default()).map_err(e)?),
-                ("reset", sessions.reset_gate(&args.id, now, &policy).map_err(e)?),
+                ("memory_flush", sessions.memory_flush_gate(&id, &flush).map_err(e)?),
+                ("extraction", sessions.extraction_gate(&id, &ExtractionSettings::default()).map_err(e)?),
+                ("reset", sessions.reset_gate(&id, now, &policy).map_err(e)?),
                 ("dream", sessions.dream_gate(now, &DreamSettings::default()).map_err(e)?),
             ];
             if args.json {
@@ -859,7 +867,9 @@ fn run(cli: Cli) -> CliResult {
             }
         }
         Command::Repair { id, json } => {
-            let report = open(&cli.store)?.repair(&id, now_ms()).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            let report = sessions.repair(&id, now_ms()).map_err(|e| e.to_string())?;
             if json { print_json(&report) } else { print_repair(&id, &report) }
         }
         Command::Append { id, what, agent, parent } => append(&mut *open(&cli.store)?, &id, what, agent, parent),
@@ -868,7 +878,9 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Fork { id, from, to, json } => {
             let new_id = to.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            let entries = open(&cli.store)?.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            let entries = sessions.fork(&id, from.as_deref(), &new_id, now_ms()).map_err(|e| e.to_string())?;
             note_unresumable(&new_id, entries.first());
             if json {
                 print_json(&entries)
@@ -878,7 +890,9 @@ fn run(cli: Cli) -> CliResult {
             }
         }
         Command::Branches { id, json } => {
-            let branches = open(&cli.store)?.branches(&id).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            let branches = sessions.branches(&id).map_err(|e| e.to_string())?;
             if json { print_json(&branches) } else { print_branches(&branches) }
         }
         Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price, json } => {
@@ -893,15 +907,18 @@ fn run(cli: Cli) -> CliResult {
                         .into());
                 }
             };
-            let ledger = open(&cli.store)?.usage(&id, prices.as_ref()).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            let ledger = sessions.usage(&id, prices.as_ref()).map_err(|e| e.to_string())?;
             if json { print_json(&ledger) } else { print_ledger(&ledger) }
         }
         Command::Context { id, format, model, system, inject, json } => {
             let mut injections: Vec<Injection> =
                 system.into_iter().map(|text| Injection { role: Speaker::System, place: Place::Start, text }).collect();
             injections.extend(inject.into_iter().map(|text| Injection { role: Speaker::User, place: Place::BeforeLastPrompt, text }));
-            let context =
-                open(&cli.store)?.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(|e| e.to_string())?;
+            let mut sessions = open(&cli.store)?;
+            let id = session_id(&mut *sessions, id)?;
+            let context = sessions.provider_context(&id, format.into(), model.as_deref(), &injections).map_err(|e| e.to_string())?;
             if json {
                 print_json(&context)
             } else {
@@ -1450,6 +1467,32 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
         );
     }
     Ok(())
+}
+
+/// The session `given` names: its id, or the start of exactly one session's id (as
+/// git takes a commit's), `fe5e1c67` for `fe5e1c67-…`. Only an id that could be the
+/// start of a UUID is looked up; one no session starts with is left for the command to
+/// refuse, and one several start with is refused with theirs.
+fn session_id(engine: &mut dyn Engine<Error>, given: String) -> Result<String, String> {
+    let could_be_short = (4..36).contains(&given.len()) && given.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if !could_be_short {
+        return Ok(given);
+    }
+    let listing = engine.list().map_err(|e| e.to_string())?;
+    if listing.sessions.iter().any(|s| s.id == given) {
+        return Ok(given);
+    }
+    let mut started: Vec<&str> = listing.sessions.iter().map(|s| s.id.as_str()).filter(|id| id.starts_with(&given)).collect();
+    started.sort_unstable();
+    started.dedup();
+    match started.as_slice() {
+        [id] => Ok((*id).to_owned()),
+        [] => Ok(given),
+        ids => {
+            let more = if ids.len() > 5 { ", …" } else { "" };
+            Err(format!("`{given}` starts {} sessions' ids ({}{more}): give more of it", ids.len(), ids[..ids.len().min(5)].join(", ")))
+        }
+    }
 }
 
 fn print_entry(entry: &Entry, indent: &str) {

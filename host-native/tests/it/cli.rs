@@ -574,6 +574,29 @@ fn a_file_that_cannot_be_a_session_is_skipped_and_named() {
     }
 }
 
+/// A session is named by the start of its id, as git names a commit: `fe5e1c67` for
+/// `fe5e1c67-…` when no other session's id starts so; an ambiguous start is refused
+/// with the ids it starts.
+#[test]
+fn a_session_is_named_by_the_start_of_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let ids = ["fe5e1c67-0000-4000-8000-000000000001", "fe5e1c99-0000-4000-8000-000000000002", "0a1b2c3d-0000-4000-8000-000000000003"];
+    for id in ids {
+        stdout(&mneme(&["--root", root, "append", id, "--cwd", "/w", "--role", "user", "--text", &format!("hello from {id}")]));
+    }
+    let shown = stdout(&mneme(&["--root", root, "sessions", "show", "fe5e1c67"]));
+    assert!(shown.contains("hello from fe5e1c67-0000-4000-8000-000000000001"), "{shown}");
+    let resumed = stdout(&mneme(&["--root", root, "resume", "0a1b"]));
+    assert!(resumed.contains("context of session 0a1b2c3d-0000-4000-8000-000000000003"), "{resumed}");
+    let ambiguous = mneme(&["--root", root, "sessions", "show", "fe5e1c"]);
+    let told = String::from_utf8_lossy(&ambiguous.stderr);
+    assert!(!ambiguous.status.success() && told.contains("`fe5e1c` starts 2 sessions' ids"), "{told}");
+    assert!(told.contains(ids[0]) && told.contains(ids[1]), "{told}");
+    let unknown = mneme(&["--root", root, "sessions", "show", "abcdef12"]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session `abcdef12`"), "{unknown:?}");
+}
+
 /// A memory is named on the command line by its file (with or without `.md`) or by its
 /// name as added, in any case; a name two memories share is refused with their files.
 #[test]
