@@ -62,13 +62,15 @@ pub struct ExportArgs {
 }
 
 /// The transcripts under `path`: the file itself, or every `.jsonl`/`.json` file below a
-/// folder, sub-agent transcripts left to their sessions, in name order.
-fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
+/// folder in name order; and apart, the sub-agent transcripts found there, which an
+/// import does not bring (it takes a session's own conversation).
+fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
     if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok((vec![path.to_path_buf()], Vec::new()));
     }
     let root = path;
     let mut found = Vec::new();
+    let mut subagents = Vec::new();
     let mut folders = vec![path.to_path_buf()];
     while let Some(folder) = folders.pop() {
         let entries = fs::read_dir(&folder).map_err(|e| format!("cannot read {}: {e}", folder.display()))?;
@@ -76,11 +78,10 @@ fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
             let path = entry.map_err(|e| format!("cannot read {}: {e}", folder.display()))?.path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             if path.is_dir() {
-                if name != "subagents" {
-                    folders.push(path);
-                }
-            } else if (name.ends_with(".jsonl") || name.ends_with(".json")) && !is_subagent(&path) {
-                found.push(path);
+                folders.push(path);
+            } else if name.ends_with(".jsonl") || name.ends_with(".json") {
+                let in_subagents = path.parent().and_then(Path::file_name).is_some_and(|folder| folder == "subagents");
+                if in_subagents || is_subagent(&path) { subagents.push(path) } else { found.push(path) }
             }
         }
     }
@@ -88,7 +89,8 @@ fn transcripts(path: &Path) -> Result<Vec<PathBuf>, String> {
         return Err(format!("{} holds no transcript to import (a .jsonl or .json file, sub-agent transcripts aside)", root.display()));
     }
     found.sort();
-    Ok(found)
+    subagents.sort();
+    Ok((found, subagents))
 }
 
 /// A Claude Code sub-agent transcript kept beside its session (`agent-<id>.jsonl`,
@@ -105,11 +107,14 @@ fn is_subagent(path: &Path) -> bool {
 
 pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> CliResult {
     let mut files = Vec::new();
+    let mut subagents = Vec::new();
     for path in &args.paths {
         if path.as_os_str() == "-" {
             files.push(path.clone());
         } else {
-            files.extend(transcripts(path)?);
+            let (found, beside) = transcripts(path)?;
+            files.extend(found);
+            subagents.extend(beside);
         }
     }
     if args.id.is_some() && files.len() != 1 {
@@ -174,6 +179,15 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
             Err(error) => serde_json::json!({ "path": path, "error": error.to_string() }),
         });
     }
+    // Said, not dropped in silence: a session's sub-agents are not carried over.
+    const NOT_CARRIED: &str = "a sub-agent transcript: an import brings a session's own conversation, not its sub-agents'";
+    if !subagents.is_empty() && !args.json {
+        eprintln!("note: {} sub-agent transcript(s) were not imported ({NOT_CARRIED}):", subagents.len());
+        for path in &subagents {
+            eprintln!("  {}", path.display());
+        }
+    }
+    report.extend(subagents.iter().map(|path| serde_json::json!({ "path": path.display().to_string(), "skipped": NOT_CARRIED })));
     if args.json {
         let mut out = io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &report).map_err(|e| e.to_string())?;

@@ -863,6 +863,26 @@ fn import_of_openai_arrays_names_each_session_by_its_file_and_skips_empty_messag
     }
 }
 
+/// A folder of Claude Code sessions imports each session, and says which sub-agent
+/// transcripts (`<id>/subagents/agent-*.jsonl`, flat `agent-*.jsonl`) it did not bring.
+#[test]
+fn import_of_a_folder_names_the_sub_agent_transcripts_it_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let root = root.to_str().unwrap();
+    let nested = corpus("claude/05-v2.1.17-subagents-dir");
+    let flat = corpus("claude/07-v2.0.55-flat-agents");
+    let out = mneme(&["--root", root, "import", nested.to_str().unwrap(), flat.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout(&out).matches("imported as").count() == 2, "{out:?}");
+    assert!(said.contains("2 sub-agent transcript(s) were not imported"), "{said}");
+    assert!(said.contains("subagents/agent-a2271d1.jsonl") && said.contains("agent-c8d9b115.jsonl"), "{said}");
+    let again: Value = serde_json::from_str(&stdout(&mneme(&["--root", root, "import", nested.to_str().unwrap(), "--json"]))).unwrap();
+    let skipped: Vec<&str> =
+        again.as_array().unwrap().iter().filter(|r| r["skipped"].is_string()).filter_map(|r| r["path"].as_str()).collect();
+    assert!(skipped.len() == 1 && skipped[0].ends_with("subagents/agent-a2271d1.jsonl"), "{again}");
+}
+
 #[test]
 fn import_reads_a_folder_of_transcripts_once_and_export_gives_them_back() {
     for engine in ["component", "native"] {
