@@ -25,6 +25,11 @@ let ready;
 
 /** Loads the WebAssembly module once per page. */
 function load() {
+  // A bundled page opened from a file runs this, then fails to fetch the module with a
+  // bare "Failed to fetch": say why instead.
+  if (globalThis.location?.protocol === "file:") {
+    return Promise.reject(new Error("Mneme cannot load its WebAssembly into a page opened from a file (file://): serve the page over http(s)"));
+  }
   ready ??= init();
   return ready;
 }

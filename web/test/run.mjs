@@ -466,6 +466,14 @@ try {
     assert(problems.length === 0, problems.join("\n"));
   });
 
+  await test("the playground opened from a file says it must be served over http(s), instead of waiting", async () => {
+    const page = await context.newPage();
+    await page.goto(`file://${join(ROOT, "web/playground.html")}`);
+    const status = await page.textContent("#status");
+    await page.close();
+    assert(status.includes("must be served over http(s)") && status.includes("cargo xtask playground"), `status: ${status}`);
+  });
+
   await test("the agent playground: tool calls, compaction, rewind, fork, export, import, reload (screenshots in target/playground*.png)", async () => {
     const page = await context.newPage();
     const errors = [];
