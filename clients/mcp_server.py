@@ -79,10 +79,10 @@ def refusal(result):
     return result.content[0].text
 
 
-@test("the server lists its four tools, each with a description and a schema of its arguments, and MEMORY.md")
+@test("the server lists its five tools, each with a description and a schema of its arguments, and MEMORY.md")
 async def lists(client):
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == ["list_sessions", "recall", "search_sessions", "show_session"], sorted(tools)
+    assert sorted(tools) == ["instructions", "list_sessions", "recall", "search_sessions", "show_session"], sorted(tools)
     for tool in tools.values():
         assert len(tool.description) > 40, tool
         assert tool.input_schema["type"] == "object", tool.input_schema
@@ -132,6 +132,20 @@ async def show(client):
     assert [m["role"] for m in last["messages"]] == ["assistant"] and last["earlier_messages"] == 1, last
 
 
+@test("instructions gives the CLAUDE.md files Claude Code loads for a folder, from the disk")
+async def instructions(client):
+    with tempfile.TemporaryDirectory() as work:
+        app = Path(work) / "app"
+        (app / "src").mkdir(parents=True)
+        (app / "CLAUDE.md").write_text("Use tabs.\n")
+        (app / "src" / "CLAUDE.md").write_text("Tests live in tests/.\n")
+        loaded = answer(await client.call_tool("instructions", {"cwd": str(app / "src")}))
+        assert "Use tabs." in loaded["text"] and "Tests live in tests/." in loaded["text"], loaded["text"]
+        assert any(f["path"].endswith("app/CLAUDE.md") and f["loaded"] for f in loaded["files"]), loaded["files"]
+        missing = await client.call_tool("instructions", {"cwd": str(app / "nowhere")})
+        assert missing.is_error and "does not exist" in missing.content[0].text, missing
+
+
 @test("MEMORY.md reads as the index a session loads")
 async def memory_md(client):
     read = await client.read_resource("mneme://memory/MEMORY.md")
@@ -156,7 +170,7 @@ async def main():
         sys.exit(f"error: no mneme at {MNEME} (cargo xtask test builds it)")
     with tempfile.TemporaryDirectory() as root:
         seed(root)
-        for case in [lists, recall, search, listing, show, memory_md, refusals]:
+        for case in [lists, recall, search, listing, show, instructions, memory_md, refusals]:
             await case(root)
     # A client that closes the server's input ends it: the server does not wait for the
     # client to kill it.

@@ -311,8 +311,8 @@ enum Command {
         dir: Option<PathBuf>,
     },
     /// Serve the store to MCP clients on stdio (Claude Code: `claude mcp add mneme --
-    /// mneme mcp`): tools recall, search_sessions, list_sessions and show_session, and
-    /// the project's MEMORY.md as a resource
+    /// mneme mcp`): tools recall, search_sessions, list_sessions, show_session and
+    /// instructions, and the project's MEMORY.md as a resource
     Mcp(mcp_cli::McpArgs),
 }
 

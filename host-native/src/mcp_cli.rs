@@ -162,6 +162,15 @@ struct ShowArgs {
     limit: Option<u32>,
 }
 
+#[derive(Deserialize, schemars::JsonSchema)]
+struct InstructionsArgs {
+    /// The folder Claude Code would run in (an absolute path).
+    cwd: String,
+    /// Files being worked on, relative to `cwd`: rules whose `paths:` match them load too.
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
 /// A memory recall found, with what it says.
 #[derive(Serialize)]
 struct Recalled {
@@ -254,6 +263,25 @@ impl Server {
             Ok(Shown { id: args.id, compacted: context.compacted, earlier_messages, messages })
         })
         .await
+    }
+
+    #[tool(description = "The instructions Claude Code loads for a folder: its CLAUDE.md files up the tree, the user's and \
+                          the managed one, rules (those whose paths match `paths`) and @imports, as one text, and each file \
+                          with whether it loads and why.")]
+    async fn instructions(&self, Parameters(args): Parameters<InstructionsArgs>) -> Result<CallToolResult, ErrorData> {
+        // Read from this machine's disk, as Claude Code reads them, not from the store.
+        let resolved = tokio::task::spawn_blocking(move || {
+            crate::memory_cli::resolve_instructions(std::path::Path::new(&args.cwd), None, None, args.paths, false)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(match resolved {
+            Ok((instructions, _)) => {
+                let text = serde_json::to_string(&instructions).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error)]),
+        })
     }
 }
 

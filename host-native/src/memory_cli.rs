@@ -13,7 +13,7 @@ use mneme_host::core::Window;
 use mneme_host::core::gates::DreamSettings;
 use mneme_host::core::memory::consolidate::{Step, StepKind};
 use mneme_host::core::memory::file::{LinkKind, Links, Memory, MemoryType};
-use mneme_host::core::memory::instructions::{self, Request};
+use mneme_host::core::memory::instructions::{self, Instructions, Request};
 use mneme_host::core::memory::memory_md::{Caps, hook};
 use mneme_host::core::memory::store::{Change, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope};
 use mneme_host::core::storage::StorageError;
@@ -1021,24 +1021,7 @@ fn print_instructions(
     external_imports: bool,
     json: bool,
 ) -> CliResult {
-    // Claude Code looks up from the folder it runs in: a folder that is not there has
-    // no instructions, and is most likely a typing mistake.
-    let cwd = std::fs::canonicalize(cwd).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("the working directory {} does not exist (pass an existing folder with --cwd)", cwd.display())
-        }
-        _ => format!("cannot read the working directory {}: {e}", cwd.display()),
-    })?;
-    let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
-    let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
-    let request = Request {
-        cwd: cwd.to_string_lossy().into_owned(),
-        home: home.to_string_lossy().into_owned(),
-        managed: Some(managed.to_string_lossy().into_owned()),
-        paths,
-        external_imports,
-    };
-    let resolved = block_on(instructions::resolve(&Disk, &request)).map_err(|e| e.to_string())?;
+    let (resolved, cwd) = resolve_instructions(cwd, home, managed, paths, external_imports)?;
     if json {
         return print_json(&serde_json::to_value(&resolved).map_err(|e| e.to_string())?);
     }
@@ -1059,4 +1042,35 @@ fn print_instructions(
         eprintln!("{mark} {}  ({})", file.path, file.reason);
     }
     Ok(())
+}
+
+/// The instructions Claude Code loads in folder `cwd` (CLAUDE.md files up the tree, the
+/// user's and the managed one, rules and imports), read from the disk; and the folder
+/// as resolved.
+pub fn resolve_instructions(
+    cwd: &Path,
+    home: Option<PathBuf>,
+    managed: Option<PathBuf>,
+    paths: Vec<String>,
+    external_imports: bool,
+) -> Result<(Instructions, PathBuf), String> {
+    // Claude Code looks up from the folder it runs in: a folder that is not there has
+    // no instructions, and is most likely a typing mistake.
+    let cwd = std::fs::canonicalize(cwd).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("the working directory {} does not exist (pass an existing folder with --cwd)", cwd.display())
+        }
+        _ => format!("cannot read the working directory {}: {e}", cwd.display()),
+    })?;
+    let home = home.or_else(dirs::home_dir).ok_or("no home folder is known; pass --home")?;
+    let managed = managed.unwrap_or_else(|| PathBuf::from("/etc/claude-code/CLAUDE.md"));
+    let request = Request {
+        cwd: cwd.to_string_lossy().into_owned(),
+        home: home.to_string_lossy().into_owned(),
+        managed: Some(managed.to_string_lossy().into_owned()),
+        paths,
+        external_imports,
+    };
+    let resolved = block_on(instructions::resolve(&Disk, &request)).map_err(|e| e.to_string())?;
+    Ok((resolved, cwd))
 }
