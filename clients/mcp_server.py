@@ -185,7 +185,11 @@ async def main():
         global failures
         try:
             code = server.wait(timeout=20)
-            print(f"ok   the server ends when its client closes its input (exit {code})")
+            if code != 0:
+                failures += 1
+                print(f"FAIL the server ends when its client closes its input\n     exit {code}")
+            else:
+                print("ok   the server ends when its client closes its input")
         except subprocess.TimeoutExpired:
             server.kill()
             failures += 1

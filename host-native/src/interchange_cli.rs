@@ -41,6 +41,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "DIR")]
     cwd: Option<String>,
     /// Print a JSON array of {path, imported}, {path, keys} (a sessions.json) or {path, error}
+    /// per file, then {path, skipped} per sub-agent transcript not imported
     #[arg(long)]
     json: bool,
 }
@@ -80,8 +81,18 @@ fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
             if path.is_dir() {
                 folders.push(path);
             } else if name.ends_with(".jsonl") || name.ends_with(".json") {
-                let in_subagents = path.parent().and_then(Path::file_name).is_some_and(|folder| folder == "subagents");
-                if in_subagents || is_subagent(&path) { subagents.push(path) } else { found.push(path) }
+                // Below the folder given, `subagents/` holds a session's sub-agents: their
+                // transcripts, and Claude Code's `.meta.json` about each (no transcript).
+                let in_subagents = folder != root && folder.file_name().is_some_and(|folder| folder == "subagents");
+                if in_subagents {
+                    if name.ends_with(".jsonl") {
+                        subagents.push(path);
+                    }
+                } else if is_subagent(&path) {
+                    subagents.push(path);
+                } else {
+                    found.push(path);
+                }
             }
         }
     }

@@ -794,15 +794,11 @@ fn run(cli: Cli) -> CliResult {
                 (false, _) => print_transcript(&transcript, all, &subagents),
             }
         }
-        Command::Sessions(SessionsCommand::Rm { id, yes }) => {
-            let mut sessions = open(&cli.store)?;
-            let id = session_id(&mut *sessions, id)?;
-            remove(&mut *sessions, &id, yes)
-        }
+        // Removing and deleting take a whole id: a start that named another session
+        // than the one meant would remove it without a question under --yes.
+        Command::Sessions(SessionsCommand::Rm { id, yes }) => remove(&mut *open(&cli.store)?, &id, yes),
         Command::Sessions(SessionsCommand::Tombstone { id, uuid }) => {
-            let mut sessions = open(&cli.store)?;
-            let id = session_id(&mut *sessions, id)?;
-            sessions.tombstone(&id, &uuid, now_ms()).map_err(|e| e.to_string())?;
+            open(&cli.store)?.tombstone(&id, &uuid, now_ms()).map_err(|e| e.to_string())?;
             println!("deleted entry {uuid} of session {id} (a tombstone was appended; the entry stays in the file)");
             Ok(())
         }
@@ -1474,7 +1470,8 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
 /// start of a UUID is looked up; one no session starts with is left for the command to
 /// refuse, and one several start with is refused with theirs.
 fn session_id(engine: &mut dyn Engine<Error>, given: String) -> Result<String, String> {
-    let could_be_short = (4..36).contains(&given.len()) && given.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    let could_be_short =
+        (4..36).contains(&given.len()) && given.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c) || c == '-');
     if !could_be_short {
         return Ok(given);
     }
@@ -1504,7 +1501,15 @@ fn print_entry(entry: &Entry, indent: &str) {
     // name with them (`[tool_use Bash toolu_1]`), thinking left out.
     let content = serde_json::from_str::<serde_json::Value>(&entry.raw).ok().map(|raw| raw["message"]["content"].clone());
     let text = match content {
-        Some(blocks @ serde_json::Value::Array(_)) if entry.role.is_some() => mneme_host::core::message::shown_text(&blocks),
+        Some(serde_json::Value::Array(blocks)) if entry.role.is_some() => {
+            let text = mneme_host::core::message::shown_text(&serde_json::Value::Array(blocks.clone()));
+            // A line of thinking alone (Claude Code writes a block per line) says what it holds.
+            if text.is_empty() {
+                blocks.iter().map(|block| mneme_host::core::message::marker(block["type"].as_str())).collect::<Vec<_>>().join(" ")
+            } else {
+                text
+            }
+        }
         _ => entry.text.clone(),
     };
     for line in text.lines() {

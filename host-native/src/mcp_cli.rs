@@ -217,11 +217,12 @@ impl Server {
                 Window::default(),
                 None,
             )?;
-            recalled
+            Ok(recalled
                 .hits
                 .into_iter()
-                .map(|hit| Ok(Recalled { body: engine.memory_show(&scope, &hit.file)?.memory.body, hit }))
-                .collect::<Result<Vec<_>, Error>>()
+                // A memory removed by hand since the index saw it keeps its place, without a body.
+                .map(|hit| Recalled { body: engine.memory_show(&scope, &hit.file).map(|shown| shown.memory.body).unwrap_or_default(), hit })
+                .collect::<Vec<_>>())
         })
         .await
     }

@@ -554,25 +554,27 @@ fn report_to_stderr(report: &Option<MemoryIndexReport>) {
 }
 
 /// The file of the memory `given` names: its file (`db_choice`, or `db_choice.md`), or
-/// its name as it was added (`"db choice"`, in any case). A name several memories share
-/// is refused with their files.
+/// its name as it was added (`"db choice"`, in any case), a current memory's before a
+/// superseded or archived one's. A name several memories share is refused with their
+/// files.
 fn memory_file(store: &mut dyn Engine<Error>, scope: &Scope, given: &str) -> Result<String, String> {
     let file = given.strip_suffix(".md").unwrap_or(given);
-    match store.memory_show(scope, file) {
-        Ok(_) => return Ok(file.to_owned()),
-        Err(Error::Session(mneme_host::core::Error::MemoryNotFound { .. })) => {}
-        Err(error) => return Err(error.to_string()),
+    let every = store.memory_list(scope, &Filter { all: true, ..Filter::default() }).map_err(|e| e.to_string())?;
+    if every.iter().any(|memory| memory.file == file) {
+        return Ok(file.to_owned());
     }
-    let every = Filter { all: true, ..Filter::default() };
-    let mut named: Vec<String> = store
-        .memory_list(scope, &every)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|memory| memory.name.to_lowercase() == given.to_lowercase())
-        .map(|memory| memory.file)
-        .collect();
-    named.sort();
-    match named.as_slice() {
+    let named = |current: bool| -> Vec<String> {
+        let mut files: Vec<String> = every
+            .iter()
+            .filter(|memory| (!current || memory.is_current()) && memory.name.to_lowercase() == given.to_lowercase())
+            .map(|memory| memory.file.clone())
+            .collect();
+        files.sort();
+        files
+    };
+    let current = named(true);
+    let files = if current.is_empty() { named(false) } else { current };
+    match files.as_slice() {
         [file] => Ok(file.clone()),
         [] => Err(format!("no memory `{given}` in {}: give its file or its name as `mneme memory list` shows them", scope.label())),
         files => Err(format!("{} memories are named `{given}`: give one of their files ({})", files.len(), files.join(", "))),

@@ -25,12 +25,13 @@ let ready;
 
 /** Loads the WebAssembly module once per page. */
 function load() {
-  // A bundled page opened from a file runs this, then fails to fetch the module with a
-  // bare "Failed to fetch": say why instead.
-  if (globalThis.location?.protocol === "file:") {
-    return Promise.reject(new Error("Mneme cannot load its WebAssembly into a page opened from a file (file://): serve the page over http(s)"));
-  }
-  ready ??= init();
+  // A bundled page opened from a file fails to fetch the module with a bare "Failed to
+  // fetch": say why (a setup that can load from a file, with the module inlined, loads).
+  ready ??= init().catch((error) => {
+    ready = undefined;
+    if (globalThis.location?.protocol !== "file:") throw error;
+    throw new Error(`Mneme could not load its WebAssembly into a page opened from a file (file://): serve the page over http(s) (${error.message ?? error})`);
+  });
   return ready;
 }
 

@@ -12,6 +12,7 @@ import { handleModelRequest, requests as modelRequests } from "./mock-model.mjs"
 import { differences } from "../../tests/js/conformance.js";
 import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
+import { pathToFileURL } from "node:url";
 import { ROOT, serve } from "./serve.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -468,7 +469,7 @@ try {
 
   await test("the playground opened from a file says it must be served over http(s), instead of waiting", async () => {
     const page = await context.newPage();
-    await page.goto(`file://${join(ROOT, "web/playground.html")}`);
+    await page.goto(pathToFileURL(join(ROOT, "web/playground.html")).href);
     const status = await page.textContent("#status");
     await page.close();
     assert(status.includes("must be served over http(s)") && status.includes("cargo xtask playground"), `status: ${status}`);

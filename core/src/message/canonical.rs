@@ -479,7 +479,8 @@ fn shown<'a>(
 ) -> Option<Shown<'a>> {
     match kind {
         "text" => text.map(Shown::Text),
-        "tool_use" => Some(Shown::Marker(["tool_use", name.unwrap_or("?"), id.unwrap_or("?")], 3)),
+        // pi's stored calls are `toolCall` blocks with the same fields.
+        "tool_use" | "toolCall" => Some(Shown::Marker(["tool_use", name.unwrap_or("?"), id.unwrap_or("?")], 3)),
         "tool_result" => Some(Shown::Marker(["tool_result", tool_use_id.unwrap_or("?"), ""], 2)),
         "thinking" | "redacted_thinking" => None,
         other => Some(Shown::Marker([other, "", ""], 1)),

@@ -616,6 +616,9 @@ fn a_memory_is_named_by_its_file_or_its_name() {
     let shared = run(&["show", "db choice"]);
     assert!(!shared.status.success());
     assert!(String::from_utf8_lossy(&shared.stderr).contains("give one of their files (db_choice, db_choice_2)"), "{shared:?}");
+    // A replacement that keeps its name is the one the name means, not the memory it replaced.
+    stdout(&run(&["supersede", "editor", "--name", "editor", "--type", "user", "--description", "Helix, then Zed", "--body", "z"]));
+    assert!(stdout(&run(&["show", "Editor"])).contains("Helix, then Zed"));
     let missing = run(&["forget", "nothing"]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no memory `nothing` in"), "{missing:?}");
     stdout(&run(&["forget", "Editor"]));
@@ -881,6 +884,11 @@ fn import_of_a_folder_names_the_sub_agent_transcripts_it_leaves() {
     let skipped: Vec<&str> =
         again.as_array().unwrap().iter().filter(|r| r["skipped"].is_string()).filter_map(|r| r["path"].as_str()).collect();
     assert!(skipped.len() == 1 && skipped[0].ends_with("subagents/agent-a2271d1.jsonl"), "{again}");
+    // Claude Code's `agent-*.meta.json` beside each sub-agent transcript is no transcript.
+    let attachments = corpus("claude/03-v2.1.114-attachments");
+    let out = mneme(&["--root", root, "import", attachments.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("6 sub-agent transcript(s) were not imported") && !said.contains(".meta.json"), "{said}");
 }
 
 #[test]
