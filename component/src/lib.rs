@@ -92,6 +92,9 @@ impl sessions::Guest for Component {
     fn check_bytes(data: Vec<u8>) -> sessions::CheckReport {
         core_::check_bytes(&data).mirror()
     }
+    fn project_of(cwd: String) -> String {
+        core_::keys::project_dir_name(&cwd)
+    }
     fn storage_contract() -> Vec<String> {
         core_::block_on(async {
             match core_::Storage::list(&ImportedStorage, "").await {

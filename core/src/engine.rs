@@ -72,6 +72,8 @@ pub trait Engine<E: EngineError = Error> {
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
+    /// [`crate::keys::project_dir_name`]: a working directory's project.
+    fn project_of(&mut self, cwd: &str) -> Result<String, E>;
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E>;
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E>;
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
@@ -273,6 +275,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
         Ok(crate::check_bytes(data))
+    }
+    fn project_of(&mut self, cwd: &str) -> Result<String, E> {
+        Ok(crate::keys::project_dir_name(cwd))
     }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
         Ok(block_on(self.sessions().subagents(id))?)

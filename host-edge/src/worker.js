@@ -38,7 +38,7 @@ import core from "../../host-node/gen/mneme.core.wasm";
 import core2 from "../../host-node/gen/mneme.core2.wasm";
 import core3 from "../../host-node/gen/mneme.core3.wasm";
 import { Mneme, MnemeError } from "../../host-node/gen/api.js";
-import { JcoEngine, checkBytes, instance } from "../../host-node/gen/jco.js";
+import { JcoEngine, checkBytes, instance, projectOf } from "../../host-node/gen/jco.js";
 import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
@@ -116,6 +116,15 @@ export class MnemeStore extends DurableObject {
   }
 
   /** RPC: checks transcript bytes that are not in the store. */
+  async projectOf(cwd) {
+    try {
+      return { ok: await projectOf(this.store.engine.root, cwd) };
+    } catch (error) {
+      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
+      throw error;
+    }
+  }
+
   async checkBytes(bytes) {
     try {
       return { ok: await checkBytes(this.store.engine.root, bytes) };

@@ -103,7 +103,10 @@ try {
     try {
       const checker = await objectStore(mf, "check-bytes");
       const { results, failures } = await runVectors({
-        Mneme: { checkBytes: async (bytes) => unwrap(await checker.stub.checkBytes(bytes)) },
+        Mneme: {
+          checkBytes: async (bytes) => unwrap(await checker.stub.checkBytes(bytes)),
+          projectOf: async (cwd) => unwrap(await checker.stub.projectOf(cwd)),
+        },
         open: (name, limits) => objectStore(mf, name, limits),
         destroy: async () => {},
         read: async (file) => JSON.parse(readFileSync(join(ROOT, "tests/vectors", file), "utf8")),

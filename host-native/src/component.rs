@@ -269,6 +269,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
         self.call_total(|e, s| e.mneme_engine_sessions().call_check_bytes(s, data))
     }
+    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
+        self.call_total(|e, s| e.mneme_engine_sessions().call_project_of(s, cwd))
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_subagents(s, h, id))
     }

@@ -46,6 +46,8 @@ export class Mneme {
     durability?: "fsync" | "buffered"; readOnly?: boolean;
   }): Promise<Mneme>;
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
+  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
+  static projectOf(cwd: string): Promise<string>;
   static contextWindow(model: string): Promise<number | undefined>;
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
   readonly storage: FsStorage;

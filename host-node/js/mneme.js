@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { instantiate } from "../gen/mneme.js";
 import { Mneme as Api, MnemeError } from "../gen/api.js";
-import { JcoEngine, NO_STORAGE, checkBytes, instance } from "../gen/jco.js";
+import { JcoEngine, NO_STORAGE, checkBytes, instance, projectOf } from "../gen/jco.js";
 import { checkOptions } from "../gen/options.js";
 import { FsStorage, StorageFailure } from "./storage.js";
 
@@ -61,6 +61,10 @@ export class Mneme extends Api {
   /** Checks transcript bytes that are not in a store. */
   static checkBytes(bytes) {
     return checkBytes(tools(), bytes);
+  }
+  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
+  static projectOf(cwd) {
+    return projectOf(tools(), cwd);
   }
   /** The context window of a model Mneme knows, in tokens. */
   static async contextWindow(model) {

@@ -1294,6 +1294,12 @@ class Mneme:
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
     @staticmethod
+    def project_of(cwd: str) -> str:
+        """The project of a working directory, as Claude Code names its folder
+        (``/home/me/app`` is ``-home-me-app``): what the memory methods' ``project`` takes."""
+        return _utility().call(_SESSIONS, "project-of", _text("cwd", cwd))
+
+    @staticmethod
     def check_bytes(data: bytes) -> CheckReport:
         """Checks transcript bytes that are not in a store."""
         if not isinstance(data, (bytes, bytearray)):

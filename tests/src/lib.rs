@@ -24,6 +24,7 @@
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
 //!              { "repair": { "id", "now_ms" }, "expect": … },
 //!              { "check_bytes": { "text" }, "expect": … },
+//!              { "project_of": { "cwd" }, "expect": … },
 //!              { "list": {}, "expect": … },
 //!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
 //!              { "stored_keys": { "prefix" }, "expect": … },
@@ -298,6 +299,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "context" => to_outcome(host.context(&text("id")?)),
         "check" => to_outcome(host.check(&text("id")?)),
         "check_bytes" => to_outcome(host.check_bytes(text("text")?.as_bytes())),
+        "project_of" => to_outcome(host.project_of(&text("cwd")?)),
         "subagents" => to_outcome(host.subagents(&text("id")?)),
         "remove" => to_outcome(host.remove(&text("id")?)),
         "repair" => {

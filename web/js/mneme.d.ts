@@ -150,6 +150,8 @@ export class Mneme {
   static open(options?: { backend?: Backend; namespace?: string; storage?: object; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number }): Promise<Mneme>;
   static destroy(options: { backend: Backend; namespace?: string }): Promise<void>;
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
+  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
+  static projectOf(cwd: string): Promise<string>;
   static contextWindow(model: string): Promise<number | undefined>;
   /** The storage contract on two handles of one fresh, empty backend: what broke it. */
   static storageContract(a: object, b: object): Promise<string[]>;

@@ -161,6 +161,12 @@ export class Mneme extends Api {
       throw failure(error);
     }
   }
+  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
+  static async projectOf(cwd) {
+    await load();
+    if (typeof cwd !== "string") throw new MnemeError("invalid-argument", "cwd must be a string");
+    return wasm.projectOf(cwd);
+  }
   /**
    * Runs the storage contract every backend keeps on two handles of one fresh, empty
    * store; resolves with what broke it (empty when nothing did).

@@ -206,6 +206,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
     match key {
         "sessions.default-retention" => to_json(&mneme_core::retention::Retention::default()),
         "sessions.check-bytes" => to_json(&mneme_core::check_bytes(&a.bytes("data")?)),
+        "sessions.project-of" => to_json(&mneme_core::keys::project_dir_name(&a.text("cwd")?)),
         "sessions.store.append" => to_json(&store.sessions().append(&a.text("id")?, a.next("entry")?).await?),
         "sessions.store.append-turn" => to_json(&store.sessions().append_turn(&a.text("id")?, a.next("turn")?).await?),
         "sessions.store.tombstone" => to_json(&store.sessions().tombstone(&a.text("id")?, &a.text("uuid")?, a.now()?).await?),
@@ -456,6 +457,12 @@ impl CompactionRun {
     pub fn failure(&self) -> Option<String> {
         self.0.failure().map(str::to_owned)
     }
+}
+
+/// A working directory's project, as Claude Code names its folder.
+#[wasm_bindgen(js_name = projectOf)]
+pub fn project_of(cwd: &str) -> String {
+    mneme_core::keys::project_dir_name(cwd)
 }
 
 /// The load report and findings of a transcript given as bytes (a file picked by the user).

@@ -22,12 +22,12 @@ use mneme_core::index::sessionkey::KeyParts;
 use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
 use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
-use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::memory::extract::{Extracted, ExtractionPlan};
 use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode,
@@ -293,6 +293,9 @@ impl Engine<Error> for Imported {
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
         Ok(sessions::check_bytes(data).mirror())
+    }
+    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
+        Ok(sessions::project_of(cwd))
     }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.store.subagents(id).mirror()
