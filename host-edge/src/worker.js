@@ -101,6 +101,16 @@ async function summarizeWith(env, prompt, maxTokens) {
   return (reply.content ?? []).filter((block) => block.type === "text").map((block) => block.text).join("");
 }
 
+/** A call's outcome as RPC carries it: `{ok}`, or `{err: {kind, message, details}}` (an error keeps its kind and fields across RPC). */
+async function rpc(work) {
+  try {
+    return { ok: await work() };
+  } catch (error) {
+    if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
+    throw error;
+  }
+}
+
 export class MnemeStore extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
@@ -115,34 +125,20 @@ export class MnemeStore extends DurableObject {
     this.store = new Mneme(new JcoEngine(instance(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes }));
   }
 
-  /** RPC: checks transcript bytes that are not in the store. */
+  /** RPC: the project of a working directory. */
   async projectOf(cwd) {
-    try {
-      return { ok: await projectOf(this.store.engine.root, cwd) };
-    } catch (error) {
-      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
-      throw error;
-    }
+    return rpc(() => projectOf(this.store.engine.root, cwd));
   }
 
+  /** RPC: checks transcript bytes that are not in the store. */
   async checkBytes(bytes) {
-    try {
-      return { ok: await checkBytes(this.store.engine.root, bytes) };
-    } catch (error) {
-      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
-      throw error;
-    }
+    return rpc(() => checkBytes(this.store.engine.root, bytes));
   }
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */
   async call(method, args = []) {
     if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
-    try {
-      return { ok: await this.store[method](...args) };
-    } catch (error) {
-      if (error instanceof MnemeError) return { err: { kind: error.kind, message: error.message, details: error.details } };
-      throw error;
-    }
+    return rpc(() => this.store[method](...args));
   }
 
   /** RPC: a storage call, as the component makes them (for tools and the conformance suite). */
