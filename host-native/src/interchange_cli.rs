@@ -247,7 +247,8 @@ fn import_keys(engine: &mut dyn Engine<Error>, file: &Path, quiet: bool) -> Resu
     outcome
 }
 
-pub fn export(engine: &mut dyn Engine<Error>, args: ExportArgs) -> CliResult {
+pub fn export(engine: &mut dyn Engine<Error>, mut args: ExportArgs) -> CliResult {
+    args.id = crate::session_id(engine, args.id)?;
     let exported = engine.export_session(&args.id, args.to, &uuid::Uuid::new_v4().to_string()).map_err(|e| e.to_string())?;
     if !exported.verbatim && matches!(exported.format, ExportFormat::Claude | ExportFormat::Pi) {
         eprintln!(

@@ -820,7 +820,8 @@ fn run(cli: Cli) -> CliResult {
                 let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
                 sessions.check_bytes(&bytes)
             } else {
-                sessions.check(&target)
+                let id = session_id(&mut *sessions, target.clone())?;
+                sessions.check(&id)
             }
             .map_err(|e| e.to_string())?;
             if json {

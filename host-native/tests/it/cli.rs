@@ -587,6 +587,9 @@ fn a_session_is_named_by_the_start_of_its_id() {
     }
     let shown = stdout(&mneme(&["--root", root, "sessions", "show", "fe5e1c67"]));
     assert!(shown.contains("hello from fe5e1c67-0000-4000-8000-000000000001"), "{shown}");
+    let exported = stdout(&mneme(&["--root", root, "export", "0a1b", "--to", "markdown"]));
+    assert!(exported.contains("hello from 0a1b2c3d"), "{exported}");
+    assert!(stdout(&mneme(&["--root", root, "check", "0a1b"])).contains("1 entries"));
     let resumed = stdout(&mneme(&["--root", root, "resume", "0a1b"]));
     assert!(resumed.contains("context of session 0a1b2c3d-0000-4000-8000-000000000003"), "{resumed}");
     let ambiguous = mneme(&["--root", root, "sessions", "show", "fe5e1c"]);
