@@ -351,6 +351,22 @@ export class Mneme {
   repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, int("now", now)]); }
   reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
   /**
+   * Appends `lines` (each the JSON text of one object, as the session's client wrote it)
+   * to the transcript at `key` (`{project, id, subpath}`: `subpath` such as
+   * `subagents/agent-1` for a sub-agent's, left out for the session's own) in one
+   * write. A line whose `uuid` is among the transcript's last lines already is left out
+   * (a retried batch is written once). Resolves with how many lines were written.
+   */
+  appendLines(key, lines, now = Date.now()) { return this.#invoke("sessions.store.append-lines", () => [key, lines, int("now", now)]); }
+  /** The lines of the transcript at `key` as they were appended, oldest first; null if nothing was written there. */
+  readLines(key) { return this.#invoke("sessions.store.read-lines", () => [key]); }
+  /** The sessions of `project` with a transcript of their own: `[{id, updated_ms}]`. */
+  writtenSessions(project) { return this.#invoke("sessions.store.written-sessions", () => [project]); }
+  /** The subpaths of a session's sub-agent transcripts in `project` (`subagents/agent-<id>`), sorted. */
+  subpaths(project, id) { return this.#invoke("sessions.store.subpaths", () => [project, id]); }
+  /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. Removing what is not there is fine. */
+  removeTranscript(key) { return this.#invoke("sessions.store.remove-transcript", () => [key]); }
+  /**
    * The kinds of secret taken out of every line and memory file before it is written
    * (every kind by default; `[]` writes text as given). Each write's entries and
    * memories say in `redacted` what was taken.

@@ -1195,6 +1195,30 @@ export interface Explanation {
 }
 
 /**
+ * A transcript named as an agent SDK's session store names it (the Claude Agent
+ * SDK's `SessionStore` key): `projects/<project>/<id>.jsonl`, or with `subpath`
+ * (`subagents/agent-<id>`) `projects/<project>/<id>/<subpath>.jsonl`, where
+ * Claude Code keeps them.
+ */
+export interface TranscriptKey {
+  /** The project folder (Claude Code's name for the working directory). */
+  project: string;
+  id: string;
+  /** A sub-agent's transcript of the session; none for the session's own. */
+  subpath: string | null;
+}
+
+/** A session of a project, and when its lines were last written. */
+export interface WrittenSession {
+  id: string;
+  /**
+   * Unix milliseconds: the last `append-lines`' time, or for a session it never
+   * wrote (Claude Code's own), its last line's timestamp (0 without one).
+   */
+  updated_ms: number;
+}
+
+/**
  * Secrets a write took out before anything reached storage: how many of one
  * kind, each replaced in the text by `[REDACTED:<kind>]`.
  */

@@ -207,6 +207,21 @@ impl sessions::GuestStore for Store {
     fn reopen(&self, id: String) {
         self.0.sessions().reopen(&id)
     }
+    fn append_lines(&self, key: sessions::TranscriptKey, lines: Vec<String>, now_ms: i64) -> Result<u32, types::Error> {
+        run(self.0.sessions().append_lines(&key.mirror(), &lines, now_ms))
+    }
+    fn read_lines(&self, key: sessions::TranscriptKey) -> Result<Option<Vec<String>>, types::Error> {
+        run(self.0.sessions().read_lines(&key.mirror()))
+    }
+    fn written_sessions(&self, project: String) -> Result<Vec<sessions::WrittenSession>, types::Error> {
+        run(self.0.sessions().written_sessions(&project))
+    }
+    fn subpaths(&self, project: String, id: String) -> Result<Vec<String>, types::Error> {
+        run(self.0.sessions().subpaths(&project, &id))
+    }
+    fn remove_transcript(&self, key: sessions::TranscriptKey) -> Result<(), types::Error> {
+        run(self.0.sessions().remove_transcript(&key.mirror()))
+    }
     fn set_redaction(&self, kinds: Vec<String>) -> Result<(), types::Error> {
         let redaction = core_::redact::Redaction::named(&kinds).map_err(Mirror::mirror)?;
         self.0.set_redaction(redaction);

@@ -24,7 +24,9 @@ use crate::message::{Injection, Provider, Turn};
 use crate::recall::Window;
 use crate::recall::embed::EmbeddingsInfo;
 use crate::retention::{ArchivedSession, GcReport, Retention};
-use crate::sessions::{Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript};
+use crate::sessions::{
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript, TranscriptKey, WrittenSession,
+};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
@@ -81,6 +83,11 @@ pub trait Engine<E: EngineError = Error> {
     fn search(&mut self, query: &str, limit: usize, project: Option<&str>, window: Window) -> Result<Vec<SearchHit>, E>;
     fn reopen(&mut self, id: &str) -> Result<(), E>;
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E>;
+    fn append_lines(&mut self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, E>;
+    fn read_lines(&mut self, key: &TranscriptKey) -> Result<Option<Vec<String>>, E>;
+    fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, E>;
+    fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, E>;
+    fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), E>;
     fn hold(&mut self, id: &str) -> Result<(), E>;
     fn release(&mut self, id: &str) -> Result<(), E>;
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E>;
@@ -297,6 +304,21 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn reopen(&mut self, id: &str) -> Result<(), E> {
         self.sessions().reopen(id);
         Ok(())
+    }
+    fn append_lines(&mut self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, E> {
+        Ok(block_on(self.sessions().append_lines(key, lines, now_ms))?)
+    }
+    fn read_lines(&mut self, key: &TranscriptKey) -> Result<Option<Vec<String>>, E> {
+        Ok(block_on(self.sessions().read_lines(key))?)
+    }
+    fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, E> {
+        Ok(block_on(self.sessions().written_sessions(project))?)
+    }
+    fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, E> {
+        Ok(block_on(self.sessions().subpaths(project, id))?)
+    }
+    fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), E> {
+        Ok(block_on(self.sessions().remove_transcript(key))?)
     }
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E> {
         Store::set_redaction(self, crate::redact::Redaction::named(kinds)?);

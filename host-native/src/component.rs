@@ -21,7 +21,8 @@ use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
     Applied, Branch, CheckReport, CompactionIds, Context, Entry, Injection, Ledger, Limits, Listing, Mirror, Mode, NewEntry, Plan, Prices,
-    Provider, ProviderContext, RebuildReport, RepairReport, SearchHit, Settings, Subagent, Transcript, Turn, block_on,
+    Provider, ProviderContext, RebuildReport, RepairReport, SearchHit, Settings, Subagent, Transcript, TranscriptKey, Turn, WrittenSession,
+    block_on,
 };
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine as WasmEngine, Store};
@@ -294,6 +295,24 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     }
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_set_redaction(s, h, kinds))
+    }
+    fn append_lines(&mut self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
+        let key: sessions::TranscriptKey = key.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_lines(s, h, &key, lines, now_ms))
+    }
+    fn read_lines(&mut self, key: &TranscriptKey) -> Result<Option<Vec<String>>, Error> {
+        let key: sessions::TranscriptKey = key.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_read_lines(s, h, &key))
+    }
+    fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_written_sessions(s, h, project))
+    }
+    fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_subpaths(s, h, project, id))
+    }
+    fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), Error> {
+        let key: sessions::TranscriptKey = key.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove_transcript(s, h, &key))
     }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))

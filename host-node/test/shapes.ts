@@ -107,4 +107,6 @@ export const checkShown: Same<Api.Shown, Wit.Shown> = true;
 export const checkSkippedLine: Same<Api.SkippedLine, Wit.SkippedLine> = true;
 export const checkSubagent: Same<Api.Subagent, Wit.Subagent> = true;
 export const checkTranscript: Same<Api.Transcript, Wit.Transcript> = true;
+export const checkTranscriptKey: Takes<Api.TranscriptKey, Wit.TranscriptKey> = true;
 export const checkUsage: Same<Api.Usage, Wit.Usage> = true;
+export const checkWrittenSession: Same<Api.WrittenSession, Wit.WrittenSession> = true;

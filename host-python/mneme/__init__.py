@@ -75,6 +75,8 @@ from .types import (
     Shown,
     Subagent,
     Transcript,
+    TranscriptKey,
+    WrittenSession,
 )
 
 # The types in the signatures. Values are mneme-core's JSON forms: a record is a dict
@@ -327,10 +329,24 @@ def _prune(cache_dir, keep=3):
 
 
 def _default_component():
-    path = os.environ.get("MNEME_COMPONENT") or os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(_REPO, "target"), "mneme.component.wasm")
-    if not os.path.exists(path):
-        raise MnemeError("invalid-argument", f"no Mneme component at {path}: build it with `cargo build --release -p mneme-host`, or set MNEME_COMPONENT")
-    return path
+    """The component the wheel ships beside this file; in a checkout of the
+    repository, the one the release build leaves in target/. ``MNEME_COMPONENT``
+    names another."""
+    chosen = os.environ.get("MNEME_COMPONENT")
+    if chosen:
+        if not os.path.exists(chosen):
+            raise MnemeError("invalid-argument", f"no Mneme component at {chosen}, where MNEME_COMPONENT points: unset it to use the one the package ships")
+        return chosen
+    shipped = os.path.join(_HERE, "mneme.component.wasm")
+    if os.path.exists(shipped):
+        return shipped
+    built = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(_REPO, "target"), "mneme.component.wasm")
+    if not os.path.exists(built):
+        raise MnemeError(
+            "invalid-argument",
+            f"no Mneme component beside the package ({shipped}) or in the repository's build ({built}): install the wheel (`cargo xtask package` builds it), or run `cargo build --release -p mneme-host` in the repository",
+        )
+    return built
 
 
 def _serve(storage, interrupted):
@@ -598,6 +614,10 @@ def _record(name, value, defaults=None):
     return {**(defaults or {}), **value}
 
 
+def _transcript_key(key):
+    return _record("key", key, {"subpath": None})
+
+
 _NO_LINKS = {"relates_to": [], "contradicts": [], "extends": [], "derived_from": []}
 
 
@@ -856,6 +876,34 @@ class Mneme:
         """Forgets what this store knows of session ``id`` (after another program
         changed it, or after an I/O failure): the next write reads it again."""
         self._method("reopen", _text("id", id))
+
+    def append_lines(self, key: TranscriptKey, lines: Sequence[str], now: Time = None) -> int:
+        """Appends ``lines`` (each the JSON text of one object, as the session's client
+        wrote it) to the transcript at ``key`` (``{project, id, subpath}``: ``subpath``
+        such as ``subagents/agent-1`` for a sub-agent's, None or left out for the
+        session's own) in one write. A line whose ``uuid`` is among the transcript's last
+        lines already is left out, so a batch retried after a failure that had landed
+        is written once. Returns how many lines were written."""
+        return self._method("append-lines", _transcript_key(key), _texts("lines", lines), _now_ms(now))
+
+    def read_lines(self, key: TranscriptKey) -> Optional[List[str]]:
+        """The lines of the transcript at ``key`` as they were appended, oldest first;
+        None if nothing was written there."""
+        return self._method("read-lines", _transcript_key(key))
+
+    def written_sessions(self, project: str) -> List[WrittenSession]:
+        """The sessions of ``project`` with a transcript of their own: ``[{id, updated_ms}]``."""
+        return self._method("written-sessions", _text("project", project))
+
+    def subpaths(self, project: str, id: str) -> List[str]:
+        """The subpaths of a session's sub-agent transcripts in ``project``
+        (``subagents/agent-<id>``), sorted."""
+        return self._method("subpaths", _text("project", project), _text("id", id))
+
+    def remove_transcript(self, key: TranscriptKey) -> None:
+        """Removes the transcript at ``key``; the session's own takes its sub-agents'
+        with it. Removing what is not there is fine."""
+        self._method("remove-transcript", _transcript_key(key))
 
     def set_redaction(self, kinds: Sequence[str]) -> None:
         """The kinds of secret taken out of every line and memory file before it is

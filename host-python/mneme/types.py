@@ -1108,6 +1108,28 @@ class Explanation(TypedDict):
     """
 
 
+class TranscriptKey(TypedDict):
+    """A transcript named as an agent SDK's session store names it (the Claude Agent
+    SDK's `SessionStore` key): `projects/<project>/<id>.jsonl`, or with `subpath`
+    (`subagents/agent-<id>`) `projects/<project>/<id>/<subpath>.jsonl`, where
+    Claude Code keeps them.
+    """
+    project: str
+    """The project folder (Claude Code's name for the working directory)."""
+    id: str
+    subpath: Optional[str]
+    """A sub-agent's transcript of the session; none for the session's own."""
+
+
+class WrittenSession(TypedDict):
+    """A session of a project, and when its lines were last written."""
+    id: str
+    updated_ms: int
+    """Unix milliseconds: the last `append-lines`' time, or for a session it never
+    wrote (Claude Code's own), its last line's timestamp (0 without one).
+    """
+
+
 class Redacted(TypedDict):
     """Secrets a write took out before anything reached storage: how many of one
     kind, each replaced in the text by `[REDACTED:<kind>]`.

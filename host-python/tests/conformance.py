@@ -102,6 +102,16 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.search(args["query"], args["limit"], args.get("project"), args.get("since_ms"), args.get("until_ms")))
     if op == "stored_keys":
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
+    if op == "append_lines":
+        return run(lambda: store.append_lines(args["key"], args["lines"], args["now_ms"]))
+    if op == "read_lines":
+        return run(lambda: store.read_lines(args["key"]))
+    if op == "written_sessions":
+        return run(lambda: store.written_sessions(args["project"]))
+    if op == "subpaths":
+        return run(lambda: store.subpaths(args["project"], args["id"]))
+    if op == "remove_transcript":
+        return run(lambda: store.remove_transcript(args["key"]))
     if op == "plan_compaction":
         result = run(lambda: store.plan_compaction(args["id"], args.get("settings", {}), args.get("mode", "auto")))
         state["plan"] = result.get("ok")

@@ -92,6 +92,11 @@ async function step(Mneme, store, op, args, state) {
     case "list": return outcome(store.list());
     case "search": return outcome(store.search(args.query, { limit: args.limit, project: args.project ?? null, since: args.since_ms ?? null, until: args.until_ms ?? null }));
     case "stored_keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
+    case "append_lines": return outcome(store.appendLines(args.key, args.lines, args.now_ms));
+    case "read_lines": return outcome(store.readLines(args.key));
+    case "written_sessions": return outcome(store.writtenSessions(args.project));
+    case "subpaths": return outcome(store.subpaths(args.project, args.id));
+    case "remove_transcript": return outcome(store.removeTranscript(args.key));
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
       state.plan = result.ok;

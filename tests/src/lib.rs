@@ -28,6 +28,8 @@
 //!              { "list": {}, "expect": … },
 //!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
 //!              { "stored_keys": { "prefix" }, "expect": … },
+//!              { "append_lines": { "key", "lines", "now_ms" } | "read_lines" | "remove_transcript": { "key" }, "expect": … },
+//!              { "written_sessions": { "project" } | "subpaths": { "project", "id" }, "expect": … },
 //!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
@@ -82,7 +84,8 @@ use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::{EmbeddingPlan, Near, Scope};
 use mneme_core::{
-    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, Turn, Window,
+    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, TranscriptKey,
+    Turn, Window,
 };
 use serde_json::{Value, json};
 
@@ -196,6 +199,11 @@ fn settings(args: &Value) -> Result<Settings, String> {
 /// A step's time window: its `since_ms` and `until_ms`, either left out.
 fn window(args: &Value) -> Result<Window, String> {
     serde_json::from_value(args.clone()).map_err(|e| format!("bad since_ms/until_ms: {e}"))
+}
+
+/// A step's `key`: a transcript named by project, id and subpath.
+fn transcript_key(args: &Value) -> Result<TranscriptKey, String> {
+    serde_json::from_value(args["key"].clone()).map_err(|e| format!("bad transcript key: {e}"))
 }
 
 /// The last plans a vector made, for the steps that apply them.
@@ -313,6 +321,14 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.search(&text("query")?, limit, args["project"].as_str(), window(args)?))
         }
         "stored_keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
+        "append_lines" => {
+            let lines: Vec<String> = serde_json::from_value(args["lines"].clone()).map_err(|e| format!("`append_lines` lines: {e}"))?;
+            to_outcome(host.append_lines(&transcript_key(args)?, &lines, now()?))
+        }
+        "read_lines" => to_outcome(host.read_lines(&transcript_key(args)?)),
+        "written_sessions" => to_outcome(host.written_sessions(&text("project")?)),
+        "subpaths" => to_outcome(host.subpaths(&text("project")?, &text("id")?)),
+        "remove_transcript" => to_outcome(host.remove_transcript(&transcript_key(args)?)),
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);

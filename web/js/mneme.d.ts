@@ -121,6 +121,10 @@ export interface Finding { part: number; line: number; id: string }
 export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
 export interface RepairReport { backups: string[]; dropped: SkippedLine[]; split_glued: number; fixed_utf8: number; fixed_surrogates: number; dropped_torn_tail: boolean }
 export interface Subagent { key: string; transcript: Transcript }
+/** A transcript as an agent SDK's session store names it: `projects/<project>/<id>.jsonl`, or a sub-agent's at `<id>/<subpath>.jsonl`. */
+export interface TranscriptKey { project: string; id: string; subpath?: string | null }
+/** `updated_ms`: the last `appendLines`' time (Unix milliseconds), or the last line's timestamp for a session written elsewhere. */
+export interface WrittenSession { id: string; updated_ms: number }
 export interface CompactionSettings {
   context_window?: number;
   trigger?: { fraction: number } | { reserve: { reserve_tokens: number; floor: number } };
@@ -222,6 +226,16 @@ export interface Sessions {
   remove(id: string): Promise<string[]>;
   repair(id: string, now?: number): Promise<RepairReport>;
   reopen(id: string): Promise<null>;
+  /** Appends `lines` (each the JSON text of one object) to the transcript at `key` in one write; a line whose `uuid` the transcript's last lines hold is left out. Resolves with how many were written. */
+  appendLines(key: TranscriptKey, lines: string[], now?: number): Promise<number>;
+  /** The lines of the transcript at `key` as appended, oldest first; null if nothing was written there. */
+  readLines(key: TranscriptKey): Promise<string[] | null>;
+  /** The sessions of `project` with a transcript of their own, each with when its lines were last written. */
+  writtenSessions(project: string): Promise<WrittenSession[]>;
+  /** The subpaths of a session's sub-agent transcripts (`subagents/agent-<id>`), sorted. */
+  subpaths(project: string, id: string): Promise<string[]>;
+  /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. */
+  removeTranscript(key: TranscriptKey): Promise<null>;
   /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
   setRedaction(kinds: SecretKind[]): Promise<void>;
   planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;

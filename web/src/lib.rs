@@ -252,6 +252,17 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             let (query, limit, project): (String, u32, Option<String>) = (a.text("query")?, a.next("limit")?, a.next("project")?);
             to_json(&store.sessions().search(&query, limit as usize, project.as_deref(), a.next("window")?).await?)
         }
+        "sessions.store.append-lines" => {
+            let (key, lines): (mneme_core::TranscriptKey, Vec<String>) = (a.next("key")?, a.next("lines")?);
+            to_json(&store.sessions().append_lines(&key, &lines, a.now()?).await?)
+        }
+        "sessions.store.read-lines" => to_json(&store.sessions().read_lines(&a.next("key")?).await?),
+        "sessions.store.written-sessions" => to_json(&store.sessions().written_sessions(&a.text("project")?).await?),
+        "sessions.store.subpaths" => {
+            let (project, id) = (a.text("project")?, a.text("id")?);
+            to_json(&store.sessions().subpaths(&project, &id).await?)
+        }
+        "sessions.store.remove-transcript" => to_json(&store.sessions().remove_transcript(&a.next("key")?).await?),
         "sessions.store.reopen" => {
             store.sessions().reopen(&a.text("id")?);
             to_json(&())

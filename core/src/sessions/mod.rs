@@ -28,12 +28,14 @@ use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 pub(crate) mod branches;
 pub(crate) mod compaction;
 pub(crate) mod gates;
+pub(crate) mod lines;
 pub(crate) mod maintenance;
 pub mod retention;
 pub(crate) mod search;
 pub(crate) mod write;
 
 pub use compaction::{Applied, CompactionIds};
+pub use lines::{TranscriptKey, WrittenSession};
 pub use maintenance::RepairReport;
 pub use search::SearchHit;
 pub use write::NewEntry;
@@ -53,6 +55,8 @@ pub(crate) struct SessionsState {
     pub agents: RefCell<FastMap<String, OpenSession>>,
     /// The message index `search` keeps up to date.
     pub search: RefCell<search::SearchState>,
+    /// The ends of the transcripts `append_lines` wrote, by key.
+    pub tails: RefCell<FastMap<String, lines::Tail>>,
 }
 
 /// A store's sessions (the WIT's `sessions` interface): `store.sessions()`.

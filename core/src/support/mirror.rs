@@ -450,6 +450,8 @@ macro_rules! mirror_wit {
             $sessions::Retention { ttl_ms, classes, keep_archived_ms, delete_archived, max_disk_bytes, dry_run }
         );
         $crate::mirror_record!($crate::retention::ArchivedSession, $sessions::ArchivedSession { id, project, archived_ms, files, bytes });
+        $crate::mirror_record!($crate::TranscriptKey, $sessions::TranscriptKey { project, id, subpath });
+        $crate::mirror_record!($crate::WrittenSession, $sessions::WrittenSession { id, updated_ms });
         $crate::mirror_record!($crate::retention::Expired, $sessions::Expired { id, project, last_active_ms, ttl_ms, reason });
         $crate::mirror_record!($crate::retention::Removed, $sessions::Removed { key, bytes, reason });
         $crate::mirror_record!($crate::retention::GcReport, $sessions::GcReport { dry_run, archived, removed, kept_bytes });

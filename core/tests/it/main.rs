@@ -9,6 +9,7 @@ mod fixes;
 mod gates;
 mod index;
 mod interchange;
+mod lines;
 mod memory;
 mod redact;
 mod retention;

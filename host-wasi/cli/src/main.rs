@@ -325,6 +325,21 @@ impl Engine<Error> for Imported {
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), Error> {
         self.store.set_redaction(kinds).mirror()
     }
+    fn append_lines(&mut self, key: &mneme_core::TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
+        self.store.append_lines(&key.clone().mirror(), lines, now_ms).mirror()
+    }
+    fn read_lines(&mut self, key: &mneme_core::TranscriptKey) -> Result<Option<Vec<String>>, Error> {
+        self.store.read_lines(&key.clone().mirror()).mirror()
+    }
+    fn written_sessions(&mut self, project: &str) -> Result<Vec<mneme_core::WrittenSession>, Error> {
+        self.store.written_sessions(project).mirror()
+    }
+    fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, Error> {
+        self.store.subpaths(project, id).mirror()
+    }
+    fn remove_transcript(&mut self, key: &mneme_core::TranscriptKey) -> Result<(), Error> {
+        self.store.remove_transcript(&key.clone().mirror()).mirror()
+    }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.store.hold(id).mirror()
     }
