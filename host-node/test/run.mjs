@@ -55,8 +55,9 @@ function run(program, args, { onOutput, cwd, input } = {}) {
 try {
   await test("the README's quickstart runs as written", async () => {
     const folder = join(scratch, "quickstart");
-    mkdirSync(folder);
-    symlinkSync(join(ROOT, "host-node"), join(folder, "host-node"));
+    // The package as `npm install` would place it (tests/packages.mjs installs the real tarball).
+    mkdirSync(join(folder, "node_modules/@mneme"), { recursive: true });
+    symlinkSync(join(ROOT, "host-node"), join(folder, "node_modules/@mneme/node"));
     const { code, stdout, stderr } = await run(process.execPath, ["--input-type=module"], { cwd: folder, input: quickstart(join(ROOT, "host-node/README.md"), "js") });
     assert(code === 0, `the quickstart failed (${code}): ${stderr}`);
     assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);

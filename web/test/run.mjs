@@ -40,14 +40,15 @@ async function harness() {
 try {
   await test("the README's quickstart runs as written, in a page at the repository's root", async () => {
     // The page is made here (a module script holding the block) and served at the root,
-    // so the block's `./web/js/mneme.js` is the package the server serves.
+    // with an import map that names the package in the repository (the README's names
+    // the installed one; tests/packages.mjs runs that).
     const page = await context.newPage();
     const errors = [];
     const logged = [];
     page.on("pageerror", (error) => errors.push(String(error)));
     page.on("console", (message) => logged.push(message.text()));
     const script = `${quickstart(join(ROOT, "web/README.md"), "js")}\nwindow.quickstartDone = true;\n`;
-    await page.route(`${url}/quickstart.html`, (route) => route.fulfill({ contentType: "text/html", body: `<!doctype html><script type="module">${script}</script>` }));
+    await page.route(`${url}/quickstart.html`, (route) => route.fulfill({ contentType: "text/html", body: `<!doctype html><script type="importmap">{"imports": {"@mneme/web": "./web/js/mneme.js"}}</script><script type="module">${script}</script>` }));
     await page.goto(`${url}/quickstart.html`);
     await page.waitForFunction(() => window.quickstartDone === true, null, { timeout: 20000 }).catch(() => {});
     const done = await page.evaluate(() => window.quickstartDone === true);

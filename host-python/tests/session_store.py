@@ -1,0 +1,257 @@
+"""MnemeSessionStore against the real Claude Agent SDK (PyPI ``claude-agent-sdk``):
+the SDK's own conformance suite, what Mneme adds (a retried batch written once,
+redaction, a torn last line, a mirror Mneme reads as a session), and end to end —
+the SDK's ``query()`` with Mneme as its session store, the bundled Claude Code against
+a local mock Messages API, then a resume from an empty config folder, so only the
+store can supply the transcript.
+
+Run by ``cargo xtask test``:  target/python/bin/python host-python/tests/session_store.py
+"""
+
+import asyncio
+import http.server
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, SystemMessage, query  # noqa: E402
+from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
+
+from mneme import Mneme  # noqa: E402
+from mneme.claude_agent_sdk import MnemeSessionStore  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.join(ROOT, "tests", "corpus")
+REPLY = "mock reply"
+failed = 0
+
+
+def test(name):
+    def register(body):
+        global failed
+        started = time.monotonic()
+        try:
+            with tempfile.TemporaryDirectory(prefix="mneme-sdk-") as scratch:
+                asyncio.run(body(scratch))
+            print(f"ok   {name} ({round((time.monotonic() - started) * 1000)} ms)", flush=True)
+        except Exception:  # noqa: BLE001 - a failing test is reported, and the others still run
+            failed += 1
+            print(f"FAIL {name}\n     " + traceback.format_exc().replace("\n", "\n     "), flush=True)
+        return body
+
+    return register
+
+
+def transcripts(root):
+    return [os.path.join(d, f) for d, _, files in os.walk(os.path.join(root, "projects")) for f in files if f.endswith(".jsonl")]
+
+
+class MockApi:
+    """Anthropic's Messages API on 127.0.0.1, answering every request with one text
+    reply (streamed when asked) and keeping every request body."""
+
+    def __init__(self):
+        self.requests = []
+        api = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if not self.path.startswith("/v1/messages"):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                api.requests.append(body)
+                message = {"id": f"msg_mock_{len(api.requests)}", "type": "message", "role": "assistant", "model": body.get("model"), "stop_sequence": None}
+                usage = {"input_tokens": 10, "output_tokens": 2}
+                if not body.get("stream"):
+                    payload = json.dumps({**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn", "usage": usage}).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                events = [
+                    ("message_start", {"message": {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}}),
+                    ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+                    ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
+                    ("content_block_stop", {"index": 0}),
+                    ("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+                    ("message_stop", {}),
+                ]
+                payload = "".join(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n" for kind, data in events).encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@test("the SDK's own conformance suite passes, every optional method included")
+async def _(scratch):
+    made = []
+
+    def make_store():
+        folder = os.path.join(scratch, f"store-{len(made)}")
+        made.append(Mneme(folder))
+        return MnemeSessionStore(made[-1])
+
+    try:
+        await run_session_store_conformance(make_store)
+    finally:
+        for store in made:
+            store.close()
+    # Every contract ran: the suite skips an optional one only for a store without it.
+    assert len(made) >= 15, f"the suite made {len(made)} stores: some contracts did not run"
+
+
+@test("a retried batch is written once, an empty one writes nothing, and a batch is one write")
+async def _(scratch):
+    with Mneme(scratch) as mneme:
+        store = MnemeSessionStore(mneme)
+        key = {"project_key": "-home-me-app", "session_id": "5c0b5c4e-0000-4000-8000-000000000001"}
+        await store.append(key, [])
+        assert await store.load(key) is None, "an empty batch left a transcript"
+        batch = [{"type": "user", "uuid": f"u{n}", "n": n} for n in range(3)] + [{"type": "custom-title", "customTitle": "t"}]
+        await store.append(key, batch)
+        # The SDK retries a batch whose append raised after landing, and may retry one
+        # that overlaps it.
+        await store.append(key, batch[1:3] + [{"type": "user", "uuid": "u3", "n": 3}])
+        loaded = await store.load(key)
+        assert [e.get("uuid") for e in loaded] == ["u0", "u1", "u2", None, "u3"], loaded
+        try:
+            await store.append(key, [{"type": "user", "uuid": "u4"}, "not an object"])
+        except Exception as error:  # noqa: BLE001 - the store's error is what a caller gets
+            assert "line 2 of 2" in str(error), error
+        else:
+            raise AssertionError("a line that is no object was accepted")
+        assert len(await store.load(key)) == 5, "a refused batch wrote some of its lines"
+
+
+@test("a mirrored line's secrets are redacted by default; set_redaction([]) mirrors exactly")
+async def _(scratch):
+    secret = "sk-ant-api03-" + "x" * 90 + "AA"
+    entry = {"type": "user", "uuid": "s1", "message": {"role": "user", "content": f"my key is {secret}"}}
+    with Mneme(os.path.join(scratch, "redacted")) as mneme:
+        store = MnemeSessionStore(mneme)
+        key = {"project_key": "p", "session_id": "s"}
+        await store.append(key, [entry])
+        [loaded] = await store.load(key)
+        assert secret not in json.dumps(loaded) and loaded["uuid"] == "s1", loaded
+    with Mneme(os.path.join(scratch, "exact")) as mneme:
+        mneme.set_redaction([])
+        store = MnemeSessionStore(mneme)
+        await store.append(key, [entry])
+        assert await store.load(key) == [entry]
+
+
+@test("a torn last line is left out of a load, and the next batch lands whole after it")
+async def _(scratch):
+    with Mneme(scratch) as mneme:
+        store = MnemeSessionStore(mneme)
+        key = {"project_key": "p", "session_id": "s"}
+        await store.append(key, [{"type": "user", "uuid": "a"}])
+        with open(os.path.join(scratch, "projects/p/s.jsonl"), "a") as file:
+            file.write('{"type":"user","uuid":"cut')
+    with Mneme(scratch) as mneme:
+        store = MnemeSessionStore(mneme)
+        await store.append(key, [{"type": "user", "uuid": "b"}])
+        assert [e["uuid"] for e in await store.load(key)] == ["a", "b"]
+
+
+@test("a mirrored Claude Code transcript is a Mneme session: context, search and usage read it")
+async def _(scratch):
+    corpus = os.path.join(CORPUS, "claude", "04-v2.1.42-progress")
+    transcript = next(os.path.join(dirpath, f) for dirpath, _, files in sorted(os.walk(corpus)) for f in sorted(files) if f.endswith(".jsonl") and "subagents" not in dirpath)
+    with open(transcript, encoding="utf-8") as file:
+        entries = [json.loads(line) for line in file if line.strip()]
+    session = os.path.basename(transcript)[: -len(".jsonl")]
+    with Mneme(scratch) as mneme:
+        store = MnemeSessionStore(mneme)
+        key = {"project_key": "-home-me-app", "session_id": session}
+        for start in range(0, len(entries), 10):
+            await store.append(key, entries[start : start + 10])
+        assert [s["session_id"] for s in await store.list_sessions("-home-me-app")] == [session]
+        loaded = await store.load(key)
+        assert len(loaded) == len(entries), (len(loaded), len(entries))
+        context = mneme.context(session)
+        assert context["messages"], "Mneme read no message of the mirrored session"
+        word = next(w for m in context["messages"] for w in m["text"].split() if len(w) > 6 and w.isalpha())
+        assert any(hit["id"] == session for hit in mneme.search(word)), f"search for {word!r} did not find the mirrored session"
+        assert mneme.usage(session)["replies"] > 0, "usage counts no reply of the mirrored session"
+
+
+@test("end to end: query() mirrors into Mneme, and a resume from an empty config folder gets the earlier turns from it")
+async def _(scratch):
+    api = MockApi()
+    try:
+        with Mneme(os.path.join(scratch, "store")) as mneme:
+            store = MnemeSessionStore(mneme)
+            work = os.path.join(scratch, "work")
+            os.makedirs(work)
+
+            def options(config, **more):
+                os.makedirs(config, exist_ok=True)
+                env = {
+                    "ANTHROPIC_BASE_URL": api.url,
+                    "ANTHROPIC_API_KEY": "dummy",
+                    "CLAUDE_CONFIG_DIR": config,
+                    "HOME": os.path.join(scratch, "home"),
+                    "DISABLE_TELEMETRY": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "DISABLE_AUTOUPDATER": "1",
+                }
+                return ClaudeAgentOptions(session_store=store, cwd=work, env=env, model="claude-sonnet-4-5", max_turns=1, **more)
+
+            async def run(prompt, opts):
+                session, errors, result = None, [], None
+                async for message in query(prompt=prompt, options=opts):
+                    if isinstance(message, SystemMessage) and message.subtype == "init":
+                        session = message.data.get("session_id")
+                    elif isinstance(message, SystemMessage) and message.subtype == "mirror_error":
+                        errors.append(message.data)
+                    elif isinstance(message, ResultMessage):
+                        result = message
+                assert not errors, f"the SDK could not mirror into Mneme: {errors}"
+                assert result is not None and not result.is_error and result.result == REPLY, result
+                return session
+
+            first = "Releases go to staging on Fridays."
+            session = await run(first, options(os.path.join(scratch, "config-1")))
+            assert session, "the SDK named no session"
+            project = os.path.basename(os.path.dirname(next(k for k in transcripts(os.path.join(scratch, "store")) if session in k)))
+            mirrored = await store.load({"project_key": project, "session_id": session})
+            assert mirrored and any(first in json.dumps(e) for e in mirrored), f"the store holds no line with the prompt: {mirrored}"
+            assert mneme.context(session)["messages"][0]["text"] == first, "Mneme does not read the mirror as the session"
+
+            api.requests.clear()
+            await run("When do releases go out?", options(os.path.join(scratch, "config-2"), resume=session))
+            resumed = next(r for r in api.requests if "When do releases go out?" in json.dumps(r["messages"]))
+            assert first in json.dumps(resumed["messages"]), f"the resumed request does not hold the first turn: {resumed['messages']}"
+            lines = await store.load({"project_key": project, "session_id": session})
+            assert any("When do releases go out?" in json.dumps(e) for e in lines), "the resumed turn was not mirrored"
+    finally:
+        api.close()
+
+
+print("every Claude Agent SDK test passed" if failed == 0 else f"{failed} Claude Agent SDK test(s) failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,121 @@
+// The packages as a user gets them: each artefact of `cargo xtask package`
+// (target/dist/) installed into a new project in a temporary folder outside the
+// repository — a fresh venv, a fresh `npm init` — with nothing pointing back here
+// (no PYTHONPATH, MNEME_COMPONENT or CARGO_TARGET_DIR), and its README's quickstart
+// run there as written.
+//
+// Run by `cargo xtask test` after `cargo xtask package`'s packing step.
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { quickstart } from "./js/quickstart.mjs";
+import { assert, finish, test } from "./js/runner.mjs";
+import { serve } from "../web/test/serve.mjs";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+// The browser tests' playwright-core (web/node_modules), not a package of its own here.
+const { chromium } = createRequire(join(ROOT, "web/package.json"))("playwright-core");
+const DIST = join(ROOT, "target/dist");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const scratch = mkdtempSync(join(tmpdir(), "mneme-packages-"));
+assert(relative(ROOT, scratch).startsWith(".."), `the scratch folder ${scratch} is inside the repository`);
+
+/** The environment of a user's shell: nothing that leads back into the repository. */
+const USER_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !["PYTHONPATH", "MNEME_COMPONENT", "CARGO_TARGET_DIR", "NODE_PATH", "VIRTUAL_ENV"].includes(name)),
+);
+
+/** The one file in target/dist whose name matches `pattern`. */
+function artefact(pattern) {
+  assert(existsSync(DIST), `no ${DIST}: run \`cargo xtask package\` first`);
+  const found = readdirSync(DIST).filter((name) => pattern.test(name));
+  assert(found.length === 1, `expected one ${pattern} in ${DIST}, found ${JSON.stringify(found)}`);
+  return join(DIST, found[0]);
+}
+
+/** Runs `program` in `cwd` as a user would; resolves with its output, rejects with it if it fails. */
+function run(program, args, cwd, input) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { cwd, env: USER_ENV, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (input !== undefined) child.stdin.end(input);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`\`${program} ${args.join(" ")}\` in ${cwd} failed (${code}):\n${stderr}${stdout}`)),
+    );
+  });
+}
+
+/** A new npm project in `folder` with the tarball matching `pattern` installed. */
+async function npmProject(folder, pattern) {
+  mkdirSync(folder);
+  await run("npm", ["init", "-y"], folder);
+  await run("npm", ["install", "--no-audit", "--no-fund", artefact(pattern)], folder);
+}
+
+try {
+  await test("the wheel installs into a fresh venv, and its README's quickstart runs there", async () => {
+    const folder = join(scratch, "python");
+    mkdirSync(folder);
+    await run("python3", ["-m", "venv", "venv"], folder);
+    await run(join(folder, "venv/bin/pip"), ["install", "--quiet", artefact(/^mneme_engine-.*\.whl$/)], folder);
+    writeFileSync(join(folder, "quickstart.py"), quickstart(join(ROOT, "host-python/README.md"), "python"));
+    const { stdout } = await run(join(folder, "venv/bin/python"), ["quickstart.py"], folder);
+    assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
+    // The package and its component are the venv's own, and it says it is typed.
+    const where = await run(
+      join(folder, "venv/bin/python"),
+      ["-c", "import mneme, os; here = os.path.dirname(mneme.__file__); print(here); print(sorted(f for f in os.listdir(here) if not f.endswith('.py')))"],
+      folder,
+    );
+    const [site, files] = where.stdout.trim().split("\n");
+    assert(site.startsWith(join(folder, "venv")), `mneme was imported from ${site}`);
+    assert(files.includes("mneme.component.wasm") && files.includes("py.typed"), `the installed package holds ${files}`);
+  });
+
+  await test("the Node package installs into a fresh npm project, and its README's quickstart runs there", async () => {
+    const folder = join(scratch, "node");
+    await npmProject(folder, /^mneme-node-.*\.tgz$/);
+    writeFileSync(join(folder, "quickstart.mjs"), quickstart(join(ROOT, "host-node/README.md"), "js"));
+    const { stdout } = await run(process.execPath, ["quickstart.mjs"], folder);
+    assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
+    const [project] = readdirSync(join(folder, "data/projects"));
+    assert(readdirSync(join(folder, "data/projects", project)).filter((f) => f.endsWith(".jsonl")).length === 1, "one session in ./data");
+  });
+
+  await test("the browser package installs into a fresh npm project, and its README's quickstart runs in a page served from it", async () => {
+    const folder = join(scratch, "web");
+    await npmProject(folder, /^mneme-web-.*\.tgz$/);
+    const readme = join(ROOT, "web/README.md");
+    writeFileSync(
+      join(folder, "index.html"),
+      `<!doctype html>\n${quickstart(readme, "html")}\n<script type="module">\n${quickstart(readme, "js")}\nwindow.quickstartDone = true;\n</script>\n`,
+    );
+    assert(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}; install it (apt-get install -y chromium) or set CHROMIUM`);
+    const { server, url } = await serve(0, { root: folder });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage();
+      const errors = [];
+      const logged = [];
+      page.on("pageerror", (error) => errors.push(String(error)));
+      page.on("console", (message) => logged.push(message.text()));
+      await page.goto(`${url}/index.html`);
+      await page.waitForFunction(() => window.quickstartDone === true, null, { timeout: 20000 }).catch(() => {});
+      const done = await page.evaluate(() => window.quickstartDone === true);
+      assert(done && errors.length === 0, `the quickstart did not finish: ${errors.join("; ") || "no error, no end"}`);
+      assert(logged.some((line) => line.includes("hello")), `it printed ${JSON.stringify(logged)}`);
+    } finally {
+      await browser.close();
+      server.close();
+    }
+  });
+} finally {
+  finish("package");
+}
