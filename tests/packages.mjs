@@ -7,7 +7,7 @@
 // Run by `cargo xtask test` after `cargo xtask package`'s packing step.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,8 +16,11 @@ import { assert, finish, test } from "./js/runner.mjs";
 import { serve } from "../web/test/serve.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-// The browser tests' playwright-core (web/node_modules), not a package of its own here.
+// The browser tests' playwright-core (web/node_modules) and the Node package's
+// TypeScript (host-node/node_modules), not packages of their own here.
 const { chromium } = createRequire(join(ROOT, "web/package.json"))("playwright-core");
+const ts = createRequire(join(ROOT, "host-node/package.json"))("typescript");
+const TSC = join(ROOT, "host-node/node_modules/.bin/tsc");
 const DIST = join(ROOT, "target/dist");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const scratch = mkdtempSync(join(tmpdir(), "mneme-packages-"));
@@ -77,6 +80,7 @@ try {
     const [site, files] = where.stdout.trim().split("\n");
     assert(site.startsWith(join(folder, "venv")), `mneme was imported from ${site}`);
     assert(files.includes("mneme.component.wasm") && files.includes("py.typed"), `the installed package holds ${files}`);
+    await run(join(folder, "venv/bin/python"), ["-c", "from mneme.claude_agent_sdk import MnemeSessionStore"], folder);
   });
 
   await test("the Node package installs into a fresh npm project, and its README's quickstart runs there", async () => {
@@ -87,6 +91,24 @@ try {
     assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
     const [project] = readdirSync(join(folder, "data/projects"));
     assert(readdirSync(join(folder, "data/projects", project)).filter((f) => f.endsWith(".jsonl")).length === 1, "one session in ./data");
+    // Both entry points resolve, and their declarations type-check in a strict
+    // TypeScript project of the user's (no option of the package's own tests).
+    writeFileSync(
+      join(folder, "check.mts"),
+      [
+        'import { Mneme } from "@mneme/node";',
+        'import { MnemeSessionStore } from "@mneme/node/claude-agent-sdk";',
+        'const store = await Mneme.open({ root: "./data" });',
+        "const listed: number = (await store.list()).sessions.length;",
+        "console.log(listed, typeof new MnemeSessionStore(store).append);",
+        "await store.close();",
+        "",
+      ].join("\n"),
+    );
+    await run(TSC, ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "check.mts"], folder);
+    writeFileSync(join(folder, "check.mjs"), ts.transpileModule(readFileSync(join(folder, "check.mts"), "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    const checked = await run(process.execPath, ["check.mjs"], folder);
+    assert(checked.stdout.trim() === "1 function", checked.stdout);
   });
 
   await test("the browser package installs into a fresh npm project, and its README's quickstart runs in a page served from it", async () => {
@@ -117,5 +139,6 @@ try {
     }
   });
 } finally {
+  rmSync(scratch, { recursive: true, force: true });
   finish("package");
 }

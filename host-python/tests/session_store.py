@@ -12,6 +12,7 @@ import asyncio
 import http.server
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -104,6 +105,28 @@ class MockApi:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def readme_block(heading, number):
+    """Block ``number`` (0-based) of the ```python blocks under ``## heading`` in the
+    package README, as written."""
+    with open(os.path.join(ROOT, "host-python", "README.md"), encoding="utf-8") as file:
+        section = file.read().partition(f"\n## {heading}\n")[2].partition("\n## ")[0]
+    return section.split("\n```python\n")[number + 1].partition("\n```\n")[0] + "\n"
+
+
+@test("the README's example of what Mneme adds runs as written")
+async def _(scratch):
+    script = os.path.join(scratch, "adds.py")
+    with open(script, "w", encoding="utf-8") as file:
+        file.write(readme_block("Claude Agent SDK", 1))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.path.dirname(HERE)
+    done = subprocess.run([sys.executable, script], cwd=scratch, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "staging on Fridays" in lines[0] and lines[1] == "False", done.stdout
+    assert "'output': 40" in lines[2], done.stdout
 
 
 @test("the SDK's own conformance suite passes, every optional method included")

@@ -203,7 +203,8 @@ fn setup_web() -> Result<(), String> {
 }
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
-/// transpile the component, koffi for flock, TypeScript to check the declarations); the edge's (miniflare, workerd); a Python virtual environment in
+/// transpile the component, koffi for flock, TypeScript to check the declarations,
+/// the Claude Agent SDK its SessionStore is tested with); the edge's (miniflare, workerd); a Python virtual environment in
 /// target/python with wasmtime-py, the official MCP client and the Claude Agent SDK; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
@@ -242,6 +243,7 @@ fn setup_hosts() -> Result<(), String> {
     if !std::path::Path::new("host-node/node_modules/@bytecodealliance/jco").is_dir()
         || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
         || !std::path::Path::new("host-node/node_modules/typescript").is_dir()
+        || !std::path::Path::new("host-node/node_modules/@anthropic-ai/claude-agent-sdk").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }
@@ -452,6 +454,9 @@ fn test() -> Result<(), String> {
     // The packages' TypeScript declarations: an agent loop written against them,
     // type-checked (strict), then run on the Node package.
     run("node", &["host-node/test/typed.mjs"])?;
+    // The Claude Agent SDK's SessionStore over Mneme in TypeScript: each contract, the
+    // SDK's own type, and its query() and resume with its bundled Claude Code.
+    run("node", &["host-node/test/session-store.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
     // The Claude Agent SDK's SessionStore over Mneme: the SDK's conformance suite, and
