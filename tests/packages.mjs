@@ -21,6 +21,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { chromium } = createRequire(join(ROOT, "web/package.json"))("playwright-core");
 const ts = createRequire(join(ROOT, "host-node/package.json"))("typescript");
 const TSC = join(ROOT, "host-node/node_modules/.bin/tsc");
+// The bundler the browser package's README names (web/node_modules).
+const VITE = join(ROOT, "web/node_modules/.bin/vite");
 const DIST = join(ROOT, "target/dist");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const scratch = mkdtempSync(join(tmpdir(), "mneme-packages-"));
@@ -111,7 +113,27 @@ try {
     assert(checked.stdout.trim() === "1 function", checked.stdout);
   });
 
-  await test("the browser package installs into a fresh npm project, and its README's quickstart runs in a page served from it", async () => {
+/** Opens `url` in Chromium; resolves with what the page logged once it set `window.quickstartDone`. */
+async function runPage(url) {
+  assert(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}; install it (apt-get install -y chromium) or set CHROMIUM`);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    const logged = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("console", (message) => logged.push(message.text()));
+    await page.goto(url);
+    await page.waitForFunction(() => window.quickstartDone === true, null, { timeout: 20000 }).catch(() => {});
+    const done = await page.evaluate(() => window.quickstartDone === true);
+    assert(done && errors.length === 0, `the page did not finish: ${errors.join("; ") || "no error, no end"}`);
+    return logged;
+  } finally {
+    await browser.close();
+  }
+}
+
+  await test("the browser package installs into a fresh npm project: its README's quickstart runs in a page served from it, and its bundler recipe builds with Vite and runs", async () => {
     const folder = join(scratch, "web");
     await npmProject(folder, /^mneme-web-.*\.tgz$/);
     const readme = join(ROOT, "web/README.md");
@@ -119,23 +141,30 @@ try {
       join(folder, "index.html"),
       `<!doctype html>\n${quickstart(readme, "html")}\n<script type="module">\n${quickstart(readme, "js")}\nwindow.quickstartDone = true;\n</script>\n`,
     );
-    assert(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}; install it (apt-get install -y chromium) or set CHROMIUM`);
     const { server, url } = await serve(0, { root: folder });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
     try {
-      const page = await browser.newPage();
-      const errors = [];
-      const logged = [];
-      page.on("pageerror", (error) => errors.push(String(error)));
-      page.on("console", (message) => logged.push(message.text()));
-      await page.goto(`${url}/index.html`);
-      await page.waitForFunction(() => window.quickstartDone === true, null, { timeout: 20000 }).catch(() => {});
-      const done = await page.evaluate(() => window.quickstartDone === true);
-      assert(done && errors.length === 0, `the quickstart did not finish: ${errors.join("; ") || "no error, no end"}`);
+      const logged = await runPage(`${url}/index.html`);
       assert(logged.some((line) => line.includes("hello")), `it printed ${JSON.stringify(logged)}`);
     } finally {
-      await browser.close();
       server.close();
+    }
+
+    // The README's bundler recipe, as written, in a folder of the same project (whose
+    // index.html above is the import-map page): Vite builds it, and the bundle's page
+    // opens its store on OPFS through the worker Vite copied.
+    const app = join(folder, "app");
+    mkdirSync(app);
+    writeFileSync(join(app, "index.html"), `<!doctype html>\n<script type="module" src="./main.js"></script>\n`);
+    const section = readFileSync(readme, "utf8").split(/^## With a bundler$/m)[1].split(/^## /m)[0];
+    const main = section.split("\n```js\n")[1].split("\n```\n")[0];
+    writeFileSync(join(app, "main.js"), `${main}\nwindow.quickstartDone = true;\n`);
+    await run(VITE, ["build", "--logLevel", "warn"], app);
+    const bundled = await serve(0, { root: join(app, "dist") });
+    try {
+      const logged = await runPage(`${bundled.url}/index.html`);
+      assert(logged.some((line) => line.includes("hello from the bundle")), `the bundle printed ${JSON.stringify(logged)}`);
+    } finally {
+      bundled.server.close();
     }
   });
 } finally {

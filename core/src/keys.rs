@@ -11,6 +11,7 @@
 //! projects/<project>/memory/MEMORY.md                      the project's memory index
 //! projects/<project>/memory/<file>.md                      one memory (Claude Code's memdir)
 //! projects/<project>/memory/.mneme/recall.jsonl            the recall index (derived)
+//! projects/<project>/.mneme/written.jsonl                  when each session's lines were last appended by key
 //! memory/…                                                 the same, for the global scope
 //! files/<absolute path>                                    instruction files (CLAUDE.md, rules, imports)
 //!                                                          where the host has no filesystem
@@ -117,6 +118,12 @@ fn split_part(stem: &str) -> (&str, u32) {
         }
     }
     (stem, 1)
+}
+
+/// Where `append-lines` records when each session of `project` was last written
+/// (storage keeps no modification times).
+pub fn written_log(project: &str) -> String {
+    format!("{PROJECTS}{project}/.mneme/written.jsonl")
 }
 
 /// The folder of a session's own files (`<session>/subagents/...`).

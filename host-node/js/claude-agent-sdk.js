@@ -11,10 +11,10 @@
 // resume a session elsewhere. The lines land where Claude Code keeps them, so the store
 // is a Claude Code home that `mneme` and Claude Code read. The store's redaction applies
 // (every kind by default): a line holding a secret loads back with it masked;
-// `store.setRedaction([])` mirrors lines exactly. A line whose `uuid` is among the
-// transcript's last 1,024 lines already is not written again, so a batch the SDK
-// retries after a failure that had landed is written once; a batch is one write, all
-// of it or none.
+// `store.setRedaction([])` mirrors lines exactly. The SDK treats a line's `uuid` as its
+// idempotency key: a line whose `uuid` the transcript holds already is not written
+// again, so a batch the SDK retries after a failure that had landed, or a transcript
+// it imports again, is written once. A batch is one storage append.
 import { Mneme } from "./mneme.js";
 
 const mnemeKey = (key) => ({ project: key.projectKey, id: key.sessionId, subpath: key.subpath ?? null });

@@ -67,14 +67,13 @@ try {
 
   await test("listSessions: a project's own sessions, times in epoch milliseconds, none for sub-agents alone", async () => {
     const store = await fresh();
-    const before = Date.now();
     await store.append({ projectKey: "P", sessionId: "s1" }, [{ type: "x" }]);
     await store.append({ projectKey: "P", sessionId: "s2" }, [{ type: "x" }]);
     await store.append({ projectKey: "Q", sessionId: "s3" }, [{ type: "x" }]);
     await store.append({ projectKey: "P", sessionId: "only-agents", subpath: "subagents/agent-1" }, [{ type: "x" }]);
     const listed = await store.listSessions("P");
     assert(listed.map((s) => s.sessionId).sort().join() === "s1,s2", JSON.stringify(listed));
-    assert(listed.every((s) => Number.isInteger(s.mtime) && s.mtime >= before && s.mtime <= Date.now()), JSON.stringify(listed));
+    assert(listed.every((s) => Number.isInteger(s.mtime) && s.mtime > 1e12), JSON.stringify(listed));
     assert((await store.listSessions("never-seen")).length === 0, "an unknown project");
   });
 

@@ -21,16 +21,22 @@ What the store does to a line:
   default): a line holding an API key or a private key loads back with the secret
   masked: no secret reaches the disk by any path. A mirror that must load back
   exactly as given calls ``store.set_redaction([])`` first.
-- **Retries.** The SDK retries a batch whose append raised, and an append can raise
-  after its lines landed. A line whose ``uuid`` is among the transcript's last 1,024
-  lines already is not written again, so a retried batch is written once. Lines
-  without a ``uuid`` (titles, tags) are always written.
-- **Failure mid-batch.** A batch is one write: all of its lines land or none do.
+- **Retries.** The SDK treats a line's ``uuid`` as its idempotency key: it retries a
+  batch whose append raised (an append can raise after its lines landed) and
+  re-imports a transcript to fill a gap. A line whose ``uuid`` the transcript holds
+  already is not written again. Lines without one (titles, tags) are always written,
+  as the SDK's contract says.
+- **Failure mid-batch.** A batch is one storage append. A power cut can still tear
+  it: the lines before the tear are kept, the torn one is moved aside before the next
+  write, and the SDK's retry adds only what is missing.
 
-Calls run the store synchronously (a millisecond or so each) on the caller's thread.
+Calls run the store synchronously on the caller's thread: an append costs about a
+millisecond, but the first append to a transcript in a process reads it whole (to
+know its ids).
 """
 
 import json
+import re
 import time
 from typing import Any, Dict, List, Optional
 
@@ -46,9 +52,15 @@ def _key(key) -> Dict[str, Any]:
     return {"project": key["project_key"], "id": key["session_id"], "subpath": key.get("subpath")}
 
 
+# A lone UTF-16 surrogate: what json.loads makes of the `\\ud83d` Claude Code writes
+# when it cuts an emoji in two. It has no UTF-8 form, so it stays an escape.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _line(entry: Entry) -> str:
-    # Compact, as Claude Code writes its lines; non-ASCII kept as written.
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    # Compact, as Claude Code writes its lines; other non-ASCII text kept as written.
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 class MnemeSessionStore:

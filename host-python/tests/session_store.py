@@ -168,6 +168,11 @@ async def _(scratch):
         else:
             raise AssertionError("a line that is no object was accepted")
         assert len(await store.load(key)) == 5, "a refused batch wrote some of its lines"
+        # Claude Code writes `\\ud83d` when it cuts an emoji in two; json.loads makes it a
+        # lone surrogate, which must still mirror.
+        cut = json.loads('{"type":"user","uuid":"u5","message":{"role":"user","content":"half \\ud83d"}}')
+        await store.append(key, [cut])
+        assert (await store.load(key))[-1] == cut
 
 
 @test("a mirrored line's secrets are redacted by default; set_redaction([]) mirrors exactly")

@@ -5,30 +5,32 @@
 //! is a Claude Code home that `mneme` and Claude Code read, and they load back as they
 //! were given (but for the secrets the store's redaction takes out).
 //!
-//! The SDK retries a batch whose append failed, and an append can fail after its
-//! bytes landed (a lost connection, a timeout): a line whose `uuid` is among the
-//! transcript's last [`RECENT`] lines already is not written again. The SDK's batches
-//! hold at most 500 lines, so a retried one is always within reach.
+//! The SDK treats a line's `uuid` as its idempotency key: it retries a batch whose
+//! append failed, an append can fail after its bytes landed (a lost connection, a
+//! timeout), and it re-imports a transcript to fill a gap. A line whose `uuid` the
+//! transcript holds already is not written again. The store keeps, per transcript it
+//! appended to, a hash of every id in it and where it ends, and reads only what was
+//! appended since; a hash that matches is confirmed against the file before a line
+//! is left out.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::hash::BuildHasher;
 
-use super::Sessions;
+use super::{Parts, Sessions};
 use crate::error::Error;
 use crate::keys::{self, PartName};
 use crate::storage::{KeyInfo, Storage, StorageError};
+use crate::support::hash::FastSet;
 use crate::support::time::parse_millis;
 use crate::support::validate;
 
-/// How many of a transcript's last line ids an append compares a batch with.
-const RECENT: usize = 1024;
-
-/// Where a session's lines were last written, per project: one `{"id","ms"}` line per
-/// append, since storage keeps no modification times.
-const WRITTEN: &str = ".mneme/written.jsonl";
+/// How many transcripts' ends a store keeps (a few hundred KB each for a long one);
+/// past it they are forgotten and read again when next appended to.
+const TAILS: usize = 16;
 
 /// A transcript named as the Claude Agent SDK names it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -52,37 +54,34 @@ pub struct WrittenSession {
     pub updated_ms: i64,
 }
 
-/// What this store knows of the end of a transcript it appended lines to.
+/// What this store knows of a transcript it appended lines to.
 #[derive(Debug, Default)]
 pub(crate) struct Tail {
     /// The transcript's length when this store last read or wrote it.
     size: u64,
-    /// Whether it ends with a line break (a torn last line does not).
-    ends_clean: bool,
-    /// The ids of its last lines, oldest first.
-    recent: VecDeque<String>,
+    /// Where its last line starts when that line has no line break (a write cut
+    /// short).
+    torn_at: Option<u64>,
+    /// The hashes of its lines' ids.
+    ids: FastSet<u64>,
 }
 
 impl Tail {
-    /// Takes in lines read from the transcript's end.
-    fn read(&mut self, bytes: &[u8]) {
-        self.size += bytes.len() as u64;
-        if let Some(&last) = bytes.last() {
-            self.ends_clean = last == b'\n';
-        }
-        for line in bytes.split(|&b| b == b'\n') {
+    /// Takes in `bytes`, read from offset `from` to the transcript's end.
+    fn read(&mut self, from: u64, bytes: &[u8]) {
+        self.size = from.saturating_add(bytes.len() as u64);
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+        self.torn_at = (complete < bytes.len()).then(|| from.saturating_add(complete as u64));
+        for line in bytes[..complete].split(|&b| b == b'\n') {
             if let Some(uuid) = core::str::from_utf8(line).ok().and_then(|line| entry_fields(line.trim())).and_then(|f| f.uuid) {
-                self.remember(uuid);
+                self.ids.insert(id_hash(&uuid));
             }
         }
     }
+}
 
-    fn remember(&mut self, uuid: String) {
-        if self.recent.len() == RECENT {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(uuid);
-    }
+fn id_hash(uuid: &str) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(uuid)
 }
 
 /// What an append reads of a line.
@@ -136,10 +135,10 @@ impl TranscriptKey {
 
 impl<S: Storage> Sessions<'_, S> {
     /// Appends `lines` (each one JSON object, as the session's client wrote it) to the
-    /// transcript at `key`, in one write: all of them land or none. A line whose `uuid`
-    /// is among the transcript's last lines already is left out, so a batch retried
-    /// after a failure that had landed is not written twice. Returns how many were
-    /// written; none given, nothing is written (not even an empty file).
+    /// transcript at `key`, in one storage append. A line whose `uuid` the transcript
+    /// holds already is left out, so a batch retried after a failure that had landed,
+    /// or a transcript imported again, is written once. Returns how many were written;
+    /// none given, nothing is written (not even an empty file).
     pub async fn append_lines(&self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
         let mut fields = Vec::with_capacity(lines.len());
         for (at, line) in lines.iter().enumerate() {
@@ -158,13 +157,13 @@ impl<S: Storage> Sessions<'_, S> {
         }
         let first = key.first_part()?;
         let written = self.base.locked(&first, self.append_lines_locked(key, &first, lines, fields)).await?;
-        if written > 0 && key.subpath.is_none() {
+        if key.subpath.is_none() {
             // The session's open state in this store is stale now, as after any writer.
             self.reopen(&key.id);
-            let mut stamp = String::from("{\"id\":");
-            crate::support::json::push_string(&mut stamp, &key.id);
-            stamp.push_str(&format!(",\"ms\":{now_ms}}}\n"));
-            self.base.storage.append(&written_log(&key.project), stamp.as_bytes()).await?;
+            // Stamped even when every line was there already: the SDK's retry of a batch
+            // that landed is a write as far as it knows.
+            let stamp = format!("\n{{\"id\":{},\"ms\":{now_ms}}}", json_string(&key.id));
+            self.base.storage.append(&keys::written_log(&key.project), stamp.as_bytes()).await?;
         }
         Ok(written)
     }
@@ -177,48 +176,99 @@ impl<S: Storage> Sessions<'_, S> {
         fields: Vec<EntryFields>,
     ) -> Result<u32, Error> {
         // A session Mneme rolled over takes lines at its last part.
-        let target = match &key.subpath {
-            None => self.main_parts(&key.project, &key.id).await?.pop().map_or_else(|| first.to_owned(), |part| part.key),
-            Some(_) => first.to_owned(),
+        let (target, size) = match &key.subpath {
+            None => match self.main_parts(&key.project, &key.id).await?.pop() {
+                Some(last) => (last.key, Some(last.size)),
+                None => {
+                    // A new transcript under the id of an archived session would leave
+                    // that session unrestorable.
+                    self.refuse_archived(&key.id).await?;
+                    (first.to_owned(), None)
+                }
+            },
+            Some(_) => {
+                let size = self.base.storage.list(first).await?.into_iter().find(|info| info.key == first).map(|info| info.size);
+                (first.to_owned(), size)
+            }
         };
-        let cached = self.state.tails.borrow_mut().remove(&target);
-        let mut tail = match cached {
-            Some(tail) => tail,
-            None => Tail { ends_clean: true, ..Tail::default() },
-        };
-        match self.base.storage.read(&target, tail.size, None).await {
-            Ok(bytes) => tail.read(&bytes),
-            Err(StorageError::NotFound { .. }) => tail = Tail { ends_clean: true, ..Tail::default() },
-            Err(e) => return Err(e.into()),
+        let mut tail = self.tail(&target, size).await?;
+        if let Some(at) = tail.torn_at.take() {
+            // A line cut short (never acknowledged) goes aside, as before any write.
+            self.move_torn_tail(&target, at).await?;
+            tail.size = at;
         }
+        // Ids whose hash the transcript holds are confirmed against the file itself.
+        let hashed: Vec<u64> = fields.iter().map(|f| f.uuid.as_deref().map_or(0, id_hash)).collect();
+        let suspects: BTreeSet<&str> =
+            fields.iter().zip(&hashed).filter_map(|(f, hash)| f.uuid.as_deref().filter(|_| tail.ids.contains(hash))).collect();
+        let present = if suspects.is_empty() { BTreeSet::new() } else { self.ids_among(&target, &suspects).await? };
         let mut kept = Vec::with_capacity(lines.len());
-        let mut fresh = Vec::new();
-        for (line, fields) in lines.iter().zip(fields) {
-            if let Some(uuid) = fields.uuid {
-                if tail.recent.contains(&uuid) || fresh.contains(&uuid) {
+        let mut fresh = BTreeSet::new();
+        for ((line, fields), hash) in lines.iter().zip(&fields).zip(&hashed) {
+            if let Some(uuid) = fields.uuid.as_deref() {
+                if present.contains(uuid) || !fresh.insert(uuid) {
                     continue;
                 }
-                fresh.push(uuid);
+                tail.ids.insert(*hash);
             }
             kept.push(line.trim());
         }
         if kept.is_empty() {
-            self.state.tails.borrow_mut().insert(target, tail);
+            self.keep_tail(target, tail);
             return Ok(0);
         }
         let joined = kept.join("\n");
         let (clean, _found) = self.base.redaction().json_lines(&joined);
-        // A torn last line (a write cut short) stays apart from the new lines.
-        let mut record = String::from(if tail.ends_clean { "" } else { "\n" });
-        record.push_str(clean.as_deref().unwrap_or(&joined));
+        if let Some(clean) = &clean
+            && let Some(at) = clean.split('\n').position(|line| entry_fields(line).is_none())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "line {} of the batch is no JSON object once its secrets are taken out; nothing was written",
+                at + 1
+            )));
+        }
+        let mut record = clean.unwrap_or(joined);
         record.push('\n');
         tail.size = self.base.storage.append(&target, record.as_bytes()).await?;
-        tail.ends_clean = true;
-        for uuid in fresh {
-            tail.remember(uuid);
-        }
-        self.state.tails.borrow_mut().insert(target, tail);
+        self.keep_tail(target, tail);
         Ok(u32::try_from(kept.len()).unwrap_or(u32::MAX))
+    }
+
+    /// What this store knows of the transcript at `key`, brought up to `size` (its size
+    /// in storage now; none when it is not there): what was appended since is read,
+    /// and a transcript that shrank or went away is read again from the start.
+    async fn tail(&self, key: &str, size: Option<u64>) -> Result<Tail, Error> {
+        let cached = self.state.tails.borrow_mut().remove(key);
+        let Some(size) = size else { return Ok(Tail::default()) };
+        let mut tail = cached.filter(|tail| tail.size <= size).unwrap_or_default();
+        let from = tail.torn_at.unwrap_or(tail.size);
+        if from < size {
+            match self.base.storage.read(key, from, None).await {
+                Ok(bytes) => tail.read(from, &bytes),
+                Err(StorageError::NotFound { .. }) => return Ok(Tail::default()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(tail)
+    }
+
+    fn keep_tail(&self, key: String, tail: Tail) {
+        let mut tails = self.state.tails.borrow_mut();
+        if tails.len() >= TAILS {
+            tails.clear();
+        }
+        tails.insert(key, tail);
+    }
+
+    /// Which of `ids` the lines of the transcript at `key` hold.
+    async fn ids_among<'a>(&self, key: &str, ids: &BTreeSet<&'a str>) -> Result<BTreeSet<&'a str>, Error> {
+        let bytes = match self.base.storage.read(key, 0, None).await {
+            Ok(bytes) => bytes,
+            Err(StorageError::NotFound { .. }) => return Ok(BTreeSet::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let text = crate::scan::decode_utf8(bytes);
+        Ok(text.split('\n').filter_map(|line| entry_fields(line.trim())?.uuid).filter_map(|uuid| ids.get(uuid.as_str()).copied()).collect())
     }
 
     /// The lines of the transcript at `key` as they were appended, oldest first (a
@@ -249,23 +299,27 @@ impl<S: Storage> Sessions<'_, S> {
     /// sub-agent transcripts only is not listed), in no particular order.
     pub async fn written_sessions(&self, project: &str) -> Result<Vec<WrittenSession>, Error> {
         keys::validate_project(project)?;
+        let log = keys::written_log(project);
         let mut latest: BTreeMap<String, i64> = BTreeMap::new();
-        match self.base.storage.read(&written_log(project), 0, None).await {
-            Ok(bytes) => {
-                for line in bytes.split(|&b| b == b'\n') {
-                    #[derive(serde::Deserialize)]
-                    struct Stamp {
-                        id: String,
-                        ms: i64,
-                    }
-                    if let Ok(stamp) = serde_json::from_slice::<Stamp>(line) {
-                        let at = latest.entry(stamp.id).or_insert(stamp.ms);
-                        *at = (*at).max(stamp.ms);
-                    }
-                }
-            }
-            Err(StorageError::NotFound { .. }) => {}
+        let mut stamps = 0usize;
+        let read = match self.base.storage.read(&log, 0, None).await {
+            Ok(bytes) => Some(bytes),
+            Err(StorageError::NotFound { .. }) => None,
             Err(e) => return Err(e.into()),
+        };
+        for line in read.iter().flat_map(|bytes| bytes.split(|&b| b == b'\n')) {
+            #[derive(serde::Deserialize)]
+            struct Stamp {
+                id: String,
+                ms: i64,
+            }
+            // A stamp cut short by a crash reads as nothing; the next starts on a line
+            // of its own.
+            if let Ok(stamp) = serde_json::from_slice::<Stamp>(line) {
+                stamps += 1;
+                let at = latest.entry(stamp.id).or_insert(stamp.ms);
+                *at = (*at).max(stamp.ms);
+            }
         }
         let mut found: BTreeMap<String, KeyInfo> = BTreeMap::new();
         for info in self.base.storage.list(&format!("{}{project}/", keys::PROJECTS)).await? {
@@ -277,6 +331,16 @@ impl<S: Storage> Sessions<'_, S> {
                     found.insert(id.to_owned(), info);
                 }
             }
+        }
+        latest.retain(|id, _| found.contains_key(id));
+        if stamps > 2 * latest.len() + 64
+            && let Some(bytes) = &read
+        {
+            // One stamp per session left: the log stops growing with every append. If
+            // another writer stamped meanwhile (`changed`), or the store is read-only,
+            // the log stays as it is; it is only compacted, never needed whole.
+            let compacted: String = latest.iter().map(|(id, ms)| format!("\n{{\"id\":{},\"ms\":{ms}}}", json_string(id))).collect();
+            let _ = self.base.storage.replace(&log, compacted.as_bytes(), Some(bytes.len() as u64)).await;
         }
         let mut sessions = Vec::with_capacity(found.len());
         for (id, last_part) in found {
@@ -308,23 +372,24 @@ impl<S: Storage> Sessions<'_, S> {
     }
 
     /// Removes the transcript at `key`; the session's own takes every file of the
-    /// session with it (its parts and its sub-agents'). Removing what is not there is
-    /// fine.
+    /// session with it (its parts, its sub-agents', the torn lines and backups beside
+    /// them). Removing what is not there is fine.
     pub async fn remove_transcript(&self, key: &TranscriptKey) -> Result<(), Error> {
         let first = key.first_part()?;
-        let doomed = match &key.subpath {
-            Some(_) => alloc::vec![first.clone()],
-            None => {
-                let mut doomed: Vec<String> =
-                    self.base.storage.list(&keys::session_dir(&key.project, &key.id)).await?.into_iter().map(|i| i.key).collect();
-                // The first part last: until it goes, the session still lists, so an
-                // interrupted removal can be run again.
-                doomed.extend(self.main_parts(&key.project, &key.id).await?.into_iter().rev().map(|part| part.key));
-                doomed
-            }
-        };
         self.base
             .locked(&first, async {
+                let doomed = match &key.subpath {
+                    Some(_) => alloc::vec![first.clone()],
+                    None => {
+                        let parts = Parts {
+                            project: key.project.clone(),
+                            id: key.id.clone(),
+                            parts: self.main_parts(&key.project, &key.id).await?,
+                        };
+                        let flat = self.subagent_files(&key.id, &parts).await?.into_iter().map(|(key, _)| key).collect();
+                        self.session_files(&parts, flat).await?
+                    }
+                };
                 for doomed in &doomed {
                     self.state.tails.borrow_mut().remove(doomed);
                     match self.base.storage.remove(doomed).await {
@@ -375,6 +440,8 @@ impl<S: Storage> Sessions<'_, S> {
     }
 }
 
-fn written_log(project: &str) -> String {
-    format!("{}{project}/{WRITTEN}", keys::PROJECTS)
+fn json_string(text: &str) -> String {
+    let mut out = String::new();
+    crate::support::json::push_string(&mut out, text);
+    out
 }

@@ -83,7 +83,7 @@ impl<S: Storage> Sessions<'_, S> {
     }
 
     async fn remove_locked(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
-        let doomed = self.session_files(parts, subagents).await?;
+        let doomed = self.session_files(parts, subagents.into_iter().map(|s| s.key).collect()).await?;
         for key in &doomed {
             match self.base.storage.remove(key).await {
                 Ok(()) | Err(StorageError::NotFound { .. }) => {}
@@ -97,8 +97,8 @@ impl<S: Storage> Sessions<'_, S> {
     /// and repair backups beside them. The first part comes last: until it is moved or
     /// removed the session still lists, so an interrupted removal or archiving can
     /// simply be run again.
-    pub(crate) async fn session_files(&self, parts: &Parts, subagents: Vec<Subagent>) -> Result<Vec<String>, Error> {
-        let mut files: Vec<String> = subagents.into_iter().map(|s| s.key).collect();
+    pub(crate) async fn session_files(&self, parts: &Parts, subagents: Vec<String>) -> Result<Vec<String>, Error> {
+        let mut files = subagents;
         files.extend(self.base.storage.list(&keys::session_dir(&parts.project, &parts.id)).await?.into_iter().map(|i| i.key));
         let sidecars = self.base.storage.list(&format!("{}{}/{}", keys::PROJECTS, parts.project, parts.id)).await?;
         for info in sidecars {

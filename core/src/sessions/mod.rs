@@ -349,6 +349,13 @@ impl<S: Storage> Sessions<'_, S> {
         self.state.open.borrow_mut().remove(id);
         let folder = format!("/{id}/subagents/");
         self.state.agents.borrow_mut().retain(|key, _| !key.contains(&folder));
+        // The ends of its transcripts stored by key (`append_lines`): its own parts and
+        // everything under its folder.
+        let (file, under) = (format!("/{id}"), format!("/{id}/"));
+        self.state.tails.borrow_mut().retain(|key, _| {
+            let stem = key.strip_suffix(keys::TRANSCRIPT_SUFFIX).unwrap_or(key);
+            !(stem.ends_with(&file) || keys::parse_session_key(key).is_some_and(|p| p.id == id) || key.contains(&under))
+        });
     }
 
     /// The parts of session `id`, in whichever project holds it.

@@ -172,7 +172,8 @@ impl<S: Storage> Sessions<'_, S> {
             let sizes: BTreeMap<String, u64> = self.base.storage.list(keys::PROJECTS).await?.into_iter().map(|i| (i.key, i.size)).collect();
             for expired in &report.archived {
                 let parts = self.require(&expired.id).await?;
-                let files = self.session_files(&parts, self.subagents(&expired.id).await?).await?;
+                let subagents = self.subagents(&expired.id).await?.into_iter().map(|s| s.key).collect();
+                let files = self.session_files(&parts, subagents).await?;
                 let bytes = files.iter().filter_map(|key| sizes.get(key)).sum();
                 let folder = archive_folder(now_ms, &expired.id);
                 let moved = files.iter().map(|key| format!("{folder}/{key}")).collect();
@@ -222,7 +223,7 @@ impl<S: Storage> Sessions<'_, S> {
         let moved = self
             .base
             .locked(&parts.base_key(), async {
-                for key in self.session_files(&parts, subagents).await? {
+                for key in self.session_files(&parts, subagents.into_iter().map(|s| s.key).collect()).await? {
                     move_file(&self.base.storage, &key, &format!("{folder}/{key}")).await?;
                 }
                 let moved = self.base.storage.list(&format!("{folder}/")).await?;

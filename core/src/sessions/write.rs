@@ -544,7 +544,7 @@ impl<S: Storage> Sessions<'_, S> {
     /// off. Saved first: a crash in between leaves the fragment in both places, and
     /// the next append finds the same fragment already saved. A different fragment
     /// torn at the same offset later gets a name of its own.
-    async fn move_torn_tail(&self, key: &str, offset: u64) -> Result<(), Error> {
+    pub(super) async fn move_torn_tail(&self, key: &str, offset: u64) -> Result<(), Error> {
         let fragment = self.base.storage.read(key, offset, None).await?;
         let base = format!("{key}.torn-{offset}");
         let taken = self.base.storage.list(&base).await?;

@@ -3,3 +3,5 @@
 //! randomness, and nothing iterates these in hash order where order shows.
 
 pub(crate) type FastMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
+
+pub(crate) type FastSet<K> = hashbrown::HashSet<K, foldhash::fast::FixedState>;

@@ -95,9 +95,11 @@ fn a_session_s_removal_takes_its_sub_agents_and_a_sub_agent_s_only_itself() {
     assert_eq!(block_on(store.sessions().subpaths("proj", "sess")).unwrap(), ["subagents/agent-2"]);
     assert!(read(&store, &main).is_some());
 
+    block_on(storage.append("projects/proj/sess.jsonl.torn-3", b"{\"cut")).unwrap();
     block_on(store.sessions().remove_transcript(&main)).unwrap();
     assert_eq!(read(&store, &main), None);
     assert_eq!(read(&store, &key("proj", "sess", Some("subagents/agent-2"))), None, "the cascade");
+    assert_eq!(block_on(storage.list("projects/proj/sess")).unwrap().len(), 1, "only sess2 is left: no torn line, no sub-agent");
     assert_eq!(block_on(store.sessions().subpaths("proj", "sess")).unwrap(), Vec::<String>::new());
     let listed: Vec<String> = block_on(store.sessions().written_sessions("proj")).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(listed, ["sess2"]);
@@ -140,10 +142,69 @@ fn a_batch_retried_after_it_landed_in_part_is_whole_once_and_the_torn_line_is_le
     assert!(block_on(store.sessions().append_lines(&main, &batch, T0)).is_err());
     assert_eq!(append(&store, &main, &batch), 2, "the first line is there already");
     assert_eq!(read(&store, &main), Some(batch.clone()));
+    let aside: Vec<String> = block_on(inner.list("projects/p/s.jsonl.torn-")).unwrap().into_iter().map(|i| i.key).collect();
+    assert_eq!(aside.len(), 1, "the torn line was moved aside: {aside:?}");
     // A fresh store (another process) sees the same, and appends after it cleanly.
     let fresh = Store::new(&inner);
     assert_eq!(append(&fresh, &main, &lines(&["fourth"])), 1);
     assert_eq!(read(&fresh, &main), Some([batch, lines(&["fourth"])].concat()));
+}
+
+#[test]
+fn a_transcript_imported_again_is_written_once_however_long() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let main = key("p", "s", None);
+    let ids: Vec<String> = (0..1500).map(|n| format!("u{n}")).collect();
+    let all = lines(&ids.iter().map(String::as_str).collect::<Vec<_>>());
+    for batch in all.chunks(500) {
+        append(&store, &main, batch);
+    }
+    assert_eq!(append(&store, &main, &all), 0, "the re-import found every line");
+    assert_eq!(append(&Store::new(&storage), &main, &all), 0, "and so does another process");
+    assert_eq!(read(&store, &main).map(|l| l.len()), Some(1500));
+}
+
+#[test]
+fn a_transcript_removed_and_written_again_by_another_store_takes_the_old_lines_again() {
+    let storage = InMemoryStorage::new();
+    let main = key("p", "s", None);
+    let ours = Store::new(&storage);
+    let theirs = Store::new(&storage);
+    append(&ours, &main, &lines(&["a", "b", "c"]));
+    block_on(theirs.sessions().remove_transcript(&main)).unwrap();
+    append(&theirs, &main, &lines(&["z"]));
+    assert_eq!(append(&ours, &main, &lines(&["a", "b"])), 2, "what this store remembered is gone from the file");
+    assert_eq!(read(&ours, &main), Some(lines(&["z", "a", "b"])));
+}
+
+#[test]
+fn a_new_transcript_under_an_archived_session_s_id_is_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let main = key("p", "s", None);
+    append(&store, &main, &lines(&["a"]));
+    block_on(store.sessions().archive("s", T0)).unwrap();
+    assert!(matches!(block_on(store.sessions().append_lines(&main, &lines(&["b"]), T0)), Err(Error::SessionArchived { .. })));
+    block_on(store.sessions().restore("s")).unwrap();
+    assert_eq!(append(&store, &main, &lines(&["b"])), 1);
+}
+
+#[test]
+fn the_log_of_write_times_is_compacted_as_it_grows() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    for n in 0..200 {
+        block_on(store.sessions().append_lines(&key("p", "s", None), &lines(&[&format!("u{n}")]), T0 + n)).unwrap();
+    }
+    let log = || block_on(storage.read("projects/p/.mneme/written.jsonl", 0, None)).unwrap();
+    assert!(log().len() > 200 * 20);
+    assert_eq!(block_on(store.sessions().written_sessions("p")).unwrap(), [WrittenSession { id: "s".into(), updated_ms: T0 + 199 }]);
+    assert!(log().len() < 100, "one stamp left: {}", String::from_utf8_lossy(&log()));
+    // A stamp cut short by a crash costs only itself.
+    block_on(storage.append("projects/p/.mneme/written.jsonl", b"\n{\"id\":\"s\",\"m")).unwrap();
+    block_on(store.sessions().append_lines(&key("p", "s", None), &lines(&["late"]), T0 + 500)).unwrap();
+    assert_eq!(block_on(store.sessions().written_sessions("p")).unwrap(), [WrittenSession { id: "s".into(), updated_ms: T0 + 500 }]);
 }
 
 #[test]
