@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mneme_core::{Limits, NewEntry, Role, Store, block_on};
-use mneme_host::{Durability, FsStorage};
+use mneme_host::{Durability, FsStorage, HostStorage};
 
 /// Counts live heap bytes and their peak, to report memory per operation, over the
 /// allocator the `mneme` CLI uses (see host-native's main.rs).
@@ -121,6 +121,30 @@ fn index_rows(dir: &Path, scale: &Scale) -> Vec<Row> {
         mneme: mneme_warm,
         cersei: cersei_list,
         detail: "the listing of projects/ plus the index's snapshot and log; no transcript is read".into(),
+    });
+
+    // A read-only home (`mneme --claude-home`), which has no index of its own: without
+    // a cache every command reads every transcript; with the index kept in Mneme's
+    // cache folder, a new process answers from it as from a writable store.
+    fs::remove_dir_all(list_root.join("index")).expect("remove the index");
+    let (home_uncached, _, uncached) =
+        measure(3, || block_on(Store::new(FsStorage::read_only(&list_root)).sessions().list()).expect("mneme list"));
+    let cached_home = || HostStorage::cached(FsStorage::read_only(&list_root), dir.join("home-cache"));
+    block_on(Store::new(cached_home()).sessions().list()).expect("fill the cache");
+    let (home_cached, _, cached) = measure(5, || block_on(Store::new(cached_home()).sessions().list()).expect("mneme list"));
+    assert_eq!((&uncached, &cached), (&listed, &listed), "a home lists the same, cached or not");
+    assert!(!list_root.join("index").exists(), "nothing was written into the home");
+    rows.push(Row {
+        operation: format!("list {} sessions of a read-only home, no cache (each command)", scale.sessions),
+        mneme: home_uncached,
+        cersei: cersei_list,
+        detail: "what `mneme --claude-home` did before its cache: every transcript read by every command".into(),
+    });
+    rows.push(Row {
+        operation: format!("list {} sessions of a read-only home, its index cached outside it", scale.sessions),
+        mneme: home_cached,
+        cersei: cersei_list,
+        detail: "`mneme --claude-home` now: the index in ~/.cache/mneme/homes/, the home untouched".into(),
     });
 
     // Updating one key of an index of 1,000: Mneme appends one line; OpenClaw's

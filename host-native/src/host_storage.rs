@@ -13,6 +13,21 @@ pub enum HostStorage {
     Home(HomeStorage),
     /// Boxed: its connection settings are large, and a store holds one storage.
     Postgres(Box<PgStorage>),
+    /// A read-only home with the index (`index/`: the session rows and the search
+    /// index) kept in a writable folder of Mneme's own, so the next command answers
+    /// from it instead of reading every transcript again. Nothing is written into the
+    /// home.
+    Cached(Box<HostStorage>, FsStorage),
+}
+
+/// The keys a cached home keeps in its cache: the index's.
+const CACHED: &str = "index/";
+
+impl HostStorage {
+    /// `home` with its index kept in the folder `cache`.
+    pub fn cached(home: impl Into<HostStorage>, cache: impl Into<std::path::PathBuf>) -> Self {
+        HostStorage::Cached(Box::new(home.into()), FsStorage::new(cache))
+    }
 }
 
 impl From<FsStorage> for HostStorage {
@@ -33,19 +48,32 @@ impl From<PgStorage> for HostStorage {
     }
 }
 
-/// Calls the same method on whichever storage it is.
+/// Calls the same method on whichever storage it is; a cached home's on its cache when
+/// `$key` is the index's.
 macro_rules! delegate {
-    ($self:ident.$method:ident($($arg:expr),*)) => {
+    ($self:ident.$method:ident($key:expr $(, $arg:expr)*)) => {
         match $self {
-            HostStorage::Fs(storage) => storage.$method($($arg),*).await,
-            HostStorage::Home(storage) => storage.$method($($arg),*).await,
-            HostStorage::Postgres(storage) => storage.$method($($arg),*).await,
+            HostStorage::Fs(storage) => storage.$method($key $(, $arg)*).await,
+            HostStorage::Home(storage) => storage.$method($key $(, $arg)*).await,
+            HostStorage::Postgres(storage) => storage.$method($key $(, $arg)*).await,
+            HostStorage::Cached(_, cache) if $key.starts_with(CACHED) => cache.$method($key $(, $arg)*).await,
+            HostStorage::Cached(home, _) => Box::pin(home.$method($key $(, $arg)*)).await,
         }
     };
 }
 
 impl Storage for HostStorage {
     async fn list(&self, prefix: &str) -> Result<Vec<KeyInfo>, StorageError> {
+        if let HostStorage::Cached(home, cache) = self
+            && CACHED.starts_with(prefix)
+            && prefix != CACHED
+        {
+            // A prefix shorter than the index's ("", "i") spans both.
+            let mut both = Box::pin(home.list(prefix)).await?;
+            both.extend(cache.list(prefix).await?);
+            both.sort_by(|a, b| a.key.cmp(&b.key));
+            return Ok(both);
+        }
         delegate!(self.list(prefix))
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
@@ -64,6 +92,12 @@ impl Storage for HostStorage {
         delegate!(self.remove(key))
     }
     async fn rename(&self, from: &str, to: &str) -> Result<(), StorageError> {
+        if let HostStorage::Cached(..) = self
+            && from.starts_with(CACHED) != to.starts_with(CACHED)
+        {
+            // Between the home and the cache: the home takes no write.
+            return Err(StorageError::ReadOnly { key: to.to_owned() });
+        }
         delegate!(self.rename(from, to))
     }
     async fn lock(&self, name: &str) -> Result<(), StorageError> {
@@ -77,6 +111,7 @@ impl Storage for HostStorage {
             HostStorage::Fs(storage) => storage.parallelism(),
             HostStorage::Home(storage) => storage.parallelism(),
             HostStorage::Postgres(storage) => storage.parallelism(),
+            HostStorage::Cached(home, _) => home.parallelism(),
         }
     }
     fn run_jobs(&self, jobs: Vec<mneme_core::storage::Job<'_>>) {
@@ -84,6 +119,7 @@ impl Storage for HostStorage {
             HostStorage::Fs(storage) => storage.run_jobs(jobs),
             HostStorage::Home(storage) => storage.run_jobs(jobs),
             HostStorage::Postgres(storage) => storage.run_jobs(jobs),
+            HostStorage::Cached(home, _) => home.run_jobs(jobs),
         }
     }
 }

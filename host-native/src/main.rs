@@ -1142,20 +1142,39 @@ pub fn use_embeddings(engine: &mut dyn Engine<Error>, path: Option<&Path>) -> Re
     Ok(())
 }
 
+/// A read-only home, its index kept in Mneme's cache folder
+/// (`~/.cache/mneme/homes/<kind>-<hash of the home's path>`, `$XDG_CACHE_HOME` on
+/// Linux), never inside the home; without a cache folder it can write, the home alone
+/// (each command then reads every transcript again).
+fn with_cache(home: impl Into<HostStorage>, path: &Path, kind: &str) -> HostStorage {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    // FNV-1a: the folder must be the same for every build of mneme.
+    let hash = canonical
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+    let cache = dirs::cache_dir().map(|dir| dir.join("mneme").join("homes").join(format!("{kind}-{hash:016x}")));
+    match cache.filter(|cache| std::fs::create_dir_all(cache).is_ok()) {
+        Some(cache) => HostStorage::cached(home, cache),
+        None => home.into(),
+    }
+}
+
 fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
     if let Some(url) = &args.store {
         return PgStorage::open(url, mneme_postgres::DEFAULT_SCHEMA).map(Into::into).map_err(|e| e.to_string());
     }
-    for (home, kind, example) in [
-        (&args.pi_home, Home::Pi, "a pi agent folder such as ~/.pi/agent"),
-        (&args.openclaw_home, Home::OpenClaw, "an OpenClaw home such as ~/.openclaw"),
-        (&args.crab_home, Home::Crab, "a crab daemon's folder"),
+    for (home, kind, name, example) in [
+        (&args.pi_home, Home::Pi, "pi", "a pi agent folder such as ~/.pi/agent"),
+        (&args.openclaw_home, Home::OpenClaw, "openclaw", "an OpenClaw home such as ~/.openclaw"),
+        (&args.crab_home, Home::Crab, "crab", "a crab daemon's folder"),
     ] {
         if let Some(home) = home {
             if !home.join(kind.sessions_folder()).is_dir() {
                 return Err(format!("{} has no {}/ folder; is it {example}?", home.display(), kind.sessions_folder()));
             }
-            return Ok(HomeStorage::new(home, kind).into());
+            return Ok(with_cache(HomeStorage::new(home, kind), home, name));
         }
     }
     Ok(match (&args.claude_home, &args.root) {
@@ -1163,7 +1182,7 @@ fn storage(args: &StoreArgs) -> Result<HostStorage, String> {
             if !home.join("projects").is_dir() {
                 return Err(format!("{} has no projects/ folder; is it a Claude Code home such as ~/.claude?", home.display()));
             }
-            FsStorage::read_only(home).into()
+            with_cache(FsStorage::read_only(home), home, "claude")
         }
         (None, root) => {
             let root = match root {

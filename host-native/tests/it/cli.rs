@@ -199,7 +199,67 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&refused.stderr));
     assert_eq!(fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(), before);
     assert!(!home.path().join(".mneme").exists(), "nothing was written into the Claude home");
-    assert!(!home.path().join("index").exists(), "search kept its index in memory");
+    assert!(!home.path().join("index").exists(), "the index is kept outside the home");
+}
+
+#[test]
+fn a_read_only_home_keeps_its_index_in_the_cache_folder_and_follows_the_home() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/claude/04-v2.1.42-progress");
+    let home = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let project = home.path().join("projects/-experiments-ideas");
+    fs::create_dir_all(&project).unwrap();
+    for file in transcripts(&corpus) {
+        fs::copy(&file, project.join(file.file_name().unwrap())).unwrap();
+    }
+    let session = project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl");
+    let run = |args: &[&str]| {
+        let output =
+            crate::mneme_command().env("XDG_CACHE_HOME", cache.path()).arg("--claude-home").arg(home.path()).args(args).output().unwrap();
+        stdout(&output)
+    };
+    let home_files = || {
+        let mut files: Vec<(PathBuf, u64)> = walk(home.path()).into_iter().map(|p| (p.clone(), fs::metadata(&p).unwrap().len())).collect();
+        files.sort();
+        files
+    };
+    let before = home_files();
+    let first = run(&["sessions", "list", "--json"]);
+    let homes = cache.path().join("mneme/homes");
+    let cached: Vec<PathBuf> = fs::read_dir(&homes).unwrap().flatten().map(|e| e.path()).collect();
+    let [kept] = &cached[..] else { panic!("expected one cached home in {}: {cached:?}", homes.display()) };
+    assert!(kept.file_name().unwrap().to_str().unwrap().starts_with("claude-"), "{}", kept.display());
+    assert!(walk(&kept.join("index")).iter().any(|p| p.to_str().unwrap().contains("snapshot") || p.to_str().unwrap().contains("log")));
+    assert_eq!(run(&["sessions", "list", "--json"]), first, "the cached index answers the same");
+    assert!(run(&["search", "struggled with clmail", "--json"]).contains("clmail project"));
+    assert!(kept.join("index/search.jsonl").exists(), "search keeps its index in the cache too");
+    assert_eq!(home_files(), before, "nothing was written into the home");
+
+    // Claude Code goes on writing the session: the next command sees it.
+    let count = |listed: &str| {
+        let listed: Value = serde_json::from_str(listed).unwrap();
+        listed["sessions"].as_array().unwrap().iter().find(|s| s["id"] == "03eb5929-52b3-4b13-ada3-b93ae35806b8").unwrap()["message_count"]
+            .as_u64()
+            .unwrap()
+    };
+    let line = r#"{"type":"user","uuid":"c0ffee00-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"03eb5929-52b3-4b13-ada3-b93ae35806b8","timestamp":"2026-12-01T00:00:00.000Z","message":{"role":"user","content":"zanzibar quokka"}}"#;
+    let mut file = fs::OpenOptions::new().append(true).open(&session).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    assert_eq!(count(&run(&["sessions", "list", "--json"])), count(&first) + 1);
+    assert!(run(&["search", "zanzibar quokka", "--json"]).contains("c0ffee00-0000-4000-8000-000000000001"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }
 
 #[test]

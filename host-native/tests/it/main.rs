@@ -11,6 +11,8 @@ pub fn mneme_command() -> std::process::Command {
             command.env_remove(name);
         }
     }
+    // A home read with --claude-home keeps its index in the cache folder: the tests' own.
+    command.env("XDG_CACHE_HOME", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"));
     command
 }
 
