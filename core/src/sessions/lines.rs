@@ -158,8 +158,9 @@ impl<S: Storage> Sessions<'_, S> {
         let first = key.first_part()?;
         let written = self.base.locked(&first, self.append_lines_locked(key, &first, lines, fields)).await?;
         if key.subpath.is_none() {
-            // The session's open state in this store is stale now, as after any writer.
-            self.reopen(&key.id);
+            // The session's open state in this store is stale now, as after any writer
+            // (its tail here is not: it has these lines).
+            self.state.open.borrow_mut().remove(&key.id);
             // Stamped even when every line was there already: the SDK's retry of a batch
             // that landed is a write as far as it knows.
             let stamp = format!("\n{{\"id\":{},\"ms\":{now_ms}}}", json_string(&key.id));
