@@ -5,6 +5,7 @@
 //! and the lines are a session Mneme reads.
 
 use mneme_core::redact::Redaction;
+use mneme_core::storage::crash::Crashing;
 use mneme_core::storage::faulty::Faulty;
 use mneme_core::{Error, InMemoryStorage, Storage, Store, TranscriptKey, WrittenSession, block_on};
 
@@ -163,6 +164,27 @@ fn a_transcript_imported_again_is_written_once_however_long() {
     assert_eq!(append(&store, &main, &all), 0, "the re-import found every line");
     assert_eq!(append(&Store::new(&storage), &main, &all), 0, "and so does another process");
     assert_eq!(read(&store, &main).map(|l| l.len()), Some(1500));
+}
+
+#[test]
+fn an_append_reads_none_of_a_transcript_this_store_wrote_and_nobody_else_did() {
+    let storage = Crashing::recording(InMemoryStorage::new());
+    let store = Store::new(&storage);
+    let main = key("p", "s", None);
+    for n in 0..20 {
+        append(&store, &main, &lines(&[&format!("u{n}"), &format!("v{n}")]));
+    }
+    let reads = storage.calls().iter().filter(|call| call.operation == "read" && call.key == "projects/p/s.jsonl").count();
+    assert_eq!(reads, 0, "each append read the transcript again");
+    // Another writer's lines are read once, from where this store left off.
+    block_on(storage.inner.append("projects/p/s.jsonl", b"{\"type\":\"x\",\"uuid\":\"w\"}\n")).unwrap();
+    assert_eq!(append(&store, &main, &lines(&["x", "y"])), 2);
+    let reads = storage.calls().iter().filter(|call| call.operation == "read" && call.key == "projects/p/s.jsonl").count();
+    assert_eq!(reads, 1);
+    // A line whose id it has seen is confirmed against the file before it is left out.
+    assert_eq!(append(&store, &main, &lines(&["w"])), 0);
+    let reads = storage.calls().iter().filter(|call| call.operation == "read" && call.key == "projects/p/s.jsonl").count();
+    assert_eq!(reads, 2);
 }
 
 #[test]
