@@ -8,29 +8,15 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
+import { OPTIONS, problems } from "./typescript.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const SOURCE = join(HERE, "typed.ts");
-const OPTIONS = {
-  strict: true,
-  noEmit: true,
-  target: ts.ScriptTarget.ES2022,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  // The Node declarations import the browser package's (copied into gen/) by their .d.ts path.
-  allowImportingTsExtensions: true,
-  types: [],
-  lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
-};
 
 await test("the declarations type-check an agent loop written against them (strict)", async () => {
   // shapes.ts (written by `cargo xtask codegen`) holds the declarations' value types to the WIT's.
-  const program = ts.createProgram([SOURCE, join(HERE, "shapes.ts"), join(HERE, "../js/mneme.d.ts")], OPTIONS);
-  const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : "";
-    return where + ts.flattenDiagnosticMessageText(d.messageText, "\n");
-  });
-  assert(problems.length === 0, problems.join("\n"));
+  const found = problems([SOURCE, join(HERE, "shapes.ts"), join(HERE, "../js/mneme.d.ts")]);
+  assert(found.length === 0, found.join("\n"));
 });
 
 await test("the loop runs on the package and gets what the declarations promise", async () => {

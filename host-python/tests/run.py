@@ -15,10 +15,8 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
 import typing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,13 +25,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from conformance import canonical, run_vectors  # noqa: E402
+from harness import finish, test  # noqa: E402
 from mneme import Mneme, MnemeError, _SESSIONS, _Instance, _default_component  # noqa: E402
 from mneme.storage import FsStorage  # noqa: E402
 
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 NATIVE = os.environ.get("MNEME_NATIVE_OUTCOMES") or os.path.join(TARGET, "tmp", "conformance-native.json")
 MNEME = os.environ.get("MNEME_BIN") or os.path.join(TARGET, "release", "mneme")
-failed = 0
 
 
 def conforms(value, hint):
@@ -88,22 +86,6 @@ for name, member in list(vars(Mneme).items()):
         setattr(Mneme, name, staticmethod(checked(name, member.__func__)))
     elif inspect.isfunction(member):
         setattr(Mneme, name, checked(name, member))
-
-
-def test(name):
-    def register(body):
-        global failed
-        started = time.monotonic()
-        try:
-            with tempfile.TemporaryDirectory(prefix="mneme-python-") as scratch:
-                body(scratch)
-            print(f"ok   {name} ({round((time.monotonic() - started) * 1000)} ms)", flush=True)
-        except Exception:  # noqa: BLE001 - a failing test is reported, and the others still run
-            failed += 1
-            print(f"FAIL {name}\n     " + traceback.format_exc().replace("\n", "\n     "), flush=True)
-        return body
-
-    return register
 
 
 def quickstart(readme, language):
@@ -453,5 +435,4 @@ def _(scratch):
 
 public = [name for name, member in vars(Mneme).items() if not name.startswith("_") and callable(member)]
 print(f"     {len(returned)} of the {len(public)} public methods ran, each result as its signature promises; not run here: {', '.join(sorted(set(public) - set(returned)))}")
-print("every Python host test passed" if failed == 0 else f"{failed} Python host test(s) failed")
-sys.exit(1 if failed else 0)
+finish("Python host")

@@ -8,46 +8,27 @@ store can supply the transcript.
 Run by ``cargo xtask test``:  target/python/bin/python host-python/tests/session_store.py
 """
 
-import asyncio
 import http.server
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
-import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, SystemMessage, query  # noqa: E402
 from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
 
+from harness import finish, test  # noqa: E402
 from mneme import Mneme  # noqa: E402
 from mneme.claude_agent_sdk import MnemeSessionStore  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
 REPLY = "mock reply"
-failed = 0
-
-
-def test(name):
-    def register(body):
-        global failed
-        started = time.monotonic()
-        try:
-            with tempfile.TemporaryDirectory(prefix="mneme-sdk-") as scratch:
-                asyncio.run(body(scratch))
-            print(f"ok   {name} ({round((time.monotonic() - started) * 1000)} ms)", flush=True)
-        except Exception:  # noqa: BLE001 - a failing test is reported, and the others still run
-            failed += 1
-            print(f"FAIL {name}\n     " + traceback.format_exc().replace("\n", "\n     "), flush=True)
-        return body
-
-    return register
 
 
 def transcripts(root):
@@ -281,5 +262,4 @@ async def _(scratch):
         api.close()
 
 
-print("every Claude Agent SDK test passed" if failed == 0 else f"{failed} Claude Agent SDK test(s) failed")
-sys.exit(1 if failed else 0)
+finish("Claude Agent SDK")

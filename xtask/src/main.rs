@@ -62,9 +62,10 @@ commands:
               (the test command runs it)
   web         build the browser package (web/pkg)
   node        build the Node package (the component, transpiled by jco into host-node/gen)
-  package     build what a user installs into target/dist/: the Python wheel
-              (mneme_engine-*.whl, the component inside), the Node and browser
-              packages as npm tarballs (mneme-node-*.tgz, mneme-web-*.tgz)
+  package     set up as `setup` does (everything the hosts' tests need too, if
+              missing), then build what a user installs into target/dist/: the
+              Python wheel (mneme_engine-*.whl, the component inside), the Node and
+              browser packages as npm tarballs (mneme-node-*.tgz, mneme-web-*.tgz)
   wasi        build target/mneme-cli.wasm, Mneme for `wasmtime run --dir DATA::. target/mneme-cli.wasm …`:
               the engine composed with a storage provider on wasi:filesystem and a wasi:cli front
   playground  build it and serve the playground at http://127.0.0.1:8080/web/playground.html
