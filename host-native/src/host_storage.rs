@@ -70,6 +70,8 @@ impl Storage for HostStorage {
         {
             // A prefix shorter than the index's ("", "i") spans both.
             let mut both = Box::pin(home.list(prefix)).await?;
+            // An index the home has of its own is not the one read: the cache's is.
+            both.retain(|info| !info.key.starts_with(CACHED));
             both.extend(cache.list(prefix).await?);
             both.sort_by(|a, b| a.key.cmp(&b.key));
             return Ok(both);

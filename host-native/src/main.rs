@@ -1155,7 +1155,13 @@ fn with_cache(home: impl Into<HostStorage>, path: &Path, kind: &str) -> HostStor
         .iter()
         .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
     let cache = dirs::cache_dir().map(|dir| dir.join("mneme").join("homes").join(format!("{kind}-{hash:016x}")));
-    match cache.filter(|cache| std::fs::create_dir_all(cache).is_ok()) {
+    // A folder that exists but this user cannot write (made by another user) would
+    // fail every command that writes the index, where the home alone only reads.
+    let writable = |cache: &PathBuf| {
+        let probe = cache.join(format!(".probe-{}", std::process::id()));
+        std::fs::create_dir_all(cache).is_ok() && std::fs::write(&probe, b"").is_ok() && std::fs::remove_file(&probe).is_ok()
+    };
+    match cache.filter(writable) {
         Some(cache) => HostStorage::cached(home, cache),
         None => home.into(),
     }

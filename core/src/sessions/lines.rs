@@ -54,29 +54,59 @@ pub struct WrittenSession {
     pub updated_ms: i64,
 }
 
-/// What this store knows of a transcript it appended lines to.
+/// What this store knows of a transcript it appended lines to (all its parts).
 #[derive(Debug, Default)]
 pub(crate) struct Tail {
-    /// The transcript's length when this store last read or wrote it.
+    /// The last part's length when this store last read or wrote it.
     size: u64,
-    /// Where its last line starts when that line has no line break (a write cut
-    /// short).
-    torn_at: Option<u64>,
+    /// How the last part ends.
+    end: End,
     /// The hashes of its lines' ids.
     ids: FastSet<u64>,
+    /// When this store last used it (a count of uses), to forget the least used.
+    used: u64,
+}
+
+/// How a transcript's last line ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum End {
+    /// With a line break (or the transcript is empty).
+    #[default]
+    Clean,
+    /// Without one, but whole: another program wrote it so. The next line goes on a
+    /// line of its own.
+    Unterminated,
+    /// Cut short (a write a crash tore), from this offset on.
+    Torn(u64),
 }
 
 impl Tail {
-    /// Takes in `bytes`, read from offset `from` to the transcript's end.
+    /// Takes in `bytes`, read from offset `from` to the part's end.
     fn read(&mut self, from: u64, bytes: &[u8]) {
         self.size = from.saturating_add(bytes.len() as u64);
         let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
-        self.torn_at = (complete < bytes.len()).then(|| from.saturating_add(complete as u64));
-        for line in bytes[..complete].split(|&b| b == b'\n') {
-            if let Some(uuid) = core::str::from_utf8(line).ok().and_then(|line| entry_fields(line.trim())).and_then(|f| f.uuid) {
+        self.hash_ids(bytes.get(..complete).unwrap_or_default());
+        let rest = bytes.get(complete..).unwrap_or_default();
+        self.end = if rest.is_empty() {
+            End::Clean
+        } else if self.hash_ids(rest) {
+            End::Unterminated
+        } else {
+            End::Torn(from.saturating_add(complete as u64))
+        };
+    }
+
+    /// Hashes the ids of the lines of `bytes`; whether its last line is an entry.
+    fn hash_ids(&mut self, bytes: &[u8]) -> bool {
+        let mut last = false;
+        for line in crate::scan::decode(bytes).split('\n') {
+            let fields = entry_fields(line.trim());
+            last = fields.is_some();
+            if let Some(uuid) = fields.and_then(|f| f.uuid) {
                 self.ids.insert(id_hash(&uuid));
             }
         }
+        last
     }
 }
 
@@ -156,11 +186,14 @@ impl<S: Storage> Sessions<'_, S> {
             return Ok(0);
         }
         let first = key.first_part()?;
-        let written = self.base.locked(&first, self.append_lines_locked(key, &first, lines, fields)).await?;
+        let written = self.base.locked(&first, self.append_lines_locked(key, &first, lines, fields)).await;
         if key.subpath.is_none() {
-            // The session's open state in this store is stale now, as after any writer
-            // (its tail here is not: it has these lines).
+            // The session's open state in this store is stale now, as after any writer,
+            // whatever the append reports (it may have landed); its tail here is not.
             self.state.open.borrow_mut().remove(&key.id);
+        }
+        let written = written?;
+        if key.subpath.is_none() {
             // Stamped even when every line was there already: the SDK's retry of a batch
             // that landed is a write as far as it knows.
             let stamp = format!("\n{{\"id\":{},\"ms\":{now_ms}}}", json_string(&key.id));
@@ -176,100 +209,143 @@ impl<S: Storage> Sessions<'_, S> {
         lines: &[String],
         fields: Vec<EntryFields>,
     ) -> Result<u32, Error> {
-        // A session Mneme rolled over takes lines at its last part.
-        let (target, size) = match &key.subpath {
-            None => match self.main_parts(&key.project, &key.id).await?.pop() {
-                Some(last) => (last.key, Some(last.size)),
-                None => {
-                    // A new transcript under the id of an archived session would leave
-                    // that session unrestorable.
-                    self.refuse_archived(&key.id).await?;
-                    (first.to_owned(), None)
-                }
-            },
-            Some(_) => {
-                let size = self.base.storage.list(first).await?.into_iter().find(|info| info.key == first).map(|info| info.size);
-                (first.to_owned(), size)
+        // Every part of the transcript (a session Mneme rolled over has several); lines
+        // go to the last.
+        let mut parts: Vec<KeyInfo> = match &key.subpath {
+            None => self.main_parts(&key.project, &key.id).await?,
+            Some(_) => self.base.storage.list(first).await?.into_iter().filter(|info| info.key == first).collect(),
+        };
+        let (target, size) = match parts.pop() {
+            Some(last) => (last.key, Some(last.size)),
+            None => {
+                // A new transcript under the id of an archived session (its own or a
+                // sub-agent's) would leave that session unrestorable.
+                self.refuse_archived(&key.id).await?;
+                (first.to_owned(), None)
             }
         };
-        let mut tail = self.tail(&target, size).await?;
-        if let Some(at) = tail.torn_at.take() {
-            // A line cut short (never acknowledged) goes aside, as before any write.
-            self.move_torn_tail(&target, at).await?;
-            tail.size = at;
+        let earlier: Vec<String> = parts.into_iter().map(|part| part.key).collect();
+        let mut tail = self.tail(&target, size, &earlier).await?;
+        let mut record = String::new();
+        match tail.end {
+            End::Clean => {}
+            End::Unterminated => record.push('\n'),
+            End::Torn(at) => {
+                // A line cut short (never acknowledged) goes aside, as before any write;
+                // if the part grew since it was read, nothing is cut and this fails.
+                self.move_torn_tail(&target, at, Some(tail.size.saturating_sub(at))).await?;
+                tail.size = at;
+            }
         }
-        // Ids whose hash the transcript holds are confirmed against the file itself.
+        // Ids whose hash the transcript holds are confirmed against its files.
         let hashed: Vec<u64> = fields.iter().map(|f| f.uuid.as_deref().map_or(0, id_hash)).collect();
         let suspects: BTreeSet<&str> =
             fields.iter().zip(&hashed).filter_map(|(f, hash)| f.uuid.as_deref().filter(|_| tail.ids.contains(hash))).collect();
-        let present = if suspects.is_empty() { BTreeSet::new() } else { self.ids_among(&target, &suspects).await? };
+        let present = if suspects.is_empty() { BTreeSet::new() } else { self.ids_among(&earlier, &target, &suspects).await? };
         let mut kept = Vec::with_capacity(lines.len());
         let mut fresh = BTreeSet::new();
-        for ((line, fields), hash) in lines.iter().zip(&fields).zip(&hashed) {
+        for (at, ((line, fields), hash)) in lines.iter().zip(&fields).zip(&hashed).enumerate() {
             if let Some(uuid) = fields.uuid.as_deref() {
                 if present.contains(uuid) || !fresh.insert(uuid) {
                     continue;
                 }
                 tail.ids.insert(*hash);
             }
-            kept.push(line.trim());
+            kept.push((at, line.trim()));
         }
         if kept.is_empty() {
             self.keep_tail(target, tail);
             return Ok(0);
         }
-        let joined = kept.join("\n");
+        let joined = kept.iter().map(|(_, line)| *line).collect::<Vec<_>>().join("\n");
         let (clean, _found) = self.base.redaction().json_lines(&joined);
         if let Some(clean) = &clean
-            && let Some(at) = clean.split('\n').position(|line| entry_fields(line).is_none())
+            && let Some(broken) = clean.split('\n').position(|line| entry_fields(line).is_none())
         {
+            let at = kept.get(broken).map_or(broken, |(at, _)| *at);
             return Err(Error::InvalidArgument(format!(
-                "line {} of the batch is no JSON object once its secrets are taken out; nothing was written",
-                at + 1
+                "line {} of {} is no JSON object once its secrets are taken out; nothing was written",
+                at + 1,
+                lines.len()
             )));
         }
-        let mut record = clean.unwrap_or(joined);
+        record.push_str(clean.as_deref().unwrap_or(&joined));
         record.push('\n');
         tail.size = self.base.storage.append(&target, record.as_bytes()).await?;
+        tail.end = End::Clean;
         self.keep_tail(target, tail);
         Ok(u32::try_from(kept.len()).unwrap_or(u32::MAX))
     }
 
-    /// What this store knows of the transcript at `key`, brought up to `size` (its size
-    /// in storage now; none when it is not there): what was appended since is read,
-    /// and a transcript that shrank or went away is read again from the start.
-    async fn tail(&self, key: &str, size: Option<u64>) -> Result<Tail, Error> {
+    /// What this store knows of the transcript whose last part is `key`, brought up to
+    /// `size` (that part's size in storage now; none when it is not there) and its
+    /// `earlier` parts: only what was appended since this store last saw it is read,
+    /// unless the part shrank or no longer follows on from what this store saw (it was
+    /// rewritten by another program), when it is read again whole.
+    async fn tail(&self, key: &str, size: Option<u64>, earlier: &[String]) -> Result<Tail, Error> {
         let cached = self.state.tails.borrow_mut().remove(key);
         let Some(size) = size else { return Ok(Tail::default()) };
-        let mut tail = cached.filter(|tail| tail.size <= size).unwrap_or_default();
-        let from = tail.torn_at.unwrap_or(tail.size);
-        if from < size {
-            match self.base.storage.read(key, from, None).await {
-                Ok(bytes) => tail.read(from, &bytes),
-                Err(StorageError::NotFound { .. }) => return Ok(Tail::default()),
+        match cached {
+            Some(tail) if tail.size == size => return Ok(tail),
+            Some(mut tail) if tail.size < size && tail.size > 0 => {
+                // What follows on from the clean end this store saw starts after its
+                // line break.
+                match self.base.storage.read(key, tail.size - 1, None).await {
+                    Ok(bytes) if bytes.first() == Some(&b'\n') => {
+                        tail.read(tail.size, bytes.get(1..).unwrap_or_default());
+                        return Ok(tail);
+                    }
+                    Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            _ => {}
+        }
+        let mut tail = Tail::default();
+        for part in earlier {
+            match self.base.storage.read(part, 0, None).await {
+                Ok(bytes) => {
+                    tail.hash_ids(&bytes);
+                }
+                Err(StorageError::NotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
+        }
+        match self.base.storage.read(key, 0, None).await {
+            Ok(bytes) => tail.read(0, &bytes),
+            Err(StorageError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
         }
         Ok(tail)
     }
 
-    fn keep_tail(&self, key: String, tail: Tail) {
+    /// Keeps `tail` for the next append, forgetting the least used one past [`TAILS`].
+    fn keep_tail(&self, key: String, mut tail: Tail) {
         let mut tails = self.state.tails.borrow_mut();
-        if tails.len() >= TAILS {
-            tails.clear();
+        tail.used = tails.values().map(|kept| kept.used).max().unwrap_or(0).saturating_add(1);
+        if tails.len() >= TAILS
+            && let Some(oldest) = tails.iter().min_by_key(|(_, kept)| kept.used).map(|(key, _)| key.clone())
+        {
+            tails.remove(&oldest);
         }
         tails.insert(key, tail);
     }
 
-    /// Which of `ids` the lines of the transcript at `key` hold.
-    async fn ids_among<'a>(&self, key: &str, ids: &BTreeSet<&'a str>) -> Result<BTreeSet<&'a str>, Error> {
-        let bytes = match self.base.storage.read(key, 0, None).await {
-            Ok(bytes) => bytes,
-            Err(StorageError::NotFound { .. }) => return Ok(BTreeSet::new()),
-            Err(e) => return Err(e.into()),
-        };
-        let text = crate::scan::decode_utf8(bytes);
-        Ok(text.split('\n').filter_map(|line| entry_fields(line.trim())?.uuid).filter_map(|uuid| ids.get(uuid.as_str()).copied()).collect())
+    /// Which of `ids` the lines of the transcript's parts (`earlier`, then `last`) hold.
+    async fn ids_among<'a>(&self, earlier: &[String], last: &str, ids: &BTreeSet<&'a str>) -> Result<BTreeSet<&'a str>, Error> {
+        let mut found = BTreeSet::new();
+        for part in earlier.iter().map(String::as_str).chain(core::iter::once(last)) {
+            let bytes = match self.base.storage.read(part, 0, None).await {
+                Ok(bytes) => bytes,
+                Err(StorageError::NotFound { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let text = crate::scan::decode_utf8(bytes);
+            found.extend(
+                text.split('\n').filter_map(|line| entry_fields(line.trim())?.uuid).filter_map(|uuid| ids.get(uuid.as_str()).copied()),
+            );
+        }
+        Ok(found)
     }
 
     /// The lines of the transcript at `key` as they were appended, oldest first (a

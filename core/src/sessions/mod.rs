@@ -350,11 +350,11 @@ impl<S: Storage> Sessions<'_, S> {
         let folder = format!("/{id}/subagents/");
         self.state.agents.borrow_mut().retain(|key, _| !key.contains(&folder));
         // The ends of its transcripts stored by key (`append_lines`): its own parts and
-        // everything under its folder.
-        let (file, under) = (format!("/{id}"), format!("/{id}/"));
+        // those in its folder (`projects/<project>/<id>/…`).
         self.state.tails.borrow_mut().retain(|key, _| {
-            let stem = key.strip_suffix(keys::TRANSCRIPT_SUFFIX).unwrap_or(key);
-            !(stem.ends_with(&file) || keys::parse_session_key(key).is_some_and(|p| p.id == id) || key.contains(&under))
+            let in_folder = key.strip_prefix(keys::PROJECTS).and_then(|rest| rest.split('/').nth(1)).is_some_and(|folder| folder == id)
+                && key.matches('/').count() > 2;
+            !(in_folder || keys::parse_session_key(key).is_some_and(|p| p.id == id))
         });
     }
 

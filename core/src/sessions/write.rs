@@ -520,7 +520,7 @@ impl<S: Storage> Sessions<'_, S> {
             _ => state_of(project, &self.read_parts(parts).await?),
         };
         if let (Some(offset), Some(part)) = (state.torn_at.take(), parts.parts.last()) {
-            self.move_torn_tail(&part.key, offset).await?;
+            self.move_torn_tail(&part.key, offset, None).await?;
             if let Some(size) = state.sizes.last_mut() {
                 *size = offset;
             }
@@ -540,12 +540,12 @@ impl<S: Storage> Sessions<'_, S> {
         Ok(())
     }
 
-    /// Saves the fragment from `offset` to the end of `key` beside it, then cuts it
-    /// off. Saved first: a crash in between leaves the fragment in both places, and
+    /// Saves the fragment from `offset` to the end of `key` (or `len` bytes of it: the
+    /// end its caller saw) beside it, then cuts it off. Saved first: a crash in between leaves the fragment in both places, and
     /// the next append finds the same fragment already saved. A different fragment
     /// torn at the same offset later gets a name of its own.
-    pub(super) async fn move_torn_tail(&self, key: &str, offset: u64) -> Result<(), Error> {
-        let fragment = self.base.storage.read(key, offset, None).await?;
+    pub(super) async fn move_torn_tail(&self, key: &str, offset: u64, len: Option<u64>) -> Result<(), Error> {
+        let fragment = self.base.storage.read(key, offset, len).await?;
         let base = format!("{key}.torn-{offset}");
         let taken = self.base.storage.list(&base).await?;
         let mut name = base.clone();

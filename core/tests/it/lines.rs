@@ -230,6 +230,60 @@ fn the_log_of_write_times_is_compacted_as_it_grows() {
 }
 
 #[test]
+fn a_whole_last_line_without_a_line_break_stays_and_the_next_goes_after_it() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let main = key("p", "s", None);
+    let a = lines(&["a"]).remove(0);
+    block_on(storage.append("projects/p/s.jsonl", a.as_bytes())).unwrap();
+    assert_eq!(append(&store, &main, &lines(&["b"])), 1);
+    assert_eq!(read(&store, &main), Some(lines(&["a", "b"])));
+    assert!(block_on(storage.list("projects/p/s.jsonl.torn")).unwrap().is_empty(), "a whole line is not torn");
+    assert_eq!(append(&store, &main, &lines(&["a"])), 0, "its id counts");
+}
+
+#[test]
+fn a_session_mneme_rolled_over_is_deduplicated_across_its_parts() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let main = key("p", "s", None);
+    block_on(storage.append("projects/p/s.jsonl", format!("{}\n", lines(&["a", "b"]).join("\n")).as_bytes())).unwrap();
+    block_on(storage.append("projects/p/s_part2.jsonl", format!("{}\n", lines(&["c"]).join("\n")).as_bytes())).unwrap();
+    assert_eq!(append(&store, &main, &lines(&["a", "c", "d"])), 1, "only d is new");
+    assert_eq!(read(&store, &main), Some(lines(&["a", "b", "c", "d"])));
+    assert_eq!(
+        block_on(storage.read("projects/p/s_part2.jsonl", 0, None)).unwrap(),
+        format!("{}\n", lines(&["c", "d"]).join("\n")).into_bytes()
+    );
+}
+
+#[test]
+fn a_new_sub_agent_transcript_of_an_archived_session_is_refused() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    append(&store, &key("p", "s", None), &lines(&["a"]));
+    append(&store, &key("p", "s", Some("subagents/agent-1")), &lines(&["x"]));
+    block_on(store.sessions().archive("s", T0)).unwrap();
+    let refused = block_on(store.sessions().append_lines(&key("p", "s", Some("subagents/agent-1")), &lines(&["y"]), T0));
+    assert!(matches!(refused, Err(Error::SessionArchived { .. })), "{refused:?}");
+    block_on(store.sessions().restore("s")).unwrap();
+}
+
+#[test]
+fn a_transcript_another_store_rewrote_larger_is_read_again() {
+    let storage = InMemoryStorage::new();
+    let main = key("p", "s", None);
+    let ours = Store::new(&storage);
+    let theirs = Store::new(&storage);
+    append(&ours, &main, &lines(&["a", "b"]));
+    block_on(theirs.sessions().remove_transcript(&main)).unwrap();
+    let others: Vec<String> = (0..20).map(|n| format!("z{n}")).collect();
+    append(&theirs, &main, &lines(&others.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(append(&ours, &main, &lines(&["z0", "c"])), 1, "z0 is in the rewritten file, before where this store had read to");
+    assert_eq!(read(&ours, &main).map(|l| l.len()), Some(21));
+}
+
+#[test]
 fn a_retry_sees_what_another_writer_appended_meanwhile() {
     let storage = InMemoryStorage::new();
     let main = key("p", "s", None);
