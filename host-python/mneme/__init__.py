@@ -32,7 +32,7 @@ import wasmtime
 import wasmtime.component as wc
 from wasmtime.component import Record, Variant
 
-from . import _bytes
+from . import _wasmtime
 from .storage import FsStorage, StorageFailure
 from .types import (
     Applied,
@@ -90,7 +90,7 @@ Time = Union[int, datetime.datetime, None]
 # A working directory, as text or a path.
 Folder = Union[str, os.PathLike]
 
-_bytes.install()
+_wasmtime.install()
 
 __all__ = ["Mneme", "MnemeError", "FsStorage", "StorageFailure"]
 
