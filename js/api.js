@@ -367,6 +367,25 @@ export class Mneme {
   /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. Removing what is not there is fine. */
   removeTranscript(key) { return this.#invoke("sessions.store.remove-transcript", () => [key]); }
   /**
+   * Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a session) to
+   * session `id` in one write, a line each in Claude Code's format with the item kept as
+   * given; a new session is filed under the project of `cwd`. Resolves with how many were
+   * written.
+   */
+  appendItems(id, items, { cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
+    return this.#invoke("sessions.store.append-items", () => {
+      if (!Array.isArray(items)) refuse(`items must be an array of item objects, not ${shown(items)}`);
+      return [id, JSON.stringify(items), cwd, uuid, int("now", now)];
+    });
+  }
+  /** The items of a session's resume context, oldest first, as added (the newest `limit` when given); after a compaction the first is its summary as a user message. */
+  async items(id, { limit = null } = {}) { return JSON.parse(await this.#invoke("sessions.store.items", () => [id, limit])); }
+  /** Soft-deletes a session's newest item and resolves with it; null when it has none. */
+  async popItem(id, now = Date.now()) {
+    const item = await this.#invoke("sessions.store.pop-item", () => [id, int("now", now)]);
+    return item === null ? null : JSON.parse(item);
+  }
+  /**
    * The kinds of secret taken out of every line and memory file before it is written
    * (every kind by default; `[]` writes text as given). Each write's entries and
    * memories say in `redacted` what was taken.

@@ -222,6 +222,15 @@ impl sessions::GuestStore for Store {
     fn remove_transcript(&self, key: sessions::TranscriptKey) -> Result<(), types::Error> {
         run(self.0.sessions().remove_transcript(&key.mirror()))
     }
+    fn append_items(&self, id: String, items: String, cwd: String, uuid: String, now_ms: i64) -> Result<u32, types::Error> {
+        run(self.0.sessions().append_items(&id, &items, &cwd, &uuid, now_ms))
+    }
+    fn items(&self, id: String, limit: Option<u32>) -> Result<String, types::Error> {
+        run(self.0.sessions().items(&id, limit))
+    }
+    fn pop_item(&self, id: String, now_ms: i64) -> Result<Option<String>, types::Error> {
+        run(self.0.sessions().pop_item(&id, now_ms))
+    }
     fn set_redaction(&self, kinds: Vec<String>) -> Result<(), types::Error> {
         let redaction = core_::redact::Redaction::named(&kinds).map_err(Mirror::mirror)?;
         self.0.set_redaction(redaction);

@@ -88,6 +88,9 @@ pub trait Engine<E: EngineError = Error> {
     fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, E>;
     fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, E>;
     fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), E>;
+    fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, E>;
+    fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, E>;
+    fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, E>;
     fn hold(&mut self, id: &str) -> Result<(), E>;
     fn release(&mut self, id: &str) -> Result<(), E>;
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E>;
@@ -319,6 +322,15 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), E> {
         Ok(block_on(self.sessions().remove_transcript(key))?)
+    }
+    fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, E> {
+        Ok(block_on(self.sessions().append_items(id, items, cwd, uuid, now_ms))?)
+    }
+    fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, E> {
+        Ok(block_on(self.sessions().items(id, limit))?)
+    }
+    fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, E> {
+        Ok(block_on(self.sessions().pop_item(id, now_ms))?)
     }
     fn set_redaction(&mut self, kinds: &[String]) -> Result<(), E> {
         Store::set_redaction(self, crate::redact::Redaction::named(kinds)?);

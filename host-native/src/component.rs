@@ -314,6 +314,15 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let key: sessions::TranscriptKey = key.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove_transcript(s, h, &key))
     }
+    fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_items(s, h, id, items, cwd, uuid, now_ms))
+    }
+    fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_items(s, h, id, limit))
+    }
+    fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_pop_item(s, h, id, now_ms))
+    }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))
     }

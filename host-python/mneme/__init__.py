@@ -905,6 +905,26 @@ class Mneme:
         with it. Removing what is not there is fine."""
         self._method("remove-transcript", _transcript_key(key))
 
+    def append_items(self, id: str, items: Sequence[Json], cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> int:
+        """Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a
+        session) to session ``id`` in one write, a line each in Claude Code's format with
+        the item kept as given; a new session is filed under the project of ``cwd``.
+        Returns how many were written."""
+        if not isinstance(items, (list, tuple)):
+            raise MnemeError("invalid-argument", f"items must be a list of item dicts, not {type(items).__name__}")
+        return self._method("append-items", _text("id", id), _json("items", list(items)), _cwd(cwd), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), _now_ms(now))
+
+    def items(self, id: str, limit: Optional[int] = None) -> List[Json]:
+        """The items of a session's resume context, oldest first, as added (the newest
+        ``limit`` when given); after a compaction the first is its summary as a user
+        message."""
+        return json.loads(self._method("items", _text("id", id), None if limit is None else _int("limit", limit, 0, 2**32 - 1)))
+
+    def pop_item(self, id: str, now: Time = None) -> Optional[Json]:
+        """Soft-deletes a session's newest item and returns it; None when it has none."""
+        item = self._method("pop-item", _text("id", id), _now_ms(now))
+        return None if item is None else json.loads(item)
+
     def set_redaction(self, kinds: Sequence[str]) -> None:
         """The kinds of secret taken out of every line and memory file before it is
         written (every kind by default; ``[]`` writes text as given)."""

@@ -112,6 +112,12 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.subpaths(args["project"], args["id"]))
     if op == "remove_transcript":
         return run(lambda: store.remove_transcript(args["key"]))
+    if op == "append_items":
+        return run(lambda: store.append_items(args["id"], args["items"], args["cwd"], args["uuid"], args["now_ms"]))
+    if op == "items":
+        return run(lambda: store.items(args["id"], args.get("limit")))
+    if op == "pop_item":
+        return run(lambda: store.pop_item(args["id"], args["now_ms"]))
     if op == "plan_compaction":
         result = run(lambda: store.plan_compaction(args["id"], args.get("settings", {}), args.get("mode", "auto")))
         state["plan"] = result.get("ok")

@@ -97,6 +97,9 @@ async function step(Mneme, store, op, args, state) {
     case "written_sessions": return outcome(store.writtenSessions(args.project));
     case "subpaths": return outcome(store.subpaths(args.project, args.id));
     case "remove_transcript": return outcome(store.removeTranscript(args.key));
+    case "append_items": return outcome(store.appendItems(args.id, args.items, { cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
+    case "items": return outcome(store.items(args.id, { limit: args.limit ?? null }));
+    case "pop_item": return outcome(store.popItem(args.id, args.now_ms));
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
       state.plan = result.ok;

@@ -30,6 +30,8 @@
 //!              { "stored_keys": { "prefix" }, "expect": … },
 //!              { "append_lines": { "key", "lines", "now_ms" } | "read_lines" | "remove_transcript": { "key" }, "expect": … },
 //!              { "written_sessions": { "project" } | "subpaths": { "project", "id" }, "expect": … },
+//!              { "append_items": { "id", "items", "cwd", "uuid", "now_ms" } | "items": { "id", "limit"? } | "pop_item": { "id", "now_ms" }, "expect": … }
+//!              (items as JSON values, not text),
 //!              { "memory_add": { "project"?, "memory", "now_ms" } | "memory_add_many": { "project"?, "memories", "now_ms" }, "expect": … },
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
@@ -329,6 +331,14 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "written_sessions" => to_outcome(host.written_sessions(&text("project")?)),
         "subpaths" => to_outcome(host.subpaths(&text("project")?, &text("id")?)),
         "remove_transcript" => to_outcome(host.remove_transcript(&transcript_key(args)?)),
+        "append_items" => to_outcome(host.append_items(&text("id")?, &args["items"].to_string(), &text("cwd")?, &text("uuid")?, now()?)),
+        "items" => {
+            let limit = args["limit"].as_u64().map(u32::try_from).transpose().map_err(|e| e.to_string())?;
+            to_outcome(host.items(&text("id")?, limit).map(|items| serde_json::from_str::<Value>(&items).unwrap_or(Value::Null)))
+        }
+        "pop_item" => {
+            to_outcome(host.pop_item(&text("id")?, now()?).map(|item| item.and_then(|item| serde_json::from_str::<Value>(&item).ok())))
+        }
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);

@@ -236,6 +236,9 @@ export interface Sessions {
   subpaths(project: string, id: string): Promise<string[]>;
   /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. */
   removeTranscript(key: TranscriptKey): Promise<null>;
+  appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
+  items(id: string, options?: { limit?: number | null }): Promise<any[]>;
+  popItem(id: string, now?: number): Promise<any | null>;
   /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
   setRedaction(kinds: SecretKind[]): Promise<void>;
   planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;

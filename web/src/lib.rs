@@ -263,6 +263,15 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&store.sessions().subpaths(&project, &id).await?)
         }
         "sessions.store.remove-transcript" => to_json(&store.sessions().remove_transcript(&a.next("key")?).await?),
+        "sessions.store.append-items" => {
+            let (id, items, cwd, uuid) = (a.text("id")?, a.text("items")?, a.text("cwd")?, a.text("uuid")?);
+            to_json(&store.sessions().append_items(&id, &items, &cwd, &uuid, a.now()?).await?)
+        }
+        "sessions.store.items" => {
+            let (id, limit): (String, Option<u32>) = (a.text("id")?, a.next("limit")?);
+            to_json(&store.sessions().items(&id, limit).await?)
+        }
+        "sessions.store.pop-item" => to_json(&store.sessions().pop_item(&a.text("id")?, a.now()?).await?),
         "sessions.store.reopen" => {
             store.sessions().reopen(&a.text("id")?);
             to_json(&())

@@ -755,6 +755,13 @@ fn docstring(doc: Option<&str>, indent: &str) -> String {
 
 /// Each Python method that calls a WIT function returns what the function gives, as
 /// `types.py` names it: the annotation is written by hand, and checked here.
+/// What a function's string result documented as JSON text holds.
+#[derive(Clone, Copy)]
+enum Json {
+    Array,
+    Value,
+}
+
 fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, methods: &[Method]) -> Result<(), String> {
     let results: BTreeMap<String, Option<Type>> = functions(resolve, package)
         .into_iter()
@@ -769,11 +776,27 @@ fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, metho
             (key, ok)
         })
         .collect();
+    let json_results: BTreeMap<String, Option<Json>> = functions(resolve, package)
+        .into_iter()
+        .map(|(key, function)| {
+            let doc = function.docs.contents.as_deref().unwrap_or_default();
+            let json =
+                if doc.contains("JSON text of an array") { Some(Json::Array) } else { doc.contains("JSON text").then_some(Json::Value) };
+            (key, json)
+        })
+        .collect();
     let mut names = TypeNames::default();
     let mut wrong = Vec::new();
     for method in methods {
         let Some(ok) = method.key.as_ref().and_then(|key| results.get(key)) else { continue };
-        let expected = ok.map_or("None".to_owned(), |ty| annotation(resolve, &mut names, ty, &PYTHON));
+        let mut expected = ok.map_or("None".to_owned(), |ty| annotation(resolve, &mut names, ty, &PYTHON));
+        // A string documented as JSON text is given as the value it holds, as a record's
+        // field documented so is.
+        match method.key.as_ref().and_then(|key| json_results.get(key)) {
+            Some(Some(Json::Array)) => expected = expected.replace("str", "List[Json]"),
+            Some(Some(Json::Value)) => expected = expected.replace("str", "Json"),
+            _ => {}
+        }
         if method.returns.as_deref() != Some(expected.as_str()) {
             wrong.push(format!("`{}` should return `{expected}`", method.signature));
         }

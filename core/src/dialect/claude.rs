@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
+use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message as Message_, Usage};
 use crate::scan::Line;
 use crate::support::json::push_string;
@@ -43,6 +44,8 @@ struct MessageLine<'a> {
     agent_id: Option<&'a str>,
     /// On a tool result: the entry that holds the call it answers.
     source_tool_assistant_uuid: Option<&'a str>,
+    /// The OpenAI Responses item the line was added as, verbatim (valid JSON, one line).
+    responses_item: Option<&'a str>,
     uuid: &'a str,
     timestamp: &'a str,
 }
@@ -164,6 +167,10 @@ impl MessageLine<'_> {
         }
         optional(&mut out, ",\"agentId\":", self.agent_id);
         optional(&mut out, ",\"sourceToolAssistantUUID\":", self.source_tool_assistant_uuid);
+        if let Some(item) = self.responses_item {
+            out.push_str(",\"responsesItem\":");
+            out.push_str(item);
+        }
         field(&mut out, ",\"uuid\":", self.uuid);
         field(&mut out, ",\"timestamp\":", self.timestamp);
         out.push('}');
@@ -215,6 +222,7 @@ impl<'a> MessageLine<'a> {
             is_visible_in_transcript_only: None,
             agent_id: header.agent_id,
             source_tool_assistant_uuid: None,
+            responses_item: None,
             uuid: header.uuid,
             timestamp: header.timestamp,
         }
@@ -341,6 +349,44 @@ impl Dialect for Claude {
                     parent = Some(uuid);
                 }
             }
+        }
+        Ok(super::record(out))
+    }
+
+    /// A line per item, each chained to the one before: the message's one block (a
+    /// prompt's text as the content's string, as Claude Code writes it), the item
+    /// verbatim beside it as `responsesItem`.
+    fn items(&self, header: &Header, items: &Items, calls: &PendingCalls) -> Result<String, Error> {
+        let mut out: Vec<String> = Vec::with_capacity(items.messages.len());
+        let mut parent: Option<String> = header.parent.map(String::from);
+        let mut call_lines: BTreeMap<String, String> = calls.calls.iter().filter_map(|c| Some((c.id.clone(), c.line.clone()?))).collect();
+        for (n, (message, item)) in items.messages.iter().zip(&items.json).enumerate() {
+            let uuid = nth_uuid(header.uuid, n as u32);
+            let line_header = Header { parent: parent.as_deref(), uuid: &uuid, ..*header };
+            let text = match (message.role, message.blocks.as_slice()) {
+                (Role::User, [block]) if block.kind == BlockKind::Text => message.plain_text(),
+                _ => None,
+            };
+            let content = match &text {
+                Some(text) => Content::Text(text),
+                None => Content::Blocks(message.blocks.iter().map(|block| block.json.as_str()).collect()),
+            };
+            let source = message.blocks.iter().find_map(|block| match &block.kind {
+                BlockKind::ToolResult { tool_use_id } => call_lines.get(tool_use_id).cloned(),
+                _ => None,
+            });
+            let line = MessageLine {
+                source_tool_assistant_uuid: source.as_deref(),
+                responses_item: Some(item),
+                ..MessageLine::new(&line_header, message.role, Message::plain(message.role, content))
+            };
+            out.push(line.json());
+            for block in &message.blocks {
+                if let BlockKind::ToolUse { id, .. } = &block.kind {
+                    call_lines.insert(id.clone(), uuid.clone());
+                }
+            }
+            parent = Some(uuid);
         }
         Ok(super::record(out))
     }

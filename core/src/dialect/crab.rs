@@ -10,6 +10,7 @@ use super::{Compaction, Dialect, Fork, Format, Header, Marker, json, unsupported
 use crate::error::Error;
 use crate::message::Message;
 use crate::message::calls::PendingCalls;
+use crate::message::items::Items;
 use crate::scan::Line;
 
 pub(crate) struct Crab;
@@ -37,6 +38,10 @@ impl Dialect for Crab {
             out.push(json(&Line { role: message.role.as_str(), content: &text })?);
         }
         Ok(super::record(out))
+    }
+
+    fn items(&self, _: &Header, _: &Items, _: &PendingCalls) -> Result<String, Error> {
+        Err(unsupported(Format::Crab, "OpenAI Responses items (a session of items is kept in Claude Code's format: start it with them)"))
     }
 
     fn tombstone(&self, _: &Header, _: &str) -> Result<String, Error> {

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
+use crate::message::items::Items;
 use crate::message::{BlockKind, Message};
 use crate::scan::{Line, LineType};
 pub(crate) use crate::support::ids::nth_uuid;
@@ -116,6 +117,9 @@ pub(crate) trait Dialect {
     /// session's pending tool calls, which results in the turn may answer (the write
     /// path has checked that every result answers one).
     fn turn(&self, header: &Header, messages: &[Message], calls: &PendingCalls) -> Result<String, Error>;
+    /// OpenAI Responses items (see [`crate::message::items`]), chained from
+    /// `header.parent`, each kept verbatim; ids as [`Dialect::turn`] gives them.
+    fn items(&self, header: &Header, items: &Items, calls: &PendingCalls) -> Result<String, Error>;
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error>;
     fn marker(&self, header: &Header, marker: Marker, reason: Option<&str>) -> Result<String, Error>;
     fn compaction(&self, header: &Header, compaction: &Compaction) -> Result<String, Error>;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_uuid, stamp, tool_name};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
+use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
 use crate::scan::{CUSTOM_PREFIX, Line, TOMBSTONE_TYPE};
 
@@ -226,6 +227,13 @@ impl Dialect for Pi {
             }
         }
         Ok(super::record(out))
+    }
+
+    fn items(&self, _: &Header, _: &Items, _: &PendingCalls) -> Result<String, Error> {
+        Err(super::unsupported(
+            Format::Pi,
+            "OpenAI Responses items (a session of items is kept in Claude Code's format: start it with them)",
+        ))
     }
 
     fn tombstone(&self, header: &Header, target: &str) -> Result<String, Error> {

@@ -13,6 +13,7 @@ use crate::error::Error;
 pub(crate) mod calls;
 pub(crate) mod canonical;
 pub(crate) mod input;
+pub(crate) mod items;
 
 pub use canonical::shown_text;
 

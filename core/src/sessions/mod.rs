@@ -28,6 +28,7 @@ use crate::transcript::{CheckReport, Context, Entry, LoadReport, shorten};
 pub(crate) mod branches;
 pub(crate) mod compaction;
 pub(crate) mod gates;
+pub(crate) mod items;
 pub(crate) mod lines;
 pub(crate) mod maintenance;
 pub mod retention;
@@ -57,6 +58,8 @@ pub(crate) struct SessionsState {
     pub search: RefCell<search::SearchState>,
     /// The ends of the transcripts `append_lines` wrote, by key.
     pub tails: RefCell<FastMap<String, lines::Tail>>,
+    /// The items `items` read or `append_items` wrote, by session.
+    pub items: RefCell<FastMap<String, items::Cached>>,
 }
 
 /// A store's sessions (the WIT's `sessions` interface): `store.sessions()`.
@@ -347,6 +350,7 @@ impl<S: Storage> Sessions<'_, S> {
     /// refused after a failed write (see [`Error::SessionPoisoned`]) is opened again.
     pub fn reopen(&self, id: &str) {
         self.state.open.borrow_mut().remove(id);
+        self.state.items.borrow_mut().remove(id);
         let folder = format!("/{id}/subagents/");
         self.state.agents.borrow_mut().retain(|key, _| !key.contains(&folder));
         // The ends of its transcripts stored by key (`append_lines`): its own parts and

@@ -57,6 +57,8 @@ pub(crate) struct At<'a> {
     pub taken: Option<TakenIds<'a>>,
     /// The folder the session last worked in, for a line given none.
     pub cwd: &'a str,
+    /// The bytes of the session's parts before the record: what this write follows.
+    pub size: u64,
 }
 
 impl<'a> At<'a> {
@@ -379,15 +381,21 @@ impl<S: Storage> Sessions<'_, S> {
         }
         let taken = (state.format == Format::Pi).then_some(TakenIds { ids: &state.ids, leaf: state.tip.leaf.as_deref() });
         let at = match options.from {
-            Some(from) => {
-                At { parent: Some(from.parent), sidechain: state.tip.sidechain_only(), calls: from.calls, taken, cwd: &state.cwd }
-            }
+            Some(from) => At {
+                parent: Some(from.parent),
+                sidechain: state.tip.sidechain_only(),
+                calls: from.calls,
+                taken,
+                cwd: &state.cwd,
+                size: total,
+            },
             None => At {
                 parent: state.tip.leaf.as_deref(),
                 sidechain: state.tip.sidechain_only(),
                 calls: &state.tip.calls,
                 taken,
                 cwd: &state.cwd,
+                size: total,
             },
         };
         let json = line(state.format.dialect(), at)?;

@@ -9,6 +9,7 @@ mod fixes;
 mod gates;
 mod index;
 mod interchange;
+mod items;
 mod lines;
 mod memory;
 mod redact;

@@ -340,6 +340,15 @@ impl Engine<Error> for Imported {
     fn remove_transcript(&mut self, key: &mneme_core::TranscriptKey) -> Result<(), Error> {
         self.store.remove_transcript(&key.clone().mirror()).mirror()
     }
+    fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
+        self.store.append_items(id, items, cwd, uuid, now_ms).mirror()
+    }
+    fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, Error> {
+        self.store.items(id, limit).mirror()
+    }
+    fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
+        self.store.pop_item(id, now_ms).mirror()
+    }
     fn hold(&mut self, id: &str) -> Result<(), Error> {
         self.store.hold(id).mirror()
     }
