@@ -33,6 +33,6 @@ if (transpiled.status !== 0) {
 }
 // The JavaScript API every JavaScript package shares (js/), with the engine for jco's
 // output, and the browser package's value types: the same API, written once.
-for (const file of ["api.js", "jco.js", "wit.js", "options.js"]) copyFileSync(join(HERE, "..", "js", file), join(OUT, file));
+for (const file of ["api.js", "jco.js", "wit.js", "options.js", "openai-agents.js"]) copyFileSync(join(HERE, "..", "js", file), join(OUT, file));
 copyFileSync(join(HERE, "..", "web", "js", "mneme.d.ts"), join(OUT, "web.d.ts"));
 console.log(`transpiled ${COMPONENT} into ${OUT}`);

@@ -82,7 +82,7 @@ try {
     const [site, files] = where.stdout.trim().split("\n");
     assert(site.startsWith(join(folder, "venv")), `mneme was imported from ${site}`);
     assert(files.includes("mneme.component.wasm") && files.includes("py.typed"), `the installed package holds ${files}`);
-    await run(join(folder, "venv/bin/python"), ["-c", "from mneme.claude_agent_sdk import MnemeSessionStore"], folder);
+    await run(join(folder, "venv/bin/python"), ["-c", "from mneme.claude_agent_sdk import MnemeSessionStore; from mneme.openai_agents import MnemeSession"], folder);
   });
 
   await test("the Node package installs into a fresh npm project, and its README's quickstart runs there", async () => {
@@ -93,16 +93,18 @@ try {
     assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
     const [project] = readdirSync(join(folder, "data/projects"));
     assert(readdirSync(join(folder, "data/projects", project)).filter((f) => f.endsWith(".jsonl")).length === 1, "one session in ./data");
-    // Both entry points resolve, and their declarations type-check in a strict
+    // Every entry point resolves, and their declarations type-check in a strict
     // TypeScript project of the user's (no option of the package's own tests).
     writeFileSync(
       join(folder, "check.mts"),
       [
         'import { Mneme } from "@mneme/node";',
         'import { MnemeSessionStore } from "@mneme/node/claude-agent-sdk";',
+        'import { MnemeSession } from "@mneme/node/openai-agents";',
         'const store = await Mneme.open({ root: "./data" });',
         "const listed: number = (await store.list()).sessions.length;",
-        "console.log(listed, typeof new MnemeSessionStore(store).append);",
+        'const items: number = (await new MnemeSession("chat-1", store).getItems()).length;',
+        "console.log(listed, typeof new MnemeSessionStore(store).append, items);",
         "await store.close();",
         "",
       ].join("\n"),
@@ -110,7 +112,7 @@ try {
     await run(TSC, ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "check.mts"], folder);
     writeFileSync(join(folder, "check.mjs"), ts.transpileModule(readFileSync(join(folder, "check.mts"), "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
     const checked = await run(process.execPath, ["check.mjs"], folder);
-    assert(checked.stdout.trim() === "1 function", checked.stdout);
+    assert(checked.stdout.trim() === "1 function 0", checked.stdout);
   });
 
 /** Opens `url` in Chromium; resolves with what the page logged once it set `window.quickstartDone`. */

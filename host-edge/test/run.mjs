@@ -2,8 +2,9 @@
 // per vector over RPC (outcomes compared with the native host's), the core's storage
 // contract on the object's SQLite, rows cut below the production cap, the HTTP API
 // (a turn, the provider context, the list, a compaction summarised by a service the
-// Worker calls; long-term memory), data surviving a restart of miniflare, and plain `workerd serve`
-// killed with SIGKILL and started again.
+// Worker calls; long-term memory), the OpenAI Agents SDK's session on an object's
+// store, data surviving a restart of miniflare, and plain `workerd serve` killed with
+// SIGKILL and started again.
 //
 // Run by `cargo xtask test` after the Node package is built (host-node/gen).
 import { spawn } from "node:child_process";
@@ -13,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
-import { METHODS } from "../src/methods.js";
+import { MnemeSession, objectStore as rpcStore } from "../src/openai-agents.js";
 import { differences, runVectors } from "../../tests/js/conformance.js";
 import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
@@ -69,10 +70,6 @@ function miniflare({ persist, chunkBytes } = {}) {
   });
 }
 
-const unwrap = (result) => {
-  if (result.err) throw Object.assign(new Error(result.err.message), { kind: result.err.kind });
-  return result.ok;
-};
 
 /** The store in the Durable Object `name`, with the Mneme API, over RPC. */
 async function objectStore(mf, name, limits) {
@@ -84,9 +81,13 @@ async function objectStore(mf, name, limits) {
     storage: { replace: (key, data) => stub.storageCall("replace", [key, data]), list: async (prefix) => stub.storageCall("list", [prefix]) },
     close: async () => {},
   };
-  for (const method of METHODS) store[method] = async (...args) => unwrap(await stub.call(method, args));
-  return store;
+  return Object.assign(store, rpcStore(stub));
 }
+
+const unwrap = (result) => {
+  if (result.err) throw Object.assign(new Error(result.err.message), { kind: result.err.kind });
+  return result.ok;
+};
 
 const post = (mf, path, body) => mf.dispatchFetch(`http://edge${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
 
@@ -115,6 +116,32 @@ try {
       assert(existsSync(NATIVE), `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);
       const differ = differences(results, JSON.parse(readFileSync(NATIVE, "utf8")), "workerd");
       assert(differ.length === 0, differ.join("\n"));
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("the OpenAI Agents SDK's session on a Durable Object's store: items as added, popped, cleared", async () => {
+    const mf = miniflare();
+    try {
+      const store = await objectStore(mf, "agents");
+      const session = new MnemeSession("chat-1", store, { cwd: "/acme" });
+      const items = [
+        { role: "user", content: "Weather in Oslo?" },
+        { type: "function_call", callId: "c1", name: "weather", arguments: "{\"city\":\"Oslo\"}", status: "completed" },
+        { type: "function_call_result", callId: "c1", name: "weather", status: "completed", output: { type: "text", text: "snow" } },
+        { role: "assistant", status: "completed", content: [{ type: "output_text", text: "Snow in Oslo." }] },
+      ];
+      await session.addItems(items.slice(0, 3));
+      await session.addItems(items.slice(3));
+      assert(JSON.stringify(await session.getItems()) === JSON.stringify(items), "the items as added");
+      assert(JSON.stringify(await session.getItems(1)) === JSON.stringify(items.slice(3)), "the newest");
+      assert(JSON.stringify(await session.popItem()) === JSON.stringify(items[3]), "popped");
+      const context = await store.providerContext("chat-1");
+      assert(context.interrupted.length === 0 && JSON.stringify(context.body).includes("snow"), "Mneme reads the session, the call answered");
+      await session.clearSession();
+      assert((await session.getItems()).length === 0 && (await session.popItem()) === undefined, "cleared");
+      await session.clearSession();
     } finally {
       await mf.dispose();
     }

@@ -1,11 +1,16 @@
 """The few lines every Python test script here shares: run named tests one after
 another, each in a scratch folder of its own (an ``async`` one in an event loop of its
-own), report each, and end with the count."""
+own), report each, and end with the count; a mock model API on 127.0.0.1; a code block
+of the package README."""
 
 import asyncio
+import http.server
 import inspect
+import json
+import os
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -34,3 +39,47 @@ def finish(what):
     """Exits with a line for ``what`` that says whether every test passed."""
     print(f"every {what} test passed" if failed == 0 else f"{failed} {what} test(s) failed")
     sys.exit(1 if failed else 0)
+
+
+class MockApi:
+    """A model API on 127.0.0.1: each POST to a path starting with ``path`` is answered
+    with ``answer(body, n)`` (``(content type, payload bytes)``; ``n`` counts the
+    requests from 1), others with 404; every request body is kept in ``requests``."""
+
+    def __init__(self, path, answer):
+        self.requests = []
+        api = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if not self.path.startswith(path):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                api.requests.append(body)
+                kind, payload = answer(body, len(api.requests))
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def readme_block(heading, number):
+    """Block ``number`` (0-based) of the ```python blocks under ``## heading`` in the
+    Python package's README, as written."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as file:
+        section = file.read().partition(f"\n## {heading}\n")[2].partition("\n## ")[0]
+    return section.split("\n```python\n")[number + 1].partition("\n```\n")[0] + "\n"

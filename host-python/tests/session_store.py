@@ -8,12 +8,10 @@ store can supply the transcript.
 Run by ``cargo xtask test``:  target/python/bin/python host-python/tests/session_store.py
 """
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -22,7 +20,7 @@ sys.path.insert(0, HERE)
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, SystemMessage, query  # noqa: E402
 from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
 
-from harness import finish, test  # noqa: E402
+from harness import MockApi, finish, readme_block, test  # noqa: E402
 from mneme import Mneme  # noqa: E402
 from mneme.claude_agent_sdk import MnemeSessionStore  # noqa: E402
 
@@ -35,65 +33,26 @@ def transcripts(root):
     return [os.path.join(d, f) for d, _, files in os.walk(os.path.join(root, "projects")) for f in files if f.endswith(".jsonl")]
 
 
-class MockApi:
-    """Anthropic's Messages API on 127.0.0.1, answering every request with one text
-    reply (streamed when asked) and keeping every request body."""
+def messages_api():
+    """Anthropic's Messages API: every request answered with one text reply (streamed
+    when asked)."""
 
-    def __init__(self):
-        self.requests = []
-        api = self
+    def answer(body, n):
+        message = {"id": f"msg_mock_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "stop_sequence": None}
+        usage = {"input_tokens": 10, "output_tokens": 2}
+        if not body.get("stream"):
+            return "application/json", json.dumps({**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn", "usage": usage}).encode()
+        events = [
+            ("message_start", {"message": {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}}),
+            ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
+            ("content_block_stop", {"index": 0}),
+            ("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+            ("message_stop", {}),
+        ]
+        return "text/event-stream", "".join(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n" for kind, data in events).encode()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                if not self.path.startswith("/v1/messages"):
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                api.requests.append(body)
-                message = {"id": f"msg_mock_{len(api.requests)}", "type": "message", "role": "assistant", "model": body.get("model"), "stop_sequence": None}
-                usage = {"input_tokens": 10, "output_tokens": 2}
-                if not body.get("stream"):
-                    payload = json.dumps({**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn", "usage": usage}).encode()
-                    self.send_response(200)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
-                events = [
-                    ("message_start", {"message": {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}}),
-                    ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
-                    ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
-                    ("content_block_stop", {"index": 0}),
-                    ("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
-                    ("message_stop", {}),
-                ]
-                payload = "".join(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n" for kind, data in events).encode()
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def readme_block(heading, number):
-    """Block ``number`` (0-based) of the ```python blocks under ``## heading`` in the
-    package README, as written."""
-    with open(os.path.join(ROOT, "host-python", "README.md"), encoding="utf-8") as file:
-        section = file.read().partition(f"\n## {heading}\n")[2].partition("\n## ")[0]
-    return section.split("\n```python\n")[number + 1].partition("\n```\n")[0] + "\n"
+    return MockApi("/v1/messages", answer)
 
 
 @test("the README's example of what Mneme adds runs as written")
@@ -211,7 +170,7 @@ async def _(scratch):
 
 @test("end to end: query() mirrors into Mneme, and a resume from an empty config folder gets the earlier turns from it")
 async def _(scratch):
-    api = MockApi()
+    api = messages_api()
     try:
         with Mneme(os.path.join(scratch, "store")) as mneme:
             store = MnemeSessionStore(mneme)

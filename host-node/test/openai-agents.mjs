@@ -1,0 +1,161 @@
+// `@mneme/node/openai-agents` against the real OpenAI Agents SDK for JavaScript
+// (@openai/agents): each contract of its `Session` interface, tested here in our own
+// words; MnemeSession type-checked against the SDK's own `Session`; and end to end —
+// the SDK's run() twice with one MnemeSession against a local mock Responses API, the
+// second request carrying the first run's items, its tool call and output included.
+//
+// Run by `cargo xtask test` after host-node/build.mjs.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { createServer } from "node:http";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, tool } from "@openai/agents";
+import OpenAI from "openai";
+import { z } from "zod";
+import { assert, finish, test } from "../../tests/js/runner.mjs";
+import { MnemeSession } from "../js/openai-agents.js";
+import { Mneme } from "../js/mneme.js";
+import { OPTIONS, problems } from "./typescript.mjs";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), "mneme-openai-agents-"));
+let made = 0;
+const fresh = async () => Mneme.open({ root: join(scratch, `store-${made++}`), durability: "buffered" });
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** OpenAI's Responses API on 127.0.0.1: each request gets the next scripted output (a list of output items); every request body is kept. */
+async function startMockResponses() {
+  const requests = [];
+  const outputs = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      if (!request.url.endsWith("/responses")) {
+        response.writeHead(404).end();
+        return;
+      }
+      const parsed = JSON.parse(body);
+      requests.push(parsed);
+      const output = outputs.shift() ?? [textOutput("fallback")];
+      const usage = { input_tokens: 12, output_tokens: 3, total_tokens: 15, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
+      const payload = JSON.stringify({
+        id: `resp_${requests.length}`, object: "response", created_at: 1771200000, status: "completed", model: parsed.model, output,
+        parallel_tool_calls: true, tool_choice: "auto", tools: [], usage,
+      });
+      response.writeHead(200, { "content-type": "application/json" }).end(payload);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests, outputs, close: () => server.close() };
+}
+
+const textOutput = (text, n = 1) => ({ type: "message", id: `msg_${n}`, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
+const callOutput = (name, args, callId) => ({ type: "function_call", id: `fc_${callId}`, call_id: callId, name, arguments: JSON.stringify(args), status: "completed" });
+
+try {
+  await test("items come back deep-equal, in order; the newest `limit` of them when asked", async () => {
+    const session = new MnemeSession("s", await fresh(), { cwd: "/work/app" });
+    assert(same(await session.getItems(), []), "a new session has no items");
+    const items = [
+      { role: "user", content: "hi ünïcödé" },
+      { type: "function_call", callId: "c1", name: "f", arguments: "{\"a\":1}", status: "completed", providerData: { id: "fc_1" } },
+      { type: "function_call_result", callId: "c1", name: "f", status: "completed", output: { type: "text", text: "done" } },
+      { role: "assistant", status: "completed", content: [{ type: "output_text", text: "Done." }] },
+    ];
+    await session.addItems(items.slice(0, 2));
+    await session.addItems(items.slice(2));
+    await session.addItems([]);
+    assert(same(await session.getItems(), items), "what was added, in order");
+    assert(same(await session.getItems(2), items.slice(2)), "the newest two");
+    assert((await session.getSessionId()) === "s");
+  });
+
+  await test("popItem takes the newest item (undefined when none); sessions are isolated; clearSession empties one", async () => {
+    const store = await fresh();
+    const a = new MnemeSession("a", store);
+    const b = new MnemeSession("b", store);
+    assert((await a.popItem()) === undefined, "nothing to pop");
+    await a.addItems([{ role: "user", content: "1" }, { role: "user", content: "2" }]);
+    await b.addItems([{ role: "user", content: "b" }]);
+    assert(same(await a.popItem(), { role: "user", content: "2" }), "the newest");
+    assert(same(await a.getItems(), [{ role: "user", content: "1" }]));
+    await a.clearSession();
+    await a.clearSession();
+    assert(same(await a.getItems(), []), "cleared");
+    assert(same(await b.getItems(), [{ role: "user", content: "b" }]), "the other session is untouched");
+  });
+
+  await test("the session is one Mneme reads: context, search, every call answered", async () => {
+    const store = await fresh();
+    const session = new MnemeSession("read", store, { cwd: "/work/app" });
+    await session.addItems([
+      { role: "user", content: "Weather in Oslo?" },
+      { type: "function_call", callId: "c", name: "weather", arguments: "{\"city\":\"Oslo\"}" },
+      { type: "function_call_result", callId: "c", name: "weather", output: { type: "text", text: "snowing in Oslo" } },
+    ]);
+    const context = await store.context("read");
+    assert(same(context.messages.map((m) => m.role), ["user", "assistant", "user"]), JSON.stringify(context.messages));
+    assert((await store.search("snowing Oslo"))[0]?.id === "read", "search finds the tool's output");
+    assert(same((await store.providerContext("read")).interrupted, []), "the call has its output");
+  });
+
+  await test("MnemeSession is the SDK's Session (a strict type check against @openai/agents)", () => {
+    const found = problems([join(HERE, "openai-agents.check.ts")], { ...OPTIONS, skipLibCheck: true });
+    assert(found.length === 0, found.join("\n"));
+  });
+
+  await test("end to end: run() twice with one MnemeSession; the second request carries the first run's items", async () => {
+    const api = await startMockResponses();
+    try {
+      setDefaultOpenAIClient(new OpenAI({ baseURL: api.url, apiKey: "x" }));
+      setOpenAIAPI("responses");
+      setTracingDisabled(true);
+      const weather = tool({ name: "weather", description: "The weather in a city.", parameters: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` });
+      const agent = new Agent({ name: "Assistant", instructions: "Be brief.", model: "gpt-mock", tools: [weather] });
+      const root = join(scratch, "e2e");
+      api.outputs.push([callOutput("weather", { city: "Paris" }, "call_1")], [textOutput("It is sunny in Paris.")]);
+      const store = await Mneme.open({ root });
+      const first = await run(agent, "Weather in Paris?", { session: new MnemeSession("chat-1", store, { cwd: "/work/app" }) });
+      assert(first.finalOutput === "It is sunny in Paris.", String(first.finalOutput));
+      await store.close();
+      api.outputs.push([textOutput("You asked about Paris.", 2)]);
+      // A new store over the same folder: only the folder holds the history.
+      const again = await Mneme.open({ root });
+      const second = await run(agent, "What did I ask?", { session: new MnemeSession("chat-1", again, { cwd: "/work/app" }) });
+      assert(second.finalOutput === "You asked about Paris.", String(second.finalOutput));
+      const sent = api.requests.at(-1).input;
+      const text = JSON.stringify(sent);
+      assert(text.includes("Weather in Paris?") && text.includes("call_1") && text.includes("sunny in Paris") && text.includes("It is sunny in Paris."), text);
+      assert(JSON.stringify(sent.at(-1)).includes("What did I ask?"), "the new prompt comes last");
+      assert(same((await again.providerContext("chat-1")).interrupted, []), "Mneme sees the call answered");
+      await again.close();
+    } finally {
+      api.close();
+    }
+  });
+
+  await test("the README's example runs as written", async () => {
+    const api = await startMockResponses();
+    try {
+      api.outputs.push([textOutput("Hello!")]);
+      const folder = join(scratch, "readme");
+      mkdirSync(join(folder, "node_modules/@mneme"), { recursive: true });
+      symlinkSync(join(HERE, ".."), join(folder, "node_modules/@mneme/node"));
+      for (const name of ["@openai", "openai", "zod"]) symlinkSync(join(HERE, "../node_modules", name), join(folder, "node_modules", name));
+      const section = readFileSync(join(HERE, "../README.md"), "utf8").split(/^## OpenAI Agents SDK$/m)[1].split(/^## /m)[0];
+      const block = section.split("\n```js\n")[1].split("\n```\n")[0].replace("MOCK_URL", api.url);
+      writeFileSync(join(folder, "readme.mjs"), block);
+      // Run beside this process, whose event loop serves the mock.
+      const { stdout } = await promisify(execFile)(process.execPath, ["readme.mjs"], { cwd: folder, timeout: 60_000 });
+      assert(stdout.startsWith("Hello!\n") && stdout.includes("Ship it on Friday?"), stdout);
+    } finally {
+      api.close();
+    }
+  });
+} finally {
+  finish("OpenAI Agents Session");
+}
