@@ -1,10 +1,11 @@
 """The OpenAI Agents SDK's Session workload, side by side in one run: 10,000 items of
 about 0.6 KB added in batches of 10 (`add_items`), then read back whole
-(`get_items`) by the same session and by a new one over the same storage, on
-Mneme's `MnemeSession` (a folder, an fsync per batch; and buffered) and on the SDK's
-own `SQLiteSession` on a file, several runs back to back (these machines are noisy).
-Each Mneme row gives its ratio to the SQLite run beside it. Prints a table; asserts
-nothing but that every item came back as added.
+(`get_items`) by the same session and by a new one over the same storage, several
+runs back to back (these machines are noisy): Mneme's `MnemeSession` on a folder (an
+fsync per batch; and buffered) beside the SDK's own `SQLiteSession` on a file, and
+on PostgreSQL beside the SDK's `SQLAlchemySession` (asyncpg) on the same server (a
+throwaway cluster). Each Mneme row gives its ratio to its peer's run beside it.
+Prints a table; asserts nothing but that every item came back as added.
 
     target/python/bin/python host-python/bench_openai_session.py [runs]
 """
@@ -16,10 +17,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
 from agents import SQLiteSession  # noqa: E402
+from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession  # noqa: E402
+from harness import PostgresCluster  # noqa: E402
 
 from mneme import Mneme  # noqa: E402
 from mneme.openai_agents import MnemeSession  # noqa: E402
+from mneme.postgres import PgStorage  # noqa: E402
 
 ITEMS = 10_000
 BATCH = 10
@@ -67,18 +72,40 @@ async def main():
     given = items()
     size = sum(len(str(i)) for i in given) / len(given)
     results = {}
-    with tempfile.TemporaryDirectory(prefix="mneme-openai-bench-") as scratch:
-        for run in range(runs):
-            path = os.path.join(scratch, f"sqlite-{run}.db")
-            results.setdefault("SDK SQLiteSession, file", []).append(await measure(lambda: SQLiteSession("bench", path), given))
-            for name, durability in [("Mneme MnemeSession, folder, fsync per batch", "fsync"), ("Mneme MnemeSession, folder, buffered", "buffered")]:
-                folder = os.path.join(scratch, f"{durability}-{run}")
-                results.setdefault(name, []).append(await measure(lambda: MnemeSession("bench", Mneme(folder, durability=durability), cwd="/home/me/app"), given))
-    peer = results["SDK SQLiteSession, file"]
+    peers = {}
+    cluster = PostgresCluster()
+    try:
+        with tempfile.TemporaryDirectory(prefix="mneme-openai-bench-") as scratch:
+            for run in range(runs):
+                path = os.path.join(scratch, f"sqlite-{run}.db")
+                results.setdefault("SDK SQLiteSession, file", []).append(await measure(lambda: SQLiteSession("bench", path), given))
+                for name, durability in [("Mneme MnemeSession, folder, fsync per batch", "fsync"), ("Mneme MnemeSession, folder, buffered", "buffered")]:
+                    folder = os.path.join(scratch, f"{durability}-{run}")
+                    results.setdefault(name, []).append(await measure(lambda: MnemeSession("bench", Mneme(folder, durability=durability), cwd="/home/me/app"), given))
+                    peers[name] = "SDK SQLiteSession, file"
+                url = f"postgresql+asyncpg://postgres@/postgres?host={cluster.dir}"
+                engines = []
+
+                def alchemy():
+                    session = SQLAlchemySession.from_url(f"bench-{run}", url=url, create_tables=True)
+                    engines.append(session)
+                    return session
+
+                results.setdefault("SDK SQLAlchemySession, PostgreSQL (asyncpg)", []).append(await measure(alchemy, given))
+                for session in engines:
+                    await session.engine.dispose()
+                schema = f"bench_{run}"
+                results.setdefault("Mneme MnemeSession, PostgreSQL", []).append(
+                    await measure(lambda: MnemeSession("bench", Mneme(storage=PgStorage(cluster.url, schema=schema)), cwd="/home/me/app"), given)
+                )
+                peers["Mneme MnemeSession, PostgreSQL"] = "SDK SQLAlchemySession, PostgreSQL (asyncpg)"
+    finally:
+        cluster.close()
     print(f"{ITEMS:,} items of ~{size / 1000:.1f} KB, added in batches of {BATCH}, then read back; {runs} runs back to back")
-    print("| session | add_items items/s (each run) | × SQLiteSession | get_items, same session | × | get_items, new session | × |")
+    print("| session | add_items items/s (each run) | × peer | get_items, same session | × | get_items, new session | × |")
     print("|---|---|---|---|---|---|---|")
     for name, measured in results.items():
+        peer = results[peers.get(name, name)]
         cells = []
         for column in range(3):
             values = [m[column] for m in measured]

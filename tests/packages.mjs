@@ -82,7 +82,7 @@ try {
     const [site, files] = where.stdout.trim().split("\n");
     assert(site.startsWith(join(folder, "venv")), `mneme was imported from ${site}`);
     assert(files.includes("mneme.component.wasm") && files.includes("py.typed"), `the installed package holds ${files}`);
-    await run(join(folder, "venv/bin/python"), ["-c", "from mneme.claude_agent_sdk import MnemeSessionStore; from mneme.openai_agents import MnemeSession"], folder);
+    await run(join(folder, "venv/bin/python"), ["-c", "from mneme.claude_agent_sdk import MnemeSessionStore; from mneme.openai_agents import MnemeSession; from mneme.postgres import PgStorage"], folder);
   });
 
   await test("the Node package installs into a fresh npm project, and its README's quickstart runs there", async () => {

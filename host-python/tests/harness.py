@@ -83,3 +83,48 @@ def readme_block(heading, number):
     with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as file:
         section = file.read().partition(f"\n## {heading}\n")[2].partition("\n## ")[0]
     return section.split("\n```python\n")[number + 1].partition("\n```\n")[0] + "\n"
+
+
+class PostgresCluster:
+    """A throwaway PostgreSQL cluster in a temporary folder, as host-postgres/src/cluster.rs
+    makes one: ``initdb``, then a server on a Unix socket in that folder only; stopped
+    and deleted by ``close``. As root, the cluster belongs to the ``postgres`` user
+    (``initdb`` refuses root). ``$PG_BIN``, else the newest server in /usr/lib/postgresql."""
+
+    def __init__(self):
+        import shutil
+        import subprocess
+
+        self._subprocess, self._shutil = subprocess, shutil
+        bin_dir = os.environ.get("PG_BIN")
+        if not bin_dir:
+            versions = sorted((int(v), v) for v in os.listdir("/usr/lib/postgresql") if v.isdigit() and os.path.exists(f"/usr/lib/postgresql/{v}/bin/initdb"))
+            if not versions:
+                raise RuntimeError("no PostgreSQL server in /usr/lib/postgresql: install it (cargo xtask setup does) or set PG_BIN")
+            bin_dir = f"/usr/lib/postgresql/{versions[-1][1]}/bin"
+        self.bin = bin_dir
+        self.dir = tempfile.mkdtemp(prefix="mneme-pg-")
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            subprocess.run(["chown", "-R", "postgres:postgres", self.dir], check=True)
+        self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C")
+        self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o", f"-k {self.dir} -c listen_addresses=''", "start")
+        self.url = f"host={self.dir} user=postgres dbname=postgres"
+
+    @property
+    def data(self):
+        return os.path.join(self.dir, "data")
+
+    def _run(self, program, *args):
+        command = [os.path.join(self.bin, program), *args]
+        if self.as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        ran = self._subprocess.run(command, capture_output=True, text=True)
+        if ran.returncode != 0:
+            raise RuntimeError(f"{program} failed ({ran.returncode}): {ran.stdout}{ran.stderr}")
+
+    def close(self):
+        try:
+            self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+        finally:
+            self._shutil.rmtree(self.dir, ignore_errors=True)

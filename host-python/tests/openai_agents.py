@@ -2,8 +2,9 @@
 SDK's own session tests from its sdist, run against Mneme's class; end to end,
 ``Runner.run`` twice with one session against a local mock Responses API (the second
 request carries the first run's items, its tool call and output included), then
-Mneme's view of that session and a compaction the SDK's next run starts from; and a
-writer killed mid-stream leaving only whole batches.
+Mneme's view of that session and a compaction the SDK's next run starts from; two
+hosts of one PostgreSQL store taking turns; and a writer killed mid-stream leaving
+only whole batches.
 
 Run by ``cargo xtask test``:  target/python/bin/python host-python/tests/openai_agents.py
 """
@@ -25,9 +26,10 @@ sys.path.insert(0, HERE)
 from agents import Agent, Runner, function_tool, set_default_openai_api, set_default_openai_client, set_tracing_disabled  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
-from harness import MockApi, finish, readme_block, test  # noqa: E402
+from harness import MockApi, PostgresCluster, finish, readme_block, test  # noqa: E402
 from mneme import Mneme  # noqa: E402
 from mneme.openai_agents import MnemeSession  # noqa: E402
+from mneme.postgres import PgStorage  # noqa: E402
 
 ROOT = os.path.dirname(PACKAGE)
 # The SDK's sdist, which `cargo xtask setup` fetches and unpacks: its tests are not in
@@ -126,6 +128,26 @@ async def _(scratch):
         assert store.search("sunny Paris")[0]["id"] == "chat-1"
         assert store.provider_context("chat-1")["interrupted"] == []
         assert os.path.exists(os.path.join(scratch, "store", "projects", "-work-app", "chat-1.jsonl"))
+
+
+@test("on PostgreSQL: a run on one host, the next on another host of the same store")
+async def _(scratch):
+    cluster = PostgresCluster()
+    try:
+        with offline_sdk() as api:
+            agent = Agent(name="Assistant", model="gpt-mock")
+            api.outputs = [[text_output("Noted: Fridays.")]]
+            with Mneme(storage=PgStorage(cluster.url)) as first_host:
+                await Runner.run(agent, "Releases go out on Fridays.", session=MnemeSession("shared", first_host, cwd="/work/app"))
+            api.outputs = [[text_output("On Fridays.", 2)]]
+            with Mneme(storage=PgStorage(cluster.url)) as second_host:
+                await Runner.run(agent, "When do releases go out?", session=MnemeSession("shared", second_host, cwd="/work/app"))
+                sent = json.dumps(api.requests[-1]["input"])
+                assert "Releases go out on Fridays." in sent and "Noted: Fridays." in sent, sent
+                assert len(await MnemeSession("shared", second_host).get_items()) == 4
+                assert second_host.search("fridays")[0]["id"] == "shared"
+    finally:
+        cluster.close()
 
 
 @test("after Mneme compacts the session, the SDK's next run starts from the summary")

@@ -25,8 +25,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from conformance import canonical, run_vectors  # noqa: E402
-from harness import finish, test  # noqa: E402
+from harness import PostgresCluster, finish, test  # noqa: E402
 from mneme import Mneme, MnemeError, _SESSIONS, _Instance, _default_component  # noqa: E402
+from mneme.postgres import PgStorage  # noqa: E402
 from mneme.storage import FsStorage  # noqa: E402
 
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
@@ -129,6 +130,24 @@ def _(scratch):
     instance = _Instance(FsStorage(scratch, lock_timeout_ms=50), _default_component())
     broke = instance.call(_SESSIONS, "storage-contract")
     assert broke == [], "the contract broke:\n" + "\n".join(broke)
+
+
+@test("PgStorage keeps the core's storage contract (a throwaway PostgreSQL cluster)")
+def _(scratch):
+    cluster = PostgresCluster()
+    try:
+        storage = PgStorage(cluster.url, lock_timeout_ms=50)
+        instance = _Instance(storage, _default_component())
+        broke = instance.call(_SESSIONS, "storage-contract")
+        assert broke == [], "the contract broke:\n" + "\n".join(broke)
+        storage.close()
+        try:
+            PgStorage(cluster.url, schema="No-Such")
+            raise AssertionError("a schema name PostgreSQL would have to quote was taken")
+        except ValueError as error:
+            assert "lowercase" in str(error)
+    finally:
+        cluster.close()
 
 
 @test("errors are MnemeErrors with the core's kind and words; bad arguments never trap")

@@ -3,7 +3,9 @@ the SDK's own conformance suite, what Mneme adds (a retried batch written once,
 redaction, a torn last line, a mirror Mneme reads as a session), and end to end —
 the SDK's ``query()`` with Mneme as its session store, the bundled Claude Code against
 a local mock Messages API, then a resume from an empty config folder, so only the
-store can supply the transcript.
+store can supply the transcript; both on a folder and on a PostgreSQL server (a
+throwaway cluster), where the resume runs through a second store as another host's
+would.
 
 Run by ``cargo xtask test``:  target/python/bin/python host-python/tests/session_store.py
 """
@@ -20,17 +22,14 @@ sys.path.insert(0, HERE)
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, SystemMessage, query  # noqa: E402
 from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
 
-from harness import MockApi, finish, readme_block, test  # noqa: E402
+from harness import MockApi, PostgresCluster, finish, readme_block, test  # noqa: E402
 from mneme import Mneme  # noqa: E402
 from mneme.claude_agent_sdk import MnemeSessionStore  # noqa: E402
+from mneme.postgres import PgStorage  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
 REPLY = "mock reply"
-
-
-def transcripts(root):
-    return [os.path.join(d, f) for d, _, files in os.walk(os.path.join(root, "projects")) for f in files if f.endswith(".jsonl")]
 
 
 def messages_api():
@@ -168,16 +167,17 @@ async def _(scratch):
         assert mneme.usage(session)["replies"] > 0, "usage counts no reply of the mirrored session"
 
 
-@test("end to end: query() mirrors into Mneme, and a resume from an empty config folder gets the earlier turns from it")
-async def _(scratch):
+async def end_to_end(scratch, open_store):
+    """query() with a MnemeSessionStore on the store ``open_store()`` opens, then a resume
+    from an empty config folder through a second store ``open_store()`` opens (another
+    host of the deployment): only the store can supply the transcript."""
     api = messages_api()
     try:
-        with Mneme(os.path.join(scratch, "store")) as mneme:
-            store = MnemeSessionStore(mneme)
+        with open_store() as first_host, open_store() as second_host:
             work = os.path.join(scratch, "work")
             os.makedirs(work)
 
-            def options(config, **more):
+            def options(store, config, **more):
                 os.makedirs(config, exist_ok=True)
                 env = {
                     "ANTHROPIC_BASE_URL": api.url,
@@ -188,7 +188,7 @@ async def _(scratch):
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                     "DISABLE_AUTOUPDATER": "1",
                 }
-                return ClaudeAgentOptions(session_store=store, cwd=work, env=env, model="claude-sonnet-4-5", max_turns=1, **more)
+                return ClaudeAgentOptions(session_store=MnemeSessionStore(store), cwd=work, env=env, model="claude-sonnet-4-5", max_turns=1, **more)
 
             async def run(prompt, opts):
                 session, errors, result = None, [], None
@@ -204,21 +204,53 @@ async def _(scratch):
                 return session
 
             first = "Releases go to staging on Fridays."
-            session = await run(first, options(os.path.join(scratch, "config-1")))
+            session = await run(first, options(first_host, os.path.join(scratch, "config-1")))
             assert session, "the SDK named no session"
-            project = os.path.basename(os.path.dirname(next(k for k in transcripts(os.path.join(scratch, "store")) if session in k)))
-            mirrored = await store.load({"project_key": project, "session_id": session})
+            project = next(s["project"] for s in first_host.list()["sessions"] if s["id"] == session)
+            mirrored = await MnemeSessionStore(first_host).load({"project_key": project, "session_id": session})
             assert mirrored and any(first in json.dumps(e) for e in mirrored), f"the store holds no line with the prompt: {mirrored}"
-            assert mneme.context(session)["messages"][0]["text"] == first, "Mneme does not read the mirror as the session"
+            assert first_host.context(session)["messages"][0]["text"] == first, "Mneme does not read the mirror as the session"
 
             api.requests.clear()
-            await run("When do releases go out?", options(os.path.join(scratch, "config-2"), resume=session))
+            await run("When do releases go out?", options(second_host, os.path.join(scratch, "config-2"), resume=session))
             resumed = next(r for r in api.requests if "When do releases go out?" in json.dumps(r["messages"]))
             assert first in json.dumps(resumed["messages"]), f"the resumed request does not hold the first turn: {resumed['messages']}"
-            lines = await store.load({"project_key": project, "session_id": session})
+            lines = await MnemeSessionStore(first_host).load({"project_key": project, "session_id": session})
             assert any("When do releases go out?" in json.dumps(e) for e in lines), "the resumed turn was not mirrored"
     finally:
         api.close()
+
+
+@test("end to end on a folder: query() mirrors into Mneme, and a resume from an empty config folder gets the earlier turns from it")
+async def _(scratch):
+    await end_to_end(scratch, lambda: Mneme(os.path.join(scratch, "store")))
+
+
+@test("end to end on PostgreSQL: a second host resumes from an empty config folder what the first mirrored")
+async def _(scratch):
+    cluster = PostgresCluster()
+    try:
+        await end_to_end(scratch, lambda: Mneme(storage=PgStorage(cluster.url)))
+    finally:
+        cluster.close()
+
+
+@test("the SDK's conformance suite passes on PostgreSQL too")
+async def _(scratch):
+    cluster = PostgresCluster()
+    made = []
+
+    def make_store():
+        made.append(Mneme(storage=PgStorage(cluster.url, schema=f"conformance_{len(made)}")))
+        return MnemeSessionStore(made[-1])
+
+    try:
+        await run_session_store_conformance(make_store)
+        assert len(made) >= 15, f"the suite made {len(made)} stores: some contracts did not run"
+    finally:
+        for store in made:
+            store.close()
+        cluster.close()
 
 
 finish("Claude Agent SDK")

@@ -35,6 +35,9 @@ const CLAUDE_AGENT_SDK_PY: &str = "0.2.184";
 const OPENAI_AGENTS_PY: &str = "0.24.0";
 const OPENAI_AGENTS_SDIST: &str = "target/openai-agents-sdist";
 const PYTEST: [&str; 3] = ["pytest==9.0.3", "pytest-asyncio==1.5.0", "pytest-mock==3.17.0"];
+/// PostgreSQL from Python: psycopg for the package's PgStorage (its tests), SQLAlchemy
+/// and asyncpg for the OpenAI Agents SDK's SQLAlchemySession, the benchmark's peer.
+const POSTGRES_PY: [&str; 3] = ["psycopg[binary]==3.3.9", "SQLAlchemy[asyncio]==2.0.58", "asyncpg==0.30.0"];
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -213,7 +216,7 @@ fn setup_web() -> Result<(), String> {
 /// transpile the component, koffi for flock, TypeScript to check the declarations,
 /// the Claude Agent SDK its SessionStore and the OpenAI Agents SDK its Session are tested with); the edge's (miniflare, workerd); a Python virtual environment in
 /// target/python with wasmtime-py, the official MCP client, the Claude Agent SDK and the OpenAI Agents SDK (with pytest
-/// and its sdist, for its own session tests); PostgreSQL's server binaries for the throwaway
+/// and its sdist, for its own session tests), psycopg, SQLAlchemy and asyncpg; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
 fn setup_hosts() -> Result<(), String> {
     let wasmtime_py = || Command::new(PYTHON).args(["-c", "import wasmtime"]).output().is_ok_and(|o| o.status.success());
@@ -241,6 +244,12 @@ fn setup_hosts() -> Result<(), String> {
         packages.extend(PYTEST.iter().map(|p| p.to_string()));
         let mut args = vec!["install", "-q"];
         args.extend(packages.iter().map(String::as_str));
+        run("target/python/bin/pip", &args)?;
+    }
+    let postgres_py = || Command::new(PYTHON).args(["-c", "import psycopg, sqlalchemy, asyncpg"]).output().is_ok_and(|o| o.status.success());
+    if !postgres_py() {
+        let mut args = vec!["install", "-q"];
+        args.extend(POSTGRES_PY);
         run("target/python/bin/pip", &args)?;
     }
     if !std::path::Path::new(OPENAI_AGENTS_SDIST).join("tests/memory").is_dir() {
