@@ -1,10 +1,11 @@
 """The Claude Agent SDK's SessionStore workload on Mneme: 10,000 entries of about
 0.6 KB appended in batches of 10, then loaded, several runs back to back (these
-machines are noisy). Side by side in the same run: the SDK's own
-InMemorySessionStore (a ceiling: no storage at all). The SDK's reference Postgres
-adapter was measured outside the project on these machines (issue 53): appends
-1,000–12,300 entries/s (median about 2,000), loads about 74,000/s; each Mneme row
-gives its ratio to those medians. Prints a table; asserts nothing.
+machines are noisy), on a folder and on PostgreSQL (a throwaway local cluster). Side
+by side in the same run: the SDK's own InMemorySessionStore (a ceiling: no storage at
+all). The SDK's reference Postgres adapter was measured outside the project on these
+machines (issue 53): appends 1,000–12,300 entries/s (median about 2,000), loads about
+74,000/s; each Mneme row gives its ratio to those medians. Prints a table; asserts
+nothing.
 
     target/python/bin/python host-python/bench_session_store.py [runs]
 """
@@ -17,10 +18,13 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
 from claude_agent_sdk import InMemorySessionStore  # noqa: E402
+from harness import PostgresCluster  # noqa: E402
 
 from mneme import Mneme  # noqa: E402
 from mneme.claude_agent_sdk import MnemeSessionStore  # noqa: E402
+from mneme.postgres import PgStorage  # noqa: E402
 
 ENTRIES = 10_000
 BATCH = 10
@@ -62,17 +66,20 @@ async def main():
     size = sum(len(str(e)) for e in lines) / len(lines)
     key = {"project_key": "-home-me-app", "session_id": session}
     results = {}
+    cluster = PostgresCluster()
     with tempfile.TemporaryDirectory(prefix="mneme-sdk-bench-") as scratch:
         for run in range(runs):
             for name, make in [
                 ("Mneme, folder, fsync per batch", lambda: MnemeSessionStore(Mneme(os.path.join(scratch, f"fsync-{run}")))),
                 ("Mneme, folder, buffered", lambda: MnemeSessionStore(Mneme(os.path.join(scratch, f"buffered-{run}"), durability="buffered"))),
+                ("Mneme, PostgreSQL (a local cluster)", lambda: MnemeSessionStore(Mneme(storage=PgStorage(cluster.url, schema=f"bench_{run}")))),
                 ("SDK InMemorySessionStore (no storage)", InMemorySessionStore),
             ]:
                 store = make()
                 results.setdefault(name, []).append(await measure(store, key, lines))
                 if isinstance(store, MnemeSessionStore):
                     store.store.close()
+    cluster.close()
     print(f"{ENTRIES:,} entries of ~{size / 1000:.1f} KB, appended in batches of {BATCH}, then loaded; {runs} runs back to back")
     print(f"| store | append entries/s (each run) | × reference {REFERENCE_APPEND:,}/s | load entries/s (each run) | × reference {REFERENCE_LOAD:,}/s |")
     print("|---|---|---|---|---|")

@@ -10,7 +10,7 @@
 //
 // Each item the SDK adds is a line of a Claude Code session (`projects/<project of
 // cwd>/<sessionId>.jsonl`) in Claude Code's shape with the item kept verbatim beside it:
-// `getItems` gives each back exactly as added, and the session is one `mneme` shows,
+// `getItems` gives each back as added (its own text, key order and all), and the session is one `mneme` shows,
 // searches, prices and compacts (after a compaction the first item is the summary, a
 // user message). `addItems` is one write: a batch lands whole or not at all. `popItem`
 // soft-deletes (the line stays, tombstoned); `clearSession` removes the session's files

@@ -3,12 +3,12 @@
 wasmtime-py (50.x) lowers and lifts a ``list<u8>`` one ctypes value per byte, about a
 microsecond a byte: a second for each megabyte of transcript a ``read`` hands the
 component, and ``list`` reads every session. These replacements build and read the C
-array of values with strided byte slices instead (the same values, in C, over a
-hundred times faster); every other list goes through wasmtime-py's own code.
+array of values with strided byte slices written in place instead (the same values,
+in C); every other list goes through wasmtime-py's own code.
 
 And it reads a variant type's cases from the C API again each time a value of it is
 lowered or lifted (several times a call, for the error variants every call and every
-storage import returns): half of a small call's time. Cases are kept per variant type,
+storage import returns): a third of a small call's time. Cases are kept per variant type,
 found again by the C API's own type equality.
 
 Both are installed only when wasmtime-py's layout is the one they were written against.

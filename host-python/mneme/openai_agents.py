@@ -12,7 +12,8 @@ the answer) and reads them back before the next run. Each item is a line of a Cl
 Code session (``projects/<project of cwd>/<session_id>.jsonl``), written in Claude
 Code's shape with the item kept verbatim beside it, so:
 
-- ``get_items`` gives every item back exactly as added, oldest first;
+- ``get_items`` gives every item back as added (its own text, key order and all, on
+  one line), oldest first;
 - the session is one ``mneme sessions show``, search, usage, fork and compaction work
   on (and Claude Code resumes): after ``mneme compact`` the SDK's next run starts
   from the summary, a user message, and what the compaction kept;

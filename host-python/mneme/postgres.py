@@ -282,18 +282,26 @@ class PgStorage:
 
             try:
                 self._run(name, give_back)
+            except StorageFailure:
+                # A connection found dead by this very unlock took the lock with it:
+                # nothing is left to give back.
+                if name not in self._lost:
+                    raise
             finally:
-                # A connection found dead by this very unlock took the lock with it.
                 self._lost.discard(name)
 
     def close(self):
         """Releases every lock it holds and closes the connection."""
         with self._guard:
-            for name in list(self._held):
-                self.unlock(name)
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            try:
+                for name in list(self._held):
+                    self.unlock(name)
+            finally:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+                self._held.clear()
+                self._lost.clear()
 
 
 def _successor(prefix):
@@ -310,10 +318,11 @@ def _successor(prefix):
 
 def _redact(url):
     """A connection string with its password left out, for messages."""
-    found = re.match(r"^([a-z]+://[^:@/]+):[^@]*@", url)
-    if found:
-        return found.group(1) + ":***@" + url[found.end() :]
-    return re.sub(r"password=\S+", "password=***", url)
+    scheme, at = url.find("://"), url.find("@")
+    if scheme >= 0 and at > scheme:
+        user, colon, _ = url[scheme + 3 : at].partition(":")
+        return f"{url[: scheme + 3]}{user}:***{url[at:]}" if colon else url
+    return " ".join("password=***" if pair.startswith("password=") else pair for pair in url.split())
 
 
 def _failure(key, error):

@@ -334,11 +334,15 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "append_items" => to_outcome(host.append_items(&text("id")?, &args["items"].to_string(), &text("cwd")?, &text("uuid")?, now()?)),
         "items" => {
             let limit = args["limit"].as_u64().map(u32::try_from).transpose().map_err(|e| e.to_string())?;
-            to_outcome(host.items(&text("id")?, limit).map(|items| serde_json::from_str::<Value>(&items).unwrap_or(Value::Null)))
+            match host.items(&text("id")?, limit) {
+                Ok(items) => json!({ "ok": serde_json::from_str::<Value>(&items).map_err(|e| format!("`items` gave no JSON: {e}"))? }),
+                Err(error) => json!({ "err": error.kind() }),
+            }
         }
-        "pop_item" => {
-            to_outcome(host.pop_item(&text("id")?, now()?).map(|item| item.and_then(|item| serde_json::from_str::<Value>(&item).ok())))
-        }
+        "pop_item" => match host.pop_item(&text("id")?, now()?) {
+            Ok(Some(item)) => json!({ "ok": serde_json::from_str::<Value>(&item).map_err(|e| format!("`pop_item` gave no JSON: {e}"))? }),
+            other => to_outcome(other),
+        },
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);

@@ -753,8 +753,6 @@ fn docstring(doc: Option<&str>, indent: &str) -> String {
     out
 }
 
-/// Each Python method that calls a WIT function returns what the function gives, as
-/// `types.py` names it: the annotation is written by hand, and checked here.
 /// What a function's string result documented as JSON text holds.
 #[derive(Clone, Copy)]
 enum Json {
@@ -762,6 +760,8 @@ enum Json {
     Value,
 }
 
+/// Each Python method that calls a WIT function returns what the function gives, as
+/// `types.py` names it: the annotation is written by hand, and checked here.
 fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, methods: &[Method]) -> Result<(), String> {
     let results: BTreeMap<String, Option<Type>> = functions(resolve, package)
         .into_iter()
@@ -792,9 +792,10 @@ fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, metho
         let mut expected = ok.map_or("None".to_owned(), |ty| annotation(resolve, &mut names, ty, &PYTHON));
         // A string documented as JSON text is given as the value it holds, as a record's
         // field documented so is.
-        match method.key.as_ref().and_then(|key| json_results.get(key)) {
-            Some(Some(Json::Array)) => expected = expected.replace("str", "List[Json]"),
-            Some(Some(Json::Value)) => expected = expected.replace("str", "Json"),
+        match (method.key.as_ref().and_then(|key| json_results.get(key)), expected.as_str()) {
+            (Some(Some(Json::Array)), "str") => expected = "List[Json]".to_owned(),
+            (Some(Some(Json::Value)), "str") => expected = "Json".to_owned(),
+            (Some(Some(Json::Value)), "Optional[str]") => expected = "Optional[Json]".to_owned(),
             _ => {}
         }
         if method.returns.as_deref() != Some(expected.as_str()) {

@@ -246,7 +246,8 @@ fn setup_hosts() -> Result<(), String> {
         args.extend(packages.iter().map(String::as_str));
         run("target/python/bin/pip", &args)?;
     }
-    let postgres_py = || Command::new(PYTHON).args(["-c", "import psycopg, sqlalchemy, asyncpg"]).output().is_ok_and(|o| o.status.success());
+    let postgres_py =
+        || Command::new(PYTHON).args(["-c", "import psycopg, sqlalchemy, asyncpg"]).output().is_ok_and(|o| o.status.success());
     if !postgres_py() {
         let mut args = vec!["install", "-q"];
         args.extend(POSTGRES_PY);

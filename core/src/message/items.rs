@@ -143,15 +143,19 @@ fn message_of(map: &Map<String, Value>) -> (Role, Block) {
 /// rule for calls would refuse them. The items themselves are kept as they are.
 pub(crate) fn settle(messages: &mut [Message], pending: &PendingCalls) {
     let mut calls = pending.clone();
+    let mut made: Vec<String> = Vec::new();
     for message in messages.iter_mut() {
         for block in &mut message.blocks {
             let stray = match &block.kind {
                 BlockKind::ToolResult { tool_use_id } => calls.find(tool_use_id).is_none(),
-                BlockKind::ToolUse { id, .. } => calls.find(id).is_some(),
+                // As `check_turn` refuses: an id of a call pending, or made in the batch.
+                BlockKind::ToolUse { id, .. } => calls.find(id).is_some() || made.contains(id),
                 _ => false,
             };
             if stray {
                 *block = Block::text(&stray_text(block));
+            } else if let BlockKind::ToolUse { id, .. } = &block.kind {
+                made.push(id.clone());
             }
         }
         calls.step(super::canonical::message_activity(message), None);

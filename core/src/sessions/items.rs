@@ -11,18 +11,19 @@
 //! reads the session again.
 
 use alloc::borrow::{Cow, ToOwned};
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use core::cell::Cell;
 
 use serde_json::Value;
 
-use super::write::WriteOptions;
+use super::write::{Expect, WriteOptions};
 use super::{Parts, Sessions, with_loaded};
 use crate::error::Error;
 use crate::message::calls;
 use crate::message::items;
 use crate::storage::Storage;
+use crate::support::ids::derived_id;
 use crate::support::json::fields_named;
 use crate::support::time;
 use crate::transcript::thread::Loaded;
@@ -32,6 +33,10 @@ const ITEM_FIELD: &str = "responsesItem";
 
 /// How many sessions' lists a store keeps (an agent process serves a few).
 const KEPT: usize = 16;
+
+/// How many times a pop reads the session again when another write came between its
+/// read and its tombstone.
+const POP_TRIES: u32 = 8;
 
 /// A session's items as this store last read or wrote them.
 #[derive(Debug)]
@@ -56,17 +61,17 @@ impl<S: Storage> Sessions<'_, S> {
         }
         let timestamp = time::format_millis(now_ms);
         let options = WriteOptions { cwd: Some(cwd), ..WriteOptions::ENTRY };
-        let before = Cell::new(None);
+        let mut before = None;
         let written = self
             .write(id, options, |dialect, at| {
-                before.set(Some(at.size));
+                before = Some(at.sizes.to_vec());
                 items::settle(&mut items.messages, at.calls);
                 calls::check_turn(&items.messages, at.calls, false)?;
                 dialect.items(&at.header(id, uuid, now_ms, &timestamp, cwd), &items, at.calls)
             })
             .await;
         match &written {
-            Ok(_) => self.keep_written(id, before.get(), &items.json),
+            Ok(_) => self.keep_written(id, before.as_deref(), &items.json),
             Err(_) => drop(self.state.items.borrow_mut().remove(id)),
         }
         Ok(written?.len() as u32)
@@ -103,17 +108,43 @@ impl<S: Storage> Sessions<'_, S> {
     }
 
     /// Soft-deletes the newest item of session `id` (its line is tombstoned) and
-    /// returns it; none when the session has none (or does not exist).
+    /// returns it; none when the session has none (or does not exist). The tombstone
+    /// is written only if the session is still as read (another writer's line since,
+    /// another pop: it reads again), so two pops never take the same item.
     pub async fn pop_item(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
-        let Some(parts) = self.locate(id).await? else { return Ok(None) };
-        let raw = self.read_parts(&parts).await?;
-        let newest = with_loaded(&raw, |loaded| {
-            context_items(loaded).pop().and_then(|(line, item)| Some((loaded.lines[line].env.uuid()?.to_owned(), item.into_owned())))
-        });
-        let Some((uuid, item)) = newest else { return Ok(None) };
-        self.state.items.borrow_mut().remove(id);
-        self.tombstone(id, &uuid, now_ms).await?;
-        Ok(Some(item))
+        for _ in 0..POP_TRIES {
+            let Some(parts) = self.locate(id).await? else { return Ok(None) };
+            let raw = self.read_parts(&parts).await?;
+            let read = with_loaded(&raw, |loaded| {
+                let torn = loaded.torn_at.zip(raw.last()).map_or(0, |(at, last)| (last.len() as u64).saturating_sub(at));
+                let leaf = loaded.leaf().and_then(|i| loaded.lines.get(i)).map(|line| line.entry_id().into_owned());
+                let newest = context_items(loaded)
+                    .pop()
+                    .and_then(|(line, item)| Some((loaded.lines.get(line)?.env.uuid()?.to_owned(), item.into_owned())));
+                (torn, leaf, newest)
+            });
+            let (torn, leaf, newest) = read;
+            let Some((uuid, item)) = newest else { return Ok(None) };
+            // The size the write will find: a torn tail is moved aside first.
+            let bytes = raw.iter().fold(0u64, |sum, part| sum.saturating_add(part.len() as u64)).saturating_sub(torn);
+            self.state.items.borrow_mut().remove(id);
+            let timestamp = time::format_millis(now_ms);
+            let options = WriteOptions { expect: Some(Expect { bytes, leaf: leaf.as_deref() }), ..WriteOptions::ENTRY };
+            let written = self
+                .write(id, options, |dialect, at| {
+                    let line_id = derived_id(&["tombstone", id, &uuid, at.parent.unwrap_or_default()], now_ms);
+                    dialect.tombstone(&at.header(id, &line_id, now_ms, &timestamp, ""), &uuid)
+                })
+                .await;
+            match written {
+                Ok(_) => return Ok(Some(item)),
+                Err(Error::StalePlan { .. }) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        Err(Error::InvalidArgument(format!(
+            "session `{id}` changed under every one of {POP_TRIES} tries to pop its newest item: other writers keep adding to it; try again"
+        )))
     }
 
     async fn read_items(&self, parts: &Parts) -> Result<Vec<String>, Error> {
@@ -125,19 +156,19 @@ impl<S: Storage> Sessions<'_, S> {
     /// (none: nothing was written): the kept list grows by them if it was the
     /// session's list just before (or the session began with them) and they were
     /// written as given (no secret taken out of them); otherwise it is forgotten.
-    fn keep_written(&self, id: &str, before: Option<u64>, written: &[String]) {
+    fn keep_written(&self, id: &str, before: Option<&[u64]>, written: &[String]) {
         let mut kept = self.state.items.borrow_mut();
         let after = self.state.open.borrow().get(id).map(|open| (open.project.clone(), open.sizes.clone()));
         // A session these items began has no other items: its list starts here.
         let began = || {
-            (before == Some(0)).then(|| Cached {
-                project: after.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(),
-                sizes: Vec::new(),
+            before.filter(|sizes| sizes.iter().all(|&size| size == 0)).map(|sizes| Cached {
+                project: after.as_ref().map(|(project, _)| project.clone()).unwrap_or_default(),
+                sizes: sizes.to_vec(),
                 items: Vec::new(),
             })
         };
         let Some(cached) = kept.remove(id).or_else(began) else { return };
-        let follows = before.is_some_and(|before| cached.sizes.iter().sum::<u64>() == before);
+        let follows = before == Some(cached.sizes.as_slice());
         let redacted = || written.iter().any(|item| self.base.redaction().json_lines(item).0.is_some());
         if let (true, Some((project, sizes))) = (follows, after)
             && project == cached.project

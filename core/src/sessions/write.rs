@@ -57,8 +57,9 @@ pub(crate) struct At<'a> {
     pub taken: Option<TakenIds<'a>>,
     /// The folder the session last worked in, for a line given none.
     pub cwd: &'a str,
-    /// The bytes of the session's parts before the record: what this write follows.
-    pub size: u64,
+    /// The sizes of the session's parts before the record, part 1 first: what this
+    /// write follows.
+    pub sizes: &'a [u64],
 }
 
 impl<'a> At<'a> {
@@ -387,7 +388,7 @@ impl<S: Storage> Sessions<'_, S> {
                 calls: from.calls,
                 taken,
                 cwd: &state.cwd,
-                size: total,
+                sizes: &state.sizes,
             },
             None => At {
                 parent: state.tip.leaf.as_deref(),
@@ -395,7 +396,7 @@ impl<S: Storage> Sessions<'_, S> {
                 calls: &state.tip.calls,
                 taken,
                 cwd: &state.cwd,
-                size: total,
+                sizes: &state.sizes,
             },
         };
         let json = line(state.format.dialect(), at)?;

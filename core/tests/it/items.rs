@@ -127,15 +127,19 @@ fn outputs_without_their_call_and_repeated_call_ids_are_kept_as_text() {
         {"type": "function_call_output", "call_id": "c", "output": "two"},
         {"type": "item_reference", "id": "x"},
         {"role": "developer", "content": ""},
+        {"type": "function_call", "call_id": "d", "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "d", "output": "first"},
+        {"type": "function_call", "call_id": "d", "name": "g", "arguments": "{}"},
     ]);
-    assert_eq!(add(&store, "s", &given, 1).unwrap(), 7);
+    assert_eq!(add(&store, "s", &given, 1).unwrap(), 10, "a call id made again in the batch is no refusal");
     assert_eq!(items(&store, "s", None), given);
     let texts: Vec<String> = block_on(store.sessions().context("s")).unwrap().messages.iter().map(|m| m.text.to_string()).collect();
     assert_eq!(texts[0], "[result of gone] late");
     assert!(texts[1].contains("tool_use") && texts[1].contains("f"), "{}", texts[1]);
     assert!(texts[2].starts_with("[call c: f]"), "{}", texts[2]);
     assert!(texts[4].starts_with("[result of c] two"), "{}", texts[4]);
-    assert_eq!(&texts[5..], ["[item_reference]", "[message]"]);
+    assert_eq!(&texts[5..7], ["[item_reference]", "[message]"]);
+    assert!(texts[9].starts_with("[call d: g]"), "{}", texts[9]);
     let request = block_on(store.sessions().provider_context("s", Provider::Anthropic, None, &[])).unwrap();
     assert!(request.interrupted.is_empty());
 }
@@ -242,7 +246,7 @@ fn the_javascript_sdks_spelling_of_calls_and_results_reads_the_same() {
         {"type": "hosted_tool_call", "name": "web_search_call", "status": "completed"},
     ]);
     add(&store, "s", &given, 1).unwrap();
-    assert_eq!(items(&store, "s", None), given);
+    assert_eq!(block_on(store.sessions().items("s", None)).unwrap(), given.to_string(), "the very text");
     let context = block_on(store.sessions().context("s")).unwrap();
     let output: Value = serde_json::from_str(&context.messages[2].content).unwrap();
     assert_eq!(output, json!([{"type": "tool_result", "tool_use_id": "call_9", "content": "sunny"}]));
