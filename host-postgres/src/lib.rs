@@ -469,20 +469,24 @@ fn to_i64(key: &str, value: u64) -> Result<i64, StorageError> {
 
 /// A connection string with its password left out, for messages.
 fn redact(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let credentials = &url[scheme + 3..at];
-            match credentials.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url
+    let Some(scheme) = url.find("://") else {
+        return url
             .split_whitespace()
             .map(|pair| if pair.starts_with("password=") { "password=***" } else { pair })
             .collect::<Vec<_>>()
-            .join(" "),
-    }
+            .join(" ");
+    };
+    let with_user = match url.find('@') {
+        Some(at) if at > scheme => match url[scheme + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    };
+    // libpq also takes the password as a query parameter.
+    let Some((address, query)) = with_user.split_once('?') else { return with_user };
+    let query: Vec<&str> = query.split('&').map(|pair| if pair.starts_with("password=") { "password=***" } else { pair }).collect();
+    format!("{address}?{}", query.join("&"))
 }
 
 fn pg_error(key: &str, error: &postgres::Error) -> StorageError {
@@ -521,5 +525,7 @@ mod tests {
         assert_eq!(redact("postgres://me:secret@db/x"), "postgres://me:***@db/x");
         assert_eq!(redact("host=/tmp user=me password=secret"), "host=/tmp user=me password=***");
         assert_eq!(redact("postgres://me@db/x"), "postgres://me@db/x");
+        assert_eq!(redact("postgres://me@db/x?sslmode=require&password=secret"), "postgres://me@db/x?sslmode=require&password=***");
+        assert_eq!(redact("postgresql:///x?password=secret"), "postgresql:///x?password=***");
     }
 }

@@ -319,9 +319,13 @@ def _successor(prefix):
 def _redact(url):
     """A connection string with its password left out, for messages."""
     scheme, at = url.find("://"), url.find("@")
-    if scheme >= 0 and at > scheme:
-        user, colon, _ = url[scheme + 3 : at].partition(":")
-        return f"{url[: scheme + 3]}{user}:***{url[at:]}" if colon else url
+    if scheme >= 0:
+        if at > scheme:
+            user, colon, _ = url[scheme + 3 : at].partition(":")
+            if colon:
+                url = f"{url[: scheme + 3]}{user}:***{url[at:]}"
+        # libpq also takes the password as a query parameter.
+        return re.sub(r"([?&])password=[^&]*", r"\1password=***", url)
     return " ".join("password=***" if pair.startswith("password=") else pair for pair in url.split())
 
 

@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 from conformance import canonical, run_vectors  # noqa: E402
 from harness import PostgresCluster, finish, test  # noqa: E402
 from mneme import Mneme, MnemeError, _SESSIONS, _Instance, _default_component  # noqa: E402
-from mneme.postgres import PgStorage  # noqa: E402
+from mneme.postgres import PgStorage, _redact  # noqa: E402
 from mneme.storage import FsStorage  # noqa: E402
 
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
@@ -141,6 +141,12 @@ def _(scratch):
         broke = instance.call(_SESSIONS, "storage-contract")
         assert broke == [], "the contract broke:\n" + "\n".join(broke)
         storage.close()
+        for url, shown in [
+            ("postgresql://me:secret@db/x", "postgresql://me:***@db/x"),
+            ("postgresql://me@db/x?sslmode=require&password=secret", "postgresql://me@db/x?sslmode=require&password=***"),
+            ("host=/tmp user=me password=secret", "host=/tmp user=me password=***"),
+        ]:
+            assert _redact(url) == shown, _redact(url)
         try:
             PgStorage(cluster.url, schema="No-Such")
             raise AssertionError("a schema name PostgreSQL would have to quote was taken")

@@ -11,7 +11,6 @@
 //! reads the session again.
 
 use alloc::borrow::{Cow, ToOwned};
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -110,8 +109,10 @@ impl<S: Storage> Sessions<'_, S> {
     /// Soft-deletes the newest item of session `id` (its line is tombstoned) and
     /// returns it; none when the session has none (or does not exist). The tombstone
     /// is written only if the session is still as read (another writer's line since,
-    /// another pop: it reads again), so two pops never take the same item.
+    /// another pop: it reads again), so two pops never take the same item; after
+    /// [`POP_TRIES`] such races, [`Error::StalePlan`].
     pub async fn pop_item(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
+        let mut last = Error::StalePlan { id: id.to_owned(), uuid: String::new() };
         for _ in 0..POP_TRIES {
             let Some(parts) = self.locate(id).await? else { return Ok(None) };
             let raw = self.read_parts(&parts).await?;
@@ -138,13 +139,12 @@ impl<S: Storage> Sessions<'_, S> {
                 .await;
             match written {
                 Ok(_) => return Ok(Some(item)),
-                Err(Error::StalePlan { .. }) => continue,
+                Err(stale @ Error::StalePlan { .. }) => last = stale,
                 Err(error) => return Err(error),
             }
         }
-        Err(Error::InvalidArgument(format!(
-            "session `{id}` changed under every one of {POP_TRIES} tries to pop its newest item: other writers keep adding to it; try again"
-        )))
+        // Other writers kept adding between each read and its tombstone.
+        Err(last)
     }
 
     async fn read_items(&self, parts: &Parts) -> Result<Vec<String>, Error> {
@@ -158,7 +158,9 @@ impl<S: Storage> Sessions<'_, S> {
     /// written as given (no secret taken out of them); otherwise it is forgotten.
     fn keep_written(&self, id: &str, before: Option<&[u64]>, written: &[String]) {
         let mut kept = self.state.items.borrow_mut();
-        let after = self.state.open.borrow().get(id).map(|open| (open.project.clone(), open.sizes.clone()));
+        // A write whose lines the store could not follow (it reads the session again
+        // before the next) may have moved the conversation elsewhere: read it again too.
+        let after = self.state.open.borrow().get(id).filter(|open| !open.stale).map(|open| (open.project.clone(), open.sizes.clone()));
         // A session these items began has no other items: its list starts here.
         let began = || {
             before.filter(|sizes| sizes.iter().all(|&size| size == 0)).map(|sizes| Cached {
