@@ -380,10 +380,12 @@ const GROWTH: [usize; 3] = [1_000, 10_000, 100_000];
 /// `branches`, `usage` and `memory load` at 1k, 10k and 100k: a session with a branch
 /// every 100 entries (a rewind three entries back, as an outside campaign grew them),
 /// and a MEMORY.md of that many index lines. Each row says how much longer it took
-/// than the row ten times smaller: about 10× is linear.
+/// than the row ten times smaller: about 10× is linear. The session's `context`, one
+/// pass over its lines, shows what linear costs on this machine as the working set
+/// outgrows its caches.
 fn growth_rows(dir: &Path) -> Vec<Row> {
     let mut rows: Vec<(usize, Row)> = Vec::new();
-    let mut last: [Option<Duration>; 3] = [None; 3];
+    let mut last: [Option<Duration>; 4] = [None; 4];
     for entries in GROWTH {
         let root = dir.join(entries.to_string());
         let project = root.join("projects/-home-dev-project");
@@ -416,17 +418,22 @@ fn growth_rows(dir: &Path) -> Vec<Row> {
         assert_eq!(listed.len(), entries / 100, "a branch every 100 entries");
         let (usage, _, ledger) = measure(1, || block_on(store.sessions().usage("growth", None)).expect("usage"));
         assert_eq!(ledger.replies as usize, entries / 2);
+        let (context, _, _) = measure(1, || block_on(store.sessions().context("growth")).expect("context"));
         let scope = mneme_core::memory::store::Scope::Project("-home-dev-project".into());
         let (load, _, loaded) = measure(1, || block_on(store.memory().memory_load(&scope, Default::default())).expect("memory load"));
         assert!(loaded.text.lines().count() <= 201, "MEMORY.md within Claude Code's 200 lines");
-        let timed = [("branches", branches), ("usage", usage), ("memory load", load)];
+        let timed = [("branches", branches), ("usage", usage), ("context", context), ("memory load", load)];
         for (at, (slot, (command, time))) in last.iter_mut().zip(timed).enumerate() {
             let ratio = slot.map_or("the smallest size".to_owned(), |before| {
                 format!("{:.1}× the row at a tenth the size", time.as_secs_f64() / before.as_secs_f64())
             });
             let what = if command == "memory load" { "MEMORY.md lines" } else { "entries, a branch every 100" };
             let operation = format!("{command}, {}k {what}", entries / 1000);
-            rows.push((at, Row { operation, mneme: time, cersei: Duration::ZERO, detail: format!("{ratio}; Cersei has no {command}") }));
+            let detail = match command {
+                "context" => format!("{ratio}; one pass over the lines: what linear costs here"),
+                _ => format!("{ratio}; Cersei has no {command}"),
+            };
+            rows.push((at, Row { operation, mneme: time, cersei: Duration::ZERO, detail }));
             *slot = Some(time);
         }
     }

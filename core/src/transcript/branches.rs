@@ -7,10 +7,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::shorten;
-use super::thread::Loaded;
+use super::thread::{Children, Gathered, Hanging, Links, Loaded};
 use crate::message::canonical::line_usage;
 use crate::message::{Usage, canonical};
 use crate::scan::{self, Line};
+use crate::support::hash::FastMap;
 use crate::support::json::Raw;
 
 /// One branch of a conversation: from its root to a leaf message.
@@ -131,12 +132,12 @@ impl Reports {
         Self { lines, replies: numbers.len() as u32 }
     }
 
-    /// Usage of the lines at `indices`, each reply counted once however many lines it
-    /// was split into. Claude Code writes on each line of a streamed reply the usage
-    /// reported so far: the output grows from line to line (1, 1, 104), the rest stays.
-    /// A reply's usage is the most each field reached.
-    fn usage_of(&self, indices: impl Iterator<Item = usize>, most: &mut Most) -> (Usage, u32) {
-        // Only the replies the last call touched are cleared: a session with many short
+    /// A tally of lines' usage, each reply counted once however many lines it was split
+    /// into. Claude Code writes on each line of a streamed reply the usage reported so
+    /// far: the output grows from line to line (1, 1, 104), the rest stays. A reply's
+    /// usage is the most each field reached.
+    fn tally<'r>(&'r self, most: &'r mut Most) -> Tally<'r> {
+        // Only the replies the last tally touched are cleared: a session with many short
         // branches would otherwise pay for every reply on each.
         most.reached.resize(self.replies as usize, None);
         for reply in most.touched.drain(..) {
@@ -144,29 +145,184 @@ impl Reports {
                 *slot = None;
             }
         }
-        let mut total = Usage::default();
-        let mut replies = 0;
-        for (reply, usage) in indices.filter_map(|i| self.lines[i].as_ref()) {
-            match most.reached.get_mut(*reply as usize) {
-                Some(Some(reached)) => reached.raise_to(usage),
-                Some(slot) => {
-                    *slot = Some(*usage);
-                    most.touched.push(*reply);
-                }
-                None => {
-                    total.add(usage);
-                    replies += 1;
-                }
-            }
-        }
-        for reply in &most.touched {
-            if let Some(Some(usage)) = most.reached.get(*reply as usize) {
-                total.add(usage);
-                replies += 1;
-            }
-        }
-        (total, replies)
+        Tally { reports: self, most, total: Usage::default(), replies: 0 }
     }
+
+    /// Usage of the lines at `indices` ([`Reports::tally`]), and how many replies.
+    fn usage_of(&self, indices: impl Iterator<Item = usize>, most: &mut Most) -> (Usage, u32) {
+        let mut tally = self.tally(most);
+        indices.for_each(|i| tally.add(i));
+        (tally.total, tally.replies)
+    }
+}
+
+/// Usage added up line by line ([`Reports::tally`]).
+struct Tally<'r> {
+    reports: &'r Reports,
+    most: &'r mut Most,
+    total: Usage,
+    replies: u32,
+}
+
+impl Tally<'_> {
+    fn add(&mut self, line: usize) {
+        let Some((reply, usage)) = self.reports.lines.get(line).and_then(Option::as_ref) else { return };
+        match self.most.reached.get_mut(*reply as usize) {
+            Some(Some(reached)) => {
+                let was = *reached;
+                reached.raise_to(usage);
+                // What the reply's most rose by: the total stays the sum of the mosts.
+                self.total.add(&Usage {
+                    input: reached.input - was.input,
+                    output: reached.output - was.output,
+                    cache_read: reached.cache_read - was.cache_read,
+                    cache_creation: reached.cache_creation - was.cache_creation,
+                });
+            }
+            Some(slot) => {
+                *slot = Some(*usage);
+                self.most.touched.push(*reply);
+                self.total.add(usage);
+                self.replies += 1;
+            }
+            None => {
+                self.total.add(usage);
+                self.replies += 1;
+            }
+        }
+    }
+}
+
+/// What a branch's chain adds up to before one of its lines.
+#[derive(Clone, Copy, Default)]
+struct Before {
+    messages: u32,
+    usage: Usage,
+    /// The newest message on the current branch.
+    on_current: Option<usize>,
+}
+
+/// What the branches of one session share. A rewind's branch leaves the conversation
+/// at a line another branch goes on from: from the newest prompt they both pass back
+/// to the root, their chains are one, and so is all they add up to there. Each branch
+/// is then measured from that prompt on, and a session with a branch every hundred
+/// lines costs in proportion to its lines, not to their square.
+///
+/// Only where that is exact: the prompt (which ends every reply before it) settled on
+/// the walk that measured it (see [`Loaded::walk_from`]), every line from the leaf to
+/// it continuing plainly from the next, no reply of the lines from the prompt on with
+/// a line elsewhere, no result put back there for a call that another chain put
+/// another result back for, and no result left out as given twice on the chain that
+/// measured the prompt. Any other branch is walked whole, as on its own. The property
+/// tests below hold both ways to every session they make.
+struct Shared {
+    children: Children,
+    /// For a live prompt a measured chain passed settled: what that chain added up to
+    /// before it.
+    before: FastMap<usize, Before>,
+    /// Per reply: its live lines that are the first of their uuid.
+    reply_lines: Vec<u32>,
+    /// Each call some measured chain put a result back for, and that result's line
+    /// (`None`: chains put back different results for it).
+    answered: FastMap<String, Option<usize>>,
+    /// The lines the branch being measured walked: those marked `stamp`.
+    walked: Vec<u32>,
+    stamp: u32,
+    only_sidechains: bool,
+}
+
+impl Shared {
+    fn new(loaded: &Loaded, links: &Links, reports: &Reports) -> Self {
+        let mut reply_lines = alloc::vec![0; reports.replies as usize];
+        for (i, report) in reports.lines.iter().enumerate() {
+            if let Some((reply, _)) = report
+                && let Some(count) = reply_lines.get_mut(*reply as usize)
+                && links.first.get(i) == Some(&i)
+                && loaded.is_live(&loaded.lines[i])
+            {
+                *count += 1;
+            }
+        }
+        Shared {
+            children: Children::new(links),
+            before: FastMap::default(),
+            reply_lines,
+            answered: FastMap::default(),
+            walked: alloc::vec![0; loaded.lines.len()],
+            stamp: 0,
+            only_sidechains: loaded.only_sidechains(),
+        }
+    }
+
+    /// `leaf`'s chain from the newest prompt a measured chain passed settled, or `None`
+    /// where that would not be exact (see [`Shared`]).
+    fn end_of_chain(&mut self, loaded: &Loaded, links: &Links, reports: &Reports, leaf: usize) -> Option<(Gathered, Before)> {
+        self.stamp += 1;
+        let mut walked = Vec::new();
+        let mut at = leaf;
+        let before = loop {
+            // Parents that loop come back to a line: a walk whole stops there.
+            if self.walked[at] == self.stamp {
+                return None;
+            }
+            self.walked[at] = self.stamp;
+            walked.push(at);
+            if let Some(before) = self.before.get(&at) {
+                break *before;
+            }
+            if !loaded.continues_plainly(at, links) {
+                return None;
+            }
+            at = links.parent(at)?;
+        };
+        let chain: Vec<usize> = walked.iter().rev().copied().filter(|&i| loaded.is_live(&loaded.lines[i])).collect();
+        let (marks, stamp) = (&self.walked, self.stamp);
+        let is_walked = |i: usize| marks.get(i) == Some(&stamp);
+        // A branch's chain is all sidechain lines only in a sub-agent's own file.
+        let below = Hanging::Below { walked: &is_walked, children: &self.children };
+        let gathered = loaded.with_parallel_results(chain, below, self.only_sidechains, links);
+        let elsewhere = gathered.kept.iter().any(|&result| {
+            answers(loaded, result).iter().any(|call| self.answered.get(call.as_str()).is_some_and(|&line| line != Some(result)))
+        });
+        let mut replies: FastMap<u32, u32> = FastMap::default();
+        for &i in &gathered.chain {
+            if let Some(Some((reply, _))) = reports.lines.get(i)
+                && *reply != NO_REPLY
+            {
+                *replies.entry(*reply).or_default() += 1;
+            }
+        }
+        let split = replies.iter().any(|(reply, &count)| self.reply_lines.get(*reply as usize) != Some(&count));
+        (!elsewhere && !split).then_some((gathered, before))
+    }
+
+    /// Keeps the calls a measured chain put results back for. Whether what it adds up
+    /// to before its prompts may be kept: not when it left out a result as given twice,
+    /// which a branch measured from a prompt on might keep.
+    fn shares(&mut self, loaded: &Loaded, gathered: &Gathered) -> bool {
+        for &result in &gathered.kept {
+            for call in answers(loaded, result) {
+                let line = self.answered.entry(call).or_insert(Some(result));
+                if *line != Some(result) {
+                    *line = None;
+                }
+            }
+        }
+        !gathered.repeated
+    }
+
+    /// Keeps `before`, what a measured chain adds up to before line `i`, when `i` is a
+    /// prompt the chain passed settled.
+    fn offer(&mut self, loaded: &Loaded, i: usize, before: Before, settled: bool) {
+        if settled && !self.before.contains_key(&i) && loaded.is_prompt(i) {
+            self.before.insert(i, before);
+        }
+    }
+}
+
+/// The calls line `result` answers.
+fn answers(loaded: &Loaded, result: usize) -> Vec<String> {
+    loaded.lines.get(result).and_then(canonical::activity).map(|activity| activity.answers).unwrap_or_default()
 }
 
 impl Loaded<'_> {
@@ -203,6 +359,12 @@ impl Loaded<'_> {
 
     /// The session's ledger: usage in all, and every branch with its own.
     pub fn ledger(&self, prices: Option<&Prices>) -> Ledger {
+        self.ledger_sharing(prices, true)
+    }
+
+    /// [`Loaded::ledger`], each branch measured from the prompt where it leaves those
+    /// measured already (`share`, see [`Shared`]) or walked whole.
+    fn ledger_sharing(&self, prices: Option<&Prices>, share: bool) -> Ledger {
         let links = self.links();
         let current_chain = self.chain_in(&links);
         let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.ends_a_branch());
@@ -232,17 +394,52 @@ impl Loaded<'_> {
         leaves.reverse();
         let reports = Reports::read(&self.lines);
         let mut most = Most::default();
+        // One branch shares nothing: then nothing is kept to share.
+        let mut shared = (share && leaves.len() > 1).then(|| Shared::new(self, &links, &reports));
         let mut branches: Vec<(usize, Branch)> = Vec::new();
         for leaf in leaves {
             let current = Some(leaf) == current_leaf;
             if !current && covered[leaf] {
                 continue;
             }
-            let chain = if without_ids == Some(leaf) { current_chain.clone() } else { self.chain_from(leaf, &links) };
-            for &i in &chain {
+            // Per line, whether the walk whole passed it settled; `None` when measured
+            // from a prompt, every line walked to it settled.
+            let (gathered, before, settled) = if without_ids == Some(leaf) {
+                let gathered = Gathered { chain: current_chain.clone(), kept: Vec::new(), repeated: false };
+                (gathered, Before::default(), Some(Vec::new()))
+            } else if let Some((gathered, before)) = shared.as_mut().and_then(|shared| shared.end_of_chain(self, &links, &reports, leaf)) {
+                (gathered, before, None)
+            } else {
+                let walk = self.walk_from(leaf, &links);
+                let mut settled = alloc::vec![false; self.lines.len()];
+                for (&i, &is) in walk.order.iter().zip(&walk.settled) {
+                    settled[i] = is;
+                }
+                (self.chain_of(&walk, &links), Before::default(), Some(settled))
+            };
+            let sharing = shared.as_mut().is_some_and(|shared| shared.shares(self, &gathered));
+            let mut sums = before;
+            let mut tally = reports.tally(&mut most);
+            for &i in &gathered.chain {
+                if sharing && let Some(shared) = shared.as_mut() {
+                    let settled = settled.as_ref().map_or(shared.walked[i] == shared.stamp, |settled| settled.get(i) == Some(&true));
+                    let mut before = sums;
+                    before.usage.add(&tally.total);
+                    shared.offer(self, i, before, settled);
+                }
                 covered[i] = true;
                 gathered_later[i] |= listed[i] && i != leaf;
+                let line = &self.lines[i];
+                if line.env.is_message() {
+                    sums.messages += 1;
+                    if on_current[i] {
+                        sums.on_current = Some(i);
+                    }
+                }
+                tally.add(i);
             }
+            let mut usage = sums.usage;
+            usage.add(&tally.total);
             listed[leaf] = true;
             let line = &self.lines[leaf];
             // As the context reads the message: a tool result or a call shows as a marker
@@ -256,24 +453,14 @@ impl Loaded<'_> {
                 }
                 None => scan::message_text(line.env.message),
             };
-            let forks_at = if current {
-                None
-            } else {
-                chain
-                    .iter()
-                    .rev()
-                    .find(|&&i| on_current[i] && self.lines[i].env.is_message())
-                    .and_then(|&i| self.lines[i].env.uuid())
-                    .map(ToString::to_string)
-            };
-            let (usage, _) = reports.usage_of(chain.iter().copied(), &mut most);
+            let forks_at = sums.on_current.filter(|_| !current).and_then(|i| self.lines[i].env.uuid()).map(ToString::to_string);
             let branch = Branch {
                 leaf: line.entry_id().into_owned(),
                 current,
                 role,
                 text: shorten(&text),
                 timestamp: line.env.timestamp.get().map(ToString::to_string),
-                message_count: chain.iter().filter(|&&i| self.lines[i].env.is_message()).count() as u32,
+                message_count: sums.messages,
                 forks_at,
                 cost: prices.map(|p| p.cost(&usage)),
                 usage,
@@ -452,6 +639,288 @@ mod tests {
         let ledger = with_loaded(&[text.as_bytes()], |loaded| loaded.ledger(None));
         let leaves: Vec<&str> = ledger.branches.iter().map(|b| b.leaf.as_str()).collect();
         assert_eq!(leaves, ["c"]);
+    }
+
+    /// The benchmark's shape: a prompt and its reply, over and over, and every hundred
+    /// lines a rewind three lines back. Each branch is measured from the prompt where it
+    /// leaves the current one, and adds up to what it adds up to walked whole.
+    #[test]
+    fn branches_measured_from_a_shared_prompt_add_up_as_walked_whole() {
+        let mut text = String::new();
+        for i in 0..2_000u32 {
+            let parent = match i {
+                0 => None,
+                i if i % 100 == 0 => Some(alloc::format!("g{}", i - 3)),
+                i => Some(alloc::format!("g{}", i - 1)),
+            };
+            let message = if i % 2 == 0 {
+                alloc::format!("{{\"role\":\"user\",\"content\":\"question {i}\"}}")
+            } else {
+                alloc::format!(
+                    "{{\"role\":\"assistant\",\"id\":\"msg_{i}\",\"content\":[{{\"type\":\"text\",\"text\":\"answer\"}}],\"usage\":{{\"input_tokens\":{i},\"output_tokens\":5}}}}"
+                )
+            };
+            let kind = if i % 2 == 0 { "user" } else { "assistant" };
+            text.push_str(&entry(kind, &alloc::format!("g{i}"), parent.as_deref(), &message, 1));
+        }
+        let (shared, walked) = with_loaded(&[text.as_bytes()], |loaded| (loaded.ledger(None), loaded.ledger_sharing(None, false)));
+        assert_eq!(shared.branches.len(), 20);
+        assert_eq!(shared, walked);
+    }
+
+    /// A branch is measured from where it leaves another only from a prompt, which
+    /// ends every reply before it: from a result, what hangs off the reply above it
+    /// depends on what follows. Here a call's first result hangs off its call's line;
+    /// one branch goes on with the reply, the other gives the result again further
+    /// down: the one that hangs off is the reply's on the first, not on the second.
+    #[test]
+    fn a_branch_leaving_another_inside_a_reply_is_measured_from_the_prompt_before() {
+        let call = |id: &str, output: u32| {
+            alloc::format!(
+                "{{\"role\":\"assistant\",\"id\":\"msg_1\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"ls\",\"input\":{{}}}}],\"usage\":{{\"input_tokens\":10,\"output_tokens\":{output}}}}}"
+            )
+        };
+        let reply = |id: &str| alloc::format!("{{\"role\":\"assistant\",\"id\":\"{id}\",\"content\":\"done\"}}");
+        let text = [
+            entry("user", "u1", None, "{\"role\":\"user\",\"content\":\"look\"}", 1),
+            entry("assistant", "c1", Some("u1"), &call("t1", 1), 2),
+            entry("assistant", "c2", Some("c1"), &call("t2", 2), 3),
+            entry("user", "r1", Some("c1"), &result("t1"), 4),
+            entry("user", "r2", Some("c2"), &result("t2"), 5),
+            entry("user", "x", Some("r2"), &result("t1"), 6),
+            entry("assistant", "b", Some("x"), &reply("msg_3"), 7),
+            entry("assistant", "a", Some("r2"), &reply("msg_2"), 8),
+        ]
+        .concat();
+        let (shared, walked) = with_loaded(&[text.as_bytes()], |loaded| (loaded.ledger(None), loaded.ledger_sharing(None, false)));
+        let counts: Vec<(&str, u32)> = walked.branches.iter().map(|b| (b.leaf.as_str(), b.message_count)).collect();
+        assert_eq!(counts, [("a", 6), ("b", 6)], "r1 is a's, not b's");
+        assert_eq!(shared, walked);
+    }
+
+    /// A walk that came to a compaction's summary through the segment it relinked goes
+    /// on where that segment was written; one that came to the summary from below goes
+    /// on where the boundary above the summary says. Not shared.
+    #[test]
+    fn a_branch_under_a_relinked_summary_walks_its_own_way() {
+        let reply = |id: &str, input: u32| {
+            alloc::format!(
+                "{{\"role\":\"assistant\",\"id\":\"{id}\",\"content\":\"r\",\"usage\":{{\"input_tokens\":{input},\"output_tokens\":1}}}}"
+            )
+        };
+        let prompt = "{\"role\":\"user\",\"content\":\"go\"}";
+        let boundary = |uuid: &str, logical: &str, segment: &str| {
+            alloc::format!(
+                "{{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"{uuid}\",\"parentUuid\":null,\"logicalParentUuid\":\"{logical}\",\"timestamp\":\"2026-01-01T00:00:00.010Z\",\"compactMetadata\":{{{segment}}}}}\n"
+            )
+        };
+        let text = [
+            entry("user", "z1", None, prompt, 1),
+            entry("assistant", "z2", Some("z1"), &reply("msg_z", 100), 2),
+            entry("user", "h1", None, prompt, 3),
+            entry("assistant", "h2", Some("h1"), &reply("msg_h", 7), 4),
+            boundary("b2", "z2", ""),
+            entry("user", "s", Some("b2"), "{\"role\":\"user\",\"content\":\"summary\"}", 11),
+            entry("user", "head", Some("h2"), prompt, 12),
+            boundary("b1", "head", "\"preservedSegment\":{\"headUuid\":\"head\",\"anchorUuid\":\"s\",\"tailUuid\":\"head\"}"),
+            entry("assistant", "l1", Some("s"), &reply("msg_l", 1), 13),
+            entry("assistant", "tail", Some("head"), &reply("msg_t", 1), 14),
+        ]
+        .concat();
+        let (shared, walked) = with_loaded(&[text.as_bytes()], |loaded| (loaded.ledger(None), loaded.ledger_sharing(None, false)));
+        let inputs: Vec<(&str, u64)> = walked.branches.iter().map(|b| (b.leaf.as_str(), b.usage.input)).collect();
+        assert!(inputs.contains(&("l1", 101)) && inputs.contains(&("tail", 8)), "{inputs:?}");
+        assert_eq!(shared, walked);
+    }
+
+    /// A session of prompts, replies split over lines, calls made at once and their
+    /// results, rewinds, sidechains, tombstones, compactions, parents written after
+    /// their children and ids given twice.
+    fn random_session(lines: &[(u8, u8, u8, u8, u8)]) -> String {
+        let mut text = String::new();
+        for (n, &(kind, back, reply, call, side)) in lines.iter().enumerate() {
+            let uuid = alloc::format!("l{n}");
+            let parent = match back {
+                0..=5 => n.checked_sub(1),
+                6..=9 => n.checked_sub(back as usize - 4),
+                10 => Some(n + 1),
+                _ => None,
+            }
+            .map(|p| alloc::format!("\"l{p}\""))
+            .unwrap_or_else(|| String::from("null"));
+            let sidechain = side == 0;
+            let common = alloc::format!(
+                "\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"isSidechain\":{sidechain},\"timestamp\":\"2026-01-01T00:{:02}:{:02}.000Z\"",
+                n / 60,
+                n % 60
+            );
+            let usage = alloc::format!("\"usage\":{{\"input_tokens\":{n},\"output_tokens\":{reply}}}");
+            // Mostly a reply or a call of a few lines near each other; some of every
+            // session's share one id.
+            let reply = if reply == 0 { String::from("shared") } else { alloc::format!("{}_{reply}", n / 4) };
+            let call_id = |line: usize, call: u8| if call == 0 { String::from("shared") } else { alloc::format!("{}_{call}", line / 4) };
+            // A result mostly answers the line before's call.
+            let answered = match n.checked_sub(1) {
+                Some(before) if call < 3 => call_id(before, lines[before].3),
+                _ => call_id(n, call),
+            };
+            let head = n.saturating_sub(3 + call as usize);
+            let call = call_id(n, call);
+            let line = match kind {
+                0..=2 => alloc::format!("{{\"type\":\"user\",{common},\"message\":{{\"role\":\"user\",\"content\":\"q{n}\"}}}}"),
+                3..=5 => alloc::format!(
+                    "{{\"type\":\"assistant\",{common},\"message\":{{\"role\":\"assistant\",\"id\":\"msg_{reply}\",\"content\":[{{\"type\":\"text\",\"text\":\"a{n}\"}}],{usage}}}}}"
+                ),
+                6 | 7 => alloc::format!(
+                    "{{\"type\":\"assistant\",{common},\"message\":{{\"role\":\"assistant\",\"id\":\"msg_{reply}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t{call}\",\"name\":\"ls\",\"input\":{{}}}}],{usage}}}}}"
+                ),
+                8 | 9 => alloc::format!(
+                    "{{\"type\":\"user\",{common},\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t{answered}\",\"content\":\"ok\"}}]}}}}"
+                ),
+                10 => alloc::format!("{{\"type\":\"tombstone\",\"deleted_uuid\":\"l{}\"}}", n.saturating_sub(back as usize + 1)),
+                11 => alloc::format!(
+                    "{{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"{uuid}\",\"parentUuid\":null,\"logicalParentUuid\":{parent},\"timestamp\":\"2026-01-01T00:{:02}:{:02}.000Z\",\"compactMetadata\":{{\"preservedSegment\":{{\"headUuid\":\"l{}\",\"anchorUuid\":\"l{}\",\"tailUuid\":\"l{}\"}}}}}}",
+                    n / 60,
+                    n % 60,
+                    head,
+                    n + 1,
+                    n.saturating_sub(1)
+                ),
+                12 => alloc::format!(
+                    "{{\"type\":\"user\",{common},\"isCompactSummary\":true,\"message\":{{\"role\":\"user\",\"content\":\"summary {n}\"}}}}"
+                ),
+                // An id given twice: the line before, written again.
+                _ => alloc::format!(
+                    "{{\"type\":\"assistant\",\"uuid\":\"l{}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"id\":\"msg_{reply}\",\"content\":\"again\",{usage}}}}}",
+                    n.saturating_sub(1)
+                ),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// A session as Claude Code 2.1 writes one, turn by turn: a prompt (under the last
+    /// line, or a rewind to any earlier one), a reply's calls a line each, their results
+    /// under each call (in order, or the last call's first), the next reply under the
+    /// last result written; and now and then a line tombstoned, written again, a
+    /// result written late or a sidechain line.
+    fn claude_session(turns: &[(u8, u8, u8, u8)]) -> String {
+        let mut lines: Vec<(String, String)> = Vec::new();
+        let mut late: Option<String> = None;
+        let mut clock = 0u32;
+        let mut push = |lines: &mut Vec<(String, String)>, kind: &str, parent: Option<&str>, message: String| -> String {
+            clock += 1;
+            let uuid = alloc::format!("u{clock}");
+            let parent = parent.map_or("null".into(), |p| alloc::format!("\"{p}\""));
+            let line = alloc::format!(
+                "{{\"type\":\"{kind}\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T{:02}:{:02}:{:02}.000Z\",\"message\":{message}}}\n",
+                clock / 3600,
+                clock / 60 % 60,
+                clock % 60
+            );
+            lines.push((uuid.clone(), line));
+            uuid
+        };
+        let mut last: Option<String> = None;
+        for (turn, &(rewind, calls, style, noise)) in turns.iter().enumerate() {
+            let parent = match (rewind, lines.len()) {
+                (0, _) | (_, 0) => last.clone(),
+                (back, count) => Some(lines[count - 1 - (back as usize * 3) % count].0.clone()),
+            };
+            let prompt: String =
+                push(&mut lines, "user", parent.as_deref(), alloc::format!("{{\"role\":\"user\",\"content\":\"turn {turn}\"}}"));
+            let reply = |id: &str, content: String, output: u32| {
+                alloc::format!(
+                    "{{\"role\":\"assistant\",\"id\":\"{id}\",\"content\":[{content}],\"usage\":{{\"input_tokens\":{turn},\"output_tokens\":{output}}}}}"
+                )
+            };
+            let id = alloc::format!("msg_{turn}");
+            let mut tip = prompt.clone();
+            let mut call_lines = Vec::new();
+            // A call id given again: the turn before's.
+            let calls_of = if noise % 8 == 4 { turn.saturating_sub(1) } else { turn };
+            for call in 0..calls % 4 {
+                let content = alloc::format!("{{\"type\":\"tool_use\",\"id\":\"t{calls_of}_{call}\",\"name\":\"ls\",\"input\":{{}}}}");
+                tip = push(&mut lines, "assistant", Some(&tip), reply(&id, content, call as u32 + 1));
+                call_lines.push((call, tip.clone()));
+            }
+            if style % 2 == 1 {
+                call_lines.reverse();
+            }
+            for (call, line) in call_lines {
+                let result = alloc::format!(
+                    "{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t{calls_of}_{call}\",\"content\":\"ok\"}}]}}"
+                );
+                if noise % 8 == 2 && late.is_none() {
+                    late = Some(alloc::format!("{}\u{0}{line}", result));
+                    continue;
+                }
+                // A result given twice, the first left hanging.
+                if noise % 8 == 5 {
+                    push(&mut lines, "user", Some(&line), result.clone());
+                }
+                tip = push(&mut lines, "user", Some(&line), result);
+            }
+            let answer = reply(&alloc::format!("msg_{turn}_b"), String::from("{\"type\":\"text\",\"text\":\"done\"}"), 9);
+            tip = push(&mut lines, "assistant", Some(&tip), answer);
+            if let Some((result, under)) = late.take().as_deref().and_then(|late| late.split_once('\u{0}')) {
+                push(&mut lines, "user", Some(under), result.into());
+            }
+            match noise % 8 {
+                0 if lines.len() > 2 => {
+                    let gone = lines[lines.len() / 2].0.clone();
+                    lines.push((String::new(), alloc::format!("{{\"type\":\"tombstone\",\"deleted_uuid\":\"{gone}\"}}\n")));
+                }
+                1 => {
+                    let again = lines[lines.len() - 2].clone();
+                    lines.push(again);
+                }
+                3 => {
+                    let side = push(&mut lines, "user", Some(&tip), String::from("{\"role\":\"user\",\"content\":\"aside\"}"));
+                    let line = lines.pop().map(|(_, line)| line.replacen("{\"type\"", "{\"isSidechain\":true,\"type\"", 1));
+                    lines.extend(line.map(|line| (side, line)));
+                }
+                // Compacted, keeping this turn: its prompt continues from the summary,
+                // and the next turn from its last line.
+                6 => {
+                    let (boundary, summary) = (alloc::format!("c{turn}"), alloc::format!("s{turn}"));
+                    lines.push((boundary.clone(), alloc::format!(
+                        "{{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"{boundary}\",\"parentUuid\":null,\"logicalParentUuid\":\"{tip}\",\"timestamp\":\"2026-01-01T23:00:{:02}.000Z\",\"compactMetadata\":{{\"preservedSegment\":{{\"headUuid\":\"{prompt}\",\"anchorUuid\":\"{summary}\",\"tailUuid\":\"{tip}\"}}}}}}\n",
+                        turn % 60
+                    )));
+                    lines.push((summary.clone(), alloc::format!(
+                        "{{\"type\":\"user\",\"uuid\":\"{summary}\",\"parentUuid\":\"{boundary}\",\"isCompactSummary\":true,\"timestamp\":\"2026-01-01T23:00:{:02}.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"summary\"}}}}\n",
+                        turn % 60
+                    )));
+                }
+                _ => {}
+            }
+            last = Some(tip);
+        }
+        lines.into_iter().map(|(_, line)| line).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// Measuring branches from the prompts they share adds up to what walking each
+        /// whole does, on any session.
+        #[test]
+        fn shared_measures_are_whole_walks(lines in proptest::collection::vec((0u8..14, 0u8..12, 0u8..4, 0u8..5, 0u8..12), 1..48)) {
+            let text = random_session(&lines);
+            let (shared, walked) = with_loaded(&[text.as_bytes()], |loaded| (loaded.ledger(None), loaded.ledger_sharing(None, false)));
+            proptest::prop_assert_eq!(shared, walked, "{}", text);
+        }
+
+        /// The same on sessions as Claude Code writes them, with many rewinds.
+        #[test]
+        fn shared_measures_are_whole_walks_in_claude_sessions(turns in proptest::collection::vec((0u8..5, 0u8..8, 0u8..2, 0u8..16), 1..30)) {
+            let text = claude_session(&turns);
+            let (shared, walked) = with_loaded(&[text.as_bytes()], |loaded| (loaded.ledger(None), loaded.ledger_sharing(None, false)));
+            proptest::prop_assert_eq!(shared, walked, "{}", text);
+        }
     }
 
     /// Every reply in the corpus counted at the usage of its last line, read

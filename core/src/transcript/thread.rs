@@ -1,9 +1,11 @@
 //! Threading: which entries are live, how they chain, and where the conversation's
 //! newest leaf is. ONE rule, used by fresh loads and by the open-session cache alike.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::cmp::Reverse;
+use core::ops::Range;
 
 use super::context::preserved_segment;
 use super::{Entry, LoadReport, TypeCount};
@@ -36,7 +38,7 @@ pub(crate) struct Links<'s> {
     /// The first line of each id.
     pub index: FastMap<&'s str, usize>,
     /// Each line's first line of its own id, or [`NO_LINE`].
-    first: Vec<usize>,
+    pub(super) first: Vec<usize>,
     /// The first line of the id each line continues from ([`Loaded::parent_of`]), or
     /// [`NO_LINE`].
     parent: Vec<usize>,
@@ -44,12 +46,143 @@ pub(crate) struct Links<'s> {
 
 impl Links<'_> {
     /// The parent's line of line `i`, if any.
-    fn parent(&self, i: usize) -> Option<usize> {
+    pub(super) fn parent(&self, i: usize) -> Option<usize> {
         self.parent.get(i).copied().filter(|&at| at != NO_LINE)
     }
 
     fn line_of(&self, uuid: Option<&str>) -> Option<usize> {
         uuid.and_then(|uuid| self.index.get(uuid)).copied()
+    }
+}
+
+/// A walk from a leaf toward the root ([`Loaded::walk_from`]).
+pub(crate) struct Walk {
+    /// The lines passed, the leaf first.
+    pub order: Vec<usize>,
+    /// Per line of the session: passed.
+    pub seen: Vec<bool>,
+    /// Per step: the walk from this line on is the walk of any leaf that comes to it
+    /// through lines that are each the child of the next (see [`Loaded::walk_from`]).
+    pub settled: Vec<bool>,
+}
+
+/// A chain with what hangs off it put back ([`Loaded::with_parallel_results`]).
+pub(crate) struct Gathered {
+    pub chain: Vec<usize>,
+    /// The results put back.
+    pub kept: Vec<usize>,
+    /// A result was left out because a later one answered the same call.
+    pub repeated: bool,
+}
+
+/// Where [`Loaded::with_parallel_results`] looks for what hangs off a chain.
+pub(crate) enum Hanging<'h> {
+    /// Among every line of the session, the chain a whole walk's (`walked`, per line).
+    All { walked: &'h [bool] },
+    /// Among the descendants of the chain's lines, the chain the end of one whose
+    /// lines `walked` tells.
+    Below { walked: &'h dyn Fn(usize) -> bool, children: &'h Children },
+}
+
+impl Hanging<'_> {
+    fn walked(&self, i: usize) -> bool {
+        match self {
+            Hanging::All { walked } => walked.get(i) == Some(&true),
+            Hanging::Below { walked, .. } => walked(i),
+        }
+    }
+}
+
+/// Each line's children, by the parent links: lines written before their parent too.
+pub(crate) struct Children {
+    starts: Vec<usize>,
+    lines: Vec<usize>,
+}
+
+impl Children {
+    pub fn new(links: &Links) -> Self {
+        let count = links.parent.len();
+        let mut starts = alloc::vec![0; count + 1];
+        for &parent in links.parent.iter().filter(|&&parent| parent != NO_LINE) {
+            starts[parent + 1] += 1;
+        }
+        for i in 0..count {
+            starts[i + 1] += starts[i];
+        }
+        let mut next = starts.clone();
+        let mut lines = alloc::vec![0; starts[count]];
+        for (child, &parent) in links.parent.iter().enumerate().filter(|(_, parent)| **parent != NO_LINE) {
+            lines[next[parent]] = child;
+            next[parent] += 1;
+        }
+        Children { starts, lines }
+    }
+
+    pub fn of(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let range = self.starts.get(i).copied().unwrap_or(0)..self.starts.get(i + 1).copied().unwrap_or(0);
+        self.lines[range].iter().copied()
+    }
+}
+
+/// The lines [`Loaded::with_parallel_results`] considers, in file order.
+enum Candidates<'c> {
+    All(Range<usize>),
+    /// The chain's children, and the children of each line put back after them.
+    Below {
+        below: BinaryHeap<Reverse<usize>>,
+        children: &'c Children,
+    },
+}
+
+impl Candidates<'_> {
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Candidates::All(lines) => lines.next(),
+            Candidates::Below { below, .. } => below.pop().map(|Reverse(i)| i),
+        }
+    }
+
+    /// Line `i` was put back: its children written after it are considered too (a
+    /// child written before its parent is not, in either kind of pass).
+    fn anchored(&mut self, i: usize) {
+        if let Candidates::Below { below, children } = self {
+            below.extend(children.of(i).filter(|&child| child > i).map(Reverse));
+        }
+    }
+}
+
+/// A position per line: dense over a whole chain, sparse over the end of one.
+enum Marks {
+    Dense(Vec<usize>),
+    Sparse(FastMap<usize, usize>),
+}
+
+impl Marks {
+    fn new(hanging: &Hanging, lines: usize) -> Self {
+        match hanging {
+            Hanging::All { .. } => Marks::Dense(alloc::vec![NO_LINE; lines]),
+            Hanging::Below { .. } => Marks::Sparse(FastMap::default()),
+        }
+    }
+
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Marks::Dense(marks) => marks.get(i).copied().unwrap_or(NO_LINE),
+            Marks::Sparse(marks) => marks.get(&i).copied().unwrap_or(NO_LINE),
+        }
+    }
+
+    fn set(&mut self, i: usize, at: usize) {
+        match self {
+            Marks::Dense(marks) => {
+                if let Some(mark) = marks.get_mut(i) {
+                    *mark = at;
+                }
+            }
+            Marks::Sparse(marks) => {
+                marks.insert(i, at);
+            }
+        }
     }
 }
 
@@ -337,8 +470,39 @@ impl<'a> Loaded<'a> {
 
     /// The conversation from its root to line `leaf`, by the same walk as [`Loaded::chain`].
     pub fn chain_from(&self, leaf: usize, links: &Links) -> Vec<usize> {
-        let mut chain = Vec::new();
+        self.chain_of(&self.walk_from(leaf, links), links).chain
+    }
+
+    /// The chain `walk` passed, root first, with what hangs off it.
+    pub(crate) fn chain_of(&self, walk: &Walk, links: &Links) -> Gathered {
+        let chain: Vec<usize> = walk.order.iter().rev().copied().filter(|&i| self.is_live(&self.lines[i])).collect();
+        let sidechains_too = chain.iter().all(|&i| self.lines[i].env.is_sidechain.0);
+        self.with_parallel_results(chain, Hanging::All { walked: &walk.seen }, sidechains_too, links)
+    }
+
+    /// Line `i` continues from its parent and nothing else: a walk goes on from it to
+    /// its parent whatever it passed before.
+    pub(crate) fn continues_plainly(&self, i: usize, links: &Links) -> bool {
+        let line = &self.lines[i];
+        self.relink(line).is_none() && !line.env.is_compact_boundary() && links.parent(i).is_some()
+    }
+
+    /// A live prompt: a message that ends any reply before it.
+    pub(crate) fn is_prompt(&self, i: usize) -> bool {
+        let line = &self.lines[i];
+        line.env.line_type != LineType::Assistant
+            && self.is_live(line)
+            && canonical::activity(line).is_some_and(|activity| !activity.assistant && activity.other)
+    }
+
+    /// The walk [`Loaded::chain_from`] takes from `leaf` toward the root, and where
+    /// another leaf's walk arriving at one of its lines would go on exactly as it did.
+    pub(crate) fn walk_from(&self, leaf: usize, links: &Links) -> Walk {
+        let mut order = Vec::new();
         let mut seen = alloc::vec![false; self.lines.len()];
+        // The last step at which the walk found a line it had passed: a walk that had
+        // not passed it would go another way from there.
+        let mut last_turned: Option<usize> = None;
         // Where a relinked head continued before the compaction: once the walk is back
         // at the compaction, the summarised history goes on from there (not at the
         // boundary's logical parent, the segment's tail, which a walk that came in
@@ -349,38 +513,59 @@ impl<'a> Loaded<'a> {
         while let Some(i) = current {
             match seen.get_mut(i) {
                 Some(visited) if !*visited => *visited = true,
-                _ => break,
+                _ => {
+                    last_turned = order.len().checked_sub(1);
+                    break;
+                }
             }
-            chain.push(i);
+            order.push(i);
             let line = &self.lines[i];
             if self.relink(line).is_some() {
                 summarised_from = links.line_of(line.env.parent_uuid());
             }
             current = links.parent(i);
             if line.env.is_compact_boundary() {
+                let step = order.len() - 1;
                 // (A head whose parent is its summary already, as a fork writes it,
                 // continued from nothing else.)
-                let unseen = |at: &usize| seen.get(*at).is_some_and(|&seen| !seen);
+                let mut unseen = |at: Option<usize>| match at {
+                    Some(at) if seen.get(at) == Some(&false) => Some(at),
+                    Some(_) => {
+                        last_turned = Some(step);
+                        None
+                    }
+                    None => None,
+                };
                 // Come in through the summary alone (a rewind to it), the walk left the
                 // segment the compaction kept on the branch it left: the summarised
                 // history goes on from where the segment's head was written, not from
                 // the segment's tail (the boundary's logical parent).
-                let before_segment = || {
-                    preserved_segment(line.env.rare().compact_metadata)
-                        .filter(|segment| segment.anchor.is_some())
-                        .and_then(|segment| links.line_of(Some(&segment.head)))
-                        .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()))
-                        .filter(unseen)
+                let before_segment = preserved_segment(line.env.rare().compact_metadata)
+                    .filter(|segment| segment.anchor.is_some())
+                    .and_then(|segment| links.line_of(Some(&segment.head)))
+                    .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()));
+                current = match unseen(summarised_from.take()) {
+                    Some(before) => Some(before),
+                    None => unseen(before_segment).or_else(|| unseen(current)),
                 };
-                match summarised_from.take().filter(unseen) {
-                    Some(before) => current = Some(before),
-                    None => current = before_segment().or(current.filter(unseen)),
-                }
             }
         }
-        chain.reverse();
-        chain.retain(|&i| self.is_live(&self.lines[i]));
-        self.with_parallel_results(chain, &seen, links)
+        // A line is settled when every line the walk passed before it continued
+        // plainly (so nothing summarised is pending, and what hangs off the lines after
+        // it hangs the same for any leaf that comes to it plainly), and no turn after it
+        // depended on lines before it. Any leaf whose walk comes to it plainly then goes
+        // on exactly as this one did.
+        let mut plain_so_far = true;
+        let settled = order
+            .iter()
+            .enumerate()
+            .map(|(step, &i)| {
+                let settled = plain_so_far && last_turned.is_none_or(|turned| step > turned);
+                plain_so_far &= self.continues_plainly(i, links);
+                settled
+            })
+            .collect();
+        Walk { order, seen, settled }
     }
 
     /// `chain` with the lines of its replies that the walk passed by. Claude Code 2.1
@@ -395,35 +580,50 @@ impl<'a> Loaded<'a> {
     /// it answers calls of the line it hangs under and nothing else, and no line of the
     /// reply on the chain answers the same call (a result given again after a rewind is
     /// the chain's).
-    fn with_parallel_results(&self, chain: Vec<usize>, walked: &[bool], links: &Links) -> Vec<usize> {
-        let Some(&last) = chain.last() else { return chain };
+    ///
+    /// `chain` may be the end of a chain only, from a line that is no part of a reply
+    /// (a prompt) on: what hangs off its lines is what hangs off them in the whole.
+    pub(crate) fn with_parallel_results(&self, chain: Vec<usize>, hanging: Hanging, sidechains_too: bool, links: &Links) -> Gathered {
+        let nothing = |chain| Gathered { chain, kept: Vec::new(), repeated: false };
+        let Some(&last) = chain.last() else { return nothing(chain) };
+        let walked = |i: usize| hanging.walked(i);
         // A line the walk passed by, the first of its uuid, under another than the last.
-        let off_chain = |i: usize| walked.get(i) == Some(&false) && links.first.get(i) == Some(&i);
+        let off_chain = |i: usize| !walked(i) && links.first.get(i) == Some(&i);
         let parent_of = |i: usize| links.parent(i).filter(|&parent| parent != last);
-        // Most chains have nothing hanging off them: then no index of them is built.
-        if !(0..self.lines.len()).any(|i| off_chain(i) && parent_of(i).is_some_and(|parent| walked.get(parent) == Some(&true))) {
-            return chain;
-        }
-        // In a sub-agent's own file every line is a sidechain line.
-        let sidechains_too = chain.iter().all(|&i| self.lines[i].env.is_sidechain.0);
-        let mut position = alloc::vec![NO_LINE; self.lines.len()];
+        let mut candidates = match &hanging {
+            // Most chains have nothing hanging off them: then no index of them is built.
+            Hanging::All { .. } => {
+                if !(0..self.lines.len()).any(|i| off_chain(i) && parent_of(i).is_some_and(walked)) {
+                    return nothing(chain);
+                }
+                Candidates::All(0..self.lines.len())
+            }
+            Hanging::Below { children, .. } => {
+                let mut below = BinaryHeap::new();
+                for &i in &chain {
+                    below.extend(children.of(i).map(Reverse));
+                }
+                Candidates::Below { below, children }
+            }
+        };
+        let mut position = Marks::new(&hanging, self.lines.len());
         for (at, &i) in chain.iter().enumerate() {
-            position[i] = at;
+            position.set(i, at);
         }
         // Where each line put back goes: after the chain line at this position. A line
         // comes after its parent in the file, so one pass finds a reply's later lines
         // and the results under them.
-        let mut anchor = alloc::vec![NO_LINE; self.lines.len()];
+        let mut anchor = Marks::new(&hanging, self.lines.len());
         let mut results: Vec<(usize, usize)> = Vec::new();
         let mut after: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for i in 0..self.lines.len() {
+        while let Some(i) = candidates.next() {
             if !off_chain(i) {
                 continue;
             }
             let line = &self.lines[i];
             let Some(parent) = parent_of(i) else { continue };
-            let on_chain = walked.get(parent) == Some(&true);
-            let at = if on_chain { position[parent] } else { anchor[parent] };
+            let on_chain = walked(parent);
+            let at = if on_chain { position.get(parent) } else { anchor.get(parent) };
             let candidate = at != NO_LINE
                 && !(on_chain && self.leaves_reply_at(&chain, at))
                 && self.lines[parent].env.line_type == LineType::Assistant
@@ -436,8 +636,9 @@ impl<'a> Loaded<'a> {
                 LineType::Assistant => {
                     let reply = |line: usize| canonical::activity(&self.lines[line]).and_then(|a| a.id);
                     if reply(i).is_some_and(|id| reply(parent).as_ref() == Some(&id)) {
-                        anchor[i] = at;
+                        anchor.set(i, at);
                         after.entry(at).or_default().push(i);
+                        candidates.anchored(i);
                     }
                 }
                 LineType::User => results.push((parent, i)),
@@ -448,25 +649,29 @@ impl<'a> Loaded<'a> {
         // later is the one kept.
         let mut answered: BTreeSet<String> = BTreeSet::new();
         let mut kept: Vec<(usize, usize)> = Vec::new();
+        let mut repeated = false;
         for (parent, result) in results.into_iter().rev() {
-            let at = if walked.get(parent) == Some(&true) { position[parent] } else { anchor[parent] };
+            let at = if walked(parent) { position.get(parent) } else { anchor.get(parent) };
             let (Some(call), Some(answer)) = (canonical::activity(&self.lines[parent]), canonical::activity(&self.lines[result])) else {
                 continue;
             };
             let answers_the_call = !answer.other
                 && !answer.answers.is_empty()
                 && answer.answers.iter().all(|id| call.calls.iter().any(|(called, _)| called == id));
-            if answers_the_call
-                && !answer.answers.iter().any(|id| answered.contains(id))
-                && !self.reply_answers(&chain[at..], call.id.as_deref(), &answer.answers)
-            {
+            if !answers_the_call || self.reply_answers(&chain[at..], call.id.as_deref(), &answer.answers) {
+                continue;
+            }
+            if answer.answers.iter().any(|id| answered.contains(id)) {
+                repeated = true;
+            } else {
                 answered.extend(answer.answers);
                 kept.push((at, result));
             }
         }
         if after.is_empty() && kept.is_empty() {
-            return chain;
+            return Gathered { chain, kept: Vec::new(), repeated };
         }
+        let kept_results = kept.iter().map(|&(_, result)| result).collect();
         for (at, result) in kept {
             after.entry(at).or_default().push(result);
         }
@@ -478,7 +683,7 @@ impl<'a> Loaded<'a> {
                 gathered.extend(put_back);
             }
         }
-        gathered
+        Gathered { chain: gathered, kept: kept_results, repeated }
     }
 
     /// Whether the conversation leaves, at `chain[at]`, the reply that line is part of:
