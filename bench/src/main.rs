@@ -380,9 +380,9 @@ const GROWTH: [usize; 3] = [1_000, 10_000, 100_000];
 /// `branches`, `usage` and `memory load` at 1k, 10k and 100k: a session with a branch
 /// every 100 entries (a rewind three entries back, as an outside campaign grew them),
 /// and a MEMORY.md of that many index lines. Each row says how much longer it took
-/// than the row ten times smaller: about 10× is linear. The session's `context`, one
-/// pass over its lines, shows what linear costs on this machine as the working set
-/// outgrows its caches.
+/// than the row ten times smaller: about 10× is linear. The session's `context` (with
+/// no compaction it reads and threads every line) shows what linear work costs on this
+/// machine as the working set outgrows its caches.
 fn growth_rows(dir: &Path) -> Vec<Row> {
     let mut rows: Vec<(usize, Row)> = Vec::new();
     let mut last: [Option<Duration>; 4] = [None; 4];
@@ -430,7 +430,7 @@ fn growth_rows(dir: &Path) -> Vec<Row> {
             let what = if command == "memory load" { "MEMORY.md lines" } else { "entries, a branch every 100" };
             let operation = format!("{command}, {}k {what}", entries / 1000);
             let detail = match command {
-                "context" => format!("{ratio}; one pass over the lines: what linear costs here"),
+                "context" => format!("{ratio}; reads and threads every line: what linear work costs here"),
                 _ => format!("{ratio}; Cersei has no {command}"),
             };
             rows.push((at, Row { operation, mneme: time, cersei: Duration::ZERO, detail }));

@@ -110,8 +110,8 @@ struct Reports {
 
 const NO_REPLY: u32 = u32::MAX;
 
-/// The most each reply reached, kept between calls of [`Reports::usage_of`] with the
-/// replies it touched.
+/// The most each reply reached, kept between tallies ([`Reports::tally`]) with the
+/// replies the last one touched.
 #[derive(Default)]
 struct Most {
     reached: Vec<Option<Usage>>,
@@ -258,7 +258,7 @@ impl Shared {
     /// where that would not be exact (see [`Shared`]).
     fn end_of_chain(&mut self, loaded: &Loaded, links: &Links, reports: &Reports, leaf: usize) -> Option<(Gathered, Before)> {
         self.stamp += 1;
-        let mut walked = Vec::new();
+        let mut order = Vec::new();
         let mut at = leaf;
         let before = loop {
             // Parents that loop come back to a line: a walk whole stops there.
@@ -266,7 +266,7 @@ impl Shared {
                 return None;
             }
             self.walked[at] = self.stamp;
-            walked.push(at);
+            order.push(at);
             if let Some(before) = self.before.get(&at) {
                 break *before;
             }
@@ -275,9 +275,9 @@ impl Shared {
             }
             at = links.parent(at)?;
         };
-        let chain: Vec<usize> = walked.iter().rev().copied().filter(|&i| loaded.is_live(&loaded.lines[i])).collect();
-        let (marks, stamp) = (&self.walked, self.stamp);
-        let is_walked = |i: usize| marks.get(i) == Some(&stamp);
+        let chain: Vec<usize> = order.iter().rev().copied().filter(|&i| loaded.is_live(&loaded.lines[i])).collect();
+        let (stamps, stamp) = (&self.walked, self.stamp);
+        let is_walked = |i: usize| stamps.get(i) == Some(&stamp);
         // A branch's chain is all sidechain lines only in a sub-agent's own file.
         let below = Hanging::Below { walked: &is_walked, children: &self.children };
         let gathered = loaded.with_parallel_results(chain, below, self.only_sidechains, links);
@@ -296,10 +296,8 @@ impl Shared {
         (!elsewhere && !split).then_some((gathered, before))
     }
 
-    /// Keeps the calls a measured chain put results back for. Whether what it adds up
-    /// to before its prompts may be kept: not when it left out a result as given twice,
-    /// which a branch measured from a prompt on might keep.
-    fn shares(&mut self, loaded: &Loaded, gathered: &Gathered) -> bool {
+    /// Keeps the calls a measured chain put results back for.
+    fn record_kept(&mut self, loaded: &Loaded, gathered: &Gathered) {
         for &result in &gathered.kept {
             for call in answers(loaded, result) {
                 let line = self.answered.entry(call).or_insert(Some(result));
@@ -308,7 +306,6 @@ impl Shared {
                 }
             }
         }
-        !gathered.repeated
     }
 
     /// Keeps `before`, what a measured chain adds up to before line `i`, when `i` is a
@@ -363,7 +360,8 @@ impl Loaded<'_> {
     }
 
     /// [`Loaded::ledger`], each branch measured from the prompt where it leaves those
-    /// measured already (`share`, see [`Shared`]) or walked whole.
+    /// measured already (`share`, see [`Shared`]) or walked whole (the tests' measure
+    /// of the other).
     fn ledger_sharing(&self, prices: Option<&Prices>, share: bool) -> Ledger {
         let links = self.links();
         let current_chain = self.chain_in(&links);
@@ -411,13 +409,21 @@ impl Loaded<'_> {
                 (gathered, before, None)
             } else {
                 let walk = self.walk_from(leaf, &links);
-                let mut settled = alloc::vec![false; self.lines.len()];
-                for (&i, &is) in walk.order.iter().zip(&walk.settled) {
-                    settled[i] = is;
+                let mut settled = Vec::new();
+                if shared.is_some() {
+                    settled.resize(self.lines.len(), false);
+                    for (&i, is) in walk.order.iter().zip(walk.settled(self, &links)) {
+                        settled[i] = is;
+                    }
                 }
                 (self.chain_of(&walk, &links), Before::default(), Some(settled))
             };
-            let sharing = shared.as_mut().is_some_and(|shared| shared.shares(self, &gathered));
+            if let Some(shared) = shared.as_mut() {
+                shared.record_kept(self, &gathered);
+            }
+            // A result left out as given twice may be the one a branch measured from a
+            // prompt of this chain would keep: none of its prompts is shared.
+            let sharing = shared.is_some() && !gathered.repeated;
             let mut sums = before;
             let mut tally = reports.tally(&mut most);
             for &i in &gathered.chain {

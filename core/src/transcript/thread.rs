@@ -61,9 +61,28 @@ pub(crate) struct Walk {
     pub order: Vec<usize>,
     /// Per line of the session: passed.
     pub seen: Vec<bool>,
+    /// The last step at which the walk found a line it had passed, and went another
+    /// way than a walk that had not passed it would.
+    last_turned: Option<usize>,
+}
+
+impl Walk {
     /// Per step: the walk from this line on is the walk of any leaf that comes to it
-    /// through lines that are each the child of the next (see [`Loaded::walk_from`]).
-    pub settled: Vec<bool>,
+    /// through lines that continue plainly ([`Loaded::continues_plainly`]). So it is
+    /// when every line this walk passed before it continued plainly (nothing
+    /// summarised is pending) and no turn at or after it depended on lines before it.
+    pub fn settled(&self, loaded: &Loaded, links: &Links) -> Vec<bool> {
+        let mut plain_so_far = true;
+        self.order
+            .iter()
+            .enumerate()
+            .map(|(step, &i)| {
+                let settled = plain_so_far && self.last_turned.is_none_or(|turned| step > turned);
+                plain_so_far &= loaded.continues_plainly(i, links);
+                settled
+            })
+            .collect()
+    }
 }
 
 /// A chain with what hangs off it put back ([`Loaded::with_parallel_results`]).
@@ -77,10 +96,12 @@ pub(crate) struct Gathered {
 
 /// Where [`Loaded::with_parallel_results`] looks for what hangs off a chain.
 pub(crate) enum Hanging<'h> {
-    /// Among every line of the session, the chain a whole walk's (`walked`, per line).
+    /// Every line of the session; the chain a whole walk's, `walked` per line.
     All { walked: &'h [bool] },
-    /// Among the descendants of the chain's lines, the chain the end of one whose
-    /// lines `walked` tells.
+    /// The descendants of the chain's lines; the chain the end of a walk's, from a
+    /// prompt on, whose lines `walked` tells. A line the walk passed before the prompt
+    /// is never among them but as a compaction boundary (any other line under the end
+    /// would lead the walk back to the end), and a boundary is never put back.
     Below { walked: &'h dyn Fn(usize) -> bool, children: &'h Children },
 }
 
@@ -119,8 +140,8 @@ impl Children {
     }
 
     pub fn of(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        let range = self.starts.get(i).copied().unwrap_or(0)..self.starts.get(i + 1).copied().unwrap_or(0);
-        self.lines[range].iter().copied()
+        let (start, end) = (self.starts.get(i).copied().unwrap_or(0), self.starts.get(i + 1).copied().unwrap_or(0));
+        self.lines.get(start..end).unwrap_or_default().iter().copied()
     }
 }
 
@@ -540,32 +561,19 @@ impl<'a> Loaded<'a> {
                 // segment the compaction kept on the branch it left: the summarised
                 // history goes on from where the segment's head was written, not from
                 // the segment's tail (the boundary's logical parent).
-                let before_segment = preserved_segment(line.env.rare().compact_metadata)
-                    .filter(|segment| segment.anchor.is_some())
-                    .and_then(|segment| links.line_of(Some(&segment.head)))
-                    .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()));
+                let before_segment = || {
+                    preserved_segment(line.env.rare().compact_metadata)
+                        .filter(|segment| segment.anchor.is_some())
+                        .and_then(|segment| links.line_of(Some(&segment.head)))
+                        .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()))
+                };
                 current = match unseen(summarised_from.take()) {
                     Some(before) => Some(before),
-                    None => unseen(before_segment).or_else(|| unseen(current)),
+                    None => unseen(before_segment()).or_else(|| unseen(current)),
                 };
             }
         }
-        // A line is settled when every line the walk passed before it continued
-        // plainly (so nothing summarised is pending, and what hangs off the lines after
-        // it hangs the same for any leaf that comes to it plainly), and no turn after it
-        // depended on lines before it. Any leaf whose walk comes to it plainly then goes
-        // on exactly as this one did.
-        let mut plain_so_far = true;
-        let settled = order
-            .iter()
-            .enumerate()
-            .map(|(step, &i)| {
-                let settled = plain_so_far && last_turned.is_none_or(|turned| step > turned);
-                plain_so_far &= self.continues_plainly(i, links);
-                settled
-            })
-            .collect();
-        Walk { order, seen, settled }
+        Walk { order, seen, last_turned }
     }
 
     /// `chain` with the lines of its replies that the walk passed by. Claude Code 2.1
@@ -583,6 +591,8 @@ impl<'a> Loaded<'a> {
     ///
     /// `chain` may be the end of a chain only, from a line that is no part of a reply
     /// (a prompt) on: what hangs off its lines is what hangs off them in the whole.
+    /// Which of two results for one call is kept depends on the whole chain: the
+    /// ledger's `Shared` checks that it does not differ.
     pub(crate) fn with_parallel_results(&self, chain: Vec<usize>, hanging: Hanging, sidechains_too: bool, links: &Links) -> Gathered {
         let nothing = |chain| Gathered { chain, kept: Vec::new(), repeated: false };
         let Some(&last) = chain.last() else { return nothing(chain) };
@@ -599,9 +609,13 @@ impl<'a> Loaded<'a> {
                 Candidates::All(0..self.lines.len())
             }
             Hanging::Below { children, .. } => {
+                // Only a reply's line the chain does not leave holds what hangs off: a
+                // line a thousand rewinds went back to is not searched a thousand times.
                 let mut below = BinaryHeap::new();
-                for &i in &chain {
-                    below.extend(children.of(i).map(Reverse));
+                for (at, &i) in chain.iter().enumerate() {
+                    if i != last && self.lines[i].env.line_type == LineType::Assistant && !self.leaves_reply_at(&chain, at) {
+                        below.extend(children.of(i).map(Reverse));
+                    }
                 }
                 Candidates::Below { below, children }
             }
