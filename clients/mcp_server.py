@@ -79,10 +79,13 @@ def refusal(result):
     return result.content[0].text
 
 
-@test("the server lists its five tools, each with a description and a schema of its arguments, and MEMORY.md")
+@test("the server lists its six tools, each with a description and a schema of its arguments, and MEMORY.md")
 async def lists(client):
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == ["instructions", "list_sessions", "recall", "search_sessions", "show_session"], sorted(tools)
+    assert sorted(tools) == ["instructions", "list_sessions", "memory", "recall", "search_sessions", "show_session"], sorted(tools)
+    assert tools["memory"].input_schema["required"] == ["command"], tools["memory"].input_schema
+    for field in ["path", "view_range", "file_text", "old_str", "new_str", "insert_line", "insert_text", "old_path", "new_path"]:
+        assert field in tools["memory"].input_schema["properties"], (field, tools["memory"].input_schema)
     for tool in tools.values():
         assert len(tool.description) > 40, tool
         assert tool.input_schema["type"] == "object", tool.input_schema
@@ -146,6 +149,66 @@ async def instructions(client):
         assert missing.is_error and "does not exist" in missing.content[0].text, missing
 
 
+def text_of(result):
+    assert not result.is_error, f"the tool refused: {result.content[0].text}"
+    return result.content[0].text
+
+
+def memory_cli(*args):
+    done = subprocess.run([MNEME, "--root", ROOT, "memory", "--project", PROJECT, *args], check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+@test("the memory tool writes, reads, edits, renames and archives files under /memories, memories the CLI and recall see")
+async def memory_tool(client):
+    call = lambda **input: client.call_tool("memory", input)
+    created = text_of(await call(command="create", path="/memories/release_train.md", file_text="Releases ship on Thursdays.\nFreeze on Wednesday noon.\n"))
+    assert created == "File created successfully at: /memories/release_train.md", created
+    listing = text_of(await call(command="view", path="/memories"))
+    assert "\t/memories/release_train.md" in listing and "\t/memories/db_choice.md" in listing and "\t/memories/MEMORY.md" in listing, listing
+    shown = text_of(await call(command="view", path="/memories/release_train.md"))
+    assert shown == "Here's the content of /memories/release_train.md with line numbers:\n     1\tReleases ship on Thursdays.\n     2\tFreeze on Wednesday noon.\n     3\t", shown
+    edited = text_of(await call(command="str_replace", path="/memories/release_train.md", old_str="Thursdays", new_str="Tuesdays"))
+    assert "     1\tReleases ship on Tuesdays." in edited, edited
+    text_of(await call(command="insert", path="/memories/release_train.md", insert_line=2, insert_text="Hotfixes any day."))
+    listed = json.loads(memory_cli("list", "--json"))
+    train = next(m for m in listed if m["file"] == "release_train")
+    assert train["description"] == "Releases ship on Tuesdays.", train
+    hits = answer(await client.call_tool("recall", {"query": "when do hotfixes ship"}))
+    assert hits and hits[0]["file"] == "release_train" and "Hotfixes any day." in hits[0]["body"], hits
+    renamed = text_of(await call(command="rename", old_path="/memories/release_train.md", new_path="/memories/releases.md"))
+    assert renamed == "Successfully renamed /memories/release_train.md to /memories/releases.md", renamed
+    assert "releases.md" in (await client.read_resource("mneme://memory/MEMORY.md")).contents[0].text
+    deleted = text_of(await call(command="delete", path="/memories/releases.md"))
+    assert deleted.startswith("Successfully deleted /memories/releases.md"), deleted
+    everything = {m["file"]: m for m in json.loads(memory_cli("list", "--all", "--json"))}
+    assert everything["release_train"]["superseded_by"] == "releases" and everything["releases"]["archived_ms"], everything
+    assert "releases.md" not in (await client.read_resource("mneme://memory/MEMORY.md")).contents[0].text
+
+
+@test("the memory tool refuses every path outside /memories' own files, in words the model can act on")
+async def memory_tool_refusals(client):
+    call = lambda **input: client.call_tool("memory", input)
+    cases = [
+        ({"command": "create", "path": "/memories/../../etc/cron.md", "file_text": "x"}, "keep every memory directly in /memories"),
+        ({"command": "create", "path": "/etc/passwd", "file_text": "x"}, "Path must start with /memories"),
+        ({"command": "create", "path": "/memories/Notes.md", "file_text": "x"}, "lower-case letters, digits"),
+        ({"command": "create", "path": "/memories/a\u0000.md", "file_text": "x"}, "lower-case letters, digits"),
+        ({"command": "create", "path": "/memories/aux.md", "file_text": "x"}, "names a device"),
+        ({"command": "create", "path": "/memories/MEMORY.md", "file_text": "x"}, "the index Mneme keeps"),
+        ({"command": "create", "path": "/memories/db_choice.md", "file_text": "x"}, "already exists"),
+        ({"command": "create", "path": "/memories/huge.md", "file_text": "x" * 100_001}, "more than the 100000 bytes"),
+        ({"command": "view", "path": "/memories/nothing.md"}, "does not exist"),
+        ({"command": "delete", "path": "/memories"}, "the memory folder itself"),
+        ({"command": "shred", "path": "/memories/db_choice.md"}, "not a command it knows"),
+    ]
+    for input, words in cases:
+        said = refusal(await call(**input))
+        assert words in said, (input["command"], input.get("path", "")[:40], said)
+    files = {m["file"] for m in json.loads(memory_cli("list", "--all", "--json"))}
+    assert not files & {"cron", "notes", "huge", "aux", "memory"}, files
+
+
 @test("MEMORY.md reads as the index a session loads")
 async def memory_md(client):
     read = await client.read_resource("mneme://memory/MEMORY.md")
@@ -168,10 +231,13 @@ async def refusals(client):
 async def main():
     if not Path(MNEME).exists():
         sys.exit(f"error: no mneme at {MNEME} (cargo xtask test builds it)")
+    global ROOT
     with tempfile.TemporaryDirectory() as root:
+        ROOT = root
         seed(root)
-        for case in [lists, recall, search, listing, show, instructions, memory_md, refusals]:
+        for case in [lists, recall, search, listing, show, instructions, memory_md, refusals, memory_tool, memory_tool_refusals]:
             await case(root)
+    await four_servers_write_at_once()
     # A client that closes the server's input ends it: the server does not wait for the
     # client to kill it.
     with tempfile.TemporaryDirectory() as root:
@@ -212,4 +278,36 @@ async def main():
     print("every MCP test passed")
 
 
+async def four_servers_write_at_once():
+    """Four MCP servers over one store, each writing memories through the memory tool
+    at the same time: every memory is kept, and MEMORY.md lists each once."""
+    global failures
+    with tempfile.TemporaryDirectory() as root:
+        try:
+            async def writer(n):
+                params = StdioServerParameters(command=MNEME, args=["--root", root, "mcp", "--project", PROJECT])
+                async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                    await client.initialize()
+                    for i in range(5):
+                        path = f"/memories/agent{n}_fact{i}.md"
+                        result = await client.call_tool("memory", {"command": "create", "path": path, "file_text": f"Agent {n} learned fact {i}.\n"})
+                        assert not result.is_error, result.content[0].text
+
+            await asyncio.wait_for(asyncio.gather(*(writer(n) for n in range(4))), 120)
+            index = (Path(root) / "projects" / PROJECT / "memory" / "MEMORY.md").read_text()
+            lines = [line for line in index.splitlines() if line.strip()]
+            expected = sorted(f"agent{n}_fact{i}.md" for n in range(4) for i in range(5))
+            listed = sorted(line.split("](")[1].split(")")[0] for line in lines)
+            assert listed == expected, (listed, expected)
+            files = sorted(p.name for p in (Path(root) / "projects" / PROJECT / "memory").glob("agent*.md"))
+            assert files == expected, files
+            print("ok   four servers over one store write 20 memories at once: every file kept, MEMORY.md lists each once", flush=True)
+        except Exception as error:
+            failures += 1
+            print("FAIL four servers over one store write 20 memories at once", flush=True)
+            for cause in leaves(error):
+                print(f"     {type(cause).__name__}: {cause}", flush=True)
+
+
+ROOT = ""
 asyncio.run(main())

@@ -284,9 +284,10 @@ async function piSession(name) {
 }
 try {
   // Claude Code loads `mneme mcp` from an --mcp-config file; the mock model calls its
-  // tools as a model would (recall, then search the sessions), and Claude Code must
-  // send the model Mneme's answers in its next requests.
-  await test("Claude Code calls mneme mcp's tools: the memory recalled and the session found reach the model in Claude Code's next requests", async () => {
+  // tools as a model would (writes a memory with the memory tool, recalls it, searches
+  // the sessions), and Claude Code must send the model Mneme's answers in its next
+  // requests.
+  await test("Claude Code calls mneme mcp's tools: the memory written, the memory recalled and the session found reach the model in Claude Code's next requests", async () => {
     // Tool search (on by default) sends MCP tools only after the model asks for them.
     const { run } = claudeCode("claude-mcp", { ENABLE_TOOL_SEARCH: "false" });
     const store = join(scratch, "mcp-store");
@@ -295,6 +296,7 @@ try {
     const config = join(scratch, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { mneme: { command: MNEME, args: ["--root", store, "mcp", "--project", "-p"], env: MNEME_ENV } } }));
     const calls = [
+      { type: "tool_use", id: "toolu_mcp_memory", name: "mcp__mneme__memory", input: { command: "create", path: "/memories/deploy_day.md", file_text: "Deploys to billing happen on Tuesdays.\n" } },
       { type: "tool_use", id: "toolu_mcp_recall", name: "mcp__mneme__recall", input: { query: "which database for billing" } },
       { type: "tool_use", id: "toolu_mcp_search", name: "mcp__mneme__search_sessions", input: { query: "ledger transactions" } },
     ];
@@ -308,15 +310,19 @@ try {
     };
     try {
       api.requests.length = 0;
-      const out = await run("-p", "what database do we use?", "--mcp-config", config, "--strict-mcp-config", "--model", MODEL, "--allowedTools", "mcp__mneme__recall,mcp__mneme__search_sessions");
+      const out = await run("-p", "what database do we use?", "--mcp-config", config, "--strict-mcp-config", "--model", MODEL, "--allowedTools", "mcp__mneme__memory,mcp__mneme__recall,mcp__mneme__search_sessions");
       assertEqual([out.is_error, out.result], [false, REPLY], "Claude Code finished with the mock's answer");
-      const last = api.requests.findLast((r) => resultOf(r, "toolu_mcp_recall") && resultOf(r, "toolu_mcp_search"));
+      const last = api.requests.findLast((r) => calls.every((call) => resultOf(r, call.id)));
       if (!last) {
         const offered = api.requests.map((r) => r.tools?.map((t) => t.name).filter((name) => name.startsWith("mcp__")));
-        throw new Error(`Claude Code sent no request with both tools' results (${api.requests.length} requests; MCP tools offered in each: ${JSON.stringify(offered)})`);
+        throw new Error(`Claude Code sent no request with every tool's result (${api.requests.length} requests; MCP tools offered in each: ${JSON.stringify(offered)})`);
       }
+      assertEqual(text(resultOf(last, "toolu_mcp_memory")).trimEnd(), "File created successfully at: /memories/deploy_day.md", "the model got the memory tool's answer");
+      const written = JSON.parse(mneme("--root", store, "memory", "--project", "-p", "list", "--json"));
+      assertEqual(written.map((m) => [m.file, m.description]).sort(), [["db_choice", "Billing runs on PostgreSQL"], ["deploy_day", "Deploys to billing happen on Tuesdays."]], "the memory the model wrote is one mneme memory list shows");
       const recalled = JSON.parse(text(resultOf(last, "toolu_mcp_recall")));
       assertEqual([recalled[0].file, recalled[0].body.trim()], ["db_choice", "We chose PostgreSQL for the billing ledger."], "the model got the memory Mneme recalled");
+      assertEqual(recalled.some((hit) => hit.file === "deploy_day"), true, "recall finds the memory the model wrote too");
       const found = JSON.parse(text(resultOf(last, "toolu_mcp_search")));
       assertEqual([found[0].id, found[0].text], ["s-old", "the ledger needs transactions"], "the model got the message Mneme found");
     } finally {

@@ -393,6 +393,10 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_forget(s, h, &scope, file, now_ms))
     }
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
+        let scope: memory::Scope = scope.clone().mirror();
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_tool(s, h, &scope, input, now_ms))
+    }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_link(s, h, &scope, from, kind.mirror(), to, now_ms))

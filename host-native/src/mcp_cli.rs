@@ -136,6 +136,40 @@ struct RecallArgs {
     include_superseded: Option<bool>,
 }
 
+/// Claude's memory tool's input (`memory_20250818`), its fields named as the API names them.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct MemoryArgs {
+    /// One of `view`, `create`, `str_replace`, `insert`, `delete`, `rename`.
+    command: String,
+    /// The file or folder: `/memories` or `/memories/<name>.md` (lower-case letters, digits, `-`, `_`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// view: the first and last line to show (-1: to the end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view_range: Option<[i64; 2]>,
+    /// create: the file's text (Markdown; front matter with name, description and type is kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_text: Option<String>,
+    /// str_replace: the text to replace, found exactly once in the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_str: Option<String>,
+    /// str_replace: what replaces it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new_str: Option<String>,
+    /// insert: the line after which the text goes (0: at the top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    insert_line: Option<i64>,
+    /// insert: the text to insert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    insert_text: Option<String>,
+    /// rename: the file to rename.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_path: Option<String>,
+    /// rename: its new path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new_path: Option<String>,
+}
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct SearchArgs {
     /// What to look for in past messages.
@@ -227,6 +261,24 @@ impl Server {
         .await
     }
 
+    #[tool(description = "Claude's memory tool over this project's long-term memories: a folder /memories of Markdown \
+                          files, one memory each. view /memories lists them (MEMORY.md is their index); view a file to \
+                          read it with line numbers; create, str_replace and insert write one; delete archives it; rename \
+                          moves it. Check your memories before you start a task, and record what you learn that a later \
+                          session should know.")]
+    async fn memory(&self, Parameters(args): Parameters<MemoryArgs>) -> Result<CallToolResult, ErrorData> {
+        let (scope, now) = (self.scope.clone(), crate::now_ms());
+        let input = serde_json::to_string(&args).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(match self.on_engine(move |engine| engine.memory_tool(&scope, &input, now)).await? {
+            Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer)]),
+            // A refusal is said in the model's words, as the API's own tool says it.
+            Err(Error::Session(mneme_host::core::Error::InvalidArgument(refusal))) => {
+                CallToolResult::error(vec![ContentBlock::text(refusal)])
+            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        })
+    }
+
     #[tool(description = "Search the messages of past sessions: each hit with its session id and project, the message's \
                           role, time and text, and whether the message itself matched (else it was found through its \
                           conversation). Read a whole session with show_session.")]
@@ -293,7 +345,8 @@ impl ServerHandler for Server {
             .with_server_info(Implementation::new("mneme", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Mneme keeps this user's agent sessions and long-term memories. Use recall for what is remembered about \
-                 a topic, search_sessions and show_session for what was said in past sessions.",
+                 a topic, memory to read and write the memory files, search_sessions and show_session for what was said \
+                 in past sessions.",
             )
     }
 

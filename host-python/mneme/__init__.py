@@ -1082,6 +1082,14 @@ class Mneme:
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
         return self._memory("memory-forget", project, _text("file", file), _now_ms(now))
 
+    def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> str:
+        """Runs one call of Claude's memory tool (``memory_20250818``): ``input`` is the
+        tool_use block's input, the answer the tool_result's text. A refusal raises
+        :class:`MnemeError` (``invalid-argument``) whose message the model can act on."""
+        if not isinstance(input, dict):
+            raise MnemeError("invalid-argument", "input must be the tool_use block's input, a dict with `command`")
+        return self._memory("memory-tool", project, json.dumps(input), _now_ms(now))
+
     def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Memory:
         """``kind``: relates_to, contradicts, extends or derived_from."""
         return self._memory("memory-link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))

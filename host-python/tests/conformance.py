@@ -155,6 +155,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
             "memory_update": lambda: store.memory_update(project, args["file"], args["change"], args["now_ms"]),
             "memory_supersede": lambda: store.memory_supersede(project, args["file"], args["memory"], args["now_ms"]),
             "memory_forget": lambda: store.memory_forget(project, args["file"], args["now_ms"]),
+            "memory_tool": lambda: store.memory_tool(project, args["input"], args["now_ms"]),
             "memory_link": lambda: store.memory_link(project, args["from"], args["kind"], args["to"], args["now_ms"]),
             "memory_list": lambda: store.memory_list(project, args.get("filter")),
             "memory_show": lambda: store.memory_show(project, args["file"]),

@@ -129,6 +129,7 @@ async function step(Mneme, store, op, args, state) {
     case "memory_update": return outcome(store.memoryUpdate(args.project ?? null, args.file, args.change, args.now_ms));
     case "memory_supersede": return outcome(store.memorySupersede(args.project ?? null, args.file, args.memory, args.now_ms));
     case "memory_forget": return outcome(store.memoryForget(args.project ?? null, args.file, args.now_ms));
+    case "memory_tool": return outcome(store.memoryTool(args.project ?? null, args.input, args.now_ms));
     case "memory_link": return outcome(store.memoryLink(args.project ?? null, args.from, args.kind, args.to, args.now_ms));
     case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
     case "memory_show": return outcome(store.memoryShow(args.project ?? null, args.file));

@@ -36,6 +36,7 @@
 //!              { "memory_update": { "project"?, "file", "change", "now_ms" }, "expect": … },
 //!              { "memory_supersede": { "project"?, "file", "memory", "now_ms" }, "expect": … },
 //!              { "memory_forget": { "project"?, "file", "now_ms" } | "memory_link": { "project"?, "from", "kind", "to", "now_ms" }, "expect": … },
+//!              { "memory_tool": { "project"?, "input" (the tool_use input, a JSON value), "now_ms" }, "expect": … },
 //!              { "memory_list": { "project"?, "filter"? } | "memory_show": { "project"?, "file" }, "expect": … },
 //!              { "memory_recall": { "project"?, "query", "limit", "all"?, "since_ms"?, "until_ms"?, "near"? } | "memory_load": { "project"?, "caps"? }, "expect": … },
 //!              { "plan_embedding": { "project"?, "model", "limit" } | "apply_embedding": { "project"?, "vectors" } (the last plan's), "expect": … },
@@ -390,6 +391,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "memory_update" => to_outcome(host.memory_update(&scope(args), &text("file")?, parse(args, "change")?, now()?)),
         "memory_supersede" => to_outcome(host.memory_supersede(&scope(args), &text("file")?, parse(args, "memory")?, now()?)),
         "memory_forget" => to_outcome(host.memory_forget(&scope(args), &text("file")?, now()?)),
+        "memory_tool" => to_outcome(host.memory_tool(&scope(args), &args["input"].to_string(), now()?)),
         "memory_link" => {
             let kind = parse(args, "kind")?;
             to_outcome(host.memory_link(&scope(args), &text("from")?, kind, &text("to")?, now()?))

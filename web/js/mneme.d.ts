@@ -272,6 +272,8 @@ export interface Sessions {
   memorySupersede(scope: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
   /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
+  /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input, the answer the tool_result's text. A refusal throws a MnemeError (`invalid-argument`) whose message the model can act on. */
+  memoryTool(scope: string | null, input: MemoryToolInput, now?: number): Promise<string>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
   memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
@@ -348,6 +350,14 @@ export interface Sessions {
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";
 export type LinkKind = "relates_to" | "contradicts" | "extends" | "derived_from";
+/** The input of a tool_use block of Claude's memory tool (`memory_20250818`). */
+export type MemoryToolInput =
+  | { command: "view"; path: string; view_range?: [number, number] }
+  | { command: "create"; path: string; file_text: string }
+  | { command: "str_replace"; path: string; old_str: string; new_str: string }
+  | { command: "insert"; path: string; insert_line: number; insert_text: string }
+  | { command: "delete"; path: string }
+  | { command: "rename"; old_path: string; new_path: string };
 export interface Links { relates_to: string[]; contradicts: string[]; extends: string[]; derived_from: string[] }
 /** One memory file; times are milliseconds since the epoch. */
 export interface Memory {

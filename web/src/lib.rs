@@ -348,6 +348,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&store.memory().memory_supersede(&a.scope()?, &a.text("file")?, a.next("replacement")?, a.now()?).await?)
         }
         "memory.memory-forget" => to_json(&store.memory().memory_forget(&a.scope()?, &a.text("file")?, a.now()?).await?),
+        "memory.memory-tool" => to_json(&store.memory().memory_tool(&a.scope()?, &a.text("input")?, a.now()?).await?),
         "memory.memory-link" => {
             let (scope, from, kind, to) = (a.scope()?, a.text("from")?, a.next("kind")?, a.text("to")?);
             to_json(&store.memory().memory_link(&scope, &from, kind, &to, a.now()?).await?)

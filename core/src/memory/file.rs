@@ -379,7 +379,7 @@ impl Memory {
 }
 
 /// The frontmatter between a first line `---` and the next `---` line, and the rest.
-fn split_frontmatter(source: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_frontmatter(source: &str) -> Option<(&str, &str)> {
     let rest = source.strip_prefix("---\n").or_else(|| source.strip_prefix("---\r\n"))?;
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {

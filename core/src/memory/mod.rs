@@ -8,6 +8,7 @@ pub mod file;
 pub mod instructions;
 pub mod memory_md;
 pub mod store;
+pub mod tool;
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;

@@ -270,6 +270,16 @@ pub(crate) struct ScopeState {
 }
 
 impl ScopeState {
+    /// A memory file of this stem exists, current or not.
+    pub(super) fn has(&self, file: &str) -> bool {
+        self.memories.contains_key(file)
+    }
+
+    /// When memory `file` was last changed, as the scope last read it.
+    pub(super) fn updated_ms(&self, file: &str) -> Option<Option<i64>> {
+        self.memories.get(file).map(|memory| memory.updated_ms)
+    }
+
     /// A file stem for a new memory called `name`: its slug, numbered past the files
     /// that exist and those about to be written.
     pub(super) fn free_file(&self, name: &str, pending: &[Memory]) -> String {
@@ -842,7 +852,7 @@ impl<S: Storage> Memories<'_, S> {
 
     /// Under the scope's lock: reads the files named, lets `change` return the memories
     /// to write, writes them.
-    async fn with_memory_locked(
+    pub(super) async fn with_memory_locked(
         &self,
         scope: &Scope,
         files: &[&str],
@@ -867,7 +877,7 @@ impl<S: Storage> Memories<'_, S> {
 
     /// Under the scope's lock: lets `make` return the memories to write from the scope's
     /// state, writes them.
-    async fn with_scope_locked(
+    pub(super) async fn with_scope_locked(
         &self,
         scope: &Scope,
         make: impl FnOnce(&ScopeState) -> Result<Vec<Memory>, Error>,

@@ -12,6 +12,7 @@ mod interchange;
 mod items;
 mod lines;
 mod memory;
+mod memory_tool;
 mod redact;
 mod retention;
 mod rollover;

@@ -407,6 +407,9 @@ impl Engine<Error> for Imported {
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
         memory::memory_forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
     }
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
+        memory::memory_tool(&self.store, &scope.clone().mirror(), input, now_ms).mirror()
+    }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
         memory::memory_link(&self.store, &scope.clone().mirror(), from, kind.mirror(), to, now_ms).mirror()
     }
