@@ -138,6 +138,7 @@ struct RecallArgs {
 
 /// Claude's memory tool's input (`memory_20250818`), its fields named as the API names them.
 #[derive(Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct MemoryArgs {
     /// One of `view`, `create`, `str_replace`, `insert`, `delete`, `rename`.
     command: String,

@@ -270,14 +270,9 @@ pub(crate) struct ScopeState {
 }
 
 impl ScopeState {
-    /// A memory file of this stem exists, current or not.
-    pub(super) fn has(&self, file: &str) -> bool {
-        self.memories.contains_key(file)
-    }
-
-    /// When memory `file` was last changed, as the scope last read it.
-    pub(super) fn updated_ms(&self, file: &str) -> Option<Option<i64>> {
-        self.memories.get(file).map(|memory| memory.updated_ms)
+    /// The memory file whose stem is `file` when case is not told apart.
+    pub(super) fn file_like(&self, file: &str) -> Option<&str> {
+        self.memories.keys().find(|known| known.to_lowercase() == file.to_lowercase()).map(String::as_str)
     }
 
     /// A file stem for a new memory called `name`: its slug, numbered past the files

@@ -1,11 +1,12 @@
 //! Claude's memory tool (`memory_20250818`, executed by the client) over a scope's
 //! memory files. The model sees `/memories` as a folder of Markdown files, one memory
-//! each, and a file's text is the memory's body: what the model wrote is what it reads
-//! back and edits, while the memory's name, description and type (MEMORY.md's line,
-//! which recall reads too) come from front matter the model may write, else from the
-//! file's name and first line. MEMORY.md, recall, consolidation and every other host
-//! keep working on what the model writes. Nothing is lost: `delete` archives, `rename`
-//! supersedes, and every write takes the scope's lock and the store's redaction.
+//! each, and a file's text is the memory's body: what the model wrote (less front
+//! matter and secrets) is what it reads back and edits, while the memory's name,
+//! description and type (MEMORY.md's line, which recall reads too) come from front
+//! matter the model may write, else from the file's name and first line. MEMORY.md,
+//! recall, consolidation and every other host keep working on what the model writes.
+//! Nothing is lost: `delete` archives, `rename` supersedes, and every write takes the
+//! scope's lock and the store's redaction.
 //!
 //! The answers are the ones the Anthropic SDKs' own file-backed tool gives, so a model
 //! reads Mneme's as it reads theirs.
@@ -30,6 +31,9 @@ pub const MAX_FILE_BYTES: usize = 100_000;
 
 /// The most a file's stem may hold.
 const MAX_STEM: usize = 100;
+
+/// The most line numbers a refusal of an ambiguous `str_replace` lists.
+const MAX_LINES_LISTED: usize = 20;
 
 /// Line numbers are right-aligned to this width, as the SDKs' tool shows them.
 const NUMBER_WIDTH: usize = 6;
@@ -68,9 +72,9 @@ enum Target {
 }
 
 /// Device names a Windows host cannot create, whatever follows them.
-const DEVICES: [&str; 22] = [
-    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt1", "lpt2", "lpt3", "lpt4",
-    "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+const DEVICES: [&str; 24] = [
+    "con", "prn", "aux", "nul", "com0", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt0", "lpt1", "lpt2",
+    "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
 ];
 
 fn refuse(message: String) -> Error {
@@ -146,9 +150,11 @@ fn size(bytes: usize) -> String {
     if value == (value as u64) as f64 { format!("{}{}", value as u64, UNITS[unit]) } else { format!("{value:.1}{}", UNITS[unit]) }
 }
 
-/// The memory a file's text makes: its body, and the fields its front matter gives
-/// (the rest kept from `old`, where the model has no say: when it was made and used,
-/// what superseded or archived it, its links and its source).
+/// The memory a file's text makes: its body, and the fields its front matter sets
+/// (each field it leaves out kept from `old`, as is all the model has no say in: when
+/// it was made and used, what superseded or archived it, its links, its source, and
+/// front matter keys Mneme does not know, which the model cannot see and whose values
+/// redaction does not read).
 fn edited(stem: &str, text: &str, old: Option<&Memory>, now_ms: i64) -> Memory {
     let read = Memory::parse(stem, text);
     let mut memory = old.cloned().unwrap_or_else(|| {
@@ -159,24 +165,27 @@ fn edited(stem: &str, text: &str, old: Option<&Memory>, now_ms: i64) -> Memory {
     });
     // A description taken from the body's first line follows it, until the model
     // writes one of its own.
-    let taken = old.is_some_and(|old| !old.description.is_empty() && old.description == first_line(&old.body));
+    let mut follows = old.is_some_and(|old| !old.description.is_empty() && old.description == first_line(&old.body));
     if split_frontmatter(text).is_some() {
         if !read.name.trim().is_empty() {
             memory.name = read.name;
         }
         if !read.description.trim().is_empty() {
             memory.description = read.description;
+            follows = false;
         }
         memory.type_ = read.type_.or(memory.type_);
-        memory.topics = read.topics;
-        memory.confidence = read.confidence.filter(|c| (0.0..=1.0).contains(c));
-        memory.extra = read.extra;
+        if !read.topics.is_empty() {
+            memory.topics = read.topics;
+        }
+        if let Some(confidence) = read.confidence.filter(|c| (0.0..=1.0).contains(c)) {
+            memory.confidence = Some(confidence);
+        }
     }
     if memory.name.trim().is_empty() {
         memory.name = stem.to_string();
     }
-    let description_taken = taken && old.is_some_and(|old| old.description == memory.description);
-    if memory.description.trim().is_empty() || description_taken {
+    if memory.description.trim().is_empty() || follows {
         memory.description = first_line(&read.body);
     }
     memory.type_ = memory.type_.or(Some(MemoryType::Reference));
@@ -185,20 +194,15 @@ fn edited(stem: &str, text: &str, old: Option<&Memory>, now_ms: i64) -> Memory {
     memory
 }
 
-/// A body's first line with words, shortened: the description of a memory written
-/// without one.
+/// A body's first line with words, shortened at a space to 150 characters at most:
+/// the description of a memory written without one. (Cut inside a word, a secret's
+/// tail could be too short for redaction to know it.)
 fn first_line(body: &str) -> String {
-    body.lines().map(str::trim).find(|line| !line.is_empty()).map(|line| line.chars().take(150).collect()).unwrap_or_default()
-}
-
-/// Lines as the tool counts them: split at line feeds, without the empty one a final
-/// line feed leaves.
-fn lines_of(text: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = text.split('\n').collect();
-    if lines.last() == Some(&"") {
-        lines.pop();
+    let Some(line) = body.lines().map(str::trim).find(|line| !line.is_empty()) else { return String::new() };
+    match line.char_indices().nth(150) {
+        None => line.to_string(),
+        Some((end, _)) => line[..end].rsplit_once(' ').map_or("", |(kept, _)| kept).trim_end().to_string(),
     }
-    lines
 }
 
 impl<S: Storage> Memories<'_, S> {
@@ -224,62 +228,80 @@ impl<S: Storage> Memories<'_, S> {
                 if old_str.is_empty() {
                     return Err(refuse(format!("old_str is empty: give the text in {path} to replace")));
                 }
-                let mut changed_at = 0;
-                self.tool_edit(scope, &path, now_ms, |text| {
-                    let at: Vec<usize> = text.match_indices(old_str.as_str()).map(|(at, _)| at).collect();
-                    let line = |at: usize| text[..at].matches('\n').count() + 1;
-                    match at.as_slice() {
-                        [] => Err(refuse(format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."))),
-                        [at] => {
-                            changed_at = *at;
-                            Ok(text.replacen(old_str.as_str(), &new_str, 1))
+                let mut changed_line = 1;
+                let written = self
+                    .tool_edit(scope, &path, now_ms, |text| {
+                        // Line numbers in one pass: a short old_str found all over a
+                        // long file must not cost its square.
+                        let mut lines = Vec::new();
+                        let (mut line, mut counted) = (1, 0);
+                        for (at, _) in text.match_indices(old_str.as_str()) {
+                            line += text.get(counted..at).map_or(0, |between| between.matches('\n').count());
+                            counted = at;
+                            lines.push(line);
                         }
-                        several => {
-                            let lines: Vec<String> = several.iter().map(|&at| line(at).to_string()).collect();
-                            Err(refuse(format!(
-                                "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {}. Please ensure it is unique",
-                                lines.join(", ")
-                            )))
+                        match lines.as_slice() {
+                            [] => Err(refuse(format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."))),
+                            [line] => {
+                                changed_line = *line;
+                                Ok(text.replacen(old_str.as_str(), &new_str, 1))
+                            }
+                            several => {
+                                let shown: Vec<String> = several.iter().take(MAX_LINES_LISTED).map(ToString::to_string).collect();
+                                let more = if several.len() > MAX_LINES_LISTED { ", …" } else { "" };
+                                Err(refuse(format!(
+                                    "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {}{more}. Please ensure it is unique",
+                                    shown.join(", ")
+                                )))
+                            }
                         }
-                    }
-                })
-                .await
-                .map(|written| {
-                    let lines = lines_of(&written);
-                    let changed_line = written.get(..changed_at).map_or(1, |before| before.matches('\n').count() + 1);
-                    let from = changed_line.saturating_sub(2).max(1);
-                    let to = (changed_line + 2).min(lines.len());
-                    let shown = lines.get(from - 1..to).unwrap_or_default();
-                    format!(
-                        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{}",
-                        numbered(shown.iter().copied(), from)
-                    )
-                })
+                    })
+                    .await?;
+                let lines: Vec<&str> = written.body.split('\n').collect();
+                let from = changed_line.saturating_sub(2).max(1);
+                let to = changed_line.saturating_add(2).min(lines.len());
+                let shown = lines.get(from - 1..to).unwrap_or_default();
+                Ok(format!(
+                    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{}{}",
+                    numbered(shown.iter().copied(), from),
+                    redacted(core::slice::from_ref(&written))
+                ))
             }
             "insert" => {
                 let path = needs(input.path, command, "path")?;
                 let (insert_line, insert_text) =
                     (needs(input.insert_line, command, "insert_line")?, needs(input.insert_text, command, "insert_text")?);
-                self.tool_edit(scope, &path, now_ms, |text| {
-                    let mut lines = lines_of(text);
-                    let at = usize::try_from(insert_line).ok().filter(|&at| at <= lines.len()).ok_or_else(|| {
-                        refuse(format!(
-                            "Invalid `insert_line` parameter: {insert_line}. It should be within the range [0, {}].",
-                            lines.len()
-                        ))
-                    })?;
-                    lines.insert(at, insert_text.trim_end_matches('\n'));
-                    Ok(lines.join("\n") + "\n")
-                })
-                .await
-                .map(|_| format!("The file {path} has been edited."))
+                let written = self
+                    .tool_edit(scope, &path, now_ms, |text| {
+                        let mut lines: Vec<&str> = text.split('\n').collect();
+                        // The empty line after a final line feed is no line to insert after.
+                        if lines.last() == Some(&"") {
+                            lines.pop();
+                        }
+                        let at = usize::try_from(insert_line).ok().filter(|&at| at <= lines.len()).ok_or_else(|| {
+                            refuse(format!(
+                                "Invalid `insert_line` parameter: {insert_line}. It should be within the range [0, {}].",
+                                lines.len()
+                            ))
+                        })?;
+                        lines.insert(at, insert_text.trim_end_matches('\n'));
+                        Ok(lines.join("\n") + "\n")
+                    })
+                    .await?;
+                Ok(format!("The file {path} has been edited.{}", redacted(core::slice::from_ref(&written))))
             }
             "delete" => {
                 let path = needs(input.path, command, "path")?;
                 let file = file_of(&path)?;
-                // Archived or replaced already: not in the folder the model sees.
-                self.current(scope, &file, &path).await?;
-                self.memory_forget(scope, &file, now_ms).await.map_err(|e| missing(e, &path))?;
+                self.with_memory_locked(scope, &[file.as_str()], |mut found| {
+                    let mut memory = found.pop().ok_or_else(|| not_found(scope, &file))?;
+                    // Archived or replaced already: not in the folder the model sees.
+                    check_current(&memory, &path)?;
+                    memory.archive(now_ms);
+                    Ok(alloc::vec![memory])
+                })
+                .await
+                .map_err(|e| missing(e, &path))?;
                 Ok(format!("Successfully deleted {path} (Mneme archives it: it stays in the memory's history)"))
             }
             "rename" => {
@@ -301,12 +323,16 @@ impl<S: Storage> Memories<'_, S> {
                 if let Some(index) = index {
                     listed.push((index.len(), format!("{ROOT}/{}", crate::keys::MEMORY_INDEX)));
                 }
-                let mut files: Vec<&Memory> = memories.iter().collect();
+                // Only the files a path can name (a memory Claude Code or a person
+                // named otherwise is not the tool's), and only those still there.
+                let mut files: Vec<&Memory> =
+                    memories.iter().filter(|m| matches!(target(&path_of(&m.file)), Ok(Target::File(_)))).collect();
                 files.sort_by(|a, b| a.file.cmp(&b.file));
                 for memory in files {
                     // Listed without their bodies: a file's size is its body's, read.
-                    let body = self.memory_get(scope, &memory.file).await?.body;
-                    listed.push((body.len(), format!("{ROOT}/{}.md", memory.file)));
+                    if let Ok(read) = self.memory_get(scope, &memory.file).await {
+                        listed.push((read.body.len(), path_of(&memory.file)));
+                    }
                 }
                 let total: usize = listed.iter().map(|(bytes, _)| bytes).sum();
                 let mut lines = alloc::vec![format!("{}\t{ROOT}", size(total))];
@@ -322,9 +348,15 @@ impl<S: Storage> Memories<'_, S> {
         let lines: Vec<&str> = text.split('\n').collect();
         let (first, shown) = match range {
             None => (1, &lines[..]),
+            // As the SDKs read a range: from line `from` (at least 1) to line `to`, -1
+            // being the last, and a Python slice's end counting back from the end.
             Some([from, to]) => {
-                let from = usize::try_from(from.max(1)).unwrap_or(1);
-                let to = if to == -1 { lines.len() } else { usize::try_from(to).unwrap_or(0).min(lines.len()) };
+                let from = usize::try_from(from.max(1)).unwrap_or(usize::MAX);
+                let to = match to {
+                    -1 => lines.len(),
+                    to if to < 0 => lines.len().saturating_sub(usize::try_from(to.unsigned_abs()).unwrap_or(usize::MAX)),
+                    to => usize::try_from(to).unwrap_or(usize::MAX).min(lines.len()),
+                };
                 (from, lines.get(from - 1..to).unwrap_or_default())
             }
         };
@@ -332,29 +364,31 @@ impl<S: Storage> Memories<'_, S> {
     }
 
     async fn tool_create(&self, scope: &Scope, path: &str, text: &str, now_ms: i64) -> Result<String, Error> {
-        let stem = file_of(path)?;
+        let stem = self.new_file(path)?;
         check_size(path, text)?;
         let memory = edited(&stem, text, None, now_ms);
         let written = self
-            .with_scope_locked(scope, |state| {
-                if state.has(&stem) {
-                    return Err(refuse(format!("File {path} already exists")));
-                }
-                Ok(alloc::vec![memory])
+            .memory_locked(scope, async |dir| {
+                self.refresh_scope(dir).await?;
+                self.check_free(scope, dir, &stem, path).await?;
+                let mut written = alloc::vec![memory];
+                self.redact_memories(&mut written);
+                self.write_memories(dir, &written).await?;
+                Ok(written)
             })
             .await?;
         Ok(format!("File created successfully at: {path}{}", redacted(&written)))
     }
 
     /// Rewrites a current memory's file through `change` (its text in, the new text
-    /// out) and gives back the text written.
+    /// out) and gives back the memory written.
     async fn tool_edit(
         &self,
         scope: &Scope,
         path: &str,
         now_ms: i64,
         change: impl FnOnce(&str) -> Result<String, Error>,
-    ) -> Result<String, Error> {
+    ) -> Result<Memory, Error> {
         let stem = file_of(path)?;
         let mut written = self
             .with_memory_locked(scope, &[stem.as_str()], |mut found| {
@@ -366,36 +400,72 @@ impl<S: Storage> Memories<'_, S> {
             })
             .await
             .map_err(|e| missing(e, path))?;
-        written.pop().map(|memory| memory.body).ok_or_else(|| not_found(scope, &stem))
+        written.pop().ok_or_else(|| not_found(scope, &stem))
     }
 
     /// A rename keeps the history: the memory is written under its new name and the old
-    /// file is superseded by it.
+    /// file is superseded by it, all under the scope's lock.
     async fn tool_rename(&self, scope: &Scope, old_path: &str, new_path: &str, now_ms: i64) -> Result<String, Error> {
-        let (old_stem, new_stem) = (file_of(old_path)?, file_of(new_path)?);
+        let (old_stem, new_stem) = (file_of(old_path)?, self.new_file(new_path)?);
         if old_stem == new_stem {
             return Err(refuse(format!("{old_path} and {new_path} are the same file")));
         }
-        let old = self.current(scope, &old_stem, old_path).await?;
-        self.with_scope_locked(scope, |state| {
-            if state.has(&new_stem) {
-                return Err(refuse(format!("The destination {new_path} already exists")));
-            }
-            // Changed since it was read: the rename would write what was there before.
-            if state.updated_ms(&old_stem) != Some(old.updated_ms) {
-                return Err(refuse(format!("{old_path} changed while it was renamed: view it and rename it again")));
-            }
+        self.memory_locked(scope, async |dir| {
+            self.refresh_scope(dir).await?;
+            let old = self.memory_get(scope, &old_stem).await.map_err(|e| missing(e, old_path))?;
+            check_current(&old, old_path)?;
+            self.check_free(scope, dir, &new_stem, new_path).await?;
             let mut renamed = old.clone();
             renamed.file = new_stem.clone();
+            // A name that was the file's own follows it.
+            if renamed.name == old_stem {
+                renamed.name = new_stem.clone();
+            }
             renamed.updated_ms = Some(now_ms);
             renamed.links.derived_from.retain(|file| *file != old_stem);
             renamed.links.derived_from.push(old_stem.clone());
-            let mut superseded = old.clone();
+            let mut superseded = old;
             superseded.supersede_by(&new_stem, now_ms);
-            Ok(alloc::vec![renamed, superseded])
+            let mut written = alloc::vec![renamed, superseded];
+            self.redact_memories(&mut written);
+            self.write_memories(dir, &written).await
         })
         .await?;
         Ok(format!("Successfully renamed {old_path} to {new_path}"))
+    }
+
+    /// The stem of a file the model names for a new memory: no secret in a file name.
+    fn new_file(&self, path: &str) -> Result<String, Error> {
+        let stem = file_of(path)?;
+        if self.base.redaction().text(&stem, &mut crate::redact::Found::default()).is_some() {
+            return Err(refuse(format!("The name of {path} looks like a secret: choose another name")));
+        }
+        Ok(stem)
+    }
+
+    /// Refuses a new file `stem` where any file of that name is, current or kept as
+    /// history, written by this store or another program, in any case (one file on a
+    /// case-insensitive filesystem).
+    async fn check_free(&self, scope: &Scope, dir: &str, stem: &str, path: &str) -> Result<(), Error> {
+        // Owned: the scope's state is not borrowed across the reads below.
+        let alike = self.state.scopes.borrow().get(dir).and_then(|state| state.file_like(stem).map(String::from));
+        let existing = match alike {
+            Some(file) if file.as_str() != stem => {
+                return Err(refuse(format!(
+                    "{ROOT}/{file}.md exists, the same file as {path} where case is not told apart: choose another name"
+                )));
+            }
+            Some(_) => Some(self.memory_get(scope, stem).await?),
+            None => self.read_text(&(scope.dir() + stem + crate::keys::MEMORY_SUFFIX)).await?.map(|text| Memory::parse(stem, &text)),
+        };
+        match existing {
+            None => Ok(()),
+            Some(memory) if memory.is_current() => Err(refuse(format!("File {path} already exists"))),
+            Some(memory) => Err(refuse(match memory.superseded_by {
+                Some(successor) => format!("{path} was replaced by {ROOT}/{successor}.md and is kept as its history: choose another name"),
+                None => format!("{path} was deleted, and Mneme keeps it archived: choose another name"),
+            })),
+        }
     }
 
     /// Memory `stem`, refused unless it is current.
@@ -406,12 +476,17 @@ impl<S: Storage> Memories<'_, S> {
     }
 }
 
+/// The path the model names memory file `file` by.
+fn path_of(file: &str) -> String {
+    format!("{ROOT}/{file}.md")
+}
+
 /// A superseded or archived memory is history, out of `/memories`.
 fn check_current(memory: &Memory, path: &str) -> Result<(), Error> {
-    match (&memory.superseded_by, memory.archived_ms) {
-        (Some(successor), _) => Err(refuse(format!("{path} was replaced by {ROOT}/{successor}.md: use that file"))),
-        (None, Some(_)) => Err(refuse(format!("The path {path} does not exist. Please provide a valid path."))),
-        (None, None) => Ok(()),
+    match &memory.superseded_by {
+        Some(successor) => Err(refuse(format!("{path} was replaced by {ROOT}/{successor}.md: use that file"))),
+        None if !memory.is_current() => Err(refuse(format!("The path {path} does not exist. Please provide a valid path."))),
+        None => Ok(()),
     }
 }
 

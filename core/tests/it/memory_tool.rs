@@ -75,6 +75,13 @@ fn view_lists_the_folder_and_numbers_a_files_lines() {
     assert_eq!(shown, "Here's the content of /memories/notes.md with line numbers:\n     1\talpha\n     2\tbeta\n     3\t");
     let ranged = tool(&store, json!({"command": "view", "path": "/memories/notes.md", "view_range": [2, -1]})).unwrap();
     assert_eq!(ranged, "Here's the content of /memories/notes.md with line numbers:\n     2\tbeta\n     3\t");
+    // As a Python slice reads them: an end below -1 counts back, ends past the file stop at it.
+    let view =
+        |range: serde_json::Value| tool(&store, json!({"command": "view", "path": "/memories/notes.md", "view_range": range})).unwrap();
+    assert!(view(json!([1, -2])).ends_with(":\n     1\talpha"), "{}", view(json!([1, -2])));
+    assert!(view(json!([2, 9_000_000_000i64])).ends_with(":\n     2\tbeta\n     3\t"));
+    assert!(view(json!([9_000_000_000i64, -1])).ends_with(":\n"));
+    assert!(view(json!([i64::MIN, i64::MIN])).ends_with(":\n"));
 
     let index = tool(&store, json!({"command": "view", "path": "/memories/MEMORY.md"})).unwrap();
     assert!(index.contains("\t- [notes](notes.md) — alpha"), "{index}");
@@ -93,7 +100,7 @@ fn edits_rewrite_the_memory_and_keep_what_the_model_has_no_say_in() {
         tool(&store, json!({"command": "str_replace", "path": "/memories/prefs.md", "old_str": "Dark theme.", "new_str": "Light theme."}));
     assert_eq!(
         edited.unwrap(),
-        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tTabs over spaces.\n     2\tLight theme."
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tTabs over spaces.\n     2\tLight theme.\n     3\t"
     );
     // The description taken from the first line follows it.
     tool(&store, json!({"command": "str_replace", "path": "/memories/prefs.md", "old_str": "Tabs over", "new_str": "Spaces over"}))
@@ -109,12 +116,26 @@ fn edits_rewrite_the_memory_and_keep_what_the_model_has_no_say_in() {
     assert_eq!(memory.body, "Spaces over spaces.\nLight theme.\nFont: Iosevka\n");
     assert_eq!((memory.created_ms, memory.updated_ms), (Some(T0), Some(T0 + 5)), "created stays, updated moves");
 
-    // Front matter the model writes names the memory; its own description stays.
-    let fronted = "---\nname: Editor preferences\ndescription: How the user edits\ntype: user\n---\n\nSpaces.\n";
+    // Front matter the model writes names the memory; its own description stays, and
+    // what it leaves out (topics a person gave) is kept.
+    block_on(store.memory().memory_update(
+        &scope(),
+        "prefs",
+        mneme_core::memory::store::Change { topics: Some(vec!["editor".into()]), ..Default::default() },
+        T0 + 6,
+    ))
+    .unwrap();
+    let fronted = "---\nname: Editor preferences\ndescription: How the user edits\ntype: user\nsecret_key: ghp_aB3dE5fG7haB3dE5fG7haB3dE5fG7hJ9kL2m\n---\n\nSpaces.\n";
     tool(&store, json!({"command": "str_replace", "path": "/memories/prefs.md", "old_str": memory.body, "new_str": fronted})).unwrap();
     let memory = block_on(store.memory().memory_get(&scope(), "prefs")).unwrap();
     assert_eq!((memory.name.as_str(), memory.description.as_str()), ("Editor preferences", "How the user edits"));
     assert_eq!((memory.type_, memory.body.as_str()), (Some(MemoryType::User), "Spaces.\n"));
+    assert_eq!(memory.topics, ["editor"]);
+    assert!(
+        memory.extra.is_empty(),
+        "a key Mneme does not know is not taken from the model (redaction reads no such value): {:?}",
+        memory.extra
+    );
     tool(&store, json!({"command": "str_replace", "path": "/memories/prefs.md", "old_str": "Spaces.", "new_str": "Tabs."})).unwrap();
     assert_eq!(block_on(store.memory().memory_get(&scope(), "prefs")).unwrap().description, "How the user edits");
 
@@ -137,6 +158,7 @@ fn delete_archives_and_rename_supersedes_so_nothing_is_lost() {
     let old = block_on(store.memory().memory_get(&scope(), "old_name")).unwrap();
     assert_eq!(old.superseded_by.as_deref(), Some("staging"));
     let new = block_on(store.memory().memory_get(&scope(), "staging")).unwrap();
+    assert_eq!(new.name, "staging", "a name that was the file's own follows it");
     assert_eq!((new.body.as_str(), new.links.derived_from.clone()), ("The staging host is db-2.\n", vec![String::from("old_name")]));
     assert_eq!(
         refusal(&store, json!({"command": "view", "path": "/memories/old_name.md"})),
@@ -153,6 +175,15 @@ fn delete_archives_and_rename_supersedes_so_nothing_is_lost() {
         refusal(&store, json!({"command": "delete", "path": "/memories/staging.md"})),
         "The path /memories/staging.md does not exist. Please provide a valid path.",
         "deleted once"
+    );
+    // The names stay taken by the history they hold.
+    assert_eq!(
+        refusal(&store, json!({"command": "create", "path": "/memories/staging.md", "file_text": "x"})),
+        "/memories/staging.md was deleted, and Mneme keeps it archived: choose another name"
+    );
+    assert_eq!(
+        refusal(&store, json!({"command": "create", "path": "/memories/old_name.md", "file_text": "x"})),
+        "/memories/old_name.md was replaced by /memories/staging.md and is kept as its history: choose another name"
     );
     assert_eq!(
         refusal(&store, json!({"command": "delete", "path": "/memories/nothing.md"})),
@@ -175,6 +206,11 @@ fn every_path_outside_one_flat_folder_of_markdown_files_is_refused() {
     }
     assert!(create("/memories/notes.txt").contains("is not a Markdown file"));
     assert!(create("/memories/con.md").contains("names a device on Windows"));
+    assert!(create("/memories/lpt0.md").contains("names a device on Windows"));
+    assert_eq!(
+        create("/memories/ghp_ab3de5fg7hab3de5fg7hab3de5fg7hj9kl2m.md"),
+        "The name of /memories/ghp_ab3de5fg7hab3de5fg7hab3de5fg7hj9kl2m.md looks like a secret: choose another name"
+    );
     assert!(create(&format!("/memories/{}.md", "a".repeat(101))).contains("1 to 100"));
     assert!(create("/memories/MEMORY.md").contains("the index Mneme keeps"));
     assert!(create("/memories").contains("the memory folder itself"));
