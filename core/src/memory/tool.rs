@@ -447,17 +447,16 @@ impl<S: Storage> Memories<'_, S> {
     /// history, written by this store or another program, in any case (one file on a
     /// case-insensitive filesystem).
     async fn check_free(&self, scope: &Scope, dir: &str, stem: &str, path: &str) -> Result<(), Error> {
-        // Owned: the scope's state is not borrowed across the reads below.
+        // Owned: the scope's state is not borrowed across the read below.
         let alike = self.state.scopes.borrow().get(dir).and_then(|state| state.file_like(stem).map(String::from));
-        let existing = match alike {
-            Some(file) if file.as_str() != stem => {
-                return Err(refuse(format!(
-                    "{ROOT}/{file}.md exists, the same file as {path} where case is not told apart: choose another name"
-                )));
-            }
-            Some(_) => Some(self.memory_get(scope, stem).await?),
-            None => self.read_text(&(scope.dir() + stem + crate::keys::MEMORY_SUFFIX)).await?.map(|text| Memory::parse(stem, &text)),
-        };
+        if let Some(file) = alike.filter(|file| file.as_str() != stem) {
+            return Err(refuse(format!(
+                "{ROOT}/{file}.md exists, the same file as {path} where case is not told apart: choose another name"
+            )));
+        }
+        // Storage decides, not the cached state: a file removed by hand since the cache
+        // warmed is free, one another program wrote is not.
+        let existing = self.read_text(&(scope.dir() + stem + crate::keys::MEMORY_SUFFIX)).await?.map(|text| Memory::parse(stem, &text));
         match existing {
             None => Ok(()),
             Some(memory) if memory.is_current() => Err(refuse(format!("File {path} already exists"))),

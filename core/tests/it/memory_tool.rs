@@ -57,6 +57,13 @@ fn a_file_the_model_creates_is_a_memory_memory_md_lists_and_recall_finds() {
 
     let again = refusal(&store, json!({"command": "create", "path": "/memories/deploys.md", "file_text": "x"}));
     assert_eq!(again, "File /memories/deploys.md already exists");
+
+    // A file removed by hand, behind the store's back, frees its name.
+    block_on(storage.remove("projects/-home-u-app/memory/deploys.md")).unwrap();
+    let recreated =
+        tool(&store, json!({"command": "create", "path": "/memories/deploys.md", "file_text": "Deploys moved to Wednesdays.\n"}));
+    assert_eq!(recreated.unwrap(), "File created successfully at: /memories/deploys.md");
+    assert_eq!(block_on(store.memory().memory_get(&scope(), "deploys")).unwrap().body, "Deploys moved to Wednesdays.\n");
 }
 
 #[test]
