@@ -104,11 +104,13 @@ async def recall(client):
     assert len(hits) <= 2, hits
 
 
-@test("search_sessions finds a message across sessions, each hit with its session and project")
+@test("search_sessions finds a message across sessions, each hit with its session, project, dialect and folder")
 async def search(client):
     hits = answer(await client.call_tool("search_sessions", {"query": "ledger transactions"}))
     assert hits[0]["id"] == "s-db" and hits[0]["project"] == "-work-app", hits[0]
     assert "PostgreSQL" in hits[0]["text"], hits[0]
+    assert (hits[0]["format"], hits[0]["cwd"]) == ("claude", "/work/app"), hits[0]
+    assert "resume" not in hits[0], "Claude Code resumes only UUID ids: no command for s-db"
     other = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-other"}))
     assert other and all(hit["id"] == "s-ui" for hit in other), other
     elsewhere = answer(await client.call_tool("search_sessions", {"query": "blue buttons", "project": "-work-app"}))

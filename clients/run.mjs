@@ -254,7 +254,7 @@ function claudeCode(name, extraEnv = {}) {
   };
   /** Claude Code itself, run with `args` (`-p`, its session options), answering as JSON. */
   const run = async (...args) => JSON.parse(await client(CLAUDE, [...args, "--output-format", "json"], { cwd: work, env }));
-  return { root: join(home, ".claude"), work, resume, run };
+  return { root: join(home, ".claude"), work, env, resume, run };
 }
 
 /**
@@ -280,7 +280,7 @@ async function piSession(name) {
     assertEqual(api.requests.length, 1, "pi made one request");
     return api.requests[0];
   };
-  return { root, file, id: file.replace(/\.jsonl$/, ""), resume };
+  return { root, work, env, file, id: file.replace(/\.jsonl$/, ""), resume };
 }
 try {
   // Claude Code loads `mneme mcp` from an --mcp-config file; the mock model calls its
@@ -292,7 +292,8 @@ try {
     const { run } = claudeCode("claude-mcp", { ENABLE_TOOL_SEARCH: "false" });
     const store = join(scratch, "mcp-store");
     mneme("--root", store, "memory", "--project", "-p", "add", "--name", "db choice", "--type", "project", "--description", "Billing runs on PostgreSQL", "--body", "We chose PostgreSQL for the billing ledger.");
-    mneme("--root", store, "append", "s-old", "--role", "user", "--cwd", "/old", "--text", "the ledger needs transactions");
+    const old = "5a7e0c2d-9b14-4f6a-8c3e-2d1f0b9a8e7c";
+    mneme("--root", store, "append", old, "--role", "user", "--cwd", "/old", "--text", "the ledger needs transactions");
     const config = join(scratch, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { mneme: { command: MNEME, args: ["--root", store, "mcp", "--project", "-p"], env: MNEME_ENV } } }));
     const calls = [
@@ -324,10 +325,42 @@ try {
       assertEqual([recalled[0].file, recalled[0].body.trim()], ["db_choice", "We chose PostgreSQL for the billing ledger."], "the model got the memory Mneme recalled");
       assertEqual(recalled.some((hit) => hit.file === "deploy_day"), true, "recall finds the memory the model wrote too");
       const found = JSON.parse(text(resultOf(last, "toolu_mcp_search")));
-      assertEqual([found[0].id, found[0].text], ["s-old", "the ledger needs transactions"], "the model got the message Mneme found");
+      assertEqual([found[0].id, found[0].text], [old, "the ledger needs transactions"], "the model got the message Mneme found");
+      assertEqual(found[0].resume, `cd /old && CLAUDE_CONFIG_DIR=${store} claude --resume ${old}`, "and the command that resumes its session");
     } finally {
       api.script = null;
     }
+  });
+
+  // `mneme search` gives each hit the command that goes back to its session; run as
+  // printed (from elsewhere, the clients found on PATH), it continues that session.
+  await test("a search hit's resume command continues its session in Claude Code and in pi", async () => {
+    const onPath = (env, program) => ({ ...env, PATH: `${dirname(program)}:${env.PATH}` });
+    const claude = claudeCode("claude-found");
+    const id = "3d0b8c1e-7a2f-4c55-8e9d-61f0a2b4c7d3";
+    mneme("--root", claude.root, "append", id, "--role", "user", "--text", "the ledger needs transactions", "--cwd", claude.work);
+    mneme("--root", claude.root, "append", id, "--role", "assistant", "--text", "Use one transaction per posting.", "--cwd", claude.work);
+    const [hit] = JSON.parse(mneme("--root", claude.root, "search", "ledger transactions", "--json"));
+    assertEqual([hit.id, hit.format, hit.cwd], [id, "claude", claude.work], "the hit names its session's dialect and folder");
+    const before = resumed(claude.root, id);
+    api.requests.length = 0;
+    const out = JSON.parse(await client("sh", ["-c", `${hit.resume} -p 'and the refunds?' --output-format json --model ${MODEL}`], { cwd: scratch, env: onPath(claude.env, CLAUDE) }));
+    assertEqual([out.is_error, out.result], [false, REPLY], `Claude Code answered, run as \`${hit.resume}\``);
+    const request = api.requests.find((r) => JSON.stringify(r.messages).includes("and the refunds?"));
+    assertEqual(sent(request), merged([...before, ["user", "and the refunds?"]]), "Claude Code sent the session found, then the new prompt");
+
+    const pi = await piSession("pi-found");
+    const [piHit] = JSON.parse(mneme("--root", pi.root, "search", "first question", "--json"));
+    assertEqual([piHit.id, piHit.format, piHit.cwd], [pi.id, "pi", pi.work], "the hit names its session's dialect and folder");
+    api.requests.length = 0;
+    await client("sh", ["-c", `${piHit.resume} --provider anthropic --model ${MODEL} --no-tools -nc -p 'second question'`], { cwd: scratch, env: onPath(pi.env, PI) });
+    assertEqual(api.requests.length, 1, `pi made one request, run as \`${piHit.resume}\``);
+    assertEqual(JSON.stringify(api.requests[0].messages).includes("first question"), true, "pi sent the session found");
+
+    // Claude Code opens only UUID ids: a session with another id gets no command.
+    mneme("--root", claude.root, "append", "not-a-uuid", "--role", "user", "--text", "the ledger of another session", "--cwd", claude.work);
+    const hits = JSON.parse(mneme("--root", claude.root, "search", "ledger", "--json"));
+    assertEqual(hits.find((h) => h.id === "not-a-uuid")?.resume, undefined, "no command for a session Claude Code cannot resume");
   });
 
   await test("Claude Code resumes a session Mneme wrote and compacted with exactly Mneme's context", async () => {

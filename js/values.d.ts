@@ -1155,6 +1155,13 @@ export interface SearchHit {
   /** The session's id and project. */
   id: string;
   project: string;
+  /**
+   * The session's dialect: which client resumes it (`claude --resume`,
+   * `pi --session`).
+   */
+  format: Format;
+  /** The folder the session last worked in, where its client resumes it. */
+  cwd: string | null;
   /** The message's entry. */
   uuid: string;
   role: string;

@@ -106,7 +106,7 @@ export const TYPES = {
   "sessions.repair-report": { record: [["backups", { list: "string" }], ["dropped", { list: "sessions.skipped-line" }], ["split-glued", "u32"], ["fixed-utf8", "u32"], ["fixed-surrogates", "u32"], ["dropped-torn-tail", "bool"]] },
   "sessions.retention": { record: [["ttl-ms", "s64"], ["classes", { list: "sessions.class-ttl" }], ["keep-archived-ms", "s64"], ["delete-archived", "bool"], ["max-disk-bytes", { option: "u64" }], ["dry-run", "bool"]] },
   "sessions.role": { enum: ["user", "assistant"] },
-  "sessions.search-hit": { record: [["id", "string"], ["project", "string"], ["uuid", "string"], ["role", "string"], ["timestamp", { option: "string" }], ["text", "string"], ["score", "f64"], ["matched", "bool"]] },
+  "sessions.search-hit": { record: [["id", "string"], ["project", "string"], ["format", "types.format"], ["cwd", { option: "string" }], ["uuid", "string"], ["role", "string"], ["timestamp", { option: "string" }], ["text", "string"], ["score", "f64"], ["matched", "bool"]] },
   "sessions.session-info": { record: [["id", "string"], ["project", "string"], ["key", "string"], ["parts", "u32"], ["bytes", "u64"], ["entry-count", "u32"], ["message-count", "u32"], ["title", { option: "string" }], ["created", { option: "string" }], ["updated", { option: "string" }]] },
   "sessions.skipped-key": { record: [["key", "string"], ["reason", "string"]] },
   "sessions.skipped-line": { record: [["part", "u32"], ["line", "u32"], ["reason", "string"]] },

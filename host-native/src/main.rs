@@ -17,6 +17,7 @@ mod interchange_cli;
 mod keys_cli;
 mod mcp_cli;
 mod memory_cli;
+mod resume_cli;
 mod retention_cli;
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::time;
@@ -311,8 +312,9 @@ enum Command {
         dir: Option<PathBuf>,
     },
     /// Serve the store to MCP clients on stdio (Claude Code: `claude mcp add mneme --
-    /// mneme mcp`): tools recall, search_sessions, list_sessions, show_session and
-    /// instructions, and the project's MEMORY.md as a resource
+    /// mneme mcp`): tools memory (Claude's memory tool over the memory files), recall,
+    /// search_sessions, list_sessions, show_session and instructions, and the project's
+    /// MEMORY.md as a resource
     Mcp(mcp_cli::McpArgs),
 }
 
@@ -743,19 +745,21 @@ fn run(cli: Cli) -> CliResult {
             let mut engine = open(&cli.store)?;
             use_embeddings(engine.as_mut(), embeddings.as_deref())?;
             let hits = engine.search(&query, limit, project.as_deref(), window.window()).map_err(|e| e.to_string())?;
+            let found = resume_cli::found(&cli.store, hits);
             if json {
-                return print_json(&hits);
+                return print_json(&found);
             }
-            if hits.is_empty() {
+            if found.is_empty() {
                 println!("no message matches (words are matched by stem; stopwords are ignored)");
                 absent_root_hint(&cli.store);
             }
-            for hit in &hits {
+            for resume_cli::Found { hit, .. } in &found {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
                 // A message found through the one before or after it, not its own words.
                 let context = if hit.matched { "" } else { " (context)" };
                 println!("{:>7.3}  {}  {when}  {}  {}{context}: {}", hit.score, hit.id, hit.project, hit.role, shown(&hit.text));
             }
+            print_resume_commands(&found);
             Ok(())
         }
         Command::Sessions(SessionsCommand::List { sort, project, since, json }) => {
@@ -1104,6 +1108,19 @@ fn default_root() -> Result<PathBuf, String> {
     dirs::data_dir()
         .map(|dir| dir.join("mneme"))
         .ok_or_else(|| "no per-user data folder is known on this system; pass --root DIR".to_owned())
+}
+
+/// Under the hits, how to go back to each session found, once per session.
+fn print_resume_commands(found: &[resume_cli::Found]) {
+    let mut seen = std::collections::BTreeSet::new();
+    let commands: Vec<(&str, &str)> =
+        found.iter().filter_map(|f| Some((f.hit.id.as_str(), f.resume.as_deref()?))).filter(|(id, _)| seen.insert(*id)).collect();
+    if !commands.is_empty() {
+        println!("\nresume in its client:");
+        for (id, command) in commands {
+            println!("  {id}: {command}");
+        }
+    }
 }
 
 /// Says on standard error when the store's root folder does not exist: a read found

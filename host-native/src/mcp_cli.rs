@@ -55,7 +55,7 @@ pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
         .build()
         .map_err(|e| format!("cannot start the server's runtime: {e}"))?;
     let served = runtime.block_on(async {
-        let server = Server { jobs, scope };
+        let server = Server { jobs, scope, store: std::sync::Arc::new(store.clone()) };
         let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| format!("the MCP client did not start a session: {e}"))?;
         service.waiting().await.map_err(|e| format!("the MCP session failed: {e}"))?;
         Ok(())
@@ -97,6 +97,8 @@ fn engine_thread(store: &StoreArgs) -> Result<(mpsc::Sender<Job>, std::thread::J
 struct Server {
     jobs: mpsc::Sender<Job>,
     scope: Scope,
+    /// Where the store is, for the commands that resume a session found.
+    store: std::sync::Arc<StoreArgs>,
 }
 
 impl Server {
@@ -281,10 +283,16 @@ impl Server {
     }
 
     #[tool(description = "Search the messages of past sessions: each hit with its session id and project, the message's \
-                          role, time and text, and whether the message itself matched (else it was found through its \
-                          conversation). Read a whole session with show_session.")]
+                          role, time and text, whether the message itself matched (else it was found through its \
+                          conversation), and `resume`, the shell command that continues the session in its own client \
+                          (Claude Code or pi) where one can. Read a whole session with show_session.")]
     async fn search_sessions(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call(move |engine| engine.search(&args.query, count(args.limit, 10), args.project.as_deref(), Window::default())).await
+        let store = self.store.clone();
+        self.call(move |engine| {
+            let hits = engine.search(&args.query, count(args.limit, 10), args.project.as_deref(), Window::default())?;
+            Ok(crate::resume_cli::found(&store, hits))
+        })
+        .await
     }
 
     #[tool(description = "List sessions, most recently updated first: id, project, title, message count, first and last time.")]

@@ -1072,6 +1072,12 @@ class SearchHit(TypedDict):
     id: str
     """The session's id and project."""
     project: str
+    format: Format
+    """The session's dialect: which client resumes it (`claude --resume`,
+    `pi --session`).
+    """
+    cwd: Optional[str]
+    """The folder the session last worked in, where its client resumes it."""
     uuid: str
     """The message's entry."""
     role: str

@@ -112,7 +112,8 @@ export interface Imported {
 }
 export interface Exported { format: ExportFormat; message_count: number; verbatim: boolean; data: Uint8Array }
 /** `matched`: the message itself matches the query; false when it was found through its conversation (the message before or after it, its session). */
-export interface SearchHit { id: string; project: string; uuid: string; role: string; timestamp: string | null; text: string; score: number; matched: boolean }
+/** `format`: the session's dialect, which client resumes it; `cwd`: the folder it last worked in. */
+export interface SearchHit { id: string; project: string; format: "claude" | "pi" | "crab"; cwd: string | null; uuid: string; role: string; timestamp: string | null; text: string; score: number; matched: boolean }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
 /** `content`: the message's blocks (a reply Claude Code split across lines, merged). `model`: the model a reply came from, when its entry names one. */
 export interface ContextMessage { uuid: string; role: string; text: string; content: Block[]; is_compact_summary: boolean; model: string | null }

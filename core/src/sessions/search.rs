@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::Sessions;
 use super::{Parts, group_sessions, transcript_of, with_loaded};
 use crate::error::Error;
+use crate::format::Format;
 use crate::keys;
 use crate::recall::text;
 use crate::recall::{Document, Query, RecallIndex, Window};
@@ -32,6 +33,10 @@ pub struct SearchHit {
     /// The session's id and project.
     pub id: String,
     pub project: String,
+    /// The session's dialect: which client resumes it.
+    pub format: Format,
+    /// The folder the session last worked in, where its client resumes it.
+    pub cwd: Option<String>,
     /// The message's entry.
     pub uuid: String,
     pub role: String,
@@ -46,7 +51,8 @@ pub struct SearchHit {
     pub matched: bool,
 }
 
-const VERSION: u32 = 1;
+// 2: each session's format and cwd.
+const VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Header {
@@ -68,6 +74,10 @@ struct SessionLine {
     id: String,
     #[serde(default)]
     project: String,
+    #[serde(default)]
+    format: Format,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    cwd: String,
     #[serde(default)]
     messages: Vec<MessageLine>,
 }
@@ -139,6 +149,8 @@ impl SearchState {
             let hit = SearchHit {
                 id: line.id.clone(),
                 project: line.project.clone(),
+                format: line.format,
+                cwd: Some(line.cwd.clone()).filter(|cwd| !cwd.is_empty()),
                 uuid: message.uuid,
                 role: message.role,
                 timestamp: message.timestamp,
@@ -211,8 +223,10 @@ impl<S: Storage> Sessions<'_, S> {
         for (key, parts) in stale {
             match self.read_parts(parts).await {
                 Ok(raw) => {
-                    let transcript = with_loaded(&raw, |loaded| transcript_of(&parts.project, &parts.id, 0, loaded));
-                    changed.push(session_line(key, size(parts), transcript));
+                    changed.push(with_loaded(&raw, |loaded| {
+                        let transcript = transcript_of(&parts.project, &parts.id, 0, loaded);
+                        session_line(key, size(parts), transcript, Format::detect(&loaded.lines), loaded.cwd())
+                    }));
                 }
                 // Removed since the listing, or a name this storage cannot serve: not searchable.
                 Err(Error::SessionNotFound { .. } | Error::Storage(StorageError::InvalidKey { .. })) => {}
@@ -228,6 +242,8 @@ impl<S: Storage> Sessions<'_, S> {
                     size: 0,
                     id: String::new(),
                     project: String::new(),
+                    format: Format::default(),
+                    cwd: String::new(),
                     messages: Vec::new(),
                 });
             }
@@ -336,7 +352,7 @@ impl<S: Storage> Sessions<'_, S> {
 }
 
 /// A session's saved line: its messages from users and assistants that have text.
-fn session_line(session: &str, size: u64, transcript: super::Transcript) -> SessionLine {
+fn session_line(session: &str, size: u64, transcript: super::Transcript, format: Format, cwd: &str) -> SessionLine {
     let messages = transcript
         .entries
         .into_iter()
@@ -354,7 +370,16 @@ fn session_line(session: &str, size: u64, transcript: super::Transcript) -> Sess
             })
         })
         .collect();
-    SessionLine { session: String::from(session), gone: false, size, id: transcript.id, project: transcript.project, messages }
+    SessionLine {
+        session: String::from(session),
+        gone: false,
+        size,
+        id: transcript.id,
+        project: transcript.project,
+        format,
+        cwd: String::from(cwd),
+        messages,
+    }
 }
 
 /// How much of a message a hit carries.

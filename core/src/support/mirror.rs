@@ -435,7 +435,10 @@ macro_rules! mirror_wit {
         );
         $crate::mirror_record!($crate::SkippedKey, $sessions::SkippedKey { key, reason });
         $crate::mirror_record!($crate::Listing, $sessions::Listing { sessions, skipped });
-        $crate::mirror_record!($crate::SearchHit, $sessions::SearchHit { id, project, uuid, role, timestamp, text, score, matched });
+        $crate::mirror_record!(
+            $crate::SearchHit,
+            $sessions::SearchHit { id, project, format, cwd, uuid, role, timestamp, text, score, matched }
+        );
         $crate::mirror_enum!($crate::interchange::Source, $sessions::Source { Claude, Pi, Codex, Gemini, Openai });
         $crate::mirror_enum!($crate::interchange::ExportFormat, $sessions::ExportFormat { Claude, Pi, Openai, Markdown });
         $crate::mirror_record!($crate::interchange::Import, $sessions::ImportRequest { data, source, id, cwd, origin, uuid, now_ms });

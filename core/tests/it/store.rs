@@ -2,7 +2,7 @@
 //! several writers, and storage that fails.
 
 use mneme_core::storage::faulty::Faulty;
-use mneme_core::{Error, InMemoryStorage, KeyInfo, Limits, NewEntry, Role, Storage, StorageError, Store, block_on};
+use mneme_core::{Error, Format, InMemoryStorage, KeyInfo, Limits, NewEntry, Role, Storage, StorageError, Store, block_on};
 
 const T0: i64 = 1_771_267_670_590;
 
@@ -355,7 +355,19 @@ mod search_index {
         block_on(store.sessions().append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
         assert_eq!(found(&store, "zebras"), ["u1", "a1"]);
         let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
-        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":1}\n"), "{saved}");
+        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":2}\n"), "{saved}");
+        // An index an earlier version saved, without each session's dialect and folder,
+        // is read again.
+        let earlier = saved.replacen("\"version\":2", "\"version\":1", 1).replace(",\"format\":\"claude\",\"cwd\":\"/p\"", "");
+        assert_ne!(earlier.len(), saved.len(), "{saved}");
+        block_on(storage.replace(INDEX, earlier.as_bytes(), None)).unwrap();
+        let upgraded = block_on(Store::new(&storage).sessions().search("zebras", 1, None, Default::default())).unwrap().remove(0);
+        assert_eq!(upgraded.cwd.as_deref(), Some("/p"));
+        assert_eq!(
+            String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap(),
+            saved,
+            "and saved as this version saves it"
+        );
 
         // A word swapped for another of the same length leaves the session's size as it
         // was: a new store answers from the saved index, without reading the transcript.
@@ -364,6 +376,8 @@ mod search_index {
         block_on(storage.replace(&key, text.replace("zebras", "okapis").as_bytes(), None)).unwrap();
         let fresh = Store::new(&storage);
         assert_eq!(found(&fresh, "zebras"), ["u1", "a1"], "answered from the saved index");
+        let hit = block_on(fresh.sessions().search("zebras", 1, None, Default::default())).unwrap().remove(0);
+        assert_eq!((hit.format, hit.cwd.as_deref()), (Format::Claude, Some("/p")), "the session's dialect and folder kept with it");
         assert!(found(&fresh, "okapis").is_empty());
 
         // A session that grew is read again, its line appended.
