@@ -1,57 +1,107 @@
 """`mneme mcp` driven by the official MCP client (PyPI `mcp`, pinned by `cargo xtask
-setup`) over stdio: the tools and the resource a client lists, each tool called on a
-store the `mneme` CLI wrote, and each refusal. Run by `cargo xtask test` after the Rust
-tests have built target/release/mneme."""
+setup`): the tools and the resource a client lists, each tool called on a store the
+`mneme` CLI wrote, and each refusal — over stdio and over streamable HTTP on a folder,
+and over stdio on a PostgreSQL server. Run by `cargo xtask test` after the Rust tests
+have built target/release/mneme."""
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "host-python" / "tests"))
+from harness import PostgresCluster  # noqa: E402
+
 MNEME = os.environ.get("MNEME", str(HERE.parent / "target/release/mneme"))
 PROJECT = "-work-app"
+# rmcp answers a client's DELETE of its session with 202 Accepted, which the Python
+# client logs as a failed termination (it expects 200 or 204); the session is closed.
+logging.getLogger("mcp.client.streamable_http").setLevel(logging.ERROR)
 failures = 0
 
 
-def mneme(root, *args):
-    subprocess.run([MNEME, "--root", root, *args], check=True, capture_output=True, text=True)
+def mneme(store, *args):
+    return subprocess.run([MNEME, *store, *args], check=True, capture_output=True, text=True).stdout
 
 
-def seed(root):
+async def http_server(store, *args):
+    """`mneme mcp --http 0` on `store`, and the URL it says it serves at."""
+    server = subprocess.Popen([MNEME, *store, "mcp", "--project", PROJECT, "--http", "0", *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = await asyncio.wait_for(asyncio.to_thread(server.stderr.readline), 30)
+    found = re.search(r"http://127\.0\.0\.1:\d+/mcp", said)
+    if not found:
+        server.kill()
+        raise AssertionError(f"mneme mcp --http did not say where it serves: {said!r}")
+    return server, found.group(0)
+
+
+def stop(server):
+    """Stops an HTTP server as Ctrl-C does; its exit status."""
+    server.send_signal(signal.SIGINT)
+    try:
+        return server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        raise
+
+
+@contextlib.asynccontextmanager
+async def connect(store, transport):
+    """The client's streams to a server on `store` over `transport`."""
+    if transport == "stdio":
+        params = StdioServerParameters(command=MNEME, args=[*store, "mcp", "--project", PROJECT])
+        async with stdio_client(params) as (read, write):
+            yield read, write
+        return
+    server, url = await http_server(store)
+    try:
+        async with streamable_http_client(url) as (read, write):
+            yield read, write
+    finally:
+        stop(server)
+
+
+def seed(store):
     """Two sessions and three memories, written by the CLI as a user would."""
-    mneme(root, "append", "s-db", "--cwd", "/work/app", "--role", "user", "--text", "Which database should the billing service use?")
-    mneme(root, "append", "s-db", "--cwd", "/work/app", "--role", "assistant", "--text", "PostgreSQL: the ledger needs transactions.")
-    mneme(root, "append", "s-ui", "--cwd", "/work/other", "--role", "user", "--text", "Make the buttons blue.")
+    mneme(store, "append", "s-db", "--cwd", "/work/app", "--role", "user", "--text", "Which database should the billing service use?")
+    mneme(store, "append", "s-db", "--cwd", "/work/app", "--role", "assistant", "--text", "PostgreSQL: the ledger needs transactions.")
+    mneme(store, "append", "s-ui", "--cwd", "/work/other", "--role", "user", "--text", "Make the buttons blue.")
     for name, kind, description, body in [
         ("db choice", "project", "Billing runs on PostgreSQL", "We chose PostgreSQL for the billing ledger."),
         ("editor", "user", "The user edits in Helix", "Prefers Helix with its default keys."),
         ("deploys", "reference", "Deploys go through the release train", "Every Thursday."),
     ]:
-        mneme(root, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
+        mneme(store, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
 
 
 def test(name):
     def wrap(body):
-        async def run(root):
+        async def run(setup):
             global failures
             start = time.monotonic()
             try:
-                params = StdioServerParameters(command=MNEME, args=["--root", root, "mcp", "--project", PROJECT])
-                async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                async with connect(STORE, setup) as (read, write), ClientSession(read, write) as client:
                     await asyncio.wait_for(client.initialize(), 60)
                     await asyncio.wait_for(body(client), 60)
-                print(f"ok   {name} ({round((time.monotonic() - start) * 1000)} ms)", flush=True)
+                print(f"ok   {name} [{SETUP}] ({round((time.monotonic() - start) * 1000)} ms)", flush=True)
             except Exception as error:  # a failed check, or the server gone
                 failures += 1
-                print(f"FAIL {name}", flush=True)
+                print(f"FAIL {name} [{SETUP}]", flush=True)
                 for cause in leaves(error):
                     print(f"     {type(cause).__name__}: {cause}", flush=True)
 
@@ -157,8 +207,7 @@ def text_of(result):
 
 
 def memory_cli(*args):
-    done = subprocess.run([MNEME, "--root", ROOT, "memory", "--project", PROJECT, *args], check=True, capture_output=True, text=True)
-    return done.stdout
+    return mneme(STORE, "memory", "--project", PROJECT, *args)
 
 
 @test("the memory tool writes, reads, edits, renames and archives files under /memories, memories the CLI and recall see")
@@ -230,20 +279,39 @@ async def refusals(client):
         assert "mneme://memory/MEMORY.md" in str(error), error
 
 
+CASES = [lists, recall, search, listing, show, instructions, memory_md, refusals, memory_tool, memory_tool_refusals]
+# The store and transport the cases run on.
+STORE: list[str] = []
+SETUP = ""
+
+
+async def every_case(store, transport, label):
+    global STORE, SETUP
+    STORE, SETUP = store, label
+    seed(store)
+    for case in CASES:
+        await case(transport)
+
+
 async def main():
     if not Path(MNEME).exists():
         sys.exit(f"error: no mneme at {MNEME} (cargo xtask test builds it)")
-    global ROOT
+    for transport in ["stdio", "http"]:
+        with tempfile.TemporaryDirectory() as root:
+            await every_case(["--root", root], transport, f"folder, {transport}")
+    cluster = PostgresCluster()
+    try:
+        await every_case(["--store", cluster.url], "stdio", "PostgreSQL, stdio")
+        await four_servers_write_at_once(["--store", cluster.url], "PostgreSQL")
+    finally:
+        cluster.close()
     with tempfile.TemporaryDirectory() as root:
-        ROOT = root
-        seed(root)
-        for case in [lists, recall, search, listing, show, instructions, memory_md, refusals, memory_tool, memory_tool_refusals]:
-            await case(root)
-    await four_servers_write_at_once()
+        await four_servers_write_at_once(["--root", root], "folder")
+    await http_server_lifecycle()
     # A client that closes the server's input ends it: the server does not wait for the
     # client to kill it.
     with tempfile.TemporaryDirectory() as root:
-        seed(root)
+        seed(["--root", root])
         server = subprocess.Popen([MNEME, "--root", root, "mcp", "--project", PROJECT], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
         server.stdin.write((json.dumps(hello) + "\n").encode())
@@ -280,36 +348,85 @@ async def main():
     print("every MCP test passed")
 
 
-async def four_servers_write_at_once():
+async def report(name, check):
+    """Runs `check` (awaited when it is a coroutine), printing ok or FAIL with what failed."""
+    global failures
+    try:
+        done = check()
+        if asyncio.iscoroutine(done):
+            await done
+        print(f"ok   {name}", flush=True)
+    except Exception as error:
+        failures += 1
+        print(f"FAIL {name}", flush=True)
+        for cause in leaves(error):
+            print(f"     {type(cause).__name__}: {cause}", flush=True)
+
+
+async def four_servers_write_at_once(store, label):
     """Four MCP servers over one store, each writing memories through the memory tool
     at the same time: every memory is kept, and MEMORY.md lists each once."""
-    global failures
+    expected = sorted(f"agent{n}_fact{i}" for n in range(4) for i in range(5))
+
+    async def writer(n):
+        params = StdioServerParameters(command=MNEME, args=[*store, "mcp", "--project", PROJECT])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            for i in range(5):
+                path = f"/memories/agent{n}_fact{i}.md"
+                result = await client.call_tool("memory", {"command": "create", "path": path, "file_text": f"Agent {n} learned fact {i}.\n"})
+                assert not result.is_error, result.content[0].text
+
+    async def check():
+        await asyncio.wait_for(asyncio.gather(*(writer(n) for n in range(4))), 120)
+        # The store may hold other memories: these writers' are named agent…
+        listed = sorted(m["file"] for m in json.loads(mneme(store, "memory", "--project", PROJECT, "list", "--json")) if m["file"].startswith("agent"))
+        assert listed == expected, (listed, expected)
+        index = [line for line in mneme(store, "memory", "--project", PROJECT, "load").splitlines() if line.startswith("- [agent")]
+        in_index = sorted(line.split("](")[1].split(".md)")[0] for line in index)
+        assert in_index == expected, (in_index, expected)
+
+    await report(f"four servers over one store write 20 memories at once: every memory kept, MEMORY.md lists each once [{label}]", check)
+
+
+async def http_server_lifecycle():
+    """What only HTTP has: a web page's request is refused, and the server stops on
+    Ctrl-C or SIGTERM with status 0."""
     with tempfile.TemporaryDirectory() as root:
+        store = ["--root", root]
+        seed(store)
+        server, url = await http_server(store)
         try:
-            async def writer(n):
-                params = StdioServerParameters(command=MNEME, args=["--root", root, "mcp", "--project", PROJECT])
-                async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-                    await client.initialize()
-                    for i in range(5):
-                        path = f"/memories/agent{n}_fact{i}.md"
-                        result = await client.call_tool("memory", {"command": "create", "path": path, "file_text": f"Agent {n} learned fact {i}.\n"})
-                        assert not result.is_error, result.content[0].text
+            hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Origin": "https://evil.example"}
+            request = urllib.request.Request(url, data=json.dumps(hello).encode(), headers=headers, method="POST")
 
-            await asyncio.wait_for(asyncio.gather(*(writer(n) for n in range(4))), 120)
-            index = (Path(root) / "projects" / PROJECT / "memory" / "MEMORY.md").read_text()
-            lines = [line for line in index.splitlines() if line.strip()]
-            expected = sorted(f"agent{n}_fact{i}.md" for n in range(4) for i in range(5))
-            listed = sorted(line.split("](")[1].split(")")[0] for line in lines)
-            assert listed == expected, (listed, expected)
-            files = sorted(p.name for p in (Path(root) / "projects" / PROJECT / "memory").glob("agent*.md"))
-            assert files == expected, files
-            print("ok   four servers over one store write 20 memories at once: every file kept, MEMORY.md lists each once", flush=True)
-        except Exception as error:
-            failures += 1
-            print("FAIL four servers over one store write 20 memories at once", flush=True)
-            for cause in leaves(error):
-                print(f"     {type(cause).__name__}: {cause}", flush=True)
+            def refused_from_a_page():
+                try:
+                    urllib.request.urlopen(request, timeout=20)
+                    raise AssertionError("a request with a web page's Origin was served")
+                except urllib.error.HTTPError as error:
+                    assert error.code == 403, error.code
+
+            await report("over HTTP, a request from a web page (an Origin header) is refused with 403", refused_from_a_page)
+        finally:
+            interrupted = stop(server)
+        await report("over HTTP, Ctrl-C stops the server with status 0", lambda: _equal(interrupted, 0))
+        server, _ = await http_server(store)
+        server.terminate()
+        terminated = server.wait(timeout=20)
+        await report("over HTTP, SIGTERM stops the server with status 0", lambda: _equal(terminated, 0))
+        busy, url = await http_server(store)
+        try:
+            port = url.split(":")[2].split("/")[0]
+            taken = subprocess.run([MNEME, *store, "mcp", "--project", PROJECT, "--http", port], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+            await report("over HTTP, a port already taken is refused with a message naming it", lambda: _equal((taken.returncode != 0, f"127.0.0.1:{port}" in taken.stderr), (True, True)))
+        finally:
+            stop(busy)
 
 
-ROOT = ""
+def _equal(actual, expected):
+    assert actual == expected, (actual, expected)
+
+
 asyncio.run(main())

@@ -3,7 +3,7 @@
 // A client must send the model exactly the conversation Mneme's `resume` gives, and
 // Mneme must resume what the client appended. Run by `cargo xtask test` after the Rust
 // tests have built target/release/mneme.
-import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -282,20 +282,39 @@ async function piSession(name) {
   };
   return { root, work, env, file, id: file.replace(/\.jsonl$/, ""), resume };
 }
+/** `mneme <args> --http 0`: the URL it serves at, and `stop()`, which sends SIGINT and gives its exit status. */
+async function mcpOverHttp(args) {
+  const server = spawn(MNEME, [...args, "--http", "0"], { env: MNEME_ENV, stdio: ["ignore", "ignore", "pipe"] });
+  const exited = new Promise((resolve) => server.on("exit", (code) => resolve(code)));
+  const url = await new Promise((resolve, reject) => {
+    let said = "";
+    server.stderr.on("data", (chunk) => {
+      said += chunk;
+      const found = said.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      if (found) resolve(found[0]);
+    });
+    exited.then((code) => reject(new Error(`mneme mcp --http exited (${code}) before serving: ${said}`)));
+  });
+  return { url, stop: () => (server.kill("SIGINT"), exited) };
+}
+
 try {
   // Claude Code loads `mneme mcp` from an --mcp-config file; the mock model calls its
   // tools as a model would (writes a memory with the memory tool, recalls it, searches
   // the sessions), and Claude Code must send the model Mneme's answers in its next
   // requests.
-  await test("Claude Code calls mneme mcp's tools: the memory written, the memory recalled and the session found reach the model in Claude Code's next requests", async () => {
+  for (const transport of ["stdio", "http"]) await test(`Claude Code calls mneme mcp's tools over ${transport}: the memory written, the memory recalled and the session found reach the model in Claude Code's next requests`, async () => {
     // Tool search (on by default) sends MCP tools only after the model asks for them.
-    const { run } = claudeCode("claude-mcp", { ENABLE_TOOL_SEARCH: "false" });
-    const store = join(scratch, "mcp-store");
+    const { run } = claudeCode(`claude-mcp-${transport}`, { ENABLE_TOOL_SEARCH: "false" });
+    const store = join(scratch, `mcp-store-${transport}`);
     mneme("--root", store, "memory", "--project", "-p", "add", "--name", "db choice", "--type", "project", "--description", "Billing runs on PostgreSQL", "--body", "We chose PostgreSQL for the billing ledger.");
     const old = "5a7e0c2d-9b14-4f6a-8c3e-2d1f0b9a8e7c";
     mneme("--root", store, "append", old, "--role", "user", "--cwd", "/old", "--text", "the ledger needs transactions");
-    const config = join(scratch, "mcp.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { mneme: { command: MNEME, args: ["--root", store, "mcp", "--project", "-p"], env: MNEME_ENV } } }));
+    const config = join(scratch, `mcp-${transport}.json`);
+    const args = ["--root", store, "mcp", "--project", "-p"];
+    const server = transport === "http" ? await mcpOverHttp(args) : null;
+    const entry = server ? { type: "http", url: server.url } : { command: MNEME, args, env: MNEME_ENV };
+    writeFileSync(config, JSON.stringify({ mcpServers: { mneme: entry } }));
     const calls = [
       { type: "tool_use", id: "toolu_mcp_memory", name: "mcp__mneme__memory", input: { command: "create", path: "/memories/deploy_day.md", file_text: "Deploys to billing happen on Tuesdays.\n" } },
       { type: "tool_use", id: "toolu_mcp_recall", name: "mcp__mneme__recall", input: { query: "which database for billing" } },
@@ -329,6 +348,7 @@ try {
       assertEqual(found[0].resume, `cd /old && CLAUDE_CONFIG_DIR=${store} claude --resume ${old}`, "and the command that resumes its session");
     } finally {
       api.script = null;
+      if (server) assertEqual(await server.stop(), 0, "the HTTP server stopped by SIGINT exits with status 0");
     }
   });
 

@@ -1,13 +1,17 @@
 //! `mneme mcp`: a store's memory and sessions as the tools of a Model Context Protocol
-//! server on stdio, built on the official Rust SDK (rmcp), so any MCP client (Claude
-//! Code, Claude Desktop, Cursor, an agent framework) can recall memories and search and
-//! read past sessions.
+//! server on stdio (or streamable HTTP on 127.0.0.1), built on the official Rust SDK
+//! (rmcp), so any MCP client (Claude Code, Claude Desktop, Cursor, an agent framework)
+//! can recall memories and search and read past sessions.
 //!
 //! The engine is the CLI's (`--engine`, `--root`, `--claude-home`, `--store`), opened
 //! once on a thread of its own: the engine is not `Send`, and one thread running the
 //! requests in turn is what the store's locks expect of one process anyway.
 
-use std::sync::mpsc;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, mpsc};
+
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
 
 use mneme_host::core::memory::store::{RecallHit, Scope};
 use mneme_host::core::{Window, keys};
@@ -18,8 +22,11 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use crate::{CliResult, StoreArgs};
 
@@ -36,6 +43,11 @@ pub struct McpArgs {
     /// Recall the global memories (memory/) instead of a project's
     #[arg(long)]
     global: bool,
+    /// Serve streamable HTTP on 127.0.0.1, on this port (0: any free one), instead of
+    /// stdio; the address is printed on standard error. Every client session shares the
+    /// one store; Ctrl-C (or SIGTERM) stops the server
+    #[arg(long, value_name = "PORT")]
+    http: Option<u16>,
 }
 
 type Job = Box<dyn FnOnce(&mut dyn Engine<Error>) + Send>;
@@ -54,11 +66,12 @@ pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server's runtime: {e}"))?;
+    let server = Server { jobs, scope, store: Arc::new(store.clone()) };
     let served = runtime.block_on(async {
-        let server = Server { jobs, scope, store: std::sync::Arc::new(store.clone()) };
-        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| format!("the MCP client did not start a session: {e}"))?;
-        service.waiting().await.map_err(|e| format!("the MCP session failed: {e}"))?;
-        Ok(())
+        match args.http {
+            None => serve_stdio(server).await,
+            Some(port) => serve_http(server, port).await,
+        }
     });
     // Requests still running when the client left hold the server, and with it the
     // engine's queue: the runtime goes first, so the engine's thread finishes the job
@@ -66,6 +79,64 @@ pub fn run(store: &StoreArgs, args: McpArgs) -> CliResult {
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     engine.join().map_err(|_| "the store's thread failed".to_owned())?;
     served
+}
+
+async fn serve_stdio(server: Server) -> CliResult {
+    let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| format!("the MCP client did not start a session: {e}"))?;
+    service.waiting().await.map_err(|e| format!("the MCP session failed: {e}"))?;
+    Ok(())
+}
+
+/// Serves rmcp's streamable HTTP service on 127.0.0.1 only (its default host check
+/// refuses other `Host`s, against DNS rebinding), a task per connection, until a signal
+/// to stop.
+async fn serve_http(server: Server, port: u16) -> CliResult {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (is another server on that port? 0 takes any free one)"))?;
+    let address = listener.local_addr().map_err(|e| format!("cannot read the address listened on: {e}"))?;
+    let stop = CancellationToken::new();
+    // A request from a web page carries an `Origin`: none is allowed, so a page the user
+    // opens cannot reach their memories; MCP clients send none.
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()).enforce_origin_validation();
+    let service =
+        TowerToHyperService::new(StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config));
+    eprintln!("mneme mcp: serving streamable HTTP at http://{address}/mcp (Ctrl-C stops it)");
+    let stopped = stop_signal();
+    tokio::pin!(stopped);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                // A connection that failed to be accepted (the client gone, too many
+                // files open) is that client's failure, not the server's.
+                let Ok((stream, _)) = accepted else { continue };
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+            signal = &mut stopped => {
+                stop.cancel();
+                return signal;
+            }
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or, on Unix, SIGTERM (what a service manager sends).
+async fn stop_signal() -> CliResult {
+    let interrupted = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+        tokio::select! {
+            done = interrupted => done.map_err(|e| format!("cannot watch for Ctrl-C: {e}")),
+            _ = terminate.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    interrupted.await.map_err(|e| format!("cannot watch for Ctrl-C: {e}"))
 }
 
 /// Opens the store on a thread that then runs each job it is sent, in turn, until the
@@ -98,7 +169,7 @@ struct Server {
     jobs: mpsc::Sender<Job>,
     scope: Scope,
     /// Where the store is, for the commands that resume a session found.
-    store: std::sync::Arc<StoreArgs>,
+    store: Arc<StoreArgs>,
 }
 
 impl Server {
