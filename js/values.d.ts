@@ -523,6 +523,19 @@ export interface Shown {
   history: Array<Memory>;
 }
 
+/**
+ * One call of the memory tool, as the model gets it back: the fields of its
+ * tool_result block.
+ */
+export interface MemoryToolResult {
+  content: string;
+  /**
+   * The tool refused the call (a path outside `/memories`, a file that exists,
+   * text not found): `content` says why.
+   */
+  is_error: boolean;
+}
+
 /** What of MEMORY.md a model loads (Claude Code: 200 lines, 25,000 UTF-16 units). */
 export interface Caps {
   lines: number;

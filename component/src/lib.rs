@@ -406,7 +406,12 @@ impl memory::Guest for Component {
     ) -> Result<memory::Memory, types::Error> {
         run(store(handle).memory().memory_forget(&scope.mirror(), &file, now_ms))
     }
-    fn memory_tool(handle: sessions::StoreBorrow<'_>, scope: memory::Scope, input: String, now_ms: i64) -> Result<String, types::Error> {
+    fn memory_tool(
+        handle: sessions::StoreBorrow<'_>,
+        scope: memory::Scope,
+        input: String,
+        now_ms: i64,
+    ) -> Result<memory::MemoryToolResult, types::Error> {
         run(store(handle).memory().memory_tool(&scope.mirror(), &input, now_ms))
     }
     fn memory_link(

@@ -20,6 +20,7 @@ use crate::memory::file::{LinkKind, Memory};
 use crate::memory::instructions::{Instructions, Request};
 use crate::memory::memory_md::{Caps, Loaded};
 use crate::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use crate::memory::tool::MemoryToolResult;
 use crate::message::{Injection, Provider, Turn};
 use crate::recall::Window;
 use crate::recall::embed::EmbeddingsInfo;
@@ -110,7 +111,7 @@ pub trait Engine<E: EngineError = Error> {
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, E>;
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, E>;
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, E>;
-    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, E>;
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, E>;
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E>;
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, E>;
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, E>;
@@ -394,7 +395,7 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, E> {
         Ok(block_on(self.memory().memory_forget(scope, file, now_ms))?)
     }
-    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, E> {
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, E> {
         Ok(block_on(self.memory().memory_tool(scope, input, now_ms))?)
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, E> {

@@ -17,6 +17,7 @@ use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::tool::MemoryToolResult;
 use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
@@ -393,7 +394,7 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_forget(s, h, &scope, file, now_ms))
     }
-    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
         let scope: memory::Scope = scope.clone().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_tool(s, h, &scope, input, now_ms))
     }

@@ -344,11 +344,8 @@ impl Server {
         let (scope, now) = (self.scope.clone(), crate::now_ms());
         let input = serde_json::to_string(&args).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(match self.on_engine(move |engine| engine.memory_tool(&scope, &input, now)).await? {
-            Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer)]),
-            // A refusal is said in the model's words, as the API's own tool says it.
-            Err(Error::Session(mneme_host::core::Error::InvalidArgument(refusal))) => {
-                CallToolResult::error(vec![ContentBlock::text(refusal)])
-            }
+            Ok(result) if result.is_error => CallToolResult::error(vec![ContentBlock::text(result.content)]),
+            Ok(result) => CallToolResult::success(vec![ContentBlock::text(result.content)]),
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
         })
     }

@@ -84,6 +84,7 @@ export const checkLoadedInstructions: Same<Api.LoadedInstructions, Wit.LoadedIns
 export const checkMemory: Same<Api.Memory, Wit.Memory> = true;
 export const checkMemoryChange: Takes<Api.MemoryChange, Wit.Change> = true;
 export const checkMemoryIndexReport: Same<Api.MemoryIndexReport, Wit.MemoryIndexReport> = true;
+export const checkMemoryToolResult: Same<Api.MemoryToolResult, Wit.MemoryToolResult> = true;
 export const checkMemoryType: Accepts<Api.MemoryType, Wit.MemoryType> = true;
 export const checkNear: Takes<Api.Near, Wit.Near> = true;
 export const checkNewMemory: Takes<Api.NewMemory, Wit.NewMemory> = true;

@@ -63,6 +63,7 @@ from .types import (
     LoadedInstructions,
     Memory,
     MemoryIndexReport,
+    MemoryToolResult,
     Near,
     Plan,
     ProviderContext,
@@ -1082,10 +1083,11 @@ class Mneme:
         """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
         return self._memory("memory-forget", project, _text("file", file), _now_ms(now))
 
-    def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> str:
+    def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> MemoryToolResult:
         """Runs one call of Claude's memory tool (``memory_20250818``): ``input`` is the
-        tool_use block's input, the answer the tool_result's text. A refusal raises
-        :class:`MnemeError` (``invalid-argument``) whose message the model can act on."""
+        tool_use block's input; the result is its tool_result's ``{content, is_error}``
+        (``is_error``: the tool refused the call, in words the model can act on).
+        :class:`MnemeError` is the caller's or the store's failure."""
         if not isinstance(input, dict):
             raise MnemeError("invalid-argument", "input must be the tool_use block's input, a dict with `command`")
         return self._memory("memory-tool", project, json.dumps(input), _now_ms(now))

@@ -503,6 +503,17 @@ class Shown(TypedDict):
     """The memories it superseded and that superseded it, oldest first, itself included."""
 
 
+class MemoryToolResult(TypedDict):
+    """One call of the memory tool, as the model gets it back: the fields of its
+    tool_result block.
+    """
+    content: str
+    is_error: bool
+    """The tool refused the call (a path outside `/memories`, a file that exists,
+    text not found): `content` says why.
+    """
+
+
 class Caps(TypedDict):
     """What of MEMORY.md a model loads (Claude Code: 200 lines, 25,000 UTF-16 units)."""
     lines: int

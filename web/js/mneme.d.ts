@@ -274,7 +274,7 @@ export interface Sessions {
   /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
   /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input, the answer the tool_result's text. A refusal throws a MnemeError (`invalid-argument`) whose message the model can act on. */
-  memoryTool(scope: string | null, input: MemoryToolInput, now?: number): Promise<string>;
+  memoryTool(scope: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
   memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
@@ -352,6 +352,8 @@ export interface Sessions {
 export type MemoryType = "user" | "feedback" | "project" | "reference";
 export type LinkKind = "relates_to" | "contradicts" | "extends" | "derived_from";
 /** The input of a tool_use block of Claude's memory tool (`memory_20250818`). */
+/** One call of the memory tool as the model gets it back: the fields of its tool_result block (`is_error`: the tool refused the call, `content` says why). */
+export interface MemoryToolResult { content: string; is_error: boolean }
 export type MemoryToolInput =
   | { command: "view"; path: string; view_range?: [number, number] }
   | { command: "create"; path: string; file_text: string }

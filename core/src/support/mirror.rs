@@ -337,6 +337,7 @@ macro_rules! mirror_wit {
         $crate::mirror_record!($crate::memory::store::EmbeddingPlan, $memory::EmbeddingPlan { model, files, versions, texts });
         $crate::mirror_record!($crate::memory::store::Near, $memory::Near { model, vector });
         $crate::mirror_record!($crate::memory::store::Shown, $memory::Shown { memory, history });
+        $crate::mirror_record!($crate::memory::tool::MemoryToolResult, $memory::MemoryToolResult { content, is_error });
         $crate::mirror_record!($crate::memory::memory_md::Caps, $memory::Caps { lines, units });
         $crate::mirror_record!($crate::memory::memory_md::Loaded, $memory::Loaded { text, left_out });
         $crate::mirror_record!(

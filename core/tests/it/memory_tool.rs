@@ -5,6 +5,8 @@
 
 use mneme_core::memory::file::MemoryType;
 use mneme_core::memory::store::{Filter, Scope};
+use mneme_core::memory::tool::MemoryToolResult;
+use mneme_core::storage::faulty::Faulty;
 use mneme_core::{Error, InMemoryStorage, Storage, Store, block_on};
 use serde_json::json;
 
@@ -14,15 +16,18 @@ fn scope() -> Scope {
     Scope::Project("-home-u-app".into())
 }
 
-fn tool(store: &Store<impl Storage>, input: serde_json::Value) -> Result<String, Error> {
-    block_on(store.memory().memory_tool(&scope(), &input.to_string(), T0))
+/// The tool's answer, or the refusal it gave the model (`is_error`); an engine error
+/// is no answer at all.
+fn tool(store: &Store<impl Storage>, input: serde_json::Value) -> Result<String, String> {
+    match block_on(store.memory().memory_tool(&scope(), &input.to_string(), T0)) {
+        Ok(MemoryToolResult { content, is_error: false }) => Ok(content),
+        Ok(MemoryToolResult { content, is_error: true }) => Err(content),
+        Err(error) => panic!("{input} failed in the engine: {error:?}"),
+    }
 }
 
 fn refusal(store: &Store<impl Storage>, input: serde_json::Value) -> String {
-    match tool(store, input.clone()) {
-        Err(Error::InvalidArgument(message)) => message,
-        other => panic!("{input} was not refused: {other:?}"),
-    }
+    tool(store, input.clone()).expect_err(&format!("{input} was not refused"))
 }
 
 fn file(storage: &InMemoryStorage, key: &str) -> Option<String> {
@@ -118,7 +123,7 @@ fn edits_rewrite_the_memory_and_keep_what_the_model_has_no_say_in() {
         &json!({"command": "insert", "path": "/memories/prefs.md", "insert_line": 2, "insert_text": "Font: Iosevka\n"}).to_string(),
         T0 + 5,
     ));
-    assert_eq!(later.unwrap(), "The file /memories/prefs.md has been edited.");
+    assert_eq!(later.unwrap().content, "The file /memories/prefs.md has been edited.");
     let memory = block_on(store.memory().memory_get(&scope(), "prefs")).unwrap();
     assert_eq!(memory.body, "Spaces over spaces.\nLight theme.\nFont: Iosevka\n");
     assert_eq!((memory.created_ms, memory.updated_ms), (Some(T0), Some(T0 + 5)), "created stays, updated moves");
@@ -242,4 +247,22 @@ fn secrets_are_taken_out_before_anything_is_written() {
     assert!(created.starts_with("File created successfully at: /memories/keys.md (secrets taken out before it was written: "), "{created}");
     let written = file(&storage, "projects/-home-u-app/memory/keys.md").unwrap();
     assert!(!written.contains(&key), "{written}");
+}
+
+#[test]
+fn a_refusal_is_the_models_answer_and_a_callers_mistake_or_a_failing_store_an_error() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let refused = block_on(store.memory().memory_tool(&scope(), r#"{"command": "view", "path": "/etc"}"#, T0)).unwrap();
+    assert_eq!(refused, MemoryToolResult { content: "Path must start with /memories, got: /etc".into(), is_error: true });
+    let elsewhere = Scope::Project("../elsewhere".into());
+    let wrong_scope = block_on(store.memory().memory_tool(&elsewhere, r#"{"command": "view", "path": "/memories"}"#, T0));
+    assert!(matches!(wrong_scope, Err(Error::InvalidProject { .. })), "{wrong_scope:?}");
+    let failing = Faulty::new(InMemoryStorage::new(), 1).forever();
+    let failed = block_on(Store::new(&failing).memory().memory_tool(
+        &scope(),
+        r#"{"command": "create", "path": "/memories/a.md", "file_text": "x"}"#,
+        T0,
+    ));
+    assert!(matches!(failed, Err(Error::Storage(_))), "{failed:?}");
 }

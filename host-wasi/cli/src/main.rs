@@ -27,6 +27,7 @@ use mneme_core::memory::file::{LinkKind, Memory};
 use mneme_core::memory::instructions::{Instructions, Request};
 use mneme_core::memory::memory_md::{Caps, Loaded};
 use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::tool::MemoryToolResult;
 use mneme_core::recall::embed::EmbeddingsInfo;
 use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
@@ -407,7 +408,7 @@ impl Engine<Error> for Imported {
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
         memory::memory_forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
     }
-    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<String, Error> {
+    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
         memory::memory_tool(&self.store, &scope.clone().mirror(), input, now_ms).mirror()
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
