@@ -22,6 +22,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "host-python" / "tests"))
@@ -39,15 +40,19 @@ def mneme(store, *args):
     return subprocess.run([MNEME, *store, *args], check=True, capture_output=True, text=True).stdout
 
 
-async def http_server(store, *args):
-    """`mneme mcp --http 0` on `store`, and the URL it says it serves at."""
-    server = subprocess.Popen([MNEME, *store, "mcp", "--project", PROJECT, "--http", "0", *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    said = await asyncio.wait_for(asyncio.to_thread(server.stderr.readline), 30)
-    found = re.search(r"http://127\.0\.0\.1:\d+/mcp", said)
-    if not found:
+async def http_server(store, env=None):
+    """`mneme mcp --http 0` on `store`, the URL it says it serves at and the header it
+    says every request must carry."""
+    server = subprocess.Popen([MNEME, *store, "mcp", "--project", PROJECT, "--http", "0"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    said = ""
+    for _ in range(3):
+        said += await asyncio.wait_for(asyncio.to_thread(server.stderr.readline), 30)
+    url = re.search(r"http://127\.0\.0\.1:\d+/mcp", said)
+    header = re.search(r"`Authorization: (Bearer \S+)`", said)
+    if not url or not header:
         server.kill()
-        raise AssertionError(f"mneme mcp --http did not say where it serves: {said!r}")
-    return server, found.group(0)
+        raise AssertionError(f"mneme mcp --http did not say where it serves and with which token: {said!r}")
+    return server, url.group(0), {"Authorization": header.group(1)}
 
 
 def stop(server):
@@ -68,16 +73,16 @@ async def connect(store, transport):
         async with stdio_client(params) as (read, write):
             yield read, write
         return
-    server, url = await http_server(store)
+    server, url, headers = await http_server(store)
     try:
-        async with streamable_http_client(url) as (read, write):
+        async with create_mcp_http_client(headers=headers) as http, streamable_http_client(url, http_client=http) as (read, write):
             yield read, write
     finally:
         stop(server)
 
 
 def seed(store):
-    """Two sessions and three memories, written by the CLI as a user would."""
+    """Two sessions, three memories of the project and one global, written by the CLI as a user would."""
     mneme(store, "append", "s-db", "--cwd", "/work/app", "--role", "user", "--text", "Which database should the billing service use?")
     mneme(store, "append", "s-db", "--cwd", "/work/app", "--role", "assistant", "--text", "PostgreSQL: the ledger needs transactions.")
     mneme(store, "append", "s-ui", "--cwd", "/work/other", "--role", "user", "--text", "Make the buttons blue.")
@@ -87,6 +92,7 @@ def seed(store):
         ("deploys", "reference", "Deploys go through the release train", "Every Thursday."),
     ]:
         mneme(store, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
+    mneme(store, "memory", "--global", "add", "--name", "tabs", "--type", "user", "--description", "The user indents with tabs", "--body", "Tabs, always.")
 
 
 def test(name):
@@ -129,7 +135,7 @@ def refusal(result):
     return result.content[0].text
 
 
-@test("the server lists its six tools, each with a description and a schema of its arguments, and MEMORY.md")
+@test("the server lists its six tools, each with a description and a schema of its arguments, and the project's and the global MEMORY.md")
 async def lists(client):
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert sorted(tools) == ["instructions", "list_sessions", "memory", "recall", "search_sessions", "show_session"], sorted(tools)
@@ -142,7 +148,7 @@ async def lists(client):
     assert tools["recall"].input_schema["required"] == ["query"], tools["recall"].input_schema
     assert tools["show_session"].input_schema["required"] == ["id"]
     resources = (await client.list_resources()).resources
-    assert [str(r.uri) for r in resources] == ["mneme://memory/MEMORY.md"], resources
+    assert [str(r.uri) for r in resources] == ["mneme://memory/MEMORY.md", "mneme://memory/global/MEMORY.md"], resources
 
 
 @test("recall finds the project's memory by its words and says why")
@@ -260,11 +266,14 @@ async def memory_tool_refusals(client):
     assert not files & {"cron", "notes", "huge", "aux", "memory"}, files
 
 
-@test("MEMORY.md reads as the index a session loads")
+@test("each MEMORY.md reads as the index a session loads: the project's, and the global one")
 async def memory_md(client):
     read = await client.read_resource("mneme://memory/MEMORY.md")
     text = read.contents[0].text
-    assert "db_choice.md" in text and "Billing runs on PostgreSQL" in text, text
+    assert "db_choice.md" in text and "Billing runs on PostgreSQL" in text and "tabs.md" not in text, text
+    read = await client.read_resource("mneme://memory/global/MEMORY.md")
+    text = read.contents[0].text
+    assert "tabs.md" in text and "db_choice.md" not in text, text
 
 
 @test("refusals: an unknown session, missing arguments and an unknown resource, each in words a model can act on")
@@ -276,7 +285,7 @@ async def refusals(client):
         await client.read_resource("mneme://memory/other.md")
         raise AssertionError("an unknown resource was read")
     except Exception as error:
-        assert "mneme://memory/MEMORY.md" in str(error), error
+        assert "mneme://memory/MEMORY.md" in str(error) and "mneme://memory/global/MEMORY.md" in str(error), error
 
 
 CASES = [lists, recall, search, listing, show, instructions, memory_md, refusals, memory_tool, memory_tool_refusals]
@@ -390,39 +399,51 @@ async def four_servers_write_at_once(store, label):
 
 
 async def http_server_lifecycle():
-    """What only HTTP has: a web page's request is refused, and the server stops on
-    Ctrl-C or SIGTERM with status 0."""
+    """What only HTTP has: a request without the token, from a web page or to another
+    host name is refused; a token of the user's own; Ctrl-C or SIGTERM stop the server
+    with status 0; a port taken is named."""
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+
+    def status(url, headers):
+        """The HTTP status of an initialize request with `headers`."""
+        sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
+        request = urllib.request.Request(url, data=json.dumps(hello).encode(), headers=sent, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
     with tempfile.TemporaryDirectory() as root:
         store = ["--root", root]
         seed(store)
-        server, url = await http_server(store)
+        server, url, token = await http_server(store)
         try:
-            hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Origin": "https://evil.example"}
-            request = urllib.request.Request(url, data=json.dumps(hello).encode(), headers=headers, method="POST")
-
-            def refused_from_a_page():
-                try:
-                    urllib.request.urlopen(request, timeout=20)
-                    raise AssertionError("a request with a web page's Origin was served")
-                except urllib.error.HTTPError as error:
-                    assert error.code == 403, error.code
-
-            await report("over HTTP, a request from a web page (an Origin header) is refused with 403", refused_from_a_page)
+            await report("over HTTP, the token printed is what a request needs", lambda: _equal(status(url, token), 200))
+            await report("over HTTP, a request without the token, or with another, is refused with 401", lambda: _equal(
+                (status(url, {}), status(url, {"Authorization": "Bearer " + "0" * 32}), status(url, {"Authorization": token["Authorization"][:-1]})), (401, 401, 401)))
+            await report("over HTTP, a request from a web page (an Origin header) is refused with 403", lambda: _equal(status(url, {**token, "Origin": "https://evil.example"}), 403))
+            port = url.split(":")[2].split("/")[0]
+            await report("over HTTP, a request to another host name (DNS rebinding) is refused with 403", lambda: _equal(status(url, {**token, "Host": f"evil.example:{port}"}), 403))
         finally:
             interrupted = stop(server)
         await report("over HTTP, Ctrl-C stops the server with status 0", lambda: _equal(interrupted, 0))
-        server, _ = await http_server(store)
+        server, _, _ = await http_server(store)
         server.terminate()
         terminated = server.wait(timeout=20)
-        await report("over HTTP, SIGTERM stops the server with status 0", lambda: _equal(terminated, 0))
-        busy, url = await http_server(store)
+        await report("over HTTP, SIGTERM as soon as the address is printed stops the server with status 0", lambda: _equal(terminated, 0))
+        chosen = {**os.environ, "MNEME_MCP_TOKEN": "a-token-of-my-own-1234"}
+        server, url, token = await http_server(store, chosen)
         try:
+            await report("over HTTP, $MNEME_MCP_TOKEN is the token, named and not printed", lambda: _equal(
+                (token, status(url, {"Authorization": "Bearer a-token-of-my-own-1234"})), ({"Authorization": "Bearer $MNEME_MCP_TOKEN"}, 200)))
             port = url.split(":")[2].split("/")[0]
             taken = subprocess.run([MNEME, *store, "mcp", "--project", PROJECT, "--http", port], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
             await report("over HTTP, a port already taken is refused with a message naming it", lambda: _equal((taken.returncode != 0, f"127.0.0.1:{port}" in taken.stderr), (True, True)))
         finally:
-            stop(busy)
+            stop(server)
+        short = subprocess.run([MNEME, *store, "mcp", "--http", "0"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, env={**os.environ, "MNEME_MCP_TOKEN": "short"})
+        await report("over HTTP, a token too short to guard the store is refused", lambda: _equal((short.returncode != 0, "16 characters" in short.stderr), (True, True)))
 
 
 def _equal(actual, expected):

@@ -282,20 +282,21 @@ async function piSession(name) {
   };
   return { root, work, env, file, id: file.replace(/\.jsonl$/, ""), resume };
 }
-/** `mneme <args> --http 0`: the URL it serves at, and `stop()`, which sends SIGINT and gives its exit status. */
+/** `mneme <args> --http 0`: the URL it serves at, the headers it says a request needs, and `stop()`, which sends SIGINT and gives its exit status. */
 async function mcpOverHttp(args) {
   const server = spawn(MNEME, [...args, "--http", "0"], { env: MNEME_ENV, stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise((resolve) => server.on("exit", (code) => resolve(code)));
-  const url = await new Promise((resolve, reject) => {
+  const { url, headers } = await new Promise((resolve, reject) => {
     let said = "";
     server.stderr.on("data", (chunk) => {
       said += chunk;
-      const found = said.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
-      if (found) resolve(found[0]);
+      const url = said.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      const token = said.match(/`Authorization: (Bearer \S+)`/);
+      if (url && token) resolve({ url: url[0], headers: { Authorization: token[1] } });
     });
     exited.then((code) => reject(new Error(`mneme mcp --http exited (${code}) before serving: ${said}`)));
   });
-  return { url, stop: () => (server.kill("SIGINT"), exited) };
+  return { url, headers, stop: () => (server.kill("SIGINT"), exited) };
 }
 
 try {
@@ -313,7 +314,7 @@ try {
     const config = join(scratch, `mcp-${transport}.json`);
     const args = ["--root", store, "mcp", "--project", "-p"];
     const server = transport === "http" ? await mcpOverHttp(args) : null;
-    const entry = server ? { type: "http", url: server.url } : { command: MNEME, args, env: MNEME_ENV };
+    const entry = server ? { type: "http", url: server.url, headers: server.headers } : { command: MNEME, args, env: MNEME_ENV };
     writeFileSync(config, JSON.stringify({ mcpServers: { mneme: entry } }));
     const calls = [
       { type: "tool_use", id: "toolu_mcp_memory", name: "mcp__mneme__memory", input: { command: "create", path: "/memories/deploy_day.md", file_text: "Deploys to billing happen on Tuesdays.\n" } },
@@ -379,8 +380,8 @@ try {
 
     // Claude Code opens only UUID ids: a session with another id gets no command.
     mneme("--root", claude.root, "append", "not-a-uuid", "--role", "user", "--text", "the ledger of another session", "--cwd", claude.work);
-    const hits = JSON.parse(mneme("--root", claude.root, "search", "ledger", "--json"));
-    assertEqual(hits.find((h) => h.id === "not-a-uuid")?.resume, undefined, "no command for a session Claude Code cannot resume");
+    const other = JSON.parse(mneme("--root", claude.root, "search", "ledger of another session", "--json")).find((h) => h.id === "not-a-uuid");
+    assertEqual([other?.format, "resume" in (other ?? {})], ["claude", false], "found, and no command for a session Claude Code cannot resume");
   });
 
   await test("Claude Code resumes a session Mneme wrote and compacted with exactly Mneme's context", async () => {

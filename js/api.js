@@ -475,7 +475,7 @@ export class Mneme {
   }
   /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, int("now", now)]); }
-  /** Runs one call of Claude's memory tool: `input` is the tool_use block's input, the answer the tool_result's text; a refusal throws a MnemeError the model can act on. */
+  /** Runs one call of Claude's memory tool: `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (a refusal, in words the model can act on, is `is_error`; a MnemeError is the caller's or the store's failure). */
   memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), JSON.stringify(input), int("now", now)]); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, int("now", now)]); }

@@ -1173,7 +1173,10 @@ export interface SearchHit {
    * `pi --session`).
    */
   format: Format;
-  /** The folder the session last worked in, where its client resumes it. */
+  /**
+   * The folder the session works in, where its client resumes it: the one its
+   * project is named after, else the last one it named.
+   */
   cwd: string | null;
   /** The message's entry. */
   uuid: string;

@@ -12,12 +12,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[macro_use]
 extern crate mneme_cli_stdout;
 
+mod client_resume;
 mod crab_cli;
 mod interchange_cli;
 mod keys_cli;
 mod mcp_cli;
 mod memory_cli;
-mod resume_cli;
 mod retention_cli;
 use mneme_host::core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use mneme_host::core::time;
@@ -314,7 +314,7 @@ enum Command {
     /// Serve the store to MCP clients on stdio (Claude Code: `claude mcp add mneme --
     /// mneme mcp`): tools memory (Claude's memory tool over the memory files), recall,
     /// search_sessions, list_sessions, show_session and instructions, and the project's
-    /// MEMORY.md as a resource
+    /// and the global MEMORY.md as resources; --http serves streamable HTTP on 127.0.0.1
     Mcp(mcp_cli::McpArgs),
 }
 
@@ -745,7 +745,7 @@ fn run(cli: Cli) -> CliResult {
             let mut engine = open(&cli.store)?;
             use_embeddings(engine.as_mut(), embeddings.as_deref())?;
             let hits = engine.search(&query, limit, project.as_deref(), window.window()).map_err(|e| e.to_string())?;
-            let found = resume_cli::found(&cli.store, hits);
+            let found = client_resume::found(&cli.store, hits);
             if json {
                 return print_json(&found);
             }
@@ -753,7 +753,7 @@ fn run(cli: Cli) -> CliResult {
                 println!("no message matches (words are matched by stem; stopwords are ignored)");
                 absent_root_hint(&cli.store);
             }
-            for resume_cli::Found { hit, .. } in &found {
+            for client_resume::Found { hit, .. } in &found {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
                 // A message found through the one before or after it, not its own words.
                 let context = if hit.matched { "" } else { " (context)" };
@@ -1111,10 +1111,10 @@ fn default_root() -> Result<PathBuf, String> {
 }
 
 /// Under the hits, how to go back to each session found, once per session.
-fn print_resume_commands(found: &[resume_cli::Found]) {
+fn print_resume_commands(found: &[client_resume::Found]) {
     let mut seen = std::collections::BTreeSet::new();
     let commands: Vec<(&str, &str)> =
-        found.iter().filter_map(|f| Some((f.hit.id.as_str(), f.resume.as_deref()?))).filter(|(id, _)| seen.insert(*id)).collect();
+        found.iter().filter_map(|f| Some((f.hit.id.as_str(), f.resume.as_deref()?))).filter(|(_, command)| seen.insert(*command)).collect();
     if !commands.is_empty() {
         println!("\nresume in its client:");
         for (id, command) in commands {

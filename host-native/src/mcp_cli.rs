@@ -7,11 +7,14 @@
 //! once on a thread of its own: the engine is not `Send`, and one thread running the
 //! requests in turn is what the store's locks expect of one process anyway.
 
+use std::convert::Infallible;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, mpsc};
 
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::{TokioIo, TokioTimer};
 
 use mneme_host::core::memory::store::{RecallHit, Scope};
 use mneme_host::core::{Window, keys};
@@ -27,11 +30,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+use tower_service::Service;
 
 use crate::{CliResult, StoreArgs};
 
-/// The memory file index a client can read as a resource.
+/// The memory file index of the server's scope (the one `recall` and `memory` use), and
+/// of the global memories, as resources a client can read.
 const MEMORY_MD: &str = "mneme://memory/MEMORY.md";
+const GLOBAL_MEMORY_MD: &str = "mneme://memory/global/MEMORY.md";
 
 /// Which memories the tools recall (the sessions are the whole store's).
 #[derive(clap::Args)]
@@ -87,35 +93,65 @@ async fn serve_stdio(server: Server) -> CliResult {
     Ok(())
 }
 
-/// Serves rmcp's streamable HTTP service on 127.0.0.1 only (its default host check
-/// refuses other `Host`s, against DNS rebinding), a task per connection, until a signal
-/// to stop.
+/// Serves rmcp's streamable HTTP service on 127.0.0.1 only, to requests that carry the
+/// token (any other process or user of the machine can reach a loopback port), a task
+/// per connection, until a signal to stop. rmcp's host check refuses a `Host` that is
+/// not a loopback name (DNS rebinding).
 async fn serve_http(server: Server, port: u16) -> CliResult {
+    // Registered before the address is printed: a signal sent as soon as it is read
+    // stops the server as it should, not by the signal's default action.
+    let mut stop_signals = StopSignals::new()?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (is another server on that port? 0 takes any free one)"))?;
     let address = listener.local_addr().map_err(|e| format!("cannot read the address listened on: {e}"))?;
+    let token: Arc<str> = match std::env::var(TOKEN_VARIABLE) {
+        Ok(token) if token.len() >= 16 => token.into(),
+        Ok(_) => return Err(format!("${TOKEN_VARIABLE} is too short to guard the store: give at least 16 characters")),
+        Err(_) => uuid::Uuid::new_v4().simple().to_string().into(),
+    };
     let stop = CancellationToken::new();
     // A request from a web page carries an `Origin`: none is allowed, so a page the user
     // opens cannot reach their memories; MCP clients send none.
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()).enforce_origin_validation();
-    let service =
-        TowerToHyperService::new(StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config));
-    eprintln!("mneme mcp: serving streamable HTTP at http://{address}/mcp (Ctrl-C stops it)");
-    let stopped = stop_signal();
-    tokio::pin!(stopped);
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let expected = token.clone();
+    let guarded = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        let (mut mcp, token) = (mcp.clone(), expected.clone());
+        async move { if carries_token(request.headers(), &token) { mcp.call(request).await } else { Ok(unauthorized()) } }
+    });
+    let url = format!("http://{address}/mcp");
+    // A token the user chose is theirs to know; one made here is said once, here.
+    let header = match std::env::var_os(TOKEN_VARIABLE) {
+        Some(_) => format!("Authorization: Bearer ${TOKEN_VARIABLE}"),
+        None => format!("Authorization: Bearer {token}"),
+    };
+    eprintln!("mneme mcp: serving streamable HTTP at {url} (Ctrl-C stops it)");
+    eprintln!("mneme mcp: every request must carry the header `{header}`; for Claude Code:");
+    eprintln!("  claude mcp add --transport http mneme {url} --header \"{header}\"");
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                // A connection that failed to be accepted (the client gone, too many
-                // files open) is that client's failure, not the server's.
-                let Ok((stream, _)) = accepted else { continue };
-                let service = service.clone();
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    // Out of file descriptors, or a client gone before it was accepted:
+                    // that client's failure, not the server's; a pause keeps the loop
+                    // from spinning while it lasts.
+                    Err(_) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let guarded = guarded.clone();
                 tokio::spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(std::time::Duration::from_secs(30))
+                        .serve_connection(TokioIo::new(stream), guarded)
+                        .await;
                 });
             }
-            signal = &mut stopped => {
+            signal = stop_signals.recv() => {
                 stop.cancel();
                 return signal;
             }
@@ -123,20 +159,65 @@ async fn serve_http(server: Server, port: u16) -> CliResult {
     }
 }
 
-/// Resolves on Ctrl-C or, on Unix, SIGTERM (what a service manager sends).
-async fn stop_signal() -> CliResult {
-    let interrupted = tokio::signal::ctrl_c();
+/// The variable that names the HTTP server's token, so a client's configuration stays
+/// valid across restarts; without it each run makes one.
+const TOKEN_VARIABLE: &str = "MNEME_MCP_TOKEN";
+
+/// Whether `headers` carry `Authorization: Bearer <token>`, compared in a time that does
+/// not depend on how much of it matches.
+fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
+    let given =
+        headers.get(http::header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(|value| value.strip_prefix("Bearer "));
+    given.is_some_and(|given| {
+        given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |differ, (a, b)| differ | (a ^ b)) == 0
+    })
+}
+
+fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut response = http::Response::new(
+        Full::new(Bytes::from_static(
+            b"this MCP server wants the header `Authorization: Bearer <token>` that mneme mcp printed when it started\n",
+        ))
+        .boxed(),
+    );
+    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Ctrl-C or, on Unix, SIGTERM (what a service manager sends), listened for from the
+/// moment this is made.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
-        tokio::select! {
-            done = interrupted => done.map_err(|e| format!("cannot watch for Ctrl-C: {e}")),
-            _ = terminate.recv() => Ok(()),
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn new() -> Result<StopSignals, String> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listen = |kind: SignalKind, name: &str| signal(kind).map_err(|e| format!("cannot listen for {name}: {e}"));
+            Ok(StopSignals {
+                interrupt: listen(SignalKind::interrupt(), "Ctrl-C")?,
+                terminate: listen(SignalKind::terminate(), "SIGTERM")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(StopSignals {})
     }
-    #[cfg(not(unix))]
-    interrupted.await.map_err(|e| format!("cannot watch for Ctrl-C: {e}"))
+
+    async fn recv(&mut self) -> CliResult {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => Ok(()),
+            _ = self.terminate.recv() => Ok(()),
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}"))
+    }
 }
 
 /// Opens the store on a thread that then runs each job it is sent, in turn, until the
@@ -358,7 +439,7 @@ impl Server {
         let store = self.store.clone();
         self.call(move |engine| {
             let hits = engine.search(&args.query, count(args.limit, 10), args.project.as_deref(), Window::default())?;
-            Ok(crate::resume_cli::found(&store, hits))
+            Ok(crate::client_resume::found(&store, hits))
         })
         .await
     }
@@ -432,10 +513,19 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let index = Resource::new(MEMORY_MD, "MEMORY.md")
-            .with_description("The memory index a session loads: one line per current memory")
-            .with_mime_type("text/markdown");
-        Ok(ListResourcesResult { resources: vec![index], ..Default::default() })
+        let index = |uri: &str, name: &str, whose: &str| {
+            Resource::new(uri, name)
+                .with_description(format!("The memory index a session loads, of {whose}: one line per current memory"))
+                .with_mime_type("text/markdown")
+        };
+        let resources = match &self.scope {
+            Scope::Global => vec![index(MEMORY_MD, "MEMORY.md", "the global memories")],
+            Scope::Project(project) => vec![
+                index(MEMORY_MD, "MEMORY.md", &format!("project {project}")),
+                index(GLOBAL_MEMORY_MD, "global MEMORY.md", "the global memories (every project's sessions load them)"),
+            ],
+        };
+        Ok(ListResourcesResult { resources, ..Default::default() })
     }
 
     async fn read_resource(
@@ -443,14 +533,20 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri != MEMORY_MD {
-            return Err(ErrorData::resource_not_found(format!("no resource `{}`: the one resource is {MEMORY_MD}", request.uri), None));
-        }
-        let scope = self.scope.clone();
+        let scope = match request.uri.as_str() {
+            MEMORY_MD => self.scope.clone(),
+            GLOBAL_MEMORY_MD => Scope::Global,
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource `{other}`: the resources are {MEMORY_MD} and {GLOBAL_MEMORY_MD}"),
+                    None,
+                ));
+            }
+        };
         let loaded = self.on_engine(move |engine| engine.memory_load(&scope, Default::default())).await?.map_err(|e| {
             // A store that cannot be read is the server's failure, not the request's.
             ErrorData::internal_error(e.to_string(), None)
         })?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, MEMORY_MD)]).into())
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, request.uri)]).into())
     }
 }

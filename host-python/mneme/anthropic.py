@@ -6,7 +6,7 @@ the tool over a project's memory files with one line::
     from mneme import Mneme
     from mneme.anthropic import MnemeMemoryTool
 
-    store = Mneme.open("./memory-store")
+    store = Mneme("./memory-store")
     runner = Anthropic().beta.messages.tool_runner(
         model="claude-sonnet-4-5", max_tokens=1024,
         messages=[{"role": "user", "content": "Remember that deploys happen on Tuesdays"}],

@@ -1088,7 +1088,9 @@ class SearchHit(TypedDict):
     `pi --session`).
     """
     cwd: Optional[str]
-    """The folder the session last worked in, where its client resumes it."""
+    """The folder the session works in, where its client resumes it: the one its
+    project is named after, else the last one it named.
+    """
     uuid: str
     """The message's entry."""
     role: str

@@ -66,9 +66,10 @@ CALLS = [
 @test("the README's tool runner writes the model's memory into the store; a refusal goes back marked is_error")
 def tool_runner(scratch):
     api = messages_api(CALLS)
-    cwd = os.getcwd()
+    cwd, env = os.getcwd(), dict(os.environ)
     try:
         os.chdir(scratch)
+        # The block makes its client as a user would: from the environment.
         os.environ.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="dummy")
         exec(compile(readme_block("Claude's memory tool", 0), "README.md", "exec"), {})
         assert len(api.requests) == 3, len(api.requests)
@@ -83,6 +84,8 @@ def tool_runner(scratch):
             assert store.memory_recall(PROJECT, "when do we deploy")["hits"][0]["file"] == "deploys"
     finally:
         os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
         api.close()
 
 

@@ -273,7 +273,7 @@ export interface Sessions {
   memorySupersede(scope: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
   /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
   memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
-  /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input, the answer the tool_result's text. A refusal throws a MnemeError (`invalid-argument`) whose message the model can act on. */
+  /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (`is_error`: the tool refused the call, in words the model can act on). A MnemeError is the caller's or the store's failure. */
   memoryTool(scope: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
   memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
@@ -351,9 +351,9 @@ export interface Sessions {
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";
 export type LinkKind = "relates_to" | "contradicts" | "extends" | "derived_from";
-/** The input of a tool_use block of Claude's memory tool (`memory_20250818`). */
 /** One call of the memory tool as the model gets it back: the fields of its tool_result block (`is_error`: the tool refused the call, `content` says why). */
 export interface MemoryToolResult { content: string; is_error: boolean }
+/** The input of a tool_use block of Claude's memory tool (`memory_20250818`). */
 export type MemoryToolInput =
   | { command: "view"; path: string; view_range?: [number, number] }
   | { command: "create"; path: string; file_text: string }

@@ -260,7 +260,7 @@ impl<S: Storage> Memories<'_, S> {
                 }
             }
             let memories = self.state.scopes.borrow();
-            let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
+            let state = memories.get(dir).ok_or_else(|| super::store::scope_unread(dir))?;
             let mut steps: Vec<Step> = Vec::new();
             for proposed in ops {
                 let redaction = self.base.redaction();

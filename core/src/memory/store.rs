@@ -270,9 +270,9 @@ pub(crate) struct ScopeState {
 }
 
 impl ScopeState {
-    /// The memory file whose stem is `file` when case is not told apart.
-    pub(super) fn file_like(&self, file: &str) -> Option<&str> {
-        self.memories.keys().find(|known| known.to_lowercase() == file.to_lowercase()).map(String::as_str)
+    /// Whether this state holds memory file `file`.
+    pub(super) fn holds(&self, file: &str) -> bool {
+        self.memories.contains_key(file)
     }
 
     /// A file stem for a new memory called `name`: its slug, numbered past the files
@@ -380,7 +380,13 @@ fn slug(name: &str) -> String {
 }
 
 /// The memory file stem of a key directly inside `dir`.
-fn stem_in<'a>(dir: &str, key: &'a str) -> Option<&'a str> {
+/// The scope's state was not there right after it was read: the store's failure (its
+/// storage changing under it), never the caller's argument.
+pub(super) fn scope_unread(dir: &str) -> Error {
+    Error::Storage(StorageError::Io { key: String::from(dir), message: String::from("the memory scope could not be read: try again") })
+}
+
+pub(super) fn stem_in<'a>(dir: &str, key: &'a str) -> Option<&'a str> {
     let name = key.strip_prefix(dir)?;
     let stem = name.strip_suffix(keys::MEMORY_SUFFIX)?;
     (!stem.is_empty() && !stem.contains('/') && name != keys::MEMORY_INDEX && !stem.starts_with('.')).then_some(stem)
@@ -841,7 +847,7 @@ impl<S: Storage> Memories<'_, S> {
             state.index.embed_with(self.base.embedding_table());
         }
         let memories = self.state.scopes.borrow();
-        let state = memories.get(&dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
+        let state = memories.get(&dir).ok_or_else(|| scope_unread(&dir))?;
         Ok((read(state), report))
     }
 
@@ -881,7 +887,7 @@ impl<S: Storage> Memories<'_, S> {
             self.refresh_scope(dir).await?;
             let mut written = {
                 let memories = self.state.scopes.borrow();
-                let state = memories.get(dir).ok_or_else(|| Error::InvalidArgument(String::from("the memory scope could not be read")))?;
+                let state = memories.get(dir).ok_or_else(|| scope_unread(dir))?;
                 make(state)?
             };
             self.redact_memories(&mut written);

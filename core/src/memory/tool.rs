@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::Memories;
 use super::file::{Memory, MemoryType, split_frontmatter};
-use super::store::{Filter, Scope, not_found};
+use super::store::{Filter, Scope, not_found, stem_in};
 use crate::error::Error;
 use crate::storage::Storage;
 
@@ -224,7 +224,7 @@ impl<S: Storage> Memories<'_, S> {
         match self.run_tool(scope, input, now_ms).await {
             Ok(content) => Ok(MemoryToolResult { content, is_error: false }),
             // Every invalid argument of a call is the model's input: the scope was
-            // checked above.
+            // checked above, and what the store fails at is a storage error.
             Err(Error::InvalidArgument(content)) => Ok(MemoryToolResult { content, is_error: true }),
             Err(error) => Err(error),
         }
@@ -466,20 +466,30 @@ impl<S: Storage> Memories<'_, S> {
 
     /// Refuses a new file `stem` where any file of that name is, current or kept as
     /// history, written by this store or another program, in any case (one file on a
-    /// case-insensitive filesystem).
+    /// case-insensitive filesystem). Storage decides, not the cached state: a file
+    /// removed by hand since the cache warmed is free (and the cache is read again, so
+    /// the new file counts as created), one another program wrote is not.
     async fn check_free(&self, scope: &Scope, dir: &str, stem: &str, path: &str) -> Result<(), Error> {
-        // Owned: the scope's state is not borrowed across the read below.
-        let alike = self.state.scopes.borrow().get(dir).and_then(|state| state.file_like(stem).map(String::from));
-        if let Some(file) = alike.filter(|file| file.as_str() != stem) {
-            return Err(refuse(format!(
-                "{ROOT}/{file}.md exists, the same file as {path} where case is not told apart: choose another name"
-            )));
-        }
-        // Storage decides, not the cached state: a file removed by hand since the cache
-        // warmed is free, one another program wrote is not.
-        let existing = self.read_text(&(scope.dir() + stem + crate::keys::MEMORY_SUFFIX)).await?.map(|text| Memory::parse(stem, &text));
+        let listing = self.base.storage.list(dir).await?;
+        let taken = listing.iter().filter_map(|info| stem_in(dir, &info.key)).find(|file| file.eq_ignore_ascii_case(stem));
+        let existing = match taken {
+            Some(file) if file != stem => {
+                return Err(refuse(format!(
+                    "{ROOT}/{file}.md exists, the same file as {path} where case is not told apart: choose another name"
+                )));
+            }
+            Some(_) => self.read_text(&(scope.dir() + stem + crate::keys::MEMORY_SUFFIX)).await?.map(|text| Memory::parse(stem, &text)),
+            None => None,
+        };
         match existing {
-            None => Ok(()),
+            None => {
+                let stale = self.state.scopes.borrow().get(dir).is_some_and(|state| state.holds(stem));
+                if stale {
+                    self.state.scopes.borrow_mut().remove(dir);
+                    self.refresh_scope(dir).await?;
+                }
+                Ok(())
+            }
             Some(memory) if memory.is_current() => Err(refuse(format!("File {path} already exists"))),
             Some(memory) => Err(refuse(match memory.superseded_by {
                 Some(successor) => format!("{path} was replaced by {ROOT}/{successor}.md and is kept as its history: choose another name"),

@@ -35,7 +35,8 @@ pub struct SearchHit {
     pub project: String,
     /// The session's dialect: which client resumes it.
     pub format: Format,
-    /// The folder the session last worked in, where its client resumes it.
+    /// The folder the session works in, where its client resumes it: the one its
+    /// project is named after, else the last one it named.
     pub cwd: Option<String>,
     /// The message's entry.
     pub uuid: String,
@@ -225,7 +226,7 @@ impl<S: Storage> Sessions<'_, S> {
                 Ok(raw) => {
                     changed.push(with_loaded(&raw, |loaded| {
                         let transcript = transcript_of(&parts.project, &parts.id, 0, loaded);
-                        session_line(key, size(parts), transcript, Format::detect(&loaded.lines), loaded.cwd())
+                        session_line(key, size(parts), transcript, Format::detect(&loaded.lines), loaded.home_cwd(&parts.project))
                     }));
                 }
                 // Removed since the listing, or a name this storage cannot serve: not searchable.

@@ -318,6 +318,22 @@ impl<'a> Loaded<'a> {
         last_cwd(&self.lines).unwrap_or_default()
     }
 
+    /// The folder project `project` is named after (Claude Code files a session under
+    /// the folder it started in, and keeps it when a command moves to a subfolder), else
+    /// the folder the session last worked in.
+    pub fn home_cwd(&self, project: &str) -> &str {
+        let mut tried = "";
+        for cwd in self.lines.iter().filter_map(|line| line.env.cwd.get()) {
+            if cwd != tried {
+                if crate::keys::project_dir_name(cwd) == project {
+                    return cwd;
+                }
+                tried = cwd;
+            }
+        }
+        self.cwd()
+    }
+
     /// Visible to readers: not a tombstone line and not tombstoned.
     pub fn is_live(&self, line: &Line) -> bool {
         !line.env.is_tombstone() && !line.env.uuid().is_some_and(|u| self.deleted.contains(u))

@@ -266,3 +266,21 @@ fn a_refusal_is_the_models_answer_and_a_callers_mistake_or_a_failing_store_an_er
     ));
     assert!(matches!(failed, Err(Error::Storage(_))), "{failed:?}");
 }
+
+#[test]
+fn a_name_is_taken_by_what_storage_holds_in_any_case_not_by_the_cache() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    tool(&store, json!({"command": "create", "path": "/memories/notes.md", "file_text": "First.\n"})).unwrap();
+    // Another program writes a file whose name differs in case only, after the cache warmed.
+    block_on(storage.replace("projects/-home-u-app/memory/Deploys.md", b"---\nname: Deploys\n---\n\nTuesdays.\n", None)).unwrap();
+    assert_eq!(
+        refusal(&store, json!({"command": "create", "path": "/memories/deploys.md", "file_text": "x"})),
+        "/memories/Deploys.md exists, the same file as /memories/deploys.md where case is not told apart: choose another name"
+    );
+    // Removed by hand, it frees the name in every case.
+    block_on(storage.remove("projects/-home-u-app/memory/Deploys.md")).unwrap();
+    tool(&store, json!({"command": "create", "path": "/memories/deploys.md", "file_text": "Wednesdays.\n"})).unwrap();
+    let listed = block_on(store.memory().memory_list(&scope(), &Filter::default())).unwrap();
+    assert_eq!(listed.iter().map(|m| m.file.as_str()).collect::<Vec<_>>(), ["deploys", "notes"]);
+}

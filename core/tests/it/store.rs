@@ -348,6 +348,17 @@ mod search_index {
     }
 
     #[test]
+    fn a_hit_names_the_folder_its_project_is_named_after_though_the_session_moved() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let at = |uuid: &str, cwd: &str, text: &str| NewEntry { cwd: cwd.into(), ..entry(uuid, Role::User, text) };
+        block_on(store.sessions().append(ID, at("u1", "/work/app", "Where do the zebras graze?"))).unwrap();
+        block_on(store.sessions().append(ID, at("u2", "/work/app/src", "And the okapis?"))).unwrap();
+        let hit = block_on(store.sessions().search("okapis", 1, None, Default::default())).unwrap().remove(0);
+        assert_eq!((hit.project.as_str(), hit.cwd.as_deref()), ("-work-app", Some("/work/app")));
+    }
+
+    #[test]
     fn the_index_is_saved_so_a_new_store_reads_only_sessions_that_changed() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
