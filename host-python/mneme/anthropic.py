@@ -51,30 +51,18 @@ def _clear(store: Mneme, project: Optional[str]) -> str:
 
 class MnemeMemoryTool(BetaAbstractMemoryTool):
     """The memory tool over ``store``'s memories of ``project`` (a folder name under
-    ``projects/`` as Claude Code derives it, ``store.project_of(cwd)``; ``None``: the
+    ``projects/`` as Claude Code derives it, ``Mneme.project_of(cwd)``; ``None``: the
     global memories)."""
 
     def __init__(self, store: Mneme, project: Optional[str] = None, **options: Any) -> None:
         super().__init__(**options)
         self.store, self.project = store, project
 
-    def view(self, command: Any) -> str:
+    def execute(self, command: Any) -> str:
         return _run(self.store, self.project, command)
 
-    def create(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    def str_replace(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    def insert(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    def delete(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    def rename(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
+    # The core dispatches on `command` itself: every command is the same call.
+    view = create = str_replace = insert = delete = rename = execute
 
     def clear_all_memory(self) -> str:
         return _clear(self.store, self.project)
@@ -89,23 +77,10 @@ class MnemeAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         super().__init__(**options)
         self.store, self.project = store, project
 
-    async def view(self, command: Any) -> str:
+    async def execute(self, command: Any) -> str:
         return _run(self.store, self.project, command)
 
-    async def create(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    async def str_replace(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    async def insert(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    async def delete(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
-
-    async def rename(self, command: Any) -> str:
-        return _run(self.store, self.project, command)
+    view = create = str_replace = insert = delete = rename = execute
 
     async def clear_all_memory(self) -> str:
         return _clear(self.store, self.project)
