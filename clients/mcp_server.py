@@ -43,6 +43,8 @@ def mneme(store, *args):
 async def http_server(store, env=None):
     """`mneme mcp --http 0` on `store`, the URL it says it serves at and the header it
     says every request must carry."""
+    # Not the runner's own token, if it has one: each case says which it means.
+    env = env or {name: value for name, value in os.environ.items() if name != "MNEME_MCP_TOKEN"}
     server = subprocess.Popen([MNEME, *store, "mcp", "--project", PROJECT, "--http", "0"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     said = ""
     for _ in range(3):
@@ -419,7 +421,8 @@ async def http_server_lifecycle():
         seed(store)
         server, url, token = await http_server(store)
         try:
-            await report("over HTTP, the token printed is what a request needs", lambda: _equal(status(url, token), 200))
+            await report("over HTTP, the token printed is what a request needs (the scheme in any case)", lambda: _equal(
+                (status(url, token), status(url, {"Authorization": token["Authorization"].replace("Bearer", "bearer")})), (200, 200)))
             await report("over HTTP, a request without the token, or with another, is refused with 401", lambda: _equal(
                 (status(url, {}), status(url, {"Authorization": "Bearer " + "0" * 32}), status(url, {"Authorization": token["Authorization"][:-1]})), (401, 401, 401)))
             await report("over HTTP, a request from a web page (an Origin header) is refused with 403", lambda: _equal(status(url, {**token, "Origin": "https://evil.example"}), 403))
@@ -443,7 +446,9 @@ async def http_server_lifecycle():
         finally:
             stop(server)
         short = subprocess.run([MNEME, *store, "mcp", "--http", "0"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, env={**os.environ, "MNEME_MCP_TOKEN": "short"})
-        await report("over HTTP, a token too short to guard the store is refused", lambda: _equal((short.returncode != 0, "16 characters" in short.stderr), (True, True)))
+        spaced = subprocess.run([MNEME, *store, "mcp", "--http", "0"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, env={**os.environ, "MNEME_MCP_TOKEN": "a token with spaces in it"})
+        await report("over HTTP, a token too short or that no header carries as it is is refused", lambda: _equal(
+            (short.returncode != 0, "16 or more visible ASCII" in short.stderr, spaced.returncode != 0), (True, True, True)))
 
 
 def _equal(actual, expected):

@@ -73,7 +73,8 @@ impl Folder {
         };
         // The command runs from the session's folder: a relative root would not be found.
         let root = std::path::absolute(&root).ok()?;
-        let claude_config = match word(&root.to_string_lossy()) {
+        // A name that is not UTF-8 would be printed as another name.
+        let claude_config = match word(root.to_str()?) {
             _ if is_claude_default(&root) => String::new(),
             Some(root) => format!("CLAUDE_CONFIG_DIR={root} "),
             None => return None,
@@ -102,7 +103,7 @@ impl Folder {
                 Some(format!("cd {} && {}claude --resume {}", cwd?, self.claude_config, hit.id))
             }
             Format::Pi => {
-                let session = word(&file.to_string_lossy())?;
+                let session = word(file.to_str()?)?;
                 let cd = cwd.map(|cwd| format!("cd {cwd} && ")).unwrap_or_default();
                 file.is_file().then(|| format!("{cd}pi --session {session}"))
             }
@@ -139,10 +140,14 @@ fn is_claude_default(root: &Path) -> bool {
 
 /// `text` as one word of a POSIX shell command, or `None` when it holds what no quoting
 /// makes safe in every shell: a backslash (fish reads one inside single quotes), a
-/// control character (a line break ends the command), a bidirectional override or
-/// isolate (the command would read otherwise than it runs).
+/// control character (a line break ends the command), a bidirectional or invisible
+/// formatting character (the command would read otherwise than it runs).
 fn word(text: &str) -> Option<String> {
-    let unsafe_char = |c: char| c == '\\' || c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = |c: char| {
+        c == '\\'
+            || c.is_control()
+            || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    };
     if text.is_empty() || text.chars().any(unsafe_char) {
         return None;
     }
@@ -173,7 +178,7 @@ mod tests {
     const ID: &str = "6f1c2a9e-4b7d-4e21-9c3a-0d5e8f7a1b2c";
 
     fn folder(root: &Path, layout: Layout) -> Folder {
-        Folder { root: root.to_owned(), layout, claude_config: format!("CLAUDE_CONFIG_DIR={} ", word(&root.to_string_lossy()).unwrap()) }
+        Folder { root: root.to_owned(), layout, claude_config: format!("CLAUDE_CONFIG_DIR={} ", word(root.to_str().unwrap()).unwrap()) }
     }
 
     #[test]
@@ -181,7 +186,9 @@ mod tests {
         assert_eq!(word("/home/me/app").unwrap(), "/home/me/app");
         assert_eq!(word("/home/me/my app").unwrap(), "'/home/me/my app'");
         assert_eq!(word("/tmp/it's $HOME").unwrap(), r#"'/tmp/it'"'"'s $HOME'"#);
-        for refused in ["", "/tmp/a\\';touch x;#", "/tmp/a\nrm -rf ~", "/tmp/\u{202E}evil", "/tmp/\u{1b}[2J"] {
+        for refused in
+            ["", "/tmp/a\\';touch x;#", "/tmp/a\nrm -rf ~", "/tmp/\u{202E}evil", "/tmp/\u{1b}[2J", "/tmp/a\u{200F}b", "/tmp/\u{FEFF}"]
+        {
             assert_eq!(word(refused), None, "{refused:?}");
         }
     }
@@ -190,7 +197,7 @@ mod tests {
     fn claude_code_gets_a_command_only_for_a_session_it_would_open_whole() {
         let root = tempfile::tempdir().unwrap();
         let store = folder(root.path(), Layout::Projects);
-        let config = format!("CLAUDE_CONFIG_DIR={} ", root.path().display());
+        let config = format!("CLAUDE_CONFIG_DIR={} ", word(root.path().to_str().unwrap()).unwrap());
         let at_home = hit(ID, "-home-me-app", Format::Claude, Some("/home/me/app"));
         assert_eq!(store.resume(&at_home).unwrap(), format!("cd /home/me/app && {config}claude --resume {ID}"));
         let elsewhere = hit(ID, "-home-me-app", Format::Claude, Some("/home/me/app/src"));
@@ -218,8 +225,8 @@ mod tests {
         let pi_home = folder(root.path(), Layout::Pi);
         assert_eq!(pi_home.resume(&found), None, "no file yet");
         std::fs::write(sessions.join(format!("{id}.jsonl")), "{}\n").unwrap();
-        let file = sessions.join(format!("{id}.jsonl"));
-        assert_eq!(pi_home.resume(&found).unwrap(), format!("cd /home/me/app && pi --session {}", file.display()));
-        assert_eq!(pi_home.resume(&hit(id, "--home-me-app--", Format::Pi, None)).unwrap(), format!("pi --session {}", file.display()));
+        let file = word(sessions.join(format!("{id}.jsonl")).to_str().unwrap()).unwrap();
+        assert_eq!(pi_home.resume(&found).unwrap(), format!("cd /home/me/app && pi --session {file}"));
+        assert_eq!(pi_home.resume(&hit(id, "--home-me-app--", Format::Pi, None)).unwrap(), format!("pi --session {file}"));
     }
 }

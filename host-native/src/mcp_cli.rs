@@ -105,10 +105,17 @@ async fn serve_http(server: Server, port: u16) -> CliResult {
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (is another server on that port? 0 takes any free one)"))?;
     let address = listener.local_addr().map_err(|e| format!("cannot read the address listened on: {e}"))?;
-    let token: Arc<str> = match std::env::var(TOKEN_VARIABLE) {
-        Ok(token) if token.len() >= 16 => token.into(),
-        Ok(_) => return Err(format!("${TOKEN_VARIABLE} is too short to guard the store: give at least 16 characters")),
-        Err(_) => uuid::Uuid::new_v4().simple().to_string().into(),
+    let chosen = std::env::var_os(TOKEN_VARIABLE);
+    let token: Arc<str> = match chosen.as_deref().map(|token| token.to_str()) {
+        None => uuid::Uuid::new_v4().simple().to_string().into(),
+        // What a header can carry as it is: hyper trims spaces, and a header of other
+        // bytes is no text to compare.
+        Some(Some(token)) if token.len() >= 16 && token.bytes().all(|b| b.is_ascii_graphic()) => token.into(),
+        Some(_) => {
+            return Err(format!(
+                "${TOKEN_VARIABLE} cannot guard the store: give 16 or more visible ASCII characters (letters, digits, punctuation; no spaces)"
+            ));
+        }
     };
     let stop = CancellationToken::new();
     // A request from a web page carries an `Origin`: none is allowed, so a page the user
@@ -122,7 +129,7 @@ async fn serve_http(server: Server, port: u16) -> CliResult {
     });
     let url = format!("http://{address}/mcp");
     // A token the user chose is theirs to know; one made here is said once, here.
-    let header = match std::env::var_os(TOKEN_VARIABLE) {
+    let header = match chosen {
         Some(_) => format!("Authorization: Bearer ${TOKEN_VARIABLE}"),
         None => format!("Authorization: Bearer {token}"),
     };
@@ -166,8 +173,12 @@ const TOKEN_VARIABLE: &str = "MNEME_MCP_TOKEN";
 /// Whether `headers` carry `Authorization: Bearer <token>`, compared in a time that does
 /// not depend on how much of it matches.
 fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
-    let given =
-        headers.get(http::header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(|value| value.strip_prefix("Bearer "));
+    // The scheme's name in any case (RFC 9110), the token as given.
+    let given = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .and_then(|(scheme, given)| scheme.eq_ignore_ascii_case("bearer").then_some(given));
     given.is_some_and(|given| {
         given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |differ, (a, b)| differ | (a ^ b)) == 0
     })
@@ -192,6 +203,8 @@ struct StopSignals {
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
+    #[cfg(windows)]
+    interrupt: tokio::signal::windows::CtrlC,
 }
 
 impl StopSignals {
@@ -205,8 +218,8 @@ impl StopSignals {
                 terminate: listen(SignalKind::terminate(), "SIGTERM")?,
             })
         }
-        #[cfg(not(unix))]
-        Ok(StopSignals {})
+        #[cfg(windows)]
+        Ok(StopSignals { interrupt: tokio::signal::windows::ctrl_c().map_err(|e| format!("cannot listen for Ctrl-C: {e}"))? })
     }
 
     async fn recv(&mut self) -> CliResult {
@@ -215,8 +228,11 @@ impl StopSignals {
             _ = self.interrupt.recv() => Ok(()),
             _ = self.terminate.recv() => Ok(()),
         }
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await.map_err(|e| format!("cannot listen for Ctrl-C: {e}"))
+        #[cfg(windows)]
+        {
+            self.interrupt.recv().await;
+            Ok(())
+        }
     }
 }
 

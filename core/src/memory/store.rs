@@ -270,9 +270,9 @@ pub(crate) struct ScopeState {
 }
 
 impl ScopeState {
-    /// Whether this state holds memory file `file`.
-    pub(super) fn holds(&self, file: &str) -> bool {
-        self.memories.contains_key(file)
+    /// Whether this state holds a memory file that is not among `listed`.
+    pub(super) fn holds_any_but(&self, listed: &BTreeSet<&str>) -> bool {
+        self.memories.keys().any(|file| !listed.contains(file.as_str()))
     }
 
     /// A file stem for a new memory called `name`: its slug, numbered past the files

@@ -11,6 +11,7 @@
 //! The answers are the ones the Anthropic SDKs' own file-backed tool gives, so a model
 //! reads Mneme's as it reads theirs.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -471,7 +472,8 @@ impl<S: Storage> Memories<'_, S> {
     /// the new file counts as created), one another program wrote is not.
     async fn check_free(&self, scope: &Scope, dir: &str, stem: &str, path: &str) -> Result<(), Error> {
         let listing = self.base.storage.list(dir).await?;
-        let taken = listing.iter().filter_map(|info| stem_in(dir, &info.key)).find(|file| file.eq_ignore_ascii_case(stem));
+        let listed: BTreeSet<&str> = listing.iter().filter_map(|info| stem_in(dir, &info.key)).collect();
+        let taken = listed.iter().copied().find(|file| file.eq_ignore_ascii_case(stem));
         let existing = match taken {
             Some(file) if file != stem => {
                 return Err(refuse(format!(
@@ -483,7 +485,9 @@ impl<S: Storage> Memories<'_, S> {
         };
         match existing {
             None => {
-                let stale = self.state.scopes.borrow().get(dir).is_some_and(|state| state.holds(stem));
+                // A file removed by hand, of this name or another: MEMORY.md is written
+                // from the state, which must not list it again.
+                let stale = self.state.scopes.borrow().get(dir).is_some_and(|state| state.holds_any_but(&listed));
                 if stale {
                     self.state.scopes.borrow_mut().remove(dir);
                     self.refresh_scope(dir).await?;

@@ -52,8 +52,8 @@ pub struct SearchHit {
     pub matched: bool,
 }
 
-// 2: each session's format and cwd.
-const VERSION: u32 = 2;
+// 2: each session's format and cwd; 3: the cwd its project is named after.
+const VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct Header {

@@ -366,10 +366,10 @@ mod search_index {
         block_on(store.sessions().append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
         assert_eq!(found(&store, "zebras"), ["u1", "a1"]);
         let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
-        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":2}\n"), "{saved}");
+        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":3}\n"), "{saved}");
         // An index an earlier version saved, without each session's dialect and folder,
         // is read again.
-        let earlier = saved.replacen("\"version\":2", "\"version\":1", 1).replace(",\"format\":\"claude\",\"cwd\":\"/p\"", "");
+        let earlier = saved.replacen("\"version\":3", "\"version\":2", 1).replace(",\"format\":\"claude\",\"cwd\":\"/p\"", "");
         assert_ne!(earlier.len(), saved.len(), "{saved}");
         block_on(storage.replace(INDEX, earlier.as_bytes(), None)).unwrap();
         let upgraded = block_on(Store::new(&storage).sessions().search("zebras", 1, None, Default::default())).unwrap().remove(0);
