@@ -95,6 +95,12 @@ impl StorageError {
             StorageError::Io { .. } => "io",
         }
     }
+
+    /// Whether the call that failed is known to have changed nothing: every error but
+    /// an I/O failure is a refusal, while an I/O failure's write may have landed.
+    pub fn wrote_nothing(&self) -> bool {
+        !matches!(self, StorageError::Io { .. })
+    }
 }
 
 impl StorageError {

@@ -3,9 +3,10 @@
 //!
 //! Keys map to paths under the root segment by segment. Keys are checked lexically
 //! and anything that could name a path outside the root, or mean different files on
-//! different platforms, is refused. Symbolic links already inside the root are the
-//! owner's choice and are followed (people link `~/.claude/projects` to other disks);
-//! the engine has no operation that creates one.
+//! different platforms, is refused. Linked folders under the root are the owner's
+//! layout and are followed wherever they lead (people link `~/.claude/projects` to
+//! other disks); a linked file is followed only when it leads to a file inside the
+//! store (`FsStorage::check_link`). The engine has no operation that creates a link.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -113,6 +114,38 @@ impl FsStorage {
             return Err(StorageError::ReadOnly { key: key.to_owned() });
         }
         Ok(path)
+    }
+
+    /// Refuses `key`'s file at `path` if it is a symbolic link that leads out of the
+    /// store. A linked file is one file reached from elsewhere: it is the store's only
+    /// when it leads inside the root, or inside the folder its key starts in (a linked
+    /// `projects/`), both as their real paths. So a link nobody meant Mneme to follow
+    /// (`memory/notes.md -> ~/.ssh/id_ed25519`, left by a program with a shell) is
+    /// neither listed, read, written through nor replaced, and a model using the
+    /// memory tool cannot read what it leads to. Under WASI the runtime keeps every
+    /// path inside the folder it was given, links included.
+    fn check_link(&self, key: &str, path: &Path) -> Result<(), StorageError> {
+        if cfg!(target_os = "wasi") || !fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink()) {
+            return Ok(());
+        }
+        let target = match fs::canonicalize(path) {
+            Ok(target) => target,
+            // A link to nothing names no file, as a missing one does not.
+            Err(error) => return Err(io_error(key, error)),
+        };
+        let top = key.split_once('/').map(|(top, _)| self.root.join(top));
+        let inside = |folder: &Path| fs::canonicalize(folder).is_ok_and(|folder| target.starts_with(folder));
+        if inside(&self.root) || top.as_deref().is_some_and(inside) {
+            return Ok(());
+        }
+        Err(StorageError::InvalidKey {
+            key: key.to_owned(),
+            reason: format!(
+                "the file is a symbolic link to {}, outside the store; Mneme follows a linked file only inside the store \
+                 (put the file itself there to use it)",
+                target.display()
+            ),
+        })
     }
 
     fn sync(&self, file: &File) -> io::Result<()> {
@@ -321,13 +354,14 @@ impl FsStorage {
         };
         let mut found = Vec::new();
         let base = if dir_part.is_empty() { String::new() } else { format!("{dir_part}/") };
-        walk(&start, &base, prefix, &mut found).map_err(|e| io_error(prefix, e))?;
+        self.walk(&start, &base, prefix, &mut found).map_err(|e| io_error(prefix, e))?;
         found.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(found)
     }
 
     fn read_sync(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
         let path = self.resolve(key)?;
+        self.check_link(key, &path)?;
         let read = || -> io::Result<Vec<u8>> {
             let mut file = File::open(&path)?;
             let metadata = file.metadata()?;
@@ -373,6 +407,7 @@ impl FsStorage {
             return Ok(size);
         }
         let path = self.writable(key)?;
+        self.check_link(key, &path)?;
         let append = || -> io::Result<u64> {
             let parent = path.parent().unwrap_or(&self.root);
             self.create_dirs(parent)?;
@@ -404,6 +439,7 @@ impl FsStorage {
 
     fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.check_link(key, &path)?;
         self.forget_appender(key);
         let parent = path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(key, e))?;
@@ -434,6 +470,7 @@ impl FsStorage {
 
     fn truncate_sync(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.check_link(key, &path)?;
         self.forget_appender(key);
         let file = OpenOptions::new().write(true).open(&path).map_err(|e| io_error(key, e))?;
         let size = file.metadata().map_err(|e| io_error(key, e))?.len();
@@ -640,8 +677,6 @@ fn temp_suffix() -> String {
     }
 }
 
-/// Collects the files under `dir` (whose key prefix is `base`) whose keys start with
-/// `prefix`. Names that are not UTF-8 cannot be keys and are passed over.
 /// A folder's identity, to notice a symlink that leads back into a folder being walked.
 #[cfg(unix)]
 fn folder_id(metadata: &fs::Metadata) -> (u64, u64) {
@@ -658,51 +693,55 @@ fn folder_id(_: &fs::Metadata) -> (u64, u64) {
 /// is what ends a symlink cycle).
 const MAX_DEPTH: usize = 64;
 
-fn walk(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::Result<()> {
-    let mut ancestors = Vec::new();
-    if let Ok(metadata) = fs::metadata(dir) {
-        ancestors.push(folder_id(&metadata));
+impl FsStorage {
+    /// Collects the files under `dir` (whose key prefix is `base`) whose keys start
+    /// with `prefix`, leaving out links that lead out of the store.
+    fn walk(&self, dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>) -> io::Result<()> {
+        let mut ancestors = Vec::new();
+        if let Ok(metadata) = fs::metadata(dir) {
+            ancestors.push(folder_id(&metadata));
+        }
+        self.walk_in(dir, base, prefix, found, &mut ancestors)
     }
-    walk_in(dir, base, prefix, found, &mut ancestors)
-}
 
-fn walk_in(dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ancestors: &mut Vec<(u64, u64)>) -> io::Result<()> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Ok(());
-        }
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let entry = entry?;
-        // A name that is not UTF-8 cannot be a key; it is listed lossily, and reading
-        // it says why, so the caller can report it instead of never seeing it.
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if base.is_empty() && name == RESERVED_DIR {
-            continue;
-        }
-        let key = format!("{base}{name}");
-        // `metadata` follows symlinks, so linked folders are walked like real ones.
-        let Ok(metadata) = fs::metadata(entry.path()) else {
-            continue;
-        };
-        if metadata.is_dir() {
-            let sub = format!("{key}/");
-            // A link back to a folder on the way here (`a -> .`) would be walked forever.
-            let id = folder_id(&metadata);
-            let cycle = cfg!(unix) && ancestors.contains(&id);
-            if (sub.starts_with(prefix) || prefix.starts_with(&sub)) && !cycle && ancestors.len() < MAX_DEPTH {
-                ancestors.push(id);
-                let walked = walk_in(&entry.path(), &sub, prefix, found, ancestors);
-                ancestors.pop();
-                walked?;
+    fn walk_in(&self, dir: &Path, base: &str, prefix: &str, found: &mut Vec<KeyInfo>, ancestors: &mut Vec<(u64, u64)>) -> io::Result<()> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(());
             }
-        } else if key.starts_with(prefix) {
-            found.push(KeyInfo { key, size: metadata.len() });
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            // A name that is not UTF-8 cannot be a key; it is listed lossily, and reading
+            // it says why, so the caller can report it instead of never seeing it.
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if base.is_empty() && name == RESERVED_DIR {
+                continue;
+            }
+            let key = format!("{base}{name}");
+            // `metadata` follows symlinks, so linked folders are walked like real ones.
+            let Ok(metadata) = fs::metadata(entry.path()) else {
+                continue;
+            };
+            if metadata.is_dir() {
+                let sub = format!("{key}/");
+                // A link back to a folder on the way here (`a -> .`) would be walked forever.
+                let id = folder_id(&metadata);
+                let cycle = cfg!(unix) && ancestors.contains(&id);
+                if (sub.starts_with(prefix) || prefix.starts_with(&sub)) && !cycle && ancestors.len() < MAX_DEPTH {
+                    ancestors.push(id);
+                    let walked = self.walk_in(&entry.path(), &sub, prefix, found, ancestors);
+                    ancestors.pop();
+                    walked?;
+                }
+            } else if key.starts_with(prefix) && !(entry.file_type()?.is_symlink() && self.check_link(&key, &entry.path()).is_err()) {
+                found.push(KeyInfo { key, size: metadata.len() });
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 mneme_core::storage_from_sync!(FsStorage, threads);
@@ -813,6 +852,49 @@ mod tests {
             let end = (offset + size).min(bytes.len());
             assert_eq!(data, bytes[offset..end], "offset {offset}, size {size}");
         }
+    }
+
+    /// A linked file is the store's only when it leads inside it: one leading out is
+    /// not listed, read, appended to, cut or replaced (the link stays as it was),
+    /// while links inside the root, inside a linked `projects/`, and linked folders
+    /// are followed.
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_file_is_followed_only_inside_the_store() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.md"), b"key\n").unwrap();
+        let disk = tempfile::tempdir().unwrap();
+        fs::create_dir_all(disk.path().join("p/memory")).unwrap();
+        fs::write(disk.path().join("p/memory/real.md"), b"on the other disk\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::new(dir.path());
+        block_on(storage.replace("memory/kept.md", b"kept\n", None)).unwrap();
+        symlink(disk.path(), dir.path().join("projects")).unwrap();
+        symlink(outside.path().join("secret.md"), dir.path().join("memory/out.md")).unwrap();
+        symlink("kept.md", dir.path().join("memory/alias.md")).unwrap();
+        symlink("real.md", disk.path().join("p/memory/alias.md")).unwrap();
+        symlink(outside.path().join("secret.md"), disk.path().join("p/memory/out.md")).unwrap();
+        symlink(outside.path(), dir.path().join("memory/folder")).unwrap();
+
+        let keys = |prefix| block_on(storage.list(prefix)).unwrap().into_iter().map(|k| k.key).collect::<Vec<_>>();
+        assert_eq!(keys("memory/"), ["memory/alias.md", "memory/folder/secret.md", "memory/kept.md"]);
+        assert_eq!(keys("projects/"), ["projects/p/memory/alias.md", "projects/p/memory/real.md"]);
+        assert_eq!(block_on(storage.read("memory/alias.md", 0, None)).unwrap(), b"kept\n");
+        assert_eq!(block_on(storage.read("projects/p/memory/alias.md", 0, None)).unwrap(), b"on the other disk\n");
+        assert_eq!(block_on(storage.read("memory/folder/secret.md", 0, None)).unwrap(), b"key\n");
+        for key in ["memory/out.md", "projects/p/memory/out.md"] {
+            let refused = |result: Result<_, StorageError>| match result {
+                Err(StorageError::InvalidKey { reason, .. }) => assert!(reason.contains("outside the store"), "{reason}"),
+                other => panic!("{key}: {other:?}"),
+            };
+            refused(block_on(storage.read(key, 0, None)).map(drop));
+            refused(block_on(storage.append(key, b"more\n")).map(drop));
+            refused(block_on(storage.truncate(key, 0, 4)));
+            refused(block_on(storage.replace(key, b"new\n", None)));
+            assert!(fs::symlink_metadata(dir.path().join(key)).unwrap().is_symlink(), "{key}");
+        }
+        assert_eq!(fs::read(outside.path().join("secret.md")).unwrap(), b"key\n");
     }
 
     /// Two symlinks to `.` under a root made listing (and with it every append) hang.

@@ -11,12 +11,13 @@
 //   koffi, as node:fs has none); the kernel drops it when a process dies.
 //
 // Keys arrive checked by the core's rules (the component checks each key before it
-// calls out); this module adds what is the host's own: `.mneme/` is reserved, and a
-// path that would resolve outside the root is refused whatever the key says.
+// calls out); this module adds what is the host's own: `.mneme/` is reserved, a path
+// that would resolve outside the root is refused whatever the key says, and a linked
+// file is followed only when it leads inside the store (see `checkLink`).
 //
 // Errors are thrown as the WIT `storage-error` variant, `{tag, val}`, which jco passes
 // to the component as the import's `err`.
-import { closeSync, constants as fsConstants, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, fdatasyncSync, fstatSync, ftruncateSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
@@ -142,6 +143,38 @@ export class FsStorage {
     return path;
   }
 
+  /**
+   * Refuses `key`'s file at `path` if it is a symbolic link that leads out of the
+   * store, as the CLI's storage does (host-fs/src/lib.rs, `check_link`): a linked file
+   * is the store's only when it leads inside the root, or inside the folder its key
+   * starts in (a linked `projects/`), both as their real paths. Linked folders are the
+   * owner's layout and are followed.
+   */
+  checkLink(key, path) {
+    let link;
+    try {
+      link = lstatSync(path);
+    } catch {
+      return;
+    }
+    if (!link.isSymbolicLink()) return;
+    const target = io(key, () => realpathSync(path));
+    const inside = (folder) => {
+      try {
+        const real = realpathSync(folder);
+        return target.startsWith(real.endsWith(sep) ? real : real + sep);
+      } catch {
+        return false;
+      }
+    };
+    const slash = key.indexOf("/");
+    if (inside(this.root) || (slash > 0 && inside(join(this.root, key.slice(0, slash))))) return;
+    throw new StorageFailure("invalid-key", {
+      key,
+      reason: `the file is a symbolic link to ${target}, outside the store; Mneme follows a linked file only inside the store (put the file itself there to use it)`,
+    });
+  }
+
   sync(fd) {
     if (this.durable) fdatasyncSync(fd);
   }
@@ -170,14 +203,15 @@ export class FsStorage {
     const found = [];
     const seen = new Set();
     const walk = (folder, base, depth) => {
-      let names;
+      let entries;
       try {
-        names = readdirSync(folder);
+        entries = readdirSync(folder, { withFileTypes: true });
       } catch (error) {
         if (error.code === "ENOENT" || error.code === "ENOTDIR") return;
         throw failure(prefix, error);
       }
-      for (const name of names) {
+      for (const entry of entries) {
+        const name = entry.name;
         if (base === "" && name === RESERVED_DIR) continue;
         const key = base + name;
         let stat;
@@ -194,7 +228,7 @@ export class FsStorage {
             walk(join(folder, name), sub, depth + 1);
             seen.delete(id);
           }
-        } else if (key.startsWith(prefix)) {
+        } else if (key.startsWith(prefix) && !(entry.isSymbolicLink() && !this.leadsInside(key, join(folder, name)))) {
           found.push({ key, size: stat.size });
         }
       }
@@ -203,8 +237,19 @@ export class FsStorage {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  /** Whether `key`'s file at `path` is the store's: not a link out of it. */
+  leadsInside(key, path) {
+    try {
+      this.checkLink(key, path);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   read(key, offset, len) {
     const path = this.path(key);
+    this.checkLink(key, path);
     return io(key, () => {
       const fd = openSync(path, "r");
       try {
@@ -242,6 +287,7 @@ export class FsStorage {
       });
     }
     const path = this.writable(key);
+    this.checkLink(key, path);
     return io(key, () => {
       // The file exists but for a session's first append: opened without O_CREAT
       // first, as a thrown error (its stack captured) costs more than the system calls.
@@ -312,6 +358,7 @@ export class FsStorage {
 
   replace(key, data, expectedSize) {
     const path = this.writable(key);
+    this.checkLink(key, path);
     this.forgetAppender(key);
     const folder = dirname(path);
     io(key, () => mkdirSync(folder, { recursive: true }));
@@ -340,6 +387,7 @@ export class FsStorage {
 
   truncate(key, len, expectedSize) {
     const path = this.writable(key);
+    this.checkLink(key, path);
     this.forgetAppender(key);
     io(key, () => {
       const fd = openSync(path, "r+");

@@ -6,7 +6,7 @@
 // Run by `cargo xtask test` after `cargo test` (which writes the native outcomes and
 // builds target/release/mneme) and the web build (whose module runs the contract).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -101,6 +101,37 @@ try {
     };
     const failures = JSON.parse(await web.storageContract(handle(), handle()));
     assert(failures.length === 0, `the contract broke:\n${failures.join("\n")}`);
+  });
+
+  await test("a linked file is followed only inside the store: a memory leading out is neither listed, read nor written", async () => {
+    const outside = join(scratch, "outside");
+    const root = join(scratch, "links");
+    mkdirSync(outside);
+    const secret = join(outside, "id_ed25519.md");
+    writeFileSync(secret, "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    const store = await Mneme.open({ root });
+    try {
+      await store.memoryTool("-w", { command: "create", path: "/memories/kept.md", file_text: "Kept." });
+      const memory = join(root, "projects/-w/memory");
+      symlinkSync(secret, join(memory, "leak.md"));
+      symlinkSync("kept.md", join(memory, "alias.md"));
+      const listing = (await store.memoryTool("-w", { command: "view", path: "/memories" })).content;
+      assert(!listing.includes("leak.md") && listing.includes("/memories/kept.md"), listing);
+      for (const input of [
+        { command: "view", path: "/memories/leak.md" },
+        { command: "create", path: "/memories/leak.md", file_text: "overwritten" },
+        { command: "str_replace", path: "/memories/leak.md", old_str: "BEGIN", new_str: "END" },
+      ]) {
+        await refused(store.memoryTool("-w", input), "storage/invalid-key", "outside the store");
+      }
+      const storage = new FsStorage(root);
+      const listed = storage.list("projects/-w/memory/").map(({ key }) => key).filter((key) => key.endsWith(".md"));
+      assert(JSON.stringify(listed) === JSON.stringify(["projects/-w/memory/MEMORY.md", "projects/-w/memory/alias.md", "projects/-w/memory/kept.md"]), listed);
+      assert(Buffer.from(storage.read("projects/-w/memory/alias.md", 0n)).equals(readFileSync(join(memory, "kept.md"))), "a link inside the store is read");
+      assert(readFileSync(secret, "utf8") === "-----BEGIN OPENSSH PRIVATE KEY-----\n" && lstatSync(join(memory, "leak.md")).isSymbolicLink(), "the link and its file are as they were");
+    } finally {
+      await store.close();
+    }
   });
 
   await test("errors are MnemeErrors with the core's kind and words; bad arguments never trap", async () => {

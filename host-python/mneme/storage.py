@@ -9,8 +9,9 @@ processes, Node processes and ``mneme`` share one folder safely.
   drops it when the process dies.
 
 Keys arrive checked by the core's rules (the component checks each key before it calls
-out); this module adds the host's own: ``.mneme/`` is reserved, and a path that would
-resolve outside the root is refused.
+out); this module adds the host's own: ``.mneme/`` is reserved, a path that would
+resolve outside the root is refused, and a linked file is followed only when it leads
+inside the store (``_check_link``).
 """
 
 import errno
@@ -77,6 +78,36 @@ class FsStorage:
             raise StorageFailure("read-only", key)
         return path
 
+    def _check_link(self, key, path):
+        """Refuses ``key``'s file at ``path`` if it is a symbolic link that leads out of
+        the store, as the CLI's storage does (host-fs/src/lib.rs, ``check_link``): a
+        linked file is the store's only when it leads inside the root, or inside the
+        folder its key starts in (a linked ``projects/``), both as their real paths.
+        Linked folders are the owner's layout and are followed."""
+        if not os.path.islink(path):
+            return
+        target = os.path.realpath(path)
+        if not os.path.exists(target):
+            raise StorageFailure("not-found", key)
+        folders = [self.root] + ([os.path.join(self.root, key.split("/")[0])] if "/" in key else [])
+        if any(target.startswith(os.path.join(os.path.realpath(folder), "")) for folder in folders):
+            return
+        raise StorageFailure(
+            "invalid-key",
+            {
+                "key": key,
+                "reason": f"the file is a symbolic link to {target}, outside the store; Mneme follows a linked file only "
+                "inside the store (put the file itself there to use it)",
+            },
+        )
+
+    def _leads_inside(self, key, path):
+        try:
+            self._check_link(key, path)
+            return True
+        except StorageFailure:
+            return False
+
     def _sync(self, fd):
         if self.durable:
             # macOS has no fdatasync.
@@ -104,12 +135,14 @@ class FsStorage:
 
         def walk(folder, base, depth):
             try:
-                names = os.listdir(folder)
+                with os.scandir(folder) as scanned:
+                    entries = list(scanned)
             except (FileNotFoundError, NotADirectoryError):
                 return
             except OSError as error:
                 raise _failure(prefix, error) from error
-            for name in names:
+            for entry in entries:
+                name = entry.name
                 if base == "" and name == RESERVED_DIR:
                     continue
                 if not _is_utf8(name):
@@ -127,7 +160,7 @@ class FsStorage:
                         seen.add(identity)
                         walk(os.path.join(folder, name), sub, depth + 1)
                         seen.discard(identity)
-                elif key.startswith(prefix):
+                elif key.startswith(prefix) and not (entry.is_symlink() and not self._leads_inside(key, entry.path)):
                     found.append((key, stat.st_size))
 
         walk(start, folder_key + "/" if folder_key else "", 0)
@@ -135,6 +168,7 @@ class FsStorage:
 
     def read(self, key, offset, length):
         path = self._path(key)
+        self._check_link(key, path)
         try:
             with open(path, "rb") as file:
                 size = os.fstat(file.fileno()).st_size
@@ -149,6 +183,7 @@ class FsStorage:
 
     def append(self, key, data):
         path = self._writable(key)
+        self._check_link(key, path)
         created = False
         # The file exists but for a session's first append: opened as it is first, so
         # the common case raises nothing.
@@ -195,6 +230,7 @@ class FsStorage:
 
     def replace(self, key, data, expected_size):
         path = self._writable(key)
+        self._check_link(key, path)
         folder = os.path.dirname(path)
         temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
         try:
@@ -218,6 +254,7 @@ class FsStorage:
 
     def truncate(self, key, length, expected_size):
         path = self._writable(key)
+        self._check_link(key, path)
         try:
             fd = os.open(path, os.O_WRONLY)
         except OSError as error:

@@ -132,6 +132,40 @@ def _(scratch):
     assert broke == [], "the contract broke:\n" + "\n".join(broke)
 
 
+@test("a linked file is followed only inside the store: a memory leading out is neither listed, read nor written")
+def _(scratch):
+    outside, root = os.path.join(scratch, "outside"), os.path.join(scratch, "store")
+    os.makedirs(outside)
+    secret = os.path.join(outside, "id_ed25519.md")
+    with open(secret, "w") as handle:
+        handle.write("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    with Mneme(root) as store:
+        store.memory_tool("-w", {"command": "create", "path": "/memories/kept.md", "file_text": "Kept."})
+        memory = os.path.join(root, "projects", "-w", "memory")
+        os.symlink(secret, os.path.join(memory, "leak.md"))
+        os.symlink("kept.md", os.path.join(memory, "alias.md"))
+        listing = store.memory_tool("-w", {"command": "view", "path": "/memories"})["content"]
+        assert "leak.md" not in listing and "/memories/kept.md" in listing, listing
+        for input in [
+            {"command": "view", "path": "/memories/leak.md"},
+            {"command": "create", "path": "/memories/leak.md", "file_text": "overwritten"},
+            {"command": "str_replace", "path": "/memories/leak.md", "old_str": "BEGIN", "new_str": "END"},
+        ]:
+            try:
+                said = store.memory_tool("-w", input)
+                raise AssertionError(f"{input['command']} went through the link: {said}")
+            except MnemeError as error:
+                assert "outside the store" in str(error), error
+    storage = FsStorage(root)
+    listed = [key for key, _ in storage.list("projects/-w/memory/") if key.endswith(".md")]
+    assert listed == ["projects/-w/memory/MEMORY.md", "projects/-w/memory/alias.md", "projects/-w/memory/kept.md"], listed
+    with open(os.path.join(memory, "kept.md"), "rb") as handle:
+        assert storage.read("projects/-w/memory/alias.md", 0, None) == handle.read()
+    with open(secret) as handle:
+        assert handle.read() == "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    assert os.path.islink(os.path.join(memory, "leak.md"))
+
+
 @test("PgStorage keeps the core's storage contract (a throwaway PostgreSQL cluster)")
 def _(scratch):
     cluster = PostgresCluster()

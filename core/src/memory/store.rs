@@ -943,12 +943,19 @@ impl<S: Storage> Memories<'_, S> {
         for memory in written {
             let bytes = memory.render();
             let key = String::from(dir) + &memory.file + keys::MEMORY_SUFFIX;
-            if !self.state.scopes.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file)) {
-                created.push(key.clone());
-            }
+            let creates = !self.state.scopes.borrow().get(dir).is_some_and(|state| state.memories.contains_key(&memory.file));
             if let Err(error) = self.base.storage.replace(&key, bytes.as_bytes(), None).await {
+                // A refused replace wrote nothing: what is at its key (a link the store
+                // does not follow, another program's file) is not this write's to take
+                // out. A failed one may have landed.
+                if creates && !error.wrote_nothing() {
+                    created.push(key);
+                }
                 self.remove_all(&created).await;
                 return Err(error.into());
+            }
+            if creates {
+                created.push(key);
             }
             let line = IndexLine::of(memory, bytes.len() as u64);
             lines.push_str(&line.encode());
