@@ -23,6 +23,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "host-python" / "tests"))
@@ -95,6 +96,9 @@ def seed(store):
     ]:
         mneme(store, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
     mneme(store, "memory", "--global", "add", "--name", "tabs", "--type", "user", "--description", "The user indents with tabs", "--body", "Tabs, always.")
+    # Another project's memory (listed with its sessions), and one of a project with no sessions (read through the template).
+    mneme(store, "memory", "--project", "-work-other", "add", "--name", "colors", "--type", "project", "--description", "Buttons are blue", "--body", "Blue.")
+    mneme(store, "memory", "--project", "-work-lab", "add", "--name", "lab", "--type", "project", "--description", "The lab runs nightly", "--body", "Nightly.")
 
 
 def test(name):
@@ -150,7 +154,10 @@ async def lists(client):
     assert tools["recall"].input_schema["required"] == ["query"], tools["recall"].input_schema
     assert tools["show_session"].input_schema["required"] == ["id"]
     resources = (await client.list_resources()).resources
-    assert [str(r.uri) for r in resources] == ["mneme://memory/MEMORY.md", "mneme://memory/global/MEMORY.md"], resources
+    uris = [str(r.uri) for r in resources]
+    assert uris == ["mneme://memory/MEMORY.md", "mneme://memory/global/MEMORY.md", "mneme://memory/projects/-work-other/MEMORY.md"], resources
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["mneme://memory/projects/{project}/MEMORY.md"], templates
 
 
 @test("recall finds the project's memory by its words and says why")
@@ -266,6 +273,30 @@ async def memory_tool_refusals(client):
         assert words in said, (input["command"], input.get("path", "")[:40], said)
     files = {m["file"] for m in json.loads(memory_cli("list", "--all", "--json"))}
     assert not files & {"cron", "notes", "huge", "aux", "memory"}, files
+    if STORE[0] == "--root":
+        await a_link_out_is_not_followed(call)
+
+
+async def a_link_out_is_not_followed(call):
+    """A memory file that is a symbolic link out of the store (left by a program with a
+    shell) is no memory: not listed, read, written through or replaced."""
+    with tempfile.TemporaryDirectory() as outside:
+        secret = Path(outside, "id_ed25519.md")
+        secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+        link = Path(STORE[1], "projects", PROJECT, "memory", "leak.md")
+        link.symlink_to(secret)
+        try:
+            listing = text_of(await call(command="view", path="/memories"))
+            assert "leak.md" not in listing, listing
+            said = refusal(await call(command="view", path="/memories/leak.md"))
+            assert "outside the store" in said, said
+            said = refusal(await call(command="create", path="/memories/leak.md", file_text="overwritten"))
+            assert "outside the store" in said, said
+            said = refusal(await call(command="str_replace", path="/memories/leak.md", old_str="BEGIN", new_str="END"))
+            assert "outside the store" in said, said
+            assert secret.read_text() == "-----BEGIN OPENSSH PRIVATE KEY-----\n" and link.is_symlink(), secret.read_text()
+        finally:
+            link.unlink()
 
 
 @test("each MEMORY.md reads as the index a session loads: the project's, and the global one")
@@ -276,6 +307,11 @@ async def memory_md(client):
     read = await client.read_resource("mneme://memory/global/MEMORY.md")
     text = read.contents[0].text
     assert "tabs.md" in text and "db_choice.md" not in text, text
+    for project, file in [("-work-other", "colors.md"), ("-work-lab", "lab.md"), (PROJECT, "db_choice.md")]:
+        text = (await client.read_resource(f"mneme://memory/projects/{project}/MEMORY.md")).contents[0].text
+        assert file in text and text.count(".md") == 1 + (project == PROJECT) * 2, (project, text)
+    encoded = (await client.read_resource("mneme://memory/projects/%2Dwork%2Dlab/MEMORY.md")).contents[0].text
+    assert "lab.md" in encoded, encoded
 
 
 @test("refusals: an unknown session, missing arguments and an unknown resource, each in words a model can act on")
@@ -283,11 +319,17 @@ async def refusals(client):
     assert "nope" in refusal(await client.call_tool("show_session", {"id": "nope"}))
     missing = await client.call_tool("recall", {})
     assert missing.is_error and "query" in missing.content[0].text, missing
-    try:
-        await client.read_resource("mneme://memory/other.md")
-        raise AssertionError("an unknown resource was read")
-    except Exception as error:
-        assert "mneme://memory/MEMORY.md" in str(error) and "mneme://memory/global/MEMORY.md" in str(error), error
+    for uri, words in [
+        ("mneme://memory/other.md", "mneme://memory/projects/{project}/MEMORY.md"),
+        ("mneme://memory/projects/..%2Fetc/MEMORY.md", "contains a path separator"),
+        ("mneme://memory/projects/%FF/MEMORY.md", "not UTF-8"),
+        ("mneme://memory/projects//MEMORY.md", "it is empty"),
+    ]:
+        try:
+            await client.read_resource(uri)
+            raise AssertionError(f"{uri} was read")
+        except MCPError as error:
+            assert words in str(error), (uri, error)
 
 
 CASES = [lists, recall, search, listing, show, instructions, memory_md, refusals, memory_tool, memory_tool_refusals]

@@ -21,8 +21,9 @@ use mneme_host::core::{Window, keys};
 use mneme_host::{Engine, Error};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -34,10 +35,40 @@ use tower_service::Service;
 
 use crate::{CliResult, StoreArgs};
 
-/// The memory file index of the server's scope (the one `recall` and `memory` use), and
-/// of the global memories, as resources a client can read.
+/// The memory file index of each scope, as resources a client can read: the server's
+/// scope (the one `recall` and `memory` use), the global memories, and any project's
+/// (its folder name percent-encoded where a URI needs it).
 const MEMORY_MD: &str = "mneme://memory/MEMORY.md";
 const GLOBAL_MEMORY_MD: &str = "mneme://memory/global/MEMORY.md";
+const PROJECT_MEMORY_MD: (&str, &str) = ("mneme://memory/projects/", "/MEMORY.md");
+
+/// What a project's folder name keeps as it is in its resource's URI: RFC 3986's
+/// unreserved characters (Claude Code's names are letters, digits and `-`).
+const URI_KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+fn project_memory_md(project: &str) -> String {
+    let (start, end) = PROJECT_MEMORY_MD;
+    format!("{start}{}{end}", percent_encoding::utf8_percent_encode(project, URI_KEPT))
+}
+
+/// The scope a resource URI names, or why none.
+fn scope_of(uri: &str, own: &Scope) -> Result<Scope, String> {
+    let (start, end) = PROJECT_MEMORY_MD;
+    match uri {
+        MEMORY_MD => return Ok(own.clone()),
+        GLOBAL_MEMORY_MD => return Ok(Scope::Global),
+        _ => {}
+    }
+    let known = || format!("the resources are {MEMORY_MD}, {GLOBAL_MEMORY_MD} and {start}{{project}}{end}");
+    let Some(encoded) = uri.strip_prefix(start).and_then(|rest| rest.strip_suffix(end)) else {
+        return Err(format!("no resource `{uri}`: {}", known()));
+    };
+    let project = percent_encoding::percent_decode_str(encoded)
+        .decode_utf8()
+        .map_err(|_| format!("`{uri}` names no project: its name is not UTF-8 once decoded; {}", known()))?;
+    keys::validate_project(&project).map_err(|e| format!("`{uri}` names no project: {e}"))?;
+    Ok(Scope::Project(project.into_owned()))
+}
 
 /// Which memories the tools recall (the sessions are the whole store's).
 #[derive(clap::Args)]
@@ -529,19 +560,42 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let index = |uri: &str, name: &str, whose: &str| {
+        let index = |uri: String, name: String, whose: &str| {
             Resource::new(uri, name)
                 .with_description(format!("The memory index a session loads, of {whose}: one line per current memory"))
                 .with_mime_type("text/markdown")
         };
-        let resources = match &self.scope {
-            Scope::Global => vec![index(MEMORY_MD, "MEMORY.md", "the global memories")],
+        let mut resources = match &self.scope {
+            Scope::Global => vec![index(MEMORY_MD.into(), "MEMORY.md".into(), "the global memories")],
             Scope::Project(project) => vec![
-                index(MEMORY_MD, "MEMORY.md", &format!("project {project}")),
-                index(GLOBAL_MEMORY_MD, "global MEMORY.md", "the global memories (every project's sessions load them)"),
+                index(MEMORY_MD.into(), "MEMORY.md".into(), &format!("project {project}, this server's")),
+                index(GLOBAL_MEMORY_MD.into(), "global MEMORY.md".into(), "the global memories (every project's sessions load them)"),
             ],
         };
+        let own = self.scope.clone();
+        let others = self.on_engine(move |engine| other_projects_remembering(engine, &own)).await?.map_err(|e| {
+            // A store that cannot be read is the server's failure, not the request's.
+            ErrorData::internal_error(e.to_string(), None)
+        })?;
+        resources.extend(
+            others.iter().map(|project| index(project_memory_md(project), format!("{project} MEMORY.md"), &format!("project {project}"))),
+        );
         Ok(ListResourcesResult { resources, ..Default::default() })
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let (start, end) = PROJECT_MEMORY_MD;
+        let template = ResourceTemplate::new(format!("{start}{{project}}{end}"), "a project's MEMORY.md")
+            .with_description(
+                "The memory index a session of the project loads, one line per current memory; {project} is the project's \
+                 folder name under projects/ (as list_sessions shows it), percent-encoded",
+            )
+            .with_mime_type("text/markdown");
+        Ok(ListResourceTemplatesResult { resource_templates: vec![template], ..Default::default() })
     }
 
     async fn read_resource(
@@ -549,20 +603,25 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let scope = match request.uri.as_str() {
-            MEMORY_MD => self.scope.clone(),
-            GLOBAL_MEMORY_MD => Scope::Global,
-            other => {
-                return Err(ErrorData::resource_not_found(
-                    format!("no resource `{other}`: the resources are {MEMORY_MD} and {GLOBAL_MEMORY_MD}"),
-                    None,
-                ));
-            }
-        };
+        let scope = scope_of(&request.uri, &self.scope).map_err(|message| ErrorData::resource_not_found(message, None))?;
         let loaded = self.on_engine(move |engine| engine.memory_load(&scope, Default::default())).await?.map_err(|e| {
             // A store that cannot be read is the server's failure, not the request's.
             ErrorData::internal_error(e.to_string(), None)
         })?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, request.uri)]).into())
     }
+}
+
+/// The projects of the store's sessions, but the server's own, whose memory index holds
+/// a line: the ones worth listing (any other reads through the template). A scope that
+/// cannot be read is left out here; reading it says why.
+fn other_projects_remembering(engine: &mut dyn Engine<Error>, own: &Scope) -> Result<Vec<String>, Error> {
+    let projects: std::collections::BTreeSet<String> = engine.list()?.sessions.into_iter().map(|session| session.project).collect();
+    Ok(projects
+        .into_iter()
+        .filter(|project| !matches!(own, Scope::Project(own) if own == project))
+        .filter(|project| {
+            engine.memory_load(&Scope::Project(project.clone()), Default::default()).is_ok_and(|loaded| !loaded.text.is_empty())
+        })
+        .collect())
 }
