@@ -2,13 +2,14 @@
 // (target/dist/) installed into a new project in a temporary folder outside the
 // repository — a fresh venv, a fresh `npm init` — with nothing pointing back here
 // (no PYTHONPATH, MNEME_COMPONENT or CARGO_TARGET_DIR), and its README's quickstart
-// run there as written.
+// run there as written; and the CLI by `cargo install`, the README's commands run
+// with it in a home of its own.
 //
 // Run by `cargo xtask test` after `cargo xtask package`'s packing step.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { quickstart } from "./js/quickstart.mjs";
@@ -42,9 +43,9 @@ function artefact(pattern) {
 }
 
 /** Runs `program` in `cwd` as a user would; resolves with its output, rejects with it if it fails. */
-function run(program, args, cwd, input) {
+function run(program, args, cwd, input, env = USER_ENV) {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd, env: USER_ENV, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(program, args, { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
     if (input !== undefined) child.stdin.end(input);
     let stdout = "";
     let stderr = "";
@@ -113,6 +114,40 @@ try {
     writeFileSync(join(folder, "check.mjs"), ts.transpileModule(readFileSync(join(folder, "check.mts"), "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
     const checked = await run(process.execPath, ["check.mjs"], folder);
     assert(checked.stdout.trim() === "1 function 0", checked.stdout);
+  });
+
+  await test("the CLI installs with `cargo install`, and the README's commands run as written", async () => {
+    // A home of the user's own: a Claude Code session and a pi session from the corpus,
+    // and nothing else (the store `mneme append` writes is the per-user data folder).
+    const home = join(scratch, "home");
+    const claude = join(home, ".claude/projects/-Users-dain-workspace-JSSoundRecorder");
+    const pi = join(home, ".pi/agent/sessions/--home-me-app--");
+    mkdirSync(claude, { recursive: true });
+    mkdirSync(pi, { recursive: true });
+    const session = "7acd37a8-2745-4b58-a8a9-46164b22ad9e";
+    copyFileSync(join(ROOT, "tests/corpus/claude/08-v2.0.42-thinking/-Users-dain-workspace-JSSoundRecorder", `${session}.jsonl`), join(claude, `${session}.jsonl`));
+    copyFileSync(join(ROOT, "tests/corpus/pi/v3/agent-history-session-01.jsonl"), join(pi, "2025-01-01T00-00-00-000Z_agent-history-session-01.jsonl"));
+    const env = Object.fromEntries(Object.entries(USER_ENV).filter(([name]) => !name.startsWith("XDG_") && name !== "MNEME_ROOT"));
+    Object.assign(env, {
+      HOME: home,
+      // Where cargo and rustup keep their own files stays theirs (no second download);
+      // the program goes into the home, built in the repository's target folder (no
+      // second build of what the tests built).
+      CARGO_HOME: process.env.CARGO_HOME ?? join(homedir(), ".cargo"),
+      RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(homedir(), ".rustup"),
+      CARGO_INSTALL_ROOT: join(home, ".local"),
+      CARGO_TARGET_DIR: join(ROOT, "target"),
+      PATH: `${join(home, ".local/bin")}:${process.env.PATH}`,
+    });
+    const commands = quickstart(join(ROOT, "README.md"), "sh", "Using `mneme`");
+    const { stdout } = await run("sh", ["-e"], ROOT, commands, env);
+    assert(existsSync(join(home, ".local/bin/mneme")), "cargo install left no mneme in the home");
+    for (const said of [session, "agent-history-session-01", "Usage: mneme"]) {
+      assert(stdout.includes(said), `the commands did not print ${JSON.stringify(said)}:\n${stdout.slice(-3000)}`);
+    }
+    // `mneme append` wrote its session into the per-user data folder, under the project of the folder it ran in.
+    const written = join(home, ".local/share/mneme/projects", ROOT.replace(/\/$/, "").replace(/[^A-Za-z0-9]/g, "-"), "my-chat.jsonl");
+    assert(existsSync(written) && readFileSync(written, "utf8").includes("remember the milk"), `no session my-chat at ${written}`);
   });
 
 /** Opens `url` in Chromium; resolves with what the page logged once it set `window.quickstartDone`. */
