@@ -9,12 +9,23 @@
 //! mneme_cli_stdout;` at its root, which every module of it then uses.
 
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
 static REFUSED: OnceLock<String> = OnceLock::new();
+static BEFORE_FIRST_WRITE: OnceLock<fn()> = OnceLock::new();
+static FIRST_WRITE: Once = Once::new();
+
+/// Has `hook` run once, before the first write: a progress line on a shared terminal
+/// must be gone before the answer begins. Only the first hook given is kept.
+pub fn before_first_write(hook: fn()) {
+    let _ = BEFORE_FIRST_WRITE.set(hook);
+}
 
 /// Writes to standard output unless it refused a write before.
 pub fn write(text: std::fmt::Arguments) {
+    if let Some(hook) = BEFORE_FIRST_WRITE.get() {
+        FIRST_WRITE.call_once(hook);
+    }
     if REFUSED.get().is_none()
         && let Err(error) = std::io::stdout().write_fmt(text)
     {

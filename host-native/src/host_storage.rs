@@ -18,6 +18,9 @@ pub enum HostStorage {
     /// from it instead of reading every transcript again. Nothing is written into the
     /// home.
     Cached(Box<HostStorage>, FsStorage),
+    /// A storage whose transcript listings and reads feed the process's progress line
+    /// ([`crate::progress`]): the CLI's, so a long first read of a home is not silent.
+    Metered(Box<HostStorage>),
 }
 
 /// The keys a cached home keeps in its cache: the index's.
@@ -58,6 +61,7 @@ macro_rules! delegate {
             HostStorage::Postgres(storage) => storage.$method($key $(, $arg)*).await,
             HostStorage::Cached(_, cache) if $key.starts_with(CACHED) => cache.$method($key $(, $arg)*).await,
             HostStorage::Cached(home, _) => Box::pin(home.$method($key $(, $arg)*)).await,
+            HostStorage::Metered(storage) => Box::pin(storage.$method($key $(, $arg)*)).await,
         }
     };
 }
@@ -76,9 +80,19 @@ impl Storage for HostStorage {
             both.sort_by(|a, b| a.key.cmp(&b.key));
             return Ok(both);
         }
+        if let HostStorage::Metered(storage) = self {
+            let listed = Box::pin(storage.list(prefix)).await?;
+            crate::progress::listed(&listed);
+            return Ok(listed);
+        }
         delegate!(self.list(prefix))
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
+        if let HostStorage::Metered(storage) = self {
+            let data = Box::pin(storage.read(key, offset, len)).await?;
+            crate::progress::read(key, data.len());
+            return Ok(data);
+        }
         delegate!(self.read(key, offset, len))
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, StorageError> {
@@ -114,6 +128,7 @@ impl Storage for HostStorage {
             HostStorage::Home(storage) => storage.parallelism(),
             HostStorage::Postgres(storage) => storage.parallelism(),
             HostStorage::Cached(home, _) => home.parallelism(),
+            HostStorage::Metered(storage) => storage.parallelism(),
         }
     }
     fn run_jobs(&self, jobs: Vec<mneme_core::storage::Job<'_>>) {
@@ -122,6 +137,7 @@ impl Storage for HostStorage {
             HostStorage::Home(storage) => storage.run_jobs(jobs),
             HostStorage::Postgres(storage) => storage.run_jobs(jobs),
             HostStorage::Cached(home, _) => home.run_jobs(jobs),
+            HostStorage::Metered(storage) => storage.run_jobs(jobs),
         }
     }
 }

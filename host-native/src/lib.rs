@@ -14,6 +14,7 @@ mod component;
 pub mod embedder;
 mod host_storage;
 mod http;
+pub mod progress;
 pub mod summarize;
 
 pub use component::{COMPONENT, ComponentEngine, Runtime};

@@ -684,7 +684,12 @@ const PROBLEMS_FOUND: &str = "problems found";
 fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = Cli::parse();
+    // A server's reads are its clients' requests, over its whole life: no line to end.
+    if !matches!(cli.command, Command::Mcp(_)) {
+        mneme_host::progress::install();
+    }
     let outcome = run(cli);
+    mneme_host::progress::finish();
     let refused = mneme_cli_stdout::refused();
     if let Some(refused) = &refused {
         let done = if outcome.is_ok() { "the command's work was done, but " } else { "" };
@@ -716,7 +721,6 @@ fn restore_default_sigpipe() {
 
 /// The store's sessions, newest first. Files that look like sessions but cannot be
 /// read as one are named on stderr, so they are neither fatal nor silent.
-/// The store's listing, each file it skipped named on stderr.
 fn list_sessions(engine: &mut dyn Engine<Error>) -> Result<Listing, String> {
     let listing = engine.list().map_err(|e| e.to_string())?;
     for skipped in &listing.skipped {
@@ -1139,7 +1143,8 @@ fn absent_root_hint(args: &StoreArgs) {
 }
 
 fn open(args: &StoreArgs) -> Result<Box<dyn Engine<Error>>, String> {
-    open_on(args, storage(args)?, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
+    let storage = HostStorage::Metered(Box::new(storage(args)?));
+    open_on(args, storage, Limits { part_bytes: args.part_limit, total_bytes: args.total_limit })
 }
 
 /// The engine the store arguments ask for, on `storage`, with their redaction.

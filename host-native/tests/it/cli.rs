@@ -224,7 +224,33 @@ fn a_read_only_home_keeps_its_index_in_the_cache_folder_and_follows_the_home() {
         files
     };
     let before = home_files();
-    let first = run(&["sessions", "list", "--json"]);
+    // What the first command reads is reported (a multi-GB home takes seconds); the next
+    // one answers from the cache and reads next to nothing.
+    let with_progress = |args: &[&str]| {
+        let output = crate::mneme_command()
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("MNEME_PROGRESS", "always")
+            .arg("--claude-home")
+            .arg(home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let read: usize = stderr
+            .lines()
+            .last()
+            .and_then(|line| line.strip_prefix("mneme: read "))
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("no last line saying what was read: {stderr}"));
+        (stdout(&output), read)
+    };
+    let transcripts_in_home = transcripts(&corpus).len();
+    let (first, read) = with_progress(&["sessions", "list", "--json"]);
+    assert_eq!(read, transcripts_in_home, "the first listing reads every transcript");
+    let (again, read) = with_progress(&["sessions", "list", "--json"]);
+    assert!(read < transcripts_in_home, "the cached listing read {read} transcripts of {transcripts_in_home}");
+    assert_eq!(again, first, "the report goes to standard error only");
     let homes = cache.path().join("mneme/homes");
     let cached: Vec<PathBuf> = fs::read_dir(&homes).unwrap().flatten().map(|e| e.path()).collect();
     let [kept] = &cached[..] else { panic!("expected one cached home in {}: {cached:?}", homes.display()) };
