@@ -96,9 +96,10 @@ def seed(store):
     ]:
         mneme(store, "memory", "--project", PROJECT, "add", "--name", name, "--type", kind, "--description", description, "--body", body)
     mneme(store, "memory", "--global", "add", "--name", "tabs", "--type", "user", "--description", "The user indents with tabs", "--body", "Tabs, always.")
-    # Another project's memory (listed with its sessions), and one of a project with no sessions (read through the template).
+    # Other projects' memories, read through the resource template: one with sessions, one without, one whose name a URI encodes.
     mneme(store, "memory", "--project", "-work-other", "add", "--name", "colors", "--type", "project", "--description", "Buttons are blue", "--body", "Blue.")
     mneme(store, "memory", "--project", "-work-lab", "add", "--name", "lab", "--type", "project", "--description", "The lab runs nightly", "--body", "Nightly.")
+    mneme(store, "memory", "--project", "-work-café", "add", "--name", "menu", "--type", "project", "--description", "The café menu changes weekly", "--body", "Weekly.")
 
 
 def test(name):
@@ -155,7 +156,7 @@ async def lists(client):
     assert tools["show_session"].input_schema["required"] == ["id"]
     resources = (await client.list_resources()).resources
     uris = [str(r.uri) for r in resources]
-    assert uris == ["mneme://memory/MEMORY.md", "mneme://memory/global/MEMORY.md", "mneme://memory/projects/-work-other/MEMORY.md"], resources
+    assert uris == ["mneme://memory/MEMORY.md", "mneme://memory/global/MEMORY.md"], resources
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == ["mneme://memory/projects/{project}/MEMORY.md"], templates
 
@@ -310,8 +311,8 @@ async def memory_md(client):
     for project, file in [("-work-other", "colors.md"), ("-work-lab", "lab.md"), (PROJECT, "db_choice.md")]:
         text = (await client.read_resource(f"mneme://memory/projects/{project}/MEMORY.md")).contents[0].text
         assert file in text and text.count(".md") == 1 + (project == PROJECT) * 2, (project, text)
-    encoded = (await client.read_resource("mneme://memory/projects/%2Dwork%2Dlab/MEMORY.md")).contents[0].text
-    assert "lab.md" in encoded, encoded
+    encoded = (await client.read_resource("mneme://memory/projects/-work-caf%C3%A9/MEMORY.md")).contents[0].text
+    assert "menu.md" in encoded and "The café menu changes weekly" in encoded, encoded
 
 
 @test("refusals: an unknown session, missing arguments and an unknown resource, each in words a model can act on")
@@ -324,6 +325,7 @@ async def refusals(client):
         ("mneme://memory/projects/..%2Fetc/MEMORY.md", "contains a path separator"),
         ("mneme://memory/projects/%FF/MEMORY.md", "not UTF-8"),
         ("mneme://memory/projects//MEMORY.md", "it is empty"),
+        ("mneme://memory/projects/a%01b/MEMORY.md", "control character"),
     ]:
         try:
             await client.read_resource(uri)

@@ -3,10 +3,10 @@
 //!
 //! Keys map to paths under the root segment by segment. Keys are checked lexically
 //! and anything that could name a path outside the root, or mean different files on
-//! different platforms, is refused. Linked folders under the root are the owner's
-//! layout and are followed wherever they lead (people link `~/.claude/projects` to
-//! other disks); a linked file is followed only when it leads to a file inside the
-//! store (`FsStorage::check_link`). The engine has no operation that creates a link.
+//! different platforms, is refused. Links are followed while they stay inside the
+//! store, the root and its top folders as their real paths (people link
+//! `~/.claude/projects` to other disks): `FsStorage::check_inside`. The engine has no
+//! operation that creates a link.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -28,6 +28,13 @@ const WINDOWS_DEVICE_NAMES: [&str; 22] = [
     "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4",
     "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
+
+/// Why a key reached through a link is refused: said to the person whose link it is
+/// (a model that asked cannot change a link), and without where it leads.
+const LEADS_OUTSIDE: &str = "it is reached through a symbolic link that leads outside the store; Mneme follows links only \
+     inside it (to keep the store on another disk, link the store's folder itself, or its projects/ or memory/)";
+const LEADS_NOWHERE: &str = "it is reached through a symbolic link that leads nowhere (to nothing, around a loop, or through a \
+     folder this user cannot open)";
 
 /// When an append is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,36 +123,42 @@ impl FsStorage {
         Ok(path)
     }
 
-    /// Refuses `key`'s file at `path` if it is a symbolic link that leads out of the
-    /// store. A linked file is one file reached from elsewhere: it is the store's only
-    /// when it leads inside the root, or inside the folder its key starts in (a linked
-    /// `projects/`), both as their real paths. So a link nobody meant Mneme to follow
-    /// (`memory/notes.md -> ~/.ssh/id_ed25519`, left by a program with a shell) is
-    /// neither listed, read, written through nor replaced, and a model using the
-    /// memory tool cannot read what it leads to. Under WASI the runtime keeps every
-    /// path inside the folder it was given, links included.
-    fn check_link(&self, key: &str, path: &Path) -> Result<(), StorageError> {
-        if cfg!(target_os = "wasi") || !fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink()) {
+    /// Refuses `key`'s file at `path` unless it lies inside the store: its real path
+    /// (for a file not written yet, its nearest existing folder's) inside the real path
+    /// of the root or of the folder the key starts in. So the links an owner makes to
+    /// keep the store elsewhere (`projects/` or `memory/` on another disk, the root
+    /// itself) are followed, and a link below them, to a file or a folder, only while
+    /// it stays inside. A link a program with a shell left in a memory folder
+    /// (`notes.md -> ~/.ssh/id_ed25519`, `memory -> ~`) is not listed, read, written
+    /// through, replaced or removed through, and a model using the memory tool cannot
+    /// reach what it leads to; nor a link that leads nowhere. Under WASI the runtime
+    /// keeps every path inside the folder it was given.
+    fn check_inside(&self, key: &str, path: &Path) -> Result<(), StorageError> {
+        if cfg!(target_os = "wasi") {
             return Ok(());
         }
-        let target = match fs::canonicalize(path) {
-            Ok(target) => target,
-            // A link to nothing names no file, as a missing one does not.
-            Err(error) => return Err(io_error(key, error)),
+        let refuse = |reason: &str| Err(StorageError::InvalidKey { key: key.to_owned(), reason: reason.to_owned() });
+        let mut at = path;
+        let real = loop {
+            if fs::symlink_metadata(at).is_ok() {
+                match fs::canonicalize(at) {
+                    Ok(real) => break real,
+                    // There, but not as anything a path reaches: a link to nothing, a
+                    // loop of links, a folder on the way this user cannot search.
+                    Err(_) => return refuse(LEADS_NOWHERE),
+                }
+            }
+            match at.parent() {
+                Some(parent) if at != self.root => at = parent,
+                // Nothing of the store exists yet: nothing there can lead anywhere.
+                _ => return Ok(()),
+            }
         };
-        let top = key.split_once('/').map(|(top, _)| self.root.join(top));
-        let inside = |folder: &Path| fs::canonicalize(folder).is_ok_and(|folder| target.starts_with(folder));
-        if inside(&self.root) || top.as_deref().is_some_and(inside) {
+        let inside = |folder: &Path| fs::canonicalize(folder).is_ok_and(|folder| real.starts_with(folder));
+        if inside(&self.root) || key.split_once('/').is_some_and(|(top, _)| inside(&self.root.join(top))) {
             return Ok(());
         }
-        Err(StorageError::InvalidKey {
-            key: key.to_owned(),
-            reason: format!(
-                "the file is a symbolic link to {}, outside the store; Mneme follows a linked file only inside the store \
-                 (put the file itself there to use it)",
-                target.display()
-            ),
-        })
+        refuse(LEADS_OUTSIDE)
     }
 
     fn sync(&self, file: &File) -> io::Result<()> {
@@ -328,6 +341,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// A failure once the change is in place: never a kind that says nothing was written
+/// (a full disk refusing the folder's sync), as the core undoes only what may have landed.
+fn landed(key: &str, error: io::Error) -> StorageError {
+    StorageError::Io { key: key.to_owned(), message: error.to_string() }
+}
+
 fn io_error(key: &str, error: io::Error) -> StorageError {
     let key = key.to_owned();
     match error.kind() {
@@ -347,9 +366,11 @@ impl FsStorage {
             self.root.clone()
         } else {
             match self.resolve(dir_part) {
-                Ok(path) => path,
+                // A folder reached through a link out of the store holds none of its keys
+                // (a top folder is the owner's layout, wherever it leads).
+                Ok(path) if !dir_part.contains('/') || self.check_inside(dir_part, &path).is_ok() => path,
                 // A prefix no key can have matches nothing.
-                Err(_) => return Ok(Vec::new()),
+                _ => return Ok(Vec::new()),
             }
         };
         let mut found = Vec::new();
@@ -361,7 +382,7 @@ impl FsStorage {
 
     fn read_sync(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, StorageError> {
         let path = self.resolve(key)?;
-        self.check_link(key, &path)?;
+        self.check_inside(key, &path)?;
         let read = || -> io::Result<Vec<u8>> {
             let mut file = File::open(&path)?;
             let metadata = file.metadata()?;
@@ -407,7 +428,7 @@ impl FsStorage {
             return Ok(size);
         }
         let path = self.writable(key)?;
-        self.check_link(key, &path)?;
+        self.check_inside(key, &path)?;
         let append = || -> io::Result<u64> {
             let parent = path.parent().unwrap_or(&self.root);
             self.create_dirs(parent)?;
@@ -417,7 +438,7 @@ impl FsStorage {
             self.write_or_undo(&file, created.then_some(&*path), old_len, data)?;
             // A new file is durable only once its folder entry is.
             if created {
-                self.sync_dir(parent)?;
+                self.sync_dir(parent).map_err(io::Error::other)?;
             }
             // The line has landed: keeping the handle is only a saving, never a failure.
             if cfg!(unix)
@@ -439,7 +460,7 @@ impl FsStorage {
 
     fn replace_sync(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        self.check_link(key, &path)?;
+        self.check_inside(key, &path)?;
         self.forget_appender(key);
         let parent = path.parent().unwrap_or(&self.root);
         self.create_dirs(parent).map_err(|e| io_error(key, e))?;
@@ -465,12 +486,12 @@ impl FsStorage {
             let _ = fs::remove_file(&temp);
         }
         written?;
-        self.sync_dir(parent).map_err(|e| io_error(key, e))
+        self.sync_dir(parent).map_err(|e| landed(key, e))
     }
 
     fn truncate_sync(&self, key: &str, len: u64, expected_size: u64) -> Result<(), StorageError> {
         let path = self.writable(key)?;
-        self.check_link(key, &path)?;
+        self.check_inside(key, &path)?;
         self.forget_appender(key);
         let file = OpenOptions::new().write(true).open(&path).map_err(|e| io_error(key, e))?;
         let size = file.metadata().map_err(|e| io_error(key, e))?.len();
@@ -486,6 +507,7 @@ impl FsStorage {
 
     fn remove_sync(&self, key: &str) -> Result<(), StorageError> {
         let path = self.writable(key)?;
+        self.check_inside(key, &path)?;
         self.forget_appender(key);
         fs::remove_file(&path).map_err(|e| io_error(key, e))?;
         // Temp files of replacements a crash interrupted go with the object.
@@ -503,6 +525,8 @@ impl FsStorage {
     fn rename_sync(&self, from: &str, to: &str) -> Result<(), StorageError> {
         let from_path = self.writable(from)?;
         let to_path = self.writable(to)?;
+        self.check_inside(from, &from_path)?;
+        self.check_inside(to, &to_path)?;
         if !from_path.is_file() {
             return Err(StorageError::NotFound { key: from.to_owned() });
         }
@@ -518,9 +542,9 @@ impl FsStorage {
         {
             return Err(io_error(to, error));
         }
-        fs::remove_file(&from_path).map_err(|e| io_error(from, e))?;
-        self.sync_dir(parent).map_err(|e| io_error(to, e))?;
-        self.sync_dir(from_path.parent().unwrap_or(&self.root)).map_err(|e| io_error(from, e))
+        fs::remove_file(&from_path).map_err(|e| landed(from, e))?;
+        self.sync_dir(parent).map_err(|e| landed(to, e))?;
+        self.sync_dir(from_path.parent().unwrap_or(&self.root)).map_err(|e| landed(from, e))
     }
 
     /// Appends through a handle kept open from an earlier append, if the path still
@@ -721,10 +745,15 @@ impl FsStorage {
                 continue;
             }
             let key = format!("{base}{name}");
-            // `metadata` follows symlinks, so linked folders are walked like real ones.
+            // `metadata` follows symlinks, so linked folders are walked like real ones,
+            // as long as they stay inside the store. (The type comes with the entry.)
             let Ok(metadata) = fs::metadata(entry.path()) else {
                 continue;
             };
+            let top_folder = base.is_empty() && metadata.is_dir();
+            if !top_folder && entry.file_type().is_ok_and(|kind| kind.is_symlink()) && self.check_inside(&key, &entry.path()).is_err() {
+                continue;
+            }
             if metadata.is_dir() {
                 let sub = format!("{key}/");
                 // A link back to a folder on the way here (`a -> .`) would be walked forever.
@@ -736,7 +765,7 @@ impl FsStorage {
                     ancestors.pop();
                     walked?;
                 }
-            } else if key.starts_with(prefix) && !(entry.file_type()?.is_symlink() && self.check_link(&key, &entry.path()).is_err()) {
+            } else if key.starts_with(prefix) {
                 found.push(KeyInfo { key, size: metadata.len() });
             }
         }
@@ -854,16 +883,19 @@ mod tests {
         }
     }
 
-    /// A linked file is the store's only when it leads inside it: one leading out is
-    /// not listed, read, appended to, cut or replaced (the link stays as it was),
-    /// while links inside the root, inside a linked `projects/`, and linked folders
-    /// are followed.
+    /// A link is followed while it stays inside the store: the root and its top folders
+    /// as their real paths, so a `projects/` on another disk is the store's, and a link
+    /// below, to a file or a folder, only when it leads inside. One leading out or
+    /// nowhere is not listed, read, appended to, cut, replaced or removed through, and
+    /// stays as it was.
     #[cfg(unix)]
     #[test]
-    fn a_linked_file_is_followed_only_inside_the_store() {
+    fn a_link_is_followed_only_inside_the_store() {
         use std::os::unix::fs::symlink;
         let outside = tempfile::tempdir().unwrap();
         fs::write(outside.path().join("secret.md"), b"key\n").unwrap();
+        fs::create_dir_all(outside.path().join("p/memory")).unwrap();
+        fs::write(outside.path().join("p/memory/x.md"), b"elsewhere\n").unwrap();
         let disk = tempfile::tempdir().unwrap();
         fs::create_dir_all(disk.path().join("p/memory")).unwrap();
         fs::write(disk.path().join("p/memory/real.md"), b"on the other disk\n").unwrap();
@@ -871,30 +903,49 @@ mod tests {
         let storage = FsStorage::new(dir.path());
         block_on(storage.replace("memory/kept.md", b"kept\n", None)).unwrap();
         symlink(disk.path(), dir.path().join("projects")).unwrap();
-        symlink(outside.path().join("secret.md"), dir.path().join("memory/out.md")).unwrap();
         symlink("kept.md", dir.path().join("memory/alias.md")).unwrap();
         symlink("real.md", disk.path().join("p/memory/alias.md")).unwrap();
+        symlink(outside.path().join("secret.md"), dir.path().join("memory/out.md")).unwrap();
         symlink(outside.path().join("secret.md"), disk.path().join("p/memory/out.md")).unwrap();
         symlink(outside.path(), dir.path().join("memory/folder")).unwrap();
+        symlink(outside.path().join("p"), disk.path().join("q")).unwrap();
+        symlink("nothing.md", dir.path().join("memory/dangling.md")).unwrap();
+        symlink("loop.md", dir.path().join("memory/loop.md")).unwrap();
 
         let keys = |prefix| block_on(storage.list(prefix)).unwrap().into_iter().map(|k| k.key).collect::<Vec<_>>();
-        assert_eq!(keys("memory/"), ["memory/alias.md", "memory/folder/secret.md", "memory/kept.md"]);
+        assert_eq!(keys("memory/"), ["memory/alias.md", "memory/kept.md"]);
         assert_eq!(keys("projects/"), ["projects/p/memory/alias.md", "projects/p/memory/real.md"]);
+        assert!(keys("projects/q/memory/").is_empty() && keys("memory/folder/").is_empty());
         assert_eq!(block_on(storage.read("memory/alias.md", 0, None)).unwrap(), b"kept\n");
         assert_eq!(block_on(storage.read("projects/p/memory/alias.md", 0, None)).unwrap(), b"on the other disk\n");
-        assert_eq!(block_on(storage.read("memory/folder/secret.md", 0, None)).unwrap(), b"key\n");
-        for key in ["memory/out.md", "projects/p/memory/out.md"] {
-            let refused = |result: Result<_, StorageError>| match result {
-                Err(StorageError::InvalidKey { reason, .. }) => assert!(reason.contains("outside the store"), "{reason}"),
-                other => panic!("{key}: {other:?}"),
-            };
-            refused(block_on(storage.read(key, 0, None)).map(drop));
-            refused(block_on(storage.append(key, b"more\n")).map(drop));
-            refused(block_on(storage.truncate(key, 0, 4)));
-            refused(block_on(storage.replace(key, b"new\n", None)));
-            assert!(fs::symlink_metadata(dir.path().join(key)).unwrap().is_symlink(), "{key}");
+        let refused = |key: &str, why: &str, result: Result<(), StorageError>| match result {
+            Err(StorageError::InvalidKey { reason, .. }) => assert!(reason.contains(why), "{key}: {reason}"),
+            other => panic!("{key}: {other:?}"),
+        };
+        for (key, why) in [
+            ("memory/out.md", "leads outside the store"),
+            ("projects/p/memory/out.md", "leads outside the store"),
+            ("memory/folder/secret.md", "leads outside the store"),
+            ("projects/q/memory/x.md", "leads outside the store"),
+            ("memory/dangling.md", "leads nowhere"),
+            ("memory/loop.md", "leads nowhere"),
+        ] {
+            refused(key, why, block_on(storage.read(key, 0, None)).map(drop));
+            refused(key, why, block_on(storage.append(key, b"more\n")).map(drop));
+            refused(key, why, block_on(storage.truncate(key, 0, 4)));
+            refused(key, why, block_on(storage.replace(key, b"new\n", None)));
+            refused(key, why, block_on(storage.remove(key)));
+            refused(key, why, block_on(storage.rename(key, "memory/moved.md")));
+            refused(key, why, block_on(storage.rename("memory/kept.md", key)));
         }
+        // A new file in a folder that leads out is refused before it is made.
+        refused("memory/folder/new.md", "outside", block_on(storage.replace("memory/folder/new.md", b"x", None)));
+        assert!(!outside.path().join("new.md").exists());
         assert_eq!(fs::read(outside.path().join("secret.md")).unwrap(), b"key\n");
+        assert_eq!(fs::read(outside.path().join("p/memory/x.md")).unwrap(), b"elsewhere\n");
+        for link in ["memory/out.md", "memory/dangling.md", "memory/loop.md", "memory/folder"] {
+            assert!(fs::symlink_metadata(dir.path().join(link)).unwrap().is_symlink(), "{link}");
+        }
     }
 
     /// Two symlinks to `.` under a root made listing (and with it every append) hang.

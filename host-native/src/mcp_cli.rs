@@ -36,20 +36,12 @@ use tower_service::Service;
 use crate::{CliResult, StoreArgs};
 
 /// The memory file index of each scope, as resources a client can read: the server's
-/// scope (the one `recall` and `memory` use), the global memories, and any project's
-/// (its folder name percent-encoded where a URI needs it).
+/// scope (the one `recall` and `memory` use) and the global memories, listed, and any
+/// project's through a template (its folder name percent-encoded where a URI needs it;
+/// listing every project's would read the whole store on each `resources/list`).
 const MEMORY_MD: &str = "mneme://memory/MEMORY.md";
 const GLOBAL_MEMORY_MD: &str = "mneme://memory/global/MEMORY.md";
 const PROJECT_MEMORY_MD: (&str, &str) = ("mneme://memory/projects/", "/MEMORY.md");
-
-/// What a project's folder name keeps as it is in its resource's URI: RFC 3986's
-/// unreserved characters (Claude Code's names are letters, digits and `-`).
-const URI_KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-
-fn project_memory_md(project: &str) -> String {
-    let (start, end) = PROJECT_MEMORY_MD;
-    format!("{start}{}{end}", percent_encoding::utf8_percent_encode(project, URI_KEPT))
-}
 
 /// The scope a resource URI names, or why none.
 fn scope_of(uri: &str, own: &Scope) -> Result<Scope, String> {
@@ -67,6 +59,8 @@ fn scope_of(uri: &str, own: &Scope) -> Result<Scope, String> {
         .decode_utf8()
         .map_err(|_| format!("`{uri}` names no project: its name is not UTF-8 once decoded; {}", known()))?;
     keys::validate_project(&project).map_err(|e| format!("`{uri}` names no project: {e}"))?;
+    // A name the store's keys cannot hold (a control character) is the request's fault.
+    keys::check_key(&format!("{}{project}/memory", keys::PROJECTS)).map_err(|e| format!("`{uri}` names no project: {e}"))?;
     Ok(Scope::Project(project.into_owned()))
 }
 
@@ -560,26 +554,18 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let index = |uri: String, name: String, whose: &str| {
+        let index = |uri: &str, name: &str, whose: &str| {
             Resource::new(uri, name)
                 .with_description(format!("The memory index a session loads, of {whose}: one line per current memory"))
                 .with_mime_type("text/markdown")
         };
-        let mut resources = match &self.scope {
-            Scope::Global => vec![index(MEMORY_MD.into(), "MEMORY.md".into(), "the global memories")],
+        let resources = match &self.scope {
+            Scope::Global => vec![index(MEMORY_MD, "MEMORY.md", "the global memories")],
             Scope::Project(project) => vec![
-                index(MEMORY_MD.into(), "MEMORY.md".into(), &format!("project {project}, this server's")),
-                index(GLOBAL_MEMORY_MD.into(), "global MEMORY.md".into(), "the global memories (every project's sessions load them)"),
+                index(MEMORY_MD, "MEMORY.md", &format!("project {project}, this server's")),
+                index(GLOBAL_MEMORY_MD, "global MEMORY.md", "the global memories (every project's sessions load them)"),
             ],
         };
-        let own = self.scope.clone();
-        let others = self.on_engine(move |engine| other_projects_remembering(engine, &own)).await?.map_err(|e| {
-            // A store that cannot be read is the server's failure, not the request's.
-            ErrorData::internal_error(e.to_string(), None)
-        })?;
-        resources.extend(
-            others.iter().map(|project| index(project_memory_md(project), format!("{project} MEMORY.md"), &format!("project {project}"))),
-        );
         Ok(ListResourcesResult { resources, ..Default::default() })
     }
 
@@ -610,18 +596,4 @@ impl ServerHandler for Server {
         })?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, request.uri)]).into())
     }
-}
-
-/// The projects of the store's sessions, but the server's own, whose memory index holds
-/// a line: the ones worth listing (any other reads through the template). A scope that
-/// cannot be read is left out here; reading it says why.
-fn other_projects_remembering(engine: &mut dyn Engine<Error>, own: &Scope) -> Result<Vec<String>, Error> {
-    let projects: std::collections::BTreeSet<String> = engine.list()?.sessions.into_iter().map(|session| session.project).collect();
-    Ok(projects
-        .into_iter()
-        .filter(|project| !matches!(own, Scope::Project(own) if own == project))
-        .filter(|project| {
-            engine.memory_load(&Scope::Project(project.clone()), Default::default()).is_ok_and(|loaded| !loaded.text.is_empty())
-        })
-        .collect())
 }

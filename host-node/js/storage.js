@@ -13,7 +13,7 @@
 // Keys arrive checked by the core's rules (the component checks each key before it
 // calls out); this module adds what is the host's own: `.mneme/` is reserved, a path
 // that would resolve outside the root is refused whatever the key says, and a linked
-// file is followed only when it leads inside the store (see `checkLink`).
+// link is followed only while it stays inside the store (see `checkInside`).
 //
 // Errors are thrown as the WIT `storage-error` variant, `{tag, val}`, which jco passes
 // to the component as the import's `err`.
@@ -23,6 +23,10 @@ import { createRequire } from "node:module";
 import { constants } from "node:os";
 
 const RESERVED_DIR = ".mneme";
+// Why a key reached through a link is refused, as the CLI's storage says it.
+const LEADS_OUTSIDE =
+  "it is reached through a symbolic link that leads outside the store; Mneme follows links only inside it (to keep the store on another disk, link the store's folder itself, or its projects/ or memory/)";
+const LEADS_NOWHERE = "it is reached through a symbolic link that leads nowhere (to nothing, around a loop, or through a folder this user cannot open)";
 const APPEND_EXISTING = fsConstants.O_WRONLY | fsConstants.O_APPEND;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
@@ -92,6 +96,19 @@ function io(key, action) {
   }
 }
 
+/**
+ * Runs `action` once the change is in place: a failure now is never a kind that says
+ * nothing was written (a full disk refusing the folder's sync), as the core undoes
+ * only what may have landed.
+ */
+function landed(key, action) {
+  try {
+    return action();
+  } catch (error) {
+    throw new StorageFailure("io", { key, message: String(error?.message ?? error) });
+  }
+}
+
 function writeAll(fd, data) {
   for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
 }
@@ -144,35 +161,57 @@ export class FsStorage {
   }
 
   /**
-   * Refuses `key`'s file at `path` if it is a symbolic link that leads out of the
-   * store, as the CLI's storage does (host-fs/src/lib.rs, `check_link`): a linked file
-   * is the store's only when it leads inside the root, or inside the folder its key
-   * starts in (a linked `projects/`), both as their real paths. Linked folders are the
-   * owner's layout and are followed.
+   * Refuses `key`'s file at `path` unless it lies inside the store, as the CLI's
+   * storage does (host-fs/src/lib.rs, `check_inside`): its real path (for a file not
+   * written yet, its nearest existing folder's) inside the real path of the root or of
+   * the folder the key starts in. Links an owner makes to keep the store elsewhere
+   * (`projects/` on another disk) are followed; a link below them, to a file or a
+   * folder, only while it stays inside; a link that leads nowhere, never.
    */
-  checkLink(key, path) {
-    let link;
-    try {
-      link = lstatSync(path);
-    } catch {
-      return;
+  checkInside(key, path) {
+    const refuse = (reason) => new StorageFailure("invalid-key", { key, reason });
+    let at = path;
+    let real;
+    for (;;) {
+      let there = true;
+      try {
+        lstatSync(at);
+      } catch {
+        there = false;
+      }
+      if (there) {
+        try {
+          real = realpathSync.native(at);
+          break;
+        } catch {
+          throw refuse(LEADS_NOWHERE);
+        }
+      }
+      // Nothing of the store exists yet: nothing there can lead anywhere.
+      if (at === this.root || dirname(at) === at) return;
+      at = dirname(at);
     }
-    if (!link.isSymbolicLink()) return;
-    const target = io(key, () => realpathSync(path));
     const inside = (folder) => {
       try {
-        const real = realpathSync(folder);
-        return target.startsWith(real.endsWith(sep) ? real : real + sep);
+        const bound = realpathSync.native(folder);
+        return real === bound || real.startsWith(bound.endsWith(sep) ? bound : bound + sep);
       } catch {
         return false;
       }
     };
     const slash = key.indexOf("/");
     if (inside(this.root) || (slash > 0 && inside(join(this.root, key.slice(0, slash))))) return;
-    throw new StorageFailure("invalid-key", {
-      key,
-      reason: `the file is a symbolic link to ${target}, outside the store; Mneme follows a linked file only inside the store (put the file itself there to use it)`,
-    });
+    throw refuse(LEADS_OUTSIDE);
+  }
+
+  /** Whether `key`'s file or folder at `path` is the store's: reached through no link out of it. */
+  leadsInside(key, path) {
+    try {
+      this.checkInside(key, path);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   sync(fd) {
@@ -199,6 +238,9 @@ export class FsStorage {
       } catch {
         return [];
       }
+      // A folder reached through a link out of the store holds none of its keys (a top
+      // folder is the owner's layout, wherever it leads).
+      if (folderKey.includes("/") && !this.leadsInside(folderKey, start)) return [];
     }
     const found = [];
     const seen = new Set();
@@ -220,6 +262,8 @@ export class FsStorage {
         } catch {
           continue;
         }
+        const topFolder = base === "" && stat.isDirectory();
+        if (!topFolder && entry.isSymbolicLink() && !this.leadsInside(key, join(folder, name))) continue;
         if (stat.isDirectory()) {
           const sub = `${key}/`;
           const id = `${stat.dev}:${stat.ino}`;
@@ -228,7 +272,7 @@ export class FsStorage {
             walk(join(folder, name), sub, depth + 1);
             seen.delete(id);
           }
-        } else if (key.startsWith(prefix) && !(entry.isSymbolicLink() && !this.leadsInside(key, join(folder, name)))) {
+        } else if (key.startsWith(prefix)) {
           found.push({ key, size: stat.size });
         }
       }
@@ -237,19 +281,9 @@ export class FsStorage {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /** Whether `key`'s file at `path` is the store's: not a link out of it. */
-  leadsInside(key, path) {
-    try {
-      this.checkLink(key, path);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   read(key, offset, len) {
     const path = this.path(key);
-    this.checkLink(key, path);
+    this.checkInside(key, path);
     return io(key, () => {
       const fd = openSync(path, "r");
       try {
@@ -287,7 +321,7 @@ export class FsStorage {
       });
     }
     const path = this.writable(key);
-    this.checkLink(key, path);
+    this.checkInside(key, path);
     return io(key, () => {
       // The file exists but for a session's first append: opened without O_CREAT
       // first, as a thrown error (its stack captured) costs more than the system calls.
@@ -313,7 +347,7 @@ export class FsStorage {
       try {
         const oldSize = fstatSync(fd).size;
         this.writeOrUndo(fd, data, oldSize, created ? path : undefined);
-        if (created) this.syncFolder(dirname(path));
+        if (created) landed(key, () => this.syncFolder(dirname(path)));
         const size = oldSize + data.length;
         keep = this.held.has(key);
         if (keep) this.appenders.set(key, { fd, size });
@@ -358,7 +392,7 @@ export class FsStorage {
 
   replace(key, data, expectedSize) {
     const path = this.writable(key);
-    this.checkLink(key, path);
+    this.checkInside(key, path);
     this.forgetAppender(key);
     const folder = dirname(path);
     io(key, () => mkdirSync(folder, { recursive: true }));
@@ -382,12 +416,12 @@ export class FsStorage {
       } catch {}
       throw error;
     }
-    io(key, () => this.syncFolder(folder));
+    landed(key, () => this.syncFolder(folder));
   }
 
   truncate(key, len, expectedSize) {
     const path = this.writable(key);
-    this.checkLink(key, path);
+    this.checkInside(key, path);
     this.forgetAppender(key);
     io(key, () => {
       const fd = openSync(path, "r+");
@@ -406,6 +440,7 @@ export class FsStorage {
 
   remove(key) {
     const path = this.writable(key);
+    this.checkInside(key, path);
     this.forgetAppender(key);
     io(key, () => unlinkSync(path));
     // Temp files of replacements a crash interrupted go with the object.
@@ -420,6 +455,8 @@ export class FsStorage {
   rename(from, to) {
     const fromPath = this.writable(from);
     const toPath = this.writable(to);
+    this.checkInside(from, fromPath);
+    this.checkInside(to, toPath);
     this.forgetAppender(from);
     io(from, () => {
       if (!statSync(fromPath).isFile()) throw new StorageFailure("not-found", from);
@@ -429,9 +466,9 @@ export class FsStorage {
       // A hard link fails if `to` exists, atomically: never an overwrite.
       linkSync(fromPath, toPath);
     });
-    io(from, () => unlinkSync(fromPath));
-    io(to, () => this.syncFolder(dirname(toPath)));
-    io(from, () => this.syncFolder(dirname(fromPath)));
+    landed(from, () => unlinkSync(fromPath));
+    landed(to, () => this.syncFolder(dirname(toPath)));
+    landed(from, () => this.syncFolder(dirname(fromPath)));
   }
 
   lock(name) {

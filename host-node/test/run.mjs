@@ -103,35 +103,85 @@ try {
     assert(failures.length === 0, `the contract broke:\n${failures.join("\n")}`);
   });
 
-  await test("a linked file is followed only inside the store: a memory leading out is neither listed, read nor written", async () => {
-    const outside = join(scratch, "outside");
-    const root = join(scratch, "links");
-    mkdirSync(outside);
-    const secret = join(outside, "id_ed25519.md");
-    writeFileSync(secret, "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  await test("a link is followed only inside the store: one leading out or nowhere is not listed, read or written through", async () => {
+    const base = join(scratch, "links");
+    const [outside, disk, root] = ["outside", "disk", "store"].map((name) => join(base, name));
+    for (const folder of [join(outside, "p/memory"), join(disk, "p/memory"), join(root, "memory")]) mkdirSync(folder, { recursive: true });
+    writeFileSync(join(outside, "secret.md"), "key\n");
+    writeFileSync(join(outside, "p/memory/x.md"), "elsewhere\n");
+    writeFileSync(join(disk, "p/memory/real.md"), "on the other disk\n");
+    const storage = new FsStorage(root);
+    storage.replace("memory/kept.md", new TextEncoder().encode("kept\n"), undefined);
+    for (const [link, target] of [
+      ["store/projects", disk],
+      ["store/memory/alias.md", "kept.md"],
+      ["disk/p/memory/alias.md", "real.md"],
+      ["store/memory/out.md", join(outside, "secret.md")],
+      ["disk/p/memory/out.md", join(outside, "secret.md")],
+      ["store/memory/folder", outside],
+      ["disk/q", join(outside, "p")],
+      ["store/memory/dangling.md", "nothing.md"],
+      ["store/memory/loop.md", "loop.md"],
+    ]) {
+      symlinkSync(target, join(base, link));
+    }
+    const keys = (prefix) => JSON.stringify(storage.list(prefix).map(({ key }) => key));
+    assert(keys("memory/") === JSON.stringify(["memory/alias.md", "memory/kept.md"]), keys("memory/"));
+    assert(keys("projects/") === JSON.stringify(["projects/p/memory/alias.md", "projects/p/memory/real.md"]), keys("projects/"));
+    assert(keys("projects/q/memory/") === "[]" && keys("memory/folder/") === "[]", "a folder leading out lists nothing");
+    const text = (bytes) => new TextDecoder().decode(bytes);
+    assert(text(storage.read("memory/alias.md", 0n)) === "kept\n" && text(storage.read("projects/p/memory/alias.md", 0n)) === "on the other disk\n", "links inside are read");
+    const bytes = new TextEncoder().encode("more\n");
+    for (const [key, why] of [
+      ["memory/out.md", "leads outside the store"],
+      ["projects/p/memory/out.md", "leads outside the store"],
+      ["memory/folder/secret.md", "leads outside the store"],
+      ["projects/q/memory/x.md", "leads outside the store"],
+      ["memory/folder/new.md", "leads outside the store"],
+      ["memory/dangling.md", "leads nowhere"],
+      ["memory/loop.md", "leads nowhere"],
+    ]) {
+      for (const call of [
+        () => storage.read(key, 0n),
+        () => storage.append(key, bytes),
+        () => storage.truncate(key, 0n, 4n),
+        () => storage.replace(key, bytes, undefined),
+        () => storage.remove(key),
+        () => storage.rename(key, "memory/moved.md"),
+        () => storage.rename("memory/kept.md", key),
+      ]) {
+        try {
+          call();
+        } catch (error) {
+          assert(error instanceof StorageFailure && error.tag === "invalid-key" && error.val.reason.includes(why), `${key}: ${JSON.stringify(error)}`);
+          continue;
+        }
+        throw new Error(`${key} went through its link`);
+      }
+    }
+    assert(readFileSync(join(outside, "secret.md"), "utf8") === "key\n" && readFileSync(join(outside, "p/memory/x.md"), "utf8") === "elsewhere\n", "the files outside are as they were");
+    assert(!existsSync(join(outside, "new.md")), "nothing was made outside");
+    for (const link of ["memory/out.md", "memory/dangling.md", "memory/loop.md", "memory/folder"]) assert(lstatSync(join(root, link)).isSymbolicLink(), link);
+
+    // Through the memory tool: the model can neither read nor replace what a link out
+    // leads to, and a create over a link that leads nowhere leaves it as it was.
     const store = await Mneme.open({ root });
     try {
-      await store.memoryTool("-w", { command: "create", path: "/memories/kept.md", file_text: "Kept." });
-      const memory = join(root, "projects/-w/memory");
-      symlinkSync(secret, join(memory, "leak.md"));
-      symlinkSync("kept.md", join(memory, "alias.md"));
-      const listing = (await store.memoryTool("-w", { command: "view", path: "/memories" })).content;
-      assert(!listing.includes("leak.md") && listing.includes("/memories/kept.md"), listing);
+      const listing = (await store.memoryTool(null, { command: "view", path: "/memories" })).content;
+      assert(!listing.includes("out.md") && listing.includes("/memories/kept.md"), listing);
       for (const input of [
-        { command: "view", path: "/memories/leak.md" },
-        { command: "create", path: "/memories/leak.md", file_text: "overwritten" },
-        { command: "str_replace", path: "/memories/leak.md", old_str: "BEGIN", new_str: "END" },
+        { command: "view", path: "/memories/out.md" },
+        { command: "create", path: "/memories/out.md", file_text: "overwritten" },
+        { command: "create", path: "/memories/dangling.md", file_text: "made" },
+        { command: "str_replace", path: "/memories/out.md", old_str: "key", new_str: "lock" },
       ]) {
-        await refused(store.memoryTool("-w", input), "storage/invalid-key", "outside the store");
+        await refused(store.memoryTool(null, input), "storage/invalid-key", "symbolic link");
       }
-      const storage = new FsStorage(root);
-      const listed = storage.list("projects/-w/memory/").map(({ key }) => key).filter((key) => key.endsWith(".md"));
-      assert(JSON.stringify(listed) === JSON.stringify(["projects/-w/memory/MEMORY.md", "projects/-w/memory/alias.md", "projects/-w/memory/kept.md"]), listed);
-      assert(Buffer.from(storage.read("projects/-w/memory/alias.md", 0n)).equals(readFileSync(join(memory, "kept.md"))), "a link inside the store is read");
-      assert(readFileSync(secret, "utf8") === "-----BEGIN OPENSSH PRIVATE KEY-----\n" && lstatSync(join(memory, "leak.md")).isSymbolicLink(), "the link and its file are as they were");
     } finally {
       await store.close();
     }
+    assert(lstatSync(join(root, "memory/out.md")).isSymbolicLink() && lstatSync(join(root, "memory/dangling.md")).isSymbolicLink(), "the links stay");
+    assert(readFileSync(join(outside, "secret.md"), "utf8") === "key\n", "the file a link leads to is as it was");
   });
 
   await test("errors are MnemeErrors with the core's kind and words; bad arguments never trap", async () => {

@@ -10,8 +10,8 @@ processes, Node processes and ``mneme`` share one folder safely.
 
 Keys arrive checked by the core's rules (the component checks each key before it calls
 out); this module adds the host's own: ``.mneme/`` is reserved, a path that would
-resolve outside the root is refused, and a linked file is followed only when it leads
-inside the store (``_check_link``).
+resolve outside the root is refused, and a link is followed only while it stays
+inside the store (``_check_inside``).
 """
 
 import errno
@@ -21,6 +21,12 @@ import time
 import uuid
 
 RESERVED_DIR = ".mneme"
+# Why a key reached through a link is refused, as the CLI's storage says it.
+LEADS_OUTSIDE = (
+    "it is reached through a symbolic link that leads outside the store; Mneme follows links only inside it "
+    "(to keep the store on another disk, link the store's folder itself, or its projects/ or memory/)"
+)
+LEADS_NOWHERE = "it is reached through a symbolic link that leads nowhere (to nothing, around a loop, or through a folder this user cannot open)"
 
 
 class StorageFailure(Exception):
@@ -78,32 +84,35 @@ class FsStorage:
             raise StorageFailure("read-only", key)
         return path
 
-    def _check_link(self, key, path):
-        """Refuses ``key``'s file at ``path`` if it is a symbolic link that leads out of
-        the store, as the CLI's storage does (host-fs/src/lib.rs, ``check_link``): a
-        linked file is the store's only when it leads inside the root, or inside the
-        folder its key starts in (a linked ``projects/``), both as their real paths.
-        Linked folders are the owner's layout and are followed."""
-        if not os.path.islink(path):
-            return
-        target = os.path.realpath(path)
-        if not os.path.exists(target):
-            raise StorageFailure("not-found", key)
+    def _check_inside(self, key, path):
+        """Refuses ``key``'s file at ``path`` unless it lies inside the store, as the
+        CLI's storage does (host-fs/src/lib.rs, ``check_inside``): its real path (for a
+        file not written yet, its nearest existing folder's) inside the real path of the
+        root or of the folder the key starts in. Links an owner makes to keep the store
+        elsewhere (``projects/`` on another disk) are followed; a link below them, to a
+        file or a folder, only while it stays inside; a link that leads nowhere, never."""
+        at = path
+        while not os.path.lexists(at):
+            parent = os.path.dirname(at)
+            if at == self.root or parent == at:
+                # Nothing of the store exists yet: nothing there can lead anywhere.
+                return
+            at = parent
+        # There, but not as anything a path reaches: a link to nothing, a loop of
+        # links, a folder on the way this user cannot search.
+        if not os.path.exists(at):
+            raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_NOWHERE})
+        real = os.path.realpath(at)
         folders = [self.root] + ([os.path.join(self.root, key.split("/")[0])] if "/" in key else [])
-        if any(target.startswith(os.path.join(os.path.realpath(folder), "")) for folder in folders):
-            return
-        raise StorageFailure(
-            "invalid-key",
-            {
-                "key": key,
-                "reason": f"the file is a symbolic link to {target}, outside the store; Mneme follows a linked file only "
-                "inside the store (put the file itself there to use it)",
-            },
-        )
+        for folder in folders:
+            bound = os.path.realpath(folder)
+            if os.path.exists(bound) and (real == bound or real.startswith(os.path.join(bound, ""))):
+                return
+        raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_OUTSIDE})
 
     def _leads_inside(self, key, path):
         try:
-            self._check_link(key, path)
+            self._check_inside(key, path)
             return True
         except StorageFailure:
             return False
@@ -130,6 +139,10 @@ class FsStorage:
                 start = self._path(folder_key)
             except StorageFailure:
                 return []
+            # A folder reached through a link out of the store holds none of its keys (a
+            # top folder is the owner's layout, wherever it leads).
+            if "/" in folder_key and not self._leads_inside(folder_key, start):
+                return []
         found = []
         seen = set()
 
@@ -153,14 +166,18 @@ class FsStorage:
                     stat = os.stat(os.path.join(folder, name))
                 except OSError:
                     continue
-                if os.path.isdir(os.path.join(folder, name)):
+                is_folder = os.path.isdir(os.path.join(folder, name))
+                top_folder = base == "" and is_folder
+                if not top_folder and entry.is_symlink() and not self._leads_inside(key, entry.path):
+                    continue
+                if is_folder:
                     sub = key + "/"
                     identity = (stat.st_dev, stat.st_ino)
                     if (sub.startswith(prefix) or prefix.startswith(sub)) and identity not in seen and depth < 64:
                         seen.add(identity)
                         walk(os.path.join(folder, name), sub, depth + 1)
                         seen.discard(identity)
-                elif key.startswith(prefix) and not (entry.is_symlink() and not self._leads_inside(key, entry.path)):
+                elif key.startswith(prefix):
                     found.append((key, stat.st_size))
 
         walk(start, folder_key + "/" if folder_key else "", 0)
@@ -168,7 +185,7 @@ class FsStorage:
 
     def read(self, key, offset, length):
         path = self._path(key)
-        self._check_link(key, path)
+        self._check_inside(key, path)
         try:
             with open(path, "rb") as file:
                 size = os.fstat(file.fileno()).st_size
@@ -183,7 +200,7 @@ class FsStorage:
 
     def append(self, key, data):
         path = self._writable(key)
-        self._check_link(key, path)
+        self._check_inside(key, path)
         created = False
         # The file exists but for a session's first append: opened as it is first, so
         # the common case raises nothing.
@@ -223,14 +240,14 @@ class FsStorage:
                     raise StorageFailure("io", {"key": key, "message": f"{error}; undoing the partial write failed too: {undo}"}) from error
                 raise _failure(key, error) from error
             if created:
-                self._sync_folder(os.path.dirname(path))
+                _landed(key, self._sync_folder, os.path.dirname(path))
             return old_size + len(data)
         finally:
             os.close(fd)
 
     def replace(self, key, data, expected_size):
         path = self._writable(key)
-        self._check_link(key, path)
+        self._check_inside(key, path)
         folder = os.path.dirname(path)
         temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
         try:
@@ -244,17 +261,17 @@ class FsStorage:
             if expected_size is not None and os.stat(path).st_size != expected_size:
                 raise StorageFailure("changed", key)
             os.rename(temp, path)
-            self._sync_folder(folder)
         except StorageFailure:
             _remove_quietly(temp)
             raise
         except OSError as error:
             _remove_quietly(temp)
             raise _failure(key, error) from error
+        _landed(key, self._sync_folder, folder)
 
     def truncate(self, key, length, expected_size):
         path = self._writable(key)
-        self._check_link(key, path)
+        self._check_inside(key, path)
         try:
             fd = os.open(path, os.O_WRONLY)
         except OSError as error:
@@ -273,6 +290,7 @@ class FsStorage:
 
     def remove(self, key):
         path = self._writable(key)
+        self._check_inside(key, path)
         try:
             os.unlink(path)
         except OSError as error:
@@ -283,25 +301,25 @@ class FsStorage:
         for name in os.listdir(folder):
             if name.startswith(stale):
                 _remove_quietly(os.path.join(folder, name))
-        self._sync_folder(folder)
+        _landed(key, self._sync_folder, folder)
 
     def rename(self, source, target):
         source_path = self._writable(source)
         target_path = self._writable(target)
+        self._check_inside(source, source_path)
+        self._check_inside(target, target_path)
         if not os.path.isfile(source_path):
             raise StorageFailure("not-found", source)
         try:
             os.makedirs(os.path.dirname(target_path), exist_ok=True)
             # A hard link fails if the target exists, atomically: never an overwrite.
-            os.link(source_path, target_path)
+            # Not through a link (macOS's link(2) follows one): the name moves, as on Linux.
+            os.link(source_path, target_path, follow_symlinks=False)
         except OSError as error:
             raise _failure(target, error) from error
-        try:
-            os.unlink(source_path)
-        except OSError as error:
-            raise _failure(source, error) from error
-        self._sync_folder(os.path.dirname(target_path))
-        self._sync_folder(os.path.dirname(source_path))
+        _landed(source, os.unlink, source_path)
+        _landed(target, self._sync_folder, os.path.dirname(target_path))
+        _landed(source, self._sync_folder, os.path.dirname(source_path))
 
     def lock(self, name):
         self._path(name)
@@ -349,6 +367,16 @@ class FsStorage:
         """Releases every lock it holds."""
         for name in list(self.held):
             self.unlock(name)
+
+
+def _landed(key, action, *args):
+    """Runs ``action`` once the change is in place: a failure now is never a kind that
+    says nothing was written (a full disk refusing the folder's sync), as the core undoes
+    only what may have landed."""
+    try:
+        action(*args)
+    except OSError as error:
+        raise StorageFailure("io", {"key": key, "message": str(error)}) from error
 
 
 def _remove_quietly(path):

@@ -28,7 +28,7 @@ from conformance import canonical, run_vectors  # noqa: E402
 from harness import PostgresCluster, finish, test  # noqa: E402
 from mneme import Mneme, MnemeError, _SESSIONS, _Instance, _default_component  # noqa: E402
 from mneme.postgres import PgStorage, _redact  # noqa: E402
-from mneme.storage import FsStorage  # noqa: E402
+from mneme.storage import FsStorage, StorageFailure  # noqa: E402
 
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 NATIVE = os.environ.get("MNEME_NATIVE_OUTCOMES") or os.path.join(TARGET, "tmp", "conformance-native.json")
@@ -132,38 +132,83 @@ def _(scratch):
     assert broke == [], "the contract broke:\n" + "\n".join(broke)
 
 
-@test("a linked file is followed only inside the store: a memory leading out is neither listed, read nor written")
+@test("a link is followed only inside the store: one leading out or nowhere is not listed, read or written through")
 def _(scratch):
-    outside, root = os.path.join(scratch, "outside"), os.path.join(scratch, "store")
-    os.makedirs(outside)
-    secret = os.path.join(outside, "id_ed25519.md")
-    with open(secret, "w") as handle:
-        handle.write("-----BEGIN OPENSSH PRIVATE KEY-----\n")
-    with Mneme(root) as store:
-        store.memory_tool("-w", {"command": "create", "path": "/memories/kept.md", "file_text": "Kept."})
-        memory = os.path.join(root, "projects", "-w", "memory")
-        os.symlink(secret, os.path.join(memory, "leak.md"))
-        os.symlink("kept.md", os.path.join(memory, "alias.md"))
-        listing = store.memory_tool("-w", {"command": "view", "path": "/memories"})["content"]
-        assert "leak.md" not in listing and "/memories/kept.md" in listing, listing
-        for input in [
-            {"command": "view", "path": "/memories/leak.md"},
-            {"command": "create", "path": "/memories/leak.md", "file_text": "overwritten"},
-            {"command": "str_replace", "path": "/memories/leak.md", "old_str": "BEGIN", "new_str": "END"},
+    outside, disk, root = (os.path.join(scratch, name) for name in ("outside", "disk", "store"))
+    for folder in (os.path.join(outside, "p/memory"), os.path.join(disk, "p/memory"), os.path.join(root, "memory")):
+        os.makedirs(folder)
+    for path, text in [("outside/secret.md", "key\n"), ("outside/p/memory/x.md", "elsewhere\n"), ("disk/p/memory/real.md", "on the other disk\n")]:
+        with open(os.path.join(scratch, path), "w") as handle:
+            handle.write(text)
+    storage = FsStorage(root)
+    storage.replace("memory/kept.md", b"kept\n", None)
+    for link, target in [
+        ("store/projects", disk),
+        ("store/memory/alias.md", "kept.md"),
+        ("disk/p/memory/alias.md", "real.md"),
+        ("store/memory/out.md", os.path.join(outside, "secret.md")),
+        ("disk/p/memory/out.md", os.path.join(outside, "secret.md")),
+        ("store/memory/folder", outside),
+        ("disk/q", os.path.join(outside, "p")),
+        ("store/memory/dangling.md", "nothing.md"),
+        ("store/memory/loop.md", "loop.md"),
+    ]:
+        os.symlink(target, os.path.join(scratch, link))
+    keys = lambda prefix: [key for key, _ in storage.list(prefix)]
+    assert keys("memory/") == ["memory/alias.md", "memory/kept.md"], keys("memory/")
+    assert keys("projects/") == ["projects/p/memory/alias.md", "projects/p/memory/real.md"], keys("projects/")
+    assert keys("projects/q/memory/") == [] and keys("memory/folder/") == []
+    assert storage.read("memory/alias.md", 0, None) == b"kept\n"
+    assert storage.read("projects/p/memory/alias.md", 0, None) == b"on the other disk\n"
+    for key, why in [
+        ("memory/out.md", "leads outside the store"),
+        ("projects/p/memory/out.md", "leads outside the store"),
+        ("memory/folder/secret.md", "leads outside the store"),
+        ("projects/q/memory/x.md", "leads outside the store"),
+        ("memory/folder/new.md", "leads outside the store"),
+        ("memory/dangling.md", "leads nowhere"),
+        ("memory/loop.md", "leads nowhere"),
+    ]:
+        for call in [
+            lambda: storage.read(key, 0, None),
+            lambda: storage.append(key, b"more\n"),
+            lambda: storage.truncate(key, 0, 4),
+            lambda: storage.replace(key, b"new\n", None),
+            lambda: storage.remove(key),
+            lambda: storage.rename(key, "memory/moved.md"),
+            lambda: storage.rename("memory/kept.md", key),
         ]:
             try:
-                said = store.memory_tool("-w", input)
+                call()
+                raise AssertionError(f"{key} went through its link")
+            except StorageFailure as failure:
+                assert failure.tag == "invalid-key" and why in failure.payload["reason"], (key, failure)
+    for path, text in [("secret.md", "key\n"), ("p/memory/x.md", "elsewhere\n")]:
+        with open(os.path.join(outside, path)) as handle:
+            assert handle.read() == text, path
+    assert not os.path.exists(os.path.join(outside, "new.md"))
+    for link in ["memory/out.md", "memory/dangling.md", "memory/loop.md", "memory/folder"]:
+        assert os.path.islink(os.path.join(root, link)), link
+
+    # Through the memory tool: the model can neither read nor replace what a link out
+    # leads to, and a create over a link that leads nowhere leaves it as it was.
+    with Mneme(root) as store:
+        listing = store.memory_tool(None, {"command": "view", "path": "/memories"})["content"]
+        assert "out.md" not in listing and "/memories/kept.md" in listing, listing
+        for input in [
+            {"command": "view", "path": "/memories/out.md"},
+            {"command": "create", "path": "/memories/out.md", "file_text": "overwritten"},
+            {"command": "create", "path": "/memories/dangling.md", "file_text": "made"},
+            {"command": "str_replace", "path": "/memories/out.md", "old_str": "key", "new_str": "lock"},
+        ]:
+            try:
+                said = store.memory_tool(None, input)
                 raise AssertionError(f"{input['command']} went through the link: {said}")
             except MnemeError as error:
-                assert "outside the store" in str(error), error
-    storage = FsStorage(root)
-    listed = [key for key, _ in storage.list("projects/-w/memory/") if key.endswith(".md")]
-    assert listed == ["projects/-w/memory/MEMORY.md", "projects/-w/memory/alias.md", "projects/-w/memory/kept.md"], listed
-    with open(os.path.join(memory, "kept.md"), "rb") as handle:
-        assert storage.read("projects/-w/memory/alias.md", 0, None) == handle.read()
-    with open(secret) as handle:
-        assert handle.read() == "-----BEGIN OPENSSH PRIVATE KEY-----\n"
-    assert os.path.islink(os.path.join(memory, "leak.md"))
+                assert "symbolic link" in str(error), error
+    assert os.path.islink(os.path.join(root, "memory/out.md")) and os.path.islink(os.path.join(root, "memory/dangling.md"))
+    with open(os.path.join(outside, "secret.md")) as handle:
+        assert handle.read() == "key\n"
 
 
 @test("PgStorage keeps the core's storage contract (a throwaway PostgreSQL cluster)")

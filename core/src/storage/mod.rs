@@ -28,7 +28,9 @@ pub struct KeyInfo {
 /// it with [`StorageError::InvalidKey`].
 ///
 /// Every method completes or fails as a whole: after an error the object is as it was
-/// before the call, except where a method says otherwise.
+/// before the call, except where a method says otherwise. Only [`StorageError::Io`]
+/// leaves the outcome unknown (a write that landed, then a failure): every other error
+/// is a refusal before anything was written ([`StorageError::wrote_nothing`]).
 #[allow(async_fn_in_trait)]
 pub trait Storage {
     /// Lists every object whose key starts with `prefix` (a plain string prefix, not
