@@ -3,6 +3,7 @@
 //! Mneme's own bookkeeping (tombstones, markers) are lines of their own types, which
 //! Claude Code skips.
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
@@ -10,6 +11,7 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
@@ -450,28 +452,36 @@ impl Dialect for Claude {
     /// `sessionId`, chained to the line before it (a compaction boundary keeps no
     /// parent, and continues the line before it as its logical parent; progress lines
     /// are no parent), out of any sidechain, with `forkedFrom` naming the original.
+    /// Each field but those is copied as its text, so what a line holds comes back as
+    /// it was written (an item's `responsesItem`, key order and all).
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error> {
+        let raw = |value: serde_json::Value| {
+            serde_json::value::to_raw_value(&value).map_err(|e| Error::InvalidArgument(format!("internal: a forked field: {e}")))
+        };
         let mut out = Vec::with_capacity(chain.len());
         let mut parent: Option<String> = None;
         for line in chain {
-            let mut value: serde_json::Value = serde_json::from_str(line.raw)
-                .map_err(|e| Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}")))?;
-            let Some(map) = value.as_object_mut() else { continue };
-            map.insert("sessionId".into(), fork.id.into());
-            map.insert("isSidechain".into(), false.into());
+            let Ok(mut map) = serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(line.raw) else {
+                // A line that is JSON but no object is no entry to chain.
+                serde_json::from_str::<&RawValue>(line.raw)
+                    .map_err(|e| Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}")))?;
+                continue;
+            };
+            map.insert("sessionId".into(), raw(fork.id.into())?);
+            map.insert("isSidechain".into(), raw(false.into())?);
             if line.env.is_compact_boundary() {
-                map.insert("parentUuid".into(), serde_json::Value::Null);
-                map.insert("logicalParentUuid".into(), parent.clone().into());
+                map.insert("parentUuid".into(), raw(serde_json::Value::Null)?);
+                map.insert("logicalParentUuid".into(), raw(parent.clone().into())?);
             } else {
-                map.insert("parentUuid".into(), parent.clone().into());
+                map.insert("parentUuid".into(), raw(parent.clone().into())?);
             }
             if let Some(uuid) = line.env.uuid() {
-                map.insert("forkedFrom".into(), serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": uuid }));
+                map.insert("forkedFrom".into(), raw(serde_json::json!({ "sessionId": fork.origin_id, "messageUuid": uuid }))?);
                 if line.env.kind() != "progress" {
                     parent = Some(uuid.into());
                 }
             }
-            out.push(json(&value)?);
+            out.push(json(&map)?);
         }
         Ok(super::record(out))
     }

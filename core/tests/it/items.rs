@@ -336,3 +336,18 @@ fn items_keep_their_key_order_and_lose_only_line_breaks_between_tokens() {
     );
     assert_eq!(block_on(Store::new(&storage).sessions().items("s", None)).unwrap(), back, "as a fresh store reads them");
 }
+
+/// A fork copies each line's fields as their text: the forked session's items come back
+/// as they were written, key order and all (they came back equal but with their keys
+/// sorted).
+#[test]
+fn a_forked_session_gives_its_items_back_as_written() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    let written = r#"[{"type":"message","role":"user","content":"zebra first, then apple"},{"type":"function_call","name":"look","call_id":"c1","arguments":"{\"z\":1,\"a\":2}"},{"type":"function_call_output","output":"done","call_id":"c1"}]"#;
+    block_on(store.sessions().append_items("s", written, CWD, "00000000-0000-4000-8000-000000000001", T0)).unwrap();
+    block_on(store.sessions().fork("s", None, "f", T0 + 1)).unwrap();
+    let original = block_on(store.sessions().items("s", None)).unwrap();
+    assert_eq!(original, written);
+    assert_eq!(block_on(store.sessions().items("f", None)).unwrap(), original);
+}
