@@ -94,18 +94,21 @@ try {
     assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
     const [project] = readdirSync(join(folder, "data/projects"));
     assert(readdirSync(join(folder, "data/projects", project)).filter((f) => f.endsWith(".jsonl")).length === 1, "one session in ./data");
-    // Every entry point resolves, and their declarations type-check in a strict
-    // TypeScript project of the user's (no option of the package's own tests).
+    // Every entry point resolves (`@mneme/node/postgres` without node-postgres, an
+    // optional peer, until a PgStorage is made), and their declarations type-check in
+    // a strict TypeScript project of the user's (no option of the package's own tests).
     writeFileSync(
       join(folder, "check.mts"),
       [
         'import { Mneme } from "@mneme/node";',
         'import { MnemeSessionStore } from "@mneme/node/claude-agent-sdk";',
         'import { MnemeSession } from "@mneme/node/openai-agents";',
+        'import { PgStorage } from "@mneme/node/postgres";',
         'const store = await Mneme.open({ root: "./data" });',
         "const listed: number = (await store.list()).sessions.length;",
         'const items: number = (await new MnemeSession("chat-1", store).getItems()).length;',
-        "console.log(listed, typeof new MnemeSessionStore(store).append, items);",
+        "const onPostgres: (url: string) => Promise<Mneme> = (url) => Mneme.open({ storage: new PgStorage(url, { schema: \"agents\" }) });",
+        "console.log(listed, typeof new MnemeSessionStore(store).append, items, typeof onPostgres);",
         "await store.close();",
         "",
       ].join("\n"),
@@ -113,7 +116,7 @@ try {
     await run(TSC, ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "check.mts"], folder);
     writeFileSync(join(folder, "check.mjs"), ts.transpileModule(readFileSync(join(folder, "check.mts"), "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
     const checked = await run(process.execPath, ["check.mjs"], folder);
-    assert(checked.stdout.trim() === "1 function 0", checked.stdout);
+    assert(checked.stdout.trim() === "1 function 0 function", checked.stdout);
   });
 
   await test("the CLI installs with `cargo install`, and the README's commands run as written", async () => {

@@ -19,8 +19,26 @@ export class StorageFailure {
   val: string | { key: string; reason: string } | { key: string; message: string };
 }
 
+/**
+ * What a store's storage does, synchronously (the component calls it so): FsStorage, or
+ * PgStorage from `@mneme/node/postgres`. Errors are thrown as StorageFailure.
+ */
+export interface Storage {
+  list(prefix: string): { key: string; size: bigint }[];
+  read(key: string, offset: bigint | number, len?: bigint | number): Uint8Array;
+  append(key: string, data: Uint8Array): bigint;
+  replace(key: string, data: Uint8Array, expectedSize?: bigint | number): void;
+  truncate(key: string, len: bigint | number, expectedSize: bigint | number): void;
+  remove(key: string): void;
+  rename(from: string, to: string): void;
+  lock(name: string): void;
+  unlock(name: string): void;
+  /** Releases every lock it holds (and what else it holds open). */
+  close?(): void;
+}
+
 /** Mneme's storage on a folder, synchronous, sharing lock files with the `mneme` CLI. */
-export class FsStorage {
+export class FsStorage implements Storage {
   constructor(root: string, options?: { durability?: "fsync" | "buffered"; lockTimeoutMs?: number; readOnly?: boolean });
   readonly root: string;
   list(prefix: string): { key: string; size: bigint }[];
@@ -38,11 +56,12 @@ export class FsStorage {
 
 export class Mneme {
   /**
-   * Opens the store in the folder `root`. `durability` "fsync" (default) acknowledges a
-   * write once it survives a power cut; `readOnly` refuses every write.
+   * Opens the store in the folder `root`, or on `storage` (a PgStorage from
+   * `@mneme/node/postgres`, or one of your own). `durability` "fsync" (default)
+   * acknowledges a write once it survives a power cut; `readOnly` refuses every write.
    */
   static open(options: {
-    root?: string; storage?: FsStorage; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number;
+    root?: string; storage?: Storage; partBytes?: number; totalBytes?: number; lockTimeoutMs?: number;
     durability?: "fsync" | "buffered"; readOnly?: boolean;
   }): Promise<Mneme>;
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
@@ -50,7 +69,7 @@ export class Mneme {
   static projectOf(cwd: string): Promise<string>;
   static contextWindow(model: string): Promise<number | undefined>;
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
-  readonly storage: FsStorage;
+  readonly storage: Storage;
   /** Gives back the sessions it holds and the locks its storage took. */
   close(): Promise<void>;
 }

@@ -18,12 +18,15 @@ import { z } from "zod";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { MnemeSession } from "../js/openai-agents.js";
 import { Mneme } from "../js/mneme.js";
+import { PgStorage } from "../js/postgres.js";
+import { PostgresCluster } from "../../tests/js/postgres.mjs";
 import { OPTIONS, problems } from "./typescript.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "mneme-openai-agents-"));
 let made = 0;
 const fresh = async () => Mneme.open({ root: join(scratch, `store-${made++}`), durability: "buffered" });
+const cluster = new PostgresCluster();
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /** OpenAI's Responses API on 127.0.0.1: each request gets the next scripted output (a list of output items); every request body is kept. */
@@ -108,23 +111,28 @@ try {
     assert(found.length === 0, found.join("\n"));
   });
 
-  await test("end to end: run() twice with one MnemeSession; the second request carries the first run's items", async () => {
-    const api = await startMockResponses();
-    try {
-      setDefaultOpenAIClient(new OpenAI({ baseURL: api.url, apiKey: "x" }));
-      setOpenAIAPI("responses");
-      setTracingDisabled(true);
+  // On a folder, then on PostgreSQL: each run on a store of its own over the same
+  // place, as two hosts of a deployment, so only the place holds the history.
+  const places = [
+    ["folder", () => Mneme.open({ root: join(scratch, "e2e") })],
+    ["PostgreSQL", () => Mneme.open({ storage: new PgStorage(cluster.url, { schema: "e2e" }) })],
+  ];
+  // One mock API for both: the SDK keeps the model it made for a name, and its client.
+  const api = await startMockResponses();
+  setDefaultOpenAIClient(new OpenAI({ baseURL: api.url, apiKey: "x" }));
+  setOpenAIAPI("responses");
+  setTracingDisabled(true);
+  for (const [where, open] of places) {
+    await test(`end to end: run() twice with one MnemeSession; the second request carries the first run's items [${where}]`, async () => {
       const weather = tool({ name: "weather", description: "The weather in a city.", parameters: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` });
       const agent = new Agent({ name: "Assistant", instructions: "Be brief.", model: "gpt-mock", tools: [weather] });
-      const root = join(scratch, "e2e");
       api.outputs.push([callOutput("weather", { city: "Paris" }, "call_1")], [textOutput("It is sunny in Paris.")]);
-      const store = await Mneme.open({ root });
+      const store = await open();
       const first = await run(agent, "Weather in Paris?", { session: new MnemeSession("chat-1", store, { cwd: "/work/app" }) });
       assert(first.finalOutput === "It is sunny in Paris.", String(first.finalOutput));
       await store.close();
       api.outputs.push([textOutput("You asked about Paris.", 2)]);
-      // A new store over the same folder: only the folder holds the history.
-      const again = await Mneme.open({ root });
+      const again = await open();
       const second = await run(agent, "What did I ask?", { session: new MnemeSession("chat-1", again, { cwd: "/work/app" }) });
       assert(second.finalOutput === "You asked about Paris.", String(second.finalOutput));
       const sent = api.requests.at(-1).input;
@@ -133,10 +141,9 @@ try {
       assert(JSON.stringify(sent.at(-1)).includes("What did I ask?"), "the new prompt comes last");
       assert(same((await again.providerContext("chat-1")).interrupted, []), "Mneme sees the call answered");
       await again.close();
-    } finally {
-      api.close();
-    }
-  });
+    });
+  }
+  api.close();
 
   await test("the README's example runs as written", async () => {
     const api = await startMockResponses();
@@ -157,5 +164,6 @@ try {
     }
   });
 } finally {
+  cluster.close();
   finish("OpenAI Agents Session");
 }

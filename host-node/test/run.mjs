@@ -15,6 +15,8 @@ import { quickstart } from "../../tests/js/quickstart.mjs";
 import { assert, finish, test } from "../../tests/js/runner.mjs";
 import { FsStorage, Mneme, MnemeError } from "../js/mneme.js";
 import { StorageFailure } from "../js/storage.js";
+import { PgStorage, redact } from "../js/postgres.js";
+import { PostgresCluster } from "../../tests/js/postgres.mjs";
 
 /** Resolves when `promise` rejects with a MnemeError of `kind` whose message says `words`. */
 async function refused(promise, kind, words) {
@@ -78,14 +80,12 @@ try {
     assert(differ.length === 0, differ.join("\n"));
   });
 
-  await test("FsStorage keeps the core's storage contract (two handles on one folder)", async () => {
-    // The contract suite is the core's (mneme_core::storage::contract), run here through
-    // the browser build's module, which drives any JavaScript storage with promises.
+  /** The core's storage contract (mneme_core::storage::contract) on two handles `open` makes, through the browser build's module, which drives any JavaScript storage with promises. */
+  async function contractHolds(open) {
     const web = await import("../../web/pkg/mneme_web.js");
     web.initSync({ module: readFileSync(join(ROOT, "web/pkg/mneme_web_bg.wasm")) });
-    const folder = join(scratch, "contract");
     const handle = () => {
-      const storage = new FsStorage(folder, { lockTimeoutMs: 50 });
+      const storage = open();
       const wrap = (op) => async (...args) => {
         try {
           const result = storage[op](...args);
@@ -101,6 +101,53 @@ try {
     };
     const failures = JSON.parse(await web.storageContract(handle(), handle()));
     assert(failures.length === 0, `the contract broke:\n${failures.join("\n")}`);
+  }
+
+  await test("FsStorage keeps the core's storage contract (two handles on one folder)", async () => {
+    await contractHolds(() => new FsStorage(join(scratch, "contract"), { lockTimeoutMs: 50 }));
+  });
+
+  await test("PgStorage keeps the core's storage contract, and a Node process and the `mneme` CLI share its store (a throwaway PostgreSQL cluster)", async () => {
+    const cluster = new PostgresCluster();
+    const opened = [];
+    try {
+      await contractHolds(() => {
+        const storage = new PgStorage(cluster.url, { schema: "contract", lockTimeoutMs: 50 });
+        opened.push(storage);
+        return storage;
+      });
+      const store = await Mneme.open({ storage: new PgStorage(cluster.url) });
+      await store.append("shared", { role: "user", text: "written by Node", cwd: "/work/app" });
+      const cli = await run(MNEME, ["--store", cluster.url, "append", "shared", "--role", "assistant", "--text", "written by the CLI"]);
+      assert(cli.code === 0, cli.stderr);
+      const texts = (await store.context("shared")).messages.map((m) => m.text);
+      assert(JSON.stringify(texts) === JSON.stringify(["written by Node", "written by the CLI"]), JSON.stringify(texts));
+      await store.close();
+      for (const [url, shown] of [
+        ["postgresql://me:secret@db/x", "postgresql://me:***@db/x"],
+        ["postgresql://me@db/x?sslmode=require&password=secret", "postgresql://me@db/x?sslmode=require&password=***"],
+        ["host=/tmp user=me password=secret", "host=/tmp user=me password=***"],
+      ]) {
+        assert(redact(url) === shown, redact(url));
+      }
+      let refused;
+      try {
+        new PgStorage(cluster.url, { schema: "No-Such" });
+      } catch (error) {
+        refused = error;
+      }
+      assert(refused instanceof TypeError && refused.message.includes("lowercase"), String(refused));
+      refused = undefined;
+      try {
+        new PgStorage(`host=${cluster.dir}/nowhere user=postgres password=hunter2 dbname=postgres`);
+      } catch (error) {
+        refused = error;
+      }
+      assert(refused?.message.startsWith("cannot open the store in host=") && !refused.message.includes("hunter2"), String(refused));
+    } finally {
+      for (const storage of opened) storage.close();
+      cluster.close();
+    }
   });
 
   await test("a link is followed only inside the store: one leading out or nowhere is not listed, read or written through", async () => {

@@ -15,7 +15,7 @@ const SOURCE = join(HERE, "typed.ts");
 
 await test("the declarations type-check an agent loop written against them (strict)", async () => {
   // shapes.ts (written by `cargo xtask codegen`) holds the declarations' value types to the WIT's.
-  const found = problems([SOURCE, join(HERE, "shapes.ts"), join(HERE, "../js/mneme.d.ts")]);
+  const found = problems([SOURCE, join(HERE, "shapes.ts"), join(HERE, "../js/mneme.d.ts"), join(HERE, "../js/postgres.d.ts")]);
   assert(found.length === 0, found.join("\n"));
 });
 

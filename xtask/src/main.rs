@@ -218,7 +218,8 @@ fn setup_web() -> Result<(), String> {
 
 /// What the other hosts need: the Node package's npm packages (jco 1.11.2 to
 /// transpile the component, koffi for flock, TypeScript to check the declarations,
-/// the Claude Agent SDK its SessionStore and the OpenAI Agents SDK its Session are tested with); the edge's (miniflare, workerd); a Python virtual environment in
+/// the Claude Agent SDK its SessionStore and the OpenAI Agents SDK its Session are tested with, node-postgres for
+/// its PgStorage); the edge's (miniflare, workerd); a Python virtual environment in
 /// target/python with wasmtime-py, the official MCP client, the Claude Agent SDK and the OpenAI Agents SDK (with pytest
 /// and its sdist, for its own session tests), psycopg, SQLAlchemy and asyncpg; PostgreSQL's server binaries for the throwaway
 /// clusters of the PostgreSQL tests (Debian's `postgresql`).
@@ -285,6 +286,7 @@ fn setup_hosts() -> Result<(), String> {
         || !std::path::Path::new("host-node/node_modules/typescript").is_dir()
         || !std::path::Path::new("host-node/node_modules/@anthropic-ai/claude-agent-sdk").is_dir()
         || !std::path::Path::new("host-node/node_modules/@openai/agents").is_dir()
+        || !std::path::Path::new("host-node/node_modules/pg").is_dir()
     {
         run("npm", &["ci", "--prefix", "host-node", "--no-audit", "--no-fund"])?;
     }

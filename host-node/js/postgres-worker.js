@@ -1,0 +1,328 @@
+// The PostgreSQL side of postgres.js's PgStorage, on a worker thread: node-postgres is
+// asynchronous and the component's storage imports are not (Node 20 has no JSPI), so
+// the main thread posts each call here and waits on a shared flag until its answer is
+// on the port. The schema, transactions and advisory locks are the `mneme` CLI's
+// (host-postgres/src/lib.rs) and the Python package's (mneme/postgres.py), so every
+// host shares one store.
+import { workerData } from "node:worker_threads";
+import pg from "pg";
+
+const { port, flag, url, schema: s, lockTimeoutMs } = workerData;
+// Rows a replace is split into at most this size (a bytea value is capped at 1 GB).
+const CHUNK_BYTES = 8 << 20;
+const MAX_OFFSET = (1n << 63n) - 1n;
+
+/** A storage error, passed back to be thrown as the WIT `storage-error` variant. */
+class Failure {
+  constructor(tag, val) {
+    this.tag = tag;
+    this.val = val;
+  }
+}
+
+let client = null;
+let broken = false;
+// Locks held, by name (advisory locks are re-entrant in a session; Mneme's are not),
+// and those held when the connection died.
+const held = new Set();
+const lost = new Set();
+
+/** A libpq `key=value` string or a URL, as node-postgres takes it. */
+function settings(text) {
+  if (/^postgres(ql)?:\/\//.test(text)) return { connectionString: text };
+  const names = { host: "host", hostaddr: "host", port: "port", user: "user", password: "password", dbname: "database" };
+  const config = {};
+  for (const pair of text.trim().split(/\s+/)) {
+    const at = pair.indexOf("=");
+    const name = names[pair.slice(0, at)];
+    if (at > 0 && name) config[name] = pair.slice(at + 1);
+  }
+  return config;
+}
+
+function refuseAfterLostLock(key) {
+  for (const name of lost) {
+    throw new Failure("io", {
+      key,
+      message: `the connection to PostgreSQL was lost while holding the lock \`${name}\`: release its session (\`release\`, or close the store) and \`reopen\` it, then write again`,
+    });
+  }
+}
+
+function failure(key, error) {
+  if (error instanceof Failure) return error;
+  switch (error?.code) {
+    case "55P03": // lock_not_available
+      return new Failure("locked", key);
+    case "53100": // disk_full
+      return new Failure("quota-exceeded", key);
+    // A role that may only read is refused a write as a read-only replica is.
+    case "25006": // read_only_sql_transaction
+    case "42501": // insufficient_privilege
+      return new Failure("read-only", key);
+    case "23505": // unique_violation
+      return new Failure("already-exists", key);
+    default:
+      return new Failure("io", { key, message: `PostgreSQL: ${error?.message ?? error}` });
+  }
+}
+
+/** Forgets a connection that died, and with it the locks it held. */
+function dropBroken() {
+  if (client !== null && broken) {
+    for (const name of held) lost.add(name);
+    held.clear();
+    client.end().catch(() => {});
+    client = null;
+    broken = false;
+  }
+}
+
+/** `action(client)` on the connection (made first if there is none), PostgreSQL's errors as storage failures about `key`. */
+async function run(key, action) {
+  dropBroken();
+  refuseAfterLostLock(key);
+  try {
+    if (client === null) {
+      const made = new pg.Client(settings(url));
+      made.on("error", () => (broken = true));
+      made.on("end", () => (broken = true));
+      await made.connect();
+      client = made;
+      await client.query(`SET lock_timeout = ${Math.max(lockTimeoutMs, 1)}`);
+    }
+    return await action(client);
+  } catch (error) {
+    dropBroken();
+    refuseAfterLostLock(key);
+    throw failure(key, error);
+  }
+}
+
+/** `action` in one transaction: all of it commits, or none. */
+async function transaction(key, action) {
+  return run(key, async (c) => {
+    await c.query("BEGIN");
+    try {
+      const result = await action(c);
+      await c.query("COMMIT");
+      return result;
+    } catch (error) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** A read refused for want of privilege is no read-only store (which reads). */
+function readRefused(error) {
+  if (error instanceof Failure && error.tag === "read-only") {
+    return new Failure("io", {
+      key: error.val,
+      message: `this PostgreSQL role may not read the store's tables: grant it USAGE ON SCHEMA ${s} and SELECT ON ALL TABLES IN SCHEMA ${s}`,
+    });
+  }
+  return error;
+}
+
+/**
+ * The smallest string greater than every string starting with `prefix` (in code point
+ * order, the "C" collation's), if there is one: the end of a prefix's range.
+ */
+function successor(prefix) {
+  const chars = [...prefix];
+  while (chars.length > 0) {
+    const last = chars.pop().codePointAt(0);
+    for (let code = last + 1; code < 0x110000; code++) {
+      if (code < 0xd800 || code > 0xdfff) return chars.join("") + String.fromCodePoint(code);
+    }
+  }
+  return null;
+}
+
+const ops = {
+  async open() {
+    const exists = await run(s, async (c) => (await c.query("SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS there", [`${s}.files`, `${s}.chunks`])).rows[0].there);
+    if (exists) return;
+    try {
+      await transaction(s, async (c) => {
+        // Concurrent first opens would race on the catalog; one at a time.
+        await c.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`mneme schema ${s}`]);
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+        await c.query(`CREATE TABLE IF NOT EXISTS ${s}.files (id bigserial PRIMARY KEY, key text COLLATE "C" NOT NULL UNIQUE, size bigint NOT NULL DEFAULT 0)`);
+        await c.query(
+          `CREATE TABLE IF NOT EXISTS ${s}.chunks (file_id bigint NOT NULL REFERENCES ${s}.files (id) ON DELETE CASCADE, "offset" bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (file_id, "offset"))`,
+        );
+      });
+    } catch (error) {
+      if (!(error instanceof Failure) || error.tag !== "read-only") throw error;
+      throw new Failure("io", {
+        key: s,
+        message: `the schema \`${s}\` holds no Mneme store, and this connection may not create one (it is read-only): open it once with a connection that may write`,
+      });
+    }
+  },
+
+  async list(prefix) {
+    const end = successor(prefix);
+    try {
+      const { rows } =
+        end === null
+          ? await run(prefix, (c) => c.query(`SELECT key, size FROM ${s}.files WHERE key >= $1 ORDER BY key`, [prefix]))
+          : await run(prefix, (c) => c.query(`SELECT key, size FROM ${s}.files WHERE key >= $1 AND key < $2 ORDER BY key`, [prefix, end]));
+      return rows.filter((row) => row.key.startsWith(prefix)).map((row) => ({ key: row.key, size: BigInt(row.size) }));
+    } catch (error) {
+      throw readRefused(error);
+    }
+  },
+
+  async read(key, offset, len) {
+    const start = BigInt(offset) < MAX_OFFSET ? BigInt(offset) : MAX_OFFSET;
+    let end = len === undefined ? MAX_OFFSET : start + BigInt(len) < MAX_OFFSET ? start + BigInt(len) : MAX_OFFSET;
+    // One statement, one snapshot: the size and the chunks agree even while another
+    // process replaces the file.
+    const query =
+      `WITH f AS (SELECT id, size FROM ${s}.files WHERE key = $1) ` +
+      `SELECT f.size, c."offset", c.data FROM f LEFT JOIN ${s}.chunks c ON c.file_id = f.id AND c."offset" < $3 ` +
+      `AND c."offset" >= COALESCE((SELECT max(x."offset") FROM ${s}.chunks x WHERE x.file_id = (SELECT id FROM f) AND x."offset" <= $2), 0) ` +
+      `ORDER BY c."offset"`;
+    let rows;
+    try {
+      ({ rows } = await run(key, (c) => c.query(query, [key, start.toString(), end.toString()])));
+    } catch (error) {
+      throw readRefused(error);
+    }
+    if (rows.length === 0) throw new Failure("not-found", key);
+    const size = BigInt(rows[0].size);
+    if (size < end) end = size;
+    const pieces = [];
+    let total = 0;
+    for (const row of rows) {
+      if (row.offset === null || row.data === null) continue;
+      const at = BigInt(row.offset);
+      const low = start > at ? start : at;
+      const high = end < at + BigInt(row.data.length) ? end : at + BigInt(row.data.length);
+      if (low < high) {
+        const piece = row.data.subarray(Number(low - at), Number(high - at));
+        pieces.push(piece);
+        total += piece.length;
+      }
+    }
+    return new Uint8Array(Buffer.concat(pieces, total));
+  },
+
+  async append(key, data) {
+    return transaction(key, async (c) => {
+      // The upsert locks the file's row until commit: appends to one file queue here.
+      const { rows } = await c.query(
+        `INSERT INTO ${s}.files (key, size) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET size = ${s}.files.size + EXCLUDED.size RETURNING id, size`,
+        [key, data.length],
+      );
+      const size = BigInt(rows[0].size);
+      if (data.length > 0) {
+        await c.query(`INSERT INTO ${s}.chunks (file_id, "offset", data) VALUES ($1, $2, $3)`, [rows[0].id, (size - BigInt(data.length)).toString(), Buffer.from(data)]);
+      }
+      return size;
+    });
+  },
+
+  async replace(key, data, expectedSize) {
+    await transaction(key, async (c) => {
+      let fileId;
+      if (expectedSize === undefined) {
+        const { rows } = await c.query(`INSERT INTO ${s}.files (key, size) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET size = EXCLUDED.size RETURNING id`, [key, data.length]);
+        fileId = rows[0].id;
+      } else {
+        const { rows } = await c.query(`SELECT id, size FROM ${s}.files WHERE key = $1 FOR UPDATE`, [key]);
+        if (rows.length === 0) throw new Failure("not-found", key);
+        if (BigInt(rows[0].size) !== BigInt(expectedSize)) throw new Failure("changed", key);
+        fileId = rows[0].id;
+        await c.query(`UPDATE ${s}.files SET size = $1 WHERE id = $2`, [data.length, fileId]);
+      }
+      await c.query(`DELETE FROM ${s}.chunks WHERE file_id = $1`, [fileId]);
+      for (let at = 0; at < data.length; at += CHUNK_BYTES) {
+        await c.query(`INSERT INTO ${s}.chunks (file_id, "offset", data) VALUES ($1, $2, $3)`, [fileId, at, Buffer.from(data.subarray(at, at + CHUNK_BYTES))]);
+      }
+    });
+  },
+
+  async truncate(key, len, expectedSize) {
+    await transaction(key, async (c) => {
+      const { rows } = await c.query(`SELECT id, size FROM ${s}.files WHERE key = $1 FOR UPDATE`, [key]);
+      if (rows.length === 0) throw new Failure("not-found", key);
+      const [{ id, size }] = rows;
+      if (BigInt(size) !== BigInt(expectedSize)) throw new Failure("changed", key);
+      if (BigInt(size) > BigInt(len)) {
+        const length = BigInt(len).toString();
+        await c.query(`DELETE FROM ${s}.chunks WHERE file_id = $1 AND "offset" >= $2`, [id, length]);
+        await c.query(
+          `UPDATE ${s}.chunks SET data = substring(data FROM 1 FOR ($2::bigint - "offset")::int) WHERE file_id = $1 AND "offset" < $2::bigint AND "offset" + length(data) > $2::bigint`,
+          [id, length],
+        );
+        await c.query(`UPDATE ${s}.files SET size = $1 WHERE id = $2`, [length, id]);
+      }
+    });
+  },
+
+  async remove(key) {
+    const { rowCount } = await run(key, (c) => c.query(`DELETE FROM ${s}.files WHERE key = $1`, [key]));
+    if (rowCount === 0) throw new Failure("not-found", key);
+  },
+
+  async rename(from, to) {
+    // The unique key refuses an existing target atomically: never an overwrite.
+    const { rowCount } = await run(to, (c) => c.query(`UPDATE ${s}.files SET key = $1 WHERE key = $2`, [to, from]));
+    if (rowCount === 0) throw new Failure("not-found", from);
+  },
+
+  async lock(name) {
+    // Advisory locks are re-entrant in one session; Mneme's are not.
+    if (held.has(name)) throw new Failure("locked", name);
+    await run(name, (c) => c.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`${s}/${name}`]));
+    held.add(name);
+  },
+
+  async unlock(name) {
+    if (lost.delete(name)) return;
+    try {
+      // Forgotten once given back: an unlock that failed on a live connection leaves
+      // the lock held, and this process must not take it a second time.
+      await run(name, async (c) => {
+        if (held.has(name)) {
+          await c.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [`${s}/${name}`]);
+          held.delete(name);
+        }
+      });
+    } catch (error) {
+      // A connection found dead by this very unlock took the lock with it: nothing is
+      // left to give back.
+      if (!lost.has(name)) throw error;
+    } finally {
+      lost.delete(name);
+    }
+  },
+
+  async close() {
+    try {
+      for (const name of [...held]) await ops.unlock(name);
+    } finally {
+      held.clear();
+      lost.clear();
+      if (client !== null) await client.end().catch(() => {});
+      client = null;
+    }
+  },
+};
+
+port.on("message", async ({ op, args }) => {
+  let answer;
+  try {
+    answer = { result: await ops[op](...args) };
+  } catch (error) {
+    const known = failure(args[0] ?? s, error);
+    answer = { failure: { tag: known.tag, val: known.val } };
+  }
+  port.postMessage(answer);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+});
