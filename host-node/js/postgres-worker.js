@@ -5,12 +5,19 @@
 // (host-postgres/src/lib.rs) and the Python package's (mneme/postgres.py), so every
 // host shares one store.
 import { workerData } from "node:worker_threads";
-import pg from "pg";
 
 const { port, flag, url, schema: s, lockTimeoutMs } = workerData;
+// A worker that stops (a crash, node-postgres missing) must not leave its caller
+// waiting: the flag says so (2), where an answer says 1.
+process.on("exit", () => {
+  Atomics.store(flag, 0, 2);
+  Atomics.notify(flag, 0);
+});
+const { default: pg } = await import("pg");
 // Rows a replace is split into at most this size (a bytea value is capped at 1 GB).
 const CHUNK_BYTES = 8 << 20;
 const MAX_OFFSET = (1n << 63n) - 1n;
+const CONNECT_TIMEOUT_MS = 30_000;
 
 /** A storage error, passed back to be thrown as the WIT `storage-error` variant. */
 class Failure {
@@ -21,21 +28,36 @@ class Failure {
 }
 
 let client = null;
-let broken = false;
 // Locks held, by name (advisory locks are re-entrant in a session; Mneme's are not),
 // and those held when the connection died.
 const held = new Set();
 const lost = new Set();
 
-/** A libpq `key=value` string or a URL, as node-postgres takes it. */
+/**
+ * node-postgres's settings for a URL or a libpq `key=value` string (values may be
+ * quoted). A key it cannot honour is refused, not dropped: a `sslmode=require` left
+ * out would connect without TLS.
+ */
 function settings(text) {
-  if (/^postgres(ql)?:\/\//.test(text)) return { connectionString: text };
-  const names = { host: "host", hostaddr: "host", port: "port", user: "user", password: "password", dbname: "database" };
-  const config = {};
-  for (const pair of text.trim().split(/\s+/)) {
-    const at = pair.indexOf("=");
-    const name = names[pair.slice(0, at)];
-    if (at > 0 && name) config[name] = pair.slice(at + 1);
+  // Keepalives as libpq sends them: a server gone silent must not hold the waiting thread.
+  const common = { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true };
+  if (/^postgres(ql)?:\/\//.test(text)) return { ...common, connectionString: text };
+  const names = { host: "host", hostaddr: "host", port: "port", user: "user", password: "password", dbname: "database", application_name: "application_name" };
+  const config = { ...common };
+  for (const [, key, quoted, plain] of text.matchAll(/([a-z_]+)\s*=\s*(?:'((?:\\.|[^'\\])*)'|(\S*))/g)) {
+    const value = quoted === undefined ? plain : quoted.replace(/\\(.)/g, "$1");
+    if (key === "sslmode") {
+      // libpq's: no TLS, TLS without checking the server, TLS with its certificate checked.
+      const modes = { disable: false, require: { rejectUnauthorized: false }, "verify-ca": true, "verify-full": true };
+      if (!(value in modes)) throw new Failure("invalid-key", { key: s, reason: `sslmode=${value} is not one this storage takes: use disable, require, verify-ca or verify-full` });
+      config.ssl = modes[value];
+    } else if (key === "connect_timeout") {
+      config.connectionTimeoutMillis = Number(value) * 1000;
+    } else if (names[key] !== undefined) {
+      config[names[key]] = value;
+    } else {
+      throw new Failure("invalid-key", { key: s, reason: `the connection setting \`${key}\` is not one this storage takes: use a postgresql:// URL, or host, port, user, password, dbname, sslmode, connect_timeout, application_name` });
+    }
   }
   return config;
 }
@@ -67,14 +89,13 @@ function failure(key, error) {
   }
 }
 
-/** Forgets a connection that died, and with it the locks it held. */
+/** Forgets the connection if it died, and with it the locks it held. */
 function dropBroken() {
-  if (client !== null && broken) {
+  if (client !== null && client.dead) {
     for (const name of held) lost.add(name);
     held.clear();
     client.end().catch(() => {});
     client = null;
-    broken = false;
   }
 }
 
@@ -85,8 +106,9 @@ async function run(key, action) {
   try {
     if (client === null) {
       const made = new pg.Client(settings(url));
-      made.on("error", () => (broken = true));
-      made.on("end", () => (broken = true));
+      // Each connection's own: one that failed to open must not mark its successor.
+      made.on("error", () => (made.dead = true));
+      made.on("end", () => (made.dead = true));
       await made.connect();
       client = made;
       await client.query(`SET lock_timeout = ${Math.max(lockTimeoutMs, 1)}`);
@@ -276,10 +298,12 @@ const ops = {
   },
 
   async lock(name) {
-    // Advisory locks are re-entrant in one session; Mneme's are not.
-    if (held.has(name)) throw new Failure("locked", name);
-    await run(name, (c) => c.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`${s}/${name}`]));
-    held.add(name);
+    await run(name, async (c) => {
+      // Advisory locks are re-entrant in one session; Mneme's are not.
+      if (held.has(name)) throw new Failure("locked", name);
+      await c.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`${s}/${name}`]);
+      held.add(name);
+    });
   },
 
   async unlock(name) {
@@ -314,15 +338,20 @@ const ops = {
   },
 };
 
-port.on("message", async ({ op, args }) => {
-  let answer;
-  try {
-    answer = { result: await ops[op](...args) };
-  } catch (error) {
-    const known = failure(args[0] ?? s, error);
-    answer = { failure: { tag: known.tag, val: known.val } };
-  }
-  port.postMessage(answer);
-  Atomics.store(flag, 0, 1);
-  Atomics.notify(flag, 0);
+// One call at a time, in order, each answer naming its call: the caller waits for each,
+// and the queue keeps that true whatever arrives.
+let queue = Promise.resolve();
+port.on("message", ({ id, op, args }) => {
+  queue = queue.then(async () => {
+    let answer;
+    try {
+      answer = { id, result: await ops[op](...args) };
+    } catch (error) {
+      const known = failure(args[0] ?? s, error);
+      answer = { id, failure: { tag: known.tag, val: known.val } };
+    }
+    port.postMessage(answer);
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+  });
 });

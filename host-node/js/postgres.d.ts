@@ -19,7 +19,6 @@ export class PgStorage implements Storage {
    * when missing. Throws when the database cannot be reached (the password left out).
    */
   constructor(url: string, options?: { schema?: string; lockTimeoutMs?: number; readOnly?: boolean });
-  readonly url: string;
   readonly schema: string;
   readonly readOnly: boolean;
   list(prefix: string): { key: string; size: bigint }[];

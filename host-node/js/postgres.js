@@ -29,7 +29,9 @@ export const DEFAULT_SCHEMA = "mneme";
 export function redact(url) {
   const scheme = url.indexOf("://");
   if (scheme >= 0) {
-    const at = url.indexOf("@");
+    // The last `@` before the host, as the URL parser takes it: a password may hold one.
+    const hostEnd = url.indexOf("/", scheme + 3);
+    const at = url.lastIndexOf("@", hostEnd < 0 ? url.length : hostEnd);
     let shown = url;
     if (at > scheme) {
       const user = url.slice(scheme + 3, at);
@@ -66,7 +68,6 @@ export class PgStorage {
     } catch {
       throw new Error("@mneme/node/postgres needs node-postgres: npm install pg");
     }
-    this.url = url;
     this.schema = schema;
     this.readOnly = readOnly;
     const { port1, port2 } = new MessageChannel();
@@ -76,9 +77,12 @@ export class PgStorage {
       workerData: { port: port2, flag: this.flag, url, schema, lockTimeoutMs },
       transferList: [port2],
     });
-    // The worker waits for calls only: it must not keep the process alive.
+    // The worker waits for calls only: it must not keep the process alive. Its end is
+    // told through the flag; an error event left unheard would end the process.
     this.worker.unref();
     this.port.unref();
+    this.worker.on("error", () => {});
+    this.calls = 0;
     try {
       this.call("open");
     } catch (error) {
@@ -91,19 +95,29 @@ export class PgStorage {
   /** Runs `op` on the worker and waits for its answer. */
   call(op, ...args) {
     if (this.worker === undefined) throw new StorageFailure("io", { key: args[0] ?? this.schema, message: "this PgStorage is closed" });
-    Atomics.store(this.flag, 0, 0);
-    this.port.postMessage({ op, args });
-    // Each call ends in an answer (PostgreSQL's lock_timeout bounds a lock's wait); a
-    // worker that died never sets the flag, which the error listener cannot report
-    // while this thread waits, so the wait looks again every second.
-    while (Atomics.wait(this.flag, 0, 0, 1000) === "timed-out") {
-      const answered = receiveMessageOnPort(this.port);
-      if (answered !== undefined) return this.answer(answered.message);
-      if (this.worker.threadId === -1) throw new StorageFailure("io", { key: args[0] ?? this.schema, message: "the PostgreSQL worker thread stopped" });
+    const key = args[0] ?? this.schema;
+    const stopped = () => new StorageFailure("io", { key, message: "the PostgreSQL worker thread stopped: open a new PgStorage" });
+    // Cleared and checked in one step: an end told meanwhile is kept, not overwritten.
+    if (Atomics.exchange(this.flag, 0, 0) === 2) {
+      Atomics.store(this.flag, 0, 2);
+      throw stopped();
     }
-    const answered = receiveMessageOnPort(this.port);
-    if (answered === undefined) throw new StorageFailure("io", { key: args[0] ?? this.schema, message: "the PostgreSQL worker thread gave no answer" });
-    return this.answer(answered.message);
+    const id = ++this.calls;
+    this.port.postMessage({ id, op, args });
+    // Each call ends in an answer (PostgreSQL's lock_timeout bounds a lock's wait, the
+    // connection's timeout and keepalives a server gone), or the worker's end sets the
+    // flag (its exit event could not reach this waiting thread).
+    // The worker posts an answer before it raises the flag: a raised flag means an
+    // answer is on the port.
+    for (;;) {
+      const answered = receiveMessageOnPort(this.port);
+      if (answered?.message.id === id) return this.answer(answered.message);
+      // An answer to an earlier call, come late: that call has been told already.
+      if (answered !== undefined) continue;
+      if (Atomics.load(this.flag, 0) === 2) throw stopped();
+      Atomics.wait(this.flag, 0, 0);
+      Atomics.compareExchange(this.flag, 0, 1, 0);
+    }
   }
 
   answer({ result, failure }) {

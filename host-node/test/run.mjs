@@ -107,7 +107,7 @@ try {
     await contractHolds(() => new FsStorage(join(scratch, "contract"), { lockTimeoutMs: 50 }));
   });
 
-  await test("PgStorage keeps the core's storage contract, and a Node process and the `mneme` CLI share its store (a throwaway PostgreSQL cluster)", async () => {
+  await test("PgStorage keeps the core's storage contract, a Node process and the `mneme` CLI share its store, a lost server is told (a throwaway PostgreSQL cluster)", async () => {
     const cluster = new PostgresCluster();
     const opened = [];
     try {
@@ -144,6 +144,40 @@ try {
         refused = error;
       }
       assert(refused?.message.startsWith("cannot open the store in host=") && !refused.message.includes("hunter2"), String(refused));
+      for (const [url, words] of [
+        [`${cluster.url} sslmode=prefer`, "sslmode=prefer is not one this storage takes"],
+        [`${cluster.url} target_session_attrs=any`, "`target_session_attrs` is not one this storage takes"],
+      ]) {
+        refused = undefined;
+        try {
+          new PgStorage(url);
+        } catch (error) {
+          refused = error;
+        }
+        assert(refused?.message.includes(words), String(refused));
+      }
+      assert(redact("postgresql://me:p@ss@db/x") === "postgresql://me:***@db/x", redact("postgresql://me:p@ss@db/x"));
+      // The server goes away under a held lock: calls fail (never hang) and say the
+      // lock was lost, until it is given back; then they fail to connect.
+      const held = new PgStorage(cluster.url, { schema: "held" });
+      opened.push(held);
+      held.lock("projects/p/s.jsonl");
+      cluster.run("pg_ctl", "-D", cluster.data, "-m", "immediate", "-w", "stop");
+      const failed = (call) => {
+        try {
+          call();
+        } catch (error) {
+          return error;
+        }
+        throw new Error("a call on a stopped server succeeded");
+      };
+      const first = failed(() => held.list(""));
+      assert(first instanceof StorageFailure && first.tag === "io", JSON.stringify(first));
+      const next = failed(() => held.list(""));
+      assert(next.tag === "io" && next.val.message.includes("lost while holding the lock `projects/p/s.jsonl`"), JSON.stringify(next));
+      held.unlock("projects/p/s.jsonl");
+      const after = failed(() => held.list(""));
+      assert(after.tag === "io" && after.val.message.startsWith("PostgreSQL:") && !after.val.message.includes("lost while"), JSON.stringify(after));
     } finally {
       for (const storage of opened) storage.close();
       cluster.close();

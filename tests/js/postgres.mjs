@@ -36,7 +36,8 @@ export class PostgresCluster {
 
   close() {
     try {
-      this.run("pg_ctl", "-D", this.data, "-m", "immediate", "-w", "stop");
+      // A server a test stopped already has nothing left to stop.
+      if (existsSync(join(this.data, "postmaster.pid"))) this.run("pg_ctl", "-D", this.data, "-m", "immediate", "-w", "stop");
     } finally {
       rmSync(this.dir, { recursive: true, force: true });
     }
