@@ -21,11 +21,22 @@ pub fn before_first_write(hook: fn()) {
     let _ = BEFORE_FIRST_WRITE.set(hook);
 }
 
-/// Writes to standard output unless it refused a write before.
-pub fn write(text: std::fmt::Arguments) {
+fn before_write() {
     if let Some(hook) = BEFORE_FIRST_WRITE.get() {
         FIRST_WRITE.call_once(hook);
     }
+}
+
+/// Standard output for a writer of its own (pretty JSON, exported bytes), once the
+/// first-write hook has run; the caller reports what it refuses.
+pub fn lock() -> std::io::StdoutLock<'static> {
+    before_write();
+    std::io::stdout().lock()
+}
+
+/// Writes to standard output unless it refused a write before.
+pub fn write(text: std::fmt::Arguments) {
+    before_write();
     if REFUSED.get().is_none()
         && let Err(error) = std::io::stdout().write_fmt(text)
     {

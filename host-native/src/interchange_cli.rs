@@ -200,7 +200,7 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
     }
     report.extend(subagents.iter().map(|path| serde_json::json!({ "path": path.display().to_string(), "skipped": NOT_CARRIED })));
     if args.json {
-        let mut out = io::stdout().lock();
+        let mut out = mneme_cli_stdout::lock();
         serde_json::to_writer_pretty(&mut out, &report).map_err(|e| e.to_string())?;
         writeln!(out).map_err(|e| e.to_string())?;
     }
@@ -264,6 +264,6 @@ pub fn export(engine: &mut dyn Engine<Error>, mut args: ExportArgs) -> CliResult
             })?;
             file.write_all(&exported.data).and_then(|()| file.sync_all()).map_err(|e| format!("cannot write {}: {e}", path.display()))
         }
-        None => io::stdout().lock().write_all(&exported.data).map_err(|e| e.to_string()),
+        None => mneme_cli_stdout::lock().write_all(&exported.data).map_err(|e| e.to_string()),
     }
 }

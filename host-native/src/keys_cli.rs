@@ -274,7 +274,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
         }
         KeysCommand::Export { out: None } => {
             let data = engine.export_openclaw_keys().map_err(e)?;
-            std::io::Write::write_all(&mut std::io::stdout().lock(), &data).map_err(|e| e.to_string())
+            std::io::Write::write_all(&mut mneme_cli_stdout::lock(), &data).map_err(|e| e.to_string())
         }
         KeysCommand::Export { out: Some(folder) } => export_openclaw(engine.as_mut(), &folder),
         KeysCommand::Check { rebuild: true, json } => {

@@ -1466,7 +1466,7 @@ fn remove(sessions: &mut dyn Engine<Error>, id: &str, yes: bool) -> CliResult {
 fn print_json(value: &impl serde::Serialize) -> CliResult {
     // Buffered: standard output flushes at every newline, and pretty JSON has one on
     // every line (a 100 MB context was hundreds of thousands of writes).
-    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(1 << 16, mneme_cli_stdout::lock());
     serde_json::to_writer_pretty(&mut out, value).map_err(|e| e.to_string())?;
     writeln!(out).and_then(|()| out.flush()).map_err(|e| e.to_string())
 }

@@ -7,10 +7,10 @@
 //! program has installed one ([`install`]); the `mneme` CLI does. On a terminal the
 //! line shows after a second and is gone before the command prints its answer.
 //! `MNEME_PROGRESS=always` reports anywhere (a log, a test): a line per report, with no
-//! delay, and a last line with what was read.
+//! delay, and a last line with what was read (`read 0 transcripts, 0 bytes` too).
 
 use std::collections::{HashMap, HashSet};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,10 @@ struct Meter {
     shown: Shown,
     started: Instant,
     reading: Mutex<Reading>,
+    /// Held while a line is decided and written: the end's clearing must come after
+    /// any line, never before one. Reads take only `reading`, so a stalled terminal
+    /// holds up no read.
+    screen: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -57,7 +61,7 @@ pub fn install() {
         _ if std::io::stderr().is_terminal() => Shown::Terminal,
         _ => return,
     };
-    let meter = Arc::new(Meter { shown, started: Instant::now(), reading: Mutex::default() });
+    let meter = Arc::new(Meter { shown, started: Instant::now(), reading: Mutex::default(), screen: Mutex::default() });
     if METER.set(meter.clone()).is_err() {
         return;
     }
@@ -73,17 +77,28 @@ pub fn install() {
 /// Ends the report: takes the line off the terminal, or says what was read.
 pub fn finish() {
     let Some(meter) = METER.get() else { return };
-    let mut reading = meter.lock();
-    if std::mem::replace(&mut reading.done, true) {
-        return;
-    }
-    if reading.on_screen {
-        eprint!("\r\x1b[K");
-    }
-    if meter.shown == Shown::Always && reading.read_bytes > 0 {
+    let _screen = meter.screen.lock().unwrap_or_else(PoisonError::into_inner);
+    let said = {
+        let mut reading = meter.lock();
+        if std::mem::replace(&mut reading.done, true) {
+            return;
+        }
         let files = reading.read_files.len();
-        eprintln!("mneme: read {files} transcript{}, {}", if files == 1 { "" } else { "s" }, bytes(reading.read_bytes));
-    }
+        match meter.shown {
+            Shown::Terminal if reading.on_screen => "\r\x1b[K".to_owned(),
+            Shown::Terminal => return,
+            Shown::Always => {
+                format!("mneme: read {files} transcript{}, {}\n", if files == 1 { "" } else { "s" }, bytes(reading.read_bytes))
+            }
+        }
+    };
+    say(&said);
+}
+
+/// Writes to standard error, outside the counts' lock (a stalled terminal must not
+/// hold up the reads that report to it); a refused write is no failure of the command.
+fn say(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 /// Notes the transcripts a listing found.
@@ -116,29 +131,33 @@ impl Meter {
 
     /// Writes the line if it is due; false once the report has ended.
     fn report(&self) -> bool {
-        let mut reading = self.lock();
-        if reading.done {
-            return false;
-        }
-        if reading.read_bytes == 0 || (self.shown == Shown::Terminal && self.started.elapsed() < DELAY) {
-            return true;
-        }
-        let total: u64 = reading.listed.values().sum();
-        let read = reading.read_bytes;
-        // A transcript read twice (its listing, then its search) counts twice: past the
-        // total, only the amount says anything.
-        let line = if read <= total {
-            format!("mneme: reading transcripts: {} of {} ({}%)", bytes(read), bytes(total), read * 100 / total.max(1))
-        } else {
-            format!("mneme: reading transcripts: {} read", bytes(read))
-        };
-        match self.shown {
-            Shown::Terminal => {
-                eprint!("\r{line}\x1b[K");
-                reading.on_screen = true;
+        let _screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
+        let said = {
+            let mut reading = self.lock();
+            if reading.done {
+                return false;
             }
-            Shown::Always => eprintln!("{line}"),
-        }
+            if reading.read_bytes == 0 || (self.shown == Shown::Terminal && self.started.elapsed() < DELAY) {
+                return true;
+            }
+            let total: u64 = reading.listed.values().sum();
+            let read = reading.read_bytes;
+            // A transcript read twice (its listing, then its search) counts twice: past
+            // the total, only the amount says anything.
+            let line = if read <= total {
+                format!("mneme: reading transcripts: {} of {} ({}%)", bytes(read), bytes(total), read * 100 / total.max(1))
+            } else {
+                format!("mneme: reading transcripts: {} read", bytes(read))
+            };
+            match self.shown {
+                Shown::Terminal => {
+                    reading.on_screen = true;
+                    format!("\r{line}\x1b[K")
+                }
+                Shown::Always => format!("{line}\n"),
+            }
+        };
+        say(&said);
         true
     }
 }

@@ -461,11 +461,11 @@ impl Dialect for Claude {
         let mut out = Vec::with_capacity(chain.len());
         let mut parent: Option<String> = None;
         for line in chain {
-            let Ok(mut map) = serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(line.raw) else {
+            let mut map = match serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(line.raw) {
+                Ok(map) => map,
                 // A line that is JSON but no object is no entry to chain.
-                serde_json::from_str::<&RawValue>(line.raw)
-                    .map_err(|e| Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}")))?;
-                continue;
+                Err(_) if !line.raw.trim_start().starts_with('{') && serde_json::from_str::<&RawValue>(line.raw).is_ok() => continue,
+                Err(e) => return Err(Error::InvalidArgument(format!("internal: a line to fork does not parse: {e}"))),
             };
             map.insert("sessionId".into(), raw(fork.id.into())?);
             map.insert("isSidechain".into(), raw(false.into())?);

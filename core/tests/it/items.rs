@@ -357,6 +357,8 @@ fn a_forked_session_gives_its_items_back_as_written() {
 struct PoppedInBetween<'a> {
     inner: &'a InMemoryStorage,
     other_pop: std::cell::RefCell<Option<Box<dyn FnOnce() + 'a>>>,
+    /// This host read the transcript before the other popped: its read went stale.
+    read_first: std::cell::Cell<bool>,
 }
 
 impl Storage for PoppedInBetween<'_> {
@@ -364,6 +366,9 @@ impl Storage for PoppedInBetween<'_> {
         self.inner.list(prefix).await
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, mneme_core::StorageError> {
+        if key.ends_with(".jsonl") && self.other_pop.borrow().is_some() {
+            self.read_first.set(true);
+        }
         self.inner.read(key, offset, len).await
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, mneme_core::StorageError> {
@@ -405,10 +410,12 @@ fn two_hosts_popping_at_once_pop_two_items() {
         other_pop: std::cell::RefCell::new(Some(Box::new(|| {
             *popped_by_other.borrow_mut() = pop(&Store::new(&storage), "s");
         }))),
+        read_first: false.into(),
     };
     let this_host = Store::new(&racing);
     let popped_here = pop(&this_host, "s");
     let all = run();
+    assert!(racing.read_first.get(), "this host's read came before the other's pop");
     assert_eq!(popped_by_other.borrow().as_ref(), Some(&all[4]), "the other host popped the newest");
     assert_eq!(popped_here.as_ref(), Some(&all[3]), "this host's stale read was read again: it popped the one before");
     assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..3].to_vec()));
