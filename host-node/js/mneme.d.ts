@@ -38,21 +38,13 @@ export interface Storage {
 }
 
 /** Mneme's storage on a folder, synchronous, sharing lock files with the `mneme` CLI. */
-export class FsStorage implements Storage {
+export class FsStorage {
   constructor(root: string, options?: { durability?: "fsync" | "buffered"; lockTimeoutMs?: number; readOnly?: boolean });
   readonly root: string;
-  list(prefix: string): { key: string; size: bigint }[];
-  read(key: string, offset: bigint | number, len?: bigint | number): Uint8Array;
-  append(key: string, data: Uint8Array): bigint;
-  replace(key: string, data: Uint8Array, expectedSize?: bigint | number): void;
-  truncate(key: string, len: bigint | number, expectedSize: bigint | number): void;
-  remove(key: string): void;
-  rename(from: string, to: string): void;
-  lock(name: string): void;
-  unlock(name: string): void;
   /** Releases every lock it holds. */
   close(): void;
 }
+export interface FsStorage extends Storage {}
 
 export class Mneme {
   /**

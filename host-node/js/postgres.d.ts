@@ -12,7 +12,7 @@ export function redact(url: string): string;
  * locks, so Node, Python and `mneme --store` on any machine share one store. Needs
  * node-postgres (`npm install pg`); its queries run on a worker thread of its own.
  */
-export class PgStorage implements Storage {
+export class PgStorage {
   /**
    * The store in schema `schema` (default `mneme`) of the database `url` names
    * (`postgresql://user@host/db`, or a libpq `key=value` string), its tables created
@@ -21,15 +21,7 @@ export class PgStorage implements Storage {
   constructor(url: string, options?: { schema?: string; lockTimeoutMs?: number; readOnly?: boolean });
   readonly schema: string;
   readonly readOnly: boolean;
-  list(prefix: string): { key: string; size: bigint }[];
-  read(key: string, offset: bigint | number, len?: bigint | number): Uint8Array;
-  append(key: string, data: Uint8Array): bigint;
-  replace(key: string, data: Uint8Array, expectedSize?: bigint | number): void;
-  truncate(key: string, len: bigint | number, expectedSize: bigint | number): void;
-  remove(key: string): void;
-  rename(from: string, to: string): void;
-  lock(name: string): void;
-  unlock(name: string): void;
   /** Releases every lock it holds, closes the connection and stops its worker. */
   close(): void;
 }
+export interface PgStorage extends Storage {}

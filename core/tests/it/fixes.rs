@@ -8,6 +8,8 @@ use mneme_core::{
 };
 use serde_json::{Value, json};
 
+use crate::hooked::{Call, Hooked};
+
 const NOW: i64 = 1_800_000_000_000;
 
 fn entry(uuid: &str, at: i64, role: Role, text: &str) -> NewEntry {
@@ -456,53 +458,14 @@ fn in_memory_storage_keeps_the_contract() {
 
 /// Storage on which another program (Claude Code, which takes no lock Mneme sees)
 /// writes `extra` to `key` just before Mneme's first cut or rewrite of it.
-struct WriterInBetween<'a> {
-    inner: &'a InMemoryStorage,
-    key: &'static str,
-    extra: &'static [u8],
-    done: std::cell::Cell<bool>,
-}
-
-impl WriterInBetween<'_> {
-    async fn interfere(&self, key: &str) {
-        if key == self.key && !self.done.replace(true) {
-            self.inner.append(key, self.extra).await.unwrap();
+fn writer_in_between<'a>(inner: &'a InMemoryStorage, key: &'a str, extra: &'a [u8]) -> Hooked<'a, impl Fn(Call, &str) + 'a> {
+    let done = std::cell::Cell::new(false);
+    let hook = move |call: Call, called: &str| {
+        if matches!(call, Call::Replace { checked: true } | Call::Truncate) && called == key && !done.replace(true) {
+            block_on(inner.append(key, extra)).unwrap();
         }
-    }
-}
-
-impl Storage for WriterInBetween<'_> {
-    async fn list(&self, prefix: &str) -> Result<Vec<mneme_core::KeyInfo>, mneme_core::StorageError> {
-        self.inner.list(prefix).await
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, mneme_core::StorageError> {
-        self.inner.read(key, offset, len).await
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, mneme_core::StorageError> {
-        self.inner.append(key, data).await
-    }
-    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), mneme_core::StorageError> {
-        if expected_size.is_some() {
-            self.interfere(key).await;
-        }
-        self.inner.replace(key, data, expected_size).await
-    }
-    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), mneme_core::StorageError> {
-        self.interfere(key).await;
-        self.inner.truncate(key, len, expected_size).await
-    }
-    async fn remove(&self, key: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.remove(key).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.rename(from, to).await
-    }
-    async fn lock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.lock(name).await
-    }
-    async fn unlock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.unlock(name).await
-    }
+    };
+    Hooked { inner, hook }
 }
 
 /// Item 8: a "torn" last line that another program is still writing is never cut
@@ -517,7 +480,7 @@ fn a_torn_tail_move_never_cuts_a_line_finished_meanwhile() {
     block_on(storage.append(key, half)).unwrap();
     let rest: &'static [u8] = br#""content":"finished by its writer"},"timestamp":"2027-01-15T08:00:00.000Z"}
 "#;
-    let racing = WriterInBetween { inner: &storage, key, extra: rest, done: false.into() };
+    let racing = writer_in_between(&storage, key, rest);
     let store = Store::new(&racing);
     let refused = block_on(store.sessions().append("s", entry("c", 2, Role::User, "mine")));
     assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
@@ -537,7 +500,7 @@ fn repair_never_drops_a_line_appended_meanwhile() {
     block_on(storage.append(key, b"not json\n")).unwrap();
     let late: &'static [u8] = br#"{"type":"user","parentUuid":"a","uuid":"late","sessionId":"s","message":{"role":"user","content":"late"}}
 "#;
-    let racing = WriterInBetween { inner: &storage, key, extra: late, done: false.into() };
+    let racing = writer_in_between(&storage, key, late);
     let refused = block_on(Store::new(&racing).sessions().repair("s", NOW));
     assert!(matches!(refused, Err(Error::Storage(mneme_core::StorageError::Changed { .. }))), "{refused:?}");
     let text = String::from_utf8(block_on(storage.read(key, 0, None)).unwrap()).unwrap();

@@ -7,6 +7,9 @@ use mneme_core::storage::crash::Crashing;
 use mneme_core::storage::faulty::Faulty;
 use mneme_core::{CompactionIds, Error, InMemoryStorage, Keep, Mode, Provider, Settings, Storage, Store, Window, block_on};
 use serde_json::{Value, json};
+use std::cell::{Cell, RefCell};
+
+use crate::hooked::{Call, Hooked};
 
 const T0: i64 = 1_771_200_000_000;
 const CWD: &str = "/work/agent";
@@ -352,71 +355,31 @@ fn a_forked_session_gives_its_items_back_as_written() {
     assert_eq!(block_on(store.sessions().items("f", None)).unwrap(), original);
 }
 
-/// Storage on which another host pops the newest item after this host read the
-/// session for its pop and before it takes the session's lock to write the tombstone.
-struct PoppedInBetween<'a> {
-    inner: &'a InMemoryStorage,
-    other_pop: std::cell::RefCell<Option<Box<dyn FnOnce() + 'a>>>,
-    /// This host read the transcript before the other popped: its read went stale.
-    read_first: std::cell::Cell<bool>,
-}
-
-impl Storage for PoppedInBetween<'_> {
-    async fn list(&self, prefix: &str) -> Result<Vec<mneme_core::KeyInfo>, mneme_core::StorageError> {
-        self.inner.list(prefix).await
-    }
-    async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, mneme_core::StorageError> {
-        if key.ends_with(".jsonl") && self.other_pop.borrow().is_some() {
-            self.read_first.set(true);
-        }
-        self.inner.read(key, offset, len).await
-    }
-    async fn append(&self, key: &str, data: &[u8]) -> Result<u64, mneme_core::StorageError> {
-        self.inner.append(key, data).await
-    }
-    async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), mneme_core::StorageError> {
-        self.inner.replace(key, data, expected_size).await
-    }
-    async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), mneme_core::StorageError> {
-        self.inner.truncate(key, len, expected_size).await
-    }
-    async fn remove(&self, key: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.remove(key).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.rename(from, to).await
-    }
-    async fn lock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
-        let other_pop = self.other_pop.borrow_mut().take();
-        if let Some(other_pop) = other_pop {
-            other_pop();
-        }
-        self.inner.lock(name).await
-    }
-    async fn unlock(&self, name: &str) -> Result<(), mneme_core::StorageError> {
-        self.inner.unlock(name).await
-    }
-}
-
 /// Two hosts pop at once: the one whose read went stale reads again and pops the item
 /// before, so each item is popped once and none twice.
 #[test]
 fn two_hosts_popping_at_once_pop_two_items() {
     let storage = InMemoryStorage::new();
     add(&Store::new(&storage), "s", &run(), 1).unwrap();
-    let popped_by_other = std::cell::RefCell::new(None);
-    let racing = PoppedInBetween {
-        inner: &storage,
-        other_pop: std::cell::RefCell::new(Some(Box::new(|| {
-            *popped_by_other.borrow_mut() = pop(&Store::new(&storage), "s");
-        }))),
-        read_first: false.into(),
+    // The other host pops after this host read the session for its pop, before it
+    // takes the session's lock to write the tombstone.
+    let popped_by_other = RefCell::new(None);
+    let read_first = Cell::new(false);
+    let hook = |call: Call, key: &str| {
+        let pending = popped_by_other.borrow().is_none();
+        if call == Call::Read && key.ends_with(".jsonl") && pending {
+            read_first.set(true);
+        }
+        if call == Call::Lock && pending {
+            let popped = pop(&Store::new(&storage), "s");
+            *popped_by_other.borrow_mut() = Some(popped);
+        }
     };
-    let this_host = Store::new(&racing);
+    let this_host = Store::new(Hooked { inner: &storage, hook });
     let popped_here = pop(&this_host, "s");
     let all = run();
-    assert!(racing.read_first.get(), "this host's read came before the other's pop");
-    assert_eq!(popped_by_other.borrow().as_ref(), Some(&all[4]), "the other host popped the newest");
+    assert!(read_first.get(), "this host's read came before the other's pop");
+    assert_eq!(popped_by_other.borrow().clone().flatten().as_ref(), Some(&all[4]), "the other host popped the newest");
     assert_eq!(popped_here.as_ref(), Some(&all[3]), "this host's stale read was read again: it popped the one before");
     assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..3].to_vec()));
 }

@@ -7,6 +7,7 @@ mod crab;
 mod crash;
 mod fixes;
 mod gates;
+mod hooked;
 mod index;
 mod interchange;
 mod items;
