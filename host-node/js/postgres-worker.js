@@ -4,6 +4,7 @@
 // on the port. The schema, transactions and advisory locks are the `mneme` CLI's
 // (host-postgres/src/lib.rs) and the Python package's (mneme/postgres.py), so every
 // host shares one store.
+import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
 
 const { port, flag, url, schema: s, lockTimeoutMs } = workerData;
@@ -18,6 +19,8 @@ const { default: pg } = await import("pg");
 const CHUNK_BYTES = 8 << 20;
 const MAX_OFFSET = (1n << 63n) - 1n;
 const CONNECT_TIMEOUT_MS = 30_000;
+// How long past its lock's wait a query may take before its connection counts as dead.
+const QUERY_SLACK_MS = 60_000;
 
 /** A storage error, passed back to be thrown as the WIT `storage-error` variant. */
 class Failure {
@@ -33,33 +36,71 @@ let client = null;
 const held = new Set();
 const lost = new Set();
 
+const refused = (reason) => new Failure("invalid-key", { key: s, reason });
+
+/** libpq's `key=value` string, as libpq reads it: whole, values quoted or escaped. */
+function pairs(text) {
+  const pair = /\s*([^=\s]+)\s*=\s*(?:'((?:\\[\s\S]|[^'\\])*)'|((?:\\[\s\S]|[^\s'\\])*))(?=\s|$)/y;
+  const found = new Map();
+  for (pair.lastIndex = 0; pair.lastIndex < text.trimEnd().length; ) {
+    const at = pair.lastIndex;
+    const match = pair.exec(text);
+    // Where, not what: the text there may be a password.
+    if (match === null) throw refused(`the connection string cannot be read from its character ${at + 1} on: give key=value pairs (a value with spaces in single quotes) or a postgresql:// URL`);
+    found.set(match[1], (match[2] ?? match[3]).replace(/\\([\s\S])/g, "$1"));
+  }
+  return found;
+}
+
 /**
- * node-postgres's settings for a URL or a libpq `key=value` string (values may be
- * quoted). A key it cannot honour is refused, not dropped: a `sslmode=require` left
- * out would connect without TLS.
+ * node-postgres's settings for a URL or a libpq `key=value` string, read by
+ * pg-connection-string with libpq's meaning of sslmode (and its sslrootcert, sslcert
+ * and sslkey files). A setting it cannot honour is refused, not dropped: a
+ * `sslmode=require` left out would connect without TLS.
  */
 function settings(text) {
-  // Keepalives as libpq sends them: a server gone silent must not hold the waiting thread.
-  const common = { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true };
-  if (/^postgres(ql)?:\/\//.test(text)) return { ...common, connectionString: text };
-  const names = { host: "host", hostaddr: "host", port: "port", user: "user", password: "password", dbname: "database", application_name: "application_name" };
-  const config = { ...common };
-  for (const [, key, quoted, plain] of text.matchAll(/([a-z_]+)\s*=\s*(?:'((?:\\.|[^'\\])*)'|(\S*))/g)) {
-    const value = quoted === undefined ? plain : quoted.replace(/\\(.)/g, "$1");
-    if (key === "sslmode") {
-      // libpq's: no TLS, TLS without checking the server, TLS with its certificate checked.
-      const modes = { disable: false, require: { rejectUnauthorized: false }, "verify-ca": true, "verify-full": true };
-      if (!(value in modes)) throw new Failure("invalid-key", { key: s, reason: `sslmode=${value} is not one this storage takes: use disable, require, verify-ca or verify-full` });
-      config.ssl = modes[value];
-    } else if (key === "connect_timeout") {
-      config.connectionTimeoutMillis = Number(value) * 1000;
-    } else if (names[key] !== undefined) {
-      config[names[key]] = value;
-    } else {
-      throw new Failure("invalid-key", { key: s, reason: `the connection setting \`${key}\` is not one this storage takes: use a postgresql:// URL, or host, port, user, password, dbname, sslmode, connect_timeout, application_name` });
+  const { parse } = createRequire(createRequire(import.meta.url).resolve("pg"))("pg-connection-string");
+  let url = text;
+  let timeout = CONNECT_TIMEOUT_MS;
+  if (!/^postgres(ql)?:\/\//.test(text)) {
+    const given = pairs(text);
+    const known = ["host", "hostaddr", "port", "user", "password", "dbname", "sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name"];
+    const unknown = [...given.keys()].find((key) => !known.includes(key));
+    if (unknown !== undefined) throw refused(`the connection setting \`${unknown}\` is not one this storage takes: use a postgresql:// URL, or ${known.join(", ")}`);
+    if (given.has("hostaddr") && given.has("host")) throw refused("give host or hostaddr, not both: this storage connects to and checks one name");
+    if (given.has("connect_timeout")) {
+      const seconds = Number(given.get("connect_timeout"));
+      if (!Number.isInteger(seconds) || seconds < 0) throw refused(`connect_timeout=${given.get("connect_timeout")} is not a whole number of seconds`);
+      // libpq's 0 waits for ever; here a wait has an end.
+      if (seconds > 0) timeout = seconds * 1000;
+      given.delete("connect_timeout");
     }
+    const database = given.get("dbname") ?? "";
+    given.delete("dbname");
+    if (given.has("hostaddr")) given.set("host", given.get("hostaddr"));
+    given.delete("hostaddr");
+    url = `postgresql:///${encodeURIComponent(database)}?${new URLSearchParams([...given])}`;
   }
-  return config;
+  let mode;
+  try {
+    mode = new URL(url.replace(/^postgres(ql)?:/, "http:")).searchParams.get("sslmode");
+  } catch {
+    throw refused("the connection string is no valid URL (a `/`, `@` or `:` in a password must be percent-encoded)");
+  }
+  if (mode !== null && !["disable", "require", "verify-ca", "verify-full"].includes(mode)) {
+    throw refused(`sslmode=${mode} is not one this storage takes (it cannot fall back from TLS to none): use disable, require, verify-ca or verify-full`);
+  }
+  let config;
+  try {
+    config = parse(url, { useLibpqCompat: true });
+  } catch (error) {
+    // Its own words, without the string it was given (which may hold a password).
+    throw refused(`the connection string cannot be used: ${String(error?.message ?? error).split(url).join("<url>")}`);
+  }
+  // Keepalives as libpq sends them, probed after 10 s of quiet, and a limit on each
+  // query past the lock's own wait: a server gone silent must not hold the waiting
+  // thread.
+  return { ...config, connectionTimeoutMillis: timeout, keepAlive: true, keepAliveInitialDelayMillis: 10_000, query_timeout: lockTimeoutMs + QUERY_SLACK_MS };
 }
 
 function refuseAfterLostLock(key) {
@@ -115,6 +156,8 @@ async function run(key, action) {
     }
     return await action(client);
   } catch (error) {
+    // A query past its time left the connection in no known state: it is given up.
+    if (client !== null && /timeout/i.test(String(error?.message))) client.dead = true;
     dropBroken();
     refuseAfterLostLock(key);
     throw failure(key, error);

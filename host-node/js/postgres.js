@@ -27,24 +27,13 @@ export const DEFAULT_SCHEMA = "mneme";
 
 /** A connection string with its password left out, for messages. */
 export function redact(url) {
-  const scheme = url.indexOf("://");
-  if (scheme >= 0) {
-    // The last `@` before the host, as the URL parser takes it: a password may hold one.
-    const hostEnd = url.indexOf("/", scheme + 3);
-    const at = url.lastIndexOf("@", hostEnd < 0 ? url.length : hostEnd);
-    let shown = url;
-    if (at > scheme) {
-      const user = url.slice(scheme + 3, at);
-      const colon = user.indexOf(":");
-      if (colon >= 0) shown = `${url.slice(0, scheme + 3)}${user.slice(0, colon)}:***${url.slice(at)}`;
-    }
-    // libpq also takes the password as a query parameter.
-    return shown.replace(/([?&])password=[^&]*/g, "$1password=***");
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // Everything from the user's `:` to the last `@`: a password may hold `@` or `/`,
+    // and a path holding `@` costs only some of the text, never the password.
+    return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):.*@/, "$1:***@").replace(/([?&])password=[^&]*/g, "$1password=***");
   }
-  return url
-    .split(/\s+/)
-    .map((pair) => (pair.startsWith("password=") ? "password=***" : pair))
-    .join(" ");
+  // As libpq reads a value: quoted (with escapes) or up to a space (with escapes).
+  return url.replace(/(^|\s)password\s*=\s*(?:'(?:\\[\s\S]|[^'\\])*'?|(?:\\[\s\S]|[^\s\\])*)/g, "$1password=***");
 }
 
 export class PgStorage {
@@ -86,7 +75,9 @@ export class PgStorage {
     try {
       this.call("open");
     } catch (error) {
-      this.close();
+      try {
+        this.close();
+      } catch {} // a worker that stopped holds nothing to give back; the open's error is the one to tell
       const said = error instanceof StorageFailure ? (typeof error.val === "object" ? error.val.message ?? error.val.reason : error.tag) : error.message;
       throw new Error(`cannot open the store in ${redact(url)}: ${said}`);
     }
@@ -176,7 +167,8 @@ export class PgStorage {
   close() {
     if (this.worker === undefined) return;
     try {
-      this.call("close");
+      // A worker that stopped took its connection, and the locks on it, with it.
+      if (Atomics.load(this.flag, 0) !== 2) this.call("close");
     } finally {
       this.worker.terminate();
       this.port.close();

@@ -147,6 +147,13 @@ try {
       for (const [url, words] of [
         [`${cluster.url} sslmode=prefer`, "sslmode=prefer is not one this storage takes"],
         [`${cluster.url} target_session_attrs=any`, "`target_session_attrs` is not one this storage takes"],
+        [`${cluster.url} SSLMODE=require`, "`SSLMODE` is not one this storage takes"],
+        [`${cluster.url} sslmode require`, `cannot be read from its character ${cluster.url.length + 1} on`],
+        [`${cluster.url} password='se/cret`, `cannot be read from its character ${cluster.url.length + 1} on`],
+        [`${cluster.url} connect_timeout=soon`, "connect_timeout=soon is not a whole number of seconds"],
+        [`${cluster.url} sslmode=verify-ca`, "verify-ca requires specifying a CA with sslrootcert"],
+        ["postgresql://me:se%2Fcret@nowhere.invalid/x?sslmode=allow", "sslmode=allow is not one this storage takes"],
+        ["postgresql://me:se/cret@nowhere.invalid/x", "no valid URL"],
       ]) {
         refused = undefined;
         try {
@@ -154,9 +161,22 @@ try {
         } catch (error) {
           refused = error;
         }
-        assert(refused?.message.includes(words), String(refused));
+        assert(refused?.message.includes(words) && !/se(\/|%2F)cret/.test(refused.message), String(refused));
       }
-      assert(redact("postgresql://me:p@ss@db/x") === "postgresql://me:***@db/x", redact("postgresql://me:p@ss@db/x"));
+      for (const [url, shown] of [
+        ["postgresql://me:p@ss@db/x", "postgresql://me:***@db/x"],
+        ["postgresql://me:ab/cd@db/x", "postgresql://me:***@db/x"],
+        ["postgresql://me:pw@[::1]:5432/x", "postgresql://me:***@[::1]:5432/x"],
+        ["host=db password = hunter2", "host=db password=***"],
+        ["password='my secret' host=db", "password=*** host=db"],
+        ["password=pa\\ ss host=db", "password=*** host=db"],
+      ]) {
+        assert(redact(url) === shown, `${url}: ${redact(url)}`);
+      }
+      // A quoted value with a space and an escaped quote is read as libpq reads it.
+      const quoted = new PgStorage(String.raw`host='${cluster.dir}' user=postgres dbname='post\gres' application_name='it\'s mneme'`);
+      opened.push(quoted);
+      assert(Array.isArray(quoted.list("")), "a quoted connection string opens the store");
       // The server goes away under a held lock: calls fail (never hang) and say the
       // lock was lost, until it is given back; then they fail to connect.
       const held = new PgStorage(cluster.url, { schema: "held" });
