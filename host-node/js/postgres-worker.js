@@ -156,8 +156,9 @@ async function run(key, action) {
     }
     return await action(client);
   } catch (error) {
-    // A query past its time left the connection in no known state: it is given up.
-    if (client !== null && /timeout/i.test(String(error?.message))) client.dead = true;
+    // A query past node-postgres's own time left the connection in no known state: it
+    // is given up. (The server's lock_timeout is an answer, `locked`, on a sound one.)
+    if (client !== null && error?.message === "Query read timeout") client.dead = true;
     dropBroken();
     refuseAfterLostLock(key);
     throw failure(key, error);

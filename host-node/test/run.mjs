@@ -177,6 +177,25 @@ try {
       const quoted = new PgStorage(String.raw`host='${cluster.dir}' user=postgres dbname='post\gres' application_name='it\'s mneme'`);
       opened.push(quoted);
       assert(Array.isArray(quoted.list("")), "a quoted connection string opens the store");
+      // A lock another connection holds is refused after the lock timeout, and the
+      // locks this connection holds stay held.
+      const [one, two] = [new PgStorage(cluster.url, { schema: "locks", lockTimeoutMs: 50 }), new PgStorage(cluster.url, { schema: "locks", lockTimeoutMs: 50 })];
+      opened.push(one, two);
+      one.lock("a");
+      two.lock("b");
+      const busy = (() => {
+        try {
+          two.lock("a");
+        } catch (error) {
+          return error;
+        }
+      })();
+      assert(busy instanceof StorageFailure && busy.tag === "locked", JSON.stringify(busy));
+      two.list("");
+      two.unlock("b");
+      one.lock("b");
+      one.unlock("a");
+      one.unlock("b");
       // The server goes away under a held lock: calls fail (never hang) and say the
       // lock was lost, until it is given back; then they fail to connect.
       const held = new PgStorage(cluster.url, { schema: "held" });
