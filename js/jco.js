@@ -6,17 +6,22 @@
 import { MnemeError, camel, lift, lower, snake } from "./api.js";
 import { FUNCTIONS } from "./wit.js";
 
+const UTF8 = new TextEncoder();
+
 /**
  * One instance of the transpiled component (`instantiate` from jco's output, its core
  * modules from `coreModule(path)`) whose storage imports call `storage`'s synchronous
  * methods, which throw a `{tag, val}` storage error to fail.
  */
 export function instance(instantiate, coreModule, storage) {
+  // An object's bytes cross as the WIT's `data`: a storage reads and writes bytes, and
+  // jco copies a byte list in one piece, so reads go back as bytes.
+  const bytes = (data) => (data.tag === "text" ? UTF8.encode(data.val) : data.val);
   const imports = {
     list: (prefix) => storage.list(prefix),
-    read: (key, offset, len) => storage.read(key, offset, len),
-    append: (key, data) => storage.append(key, data),
-    replace: (key, data, expectedSize) => storage.replace(key, data, expectedSize),
+    read: (key, offset, len) => ({ tag: "bytes", val: storage.read(key, offset, len) }),
+    append: (key, data) => storage.append(key, bytes(data)),
+    replace: (key, data, expectedSize) => storage.replace(key, bytes(data), expectedSize),
     truncate: (key, len, expectedSize) => storage.truncate(key, len, expectedSize),
     remove: (key) => storage.remove(key),
     rename: (from, to) => storage.rename(from, to),

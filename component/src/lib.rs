@@ -41,15 +41,15 @@ impl core_::Storage for ImportedStorage {
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, core_::StorageError> {
         check_key(key)?;
-        storage::read(key, offset, len).mirror()
+        storage::read(key, offset, len).map(into_bytes).mirror()
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, core_::StorageError> {
         check_key(key)?;
-        storage::append(key, data).mirror()
+        storage::append(key, &crossing(data)).mirror()
     }
     async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), core_::StorageError> {
         check_key(key)?;
-        storage::replace(key, data, expected_size).mirror()
+        storage::replace(key, &crossing(data), expected_size).mirror()
     }
     async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), core_::StorageError> {
         check_key(key)?;
@@ -70,6 +70,21 @@ impl core_::Storage for ImportedStorage {
     }
     async fn unlock(&self, name: &str) -> Result<(), core_::StorageError> {
         storage::unlock(name).mirror()
+    }
+}
+
+/// Bytes as they leave: text when they are UTF-8 (see the WIT's `data`).
+fn crossing(data: &[u8]) -> storage::Data {
+    match core::str::from_utf8(data) {
+        Ok(text) => storage::Data::Text(text.into()),
+        Err(_) => storage::Data::Bytes(data.into()),
+    }
+}
+
+fn into_bytes(data: storage::Data) -> Vec<u8> {
+    match data {
+        storage::Data::Text(text) => text.into_bytes(),
+        storage::Data::Bytes(bytes) => bytes,
     }
 }
 

@@ -33,7 +33,7 @@ use crate::{Error, HostStorage};
 wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 
 use exports::mneme::engine::{compaction, gates, index, memory, sessions};
-use mneme::engine::types;
+use mneme::engine::{storage, types};
 
 mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
 
@@ -47,18 +47,26 @@ struct HostState {
 
 impl types::Host for HostState {}
 
-impl mneme::engine::storage::Host for HostState {
+fn bytes(data: &storage::Data) -> &[u8] {
+    match data {
+        storage::Data::Text(text) => text.as_bytes(),
+        storage::Data::Bytes(bytes) => bytes,
+    }
+}
+
+impl storage::Host for HostState {
     fn list(&mut self, prefix: String) -> Result<Vec<types::KeyInfo>, types::StorageError> {
         block_on(mneme_core::Storage::list(&self.storage, &prefix)).mirror()
     }
-    fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<Vec<u8>, types::StorageError> {
-        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).mirror()
+    fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<storage::Data, types::StorageError> {
+        // wasmtime copies a byte list in one piece: no reason to check it is text.
+        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map(storage::Data::Bytes).map_err(Mirror::mirror)
     }
-    fn append(&mut self, key: String, data: Vec<u8>) -> Result<u64, types::StorageError> {
-        block_on(mneme_core::Storage::append(&self.storage, &key, &data)).mirror()
+    fn append(&mut self, key: String, data: storage::Data) -> Result<u64, types::StorageError> {
+        block_on(mneme_core::Storage::append(&self.storage, &key, bytes(&data))).mirror()
     }
-    fn replace(&mut self, key: String, data: Vec<u8>, expected_size: Option<u64>) -> Result<(), types::StorageError> {
-        block_on(mneme_core::Storage::replace(&self.storage, &key, &data, expected_size)).mirror()
+    fn replace(&mut self, key: String, data: storage::Data, expected_size: Option<u64>) -> Result<(), types::StorageError> {
+        block_on(mneme_core::Storage::replace(&self.storage, &key, bytes(&data), expected_size)).mirror()
     }
     fn truncate(&mut self, key: String, len: u64, expected_size: u64) -> Result<(), types::StorageError> {
         block_on(mneme_core::Storage::truncate(&self.storage, &key, len, expected_size)).mirror()

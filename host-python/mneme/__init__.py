@@ -350,12 +350,12 @@ def _default_component():
     return built
 
 
-def _serve(storage, interrupted):
+def _serve(storage, interrupted, landed):
     """The ``storage`` import's functions over ``storage``. A failure goes back as the
     ``storage-error`` variant, which is the import result's (untagged) error case. A
     KeyboardInterrupt or SystemExit goes back as an I/O failure too (escaping an import,
     it would trap the instance) and is kept in ``interrupted``, to be raised once the
-    component has returned."""
+    component has returned. The key of each write that landed is added to ``landed``."""
 
     def call(method, convert=lambda value: value):
         def run(_store, *args):
@@ -386,14 +386,34 @@ def _serve(storage, interrupted):
             records.append(record)
         return records
 
+    # An object's bytes cross as the WIT's `data` (untagged: text is a str, bytes are
+    # bytes). wasmtime-py copies a string in one piece and a byte list a value at a time
+    # (see _wasmtime.py), so what is UTF-8 goes as text; a storage reads and writes bytes.
+    def data(read):
+        try:
+            return read.decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(read)
+
+    def writing(method, takes_data=False):
+        def write(key, *rest):
+            if takes_data:
+                given, *rest = rest
+                rest = [given.encode("utf-8") if isinstance(given, str) else given, *rest]
+            done = method(key, *rest)
+            landed.append(key)
+            return done
+
+        return write
+
     return {
         "list": call(storage.list, listing),
-        "read": call(storage.read),
-        "append": call(storage.append),
-        "replace": call(storage.replace),
-        "truncate": call(storage.truncate),
-        "remove": call(storage.remove),
-        "rename": call(storage.rename),
+        "read": call(storage.read, data),
+        "append": call(writing(storage.append, takes_data=True)),
+        "replace": call(writing(storage.replace, takes_data=True)),
+        "truncate": call(writing(storage.truncate)),
+        "remove": call(writing(storage.remove)),
+        "rename": call(writing(storage.rename)),
         "lock": call(storage.lock),
         "unlock": call(storage.unlock),
     }
@@ -407,34 +427,42 @@ class _Instance:
     def __init__(self, storage, component_path):
         self.store = wasmtime.Store(_ENGINE)
         self.interrupted = []
+        self.landed = []
         self.turn = threading.RLock()
         self.dead = False
         linker = wc.Linker(_ENGINE)
         with linker.root() as root:
             with root.add_instance(_STORAGE) as imports:
-                for name, function in _serve(storage, self.interrupted).items():
-                    imports.add_func(name, function)
+                for name, function in _serve(storage, self.interrupted, self.landed).items():
+                    _wasmtime.add_func(imports, name, function)
         self.instance = linker.instantiate(self.store, _component(component_path))
         self.functions = {}
 
-    def _run(self, function, args):
-        """Calls ``function``; a trap becomes a MnemeError, an interruption in a storage
-        call is raised once the component has returned."""
+    def _run(self, signature, args):
+        """Calls the function of ``signature`` (as ``function`` gives it); a trap becomes a
+        MnemeError, an interruption in a storage call is raised once the component has
+        returned."""
         if self.dead:
             raise MnemeError("trapped", "another call trapped the component while this one waited; nothing of this one ran: call it again")
+        function, _, result_type, kinds = signature
+        self.landed.clear()
         try:
-            result = function(self.store, *args)
+            result = _wasmtime.call(function, self.store, kinds, result_type, args)
             function.post_return(self.store)
         except wasmtime.WasmtimeError as error:
             self.dead = True
             self.interrupted.clear()
             if "hostcalls has been exhausted" in str(error):
+                done = (
+                    f"its writes to {', '.join(sorted(set(self.landed)))} were made, but not its answer"
+                    if self.landed
+                    else "nothing of it was written"
+                )
                 raise MnemeError(
                     "too-large",
-                    "a storage call carried more than wasmtime-py passes from the component in one call (about 2.5 MB: "
-                    "wasmtime-py 50 has no way to raise it), such as a turn with a large tool result or image, a large "
-                    "memory or an import; it was not made. Keep such data out of the store (a path to it instead), or "
-                    "write it with the mneme CLI or the Node package",
+                    "the call carried more from the component than wasmtime-py takes in one piece (128 MiB, which "
+                    f"wasmtime-py 50 gives no way to raise; 2.5 MB for bytes that are not UTF-8): {done}. Read or "
+                    "write such a session with the mneme CLI or the Node package",
                 ) from None
             raise MnemeError("trapped", f"the Mneme component trapped; the call's work is lost: {error}") from None
         except BaseException:
@@ -454,22 +482,32 @@ class _Instance:
             index = self.instance.get_export_index(self.store, name, parent)
             function = self.instance.get_func(self.store, index)
             kind = function.type(self.store)
-            self.functions[key] = (function, list(kind.params), kind.result)
+            params = list(kind.params)
+            self.functions[key] = (function, params, kind.result, [param for _, param in params])
         return self.functions[key]
 
     def raw(self, interface, name, *args):
         """Calls with wasmtime-py values; returns its value as is."""
         with self.turn:
-            function, _, _ = self.function(interface, name)
-            return self._run(function, args)
+            return self._run(self.function(interface, name), args)
 
     def call(self, interface, name, *args):
         """Calls with mneme-core's JSON (resources as they are); returns JSON, or raises
         MnemeError for an ``err``."""
         with self.turn:
-            function, params, result_type = self.function(interface, name)
+            signature = self.function(interface, name)
+            _, params, result_type, _ = signature
             lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg, _snake(n)) for (n, t), arg in zip(params, args)]
-            result = self._run(function, lowered)
+            size = _size(lowered)
+            if size > _LARGEST:
+                # The component would write it, then trap handing the answer back.
+                raise MnemeError(
+                    "too-large",
+                    f"the call carries {size / 2**20:.1f} MiB, more than the {_LARGEST // 2**20} MiB wasmtime-py can take "
+                    "back from the component in its answer; nothing was written. Keep such data out of the store (a "
+                    "path to it instead), or write it with the mneme CLI or the Node package",
+                )
+            result = self._run(signature, lowered)
             if isinstance(result_type, wc.ResultType):
                 tag, payload = _case_of(result_type, result)
                 if tag == "err":
@@ -477,6 +515,24 @@ class _Instance:
                     raise MnemeError(explained.kind, explained.message, json.loads(explained.details))
                 return None if result_type.ok is None else _from_wit(result_type.ok, payload)
             return None if result_type is None else _from_wit(result_type, result)
+
+
+# The most text or bytes one call may carry: its answer may echo it twice (a line and
+# its words), within the 128 MiB wasmtime-py takes back from the component at once.
+_LARGEST = 32 * 2**20
+
+
+def _size(value):
+    """The bytes of text and data in a wasmtime-py value (characters, for text)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(_size(item) for item in value)
+    if isinstance(value, Record):
+        return sum(_size(field) for field in vars(value).values())
+    if isinstance(value, Variant):
+        return _size(value.payload)
+    return 0
 
 
 _tools = None
@@ -554,7 +610,7 @@ def _prose(name, value):
     in a turn's JSON, and as Node's and the browsers' encoders do."""
     if not isinstance(value, str):
         raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
-    return _LONE_SURROGATE.sub("\ufffd", value)
+    return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -1,23 +1,30 @@
-"""wasmtime-py's value conversions, made fast where Mneme's calls spend their time.
+"""wasmtime-py's value conversions and calls, made fast where Mneme's calls spend their time.
 
 wasmtime-py (50.x) lowers and lifts a ``list<u8>`` one ctypes value per byte, about a
-microsecond a byte: a second for each megabyte of transcript a ``read`` hands the
-component, and ``list`` reads every session. These replacements build and read the C
-array of values with strided byte slices written in place instead (the same values,
-in C); every other list goes through wasmtime-py's own code.
+microsecond a byte. These replacements build and read the C array of values with
+strided byte slices written in place instead (the same values, in C); every other list
+goes through wasmtime-py's own code. (The storage imports pass an object's bytes as
+text where they can, which crosses in one piece: see the WIT's ``data``.)
 
-And it reads a variant type's cases from the C API again each time a value of it is
-lowered or lifted (several times a call, for the error variants every call and every
-storage import returns): a third of a small call's time. Cases are kept per variant type,
-found again by the C API's own type equality.
+And it reads a type's parts from the C API again each time a value of it is lowered or
+lifted, and a function's parameter types each time it is called or calls back: most of
+a small call's time. A type's parts never change, so they are kept with the type (and a
+variant's cases also per variant type met, found again by the C API's own type
+equality, for types wasmtime-py makes afresh); :func:`call` and :func:`add_func` call
+and serve functions with their types read once.
 
-Both are installed only when wasmtime-py's layout is the one they were written against.
+The replacements are installed only when wasmtime-py's layout is the one they were
+written against; :func:`call` and :func:`add_func` use its public C bindings only.
 """
 
 import ctypes
+import itertools
+from ctypes import byref
 
+from wasmtime import WasmtimeError
 from wasmtime import _ffi as ffi
-from wasmtime.component import _types
+from wasmtime.component import FuncType, _types
+from wasmtime.component._enter import catch_exceptions, enter_wasm
 
 _VALUE = ffi.wasmtime_component_val_t
 _STRIDE = ctypes.sizeof(_VALUE)
@@ -72,11 +79,137 @@ def _cases(self):
     return cases
 
 
+def _kept(name, read):
+    """``read(self)``, read once per type object and kept on it."""
+
+    def get(self):
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            value = self.__dict__[name] = read(self)
+            return value
+
+    return get
+
+
+def _plan(self):
+    """Whether a variant-like type's values are tagged, and its cases with the Python
+    classes an untagged value of each is."""
+    cases = []
+    for name, payload in self._cases():
+        classes = set()
+        if payload is not None:
+            payload.add_classes(classes)
+        cases.append((name, payload, tuple(classes)))
+    return self._tagged(), cases
+
+
+def _variant_lower(self, store, value):
+    """wasmtime-py's ``VariantLikeType._lower``, over the type's kept plan."""
+    tagged, cases = self._mneme_plan()
+    if tagged and not isinstance(value, _types.Variant):
+        raise TypeError("expected Variant type")
+    for name, payload_type, classes in cases:
+        if tagged:
+            if name != value.tag:
+                continue
+        elif payload_type is None:
+            if value is not None:
+                continue
+        elif not isinstance(value, classes):
+            continue
+        if payload_type is None:
+            return (name, None)
+        raw = ffi.wasmtime_component_val_t()
+        payload_type.convert_to_c(store, value.payload if tagged else value, ctypes.pointer(raw))
+        return (name, ffi.wasmtime_component_val_new(byref(raw)))
+    raise ValueError("value not valid for this variant")
+
+
+def _signature(function_type):
+    """A function type's parameter types and result type (None: no result)."""
+    return [kind for _, kind in function_type.params], function_type.result
+
+
+def call(function, store, params, result, args):
+    """Calls component function ``function`` in ``store`` with wasmtime-py values
+    ``args`` of types ``params``, returning its value of type ``result``: wasmtime-py's
+    ``Func.__call__`` without reading the function's type again."""
+    if len(args) != len(params):
+        raise TypeError(f"wrong number of parameters provided: given {len(args)}, expected {len(params)}")
+    values = (_VALUE * len(args))()
+    lowered = 0
+    try:
+        for kind, value in zip(params, args):
+            kind.convert_to_c(store, value, ctypes.pointer(values[lowered]))
+            lowered += 1
+        out = _VALUE() if result is not None else None
+        enter_wasm(lambda: ffi.wasmtime_component_func_call(byref(function._func), store._context(), values, lowered, None if out is None else byref(out), 0 if out is None else 1))
+        return None if out is None else result.convert_from_c(out)
+    finally:
+        for at in range(lowered):
+            ffi.wasmtime_component_val_delete(byref(values[at]))
+
+
+# Each served function's Python callable and, once it has been called, its signature.
+_served = {}
+_handles = itertools.count(1)
+
+
+@ffi.wasmtime_component_func_callback_t
+def _serve(handle, context, function_type, args, count, results, result_count):
+    def run(store):
+        served = _served[handle]
+        if served[1] is None:
+            served[1] = _signature(FuncType._from_ptr(function_type, owner=store))
+        params, result = served[1]
+        if count != len(params) or result_count != (0 if result is None else 1):
+            raise WasmtimeError("a Mneme storage import was called with a signature it does not have")
+        value = served[0](store, *[kind.convert_from_c(args[at]) for at, kind in enumerate(params)])
+        if result is not None:
+            result.convert_to_c(store, value, results)
+
+    return catch_exceptions(context, run)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _forget(handle):
+    _served.pop(handle or 0, None)
+
+
+def add_func(linker_instance, name, function):
+    """Serves import ``name`` of ``linker_instance`` (a wasmtime-py ``LinkerInstance``)
+    with ``function(store, *args)``: wasmtime-py's ``add_func``, its parameter types
+    read once."""
+    handle = next(_handles)
+    _served[handle] = [function, None]
+    encoded = name.encode("utf-8")
+    error = ffi.wasmtime_component_linker_instance_add_func(linker_instance.ptr(), ctypes.create_string_buffer(encoded), len(encoded), _serve, handle, _forget)
+    if error:
+        _served.pop(handle, None)
+        raise WasmtimeError._from_ptr(error)
+
+
 def install():
-    """Replaces wasmtime-py's byte-list conversions and variant cases, if the layout is
-    as expected."""
+    """Replaces wasmtime-py's byte-list conversions, and keeps types' parts with them, if
+    the layout is as expected."""
     if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and hasattr(_types.ListType, "_is_bytes"):
         _types.ListType.convert_to_c = _convert_to_c
         _types.ListType.convert_from_c = _convert_from_c
     if isinstance(getattr(_types.VariantType, "cases", None), property) and hasattr(ffi, "wasmtime_component_variant_type_equal"):
-        _types.VariantType.cases = property(_cases)
+        _types.VariantType.cases = property(_kept("_mneme_cases", _cases))
+    for owner, name in [
+        (_types.ListType, "element"),
+        (_types.RecordType, "fields"),
+        (_types.TupleType, "elements"),
+        (_types.OptionType, "payload"),
+        (_types.ResultType, "ok"),
+        (_types.ResultType, "err"),
+    ]:
+        if isinstance(owner.__dict__.get(name), property):
+            setattr(owner, name, property(_kept(f"_mneme_{name}", owner.__dict__[name].fget)))
+    variant = _types.VariantLikeType
+    if all(callable(variant.__dict__.get(name)) for name in ("_tagged", "_lower", "_cases")):
+        variant._tagged = _kept("_mneme_tagged", variant.__dict__["_tagged"])
+        variant._mneme_plan = _kept("_mneme_kept_plan", _plan)
+        variant._lower = _variant_lower

@@ -69,6 +69,7 @@ class FsStorage:
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
         self.held = {}
+        self._bounds = {}
 
     def _path(self, key):
         if key.split("/")[0] == RESERVED_DIR:
@@ -104,10 +105,15 @@ class FsStorage:
             raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_NOWHERE})
         real = os.path.realpath(at)
         folders = [self.root] + ([os.path.join(self.root, key.split("/")[0])] if "/" in key else [])
-        for folder in folders:
-            bound = os.path.realpath(folder)
-            if os.path.exists(bound) and (real == bound or real.startswith(os.path.join(bound, ""))):
-                return
+        # The real paths of the root and top folders, kept: they change only when the
+        # owner moves the store, so they are read again only before a refusal.
+        for fresh in (False, True):
+            for folder in folders:
+                bound = self._bounds.get(folder) if not fresh else None
+                if bound is None:
+                    bound = self._bounds[folder] = os.path.realpath(folder) if os.path.exists(folder) else ""
+                if bound and (real == bound or real.startswith(os.path.join(bound, ""))):
+                    return
         raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_OUTSIDE})
 
     def _leads_inside(self, key, path):

@@ -378,17 +378,30 @@ def _(scratch):
     store.append("s", role="user", text="first", cwd="/w")
     store.hold("s")
     store.set_redaction([])
+    # Text crosses in one piece: 3 MB goes through, 40 MB is refused before the
+    # component writes it and then fails to hand back its answer.
+    store.append("s", role="user", text="x" * 3_000_000)
     try:
-        store.append("s", role="user", text="x" * 3_000_000)
-        raise AssertionError("a 3 MB append went through wasmtime-py")
+        store.append("s", role="user", text="x" * 40_000_000)
+        raise AssertionError("a 40 MB append went through wasmtime-py")
     except MnemeError as error:
-        assert error.kind == "too-large" and "was not made" in str(error), f"{error.kind}: {error}"
+        assert error.kind == "too-large" and "nothing was written" in str(error), f"{error.kind}: {error}"
+    # An answer over wasmtime-py's 128 MiB (the context of a 90 MB session) traps the
+    # instance; the call says so and that nothing was written.
+    for _ in range(3):
+        store.append("big", role="user", text="y" * 30_000_000, cwd="/w")
+    try:
+        store.context("big")
+        raise AssertionError("a 90 MB context came back through wasmtime-py")
+    except MnemeError as error:
+        assert error.kind == "too-large" and "nothing of it was written" in str(error), f"{error.kind}: {error}"
+    store.remove("big")
     # A new instance took the trapped one's place: the hold was given back, the
     # redaction setting kept, and nothing of the refused append written.
     token = "ghp_" + "a1B2" * 9
     entry = store.append("s", role="assistant", text=f"after it: {token}")
     assert token in entry["raw"], "the redaction setting was lost with the trapped instance"
-    assert [m["text"] for m in store.context("s")["messages"]] == ["first", f"after it: {token}"]
+    assert [m["text"][:9] for m in store.context("s")["messages"]] == ["first", "x" * 9, "after it:"]
     assert "s" not in str(store.storage.held), store.storage.held
 
     # Two threads on one store take turns: every append lands, on one chain.
