@@ -19,6 +19,7 @@ written against; :func:`call` and :func:`add_func` use its public C bindings onl
 
 import ctypes
 import itertools
+import struct
 from ctypes import byref
 
 from wasmtime import WasmtimeError
@@ -31,6 +32,9 @@ _STRIDE = ctypes.sizeof(_VALUE)
 _KIND = _VALUE.kind.offset
 _PAYLOAD = _VALUE.of.offset
 _U8 = ffi.WASMTIME_COMPONENT_U8.value
+# A value seen as bytes, when it is a string: its kind, then its byte vector's size
+# and data address (the rest of the value unused).
+_VECTORS = struct.Struct(f"<{_PAYLOAD}xQQ{_STRIDE - _PAYLOAD - 16}x")
 _LIST = ffi.WASMTIME_COMPONENT_LIST
 
 _lower = _types.ListType.convert_to_c
@@ -56,13 +60,22 @@ def _convert_to_c(self, store, value, ptr):
 
 
 def _convert_from_c(self, value):
-    if not self._is_bytes():
-        return _lift(self, value)
-    try:
-        count = value.of.list.size
-        return ctypes.string_at(value.of.list.data, count * _STRIDE)[_PAYLOAD::_STRIDE] if count else b""
-    finally:
-        ffi.wasmtime_component_vallist_delete(ctypes.byref(value.of.list))
+    if self._is_bytes():
+        try:
+            count = value.of.list.size
+            return ctypes.string_at(value.of.list.data, count * _STRIDE)[_PAYLOAD::_STRIDE] if count else b""
+        finally:
+            ffi.wasmtime_component_vallist_delete(ctypes.byref(value.of.list))
+    if isinstance(self.element, _types.String):
+        # A list of strings (a transcript's lines) read from one copy of the values:
+        # each is a byte vector's size and address. Deleting the list frees them.
+        try:
+            count = value.of.list.size
+            image = ctypes.string_at(value.of.list.data, count * _STRIDE) if count else b""
+            return [ctypes.string_at(address, size).decode("utf-8") for size, address in _VECTORS.iter_unpack(image)]
+        finally:
+            ffi.wasmtime_component_vallist_delete(ctypes.byref(value.of.list))
+    return _lift(self, value)
 
 
 _read_cases = _types.VariantType.cases.fget
@@ -193,7 +206,7 @@ def add_func(linker_instance, name, function):
 def install():
     """Replaces wasmtime-py's byte-list conversions, and keeps types' parts with them, if
     the layout is as expected."""
-    if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and hasattr(_types.ListType, "_is_bytes"):
+    if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and ctypes.sizeof(ctypes.c_size_t) == 8 and hasattr(_types.ListType, "_is_bytes"):
         _types.ListType.convert_to_c = _convert_to_c
         _types.ListType.convert_from_c = _convert_from_c
     if isinstance(getattr(_types.VariantType, "cases", None), property) and hasattr(ffi, "wasmtime_component_variant_type_equal"):

@@ -17,6 +17,7 @@ inside the store (``_check_inside``).
 import errno
 import fcntl
 import os
+import stat
 import time
 import uuid
 
@@ -92,6 +93,8 @@ class FsStorage:
         root or of the folder the key starts in. Links an owner makes to keep the store
         elsewhere (``projects/`` on another disk) are followed; a link below them, to a
         file or a folder, only while it stays inside; a link that leads nowhere, never."""
+        if self._plainly_inside(key):
+            return
         at = path
         while not os.path.lexists(at):
             parent = os.path.dirname(at)
@@ -115,6 +118,25 @@ class FsStorage:
                 if bound and (real == bound or real.startswith(os.path.join(bound, ""))):
                     return
         raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_OUTSIDE})
+
+    def _plainly_inside(self, key):
+        """Whether nothing on ``key``'s way below the root is a link (or there yet): then
+        its real path is the root's with the key after it, inside. A few ``lstat`` calls,
+        where the real path takes one a folder from ``/`` (every call of every write)."""
+        if os.name != "posix":
+            return False
+        at = self.root
+        for name in key.split("/"):
+            at = f"{at}/{name}"
+            try:
+                mode = os.lstat(at).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return True
+            except OSError:
+                return False
+            if stat.S_ISLNK(mode):
+                return False
+        return True
 
     def _leads_inside(self, key, path):
         try:
@@ -169,22 +191,22 @@ class FsStorage:
                     continue
                 key = base + name
                 try:
-                    stat = os.stat(os.path.join(folder, name))
+                    found_stat = entry.stat()
                 except OSError:
                     continue
-                is_folder = os.path.isdir(os.path.join(folder, name))
+                is_folder = stat.S_ISDIR(found_stat.st_mode)
                 top_folder = base == "" and is_folder
                 if not top_folder and entry.is_symlink() and not self._leads_inside(key, entry.path):
                     continue
                 if is_folder:
                     sub = key + "/"
-                    identity = (stat.st_dev, stat.st_ino)
+                    identity = (found_stat.st_dev, found_stat.st_ino)
                     if (sub.startswith(prefix) or prefix.startswith(sub)) and identity not in seen and depth < 64:
                         seen.add(identity)
                         walk(os.path.join(folder, name), sub, depth + 1)
                         seen.discard(identity)
                 elif key.startswith(prefix):
-                    found.append((key, stat.st_size))
+                    found.append((key, found_stat.st_size))
 
         walk(start, folder_key + "/" if folder_key else "", 0)
         return sorted(found, key=lambda item: item[0].encode())
@@ -335,8 +357,11 @@ class FsStorage:
             raise StorageFailure("locked", name)
         path = os.path.join(self.root, RESERVED_DIR, "locks", name + ".lock")
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         except OSError as error:
             raise _failure(name, error) from error
         deadline = time.monotonic() + self.lock_timeout_ms / 1000
