@@ -278,18 +278,19 @@ const ops = {
   },
 
   async append(key, data) {
-    return transaction(key, async (c) => {
-      // The upsert locks the file's row until commit: appends to one file queue here.
-      const { rows } = await c.query(
-        `INSERT INTO ${s}.files (key, size) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET size = ${s}.files.size + EXCLUDED.size RETURNING id, size`,
-        [key, data.length],
-      );
-      const size = BigInt(rows[0].size);
-      if (data.length > 0) {
-        await c.query(`INSERT INTO ${s}.chunks (file_id, "offset", data) VALUES ($1, $2, $3)`, [rows[0].id, (size - BigInt(data.length)).toString(), Buffer.from(data)]);
-      }
-      return size;
-    });
+    // One statement, so one transaction and one round trip: the upsert locks the file's
+    // row until commit (appends to one file queue there), the chunk lands at the old end
+    // with the new size, or neither does.
+    const { rows } = await run(key, (c) =>
+      c.query(
+        `WITH file AS (INSERT INTO ${s}.files (key, size) VALUES ($1, $2::bigint) ` +
+          `ON CONFLICT (key) DO UPDATE SET size = ${s}.files.size + EXCLUDED.size RETURNING id, size), ` +
+          `chunk AS (INSERT INTO ${s}.chunks (file_id, "offset", data) SELECT id, size - $2, $3::bytea FROM file WHERE $2 > 0) ` +
+          `SELECT size FROM file`,
+        [key, data.length, Buffer.from(data)],
+      ),
+    );
+    return BigInt(rows[0].size);
   },
 
   async replace(key, data, expectedSize) {

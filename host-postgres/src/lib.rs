@@ -289,21 +289,17 @@ impl PgStorage {
         self.writable(key)?;
         let s = &self.schema;
         let len = to_i64(key, data.len() as u64)?;
-        let size = self.with_client(key, |client| {
-            let mut tx = client.transaction()?;
-            // The upsert locks the file's row until commit: appends to one file queue here.
-            let row = tx.query_one(
-                &format!(
-                    "INSERT INTO {s}.files (key, size) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET size = {s}.files.size + EXCLUDED.size RETURNING id, size"
-                ),
-                &[&key, &len],
-            )?;
-            let (id, size): (i64, i64) = (row.get(0), row.get(1));
-            if !data.is_empty() {
-                tx.execute(&format!(r#"INSERT INTO {s}.chunks (file_id, "offset", data) VALUES ($1, $2, $3)"#), &[&id, &(size - len), &data])?;
-            }
-            tx.commit()?;
-            Ok(size)
+        // One statement, so one transaction and one round trip: the upsert locks the
+        // file's row until commit (appends to one file queue there), the chunk lands at
+        // the old end with the new size, or neither does.
+        let size: i64 = self.with_client(key, |client| {
+            let sql = format!(
+                "WITH file AS (INSERT INTO {s}.files (key, size) VALUES ($1, $2::bigint) \
+                 ON CONFLICT (key) DO UPDATE SET size = {s}.files.size + EXCLUDED.size RETURNING id, size), \
+                 chunk AS (INSERT INTO {s}.chunks (file_id, \"offset\", data) SELECT id, size - $2, $3::bytea FROM file WHERE $2 > 0) \
+                 SELECT size FROM file"
+            );
+            Ok(client.query_one(&sql, &[&key, &len, &data])?.get(0))
         })?;
         Ok(size as u64)
     }

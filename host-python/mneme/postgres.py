@@ -31,6 +31,14 @@ DEFAULT_SCHEMA = "mneme"
 CHUNK_BYTES = 8 << 20
 
 
+_APPEND = (
+    "WITH file AS (INSERT INTO {s}.files (key, size) VALUES (%(key)s, %(len)s::bigint) "
+    "ON CONFLICT (key) DO UPDATE SET size = {s}.files.size + EXCLUDED.size RETURNING id, size), "
+    'chunk AS (INSERT INTO {s}.chunks (file_id, "offset", data) SELECT id, size - %(len)s, %(data)s::bytea FROM file WHERE %(len)s > 0) '
+    "SELECT size FROM file"
+)
+
+
 class PgStorage:
     """The store in schema ``schema`` of the database ``url`` names (``postgresql://user@
     host/db``, or a libpq ``key=value`` string), its tables created when missing.
@@ -170,18 +178,10 @@ class PgStorage:
         s = self.schema
         data = bytes(data)
 
-        def append(connection):
-            with connection.transaction():
-                # The upsert locks the file's row until commit: appends to one file queue here.
-                file_id, size = connection.execute(
-                    f"INSERT INTO {s}.files (key, size) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET size = {s}.files.size + EXCLUDED.size RETURNING id, size",
-                    (key, len(data)),
-                ).fetchone()
-                if data:
-                    connection.execute(f'INSERT INTO {s}.chunks (file_id, "offset", data) VALUES (%s, %s, %s)', (file_id, size - len(data), data))
-            return size
-
-        return self._run(key, append)
+        # One statement, so one transaction and one round trip: the upsert locks the
+        # file's row until commit (appends to one file queue there), the chunk lands
+        # at the old end with the new size, or neither does.
+        return self._run(key, lambda c: c.execute(_APPEND.format(s=s), {"key": key, "len": len(data), "data": data}).fetchone()[0])
 
     def replace(self, key, data, expected_size):
         self._writable(key)
