@@ -32,6 +32,8 @@ _STRIDE = ctypes.sizeof(_VALUE)
 _KIND = _VALUE.kind.offset
 _PAYLOAD = _VALUE.of.offset
 _U8 = ffi.WASMTIME_COMPONENT_U8.value
+_STRING_KIND = ffi.WASMTIME_COMPONENT_STRING
+_BYTES = ctypes.POINTER(ffi.wasm_byte_t)
 # A value seen as bytes, when it is a string: its kind, then its byte vector's size
 # and data address (the rest of the value unused).
 _VECTORS = struct.Struct(f"<{_PAYLOAD}xQQ{_STRIDE - _PAYLOAD - 16}x")
@@ -76,6 +78,23 @@ def _convert_from_c(self, value):
         finally:
             ffi.wasmtime_component_vallist_delete(ctypes.byref(value.of.list))
     return _lift(self, value)
+
+
+def _string_to_c(self, store, value, ptr):
+    # One copy, from the encoded text into the C API's vector (wasmtime-py makes three).
+    if not isinstance(value, str):
+        raise TypeError("expected string type")
+    encoded = value.encode("utf-8")
+    ptr.contents.kind = _STRING_KIND
+    ffi.wasm_byte_vec_new(byref(ptr.contents.of.string), len(encoded), ctypes.cast(encoded, _BYTES))
+
+
+def _string_from_c(self, value):
+    vector = value.of.string
+    try:
+        return ctypes.string_at(vector.data, vector.size).decode("utf-8") if vector.size else ""
+    finally:
+        ffi.wasm_byte_vec_delete(byref(vector))
 
 
 _read_cases = _types.VariantType.cases.fget
@@ -209,6 +228,9 @@ def install():
     if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and ctypes.sizeof(ctypes.c_size_t) == 8 and hasattr(_types.ListType, "_is_bytes"):
         _types.ListType.convert_to_c = _convert_to_c
         _types.ListType.convert_from_c = _convert_from_c
+    if callable(_types.String.__dict__.get("convert_to_c")) and callable(_types.String.__dict__.get("convert_from_c")):
+        _types.String.convert_to_c = _string_to_c
+        _types.String.convert_from_c = _string_from_c
     if isinstance(getattr(_types.VariantType, "cases", None), property) and hasattr(ffi, "wasmtime_component_variant_type_equal"):
         _types.VariantType.cases = property(_kept("_mneme_cases", _cases))
     for owner, name in [

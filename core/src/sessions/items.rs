@@ -70,8 +70,9 @@ impl<S: Storage> Sessions<'_, S> {
             })
             .await;
         match &written {
-            Ok(_) => self.keep_written(id, before.as_deref(), &items.json),
-            Err(_) => drop(self.state.items.borrow_mut().remove(id)),
+            // A secret taken out of a line changed its item: the kept list would differ.
+            Ok(entries) if entries.iter().all(|entry| entry.redacted.is_empty()) => self.keep_written(id, before.as_deref(), &items.json),
+            _ => drop(self.state.items.borrow_mut().remove(id)),
         }
         Ok(written?.len() as u32)
     }
@@ -152,10 +153,10 @@ impl<S: Storage> Sessions<'_, S> {
         Ok(with_loaded(&raw, |loaded| context_items(loaded).into_iter().map(|(_, item)| item.into_owned()).collect()))
     }
 
-    /// After a write of `written` items to session `id` that followed `before` bytes
-    /// (none: nothing was written): the kept list grows by them if it was the
-    /// session's list just before (or the session began with them) and they were
-    /// written as given (no secret taken out of them); otherwise it is forgotten.
+    /// After a write of `written` items to session `id`, as given (no secret taken out
+    /// of them), that followed `before` bytes (none: nothing was written): the kept
+    /// list grows by them if it was the session's list just before (or the session
+    /// began with them); otherwise it is forgotten.
     fn keep_written(&self, id: &str, before: Option<&[u64]>, written: &[String]) {
         let mut kept = self.state.items.borrow_mut();
         // A write whose lines the store could not follow (it reads the session again
@@ -171,10 +172,8 @@ impl<S: Storage> Sessions<'_, S> {
         };
         let Some(cached) = kept.remove(id).or_else(began) else { return };
         let follows = before == Some(cached.sizes.as_slice());
-        let redacted = || written.iter().any(|item| self.base.redaction().json_lines(item).0.is_some());
         if let (true, Some((project, sizes))) = (follows, after)
             && project == cached.project
-            && !redacted()
         {
             let mut items = cached.items;
             items.extend(written.iter().cloned());
