@@ -14,10 +14,11 @@ const UTF8 = new TextEncoder();
  * methods, which throw a `{tag, val}` storage error to fail.
  */
 export function instance(instantiate, coreModule, storage) {
-  // An object's bytes cross as the WIT's `data`: a storage reads and writes bytes, and
-  // jco copies a byte list in one piece, so reads go back as bytes.
+  // An object's bytes cross as the WIT's `data`: jco copies a byte list in one piece,
+  // so this host wants no text, and its reads go back as bytes.
   const bytes = (data) => (data.tag === "text" ? UTF8.encode(data.val) : data.val);
   const imports = {
+    wantsText: () => false,
     list: (prefix) => storage.list(prefix),
     read: (key, offset, len) => ({ tag: "bytes", val: storage.read(key, offset, len) }),
     append: (key, data) => storage.append(key, bytes(data)),

@@ -256,6 +256,7 @@ export const FUNCTIONS = {
   "sessions.store.append-items": { method: true, params: [["id", "string"], ["items", "string"], ["cwd", "string"], ["uuid", "string"], ["now-ms", "s64"]], result: { result: ["u32", "types.error"] } },
   "sessions.store.items": { method: true, params: [["id", "string"], ["limit", { option: "u32" }]], result: { result: ["string", "types.error"] } },
   "sessions.store.pop-item": { method: true, params: [["id", "string"], ["now-ms", "s64"]], result: { result: [{ option: "string" }, "types.error"] } },
+  "storage.wants-text": { method: false, params: [], result: "bool" },
   "storage.list": { method: false, params: [["prefix", "string"]], result: { result: [{ list: "types.key-info" }, "types.storage-error"] } },
   "storage.read": { method: false, params: [["key", "string"], ["offset", "u64"], ["len", { option: "u64" }]], result: { result: ["storage.data", "types.storage-error"] } },
   "storage.append": { method: false, params: [["key", "string"], ["data", "storage.data"]], result: { result: ["u64", "types.storage-error"] } },

@@ -9,6 +9,7 @@ extern crate alloc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use mneme_core::keys::check_key;
 use mneme_core::{self as core_, Mirror};
@@ -73,11 +74,26 @@ impl core_::Storage for ImportedStorage {
     }
 }
 
-/// Bytes as they leave: text when they are UTF-8 (see the WIT's `data`).
+/// Bytes as they leave: text where they are UTF-8, for a host that wants text (see
+/// the WIT's `data`).
 fn crossing(data: &[u8]) -> storage::Data {
     match core::str::from_utf8(data) {
-        Ok(text) => storage::Data::Text(text.into()),
-        Err(_) => storage::Data::Bytes(data.into()),
+        Ok(text) if wants_text() => storage::Data::Text(text.into()),
+        _ => storage::Data::Bytes(data.into()),
+    }
+}
+
+/// The host's answer to `wants-text`, asked once: 0 not yet, 1 no, 2 yes.
+static WANTS_TEXT: AtomicU8 = AtomicU8::new(0);
+
+fn wants_text() -> bool {
+    match WANTS_TEXT.load(Ordering::Relaxed) {
+        0 => {
+            let wants = storage::wants_text();
+            WANTS_TEXT.store(if wants { 2 } else { 1 }, Ordering::Relaxed);
+            wants
+        }
+        answer => answer == 2,
     }
 }
 

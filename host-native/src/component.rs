@@ -55,11 +55,14 @@ fn bytes(data: &storage::Data) -> &[u8] {
 }
 
 impl storage::Host for HostState {
+    fn wants_text(&mut self) -> bool {
+        // wasmtime copies a byte list in one piece: no decoding.
+        false
+    }
     fn list(&mut self, prefix: String) -> Result<Vec<types::KeyInfo>, types::StorageError> {
         block_on(mneme_core::Storage::list(&self.storage, &prefix)).mirror()
     }
     fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<storage::Data, types::StorageError> {
-        // wasmtime copies a byte list in one piece: no reason to check it is text.
         block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map(storage::Data::Bytes).map_err(Mirror::mirror)
     }
     fn append(&mut self, key: String, data: storage::Data) -> Result<u64, types::StorageError> {

@@ -407,6 +407,7 @@ def _serve(storage, interrupted, landed):
         return write
 
     return {
+        "wants-text": lambda _store: True,
         "list": call(storage.list, listing),
         "read": call(storage.read, data),
         "append": call(writing(storage.append, takes_data=True)),
