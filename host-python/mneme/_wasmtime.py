@@ -33,6 +33,7 @@ _KIND = _VALUE.kind.offset
 _PAYLOAD = _VALUE.of.offset
 _U8 = ffi.WASMTIME_COMPONENT_U8.value
 _STRING_KIND = ffi.WASMTIME_COMPONENT_STRING
+_BOOL = ffi.WASMTIME_COMPONENT_BOOL
 _BYTES = ctypes.POINTER(ffi.wasm_byte_t)
 # A value seen as bytes, when it is a string: its kind, then its byte vector's size
 # and data address (the rest of the value unused).
@@ -95,6 +96,23 @@ def _string_from_c(self, value):
         return ctypes.string_at(vector.data, vector.size).decode("utf-8") if vector.size else ""
     finally:
         ffi.wasm_byte_vec_delete(byref(vector))
+
+
+def _record_from_c(self, value):
+    # wasmtime-py's, without decoding each field's name to check it: the C API gives
+    # a record's fields in its type's order.
+    record = _types.Record()
+    raw = value.of.record
+    try:
+        for at, (name, kind) in zip(range(raw.size), self.fields):
+            field = raw.data[at].val
+            setattr(record, name, kind.convert_from_c(field))
+            # Its payload is the new value's now: deleting the record must not free it.
+            field.kind = _BOOL
+            field.of.boolean = False
+        return record
+    finally:
+        ffi.wasmtime_component_valrecord_delete(raw)
 
 
 _read_cases = _types.VariantType.cases.fget
@@ -231,6 +249,8 @@ def install():
     if callable(_types.String.__dict__.get("convert_to_c")) and callable(_types.String.__dict__.get("convert_from_c")):
         _types.String.convert_to_c = _string_to_c
         _types.String.convert_from_c = _string_from_c
+    if callable(_types.RecordType.__dict__.get("convert_from_c")):
+        _types.RecordType.convert_from_c = _record_from_c
     if isinstance(getattr(_types.VariantType, "cases", None), property) and hasattr(ffi, "wasmtime_component_variant_type_equal"):
         _types.VariantType.cases = property(_kept("_mneme_cases", _cases))
     for owner, name in [
