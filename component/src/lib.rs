@@ -77,8 +77,9 @@ impl core_::Storage for ImportedStorage {
 /// Bytes as they leave: text where they are UTF-8, for a host that wants text (see
 /// the WIT's `data`).
 fn crossing(data: &[u8]) -> storage::Data {
-    match core::str::from_utf8(data) {
-        Ok(text) if wants_text() => storage::Data::Text(text.into()),
+    // An owned copy: wit-bindgen's borrowing bindings would rename every imported type.
+    match wants_text().then(|| core::str::from_utf8(data)) {
+        Some(Ok(text)) => storage::Data::Text(text.into()),
         _ => storage::Data::Bytes(data.into()),
     }
 }

@@ -289,9 +289,10 @@ impl PgStorage {
         self.writable(key)?;
         let s = &self.schema;
         let len = to_i64(key, data.len() as u64)?;
-        // One statement, so one transaction and one round trip: the upsert locks the
-        // file's row until commit (appends to one file queue there), the chunk lands at
-        // the old end with the new size, or neither does.
+        // One statement, so one transaction (two round trips: the client prepares it
+        // first; four statements were six): the upsert locks the file's row until
+        // commit (appends to one file queue there), the chunk lands at the old end with
+        // the new size, or neither does.
         let size: i64 = self.with_client(key, |client| {
             let sql = format!(
                 "WITH file AS (INSERT INTO {s}.files (key, size) VALUES ($1, $2::bigint) \

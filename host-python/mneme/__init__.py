@@ -395,13 +395,13 @@ def _serve(storage, interrupted, landed):
         except UnicodeDecodeError:
             return bytes(read)
 
-    def writing(method, takes_data=False):
+    def writing(method, takes_data=False, keys=1):
         def write(key, *rest):
             if takes_data:
                 given, *rest = rest
                 rest = [given.encode("utf-8") if isinstance(given, str) else given, *rest]
             done = method(key, *rest)
-            landed.append(key)
+            landed.extend([key, *rest][:keys])
             return done
 
         return write
@@ -414,7 +414,7 @@ def _serve(storage, interrupted, landed):
         "replace": call(writing(storage.replace, takes_data=True)),
         "truncate": call(writing(storage.truncate)),
         "remove": call(writing(storage.remove)),
-        "rename": call(writing(storage.rename)),
+        "rename": call(writing(storage.rename, keys=2)),
         "lock": call(storage.lock),
         "unlock": call(storage.unlock),
     }
@@ -455,15 +455,15 @@ class _Instance:
             self.interrupted.clear()
             if "hostcalls has been exhausted" in str(error):
                 done = (
-                    f"its writes to {', '.join(sorted(set(self.landed)))} were made, but not its answer"
+                    f"writes to {', '.join(sorted(set(self.landed)))} had landed before it stopped"
                     if self.landed
-                    else "nothing of it was written"
+                    else "nothing of it had been written"
                 )
                 raise MnemeError(
                     "too-large",
-                    "the call carried more from the component than wasmtime-py takes in one piece (128 MiB, which "
-                    f"wasmtime-py 50 gives no way to raise; 2.5 MB for bytes that are not UTF-8): {done}. Read or "
-                    "write such a session with the mneme CLI or the Node package",
+                    "the component stopped the call partway: its answer or a storage call's data was more than "
+                    "wasmtime-py takes from it at once (128 MiB, or 2.5 MB as a list of bytes; wasmtime-py 50 gives no "
+                    f"way to raise that); {done}. Read or write such a session with the mneme CLI or the Node package",
                 ) from None
             raise MnemeError("trapped", f"the Mneme component trapped; the call's work is lost: {error}") from None
         except BaseException:
@@ -499,14 +499,15 @@ class _Instance:
             signature = self.function(interface, name)
             _, params, result_type, _ = signature
             lowered = [arg if isinstance(arg, wc.ResourceAny) else _to_wit(t, arg, _snake(n)) for (n, t), arg in zip(params, args)]
-            size = _size(lowered)
-            if size > _LARGEST:
+            echoed = _echo_size(lowered)
+            if echoed > _ANSWER_LIMIT:
                 # The component would write it, then trap handing the answer back.
                 raise MnemeError(
                     "too-large",
-                    f"the call carries {size / 2**20:.1f} MiB, more than the {_LARGEST // 2**20} MiB wasmtime-py can take "
-                    "back from the component in its answer; nothing was written. Keep such data out of the store (a "
-                    "path to it instead), or write it with the mneme CLI or the Node package",
+                    f"the call's text comes back in its answer as {echoed / 2**20:.0f} MiB (a line as written and its "
+                    "text), more than the 128 MiB wasmtime-py takes from the component at once (it gives no way to raise "
+                    "that); nothing was written. Keep such data out of the store (a path to it instead), or write it "
+                    "with the mneme CLI or the Node package",
                 )
             result = self._run(signature, lowered)
             if isinstance(result_type, wc.ResultType):
@@ -518,21 +519,26 @@ class _Instance:
             return None if result_type is None else _from_wit(result_type, result)
 
 
-# The most text or bytes one call may carry: its answer may echo it twice (a line and
-# its words), within the 128 MiB wasmtime-py takes back from the component at once.
-_LARGEST = 32 * 2**20
+# The most one answer may carry out of the component: wasmtime-py takes at most 128 MiB
+# from it at once, and gives no way to raise that.
+_ANSWER_LIMIT = 120 * 2**20
 
 
-def _size(value):
-    """The bytes of text and data in a wasmtime-py value (characters, for text)."""
-    if isinstance(value, (str, bytes, bytearray)):
-        return len(value)
+def _echo_size(value):
+    """How much of a call's answer the wasmtime-py value ``value`` may become: a text
+    comes back as written in a line (JSON-escaped) and as itself; bytes (an embedding
+    table, a transcript to check or import) do not come back."""
+    if isinstance(value, str):
+        size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+        if size < 2**20:
+            return 2 * size
+        return size + len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if isinstance(value, (list, tuple)):
-        return sum(_size(item) for item in value)
+        return sum(_echo_size(item) for item in value)
     if isinstance(value, Record):
-        return sum(_size(field) for field in vars(value).values())
+        return sum(_echo_size(field) for field in vars(value).values())
     if isinstance(value, Variant):
-        return _size(value.payload)
+        return _echo_size(value.payload)
     return 0
 
 

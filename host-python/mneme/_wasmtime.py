@@ -14,7 +14,9 @@ equality, for types wasmtime-py makes afresh); :func:`call` and :func:`add_func`
 and serve functions with their types read once.
 
 The replacements are installed only when wasmtime-py's layout is the one they were
-written against; :func:`call` and :func:`add_func` use its public C bindings only.
+written against. :func:`call` and :func:`add_func` reach into wasmtime-py's internals
+too (``Func._func``, ``_context()``, ``FuncType._from_ptr``, ``component._enter``): the
+package pins the wasmtime-py it was written against (pyproject.toml).
 """
 
 import ctypes
@@ -36,8 +38,8 @@ _STRING_KIND = ffi.WASMTIME_COMPONENT_STRING
 _BOOL = ffi.WASMTIME_COMPONENT_BOOL
 _BYTES = ctypes.POINTER(ffi.wasm_byte_t)
 # A value seen as bytes, when it is a string: its kind, then its byte vector's size
-# and data address (the rest of the value unused).
-_VECTORS = struct.Struct(f"<{_PAYLOAD}xQQ{_STRIDE - _PAYLOAD - 16}x")
+# and data address (the rest unused). Made by install() on the layout it was written for.
+_VECTORS = None
 _LIST = ffi.WASMTIME_COMPONENT_LIST
 
 _lower = _types.ListType.convert_to_c
@@ -243,7 +245,9 @@ def add_func(linker_instance, name, function):
 def install():
     """Replaces wasmtime-py's byte-list conversions, and keeps types' parts with them, if
     the layout is as expected."""
+    global _VECTORS
     if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and ctypes.sizeof(ctypes.c_size_t) == 8 and hasattr(_types.ListType, "_is_bytes"):
+        _VECTORS = struct.Struct("<8xQQ8x")
         _types.ListType.convert_to_c = _convert_to_c
         _types.ListType.convert_from_c = _convert_from_c
     if callable(_types.String.__dict__.get("convert_to_c")) and callable(_types.String.__dict__.get("convert_from_c")):

@@ -70,7 +70,6 @@ class FsStorage:
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
         self.held = {}
-        self._bounds = {}
 
     def _path(self, key):
         if key.split("/")[0] == RESERVED_DIR:
@@ -108,33 +107,36 @@ class FsStorage:
             raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_NOWHERE})
         real = os.path.realpath(at)
         folders = [self.root] + ([os.path.join(self.root, key.split("/")[0])] if "/" in key else [])
-        # The real paths of the root and top folders, kept: they change only when the
-        # owner moves the store, so they are read again only before a refusal.
-        for fresh in (False, True):
-            for folder in folders:
-                bound = self._bounds.get(folder) if not fresh else None
-                if bound is None:
-                    bound = self._bounds[folder] = os.path.realpath(folder) if os.path.exists(folder) else ""
-                if bound and (real == bound or real.startswith(os.path.join(bound, ""))):
-                    return
+        for folder in folders:
+            bound = os.path.realpath(folder)
+            if os.path.exists(bound) and (real == bound or real.startswith(os.path.join(bound, ""))):
+                return
         raise StorageFailure("invalid-key", {"key": key, "reason": LEADS_OUTSIDE})
 
     def _plainly_inside(self, key):
-        """Whether nothing on ``key``'s way below the root is a link (or there yet): then
-        its real path is the root's with the key after it, inside. A few ``lstat`` calls,
-        where the real path takes one a folder from ``/`` (every call of every write)."""
+        """Whether ``key`` is inside by the rule of ``_check_inside`` seen from the root
+        down, in a few ``lstat`` calls (the real path takes one a folder from ``/``, on
+        every call of every write): true when no file or folder on its way below the
+        top folder is a link and the top folder, if a link, leads to a folder. False
+        leaves the answer to the full rule."""
         if os.name != "posix":
             return False
+        names = key.split("/")
         at = self.root
-        for name in key.split("/"):
+        for depth, name in enumerate(names):
             at = f"{at}/{name}"
             try:
                 mode = os.lstat(at).st_mode
             except (FileNotFoundError, NotADirectoryError):
-                return True
+                # Nothing from here down exists yet: inside, if what holds it is a
+                # folder (not a root or top folder linked to nothing).
+                return os.path.isdir(os.path.dirname(at))
             except OSError:
                 return False
             if stat.S_ISLNK(mode):
+                # A top folder is the owner's layout, followed wherever it leads.
+                if depth == 0 and len(names) > 1 and os.path.isdir(at):
+                    continue
                 return False
         return True
 

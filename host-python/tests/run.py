@@ -132,6 +132,24 @@ def _(scratch):
     assert broke == [], "the contract broke:\n" + "\n".join(broke)
 
 
+@test("a store's root or top folder linked to nothing refuses as leading nowhere; a missing root is made")
+def _(scratch):
+    # The quick answer of the link rule (no link on the way) must not take these for inside.
+    os.symlink(os.path.join(scratch, "nothing"), os.path.join(scratch, "dangling-root"))
+    os.makedirs(os.path.join(scratch, "store"))
+    os.symlink(os.path.join(scratch, "nothing"), os.path.join(scratch, "store", "memory"))
+    for root, key in [("dangling-root", "projects/p/s.jsonl"), ("store", "memory/x.md")]:
+        storage = FsStorage(os.path.join(scratch, root))
+        try:
+            storage.append(key, b"x\n")
+            raise AssertionError(f"{key} under {root} was written")
+        except StorageFailure as failure:
+            assert failure.tag == "invalid-key" and "leads nowhere" in failure.payload["reason"], (root, failure)
+    fresh = FsStorage(os.path.join(scratch, "new", "store"))
+    assert fresh.append("projects/p/s.jsonl", b"x\n") == 2
+    assert fresh.read("projects/p/s.jsonl", 0, None) == b"x\n"
+
+
 @test("a link is followed only inside the store: one leading out or nowhere is not listed, read or written through")
 def _(scratch):
     outside, disk, root = (os.path.join(scratch, name) for name in ("outside", "disk", "store"))
@@ -378,14 +396,16 @@ def _(scratch):
     store.append("s", role="user", text="first", cwd="/w")
     store.hold("s")
     store.set_redaction([])
-    # Text crosses in one piece: 3 MB goes through, 40 MB is refused before the
-    # component writes it and then fails to hand back its answer.
+    # Text crosses in one piece: 3 MB goes through; 70 MB, or 25 million characters
+    # of three bytes, would come back in the answer as more than 128 MiB, and is
+    # refused before the component writes it.
     store.append("s", role="user", text="x" * 3_000_000)
-    try:
-        store.append("s", role="user", text="x" * 40_000_000)
-        raise AssertionError("a 40 MB append went through wasmtime-py")
-    except MnemeError as error:
-        assert error.kind == "too-large" and "nothing was written" in str(error), f"{error.kind}: {error}"
+    for text in ["x" * 70_000_000, "語" * 25_000_000]:
+        try:
+            store.append("s", role="user", text=text)
+            raise AssertionError(f"an append of {len(text):,} characters went through wasmtime-py")
+        except MnemeError as error:
+            assert error.kind == "too-large" and "nothing was written" in str(error), f"{error.kind}: {error}"
     # An answer over wasmtime-py's 128 MiB (the context of a 90 MB session) traps the
     # instance; the call says so and that nothing was written.
     for _ in range(3):
@@ -394,7 +414,7 @@ def _(scratch):
         store.context("big")
         raise AssertionError("a 90 MB context came back through wasmtime-py")
     except MnemeError as error:
-        assert error.kind == "too-large" and "nothing of it was written" in str(error), f"{error.kind}: {error}"
+        assert error.kind == "too-large" and "nothing of it had been written" in str(error), f"{error.kind}: {error}"
     store.remove("big")
     # A new instance took the trapped one's place: the hold was given back, the
     # redaction setting kept, and nothing of the refused append written.

@@ -10,7 +10,7 @@ use mneme_fs::FsStorage;
 
 wit_bindgen::generate!({ path: "../../wit", world: "storage-provider" });
 
-use exports::mneme::engine::storage::Guest;
+use exports::mneme::engine::storage::{Data, Guest};
 use mneme::engine::types;
 
 mneme_core::mirror_wit_types!(types);
@@ -22,18 +22,29 @@ fn storage() -> &'static FsStorage {
 
 struct Provider;
 
+fn bytes(data: &Data) -> &[u8] {
+    match data {
+        Data::Text(text) => text.as_bytes(),
+        Data::Bytes(bytes) => bytes,
+    }
+}
+
 impl Guest for Provider {
+    fn wants_text() -> bool {
+        // A component passes a byte list in one piece: no decoding.
+        false
+    }
     fn list(prefix: String) -> Result<Vec<types::KeyInfo>, types::StorageError> {
         block_on(storage().list(&prefix)).mirror()
     }
-    fn read(key: String, offset: u64, len: Option<u64>) -> Result<Vec<u8>, types::StorageError> {
-        block_on(storage().read(&key, offset, len)).mirror()
+    fn read(key: String, offset: u64, len: Option<u64>) -> Result<Data, types::StorageError> {
+        block_on(storage().read(&key, offset, len)).map(Data::Bytes).map_err(Mirror::mirror)
     }
-    fn append(key: String, data: Vec<u8>) -> Result<u64, types::StorageError> {
-        block_on(storage().append(&key, &data)).mirror()
+    fn append(key: String, data: Data) -> Result<u64, types::StorageError> {
+        block_on(storage().append(&key, bytes(&data))).mirror()
     }
-    fn replace(key: String, data: Vec<u8>, expected_size: Option<u64>) -> Result<(), types::StorageError> {
-        block_on(storage().replace(&key, &data, expected_size)).mirror()
+    fn replace(key: String, data: Data, expected_size: Option<u64>) -> Result<(), types::StorageError> {
+        block_on(storage().replace(&key, bytes(&data), expected_size)).mirror()
     }
     fn truncate(key: String, len: u64, expected_size: u64) -> Result<(), types::StorageError> {
         block_on(storage().truncate(&key, len, expected_size)).mirror()
