@@ -453,19 +453,19 @@ class _Instance:
         except wasmtime.WasmtimeError as error:
             self.dead = True
             self.interrupted.clear()
+            done = (
+                f"writes to {', '.join(sorted(set(self.landed)))} had landed before it stopped"
+                if self.landed
+                else "nothing of it had been written"
+            )
             if "hostcalls has been exhausted" in str(error):
-                done = (
-                    f"writes to {', '.join(sorted(set(self.landed)))} had landed before it stopped"
-                    if self.landed
-                    else "nothing of it had been written"
-                )
                 raise MnemeError(
                     "too-large",
                     "the component stopped the call partway: its answer or a storage call's data was more than "
                     "wasmtime-py takes from it at once (128 MiB, or 2.5 MB as a list of bytes; wasmtime-py 50 gives no "
                     f"way to raise that); {done}. Read or write such a session with the mneme CLI or the Node package",
                 ) from None
-            raise MnemeError("trapped", f"the Mneme component trapped; the call's work is lost: {error}") from None
+            raise MnemeError("trapped", f"the Mneme component trapped; the rest of the call's work is lost ({done}): {error}") from None
         except BaseException:
             # wasmtime-py re-raises what escaped a host function (a storage returning a
             # value of the wrong type): the instance trapped all the same.
@@ -504,10 +504,10 @@ class _Instance:
                 # The component would write it, then trap handing the answer back.
                 raise MnemeError(
                     "too-large",
-                    f"the call's text comes back in its answer as {echoed / 2**20:.0f} MiB (a line as written and its "
-                    "text), more than the 128 MiB wasmtime-py takes from the component at once (it gives no way to raise "
-                    "that); nothing was written. Keep such data out of the store (a path to it instead), or write it "
-                    "with the mneme CLI or the Node package",
+                    f"the call's text, as written and as itself, comes to {echoed / 2**20:.0f} MiB: it could leave the "
+                    "component in one piece that large (an entry's answer, a line holding an item), past the 128 MiB "
+                    "wasmtime-py takes from it at once (it gives no way to raise that); nothing was written. Keep such "
+                    "data out of the store (a path to it instead), or write it with the mneme CLI or the Node package",
                 )
             result = self._run(signature, lowered)
             if isinstance(result_type, wc.ResultType):
@@ -519,15 +519,17 @@ class _Instance:
             return None if result_type is None else _from_wit(result_type, result)
 
 
-# The most one answer may carry out of the component: wasmtime-py takes at most 128 MiB
-# from it at once, and gives no way to raise that.
+# wasmtime-py takes at most 128 MiB out of the component at once (a storage call's data,
+# an answer), and gives no way to raise that. A call's text can leave it twice in one of
+# them: an appended entry comes back as its line and its text, a line holds an item and
+# the message made of it. So a call's text may come to at most half of this.
 _ANSWER_LIMIT = 120 * 2**20
 
 
 def _echo_size(value):
-    """How much of a call's answer the wasmtime-py value ``value`` may become: a text
-    comes back as written in a line (JSON-escaped) and as itself; bytes (an embedding
-    table, a transcript to check or import) do not come back."""
+    """What the text in the wasmtime-py value ``value`` may come to leaving the
+    component: as written in a line (its UTF-8, JSON-escaped) and as itself. Bytes (an
+    embedding table, a transcript to check or import) do not leave it again."""
     if isinstance(value, str):
         size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
         if size < 2**20:

@@ -22,6 +22,7 @@ package pins the wasmtime-py it was written against (pyproject.toml).
 import ctypes
 import itertools
 import struct
+import sys
 from ctypes import byref
 
 from wasmtime import WasmtimeError
@@ -71,7 +72,7 @@ def _convert_from_c(self, value):
             return ctypes.string_at(value.of.list.data, count * _STRIDE)[_PAYLOAD::_STRIDE] if count else b""
         finally:
             ffi.wasmtime_component_vallist_delete(ctypes.byref(value.of.list))
-    if isinstance(self.element, _types.String):
+    if _VECTORS is not None and isinstance(self.element, _types.String):
         # A list of strings (a transcript's lines) read from one copy of the values:
         # each is a byte vector's size and address. Deleting the list frees them.
         try:
@@ -247,7 +248,9 @@ def install():
     the layout is as expected."""
     global _VECTORS
     if _KIND == 0 and _PAYLOAD == 8 and _STRIDE == 32 and ctypes.sizeof(ctypes.c_size_t) == 8 and hasattr(_types.ListType, "_is_bytes"):
-        _VECTORS = struct.Struct("<8xQQ8x")
+        vector = ffi.wasm_byte_vec_t
+        if sys.byteorder == "little" and vector.size.offset == 0 and vector.data.offset == 8:
+            _VECTORS = struct.Struct("<8xQQ8x")
         _types.ListType.convert_to_c = _convert_to_c
         _types.ListType.convert_from_c = _convert_from_c
     if callable(_types.String.__dict__.get("convert_to_c")) and callable(_types.String.__dict__.get("convert_from_c")):

@@ -119,9 +119,10 @@ class FsStorage:
         every call of every write): true when no file or folder on its way below the
         top folder is a link and the top folder, if a link, leads to a folder. False
         leaves the answer to the full rule."""
-        if os.name != "posix":
-            return False
         names = key.split("/")
+        if os.name != "posix" or any(name in ("", ".", "..") for name in names):
+            # What is opened is the path normalised; these keys are for the whole rule.
+            return False
         at = self.root
         for depth, name in enumerate(names):
             at = f"{at}/{name}"
