@@ -341,7 +341,7 @@ export class Mneme {
   load(id) { return this.#invoke("sessions.store.load", () => [id]); }
   context(id) { return this.#invoke("sessions.store.context", () => [id]); }
   list() { return this.#invoke("sessions.store.list", () => []); }
-  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its conversation). */
+  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its session alone). */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) {
     return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]);
   }

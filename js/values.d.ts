@@ -1188,8 +1188,8 @@ export interface SearchHit {
   score: number;
   /**
    * The message itself matches the query (its words, or its meaning through
-   * an embedding table); false when it was found through its conversation
-   * (the message before or after it, its session).
+   * an embedding table); false when it was found through its session alone
+   * (which matches the query read as one text).
    */
   matched: boolean;
 }

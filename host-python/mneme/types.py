@@ -1102,8 +1102,8 @@ class SearchHit(TypedDict):
     """Higher is better."""
     matched: bool
     """The message itself matches the query (its words, or its meaning through
-    an embedding table); false when it was found through its conversation
-    (the message before or after it, its session).
+    an embedding table); false when it was found through its session alone
+    (which matches the query read as one text).
     """
 
 

@@ -519,6 +519,7 @@ fn speed_rows(turns: &[Turn], conversations: &[Value]) {
                 time_ms: turn.time_ms,
                 links: Vec::new(),
                 current: true,
+                role: None,
             })
         })
         .collect();

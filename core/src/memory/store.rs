@@ -350,6 +350,7 @@ fn document(memory: &Memory, terms: &str) -> Document {
         time_ms: memory.time_ms(),
         links: memory.links.all(),
         current: memory.is_current(),
+        role: None,
     }
 }
 

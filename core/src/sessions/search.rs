@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::format::Format;
 use crate::keys;
 use crate::recall::text;
-use crate::recall::{Document, Query, RecallIndex, Window};
+use crate::recall::{Document, Query, RecallIndex, Role, Window};
 use crate::storage::{Storage, StorageError};
 use crate::support::time;
 
@@ -47,8 +47,8 @@ pub struct SearchHit {
     /// Higher is better.
     pub score: f64,
     /// The message itself matches the query (its words, or its meaning through an
-    /// embedding table); false when it was found through its conversation (the
-    /// message before or after it, its session).
+    /// embedding table); false when it was found through its session alone (which
+    /// matches the query read as one text).
     pub matched: bool,
 }
 
@@ -146,6 +146,7 @@ impl SearchState {
                 time_ms: message.timestamp.as_deref().and_then(time::parse_millis).unwrap_or(0),
                 links: Vec::new(),
                 current: true,
+                role: Some(if message.role == "user" { Role::User } else { Role::Assistant }),
             });
             let hit = SearchHit {
                 id: line.id.clone(),
