@@ -38,8 +38,15 @@ with tempfile.TemporaryDirectory(prefix="mneme-python-bench-") as scratch:
     timed(f"context ({2 * appends} entries)", 5, lambda: [buffered.context("s") for _ in range(5)])
     timed("list (2 sessions)", 20, lambda: [buffered.list() for _ in range(20)])
     timed("check_bytes of one line (no storage calls)", 200, lambda: [Mneme.check_bytes(b'{"type":"user"}\n') for _ in range(200)])
+    crowded = Mneme(os.path.join(scratch, "crowded"), durability="buffered")
+    crowded.append("s", role="user", text=text, cwd="/w")
+    project = os.path.join(scratch, "crowded", "projects", Mneme.project_of("/w"))
+    for n in range(1000):
+        open(os.path.join(project, f"other-{n:04d}.jsonl"), "w").close()
+    timed("append, buffered, beside 1,000 sessions in its project", appends, lambda: [crowded.append("s", role="user", text=text, cwd="/w") for _ in range(appends)])
     store.close()
     buffered.close()
+    crowded.close()
 
 print("| operation | calls | per call | total |\n|---|---|---|---|")
 for row in rows:

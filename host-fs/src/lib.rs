@@ -745,6 +745,12 @@ impl FsStorage {
                 continue;
             }
             let key = format!("{base}{name}");
+            // Neither a key listed nor a folder on the way to them: not looked at, so an
+            // append (which lists its session's parts) costs the same in a project of
+            // one session as of thousands.
+            if !key.starts_with(prefix) && !prefix.strip_prefix(key.as_str()).is_some_and(|rest| rest.starts_with('/')) {
+                continue;
+            }
             // `metadata` follows symlinks, so linked folders are walked like real ones,
             // as long as they stay inside the store. (The type comes with the entry.)
             let Ok(metadata) = fs::metadata(entry.path()) else {
