@@ -745,10 +745,11 @@ impl FsStorage {
                 continue;
             }
             let key = format!("{base}{name}");
-            // Neither a key listed nor a folder on the way to them: not looked at, so an
-            // append (which lists its session's parts) costs the same in a project of
-            // one session as of thousands.
-            if !key.starts_with(prefix) && !prefix.strip_prefix(key.as_str()).is_some_and(|rest| rest.starts_with('/')) {
+            // The walk starts in the folder the prefix's last '/' ends, so a name there that
+            // does not start what is left of it holds no key listed: not looked at, so an
+            // append (which lists its session's parts) costs about the same in a project
+            // of one session as of thousands.
+            if !key.starts_with(prefix) {
                 continue;
             }
             // `metadata` follows symlinks, so linked folders are walked like real ones,

@@ -143,7 +143,7 @@ enum Command {
     /// under --max-disk. Meant to run nightly; --dry-run says what it would do
     Gc(retention_cli::GcArgs),
     /// Find messages across every session: words matched by stem (stopwords ignored),
-    /// each session read as a conversation, so an answer is found through its question
+    /// the user's own counting twice, each session read as one text too
     Search {
         /// What to look for
         query: String,
@@ -759,7 +759,7 @@ fn run(cli: Cli) -> CliResult {
             }
             for client_resume::Found { hit, .. } in &found {
                 let when = hit.timestamp.as_deref().unwrap_or("-");
-                // A message found through the one before or after it, not its own words.
+                // A message found through its session, not its own words.
                 let context = if hit.matched { "" } else { " (context)" };
                 println!("{:>7.3}  {}  {when}  {}  {}{context}: {}", hit.score, hit.id, hit.project, hit.role, shown(&hit.text));
             }

@@ -256,10 +256,11 @@ export class FsStorage {
         const name = entry.name;
         if (base === "" && name === RESERVED_DIR) continue;
         const key = base + name;
-        // Neither a key listed nor a folder on the way to them: not looked at, so an
-        // append (which lists its session's parts) costs the same in a project of one
-        // session as of thousands.
-        if (!key.startsWith(prefix) && !prefix.startsWith(`${key}/`)) continue;
+        // The walk starts in the folder the prefix's last "/" ends, so a name there that
+        // does not start what is left of it holds no key listed: not looked at, so an
+        // append (which lists its session's parts) costs about the same in a project of
+        // one session as of thousands.
+        if (!key.startsWith(prefix)) continue;
         let stat;
         try {
           stat = statSync(join(folder, name), { bigint: true });

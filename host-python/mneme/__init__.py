@@ -892,7 +892,7 @@ class Mneme:
         """The messages across every session (only ``project``'s, when named) that best
         match ``query``, best first: ``[{id, project, uuid, role, timestamp, text,
         score, matched}]``; ``matched`` is False for a message found only through its
-        conversation (the message before or after it, its session). ``since`` (included)
+        session. ``since`` (included)
         and ``until`` (left out) bound the messages' time."""
         project = None if project is None else _text("project", project)
         return self._method("search", _text("query", query), _u32("limit", limit), project, _window(since, until))

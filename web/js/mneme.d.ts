@@ -111,7 +111,7 @@ export interface Imported {
   provenance: { source: string; origin: string; migratedFrom?: number };
 }
 export interface Exported { format: ExportFormat; message_count: number; verbatim: boolean; data: Uint8Array }
-/** `matched`: the message itself matches the query; false when it was found through its conversation (the message before or after it, its session). */
+/** `matched`: the message itself matches the query; false when it was found through its session alone. */
 /** `format`: the session's dialect, which client resumes it; `cwd`: the folder it last worked in. */
 export interface SearchHit { id: string; project: string; format: "claude" | "pi" | "crab"; cwd: string | null; uuid: string; role: string; timestamp: string | null; text: string; score: number; matched: boolean }
 export interface Listing { sessions: SessionInfo[]; skipped: { key: string; reason: string }[] }
@@ -220,7 +220,7 @@ export interface Sessions {
   context(id: string): Promise<Context>;
   /** Every session, newest first, and the files that could not be listed as one. */
   list(): Promise<Listing>;
-  /** The messages across every session that best match `query` (stemmed words; a session read as a conversation), best first. `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
+  /** The messages across every session that best match `query` (stemmed words, the user's own counting twice; each session read as one text too), best first. `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
   search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   check(id: string): Promise<CheckReport>;
   subagents(id: string): Promise<Subagent[]>;

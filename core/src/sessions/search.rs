@@ -1,6 +1,7 @@
 //! `search`: messages across every session, ranked by the recall index memories use
-//! (`recall`), each session read as a conversation so a question's answer is
-//! found through the question too.
+//! (`recall`): each message by its words (the user's own counting twice), and each
+//! session read as one text too, so the messages of a session that matches as a whole
+//! come with its best one.
 //!
 //! The index is saved in the store (`index/search.jsonl`: a header, then one line per
 //! session with its size and its messages' terms) and brought up to date at each
@@ -11,7 +12,7 @@
 //! version) makes the next search rewrite it from what did read and the transcripts,
 //! and a store that cannot be written (a Claude Code home) keeps it in memory.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -52,8 +53,9 @@ pub struct SearchHit {
     pub matched: bool,
 }
 
-// 2: each session's format and cwd; 3: the cwd its project is named after.
-const VERSION: u32 = 3;
+// 2: each session's format and cwd; 3: the cwd its project is named after; 4: the
+// user-role messages the user did not write marked (they count as the user's words).
+const VERSION: u32 = 4;
 
 #[derive(Serialize, Deserialize)]
 struct Header {
@@ -93,6 +95,10 @@ struct MessageLine {
     text: String,
     /// Its terms, as `text::terms` gives them, joined by spaces.
     terms: String,
+    /// A user-role line the user did not write (a client's meta text, a compaction's
+    /// summary): not weighed as the user's own words.
+    #[serde(default, skip_serializing_if = "is_false")]
+    generated: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -146,7 +152,7 @@ impl SearchState {
                 time_ms: message.timestamp.as_deref().and_then(time::parse_millis).unwrap_or(0),
                 links: Vec::new(),
                 current: true,
-                role: Some(if message.role == "user" { Role::User } else { Role::Assistant }),
+                role: Some(if message.role == "user" && !message.generated { Role::User } else { Role::Other }),
             });
             let hit = SearchHit {
                 id: line.id.clone(),
@@ -227,7 +233,14 @@ impl<S: Storage> Sessions<'_, S> {
                 Ok(raw) => {
                     changed.push(with_loaded(&raw, |loaded| {
                         let transcript = transcript_of(&parts.project, &parts.id, 0, loaded);
-                        session_line(key, size(parts), transcript, Format::detect(&loaded.lines), loaded.home_cwd(&parts.project))
+                        let generated: BTreeSet<&str> = loaded
+                            .lines
+                            .iter()
+                            .filter(|line| line.env.is_meta.0 || line.env.is_compact_summary.0)
+                            .filter_map(|line| line.env.uuid())
+                            .collect();
+                        let (format, cwd) = (Format::detect(&loaded.lines), loaded.home_cwd(&parts.project));
+                        session_line(key, size(parts), transcript, &generated, format, cwd)
                     }));
                 }
                 // Removed since the listing, or a name this storage cannot serve: not searchable.
@@ -354,7 +367,14 @@ impl<S: Storage> Sessions<'_, S> {
 }
 
 /// A session's saved line: its messages from users and assistants that have text.
-fn session_line(session: &str, size: u64, transcript: super::Transcript, format: Format, cwd: &str) -> SessionLine {
+fn session_line(
+    session: &str,
+    size: u64,
+    transcript: super::Transcript,
+    generated: &BTreeSet<&str>,
+    format: Format,
+    cwd: &str,
+) -> SessionLine {
     let messages = transcript
         .entries
         .into_iter()
@@ -364,6 +384,7 @@ fn session_line(session: &str, size: u64, transcript: super::Transcript, format:
                 return None;
             }
             Some(MessageLine {
+                generated: generated.contains(uuid.as_str()),
                 uuid,
                 role,
                 timestamp: entry.timestamp,

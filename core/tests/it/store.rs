@@ -348,6 +348,27 @@ mod search_index {
     }
 
     #[test]
+    fn the_user_s_own_words_come_first_not_a_meta_line_or_an_answer_in_their_role() {
+        let storage = InMemoryStorage::new();
+        let store = Store::new(&storage);
+        let key = mneme_core::TranscriptKey { project: "-work-app".into(), id: ID.into(), subpath: None };
+        let line = |uuid: &str, parent: &str, kind: &str, extra: &str, minute: u32| {
+            format!(
+                r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":{parent},"sessionId":"{ID}","timestamp":"2026-05-01T10:{minute:02}:00.000Z"{extra},"message":{{"role":"{kind}","content":"Where do the zebras graze?"}}}}"#
+            )
+        };
+        let lines = [
+            line("said", "null", "user", "", 1),
+            line("meta", r#""said""#, "user", r#","isMeta":true"#, 2),
+            line("answer", r#""meta""#, "assistant", "", 3),
+        ];
+        assert_eq!(block_on(store.sessions().append_lines(&key, &lines, 0)).unwrap(), 3);
+        // The same words in each; ties go to the newer, so only the weight puts the
+        // prompt the user wrote first.
+        assert_eq!(found(&store, "zebras graze").first().map(String::as_str), Some("said"));
+    }
+
+    #[test]
     fn a_hit_names_the_folder_its_project_is_named_after_though_the_session_moved() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
@@ -366,10 +387,10 @@ mod search_index {
         block_on(store.sessions().append(ID, entry("a1", Role::Assistant, "On the savanna, near water."))).unwrap();
         assert_eq!(found(&store, "zebras"), ["u1", "a1"]);
         let saved = String::from_utf8(block_on(storage.read(INDEX, 0, None)).unwrap()).unwrap();
-        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":3}\n"), "{saved}");
+        assert!(saved.starts_with("{\"mneme\":\"search-index\",\"version\":4}\n"), "{saved}");
         // An index an earlier version saved, without each session's dialect and folder,
         // is read again.
-        let earlier = saved.replacen("\"version\":3", "\"version\":2", 1).replace(",\"format\":\"claude\",\"cwd\":\"/p\"", "");
+        let earlier = saved.replacen("\"version\":4", "\"version\":2", 1).replace(",\"format\":\"claude\",\"cwd\":\"/p\"", "");
         assert_ne!(earlier.len(), saved.len(), "{saved}");
         block_on(storage.replace(INDEX, earlier.as_bytes(), None)).unwrap();
         let upgraded = block_on(Store::new(&storage).sessions().search("zebras", 1, None, Default::default())).unwrap().remove(0);
