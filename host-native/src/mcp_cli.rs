@@ -474,7 +474,7 @@ impl Server {
 
     #[tool(description = "Search the messages of past sessions: each hit with its session id and project, the message's \
                           role, time and text, whether the message itself matched (else it was found through its \
-                          conversation), and `resume`, the shell command that continues the session in its own client \
+                          session), and `resume`, the shell command that continues the session in its own client \
                           (Claude Code or pi) where one can. Read a whole session with show_session.")]
     async fn search_sessions(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
         let store = self.store.clone();

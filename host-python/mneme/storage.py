@@ -178,9 +178,9 @@ class FsStorage:
         seen = set()
 
         def walk(folder, base, depth):
-            # Only names that start a listed key, or name the folder on the way to them,
-            # are looked at: an append (which lists its session's parts) costs about
-            # the same in a project of one session as of thousands.
+            # Only names that start a listed key are looked at: an append (which lists its
+            # session's parts) costs about the same in a project of one session as of
+            # thousands.
             # The walk starts in the folder the prefix's last "/" ends, so what is left
             # of it there has no "/"; below, every name is under it.
             rest = prefix[len(base) :] if prefix.startswith(base) else ""

@@ -287,9 +287,9 @@ impl RecallIndex {
             }
             members.insert(at, slot_id);
             if let Some(total) = self.session_len.get_mut(session as usize) {
-                *total += u64::from(len);
+                *total = total.saturating_add(u64::from(len));
             }
-            self.live_session_terms += u64::from(len);
+            self.live_session_terms = self.live_session_terms.saturating_add(u64::from(len));
         }
         self.by_key.insert(document.key, slot_id);
         self.live += 1;

@@ -12,7 +12,7 @@
 //! version) makes the next search rewrite it from what did read and the transcripts,
 //! and a store that cannot be written (a Claude Code home) keeps it in memory.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -96,7 +96,7 @@ struct MessageLine {
     /// Its terms, as `text::terms` gives them, joined by spaces.
     terms: String,
     /// A user-role line the user did not write (a client's meta text, a compaction's
-    /// summary): not weighed as the user's own words.
+    /// summary, a sub-agent's prompt): not weighed as the user's own words.
     #[serde(default, skip_serializing_if = "is_false")]
     generated: bool,
 }
@@ -233,11 +233,13 @@ impl<S: Storage> Sessions<'_, S> {
                 Ok(raw) => {
                     changed.push(with_loaded(&raw, |loaded| {
                         let transcript = transcript_of(&parts.project, &parts.id, 0, loaded);
-                        let generated: BTreeSet<&str> = loaded
+                        // One flag per live line, as the transcript has one entry per live
+                        // line in order (an id may be on two lines: flags by id would not do).
+                        let generated: Vec<bool> = loaded
                             .lines
                             .iter()
-                            .filter(|line| line.env.is_meta.0 || line.env.is_compact_summary.0)
-                            .filter_map(|line| line.env.uuid())
+                            .filter(|line| loaded.is_live(line))
+                            .map(|line| line.env.is_meta.0 || line.env.is_compact_summary.0 || line.env.is_sidechain.0)
                             .collect();
                         let (format, cwd) = (Format::detect(&loaded.lines), loaded.home_cwd(&parts.project));
                         session_line(key, size(parts), transcript, &generated, format, cwd)
@@ -367,24 +369,18 @@ impl<S: Storage> Sessions<'_, S> {
 }
 
 /// A session's saved line: its messages from users and assistants that have text.
-fn session_line(
-    session: &str,
-    size: u64,
-    transcript: super::Transcript,
-    generated: &BTreeSet<&str>,
-    format: Format,
-    cwd: &str,
-) -> SessionLine {
+fn session_line(session: &str, size: u64, transcript: super::Transcript, generated: &[bool], format: Format, cwd: &str) -> SessionLine {
     let messages = transcript
         .entries
         .into_iter()
-        .filter_map(|entry| {
+        .zip(generated.iter().copied().chain(core::iter::repeat(false)))
+        .filter_map(|(entry, generated)| {
             let (Some(uuid), Some(role)) = (entry.uuid, entry.role) else { return None };
             if !matches!(role.as_str(), "user" | "assistant") || entry.text.trim().is_empty() {
                 return None;
             }
             Some(MessageLine {
-                generated: generated.contains(uuid.as_str()),
+                generated,
                 uuid,
                 role,
                 timestamp: entry.timestamp,
