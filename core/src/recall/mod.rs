@@ -3,8 +3,8 @@
 //! the memories next to it in the session it came from, the other memories of that
 //! session (by how well the session as a whole matches: BM25 over it as one text), and
 //! the memories it links to or that link to it. Topics the query names weigh a memory
-//! up, and so does a user's own message in a session search. Superseded and archived memories are kept in the index and left
-//! out of results unless asked for.
+//! up, and so does a user's own message in a session search. Superseded and archived
+//! memories are kept in the index and left out of results unless asked for.
 //!
 //! With an embedding table ([`RecallIndex::embed_with`]) recall is hybrid: each memory
 //! also has the vector of its terms, and a memory close to the query's vector scores a
@@ -45,10 +45,10 @@ const NEIGHBOUR_SHARE: [f32; 2] = [0.3, 0.1];
 /// Share of the best own score given to every memory of the session that matches the
 /// query best as a whole (BM25 over the session as one text), and to the others' by
 /// their session's score against it. A session found by meaning alone (an embedding
-/// table, a host's vectors) and by no word has no such score, and gets no share. Measured on LongMemEval_S's development quarter
-/// (`cargo xtask bench-recall`): with the session read whole, session R@5 96.6 → 98.3,
-/// where a share of the best message in each session had found no more than messages
-/// alone; 0.3 to 0.5 give the same.
+/// table, a host's vectors) and by no word has no such score, and gets no share.
+/// Measured on LongMemEval_S's development quarter (`cargo xtask bench-recall`): with
+/// the session read whole, session R@5 96.6 → 98.3, where a share of the best message
+/// in each session had found no more than messages alone; 0.3 to 0.5 give the same.
 const SESSION_SHARE: f32 = 0.3;
 /// A user's own message counts this many times its words: what users remember and ask
 /// about is what they said (their plans, tastes, purchases), and an assistant's long
