@@ -331,6 +331,11 @@ impl<'a> Envelope<'a> {
     pub fn uuid(&self) -> Option<&str> {
         self.uuid.get()
     }
+    /// Written by the client, not typed by the person: meta text, a compaction's
+    /// summary, a sub-agent's prompt (these arrive as user messages too).
+    pub fn is_generated(&self) -> bool {
+        self.is_meta.0 || self.is_compact_summary.0 || self.is_sidechain.0
+    }
     /// In a pi session, an entry of format v1, which has no id (the header aside): a
     /// session holding one is written and forked only once pi has migrated it.
     pub fn predates_pi_ids(&self) -> bool {

@@ -766,13 +766,13 @@ impl FsStorage {
                 // A link back to a folder on the way here (`a -> .`) would be walked forever.
                 let id = folder_id(&metadata);
                 let cycle = cfg!(unix) && ancestors.contains(&id);
-                if (sub.starts_with(prefix) || prefix.starts_with(&sub)) && !cycle && ancestors.len() < MAX_DEPTH {
+                if !cycle && ancestors.len() < MAX_DEPTH {
                     ancestors.push(id);
                     let walked = self.walk_in(&entry.path(), &sub, prefix, found, ancestors);
                     ancestors.pop();
                     walked?;
                 }
-            } else if key.starts_with(prefix) {
+            } else {
                 found.push(KeyInfo { key, size: metadata.len() });
             }
         }

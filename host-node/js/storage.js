@@ -272,12 +272,12 @@ export class FsStorage {
         if (stat.isDirectory()) {
           const sub = `${key}/`;
           const id = `${stat.dev}:${stat.ino}`;
-          if ((sub.startsWith(prefix) || prefix.startsWith(sub)) && !seen.has(id) && depth < 64) {
+          if (!seen.has(id) && depth < 64) {
             seen.add(id);
             walk(join(folder, name), sub, depth + 1);
             seen.delete(id);
           }
-        } else if (key.startsWith(prefix)) {
+        } else {
           found.push({ key, size: stat.size });
         }
       }

@@ -178,11 +178,10 @@ class FsStorage:
         seen = set()
 
         def walk(folder, base, depth):
-            # Only names that start a listed key are looked at: an append (which lists its
-            # session's parts) costs about the same in a project of one session as of
-            # thousands.
-            # The walk starts in the folder the prefix's last "/" ends, so what is left
-            # of it there has no "/"; below, every name is under it.
+            # Only names that start a listed key are looked at, so an append (which lists
+            # its session's parts) costs about the same in a project of one session as of
+            # thousands. The walk starts in the folder the prefix's last "/" ends, so what
+            # is left of it there has no "/"; below, every name is under it.
             rest = prefix[len(base) :] if prefix.startswith(base) else ""
             try:
                 with os.scandir(folder) as scanned:
@@ -210,11 +209,11 @@ class FsStorage:
                 if is_folder:
                     sub = key + "/"
                     identity = (found_stat.st_dev, found_stat.st_ino)
-                    if (sub.startswith(prefix) or prefix.startswith(sub)) and identity not in seen and depth < 64:
+                    if identity not in seen and depth < 64:
                         seen.add(identity)
                         walk(os.path.join(folder, name), sub, depth + 1)
                         seen.discard(identity)
-                elif key.startswith(prefix):
+                else:
                     found.append((key, found_stat.st_size))
 
         walk(start, folder_key + "/" if folder_key else "", 0)

@@ -673,7 +673,7 @@ fn session_info(parts: &Parts, raw: &[Vec<u8>], loaded: &Loaded) -> SessionInfo 
     // context, the environment a Codex rollout opens with): each block is looked at.
     let prompt = || {
         let prompts = live()
-            .filter(|l| !l.env.is_meta.0 && !l.env.is_compact_summary.0 && !l.env.is_sidechain.0 && message_role(l) == Some("user"))
+            .filter(|l| !l.env.is_generated() && message_role(l) == Some("user"))
             .filter_map(|l| l.env.message.and_then(scan::parse_message_content))
             .map(|(_, content)| match content {
                 Some(scan::Content::Text(text)) => alloc::vec![text],

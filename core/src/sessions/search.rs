@@ -235,12 +235,8 @@ impl<S: Storage> Sessions<'_, S> {
                         let transcript = transcript_of(&parts.project, &parts.id, 0, loaded);
                         // One flag per live line, as the transcript has one entry per live
                         // line in order (an id may be on two lines: flags by id would not do).
-                        let generated: Vec<bool> = loaded
-                            .lines
-                            .iter()
-                            .filter(|line| loaded.is_live(line))
-                            .map(|line| line.env.is_meta.0 || line.env.is_compact_summary.0 || line.env.is_sidechain.0)
-                            .collect();
+                        let generated: Vec<bool> =
+                            loaded.lines.iter().filter(|line| loaded.is_live(line)).map(|line| line.env.is_generated()).collect();
                         let (format, cwd) = (Format::detect(&loaded.lines), loaded.home_cwd(&parts.project));
                         session_line(key, size(parts), transcript, &generated, format, cwd)
                     }));
