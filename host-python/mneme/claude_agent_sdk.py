@@ -40,7 +40,7 @@ import re
 import time
 from typing import Any, Dict, List, Optional
 
-from . import Mneme
+from . import Mneme, _parse_many
 
 __all__ = ["MnemeSessionStore"]
 
@@ -82,7 +82,7 @@ class MnemeSessionStore:
         """Every entry appended at ``key``, in order; None if none ever was."""
         lines = self.store.read_lines(_key(key))
         # One parse of them all: a tenth faster than a parse a line.
-        return None if lines is None else json.loads("[" + ",".join(lines) + "]")
+        return None if lines is None else _parse_many("[" + ",".join(lines) + "]")
 
     async def list_sessions(self, project_key: str) -> List[Dict[str, Any]]:
         """The project's sessions (not their sub-agents' transcripts), each with when
