@@ -4,7 +4,8 @@
 // (a ceiling: no storage at all). The SDK's reference Postgres adapter was measured
 // outside the project on these machines (issue 53): appends 1,000–12,300 entries/s
 // (median about 2,000), loads about 74,000/s; each Mneme row gives its ratio to those
-// medians. Prints a table; asserts nothing.
+// medians. Mneme runs on a folder and on PostgreSQL (a throwaway local cluster). Prints
+// a table; asserts nothing.
 //
 //   node host-node/bench-session-store.mjs [runs]
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,6 +14,8 @@ import { join } from "node:path";
 import { InMemorySessionStore } from "@anthropic-ai/claude-agent-sdk";
 import { MnemeSessionStore } from "./js/claude-agent-sdk.js";
 import { Mneme } from "./js/mneme.js";
+import { PgStorage } from "./js/postgres.js";
+import { PostgresCluster } from "../tests/js/postgres.mjs";
 
 const ENTRIES = 10_000;
 const BATCH = 10;
@@ -46,11 +49,13 @@ async function measure(store) {
 
 const scratch = mkdtempSync(join(tmpdir(), "mneme-sdk-bench-"));
 const results = new Map();
+const cluster = new PostgresCluster();
 try {
   for (let run = 0; run < runs; run++) {
     for (const [name, make] of [
       ["Mneme, folder, fsync per batch", async () => new MnemeSessionStore(await Mneme.open({ root: join(scratch, `fsync-${run}`) }))],
       ["Mneme, folder, buffered", async () => new MnemeSessionStore(await Mneme.open({ root: join(scratch, `buffered-${run}`), durability: "buffered" }))],
+      ["Mneme, PostgreSQL (a local cluster)", async () => new MnemeSessionStore(await Mneme.open({ storage: new PgStorage(cluster.url, { schema: `bench_${run}` }) }))],
       ["SDK InMemorySessionStore (no storage)", async () => new InMemorySessionStore()],
     ]) {
       const store = await make();
@@ -60,6 +65,7 @@ try {
     }
   }
 } finally {
+  cluster.close();
   rmSync(scratch, { recursive: true, force: true });
 }
 const n = (x) => Math.round(x).toLocaleString("en");
