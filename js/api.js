@@ -24,6 +24,7 @@ export class MnemeError extends Error {
 // and every integer's range come from the WIT, never from a list kept here.
 /** A name (a caller's camelCase, the WIT's kebab-case) in mneme-core's snake_case. */
 export const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/-/g, "_");
+const UTF8 = new TextEncoder();
 // The WIT's own names come back in every result: each is spelled once. (Only the
 // WIT's: a cache of what callers pass would grow with every new string.)
 const witNames = new Map();
@@ -88,6 +89,8 @@ export function lower(type, value, name) {
         return value;
       case "json":
         return JSON.stringify(value);
+      case "data":
+        return { tag: "bytes", val: bytes(name, value) };
       case "bool":
         if (typeof value !== "boolean") refuse(`${name} must be true or false, not ${value === null ? "null" : typeof value}`);
         return value;
@@ -167,6 +170,8 @@ export function lift(type, value) {
   if (typeof type === "string") {
     if (typeof value === "bigint") return Number(value);
     if (type === "json") return typeof value === "string" ? JSON.parse(value) : value;
+    // Bytes, as a Uint8Array however they crossed.
+    if (type === "data") return value.tag === "text" ? UTF8.encode(value.val) : value.val;
     const definition = TYPES[type];
     if (definition === undefined) return value;
     if (definition.record) {
@@ -199,7 +204,7 @@ const unsigned = (name, value) => lower("u64", value, name);
 const window = (since, until) => ({ since_ms: since == null ? null : int("since", since), until_ms: until == null ? null : int("until", until) });
 /** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
 function bytes(name, value) {
-  if (typeof value === "string") return new TextEncoder().encode(value);
+  if (typeof value === "string") return UTF8.encode(value);
   if (value instanceof Uint8Array) return value;
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   throw new MnemeError("invalid-argument", `${name} must be a string, a Uint8Array or an ArrayBuffer, not ${value === null ? "null" : typeof value}`);

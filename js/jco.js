@@ -6,8 +6,6 @@
 import { MnemeError, camel, lift, lower, snake } from "./api.js";
 import { FUNCTIONS } from "./wit.js";
 
-const UTF8 = new TextEncoder();
-
 /**
  * One instance of the transpiled component (`instantiate` from jco's output, its core
  * modules from `coreModule(path)`) whose storage imports call `storage`'s synchronous
@@ -16,13 +14,12 @@ const UTF8 = new TextEncoder();
 export function instance(instantiate, coreModule, storage) {
   // An object's bytes cross as the WIT's `data`: jco copies a byte list in one piece,
   // so this host wants no text, and its reads go back as bytes.
-  const bytes = (data) => (data.tag === "text" ? UTF8.encode(data.val) : data.val);
   const imports = {
     wantsText: () => false,
     list: (prefix) => storage.list(prefix),
-    read: (key, offset, len) => ({ tag: "bytes", val: storage.read(key, offset, len) }),
-    append: (key, data) => storage.append(key, bytes(data)),
-    replace: (key, data, expectedSize) => storage.replace(key, bytes(data), expectedSize),
+    read: (key, offset, len) => lower("data", storage.read(key, offset, len), key),
+    append: (key, data) => storage.append(key, lift("data", data)),
+    replace: (key, data, expectedSize) => storage.replace(key, lift("data", data), expectedSize),
     truncate: (key, len, expectedSize) => storage.truncate(key, len, expectedSize),
     remove: (key) => storage.remove(key),
     rename: (from, to) => storage.rename(from, to),

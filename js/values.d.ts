@@ -1242,17 +1242,6 @@ export interface WrittenSession {
 }
 
 /**
- * An object's bytes as they cross: `text` when they are UTF-8 (almost always:
- * transcripts and memories are), `bytes` otherwise; the two mean the same bytes.
- * A runtime that copies a string in one piece but a byte list value by value
- * (wasmtime-py's C API) moves text tens of times faster; one that copies both in
- * one piece (wasmtime, jco) takes bytes with no decoding. The component sends
- * `text` where the bytes are UTF-8 to a host that `wants-text`; a host answers
- * with either.
- */
-export type Data = { text: string } | { bytes: Uint8Array };
-
-/**
  * Secrets a write took out before anything reached storage: how many of one
  * kind, each replaced in the text by `[REDACTED:<kind>]`.
  */

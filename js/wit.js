@@ -2,7 +2,8 @@
 // runs `cargo xtask codegen --check`, which fails when this is not what wit/ says.
 //
 // A type is a primitive's name ("string", "u32", ...), "json" (a string of
-// JSON text, which the API gives as its value), a named type's "interface.name"
+// JSON text, which the API gives as its value), "data" (types.wit's bytes that
+// cross as text or bytes, which the API gives as bytes), a named type's "interface.name"
 // (a key of TYPES), or {list}, {option}, {result: [ok, err]}, {tuple}, {borrow} or
 // {own}.
 
@@ -88,7 +89,7 @@ export const TYPES = {
   "sessions.expired": { record: [["id", "string"], ["project", "string"], ["last-active-ms", "s64"], ["ttl-ms", "s64"], ["reason", "string"]] },
   "sessions.explanation": { record: [["kind", "string"], ["message", "string"], ["details", "string"]] },
   "sessions.export-format": { enum: ["claude", "pi", "openai", "markdown"] },
-  "sessions.exported": { record: [["format", "sessions.export-format"], ["data", { list: "u8" }], ["message-count", "u32"], ["verbatim", "bool"]] },
+  "sessions.exported": { record: [["format", "sessions.export-format"], ["data", "data"], ["message-count", "u32"], ["verbatim", "bool"]] },
   "sessions.finding": { record: [["part", "u32"], ["line", "u32"], ["id", "string"]] },
   "sessions.gc-report": { record: [["dry-run", "bool"], ["archived", { list: "sessions.expired" }], ["removed", { list: "sessions.removed" }], ["kept-bytes", "u64"]] },
   "sessions.import-request": { record: [["data", { list: "u8" }], ["source", { option: "sessions.source" }], ["id", { option: "string" }], ["cwd", { option: "string" }], ["origin", "string"], ["uuid", "string"], ["now-ms", "s64"]] },
@@ -121,7 +122,6 @@ export const TYPES = {
   "sessions.type-count": { record: [["type", "string"], ["count", "u32"]] },
   "sessions.usage": { record: [["input", "u64"], ["output", "u64"], ["cache-read", "u64"], ["cache-creation", "u64"]] },
   "sessions.written-session": { record: [["id", "string"], ["updated-ms", "s64"]] },
-  "storage.data": { variant: [["text", "string"], ["bytes", { list: "u8" }]] },
   "types.ambiguous": { record: [["id", "string"], ["projects", "string"]] },
   "types.entry-ref": { record: [["id", "string"], ["uuid", "string"]] },
   "types.error": { variant: [["storage", "types.storage-error"], ["session-not-found", "string"], ["invalid-session-id", "types.invalid-name"], ["invalid-project", "types.invalid-name"], ["ambiguous-session", "types.ambiguous"], ["entry-not-found", "types.entry-ref"], ["session-full", "types.session-full"], ["subagent-full", "types.subagent-full"], ["session-poisoned", "string"], ["empty-summary", "string"], ["nothing-to-compact", "types.session-reason"], ["stale-plan", "types.entry-ref"], ["unsupported", "types.unsupported"], ["invalid-message", "types.invalid-message"], ["memory-not-found", "types.memory-ref"], ["invalid-answer", "types.invalid-answer"], ["key-not-found", "string"], ["session-exists", "string"], ["session-archived", "string"], ["invalid-argument", "string"]] },
@@ -180,7 +180,7 @@ export const FUNCTIONS = {
   "index.index-report": { method: false, params: [["store", { borrow: "sessions.store" }]], result: { result: ["index.index-health", "types.error"] } },
   "index.rebuild-index": { method: false, params: [["store", { borrow: "sessions.store" }]], result: { result: ["index.rebuild-report", "types.error"] } },
   "index.import-openclaw-keys": { method: false, params: [["store", { borrow: "sessions.store" }], ["data", { list: "u8" }]], result: { result: ["index.keys-imported", "types.error"] } },
-  "index.export-openclaw-keys": { method: false, params: [["store", { borrow: "sessions.store" }]], result: { result: [{ list: "u8" }, "types.error"] } },
+  "index.export-openclaw-keys": { method: false, params: [["store", { borrow: "sessions.store" }]], result: { result: ["data", "types.error"] } },
   "index.crab-latest": { method: false, params: [["store", { borrow: "sessions.store" }], ["project", { option: "string" }], ["agent", "string"], ["sender", "string"]], result: { result: [{ option: "index.crab-session" }, "types.error"] } },
   "index.crab-start": { method: false, params: [["store", { borrow: "sessions.store" }], ["project", { option: "string" }], ["agent", "string"], ["sender", "string"], ["created-by", "string"], ["now-ms", "s64"]], result: { result: ["index.crab-session", "types.error"] } },
   "index.crab-show": { method: false, params: [["store", { borrow: "sessions.store" }], ["id", "string"]], result: { result: ["index.crab-session", "types.error"] } },
@@ -258,9 +258,9 @@ export const FUNCTIONS = {
   "sessions.store.pop-item": { method: true, params: [["id", "string"], ["now-ms", "s64"]], result: { result: [{ option: "string" }, "types.error"] } },
   "storage.wants-text": { method: false, params: [], result: "bool" },
   "storage.list": { method: false, params: [["prefix", "string"]], result: { result: [{ list: "types.key-info" }, "types.storage-error"] } },
-  "storage.read": { method: false, params: [["key", "string"], ["offset", "u64"], ["len", { option: "u64" }]], result: { result: ["storage.data", "types.storage-error"] } },
-  "storage.append": { method: false, params: [["key", "string"], ["data", "storage.data"]], result: { result: ["u64", "types.storage-error"] } },
-  "storage.replace": { method: false, params: [["key", "string"], ["data", "storage.data"], ["expected-size", { option: "u64" }]], result: { result: [null, "types.storage-error"] } },
+  "storage.read": { method: false, params: [["key", "string"], ["offset", "u64"], ["len", { option: "u64" }]], result: { result: ["data", "types.storage-error"] } },
+  "storage.append": { method: false, params: [["key", "string"], ["data", "data"]], result: { result: ["u64", "types.storage-error"] } },
+  "storage.replace": { method: false, params: [["key", "string"], ["data", "data"], ["expected-size", { option: "u64" }]], result: { result: [null, "types.storage-error"] } },
   "storage.truncate": { method: false, params: [["key", "string"], ["len", "u64"], ["expected-size", "u64"]], result: { result: [null, "types.storage-error"] } },
   "storage.remove": { method: false, params: [["key", "string"]], result: { result: [null, "types.storage-error"] } },
   "storage.rename": { method: false, params: [["from", "string"], ["to", "string"]], result: { result: [null, "types.storage-error"] } },

@@ -19,7 +19,7 @@ wit_bindgen::generate!({ path: "../wit", world: "engine" });
 use exports::mneme::engine::{compaction, gates, index, memory, sessions};
 use mneme::engine::{storage, types};
 
-core_::mirror_wit!(types, sessions, compaction, gates, memory, index);
+core_::mirror_wit!(types, sessions, compaction, gates, memory, index; sends_text = wants_text());
 
 #[cfg(all(target_arch = "wasm32", not(test)))]
 #[global_allocator]
@@ -42,15 +42,16 @@ impl core_::Storage for ImportedStorage {
     }
     async fn read(&self, key: &str, offset: u64, len: Option<u64>) -> Result<Vec<u8>, core_::StorageError> {
         check_key(key)?;
-        storage::read(key, offset, len).map(into_bytes).mirror()
+        storage::read(key, offset, len).mirror()
     }
     async fn append(&self, key: &str, data: &[u8]) -> Result<u64, core_::StorageError> {
         check_key(key)?;
-        storage::append(key, &crossing(data)).mirror()
+        // An owned copy: wit-bindgen's borrowing bindings would rename every imported type.
+        storage::append(key, &data.to_vec().mirror()).mirror()
     }
     async fn replace(&self, key: &str, data: &[u8], expected_size: Option<u64>) -> Result<(), core_::StorageError> {
         check_key(key)?;
-        storage::replace(key, &crossing(data), expected_size).mirror()
+        storage::replace(key, &data.to_vec().mirror(), expected_size).mirror()
     }
     async fn truncate(&self, key: &str, len: u64, expected_size: u64) -> Result<(), core_::StorageError> {
         check_key(key)?;
@@ -74,16 +75,6 @@ impl core_::Storage for ImportedStorage {
     }
 }
 
-/// Bytes as they leave: text where they are UTF-8, for a host that wants text (see
-/// the WIT's `data`).
-fn crossing(data: &[u8]) -> storage::Data {
-    // An owned copy: wit-bindgen's borrowing bindings would rename every imported type.
-    match wants_text().then(|| core::str::from_utf8(data)) {
-        Some(Ok(text)) => storage::Data::Text(text.into()),
-        _ => storage::Data::Bytes(data.into()),
-    }
-}
-
 /// The host's answer to `wants-text`, asked once: 0 not yet, 1 no, 2 yes.
 static WANTS_TEXT: AtomicU8 = AtomicU8::new(0);
 
@@ -95,13 +86,6 @@ fn wants_text() -> bool {
             wants
         }
         answer => answer == 2,
-    }
-}
-
-fn into_bytes(data: storage::Data) -> Vec<u8> {
-    match data {
-        storage::Data::Text(text) => text.into_bytes(),
-        storage::Data::Bytes(bytes) => bytes,
     }
 }
 
@@ -621,7 +605,7 @@ impl index::Guest for Component {
     fn import_openclaw_keys(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
         run(store(handle).index().import_openclaw_keys(&data))
     }
-    fn export_openclaw_keys(handle: sessions::StoreBorrow<'_>) -> Result<Vec<u8>, types::Error> {
+    fn export_openclaw_keys(handle: sessions::StoreBorrow<'_>) -> Result<types::Data, types::Error> {
         run(store(handle).index().export_openclaw_keys())
     }
     fn crab_latest(

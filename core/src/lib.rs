@@ -63,7 +63,7 @@ pub use sessions::{
 };
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::Store;
-pub use support::{Mirror, SharedStr, block_on, time};
+pub use support::{Mirror, MirrorBytes, MirrorText, SharedStr, block_on, time};
 pub use transcript::ProviderContext;
 pub use transcript::tokens;
 pub use transcript::{AgentUsage, Branch, Ledger, Prices};

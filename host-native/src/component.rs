@@ -35,7 +35,7 @@ wasmtime::component::bindgen!({ path: "../wit", world: "engine" });
 use exports::mneme::engine::{compaction, gates, index, memory, sessions};
 use mneme::engine::{storage, types};
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index; sends_text = false);
 
 /// The Mneme component, built by this crate's build script.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mneme.component.wasm"));
@@ -47,13 +47,6 @@ struct HostState {
 
 impl types::Host for HostState {}
 
-fn bytes(data: &storage::Data) -> &[u8] {
-    match data {
-        storage::Data::Text(text) => text.as_bytes(),
-        storage::Data::Bytes(bytes) => bytes,
-    }
-}
-
 impl storage::Host for HostState {
     fn wants_text(&mut self) -> bool {
         // wasmtime copies a byte list in one piece: no decoding.
@@ -63,13 +56,13 @@ impl storage::Host for HostState {
         block_on(mneme_core::Storage::list(&self.storage, &prefix)).mirror()
     }
     fn read(&mut self, key: String, offset: u64, len: Option<u64>) -> Result<storage::Data, types::StorageError> {
-        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).map(storage::Data::Bytes).map_err(Mirror::mirror)
+        block_on(mneme_core::Storage::read(&self.storage, &key, offset, len)).mirror()
     }
     fn append(&mut self, key: String, data: storage::Data) -> Result<u64, types::StorageError> {
-        block_on(mneme_core::Storage::append(&self.storage, &key, bytes(&data))).mirror()
+        block_on(mneme_core::Storage::append(&self.storage, &key, data.as_bytes())).mirror()
     }
     fn replace(&mut self, key: String, data: storage::Data, expected_size: Option<u64>) -> Result<(), types::StorageError> {
-        block_on(mneme_core::Storage::replace(&self.storage, &key, bytes(&data), expected_size)).mirror()
+        block_on(mneme_core::Storage::replace(&self.storage, &key, data.as_bytes(), expected_size)).mirror()
     }
     fn truncate(&mut self, key: String, len: u64, expected_size: u64) -> Result<(), types::StorageError> {
         block_on(mneme_core::Storage::truncate(&self.storage, &key, len, expected_size)).mirror()

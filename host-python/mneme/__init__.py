@@ -280,10 +280,17 @@ def _from_wit(value_type, value):
     if isinstance(value_type, wc.EnumType):
         return _snake(value)
     if isinstance(value_type, wc.VariantType):
+        # The WIT's `data` (bytes, as text where they are UTF-8) is given as bytes.
+        if _is_data(value_type):
+            return value.encode("utf-8") if isinstance(value, str) else bytes(value)
         tag, payload = _case_of(value_type, value)
         payload_type = dict(_cases(value_type))[tag]
         return _snake(tag) if payload_type is None else {_snake(tag): _from_wit(payload_type, payload)}
     return value
+
+
+def _is_data(variant_type):
+    return [name for name, _ in variant_type.cases] == ["text", "bytes"]
 
 
 # --- The component ------------------------------------------------------------------

@@ -400,6 +400,10 @@ def _(scratch):
     # of three bytes, would come back in the answer as more than 128 MiB, and is
     # refused before the component writes it.
     store.append("s", role="user", text="x" * 3_000_000)
+    # An export's bytes cross as text too: as a byte list, more than 2.5 MB trapped.
+    for to in ["claude", "markdown"]:
+        exported = store.export_session("s", to)
+        assert isinstance(exported["data"], bytes) and b"x" * 3_000_000 in exported["data"], (to, len(exported["data"]))
     for text in ["x" * 70_000_000, "語" * 25_000_000]:
         try:
             store.append("s", role="user", text=text)

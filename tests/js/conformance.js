@@ -245,6 +245,7 @@ export function shapeDifference(type, value, path = "") {
   if (type === null) return value === null || value === undefined ? null : wrong("nothing");
   if (typeof type === "string") {
     if (type === "json") return null;
+    if (type === "data") return value instanceof Uint8Array ? null : wrong("a Uint8Array");
     if (type === "string" || type === "char") return typeof value === "string" ? null : wrong("a string");
     if (type === "bool") return typeof value === "boolean" ? null : wrong("a boolean");
     if (type in INTEGERS) {

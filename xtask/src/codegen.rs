@@ -133,7 +133,8 @@ fn js_table(resolve: &Resolve, package: wit_parser::PackageId) -> String {
             if matches!(
                 kind,
                 TypeDefKind::Record(_) | TypeDefKind::Variant(_) | TypeDefKind::Enum(_) | TypeDefKind::Flags(_) | TypeDefKind::Resource
-            ) {
+            ) && !is_data(resolve, ty)
+            {
                 table.define(ty);
             }
         }
@@ -155,7 +156,8 @@ fn js_table(resolve: &Resolve, package: wit_parser::PackageId) -> String {
          // runs `cargo xtask codegen --check`, which fails when this is not what wit/ says.\n\
          //\n\
          // A type is a primitive's name (\"string\", \"u32\", ...), \"json\" (a string of\n\
-         // JSON text, which the API gives as its value), a named type's \"interface.name\"\n\
+         // JSON text, which the API gives as its value), \"data\" (types.wit's bytes that\n\
+         // cross as text or bytes, which the API gives as bytes), a named type's \"interface.name\"\n\
          // (a key of TYPES), or {list}, {option}, {result: [ok, err]}, {tuple}, {borrow} or\n\
          // {own}.\n\n",
     );
@@ -194,6 +196,7 @@ impl Table<'_> {
             }
             TypeDefKind::Handle(Handle::Borrow(resource)) => format!("{{ borrow: {} }}", self.reference(Type::Id(*resource))),
             TypeDefKind::Handle(Handle::Own(resource)) => format!("{{ own: {} }}", self.reference(Type::Id(*resource))),
+            _ if is_data(self.resolve, id) => quote("data"),
             _ => quote(&self.define(id)),
         }
     }
@@ -249,6 +252,17 @@ impl Table<'_> {
         self.named.insert(key.clone(), definition);
         key
     }
+}
+
+/// The WIT's `data` (types.wit): bytes that cross as text where they are UTF-8. Every
+/// library gives and takes it as bytes, so it is written as bytes, not as a variant.
+fn is_data(resolve: &Resolve, id: TypeId) -> bool {
+    let def = &resolve.types[id];
+    let owner = match def.owner {
+        wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.as_deref(),
+        _ => None,
+    };
+    def.name.as_deref() == Some("data") && owner == Some("types") && matches!(def.kind, TypeDefKind::Variant(_))
 }
 
 /// A `string` field whose doc comment says it is JSON text (a request body, a
@@ -545,6 +559,9 @@ fn python_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
         for &ty in interface.types.values() {
             let def = &resolve.types[ty];
             let Some(name) = def.name.as_deref() else { continue };
+            if is_data(resolve, ty) {
+                continue;
+            }
             let class = names.of(resolve, interface_name, name);
             let doc = docstring(def.docs.contents.as_deref(), "    ");
             match &def.kind {
@@ -700,6 +717,7 @@ fn annotation(resolve: &Resolve, names: &mut TypeNames, ty: Type, spelling: &Spe
     match &def.kind {
         TypeDefKind::Type(target) => annotation(resolve, names, *target, spelling),
         TypeDefKind::List(Type::U8) => spelling.bytes.into(),
+        _ if is_data(resolve, id) => spelling.bytes.into(),
         TypeDefKind::List(item) => (spelling.list)(annotation(resolve, names, *item, spelling)),
         TypeDefKind::Option(item) => (spelling.option)(annotation(resolve, names, *item, spelling)),
         TypeDefKind::Tuple(tuple) => (spelling.tuple)(tuple.types.iter().map(|&ty| annotation(resolve, names, ty, spelling)).collect()),
@@ -829,6 +847,9 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
         for &ty in interface.types.values() {
             let def = &resolve.types[ty];
             let Some(name) = def.name.as_deref() else { continue };
+            if is_data(resolve, ty) {
+                continue;
+            }
             let doc = jsdoc_of(def.docs.contents.as_deref(), "");
             let declared = names.of(resolve, interface_name, name);
             match &def.kind {

@@ -6,6 +6,13 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// What the WIT's `data` variant carries, as the core keeps it: named here so that
+/// [`mirror_wit_types!`](crate::mirror_wit_types) expands alike in `no_std` bindings.
+#[doc(hidden)]
+pub type MirrorBytes = Vec<u8>;
+#[doc(hidden)]
+pub type MirrorText = String;
+
 /// A conversion between a core type and a binding's copy of it with the same shape.
 /// Bindings get their implementations from [`mirror_wit!`](crate::mirror_wit).
 pub trait Mirror<T> {
@@ -122,9 +129,40 @@ macro_rules! mirror_record {
 
 /// The WIT `types` interface mirrored onto a binding's generated module: what a
 /// component that only provides or uses `storage` needs (the WASI storage provider).
+/// `$sends_text` says whether bytes leaving as `data` go as text where they are UTF-8
+/// (the component guest, for a host whose storage `wants-text`; see the WIT's `data`).
 #[macro_export]
 macro_rules! mirror_wit_types {
-    ($types:ident) => {
+    ($types:ident; sends_text = $sends_text:expr) => {
+        impl $types::Data {
+            /// The bytes, where they lie.
+            pub fn as_bytes(&self) -> &[u8] {
+                match self {
+                    Self::Text(text) => text.as_bytes(),
+                    Self::Bytes(bytes) => bytes,
+                }
+            }
+        }
+        impl $crate::Mirror<$crate::MirrorBytes> for $types::Data {
+            fn mirror(self) -> $crate::MirrorBytes {
+                match self {
+                    Self::Text(text) => text.into_bytes(),
+                    Self::Bytes(bytes) => bytes,
+                }
+            }
+        }
+        impl $crate::Mirror<$types::Data> for $crate::MirrorBytes {
+            fn mirror(self) -> $types::Data {
+                if !$sends_text {
+                    return $types::Data::Bytes(self);
+                }
+                match $crate::MirrorText::from_utf8(self) {
+                    Ok(text) => $types::Data::Text(text),
+                    Err(error) => $types::Data::Bytes(error.into_bytes()),
+                }
+            }
+        }
+
         $crate::mirror_record!($crate::KeyInfo, $types::KeyInfo { key, size });
         $crate::mirror_record!($crate::redact::Redacted, $types::Redacted { kind, count });
         $crate::mirror_record!($crate::Window, $types::Window { since_ms, until_ms });
@@ -221,12 +259,13 @@ macro_rules! mirror_wit_types {
 }
 
 /// Every WIT type of `wit/`, mirrored onto a binding's generated modules:
-/// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);` with each
-/// name a module (or `use … as` alias) in scope.
+/// `mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index; sends_text
+/// = false);` with each name a module (or `use … as` alias) in scope (`sends_text`: see
+/// [`mirror_wit_types!`](crate::mirror_wit_types)).
 #[macro_export]
 macro_rules! mirror_wit {
-    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident, $memory:ident, $index:ident) => {
-        $crate::mirror_wit_types!($types);
+    ($types:ident, $sessions:ident, $compaction:ident, $gates:ident, $memory:ident, $index:ident; sends_text = $sends_text:expr) => {
+        $crate::mirror_wit_types!($types; sends_text = $sends_text);
 
         $crate::mirror_record!($crate::index::Field, $index::Field { name, value });
         $crate::mirror_record!($crate::index::Origin, $index::Origin { provider, subject, room, display_name });

@@ -11,7 +11,7 @@ pub mod time;
 pub(crate) mod validate;
 
 pub use executor::block_on;
-pub use mirror::Mirror;
+pub use mirror::{Mirror, MirrorBytes, MirrorText};
 pub use shared::SharedStr;
 
 /// `text` split at every `\n`, exactly as `text.split('\n')` splits it (an empty last

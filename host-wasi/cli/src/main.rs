@@ -40,7 +40,7 @@ wit_bindgen::generate!({ path: "../../wit", world: "driver" });
 
 use mneme::engine::{compaction, gates, index, memory, sessions, types};
 
-mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index);
+mneme_core::mirror_wit!(types, sessions, compaction, gates, memory, index; sends_text = false);
 
 /// Mneme's sessions in the folder `wasmtime run` gives as the current directory
 /// (`--dir <folder>::.`), laid out like a Claude Code home.

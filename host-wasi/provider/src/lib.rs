@@ -13,7 +13,7 @@ wit_bindgen::generate!({ path: "../../wit", world: "storage-provider" });
 use exports::mneme::engine::storage::{Data, Guest};
 use mneme::engine::types;
 
-mneme_core::mirror_wit_types!(types);
+mneme_core::mirror_wit_types!(types; sends_text = false);
 
 fn storage() -> &'static FsStorage {
     static STORAGE: OnceLock<FsStorage> = OnceLock::new();
@@ -21,13 +21,6 @@ fn storage() -> &'static FsStorage {
 }
 
 struct Provider;
-
-fn bytes(data: &Data) -> &[u8] {
-    match data {
-        Data::Text(text) => text.as_bytes(),
-        Data::Bytes(bytes) => bytes,
-    }
-}
 
 impl Guest for Provider {
     fn wants_text() -> bool {
@@ -38,13 +31,13 @@ impl Guest for Provider {
         block_on(storage().list(&prefix)).mirror()
     }
     fn read(key: String, offset: u64, len: Option<u64>) -> Result<Data, types::StorageError> {
-        block_on(storage().read(&key, offset, len)).map(Data::Bytes).map_err(Mirror::mirror)
+        block_on(storage().read(&key, offset, len)).mirror()
     }
     fn append(key: String, data: Data) -> Result<u64, types::StorageError> {
-        block_on(storage().append(&key, bytes(&data))).mirror()
+        block_on(storage().append(&key, data.as_bytes())).mirror()
     }
     fn replace(key: String, data: Data, expected_size: Option<u64>) -> Result<(), types::StorageError> {
-        block_on(storage().replace(&key, bytes(&data), expected_size)).mirror()
+        block_on(storage().replace(&key, data.as_bytes(), expected_size)).mirror()
     }
     fn truncate(key: String, len: u64, expected_size: u64) -> Result<(), types::StorageError> {
         block_on(storage().truncate(&key, len, expected_size)).mirror()
