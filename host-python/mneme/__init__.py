@@ -509,9 +509,8 @@ class _Instance:
             parent = self.instance.get_export_index(self.store, interface)
             index = self.instance.get_export_index(self.store, name, parent)
             function = self.instance.get_func(self.store, index)
-            kind = function.type(self.store)
-            params = list(kind.params)
-            self.functions[key] = (function, params, kind.result, [param for _, param in params])
+            params, param_types, result = _wasmtime.signature(function.type(self.store))
+            self.functions[key] = (function, params, result, param_types)
         return self.functions[key]
 
     def raw(self, interface, name, *args):

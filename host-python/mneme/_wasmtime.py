@@ -179,9 +179,11 @@ def _variant_lower(self, store, value):
     raise ValueError("value not valid for this variant")
 
 
-def _signature(function_type):
-    """A function type's parameter types and result type (None: no result)."""
-    return [kind for _, kind in function_type.params], function_type.result
+def signature(function_type):
+    """A function type's parameters (name and type), their types, and its result type
+    (None: no result)."""
+    params = list(function_type.params)
+    return params, [kind for _, kind in params], function_type.result
 
 
 def call(function, store, params, result, args):
@@ -214,7 +216,8 @@ def _serve(handle, context, function_type, args, count, results, result_count):
     def run(store):
         served = _served[handle]
         if served[1] is None:
-            served[1] = _signature(FuncType._from_ptr(function_type, owner=store))
+            _, params, result = signature(FuncType._from_ptr(function_type, owner=store))
+            served[1] = (params, result)
         params, result = served[1]
         if count != len(params) or result_count != (0 if result is None else 1):
             raise WasmtimeError("a Mneme storage import was called with a signature it does not have")
