@@ -38,6 +38,8 @@ with tempfile.TemporaryDirectory(prefix="mneme-python-bench-") as scratch:
     timed(f"context ({2 * appends} entries)", 5, lambda: [buffered.context("s") for _ in range(5)])
     timed("list (2 sessions)", 20, lambda: [buffered.list() for _ in range(20)])
     timed("check_bytes of one line (no storage calls)", 200, lambda: [Mneme.check_bytes(b'{"type":"user"}\n') for _ in range(200)])
+    transcript = "".join(f'{{"type":"user","uuid":"u{n}","message":{{"role":"user","content":"{text}"}}}}\n' for n in range(20_000)).encode()
+    timed(f"check_bytes of a {len(transcript) / 1e6:.0f} MB transcript", 3, lambda: [Mneme.check_bytes(transcript) for _ in range(3)])
     crowded = Mneme(os.path.join(scratch, "crowded"), durability="buffered")
     crowded.append("s", role="user", text=text, cwd="/w")
     project = os.path.join(scratch, "crowded", "projects", Mneme.project_of("/w"))

@@ -105,8 +105,8 @@ fn store(handle: sessions::StoreBorrow<'_>) -> &core_::Store<ImportedStorage> {
 impl sessions::Guest for Component {
     type Store = Store;
 
-    fn check_bytes(data: Vec<u8>) -> sessions::CheckReport {
-        core_::check_bytes(&data).mirror()
+    fn check_bytes(data: types::Data) -> sessions::CheckReport {
+        core_::check_bytes(data.as_bytes()).mirror()
     }
     fn project_of(cwd: String) -> String {
         core_::keys::project_dir_name(&cwd)
@@ -492,8 +492,11 @@ impl memory::Guest for Component {
     ) -> Result<Vec<memory::Memory>, types::Error> {
         run(store(handle).memory().memory_used(&scope.mirror(), &files, now_ms))
     }
-    fn set_embeddings(handle: sessions::StoreBorrow<'_>, table: Option<Vec<u8>>) -> Result<Option<memory::EmbeddingsInfo>, types::Error> {
-        store(handle).set_embeddings(table.as_deref()).mirror()
+    fn set_embeddings(
+        handle: sessions::StoreBorrow<'_>,
+        table: Option<types::Data>,
+    ) -> Result<Option<memory::EmbeddingsInfo>, types::Error> {
+        store(handle).set_embeddings(table.as_ref().map(types::Data::as_bytes)).mirror()
     }
     fn plan_extraction(
         handle: sessions::StoreBorrow<'_>,
@@ -602,8 +605,8 @@ impl index::Guest for Component {
     fn index_report(handle: sessions::StoreBorrow<'_>) -> Result<index::IndexHealth, types::Error> {
         run(store(handle).index().index_report())
     }
-    fn import_openclaw_keys(handle: sessions::StoreBorrow<'_>, data: Vec<u8>) -> Result<index::KeysImported, types::Error> {
-        run(store(handle).index().import_openclaw_keys(&data))
+    fn import_openclaw_keys(handle: sessions::StoreBorrow<'_>, data: types::Data) -> Result<index::KeysImported, types::Error> {
+        run(store(handle).index().import_openclaw_keys(data.as_bytes()))
     }
     fn export_openclaw_keys(handle: sessions::StoreBorrow<'_>) -> Result<types::Data, types::Error> {
         run(store(handle).index().export_openclaw_keys())

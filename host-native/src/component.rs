@@ -273,7 +273,8 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-        self.call_total(|e, s| e.mneme_engine_sessions().call_check_bytes(s, data))
+        let data: types::Data = data.to_vec().mirror();
+        self.call_total(|e, s| e.mneme_engine_sessions().call_check_bytes(s, &data))
     }
     fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
         self.call_total(|e, s| e.mneme_engine_sessions().call_project_of(s, cwd))
@@ -448,7 +449,8 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_used(s, h, &scope, files, now_ms))
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
-        self.call(|e, s, h| e.mneme_engine_memory().call_set_embeddings(s, h, table))
+        let table: Option<types::Data> = table.map(|table| table.to_vec().mirror());
+        self.call(|e, s, h| e.mneme_engine_memory().call_set_embeddings(s, h, table.as_ref()))
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
         let scope: memory::Scope = scope.clone().mirror();
@@ -522,7 +524,8 @@ impl mneme_core::Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_index().call_index_report(s, h))
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw_keys(s, h, data))
+        let data: types::Data = data.to_vec().mirror();
+        self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw_keys(s, h, &data))
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw_keys(s, h))

@@ -232,6 +232,15 @@ def _to_wit(value_type, value, name="value"):
         if not isinstance(value, str):
             raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
         return _prose(name, value)
+    if isinstance(value_type, wc.VariantType) and _is_data(value_type):
+        # The WIT's `data`: bytes, sent as text where they are UTF-8 (wasmtime-py copies a
+        # string in one piece, a byte list as 32 bytes a byte).
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise MnemeError("invalid-argument", f"{name} must be bytes, not {type(value).__name__}")
+        try:
+            return str(value, "utf-8")
+        except UnicodeDecodeError:
+            return bytes(value)
     if isinstance(value_type, (wc.VariantType, wc.ResultType)):
         # `{"case": payload}`, or `"case"` for a case without one.
         cases = dict(_cases(value_type))

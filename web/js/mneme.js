@@ -42,12 +42,16 @@ function failure(error) {
 }
 
 /**
- * mneme-core's JSON of WIT type `type` as the binding takes it: each `list<u8>` value
- * (a Uint8Array) moved into `bytes` and given by its index there, so megabytes of an
- * import travel as bytes, not as a JSON array of numbers.
+ * mneme-core's JSON of WIT type `type` as the binding takes it: each `list<u8>` or
+ * `data` value (a Uint8Array) moved into `bytes` and given by its index there, so
+ * megabytes of an import travel as bytes, not as a JSON array of numbers.
  */
 function detach(type, value, bytes) {
   if (value == null) return value;
+  if (type === "data") {
+    bytes.push(value);
+    return bytes.length - 1;
+  }
   if (typeof type === "string") {
     const definition = TYPES[type];
     if (definition?.record) return Object.fromEntries(definition.record.map(([field, item]) => [snake(field), detach(item, value[snake(field)], bytes)]));

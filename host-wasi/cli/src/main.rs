@@ -293,7 +293,7 @@ impl Engine<Error> for Imported {
         self.store.check(id).mirror()
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-        Ok(sessions::check_bytes(data).mirror())
+        Ok(sessions::check_bytes(&data.to_vec().mirror()).mirror())
     }
     fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
         Ok(sessions::project_of(cwd))
@@ -448,7 +448,8 @@ impl Engine<Error> for Imported {
         memory::memory_used(&self.store, &scope.clone().mirror(), files, now_ms).mirror()
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
-        memory::set_embeddings(&self.store, table).mirror()
+        let table: Option<types::Data> = table.map(|table| table.to_vec().mirror());
+        memory::set_embeddings(&self.store, table.as_ref()).mirror()
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
         memory::plan_extraction(&self.store, &scope.clone().mirror(), id).mirror()
@@ -512,7 +513,7 @@ impl Engine<Error> for Imported {
         index::index_report(&self.store).mirror()
     }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
-        index::import_openclaw_keys(&self.store, data).mirror()
+        index::import_openclaw_keys(&self.store, &data.to_vec().mirror()).mirror()
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         index::export_openclaw_keys(&self.store).mirror()
