@@ -49,8 +49,9 @@ async function measure(store) {
 
 const scratch = mkdtempSync(join(tmpdir(), "mneme-sdk-bench-"));
 const results = new Map();
-const cluster = new PostgresCluster();
+let cluster;
 try {
+  cluster = new PostgresCluster();
   for (let run = 0; run < runs; run++) {
     for (const [name, make] of [
       ["Mneme, folder, fsync per batch", async () => new MnemeSessionStore(await Mneme.open({ root: join(scratch, `fsync-${run}`) }))],
@@ -65,7 +66,7 @@ try {
     }
   }
 } finally {
-  cluster.close();
+  cluster?.close();
   rmSync(scratch, { recursive: true, force: true });
 }
 const n = (x) => Math.round(x).toLocaleString("en");

@@ -187,7 +187,6 @@ export function lift(type, value) {
     return value;
   }
   if ("option" in type) return value == null ? null : lift(type.option, value);
-  // list<u8> results are bytes (exports), as in the browser package and Python.
   if ("list" in type) return type.list === "u8" ? value : Array.from(value, (item) => lift(type.list, item));
   if ("result" in type) return value.tag === "ok" ? { ok: lift(type.result[0], value.val) } : { err: lift(type.result[1], value.val) };
   if ("tuple" in type) return type.tuple.map((item, i) => lift(item, value[i]));

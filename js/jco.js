@@ -17,7 +17,7 @@ export function instance(instantiate, coreModule, storage) {
   const imports = {
     wantsText: () => false,
     list: (prefix) => storage.list(prefix),
-    read: (key, offset, len) => lower("data", storage.read(key, offset, len), key),
+    read: (key, offset, len) => ({ tag: "bytes", val: storage.read(key, offset, len) }),
     append: (key, data) => storage.append(key, lift("data", data)),
     replace: (key, data, expectedSize) => storage.replace(key, lift("data", data), expectedSize),
     truncate: (key, len, expectedSize) => storage.truncate(key, len, expectedSize),

@@ -233,14 +233,7 @@ def _to_wit(value_type, value, name="value"):
             raise MnemeError("invalid-argument", f"{name} must be a string, not {type(value).__name__}")
         return _prose(name, value)
     if isinstance(value_type, wc.VariantType) and _is_data(value_type):
-        # The WIT's `data`: bytes, sent as text where they are UTF-8 (wasmtime-py copies a
-        # string in one piece, a byte list as 32 bytes a byte).
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise MnemeError("invalid-argument", f"{name} must be bytes, not {type(value).__name__}")
-        try:
-            return str(value, "utf-8")
-        except UnicodeDecodeError:
-            return bytes(value)
+        return _data_to_wit(value, name)
     if isinstance(value_type, (wc.VariantType, wc.ResultType)):
         # `{"case": payload}`, or `"case"` for a case without one.
         cases = dict(_cases(value_type))
@@ -261,7 +254,9 @@ def _parse_many(text):
     """``json.loads`` of a document of many objects (a session's entries or items),
     with the cycle collector paused: the parse makes no reference cycle, and the
     passes its new objects set off walk every live object of the process (they made
-    loads of 10,000 entries take from 30 to over 60 ms, by what else was alive)."""
+    loads of 10,000 entries take from 30 to over 60 ms, by what else was alive). The
+    collector is the process's: a ``gc.disable()`` another thread makes meanwhile is
+    undone when the parse ends; one made before it is kept."""
     if not gc.isenabled():
         return json.loads(text)
     gc.disable()
@@ -289,9 +284,8 @@ def _from_wit(value_type, value):
     if isinstance(value_type, wc.EnumType):
         return _snake(value)
     if isinstance(value_type, wc.VariantType):
-        # The WIT's `data` (bytes, as text where they are UTF-8) is given as bytes.
         if _is_data(value_type):
-            return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            return _data_from_wit(value)
         tag, payload = _case_of(value_type, value)
         payload_type = dict(_cases(value_type))[tag]
         return _snake(tag) if payload_type is None else {_snake(tag): _from_wit(payload_type, payload)}
@@ -300,6 +294,34 @@ def _from_wit(value_type, value):
 
 def _is_data(variant_type):
     return [name for name, _ in variant_type.cases] == ["text", "bytes"]
+
+
+class _DataText(str):
+    """Bytes of the WIT's `data` crossing as their text: they do not come out of the
+    component again in the call's answer (see `_echo_size`)."""
+
+    __slots__ = ()
+
+
+def _data_to_wit(value, name):
+    """Bytes (or text) as the WIT's `data`, which wasmtime-py passes untagged: text where
+    they are UTF-8, as wasmtime-py copies a string in one piece and a byte list as 32
+    bytes a byte (and caps what comes out of the component at 128 MiB of those)."""
+    if isinstance(value, _DataText):
+        return value
+    if isinstance(value, str):
+        return _DataText(value)
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise MnemeError("invalid-argument", f"{name} must be str or bytes, not {type(value).__name__}")
+    try:
+        return _DataText(value, "utf-8")
+    except UnicodeDecodeError:
+        return bytes(value)
+
+
+def _data_from_wit(value):
+    """The WIT's `data` as bytes, however it crossed."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
 # --- The component ------------------------------------------------------------------
@@ -422,20 +444,15 @@ def _serve(storage, interrupted, landed):
             records.append(record)
         return records
 
-    # An object's bytes cross as the WIT's `data` (untagged: text is a str, bytes are
-    # bytes). wasmtime-py copies a string in one piece and a byte list a value at a time
-    # (see _wasmtime.py), so what is UTF-8 goes as text; a storage reads and writes bytes.
+    # An object's bytes cross as the WIT's `data`; a storage reads and writes bytes.
     def data(read):
-        try:
-            return read.decode("utf-8")
-        except UnicodeDecodeError:
-            return bytes(read)
+        return _data_to_wit(read, "the storage's read")
 
     def writing(method, takes_data=False, keys=1):
         def write(key, *rest):
             if takes_data:
                 given, *rest = rest
-                rest = [given.encode("utf-8") if isinstance(given, str) else given, *rest]
+                rest = [_data_from_wit(given), *rest]
             done = method(key, *rest)
             landed.extend([key, *rest][:keys])
             return done
@@ -565,6 +582,8 @@ def _echo_size(value):
     """What the text in the wasmtime-py value ``value`` may come to leaving the
     component: as written in a line (its UTF-8, JSON-escaped) and as itself. Bytes (an
     embedding table, a transcript to check or import) do not leave it again."""
+    if isinstance(value, _DataText):
+        return 0
     if isinstance(value, str):
         size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
         if size < 2**20:
@@ -882,12 +901,8 @@ class Mneme:
         ``gemini`` or ``openai`` (None: told from the content); ``id`` and ``cwd`` default
         to the transcript's own; ``origin`` (its path) is recorded in the new session.
         An id already taken raises ``session-exists``."""
-        if isinstance(data, str):
-            data = data.encode()
-        if not isinstance(data, (bytes, bytearray)):
-            raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
         request = {
-            "data": bytes(data),
+            "data": _data_to_wit(data, "data"),
             "source": None if from_ is None else _text("from_", from_),
             "id": None if id is None else _text("id", id),
             "cwd": None if cwd is None else _cwd(cwd),
@@ -1296,9 +1311,7 @@ class Mneme:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
         Kept in memory, never written. ``{words, terms, dimensions, skipped}`` or ``None``."""
-        if table is not None and not isinstance(table, (str, bytes, bytearray, memoryview)):
-            raise MnemeError("invalid-argument", f"table must be str or bytes (the table's text), not {type(table).__name__}")
-        data = None if table is None else (table.encode() if isinstance(table, str) else bytes(table))
+        data = None if table is None else _data_to_wit(table, "table")
         info = self._instance.call(_MEMORY, "set-embeddings", self._store, data)
         self._embeddings = data
         return info
@@ -1397,11 +1410,7 @@ class Mneme:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
         fields it has no place for are kept in the toggle ``openclaw``."""
-        if isinstance(data, str):
-            data = data.encode()
-        if not isinstance(data, (bytes, bytearray)):
-            raise MnemeError("invalid-argument", f"data must be bytes or str, not {type(data).__name__}")
-        return self._instance.call(_INDEX, "import-openclaw-keys", self._store, bytes(data))
+        return self._instance.call(_INDEX, "import-openclaw-keys", self._store, _data_to_wit(data, "data"))
 
     def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
@@ -1480,6 +1489,6 @@ class Mneme:
     @staticmethod
     def check_bytes(data: bytes) -> CheckReport:
         """Checks transcript bytes that are not in a store."""
-        if not isinstance(data, (bytes, bytearray)):
-            raise MnemeError("invalid-argument", "check_bytes takes bytes")
-        return _utility().call(_SESSIONS, "check-bytes", bytes(data))
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise MnemeError("invalid-argument", f"check_bytes takes bytes, not {type(data).__name__}")
+        return _utility().call(_SESSIONS, "check-bytes", data)

@@ -404,6 +404,9 @@ def _(scratch):
     for to in ["claude", "markdown"]:
         exported = store.export_session("s", to)
         assert isinstance(exported["data"], bytes) and b"x" * 3_000_000 in exported["data"], (to, len(exported["data"]))
+    # Bytes going in do not come out again: a 70 MB transcript is checked, not refused.
+    transcript = (json.dumps({"type": "user", "message": {"role": "user", "content": "z" * 5000}}) + "\n").encode() * 14_000
+    assert Mneme.check_bytes(transcript)["load"]["entry_count"] == 14_000
     for text in ["x" * 70_000_000, "語" * 25_000_000]:
         try:
             store.append("s", role="user", text=text)

@@ -139,7 +139,7 @@ fn from_json<T: DeserializeOwned>(what: &str, json: &str) -> Result<T, JsValue> 
 }
 
 /// An operation's arguments: one JSON value per WIT parameter but the store, in order.
-/// The bytes of its `list<u8>` values travel beside the JSON (a copy of megabytes
+/// The bytes of its `data` values travel beside the JSON (a copy of megabytes
 /// as an array of numbers would be slow); each stands in the JSON as its index among
 /// them.
 struct Args {
@@ -161,7 +161,7 @@ impl Args {
         serde_json::from_value(value).map_err(|e| Error::InvalidArgument(format!("{name}: {e}")))
     }
 
-    /// The bytes a `list<u8>` value (`index` in the JSON) stands for.
+    /// The bytes a `data` value (`index` in the JSON) stands for.
     fn bytes_at(&mut self, index: Option<usize>, name: &str) -> Result<Option<Vec<u8>>, Error> {
         let Some(index) = index else { return Ok(None) };
         match self.bytes.get_mut(index).and_then(Option::take) {
@@ -418,7 +418,7 @@ impl Engine {
     }
 
     /// Calls WIT function `key` with `args`, a JSON array of mneme-core's JSON (one per
-    /// parameter but the store), and `bytes`, the `Uint8Array`s of its `list<u8>` values
+    /// parameter but the store), and `bytes`, the `Uint8Array`s of its `data` values
     /// (each an index in the JSON). Resolves with the result as JSON text (bytes as a
     /// `Uint8Array`); rejects with `{kind, message, details}`.
     pub fn call(&self, key: String, args: String, bytes: Vec<JsValue>) -> Promise {
