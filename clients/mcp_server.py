@@ -392,7 +392,7 @@ async def main():
         print(f"FAIL a store that cannot be opened is refused before serving\n     {refused.returncode} {refused.stderr!r}")
     else:
         print("ok   a store that cannot be opened is refused before serving")
-    bad = subprocess.run([MNEME, "--root", "/tmp", "mcp", "--project", "../x"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    bad = subprocess.run([MNEME, "--root", "/tmp", "mcp", "--project", ".."], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if bad.returncode == 0 or "--project" not in bad.stderr:
         failures += 1
         print(f"FAIL a project name no store can hold is refused before serving\n     {bad.returncode} {bad.stderr!r}")

@@ -245,7 +245,7 @@ pub fn validate_project(name: &str) -> Result<(), Error> {
     } else if name == "." || name == ".." {
         "it is a relative path segment"
     } else if name.contains(['/', '\\', '\0']) {
-        "it contains a path separator or NUL"
+        "it contains a path separator or NUL: a project is one folder under projects/, and a working directory's is the name project-of gives it (/home/me/app is -home-me-app)"
     } else {
         return Ok(());
     };

@@ -150,8 +150,9 @@ enum Command {
         /// How many messages to show (1 or more)
         #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
         limit: usize,
-        /// Only the sessions of this project (its folder name under projects/, e.g. -home-me-app)
-        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        /// Only the sessions of this project: its folder name under projects/ (e.g.
+        /// -home-me-app), or its working directory (a path with a `/`, e.g. ./app)
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true, value_parser = project_arg)]
         project: Option<String>,
         #[command(flatten)]
         window: WindowArgs,
@@ -553,8 +554,9 @@ enum SessionsCommand {
         /// Order by this, largest or newest first
         #[arg(long, value_enum, default_value_t = SortBy::Updated)]
         sort: SortBy,
-        /// Only sessions of this project (its folder name under projects/, e.g. -home-me-app)
-        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        /// Only sessions of this project: its folder name under projects/ (e.g.
+        /// -home-me-app), or its working directory (a path with a `/`, e.g. ./app)
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true, value_parser = project_arg)]
         project: Option<String>,
         /// Only sessions updated since then: a date (2026-11-01), a timestamp, or an age (36h, 7d)
         #[arg(long, value_name = "WHEN", value_parser = parse_since)]
@@ -934,16 +936,38 @@ fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// `--cwd` (or the current directory) as Claude Code records a working directory,
+/// absolute: a project's folder is named after it, and `claude --resume` looks there
+/// from the folder it runs in.
+pub(crate) fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, String> {
+    match cwd {
+        Some(cwd) => absolute_dir(&cwd),
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd")),
+    }
+}
+
+/// `dir` absolute, from the current directory, as a working directory is written: no
+/// `.` segments and no trailing `/` (`app/` is the project of `app`).
+fn absolute_dir(dir: &Path) -> Result<PathBuf, String> {
+    let absolute = std::path::absolute(dir).map_err(|e| format!("cannot make {} absolute: {e}", dir.display()))?;
+    Ok(absolute.components().collect())
+}
+
+/// A `--project` value: a project's folder name under projects/ (`-home-me-app`), or a
+/// working directory given as a path (anything with a `/`: `/home/me/app`, `./app`),
+/// which names its project as Claude Code does. A folder name never holds a `/`.
+pub(crate) fn project_arg(value: &str) -> Result<String, String> {
+    if !value.contains('/') {
+        return Ok(value.to_owned());
+    }
+    Ok(mneme_host::core::keys::project_dir_name(&absolute_dir(Path::new(value))?.to_string_lossy()))
+}
+
 fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: AgentArgs, parent: Option<String>) -> CliResult {
     let AppendArgs { role, text, message, turn, provider, cwd, json, uuid } = what;
     let uuid = uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let AgentArgs { agent, parent_call } = agent;
-    // Recorded as Claude Code records it, absolute: a new session's project folder is
-    // named after it, and `claude --resume` looks there from the folder it runs in.
-    let cwd = match cwd {
-        Some(cwd) => std::path::absolute(&cwd).map_err(|e| format!("cannot make --cwd {} absolute: {e}", cwd.display()))?,
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
-    };
+    let cwd = working_dir(cwd)?;
     let role = role.map(|role| match role {
         RoleArg::User => Role::User,
         RoleArg::Assistant => Role::Assistant,

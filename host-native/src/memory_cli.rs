@@ -30,8 +30,9 @@ type CliResult = Result<(), String>;
 #[command(next_help_heading = "Memory scope (every memory command)")]
 pub struct MemoryArgs {
     /// The project whose memory to use: its folder name under projects/ (as Claude Code
-    /// names it, e.g. -home-me-app) [default: the project of --cwd]
-    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global", allow_hyphen_values = true)]
+    /// names it, e.g. -home-me-app), or its working directory (a path with a `/`, e.g.
+    /// ./app) [default: the project of --cwd]
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global", allow_hyphen_values = true, value_parser = crate::project_arg)]
     project: Option<String>,
     /// Use the global memory (memory/ at the store's root) instead of a project's
     #[arg(long, global = true)]
@@ -328,10 +329,7 @@ impl From<LinkArg> for LinkKind {
 
 /// Runs a memory command on `engine`, opened on demand: `instructions` needs none.
 pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: MemoryArgs, now_ms: i64) -> CliResult {
-    let cwd = match &args.cwd {
-        Some(cwd) => cwd.clone(),
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd"))?,
-    };
+    let cwd = crate::working_dir(args.cwd.clone())?;
     let named_scope = match (&args.project, args.global) {
         (_, true) => Some(Scope::Global),
         (Some(project), false) => Some(Scope::Project(project.clone())),

@@ -1846,3 +1846,45 @@ fn a_restore_cut_between_link_and_unlink_is_finished_by_restoring_again() {
         assert!(archived_now.as_array().unwrap().is_empty(), "{archived_now}");
     }
 }
+
+/// A project is named by its folder under projects/ or, given with a `/`, by its working
+/// directory, and a relative `--cwd` counts from the current directory: each names the
+/// folder Claude Code would (a relative one was taken as it was written: `./app` filed
+/// memories under `--app`).
+#[test]
+fn a_project_is_named_by_its_folder_or_its_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    fs::create_dir(here.join("app")).unwrap();
+    let root = here.join("store");
+    let root = root.to_str().unwrap();
+    let folder = mneme_host::core::keys::project_dir_name(&here.join("app").to_string_lossy());
+    let run = |args: &[&str]| crate::mneme_command().args(args).current_dir(&here).output().unwrap();
+    stdout(&run(&[
+        "--root",
+        root,
+        "memory",
+        "--cwd",
+        "./app",
+        "add",
+        "--name",
+        "db choice",
+        "--type",
+        "project",
+        "--body",
+        "We use Postgres.",
+    ]));
+    let projects: Vec<String> =
+        fs::read_dir(here.join("store/projects")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(projects, std::slice::from_ref(&folder));
+    let absolute = here.join("app");
+    for project in [folder.as_str(), "./app", "app/", absolute.to_str().unwrap()] {
+        let shown = stdout(&run(&["--root", root, "memory", "--project", project, "show", "db choice"]));
+        assert!(shown.contains("We use Postgres."), "{project}: {shown}");
+    }
+    stdout(&run(&["--root", root, "append", "s1", "--role", "user", "--text", "deploy on friday", "--cwd", "app"]));
+    for project in [folder.as_str(), "./app"] {
+        assert!(stdout(&run(&["--root", root, "search", "friday", "--project", project])).contains("deploy on friday"), "{project}");
+        assert!(stdout(&run(&["--root", root, "sessions", "list", "--project", project])).contains("s1"), "{project}");
+    }
+}
