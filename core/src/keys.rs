@@ -244,8 +244,10 @@ pub fn validate_project(name: &str) -> Result<(), Error> {
         "it is longer than 255 bytes"
     } else if name == "." || name == ".." {
         "it is a relative path segment"
-    } else if name.contains(['/', '\\', '\0']) {
-        "it contains a path separator or NUL: a project is one folder under projects/, and a working directory's is the name project-of gives it (/home/me/app is -home-me-app)"
+    } else if name.contains('\0') {
+        "it contains NUL"
+    } else if name.contains(['/', '\\']) {
+        "it contains a path separator: a project is one folder under projects/, named after a working directory as project_of (JavaScript: projectOf) names it (/home/me/app is -home-me-app)"
     } else {
         return Ok(());
     };

@@ -151,8 +151,8 @@ enum Command {
         #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
         limit: usize,
         /// Only the sessions of this project: its folder name under projects/ (e.g.
-        /// -home-me-app), or its working directory (a path with a `/`, e.g. ./app)
-        #[arg(long, value_name = "NAME", allow_hyphen_values = true, value_parser = project_arg)]
+        /// -home-me-app), or its working directory (a path, e.g. ./app)
+        #[arg(long, value_name = "PROJECT", allow_hyphen_values = true, value_parser = project_arg)]
         project: Option<String>,
         #[command(flatten)]
         window: WindowArgs,
@@ -555,8 +555,8 @@ enum SessionsCommand {
         #[arg(long, value_enum, default_value_t = SortBy::Updated)]
         sort: SortBy,
         /// Only sessions of this project: its folder name under projects/ (e.g.
-        /// -home-me-app), or its working directory (a path with a `/`, e.g. ./app)
-        #[arg(long, value_name = "NAME", allow_hyphen_values = true, value_parser = project_arg)]
+        /// -home-me-app), or its working directory (a path, e.g. ./app)
+        #[arg(long, value_name = "PROJECT", allow_hyphen_values = true, value_parser = project_arg)]
         project: Option<String>,
         /// Only sessions updated since then: a date (2026-11-01), a timestamp, or an age (36h, 7d)
         #[arg(long, value_name = "WHEN", value_parser = parse_since)]
@@ -941,26 +941,41 @@ fn run(cli: Cli) -> CliResult {
 /// from the folder it runs in.
 pub(crate) fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, String> {
     match cwd {
-        Some(cwd) => absolute_dir(&cwd),
+        Some(cwd) => absolute_dir(&cwd, "--cwd"),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory ({e}); pass --cwd")),
     }
 }
 
-/// `dir` absolute, from the current directory, as a working directory is written: no
-/// `.` segments and no trailing `/` (`app/` is the project of `app`).
-fn absolute_dir(dir: &Path) -> Result<PathBuf, String> {
-    let absolute = std::path::absolute(dir).map_err(|e| format!("cannot make {} absolute: {e}", dir.display()))?;
-    Ok(absolute.components().collect())
+/// `dir` (given as `option`) absolute, from the current directory, as the operating
+/// system gives a working directory: no `.` or `..` segments (each `..` takes the
+/// folder before it away, as a shell's `cd` does) and no trailing separator (`app/`
+/// is `app`).
+fn absolute_dir(dir: &Path, option: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let absolute = std::path::absolute(dir).map_err(|e| format!("cannot make {option} `{}` absolute: {e}", dir.display()))?;
+    let mut resolved = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    Ok(resolved)
 }
 
-/// A `--project` value: a project's folder name under projects/ (`-home-me-app`), or a
-/// working directory given as a path (anything with a `/`: `/home/me/app`, `./app`),
-/// which names its project as Claude Code does. A folder name never holds a `/`.
+/// A `--project` value: a project's folder name under projects/ (`-home-me-app`, also
+/// with a trailing separator, as a shell completes it), or a working directory given as
+/// a path (anything else with a separator: `/home/me/app`, `./app`, `app/`), which names
+/// its project as Claude Code does. A folder name never holds a separator.
 pub(crate) fn project_arg(value: &str) -> Result<String, String> {
-    if !value.contains('/') {
-        return Ok(value.to_owned());
+    let folder = value.trim_end_matches(std::path::is_separator);
+    if !folder.contains(std::path::is_separator) && (folder.len() == value.len() || folder.starts_with('-')) {
+        return Ok(folder.to_owned());
     }
-    Ok(mneme_host::core::keys::project_dir_name(&absolute_dir(Path::new(value))?.to_string_lossy()))
+    Ok(mneme_host::core::keys::project_dir_name(&absolute_dir(Path::new(value), "--project")?.to_string_lossy()))
 }
 
 fn append(sessions: &mut dyn Engine<Error>, id: &str, what: AppendArgs, agent: AgentArgs, parent: Option<String>) -> CliResult {

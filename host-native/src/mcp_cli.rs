@@ -68,9 +68,9 @@ fn scope_of(uri: &str, own: &Scope) -> Result<Scope, String> {
 #[derive(clap::Args)]
 pub struct McpArgs {
     /// The project whose memories `recall` searches: its folder name under projects/ (as
-    /// Claude Code derives it), or its working directory (a path with a `/`, e.g. ./app)
+    /// Claude Code derives it), or its working directory (a path, e.g. ./app)
     /// [default: the current directory's project]
-    #[arg(long, value_name = "NAME", allow_hyphen_values = true, conflicts_with = "global", value_parser = crate::project_arg)]
+    #[arg(long, value_name = "PROJECT", allow_hyphen_values = true, conflicts_with = "global", value_parser = crate::project_arg)]
     project: Option<String>,
     /// Recall the global memories (memory/) instead of a project's
     #[arg(long)]

@@ -30,9 +30,9 @@ type CliResult = Result<(), String>;
 #[command(next_help_heading = "Memory scope (every memory command)")]
 pub struct MemoryArgs {
     /// The project whose memory to use: its folder name under projects/ (as Claude Code
-    /// names it, e.g. -home-me-app), or its working directory (a path with a `/`, e.g.
-    /// ./app) [default: the project of --cwd]
-    #[arg(long, global = true, value_name = "NAME", conflicts_with = "global", allow_hyphen_values = true, value_parser = crate::project_arg)]
+    /// names it, e.g. -home-me-app), or its working directory (a path, e.g. ./app)
+    /// [default: the project of --cwd]
+    #[arg(long, global = true, value_name = "PROJECT", conflicts_with = "global", allow_hyphen_values = true, value_parser = crate::project_arg)]
     project: Option<String>,
     /// Use the global memory (memory/ at the store's root) instead of a project's
     #[arg(long, global = true)]

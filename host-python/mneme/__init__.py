@@ -297,24 +297,40 @@ def _is_data(variant_type):
 
 
 class _DataText(str):
-    """Bytes of the WIT's `data` crossing as their text: they do not come out of the
-    component again in the call's answer (see `_echo_size`)."""
+    """Bytes of the WIT's `data` crossing as their text, which the call only reads (a
+    transcript to check, an embedding table): they do not come out of the component
+    again (see `_echo_size`)."""
 
     __slots__ = ()
 
 
-def _data_to_wit(value, name):
+class _WrittenData(_DataText):
+    """`_DataText` the call writes to storage (a transcript to import, OpenClaw keys):
+    it comes out of the component once, in a storage call."""
+
+    __slots__ = ()
+
+
+def _data_to_wit(value, name, written=False):
     """Bytes (or text) as the WIT's `data`, which wasmtime-py passes untagged: text where
     they are UTF-8, as wasmtime-py copies a string in one piece and a byte list as 32
-    bytes a byte (and caps what comes out of the component at 128 MiB of those)."""
+    bytes a byte (and caps what comes out of the component at 128 MiB of those).
+    ``written``: the call writes them to storage."""
     if isinstance(value, _DataText):
         return value
+    text = _WrittenData if written else _DataText
     if isinstance(value, str):
-        return _DataText(value)
+        # Refused here, not while the call is lowered (which would take the instance down).
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise MnemeError("invalid-argument", f"{name} holds a lone surrogate at character {error.start}: it cannot be written as UTF-8") from None
+        return text(value)
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise MnemeError("invalid-argument", f"{name} must be str or bytes, not {type(value).__name__}")
     try:
-        return _DataText(value, "utf-8")
+        return text(value, "utf-8")
     except UnicodeDecodeError:
         return bytes(value)
 
@@ -580,8 +596,11 @@ _ANSWER_LIMIT = 120 * 2**20
 
 def _echo_size(value):
     """What the text in the wasmtime-py value ``value`` may come to leaving the
-    component: as written in a line (its UTF-8, JSON-escaped) and as itself. Bytes (an
-    embedding table, a transcript to check or import) do not leave it again."""
+    component: as written in a line (its UTF-8, JSON-escaped) and as itself. Bytes the
+    call only reads (an embedding table, a transcript to check) do not leave it again;
+    a transcript to import leaves it once, written to storage."""
+    if isinstance(value, _WrittenData):
+        return len(value) if value.isascii() else len(value.encode("utf-8"))
     if isinstance(value, _DataText):
         return 0
     if isinstance(value, str):
@@ -902,7 +921,7 @@ class Mneme:
         to the transcript's own; ``origin`` (its path) is recorded in the new session.
         An id already taken raises ``session-exists``."""
         request = {
-            "data": _data_to_wit(data, "data"),
+            "data": _data_to_wit(data, "data", written=True),
             "source": None if from_ is None else _text("from_", from_),
             "id": None if id is None else _text("id", id),
             "cwd": None if cwd is None else _cwd(cwd),
@@ -1410,7 +1429,7 @@ class Mneme:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
         fields it has no place for are kept in the toggle ``openclaw``."""
-        return self._instance.call(_INDEX, "import-openclaw-keys", self._store, _data_to_wit(data, "data"))
+        return self._instance.call(_INDEX, "import-openclaw-keys", self._store, _data_to_wit(data, "data", written=True))
 
     def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""

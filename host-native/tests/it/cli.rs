@@ -1851,6 +1851,7 @@ fn a_restore_cut_between_link_and_unlink_is_finished_by_restoring_again() {
 /// directory, and a relative `--cwd` counts from the current directory: each names the
 /// folder Claude Code would (a relative one was taken as it was written: `./app` filed
 /// memories under `--app`).
+#[cfg(unix)]
 #[test]
 fn a_project_is_named_by_its_folder_or_its_working_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -1878,7 +1879,9 @@ fn a_project_is_named_by_its_folder_or_its_working_directory() {
         fs::read_dir(here.join("store/projects")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(projects, std::slice::from_ref(&folder));
     let absolute = here.join("app");
-    for project in [folder.as_str(), "./app", "app/", absolute.to_str().unwrap()] {
+    let folder_completed = format!("{folder}/");
+    let up = format!("../{}/app", here.file_name().unwrap().to_str().unwrap());
+    for project in [folder.as_str(), &folder_completed, "./app", "app/", &up, absolute.to_str().unwrap()] {
         let shown = stdout(&run(&["--root", root, "memory", "--project", project, "show", "db choice"]));
         assert!(shown.contains("We use Postgres."), "{project}: {shown}");
     }
