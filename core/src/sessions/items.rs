@@ -108,11 +108,31 @@ impl<S: Storage> Sessions<'_, S> {
     }
 
     /// Soft-deletes the newest item of session `id` (its line is tombstoned) and
-    /// returns it; none when the session has none (or does not exist). The tombstone
-    /// is written only if the session is still as read (another writer's line since,
-    /// another pop: it reads again), so two pops never take the same item; after
-    /// [`POP_TRIES`] such races, [`Error::StalePlan`].
+    /// returns it; none when the session has none (or does not exist). The session's
+    /// lock is held from the read to the tombstone, so another Mneme writer (another
+    /// pop) waits rather than races. A writer that takes no lock (Claude Code) may
+    /// still add a line in between: the tombstone is written only if the session is
+    /// still as read, else it reads again; after [`POP_TRIES`] such races,
+    /// [`Error::StalePlan`].
     pub async fn pop_item(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
+        let Some(parts) = self.locate(id).await? else { return Ok(None) };
+        let name = parts.base_key();
+        if !self.base.hold(&name).await? {
+            // Held already, by the caller: nothing to take or give back.
+            return self.pop_newest(id, now_ms).await;
+        }
+        let popped = match self.refresh_held(id, &parts.project).await {
+            Ok(()) => self.pop_newest(id, now_ms).await,
+            Err(error) => Err(error),
+        };
+        // A tombstone written is an item taken, returned even if the unlock fails (the
+        // storages give a lock back as its descriptor closes); a failed pop's own error
+        // says more than the unlock's.
+        let _ = self.base.release(&name).await;
+        popped
+    }
+
+    async fn pop_newest(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
         let mut last = Error::StalePlan { id: id.to_owned(), uuid: String::new() };
         for _ in 0..POP_TRIES {
             let Some(parts) = self.locate(id).await? else { return Ok(None) };
@@ -140,11 +160,17 @@ impl<S: Storage> Sessions<'_, S> {
                 .await;
             match written {
                 Ok(_) => return Ok(Some(item)),
-                Err(stale @ Error::StalePlan { .. }) => last = stale,
+                Err(stale @ Error::StalePlan { .. }) => {
+                    last = stale;
+                    // A held session is listed again only when marked stale.
+                    if let Some(state) = self.state.open.borrow_mut().get_mut(id) {
+                        state.stale = true;
+                    }
+                }
                 Err(error) => return Err(error),
             }
         }
-        // Other writers kept adding between each read and its tombstone.
+        // Writers that take no lock kept adding between each read and its tombstone.
         Err(last)
     }
 

@@ -355,20 +355,20 @@ fn a_forked_session_gives_its_items_back_as_written() {
     assert_eq!(block_on(store.sessions().items("f", None)).unwrap(), original);
 }
 
-/// Two hosts pop at once: the one whose read went stale reads again and pops the item
-/// before, so each item is popped once and none twice.
+/// Two hosts pop at once: the second waits for the session's lock, which the first
+/// holds from its read to its tombstone, then reads and pops the item before, so each
+/// item is popped once and none twice.
 #[test]
 fn two_hosts_popping_at_once_pop_two_items() {
     let storage = InMemoryStorage::new();
     add(&Store::new(&storage), "s", &run(), 1).unwrap();
-    // The other host pops after this host read the session for its pop, before it
-    // takes the session's lock to write the tombstone.
+    // The other host pops as this host asks for the session's lock.
     let popped_by_other = RefCell::new(None);
-    let read_first = Cell::new(false);
+    let read_before_lock = Cell::new(false);
     let hook = |call: Call, key: &str| {
         let pending = popped_by_other.borrow().is_none();
         if call == Call::Read && key.ends_with(".jsonl") && pending {
-            read_first.set(true);
+            read_before_lock.set(true);
         }
         if call == Call::Lock && pending {
             let popped = pop(&Store::new(&storage), "s");
@@ -378,8 +378,36 @@ fn two_hosts_popping_at_once_pop_two_items() {
     let this_host = Store::new(Hooked { inner: &storage, hook });
     let popped_here = pop(&this_host, "s");
     let all = run();
-    assert!(read_first.get(), "this host's read came before the other's pop");
+    assert!(!read_before_lock.get(), "this host read the session only under its lock");
     assert_eq!(popped_by_other.borrow().clone().flatten().as_ref(), Some(&all[4]), "the other host popped the newest");
-    assert_eq!(popped_here.as_ref(), Some(&all[3]), "this host's stale read was read again: it popped the one before");
+    assert_eq!(popped_here.as_ref(), Some(&all[3]), "this host popped the one before");
     assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..3].to_vec()));
+}
+
+/// A writer that takes no lock (Claude Code) adds a line between a pop's read and its
+/// tombstone: the pop reads again and tombstones the newest item, and the line stays.
+#[test]
+fn a_pop_raced_by_a_writer_that_takes_no_lock_reads_again() {
+    let storage = InMemoryStorage::new();
+    add(&Store::new(&storage), "s", &run(), 1).unwrap();
+    let key = block_on(storage.list("")).unwrap().into_iter().map(|info| info.key).find(|key| key.ends_with("/s.jsonl")).unwrap();
+    let foreign = "{\"type\":\"summary\",\"summary\":\"written by another program\",\"leafUuid\":\"x\"}\n";
+    // The pop's second read of the session: the first is its lock's, which the line
+    // would not race.
+    let reads = Cell::new(0);
+    let hook = |call: Call, key: &str| {
+        if call == Call::Read && key.ends_with("/s.jsonl") {
+            reads.set(reads.get() + 1);
+            if reads.get() == 2 {
+                block_on(storage.append(key, foreign.as_bytes())).unwrap();
+            }
+        }
+    };
+    let popped = pop(&Store::new(Hooked { inner: &storage, hook }), "s");
+    let all = run();
+    assert!(reads.get() > 2, "the pop read the session again");
+    assert_eq!(popped.as_ref(), Some(&all[4]));
+    assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..4].to_vec()));
+    let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
+    assert!(text.contains("written by another program"), "the other program's line stays");
 }
