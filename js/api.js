@@ -197,10 +197,24 @@ export function lift(type, value) {
 const text = (name, value) => lower("string", value, name);
 /** A time (an s64: every safe integer is one), as the caller named it. */
 const int = (name, value) => lower("s64", value, name);
+/**
+ * A time in milliseconds since the epoch. From 10^9 to 10^11 milliseconds is 1970-01-12
+ * to 1973-03-03, a time no agent writes; in seconds it is 2001 to 5138: a
+ * `Math.floor(Date.now() / 1000)` passed as is, refused as the Python package refuses it.
+ */
+function time(name, value) {
+  const number = typeof value === "bigint" ? Number(value) : value;
+  if (typeof number === "number" && number >= 1e9 && number < 1e11) {
+    refuse(`${name} is ${value}, which reads as seconds since the epoch: give milliseconds (Date.now())`);
+  }
+  return int(name, value);
+}
+/** An absolute path, in POSIX's or Windows' spelling. */
+const isAbsolute = (path) => /^(\/|\\\\|[A-Za-z]:[\\/])/.test(path);
 /** A size or count, unsigned, within its WIT type (u64 up to the safe integers), as the caller named it. */
 const unsigned = (name, value) => lower("u64", value, name);
 /** A time window from its ends: milliseconds since the epoch, or null for open. */
-const window = (since, until) => ({ since_ms: since == null ? null : int("since", since), until_ms: until == null ? null : int("until", until) });
+const window = (since, until) => ({ since_ms: since == null ? null : time("since", since), until_ms: until == null ? null : time("until", until) });
 /** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
 function bytes(name, value) {
   if (typeof value === "string") return UTF8.encode(value);
@@ -275,6 +289,21 @@ export class Mneme {
     return { ...defaults, ...snakeKeys(settings) };
   }
 
+  /**
+   * A working directory as the core takes it: absolute, since a session's project is
+   * named after it as Claude Code names it. A host with a working directory of its own
+   * (Node) overrides `absolutePath` to take a relative one from there, as the Python
+   * package and the CLI do; elsewhere (a browser, the edge) a relative one is refused.
+   */
+  #cwd(cwd) {
+    return typeof cwd === "string" && cwd !== "" && !isAbsolute(cwd) ? this.constructor.absolutePath(cwd) : cwd;
+  }
+
+  /** `cwd`, a relative path, as an absolute one; refused where there is no working directory to take it from. */
+  static absolutePath(cwd) {
+    refuse(`cwd is ${JSON.stringify(cwd)}, a relative path: give the agent's working directory as an absolute path (a session's project is named after it)`);
+  }
+
   /** Gives back the sessions it holds, then closes the storage's handles and locks (the OPFS worker, the IndexedDB connection, lock files); every later call is refused. */
   async close() {
     if (this.#closed) return;
@@ -284,7 +313,7 @@ export class Mneme {
 
   /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, a line names the session's own. */
   append(id, { role, text: body, cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.append", () => [id, { uuid, now_ms: int("now", now), role, text: body, cwd }]);
+    return this.#invoke("sessions.store.append", () => [id, { uuid, now_ms: time("now", now), role, text: body, cwd: this.#cwd(cwd) }]);
   }
   /**
    * Appends a turn in one write (all of it or nothing): one message or an array, in
@@ -294,7 +323,7 @@ export class Mneme {
    * into that sub-agent's transcript instead (Claude Code sessions). `cwd` as for `append`.
    */
   appendTurn(id, messages, { provider = "anthropic", cwd = "", uuid = crypto.randomUUID(), now = Date.now(), parent = null, agent = null } = {}) {
-    return this.#invoke("sessions.store.append-turn", () => [id, { uuid, now_ms: int("now", now), cwd, provider, messages: JSON.stringify(messages), parent, agent }]);
+    return this.#invoke("sessions.store.append-turn", () => [id, { uuid, now_ms: time("now", now), cwd: this.#cwd(cwd), provider, messages: JSON.stringify(messages), parent, agent }]);
   }
   /**
    * What to send a model next: `{provider, body, message_count, compacted, tokens, interrupted}`; `body` is the request, an object ready to extend with the model and tools.
@@ -309,7 +338,7 @@ export class Mneme {
   usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
   /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.fork", () => [id, from, text("to", to), int("now", now)]);
+    return this.#invoke("sessions.store.fork", () => [id, from, text("to", to), time("now", now)]);
   }
   /**
    * Imports another agent's transcript (`data`: its bytes or text) as a new session:
@@ -319,7 +348,7 @@ export class Mneme {
    * skipped, migrated_from, provenance}`; an id already taken rejects with `session-exists`.
    */
   importSession(data, { from = null, id = null, cwd = null, origin = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from === null ? null : lower("sessions.source", from, "from"), id, cwd, origin, uuid, now_ms: int("now", now) }]);
+    return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from === null ? null : lower("sessions.source", from, "from"), id, cwd: this.#cwd(cwd), origin, uuid, now_ms: time("now", now) }]);
   }
   /**
    * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
@@ -334,14 +363,14 @@ export class Mneme {
    * `policy` asks (`{ttl_ms, classes: [{class, ttl_ms}], keep_archived_ms, delete_archived,
    * max_disk_bytes, dry_run}`, each defaulted). Resolves with `{dry_run, archived, removed, kept_bytes}`.
    */
-  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), int("now", now)]); }
+  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), time("now", now)]); }
   /** Moves a session into the archive now: `{id, project, archived_ms, files, bytes}`. */
-  archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, int("now", now)]); }
+  archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, time("now", now)]); }
   /** Every archived session, oldest first. */
   archived() { return this.#invoke("sessions.store.archived", () => []); }
   /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
   restore(id) { return this.#invoke("sessions.store.restore", () => [id]); }
-  tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, int("now", now)]); }
+  tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, time("now", now)]); }
   load(id) { return this.#invoke("sessions.store.load", () => [id]); }
   context(id) { return this.#invoke("sessions.store.context", () => [id]); }
   list() { return this.#invoke("sessions.store.list", () => []); }
@@ -352,7 +381,7 @@ export class Mneme {
   check(id) { return this.#invoke("sessions.store.check", () => [id]); }
   subagents(id) { return this.#invoke("sessions.store.subagents", () => [id]); }
   remove(id) { return this.#invoke("sessions.store.remove", () => [id]); }
-  repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, int("now", now)]); }
+  repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, time("now", now)]); }
   reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
   /**
    * Appends `lines` (each the JSON text of one object, as the session's client wrote it)
@@ -361,7 +390,7 @@ export class Mneme {
    * write. A line whose `uuid` is among the transcript's last lines already is left out
    * (a retried batch is written once). Resolves with how many lines were written.
    */
-  appendLines(key, lines, now = Date.now()) { return this.#invoke("sessions.store.append-lines", () => [key, lines, int("now", now)]); }
+  appendLines(key, lines, now = Date.now()) { return this.#invoke("sessions.store.append-lines", () => [key, lines, time("now", now)]); }
   /** The lines of the transcript at `key` as they were appended, oldest first; null if nothing was written there. */
   readLines(key) { return this.#invoke("sessions.store.read-lines", () => [key]); }
   /** The sessions of `project` with a transcript of their own: `[{id, updated_ms}]`. */
@@ -379,14 +408,14 @@ export class Mneme {
   appendItems(id, items, { cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("sessions.store.append-items", () => {
       if (!Array.isArray(items)) refuse(`items must be an array of item objects, not ${shown(items)}`);
-      return [id, JSON.stringify(items), cwd, uuid, int("now", now)];
+      return [id, JSON.stringify(items), this.#cwd(cwd), uuid, time("now", now)];
     });
   }
   /** The items of a session's resume context, oldest first, as added (the newest `limit` when given); after a compaction the first is its summary as a user message. */
   async items(id, { limit = null } = {}) { return JSON.parse(await this.#invoke("sessions.store.items", () => [id, limit])); }
   /** Soft-deletes a session's newest item and resolves with it; null when it has none. */
   async popItem(id, now = Date.now()) {
-    const item = await this.#invoke("sessions.store.pop-item", () => [id, int("now", now)]);
+    const item = await this.#invoke("sessions.store.pop-item", () => [id, time("now", now)]);
     return item === null ? null : JSON.parse(item);
   }
   /**
@@ -405,7 +434,7 @@ export class Mneme {
   }
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("compaction.apply-compaction", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, int("now", now)]);
+    return this.#invoke("compaction.apply-compaction", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, time("now", now)]);
   }
   /**
    * One compaction through the core's driver (the component's `run`): plan; have
@@ -450,39 +479,39 @@ export class Mneme {
       run.dispose();
     }
   }
-  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, int("now", now)]); }
+  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, time("now", now)]); }
   memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
-  recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, int("now", now)]); }
+  recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, time("now", now)]); }
   extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
-  recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, int("now", now)]); }
+  recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, time("now", now)]); }
   /** Whether the next message should start a new session; no policy field set means never. */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", () => [id, int("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
-  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [int("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [int("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [int("now", now), holder, lower("bool", completed, "completed")]); }
+  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", () => [id, time("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
+  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, lower("bool", completed, "completed")]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
   /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
-  memoryAdd(project, memory, now = Date.now()) { return this.#invoke("memory.memory-add", () => [scope(project), newMemory("memory", memory), int("now", now)]); }
+  memoryAdd(project, memory, now = Date.now()) { return this.#invoke("memory.memory-add", () => [scope(project), newMemory("memory", memory), time("now", now)]); }
   /** Writes many memories with one index write (bulk import). */
   memoryAddMany(project, memories, now = Date.now()) {
     return this.#invoke("memory.memory-add-many", () => {
       if (!Array.isArray(memories)) refuse("memories must be an array");
-      return [scope(project), memories.map((memory, i) => newMemory(`memories[${i}]`, memory)), int("now", now)];
+      return [scope(project), memories.map((memory, i) => newMemory(`memories[${i}]`, memory)), time("now", now)];
     });
   }
   /** Changes fields in place: `{name?, type?, description?, body?, topics?, confidence?}`. */
-  memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, fields, int("now", now)]); }
+  memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, fields, time("now", now)]); }
   /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
   memorySupersede(project, file, memory, now = Date.now()) {
-    return this.#invoke("memory.memory-supersede", () => [scope(project), file, newMemory("memory", memory), int("now", now)]);
+    return this.#invoke("memory.memory-supersede", () => [scope(project), file, newMemory("memory", memory), time("now", now)]);
   }
   /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
-  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, int("now", now)]); }
+  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, time("now", now)]); }
   /** Runs one call of Claude's memory tool: `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (a refusal, in words the model can act on, is `is_error`; a MnemeError is the caller's or the store's failure). */
-  memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), JSON.stringify(input), int("now", now)]); }
+  memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), JSON.stringify(input), time("now", now)]); }
   /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
-  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, int("now", now)]); }
+  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
   /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?, since?, until?}` (`since`/`until`: those holding from a time in that window, as `memoryRecall`'s). */
   memoryList(project, options = {}) {
     return this.#invoke("memory.memory-list", () => {
@@ -530,7 +559,7 @@ export class Mneme {
   /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
-  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, int("now", now)]); }
+  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, time("now", now)]); }
   /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, versions, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
   planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
   /** Keeps the vectors of `plan`'s texts, one per text in its order, beside the recall index; resolves with how many were kept (none of a memory written since the plan). */
@@ -544,16 +573,16 @@ export class Mneme {
   /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
   planExtraction(project, id) { return this.#invoke("memory.plan-extraction", () => [scope(project), id]); }
   /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
-  applyExtraction(project, plan, answer, now = Date.now()) { return this.#invoke("memory.apply-extraction", () => [scope(project), plan, answer, int("now", now)]); }
-  recordExtractionFailure(id, reason, now = Date.now()) { return this.#invoke("memory.record-extraction-failure", () => [id, reason, int("now", now)]); }
+  applyExtraction(project, plan, answer, now = Date.now()) { return this.#invoke("memory.apply-extraction", () => [scope(project), plan, answer, time("now", now)]); }
+  recordExtractionFailure(id, reason, now = Date.now()) { return this.#invoke("memory.record-extraction-failure", () => [id, reason, time("now", now)]); }
   /** The request for a model to consolidate the memory (take `dreamAcquire` first): `{id, prompt, max_tokens, known, sessions, since_ms}`. */
-  planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), int("now", now)]); }
+  planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), time("now", now)]); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
   applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
-    return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, int("now", now), lower("bool", dryRun, "dryRun")]);
+    return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), lower("bool", dryRun, "dryRun")]);
   }
   /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
-  rollbackConsolidation(project, id, now = Date.now()) { return this.#invoke("memory.rollback-consolidation", () => [scope(project), id, int("now", now)]); }
+  rollbackConsolidation(project, id, now = Date.now()) { return this.#invoke("memory.rollback-consolidation", () => [scope(project), id, time("now", now)]); }
   /** The consolidations recorded, oldest first. */
   consolidations(project) { return this.#invoke("memory.consolidations", () => [scope(project)]); }
   /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval); each is listed with `external: true`. */
@@ -583,11 +612,11 @@ export class Mneme {
   }
   /** Routes a message: `{key, session_id, action, reason, previous_session_id, text}`, and records it. `policy` fields left out keep the core's defaults. */
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
-    return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), int("now", now), text("newSessionId", newSessionId)]);
+    return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), time("now", now), text("newSessionId", newSessionId)]);
   }
   /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) {
-    return this.#invoke("index.reset-key", () => [key, text("newSessionId", newSessionId), int("now", now)]);
+    return this.#invoke("index.reset-key", () => [key, text("newSessionId", newSessionId), time("now", now)]);
   }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
   updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
@@ -600,7 +629,7 @@ export class Mneme {
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
   crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
-    return this.#invoke("index.crab-start", () => [project, agent, sender, text("createdBy", createdBy), int("now", now)]);
+    return this.#invoke("index.crab-start", () => [project, agent, sender, text("createdBy", createdBy), time("now", now)]);
   }
   crabShow(id) { return this.#invoke("index.crab-show", () => [id]); }
   /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
@@ -613,7 +642,7 @@ export class Mneme {
   rolloverGate(key, maxContextTokens) { return this.#invoke("index.rollover-gate", () => [key, unsigned("maxContextTokens", maxContextTokens)]); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), int("now", now)]);
+    return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), time("now", now)]);
   }
   /** A key with its current session's listing and counters: `{entry, session, counters}`. */
   key(key) { return this.#invoke("index.key", () => [key]); }

@@ -18,6 +18,9 @@
 // default): an item holding a secret comes back with it masked; `store.setRedaction([])`
 // keeps every byte.
 
+import { MnemeError } from "./api.js";
+import { checkOptions } from "./options.js";
+
 const STORE_METHODS = ["appendItems", "items", "popItem", "remove"];
 
 export class MnemeSession {
@@ -26,7 +29,10 @@ export class MnemeSession {
    * (or the edge's `objectStore(stub)`); a new session is filed under the project of `cwd`
    * (default: the process's working directory, `/` where there is none).
    */
-  constructor(sessionId, store, { cwd = globalThis.process?.cwd?.() ?? "/" } = {}) {
+  constructor(sessionId, store, options = {}) {
+    // A misspelt option (`cwdd`) would file the session under another project.
+    checkOptions("MnemeSession", options, ["cwd"], MnemeError);
+    const { cwd = globalThis.process?.cwd?.() ?? "/" } = options;
     if (STORE_METHODS.some((method) => typeof store?.[method] !== "function")) {
       throw new TypeError("MnemeSession takes an open Mneme store (await Mneme.open({ root }), or objectStore(stub) on the edge)");
     }
@@ -47,7 +53,8 @@ export class MnemeSession {
 
   /** Adds `items` in one write: all of them land, or none. */
   async addItems(items) {
-    if (items.length > 0) await this.store.appendItems(this.sessionId, items, { cwd: this.cwd });
+    // Anything but an empty array goes to the store, which refuses what is no array.
+    if (!Array.isArray(items) || items.length > 0) await this.store.appendItems(this.sessionId, items, { cwd: this.cwd });
   }
 
   /** Soft-deletes the newest item and resolves with it; undefined when there is none. */

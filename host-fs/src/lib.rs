@@ -188,7 +188,7 @@ impl FsStorage {
             return Ok(());
         }
         let missing: Vec<&Path> = dir.ancestors().take_while(|at| !at.exists()).collect();
-        fs::create_dir_all(dir)?;
+        fs::create_dir_all(dir).map_err(|e| unmade_folder(dir, e))?;
         for created in missing.iter().rev() {
             self.sync_dir(created.parent().unwrap_or(&self.root))?;
         }
@@ -345,6 +345,18 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// (a full disk refusing the folder's sync), as the core undoes only what may have landed.
 fn landed(key: &str, error: io::Error) -> StorageError {
     StorageError::Io { key: key.to_owned(), message: error.to_string() }
+}
+
+/// A folder that could not be made, said with its path: what stops it (a file where a
+/// folder must be, a root in a place that cannot hold one) would otherwise read as the
+/// key of the failed call missing.
+fn unmade_folder(dir: &Path, error: io::Error) -> io::Error {
+    match error.kind() {
+        ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
+            io::Error::other(format!("cannot make the folder {}: {error}", dir.display()))
+        }
+        _ => error,
+    }
 }
 
 fn io_error(key: &str, error: io::Error) -> StorageError {
@@ -632,7 +644,7 @@ impl FsStorage {
             // lock folders under it need not.
             self.create_dirs(&self.root)?;
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)?;
+                fs::create_dir_all(parent).map_err(|e| unmade_folder(parent, e))?;
             }
             OpenOptions::new().create(true).truncate(false).write(true).open(&path)
         };

@@ -15,9 +15,16 @@
 // idempotency key: a line whose `uuid` the transcript holds already is not written
 // again, so a batch the SDK retries after a failure that had landed, or a transcript
 // it imports again, is written once. A batch is one storage append.
-import { Mneme } from "./mneme.js";
+import { Mneme, MnemeError } from "./mneme.js";
 
-const mnemeKey = (key) => ({ project: key.projectKey, id: key.sessionId, subpath: key.subpath ?? null });
+/** The SDK's `SessionKey` as the store's transcript key, refused in the SDK's names when it is not one. */
+function mnemeKey(key) {
+  const { projectKey, sessionId, subpath = null } = key ?? {};
+  if (typeof projectKey !== "string" || typeof sessionId !== "string" || (subpath !== null && typeof subpath !== "string")) {
+    throw new MnemeError("invalid-argument", `the key must be a SessionKey, { projectKey, sessionId, subpath? } with strings, not ${JSON.stringify(key) ?? String(key)}`);
+  }
+  return { project: projectKey, id: sessionId, subpath };
+}
 
 export class MnemeSessionStore {
   /** A SessionStore over `store`, an open Mneme store. */
@@ -28,7 +35,9 @@ export class MnemeSessionStore {
 
   /** Appends `entries` to the transcript at `key` in one write. */
   async append(key, entries) {
-    if (entries.length > 0) await this.store.appendLines(mnemeKey(key), entries.map((entry) => JSON.stringify(entry)));
+    if (!Array.isArray(entries)) throw new MnemeError("invalid-argument", `entries must be an array of transcript entries, not ${entries === null ? "null" : typeof entries}`);
+    const transcript = mnemeKey(key);
+    if (entries.length > 0) await this.store.appendLines(transcript, entries.map((entry) => JSON.stringify(entry)));
   }
 
   /** Every entry appended at `key`, in order; null if none ever was. */
@@ -63,6 +72,7 @@ export class MnemeSessionStore {
 
   /** The subpaths of the session's other transcripts (`subagents/agent-<id>`). */
   async listSubkeys(key) {
-    return this.store.subpaths(key.projectKey, key.sessionId);
+    const { project, id } = mnemeKey(key);
+    return this.store.subpaths(project, id);
   }
 }

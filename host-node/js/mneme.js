@@ -13,6 +13,7 @@
 // synchronously (Node 20 has no JSPI); methods return promises only to keep the
 // browser package's shape.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { instantiate } from "../gen/mneme.js";
 import { Mneme as Api, MnemeError } from "../gen/api.js";
 import { JcoEngine, NO_STORAGE, checkBytes, instance, projectOf } from "../gen/jco.js";
@@ -56,6 +57,11 @@ export class Mneme extends Api {
       throw error instanceof TypeError ? new MnemeError("invalid-argument", error.message) : error;
     }
     return new Mneme(new JcoEngine(instance(instantiate, coreModule, storage), storage, { partBytes, totalBytes }));
+  }
+
+  /** A relative working directory taken from the process's, as the CLI and the Python package take it. */
+  static absolutePath(cwd) {
+    return resolve(cwd);
   }
 
   /** Checks transcript bytes that are not in a store. */

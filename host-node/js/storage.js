@@ -86,6 +86,22 @@ function failure(key, error) {
   }
 }
 
+/**
+ * Makes `folder` and those above it for `key`. What stops it (a file where a folder
+ * must be, a root in a place that cannot hold one) is said with the folder's path: as
+ * the storage error of the failed call it would read as `key` missing.
+ */
+function makeFolder(key, folder) {
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (error) {
+    // In the operating system's words, as the CLI and the Python package say them.
+    const said = { ENOENT: "No such file or directory", ENOTDIR: "Not a directory", EEXIST: "File exists" }[error?.code];
+    if (said !== undefined) throw new StorageFailure("io", { key, message: `cannot make the folder ${folder}: ${said}` });
+    throw error;
+  }
+}
+
 /** Runs `action`, turning a node:fs error into the storage error for `key`. */
 function io(key, action) {
   try {
@@ -338,7 +354,7 @@ export class FsStorage {
           created = true;
         } catch (error) {
           if (error.code === "ENOENT") {
-            mkdirSync(dirname(path), { recursive: true });
+            makeFolder(key, dirname(path));
             fd = openSync(path, "ax");
             created = true;
           } else if (error.code === "EEXIST") {
@@ -400,7 +416,7 @@ export class FsStorage {
     this.checkInside(key, path);
     this.forgetAppender(key);
     const folder = dirname(path);
-    io(key, () => mkdirSync(folder, { recursive: true }));
+    io(key, () => makeFolder(key, folder));
     const temp = join(folder, `.${path.slice(folder.length + 1)}.tmp-${process.pid}-${tempCounter++}`);
     try {
       io(key, () => {
@@ -467,7 +483,7 @@ export class FsStorage {
       if (!statSync(fromPath).isFile()) throw new StorageFailure("not-found", from);
     });
     io(to, () => {
-      mkdirSync(dirname(toPath), { recursive: true });
+      makeFolder(to, dirname(toPath));
       // A hard link fails if `to` exists, atomically: never an overwrite.
       linkSync(fromPath, toPath);
     });
@@ -482,7 +498,7 @@ export class FsStorage {
     if (this.held.has(name)) throw new StorageFailure("locked", name);
     const path = join(this.root, RESERVED_DIR, "locks", `${name}.lock`);
     const fd = io(name, () => {
-      mkdirSync(dirname(path), { recursive: true });
+      makeFolder(name, dirname(path));
       return openSync(path, "a");
     });
     // Loading the C library can fail (a libc by another name): an error, not a trap.

@@ -92,6 +92,19 @@ try {
     assert(same(await b.getItems(), [{ role: "user", content: "b" }]), "the other session is untouched");
   });
 
+  await test("what is not a batch of items, or not an option, is refused, never dropped", async () => {
+    const store = await fresh();
+    const refusedWith = async (run, words) => {
+      const error = await Promise.resolve().then(run).then(() => undefined, (error) => error);
+      assert(error?.kind === "invalid-argument" && error.message.includes(words), `expected a refusal saying "${words}", got ${error}`);
+    };
+    const session = new MnemeSession("s", store, { cwd: "/w" });
+    await refusedWith(() => session.addItems({ role: "user", content: "hi" }), "items must be an array of item objects, not object");
+    await refusedWith(() => session.addItems(), "items must be an array of item objects, not undefined");
+    assert(same(await session.getItems(), []), "nothing was written");
+    await refusedWith(() => new MnemeSession("s", store, { cwdd: "/x" }), "MnemeSession: unknown option `cwdd`; it takes cwd");
+  });
+
   await test("the session is one Mneme reads: context, search, every call answered", async () => {
     const store = await fresh();
     const session = new MnemeSession("read", store, { cwd: "/work/app" });

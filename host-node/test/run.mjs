@@ -393,6 +393,18 @@ try {
     await placed.append("p", { role: "user", text: "x", cwd: "/work/app" });
     const [later] = await placed.appendTurn("p", { role: "assistant", content: "y" });
     assert(JSON.parse(later.raw).cwd === "/work/app", later.raw);
+    // A relative working directory is taken from the process's, as the CLI and Python take it.
+    const relative = await placed.append("r", { role: "user", text: "x", cwd: "app/sub" });
+    assert(JSON.parse(relative.raw).cwd === join(process.cwd(), "app/sub"), relative.raw);
+    assert((await placed.list()).sessions.find((s) => s.id === "r").project === (await Mneme.projectOf(join(process.cwd(), "app/sub"))));
+    // Seconds where milliseconds belong wrote 1970's timestamps.
+    await refused(placed.append("p", { role: "user", text: "x", now: 1_796_599_694 }), "invalid-argument", "now is 1796599694, which reads as seconds since the epoch");
+    await refused(placed.search("x", { since: 1_796_599_694 }), "invalid-argument", "since is 1796599694, which reads as seconds");
+    // A root that cannot be made is said by its folder, not as the session's file missing.
+    writeFileSync(join(scratch, "a-file"), "");
+    const unmade = await Mneme.open({ root: join(scratch, "a-file", "store") });
+    await refused(unmade.append("s", { role: "user", text: "x", cwd: "/w" }), "storage/io", `cannot make the folder ${join(scratch, "a-file", "store")}`);
+    await unmade.close();
     await placed.close();
     await store.close();
     await readOnly.close();

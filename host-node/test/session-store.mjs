@@ -63,6 +63,19 @@ try {
       assert((await store.load({ ...KEY, subpath: "subagents/agent-9" })) === null, "a missing subpath of a session that exists");
     });
 
+    await test(`what is not a SessionKey or a list of entries is refused in the SDK's names [${where}]`, async () => {
+      const store = await fresh();
+      const refusedWith = async (promise, words) => {
+        const error = await promise.then(() => undefined, (error) => error);
+        assert(error?.kind === "invalid-argument" && error.message.includes(words), `expected a refusal saying "${words}", got ${error}`);
+      };
+      await refusedWith(store.append(KEY, { type: "user", uuid: "a" }), "entries must be an array of transcript entries, not object");
+      await refusedWith(store.append({ project_key: "proj", session_id: "sess" }, []), "the key must be a SessionKey, { projectKey, sessionId, subpath? }");
+      await refusedWith(store.load(null), "the key must be a SessionKey");
+      await refusedWith(store.listSubkeys({ projectKey: "proj" }), "the key must be a SessionKey");
+      assert((await store.load(KEY)) === null, "nothing was written");
+    });
+
     await test(`subpaths and projects are keys of their own [${where}]`, async () => {
       const store = await fresh();
       await store.append(KEY, [{ type: "x", uuid: "m" }]);

@@ -703,12 +703,17 @@ def _optional_text(name, value):
 
 
 def _json(name, value):
-    """``value`` as JSON text (a value json.dumps cannot write is a refusal)."""
+    """``value`` as JSON text, compact and with its non-ASCII text as written, as Claude
+    Code and JavaScript write it (escaped, an 'é' is six bytes of a stored line). A lone
+    surrogate (what json.loads makes of a `\\ud83d` Claude Code writes when it cuts an
+    emoji in two) has no UTF-8 form, so it stays an escape. A value json.dumps cannot
+    write is a refusal."""
     try:
         # NaN and infinities are no JSON: refused here, by name, not as a parse error.
-        return json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError) as error:
         raise MnemeError("invalid-argument", f"{name} cannot be written as JSON: {error}") from None
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _texts(name, value):

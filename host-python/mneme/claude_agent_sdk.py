@@ -35,12 +35,10 @@ millisecond, but the first append to a transcript in a process reads it whole (t
 know its ids).
 """
 
-import json
-import re
 import time
 from typing import Any, Dict, List, Optional
 
-from . import Mneme, _parse_many
+from . import Mneme, MnemeError, _json, _parse_many
 
 __all__ = ["MnemeSessionStore"]
 
@@ -48,19 +46,13 @@ Entry = Dict[str, Any]
 
 
 def _key(key) -> Dict[str, Any]:
-    """The SDK's key in Mneme's spelling."""
-    return {"project": key["project_key"], "id": key["session_id"], "subpath": key.get("subpath")}
-
-
-# A lone UTF-16 surrogate: what json.loads makes of the `\\ud83d` Claude Code writes
-# when it cuts an emoji in two. It has no UTF-8 form, so it stays an escape.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _line(entry: Entry) -> str:
-    # Compact, as Claude Code writes its lines; other non-ASCII text kept as written.
-    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    """The SDK's ``SessionKey`` in Mneme's spelling, refused in the SDK's names when it
+    is not one."""
+    if isinstance(key, dict):
+        project, session, subpath = key.get("project_key"), key.get("session_id"), key.get("subpath")
+        if isinstance(project, str) and isinstance(session, str) and (subpath is None or isinstance(subpath, str)):
+            return {"project": project, "id": session, "subpath": subpath}
+    raise MnemeError("invalid-argument", f"the key must be a SessionKey, a dict of project_key, session_id and (optionally) subpath, all strings; not {key!r:.200}")
 
 
 class MnemeSessionStore:
@@ -75,8 +67,11 @@ class MnemeSessionStore:
 
     async def append(self, key, entries: List[Entry]) -> None:
         """Appends ``entries`` to the transcript at ``key`` in one write."""
+        key = _key(key)
+        if not isinstance(entries, (list, tuple)):
+            raise MnemeError("invalid-argument", f"entries must be a list of transcript entries (dicts), not {type(entries).__name__}")
         if entries:
-            self.store.append_lines(_key(key), [_line(entry) for entry in entries], now=int(time.time() * 1000))
+            self.store.append_lines(key, [_json("entry", entry) for entry in entries], now=int(time.time() * 1000))
 
     async def load(self, key) -> Optional[List[Entry]]:
         """Every entry appended at ``key``, in order; None if none ever was."""
@@ -111,4 +106,5 @@ class MnemeSessionStore:
 
     async def list_subkeys(self, key) -> List[str]:
         """The subpaths of the session's other transcripts (``subagents/agent-<id>``)."""
-        return self.store.subpaths(key["project_key"], key["session_id"])
+        key = _key(key)
+        return self.store.subpaths(key["project"], key["id"])

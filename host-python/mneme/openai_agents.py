@@ -81,8 +81,9 @@ class MnemeSession:
     async def add_items(self, items: List[Item]) -> None:
         """Adds ``items`` in one write: all of them land, or none."""
         self._open()
-        if items:
-            self.store.append_items(self.session_id, list(items), cwd=self.cwd)
+        # Anything but an empty list goes to the store, which refuses what is no list.
+        if not isinstance(items, (list, tuple)) or items:
+            self.store.append_items(self.session_id, items, cwd=self.cwd)
 
     async def pop_item(self) -> Optional[Item]:
         """Soft-deletes the newest item and returns it; None when there is none."""

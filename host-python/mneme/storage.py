@@ -39,6 +39,18 @@ class StorageFailure(Exception):
         self.payload = payload
 
 
+def _make_folder(key, folder):
+    """Makes ``folder`` and those above it for ``key``. What stops it (a file where a
+    folder must be, a root in a place that cannot hold one) is said with the folder's
+    path: as the storage error of the failed call it would read as ``key`` missing."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.EEXIST):
+            raise StorageFailure("io", {"key": key, "message": f"cannot make the folder {folder}: {error.strerror or error}"}) from error
+        raise _failure(key, error) from error
+
+
 def _failure(key, error):
     code = getattr(error, "errno", None)
     if code in (errno.ENOENT, errno.ENOTDIR):
@@ -243,11 +255,11 @@ class FsStorage:
         try:
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 try:
                     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-                except FileNotFoundError:
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                except (FileNotFoundError, NotADirectoryError):
+                    _make_folder(key, os.path.dirname(path))
                     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
                 created = True
         except FileExistsError:
@@ -287,7 +299,7 @@ class FsStorage:
         folder = os.path.dirname(path)
         temp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
         try:
-            os.makedirs(folder, exist_ok=True)
+            _make_folder(key, folder)
             # "x": a name another writer took is an error, never its half-written file.
             with open(temp, "xb") as file:
                 file.write(data)
@@ -347,7 +359,7 @@ class FsStorage:
         if not os.path.isfile(source_path):
             raise StorageFailure("not-found", source)
         try:
-            os.makedirs(os.path.dirname(target_path), exist_ok=True)
+            _make_folder(target, os.path.dirname(target_path))
             # A hard link fails if the target exists, atomically: never an overwrite.
             # Not through a link (macOS's link(2) follows one): the name moves, as on Linux.
             os.link(source_path, target_path, follow_symlinks=False)
@@ -367,8 +379,8 @@ class FsStorage:
         try:
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
+            except (FileNotFoundError, NotADirectoryError):
+                _make_folder(name, os.path.dirname(path))
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         except OSError as error:
             raise _failure(name, error) from error

@@ -228,6 +228,28 @@ async def _(scratch):
     assert store.items("s") == [], "the store stays open"
 
 
+@test("an item is stored compact with its text as written; what is no batch is refused, never taken apart")
+async def _(scratch):
+    store = Mneme(scratch)
+    session = MnemeSession("s", store, cwd="/work/app")
+    item = {"role": "user", "content": "café 🚀 " + "é" * 1000}
+    await session.add_items([item])
+    [transcript] = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(scratch, "projects")) for f in files if f == "s.jsonl"]
+    with open(transcript, encoding="utf-8") as file:
+        line = file.read()
+    # Escaped with spaces, as json.dumps writes by default, an 'é' took six bytes and more.
+    assert '"responsesItem":{"role":"user","content":"café 🚀 éé' in line, line[:300]
+    assert len(line.encode()) < 2 * len(json.dumps(item, ensure_ascii=False).encode()) + 600, len(line)
+    for batch, words in [({"role": "user", "content": "x"}, "items must be a list of item dicts, not dict"), ("hi", "not str")]:
+        try:
+            await session.add_items(batch)
+        except Exception as error:  # noqa: BLE001 - the store's error is what a caller gets
+            assert getattr(error, "kind", None) == "invalid-argument" and words in str(error), error
+        else:
+            raise AssertionError(f"{batch!r} was taken as a batch")
+    assert await session.get_items() == [item]
+
+
 @test("the README's example of what Mneme adds runs as written")
 def _(scratch):
     api = responses_api()

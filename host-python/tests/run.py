@@ -283,6 +283,10 @@ def _(scratch):
         assert json.loads(other.append("dated", role="assistant", text="y")["raw"])["cwd"] == "/w"
         refused(lambda: other.append("placeless", role="user", text="x"), "invalid-argument", "a new session needs the working directory")
     assert json.loads(relative["raw"])["cwd"] == os.path.join(os.getcwd(), "app"), relative
+    # A root that cannot be made is said by its folder, not as the session's file missing.
+    open(os.path.join(scratch, "a-file"), "w").close()
+    unmade = os.path.join(scratch, "a-file", "store")
+    refused(lambda: Mneme(unmade).append("s", role="user", text="x", cwd="/w"), "storage/io", f"cannot make the folder {unmade}")
     refused(lambda: store.search("x", limit=2**32 + 1), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295")
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
     refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")

@@ -114,6 +114,26 @@ async def _(scratch):
         assert (await store.load(key))[-1] == cut
 
 
+@test("what is not a SessionKey or a list of entries is refused in the SDK's names")
+async def _(scratch):
+    with Mneme(scratch) as mneme:
+        store = MnemeSessionStore(mneme)
+        key = {"project_key": "-home-me-app", "session_id": "5c0b5c4e-0000-4000-8000-000000000001"}
+        for call, words in [
+            (store.append(key, {"type": "user", "uuid": "u0"}), "entries must be a list of transcript entries (dicts), not dict"),
+            (store.append({"projectKey": "-home-me-app", "sessionId": "s"}, []), "the key must be a SessionKey, a dict of project_key, session_id"),
+            (store.load(["-home-me-app"]), "the key must be a SessionKey"),
+            (store.list_subkeys({"project_key": "-home-me-app"}), "the key must be a SessionKey"),
+        ]:
+            try:
+                await call
+            except Exception as error:  # noqa: BLE001 - the store's error is what a caller gets
+                assert getattr(error, "kind", None) == "invalid-argument" and words in str(error), error
+            else:
+                raise AssertionError(f"refused nothing: {words}")
+        assert await store.load(key) is None, "nothing was written"
+
+
 @test("a mirrored line's secrets are redacted by default; set_redaction([]) mirrors exactly")
 async def _(scratch):
     secret = "sk-ant-api03-" + "x" * 90 + "AA"
