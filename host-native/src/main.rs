@@ -156,7 +156,7 @@ enum Command {
         project: Option<String>,
         #[command(flatten)]
         window: WindowArgs,
-        /// Print a JSON array of {id, project, uuid, role, timestamp, text, score, matched}, best first
+        /// Print a JSON array of {id, project, format, cwd, uuid, role, timestamp, text, score, matched, resume}, best first (`resume`: the shell command that reopens the session in its client, when there is one)
         #[arg(long)]
         json: bool,
         /// A static embedding table to rank by meaning as well as by words: the text form
