@@ -23,14 +23,16 @@ pub struct GcArgs {
     /// provider: ollama/llama3 is ollama); repeatable [default: ollama=7]
     #[arg(long = "class", value_name = "NAME=DAYS", value_parser = parse_class)]
     classes: Vec<ClassTtl>,
-    /// Delete archived sessions kept longer than --keep-archived-days (never without this)
+    /// Delete archived sessions kept longer than --keep-archived-days (without this, only
+    /// --max-disk deletes archived sessions, and only those kept that long)
     #[arg(long)]
     delete_archived: bool,
-    /// How long archived sessions are kept before --delete-archived removes them [default: 30]
+    /// How long archived sessions are kept before --delete-archived or --max-disk removes them [default: 30]
     #[arg(long, value_name = "DAYS")]
     keep_archived_days: Option<u32>,
-    /// Keep torn tails, repair backups and the archive under this size, oldest first
-    /// (live sessions are never collected): bytes, or with KiB, MiB or GiB
+    /// Keep torn tails, repair backups and the archive under this size, oldest first: bytes,
+    /// or with KiB, MiB or GiB. Live sessions are never collected, nor archived ones kept
+    /// less than --keep-archived-days or archived by this run
     #[arg(long, value_name = "SIZE", value_parser = mneme_host::core::parse_size)]
     max_disk: Option<u64>,
     /// Print the report as JSON
@@ -84,6 +86,13 @@ pub fn gc(engine: &mut dyn Engine<Error>, args: GcArgs, now_ms: i64) -> CliResul
         );
         if archived > 0 {
             println!("`mneme sessions archived` lists the archive; `mneme sessions restore ID` brings a session back");
+        }
+        if let Some(budget) = args.max_disk.filter(|budget| report.kept_bytes > *budget) {
+            println!(
+                "over --max-disk {budget} bytes: sessions archived in the last {} days (or by this run) are kept; \
+                 --keep-archived-days lets the budget take them sooner",
+                policy.keep_archived_ms / DAY_MS
+            );
         }
     }
     Ok(())

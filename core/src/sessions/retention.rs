@@ -10,6 +10,10 @@
 //! - Under a disk budget ([`Retention::max_disk_bytes`]) debris (`.torn-*`, `.bak-*`) and
 //!   archived sessions are collected oldest first until what is left fits; live
 //!   sessions never count and are never collected. Torn tails carry no time and go first.
+//!   An archived session is collected only once it has been kept
+//!   [`Retention::keep_archived_ms`], and never in the pass that archived it (it was
+//!   live when the pass began): what they hold stays over the budget, and the report's
+//!   `kept_bytes` says so.
 //!
 //! A session's time to live: its key's toggle `ttl_days` (a key that continues or
 //! continued it), else the TTL of its key's class (the toggle `class`, else the
@@ -53,7 +57,8 @@ pub struct Retention {
     pub keep_archived_ms: i64,
     /// Delete archived sessions kept longer than `keep_archived_ms` (default: no).
     pub delete_archived: bool,
-    /// Keep debris and the archive under this many bytes, oldest first (default: no budget).
+    /// Keep debris and the archive under this many bytes, oldest first, taking no archived
+    /// session kept less than `keep_archived_ms` or archived in this pass (default: no budget).
     pub max_disk_bytes: Option<u64>,
     /// Say what would be done, do nothing.
     pub dry_run: bool,
@@ -140,6 +145,9 @@ struct Collectable {
     files: Vec<String>,
     bytes: u64,
     what: String,
+    /// Counted against the budget, never collected by it: an archived session still in
+    /// its time to be kept, or archived in this pass.
+    kept: bool,
 }
 
 impl<S: Storage> Sessions<'_, S> {
@@ -181,9 +189,17 @@ impl<S: Storage> Sessions<'_, S> {
                 archive.insert(folder, (now_ms, moved, bytes));
             }
         }
+        let archived_now: BTreeSet<String> = report.archived.iter().map(|expired| archive_folder(now_ms, &expired.id)).collect();
         let mut collectable: Vec<Collectable> = archive
             .into_iter()
-            .map(|(folder, (at_ms, files, bytes))| Collectable { at_ms, key: folder, files, bytes, what: "archived session".into() })
+            .map(|(folder, (at_ms, files, bytes))| Collectable {
+                kept: archived_now.contains(&folder) || now_ms.saturating_sub(at_ms) < policy.keep_archived_ms,
+                at_ms,
+                key: folder,
+                files,
+                bytes,
+                what: "archived session".into(),
+            })
             .collect();
         if policy.delete_archived {
             let (due, kept): (Vec<_>, Vec<_>) =
@@ -201,7 +217,7 @@ impl<S: Storage> Sessions<'_, S> {
             collectable.sort_by(|a, b| a.at_ms.cmp(&b.at_ms).then_with(|| a.key.cmp(&b.key)));
             let mut left = Vec::new();
             for item in collectable {
-                if total <= budget {
+                if total <= budget || item.kept {
                     left.push(item);
                     continue;
                 }
@@ -326,7 +342,14 @@ impl<S: Storage> Sessions<'_, S> {
             };
             if let Some(at_ms) = at_ms {
                 let what = if at_ms == 0 { "torn tail" } else { "repair backup" };
-                found.push(Collectable { at_ms, key: info.key.clone(), files: alloc::vec![info.key], bytes: info.size, what: what.into() });
+                found.push(Collectable {
+                    at_ms,
+                    key: info.key.clone(),
+                    files: alloc::vec![info.key],
+                    bytes: info.size,
+                    what: what.into(),
+                    kept: false,
+                });
             }
         }
         Ok(found)

@@ -142,22 +142,22 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     let store = Store::new(&storage);
     say(&store, "live", NOW, "still here");
     say(&store, "gone", NOW - 100 * DAY, "archived");
-    block_on(store.sessions().archive("gone", NOW - 2 * DAY)).unwrap();
+    block_on(store.sessions().archive("gone", NOW - 32 * DAY)).unwrap();
     let archived_bytes = block_on(store.sessions().archived()).unwrap()[0].bytes;
     block_on(storage.append("projects/-work-app/live.jsonl.torn-5", &[b'x'; 100])).unwrap();
-    block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY), &[b'y'; 200])).unwrap();
+    block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - 33 * DAY), &[b'y'; 200])).unwrap();
     block_on(storage.append(&format!("projects/-work-app/live.jsonl.bak-{}", NOW - DAY), &[b'z'; 300])).unwrap();
     let live = files(&storage, "projects/-work-app/live.jsonl");
 
     // Room for the newest backup only: the torn tail, the older backup and the archived
-    // session (older than the newest backup) go, in that order.
+    // session (older than the newest backup, kept its 30 days) go, in that order.
     let policy = Retention { max_disk_bytes: Some(300), ..Retention::default() };
     let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
     let done = block_on(store.sessions().gc(&policy, NOW)).unwrap();
     assert_eq!(dry.removed, done.removed, "a dry run says what a run does");
     let order: Vec<&str> = done.removed.iter().map(|r| r.key.as_str()).collect();
-    let older_backup = format!("projects/-work-app/live.jsonl.bak-{}", NOW - 3 * DAY);
-    let archive_folder = format!("archive/{}-gone", NOW - 2 * DAY);
+    let older_backup = format!("projects/-work-app/live.jsonl.bak-{}", NOW - 33 * DAY);
+    let archive_folder = format!("archive/{}-gone", NOW - 32 * DAY);
     assert_eq!(order, ["projects/-work-app/live.jsonl.torn-5", older_backup.as_str(), archive_folder.as_str()]);
     assert_eq!(done.removed[2].bytes, archived_bytes);
     assert_eq!(done.kept_bytes, 300);
@@ -165,6 +165,32 @@ fn a_disk_budget_collects_debris_and_the_archive_oldest_first_and_never_a_live_s
     let left = files(&storage, "projects/-work-app/live.jsonl");
     assert_eq!(left.len(), live.len() - 2);
     assert_eq!(block_on(storage.read("projects/-work-app/live.jsonl", 0, None)).unwrap(), live[0].1, "the live session is untouched");
+}
+
+/// A budget takes no archived session before it has been kept its time, nor one the
+/// same pass archived (it was live when the pass began), even with no time to keep:
+/// they stay over the budget, and the report says how much is kept.
+#[test]
+fn a_disk_budget_never_takes_a_session_archived_recently_or_in_the_same_pass() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    say(&store, "recent", NOW - 100 * DAY, "archived two days ago");
+    block_on(store.sessions().archive("recent", NOW - 2 * DAY)).unwrap();
+    say(&store, "expiring", NOW - 40 * DAY, "archived by this pass");
+    for keep_archived_ms in [30 * DAY, 0] {
+        let policy = Retention { max_disk_bytes: Some(1), keep_archived_ms, ..Retention::default() };
+        let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..policy.clone() }, NOW)).unwrap();
+        let removed: Vec<&str> = dry.removed.iter().map(|r| r.key.as_str()).collect();
+        let recent = format!("archive/{}-recent", NOW - 2 * DAY);
+        let expected: &[&str] = if keep_archived_ms == 0 { &[recent.as_str()] } else { &[] };
+        assert_eq!(removed, expected, "keeping archived sessions {keep_archived_ms} ms");
+        assert_eq!(dry.archived.len(), 1, "the expired session is archived");
+    }
+    let done = block_on(store.sessions().gc(&Retention { max_disk_bytes: Some(1), ..Retention::default() }, NOW)).unwrap();
+    assert!(done.removed.is_empty(), "{:?}", done.removed);
+    let archived: Vec<String> = block_on(store.sessions().archived()).unwrap().into_iter().map(|a| a.id).collect();
+    assert_eq!(archived, ["recent", "expiring"]);
+    assert!(done.kept_bytes > 1, "the report says the archive is over the budget");
 }
 
 #[test]
