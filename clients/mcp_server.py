@@ -201,6 +201,10 @@ async def show(client):
     assert (shown["earlier_messages"], shown["compacted"]) == (0, False), shown
     last = answer(await client.call_tool("show_session", {"id": "s-db", "limit": 1}))
     assert [m["role"] for m in last["messages"]] == ["assistant"] and last["earlier_messages"] == 1, last
+    # A limit of 0 gave one item; it asks for nothing, and is refused by every tool.
+    for tool, arguments in [("show_session", {"id": "s-db"}), ("list_sessions", {}), ("search_sessions", {"query": "billing"}), ("recall", {"query": "billing"})]:
+        said = refusal(await client.call_tool(tool, {**arguments, "limit": 0}))
+        assert "limit is 0: give 1 or more" in said, (tool, said)
 
 
 @test("instructions gives the CLAUDE.md files Claude Code loads for a folder, from the disk")
@@ -304,6 +308,7 @@ async def a_link_out_is_not_followed(call):
 async def memory_md(client):
     read = await client.read_resource("mneme://memory/MEMORY.md")
     text = read.contents[0].text
+    assert read.contents[0].mime_type == "text/markdown", "read as it is listed"
     assert "db_choice.md" in text and "Billing runs on PostgreSQL" in text and "tabs.md" not in text, text
     read = await client.read_resource("mneme://memory/global/MEMORY.md")
     text = read.contents[0].text

@@ -174,6 +174,21 @@ fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+impl KeysArgs {
+    /// Whether the command changes a key (the index's rebuild only caches what the
+    /// transcripts say).
+    pub fn changes_keys(&self) -> bool {
+        matches!(
+            self.command,
+            KeysCommand::Resolve(_)
+                | KeysCommand::Reset { .. }
+                | KeysCommand::Set { .. }
+                | KeysCommand::Rollover { .. }
+                | KeysCommand::Rm { .. }
+        )
+    }
+}
+
 pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: KeysArgs, now_ms: i64) -> CliResult {
     let mut engine = open()?;
     let e = |e: Error| e.to_string();

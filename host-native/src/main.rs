@@ -96,6 +96,15 @@ impl StoreArgs {
     }
 }
 
+/// The refusal of a command that would `change` a store only read, refused before it
+/// starts (a paid model's summary would be thrown away), saying what only `looks`.
+fn read_only(change: &str, looks: &str) -> String {
+    format!(
+        "the store is read-only (a --claude-home, --pi-home, --openclaw-home or --crab-home is only read), so nothing can {change} \
+         here ({looks}); name the folder with --root to write there"
+    )
+}
+
 /// A count of results: 0 would show nothing and say nothing matched.
 pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
@@ -739,10 +748,17 @@ fn run(cli: Cli) -> CliResult {
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Mcp(args) => mcp_cli::run(&cli.store, args),
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
+        // A read-only home's keys would live in Mneme's cache folder, which is no store.
+        Command::Keys(args) if args.changes_keys() && !cli.store.writable_root() => {
+            Err(read_only("record or change a key", "`keys list` and `keys show` only look"))
+        }
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Crab(args) => crab_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Import(args) => interchange_cli::import(&mut *open(&cli.store)?, args, now_ms()),
         Command::Export(args) => interchange_cli::export(&mut *open(&cli.store)?, args),
+        Command::Gc(args) if !args.dry_run && !cli.store.writable_root() => {
+            Err(read_only("archive or delete", "`gc --dry-run` only looks"))
+        }
         Command::Gc(args) => retention_cli::gc(&mut *open(&cli.store)?, args, now_ms()),
         Command::Sessions(SessionsCommand::Archive { id }) => retention_cli::archive(&mut *open(&cli.store)?, &id, now_ms()),
         Command::Sessions(SessionsCommand::Archived { json }) => retention_cli::archived(&mut *open(&cli.store)?, json),
@@ -1361,9 +1377,11 @@ fn compact(store: &StoreArgs, args: CompactArgs) -> CliResult {
         }
     } else if !store.writable_root() && !args.plan {
         // Refused before the summariser runs: a paid model's summary would be thrown away.
-        return Err("the store is read-only (a --claude-home, --pi-home, --openclaw-home or --crab-home is only read): pass --plan to only look, or name the folder with --root to compact there".into());
+        return Err(read_only("compact", "`compact --plan` only looks"));
     } else {
-        (open(store)?, args.target.clone())
+        let mut sessions = open(store)?;
+        let id = session_id(&mut *sessions, args.target.clone())?;
+        (sessions, id)
     };
     let result = run_compaction(&mut *sessions, &id, &args);
     if let Some(dir) = scratch {

@@ -35,6 +35,9 @@ use tower_service::Service;
 
 use crate::{CliResult, StoreArgs};
 
+/// What a MEMORY.md is, in every listing and read of it.
+const MARKDOWN: &str = "text/markdown";
+
 /// The memory file index of each scope, as resources a client can read: the server's
 /// scope (the one `recall` and `memory` use) and the global memories, listed, and any
 /// project's through a template (its folder name percent-encoded where a URI needs it;
@@ -327,6 +330,7 @@ struct RecallArgs {
     /// What to look for, in words (matched by stem; stopwords are ignored).
     query: String,
     /// How many memories to return, best first (default 10).
+    #[schemars(range(min = 1))]
     limit: Option<u32>,
     /// Include superseded and archived memories (default false).
     include_superseded: Option<bool>,
@@ -372,6 +376,7 @@ struct SearchArgs {
     /// What to look for in past messages.
     query: String,
     /// How many messages to return, best first (default 10).
+    #[schemars(range(min = 1))]
     limit: Option<u32>,
     /// Only sessions of this project (its folder name under projects/).
     project: Option<String>,
@@ -382,6 +387,7 @@ struct ListArgs {
     /// Only sessions of this project (its folder name under projects/).
     project: Option<String>,
     /// How many sessions to return, most recently updated first (default 20).
+    #[schemars(range(min = 1))]
     limit: Option<u32>,
 }
 
@@ -390,6 +396,7 @@ struct ShowArgs {
     /// The session's id, as `list_sessions` and `search_sessions` give it.
     id: String,
     /// How many of its last messages to return (default 50).
+    #[schemars(range(min = 1))]
     limit: Option<u32>,
 }
 
@@ -428,8 +435,16 @@ struct Shown {
     messages: Vec<Said>,
 }
 
-fn count(limit: Option<u32>, default: usize) -> usize {
-    limit.map_or(default, |n| n.max(1) as usize)
+/// A tool's `limit`, or its default; 0 asks for nothing and is refused rather than
+/// taken as 1.
+fn count(limit: Option<u32>, default: usize) -> Result<usize, Error> {
+    match limit {
+        Some(0) => {
+            Err(mneme_host::core::Error::InvalidArgument("limit is 0: give 1 or more, or leave it out for the default".into()).into())
+        }
+        Some(n) => Ok(n as usize),
+        None => Ok(default),
+    }
 }
 
 #[tool_router]
@@ -443,7 +458,7 @@ impl Server {
             let recalled = engine.memory_recall(
                 &scope,
                 &args.query,
-                count(args.limit, 10),
+                count(args.limit, 10)?,
                 args.include_superseded.unwrap_or(false),
                 Window::default(),
                 None,
@@ -480,7 +495,7 @@ impl Server {
     async fn search_sessions(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
         let store = self.store.clone();
         self.call(move |engine| {
-            let hits = engine.search(&args.query, count(args.limit, 10), args.project.as_deref(), Window::default())?;
+            let hits = engine.search(&args.query, count(args.limit, 10)?, args.project.as_deref(), Window::default())?;
             Ok(crate::client_resume::found(&store, hits))
         })
         .await
@@ -491,7 +506,7 @@ impl Server {
         self.call(move |engine| {
             let mut sessions = engine.list()?.sessions;
             sessions.retain(|s| args.project.as_ref().is_none_or(|project| &s.project == project));
-            sessions.truncate(count(args.limit, 20));
+            sessions.truncate(count(args.limit, 20)?);
             Ok(sessions)
         })
         .await
@@ -503,7 +518,7 @@ impl Server {
     async fn show_session(&self, Parameters(args): Parameters<ShowArgs>) -> Result<CallToolResult, ErrorData> {
         self.call(move |engine| {
             let context = engine.context(&args.id)?;
-            let earlier_messages = context.messages.len().saturating_sub(count(args.limit, 50));
+            let earlier_messages = context.messages.len().saturating_sub(count(args.limit, 50)?);
             let messages = context.messages[earlier_messages..]
                 .iter()
                 .map(|m| Said {
@@ -558,7 +573,7 @@ impl ServerHandler for Server {
         let index = |uri: &str, name: &str, whose: &str| {
             Resource::new(uri, name)
                 .with_description(format!("The memory index a session loads, of {whose}: one line per current memory"))
-                .with_mime_type("text/markdown")
+                .with_mime_type(MARKDOWN)
         };
         let resources = match &self.scope {
             Scope::Global => vec![index(MEMORY_MD, "MEMORY.md", "the global memories")],
@@ -581,7 +596,7 @@ impl ServerHandler for Server {
                 "The memory index a session of the project loads, one line per current memory; {project} is the project's \
                  folder name under projects/ (as list_sessions shows it), percent-encoded",
             )
-            .with_mime_type("text/markdown");
+            .with_mime_type(MARKDOWN);
         Ok(ListResourceTemplatesResult { resource_templates: vec![template], ..Default::default() })
     }
 
@@ -595,6 +610,6 @@ impl ServerHandler for Server {
             // A store that cannot be read is the server's failure, not the request's.
             ErrorData::internal_error(e.to_string(), None)
         })?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, request.uri)]).into())
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(loaded.text, request.uri).with_mime_type(MARKDOWN)]).into())
     }
 }

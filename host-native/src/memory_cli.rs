@@ -347,7 +347,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
             let filter = Filter { type_: type_.map(MemoryType::from), topic, session, all, window: Some(window.window()) };
             let memories = store.memory_list(&scope, &filter).map_err(fail)?;
             if json {
-                return print_json(&memories);
+                return print_json(&without_bodies(&memories)?);
             }
             if memories.is_empty() {
                 println!("no memories in {} (add one with `mneme memory add`)", scope.label());
@@ -435,7 +435,7 @@ pub fn run(open: impl FnOnce() -> Result<Box<dyn Engine<Error>>, String>, args: 
         MemoryCommand::Used { files, json } => {
             let used = store.memory_used(&scope, &files, now_ms).map_err(fail)?;
             if json {
-                return print_json(&used);
+                return print_json(&without_bodies(&used)?);
             }
             for memory in &used {
                 println!("{}: used {}", memory.file, memory.used_ms.map_or_else(String::new, time::format_millis));
@@ -538,6 +538,21 @@ fn print_written(verb: &str, memory: &Memory, json: bool) -> CliResult {
     }
     println!("{verb} {} ({}.md){}", crate::shown(&memory.name), memory.file, crate::redaction_note(&memory.redacted));
     Ok(())
+}
+
+/// Memories as a listing has them: without the body, which a listing does not read
+/// (an empty one would read as a blank memory); `memory show` gives it.
+fn without_bodies(memories: &[Memory]) -> Result<Vec<serde_json::Value>, String> {
+    memories
+        .iter()
+        .map(|memory| {
+            let mut value = serde_json::to_value(memory).map_err(|e| e.to_string())?;
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("body");
+            }
+            Ok(value)
+        })
+        .collect()
 }
 
 fn print_json(value: &impl Serialize) -> CliResult {

@@ -14,7 +14,7 @@ const DAY_MS: i64 = 86_400_000;
 pub struct GcArgs {
     /// Say what would be archived and deleted; change nothing
     #[arg(long)]
-    dry_run: bool,
+    pub dry_run: bool,
     /// Archive sessions untouched for this long [default: 30] (a key's toggle
     /// ttl_days sets its sessions' own)
     #[arg(long, value_name = "DAYS")]

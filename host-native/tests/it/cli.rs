@@ -198,6 +198,21 @@ fn claude_home_is_read_only_and_lists_real_sessions() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("read-only"), "{}", String::from_utf8_lossy(&refused.stderr));
     assert_eq!(fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(), before);
+    // Commands that change a store are refused before they start, saying what only looks
+    // (gc said a file could not be written; keys recorded a key in the cache folder).
+    for (args, looks) in [
+        (&["gc"][..], "`gc --dry-run` only looks"),
+        (&["keys", "resolve", "hi"][..], "`keys list` and `keys show` only look"),
+        (&["compact", "03eb5929"][..], "`compact --plan` only looks"),
+    ] {
+        let refused = mneme(&[&["--claude-home", home_arg][..], args].concat());
+        let told = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success() && told.contains("the store is read-only") && told.contains(looks), "{args:?}: {told}");
+    }
+    assert!(stdout(&mneme(&["--claude-home", home_arg, "keys", "list"])).contains("no keys"), "no key was recorded");
+    assert!(stdout(&mneme(&["--claude-home", home_arg, "compact", "03eb5929", "--plan"])).contains("context:"), "a start of an id plans");
+    assert!(stdout(&mneme(&["--claude-home", home_arg, "gc", "--dry-run"])).contains("nothing was changed"));
+    assert_eq!(fs::read(project.join("03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")).unwrap(), before);
     assert!(!home.path().join(".mneme").exists(), "nothing was written into the Claude home");
     assert!(!home.path().join("index").exists(), "the index is kept outside the home");
 }
@@ -758,6 +773,8 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     assert_eq!(hits.as_array().unwrap().len(), 1, "the superseded memory is out of default recall");
     let all: Value = serde_json::from_str(&stdout(&run(&["list", "--all", "--json"]))).unwrap();
     assert_eq!(all.as_array().unwrap().len(), 4, "nothing was deleted");
+    // A listing reads no body: an empty one read as a blank memory.
+    assert!(all.as_array().unwrap().iter().all(|memory| memory.get("body").is_none() && memory.get("name").is_some()), "{all}");
     let memory_md = fs::read_to_string(dir.path().join("store/projects/p/memory/MEMORY.md")).unwrap();
     assert!(memory_md.contains("(dog.md)") && !memory_md.contains("(d2_1.md)"), "{memory_md}");
     // Superseded already: refused, naming the current version.
@@ -1136,8 +1153,11 @@ fn gc_archives_what_expired_and_restore_brings_it_back_byte_for_byte() {
         let never = mneme(&["--root", root, "sessions", "restore", "never"]);
         assert!(String::from_utf8_lossy(&never.stderr).contains("no archived session `never`"), "{never:?}");
 
-        // Under a budget of nothing, the archive goes (the live session's torn tail first).
-        let budget = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--max-disk", "0"]));
+        // Under a budget of nothing, an archive just made stays (it has not been kept its
+        // 30 days); with no time to keep it, it goes (the live session's torn tail first).
+        let kept = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--max-disk", "0", "--dry-run"]));
+        assert!(!kept.contains("-b (") && kept.contains("would delete projects/-w/a.jsonl.torn-9"), "{kept}");
+        let budget = stdout(&mneme(&["--engine", engine, "--root", root, "gc", "--max-disk", "0", "--keep-archived-days", "0"]));
         assert!(
             budget.contains("deleted projects/-w/a.jsonl.torn-9") && budget.contains("-b (") && budget.contains("over the disk budget"),
             "{budget}"
