@@ -498,8 +498,25 @@ fn pg_error(key: &str, error: &postgres::Error) -> StorageError {
             StorageError::ReadOnly { key }
         }
         Some(code) if *code == SqlState::UNIQUE_VIOLATION => StorageError::AlreadyExists { key },
-        _ => StorageError::Io { key, message: format!("PostgreSQL: {error}") },
+        _ => StorageError::Io { key, message: format!("PostgreSQL: {}", in_its_words(error)) },
     }
+}
+
+/// An error with its causes: the driver's own text is a category ("db error", "error
+/// connecting to server"); the server's words (`role "x" does not exist`) and the
+/// system's (`Connection refused`) are its sources.
+fn in_its_words(error: &postgres::Error) -> String {
+    let mut words = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !words.ends_with(&said) {
+            words.push_str(": ");
+            words.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    words
 }
 
 mneme_core::storage_from_sync!(PgStorage, threads);

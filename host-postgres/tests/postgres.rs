@@ -273,3 +273,20 @@ fn a_read_only_connection_reads_a_store_and_says_why_it_cannot_make_one() {
     let missing = missing.to_string();
     assert!(missing.contains("holds no Mneme store") && missing.contains("read-only"), "{missing}");
 }
+
+/// A store that cannot be reached says why in the server's and the system's words: the
+/// driver's own text is only a category ("db error", "error connecting to server").
+#[test]
+fn a_store_that_cannot_be_reached_says_why_in_the_servers_words() {
+    let cluster = Cluster::start().expect("start a PostgreSQL cluster");
+    let as_nobody = cluster.url().replace("user=postgres", "user=nobody");
+    let Err(refused) = PgStorage::open(&as_nobody, &fresh_schema()) else { panic!("an unknown role connected") };
+    let refused = refused.to_string();
+    assert!(refused.contains(r#"role "nobody" does not exist"#), "{refused}");
+    drop(cluster);
+    let Err(gone) = PgStorage::open("host=127.0.0.1 port=1 user=postgres dbname=postgres connect_timeout=5", &fresh_schema()) else {
+        panic!("a server that is not there answered")
+    };
+    let gone = gone.to_string();
+    assert!(gone.contains("Connection refused") || gone.contains("connection refused"), "{gone}");
+}
