@@ -50,6 +50,17 @@ impl<S: Storage> Index<'_, S> {
 
     /// Sets a key's labels (title, model, origin, toggles, metadata).
     pub async fn update_key(&self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
+        // Read by every cleanup pass: a value it cannot take would be passed over there,
+        // without a word, and a negative one would archive the key's sessions at once.
+        let ttl = patch.toggles.iter().rev().find(|toggle| toggle.name == crate::retention::TTL_TOGGLE);
+        if let Some(days) =
+            ttl.map(|toggle| toggle.value.as_str()).filter(|days| !days.is_empty() && crate::retention::ttl_days(days).is_none())
+        {
+            return Err(Error::InvalidArgument(alloc::format!(
+                "the toggle {} is `{days}`: give a whole number of days, 0 or more (an empty value removes it)",
+                crate::retention::TTL_TOGGLE
+            )));
+        }
         self.sessions
             .catalog
             .update_index(|state| {

@@ -33,6 +33,14 @@ use crate::keys;
 use crate::storage::{Storage, StorageError};
 use crate::support::time;
 
+/// The key toggle that sets its sessions' time to live, in days.
+pub const TTL_TOGGLE: &str = "ttl_days";
+
+/// A time to live toggle's days: a whole number, 0 or more.
+pub(crate) fn ttl_days(value: &str) -> Option<i64> {
+    value.parse::<i64>().ok().filter(|days| *days >= 0)
+}
+
 /// Where archived sessions live.
 pub const ARCHIVE: &str = "archive/";
 const DAY_MS: i64 = 86_400_000;
@@ -412,8 +420,8 @@ fn ttl_of(id: &str, keys: &[KeyEntry], policy: &Retention) -> (i64, String) {
     let holders = keys.iter().filter(|k| k.session_id == id || k.previous_session_ids.iter().any(|p| p == id));
     for key in holders {
         let toggle = |name: &str| key.toggles.iter().find(|t| t.name == name).map(|t| t.value.as_str());
-        if let Some(days) = toggle("ttl_days").and_then(|d| d.parse::<i64>().ok()) {
-            return (days.saturating_mul(DAY_MS), format!("key {}'s ttl_days", key.key));
+        if let Some(days) = toggle(TTL_TOGGLE).and_then(ttl_days) {
+            return (days.saturating_mul(DAY_MS), format!("key {}'s {TTL_TOGGLE}", key.key));
         }
         let class = toggle("class").or_else(|| key.model.as_deref().and_then(|m| m.split_once('/')).map(|(provider, _)| provider));
         if let Some(rule) = class.and_then(|class| policy.classes.iter().find(|c| c.class == class)) {

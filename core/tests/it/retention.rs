@@ -48,6 +48,15 @@ fn expired_sessions_are_archived_restorable_and_only_a_dry_run_says_so_without_m
         let resolved = block_on(store.index().resolve(&inbound(job), &RoutePolicy::default(), NOW - 40 * DAY, session)).unwrap();
         block_on(store.index().update_key(&resolved.key, &patch)).unwrap();
     }
+    // A time to live a pass cannot take is refused when set, not passed over (or, below
+    // zero, archiving the key's sessions at once) by every pass after.
+    for days in ["-3", "abc", "1.5"] {
+        let patch = KeyPatch { toggles: vec![Field { name: "ttl_days".into(), value: days.into() }], ..KeyPatch::default() };
+        match block_on(store.index().update_key("cron:kept-job", &patch)) {
+            Err(Error::InvalidArgument(reason)) => assert!(reason.contains(&format!("the toggle ttl_days is `{days}`")), "{reason}"),
+            other => panic!("ttl_days={days}: {other:?}"),
+        }
+    }
     let live_before = files(&storage, "projects/");
 
     let dry = block_on(store.sessions().gc(&Retention { dry_run: true, ..Retention::default() }, NOW)).unwrap();
