@@ -1073,7 +1073,7 @@ pub fn resolve_instructions(
     // no instructions, and is most likely a typing mistake.
     let cwd = std::fs::canonicalize(cwd).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
-            format!("the working directory {} does not exist (pass an existing folder with --cwd)", cwd.display())
+            format!("the working directory {} does not exist: name a folder that does", cwd.display())
         }
         _ => format!("cannot read the working directory {}: {e}", cwd.display()),
     })?;

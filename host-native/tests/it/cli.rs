@@ -827,7 +827,7 @@ fn memory_import_recall_supersede_and_instructions_from_the_command_line() {
     let nowhere = dir.path().join("no-such-folder");
     let refused = mneme(&["memory", "instructions", "--cwd", nowhere.to_str().unwrap(), "--home", home.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not exist (pass an existing folder with --cwd)"), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not exist: name a folder that does"), "{refused:?}");
     let empty = dir.path().join("empty");
     fs::create_dir_all(&empty).unwrap();
     let none = mneme(&[
