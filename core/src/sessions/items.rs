@@ -116,23 +116,11 @@ impl<S: Storage> Sessions<'_, S> {
     /// [`Error::StalePlan`].
     pub async fn pop_item(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
         let Some(parts) = self.locate(id).await? else { return Ok(None) };
-        let name = parts.base_key();
-        if !self.base.hold(&name).await? {
-            // Held already, by the caller: nothing to take or give back.
-            return self.pop_newest(id, now_ms).await;
-        }
-        let popped = match self.refresh_held(id, &parts.project).await {
-            Ok(()) => self.pop_newest(id, now_ms).await,
-            Err(error) => Err(error),
-        };
-        // A tombstone written is an item taken, returned even if the unlock fails (the
-        // storages give a lock back as its descriptor closes); a failed pop's own error
-        // says more than the unlock's.
-        let _ = self.base.release(&name).await;
-        popped
+        let base = parts.base_key();
+        self.base.locked(&base, self.pop_locked(id, &parts.project, &base, now_ms)).await
     }
 
-    async fn pop_newest(&self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
+    async fn pop_locked(&self, id: &str, project: &str, base: &str, now_ms: i64) -> Result<Option<String>, Error> {
         let mut last = Error::StalePlan { id: id.to_owned(), uuid: String::new() };
         for _ in 0..POP_TRIES {
             let Some(parts) = self.locate(id).await? else { return Ok(None) };
@@ -152,21 +140,17 @@ impl<S: Storage> Sessions<'_, S> {
             self.state.items.borrow_mut().remove(id);
             let timestamp = time::format_millis(now_ms);
             let options = WriteOptions { expect: Some(Expect { bytes, leaf: leaf.as_deref() }), ..WriteOptions::ENTRY };
+            // Under the lock taken above; the write lists the session again before it
+            // checks `expect` (but for a session the caller holds, which has no other writer).
             let written = self
-                .write(id, options, |dialect, at| {
+                .write_locked(id, project, base, options, |dialect, at| {
                     let line_id = derived_id(&["tombstone", id, &uuid, at.parent.unwrap_or_default()], now_ms);
                     dialect.tombstone(&at.header(id, &line_id, now_ms, &timestamp, ""), &uuid)
                 })
                 .await;
             match written {
                 Ok(_) => return Ok(Some(item)),
-                Err(stale @ Error::StalePlan { .. }) => {
-                    last = stale;
-                    // A held session is listed again only when marked stale.
-                    if let Some(state) = self.state.open.borrow_mut().get_mut(id) {
-                        state.stale = true;
-                    }
-                }
+                Err(stale @ Error::StalePlan { .. }) => last = stale,
                 Err(error) => return Err(error),
             }
         }

@@ -341,7 +341,8 @@ impl<S: Storage> Sessions<'_, S> {
         self.base.locked(&base, self.write_locked(id, &project, &base, options, line)).await
     }
 
-    async fn write_locked(
+    /// [`Sessions::write`] with the session's lock (`base`) taken by the caller.
+    pub(super) async fn write_locked(
         &self,
         id: &str,
         project: &str,

@@ -384,30 +384,33 @@ fn two_hosts_popping_at_once_pop_two_items() {
     assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..3].to_vec()));
 }
 
-/// A writer that takes no lock (Claude Code) adds a line between a pop's read and its
-/// tombstone: the pop reads again and tombstones the newest item, and the line stays.
+/// A writer that takes no lock adds an item between a pop's read and its tombstone:
+/// the pop reads again and takes that item, the newest, not the one it read first.
 #[test]
 fn a_pop_raced_by_a_writer_that_takes_no_lock_reads_again() {
     let storage = InMemoryStorage::new();
     add(&Store::new(&storage), "s", &run(), 1).unwrap();
     let key = block_on(storage.list("")).unwrap().into_iter().map(|info| info.key).find(|key| key.ends_with("/s.jsonl")).unwrap();
-    let foreign = "{\"type\":\"summary\",\"summary\":\"written by another program\",\"leafUuid\":\"x\"}\n";
-    // The pop's second read of the session: the first is its lock's, which the line
-    // would not race.
-    let reads = Cell::new(0);
-    let hook = |call: Call, key: &str| {
-        if call == Call::Read && key.ends_with("/s.jsonl") {
-            reads.set(reads.get() + 1);
-            if reads.get() == 2 {
-                block_on(storage.append(key, foreign.as_bytes())).unwrap();
-            }
+    // The other writer's lines, as they land: the same session with one more item.
+    let elsewhere = InMemoryStorage::new();
+    add(&Store::new(&elsewhere), "s", &run(), 1).unwrap();
+    let meanwhile = json!([{"role": "user", "content": "written meanwhile"}]);
+    add(&Store::new(&elsewhere), "s", &meanwhile, 2).unwrap();
+    let ours = block_on(storage.read(&key, 0, None)).unwrap().len();
+    let foreign = block_on(elsewhere.read(&key, 0, None)).unwrap()[ours..].to_vec();
+    // The lines land on the first storage call after the pop read the session: the
+    // write's own look at the session, under the lock, before the tombstone.
+    let (read, raced) = (Cell::new(false), Cell::new(false));
+    let hook = |call: Call, name: &str| {
+        if read.get() && !raced.replace(true) {
+            block_on(storage.append(&key, &foreign)).unwrap();
+        }
+        if call == Call::Read && name.ends_with("/s.jsonl") {
+            read.set(true);
         }
     };
     let popped = pop(&Store::new(Hooked { inner: &storage, hook }), "s");
-    let all = run();
-    assert!(reads.get() > 2, "the pop read the session again");
-    assert_eq!(popped.as_ref(), Some(&all[4]));
-    assert_eq!(items(&Store::new(&storage), "s", None), Value::Array(all.as_array().unwrap()[..4].to_vec()));
-    let text = String::from_utf8(block_on(storage.read(&key, 0, None)).unwrap()).unwrap();
-    assert!(text.contains("written by another program"), "the other program's line stays");
+    assert!(raced.get(), "the item landed between the pop's read and its tombstone");
+    assert_eq!(popped.as_ref(), Some(&meanwhile[0]), "the newest item, read again");
+    assert_eq!(items(&Store::new(&storage), "s", None), run(), "the items read first are all there");
 }
