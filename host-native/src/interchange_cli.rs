@@ -153,7 +153,10 @@ pub fn import(engine: &mut dyn Engine<Error>, args: ImportArgs, now_ms: i64) -> 
         };
         let origin = fs::canonicalize(file).unwrap_or_else(|_| file.clone()).to_string_lossy().into_owned();
         let id = args.id.clone().or_else(|| id_from_file_name(file, args.from, &data));
-        let request = Import { data, source: args.from, id, cwd: args.cwd.clone(), origin, uuid: uuid::Uuid::new_v4().to_string(), now_ms };
+        // Absolute, as every other --cwd and the libraries take it: the project is named after it.
+        let cwd =
+            args.cwd.clone().map(|cwd| crate::working_dir(Some(cwd.into())).map(|dir| dir.to_string_lossy().into_owned())).transpose()?;
+        let request = Import { data, source: args.from, id, cwd, origin, uuid: uuid::Uuid::new_v4().to_string(), now_ms };
         let outcome = engine.import_session(&request);
         match &outcome {
             Ok(done) if !args.json => {

@@ -747,6 +747,9 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Demo { dir } => demo(dir, cli.store.engine),
         Command::Mcp(args) => mcp_cli::run(&cli.store, args),
+        Command::Memory(args) if args.asks_a_model_to_write() && !cli.store.writable_root() => {
+            Err(read_only("extract memories", "`memory extract --dry-run` only looks"))
+        }
         Command::Memory(args) => memory_cli::run(|| open(&cli.store), args, now_ms()),
         // A read-only home's keys would live in Mneme's cache folder, which is no store.
         Command::Keys(args) if args.changes_keys() && !cli.store.writable_root() => {
@@ -754,6 +757,8 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Keys(args) => keys_cli::run(|| open(&cli.store), args, now_ms()),
         Command::Crab(args) => crab_cli::run(|| open(&cli.store), args, now_ms()),
+        // Sessions would be refused one by one, and keys kept in the cache folder.
+        Command::Import(_) if !cli.store.writable_root() => Err(read_only("import", "`sessions list` shows what is there")),
         Command::Import(args) => interchange_cli::import(&mut *open(&cli.store)?, args, now_ms()),
         Command::Export(args) => interchange_cli::export(&mut *open(&cli.store)?, args),
         Command::Gc(args) if !args.dry_run && !cli.store.writable_root() => {

@@ -44,6 +44,14 @@ pub struct MemoryArgs {
     command: MemoryCommand,
 }
 
+impl MemoryArgs {
+    /// Whether the command asks a model before it writes: refused up front on a store
+    /// only read, or the model's answer would be paid for and thrown away.
+    pub fn asks_a_model_to_write(&self) -> bool {
+        matches!(self.command, MemoryCommand::Extract { dry_run: false, .. })
+    }
+}
+
 #[derive(Subcommand)]
 enum MemoryCommand {
     /// List memories, newest first (current ones; --all adds superseded and archived)

@@ -87,13 +87,13 @@ pub fn gc(engine: &mut dyn Engine<Error>, args: GcArgs, now_ms: i64) -> CliResul
         if archived > 0 {
             println!("`mneme sessions archived` lists the archive; `mneme sessions restore ID` brings a session back");
         }
-        if let Some(budget) = args.max_disk.filter(|budget| report.kept_bytes > *budget) {
-            println!(
-                "over --max-disk {budget} bytes: sessions archived in the last {} days (or by this run) are kept; \
-                 --keep-archived-days lets the budget take them sooner",
-                policy.keep_archived_ms / DAY_MS
-            );
-        }
+    }
+    if let Some(budget) = args.max_disk.filter(|budget| report.kept_bytes > *budget) {
+        println!(
+            "over --max-disk {budget} bytes: sessions archived in the last {} days (or by this run) are kept; \
+             --keep-archived-days lets the budget take them sooner",
+            policy.keep_archived_ms / DAY_MS
+        );
     }
     Ok(())
 }

@@ -50,7 +50,8 @@ function tryOpen(path, flags) {
   try {
     return openSync(path, flags);
   } catch (error) {
-    if (error.code === "ENOENT") return undefined;
+    // A file on the way (ENOTDIR) is as missing: the create path says why.
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
     throw error;
   }
 }
@@ -353,7 +354,7 @@ export class FsStorage {
           fd = openSync(path, "ax");
           created = true;
         } catch (error) {
-          if (error.code === "ENOENT") {
+          if (error.code === "ENOENT" || error.code === "ENOTDIR") {
             makeFolder(key, dirname(path));
             fd = openSync(path, "ax");
             created = true;

@@ -1230,7 +1230,7 @@ class Mneme:
         :class:`MnemeError` is the caller's or the store's failure."""
         if not isinstance(input, dict):
             raise MnemeError("invalid-argument", "input must be the tool_use block's input, a dict with `command`")
-        return self._memory("memory-tool", project, json.dumps(input), _now_ms(now))
+        return self._memory("memory-tool", project, _json("input", input), _now_ms(now))
 
     def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Memory:
         """``kind``: relates_to, contradicts, extends or derived_from."""

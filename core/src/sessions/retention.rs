@@ -6,7 +6,8 @@
 //!   `archive/<archived ms>-<id>/`, keeping their keys below that, so
 //!   [`Sessions::archived`] lists it and [`Sessions::restore`] puts every file back.
 //! - An archived session is deleted only when the caller asks
-//!   ([`Retention::delete_archived`]) and only after [`Retention::keep_archived_ms`].
+//!   ([`Retention::delete_archived`]) and only after [`Retention::keep_archived_ms`],
+//!   never by the pass that archived it.
 //! - Under a disk budget ([`Retention::max_disk_bytes`]) debris (`.torn-*`, `.bak-*`) and
 //!   archived sessions are collected oldest first until what is left fits; live
 //!   sessions never count and are never collected. Torn tails carry no time and go first.
@@ -210,8 +211,7 @@ impl<S: Storage> Sessions<'_, S> {
             })
             .collect();
         if policy.delete_archived {
-            let (due, kept): (Vec<_>, Vec<_>) =
-                collectable.into_iter().partition(|c| now_ms.saturating_sub(c.at_ms) >= policy.keep_archived_ms);
+            let (due, kept): (Vec<_>, Vec<_>) = collectable.into_iter().partition(|c| !c.kept);
             collectable = kept;
             for item in due {
                 let days = now_ms.saturating_sub(item.at_ms) / DAY_MS;

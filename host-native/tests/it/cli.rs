@@ -969,6 +969,15 @@ fn import_of_openai_arrays_names_each_session_by_its_file_and_skips_empty_messag
             mneme(&["--root", root.to_str().unwrap(), "import", dir.path().join("bad name!.json").to_str().unwrap(), "--cwd", "/w"]);
         assert_eq!(status(&refused), 1, "{refused:?}");
         assert!(String::from_utf8_lossy(&refused.stderr).contains("names no session id"), "{refused:?}");
+        // A relative --cwd counts from the current directory, as every other --cwd does.
+        let relative = crate::mneme_command()
+            .current_dir(dir.path())
+            .args(["--root", root.to_str().unwrap(), "import", chats.join("chat-1.json").to_str().unwrap(), "--id", "chat-3"])
+            .args(["--cwd", "app/sub"])
+            .output()
+            .unwrap();
+        let project = mneme_host::core::keys::project_dir_name(&dir.path().canonicalize().unwrap().join("app/sub").to_string_lossy());
+        assert!(stdout(&relative).contains(&format!("imported as chat-3 in {project}")), "{relative:?}");
     }
 }
 
