@@ -189,6 +189,9 @@ async def listing(client):
     assert sorted(s["id"] for s in sessions) == ["s-db", "s-ui"], sessions
     one = answer(await client.call_tool("list_sessions", {"project": "-work-other", "limit": 5}))
     assert [s["id"] for s in one] == ["s-ui"], one
+    # Its working directory names it too, as the CLI's --project takes one (it matched nothing).
+    by_folder = answer(await client.call_tool("list_sessions", {"project": "/work/other"}))
+    assert [s["id"] for s in by_folder] == ["s-ui"], by_folder
 
 
 @test("show_session gives the conversation a model would resume, its last messages when asked")

@@ -378,13 +378,15 @@ struct SearchArgs {
     /// How many messages to return, best first (default 10).
     #[schemars(range(min = 1))]
     limit: Option<u32>,
-    /// Only sessions of this project (its folder name under projects/).
+    /// Only sessions of this project: its folder name under projects/, or its working
+    /// directory as an absolute path.
     project: Option<String>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct ListArgs {
-    /// Only sessions of this project (its folder name under projects/).
+    /// Only sessions of this project: its folder name under projects/, or its working
+    /// directory as an absolute path.
     project: Option<String>,
     /// How many sessions to return, most recently updated first (default 20).
     #[schemars(range(min = 1))]
@@ -433,6 +435,16 @@ struct Shown {
     compacted: bool,
     earlier_messages: usize,
     messages: Vec<Said>,
+}
+
+/// A tool's `project`: its folder name, or its working directory as an absolute path
+/// (as the CLI's `--project` takes one; a relative one would count from wherever the
+/// client started this server). A path that names no project matched nothing before.
+fn project_named(project: Option<String>) -> Option<String> {
+    project.map(|project| match crate::project_arg(&project) {
+        Ok(named) if std::path::Path::new(&project).is_absolute() => named,
+        _ => project,
+    })
 }
 
 /// A tool's `limit`, or its default; 0 asks for nothing and is refused rather than
@@ -495,7 +507,8 @@ impl Server {
     async fn search_sessions(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
         let store = self.store.clone();
         self.call(move |engine| {
-            let hits = engine.search(&args.query, count(args.limit, 10)?, args.project.as_deref(), Window::default())?;
+            let project = project_named(args.project);
+            let hits = engine.search(&args.query, count(args.limit, 10)?, project.as_deref(), Window::default())?;
             Ok(crate::client_resume::found(&store, hits))
         })
         .await
@@ -505,7 +518,8 @@ impl Server {
     async fn list_sessions(&self, Parameters(args): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
         self.call(move |engine| {
             let mut sessions = engine.list()?.sessions;
-            sessions.retain(|s| args.project.as_ref().is_none_or(|project| &s.project == project));
+            let project = project_named(args.project);
+            sessions.retain(|s| project.as_ref().is_none_or(|project| &s.project == project));
             sessions.truncate(count(args.limit, 20)?);
             Ok(sessions)
         })
