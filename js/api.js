@@ -652,5 +652,11 @@ export class Mneme {
   /** The session key of a message (nothing is read or written). */
   keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }
+  /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if it is an id, else a mapping of it (`user:42` is `user-42_` and a hash). */
+  sessionIdOf(name) {
+    // A lone surrogate would reach the engine as U+FFFD: two names, one session.
+    if (typeof name === "string" && !name.isWellFormed()) throw new MnemeError("invalid-argument", "the name holds a lone UTF-16 surrogate: give well-formed text");
+    return this.#invoke("sessions.session-id-of", () => [name]);
+  }
 }
 guardOptions(Mneme, MnemeError);

@@ -218,6 +218,7 @@ export const FUNCTIONS = {
   "memory.remove-file": { method: false, params: [["store", { borrow: "sessions.store" }], ["path", "string"]], result: { result: [null, "types.error"] } },
   "sessions.check-bytes": { method: false, params: [["data", "data"]], result: "sessions.check-report" },
   "sessions.project-of": { method: false, params: [["cwd", "string"]], result: "string" },
+  "sessions.session-id-of": { method: false, params: [["name", "string"]], result: "string" },
   "sessions.storage-contract": { method: false, params: [], result: { list: "string" } },
   "sessions.default-limits": { method: false, params: [], result: "sessions.limits" },
   "sessions.default-retention": { method: false, params: [], result: "sessions.retention" },

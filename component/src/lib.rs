@@ -111,6 +111,9 @@ impl sessions::Guest for Component {
     fn project_of(cwd: String) -> String {
         core_::keys::project_dir_name(&cwd)
     }
+    fn session_id_of(name: String) -> String {
+        core_::keys::session_id_of(&name)
+    }
     fn storage_contract() -> Vec<String> {
         core_::block_on(async {
             match core_::Storage::list(&ImportedStorage, "").await {

@@ -77,6 +77,8 @@ pub trait Engine<E: EngineError = Error> {
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;
     /// [`crate::keys::project_dir_name`]: a working directory's project.
     fn project_of(&mut self, cwd: &str) -> Result<String, E>;
+    /// [`crate::keys::session_id_of`]: the session id an agent SDK's name is kept under.
+    fn session_id_of(&mut self, name: &str) -> Result<String, E>;
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E>;
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E>;
     fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, E>;
@@ -290,6 +292,9 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn project_of(&mut self, cwd: &str) -> Result<String, E> {
         Ok(crate::keys::project_dir_name(cwd))
+    }
+    fn session_id_of(&mut self, name: &str) -> Result<String, E> {
+        Ok(crate::keys::session_id_of(name))
     }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
         Ok(block_on(self.sessions().subagents(id))?)

@@ -236,6 +236,28 @@ pub fn validate_session_id(id: &str) -> Result<(), Error> {
     Err(Error::InvalidSessionId { id: id.into(), reason: reason.into() })
 }
 
+/// The session id Mneme keeps a session an agent SDK names `name` under (the OpenAI
+/// Agents SDK's `session_id` is any string: `user:42`, an e-mail address). A name that
+/// is a session id already is its own id, so sessions made before stay where they are;
+/// any other is its first 64 characters, each an id cannot hold turned into `-`, without
+/// leading `-` or `_` (a command line would read the id as an option; a leading
+/// `agent-`, reserved for sub-agents, becomes `agent_`), then `_` and sixteen hex digits
+/// of a hash of the whole name, so two names that read alike keep two sessions:
+/// `user:42` is `user-42_` and its hash. A name with nothing left is the hash alone.
+pub fn session_id_of(name: &str) -> String {
+    if validate_session_id(name).is_ok() {
+        return name.into();
+    }
+    let readable: String = name.chars().take(64).map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let readable = readable.trim_start_matches(['-', '_']);
+    let hash = crate::support::ids::fingerprint(name);
+    match readable.strip_prefix("agent-") {
+        _ if readable.is_empty() => hash,
+        Some(rest) => format!("agent_{rest}_{hash}"),
+        None => format!("{readable}_{hash}"),
+    }
+}
+
 /// Project names are one folder name: not empty, no `/` or `\`, not `.` or `..`.
 pub fn validate_project(name: &str) -> Result<(), Error> {
     let reason = if name.is_empty() {
@@ -284,6 +306,24 @@ mod tests {
         assert_eq!(parse_session_key("projects/-home-x/s/subagents/agent-a1.jsonl"), None);
         assert_eq!(parse_session_key("projects/-home-x/s.jsonl.torn-5"), None);
         assert_eq!(parse_session_key("todos/x.jsonl"), None);
+    }
+
+    #[test]
+    fn any_name_has_a_session_id_and_an_id_is_its_own() {
+        for id in ["4d5611e5-241a-462a-8d15-5122611a9569", "conversation_1", "a"] {
+            assert_eq!(session_id_of(id), id);
+        }
+        let user = session_id_of("user:42");
+        assert!(user.starts_with("user-42_") && user.len() == "user-42_".len() + 16, "{user}");
+        assert_ne!(user, session_id_of("user/42"), "names that read alike keep two sessions");
+        assert_eq!(user, session_id_of("user:42"), "the same name, the same session");
+        for name in ["", "agent-7", "chat_part2", "ünïcode ✓", "a.b", "../x", &"é".repeat(200), &"x".repeat(129)] {
+            let id = session_id_of(name);
+            assert!(validate_session_id(&id).is_ok(), "{name:?} gave {id:?}");
+        }
+        assert!(session_id_of("agent-7").starts_with("agent_7_"));
+        assert!(session_id_of("ünï ✓").starts_with("n---_"), "no id starts as an option does");
+        assert_eq!(session_id_of("").len(), 16, "nothing readable: the hash alone");
     }
 
     #[test]

@@ -279,6 +279,9 @@ impl mneme_core::Engine<Error> for ComponentEngine {
     fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
         self.call_total(|e, s| e.mneme_engine_sessions().call_project_of(s, cwd))
     }
+    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
+        self.call_total(|e, s| e.mneme_engine_sessions().call_session_id_of(s, name))
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_subagents(s, h, id))
     }

@@ -1580,6 +1580,13 @@ fn print_sessions(sessions: &[SessionInfo]) -> CliResult {
 /// start of a UUID is looked up; one no session starts with is left for the command to
 /// refuse, and one several start with is refused with theirs.
 fn session_id(engine: &mut dyn Engine<Error>, given: String) -> Result<String, String> {
+    if mneme_host::core::keys::validate_session_id(&given).is_err() {
+        // A name an agent SDK gave (`user:42`): the session its adapter keeps it under,
+        // when there is one; else the name as given, for the error to say what is wrong.
+        let mapped = engine.session_id_of(&given).map_err(|e| e.to_string())?;
+        let listing = engine.list().map_err(|e| e.to_string())?;
+        return Ok(if listing.sessions.iter().any(|s| s.id == mapped) { mapped } else { given });
+    }
     let could_be_short =
         (4..36).contains(&given.len()) && given.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c) || c == '-');
     if !could_be_short {

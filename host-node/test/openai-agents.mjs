@@ -92,6 +92,25 @@ try {
     assert(same(await b.getItems(), [{ role: "user", content: "b" }]), "the other session is untouched");
   });
 
+  await test("any string the SDK names a session by keeps one session: user:42 and user/42 two, each under its Mneme id", async () => {
+    const store = await fresh();
+    const colon = new MnemeSession("user:42", store, { cwd: "/work/app" });
+    const slash = new MnemeSession("user/42", store, { cwd: "/work/app" });
+    const [colonId, slashId] = [await colon.mnemeId(), await slash.mnemeId()];
+    assert(colonId.startsWith("user-42_") && colonId !== slashId, `${colonId} ${slashId}`);
+    assert((await colon.getSessionId()) === "user:42", "the SDK's id stays the SDK's");
+    assert((await new MnemeSession("chat-1", store).mnemeId()) === "chat-1", "an id of Mneme's is its own");
+    await colon.addItems([{ role: "user", content: "colon" }]);
+    await slash.addItems([{ role: "user", content: "slash" }]);
+    const again = new MnemeSession("user:42", store, { cwd: "/elsewhere" });
+    assert(same(await again.getItems(), [{ role: "user", content: "colon" }]));
+    assert((await store.context(colonId)).messages[0].content[0].text === "colon");
+    assert(same(await again.popItem(), { role: "user", content: "colon" }));
+    await slash.clearSession();
+    assert(same(await slash.getItems(), []) && same(await colon.getItems(), []));
+    assert(same((await store.list()).sessions.map((s) => s.id), [colonId]));
+  });
+
   await test("what is not a batch of items, or not an option, is refused, never dropped", async () => {
     const store = await fresh();
     const refusedWith = async (run, words) => {

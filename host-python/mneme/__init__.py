@@ -1505,6 +1505,12 @@ class Mneme:
         """A session key's parts: ``{chat_type, agent, provider, id, thread}``."""
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
+    def session_id_of(self, name: str) -> str:
+        """The session id Mneme keeps a session an agent SDK names ``name`` under:
+        ``name`` itself if it is an id, else a mapping of it (``user:42`` is
+        ``user-42_`` and a hash)."""
+        return self._instance.call(_SESSIONS, "session-id-of", _text("name", name))
+
     @staticmethod
     def project_of(cwd: str) -> str:
         """The project of a working directory, as Claude Code names its folder

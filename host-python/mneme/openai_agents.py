@@ -9,7 +9,9 @@
 
 The SDK adds each run's items (the input, reasoning, tool calls and their outputs,
 the answer) and reads them back before the next run. Each item is a line of a Claude
-Code session (``projects/<project of cwd>/<session_id>.jsonl``), written in Claude
+Code session (``projects/<project of cwd>/<id>.jsonl``, the id ``session.mneme_id``:
+the SDK's ``session_id`` itself when it is one of Mneme's ids, else a mapping of it,
+``user:42`` is ``user-42_`` and a hash), written in Claude
 Code's shape with the item kept verbatim beside it, so:
 
 - ``get_items`` gives every item back as added (its own text, key order and all, on
@@ -22,7 +24,7 @@ Code's shape with the item kept verbatim beside it, so:
   never came (the run died between them) stays in the session as it was added;
 - ``pop_item`` soft-deletes (the line stays in the file, tombstoned) and
   ``clear_session`` removes the session's files, as ``SQLiteSession`` deletes its rows;
-  ``store.archive(session_id)`` keeps them instead.
+  ``store.archive(session.mneme_id)`` keeps them instead.
 
 The store's redaction applies to items as to every write (all kinds by default): an
 item holding an API key comes back with it masked. A session that must give every
@@ -57,6 +59,9 @@ class MnemeSession:
             raise TypeError(f"session_id must be a string, not {type(session_id).__name__}")
         self.session_id = session_id
         self.store = store
+        #: The id of the Mneme session that keeps the items: what ``mneme sessions
+        #: show`` and the store's methods take.
+        self.mneme_id = store.session_id_of(session_id)
         self.cwd = os.getcwd() if cwd is None else os.fspath(cwd)
         if session_settings is None or isinstance(session_settings, dict):
             # The SDK's own sessions default to empty settings, and normalise a dict.
@@ -76,25 +81,25 @@ class MnemeSession:
         self._open()
         if limit is None and self.session_settings is not None:
             limit = getattr(self.session_settings, "limit", None)
-        return self.store.items(self.session_id, limit=limit)
+        return self.store.items(self.mneme_id, limit=limit)
 
     async def add_items(self, items: List[Item]) -> None:
         """Adds ``items`` in one write: all of them land, or none."""
         self._open()
         # Anything but an empty list goes to the store, which refuses what is no list.
         if not isinstance(items, (list, tuple)) or items:
-            self.store.append_items(self.session_id, items, cwd=self.cwd)
+            self.store.append_items(self.mneme_id, items, cwd=self.cwd)
 
     async def pop_item(self) -> Optional[Item]:
         """Soft-deletes the newest item and returns it; None when there is none."""
         self._open()
-        return self.store.pop_item(self.session_id)
+        return self.store.pop_item(self.mneme_id)
 
     async def clear_session(self) -> None:
         """Removes the session's files (all its items); a session not there is fine."""
         self._open()
         try:
-            self.store.remove(self.session_id)
+            self.store.remove(self.mneme_id)
         except MnemeError as error:
             if error.kind != "session-not-found":
                 raise

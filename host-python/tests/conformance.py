@@ -94,6 +94,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.repair(args["id"], args["now_ms"]))
     if op == "project_of":
         return run(lambda: Mneme.project_of(args["cwd"]))
+    if op == "session_id_of":
+        return run(lambda: store.session_id_of(args["name"]))
     if op == "check_bytes":
         return run(lambda: Mneme.check_bytes(args["text"].encode()))
     if op == "list":

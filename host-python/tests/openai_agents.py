@@ -250,6 +250,24 @@ async def _(scratch):
     assert await session.get_items() == [item]
 
 
+@test("any string the SDK names a session by keeps one session: user:42 and user/42 two, each under its Mneme id")
+async def _(scratch):
+    store = Mneme(scratch)
+    colon, slash = MnemeSession("user:42", store, cwd="/work/app"), MnemeSession("user/42", store, cwd="/work/app")
+    assert colon.session_id == "user:42", "the SDK's id stays the SDK's"
+    assert colon.mneme_id.startswith("user-42_") and colon.mneme_id != slash.mneme_id, (colon.mneme_id, slash.mneme_id)
+    assert MnemeSession("chat-1", store).mneme_id == "chat-1", "an id of Mneme's is its own"
+    await colon.add_items([{"role": "user", "content": "colon"}])
+    await slash.add_items([{"role": "user", "content": "slash"}])
+    again = MnemeSession("user:42", Mneme(scratch), cwd="/elsewhere")
+    assert await again.get_items() == [{"role": "user", "content": "colon"}]
+    assert store.context(colon.mneme_id)["messages"][0]["content"][0]["text"] == "colon"
+    assert await again.pop_item() == {"role": "user", "content": "colon"}
+    await slash.clear_session()
+    assert await slash.get_items() == [] and await colon.get_items() == []
+    assert [s["id"] for s in store.list()["sessions"]] == [colon.mneme_id]
+
+
 @test("the README's example of what Mneme adds runs as written")
 def _(scratch):
     api = responses_api()

@@ -79,6 +79,7 @@ async function step(Mneme, store, op, args, state) {
     case "context": return outcome(store.context(args.id));
     case "check": return outcome(store.check(args.id));
     case "project_of": return outcome(Mneme.projectOf(args.cwd));
+    case "session_id_of": return outcome(store.sessionIdOf(args.name));
     case "check_bytes": {
       // A call of no store, apart from the engine: its shape is checked here.
       const result = await outcome(Mneme.checkBytes(utf8(args.text)));

@@ -25,6 +25,7 @@
 //!              { "repair": { "id", "now_ms" }, "expect": … },
 //!              { "check_bytes": { "text" }, "expect": … },
 //!              { "project_of": { "cwd" }, "expect": … },
+//!              { "session_id_of": { "name" }, "expect": … },
 //!              { "list": {}, "expect": … },
 //!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
 //!              { "stored_keys": { "prefix" }, "expect": … },
@@ -311,6 +312,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "check" => to_outcome(host.check(&text("id")?)),
         "check_bytes" => to_outcome(host.check_bytes(text("text")?.as_bytes())),
         "project_of" => to_outcome(host.project_of(&text("cwd")?)),
+        "session_id_of" => to_outcome(host.session_id_of(&text("name")?)),
         "subagents" => to_outcome(host.subagents(&text("id")?)),
         "remove" => to_outcome(host.remove(&text("id")?)),
         "repair" => {

@@ -347,6 +347,8 @@ export interface Sessions {
   indexReport(): Promise<IndexHealth>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
   parseKey(key: string): Promise<KeyParts>;
+  /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if Mneme takes it as an id (ASCII letters, digits, `-`, `_`, at most 128, not `agent-…` nor `…_part<N>`), else a mapping of it (`user:42` is `user-42_` and a hash). */
+  sessionIdOf(name: string): Promise<string>;
 }
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";

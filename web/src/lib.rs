@@ -207,6 +207,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         "sessions.default-retention" => to_json(&mneme_core::retention::Retention::default()),
         "sessions.check-bytes" => to_json(&mneme_core::check_bytes(&a.bytes("data")?)),
         "sessions.project-of" => to_json(&mneme_core::keys::project_dir_name(&a.text("cwd")?)),
+        "sessions.session-id-of" => to_json(&mneme_core::keys::session_id_of(&a.text("name")?)),
         "sessions.store.append" => to_json(&store.sessions().append(&a.text("id")?, a.next("entry")?).await?),
         "sessions.store.append-turn" => to_json(&store.sessions().append_turn(&a.text("id")?, a.next("turn")?).await?),
         "sessions.store.tombstone" => to_json(&store.sessions().tombstone(&a.text("id")?, &a.text("uuid")?, a.now()?).await?),

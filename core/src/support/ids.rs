@@ -22,7 +22,9 @@ pub(crate) fn derived_id(seed: &[&str], now_ms: i64) -> String {
 }
 
 /// Sixteen hex digits of a hash of `text`: a version of what a text says, kept beside
-/// what was derived from it (a memory's vector) to tell when it is out of date.
+/// what was derived from it (a memory's vector) to tell when it is out of date, and the
+/// end of the session id an agent SDK's name maps to (`keys::session_id_of`): sessions
+/// on disk are named by it, so it never changes.
 pub(crate) fn fingerprint(text: &str) -> String {
     let mut id = String::with_capacity(16);
     push_hex(&mut id, hash(&[text], &[], BASIS), 16);

@@ -699,6 +699,15 @@ fn a_session_is_named_by_the_start_of_its_id() {
     assert!(told.contains(ids[0]) && told.contains(ids[1]), "{told}");
     let unknown = mneme(&["--root", root, "sessions", "show", "abcdef12"]);
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session `abcdef12`"), "{unknown:?}");
+
+    // The name an agent SDK gave a session its adapter keeps under `session-id-of` of it
+    // (tests/vectors/sessions.json gives this one on every host).
+    stdout(&mneme(&["--root", root, "append", "user-42_7a04d423390f5ca6", "--cwd", "/w", "--role", "user", "--text", "from the SDK"]));
+    assert!(stdout(&mneme(&["--root", root, "sessions", "show", "user:42"])).contains("from the SDK"));
+    assert!(stdout(&mneme(&["--root", root, "resume", "user:42"])).contains("from the SDK"));
+    let unmapped = mneme(&["--root", root, "sessions", "show", "user:43"]);
+    let told = String::from_utf8_lossy(&unmapped.stderr);
+    assert!(!unmapped.status.success() && told.contains("invalid session id `user:43`"), "{told}");
 }
 
 /// A memory is named on the command line by its file (with or without `.md`) or by its

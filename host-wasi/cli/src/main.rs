@@ -298,6 +298,9 @@ impl Engine<Error> for Imported {
     fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
         Ok(sessions::project_of(cwd))
     }
+    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
+        Ok(sessions::session_id_of(name))
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.store.subagents(id).mirror()
     }
