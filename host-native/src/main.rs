@@ -230,17 +230,18 @@ enum Command {
     Usage {
         /// The session id
         id: String,
-        /// Dollars per million input tokens
-        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+        /// Dollars per million input tokens (all four prices or none: one left out
+        /// would count its tokens as free; 0 for what is free)
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["output_price", "cache_read_price", "cache_write_price"])]
         input_price: Option<f64>,
         /// Dollars per million output tokens
-        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "cache_read_price", "cache_write_price"])]
         output_price: Option<f64>,
         /// Dollars per million cache-read tokens
-        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "output_price", "cache_write_price"])]
         cache_read_price: Option<f64>,
         /// Dollars per million cache-write tokens
-        #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+        #[arg(long, value_name = "USD", allow_negative_numbers = true, requires_all = ["input_price", "output_price", "cache_read_price"])]
         cache_write_price: Option<f64>,
         /// Print JSON ({total, cost, replies, branches, subagents})
         #[arg(long)]
@@ -924,16 +925,12 @@ fn run(cli: Cli) -> CliResult {
             if json { print_json(&branches) } else { print_branches(&branches) }
         }
         Command::Usage { id, input_price, output_price, cache_read_price, cache_write_price, json } => {
+            // The parser takes all four or none.
             let prices = match (input_price, output_price, cache_read_price, cache_write_price) {
-                (None, None, None, None) => None,
                 (Some(input), Some(output), Some(cache_read), Some(cache_creation)) => {
                     Some(Prices { input, output, cache_read, cache_creation })
                 }
-                _ => {
-                    return Err("give all four prices (--input-price, --output-price, --cache-read-price, --cache-write-price; 0 for \
-                                what is free), or none: a price left out would count its tokens as free"
-                        .into());
-                }
+                _ => None,
             };
             let mut sessions = open(&cli.store)?;
             let id = session_id(&mut *sessions, id)?;

@@ -1448,7 +1448,10 @@ fn an_agent_loop_from_the_command_line_turns_in_every_form_context_for_both_prov
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!output.status.success() && stderr.contains(words), "{args:?}: {stderr}");
     };
-    refused(&["usage", "s1", "--input-price", "3", "--output-price", "15"], "all four prices");
+    // A price left out would count its tokens as free: the command line does not parse.
+    let partial = mneme(&["--root", root, "usage", "s1", "--input-price", "3", "--output-price", "15"]);
+    let told = String::from_utf8_lossy(&partial.stderr);
+    assert!(partial.status.code() == Some(2) && told.contains("--cache-read-price") && told.contains("--cache-write-price"), "{told}");
     // Not a number, below zero (a negative number is read as one, not as a flag), or so
     // large its cost would be infinite.
     for price in ["nan", "-1", "1e308"] {
