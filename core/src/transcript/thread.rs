@@ -374,11 +374,26 @@ impl<'a> Loaded<'a> {
             }
         });
         for i in later {
-            if let Some(&at) = self.parent_of(&self.lines[i]).and_then(|of| index.get(of)) {
+            let of = self.parent_of(&self.lines[i]).filter(|of| index.contains_key(of)).or_else(|| self.unlinked_boundary_parent(i));
+            if let Some(&at) = of.and_then(|of| index.get(of)) {
                 parent[i] = at;
             }
         }
         Links { index, first, parent }
+    }
+
+    /// Where compaction boundary `at` continues from when the logical parent it names is
+    /// in no line: the entry written just before it. Claude Code 2.1.39 named an entry
+    /// it never wrote (corpus session 01), and the conversation it had compacted, 753
+    /// lines, ended at the line before the boundary; without this the history shown
+    /// stopped at the boundary. `None` for any other line.
+    pub(crate) fn unlinked_boundary_parent(&self, at: usize) -> Option<&str> {
+        let line = &self.lines[at];
+        if !line.env.is_compact_boundary() || line.env.parent_uuid().is_some() || self.relink(line).is_some() {
+            return None;
+        }
+        line.env.rare().logical_parent_uuid.get()?;
+        self.lines[..at].iter().rev().filter(|l| !l.env.is_sidechain.0 && !l.env.is_tombstone()).find_map(|l| l.env.uuid())
     }
 
     /// The summary a relinked head continues from: Claude Code relinks the head of a
@@ -940,7 +955,11 @@ mod tests {
             let head = super::preserved_segment(env.rare().compact_metadata).filter(|s| s.anchor.is_some())?.head;
             let mut visited = BTreeSet::new();
             while uuid != head && visited.insert(uuid) {
-                uuid = loaded.parent_of(&loaded.lines[first_of(uuid)?])?;
+                let child = first_of(uuid)?;
+                uuid = loaded
+                    .parent_of(&loaded.lines[child])
+                    .filter(|p| first_of(p).is_some())
+                    .or_else(|| loaded.unlinked_boundary_parent(child))?;
                 let line = first_of(uuid)?;
                 if loaded.is_live(&loaded.lines[line]) {
                     return (line < at).then_some(uuid);
@@ -981,7 +1000,8 @@ mod tests {
             if loaded.relink(line).is_some() {
                 summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
             }
-            current = loaded.parent_of(line).and_then(|p| index.get(p).copied());
+            let parent = loaded.parent_of(line).filter(|p| index.contains_key(p)).or_else(|| loaded.unlinked_boundary_parent(i));
+            current = parent.and_then(|p| index.get(p).copied());
             if line.env.is_compact_boundary() {
                 let unseen = |at: &usize| !seen.contains(at);
                 let before = summarised_from.take().filter(unseen);
