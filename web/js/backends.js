@@ -261,8 +261,9 @@ export class IndexedDbBackend {
  * in a dedicated worker (the only place they exist), flushed after every write.
  */
 export class OpfsBackend {
-  constructor(worker) {
+  constructor(worker, url) {
     this.worker = worker;
+    this.url = url;
     this.pending = new Map();
     this.next = 1;
     this.faults = { arm: (at) => this.call("arm", [at]) };
@@ -278,7 +279,7 @@ export class OpfsBackend {
     // more: its calls fail instead of waiting forever.
     worker.onerror = (event) => {
       event.preventDefault();
-      const why = event.message || "its script did not load: serve opfs-worker.js beside mneme.js";
+      const why = event.message || `its script did not load from ${this.url}: serve js/opfs-worker.js there (a bundler other than Vite: beside the bundle)`;
       this.stop(new StorageFailure("io", "", `the OPFS worker stopped (${why}); open the store again`));
     };
   }
@@ -293,8 +294,9 @@ export class OpfsBackend {
   }
 
   static async open(namespace) {
-    const worker = new Worker(new URL("./opfs-worker.js", import.meta.url), { type: "module" });
-    const backend = new OpfsBackend(worker);
+    const url = new URL("./opfs-worker.js", import.meta.url);
+    const worker = new Worker(url, { type: "module" });
+    const backend = new OpfsBackend(worker, url);
     try {
       await backend.call("init", [namespace]);
     } catch (error) {
@@ -338,20 +340,45 @@ export class OpfsBackend {
  * then fails with `locked`.
  */
 export function withLocks(backend, scope, timeoutMs = 10_000) {
+  // name → how to give the lock back, and the promise of the browser freeing it.
   const held = new Map();
-  backend.lock = (name) => new Promise((granted, refused) => {
+  // Each lock this page gave back, until the browser has freed it.
+  const freeing = new Map();
+  // Resolves true once held, false when `ifAvailable` found it held elsewhere.
+  const take = (name, options) => new Promise((taken, refused) => {
+    const freed = navigator.locks.request(`mneme:${scope}:${name}`, { mode: "exclusive", ...options }, (lock) => {
+      taken(lock !== null);
+      if (lock) return new Promise((release) => held.set(name, { release, freed }));
+    });
+    freed.catch(refused);
+  });
+  backend.lock = async (name) => {
+    // The browser frees a lock given back a moment later: this page's next write of the
+    // same session waits for that, not for the timeout.
+    await freeing.get(name);
+    // A free lock is taken at once, whatever the wait allowed: a short wait times out
+    // before the browser grants even a free lock.
+    if (await take(name, { ifAvailable: true })) return;
+    const busy = new StorageFailure("locked", name, `${name} is locked by another writer (waited ${timeoutMs} ms); retry when it finishes`);
+    if (timeoutMs === 0) throw busy;
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
-    navigator.locks.request(`mneme:${scope}:${name}`, { mode: "exclusive", signal: abort.signal }, () => {
+    try {
+      await take(name, { signal: abort.signal });
+    } catch {
+      throw busy;
+    } finally {
       clearTimeout(timer);
-      granted();
-      return new Promise((release) => held.set(name, release));
-    }).catch(() => refused(new StorageFailure("locked", name, `${name} is locked by another writer; retry when it finishes`)));
-  });
+    }
+  };
   backend.unlock = async (name) => {
-    const release = held.get(name);
+    const lock = held.get(name);
     held.delete(name);
-    release?.();
+    if (!lock) return;
+    lock.release();
+    const freed = lock.freed.catch(() => {});
+    freeing.set(name, freed);
+    freed.then(() => freeing.get(name) === freed && freeing.delete(name));
   };
   return backend;
 }

@@ -15,12 +15,28 @@ import init, * as wasm from "../pkg/mneme_web.js";
 import { Mneme as Api, MnemeError, lift, lower, snake } from "../pkg/api.js";
 import { checkOptions } from "../pkg/options.js";
 import { FUNCTIONS, TYPES } from "../pkg/wit.js";
-import { IndexedDbBackend, MemoryBackend, OpfsBackend, withLocks } from "./backends.js";
+import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure as failureOf, withLocks } from "./backends.js";
 
 export { MnemeError };
 
 const OPEN_OPTIONS = ["backend", "namespace", "storage", "partBytes", "totalBytes", "lockTimeoutMs"];
 const BACKENDS = { memory: MemoryBackend, indexeddb: IndexedDbBackend, opfs: OpfsBackend };
+/** What a backend of one's own (`open({storage})`) implements besides the locks. */
+const STORAGE_METHODS = ["list", "read", "append", "replace", "truncate", "remove", "rename"];
+
+/** A namespace names a folder of OPFS and a database of IndexedDB: one rule for both. */
+function checkNamespace(namespace) {
+  if (typeof namespace !== "string" || namespace === "" || namespace === "." || namespace === ".." || /[/\\\0]/.test(namespace)) {
+    throw new MnemeError("invalid-argument", `namespace must be a non-empty name without "/", "\\" or NUL, not "." or "..", not ${JSON.stringify(namespace) ?? String(namespace)}`);
+  }
+}
+
+/** A backend's failure to open or destroy as the engine's errors say it: `storage/<kind>`. */
+function storageError(error) {
+  if (error instanceof MnemeError) return error;
+  const known = error instanceof StorageFailure ? error : failureOf(error, "");
+  return new MnemeError(`storage/${known.kind}`, known.message, { key: known.key ?? "" });
+}
 let ready;
 
 /** Loads the WebAssembly module once per page. */
@@ -133,20 +149,32 @@ export class Mneme extends Api {
     checkOptions("open", options, OPEN_OPTIONS, MnemeError);
     const { backend = "indexeddb", namespace = "default", storage: own, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = options;
     const Backend = BACKENDS[backend];
-    if (!Backend && !own) throw new MnemeError("invalid-argument", `unknown backend "${backend}": use "opfs", "indexeddb" or "memory"`);
+    if (!Backend && !own) throw new MnemeError("invalid-argument", `unknown backend ${JSON.stringify(backend)}: use "opfs", "indexeddb" or "memory"`);
+    checkNamespace(namespace);
+    if (own !== undefined && STORAGE_METHODS.some((method) => typeof own?.[method] !== "function")) {
+      throw new MnemeError("invalid-argument", `storage must be a backend object with the methods ${STORAGE_METHODS.join(", ")} (see backends.js); to pick a built-in one, give backend: "opfs", "indexeddb" or "memory"`);
+    }
+    if (typeof lockTimeoutMs !== "number" || !(lockTimeoutMs >= 0) || lockTimeoutMs === Infinity) {
+      throw new MnemeError("invalid-argument", `lockTimeoutMs must be a number of milliseconds, 0 or more, not ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)}`);
+    }
     if (!globalThis.navigator?.locks) {
       throw new MnemeError("unsupported", "this page has no Web Locks (navigator.locks), which keep two tabs from writing one session at once: serve it over https or from localhost");
     }
     const limits = [lower("u64", partBytes, "partBytes"), lower("u64", totalBytes, "totalBytes")];
     await load();
     // `storage`: a backend of your own implementing the contract of backends.js.
-    const storage = withLocks(own ?? (await Backend.open(namespace)), `${backend}:${namespace}`, lockTimeoutMs);
+    const opened = own ?? (await Backend.open(namespace).catch((error) => Promise.reject(storageError(error))));
+    const storage = withLocks(opened, `${backend}:${namespace}`, lockTimeoutMs);
     return new Mneme(new WasmEngine(new wasm.Engine(storage, ...limits), storage), backend, namespace);
   }
 
   /** Deletes every session of a namespace. */
-  static async destroy({ backend, namespace = "default" }) {
-    await BACKENDS[backend]?.destroy?.(namespace);
+  static async destroy(options) {
+    checkOptions("destroy", options ?? {}, ["backend", "namespace"], MnemeError);
+    const { backend, namespace = "default" } = options ?? {};
+    if (!BACKENDS[backend]) throw new MnemeError("invalid-argument", `destroy: unknown backend ${JSON.stringify(backend)}: use "opfs", "indexeddb" or "memory"`);
+    checkNamespace(namespace);
+    await BACKENDS[backend].destroy?.(namespace).catch((error) => Promise.reject(storageError(error)));
   }
 
   constructor(engine, backend, namespace) {

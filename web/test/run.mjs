@@ -217,6 +217,16 @@ try {
         () => store.search("q", null),
         () => store.instructions(),
         () => Mneme.open({ backend: "memory", namspace: "x" }),
+        // A wait of no number failed the first write with "locked" (or waited forever);
+        // a namespace of a path, a backend by name in `storage`, a destroy of nothing,
+        // each failed as a TypeError or a StorageFailure, or did nothing.
+        () => Mneme.open({ backend: "memory", lockTimeoutMs: "5s" }),
+        () => Mneme.open({ backend: "memory", lockTimeoutMs: -1 }),
+        () => Mneme.open({ backend: "opfs", namespace: "a/b" }),
+        () => Mneme.open({ backend: "indexeddb", namespace: "" }),
+        () => Mneme.open({ storage: "opfs" }),
+        () => Mneme.destroy(),
+        () => Mneme.destroy({ backend: "opfz" }),
       ]) {
         try {
           await call();
@@ -225,6 +235,14 @@ try {
           kinds.push(error instanceof MnemeError ? error.kind : `${error?.name}: ${error?.message}`);
         }
       }
+      // No wait: a free lock is taken at once, a held one refused at once.
+      const first = await Mneme.open({ backend: "memory", namespace: "no-wait", lockTimeoutMs: 0 });
+      const second = await Mneme.open({ backend: "memory", namespace: "no-wait", lockTimeoutMs: 0 });
+      await first.append("q", { cwd: "/w", role: "user", text: "a free lock" });
+      await first.hold("q");
+      const noWait = await second.append("q", { cwd: "/w", role: "user", text: "x" }).then(() => "written", (error) => error.kind);
+      await first.close();
+      await second.close();
       const blank = await Mneme.checkBytes(new Uint8Array(8 << 20).fill(10));
       await store.append("s", { cwd: "/w", role: "user", text: "still usable" });
       // The error's fields, not only its words: which message of those sent was refused.
@@ -239,10 +257,11 @@ try {
       await store.close();
       await store.close();
       const afterClose = await store.append("s", { role: "user", text: "x" }).catch((error) => `${error.kind}: ${error.message}`);
-      return { kinds, refused, blank: blank.load.entry_count, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
+      return { kinds, noWait, refused, blank: blank.load.entry_count, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
     });
     await page.close();
     assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));
+    assert(outcome.noWait === "storage/locked", `a held lock with lockTimeoutMs 0: ${outcome.noWait}`);
     assert(outcome.blank === 0 && outcome.messages === 1, JSON.stringify(outcome));
     assert(outcome.dry === true && outcome.archived === 1 && outcome.listedAfterDryRun === 1, `a dry run archives nothing: ${JSON.stringify(outcome)}`);
     assert(outcome.window === 500, `contextWindow is context_window: ${JSON.stringify(outcome)}`);
@@ -676,7 +695,7 @@ try {
     await page.selectOption("#backend", "opfs");
     await page.waitForSelector("#error >> text=the OPFS worker stopped");
     const error = await page.textContent("#error");
-    assert(error.includes("serve opfs-worker.js beside mneme.js"), error);
+    assert(error.includes(`storage/io: the OPFS worker stopped (its script did not load from ${url}/web/js/opfs-worker.js: serve js/opfs-worker.js there`), error);
     assert(!(await page.isDisabled("#open")), "Open stays disabled after a failed open");
     await page.close();
   });
