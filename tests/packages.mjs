@@ -24,6 +24,7 @@ const ts = createRequire(join(ROOT, "host-node/package.json"))("typescript");
 const TSC = join(ROOT, "host-node/node_modules/.bin/tsc");
 // The bundler the browser package's README names (web/node_modules).
 const VITE = join(ROOT, "web/node_modules/.bin/vite");
+const ESBUILD = join(ROOT, "web/node_modules/.bin/esbuild");
 const DIST = join(ROOT, "target/dist");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const scratch = mkdtempSync(join(tmpdir(), "mneme-packages-"));
@@ -175,7 +176,7 @@ async function runPage(url) {
   }
 }
 
-  await test("the browser package installs into a fresh npm project: its README's quickstart runs in a page served from it, and its bundler recipe builds with Vite and runs", async () => {
+  await test("the browser package installs into a fresh npm project: its README's quickstart runs in a page served from it, and its bundler recipes build with Vite and esbuild and run", async () => {
     const folder = join(scratch, "web");
     await npmProject(folder, /^mneme-web-.*\.tgz$/);
     const readme = join(ROOT, "web/README.md");
@@ -207,6 +208,20 @@ async function runPage(url) {
       assert(logged.some((line) => line.includes("hello from the bundle")), `the bundle printed ${JSON.stringify(logged)}`);
     } finally {
       bundled.server.close();
+    }
+
+    // The recipe for a bundler that copies nothing: the same main.js bundled by esbuild
+    // with the README's commands, as written, in the project's folder.
+    writeFileSync(join(folder, "main.js"), `${main}\nwindow.quickstartDone = true;\n`);
+    const commands = section.split("\n```sh\n")[1].split("\n```\n")[0];
+    await run("sh", ["-ec", commands.replaceAll("npx esbuild", ESBUILD)], folder);
+    writeFileSync(join(folder, "dist", "index.html"), `<!doctype html>\n<script type="module" src="./main.js"></script>\n`);
+    const esbuilt = await serve(0, { root: join(folder, "dist") });
+    try {
+      const logged = await runPage(`${esbuilt.url}/index.html`);
+      assert(logged.some((line) => line.includes("hello from the bundle")), `esbuild's bundle printed ${JSON.stringify(logged)}`);
+    } finally {
+      esbuilt.server.close();
     }
   });
 } finally {

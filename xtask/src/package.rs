@@ -36,8 +36,11 @@ pub fn pack() -> Result<(), String> {
     for (name, files) in
         [("node", &["package.json", "README.md", "js", "gen"][..]), ("web", &["package.json", "README.md", "js", "pkg"][..])]
     {
-        let staged = stage(name, if name == "node" { "host-node" } else { "web" }, files)?;
-        run("npm", &["pack", "--quiet", "--pack-destination", DIST, &path_str(&staged)?])?;
+        let staged = path_str(&stage(name, if name == "node" { "host-node" } else { "web" }, files)?)?;
+        // The repository's scripts name tests the package does not hold, and its
+        // development dependencies are no user's.
+        run("npm", &["pkg", "delete", "scripts", "devDependencies", "--prefix", &staged])?;
+        run("npm", &["pack", "--quiet", "--pack-destination", DIST, &staged])?;
     }
     let built: Vec<String> = fs::read_dir(DIST)
         .map_err(|e| format!("cannot read {DIST}: {e}"))?
