@@ -90,6 +90,12 @@ export async function run(root: string): Promise<string[]> {
     });
     check(plan.trigger === "manual" && applied !== null && failure === null, JSON.stringify({ plan: plan.reason, failure }));
     check((await mneme.context(id)).compacted, "the context does not start at the summary");
+    // Settings in camelCase and a summariser that answers at once, as the README allows.
+    const planned: Plan = await mneme.planCompaction(id, { contextWindow: 200_000, keep: { recentMessages: 1 } }, "manual");
+    check(planned.context_window === 200_000, JSON.stringify(planned.context_window));
+    check((await mneme.gc({ dryRun: true, ttlMs: 400 * 86_400_000 })).dry_run, "a dry run in camelCase ran for real");
+    const again = await mneme.compact(id, { mode: "manual", settings: { keep: { recentMessages: 1 } }, summarize: (request: string) => `At once: ${request.length}.` });
+    check(again.failure === null, String(again.failure));
     seen.push("compaction");
 
     // Errors carry their kind.

@@ -2,6 +2,14 @@
 // documented in the README ("JSON output").
 
 export type Backend = "opfs" | "indexeddb" | "memory";
+/** snake_case name `S` in camelCase (`context_window` → `contextWindow`). */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+/** Settings, policies and caps as the API takes them: each object's fields as the WIT names them or all in camelCase, at every depth. */
+export type EitherSpelling<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]: EitherSpelling<T[K]> } | { [K in keyof T as CamelCase<K & string>]: EitherSpelling<T[K]> }
+    : T;
 
 export class MnemeError extends Error {
   /** The core's error kind: `session-not-found`, `storage/quota-exceeded`, `storage/locked`, … */
@@ -210,7 +218,7 @@ export interface Sessions {
   /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
   exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
   /** One cleanup pass: archives expired sessions, deletes only what `policy` asks; `dry_run` changes nothing. */
-  gc(policy?: Partial<Retention>, now?: number): Promise<GcReport>;
+  gc(policy?: Partial<EitherSpelling<Retention>>, now?: number): Promise<GcReport>;
   archive(id: string, now?: number): Promise<ArchivedSession>;
   archived(): Promise<ArchivedSession[]>;
   /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
@@ -242,7 +250,7 @@ export interface Sessions {
   popItem(id: string, now?: number): Promise<any | null>;
   /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
   setRedaction(kinds: SecretKind[]): Promise<void>;
-  planCompaction(id: string, settings?: CompactionSettings, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
+  planCompaction(id: string, settings?: EitherSpelling<CompactionSettings>, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
   summarizeOffline(id: string, plan: Plan): Promise<string>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
   /**
@@ -250,18 +258,18 @@ export interface Sessions {
    * (or the offline summary), apply; a rejection or an empty answer is recorded as a failure.
    */
   compact(id: string, options?: {
-    settings?: CompactionSettings; mode?: "auto" | "manual" | "overflow";
-    summarize?: (prompt: string, maxTokens: number) => Promise<string>;
+    settings?: EitherSpelling<CompactionSettings>; mode?: "auto" | "manual" | "overflow";
+    summarize?: (prompt: string, maxTokens: number) => string | Promise<string>;
     boundary?: string; summaryUuid?: string; now?: number;
   }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
   recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
-  memoryFlushGate(id: string, settings?: Partial<FlushSettings>): Promise<Decision>;
+  memoryFlushGate(id: string, settings?: Partial<EitherSpelling<FlushSettings>>): Promise<Decision>;
   recordMemoryFlush(id: string, now?: number): Promise<null>;
-  extractionGate(id: string, settings?: Partial<ExtractionSettings>): Promise<Decision>;
+  extractionGate(id: string, settings?: Partial<EitherSpelling<ExtractionSettings>>): Promise<Decision>;
   recordExtraction(id: string, now?: number): Promise<null>;
-  resetGate(id: string, policy?: ResetPolicy, now?: number): Promise<Decision>;
-  dreamGate(settings?: Partial<DreamSettings>, now?: number): Promise<Decision>;
-  dreamAcquire(holder: string, settings?: Partial<DreamSettings>, now?: number): Promise<Decision>;
+  resetGate(id: string, policy?: EitherSpelling<ResetPolicy>, now?: number): Promise<Decision>;
+  dreamGate(settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
+  dreamAcquire(holder: string, settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
 
   // Long-term memory. `scope`: a project's folder name (as Claude Code names it,
@@ -293,7 +301,7 @@ export interface Sessions {
   /** Keeps the vectors of `plan`'s texts, one per text in its order; resolves with how many were kept. */
   applyEmbedding(scope: string | null, plan: EmbeddingPlan, vectors: number[][]): Promise<number>;
   /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
-  memoryLoad(scope: string | null, caps?: Partial<Caps>): Promise<Loaded>;
+  memoryLoad(scope: string | null, caps?: Partial<EitherSpelling<Caps>>): Promise<Loaded>;
   memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
   /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
   memoryUsed(scope: string | null, files: string[], now?: number): Promise<Memory[]>;
