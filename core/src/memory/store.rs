@@ -904,7 +904,14 @@ impl<S: Storage> Memories<'_, S> {
         let redaction = self.base.redaction();
         for memory in memories {
             let mut found = crate::redact::Found::default();
-            for text in [&mut memory.name, &mut memory.description, &mut memory.body].into_iter().chain(memory.topics.iter_mut()) {
+            // A description the body holds word for word (the memory tool takes one from
+            // the body's first line) is a copy: a secret in both was written once.
+            let copied = !memory.description.is_empty() && memory.body.contains(memory.description.as_str());
+            let mut in_the_copy = crate::redact::Found::default();
+            if let Some(clean) = redaction.text(&memory.description, if copied { &mut in_the_copy } else { &mut found }) {
+                memory.description = clean;
+            }
+            for text in [&mut memory.name, &mut memory.body].into_iter().chain(memory.topics.iter_mut()) {
                 if let Some(clean) = redaction.text(text, &mut found) {
                     *text = clean;
                 }
