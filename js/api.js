@@ -195,6 +195,11 @@ export function lift(type, value) {
 
 /** A bad argument is a MnemeError, never a trap inside the WebAssembly instance. */
 const text = (name, value) => lower("string", value, name);
+/** Text that must reach the engine as written: jco turns a lone surrogate into U+FFFD, so two names would be one. */
+function wellFormed(name, value) {
+  if (typeof value === "string" && !value.isWellFormed()) refuse(`${name} holds a lone UTF-16 surrogate: give well-formed text`);
+  return value;
+}
 /** A time (an s64: every safe integer is one), as the caller named it. */
 const int = (name, value) => lower("s64", value, name);
 /**
@@ -653,10 +658,6 @@ export class Mneme {
   keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }
   /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if it is an id, else a mapping of it (`user:42` is `user-42_` and a hash). */
-  sessionIdOf(name) {
-    // A lone surrogate would reach the engine as U+FFFD: two names, one session.
-    if (typeof name === "string" && !name.isWellFormed()) throw new MnemeError("invalid-argument", "the name holds a lone UTF-16 surrogate: give well-formed text");
-    return this.#invoke("sessions.session-id-of", () => [name]);
-  }
+  sessionIdOf(name) { return this.#invoke("sessions.session-id-of", () => [wellFormed("name", name)]); }
 }
 guardOptions(Mneme, MnemeError);

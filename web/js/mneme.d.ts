@@ -5,8 +5,8 @@ export type Backend = "opfs" | "indexeddb" | "memory";
 /** snake_case name `S` in camelCase (`context_window` → `contextWindow`). */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
 /** Settings, policies and caps as the API takes them: each object's fields as the WIT names them or all in camelCase, at every depth. */
-export type EitherSpelling<T> = T extends readonly unknown[]
-  ? T
+export type EitherSpelling<T> = T extends readonly (infer Item)[]
+  ? EitherSpelling<Item>[]
   : T extends object
     ? { [K in keyof T]: EitherSpelling<T[K]> } | { [K in keyof T as CamelCase<K & string>]: EitherSpelling<T[K]> }
     : T;

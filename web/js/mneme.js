@@ -45,8 +45,10 @@ function load() {
   // fetch": say why (a setup that can load from a file, with the module inlined, loads).
   ready ??= init().catch((error) => {
     ready = undefined;
-    if (globalThis.location?.protocol !== "file:") throw error;
-    throw new Error(`Mneme could not load its WebAssembly into a page opened from a file (file://): serve the page over http(s) (${error.message ?? error})`);
+    if (globalThis.location?.protocol === "file:") {
+      throw new MnemeError("unsupported", `Mneme could not load its WebAssembly into a page opened from a file (file://): serve the page over http(s) (${error.message ?? error})`);
+    }
+    throw new MnemeError("storage/io", `Mneme could not load its WebAssembly (pkg/mneme_web_bg.wasm, beside the bundle when bundled): ${error.message ?? error}`, { key: "" });
   });
   return ready;
 }
@@ -154,8 +156,9 @@ export class Mneme extends Api {
     if (own !== undefined && STORAGE_METHODS.some((method) => typeof own?.[method] !== "function")) {
       throw new MnemeError("invalid-argument", `storage must be a backend object with the methods ${STORAGE_METHODS.join(", ")} (see backends.js); to pick a built-in one, give backend: "opfs", "indexeddb" or "memory"`);
     }
-    if (typeof lockTimeoutMs !== "number" || !(lockTimeoutMs >= 0) || lockTimeoutMs === Infinity) {
-      throw new MnemeError("invalid-argument", `lockTimeoutMs must be a number of milliseconds, 0 or more, not ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)}`);
+    // A browser fires a longer timer at once: the wait would be none.
+    if (typeof lockTimeoutMs !== "number" || !(lockTimeoutMs >= 0) || lockTimeoutMs > 2 ** 31 - 1) {
+      throw new MnemeError("invalid-argument", `lockTimeoutMs must be a number of milliseconds from 0 to 2147483647, not ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)}`);
     }
     if (!globalThis.navigator?.locks) {
       throw new MnemeError("unsupported", "this page has no Web Locks (navigator.locks), which keep two tabs from writing one session at once: serve it over https or from localhost");

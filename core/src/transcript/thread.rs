@@ -386,14 +386,16 @@ impl<'a> Loaded<'a> {
     /// in no line: the entry written just before it. Claude Code 2.1.39 named an entry
     /// it never wrote (corpus session 01), and the conversation it had compacted, 753
     /// lines, ended at the line before the boundary; without this the history shown
-    /// stopped at the boundary. `None` for any other line.
+    /// stopped at the boundary. A sidechain's boundary continues its sidechain. `None`
+    /// for any other line.
     pub(crate) fn unlinked_boundary_parent(&self, at: usize) -> Option<&str> {
         let line = &self.lines[at];
         if !line.env.is_compact_boundary() || line.env.parent_uuid().is_some() || self.relink(line).is_some() {
             return None;
         }
         line.env.rare().logical_parent_uuid.get()?;
-        self.lines[..at].iter().rev().filter(|l| !l.env.is_sidechain.0 && !l.env.is_tombstone()).find_map(|l| l.env.uuid())
+        let side = line.env.is_sidechain.0;
+        self.lines[..at].iter().rev().filter(|l| l.env.is_sidechain.0 == side && !l.env.is_tombstone()).find_map(|l| l.env.uuid())
     }
 
     /// The summary a relinked head continues from: Claude Code relinks the head of a
@@ -936,6 +938,22 @@ mod tests {
     use crate::scan::scan_part;
     use crate::support::hash::FastMap;
 
+    /// A compaction boundary's parent by its definition when the logical parent it
+    /// names is in no line: the id of the last line before it, of its side (main or
+    /// sidechain), that is no tombstone.
+    fn written_before<'l>(loaded: &'l Loaded, at: usize) -> Option<&'l str> {
+        let line = &loaded.lines[at];
+        let unlinked = line.env.is_compact_boundary()
+            && line.env.parent_uuid().is_none()
+            && loaded.relink(line).is_none()
+            && line.env.rare().logical_parent_uuid.get().is_some();
+        let before = (0..at).rev().map(|j| &loaded.lines[j]);
+        before
+            .filter(|l| l.env.uuid().is_some() && !l.env.is_tombstone() && l.env.is_sidechain.0 == line.env.is_sidechain.0)
+            .find_map(|l| l.env.uuid())
+            .filter(|_| unlinked)
+    }
+
     /// The leaf by its definition, with ids compared as text: the live candidate
     /// whose id no live line names as its parent (or its relinked summary).
     fn leaf_by_ids(loaded: &Loaded) -> Option<usize> {
@@ -956,10 +974,8 @@ mod tests {
             let mut visited = BTreeSet::new();
             while uuid != head && visited.insert(uuid) {
                 let child = first_of(uuid)?;
-                uuid = loaded
-                    .parent_of(&loaded.lines[child])
-                    .filter(|p| first_of(p).is_some())
-                    .or_else(|| loaded.unlinked_boundary_parent(child))?;
+                uuid =
+                    loaded.parent_of(&loaded.lines[child]).filter(|p| first_of(p).is_some()).or_else(|| written_before(loaded, child))?;
                 let line = first_of(uuid)?;
                 if loaded.is_live(&loaded.lines[line]) {
                     return (line < at).then_some(uuid);
@@ -1000,7 +1016,7 @@ mod tests {
             if loaded.relink(line).is_some() {
                 summarised_from = line.env.parent_uuid().and_then(|p| index.get(p).copied());
             }
-            let parent = loaded.parent_of(line).filter(|p| index.contains_key(p)).or_else(|| loaded.unlinked_boundary_parent(i));
+            let parent = loaded.parent_of(line).filter(|p| index.contains_key(p)).or_else(|| written_before(loaded, i));
             current = parent.and_then(|p| index.get(p).copied());
             if line.env.is_compact_boundary() {
                 let unseen = |at: &usize| !seen.contains(at);
