@@ -20,7 +20,8 @@ import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure a
 export { MnemeError };
 
 const OPEN_OPTIONS = ["backend", "namespace", "storage", "partBytes", "totalBytes", "lockTimeoutMs"];
-const BACKENDS = { memory: MemoryBackend, indexeddb: IndexedDbBackend, opfs: OpfsBackend };
+// No prototype: `backend: "toString"` names no backend.
+const BACKENDS = Object.assign(Object.create(null), { memory: MemoryBackend, indexeddb: IndexedDbBackend, opfs: OpfsBackend });
 /** What a backend of one's own (`open({storage})`) implements besides the locks. */
 const STORAGE_METHODS = ["list", "read", "append", "replace", "truncate", "remove", "rename"];
 

@@ -227,6 +227,7 @@ try {
         () => Mneme.open({ storage: "opfs" }),
         () => Mneme.destroy(),
         () => Mneme.destroy({ backend: "opfz" }),
+        () => Mneme.open({ backend: "toString" }),
       ]) {
         try {
           await call();
