@@ -251,9 +251,7 @@ impl sessions::GuestStore for Store {
         run(self.0.sessions().pop_item(&id, now_ms))
     }
     fn set_redaction(&self, kinds: Vec<String>) -> Result<(), types::Error> {
-        let redaction = core_::redact::Redaction::named(&kinds).map_err(Mirror::mirror)?;
-        self.0.set_redaction(redaction);
-        Ok(())
+        self.0.sessions().set_redaction(&kinds).mirror()
     }
     fn hold(&self, id: String) -> Result<(), types::Error> {
         run(self.0.sessions().hold(&id))
@@ -499,7 +497,7 @@ impl memory::Guest for Component {
         handle: sessions::StoreBorrow<'_>,
         table: Option<types::Data>,
     ) -> Result<Option<memory::EmbeddingsInfo>, types::Error> {
-        store(handle).set_embeddings(table.as_ref().map(types::Data::as_bytes)).mirror()
+        store(handle).memory().set_embeddings(table.as_ref().map(types::Data::as_bytes)).mirror()
     }
     fn plan_extraction(
         handle: sessions::StoreBorrow<'_>,

@@ -3,7 +3,6 @@
 //! [`Store::compaction`], [`Store::gates`], [`Store::index`] and [`Store::memory`].
 //! Each area owns its state; this file only ties them together.
 
-use alloc::rc::Rc;
 use core::cell::RefCell;
 
 use crate::base::{Base, Limits};
@@ -11,7 +10,6 @@ use crate::catalog::{Catalog, IndexState};
 use crate::error::Error;
 use crate::index::Index;
 use crate::memory::{Memories, MemoryState};
-use crate::recall::embed::{Embeddings, EmbeddingsInfo};
 use crate::redact::Redaction;
 use crate::sessions::{Compaction, Gates, Sessions, SessionsState};
 use crate::storage::Storage;
@@ -51,24 +49,10 @@ impl<S: Storage> Store<S> {
     }
 
     /// Which secrets are removed before anything is written (every kind by default;
-    /// [`Redaction::off`] writes lines exactly as given).
+    /// [`Redaction::off`] writes lines exactly as given). The WIT's `set-redaction`,
+    /// which names the kinds, is [`Sessions::set_redaction`].
     pub fn set_redaction(&self, redaction: Redaction) {
         self.base.set_redaction(redaction);
-    }
-
-    pub fn redaction(&self) -> Redaction {
-        self.base.redaction()
-    }
-
-    /// Makes recall hybrid: `table` is a static embedding table in its text form (see
-    /// [`Embeddings::parse`]); memory recall and `search` then also rank by meaning.
-    /// `None` goes back to words alone. The table is kept in memory, not in storage: a
-    /// host sets it each time it opens a store.
-    pub fn set_embeddings(&self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
-        let table = table.map(Embeddings::parse).transpose()?.map(Rc::new);
-        let info = table.as_ref().map(|table| table.info().clone());
-        self.base.set_embedding_table(table);
-        Ok(info)
     }
 
     /// Gives back every lock this store holds (hosts call it when a store is closed).

@@ -278,7 +278,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&())
         }
         "sessions.store.set-redaction" => {
-            store.set_redaction(mneme_core::redact::Redaction::named(&a.next::<Vec<String>>("kinds")?)?);
+            store.sessions().set_redaction(&a.next::<Vec<String>>("kinds")?)?;
             to_json(&())
         }
         "compaction.context-window" => to_json(&tokens::context_window(&a.text("model")?)),
@@ -374,7 +374,7 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         "memory.memory-used" => to_json(&store.memory().memory_used(&a.scope()?, &a.next::<Vec<String>>("files")?, a.now()?).await?),
         "memory.set-embeddings" => {
             let index = a.next("table")?;
-            to_json(&store.set_embeddings(a.bytes_at(index, "table")?.as_deref())?)
+            to_json(&store.memory().set_embeddings(a.bytes_at(index, "table")?.as_deref())?)
         }
         "memory.plan-extraction" => to_json(&store.memory().plan_extraction(&a.scope()?, &a.text("id")?).await?),
         "memory.apply-extraction" => {

@@ -9,6 +9,7 @@
 //!   (js/api.js) and of the Python one (host-python/mneme/__init__.py) with the WIT
 //!   function it calls and that function's doc comment, so what a method does is
 //!   written once, in the WIT.
+//! - The three Rust implementations of the core's `Engine` trait (see `engines.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -33,8 +34,6 @@ const PYTHON_API: &str = "host-python/mneme/__init__.py";
 /// Where each method reference goes, and from which API.
 const REFERENCES: [(&str, Language); 3] =
     [("web/README.md", Language::JavaScript), ("host-node/README.md", Language::JavaScript), ("host-python/README.md", Language::Python)];
-/// The core's `Engine` trait: each of its methods is named as the WIT function it runs.
-const ENGINE: &str = "core/src/engine.rs";
 const BEGIN: &str = "<!-- methods: written by `cargo xtask codegen` from wit/ and the API's source; do not edit -->";
 const END: &str = "<!-- end of methods -->";
 
@@ -55,8 +54,8 @@ pub fn codegen(check: bool) -> Result<(), String> {
         (TS_TYPES.to_owned(), ts_types(&resolve, package)),
         (SHAPES.to_owned(), shapes(&resolve, package, &read(DTS)?)),
     ];
+    outputs.extend(crate::engines::outputs(&resolve, package)?);
     let docs = function_docs(&resolve, package);
-    check_engine_names(&docs, &read(ENGINE)?).map_err(|e| format!("{ENGINE}: {e}"))?;
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
             Language::JavaScript => (JS_API, js_methods(&read(JS_API)?)),
@@ -499,20 +498,6 @@ fn check_names(methods: &[Method], language: &Language) -> Result<(), String> {
 }
 
 /// Every method of the core's `Engine` trait is named as a WIT function (snake_case).
-fn check_engine_names(docs: &BTreeMap<String, String>, source: &str) -> Result<(), String> {
-    let start = source.find("\npub trait Engine<").ok_or("no `pub trait Engine<`")?;
-    let body = &source[start..];
-    let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
-    let functions: std::collections::BTreeSet<String> = docs.keys().map(|key| spelled(key, &Language::Python)).collect();
-    let misnamed: Vec<&str> = body
-        .lines()
-        .filter_map(|line| line.trim_start().strip_prefix("fn "))
-        .filter_map(|rest| rest.split('(').next())
-        .filter(|name| !functions.contains(*name))
-        .collect();
-    if misnamed.is_empty() { Ok(()) } else { Err(format!("one name per operation: no WIT function is named {}", misnamed.join(", "))) }
-}
-
 /// The methods as a Markdown list: each signature, the WIT function it calls and that
 /// function's doc comment (a method of its own, its own doc comment).
 fn reference(methods: &[Method], docs: &BTreeMap<String, String>) -> Result<String, String> {

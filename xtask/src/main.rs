@@ -3,6 +3,7 @@
 
 mod codegen;
 mod deps;
+mod engines;
 mod package;
 
 use std::process::{Command, ExitCode};
@@ -69,7 +70,9 @@ commands:
               host-node/test/shapes.ts, which holds web/js/mneme.d.ts to it; and the
               method reference in the browser, Node and Python
               READMEs (each method, the WIT function it calls and that function's doc
-              comment); --check: only compare, fail if stale
+              comment); the core's, the wasmtime host's and the WASI command's
+              implementations of the Engine trait (from the trait, wit/ and the
+              store's views); --check: only compare, fail if stale
   deps        list the import cycles among the core's top-level modules (each edge
               with the files and items that make it); fails while there is one
               (the test command runs it)

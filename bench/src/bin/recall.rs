@@ -99,7 +99,7 @@ fn run() -> Result<(), String> {
     println!();
     if let Some((bytes, name)) = &table {
         let loaded = Instant::now();
-        let info = store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?.ok_or("no table")?;
+        let info = store.memory().set_embeddings(Some(bytes)).map_err(|e| e.to_string())?.ok_or("no table")?;
         let load_time = loaded.elapsed();
         let (hybrid, mut hybrid_times) = quality(&store, conversations)?;
         println!(
@@ -116,7 +116,7 @@ fn run() -> Result<(), String> {
             hybrid_times.get(hybrid_times.len() / 2).copied().unwrap_or(0.0)
         );
         println!();
-        store.set_embeddings(None).map_err(|e| e.to_string())?;
+        store.memory().set_embeddings(None).map_err(|e| e.to_string())?;
         host_embedder_rows(&store, conversations, bytes, &sums)?;
     }
 
@@ -414,11 +414,11 @@ fn side_by_side(turns: &[Turn], conversations: &[Value], locomo_root: &std::path
     });
     let hybrid = match table {
         Some(bytes) => {
-            store.set_embeddings(Some(bytes)).map_err(|e| e.to_string())?;
+            store.memory().set_embeddings(Some(bytes)).map_err(|e| e.to_string())?;
             let times = time(&mut |query| {
                 std::hint::black_box(block_on(store.memory().memory_recall(&scope, query, 10, false, Default::default(), None)).ok());
             });
-            store.set_embeddings(None).map_err(|e| e.to_string())?;
+            store.memory().set_embeddings(None).map_err(|e| e.to_string())?;
             Some(times)
         }
         None => None,

@@ -15,6 +15,16 @@ use crate::keys;
 use crate::storage::Storage;
 
 impl<S: Storage> Index<'_, S> {
+    /// [`route::key_of`]: the key an inbound message is routed to; reads no storage.
+    pub fn key_of(&self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+        route::key_of(inbound, policy)
+    }
+
+    /// [`super::sessionkey::parse`]: a session key's parts.
+    pub fn parse_key(&self, key: &str) -> Result<super::sessionkey::KeyParts, Error> {
+        super::sessionkey::parse(key)
+    }
+
     /// Routes an inbound message: its key, the session it goes to, and why (see
     /// [`route::decide`]). Records the key's activity, and its new session when one
     /// starts; `new_session_id` (a fresh id from the host) is used only then.

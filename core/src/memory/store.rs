@@ -17,6 +17,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 
 use crate::redact::Found;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -27,6 +28,7 @@ use super::file::{LinkKind, Links, Memory, MemoryType};
 use super::memory_md::{self, Caps, Loaded, Standing};
 use crate::error::Error;
 use crate::keys;
+use crate::recall::embed::{Embeddings, EmbeddingsInfo};
 use crate::recall::text;
 use crate::recall::{Document, Hit, Query, RecallIndex, Window};
 use crate::storage::{Storage, StorageError};
@@ -394,6 +396,17 @@ pub(super) fn stem_in<'a>(dir: &str, key: &'a str) -> Option<&'a str> {
 }
 
 impl<S: Storage> Memories<'_, S> {
+    /// Makes recall hybrid: `table` is a static embedding table in its text form (see
+    /// [`Embeddings::parse`]); memory recall and `search` then also rank by meaning.
+    /// `None` goes back to words alone. The table is kept in memory, not in storage: a
+    /// host sets it each time it opens a store.
+    pub fn set_embeddings(&self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
+        let table = table.map(Embeddings::parse).transpose()?.map(Rc::new);
+        let info = table.as_ref().map(|table| table.info().clone());
+        self.base.set_embedding_table(table);
+        Ok(info)
+    }
+
     /// Writes a new memory: its file (named after `name`, made unique), its line in
     /// MEMORY.md, its index line.
     pub async fn memory_add(&self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {

@@ -51,6 +51,11 @@ pub struct Compaction<'s, S> {
 }
 
 impl<S: Storage> Compaction<'_, S> {
+    /// [`tokens::context_window`]: a model's context window, where it is known.
+    pub fn context_window(&self, model: &str) -> Option<u64> {
+        tokens::context_window(model)
+    }
+
     /// Plans a compaction of session `id` (see [`Plan`]); writes nothing. The plan
     /// records the session's size and leaf, and applying it refuses a session that
     /// has changed since.

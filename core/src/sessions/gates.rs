@@ -22,6 +22,11 @@ pub struct Gates<'s, S> {
 }
 
 impl<S: Storage> Gates<'_, S> {
+    /// [`gates::silent_reply`]: whether an agent's reply says it has nothing to say.
+    pub fn silent_reply(&self, text: &str) -> gates::Reply {
+        gates::silent_reply(text)
+    }
+
     /// Whether to run the pre-compaction memory flush for session `id` now: its
     /// context is within the soft threshold of the reserve, and no flush was
     /// recorded ([`Gates::record_memory_flush`]) since the last compaction.

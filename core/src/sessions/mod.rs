@@ -317,6 +317,33 @@ pub(crate) fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
 }
 
 impl<S: Storage> Sessions<'_, S> {
+    /// [`crate::check_bytes`]: a transcript that is not in the store. This and the
+    /// next two read no storage; they are methods so that this view carries every
+    /// operation of its WIT interface, under its WIT name: the sync engine and the
+    /// bindings are derived from the views (`cargo xtask codegen`).
+    pub fn check_bytes(&self, data: &[u8]) -> CheckReport {
+        crate::check_bytes(data)
+    }
+
+    /// [`keys::project_dir_name`]: the project a working directory's sessions are in.
+    pub fn project_of(&self, cwd: &str) -> String {
+        keys::project_dir_name(cwd)
+    }
+
+    /// [`keys::session_id_of`]: the session id an agent SDK's session name is kept under.
+    pub fn session_id_of(&self, name: &str) -> String {
+        keys::session_id_of(name)
+    }
+
+    /// Which secrets are taken out of every line before it is written: kinds by name
+    /// (see [`crate::redact::Redaction::named`]).
+    pub fn set_redaction(&self, kinds: &[String]) -> Result<(), Error> {
+        self.base.set_redaction(crate::redact::Redaction::named(kinds)?);
+        Ok(())
+    }
+}
+
+impl<S: Storage> Sessions<'_, S> {
     /// Keeps session `id` open for writing: takes its lock and keeps it until
     /// [`Sessions::release`], so every write after this one skips locking and listing
     /// and costs one append. Meanwhile other writers (another store, another process)

@@ -690,14 +690,14 @@ mod embeddings {
         let storage = InMemoryStorage::new();
         let store = seeded(&storage);
         assert!(recall(&store, "automobile").is_empty(), "no word in common, no table: nothing");
-        let info = store.set_embeddings(Some(TABLE.as_bytes())).unwrap().unwrap();
+        let info = store.memory().set_embeddings(Some(TABLE.as_bytes())).unwrap().unwrap();
         assert_eq!((info.words, info.terms, info.dimensions), (11, 11, 6));
         assert_eq!(recall(&store, "automobile")[0], "ride");
         assert_eq!(recall(&store, "which dog")[0], "pet");
         assert_eq!(recall(&store, "pizza")[0], "dinner");
         // Words still count: an exact match comes first, the table only adds.
         assert_eq!(recall(&store, "Oscar automobile")[..2], ["pet", "ride"]);
-        store.set_embeddings(None).unwrap();
+        store.memory().set_embeddings(None).unwrap();
         assert!(recall(&store, "automobile").is_empty());
     }
 
@@ -705,13 +705,13 @@ mod embeddings {
     fn memories_written_after_the_table_are_embedded_as_they_come() {
         let storage = InMemoryStorage::new();
         let store = Store::new(&storage);
-        store.set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        store.memory().set_embeddings(Some(TABLE.as_bytes())).unwrap();
         assert!(recall(&store, "vehicle").is_empty());
         block_on(store.memory().memory_add(&project(), NewMemory::new("Ride", MemoryType::User, "", "A red automobile."), T0)).unwrap();
         assert_eq!(recall(&store, "vehicle"), ["ride"]);
         // Another store reading the files the first one wrote embeds them from the index.
         let fresh = Store::new(&storage);
-        fresh.set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        fresh.memory().set_embeddings(Some(TABLE.as_bytes())).unwrap();
         assert_eq!(recall(&fresh, "car"), ["ride"]);
     }
 
@@ -719,8 +719,8 @@ mod embeddings {
     fn a_table_that_does_not_read_is_refused_and_the_old_one_stays() {
         let storage = InMemoryStorage::new();
         let store = seeded(&storage);
-        store.set_embeddings(Some(TABLE.as_bytes())).unwrap();
-        let error = store.set_embeddings(Some(b"{\"words\": []}")).unwrap_err();
+        store.memory().set_embeddings(Some(TABLE.as_bytes())).unwrap();
+        let error = store.memory().set_embeddings(Some(b"{\"words\": []}")).unwrap_err();
         assert!(error.to_string().contains("one word per line followed by its values"), "{error}");
         assert_eq!(recall(&store, "automobile")[0], "ride");
     }

@@ -15,28 +15,14 @@ extern crate mneme_cli_stdout;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_core::compaction::Keep;
-use mneme_core::crab::CrabSession;
-use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
-use mneme_core::index::openclaw::KeysImported;
-use mneme_core::index::sessionkey::KeyParts;
-use mneme_core::index::{Field, Inbound, KeyEntry, KeyPatch, KeyView, Resolution, RolledOver, RoutePolicy};
-use mneme_core::interchange::{ExportFormat, Exported, Import, Imported as ImportedSession};
-use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
-use mneme_core::memory::extract::{Extracted, ExtractionPlan};
-use mneme_core::memory::file::{LinkKind, Memory};
-use mneme_core::memory::instructions::{Instructions, Request};
-use mneme_core::memory::memory_md::{Caps, Loaded};
-use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
-use mneme_core::memory::tool::MemoryToolResult;
-use mneme_core::recall::embed::EmbeddingsInfo;
-use mneme_core::retention::{ArchivedSession, GcReport, Retention};
 use mneme_core::{
-    AgentRef, Applied, Branch, CheckReport, CompactionIds, Context, Engine, Entry, Error, Injection, Ledger, Limits, Listing, Mirror, Mode,
-    NewEntry, Place, Plan, Prices, Provider, ProviderContext, RebuildReport, RepairReport, Role, Settings, Speaker, Subagent, Transcript,
+    AgentRef, CompactionIds, Engine, Error, Injection, Limits, Mirror, Mode, NewEntry, Place, Prices, Provider, Role, Settings, Speaker,
     Turn,
 };
 
 wit_bindgen::generate!({ path: "../../wit", world: "driver" });
+
+mod engine;
 
 use mneme::engine::{compaction, gates, index, memory, sessions, types};
 
@@ -226,343 +212,13 @@ impl From<ProviderArg> for Provider {
 }
 
 /// The engine this component is composed with, as the core's [`Engine`].
-struct Imported {
+struct Composed {
     store: sessions::Store,
 }
 
-impl Imported {
+impl Composed {
     fn new(limits: Limits) -> Self {
-        Imported { store: sessions::Store::new(Some(limits.mirror())) }
-    }
-}
-
-impl Engine<Error> for Imported {
-    fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
-        self.store.append(id, &entry.mirror()).mirror()
-    }
-    fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, Error> {
-        self.store.append_turn(id, &turn.mirror()).mirror()
-    }
-    fn tombstone(&mut self, id: &str, uuid: &str, now_ms: i64) -> Result<(), Error> {
-        self.store.tombstone(id, uuid, now_ms).mirror()
-    }
-    fn load(&mut self, id: &str) -> Result<Transcript, Error> {
-        self.store.load(id).mirror()
-    }
-    fn context(&mut self, id: &str) -> Result<Context, Error> {
-        self.store.context(id).mirror()
-    }
-    fn provider_context(
-        &mut self,
-        id: &str,
-        provider: Provider,
-        model: Option<&str>,
-        injections: &[Injection],
-    ) -> Result<ProviderContext, Error> {
-        let injections: Vec<sessions::Injection> = injections.to_vec().mirror();
-        self.store.provider_context(id, provider.mirror(), model, &injections).mirror()
-    }
-    fn branches(&mut self, id: &str) -> Result<Vec<Branch>, Error> {
-        self.store.branches(id).mirror()
-    }
-    fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
-        self.store.usage(id, prices.cloned().mirror()).mirror()
-    }
-    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
-        self.store.fork(id, from, new_id, now_ms).mirror()
-    }
-    fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
-        self.store.gc(&policy.clone().mirror(), now_ms).mirror()
-    }
-    fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, Error> {
-        self.store.archive(id, now_ms).mirror()
-    }
-    fn archived(&mut self) -> Result<Vec<ArchivedSession>, Error> {
-        self.store.archived().mirror()
-    }
-    fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
-        self.store.restore(id).mirror()
-    }
-    fn import_session(&mut self, request: &Import) -> Result<ImportedSession, Error> {
-        self.store.import_session(&request.clone().mirror()).mirror()
-    }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
-        self.store.export_session(id, format.mirror(), uuid).mirror()
-    }
-    fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
-        self.store.check(id).mirror()
-    }
-    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-        Ok(sessions::check_bytes(&data.to_vec().mirror()).mirror())
-    }
-    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
-        Ok(sessions::project_of(cwd))
-    }
-    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
-        Ok(sessions::session_id_of(name))
-    }
-    fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
-        self.store.subagents(id).mirror()
-    }
-    fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
-        self.store.remove(id).mirror()
-    }
-    fn repair(&mut self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
-        self.store.repair(id, now_ms).mirror()
-    }
-    fn list(&mut self) -> Result<Listing, Error> {
-        self.store.list().mirror()
-    }
-    fn search(
-        &mut self,
-        query: &str,
-        limit: usize,
-        project: Option<&str>,
-        window: mneme_core::Window,
-    ) -> Result<Vec<mneme_core::SearchHit>, Error> {
-        self.store.search(query, limit.mirror(), project, window.mirror()).mirror()
-    }
-    fn reopen(&mut self, id: &str) -> Result<(), Error> {
-        self.store.reopen(id);
-        Ok(())
-    }
-    fn set_redaction(&mut self, kinds: &[String]) -> Result<(), Error> {
-        self.store.set_redaction(kinds).mirror()
-    }
-    fn append_lines(&mut self, key: &mneme_core::TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
-        self.store.append_lines(&key.clone().mirror(), lines, now_ms).mirror()
-    }
-    fn read_lines(&mut self, key: &mneme_core::TranscriptKey) -> Result<Option<Vec<String>>, Error> {
-        self.store.read_lines(&key.clone().mirror()).mirror()
-    }
-    fn written_sessions(&mut self, project: &str) -> Result<Vec<mneme_core::WrittenSession>, Error> {
-        self.store.written_sessions(project).mirror()
-    }
-    fn subpaths(&mut self, project: &str, id: &str) -> Result<Vec<String>, Error> {
-        self.store.subpaths(project, id).mirror()
-    }
-    fn remove_transcript(&mut self, key: &mneme_core::TranscriptKey) -> Result<(), Error> {
-        self.store.remove_transcript(&key.clone().mirror()).mirror()
-    }
-    fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
-        self.store.append_items(id, items, cwd, uuid, now_ms).mirror()
-    }
-    fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, Error> {
-        self.store.items(id, limit).mirror()
-    }
-    fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
-        self.store.pop_item(id, now_ms).mirror()
-    }
-    fn hold(&mut self, id: &str) -> Result<(), Error> {
-        self.store.hold(id).mirror()
-    }
-    fn release(&mut self, id: &str) -> Result<(), Error> {
-        self.store.release(id).mirror()
-    }
-    fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-        compaction::plan_compaction(&self.store, id, settings.mirror(), mode.mirror()).mirror()
-    }
-    fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
-        compaction::summarize_offline(&self.store, id, &plan.clone().mirror()).mirror()
-    }
-    fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-        compaction::apply_compaction(&self.store, id, &plan.clone().mirror(), summary, &ids.clone().mirror(), now_ms).mirror()
-    }
-    fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        compaction::record_compaction_failure(&self.store, id, reason, now_ms).mirror()
-    }
-    fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        gates::memory_flush_gate(&self.store, id, settings.mirror()).mirror()
-    }
-    fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
-        gates::record_memory_flush(&self.store, id, now_ms).mirror()
-    }
-    fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-        gates::extraction_gate(&self.store, id, settings.mirror()).mirror()
-    }
-    fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
-        gates::record_extraction(&self.store, id, now_ms).mirror()
-    }
-    fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-        gates::reset_gate(&self.store, id, now_ms, policy.mirror()).mirror()
-    }
-    fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-        gates::dream_gate(&self.store, now_ms, settings.mirror()).mirror()
-    }
-    fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
-        gates::dream_acquire(&self.store, now_ms, holder, settings.mirror()).mirror()
-    }
-    fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
-        gates::dream_release(&self.store, now_ms, holder, completed).mirror()
-    }
-    fn memory_add(&mut self, scope: &Scope, new: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        memory::memory_add(&self.store, &scope.clone().mirror(), &new.mirror(), now_ms).mirror()
-    }
-    fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
-        let memories: Vec<memory::NewMemory> = memories.mirror();
-        memory::memory_add_many(&self.store, &scope.clone().mirror(), &memories, now_ms).mirror()
-    }
-    fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
-        memory::memory_update(&self.store, &scope.clone().mirror(), file, &change.mirror(), now_ms).mirror()
-    }
-    fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        memory::memory_supersede(&self.store, &scope.clone().mirror(), file, &replacement.mirror(), now_ms).mirror()
-    }
-    fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
-        memory::memory_forget(&self.store, &scope.clone().mirror(), file, now_ms).mirror()
-    }
-    fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
-        memory::memory_tool(&self.store, &scope.clone().mirror(), input, now_ms).mirror()
-    }
-    fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
-        memory::memory_link(&self.store, &scope.clone().mirror(), from, kind.mirror(), to, now_ms).mirror()
-    }
-    fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
-        memory::memory_list(&self.store, &scope.clone().mirror(), &filter.clone().mirror()).mirror()
-    }
-    fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
-        memory::memory_show(&self.store, &scope.clone().mirror(), file).mirror()
-    }
-    fn memory_recall(
-        &mut self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-        all: bool,
-        window: mneme_core::Window,
-        near: Option<&Near>,
-    ) -> Result<Recalled, Error> {
-        let near: Option<memory::Near> = near.cloned().mirror();
-        memory::memory_recall(&self.store, &scope.clone().mirror(), query, limit.mirror(), all, window.mirror(), near.as_ref()).mirror()
-    }
-    fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
-        memory::plan_embedding(&self.store, &scope.clone().mirror(), model, limit.mirror()).mirror()
-    }
-    fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
-        memory::apply_embedding(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), vectors).mirror()
-    }
-    fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
-        memory::memory_load(&self.store, &scope.clone().mirror(), caps.mirror()).mirror()
-    }
-    fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
-        memory::memory_reindex(&self.store, &scope.clone().mirror()).mirror()
-    }
-    fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
-        memory::memory_used(&self.store, &scope.clone().mirror(), files, now_ms).mirror()
-    }
-    fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
-        let table: Option<types::Data> = table.map(|table| table.to_vec().mirror());
-        memory::set_embeddings(&self.store, table.as_ref()).mirror()
-    }
-    fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
-        memory::plan_extraction(&self.store, &scope.clone().mirror(), id).mirror()
-    }
-    fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
-        memory::apply_extraction(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), answer, now_ms).mirror()
-    }
-    fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
-        memory::record_extraction_failure(&self.store, id, reason, now_ms).mirror()
-    }
-    fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
-        memory::plan_consolidation(&self.store, &scope.clone().mirror(), now_ms).mirror()
-    }
-    fn apply_consolidation(
-        &mut self,
-        scope: &Scope,
-        plan: &ConsolidationPlan,
-        answer: &str,
-        now_ms: i64,
-        dry_run: bool,
-    ) -> Result<Consolidation, Error> {
-        memory::apply_consolidation(&self.store, &scope.clone().mirror(), &plan.clone().mirror(), answer, now_ms, dry_run).mirror()
-    }
-    fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, Error> {
-        memory::rollback_consolidation(&self.store, &scope.clone().mirror(), id, now_ms).mirror()
-    }
-    fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
-        memory::consolidations(&self.store, &scope.clone().mirror()).mirror()
-    }
-    fn instructions(&mut self, request: &Request) -> Result<Instructions, Error> {
-        memory::instructions(&self.store, &request.clone().mirror()).mirror()
-    }
-    fn write_file(&mut self, path: &str, text: &str) -> Result<(), Error> {
-        memory::write_file(&self.store, path, text).mirror()
-    }
-    fn read_file(&mut self, path: &str) -> Result<Option<String>, Error> {
-        memory::read_file(&self.store, path).mirror()
-    }
-    fn remove_file(&mut self, path: &str) -> Result<(), Error> {
-        memory::remove_file(&self.store, path).mirror()
-    }
-    fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
-        index::resolve(&self.store, &inbound.clone().mirror(), &policy.clone().mirror(), now_ms, new_session_id).mirror()
-    }
-    fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
-        index::reset_key(&self.store, key, new_session_id, now_ms).mirror()
-    }
-    fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
-        index::update_key(&self.store, key, &patch.clone().mirror()).mirror()
-    }
-    fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
-        index::remove_key(&self.store, key).mirror()
-    }
-    fn key(&mut self, key: &str) -> Result<KeyView, Error> {
-        index::key(&self.store, key).mirror()
-    }
-    fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> {
-        index::keys(&self.store, &filter.to_vec().mirror()).mirror()
-    }
-    fn index_report(&mut self) -> Result<mneme_core::index::IndexHealth, Error> {
-        index::index_report(&self.store).mirror()
-    }
-    fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
-        index::import_openclaw_keys(&self.store, &data.to_vec().mirror()).mirror()
-    }
-    fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
-        index::export_openclaw_keys(&self.store).mirror()
-    }
-    fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
-        index::crab_latest(&self.store, project, agent, sender).mirror()
-    }
-    fn crab_start(
-        &mut self,
-        project: Option<&str>,
-        agent: &str,
-        sender: &str,
-        created_by: &str,
-        now_ms: i64,
-    ) -> Result<CrabSession, Error> {
-        index::crab_start(&self.store, project, agent, sender, created_by, now_ms).mirror()
-    }
-    fn crab_show(&mut self, id: &str) -> Result<CrabSession, Error> {
-        index::crab_show(&self.store, id).mirror()
-    }
-    fn crab_set_title(&mut self, id: &str, title: &str) -> Result<CrabSession, Error> {
-        index::crab_set_title(&self.store, id, title).mirror()
-    }
-    fn crab_add_uptime(&mut self, id: &str, secs: u64) -> Result<CrabSession, Error> {
-        index::crab_add_uptime(&self.store, id, secs).mirror()
-    }
-    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
-        index::rebuild_index(&self.store).mirror()
-    }
-    fn rollover_gate(&mut self, key: &str, max_context_tokens: u64) -> Result<Decision, Error> {
-        index::rollover_gate(&self.store, key, max_context_tokens).mirror()
-    }
-    fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
-        index::rollover(&self.store, key, summary, &ids.clone().mirror(), new_session_id, now_ms).mirror()
-    }
-    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
-        index::key_of(&inbound.clone().mirror(), &policy.clone().mirror()).mirror()
-    }
-    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
-        index::parse_key(key).mirror()
-    }
-    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
-        Ok(compaction::context_window(model))
-    }
-    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
-        Ok(gates::silent_reply(text).mirror())
+        Composed { store: sessions::Store::new(Some(limits.mirror())) }
     }
 }
 
@@ -611,15 +267,15 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, String> {
 }
 
 /// The engine with the limits and redaction the options ask for.
-fn open(cli: &Cli) -> Result<Imported, String> {
-    let mut engine = Imported::new(Limits { part_bytes: cli.part_limit, total_bytes: cli.total_limit });
+fn open(cli: &Cli) -> Result<Composed, String> {
+    let mut engine = Composed::new(Limits { part_bytes: cli.part_limit, total_bytes: cli.total_limit });
     if let Some(kinds) = mneme_core::redact::kinds_named(&cli.redact).map_err(|e| format!("--redact: {e}"))? {
         engine.set_redaction(&kinds).map_err(|e| format!("--redact: {e}"))?;
     }
     Ok(engine)
 }
 
-fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
+fn run(mut engine: Composed, command: Command) -> Result<ExitCode, String> {
     let fail = |e: Error| e.to_string();
     match command {
         Command::Sessions(SessionsCommand::List { json: as_json }) => {
@@ -743,7 +399,7 @@ fn run(mut engine: Imported, command: Command) -> Result<ExitCode, String> {
                     }
                     std::fs::write(path, bytes).expect("write a seed file");
                 }
-                mneme_conformance::Subject { engine: Imported::new(limits), keys: Box::new(keys_here) }
+                mneme_conformance::Subject { engine: Composed::new(limits), keys: Box::new(keys_here) }
             })
             .ok_or_else(|| format!("there is no vector {vector}"))?;
             println!("{}", serde_json::to_string(&outcome).map_err(|e| e.to_string())?);
