@@ -12,13 +12,14 @@ use js_sys::{Array, Promise, Reflect, Uint8Array};
 use mneme_core::compaction::{Run, Step};
 use mneme_core::interchange::{Exported, Import};
 use mneme_core::keys::check_key;
-use mneme_core::memory::store::{EmbeddingPlan, Near, Scope};
 use mneme_core::{Error, KeyInfo, Limits, Storage, StorageError, Store};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
+
+mod operations;
 
 #[wasm_bindgen]
 extern "C" {
@@ -174,18 +175,6 @@ impl Args {
         let index = self.next(name)?;
         Ok(self.bytes_at(index, name)?.unwrap_or_default())
     }
-
-    fn text(&mut self, name: &str) -> Result<String, Error> {
-        self.next(name)
-    }
-
-    fn scope(&mut self) -> Result<Scope, Error> {
-        self.next("scope")
-    }
-
-    fn now(&mut self) -> Result<i64, Error> {
-        self.next("now_ms")
-    }
 }
 
 /// `{format, message_count, verbatim, data}`, `data` a `Uint8Array`, not an array of numbers.
@@ -199,31 +188,17 @@ fn exported(exported: Exported) -> JsValue {
 }
 
 /// Runs WIT function `key` (`interface.name`, `interface.resource.method`: the keys of
-/// `js/wit.js`) on `store`: a result as JSON text, or bytes as a `Uint8Array`.
+/// `js/wit.js`) on `store`: a result as JSON text, or bytes as a `Uint8Array`. The
+/// operations are derived (operations.rs); what is here is the functions that are no
+/// operation (the defaults) and the operations whose records carry bytes.
 async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<JsValue, Error> {
-    use mneme_core::{gates, index, memory, tokens};
+    use mneme_core::{gates, index, memory};
     let a = &mut a;
+    if let Some(result) = operations::call(store, key, a).await {
+        return result;
+    }
     match key {
         "sessions.default-retention" => to_json(&mneme_core::retention::Retention::default()),
-        "sessions.check-bytes" => to_json(&mneme_core::check_bytes(&a.bytes("data")?)),
-        "sessions.project-of" => to_json(&mneme_core::keys::project_dir_name(&a.text("cwd")?)),
-        "sessions.session-id-of" => to_json(&mneme_core::keys::session_id_of(&a.text("name")?)),
-        "sessions.store.append" => to_json(&store.sessions().append(&a.text("id")?, a.next("entry")?).await?),
-        "sessions.store.append-turn" => to_json(&store.sessions().append_turn(&a.text("id")?, a.next("turn")?).await?),
-        "sessions.store.tombstone" => to_json(&store.sessions().tombstone(&a.text("id")?, &a.text("uuid")?, a.now()?).await?),
-        "sessions.store.load" => to_json(&store.sessions().load(&a.text("id")?).await?),
-        "sessions.store.context" => to_json(&store.sessions().context(&a.text("id")?).await?),
-        "sessions.store.provider-context" => {
-            let (id, provider, model, injections): (String, _, Option<String>, Vec<_>) =
-                (a.text("id")?, a.next("provider")?, a.next("model")?, a.next("injections")?);
-            to_json(&store.sessions().provider_context(&id, provider, model.as_deref(), &injections).await?)
-        }
-        "sessions.store.branches" => to_json(&store.sessions().branches(&a.text("id")?).await?),
-        "sessions.store.usage" => to_json(&store.sessions().usage(&a.text("id")?, a.next::<Option<_>>("prices")?.as_ref()).await?),
-        "sessions.store.fork" => {
-            let (id, from, new_id): (String, Option<String>, String) = (a.text("id")?, a.next("from")?, a.text("new_id")?);
-            to_json(&store.sessions().fork(&id, from.as_deref(), &new_id, a.now()?).await?)
-        }
         "sessions.store.import-session" => {
             let mut request: Value = a.next("request")?;
             let Some(fields) = request.as_object_mut() else {
@@ -235,176 +210,18 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&store.sessions().import_session(&request).await?)
         }
         "sessions.store.export-session" => {
-            let (id, format, uuid): (String, _, String) = (a.text("id")?, a.next("format")?, a.text("uuid")?);
+            let (id, format, uuid): (String, _, String) = (a.next("id")?, a.next("format")?, a.next("uuid")?);
             Ok(exported(store.sessions().export_session(&id, format, &uuid).await?))
         }
-        "sessions.store.gc" => to_json(&store.sessions().gc(&a.next("policy")?, a.now()?).await?),
-        "sessions.store.archive" => to_json(&store.sessions().archive(&a.text("id")?, a.now()?).await?),
-        "sessions.store.archived" => to_json(&store.sessions().archived().await?),
-        "sessions.store.restore" => to_json(&store.sessions().restore(&a.text("id")?).await?),
-        "sessions.store.check" => to_json(&store.sessions().check(&a.text("id")?).await?),
-        "sessions.store.subagents" => to_json(&store.sessions().subagents(&a.text("id")?).await?),
-        "sessions.store.hold" => to_json(&store.sessions().hold(&a.text("id")?).await?),
-        "sessions.store.release" => to_json(&store.sessions().release(&a.text("id")?).await?),
-        "sessions.store.remove" => to_json(&store.sessions().remove(&a.text("id")?).await?),
-        "sessions.store.repair" => to_json(&store.sessions().repair(&a.text("id")?, a.now()?).await?),
-        "sessions.store.list" => to_json(&store.sessions().list().await?),
-        "sessions.store.search" => {
-            let (query, limit, project): (String, u32, Option<String>) = (a.text("query")?, a.next("limit")?, a.next("project")?);
-            to_json(&store.sessions().search(&query, limit as usize, project.as_deref(), a.next("window")?).await?)
-        }
-        "sessions.store.append-lines" => {
-            let (key, lines): (mneme_core::TranscriptKey, Vec<String>) = (a.next("key")?, a.next("lines")?);
-            to_json(&store.sessions().append_lines(&key, &lines, a.now()?).await?)
-        }
-        "sessions.store.read-lines" => to_json(&store.sessions().read_lines(&a.next("key")?).await?),
-        "sessions.store.written-sessions" => to_json(&store.sessions().written_sessions(&a.text("project")?).await?),
-        "sessions.store.subpaths" => {
-            let (project, id) = (a.text("project")?, a.text("id")?);
-            to_json(&store.sessions().subpaths(&project, &id).await?)
-        }
-        "sessions.store.remove-transcript" => to_json(&store.sessions().remove_transcript(&a.next("key")?).await?),
-        "sessions.store.append-items" => {
-            let (id, items, cwd, uuid) = (a.text("id")?, a.text("items")?, a.text("cwd")?, a.text("uuid")?);
-            to_json(&store.sessions().append_items(&id, &items, &cwd, &uuid, a.now()?).await?)
-        }
-        "sessions.store.items" => {
-            let (id, limit): (String, Option<u32>) = (a.text("id")?, a.next("limit")?);
-            to_json(&store.sessions().items(&id, limit).await?)
-        }
-        "sessions.store.pop-item" => to_json(&store.sessions().pop_item(&a.text("id")?, a.now()?).await?),
-        "sessions.store.reopen" => {
-            store.sessions().reopen(&a.text("id")?);
-            to_json(&())
-        }
-        "sessions.store.set-redaction" => {
-            store.sessions().set_redaction(&a.next::<Vec<String>>("kinds")?)?;
-            to_json(&())
-        }
-        "compaction.context-window" => to_json(&tokens::context_window(&a.text("model")?)),
         "compaction.default-settings" => to_json(&mneme_core::Settings::default()),
-        "compaction.plan-compaction" => {
-            to_json(&store.compaction().plan_compaction(&a.text("id")?, &a.next("settings")?, a.next("mode")?).await?)
-        }
-        "compaction.summarize-offline" => to_json(&store.compaction().summarize_offline(&a.text("id")?, &a.next("plan")?).await?),
-        "compaction.apply-compaction" => {
-            let (id, plan, summary): (String, mneme_core::Plan, String) = (a.text("id")?, a.next("plan")?, a.text("summary")?);
-            let ids: CompactionIds = a.next("ids")?;
-            let ids = mneme_core::CompactionIds { boundary: ids.boundary, summary: ids.summary };
-            to_json(&store.compaction().apply_compaction(&id, &plan, &summary, &ids, a.now()?).await?)
-        }
-        "compaction.record-compaction-failure" => {
-            to_json(&store.compaction().record_compaction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?)
-        }
-        "gates.silent-reply" => to_json(&gates::silent_reply(&a.text("text")?)),
         "gates.default-flush-settings" => to_json(&gates::FlushSettings::default()),
         "gates.default-extraction-settings" => to_json(&gates::ExtractionSettings::default()),
         "gates.default-dream-settings" => to_json(&gates::DreamSettings::default()),
-        "gates.memory-flush-gate" => to_json(&store.gates().memory_flush_gate(&a.text("id")?, &a.next("settings")?).await?),
-        "gates.record-memory-flush" => to_json(&store.gates().record_memory_flush(&a.text("id")?, a.now()?).await?),
-        "gates.extraction-gate" => to_json(&store.gates().extraction_gate(&a.text("id")?, &a.next("settings")?).await?),
-        "gates.record-extraction" => to_json(&store.gates().record_extraction(&a.text("id")?, a.now()?).await?),
-        "gates.reset-gate" => to_json(&store.gates().reset_gate(&a.text("id")?, a.now()?, &a.next("policy")?).await?),
-        "gates.dream-gate" => to_json(&store.gates().dream_gate(a.now()?, &a.next("settings")?).await?),
-        "gates.dream-acquire" => to_json(&store.gates().dream_acquire(a.now()?, &a.text("holder")?, &a.next("settings")?).await?),
-        "gates.dream-release" => to_json(&store.gates().dream_release(a.now()?, &a.text("holder")?, a.next("completed")?).await?),
         "index.default-route-policy" => to_json(&index::RoutePolicy::default()),
-        "index.key-of" => to_json(&index::route::key_of(&a.next("inbound")?, &a.next("policy")?)?),
-        "index.parse-key" => to_json(&index::sessionkey::parse(&a.text("key")?)?),
-        "index.resolve" => {
-            let (inbound, policy): (index::Inbound, index::RoutePolicy) = (a.next("inbound")?, a.next("policy")?);
-            to_json(&store.index().resolve(&inbound, &policy, a.now()?, &a.text("new_session_id")?).await?)
-        }
-        "index.reset-key" => to_json(&store.index().reset_key(&a.text("key")?, &a.text("new_session_id")?, a.now()?).await?),
-        "index.update-key" => to_json(&store.index().update_key(&a.text("key")?, &a.next("patch")?).await?),
-        "index.remove-key" => to_json(&store.index().remove_key(&a.text("key")?).await?),
-        "index.key" => to_json(&store.index().key(&a.text("key")?).await?),
-        "index.keys" => to_json(&store.index().keys(&a.next::<Vec<_>>("filter")?).await?),
-        "index.index-report" => to_json(&store.index().index_report().await?),
-        "index.rebuild-index" => to_json(&store.index().rebuild_index().await?),
-        "index.import-openclaw-keys" => to_json(&store.index().import_openclaw_keys(&a.bytes("data")?).await?),
         "index.export-openclaw-keys" => Ok(Uint8Array::from(store.index().export_openclaw_keys().await?.as_slice()).into()),
-        "index.crab-latest" => {
-            let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
-            to_json(&store.index().crab_latest(project.as_deref(), &agent, &sender).await?)
-        }
-        "index.crab-start" => {
-            let (project, agent, sender): (Option<String>, String, String) = (a.next("project")?, a.text("agent")?, a.text("sender")?);
-            to_json(&store.index().crab_start(project.as_deref(), &agent, &sender, &a.text("created_by")?, a.now()?).await?)
-        }
-        "index.crab-show" => to_json(&store.index().crab_show(&a.text("id")?).await?),
-        "index.crab-set-title" => to_json(&store.index().crab_set_title(&a.text("id")?, &a.text("title")?).await?),
-        "index.crab-add-uptime" => to_json(&store.index().crab_add_uptime(&a.text("id")?, a.next("secs")?).await?),
-        "index.rollover-gate" => to_json(&store.index().rollover_gate(&a.text("key")?, a.next("max_context_tokens")?).await?),
-        "index.rollover" => {
-            let (key, summary, ids): (String, String, CompactionIds) = (a.text("key")?, a.text("summary")?, a.next("ids")?);
-            let ids = mneme_core::CompactionIds { boundary: ids.boundary, summary: ids.summary };
-            to_json(&store.index().rollover(&key, &summary, &ids, &a.text("new_session_id")?, a.now()?).await?)
-        }
         "memory.default-caps" => to_json(&memory::memory_md::Caps::default()),
-        "memory.memory-add" => to_json(&store.memory().memory_add(&a.scope()?, a.next("memory")?, a.now()?).await?),
-        "memory.memory-add-many" => to_json(&store.memory().memory_add_many(&a.scope()?, a.next("memories")?, a.now()?).await?),
-        "memory.memory-update" => to_json(&store.memory().memory_update(&a.scope()?, &a.text("file")?, a.next("change")?, a.now()?).await?),
-        "memory.memory-supersede" => {
-            to_json(&store.memory().memory_supersede(&a.scope()?, &a.text("file")?, a.next("replacement")?, a.now()?).await?)
-        }
-        "memory.memory-forget" => to_json(&store.memory().memory_forget(&a.scope()?, &a.text("file")?, a.now()?).await?),
-        "memory.memory-tool" => to_json(&store.memory().memory_tool(&a.scope()?, &a.text("input")?, a.now()?).await?),
-        "memory.memory-link" => {
-            let (scope, from, kind, to) = (a.scope()?, a.text("from")?, a.next("kind")?, a.text("to")?);
-            to_json(&store.memory().memory_link(&scope, &from, kind, &to, a.now()?).await?)
-        }
-        "memory.memory-list" => to_json(&store.memory().memory_list(&a.scope()?, &a.next("filter")?).await?),
-        "memory.memory-show" => to_json(&store.memory().memory_show(&a.scope()?, &a.text("file")?).await?),
-        "memory.memory-recall" => {
-            let (scope, query, limit, all): (Scope, String, u32, bool) = (a.scope()?, a.text("query")?, a.next("limit")?, a.next("all")?);
-            let (window, near): (_, Option<Near>) = (a.next("window")?, a.next("near")?);
-            to_json(&store.memory().memory_recall(&scope, &query, limit as usize, all, window, near.as_ref()).await?)
-        }
-        "memory.plan-embedding" => {
-            let (scope, model, limit): (Scope, String, u32) = (a.scope()?, a.text("model")?, a.next("limit")?);
-            to_json(&store.memory().plan_embedding(&scope, &model, limit as usize).await?)
-        }
-        "memory.apply-embedding" => {
-            let (scope, plan, vectors): (Scope, EmbeddingPlan, Vec<Vec<f32>>) = (a.scope()?, a.next("plan")?, a.next("vectors")?);
-            to_json(&store.memory().apply_embedding(&scope, &plan, &vectors).await?)
-        }
-        "memory.memory-load" => to_json(&store.memory().memory_load(&a.scope()?, a.next("caps")?).await?),
-        "memory.memory-reindex" => to_json(&store.memory().memory_reindex(&a.scope()?).await?),
-        "memory.memory-used" => to_json(&store.memory().memory_used(&a.scope()?, &a.next::<Vec<String>>("files")?, a.now()?).await?),
-        "memory.set-embeddings" => {
-            let index = a.next("table")?;
-            to_json(&store.memory().set_embeddings(a.bytes_at(index, "table")?.as_deref())?)
-        }
-        "memory.plan-extraction" => to_json(&store.memory().plan_extraction(&a.scope()?, &a.text("id")?).await?),
-        "memory.apply-extraction" => {
-            let (scope, plan, answer): (Scope, _, String) = (a.scope()?, a.next("plan")?, a.text("answer")?);
-            to_json(&store.memory().apply_extraction(&scope, &plan, &answer, a.now()?).await?)
-        }
-        "memory.record-extraction-failure" => {
-            to_json(&store.memory().record_extraction_failure(&a.text("id")?, &a.text("reason")?, a.now()?).await?)
-        }
-        "memory.plan-consolidation" => to_json(&store.memory().plan_consolidation(&a.scope()?, a.now()?).await?),
-        "memory.apply-consolidation" => {
-            let (scope, plan, answer, now): (Scope, _, String, i64) = (a.scope()?, a.next("plan")?, a.text("answer")?, a.now()?);
-            to_json(&store.memory().apply_consolidation(&scope, &plan, &answer, now, a.next("dry_run")?).await?)
-        }
-        "memory.rollback-consolidation" => to_json(&store.memory().rollback_consolidation(&a.scope()?, &a.text("id")?, a.now()?).await?),
-        "memory.consolidations" => to_json(&store.memory().consolidations(&a.scope()?).await?),
-        "memory.instructions" => to_json(&store.memory().instructions(&a.next("request")?).await?),
-        "memory.write-file" => to_json(&store.memory().write_file(&a.text("path")?, &a.text("text")?).await?),
-        "memory.read-file" => to_json(&store.memory().read_file(&a.text("path")?).await?),
-        "memory.remove-file" => to_json(&store.memory().remove_file(&a.text("path")?).await?),
         _ => Err(Error::InvalidArgument(format!("the browser package has no operation `{key}`"))),
     }
-}
-
-/// The compaction ids as mneme-core's JSON names them (`{boundary, summary}`).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CompactionIds {
-    boundary: String,
-    summary: String,
 }
 
 #[wasm_bindgen]

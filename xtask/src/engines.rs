@@ -27,14 +27,29 @@ const CORE_SOURCE: &str = "core/src";
 const STORE_ENGINE: &str = "core/src/engine/store.rs";
 const COMPONENT_ENGINE: &str = "host-native/src/component/engine.rs";
 const WASI_ENGINE: &str = "host-wasi/cli/src/engine.rs";
-/// The interfaces whose functions are operations, each with the view of the store
-/// that serves it: `store.<accessor>()` of type `<view>`.
-const VIEWS: [(&str, &str, &str); 5] = [
-    ("sessions", "sessions", "Sessions"),
-    ("compaction", "compaction", "Compaction"),
-    ("gates", "gates", "Gates"),
-    ("memory", "memory", "Memories"),
-    ("index", "index", "Index"),
+/// The component's exports: each operation's export calls its view, like the core's
+/// `Engine`; the exports that are no operation (constants, the storage contract, the
+/// `store` constructor) call the function of the same name in `own`, written by hand.
+const COMPONENT_EXPORTS: &str = "component/src/operations.rs";
+/// The browser binding's operations: each runs its view with arguments in mneme-core's
+/// JSON and answers in it. An operation whose values hold `data` inside a record (an
+/// import's request, an export's result) is left to the binding's own dispatch.
+const BROWSER_OPERATIONS: &str = "web/src/operations.rs";
+/// An interface whose functions are operations, and the view of the store that
+/// serves it: `store.<accessor>()`, of type `<path>` in the core.
+struct View {
+    interface: &'static str,
+    accessor: &'static str,
+    name: &'static str,
+    path: &'static str,
+}
+
+static VIEWS: [View; 5] = [
+    View { interface: "sessions", accessor: "sessions", name: "Sessions", path: "sessions::Sessions" },
+    View { interface: "compaction", accessor: "compaction", name: "Compaction", path: "sessions::Compaction" },
+    View { interface: "gates", accessor: "gates", name: "Gates", path: "sessions::Gates" },
+    View { interface: "memory", accessor: "memory", name: "Memories", path: "memory::Memories" },
+    View { interface: "index", accessor: "index", name: "Index", path: "index::Index" },
 ];
 const HEADER: &str = "// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs\n\
                       // and the store's views; do not edit.\n";
@@ -52,19 +67,21 @@ enum Receiver {
 
 struct Operation<'a> {
     name: String,
-    interface: &'static str,
-    accessor: &'static str,
+    view: &'static View,
     receiver: Receiver,
+    function: &'a Function,
     /// The WIT function returns a `result`.
     fallible: bool,
     params: Vec<Param<'a>>,
     output: syn::Type,
-    view: ViewMethod,
+    method: ViewMethod,
 }
 
 /// A public method of one of the store's views.
 #[derive(Clone, Copy)]
 struct ViewMethod {
+    /// It takes `&self` (one that reads no store does not).
+    has_self: bool,
     is_async: bool,
     /// It returns a `Result`.
     fallible: bool,
@@ -73,9 +90,7 @@ struct ViewMethod {
 /// A function of one of the engine's interfaces, and the view that serves it.
 #[derive(Clone, Copy)]
 struct WitFunction<'a> {
-    interface: &'static str,
-    accessor: &'static str,
-    view: &'static str,
+    view: &'static View,
     function: &'a Function,
 }
 
@@ -100,8 +115,11 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
             .get(&name)
             .copied()
             .ok_or_else(|| format!("{ENGINE}: `{name}` is named as no function of wit/'s engine interfaces (one name per operation)"))?;
-        let view = views.get(&(wit.view.to_owned(), name.clone())).copied().ok_or_else(|| {
-            format!("`{name}` has no method `{}::{name}` in {CORE_SOURCE}: each operation is a method of its interface's view", wit.view)
+        let view = views.get(&(wit.view.name.to_owned(), name.clone())).copied().ok_or_else(|| {
+            format!(
+                "`{name}` has no method `{}::{name}` in {CORE_SOURCE}: each operation is a method of its interface's view",
+                wit.view.name
+            )
         })?;
         operations.push(operation(resolve, method, name, wit, view)?);
     }
@@ -115,6 +133,8 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
         return Err(format!("{ENGINE}: the `Engine` trait has no method for {}, which wit/ declares on the store", missing.join(", ")));
     }
     Ok(vec![
+        (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
+        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports))?),
         (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
         (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
         (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
@@ -126,9 +146,10 @@ fn operation<'a>(
     method: &syn::TraitItemFn,
     name: String,
     wit: WitFunction<'a>,
-    view: ViewMethod,
+    method_of_view: ViewMethod,
 ) -> Result<Operation<'a>, String> {
-    let WitFunction { interface, accessor, function, .. } = wit;
+    let WitFunction { view, function } = wit;
+    let interface = view.interface;
     let receiver = match function.kind {
         FunctionKind::Method(_) => Receiver::Method,
         _ if takes_store(function) => Receiver::Borrowed,
@@ -155,7 +176,7 @@ fn operation<'a>(
     let params = core_params.into_iter().zip(wit_params).map(|((name, core), wit)| Param { name, core, wit: &wit.ty }).collect();
     let output = result_ok_type(&method.sig.output).ok_or_else(|| format!("{ENGINE}: `{name}` does not return `Result<_, E>`"))?;
     let fallible = function.result.is_some_and(|ty| matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Result(_))));
-    Ok(Operation { name, interface, accessor, receiver, fallible, params, output, view })
+    Ok(Operation { name, view, receiver, function, fallible, params, output, method: method_of_view })
 }
 
 /// The functions of the engine's interfaces by their Rust name, with the interface,
@@ -164,7 +185,7 @@ fn operation<'a>(
 fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> BTreeMap<String, WitFunction<'_>> {
     let mut out = BTreeMap::new();
     for (interface_name, &id) in &resolve.packages[package].interfaces {
-        let Some(&(interface, accessor, view)) = VIEWS.iter().find(|(name, _, _)| name == interface_name) else { continue };
+        let Some(view) = VIEWS.iter().find(|view| view.interface == interface_name) else { continue };
         for function in resolve.interfaces[id].functions.values() {
             let operation = match function.kind {
                 FunctionKind::Freestanding => true,
@@ -172,7 +193,7 @@ fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> BTreeMap<
                 _ => false,
             };
             if operation {
-                out.insert(function.item_name().replace('-', "_"), WitFunction { interface, accessor, view, function });
+                out.insert(function.item_name().replace('-', "_"), WitFunction { view, function });
             }
         }
     }
@@ -246,7 +267,7 @@ fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, St
             let syn::Item::Impl(block) = item else { continue };
             let syn::Type::Path(self_type) = &*block.self_ty else { continue };
             let Some(view) = self_type.path.segments.last().map(|segment| segment.ident.to_string()) else { continue };
-            if block.trait_.is_some() || !VIEWS.iter().any(|(_, _, name)| *name == view) {
+            if block.trait_.is_some() || !VIEWS.iter().any(|known| known.name == view) {
                 continue;
             }
             for item in &block.items {
@@ -256,7 +277,7 @@ fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, St
                         matches!(&method.sig.output, syn::ReturnType::Type(_, ty) if last_ident(ty).as_deref() == Some("Result"));
                     out.insert(
                         (view.clone(), method.sig.ident.to_string()),
-                        ViewMethod { is_async: method.sig.asyncness.is_some(), fallible },
+                        ViewMethod { has_self: method.sig.receiver().is_some(), is_async: method.sig.asyncness.is_some(), fallible },
                     );
                 }
             }
@@ -288,30 +309,14 @@ fn tokens(ty: &syn::Type) -> String {
     ty.to_token_stream().to_string()
 }
 
-/// The `use` items the signatures need, with `crate` spelled `krate`.
-fn signature_imports(operations: &[Operation], imports: &BTreeMap<String, String>, krate: &str) -> String {
-    fn idents(stream: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
-        for token in stream {
-            match token {
-                proc_macro2::TokenTree::Ident(ident) => {
-                    out.insert(ident.to_string());
-                }
-                proc_macro2::TokenTree::Group(group) => idents(group.stream(), out),
-                _ => {}
-            }
-        }
-    }
-    let mut used = BTreeSet::new();
-    for operation in operations {
-        idents(operation.output.to_token_stream(), &mut used);
-        for param in &operation.params {
-            idents(param.core.to_token_stream(), &mut used);
-        }
-    }
-    // By module, as `use module::{A, B};`. Outside the core, `alloc`'s names are std's prelude.
+/// The `use` items `code` needs of what core/src/engine.rs imports, `crate` spelled
+/// `krate`, leaving out the names in `own` (the file's own imports) and, where `alloc`
+/// is std's prelude, `alloc`'s.
+fn use_items(code: &str, imports: &BTreeMap<String, String>, krate: &str, own: &[&str]) -> String {
+    let words: BTreeSet<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
     let mut modules: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for path in used.iter().filter_map(|ident| imports.get(ident)) {
-        if krate != "crate" && path.starts_with("alloc::") {
+    for (name, path) in imports {
+        if !words.contains(name.as_str()) || own.contains(&name.as_str()) || (krate != "crate" && path.starts_with("alloc::")) {
             continue;
         }
         let path = path.strip_prefix("crate::").map_or_else(|| path.clone(), |rest| format!("{krate}::{rest}"));
@@ -341,29 +346,32 @@ fn is_unit(ty: &syn::Type) -> bool {
 
 /// The core itself: each operation is its view's method, driven to completion.
 fn store_engine(operations: &[Operation], imports: &BTreeMap<String, String>) -> String {
-    let mut out = format!(
-        "{HEADER}\n//! The core itself as an [`Engine`], driving its futures to completion over a synchronous storage.\n\n\
-         {}use super::{{Engine, EngineError}};\nuse crate::storage::Storage;\nuse crate::store::Store;\nuse crate::support::block_on;\n\n\
-         impl<S: Storage, E: EngineError> Engine<E> for Store<S> {{\n",
-        signature_imports(operations, imports, "crate")
-    );
+    let mut methods = String::new();
     for operation in operations {
         let args: Vec<&str> = operation.params.iter().map(|param| param.name.as_str()).collect();
-        let mut call = format!("self.{}().{}({})", operation.accessor, operation.name, args.join(", "));
-        if operation.view.is_async {
+        let mut call = if operation.method.has_self {
+            format!("self.{}().{}({})", operation.view.accessor, operation.name, args.join(", "))
+        } else {
+            format!("crate::{}::<S>::{}({})", operation.view.path, operation.name, args.join(", "))
+        };
+        if operation.method.is_async {
             call = format!("block_on({call})");
         }
-        let body = if operation.view.fallible {
+        let body = if operation.method.fallible {
             format!("Ok({call}?)")
         } else if is_unit(&operation.output) {
             format!("{call};\nOk(())")
         } else {
             format!("Ok({call})")
         };
-        let _ = writeln!(out, "{} {{\n{body}\n}}", signature(operation, "E"));
+        let _ = writeln!(methods, "{} {{\n{body}\n}}", signature(operation, "E"));
     }
-    out.push_str("}\n");
-    out
+    format!(
+        "{HEADER}\n//! The core itself as an [`Engine`], driving its futures to completion over a synchronous storage.\n\n\
+         {}use super::{{Engine, EngineError}};\nuse crate::storage::Storage;\nuse crate::store::Store;\nuse crate::support::block_on;\n\n\
+         impl<S: Storage, E: EngineError> Engine<E> for Store<S> {{\n{methods}}}\n",
+        use_items(&methods, imports, "crate", &["Engine", "EngineError", "Storage", "Store", "block_on"])
+    )
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -397,7 +405,7 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMa
         let args = args.join(", ");
         let call = match binding {
             Binding::Wasmtime => {
-                let accessor = format!("e.mneme_engine_{}()", operation.interface);
+                let accessor = format!("e.mneme_engine_{}()", operation.view.interface);
                 let (handle, call) = match operation.receiver {
                     Receiver::Method => ("h", format!("{accessor}.store().call_{}(s, h, {args})", operation.name)),
                     Receiver::Borrowed => ("h", format!("{accessor}.call_{}(s, h, {args})", operation.name)),
@@ -407,11 +415,11 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMa
                 format!("self.{helper}(|e, s, {handle}| {call})")
             }
             Binding::Wasi => {
-                modules.insert(operation.interface);
+                modules.insert(operation.view.interface);
                 let call = match operation.receiver {
                     Receiver::Method => format!("self.store.{}({args})", operation.name),
-                    Receiver::Borrowed => format!("{}::{}(&self.store, {args})", operation.interface, operation.name),
-                    Receiver::Free => format!("{}::{}({args})", operation.interface, operation.name),
+                    Receiver::Borrowed => format!("{}::{}(&self.store, {args})", operation.view.interface, operation.name),
+                    Receiver::Free => format!("{}::{}({args})", operation.view.interface, operation.name),
                 };
                 if operation.fallible {
                     format!("{call}.mirror()")
@@ -436,9 +444,261 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMa
     format!(
         "{HEADER}\n//! {what}\n\n{}use mneme_core::{{Engine, Mirror}};\n\nuse super::{{{this}, {}}};\nuse {error};\n\n\
          impl Engine<Error> for {this} {{\n{methods}}}\n",
-        signature_imports(operations, imports, "mneme_core"),
+        use_items(&methods, imports, "mneme_core", &["Engine", "Mirror", "Error", this]),
         modules.join(", ")
     )
+}
+
+/// The component's exports (see [`COMPONENT_EXPORTS`]).
+fn component_exports(
+    resolve: &Resolve,
+    package: wit_parser::PackageId,
+    operations: &[Operation],
+    imports: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let by_name: BTreeMap<&str, &Operation> = operations.iter().map(|operation| (operation.name.as_str(), operation)).collect();
+    let mut modules = BTreeSet::new();
+    let mut blocks = String::new();
+    // What converts the exports' arguments: the core types named there are imported.
+    let mut conversions = String::new();
+    for view in &VIEWS {
+        let id = resolve.packages[package]
+            .interfaces
+            .get(view.interface)
+            .copied()
+            .ok_or_else(|| format!("wit/ has no interface `{}`", view.interface))?;
+        modules.insert(view.interface);
+        let interface = &resolve.interfaces[id];
+        let mut free = String::new();
+        for (name, &ty) in &interface.types {
+            if matches!(resolve.types[ty].kind, TypeDefKind::Resource) {
+                let pascal = pascal(name);
+                let _ = writeln!(free, "type {pascal} = super::{pascal};");
+            }
+        }
+        let mut on_store = String::new();
+        for function in interface.functions.values() {
+            let on_a_store = match function.kind {
+                FunctionKind::Freestanding => false,
+                FunctionKind::Method(resource) | FunctionKind::Constructor(resource)
+                    if resolve.types[resource].name.as_deref() == Some("store") =>
+                {
+                    true
+                }
+                _ => continue,
+            };
+            let operation = by_name.get(function.item_name().replace('-', "_").as_str()).copied();
+            let text = export(resolve, function, operation, &mut modules, &mut conversions);
+            if on_a_store { on_store.push_str(&text) } else { free.push_str(&text) }
+        }
+        let _ = writeln!(blocks, "impl {}::Guest for Component {{\n{free}}}\n", view.interface);
+        if !on_store.is_empty() {
+            let _ = writeln!(blocks, "impl {}::GuestStore for Store {{\n{on_store}}}\n", view.interface);
+        }
+    }
+    let modules: Vec<&str> = modules.into_iter().collect();
+    Ok(format!(
+        "{HEADER}\n//! The component's exports: each operation calls the store's view of its interface.\n\n\
+         use alloc::string::String;\nuse alloc::vec::Vec;\n{}use mneme_core::Mirror;\n\n\
+         use super::{{Component, ImportedStorage, Store, own, run, {}}};\n\n{blocks}",
+        use_items(&conversions, imports, "mneme_core", &["String", "Vec"]),
+        modules.join(", ")
+    ))
+}
+
+fn pascal(name: &str) -> String {
+    name.split('-').map(|word| word[..1].to_uppercase() + &word[1..]).collect()
+}
+
+/// One export: `operation`'s call of its view, or a call of `own`'s function.
+fn export(
+    resolve: &Resolve,
+    function: &Function,
+    operation: Option<&Operation>,
+    modules: &mut BTreeSet<&'static str>,
+    conversions: &mut String,
+) -> String {
+    let method = matches!(function.kind, FunctionKind::Method(_));
+    let params: Vec<(String, &Type)> =
+        function.params.iter().skip(usize::from(method)).map(|param| (param.name.replace('-', "_"), &param.ty)).collect();
+    let mut signature = format!(
+        "fn {}(",
+        if matches!(function.kind, FunctionKind::Constructor(_)) { "new".to_owned() } else { function.item_name().replace('-', "_") }
+    );
+    let mut list: Vec<String> = Vec::new();
+    if method {
+        list.push("&self".into());
+    }
+    list.extend(params.iter().map(|(name, ty)| format!("{name}: {}", rust_type(resolve, ty, modules))));
+    signature.push_str(&list.join(", "));
+    signature.push(')');
+    if matches!(function.kind, FunctionKind::Constructor(_)) {
+        signature.push_str(" -> Self");
+    } else if let Some(result) = &function.result {
+        let _ = write!(signature, " -> {}", rust_type(resolve, result, modules));
+    }
+    let Some(operation) = operation else {
+        let name = if matches!(function.kind, FunctionKind::Constructor(_)) {
+            "new_store".to_owned()
+        } else {
+            function.item_name().replace('-', "_")
+        };
+        let mut args: Vec<String> = Vec::new();
+        if method {
+            args.push("self".into());
+        }
+        args.extend(params.iter().map(|(name, _)| name.clone()));
+        return format!("{signature} {{\nown::{name}({})\n}}\n", args.join(", "));
+    };
+    let mut body = String::new();
+    let store = match operation.receiver {
+        Receiver::Method => "self.0".to_owned(),
+        Receiver::Borrowed => format!("{}.get::<Store>().0", params[0].0),
+        Receiver::Free => String::new(),
+    };
+    let skip = usize::from(operation.receiver == Receiver::Borrowed);
+    let mut args = Vec::new();
+    for ((name, wit), param) in params.iter().skip(skip).zip(&operation.params) {
+        args.push(core_argument(resolve, name, wit, &param.core, &mut body));
+    }
+    let args = args.join(", ");
+    let call = if operation.method.has_self {
+        format!("{store}.{}().{}({args})", operation.view.accessor, operation.name)
+    } else {
+        format!("mneme_core::{}::<ImportedStorage>::{}({args})", operation.view.path, operation.name)
+    };
+    let call = match (operation.method.is_async, operation.method.fallible, operation.fallible) {
+        (true, true, _) => format!("run({call})"),
+        (true, false, true) => format!("Ok(mneme_core::block_on({call}).mirror())"),
+        (true, false, false) => format!("mneme_core::block_on({call}).mirror()"),
+        (false, true, _) => format!("{call}.mirror()"),
+        (false, false, true) => format!("Ok({call}.mirror())"),
+        (false, false, false) if is_unit(&operation.output) => call,
+        (false, false, false) => format!("{call}.mirror()"),
+    };
+    conversions.push_str(&body);
+    format!("{signature} {{\n{body}{call}\n}}\n")
+}
+
+/// The core argument an export passes for its parameter `name` (an owned WIT value),
+/// with what converts it first written to `body`.
+fn core_argument(resolve: &Resolve, name: &str, wit: &Type, core: &syn::Type, body: &mut String) -> String {
+    if is_data(resolve, wit) {
+        return format!("{name}.as_bytes()");
+    }
+    if is_data_or_option_of_data(resolve, wit) {
+        return format!("{name}.as_ref().map(|{name}| {name}.as_bytes())");
+    }
+    let (owned, borrowed) = owned_and_borrowed(core, name);
+    if names_a_type(resolve, wit) || tokens(core) == "usize" {
+        let _ = writeln!(body, "let {name}: {owned} = {name}.mirror();");
+    }
+    borrowed
+}
+
+/// The browser binding's operations (see [`BROWSER_OPERATIONS`]).
+fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>) -> String {
+    let mut arms = String::new();
+    for operation in operations {
+        let nested_data =
+            operation.params.iter().any(|param| !is_data_or_option_of_data(resolve, param.wit) && holds_data(resolve, param.wit))
+                || operation.function.result.as_ref().is_some_and(|ty| holds_data(resolve, ty));
+        if nested_data {
+            continue;
+        }
+        let wit_name = operation.function.item_name();
+        let key = match operation.receiver {
+            Receiver::Method => format!("{}.store.{wit_name}", operation.view.interface),
+            _ => format!("{}.{wit_name}", operation.view.interface),
+        };
+        let mut body = String::new();
+        let mut args = Vec::new();
+        for param in &operation.params {
+            let name = &param.name;
+            if is_data(resolve, param.wit) {
+                let _ = writeln!(body, "let {name} = a.bytes(\"{name}\")?;");
+                args.push(format!("&{name}"));
+                continue;
+            }
+            if is_data_or_option_of_data(resolve, param.wit) {
+                let _ = writeln!(body, "let {name} = a.next(\"{name}\")?;\nlet {name} = a.bytes_at({name}, \"{name}\")?;");
+                args.push(format!("{name}.as_deref()"));
+                continue;
+            }
+            let (owned, borrowed) = owned_and_borrowed(&param.core, name);
+            let _ = writeln!(body, "let {name}: {owned} = a.next(\"{name}\")?;");
+            args.push(borrowed);
+        }
+        let args = args.join(", ");
+        let mut call = if operation.method.has_self {
+            format!("store.{}().{}({args})", operation.view.accessor, operation.name)
+        } else {
+            format!("mneme_core::{}::<JsStorage>::{}({args})", operation.view.path, operation.name)
+        };
+        if operation.method.is_async {
+            call.push_str(".await");
+        }
+        if operation.method.fallible {
+            call.push('?');
+        }
+        let _ = writeln!(arms, "\"{key}\" => {{\n{body}to_json(&{call})?\n}}");
+    }
+    format!(
+        "{HEADER}\n//! The browser binding's operations: each takes its arguments in mneme-core's JSON, in order,\n\
+         //! runs the store's view of its interface and answers in JSON.\n\n{}use mneme_core::{{Error, Store}};\nuse wasm_bindgen::JsValue;\n\n\
+         use super::{{Args, JsStorage, to_json}};\n\n\
+         /// Runs operation `key` (its `js/wit.js` key); `None` for a key that is no operation here.\n\
+         pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> Option<Result<JsValue, Error>> {{\n\
+         let result = async {{\nOk(Some(match key {{\n{arms}_ => return Ok(None),\n}}))\n}};\nresult.await.transpose()\n}}\n",
+        use_items(&arms, imports, "mneme_core", &["Error", "Store"])
+    )
+}
+
+fn is_data(resolve: &Resolve, ty: &Type) -> bool {
+    matches!(ty, Type::Id(id) if resolve.types[*id].name.as_deref() == Some("data"))
+}
+
+fn is_data_or_option_of_data(resolve: &Resolve, ty: &Type) -> bool {
+    is_data(resolve, ty)
+        || matches!(ty, Type::Id(id) if matches!(&resolve.types[*id].kind, TypeDefKind::Option(inner) if is_data(resolve, inner)))
+}
+
+/// Whether a value of `ty` holds `data` anywhere.
+fn holds_data(resolve: &Resolve, ty: &Type) -> bool {
+    let Type::Id(id) = ty else { return false };
+    if is_data(resolve, ty) {
+        return true;
+    }
+    match &resolve.types[*id].kind {
+        TypeDefKind::Record(record) => record.fields.iter().any(|field| holds_data(resolve, &field.ty)),
+        TypeDefKind::Variant(variant) => variant.cases.iter().any(|case| case.ty.as_ref().is_some_and(|ty| holds_data(resolve, ty))),
+        TypeDefKind::Type(inner) | TypeDefKind::Option(inner) | TypeDefKind::List(inner) => holds_data(resolve, inner),
+        TypeDefKind::Tuple(tuple) => tuple.types.iter().any(|ty| holds_data(resolve, ty)),
+        TypeDefKind::Result(result) => {
+            result.ok.as_ref().is_some_and(|ty| holds_data(resolve, ty)) || result.err.as_ref().is_some_and(|ty| holds_data(resolve, ty))
+        }
+        _ => false,
+    }
+}
+
+/// For a core parameter type, the owned type its value is made as and how the call
+/// passes it (`&str` is made a `String` and passed `&name`, and so on).
+fn owned_and_borrowed(core: &syn::Type, name: &str) -> (String, String) {
+    match core {
+        syn::Type::Reference(reference) => match &*reference.elem {
+            syn::Type::Slice(slice) => (format!("Vec<{}>", tokens(&slice.elem)), format!("&{name}")),
+            syn::Type::Path(path) if path.path.is_ident("str") => ("String".to_owned(), format!("&{name}")),
+            elem => (tokens(elem), format!("&{name}")),
+        },
+        syn::Type::Path(path) if path.path.segments.last().is_some_and(|segment| segment.ident == "Option") => match option_inner(core) {
+            Some(syn::Type::Reference(reference)) if matches!(&*reference.elem, syn::Type::Path(path) if path.path.is_ident("str")) => {
+                ("Option<String>".to_owned(), format!("{name}.as_deref()"))
+            }
+            Some(syn::Type::Reference(reference)) => (format!("Option<{}>", tokens(&reference.elem)), format!("{name}.as_ref()")),
+            _ => (tokens(core), name.to_owned()),
+        },
+        _ => (tokens(core), name.to_owned()),
+    }
 }
 
 /// The owned core value of a parameter, ready to mirror.
@@ -524,7 +784,8 @@ fn rust_type(resolve: &Resolve, ty: &Type, modules: &mut BTreeSet<&'static str>)
             let def = &resolve.types[*id];
             if let (Some(name), TypeOwner::Interface(owner)) = (&def.name, def.owner) {
                 let interface = resolve.interfaces[owner].name.as_deref().unwrap_or_default();
-                let module = ["types", "storage"].into_iter().chain(VIEWS.iter().map(|(name, _, _)| *name)).find(|name| *name == interface);
+                let module =
+                    ["types", "storage"].into_iter().chain(VIEWS.iter().map(|view| view.interface)).find(|name| *name == interface);
                 if let Some(module) = module {
                     modules.insert(module);
                 }
@@ -538,7 +799,12 @@ fn rust_type(resolve: &Resolve, ty: &Type, modules: &mut BTreeSet<&'static str>)
                 TypeDefKind::Tuple(tuple) => {
                     format!("({})", tuple.types.iter().map(|ty| rust_type(resolve, ty, modules)).collect::<Vec<_>>().join(", "))
                 }
-                TypeDefKind::Handle(Handle::Own(id) | Handle::Borrow(id)) => rust_type(resolve, &Type::Id(*id), modules),
+                TypeDefKind::Handle(Handle::Own(id)) => rust_type(resolve, &Type::Id(*id), modules),
+                TypeDefKind::Handle(Handle::Borrow(id)) => format!("{}Borrow<'_>", rust_type(resolve, &Type::Id(*id), modules)),
+                TypeDefKind::Result(result) => {
+                    let mut side = |ty: &Option<Type>| ty.as_ref().map_or_else(|| "()".to_owned(), |ty| rust_type(resolve, ty, modules));
+                    format!("Result<{}, {}>", side(&result.ok), side(&result.err))
+                }
                 other => format!("/* {} */", other.as_str()),
             }
         }

@@ -88,13 +88,13 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         Ok(block_on(self.sessions().check(id))?)
     }
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
-        Ok(self.sessions().check_bytes(data))
+        Ok(crate::sessions::Sessions::<S>::check_bytes(data))
     }
     fn project_of(&mut self, cwd: &str) -> Result<String, E> {
-        Ok(self.sessions().project_of(cwd))
+        Ok(crate::sessions::Sessions::<S>::project_of(cwd))
     }
     fn session_id_of(&mut self, name: &str) -> Result<String, E> {
-        Ok(self.sessions().session_id_of(name))
+        Ok(crate::sessions::Sessions::<S>::session_id_of(name))
     }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
         Ok(block_on(self.sessions().subagents(id))?)
@@ -332,15 +332,15 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
         Ok(block_on(self.index().rollover(key, summary, ids, new_session_id, now_ms))?)
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
-        Ok(self.index().key_of(inbound, policy)?)
+        Ok(crate::index::Index::<S>::key_of(inbound, policy)?)
     }
     fn parse_key(&mut self, key: &str) -> Result<KeyParts, E> {
-        Ok(self.index().parse_key(key)?)
+        Ok(crate::index::Index::<S>::parse_key(key)?)
     }
     fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
-        Ok(self.compaction().context_window(model))
+        Ok(crate::sessions::Compaction::<S>::context_window(model))
     }
     fn silent_reply(&mut self, text: &str) -> Result<Reply, E> {
-        Ok(self.gates().silent_reply(text))
+        Ok(crate::sessions::Gates::<S>::silent_reply(text))
     }
 }

@@ -16,12 +16,12 @@ use crate::storage::Storage;
 
 impl<S: Storage> Index<'_, S> {
     /// [`route::key_of`]: the key an inbound message is routed to; reads no storage.
-    pub fn key_of(&self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+    pub fn key_of(inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         route::key_of(inbound, policy)
     }
 
     /// [`super::sessionkey::parse`]: a session key's parts.
-    pub fn parse_key(&self, key: &str) -> Result<super::sessionkey::KeyParts, Error> {
+    pub fn parse_key(key: &str) -> Result<super::sessionkey::KeyParts, Error> {
         super::sessionkey::parse(key)
     }
 

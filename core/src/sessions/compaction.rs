@@ -18,7 +18,8 @@ use crate::support::time;
 use crate::transcript::tokens;
 
 /// Ids for the entries a compaction writes, from the host.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CompactionIds {
     /// The `compact_boundary` entry (pi: the `compaction` entry).
     pub boundary: String,
@@ -52,7 +53,7 @@ pub struct Compaction<'s, S> {
 
 impl<S: Storage> Compaction<'_, S> {
     /// [`tokens::context_window`]: a model's context window, where it is known.
-    pub fn context_window(&self, model: &str) -> Option<u64> {
+    pub fn context_window(model: &str) -> Option<u64> {
         tokens::context_window(model)
     }
 

@@ -23,7 +23,7 @@ pub struct Gates<'s, S> {
 
 impl<S: Storage> Gates<'_, S> {
     /// [`gates::silent_reply`]: whether an agent's reply says it has nothing to say.
-    pub fn silent_reply(&self, text: &str) -> gates::Reply {
+    pub fn silent_reply(text: &str) -> gates::Reply {
         gates::silent_reply(text)
     }
 

@@ -318,20 +318,20 @@ pub(crate) fn only_last_part_grew(before: &[u64], now: &[u64]) -> bool {
 
 impl<S: Storage> Sessions<'_, S> {
     /// [`crate::check_bytes`]: a transcript that is not in the store. This and the
-    /// next two read no storage; they are methods so that this view carries every
-    /// operation of its WIT interface, under its WIT name: the sync engine and the
-    /// bindings are derived from the views (`cargo xtask codegen`).
-    pub fn check_bytes(&self, data: &[u8]) -> CheckReport {
+    /// next two read no store (no `self`); they are here so that this view carries
+    /// every operation of its WIT interface under its WIT name: the sync engine and
+    /// the component's exports are derived from the views (`cargo xtask codegen`).
+    pub fn check_bytes(data: &[u8]) -> CheckReport {
         crate::check_bytes(data)
     }
 
     /// [`keys::project_dir_name`]: the project a working directory's sessions are in.
-    pub fn project_of(&self, cwd: &str) -> String {
+    pub fn project_of(cwd: &str) -> String {
         keys::project_dir_name(cwd)
     }
 
     /// [`keys::session_id_of`]: the session id an agent SDK's session name is kept under.
-    pub fn session_id_of(&self, name: &str) -> String {
+    pub fn session_id_of(name: &str) -> String {
         keys::session_id_of(name)
     }
 
