@@ -48,7 +48,9 @@ impl EngineError for Error {
 
 /// Every engine operation, called synchronously. Each does what the method of the same
 /// name on the store's view of its WIT interface does (`store.sessions().append`,
-/// `store.memory().memory_recall`, …), or the core function it names.
+/// `store.memory().memory_recall`, …). Each method is named, and its parameters named
+/// and ordered, as its WIT function: `cargo xtask codegen` derives the implementations
+/// (engine/store.rs, the wasmtime host's and the WASI command's) from this trait.
 pub trait Engine<E: EngineError = Error> {
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E>;
     fn append_turn(&mut self, id: &str, turn: Turn) -> Result<Vec<Entry>, E>;

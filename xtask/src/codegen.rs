@@ -9,7 +9,9 @@
 //!   (js/api.js) and of the Python one (host-python/mneme/__init__.py) with the WIT
 //!   function it calls and that function's doc comment, so what a method does is
 //!   written once, in the WIT.
-//! - The three Rust implementations of the core's `Engine` trait (see `engines.rs`).
+//! - The Rust bindings of every operation: the core's `Engine` trait's three
+//!   implementations, the component's exports and the browser binding's operations
+//!   (see `engines.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -75,7 +77,10 @@ pub fn codegen(check: bool) -> Result<(), String> {
     }
     let names: Vec<&str> = stale.iter().map(|(path, _)| path.as_str()).collect();
     if check {
-        return Err(format!("{} do not match wit/ and the APIs: run `cargo xtask codegen` and commit what it writes", names.join(", ")));
+        return Err(format!(
+            "{} do not match wit/, the APIs and the core's views: run `cargo xtask codegen` and commit what it writes",
+            names.join(", ")
+        ));
     }
     for (path, text) in stale {
         std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"))?;
@@ -497,7 +502,6 @@ fn check_names(methods: &[Method], language: &Language) -> Result<(), String> {
     if misnamed.is_empty() { Ok(()) } else { Err(format!("one name per operation:\n  {}", misnamed.join("\n  "))) }
 }
 
-/// Every method of the core's `Engine` trait is named as a WIT function (snake_case).
 /// The methods as a Markdown list: each signature, the WIT function it calls and that
 /// function's doc comment (a method of its own, its own doc comment).
 fn reference(methods: &[Method], docs: &BTreeMap<String, String>) -> Result<String, String> {

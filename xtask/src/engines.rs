@@ -1,16 +1,18 @@
-//! The Rust implementations of the core's `Engine` trait, derived by `cargo xtask
-//! codegen` rather than written: the core itself over a synchronous storage, the
-//! component under wasmtime, and the component a `wasmtime run` command is composed
-//! with. Each is one call per operation and differs only in how a value crosses:
+//! The Rust bindings of the engine's operations, derived by `cargo xtask codegen`
+//! rather than written: the `Engine` trait's three implementations (the core itself
+//! over a synchronous storage, the component under wasmtime, the component a `wasmtime
+//! run` command is composed with), the component's exports, and the browser binding's
+//! operations. Each is one call per operation and differs only in how a value crosses:
 //!
 //! - the trait (core/src/engine.rs) gives each operation's Rust signature;
 //! - the WIT gives where it lives (a method of `store`, a function taking the store,
 //!   or a function of no store), whether it can fail, and its parameters' WIT types;
 //! - the store's view of the operation's interface (`store.sessions()`, …) gives
-//!   whether the core's method is `async` and whether it returns a `Result`.
+//!   whether the core's method takes `self`, is `async` and returns a `Result`.
 //!
-//! A value the WIT names (a record, variant or enum) crosses by [`Mirror`]; a string,
-//! a list of strings, a number or a flag crosses as it is.
+//! A value the WIT names (a record, variant or enum) crosses by `Mirror`; a string,
+//! a list of strings, a number or a flag crosses as it is. What the three disagree on
+//! is refused here, in words, rather than left to rustc inside a generated file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -22,19 +24,21 @@ use wit_parser::{Function, FunctionKind, Handle, Resolve, Type, TypeDefKind, Typ
 /// The core's `Engine` trait, the one hand-written Rust declaration of the operations.
 const ENGINE: &str = "core/src/engine.rs";
 const CORE_SOURCE: &str = "core/src";
-/// What this module writes: the core's, the wasmtime host's and the WASI command's
-/// implementation of the trait.
+/// The trait's implementations: the core's, the wasmtime host's, the WASI command's.
 const STORE_ENGINE: &str = "core/src/engine/store.rs";
 const COMPONENT_ENGINE: &str = "host-native/src/component/engine.rs";
 const WASI_ENGINE: &str = "host-wasi/cli/src/engine.rs";
 /// The component's exports: each operation's export calls its view, like the core's
-/// `Engine`; the exports that are no operation (constants, the storage contract, the
-/// `store` constructor) call the function of the same name in `own`, written by hand.
+/// `Engine`; the exports that are no operation (constants, the storage contract) call
+/// the function of the same name in `own`, written by hand, and the `store`
+/// constructor calls `own::new_store`.
 const COMPONENT_EXPORTS: &str = "component/src/operations.rs";
 /// The browser binding's operations: each runs its view with arguments in mneme-core's
-/// JSON and answers in it. An operation whose values hold `data` inside a record (an
-/// import's request, an export's result) is left to the binding's own dispatch.
+/// JSON and answers in it. An operation whose values hold `data` anywhere but as a
+/// parameter of its own (an import's request, an export's result, the OpenClaw
+/// export's bytes) is left to the binding's own dispatch, which must have it.
 const BROWSER_OPERATIONS: &str = "web/src/operations.rs";
+const BROWSER_BINDING: &str = "web/src/lib.rs";
 /// An interface whose functions are operations, and the view of the store that
 /// serves it: `store.<accessor>()`, of type `<path>` in the core.
 struct View {
@@ -107,7 +111,7 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
     let imports = imports(&file);
     let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
     let views = view_methods(Path::new(CORE_SOURCE))?;
-    let functions = wit_functions(resolve, package);
+    let functions = wit_functions(resolve, package)?;
     let mut operations = Vec::new();
     for method in &trait_methods {
         let name = method.sig.ident.to_string();
@@ -126,7 +130,7 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
     let named: BTreeSet<&str> = operations.iter().map(|op| op.name.as_str()).collect();
     let missing: Vec<&str> = functions
         .iter()
-        .filter(|(name, wit)| takes_store(wit.function) && !named.contains(name.as_str()))
+        .filter(|(name, wit)| takes_store(resolve, wit.function) && !named.contains(name.as_str()))
         .map(|(name, _)| name.as_str())
         .collect();
     if !missing.is_empty() {
@@ -134,7 +138,7 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
     }
     Ok(vec![
         (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
-        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports))?),
+        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports)?)?),
         (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
         (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
         (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
@@ -152,7 +156,7 @@ fn operation<'a>(
     let interface = view.interface;
     let receiver = match function.kind {
         FunctionKind::Method(_) => Receiver::Method,
-        _ if takes_store(function) => Receiver::Borrowed,
+        _ if takes_store(resolve, function) => Receiver::Borrowed,
         _ => Receiver::Free,
     };
     let wit_params: Vec<&wit_parser::Param> = function.params.iter().skip(usize::from(receiver != Receiver::Free)).collect();
@@ -173,17 +177,34 @@ fn operation<'a>(
             wit_params.len()
         ));
     }
+    // By name as well as by place: two parameters of one type swapped would compile.
+    for ((core_name, _), wit) in core_params.iter().zip(&wit_params) {
+        if *core_name != wit.name.replace('-', "_") {
+            return Err(format!(
+                "{ENGINE}: `{name}` names a parameter `{core_name}` where wit/'s `{interface}.{}` has `{}`: one name, in one place",
+                function.item_name(),
+                wit.name
+            ));
+        }
+    }
     let params = core_params.into_iter().zip(wit_params).map(|((name, core), wit)| Param { name, core, wit: &wit.ty }).collect();
     let output = result_ok_type(&method.sig.output).ok_or_else(|| format!("{ENGINE}: `{name}` does not return `Result<_, E>`"))?;
     let fallible = function.result.is_some_and(|ty| matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Result(_))));
+    if method_of_view.fallible && !fallible {
+        return Err(format!(
+            "`{}::{name}` returns a `Result`, and wit/'s `{interface}.{}` cannot fail: make the WIT return `result<_, error>`, or the view not fail",
+            view.name,
+            function.item_name()
+        ));
+    }
     Ok(Operation { name, view, receiver, function, fallible, params, output, method: method_of_view })
 }
 
 /// The functions of the engine's interfaces by their Rust name, with the interface,
 /// the view's accessor and type. Resource constructors and the methods of resources
 /// other than `store` are not operations.
-fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> BTreeMap<String, WitFunction<'_>> {
-    let mut out = BTreeMap::new();
+fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> Result<BTreeMap<String, WitFunction<'_>>, String> {
+    let mut out: BTreeMap<String, WitFunction> = BTreeMap::new();
     for (interface_name, &id) in &resolve.packages[package].interfaces {
         let Some(view) = VIEWS.iter().find(|view| view.interface == interface_name) else { continue };
         for function in resolve.interfaces[id].functions.values() {
@@ -192,17 +213,30 @@ fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> BTreeMap<
                 FunctionKind::Method(resource) => resolve.types[resource].name.as_deref() == Some("store"),
                 _ => false,
             };
-            if operation {
-                out.insert(function.item_name().replace('-', "_"), WitFunction { view, function });
+            if !operation {
+                continue;
+            }
+            if let Some(other) = out.insert(function.item_name().replace('-', "_"), WitFunction { view, function }) {
+                return Err(format!(
+                    "wit/'s `{}` and `{}` share the name `{}`: an operation's name is unique across the interfaces",
+                    other.view.interface,
+                    view.interface,
+                    function.item_name()
+                ));
             }
         }
     }
-    out
+    Ok(out)
 }
 
-fn takes_store(function: &Function) -> bool {
-    matches!(function.kind, FunctionKind::Method(_))
-        || function.params.first().is_some_and(|param| matches!(param.ty, Type::Id(_)) && param.name == "store")
+fn takes_store(resolve: &Resolve, function: &Function) -> bool {
+    let is_store = |id: wit_parser::TypeId| resolve.types[id].name.as_deref() == Some("store");
+    match function.kind {
+        FunctionKind::Method(resource) => is_store(resource),
+        _ => function.params.first().is_some_and(|param| {
+            matches!(param.ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Handle(Handle::Borrow(store)) if is_store(store)))
+        }),
+    }
 }
 
 /// The trait's methods.
@@ -316,7 +350,9 @@ fn use_items(code: &str, imports: &BTreeMap<String, String>, krate: &str, own: &
     let words: BTreeSet<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
     let mut modules: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (name, path) in imports {
-        if !words.contains(name.as_str()) || own.contains(&name.as_str()) || (krate != "crate" && path.starts_with("alloc::")) {
+        // Types only: a module's name (`keys`) is also a method's (`.keys(`).
+        let is_type = name.starts_with(|c: char| c.is_ascii_uppercase());
+        if !is_type || !words.contains(name.as_str()) || own.contains(&name.as_str()) || (krate != "crate" && path.starts_with("alloc::")) {
             continue;
         }
         let path = path.strip_prefix("crate::").map_or_else(|| path.clone(), |rest| format!("{krate}::{rest}"));
@@ -394,7 +430,7 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMa
                 args.push(param.name.clone());
                 continue;
             }
-            let owned = owned(&param.core, &param.name, has_list(resolve, param.wit));
+            let owned = owned(&param.core, &param.name);
             let _ = writeln!(body, "let {}: {} = {owned}.mirror();", param.name, rust_type(resolve, param.wit, &mut modules));
             args.push(match (has_list(resolve, param.wit), is_option(resolve, param.wit)) {
                 (true, true) => format!("{}.as_ref()", param.name),
@@ -597,20 +633,27 @@ fn core_argument(resolve: &Resolve, name: &str, wit: &Type, core: &syn::Type, bo
 }
 
 /// The browser binding's operations (see [`BROWSER_OPERATIONS`]).
-fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>) -> String {
+fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>) -> Result<String, String> {
+    let binding = read(BROWSER_BINDING)?;
     let mut arms = String::new();
     for operation in operations {
-        let nested_data =
-            operation.params.iter().any(|param| !is_data_or_option_of_data(resolve, param.wit) && holds_data(resolve, param.wit))
-                || operation.function.result.as_ref().is_some_and(|ty| holds_data(resolve, ty));
-        if nested_data {
-            continue;
-        }
         let wit_name = operation.function.item_name();
         let key = match operation.receiver {
             Receiver::Method => format!("{}.store.{wit_name}", operation.view.interface),
             _ => format!("{}.{wit_name}", operation.view.interface),
         };
+        let nested_data =
+            operation.params.iter().any(|param| !is_data_or_option_of_data(resolve, param.wit) && holds_data(resolve, param.wit))
+                || operation.function.result.as_ref().is_some_and(|ty| holds_data(resolve, ty));
+        if nested_data {
+            if !binding.contains(&format!("\"{key}\" =>")) {
+                return Err(format!(
+                    "{BROWSER_BINDING}: `{key}` carries bytes inside its values, which the browser binding passes beside the JSON: \
+                     its dispatch must have an arm for it"
+                ));
+            }
+            continue;
+        }
         let mut body = String::new();
         let mut args = Vec::new();
         for param in &operation.params {
@@ -643,7 +686,7 @@ fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTr
         }
         let _ = writeln!(arms, "\"{key}\" => {{\n{body}to_json(&{call})?\n}}");
     }
-    format!(
+    Ok(format!(
         "{HEADER}\n//! The browser binding's operations: each takes its arguments in mneme-core's JSON, in order,\n\
          //! runs the store's view of its interface and answers in JSON.\n\n{}use mneme_core::{{Error, Store}};\nuse wasm_bindgen::JsValue;\n\n\
          use super::{{Args, JsStorage, to_json}};\n\n\
@@ -651,7 +694,7 @@ fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTr
          pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> Option<Result<JsValue, Error>> {{\n\
          let result = async {{\nOk(Some(match key {{\n{arms}_ => return Ok(None),\n}}))\n}};\nresult.await.transpose()\n}}\n",
         use_items(&arms, imports, "mneme_core", &["Error", "Store"])
-    )
+    ))
 }
 
 fn is_data(resolve: &Resolve, ty: &Type) -> bool {
@@ -701,19 +744,19 @@ fn owned_and_borrowed(core: &syn::Type, name: &str) -> (String, String) {
     }
 }
 
-/// The owned core value of a parameter, ready to mirror.
-fn owned(core: &syn::Type, name: &str, has_list: bool) -> String {
+/// The owned core value of a parameter, ready to mirror (cloned, so a core type need
+/// not be `Copy` however plain its WIT type is).
+fn owned(core: &syn::Type, name: &str) -> String {
     match core {
         syn::Type::Reference(reference) => match &*reference.elem {
             syn::Type::Slice(_) => format!("{name}.to_vec()"),
-            _ if has_list => format!("{name}.clone()"),
-            _ => format!("(*{name})"),
+            _ => format!("{name}.to_owned()"),
         },
         syn::Type::Path(path) if path.path.segments.last().is_some_and(|segment| segment.ident == "Option") => match option_inner(core) {
             Some(syn::Type::Reference(reference)) if matches!(*reference.elem, syn::Type::Slice(_)) => {
                 format!("{name}.map(|{name}| {name}.to_vec())")
             }
-            Some(syn::Type::Reference(_)) => format!("{name}.{}()", if has_list { "cloned" } else { "copied" }),
+            Some(syn::Type::Reference(_)) => format!("{name}.cloned()"),
             _ => name.to_owned(),
         },
         _ => name.to_owned(),

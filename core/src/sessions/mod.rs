@@ -335,8 +335,10 @@ impl<S: Storage> Sessions<'_, S> {
         keys::session_id_of(name)
     }
 
-    /// Which secrets are taken out of every line before it is written: kinds by name
-    /// (see [`crate::redact::Redaction::named`]).
+    /// Which secrets are taken out before anything is written, store-wide (transcript
+    /// lines, memories, crab's titles): kinds by name (see
+    /// [`crate::redact::Redaction::named`]; none turns redaction off). The store's
+    /// typed form is [`crate::Store::set_redaction`].
     pub fn set_redaction(&self, kinds: &[String]) -> Result<(), Error> {
         self.base.set_redaction(crate::redact::Redaction::named(kinds)?);
         Ok(())

@@ -63,18 +63,18 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_branches(s, h, id))
     }
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
-        let prices: Option<sessions::Prices> = prices.copied().mirror();
+        let prices: Option<sessions::Prices> = prices.cloned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_usage(s, h, id, prices))
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, new_id, now_ms))
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
-        let request: sessions::ImportRequest = request.clone().mirror();
+        let request: sessions::ImportRequest = request.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_import_session(s, h, &request))
     }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
-        let policy: sessions::Retention = policy.clone().mirror();
+        let policy: sessions::Retention = policy.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_gc(s, h, &policy, now_ms))
     }
     fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, Error> {
@@ -127,11 +127,11 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_set_redaction(s, h, kinds))
     }
     fn append_lines(&mut self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_lines(s, h, &key, lines, now_ms))
     }
     fn read_lines(&mut self, key: &TranscriptKey) -> Result<Option<Vec<String>>, Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_read_lines(s, h, &key))
     }
     fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, Error> {
@@ -141,7 +141,7 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_subpaths(s, h, project, id))
     }
     fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove_transcript(s, h, &key))
     }
     fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
@@ -160,91 +160,91 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_release(s, h, id))
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-        let settings: compaction::Settings = (*settings).mirror();
+        let settings: compaction::Settings = settings.to_owned().mirror();
         let mode: compaction::Mode = mode.mirror();
         self.call(|e, s, h| e.mneme_engine_compaction().call_plan_compaction(s, h, id, settings, mode))
     }
     fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
-        let plan: compaction::Plan = plan.clone().mirror();
+        let plan: compaction::Plan = plan.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_compaction().call_summarize_offline(s, h, id, &plan))
     }
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-        let plan: compaction::Plan = plan.clone().mirror();
-        let ids: compaction::CompactionIds = ids.clone().mirror();
+        let plan: compaction::Plan = plan.to_owned().mirror();
+        let ids: compaction::CompactionIds = ids.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_compaction().call_apply_compaction(s, h, id, &plan, summary, &ids, now_ms))
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_compaction().call_record_compaction_failure(s, h, id, reason, now_ms))
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        let settings: gates::FlushSettings = (*settings).mirror();
+        let settings: gates::FlushSettings = settings.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_memory_flush_gate(s, h, id, settings))
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_memory_flush(s, h, id, now_ms))
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-        let settings: gates::ExtractionSettings = (*settings).mirror();
+        let settings: gates::ExtractionSettings = settings.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_extraction_gate(s, h, id, settings))
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_record_extraction(s, h, id, now_ms))
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-        let policy: gates::ResetPolicy = (*policy).mirror();
+        let policy: gates::ResetPolicy = policy.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_reset_gate(s, h, id, now_ms, policy))
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = (*settings).mirror();
+        let settings: gates::DreamSettings = settings.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_dream_gate(s, h, now_ms, settings))
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = (*settings).mirror();
+        let settings: gates::DreamSettings = settings.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_gates().call_dream_acquire(s, h, now_ms, holder, settings))
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_gates().call_dream_release(s, h, now_ms, holder, completed))
     }
     fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let memory: memory::NewMemory = memory.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_add(s, h, &scope, &memory, now_ms))
     }
     fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let memories: Vec<memory::NewMemory> = memories.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_add_many(s, h, &scope, &memories, now_ms))
     }
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let change: memory::Change = change.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_update(s, h, &scope, file, &change, now_ms))
     }
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let replacement: memory::NewMemory = replacement.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_supersede(s, h, &scope, file, &replacement, now_ms))
     }
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_forget(s, h, &scope, file, now_ms))
     }
     fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_tool(s, h, &scope, input, now_ms))
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let kind: memory::LinkKind = kind.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_link(s, h, &scope, from, kind, to, now_ms))
     }
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let filter: memory::Filter = filter.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let filter: memory::Filter = filter.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_list(s, h, &scope, &filter))
     }
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_show(s, h, &scope, file))
     }
     fn memory_recall(
@@ -256,33 +256,33 @@ impl Engine<Error> for ComponentEngine {
         window: Window,
         near: Option<&Near>,
     ) -> Result<Recalled, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let limit: u32 = limit.mirror();
         let window: memory::Window = window.mirror();
         let near: Option<memory::Near> = near.cloned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_recall(s, h, &scope, query, limit, all, window, near.as_ref()))
     }
     fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let limit: u32 = limit.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_plan_embedding(s, h, &scope, model, limit))
     }
     fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::EmbeddingPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::EmbeddingPlan = plan.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_apply_embedding(s, h, &scope, &plan, vectors))
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let caps: memory::Caps = caps.mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_load(s, h, &scope, caps))
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_reindex(s, h, &scope))
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_memory_used(s, h, &scope, files, now_ms))
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
@@ -290,19 +290,19 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_memory().call_set_embeddings(s, h, table.as_ref()))
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_plan_extraction(s, h, &scope, id))
     }
     fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::ExtractionPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::ExtractionPlan = plan.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_apply_extraction(s, h, &scope, &plan, answer, now_ms))
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_memory().call_record_extraction_failure(s, h, id, reason, now_ms))
     }
     fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_plan_consolidation(s, h, &scope, now_ms))
     }
     fn apply_consolidation(
@@ -313,20 +313,20 @@ impl Engine<Error> for ComponentEngine {
         now_ms: i64,
         dry_run: bool,
     ) -> Result<Consolidation, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::ConsolidationPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::ConsolidationPlan = plan.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_apply_consolidation(s, h, &scope, &plan, answer, now_ms, dry_run))
     }
     fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_rollback_consolidation(s, h, &scope, id, now_ms))
     }
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_consolidations(s, h, &scope))
     }
     fn instructions(&mut self, request: &Request) -> Result<Instructions, Error> {
-        let request: memory::InstructionsRequest = request.clone().mirror();
+        let request: memory::InstructionsRequest = request.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_memory().call_instructions(s, h, &request))
     }
     fn write_file(&mut self, path: &str, text: &str) -> Result<(), Error> {
@@ -339,15 +339,15 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_memory().call_remove_file(s, h, path))
     }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
-        let inbound: index::Inbound = inbound.clone().mirror();
-        let policy: index::RoutePolicy = policy.clone().mirror();
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_index().call_resolve(s, h, &inbound, &policy, now_ms, new_session_id))
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_reset_key(s, h, key, new_session_id, now_ms))
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
-        let patch: index::KeyPatch = patch.clone().mirror();
+        let patch: index::KeyPatch = patch.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_index().call_update_key(s, h, key, &patch))
     }
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
@@ -399,12 +399,12 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_index().call_rollover_gate(s, h, key, max_context_tokens))
     }
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
-        let ids: index::CompactionIds = ids.clone().mirror();
+        let ids: index::CompactionIds = ids.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_index().call_rollover(s, h, key, summary, &ids, new_session_id, now_ms))
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
-        let inbound: index::Inbound = inbound.clone().mirror();
-        let policy: index::RoutePolicy = policy.clone().mirror();
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
         self.call(|e, s, _| e.mneme_engine_index().call_key_of(s, &inbound, &policy))
     }
     fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {

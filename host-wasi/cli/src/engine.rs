@@ -63,18 +63,18 @@ impl Engine<Error> for Composed {
         self.store.branches(id).mirror()
     }
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, Error> {
-        let prices: Option<sessions::Prices> = prices.copied().mirror();
+        let prices: Option<sessions::Prices> = prices.cloned().mirror();
         self.store.usage(id, prices).mirror()
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
         self.store.fork(id, from, new_id, now_ms).mirror()
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
-        let request: sessions::ImportRequest = request.clone().mirror();
+        let request: sessions::ImportRequest = request.to_owned().mirror();
         self.store.import_session(&request).mirror()
     }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
-        let policy: sessions::Retention = policy.clone().mirror();
+        let policy: sessions::Retention = policy.to_owned().mirror();
         self.store.gc(&policy, now_ms).mirror()
     }
     fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, Error> {
@@ -128,11 +128,11 @@ impl Engine<Error> for Composed {
         self.store.set_redaction(kinds).mirror()
     }
     fn append_lines(&mut self, key: &TranscriptKey, lines: &[String], now_ms: i64) -> Result<u32, Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.store.append_lines(&key, lines, now_ms).mirror()
     }
     fn read_lines(&mut self, key: &TranscriptKey) -> Result<Option<Vec<String>>, Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.store.read_lines(&key).mirror()
     }
     fn written_sessions(&mut self, project: &str) -> Result<Vec<WrittenSession>, Error> {
@@ -142,7 +142,7 @@ impl Engine<Error> for Composed {
         self.store.subpaths(project, id).mirror()
     }
     fn remove_transcript(&mut self, key: &TranscriptKey) -> Result<(), Error> {
-        let key: sessions::TranscriptKey = key.clone().mirror();
+        let key: sessions::TranscriptKey = key.to_owned().mirror();
         self.store.remove_transcript(&key).mirror()
     }
     fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
@@ -161,91 +161,91 @@ impl Engine<Error> for Composed {
         self.store.release(id).mirror()
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
-        let settings: compaction::Settings = (*settings).mirror();
+        let settings: compaction::Settings = settings.to_owned().mirror();
         let mode: compaction::Mode = mode.mirror();
         compaction::plan_compaction(&self.store, id, settings, mode).mirror()
     }
     fn summarize_offline(&mut self, id: &str, plan: &Plan) -> Result<String, Error> {
-        let plan: compaction::Plan = plan.clone().mirror();
+        let plan: compaction::Plan = plan.to_owned().mirror();
         compaction::summarize_offline(&self.store, id, &plan).mirror()
     }
     fn apply_compaction(&mut self, id: &str, plan: &Plan, summary: &str, ids: &CompactionIds, now_ms: i64) -> Result<Applied, Error> {
-        let plan: compaction::Plan = plan.clone().mirror();
-        let ids: compaction::CompactionIds = ids.clone().mirror();
+        let plan: compaction::Plan = plan.to_owned().mirror();
+        let ids: compaction::CompactionIds = ids.to_owned().mirror();
         compaction::apply_compaction(&self.store, id, &plan, summary, &ids, now_ms).mirror()
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         compaction::record_compaction_failure(&self.store, id, reason, now_ms).mirror()
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
-        let settings: gates::FlushSettings = (*settings).mirror();
+        let settings: gates::FlushSettings = settings.to_owned().mirror();
         gates::memory_flush_gate(&self.store, id, settings).mirror()
     }
     fn record_memory_flush(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         gates::record_memory_flush(&self.store, id, now_ms).mirror()
     }
     fn extraction_gate(&mut self, id: &str, settings: &ExtractionSettings) -> Result<Decision, Error> {
-        let settings: gates::ExtractionSettings = (*settings).mirror();
+        let settings: gates::ExtractionSettings = settings.to_owned().mirror();
         gates::extraction_gate(&self.store, id, settings).mirror()
     }
     fn record_extraction(&mut self, id: &str, now_ms: i64) -> Result<(), Error> {
         gates::record_extraction(&self.store, id, now_ms).mirror()
     }
     fn reset_gate(&mut self, id: &str, now_ms: i64, policy: &ResetPolicy) -> Result<Decision, Error> {
-        let policy: gates::ResetPolicy = (*policy).mirror();
+        let policy: gates::ResetPolicy = policy.to_owned().mirror();
         gates::reset_gate(&self.store, id, now_ms, policy).mirror()
     }
     fn dream_gate(&mut self, now_ms: i64, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = (*settings).mirror();
+        let settings: gates::DreamSettings = settings.to_owned().mirror();
         gates::dream_gate(&self.store, now_ms, settings).mirror()
     }
     fn dream_acquire(&mut self, now_ms: i64, holder: &str, settings: &DreamSettings) -> Result<Decision, Error> {
-        let settings: gates::DreamSettings = (*settings).mirror();
+        let settings: gates::DreamSettings = settings.to_owned().mirror();
         gates::dream_acquire(&self.store, now_ms, holder, settings).mirror()
     }
     fn dream_release(&mut self, now_ms: i64, holder: &str, completed: bool) -> Result<(), Error> {
         gates::dream_release(&self.store, now_ms, holder, completed).mirror()
     }
     fn memory_add(&mut self, scope: &Scope, memory: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let memory: memory::NewMemory = memory.mirror();
         memory::memory_add(&self.store, &scope, &memory, now_ms).mirror()
     }
     fn memory_add_many(&mut self, scope: &Scope, memories: Vec<NewMemory>, now_ms: i64) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let memories: Vec<memory::NewMemory> = memories.mirror();
         memory::memory_add_many(&self.store, &scope, &memories, now_ms).mirror()
     }
     fn memory_update(&mut self, scope: &Scope, file: &str, change: Change, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let change: memory::Change = change.mirror();
         memory::memory_update(&self.store, &scope, file, &change, now_ms).mirror()
     }
     fn memory_supersede(&mut self, scope: &Scope, file: &str, replacement: NewMemory, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let replacement: memory::NewMemory = replacement.mirror();
         memory::memory_supersede(&self.store, &scope, file, &replacement, now_ms).mirror()
     }
     fn memory_forget(&mut self, scope: &Scope, file: &str, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::memory_forget(&self.store, &scope, file, now_ms).mirror()
     }
     fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::memory_tool(&self.store, &scope, input, now_ms).mirror()
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let kind: memory::LinkKind = kind.mirror();
         memory::memory_link(&self.store, &scope, from, kind, to, now_ms).mirror()
     }
     fn memory_list(&mut self, scope: &Scope, filter: &Filter) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let filter: memory::Filter = filter.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let filter: memory::Filter = filter.to_owned().mirror();
         memory::memory_list(&self.store, &scope, &filter).mirror()
     }
     fn memory_show(&mut self, scope: &Scope, file: &str) -> Result<Shown, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::memory_show(&self.store, &scope, file).mirror()
     }
     fn memory_recall(
@@ -257,33 +257,33 @@ impl Engine<Error> for Composed {
         window: Window,
         near: Option<&Near>,
     ) -> Result<Recalled, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let limit: u32 = limit.mirror();
         let window: memory::Window = window.mirror();
         let near: Option<memory::Near> = near.cloned().mirror();
         memory::memory_recall(&self.store, &scope, query, limit, all, window, near.as_ref()).mirror()
     }
     fn plan_embedding(&mut self, scope: &Scope, model: &str, limit: usize) -> Result<EmbeddingPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let limit: u32 = limit.mirror();
         memory::plan_embedding(&self.store, &scope, model, limit).mirror()
     }
     fn apply_embedding(&mut self, scope: &Scope, plan: &EmbeddingPlan, vectors: &[Vec<f32>]) -> Result<u32, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::EmbeddingPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::EmbeddingPlan = plan.to_owned().mirror();
         memory::apply_embedding(&self.store, &scope, &plan, vectors).mirror()
     }
     fn memory_load(&mut self, scope: &Scope, caps: Caps) -> Result<Loaded, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         let caps: memory::Caps = caps.mirror();
         memory::memory_load(&self.store, &scope, caps).mirror()
     }
     fn memory_reindex(&mut self, scope: &Scope) -> Result<MemoryIndexReport, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::memory_reindex(&self.store, &scope).mirror()
     }
     fn memory_used(&mut self, scope: &Scope, files: &[String], now_ms: i64) -> Result<Vec<Memory>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::memory_used(&self.store, &scope, files, now_ms).mirror()
     }
     fn set_embeddings(&mut self, table: Option<&[u8]>) -> Result<Option<EmbeddingsInfo>, Error> {
@@ -291,19 +291,19 @@ impl Engine<Error> for Composed {
         memory::set_embeddings(&self.store, table.as_ref()).mirror()
     }
     fn plan_extraction(&mut self, scope: &Scope, id: &str) -> Result<ExtractionPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::plan_extraction(&self.store, &scope, id).mirror()
     }
     fn apply_extraction(&mut self, scope: &Scope, plan: &ExtractionPlan, answer: &str, now_ms: i64) -> Result<Extracted, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::ExtractionPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::ExtractionPlan = plan.to_owned().mirror();
         memory::apply_extraction(&self.store, &scope, &plan, answer, now_ms).mirror()
     }
     fn record_extraction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         memory::record_extraction_failure(&self.store, id, reason, now_ms).mirror()
     }
     fn plan_consolidation(&mut self, scope: &Scope, now_ms: i64) -> Result<ConsolidationPlan, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::plan_consolidation(&self.store, &scope, now_ms).mirror()
     }
     fn apply_consolidation(
@@ -314,20 +314,20 @@ impl Engine<Error> for Composed {
         now_ms: i64,
         dry_run: bool,
     ) -> Result<Consolidation, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
-        let plan: memory::ConsolidationPlan = plan.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
+        let plan: memory::ConsolidationPlan = plan.to_owned().mirror();
         memory::apply_consolidation(&self.store, &scope, &plan, answer, now_ms, dry_run).mirror()
     }
     fn rollback_consolidation(&mut self, scope: &Scope, id: &str, now_ms: i64) -> Result<Consolidation, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::rollback_consolidation(&self.store, &scope, id, now_ms).mirror()
     }
     fn consolidations(&mut self, scope: &Scope) -> Result<Vec<Consolidation>, Error> {
-        let scope: memory::Scope = scope.clone().mirror();
+        let scope: memory::Scope = scope.to_owned().mirror();
         memory::consolidations(&self.store, &scope).mirror()
     }
     fn instructions(&mut self, request: &Request) -> Result<Instructions, Error> {
-        let request: memory::InstructionsRequest = request.clone().mirror();
+        let request: memory::InstructionsRequest = request.to_owned().mirror();
         memory::instructions(&self.store, &request).mirror()
     }
     fn write_file(&mut self, path: &str, text: &str) -> Result<(), Error> {
@@ -340,15 +340,15 @@ impl Engine<Error> for Composed {
         memory::remove_file(&self.store, path).mirror()
     }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
-        let inbound: index::Inbound = inbound.clone().mirror();
-        let policy: index::RoutePolicy = policy.clone().mirror();
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
         index::resolve(&self.store, &inbound, &policy, now_ms, new_session_id).mirror()
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
         index::reset_key(&self.store, key, new_session_id, now_ms).mirror()
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
-        let patch: index::KeyPatch = patch.clone().mirror();
+        let patch: index::KeyPatch = patch.to_owned().mirror();
         index::update_key(&self.store, key, &patch).mirror()
     }
     fn remove_key(&mut self, key: &str) -> Result<KeyEntry, Error> {
@@ -400,12 +400,12 @@ impl Engine<Error> for Composed {
         index::rollover_gate(&self.store, key, max_context_tokens).mirror()
     }
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
-        let ids: index::CompactionIds = ids.clone().mirror();
+        let ids: index::CompactionIds = ids.to_owned().mirror();
         index::rollover(&self.store, key, summary, &ids, new_session_id, now_ms).mirror()
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
-        let inbound: index::Inbound = inbound.clone().mirror();
-        let policy: index::RoutePolicy = policy.clone().mirror();
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
         index::key_of(&inbound, &policy).mirror()
     }
     fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
