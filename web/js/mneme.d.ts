@@ -249,7 +249,7 @@ export interface Sessions {
   items(id: string, options?: { limit?: number | null }): Promise<any[]>;
   popItem(id: string, now?: number): Promise<any | null>;
   /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
-  setRedaction(kinds: SecretKind[]): Promise<void>;
+  setRedaction(kinds: SecretKind[]): Promise<null>;
   planCompaction(id: string, settings?: EitherSpelling<CompactionSettings>, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
   summarizeOffline(id: string, plan: Plan): Promise<string>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;

@@ -880,3 +880,82 @@ fn rustfmt(text: &str) -> Result<String, String> {
 fn read(path: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(text: &str) -> syn::Type {
+        syn::parse_str(text).expect("a Rust type")
+    }
+
+    #[test]
+    fn a_core_parameter_is_made_owned_and_passed_as_the_view_takes_it() {
+        let cases = [
+            ("&str", "String", "&x"),
+            ("Option<&str>", "Option<String>", "x.as_deref()"),
+            ("&[Field]", "Vec<Field>", "&x"),
+            ("&Settings", "Settings", "&x"),
+            ("Option<&Near>", "Option<Near>", "x.as_ref()"),
+            ("NewEntry", "NewEntry", "x"),
+            ("usize", "usize", "x"),
+        ];
+        for (core, owned, passed) in cases {
+            let (made, given) = owned_and_borrowed(&ty(core), "x");
+            assert_eq!((made.replace(' ', ""), given.as_str()), (owned.to_owned(), passed), "{core}");
+        }
+        assert_eq!(owned(&ty("&Settings"), "x"), "x.to_owned()");
+        assert_eq!(owned(&ty("&[Field]"), "x"), "x.to_vec()");
+        assert_eq!(owned(&ty("Option<&Prices>"), "x"), "x.cloned()");
+        assert_eq!(owned(&ty("Option<&[u8]>"), "x"), "x.map(|x| x.to_vec())");
+        assert_eq!(owned(&ty("Window"), "x"), "x");
+    }
+
+    #[test]
+    fn the_bindings_borrow_what_holds_a_string_or_a_list_and_mirror_what_the_wit_names() {
+        let mut resolve = Resolve::default();
+        let wit = "package t:t;\ninterface types {\n  record plain { n: u32 }\n  record texty { s: string }\n  variant data { text(string), bytes(list<u8>) }\n  resource store;\n  f: func(a: plain, b: texty, c: option<plain>, d: list<string>, e: option<data>, s: borrow<store>);\n}\n";
+        let package = resolve.push_str("t.wit", wit).expect("the test's WIT");
+        let interface = resolve.packages[package].interfaces["types"];
+        let function = &resolve.interfaces[interface].functions["f"];
+        let params: Vec<&Type> = function.params.iter().map(|param| &param.ty).collect();
+        let lists: Vec<bool> = params.iter().map(|ty| has_list(&resolve, ty)).collect();
+        assert_eq!(lists, [false, true, false, true, true, false]);
+        let named: Vec<bool> = params.iter().map(|ty| names_a_type(&resolve, ty)).collect();
+        assert_eq!(named, [true, true, true, false, true, false]);
+        let mut modules = BTreeSet::new();
+        let spelled: Vec<String> = params.iter().map(|ty| rust_type(&resolve, ty, &mut modules)).collect();
+        assert_eq!(
+            spelled,
+            ["types::Plain", "types::Texty", "Option<types::Plain>", "Vec<String>", "Option<types::Data>", "types::StoreBorrow<'_>"]
+        );
+        assert!(is_data_or_option_of_data(&resolve, params[4]) && !is_data(&resolve, params[4]));
+        assert!(takes_store(&resolve, &Function { params: function.params[5..].to_vec(), ..function.clone() }));
+        assert!(!takes_store(&resolve, function));
+    }
+
+    #[test]
+    fn only_the_types_the_code_names_are_imported_from_the_engine_s_imports() {
+        let imports: BTreeMap<String, String> = [
+            ("Settings", "crate::compaction::Settings"),
+            ("Plan", "crate::compaction::Plan"),
+            ("Field", "crate::index::Field"),
+            ("keys", "crate::keys"),
+            ("String", "alloc::string::String"),
+            ("Error", "crate::error::Error"),
+        ]
+        .into_iter()
+        .map(|(name, path)| (name.to_owned(), path.to_owned()))
+        .collect();
+        let code =
+            "fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> { self.index().keys(filter, Settings::x) } // String";
+        assert_eq!(
+            use_items(code, &imports, "mneme_core", &["Error"]),
+            "use mneme_core::compaction::{Settings};\nuse mneme_core::index::{Field};\n"
+        );
+        assert_eq!(
+            use_items(code, &imports, "crate", &[]),
+            "use alloc::string::{String};\nuse crate::compaction::{Settings};\nuse crate::error::{Error};\nuse crate::index::{Field};\n"
+        );
+    }
+}
