@@ -104,7 +104,8 @@ struct Param<'a> {
     wit: &'a Type,
 }
 
-/// The three implementations, as (path, text) pairs.
+/// What is derived (the trait's implementations, the component's exports, the browser
+/// binding's operations), as (path, text) pairs.
 pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<(String, String)>, String> {
     let source = read(ENGINE)?;
     let file = syn::parse_file(&source).map_err(|e| format!("{ENGINE}: {e}"))?;
@@ -280,8 +281,8 @@ fn imports(file: &syn::File) -> BTreeMap<String, String> {
     out
 }
 
-/// Every public method of the store's views, by (view, name): whether it is `async`
-/// and whether it returns a `Result`.
+/// Every public method of the store's views, by (view, name): whether it takes
+/// `self`, is `async` and returns a `Result`.
 fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, String> {
     let mut out = BTreeMap::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.flatten().collect();
