@@ -438,7 +438,8 @@ fn release_tests(extra: &[&str]) -> Result<(), String> {
 
 /// The packages the release tests build. Left out: those without tests, which are
 /// built for their own targets elsewhere (the component by host-native's build
-/// script, the browser package by `build_web`, xtask in debug to run this), and the
+/// script, the browser package by `build_web`), xtask (tested in debug, the build
+/// that runs this), and the
 /// benchmark crate, whose cersei-memory brings reqwest, TLS and tokio. Building them
 /// for the host in release took over three minutes of a clean clone's run.
 const TESTED: [&str; 9] =
@@ -495,6 +496,9 @@ fn test() -> Result<(), String> {
     codegen::codegen(true)?;
     // No module of the core imports one that imports it back.
     deps::deps()?;
+    // xtask's own tests (the rules codegen derives the bindings by, the import scan of
+    // deps), in the debug build this command runs from.
+    run(&cargo, &["test", "-q", "-p", "xtask"])?;
     // The no_std core is built for wasm by host-native's build script (the component).
     release_tests(&[])?;
     // The bench too: it is not run here, but its code is linted like the rest.
