@@ -1,15 +1,26 @@
-// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
 
 //! The component's exports: each operation calls the store's view of its interface.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use mneme_core::Mirror;
-use mneme_core::operations::{
-    Caps, Change, CompactionIds, ConsolidationPlan, DreamSettings, EmbeddingPlan, ExportFormat, ExtractionPlan, ExtractionSettings, Field,
-    Filter, FlushSettings, Import, Inbound, Injection, KeyPatch, LinkKind, Mode, Near, NewEntry, NewMemory, Plan, Prices, Provider,
-    Request, ResetPolicy, Retention, RoutePolicy, Scope, Settings, TranscriptKey, Turn, Window,
-};
+use mneme_core::compaction::{Mode, Plan, Settings};
+use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::index::{Field, Inbound, KeyPatch, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Import};
+use mneme_core::memory::consolidate::ConsolidationPlan;
+use mneme_core::memory::extract::ExtractionPlan;
+use mneme_core::memory::file::LinkKind;
+use mneme_core::memory::instructions::Request;
+use mneme_core::memory::memory_md::Caps;
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, Near, NewMemory, Scope};
+use mneme_core::message::{Injection, Provider, Turn};
+use mneme_core::recall::Window;
+use mneme_core::retention::Retention;
+use mneme_core::sessions::{CompactionIds, NewEntry, TranscriptKey};
+use mneme_core::transcript::Prices;
 
 use super::{Component, ImportedStorage, Store, compaction, gates, index, memory, own, run, sessions};
 

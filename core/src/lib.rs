@@ -50,7 +50,7 @@ pub mod transcript;
 
 pub use base::{Limits, parse_limit, parse_size};
 pub use compaction::{Action, Keep, Mode, Plan, Pruned, Run, Settings, Step, Trigger};
-pub use engine::{Engine, EngineError, compact_offline, compact_with, operations};
+pub use engine::{Engine, EngineError, compact_offline, compact_with};
 pub use error::Error;
 pub use format::Format;
 pub use index::{RebuildReport, crab};

@@ -1,13 +1,23 @@
-// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
 
 //! The browser binding's operations: each takes its arguments in mneme-core's JSON, in order,
 //! runs the store's view of its interface and answers in JSON.
 
-use mneme_core::operations::{
-    Caps, Change, CompactionIds, ConsolidationPlan, DreamSettings, EmbeddingPlan, ExtractionPlan, ExtractionSettings, Field, Filter,
-    FlushSettings, Inbound, Injection, KeyPatch, LinkKind, Mode, Near, NewEntry, NewMemory, Plan, Prices, Provider, Request, ResetPolicy,
-    Retention, RoutePolicy, Scope, Settings, TranscriptKey, Turn, Window,
-};
+use mneme_core::compaction::{Mode, Plan, Settings};
+use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::index::{Field, Inbound, KeyPatch, RoutePolicy};
+use mneme_core::memory::consolidate::ConsolidationPlan;
+use mneme_core::memory::extract::ExtractionPlan;
+use mneme_core::memory::file::LinkKind;
+use mneme_core::memory::instructions::Request;
+use mneme_core::memory::memory_md::Caps;
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, Near, NewMemory, Scope};
+use mneme_core::message::{Injection, Provider, Turn};
+use mneme_core::recall::Window;
+use mneme_core::retention::Retention;
+use mneme_core::sessions::{CompactionIds, NewEntry, TranscriptKey};
+use mneme_core::transcript::Prices;
 use mneme_core::{Error, Store};
 use wasm_bindgen::JsValue;
 
@@ -17,18 +27,6 @@ use super::{Args, JsStorage, to_json};
 pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> Option<Result<JsValue, Error>> {
     let result = async {
         Ok(Some(match key {
-            "sessions.check-bytes" => {
-                let data = a.bytes("data")?;
-                to_json(&mneme_core::sessions::Sessions::<JsStorage>::check_bytes(&data))?
-            }
-            "sessions.project-of" => {
-                let cwd: String = a.next("cwd")?;
-                to_json(&mneme_core::sessions::Sessions::<JsStorage>::project_of(&cwd))?
-            }
-            "sessions.session-id-of" => {
-                let name: String = a.next("name")?;
-                to_json(&mneme_core::sessions::Sessions::<JsStorage>::session_id_of(&name))?
-            }
             "sessions.store.append" => {
                 let id: String = a.next("id")?;
                 let entry: NewEntry = a.next("entry")?;
@@ -95,17 +93,21 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 let id: String = a.next("id")?;
                 to_json(&store.sessions().check(&id).await?)?
             }
+            "sessions.check-bytes" => {
+                let data = a.bytes("data")?;
+                to_json(&mneme_core::sessions::Sessions::<JsStorage>::check_bytes(&data))?
+            }
+            "sessions.project-of" => {
+                let cwd: String = a.next("cwd")?;
+                to_json(&mneme_core::sessions::Sessions::<JsStorage>::project_of(&cwd))?
+            }
+            "sessions.session-id-of" => {
+                let name: String = a.next("name")?;
+                to_json(&mneme_core::sessions::Sessions::<JsStorage>::session_id_of(&name))?
+            }
             "sessions.store.subagents" => {
                 let id: String = a.next("id")?;
                 to_json(&store.sessions().subagents(&id).await?)?
-            }
-            "sessions.store.hold" => {
-                let id: String = a.next("id")?;
-                to_json(&store.sessions().hold(&id).await?)?
-            }
-            "sessions.store.release" => {
-                let id: String = a.next("id")?;
-                to_json(&store.sessions().release(&id).await?)?
             }
             "sessions.store.remove" => {
                 let id: String = a.next("id")?;
@@ -173,9 +175,13 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 let now_ms: i64 = a.next("now_ms")?;
                 to_json(&store.sessions().pop_item(&id, now_ms).await?)?
             }
-            "compaction.context-window" => {
-                let model: String = a.next("model")?;
-                to_json(&mneme_core::sessions::Compaction::<JsStorage>::context_window(&model))?
+            "sessions.store.hold" => {
+                let id: String = a.next("id")?;
+                to_json(&store.sessions().hold(&id).await?)?
+            }
+            "sessions.store.release" => {
+                let id: String = a.next("id")?;
+                to_json(&store.sessions().release(&id).await?)?
             }
             "compaction.plan-compaction" => {
                 let id: String = a.next("id")?;
@@ -201,10 +207,6 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 let reason: String = a.next("reason")?;
                 let now_ms: i64 = a.next("now_ms")?;
                 to_json(&store.compaction().record_compaction_failure(&id, &reason, now_ms).await?)?
-            }
-            "gates.silent-reply" => {
-                let text: String = a.next("text")?;
-                to_json(&mneme_core::sessions::Gates::<JsStorage>::silent_reply(&text))?
             }
             "gates.memory-flush-gate" => {
                 let id: String = a.next("id")?;
@@ -404,15 +406,6 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 let path: String = a.next("path")?;
                 to_json(&store.memory().remove_file(&path).await?)?
             }
-            "index.key-of" => {
-                let inbound: Inbound = a.next("inbound")?;
-                let policy: RoutePolicy = a.next("policy")?;
-                to_json(&mneme_core::index::Index::<JsStorage>::key_of(&inbound, &policy)?)?
-            }
-            "index.parse-key" => {
-                let key: String = a.next("key")?;
-                to_json(&mneme_core::index::Index::<JsStorage>::parse_key(&key)?)?
-            }
             "index.resolve" => {
                 let inbound: Inbound = a.next("inbound")?;
                 let policy: RoutePolicy = a.next("policy")?;
@@ -444,11 +437,11 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 to_json(&store.index().keys(&filter).await?)?
             }
             "index.index-report" => to_json(&store.index().index_report().await?)?,
-            "index.rebuild-index" => to_json(&store.index().rebuild_index().await?)?,
             "index.import-openclaw-keys" => {
                 let data = a.bytes("data")?;
                 to_json(&store.index().import_openclaw_keys(&data).await?)?
             }
+            "index.rebuild-index" => to_json(&store.index().rebuild_index().await?)?,
             "index.crab-latest" => {
                 let project: Option<String> = a.next("project")?;
                 let agent: String = a.next("agent")?;
@@ -489,6 +482,23 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
                 let new_session_id: String = a.next("new_session_id")?;
                 let now_ms: i64 = a.next("now_ms")?;
                 to_json(&store.index().rollover(&key, &summary, &ids, &new_session_id, now_ms).await?)?
+            }
+            "index.key-of" => {
+                let inbound: Inbound = a.next("inbound")?;
+                let policy: RoutePolicy = a.next("policy")?;
+                to_json(&mneme_core::index::Index::<JsStorage>::key_of(&inbound, &policy)?)?
+            }
+            "index.parse-key" => {
+                let key: String = a.next("key")?;
+                to_json(&mneme_core::index::Index::<JsStorage>::parse_key(&key)?)?
+            }
+            "compaction.context-window" => {
+                let model: String = a.next("model")?;
+                to_json(&mneme_core::sessions::Compaction::<JsStorage>::context_window(&model))?
+            }
+            "gates.silent-reply" => {
+                let text: String = a.next("text")?;
+                to_json(&mneme_core::sessions::Gates::<JsStorage>::silent_reply(&text))?
             }
             _ => return Ok(None),
         }))

@@ -9,7 +9,7 @@
 //!   (js/api.js) and of the Python one (host-python/mneme/__init__.py) with the WIT
 //!   function it calls and that function's doc comment, so what a method does is
 //!   written once, in the WIT.
-//! - The Rust bindings of every operation: the core's `Engine` trait and its three
+//! - The Rust bindings of every operation: the core's `Engine` trait's three
 //!   implementations, the component's exports and the browser binding's operations
 //!   (see `engines.rs`).
 

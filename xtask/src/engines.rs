@@ -1,20 +1,17 @@
 //! The Rust bindings of the engine's operations, derived by `cargo xtask codegen`
-//! rather than written: the `Engine` trait, its three implementations (the core
-//! itself over a synchronous storage, the component under wasmtime, the component a
-//! `wasmtime run` command is composed with), the component's exports, and the
-//! browser binding's operations. Each is one call per operation and differs only in
-//! how a value crosses:
+//! rather than written: the `Engine` trait's three implementations (the core itself
+//! over a synchronous storage, the component under wasmtime, the component a `wasmtime
+//! run` command is composed with), the component's exports, and the browser binding's
+//! operations. Each is one call per operation and differs only in how a value crosses:
 //!
-//! - the WIT says which functions there are, where each lives (a method of `store`,
-//!   a function taking the store, or a function of no store), whether it can fail,
-//!   and its parameters' names and WIT types;
-//! - the store's view of the function's interface (`store.sessions()`, …) has a
-//!   method of the same name, whose signature is the operation's in Rust and which
-//!   says whether it takes `self`, is `async` and returns a `Result`; the names its
-//!   signature uses are found where its file imports or defines them.
+//! - the trait (core/src/engine.rs) gives each operation's Rust signature;
+//! - the WIT gives where it lives (a method of `store`, a function taking the store,
+//!   or a function of no store), whether it can fail, and its parameters' WIT types;
+//! - the store's view of the operation's interface (`store.sessions()`, …) gives
+//!   whether the core's method takes `self`, is `async` and returns a `Result`.
 //!
 //! A value the WIT names (a record, variant or enum) crosses by `Mirror`; a string,
-//! a list of strings, a number or a flag crosses as it is. What the two disagree on
+//! a list of strings, a number or a flag crosses as it is. What the three disagree on
 //! is refused here, in words, rather than left to rustc inside a generated file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,8 +21,8 @@ use std::path::Path;
 use quote::ToTokens;
 use wit_parser::{Function, FunctionKind, Handle, Resolve, Type, TypeDefKind, TypeOwner};
 
-/// The `Engine` trait, and the types its signatures name.
-const ENGINE_TRAIT: &str = "core/src/engine/operations.rs";
+/// The core's `Engine` trait, the one hand-written Rust declaration of the operations.
+const ENGINE: &str = "core/src/engine.rs";
 const CORE_SOURCE: &str = "core/src";
 /// The trait's implementations: the core's, the wasmtime host's, the WASI command's.
 const STORE_ENGINE: &str = "core/src/engine/store.rs";
@@ -58,7 +55,8 @@ static VIEWS: [View; 5] = [
     View { interface: "memory", accessor: "memory", name: "Memories", path: "memory::Memories" },
     View { interface: "index", accessor: "index", name: "Index", path: "index::Index" },
 ];
-const HEADER: &str = "// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.\n";
+const HEADER: &str = "// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs\n\
+                      // and the store's views; do not edit.\n";
 
 /// Where a WIT function finds the store.
 #[derive(Clone, Copy, PartialEq)]
@@ -84,21 +82,13 @@ struct Operation<'a> {
 }
 
 /// A public method of one of the store's views.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct ViewMethod {
     /// It takes `&self` (one that reads no store does not).
     has_self: bool,
     is_async: bool,
     /// It returns a `Result`.
     fallible: bool,
-    /// Each parameter's name and type.
-    params: Vec<(String, syn::Type)>,
-    /// What it gives: `T` of its `Result<T, Error>`, or what it returns.
-    output: syn::Type,
-    /// Where its file finds each name it uses: a `crate::`, `alloc::`, … path.
-    names: std::rc::Rc<BTreeMap<String, String>>,
-    /// Its file, for what refuses it.
-    file: String,
 }
 
 /// A function of one of the engine's interfaces, and the view that serves it.
@@ -114,123 +104,55 @@ struct Param<'a> {
     wit: &'a Type,
 }
 
-/// What is derived (the trait, its implementations, the component's exports, the
-/// browser binding's operations), as (path, text) pairs.
+/// What is derived (the trait's implementations, the component's exports, the browser
+/// binding's operations), as (path, text) pairs.
 pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<(String, String)>, String> {
+    let source = read(ENGINE)?;
+    let file = syn::parse_file(&source).map_err(|e| format!("{ENGINE}: {e}"))?;
+    let imports = imports(&file);
+    let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
     let views = view_methods(Path::new(CORE_SOURCE))?;
     let functions = wit_functions(resolve, package)?;
     let mut operations = Vec::new();
-    for view in &VIEWS {
-        let id = resolve.packages[package]
-            .interfaces
-            .get(view.interface)
+    for method in &trait_methods {
+        let name = method.sig.ident.to_string();
+        let wit = functions
+            .get(&name)
             .copied()
-            .ok_or_else(|| format!("wit/ has no interface `{}`", view.interface))?;
-        for function in resolve.interfaces[id].functions.values() {
-            let name = function.item_name().replace('-', "_");
-            let Some(wit) = functions.get(&name).copied().filter(|wit| std::ptr::eq(wit.function, function)) else { continue };
-            match views.get(&(view.name.to_owned(), name.clone())) {
-                Some(method) => operations.push(operation(resolve, name, wit, method.clone())?),
-                None if takes_store(resolve, function) => {
-                    return Err(format!(
-                        "wit/'s `{}.{}` has no method `{}::{name}` in {CORE_SOURCE}: each operation is a method of its interface's view",
-                        view.interface,
-                        function.item_name(),
-                        view.name
-                    ));
-                }
-                // A function of no store without a view method is no operation (a default,
-                // the storage contract): the component's `own` has it.
-                None => {}
-            }
-        }
+            .ok_or_else(|| format!("{ENGINE}: `{name}` is named as no function of wit/'s engine interfaces (one name per operation)"))?;
+        let view = views.get(&(wit.view.name.to_owned(), name.clone())).copied().ok_or_else(|| {
+            format!(
+                "`{name}` has no method `{}::{name}` in {CORE_SOURCE}: each operation is a method of its interface's view",
+                wit.view.name
+            )
+        })?;
+        operations.push(operation(resolve, method, name, wit, view)?);
     }
-    let names = signature_names(&operations, &reexports(Path::new(CORE_SOURCE))?)?;
+    let named: BTreeSet<&str> = operations.iter().map(|op| op.name.as_str()).collect();
+    let missing: Vec<&str> = functions
+        .iter()
+        .filter(|(name, wit)| takes_store(resolve, wit.function) && !named.contains(name.as_str()))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("{ENGINE}: the `Engine` trait has no method for {}, which wit/ declares on the store", missing.join(", ")));
+    }
     Ok(vec![
-        (ENGINE_TRAIT.to_owned(), rustfmt(&engine_trait(&operations, &names))?),
-        (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &names)?)?),
-        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &names)?)?),
-        (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &names))?),
-        (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &names, Binding::Wasmtime))?),
-        (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &names, Binding::Wasi))?),
+        (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
+        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports)?)?),
+        (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
+        (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
+        (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
     ])
 }
 
-/// Rust's names that need no import.
-const PRELUDE: [&str; 19] = [
-    "Option", "Result", "Self", "str", "bool", "char", "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32",
-    "f64", "Box",
-];
-
-/// Every type name the operations' signatures use, and its path (`crate::…`, or
-/// `alloc::…`), as the view's file imports or defines it.
-fn signature_names(operations: &[Operation], reexports: &BTreeMap<String, Vec<String>>) -> Result<BTreeMap<String, String>, String> {
-    fn idents(stream: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
-        for token in stream {
-            match token {
-                proc_macro2::TokenTree::Ident(ident) => {
-                    out.insert(ident.to_string());
-                }
-                proc_macro2::TokenTree::Group(group) => idents(group.stream(), out),
-                _ => {}
-            }
-        }
-    }
-    /// A path of more than one segment (`gates::Reply`) in `stream`.
-    fn qualified(stream: proc_macro2::TokenStream) -> Option<String> {
-        let tokens: Vec<proc_macro2::TokenTree> = stream.into_iter().collect();
-        for (at, token) in tokens.iter().enumerate() {
-            match token {
-                proc_macro2::TokenTree::Punct(punct) if punct.as_char() == ':' && punct.spacing() == proc_macro2::Spacing::Joint => {
-                    let before = at.checked_sub(1).and_then(|before| tokens.get(before)).map(ToString::to_string).unwrap_or_default();
-                    let after = tokens.get(at + 2).map(ToString::to_string).unwrap_or_default();
-                    return Some(format!("{before}::{after}"));
-                }
-                proc_macro2::TokenTree::Group(group) => {
-                    if let Some(path) = qualified(group.stream()) {
-                        return Some(path);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
-    }
-    let mut out: BTreeMap<String, String> = BTreeMap::new();
-    for operation in operations {
-        let types = std::iter::once(&operation.output).chain(operation.params.iter().map(|param| &param.core));
-        if let Some(path) = types.filter_map(|ty| qualified(ty.to_token_stream())).next() {
-            return Err(format!(
-                "{}: `{}::{}` names `{path}`: an operation's signature names each type by a name its file imports (`use …;`), \
-                 which the derived trait imports in turn",
-                operation.method.file, operation.view.name, operation.name
-            ));
-        }
-        let mut used = BTreeSet::new();
-        idents(operation.output.to_token_stream(), &mut used);
-        for param in &operation.params {
-            idents(param.core.to_token_stream(), &mut used);
-        }
-        for name in used.iter().filter(|name| !PRELUDE.contains(&name.as_str())) {
-            let path = operation.method.names.get(name).ok_or_else(|| {
-                format!(
-                    "{}: `{}::{}` names `{name}`, which the file neither imports by name nor defines: import it by name",
-                    operation.method.file, operation.view.name, operation.name
-                )
-            })?;
-            // A type is often reachable by several paths (where it is defined, in a module
-            // the others cannot reach, and where it is re-exported): the shortest is kept,
-            // which the crate's own re-exports make the public one. Two types of one
-            // name would not compile.
-            let candidates = std::iter::once(path).chain(out.get(name)).chain(reexports.get(name).into_iter().flatten());
-            let shortest = candidates.min_by_key(|path| (path.matches("::").count(), path.len())).cloned().unwrap_or_default();
-            out.insert(name.clone(), shortest);
-        }
-    }
-    Ok(out)
-}
-
-fn operation<'a>(resolve: &Resolve, name: String, wit: WitFunction<'a>, method: ViewMethod) -> Result<Operation<'a>, String> {
+fn operation<'a>(
+    resolve: &Resolve,
+    method: &syn::TraitItemFn,
+    name: String,
+    wit: WitFunction<'a>,
+    method_of_view: ViewMethod,
+) -> Result<Operation<'a>, String> {
     let WitFunction { view, function } = wit;
     let interface = view.interface;
     let receiver = match function.kind {
@@ -239,12 +161,18 @@ fn operation<'a>(resolve: &Resolve, name: String, wit: WitFunction<'a>, method: 
         _ => Receiver::Free,
     };
     let wit_params: Vec<&wit_parser::Param> = function.params.iter().skip(usize::from(receiver != Receiver::Free)).collect();
-    let core_params = &method.params;
-    let file = &method.file;
+    let core_params: Vec<(String, syn::Type)> = method
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some((typed.pat.to_token_stream().to_string(), (*typed.ty).clone())),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
     if core_params.len() != wit_params.len() {
         return Err(format!(
-            "{file}: `{}::{name}` takes {} parameters, and wit/'s `{interface}.{}` {}",
-            view.name,
+            "{ENGINE}: `{name}` takes {} parameters, and wit/'s `{interface}.{}` {}",
             core_params.len(),
             function.item_name(),
             wit_params.len()
@@ -254,28 +182,23 @@ fn operation<'a>(resolve: &Resolve, name: String, wit: WitFunction<'a>, method: 
     for ((core_name, _), wit) in core_params.iter().zip(&wit_params) {
         if *core_name != wit.name.replace('-', "_") {
             return Err(format!(
-                "{file}: `{}::{name}` names a parameter `{core_name}` where wit/'s `{interface}.{}` has `{}`: one name, in one place",
-                view.name,
+                "{ENGINE}: `{name}` names a parameter `{core_name}` where wit/'s `{interface}.{}` has `{}`: one name, in one place",
                 function.item_name(),
                 wit.name
             ));
         }
     }
-    let params = core_params
-        .iter()
-        .zip(wit_params)
-        .map(|((name, core), wit)| Param { name: name.clone(), core: core.clone(), wit: &wit.ty })
-        .collect();
+    let params = core_params.into_iter().zip(wit_params).map(|((name, core), wit)| Param { name, core, wit: &wit.ty }).collect();
+    let output = result_ok_type(&method.sig.output).ok_or_else(|| format!("{ENGINE}: `{name}` does not return `Result<_, E>`"))?;
     let fallible = function.result.is_some_and(|ty| matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Result(_))));
-    if method.fallible && !fallible {
+    if method_of_view.fallible && !fallible {
         return Err(format!(
-            "{file}: `{}::{name}` returns a `Result`, and wit/'s `{interface}.{}` cannot fail: make the WIT return `result<_, error>`, or the view not fail",
+            "`{}::{name}` returns a `Result`, and wit/'s `{interface}.{}` cannot fail: make the WIT return `result<_, error>`, or the view not fail",
             view.name,
             function.item_name()
         ));
     }
-    let output = method.output.clone();
-    Ok(Operation { name, view, receiver, function, fallible, params, output, method })
+    Ok(Operation { name, view, receiver, function, fallible, params, output, method: method_of_view })
 }
 
 /// The functions of the engine's interfaces by their Rust name, with the interface,
@@ -317,6 +240,47 @@ fn takes_store(resolve: &Resolve, function: &Function) -> bool {
     }
 }
 
+/// The trait's methods.
+fn engine_methods(file: &syn::File) -> Option<Vec<syn::TraitItemFn>> {
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Trait(engine) if engine.ident == "Engine" => Some(
+            engine
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    syn::TraitItem::Fn(method) => Some(method.clone()),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// What the file's `use` items name: each imported name and its path.
+fn imports(file: &syn::File) -> BTreeMap<String, String> {
+    fn walk(tree: &syn::UseTree, prefix: &str, out: &mut BTreeMap<String, String>) {
+        match tree {
+            syn::UseTree::Path(path) => walk(&path.tree, &format!("{prefix}{}::", path.ident), out),
+            syn::UseTree::Name(name) => {
+                out.insert(name.ident.to_string(), format!("{prefix}{}", name.ident));
+            }
+            syn::UseTree::Rename(rename) => {
+                out.insert(rename.rename.to_string(), format!("{prefix}{} as {}", rename.ident, rename.rename));
+            }
+            syn::UseTree::Group(group) => group.items.iter().for_each(|tree| walk(tree, prefix, out)),
+            syn::UseTree::Glob(_) => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for item in &file.items {
+        if let syn::Item::Use(item) = item {
+            walk(&item.tree, "", &mut out);
+        }
+    }
+    out
+}
+
 /// Every public method of the store's views, by (view, name): whether it takes
 /// `self`, is `async` and returns a `Result`.
 fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, String> {
@@ -334,7 +298,6 @@ fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, St
         }
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let names = std::rc::Rc::new(names_in(&file, &module_of(&path)));
         for item in &file.items {
             let syn::Item::Impl(block) = item else { continue };
             let syn::Type::Path(self_type) = &*block.self_ty else { continue };
@@ -344,168 +307,25 @@ fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, St
             }
             for item in &block.items {
                 let syn::ImplItem::Fn(method) = item else { continue };
-                if !matches!(method.vis, syn::Visibility::Public(_)) {
-                    continue;
+                if matches!(method.vis, syn::Visibility::Public(_)) {
+                    let fallible =
+                        matches!(&method.sig.output, syn::ReturnType::Type(_, ty) if last_ident(ty).as_deref() == Some("Result"));
+                    out.insert(
+                        (view.clone(), method.sig.ident.to_string()),
+                        ViewMethod { has_self: method.sig.receiver().is_some(), is_async: method.sig.asyncness.is_some(), fallible },
+                    );
                 }
-                let (fallible, output) = match (&method.sig.output, result_ok_type(&method.sig.output)) {
-                    (_, Some(ok)) => (true, ok),
-                    (syn::ReturnType::Type(_, ty), None) => (false, (**ty).clone()),
-                    (syn::ReturnType::Default, None) => (false, syn::parse_quote!(())),
-                };
-                let params = method
-                    .sig
-                    .inputs
-                    .iter()
-                    .filter_map(|input| match input {
-                        syn::FnArg::Typed(typed) => match &*typed.pat {
-                            syn::Pat::Ident(pattern) => Some((pattern.ident.to_string(), (*typed.ty).clone())),
-                            other => Some((other.to_token_stream().to_string(), (*typed.ty).clone())),
-                        },
-                        syn::FnArg::Receiver(_) => None,
-                    })
-                    .collect();
-                out.insert(
-                    (view.clone(), method.sig.ident.to_string()),
-                    ViewMethod {
-                        has_self: method.sig.receiver().is_some(),
-                        is_async: method.sig.asyncness.is_some(),
-                        fallible,
-                        params,
-                        output,
-                        names: std::rc::Rc::clone(&names),
-                        file: path.display().to_string(),
-                    },
-                );
             }
         }
     }
     Ok(out)
 }
 
-/// Every name a file of the core re-exports (`pub use`), and the path it is
-/// re-exported at.
-fn reexports(dir: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
-    fn walk(tree: &syn::UseTree, module: &str, out: &mut BTreeMap<String, Vec<String>>) {
-        match tree {
-            syn::UseTree::Path(path) => walk(&path.tree, module, out),
-            syn::UseTree::Name(name) if name.ident != "self" => {
-                out.entry(name.ident.to_string()).or_default().push(format!("{module}::{}", name.ident));
-            }
-            syn::UseTree::Rename(rename) => out.entry(rename.rename.to_string()).or_default().push(format!("{module}::{}", rename.rename)),
-            syn::UseTree::Group(group) => group.items.iter().for_each(|tree| walk(tree, module, out)),
-            _ => {}
-        }
+fn last_ident(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(path) => path.path.segments.last().map(|segment| segment.ident.to_string()),
+        _ => None,
     }
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.flatten().collect();
-    entries.sort_by_key(|entry| entry.path());
-    for entry in entries {
-        let path = entry.path();
-        if path.is_dir() {
-            for (name, paths) in reexports(&path)? {
-                out.entry(name).or_default().extend(paths);
-            }
-            continue;
-        }
-        if path.extension().is_none_or(|extension| extension != "rs") {
-            continue;
-        }
-        // The trait's own module re-exports what this finds: not a place to find it.
-        if path == Path::new(ENGINE_TRAIT) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let module = module_of(&path).join("::");
-        for item in &file.items {
-            if let syn::Item::Use(item) = item
-                && matches!(item.vis, syn::Visibility::Public(_))
-            {
-                walk(&item.tree, &module, &mut out);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The module a file of the core is: `core/src/a/b.rs` and `core/src/a/b/mod.rs` are
-/// `crate::a::b`.
-fn module_of(path: &Path) -> Vec<String> {
-    let relative = path.strip_prefix(CORE_SOURCE).unwrap_or(path);
-    let mut module = vec!["crate".to_owned()];
-    for component in relative.iter() {
-        let part = component.to_string_lossy();
-        let part = part.strip_suffix(".rs").unwrap_or(&part);
-        if part != "mod" && part != "lib" {
-            module.push(part.to_owned());
-        }
-    }
-    module
-}
-
-/// Every name a file of the core brings in by `use` or defines, and its path.
-fn names_in(file: &syn::File, module: &[String]) -> BTreeMap<String, String> {
-    /// Where a `use` path's first segment leads, from `module`.
-    fn absolute(module: &[String], mut segments: Vec<String>) -> String {
-        let mut base: Vec<String> = module.to_vec();
-        match segments.first().map(String::as_str) {
-            Some("crate") => return segments.join("::"),
-            Some("alloc" | "core" | "std" | "serde" | "serde_json") => return segments.join("::"),
-            Some("self") => {
-                segments.remove(0);
-            }
-            Some("super") => {
-                while segments.first().map(String::as_str) == Some("super") {
-                    segments.remove(0);
-                    base.pop();
-                }
-            }
-            _ => {}
-        }
-        base.extend(segments);
-        base.join("::")
-    }
-    fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, module: &[String], out: &mut BTreeMap<String, String>) {
-        match tree {
-            syn::UseTree::Path(path) => {
-                prefix.push(path.ident.to_string());
-                walk(&path.tree, prefix, module, out);
-                prefix.pop();
-            }
-            syn::UseTree::Name(name) if name.ident == "self" => {
-                if let Some(last) = prefix.last() {
-                    out.insert(last.clone(), absolute(module, prefix.clone()));
-                }
-            }
-            syn::UseTree::Name(name) => {
-                let mut path = prefix.clone();
-                path.push(name.ident.to_string());
-                out.insert(name.ident.to_string(), absolute(module, path));
-            }
-            syn::UseTree::Rename(rename) => {
-                let mut path = prefix.clone();
-                path.push(rename.ident.to_string());
-                out.insert(rename.rename.to_string(), absolute(module, path));
-            }
-            syn::UseTree::Group(group) => group.items.iter().for_each(|tree| walk(tree, prefix, module, out)),
-            syn::UseTree::Glob(_) => {}
-        }
-    }
-    let mut out = BTreeMap::new();
-    for item in &file.items {
-        let defined = match item {
-            syn::Item::Use(item) => {
-                walk(&item.tree, &mut Vec::new(), module, &mut out);
-                continue;
-            }
-            syn::Item::Struct(item) => &item.ident,
-            syn::Item::Enum(item) => &item.ident,
-            syn::Item::Type(item) => &item.ident,
-            _ => continue,
-        };
-        out.insert(defined.to_string(), format!("{}::{defined}", module.join("::")));
-    }
-    out
 }
 
 /// `T` of a `-> Result<T, E>`.
@@ -524,58 +344,27 @@ fn tokens(ty: &syn::Type) -> String {
     ty.to_token_stream().to_string()
 }
 
-/// The `use` items `code` needs of the operations' types (`names`): each from
-/// `facade` (the trait's module, which re-exports them), leaving out the names in
-/// `own` (the file's own imports) and, unless `alloc` (a `no_std` file), `alloc`'s.
-fn use_items(code: &str, names: &BTreeMap<String, String>, facade: &str, alloc: bool, own: &[&str]) -> String {
+/// The `use` items `code` needs of what core/src/engine.rs imports, `crate` spelled
+/// `krate`, leaving out the names in `own` (the file's own imports) and, where `alloc`
+/// is std's prelude, `alloc`'s.
+fn use_items(code: &str, imports: &BTreeMap<String, String>, krate: &str, own: &[&str]) -> String {
     let words: BTreeSet<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
     let mut modules: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (name, path) in names {
-        if !words.contains(name.as_str()) || own.contains(&name.as_str()) {
+    for (name, path) in imports {
+        // Types only: a module's name (`keys`) is also a method's (`.keys(`).
+        let is_type = name.starts_with(|c: char| c.is_ascii_uppercase());
+        if !is_type || !words.contains(name.as_str()) || own.contains(&name.as_str()) || (krate != "crate" && path.starts_with("alloc::")) {
             continue;
         }
-        let module = match path.strip_prefix("alloc::") {
-            Some(_) if !alloc => continue,
-            Some(_) => path.rsplit_once("::").map_or("alloc", |(module, _)| module),
-            None => facade,
-        };
-        modules.entry(module.to_owned()).or_default().push(name.clone());
+        let path = path.strip_prefix("crate::").map_or_else(|| path.clone(), |rest| format!("{krate}::{rest}"));
+        if let Some((module, name)) = path.rsplit_once("::") {
+            modules.entry(module.to_owned()).or_default().push(name.to_owned());
+        }
     }
     let mut out = String::new();
     for (module, names) in modules {
         let _ = writeln!(out, "use {module}::{{{}}};", names.join(", "));
     }
-    out
-}
-
-/// The `Engine` trait: each operation's view method, with `&mut self` and the
-/// engine's error; and, re-exported, the types its signatures name, so that a host
-/// names them from one place.
-fn engine_trait(operations: &[Operation], names: &BTreeMap<String, String>) -> String {
-    let mut out = format!(
-        "{HEADER}\n\
-         //! Every engine operation, called synchronously: what every Rust host offers (the\n\
-         //! core linked natively, the component under wasmtime, the engine a `wasmtime run`\n\
-         //! command is composed with) and what the conformance suite tests. Each method does\n\
-         //! what the method of the same name on the store's view of its WIT interface does\n\
-         //! (`store.sessions().append`, `store.memory().memory_recall`, …), and is named, its\n\
-         //! parameters named and ordered, as its WIT function. The types the signatures name\n\
-         //! are re-exported here, for the hosts.\n\n"
-    );
-    let mut modules: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (name, path) in names {
-        let module = path.strip_suffix(name.as_str()).and_then(|module| module.strip_suffix("::")).unwrap_or(path);
-        modules.entry(module).or_default().push(name);
-    }
-    for (module, names) in modules {
-        let visibility = if module.starts_with("alloc::") { "" } else { "pub " };
-        let _ = writeln!(out, "{visibility}use {module}::{{{}}};", names.join(", "));
-    }
-    out.push_str("\nuse super::EngineError;\nuse crate::error::Error;\n\n/// Every engine operation, called synchronously (see the module).\npub trait Engine<E: EngineError = Error> {\n");
-    for operation in operations {
-        let _ = writeln!(out, "{};", signature(operation, "E"));
-    }
-    out.push_str("}\n");
     out
 }
 
@@ -593,7 +382,7 @@ fn is_unit(ty: &syn::Type) -> bool {
 }
 
 /// The core itself: each operation is its view's method, driven to completion.
-fn store_engine(operations: &[Operation], names: &BTreeMap<String, String>) -> String {
+fn store_engine(operations: &[Operation], imports: &BTreeMap<String, String>) -> String {
     let mut methods = String::new();
     for operation in operations {
         let args: Vec<&str> = operation.params.iter().map(|param| param.name.as_str()).collect();
@@ -618,7 +407,7 @@ fn store_engine(operations: &[Operation], names: &BTreeMap<String, String>) -> S
         "{HEADER}\n//! The core itself as an [`Engine`], driving its futures to completion over a synchronous storage.\n\n\
          {}use super::{{Engine, EngineError}};\nuse crate::storage::Storage;\nuse crate::store::Store;\nuse crate::support::block_on;\n\n\
          impl<S: Storage, E: EngineError> Engine<E> for Store<S> {{\n{methods}}}\n",
-        use_items(&methods, names, "super::operations", true, &["Engine", "EngineError", "Storage", "Store", "block_on"])
+        use_items(&methods, imports, "crate", &["Engine", "EngineError", "Storage", "Store", "block_on"])
     )
 }
 
@@ -630,7 +419,7 @@ enum Binding {
     Wasi,
 }
 
-fn binding_engine(resolve: &Resolve, operations: &[Operation], names: &BTreeMap<String, String>, binding: Binding) -> String {
+fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>, binding: Binding) -> String {
     let mut modules = BTreeSet::new();
     let mut methods = String::new();
     for operation in operations {
@@ -692,7 +481,7 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], names: &BTreeMap<
     format!(
         "{HEADER}\n//! {what}\n\n{}use mneme_core::{{Engine, Mirror}};\n\nuse super::{{{this}, {}}};\nuse {error};\n\n\
          impl Engine<Error> for {this} {{\n{methods}}}\n",
-        use_items(&methods, names, "mneme_core::operations", false, &["Engine", "Mirror", "Error", this]),
+        use_items(&methods, imports, "mneme_core", &["Engine", "Mirror", "Error", this]),
         modules.join(", ")
     )
 }
@@ -702,7 +491,7 @@ fn component_exports(
     resolve: &Resolve,
     package: wit_parser::PackageId,
     operations: &[Operation],
-    names: &BTreeMap<String, String>,
+    imports: &BTreeMap<String, String>,
 ) -> Result<String, String> {
     let by_name: BTreeMap<&str, &Operation> = operations.iter().map(|operation| (operation.name.as_str(), operation)).collect();
     let mut modules = BTreeSet::new();
@@ -749,7 +538,7 @@ fn component_exports(
         "{HEADER}\n//! The component's exports: each operation calls the store's view of its interface.\n\n\
          use alloc::string::String;\nuse alloc::vec::Vec;\n{}use mneme_core::Mirror;\n\n\
          use super::{{Component, ImportedStorage, Store, own, run, {}}};\n\n{blocks}",
-        use_items(&conversions, names, "mneme_core::operations", true, &["String", "Vec"]),
+        use_items(&conversions, imports, "mneme_core", &["String", "Vec"]),
         modules.join(", ")
     ))
 }
@@ -845,7 +634,7 @@ fn core_argument(resolve: &Resolve, name: &str, wit: &Type, core: &syn::Type, bo
 }
 
 /// The browser binding's operations (see [`BROWSER_OPERATIONS`]).
-fn browser_operations(resolve: &Resolve, operations: &[Operation], names: &BTreeMap<String, String>) -> Result<String, String> {
+fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>) -> Result<String, String> {
     let binding = read(BROWSER_BINDING)?;
     let mut arms = String::new();
     for operation in operations {
@@ -905,7 +694,7 @@ fn browser_operations(resolve: &Resolve, operations: &[Operation], names: &BTree
          /// Runs operation `key` (its `js/wit.js` key); `None` for a key that is no operation here.\n\
          pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> Option<Result<JsValue, Error>> {{\n\
          let result = async {{\nOk(Some(match key {{\n{arms}_ => return Ok(None),\n}}))\n}};\nresult.await.transpose()\n}}\n",
-        use_items(&arms, names, "mneme_core::operations", false, &["Error", "Store"])
+        use_items(&arms, imports, "mneme_core", &["Error", "Store"])
     ))
 }
 
@@ -1147,21 +936,27 @@ mod tests {
     }
 
     #[test]
-    fn a_generated_file_imports_the_types_it_names_from_the_trait_s_module() {
-        let names: BTreeMap<String, String> = [
+    fn only_the_types_the_code_names_are_imported_from_the_engine_s_imports() {
+        let imports: BTreeMap<String, String> = [
             ("Settings", "crate::compaction::Settings"),
             ("Plan", "crate::compaction::Plan"),
             ("Field", "crate::index::Field"),
+            ("keys", "crate::keys"),
             ("String", "alloc::string::String"),
+            ("Error", "crate::error::Error"),
         ]
         .into_iter()
         .map(|(name, path)| (name.to_owned(), path.to_owned()))
         .collect();
-        let code = "fn keys(&mut self, filter: &[Field], settings: &Settings) -> Result<String, Error>";
-        assert_eq!(use_items(code, &names, "mneme_core::operations", false, &[]), "use mneme_core::operations::{Field, Settings};\n");
+        let code =
+            "fn keys(&mut self, filter: &[Field]) -> Result<Vec<KeyEntry>, Error> { self.index().keys(filter, Settings::x) } // String";
         assert_eq!(
-            use_items(code, &names, "super::operations", true, &["Settings"]),
-            "use alloc::string::{String};\nuse super::operations::{Field};\n"
+            use_items(code, &imports, "mneme_core", &["Error"]),
+            "use mneme_core::compaction::{Settings};\nuse mneme_core::index::{Field};\n"
+        );
+        assert_eq!(
+            use_items(code, &imports, "crate", &[]),
+            "use alloc::string::{String};\nuse crate::compaction::{Settings};\nuse crate::error::{Error};\nuse crate::index::{Field};\n"
         );
     }
 }

@@ -70,9 +70,9 @@ commands:
               host-node/test/shapes.ts, which holds web/js/mneme.d.ts to it; and the
               method reference in the browser, Node and Python
               READMEs (each method, the WIT function it calls and that function's doc
-              comment); the Rust bindings of every operation: the Engine trait and
-              its implementations (core, wasmtime host, WASI command), the
-              component's exports and the browser binding's operations (from wit/
+              comment); the Rust bindings of every operation: the Engine trait's
+              implementations (core, wasmtime host, WASI command), the component's
+              exports and the browser binding's operations (from the trait, wit/
               and the store's views); --check: only compare, fail if stale
   deps        list the import cycles among the core's top-level modules (each edge
               with the files and items that make it); fails while there is one

@@ -1,32 +1,38 @@
-// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
 
 //! The core itself as an [`Engine`], driving its futures to completion over a synchronous storage.
 
-use super::operations::{
-    Applied, ArchivedSession, Branch, Caps, Change, CheckReport, CompactionIds, Consolidation, ConsolidationPlan, Context, CrabSession,
-    Decision, DreamSettings, EmbeddingPlan, EmbeddingsInfo, Entry, ExportFormat, Exported, Extracted, ExtractionPlan, ExtractionSettings,
-    Field, Filter, FlushSettings, GcReport, Import, Imported, Inbound, IndexHealth, Injection, Instructions, KeyEntry, KeyParts, KeyPatch,
-    KeyView, KeysImported, Ledger, LinkKind, Listing, Loaded, Memory, MemoryIndexReport, MemoryToolResult, Mode, Near, NewEntry, NewMemory,
-    Plan, Prices, Provider, ProviderContext, RebuildReport, Recalled, RepairReport, Reply, Request, ResetPolicy, Resolution, Retention,
-    RolledOver, RoutePolicy, Scope, SearchHit, Settings, Shown, Subagent, Transcript, TranscriptKey, Turn, Window, WrittenSession,
-};
 use super::{Engine, EngineError};
+use crate::compaction::{Mode, Plan, Settings};
+use crate::crab::CrabSession;
+use crate::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::index::openclaw::KeysImported;
+use crate::index::sessionkey::KeyParts;
+use crate::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, RebuildReport, Resolution, RolledOver, RoutePolicy};
+use crate::interchange::{ExportFormat, Exported, Import, Imported};
+use crate::memory::consolidate::{Consolidation, ConsolidationPlan};
+use crate::memory::extract::{Extracted, ExtractionPlan};
+use crate::memory::file::{LinkKind, Memory};
+use crate::memory::instructions::{Instructions, Request};
+use crate::memory::memory_md::{Caps, Loaded};
+use crate::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use crate::memory::tool::MemoryToolResult;
+use crate::message::{Injection, Provider, Turn};
+use crate::recall::Window;
+use crate::recall::embed::EmbeddingsInfo;
+use crate::retention::{ArchivedSession, GcReport, Retention};
+use crate::sessions::{
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript, TranscriptKey, WrittenSession,
+};
 use crate::storage::Storage;
 use crate::store::Store;
 use crate::support::block_on;
+use crate::transcript::{Branch, CheckReport, Context, Entry, Ledger, Prices, ProviderContext};
 use alloc::string::String;
 use alloc::vec::Vec;
 
 impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
-    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
-        Ok(crate::sessions::Sessions::<S>::check_bytes(data))
-    }
-    fn project_of(&mut self, cwd: &str) -> Result<String, E> {
-        Ok(crate::sessions::Sessions::<S>::project_of(cwd))
-    }
-    fn session_id_of(&mut self, name: &str) -> Result<String, E> {
-        Ok(crate::sessions::Sessions::<S>::session_id_of(name))
-    }
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, E> {
         Ok(block_on(self.sessions().append(id, entry))?)
     }
@@ -63,9 +69,6 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn import_session(&mut self, request: &Import) -> Result<Imported, E> {
         Ok(block_on(self.sessions().import_session(request))?)
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E> {
-        Ok(block_on(self.sessions().export_session(id, format, uuid))?)
-    }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, E> {
         Ok(block_on(self.sessions().gc(policy, now_ms))?)
     }
@@ -78,17 +81,23 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, E> {
         Ok(block_on(self.sessions().restore(id))?)
     }
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E> {
+        Ok(block_on(self.sessions().export_session(id, format, uuid))?)
+    }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
         Ok(block_on(self.sessions().check(id))?)
     }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E> {
+        Ok(crate::sessions::Sessions::<S>::check_bytes(data))
+    }
+    fn project_of(&mut self, cwd: &str) -> Result<String, E> {
+        Ok(crate::sessions::Sessions::<S>::project_of(cwd))
+    }
+    fn session_id_of(&mut self, name: &str) -> Result<String, E> {
+        Ok(crate::sessions::Sessions::<S>::session_id_of(name))
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, E> {
         Ok(block_on(self.sessions().subagents(id))?)
-    }
-    fn hold(&mut self, id: &str) -> Result<(), E> {
-        Ok(block_on(self.sessions().hold(id))?)
-    }
-    fn release(&mut self, id: &str) -> Result<(), E> {
-        Ok(block_on(self.sessions().release(id))?)
     }
     fn remove(&mut self, id: &str) -> Result<Vec<String>, E> {
         Ok(block_on(self.sessions().remove(id))?)
@@ -133,8 +142,11 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, E> {
         Ok(block_on(self.sessions().pop_item(id, now_ms))?)
     }
-    fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
-        Ok(crate::sessions::Compaction::<S>::context_window(model))
+    fn hold(&mut self, id: &str) -> Result<(), E> {
+        Ok(block_on(self.sessions().hold(id))?)
+    }
+    fn release(&mut self, id: &str) -> Result<(), E> {
+        Ok(block_on(self.sessions().release(id))?)
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, E> {
         Ok(block_on(self.compaction().plan_compaction(id, settings, mode))?)
@@ -147,9 +159,6 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), E> {
         Ok(block_on(self.compaction().record_compaction_failure(id, reason, now_ms))?)
-    }
-    fn silent_reply(&mut self, text: &str) -> Result<Reply, E> {
-        Ok(crate::sessions::Gates::<S>::silent_reply(text))
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, E> {
         Ok(block_on(self.gates().memory_flush_gate(id, settings))?)
@@ -271,12 +280,6 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn remove_file(&mut self, path: &str) -> Result<(), E> {
         Ok(block_on(self.memory().remove_file(path))?)
     }
-    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
-        Ok(crate::index::Index::<S>::key_of(inbound, policy)?)
-    }
-    fn parse_key(&mut self, key: &str) -> Result<KeyParts, E> {
-        Ok(crate::index::Index::<S>::parse_key(key)?)
-    }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, E> {
         Ok(block_on(self.index().resolve(inbound, policy, now_ms, new_session_id))?)
     }
@@ -298,14 +301,14 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn index_report(&mut self) -> Result<IndexHealth, E> {
         Ok(block_on(self.index().index_report())?)
     }
-    fn rebuild_index(&mut self) -> Result<RebuildReport, E> {
-        Ok(block_on(self.index().rebuild_index())?)
-    }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, E> {
         Ok(block_on(self.index().import_openclaw_keys(data))?)
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, E> {
         Ok(block_on(self.index().export_openclaw_keys())?)
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, E> {
+        Ok(block_on(self.index().rebuild_index())?)
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, E> {
         Ok(block_on(self.index().crab_latest(project, agent, sender))?)
@@ -327,5 +330,17 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     }
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, E> {
         Ok(block_on(self.index().rollover(key, summary, ids, new_session_id, now_ms))?)
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, E> {
+        Ok(crate::index::Index::<S>::key_of(inbound, policy)?)
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, E> {
+        Ok(crate::index::Index::<S>::parse_key(key)?)
+    }
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, E> {
+        Ok(crate::sessions::Compaction::<S>::context_window(model))
+    }
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, E> {
+        Ok(crate::sessions::Gates::<S>::silent_reply(text))
     }
 }

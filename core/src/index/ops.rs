@@ -8,7 +8,6 @@ use alloc::vec::Vec;
 
 use super::Index;
 use super::route::{self, Inbound, Resolution, RoutePolicy};
-use super::sessionkey::{self, KeyParts};
 use super::{Field, IndexHealth, KeyEntry, KeyPatch, KeyView, RebuildReport, merge_fields};
 use crate::catalog::Change;
 use crate::error::Error;
@@ -22,8 +21,8 @@ impl<S: Storage> Index<'_, S> {
     }
 
     /// [`super::sessionkey::parse`]: a session key's parts.
-    pub fn parse_key(key: &str) -> Result<KeyParts, Error> {
-        sessionkey::parse(key)
+    pub fn parse_key(key: &str) -> Result<super::sessionkey::KeyParts, Error> {
+        super::sessionkey::parse(key)
     }
 
     /// Routes an inbound message: its key, the session it goes to, and why (see

@@ -10,7 +10,7 @@ use super::{SessionInfo, with_loaded};
 use crate::compaction;
 use crate::error::Error;
 use crate::format::Marker;
-use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
 use crate::scan::{self, Content, Line};
 use crate::storage::{Storage, StorageError};
 use crate::support::time;
@@ -23,7 +23,7 @@ pub struct Gates<'s, S> {
 
 impl<S: Storage> Gates<'_, S> {
     /// [`gates::silent_reply`]: whether an agent's reply says it has nothing to say.
-    pub fn silent_reply(text: &str) -> Reply {
+    pub fn silent_reply(text: &str) -> gates::Reply {
         gates::silent_reply(text)
     }
 

@@ -1,31 +1,36 @@
-// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
 
 //! The component under wasmtime as an [`Engine`]: each operation calls its export.
 
-use mneme_core::operations::{
-    Applied, ArchivedSession, Branch, Caps, Change, CheckReport, CompactionIds, Consolidation, ConsolidationPlan, Context, CrabSession,
-    Decision, DreamSettings, EmbeddingPlan, EmbeddingsInfo, Entry, ExportFormat, Exported, Extracted, ExtractionPlan, ExtractionSettings,
-    Field, Filter, FlushSettings, GcReport, Import, Imported, Inbound, IndexHealth, Injection, Instructions, KeyEntry, KeyParts, KeyPatch,
-    KeyView, KeysImported, Ledger, LinkKind, Listing, Loaded, Memory, MemoryIndexReport, MemoryToolResult, Mode, Near, NewEntry, NewMemory,
-    Plan, Prices, Provider, ProviderContext, RebuildReport, Recalled, RepairReport, Reply, Request, ResetPolicy, Resolution, Retention,
-    RolledOver, RoutePolicy, Scope, SearchHit, Settings, Shown, Subagent, Transcript, TranscriptKey, Turn, Window, WrittenSession,
+use mneme_core::compaction::{Mode, Plan, Settings};
+use mneme_core::crab::CrabSession;
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::index::openclaw::KeysImported;
+use mneme_core::index::sessionkey::KeyParts;
+use mneme_core::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, RebuildReport, Resolution, RolledOver, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
+use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
+use mneme_core::memory::extract::{Extracted, ExtractionPlan};
+use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::instructions::{Instructions, Request};
+use mneme_core::memory::memory_md::{Caps, Loaded};
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::tool::MemoryToolResult;
+use mneme_core::message::{Injection, Provider, Turn};
+use mneme_core::recall::Window;
+use mneme_core::recall::embed::EmbeddingsInfo;
+use mneme_core::retention::{ArchivedSession, GcReport, Retention};
+use mneme_core::sessions::{
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript, TranscriptKey, WrittenSession,
 };
+use mneme_core::transcript::{Branch, CheckReport, Context, Entry, Ledger, Prices, ProviderContext};
 use mneme_core::{Engine, Mirror};
 
 use super::{ComponentEngine, compaction, gates, index, memory, sessions};
 use crate::Error;
 
 impl Engine<Error> for ComponentEngine {
-    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-        let data: sessions::Data = data.to_vec().mirror();
-        self.call_total(|e, s, _| e.mneme_engine_sessions().call_check_bytes(s, &data))
-    }
-    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
-        self.call_total(|e, s, _| e.mneme_engine_sessions().call_project_of(s, cwd))
-    }
-    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
-        self.call_total(|e, s, _| e.mneme_engine_sessions().call_session_id_of(s, name))
-    }
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         let entry: sessions::NewEntry = entry.mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_append(s, h, id, &entry))
@@ -68,10 +73,6 @@ impl Engine<Error> for ComponentEngine {
         let request: sessions::ImportRequest = request.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_import_session(s, h, &request))
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
-        let format: sessions::ExportFormat = format.mirror();
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format, uuid))
-    }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
         let policy: sessions::Retention = policy.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_gc(s, h, &policy, now_ms))
@@ -85,17 +86,25 @@ impl Engine<Error> for ComponentEngine {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_restore(s, h, id))
     }
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+        let format: sessions::ExportFormat = format.mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format, uuid))
+    }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))
     }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+        let data: sessions::Data = data.to_vec().mirror();
+        self.call_total(|e, s, _| e.mneme_engine_sessions().call_check_bytes(s, &data))
+    }
+    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
+        self.call_total(|e, s, _| e.mneme_engine_sessions().call_project_of(s, cwd))
+    }
+    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
+        self.call_total(|e, s, _| e.mneme_engine_sessions().call_session_id_of(s, name))
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_subagents(s, h, id))
-    }
-    fn hold(&mut self, id: &str) -> Result<(), Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))
-    }
-    fn release(&mut self, id: &str) -> Result<(), Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_release(s, h, id))
     }
     fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove(s, h, id))
@@ -144,8 +153,11 @@ impl Engine<Error> for ComponentEngine {
     fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_pop_item(s, h, id, now_ms))
     }
-    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
-        self.call_total(|e, s, _| e.mneme_engine_compaction().call_context_window(s, model))
+    fn hold(&mut self, id: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_hold(s, h, id))
+    }
+    fn release(&mut self, id: &str) -> Result<(), Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_release(s, h, id))
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
         let settings: compaction::Settings = settings.to_owned().mirror();
@@ -163,9 +175,6 @@ impl Engine<Error> for ComponentEngine {
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_compaction().call_record_compaction_failure(s, h, id, reason, now_ms))
-    }
-    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
-        self.call_total(|e, s, _| e.mneme_engine_gates().call_silent_reply(s, text))
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
         let settings: gates::FlushSettings = settings.to_owned().mirror();
@@ -329,14 +338,6 @@ impl Engine<Error> for ComponentEngine {
     fn remove_file(&mut self, path: &str) -> Result<(), Error> {
         self.call(|e, s, h| e.mneme_engine_memory().call_remove_file(s, h, path))
     }
-    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
-        let inbound: index::Inbound = inbound.to_owned().mirror();
-        let policy: index::RoutePolicy = policy.to_owned().mirror();
-        self.call(|e, s, _| e.mneme_engine_index().call_key_of(s, &inbound, &policy))
-    }
-    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
-        self.call(|e, s, _| e.mneme_engine_index().call_parse_key(s, key))
-    }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
         let inbound: index::Inbound = inbound.to_owned().mirror();
         let policy: index::RoutePolicy = policy.to_owned().mirror();
@@ -362,15 +363,15 @@ impl Engine<Error> for ComponentEngine {
     fn index_report(&mut self) -> Result<IndexHealth, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_index_report(s, h))
     }
-    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_rebuild_index(s, h))
-    }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
         let data: index::Data = data.to_vec().mirror();
         self.call(|e, s, h| e.mneme_engine_index().call_import_openclaw_keys(s, h, &data))
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_export_openclaw_keys(s, h))
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
+        self.call(|e, s, h| e.mneme_engine_index().call_rebuild_index(s, h))
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         self.call(|e, s, h| e.mneme_engine_index().call_crab_latest(s, h, project, agent, sender))
@@ -400,5 +401,19 @@ impl Engine<Error> for ComponentEngine {
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
         let ids: index::CompactionIds = ids.to_owned().mirror();
         self.call(|e, s, h| e.mneme_engine_index().call_rollover(s, h, key, summary, &ids, new_session_id, now_ms))
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
+        self.call(|e, s, _| e.mneme_engine_index().call_key_of(s, &inbound, &policy))
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
+        self.call(|e, s, _| e.mneme_engine_index().call_parse_key(s, key))
+    }
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
+        self.call_total(|e, s, _| e.mneme_engine_compaction().call_context_window(s, model))
+    }
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
+        self.call_total(|e, s, _| e.mneme_engine_gates().call_silent_reply(s, text))
     }
 }

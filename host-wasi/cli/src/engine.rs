@@ -1,31 +1,36 @@
-// Written by `cargo xtask codegen` from wit/ and the store's views; do not edit.
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
 
 //! The engine this command is composed with as an [`Engine`]: each operation calls its import.
 
-use mneme_core::operations::{
-    Applied, ArchivedSession, Branch, Caps, Change, CheckReport, CompactionIds, Consolidation, ConsolidationPlan, Context, CrabSession,
-    Decision, DreamSettings, EmbeddingPlan, EmbeddingsInfo, Entry, ExportFormat, Exported, Extracted, ExtractionPlan, ExtractionSettings,
-    Field, Filter, FlushSettings, GcReport, Import, Imported, Inbound, IndexHealth, Injection, Instructions, KeyEntry, KeyParts, KeyPatch,
-    KeyView, KeysImported, Ledger, LinkKind, Listing, Loaded, Memory, MemoryIndexReport, MemoryToolResult, Mode, Near, NewEntry, NewMemory,
-    Plan, Prices, Provider, ProviderContext, RebuildReport, Recalled, RepairReport, Reply, Request, ResetPolicy, Resolution, Retention,
-    RolledOver, RoutePolicy, Scope, SearchHit, Settings, Shown, Subagent, Transcript, TranscriptKey, Turn, Window, WrittenSession,
+use mneme_core::compaction::{Mode, Plan, Settings};
+use mneme_core::crab::CrabSession;
+use mneme_core::gates::{Decision, DreamSettings, ExtractionSettings, FlushSettings, Reply, ResetPolicy};
+use mneme_core::index::openclaw::KeysImported;
+use mneme_core::index::sessionkey::KeyParts;
+use mneme_core::index::{Field, Inbound, IndexHealth, KeyEntry, KeyPatch, KeyView, RebuildReport, Resolution, RolledOver, RoutePolicy};
+use mneme_core::interchange::{ExportFormat, Exported, Import, Imported};
+use mneme_core::memory::consolidate::{Consolidation, ConsolidationPlan};
+use mneme_core::memory::extract::{Extracted, ExtractionPlan};
+use mneme_core::memory::file::{LinkKind, Memory};
+use mneme_core::memory::instructions::{Instructions, Request};
+use mneme_core::memory::memory_md::{Caps, Loaded};
+use mneme_core::memory::store::{Change, EmbeddingPlan, Filter, MemoryIndexReport, Near, NewMemory, Recalled, Scope, Shown};
+use mneme_core::memory::tool::MemoryToolResult;
+use mneme_core::message::{Injection, Provider, Turn};
+use mneme_core::recall::Window;
+use mneme_core::recall::embed::EmbeddingsInfo;
+use mneme_core::retention::{ArchivedSession, GcReport, Retention};
+use mneme_core::sessions::{
+    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, Subagent, Transcript, TranscriptKey, WrittenSession,
 };
+use mneme_core::transcript::{Branch, CheckReport, Context, Entry, Ledger, Prices, ProviderContext};
 use mneme_core::{Engine, Mirror};
 
 use super::{Composed, compaction, gates, index, memory, sessions};
 use mneme_core::Error;
 
 impl Engine<Error> for Composed {
-    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
-        let data: sessions::Data = data.to_vec().mirror();
-        Ok(sessions::check_bytes(&data).mirror())
-    }
-    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
-        Ok(sessions::project_of(cwd).mirror())
-    }
-    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
-        Ok(sessions::session_id_of(name).mirror())
-    }
     fn append(&mut self, id: &str, entry: NewEntry) -> Result<Entry, Error> {
         let entry: sessions::NewEntry = entry.mirror();
         self.store.append(id, &entry).mirror()
@@ -68,10 +73,6 @@ impl Engine<Error> for Composed {
         let request: sessions::ImportRequest = request.to_owned().mirror();
         self.store.import_session(&request).mirror()
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
-        let format: sessions::ExportFormat = format.mirror();
-        self.store.export_session(id, format, uuid).mirror()
-    }
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, Error> {
         let policy: sessions::Retention = policy.to_owned().mirror();
         self.store.gc(&policy, now_ms).mirror()
@@ -85,17 +86,25 @@ impl Engine<Error> for Composed {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
         self.store.restore(id).mirror()
     }
+    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+        let format: sessions::ExportFormat = format.mirror();
+        self.store.export_session(id, format, uuid).mirror()
+    }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.store.check(id).mirror()
     }
+    fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, Error> {
+        let data: sessions::Data = data.to_vec().mirror();
+        Ok(sessions::check_bytes(&data).mirror())
+    }
+    fn project_of(&mut self, cwd: &str) -> Result<String, Error> {
+        Ok(sessions::project_of(cwd).mirror())
+    }
+    fn session_id_of(&mut self, name: &str) -> Result<String, Error> {
+        Ok(sessions::session_id_of(name).mirror())
+    }
     fn subagents(&mut self, id: &str) -> Result<Vec<Subagent>, Error> {
         self.store.subagents(id).mirror()
-    }
-    fn hold(&mut self, id: &str) -> Result<(), Error> {
-        self.store.hold(id).mirror()
-    }
-    fn release(&mut self, id: &str) -> Result<(), Error> {
-        self.store.release(id).mirror()
     }
     fn remove(&mut self, id: &str) -> Result<Vec<String>, Error> {
         self.store.remove(id).mirror()
@@ -145,8 +154,11 @@ impl Engine<Error> for Composed {
     fn pop_item(&mut self, id: &str, now_ms: i64) -> Result<Option<String>, Error> {
         self.store.pop_item(id, now_ms).mirror()
     }
-    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
-        Ok(compaction::context_window(model).mirror())
+    fn hold(&mut self, id: &str) -> Result<(), Error> {
+        self.store.hold(id).mirror()
+    }
+    fn release(&mut self, id: &str) -> Result<(), Error> {
+        self.store.release(id).mirror()
     }
     fn plan_compaction(&mut self, id: &str, settings: &Settings, mode: Mode) -> Result<Plan, Error> {
         let settings: compaction::Settings = settings.to_owned().mirror();
@@ -164,9 +176,6 @@ impl Engine<Error> for Composed {
     }
     fn record_compaction_failure(&mut self, id: &str, reason: &str, now_ms: i64) -> Result<(), Error> {
         compaction::record_compaction_failure(&self.store, id, reason, now_ms).mirror()
-    }
-    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
-        Ok(gates::silent_reply(text).mirror())
     }
     fn memory_flush_gate(&mut self, id: &str, settings: &FlushSettings) -> Result<Decision, Error> {
         let settings: gates::FlushSettings = settings.to_owned().mirror();
@@ -330,14 +339,6 @@ impl Engine<Error> for Composed {
     fn remove_file(&mut self, path: &str) -> Result<(), Error> {
         memory::remove_file(&self.store, path).mirror()
     }
-    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
-        let inbound: index::Inbound = inbound.to_owned().mirror();
-        let policy: index::RoutePolicy = policy.to_owned().mirror();
-        index::key_of(&inbound, &policy).mirror()
-    }
-    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
-        index::parse_key(key).mirror()
-    }
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
         let inbound: index::Inbound = inbound.to_owned().mirror();
         let policy: index::RoutePolicy = policy.to_owned().mirror();
@@ -363,15 +364,15 @@ impl Engine<Error> for Composed {
     fn index_report(&mut self) -> Result<IndexHealth, Error> {
         index::index_report(&self.store).mirror()
     }
-    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
-        index::rebuild_index(&self.store).mirror()
-    }
     fn import_openclaw_keys(&mut self, data: &[u8]) -> Result<KeysImported, Error> {
         let data: index::Data = data.to_vec().mirror();
         index::import_openclaw_keys(&self.store, &data).mirror()
     }
     fn export_openclaw_keys(&mut self) -> Result<Vec<u8>, Error> {
         index::export_openclaw_keys(&self.store).mirror()
+    }
+    fn rebuild_index(&mut self) -> Result<RebuildReport, Error> {
+        index::rebuild_index(&self.store).mirror()
     }
     fn crab_latest(&mut self, project: Option<&str>, agent: &str, sender: &str) -> Result<Option<CrabSession>, Error> {
         index::crab_latest(&self.store, project, agent, sender).mirror()
@@ -401,5 +402,19 @@ impl Engine<Error> for Composed {
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
         let ids: index::CompactionIds = ids.to_owned().mirror();
         index::rollover(&self.store, key, summary, &ids, new_session_id, now_ms).mirror()
+    }
+    fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
+        let inbound: index::Inbound = inbound.to_owned().mirror();
+        let policy: index::RoutePolicy = policy.to_owned().mirror();
+        index::key_of(&inbound, &policy).mirror()
+    }
+    fn parse_key(&mut self, key: &str) -> Result<KeyParts, Error> {
+        index::parse_key(key).mirror()
+    }
+    fn context_window(&mut self, model: &str) -> Result<Option<u64>, Error> {
+        Ok(compaction::context_window(model).mirror())
+    }
+    fn silent_reply(&mut self, text: &str) -> Result<Reply, Error> {
+        Ok(gates::silent_reply(text).mirror())
     }
 }
