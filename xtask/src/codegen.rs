@@ -56,7 +56,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
         (TS_TYPES.to_owned(), ts_types(&resolve, package)),
         (SHAPES.to_owned(), shapes(&resolve, package, &read(DTS)?)),
     ];
-    outputs.extend(crate::engines::outputs(&resolve, package)?);
+    outputs.extend(crate::engines::outputs(&resolve, package, &crate::engines::Sources::read()?)?);
     let docs = function_docs(&resolve, package);
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {

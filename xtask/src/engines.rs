@@ -104,14 +104,31 @@ struct Param<'a> {
     wit: &'a Type,
 }
 
+/// The hand-written Rust the bindings are derived from, besides the WIT.
+pub struct Sources {
+    /// The `Engine` trait's file.
+    engine: String,
+    /// Every file of the core, as (path, text): the views' methods are among them.
+    core: Vec<(String, String)>,
+    /// The browser binding's own dispatch.
+    browser_binding: String,
+}
+
+impl Sources {
+    pub fn read() -> Result<Sources, String> {
+        let mut core = Vec::new();
+        rust_files(Path::new(CORE_SOURCE), &mut core)?;
+        Ok(Sources { engine: read(ENGINE)?, core, browser_binding: read(BROWSER_BINDING)? })
+    }
+}
+
 /// What is derived (the trait's implementations, the component's exports, the browser
 /// binding's operations), as (path, text) pairs.
-pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<(String, String)>, String> {
-    let source = read(ENGINE)?;
-    let file = syn::parse_file(&source).map_err(|e| format!("{ENGINE}: {e}"))?;
+pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId, sources: &Sources) -> Result<Vec<(String, String)>, String> {
+    let file = syn::parse_file(&sources.engine).map_err(|e| format!("{ENGINE}: {e}"))?;
     let imports = imports(&file);
     let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
-    let views = view_methods(Path::new(CORE_SOURCE))?;
+    let views = view_methods(&sources.core)?;
     let functions = wit_functions(resolve, package)?;
     let mut operations = Vec::new();
     for method in &trait_methods {
@@ -139,7 +156,7 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId) -> Result<Vec<
     }
     Ok(vec![
         (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
-        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports)?)?),
+        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports, &sources.browser_binding)?)?),
         (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
         (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
         (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
@@ -281,23 +298,28 @@ fn imports(file: &syn::File) -> BTreeMap<String, String> {
     out
 }
 
-/// Every public method of the store's views, by (view, name): whether it takes
-/// `self`, is `async` and returns a `Result`.
-fn view_methods(dir: &Path) -> Result<BTreeMap<(String, String), ViewMethod>, String> {
-    let mut out = BTreeMap::new();
+/// The Rust files under `dir`, as (path, text), in path order.
+fn rust_files(dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), String> {
     let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.flatten().collect();
     entries.sort_by_key(|entry| entry.path());
     for entry in entries {
         let path = entry.path();
         if path.is_dir() {
-            out.extend(view_methods(&path)?);
-            continue;
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            out.push((path.display().to_string(), text));
         }
-        if path.extension().is_none_or(|extension| extension != "rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Every public method of the store's views in `files`, by (view, name): whether it
+/// takes `self`, is `async` and returns a `Result`.
+fn view_methods(files: &[(String, String)]) -> Result<BTreeMap<(String, String), ViewMethod>, String> {
+    let mut out = BTreeMap::new();
+    for (path, text) in files {
+        let file = syn::parse_file(text).map_err(|e| format!("{path}: {e}"))?;
         for item in &file.items {
             let syn::Item::Impl(block) = item else { continue };
             let syn::Type::Path(self_type) = &*block.self_ty else { continue };
@@ -634,8 +656,12 @@ fn core_argument(resolve: &Resolve, name: &str, wit: &Type, core: &syn::Type, bo
 }
 
 /// The browser binding's operations (see [`BROWSER_OPERATIONS`]).
-fn browser_operations(resolve: &Resolve, operations: &[Operation], imports: &BTreeMap<String, String>) -> Result<String, String> {
-    let binding = read(BROWSER_BINDING)?;
+fn browser_operations(
+    resolve: &Resolve,
+    operations: &[Operation],
+    imports: &BTreeMap<String, String>,
+    binding: &str,
+) -> Result<String, String> {
     let mut arms = String::new();
     for operation in operations {
         let wit_name = operation.function.item_name();
@@ -861,7 +887,7 @@ fn rustfmt(text: &str) -> Result<String, String> {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
     let mut child = Command::new("rustfmt")
-        .args(["--edition", "2024", "--config-path", "rustfmt.toml", "--emit", "stdout"])
+        .args(["--edition", "2024", "--config-path", concat!(env!("CARGO_MANIFEST_DIR"), "/../rustfmt.toml"), "--emit", "stdout"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -958,5 +984,130 @@ mod tests {
             use_items(code, &imports, "crate", &[]),
             "use alloc::string::{String};\nuse crate::compaction::{Settings};\nuse crate::error::{Error};\nuse crate::index::{Field};\n"
         );
+    }
+
+    /// A WIT, a trait, views and a browser binding that agree: each refusal test breaks
+    /// one of them in one place.
+    const WIT: &str = "package t:engine;
+interface sessions {
+  variant error { refused(string) }
+  variant data { text(string), bytes(list<u8>) }
+  record imported { data: data }
+  resource store {
+    constructor();
+    append: func(id: string, text: string) -> result<u32, error>;
+    count: func() -> u32;
+    import-session: func(request: imported) -> result<u32, error>;
+  }
+  project-of: func(cwd: string) -> string;
+}
+interface compaction {}
+interface gates {}
+interface memory {}
+interface index {}
+";
+    const TRAIT: &str = "use crate::sessions::Imported;
+pub trait Engine<E> {
+    fn append(&mut self, id: &str, text: &str) -> Result<u32, E>;
+    fn count(&mut self) -> Result<u32, E>;
+    fn import_session(&mut self, request: Imported) -> Result<u32, E>;
+    fn project_of(&mut self, cwd: &str) -> Result<String, E>;
+}
+";
+    const VIEW: &str = "impl<S: Storage> Sessions<'_, S> {
+    pub async fn append(&self, id: &str, text: &str) -> Result<u32, Error> { todo!() }
+    pub fn count(&self) -> u32 { todo!() }
+    pub async fn import_session(&self, request: Imported) -> Result<u32, Error> { todo!() }
+    pub fn project_of(cwd: &str) -> String { todo!() }
+}
+";
+    const BINDING: &str = "match key { \"sessions.store.import-session\" => todo!(), _ => None }";
+
+    /// What codegen derives from the sources above with `edit` made to one of them
+    /// (`edit` must change it).
+    fn derived(
+        wit: (&str, &str),
+        engine: (&str, &str),
+        view: (&str, &str),
+        binding: (&str, &str),
+    ) -> Result<Vec<(String, String)>, String> {
+        let edited = |text: &str, (from, to): (&str, &str)| {
+            assert!(from.is_empty() || text.contains(from), "the edit's `{from}` is not in the test's sources");
+            text.replacen(from, to, 1)
+        };
+        let mut resolve = Resolve::default();
+        let package = resolve.push_str("t.wit", &edited(WIT, wit)).expect("the test's WIT");
+        let sources = Sources {
+            engine: edited(TRAIT, engine),
+            core: vec![("sessions.rs".to_owned(), edited(VIEW, view))],
+            browser_binding: edited(BINDING, binding),
+        };
+        outputs(&resolve, package, &sources)
+    }
+
+    fn refused(wit: (&str, &str), engine: (&str, &str), view: (&str, &str), binding: (&str, &str)) -> String {
+        match derived(wit, engine, view, binding) {
+            Ok(_) => panic!("derived, where it should have been refused"),
+            Err(message) => message,
+        }
+    }
+
+    const SAME: (&str, &str) = ("", "");
+
+    #[test]
+    fn sources_that_agree_are_derived_into_every_binding() {
+        let outputs = derived(SAME, SAME, SAME, SAME).expect("the test's sources agree");
+        let text = |path: &str| outputs.iter().find(|(p, _)| p == path).map(|(_, text)| text.as_str()).expect(path);
+        assert!(text(STORE_ENGINE).contains("Ok(block_on(self.sessions().append(id, text))?)"), "{}", text(STORE_ENGINE));
+        assert!(text(STORE_ENGINE).contains("Ok(crate::sessions::Sessions::<S>::project_of(cwd))"), "{}", text(STORE_ENGINE));
+        assert!(text(COMPONENT_ENGINE).contains("self.call_total(|e, s, h| e.mneme_engine_sessions().store().call_count(s, h))"));
+        assert!(text(WASI_ENGINE).contains("Ok(sessions::project_of(cwd).mirror())"), "{}", text(WASI_ENGINE));
+        // The import carries bytes inside its request: the binding's own arm serves it.
+        assert!(text(BROWSER_OPERATIONS).contains("\"sessions.store.append\" =>"));
+        assert!(!text(BROWSER_OPERATIONS).contains("import-session"));
+    }
+
+    #[test]
+    fn an_operation_the_wit_does_not_name_is_refused() {
+        let message = refused(SAME, ("fn count(", "fn tally("), SAME, SAME);
+        assert!(message.contains("`tally` is named as no function of wit/'s engine interfaces"), "{message}");
+    }
+
+    #[test]
+    fn a_store_function_the_trait_lacks_is_refused() {
+        let message = refused(SAME, ("    fn count(&mut self) -> Result<u32, E>;\n", ""), SAME, SAME);
+        assert!(message.contains("the `Engine` trait has no method for count"), "{message}");
+    }
+
+    #[test]
+    fn parameters_not_the_wit_s_by_name_and_order_are_refused() {
+        let message = refused(SAME, ("id: &str, text: &str", "text: &str, id: &str"), SAME, SAME);
+        assert!(message.contains("`append` names a parameter `text` where wit/'s `sessions.append` has `id`"), "{message}");
+        let message = refused(SAME, ("id: &str, text: &str", "id: &str"), SAME, SAME);
+        assert!(message.contains("`append` takes 1 parameters, and wit/'s `sessions.append` 2"), "{message}");
+    }
+
+    #[test]
+    fn an_operation_no_view_serves_is_refused() {
+        let message = refused(SAME, SAME, ("pub fn count(", "fn count("), SAME);
+        assert!(message.contains("`count` has no method `Sessions::count`"), "{message}");
+    }
+
+    #[test]
+    fn a_view_that_fails_where_the_wit_cannot_is_refused() {
+        let message = refused(SAME, SAME, ("pub fn count(&self) -> u32", "pub fn count(&self) -> Result<u32, Error>"), SAME);
+        assert!(message.contains("`Sessions::count` returns a `Result`, and wit/'s `sessions.count` cannot fail"), "{message}");
+    }
+
+    #[test]
+    fn one_name_in_two_interfaces_is_refused() {
+        let message = refused(("interface index {}", "interface index { count: func() -> u32; }"), SAME, SAME, SAME);
+        assert!(message.contains("share the name `count`"), "{message}");
+    }
+
+    #[test]
+    fn bytes_inside_a_value_need_the_browser_binding_s_own_arm() {
+        let message = refused(SAME, SAME, SAME, ("sessions.store.import-session", "sessions.store.import"));
+        assert!(message.contains("`sessions.store.import-session` carries bytes inside its values"), "{message}");
     }
 }
