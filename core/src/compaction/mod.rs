@@ -291,21 +291,18 @@ struct Measure<'l, 'a> {
     split: usize,
 }
 
-fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
+fn measure<'l, 'a>(loaded: &'l Loaded<'a>) -> Measure<'l, 'a> {
     let context = loaded.context_lines();
     let lines = &loaded.lines;
     // The previous summary as it was written (the new one carries it on, and is
     // wrapped again when applied), counted as the model receives it: wrapped.
-    let (previous_summary, previous_tokens) = match context.compaction {
-        Some(i) if lines[i].env.is_pi_compaction() => {
-            let summary = lines[i].env.rare().summary.get();
-            (summary.map(ToString::to_string), summary.map_or(0, |s| tokens::text_tokens(&format.dialect().shown_summary(s))))
-        }
-        Some(i) if lines[i].env.is_crab_compaction() => {
-            let summary = lines[i].env.rare().compact.get();
-            (summary.map(ToString::to_string), summary.map_or(0, tokens::text_tokens))
-        }
-        _ => {
+    let held = context.compaction.and_then(|i| {
+        let rule = crate::dialect::compaction_rule(&lines[i].env)?;
+        Some((rule.dialect, rule.summary?))
+    });
+    let (previous_summary, previous_tokens) = match held {
+        Some((dialect, summary)) => (Some(summary.to_string()), tokens::text_tokens(&dialect.shown_summary(summary))),
+        None => {
             let shown: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();
             let written: Vec<&str> = shown.iter().map(|t| t.strip_prefix(crate::dialect::claude::SUMMARY_PREFIX).unwrap_or(t)).collect();
@@ -332,13 +329,13 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>, format: Format) -> Measure<'l, 'a> {
 
 /// The tokens a model would receive if the session were resumed now.
 pub(crate) fn context_token_count(loaded: &Loaded) -> u64 {
-    measure(loaded, Format::detect(&loaded.lines)).tokens
+    measure(loaded).tokens
 }
 
 /// Plans a compaction of `loaded` now.
 pub(crate) fn plan(loaded: &Loaded, settings: &Settings, mode: Mode) -> Plan {
     let format = Format::detect(&loaded.lines);
-    let Measure { context, previous_summary, units, estimates, tokens: tokens_before, split } = measure(loaded, format);
+    let Measure { context, previous_summary, units, estimates, tokens: tokens_before, split } = measure(loaded);
     let limit = settings.trigger.limit(settings.context_window);
     let mut plan = Plan {
         context_window: settings.context_window,

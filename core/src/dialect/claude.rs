@@ -6,25 +6,58 @@
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt::Write;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Compaction, Dialect, Fork, Header, Marker, Role, json, nth_uuid, stamp};
+use super::{Compaction, CompactionRule, Dialect, Fork, Header, Kept, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message as Message_, Usage};
-use crate::scan::Line;
-use crate::support::json::push_string;
+use crate::scan::{Envelope, Line};
+use crate::support::json::{Raw, push_string};
+use crate::support::lenient::Str;
 
 pub(crate) struct Claude;
 
 /// What Claude Code writes before a compaction summary.
 pub(crate) const SUMMARY_PREFIX: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
+
+/// A boundary's `compactMetadata.preservedSegment`.
+pub(crate) struct PreservedSegment {
+    pub head: String,
+    pub tail: String,
+    /// The summary the head continues from.
+    pub anchor: Option<String>,
+}
+
+pub(crate) fn preserved_segment(metadata: Option<Raw<'_>>) -> Option<PreservedSegment> {
+    #[derive(serde::Deserialize)]
+    struct Metadata<'a> {
+        #[serde(rename = "preservedSegment", borrow)]
+        preserved_segment: Option<Segment<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Segment<'a> {
+        #[serde(rename = "headUuid", default, borrow)]
+        head: Str<'a>,
+        #[serde(rename = "tailUuid", default, borrow)]
+        tail: Str<'a>,
+        #[serde(rename = "anchorUuid", default, borrow)]
+        anchor: Str<'a>,
+    }
+    let metadata: Metadata = serde_json::from_str(metadata?.get()).ok()?;
+    let segment = metadata.preserved_segment?;
+    Some(PreservedSegment {
+        head: segment.head.get()?.to_string(),
+        tail: segment.tail.get()?.to_string(),
+        anchor: segment.anchor.get().map(ToString::to_string),
+    })
+}
 
 /// A message line, in Claude Code's field order. Written by hand, not through serde:
 /// every append writes one, and serde's field-by-field escaping cost more than the rest
@@ -434,6 +467,13 @@ impl Dialect for Claude {
 
     fn shown_summary(&self, summary: &str) -> String {
         format!("{SUMMARY_PREFIX}{summary}")
+    }
+
+    /// Claude Code's `compact_boundary` keeps the segment its `compactMetadata`
+    /// preserved, if any; the summary is the lines after it.
+    fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
+        let kept = || preserved_segment(env.rare().compact_metadata).map_or(Kept::Nothing, Kept::Segment);
+        env.is_compact_boundary().then(|| CompactionRule { dialect: &Claude, kept: kept(), summary: None })
     }
 
     /// Claude Code's link to a running sub-agent: a `progress` entry under the call

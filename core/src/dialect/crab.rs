@@ -6,12 +6,12 @@ use alloc::string::{String, ToString};
 
 use alloc::vec::Vec;
 
-use super::{Compaction, Dialect, Fork, Format, Header, Marker, json, unsupported};
+use super::{Compaction, CompactionRule, Dialect, Fork, Format, Header, Kept, Marker, json, unsupported};
 use crate::error::Error;
 use crate::message::Message;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
-use crate::scan::Line;
+use crate::scan::{Envelope, Line};
 
 pub(crate) struct Crab;
 
@@ -74,6 +74,11 @@ impl Dialect for Crab {
 
     fn shown_summary(&self, summary: &str) -> String {
         summary.to_string()
+    }
+
+    /// crab's `{"compact": …}` marker summarises everything before it.
+    fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
+        env.is_crab_compaction().then(|| CompactionRule { dialect: &Crab, kept: Kept::Nothing, summary: env.rare().compact.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
 use crate::message::{BlockKind, Message};
-use crate::scan::{Line, LineType};
+use crate::scan::{Envelope, Line, LineType};
 pub(crate) use crate::support::ids::nth_uuid;
 
 use crate::format::{Format, Marker};
@@ -108,6 +108,33 @@ pub(crate) struct Compaction<'a> {
     pub tokens_after: u64,
 }
 
+/// How a compaction line shapes the context a model resumes with, as its dialect
+/// writes one: what it keeps of the conversation before it, and where its summary is.
+pub(crate) struct CompactionRule<'l> {
+    pub dialect: &'static dyn Dialect,
+    pub kept: Kept<'l>,
+    /// The summary, when the compaction line holds it (pi's, crab's); `None` when the
+    /// lines after it marked as summaries are (Claude Code's `isCompactSummary`).
+    pub summary: Option<&'l str>,
+}
+
+/// What a compaction keeps of the conversation before it.
+pub(crate) enum Kept<'l> {
+    /// Nothing: the summary stands for all of it.
+    Nothing,
+    /// The chain from one entry up to the compaction, the entry named by its id or, in
+    /// a dialect whose lines have none, by its line number.
+    From { id: Option<&'l str>, line: Option<u64> },
+    /// A segment of the conversation, head to tail: before the compaction, or relinked
+    /// after its summary.
+    Segment(claude::PreservedSegment),
+}
+
+/// The rule of compaction line `env`; `None` for a line that is no compaction.
+pub(crate) fn compaction_rule<'l>(env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
+    [Format::Claude, Format::Pi, Format::Crab].into_iter().find_map(|format| format.dialect().compaction_rule(env))
+}
+
 /// One transcript dialect: how each line Mneme writes is spelled. Each method returns
 /// the JSON of one or more lines (joined by `\n`, no trailing newline), or a typed
 /// refusal when the dialect cannot express it.
@@ -127,6 +154,8 @@ pub(crate) trait Dialect {
     fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error>;
     /// The summary as the model receives it on resume, with the dialect's wrapping.
     fn shown_summary(&self, summary: &str) -> String;
+    /// The rule of `env` if it is a compaction line of this dialect.
+    fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>>;
     /// A new session's content: `chain` (a conversation from its root, in order) as
     /// the session `fork.id`, linked to where it came from.
     fn fork(&self, chain: &[&Line], fork: &Fork) -> Result<String, Error>;

@@ -10,12 +10,12 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use super::{Compaction, Dialect, Fork, Format, Header, Marker, Role, json, nth_uuid, stamp, tool_name};
+use super::{Compaction, CompactionRule, Dialect, Fork, Format, Header, Kept, Marker, Role, json, nth_uuid, stamp, tool_name};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
-use crate::scan::{CUSTOM_PREFIX, Line, TOMBSTONE_TYPE};
+use crate::scan::{CUSTOM_PREFIX, Envelope, Line, TOMBSTONE_TYPE};
 
 pub(crate) struct Pi;
 
@@ -274,6 +274,15 @@ impl Dialect for Pi {
 
     fn shown_summary(&self, summary: &str) -> String {
         format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}")
+    }
+
+    /// pi's `compaction` entry keeps the chain from `firstKeptEntryId` on (format v1,
+    /// without ids: from `firstKeptEntryIndex`, which counts lines from 0).
+    fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
+        let rare = env.rare();
+        let kept =
+            Kept::From { id: rare.first_kept_entry_id.get(), line: rare.first_kept_entry_index.0.map(|index| index.saturating_add(1)) };
+        env.is_pi_compaction().then(|| CompactionRule { dialect: &Pi, kept, summary: rare.summary.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

@@ -8,7 +8,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::thread::Loaded;
-use crate::format::Format;
+use crate::dialect::claude::PreservedSegment;
+use crate::dialect::{Kept, compaction_rule};
 use crate::message::canonical;
 use crate::scan::{Workers, parse_block};
 use crate::storage::Job;
@@ -112,46 +113,12 @@ impl Sources<'_> {
 /// What a model sees in place of a cleared tool result (Claude Code's wording).
 pub(crate) const CLEARED_RESULT: &str = "[Old tool result content cleared]";
 
-/// A boundary's `compactMetadata.preservedSegment`.
-pub(crate) struct PreservedSegment {
-    pub head: String,
-    pub tail: String,
-    /// The summary the head continues from.
-    pub anchor: Option<String>,
-}
-
-pub(crate) fn preserved_segment(metadata: Option<Raw<'_>>) -> Option<PreservedSegment> {
-    #[derive(serde::Deserialize)]
-    struct Metadata<'a> {
-        #[serde(rename = "preservedSegment", borrow)]
-        preserved_segment: Option<Segment<'a>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Segment<'a> {
-        #[serde(rename = "headUuid", default, borrow)]
-        head: Str<'a>,
-        #[serde(rename = "tailUuid", default, borrow)]
-        tail: Str<'a>,
-        #[serde(rename = "anchorUuid", default, borrow)]
-        anchor: Str<'a>,
-    }
-    let metadata: Metadata = serde_json::from_str(metadata?.get()).ok()?;
-    let segment = metadata.preserved_segment?;
-    Some(PreservedSegment {
-        head: segment.head.get()?.to_string(),
-        tail: segment.tail.get()?.to_string(),
-        anchor: segment.anchor.get().map(ToString::to_string),
-    })
-}
-
 impl<'a> Loaded<'a> {
     /// Which lines make up the context a model resumes with, in order.
     ///
-    /// Without compaction: the messages of the main chain. After a Claude Code
-    /// `compact_boundary`: the summary that follows it, then the segment the boundary
-    /// preserved (`compactMetadata.preservedSegment`, head to tail), then what came
-    /// after. After a pi `compaction`: its summary, the chain from `firstKeptEntryId` to
-    /// the compaction, then what came after.
+    /// Without compaction: the messages of the main chain. After the last compaction
+    /// on it: the summary, what the compaction kept of the conversation before it (as
+    /// its dialect's [`CompactionRule`] says), then what came after.
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
         // What a model is shown: messages but those kept for the transcript only, and
@@ -160,13 +127,13 @@ impl<'a> Loaded<'a> {
             let env = &self.lines[*i].env;
             (env.is_message() && !env.is_transcript_only()) || env.is_pi_context_entry()
         };
-        let compaction = chain.iter().rposition(|&i| self.lines[i].env.is_compaction());
-        let cleared = chain[compaction.map_or(0, |at| at + 1)..]
+        let last = chain.iter().enumerate().rev().find_map(|(at, &i)| Some((at, compaction_rule(&self.lines[i].env)?)));
+        let cleared = chain[last.as_ref().map_or(0, |(at, _)| at + 1)..]
             .iter()
             .filter(|&&i| self.lines[i].env.is_microcompact_boundary())
             .flat_map(|&i| cleared_tool_ids(self.lines[i].env.rare().microcompact_metadata))
             .collect();
-        let Some(at) = compaction else {
+        let Some((at, rule)) = last else {
             return ContextLines {
                 compaction: None,
                 summaries: Vec::new(),
@@ -175,45 +142,44 @@ impl<'a> Loaded<'a> {
                 chain,
             };
         };
-        let compaction = chain[at];
+        let before = &chain[..at];
         let after = &chain[at + 1..];
-        let env = &self.lines[compaction].env;
-        if env.is_crab_compaction() {
-            let lines = after.iter().copied().filter(in_context).collect();
-            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
-        }
-        if env.is_pi_compaction() {
-            let first_kept = match (env.rare().first_kept_entry_id.get(), env.rare().first_kept_entry_index.0) {
-                (Some(id), _) => chain[..at].iter().position(|&i| self.lines[i].env.uuid() == Some(id)),
-                (None, Some(index)) => chain[..at].iter().position(|&i| u64::from(self.lines[i].line) == index.saturating_add(1)),
-                (None, None) => None,
-            };
-            let kept = first_kept.map_or(&chain[..0], |start| &chain[start..at]);
-            let lines = kept.iter().chain(after).copied().filter(in_context).collect();
-            return ContextLines { compaction: Some(compaction), summaries: Vec::new(), lines, cleared, chain };
-        }
-        let summary_count = after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count();
-        // With an anchor the segment is relinked after the summary: when the conversation
-        // goes on from its tail (an automatic compaction) it is already in `after`; when
-        // it goes on from the summary itself (`/compact`, whose command lines Claude Code
-        // 2.1.330 chains to the summary) the segment stands beside the chain, and Claude
-        // Code sends it between the summary and the rest. A segment without an anchor is
-        // found before the boundary.
-        let segment = preserved_segment(env.rare().compact_metadata);
-        let preserved = match segment {
-            Some(segment) if segment.anchor.is_some() => self.segment_beside(&segment, after).unwrap_or_default(),
-            Some(segment) => (|| {
-                let tail = chain[..at].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.tail.as_str()))?;
-                let head = chain[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.head.as_str()))?;
-                Some(chain[head..=tail].to_vec())
-            })()
-            .unwrap_or_default(),
-            None => Vec::new(),
+        let summary_count =
+            if rule.summary.is_some() { 0 } else { after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count() };
+        let kept = match rule.kept {
+            Kept::Nothing => Vec::new(),
+            Kept::From { id, line } => {
+                let first = match (id, line) {
+                    (Some(id), _) => before.iter().position(|&i| self.lines[i].env.uuid() == Some(id)),
+                    (None, Some(line)) => before.iter().position(|&i| u64::from(self.lines[i].line) == line),
+                    (None, None) => None,
+                };
+                first.map_or_else(Vec::new, |first| before[first..].to_vec())
+            }
+            // With an anchor the segment is relinked after the summary: when the
+            // conversation goes on from its tail (an automatic compaction) it is already
+            // in `after`; when it goes on from the summary itself (`/compact`, whose
+            // command lines Claude Code 2.1.330 chains to the summary) the segment stands
+            // beside the chain, and Claude Code sends it between the summary and the
+            // rest. A segment without an anchor is found before the boundary.
+            Kept::Segment(segment) => {
+                let preserved = if segment.anchor.is_some() {
+                    self.segment_beside(&segment, after)
+                } else {
+                    (|| {
+                        let tail = before.iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.tail.as_str()))?;
+                        let head = before[..=tail].iter().rposition(|&i| self.lines[i].env.uuid() == Some(segment.head.as_str()))?;
+                        Some(before[head..=tail].to_vec())
+                    })()
+                };
+                let mut preserved = preserved.unwrap_or_default();
+                preserved.retain(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
+                preserved
+            }
         };
-        let kept = preserved.into_iter().filter(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
-        let lines = kept.chain(after[summary_count..].iter().copied()).filter(|i| in_context(i)).collect();
+        let lines = kept.into_iter().chain(after[summary_count..].iter().copied()).filter(|i| in_context(i)).collect();
         let summaries = after[..summary_count].to_vec();
-        ContextLines { compaction: Some(compaction), summaries, lines, cleared, chain }
+        ContextLines { compaction: Some(chain[at]), summaries, lines, cleared, chain }
     }
 
     /// A relinked segment's lines, head to tail, when the chain `after` the compaction
@@ -248,29 +214,28 @@ impl<'a> Loaded<'a> {
     /// from before it (a preserved segment, pi's first kept entry), and only messages
     /// with ids (line numbers count from the cut).
     pub fn end_plan(&self) -> Option<ContextLines> {
-        let last = self.lines.iter().rposition(|l| l.env.is_compaction())?;
+        let last = self.lines.iter().rposition(|l| compaction_rule(&l.env).is_some())?;
         let index = self.index();
         if self.lines[last].env.rare().logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
             return None;
         }
         let plan = self.context_lines();
-        let compaction = plan.compaction?;
+        let compaction = &self.lines[plan.compaction?];
         if !plan.lines.iter().chain(&plan.summaries).all(|&i| self.lines[i].env.uuid().is_some()) {
             return None;
         }
-        let env = &self.lines[compaction].env;
+        let rule = compaction_rule(&compaction.env)?;
         let on_chain = |uuid: &str| plan.chain.iter().any(|&i| self.lines[i].env.uuid() == Some(uuid));
-        let whole = if env.is_crab_compaction() {
-            false
-        } else if env.is_pi_compaction() {
-            env.rare().first_kept_entry_id.get().is_none_or(on_chain)
-        } else {
-            match preserved_segment(env.rare().compact_metadata) {
-                Some(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
-                Some(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
-                None => true,
-            }
-        };
+        // A summary the compaction line holds is a message named by the line's id: a
+        // line without one (crab's) is named by where it is, which counts from the cut.
+        let named = rule.summary.is_none() || compaction.env.uuid().is_some();
+        let whole = named
+            && match &rule.kept {
+                Kept::Nothing => true,
+                Kept::From { id, .. } => id.is_none_or(on_chain),
+                Kept::Segment(segment) if segment.anchor.is_some() => index.contains_key(segment.head.as_str()),
+                Kept::Segment(segment) => on_chain(&segment.head) && on_chain(&segment.tail),
+            };
         whole.then_some(plan)
     }
 
@@ -290,18 +255,16 @@ impl<'a> Loaded<'a> {
 
     /// What building the context needs of the lines `plan` chose.
     fn pick(&self, plan: ContextLines) -> Picked<'a> {
-        let mut summaries = Vec::new();
-        // Each dialect's summary as its client shows it to the model (crab: a plain user
-        // message; pi: framed as pi frames it).
+        // A summary the compaction line holds, as its dialect's client shows it to the
+        // model (crab: a plain user message; pi: framed as pi frames it).
         let compaction = plan.compaction.map(|i| &self.lines[i]);
-        if let Some(marker) = compaction.filter(|l| l.env.is_crab_compaction()) {
-            let text = Format::Crab.dialect().shown_summary(marker.env.rare().compact.get().unwrap_or_default());
-            summaries.push((marker.entry_id().into_owned(), text));
-        }
-        if let Some(summary) = compaction.filter(|l| l.env.is_pi_compaction()) {
-            let text = Format::Pi.dialect().shown_summary(summary.env.rare().summary.get().unwrap_or_default());
-            summaries.push((summary.env.uuid().unwrap_or_default().to_string(), text));
-        }
+        let summaries = compaction
+            .and_then(|line| {
+                let rule = compaction_rule(&line.env)?;
+                Some((line.entry_id().into_owned(), rule.dialect.shown_summary(rule.summary?)))
+            })
+            .into_iter()
+            .collect();
         let lines = plan
             .summaries
             .iter()
@@ -325,7 +288,7 @@ impl<'a> Loaded<'a> {
 /// The lines a context is built from, taken out of the [`Loaded`] that chose them.
 struct Picked<'a> {
     compacted: bool,
-    /// A crab or pi compaction's summary: its id and text.
+    /// The summary a compaction line holds: the line's id and the text.
     summaries: Vec<(String, String)>,
     lines: Vec<PickedLine<'a>>,
     cleared: BTreeSet<String>,

@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 use core::cmp::Reverse;
 use core::ops::Range;
 
-use super::context::preserved_segment;
 use super::{Entry, LoadReport, TypeCount};
+use crate::dialect::claude::preserved_segment;
 use crate::message::calls::{self, Activity, PendingCalls};
 use crate::message::canonical;
 use crate::scan::{Line, LineType, PartScan};
