@@ -339,14 +339,13 @@ export class OpfsBackend {
  * write one session at once: a second writer waits its turn, up to `timeoutMs`,
  * then fails with `locked`.
  */
-export function withLocks(backend, scope, timeoutMs = 10_000) {
+export function withLocks(backend, scope, timeoutMs = 10_000, locks = navigator.locks) {
   // name → how to give the lock back, and the promise of the browser freeing it.
   const held = new Map();
-  // Each lock this page gave back, until the browser has freed it.
-  const freeing = new Map();
+  const lockName = (name) => `mneme:${scope}:${name}`;
   // Resolves true once held, false when `ifAvailable` found it held elsewhere.
   const take = (name, options) => new Promise((taken, refused) => {
-    const freed = navigator.locks.request(`mneme:${scope}:${name}`, { mode: "exclusive", ...options }, (lock) => {
+    const freed = locks.request(lockName(name), { mode: "exclusive", ...options }, (lock) => {
       taken(lock !== null);
       if (lock) return new Promise((release) => held.set(name, { release, freed }));
     });
@@ -354,8 +353,8 @@ export function withLocks(backend, scope, timeoutMs = 10_000) {
   });
   backend.lock = async (name) => {
     // The browser frees a lock given back a moment later: this page's next write of the
-    // same session waits for that, not for the timeout.
-    await freeing.get(name);
+    // same session, by this store or another, waits for that, not for the timeout.
+    await freeing.get(lockName(name));
     // A free lock is taken at once, whatever the wait allowed: a short wait times out
     // before the browser grants even a free lock.
     if (await take(name, { ifAvailable: true })) return;
@@ -377,8 +376,54 @@ export function withLocks(backend, scope, timeoutMs = 10_000) {
     if (!lock) return;
     lock.release();
     const freed = lock.freed.catch(() => {});
-    freeing.set(name, freed);
-    freed.then(() => freeing.get(name) === freed && freeing.delete(name));
+    freeing.set(lockName(name), freed);
+    freed.then(() => freeing.get(lockName(name)) === freed && freeing.delete(lockName(name)));
   };
   return backend;
 }
+
+// Each lock a store of this page gave back, until the browser has freed it: by the
+// lock's full name, so another store of the same namespace waits for it too.
+const freeing = new Map();
+
+/**
+ * Exclusive locks within this page, requested as the Web Locks API's are (`ifAvailable`,
+ * `signal`): for storage no other page can reach (the memory backend) where the page
+ * has no Web Locks (plain http from a host other than localhost).
+ */
+export const pageLocks = {
+  // name → the requests waiting for it, while it is held.
+  queues: new Map(),
+  async request(name, options, callback) {
+    const queue = this.queues.get(name);
+    // As Web Locks do, the callback is called later, never within `request`: a caller
+    // may use what `request` returns inside it.
+    if (queue && options.ifAvailable) {
+      await null;
+      return callback(null);
+    }
+    if (queue) {
+      options.signal?.throwIfAborted();
+      await new Promise((granted, aborted) => {
+        const waiter = { granted };
+        queue.push(waiter);
+        options.signal?.addEventListener("abort", () => {
+          const at = queue.indexOf(waiter);
+          if (at === -1) return;
+          queue.splice(at, 1);
+          aborted(new DOMException("the wait for the lock was aborted", "AbortError"));
+        }, { once: true });
+      });
+    } else {
+      this.queues.set(name, []);
+      await null;
+    }
+    try {
+      return await callback({ name, mode: "exclusive" });
+    } finally {
+      const next = this.queues.get(name).shift();
+      if (next) next.granted();
+      else this.queues.delete(name);
+    }
+  },
+};

@@ -15,7 +15,7 @@ import init, * as wasm from "../pkg/mneme_web.js";
 import { Mneme as Api, MnemeError, lift, lower, snake } from "../pkg/api.js";
 import { checkOptions } from "../pkg/options.js";
 import { FUNCTIONS, TYPES } from "../pkg/wit.js";
-import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure as failureOf, withLocks } from "./backends.js";
+import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure as failureOf, pageLocks, withLocks } from "./backends.js";
 
 export { MnemeError };
 
@@ -161,14 +161,16 @@ export class Mneme extends Api {
     if (typeof lockTimeoutMs !== "number" || !(lockTimeoutMs >= 0) || lockTimeoutMs > 2 ** 31 - 1) {
       throw new MnemeError("invalid-argument", `lockTimeoutMs must be a number of milliseconds from 0 to 2147483647, not ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)}`);
     }
-    if (!globalThis.navigator?.locks) {
-      throw new MnemeError("unsupported", "this page has no Web Locks (navigator.locks), which keep two tabs from writing one session at once: serve it over https or from localhost");
+    // A memory store is this page's alone: locks within the page keep its writes apart.
+    const locks = globalThis.navigator?.locks ?? (backend === "memory" && own === undefined ? pageLocks : undefined);
+    if (!locks) {
+      throw new MnemeError("unsupported", "this page has no Web Locks (navigator.locks), which keep two tabs from writing one session at once: serve it over https or from localhost (the memory backend works without them)");
     }
     const limits = [lower("u64", partBytes, "partBytes"), lower("u64", totalBytes, "totalBytes")];
     await load();
     // `storage`: a backend of your own implementing the contract of backends.js.
     const opened = own ?? (await Backend.open(namespace).catch((error) => Promise.reject(storageError(error))));
-    const storage = withLocks(opened, `${backend}:${namespace}`, lockTimeoutMs);
+    const storage = withLocks(opened, `${backend}:${namespace}`, lockTimeoutMs, locks);
     return new Mneme(new WasmEngine(new wasm.Engine(storage, ...limits), storage), backend, namespace);
   }
 

@@ -139,14 +139,33 @@ try {
     assert(outcome.after !== "answered", "a store whose database was destroyed still answered");
   });
 
-  await test("a page without Web Locks (plain http from another host) is told why it cannot open a store", async () => {
+  await test("a page without Web Locks (plain http from another host) keeps memory stores apart by its own locks, and is told why it cannot open a shared one", async () => {
     const page = await context.newPage();
     await page.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined }));
     await page.goto(`${url}/web/test/harness.html`);
     await page.waitForFunction(() => window.harnessReady === true);
-    const outcome = await page.evaluate(() => Mneme.open({ backend: "memory" }).then(() => "opened", (error) => `${error.kind}: ${error.message}`));
+    const outcome = await page.evaluate(async () => {
+      const shared = await Mneme.open({ backend: "indexeddb" }).then(() => "opened", (error) => `${error.kind}: ${error.message}`);
+      const first = await Mneme.open({ backend: "memory", namespace: "lan" });
+      const second = await Mneme.open({ backend: "memory", namespace: "lan", lockTimeoutMs: 0 });
+      await first.append("q", { cwd: "/w", role: "user", text: "one" });
+      const afterFirst = await second.append("q", { cwd: "/w", role: "user", text: "two" }).then(() => "written", (error) => error.kind);
+      await first.hold("q");
+      const whileHeld = await second.append("q", { cwd: "/w", role: "user", text: "three" }).then(() => "written", (error) => error.kind);
+      // A wait that ends: the held lock's waiter is let go, and the lock stays usable.
+      const waiting = await Mneme.open({ backend: "memory", namespace: "lan", lockTimeoutMs: 50 });
+      const waited = await waiting.append("q", { cwd: "/w", role: "user", text: "four" }).then(() => "written", (error) => error.kind);
+      await first.release("q");
+      const released = await waiting.append("q", { cwd: "/w", role: "user", text: "five" }).then(() => "written", (error) => error.kind);
+      const messages = (await first.context("q")).messages.length;
+      for (const store of [first, second, waiting]) await store.close();
+      return { shared, afterFirst, whileHeld, waited, released, messages };
+    });
     await page.close();
-    assert(outcome.startsWith("unsupported: ") && outcome.includes("https or from localhost"), outcome);
+    assert(outcome.shared.startsWith("unsupported: ") && outcome.shared.includes("https or from localhost"), outcome.shared);
+    assert(outcome.afterFirst === "written" && outcome.released === "written", JSON.stringify(outcome));
+    assert(outcome.whileHeld === "storage/locked" && outcome.waited === "storage/locked", JSON.stringify(outcome));
+    assert(outcome.messages === 1, JSON.stringify(outcome));
   });
 
   await test("compact steps through the core's driver: rolling requests, failures recorded, offline summary", async () => {
@@ -240,6 +259,9 @@ try {
       const first = await Mneme.open({ backend: "memory", namespace: "no-wait", lockTimeoutMs: 0 });
       const second = await Mneme.open({ backend: "memory", namespace: "no-wait", lockTimeoutMs: 0 });
       await first.append("q", { cwd: "/w", role: "user", text: "a free lock" });
+      // The lock the first store just gave back is free for another store of the page,
+      // however soon after the browser lets it go.
+      const afterAnother = await second.append("q", { cwd: "/w", role: "user", text: "right after" }).then(() => "written", (error) => error.kind);
       await first.hold("q");
       const noWait = await second.append("q", { cwd: "/w", role: "user", text: "x" }).then(() => "written", (error) => error.kind);
       await first.close();
@@ -258,11 +280,12 @@ try {
       await store.close();
       await store.close();
       const afterClose = await store.append("s", { role: "user", text: "x" }).catch((error) => `${error.kind}: ${error.message}`);
-      return { kinds, noWait, refused, blank: blank.load.entry_count, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
+      return { kinds, noWait, afterAnother, refused, blank: blank.load.entry_count, messages, dry: dry.dry_run, archived: dry.archived.length, listedAfterDryRun, window: plan.context_window, afterClose };
     });
     await page.close();
     assert(outcome.kinds.every((k) => k === "invalid-argument"), outcome.kinds.join(", "));
     assert(outcome.noWait === "storage/locked", `a held lock with lockTimeoutMs 0: ${outcome.noWait}`);
+    assert(outcome.afterAnother === "written", `a lock another store gave back, with lockTimeoutMs 0: ${outcome.afterAnother}`);
     assert(outcome.blank === 0 && outcome.messages === 1, JSON.stringify(outcome));
     assert(outcome.dry === true && outcome.archived === 1 && outcome.listedAfterDryRun === 1, `a dry run archives nothing: ${JSON.stringify(outcome)}`);
     assert(outcome.window === 500, `contextWindow is context_window: ${JSON.stringify(outcome)}`);
