@@ -35,7 +35,7 @@ pub(crate) struct PreservedSegment {
     pub anchor: Option<String>,
 }
 
-pub(crate) fn preserved_segment(metadata: Option<Raw<'_>>) -> Option<PreservedSegment> {
+fn preserved_segment(metadata: Option<Raw<'_>>) -> Option<PreservedSegment> {
     #[derive(serde::Deserialize)]
     struct Metadata<'a> {
         #[serde(rename = "preservedSegment", borrow)]

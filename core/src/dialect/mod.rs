@@ -135,6 +135,15 @@ pub(crate) fn compaction_rule<'l>(env: &'l Envelope<'_>) -> Option<CompactionRul
     [Format::Claude, Format::Pi, Format::Crab].into_iter().find_map(|format| format.dialect().compaction_rule(env))
 }
 
+/// The segment compaction line `env` keeps relinked after its summary (its head
+/// continues from the summary, not from its old parent), if it keeps one so.
+pub(crate) fn relinked_segment(env: &Envelope<'_>) -> Option<claude::PreservedSegment> {
+    match compaction_rule(env)?.kept {
+        Kept::Segment(segment) if segment.anchor.is_some() => Some(segment),
+        _ => None,
+    }
+}
+
 /// One transcript dialect: how each line Mneme writes is spelled. Each method returns
 /// the JSON of one or more lines (joined by `\n`, no trailing newline), or a typed
 /// refusal when the dialect cannot express it.

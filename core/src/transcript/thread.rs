@@ -8,7 +8,7 @@ use core::cmp::Reverse;
 use core::ops::Range;
 
 use super::{Entry, LoadReport, TypeCount};
-use crate::dialect::claude::preserved_segment;
+use crate::dialect::relinked_segment;
 use crate::message::calls::{self, Activity, PendingCalls};
 use crate::message::canonical;
 use crate::scan::{Line, LineType, PartScan};
@@ -282,8 +282,7 @@ impl<'a> Loaded<'a> {
             {
                 deleted.insert(target.into_owned());
             }
-            if line.env.is_compact_boundary()
-                && let Some(segment) = preserved_segment(line.env.rare().compact_metadata)
+            if let Some(segment) = relinked_segment(&line.env)
                 && let Some(anchor) = segment.anchor
             {
                 relinks.insert(segment.head, anchor);
@@ -479,7 +478,7 @@ impl<'a> Loaded<'a> {
         if self.is_live(&self.lines[kept]) {
             return Some(kept);
         }
-        let head = preserved_segment(env.rare().compact_metadata).filter(|segment| segment.anchor.is_some())?.head;
+        let head = relinked_segment(env)?.head;
         // Each step goes to an earlier message of the segment: bounded by its length,
         // and by the line count whatever the parent links say.
         for _ in 0..self.lines.len() {
@@ -497,7 +496,7 @@ impl<'a> Loaded<'a> {
     /// Whether compaction line `at` kept a segment relinked after its summary (Claude
     /// Code 2.1's, Mneme's): then its logical parent is the last message it kept.
     fn keeps_a_relinked_segment(&self, at: usize) -> bool {
-        preserved_segment(self.lines[at].env.rare().compact_metadata).is_some_and(|segment| segment.anchor.is_some())
+        relinked_segment(&self.lines[at].env).is_some()
     }
 
     /// The main conversation from its root to the newest leaf, through compaction
@@ -595,8 +594,7 @@ impl<'a> Loaded<'a> {
                 // history goes on from where the segment's head was written, not from
                 // the segment's tail (the boundary's logical parent).
                 let before_segment = || {
-                    preserved_segment(line.env.rare().compact_metadata)
-                        .filter(|segment| segment.anchor.is_some())
+                    relinked_segment(&line.env)
                         .and_then(|segment| links.line_of(Some(&segment.head)))
                         .and_then(|head| links.line_of(self.lines[head].env.parent_uuid()))
                 };
@@ -880,10 +878,7 @@ impl Tip {
     pub fn advance_with(&mut self, lines: &[Line], mut activity: impl FnMut(usize, &Line) -> Option<Activity>) -> bool {
         for (i, line) in lines.iter().enumerate() {
             let env = &line.env;
-            if env.is_tombstone()
-                || env.is_session_header()
-                || (env.is_compact_boundary() && preserved_segment(env.rare().compact_metadata).is_some_and(|s| s.anchor.is_some()))
-            {
+            if env.is_tombstone() || env.is_session_header() || relinked_segment(env).is_some() {
                 return false;
             }
             let parent = env.parent_uuid();
@@ -970,7 +965,7 @@ mod tests {
             if loaded.is_live(&loaded.lines[first_of(uuid)?]) {
                 return Some(uuid);
             }
-            let head = super::preserved_segment(env.rare().compact_metadata).filter(|s| s.anchor.is_some())?.head;
+            let head = super::relinked_segment(env)?.head;
             let mut visited = BTreeSet::new();
             while uuid != head && visited.insert(uuid) {
                 let child = first_of(uuid)?;
@@ -983,8 +978,7 @@ mod tests {
             }
             None
         });
-        let relinked =
-            |at: usize| super::preserved_segment(loaded.lines[at].env.rare().compact_metadata).is_some_and(|s| s.anchor.is_some());
+        let relinked = |at: usize| super::relinked_segment(&loaded.lines[at].env).is_some();
         let compaction_uuid = last_compaction.filter(|&at| kept_leaf.is_some() && relinked(at)).and_then(|at| loaded.lines[at].env.uuid());
         let stamp = |l: &Line| l.env.timestamp.get().and_then(crate::support::time::parse_millis).unwrap_or(i64::MIN);
         (0..loaded.lines.len())
@@ -1021,7 +1015,7 @@ mod tests {
             if line.env.is_compact_boundary() {
                 let unseen = |at: &usize| !seen.contains(at);
                 let before = summarised_from.take().filter(unseen);
-                let segment = super::preserved_segment(line.env.rare().compact_metadata).filter(|s| s.anchor.is_some());
+                let segment = super::relinked_segment(&line.env);
                 let head_parent =
                     segment.and_then(|s| index.get(s.head.as_str()).copied()).and_then(|head| loaded.lines[head].env.parent_uuid());
                 let before_segment = head_parent.and_then(|p| index.get(p).copied()).filter(unseen);
