@@ -25,10 +25,18 @@ const BACKENDS = Object.assign(Object.create(null), { memory: MemoryBackend, ind
 /** What a backend of one's own (`open({storage})`) implements besides the locks. */
 const STORAGE_METHODS = ["list", "read", "append", "replace", "truncate", "remove", "rename"];
 
-/** A namespace names a folder of OPFS and a database of IndexedDB: one rule for both. */
-function checkNamespace(namespace) {
-  if (typeof namespace !== "string" || namespace === "" || namespace === "." || namespace === ".." || /[/\\\0]/.test(namespace)) {
-    throw new MnemeError("invalid-argument", `namespace must be a non-empty name without "/", "\\" or NUL, not "." or "..", not ${JSON.stringify(namespace) ?? String(namespace)}`);
+/**
+ * A namespace names an OPFS folder (a name without "/" or "\", not "." or "..") or an
+ * IndexedDB database (any name): a store an earlier version opened in IndexedDB under
+ * a name with a slash opens still.
+ */
+function checkNamespace(namespace, backend) {
+  const shown = JSON.stringify(namespace) ?? String(namespace);
+  if (typeof namespace !== "string" || namespace === "" || namespace.includes("\0")) {
+    throw new MnemeError("invalid-argument", `namespace must be a non-empty name without NUL, not ${shown}`);
+  }
+  if (backend === "opfs" && (namespace === "." || namespace === ".." || /[/\\]/.test(namespace))) {
+    throw new MnemeError("invalid-argument", `an OPFS namespace names a folder: give a name without "/" or "\\", not "." or "..", not ${shown}`);
   }
 }
 
@@ -153,7 +161,7 @@ export class Mneme extends Api {
     const { backend = "indexeddb", namespace = "default", storage: own, partBytes = 0, totalBytes = 0, lockTimeoutMs = 10_000 } = options;
     const Backend = BACKENDS[backend];
     if (!Backend && !own) throw new MnemeError("invalid-argument", `unknown backend ${JSON.stringify(backend)}: use "opfs", "indexeddb" or "memory"`);
-    checkNamespace(namespace);
+    checkNamespace(namespace, own === undefined ? backend : undefined);
     if (own !== undefined && STORAGE_METHODS.some((method) => typeof own?.[method] !== "function")) {
       throw new MnemeError("invalid-argument", `storage must be a backend object with the methods ${STORAGE_METHODS.join(", ")} (see backends.js); to pick a built-in one, give backend: "opfs", "indexeddb" or "memory"`);
     }
@@ -179,7 +187,7 @@ export class Mneme extends Api {
     checkOptions("destroy", options ?? {}, ["backend", "namespace"], MnemeError);
     const { backend, namespace = "default" } = options ?? {};
     if (!BACKENDS[backend]) throw new MnemeError("invalid-argument", `destroy: unknown backend ${JSON.stringify(backend)}: use "opfs", "indexeddb" or "memory"`);
-    checkNamespace(namespace);
+    checkNamespace(namespace, backend);
     await BACKENDS[backend].destroy?.(namespace).catch((error) => Promise.reject(storageError(error)));
   }
 
