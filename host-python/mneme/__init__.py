@@ -1505,11 +1505,13 @@ class Mneme:
         """A session key's parts: ``{chat_type, agent, provider, id, thread}``."""
         return self._instance.call(_INDEX, "parse-key", _text("key", key))
 
-    def session_id_of(self, name: str) -> str:
+    @staticmethod
+    def session_id_of(name: str) -> str:
         """The session id Mneme keeps a session an agent SDK names ``name`` under:
         ``name`` itself if it is an id, else a mapping of it (``user:42`` is
-        ``user-42_`` and a hash)."""
-        return self._instance.call(_SESSIONS, "session-id-of", _text("name", name))
+        ``user-42_`` and a hash). No store is read: ``Mneme.session_id_of(name)``
+        needs none open."""
+        return _utility().call(_SESSIONS, "session-id-of", _text("name", name))
 
     @staticmethod
     def project_of(cwd: str) -> str:

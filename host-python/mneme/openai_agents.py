@@ -61,7 +61,7 @@ class MnemeSession:
         self.store = store
         #: The id of the Mneme session that keeps the items: what ``mneme sessions
         #: show`` and the store's methods take.
-        self.mneme_id = store.session_id_of(session_id)
+        self.mneme_id = Mneme.session_id_of(session_id)
         self.cwd = os.getcwd() if cwd is None else os.fspath(cwd)
         if session_settings is None or isinstance(session_settings, dict):
             # The SDK's own sessions default to empty settings, and normalise a dict.

@@ -27,7 +27,7 @@ from agents import Agent, Runner, function_tool, set_default_openai_api, set_def
 from openai import AsyncOpenAI  # noqa: E402
 
 from harness import MockApi, PostgresCluster, finish, readme_block, test  # noqa: E402
-from mneme import Mneme  # noqa: E402
+from mneme import Mneme, MnemeError  # noqa: E402
 from mneme.openai_agents import MnemeSession  # noqa: E402
 from mneme.postgres import PgStorage  # noqa: E402
 
@@ -266,6 +266,17 @@ async def _(scratch):
     await slash.clear_session()
     assert await slash.get_items() == [] and await colon.get_items() == []
     assert [s["id"] for s in store.list()["sessions"]] == [colon.mneme_id]
+    # The mapping reads no store: the class gives it, and a session is made over a
+    # closed store (its first call is what is refused).
+    assert Mneme.session_id_of("user:42") == colon.mneme_id == store.session_id_of("user:42")
+    store.close()
+    late = MnemeSession("user:42", store)
+    assert late.mneme_id == colon.mneme_id
+    try:
+        await late.get_items()
+        raise AssertionError("a closed store answered")
+    except MnemeError as error:
+        assert error.kind == "invalid-argument" and "closed" in str(error), error
 
 
 @test("the README's example of what Mneme adds runs as written")
