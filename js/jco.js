@@ -105,14 +105,7 @@ export class JcoEngine {
   }
 }
 
-/** The project of a working directory, on any instance. */
-export async function projectOf(root, cwd) {
-  if (typeof cwd !== "string") throw new MnemeError("invalid-argument", "cwd must be a string");
-  return invoke(root, undefined, "sessions.project-of", [cwd]);
-}
-
-/** Checks transcript bytes that are not in a store, on any instance. */
-export async function checkBytes(root, bytes) {
-  if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-  return invoke(root, undefined, "sessions.check-bytes", [bytes]);
+/** The engine of instance `root` for the operations that read no store (the API's `freeEngine`). */
+export function freeEngine(root) {
+  return { invoke: (key, args) => invoke(root, undefined, key, args) };
 }

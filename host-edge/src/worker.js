@@ -38,7 +38,7 @@ import core from "../../host-node/gen/mneme.core.wasm";
 import core2 from "../../host-node/gen/mneme.core2.wasm";
 import core3 from "../../host-node/gen/mneme.core3.wasm";
 import { Mneme, MnemeError } from "../../host-node/gen/api.js";
-import { JcoEngine, checkBytes, instance, projectOf } from "../../host-node/gen/jco.js";
+import { JcoEngine, freeEngine, instance } from "../../host-node/gen/jco.js";
 import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
@@ -127,12 +127,20 @@ export class MnemeStore extends DurableObject {
 
   /** RPC: the project of a working directory. */
   async projectOf(cwd) {
-    return rpc(() => projectOf(this.store.engine.root, cwd));
+    return rpc(() => this.#free("sessions.project-of", [cwd]));
   }
 
   /** RPC: checks transcript bytes that are not in the store. */
   async checkBytes(bytes) {
-    return rpc(() => checkBytes(this.store.engine.root, bytes));
+    return rpc(() => {
+      if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
+      return this.#free("sessions.check-bytes", [bytes]);
+    });
+  }
+
+  /** Operation `key`, which reads no store, on this object's instance. */
+  #free(key, args) {
+    return freeEngine(this.store.engine.root).invoke(key, args);
   }
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */

@@ -59,7 +59,10 @@ export class Mneme {
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
   /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
   static projectOf(cwd: string): Promise<string>;
-  static contextWindow(model: string): Promise<number | undefined>;
+  /** The session id Mneme keeps a session an agent SDK names `name` under; no store is read (as `store.sessionIdOf`). */
+  static sessionIdOf(name: string): Promise<string>;
+  /** The context window of a model Mneme knows, in tokens; null for one it does not. */
+  static contextWindow(model: string): Promise<number | null>;
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;
   readonly storage: Storage;
   /** Gives back the sessions it holds and the locks its storage took. */

@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { instantiate } from "../gen/mneme.js";
 import { Mneme as Api, MnemeError } from "../gen/api.js";
-import { JcoEngine, NO_STORAGE, checkBytes, instance, projectOf } from "../gen/jco.js";
+import { JcoEngine, NO_STORAGE, freeEngine, instance } from "../gen/jco.js";
 import { checkOptions } from "../gen/options.js";
 import { FsStorage, StorageFailure } from "./storage.js";
 
@@ -64,22 +64,8 @@ export class Mneme extends Api {
     return resolve(cwd);
   }
 
-  /** Checks transcript bytes that are not in a store. */
-  static checkBytes(bytes) {
-    return checkBytes(tools(), bytes);
-  }
-  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
-  static projectOf(cwd) {
-    return projectOf(tools(), cwd);
-  }
-  /** The context window of a model Mneme knows, in tokens. */
-  static async contextWindow(model) {
-    if (typeof model !== "string") throw new MnemeError("invalid-argument", "model must be a string");
-    const window = tools().compaction.contextWindow(model);
-    return window === undefined ? undefined : Number(window);
-  }
-  static async silentReply(reply) {
-    if (typeof reply !== "string") throw new MnemeError("invalid-argument", "text must be a string");
-    return tools().gates.silentReply(reply);
+  /** The operations of no store run on an instance of their own, made once. */
+  static freeEngine() {
+    return freeEngine(tools());
   }
 }

@@ -304,6 +304,21 @@ try {
     assert(readFileSync(join(outside, "secret.md"), "utf8") === "key\n", "the file a link leads to is as it was");
   });
 
+  await test("the operations of no store are static: they answer as a store's engine does, with no store open", async () => {
+    const store = await Mneme.open({ root: join(scratch, "statics") });
+    const id = await Mneme.sessionIdOf("user:42");
+    assert(id.startsWith("user-42_") && id === (await store.sessionIdOf("user:42")), id);
+    await store.close();
+    assert((await Mneme.sessionIdOf("chat-1")) === "chat-1", "an id of Mneme's is its own");
+    assert((await Mneme.projectOf("/home/me/app")) === "-home-me-app");
+    const window = await Mneme.contextWindow("claude-sonnet-4-5");
+    assert(typeof window === "number" && window > 0 && (await Mneme.contextWindow("no-such-model")) === null, String(window));
+    assert((await Mneme.silentReply("Here it is")) === "deliver");
+    assert((await Mneme.checkBytes(new TextEncoder().encode("{\"type\":\"user\"}\n"))).load.entry_count === 1);
+    const refused = await Mneme.sessionIdOf(42).then(() => "answered", (error) => error.kind);
+    assert(refused === "invalid-argument", refused);
+  });
+
   await test("errors are MnemeErrors with the core's kind and words; bad arguments never trap", async () => {
     const store = await Mneme.open({ root: join(scratch, "errors") });
     await refused(store.load("nope"), "session-not-found", "list the store's sessions");

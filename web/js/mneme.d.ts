@@ -165,7 +165,10 @@ export class Mneme {
   static checkBytes(bytes: Uint8Array): Promise<CheckReport>;
   /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
   static projectOf(cwd: string): Promise<string>;
-  static contextWindow(model: string): Promise<number | undefined>;
+  /** The session id Mneme keeps a session an agent SDK names `name` under; no store is read (as `store.sessionIdOf`). */
+  static sessionIdOf(name: string): Promise<string>;
+  /** The context window of a model Mneme knows, in tokens; null for one it does not. */
+  static contextWindow(model: string): Promise<number | null>;
   /** The storage contract on two handles of one fresh, empty backend: what broke it. */
   static storageContract(a: object, b: object): Promise<string[]>;
   static silentReply(text: string): Promise<"deliver" | "hold" | "suppress">;

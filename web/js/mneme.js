@@ -48,6 +48,10 @@ function storageError(error) {
 }
 let ready;
 
+/** A backend for an engine that reads no store: any call of it is a failure. */
+const NO_BACKEND = new Proxy({}, { get: (_, method) => (key) => Promise.reject(new StorageFailure("io", String(key), `no storage behind ${String(method)}`)) });
+let storeless;
+
 /** Loads the WebAssembly module once per page. */
 function load() {
   // A bundled page opened from a file fails to fetch the module with a bare "Failed to
@@ -197,21 +201,11 @@ export class Mneme extends Api {
     this.namespace = namespace;
   }
 
-  /** Checks transcript bytes that are not in a store (a file the user picked). */
-  static async checkBytes(bytes) {
+  /** The operations of no store run on an engine over no storage, made once. */
+  static async freeEngine() {
     await load();
-    if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-    try {
-      return JSON.parse(wasm.checkBytes(bytes));
-    } catch (error) {
-      throw failure(error);
-    }
-  }
-  /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`). */
-  static async projectOf(cwd) {
-    await load();
-    if (typeof cwd !== "string") throw new MnemeError("invalid-argument", "cwd must be a string");
-    return wasm.projectOf(cwd);
+    storeless ??= new WasmEngine(new wasm.Engine(NO_BACKEND, 0, 0), null);
+    return storeless;
   }
   /**
    * Runs the storage contract every backend keeps on two handles of one fresh, empty
@@ -224,13 +218,5 @@ export class Mneme extends Api {
     } catch (error) {
       throw failure(error);
     }
-  }
-  static async contextWindow(model) {
-    await load();
-    return wasm.contextWindow(model);
-  }
-  static async silentReply(text) {
-    await load();
-    return wasm.silentReply(text);
   }
 }

@@ -298,18 +298,6 @@ impl CompactionRun {
     }
 }
 
-/// A working directory's project, as Claude Code names its folder.
-#[wasm_bindgen(js_name = projectOf)]
-pub fn project_of(cwd: &str) -> String {
-    mneme_core::keys::project_dir_name(cwd)
-}
-
-/// The load report and findings of a transcript given as bytes (a file picked by the user).
-#[wasm_bindgen(js_name = checkBytes)]
-pub fn check_bytes(data: &[u8]) -> Result<JsValue, JsValue> {
-    to_json(&mneme_core::check_bytes(data)).map_err(rejection)
-}
-
 /// Runs the storage contract (`mneme_core::storage::contract`) on two handles `a`
 /// and `b` of one fresh, empty backend; resolves with the JSON list of what broke it.
 #[wasm_bindgen(js_name = storageContract)]
@@ -318,21 +306,4 @@ pub fn storage_contract(a: Backend, b: Backend) -> Promise {
         let failures = mneme_core::storage::contract::run(&JsStorage(a), &JsStorage(b)).await;
         to_json(&failures).map_err(rejection)
     })
-}
-
-/// The context window of `model`, or `undefined` when the registry doesn't know it.
-#[wasm_bindgen(js_name = contextWindow)]
-pub fn context_window(model: &str) -> Option<f64> {
-    mneme_core::tokens::context_window(model).map(|w| w as f64)
-}
-
-/// `deliver`, `hold` or `suppress` for a streamed silent-turn reply so far.
-#[wasm_bindgen(js_name = silentReply)]
-pub fn silent_reply(text: &str) -> String {
-    match mneme_core::gates::silent_reply(text) {
-        mneme_core::gates::Reply::Deliver => "deliver",
-        mneme_core::gates::Reply::Hold => "hold",
-        mneme_core::gates::Reply::Suppress => "suppress",
-    }
-    .into()
 }

@@ -139,6 +139,30 @@ try {
     assert(outcome.after !== "answered", "a store whose database was destroyed still answered");
   });
 
+  await test("the operations of no store are static: they answer as a store's engine does, with no store open", async () => {
+    const page = await harness();
+    const outcome = await page.evaluate(async () => {
+      const store = await Mneme.open({ backend: "memory", namespace: "statics" });
+      const instance = await store.sessionIdOf("user:42");
+      await store.close();
+      return {
+        id: await Mneme.sessionIdOf("user:42"),
+        instance,
+        own: await Mneme.sessionIdOf("chat-1"),
+        project: await Mneme.projectOf("/home/me/app"),
+        window: await Mneme.contextWindow("claude-sonnet-4-5"),
+        unknown: await Mneme.contextWindow("no-such-model"),
+        reply: await Mneme.silentReply("Here it is"),
+        entries: (await Mneme.checkBytes(new TextEncoder().encode('{"type":"user"}\n'))).load.entry_count,
+        refused: await Mneme.sessionIdOf(42).then(() => "answered", (error) => error.kind),
+      };
+    });
+    await page.close();
+    assert(outcome.id.startsWith("user-42_") && outcome.id === outcome.instance && outcome.own === "chat-1", JSON.stringify(outcome));
+    assert(outcome.project === "-home-me-app" && outcome.window > 0 && outcome.unknown === null, JSON.stringify(outcome));
+    assert(outcome.reply === "deliver" && outcome.entries === 1 && outcome.refused === "invalid-argument", JSON.stringify(outcome));
+  });
+
   await test("a page without Web Locks (plain http from another host) keeps memory stores apart by its own locks, and is told why it cannot open a shared one", async () => {
     const page = await context.newPage();
     await page.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined }));
