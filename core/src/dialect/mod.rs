@@ -18,6 +18,7 @@ use crate::format::{Format, Marker};
 use crate::message::Role;
 
 pub(crate) mod claude;
+pub(crate) use claude::PreservedSegment;
 pub(crate) mod crab;
 pub(crate) mod pi;
 
@@ -127,12 +128,21 @@ pub(crate) enum Kept<'l> {
     From { id: Option<&'l str>, line: Option<u64> },
     /// A segment of the conversation, head to tail: before the compaction, or relinked
     /// after its summary.
-    Segment(claude::PreservedSegment),
+    Segment(PreservedSegment),
 }
+
+/// Every format, in the order their dialects are asked for a compaction's rule.
+const FORMATS: [Format; 3] = {
+    // A new format fails this match until it is listed.
+    match Format::Claude {
+        Format::Claude | Format::Pi | Format::Crab => {}
+    }
+    [Format::Claude, Format::Pi, Format::Crab]
+};
 
 /// The rule of compaction line `env`; `None` for a line that is no compaction.
 pub(crate) fn compaction_rule<'l>(env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
-    [Format::Claude, Format::Pi, Format::Crab].into_iter().find_map(|format| format.dialect().compaction_rule(env))
+    FORMATS.into_iter().find_map(|format| format.dialect().compaction_rule(env))
 }
 
 /// The segment compaction line `env` keeps relinked after its summary (its head
@@ -299,6 +309,24 @@ mod tests {
             "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
         );
         assert_eq!(detect(claude), Format::Claude);
+    }
+
+    /// One rule for what a compaction is: every line the scan calls a compaction (in
+    /// the corpus, written by the real clients) is one some dialect gives a rule for,
+    /// and no other line is.
+    #[test]
+    fn the_lines_the_scan_calls_compactions_are_those_a_dialect_has_a_rule_for() {
+        let mut compactions = 0;
+        for path in crate::support::corpus_files() {
+            let bytes = std::fs::read(&path).unwrap();
+            with_loaded(&[bytes.as_slice()], |loaded| {
+                for line in &loaded.lines {
+                    assert_eq!(line.env.is_compaction(), super::compaction_rule(&line.env).is_some(), "{}: {}", path.display(), line.raw);
+                    compactions += usize::from(line.env.is_compaction());
+                }
+            });
+        }
+        assert!(compactions > 0, "the corpus holds compactions");
     }
 
     /// Claude Code replays a reply's thinking to the model that wrote it, however the

@@ -8,8 +8,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::thread::Loaded;
-use crate::dialect::claude::PreservedSegment;
-use crate::dialect::{Kept, compaction_rule};
+use crate::dialect::{Kept, PreservedSegment, compaction_rule};
 use crate::message::canonical;
 use crate::scan::{Workers, parse_block};
 use crate::storage::Job;
@@ -118,7 +117,7 @@ impl<'a> Loaded<'a> {
     ///
     /// Without compaction: the messages of the main chain. After the last compaction
     /// on it: the summary, what the compaction kept of the conversation before it (as
-    /// its dialect's [`CompactionRule`] says), then what came after.
+    /// its dialect's compaction rule says), then what came after.
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
         // What a model is shown: messages but those kept for the transcript only, and
