@@ -242,9 +242,23 @@ async function call(run) {
   }
 }
 
-/** Runs operation `key`, which reads no store, on the host's engine of none (`Class.freeEngine()`). */
-function free(Class, key, args) {
-  return call(async () => (await Class.freeEngine()).invoke(key, args()));
+/** How this host reaches the core without a store; see `setFreeEngine`. */
+let storeless = () => {
+  throw new MnemeError("unsupported", "this host has set no engine without a store (setFreeEngine)");
+};
+
+/**
+ * Sets how this host reaches the core for the operations that read no store:
+ * `engine()` gives (or promises) an engine whose `invoke(key, args)` is the store's
+ * engine's. Each host sets it once, beside its `Mneme`.
+ */
+export function setFreeEngine(engine) {
+  storeless = engine;
+}
+
+/** Runs operation `key`, which reads no store, on the host's engine of none. */
+function free(key, args) {
+  return call(async () => (await storeless()).invoke(key, args()));
 }
 
 /** A memory scope as WIT's variant: a project's folder name, or null for the global memory. */
@@ -309,28 +323,21 @@ export class Mneme {
     return typeof cwd === "string" && cwd !== "" && !isAbsolute(cwd) ? this.constructor.absolutePath(cwd) : cwd;
   }
 
-  /**
-   * An engine of no store (`invoke(key, args)`, as the store's engine), for the
-   * operations that read none: each host gives its own.
-   */
-  static freeEngine() {
-    throw new MnemeError("unsupported", "this host has no engine without a store: call the method on an open store");
-  }
   /** Checks transcript bytes that are not in a store (a file the user picked). */
   static checkBytes(bytes) {
-    return free(this, "sessions.check-bytes", () => {
+    return free("sessions.check-bytes", () => {
       if (!(bytes instanceof Uint8Array)) refuse(`checkBytes takes a Uint8Array, not ${shown(bytes)}`);
       return [bytes];
     });
   }
   /** The project of a working directory, as Claude Code names its folder (`/home/me/app` → `-home-me-app`): what the memory methods' `project` takes. */
-  static projectOf(cwd) { return free(this, "sessions.project-of", () => [cwd]); }
+  static projectOf(cwd) { return free("sessions.project-of", () => [cwd]); }
   /** The session id Mneme keeps a session an agent SDK names `name` under (see the instance method); no store is read. */
-  static sessionIdOf(name) { return free(this, "sessions.session-id-of", () => [wellFormed("name", name)]); }
+  static sessionIdOf(name) { return free("sessions.session-id-of", () => [wellFormed("name", name)]); }
   /** The context window of a model Mneme knows, in tokens; null for one it does not. */
-  static contextWindow(model) { return free(this, "compaction.context-window", () => [model]); }
+  static contextWindow(model) { return free("compaction.context-window", () => [model]); }
   /** What to do with a streamed reply of a silent turn so far: `deliver`, `hold` (it may still become the silent token) or `suppress`. */
-  static silentReply(text) { return free(this, "gates.silent-reply", () => [text]); }
+  static silentReply(text) { return free("gates.silent-reply", () => [text]); }
 
   /** `cwd`, a relative path, as an absolute one; refused where there is no working directory to take it from. */
   static absolutePath(cwd) {

@@ -37,14 +37,19 @@ import { instantiate } from "../../host-node/gen/mneme.js";
 import core from "../../host-node/gen/mneme.core.wasm";
 import core2 from "../../host-node/gen/mneme.core2.wasm";
 import core3 from "../../host-node/gen/mneme.core3.wasm";
-import { Mneme, MnemeError } from "../../host-node/gen/api.js";
-import { JcoEngine, freeEngine, instance } from "../../host-node/gen/jco.js";
+import { Mneme, MnemeError, setFreeEngine } from "../../host-node/gen/api.js";
+import { JcoEngine, NO_STORAGE, freeEngine, instance } from "../../host-node/gen/jco.js";
 import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
 
 import { METHODS } from "./methods.js";
 const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate", "remove", "rename"]);
+
+let utility;
+// The operations of no store (`Mneme.projectOf`, …) run on an instance of their own,
+// made the first time one is called.
+setFreeEngine(() => freeEngine((utility ??= instance(instantiate, (path) => CORE_MODULES[path], NO_STORAGE))));
 
 /** The HTTP status for an error kind. */
 function status(kind) {
@@ -127,20 +132,12 @@ export class MnemeStore extends DurableObject {
 
   /** RPC: the project of a working directory. */
   async projectOf(cwd) {
-    return rpc(() => this.#free("sessions.project-of", [cwd]));
+    return rpc(() => Mneme.projectOf(cwd));
   }
 
   /** RPC: checks transcript bytes that are not in the store. */
   async checkBytes(bytes) {
-    return rpc(() => {
-      if (!(bytes instanceof Uint8Array)) throw new MnemeError("invalid-argument", "checkBytes takes a Uint8Array");
-      return this.#free("sessions.check-bytes", [bytes]);
-    });
-  }
-
-  /** Operation `key`, which reads no store, on this object's instance. */
-  #free(key, args) {
-    return freeEngine(this.store.engine.root).invoke(key, args);
+    return rpc(() => Mneme.checkBytes(bytes));
   }
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */

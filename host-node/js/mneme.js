@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { instantiate } from "../gen/mneme.js";
-import { Mneme as Api, MnemeError } from "../gen/api.js";
+import { Mneme as Api, MnemeError, setFreeEngine } from "../gen/api.js";
 import { JcoEngine, NO_STORAGE, freeEngine, instance } from "../gen/jco.js";
 import { checkOptions } from "../gen/options.js";
 import { FsStorage, StorageFailure } from "./storage.js";
@@ -35,6 +35,9 @@ function tools() {
   utility ??= instance(instantiate, coreModule, NO_STORAGE);
   return utility;
 }
+
+// The operations of no store (`Mneme.projectOf`, …) run on that instance.
+setFreeEngine(() => freeEngine(tools()));
 
 const OPEN_OPTIONS = ["root", "storage", "partBytes", "totalBytes", "lockTimeoutMs", "durability", "readOnly"];
 
@@ -64,8 +67,4 @@ export class Mneme extends Api {
     return resolve(cwd);
   }
 
-  /** The operations of no store run on an instance of their own, made once. */
-  static freeEngine() {
-    return freeEngine(tools());
-  }
 }

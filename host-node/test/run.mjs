@@ -311,6 +311,8 @@ try {
     await store.close();
     assert((await Mneme.sessionIdOf("chat-1")) === "chat-1", "an id of Mneme's is its own");
     assert((await Mneme.projectOf("/home/me/app")) === "-home-me-app");
+    // Detached, as a callback: a static does not lean on `this`.
+    assert((await Promise.all(["/a", "/b"].map(Mneme.projectOf))).join() === "-a,-b");
     const window = await Mneme.contextWindow("claude-sonnet-4-5");
     assert(typeof window === "number" && window > 0 && (await Mneme.contextWindow("no-such-model")) === null, String(window));
     assert((await Mneme.silentReply("Here it is")) === "deliver");

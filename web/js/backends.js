@@ -334,10 +334,15 @@ export class OpfsBackend {
   rename(from, to) { return this.call("rename", [checkKey(from), checkKey(to)]); }
 }
 
+// Each lock a store of this page gave back, until the browser has freed it: by the
+// lock's full name, so another store of the same namespace waits for it too.
+const freeing = new Map();
+
 /**
- * Adds the exclusive per-session lock with the Web Locks API, so two tabs never
- * write one session at once: a second writer waits its turn, up to `timeoutMs`,
- * then fails with `locked`.
+ * Adds the exclusive per-session lock with the Web Locks API (`locks`: the page's
+ * `navigator.locks`, or `pageLocks` where it has none), so two tabs never write one
+ * session at once: a second writer waits its turn, up to `timeoutMs`, then fails with
+ * `locked`.
  */
 export function withLocks(backend, scope, timeoutMs = 10_000, locks = navigator.locks) {
   // name → how to give the lock back, and the promise of the browser freeing it.
@@ -382,9 +387,6 @@ export function withLocks(backend, scope, timeoutMs = 10_000, locks = navigator.
   return backend;
 }
 
-// Each lock a store of this page gave back, until the browser has freed it: by the
-// lock's full name, so another store of the same namespace waits for it too.
-const freeing = new Map();
 
 /**
  * Exclusive locks within this page, requested as the Web Locks API's are (`ifAvailable`,
@@ -395,6 +397,7 @@ export const pageLocks = {
   // name → the requests waiting for it, while it is held.
   queues: new Map(),
   async request(name, options, callback) {
+    options.signal?.throwIfAborted();
     const queue = this.queues.get(name);
     // As Web Locks do, the callback is called later, never within `request`: a caller
     // may use what `request` returns inside it.
@@ -403,7 +406,6 @@ export const pageLocks = {
       return callback(null);
     }
     if (queue) {
-      options.signal?.throwIfAborted();
       await new Promise((granted, aborted) => {
         const waiter = { granted };
         queue.push(waiter);

@@ -12,7 +12,7 @@
 // core (src/lib.rs), and the browser's backends.
 
 import init, * as wasm from "../pkg/mneme_web.js";
-import { Mneme as Api, MnemeError, lift, lower, snake } from "../pkg/api.js";
+import { Mneme as Api, MnemeError, lift, lower, setFreeEngine, snake } from "../pkg/api.js";
 import { checkOptions } from "../pkg/options.js";
 import { FUNCTIONS, TYPES } from "../pkg/wit.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure as failureOf, pageLocks, withLocks } from "./backends.js";
@@ -26,9 +26,10 @@ const BACKENDS = Object.assign(Object.create(null), { memory: MemoryBackend, ind
 const STORAGE_METHODS = ["list", "read", "append", "replace", "truncate", "remove", "rename"];
 
 /**
- * A namespace names an OPFS folder (a name without "/" or "\", not "." or "..") or an
- * IndexedDB database (any name): a store an earlier version opened in IndexedDB under
- * a name with a slash opens still.
+ * A namespace is a non-empty name without NUL (an empty one is more likely a setting
+ * left unset than a choice). In OPFS it names a folder, so it has no "/" or "\" and is
+ * not "." or ".."; an IndexedDB database takes those, so a store an earlier version
+ * opened under such a name opens still.
  */
 function checkNamespace(namespace, backend) {
   const shown = JSON.stringify(namespace) ?? String(namespace);
@@ -48,9 +49,6 @@ function storageError(error) {
 }
 let ready;
 
-/** A backend for an engine that reads no store: any call of it is a failure. */
-const NO_BACKEND = new Proxy({}, { get: (_, method) => (key) => Promise.reject(new StorageFailure("io", String(key), `no storage behind ${String(method)}`)) });
-let storeless;
 
 /** Loads the WebAssembly module once per page. */
 function load() {
@@ -103,6 +101,17 @@ function detach(type, value, bytes) {
 }
 
 /** The API's engine in the browser: the binding's store over a backend. */
+/** A backend for an engine that reads no store: any call of it is a failure. */
+const NO_BACKEND = new Proxy({}, { get: (_, method) => (key) => Promise.reject(new StorageFailure("io", String(key), `no storage behind ${String(method)}`)) });
+let storeless;
+// The operations of no store (`Mneme.projectOf`, …) run on an engine over no storage,
+// made once.
+setFreeEngine(async () => {
+  await load();
+  storeless ??= new WasmEngine(new wasm.Engine(NO_BACKEND, 0, 0), null);
+  return storeless;
+});
+
 class WasmEngine {
   constructor(engine, storage) {
     this.engine = engine;
@@ -201,12 +210,6 @@ export class Mneme extends Api {
     this.namespace = namespace;
   }
 
-  /** The operations of no store run on an engine over no storage, made once. */
-  static async freeEngine() {
-    await load();
-    storeless ??= new WasmEngine(new wasm.Engine(NO_BACKEND, 0, 0), null);
-    return storeless;
-  }
   /**
    * Runs the storage contract every backend keeps on two handles of one fresh, empty
    * store; resolves with what broke it (empty when nothing did).

@@ -150,6 +150,7 @@ try {
         instance,
         own: await Mneme.sessionIdOf("chat-1"),
         project: await Mneme.projectOf("/home/me/app"),
+        detached: (await Promise.all(["/a", "/b"].map(Mneme.projectOf))).join(),
         window: await Mneme.contextWindow("claude-sonnet-4-5"),
         unknown: await Mneme.contextWindow("no-such-model"),
         reply: await Mneme.silentReply("Here it is"),
@@ -159,7 +160,7 @@ try {
     });
     await page.close();
     assert(outcome.id.startsWith("user-42_") && outcome.id === outcome.instance && outcome.own === "chat-1", JSON.stringify(outcome));
-    assert(outcome.project === "-home-me-app" && outcome.window > 0 && outcome.unknown === null, JSON.stringify(outcome));
+    assert(outcome.project === "-home-me-app" && outcome.detached === "-a,-b" && outcome.window > 0 && outcome.unknown === null, JSON.stringify(outcome));
     assert(outcome.reply === "deliver" && outcome.entries === 1 && outcome.refused === "invalid-argument", JSON.stringify(outcome));
   });
 
