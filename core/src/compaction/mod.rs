@@ -298,10 +298,10 @@ fn measure<'l, 'a>(loaded: &'l Loaded<'a>) -> Measure<'l, 'a> {
     // wrapped again when applied), counted as the model receives it: wrapped.
     let held = context.compaction.and_then(|i| {
         let rule = crate::dialect::compaction_rule(&lines[i].env)?;
-        Some((rule.dialect, rule.summary?))
+        Some((rule.format, rule.summary?))
     });
     let (previous_summary, previous_tokens) = match held {
-        Some((dialect, summary)) => (Some(summary.to_string()), tokens::text_tokens(&dialect.shown_summary(summary))),
+        Some((format, summary)) => (Some(summary.to_string()), tokens::text_tokens(&format.dialect().shown_summary(summary))),
         None => {
             let shown: Vec<String> =
                 context.summaries.iter().map(|&i| message_text(lines[i].env.message).1).filter(|t| !t.is_empty()).collect();

@@ -13,7 +13,7 @@ use core::fmt::Write;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Compaction, CompactionRule, Dialect, Fork, Header, Kept, Marker, Role, json, nth_uuid, stamp};
+use super::{Compaction, CompactionRule, Dialect, Fork, Format, Header, Kept, Marker, Role, json, nth_uuid, stamp};
 use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
@@ -473,7 +473,7 @@ impl Dialect for Claude {
     /// preserved, if any; the summary is the lines after it.
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
         let kept = || preserved_segment(env.rare().compact_metadata).map_or(Kept::Nothing, Kept::Segment);
-        env.is_compact_boundary().then(|| CompactionRule { dialect: &Claude, kept: kept(), summary: None })
+        env.is_compact_boundary().then(|| CompactionRule { format: Format::Claude, kept: kept(), summary: None })
     }
 
     /// Claude Code's link to a running sub-agent: a `progress` entry under the call

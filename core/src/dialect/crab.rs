@@ -78,7 +78,7 @@ impl Dialect for Crab {
 
     /// crab's `{"compact": …}` marker summarises everything before it.
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
-        env.is_crab_compaction().then(|| CompactionRule { dialect: &Crab, kept: Kept::Nothing, summary: env.rare().compact.get() })
+        env.is_crab_compaction().then(|| CompactionRule { format: Format::Crab, kept: Kept::Nothing, summary: env.rare().compact.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

@@ -112,7 +112,8 @@ pub(crate) struct Compaction<'a> {
 /// How a compaction line shapes the context a model resumes with, as its dialect
 /// writes one: what it keeps of the conversation before it, and where its summary is.
 pub(crate) struct CompactionRule<'l> {
-    pub dialect: &'static dyn Dialect,
+    /// The dialect whose compaction line it is.
+    pub format: Format,
     pub kept: Kept<'l>,
     /// The summary, when the compaction line holds it (pi's, crab's); `None` when the
     /// lines after it marked as summaries are (Claude Code's `isCompactSummary`).
@@ -291,6 +292,8 @@ pub(crate) fn tool_name<'a>(messages: &'a [Message], calls: &'a PendingCalls, id
 
 #[cfg(test)]
 mod tests {
+    use alloc::vec::Vec;
+
     use super::{Format, Replay};
     use crate::sessions::with_loaded;
 
@@ -311,22 +314,42 @@ mod tests {
         assert_eq!(detect(claude), Format::Claude);
     }
 
-    /// One rule for what a compaction is: every line the scan calls a compaction (in
-    /// the corpus, written by the real clients) is one some dialect gives a rule for,
-    /// and no other line is.
+    /// Each dialect's compaction lines are ruled by that dialect, as its client writes
+    /// them (the corpus, whose pi compactions are format v1's, and a crab marker and a
+    /// pi v3 compaction written here, which the corpus lacks), and the lines the scan
+    /// calls compactions (`Envelope::is_compaction`, which the leaf and the gates read)
+    /// are exactly those with a rule (which the context reads).
     #[test]
-    fn the_lines_the_scan_calls_compactions_are_those_a_dialect_has_a_rule_for() {
-        let mut compactions = 0;
-        for path in crate::support::corpus_files() {
-            let bytes = std::fs::read(&path).unwrap();
-            with_loaded(&[bytes.as_slice()], |loaded| {
+    fn each_dialect_s_compactions_are_ruled_by_that_dialect() {
+        let crab = "{\"role\":\"user\",\"content\":\"hi\"}\n{\"compact\":\"what came before\"}\n{\"role\":\"user\",\"content\":\"next\"}\n";
+        let pi = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+            "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+            "{\"type\":\"compaction\",\"id\":\"a2\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"summary\":\"s\",\"firstKeptEntryId\":\"a1\",\"tokensBefore\":9}\n",
+        );
+        let mut texts: Vec<Vec<u8>> = crate::support::corpus_files().iter().map(|path| std::fs::read(path).unwrap()).collect();
+        texts.extend([crab.as_bytes().to_vec(), pi.as_bytes().to_vec()]);
+        let mut ruled = alloc::collections::BTreeSet::new();
+        for text in &texts {
+            with_loaded(&[text.as_slice()], |loaded| {
+                let format = Format::detect(&loaded.lines);
                 for line in &loaded.lines {
-                    assert_eq!(line.env.is_compaction(), super::compaction_rule(&line.env).is_some(), "{}: {}", path.display(), line.raw);
-                    compactions += usize::from(line.env.is_compaction());
+                    let rule = super::compaction_rule(&line.env);
+                    assert_eq!(line.env.is_compaction(), rule.is_some(), "{}", line.raw);
+                    let Some(rule) = rule else { continue };
+                    assert_eq!(rule.format, format, "{}", line.raw);
+                    let expected = match (&rule.kept, rule.summary) {
+                        (super::Kept::Nothing | super::Kept::Segment(_), None) => format == Format::Claude,
+                        (super::Kept::From { id, line }, Some(_)) => format == Format::Pi && (id.is_some() || line.is_some()),
+                        (super::Kept::Nothing, Some(_)) => format == Format::Crab,
+                        _ => false,
+                    };
+                    assert!(expected, "{format:?}: an unexpected rule for {}", line.raw);
+                    ruled.insert(format.as_str());
                 }
             });
         }
-        assert!(compactions > 0, "the corpus holds compactions");
+        assert_eq!(ruled.into_iter().collect::<Vec<_>>(), ["claude", "crab", "pi"]);
     }
 
     /// Claude Code replays a reply's thinking to the model that wrote it, however the

@@ -282,7 +282,7 @@ impl Dialect for Pi {
         let rare = env.rare();
         let kept =
             Kept::From { id: rare.first_kept_entry_id.get(), line: rare.first_kept_entry_index.0.map(|index| index.saturating_add(1)) };
-        env.is_pi_compaction().then(|| CompactionRule { dialect: &Pi, kept, summary: rare.summary.get() })
+        env.is_pi_compaction().then(|| CompactionRule { format: Format::Pi, kept, summary: rare.summary.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

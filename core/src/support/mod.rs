@@ -27,13 +27,13 @@ pub(crate) fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Every transcript (`.jsonl`) in the repository's corpus of files real tools wrote.
 /// Sums token counts that come from files and callers: a count near `u64::MAX` stays
 /// there rather than wrapping to a small number (which would stop compaction firing).
 pub(crate) fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
     counts.into_iter().fold(0, u64::saturating_add)
 }
 
+/// Every transcript (`.jsonl`) in the repository's corpus of files real tools wrote.
 #[cfg(test)]
 pub(crate) fn corpus_files() -> alloc::vec::Vec<std::path::PathBuf> {
     fn files(dir: &std::path::Path, out: &mut alloc::vec::Vec<std::path::PathBuf>) {

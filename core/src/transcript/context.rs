@@ -260,7 +260,7 @@ impl<'a> Loaded<'a> {
         let summaries = compaction
             .and_then(|line| {
                 let rule = compaction_rule(&line.env)?;
-                Some((line.entry_id().into_owned(), rule.dialect.shown_summary(rule.summary?)))
+                Some((line.entry_id().into_owned(), rule.format.dialect().shown_summary(rule.summary?)))
             })
             .into_iter()
             .collect();
