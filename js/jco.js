@@ -105,7 +105,7 @@ export class JcoEngine {
   }
 }
 
-/** The engine of instance `root` for the operations that read no store (the API's `freeEngine`). */
+/** The engine of instance `root` for the operations that read no store (what a host gives the API's `setFreeEngine`). */
 export function freeEngine(root) {
   return { invoke: (key, args) => invoke(root, undefined, key, args) };
 }

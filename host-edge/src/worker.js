@@ -38,18 +38,13 @@ import core from "../../host-node/gen/mneme.core.wasm";
 import core2 from "../../host-node/gen/mneme.core2.wasm";
 import core3 from "../../host-node/gen/mneme.core3.wasm";
 import { Mneme, MnemeError, setFreeEngine } from "../../host-node/gen/api.js";
-import { JcoEngine, NO_STORAGE, freeEngine, instance } from "../../host-node/gen/jco.js";
+import { JcoEngine, freeEngine, instance } from "../../host-node/gen/jco.js";
 import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
 
 import { METHODS } from "./methods.js";
 const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate", "remove", "rename"]);
-
-let utility;
-// The operations of no store (`Mneme.projectOf`, …) run on an instance of their own,
-// made the first time one is called.
-setFreeEngine(() => freeEngine((utility ??= instance(instantiate, (path) => CORE_MODULES[path], NO_STORAGE))));
 
 /** The HTTP status for an error kind. */
 function status(kind) {
@@ -128,6 +123,10 @@ export class MnemeStore extends DurableObject {
     // The store it replaces gives back the sessions it holds first.
     this.store?.engine.store[Symbol.dispose]?.();
     this.store = new Mneme(new JcoEngine(instance(instantiate, (path) => CORE_MODULES[path], this.storage), this.storage, { partBytes, totalBytes }));
+    // The operations of no store (`Mneme.projectOf`, …) run on the newest object's
+    // instance: any instance answers them, and an isolate keeps no second one for it.
+    const root = this.store.engine.root;
+    setFreeEngine(() => freeEngine(root));
   }
 
   /** RPC: the project of a working directory. */

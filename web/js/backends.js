@@ -387,7 +387,6 @@ export function withLocks(backend, scope, timeoutMs = 10_000, locks = navigator.
   return backend;
 }
 
-
 /**
  * Exclusive locks within this page, requested as the Web Locks API's are (`ifAvailable`,
  * `signal`): for storage no other page can reach (the memory backend) where the page

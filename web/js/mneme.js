@@ -49,7 +49,6 @@ function storageError(error) {
 }
 let ready;
 
-
 /** Loads the WebAssembly module once per page. */
 function load() {
   // A bundled page opened from a file fails to fetch the module with a bare "Failed to
@@ -100,7 +99,6 @@ function detach(type, value, bytes) {
   return value;
 }
 
-/** The API's engine in the browser: the binding's store over a backend. */
 /** A backend for an engine that reads no store: any call of it is a failure. */
 const NO_BACKEND = new Proxy({}, { get: (_, method) => (key) => Promise.reject(new StorageFailure("io", String(key), `no storage behind ${String(method)}`)) });
 let storeless;
@@ -112,6 +110,7 @@ setFreeEngine(async () => {
   return storeless;
 });
 
+/** The API's engine in the browser: the binding's store over a backend. */
 class WasmEngine {
   constructor(engine, storage) {
     this.engine = engine;
