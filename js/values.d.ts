@@ -981,6 +981,22 @@ export interface Subagent {
   transcript: Transcript;
 }
 
+/**
+ * A line `repair` chained to another parent (its `parentUuid`, or pi's
+ * `parentId`, alone rewritten).
+ */
+export interface RelinkedLine {
+  part: number;
+  line: number;
+  /**
+   * Its new parent: the one the unreadable line before it named, if what is left
+   * of that line names one the session has, else the conversation's entry before
+   * it; none when nothing readable comes before (it is the conversation's first
+   * now).
+   */
+  parent: string | null;
+}
+
 export interface RepairReport {
   /** Keys of the originals saved before rewriting (`<part>.bak-<now-ms>`). */
   backups: Array<string>;
@@ -998,6 +1014,12 @@ export interface RepairReport {
   fixed_surrogates: number;
   /** A torn last line was left out (kept in the backup). */
   dropped_torn_tail: boolean;
+  /**
+   * Lines whose parent was among the lines left out, now chained past them:
+   * else a resume, Mneme's or Claude Code's, would begin at such a line and lose
+   * the conversation before it.
+   */
+  relinked: Array<RelinkedLine>;
 }
 
 export interface SessionInfo {

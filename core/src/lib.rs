@@ -58,8 +58,8 @@ pub use message::{AgentRef, Injection, Place, Provider, Role, Speaker, Turn, Usa
 pub use recall::Window;
 pub use sessions::retention;
 pub use sessions::{
-    Applied, CompactionIds, Listing, NewEntry, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript, TranscriptKey,
-    WrittenSession, check_bytes, load_report,
+    Applied, CompactionIds, Listing, NewEntry, RelinkedLine, RepairReport, SearchHit, SessionInfo, SkippedKey, Subagent, Transcript,
+    TranscriptKey, WrittenSession, check_bytes, load_report,
 };
 pub use storage::{InMemoryStorage, KeyInfo, Storage, StorageError};
 pub use store::Store;

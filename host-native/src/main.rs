@@ -305,7 +305,7 @@ enum Command {
     Repair {
         /// The session id
         id: String,
-        /// Print JSON ({backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail})
+        /// Print JSON ({backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail, relinked})
         #[arg(long)]
         json: bool,
     },
@@ -1719,6 +1719,10 @@ fn print_repair(id: &str, report: &RepairReport) -> CliResult {
     println!("repaired session {id}:");
     for dropped in &report.dropped {
         println!("  removed unreadable part {} line {}: {}", dropped.part, dropped.line, dropped.reason);
+    }
+    for relinked in &report.relinked {
+        let parent = relinked.parent.as_deref().unwrap_or("nothing (it begins the conversation now)");
+        println!("  chained part {} line {} to {parent}: its parent was among the lines removed", relinked.part, relinked.line);
     }
     if report.dropped_torn_tail {
         println!("  removed the torn last line");

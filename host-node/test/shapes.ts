@@ -96,6 +96,7 @@ export const checkProviderContext: Same<Api.ProviderContext, Wit.ProviderContext
 export const checkRebuildReport: Same<Api.RebuildReport, Wit.RebuildReport> = true;
 export const checkRecalled: Same<Api.Recalled, Wit.Recalled> = true;
 export const checkRedacted: Same<Api.Redacted, Wit.Redacted> = true;
+export const checkRelinkedLine: Same<Api.RelinkedLine, Wit.RelinkedLine> = true;
 export const checkRepairReport: Same<Api.RepairReport, Wit.RepairReport> = true;
 export const checkResetPolicy: Takes<Api.ResetPolicy, Wit.ResetPolicy> = true;
 export const checkResolution: Same<Api.Resolution, Wit.Resolution> = true;

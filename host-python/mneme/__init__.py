@@ -1008,9 +1008,10 @@ class Mneme:
 
     def repair(self, id: str, now: Time = None) -> RepairReport:
         """Rewrites the parts of session ``id`` that have unreadable lines, glued
-        objects, invalid UTF-8 or a torn tail, each original kept as a backup:
+        objects, invalid UTF-8 or a torn tail, each original kept as a backup; a line
+        whose parent was unreadable is chained past it (``relinked``):
         ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
-        dropped_torn_tail}``."""
+        dropped_torn_tail, relinked}``."""
         return self._method("repair", _text("id", id), _now_ms(now))
 
     def reopen(self, id: str) -> None:

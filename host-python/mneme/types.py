@@ -918,6 +918,20 @@ class Subagent(TypedDict):
     transcript: Transcript
 
 
+class RelinkedLine(TypedDict):
+    """A line `repair` chained to another parent (its `parentUuid`, or pi's
+    `parentId`, alone rewritten).
+    """
+    part: int
+    line: int
+    parent: Optional[str]
+    """Its new parent: the one the unreadable line before it named, if what is left
+    of that line names one the session has, else the conversation's entry before
+    it; none when nothing readable comes before (it is the conversation's first
+    now).
+    """
+
+
 class RepairReport(TypedDict):
     backups: List[str]
     """Keys of the originals saved before rewriting (`<part>.bak-<now-ms>`)."""
@@ -934,6 +948,11 @@ class RepairReport(TypedDict):
     """
     dropped_torn_tail: bool
     """A torn last line was left out (kept in the backup)."""
+    relinked: List[RelinkedLine]
+    """Lines whose parent was among the lines left out, now chained past them:
+    else a resume, Mneme's or Claude Code's, would begin at such a line and lose
+    the conversation before it.
+    """
 
 
 class SessionInfo(TypedDict):

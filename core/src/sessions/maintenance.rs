@@ -1,6 +1,7 @@
 //! Keeping sessions healthy: finding sub-agent transcripts, removing a session with
 //! everything that belongs to it, and repairing damaged parts after a backup.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -30,6 +31,22 @@ pub struct RepairReport {
     pub fixed_surrogates: u32,
     /// A torn last line was left out (kept in the backup).
     pub dropped_torn_tail: bool,
+    /// Lines whose parent was among the lines left out, now chained past them: else
+    /// a resume, Mneme's or Claude Code's, would begin at such a line and lose the
+    /// conversation before it.
+    pub relinked: Vec<RelinkedLine>,
+}
+
+/// A line `repair` chained to another parent (its `parentUuid`, or pi's `parentId`,
+/// alone rewritten).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RelinkedLine {
+    pub part: u32,
+    pub line: u32,
+    /// Its new parent: the one the unreadable line before it named, if what is left of
+    /// that line names one the session has, else the conversation's entry before it;
+    /// none when nothing readable comes before (it is the conversation's first now).
+    pub parent: Option<String>,
 }
 
 impl<S: Storage> Sessions<'_, S> {
@@ -120,7 +137,8 @@ impl<S: Storage> Sessions<'_, S> {
 
     /// Rewrites the parts of session `id` that have unreadable lines, glued objects,
     /// invalid UTF-8 or a torn tail: readable entries are kept byte for byte, one per
-    /// line; the original of each changed part is saved first as
+    /// line, but for the parent of a line whose parent was unreadable (see
+    /// [`RelinkedLine`]); the original of each changed part is saved first as
     /// `<part>.bak-<now_ms>`. Nothing is written when nothing needs repair.
     pub async fn repair(&self, id: &str, now_ms: i64) -> Result<RepairReport, Error> {
         let parts = self.require(id).await?;
@@ -132,19 +150,39 @@ impl<S: Storage> Sessions<'_, S> {
 
     async fn repair_locked(&self, parts: &Parts, now_ms: i64) -> Result<RepairReport, Error> {
         let raw = self.read_parts(parts).await?;
+        let texts: Vec<_> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
+        let scans: Vec<scan::PartScan> =
+            raw.iter().zip(&texts).enumerate().map(|(index, (bytes, text))| scan::scan_part(index as u32 + 1, bytes, text)).collect();
+        let known: BTreeSet<&str> = scans.iter().flat_map(|scan| &scan.lines).filter_map(|line| line.env.uuid()).collect();
         let mut report = RepairReport::default();
-        for (index, (bytes, info)) in raw.iter().zip(&parts.parts).enumerate() {
-            let text = scan::decode(bytes);
-            let scan = scan::scan_part(index as u32 + 1, bytes, &text);
+        // The newest entry of the conversation read so far, across parts.
+        let mut before: Option<&str> = None;
+        for (((bytes, info), text), scan) in raw.iter().zip(&parts.parts).zip(&texts).zip(&scans) {
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
             let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
             if sound && scan.torn_at.is_none() && !needs_newline {
+                before = scan.lines.iter().rev().find(|line| line.env.ends_a_branch()).and_then(|line| line.env.uuid()).or(before);
                 continue;
             }
             let mut repaired = String::with_capacity(bytes.len());
+            let mut dropped = scan.skipped.iter().peekable();
             for line in &scan.lines {
-                repaired.push_str(line.raw);
+                // The unreadable lines just before this one.
+                let mut gap = Vec::new();
+                while let Some(skipped) = dropped.next_if(|skipped| skipped.line < line.line) {
+                    gap.extend(text.split('\n').nth(skipped.line.saturating_sub(1) as usize));
+                }
+                match relinked(line, &gap, &known, before) {
+                    Some((relinked, parent)) => {
+                        repaired.push_str(&relinked);
+                        report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
+                    }
+                    None => repaired.push_str(line.raw),
+                }
                 repaired.push('\n');
+                if line.env.ends_a_branch() {
+                    before = line.env.uuid().or(before);
+                }
             }
             let backup = format!("{}.bak-{now_ms}", info.key);
             self.base.storage.replace(&backup, bytes, None).await?;
@@ -152,7 +190,7 @@ impl<S: Storage> Sessions<'_, S> {
             // program that takes no lock Mneme sees must not be lost.
             self.base.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
             report.backups.push(backup);
-            report.dropped.extend(scan.skipped);
+            report.dropped.extend(scan.skipped.iter().cloned());
             report.split_glued += scan.recovered_glued;
             report.fixed_utf8 += scan.invalid_utf8;
             report.fixed_surrogates += scan.lone_surrogates;
@@ -160,4 +198,44 @@ impl<S: Storage> Sessions<'_, S> {
         }
         Ok(report)
     }
+}
+
+/// `line` chained past the unreadable lines of `gap` before it, with its new parent,
+/// when its own parent is no line of the session (`known`): most likely the line just
+/// before it, which is unreadable. The new parent is the one an unreadable line names
+/// in what is left of it (Claude Code and pi write the parent first), nearest first,
+/// if the session has it; else `before`, the conversation's entry before the gap.
+fn relinked<'a>(line: &scan::Line, gap: &[&'a str], known: &BTreeSet<&str>, before: Option<&'a str>) -> Option<(String, Option<&'a str>)> {
+    let parent = line.env.parent_uuid()?;
+    if gap.is_empty() || known.contains(parent) {
+        return None;
+    }
+    let named = gap.iter().rev().find_map(|text| named_parent(text).filter(|named| known.contains(named)));
+    let new_parent = named.or(before);
+    Some((with_parent(line.raw, parent, new_parent)?, new_parent))
+}
+
+/// The parent a line's text names, read from its text alone (the line is unreadable).
+fn named_parent(text: &str) -> Option<&str> {
+    ["\"parentUuid\":\"", "\"parentId\":\""].iter().find_map(|field| {
+        let value = &text[text.find(field)? + field.len()..];
+        let value = &value[..value.find('"')?];
+        (!value.is_empty() && !value.contains('\\')).then_some(value)
+    })
+}
+
+/// `raw` with its parent field's value `old` replaced by `new` (null for none), the
+/// rest byte for byte; `None` when the field is not spelled as Claude Code and pi
+/// write it.
+fn with_parent(raw: &str, old: &str, new: Option<&str>) -> Option<String> {
+    let mut value = String::new();
+    match new {
+        Some(new) => crate::support::json::push_string(&mut value, new),
+        None => value.push_str("null"),
+    }
+    ["parentUuid", "parentId"].iter().find_map(|field| {
+        let spelled = format!("\"{field}\":\"{old}\"");
+        let at = raw.find(&spelled)?;
+        Some(format!("{}\"{field}\":{value}{}", &raw[..at], &raw[at + spelled.len()..]))
+    })
 }

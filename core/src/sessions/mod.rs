@@ -37,7 +37,7 @@ pub(crate) mod write;
 
 pub use compaction::{Applied, CompactionIds};
 pub use lines::{TranscriptKey, WrittenSession};
-pub use maintenance::RepairReport;
+pub use maintenance::{RelinkedLine, RepairReport};
 pub use search::SearchHit;
 pub use write::NewEntry;
 

@@ -465,9 +465,10 @@ macro_rules! mirror_wit {
             $sessions::CheckReport { load, dangling_parents, orphaned_tool_uses, orphaned_tool_results }
         );
         $crate::mirror_record!($crate::Subagent, $sessions::Subagent { key, transcript });
+        $crate::mirror_record!($crate::RelinkedLine, $sessions::RelinkedLine { part, line, parent });
         $crate::mirror_record!(
             $crate::RepairReport,
-            $sessions::RepairReport { backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail }
+            $sessions::RepairReport { backups, dropped, split_glued, fixed_utf8, fixed_surrogates, dropped_torn_tail, relinked }
         );
         $crate::mirror_record!(
             $crate::SessionInfo,

@@ -199,6 +199,78 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     assert_eq!(block_on(store.sessions().repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
 }
 
+/// A line whose parent is unreadable is chained past it by `repair`: to the parent
+/// what is left of the unreadable line names, else to the entry before it. Without
+/// that, a resume (Mneme's and Claude Code's, both walking `parentUuid`) begins at the
+/// orphan and loses the conversation before it.
+#[test]
+fn repair_chains_a_line_past_its_unreadable_parent() {
+    let line = |uuid: &str, parent: Option<&str>, role: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            "{{\"parentUuid\":{parent},\"type\":\"{role}\",\"uuid\":\"{uuid}\",\"message\":{{\"role\":\"{role}\",\"content\":\"m {uuid}\"}}}}"
+        )
+    };
+    let roles = ["user", "assistant"];
+    let lines: Vec<String> =
+        (1..=6).map(|n| line(&format!("u{n}"), (n > 1).then(|| format!("u{}", n - 1)).as_deref(), roles[(n + 1) % 2])).collect();
+    // u3 cut short where its parent is still readable; in the second session u3 is
+    // garbage naming nothing, and u1 (the root) is unreadable too.
+    let named = [&lines[..2], &[lines[2][..40].to_string()], &lines[3..]].concat().join("\n") + "\n";
+    let unnamed = [&["garbage".to_string()][..], &lines[1..2], &["{{\"not".to_string()], &lines[3..]].concat().join("\n") + "\n";
+    let storage = InMemoryStorage::new();
+    block_on(storage.replace("projects/-p/named.jsonl", named.as_bytes(), None)).unwrap();
+    block_on(storage.replace("projects/-p/unnamed.jsonl", unnamed.as_bytes(), None)).unwrap();
+    let store = Store::new(&storage);
+    let uuids =
+        |id: &str| -> Vec<String> { block_on(store.sessions().context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect() };
+    assert_eq!(uuids("named"), ["u4", "u5", "u6"], "before the repair, resume begins at the orphan");
+    let check = block_on(store.sessions().check("named")).unwrap();
+    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [4]);
+
+    let report = block_on(store.sessions().repair("named", T0)).unwrap();
+    assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [3]);
+    assert_eq!(report.relinked, [mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("u2".into()) }]);
+    assert_eq!(uuids("named"), ["u1", "u2", "u4", "u5", "u6"]);
+    let repaired = String::from_utf8(block_on(storage.read("projects/-p/named.jsonl", 0, None)).unwrap()).unwrap();
+    let expected =
+        [&lines[..2], &[lines[3].replace("\"parentUuid\":\"u3\"", "\"parentUuid\":\"u2\"")], &lines[4..]].concat().join("\n") + "\n";
+    assert_eq!(repaired, expected, "only the orphan's parent changed, the rest byte for byte");
+    assert!(!block_on(store.sessions().check("named")).unwrap().has_problems());
+
+    let report = block_on(store.sessions().repair("unnamed", T0)).unwrap();
+    assert_eq!(
+        report.relinked,
+        [
+            mneme_core::RelinkedLine { part: 1, line: 2, parent: None },
+            mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("u2".into()) }
+        ]
+    );
+    assert_eq!(uuids("unnamed"), ["u2", "u4", "u5", "u6"]);
+    assert!(!block_on(store.sessions().check("unnamed")).unwrap().has_problems());
+    assert_eq!(block_on(store.sessions().repair("unnamed", T0 + 1)).unwrap(), Default::default(), "nothing left to repair");
+
+    // pi's entries chain by `parentId`.
+    let entry = |id: &str, parent: &str, role: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"message\":{{\"role\":\"{role}\",\"content\":\"m {id}\"}}}}"
+        )
+    };
+    let pi = [
+        "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}".to_string(),
+        entry("a1", "a0", "user").replace("\"parentId\":\"a0\"", "\"parentId\":null"),
+        entry("a2", "a1", "assistant")[..50].to_string(),
+        entry("a3", "a2", "user"),
+        entry("a4", "a3", "assistant"),
+    ]
+    .join("\n")
+        + "\n";
+    block_on(storage.replace("projects/-p/pi.jsonl", pi.as_bytes(), None)).unwrap();
+    let report = block_on(store.sessions().repair("pi", T0)).unwrap();
+    assert_eq!(report.relinked, [mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("a1".into()) }]);
+    assert_eq!(uuids("pi"), ["a1", "a3", "a4"]);
+}
+
 /// A workload touching every write path: appends with rollover, a torn tail to move
 /// aside, a tombstone, and a repair.
 fn workload(store: &Store<Faulty<&InMemoryStorage>>, acknowledged: &mut Vec<String>) {
