@@ -59,11 +59,19 @@ function run(program, args, cwd, input, env = USER_ENV) {
   });
 }
 
-/** A new npm project in `folder` with the tarball matching `pattern` installed. */
-async function npmProject(folder, pattern) {
+/**
+ * A new npm project in `folder` with the tarball matching `pattern` installed, as
+ * package `name`. Its package.json is a user's: the repository's scripts name tests
+ * the package does not hold, and its development dependencies are no user's (packing
+ * strips both); it says its licence, its types and the Node it needs.
+ */
+async function npmProject(folder, pattern, name) {
   mkdirSync(folder);
   await run("npm", ["init", "-y"], folder);
   await run("npm", ["install", "--no-audit", "--no-fund", artefact(pattern)], folder);
+  const manifest = JSON.parse(readFileSync(join(folder, "node_modules", name, "package.json"), "utf8"));
+  for (const field of ["scripts", "devDependencies", "private"]) assert(!(field in manifest), `the installed ${name} has \`${field}\` in its package.json`);
+  for (const field of ["license", "types", "engines"]) assert(field in manifest, `the installed ${name} has no \`${field}\` in its package.json`);
 }
 
 try {
@@ -89,7 +97,7 @@ try {
 
   await test("the Node package installs into a fresh npm project, and its README's quickstart runs there", async () => {
     const folder = join(scratch, "node");
-    await npmProject(folder, /^mneme-node-.*\.tgz$/);
+    await npmProject(folder, /^mneme-node-.*\.tgz$/, "@mneme/node");
     writeFileSync(join(folder, "quickstart.mjs"), quickstart(join(ROOT, "host-node/README.md"), "js"));
     const { stdout } = await run(process.execPath, ["quickstart.mjs"], folder);
     assert(stdout.includes("user Releases go to staging on Fridays.") && stdout.includes("assistant Noted (1 messages read)."), stdout);
@@ -178,7 +186,7 @@ async function runPage(url) {
 
   await test("the browser package installs into a fresh npm project: its README's quickstart runs in a page served from it, and its bundler recipes build with Vite and esbuild and run", async () => {
     const folder = join(scratch, "web");
-    await npmProject(folder, /^mneme-web-.*\.tgz$/);
+    await npmProject(folder, /^mneme-web-.*\.tgz$/, "@mneme/web");
     const readme = join(ROOT, "web/README.md");
     writeFileSync(
       join(folder, "index.html"),
