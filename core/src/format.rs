@@ -1,7 +1,7 @@
 //! The dialects' names and the kinds of Mneme's own lines: values every layer shares
 //! (the errors, the reader, the dialects), so this module imports none of them. Each
 //! dialect is detected and written in `dialect/`, and read in `scan` (envelopes) and
-//! `message::canonical` (messages).
+//! `dialect::canonical` (messages).
 
 /// A transcript dialect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -8,9 +8,10 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use crate::dialect::canonical;
+use crate::dialect::canonical::reported_usage;
 use crate::format::{Format, Marker};
-use crate::message::canonical::reported_usage;
-use crate::message::{calls, canonical};
+use crate::message::calls;
 use crate::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
 use crate::support::saturating_sum;
 use crate::transcript::context::ContextLines;

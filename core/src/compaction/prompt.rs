@@ -80,7 +80,7 @@ pub(crate) fn clip(text: &str, max: usize) -> &str {
 fn serialize(line: &Line, out: &mut String) {
     let parsed = line.env.message.and_then(parse_message_content);
     let role = parsed.as_ref().and_then(|(message, _)| message.role.get());
-    if let Some(text) = crate::message::canonical::pi_shown_text(line, role) {
+    if let Some(text) = crate::dialect::shown_entry_text(line, role) {
         if !text.is_empty() {
             out.push_str(&format!("[user]: {text}\n"));
         }

@@ -23,7 +23,7 @@ pub(crate) fn extractive_summary(loaded: &Loaded, plan: &Plan) -> String {
     let mut files: Vec<String> = Vec::new();
     for line in &lines {
         let parsed = line.env.message.and_then(parse_message_content);
-        if let Some(shown) = crate::message::canonical::pi_shown_text(line, parsed.as_ref().and_then(|(m, _)| m.role.get())) {
+        if let Some(shown) = crate::dialect::shown_entry_text(line, parsed.as_ref().and_then(|(m, _)| m.role.get())) {
             // What pi shows the model as the user's: a command's output, an extension's
             // message, a branch's summary (its text on the lines after pi's preamble).
             let flat: Vec<&str> = shown.split_whitespace().collect();

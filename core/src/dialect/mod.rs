@@ -13,14 +13,17 @@ use crate::message::items::Items;
 use crate::message::{BlockKind, Message};
 use crate::scan::{Envelope, Line, LineType};
 pub(crate) use crate::support::ids::nth_uuid;
+use crate::support::json::Raw;
 
 use crate::format::{Format, Marker};
 use crate::message::Role;
 
+pub(crate) mod canonical;
 pub(crate) mod claude;
 pub(crate) use claude::PreservedSegment;
 pub(crate) mod crab;
 pub(crate) mod pi;
+pub(crate) use pi::read::shown_entry_text;
 
 impl Format {
     /// The dialect a session's lines are written in, judged from its first readable
@@ -144,6 +147,18 @@ const FORMATS: [Format; 3] = {
 /// The rule of compaction line `env`; `None` for a line that is no compaction.
 pub(crate) fn compaction_rule<'l>(env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
     FORMATS.into_iter().find_map(|format| format.dialect().compaction_rule(env))
+}
+
+/// An entry its dialect shows the model as a user message though it carries no
+/// `message` (pi's `custom_message` and `branch_summary`): the line is read whole.
+pub(crate) fn is_shown_entry(env: &Envelope<'_>) -> bool {
+    env.is_pi_context_entry()
+}
+
+/// What of `line` the model is shown as a message: its `message`, or the whole line
+/// for an entry shown as one ([`is_shown_entry`]).
+pub(crate) fn shown_message<'l>(line: &Line<'l>) -> Option<Raw<'l>> {
+    line.env.message.or_else(|| is_shown_entry(&line.env).then(|| Raw::valid(line.raw)))
 }
 
 /// The segment compaction line `env` keeps relinked after its summary (its head

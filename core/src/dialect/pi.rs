@@ -17,6 +17,8 @@ use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
 use crate::scan::{CUSTOM_PREFIX, Envelope, Line, TOMBSTONE_TYPE};
 
+pub(crate) mod read;
+
 pub(crate) struct Pi;
 
 /// How pi 0.73 shows a compaction summary to the model, byte for byte.

@@ -17,11 +17,12 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use crate::dialect::Header;
+use crate::dialect::canonical;
 use crate::error::Error;
 use crate::format::{Format, Marker};
 use crate::keys;
 use crate::message::calls::{PendingCalls, without_unanswerable};
-use crate::message::{Block, BlockKind, Message, Meta, Provider, Role, Usage, canonical, input};
+use crate::message::{Block, BlockKind, Message, Meta, Provider, Role, Usage, input};
 use crate::scan::Line;
 use crate::sessions::Sessions;
 use crate::sessions::with_loaded;

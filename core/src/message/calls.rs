@@ -122,7 +122,7 @@ pub(crate) fn check_turn(messages: &[super::Message], pending: &PendingCalls, re
                 _ => {}
             }
         }
-        calls.step(super::canonical::message_activity(message), None);
+        calls.step(message_activity(message), None);
     }
     Ok(())
 }
@@ -146,8 +146,23 @@ pub(crate) fn without_unanswerable(messages: Vec<super::Message>, pending: &Pend
         if message.blocks.is_empty() {
             continue;
         }
-        calls.step(super::canonical::message_activity(&message), None);
+        calls.step(message_activity(&message), None);
         kept.push(message);
     }
     (kept, dropped)
+}
+
+/// What a message about to be written does to the pending calls.
+pub(crate) fn message_activity(message: &super::Message) -> Activity {
+    let assistant = message.role == crate::Role::Assistant;
+    let id = message.meta.id.clone().filter(|_| assistant);
+    let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };
+    for block in &message.blocks {
+        match &block.kind {
+            super::BlockKind::ToolUse { id, name } => activity.calls.push((id.clone(), name.clone())),
+            super::BlockKind::ToolResult { tool_use_id } => activity.answers.push(tool_use_id.clone()),
+            _ => activity.other = true,
+        }
+    }
+    activity
 }

@@ -158,7 +158,7 @@ pub(crate) fn settle(messages: &mut [Message], pending: &PendingCalls) {
                 made.push(id.clone());
             }
         }
-        calls.step(super::canonical::message_activity(message), None);
+        calls.step(super::calls::message_activity(message), None);
     }
 }
 

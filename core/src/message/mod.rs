@@ -1,7 +1,7 @@
 //! Agent messages: what an agent loop exchanges with a model, in one canonical shape —
 //! the Anthropic Messages API's content blocks, Claude Code's native ones. Input in
 //! Anthropic's or OpenAI's chat shape is validated and converted here (`input`); stored
-//! lines of every dialect are read back into the same blocks (`canonical`); and the tool
+//! lines of every dialect are read back into the same blocks (`dialect::canonical`); and the tool
 //! calls still waiting for a result are followed by one rule (`calls`). A resumed
 //! context is rendered for a provider in `transcript/render.rs`.
 
@@ -11,11 +11,11 @@ use alloc::vec::Vec;
 use crate::error::Error;
 
 pub(crate) mod calls;
-pub(crate) mod canonical;
 pub(crate) mod input;
 pub(crate) mod items;
+pub(crate) mod text;
 
-pub use canonical::shown_text;
+pub use text::shown_text;
 
 /// Who speaks in a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

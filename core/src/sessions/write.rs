@@ -8,13 +8,14 @@ use alloc::vec::Vec;
 
 use super::Sessions;
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
+use crate::dialect::canonical;
 use crate::dialect::{Dialect, Header, TakenIds};
 use crate::error::Error;
 use crate::format::{Format, Marker};
 use crate::keys;
 use crate::message::Role;
 use crate::message::calls::{self, PendingCalls};
-use crate::message::{AgentRef, Message, Turn, canonical, input};
+use crate::message::{AgentRef, Message, Turn, input};
 use crate::scan;
 use crate::storage::{Storage, StorageError};
 use crate::support::ids::derived_id;

@@ -8,11 +8,11 @@ use alloc::vec::Vec;
 
 use super::shorten;
 use super::thread::{Children, Gathered, Hanging, Links, Loaded};
-use crate::message::canonical::line_usage;
-use crate::message::{Usage, canonical};
+use crate::dialect::canonical::line_usage;
+use crate::dialect::{self, canonical};
+use crate::message::Usage;
 use crate::scan::{self, Line};
 use crate::support::hash::FastMap;
-use crate::support::json::Raw;
 
 /// One branch of a conversation: from its root to a leaf message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -450,11 +450,10 @@ impl Loaded<'_> {
             let line = &self.lines[leaf];
             // As the context reads the message: a tool result or a call shows as a marker
             // (`[tool_result toolu_…]`), not as nothing.
-            let message = if line.env.is_pi_context_entry() { Some(Raw::valid(line.raw)) } else { line.env.message };
-            let (role, text) = match canonical::stored(line.env.kind(), message) {
+            let (role, text) = match canonical::stored(line.env.kind(), dialect::shown_message(line)) {
                 // A branch's summary shown by its own words, not pi's preamble to them.
                 Some(stored) => {
-                    let summary = line.env.rare().summary.get().filter(|_| line.env.is_pi_context_entry());
+                    let summary = line.env.rare().summary.get().filter(|_| dialect::is_shown_entry(&line.env));
                     (Some(stored.role), summary.map_or(stored.text, Cow::Borrowed).into_owned())
                 }
                 None => scan::message_text(line.env.message),

@@ -8,8 +8,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::thread::Loaded;
-use crate::dialect::{Kept, PreservedSegment, compaction_rule};
-use crate::message::canonical;
+use crate::dialect::{Kept, PreservedSegment, canonical, compaction_rule, is_shown_entry, shown_message};
 use crate::scan::{Workers, parse_block};
 use crate::storage::Job;
 use crate::support::SharedStr;
@@ -121,10 +120,10 @@ impl<'a> Loaded<'a> {
     pub fn context_lines(&self) -> ContextLines {
         let chain = self.chain();
         // What a model is shown: messages but those kept for the transcript only, and
-        // pi's entries it shows as messages.
+        // the entries a dialect shows as messages.
         let in_context = |i: &usize| {
             let env = &self.lines[*i].env;
-            (env.is_message() && !env.is_transcript_only()) || env.is_pi_context_entry()
+            (env.is_message() && !env.is_transcript_only()) || is_shown_entry(env)
         };
         let last = chain.iter().enumerate().rev().find_map(|(at, &i)| Some((at, compaction_rule(&self.lines[i].env)?)));
         let cleared = chain[last.as_ref().map_or(0, |(at, _)| at + 1)..]
@@ -274,8 +273,7 @@ impl<'a> Loaded<'a> {
                     part: line.part,
                     uuid: line.entry_id().into_owned(),
                     kind: line.env.kind.clone(),
-                    // pi's entries without a message are read whole.
-                    message: line.env.message.or_else(|| line.env.is_pi_context_entry().then(|| Raw::valid(line.raw))),
+                    message: shown_message(line),
                     is_compact_summary: line.env.is_compact_summary.0,
                 }
             })

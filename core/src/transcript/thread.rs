@@ -8,9 +8,9 @@ use core::cmp::Reverse;
 use core::ops::Range;
 
 use super::{Entry, LoadReport, TypeCount};
+use crate::dialect::canonical;
 use crate::dialect::relinked_segment;
 use crate::message::calls::{self, Activity, PendingCalls};
-use crate::message::canonical;
 use crate::scan::{Line, LineType, PartScan};
 use crate::support::hash::FastMap;
 use crate::support::time;

@@ -6,7 +6,7 @@ use alloc::string::String;
 
 use crate::support::json::{self, Raw};
 
-use crate::message::canonical::reported_usage;
+use crate::dialect::canonical::reported_usage;
 use crate::scan::{Block, Content, Line, parse_content, parse_message, parse_message_content};
 use crate::support::saturating_sum;
 
@@ -69,8 +69,8 @@ pub const CLEARED_RESULT_TOKENS: u64 = 8;
 /// message (an extension's, a branch summary) cost what pi shows; other entries
 /// without a message cost nothing.
 pub(crate) fn estimate(line: &Line, cleared: &BTreeSet<String>) -> u64 {
-    let shown = |role| crate::message::canonical::pi_shown_text(line, role).map_or(0, |text| text_tokens(&text));
-    if line.env.is_pi_context_entry() {
+    let shown = |role| crate::dialect::shown_entry_text(line, role).map_or(0, |text| text_tokens(&text));
+    if crate::dialect::is_shown_entry(&line.env) {
         return shown(None);
     }
     let Some((message, read)) = line.env.message.and_then(parse_message_content) else { return 0 };
@@ -133,7 +133,7 @@ pub(crate) fn context_tokens<'a>(lines: impl DoubleEndedIterator<Item = &'a Line
         // shows it is inside.
         let mut between = 0u64;
         for line in earlier {
-            let activity = crate::message::canonical::activity(line);
+            let activity = crate::dialect::canonical::activity(line);
             if !crate::message::calls::within_reply(activity.as_ref(), Some(&reply)) {
                 break;
             }
