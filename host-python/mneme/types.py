@@ -920,15 +920,15 @@ class Subagent(TypedDict):
 
 class RelinkedLine(TypedDict):
     """A line `repair` chained to another parent (its `parentUuid`, or pi's
-    `parentId`, alone rewritten).
+    `parentId`, alone rewritten), where the original (the backup) has it.
     """
     part: int
     line: int
     parent: Optional[str]
-    """Its new parent: the one the unreadable line before it named, if what is left
-    of that line names one the session has, else the conversation's entry before
-    it; none when nothing readable comes before (it is the conversation's first
-    now).
+    """Its new parent: the one the unreadable lines before it name in what is left
+    of them, else its conversation's entry before them; none when they name none
+    (a compaction's boundary) or nothing readable comes before. Every line that
+    had the same missing parent gets the same.
     """
 
 

@@ -1,7 +1,7 @@
 //! Keeping sessions healthy: finding sub-agent transcripts, removing a session with
 //! everything that belongs to it, and repairing damaged parts after a backup.
 
-use alloc::collections::BTreeSet;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -38,14 +38,15 @@ pub struct RepairReport {
 }
 
 /// A line `repair` chained to another parent (its `parentUuid`, or pi's `parentId`,
-/// alone rewritten).
+/// alone rewritten), where the original (the backup) has it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RelinkedLine {
     pub part: u32,
     pub line: u32,
-    /// Its new parent: the one the unreadable line before it named, if what is left of
-    /// that line names one the session has, else the conversation's entry before it;
-    /// none when nothing readable comes before (it is the conversation's first now).
+    /// Its new parent: the one the unreadable lines before it name in what is left of
+    /// them, else its conversation's entry before them; none when they name none (a
+    /// compaction's boundary) or nothing readable comes before. Every line that had
+    /// the same missing parent gets the same.
     pub parent: Option<String>,
 }
 
@@ -153,26 +154,19 @@ impl<S: Storage> Sessions<'_, S> {
         let texts: Vec<_> = raw.iter().map(|bytes| scan::decode(bytes)).collect();
         let scans: Vec<scan::PartScan> =
             raw.iter().zip(&texts).enumerate().map(|(index, (bytes, text))| scan::scan_part(index as u32 + 1, bytes, text)).collect();
-        let known: BTreeSet<&str> = scans.iter().flat_map(|scan| &scan.lines).filter_map(|line| line.env.uuid()).collect();
+        let relinks = relinks(&texts, &scans);
         let mut report = RepairReport::default();
-        // The newest entry of the conversation read so far, across parts.
-        let mut before: Option<&str> = None;
-        for (((bytes, info), text), scan) in raw.iter().zip(&parts.parts).zip(&texts).zip(&scans) {
+        for (index, ((bytes, info), scan)) in raw.iter().zip(&parts.parts).zip(&scans).enumerate() {
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
             let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
-            if sound && scan.torn_at.is_none() && !needs_newline {
-                before = scan.lines.iter().rev().find(|line| line.env.ends_a_branch()).and_then(|line| line.env.uuid()).or(before);
+            let relinked_here = relinks.range((index, 0)..(index + 1, 0)).next().is_some();
+            if sound && scan.torn_at.is_none() && !needs_newline && !relinked_here {
                 continue;
             }
             let mut repaired = String::with_capacity(bytes.len());
-            let mut dropped = scan.skipped.iter().peekable();
-            for line in &scan.lines {
-                // The unreadable lines just before this one.
-                let mut gap = Vec::new();
-                while let Some(skipped) = dropped.next_if(|skipped| skipped.line < line.line) {
-                    gap.extend(text.split('\n').nth(skipped.line.saturating_sub(1) as usize));
-                }
-                match relinked(line, &gap, &known, before) {
+            for (at, line) in scan.lines.iter().enumerate() {
+                let relinked = relinks.get(&(index, at)).and_then(|&parent| Some((with_parent(line.raw, parent)?, parent)));
+                match relinked {
                     Some((relinked, parent)) => {
                         repaired.push_str(&relinked);
                         report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
@@ -180,9 +174,6 @@ impl<S: Storage> Sessions<'_, S> {
                     None => repaired.push_str(line.raw),
                 }
                 repaired.push('\n');
-                if line.env.ends_a_branch() {
-                    before = line.env.uuid().or(before);
-                }
             }
             let backup = format!("{}.bak-{now_ms}", info.key);
             self.base.storage.replace(&backup, bytes, None).await?;
@@ -200,42 +191,98 @@ impl<S: Storage> Sessions<'_, S> {
     }
 }
 
-/// `line` chained past the unreadable lines of `gap` before it, with its new parent,
-/// when its own parent is no line of the session (`known`): most likely the line just
-/// before it, which is unreadable. The new parent is the one an unreadable line names
-/// in what is left of it (Claude Code and pi write the parent first), nearest first,
-/// if the session has it; else `before`, the conversation's entry before the gap.
-fn relinked<'a>(line: &scan::Line, gap: &[&'a str], known: &BTreeSet<&str>, before: Option<&'a str>) -> Option<(String, Option<&'a str>)> {
-    let parent = line.env.parent_uuid()?;
-    if gap.is_empty() || known.contains(parent) {
-        return None;
+/// The lines to chain past unreadable ones, by part and place among its readable
+/// lines, each with its new parent (`None`: it begins the conversation now). A line is
+/// chained past when its parent is no line of the session and either unreadable lines
+/// come just before it (its parent is most likely the nearest of them) or a line
+/// chained past already had the same missing parent (Claude Code gives a reply's
+/// progress line and its tool result one parent). Its new parent is the one the
+/// unreadable lines name in what is left of them (Claude Code and pi write the parent
+/// first), nearest first, when it comes earlier in the session; else the entry of its
+/// conversation (the main one, or a sub-agent's sidechain) before the gap.
+fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartScan<'a>]) -> BTreeMap<(usize, usize), Option<&'a str>> {
+    let mut place: BTreeMap<&str, usize> = BTreeMap::new();
+    for (n, line) in scans.iter().flat_map(|scan| &scan.lines).enumerate() {
+        if let Some(id) = line.env.uuid() {
+            place.entry(id).or_insert(n);
+        }
     }
-    let named = gap.iter().rev().find_map(|text| named_parent(text).filter(|named| known.contains(named)));
-    let new_parent = named.or(before);
-    Some((with_parent(line.raw, parent, new_parent)?, new_parent))
+    let mut relinks = BTreeMap::new();
+    // Each missing parent a line was chained past, and what its lines are chained to.
+    let mut missing: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    // The newest entry so far of the main conversation and of a sidechain.
+    let mut before: [Option<&str>; 2] = [None, None];
+    // The unreadable lines since the last readable one, across parts.
+    let mut gap: Vec<&str> = Vec::new();
+    let mut n = 0;
+    for (index, (text, scan)) in texts.iter().zip(scans).enumerate() {
+        let mut physical = text.split('\n').enumerate();
+        let mut skipped = scan.skipped.iter().peekable();
+        let mut unreadable = |upto: Option<u32>, gap: &mut Vec<&'a str>| {
+            while let Some(line) = skipped.next_if(|skipped| upto.is_none_or(|upto| skipped.line < upto)) {
+                let at = line.line.saturating_sub(1) as usize;
+                gap.extend(physical.find(|(n, _)| *n == at).map(|(_, text)| text));
+            }
+        };
+        for (at, line) in scan.lines.iter().enumerate() {
+            unreadable(Some(line.line), &mut gap);
+            let side = usize::from(line.env.is_sidechain.0);
+            if let Some(parent) = line.env.parent_uuid().filter(|parent| !place.contains_key(parent)) {
+                let chained = match missing.get(parent) {
+                    Some(&chained) => Some(chained),
+                    None if !gap.is_empty() => Some(named_parent(&gap, &place, n).unwrap_or(before[side])),
+                    None => None,
+                };
+                if let Some(chained) = chained {
+                    missing.insert(parent, chained);
+                    relinks.insert((index, at), chained);
+                }
+            }
+            gap.clear();
+            if line.env.ends_a_branch() || line.env.is_compaction() {
+                before[side] = line.env.uuid().or(before[side]);
+            }
+            n += 1;
+        }
+        unreadable(None, &mut gap);
+    }
+    relinks
 }
 
-/// The parent a line's text names, read from its text alone (the line is unreadable).
-fn named_parent(text: &str) -> Option<&str> {
-    ["\"parentUuid\":\"", "\"parentId\":\""].iter().find_map(|field| {
-        let value = &text[text.find(field)? + field.len()..];
-        let value = &value[..value.find('"')?];
-        (!value.is_empty() && !value.contains('\\')).then_some(value)
+/// The parent the unreadable lines of `gap` name, nearest first: one of the session's
+/// lines before place `n` (`place`: each id's), or none when the line names none (a
+/// compaction's boundary); `None` when none of them names one that can be read.
+fn named_parent<'a>(gap: &[&'a str], place: &BTreeMap<&str, usize>, n: usize) -> Option<Option<&'a str>> {
+    gap.iter().rev().find_map(|text| {
+        PARENT_FIELDS.iter().find_map(|field| {
+            let value = &text[text.find(&format!("\"{field}\":"))? + field.len() + 3..];
+            if value.starts_with("null") {
+                return Some(None);
+            }
+            let value = value.strip_prefix('"')?;
+            let value = &value[..value.find('"')?];
+            place.get(value).is_some_and(|&at| at < n).then_some(Some(value))
+        })
     })
 }
 
-/// `raw` with its parent field's value `old` replaced by `new` (null for none), the
-/// rest byte for byte; `None` when the field is not spelled as Claude Code and pi
-/// write it.
-fn with_parent(raw: &str, old: &str, new: Option<&str>) -> Option<String> {
-    let mut value = String::new();
-    match new {
-        Some(new) => crate::support::json::push_string(&mut value, new),
-        None => value.push_str("null"),
+/// The fields a line names its parent in, in the order the reader takes them: Claude
+/// Code's, Cersei's and pi's.
+const PARENT_FIELDS: [&str; 3] = ["parentUuid", "parent_uuid", "parentId"];
+
+/// `raw` with the value of its parent field (the first of [`PARENT_FIELDS`] it has, as
+/// the reader takes it) replaced by `parent` (null for none), the rest byte for byte;
+/// `None` when the line cannot be walked as one object.
+fn with_parent(raw: &str, parent: Option<&str>) -> Option<String> {
+    let (fields, _) = crate::support::json::fields_named(raw, PARENT_FIELDS)?;
+    let old = fields.into_iter().flatten().find(|value| *value != "null")?;
+    let at = (old.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
+    let mut out = String::with_capacity(raw.len() + 40);
+    out.push_str(raw.get(..at)?);
+    match parent {
+        Some(parent) => crate::support::json::push_string(&mut out, parent),
+        None => out.push_str("null"),
     }
-    ["parentUuid", "parentId"].iter().find_map(|field| {
-        let spelled = format!("\"{field}\":\"{old}\"");
-        let at = raw.find(&spelled)?;
-        Some(format!("{}\"{field}\":{value}{}", &raw[..at], &raw[at + spelled.len()..]))
-    })
+    out.push_str(raw.get(at + old.len()..)?);
+    Some(out)
 }

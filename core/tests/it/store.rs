@@ -200,9 +200,10 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
 }
 
 /// A line whose parent is unreadable is chained past it by `repair`: to the parent
-/// what is left of the unreadable line names, else to the entry before it. Without
-/// that, a resume (Mneme's and Claude Code's, both walking `parentUuid`) begins at the
-/// orphan and loses the conversation before it.
+/// what is left of the unreadable line names, else to the entry before it; and so is
+/// every other line that had the same parent. Without that, a resume (Mneme's and
+/// Claude Code's, both walking `parentUuid`) begins at the orphan and loses the
+/// conversation before it.
 #[test]
 fn repair_chains_a_line_past_its_unreadable_parent() {
     let line = |uuid: &str, parent: Option<&str>, role: &str| {
@@ -211,63 +212,87 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
             "{{\"parentUuid\":{parent},\"type\":\"{role}\",\"uuid\":\"{uuid}\",\"message\":{{\"role\":\"{role}\",\"content\":\"m {uuid}\"}}}}"
         )
     };
-    let roles = ["user", "assistant"];
-    let lines: Vec<String> =
-        (1..=6).map(|n| line(&format!("u{n}"), (n > 1).then(|| format!("u{}", n - 1)).as_deref(), roles[(n + 1) % 2])).collect();
-    // u3 cut short where its parent is still readable; in the second session u3 is
-    // garbage naming nothing, and u1 (the root) is unreadable too.
-    let named = [&lines[..2], &[lines[2][..40].to_string()], &lines[3..]].concat().join("\n") + "\n";
-    let unnamed = [&["garbage".to_string()][..], &lines[1..2], &["{{\"not".to_string()], &lines[3..]].concat().join("\n") + "\n";
+    let file = |lines: &[String]| lines.join("\n") + "\n";
     let storage = InMemoryStorage::new();
-    block_on(storage.replace("projects/-p/named.jsonl", named.as_bytes(), None)).unwrap();
-    block_on(storage.replace("projects/-p/unnamed.jsonl", unnamed.as_bytes(), None)).unwrap();
     let store = Store::new(&storage);
     let uuids =
         |id: &str| -> Vec<String> { block_on(store.sessions().context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect() };
-    assert_eq!(uuids("named"), ["u4", "u5", "u6"], "before the repair, resume begins at the orphan");
-    let check = block_on(store.sessions().check("named")).unwrap();
-    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [4]);
 
+    // u3 rewinds to u1; u4, cut short, answered u2; its progress line and the result
+    // after it both name it.
+    let named = [
+        line("u1", None, "user"),
+        line("u2", Some("u1"), "assistant"),
+        line("u3", Some("u1"), "user"),
+        line("u4", Some("u2"), "assistant")[..40].to_string(),
+        "{\"parentUuid\":\"u4\",\"type\":\"progress\",\"uuid\":\"p5\",\"data\":{}}".to_string(),
+        line("u6", Some("u4"), "user"),
+        line("u7", Some("u6"), "assistant"),
+    ];
+    block_on(storage.replace("projects/-p/named.jsonl", file(&named).as_bytes(), None)).unwrap();
+    assert_eq!(uuids("named"), ["u6", "u7"], "before the repair, resume begins at the orphan");
+    let check = block_on(store.sessions().check("named")).unwrap();
+    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [5, 6]);
     let report = block_on(store.sessions().repair("named", T0)).unwrap();
-    assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [3]);
-    assert_eq!(report.relinked, [mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("u2".into()) }]);
-    assert_eq!(uuids("named"), ["u1", "u2", "u4", "u5", "u6"]);
+    assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [4]);
+    let relinked = |part, line, parent: Option<&str>| mneme_core::RelinkedLine { part, line, parent: parent.map(String::from) };
+    assert_eq!(report.relinked, [relinked(1, 5, Some("u2")), relinked(1, 6, Some("u2"))], "to the parent u4 named, not to u3 before it");
+    assert_eq!(uuids("named"), ["u1", "u2", "u6", "u7"]);
     let repaired = String::from_utf8(block_on(storage.read("projects/-p/named.jsonl", 0, None)).unwrap()).unwrap();
-    let expected =
-        [&lines[..2], &[lines[3].replace("\"parentUuid\":\"u3\"", "\"parentUuid\":\"u2\"")], &lines[4..]].concat().join("\n") + "\n";
-    assert_eq!(repaired, expected, "only the orphan's parent changed, the rest byte for byte");
+    let relinked_line = |text: &str| text.replacen("\"parentUuid\":\"u4\"", "\"parentUuid\":\"u2\"", 1);
+    let expected = [&named[..3], &[relinked_line(&named[4]), relinked_line(&named[5])], &named[6..]].concat();
+    assert_eq!(repaired, file(&expected), "only the orphans' parents changed, the rest byte for byte");
     assert!(!block_on(store.sessions().check("named")).unwrap().has_problems());
 
+    // Nothing readable names a parent: the entry before, or none for the first.
+    let unnamed = [
+        "garbage".to_string(),
+        line("u2", Some("u1"), "assistant"),
+        "{\"not".to_string(),
+        line("u4", Some("u3"), "user"),
+        line("u5", Some("u4"), "assistant"),
+    ];
+    block_on(storage.replace("projects/-p/unnamed.jsonl", file(&unnamed).as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("unnamed", T0)).unwrap();
-    assert_eq!(
-        report.relinked,
-        [
-            mneme_core::RelinkedLine { part: 1, line: 2, parent: None },
-            mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("u2".into()) }
-        ]
-    );
-    assert_eq!(uuids("unnamed"), ["u2", "u4", "u5", "u6"]);
+    assert_eq!(report.relinked, [relinked(1, 2, None), relinked(1, 4, Some("u2"))]);
+    assert_eq!(uuids("unnamed"), ["u2", "u4", "u5"]);
     assert!(!block_on(store.sessions().check("unnamed")).unwrap().has_problems());
     assert_eq!(block_on(store.sessions().repair("unnamed", T0 + 1)).unwrap(), Default::default(), "nothing left to repair");
 
+    // A compaction's boundary (no parent of its own) is the last line of a part, cut
+    // short: the summary that begins the next part begins the conversation, and the
+    // history it summarised stays out of the context.
+    let boundary =
+        "{\"parentUuid\":null,\"logicalParentUuid\":\"u2\",\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"b1\"}";
+    let summary = line("s1", Some("b1"), "user").replace("\"type\":\"user\"", "\"type\":\"user\",\"isCompactSummary\":true");
+    block_on(storage.replace(
+        "projects/-p/parts.jsonl",
+        file(&[line("u1", None, "user"), line("u2", Some("u1"), "assistant"), boundary[..60].to_string()]).as_bytes(),
+        None,
+    ))
+    .unwrap();
+    block_on(storage.replace("projects/-p/parts_part2.jsonl", file(&[summary, line("u5", Some("s1"), "user")]).as_bytes(), None)).unwrap();
+    let report = block_on(store.sessions().repair("parts", T0)).unwrap();
+    assert_eq!(report.relinked, [relinked(2, 1, None)]);
+    assert_eq!(report.backups.len(), 2, "the part with the orphan is rewritten too");
+    assert_eq!(uuids("parts"), ["s1", "u5"]);
+    assert!(!block_on(store.sessions().check("parts")).unwrap().has_problems());
+
     // pi's entries chain by `parentId`.
-    let entry = |id: &str, parent: &str, role: &str| {
-        format!(
-            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"message\":{{\"role\":\"{role}\",\"content\":\"m {id}\"}}}}"
-        )
+    let entry = |id: &str, parent: Option<&str>, role: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"message\":{{\"role\":\"{role}\",\"content\":\"m {id}\"}}}}")
     };
     let pi = [
         "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}".to_string(),
-        entry("a1", "a0", "user").replace("\"parentId\":\"a0\"", "\"parentId\":null"),
-        entry("a2", "a1", "assistant")[..50].to_string(),
-        entry("a3", "a2", "user"),
-        entry("a4", "a3", "assistant"),
-    ]
-    .join("\n")
-        + "\n";
-    block_on(storage.replace("projects/-p/pi.jsonl", pi.as_bytes(), None)).unwrap();
+        entry("a1", None, "user"),
+        entry("a2", Some("a1"), "assistant")[..50].to_string(),
+        entry("a3", Some("a2"), "user"),
+        entry("a4", Some("a3"), "assistant"),
+    ];
+    block_on(storage.replace("projects/-p/pi.jsonl", file(&pi).as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("pi", T0)).unwrap();
-    assert_eq!(report.relinked, [mneme_core::RelinkedLine { part: 1, line: 4, parent: Some("a1".into()) }]);
+    assert_eq!(report.relinked, [relinked(1, 4, Some("a1"))]);
     assert_eq!(uuids("pi"), ["a1", "a3", "a4"]);
 }
 
