@@ -1,6 +1,6 @@
 //! Stored messages of every dialect read back as canonical (Anthropic) blocks, so a
 //! context says which call every result answers, whatever wrote the session: Claude
-//! Code's are canonical already; pi's are read by its dialect (`pi::read`).
+//! Code's are canonical already; what only pi writes is read in `pi::read`.
 
 use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use serde_json::Value;
 
-use super::pi::read as pi;
+use super::pi::read;
 use crate::message::calls::Activity;
 use crate::message::text::blocks_text;
 use crate::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
@@ -46,7 +46,7 @@ pub(crate) fn recorded_meta(lines: &[&Line]) -> crate::message::Meta {
         meta.id = text("id").or_else(|| text("responseId")).or(meta.id);
         meta.model = text("model").or(meta.model);
         meta.stop_reason = text("stop_reason")
-            .or_else(|| text("stopReason").and_then(|reason| pi::anthropic_stop_reason(&reason)).map(String::from))
+            .or_else(|| text("stopReason").and_then(|reason| read::anthropic_stop_reason(&reason)).map(String::from))
             .or(meta.stop_reason);
         meta.usage = line_usage(line).map(|(_, usage)| usage).or(meta.usage);
         meta.api = match pi_api.as_deref() {
@@ -68,15 +68,15 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
     // pi's entries without a message (the line itself is `raw`), which pi shows the
     // model as user messages.
     match kind {
-        "branch_summary" => return pi::branch_summary(raw),
-        "custom_message" => return pi::user_message(raw),
+        "branch_summary" => return read::branch_summary(raw),
+        "custom_message" => return read::user_message(raw),
         _ => {}
     }
     let (message, content) = parse_message_content_unless_result(raw)?;
     let role = message.role.get().unwrap_or(kind);
     match role {
-        "bashExecution" => return pi::bash_execution(raw),
-        "custom" => return pi::user_message(raw),
+        "bashExecution" => return read::bash_execution(raw),
+        "custom" => return read::user_message(raw),
         _ => {}
     }
     // Message ids and model names are API identifiers without escapes; an id that has
@@ -92,7 +92,7 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
     if role == "assistant" && matches!(message.stop_reason, Some("\"error\"" | "\"aborted\"")) {
         return None;
     }
-    if !pi::wrote(role, &message, content.as_ref()) {
+    if !read::wrote(role, &message, content.as_ref()) {
         let (text, only_results) = match content {
             Some(Content::Text(text)) => (text, false),
             Some(Content::Blocks(blocks)) => {
@@ -103,7 +103,7 @@ pub(crate) fn stored<'l>(kind: &str, message: Option<Raw<'l>>) -> Option<Stored<
         };
         return Some(Stored { role: role.to_string(), blocks: as_blocks(message.content), text, only_results, id, model });
     }
-    let (role, blocks, text, only_results) = pi::message_by_structure(role, &message).or_else(|| pi::message_by_value(role, raw))?;
+    let (role, blocks, text, only_results) = read::message(role, &message, raw)?;
     Some(Stored { role, blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results, id, model })
 }
 

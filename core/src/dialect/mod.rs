@@ -1,7 +1,8 @@
 //! Transcript dialects, one per file behind one trait: how a session's format is
-//! recognised and how every line Mneme writes is spelled in it. A session is always
-//! written in its own dialect; a line a dialect cannot express is a typed refusal
-//! ([`crate::Error::Unsupported`]), never a foreign line.
+//! recognised, how every line Mneme writes is spelled in it, and how its stored
+//! messages read back as canonical ones ([`canonical`]; what only pi writes in
+//! `pi::read`). A session is always written in its own dialect; a line a dialect cannot
+//! express is a typed refusal ([`crate::Error::Unsupported`]), never a foreign line.
 
 use alloc::collections::BTreeSet;
 use alloc::string::String;
@@ -155,10 +156,10 @@ pub(crate) fn is_shown_entry(env: &Envelope<'_>) -> bool {
     env.is_pi_context_entry()
 }
 
-/// What of `line` the model is shown as a message: its `message`, or the whole line
-/// for an entry shown as one ([`is_shown_entry`]).
+/// What of `line` the model is given as a message: the whole line for an entry shown
+/// as one ([`is_shown_entry`]), else its `message`.
 pub(crate) fn shown_message<'l>(line: &Line<'l>) -> Option<Raw<'l>> {
-    line.env.message.or_else(|| is_shown_entry(&line.env).then(|| Raw::valid(line.raw)))
+    if is_shown_entry(&line.env) { Some(Raw::valid(line.raw)) } else { line.env.message }
 }
 
 /// The segment compaction line `env` keeps relinked after its summary (its head

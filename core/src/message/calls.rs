@@ -153,7 +153,7 @@ pub(crate) fn without_unanswerable(messages: Vec<super::Message>, pending: &Pend
 }
 
 /// What a message about to be written does to the pending calls.
-pub(crate) fn message_activity(message: &super::Message) -> Activity {
+pub(super) fn message_activity(message: &super::Message) -> Activity {
     let assistant = message.role == crate::Role::Assistant;
     let id = message.meta.id.clone().filter(|_| assistant);
     let mut activity = Activity { assistant, id, calls: Vec::new(), answers: Vec::new(), other: false };

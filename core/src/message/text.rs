@@ -52,7 +52,13 @@ pub fn shown_text(blocks: &Value) -> String {
 }
 
 pub(crate) fn value_text(block: &Value) -> Option<String> {
-    marker(block["type"].as_str()?, block["text"].as_str(), block["name"].as_str(), block["id"].as_str(), block["tool_use_id"].as_str())
+    block_marker(
+        block["type"].as_str()?,
+        block["text"].as_str(),
+        block["name"].as_str(),
+        block["id"].as_str(),
+        block["tool_use_id"].as_str(),
+    )
 }
 
 /// What a block shows people: its text, or a marker of its kind and up to two of its
@@ -74,7 +80,13 @@ fn shown<'a>(
     }
 }
 
-pub(crate) fn marker(kind: &str, text: Option<&str>, name: Option<&str>, id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
+pub(crate) fn block_marker(
+    kind: &str,
+    text: Option<&str>,
+    name: Option<&str>,
+    id: Option<&str>,
+    tool_use_id: Option<&str>,
+) -> Option<String> {
     shown(kind, text, name, id, tool_use_id).map(|part| part.owned())
 }
 

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use crate::dialect::canonical::{Stored, stored};
-use crate::message::text::{marker, shown_text, value_text};
+use crate::message::text::{block_marker, shown_text, value_text};
 use crate::scan::{Block, Content, Line, Message, parse_message_content_unless_result};
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Flag, Str};
@@ -22,7 +22,7 @@ const PI_BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
 /// pi's stop reason in Anthropic's words, the inverse of pi.rs's `stop_reason`; `None` for a
 /// reply that failed or was aborted, which has no Anthropic name.
-pub(crate) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
+pub(in crate::dialect) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
     match reason {
         "toolUse" => Some("tool_use"),
         "length" => Some("max_tokens"),
@@ -34,7 +34,7 @@ pub(crate) fn anthropic_stop_reason(reason: &str) -> Option<&'static str> {
 /// Whether pi wrote message `message` of role `role`: a `toolResult`, a reply naming
 /// its API (its blocks may carry that API's fields, `textSignature`), or one with a
 /// block only pi writes. Its conversion is needed.
-pub(crate) fn wrote(role: &str, message: &Message<'_>, content: Option<&Content<'_>>) -> bool {
+pub(in crate::dialect) fn wrote(role: &str, message: &Message<'_>, content: Option<&Content<'_>>) -> bool {
     role == "toolResult"
         || message.api.get().is_some()
         || matches!(content, Some(Content::Blocks(blocks)) if blocks.iter().any(is_own_block))
@@ -75,7 +75,7 @@ pub(crate) fn shown_entry_text(line: &Line<'_>, role: Option<&str>) -> Option<St
 
 /// A pi message (or entry) whose `content` pi sends the model as a user message: an
 /// extension's `custom` message or `custom_message` entry.
-pub(crate) fn user_message(raw: Raw<'_>) -> Option<Stored<'_>> {
+pub(in crate::dialect) fn user_message(raw: Raw<'_>) -> Option<Stored<'_>> {
     let (message, _) = parse_message_content_unless_result(raw)?;
     let (_, blocks, text, _) = message_by_structure("user", &message).or_else(|| message_by_value("user", raw))?;
     Some(Stored { role: "user".into(), blocks: Cow::Owned(blocks), text: Cow::Owned(text), only_results: false, id: None, model: None })
@@ -88,7 +88,7 @@ fn text_message(text: String) -> Option<Stored<'static>> {
 }
 
 /// A `branch_summary` entry as pi shows it.
-pub(crate) fn branch_summary(line: Raw<'_>) -> Option<Stored<'static>> {
+pub(in crate::dialect) fn branch_summary(line: Raw<'_>) -> Option<Stored<'static>> {
     #[derive(serde::Deserialize)]
     struct Entry<'a> {
         #[serde(default, borrow)]
@@ -101,7 +101,7 @@ pub(crate) fn branch_summary(line: Raw<'_>) -> Option<Stored<'static>> {
 
 /// A command the user ran with pi's `!` as pi shows it (`bashExecutionToText`); `None`
 /// for one run with `!!`, which pi keeps out of the context.
-pub(crate) fn bash_execution(message: Raw<'_>) -> Option<Stored<'static>> {
+pub(in crate::dialect) fn bash_execution(message: Raw<'_>) -> Option<Stored<'static>> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Run<'a> {
@@ -141,8 +141,15 @@ pub(crate) fn bash_execution(message: Raw<'_>) -> Option<Stored<'static>> {
     text_message(text)
 }
 
+/// A pi message of role `role` (its line's `message`, `raw`, already read as
+/// `message`) in canonical form: the role, the blocks as JSON, the text for people and
+/// whether it holds only tool results.
+pub(in crate::dialect) fn message(role: &str, message: &Message<'_>, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
+    message_by_structure(role, message).or_else(|| message_by_value(role, raw))
+}
+
 /// [`message_by_structure`] through a `Value` of the whole message: for what it does not read.
-pub(crate) fn message_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
+fn message_by_value(role: &str, raw: Raw<'_>) -> Option<(String, String, String, bool)> {
     let value: Value = serde_json::from_str(raw.get()).ok()?;
     let signed = signed_by_anthropic(value["api"].as_str());
     let (role, blocks) = if role == "toolResult" {
@@ -164,14 +171,14 @@ pub(crate) fn message_by_value(role: &str, raw: Raw<'_>) -> Option<(String, Stri
 }
 
 /// A pi message in canonical form read by structure: the role, the blocks as JSON, the
-/// text for people and whether it holds only tool results, exactly as [`stored`] gets
-/// them through a `Value` (keys in `serde_json`'s order, strings escaped as it escapes
+/// text for people and whether it holds only tool results, exactly as
+/// [`message_by_value`] gets them through a `Value` (keys in `serde_json`'s order, strings escaped as it escapes
 /// them) without building one of the whole message: a tool's output is decoded once
 /// instead of becoming a tree. `None` for what it does not read (a field of an
 /// unexpected type, a repeated key), which the `Value` then reads. (A block's field
 /// that it skips may nest deeper than `serde_json` reads a `Value`: such a message is
 /// kept here, where the `Value` alone dropped it.)
-pub(crate) fn message_by_structure(role: &str, message: &Message<'_>) -> Option<(String, String, String, bool)> {
+fn message_by_structure(role: &str, message: &Message<'_>) -> Option<(String, String, String, bool)> {
     // Room for what the conversion adds to the content (a result's wrapper and its call's
     // id, a string content's block): a `String` that outgrows it doubles, and a
     // context keeps every message's blocks.
@@ -192,7 +199,7 @@ pub(crate) fn message_by_structure(role: &str, message: &Message<'_>) -> Option<
     blocks.push_str(",\"tool_use_id\":");
     json::push_string(&mut blocks, tool_use_id);
     blocks.push_str(",\"type\":\"tool_result\"}]");
-    let text = marker("tool_result", None, None, None, Some(tool_use_id)).unwrap_or_default();
+    let text = block_marker("tool_result", None, None, None, Some(tool_use_id)).unwrap_or_default();
     Some(("user".to_string(), blocks, text, true))
 }
 
@@ -275,7 +282,7 @@ fn block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<Strin
             out.push_str(",\"name\":");
             json::push_string(out, &name);
             out.push_str(",\"type\":\"tool_use\"}");
-            text_for_people = marker("tool_use", None, Some(&name), Some(&id), None);
+            text_for_people = block_marker("tool_use", None, Some(&name), Some(&id), None);
             false
         }
         Some("thinking") if redacted == Some("true") => {
@@ -305,7 +312,7 @@ fn block_by_structure(json: &str, out: &mut String, texts: Option<&mut Vec<Strin
             out.push_str(",\"media_type\":");
             json::push_string_value(out, mime_type?)?;
             out.push_str(",\"type\":\"base64\"},\"type\":\"image\"}");
-            text_for_people = marker("image", None, None, None, None);
+            text_for_people = block_marker("image", None, None, None, None);
             false
         }
         Some("text") => {
