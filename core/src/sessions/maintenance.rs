@@ -156,6 +156,7 @@ impl<S: Storage> Sessions<'_, S> {
             raw.iter().zip(&texts).enumerate().map(|(index, (bytes, text))| scan::scan_part(index as u32 + 1, bytes, text)).collect();
         let relinks = relinks(&texts, &scans);
         let mut report = RepairReport::default();
+        let mut writes = Vec::new();
         for (index, ((bytes, info), scan)) in raw.iter().zip(&parts.parts).zip(&scans).enumerate() {
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
             let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
@@ -176,16 +177,22 @@ impl<S: Storage> Sessions<'_, S> {
                 repaired.push('\n');
             }
             let backup = format!("{}.bak-{now_ms}", info.key);
-            self.base.storage.replace(&backup, bytes, None).await?;
-            // Only the part as read is rewritten: a line appended meanwhile by a
-            // program that takes no lock Mneme sees must not be lost.
-            self.base.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
-            report.backups.push(backup);
+            report.backups.push(backup.clone());
             report.dropped.extend(scan.skipped.iter().cloned());
             report.split_glued += scan.recovered_glued;
             report.fixed_utf8 += scan.invalid_utf8;
             report.fixed_surrogates += scan.lone_surrogates;
             report.dropped_torn_tail |= scan.torn_at.is_some();
+            writes.push((info, bytes, backup, repaired));
+        }
+        // The last part first: a line chained past an unreadable line of an earlier part
+        // is written before that line is dropped, so a write that fails between them
+        // leaves the unreadable line for the next repair to read again.
+        for (info, bytes, backup, repaired) in writes.into_iter().rev() {
+            self.base.storage.replace(&backup, bytes, None).await?;
+            // Only the part as read is rewritten: a line appended meanwhile by a
+            // program that takes no lock Mneme sees must not be lost.
+            self.base.storage.replace(&info.key, repaired.as_bytes(), Some(bytes.len() as u64)).await?;
         }
         Ok(report)
     }
@@ -194,12 +201,15 @@ impl<S: Storage> Sessions<'_, S> {
 /// The lines to chain past unreadable ones, by part and place among its readable
 /// lines, each with its new parent (`None`: it begins the conversation now). A line is
 /// chained past when its parent is no line of the session and either unreadable lines
-/// come just before it (its parent is most likely the nearest of them) or a line
-/// chained past already had the same missing parent (Claude Code gives a reply's
-/// progress line and its tool result one parent). Its new parent is the one the
-/// unreadable lines name in what is left of them (Claude Code and pi write the parent
-/// first), nearest first, when it comes earlier in the session; else the entry of its
-/// conversation (the main one, or a sub-agent's sidechain) before the gap.
+/// (a torn record's included) come before it with no entry between them (its parent is
+/// most likely among them) or a line chained past already had the same missing parent
+/// (Claude Code gives a reply's progress line and its tool result one parent). Its new
+/// parent is the one the unreadable line that was its parent names in what is left of
+/// it (the one whose text holds the missing id, else the nearest; Claude Code and pi
+/// write the parent first), when that comes earlier in the session or is none (a
+/// compaction's boundary); else the entry of its conversation (the main one, or a
+/// sub-agent's sidechain) before the gap. With no such entry either, it is left as it
+/// is: it may name a line of another session it was continued from.
 fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartScan<'a>]) -> BTreeMap<(usize, usize), Option<&'a str>> {
     let mut place: BTreeMap<&str, usize> = BTreeMap::new();
     for (n, line) in scans.iter().flat_map(|scan| &scan.lines).enumerate() {
@@ -212,7 +222,7 @@ fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartS
     let mut missing: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     // The newest entry so far of the main conversation and of a sidechain.
     let mut before: [Option<&str>; 2] = [None, None];
-    // The unreadable lines since the last readable one, across parts.
+    // The unreadable lines since the last entry, across parts.
     let mut gap: Vec<&str> = Vec::new();
     let mut n = 0;
     for (index, (text, scan)) in texts.iter().zip(scans).enumerate() {
@@ -221,7 +231,7 @@ fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartS
         let mut unreadable = |upto: Option<u32>, gap: &mut Vec<&'a str>| {
             while let Some(line) = skipped.next_if(|skipped| upto.is_none_or(|upto| skipped.line < upto)) {
                 let at = line.line.saturating_sub(1) as usize;
-                gap.extend(physical.find(|(n, _)| *n == at).map(|(_, text)| text));
+                gap.extend(physical.find(|(number, _)| *number == at).map(|(_, text)| text));
             }
         };
         for (at, line) in scan.lines.iter().enumerate() {
@@ -230,7 +240,7 @@ fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartS
             if let Some(parent) = line.env.parent_uuid().filter(|parent| !place.contains_key(parent)) {
                 let chained = match missing.get(parent) {
                     Some(&chained) => Some(chained),
-                    None if !gap.is_empty() => Some(named_parent(&gap, &place, n).unwrap_or(before[side])),
+                    None if !gap.is_empty() => named_parent(&gap, parent, &place, n).or(before[side].map(Some)),
                     None => None,
                 };
                 if let Some(chained) = chained {
@@ -238,22 +248,32 @@ fn relinks<'a>(texts: &'a [alloc::borrow::Cow<'a, str>], scans: &'a [scan::PartS
                     relinks.insert((index, at), chained);
                 }
             }
-            gap.clear();
-            if line.env.ends_a_branch() || line.env.is_compaction() {
-                before[side] = line.env.uuid().or(before[side]);
+            // Lines without ids (Claude Code's file-history snapshots) are no entries.
+            if line.env.uuid().is_some() || line.env.parent_uuid().is_some() {
+                gap.clear();
+            }
+            let entry = !(line.env.kind() == "progress" || line.env.is_tombstone() || line.env.is_session_header());
+            if entry && line.env.uuid().is_some() {
+                before[side] = line.env.uuid();
             }
             n += 1;
         }
         unreadable(None, &mut gap);
+        gap.extend(scan.torn_at.and_then(|at| text.get(usize::try_from(at).ok()?..)));
     }
     relinks
 }
 
-/// The parent the unreadable lines of `gap` name, nearest first: one of the session's
-/// lines before place `n` (`place`: each id's), or none when the line names none (a
-/// compaction's boundary); `None` when none of them names one that can be read.
-fn named_parent<'a>(gap: &[&'a str], place: &BTreeMap<&str, usize>, n: usize) -> Option<Option<&'a str>> {
-    gap.iter().rev().find_map(|text| {
+/// The parent the unreadable lines of `gap` name for a line whose parent, `missing`,
+/// is among them: the one whose text holds `missing` as its id, else the nearest, or an
+/// older one when that names a line that is unreadable too. A parent of the session's
+/// before place `n` (`place`: each id's), or none when the line names none (a
+/// compaction's boundary); `None` when none of them names one.
+fn named_parent<'a>(gap: &[&'a str], missing: &str, place: &BTreeMap<&str, usize>, n: usize) -> Option<Option<&'a str>> {
+    let own = ["uuid", "id"].iter().map(|field| format!("\"{field}\":\"{missing}\""));
+    let own: Vec<String> = own.collect();
+    let end = gap.iter().rposition(|text| own.iter().any(|spelled| text.contains(spelled.as_str()))).map_or(gap.len(), |at| at + 1);
+    gap.get(..end)?.iter().rev().find_map(|text| {
         PARENT_FIELDS.iter().find_map(|field| {
             let value = &text[text.find(&format!("\"{field}\":"))? + field.len() + 3..];
             if value.starts_with("null") {
@@ -275,7 +295,8 @@ const PARENT_FIELDS: [&str; 3] = ["parentUuid", "parent_uuid", "parentId"];
 /// `None` when the line cannot be walked as one object.
 fn with_parent(raw: &str, parent: Option<&str>) -> Option<String> {
     let (fields, _) = crate::support::json::fields_named(raw, PARENT_FIELDS)?;
-    let old = fields.into_iter().flatten().find(|value| *value != "null")?;
+    // The first spelled as a string, as the reader takes it.
+    let old = fields.into_iter().flatten().find(|value| value.starts_with('"'))?;
     let at = (old.as_ptr() as usize).checked_sub(raw.as_ptr() as usize)?;
     let mut out = String::with_capacity(raw.len() + 40);
     out.push_str(raw.get(..at)?);

@@ -218,13 +218,14 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     let uuids =
         |id: &str| -> Vec<String> { block_on(store.sessions().context(id)).unwrap().messages.into_iter().map(|m| m.uuid).collect() };
 
-    // u3 rewinds to u1; u4, cut short, answered u2; its progress line and the result
-    // after it both name it.
+    // u3 rewinds to u1; u4, cut short, answered u2; a file-history snapshot (no id)
+    // follows it, then its progress line and the result after it both name it.
     let named = [
         line("u1", None, "user"),
         line("u2", Some("u1"), "assistant"),
         line("u3", Some("u1"), "user"),
         line("u4", Some("u2"), "assistant")[..40].to_string(),
+        "{\"type\":\"file-history-snapshot\",\"messageId\":\"u4\",\"snapshot\":{}}".to_string(),
         "{\"parentUuid\":\"u4\",\"type\":\"progress\",\"uuid\":\"p5\",\"data\":{}}".to_string(),
         line("u6", Some("u4"), "user"),
         line("u7", Some("u6"), "assistant"),
@@ -232,19 +233,20 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     block_on(storage.replace("projects/-p/named.jsonl", file(&named).as_bytes(), None)).unwrap();
     assert_eq!(uuids("named"), ["u6", "u7"], "before the repair, resume begins at the orphan");
     let check = block_on(store.sessions().check("named")).unwrap();
-    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [5, 6]);
+    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [6, 7]);
     let report = block_on(store.sessions().repair("named", T0)).unwrap();
     assert_eq!(report.dropped.iter().map(|d| d.line).collect::<Vec<_>>(), [4]);
     let relinked = |part, line, parent: Option<&str>| mneme_core::RelinkedLine { part, line, parent: parent.map(String::from) };
-    assert_eq!(report.relinked, [relinked(1, 5, Some("u2")), relinked(1, 6, Some("u2"))], "to the parent u4 named, not to u3 before it");
+    assert_eq!(report.relinked, [relinked(1, 6, Some("u2")), relinked(1, 7, Some("u2"))], "to the parent u4 named, not to u3 before it");
     assert_eq!(uuids("named"), ["u1", "u2", "u6", "u7"]);
     let repaired = String::from_utf8(block_on(storage.read("projects/-p/named.jsonl", 0, None)).unwrap()).unwrap();
     let relinked_line = |text: &str| text.replacen("\"parentUuid\":\"u4\"", "\"parentUuid\":\"u2\"", 1);
-    let expected = [&named[..3], &[relinked_line(&named[4]), relinked_line(&named[5])], &named[6..]].concat();
+    let expected = [&named[..3], &[named[4].clone(), relinked_line(&named[5]), relinked_line(&named[6])], &named[7..]].concat();
     assert_eq!(repaired, file(&expected), "only the orphans' parents changed, the rest byte for byte");
     assert!(!block_on(store.sessions().check("named")).unwrap().has_problems());
 
-    // Nothing readable names a parent: the entry before, or none for the first.
+    // Nothing readable names a parent: the entry before; with none before, the line is
+    // left naming what it names (it may be a line of the session it was continued from).
     let unnamed = [
         "garbage".to_string(),
         line("u2", Some("u1"), "assistant"),
@@ -254,9 +256,10 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     ];
     block_on(storage.replace("projects/-p/unnamed.jsonl", file(&unnamed).as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("unnamed", T0)).unwrap();
-    assert_eq!(report.relinked, [relinked(1, 2, None), relinked(1, 4, Some("u2"))]);
+    assert_eq!(report.relinked, [relinked(1, 4, Some("u2"))]);
     assert_eq!(uuids("unnamed"), ["u2", "u4", "u5"]);
-    assert!(!block_on(store.sessions().check("unnamed")).unwrap().has_problems());
+    let check = block_on(store.sessions().check("unnamed")).unwrap();
+    assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [1], "u2 still names u1");
     assert_eq!(block_on(store.sessions().repair("unnamed", T0 + 1)).unwrap(), Default::default(), "nothing left to repair");
 
     // A compaction's boundary (no parent of its own) is the last line of a part, cut
@@ -278,7 +281,7 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     assert_eq!(uuids("parts"), ["s1", "u5"]);
     assert!(!block_on(store.sessions().check("parts")).unwrap().has_problems());
 
-    // pi's entries chain by `parentId`.
+    // pi's entries chain by `parentId` (a3 rewinds to a1; a4, cut short, named a2).
     let entry = |id: &str, parent: Option<&str>, role: &str| {
         let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
         format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"message\":{{\"role\":\"{role}\",\"content\":\"m {id}\"}}}}")
@@ -286,14 +289,15 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     let pi = [
         "{\"type\":\"session\",\"version\":3,\"id\":\"pi\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}".to_string(),
         entry("a1", None, "user"),
-        entry("a2", Some("a1"), "assistant")[..50].to_string(),
-        entry("a3", Some("a2"), "user"),
-        entry("a4", Some("a3"), "assistant"),
+        entry("a2", Some("a1"), "assistant"),
+        entry("a3", Some("a1"), "user"),
+        entry("a4", Some("a2"), "user")[..50].to_string(),
+        entry("a5", Some("a4"), "assistant"),
     ];
     block_on(storage.replace("projects/-p/pi.jsonl", file(&pi).as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("pi", T0)).unwrap();
-    assert_eq!(report.relinked, [relinked(1, 4, Some("a1"))]);
-    assert_eq!(uuids("pi"), ["a1", "a3", "a4"]);
+    assert_eq!(report.relinked, [relinked(1, 6, Some("a2"))]);
+    assert_eq!(uuids("pi"), ["a1", "a2", "a5"]);
 }
 
 /// A workload touching every write path: appends with rollover, a torn tail to move
