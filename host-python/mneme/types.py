@@ -927,8 +927,8 @@ class RelinkedLine(TypedDict):
     parent: Optional[str]
     """Its new parent: the one the unreadable lines before it name in what is left
     of them, else its conversation's entry before them; none when they name none
-    (a compaction's boundary) or nothing readable comes before. Every line that
-    had the same missing parent gets the same.
+    (a compaction's boundary). Every line that had the same missing parent gets
+    the same.
     """
 
 

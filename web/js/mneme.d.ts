@@ -128,7 +128,7 @@ export interface ContextMessage { uuid: string; role: string; text: string; cont
 export interface Context { compacted: boolean; messages: ContextMessage[] }
 export interface Finding { part: number; line: number; id: string }
 export interface CheckReport { load: LoadReport; dangling_parents: Finding[]; orphaned_tool_uses: Finding[]; orphaned_tool_results: Finding[] }
-/** `relinked`: lines whose parent was among the lines dropped, chained past them (to the parent the dropped line named, else the entry before it; null: none), numbered as in the original (the backup). */
+/** `relinked`: lines whose parent was among the lines dropped, chained past them (to the parent the dropped line named, else the entry before it; null: it named none), numbered as in the original (the backup). */
 export interface RepairReport { backups: string[]; dropped: SkippedLine[]; split_glued: number; fixed_utf8: number; fixed_surrogates: number; dropped_torn_tail: boolean; relinked: RelinkedLine[] }
 export interface RelinkedLine { part: number; line: number; parent: string | null }
 export interface Subagent { key: string; transcript: Transcript }

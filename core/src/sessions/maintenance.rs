@@ -45,8 +45,8 @@ pub struct RelinkedLine {
     pub line: u32,
     /// Its new parent: the one the unreadable lines before it name in what is left of
     /// them, else its conversation's entry before them; none when they name none (a
-    /// compaction's boundary) or nothing readable comes before. Every line that had
-    /// the same missing parent gets the same.
+    /// compaction's boundary). Every line that had the same missing parent gets the
+    /// same.
     pub parent: Option<String>,
 }
 
