@@ -262,6 +262,22 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     assert_eq!(check.dangling_parents.iter().map(|f| f.line).collect::<Vec<_>>(), [1], "u2 still names u1");
     assert_eq!(block_on(store.sessions().repair("unnamed", T0 + 1)).unwrap(), Default::default(), "nothing left to repair");
 
+    // A sub-agent's lines in the main file (sidechain): the main conversation's orphan
+    // is chained to the main conversation's entry before the gap, not to the sidechain's.
+    let sidechain = |text: String| text.replacen("{", "{\"isSidechain\":true,", 1);
+    let sides = [
+        line("u1", None, "user"),
+        line("u2", Some("u1"), "assistant"),
+        sidechain(line("s1", None, "user")),
+        sidechain(line("s2", Some("s1"), "assistant")),
+        "garbage".to_string(),
+        line("u4", Some("u3"), "user"),
+    ];
+    block_on(storage.replace("projects/-p/sides.jsonl", file(&sides).as_bytes(), None)).unwrap();
+    let report = block_on(store.sessions().repair("sides", T0)).unwrap();
+    assert_eq!(report.relinked, [relinked(1, 6, Some("u2"))]);
+    assert_eq!(uuids("sides"), ["u1", "u2", "u4"]);
+
     // A compaction's boundary (no parent of its own) is the last line of a part, cut
     // short: the summary that begins the next part begins the conversation, and the
     // history it summarised stays out of the context.
