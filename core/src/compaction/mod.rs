@@ -8,8 +8,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::dialect::canonical;
-use crate::dialect::canonical::reported_usage;
+use crate::dialect::canonical::{self, reported_usage};
 use crate::format::{Format, Marker};
 use crate::message::calls;
 use crate::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};

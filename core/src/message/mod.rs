@@ -1,9 +1,10 @@
 //! Agent messages: what an agent loop exchanges with a model, in one canonical shape —
 //! the Anthropic Messages API's content blocks, Claude Code's native ones. Input in
-//! Anthropic's or OpenAI's chat shape is validated and converted here (`input`); stored
-//! lines of every dialect are read back into the same blocks (`dialect::canonical`); and the tool
-//! calls still waiting for a result are followed by one rule (`calls`). A resumed
-//! context is rendered for a provider in `transcript/render.rs`.
+//! Anthropic's or OpenAI's chat shape is validated and converted here (`input`); the
+//! tool calls still waiting for a result are followed by one rule (`calls`); a
+//! message's text for people is `text`. Stored lines of every dialect are read back
+//! into the same blocks in `dialect::canonical`; a resumed context is rendered for a
+//! provider in `transcript/render.rs`.
 
 use alloc::string::String;
 use alloc::vec::Vec;

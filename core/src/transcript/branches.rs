@@ -8,8 +8,7 @@ use alloc::vec::Vec;
 
 use super::shorten;
 use super::thread::{Children, Gathered, Hanging, Links, Loaded};
-use crate::dialect::canonical::line_usage;
-use crate::dialect::{self, canonical};
+use crate::dialect::{self, canonical, canonical::line_usage};
 use crate::message::Usage;
 use crate::scan::{self, Line};
 use crate::support::hash::FastMap;
