@@ -284,18 +284,30 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
     let boundary =
         "{\"parentUuid\":null,\"logicalParentUuid\":\"u2\",\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"b1\"}";
     let summary = line("s1", Some("b1"), "user").replace("\"type\":\"user\"", "\"type\":\"user\",\"isCompactSummary\":true");
-    block_on(storage.replace(
-        "projects/-p/parts.jsonl",
-        file(&[line("u1", None, "user"), line("u2", Some("u1"), "assistant"), boundary[..60].to_string()]).as_bytes(),
-        None,
-    ))
-    .unwrap();
-    block_on(storage.replace("projects/-p/parts_part2.jsonl", file(&[summary, line("u5", Some("s1"), "user")]).as_bytes(), None)).unwrap();
+    let part1 = file(&[line("u1", None, "user"), line("u2", Some("u1"), "assistant"), boundary[..60].to_string()]);
+    let part2 = file(&[summary, line("u5", Some("s1"), "user")]);
+    block_on(storage.replace("projects/-p/parts.jsonl", part1.as_bytes(), None)).unwrap();
+    block_on(storage.replace("projects/-p/parts_part2.jsonl", part2.as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("parts", T0)).unwrap();
     assert_eq!(report.relinked, [relinked(2, 1, None)]);
     assert_eq!(report.backups.len(), 2, "the part with the orphan is rewritten too");
     assert_eq!(uuids("parts"), ["s1", "u5"]);
     assert!(!block_on(store.sessions().check("parts")).unwrap().has_problems());
+    // A repair failing at any storage call, then run again, still chains the summary
+    // past the boundary: the part losing the unreadable line is written last.
+    for fail_at in 1.. {
+        let memory = InMemoryStorage::new();
+        block_on(memory.replace("projects/-p/parts.jsonl", part1.as_bytes(), None)).unwrap();
+        block_on(memory.replace("projects/-p/parts_part2.jsonl", part2.as_bytes(), None)).unwrap();
+        let failed = block_on(Store::new(Faulty::new(&memory, fail_at)).sessions().repair("parts", T0)).is_err();
+        let again = Store::new(&memory);
+        block_on(again.sessions().repair("parts", T0 + 1)).unwrap();
+        let check = block_on(again.sessions().check("parts")).unwrap();
+        assert!(!check.has_problems(), "fail_at {fail_at}: {check:?}");
+        if !failed {
+            break;
+        }
+    }
 
     // pi's entries chain by `parentId` (a3 rewinds to a1; a4, cut short, named a2).
     let entry = |id: &str, parent: Option<&str>, role: &str| {
