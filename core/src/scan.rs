@@ -377,12 +377,6 @@ impl<'a> Envelope<'a> {
             kind => crate::format::Marker::parse(kind),
         }
     }
-    pub fn is_compact_boundary(&self) -> bool {
-        self.line_type == LineType::System && self.rare().subtype.get() == Some("compact_boundary")
-    }
-    pub fn is_microcompact_boundary(&self) -> bool {
-        self.line_type == LineType::System && self.rare().subtype.get() == Some("microcompact_boundary")
-    }
     pub fn is_message(&self) -> bool {
         matches!(self.line_type, LineType::User | LineType::Assistant | LineType::Message | LineType::None | LineType::Empty)
             && self.message.is_some()
@@ -391,37 +385,6 @@ impl<'a> Envelope<'a> {
     /// does not send it on resume).
     pub fn is_transcript_only(&self) -> bool {
         self.rare().queue_transcript_only.0
-    }
-    /// A line a branch may end at: a message, or one of pi's entries that reach the
-    /// model as one (pi's `/tree` leaves a branch at its summary).
-    pub fn ends_a_branch(&self) -> bool {
-        self.is_message() || self.is_pi_context_entry()
-    }
-    /// pi's entries that reach the model as a user message though they carry no
-    /// `message`: an extension's `custom_message`, and the `branch_summary` left where
-    /// the conversation came back from a branch.
-    pub fn is_pi_context_entry(&self) -> bool {
-        self.line_type == LineType::Other && matches!(self.kind.get(), Some("custom_message" | "branch_summary"))
-    }
-    /// crab's `{"compact": …}` marker: everything before it is summarised.
-    pub fn is_crab_compaction(&self) -> bool {
-        self.line_type == LineType::None && self.rare().compact.get().is_some()
-    }
-    /// Any kind of compaction a context starts after.
-    pub fn is_compaction(&self) -> bool {
-        self.is_compact_boundary() || self.is_pi_compaction() || self.is_crab_compaction()
-    }
-    /// pi's `compaction` entry: a summary that replaces everything before
-    /// `firstKeptEntryId`.
-    pub fn is_pi_compaction(&self) -> bool {
-        self.line_type == LineType::Compaction && self.rare().summary.get().is_some()
-    }
-    /// A compaction the pending tool calls do not outlive: Claude Code's boundary (what
-    /// it keeps comes after it, and is read again) and crab's. pi's keeps the entries
-    /// from `firstKeptEntryId` on, which are before it on the chain, and with them the
-    /// calls of the reply the conversation ended with: a result may still answer them.
-    pub fn ends_pending_calls(&self) -> bool {
-        self.is_compaction() && !(self.is_pi_compaction() && self.rare().first_kept_entry_id.get().is_some())
     }
 }
 
@@ -1825,7 +1788,7 @@ mod tests {
         assert!(env.rare.is_none() && env.rare() == &NO_RARE);
         let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"c","parentUuid":null,"logicalParentUuid":"b"}"#;
         let env = parse_object(boundary).unwrap();
-        assert!(env.is_compact_boundary() && env.rare().logical_parent_uuid.get() == Some("b"));
+        assert!(env.rare().subtype.get() == Some("compact_boundary") && env.rare().logical_parent_uuid.get() == Some("b"));
         assert!(core::mem::size_of::<Line>() <= 224, "a line takes {} bytes", core::mem::size_of::<Line>());
         // Each rare field alone is kept (`firstKeptEntryIndex` by serde's reading).
         for field in [

@@ -8,7 +8,10 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::dialect::canonical::{self, reported_usage};
+use crate::dialect::{
+    self,
+    canonical::{self, reported_usage},
+};
 use crate::format::{Format, Marker};
 use crate::message::calls;
 use crate::scan::{Block, Content, Line, message_text, parse_message, parse_message_content};
@@ -473,7 +476,7 @@ fn blocked(loaded: &Loaded, context: &ContextLines, settings: &Settings, mode: M
 /// marker's own record, whose lines but the last Mneme marks as continued (a leading
 /// space). They are no new messages for the loop guard.
 fn crab_copies(loaded: &Loaded, context: &ContextLines) -> usize {
-    let Some(marker) = context.compaction.filter(|&i| loaded.lines[i].env.is_crab_compaction()) else { return 0 };
+    let Some(marker) = context.compaction.filter(|&i| Format::Crab.dialect().is_compaction(&loaded.lines[i].env)) else { return 0 };
     let mut copies = 0;
     let mut continued = loaded.lines[marker].raw.starts_with(' ');
     for line in loaded.lines.iter().skip(marker + 1) {
@@ -503,7 +506,7 @@ fn compaction_tokens(line: &Line) -> Option<(u64, u64)> {
 pub(crate) fn consecutive_failures(loaded: &Loaded) -> u32 {
     let mut failures = 0;
     for line in loaded.lines.iter().rev() {
-        if line.env.is_compaction() {
+        if dialect::is_compaction(&line.env) {
             break;
         }
         if line.env.marker() == Some(Marker::CompactionFailure) {

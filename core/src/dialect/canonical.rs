@@ -9,28 +9,12 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::pi::read;
+use crate::message::Stored;
 use crate::message::calls::Activity;
 use crate::message::text::blocks_text;
 use crate::scan::{Block, Content, Line, Message, parse_message_content, parse_message_content_unless_result};
 use crate::support::json::Raw;
 use crate::support::lenient::Str;
-
-/// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
-/// of them, from one parse of the line.
-pub(crate) struct Stored<'l> {
-    pub role: String,
-    /// Borrowed from the line when stored as blocks.
-    pub blocks: Cow<'l, str>,
-    /// Readable text: text blocks, with tool calls and results as short markers.
-    /// Borrowed from the line when it is one string without escapes.
-    pub text: Cow<'l, str>,
-    /// Every block is a tool result.
-    pub only_results: bool,
-    /// `message.id` (Claude Code's split lines of one reply share it).
-    pub id: Option<&'l str>,
-    /// The model a reply came from.
-    pub model: Option<&'l str>,
-}
 
 /// What the stored lines of one reply say about it, in either dialect, in Anthropic's
 /// words: its id, model, usage, why it stopped and the API it came from. Claude Code
@@ -59,6 +43,21 @@ pub(crate) fn recorded_meta(lines: &[&Line]) -> crate::message::Meta {
         };
     }
     meta
+}
+
+/// What a dialect shows the model for a line that is no plain message (pi's: a
+/// command run with `!`, an extension's message, a branch summary) as the context
+/// reads it; `None` for other lines. Counted and summarised as what the model is sent. `role`: the line's
+/// message's, read already.
+pub(crate) fn shown_entry_text(line: &Line<'_>, role: Option<&str>) -> Option<String> {
+    let shown = if super::is_shown_entry(&line.env) {
+        stored(line.env.kind(), Some(Raw::valid(line.raw)))
+    } else if matches!(role, Some("bashExecution" | "custom")) {
+        stored(line.env.kind(), line.env.message)
+    } else {
+        return None;
+    };
+    Some(shown.map(|stored| stored.text.into_owned()).unwrap_or_default())
 }
 
 /// The message a line of type `kind` carries, in canonical form; `None` for lines

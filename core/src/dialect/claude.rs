@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message as Message_, Usage};
-use crate::scan::{Envelope, Line};
+use crate::scan::{Envelope, Line, LineType};
 use crate::support::json::{Raw, push_string};
 use crate::support::lenient::Str;
 
@@ -288,6 +288,27 @@ impl<'a> SystemLine<'a> {
     }
 }
 
+/// Claude Code's `compact_boundary`: no parent, `logicalParentUuid` the conversation's
+/// leaf before it, and the lines after it marked `isCompactSummary` its summary.
+pub(crate) fn is_boundary(env: &Envelope<'_>) -> bool {
+    env.line_type == LineType::System && env.rare().subtype.get() == Some("compact_boundary")
+}
+
+/// The calls whose results a `microcompact_boundary` cleared (its
+/// `compactedToolIds`); none for any other line.
+pub(crate) fn cleared_tool_ids(env: &Envelope<'_>) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(rename = "compactedToolIds", default)]
+        ids: Vec<String>,
+    }
+    if env.line_type != LineType::System || env.rare().subtype.get() != Some("microcompact_boundary") {
+        return Vec::new();
+    }
+    let metadata = env.rare().microcompact_metadata;
+    metadata.and_then(|m| serde_json::from_str::<Metadata>(m.get()).ok()).map_or_else(Vec::new, |m| m.ids)
+}
+
 impl Dialect for Claude {
     /// Claude Code's layout: a reply is one line per block sharing `message.id` (and
     /// its `usage`); each tool call is followed by the line of its result when the turn
@@ -469,11 +490,15 @@ impl Dialect for Claude {
         format!("{SUMMARY_PREFIX}{summary}")
     }
 
+    fn is_compaction(&self, env: &Envelope<'_>) -> bool {
+        is_boundary(env)
+    }
+
     /// Claude Code's `compact_boundary` keeps the segment its `compactMetadata`
     /// preserved, if any; the summary is the lines after it.
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
         let kept = || preserved_segment(env.rare().compact_metadata).map_or(Kept::Nothing, Kept::Segment);
-        env.is_compact_boundary().then(|| CompactionRule { format: Format::Claude, kept: kept(), summary: None })
+        self.is_compaction(env).then(|| CompactionRule { format: Format::Claude, kept: kept(), summary: None })
     }
 
     /// Claude Code's link to a running sub-agent: a `progress` entry under the call
@@ -509,7 +534,7 @@ impl Dialect for Claude {
             };
             map.insert("sessionId".into(), raw(fork.id.into())?);
             map.insert("isSidechain".into(), raw(false.into())?);
-            if line.env.is_compact_boundary() {
+            if is_boundary(&line.env) {
                 map.insert("parentUuid".into(), raw(serde_json::Value::Null)?);
                 map.insert("logicalParentUuid".into(), raw(parent.clone().into())?);
             } else {

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::message::Message;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
-use crate::scan::{Envelope, Line};
+use crate::scan::{Envelope, Line, LineType};
 
 pub(crate) struct Crab;
 
@@ -76,9 +76,14 @@ impl Dialect for Crab {
         summary.to_string()
     }
 
+    /// crab's `{"compact": …}` marker: everything before it is summarised.
+    fn is_compaction(&self, env: &Envelope<'_>) -> bool {
+        env.line_type == LineType::None && env.rare().compact.get().is_some()
+    }
+
     /// crab's `{"compact": …}` marker summarises everything before it.
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
-        env.is_crab_compaction().then(|| CompactionRule { format: Format::Crab, kept: Kept::Nothing, summary: env.rare().compact.get() })
+        self.is_compaction(env).then(|| CompactionRule { format: Format::Crab, kept: Kept::Nothing, summary: env.rare().compact.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

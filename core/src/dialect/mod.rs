@@ -24,7 +24,7 @@ pub(crate) mod claude;
 pub(crate) use claude::PreservedSegment;
 pub(crate) mod crab;
 pub(crate) mod pi;
-pub(crate) use pi::read::shown_entry_text;
+pub(crate) use canonical::shown_entry_text;
 
 impl Format {
     /// The dialect a session's lines are written in, judged from its first readable
@@ -150,10 +150,51 @@ pub(crate) fn compaction_rule<'l>(env: &'l Envelope<'_>) -> Option<CompactionRul
     FORMATS.into_iter().find_map(|format| format.dialect().compaction_rule(env))
 }
 
+/// Whether `env` is a compaction line of any dialect: one a context starts after.
+pub(crate) fn is_compaction(env: &Envelope<'_>) -> bool {
+    FORMATS.into_iter().any(|format| format.dialect().is_compaction(env))
+}
+
+/// See [`Dialect::ends_pending_calls`].
+pub(crate) fn ends_pending_calls(env: &Envelope<'_>) -> bool {
+    FORMATS.into_iter().any(|format| format.dialect().ends_pending_calls(env))
+}
+
+/// A compaction line that starts a chain of its own: it names no parent, and the
+/// conversation it summarised ends at `logical_parent` (Claude Code's
+/// `compact_boundary` and its `logicalParentUuid`). pi's compaction entries stay on
+/// their chain; crab's lines have no ids.
+pub(crate) struct Boundary<'l> {
+    pub logical_parent: Option<&'l str>,
+}
+
+/// `env` as a [`Boundary`], if it is one.
+pub(crate) fn boundary<'l>(env: &'l Envelope<'_>) -> Option<Boundary<'l>> {
+    claude::is_boundary(env).then(|| Boundary { logical_parent: env.rare().logical_parent_uuid.get() })
+}
+
+/// The tool calls whose results line `env` cleared, keeping the conversation (Claude
+/// Code's `microcompact_boundary`); none for any other line.
+pub(crate) fn cleared_tool_ids(env: &Envelope<'_>) -> Vec<String> {
+    claude::cleared_tool_ids(env)
+}
+
+/// A line after a compaction that holds its summary (Claude Code's
+/// `isCompactSummary`), for a compaction whose rule has none of its own.
+pub(crate) fn is_summary_entry(env: &Envelope<'_>) -> bool {
+    env.is_compact_summary.0
+}
+
 /// An entry its dialect shows the model as a user message though it carries no
 /// `message` (pi's `custom_message` and `branch_summary`): the line is read whole.
 pub(crate) fn is_shown_entry(env: &Envelope<'_>) -> bool {
-    env.is_pi_context_entry()
+    pi::is_context_entry(env)
+}
+
+/// A line a branch may end at: a message, or an entry shown to the model as one (pi's
+/// `/tree` leaves a branch at its summary).
+pub(crate) fn ends_a_branch(env: &Envelope<'_>) -> bool {
+    env.is_message() || is_shown_entry(env)
 }
 
 /// What of `line` the model is given as a message: the whole line for an entry shown
@@ -190,6 +231,15 @@ pub(crate) trait Dialect {
     fn prune(&self, header: &Header, tool_ids: &[&str], tokens_before: u64, tokens_saved: u64) -> Result<String, Error>;
     /// The summary as the model receives it on resume, with the dialect's wrapping.
     fn shown_summary(&self, summary: &str) -> String;
+    /// Whether `env` is a compaction line of this dialect: the one test of it, which
+    /// [`Dialect::compaction_rule`] answers by.
+    fn is_compaction(&self, env: &Envelope<'_>) -> bool;
+    /// Whether compaction line `env` ends the tool calls pending before it: Claude
+    /// Code's boundary and crab's marker do (what they keep comes after them, and is
+    /// read again); a dialect whose compaction keeps entries before it says otherwise.
+    fn ends_pending_calls(&self, env: &Envelope<'_>) -> bool {
+        self.is_compaction(env)
+    }
     /// The rule of `env` if it is a compaction line of this dialect.
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>>;
     /// A new session's content: `chain` (a conversation from its root, in order) as
@@ -351,7 +401,7 @@ mod tests {
                 let format = Format::detect(&loaded.lines);
                 for line in &loaded.lines {
                     let rule = super::compaction_rule(&line.env);
-                    assert_eq!(line.env.is_compaction(), rule.is_some(), "{}", line.raw);
+                    assert_eq!(super::is_compaction(&line.env), rule.is_some(), "{}", line.raw);
                     let Some(rule) = rule else { continue };
                     assert_eq!(rule.format, format, "{}", line.raw);
                     let expected = match (&rule.kept, rule.summary) {

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::message::calls::PendingCalls;
 use crate::message::items::Items;
 use crate::message::{Block, BlockKind, Message, Provider, Usage};
-use crate::scan::{CUSTOM_PREFIX, Envelope, Line, TOMBSTONE_TYPE};
+use crate::scan::{CUSTOM_PREFIX, Envelope, Line, LineType, TOMBSTONE_TYPE};
 
 pub(crate) mod read;
 
@@ -27,6 +27,13 @@ const PI_SUMMARY_SUFFIX: &str = "\n</summary>";
 
 pub(crate) fn is_header(line: &Line) -> bool {
     line.env.is_session_header()
+}
+
+/// pi's entries that reach the model as a user message though they carry no
+/// `message`: an extension's `custom_message`, and the `branch_summary` left where the
+/// conversation came back from a branch.
+pub(crate) fn is_context_entry(env: &Envelope<'_>) -> bool {
+    env.line_type == LineType::Other && matches!(env.kind.get(), Some("custom_message" | "branch_summary"))
 }
 
 /// pi's usage record (it reads one from every assistant message); Mneme knows no
@@ -278,13 +285,26 @@ impl Dialect for Pi {
         format!("{PI_SUMMARY_PREFIX}{summary}{PI_SUMMARY_SUFFIX}")
     }
 
+    /// pi's `compaction` entry: a summary that replaces everything before
+    /// `firstKeptEntryId`.
+    fn is_compaction(&self, env: &Envelope<'_>) -> bool {
+        env.line_type == LineType::Compaction && env.rare().summary.get().is_some()
+    }
+
+    /// What pi keeps from `firstKeptEntryId` on is before the compaction on the chain,
+    /// and with it the calls of the reply the conversation ended with: a result may
+    /// still answer them.
+    fn ends_pending_calls(&self, env: &Envelope<'_>) -> bool {
+        self.is_compaction(env) && env.rare().first_kept_entry_id.get().is_none()
+    }
+
     /// pi's `compaction` entry keeps the chain from `firstKeptEntryId` on (format v1,
     /// without ids: from `firstKeptEntryIndex`, which counts lines from 0).
     fn compaction_rule<'l>(&self, env: &'l Envelope<'_>) -> Option<CompactionRule<'l>> {
         let rare = env.rare();
         let kept =
             Kept::From { id: rare.first_kept_entry_id.get(), line: rare.first_kept_entry_index.0.map(|index| index.saturating_add(1)) };
-        env.is_pi_compaction().then(|| CompactionRule { format: Format::Pi, kept, summary: rare.summary.get() })
+        self.is_compaction(env).then(|| CompactionRule { format: Format::Pi, kept, summary: rare.summary.get() })
     }
 
     fn agent_link(&self, _: &Header, _: &str, _: &str) -> Result<String, Error> {

@@ -6,6 +6,7 @@
 //! into the same blocks in `dialect::canonical`; a resumed context is rendered for a
 //! provider in `transcript/render.rs`.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -17,6 +18,23 @@ pub(crate) mod items;
 pub(crate) mod text;
 
 pub use text::shown_text;
+
+/// A stored message: who speaks, its blocks as a JSON array, and what a reader needs
+/// of them, from one parse of the line.
+pub(crate) struct Stored<'l> {
+    pub role: String,
+    /// Borrowed from the line when stored as blocks.
+    pub blocks: Cow<'l, str>,
+    /// Readable text: text blocks, with tool calls and results as short markers.
+    /// Borrowed from the line when it is one string without escapes.
+    pub text: Cow<'l, str>,
+    /// Every block is a tool result.
+    pub only_results: bool,
+    /// `message.id` (Claude Code's split lines of one reply share it).
+    pub id: Option<&'l str>,
+    /// The model a reply came from.
+    pub model: Option<&'l str>,
+}
 
 /// Who speaks in a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 
 use super::{SessionInfo, with_loaded};
 use crate::compaction;
+use crate::dialect;
 use crate::error::Error;
 use crate::format::Marker;
 use crate::gates::{self, Decision, DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
@@ -35,7 +36,7 @@ impl<S: Storage> Gates<'_, S> {
         let parts = self.sessions.require(id).await?;
         let raw = self.sessions.read_parts(&parts).await?;
         Ok(with_loaded(&raw, |loaded| {
-            let flushed = since_last(loaded, |l| l.env.is_compaction()).any(|l| l.env.marker() == Some(Marker::MemoryFlush));
+            let flushed = since_last(loaded, |l| dialect::is_compaction(&l.env)).any(|l| l.env.marker() == Some(Marker::MemoryFlush));
             gates::memory_flush(compaction::context_token_count(loaded), settings, flushed)
         }))
     }

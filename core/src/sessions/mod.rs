@@ -13,6 +13,7 @@ use core::cell::RefCell;
 use crate::base::Base;
 use crate::catalog::Catalog;
 use crate::catalog::{Change, Counters, SessionRow};
+use crate::dialect;
 use crate::error::Error;
 use crate::format::{Format, Marker};
 use crate::keys::{self, PartName};
@@ -284,7 +285,7 @@ pub(crate) fn state_of(project: &str, raw: &[Vec<u8>]) -> OpenSession {
     // A torn tail is no part of what resume loads: it is moved aside before the next write.
     let torn = torn_at.zip(raw.last()).map_or(0, |(at, last)| (last.len() as u64).saturating_sub(at));
     let total = raw.iter().fold(0u64, |sum, bytes| sum.saturating_add(bytes.len() as u64)).saturating_sub(torn);
-    let since_compaction = match loaded.lines.iter().rposition(|l| l.env.is_compaction()) {
+    let since_compaction = match loaded.lines.iter().rposition(|l| dialect::is_compaction(&l.env)) {
         Some(at) => loaded.lines[at..].iter().fold(0u64, |sum, l| sum.saturating_add(l.raw.len() as u64 + 1)),
         None => total,
     };
@@ -659,7 +660,8 @@ fn counters(loaded: &Loaded) -> Counters {
     let (usage, _) = loaded.usage_total();
     let stamp = |l: &scan::Line| l.env.timestamp.get().and_then(crate::time::parse_millis);
     let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
-    let compactions_before = |at: usize| loaded.lines[..at].iter().filter(|l| loaded.is_live(l) && l.env.is_compaction()).count() as u32;
+    let compactions_before =
+        |at: usize| loaded.lines[..at].iter().filter(|l| loaded.is_live(l) && dialect::is_compaction(&l.env)).count() as u32;
     let flush = loaded.lines.iter().rposition(|l| loaded.is_live(l) && l.env.marker() == Some(Marker::MemoryFlush));
     Counters {
         input_tokens: usage.input,
@@ -667,7 +669,7 @@ fn counters(loaded: &Loaded) -> Counters {
         cache_read_tokens: usage.cache_read,
         cache_creation_tokens: usage.cache_creation,
         context_tokens: crate::compaction::context_token_count(loaded),
-        compaction_count: live().filter(|l| l.env.is_compaction()).count() as u32,
+        compaction_count: live().filter(|l| dialect::is_compaction(&l.env)).count() as u32,
         memory_flush_ms: flush.and_then(|at| stamp(&loaded.lines[at])),
         memory_flush_compaction_count: flush.map(compactions_before),
         extraction_ms: live().rev().filter(|l| l.env.marker() == Some(Marker::MemoryExtraction)).find_map(stamp),

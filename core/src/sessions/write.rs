@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use super::Sessions;
 use super::{OpenSession, Parts, group_sessions, only_last_part_grew, state_of, with_loaded};
 use crate::dialect::canonical;
-use crate::dialect::{Dialect, Header, TakenIds};
+use crate::dialect::{self, Dialect, Header, TakenIds};
 use crate::error::Error;
 use crate::format::{Format, Marker};
 use crate::keys;
@@ -591,7 +591,7 @@ impl<S: Storage> Sessions<'_, S> {
         let delta = self.base.storage.read(&last.key, old_size, None).await?;
         let text = scan::decode(&delta);
         let scan = scan::scan_part(parts.parts.len() as u32, &delta, &text);
-        if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| l.env.is_compaction()) {
+        if !state.tip.advance(&scan.lines) || scan.lines.iter().any(|l| dialect::is_compaction(&l.env)) {
             return Ok(None);
         }
         state.follow(&scan.lines);

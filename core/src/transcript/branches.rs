@@ -326,14 +326,15 @@ impl Loaded<'_> {
     /// message descends from (through any entries in between), oldest first.
     fn leaf_messages(&self, index: &crate::support::hash::FastMap<&str, usize>) -> Vec<usize> {
         let only_sidechains = self.only_sidechains();
-        let is_candidate =
-            |l: &Line| self.is_live(l) && l.env.ends_a_branch() && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0);
+        let is_candidate = |l: &Line| {
+            self.is_live(l) && dialect::ends_a_branch(&l.env) && l.env.uuid().is_some() && (only_sidechains || !l.env.is_sidechain.0)
+        };
         // Every ancestor of a message has a descendant, by the edges the leaf rule
         // counts (see [`Loaded::leaf`]): parents, and the summary a relinked head
         // continues from. A compaction's logical parent is no edge: the entry it names
         // stays a leaf.
         let parents = |line: &Line| -> Vec<usize> {
-            let relinked = self.parent_of(line).filter(|p| Some(*p) != line.env.parent_uuid() && !line.env.is_compact_boundary());
+            let relinked = self.parent_of(line).filter(|p| Some(*p) != line.env.parent_uuid() && dialect::boundary(&line.env).is_none());
             [line.env.parent_uuid(), relinked].into_iter().flatten().filter_map(|p| index.get(p).copied()).collect()
         };
         let mut has_descendant = alloc::vec![false; self.lines.len()];
@@ -364,7 +365,7 @@ impl Loaded<'_> {
     fn ledger_sharing(&self, prices: Option<&Prices>, share: bool) -> Ledger {
         let links = self.links();
         let current_chain = self.chain_in(&links);
-        let current_leaf = current_chain.iter().rev().copied().find(|&i| self.lines[i].env.ends_a_branch());
+        let current_leaf = current_chain.iter().rev().copied().find(|&i| dialect::ends_a_branch(&self.lines[i].env));
         let mut on_current = alloc::vec![false; self.lines.len()];
         for &i in &current_chain {
             on_current[i] = true;

@@ -8,7 +8,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::thread::Loaded;
-use crate::dialect::{Kept, PreservedSegment, canonical, compaction_rule, is_shown_entry, shown_message};
+use crate::dialect::{
+    Kept, PreservedSegment, boundary, canonical, cleared_tool_ids, compaction_rule, is_shown_entry, is_summary_entry, shown_message,
+};
+use crate::message::Stored;
 use crate::scan::{Workers, parse_block};
 use crate::storage::Job;
 use crate::support::SharedStr;
@@ -49,20 +52,10 @@ pub(crate) struct ContextLines {
     pub summaries: Vec<usize>,
     /// The messages the model sees after the summary, in order.
     pub lines: Vec<usize>,
-    /// Tool results cleared by `microcompact_boundary` entries since the compaction.
+    /// Tool results cleared since the compaction (Claude Code's `microcompact_boundary`).
     pub cleared: BTreeSet<String>,
     /// The main chain these were chosen from (see [`Loaded::chain`]).
     pub chain: Vec<usize>,
-}
-
-/// The tool ids a `microcompact_boundary` cleared.
-fn cleared_tool_ids(metadata: Option<Raw<'_>>) -> Vec<String> {
-    #[derive(serde::Deserialize)]
-    struct Metadata {
-        #[serde(rename = "compactedToolIds", default)]
-        ids: Vec<String>,
-    }
-    metadata.and_then(|m| serde_json::from_str::<Metadata>(m.get()).ok()).map_or_else(Vec::new, |m| m.ids)
 }
 
 /// The texts of the parts a [`Loaded`] was read from, whose slices a context shares
@@ -126,11 +119,8 @@ impl<'a> Loaded<'a> {
             (env.is_message() && !env.is_transcript_only()) || is_shown_entry(env)
         };
         let last = chain.iter().enumerate().rev().find_map(|(at, &i)| Some((at, compaction_rule(&self.lines[i].env)?)));
-        let cleared = chain[last.as_ref().map_or(0, |(at, _)| at + 1)..]
-            .iter()
-            .filter(|&&i| self.lines[i].env.is_microcompact_boundary())
-            .flat_map(|&i| cleared_tool_ids(self.lines[i].env.rare().microcompact_metadata))
-            .collect();
+        let cleared =
+            chain[last.as_ref().map_or(0, |(at, _)| at + 1)..].iter().flat_map(|&i| cleared_tool_ids(&self.lines[i].env)).collect();
         let Some((at, rule)) = last else {
             return ContextLines {
                 compaction: None,
@@ -143,7 +133,7 @@ impl<'a> Loaded<'a> {
         let before = &chain[..at];
         let after = &chain[at + 1..];
         let summary_count =
-            if rule.summary.is_some() { 0 } else { after.iter().take_while(|&&i| self.lines[i].env.is_compact_summary.0).count() };
+            if rule.summary.is_some() { 0 } else { after.iter().take_while(|&&i| is_summary_entry(&self.lines[i].env)).count() };
         let kept = match rule.kept {
             Kept::Nothing => Vec::new(),
             Kept::From { id, line } => {
@@ -171,7 +161,7 @@ impl<'a> Loaded<'a> {
                     })()
                 };
                 let mut preserved = preserved.unwrap_or_default();
-                preserved.retain(|&i| !self.lines[i].env.is_compact_boundary() && !self.lines[i].env.is_compact_summary.0);
+                preserved.retain(|&i| boundary(&self.lines[i].env).is_none() && !is_summary_entry(&self.lines[i].env));
                 preserved
             }
         };
@@ -214,7 +204,7 @@ impl<'a> Loaded<'a> {
     pub fn end_plan(&self) -> Option<ContextLines> {
         let last = self.lines.iter().rposition(|l| compaction_rule(&l.env).is_some())?;
         let index = self.index();
-        if self.lines[last].env.rare().logical_parent_uuid.get().is_some_and(|uuid| !index.contains_key(uuid)) {
+        if boundary(&self.lines[last].env).and_then(|b| b.logical_parent).is_some_and(|uuid| !index.contains_key(uuid)) {
             return None;
         }
         let plan = self.context_lines();
@@ -274,7 +264,7 @@ impl<'a> Loaded<'a> {
                     uuid: line.entry_id().into_owned(),
                     kind: line.env.kind.clone(),
                     message: shown_message(line),
-                    is_compact_summary: line.env.is_compact_summary.0,
+                    is_compact_summary: is_summary_entry(&line.env),
                 }
             })
             .collect();
@@ -367,7 +357,7 @@ const STORED_BATCH: usize = 4096;
 
 /// Each line's message in canonical form, read in pieces by `workers`: reading the
 /// messages is most of building a context, and each is read on its own.
-fn stored_messages<'l>(lines: &[PickedLine<'l>], workers: &Workers) -> Vec<Option<canonical::Stored<'l>>> {
+fn stored_messages<'l>(lines: &[PickedLine<'l>], workers: &Workers) -> Vec<Option<Stored<'l>>> {
     let mut stored = Vec::new();
     stored.resize_with(lines.len(), || None);
     let bytes = lines.iter().fold(0usize, |sum, line| sum.saturating_add(line.message.map_or(0, |m| m.get().len())));

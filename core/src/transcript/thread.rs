@@ -8,8 +8,7 @@ use core::cmp::Reverse;
 use core::ops::Range;
 
 use super::{Entry, LoadReport, TypeCount};
-use crate::dialect::canonical;
-use crate::dialect::relinked_segment;
+use crate::dialect::{self, canonical, relinked_segment};
 use crate::message::calls::{self, Activity, PendingCalls};
 use crate::scan::{Line, LineType, PartScan};
 use crate::support::hash::FastMap;
@@ -389,10 +388,11 @@ impl<'a> Loaded<'a> {
     /// for any other line.
     pub(crate) fn unlinked_boundary_parent(&self, at: usize) -> Option<&str> {
         let line = &self.lines[at];
-        if !line.env.is_compact_boundary() || line.env.parent_uuid().is_some() || self.relink(line).is_some() {
+        let boundary = dialect::boundary(&line.env)?;
+        if line.env.parent_uuid().is_some() || self.relink(line).is_some() {
             return None;
         }
-        line.env.rare().logical_parent_uuid.get()?;
+        boundary.logical_parent?;
         let side = line.env.is_sidechain.0;
         self.lines[..at].iter().rev().filter(|l| l.env.is_sidechain.0 == side && !l.env.is_tombstone()).find_map(|l| l.env.uuid())
     }
@@ -412,8 +412,7 @@ impl<'a> Loaded<'a> {
         }
         match line.env.parent_uuid() {
             Some(parent) => Some(parent),
-            None if line.env.is_compact_boundary() => line.env.rare().logical_parent_uuid.get(),
-            None => None,
+            None => dialect::boundary(&line.env)?.logical_parent,
         }
     }
 
@@ -447,7 +446,7 @@ impl<'a> Loaded<'a> {
         // conversation's leaf but the one the compaction names as its logical parent
         // (the last kept message, where Claude Code chains its next prompt). This is
         // what lets resume read a session from its end.
-        let last_compaction = self.lines.iter().rposition(|l| l.env.is_compaction());
+        let last_compaction = self.lines.iter().rposition(|l| dialect::is_compaction(&l.env));
         let since = last_compaction.unwrap_or(0);
         let kept_leaf = last_compaction.and_then(|i| self.kept_leaf(i, links));
         if let Some(compaction) = last_compaction.filter(|&i| kept_leaf.is_some() && self.keeps_a_relinked_segment(i)) {
@@ -474,7 +473,7 @@ impl<'a> Loaded<'a> {
     /// before it. `None` once the walk would leave what the compaction kept.
     fn kept_leaf(&self, at: usize, links: &Links) -> Option<usize> {
         let env = &self.lines[at].env;
-        let mut kept = links.line_of(env.rare().logical_parent_uuid.get())?;
+        let mut kept = links.line_of(dialect::boundary(env)?.logical_parent)?;
         if self.is_live(&self.lines[kept]) {
             return Some(kept);
         }
@@ -515,7 +514,7 @@ impl<'a> Loaded<'a> {
         let Some(leaf) = leaf else {
             // A transcript without ids (pi v1, before pi's own migration gave entries
             // ids) is one conversation in file order.
-            let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || l.env.is_compaction());
+            let in_chain = |l: &Line| self.is_live(l) && (l.env.is_message() || dialect::is_compaction(&l.env));
             return (0..self.lines.len()).filter(|&i| in_chain(&self.lines[i])).collect();
         };
         self.chain_from(leaf, links)
@@ -537,7 +536,7 @@ impl<'a> Loaded<'a> {
     /// its parent whatever it passed before.
     pub(crate) fn continues_plainly(&self, i: usize, links: &Links) -> bool {
         let line = &self.lines[i];
-        self.relink(line).is_none() && !line.env.is_compact_boundary() && links.parent(i).is_some()
+        self.relink(line).is_none() && dialect::boundary(&line.env).is_none() && links.parent(i).is_some()
     }
 
     /// A live prompt: a message that ends any reply before it.
@@ -577,7 +576,7 @@ impl<'a> Loaded<'a> {
                 summarised_from = links.line_of(line.env.parent_uuid());
             }
             current = links.parent(i);
-            if line.env.is_compact_boundary() {
+            if dialect::boundary(&line.env).is_some() {
                 let step = order.len() - 1;
                 // (A head whose parent is its summary already, as a fork writes it,
                 // continued from nothing else.)
@@ -837,7 +836,7 @@ impl Loaded<'_> {
         let mut steps = Vec::new();
         for &i in chain.iter().rev() {
             let line = &self.lines[i];
-            if line.env.ends_pending_calls() {
+            if dialect::ends_pending_calls(&line.env) {
                 break;
             }
             if let Some(activity) = canonical::activity(line) {
@@ -903,7 +902,7 @@ impl Tip {
             if !(continues || first) || switches_rule || ms < self.leaf_ms {
                 return false;
             }
-            if env.ends_pending_calls() {
+            if dialect::ends_pending_calls(env) {
                 self.calls.barrier();
             } else if let Some(activity) = activity(i, line) {
                 self.calls.step(activity, env.uuid());
@@ -938,10 +937,9 @@ mod tests {
     /// sidechain), that is no tombstone.
     fn written_before<'l>(loaded: &'l Loaded, at: usize) -> Option<&'l str> {
         let line = &loaded.lines[at];
-        let unlinked = line.env.is_compact_boundary()
+        let unlinked = crate::dialect::boundary(&line.env).is_some_and(|boundary| boundary.logical_parent.is_some())
             && line.env.parent_uuid().is_none()
-            && loaded.relink(line).is_none()
-            && line.env.rare().logical_parent_uuid.get().is_some();
+            && loaded.relink(line).is_none();
         let before = (0..at).rev().map(|j| &loaded.lines[j]);
         before
             .filter(|l| l.env.uuid().is_some() && !l.env.is_tombstone() && l.env.is_sidechain.0 == line.env.is_sidechain.0)
@@ -955,13 +953,13 @@ mod tests {
         let live = || loaded.lines.iter().filter(|l| loaded.is_live(l));
         let has_child: BTreeSet<&str> = live().flat_map(|l| [l.env.parent_uuid(), loaded.relink(l)]).flatten().collect();
         let only_sidechains = loaded.lines.iter().all(|l| l.env.is_sidechain.0 || l.env.uuid().is_none());
-        let last_compaction = loaded.lines.iter().rposition(|l| l.env.is_compaction());
+        let last_compaction = loaded.lines.iter().rposition(|l| crate::dialect::is_compaction(&l.env));
         let first_of = |uuid: &str| loaded.lines.iter().position(|l| l.env.uuid() == Some(uuid));
         // The named message, or the nearest live one above it, not past the segment's
         // head, and before the compaction.
         let kept_leaf = last_compaction.and_then(|at| {
             let env = &loaded.lines[at].env;
-            let mut uuid = env.rare().logical_parent_uuid.get()?;
+            let mut uuid = crate::dialect::boundary(env)?.logical_parent?;
             if loaded.is_live(&loaded.lines[first_of(uuid)?]) {
                 return Some(uuid);
             }
@@ -1012,7 +1010,7 @@ mod tests {
             }
             let parent = loaded.parent_of(line).filter(|p| index.contains_key(p)).or_else(|| written_before(loaded, i));
             current = parent.and_then(|p| index.get(p).copied());
-            if line.env.is_compact_boundary() {
+            if crate::dialect::boundary(&line.env).is_some() {
                 let unseen = |at: &usize| !seen.contains(at);
                 let before = summarised_from.take().filter(unseen);
                 let segment = super::relinked_segment(&line.env);

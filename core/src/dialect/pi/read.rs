@@ -10,9 +10,9 @@ use alloc::vec::Vec;
 
 use serde_json::{Value, json};
 
-use crate::dialect::canonical::{Stored, stored};
+use crate::message::Stored;
 use crate::message::text::{block_marker, shown_text, value_text};
-use crate::scan::{Block, Content, Line, Message, parse_message_content_unless_result};
+use crate::scan::{Block, Content, Message, parse_message_content_unless_result};
 use crate::support::json::{self, Raw};
 use crate::support::lenient::{Flag, Str};
 
@@ -56,21 +56,6 @@ fn is_own_block(block: &Block) -> bool {
 /// A reply without an API (or Mneme's own, given without its model) keeps them.
 fn signed_by_anthropic(api: Option<&str>) -> bool {
     api.is_none_or(|api| api == "mneme" || api.starts_with("anthropic") || api.starts_with("bedrock"))
-}
-
-/// What pi shows the model for a line that is no plain message — a command run with
-/// `!`, an extension's message, a branch summary — as the context reads it; `None` for
-/// other lines. Counted and summarised as what the model is sent. `role`: the line's
-/// message's, read already.
-pub(crate) fn shown_entry_text(line: &Line<'_>, role: Option<&str>) -> Option<String> {
-    let shown = if line.env.is_pi_context_entry() {
-        stored(line.env.kind(), Some(Raw::valid(line.raw)))
-    } else if matches!(role, Some("bashExecution" | "custom")) {
-        stored(line.env.kind(), line.env.message)
-    } else {
-        return None;
-    };
-    Some(shown.map(|stored| stored.text.into_owned()).unwrap_or_default())
 }
 
 /// A pi message (or entry) whose `content` pi sends the model as a user message: an
