@@ -5,3 +5,8 @@ import { Mneme } from "../../host-node/gen/api.js";
 
 const LOCAL = new Set(["constructor", "close", "compact"]);
 export const METHODS = Object.getOwnPropertyNames(Mneme.prototype).filter((name) => !LOCAL.has(name));
+
+// The operations of no store (`Mneme.projectOf`, `Mneme.checkBytes`, …) it serves over
+// RPC (`MnemeStore.callStatic`): every static method of the API but `absolutePath`,
+// which takes a relative path from a working directory a Worker does not have.
+export const STATIC_METHODS = Object.getOwnPropertyNames(Mneme).filter((name) => typeof Mneme[name] === "function" && name !== "absolutePath");

@@ -43,7 +43,7 @@ import { SqlStorage } from "./sql-storage.js";
 
 const CORE_MODULES = { "mneme.core.wasm": core, "mneme.core2.wasm": core2, "mneme.core3.wasm": core3 };
 
-import { METHODS } from "./methods.js";
+import { METHODS, STATIC_METHODS } from "./methods.js";
 const STORAGE_METHODS = new Set(["list", "read", "append", "replace", "truncate", "remove", "rename"]);
 
 /** The HTTP status for an error kind. */
@@ -129,19 +129,15 @@ export class MnemeStore extends DurableObject {
     setFreeEngine(() => freeEngine(root));
   }
 
-  /** RPC: the project of a working directory. */
-  async projectOf(cwd) {
-    return rpc(() => Mneme.projectOf(cwd));
-  }
-
-  /** RPC: checks transcript bytes that are not in the store. */
-  async checkBytes(bytes) {
-    return rpc(() => Mneme.checkBytes(bytes));
+  /** RPC: one operation of no store (`projectOf`, `checkBytes`, `sessionIdOf`, `contextWindow`, `silentReply`), as `call` answers. */
+  async callStatic(method, args = []) {
+    if (!STATIC_METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no static method ${method}: use one of ${STATIC_METHODS.join(", ")}`, details: {} } };
+    return rpc(() => Mneme[method](...args));
   }
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */
   async call(method, args = []) {
-    if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}` } };
+    if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}`, details: {} } };
     return rpc(() => this.store[method](...args));
   }
 

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { Mneme as NodeMneme } from "../../host-node/js/mneme.js";
 import { MnemeSession, objectStore as rpcStore } from "../src/openai-agents.js";
 import { differences, runVectors } from "../../tests/js/conformance.js";
 import { quickstart } from "../../tests/js/quickstart.mjs";
@@ -105,8 +106,8 @@ try {
       const checker = await objectStore(mf, "check-bytes");
       const { results, failures } = await runVectors({
         Mneme: {
-          checkBytes: async (bytes) => unwrap(await checker.stub.checkBytes(bytes)),
-          projectOf: async (cwd) => unwrap(await checker.stub.projectOf(cwd)),
+          checkBytes: async (bytes) => unwrap(await checker.stub.callStatic("checkBytes", [bytes])),
+          projectOf: async (cwd) => unwrap(await checker.stub.callStatic("projectOf", [cwd])),
         },
         open: (name, limits) => objectStore(mf, name, limits),
         destroy: async () => {},
@@ -116,6 +117,37 @@ try {
       assert(existsSync(NATIVE), `no native outcomes at ${NATIVE}: run the Rust tests first (cargo xtask test does)`);
       const differ = differences(results, JSON.parse(readFileSync(NATIVE, "utf8")), "workerd");
       assert(differ.length === 0, differ.join("\n"));
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  await test("every operation of no store over RPC answers as the Node package's; a method it lacks is refused in words", async () => {
+    const mf = miniflare();
+    try {
+      const { stub } = await objectStore(mf, "statics");
+      const calls = [
+        ["projectOf", ["/home/me/app"]],
+        ["sessionIdOf", ["user:42"]],
+        ["contextWindow", ["claude-opus-4-5"]],
+        ["contextWindow", ["no-such-model"]],
+        ["silentReply", ["NO_RE"]],
+        ["silentReply", ["Hello"]],
+        ["checkBytes", [new TextEncoder().encode('{"type":"user","uuid":"a","parentUuid":null,"message":{"role":"user","content":"hi"}}\n{"torn')]],
+      ];
+      const served = new Set(calls.map(([method]) => method));
+      const statics = Object.getOwnPropertyNames(NodeMneme).filter((name) => typeof NodeMneme[name] === "function" && !["absolutePath", "open"].includes(name));
+      assert(statics.every((name) => served.has(name)), `a static method the test does not call: ${statics.filter((name) => !served.has(name))}`);
+      for (const [method, args] of calls) {
+        const remote = await stub.callStatic(method, args);
+        assert(!remote.err, `${method}: ${JSON.stringify(remote.err)}`);
+        const local = await NodeMneme[method](...args);
+        assert(JSON.stringify(remote.ok) === JSON.stringify(local), `${method}(${JSON.stringify(args)}): ${JSON.stringify(remote.ok)} over RPC, ${JSON.stringify(local)} in Node`);
+      }
+      const refused = await stub.callStatic("absolutePath", ["app"]);
+      assert(refused.err?.kind === "invalid-argument" && refused.err.message.includes("projectOf"), JSON.stringify(refused));
+      const badArgument = await stub.callStatic("projectOf", [42]);
+      assert(badArgument.err?.kind === "invalid-argument", JSON.stringify(badArgument));
     } finally {
       await mf.dispose();
     }
