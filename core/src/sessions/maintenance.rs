@@ -164,18 +164,32 @@ impl<S: Storage> Sessions<'_, S> {
             if sound && scan.torn_at.is_none() && !needs_newline && !relinked_here {
                 continue;
             }
-            let mut repaired = String::with_capacity(bytes.len());
+            let mut edits = Vec::new();
             for (at, line) in scan.lines.iter().enumerate() {
-                let relinked = relinks.get(&(index, at)).and_then(|&parent| Some((with_parent(line.raw, parent)?, parent)));
-                match relinked {
-                    Some((relinked, parent)) => {
-                        repaired.push_str(&relinked);
-                        report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
-                    }
-                    None => repaired.push_str(line.raw),
-                }
-                repaired.push('\n');
+                let Some((relinked, parent)) = relinks.get(&(index, at)).and_then(|&parent| Some((with_parent(line.raw, parent)?, parent)))
+                else {
+                    continue;
+                };
+                report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
+                edits.push((at, relinked));
             }
+            // A part whose only change is a relinked line keeps every other byte as
+            // written (its line endings, its blank lines); any other is written again
+            // line by line.
+            let spliced =
+                (sound && scan.torn_at.is_none() && !needs_newline).then(|| spliced(&texts[index], &scan.lines, &edits)).flatten();
+            let repaired = spliced.unwrap_or_else(|| {
+                let mut repaired = String::with_capacity(bytes.len());
+                let mut edits = edits.iter().peekable();
+                for (at, line) in scan.lines.iter().enumerate() {
+                    match edits.next_if(|(edited, _)| *edited == at) {
+                        Some((_, relinked)) => repaired.push_str(relinked),
+                        None => repaired.push_str(line.raw),
+                    }
+                    repaired.push('\n');
+                }
+                repaired
+            });
             let backup = format!("{}.bak-{now_ms}", info.key);
             report.backups.push(backup.clone());
             report.dropped.extend(scan.skipped.iter().cloned());
@@ -196,6 +210,22 @@ impl<S: Storage> Sessions<'_, S> {
         }
         Ok(report)
     }
+}
+
+/// `text` with the lines at `edits` (places among `lines`, in order) replaced, every
+/// other byte as it was; `None` if a line is not a slice of `text`.
+fn spliced(text: &str, lines: &[scan::Line], edits: &[(usize, String)]) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + edits.len() * 8);
+    let mut copied = 0;
+    for (at, edited) in edits {
+        let raw = lines.get(*at)?.raw;
+        let start = (raw.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+        out.push_str(text.get(copied..start)?);
+        out.push_str(edited);
+        copied = start + raw.len();
+    }
+    out.push_str(text.get(copied..)?);
+    Some(out)
 }
 
 /// The lines to chain past unreadable ones, by part and place among its readable

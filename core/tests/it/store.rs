@@ -285,13 +285,17 @@ fn repair_chains_a_line_past_its_unreadable_parent() {
         "{\"parentUuid\":null,\"logicalParentUuid\":\"u2\",\"type\":\"system\",\"subtype\":\"compact_boundary\",\"uuid\":\"b1\"}";
     let summary = line("s1", Some("b1"), "user").replace("\"type\":\"user\"", "\"type\":\"user\",\"isCompactSummary\":true");
     let part1 = file(&[line("u1", None, "user"), line("u2", Some("u1"), "assistant"), boundary[..60].to_string()]);
-    let part2 = file(&[summary, line("u5", Some("s1"), "user")]);
+    // Part 2 as Windows tools leave it (CRLF, a blank line): it loses no line, and
+    // keeps every byte but its relinked parent.
+    let part2 = format!("{summary}\r\n\r\n{}\r\n", line("u5", Some("s1"), "user"));
     block_on(storage.replace("projects/-p/parts.jsonl", part1.as_bytes(), None)).unwrap();
     block_on(storage.replace("projects/-p/parts_part2.jsonl", part2.as_bytes(), None)).unwrap();
     let report = block_on(store.sessions().repair("parts", T0)).unwrap();
     assert_eq!(report.relinked, [relinked(2, 1, None)]);
     assert_eq!(report.backups.len(), 2, "the part with the orphan is rewritten too");
     assert_eq!(uuids("parts"), ["s1", "u5"]);
+    let repaired = String::from_utf8(block_on(storage.read("projects/-p/parts_part2.jsonl", 0, None)).unwrap()).unwrap();
+    assert_eq!(repaired, part2.replacen("\"parentUuid\":\"b1\"", "\"parentUuid\":null", 1));
     assert!(!block_on(store.sessions().check("parts")).unwrap().has_problems());
     // A repair failing at any storage call, then run again, still chains the summary
     // past the boundary: the part losing the unreadable line is written last.
