@@ -111,6 +111,9 @@ async function rpc(work) {
   }
 }
 
+/** An RPC call's arguments that are no array: a string would be spread into its characters. */
+const notAnArray = (args) => ({ err: { kind: "invalid-argument", message: `give the arguments as an array, not ${args === null ? "null" : typeof args}`, details: {} } });
+
 export class MnemeStore extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
@@ -132,12 +135,14 @@ export class MnemeStore extends DurableObject {
   /** RPC: one operation of no store (`projectOf`, `checkBytes`, `sessionIdOf`, `contextWindow`, `silentReply`), as `call` answers. */
   async callStatic(method, args = []) {
     if (!STATIC_METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no static method ${method}: use one of ${STATIC_METHODS.join(", ")}`, details: {} } };
+    if (!Array.isArray(args)) return notAnArray(args);
     return rpc(() => Mneme[method](...args));
   }
 
   /** RPC: one store method; `{ok}` or `{err: {kind, message, details}}` (errors keep their kind and fields across RPC). */
   async call(method, args = []) {
     if (!METHODS.includes(method)) return { err: { kind: "invalid-argument", message: `no method ${method}`, details: {} } };
+    if (!Array.isArray(args)) return notAnArray(args);
     return rpc(() => this.store[method](...args));
   }
 

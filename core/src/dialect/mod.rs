@@ -382,9 +382,9 @@ mod tests {
 
     /// Each dialect's compaction lines are ruled by that dialect, as its client writes
     /// them (the corpus, whose pi compactions are format v1's, and a crab marker and a
-    /// pi v3 compaction written here, which the corpus lacks), and the lines the scan
-    /// calls compactions (`Envelope::is_compaction`, which the leaf and the gates read)
-    /// are exactly those with a rule (which the context reads).
+    /// pi v3 compaction written here, which the corpus lacks), and the lines called
+    /// compactions (`is_compaction`, which the leaf and the gates read) are exactly
+    /// those the clients write as one, told here from the line's JSON itself.
     #[test]
     fn each_dialect_s_compactions_are_ruled_by_that_dialect() {
         let crab = "{\"role\":\"user\",\"content\":\"hi\"}\n{\"compact\":\"what came before\"}\n{\"role\":\"user\",\"content\":\"next\"}\n";
@@ -401,7 +401,15 @@ mod tests {
                 let format = Format::detect(&loaded.lines);
                 for line in &loaded.lines {
                     let rule = super::compaction_rule(&line.env);
-                    assert_eq!(super::is_compaction(&line.env), rule.is_some(), "{}", line.raw);
+                    let value: serde_json::Value = serde_json::from_str(line.raw).unwrap();
+                    let written_as_one = match (value["type"].as_str(), value["subtype"].as_str()) {
+                        (Some("system"), Some("compact_boundary")) => true,
+                        (Some("compaction"), _) => value["summary"].is_string(),
+                        (None, _) => value["compact"].is_string(),
+                        _ => false,
+                    };
+                    assert_eq!(super::is_compaction(&line.env), written_as_one, "{}", line.raw);
+                    assert_eq!(rule.is_some(), written_as_one, "{}", line.raw);
                     let Some(rule) = rule else { continue };
                     assert_eq!(rule.format, format, "{}", line.raw);
                     let expected = match (&rule.kept, rule.summary) {

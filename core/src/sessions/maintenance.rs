@@ -160,10 +160,6 @@ impl<S: Storage> Sessions<'_, S> {
         for (index, ((bytes, info), scan)) in raw.iter().zip(&parts.parts).zip(&scans).enumerate() {
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
             let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
-            let relinked_here = relinks.range((index, 0)..(index + 1, 0)).next().is_some();
-            if sound && scan.torn_at.is_none() && !needs_newline && !relinked_here {
-                continue;
-            }
             let mut edits = Vec::new();
             for (at, line) in scan.lines.iter().enumerate() {
                 let Some((relinked, parent)) = relinks.get(&(index, at)).and_then(|&parent| Some((with_parent(line.raw, parent)?, parent)))
@@ -173,23 +169,34 @@ impl<S: Storage> Sessions<'_, S> {
                 report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
                 edits.push((at, relinked));
             }
-            // A part whose only change is a relinked line keeps every other byte as
-            // written (its line endings, its blank lines); any other is written again
-            // line by line.
-            let spliced =
-                (sound && scan.torn_at.is_none() && !needs_newline).then(|| spliced(&texts[index], &scan.lines, &edits)).flatten();
-            let repaired = spliced.unwrap_or_else(|| {
-                let mut repaired = String::with_capacity(bytes.len());
-                let mut edits = edits.iter().peekable();
-                for (at, line) in scan.lines.iter().enumerate() {
-                    match edits.next_if(|(edited, _)| *edited == at) {
-                        Some((_, relinked)) => repaired.push_str(relinked),
-                        None => repaired.push_str(line.raw),
+            let readable = sound && scan.torn_at.is_none();
+            if readable && !needs_newline && edits.is_empty() {
+                continue;
+            }
+            // A part whose every line reads keeps every byte but those it changes (a
+            // relinked line, a missing last newline): its line endings, its blank lines.
+            // Any other is written again line by line.
+            let spliced = readable.then(|| spliced(&texts[index], &scan.lines, &edits)).flatten();
+            let repaired = match spliced {
+                Some(mut spliced) => {
+                    if needs_newline {
+                        spliced.push('\n');
                     }
-                    repaired.push('\n');
+                    spliced
                 }
-                repaired
-            });
+                None => {
+                    let mut repaired = String::with_capacity(bytes.len());
+                    let mut edits = edits.iter().peekable();
+                    for (at, line) in scan.lines.iter().enumerate() {
+                        match edits.next_if(|(edited, _)| *edited == at) {
+                            Some((_, relinked)) => repaired.push_str(relinked),
+                            None => repaired.push_str(line.raw),
+                        }
+                        repaired.push('\n');
+                    }
+                    repaired
+                }
+            };
             let backup = format!("{}.bak-{now_ms}", info.key);
             report.backups.push(backup.clone());
             report.dropped.extend(scan.skipped.iter().cloned());

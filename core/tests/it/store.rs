@@ -197,6 +197,15 @@ fn repair_backs_up_and_rewrites_only_what_is_broken() {
     assert!(!check.has_problems(), "{check:?}");
     assert!(mneme_core::check_bytes(&bytes).has_problems(), "the original had problems");
     assert_eq!(block_on(store.sessions().repair("s", T0 + 1)).unwrap().backups.len(), 0, "nothing left to repair");
+
+    // A part whose lines all read, its last without a newline: the newline is added,
+    // every other byte kept (CRLF, a blank line).
+    let unterminated = format!("{good}\r\n\r\n{}", good.replace("\"a\"", "\"b\""));
+    block_on(storage.replace("projects/-p/crlf.jsonl", unterminated.as_bytes(), None)).unwrap();
+    let report = block_on(store.sessions().repair("crlf", T0)).unwrap();
+    assert_eq!(report.backups.len(), 1);
+    let repaired = block_on(storage.read("projects/-p/crlf.jsonl", 0, None)).unwrap();
+    assert_eq!(String::from_utf8(repaired).unwrap(), unterminated + "\n");
 }
 
 /// A line whose parent is unreadable is chained past it by `repair`: to the parent
