@@ -537,13 +537,11 @@ impl RecallIndex {
             return Vec::new();
         }
 
-        let (mut own, sessions) = self.bm25(&query_terms, query);
+        // `scores` starts as the own scores, each memory's share then added to it.
+        let (mut own, mut scores, sessions) = self.bm25(&query_terms, query);
         if let Some(query_vector) = &query_vector {
-            self.add_nearest(&mut own, query_vector, query);
-        }
-        let mut scores = Scores::new(self.slots.len());
-        for &(slot_id, score) in &own {
-            scores.add(slot_id, score);
+            self.add_nearest(&mut scores, &own, query_vector, query);
+            own = scores.touched.iter().filter_map(|&slot_id| Some((slot_id, *scores.value.get(slot_id as usize)?))).collect();
         }
         // A bit per slot, as `scores` holds a value per slot: marking every own hit costs
         // what adding its score did, where sorting them cost a search over 100k memories.
@@ -593,17 +591,12 @@ impl RecallIndex {
     /// without a word of the query included. The share is of the best lexical score, so
     /// the table re-ranks what words found and brings in what they missed without
     /// outweighing an exact match; with no lexical hit at all it is of 1.
-    fn add_nearest(&self, own: &mut Vec<(u32, f32)>, query: &[f32], wanted: &Query) {
+    fn add_nearest(&self, scores: &mut Scores, own: &[(u32, f32)], query: &[f32], wanted: &Query) {
         let best = own.iter().map(|(_, score)| *score).fold(0.0f32, f32::max);
         let unit = if best > 0.0 { best } else { 1.0 };
-        let mut scores = Scores::new(self.slots.len());
-        for &(slot_id, score) in own.iter() {
-            scores.add(slot_id, score);
-        }
         for (slot_id, similarity) in self.nearest(query, wanted) {
             scores.add(slot_id, DENSE_SHARE * unit * similarity);
         }
-        *own = scores.touched.iter().filter_map(|&slot_id| Some((slot_id, *scores.value.get(slot_id as usize)?))).collect();
     }
 
     fn time_of(&self, slot_id: u32) -> i64 {
@@ -616,8 +609,9 @@ impl RecallIndex {
     /// query's reach, lengths from all of them: a window or a project cuts no session's
     /// length).
     /// Memories out of the results (superseded, archived, outside the query's window or
-    /// key prefix) score nothing, so they lift no neighbour either.
-    fn bm25(&self, query_terms: &[u32], wanted: &Query) -> (Vec<(u32, f32)>, Scores) {
+    /// key prefix) score nothing, so they lift no neighbour either. The own scores come
+    /// as a list and as the scores by memory the shares are then added to.
+    fn bm25(&self, query_terms: &[u32], wanted: &Query) -> (Vec<(u32, f32)>, Scores, Scores) {
         let documents = self.live as f32;
         let average_len = (self.live_terms as f32 / documents).max(1.0);
         let sessions = self.live_sessions as f32;
@@ -658,19 +652,15 @@ impl RecallIndex {
                 *count = 0;
             }
         }
-        let own = own
-            .touched
-            .iter()
-            .filter_map(|&slot_id| {
-                let slot = self.slots.get(slot_id as usize)?;
-                let mut score = *own.value.get(slot_id as usize)?;
-                if slot.topics.iter().any(|topic| query_terms.binary_search(topic).is_ok()) {
-                    score *= 1.0 + TOPIC_BOOST;
-                }
-                Some((slot_id, score))
-            })
-            .collect();
-        (own, session_scores)
+        let mut listed = Vec::with_capacity(own.touched.len());
+        for &slot_id in &own.touched {
+            let (Some(slot), Some(score)) = (self.slots.get(slot_id as usize), own.value.get_mut(slot_id as usize)) else { continue };
+            if slot.topics.iter().any(|topic| query_terms.binary_search(topic).is_ok()) {
+                *score *= 1.0 + TOPIC_BOOST;
+            }
+            listed.push((slot_id, *score));
+        }
+        (listed, own, session_scores)
     }
 
     /// Passes shares of each memory's own score to its session neighbours and its
