@@ -21,11 +21,12 @@
 pub mod embed;
 pub mod text;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BinaryHeap};
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cmp::Reverse;
 
 use embed::Embeddings;
 
@@ -561,30 +562,30 @@ impl RecallIndex {
         }
         self.spread(&own, &sessions, &mut scores);
 
-        let mut hits: Vec<(u32, f32)> = scores
-            .touched
-            .iter()
-            .filter_map(|&slot_id| {
-                let slot = self.slots.get(slot_id as usize)?;
-                let score = *scores.value.get(slot_id as usize)?;
-                (query.admits(slot) && score > 0.0).then_some((slot_id, score))
-            })
-            .collect();
-        let order = |a: &(u32, f32), b: &(u32, f32)| {
-            b.1.total_cmp(&a.1).then_with(|| self.time_of(b.0).cmp(&self.time_of(a.0))).then_with(|| b.0.cmp(&a.0))
-        };
-        if hits.len() > query.limit {
-            hits.select_nth_unstable_by(query.limit - 1, order);
-            hits.truncate(query.limit);
+        // The best `limit` by score, then time, then slot, newest first on a tie: kept in
+        // a heap of `limit`, where most memories are turned away by one comparison with
+        // its weakest (a positive score's bits order as the score does).
+        let mut best: BinaryHeap<Reverse<(u32, i64, u32)>> = BinaryHeap::with_capacity(query.limit.min(scores.touched.len()));
+        for &slot_id in &scores.touched {
+            let (Some(slot), Some(&score)) = (self.slots.get(slot_id as usize), scores.value.get(slot_id as usize)) else { continue };
+            if !(score > 0.0 && query.admits(slot)) {
+                continue;
+            }
+            let ranked = (score.to_bits(), slot.time_ms, slot_id);
+            if best.len() < query.limit {
+                best.push(Reverse(ranked));
+            } else if best.peek().is_some_and(|Reverse(weakest)| ranked > *weakest) {
+                best.pop();
+                best.push(Reverse(ranked));
+            }
         }
-        hits.sort_unstable_by(order);
-        hits.into_iter()
-            .filter_map(|(slot_id, score)| {
-                let key = self.slots.get(slot_id as usize)?.key.clone();
-                let own = matched.get(slot_id as usize / 64).is_some_and(|word| word & (1 << (slot_id % 64)) != 0);
-                Some(Hit { key, score, matched: own })
-            })
-            .collect()
+        let hits = best.into_sorted_vec().into_iter().map(|Reverse((bits, _, slot_id))| (slot_id, f32::from_bits(bits)));
+        hits.filter_map(|(slot_id, score)| {
+            let key = self.slots.get(slot_id as usize)?.key.clone();
+            let own = matched.get(slot_id as usize / 64).is_some_and(|word| word & (1 << (slot_id % 64)) != 0);
+            Some(Hit { key, score, matched: own })
+        })
+        .collect()
     }
 
     /// Adds to each own score the share its similarity to the query earns, memories
@@ -597,10 +598,6 @@ impl RecallIndex {
         for (slot_id, similarity) in self.nearest(query, wanted) {
             scores.add(slot_id, DENSE_SHARE * unit * similarity);
         }
-    }
-
-    fn time_of(&self, slot_id: u32) -> i64 {
-        self.slots.get(slot_id as usize).map_or(0, |slot| slot.time_ms)
     }
 
     /// Each live memory's own score: BM25, weighed up when the query names a topic of it
