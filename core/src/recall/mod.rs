@@ -544,8 +544,8 @@ impl RecallIndex {
             self.add_nearest(&mut scores, &own, query_vector, query);
             own = scores.touched.iter().filter_map(|&slot_id| Some((slot_id, *scores.value.get(slot_id as usize)?))).collect();
         }
-        // A bit per slot, as `scores` holds a value per slot: marking every own hit costs
-        // what adding its score did, where sorting them cost a search over 100k memories.
+        // A bit per slot, as `scores` holds a value per slot: marking every own hit is one
+        // pass over them, where sorting them cost a search over 100k memories.
         let mut matched = alloc::vec![0u64; self.slots.len().div_ceil(64)];
         for &(slot_id, _) in &own {
             if let Some(word) = matched.get_mut(slot_id as usize / 64) {
@@ -588,8 +588,8 @@ impl RecallIndex {
         .collect()
     }
 
-    /// Adds to each own score the share its similarity to the query earns, memories
-    /// without a word of the query included. The share is of the best lexical score, so
+    /// Adds to `scores` (the own scores, from `own`) the share each memory's similarity
+    /// to the query earns, memories without a word of the query included. The share is of the best lexical score, so
     /// the table re-ranks what words found and brings in what they missed without
     /// outweighing an exact match; with no lexical hit at all it is of 1.
     fn add_nearest(&self, scores: &mut Scores, own: &[(u32, f32)], query: &[f32], wanted: &Query) {
@@ -760,6 +760,21 @@ mod tests {
 
     fn keys(index: &RecallIndex, query: &str, limit: usize) -> Vec<String> {
         index.recall(&Query::new(query, limit)).into_iter().map(|hit| hit.key).collect()
+    }
+
+    /// Equal scores go to the newer memory, at equal times to the one written later, and
+    /// the limit cuts in that order.
+    #[test]
+    fn equal_scores_rank_newest_first() {
+        let mut index = RecallIndex::new();
+        index.insert(doc("old", "the red kite", None, 1));
+        index.insert(doc("new", "the red kite", None, 3));
+        index.insert(doc("same-time-first", "the red kite", None, 2));
+        index.insert(doc("same-time-second", "the red kite", None, 2));
+        assert_eq!(keys(&index, "red kite", 10), ["new", "same-time-second", "same-time-first", "old"]);
+        assert_eq!(keys(&index, "red kite", 2), ["new", "same-time-second"]);
+        assert_eq!(keys(&index, "red kite", 3), ["new", "same-time-second", "same-time-first"]);
+        assert_eq!(keys(&index, "red kite", usize::MAX).len(), 4);
     }
 
     #[test]
