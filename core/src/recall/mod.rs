@@ -579,19 +579,21 @@ impl RecallIndex {
                 best.push(Reverse(ranked));
             }
         }
-        let hits = best.into_sorted_vec().into_iter().map(|Reverse((bits, _, slot_id))| (slot_id, f32::from_bits(bits)));
-        hits.filter_map(|(slot_id, score)| {
-            let key = self.slots.get(slot_id as usize)?.key.clone();
-            let own = matched.get(slot_id as usize / 64).is_some_and(|word| word & (1 << (slot_id % 64)) != 0);
-            Some(Hit { key, score, matched: own })
-        })
-        .collect()
+        best.into_sorted_vec()
+            .into_iter()
+            .filter_map(|Reverse((bits, _, slot_id))| {
+                let key = self.slots.get(slot_id as usize)?.key.clone();
+                let own = matched.get(slot_id as usize / 64).is_some_and(|word| word & (1 << (slot_id % 64)) != 0);
+                Some(Hit { key, score: f32::from_bits(bits), matched: own })
+            })
+            .collect()
     }
 
     /// Adds to `scores` (the own scores, from `own`) the share each memory's similarity
-    /// to the query earns, memories without a word of the query included. The share is of the best lexical score, so
-    /// the table re-ranks what words found and brings in what they missed without
-    /// outweighing an exact match; with no lexical hit at all it is of 1.
+    /// to the query earns, memories without a word of the query included. The share is
+    /// of the best lexical score, so the table re-ranks what words found and brings in
+    /// what they missed without outweighing an exact match; with no lexical hit at all
+    /// it is of 1.
     fn add_nearest(&self, scores: &mut Scores, own: &[(u32, f32)], query: &[f32], wanted: &Query) {
         let best = own.iter().map(|(_, score)| *score).fold(0.0f32, f32::max);
         let unit = if best > 0.0 { best } else { 1.0 };

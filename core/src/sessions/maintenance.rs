@@ -161,9 +161,8 @@ impl<S: Storage> Sessions<'_, S> {
             let needs_newline = scan.unterminated && scan.torn_at.is_none();
             let sound = scan.skipped.is_empty() && scan.recovered_glued == 0 && scan.invalid_utf8 == 0 && scan.lone_surrogates == 0;
             let mut edits = Vec::new();
-            for (at, line) in scan.lines.iter().enumerate() {
-                let Some((relinked, parent)) = relinks.get(&(index, at)).and_then(|&parent| Some((with_parent(line.raw, parent)?, parent)))
-                else {
+            for (&(_, at), &parent) in relinks.range((index, 0)..(index + 1, 0)) {
+                let Some((line, relinked)) = scan.lines.get(at).and_then(|line| Some((line, with_parent(line.raw, parent)?))) else {
                     continue;
                 };
                 report.relinked.push(RelinkedLine { part: line.part, line: line.line, parent: parent.map(String::from) });
