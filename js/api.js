@@ -3,7 +3,10 @@
 // differ only in the engine that reaches the core: jco's transpiled component
 // (./jco.js) or the browser's wasm-bindgen binding (web/js/mneme.js). Values are
 // mneme-core's JSON (snake_case, numbers, `{case: value}` or `"case"`, null); errors
-// are MnemeError with the core's `kind` and words. No I/O here.
+// are MnemeError with the core's `kind` and words. No I/O here. The methods between
+// the `<operations>` markers at the end of the class are written from wit/ by
+// `cargo xtask codegen` (xtask/src/wrappers.rs), one for each operation no method
+// above them calls; those above add options, fresh ids or defaults of their own.
 import { guardOptions } from "./options.js";
 import { FUNCTIONS, TYPES } from "./wit.js";
 
@@ -216,8 +219,6 @@ function time(name, value) {
 }
 /** An absolute path, in POSIX's or Windows' spelling. */
 const isAbsolute = (path) => /^(\/|\\\\|[A-Za-z]:[\\/])/.test(path);
-/** A size or count, unsigned, within its WIT type (u64 up to the safe integers), as the caller named it. */
-const unsigned = (name, value) => lower("u64", value, name);
 /** A time window from its ends: milliseconds since the epoch, or null for open. */
 const window = (since, until) => ({ since_ms: since == null ? null : time("since", since), until_ms: until == null ? null : time("until", until) });
 /** Bytes from a string (as UTF-8), a Uint8Array or an ArrayBuffer. */
@@ -372,10 +373,6 @@ export class Mneme {
   providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
     return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections]);
   }
-  /** Every branch of a session (each leaf message), the current one first. */
-  branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
-  /** The token ledger: usage in all and per branch; priced with `{input, output, cache_read, cache_creation}` per million tokens. */
-  usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
   /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("sessions.store.fork", () => [id, from, text("to", to), time("now", now)]);
@@ -398,47 +395,10 @@ export class Mneme {
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return this.#invoke("sessions.store.export-session", () => [id, lower("sessions.export-format", to, "to"), uuid]);
   }
-  /**
-   * One cleanup pass: archives sessions past their time to live, deletes only what
-   * `policy` asks (`{ttl_ms, classes: [{class, ttl_ms}], keep_archived_ms, delete_archived,
-   * max_disk_bytes, dry_run}`, each defaulted). Resolves with `{dry_run, archived, removed, kept_bytes}`.
-   */
-  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), time("now", now)]); }
-  /** Moves a session into the archive now: `{id, project, archived_ms, files, bytes}`. */
-  archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, time("now", now)]); }
-  /** Every archived session, oldest first. */
-  archived() { return this.#invoke("sessions.store.archived", () => []); }
-  /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
-  restore(id) { return this.#invoke("sessions.store.restore", () => [id]); }
-  tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, time("now", now)]); }
-  load(id) { return this.#invoke("sessions.store.load", () => [id]); }
-  context(id) { return this.#invoke("sessions.store.context", () => [id]); }
-  list() { return this.#invoke("sessions.store.list", () => []); }
   /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its session alone). */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) {
     return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]);
   }
-  check(id) { return this.#invoke("sessions.store.check", () => [id]); }
-  subagents(id) { return this.#invoke("sessions.store.subagents", () => [id]); }
-  remove(id) { return this.#invoke("sessions.store.remove", () => [id]); }
-  repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, time("now", now)]); }
-  reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
-  /**
-   * Appends `lines` (each the JSON text of one object, as the session's client wrote it)
-   * to the transcript at `key` (`{project, id, subpath}`: `subpath` such as
-   * `subagents/agent-1` for a sub-agent's, left out for the session's own) in one
-   * write. A line whose `uuid` is among the transcript's last lines already is left out
-   * (a retried batch is written once). Resolves with how many lines were written.
-   */
-  appendLines(key, lines, now = Date.now()) { return this.#invoke("sessions.store.append-lines", () => [key, lines, time("now", now)]); }
-  /** The lines of the transcript at `key` as they were appended, oldest first; null if nothing was written there. */
-  readLines(key) { return this.#invoke("sessions.store.read-lines", () => [key]); }
-  /** The sessions of `project` with a transcript of their own: `[{id, updated_ms}]`. */
-  writtenSessions(project) { return this.#invoke("sessions.store.written-sessions", () => [project]); }
-  /** The subpaths of a session's sub-agent transcripts in `project` (`subagents/agent-<id>`), sorted. */
-  subpaths(project, id) { return this.#invoke("sessions.store.subpaths", () => [project, id]); }
-  /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. Removing what is not there is fine. */
-  removeTranscript(key) { return this.#invoke("sessions.store.remove-transcript", () => [key]); }
   /**
    * Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a session) to
    * session `id` in one write, a line each in Claude Code's format with the item kept as
@@ -458,21 +418,11 @@ export class Mneme {
     const item = await this.#invoke("sessions.store.pop-item", () => [id, time("now", now)]);
     return item === null ? null : JSON.parse(item);
   }
-  /**
-   * The kinds of secret taken out of every line and memory file before it is written
-   * (every kind by default; `[]` writes text as given). Each write's entries and
-   * memories say in `redacted` what was taken.
-   */
-  setRedaction(kinds) { return this.#invoke("sessions.store.set-redaction", () => [kinds]); }
-  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other tabs and processes wait, then fail with `storage/locked`. */
-  hold(id) { return this.#invoke("sessions.store.hold", () => [id]); }
-  release(id) { return this.#invoke("sessions.store.release", () => [id]); }
 
   /** Plans a compaction; `settings` overlays the core's defaults (mneme-core's JSON). */
   planCompaction(id, settings = {}, mode = "auto") {
     return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings), mode]);
   }
-  summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("compaction.apply-compaction", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, time("now", now)]);
   }
@@ -519,16 +469,8 @@ export class Mneme {
       run.dispose();
     }
   }
-  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, time("now", now)]); }
-  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
-  recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, time("now", now)]); }
-  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
-  recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, time("now", now)]); }
   /** Whether the next message should start a new session; no policy field set means never. */
   resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", () => [id, time("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
-  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
-  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, lower("bool", completed, "completed")]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
   /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
@@ -540,18 +482,12 @@ export class Mneme {
       return [scope(project), memories.map((memory, i) => newMemory(`memories[${i}]`, memory)), time("now", now)];
     });
   }
-  /** Changes fields in place: `{name?, type?, description?, body?, topics?, confidence?}`. */
-  memoryUpdate(project, file, fields, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, fields, time("now", now)]); }
   /** Replaces memory `file` with a new one; the old one is kept, marked invalid and superseded, out of MEMORY.md and recall. */
   memorySupersede(project, file, memory, now = Date.now()) {
     return this.#invoke("memory.memory-supersede", () => [scope(project), file, newMemory("memory", memory), time("now", now)]);
   }
-  /** Archives a memory: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
-  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, time("now", now)]); }
   /** Runs one call of Claude's memory tool: `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (a refusal, in words the model can act on, is `is_error`; a MnemeError is the caller's or the store's failure). */
   memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), JSON.stringify(input), time("now", now)]); }
-  /** Records that `from` relates to `to`: `kind` is relates_to, contradicts, extends or derived_from. */
-  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
   /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?, since?, until?}` (`since`/`until`: those holding from a time in that window, as `memoryRecall`'s). */
   memoryList(project, options = {}) {
     return this.#invoke("memory.memory-list", () => {
@@ -559,8 +495,6 @@ export class Mneme {
       return [scope(project), { all: false, ...filter, ...(since === null && until === null ? {} : { window: window(since, until) }) }];
     });
   }
-  /** One memory with its body and the chain of memories it superseded or that superseded it. */
-  memoryShow(project, file) { return this.#invoke("memory.memory-show", () => [scope(project), file]); }
   /**
    * The best memories for `query`, best first: `{hits: [{file, name, description, type, score, current, matched}], report}` (`matched` false: found through the memories around it).
    * With the host's embedder, `embed(texts)` (vectors, or a promise of them, one per text) of `model`: the scope's memories without a vector of `model` are embedded first
@@ -594,45 +528,16 @@ export class Mneme {
     const [vector] = await vectorsOf([query]);
     return { model, vector };
   }
-  /** MEMORY.md as a model should load it, within Claude Code's caps (`{lines: 200, units: 25000}`), saying what was left out. */
-  memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
-  /** Reads the memory folder again and rewrites the recall index. */
-  memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
-  /** Records that memories were useful now (put in a model's context, cited), so `memoryLoad` keeps them first under the caps; returns them as written. */
-  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, time("now", now)]); }
   /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, versions, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
   planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
-  /** Keeps the vectors of `plan`'s texts, one per text in its order, beside the recall index; resolves with how many were kept (none of a memory written since the plan). */
-  applyEmbedding(project, plan, vectors) { return this.#invoke("memory.apply-embedding", () => [scope(project), plan, vectors]); }
-  /**
-   * Makes recall and search hybrid with a static embedding table in its text form (a word per line, then its values, as GloVe,
-   * word2vec and fastText publish them): a string, Uint8Array or ArrayBuffer; `null` goes back to words alone. Kept in memory,
-   * never written. Resolves to `{words, terms, dimensions, skipped}` (null when cleared).
-   */
-  setEmbeddings(table) { return this.#invoke("memory.set-embeddings", () => [table ?? null]); }
-  /** The request for a model to extract memories from session `id` (when the extraction gate fires): `{id, prompt, max_tokens, message_count, entry, known, failures}`. */
-  planExtraction(project, id) { return this.#invoke("memory.plan-extraction", () => [scope(project), id]); }
-  /** Writes what the model's `answer` (one JSON object per line) says; an answer that does not read is `invalid-answer` and writes nothing. */
-  applyExtraction(project, plan, answer, now = Date.now()) { return this.#invoke("memory.apply-extraction", () => [scope(project), plan, answer, time("now", now)]); }
-  recordExtractionFailure(id, reason, now = Date.now()) { return this.#invoke("memory.record-extraction-failure", () => [id, reason, time("now", now)]); }
-  /** The request for a model to consolidate the memory (take `dreamAcquire` first): `{id, prompt, max_tokens, known, sessions, since_ms}`. */
-  planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), time("now", now)]); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
   applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
     return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), lower("bool", dryRun, "dryRun")]);
   }
-  /** Undoes a consolidation (changed memories back, added ones archived); refuses when a memory changed since. */
-  rollbackConsolidation(project, id, now = Date.now()) { return this.#invoke("memory.rollback-consolidation", () => [scope(project), id, time("now", now)]); }
-  /** The consolidations recorded, oldest first. */
-  consolidations(project) { return this.#invoke("memory.consolidations", () => [scope(project)]); }
   /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval); each is listed with `external: true`. */
   instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
     return this.#invoke("memory.instructions", () => [{ cwd, home, managed, paths, external_imports: lower("bool", externalImports, "externalImports") }]);
   }
-  /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
-  writeFile(path, contents) { return this.#invoke("memory.write-file", () => [path, contents]); }
-  readFile(path) { return this.#invoke("memory.read-file", () => [path]); }
-  removeFile(path) { return this.#invoke("memory.remove-file", () => [path]); }
 
   /** A route policy from the core's defaults: each field given replaces the default's; a `reset` given is whole (what it omits is off). */
   async #routePolicy(policy) {
@@ -660,39 +565,257 @@ export class Mneme {
   }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
   updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
-  removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
-  /** Adds the keys of an OpenClaw `sessions.json` (its bytes or text): `{imported, existing, refused}`. */
-  importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
-  /** Every key as an OpenClaw `sessions.json`, a Uint8Array. */
-  exportOpenclawKeys() { return this.#invoke("index.export-openclaw-keys", () => []); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
   crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
     return this.#invoke("index.crab-start", () => [project, agent, sender, text("createdBy", createdBy), time("now", now)]);
   }
-  crabShow(id) { return this.#invoke("index.crab-show", () => [id]); }
-  /** Renames the session's file with the title's slug and appends a meta line; resolves with it under its new id. */
-  crabSetTitle(id, title) { return this.#invoke("index.crab-set-title", () => [id, title]); }
-  /** Adds `secs` to the session's `uptime_secs` with an appended meta line. */
-  crabAddUptime(id, secs) { return this.#invoke("index.crab-add-uptime", () => [id, secs]); }
-  /** Rebuilds the index from the transcripts (key bindings kept): `{before, session_count, added, changed, dropped, key_count, skipped}`. */
-  rebuildIndex() { return this.#invoke("index.rebuild-index", () => []); }
-  /** Whether `key`'s session should roll over: `{fire, reason}` (its context holds `maxContextTokens` or more). */
-  rolloverGate(key, maxContextTokens) { return this.#invoke("index.rollover-gate", () => [key, unsigned("maxContextTokens", maxContextTokens)]); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), time("now", now)]);
   }
-  /** A key with its current session's listing and counters: `{entry, session, counters}`. */
-  key(key) { return this.#invoke("index.key", () => [key]); }
   /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
   keys(filter = []) { return this.#invoke("index.keys", () => [filter]); }
-  indexReport() { return this.#invoke("index.index-report", () => []); }
   /** The session key of a message (nothing is read or written). */
   keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }
   /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if it is an id, else a mapping of it (`user:42` is `user-42_` and a hash). */
   sessionIdOf(name) { return this.#invoke("sessions.session-id-of", () => [wellFormed("name", name)]); }
+
+  // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
+  /** A summary of what `plan` summarises, written without a model. */
+  summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
+  /** Records a failed compaction; `max-failures` in a row block auto plans. */
+  recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, time("now", now)]); }
+  /** Whether to run the pre-compaction memory flush now (once per compaction cycle). */
+  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
+  /** Records that the memory flush ran now, closing this compaction cycle's gate. */
+  recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, time("now", now)]); }
+  /** Whether to extract memories now (messages and tool calls since the last). */
+  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
+  /** Records that memories were extracted now: the gate counts from here. */
+  recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, time("now", now)]); }
+  /** Whether a memory consolidation is due, without taking it. */
+  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
+  /**
+   * Takes the consolidation for `holder` if due; exactly one of several
+   * concurrent callers gets it.
+   */
+  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
+  /** Releases it; `completed` records the run as the last consolidation. */
+  dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, completed]); }
+  /** Forgets a key; its sessions stay. Returns the entry it had. */
+  removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
+  /** A key with its current session's listing and counters. */
+  key(key) { return this.#invoke("index.key", () => [key]); }
+  /** The index's generation, sizes and anything damaged that was skipped. */
+  indexReport() { return this.#invoke("index.index-report", () => []); }
+  /**
+   * Rebuilds the index from the transcripts: every session read again, its rows and
+   * the keys as they are saved as a new generation, so damaged or torn log lines and
+   * an unreadable snapshot are left behind. Key bindings are kept as they are.
+   */
+  rebuildIndex() { return this.#invoke("index.rebuild-index", () => []); }
+  /**
+   * Adds the keys of an OpenClaw `sessions.json` in one write (keys the index has
+   * are left as they are). Fields the index has no place for are kept in the toggle
+   * `openclaw` and written back by `export-openclaw-keys`. Transcripts are not touched.
+   */
+  importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
+  /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
+  exportOpenclawKeys() { return this.#invoke("index.export-openclaw-keys", () => []); }
+  /** A crab session as its name and newest meta line say. */
+  crabShow(id) { return this.#invoke("index.crab-show", () => [id]); }
+  /**
+   * Titles a crab session: its file renamed `{agent}_{sender}_{seq}_{title slug}`
+   * and a meta line appended (never a rewrite). Returns it under its new id.
+   */
+  crabSetTitle(id, title) { return this.#invoke("index.crab-set-title", () => [id, title]); }
+  /** Adds `secs` to a crab session's `uptime-secs`, as an appended meta line. */
+  crabAddUptime(id, secs) { return this.#invoke("index.crab-add-uptime", () => [id, secs]); }
+  /**
+   * Whether `key`'s session should roll over: its context (from its last
+   * compaction on) holds `max-context-tokens` or more.
+   */
+  rolloverGate(key, maxContextTokens) { return this.#invoke("index.rollover-gate", () => [key, maxContextTokens]); }
+  /** Changes fields in place (supersede when the fact itself changed). */
+  memoryUpdate(project, file, change, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, change, time("now", now)]); }
+  /** Archives a memory: kept, out of MEMORY.md and default recall. */
+  memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, time("now", now)]); }
+  /** Records that `from` relates to `to`. */
+  memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
+  /** One memory with its body and its supersession history. */
+  memoryShow(project, file) { return this.#invoke("memory.memory-show", () => [scope(project), file]); }
+  /**
+   * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
+   * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
+   * read-only store), where `memory-recall` with `near` finds them. Returns how many
+   * were kept: none of a memory that says something else since the plan. A vector
+   * of another length than the model's others is `invalid-argument`.
+   */
+  applyEmbedding(project, plan, vectors) { return this.#invoke("memory.apply-embedding", () => [scope(project), plan, vectors]); }
+  /**
+   * MEMORY.md as a model should load it within `caps`, never cut in silence: the
+   * least recently useful lines go first; a line of a memory archived or superseded
+   * (a write cut short leaves one; the next write of the scope takes it out) never loads.
+   */
+  memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
+  /** Reads the memory folder again and rewrites the recall index. */
+  memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
+  /**
+   * Records that memories were useful now (put in a model's context, cited by it), so
+   * `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
+   * One write; `updated-ms` stays. Returns the memories as written, bodies included.
+   */
+  memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, time("now", now)]); }
+  /**
+   * Makes `memory-recall` and `sessions.search` hybrid: `table` is a static embedding table
+   * in the text form GloVe, word2vec and fastText publish (a word per line, then its
+   * values; most frequent words first), and a memory close in meaning to the query
+   * is found without a word in common. None goes back to words alone. Kept by this
+   * store handle in memory, never written: set it after each open. A table that
+   * does not read is `invalid-argument` and the previous table stays.
+   */
+  setEmbeddings(table = null) { return this.#invoke("memory.set-embeddings", () => [table]); }
+  /**
+   * Plans an extraction from session `id` into `scope` (run it when the extraction
+   * gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+   */
+  planExtraction(project, id) { return this.#invoke("memory.plan-extraction", () => [scope(project), id]); }
+  /**
+   * Checks every line of the model's answer (one JSON object per line: add, update,
+   * supersede, noop), then writes the memories and records the extraction. An answer
+   * that does not read is `invalid-answer` and writes nothing.
+   */
+  applyExtraction(project, plan, answer, now = Date.now()) { return this.#invoke("memory.apply-extraction", () => [scope(project), plan, answer, time("now", now)]); }
+  /** Records a failed extraction (the model failed, or its answer did not read). */
+  recordExtractionFailure(id, reason, now = Date.now()) { return this.#invoke("memory.record-extraction-failure", () => [id, reason, time("now", now)]); }
+  /**
+   * Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
+   * the host has a model answer `prompt`, then calls `apply-consolidation`.
+   */
+  planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), time("now", now)]); }
+  /**
+   * Undoes a consolidation: changed memories get their text back, added ones are
+   * archived. Refuses, writing nothing, when a memory changed after it.
+   */
+  rollbackConsolidation(project, id, now = Date.now()) { return this.#invoke("memory.rollback-consolidation", () => [scope(project), id, time("now", now)]); }
+  /** The consolidations recorded in `scope`, oldest first. */
+  consolidations(project) { return this.#invoke("memory.consolidations", () => [scope(project)]); }
+  /** Keeps an instruction file at absolute `path` (key `files/<path>`). */
+  writeFile(path, text) { return this.#invoke("memory.write-file", () => [path, text]); }
+  /** The instruction file kept at absolute `path`, or none. */
+  readFile(path) { return this.#invoke("memory.read-file", () => [path]); }
+  /** Removing a file that is not there is fine. */
+  removeFile(path) { return this.#invoke("memory.remove-file", () => [path]); }
+  /**
+   * Soft-deletes entry `uuid` by appending a tombstone
+   * (`{"type":"tombstone","deleted_uuid":…}`); it applies across all parts.
+   */
+  tombstone(id, uuid, now = Date.now()) { return this.#invoke("sessions.store.tombstone", () => [id, uuid, time("now", now)]); }
+  /** Every live entry of session `id`, its main chain and the load report. */
+  load(id) { return this.#invoke("sessions.store.load", () => [id]); }
+  /**
+   * The context a model resumes with: the main chain's messages after its
+   * last compaction boundary.
+   */
+  context(id) { return this.#invoke("sessions.store.context", () => [id]); }
+  /** Every branch (each leaf message), the current one first. */
+  branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
+  /** The token ledger: usage in all and per branch, priced when `prices` are given. */
+  usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
+  /**
+   * One cleanup pass: archives sessions past their time to live, deletes what
+   * `policy` asks, reports all of it (and only reports, in a dry run).
+   */
+  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), time("now", now)]); }
+  /** Moves session `id` into the archive now, every file of it. */
+  archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, time("now", now)]); }
+  /** Every archived session, oldest first. */
+  archived() { return this.#invoke("sessions.store.archived", () => []); }
+  /**
+   * Puts archived session `id` back; `session-exists` if a session has the id again,
+   * `invalid-argument` if the session is live (not archived).
+   */
+  restore(id) { return this.#invoke("sessions.store.restore", () => [id]); }
+  /** The load report plus dangling parents and orphaned tool calls. */
+  check(id) { return this.#invoke("sessions.store.check", () => [id]); }
+  /**
+   * The session's sub-agent transcripts (`<id>/subagents/agent-*.jsonl`, and
+   * flat `agent-*.jsonl` files whose entries name the session).
+   */
+  subagents(id) { return this.#invoke("sessions.store.subagents", () => [id]); }
+  /**
+   * Keeps session `id` open for writing: takes its lock and keeps it until
+   * `release` (or until the store is dropped), so every write after this skips
+   * locking and listing and costs one append. Other writers wait for the lock
+   * and then fail with `locked`. The session must exist. Programs that take no
+   * lock (Claude Code) must not write it meanwhile.
+   */
+  hold(id) { return this.#invoke("sessions.store.hold", () => [id]); }
+  /** Gives back the lock `hold` took; a session not held is left alone. */
+  release(id) { return this.#invoke("sessions.store.release", () => [id]); }
+  /**
+   * Removes every part, sub-agent file and sidecar of the session; returns the
+   * keys removed, the first part last.
+   */
+  remove(id) { return this.#invoke("sessions.store.remove", () => [id]); }
+  /**
+   * Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
+   * torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
+   * parent was an unreadable line is chained past it (`relinked`). A part
+   * another program wrote to meanwhile is left alone (`storage(changed)`).
+   */
+  repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, time("now", now)]); }
+  /**
+   * Every session in the store, most recently updated first, and the files
+   * that could not be listed as sessions.
+   */
+  list() { return this.#invoke("sessions.store.list", () => []); }
+  /** Forgets what the store knows of session `id`: the next call reads it again. */
+  reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
+  /**
+   * The kinds of secret taken out of every line and memory file before it is
+   * written (names as in `redacted`); every kind by default, an empty list
+   * writes text exactly as given. An unknown name is `invalid-argument` and
+   * changes nothing.
+   */
+  setRedaction(kinds) { return this.#invoke("sessions.store.set-redaction", () => [kinds]); }
+  /**
+   * Appends `lines` (each the JSON text of one object, as the session's
+   * client wrote it) to the transcript at `key` in one storage append. A line
+   * whose `uuid` the transcript holds already is left out, so a batch retried
+   * after a failure that had in fact landed, or a transcript imported again, is
+   * written once; lines without one are always written. A line cut short by a
+   * crash is moved aside first. Secrets are taken out as from every line; the
+   * store's size limits do not apply (these are another program's files).
+   * Returns how many lines were written; given none, writes nothing (no empty
+   * file).
+   */
+  appendLines(key, lines, now = Date.now()) { return this.#invoke("sessions.store.append-lines", () => [key, lines, time("now", now)]); }
+  /**
+   * The lines of the transcript at `key` as they were appended, oldest first
+   * (a line cut short by a crash is left out); none if nothing was ever
+   * written there.
+   */
+  readLines(key) { return this.#invoke("sessions.store.read-lines", () => [key]); }
+  /**
+   * The sessions of `project` that have a transcript of their own (one with
+   * sub-agent transcripts only is not listed).
+   */
+  writtenSessions(project) { return this.#invoke("sessions.store.written-sessions", () => [project]); }
+  /**
+   * The subpaths of session `id`'s other transcripts in `project` (its
+   * sub-agents': `subagents/agent-<id>`), sorted.
+   */
+  subpaths(project, id) { return this.#invoke("sessions.store.subpaths", () => [project, id]); }
+  /**
+   * Removes the transcript at `key`; the session's own takes every file of the
+   * session with it (its parts, its sub-agents'). Removing what is not there is
+   * fine.
+   */
+  removeTranscript(key) { return this.#invoke("sessions.store.remove-transcript", () => [key]); }
+  // </operations>
 }
 guardOptions(Mneme, MnemeError);

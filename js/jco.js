@@ -3,7 +3,7 @@
 // mneme-core's JSON into the component's values and back by the WIT's types (./wit.js):
 // camelCase fields, bigint for 64-bit integers, `{tag, val}` variants, undefined for
 // none.
-import { MnemeError, camel, lift, lower, snake } from "./api.js";
+import { MnemeError, camel, lift, lower } from "./api.js";
 import { FUNCTIONS } from "./wit.js";
 
 /**
@@ -48,7 +48,7 @@ export function invoke(root, store, key, args) {
   const path = key.split(".");
   const values = [];
   let next = 0;
-  for (const [name, type] of params) values.push(typeof type === "object" && "borrow" in type ? store : lower(type, args[next++], snake(name)));
+  for (const [name, type] of params) values.push(typeof type === "object" && "borrow" in type ? store : lower(type, args[next++], camel(name)));
   if (next !== args.length) throw new Error(`${key} takes ${next} arguments, not ${args.length}`);
   const target = method ? store : root[camel(path[0])];
   let raw;

@@ -39,6 +39,7 @@ from .types import (
     Applied,
     ArchivedSession,
     Branch,
+    Change,
     CheckReport,
     Consolidation,
     ConsolidationPlan,
@@ -59,6 +60,7 @@ from .types import (
     KeyView,
     KeysImported,
     Ledger,
+    LinkKind,
     Listing,
     Loaded,
     LoadedInstructions,
@@ -67,6 +69,7 @@ from .types import (
     MemoryToolResult,
     Near,
     Plan,
+    Prices,
     ProviderContext,
     RebuildReport,
     Recalled,
@@ -902,18 +905,6 @@ class Mneme:
         context = self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
         return {**context, "body": json.loads(context["body"])}
 
-    def branches(self, id: str) -> List[Branch]:
-        """Every branch (each leaf message), the current one first: ``[{leaf, current,
-        role, text, timestamp, message_count, forks_at, usage, cost}]``."""
-        return self._method("branches", _text("id", id))
-
-    def usage(self, id: str, prices: Optional[Json] = None) -> Ledger:
-        """The tokens the session's replies reported, each reply once, in all and per
-        branch, and each sub-agent's apart: ``{total, cost, replies, branches,
-        subagents}``; ``prices`` ``{input, output, cache_read, cache_creation}``
-        (dollars per million tokens) price them."""
-        return self._method("usage", _text("id", id), None if prices is None else _record("prices", prices))
-
     def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> List[Entry]:
         """Copies the conversation up to ``from_`` (default: the newest message) into a
         new session ``to`` (default: a new UUID); returns the entries written (the new
@@ -944,24 +935,11 @@ class Mneme:
         session's own dialect (``verbatim``), else the conversation it resumes to."""
         return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
 
-    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:
-        """Soft-deletes entry ``uuid``: it stays in the file and leaves every load."""
-        return self._method("tombstone", _text("id", id), _text("uuid", uuid), _now_ms(now))
-
-    def load(self, id: str) -> Transcript:
-        """Every entry of session ``id``, branches and sidechains included: ``{id,
-        project, parts, entries, chain, report}``."""
-        return self._method("load", _text("id", id))
-
     def context(self, id: str) -> Context:
         """What a model resumes with: ``{compacted, messages}``, the main chain from the
         last compaction on; each message's ``content`` is its blocks."""
         context = self._method("context", _text("id", id))
         return {**context, "messages": [{**m, "content": json.loads(m["content"])} for m in context["messages"]]}
-
-    def list(self) -> Listing:
-        """Every session, newest first: ``{sessions, skipped}``."""
-        return self._method("list")
 
     def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> List[SearchHit]:
         """The messages across every session (only ``project``'s, when named) that best
@@ -971,81 +949,6 @@ class Mneme:
         and ``until`` (left out) bound the messages' time."""
         project = None if project is None else _text("project", project)
         return self._method("search", _text("query", query), _u32("limit", limit), project, _window(since, until))
-
-    def check(self, id: str) -> CheckReport:
-        """The load report plus dangling parents and unanswered tool calls: ``{load,
-        dangling_parents, orphaned_tool_uses, orphaned_tool_results}``."""
-        return self._method("check", _text("id", id))
-
-    def subagents(self, id: str) -> List[Subagent]:
-        """The sub-agent transcripts of session ``id``: ``[{key, transcript}]``."""
-        return self._method("subagents", _text("id", id))
-
-    def remove(self, id: str) -> List[str]:
-        """Deletes session ``id`` and its sub-agent transcripts; returns the keys
-        removed."""
-        return self._method("remove", _text("id", id))
-
-    def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
-        """One cleanup pass: archives sessions past their time to live, deletes only
-        what ``policy`` asks (``ttl_ms``, ``classes``, ``keep_archived_ms``,
-        ``delete_archived``, ``max_disk_bytes``, ``dry_run``; each defaulted):
-        ``{dry_run, archived, removed, kept_bytes}``."""
-        policy = _overlay(self._instance.call(_SESSIONS, "default-retention"), policy)
-        return self._method("gc", policy, _now_ms(now))
-
-    def archive(self, id: str, now: Time = None) -> ArchivedSession:
-        """Moves a session into the archive now: ``{id, project, archived_ms, files, bytes}``."""
-        return self._method("archive", _text("id", id), _now_ms(now))
-
-    def archived(self) -> List[ArchivedSession]:
-        """Every archived session, oldest first."""
-        return self._method("archived")
-
-    def restore(self, id: str) -> ArchivedSession:
-        """Puts an archived session back; ``session-exists`` if a session has the id again."""
-        return self._method("restore", _text("id", id))
-
-    def repair(self, id: str, now: Time = None) -> RepairReport:
-        """Rewrites the parts of session ``id`` that have unreadable lines, glued
-        objects, invalid UTF-8 or a torn tail, each original kept as a backup; a line
-        whose parent was unreadable is chained past it (``relinked``):
-        ``{backups, dropped, split_glued, fixed_utf8, fixed_surrogates,
-        dropped_torn_tail, relinked}``."""
-        return self._method("repair", _text("id", id), _now_ms(now))
-
-    def reopen(self, id: str) -> None:
-        """Forgets what this store knows of session ``id`` (after another program
-        changed it, or after an I/O failure): the next write reads it again."""
-        self._method("reopen", _text("id", id))
-
-    def append_lines(self, key: TranscriptKey, lines: Sequence[str], now: Time = None) -> int:
-        """Appends ``lines`` (each the JSON text of one object, as the session's client
-        wrote it) to the transcript at ``key`` (``{project, id, subpath}``: ``subpath``
-        such as ``subagents/agent-1`` for a sub-agent's, None or left out for the
-        session's own) in one write. A line whose ``uuid`` is among the transcript's last
-        lines already is left out, so a batch retried after a failure that had landed
-        is written once. Returns how many lines were written."""
-        return self._method("append-lines", _transcript_key(key), _texts("lines", lines), _now_ms(now))
-
-    def read_lines(self, key: TranscriptKey) -> Optional[List[str]]:
-        """The lines of the transcript at ``key`` as they were appended, oldest first;
-        None if nothing was written there."""
-        return self._method("read-lines", _transcript_key(key))
-
-    def written_sessions(self, project: str) -> List[WrittenSession]:
-        """The sessions of ``project`` with a transcript of their own: ``[{id, updated_ms}]``."""
-        return self._method("written-sessions", _text("project", project))
-
-    def subpaths(self, project: str, id: str) -> List[str]:
-        """The subpaths of a session's sub-agent transcripts in ``project``
-        (``subagents/agent-<id>``), sorted."""
-        return self._method("subpaths", _text("project", project), _text("id", id))
-
-    def remove_transcript(self, key: TranscriptKey) -> None:
-        """Removes the transcript at ``key``; the session's own takes its sub-agents'
-        with it. Removing what is not there is fine."""
-        self._method("remove-transcript", _transcript_key(key))
 
     def append_items(self, id: str, items: Sequence[Json], cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> int:
         """Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a
@@ -1074,15 +977,6 @@ class Mneme:
         self._method("set-redaction", kinds)
         self._redaction = kinds
 
-    def hold(self, id: str) -> None:
-        """Keeps a session open for writing until ``release`` (or ``close``): other
-        processes, the CLI included, wait, then fail with ``storage/locked``."""
-        return self._method("hold", _text("id", id))
-
-    def release(self, id: str) -> None:
-        """Gives back a session taken with ``hold``."""
-        return self._method("release", _text("id", id))
-
     # Compaction
 
     def _compaction(self, name, *args):
@@ -1093,21 +987,12 @@ class Mneme:
         defaults = self._instance.call(_COMPACTION, "default-settings")
         return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
 
-    def summarize_offline(self, id: str, plan: Json) -> str:
-        """The core's extractive summary for ``plan`` (no model): requests, first
-        sentences, tools, files."""
-        return self._compaction("summarize-offline", _text("id", id), plan)
-
     def apply_compaction(self, id: str, plan: Json, summary: str, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Applied:
         """Applies ``plan`` with ``summary`` (the model's text) in one atomic write;
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
         A session changed since the plan raises ``stale-plan``: plan again."""
         ids = {"boundary": str(uuids.uuid4()) if boundary is None else boundary, "summary": str(uuids.uuid4()) if summary_uuid is None else summary_uuid}
         return self._compaction("apply-compaction", _text("id", id), plan, _text("summary", summary), ids, _now_ms(now))
-
-    def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
-        """Records a failed compaction (the circuit breaker counts them)."""
-        return self._compaction("record-compaction-failure", _text("id", id), _text("reason", reason), _now_ms(now))
 
     def compact(self, id: str, settings: Optional[Json] = None, mode: str = "auto", summarize: Optional[Callable[[str, int], str]] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Json:
         """One compaction through the core's driver (the component's ``run``): plan;
@@ -1158,42 +1043,9 @@ class Mneme:
     def _gate(self, name, *args):
         return self._instance.call(_GATES, name, self._store, *args)
 
-    def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
-        """Whether the pre-compaction memory flush is due for session ``id``: ``{fire,
-        reason}``."""
-        return self._gate("memory-flush-gate", _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
-
-    def record_memory_flush(self, id: str, now: Time = None) -> None:
-        """Records that the memory flush ran for session ``id`` (a ``memory-flush``
-        entry)."""
-        return self._gate("record-memory-flush", _text("id", id), _now_ms(now))
-
-    def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
-        """Whether a memory extraction is due for session ``id``: ``{fire, reason}``."""
-        return self._gate("extraction-gate", _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
-
-    def record_extraction(self, id: str, now: Time = None) -> None:
-        """Records that a memory extraction ran for session ``id``."""
-        return self._gate("record-extraction", _text("id", id), _now_ms(now))
-
     def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether the next message should start a new session; no policy field set means never."""
         return self._gate("reset-gate", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
-
-    def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
-        """Whether a memory consolidation is due (time and sessions since the last, no
-        lock held): ``{fire, reason}``."""
-        return self._gate("dream-gate", _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
-
-    def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Decision:
-        """Takes the consolidation lock for ``holder`` when the dream gate fires:
-        ``{fire, reason}``."""
-        return self._gate("dream-acquire", _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
-
-    def dream_release(self, holder: str, completed: bool, now: Time = None) -> None:
-        """Gives the consolidation lock back; ``completed`` (a bool) records the
-        consolidation as done."""
-        return self._gate("dream-release", _now_ms(now), _text("holder", holder), _flag("completed", completed))
 
     # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
     # e.g. "-home-me-app"), or None for the global memory. Values are mneme-core's JSON.
@@ -1211,18 +1063,9 @@ class Mneme:
             raise MnemeError("invalid-argument", "memories must be a list")
         return self._memory("memory-add-many", project, [_new_memory(m) for m in memories], _now_ms(now))
 
-    def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Memory:
-        """Changes fields in place: ``{name?, type?, description?, body?, topics?, confidence?}``."""
-        change = _record("change", change)
-        return self._memory("memory-update", project, _text("file", file), change, _now_ms(now))
-
     def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Memory:
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
         return self._memory("memory-supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
-
-    def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Memory:
-        """Archives a memory: kept, listed with ``all``, out of MEMORY.md and recall."""
-        return self._memory("memory-forget", project, _text("file", file), _now_ms(now))
 
     def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> MemoryToolResult:
         """Runs one call of Claude's memory tool (``memory_20250818``): ``input`` is the
@@ -1233,10 +1076,6 @@ class Mneme:
             raise MnemeError("invalid-argument", "input must be the tool_use block's input, a dict with `command`")
         return self._memory("memory-tool", project, _json("input", input), _now_ms(now))
 
-    def memory_link(self, project: Optional[str], from_: str, kind: str, to: str, now: Time = None) -> Memory:
-        """``kind``: relates_to, contradicts, extends or derived_from."""
-        return self._memory("memory-link", project, _text("from", from_), _text("kind", kind), _text("to", to), _now_ms(now))
-
     def memory_list(self, project: Optional[str], filter: Optional[Json] = None, since: Time = None, until: Time = None) -> List[Memory]:
         """Memories without their bodies, newest first; ``filter``: ``{type?, topic?,
         session?, all?}``. ``since`` (included) and ``until`` (left out) bound when the
@@ -1245,11 +1084,6 @@ class Mneme:
         if since is not None or until is not None:
             filter = {**filter, "window": _window(since, until)}
         return self._memory("memory-list", project, filter)
-
-    def memory_show(self, project: Optional[str], file: str) -> Shown:
-        """A memory and the chain of memories it superseded or that superseded it:
-        ``{memory, history}``."""
-        return self._memory("memory-show", project, _text("file", file))
 
     def memory_recall(
         self,
@@ -1314,25 +1148,6 @@ class Mneme:
         (``memory_recall``'s ``embed`` drives it)."""
         return self._memory("plan-embedding", project, _text("model", model), _u32("limit", limit))
 
-    def apply_embedding(self, project: Optional[str], plan: EmbeddingPlan, vectors: Sequence[Sequence[float]]) -> int:
-        """Keeps the vectors of ``plan``'s texts, one per text in its order, beside the
-        recall index; returns how many were kept (none of a memory written since the plan)."""
-        return self._memory("apply-embedding", project, plan, vectors)
-
-    def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
-        """MEMORY.md within Claude Code's caps, ending with what was left out."""
-        return self._memory("memory-load", project, _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
-
-    def memory_reindex(self, project: Optional[str]) -> MemoryIndexReport:
-        """Rebuilds the recall index of the scope from its memory files: ``{reason,
-        files}``."""
-        return self._memory("memory-reindex", project)
-
-    def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> List[Memory]:
-        """Records that memories were useful now (put in a model's context, cited), so
-        ``memory_load`` keeps them first under the caps; returns them as written."""
-        return self._memory("memory-used", project, _texts("files", files), _now_ms(now))
-
     def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[EmbeddingsInfo]:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
@@ -1342,38 +1157,10 @@ class Mneme:
         self._embeddings = data
         return info
 
-    def plan_extraction(self, project: Optional[str], id: str) -> ExtractionPlan:
-        """The request for a model to extract memories from session ``id`` (run it when
-        the extraction gate fires): ``{id, prompt, max_tokens, message_count, entry, known, failures}``."""
-        return self._memory("plan-extraction", project, _text("id", id))
-
-    def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Extracted:
-        """Writes what the model's ``answer`` (one JSON object per line) says; an answer
-        that does not read raises ``invalid-answer`` and writes nothing."""
-        return self._memory("apply-extraction", project, plan, _text("answer", answer), _now_ms(now))
-
-    def record_extraction_failure(self, id: str, reason: str, now: Time = None) -> None:
-        """Records a failed memory extraction for session ``id``."""
-        return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
-
-    def plan_consolidation(self, project: Optional[str], now: Time = None) -> ConsolidationPlan:
-        """The request for a model to consolidate the memory (take ``dream_acquire`` first):
-        ``{id, prompt, max_tokens, known, sessions, since_ms}``."""
-        return self._memory("plan-consolidation", project, _now_ms(now))
-
     def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Consolidation:
         """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
         in the scope's consolidation log and writes it. Nothing is deleted."""
         return self._memory("apply-consolidation", project, plan, _text("answer", answer), _now_ms(now), _flag("dry_run", dry_run))
-
-    def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Consolidation:
-        """Undoes a consolidation; raises ``invalid-argument`` and writes nothing when a
-        memory changed since."""
-        return self._memory("rollback-consolidation", project, _text("id", id), _now_ms(now))
-
-    def consolidations(self, project: Optional[str]) -> List[Consolidation]:
-        """The consolidations recorded in the scope, oldest first."""
-        return self._memory("consolidations", project)
 
     def instructions(self, request: Json) -> LoadedInstructions:
         """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
@@ -1383,18 +1170,6 @@ class Mneme:
         user's approval); each is listed with ``external`` true."""
         request = _record("request", request, {"paths": [], "external_imports": False})
         return self._instance.call(_MEMORY, "instructions", self._store, request)
-
-    def write_file(self, path: str, text: str) -> None:
-        """Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute ``path``."""
-        return self._instance.call(_MEMORY, "write-file", self._store, _text("path", path), _text("text", text))
-
-    def read_file(self, path: str) -> Optional[str]:
-        """An instruction file kept at absolute ``path``, or None."""
-        return self._instance.call(_MEMORY, "read-file", self._store, _text("path", path))
-
-    def remove_file(self, path: str) -> None:
-        """Removing a file that is not there is fine."""
-        return self._instance.call(_MEMORY, "remove-file", self._store, _text("path", path))
 
     # --- The session index ---------------------------------------------------------
 
@@ -1447,27 +1222,6 @@ class Mneme:
         return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
                                    _text("created_by", created_by), _now_ms(now))
 
-    def crab_show(self, id: str) -> CrabSession:
-        """A crab session as its name and newest meta line say."""
-        return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
-
-    def crab_set_title(self, id: str, title: str) -> CrabSession:
-        """Renames the session's file with the title's slug and appends a meta line; returns it under its new id."""
-        return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
-
-    def crab_add_uptime(self, id: str, secs: int) -> CrabSession:
-        """Adds ``secs`` to the session's ``uptime_secs`` with an appended meta line."""
-        return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), _u64("secs", secs))
-
-    def rebuild_index(self) -> RebuildReport:
-        """Rebuilds the index from the transcripts (key bindings kept):
-        ``{before, session_count, added, changed, dropped, key_count, skipped}``."""
-        return self._instance.call(_INDEX, "rebuild-index", self._store)
-
-    def rollover_gate(self, key: str, max_context_tokens: int) -> Decision:
-        """Whether ``key``'s session should roll over: ``{fire, reason}`` (its context holds ``max_context_tokens`` or more)."""
-        return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), _u64("max_context_tokens", max_context_tokens))
-
     def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> RolledOver:
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
         in the old session's format and linked to it; the old session is not touched."""
@@ -1476,27 +1230,9 @@ class Mneme:
         return self._instance.call(_INDEX, "rollover", self._store, _text("key", key), _text("summary", summary), ids,
                                    _text("new_session_id", new_id), _now_ms(now))
 
-    def export_openclaw_keys(self) -> bytes:
-        """Every key as an OpenClaw ``sessions.json`` (bytes), counters from the transcripts the store has."""
-        return self._instance.call(_INDEX, "export-openclaw-keys", self._store)
-
-    def remove_key(self, key: str) -> KeyEntry:
-        """Removes a session key from the index (its sessions stay); returns the entry
-        it had."""
-        return self._instance.call(_INDEX, "remove-key", self._store, _text("key", key))
-
-    def key(self, key: str) -> KeyView:
-        """A key with its current session's listing and counters: ``{entry, session, counters}``."""
-        return self._instance.call(_INDEX, "key", self._store, _text("key", key))
-
     def keys(self, filter: Optional[Sequence[Json]] = None) -> List[KeyEntry]:
         """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
         return self._instance.call(_INDEX, "keys", self._store, list(filter or []))
-
-    def index_report(self) -> IndexHealth:
-        """What reading the session index found: ``{generation, key_count, session_count,
-        log_lines, damaged_lines, damaged_snapshots, torn_bytes}``."""
-        return self._instance.call(_INDEX, "index-report", self._store)
 
     def key_of(self, inbound: Json, policy: Optional[Json] = None) -> str:
         """The session key of a message (nothing is read or written)."""
@@ -1526,3 +1262,299 @@ class Mneme:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise MnemeError("invalid-argument", f"check_bytes takes bytes, not {type(data).__name__}")
         return _utility().call(_SESSIONS, "check-bytes", data)
+
+    # <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
+    def summarize_offline(self, id: str, plan: Plan) -> str:
+        """A summary of what `plan` summarises, written without a model."""
+        return self._instance.call(_COMPACTION, "summarize-offline", self._store, _text("id", id), plan)
+
+    def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
+        """Records a failed compaction; `max-failures` in a row block auto plans."""
+        return self._instance.call(_COMPACTION, "record-compaction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
+
+    def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
+        """Whether to run the pre-compaction memory flush now (once per compaction cycle)."""
+        return self._instance.call(_GATES, "memory-flush-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
+
+    def record_memory_flush(self, id: str, now: Time = None) -> None:
+        """Records that the memory flush ran now, closing this compaction cycle's gate."""
+        return self._instance.call(_GATES, "record-memory-flush", self._store, _text("id", id), _now_ms(now))
+
+    def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
+        """Whether to extract memories now (messages and tool calls since the last)."""
+        return self._instance.call(_GATES, "extraction-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
+
+    def record_extraction(self, id: str, now: Time = None) -> None:
+        """Records that memories were extracted now: the gate counts from here."""
+        return self._instance.call(_GATES, "record-extraction", self._store, _text("id", id), _now_ms(now))
+
+    def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
+        """Whether a memory consolidation is due, without taking it."""
+        return self._instance.call(_GATES, "dream-gate", self._store, _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+
+    def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Decision:
+        """Takes the consolidation for `holder` if due; exactly one of several
+        concurrent callers gets it.
+        """
+        return self._instance.call(_GATES, "dream-acquire", self._store, _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+
+    def dream_release(self, holder: str, completed: bool, now: Time = None) -> None:
+        """Releases it; `completed` records the run as the last consolidation."""
+        return self._instance.call(_GATES, "dream-release", self._store, _now_ms(now), _text("holder", holder), completed)
+
+    def remove_key(self, key: str) -> KeyEntry:
+        """Forgets a key; its sessions stay. Returns the entry it had."""
+        return self._instance.call(_INDEX, "remove-key", self._store, _text("key", key))
+
+    def key(self, key: str) -> KeyView:
+        """A key with its current session's listing and counters."""
+        return self._instance.call(_INDEX, "key", self._store, _text("key", key))
+
+    def index_report(self) -> IndexHealth:
+        """The index's generation, sizes and anything damaged that was skipped."""
+        return self._instance.call(_INDEX, "index-report", self._store)
+
+    def rebuild_index(self) -> RebuildReport:
+        """Rebuilds the index from the transcripts: every session read again, its rows and
+        the keys as they are saved as a new generation, so damaged or torn log lines and
+        an unreadable snapshot are left behind. Key bindings are kept as they are.
+        """
+        return self._instance.call(_INDEX, "rebuild-index", self._store)
+
+    def export_openclaw_keys(self) -> bytes:
+        """Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has."""
+        return self._instance.call(_INDEX, "export-openclaw-keys", self._store)
+
+    def crab_show(self, id: str) -> CrabSession:
+        """A crab session as its name and newest meta line say."""
+        return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
+
+    def crab_set_title(self, id: str, title: str) -> CrabSession:
+        """Titles a crab session: its file renamed `{agent}_{sender}_{seq}_{title slug}`
+        and a meta line appended (never a rewrite). Returns it under its new id.
+        """
+        return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
+
+    def crab_add_uptime(self, id: str, secs: int) -> CrabSession:
+        """Adds `secs` to a crab session's `uptime-secs`, as an appended meta line."""
+        return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), secs)
+
+    def rollover_gate(self, key: str, max_context_tokens: int) -> Decision:
+        """Whether `key`'s session should roll over: its context (from its last
+        compaction on) holds `max-context-tokens` or more.
+        """
+        return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), max_context_tokens)
+
+    def memory_update(self, project: Optional[str], file: str, change: Change, now: Time = None) -> Memory:
+        """Changes fields in place (supersede when the fact itself changed)."""
+        return self._instance.call(_MEMORY, "memory-update", self._store, _scope(project), _text("file", file), change, _now_ms(now))
+
+    def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Memory:
+        """Archives a memory: kept, out of MEMORY.md and default recall."""
+        return self._instance.call(_MEMORY, "memory-forget", self._store, _scope(project), _text("file", file), _now_ms(now))
+
+    def memory_link(self, project: Optional[str], from_: str, kind: LinkKind, to: str, now: Time = None) -> Memory:
+        """Records that `from` relates to `to`."""
+        return self._instance.call(_MEMORY, "memory-link", self._store, _scope(project), _text("from", from_), kind, _text("to", to), _now_ms(now))
+
+    def memory_show(self, project: Optional[str], file: str) -> Shown:
+        """One memory with its body and its supersession history."""
+        return self._instance.call(_MEMORY, "memory-show", self._store, _scope(project), _text("file", file))
+
+    def apply_embedding(self, project: Optional[str], plan: EmbeddingPlan, vectors: Sequence[Sequence[float]]) -> int:
+        """Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
+        order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
+        read-only store), where `memory-recall` with `near` finds them. Returns how many
+        were kept: none of a memory that says something else since the plan. A vector
+        of another length than the model's others is `invalid-argument`.
+        """
+        return self._instance.call(_MEMORY, "apply-embedding", self._store, _scope(project), plan, vectors)
+
+    def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
+        """MEMORY.md as a model should load it within `caps`, never cut in silence: the
+        least recently useful lines go first; a line of a memory archived or superseded
+        (a write cut short leaves one; the next write of the scope takes it out) never loads.
+        """
+        return self._instance.call(_MEMORY, "memory-load", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
+
+    def memory_reindex(self, project: Optional[str]) -> MemoryIndexReport:
+        """Reads the memory folder again and rewrites the recall index."""
+        return self._instance.call(_MEMORY, "memory-reindex", self._store, _scope(project))
+
+    def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> List[Memory]:
+        """Records that memories were useful now (put in a model's context, cited by it), so
+        `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
+        One write; `updated-ms` stays. Returns the memories as written, bodies included.
+        """
+        return self._instance.call(_MEMORY, "memory-used", self._store, _scope(project), _texts("files", files), _now_ms(now))
+
+    def plan_extraction(self, project: Optional[str], id: str) -> ExtractionPlan:
+        """Plans an extraction from session `id` into `scope` (run it when the extraction
+        gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+        """
+        return self._instance.call(_MEMORY, "plan-extraction", self._store, _scope(project), _text("id", id))
+
+    def apply_extraction(self, project: Optional[str], plan: ExtractionPlan, answer: str, now: Time = None) -> Extracted:
+        """Checks every line of the model's answer (one JSON object per line: add, update,
+        supersede, noop), then writes the memories and records the extraction. An answer
+        that does not read is `invalid-answer` and writes nothing.
+        """
+        return self._instance.call(_MEMORY, "apply-extraction", self._store, _scope(project), plan, _text("answer", answer), _now_ms(now))
+
+    def record_extraction_failure(self, id: str, reason: str, now: Time = None) -> None:
+        """Records a failed extraction (the model failed, or its answer did not read)."""
+        return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
+
+    def plan_consolidation(self, project: Optional[str], now: Time = None) -> ConsolidationPlan:
+        """Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
+        the host has a model answer `prompt`, then calls `apply-consolidation`.
+        """
+        return self._instance.call(_MEMORY, "plan-consolidation", self._store, _scope(project), _now_ms(now))
+
+    def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Consolidation:
+        """Undoes a consolidation: changed memories get their text back, added ones are
+        archived. Refuses, writing nothing, when a memory changed after it.
+        """
+        return self._instance.call(_MEMORY, "rollback-consolidation", self._store, _scope(project), _text("id", id), _now_ms(now))
+
+    def consolidations(self, project: Optional[str]) -> List[Consolidation]:
+        """The consolidations recorded in `scope`, oldest first."""
+        return self._instance.call(_MEMORY, "consolidations", self._store, _scope(project))
+
+    def write_file(self, path: str, text: str) -> None:
+        """Keeps an instruction file at absolute `path` (key `files/<path>`)."""
+        return self._instance.call(_MEMORY, "write-file", self._store, _text("path", path), _text("text", text))
+
+    def read_file(self, path: str) -> Optional[str]:
+        """The instruction file kept at absolute `path`, or none."""
+        return self._instance.call(_MEMORY, "read-file", self._store, _text("path", path))
+
+    def remove_file(self, path: str) -> None:
+        """Removing a file that is not there is fine."""
+        return self._instance.call(_MEMORY, "remove-file", self._store, _text("path", path))
+
+    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:
+        """Soft-deletes entry `uuid` by appending a tombstone
+        (`{"type":"tombstone","deleted_uuid":…}`); it applies across all parts.
+        """
+        return self._method("tombstone", _text("id", id), _text("uuid", uuid), _now_ms(now))
+
+    def load(self, id: str) -> Transcript:
+        """Every live entry of session `id`, its main chain and the load report."""
+        return self._method("load", _text("id", id))
+
+    def branches(self, id: str) -> List[Branch]:
+        """Every branch (each leaf message), the current one first."""
+        return self._method("branches", _text("id", id))
+
+    def usage(self, id: str, prices: Optional[Prices] = None) -> Ledger:
+        """The token ledger: usage in all and per branch, priced when `prices` are given."""
+        return self._method("usage", _text("id", id), prices)
+
+    def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
+        """One cleanup pass: archives sessions past their time to live, deletes what
+        `policy` asks, reports all of it (and only reports, in a dry run).
+        """
+        return self._method("gc", _overlay(self._instance.call(_SESSIONS, "default-retention"), policy), _now_ms(now))
+
+    def archive(self, id: str, now: Time = None) -> ArchivedSession:
+        """Moves session `id` into the archive now, every file of it."""
+        return self._method("archive", _text("id", id), _now_ms(now))
+
+    def archived(self) -> List[ArchivedSession]:
+        """Every archived session, oldest first."""
+        return self._method("archived")
+
+    def restore(self, id: str) -> ArchivedSession:
+        """Puts archived session `id` back; `session-exists` if a session has the id again,
+        `invalid-argument` if the session is live (not archived).
+        """
+        return self._method("restore", _text("id", id))
+
+    def check(self, id: str) -> CheckReport:
+        """The load report plus dangling parents and orphaned tool calls."""
+        return self._method("check", _text("id", id))
+
+    def subagents(self, id: str) -> List[Subagent]:
+        """The session's sub-agent transcripts (`<id>/subagents/agent-*.jsonl`, and
+        flat `agent-*.jsonl` files whose entries name the session).
+        """
+        return self._method("subagents", _text("id", id))
+
+    def hold(self, id: str) -> None:
+        """Keeps session `id` open for writing: takes its lock and keeps it until
+        `release` (or until the store is dropped), so every write after this skips
+        locking and listing and costs one append. Other writers wait for the lock
+        and then fail with `locked`. The session must exist. Programs that take no
+        lock (Claude Code) must not write it meanwhile.
+        """
+        return self._method("hold", _text("id", id))
+
+    def release(self, id: str) -> None:
+        """Gives back the lock `hold` took; a session not held is left alone."""
+        return self._method("release", _text("id", id))
+
+    def remove(self, id: str) -> List[str]:
+        """Removes every part, sub-agent file and sidecar of the session; returns the
+        keys removed, the first part last.
+        """
+        return self._method("remove", _text("id", id))
+
+    def repair(self, id: str, now: Time = None) -> RepairReport:
+        """Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
+        torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
+        parent was an unreadable line is chained past it (`relinked`). A part
+        another program wrote to meanwhile is left alone (`storage(changed)`).
+        """
+        return self._method("repair", _text("id", id), _now_ms(now))
+
+    def list(self) -> Listing:
+        """Every session in the store, most recently updated first, and the files
+        that could not be listed as sessions.
+        """
+        return self._method("list")
+
+    def reopen(self, id: str) -> None:
+        """Forgets what the store knows of session `id`: the next call reads it again."""
+        return self._method("reopen", _text("id", id))
+
+    def append_lines(self, key: TranscriptKey, lines: Sequence[str], now: Time = None) -> int:
+        """Appends `lines` (each the JSON text of one object, as the session's
+        client wrote it) to the transcript at `key` in one storage append. A line
+        whose `uuid` the transcript holds already is left out, so a batch retried
+        after a failure that had in fact landed, or a transcript imported again, is
+        written once; lines without one are always written. A line cut short by a
+        crash is moved aside first. Secrets are taken out as from every line; the
+        store's size limits do not apply (these are another program's files).
+        Returns how many lines were written; given none, writes nothing (no empty
+        file).
+        """
+        return self._method("append-lines", key, _texts("lines", lines), _now_ms(now))
+
+    def read_lines(self, key: TranscriptKey) -> Optional[List[str]]:
+        """The lines of the transcript at `key` as they were appended, oldest first
+        (a line cut short by a crash is left out); none if nothing was ever
+        written there.
+        """
+        return self._method("read-lines", key)
+
+    def written_sessions(self, project: str) -> List[WrittenSession]:
+        """The sessions of `project` that have a transcript of their own (one with
+        sub-agent transcripts only is not listed).
+        """
+        return self._method("written-sessions", _text("project", project))
+
+    def subpaths(self, project: str, id: str) -> List[str]:
+        """The subpaths of session `id`'s other transcripts in `project` (its
+        sub-agents': `subagents/agent-<id>`), sorted.
+        """
+        return self._method("subpaths", _text("project", project), _text("id", id))
+
+    def remove_transcript(self, key: TranscriptKey) -> None:
+        """Removes the transcript at `key`; the session's own takes every file of the
+        session with it (its parts, its sub-agents'). Removing what is not there is
+        fine.
+        """
+        return self._method("remove-transcript", key)
+
+    # </operations>

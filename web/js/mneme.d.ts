@@ -183,9 +183,6 @@ export interface Mneme extends Sessions {}
 
 /** A store's operations: the same in every JavaScript package (browser, Node, the edge). */
 export interface Sessions {
-  /** Keeps a session open for writing: its lock is held until `release` (or `close`), so each write is one append. Other writers (tabs, processes) wait, then fail with `storage/locked`. */
-  hold(id: string): Promise<null>;
-  release(id: string): Promise<null>;
   /** Appends a message. `cwd`, the agent's working directory, files a new session under its project (a new session needs one); left out, the line names the session's own. */
   append(id: string, message: { role: "user" | "assistant"; text: string; cwd?: string; uuid?: string; now?: number }): Promise<Entry>;
   /**
@@ -209,10 +206,6 @@ export interface Sessions {
    * without it, thinking is sent as recorded.
    */
   providerContext(id: string, options?: { provider?: Provider; model?: string | null; injections?: Injection[] }): Promise<ProviderContext>;
-  /** Every branch (each leaf message), the current one first. */
-  branches(id: string): Promise<Branch[]>;
-  /** Tokens the replies reported, each reply once, in all and per branch; priced when `prices` are given. */
-  usage(id: string, prices?: Prices | null): Promise<Ledger>;
   /** Copies the conversation up to `from` (default: the newest message) into a new session `to` (default: a new UUID). */
   fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
   /** Imports another agent's transcript as a new session; the original is only read. An id already taken rejects with `session-exists`. */
@@ -222,41 +215,12 @@ export interface Sessions {
   ): Promise<Imported>;
   /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
   exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
-  /** One cleanup pass: archives expired sessions, deletes only what `policy` asks; `dry_run` changes nothing. */
-  gc(policy?: Partial<EitherSpelling<Retention>>, now?: number): Promise<GcReport>;
-  archive(id: string, now?: number): Promise<ArchivedSession>;
-  archived(): Promise<ArchivedSession[]>;
-  /** Puts an archived session back; rejects with `session-exists` if a session has the id again. */
-  restore(id: string): Promise<ArchivedSession>;
-  tombstone(id: string, uuid: string, now?: number): Promise<null>;
-  load(id: string): Promise<Transcript>;
-  context(id: string): Promise<Context>;
-  /** Every session, newest first, and the files that could not be listed as one. */
-  list(): Promise<Listing>;
   /** The messages across every session that best match `query` (stemmed words, the user's own counting twice; each session read as one text too), best first. `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
   search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
-  check(id: string): Promise<CheckReport>;
-  subagents(id: string): Promise<Subagent[]>;
-  remove(id: string): Promise<string[]>;
-  repair(id: string, now?: number): Promise<RepairReport>;
-  reopen(id: string): Promise<null>;
-  /** Appends `lines` (each the JSON text of one object) to the transcript at `key` in one write; a line whose `uuid` the transcript's last lines hold is left out. Resolves with how many were written. */
-  appendLines(key: TranscriptKey, lines: string[], now?: number): Promise<number>;
-  /** The lines of the transcript at `key` as appended, oldest first; null if nothing was written there. */
-  readLines(key: TranscriptKey): Promise<string[] | null>;
-  /** The sessions of `project` with a transcript of their own, each with when its lines were last written. */
-  writtenSessions(project: string): Promise<WrittenSession[]>;
-  /** The subpaths of a session's sub-agent transcripts (`subagents/agent-<id>`), sorted. */
-  subpaths(project: string, id: string): Promise<string[]>;
-  /** Removes the transcript at `key`; the session's own takes its sub-agents' with it. */
-  removeTranscript(key: TranscriptKey): Promise<null>;
   appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
   items(id: string, options?: { limit?: number | null }): Promise<any[]>;
   popItem(id: string, now?: number): Promise<any | null>;
-  /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
-  setRedaction(kinds: SecretKind[]): Promise<null>;
   planCompaction(id: string, settings?: EitherSpelling<CompactionSettings>, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
-  summarizeOffline(id: string, plan: Plan): Promise<string>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
   /**
    * One compaction through the core's driver: plan, summarise each request with `summarize`
@@ -267,101 +231,278 @@ export interface Sessions {
     summarize?: (prompt: string, maxTokens: number) => string | Promise<string>;
     boundary?: string; summaryUuid?: string; now?: number;
   }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
-  recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
-  memoryFlushGate(id: string, settings?: Partial<EitherSpelling<FlushSettings>>): Promise<Decision>;
-  recordMemoryFlush(id: string, now?: number): Promise<null>;
-  extractionGate(id: string, settings?: Partial<EitherSpelling<ExtractionSettings>>): Promise<Decision>;
-  recordExtraction(id: string, now?: number): Promise<null>;
   resetGate(id: string, policy?: EitherSpelling<ResetPolicy>, now?: number): Promise<Decision>;
-  dreamGate(settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
-  dreamAcquire(holder: string, settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
-  dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
 
-  // Long-term memory. `scope`: a project's folder name (as Claude Code names it,
+  // Long-term memory. `project`: a project's folder name (as Claude Code names it,
   // e.g. "-home-me-app"), or null for the global memory.
-  memoryAdd(scope: string | null, memory: NewMemory, now?: number): Promise<Memory>;
-  memoryAddMany(scope: string | null, memories: NewMemory[], now?: number): Promise<Memory[]>;
-  memoryUpdate(scope: string | null, file: string, change: MemoryChange, now?: number): Promise<Memory>;
+  memoryAdd(project: string | null, memory: NewMemory, now?: number): Promise<Memory>;
+  memoryAddMany(project: string | null, memories: NewMemory[], now?: number): Promise<Memory[]>;
   /** Writes `memory`, then marks `file` invalid and superseded by it; both are kept. Resolves with the new memory. */
-  memorySupersede(scope: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
-  /** Archives: kept, listed with `{all: true}`, out of MEMORY.md and recall. */
-  memoryForget(scope: string | null, file: string, now?: number): Promise<Memory>;
+  memorySupersede(project: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
   /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (`is_error`: the tool refused the call, in words the model can act on). A MnemeError is the caller's or the store's failure. */
-  memoryTool(scope: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
-  memoryLink(scope: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
+  memoryTool(project: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
-  memoryList(scope: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
-  memoryShow(scope: string | null, file: string): Promise<Shown>;
+  memoryList(project: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
   /**
    * `since` (included) and `until` (left out), milliseconds since the epoch: only memories holding from a time in that window.
    * `embed` and `model`, the host's embedder: the scope's memories without a vector of `model` are embedded first, then the query,
    * and memories rank by meaning too; `near` gives the query's vector itself.
    */
-  memoryRecall(scope: string | null, query: string, options?: {
+  memoryRecall(project: string | null, query: string, options?: {
     limit?: number; all?: boolean; since?: number | null; until?: number | null;
     near?: Near | null; embed?: ((texts: string[]) => number[][] | Float32Array[] | Promise<number[][] | Float32Array[]>) | null; model?: string | null;
   }): Promise<Recalled>;
   /** At most `limit` (64) memories with no vector of `model` for what they say now, with their texts, for the host's embedder. */
-  planEmbedding(scope: string | null, model: string, limit?: number): Promise<EmbeddingPlan>;
-  /** Keeps the vectors of `plan`'s texts, one per text in its order; resolves with how many were kept. */
-  applyEmbedding(scope: string | null, plan: EmbeddingPlan, vectors: number[][]): Promise<number>;
-  /** MEMORY.md within Claude Code's caps (200 lines, 25,000 UTF-16 units), ending with what was left out. */
-  memoryLoad(scope: string | null, caps?: Partial<EitherSpelling<Caps>>): Promise<Loaded>;
-  memoryReindex(scope: string | null): Promise<MemoryIndexReport>;
-  /** Records that memories were useful now, so `memoryLoad` keeps them first under the caps. */
-  memoryUsed(scope: string | null, files: string[], now?: number): Promise<Memory[]>;
-  /** A static embedding table (text form: a word per line, then its values) for hybrid recall and search; null: words alone. */
-  setEmbeddings(table: string | Uint8Array | ArrayBuffer | null): Promise<EmbeddingsInfo | null>;
-  /** The request for a model to extract memories from session `id` (when the extraction gate fires). */
-  planExtraction(scope: string | null, id: string): Promise<ExtractionPlan>;
-  /** Writes what the model's answer (one JSON object per line: add, update, supersede, noop) says; one that does not read rejects with `invalid-answer` and writes nothing. */
-  applyExtraction(scope: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<Extracted>;
-  recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
-  /** The request for a model to consolidate the memory (take `dreamAcquire` first). */
-  planConsolidation(scope: string | null, now?: number): Promise<ConsolidationPlan>;
+  planEmbedding(project: string | null, model: string, limit?: number): Promise<EmbeddingPlan>;
   /** Checks the model's answer (merge, supersede, update, add, archive, link, noop) whole; unless `dryRun`, records and writes it. One that does not read rejects with `invalid-answer`. */
-  applyConsolidation(scope: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
-  /** Undoes a consolidation: changed memories get their text back, added ones are archived. Rejects, writing nothing, when a memory changed since. */
-  rollbackConsolidation(scope: string | null, id: string, now?: number): Promise<Consolidation>;
-  consolidations(scope: string | null): Promise<Consolidation[]>;
+  applyConsolidation(project: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
   /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. Imports outside `cwd` that a managed, project or local file (or an import of theirs) makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
   instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
-  /** Keeps an instruction file (CLAUDE.md, a rule, an imported file) at absolute `path`. */
-  writeFile(path: string, text: string): Promise<null>;
-  readFile(path: string): Promise<string | null>;
-  /** Removing a file that is not there is fine. */
-  removeFile(path: string): Promise<null>;
   /** Routes a message to its session key and session, and records it. */
   resolve(inbound: Inbound, policy?: RoutePolicy, options?: { now?: number; newSessionId?: string }): Promise<Resolution>;
   resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
   updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
-  removeKey(key: string): Promise<KeyEntry>;
-  /** Adds the keys of an OpenClaw `sessions.json`; keys the index has are left as they are. Unmapped fields are kept in the toggle `openclaw`. */
-  importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
-  /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
-  exportOpenclawKeys(): Promise<Uint8Array>;
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
   crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
   /** Starts the next crab session `{agent}_{sender slug}_{seq}`, its meta line written. */
   crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
-  crabShow(id: string): Promise<CrabSession>;
-  /** Renames the session's file `{agent}_{sender}_{seq}_{title slug}` and appends a meta line (never a rewrite); resolves with it under its new id. */
-  crabSetTitle(id: string, title: string): Promise<CrabSession>;
-  /** Adds `secs` to the session's `uptime_secs` as an appended meta line. */
-  crabAddUptime(id: string, secs: number): Promise<CrabSession>;
-  /** Rebuilds the index from the transcripts: every session read again, saved with the keys as a new generation; damaged or torn log lines are left behind. */
-  rebuildIndex(): Promise<RebuildReport>;
-  /** Whether `key`'s session should roll over: its context (from its last compaction on) holds `maxContextTokens` or more. */
-  rolloverGate(key: string, maxContextTokens: number): Promise<Decision>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
   rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
-  key(key: string): Promise<KeyView>;
   keys(filter?: Field[]): Promise<KeyEntry[]>;
-  indexReport(): Promise<IndexHealth>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
   parseKey(key: string): Promise<KeyParts>;
   /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if Mneme takes it as an id (ASCII letters, digits, `-`, `_`, at most 128, not `agent-…` nor `…_part<N>`), else a mapping of it (`user:42` is `user-42_` and a hash). */
   sessionIdOf(name: string): Promise<string>;
+  /** The kinds of secret taken out before anything is written: every kind by default, `[]` for none. */
+  setRedaction(kinds: SecretKind[]): Promise<null>;
+
+  // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>
+  /** A summary of what `plan` summarises, written without a model. */
+  summarizeOffline(id: string, plan: Plan): Promise<string>;
+  /** Records a failed compaction; `max-failures` in a row block auto plans. */
+  recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
+  /** Whether to run the pre-compaction memory flush now (once per compaction cycle). */
+  memoryFlushGate(id: string, settings?: Partial<EitherSpelling<FlushSettings>>): Promise<Decision>;
+  /** Records that the memory flush ran now, closing this compaction cycle's gate. */
+  recordMemoryFlush(id: string, now?: number): Promise<null>;
+  /** Whether to extract memories now (messages and tool calls since the last). */
+  extractionGate(id: string, settings?: Partial<EitherSpelling<ExtractionSettings>>): Promise<Decision>;
+  /** Records that memories were extracted now: the gate counts from here. */
+  recordExtraction(id: string, now?: number): Promise<null>;
+  /** Whether a memory consolidation is due, without taking it. */
+  dreamGate(settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
+  /**
+   * Takes the consolidation for `holder` if due; exactly one of several
+   * concurrent callers gets it.
+   */
+  dreamAcquire(holder: string, settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
+  /** Releases it; `completed` records the run as the last consolidation. */
+  dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
+  /** Forgets a key; its sessions stay. Returns the entry it had. */
+  removeKey(key: string): Promise<KeyEntry>;
+  /** A key with its current session's listing and counters. */
+  key(key: string): Promise<KeyView>;
+  /** The index's generation, sizes and anything damaged that was skipped. */
+  indexReport(): Promise<IndexHealth>;
+  /**
+   * Rebuilds the index from the transcripts: every session read again, its rows and
+   * the keys as they are saved as a new generation, so damaged or torn log lines and
+   * an unreadable snapshot are left behind. Key bindings are kept as they are.
+   */
+  rebuildIndex(): Promise<RebuildReport>;
+  /**
+   * Adds the keys of an OpenClaw `sessions.json` in one write (keys the index has
+   * are left as they are). Fields the index has no place for are kept in the toggle
+   * `openclaw` and written back by `export-openclaw-keys`. Transcripts are not touched.
+   */
+  importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
+  /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
+  exportOpenclawKeys(): Promise<Uint8Array>;
+  /** A crab session as its name and newest meta line say. */
+  crabShow(id: string): Promise<CrabSession>;
+  /**
+   * Titles a crab session: its file renamed `{agent}_{sender}_{seq}_{title slug}`
+   * and a meta line appended (never a rewrite). Returns it under its new id.
+   */
+  crabSetTitle(id: string, title: string): Promise<CrabSession>;
+  /** Adds `secs` to a crab session's `uptime-secs`, as an appended meta line. */
+  crabAddUptime(id: string, secs: number): Promise<CrabSession>;
+  /**
+   * Whether `key`'s session should roll over: its context (from its last
+   * compaction on) holds `max-context-tokens` or more.
+   */
+  rolloverGate(key: string, maxContextTokens: number): Promise<Decision>;
+  /** Changes fields in place (supersede when the fact itself changed). */
+  memoryUpdate(project: string | null, file: string, change: MemoryChange, now?: number): Promise<Memory>;
+  /** Archives a memory: kept, out of MEMORY.md and default recall. */
+  memoryForget(project: string | null, file: string, now?: number): Promise<Memory>;
+  /** Records that `from` relates to `to`. */
+  memoryLink(project: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
+  /** One memory with its body and its supersession history. */
+  memoryShow(project: string | null, file: string): Promise<Shown>;
+  /**
+   * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
+   * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
+   * read-only store), where `memory-recall` with `near` finds them. Returns how many
+   * were kept: none of a memory that says something else since the plan. A vector
+   * of another length than the model's others is `invalid-argument`.
+   */
+  applyEmbedding(project: string | null, plan: EmbeddingPlan, vectors: number[][]): Promise<number>;
+  /**
+   * MEMORY.md as a model should load it within `caps`, never cut in silence: the
+   * least recently useful lines go first; a line of a memory archived or superseded
+   * (a write cut short leaves one; the next write of the scope takes it out) never loads.
+   */
+  memoryLoad(project: string | null, caps?: Partial<EitherSpelling<Caps>>): Promise<Loaded>;
+  /** Reads the memory folder again and rewrites the recall index. */
+  memoryReindex(project: string | null): Promise<MemoryIndexReport>;
+  /**
+   * Records that memories were useful now (put in a model's context, cited by it), so
+   * `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
+   * One write; `updated-ms` stays. Returns the memories as written, bodies included.
+   */
+  memoryUsed(project: string | null, files: string[], now?: number): Promise<Memory[]>;
+  /**
+   * Makes `memory-recall` and `sessions.search` hybrid: `table` is a static embedding table
+   * in the text form GloVe, word2vec and fastText publish (a word per line, then its
+   * values; most frequent words first), and a memory close in meaning to the query
+   * is found without a word in common. None goes back to words alone. Kept by this
+   * store handle in memory, never written: set it after each open. A table that
+   * does not read is `invalid-argument` and the previous table stays.
+   */
+  setEmbeddings(table?: string | Uint8Array | ArrayBuffer | null): Promise<EmbeddingsInfo | null>;
+  /**
+   * Plans an extraction from session `id` into `scope` (run it when the extraction
+   * gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+   */
+  planExtraction(project: string | null, id: string): Promise<ExtractionPlan>;
+  /**
+   * Checks every line of the model's answer (one JSON object per line: add, update,
+   * supersede, noop), then writes the memories and records the extraction. An answer
+   * that does not read is `invalid-answer` and writes nothing.
+   */
+  applyExtraction(project: string | null, plan: ExtractionPlan, answer: string, now?: number): Promise<Extracted>;
+  /** Records a failed extraction (the model failed, or its answer did not read). */
+  recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
+  /**
+   * Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
+   * the host has a model answer `prompt`, then calls `apply-consolidation`.
+   */
+  planConsolidation(project: string | null, now?: number): Promise<ConsolidationPlan>;
+  /**
+   * Undoes a consolidation: changed memories get their text back, added ones are
+   * archived. Refuses, writing nothing, when a memory changed after it.
+   */
+  rollbackConsolidation(project: string | null, id: string, now?: number): Promise<Consolidation>;
+  /** The consolidations recorded in `scope`, oldest first. */
+  consolidations(project: string | null): Promise<Consolidation[]>;
+  /** Keeps an instruction file at absolute `path` (key `files/<path>`). */
+  writeFile(path: string, text: string): Promise<null>;
+  /** The instruction file kept at absolute `path`, or none. */
+  readFile(path: string): Promise<string | null>;
+  /** Removing a file that is not there is fine. */
+  removeFile(path: string): Promise<null>;
+  /**
+   * Soft-deletes entry `uuid` by appending a tombstone
+   * (`{"type":"tombstone","deleted_uuid":…}`); it applies across all parts.
+   */
+  tombstone(id: string, uuid: string, now?: number): Promise<null>;
+  /** Every live entry of session `id`, its main chain and the load report. */
+  load(id: string): Promise<Transcript>;
+  /**
+   * The context a model resumes with: the main chain's messages after its
+   * last compaction boundary.
+   */
+  context(id: string): Promise<Context>;
+  /** Every branch (each leaf message), the current one first. */
+  branches(id: string): Promise<Branch[]>;
+  /** The token ledger: usage in all and per branch, priced when `prices` are given. */
+  usage(id: string, prices?: Prices | null): Promise<Ledger>;
+  /**
+   * One cleanup pass: archives sessions past their time to live, deletes what
+   * `policy` asks, reports all of it (and only reports, in a dry run).
+   */
+  gc(policy?: Partial<EitherSpelling<Retention>>, now?: number): Promise<GcReport>;
+  /** Moves session `id` into the archive now, every file of it. */
+  archive(id: string, now?: number): Promise<ArchivedSession>;
+  /** Every archived session, oldest first. */
+  archived(): Promise<ArchivedSession[]>;
+  /**
+   * Puts archived session `id` back; `session-exists` if a session has the id again,
+   * `invalid-argument` if the session is live (not archived).
+   */
+  restore(id: string): Promise<ArchivedSession>;
+  /** The load report plus dangling parents and orphaned tool calls. */
+  check(id: string): Promise<CheckReport>;
+  /**
+   * The session's sub-agent transcripts (`<id>/subagents/agent-*.jsonl`, and
+   * flat `agent-*.jsonl` files whose entries name the session).
+   */
+  subagents(id: string): Promise<Subagent[]>;
+  /**
+   * Keeps session `id` open for writing: takes its lock and keeps it until
+   * `release` (or until the store is dropped), so every write after this skips
+   * locking and listing and costs one append. Other writers wait for the lock
+   * and then fail with `locked`. The session must exist. Programs that take no
+   * lock (Claude Code) must not write it meanwhile.
+   */
+  hold(id: string): Promise<null>;
+  /** Gives back the lock `hold` took; a session not held is left alone. */
+  release(id: string): Promise<null>;
+  /**
+   * Removes every part, sub-agent file and sidecar of the session; returns the
+   * keys removed, the first part last.
+   */
+  remove(id: string): Promise<string[]>;
+  /**
+   * Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
+   * torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
+   * parent was an unreadable line is chained past it (`relinked`). A part
+   * another program wrote to meanwhile is left alone (`storage(changed)`).
+   */
+  repair(id: string, now?: number): Promise<RepairReport>;
+  /**
+   * Every session in the store, most recently updated first, and the files
+   * that could not be listed as sessions.
+   */
+  list(): Promise<Listing>;
+  /** Forgets what the store knows of session `id`: the next call reads it again. */
+  reopen(id: string): Promise<null>;
+  /**
+   * Appends `lines` (each the JSON text of one object, as the session's
+   * client wrote it) to the transcript at `key` in one storage append. A line
+   * whose `uuid` the transcript holds already is left out, so a batch retried
+   * after a failure that had in fact landed, or a transcript imported again, is
+   * written once; lines without one are always written. A line cut short by a
+   * crash is moved aside first. Secrets are taken out as from every line; the
+   * store's size limits do not apply (these are another program's files).
+   * Returns how many lines were written; given none, writes nothing (no empty
+   * file).
+   */
+  appendLines(key: TranscriptKey, lines: string[], now?: number): Promise<number>;
+  /**
+   * The lines of the transcript at `key` as they were appended, oldest first
+   * (a line cut short by a crash is left out); none if nothing was ever
+   * written there.
+   */
+  readLines(key: TranscriptKey): Promise<string[] | null>;
+  /**
+   * The sessions of `project` that have a transcript of their own (one with
+   * sub-agent transcripts only is not listed).
+   */
+  writtenSessions(project: string): Promise<WrittenSession[]>;
+  /**
+   * The subpaths of session `id`'s other transcripts in `project` (its
+   * sub-agents': `subagents/agent-<id>`), sorted.
+   */
+  subpaths(project: string, id: string): Promise<string[]>;
+  /**
+   * Removes the transcript at `key`; the session's own takes every file of the
+   * session with it (its parts, its sub-agents'). Removing what is not there is
+   * fine.
+   */
+  removeTranscript(key: TranscriptKey): Promise<null>;
+  // </operations>
 }
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";

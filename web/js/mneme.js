@@ -12,7 +12,7 @@
 // core (src/lib.rs), and the browser's backends.
 
 import init, * as wasm from "../pkg/mneme_web.js";
-import { Mneme as Api, MnemeError, lift, lower, setFreeEngine, snake } from "../pkg/api.js";
+import { Mneme as Api, MnemeError, camel, lift, lower, setFreeEngine, snake } from "../pkg/api.js";
 import { checkOptions } from "../pkg/options.js";
 import { FUNCTIONS, TYPES } from "../pkg/wit.js";
 import { IndexedDbBackend, MemoryBackend, OpfsBackend, StorageFailure, failure as failureOf, pageLocks, withLocks } from "./backends.js";
@@ -124,7 +124,7 @@ class WasmEngine {
     let next = 0;
     for (const [name, type] of FUNCTIONS[key].params) {
       if (typeof type === "object" && "borrow" in type) continue;
-      values.push(detach(type, lift(type, lower(type, args[next++], snake(name))), bytes));
+      values.push(detach(type, lift(type, lower(type, args[next++], camel(name))), bytes));
     }
     let result;
     try {

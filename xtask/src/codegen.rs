@@ -26,13 +26,13 @@ const PY_TYPES: &str = "host-python/mneme/types.py";
 const TS_TYPES: &str = "js/values.d.ts";
 /// The browser package's hand-written declarations, and the test that holds each of
 /// their value types to the WIT's (type-checked by host-node/test/typed.mjs).
-const DTS: &str = "web/js/mneme.d.ts";
+pub const DTS: &str = "web/js/mneme.d.ts";
 const SHAPES: &str = "host-node/test/shapes.ts";
 
 /// The JavaScript API, whose methods the browser and Node READMEs list.
-const JS_API: &str = "js/api.js";
+pub const JS_API: &str = "js/api.js";
 /// The Python API, whose methods the Python README lists.
-const PYTHON_API: &str = "host-python/mneme/__init__.py";
+pub const PYTHON_API: &str = "host-python/mneme/__init__.py";
 /// Where each method reference goes, and from which API.
 const REFERENCES: [(&str, Language); 3] =
     [("web/README.md", Language::JavaScript), ("host-node/README.md", Language::JavaScript), ("host-python/README.md", Language::Python)];
@@ -40,7 +40,7 @@ const BEGIN: &str = "<!-- methods: written by `cargo xtask codegen` from wit/ an
 const END: &str = "<!-- end of methods -->";
 
 #[derive(Clone, Copy)]
-enum Language {
+pub enum Language {
     JavaScript,
     Python,
 }
@@ -57,11 +57,22 @@ pub fn codegen(check: bool) -> Result<(), String> {
         (SHAPES.to_owned(), shapes(&resolve, package, &read(DTS)?)),
     ];
     outputs.extend(crate::engines::outputs(&resolve, package, &crate::engines::Sources::read()?)?);
+    // The methods each API writes by hand, then those derived for the operations they
+    // leave (the browser's declarations declare the JavaScript API's).
+    use crate::wrappers::{JS_BEGIN, JS_END, PY_BEGIN, PY_END, hand_written};
+    let called = |methods: Vec<Method>| methods.into_iter().filter_map(|method| method.key).collect::<std::collections::BTreeSet<_>>();
+    let js_source = read(JS_API)?;
+    let js_called = called(js_methods(&hand_written(&js_source, JS_BEGIN, JS_END)));
+    let js_api = crate::wrappers::javascript(&resolve, package, &js_source, &js_called)?;
+    outputs.push((DTS.to_owned(), crate::wrappers::typescript(&resolve, package, &read(DTS)?, &js_called)?));
+    let python_source = read(PYTHON_API)?;
+    let python_called = called(python_methods(&hand_written(&python_source, PY_BEGIN, PY_END)));
+    let python_api = crate::wrappers::python(&resolve, package, &python_source, &python_called)?;
     let docs = function_docs(&resolve, package);
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
-            Language::JavaScript => (JS_API, js_methods(&read(JS_API)?)),
-            Language::Python => (PYTHON_API, python_methods(&read(PYTHON_API)?)),
+            Language::JavaScript => (JS_API, js_methods(&js_api)),
+            Language::Python => (PYTHON_API, python_methods(&python_api)),
         };
         if let Language::Python = language {
             check_python_returns(&resolve, package, &methods)?;
@@ -70,6 +81,8 @@ pub fn codegen(check: bool) -> Result<(), String> {
         let list = reference(&methods, &docs).map_err(|e| format!("{source}: {e}"))?;
         outputs.push((readme.to_owned(), with_reference(&read(readme)?, &list).map_err(|e| format!("{readme}: {e}"))?));
     }
+    outputs.push((JS_API.to_owned(), js_api));
+    outputs.push((PYTHON_API.to_owned(), python_api));
     let stale: Vec<&(String, String)> = outputs.iter().filter(|(path, text)| read(path).ok().as_ref() != Some(text)).collect();
     if stale.is_empty() {
         eprintln!("xtask: what wit/ derives is up to date");
@@ -101,7 +114,7 @@ struct Table<'a> {
 
 /// Each function's key (`interface.name`, `interface.resource.method`, as in js/wit.js)
 /// and its WIT name, in the interfaces' order.
-fn functions(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(String, &wit_parser::Function)> {
+pub fn functions(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(String, &wit_parser::Function)> {
     let mut interfaces: Vec<(&String, InterfaceId)> = resolve.packages[package].interfaces.iter().map(|(name, &id)| (name, id)).collect();
     interfaces.sort();
     let mut out = Vec::new();
@@ -260,7 +273,7 @@ impl Table<'_> {
 
 /// The WIT's `data` (types.wit): bytes that cross as text where they are UTF-8. Every
 /// library gives and takes it as bytes, so it is written as bytes, not as a variant.
-fn is_data(resolve: &Resolve, id: TypeId) -> bool {
+pub fn is_data(resolve: &Resolve, id: TypeId) -> bool {
     let def = &resolve.types[id];
     let owner = match def.owner {
         wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.as_deref(),
@@ -338,7 +351,7 @@ fn js_methods(source: &str) -> Vec<Method> {
     let lines: Vec<&str> = body.lines().collect();
     // Each definition at the class's indent (`name(`, `async name(`, `#name(`, `static name(`, ...).
     let name_of = |line: &str| -> Option<String> {
-        let line = line.strip_prefix("  ")?;
+        let line = line.strip_prefix("  ").filter(|line| !line.starts_with(' '))?;
         let line = line.strip_prefix("async ").unwrap_or(line);
         let name = &line[..line.find('(')?];
         (!name.is_empty() && name.trim_start_matches(['#', '*']).chars().all(|c| c.is_ascii_alphanumeric() || c == ' '))
@@ -466,7 +479,7 @@ fn python_key(body: &str) -> Option<String> {
 }
 
 /// A WIT function's name (the last part of its key) spelled in `language`'s convention.
-fn spelled(key: &str, language: &Language) -> String {
+pub fn spelled(key: &str, language: &Language) -> String {
     let name = key.rsplit('.').next().unwrap_or(key);
     match language {
         Language::Python => name.replace('-', "_"),
@@ -627,12 +640,12 @@ fn python_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
 /// the interface when two share a name and the type's does not start with its
 /// interface's (`memory`'s `index-report` is `MemoryIndexReport`).
 #[derive(Default)]
-struct TypeNames {
+pub struct TypeNames {
     shared: Option<std::collections::BTreeSet<String>>,
 }
 
 impl TypeNames {
-    fn of(&mut self, resolve: &Resolve, interface: &str, name: &str) -> String {
+    pub fn of(&mut self, resolve: &Resolve, interface: &str, name: &str) -> String {
         let shared = self.shared.get_or_insert_with(|| {
             let mut seen = std::collections::BTreeSet::new();
             let mut twice = std::collections::BTreeSet::new();
@@ -656,7 +669,7 @@ impl TypeNames {
 }
 
 /// How a language writes the WIT's types (as mneme-core's JSON gives them).
-struct Spelling {
+pub struct Spelling {
     boolean: &'static str,
     integer: &'static str,
     float: &'static str,
@@ -680,6 +693,9 @@ const PYTHON: Spelling = Spelling {
     tuple: |items| format!("Tuple[{}]", items.join(", ")),
 };
 
+/// Python's annotations of a parameter: a caller may give any sequence for a list.
+pub const PYTHON_PARAM: Spelling = Spelling { list: |item| format!("Sequence[{item}]"), ..PYTHON };
+
 const TYPESCRIPT: Spelling = Spelling {
     boolean: "boolean",
     integer: "number",
@@ -693,7 +709,7 @@ const TYPESCRIPT: Spelling = Spelling {
 };
 
 /// A use of `ty` as `spelling` writes it, a named type by its name.
-fn annotation(resolve: &Resolve, names: &mut TypeNames, ty: Type, spelling: &Spelling) -> String {
+pub fn annotation(resolve: &Resolve, names: &mut TypeNames, ty: Type, spelling: &Spelling) -> String {
     let id = match ty {
         Type::Bool => return spelling.boolean.into(),
         Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64 => return spelling.integer.into(),
@@ -729,7 +745,7 @@ fn quoted(annotation: &str) -> String {
 
 /// Python's keywords (`keyword.kwlist`): a field of one of these names cannot be a
 /// class attribute.
-fn is_keyword(name: &str) -> bool {
+pub fn is_keyword(name: &str) -> bool {
     [
         "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
         "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
@@ -739,7 +755,7 @@ fn is_keyword(name: &str) -> bool {
 }
 
 /// A docstring of `doc` at `indent`, or nothing.
-fn docstring(doc: Option<&str>, indent: &str) -> String {
+pub fn docstring(doc: Option<&str>, indent: &str) -> String {
     let Some(doc) = doc.map(str::trim).filter(|doc| !doc.is_empty()) else { return String::new() };
     let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
@@ -767,44 +783,37 @@ enum Json {
     Value,
 }
 
+/// What a Python method calling `function` (`key`) returns, as `types.py` names it: the
+/// function's `ok`, a string documented as JSON text given as the value it holds (as a
+/// record's field documented so is).
+pub fn python_return(resolve: &Resolve, names: &mut TypeNames, function: &wit_parser::Function) -> String {
+    let ok = match function.result {
+        Some(Type::Id(id)) => match &resolve.types[id].kind {
+            TypeDefKind::Result(result) => result.ok,
+            _ => function.result,
+        },
+        other => other,
+    };
+    let doc = function.docs.contents.as_deref().unwrap_or_default();
+    let json = if doc.contains("JSON text of an array") { Some(Json::Array) } else { doc.contains("JSON text").then_some(Json::Value) };
+    let annotated = ok.map_or("None".to_owned(), |ty| annotation(resolve, names, ty, &PYTHON));
+    match (json, annotated.as_str()) {
+        (Some(Json::Array), "str") => "List[Json]".to_owned(),
+        (Some(Json::Value), "str") => "Json".to_owned(),
+        (Some(Json::Value), "Optional[str]") => "Optional[Json]".to_owned(),
+        _ => annotated,
+    }
+}
+
 /// Each Python method that calls a WIT function returns what the function gives, as
 /// `types.py` names it: the annotation is written by hand, and checked here.
 fn check_python_returns(resolve: &Resolve, package: wit_parser::PackageId, methods: &[Method]) -> Result<(), String> {
-    let results: BTreeMap<String, Option<Type>> = functions(resolve, package)
-        .into_iter()
-        .map(|(key, function)| {
-            let ok = match function.result {
-                Some(Type::Id(id)) => match &resolve.types[id].kind {
-                    TypeDefKind::Result(result) => result.ok,
-                    _ => function.result,
-                },
-                other => other,
-            };
-            (key, ok)
-        })
-        .collect();
-    let json_results: BTreeMap<String, Option<Json>> = functions(resolve, package)
-        .into_iter()
-        .map(|(key, function)| {
-            let doc = function.docs.contents.as_deref().unwrap_or_default();
-            let json =
-                if doc.contains("JSON text of an array") { Some(Json::Array) } else { doc.contains("JSON text").then_some(Json::Value) };
-            (key, json)
-        })
-        .collect();
+    let functions: BTreeMap<String, &wit_parser::Function> = functions(resolve, package).into_iter().collect();
     let mut names = TypeNames::default();
     let mut wrong = Vec::new();
     for method in methods {
-        let Some(ok) = method.key.as_ref().and_then(|key| results.get(key)) else { continue };
-        let mut expected = ok.map_or("None".to_owned(), |ty| annotation(resolve, &mut names, ty, &PYTHON));
-        // A string documented as JSON text is given as the value it holds, as a record's
-        // field documented so is.
-        match (method.key.as_ref().and_then(|key| json_results.get(key)), expected.as_str()) {
-            (Some(Some(Json::Array)), "str") => expected = "List[Json]".to_owned(),
-            (Some(Some(Json::Value)), "str") => expected = "Json".to_owned(),
-            (Some(Some(Json::Value)), "Optional[str]") => expected = "Optional[Json]".to_owned(),
-            _ => {}
-        }
+        let Some(function) = method.key.as_ref().and_then(|key| functions.get(key).copied()) else { continue };
+        let expected = python_return(resolve, &mut names, function);
         if method.returns.as_deref() != Some(expected.as_str()) {
             wrong.push(format!("`{}` should return `{expected}`", method.signature));
         }
@@ -893,7 +902,7 @@ fn jsdoc_of(doc: Option<&str>, indent: &str) -> String {
 }
 
 /// The browser declarations' names for WIT types they name otherwise.
-const DTS_NAMES: [(&str, &str); 3] = [("Change", "MemoryChange"), ("Settings", "CompactionSettings"), ("Source", "ImportSource")];
+pub const DTS_NAMES: [(&str, &str); 3] = [("Change", "MemoryChange"), ("Settings", "CompactionSettings"), ("Source", "ImportSource")];
 
 /// The type-level test that holds each value type of the browser's declarations
 /// (`web/js/mneme.d.ts`, written by hand, typed further than the WIT where the WIT

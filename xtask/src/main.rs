@@ -5,6 +5,7 @@ mod codegen;
 mod deps;
 mod engines;
 mod package;
+mod wrappers;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;

@@ -1,0 +1,565 @@
+//! The API methods derived from the WIT: every operation of a store that the
+//! JavaScript API (js/api.js) or the Python one (host-python/mneme/__init__.py) does
+//! not write by hand is written here, between markers in the class, from the WIT
+//! function alone. A method is written by hand only where it gives more than the
+//! function's parameters: options of its own, defaults other than the rules below,
+//! values parsed or checked further.
+//!
+//! The rules, one per kind of parameter, the same in both languages:
+//! - the store is the object the method is called on;
+//! - `now-ms: s64` is the last parameter, `now`, the clock's time when left out;
+//! - a memory `scope` is `project`, a project's folder name or null for the global memory;
+//! - a record the interface has defaults of (`default-settings: func() -> settings`)
+//!   may be left out or given in part: what it leaves out is the core's default;
+//! - a trailing `option<…>` may be left out (null);
+//! - every other parameter is given, in the WIT's order.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use wit_parser::{Function, FunctionKind, Handle, Resolve, Type, TypeDefKind};
+
+use crate::codegen::{Language, PYTHON_PARAM, TypeNames, annotation, docstring, functions, is_keyword, python_return};
+
+pub const JS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>";
+pub const JS_END: &str = "  // </operations>";
+pub const DTS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>";
+pub const DTS_END: &str = "  // </operations>";
+pub const PY_BEGIN: &str = "    # <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>";
+pub const PY_END: &str = "    # </operations>";
+
+/// How a method takes one of its function's parameters.
+enum Argument {
+    /// The store: the method's object.
+    Store,
+    /// `now-ms`: last, the clock when left out.
+    Now,
+    /// A memory scope, as a project's folder name or null.
+    Project,
+    /// A record with the core's defaults for what the caller leaves out, from `defaults`
+    /// (a function of the same interface).
+    Overlay {
+        defaults: String,
+    },
+    /// A trailing option: null when left out.
+    Optional,
+    Given,
+}
+
+struct Parameter<'a> {
+    /// The WIT's name.
+    name: &'a str,
+    ty: Type,
+    argument: Argument,
+}
+
+/// An operation of a store, as the generated method takes its arguments.
+struct Operation<'a> {
+    key: String,
+    interface: String,
+    function: &'a Function,
+    parameters: Vec<Parameter<'a>>,
+}
+
+impl Operation<'_> {
+    /// The WIT name of the function (a store method's name without its resource).
+    fn wit_name(&self) -> &str {
+        self.key.rsplit('.').next().unwrap_or_default()
+    }
+
+    fn is_method(&self) -> bool {
+        matches!(self.function.kind, FunctionKind::Method(_))
+    }
+
+    /// The parameters in the order a caller gives them: those given, then those that may
+    /// be left out, `now` last.
+    fn caller_order(&self) -> Vec<&Parameter<'_>> {
+        let rank = |parameter: &&Parameter| match parameter.argument {
+            Argument::Now => 2,
+            Argument::Overlay { .. } | Argument::Optional => 1,
+            _ => 0,
+        };
+        let mut order: Vec<&Parameter> = self.parameters.iter().filter(|p| !matches!(p.argument, Argument::Store)).collect();
+        order.sort_by_key(rank);
+        order
+    }
+
+    fn doc(&self) -> String {
+        self.function.docs.contents.as_deref().unwrap_or_default().trim().to_owned()
+    }
+}
+
+/// Every operation of a store the WIT declares, with how a generated method would take
+/// each parameter, or why none can be generated.
+fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operation<'_>, Option<String>)> {
+    let all = functions(resolve, package);
+    let mut out = Vec::new();
+    for (key, function) in &all {
+        if !takes_store(resolve, function) {
+            continue;
+        }
+        let interface = key.split('.').next().unwrap_or_default().to_owned();
+        let mut parameters = Vec::new();
+        let mut why_not = None;
+        let method = matches!(function.kind, FunctionKind::Method(_));
+        for (i, param) in function.params.iter().enumerate() {
+            let argument = if i == 0 && (method || is_store_borrow(resolve, param.ty)) {
+                Argument::Store
+            } else if param.name == "now-ms" && param.ty == Type::S64 {
+                Argument::Now
+            } else if named(resolve, param.ty) == Some(("memory", "scope")) {
+                Argument::Project
+            } else if let Some(defaults) = defaults_of(resolve, &all, &interface, param.ty) {
+                Argument::Overlay { defaults }
+            } else if is_option(resolve, param.ty) {
+                Argument::Optional
+            } else {
+                Argument::Given
+            };
+            parameters.push(Parameter { name: &param.name, ty: param.ty, argument });
+        }
+        // What may be left out must come after what must be given.
+        let mut optional_seen = None;
+        for parameter in &parameters {
+            match parameter.argument {
+                Argument::Overlay { .. } | Argument::Optional => optional_seen = Some(parameter.name),
+                Argument::Given | Argument::Project => {
+                    if let Some(optional) = optional_seen {
+                        why_not = Some(format!("`{}` must be given after `{optional}`, which may be left out", parameter.name));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((Operation { key: key.clone(), interface, function, parameters }, why_not));
+    }
+    out
+}
+
+fn takes_store(resolve: &Resolve, function: &Function) -> bool {
+    match function.kind {
+        FunctionKind::Method(resource) => resolve.types[resource].name.as_deref() == Some("store"),
+        FunctionKind::Freestanding => function.params.first().is_some_and(|param| is_store_borrow(resolve, param.ty)),
+        _ => false,
+    }
+}
+
+fn is_store_borrow(resolve: &Resolve, ty: Type) -> bool {
+    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind,
+        TypeDefKind::Handle(Handle::Borrow(store)) if resolve.types[store].name.as_deref() == Some("store")))
+}
+
+/// A named type's interface and name, through aliases.
+fn named(resolve: &Resolve, ty: Type) -> Option<(&str, &str)> {
+    let Type::Id(id) = ty else { return None };
+    let def = &resolve.types[id];
+    if let TypeDefKind::Type(target) = def.kind {
+        return named(resolve, target);
+    }
+    let wit_parser::TypeOwner::Interface(owner) = def.owner else { return None };
+    Some((resolve.interfaces[owner].name.as_deref()?, def.name.as_deref()?))
+}
+
+fn is_option(resolve: &Resolve, ty: Type) -> bool {
+    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(_)))
+}
+
+/// The function of `interface` that gives the core's defaults of record `ty`
+/// (`default-…`, no parameters), as a key of js/wit.js.
+fn defaults_of(resolve: &Resolve, all: &[(String, &Function)], interface: &str, ty: Type) -> Option<String> {
+    let wanted = named(resolve, ty)?;
+    let Type::Id(id) = ty else { return None };
+    if !matches!(resolve.types[id].kind, TypeDefKind::Record(_) | TypeDefKind::Type(_)) {
+        return None;
+    }
+    all.iter()
+        .find(|(key, function)| {
+            key.starts_with(&format!("{interface}.default-"))
+                && function.params.is_empty()
+                && function.result.is_some_and(|result| named(resolve, result) == Some(wanted))
+        })
+        .map(|(key, _)| key.clone())
+}
+
+/// A name spelled in `language`'s convention, safe as a parameter.
+fn parameter_name(name: &str, language: Language) -> String {
+    match language {
+        Language::Python => {
+            let snake = name.replace('-', "_");
+            if is_keyword(&snake) { format!("{snake}_") } else { snake }
+        }
+        Language::JavaScript => crate::codegen::spelled(name, &language),
+    }
+}
+
+/// `source` with the generated methods between `begin` and `end` written again: one for
+/// each operation no method outside them calls (`called`: their WIT keys).
+fn with_region(source: &str, begin: &str, end: &str, methods: &str) -> Result<String, String> {
+    let (Some(start), Some(stop)) = (source.find(begin), source.find(end)) else {
+        return Err(format!("no place for the generated methods: put the lines `{begin}` and `{end}` in the class"));
+    };
+    if stop < start {
+        return Err("the end of the generated methods comes before their start".to_owned());
+    }
+    Ok(format!("{}{begin}\n{methods}{}", &source[..start], &source[stop..]))
+}
+
+/// `source` without the generated region, for what its hand-written methods call.
+pub fn hand_written(source: &str, begin: &str, end: &str) -> String {
+    match (source.find(begin), source.find(end)) {
+        (Some(start), Some(stop)) if start < stop => format!("{}{}", &source[..start], &source[stop..]),
+        _ => source.to_owned(),
+    }
+}
+
+/// The operations to generate for an API whose hand-written methods call `called`; an
+/// operation neither written nor derivable is an error.
+fn to_generate<'a>(
+    all: &'a [(Operation<'a>, Option<String>)],
+    called: &BTreeSet<String>,
+    api: &str,
+) -> Result<Vec<&'a Operation<'a>>, String> {
+    let mut out = Vec::new();
+    let mut refused = Vec::new();
+    for (operation, why_not) in all {
+        if called.contains(&operation.key) {
+            continue;
+        }
+        match why_not {
+            Some(why) => refused.push(format!("{}: {why}", operation.key)),
+            None => out.push(operation),
+        }
+    }
+    if refused.is_empty() {
+        Ok(out)
+    } else {
+        Err(format!("{api}: no method calls these operations and none can be derived; write one by hand:\n  {}", refused.join("\n  ")))
+    }
+}
+
+/// js/api.js with its generated methods.
+pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
+    let all = operations(resolve, package);
+    let mut methods = String::new();
+    for operation in to_generate(&all, called, crate::codegen::JS_API)? {
+        write_jsdoc(&mut methods, &operation.doc());
+        let mut asynchronous = false;
+        let signature: Vec<String> = operation
+            .caller_order()
+            .iter()
+            .map(|parameter| {
+                let name = parameter_name(parameter.name, Language::JavaScript);
+                match parameter.argument {
+                    Argument::Now => "now = Date.now()".to_owned(),
+                    Argument::Project => "project".to_owned(),
+                    Argument::Overlay { .. } => format!("{name} = {{}}"),
+                    Argument::Optional => format!("{name} = null"),
+                    _ => name,
+                }
+            })
+            .collect();
+        let arguments: Vec<String> = operation
+            .parameters
+            .iter()
+            .filter_map(|parameter| {
+                let name = parameter_name(parameter.name, Language::JavaScript);
+                Some(match &parameter.argument {
+                    Argument::Store => return None,
+                    Argument::Now => "time(\"now\", now)".to_owned(),
+                    Argument::Project => "scope(project)".to_owned(),
+                    Argument::Overlay { defaults } => {
+                        asynchronous = true;
+                        format!("await this.#overlay(\"{defaults}\", {name})")
+                    }
+                    _ => name,
+                })
+            })
+            .collect();
+        let _ = writeln!(
+            methods,
+            "  {}({}) {{ return this.#invoke(\"{}\", {}() => [{}]); }}",
+            crate::codegen::spelled(&operation.key, &Language::JavaScript),
+            signature.join(", "),
+            operation.key,
+            if asynchronous { "async " } else { "" },
+            arguments.join(", ")
+        );
+    }
+    with_region(source, JS_BEGIN, JS_END, &methods)
+}
+
+/// The Python package's `__init__.py` with its generated methods; the names of
+/// mneme.types the methods' annotations use must be imported by the hand-written part.
+pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
+    let all = operations(resolve, package);
+    let mut names = TypeNames::default();
+    let mut methods = String::new();
+    let mut used_types = BTreeSet::new();
+    for operation in to_generate(&all, called, crate::codegen::PYTHON_API)? {
+        let mut signature = vec!["self".to_owned()];
+        for parameter in operation.caller_order() {
+            let name = parameter_name(parameter.name, Language::Python);
+            signature.push(match parameter.argument {
+                Argument::Now => "now: Time = None".to_owned(),
+                Argument::Project => "project: Optional[str]".to_owned(),
+                Argument::Overlay { .. } => format!("{name}: Optional[Json] = None"),
+                Argument::Optional => format!("{name}: {} = None", annotation(resolve, &mut names, parameter.ty, &PYTHON_PARAM)),
+                _ => format!("{name}: {}", annotation(resolve, &mut names, parameter.ty, &PYTHON_PARAM)),
+            });
+        }
+        let interface = format!("_{}", operation.interface.to_uppercase());
+        let mut arguments = Vec::new();
+        for parameter in &operation.parameters {
+            let name = parameter_name(parameter.name, Language::Python);
+            let wit_name = parameter.name.replace('-', "_");
+            arguments.push(match &parameter.argument {
+                Argument::Store => continue,
+                Argument::Now => "_now_ms(now)".to_owned(),
+                Argument::Project => "_scope(project)".to_owned(),
+                Argument::Overlay { defaults } => {
+                    let function = defaults.rsplit('.').next().unwrap_or_default();
+                    format!("_overlay(self._instance.call({interface}, \"{function}\"), {name})")
+                }
+                // A name given as text (an id, a key, a path) must reach the core as written.
+                _ if parameter.ty == Type::String => format!("_text(\"{wit_name}\", {name})"),
+                _ if is_option_of_string(resolve, parameter.ty) => format!("_optional_text(\"{wit_name}\", {name})"),
+                _ if is_list_of_strings(resolve, parameter.ty) => format!("_texts(\"{wit_name}\", {name})"),
+                _ => name,
+            });
+        }
+        let returns = python_return(resolve, &mut names, operation.function);
+        let call = if operation.is_method() {
+            format!("self._method(\"{}\"{})", operation.wit_name(), prefixed(&arguments))
+        } else {
+            format!("self._instance.call({interface}, \"{}\", self._store{})", operation.wit_name(), prefixed(&arguments))
+        };
+        let _ = writeln!(methods, "    def {}({}) -> {returns}:", operation.wit_name().replace('-', "_"), signature.join(", "));
+        methods.push_str(&docstring(Some(&operation.doc()), "        "));
+        let _ = writeln!(methods, "        return {call}\n");
+        for word in signature.iter().map(String::as_str).chain([returns.as_str()]) {
+            used_types.extend(
+                word.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .filter(|w| w.starts_with(char::is_uppercase))
+                    .map(str::to_owned),
+            );
+        }
+    }
+    let imported = hand_written(source, PY_BEGIN, PY_END);
+    let known = ["Optional", "List", "Sequence", "Union", "Any", "Json", "Time", "Folder", "None", "Callable"];
+    let missing: Vec<&String> =
+        used_types.iter().filter(|name| !known.contains(&name.as_str()) && !imports_name(&imported, name)).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{}: the generated methods name {} from mneme.types: import them",
+            crate::codegen::PYTHON_API,
+            missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    with_region(source, PY_BEGIN, PY_END, &methods)
+}
+
+fn prefixed(arguments: &[String]) -> String {
+    arguments.iter().map(|argument| format!(", {argument}")).collect()
+}
+
+fn is_option_of_string(resolve: &Resolve, ty: Type) -> bool {
+    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(Type::String)))
+}
+
+fn is_list_of_strings(resolve: &Resolve, ty: Type) -> bool {
+    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::List(Type::String)))
+}
+
+/// Whether the `from .types import (...)` of `source` names `name`.
+fn imports_name(source: &str, name: &str) -> bool {
+    let Some(start) = source.find("from .types import (") else { return false };
+    let block = &source[start..];
+    let block = &block[..block.find(')').unwrap_or(block.len())];
+    block.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| word == name)
+}
+
+/// The browser package's declarations with those of the methods js/api.js has
+/// generated (`called`: what its hand-written methods call), each type named as the
+/// declarations name it.
+pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
+    let all = operations(resolve, package);
+    let hand_written_part = hand_written(source, DTS_BEGIN, DTS_END);
+    let declared: BTreeSet<&str> = hand_written_part
+        .lines()
+        .filter_map(|line| line.strip_prefix("export interface ").or_else(|| line.strip_prefix("export type ")))
+        .filter_map(|rest| rest.split([' ', '<', '=', '{']).next())
+        .collect();
+    let mut names = TypeNames::default();
+    let mut methods = String::new();
+    for operation in to_generate(&all, called, crate::codegen::DTS)? {
+        let method = crate::codegen::spelled(&operation.key, &Language::JavaScript);
+        // Declared by hand: typed further than the WIT (`SecretKind[]` for a `list<string>`).
+        if hand_written_part.lines().any(|line| line.strip_prefix("  ").is_some_and(|rest| rest.starts_with(&format!("{method}(")))) {
+            continue;
+        }
+        write_jsdoc(&mut methods, &operation.doc());
+        let mut parameters = Vec::new();
+        for parameter in operation.caller_order() {
+            let name = parameter_name(parameter.name, Language::JavaScript);
+            parameters.push(match parameter.argument {
+                Argument::Now => "now?: number".to_owned(),
+                Argument::Project => "project: string | null".to_owned(),
+                Argument::Overlay { .. } => {
+                    format!("{name}?: Partial<EitherSpelling<{}>>", ts_type(resolve, &mut names, &declared, parameter.ty, true)?)
+                }
+                Argument::Optional => format!("{name}?: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
+                _ => format!("{name}: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
+            });
+        }
+        let ok = match operation.function.result {
+            Some(Type::Id(id)) => match &resolve.types[id].kind {
+                TypeDefKind::Result(result) => result.ok,
+                _ => operation.function.result,
+            },
+            other => other,
+        };
+        let result = match ok {
+            None => "null".to_owned(),
+            // A string documented as JSON text is given as the value it holds.
+            Some(Type::String) if operation.doc().contains("JSON text") => "any".to_owned(),
+            Some(ty) if is_option_of_string(resolve, ty) && operation.doc().contains("JSON text") => "any | null".to_owned(),
+            Some(ty) => ts_type(resolve, &mut names, &declared, ty, false)?,
+        };
+        let _ = writeln!(methods, "  {method}({}): Promise<{result}>;", parameters.join(", "));
+    }
+    with_region(source, DTS_BEGIN, DTS_END, &methods)
+}
+
+/// A JSDoc comment of `doc` at the class's indent, or nothing.
+fn write_jsdoc(out: &mut String, doc: &str) {
+    if doc.is_empty() {
+        return;
+    }
+    let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
+    if lines.len() == 1 {
+        let _ = writeln!(out, "  /** {} */", lines[0]);
+        return;
+    }
+    out.push_str("  /**\n");
+    for line in lines {
+        let _ = writeln!(out, "   *{}{line}", if line.is_empty() { "" } else { " " });
+    }
+    out.push_str("   */\n");
+}
+
+/// A WIT type as the browser package's declarations write it: a named type by the name
+/// they declare it under (which they must), bytes a caller gives as any of the three
+/// forms the API takes.
+fn ts_type(resolve: &Resolve, names: &mut TypeNames, declared: &BTreeSet<&str>, ty: Type, given: bool) -> Result<String, String> {
+    let id = match ty {
+        Type::Bool => return Ok("boolean".to_owned()),
+        Type::Char | Type::String => return Ok("string".to_owned()),
+        Type::ErrorContext => return Ok("unknown".to_owned()),
+        Type::Id(id) => id,
+        _ => return Ok("number".to_owned()),
+    };
+    let bytes = if given { "string | Uint8Array | ArrayBuffer" } else { "Uint8Array" };
+    if crate::codegen::is_data(resolve, id) {
+        return Ok(bytes.to_owned());
+    }
+    let def = &resolve.types[id];
+    Ok(match &def.kind {
+        TypeDefKind::Type(target) => return ts_type(resolve, names, declared, *target, given),
+        TypeDefKind::List(Type::U8) => bytes.to_owned(),
+        TypeDefKind::List(item) => {
+            let item = ts_type(resolve, names, declared, *item, given)?;
+            if item.contains(' ') { format!("({item})[]") } else { format!("{item}[]") }
+        }
+        TypeDefKind::Option(item) => format!("{} | null", ts_type(resolve, names, declared, *item, given)?),
+        TypeDefKind::Record(_) | TypeDefKind::Enum(_) | TypeDefKind::Variant(_) => {
+            let (interface, name) = named(resolve, ty).ok_or("a named type without a name")?;
+            let wit_name = names.of(resolve, interface, name);
+            let name = crate::codegen::DTS_NAMES.iter().find(|(wit, _)| *wit == wit_name).map_or(wit_name.as_str(), |(_, api)| api);
+            if !declared.contains(name) {
+                return Err(format!(
+                    "{}: declare `{name}` (WIT's `{interface}.{}`), which a generated method names",
+                    crate::codegen::DTS,
+                    def.name.as_deref().unwrap_or_default()
+                ));
+            }
+            name.to_owned()
+        }
+        _ => return Err(format!("no TypeScript spelling of WIT type {:?}", def.kind)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WIT: &str = "package t:t;
+interface sessions {
+  resource store {
+    /// Soft-deletes `uuid`.
+    tombstone: func(id: string, uuid: string, now-ms: s64) -> result<_, string>;
+    usage: func(id: string, prices: option<list<string>>) -> result<u32, string>;
+  }
+}
+interface memory {
+  use sessions.{store};
+  variant scope { global, project(string) }
+  record caps { lines: u64 }
+  record request { n: u32 }
+  default-caps: func() -> caps;
+  answer: func(store: borrow<store>, request: request) -> result<u32, string>;
+  memory-load: func(store: borrow<store>, scope: scope, caps: caps) -> result<string, string>;
+  dream-gate: func(store: borrow<store>, now-ms: s64, caps: caps) -> result<bool, string>;
+  plan: func(store: borrow<store>, caps: caps, model: string) -> result<u32, string>;
+}
+";
+
+    fn resolve() -> (Resolve, wit_parser::PackageId) {
+        let mut resolve = Resolve::default();
+        let package = resolve.push_str("t.wit", WIT).expect("the test's WIT");
+        (resolve, package)
+    }
+
+    fn region(begin: &str, end: &str) -> String {
+        format!("class {{\n{begin}\n{end}\n}}\n")
+    }
+
+    #[test]
+    fn each_kind_of_parameter_is_taken_by_its_rule() {
+        let (resolve, package) = resolve();
+        let written = ["memory.plan".to_owned()].into();
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written).expect("derivable");
+        assert!(js.contains("  /** Soft-deletes `uuid`. */\n  tombstone(id, uuid, now = Date.now()) { return this.#invoke(\"sessions.store.tombstone\", () => [id, uuid, time(\"now\", now)]); }"), "{js}");
+        assert!(js.contains("usage(id, prices = null) { return this.#invoke(\"sessions.store.usage\", () => [id, prices]); }"), "{js}");
+        assert!(js.contains("memoryLoad(project, caps = {}) { return this.#invoke(\"memory.memory-load\", async () => [scope(project), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
+        // `now` goes last whatever its place in the WIT.
+        assert!(js.contains("dreamGate(caps = {}, now = Date.now()) { return this.#invoke(\"memory.dream-gate\", async () => [time(\"now\", now), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
+        assert!(!js.contains("plan("), "a method written by hand is not written again: {js}");
+
+        let python = python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written)
+            .expect("derivable");
+        assert!(python.contains("    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:\n        \"\"\"Soft-deletes `uuid`.\"\"\"\n        return self._method(\"tombstone\", _text(\"id\", id), _text(\"uuid\", uuid), _now_ms(now))"), "{python}");
+        assert!(python.contains("def usage(self, id: str, prices: Optional[Sequence[str]] = None) -> int:"), "{python}");
+        assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps))"), "{python}");
+    }
+
+    #[test]
+    fn an_operation_neither_written_nor_derivable_is_refused_by_name() {
+        let (resolve, package) = resolve();
+        let error = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &BTreeSet::new())
+            .expect_err("plan has a given parameter after a defaulted one");
+        assert!(error.contains("memory.plan: `model` must be given after `caps`"), "{error}");
+        let error = javascript(&resolve, package, "class {}\n", &["memory.plan".to_owned()].into()).expect_err("no markers");
+        assert!(error.contains("no place for the generated methods"), "{error}");
+    }
+
+    #[test]
+    fn a_python_annotation_names_only_what_the_package_imports() {
+        let (resolve, package) = resolve();
+        let written: BTreeSet<String> = ["memory.plan".to_owned()].into();
+        let error = python(&resolve, package, &region(PY_BEGIN, PY_END), &written).expect_err("`Request` is not imported");
+        assert!(error.contains("name `Request` from mneme.types: import them"), "{error}");
+        let python = python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written)
+            .expect("imported");
+        assert!(python.contains("def answer(self, request: Request) -> int:"), "{python}");
+    }
+}
