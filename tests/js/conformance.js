@@ -7,6 +7,7 @@
 // held to its WIT type's shape.
 
 import { FUNCTIONS, TYPES } from "../../js/wit.js";
+import { DERIVED } from "./derived.js";
 
 export const VECTOR_FILES = ["sessions.json", "compaction.json", "turns.json", "memory.json", "index.json", "interchange.json", "retention.json"];
 const utf8 = (text) => new TextEncoder().encode(text);
@@ -54,16 +55,8 @@ async function step(Mneme, store, op, args, state) {
     case "append": return outcome(store.append(args.id, { role: args.role, text: args.text, cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null, agent: args.agent ?? null }));
     case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", model: args.model ?? null, injections: args.injections ?? [] }));
-    case "hold": return outcome(store.hold(args.id));
     case "set_redaction": return outcome(store.setRedaction(args.kinds));
-    case "release": return outcome(store.release(args.id));
-    case "branches": return outcome(store.branches(args.id));
-    case "usage": return outcome(store.usage(args.id, args.prices ?? null));
     case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));
-    case "gc": return outcome(store.gc(args.policy ?? {}, args.now_ms));
-    case "archive": return outcome(store.archive(args.id, args.now_ms));
-    case "archived": return outcome(store.archived());
-    case "restore": return outcome(store.restore(args.id));
     case "import_session":
       return outcome(store.importSession(args.text, { from: args.source ?? null, id: args.id ?? null, cwd: args.cwd ?? null, origin: args.origin, uuid: args.uuid, now: args.now_ms }));
     case "export_session": {
@@ -74,10 +67,7 @@ async function step(Mneme, store, op, args, state) {
       if (!(data instanceof Uint8Array)) throw new Error(`exportSession gave ${typeof data} data, not a Uint8Array`);
       return { ok: { ...rest, text: new TextDecoder().decode(data) } };
     }
-    case "tombstone": return outcome(store.tombstone(args.id, args.uuid, args.now_ms));
-    case "load": return outcome(store.load(args.id));
     case "context": return outcome(store.context(args.id));
-    case "check": return outcome(store.check(args.id));
     case "project_of": return outcome(Mneme.projectOf(args.cwd));
     case "session_id_of": return outcome(store.sessionIdOf(args.name));
     case "check_bytes": {
@@ -87,17 +77,8 @@ async function step(Mneme, store, op, args, state) {
       if (difference) state.shapes.add(`sessions.check-bytes: ${difference}`);
       return result;
     }
-    case "subagents": return outcome(store.subagents(args.id));
-    case "remove": return outcome(store.remove(args.id));
-    case "repair": return outcome(store.repair(args.id, args.now_ms));
-    case "list": return outcome(store.list());
     case "search": return outcome(store.search(args.query, { limit: args.limit, project: args.project ?? null, since: args.since_ms ?? null, until: args.until_ms ?? null }));
     case "stored_keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
-    case "append_lines": return outcome(store.appendLines(args.key, args.lines, args.now_ms));
-    case "read_lines": return outcome(store.readLines(args.key));
-    case "written_sessions": return outcome(store.writtenSessions(args.project));
-    case "subpaths": return outcome(store.subpaths(args.project, args.id));
-    case "remove_transcript": return outcome(store.removeTranscript(args.key));
     case "append_items": return outcome(store.appendItems(args.id, args.items, { cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "items": return outcome(store.items(args.id, { limit: args.limit ?? null }));
     case "pop_item": return outcome(store.popItem(args.id, args.now_ms));
@@ -110,30 +91,15 @@ async function step(Mneme, store, op, args, state) {
       const summary = args.summary ?? (await store.summarizeOffline(args.id, state.plan));
       return outcome(store.applyCompaction(args.id, state.plan, summary, { boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     }
-    case "record_compaction_failure": return outcome(store.recordCompactionFailure(args.id, args.reason, args.now_ms));
-    case "memory_flush_gate": {
-      const { id, ...settings } = args;
-      return outcome(store.memoryFlushGate(id, settings));
-    }
-    case "record_memory_flush": return outcome(store.recordMemoryFlush(args.id, args.now_ms));
-    case "extraction_gate": return outcome(store.extractionGate(args.id, {}));
-    case "record_extraction": return outcome(store.recordExtraction(args.id, args.now_ms));
     case "reset_gate": {
       const { id, now_ms, ...policy } = args;
       return outcome(store.resetGate(id, policy, now_ms));
     }
-    case "dream_gate": return outcome(store.dreamGate({}, args.now_ms));
-    case "dream_acquire": return outcome(store.dreamAcquire(args.holder, {}, args.now_ms));
-    case "dream_release": return outcome(store.dreamRelease(args.holder, args.completed ?? false, args.now_ms));
     case "memory_add": return outcome(store.memoryAdd(args.project ?? null, args.memory, args.now_ms));
     case "memory_add_many": return outcome(store.memoryAddMany(args.project ?? null, args.memories, args.now_ms));
-    case "memory_update": return outcome(store.memoryUpdate(args.project ?? null, args.file, args.change, args.now_ms));
     case "memory_supersede": return outcome(store.memorySupersede(args.project ?? null, args.file, args.memory, args.now_ms));
-    case "memory_forget": return outcome(store.memoryForget(args.project ?? null, args.file, args.now_ms));
     case "memory_tool": return outcome(store.memoryTool(args.project ?? null, args.input, args.now_ms));
-    case "memory_link": return outcome(store.memoryLink(args.project ?? null, args.from, args.kind, args.to, args.now_ms));
     case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
-    case "memory_show": return outcome(store.memoryShow(args.project ?? null, args.file));
     case "memory_recall":
       return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false, since: args.since_ms ?? null, until: args.until_ms ?? null, near: args.near ?? null }));
     case "plan_embedding": {
@@ -142,9 +108,6 @@ async function step(Mneme, store, op, args, state) {
       return result;
     }
     case "apply_embedding": return outcome(store.applyEmbedding(args.project ?? null, state.embedding, args.vectors));
-    case "memory_load": return outcome(store.memoryLoad(args.project ?? null, args.caps ?? {}));
-    case "memory_reindex": return outcome(store.memoryReindex(args.project ?? null));
-    case "memory_used": return outcome(store.memoryUsed(args.project ?? null, args.files, args.now_ms));
     case "set_embeddings": return outcome(store.setEmbeddings(args.table ?? null));
     case "plan_extraction": {
       const result = await outcome(store.planExtraction(args.project ?? null, args.id));
@@ -152,7 +115,6 @@ async function step(Mneme, store, op, args, state) {
       return result;
     }
     case "apply_extraction": return outcome(store.applyExtraction(args.project ?? null, state.extraction, args.answer, args.now_ms));
-    case "record_extraction_failure": return outcome(store.recordExtractionFailure(args.id, args.reason, args.now_ms));
     case "plan_consolidation": {
       const result = await outcome(store.planConsolidation(args.project ?? null, args.now_ms));
       state.consolidation = result.ok;
@@ -160,42 +122,34 @@ async function step(Mneme, store, op, args, state) {
     }
     case "apply_consolidation":
       return outcome(store.applyConsolidation(args.project ?? null, state.consolidation, args.answer, { dryRun: args.dry_run === true, now: args.now_ms }));
-    case "rollback_consolidation": return outcome(store.rollbackConsolidation(args.project ?? null, args.id, args.now_ms));
-    case "consolidations": return outcome(store.consolidations(args.project ?? null));
-    case "write_file": return outcome(store.writeFile(args.path, args.text));
-    case "read_file": return outcome(store.readFile(args.path));
-    case "remove_file": return outcome(store.removeFile(args.path));
     case "instructions": {
       const { external_imports: externalImports = false, ...request } = args;
       return outcome(store.instructions({ ...request, externalImports }));
     }
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
-    case "rebuild_index": return outcome(store.rebuildIndex());
     case "crab_start": return outcome(store.crabStart(args.agent, args.sender, { project: args.project ?? null, createdBy: args.created_by, now: args.now_ms }));
     case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
-    case "crab_show": return outcome(store.crabShow(args.id));
-    case "crab_set_title": return outcome(store.crabSetTitle(args.id, args.title));
-    case "crab_add_uptime": return outcome(store.crabAddUptime(args.id, args.secs));
-    case "rollover_gate": return outcome(store.rolloverGate(args.key, args.max_context_tokens));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));
-    case "remove_key": return outcome(store.removeKey(args.key));
     case "import_openclaw_keys": return outcome(store.importOpenclawKeys(args.text));
-    case "export_openclaw_keys": {
-      const result = await outcome(store.exportOpenclawKeys());
-      if (!result.ok) return result;
-      if (!(result.ok instanceof Uint8Array)) throw new Error(`exportOpenclawKeys gave ${typeof result.ok}, not a Uint8Array`);
-      return { ok: new TextDecoder().decode(result.ok) };
-    }
-    case "key": return outcome(store.key(args.key));
     case "keys": return outcome(store.keys(args.filter ?? []));
-    case "index_report": return outcome(store.indexReport());
     case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));
     case "parse_key": return outcome(store.parseKey(args.key));
-    default: throw new Error(`unknown operation ${op}`);
+    default: {
+      // An operation whose method is derived from the WIT is called by the rule it was derived by.
+      const derived = DERIVED[op];
+      if (derived === undefined) throw new Error(`unknown operation ${op}`);
+      const result = await outcome(store[camel(op)](...derived.map(([name, how]) => args[name] ?? LEFT_OUT[how])));
+      // Bytes as text, as the Rust runner gives them.
+      return result.ok instanceof Uint8Array ? { ok: new TextDecoder().decode(result.ok) } : result;
+    }
   }
 }
+
+/** What a derived method is given for an argument a step leaves out: its default. */
+const LEFT_OUT = { given: undefined, now: undefined, project: null, optional: null, overlay: {} };
+const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 /**
  * Runs every vector on a fresh store; returns outcomes and mismatches.

@@ -364,7 +364,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         }
         "record_compaction_failure" => to_outcome(host.record_compaction_failure(&text("id")?, &text("reason")?, now()?)),
         "memory_flush_gate" => {
-            let field = |name: &str, default: u64| args[name].as_u64().unwrap_or(default);
+            let field = |name: &str, default: u64| args["settings"][name].as_u64().unwrap_or(default);
             let defaults = FlushSettings::default();
             let settings = FlushSettings {
                 context_window: field("context_window", defaults.context_window),

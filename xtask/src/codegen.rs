@@ -33,6 +33,9 @@ const SHAPES: &str = "host-node/test/shapes.ts";
 pub const JS_API: &str = "js/api.js";
 /// The Python API, whose methods the Python README lists.
 pub const PYTHON_API: &str = "host-python/mneme/__init__.py";
+/// How the conformance runners call the operations whose methods are derived.
+const JS_DERIVED_CALLS: &str = "tests/js/derived.js";
+const PYTHON_DERIVED_CALLS: &str = "host-python/tests/derived.py";
 /// Where each method reference goes, and from which API.
 const REFERENCES: [(&str, Language); 3] =
     [("web/README.md", Language::JavaScript), ("host-node/README.md", Language::JavaScript), ("host-python/README.md", Language::Python)];
@@ -68,6 +71,9 @@ pub fn codegen(check: bool) -> Result<(), String> {
     let python_source = read(PYTHON_API)?;
     let python_called = called(python_methods(&hand_written(&python_source, PY_BEGIN, PY_END)));
     let python_api = crate::wrappers::python(&resolve, package, &python_source, &python_called)?;
+    let (js_calls, python_calls) = crate::wrappers::derived_calls(&resolve, package, &js_called, &python_called)?;
+    outputs.push((JS_DERIVED_CALLS.to_owned(), js_calls));
+    outputs.push((PYTHON_DERIVED_CALLS.to_owned(), python_calls));
     let docs = function_docs(&resolve, package);
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
