@@ -79,17 +79,17 @@
 //! described by `tests/vectors/compaction.json`. The value shapes are the JSON forms
 //! of the core's `Entry`, `Transcript` and `Listing`.
 
+mod derived;
 pub mod fuzz;
 
-use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::gates::ResetPolicy;
 use mneme_core::index::{Field, RoutePolicy};
 use mneme_core::interchange::{ExportFormat, Exported, Import, Source};
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::store::{EmbeddingPlan, Near, Scope};
 use mneme_core::{
-    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Prices, Provider, Role, Settings, TranscriptKey,
-    Turn, Window,
+    AgentRef, CompactionIds, Engine, EngineError, Injection, Limits, Mode, NewEntry, Plan, Provider, Role, Settings, Turn, Window,
 };
 use serde_json::{Value, json};
 
@@ -205,11 +205,6 @@ fn window(args: &Value) -> Result<Window, String> {
     serde_json::from_value(args.clone()).map_err(|e| format!("bad since_ms/until_ms: {e}"))
 }
 
-/// A step's `key`: a transcript named by project, id and subpath.
-fn transcript_key(args: &Value) -> Result<TranscriptKey, String> {
-    serde_json::from_value(args["key"].clone()).map_err(|e| format!("bad transcript key: {e}"))
-}
-
 /// The last plans a vector made, for the steps that apply them.
 #[derive(Default)]
 struct Plans {
@@ -261,25 +256,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             };
             to_outcome(host.provider_context(&text("id")?, provider(&args["provider"])?, model, &injections))
         }
-        "hold" => to_outcome(host.hold(&text("id")?)),
         "set_redaction" => {
             let kinds: Vec<String> = serde_json::from_value(args["kinds"].clone()).map_err(|e| format!("bad kinds: {e}"))?;
             to_outcome(host.set_redaction(&kinds))
         }
-        "release" => to_outcome(host.release(&text("id")?)),
-        "branches" => to_outcome(host.branches(&text("id")?)),
-        "usage" => {
-            let prices: Option<Prices> = match &args["prices"] {
-                Value::Null => None,
-                prices => Some(serde_json::from_value(prices.clone()).map_err(|e| format!("bad prices: {e}"))?),
-            };
-            to_outcome(host.usage(&text("id")?, prices.as_ref()))
-        }
         "fork" => to_outcome(host.fork(&text("id")?, args["from"].as_str(), &text("new_id")?, now()?)),
-        "gc" => to_outcome(host.gc(&parse_or_default(args, "policy")?, now()?)),
-        "archive" => to_outcome(host.archive(&text("id")?, now()?)),
-        "archived" => to_outcome(host.archived()),
-        "restore" => to_outcome(host.restore(&text("id")?)),
         "import_session" => {
             let source = match args["source"].as_str().map(Source::parse).transpose() {
                 Ok(source) => source,
@@ -303,37 +284,16 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             };
             exported_outcome(host.export_session(&text("id")?, format, &text("uuid")?))
         }
-        "tombstone" => {
-            let now_ms = args["now_ms"].as_i64().ok_or("`tombstone` needs an integer `now_ms`")?;
-            to_outcome(host.tombstone(&text("id")?, &text("uuid")?, now_ms))
-        }
-        "load" => to_outcome(host.load(&text("id")?)),
         "context" => to_outcome(host.context(&text("id")?)),
-        "check" => to_outcome(host.check(&text("id")?)),
         "check_bytes" => to_outcome(host.check_bytes(text("text")?.as_bytes())),
         "project_of" => to_outcome(host.project_of(&text("cwd")?)),
         "session_id_of" => to_outcome(host.session_id_of(&text("name")?)),
-        "subagents" => to_outcome(host.subagents(&text("id")?)),
-        "remove" => to_outcome(host.remove(&text("id")?)),
-        "repair" => {
-            let now_ms = args["now_ms"].as_i64().ok_or("`repair` needs an integer `now_ms`")?;
-            to_outcome(host.repair(&text("id")?, now_ms))
-        }
-        "list" => to_outcome(host.list()),
         "search" => {
             let limit = args["limit"].as_u64().ok_or("`search` needs an integer `limit`")?;
             let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
             to_outcome(host.search(&text("query")?, limit, args["project"].as_str(), window(args)?))
         }
         "stored_keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
-        "append_lines" => {
-            let lines: Vec<String> = serde_json::from_value(args["lines"].clone()).map_err(|e| format!("`append_lines` lines: {e}"))?;
-            to_outcome(host.append_lines(&transcript_key(args)?, &lines, now()?))
-        }
-        "read_lines" => to_outcome(host.read_lines(&transcript_key(args)?)),
-        "written_sessions" => to_outcome(host.written_sessions(&text("project")?)),
-        "subpaths" => to_outcome(host.subpaths(&text("project")?, &text("id")?)),
-        "remove_transcript" => to_outcome(host.remove_transcript(&transcript_key(args)?)),
         "append_items" => to_outcome(host.append_items(&text("id")?, &args["items"].to_string(), &text("cwd")?, &text("uuid")?, now()?)),
         "items" => {
             let limit = args["limit"].as_u64().map(u32::try_from).transpose().map_err(|e| e.to_string())?;
@@ -362,20 +322,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.apply_compaction(&id, &plan, &summary, &ids, now()?))
         }
-        "record_compaction_failure" => to_outcome(host.record_compaction_failure(&text("id")?, &text("reason")?, now()?)),
-        "memory_flush_gate" => {
-            let field = |name: &str, default: u64| args["settings"][name].as_u64().unwrap_or(default);
-            let defaults = FlushSettings::default();
-            let settings = FlushSettings {
-                context_window: field("context_window", defaults.context_window),
-                reserve_floor: field("reserve_floor", defaults.reserve_floor),
-                soft_threshold: field("soft_threshold", defaults.soft_threshold),
-            };
-            to_outcome(host.memory_flush_gate(&text("id")?, &settings))
-        }
-        "record_memory_flush" => to_outcome(host.record_memory_flush(&text("id")?, now()?)),
-        "extraction_gate" => to_outcome(host.extraction_gate(&text("id")?, &ExtractionSettings::default())),
-        "record_extraction" => to_outcome(host.record_extraction(&text("id")?, now()?)),
         "reset_gate" => {
             let policy = ResetPolicy {
                 idle_minutes: args["idle_minutes"].as_u64().map(|m| m as u32),
@@ -385,21 +331,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             };
             to_outcome(host.reset_gate(&text("id")?, now()?, &policy))
         }
-        "dream_gate" => to_outcome(host.dream_gate(now()?, &DreamSettings::default())),
-        "dream_acquire" => to_outcome(host.dream_acquire(now()?, &text("holder")?, &DreamSettings::default())),
-        "dream_release" => to_outcome(host.dream_release(now()?, &text("holder")?, args["completed"].as_bool().unwrap_or(false))),
         "memory_add" => to_outcome(host.memory_add(&scope(args), parse(args, "memory")?, now()?)),
         "memory_add_many" => to_outcome(host.memory_add_many(&scope(args), parse(args, "memories")?, now()?)),
-        "memory_update" => to_outcome(host.memory_update(&scope(args), &text("file")?, parse(args, "change")?, now()?)),
         "memory_supersede" => to_outcome(host.memory_supersede(&scope(args), &text("file")?, parse(args, "memory")?, now()?)),
-        "memory_forget" => to_outcome(host.memory_forget(&scope(args), &text("file")?, now()?)),
         "memory_tool" => to_outcome(host.memory_tool(&scope(args), &args["input"].to_string(), now()?)),
-        "memory_link" => {
-            let kind = parse(args, "kind")?;
-            to_outcome(host.memory_link(&scope(args), &text("from")?, kind, &text("to")?, now()?))
-        }
         "memory_list" => to_outcome(host.memory_list(&scope(args), &parse_or_default(args, "filter")?)),
-        "memory_show" => to_outcome(host.memory_show(&scope(args), &text("file")?)),
         "memory_recall" => {
             let limit = args["limit"].as_u64().ok_or("`memory_recall` needs an integer `limit`")?;
             let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
@@ -423,12 +359,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let plan = plans.embedding.clone().ok_or("`apply_embedding` applies the plan of an earlier `plan_embedding` step")?;
             to_outcome(host.apply_embedding(&scope(args), &plan, &parse::<Vec<Vec<f32>>>(args, "vectors")?))
         }
-        "memory_load" => to_outcome(host.memory_load(&scope(args), parse_or_default(args, "caps")?)),
-        "memory_reindex" => to_outcome(host.memory_reindex(&scope(args))),
-        "memory_used" => {
-            let files: Vec<String> = serde_json::from_value(args["files"].clone()).map_err(|e| format!("bad files: {e}"))?;
-            to_outcome(host.memory_used(&scope(args), &files, now()?))
-        }
         "set_embeddings" => to_outcome(host.set_embeddings(args["table"].as_str().map(str::as_bytes))),
         "plan_extraction" => {
             let plan = host.plan_extraction(&scope(args), &text("id")?);
@@ -439,7 +369,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let plan = plans.extraction.clone().ok_or("`apply_extraction` applies the plan of an earlier `plan_extraction` step")?;
             to_outcome(host.apply_extraction(&scope(args), &plan, &text("answer")?, now()?))
         }
-        "record_extraction_failure" => to_outcome(host.record_extraction_failure(&text("id")?, &text("reason")?, now()?)),
         "plan_consolidation" => {
             let plan = host.plan_consolidation(&scope(args), now()?);
             plans.consolidation = plan.as_ref().ok().cloned();
@@ -451,11 +380,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let dry_run = args["dry_run"].as_bool().unwrap_or(false);
             to_outcome(host.apply_consolidation(&scope(args), &plan, &text("answer")?, now()?, dry_run))
         }
-        "rollback_consolidation" => to_outcome(host.rollback_consolidation(&scope(args), &text("id")?, now()?)),
-        "consolidations" => to_outcome(host.consolidations(&scope(args))),
-        "write_file" => to_outcome(host.write_file(&text("path")?, &text("text")?)),
-        "read_file" => to_outcome(host.read_file(&text("path")?)),
-        "remove_file" => to_outcome(host.remove_file(&text("path")?)),
         "instructions" => {
             let request = serde_json::from_value(args.clone()).map_err(|e| format!("bad instructions request: {e}"))?;
             to_outcome(host.instructions(&request))
@@ -465,41 +389,24 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.resolve(&parse(args, "inbound")?, &policy, now()?, &text("new_session_id")?))
         }
         "reset_key" => to_outcome(host.reset_key(&text("key")?, &text("new_session_id")?, now()?)),
-        "rollover_gate" => {
-            let max = args["max_context_tokens"].as_u64().ok_or(format!("`{op}` needs an integer `max_context_tokens`"))?;
-            to_outcome(host.rollover_gate(&text("key")?, max))
-        }
         "rollover" => {
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
         }
         "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
-        "remove_key" => to_outcome(host.remove_key(&text("key")?)),
-        "key" => to_outcome(host.key(&text("key")?)),
         "keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
-        "index_report" => to_outcome(host.index_report()),
-        "rebuild_index" => to_outcome(host.rebuild_index()),
         "crab_start" => {
             to_outcome(host.crab_start(args["project"].as_str(), &text("agent")?, &text("sender")?, &text("created_by")?, now()?))
         }
         "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
-        "crab_show" => to_outcome(host.crab_show(&text("id")?)),
-        "crab_set_title" => to_outcome(host.crab_set_title(&text("id")?, &text("title")?)),
-        "crab_add_uptime" => {
-            let secs = args["secs"].as_u64().ok_or(format!("`{op}` needs an integer `secs`"))?;
-            to_outcome(host.crab_add_uptime(&text("id")?, secs))
-        }
         "import_openclaw_keys" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
-        "export_openclaw_keys" => match host.export_openclaw_keys() {
-            Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),
-            Err(error) => json!({ "err": error.kind() }),
-        },
         "key_of" => {
             let policy: RoutePolicy = parse_or_default(args, "policy")?;
             to_outcome(host.key_of(&parse(args, "inbound")?, &policy))
         }
         "parse_key" => to_outcome(host.parse_key(&text("key")?)),
-        other => return Err(format!("unknown operation `{other}`")),
+        // An operation whose method both APIs derive from the WIT is called by the rule it was derived by.
+        other => derived::call(host, other, args).ok_or_else(|| format!("unknown operation `{other}`"))??,
     };
     Ok(outcome)
 }
@@ -511,6 +418,16 @@ fn scope(args: &Value) -> Scope {
 
 fn parse<T: serde::de::DeserializeOwned>(args: &Value, field: &str) -> Result<T, String> {
     serde_json::from_value(args[field].clone()).map_err(|e| format!("bad `{field}`: {e}"))
+}
+
+/// A step's `field` over the core's defaults of its type: the fields it gives replace
+/// theirs, as the APIs overlay a caller's settings on the core's.
+fn overlaid<T: serde::Serialize + serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
+    let mut value = serde_json::to_value(T::default()).map_err(|e| format!("the defaults of `{field}`: {e}"))?;
+    if let (Value::Object(defaults), Value::Object(given)) = (&mut value, &args[field]) {
+        defaults.extend(given.iter().map(|(key, item)| (key.clone(), item.clone())));
+    }
+    serde_json::from_value(value).map_err(|e| format!("bad `{field}`: {e}"))
 }
 
 fn parse_or_default<T: serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
@@ -527,6 +444,14 @@ fn exported_outcome<E: EngineError>(result: Result<Exported, E>) -> Value {
             "verbatim": exported.verbatim,
             "text": String::from_utf8_lossy(&exported.data),
         } }),
+        Err(error) => json!({ "err": error.kind() }),
+    }
+}
+
+/// Bytes as text (every export is UTF-8), as the other runners give them.
+fn text_outcome<E: EngineError>(result: Result<Vec<u8>, E>) -> Value {
+    match result {
+        Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),
         Err(error) => json!({ "err": error.kind() }),
     }
 }

@@ -59,7 +59,8 @@ pub fn codegen(check: bool) -> Result<(), String> {
         (TS_TYPES.to_owned(), ts_types(&resolve, package)),
         (SHAPES.to_owned(), shapes(&resolve, package, &read(DTS)?)),
     ];
-    outputs.extend(crate::engines::outputs(&resolve, package, &crate::engines::Sources::read()?)?);
+    let sources = crate::engines::Sources::read()?;
+    outputs.extend(crate::engines::outputs(&resolve, package, &sources)?);
     // The methods each API writes by hand, then those derived for the operations they
     // leave (the browser's declarations declare the JavaScript API's).
     use crate::wrappers::{JS_BEGIN, JS_END, PY_BEGIN, PY_END, hand_written};
@@ -71,9 +72,10 @@ pub fn codegen(check: bool) -> Result<(), String> {
     let python_source = read(PYTHON_API)?;
     let python_called = called(python_methods(&hand_written(&python_source, PY_BEGIN, PY_END)));
     let python_api = crate::wrappers::python(&resolve, package, &python_source, &python_called)?;
-    let (js_calls, python_calls) = crate::wrappers::derived_calls(&resolve, package, &js_called, &python_called)?;
-    outputs.push((JS_DERIVED_CALLS.to_owned(), js_calls));
-    outputs.push((PYTHON_DERIVED_CALLS.to_owned(), python_calls));
+    let calls = crate::wrappers::derived_calls(&resolve, package, &js_called, &python_called)?;
+    outputs.push((JS_DERIVED_CALLS.to_owned(), calls.js));
+    outputs.push((PYTHON_DERIVED_CALLS.to_owned(), calls.python));
+    outputs.push(crate::engines::conformance_calls(&resolve, package, &sources, &calls.rows)?);
     let docs = function_docs(&resolve, package);
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {

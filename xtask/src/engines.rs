@@ -39,6 +39,8 @@ const COMPONENT_EXPORTS: &str = "component/src/operations.rs";
 /// export's bytes) is left to the binding's own dispatch, which must have it.
 const BROWSER_OPERATIONS: &str = "web/src/operations.rs";
 const BROWSER_BINDING: &str = "web/src/lib.rs";
+/// The Rust conformance runner's calls of the derived operations.
+const CONFORMANCE_CALLS: &str = "tests/src/derived.rs";
 /// An interface whose functions are operations, and the view of the store that
 /// serves it: `store.<accessor>()`, of type `<path>` in the core.
 struct View {
@@ -431,6 +433,80 @@ fn store_engine(operations: &[Operation], imports: &BTreeMap<String, String>) ->
          impl<S: Storage, E: EngineError> Engine<E> for Store<S> {{\n{methods}}}\n",
         use_items(&methods, imports, "crate", &["Engine", "EngineError", "Storage", "Store", "block_on"])
     )
+}
+
+/// The Rust conformance runner's calls of the operations whose methods both APIs
+/// derive (`derived`: each by its name in a vector's step, with its arguments as
+/// `wrappers::derived_calls` gives them): each argument read from the step's JSON as
+/// the `Engine` trait takes it, so the runner, like the JavaScript and Python ones,
+/// needs no case of its own for them.
+pub fn conformance_calls(
+    resolve: &Resolve,
+    package: wit_parser::PackageId,
+    sources: &Sources,
+    derived: &[(String, Vec<(String, &'static str)>)],
+) -> Result<(String, String), String> {
+    let file = syn::parse_file(&sources.engine).map_err(|e| format!("{ENGINE}: {e}"))?;
+    let imports = imports(&file);
+    let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
+    let views = view_methods(&sources.core)?;
+    let functions = wit_functions(resolve, package)?;
+    let mut arms = String::new();
+    for (name, arguments) in derived {
+        let method = trait_methods
+            .iter()
+            .find(|method| method.sig.ident == name.as_str())
+            .ok_or_else(|| format!("{ENGINE}: the `Engine` trait has no `{name}`"))?;
+        let wit = functions.get(name).copied().ok_or_else(|| format!("wit/ has no operation `{name}`"))?;
+        let view = views.get(&(wit.view.name.to_owned(), name.clone())).copied().ok_or_else(|| format!("no view method `{name}`"))?;
+        let operation = operation(resolve, method, name.clone(), wit, view)?;
+        let mut body = String::new();
+        let mut passed = Vec::new();
+        for param in &operation.params {
+            let argument = if param.name == "scope" { "project" } else { param.name.as_str() };
+            let how = arguments
+                .iter()
+                .find(|(given, _)| given == argument)
+                .map(|(_, how)| *how)
+                .ok_or_else(|| format!("`{name}`'s parameter `{}` is not among its derived arguments", param.name))?;
+            let (owned, borrowed) = owned_and_borrowed(&param.core, &param.name);
+            let read = match how {
+                "project" => "scope(args)".to_owned(),
+                "overlay" => format!("overlaid(args, \"{argument}\")?"),
+                _ if is_data(resolve, param.wit) => {
+                    let _ = writeln!(body, "let {}: String = parse(args, \"{argument}\")?;", param.name);
+                    passed.push(format!("{}.as_bytes()", param.name));
+                    continue;
+                }
+                _ => format!("parse(args, \"{argument}\")?"),
+            };
+            let _ = writeln!(body, "let {}: {owned} = {read};", param.name);
+            passed.push(borrowed);
+        }
+        let call = format!("host.{name}({})", passed.join(", "));
+        let returns_bytes = operation.function.result.is_some_and(|ty| match ty {
+            Type::Id(id) => match &resolve.types[id].kind {
+                TypeDefKind::Result(result) => {
+                    result.ok.is_some_and(|ok| is_data(resolve, &ok) || tokens(&operation.output) == "Vec < u8 >")
+                }
+                _ => false,
+            },
+            _ => false,
+        });
+        let outcome = if returns_bytes { format!("text_outcome({call})") } else { format!("to_outcome({call})") };
+        let _ = writeln!(arms, "\"{name}\" => {{\n{body}{outcome}\n}}");
+    }
+    let code = format!(
+        "{HEADER}\n//! The conformance runner's calls of the operations whose methods the JavaScript and\n\
+         //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.\n\n\
+         {}use mneme_core::{{Engine, EngineError}};\nuse serde_json::Value;\n\n\
+         use crate::{{overlaid, parse, scope, text_outcome, to_outcome}};\n\n\
+         /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.\n\
+         pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
+         let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",
+        use_items(&arms, &imports, "mneme_core", &["Engine", "EngineError"])
+    );
+    Ok((CONFORMANCE_CALLS.to_owned(), rustfmt(&code)?))
 }
 
 #[derive(Clone, Copy, PartialEq)]

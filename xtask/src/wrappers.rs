@@ -488,6 +488,14 @@ fn ts_type(resolve: &Resolve, names: &mut TypeNames, declared: &BTreeSet<&str>, 
     })
 }
 
+/// The derived operations' calls: for the JavaScript runner, for the Python one, and
+/// as rows (a step's name, its arguments) for the Rust one.
+pub struct DerivedCalls {
+    pub js: String,
+    pub python: String,
+    pub rows: Vec<(String, Vec<(String, &'static str)>)>,
+}
+
 /// What the conformance runners of both APIs (tests/js/, host-python/tests/) call each
 /// operation whose method both derive by: its arguments in the method's order, each
 /// by the name a vector's step gives it (`now_ms` for `now`, `project` for a scope)
@@ -498,7 +506,7 @@ pub fn derived_calls(
     package: wit_parser::PackageId,
     js_called: &BTreeSet<String>,
     python_called: &BTreeSet<String>,
-) -> Result<(String, String), String> {
+) -> Result<DerivedCalls, String> {
     let all = operations(resolve, package);
     let mut rows = Vec::new();
     for operation in to_generate(&all, js_called, crate::codegen::JS_API)? {
@@ -527,14 +535,14 @@ pub fn derived_calls(
     js.push_str("export const DERIVED = {\n");
     let mut python: String = header.lines().map(|line| format!("# {line}\n")).collect();
     python.push_str("DERIVED = {\n");
-    for (name, arguments) in rows {
+    for (name, arguments) in &rows {
         let listed: Vec<String> = arguments.iter().map(|(argument, how)| format!("[\"{argument}\", \"{how}\"]")).collect();
         let _ = writeln!(js, "  {name}: [{}],", listed.join(", "));
         let _ = writeln!(python, "    \"{name}\": [{}],", listed.join(", "));
     }
     js.push_str("};\n");
     python.push_str("}\n");
-    Ok((js, python))
+    Ok(DerivedCalls { js, python, rows })
 }
 
 #[cfg(test)]

@@ -1,0 +1,287 @@
+// Written by `cargo xtask codegen` from wit/, the `Engine` trait in core/src/engine.rs
+// and the store's views; do not edit.
+
+//! The conformance runner's calls of the operations whose methods the JavaScript and
+//! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.
+
+use mneme_core::compaction::Plan;
+use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings};
+use mneme_core::memory::extract::ExtractionPlan;
+use mneme_core::memory::file::LinkKind;
+use mneme_core::memory::memory_md::Caps;
+use mneme_core::memory::store::{Change, EmbeddingPlan, Scope};
+use mneme_core::retention::Retention;
+use mneme_core::sessions::TranscriptKey;
+use mneme_core::transcript::Prices;
+use mneme_core::{Engine, EngineError};
+use serde_json::Value;
+
+use crate::{overlaid, parse, scope, text_outcome, to_outcome};
+
+/// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
+pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
+    let mut outcome = || -> Result<Option<Value>, String> {
+        Ok(Some(match op {
+            "summarize_offline" => {
+                let id: String = parse(args, "id")?;
+                let plan: Plan = parse(args, "plan")?;
+                to_outcome(host.summarize_offline(&id, &plan))
+            }
+            "record_compaction_failure" => {
+                let id: String = parse(args, "id")?;
+                let reason: String = parse(args, "reason")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.record_compaction_failure(&id, &reason, now_ms))
+            }
+            "memory_flush_gate" => {
+                let id: String = parse(args, "id")?;
+                let settings: FlushSettings = overlaid(args, "settings")?;
+                to_outcome(host.memory_flush_gate(&id, &settings))
+            }
+            "record_memory_flush" => {
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.record_memory_flush(&id, now_ms))
+            }
+            "extraction_gate" => {
+                let id: String = parse(args, "id")?;
+                let settings: ExtractionSettings = overlaid(args, "settings")?;
+                to_outcome(host.extraction_gate(&id, &settings))
+            }
+            "record_extraction" => {
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.record_extraction(&id, now_ms))
+            }
+            "dream_gate" => {
+                let now_ms: i64 = parse(args, "now_ms")?;
+                let settings: DreamSettings = overlaid(args, "settings")?;
+                to_outcome(host.dream_gate(now_ms, &settings))
+            }
+            "dream_acquire" => {
+                let now_ms: i64 = parse(args, "now_ms")?;
+                let holder: String = parse(args, "holder")?;
+                let settings: DreamSettings = overlaid(args, "settings")?;
+                to_outcome(host.dream_acquire(now_ms, &holder, &settings))
+            }
+            "dream_release" => {
+                let now_ms: i64 = parse(args, "now_ms")?;
+                let holder: String = parse(args, "holder")?;
+                let completed: bool = parse(args, "completed")?;
+                to_outcome(host.dream_release(now_ms, &holder, completed))
+            }
+            "remove_key" => {
+                let key: String = parse(args, "key")?;
+                to_outcome(host.remove_key(&key))
+            }
+            "key" => {
+                let key: String = parse(args, "key")?;
+                to_outcome(host.key(&key))
+            }
+            "index_report" => to_outcome(host.index_report()),
+            "rebuild_index" => to_outcome(host.rebuild_index()),
+            "export_openclaw_keys" => text_outcome(host.export_openclaw_keys()),
+            "crab_show" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.crab_show(&id))
+            }
+            "crab_set_title" => {
+                let id: String = parse(args, "id")?;
+                let title: String = parse(args, "title")?;
+                to_outcome(host.crab_set_title(&id, &title))
+            }
+            "crab_add_uptime" => {
+                let id: String = parse(args, "id")?;
+                let secs: u64 = parse(args, "secs")?;
+                to_outcome(host.crab_add_uptime(&id, secs))
+            }
+            "rollover_gate" => {
+                let key: String = parse(args, "key")?;
+                let max_context_tokens: u64 = parse(args, "max_context_tokens")?;
+                to_outcome(host.rollover_gate(&key, max_context_tokens))
+            }
+            "memory_update" => {
+                let scope: Scope = scope(args);
+                let file: String = parse(args, "file")?;
+                let change: Change = parse(args, "change")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.memory_update(&scope, &file, change, now_ms))
+            }
+            "memory_forget" => {
+                let scope: Scope = scope(args);
+                let file: String = parse(args, "file")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.memory_forget(&scope, &file, now_ms))
+            }
+            "memory_link" => {
+                let scope: Scope = scope(args);
+                let from: String = parse(args, "from")?;
+                let kind: LinkKind = parse(args, "kind")?;
+                let to: String = parse(args, "to")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.memory_link(&scope, &from, kind, &to, now_ms))
+            }
+            "memory_show" => {
+                let scope: Scope = scope(args);
+                let file: String = parse(args, "file")?;
+                to_outcome(host.memory_show(&scope, &file))
+            }
+            "apply_embedding" => {
+                let scope: Scope = scope(args);
+                let plan: EmbeddingPlan = parse(args, "plan")?;
+                let vectors: Vec<Vec<f32>> = parse(args, "vectors")?;
+                to_outcome(host.apply_embedding(&scope, &plan, &vectors))
+            }
+            "memory_load" => {
+                let scope: Scope = scope(args);
+                let caps: Caps = overlaid(args, "caps")?;
+                to_outcome(host.memory_load(&scope, caps))
+            }
+            "memory_reindex" => {
+                let scope: Scope = scope(args);
+                to_outcome(host.memory_reindex(&scope))
+            }
+            "memory_used" => {
+                let scope: Scope = scope(args);
+                let files: Vec<String> = parse(args, "files")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.memory_used(&scope, &files, now_ms))
+            }
+            "plan_extraction" => {
+                let scope: Scope = scope(args);
+                let id: String = parse(args, "id")?;
+                to_outcome(host.plan_extraction(&scope, &id))
+            }
+            "apply_extraction" => {
+                let scope: Scope = scope(args);
+                let plan: ExtractionPlan = parse(args, "plan")?;
+                let answer: String = parse(args, "answer")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.apply_extraction(&scope, &plan, &answer, now_ms))
+            }
+            "record_extraction_failure" => {
+                let id: String = parse(args, "id")?;
+                let reason: String = parse(args, "reason")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.record_extraction_failure(&id, &reason, now_ms))
+            }
+            "plan_consolidation" => {
+                let scope: Scope = scope(args);
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.plan_consolidation(&scope, now_ms))
+            }
+            "rollback_consolidation" => {
+                let scope: Scope = scope(args);
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.rollback_consolidation(&scope, &id, now_ms))
+            }
+            "consolidations" => {
+                let scope: Scope = scope(args);
+                to_outcome(host.consolidations(&scope))
+            }
+            "write_file" => {
+                let path: String = parse(args, "path")?;
+                let text: String = parse(args, "text")?;
+                to_outcome(host.write_file(&path, &text))
+            }
+            "read_file" => {
+                let path: String = parse(args, "path")?;
+                to_outcome(host.read_file(&path))
+            }
+            "remove_file" => {
+                let path: String = parse(args, "path")?;
+                to_outcome(host.remove_file(&path))
+            }
+            "tombstone" => {
+                let id: String = parse(args, "id")?;
+                let uuid: String = parse(args, "uuid")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.tombstone(&id, &uuid, now_ms))
+            }
+            "load" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.load(&id))
+            }
+            "branches" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.branches(&id))
+            }
+            "usage" => {
+                let id: String = parse(args, "id")?;
+                let prices: Option<Prices> = parse(args, "prices")?;
+                to_outcome(host.usage(&id, prices.as_ref()))
+            }
+            "gc" => {
+                let policy: Retention = overlaid(args, "policy")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.gc(&policy, now_ms))
+            }
+            "archive" => {
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.archive(&id, now_ms))
+            }
+            "archived" => to_outcome(host.archived()),
+            "restore" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.restore(&id))
+            }
+            "check" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.check(&id))
+            }
+            "subagents" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.subagents(&id))
+            }
+            "hold" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.hold(&id))
+            }
+            "release" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.release(&id))
+            }
+            "remove" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.remove(&id))
+            }
+            "repair" => {
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.repair(&id, now_ms))
+            }
+            "list" => to_outcome(host.list()),
+            "reopen" => {
+                let id: String = parse(args, "id")?;
+                to_outcome(host.reopen(&id))
+            }
+            "append_lines" => {
+                let key: TranscriptKey = parse(args, "key")?;
+                let lines: Vec<String> = parse(args, "lines")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.append_lines(&key, &lines, now_ms))
+            }
+            "read_lines" => {
+                let key: TranscriptKey = parse(args, "key")?;
+                to_outcome(host.read_lines(&key))
+            }
+            "written_sessions" => {
+                let project: String = parse(args, "project")?;
+                to_outcome(host.written_sessions(&project))
+            }
+            "subpaths" => {
+                let project: String = parse(args, "project")?;
+                let id: String = parse(args, "id")?;
+                to_outcome(host.subpaths(&project, &id))
+            }
+            "remove_transcript" => {
+                let key: TranscriptKey = parse(args, "key")?;
+                to_outcome(host.remove_transcript(&key))
+            }
+            _ => return Ok(None),
+        }))
+    };
+    outcome().transpose()
+}
