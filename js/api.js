@@ -586,7 +586,7 @@ export class Mneme {
   // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
   /** A summary of what `plan` summarises, written without a model. */
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
-  /** Records a failed compaction; `max-failures` in a row block auto plans. */
+  /** Records a failed compaction; `max_failures` in a row block auto plans. */
   recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, time("now", now)]); }
   /** Whether to run the pre-compaction memory flush now (once per compaction cycle). */
   memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
@@ -620,7 +620,7 @@ export class Mneme {
   /**
    * Adds the keys of an OpenClaw `sessions.json` in one write (keys the index has
    * are left as they are). Fields the index has no place for are kept in the toggle
-   * `openclaw` and written back by `export-openclaw-keys`. Transcripts are not touched.
+   * `openclaw` and written back by `exportOpenclawKeys`. Transcripts are not touched.
    */
   importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
@@ -632,16 +632,16 @@ export class Mneme {
    * and a meta line appended (never a rewrite). Returns it under its new id.
    */
   crabSetTitle(id, title) { return this.#invoke("index.crab-set-title", () => [id, title]); }
-  /** Adds `secs` to a crab session's `uptime-secs`, as an appended meta line. */
+  /** Adds `secs` to a crab session's `uptime_secs`, as an appended meta line. */
   crabAddUptime(id, secs) { return this.#invoke("index.crab-add-uptime", () => [id, secs]); }
   /**
    * Whether `key`'s session should roll over: its context (from its last
-   * compaction on) holds `max-context-tokens` or more.
+   * compaction on) holds `maxContextTokens` or more.
    */
   rolloverGate(key, maxContextTokens) { return this.#invoke("index.rollover-gate", () => [key, maxContextTokens]); }
   /** Changes fields in place (supersede when the fact itself changed). */
   memoryUpdate(project, file, change, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, change, time("now", now)]); }
-  /** Archives a memory: kept, out of MEMORY.md and default recall. */
+  /** Archives a memory: kept (listed with `all`), out of MEMORY.md and default recall. */
   memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, time("now", now)]); }
   /** Records that `from` relates to `to`. */
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
@@ -650,13 +650,14 @@ export class Mneme {
   /**
    * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
    * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
-   * read-only store), where `memory-recall` with `near` finds them. Returns how many
+   * read-only store), where `memoryRecall` with `near` finds them. Returns how many
    * were kept: none of a memory that says something else since the plan. A vector
    * of another length than the model's others is `invalid-argument`.
    */
   applyEmbedding(project, plan, vectors) { return this.#invoke("memory.apply-embedding", () => [scope(project), plan, vectors]); }
   /**
-   * MEMORY.md as a model should load it within `caps`, never cut in silence: the
+   * MEMORY.md as a model should load it within `caps` (by default Claude Code's: 200
+   * lines, 25,000 UTF-16 units), never cut in silence: the
    * least recently useful lines go first; a line of a memory archived or superseded
    * (a write cut short leaves one; the next write of the scope takes it out) never loads.
    */
@@ -665,12 +666,12 @@ export class Mneme {
   memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /**
    * Records that memories were useful now (put in a model's context, cited by it), so
-   * `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
-   * One write; `updated-ms` stays. Returns the memories as written, bodies included.
+   * `memoryLoad` keeps them over memories nobody used. Recall records nothing by itself.
+   * One write; `updated_ms` stays. Returns the memories as written, bodies included.
    */
   memoryUsed(project, files, now = Date.now()) { return this.#invoke("memory.memory-used", () => [scope(project), files, time("now", now)]); }
   /**
-   * Makes `memory-recall` and `sessions.search` hybrid: `table` is a static embedding table
+   * Makes `memoryRecall` and `search` hybrid: `table` is a static embedding table
    * in the text form GloVe, word2vec and fastText publish (a word per line, then its
    * values; most frequent words first), and a memory close in meaning to the query
    * is found without a word in common. None goes back to words alone. Kept by this
@@ -679,8 +680,8 @@ export class Mneme {
    */
   setEmbeddings(table = null) { return this.#invoke("memory.set-embeddings", () => [table]); }
   /**
-   * Plans an extraction from session `id` into `scope` (run it when the extraction
-   * gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+   * Plans an extraction from session `id` into `project` (run it when the extraction
+   * gate fires): the host has a model answer `prompt`, then calls `applyExtraction`.
    */
   planExtraction(project, id) { return this.#invoke("memory.plan-extraction", () => [scope(project), id]); }
   /**
@@ -692,8 +693,8 @@ export class Mneme {
   /** Records a failed extraction (the model failed, or its answer did not read). */
   recordExtractionFailure(id, reason, now = Date.now()) { return this.#invoke("memory.record-extraction-failure", () => [id, reason, time("now", now)]); }
   /**
-   * Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
-   * the host has a model answer `prompt`, then calls `apply-consolidation`.
+   * Plans a consolidation of `project`'s memory (take the gates' dream lock first):
+   * the host has a model answer `prompt`, then calls `applyConsolidation`.
    */
   planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), time("now", now)]); }
   /**
@@ -701,7 +702,7 @@ export class Mneme {
    * archived. Refuses, writing nothing, when a memory changed after it.
    */
   rollbackConsolidation(project, id, now = Date.now()) { return this.#invoke("memory.rollback-consolidation", () => [scope(project), id, time("now", now)]); }
-  /** The consolidations recorded in `scope`, oldest first. */
+  /** The consolidations recorded in `project`, oldest first. */
   consolidations(project) { return this.#invoke("memory.consolidations", () => [scope(project)]); }
   /** Keeps an instruction file at absolute `path` (key `files/<path>`). */
   writeFile(path, text) { return this.#invoke("memory.write-file", () => [path, text]); }
@@ -723,7 +724,10 @@ export class Mneme {
   context(id) { return this.#invoke("sessions.store.context", () => [id]); }
   /** Every branch (each leaf message), the current one first. */
   branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
-  /** The token ledger: usage in all and per branch, priced when `prices` are given. */
+  /**
+   * The token ledger: usage in all and per branch, priced when `prices` (dollars
+   * per million tokens of each kind) are given.
+   */
   usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
@@ -748,9 +752,9 @@ export class Mneme {
   subagents(id) { return this.#invoke("sessions.store.subagents", () => [id]); }
   /**
    * Keeps session `id` open for writing: takes its lock and keeps it until
-   * `release` (or until the store is dropped), so every write after this skips
+   * `release` (or until the store is closed), so every write after this skips
    * locking and listing and costs one append. Other writers wait for the lock
-   * and then fail with `locked`. The session must exist. Programs that take no
+   * and then fail with `storage/locked`. The session must exist. Programs that take no
    * lock (Claude Code) must not write it meanwhile.
    */
   hold(id) { return this.#invoke("sessions.store.hold", () => [id]); }
@@ -765,7 +769,7 @@ export class Mneme {
    * Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
    * torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
    * parent was an unreadable line is chained past it (`relinked`). A part
-   * another program wrote to meanwhile is left alone (`storage(changed)`).
+   * another program wrote to meanwhile is left alone (`storage/changed`).
    */
   repair(id, now = Date.now()) { return this.#invoke("sessions.store.repair", () => [id, time("now", now)]); }
   /**

@@ -39,7 +39,6 @@ from .types import (
     Applied,
     ArchivedSession,
     Branch,
-    Change,
     CheckReport,
     Consolidation,
     ConsolidationPlan,
@@ -80,7 +79,6 @@ from .types import (
     Shown,
     Subagent,
     Transcript,
-    TranscriptKey,
     WrittenSession,
 )
 
@@ -762,10 +760,6 @@ def _record(name, value, defaults=None):
     return {**(defaults or {}), **value}
 
 
-def _transcript_key(key):
-    return _record("key", key, {"subpath": None})
-
-
 _NO_LINKS = {"relates_to": [], "contradicts": [], "extends": [], "derived_from": []}
 
 
@@ -1264,12 +1258,12 @@ class Mneme:
         return _utility().call(_SESSIONS, "check-bytes", data)
 
     # <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
-    def summarize_offline(self, id: str, plan: Plan) -> str:
+    def summarize_offline(self, id: str, plan: Json) -> str:
         """A summary of what `plan` summarises, written without a model."""
         return self._instance.call(_COMPACTION, "summarize-offline", self._store, _text("id", id), plan)
 
     def record_compaction_failure(self, id: str, reason: str, now: Time = None) -> None:
-        """Records a failed compaction; `max-failures` in a row block auto plans."""
+        """Records a failed compaction; `max_failures` in a row block auto plans."""
         return self._instance.call(_COMPACTION, "record-compaction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
     def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
@@ -1336,25 +1330,25 @@ class Mneme:
         return self._instance.call(_INDEX, "crab-set-title", self._store, _text("id", id), _text("title", title))
 
     def crab_add_uptime(self, id: str, secs: int) -> CrabSession:
-        """Adds `secs` to a crab session's `uptime-secs`, as an appended meta line."""
+        """Adds `secs` to a crab session's `uptime_secs`, as an appended meta line."""
         return self._instance.call(_INDEX, "crab-add-uptime", self._store, _text("id", id), secs)
 
     def rollover_gate(self, key: str, max_context_tokens: int) -> Decision:
         """Whether `key`'s session should roll over: its context (from its last
-        compaction on) holds `max-context-tokens` or more.
+        compaction on) holds `max_context_tokens` or more.
         """
         return self._instance.call(_INDEX, "rollover-gate", self._store, _text("key", key), max_context_tokens)
 
-    def memory_update(self, project: Optional[str], file: str, change: Change, now: Time = None) -> Memory:
+    def memory_update(self, project: Optional[str], file: str, change: Json, now: Time = None) -> Memory:
         """Changes fields in place (supersede when the fact itself changed)."""
         return self._instance.call(_MEMORY, "memory-update", self._store, _scope(project), _text("file", file), change, _now_ms(now))
 
     def memory_forget(self, project: Optional[str], file: str, now: Time = None) -> Memory:
-        """Archives a memory: kept, out of MEMORY.md and default recall."""
+        """Archives a memory: kept (listed with `all`), out of MEMORY.md and default recall."""
         return self._instance.call(_MEMORY, "memory-forget", self._store, _scope(project), _text("file", file), _now_ms(now))
 
     def memory_link(self, project: Optional[str], from_: str, kind: LinkKind, to: str, now: Time = None) -> Memory:
-        """Records that `from` relates to `to`."""
+        """Records that `from_` relates to `to`."""
         return self._instance.call(_MEMORY, "memory-link", self._store, _scope(project), _text("from", from_), kind, _text("to", to), _now_ms(now))
 
     def memory_show(self, project: Optional[str], file: str) -> Shown:
@@ -1364,14 +1358,15 @@ class Mneme:
     def apply_embedding(self, project: Optional[str], plan: EmbeddingPlan, vectors: Sequence[Sequence[float]]) -> int:
         """Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
         order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
-        read-only store), where `memory-recall` with `near` finds them. Returns how many
+        read-only store), where `memory_recall` with `near` finds them. Returns how many
         were kept: none of a memory that says something else since the plan. A vector
         of another length than the model's others is `invalid-argument`.
         """
         return self._instance.call(_MEMORY, "apply-embedding", self._store, _scope(project), plan, vectors)
 
     def memory_load(self, project: Optional[str], caps: Optional[Json] = None) -> Loaded:
-        """MEMORY.md as a model should load it within `caps`, never cut in silence: the
+        """MEMORY.md as a model should load it within `caps` (by default Claude Code's: 200
+        lines, 25,000 UTF-16 units), never cut in silence: the
         least recently useful lines go first; a line of a memory archived or superseded
         (a write cut short leaves one; the next write of the scope takes it out) never loads.
         """
@@ -1383,18 +1378,18 @@ class Mneme:
 
     def memory_used(self, project: Optional[str], files: Sequence[str], now: Time = None) -> List[Memory]:
         """Records that memories were useful now (put in a model's context, cited by it), so
-        `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
-        One write; `updated-ms` stays. Returns the memories as written, bodies included.
+        `memory_load` keeps them over memories nobody used. Recall records nothing by itself.
+        One write; `updated_ms` stays. Returns the memories as written, bodies included.
         """
         return self._instance.call(_MEMORY, "memory-used", self._store, _scope(project), _texts("files", files), _now_ms(now))
 
     def plan_extraction(self, project: Optional[str], id: str) -> ExtractionPlan:
-        """Plans an extraction from session `id` into `scope` (run it when the extraction
-        gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+        """Plans an extraction from session `id` into `project` (run it when the extraction
+        gate fires): the host has a model answer `prompt`, then calls `apply_extraction`.
         """
         return self._instance.call(_MEMORY, "plan-extraction", self._store, _scope(project), _text("id", id))
 
-    def apply_extraction(self, project: Optional[str], plan: ExtractionPlan, answer: str, now: Time = None) -> Extracted:
+    def apply_extraction(self, project: Optional[str], plan: Json, answer: str, now: Time = None) -> Extracted:
         """Checks every line of the model's answer (one JSON object per line: add, update,
         supersede, noop), then writes the memories and records the extraction. An answer
         that does not read is `invalid-answer` and writes nothing.
@@ -1406,8 +1401,8 @@ class Mneme:
         return self._instance.call(_MEMORY, "record-extraction-failure", self._store, _text("id", id), _text("reason", reason), _now_ms(now))
 
     def plan_consolidation(self, project: Optional[str], now: Time = None) -> ConsolidationPlan:
-        """Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
-        the host has a model answer `prompt`, then calls `apply-consolidation`.
+        """Plans a consolidation of `project`'s memory (take the gates' dream lock first):
+        the host has a model answer `prompt`, then calls `apply_consolidation`.
         """
         return self._instance.call(_MEMORY, "plan-consolidation", self._store, _scope(project), _now_ms(now))
 
@@ -1418,7 +1413,7 @@ class Mneme:
         return self._instance.call(_MEMORY, "rollback-consolidation", self._store, _scope(project), _text("id", id), _now_ms(now))
 
     def consolidations(self, project: Optional[str]) -> List[Consolidation]:
-        """The consolidations recorded in `scope`, oldest first."""
+        """The consolidations recorded in `project`, oldest first."""
         return self._instance.call(_MEMORY, "consolidations", self._store, _scope(project))
 
     def write_file(self, path: str, text: str) -> None:
@@ -1448,7 +1443,9 @@ class Mneme:
         return self._method("branches", _text("id", id))
 
     def usage(self, id: str, prices: Optional[Prices] = None) -> Ledger:
-        """The token ledger: usage in all and per branch, priced when `prices` are given."""
+        """The token ledger: usage in all and per branch, priced when `prices` (dollars
+        per million tokens of each kind) are given.
+        """
         return self._method("usage", _text("id", id), prices)
 
     def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
@@ -1483,9 +1480,9 @@ class Mneme:
 
     def hold(self, id: str) -> None:
         """Keeps session `id` open for writing: takes its lock and keeps it until
-        `release` (or until the store is dropped), so every write after this skips
+        `release` (or until the store is closed), so every write after this skips
         locking and listing and costs one append. Other writers wait for the lock
-        and then fail with `locked`. The session must exist. Programs that take no
+        and then fail with `storage/locked`. The session must exist. Programs that take no
         lock (Claude Code) must not write it meanwhile.
         """
         return self._method("hold", _text("id", id))
@@ -1504,7 +1501,7 @@ class Mneme:
         """Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
         torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
         parent was an unreadable line is chained past it (`relinked`). A part
-        another program wrote to meanwhile is left alone (`storage(changed)`).
+        another program wrote to meanwhile is left alone (`storage/changed`).
         """
         return self._method("repair", _text("id", id), _now_ms(now))
 
@@ -1518,7 +1515,7 @@ class Mneme:
         """Forgets what the store knows of session `id`: the next call reads it again."""
         return self._method("reopen", _text("id", id))
 
-    def append_lines(self, key: TranscriptKey, lines: Sequence[str], now: Time = None) -> int:
+    def append_lines(self, key: Json, lines: Sequence[str], now: Time = None) -> int:
         """Appends `lines` (each the JSON text of one object, as the session's
         client wrote it) to the transcript at `key` in one storage append. A line
         whose `uuid` the transcript holds already is left out, so a batch retried
@@ -1531,7 +1528,7 @@ class Mneme:
         """
         return self._method("append-lines", key, _texts("lines", lines), _now_ms(now))
 
-    def read_lines(self, key: TranscriptKey) -> Optional[List[str]]:
+    def read_lines(self, key: Json) -> Optional[List[str]]:
         """The lines of the transcript at `key` as they were appended, oldest first
         (a line cut short by a crash is left out); none if nothing was ever
         written there.
@@ -1550,7 +1547,7 @@ class Mneme:
         """
         return self._method("subpaths", _text("project", project), _text("id", id))
 
-    def remove_transcript(self, key: TranscriptKey) -> None:
+    def remove_transcript(self, key: Json) -> None:
         """Removes the transcript at `key`; the session's own takes every file of the
         session with it (its parts, its sub-agents'). Removing what is not there is
         fine.

@@ -161,14 +161,30 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.parse_key(args["key"]))
     if op in DERIVED:
         # An operation whose method is derived from the WIT is called by the rule it was derived by.
-        result = run(lambda: getattr(store, op)(*[args.get(name, _LEFT_OUT[how]) for name, how in DERIVED[op]]))
+        derived = DERIVED[op]
+        given = _derived_arguments(op, derived["arguments"], args)
+        result = run(lambda: getattr(store, op)(*given))
+        if not derived["bytes"] or "ok" not in result:
+            return result
+        if not isinstance(result["ok"], bytes):
+            raise TypeError(f"{op} gave {type(result['ok']).__name__}, not bytes")
         # Bytes as text, as the Rust runner gives them.
-        return {"ok": result["ok"].decode()} if isinstance(result.get("ok"), bytes) else result
+        return {"ok": result["ok"].decode()}
     raise ValueError(f"unknown operation {op}")
 
 
-# What a derived method is given for an argument a step leaves out: its default.
-_LEFT_OUT = {"given": None, "now": None, "project": None, "optional": None, "overlay": None}
+def _derived_arguments(op, taken, args):
+    """A step's arguments for a derived method, in its order: what a step must give
+    (``given``, ``now``) and a name the method does not take are the vector's mistakes,
+    not an outcome."""
+    names = [name for name, _ in taken]
+    unknown = [name for name in args if name not in names]
+    if unknown:
+        raise ValueError(f"{op} takes no `{unknown[0]}`")
+    missing = [name for name, how in taken if how in ("given", "now") and name not in args]
+    if missing:
+        raise ValueError(f"{op} needs `{missing[0]}`")
+    return [args.get(name) for name in names]
 
 
 def run_vectors(Mneme, MnemeError, vectors_dir, scratch):

@@ -140,15 +140,29 @@ async function step(Mneme, store, op, args, state) {
       // An operation whose method is derived from the WIT is called by the rule it was derived by.
       const derived = DERIVED[op];
       if (derived === undefined) throw new Error(`unknown operation ${op}`);
-      const result = await outcome(store[camel(op)](...derived.map(([name, how]) => args[name] ?? LEFT_OUT[how])));
+      const result = await outcome(store[camel(op)](...derivedArguments(op, derived.arguments, args)));
+      if (!derived.bytes || result.ok === undefined) return result;
+      if (!(result.ok instanceof Uint8Array)) throw new Error(`${op} gave ${typeof result.ok}, not a Uint8Array`);
       // Bytes as text, as the Rust runner gives them.
-      return result.ok instanceof Uint8Array ? { ok: new TextDecoder().decode(result.ok) } : result;
+      return { ok: new TextDecoder().decode(result.ok) };
     }
   }
 }
 
-/** What a derived method is given for an argument a step leaves out: its default. */
-const LEFT_OUT = { given: undefined, now: undefined, project: null, optional: null, overlay: {} };
+/**
+ * A step's arguments for a derived method, in its order: what a step must give (`given`,
+ * `now`) and a name the method does not take are the vector's mistakes, not an outcome.
+ */
+function derivedArguments(op, taken, args) {
+  const unknown = Object.keys(args).find((name) => !taken.some(([given]) => given === name));
+  if (unknown !== undefined) throw new Error(`${op} takes no \`${unknown}\``);
+  return taken.map(([name, how]) => {
+    if (args[name] !== undefined) return args[name];
+    if (how === "given" || how === "now") throw new Error(`${op} needs \`${name}\``);
+    return how === "overlay" ? {} : null;
+  });
+}
+
 const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 /**

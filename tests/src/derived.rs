@@ -4,29 +4,22 @@
 //! The conformance runner's calls of the operations whose methods the JavaScript and
 //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.
 
-use mneme_core::compaction::Plan;
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings};
-use mneme_core::memory::extract::ExtractionPlan;
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
-use mneme_core::memory::store::{Change, EmbeddingPlan, Scope};
+use mneme_core::memory::store::{Change, Scope};
 use mneme_core::retention::Retention;
 use mneme_core::sessions::TranscriptKey;
 use mneme_core::transcript::Prices;
 use mneme_core::{Engine, EngineError};
 use serde_json::Value;
 
-use crate::{overlaid, parse, scope, text_outcome, to_outcome};
+use crate::{parse, parse_or_default, scope, text_outcome, to_outcome};
 
 /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
 pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
     let mut outcome = || -> Result<Option<Value>, String> {
         Ok(Some(match op {
-            "summarize_offline" => {
-                let id: String = parse(args, "id")?;
-                let plan: Plan = parse(args, "plan")?;
-                to_outcome(host.summarize_offline(&id, &plan))
-            }
             "record_compaction_failure" => {
                 let id: String = parse(args, "id")?;
                 let reason: String = parse(args, "reason")?;
@@ -35,7 +28,7 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
             }
             "memory_flush_gate" => {
                 let id: String = parse(args, "id")?;
-                let settings: FlushSettings = overlaid(args, "settings")?;
+                let settings: FlushSettings = parse_or_default(args, "settings")?;
                 to_outcome(host.memory_flush_gate(&id, &settings))
             }
             "record_memory_flush" => {
@@ -45,7 +38,7 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
             }
             "extraction_gate" => {
                 let id: String = parse(args, "id")?;
-                let settings: ExtractionSettings = overlaid(args, "settings")?;
+                let settings: ExtractionSettings = parse_or_default(args, "settings")?;
                 to_outcome(host.extraction_gate(&id, &settings))
             }
             "record_extraction" => {
@@ -55,13 +48,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
             }
             "dream_gate" => {
                 let now_ms: i64 = parse(args, "now_ms")?;
-                let settings: DreamSettings = overlaid(args, "settings")?;
+                let settings: DreamSettings = parse_or_default(args, "settings")?;
                 to_outcome(host.dream_gate(now_ms, &settings))
             }
             "dream_acquire" => {
                 let now_ms: i64 = parse(args, "now_ms")?;
                 let holder: String = parse(args, "holder")?;
-                let settings: DreamSettings = overlaid(args, "settings")?;
+                let settings: DreamSettings = parse_or_default(args, "settings")?;
                 to_outcome(host.dream_acquire(now_ms, &holder, &settings))
             }
             "dream_release" => {
@@ -126,15 +119,9 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let file: String = parse(args, "file")?;
                 to_outcome(host.memory_show(&scope, &file))
             }
-            "apply_embedding" => {
-                let scope: Scope = scope(args);
-                let plan: EmbeddingPlan = parse(args, "plan")?;
-                let vectors: Vec<Vec<f32>> = parse(args, "vectors")?;
-                to_outcome(host.apply_embedding(&scope, &plan, &vectors))
-            }
             "memory_load" => {
                 let scope: Scope = scope(args);
-                let caps: Caps = overlaid(args, "caps")?;
+                let caps: Caps = parse_or_default(args, "caps")?;
                 to_outcome(host.memory_load(&scope, caps))
             }
             "memory_reindex" => {
@@ -147,28 +134,11 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.memory_used(&scope, &files, now_ms))
             }
-            "plan_extraction" => {
-                let scope: Scope = scope(args);
-                let id: String = parse(args, "id")?;
-                to_outcome(host.plan_extraction(&scope, &id))
-            }
-            "apply_extraction" => {
-                let scope: Scope = scope(args);
-                let plan: ExtractionPlan = parse(args, "plan")?;
-                let answer: String = parse(args, "answer")?;
-                let now_ms: i64 = parse(args, "now_ms")?;
-                to_outcome(host.apply_extraction(&scope, &plan, &answer, now_ms))
-            }
             "record_extraction_failure" => {
                 let id: String = parse(args, "id")?;
                 let reason: String = parse(args, "reason")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_extraction_failure(&id, &reason, now_ms))
-            }
-            "plan_consolidation" => {
-                let scope: Scope = scope(args);
-                let now_ms: i64 = parse(args, "now_ms")?;
-                to_outcome(host.plan_consolidation(&scope, now_ms))
             }
             "rollback_consolidation" => {
                 let scope: Scope = scope(args);
@@ -213,7 +183,7 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 to_outcome(host.usage(&id, prices.as_ref()))
             }
             "gc" => {
-                let policy: Retention = overlaid(args, "policy")?;
+                let policy: Retention = parse_or_default(args, "policy")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.gc(&policy, now_ms))
             }

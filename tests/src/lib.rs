@@ -420,16 +420,6 @@ fn parse<T: serde::de::DeserializeOwned>(args: &Value, field: &str) -> Result<T,
     serde_json::from_value(args[field].clone()).map_err(|e| format!("bad `{field}`: {e}"))
 }
 
-/// A step's `field` over the core's defaults of its type: the fields it gives replace
-/// theirs, as the APIs overlay a caller's settings on the core's.
-fn overlaid<T: serde::Serialize + serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
-    let mut value = serde_json::to_value(T::default()).map_err(|e| format!("the defaults of `{field}`: {e}"))?;
-    if let (Value::Object(defaults), Value::Object(given)) = (&mut value, &args[field]) {
-        defaults.extend(given.iter().map(|(key, item)| (key.clone(), item.clone())));
-    }
-    serde_json::from_value(value).map_err(|e| format!("bad `{field}`: {e}"))
-}
-
 fn parse_or_default<T: serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
     if args[field].is_null() { Ok(T::default()) } else { parse(args, field) }
 }

@@ -279,7 +279,7 @@ export interface Sessions {
   // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>
   /** A summary of what `plan` summarises, written without a model. */
   summarizeOffline(id: string, plan: Plan): Promise<string>;
-  /** Records a failed compaction; `max-failures` in a row block auto plans. */
+  /** Records a failed compaction; `max_failures` in a row block auto plans. */
   recordCompactionFailure(id: string, reason: string, now?: number): Promise<null>;
   /** Whether to run the pre-compaction memory flush now (once per compaction cycle). */
   memoryFlushGate(id: string, settings?: Partial<EitherSpelling<FlushSettings>>): Promise<Decision>;
@@ -313,7 +313,7 @@ export interface Sessions {
   /**
    * Adds the keys of an OpenClaw `sessions.json` in one write (keys the index has
    * are left as they are). Fields the index has no place for are kept in the toggle
-   * `openclaw` and written back by `export-openclaw-keys`. Transcripts are not touched.
+   * `openclaw` and written back by `exportOpenclawKeys`. Transcripts are not touched.
    */
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
@@ -325,16 +325,16 @@ export interface Sessions {
    * and a meta line appended (never a rewrite). Returns it under its new id.
    */
   crabSetTitle(id: string, title: string): Promise<CrabSession>;
-  /** Adds `secs` to a crab session's `uptime-secs`, as an appended meta line. */
+  /** Adds `secs` to a crab session's `uptime_secs`, as an appended meta line. */
   crabAddUptime(id: string, secs: number): Promise<CrabSession>;
   /**
    * Whether `key`'s session should roll over: its context (from its last
-   * compaction on) holds `max-context-tokens` or more.
+   * compaction on) holds `maxContextTokens` or more.
    */
   rolloverGate(key: string, maxContextTokens: number): Promise<Decision>;
   /** Changes fields in place (supersede when the fact itself changed). */
   memoryUpdate(project: string | null, file: string, change: MemoryChange, now?: number): Promise<Memory>;
-  /** Archives a memory: kept, out of MEMORY.md and default recall. */
+  /** Archives a memory: kept (listed with `all`), out of MEMORY.md and default recall. */
   memoryForget(project: string | null, file: string, now?: number): Promise<Memory>;
   /** Records that `from` relates to `to`. */
   memoryLink(project: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
@@ -343,13 +343,14 @@ export interface Sessions {
   /**
    * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
    * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a
-   * read-only store), where `memory-recall` with `near` finds them. Returns how many
+   * read-only store), where `memoryRecall` with `near` finds them. Returns how many
    * were kept: none of a memory that says something else since the plan. A vector
    * of another length than the model's others is `invalid-argument`.
    */
   applyEmbedding(project: string | null, plan: EmbeddingPlan, vectors: number[][]): Promise<number>;
   /**
-   * MEMORY.md as a model should load it within `caps`, never cut in silence: the
+   * MEMORY.md as a model should load it within `caps` (by default Claude Code's: 200
+   * lines, 25,000 UTF-16 units), never cut in silence: the
    * least recently useful lines go first; a line of a memory archived or superseded
    * (a write cut short leaves one; the next write of the scope takes it out) never loads.
    */
@@ -358,12 +359,12 @@ export interface Sessions {
   memoryReindex(project: string | null): Promise<MemoryIndexReport>;
   /**
    * Records that memories were useful now (put in a model's context, cited by it), so
-   * `memory-load` keeps them over memories nobody used. Recall records nothing by itself.
-   * One write; `updated-ms` stays. Returns the memories as written, bodies included.
+   * `memoryLoad` keeps them over memories nobody used. Recall records nothing by itself.
+   * One write; `updated_ms` stays. Returns the memories as written, bodies included.
    */
   memoryUsed(project: string | null, files: string[], now?: number): Promise<Memory[]>;
   /**
-   * Makes `memory-recall` and `sessions.search` hybrid: `table` is a static embedding table
+   * Makes `memoryRecall` and `search` hybrid: `table` is a static embedding table
    * in the text form GloVe, word2vec and fastText publish (a word per line, then its
    * values; most frequent words first), and a memory close in meaning to the query
    * is found without a word in common. None goes back to words alone. Kept by this
@@ -372,8 +373,8 @@ export interface Sessions {
    */
   setEmbeddings(table?: string | Uint8Array | ArrayBuffer | null): Promise<EmbeddingsInfo | null>;
   /**
-   * Plans an extraction from session `id` into `scope` (run it when the extraction
-   * gate fires): the host has a model answer `prompt`, then calls `apply-extraction`.
+   * Plans an extraction from session `id` into `project` (run it when the extraction
+   * gate fires): the host has a model answer `prompt`, then calls `applyExtraction`.
    */
   planExtraction(project: string | null, id: string): Promise<ExtractionPlan>;
   /**
@@ -385,8 +386,8 @@ export interface Sessions {
   /** Records a failed extraction (the model failed, or its answer did not read). */
   recordExtractionFailure(id: string, reason: string, now?: number): Promise<null>;
   /**
-   * Plans a consolidation of `scope`'s memory (take the gates' dream lock first):
-   * the host has a model answer `prompt`, then calls `apply-consolidation`.
+   * Plans a consolidation of `project`'s memory (take the gates' dream lock first):
+   * the host has a model answer `prompt`, then calls `applyConsolidation`.
    */
   planConsolidation(project: string | null, now?: number): Promise<ConsolidationPlan>;
   /**
@@ -394,7 +395,7 @@ export interface Sessions {
    * archived. Refuses, writing nothing, when a memory changed after it.
    */
   rollbackConsolidation(project: string | null, id: string, now?: number): Promise<Consolidation>;
-  /** The consolidations recorded in `scope`, oldest first. */
+  /** The consolidations recorded in `project`, oldest first. */
   consolidations(project: string | null): Promise<Consolidation[]>;
   /** Keeps an instruction file at absolute `path` (key `files/<path>`). */
   writeFile(path: string, text: string): Promise<null>;
@@ -416,7 +417,10 @@ export interface Sessions {
   context(id: string): Promise<Context>;
   /** Every branch (each leaf message), the current one first. */
   branches(id: string): Promise<Branch[]>;
-  /** The token ledger: usage in all and per branch, priced when `prices` are given. */
+  /**
+   * The token ledger: usage in all and per branch, priced when `prices` (dollars
+   * per million tokens of each kind) are given.
+   */
   usage(id: string, prices?: Prices | null): Promise<Ledger>;
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
@@ -441,9 +445,9 @@ export interface Sessions {
   subagents(id: string): Promise<Subagent[]>;
   /**
    * Keeps session `id` open for writing: takes its lock and keeps it until
-   * `release` (or until the store is dropped), so every write after this skips
+   * `release` (or until the store is closed), so every write after this skips
    * locking and listing and costs one append. Other writers wait for the lock
-   * and then fail with `locked`. The session must exist. Programs that take no
+   * and then fail with `storage/locked`. The session must exist. Programs that take no
    * lock (Claude Code) must not write it meanwhile.
    */
   hold(id: string): Promise<null>;
@@ -458,7 +462,7 @@ export interface Sessions {
    * Rewrites broken parts (unreadable lines, glued objects, invalid UTF-8,
    * torn tail) after saving each original as `<part>.bak-<now-ms>`; a line whose
    * parent was an unreadable line is chained past it (`relinked`). A part
-   * another program wrote to meanwhile is left alone (`storage(changed)`).
+   * another program wrote to meanwhile is left alone (`storage/changed`).
    */
   repair(id: string, now?: number): Promise<RepairReport>;
   /**

@@ -24,8 +24,9 @@ pub const JS_TABLE: &str = "js/wit.js";
 const PY_TYPES: &str = "host-python/mneme/types.py";
 /// The JavaScript packages' value types, as the WIT gives them.
 const TS_TYPES: &str = "js/values.d.ts";
-/// The browser package's hand-written declarations, and the test that holds each of
-/// their value types to the WIT's (type-checked by host-node/test/typed.mjs).
+/// The browser package's declarations (written by hand but for the derived methods'),
+/// and the test that holds each of their value types to the WIT's (type-checked by
+/// host-node/test/typed.mjs).
 pub const DTS: &str = "web/js/mneme.d.ts";
 const SHAPES: &str = "host-node/test/shapes.ts";
 
@@ -77,6 +78,11 @@ pub fn codegen(check: bool) -> Result<(), String> {
     outputs.push((PYTHON_DERIVED_CALLS.to_owned(), calls.python));
     outputs.push(crate::engines::conformance_calls(&resolve, package, &sources, &calls.rows)?);
     let docs = function_docs(&resolve, package);
+    let doc_names = crate::wrappers::DocNames::of(&resolve, package);
+    let parameters: BTreeMap<String, Vec<String>> = functions(&resolve, package)
+        .into_iter()
+        .map(|(key, function)| (key, function.params.iter().map(|param| param.name.clone()).collect()))
+        .collect();
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
             Language::JavaScript => (JS_API, js_methods(&js_api)),
@@ -86,7 +92,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
             check_python_returns(&resolve, package, &methods)?;
         }
         check_names(&methods, &language).map_err(|e| format!("{source}: {e}"))?;
-        let list = reference(&methods, &docs).map_err(|e| format!("{source}: {e}"))?;
+        let list = reference(&methods, &docs, language, &doc_names, &parameters).map_err(|e| format!("{source}: {e}"))?;
         outputs.push((readme.to_owned(), with_reference(&read(readme)?, &list).map_err(|e| format!("{readme}: {e}"))?));
     }
     outputs.push((JS_API.to_owned(), js_api));
@@ -525,13 +531,25 @@ fn check_names(methods: &[Method], language: &Language) -> Result<(), String> {
 
 /// The methods as a Markdown list: each signature, the WIT function it calls and that
 /// function's doc comment (a method of its own, its own doc comment).
-fn reference(methods: &[Method], docs: &BTreeMap<String, String>) -> Result<String, String> {
+fn reference(
+    methods: &[Method],
+    docs: &BTreeMap<String, String>,
+    language: Language,
+    doc_names: &crate::wrappers::DocNames,
+    parameters: &BTreeMap<String, Vec<String>>,
+) -> Result<String, String> {
     let mut out = String::new();
     for method in methods {
         let line = match &method.key {
             Some(key) => {
                 let doc = docs.get(key).ok_or_else(|| format!("`{}` calls `{key}`, which wit/ has no function of", method.signature))?;
-                let doc = if doc.is_empty() { &method.doc } else { doc };
+                let project = method.signature.contains("(project") || method.signature.contains(", project");
+                let parameters: Vec<&str> = parameters.get(key).into_iter().flatten().map(String::as_str).collect();
+                let doc = if doc.is_empty() {
+                    method.doc.clone()
+                } else {
+                    crate::wrappers::api_doc(doc, language, doc_names, &parameters, project)
+                };
                 format!("- `{}` (`{key}`): {doc}", method.signature)
             }
             None => format!("- `{}`: {}", method.signature, method.doc),
@@ -791,17 +809,23 @@ enum Json {
     Value,
 }
 
-/// What a Python method calling `function` (`key`) returns, as `types.py` names it: the
-/// function's `ok`, a string documented as JSON text given as the value it holds (as a
-/// record's field documented so is).
-pub fn python_return(resolve: &Resolve, names: &mut TypeNames, function: &wit_parser::Function) -> String {
-    let ok = match function.result {
+/// What a call of `function` gives when it succeeds: its result's `ok`, or its result
+/// when it cannot fail; `None` for nothing.
+pub fn ok_type(resolve: &Resolve, function: &wit_parser::Function) -> Option<Type> {
+    match function.result {
         Some(Type::Id(id)) => match &resolve.types[id].kind {
             TypeDefKind::Result(result) => result.ok,
             _ => function.result,
         },
         other => other,
-    };
+    }
+}
+
+/// What a Python method calling `function` (`key`) returns, as `types.py` names it: the
+/// function's `ok`, a string documented as JSON text given as the value it holds (as a
+/// record's field documented so is).
+pub fn python_return(resolve: &Resolve, names: &mut TypeNames, function: &wit_parser::Function) -> String {
+    let ok = ok_type(resolve, function);
     let doc = function.docs.contents.as_deref().unwrap_or_default();
     let json = if doc.contains("JSON text of an array") { Some(Json::Array) } else { doc.contains("JSON text").then_some(Json::Value) };
     let annotated = ok.map_or("None".to_owned(), |ty| annotation(resolve, names, ty, &PYTHON));
@@ -894,7 +918,7 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
 }
 
 /// A JSDoc comment of `doc` at `indent`, or nothing.
-fn jsdoc_of(doc: Option<&str>, indent: &str) -> String {
+pub fn jsdoc_of(doc: Option<&str>, indent: &str) -> String {
     let Some(doc) = doc.map(str::trim).filter(|doc| !doc.is_empty()) else { return String::new() };
     let doc = doc.replace("*/", "*\\/");
     let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
@@ -913,7 +937,7 @@ fn jsdoc_of(doc: Option<&str>, indent: &str) -> String {
 pub const DTS_NAMES: [(&str, &str); 3] = [("Change", "MemoryChange"), ("Settings", "CompactionSettings"), ("Source", "ImportSource")];
 
 /// The type-level test that holds each value type of the browser's declarations
-/// (`web/js/mneme.d.ts`, written by hand, typed further than the WIT where the WIT
+/// (`web/js/mneme.d.ts`, written by hand but for its derived methods, typed further than the WIT where the WIT
 /// carries JSON: a message's blocks, a request's body) to the WIT's: every record, enum
 /// and variant the declarations name (as the WIT does, or as `DTS_NAMES` maps). One only
 /// ever given (a result) must be the WIT's both ways, field for field; one a caller

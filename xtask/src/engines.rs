@@ -444,7 +444,7 @@ pub fn conformance_calls(
     resolve: &Resolve,
     package: wit_parser::PackageId,
     sources: &Sources,
-    derived: &[(String, Vec<(String, &'static str)>)],
+    derived: &[crate::wrappers::DerivedCall],
 ) -> Result<(String, String), String> {
     let file = syn::parse_file(&sources.engine).map_err(|e| format!("{ENGINE}: {e}"))?;
     let imports = imports(&file);
@@ -452,7 +452,7 @@ pub fn conformance_calls(
     let views = view_methods(&sources.core)?;
     let functions = wit_functions(resolve, package)?;
     let mut arms = String::new();
-    for (name, arguments) in derived {
+    for crate::wrappers::DerivedCall { name, arguments, bytes } in derived {
         let method = trait_methods
             .iter()
             .find(|method| method.sig.ident == name.as_str())
@@ -472,7 +472,8 @@ pub fn conformance_calls(
             let (owned, borrowed) = owned_and_borrowed(&param.core, &param.name);
             let read = match how {
                 "project" => "scope(args)".to_owned(),
-                "overlay" => format!("overlaid(args, \"{argument}\")?"),
+                // Each record the APIs overlay reads its defaults for what a step leaves out.
+                "overlay" => format!("parse_or_default(args, \"{argument}\")?"),
                 _ if is_data(resolve, param.wit) => {
                     let _ = writeln!(body, "let {}: String = parse(args, \"{argument}\")?;", param.name);
                     passed.push(format!("{}.as_bytes()", param.name));
@@ -484,23 +485,14 @@ pub fn conformance_calls(
             passed.push(borrowed);
         }
         let call = format!("host.{name}({})", passed.join(", "));
-        let returns_bytes = operation.function.result.is_some_and(|ty| match ty {
-            Type::Id(id) => match &resolve.types[id].kind {
-                TypeDefKind::Result(result) => {
-                    result.ok.is_some_and(|ok| is_data(resolve, &ok) || tokens(&operation.output) == "Vec < u8 >")
-                }
-                _ => false,
-            },
-            _ => false,
-        });
-        let outcome = if returns_bytes { format!("text_outcome({call})") } else { format!("to_outcome({call})") };
+        let outcome = if *bytes { format!("text_outcome({call})") } else { format!("to_outcome({call})") };
         let _ = writeln!(arms, "\"{name}\" => {{\n{body}{outcome}\n}}");
     }
     let code = format!(
         "{HEADER}\n//! The conformance runner's calls of the operations whose methods the JavaScript and\n\
          //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.\n\n\
          {}use mneme_core::{{Engine, EngineError}};\nuse serde_json::Value;\n\n\
-         use crate::{{overlaid, parse, scope, text_outcome, to_outcome}};\n\n\
+         use crate::{{parse, parse_or_default, scope, text_outcome, to_outcome}};\n\n\
          /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.\n\
          pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
          let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 
 use wit_parser::{Function, FunctionKind, Handle, Resolve, Type, TypeDefKind};
 
-use crate::codegen::{Language, PYTHON_PARAM, TypeNames, annotation, docstring, functions, is_keyword, python_return};
+use crate::codegen::{Language, PYTHON_PARAM, TypeNames, annotation, docstring, functions, is_keyword, jsdoc_of, ok_type, python_return};
 
 pub const JS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>";
 pub const JS_END: &str = "  // </operations>";
@@ -84,8 +84,11 @@ impl Operation<'_> {
         order
     }
 
-    fn doc(&self) -> String {
-        self.function.docs.contents.as_deref().unwrap_or_default().trim().to_owned()
+    /// The WIT function's doc comment, in `language`'s words.
+    fn doc(&self, language: Language, names: &DocNames) -> String {
+        let project = self.parameters.iter().any(|parameter| matches!(parameter.argument, Argument::Project));
+        let parameters: Vec<&str> = self.parameters.iter().map(|parameter| parameter.name).collect();
+        api_doc(self.function.docs.contents.as_deref().unwrap_or_default().trim(), language, names, &parameters, project)
     }
 }
 
@@ -100,7 +103,6 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
         }
         let interface = key.split('.').next().unwrap_or_default().to_owned();
         let mut parameters = Vec::new();
-        let mut why_not = None;
         let method = matches!(function.kind, FunctionKind::Method(_));
         for (i, param) in function.params.iter().enumerate() {
             let argument = if i == 0 && (method || is_store_borrow(resolve, param.ty)) {
@@ -118,6 +120,7 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
             };
             parameters.push(Parameter { name: &param.name, ty: param.ty, argument });
         }
+        let mut reasons = Vec::new();
         // What may be left out must come after what must be given.
         let mut optional_seen = None;
         for parameter in &parameters {
@@ -125,15 +128,82 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
                 Argument::Overlay { .. } | Argument::Optional => optional_seen = Some(parameter.name),
                 Argument::Given | Argument::Project => {
                     if let Some(optional) = optional_seen {
-                        why_not = Some(format!("`{}` must be given after `{optional}`, which may be left out", parameter.name));
+                        reasons.push(format!("`{}`, which must be given, follows `{optional}`, which may be left out", parameter.name));
                     }
                 }
                 _ => {}
             }
         }
+        // A parameter named as another one is named by the method, as a word reserved in
+        // JavaScript or as a helper the method's body calls would not be what it means.
+        let mut named_as = BTreeSet::new();
+        for parameter in &parameters {
+            let name = match parameter.argument {
+                Argument::Store => continue,
+                Argument::Now => "now",
+                Argument::Project => "project",
+                _ => parameter.name,
+            };
+            if !named_as.insert(name) || ["self", "this", "time", "scope"].contains(&name) || is_reserved_in_javascript(name) {
+                reasons.push(format!("a parameter would be named `{name}`, which the method cannot take it as"));
+            }
+        }
+        // The APIs give JSON text as its value, which a derived method would not parse.
+        if ok_type(resolve, function) == Some(Type::String)
+            && function.docs.contents.as_deref().is_some_and(|doc| doc.contains("JSON text"))
+        {
+            reasons.push("its result is JSON text, which the method would give as a string".to_owned());
+        }
+        let why_not = (!reasons.is_empty()).then(|| reasons.join("; "));
         out.push((Operation { key: key.clone(), interface, function, parameters }, why_not));
     }
     out
+}
+
+/// JavaScript's reserved words that WIT allows as a name (as `%default`).
+fn is_reserved_in_javascript(name: &str) -> bool {
+    [
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "new",
+        "null",
+        "return",
+        "super",
+        "switch",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "let",
+        "static",
+        "await",
+    ]
+    .contains(&name)
 }
 
 fn takes_store(resolve: &Resolve, function: &Function) -> bool {
@@ -192,6 +262,66 @@ fn parameter_name(name: &str, language: Language) -> String {
     }
 }
 
+/// The names a WIT doc comment uses that each language spells its own way.
+pub struct DocNames {
+    /// Every function's name (`memory-load`).
+    functions: BTreeSet<String>,
+    /// Every record's fields (`updated-ms`), but those that are also an error's kind.
+    fields: BTreeSet<String>,
+}
+
+impl DocNames {
+    pub fn of(resolve: &Resolve, package: wit_parser::PackageId) -> DocNames {
+        let functions =
+            functions(resolve, package).into_iter().map(|(key, _)| key.rsplit('.').next().unwrap_or_default().to_owned()).collect();
+        let mut fields = BTreeSet::new();
+        let mut kinds = BTreeSet::new();
+        for (_, def) in resolve.types.iter() {
+            match &def.kind {
+                TypeDefKind::Record(record) => fields.extend(record.fields.iter().map(|field| field.name.clone())),
+                // An error's kind is written as the WIT writes it (`invalid-argument`).
+                TypeDefKind::Variant(variant) if matches!(def.name.as_deref(), Some("error" | "storage-error")) => {
+                    kinds.extend(variant.cases.iter().map(|case| case.name.clone()));
+                }
+                _ => {}
+            }
+        }
+        DocNames { functions, fields: fields.difference(&kinds).cloned().collect() }
+    }
+}
+
+/// A WIT doc comment in a language's words: a function named in backticks by its
+/// method's name (`memory-load` is `memoryLoad` in JavaScript, `memory_load` in Python;
+/// `sessions.search` is `search`), one of `parameters` as the language names a
+/// parameter, a record's field in mneme-core's JSON spelling (`updated-ms` is
+/// `updated_ms`), and, for a method that takes a memory scope as `project`, `scope`
+/// as `project`. An error's kind and anything else stays as written.
+pub fn api_doc(doc: &str, language: Language, names: &DocNames, parameters: &[&str], project: bool) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut rest = doc;
+    while let Some(open) = rest.find('`') {
+        let Some(close) = rest[open + 1..].find('`') else { break };
+        let quoted = &rest[open + 1..open + 1 + close];
+        out.push_str(&rest[..=open]);
+        let function = quoted.rsplit('.').next().unwrap_or(quoted);
+        if names.functions.contains(function) && quoted.split('.').count() <= 3 {
+            out.push_str(&crate::codegen::spelled(function, &language));
+        } else if project && quoted == "scope" {
+            out.push_str("project");
+        } else if parameters.contains(&quoted) {
+            out.push_str(&parameter_name(quoted, language));
+        } else if names.fields.contains(quoted) {
+            out.push_str(&quoted.replace('-', "_"));
+        } else {
+            out.push_str(quoted);
+        }
+        out.push('`');
+        rest = &rest[open + 1 + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `source` with the generated methods between `begin` and `end` written again: one for
 /// each operation no method outside them calls (`called`: their WIT keys).
 fn with_region(source: &str, begin: &str, end: &str, methods: &str) -> Result<String, String> {
@@ -202,6 +332,34 @@ fn with_region(source: &str, begin: &str, end: &str, methods: &str) -> Result<St
         return Err("the end of the generated methods comes before their start".to_owned());
     }
     Ok(format!("{}{begin}\n{methods}{}", &source[..start], &source[stop..]))
+}
+
+/// The names of what `source` defines at `indent` (`name(`, `async name(`, `static
+/// name(`, `def name(`, `get name(`).
+fn defined(source: &str, indent: &str) -> BTreeSet<String> {
+    source
+        .lines()
+        .filter_map(|line| line.strip_prefix(indent))
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| ["async ", "static ", "def ", "get "].iter().fold(line, |line, prefix| line.strip_prefix(prefix).unwrap_or(line)))
+        .filter_map(|line| line.split_once('(').map(|(name, _)| name))
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Refuses a generated method named as one `source` (without its generated part)
+/// defines: the later definition would replace the earlier one without a word.
+fn check_unique(names: &[String], hand_written: &BTreeSet<String>, api: &str) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    let twice: Vec<&String> = names.iter().filter(|name| hand_written.contains(*name) || !seen.insert(*name)).collect();
+    if twice.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{api}: {} would be defined twice (a derived method named as another method): rename the WIT function or write the method by hand",
+        twice.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
+    ))
 }
 
 /// `source` without the generated region, for what its hand-written methods call.
@@ -240,9 +398,13 @@ fn to_generate<'a>(
 /// js/api.js with its generated methods.
 pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
     let all = operations(resolve, package);
+    let doc_names = DocNames::of(resolve, package);
+    let generate = to_generate(&all, called, crate::codegen::JS_API)?;
+    let names: Vec<String> = generate.iter().map(|operation| crate::codegen::spelled(&operation.key, &Language::JavaScript)).collect();
+    check_unique(&names, &defined(&hand_written(source, JS_BEGIN, JS_END), "  "), crate::codegen::JS_API)?;
     let mut methods = String::new();
-    for operation in to_generate(&all, called, crate::codegen::JS_API)? {
-        write_jsdoc(&mut methods, &operation.doc());
+    for operation in generate {
+        methods.push_str(&jsdoc_of(Some(&operation.doc(Language::JavaScript, &doc_names)), "  "));
         let mut asynchronous = false;
         let signature: Vec<String> = operation
             .caller_order()
@@ -292,10 +454,14 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
 /// mneme.types the methods' annotations use must be imported by the hand-written part.
 pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
     let all = operations(resolve, package);
+    let doc_names = DocNames::of(resolve, package);
     let mut names = TypeNames::default();
     let mut methods = String::new();
     let mut used_types = BTreeSet::new();
-    for operation in to_generate(&all, called, crate::codegen::PYTHON_API)? {
+    let generate = to_generate(&all, called, crate::codegen::PYTHON_API)?;
+    let method_names: Vec<String> = generate.iter().map(|operation| operation.wit_name().replace('-', "_")).collect();
+    check_unique(&method_names, &defined(&hand_written(source, PY_BEGIN, PY_END), "    "), crate::codegen::PYTHON_API)?;
+    for operation in generate {
         let mut signature = vec!["self".to_owned()];
         for parameter in operation.caller_order() {
             let name = parameter_name(parameter.name, Language::Python);
@@ -303,8 +469,8 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 Argument::Now => "now: Time = None".to_owned(),
                 Argument::Project => "project: Optional[str]".to_owned(),
                 Argument::Overlay { .. } => format!("{name}: Optional[Json] = None"),
-                Argument::Optional => format!("{name}: {} = None", annotation(resolve, &mut names, parameter.ty, &PYTHON_PARAM)),
-                _ => format!("{name}: {}", annotation(resolve, &mut names, parameter.ty, &PYTHON_PARAM)),
+                Argument::Optional => format!("{name}: {} = None", python_parameter(resolve, &mut names, parameter.ty)),
+                _ => format!("{name}: {}", python_parameter(resolve, &mut names, parameter.ty)),
             });
         }
         let interface = format!("_{}", operation.interface.to_uppercase());
@@ -334,7 +500,7 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
             format!("self._instance.call({interface}, \"{}\", self._store{})", operation.wit_name(), prefixed(&arguments))
         };
         let _ = writeln!(methods, "    def {}({}) -> {returns}:", operation.wit_name().replace('-', "_"), signature.join(", "));
-        methods.push_str(&docstring(Some(&operation.doc()), "        "));
+        methods.push_str(&docstring(Some(&operation.doc(Language::Python, &doc_names)), "        "));
         let _ = writeln!(methods, "        return {call}\n");
         for word in signature.iter().map(String::as_str).chain([returns.as_str()]) {
             used_types.extend(
@@ -345,7 +511,7 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
         }
     }
     let imported = hand_written(source, PY_BEGIN, PY_END);
-    let known = ["Optional", "List", "Sequence", "Union", "Any", "Json", "Time", "Folder", "None", "Callable"];
+    let known = ["Optional", "List", "Sequence", "Tuple", "Dict", "Union", "Any", "Json", "Time", "Folder", "None", "Callable"];
     let missing: Vec<&String> =
         used_types.iter().filter(|name| !known.contains(&name.as_str()) && !imports_name(&imported, name)).collect();
     if !missing.is_empty() {
@@ -358,12 +524,43 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
     with_region(source, PY_BEGIN, PY_END, &methods)
 }
 
+/// A parameter's annotation: a record a caller may give in part (one with an optional
+/// field, whose key it may leave out) is a dict (`Json`); types.py's TypedDicts have
+/// every key, as the package gives them.
+fn python_parameter(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> String {
+    let Type::Id(id) = ty else { return annotation(resolve, names, ty, &PYTHON_PARAM) };
+    match &resolve.types[id].kind {
+        TypeDefKind::Type(target) => python_parameter(resolve, names, *target),
+        TypeDefKind::Record(record) if record.fields.iter().any(|field| is_option(resolve, field.ty)) => "Json".to_owned(),
+        TypeDefKind::Option(item) => format!("Optional[{}]", python_parameter(resolve, names, *item)),
+        TypeDefKind::List(item) if *item != Type::U8 && !crate::codegen::is_data(resolve, id) => {
+            format!("Sequence[{}]", python_parameter(resolve, names, *item))
+        }
+        _ => annotation(resolve, names, ty, &PYTHON_PARAM),
+    }
+}
+
 fn prefixed(arguments: &[String]) -> String {
     arguments.iter().map(|argument| format!(", {argument}")).collect()
 }
 
 fn is_option_of_string(resolve: &Resolve, ty: Type) -> bool {
     matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(Type::String)))
+}
+
+/// Bytes: types.wit's `data`, or a `list<u8>`.
+pub fn is_bytes(resolve: &Resolve, ty: Type) -> bool {
+    match ty {
+        Type::Id(id) => {
+            crate::codegen::is_data(resolve, id)
+                || match resolve.types[id].kind {
+                    TypeDefKind::Type(target) => is_bytes(resolve, target),
+                    TypeDefKind::List(Type::U8) => true,
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
 }
 
 fn is_list_of_strings(resolve: &Resolve, ty: Type) -> bool {
@@ -383,6 +580,7 @@ fn imports_name(source: &str, name: &str) -> bool {
 /// declarations name it.
 pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
     let all = operations(resolve, package);
+    let doc_names = DocNames::of(resolve, package);
     let hand_written_part = hand_written(source, DTS_BEGIN, DTS_END);
     let declared: BTreeSet<&str> = hand_written_part
         .lines()
@@ -391,13 +589,18 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
         .collect();
     let mut names = TypeNames::default();
     let mut methods = String::new();
+    let sessions = hand_written_part
+        .split_once("export interface Sessions {")
+        .map(|(_, rest)| rest.split("\n}").next().unwrap_or_default())
+        .ok_or_else(|| format!("{}: no `export interface Sessions {{`, where the store's methods are declared", crate::codegen::DTS))?;
+    let declared_methods = defined(sessions, "  ");
     for operation in to_generate(&all, called, crate::codegen::DTS)? {
         let method = crate::codegen::spelled(&operation.key, &Language::JavaScript);
         // Declared by hand: typed further than the WIT (`SecretKind[]` for a `list<string>`).
-        if hand_written_part.lines().any(|line| line.strip_prefix("  ").is_some_and(|rest| rest.starts_with(&format!("{method}(")))) {
+        if declared_methods.contains(&method) {
             continue;
         }
-        write_jsdoc(&mut methods, &operation.doc());
+        methods.push_str(&jsdoc_of(Some(&operation.doc(Language::JavaScript, &doc_names)), "  "));
         let mut parameters = Vec::new();
         for parameter in operation.caller_order() {
             let name = parameter_name(parameter.name, Language::JavaScript);
@@ -411,40 +614,13 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
                 _ => format!("{name}: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
             });
         }
-        let ok = match operation.function.result {
-            Some(Type::Id(id)) => match &resolve.types[id].kind {
-                TypeDefKind::Result(result) => result.ok,
-                _ => operation.function.result,
-            },
-            other => other,
-        };
-        let result = match ok {
+        let result = match ok_type(resolve, operation.function) {
             None => "null".to_owned(),
-            // A string documented as JSON text is given as the value it holds.
-            Some(Type::String) if operation.doc().contains("JSON text") => "any".to_owned(),
-            Some(ty) if is_option_of_string(resolve, ty) && operation.doc().contains("JSON text") => "any | null".to_owned(),
             Some(ty) => ts_type(resolve, &mut names, &declared, ty, false)?,
         };
         let _ = writeln!(methods, "  {method}({}): Promise<{result}>;", parameters.join(", "));
     }
     with_region(source, DTS_BEGIN, DTS_END, &methods)
-}
-
-/// A JSDoc comment of `doc` at the class's indent, or nothing.
-fn write_jsdoc(out: &mut String, doc: &str) {
-    if doc.is_empty() {
-        return;
-    }
-    let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
-    if lines.len() == 1 {
-        let _ = writeln!(out, "  /** {} */", lines[0]);
-        return;
-    }
-    out.push_str("  /**\n");
-    for line in lines {
-        let _ = writeln!(out, "   *{}{line}", if line.is_empty() { "" } else { " " });
-    }
-    out.push_str("   */\n");
 }
 
 /// A WIT type as the browser package's declarations write it: a named type by the name
@@ -493,7 +669,17 @@ fn ts_type(resolve: &Resolve, names: &mut TypeNames, declared: &BTreeSet<&str>, 
 pub struct DerivedCalls {
     pub js: String,
     pub python: String,
-    pub rows: Vec<(String, Vec<(String, &'static str)>)>,
+    pub rows: Vec<DerivedCall>,
+}
+
+/// One operation a runner calls by its rule.
+pub struct DerivedCall {
+    /// Its name in a vector's step.
+    pub name: String,
+    /// Each argument by a step's name for it, and how the method takes it.
+    pub arguments: Vec<(String, &'static str)>,
+    /// It gives bytes.
+    pub bytes: bool,
 }
 
 /// What the conformance runners of both APIs (tests/js/, host-python/tests/) call each
@@ -510,7 +696,10 @@ pub fn derived_calls(
     let all = operations(resolve, package);
     let mut rows = Vec::new();
     for operation in to_generate(&all, js_called, crate::codegen::JS_API)? {
-        if python_called.contains(&operation.key) {
+        // A plan is made by one step and applied by a later one: each runner carries it
+        // from one to the other in a case of its own.
+        let plans = operation.wit_name().starts_with("plan-") || operation.parameters.iter().any(|parameter| parameter.name == "plan");
+        if python_called.contains(&operation.key) || plans {
             continue;
         }
         let arguments: Vec<(String, &str)> = operation
@@ -524,21 +713,25 @@ pub fn derived_calls(
                 _ => (parameter.name.replace('-', "_"), "given"),
             })
             .collect();
-        rows.push((operation.wit_name().replace('-', "_"), arguments));
+        let bytes = ok_type(resolve, operation.function).is_some_and(|ty| is_bytes(resolve, ty));
+        rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, bytes });
     }
     let header = "Generated by `cargo xtask codegen` from wit/ (xtask/src/wrappers.rs): do not edit.\n\
                   Each operation whose method the JavaScript and the Python API both derive from\n\
-                  the WIT, keyed by its name in a vector's step: its arguments in the method's\n\
-                  order, each as a step names it and how the method takes it (`given`; `now`, the\n\
-                  clock when left out; `project`, `optional`: null when left out; `overlay`: {}).\n";
+                  the WIT (but those that make or apply a plan), keyed by its name in a vector's\n\
+                  step: its arguments in the method's order, each as a step names it and how the\n\
+                  method takes it (`given`, `now`: a step gives it; `project`, `optional`: null\n\
+                  when left out; `overlay`: the core's defaults for what it leaves out), and\n\
+                  whether it gives bytes (compared as text, as the Rust runner gives them).\n";
     let mut js: String = header.lines().map(|line| format!("// {line}\n")).collect();
     js.push_str("export const DERIVED = {\n");
     let mut python: String = header.lines().map(|line| format!("# {line}\n")).collect();
     python.push_str("DERIVED = {\n");
-    for (name, arguments) in &rows {
+    for DerivedCall { name, arguments, bytes } in &rows {
         let listed: Vec<String> = arguments.iter().map(|(argument, how)| format!("[\"{argument}\", \"{how}\"]")).collect();
-        let _ = writeln!(js, "  {name}: [{}],", listed.join(", "));
-        let _ = writeln!(python, "    \"{name}\": [{}],", listed.join(", "));
+        let _ = writeln!(js, "  {name}: {{ arguments: [{}], bytes: {bytes} }},", listed.join(", "));
+        let bytes = if *bytes { "True" } else { "False" };
+        let _ = writeln!(python, "    \"{name}\": {{\"arguments\": [{}], \"bytes\": {bytes}}},", listed.join(", "));
     }
     js.push_str("};\n");
     python.push_str("}\n");
@@ -555,6 +748,7 @@ interface sessions {
     /// Soft-deletes `uuid`.
     tombstone: func(id: string, uuid: string, now-ms: s64) -> result<_, string>;
     usage: func(id: string, prices: option<list<string>>) -> result<u32, string>;
+    %export: func() -> result<list<u8>, string>;
   }
 }
 interface memory {
@@ -566,6 +760,7 @@ interface memory {
   answer: func(store: borrow<store>, request: request) -> result<u32, string>;
   memory-load: func(store: borrow<store>, scope: scope, caps: caps) -> result<string, string>;
   dream-gate: func(store: borrow<store>, now-ms: s64, caps: caps) -> result<bool, string>;
+  link: func(store: borrow<store>, scope: scope, %from: string, now-ms: s64) -> result<u32, string>;
   plan: func(store: borrow<store>, caps: caps, model: string) -> result<u32, string>;
 }
 ";
@@ -580,23 +775,43 @@ interface memory {
         format!("class {{\n{begin}\n{end}\n}}\n")
     }
 
+    /// What the hand-written part writes: `plan` cannot be derived, `tombstone` is written
+    /// by hand in the tests that say so.
+    fn written(also: &[&str]) -> BTreeSet<String> {
+        also.iter().map(|key| (*key).to_owned()).chain(["memory.plan".to_owned()]).collect()
+    }
+
     #[test]
     fn each_kind_of_parameter_is_taken_by_its_rule() {
         let (resolve, package) = resolve();
-        let written = ["memory.plan".to_owned()].into();
-        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written).expect("derivable");
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
         assert!(js.contains("  /** Soft-deletes `uuid`. */\n  tombstone(id, uuid, now = Date.now()) { return this.#invoke(\"sessions.store.tombstone\", () => [id, uuid, time(\"now\", now)]); }"), "{js}");
         assert!(js.contains("usage(id, prices = null) { return this.#invoke(\"sessions.store.usage\", () => [id, prices]); }"), "{js}");
         assert!(js.contains("memoryLoad(project, caps = {}) { return this.#invoke(\"memory.memory-load\", async () => [scope(project), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
         // `now` goes last whatever its place in the WIT.
         assert!(js.contains("dreamGate(caps = {}, now = Date.now()) { return this.#invoke(\"memory.dream-gate\", async () => [time(\"now\", now), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
-        assert!(!js.contains("plan("), "a method written by hand is not written again: {js}");
 
-        let python = python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written)
-            .expect("derivable");
+        let python =
+            python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written(&[]))
+                .expect("derivable");
         assert!(python.contains("    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:\n        \"\"\"Soft-deletes `uuid`.\"\"\"\n        return self._method(\"tombstone\", _text(\"id\", id), _text(\"uuid\", uuid), _now_ms(now))"), "{python}");
         assert!(python.contains("def usage(self, id: str, prices: Optional[Sequence[str]] = None) -> int:"), "{python}");
         assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps))"), "{python}");
+        // A Python keyword is a parameter with a `_`; the WIT's name reaches the core.
+        assert!(python.contains("def link(self, project: Optional[str], from_: str, now: Time = None) -> int:"), "{python}");
+        assert!(python.contains("_text(\"from\", from_)"), "{python}");
+    }
+
+    #[test]
+    fn a_method_written_by_hand_is_not_written_again_nor_named_twice() {
+        let (resolve, package) = resolve();
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&["sessions.store.tombstone"])).expect("derivable");
+        assert!(!js.contains("tombstone("), "{js}");
+        assert!(js.contains("usage("), "{js}");
+        // A hand-written `usage` that calls another function: the derived one would replace it.
+        let source = format!("class {{\n  usage(id) {{ return this.#invoke(\"other\", () => [id]); }}\n{JS_BEGIN}\n{JS_END}\n}}\n");
+        let error = javascript(&resolve, package, &source, &written(&[])).expect_err("`usage` twice");
+        assert!(error.contains("`usage` would be defined twice"), "{error}");
     }
 
     #[test]
@@ -604,19 +819,81 @@ interface memory {
         let (resolve, package) = resolve();
         let error = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &BTreeSet::new())
             .expect_err("plan has a given parameter after a defaulted one");
-        assert!(error.contains("memory.plan: `model` must be given after `caps`"), "{error}");
-        let error = javascript(&resolve, package, "class {}\n", &["memory.plan".to_owned()].into()).expect_err("no markers");
+        assert!(error.contains("memory.plan: `model`, which must be given, follows `caps`, which may be left out"), "{error}");
+        let error = javascript(&resolve, package, "class {}\n", &written(&[])).expect_err("no markers");
         assert!(error.contains("no place for the generated methods"), "{error}");
     }
 
     #[test]
     fn a_python_annotation_names_only_what_the_package_imports() {
         let (resolve, package) = resolve();
-        let written: BTreeSet<String> = ["memory.plan".to_owned()].into();
-        let error = python(&resolve, package, &region(PY_BEGIN, PY_END), &written).expect_err("`Request` is not imported");
+        let error = python(&resolve, package, &region(PY_BEGIN, PY_END), &written(&[])).expect_err("`Request` is not imported");
         assert!(error.contains("name `Request` from mneme.types: import them"), "{error}");
-        let python = python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written)
-            .expect("imported");
+        let python =
+            python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written(&[]))
+                .expect("imported");
         assert!(python.contains("def answer(self, request: Request) -> int:"), "{python}");
+    }
+
+    #[test]
+    fn the_declarations_name_the_types_as_declared_and_keep_a_hand_written_one() {
+        let (resolve, package) = resolve();
+        let dts = format!(
+            "export interface Request {{ n: number }}\nexport interface Caps {{ lines: number }}\nexport interface Sessions {{\n  usage(id: string): Promise<number>;\n{DTS_BEGIN}\n{DTS_END}\n}}\n"
+        );
+        let declared = typescript(&resolve, package, &dts, &written(&[])).expect("declarable");
+        assert!(declared.contains("  answer(request: Request): Promise<number>;"), "{declared}");
+        assert!(
+            declared.contains("  memoryLoad(project: string | null, caps?: Partial<EitherSpelling<Caps>>): Promise<string>;"),
+            "{declared}"
+        );
+        assert!(declared.contains("  export(): Promise<Uint8Array>;"), "{declared}");
+        assert!(!declared.contains("usage(id: string, prices"), "the hand-written declaration is kept: {declared}");
+        let error = typescript(&resolve, package, &dts.replace("export interface Request { n: number }\n", ""), &written(&[]))
+            .expect_err("Request undeclared");
+        assert!(error.contains("declare `Request`"), "{error}");
+    }
+
+    #[test]
+    fn the_runners_call_what_both_apis_derive_but_plans() {
+        let (resolve, package) = resolve();
+        let calls = derived_calls(&resolve, package, &written(&[]), &written(&["memory.answer"])).expect("derivable");
+        let names: Vec<&str> = calls.rows.iter().map(|row| row.name.as_str()).collect();
+        assert!(!names.contains(&"answer"), "Python writes it by hand: {names:?}");
+        assert!(!names.contains(&"plan"), "{names:?}");
+        assert!(
+            calls.js.contains(
+                "  link: { arguments: [[\"project\", \"project\"], [\"from\", \"given\"], [\"now_ms\", \"now\"]], bytes: false },"
+            ),
+            "{}",
+            calls.js
+        );
+        assert!(calls.js.contains("  export: { arguments: [], bytes: true },"), "{}", calls.js);
+        assert!(
+            calls
+                .python
+                .contains("    \"dream_gate\": {\"arguments\": [[\"caps\", \"overlay\"], [\"now_ms\", \"now\"]], \"bytes\": False},"),
+            "{}",
+            calls.python
+        );
+    }
+
+    #[test]
+    fn a_doc_names_functions_parameters_and_fields_as_each_language_does_and_error_kinds_as_the_wit() {
+        let names =
+            DocNames { functions: ["memory-load".to_owned(), "search".to_owned()].into(), fields: ["updated-ms".to_owned()].into() };
+        let doc = "Calls `memory-load` and `sessions.search` with `new-session-id` in `scope`; `updated-ms` stays; \
+                   else `invalid-argument`, `storage/locked` or `-`.";
+        let parameters = ["new-session-id"];
+        assert_eq!(
+            api_doc(doc, Language::JavaScript, &names, &parameters, true),
+            "Calls `memoryLoad` and `search` with `newSessionId` in `project`; `updated_ms` stays; \
+             else `invalid-argument`, `storage/locked` or `-`."
+        );
+        assert_eq!(
+            api_doc(doc, Language::Python, &names, &parameters, false),
+            "Calls `memory_load` and `search` with `new_session_id` in `scope`; `updated_ms` stays; \
+             else `invalid-argument`, `storage/locked` or `-`."
+        );
     }
 }
