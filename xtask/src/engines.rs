@@ -127,6 +127,23 @@ impl Sources {
 /// What is derived (the trait's implementations, the component's exports, the browser
 /// binding's operations), as (path, text) pairs.
 pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId, sources: &Sources) -> Result<Vec<(String, String)>, String> {
+    let (operations, imports) = operations(resolve, package, sources)?;
+    Ok(vec![
+        (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
+        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports, &sources.browser_binding)?)?),
+        (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
+        (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
+        (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
+    ])
+}
+
+/// Every operation, as the `Engine` trait, the WIT and the views agree on it, and the
+/// names the trait's file imports (for the `use` lines of what is derived).
+fn operations<'a>(
+    resolve: &'a Resolve,
+    package: wit_parser::PackageId,
+    sources: &Sources,
+) -> Result<(Vec<Operation<'a>>, BTreeMap<String, String>), String> {
     let file = syn::parse_file(&sources.engine).map_err(|e| format!("{ENGINE}: {e}"))?;
     let imports = imports(&file);
     let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
@@ -156,13 +173,7 @@ pub fn outputs(resolve: &Resolve, package: wit_parser::PackageId, sources: &Sour
     if !missing.is_empty() {
         return Err(format!("{ENGINE}: the `Engine` trait has no method for {}, which wit/ declares on the store", missing.join(", ")));
     }
-    Ok(vec![
-        (COMPONENT_EXPORTS.to_owned(), rustfmt(&component_exports(resolve, package, &operations, &imports)?)?),
-        (BROWSER_OPERATIONS.to_owned(), rustfmt(&browser_operations(resolve, &operations, &imports, &sources.browser_binding)?)?),
-        (STORE_ENGINE.to_owned(), rustfmt(&store_engine(&operations, &imports))?),
-        (COMPONENT_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasmtime))?),
-        (WASI_ENGINE.to_owned(), rustfmt(&binding_engine(resolve, &operations, &imports, Binding::Wasi))?),
-    ])
+    Ok((operations, imports))
 }
 
 fn operation<'a>(
@@ -446,20 +457,13 @@ pub fn conformance_calls(
     sources: &Sources,
     derived: &[crate::wrappers::DerivedCall],
 ) -> Result<(String, String), String> {
-    let file = syn::parse_file(&sources.engine).map_err(|e| format!("{ENGINE}: {e}"))?;
-    let imports = imports(&file);
-    let trait_methods = engine_methods(&file).ok_or_else(|| format!("{ENGINE}: no `pub trait Engine`"))?;
-    let views = view_methods(&sources.core)?;
-    let functions = wit_functions(resolve, package)?;
+    let (operations, imports) = operations(resolve, package, sources)?;
     let mut arms = String::new();
     for crate::wrappers::DerivedCall { name, arguments, bytes } in derived {
-        let method = trait_methods
+        let operation = operations
             .iter()
-            .find(|method| method.sig.ident == name.as_str())
+            .find(|operation| operation.name == *name)
             .ok_or_else(|| format!("{ENGINE}: the `Engine` trait has no `{name}`"))?;
-        let wit = functions.get(name).copied().ok_or_else(|| format!("wit/ has no operation `{name}`"))?;
-        let view = views.get(&(wit.view.name.to_owned(), name.clone())).copied().ok_or_else(|| format!("no view method `{name}`"))?;
-        let operation = operation(resolve, method, name.clone(), wit, view)?;
         let mut body = String::new();
         let mut passed = Vec::new();
         for param in &operation.params {
