@@ -473,7 +473,14 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 _ => format!("{name}: {}", python_parameter(resolve, &mut names, parameter.ty)),
             });
         }
-        let interface = format!("_{}", operation.interface.to_uppercase());
+        let interface = format!("_{}", operation.interface.to_uppercase().replace('-', "_"));
+        if !source.contains(&format!("\n{interface} = ")) {
+            return Err(format!(
+                "{}: define `{interface}`, the name of interface `{}`, which the derived methods call",
+                crate::codegen::PYTHON_API,
+                operation.interface
+            ));
+        }
         let mut arguments = Vec::new();
         for parameter in &operation.parameters {
             let name = parameter_name(parameter.name, Language::Python);
@@ -772,7 +779,7 @@ interface memory {
     }
 
     fn region(begin: &str, end: &str) -> String {
-        format!("class {{\n{begin}\n{end}\n}}\n")
+        format!("\n_SESSIONS = \"t:t/sessions\"\n_MEMORY = \"t:t/memory\"\nclass {{\n{begin}\n{end}\n}}\n")
     }
 
     /// What the hand-written part writes: `plan` cannot be derived, `tombstone` is written
