@@ -157,9 +157,12 @@ function derivedArguments(op, taken, args) {
   const unknown = Object.keys(args).find((name) => !taken.some(([given]) => given === name));
   if (unknown !== undefined) throw new Error(`${op} takes no \`${unknown}\``);
   return taken.map(([name, how]) => {
-    if (args[name] !== undefined) return args[name];
-    if (how === "given" || how === "now") throw new Error(`${op} needs \`${name}\``);
-    return how === "overlay" ? {} : null;
+    if (how === "given" || how === "now") {
+      if (!(name in args)) throw new Error(`${op} needs \`${name}\``);
+      return args[name];
+    }
+    // Null is left out, as in the other runners.
+    return args[name] ?? (how === "overlay" ? {} : null);
   });
 }
 

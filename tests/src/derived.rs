@@ -14,86 +14,110 @@ use mneme_core::transcript::Prices;
 use mneme_core::{Engine, EngineError};
 use serde_json::Value;
 
-use crate::{parse, parse_or_default, scope, text_outcome, to_outcome};
+use crate::{known, overlaid, parse, scope, text_outcome, to_outcome};
 
 /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
 pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
     let mut outcome = || -> Result<Option<Value>, String> {
         Ok(Some(match op {
             "record_compaction_failure" => {
+                known(args, &["id", "reason", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let reason: String = parse(args, "reason")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_compaction_failure(&id, &reason, now_ms))
             }
             "memory_flush_gate" => {
+                known(args, &["id", "settings"])?;
                 let id: String = parse(args, "id")?;
-                let settings: FlushSettings = parse_or_default(args, "settings")?;
+                let settings: FlushSettings = overlaid(args, "settings")?;
                 to_outcome(host.memory_flush_gate(&id, &settings))
             }
             "record_memory_flush" => {
+                known(args, &["id", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_memory_flush(&id, now_ms))
             }
             "extraction_gate" => {
+                known(args, &["id", "settings"])?;
                 let id: String = parse(args, "id")?;
-                let settings: ExtractionSettings = parse_or_default(args, "settings")?;
+                let settings: ExtractionSettings = overlaid(args, "settings")?;
                 to_outcome(host.extraction_gate(&id, &settings))
             }
             "record_extraction" => {
+                known(args, &["id", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_extraction(&id, now_ms))
             }
             "dream_gate" => {
+                known(args, &["settings", "now_ms"])?;
                 let now_ms: i64 = parse(args, "now_ms")?;
-                let settings: DreamSettings = parse_or_default(args, "settings")?;
+                let settings: DreamSettings = overlaid(args, "settings")?;
                 to_outcome(host.dream_gate(now_ms, &settings))
             }
             "dream_acquire" => {
+                known(args, &["holder", "settings", "now_ms"])?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 let holder: String = parse(args, "holder")?;
-                let settings: DreamSettings = parse_or_default(args, "settings")?;
+                let settings: DreamSettings = overlaid(args, "settings")?;
                 to_outcome(host.dream_acquire(now_ms, &holder, &settings))
             }
             "dream_release" => {
+                known(args, &["holder", "completed", "now_ms"])?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 let holder: String = parse(args, "holder")?;
                 let completed: bool = parse(args, "completed")?;
                 to_outcome(host.dream_release(now_ms, &holder, completed))
             }
             "remove_key" => {
+                known(args, &["key"])?;
                 let key: String = parse(args, "key")?;
                 to_outcome(host.remove_key(&key))
             }
             "key" => {
+                known(args, &["key"])?;
                 let key: String = parse(args, "key")?;
                 to_outcome(host.key(&key))
             }
-            "index_report" => to_outcome(host.index_report()),
-            "rebuild_index" => to_outcome(host.rebuild_index()),
-            "export_openclaw_keys" => text_outcome(host.export_openclaw_keys()),
+            "index_report" => {
+                known(args, &[])?;
+                to_outcome(host.index_report())
+            }
+            "rebuild_index" => {
+                known(args, &[])?;
+                to_outcome(host.rebuild_index())
+            }
+            "export_openclaw_keys" => {
+                known(args, &[])?;
+                text_outcome(host.export_openclaw_keys())
+            }
             "crab_show" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.crab_show(&id))
             }
             "crab_set_title" => {
+                known(args, &["id", "title"])?;
                 let id: String = parse(args, "id")?;
                 let title: String = parse(args, "title")?;
                 to_outcome(host.crab_set_title(&id, &title))
             }
             "crab_add_uptime" => {
+                known(args, &["id", "secs"])?;
                 let id: String = parse(args, "id")?;
                 let secs: u64 = parse(args, "secs")?;
                 to_outcome(host.crab_add_uptime(&id, secs))
             }
             "rollover_gate" => {
+                known(args, &["key", "max_context_tokens"])?;
                 let key: String = parse(args, "key")?;
                 let max_context_tokens: u64 = parse(args, "max_context_tokens")?;
                 to_outcome(host.rollover_gate(&key, max_context_tokens))
             }
             "memory_update" => {
+                known(args, &["project", "file", "change", "now_ms"])?;
                 let scope: Scope = scope(args);
                 let file: String = parse(args, "file")?;
                 let change: Change = parse(args, "change")?;
@@ -101,12 +125,14 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 to_outcome(host.memory_update(&scope, &file, change, now_ms))
             }
             "memory_forget" => {
+                known(args, &["project", "file", "now_ms"])?;
                 let scope: Scope = scope(args);
                 let file: String = parse(args, "file")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.memory_forget(&scope, &file, now_ms))
             }
             "memory_link" => {
+                known(args, &["project", "from", "kind", "to", "now_ms"])?;
                 let scope: Scope = scope(args);
                 let from: String = parse(args, "from")?;
                 let kind: LinkKind = parse(args, "kind")?;
@@ -115,138 +141,173 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 to_outcome(host.memory_link(&scope, &from, kind, &to, now_ms))
             }
             "memory_show" => {
+                known(args, &["project", "file"])?;
                 let scope: Scope = scope(args);
                 let file: String = parse(args, "file")?;
                 to_outcome(host.memory_show(&scope, &file))
             }
             "memory_load" => {
+                known(args, &["project", "caps"])?;
                 let scope: Scope = scope(args);
-                let caps: Caps = parse_or_default(args, "caps")?;
+                let caps: Caps = overlaid(args, "caps")?;
                 to_outcome(host.memory_load(&scope, caps))
             }
             "memory_reindex" => {
+                known(args, &["project"])?;
                 let scope: Scope = scope(args);
                 to_outcome(host.memory_reindex(&scope))
             }
             "memory_used" => {
+                known(args, &["project", "files", "now_ms"])?;
                 let scope: Scope = scope(args);
                 let files: Vec<String> = parse(args, "files")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.memory_used(&scope, &files, now_ms))
             }
             "record_extraction_failure" => {
+                known(args, &["id", "reason", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let reason: String = parse(args, "reason")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_extraction_failure(&id, &reason, now_ms))
             }
             "rollback_consolidation" => {
+                known(args, &["project", "id", "now_ms"])?;
                 let scope: Scope = scope(args);
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.rollback_consolidation(&scope, &id, now_ms))
             }
             "consolidations" => {
+                known(args, &["project"])?;
                 let scope: Scope = scope(args);
                 to_outcome(host.consolidations(&scope))
             }
             "write_file" => {
+                known(args, &["path", "text"])?;
                 let path: String = parse(args, "path")?;
                 let text: String = parse(args, "text")?;
                 to_outcome(host.write_file(&path, &text))
             }
             "read_file" => {
+                known(args, &["path"])?;
                 let path: String = parse(args, "path")?;
                 to_outcome(host.read_file(&path))
             }
             "remove_file" => {
+                known(args, &["path"])?;
                 let path: String = parse(args, "path")?;
                 to_outcome(host.remove_file(&path))
             }
             "tombstone" => {
+                known(args, &["id", "uuid", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let uuid: String = parse(args, "uuid")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.tombstone(&id, &uuid, now_ms))
             }
             "load" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.load(&id))
             }
             "branches" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.branches(&id))
             }
             "usage" => {
+                known(args, &["id", "prices"])?;
                 let id: String = parse(args, "id")?;
                 let prices: Option<Prices> = parse(args, "prices")?;
                 to_outcome(host.usage(&id, prices.as_ref()))
             }
             "gc" => {
-                let policy: Retention = parse_or_default(args, "policy")?;
+                known(args, &["policy", "now_ms"])?;
+                let policy: Retention = overlaid(args, "policy")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.gc(&policy, now_ms))
             }
             "archive" => {
+                known(args, &["id", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.archive(&id, now_ms))
             }
-            "archived" => to_outcome(host.archived()),
+            "archived" => {
+                known(args, &[])?;
+                to_outcome(host.archived())
+            }
             "restore" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.restore(&id))
             }
             "check" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.check(&id))
             }
             "subagents" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.subagents(&id))
             }
             "hold" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.hold(&id))
             }
             "release" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.release(&id))
             }
             "remove" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.remove(&id))
             }
             "repair" => {
+                known(args, &["id", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.repair(&id, now_ms))
             }
-            "list" => to_outcome(host.list()),
+            "list" => {
+                known(args, &[])?;
+                to_outcome(host.list())
+            }
             "reopen" => {
+                known(args, &["id"])?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.reopen(&id))
             }
             "append_lines" => {
+                known(args, &["key", "lines", "now_ms"])?;
                 let key: TranscriptKey = parse(args, "key")?;
                 let lines: Vec<String> = parse(args, "lines")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.append_lines(&key, &lines, now_ms))
             }
             "read_lines" => {
+                known(args, &["key"])?;
                 let key: TranscriptKey = parse(args, "key")?;
                 to_outcome(host.read_lines(&key))
             }
             "written_sessions" => {
+                known(args, &["project"])?;
                 let project: String = parse(args, "project")?;
                 to_outcome(host.written_sessions(&project))
             }
             "subpaths" => {
+                known(args, &["project", "id"])?;
                 let project: String = parse(args, "project")?;
                 let id: String = parse(args, "id")?;
                 to_outcome(host.subpaths(&project, &id))
             }
             "remove_transcript" => {
+                known(args, &["key"])?;
                 let key: TranscriptKey = parse(args, "key")?;
                 to_outcome(host.remove_transcript(&key))
             }

@@ -420,6 +420,27 @@ fn parse<T: serde::de::DeserializeOwned>(args: &Value, field: &str) -> Result<T,
     serde_json::from_value(args[field].clone()).map_err(|e| format!("bad `{field}`: {e}"))
 }
 
+/// A step's `field` over the defaults of its type, field by field, as the APIs overlay
+/// a caller's settings on the core's; left out or null, the defaults.
+fn overlaid<T: serde::Serialize + serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
+    let mut value = serde_json::to_value(T::default()).map_err(|e| format!("the defaults of `{field}`: {e}"))?;
+    match (&mut value, &args[field]) {
+        (_, Value::Null) => {}
+        (Value::Object(defaults), Value::Object(given)) => defaults.extend(given.iter().map(|(key, item)| (key.clone(), item.clone()))),
+        (_, given) => return Err(format!("bad `{field}`: {given} is no object")),
+    }
+    serde_json::from_value(value).map_err(|e| format!("bad `{field}`: {e}"))
+}
+
+/// Refuses a step that gives an argument its operation does not take: a vector's
+/// mistake, which would otherwise run with the argument's default.
+fn known(args: &Value, taken: &[&str]) -> Result<(), String> {
+    match args.as_object().and_then(|given| given.keys().find(|key| !taken.contains(&key.as_str()))) {
+        Some(unknown) => Err(format!("the step gives `{unknown}`, which its operation does not take")),
+        None => Ok(()),
+    }
+}
+
 fn parse_or_default<T: serde::de::DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T, String> {
     if args[field].is_null() { Ok(T::default()) } else { parse(args, field) }
 }

@@ -79,10 +79,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
     outputs.push(crate::engines::conformance_calls(&resolve, package, &sources, &calls.rows)?);
     let docs = function_docs(&resolve, package);
     let doc_names = crate::wrappers::DocNames::of(&resolve, package);
-    let parameters: BTreeMap<String, Vec<String>> = functions(&resolve, package)
-        .into_iter()
-        .map(|(key, function)| (key, function.params.iter().map(|param| param.name.clone()).collect()))
-        .collect();
+    let functions_by_key: BTreeMap<String, &wit_parser::Function> = functions(&resolve, package).into_iter().collect();
     for (readme, language) in REFERENCES {
         let (source, methods) = match language {
             Language::JavaScript => (JS_API, js_methods(&js_api)),
@@ -92,7 +89,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
             check_python_returns(&resolve, package, &methods)?;
         }
         check_names(&methods, &language).map_err(|e| format!("{source}: {e}"))?;
-        let list = reference(&methods, &docs, language, &doc_names, &parameters).map_err(|e| format!("{source}: {e}"))?;
+        let list = reference(&resolve, &methods, &docs, language, &doc_names, &functions_by_key).map_err(|e| format!("{source}: {e}"))?;
         outputs.push((readme.to_owned(), with_reference(&read(readme)?, &list).map_err(|e| format!("{readme}: {e}"))?));
     }
     outputs.push((JS_API.to_owned(), js_api));
@@ -532,19 +529,30 @@ fn check_names(methods: &[Method], language: &Language) -> Result<(), String> {
 /// The methods as a Markdown list: each signature, the WIT function it calls and that
 /// function's doc comment (a method of its own, its own doc comment).
 fn reference(
+    resolve: &Resolve,
     methods: &[Method],
     docs: &BTreeMap<String, String>,
     language: Language,
     doc_names: &crate::wrappers::DocNames,
-    parameters: &BTreeMap<String, Vec<String>>,
+    functions: &BTreeMap<String, &wit_parser::Function>,
 ) -> Result<String, String> {
     let mut out = String::new();
     for method in methods {
         let line = match &method.key {
             Some(key) => {
                 let doc = docs.get(key).ok_or_else(|| format!("`{}` calls `{key}`, which wit/ has no function of", method.signature))?;
-                let project = method.signature.contains("(project") || method.signature.contains(", project");
-                let parameters: Vec<&str> = parameters.get(key).into_iter().flatten().map(String::as_str).collect();
+                let function = functions.get(key);
+                let project = function.is_some_and(|function| crate::wrappers::takes_scope(resolve, function));
+                // The function's parameters the method takes as the WIT names them (a
+                // hand-written method may name one otherwise: `fork`'s `new-id` is `to`).
+                let words: std::collections::BTreeSet<&str> =
+                    method.signature.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+                let parameters: Vec<&str> = function
+                    .into_iter()
+                    .flat_map(|function| &function.params)
+                    .map(|param| param.name.as_str())
+                    .filter(|name| *name == "now-ms" || words.contains(crate::wrappers::parameter_name(name, language).as_str()))
+                    .collect();
                 let doc = if doc.is_empty() {
                     method.doc.clone()
                 } else {

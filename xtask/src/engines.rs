@@ -464,7 +464,8 @@ pub fn conformance_calls(
             .iter()
             .find(|operation| operation.name == *name)
             .ok_or_else(|| format!("{ENGINE}: the `Engine` trait has no `{name}`"))?;
-        let mut body = String::new();
+        let taken: Vec<String> = arguments.iter().map(|(argument, _)| format!("\"{argument}\"")).collect();
+        let mut body = format!("known(args, &[{}])?;\n", taken.join(", "));
         let mut passed = Vec::new();
         for param in &operation.params {
             let argument = if param.name == "scope" { "project" } else { param.name.as_str() };
@@ -476,8 +477,7 @@ pub fn conformance_calls(
             let (owned, borrowed) = owned_and_borrowed(&param.core, &param.name);
             let read = match how {
                 "project" => "scope(args)".to_owned(),
-                // Each record the APIs overlay reads its defaults for what a step leaves out.
-                "overlay" => format!("parse_or_default(args, \"{argument}\")?"),
+                "overlay" => format!("overlaid(args, \"{argument}\")?"),
                 _ if is_data(resolve, param.wit) => {
                     let _ = writeln!(body, "let {}: String = parse(args, \"{argument}\")?;", param.name);
                     passed.push(format!("{}.as_bytes()", param.name));
@@ -496,7 +496,7 @@ pub fn conformance_calls(
         "{HEADER}\n//! The conformance runner's calls of the operations whose methods the JavaScript and\n\
          //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.\n\n\
          {}use mneme_core::{{Engine, EngineError}};\nuse serde_json::Value;\n\n\
-         use crate::{{parse, parse_or_default, scope, text_outcome, to_outcome}};\n\n\
+         use crate::{{known, overlaid, parse, scope, text_outcome, to_outcome}};\n\n\
          /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.\n\
          pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
          let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",

@@ -149,9 +149,8 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
             }
         }
         // The APIs give JSON text as its value, which a derived method would not parse.
-        if ok_type(resolve, function) == Some(Type::String)
-            && function.docs.contents.as_deref().is_some_and(|doc| doc.contains("JSON text"))
-        {
+        let text = ok_type(resolve, function).is_some_and(|ty| ty == Type::String || is_option_of_string(resolve, ty));
+        if text && function.docs.contents.as_deref().is_some_and(|doc| doc.contains("JSON text")) {
             reasons.push("its result is JSON text, which the method would give as a string".to_owned());
         }
         let why_not = (!reasons.is_empty()).then(|| reasons.join("; "));
@@ -202,6 +201,15 @@ fn is_reserved_in_javascript(name: &str) -> bool {
         "let",
         "static",
         "await",
+        // A class body is strict mode code.
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "arguments",
+        "eval",
     ]
     .contains(&name)
 }
@@ -252,7 +260,7 @@ fn defaults_of(resolve: &Resolve, all: &[(String, &Function)], interface: &str, 
 }
 
 /// A name spelled in `language`'s convention, safe as a parameter.
-fn parameter_name(name: &str, language: Language) -> String {
+pub fn parameter_name(name: &str, language: Language) -> String {
     match language {
         Language::Python => {
             let snake = name.replace('-', "_");
@@ -268,12 +276,25 @@ pub struct DocNames {
     functions: BTreeSet<String>,
     /// Every record's fields (`updated-ms`), but those that are also an error's kind.
     fields: BTreeSet<String>,
+    /// The interfaces, which qualify a function's name (`sessions.search`).
+    interfaces: BTreeSet<String>,
 }
 
 impl DocNames {
     pub fn of(resolve: &Resolve, package: wit_parser::PackageId) -> DocNames {
-        let functions =
-            functions(resolve, package).into_iter().map(|(key, _)| key.rsplit('.').next().unwrap_or_default().to_owned()).collect();
+        // The functions the APIs have a method of: a store's operations and the
+        // functions of no store, not the storage contract the host serves nor the
+        // defaults the APIs overlay.
+        let functions = functions(resolve, package)
+            .into_iter()
+            .filter(|(key, function)| {
+                let name = key.rsplit('.').next().unwrap_or_default();
+                !key.starts_with("storage.")
+                    && !name.starts_with("default-")
+                    && (takes_store(resolve, function) || matches!(function.kind, FunctionKind::Freestanding))
+            })
+            .map(|(key, _)| key.rsplit('.').next().unwrap_or_default().to_owned())
+            .collect();
         let mut fields = BTreeSet::new();
         let mut kinds = BTreeSet::new();
         for (_, def) in resolve.types.iter() {
@@ -286,8 +307,14 @@ impl DocNames {
                 _ => {}
             }
         }
-        DocNames { functions, fields: fields.difference(&kinds).cloned().collect() }
+        let interfaces = resolve.packages[package].interfaces.keys().cloned().collect();
+        DocNames { functions, fields: fields.difference(&kinds).cloned().collect(), interfaces }
     }
+}
+
+/// Whether `function` takes a memory scope (which the APIs take as `project`).
+pub fn takes_scope(resolve: &Resolve, function: &Function) -> bool {
+    function.params.iter().any(|param| named(resolve, param.ty) == Some(("memory", "scope")))
 }
 
 /// A WIT doc comment in a language's words: a function named in backticks by its
@@ -303,13 +330,16 @@ pub fn api_doc(doc: &str, language: Language, names: &DocNames, parameters: &[&s
         let Some(close) = rest[open + 1..].find('`') else { break };
         let quoted = &rest[open + 1..open + 1 + close];
         out.push_str(&rest[..=open]);
-        let function = quoted.rsplit('.').next().unwrap_or(quoted);
-        if names.functions.contains(function) && quoted.split('.').count() <= 3 {
+        let (qualifier, function) = quoted.rsplit_once('.').unwrap_or(("", quoted));
+        let qualified = qualifier.is_empty() || names.interfaces.contains(qualifier.strip_suffix(".store").unwrap_or(qualifier));
+        // A name that is a function and a field too (`context-window`) stays as written.
+        if qualified && names.functions.contains(function) && !(qualifier.is_empty() && names.fields.contains(function)) {
             out.push_str(&crate::codegen::spelled(function, &language));
         } else if project && quoted == "scope" {
             out.push_str("project");
         } else if parameters.contains(&quoted) {
-            out.push_str(&parameter_name(quoted, language));
+            // The methods take `now-ms` as `now`.
+            out.push_str(&if quoted == "now-ms" { "now".to_owned() } else { parameter_name(quoted, language) });
         } else if names.fields.contains(quoted) {
             out.push_str(&quoted.replace('-', "_"));
         } else {
@@ -401,7 +431,10 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
     let doc_names = DocNames::of(resolve, package);
     let generate = to_generate(&all, called, crate::codegen::JS_API)?;
     let names: Vec<String> = generate.iter().map(|operation| crate::codegen::spelled(&operation.key, &Language::JavaScript)).collect();
-    check_unique(&names, &defined(&hand_written(source, JS_BEGIN, JS_END), "  "), crate::codegen::JS_API)?;
+    // The constructor and the fields it sets are no method `defined` sees.
+    let mut taken = defined(&hand_written(source, JS_BEGIN, JS_END), "  ");
+    taken.extend(["constructor", "engine", "storage"].map(str::to_owned));
+    check_unique(&names, &taken, crate::codegen::JS_API)?;
     let mut methods = String::new();
     for operation in generate {
         methods.push_str(&jsdoc_of(Some(&operation.doc(Language::JavaScript, &doc_names)), "  "));
@@ -769,6 +802,13 @@ interface memory {
   dream-gate: func(store: borrow<store>, now-ms: s64, caps: caps) -> result<bool, string>;
   link: func(store: borrow<store>, scope: scope, %from: string, now-ms: s64) -> result<u32, string>;
   plan: func(store: borrow<store>, caps: caps, model: string) -> result<u32, string>;
+  plan-x: func(store: borrow<store>, id: string) -> result<u32, string>;
+  apply-x: func(store: borrow<store>, plan: request) -> result<u32, string>;
+  lines: func() -> u32;
+}
+interface types {
+  variant error { changed(string), stale-plan(string) }
+  record stamp { changed: u32, updated-ms: s64 }
 }
 ";
 
@@ -867,7 +907,11 @@ interface memory {
         let calls = derived_calls(&resolve, package, &written(&[]), &written(&["memory.answer"])).expect("derivable");
         let names: Vec<&str> = calls.rows.iter().map(|row| row.name.as_str()).collect();
         assert!(!names.contains(&"answer"), "Python writes it by hand: {names:?}");
-        assert!(!names.contains(&"plan"), "{names:?}");
+        // Derived, but a runner carries a plan from the step that makes it to the one that applies it.
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        assert!(js.contains("planX(id)") && js.contains("applyX(plan)"), "{js}");
+        assert!(!names.contains(&"plan_x") && !names.contains(&"apply_x"), "{names:?}");
+        assert!(names.contains(&"usage"), "{names:?}");
         assert!(
             calls.js.contains(
                 "  link: { arguments: [[\"project\", \"project\"], [\"from\", \"given\"], [\"now_ms\", \"now\"]], bytes: false },"
@@ -887,20 +931,21 @@ interface memory {
 
     #[test]
     fn a_doc_names_functions_parameters_and_fields_as_each_language_does_and_error_kinds_as_the_wit() {
-        let names =
-            DocNames { functions: ["memory-load".to_owned(), "search".to_owned()].into(), fields: ["updated-ms".to_owned()].into() };
-        let doc = "Calls `memory-load` and `sessions.search` with `new-session-id` in `scope`; `updated-ms` stays; \
-                   else `invalid-argument`, `storage/locked` or `-`.";
-        let parameters = ["new-session-id"];
+        let (resolve, package) = resolve();
+        let names = DocNames::of(&resolve, package);
+        assert!(names.fields.contains("updated-ms") && !names.fields.contains("changed"), "an error's kind is no field");
+        let doc = "Calls `memory-load` and `memory.memory-load` with `now-ms` and `new-session-id` in `scope`; \
+                   `updated-ms` and `lines` stay; not `message.memory-load`; else `changed`, `stale-plan` or `-`.";
+        let parameters = ["new-session-id", "now-ms"];
         assert_eq!(
             api_doc(doc, Language::JavaScript, &names, &parameters, true),
-            "Calls `memoryLoad` and `search` with `newSessionId` in `project`; `updated_ms` stays; \
-             else `invalid-argument`, `storage/locked` or `-`."
+            "Calls `memoryLoad` and `memoryLoad` with `now` and `newSessionId` in `project`; \
+             `updated_ms` and `lines` stay; not `message.memory-load`; else `changed`, `stale-plan` or `-`."
         );
         assert_eq!(
             api_doc(doc, Language::Python, &names, &parameters, false),
-            "Calls `memory_load` and `search` with `new_session_id` in `scope`; `updated_ms` stays; \
-             else `invalid-argument`, `storage/locked` or `-`."
+            "Calls `memory_load` and `memory_load` with `now` and `new_session_id` in `scope`; \
+             `updated_ms` and `lines` stay; not `message.memory-load`; else `changed`, `stale-plan` or `-`."
         );
     }
 }
