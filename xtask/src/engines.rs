@@ -260,7 +260,7 @@ fn wit_functions(resolve: &Resolve, package: wit_parser::PackageId) -> Result<BT
     Ok(out)
 }
 
-fn takes_store(resolve: &Resolve, function: &Function) -> bool {
+pub fn takes_store(resolve: &Resolve, function: &Function) -> bool {
     let is_store = |id: wit_parser::TypeId| resolve.types[id].name.as_deref() == Some("store");
     match function.kind {
         FunctionKind::Method(resource) => is_store(resource),
@@ -901,7 +901,7 @@ fn has_list(resolve: &Resolve, ty: &Type) -> bool {
     }
 }
 
-fn is_option(resolve: &Resolve, ty: &Type) -> bool {
+pub fn is_option(resolve: &Resolve, ty: &Type) -> bool {
     matches!(ty, Type::Id(id) if matches!(resolve.types[*id].kind, TypeDefKind::Option(_)))
 }
 

@@ -17,9 +17,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use wit_parser::{Function, FunctionKind, Handle, Resolve, Type, TypeDefKind};
+use wit_parser::{Function, FunctionKind, Resolve, Type, TypeDefKind};
 
 use crate::codegen::{Language, PYTHON_PARAM, TypeNames, annotation, docstring, functions, is_keyword, jsdoc_of, ok_type, python_return};
+use crate::engines::{is_option, takes_store};
 
 pub const JS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>";
 pub const JS_END: &str = "  // </operations>";
@@ -103,9 +104,9 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
         }
         let interface = key.split('.').next().unwrap_or_default().to_owned();
         let mut parameters = Vec::new();
-        let method = matches!(function.kind, FunctionKind::Method(_));
         for (i, param) in function.params.iter().enumerate() {
-            let argument = if i == 0 && (method || is_store_borrow(resolve, param.ty)) {
+            // Each operation's first parameter is the store (a method's own, or borrowed).
+            let argument = if i == 0 {
                 Argument::Store
             } else if param.name == "now-ms" && param.ty == Type::S64 {
                 Argument::Now
@@ -113,7 +114,7 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
                 Argument::Project
             } else if let Some(defaults) = defaults_of(resolve, &all, &interface, param.ty) {
                 Argument::Overlay { defaults }
-            } else if is_option(resolve, param.ty) {
+            } else if is_option(resolve, &param.ty) {
                 Argument::Optional
             } else {
                 Argument::Given
@@ -214,19 +215,6 @@ fn is_reserved_in_javascript(name: &str) -> bool {
     .contains(&name)
 }
 
-fn takes_store(resolve: &Resolve, function: &Function) -> bool {
-    match function.kind {
-        FunctionKind::Method(resource) => resolve.types[resource].name.as_deref() == Some("store"),
-        FunctionKind::Freestanding => function.params.first().is_some_and(|param| is_store_borrow(resolve, param.ty)),
-        _ => false,
-    }
-}
-
-fn is_store_borrow(resolve: &Resolve, ty: Type) -> bool {
-    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind,
-        TypeDefKind::Handle(Handle::Borrow(store)) if resolve.types[store].name.as_deref() == Some("store")))
-}
-
 /// A named type's interface and name, through aliases.
 fn named(resolve: &Resolve, ty: Type) -> Option<(&str, &str)> {
     let Type::Id(id) = ty else { return None };
@@ -236,10 +224,6 @@ fn named(resolve: &Resolve, ty: Type) -> Option<(&str, &str)> {
     }
     let wit_parser::TypeOwner::Interface(owner) = def.owner else { return None };
     Some((resolve.interfaces[owner].name.as_deref()?, def.name.as_deref()?))
-}
-
-fn is_option(resolve: &Resolve, ty: Type) -> bool {
-    matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(_)))
 }
 
 /// The function of `interface` that gives the core's defaults of record `ty`
@@ -352,8 +336,7 @@ pub fn api_doc(doc: &str, language: Language, names: &DocNames, parameters: &[&s
     out
 }
 
-/// `source` with the generated methods between `begin` and `end` written again: one for
-/// each operation no method outside them calls (`called`: their WIT keys).
+/// `source` with what lies between `begin` and `end` replaced by `methods`.
 fn with_region(source: &str, begin: &str, end: &str, methods: &str) -> Result<String, String> {
     let (Some(start), Some(stop)) = (source.find(begin), source.find(end)) else {
         return Err(format!("no place for the generated methods: put the lines `{begin}` and `{end}` in the class"));
@@ -493,7 +476,8 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
     let mut used_types = BTreeSet::new();
     let generate = to_generate(&all, called, crate::codegen::PYTHON_API)?;
     let method_names: Vec<String> = generate.iter().map(|operation| operation.wit_name().replace('-', "_")).collect();
-    check_unique(&method_names, &defined(&hand_written(source, PY_BEGIN, PY_END), "    "), crate::codegen::PYTHON_API)?;
+    let written_by_hand = hand_written(source, PY_BEGIN, PY_END);
+    check_unique(&method_names, &defined(&written_by_hand, "    "), crate::codegen::PYTHON_API)?;
     for operation in generate {
         let mut signature = vec!["self".to_owned()];
         for parameter in operation.caller_order() {
@@ -550,10 +534,9 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
             );
         }
     }
-    let imported = hand_written(source, PY_BEGIN, PY_END);
     let known = ["Optional", "List", "Sequence", "Tuple", "Dict", "Union", "Any", "Json", "Time", "Folder", "None", "Callable"];
     let missing: Vec<&String> =
-        used_types.iter().filter(|name| !known.contains(&name.as_str()) && !imports_name(&imported, name)).collect();
+        used_types.iter().filter(|name| !known.contains(&name.as_str()) && !imports_name(&written_by_hand, name)).collect();
     if !missing.is_empty() {
         return Err(format!(
             "{}: the generated methods name {} from mneme.types: import them",
@@ -571,7 +554,7 @@ fn python_parameter(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> Strin
     let Type::Id(id) = ty else { return annotation(resolve, names, ty, &PYTHON_PARAM) };
     match &resolve.types[id].kind {
         TypeDefKind::Type(target) => python_parameter(resolve, names, *target),
-        TypeDefKind::Record(record) if record.fields.iter().any(|field| is_option(resolve, field.ty)) => "Json".to_owned(),
+        TypeDefKind::Record(record) if record.fields.iter().any(|field| is_option(resolve, &field.ty)) => "Json".to_owned(),
         TypeDefKind::Option(item) => format!("Optional[{}]", python_parameter(resolve, names, *item)),
         TypeDefKind::List(item) if *item != Type::U8 && !crate::codegen::is_data(resolve, id) => {
             format!("Sequence[{}]", python_parameter(resolve, names, *item))
