@@ -419,10 +419,6 @@ export class Mneme {
     return item === null ? null : JSON.parse(item);
   }
 
-  /** Plans a compaction; `settings` overlays the core's defaults (mneme-core's JSON). */
-  planCompaction(id, settings = {}, mode = "auto") {
-    return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings), mode]);
-  }
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("compaction.apply-compaction", () => [id, plan, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, time("now", now)]);
   }
@@ -528,8 +524,6 @@ export class Mneme {
     const [vector] = await vectorsOf([query]);
     return { model, vector };
   }
-  /** At most `limit` memories of the scope with no vector of `model` for what they say now: `{model, files, versions, texts}` for the host's embedder (`memoryRecall`'s `embed` drives it). */
-  planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
   /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
   applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
     return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), lower("bool", dryRun, "dryRun")]);
@@ -559,10 +553,6 @@ export class Mneme {
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
     return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), time("now", now), text("newSessionId", newSessionId)]);
   }
-  /** Gives `key` a new session; the old one stays in its `previous_session_ids`. */
-  resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) {
-    return this.#invoke("index.reset-key", () => [key, text("newSessionId", newSessionId), time("now", now)]);
-  }
   /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
   updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
@@ -575,8 +565,6 @@ export class Mneme {
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), time("now", now)]);
   }
-  /** Keys whose metadata has every `{name, value}` of `filter`, most recently active first. */
-  keys(filter = []) { return this.#invoke("index.keys", () => [filter]); }
   /** The session key of a message (nothing is read or written). */
   keyOf(inbound, policy = {}) { return this.#invoke("index.key-of", async () => [this.#inbound(inbound), await this.#routePolicy(policy)]); }
   parseKey(key) { return this.#invoke("index.parse-key", () => [key]); }
@@ -584,6 +572,12 @@ export class Mneme {
   sessionIdOf(name) { return this.#invoke("sessions.session-id-of", () => [wellFormed("name", name)]); }
 
   // <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
+  /**
+   * Plans a compaction of session `id`: when (trigger, circuit breaker, loop
+   * guard) and what (API rounds, never splitting a tool call from its result,
+   * keeping at least the recent budget). Writes nothing. `mode` defaults to `auto`.
+   */
+  planCompaction(id, settings = {}, mode = "auto") { return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings), mode]); }
   /** A summary of what `plan` summarises, written without a model. */
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   /** Records a failed compaction; `max_failures` in a row block auto plans. */
@@ -605,10 +599,17 @@ export class Mneme {
   dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
   /** Releases it; `completed` records the run as the last consolidation. */
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, completed]); }
+  /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
+  resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return this.#invoke("index.reset-key", () => [key, newSessionId, time("now", now)]); }
   /** Forgets a key; its sessions stay. Returns the entry it had. */
   removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
   /** A key with its current session's listing and counters. */
   key(key) { return this.#invoke("index.key", () => [key]); }
+  /**
+   * Keys whose metadata has every field of `filter`, most recently active first.
+   * `filter` defaults to `[]`: every key.
+   */
+  keys(filter = []) { return this.#invoke("index.keys", () => [filter]); }
   /** The index's generation, sizes and anything damaged that was skipped. */
   indexReport() { return this.#invoke("index.index-report", () => []); }
   /**
@@ -647,6 +648,12 @@ export class Mneme {
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
   /** One memory with its body and its supersession history. */
   memoryShow(project, file) { return this.#invoke("memory.memory-show", () => [scope(project), file]); }
+  /**
+   * At most `limit` memories of `project` with no vector of `model` for what they say
+   * now, each with its text: the host embeds `texts` and gives the vectors to
+   * `applyEmbedding`, until a plan comes back empty. `limit` defaults to `64`.
+   */
+  planEmbedding(project, model, limit = 64) { return this.#invoke("memory.plan-embedding", () => [scope(project), model, limit]); }
   /**
    * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
    * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a

@@ -88,14 +88,25 @@ impl sessions::GuestStore for Store {
         let prices: Option<Prices> = prices.mirror();
         run(self.0.sessions().usage(&id, prices.as_ref()))
     }
-    fn fork(&self, id: String, from: Option<String>, new_id: String, now_ms: i64) -> Result<Vec<sessions::Entry>, sessions::Error> {
+    fn fork(
+        &self,
+        id: String,
+        from: Option<String>,
+        new_id: sessions::FreshId,
+        now_ms: i64,
+    ) -> Result<Vec<sessions::Entry>, sessions::Error> {
         run(self.0.sessions().fork(&id, from.as_deref(), &new_id, now_ms))
     }
     fn import_session(&self, request: sessions::ImportRequest) -> Result<sessions::Imported, sessions::Error> {
         let request: Import = request.mirror();
         run(self.0.sessions().import_session(&request))
     }
-    fn export_session(&self, id: String, format: sessions::ExportFormat, uuid: String) -> Result<sessions::Exported, sessions::Error> {
+    fn export_session(
+        &self,
+        id: String,
+        format: sessions::ExportFormat,
+        uuid: sessions::FreshId,
+    ) -> Result<sessions::Exported, sessions::Error> {
         let format: ExportFormat = format.mirror();
         run(self.0.sessions().export_session(&id, format, &uuid))
     }
@@ -168,7 +179,7 @@ impl sessions::GuestStore for Store {
         let key: TranscriptKey = key.mirror();
         run(self.0.sessions().remove_transcript(&key))
     }
-    fn append_items(&self, id: String, items: String, cwd: String, uuid: String, now_ms: i64) -> Result<u32, sessions::Error> {
+    fn append_items(&self, id: String, items: String, cwd: String, uuid: sessions::FreshId, now_ms: i64) -> Result<u32, sessions::Error> {
         run(self.0.sessions().append_items(&id, &items, &cwd, &uuid, now_ms))
     }
     fn items(&self, id: String, limit: Option<u32>) -> Result<String, sessions::Error> {
@@ -519,13 +530,18 @@ impl index::Guest for Component {
         inbound: index::Inbound,
         policy: index::RoutePolicy,
         now_ms: i64,
-        new_session_id: String,
+        new_session_id: index::FreshId,
     ) -> Result<index::Resolution, index::Error> {
         let inbound: Inbound = inbound.mirror();
         let policy: RoutePolicy = policy.mirror();
         run(store.get::<Store>().0.index().resolve(&inbound, &policy, now_ms, &new_session_id))
     }
-    fn reset_key(store: index::StoreBorrow<'_>, key: String, new_session_id: String, now_ms: i64) -> Result<index::KeyEntry, index::Error> {
+    fn reset_key(
+        store: index::StoreBorrow<'_>,
+        key: String,
+        new_session_id: index::FreshId,
+        now_ms: i64,
+    ) -> Result<index::KeyEntry, index::Error> {
         run(store.get::<Store>().0.index().reset_key(&key, &new_session_id, now_ms))
     }
     fn update_key(store: index::StoreBorrow<'_>, key: String, patch: index::KeyPatch) -> Result<index::KeyEntry, index::Error> {
@@ -589,7 +605,7 @@ impl index::Guest for Component {
         key: String,
         summary: String,
         ids: index::CompactionIds,
-        new_session_id: String,
+        new_session_id: index::FreshId,
         now_ms: i64,
     ) -> Result<index::RolledOver, index::Error> {
         let ids: CompactionIds = ids.mirror();

@@ -86,6 +86,7 @@ export const checkMemoryChange: Takes<Api.MemoryChange, Wit.Change> = true;
 export const checkMemoryIndexReport: Same<Api.MemoryIndexReport, Wit.MemoryIndexReport> = true;
 export const checkMemoryToolResult: Same<Api.MemoryToolResult, Wit.MemoryToolResult> = true;
 export const checkMemoryType: Accepts<Api.MemoryType, Wit.MemoryType> = true;
+export const checkMode: Accepts<Api.Mode, Wit.Mode> = true;
 export const checkNear: Takes<Api.Near, Wit.Near> = true;
 export const checkNewMemory: Takes<Api.NewMemory, Wit.NewMemory> = true;
 export const checkOrigin: Takes<Api.Origin, Wit.Origin> = true;

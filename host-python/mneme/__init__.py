@@ -51,6 +51,7 @@ from .types import (
     Exported,
     Extracted,
     ExtractionPlan,
+    Field,
     GcReport,
     Imported,
     IndexHealth,
@@ -66,6 +67,7 @@ from .types import (
     Memory,
     MemoryIndexReport,
     MemoryToolResult,
+    Mode,
     Near,
     Plan,
     Prices,
@@ -703,6 +705,11 @@ def _optional_text(name, value):
     return None if value is None else _text(name, value)
 
 
+def _fresh_id(value):
+    """An id for what a call creates (WIT's `fresh-id`): a random UUID when None."""
+    return str(uuids.uuid4()) if value is None else value
+
+
 def _json(name, value):
     """``value`` as JSON text, compact and with its non-ASCII text as written, as Claude
     Code and JavaScript write it (escaped, an 'é' is six bytes of a stored line). A lone
@@ -976,11 +983,6 @@ class Mneme:
     def _compaction(self, name, *args):
         return self._instance.call(_COMPACTION, name, self._store, *args)
 
-    def plan_compaction(self, id: str, settings: Optional[Json] = None, mode: str = "auto") -> Plan:
-        """Plans a compaction; ``settings`` overlays the core's defaults."""
-        defaults = self._instance.call(_COMPACTION, "default-settings")
-        return self._compaction("plan-compaction", _text("id", id), _overlay(defaults, settings), _text("mode", mode))
-
     def apply_compaction(self, id: str, plan: Json, summary: str, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> Applied:
         """Applies ``plan`` with ``summary`` (the model's text) in one atomic write;
         ``{format, action, boundary_uuid, summary_uuid, tokens_before, tokens_after}``.
@@ -1136,12 +1138,6 @@ class Mneme:
             given.update(plan["files"])
         return {"model": model, "vector": vectors_of([query])[0]}
 
-    def plan_embedding(self, project: Optional[str], model: str, limit: int = 64) -> EmbeddingPlan:
-        """At most ``limit`` memories of the scope with no vector of ``model`` for what
-        they say now: ``{model, files, versions, texts}`` for the host's embedder
-        (``memory_recall``'s ``embed`` drives it)."""
-        return self._memory("plan-embedding", project, _text("model", model), _u32("limit", limit))
-
     def set_embeddings(self, table: Union[str, bytes, bytearray, memoryview, None]) -> Optional[EmbeddingsInfo]:
         """Makes recall and search hybrid with a static embedding table in its text form
         (a word per line, then its values; ``str`` or ``bytes``); ``None``: words alone.
@@ -1191,11 +1187,6 @@ class Mneme:
         return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
                                    _now_ms(now), _text("new_session_id", new_id))
 
-    def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
-        """Gives ``key`` a new session; the old one stays in its ``previous_session_ids``."""
-        new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
-        return self._instance.call(_INDEX, "reset-key", self._store, _text("key", key), _text("new_session_id", new_id), _now_ms(now))
-
     def update_key(self, key: str, patch: Json) -> KeyEntry:
         """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
         patch = _record("patch", patch, {"toggles": [], "metadata": []})
@@ -1223,10 +1214,6 @@ class Mneme:
         new_id = str(uuids.uuid4()) if new_session_id is None else new_session_id
         return self._instance.call(_INDEX, "rollover", self._store, _text("key", key), _text("summary", summary), ids,
                                    _text("new_session_id", new_id), _now_ms(now))
-
-    def keys(self, filter: Optional[Sequence[Json]] = None) -> List[KeyEntry]:
-        """Keys whose metadata has every ``{name, value}`` of ``filter``, most recently active first."""
-        return self._instance.call(_INDEX, "keys", self._store, list(filter or []))
 
     def key_of(self, inbound: Json, policy: Optional[Json] = None) -> str:
         """The session key of a message (nothing is read or written)."""
@@ -1258,6 +1245,13 @@ class Mneme:
         return _utility().call(_SESSIONS, "check-bytes", data)
 
     # <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>
+    def plan_compaction(self, id: str, settings: Optional[Json] = None, mode: Mode = "auto") -> Plan:
+        """Plans a compaction of session `id`: when (trigger, circuit breaker, loop
+        guard) and what (API rounds, never splitting a tool call from its result,
+        keeping at least the recent budget). Writes nothing. `mode` defaults to `auto`.
+        """
+        return self._instance.call(_COMPACTION, "plan-compaction", self._store, _text("id", id), _overlay(self._instance.call(_COMPACTION, "default-settings"), settings), mode)
+
     def summarize_offline(self, id: str, plan: Json) -> str:
         """A summary of what `plan` summarises, written without a model."""
         return self._instance.call(_COMPACTION, "summarize-offline", self._store, _text("id", id), plan)
@@ -1296,6 +1290,10 @@ class Mneme:
         """Releases it; `completed` records the run as the last consolidation."""
         return self._instance.call(_GATES, "dream-release", self._store, _now_ms(now), _text("holder", holder), completed)
 
+    def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
+        """Gives `key` a new session (what `/new` does); the old one is kept in its history. `new_session_id` left out is a new random UUID."""
+        return self._instance.call(_INDEX, "reset-key", self._store, _text("key", key), _text("new_session_id", _fresh_id(new_session_id)), _now_ms(now))
+
     def remove_key(self, key: str) -> KeyEntry:
         """Forgets a key; its sessions stay. Returns the entry it had."""
         return self._instance.call(_INDEX, "remove-key", self._store, _text("key", key))
@@ -1303,6 +1301,12 @@ class Mneme:
     def key(self, key: str) -> KeyView:
         """A key with its current session's listing and counters."""
         return self._instance.call(_INDEX, "key", self._store, _text("key", key))
+
+    def keys(self, filter: Sequence[Field] = ()) -> List[KeyEntry]:
+        """Keys whose metadata has every field of `filter`, most recently active first.
+        `filter` defaults to `[]`: every key.
+        """
+        return self._instance.call(_INDEX, "keys", self._store, list(filter))
 
     def index_report(self) -> IndexHealth:
         """The index's generation, sizes and anything damaged that was skipped."""
@@ -1354,6 +1358,13 @@ class Mneme:
     def memory_show(self, project: Optional[str], file: str) -> Shown:
         """One memory with its body and its supersession history."""
         return self._instance.call(_MEMORY, "memory-show", self._store, _scope(project), _text("file", file))
+
+    def plan_embedding(self, project: Optional[str], model: str, limit: int = 64) -> EmbeddingPlan:
+        """At most `limit` memories of `project` with no vector of `model` for what they say
+        now, each with its text: the host embeds `texts` and gives the vectors to
+        `apply_embedding`, until a plan comes back empty. `limit` defaults to `64`.
+        """
+        return self._instance.call(_MEMORY, "plan-embedding", self._store, _scope(project), _text("model", model), limit)
 
     def apply_embedding(self, project: Optional[str], plan: EmbeddingPlan, vectors: Sequence[Sequence[float]]) -> int:
         """Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its

@@ -3,6 +3,7 @@ operations and matching rules as the Rust runner (tests/src/lib.rs) and the Java
 one (tests/js/conformance.js); only the dispatch to Python's method names lives here."""
 
 import json
+import keyword
 import os
 
 from derived import DERIVED
@@ -147,14 +148,10 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
     if op == "rollover":
         return run(lambda: store.rollover(args["key"], args["summary"], args["new_session_id"], args["boundary"], args["summary_uuid"], args["now_ms"]))
-    if op == "reset_key":
-        return run(lambda: store.reset_key(args["key"], args["new_session_id"], args["now_ms"]))
     if op == "update_key":
         return run(lambda: store.update_key(args["key"], args["patch"]))
     if op == "import_openclaw_keys":
         return run(lambda: store.import_openclaw_keys(args["text"]))
-    if op == "keys":
-        return run(lambda: store.keys(args.get("filter")))
     if op == "key_of":
         return run(lambda: store.key_of(args["inbound"], args.get("policy")))
     if op == "parse_key":
@@ -162,8 +159,8 @@ def _step(Mneme, MnemeError, store, op, args, state):
     if op in DERIVED:
         # An operation whose method is derived from the WIT is called by the rule it was derived by.
         derived = DERIVED[op]
-        given = _derived_arguments(op, derived["arguments"], args)
-        result = run(lambda: getattr(store, op)(*given))
+        positional, keywords = _derived_arguments(op, derived["arguments"], args)
+        result = run(lambda: getattr(store, op)(*positional, **keywords))
         if not derived["bytes"] or "ok" not in result:
             return result
         if not isinstance(result["ok"], bytes):
@@ -184,7 +181,25 @@ def _derived_arguments(op, taken, args):
     missing = [name for name, how in taken if how in ("given", "now") and name not in args]
     if missing:
         raise ValueError(f"{op} needs `{missing[0]}`")
-    return [args.get(name) for name in names]
+    positional, keywords, by_name = [], {}, False
+    for name, how in taken:
+        value = args.get(name)
+        if how == "default" and value is None:
+            # Left out: the method's own default; what follows goes by name.
+            by_name = True
+        elif by_name:
+            keywords[_keyword(name, how)] = value
+        else:
+            positional.append(value)
+    return positional, keywords
+
+
+def _keyword(name, how):
+    """The Python parameter a step's argument is: ``now`` for ``now_ms``, a Python
+    keyword with a ``_``."""
+    if how == "now":
+        return "now"
+    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 def run_vectors(Mneme, MnemeError, vectors_dir, scratch):

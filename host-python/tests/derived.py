@@ -3,7 +3,8 @@
 # the WIT (but those that make or apply a plan), keyed by its name in a vector's
 # step: its arguments in the method's order, each as a step names it and how the
 # method takes it (`given`, `now`: a step gives it; `project`, `optional`: null
-# when left out; `overlay`: the core's defaults for what it leaves out), and
+# when left out; `overlay`: the core's defaults for what it leaves out;
+# `default`: the method's default when left out), and
 # whether it gives bytes (compared as text, as the Rust runner gives them).
 DERIVED = {
     "record_compaction_failure": {"arguments": [["id", "given"], ["reason", "given"], ["now_ms", "now"]], "bytes": False},
@@ -14,8 +15,10 @@ DERIVED = {
     "dream_gate": {"arguments": [["settings", "overlay"], ["now_ms", "now"]], "bytes": False},
     "dream_acquire": {"arguments": [["holder", "given"], ["settings", "overlay"], ["now_ms", "now"]], "bytes": False},
     "dream_release": {"arguments": [["holder", "given"], ["completed", "given"], ["now_ms", "now"]], "bytes": False},
+    "reset_key": {"arguments": [["key", "given"], ["new_session_id", "given"], ["now_ms", "now"]], "bytes": False},
     "remove_key": {"arguments": [["key", "given"]], "bytes": False},
     "key": {"arguments": [["key", "given"]], "bytes": False},
+    "keys": {"arguments": [["filter", "default"]], "bytes": False},
     "index_report": {"arguments": [], "bytes": False},
     "rebuild_index": {"arguments": [], "bytes": False},
     "export_openclaw_keys": {"arguments": [], "bytes": True},

@@ -127,13 +127,11 @@ async function step(Mneme, store, op, args, state) {
       return outcome(store.instructions({ ...request, externalImports }));
     }
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
-    case "reset_key": return outcome(store.resetKey(args.key, args.new_session_id, args.now_ms));
     case "crab_start": return outcome(store.crabStart(args.agent, args.sender, { project: args.project ?? null, createdBy: args.created_by, now: args.now_ms }));
     case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));
     case "import_openclaw_keys": return outcome(store.importOpenclawKeys(args.text));
-    case "keys": return outcome(store.keys(args.filter ?? []));
     case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));
     case "parse_key": return outcome(store.parseKey(args.key));
     default: {
@@ -161,6 +159,8 @@ function derivedArguments(op, taken, args) {
       if (!(name in args)) throw new Error(`${op} needs \`${name}\``);
       return args[name];
     }
+    // Left out, the method's own default.
+    if (how === "default") return args[name] ?? undefined;
     // Null is left out, as in the other runners.
     return args[name] ?? (how === "overlay" ? {} : null);
   });

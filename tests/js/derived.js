@@ -3,7 +3,8 @@
 // the WIT (but those that make or apply a plan), keyed by its name in a vector's
 // step: its arguments in the method's order, each as a step names it and how the
 // method takes it (`given`, `now`: a step gives it; `project`, `optional`: null
-// when left out; `overlay`: the core's defaults for what it leaves out), and
+// when left out; `overlay`: the core's defaults for what it leaves out;
+// `default`: the method's default when left out), and
 // whether it gives bytes (compared as text, as the Rust runner gives them).
 export const DERIVED = {
   record_compaction_failure: { arguments: [["id", "given"], ["reason", "given"], ["now_ms", "now"]], bytes: false },
@@ -14,8 +15,10 @@ export const DERIVED = {
   dream_gate: { arguments: [["settings", "overlay"], ["now_ms", "now"]], bytes: false },
   dream_acquire: { arguments: [["holder", "given"], ["settings", "overlay"], ["now_ms", "now"]], bytes: false },
   dream_release: { arguments: [["holder", "given"], ["completed", "given"], ["now_ms", "now"]], bytes: false },
+  reset_key: { arguments: [["key", "given"], ["new_session_id", "given"], ["now_ms", "now"]], bytes: false },
   remove_key: { arguments: [["key", "given"]], bytes: false },
   key: { arguments: [["key", "given"]], bytes: false },
+  keys: { arguments: [["filter", "default"]], bytes: false },
   index_report: { arguments: [], bytes: false },
   rebuild_index: { arguments: [], bytes: false },
   export_openclaw_keys: { arguments: [], bytes: true },

@@ -5,6 +5,7 @@
 //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.
 
 use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings};
+use mneme_core::index::Field;
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Scope};
@@ -14,7 +15,7 @@ use mneme_core::transcript::Prices;
 use mneme_core::{Engine, EngineError};
 use serde_json::Value;
 
-use crate::{known, overlaid, parse, scope, text_outcome, to_outcome};
+use crate::{known, overlaid, parse, parse_or, scope, text_outcome, to_outcome};
 
 /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
 pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
@@ -71,6 +72,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let completed: bool = parse(args, "completed")?;
                 to_outcome(host.dream_release(now_ms, &holder, completed))
             }
+            "reset_key" => {
+                known(args, &["key", "new_session_id", "now_ms"])?;
+                let key: String = parse(args, "key")?;
+                let new_session_id: String = parse(args, "new_session_id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.reset_key(&key, &new_session_id, now_ms))
+            }
             "remove_key" => {
                 known(args, &["key"])?;
                 let key: String = parse(args, "key")?;
@@ -80,6 +88,11 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 known(args, &["key"])?;
                 let key: String = parse(args, "key")?;
                 to_outcome(host.key(&key))
+            }
+            "keys" => {
+                known(args, &["filter"])?;
+                let filter: Vec<Field> = parse_or(args, "filter", serde_json::json!([]))?;
+                to_outcome(host.keys(&filter))
             }
             "index_report" => {
                 known(args, &[])?;

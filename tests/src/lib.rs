@@ -83,7 +83,7 @@ mod derived;
 pub mod fuzz;
 
 use mneme_core::gates::ResetPolicy;
-use mneme_core::index::{Field, RoutePolicy};
+use mneme_core::index::RoutePolicy;
 use mneme_core::interchange::{ExportFormat, Exported, Import, Source};
 use mneme_core::memory::consolidate::ConsolidationPlan;
 use mneme_core::memory::extract::ExtractionPlan;
@@ -388,13 +388,11 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let policy: RoutePolicy = parse_or_default(args, "policy")?;
             to_outcome(host.resolve(&parse(args, "inbound")?, &policy, now()?, &text("new_session_id")?))
         }
-        "reset_key" => to_outcome(host.reset_key(&text("key")?, &text("new_session_id")?, now()?)),
         "rollover" => {
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
         }
         "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
-        "keys" => to_outcome(host.keys(&parse_or_default::<Vec<Field>>(args, "filter")?)),
         "crab_start" => {
             to_outcome(host.crab_start(args["project"].as_str(), &text("agent")?, &text("sender")?, &text("created_by")?, now()?))
         }
@@ -438,6 +436,15 @@ fn known(args: &Value, taken: &[&str]) -> Result<(), String> {
     match args.as_object().and_then(|given| given.keys().find(|key| !taken.contains(&key.as_str()))) {
         Some(unknown) => Err(format!("the step gives `{unknown}`, which its operation does not take")),
         None => Ok(()),
+    }
+}
+
+/// A step's `field`, or `default` (the method's default) when the step leaves it out.
+fn parse_or<T: serde::de::DeserializeOwned>(args: &Value, field: &str, default: Value) -> Result<T, String> {
+    if args[field].is_null() {
+        serde_json::from_value(default).map_err(|e| format!("the default of `{field}`: {e}"))
+    } else {
+        parse(args, field)
     }
 }
 

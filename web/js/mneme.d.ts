@@ -136,6 +136,8 @@ export interface Subagent { key: string; transcript: Transcript }
 export interface TranscriptKey { project: string; id: string; subpath?: string | null }
 /** `updated_ms`: the last `appendLines`' time (Unix milliseconds), or the last line's timestamp for a session written elsewhere. */
 export interface WrittenSession { id: string; updated_ms: number }
+/** `auto`: only if the trigger says so; `manual`: now (`/compact`); `overflow`: the provider refused the context as too long. */
+export type Mode = "auto" | "manual" | "overflow";
 export interface CompactionSettings {
   context_window?: number;
   trigger?: { fraction: number } | { reserve: { reserve_tokens: number; floor: number } };
@@ -220,14 +222,13 @@ export interface Sessions {
   appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
   items(id: string, options?: { limit?: number | null }): Promise<any[]>;
   popItem(id: string, now?: number): Promise<any | null>;
-  planCompaction(id: string, settings?: EitherSpelling<CompactionSettings>, mode?: "auto" | "manual" | "overflow"): Promise<Plan>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
   /**
    * One compaction through the core's driver: plan, summarise each request with `summarize`
    * (or the offline summary), apply; a rejection or an empty answer is recorded as a failure.
    */
   compact(id: string, options?: {
-    settings?: EitherSpelling<CompactionSettings>; mode?: "auto" | "manual" | "overflow";
+    settings?: EitherSpelling<CompactionSettings>; mode?: Mode;
     summarize?: (prompt: string, maxTokens: number) => string | Promise<string>;
     boundary?: string; summaryUuid?: string; now?: number;
   }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
@@ -252,15 +253,12 @@ export interface Sessions {
     limit?: number; all?: boolean; since?: number | null; until?: number | null;
     near?: Near | null; embed?: ((texts: string[]) => number[][] | Float32Array[] | Promise<number[][] | Float32Array[]>) | null; model?: string | null;
   }): Promise<Recalled>;
-  /** At most `limit` (64) memories with no vector of `model` for what they say now, with their texts, for the host's embedder. */
-  planEmbedding(project: string | null, model: string, limit?: number): Promise<EmbeddingPlan>;
   /** Checks the model's answer (merge, supersede, update, add, archive, link, noop) whole; unless `dryRun`, records and writes it. One that does not read rejects with `invalid-answer`. */
   applyConsolidation(project: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
   /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. Imports outside `cwd` that a managed, project or local file (or an import of theirs) makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
   instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
   /** Routes a message to its session key and session, and records it. */
   resolve(inbound: Inbound, policy?: RoutePolicy, options?: { now?: number; newSessionId?: string }): Promise<Resolution>;
-  resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
   updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
   crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
@@ -268,7 +266,6 @@ export interface Sessions {
   crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
   rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
-  keys(filter?: Field[]): Promise<KeyEntry[]>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
   parseKey(key: string): Promise<KeyParts>;
   /** The session id Mneme keeps a session an agent SDK names `name` under: `name` itself if Mneme takes it as an id (ASCII letters, digits, `-`, `_`, at most 128, not `agent-…` nor `…_part<N>`), else a mapping of it (`user:42` is `user-42_` and a hash). */
@@ -277,6 +274,12 @@ export interface Sessions {
   setRedaction(kinds: SecretKind[]): Promise<null>;
 
   // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>
+  /**
+   * Plans a compaction of session `id`: when (trigger, circuit breaker, loop
+   * guard) and what (API rounds, never splitting a tool call from its result,
+   * keeping at least the recent budget). Writes nothing. `mode` defaults to `auto`.
+   */
+  planCompaction(id: string, settings?: Partial<EitherSpelling<CompactionSettings>>, mode?: Mode): Promise<Plan>;
   /** A summary of what `plan` summarises, written without a model. */
   summarizeOffline(id: string, plan: Plan): Promise<string>;
   /** Records a failed compaction; `max_failures` in a row block auto plans. */
@@ -298,10 +301,17 @@ export interface Sessions {
   dreamAcquire(holder: string, settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
   /** Releases it; `completed` records the run as the last consolidation. */
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
+  /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
+  resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
   /** Forgets a key; its sessions stay. Returns the entry it had. */
   removeKey(key: string): Promise<KeyEntry>;
   /** A key with its current session's listing and counters. */
   key(key: string): Promise<KeyView>;
+  /**
+   * Keys whose metadata has every field of `filter`, most recently active first.
+   * `filter` defaults to `[]`: every key.
+   */
+  keys(filter?: Field[]): Promise<KeyEntry[]>;
   /** The index's generation, sizes and anything damaged that was skipped. */
   indexReport(): Promise<IndexHealth>;
   /**
@@ -340,6 +350,12 @@ export interface Sessions {
   memoryLink(project: string | null, from: string, kind: LinkKind, to: string, now?: number): Promise<Memory>;
   /** One memory with its body and its supersession history. */
   memoryShow(project: string | null, file: string): Promise<Shown>;
+  /**
+   * At most `limit` memories of `project` with no vector of `model` for what they say
+   * now, each with its text: the host embeds `texts` and gives the vectors to
+   * `applyEmbedding`, until a plan comes back empty. `limit` defaults to `64`.
+   */
+  planEmbedding(project: string | null, model: string, limit?: number): Promise<EmbeddingPlan>;
   /**
    * Keeps the vectors the host's embedder made of `plan`'s texts, one per text in its
    * order, beside the recall index (`.mneme/vectors.jsonl`; in memory only on a

@@ -319,7 +319,7 @@ fn primitive_name(ty: Type) -> &'static str {
     }
 }
 
-fn quote(text: &str) -> String {
+pub fn quote(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
@@ -556,7 +556,9 @@ fn reference(
                 let doc = if doc.is_empty() {
                     method.doc.clone()
                 } else {
-                    crate::wrappers::api_doc(doc, language, doc_names, &parameters, project)
+                    let fresh =
+                        function.map_or(String::new(), |function| crate::wrappers::fresh_ids_doc(resolve, function, language, &parameters));
+                    format!("{}{fresh}", crate::wrappers::api_doc(doc, language, doc_names, &parameters, project))
                 };
                 format!("- `{}` (`{key}`): {doc}", method.signature)
             }

@@ -459,7 +459,7 @@ pub fn conformance_calls(
 ) -> Result<(String, String), String> {
     let (operations, imports) = operations(resolve, package, sources)?;
     let mut arms = String::new();
-    for crate::wrappers::DerivedCall { name, arguments, bytes } in derived {
+    for crate::wrappers::DerivedCall { name, arguments, defaults, bytes } in derived {
         let operation = operations
             .iter()
             .find(|operation| operation.name == *name)
@@ -478,6 +478,10 @@ pub fn conformance_calls(
             let read = match how {
                 "project" => "scope(args)".to_owned(),
                 "overlay" => format!("overlaid(args, \"{argument}\")?"),
+                "default" => {
+                    let value = defaults.iter().find(|(given, _)| given == argument).map_or("null", |(_, value)| value.as_str());
+                    format!("parse_or(args, \"{argument}\", serde_json::json!({value}))?")
+                }
                 _ if is_data(resolve, param.wit) => {
                     let _ = writeln!(body, "let {}: String = parse(args, \"{argument}\")?;", param.name);
                     passed.push(format!("{}.as_bytes()", param.name));
@@ -496,11 +500,16 @@ pub fn conformance_calls(
         "{HEADER}\n//! The conformance runner's calls of the operations whose methods the JavaScript and\n\
          //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.\n\n\
          {}use mneme_core::{{Engine, EngineError}};\nuse serde_json::Value;\n\n\
-         use crate::{{known, overlaid, parse, scope, text_outcome, to_outcome}};\n\n\
+         use crate::{{{}}};\n\n\
          /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.\n\
          pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
          let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",
-        use_items(&arms, &imports, "mneme_core", &["Engine", "EngineError"])
+        use_items(&arms, &imports, "mneme_core", &["Engine", "EngineError"]),
+        ["known", "overlaid", "parse", "parse_or", "scope", "text_outcome", "to_outcome"]
+            .into_iter()
+            .filter(|helper| arms.contains(&format!("{helper}(")))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok((CONFORMANCE_CALLS.to_owned(), rustfmt(&code)?))
 }
@@ -521,6 +530,12 @@ fn binding_engine(resolve: &Resolve, operations: &[Operation], imports: &BTreeMa
         let mut args = Vec::new();
         for param in &operation.params {
             let core = tokens(&param.core);
+            // A string under an alias's name (types.wit's `fresh-id`) is the alias's
+            // `&String` in wasmtime's bindings (wit-bindgen's take `&str`).
+            if binding == Binding::Wasmtime && is_alias_of_string(resolve, param.wit) {
+                args.push(format!("&{}.to_owned()", param.name));
+                continue;
+            }
             if !names_a_type(resolve, param.wit) && core != "usize" {
                 args.push(param.name.clone());
                 continue;
@@ -873,6 +888,15 @@ fn option_inner(ty: &syn::Type) -> Option<syn::Type> {
 
 /// Whether a value of `ty` holds a record, variant or enum the WIT names (and so
 /// crosses by `Mirror`).
+fn is_alias_of_string(resolve: &Resolve, ty: &Type) -> bool {
+    let Type::Id(id) = ty else { return false };
+    match resolve.types[*id].kind {
+        TypeDefKind::Type(Type::String) => true,
+        TypeDefKind::Type(inner) => is_alias_of_string(resolve, &inner),
+        _ => false,
+    }
+}
+
 fn names_a_type(resolve: &Resolve, ty: &Type) -> bool {
     let Type::Id(id) = ty else { return false };
     let def = &resolve.types[*id];

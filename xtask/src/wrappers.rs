@@ -12,6 +12,9 @@
 //! - a record the interface has defaults of (`default-settings: func() -> settings`)
 //!   may be left out or given in part: what it leaves out is the core's default;
 //! - a trailing `option<…>` may be left out (null);
+//! - a `fresh-id` (types.wit) may be left out: a random UUID;
+//! - a parameter the function's doc says "`name` defaults to `value`" of may be left
+//!   out: that value (a number, `true` or `false`, `[]`, an enum's case or text);
 //! - every other parameter is given, in the WIT's order.
 
 use std::collections::BTreeSet;
@@ -44,7 +47,86 @@ enum Argument {
     },
     /// A trailing option: null when left out.
     Optional,
+    /// An id for what the call creates: a random UUID when left out.
+    Fresh,
+    /// A value the doc comment gives when left out.
+    Default(Literal),
     Given,
+}
+
+/// A parameter's default, as a doc comment writes it ("`limit` defaults to `64`").
+#[derive(Clone, Debug, PartialEq)]
+enum Literal {
+    Number(String),
+    Bool(bool),
+    EmptyList,
+    /// Text, or an enum's case in mneme-core's spelling.
+    Text(String),
+}
+
+impl Literal {
+    fn javascript(&self) -> String {
+        match self {
+            Literal::Number(number) => number.clone(),
+            Literal::Bool(value) => value.to_string(),
+            Literal::EmptyList => "[]".to_owned(),
+            Literal::Text(text) => crate::codegen::quote(text),
+        }
+    }
+
+    fn python(&self) -> String {
+        match self {
+            Literal::Number(number) => number.clone(),
+            Literal::Bool(true) => "True".to_owned(),
+            Literal::Bool(false) => "False".to_owned(),
+            Literal::EmptyList => "()".to_owned(),
+            Literal::Text(text) => crate::codegen::quote(text),
+        }
+    }
+
+    /// As JSON: what a runner's table and the Rust runner's `serde_json::json!` take.
+    fn json(&self) -> String {
+        self.javascript()
+    }
+}
+
+/// The defaults `doc` states ("`name` defaults to `value`"), by parameter name.
+fn stated_defaults(doc: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = doc;
+    while let Some(at) = rest.find("` defaults to `") {
+        let name = rest[..at].rsplit('`').next().unwrap_or_default();
+        let after = &rest[at + "` defaults to `".len()..];
+        let Some(end) = after.find('`') else { break };
+        out.push((name, &after[..end]));
+        rest = &after[end..];
+    }
+    out
+}
+
+/// `value` as a default of a parameter of type `ty`, or why it cannot be one.
+fn literal(resolve: &Resolve, ty: Type, value: &str) -> Result<Literal, String> {
+    let number = |ok: bool| if ok { Ok(Literal::Number(value.to_owned())) } else { Err(format!("`{value}` is no number of its type")) };
+    match ty {
+        Type::U8 | Type::U16 | Type::U32 | Type::U64 => number(value.parse::<u64>().is_ok()),
+        Type::S8 | Type::S16 | Type::S32 | Type::S64 => number(value.parse::<i64>().is_ok()),
+        Type::Bool => match value {
+            "true" => Ok(Literal::Bool(true)),
+            "false" => Ok(Literal::Bool(false)),
+            _ => Err(format!("`{value}` is no bool: write `true` or `false`")),
+        },
+        Type::String => Ok(Literal::Text(value.to_owned())),
+        Type::Id(id) => match &resolve.types[id].kind {
+            TypeDefKind::Type(target) => literal(resolve, *target, value),
+            TypeDefKind::List(_) if value == "[]" => Ok(Literal::EmptyList),
+            TypeDefKind::Enum(cases) if cases.cases.iter().any(|case| case.name == value) => Ok(Literal::Text(value.replace('-', "_"))),
+            TypeDefKind::Enum(_) => Err(format!("`{value}` is no case of its enum")),
+            _ => Err(format!(
+                "a default `{value}` of this type is not one the APIs can write (a number, `true`, `false`, `[]`, an enum's case, text)"
+            )),
+        },
+        _ => Err(format!("a default `{value}` of this type is not one the APIs can write")),
+    }
 }
 
 struct Parameter<'a> {
@@ -77,7 +159,7 @@ impl Operation<'_> {
     fn caller_order(&self) -> Vec<&Parameter<'_>> {
         let rank = |parameter: &&Parameter| match parameter.argument {
             Argument::Now => 2,
-            Argument::Overlay { .. } | Argument::Optional => 1,
+            Argument::Overlay { .. } | Argument::Optional | Argument::Fresh | Argument::Default(_) => 1,
             _ => 0,
         };
         let mut order: Vec<&Parameter> = self.parameters.iter().filter(|p| !matches!(p.argument, Argument::Store)).collect();
@@ -86,10 +168,11 @@ impl Operation<'_> {
     }
 
     /// The WIT function's doc comment, in `language`'s words.
-    fn doc(&self, language: Language, names: &DocNames) -> String {
+    fn doc(&self, resolve: &Resolve, language: Language, names: &DocNames) -> String {
         let project = self.parameters.iter().any(|parameter| matches!(parameter.argument, Argument::Project));
         let parameters: Vec<&str> = self.parameters.iter().map(|parameter| parameter.name).collect();
-        api_doc(self.function.docs.contents.as_deref().unwrap_or_default().trim(), language, names, &parameters, project)
+        let doc = api_doc(self.function.docs.contents.as_deref().unwrap_or_default().trim(), language, names, &parameters, project);
+        format!("{doc}{}", fresh_ids_doc(resolve, self.function, language, &parameters))
     }
 }
 
@@ -103,8 +186,17 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
             continue;
         }
         let interface = key.split('.').next().unwrap_or_default().to_owned();
+        let mut reasons = Vec::new();
+        let doc = function.docs.contents.as_deref().unwrap_or_default();
+        let stated = stated_defaults(doc);
+        for (name, _) in &stated {
+            if !function.params.iter().skip(1).any(|param| param.name == *name) {
+                reasons.push(format!("its doc gives a default of `{name}`, which is none of its parameters"));
+            }
+        }
         let mut parameters = Vec::new();
         for (i, param) in function.params.iter().enumerate() {
+            let default = stated.iter().find(|(name, _)| *name == param.name).map(|(_, value)| *value);
             // Each operation's first parameter is the store (a method's own, or borrowed).
             let argument = if i == 0 {
                 Argument::Store
@@ -116,17 +208,31 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
                 Argument::Overlay { defaults }
             } else if is_option(resolve, &param.ty) {
                 Argument::Optional
+            } else if is_fresh_id(resolve, param.ty) {
+                Argument::Fresh
+            } else if let Some(value) = default {
+                match literal(resolve, param.ty, value) {
+                    Ok(value) => Argument::Default(value),
+                    Err(why) => {
+                        reasons.push(format!("`{}`: {why}", param.name));
+                        Argument::Given
+                    }
+                }
             } else {
                 Argument::Given
             };
+            if default.is_some() && !matches!(argument, Argument::Default(_) | Argument::Given) {
+                reasons.push(format!("its doc gives a default of `{}`, which a rule defaults already", param.name));
+            }
             parameters.push(Parameter { name: &param.name, ty: param.ty, argument });
         }
-        let mut reasons = Vec::new();
         // What may be left out must come after what must be given.
         let mut optional_seen = None;
         for parameter in &parameters {
             match parameter.argument {
-                Argument::Overlay { .. } | Argument::Optional => optional_seen = Some(parameter.name),
+                Argument::Overlay { .. } | Argument::Optional | Argument::Fresh | Argument::Default(_) => {
+                    optional_seen = Some(parameter.name);
+                }
                 Argument::Given | Argument::Project => {
                     if let Some(optional) = optional_seen {
                         reasons.push(format!("`{}`, which must be given, follows `{optional}`, which may be left out", parameter.name));
@@ -213,6 +319,41 @@ fn is_reserved_in_javascript(name: &str) -> bool {
         "eval",
     ]
     .contains(&name)
+}
+
+/// What a method's doc says of each `fresh-id` parameter of `function` among `taken`
+/// (the method's, by their WIT names): what leaving it out gives.
+pub fn fresh_ids_doc(resolve: &Resolve, function: &Function, language: Language, taken: &[&str]) -> String {
+    function
+        .params
+        .iter()
+        .filter(|param| is_fresh_id(resolve, param.ty) && taken.contains(&param.name.as_str()))
+        .map(|param| format!(" `{}` left out is a new random UUID.", parameter_name(&param.name, language)))
+        .collect()
+}
+
+/// types.wit's `fresh-id`, by its own name or one an interface `use`s it by.
+fn is_fresh_id(resolve: &Resolve, ty: Type) -> bool {
+    let Type::Id(id) = ty else { return false };
+    let def = &resolve.types[id];
+    let owner = match def.owner {
+        wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.as_deref(),
+        _ => None,
+    };
+    match def.kind {
+        TypeDefKind::Type(Type::String) => def.name.as_deref() == Some("fresh-id") && owner == Some("types"),
+        TypeDefKind::Type(target) => is_fresh_id(resolve, target),
+        _ => false,
+    }
+}
+
+/// `ty` is `string`, or an alias of it.
+fn is_string(resolve: &Resolve, ty: Type) -> bool {
+    match ty {
+        Type::String => true,
+        Type::Id(id) => matches!(resolve.types[id].kind, TypeDefKind::Type(target) if is_string(resolve, target)),
+        _ => false,
+    }
 }
 
 /// A named type's interface and name, through aliases.
@@ -420,18 +561,20 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
     check_unique(&names, &taken, crate::codegen::JS_API)?;
     let mut methods = String::new();
     for operation in generate {
-        methods.push_str(&jsdoc_of(Some(&operation.doc(Language::JavaScript, &doc_names)), "  "));
+        methods.push_str(&jsdoc_of(Some(&operation.doc(resolve, Language::JavaScript, &doc_names)), "  "));
         let mut asynchronous = false;
         let signature: Vec<String> = operation
             .caller_order()
             .iter()
             .map(|parameter| {
                 let name = parameter_name(parameter.name, Language::JavaScript);
-                match parameter.argument {
+                match &parameter.argument {
                     Argument::Now => "now = Date.now()".to_owned(),
                     Argument::Project => "project".to_owned(),
                     Argument::Overlay { .. } => format!("{name} = {{}}"),
                     Argument::Optional => format!("{name} = null"),
+                    Argument::Fresh => format!("{name} = crypto.randomUUID()"),
+                    Argument::Default(value) => format!("{name} = {}", value.javascript()),
                     _ => name,
                 }
             })
@@ -482,11 +625,15 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
         let mut signature = vec!["self".to_owned()];
         for parameter in operation.caller_order() {
             let name = parameter_name(parameter.name, Language::Python);
-            signature.push(match parameter.argument {
+            signature.push(match &parameter.argument {
                 Argument::Now => "now: Time = None".to_owned(),
                 Argument::Project => "project: Optional[str]".to_owned(),
                 Argument::Overlay { .. } => format!("{name}: Optional[Json] = None"),
                 Argument::Optional => format!("{name}: {} = None", python_parameter(resolve, &mut names, parameter.ty)),
+                Argument::Fresh => format!("{name}: Optional[str] = None"),
+                Argument::Default(value) => {
+                    format!("{name}: {} = {}", python_parameter(resolve, &mut names, parameter.ty), value.python())
+                }
                 _ => format!("{name}: {}", python_parameter(resolve, &mut names, parameter.ty)),
             });
         }
@@ -510,8 +657,14 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                     let function = defaults.rsplit('.').next().unwrap_or_default();
                     format!("_overlay(self._instance.call({interface}, \"{function}\"), {name})")
                 }
+                Argument::Fresh => format!("_text(\"{wit_name}\", _fresh_id({name}))"),
+                // A default of `()`: the engine takes a list.
+                Argument::Default(Literal::EmptyList) if is_list_of_strings(resolve, parameter.ty) => {
+                    format!("_texts(\"{wit_name}\", list({name}))")
+                }
+                Argument::Default(Literal::EmptyList) => format!("list({name})"),
                 // A name given as text (an id, a key, a path) must reach the core as written.
-                _ if parameter.ty == Type::String => format!("_text(\"{wit_name}\", {name})"),
+                _ if is_string(resolve, parameter.ty) => format!("_text(\"{wit_name}\", {name})"),
                 _ if is_option_of_string(resolve, parameter.ty) => format!("_optional_text(\"{wit_name}\", {name})"),
                 _ if is_list_of_strings(resolve, parameter.ty) => format!("_texts(\"{wit_name}\", {name})"),
                 _ => name,
@@ -524,7 +677,7 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
             format!("self._instance.call({interface}, \"{}\", self._store{})", operation.wit_name(), prefixed(&arguments))
         };
         let _ = writeln!(methods, "    def {}({}) -> {returns}:", operation.wit_name().replace('-', "_"), signature.join(", "));
-        methods.push_str(&docstring(Some(&operation.doc(Language::Python, &doc_names)), "        "));
+        methods.push_str(&docstring(Some(&operation.doc(resolve, Language::Python, &doc_names)), "        "));
         let _ = writeln!(methods, "        return {call}\n");
         for word in signature.iter().map(String::as_str).chain([returns.as_str()]) {
             used_types.extend(
@@ -623,7 +776,7 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
         if declared_methods.contains(&method) {
             continue;
         }
-        methods.push_str(&jsdoc_of(Some(&operation.doc(Language::JavaScript, &doc_names)), "  "));
+        methods.push_str(&jsdoc_of(Some(&operation.doc(resolve, Language::JavaScript, &doc_names)), "  "));
         let mut parameters = Vec::new();
         for parameter in operation.caller_order() {
             let name = parameter_name(parameter.name, Language::JavaScript);
@@ -633,7 +786,10 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
                 Argument::Overlay { .. } => {
                     format!("{name}?: Partial<EitherSpelling<{}>>", ts_type(resolve, &mut names, &declared, parameter.ty, true)?)
                 }
-                Argument::Optional => format!("{name}?: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
+                Argument::Optional | Argument::Default(_) => {
+                    format!("{name}?: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?)
+                }
+                Argument::Fresh => format!("{name}?: string"),
                 _ => format!("{name}: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
             });
         }
@@ -701,6 +857,8 @@ pub struct DerivedCall {
     pub name: String,
     /// Each argument by a step's name for it, and how the method takes it.
     pub arguments: Vec<(String, &'static str)>,
+    /// The JSON of what the method takes for each `default` argument a step leaves out.
+    pub defaults: Vec<(String, String)>,
     /// It gives bytes.
     pub bytes: bool,
 }
@@ -725,32 +883,39 @@ pub fn derived_calls(
         if python_called.contains(&operation.key) || plans {
             continue;
         }
+        let mut defaults = Vec::new();
         let arguments: Vec<(String, &str)> = operation
             .caller_order()
             .iter()
-            .map(|parameter| match parameter.argument {
+            .map(|parameter| match &parameter.argument {
                 Argument::Now => ("now_ms".to_owned(), "now"),
                 Argument::Project => ("project".to_owned(), "project"),
                 Argument::Overlay { .. } => (parameter.name.replace('-', "_"), "overlay"),
                 Argument::Optional => (parameter.name.replace('-', "_"), "optional"),
+                Argument::Default(value) => {
+                    defaults.push((parameter.name.replace('-', "_"), value.json()));
+                    (parameter.name.replace('-', "_"), "default")
+                }
+                // A fresh id is given: a vector's outcome must not depend on a random one.
                 _ => (parameter.name.replace('-', "_"), "given"),
             })
             .collect();
         let bytes = ok_type(resolve, operation.function).is_some_and(|ty| is_bytes(resolve, ty));
-        rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, bytes });
+        rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, defaults, bytes });
     }
     let header = "Generated by `cargo xtask codegen` from wit/ (xtask/src/wrappers.rs): do not edit.\n\
                   Each operation whose method the JavaScript and the Python API both derive from\n\
                   the WIT (but those that make or apply a plan), keyed by its name in a vector's\n\
                   step: its arguments in the method's order, each as a step names it and how the\n\
                   method takes it (`given`, `now`: a step gives it; `project`, `optional`: null\n\
-                  when left out; `overlay`: the core's defaults for what it leaves out), and\n\
+                  when left out; `overlay`: the core's defaults for what it leaves out;\n\
+                  `default`: the method's default when left out), and\n\
                   whether it gives bytes (compared as text, as the Rust runner gives them).\n";
     let mut js: String = header.lines().map(|line| format!("// {line}\n")).collect();
     js.push_str("export const DERIVED = {\n");
     let mut python: String = header.lines().map(|line| format!("# {line}\n")).collect();
     python.push_str("DERIVED = {\n");
-    for DerivedCall { name, arguments, bytes } in &rows {
+    for DerivedCall { name, arguments, bytes, .. } in &rows {
         let listed: Vec<String> = arguments.iter().map(|(argument, how)| format!("[\"{argument}\", \"{how}\"]")).collect();
         let _ = writeln!(js, "  {name}: {{ arguments: [{}], bytes: {bytes} }},", listed.join(", "));
         let bytes = if *bytes { "True" } else { "False" };
@@ -792,6 +957,15 @@ interface memory {
 interface types {
   variant error { changed(string), stale-plan(string) }
   record stamp { changed: u32, updated-ms: s64 }
+  type fresh-id = string;
+}
+interface index {
+  use sessions.{store};
+  use types.{fresh-id};
+  enum mode { auto, dry-run }
+  record field { name: string }
+  /// Starts `key` afresh. `mode` defaults to `dry-run`; `limit` defaults to `64`; `filter` defaults to `[]`.
+  reset: func(store: borrow<store>, key: string, new-id: fresh-id, mode: mode, limit: u32, filter: list<field>, now-ms: s64) -> result<u32, string>;
 }
 ";
 
@@ -802,8 +976,11 @@ interface types {
     }
 
     fn region(begin: &str, end: &str) -> String {
-        format!("\n_SESSIONS = \"t:t/sessions\"\n_MEMORY = \"t:t/memory\"\nclass {{\n{begin}\n{end}\n}}\n")
+        format!("\n_SESSIONS = \"t:t/sessions\"\n_MEMORY = \"t:t/memory\"\n_INDEX = \"t:t/index\"\nclass {{\n{begin}\n{end}\n}}\n")
     }
+
+    /// The Python package's imports the test's methods name.
+    const PY_IMPORTS: &str = "from .types import (\n    Field,\n    Mode,\n    Request,\n)\n";
 
     /// What the hand-written part writes: `plan` cannot be derived, `tombstone` is written
     /// by hand in the tests that say so.
@@ -821,15 +998,58 @@ interface types {
         // `now` goes last whatever its place in the WIT.
         assert!(js.contains("dreamGate(caps = {}, now = Date.now()) { return this.#invoke(\"memory.dream-gate\", async () => [time(\"now\", now), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
 
-        let python =
-            python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written(&[]))
-                .expect("derivable");
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
         assert!(python.contains("    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:\n        \"\"\"Soft-deletes `uuid`.\"\"\"\n        return self._method(\"tombstone\", _text(\"id\", id), _text(\"uuid\", uuid), _now_ms(now))"), "{python}");
         assert!(python.contains("def usage(self, id: str, prices: Optional[Sequence[str]] = None) -> int:"), "{python}");
         assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps))"), "{python}");
         // A Python keyword is a parameter with a `_`; the WIT's name reaches the core.
         assert!(python.contains("def link(self, project: Optional[str], from_: str, now: Time = None) -> int:"), "{python}");
         assert!(python.contains("_text(\"from\", from_)"), "{python}");
+    }
+
+    #[test]
+    fn a_fresh_id_and_a_stated_default_may_be_left_out() {
+        let (resolve, package) = resolve();
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        assert!(
+            js.contains("reset(key, newId = crypto.randomUUID(), mode = \"dry_run\", limit = 64, filter = [], now = Date.now()) { return this.#invoke(\"index.reset\", () => [key, newId, mode, limit, filter, time(\"now\", now)]); }"),
+            "{js}"
+        );
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
+        assert!(
+            python.contains("def reset(self, key: str, new_id: Optional[str] = None, mode: Mode = \"dry_run\", limit: int = 64, filter: Sequence[Field] = (), now: Time = None) -> int:"),
+            "{python}"
+        );
+        assert!(python.contains("_text(\"new_id\", _fresh_id(new_id)), mode, limit, list(filter), _now_ms(now))"), "{python}");
+        let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
+        // A vector gives a fresh id: its outcome must not depend on a random one.
+        assert!(
+            calls.js.contains("  reset: { arguments: [[\"key\", \"given\"], [\"new_id\", \"given\"], [\"mode\", \"default\"], [\"limit\", \"default\"], [\"filter\", \"default\"], [\"now_ms\", \"now\"]], bytes: false },"),
+            "{}",
+            calls.js
+        );
+        let row = calls.rows.iter().find(|row| row.name == "reset").expect("reset is called by rule");
+        assert_eq!(
+            row.defaults,
+            [("mode", "\"dry_run\""), ("limit", "64"), ("filter", "[]")].map(|(name, value)| (name.to_owned(), value.to_owned()))
+        );
+    }
+
+    #[test]
+    fn a_stated_default_that_cannot_be_written_is_refused() {
+        for (doc, why) in [
+            ("`mode` defaults to `never`.", "`mode`: `never` is no case of its enum"),
+            ("`limit` defaults to `-1`.", "`limit`: `-1` is no number of its type"),
+            ("`filter` defaults to `[1]`.", "`filter`: a default `[1]` of this type is not one the APIs can write"),
+            ("`count` defaults to `1`.", "its doc gives a default of `count`, which is none of its parameters"),
+            ("`new-id` defaults to `x`.", "its doc gives a default of `new-id`, which a rule defaults already"),
+        ] {
+            let wit = WIT.replace("`mode` defaults to `dry-run`; `limit` defaults to `64`; `filter` defaults to `[]`.", doc);
+            let mut resolve = Resolve::default();
+            let package = resolve.push_str("t.wit", &wit).expect("the test's WIT");
+            let error = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect_err(doc);
+            assert!(error.contains(&format!("index.reset: {why}")), "{doc}: {error}");
+        }
     }
 
     #[test]
@@ -857,11 +1077,11 @@ interface types {
     #[test]
     fn a_python_annotation_names_only_what_the_package_imports() {
         let (resolve, package) = resolve();
-        let error = python(&resolve, package, &region(PY_BEGIN, PY_END), &written(&[])).expect_err("`Request` is not imported");
+        let error =
+            python(&resolve, package, &format!("{}{}", PY_IMPORTS.replace("    Request,\n", ""), region(PY_BEGIN, PY_END)), &written(&[]))
+                .expect_err("`Request` is not imported");
         assert!(error.contains("name `Request` from mneme.types: import them"), "{error}");
-        let python =
-            python(&resolve, package, &format!("from .types import (\n    Request,\n)\n{}", region(PY_BEGIN, PY_END)), &written(&[]))
-                .expect("imported");
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("imported");
         assert!(python.contains("def answer(self, request: Request) -> int:"), "{python}");
     }
 
@@ -869,7 +1089,7 @@ interface types {
     fn the_declarations_name_the_types_as_declared_and_keep_a_hand_written_one() {
         let (resolve, package) = resolve();
         let dts = format!(
-            "export interface Request {{ n: number }}\nexport interface Caps {{ lines: number }}\nexport interface Sessions {{\n  usage(id: string): Promise<number>;\n{DTS_BEGIN}\n{DTS_END}\n}}\n"
+            "export interface Request {{ n: number }}\nexport interface Caps {{ lines: number }}\nexport type Mode = \"auto\" | \"dry_run\";\nexport interface Field {{ name: string }}\nexport interface Sessions {{\n  usage(id: string): Promise<number>;\n{DTS_BEGIN}\n{DTS_END}\n}}\n"
         );
         let declared = typescript(&resolve, package, &dts, &written(&[])).expect("declarable");
         assert!(declared.contains("  answer(request: Request): Promise<number>;"), "{declared}");
@@ -878,6 +1098,12 @@ interface types {
             "{declared}"
         );
         assert!(declared.contains("  export(): Promise<Uint8Array>;"), "{declared}");
+        assert!(
+            declared.contains(
+                "  reset(key: string, newId?: string, mode?: Mode, limit?: number, filter?: Field[], now?: number): Promise<number>;"
+            ),
+            "{declared}"
+        );
         assert!(!declared.contains("usage(id: string, prices"), "the hand-written declaration is kept: {declared}");
         let error = typescript(&resolve, package, &dts.replace("export interface Request { n: number }\n", ""), &written(&[]))
             .expect_err("Request undeclared");

@@ -67,7 +67,7 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_usage(s, h, id, prices))
     }
     fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, new_id, now_ms))
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, &new_id.to_owned(), now_ms))
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
         let request: sessions::ImportRequest = request.to_owned().mirror();
@@ -88,7 +88,7 @@ impl Engine<Error> for ComponentEngine {
     }
     fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
         let format: sessions::ExportFormat = format.mirror();
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format, uuid))
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format, &uuid.to_owned()))
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))
@@ -145,7 +145,7 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove_transcript(s, h, &key))
     }
     fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_items(s, h, id, items, cwd, uuid, now_ms))
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_items(s, h, id, items, cwd, &uuid.to_owned(), now_ms))
     }
     fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_items(s, h, id, limit))
@@ -341,10 +341,10 @@ impl Engine<Error> for ComponentEngine {
     fn resolve(&mut self, inbound: &Inbound, policy: &RoutePolicy, now_ms: i64, new_session_id: &str) -> Result<Resolution, Error> {
         let inbound: index::Inbound = inbound.to_owned().mirror();
         let policy: index::RoutePolicy = policy.to_owned().mirror();
-        self.call(|e, s, h| e.mneme_engine_index().call_resolve(s, h, &inbound, &policy, now_ms, new_session_id))
+        self.call(|e, s, h| e.mneme_engine_index().call_resolve(s, h, &inbound, &policy, now_ms, &new_session_id.to_owned()))
     }
     fn reset_key(&mut self, key: &str, new_session_id: &str, now_ms: i64) -> Result<KeyEntry, Error> {
-        self.call(|e, s, h| e.mneme_engine_index().call_reset_key(s, h, key, new_session_id, now_ms))
+        self.call(|e, s, h| e.mneme_engine_index().call_reset_key(s, h, key, &new_session_id.to_owned(), now_ms))
     }
     fn update_key(&mut self, key: &str, patch: &KeyPatch) -> Result<KeyEntry, Error> {
         let patch: index::KeyPatch = patch.to_owned().mirror();
@@ -400,7 +400,7 @@ impl Engine<Error> for ComponentEngine {
     }
     fn rollover(&mut self, key: &str, summary: &str, ids: &CompactionIds, new_session_id: &str, now_ms: i64) -> Result<RolledOver, Error> {
         let ids: index::CompactionIds = ids.to_owned().mirror();
-        self.call(|e, s, h| e.mneme_engine_index().call_rollover(s, h, key, summary, &ids, new_session_id, now_ms))
+        self.call(|e, s, h| e.mneme_engine_index().call_rollover(s, h, key, summary, &ids, &new_session_id.to_owned(), now_ms))
     }
     fn key_of(&mut self, inbound: &Inbound, policy: &RoutePolicy) -> Result<String, Error> {
         let inbound: index::Inbound = inbound.to_owned().mirror();
