@@ -367,17 +367,6 @@ export class Mneme {
     return this.#invoke("sessions.store.append-turn", () => [id, { uuid, now_ms: time("now", now), cwd: this.#cwd(cwd), provider, messages: JSON.stringify(messages), parent, agent }]);
   }
   /**
-   * What to send a model next: `{provider, body, message_count, compacted, tokens, interrupted}`; `body` is the request, an object ready to extend with the model and tools.
-   * `model`, the model the request goes to, sends another model's thinking as the session's client does.
-   */
-  providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) {
-    return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections]);
-  }
-  /** Copies the conversation up to `from` (default: the newest message) into a new session `to`. */
-  fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) {
-    return this.#invoke("sessions.store.fork", () => [id, from, text("to", to), time("now", now)]);
-  }
-  /**
    * Imports another agent's transcript (`data`: its bytes or text) as a new session:
    * `from` is `claude`, `pi`, `codex`, `gemini` or `openai` (null: told from the content);
    * `id` and `cwd` default to the transcript's own; `origin` (a path or file name) is
@@ -394,10 +383,6 @@ export class Mneme {
    */
   exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
     return this.#invoke("sessions.store.export-session", () => [id, lower("sessions.export-format", to, "to"), uuid]);
-  }
-  /** The messages across every session that best match `query`, best first: `[{id, project, uuid, role, timestamp, text, score, matched}]` (`matched` false: found through its session alone). */
-  search(query, { limit = 10, project = null, since = null, until = null } = {}) {
-    return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]);
   }
   /**
    * Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a session) to
@@ -557,10 +542,6 @@ export class Mneme {
   updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
-  /** Starts the next crab session `{agent}_{sender}_{seq}` with its meta line. */
-  crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) {
-    return this.#invoke("index.crab-start", () => [project, agent, sender, text("createdBy", createdBy), time("now", now)]);
-  }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), time("now", now)]);
@@ -626,6 +607,11 @@ export class Mneme {
   importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys() { return this.#invoke("index.export-openclaw-keys", () => []); }
+  /**
+   * Starts the next crab session of `agent` with `sender`: seq one past the latest,
+   * its meta line written. `createdBy` defaults to `user`.
+   */
+  crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) { return this.#invoke("index.crab-start", () => [project, agent, sender, createdBy, time("now", now)]); }
   /** A crab session as its name and newest meta line say. */
   crabShow(id) { return this.#invoke("index.crab-show", () => [id]); }
   /**
@@ -729,6 +715,18 @@ export class Mneme {
    * last compaction boundary.
    */
   context(id) { return this.#invoke("sessions.store.context", () => [id]); }
+  /**
+   * What to send a model next, in `provider`'s shape: the context with roles
+   * alternating, split replies merged, every call answered, a result whose
+   * call is gone (deleted, summarised away) left out, `injections` placed (and
+   * never written; system ones join the system prompt, whatever their place).
+   * `model`, the model the request goes to: the thinking of replies another
+   * model wrote is then sent as the session's client sends it (Claude Code
+   * leaves it out, pi sends it as text), since the API refuses its signature
+   * in a request to another model; without it, thinking is sent as recorded.
+   * `provider` defaults to `anthropic` and `injections` defaults to `[]`.
+   */
+  providerContext(id, { provider = "anthropic", model = null, injections = [] } = {}) { return this.#invoke("sessions.store.provider-context", () => [id, provider, model, injections]); }
   /** Every branch (each leaf message), the current one first. */
   branches(id) { return this.#invoke("sessions.store.branches", () => [id]); }
   /**
@@ -736,6 +734,13 @@ export class Mneme {
    * per million tokens of each kind) are given.
    */
   usage(id, prices = null) { return this.#invoke("sessions.store.usage", () => [id, prices]); }
+  /**
+   * A new session `to` in the same project holding the conversation from its
+   * root to entry `from` (where resume is when none), written as the
+   * session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
+   * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+   */
+  fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) { return this.#invoke("sessions.store.fork", () => [id, from, to, time("now", now)]); }
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
    * `policy` asks, reports all of it (and only reports, in a dry run).
@@ -784,6 +789,14 @@ export class Mneme {
    * that could not be listed as sessions.
    */
   list() { return this.#invoke("sessions.store.list", () => []); }
+  /**
+   * The `limit` messages across every session that best match `query` (the
+   * recall index memories use: the user's own words counting twice, each session
+   * read as one text too), best first:
+   * only `project`'s sessions when it is named (`invalid-project` for a name no
+   * folder can have), only messages in `window`. `limit` defaults to `10`.
+   */
+  search(query, { limit = 10, project = null, since = null, until = null } = {}) { return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]); }
   /** Forgets what the store knows of session `id`: the next call reads it again. */
   reopen(id) { return this.#invoke("sessions.store.reopen", () => [id]); }
   /**

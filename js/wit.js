@@ -233,7 +233,7 @@ export const FUNCTIONS = {
   "sessions.store.provider-context": { method: true, params: [["id", "string"], ["provider", "sessions.provider"], ["model", { option: "string" }], ["injections", { list: "sessions.injection" }]], result: { result: ["sessions.provider-context", "types.error"] } },
   "sessions.store.branches": { method: true, params: [["id", "string"]], result: { result: [{ list: "sessions.branch" }, "types.error"] } },
   "sessions.store.usage": { method: true, params: [["id", "string"], ["prices", { option: "sessions.prices" }]], result: { result: ["sessions.ledger", "types.error"] } },
-  "sessions.store.fork": { method: true, params: [["id", "string"], ["from", { option: "string" }], ["new-id", "string"], ["now-ms", "s64"]], result: { result: [{ list: "sessions.entry" }, "types.error"] } },
+  "sessions.store.fork": { method: true, params: [["id", "string"], ["from", { option: "string" }], ["to", "string"], ["now-ms", "s64"]], result: { result: [{ list: "sessions.entry" }, "types.error"] } },
   "sessions.store.import-session": { method: true, params: [["request", "sessions.import-request"]], result: { result: ["sessions.imported", "types.error"] } },
   "sessions.store.export-session": { method: true, params: [["id", "string"], ["format", "sessions.export-format"], ["uuid", "string"]], result: { result: ["sessions.exported", "types.error"] } },
   "sessions.store.gc": { method: true, params: [["policy", "sessions.retention"], ["now-ms", "s64"]], result: { result: ["sessions.gc-report", "types.error"] } },

@@ -88,14 +88,8 @@ impl sessions::GuestStore for Store {
         let prices: Option<Prices> = prices.mirror();
         run(self.0.sessions().usage(&id, prices.as_ref()))
     }
-    fn fork(
-        &self,
-        id: String,
-        from: Option<String>,
-        new_id: sessions::FreshId,
-        now_ms: i64,
-    ) -> Result<Vec<sessions::Entry>, sessions::Error> {
-        run(self.0.sessions().fork(&id, from.as_deref(), &new_id, now_ms))
+    fn fork(&self, id: String, from: Option<String>, to: sessions::FreshId, now_ms: i64) -> Result<Vec<sessions::Entry>, sessions::Error> {
+        run(self.0.sessions().fork(&id, from.as_deref(), &to, now_ms))
     }
     fn import_session(&self, request: sessions::ImportRequest) -> Result<sessions::Imported, sessions::Error> {
         let request: Import = request.mirror();

@@ -66,7 +66,7 @@ pub trait Engine<E: EngineError = Error> {
     ) -> Result<ProviderContext, E>;
     fn branches(&mut self, id: &str) -> Result<Vec<Branch>, E>;
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E>;
-    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
+    fn fork(&mut self, id: &str, from: Option<&str>, to: &str, now_ms: i64) -> Result<Vec<Entry>, E>;
     fn import_session(&mut self, request: &Import) -> Result<Imported, E>;
     fn gc(&mut self, policy: &Retention, now_ms: i64) -> Result<GcReport, E>;
     fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, E>;

@@ -906,12 +906,6 @@ class Mneme:
         context = self._method("provider-context", _text("id", id), _text("provider", provider), model, injections)
         return {**context, "body": json.loads(context["body"])}
 
-    def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> List[Entry]:
-        """Copies the conversation up to ``from_`` (default: the newest message) into a
-        new session ``to`` (default: a new UUID); returns the entries written (the new
-        id is their ``session_id``)."""
-        return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", str(uuids.uuid4()) if to is None else to), _now_ms(now))
-
     def import_session(self, data: Union[bytes, str], from_: Optional[str] = None, id: Optional[str] = None, cwd: Optional[Folder] = None, origin: str = "", uuid: Optional[str] = None, now: Time = None) -> Imported:
         """Imports another agent's transcript (``data``: its bytes or text) as a new
         session; the original is only read. ``from_`` is ``claude``, ``pi``, ``codex``,
@@ -941,15 +935,6 @@ class Mneme:
         last compaction on; each message's ``content`` is its blocks."""
         context = self._method("context", _text("id", id))
         return {**context, "messages": [{**m, "content": json.loads(m["content"])} for m in context["messages"]]}
-
-    def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> List[SearchHit]:
-        """The messages across every session (only ``project``'s, when named) that best
-        match ``query``, best first: ``[{id, project, uuid, role, timestamp, text,
-        score, matched}]``; ``matched`` is False for a message found only through its
-        session. ``since`` (included)
-        and ``until`` (left out) bound the messages' time."""
-        project = None if project is None else _text("project", project)
-        return self._method("search", _text("query", query), _u32("limit", limit), project, _window(since, until))
 
     def append_items(self, id: str, items: Sequence[Json], cwd: Optional[Folder] = None, uuid: Optional[str] = None, now: Time = None) -> int:
         """Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a
@@ -1202,11 +1187,6 @@ class Mneme:
         """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
         return self._instance.call(_INDEX, "crab-latest", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender))
 
-    def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> CrabSession:
-        """Starts the next crab session ``{agent}_{sender}_{seq}`` with its meta line."""
-        return self._instance.call(_INDEX, "crab-start", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender),
-                                   _text("created_by", created_by), _now_ms(now))
-
     def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> RolledOver:
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
         in the old session's format and linked to it; the old session is not touched."""
@@ -1323,6 +1303,12 @@ class Mneme:
         """Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has."""
         return self._instance.call(_INDEX, "export-openclaw-keys", self._store)
 
+    def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> CrabSession:
+        """Starts the next crab session of `agent` with `sender`: seq one past the latest,
+        its meta line written. `created_by` defaults to `user`.
+        """
+        return self._instance.call(_INDEX, "crab-start", self._store, _optional_text("project", project), _text("agent", agent), _text("sender", sender), _text("created_by", created_by), _now_ms(now))
+
     def crab_show(self, id: str) -> CrabSession:
         """A crab session as its name and newest meta line say."""
         return self._instance.call(_INDEX, "crab-show", self._store, _text("id", id))
@@ -1353,7 +1339,7 @@ class Mneme:
 
     def memory_link(self, project: Optional[str], from_: str, kind: LinkKind, to: str, now: Time = None) -> Memory:
         """Records that `from_` relates to `to`."""
-        return self._instance.call(_MEMORY, "memory-link", self._store, _scope(project), _text("from", from_), kind, _text("to", to), _now_ms(now))
+        return self._instance.call(_MEMORY, "memory-link", self._store, _scope(project), _text("from_", from_), kind, _text("to", to), _now_ms(now))
 
     def memory_show(self, project: Optional[str], file: str) -> Shown:
         """One memory with its body and its supersession history."""
@@ -1459,6 +1445,14 @@ class Mneme:
         """
         return self._method("usage", _text("id", id), prices)
 
+    def fork(self, id: str, from_: Optional[str] = None, to: Optional[str] = None, now: Time = None) -> List[Entry]:
+        """A new session `to` in the same project holding the conversation from its
+        root to entry `from_` (where resume is when none), written as the
+        session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
+        `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+        """
+        return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", _fresh_id(to)), _now_ms(now))
+
     def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
         """One cleanup pass: archives sessions past their time to live, deletes what
         `policy` asks, reports all of it (and only reports, in a dry run).
@@ -1521,6 +1515,15 @@ class Mneme:
         that could not be listed as sessions.
         """
         return self._method("list")
+
+    def search(self, query: str, limit: int = 10, project: Optional[str] = None, since: Time = None, until: Time = None) -> List[SearchHit]:
+        """The `limit` messages across every session that best match `query` (the
+        recall index memories use: the user's own words counting twice, each session
+        read as one text too), best first:
+        only `project`'s sessions when it is named (`invalid-project` for a name no
+        folder can have), only messages in `window`. `limit` defaults to `10`.
+        """
+        return self._method("search", _text("query", query), limit, _optional_text("project", project), _window(since, until))
 
     def reopen(self, id: str) -> None:
         """Forgets what the store knows of session `id`: the next call reads it again."""

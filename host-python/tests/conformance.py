@@ -66,8 +66,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.set_embeddings(args.get("table")))
     if op == "context":
         return run(lambda: store.context(args["id"]))
-    if op == "fork":
-        return run(lambda: store.fork(args["id"], from_=args.get("from"), to=args["new_id"], now=args["now_ms"]))
     if op == "import_session":
         return run(lambda: store.import_session(args["text"], from_=args.get("source"), id=args.get("id"), cwd=args.get("cwd"), origin=args["origin"], uuid=args["uuid"], now=args["now_ms"]))
     if op == "export_session":
@@ -86,8 +84,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.session_id_of(args["name"]))
     if op == "check_bytes":
         return run(lambda: Mneme.check_bytes(args["text"].encode()))
-    if op == "search":
-        return run(lambda: store.search(args["query"], args["limit"], args.get("project"), args.get("since_ms"), args.get("until_ms")))
     if op == "stored_keys":
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
     if op == "append_items":
@@ -142,8 +138,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.instructions(args))
     if op == "resolve":
         return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
-    if op == "crab_start":
-        return run(lambda: store.crab_start(args["agent"], args["sender"], args.get("project"), args["created_by"], args["now_ms"]))
     if op == "crab_latest":
         return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
     if op == "rollover":
@@ -171,24 +165,24 @@ def _step(Mneme, MnemeError, store, op, args, state):
 
 
 def _derived_arguments(op, taken, args):
-    """A step's arguments for a derived method, in its order: what a step must give
-    (``given``, ``now``) and a name the method does not take are the vector's mistakes,
-    not an outcome."""
-    names = [name for name, _ in taken]
+    """A step's arguments for a derived method, in its order, options by name: what a
+    step must give (``given``, ``now``) and a name the method does not take are the
+    vector's mistakes, not an outcome."""
+    names = [name for name, _, _ in taken]
     unknown = [name for name in args if name not in names]
     if unknown:
         raise ValueError(f"{op} takes no `{unknown[0]}`")
-    missing = [name for name, how in taken if how in ("given", "now") and name not in args]
+    missing = [name for name, how, _ in taken if how in ("given", "now") and name not in args]
     if missing:
         raise ValueError(f"{op} needs `{missing[0]}`")
     positional, keywords, by_name = [], {}, False
-    for name, how in taken:
+    for name, how, option in taken:
         value = args.get(name)
         if how == "default" and value is None:
             # Left out: the method's own default; what follows goes by name.
             by_name = True
-        elif by_name:
-            keywords[_keyword(name, how)] = value
+        elif option is not None or by_name:
+            keywords[_keyword(option or name, how)] = value
         else:
             positional.append(value)
     return positional, keywords

@@ -56,7 +56,6 @@ async function step(Mneme, store, op, args, state) {
     case "append_turn": return outcome(store.appendTurn(args.id, args.messages, { provider: args.provider ?? "anthropic", cwd: args.cwd, uuid: args.uuid, now: args.now_ms, parent: args.parent ?? null, agent: args.agent ?? null }));
     case "provider_context": return outcome(store.providerContext(args.id, { provider: args.provider ?? "anthropic", model: args.model ?? null, injections: args.injections ?? [] }));
     case "set_redaction": return outcome(store.setRedaction(args.kinds));
-    case "fork": return outcome(store.fork(args.id, { from: args.from ?? null, to: args.new_id, now: args.now_ms }));
     case "import_session":
       return outcome(store.importSession(args.text, { from: args.source ?? null, id: args.id ?? null, cwd: args.cwd ?? null, origin: args.origin, uuid: args.uuid, now: args.now_ms }));
     case "export_session": {
@@ -77,7 +76,6 @@ async function step(Mneme, store, op, args, state) {
       if (difference) state.shapes.add(`sessions.check-bytes: ${difference}`);
       return result;
     }
-    case "search": return outcome(store.search(args.query, { limit: args.limit, project: args.project ?? null, since: args.since_ms ?? null, until: args.until_ms ?? null }));
     case "stored_keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
     case "append_items": return outcome(store.appendItems(args.id, args.items, { cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
     case "items": return outcome(store.items(args.id, { limit: args.limit ?? null }));
@@ -127,7 +125,6 @@ async function step(Mneme, store, op, args, state) {
       return outcome(store.instructions({ ...request, externalImports }));
     }
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
-    case "crab_start": return outcome(store.crabStart(args.agent, args.sender, { project: args.project ?? null, createdBy: args.created_by, now: args.now_ms }));
     case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "update_key": return outcome(store.updateKey(args.key, args.patch));
@@ -148,22 +145,30 @@ async function step(Mneme, store, op, args, state) {
 }
 
 /**
- * A step's arguments for a derived method, in its order: what a step must give (`given`,
+ * A step's arguments for a derived method, in its order, its options as an object: what a step must give (`given`,
  * `now`) and a name the method does not take are the vector's mistakes, not an outcome.
  */
 function derivedArguments(op, taken, args) {
   const unknown = Object.keys(args).find((name) => !taken.some(([given]) => given === name));
   if (unknown !== undefined) throw new Error(`${op} takes no \`${unknown}\``);
-  return taken.map(([name, how]) => {
+  const positional = [];
+  const options = {};
+  for (const [name, how, option] of taken) {
+    let value;
     if (how === "given" || how === "now") {
       if (!(name in args)) throw new Error(`${op} needs \`${name}\``);
-      return args[name];
+      value = args[name];
+    } else if (how === "default") {
+      // Left out, the method's own default.
+      value = args[name] ?? undefined;
+    } else {
+      // Null is left out, as in the other runners.
+      value = args[name] ?? (how === "overlay" ? {} : null);
     }
-    // Left out, the method's own default.
-    if (how === "default") return args[name] ?? undefined;
-    // Null is left out, as in the other runners.
-    return args[name] ?? (how === "overlay" ? {} : null);
-  });
+    if (option === null) positional.push(value);
+    else if (value !== undefined) options[camel(option)] = value;
+  }
+  return taken.some(([, , option]) => option !== null) ? [...positional, options] : positional;
 }
 
 const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());

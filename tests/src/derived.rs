@@ -9,13 +9,14 @@ use mneme_core::index::Field;
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Scope};
+use mneme_core::recall::Window;
 use mneme_core::retention::Retention;
 use mneme_core::sessions::TranscriptKey;
 use mneme_core::transcript::Prices;
 use mneme_core::{Engine, EngineError};
 use serde_json::Value;
 
-use crate::{known, overlaid, parse, parse_or, scope, text_outcome, to_outcome};
+use crate::{known, overlaid, parse, parse_or, scope, text_outcome, to_outcome, window};
 
 /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
 pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
@@ -105,6 +106,15 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
             "export_openclaw_keys" => {
                 known(args, &[])?;
                 text_outcome(host.export_openclaw_keys())
+            }
+            "crab_start" => {
+                known(args, &["agent", "sender", "project", "created_by", "now_ms"])?;
+                let project: Option<String> = parse(args, "project")?;
+                let agent: String = parse(args, "agent")?;
+                let sender: String = parse(args, "sender")?;
+                let created_by: String = parse_or(args, "created_by", serde_json::json!("user"))?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.crab_start(project.as_deref(), &agent, &sender, &created_by, now_ms))
             }
             "crab_show" => {
                 known(args, &["id"])?;
@@ -235,6 +245,14 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let prices: Option<Prices> = parse(args, "prices")?;
                 to_outcome(host.usage(&id, prices.as_ref()))
             }
+            "fork" => {
+                known(args, &["id", "from", "to", "now_ms"])?;
+                let id: String = parse(args, "id")?;
+                let from: Option<String> = parse(args, "from")?;
+                let to: String = parse(args, "to")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.fork(&id, from.as_deref(), &to, now_ms))
+            }
             "gc" => {
                 known(args, &["policy", "now_ms"])?;
                 let policy: Retention = overlaid(args, "policy")?;
@@ -290,6 +308,14 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
             "list" => {
                 known(args, &[])?;
                 to_outcome(host.list())
+            }
+            "search" => {
+                known(args, &["query", "limit", "project", "since_ms", "until_ms"])?;
+                let query: String = parse(args, "query")?;
+                let limit: usize = parse_or(args, "limit", serde_json::json!(10))?;
+                let project: Option<String> = parse(args, "project")?;
+                let window: Window = window(args)?;
+                to_outcome(host.search(&query, limit, project.as_deref(), window))
             }
             "reopen" => {
                 known(args, &["id"])?;

@@ -16,7 +16,7 @@
 //!              { "branches": { "id" } | "usage": { "id", "prices"? }, "expect": … },
 //!              { "hold" | "release": { "id" }, "expect": … },
 //!              { "set_redaction": { "kinds" }, "expect": … },
-//!              { "fork": { "id", "from"?, "new_id", "now_ms" }, "expect": … },
+//!              { "fork": { "id", "from"?, "to", "now_ms" }, "expect": … },
 //!              { "gc": { "policy"?, "now_ms" } | "archive": { "id", "now_ms" } | "archived": {} | "restore": { "id" }, "expect": … },
 //!              { "import_session": { "text", "source"?, "id"?, "cwd"?, "origin", "uuid", "now_ms" }, "expect": … },
 //!              { "export_session": { "id", "format", "uuid" }, "expect": … } (its bytes as `text`),
@@ -260,7 +260,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let kinds: Vec<String> = serde_json::from_value(args["kinds"].clone()).map_err(|e| format!("bad kinds: {e}"))?;
             to_outcome(host.set_redaction(&kinds))
         }
-        "fork" => to_outcome(host.fork(&text("id")?, args["from"].as_str(), &text("new_id")?, now()?)),
         "import_session" => {
             let source = match args["source"].as_str().map(Source::parse).transpose() {
                 Ok(source) => source,
@@ -288,11 +287,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "check_bytes" => to_outcome(host.check_bytes(text("text")?.as_bytes())),
         "project_of" => to_outcome(host.project_of(&text("cwd")?)),
         "session_id_of" => to_outcome(host.session_id_of(&text("name")?)),
-        "search" => {
-            let limit = args["limit"].as_u64().ok_or("`search` needs an integer `limit`")?;
-            let limit = usize::try_from(limit).map_err(|e| e.to_string())?;
-            to_outcome(host.search(&text("query")?, limit, args["project"].as_str(), window(args)?))
-        }
         "stored_keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "append_items" => to_outcome(host.append_items(&text("id")?, &args["items"].to_string(), &text("cwd")?, &text("uuid")?, now()?)),
         "items" => {
@@ -393,9 +387,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
         }
         "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
-        "crab_start" => {
-            to_outcome(host.crab_start(args["project"].as_str(), &text("agent")?, &text("sender")?, &text("created_by")?, now()?))
-        }
         "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
         "import_openclaw_keys" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
         "key_of" => {

@@ -199,17 +199,6 @@ export interface Sessions {
     messages: AnthropicMessage | AnthropicMessage[] | OpenAIMessage | OpenAIMessage[],
     options?: { provider?: Provider; cwd?: string; uuid?: string; now?: number; parent?: string | null; agent?: { id: string; parent_call?: string | null } | null },
   ): Promise<Entry[]>;
-  /**
-   * What to send a model next, in `provider`'s shape: every call answered, a result whose
-   * call is gone (deleted, summarised away) left out; injections are placed (system ones
-   * join the system prompt), never written. `model`, the model the request goes to: the
-   * thinking of replies another model wrote is then sent as the session's client sends it
-   * (Claude Code's sessions: left out; pi's: as text), since the API refuses its signature;
-   * without it, thinking is sent as recorded.
-   */
-  providerContext(id: string, options?: { provider?: Provider; model?: string | null; injections?: Injection[] }): Promise<ProviderContext>;
-  /** Copies the conversation up to `from` (default: the newest message) into a new session `to` (default: a new UUID). */
-  fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
   /** Imports another agent's transcript as a new session; the original is only read. An id already taken rejects with `session-exists`. */
   importSession(
     data: string | Uint8Array | ArrayBuffer,
@@ -217,8 +206,6 @@ export interface Sessions {
   ): Promise<Imported>;
   /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
   exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
-  /** The messages across every session that best match `query` (stemmed words, the user's own counting twice; each session read as one text too), best first. `project`: only its sessions. `since` (included) and `until` (left out), milliseconds since the epoch: only messages in that window (one without a timestamp counts as 1970). */
-  search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
   items(id: string, options?: { limit?: number | null }): Promise<any[]>;
   popItem(id: string, now?: number): Promise<any | null>;
@@ -262,8 +249,6 @@ export interface Sessions {
   updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
   crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
-  /** Starts the next crab session `{agent}_{sender slug}_{seq}`, its meta line written. */
-  crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
   rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
@@ -328,6 +313,11 @@ export interface Sessions {
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys(): Promise<Uint8Array>;
+  /**
+   * Starts the next crab session of `agent` with `sender`: seq one past the latest,
+   * its meta line written. `createdBy` defaults to `user`.
+   */
+  crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
   /** A crab session as its name and newest meta line say. */
   crabShow(id: string): Promise<CrabSession>;
   /**
@@ -431,6 +421,18 @@ export interface Sessions {
    * last compaction boundary.
    */
   context(id: string): Promise<Context>;
+  /**
+   * What to send a model next, in `provider`'s shape: the context with roles
+   * alternating, split replies merged, every call answered, a result whose
+   * call is gone (deleted, summarised away) left out, `injections` placed (and
+   * never written; system ones join the system prompt, whatever their place).
+   * `model`, the model the request goes to: the thinking of replies another
+   * model wrote is then sent as the session's client sends it (Claude Code
+   * leaves it out, pi sends it as text), since the API refuses its signature
+   * in a request to another model; without it, thinking is sent as recorded.
+   * `provider` defaults to `anthropic` and `injections` defaults to `[]`.
+   */
+  providerContext(id: string, options?: { provider?: Provider; model?: string | null; injections?: Injection[] }): Promise<ProviderContext>;
   /** Every branch (each leaf message), the current one first. */
   branches(id: string): Promise<Branch[]>;
   /**
@@ -438,6 +440,13 @@ export interface Sessions {
    * per million tokens of each kind) are given.
    */
   usage(id: string, prices?: Prices | null): Promise<Ledger>;
+  /**
+   * A new session `to` in the same project holding the conversation from its
+   * root to entry `from` (where resume is when none), written as the
+   * session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
+   * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+   */
+  fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
    * `policy` asks, reports all of it (and only reports, in a dry run).
@@ -486,6 +495,14 @@ export interface Sessions {
    * that could not be listed as sessions.
    */
   list(): Promise<Listing>;
+  /**
+   * The `limit` messages across every session that best match `query` (the
+   * recall index memories use: the user's own words counting twice, each session
+   * read as one text too), best first:
+   * only `project`'s sessions when it is named (`invalid-project` for a name no
+   * folder can have), only messages in `window`. `limit` defaults to `10`.
+   */
+  search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   /** Forgets what the store knows of session `id`: the next call reads it again. */
   reopen(id: string): Promise<null>;
   /**

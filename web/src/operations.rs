@@ -70,9 +70,9 @@ pub(crate) async fn call(store: &Store<JsStorage>, key: &str, a: &mut Args) -> O
             "sessions.store.fork" => {
                 let id: String = a.next("id")?;
                 let from: Option<String> = a.next("from")?;
-                let new_id: String = a.next("new_id")?;
+                let to: String = a.next("to")?;
                 let now_ms: i64 = a.next("now_ms")?;
-                to_json(&store.sessions().fork(&id, from.as_deref(), &new_id, now_ms).await?)?
+                to_json(&store.sessions().fork(&id, from.as_deref(), &to, now_ms).await?)?
             }
             "sessions.store.gc" => {
                 let policy: Retention = a.next("policy")?;

@@ -544,7 +544,7 @@ fn reference(
                 let function = functions.get(key);
                 let project = function.is_some_and(|function| crate::wrappers::takes_scope(resolve, function));
                 // The function's parameters the method takes as the WIT names them (a
-                // hand-written method may name one otherwise: `fork`'s `new-id` is `to`).
+                // hand-written method may name one otherwise: `export-session`'s `format` is `to`).
                 let words: std::collections::BTreeSet<&str> =
                     method.signature.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
                 let parameters: Vec<&str> = function

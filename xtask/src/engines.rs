@@ -464,17 +464,23 @@ pub fn conformance_calls(
             .iter()
             .find(|operation| operation.name == *name)
             .ok_or_else(|| format!("{ENGINE}: the `Engine` trait has no `{name}`"))?;
-        let taken: Vec<String> = arguments.iter().map(|(argument, _)| format!("\"{argument}\"")).collect();
+        let taken: Vec<String> = arguments.iter().map(|(argument, ..)| format!("\"{argument}\"")).collect();
         let mut body = format!("known(args, &[{}])?;\n", taken.join(", "));
         let mut passed = Vec::new();
         for param in &operation.params {
             let argument = if param.name == "scope" { "project" } else { param.name.as_str() };
+            let (owned, borrowed) = owned_and_borrowed(&param.core, &param.name);
+            // A step gives a window's ends (`since_ms`, `until_ms`) as arguments of their own.
+            if crate::wrappers::is_window(resolve, *param.wit) {
+                let _ = writeln!(body, "let {}: {owned} = window(args)?;", param.name);
+                passed.push(borrowed);
+                continue;
+            }
             let how = arguments
                 .iter()
-                .find(|(given, _)| given == argument)
-                .map(|(_, how)| *how)
+                .find(|(given, ..)| given == argument)
+                .map(|(_, how, _)| *how)
                 .ok_or_else(|| format!("`{name}`'s parameter `{}` is not among its derived arguments", param.name))?;
-            let (owned, borrowed) = owned_and_borrowed(&param.core, &param.name);
             let read = match how {
                 "project" => "scope(args)".to_owned(),
                 "overlay" => format!("overlaid(args, \"{argument}\")?"),
@@ -505,7 +511,7 @@ pub fn conformance_calls(
          pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
          let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",
         use_items(&arms, &imports, "mneme_core", &["Engine", "EngineError"]),
-        ["known", "overlaid", "parse", "parse_or", "scope", "text_outcome", "to_outcome"]
+        ["known", "overlaid", "parse", "parse_or", "scope", "text_outcome", "to_outcome", "window"]
             .into_iter()
             .filter(|helper| arms.contains(&format!("{helper}(")))
             .collect::<Vec<_>>()

@@ -15,7 +15,12 @@
 //! - a `fresh-id` (types.wit) may be left out: a random UUID;
 //! - a parameter the function's doc says "`name` defaults to `value`" of may be left
 //!   out: that value (a number, `true` or `false`, `[]`, an enum's case or text);
-//! - every other parameter is given, in the WIT's order.
+//! - a time `window` (types.wit) is `since` and `until`, each null for open;
+//! - every other parameter is given, in the WIT's order, then those that may be left
+//!   out: in JavaScript, when two or more of those (the window's ends counted, `now` and
+//!   a record of defaults not) may be left out, they are an options object's, `now`
+//!   with them (`fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {})`);
+//!   Python takes each by name or in that order.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -51,6 +56,8 @@ enum Argument {
     Fresh,
     /// A value the doc comment gives when left out.
     Default(Literal),
+    /// A time window, as its two ends.
+    Window,
     Given,
 }
 
@@ -154,17 +161,40 @@ impl Operation<'_> {
         matches!(self.function.kind, FunctionKind::Method(_))
     }
 
-    /// The parameters in the order a caller gives them: those given, then those that may
-    /// be left out, `now` last.
+    /// The parameters in the order a caller gives them: those given, the records of
+    /// defaults, then those that may be left out, `now` last.
     fn caller_order(&self) -> Vec<&Parameter<'_>> {
         let rank = |parameter: &&Parameter| match parameter.argument {
-            Argument::Now => 2,
-            Argument::Overlay { .. } | Argument::Optional | Argument::Fresh | Argument::Default(_) => 1,
+            Argument::Now => 3,
+            Argument::Optional | Argument::Fresh | Argument::Default(_) | Argument::Window => 2,
+            Argument::Overlay { .. } => 1,
             _ => 0,
         };
         let mut order: Vec<&Parameter> = self.parameters.iter().filter(|p| !matches!(p.argument, Argument::Store)).collect();
         order.sort_by_key(rank);
         order
+    }
+
+    /// Whether the JavaScript method takes what may be left out (and `now`) as an
+    /// options object: two or more values, a window's ends counted, `now` and records
+    /// of defaults not.
+    fn takes_options(&self) -> bool {
+        let values: usize = self
+            .parameters
+            .iter()
+            .map(|parameter| match parameter.argument {
+                Argument::Optional | Argument::Fresh | Argument::Default(_) => 1,
+                Argument::Window => 2,
+                _ => 0,
+            })
+            .sum();
+        values >= 2
+    }
+
+    /// Whether `parameter` is one of the options object's.
+    fn in_options(&self, parameter: &Parameter) -> bool {
+        self.takes_options()
+            && matches!(parameter.argument, Argument::Now | Argument::Optional | Argument::Fresh | Argument::Default(_) | Argument::Window)
     }
 
     /// The WIT function's doc comment, in `language`'s words.
@@ -208,6 +238,8 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
                 Argument::Overlay { defaults }
             } else if is_option(resolve, &param.ty) {
                 Argument::Optional
+            } else if is_window(resolve, param.ty) {
+                Argument::Window
             } else if is_fresh_id(resolve, param.ty) {
                 Argument::Fresh
             } else if let Some(value) = default {
@@ -226,33 +258,22 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
             }
             parameters.push(Parameter { name: &param.name, ty: param.ty, argument });
         }
-        // What may be left out must come after what must be given.
-        let mut optional_seen = None;
-        for parameter in &parameters {
-            match parameter.argument {
-                Argument::Overlay { .. } | Argument::Optional | Argument::Fresh | Argument::Default(_) => {
-                    optional_seen = Some(parameter.name);
-                }
-                Argument::Given | Argument::Project => {
-                    if let Some(optional) = optional_seen {
-                        reasons.push(format!("`{}`, which must be given, follows `{optional}`, which may be left out", parameter.name));
-                    }
-                }
-                _ => {}
-            }
-        }
         // A parameter named as another one is named by the method, as a word reserved in
         // JavaScript or as a helper the method's body calls would not be what it means.
         let mut named_as = BTreeSet::new();
         for parameter in &parameters {
-            let name = match parameter.argument {
+            let names = match parameter.argument {
                 Argument::Store => continue,
-                Argument::Now => "now",
-                Argument::Project => "project",
-                _ => parameter.name,
+                Argument::Now => vec!["now"],
+                Argument::Project => vec!["project"],
+                Argument::Window => vec!["since", "until"],
+                _ => vec![parameter.name],
             };
-            if !named_as.insert(name) || ["self", "this", "time", "scope"].contains(&name) || is_reserved_in_javascript(name) {
-                reasons.push(format!("a parameter would be named `{name}`, which the method cannot take it as"));
+            for name in names {
+                if !named_as.insert(name) || ["self", "this", "time", "scope", "window"].contains(&name) || is_reserved_in_javascript(name)
+                {
+                    reasons.push(format!("a parameter would be named `{name}`, which the method cannot take it as"));
+                }
             }
         }
         // The APIs give JSON text as its value, which a derived method would not parse.
@@ -354,6 +375,11 @@ fn is_string(resolve: &Resolve, ty: Type) -> bool {
         Type::Id(id) => matches!(resolve.types[id].kind, TypeDefKind::Type(target) if is_string(resolve, target)),
         _ => false,
     }
+}
+
+/// types.wit's time `window`.
+pub fn is_window(resolve: &Resolve, ty: Type) -> bool {
+    named(resolve, ty) == Some(("types", "window"))
 }
 
 /// A named type's interface and name, through aliases.
@@ -563,22 +589,25 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
     for operation in generate {
         methods.push_str(&jsdoc_of(Some(&operation.doc(resolve, Language::JavaScript, &doc_names)), "  "));
         let mut asynchronous = false;
-        let signature: Vec<String> = operation
-            .caller_order()
-            .iter()
-            .map(|parameter| {
-                let name = parameter_name(parameter.name, Language::JavaScript);
-                match &parameter.argument {
-                    Argument::Now => "now = Date.now()".to_owned(),
-                    Argument::Project => "project".to_owned(),
-                    Argument::Overlay { .. } => format!("{name} = {{}}"),
-                    Argument::Optional => format!("{name} = null"),
-                    Argument::Fresh => format!("{name} = crypto.randomUUID()"),
-                    Argument::Default(value) => format!("{name} = {}", value.javascript()),
-                    _ => name,
-                }
-            })
-            .collect();
+        let mut signature = Vec::new();
+        let mut options = Vec::new();
+        for parameter in operation.caller_order() {
+            let name = parameter_name(parameter.name, Language::JavaScript);
+            let written = match &parameter.argument {
+                Argument::Now => "now = Date.now()".to_owned(),
+                Argument::Project => "project".to_owned(),
+                Argument::Overlay { .. } => format!("{name} = {{}}"),
+                Argument::Optional => format!("{name} = null"),
+                Argument::Fresh => format!("{name} = crypto.randomUUID()"),
+                Argument::Default(value) => format!("{name} = {}", value.javascript()),
+                Argument::Window => "since = null, until = null".to_owned(),
+                _ => name,
+            };
+            if operation.in_options(parameter) { options.push(written) } else { signature.push(written) }
+        }
+        if !options.is_empty() {
+            signature.push(format!("{{ {} }} = {{}}", options.join(", ")));
+        }
         let arguments: Vec<String> = operation
             .parameters
             .iter()
@@ -592,6 +621,7 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
                         asynchronous = true;
                         format!("await this.#overlay(\"{defaults}\", {name})")
                     }
+                    Argument::Window => "window(since, until)".to_owned(),
                     _ => name,
                 })
             })
@@ -634,6 +664,7 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 Argument::Default(value) => {
                     format!("{name}: {} = {}", python_parameter(resolve, &mut names, parameter.ty), value.python())
                 }
+                Argument::Window => "since: Time = None, until: Time = None".to_owned(),
                 _ => format!("{name}: {}", python_parameter(resolve, &mut names, parameter.ty)),
             });
         }
@@ -648,7 +679,6 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
         let mut arguments = Vec::new();
         for parameter in &operation.parameters {
             let name = parameter_name(parameter.name, Language::Python);
-            let wit_name = parameter.name.replace('-', "_");
             arguments.push(match &parameter.argument {
                 Argument::Store => continue,
                 Argument::Now => "_now_ms(now)".to_owned(),
@@ -657,16 +687,17 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                     let function = defaults.rsplit('.').next().unwrap_or_default();
                     format!("_overlay(self._instance.call({interface}, \"{function}\"), {name})")
                 }
-                Argument::Fresh => format!("_text(\"{wit_name}\", _fresh_id({name}))"),
+                Argument::Fresh => format!("_text(\"{name}\", _fresh_id({name}))"),
                 // A default of `()`: the engine takes a list.
                 Argument::Default(Literal::EmptyList) if is_list_of_strings(resolve, parameter.ty) => {
-                    format!("_texts(\"{wit_name}\", list({name}))")
+                    format!("_texts(\"{name}\", list({name}))")
                 }
                 Argument::Default(Literal::EmptyList) => format!("list({name})"),
+                Argument::Window => "_window(since, until)".to_owned(),
                 // A name given as text (an id, a key, a path) must reach the core as written.
-                _ if is_string(resolve, parameter.ty) => format!("_text(\"{wit_name}\", {name})"),
-                _ if is_option_of_string(resolve, parameter.ty) => format!("_optional_text(\"{wit_name}\", {name})"),
-                _ if is_list_of_strings(resolve, parameter.ty) => format!("_texts(\"{wit_name}\", {name})"),
+                _ if is_string(resolve, parameter.ty) => format!("_text(\"{name}\", {name})"),
+                _ if is_option_of_string(resolve, parameter.ty) => format!("_optional_text(\"{name}\", {name})"),
+                _ if is_list_of_strings(resolve, parameter.ty) => format!("_texts(\"{name}\", {name})"),
                 _ => name,
             });
         }
@@ -778,9 +809,11 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
         }
         methods.push_str(&jsdoc_of(Some(&operation.doc(resolve, Language::JavaScript, &doc_names)), "  "));
         let mut parameters = Vec::new();
+        let mut options = Vec::new();
         for parameter in operation.caller_order() {
             let name = parameter_name(parameter.name, Language::JavaScript);
-            parameters.push(match parameter.argument {
+            let into = if operation.in_options(parameter) { &mut options } else { &mut parameters };
+            into.push(match parameter.argument {
                 Argument::Now => "now?: number".to_owned(),
                 Argument::Project => "project: string | null".to_owned(),
                 Argument::Overlay { .. } => {
@@ -790,8 +823,12 @@ pub fn typescript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
                     format!("{name}?: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?)
                 }
                 Argument::Fresh => format!("{name}?: string"),
+                Argument::Window => "since?: number | null; until?: number | null".to_owned(),
                 _ => format!("{name}: {}", ts_type(resolve, &mut names, &declared, parameter.ty, true)?),
             });
+        }
+        if !options.is_empty() {
+            parameters.push(format!("options?: {{ {} }}", options.join("; ")));
         }
         let result = match ok_type(resolve, operation.function) {
             None => "null".to_owned(),
@@ -855,8 +892,9 @@ pub struct DerivedCalls {
 pub struct DerivedCall {
     /// Its name in a vector's step.
     pub name: String,
-    /// Each argument by a step's name for it, and how the method takes it.
-    pub arguments: Vec<(String, &'static str)>,
+    /// Each argument by a step's name for it, how the method takes it, and the name of
+    /// the option it is (JavaScript's options object, a Python keyword), if it is one.
+    pub arguments: Vec<(String, &'static str, Option<String>)>,
     /// The JSON of what the method takes for each `default` argument a step leaves out.
     pub defaults: Vec<(String, String)>,
     /// It gives bytes.
@@ -884,22 +922,27 @@ pub fn derived_calls(
             continue;
         }
         let mut defaults = Vec::new();
-        let arguments: Vec<(String, &str)> = operation
-            .caller_order()
-            .iter()
-            .map(|parameter| match &parameter.argument {
-                Argument::Now => ("now_ms".to_owned(), "now"),
-                Argument::Project => ("project".to_owned(), "project"),
-                Argument::Overlay { .. } => (parameter.name.replace('-', "_"), "overlay"),
-                Argument::Optional => (parameter.name.replace('-', "_"), "optional"),
+        let mut arguments = Vec::new();
+        for parameter in operation.caller_order() {
+            let name = parameter.name.replace('-', "_");
+            let option = |option: &str| operation.in_options(parameter).then(|| option.to_owned());
+            arguments.extend(match &parameter.argument {
+                Argument::Now => vec![("now_ms".to_owned(), "now", option("now"))],
+                Argument::Project => vec![("project".to_owned(), "project", None)],
+                Argument::Overlay { .. } => vec![(name, "overlay", None)],
+                Argument::Optional => vec![(name.clone(), "optional", option(&name))],
                 Argument::Default(value) => {
-                    defaults.push((parameter.name.replace('-', "_"), value.json()));
-                    (parameter.name.replace('-', "_"), "default")
+                    defaults.push((name.clone(), value.json()));
+                    vec![(name.clone(), "default", option(&name))]
+                }
+                // A step gives a window's ends as the record names them.
+                Argument::Window => {
+                    vec![("since_ms".to_owned(), "optional", option("since")), ("until_ms".to_owned(), "optional", option("until"))]
                 }
                 // A fresh id is given: a vector's outcome must not depend on a random one.
-                _ => (parameter.name.replace('-', "_"), "given"),
-            })
-            .collect();
+                _ => vec![(name.clone(), "given", option(&name))],
+            });
+        }
         let bytes = ok_type(resolve, operation.function).is_some_and(|ty| is_bytes(resolve, ty));
         rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, defaults, bytes });
     }
@@ -909,17 +952,26 @@ pub fn derived_calls(
                   step: its arguments in the method's order, each as a step names it and how the\n\
                   method takes it (`given`, `now`: a step gives it; `project`, `optional`: null\n\
                   when left out; `overlay`: the core's defaults for what it leaves out;\n\
-                  `default`: the method's default when left out), and\n\
+                  `default`: the method's default when left out), the option it is (in\n\
+                  JavaScript's options object; a Python keyword) or null, and\n\
                   whether it gives bytes (compared as text, as the Rust runner gives them).\n";
     let mut js: String = header.lines().map(|line| format!("// {line}\n")).collect();
     js.push_str("export const DERIVED = {\n");
     let mut python: String = header.lines().map(|line| format!("# {line}\n")).collect();
     python.push_str("DERIVED = {\n");
     for DerivedCall { name, arguments, bytes, .. } in &rows {
-        let listed: Vec<String> = arguments.iter().map(|(argument, how)| format!("[\"{argument}\", \"{how}\"]")).collect();
-        let _ = writeln!(js, "  {name}: {{ arguments: [{}], bytes: {bytes} }},", listed.join(", "));
+        let listed = |none: &str| -> String {
+            let listed: Vec<String> = arguments
+                .iter()
+                .map(|(argument, how, option)| {
+                    format!("[\"{argument}\", \"{how}\", {}]", option.as_ref().map_or(none.to_owned(), |option| format!("\"{option}\"")))
+                })
+                .collect();
+            listed.join(", ")
+        };
+        let _ = writeln!(js, "  {name}: {{ arguments: [{}], bytes: {bytes} }},", listed("null"));
         let bytes = if *bytes { "True" } else { "False" };
-        let _ = writeln!(python, "    \"{name}\": {{\"arguments\": [{}], \"bytes\": {bytes}}},", listed.join(", "));
+        let _ = writeln!(python, "    \"{name}\": {{\"arguments\": [{}], \"bytes\": {bytes}}},", listed("None"));
     }
     js.push_str("};\n");
     python.push_str("}\n");
@@ -951,6 +1003,7 @@ interface memory {
   link: func(store: borrow<store>, scope: scope, %from: string, now-ms: s64) -> result<u32, string>;
   plan: func(store: borrow<store>, caps: caps, model: string) -> result<u32, string>;
   plan-x: func(store: borrow<store>, id: string) -> result<u32, string>;
+  clock: func(store: borrow<store>, time: s64) -> result<u32, string>;
   apply-x: func(store: borrow<store>, plan: request) -> result<u32, string>;
   lines: func() -> u32;
 }
@@ -958,14 +1011,16 @@ interface types {
   variant error { changed(string), stale-plan(string) }
   record stamp { changed: u32, updated-ms: s64 }
   type fresh-id = string;
+  record window { since-ms: option<s64>, until-ms: option<s64> }
 }
 interface index {
   use sessions.{store};
-  use types.{fresh-id};
+  use types.{fresh-id, window};
   enum mode { auto, dry-run }
   record field { name: string }
   /// Starts `key` afresh. `mode` defaults to `dry-run`; `limit` defaults to `64`; `filter` defaults to `[]`.
   reset: func(store: borrow<store>, key: string, new-id: fresh-id, mode: mode, limit: u32, filter: list<field>, now-ms: s64) -> result<u32, string>;
+  find: func(store: borrow<store>, query: string, window: window) -> result<u32, string>;
 }
 ";
 
@@ -982,10 +1037,10 @@ interface index {
     /// The Python package's imports the test's methods name.
     const PY_IMPORTS: &str = "from .types import (\n    Field,\n    Mode,\n    Request,\n)\n";
 
-    /// What the hand-written part writes: `plan` cannot be derived, `tombstone` is written
+    /// What the hand-written part writes: `clock` cannot be derived, `tombstone` is written
     /// by hand in the tests that say so.
     fn written(also: &[&str]) -> BTreeSet<String> {
-        also.iter().map(|key| (*key).to_owned()).chain(["memory.plan".to_owned()]).collect()
+        also.iter().map(|key| (*key).to_owned()).chain(["memory.clock".to_owned()]).collect()
     }
 
     #[test]
@@ -1002,9 +1057,9 @@ interface index {
         assert!(python.contains("    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:\n        \"\"\"Soft-deletes `uuid`.\"\"\"\n        return self._method(\"tombstone\", _text(\"id\", id), _text(\"uuid\", uuid), _now_ms(now))"), "{python}");
         assert!(python.contains("def usage(self, id: str, prices: Optional[Sequence[str]] = None) -> int:"), "{python}");
         assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps))"), "{python}");
-        // A Python keyword is a parameter with a `_`; the WIT's name reaches the core.
+        // A Python keyword is a parameter with a `_`, which a refusal names as the caller wrote it.
         assert!(python.contains("def link(self, project: Optional[str], from_: str, now: Time = None) -> int:"), "{python}");
-        assert!(python.contains("_text(\"from\", from_)"), "{python}");
+        assert!(python.contains("_text(\"from_\", from_)"), "{python}");
     }
 
     #[test]
@@ -1012,7 +1067,7 @@ interface index {
         let (resolve, package) = resolve();
         let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
         assert!(
-            js.contains("reset(key, newId = crypto.randomUUID(), mode = \"dry_run\", limit = 64, filter = [], now = Date.now()) { return this.#invoke(\"index.reset\", () => [key, newId, mode, limit, filter, time(\"now\", now)]); }"),
+            js.contains("reset(key, { newId = crypto.randomUUID(), mode = \"dry_run\", limit = 64, filter = [], now = Date.now() } = {}) { return this.#invoke(\"index.reset\", () => [key, newId, mode, limit, filter, time(\"now\", now)]); }"),
             "{js}"
         );
         let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
@@ -1024,7 +1079,7 @@ interface index {
         let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
         // A vector gives a fresh id: its outcome must not depend on a random one.
         assert!(
-            calls.js.contains("  reset: { arguments: [[\"key\", \"given\"], [\"new_id\", \"given\"], [\"mode\", \"default\"], [\"limit\", \"default\"], [\"filter\", \"default\"], [\"now_ms\", \"now\"]], bytes: false },"),
+            calls.js.contains("  reset: { arguments: [[\"key\", \"given\", null], [\"new_id\", \"given\", \"new_id\"], [\"mode\", \"default\", \"mode\"], [\"limit\", \"default\", \"limit\"], [\"filter\", \"default\", \"filter\"], [\"now_ms\", \"now\", \"now\"]], bytes: false },"),
             "{}",
             calls.js
         );
@@ -1032,6 +1087,25 @@ interface index {
         assert_eq!(
             row.defaults,
             [("mode", "\"dry_run\""), ("limit", "64"), ("filter", "[]")].map(|(name, value)| (name.to_owned(), value.to_owned()))
+        );
+    }
+
+    #[test]
+    fn a_window_is_its_two_ends_and_what_may_be_left_out_follows_what_is_given() {
+        let (resolve, package) = resolve();
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        // Two values that may be left out: an options object.
+        assert!(js.contains("find(query, { since = null, until = null } = {}) { return this.#invoke(\"index.find\", () => [query, window(since, until)]); }"), "{js}");
+        // Given first, whatever the WIT's order; a record of defaults is no option.
+        assert!(js.contains("plan(model, caps = {}) { return this.#invoke(\"memory.plan\", async () => [await this.#overlay(\"memory.default-caps\", caps), model]); }"), "{js}");
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
+        assert!(python.contains("def find(self, query: str, since: Time = None, until: Time = None) -> int:"), "{python}");
+        assert!(python.contains("_text(\"query\", query), _window(since, until))"), "{python}");
+        let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
+        assert!(
+            calls.js.contains("  find: { arguments: [[\"query\", \"given\", null], [\"since_ms\", \"optional\", \"since\"], [\"until_ms\", \"optional\", \"until\"]], bytes: false },"),
+            "{}",
+            calls.js
         );
     }
 
@@ -1067,9 +1141,8 @@ interface index {
     #[test]
     fn an_operation_neither_written_nor_derivable_is_refused_by_name() {
         let (resolve, package) = resolve();
-        let error = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &BTreeSet::new())
-            .expect_err("plan has a given parameter after a defaulted one");
-        assert!(error.contains("memory.plan: `model`, which must be given, follows `caps`, which may be left out"), "{error}");
+        let error = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &BTreeSet::new()).expect_err("clock takes a `time`");
+        assert!(error.contains("memory.clock: a parameter would be named `time`, which the method cannot take it as"), "{error}");
         let error = javascript(&resolve, package, "class {}\n", &written(&[])).expect_err("no markers");
         assert!(error.contains("no place for the generated methods"), "{error}");
     }
@@ -1100,7 +1173,7 @@ interface index {
         assert!(declared.contains("  export(): Promise<Uint8Array>;"), "{declared}");
         assert!(
             declared.contains(
-                "  reset(key: string, newId?: string, mode?: Mode, limit?: number, filter?: Field[], now?: number): Promise<number>;"
+                "  reset(key: string, options?: { newId?: string; mode?: Mode; limit?: number; filter?: Field[]; now?: number }): Promise<number>;"
             ),
             "{declared}"
         );
@@ -1123,16 +1196,16 @@ interface index {
         assert!(names.contains(&"usage"), "{names:?}");
         assert!(
             calls.js.contains(
-                "  link: { arguments: [[\"project\", \"project\"], [\"from\", \"given\"], [\"now_ms\", \"now\"]], bytes: false },"
+                "  link: { arguments: [[\"project\", \"project\", null], [\"from\", \"given\", null], [\"now_ms\", \"now\", null]], bytes: false },"
             ),
             "{}",
             calls.js
         );
         assert!(calls.js.contains("  export: { arguments: [], bytes: true },"), "{}", calls.js);
         assert!(
-            calls
-                .python
-                .contains("    \"dream_gate\": {\"arguments\": [[\"caps\", \"overlay\"], [\"now_ms\", \"now\"]], \"bytes\": False},"),
+            calls.python.contains(
+                "    \"dream_gate\": {\"arguments\": [[\"caps\", \"overlay\", None], [\"now_ms\", \"now\", None]], \"bytes\": False},"
+            ),
             "{}",
             calls.python
         );

@@ -63,8 +63,8 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn usage(&mut self, id: &str, prices: Option<&Prices>) -> Result<Ledger, E> {
         Ok(block_on(self.sessions().usage(id, prices))?)
     }
-    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
-        Ok(block_on(self.sessions().fork(id, from, new_id, now_ms))?)
+    fn fork(&mut self, id: &str, from: Option<&str>, to: &str, now_ms: i64) -> Result<Vec<Entry>, E> {
+        Ok(block_on(self.sessions().fork(id, from, to, now_ms))?)
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, E> {
         Ok(block_on(self.sessions().import_session(request))?)

@@ -113,15 +113,15 @@ impl<S: Storage> Sessions<'_, S> {
         Ok(!self.base.storage.read(&part.key, 0, None).await?.contains(&b'\n'))
     }
 
-    /// Forks session `id` into a new session `new_id` in the same project: the
+    /// Forks session `id` into a new session `to` in the same project: the
     /// conversation from its root to entry `from` (the newest leaf when none),
     /// written as the session's own client writes a fork (Claude Code: `forkedFrom` on
     /// every line; pi: a header whose `parentSession` names the original). The original
     /// is not touched. Returns the lines written.
-    pub async fn fork(&self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
-        keys::validate_session_id(new_id)?;
+    pub async fn fork(&self, id: &str, from: Option<&str>, to: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        keys::validate_session_id(to)?;
         let parts = self.require(id).await?;
-        self.refuse_taken(new_id, &keys::session_key(&parts.project, new_id)).await?;
+        self.refuse_taken(to, &keys::session_key(&parts.project, to)).await?;
         let raw = self.read_parts(&parts).await?;
         let origin_key = parts.base_key();
         let timestamp = time::format_millis(now_ms);
@@ -144,10 +144,10 @@ impl<S: Storage> Sessions<'_, S> {
             let chain: Vec<&Line> = loaded.chain_from(leaf, &links).into_iter().map(|i| &loaded.lines[i]).collect();
             // The branch's own folder; pi names one only in the session's header.
             let cwd = chain.iter().rev().find_map(|l| l.env.cwd.get()).unwrap_or_else(|| loaded.cwd());
-            let fork = Fork { id: new_id, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
+            let fork = Fork { id: to, origin_id: id, origin_key: &origin_key, timestamp: &timestamp, cwd };
             format.dialect().fork(&chain, &fork)
         })?;
-        self.create_session(&parts.project, new_id, &content).await
+        self.create_session(&parts.project, to, &content).await
     }
 
     /// Writes a new session `id` in `project` whose lines are `content`, in one write;

@@ -66,8 +66,8 @@ impl Engine<Error> for ComponentEngine {
         let prices: Option<sessions::Prices> = prices.cloned().mirror();
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_usage(s, h, id, prices))
     }
-    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, &new_id.to_owned(), now_ms))
+    fn fork(&mut self, id: &str, from: Option<&str>, to: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_fork(s, h, id, from, &to.to_owned(), now_ms))
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
         let request: sessions::ImportRequest = request.to_owned().mirror();

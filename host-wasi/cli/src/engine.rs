@@ -66,8 +66,8 @@ impl Engine<Error> for Composed {
         let prices: Option<sessions::Prices> = prices.cloned().mirror();
         self.store.usage(id, prices).mirror()
     }
-    fn fork(&mut self, id: &str, from: Option<&str>, new_id: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
-        self.store.fork(id, from, new_id, now_ms).mirror()
+    fn fork(&mut self, id: &str, from: Option<&str>, to: &str, now_ms: i64) -> Result<Vec<Entry>, Error> {
+        self.store.fork(id, from, to, now_ms).mirror()
     }
     fn import_session(&mut self, request: &Import) -> Result<Imported, Error> {
         let request: sessions::ImportRequest = request.to_owned().mirror();
