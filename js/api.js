@@ -450,8 +450,6 @@ export class Mneme {
       run.dispose();
     }
   }
-  /** Whether the next message should start a new session; no policy field set means never. */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", () => [id, time("now", now), { utc_offset_minutes: 0, ...snakeKeys(object("policy", policy)) }]); }
 
   // Long-term memory: `project` is a project's folder name, or null for the global memory.
   /** Writes a new memory `{name, type, description, body, topics?, links?, confidence?, session?, entry?, valid_from_ms?}`. */
@@ -538,8 +536,6 @@ export class Mneme {
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
     return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), time("now", now), text("newSessionId", newSessionId)]);
   }
-  /** Sets a key's `title`, `model`, `origin`, `toggles`, `metadata` (an empty value removes). */
-  updateKey(key, patch) { return this.#invoke("index.update-key", () => [key, { toggles: [], metadata: [], ...snakeKeys(object("patch", patch)) }]); }
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
   crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
@@ -571,6 +567,12 @@ export class Mneme {
   extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
   /** Records that memories were extracted now: the gate counts from here. */
   recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, time("now", now)]); }
+  /**
+   * Whether the next message should start a new session (never deletes): after
+   * `idle_minutes` without activity, at `daily_reset_hour` (local to
+   * `utc_offset_minutes`), or past `ttl_ms`; a policy that sets none of them never.
+   */
+  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", async () => [id, time("now", now), await this.#overlay("gates.default-reset-policy", policy)]); }
   /** Whether a memory consolidation is due, without taking it. */
   dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
   /**
@@ -582,6 +584,12 @@ export class Mneme {
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, completed]); }
   /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return this.#invoke("index.reset-key", () => [key, newSessionId, time("now", now)]); }
+  /**
+   * Sets a key's labels: `title`, `model` and `origin` as `patch` gives them (an
+   * empty title or model removes it), each of its `toggles` and `metadata` by name
+   * (an empty value removes it); what it leaves out stays.
+   */
+  updateKey(key, patch = {}) { return this.#invoke("index.update-key", async () => [key, await this.#overlay("index.default-key-patch", patch)]); }
   /** Forgets a key; its sessions stay. Returns the entry it had. */
   removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
   /** A key with its current session's listing and counters. */

@@ -194,6 +194,14 @@ mod own {
     pub fn default_route_policy() -> index::RoutePolicy {
         core_::index::RoutePolicy::default().mirror()
     }
+
+    pub fn default_reset_policy() -> gates::ResetPolicy {
+        core_::gates::ResetPolicy::default().mirror()
+    }
+
+    pub fn default_key_patch() -> index::KeyPatch {
+        core_::index::KeyPatch::default().mirror()
+    }
 }
 
 export!(Component);

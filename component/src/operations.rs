@@ -241,6 +241,9 @@ impl gates::Guest for Component {
     fn default_dream_settings() -> gates::DreamSettings {
         own::default_dream_settings()
     }
+    fn default_reset_policy() -> gates::ResetPolicy {
+        own::default_reset_policy()
+    }
     fn memory_flush_gate(
         store: gates::StoreBorrow<'_>,
         id: String,
@@ -510,6 +513,9 @@ impl memory::Guest for Component {
 impl index::Guest for Component {
     fn default_route_policy() -> index::RoutePolicy {
         own::default_route_policy()
+    }
+    fn default_key_patch() -> index::KeyPatch {
+        own::default_key_patch()
     }
     fn key_of(inbound: index::Inbound, policy: index::RoutePolicy) -> Result<String, index::Error> {
         let inbound: Inbound = inbound.mirror();

@@ -1024,10 +1024,6 @@ class Mneme:
     def _gate(self, name, *args):
         return self._instance.call(_GATES, name, self._store, *args)
 
-    def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Decision:
-        """Whether the next message should start a new session; no policy field set means never."""
-        return self._gate("reset-gate", _text("id", id), _now_ms(now), {"utc_offset_minutes": 0, **(policy or {})})
-
     # Long-term memory: ``project`` is a project's folder name (as Claude Code names it,
     # e.g. "-home-me-app"), or None for the global memory. Values are mneme-core's JSON.
 
@@ -1172,11 +1168,6 @@ class Mneme:
         return self._instance.call(_INDEX, "resolve", self._store, self._inbound(inbound), self._route_policy(policy),
                                    _now_ms(now), _text("new_session_id", new_id))
 
-    def update_key(self, key: str, patch: Json) -> KeyEntry:
-        """Sets a key's ``title``, ``model``, ``origin``, ``toggles``, ``metadata`` (an empty value removes)."""
-        patch = _record("patch", patch, {"toggles": [], "metadata": []})
-        return self._instance.call(_INDEX, "update-key", self._store, _text("key", key), patch)
-
     def import_openclaw_keys(self, data: Union[bytes, str]) -> KeysImported:
         """Adds the keys of an OpenClaw ``sessions.json`` (bytes or text) in one write:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
@@ -1256,6 +1247,13 @@ class Mneme:
         """Records that memories were extracted now: the gate counts from here."""
         return self._instance.call(_GATES, "record-extraction", self._store, _text("id", id), _now_ms(now))
 
+    def reset_gate(self, id: str, policy: Optional[Json] = None, now: Time = None) -> Decision:
+        """Whether the next message should start a new session (never deletes): after
+        `idle_minutes` without activity, at `daily_reset_hour` (local to
+        `utc_offset_minutes`), or past `ttl_ms`; a policy that sets none of them never.
+        """
+        return self._instance.call(_GATES, "reset-gate", self._store, _text("id", id), _now_ms(now), _overlay(self._instance.call(_GATES, "default-reset-policy"), policy))
+
     def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether a memory consolidation is due, without taking it."""
         return self._instance.call(_GATES, "dream-gate", self._store, _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
@@ -1273,6 +1271,13 @@ class Mneme:
     def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
         """Gives `key` a new session (what `/new` does); the old one is kept in its history. `new_session_id` left out is a new random UUID."""
         return self._instance.call(_INDEX, "reset-key", self._store, _text("key", key), _text("new_session_id", _fresh_id(new_session_id)), _now_ms(now))
+
+    def update_key(self, key: str, patch: Optional[Json] = None) -> KeyEntry:
+        """Sets a key's labels: `title`, `model` and `origin` as `patch` gives them (an
+        empty title or model removes it), each of its `toggles` and `metadata` by name
+        (an empty value removes it); what it leaves out stays.
+        """
+        return self._instance.call(_INDEX, "update-key", self._store, _text("key", key), _overlay(self._instance.call(_INDEX, "default-key-patch"), patch))
 
     def remove_key(self, key: str) -> KeyEntry:
         """Forgets a key; its sessions stay. Returns the entry it had."""

@@ -101,9 +101,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         if summary is None:
             summary = store.summarize_offline(args["id"], state["plan"])
         return run(lambda: store.apply_compaction(args["id"], state["plan"], summary, boundary=args.get("boundary"), summary_uuid=args.get("summary_uuid"), now=args.get("now_ms")))
-    if op == "reset_gate":
-        policy = {k: v for k, v in args.items() if k not in ("id", "now_ms")}
-        return run(lambda: store.reset_gate(args["id"], policy, args["now_ms"]))
     if op.startswith("memory_"):
         project = args.get("project")
         calls = {
@@ -142,8 +139,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
     if op == "rollover":
         return run(lambda: store.rollover(args["key"], args["summary"], args["new_session_id"], args["boundary"], args["summary_uuid"], args["now_ms"]))
-    if op == "update_key":
-        return run(lambda: store.update_key(args["key"], args["patch"]))
     if op == "import_openclaw_keys":
         return run(lambda: store.import_openclaw_keys(args["text"]))
     if op == "key_of":

@@ -89,10 +89,6 @@ async function step(Mneme, store, op, args, state) {
       const summary = args.summary ?? (await store.summarizeOffline(args.id, state.plan));
       return outcome(store.applyCompaction(args.id, state.plan, summary, { boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     }
-    case "reset_gate": {
-      const { id, now_ms, ...policy } = args;
-      return outcome(store.resetGate(id, policy, now_ms));
-    }
     case "memory_add": return outcome(store.memoryAdd(args.project ?? null, args.memory, args.now_ms));
     case "memory_add_many": return outcome(store.memoryAddMany(args.project ?? null, args.memories, args.now_ms));
     case "memory_supersede": return outcome(store.memorySupersede(args.project ?? null, args.file, args.memory, args.now_ms));
@@ -127,7 +123,6 @@ async function step(Mneme, store, op, args, state) {
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
     case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
-    case "update_key": return outcome(store.updateKey(args.key, args.patch));
     case "import_openclaw_keys": return outcome(store.importOpenclawKeys(args.text));
     case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));
     case "parse_key": return outcome(store.parseKey(args.key));

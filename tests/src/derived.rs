@@ -4,8 +4,8 @@
 //! The conformance runner's calls of the operations whose methods the JavaScript and
 //! Python APIs derive from the WIT (xtask/src/wrappers.rs), by a vector step's names.
 
-use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings};
-use mneme_core::index::Field;
+use mneme_core::gates::{DreamSettings, ExtractionSettings, FlushSettings, ResetPolicy};
+use mneme_core::index::{Field, KeyPatch};
 use mneme_core::memory::file::LinkKind;
 use mneme_core::memory::memory_md::Caps;
 use mneme_core::memory::store::{Change, Scope};
@@ -53,6 +53,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.record_extraction(&id, now_ms))
             }
+            "reset_gate" => {
+                known(args, &["id", "policy", "now_ms"])?;
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                let policy: ResetPolicy = overlaid(args, "policy")?;
+                to_outcome(host.reset_gate(&id, now_ms, &policy))
+            }
             "dream_gate" => {
                 known(args, &["settings", "now_ms"])?;
                 let now_ms: i64 = parse(args, "now_ms")?;
@@ -79,6 +86,12 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let new_session_id: String = parse(args, "new_session_id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.reset_key(&key, &new_session_id, now_ms))
+            }
+            "update_key" => {
+                known(args, &["key", "patch"])?;
+                let key: String = parse(args, "key")?;
+                let patch: KeyPatch = overlaid(args, "patch")?;
+                to_outcome(host.update_key(&key, &patch))
             }
             "remove_key" => {
                 known(args, &["key"])?;

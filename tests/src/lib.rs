@@ -82,7 +82,6 @@
 mod derived;
 pub mod fuzz;
 
-use mneme_core::gates::ResetPolicy;
 use mneme_core::index::RoutePolicy;
 use mneme_core::interchange::{ExportFormat, Exported, Import, Source};
 use mneme_core::memory::consolidate::ConsolidationPlan;
@@ -316,15 +315,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.apply_compaction(&id, &plan, &summary, &ids, now()?))
         }
-        "reset_gate" => {
-            let policy = ResetPolicy {
-                idle_minutes: args["idle_minutes"].as_u64().map(|m| m as u32),
-                daily_reset_hour: args["daily_reset_hour"].as_u64().map(|h| h as u8),
-                utc_offset_minutes: args["utc_offset_minutes"].as_i64().unwrap_or(0) as i32,
-                ttl_ms: args["ttl_ms"].as_i64(),
-            };
-            to_outcome(host.reset_gate(&text("id")?, now()?, &policy))
-        }
         "memory_add" => to_outcome(host.memory_add(&scope(args), parse(args, "memory")?, now()?)),
         "memory_add_many" => to_outcome(host.memory_add_many(&scope(args), parse(args, "memories")?, now()?)),
         "memory_supersede" => to_outcome(host.memory_supersede(&scope(args), &text("file")?, parse(args, "memory")?, now()?)),
@@ -386,7 +376,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
         }
-        "update_key" => to_outcome(host.update_key(&text("key")?, &parse(args, "patch")?)),
         "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
         "import_openclaw_keys" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
         "key_of" => {

@@ -219,7 +219,6 @@ export interface Sessions {
     summarize?: (prompt: string, maxTokens: number) => string | Promise<string>;
     boundary?: string; summaryUuid?: string; now?: number;
   }): Promise<{ plan: Plan; applied: Applied | null; failure: string | null }>;
-  resetGate(id: string, policy?: EitherSpelling<ResetPolicy>, now?: number): Promise<Decision>;
 
   // Long-term memory. `project`: a project's folder name (as Claude Code names it,
   // e.g. "-home-me-app"), or null for the global memory.
@@ -246,7 +245,6 @@ export interface Sessions {
   instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
   /** Routes a message to its session key and session, and records it. */
   resolve(inbound: Inbound, policy?: RoutePolicy, options?: { now?: number; newSessionId?: string }): Promise<Resolution>;
-  updateKey(key: string, patch: KeyPatch): Promise<KeyEntry>;
   /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
   crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
@@ -277,6 +275,12 @@ export interface Sessions {
   extractionGate(id: string, settings?: Partial<EitherSpelling<ExtractionSettings>>): Promise<Decision>;
   /** Records that memories were extracted now: the gate counts from here. */
   recordExtraction(id: string, now?: number): Promise<null>;
+  /**
+   * Whether the next message should start a new session (never deletes): after
+   * `idle_minutes` without activity, at `daily_reset_hour` (local to
+   * `utc_offset_minutes`), or past `ttl_ms`; a policy that sets none of them never.
+   */
+  resetGate(id: string, policy?: Partial<EitherSpelling<ResetPolicy>>, now?: number): Promise<Decision>;
   /** Whether a memory consolidation is due, without taking it. */
   dreamGate(settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
   /**
@@ -288,6 +292,12 @@ export interface Sessions {
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
   /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
   resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
+  /**
+   * Sets a key's labels: `title`, `model` and `origin` as `patch` gives them (an
+   * empty title or model removes it), each of its `toggles` and `metadata` by name
+   * (an empty value removes it); what it leaves out stays.
+   */
+  updateKey(key: string, patch?: Partial<EitherSpelling<KeyPatch>>): Promise<KeyEntry>;
   /** Forgets a key; its sessions stay. Returns the entry it had. */
   removeKey(key: string): Promise<KeyEntry>;
   /** A key with its current session's listing and counters. */

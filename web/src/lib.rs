@@ -218,6 +218,8 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
         "gates.default-extraction-settings" => to_json(&gates::ExtractionSettings::default()),
         "gates.default-dream-settings" => to_json(&gates::DreamSettings::default()),
         "index.default-route-policy" => to_json(&index::RoutePolicy::default()),
+        "index.default-key-patch" => to_json(&index::KeyPatch::default()),
+        "gates.default-reset-policy" => to_json(&gates::ResetPolicy::default()),
         "index.export-openclaw-keys" => Ok(Uint8Array::from(store.index().export_openclaw_keys().await?.as_slice()).into()),
         "memory.default-caps" => to_json(&memory::memory_md::Caps::default()),
         _ => Err(Error::InvalidArgument(format!("the browser package has no operation `{key}`"))),
