@@ -377,14 +377,6 @@ export class Mneme {
     return this.#invoke("sessions.store.import-session", () => [{ data: bytes("data", data), source: from === null ? null : lower("sessions.source", from, "from"), id, cwd: this.#cwd(cwd), origin, uuid, now_ms: time("now", now) }]);
   }
   /**
-   * A session in `to`: `claude`, `pi`, `openai` or `markdown`. Resolves with `{format,
-   * message_count, verbatim, data}`, `data` a Uint8Array: the stored bytes when `to` is the
-   * session's own dialect (`verbatim`), else the conversation it resumes to.
-   */
-  exportSession(id, { to, uuid = crypto.randomUUID() } = {}) {
-    return this.#invoke("sessions.store.export-session", () => [id, lower("sessions.export-format", to, "to"), uuid]);
-  }
-  /**
    * Appends OpenAI Responses API items (what the OpenAI Agents SDK keeps in a session) to
    * session `id` in one write, a line each in Claude Code's format with the item kept as
    * given; a new session is filed under the project of `cwd`. Resolves with how many were
@@ -507,10 +499,6 @@ export class Mneme {
     const [vector] = await vectorsOf([query]);
     return { model, vector };
   }
-  /** Checks the model's `answer` whole and stages it; unless `{dryRun: true}`, records it and writes it: `{id, at_ms, sessions, steps, applied, rolled_back_ms}`. */
-  applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) {
-    return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), lower("bool", dryRun, "dryRun")]);
-  }
   /** The CLAUDE.md files, rules and imports a session in `cwd` starts with, from the files kept in the store: `{text, files}`. Imports outside `cwd` that a managed, project or local file makes load only with `externalImports: true` (the user's approval); each is listed with `external: true`. */
   instructions({ cwd, home, managed = null, paths = [], externalImports = false }) {
     return this.#invoke("memory.instructions", () => [{ cwd, home, managed, paths, external_imports: lower("bool", externalImports, "externalImports") }]);
@@ -536,8 +524,6 @@ export class Mneme {
   resolve(inbound, policy = {}, { now = Date.now(), newSessionId = crypto.randomUUID() } = {}) {
     return this.#invoke("index.resolve", async () => [this.#inbound(inbound), await this.#routePolicy(policy), time("now", now), text("newSessionId", newSessionId)]);
   }
-  /** The newest crab session of `agent` with `sender` (crab's find_latest_session), or null. `project` defaults to `crab`. */
-  crabLatest(agent, sender, { project = null } = {}) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /** Moves `key` to a new session that starts from `summary` of its current one, linked to it. */
   rollover(key, summary, { newSessionId = crypto.randomUUID(), boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("index.rollover", () => [key, summary, { boundary, summary: text("summaryUuid", summaryUuid) }, text("newSessionId", newSessionId), time("now", now)]);
@@ -615,6 +601,11 @@ export class Mneme {
   importOpenclawKeys(data) { return this.#invoke("index.import-openclaw-keys", () => [data]); }
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys() { return this.#invoke("index.export-openclaw-keys", () => []); }
+  /**
+   * The newest crab session of `agent` with `sender` (crab's `find-latest-session`:
+   * the highest seq) in `project` (default `crab`); none when there is none.
+   */
+  crabLatest(agent, sender, project = null) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /**
    * Starts the next crab session of `agent` with `sender`: seq one past the latest,
    * its meta line written. `createdBy` defaults to `user`.
@@ -699,6 +690,13 @@ export class Mneme {
    */
   planConsolidation(project, now = Date.now()) { return this.#invoke("memory.plan-consolidation", () => [scope(project), time("now", now)]); }
   /**
+   * Checks every line of the model's answer (merge, supersede, update, add, archive,
+   * link, noop) and stages the changes; unless `dryRun`, records them in the scope's
+   * consolidation log and writes them. Nothing is deleted. An answer that does not
+   * read is `invalid-answer` and stages nothing. `dryRun` defaults to `false`.
+   */
+  applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) { return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), dryRun]); }
+  /**
    * Undoes a consolidation: changed memories get their text back, added ones are
    * archived. Refuses, writing nothing, when a memory changed after it.
    */
@@ -749,6 +747,11 @@ export class Mneme {
    * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
    */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) { return this.#invoke("sessions.store.fork", () => [id, from, to, time("now", now)]); }
+  /**
+   * Session `id` in `to`: in its own dialect as stored; in another, as
+   * the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+   */
+  exportSession(id, to, uuid = crypto.randomUUID()) { return this.#invoke("sessions.store.export-session", () => [id, to, uuid]); }
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
    * `policy` asks, reports all of it (and only reports, in a dry run).

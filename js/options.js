@@ -1,6 +1,7 @@
 // The options objects of the JavaScript packages' methods (browser, Node, edge), in one
 // table: the browser package imports it, the Node package's build copies it beside the
-// transpiled component. A destructured option that is misspelt (`{ providr: "openai" }`)
+// transpiled component. Those of the methods js/api.js derives from the WIT are written
+// by `cargo xtask codegen` between the markers. A destructured option that is misspelt (`{ providr: "openai" }`)
 // or passed by position (`providerContext(id, "openai")`) leaves its default in force
 // without a word; TypeScript refuses both, plain JavaScript did not.
 
@@ -8,20 +9,20 @@
 export const OPTIONS = {
   append: [1, ["role", "text", "cwd", "uuid", "now"]],
   appendTurn: [2, ["provider", "cwd", "uuid", "now", "parent", "agent"]],
-  providerContext: [1, ["provider", "model", "injections"]],
-  fork: [1, ["from", "to", "now"]],
   importSession: [1, ["from", "id", "cwd", "origin", "uuid", "now"]],
-  exportSession: [1, ["to", "uuid"]],
-  search: [1, ["limit", "project", "since", "until"]],
   applyCompaction: [3, ["boundary", "summaryUuid", "now"]],
   compact: [1, ["settings", "mode", "summarize", "boundary", "summaryUuid", "now"]],
   memoryRecall: [2, ["limit", "all", "since", "until", "near", "embed", "model"]],
-  applyConsolidation: [3, ["dryRun", "now"]],
   resolve: [2, ["now", "newSessionId"]],
-  crabLatest: [2, ["project"]],
-  crabStart: [2, ["project", "createdBy", "now"]],
   rollover: [2, ["newSessionId", "boundary", "summaryUuid", "now"]],
   instructions: [0, ["cwd", "home", "managed", "paths", "externalImports"], true],
+  // <operations: written by `cargo xtask codegen` from wit/, the options of the methods js/api.js derives; do not edit>
+  crabStart: [2, ["project", "createdBy", "now"]],
+  applyConsolidation: [3, ["dryRun", "now"]],
+  providerContext: [1, ["provider", "model", "injections"]],
+  fork: [1, ["from", "to", "now"]],
+  search: [1, ["limit", "project", "since", "until"]],
+  // </operations>
 };
 
 /** `given` as `method`'s options: nothing (unless `required`), or an object of the names it takes. */

@@ -237,7 +237,7 @@ export const FUNCTIONS = {
   "sessions.store.usage": { method: true, params: [["id", "string"], ["prices", { option: "sessions.prices" }]], result: { result: ["sessions.ledger", "types.error"] } },
   "sessions.store.fork": { method: true, params: [["id", "string"], ["from", { option: "string" }], ["to", "string"], ["now-ms", "s64"]], result: { result: [{ list: "sessions.entry" }, "types.error"] } },
   "sessions.store.import-session": { method: true, params: [["request", "sessions.import-request"]], result: { result: ["sessions.imported", "types.error"] } },
-  "sessions.store.export-session": { method: true, params: [["id", "string"], ["format", "sessions.export-format"], ["uuid", "string"]], result: { result: ["sessions.exported", "types.error"] } },
+  "sessions.store.export-session": { method: true, params: [["id", "string"], ["to", "sessions.export-format"], ["uuid", "string"]], result: { result: ["sessions.exported", "types.error"] } },
   "sessions.store.gc": { method: true, params: [["policy", "sessions.retention"], ["now-ms", "s64"]], result: { result: ["sessions.gc-report", "types.error"] } },
   "sessions.store.archive": { method: true, params: [["id", "string"], ["now-ms", "s64"]], result: { result: ["sessions.archived-session", "types.error"] } },
   "sessions.store.archived": { method: true, params: [], result: { result: [{ list: "sessions.archived-session" }, "types.error"] } },

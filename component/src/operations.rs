@@ -98,11 +98,11 @@ impl sessions::GuestStore for Store {
     fn export_session(
         &self,
         id: String,
-        format: sessions::ExportFormat,
+        to: sessions::ExportFormat,
         uuid: sessions::FreshId,
     ) -> Result<sessions::Exported, sessions::Error> {
-        let format: ExportFormat = format.mirror();
-        run(self.0.sessions().export_session(&id, format, &uuid))
+        let to: ExportFormat = to.mirror();
+        run(self.0.sessions().export_session(&id, to, &uuid))
     }
     fn gc(&self, policy: sessions::Retention, now_ms: i64) -> Result<sessions::GcReport, sessions::Error> {
         let policy: Retention = policy.mirror();

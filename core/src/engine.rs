@@ -72,7 +72,7 @@ pub trait Engine<E: EngineError = Error> {
     fn archive(&mut self, id: &str, now_ms: i64) -> Result<ArchivedSession, E>;
     fn archived(&mut self) -> Result<Vec<ArchivedSession>, E>;
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, E>;
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E>;
+    fn export_session(&mut self, id: &str, to: ExportFormat, uuid: &str) -> Result<Exported, E>;
     fn check(&mut self, id: &str) -> Result<CheckReport, E>;
     /// [`crate::check_bytes`]: a transcript that is not in the store.
     fn check_bytes(&mut self, data: &[u8]) -> Result<CheckReport, E>;

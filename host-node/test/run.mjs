@@ -360,7 +360,7 @@ try {
     // memoryList's window, as memoryRecall's: by when each memory holds from.
     assert((await store.memoryList("-w", { since: 0 })).length === 1 && (await store.memoryList("-w", { until: 1 })).length === 0, "memoryList takes since and until");
     await refused(store.dreamRelease("me", "yes"), "invalid-argument", "completed must be true or false");
-    await refused(store.exportSession("s", { to: "xml" }), "invalid-argument", 'to is "xml": give one of claude, pi, openai, markdown');
+    await refused(store.exportSession("s", "xml"), "invalid-argument", 'to is "xml": give one of claude, pi, openai, markdown');
     const linked = await store.memoryAdd("-w", { name: "b", type: "user", body: "beta", links: { relates_to: ["a"] } });
     const closed = await Mneme.open({ root: join(scratch, "closed") });
     await closed.close();

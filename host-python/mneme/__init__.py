@@ -48,6 +48,7 @@ from .types import (
     EmbeddingPlan,
     EmbeddingsInfo,
     Entry,
+    ExportFormat,
     Exported,
     Extracted,
     ExtractionPlan,
@@ -924,12 +925,6 @@ class Mneme:
         imported = self._method("import-session", request)
         return {**imported, "provenance": json.loads(imported["provenance"])}
 
-    def export_session(self, id: str, to: str, uuid: Optional[str] = None) -> Exported:
-        """Session ``id`` as ``to`` (``claude``, ``pi``, ``openai``, ``markdown``):
-        ``{format, message_count, verbatim, data}``, ``data`` bytes — the stored bytes in the
-        session's own dialect (``verbatim``), else the conversation it resumes to."""
-        return self._method("export-session", _text("id", id), _text("to", to), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid))
-
     def context(self, id: str) -> Context:
         """What a model resumes with: ``{compacted, messages}``, the main chain from the
         last compaction on; each message's ``content`` is its blocks."""
@@ -1128,11 +1123,6 @@ class Mneme:
         self._embeddings = data
         return info
 
-    def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Consolidation:
-        """Checks the model's ``answer`` whole and stages it; unless ``dry_run``, records it
-        in the scope's consolidation log and writes it. Nothing is deleted."""
-        return self._memory("apply-consolidation", project, plan, _text("answer", answer), _now_ms(now), _flag("dry_run", dry_run))
-
     def instructions(self, request: Json) -> LoadedInstructions:
         """The CLAUDE.md files, rules and imports a session in ``request["cwd"]`` starts
         with, from the files kept in the store: ``{text, files}``. ``request`` is
@@ -1173,10 +1163,6 @@ class Mneme:
         ``{imported, existing, refused}``. Keys the index has are left as they are;
         fields it has no place for are kept in the toggle ``openclaw``."""
         return self._instance.call(_INDEX, "import-openclaw-keys", self._store, _data_to_wit(data, "data", written=True))
-
-    def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
-        """The newest crab session of ``agent`` with ``sender`` (crab's find_latest_session), or None; ``project`` defaults to ``crab``."""
-        return self._instance.call(_INDEX, "crab-latest", self._store, None if project is None else _text("project", project), _text("agent", agent), _text("sender", sender))
 
     def rollover(self, key: str, summary: str, new_session_id: Optional[str] = None, boundary: Optional[str] = None, summary_uuid: Optional[str] = None, now: Time = None) -> RolledOver:
         """Moves ``key`` to a new session that starts from ``summary`` of its current one,
@@ -1308,6 +1294,12 @@ class Mneme:
         """Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has."""
         return self._instance.call(_INDEX, "export-openclaw-keys", self._store)
 
+    def crab_latest(self, agent: str, sender: str, project: Optional[str] = None) -> Optional[CrabSession]:
+        """The newest crab session of `agent` with `sender` (crab's `find-latest-session`:
+        the highest seq) in `project` (default `crab`); none when there is none.
+        """
+        return self._instance.call(_INDEX, "crab-latest", self._store, _optional_text("project", project), _text("agent", agent), _text("sender", sender))
+
     def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> CrabSession:
         """Starts the next crab session of `agent` with `sender`: seq one past the latest,
         its meta line written. `created_by` defaults to `user`.
@@ -1408,6 +1400,14 @@ class Mneme:
         """
         return self._instance.call(_MEMORY, "plan-consolidation", self._store, _scope(project), _now_ms(now))
 
+    def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Consolidation:
+        """Checks every line of the model's answer (merge, supersede, update, add, archive,
+        link, noop) and stages the changes; unless `dry_run`, records them in the scope's
+        consolidation log and writes them. Nothing is deleted. An answer that does not
+        read is `invalid-answer` and stages nothing. `dry_run` defaults to `false`.
+        """
+        return self._instance.call(_MEMORY, "apply-consolidation", self._store, _scope(project), plan, _text("answer", answer), _now_ms(now), dry_run)
+
     def rollback_consolidation(self, project: Optional[str], id: str, now: Time = None) -> Consolidation:
         """Undoes a consolidation: changed memories get their text back, added ones are
         archived. Refuses, writing nothing, when a memory changed after it.
@@ -1457,6 +1457,12 @@ class Mneme:
         `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
         """
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", _fresh_id(to)), _now_ms(now))
+
+    def export_session(self, id: str, to: ExportFormat, uuid: Optional[str] = None) -> Exported:
+        """Session `id` in `to`: in its own dialect as stored; in another, as
+        the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+        """
+        return self._method("export-session", _text("id", id), to, _text("uuid", _fresh_id(uuid)))
 
     def gc(self, policy: Optional[Json] = None, now: Time = None) -> GcReport:
         """One cleanup pass: archives sessions past their time to live, deletes what

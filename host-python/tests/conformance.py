@@ -69,7 +69,7 @@ def _step(Mneme, MnemeError, store, op, args, state):
     if op == "import_session":
         return run(lambda: store.import_session(args["text"], from_=args.get("source"), id=args.get("id"), cwd=args.get("cwd"), origin=args["origin"], uuid=args["uuid"], now=args["now_ms"]))
     if op == "export_session":
-        result = run(lambda: store.export_session(args["id"], args["format"], uuid=args["uuid"]))
+        result = run(lambda: store.export_session(args["id"], args["to"], args["uuid"]))
         if "ok" in result:
             exported = dict(result["ok"])
             data = exported.pop("data")
@@ -135,8 +135,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return run(lambda: store.instructions(args))
     if op == "resolve":
         return run(lambda: store.resolve(args["inbound"], args.get("policy"), args["now_ms"], args["new_session_id"]))
-    if op == "crab_latest":
-        return run(lambda: store.crab_latest(args["agent"], args["sender"], args.get("project")))
     if op == "rollover":
         return run(lambda: store.rollover(args["key"], args["summary"], args["new_session_id"], args["boundary"], args["summary_uuid"], args["now_ms"]))
     if op == "import_openclaw_keys":

@@ -25,6 +25,7 @@ DERIVED = {
     "index_report": {"arguments": [], "bytes": False},
     "rebuild_index": {"arguments": [], "bytes": False},
     "export_openclaw_keys": {"arguments": [], "bytes": True},
+    "crab_latest": {"arguments": [["agent", "given", None], ["sender", "given", None], ["project", "optional", None]], "bytes": False},
     "crab_start": {"arguments": [["agent", "given", None], ["sender", "given", None], ["project", "optional", "project"], ["created_by", "default", "created_by"], ["now_ms", "now", "now"]], "bytes": False},
     "crab_show": {"arguments": [["id", "given", None]], "bytes": False},
     "crab_set_title": {"arguments": [["id", "given", None], ["title", "given", None]], "bytes": False},

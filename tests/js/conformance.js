@@ -60,7 +60,7 @@ async function step(Mneme, store, op, args, state) {
       return outcome(store.importSession(args.text, { from: args.source ?? null, id: args.id ?? null, cwd: args.cwd ?? null, origin: args.origin, uuid: args.uuid, now: args.now_ms }));
     case "export_session": {
       // The bytes as `text`, as the Rust runner gives them.
-      const result = await outcome(store.exportSession(args.id, { to: args.format, uuid: args.uuid }));
+      const result = await outcome(store.exportSession(args.id, args.to, args.uuid));
       if (!result.ok) return result;
       const { data, ...rest } = result.ok;
       if (!(data instanceof Uint8Array)) throw new Error(`exportSession gave ${typeof data} data, not a Uint8Array`);
@@ -121,7 +121,6 @@ async function step(Mneme, store, op, args, state) {
       return outcome(store.instructions({ ...request, externalImports }));
     }
     case "resolve": return outcome(store.resolve(args.inbound, args.policy ?? {}, { now: args.now_ms, newSessionId: args.new_session_id }));
-    case "crab_latest": return outcome(store.crabLatest(args.agent, args.sender, { project: args.project ?? null }));
     case "rollover": return outcome(store.rollover(args.key, args.summary, { newSessionId: args.new_session_id, boundary: args.boundary, summaryUuid: args.summary_uuid, now: args.now_ms }));
     case "import_openclaw_keys": return outcome(store.importOpenclawKeys(args.text));
     case "key_of": return outcome(store.keyOf(args.inbound, args.policy ?? {}));

@@ -25,6 +25,7 @@ export const DERIVED = {
   index_report: { arguments: [], bytes: false },
   rebuild_index: { arguments: [], bytes: false },
   export_openclaw_keys: { arguments: [], bytes: true },
+  crab_latest: { arguments: [["agent", "given", null], ["sender", "given", null], ["project", "optional", null]], bytes: false },
   crab_start: { arguments: [["agent", "given", null], ["sender", "given", null], ["project", "optional", "project"], ["created_by", "default", "created_by"], ["now_ms", "now", "now"]], bytes: false },
   crab_show: { arguments: [["id", "given", null]], bytes: false },
   crab_set_title: { arguments: [["id", "given", null], ["title", "given", null]], bytes: false },

@@ -120,6 +120,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 known(args, &[])?;
                 text_outcome(host.export_openclaw_keys())
             }
+            "crab_latest" => {
+                known(args, &["agent", "sender", "project"])?;
+                let project: Option<String> = parse(args, "project")?;
+                let agent: String = parse(args, "agent")?;
+                let sender: String = parse(args, "sender")?;
+                to_outcome(host.crab_latest(project.as_deref(), &agent, &sender))
+            }
             "crab_start" => {
                 known(args, &["agent", "sender", "project", "created_by", "now_ms"])?;
                 let project: Option<String> = parse(args, "project")?;

@@ -19,7 +19,7 @@
 //!              { "fork": { "id", "from"?, "to", "now_ms" }, "expect": … },
 //!              { "gc": { "policy"?, "now_ms" } | "archive": { "id", "now_ms" } | "archived": {} | "restore": { "id" }, "expect": … },
 //!              { "import_session": { "text", "source"?, "id"?, "cwd"?, "origin", "uuid", "now_ms" }, "expect": … },
-//!              { "export_session": { "id", "format", "uuid" }, "expect": … } (its bytes as `text`),
+//!              { "export_session": { "id", "to", "uuid" }, "expect": … } (its bytes as `text`),
 //!              { "tombstone": { "id", "uuid", "now_ms" }, "expect": … },
 //!              { "load" | "context" | "check" | "subagents" | "remove": { "id" }, "expect": … },
 //!              { "repair": { "id", "now_ms" }, "expect": … },
@@ -276,7 +276,7 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             to_outcome(host.import_session(&request))
         }
         "export_session" => {
-            let format = match ExportFormat::parse(&text("format")?) {
+            let format = match ExportFormat::parse(&text("to")?) {
                 Ok(format) => format,
                 Err(e) => return Ok(json!({ "err": e.kind() })),
             };
@@ -376,7 +376,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
             let ids = CompactionIds { boundary: text("boundary")?, summary: text("summary_uuid")? };
             to_outcome(host.rollover(&text("key")?, &text("summary")?, &ids, &text("new_session_id")?, now()?))
         }
-        "crab_latest" => to_outcome(host.crab_latest(args["project"].as_str(), &text("agent")?, &text("sender")?)),
         "import_openclaw_keys" => to_outcome(host.import_openclaw_keys(text("text")?.as_bytes())),
         "key_of" => {
             let policy: RoutePolicy = parse_or_default(args, "policy")?;

@@ -204,8 +204,6 @@ export interface Sessions {
     data: string | Uint8Array | ArrayBuffer,
     options?: { from?: ImportSource | null; id?: string | null; cwd?: string | null; origin?: string; uuid?: string; now?: number },
   ): Promise<Imported>;
-  /** A session in `to`: its stored bytes in its own dialect (`verbatim`), else the conversation it resumes to. */
-  exportSession(id: string, options: { to: ExportFormat; uuid?: string }): Promise<Exported>;
   appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
   items(id: string, options?: { limit?: number | null }): Promise<any[]>;
   popItem(id: string, now?: number): Promise<any | null>;
@@ -239,14 +237,10 @@ export interface Sessions {
     limit?: number; all?: boolean; since?: number | null; until?: number | null;
     near?: Near | null; embed?: ((texts: string[]) => number[][] | Float32Array[] | Promise<number[][] | Float32Array[]>) | null; model?: string | null;
   }): Promise<Recalled>;
-  /** Checks the model's answer (merge, supersede, update, add, archive, link, noop) whole; unless `dryRun`, records and writes it. One that does not read rejects with `invalid-answer`. */
-  applyConsolidation(project: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
   /** The CLAUDE.md files, rules and `@` imports a session in `cwd` starts with, in Claude Code's order, from the files kept in the store. Imports outside `cwd` that a managed, project or local file (or an import of theirs) makes load only with `externalImports: true` (the user's approval, as Claude Code asks it); each is listed with `external: true`. */
   instructions(request: { cwd: string; home: string; managed?: string | null; paths?: string[]; externalImports?: boolean }): Promise<LoadedInstructions>;
   /** Routes a message to its session key and session, and records it. */
   resolve(inbound: Inbound, policy?: RoutePolicy, options?: { now?: number; newSessionId?: string }): Promise<Resolution>;
-  /** The newest crab session of `agent` with `sender` (crab's find_latest_session: the highest seq), or null; `project` defaults to `crab`. */
-  crabLatest(agent: string, sender: string, options?: { project?: string | null }): Promise<CrabSession | null>;
   /** Moves `key` to a new session `newSessionId` that starts from `summary` of its current one (write it from a plan that keeps nothing: `planCompaction(id, { keep: { recent_messages: 0 } }, "manual")`), in the old session's format and linked to it. The old session is not touched. */
   rollover(key: string, summary: string, options?: { newSessionId?: string; boundary?: string; summaryUuid?: string; now?: number }): Promise<RolledOver>;
   keyOf(inbound: Inbound, policy?: RoutePolicy): Promise<string>;
@@ -323,6 +317,11 @@ export interface Sessions {
   importOpenclawKeys(data: string | Uint8Array | ArrayBuffer): Promise<KeysImported>;
   /** Every key as an OpenClaw `sessions.json`, counters from the transcripts the store has. */
   exportOpenclawKeys(): Promise<Uint8Array>;
+  /**
+   * The newest crab session of `agent` with `sender` (crab's `find-latest-session`:
+   * the highest seq) in `project` (default `crab`); none when there is none.
+   */
+  crabLatest(agent: string, sender: string, project?: string | null): Promise<CrabSession | null>;
   /**
    * Starts the next crab session of `agent` with `sender`: seq one past the latest,
    * its meta line written. `createdBy` defaults to `user`.
@@ -407,6 +406,13 @@ export interface Sessions {
    */
   planConsolidation(project: string | null, now?: number): Promise<ConsolidationPlan>;
   /**
+   * Checks every line of the model's answer (merge, supersede, update, add, archive,
+   * link, noop) and stages the changes; unless `dryRun`, records them in the scope's
+   * consolidation log and writes them. Nothing is deleted. An answer that does not
+   * read is `invalid-answer` and stages nothing. `dryRun` defaults to `false`.
+   */
+  applyConsolidation(project: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
+  /**
    * Undoes a consolidation: changed memories get their text back, added ones are
    * archived. Refuses, writing nothing, when a memory changed after it.
    */
@@ -457,6 +463,11 @@ export interface Sessions {
    * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
    */
   fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
+  /**
+   * Session `id` in `to`: in its own dialect as stored; in another, as
+   * the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+   */
+  exportSession(id: string, to: ExportFormat, uuid?: string): Promise<Exported>;
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
    * `policy` asks, reports all of it (and only reports, in a dry run).

@@ -644,7 +644,7 @@ async function exportSession() {
   await ready();
   const id = session();
   const to = $("export-format").value;
-  const exported = await store.exportSession(id, { to });
+  const exported = await store.exportSession(id, to);
   const [extension, type] = { claude: ["jsonl", "application/jsonl"], pi: ["jsonl", "application/jsonl"], openai: ["json", "application/json"], markdown: ["md", "text/markdown"] }[to];
   const link = element("a", { href: URL.createObjectURL(new Blob([exported.data], { type })), download: `${id}${exported.verbatim ? "" : `.${to}`}.${extension}` });
   link.click();

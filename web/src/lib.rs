@@ -210,8 +210,8 @@ async fn dispatch(store: &Store<JsStorage>, key: &str, mut a: Args) -> Result<Js
             to_json(&store.sessions().import_session(&request).await?)
         }
         "sessions.store.export-session" => {
-            let (id, format, uuid): (String, _, String) = (a.next("id")?, a.next("format")?, a.next("uuid")?);
-            Ok(exported(store.sessions().export_session(&id, format, &uuid).await?))
+            let (id, to, uuid): (String, _, String) = (a.next("id")?, a.next("to")?, a.next("uuid")?);
+            Ok(exported(store.sessions().export_session(&id, to, &uuid).await?))
         }
         "compaction.default-settings" => to_json(&mneme_core::Settings::default()),
         "gates.default-flush-settings" => to_json(&gates::FlushSettings::default()),

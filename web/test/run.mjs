@@ -243,7 +243,7 @@ try {
         // Each of these trapped inside the WebAssembly instance or threw a TypeError.
         () => store.planCompaction(123),
         () => store.dreamRelease(123, true),
-        () => store.crabLatest("a", "b", { project: 5 }),
+        () => store.crabLatest("a", "b", 5),
         () => store.memoryFlushGate(undefined),
         () => store.applyCompaction("s", {}, undefined),
         () => store.gc(null),

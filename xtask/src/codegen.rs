@@ -32,6 +32,7 @@ const SHAPES: &str = "host-node/test/shapes.ts";
 
 /// The JavaScript API, whose methods the browser and Node READMEs list.
 pub const JS_API: &str = "js/api.js";
+pub const JS_OPTIONS: &str = "js/options.js";
 /// The Python API, whose methods the Python README lists.
 pub const PYTHON_API: &str = "host-python/mneme/__init__.py";
 /// How the conformance runners call the operations whose methods are derived.
@@ -70,6 +71,7 @@ pub fn codegen(check: bool) -> Result<(), String> {
     let js_called = called(js_methods(&hand_written(&js_source, JS_BEGIN, JS_END)));
     let js_api = crate::wrappers::javascript(&resolve, package, &js_source, &js_called)?;
     outputs.push((DTS.to_owned(), crate::wrappers::typescript(&resolve, package, &read(DTS)?, &js_called)?));
+    outputs.push((JS_OPTIONS.to_owned(), crate::wrappers::options_table(&resolve, package, &read(JS_OPTIONS)?, &js_called)?));
     let python_source = read(PYTHON_API)?;
     let python_called = called(python_methods(&hand_written(&python_source, PY_BEGIN, PY_END)));
     let python_api = crate::wrappers::python(&resolve, package, &python_source, &python_called)?;

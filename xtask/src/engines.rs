@@ -827,7 +827,7 @@ fn is_data_or_option_of_data(resolve: &Resolve, ty: &Type) -> bool {
 }
 
 /// Whether a value of `ty` holds `data` anywhere.
-fn holds_data(resolve: &Resolve, ty: &Type) -> bool {
+pub fn holds_data(resolve: &Resolve, ty: &Type) -> bool {
     let Type::Id(id) = ty else { return false };
     if is_data(resolve, ty) {
         return true;

@@ -18,8 +18,9 @@
 //! - a time `window` (types.wit) is `since` and `until`, each null for open;
 //! - every other parameter is given, in the WIT's order, then those that may be left
 //!   out: in JavaScript, when two or more of those (the window's ends counted, `now` and
-//!   a record of defaults not) may be left out, they are an options object's, `now`
-//!   with them (`fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {})`);
+//!   a record of defaults not) may be left out, or one is a flag, they are an options
+//!   object's, `now` with them
+//!   (`fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {})`);
 //!   Python takes each by name or in that order.
 
 use std::collections::BTreeSet;
@@ -34,6 +35,9 @@ pub const JS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` f
 pub const JS_END: &str = "  // </operations>";
 pub const DTS_BEGIN: &str = "  // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>";
 pub const DTS_END: &str = "  // </operations>";
+pub const OPTIONS_BEGIN: &str =
+    "  // <operations: written by `cargo xtask codegen` from wit/, the options of the methods js/api.js derives; do not edit>";
+pub const OPTIONS_END: &str = "  // </operations>";
 pub const PY_BEGIN: &str = "    # <operations: written by `cargo xtask codegen` from wit/, each one no method above calls; do not edit>";
 pub const PY_END: &str = "    # </operations>";
 
@@ -177,8 +181,11 @@ impl Operation<'_> {
 
     /// Whether the JavaScript method takes what may be left out (and `now`) as an
     /// options object: two or more values, a window's ends counted, `now` and records
-    /// of defaults not.
+    /// of defaults not, or a flag (`{ dryRun: true }` says what `true` would not).
     fn takes_options(&self) -> bool {
+        if self.parameters.iter().any(|parameter| matches!(parameter.argument, Argument::Default(Literal::Bool(_)))) {
+            return true;
+        }
         let values: usize = self
             .parameters
             .iter()
@@ -639,6 +646,38 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
     with_region(source, JS_BEGIN, JS_END, &methods)
 }
 
+/// js/options.js with the options of each method js/api.js derives with an options
+/// object: where it is among the arguments and the names it takes. A method js/api.js
+/// derives is refused in the hand-written part of the table.
+pub fn options_table(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
+    let all = operations(resolve, package);
+    let written_by_hand = hand_written(source, OPTIONS_BEGIN, OPTIONS_END);
+    let mut entries = String::new();
+    for operation in to_generate(&all, called, crate::codegen::JS_OPTIONS)? {
+        let method = crate::codegen::spelled(&operation.key, &Language::JavaScript);
+        if written_by_hand.contains(&format!("  {method}: [")) {
+            return Err(format!("{}: `{method}` is derived from the WIT: take it out of the table", crate::codegen::JS_OPTIONS));
+        }
+        if !operation.takes_options() {
+            continue;
+        }
+        let order = operation.caller_order();
+        let at = order.iter().filter(|parameter| !operation.in_options(parameter)).count();
+        let names: Vec<String> = order
+            .iter()
+            .filter(|parameter| operation.in_options(parameter))
+            .flat_map(|parameter| match parameter.argument {
+                Argument::Now => vec!["now".to_owned()],
+                Argument::Window => vec!["since".to_owned(), "until".to_owned()],
+                _ => vec![parameter_name(parameter.name, Language::JavaScript)],
+            })
+            .map(|name| format!("\"{name}\""))
+            .collect();
+        let _ = writeln!(entries, "  {method}: [{at}, [{}]],", names.join(", "));
+    }
+    with_region(source, OPTIONS_BEGIN, OPTIONS_END, &entries)
+}
+
 /// The Python package's `__init__.py` with its generated methods; the names of
 /// mneme.types the methods' annotations use must be imported by the hand-written part.
 pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, called: &BTreeSet<String>) -> Result<String, String> {
@@ -718,7 +757,8 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
             );
         }
     }
-    let known = ["Optional", "List", "Sequence", "Tuple", "Dict", "Union", "Any", "Json", "Time", "Folder", "None", "Callable"];
+    let known =
+        ["Optional", "List", "Sequence", "Tuple", "Dict", "Union", "Any", "Json", "Time", "Folder", "None", "True", "False", "Callable"];
     let missing: Vec<&String> =
         used_types.iter().filter(|name| !known.contains(&name.as_str()) && !imports_name(&written_by_hand, name)).collect();
     if !missing.is_empty() {
@@ -918,7 +958,11 @@ pub fn derived_calls(
         // A plan is made by one step and applied by a later one: each runner carries it
         // from one to the other in a case of its own.
         let plans = operation.wit_name().starts_with("plan-") || operation.parameters.iter().any(|parameter| parameter.name == "plan");
-        if python_called.contains(&operation.key) || plans {
+        // Bytes inside a result (an export's `data`): each runner compares them as text
+        // in a case of its own.
+        let ok = ok_type(resolve, operation.function);
+        let bytes_within = ok.is_some_and(|ty| !is_bytes(resolve, ty) && crate::engines::holds_data(resolve, &ty));
+        if python_called.contains(&operation.key) || plans || bytes_within {
             continue;
         }
         let mut defaults = Vec::new();
@@ -943,7 +987,7 @@ pub fn derived_calls(
                 _ => vec![(name.clone(), "given", option(&name))],
             });
         }
-        let bytes = ok_type(resolve, operation.function).is_some_and(|ty| is_bytes(resolve, ty));
+        let bytes = ok.is_some_and(|ty| is_bytes(resolve, ty));
         rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, defaults, bytes });
     }
     let header = "Generated by `cargo xtask codegen` from wit/ (xtask/src/wrappers.rs): do not edit.\n\
@@ -1107,6 +1151,33 @@ interface index {
             "{}",
             calls.js
         );
+    }
+
+    #[test]
+    fn the_options_table_lists_the_derived_methods_options_and_refuses_one_written_by_hand() {
+        let (resolve, package) = resolve();
+        let table = format!("export const OPTIONS = {{\n  append: [1, [\"role\"]],\n{OPTIONS_BEGIN}\n{OPTIONS_END}\n}};\n");
+        let written_table = options_table(&resolve, package, &table, &written(&[])).expect("derivable");
+        assert!(written_table.contains("  reset: [1, [\"newId\", \"mode\", \"limit\", \"filter\", \"now\"]],\n"), "{written_table}");
+        assert!(written_table.contains("  find: [1, [\"since\", \"until\"]],\n"), "{written_table}");
+        // A method with one value that may be left out takes it by position.
+        assert!(!written_table.contains("usage:"), "{written_table}");
+        let error = options_table(&resolve, package, &table.replace("append:", "usage:"), &written(&[])).expect_err("usage is derived");
+        assert!(error.contains("`usage` is derived from the WIT: take it out of the table"), "{error}");
+    }
+
+    #[test]
+    fn a_flag_is_an_option_by_name() {
+        let wit = WIT.replace(
+            "  clock: func(",
+            "  /// `dry-run` defaults to `false`.\n  apply: func(store: borrow<store>, id: string, dry-run: bool) -> result<u32, string>;\n  clock: func(",
+        );
+        let mut resolve = Resolve::default();
+        let package = resolve.push_str("t.wit", &wit).expect("the test's WIT");
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        assert!(js.contains("apply(id, { dryRun = false } = {}) { return this.#invoke(\"memory.apply\", () => [id, dryRun]); }"), "{js}");
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
+        assert!(python.contains("def apply(self, id: str, dry_run: bool = False) -> int:"), "{python}");
     }
 
     #[test]

@@ -81,8 +81,8 @@ impl<S: Storage, E: EngineError> Engine<E> for Store<S> {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, E> {
         Ok(block_on(self.sessions().restore(id))?)
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, E> {
-        Ok(block_on(self.sessions().export_session(id, format, uuid))?)
+    fn export_session(&mut self, id: &str, to: ExportFormat, uuid: &str) -> Result<Exported, E> {
+        Ok(block_on(self.sessions().export_session(id, to, uuid))?)
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, E> {
         Ok(block_on(self.sessions().check(id))?)

@@ -86,9 +86,9 @@ impl Engine<Error> for ComponentEngine {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_restore(s, h, id))
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
-        let format: sessions::ExportFormat = format.mirror();
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, format, &uuid.to_owned()))
+    fn export_session(&mut self, id: &str, to: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+        let to: sessions::ExportFormat = to.mirror();
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_export_session(s, h, id, to, &uuid.to_owned()))
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_check(s, h, id))

@@ -86,9 +86,9 @@ impl Engine<Error> for Composed {
     fn restore(&mut self, id: &str) -> Result<ArchivedSession, Error> {
         self.store.restore(id).mirror()
     }
-    fn export_session(&mut self, id: &str, format: ExportFormat, uuid: &str) -> Result<Exported, Error> {
-        let format: sessions::ExportFormat = format.mirror();
-        self.store.export_session(id, format, uuid).mirror()
+    fn export_session(&mut self, id: &str, to: ExportFormat, uuid: &str) -> Result<Exported, Error> {
+        let to: sessions::ExportFormat = to.mirror();
+        self.store.export_session(id, to, uuid).mirror()
     }
     fn check(&mut self, id: &str) -> Result<CheckReport, Error> {
         self.store.check(id).mirror()
