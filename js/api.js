@@ -303,15 +303,15 @@ export class Mneme {
     });
   }
 
-  /** The core's defaults (from WIT function `key`) overlaid with what the caller set, as mneme-core's JSON. */
-  async #overlay(key, settings) {
-    object("settings", settings);
+  /** The core's defaults (from WIT function `key`) overlaid with what the caller set in argument `name`, as mneme-core's JSON. */
+  async #overlay(key, given, name) {
+    object(name, given);
     if (!this.#defaults.has(key)) this.#defaults.set(key, await this.engine.invoke(key, []));
     const defaults = this.#defaults.get(key);
     // A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
-    const unknown = Object.keys(settings).find((name) => !(snake(name) in defaults));
-    if (unknown !== undefined) refuse(`unknown setting \`${snake(unknown)}\`: use ${Object.keys(defaults).join(", ")}`);
-    return { ...defaults, ...snakeKeys(settings) };
+    const unknown = Object.keys(given).find((field) => !(snake(field) in defaults));
+    if (unknown !== undefined) refuse(`${name}: unknown field \`${snake(unknown)}\`: use ${Object.keys(defaults).join(", ")}`);
+    return { ...defaults, ...snakeKeys(given) };
   }
 
   /**
@@ -385,15 +385,8 @@ export class Mneme {
   appendItems(id, items, { cwd = "", uuid = crypto.randomUUID(), now = Date.now() } = {}) {
     return this.#invoke("sessions.store.append-items", () => {
       if (!Array.isArray(items)) refuse(`items must be an array of item objects, not ${shown(items)}`);
-      return [id, JSON.stringify(items), this.#cwd(cwd), uuid, time("now", now)];
+      return [id, items, this.#cwd(cwd), uuid, time("now", now)];
     });
-  }
-  /** The items of a session's resume context, oldest first, as added (the newest `limit` when given); after a compaction the first is its summary as a user message. */
-  async items(id, { limit = null } = {}) { return JSON.parse(await this.#invoke("sessions.store.items", () => [id, limit])); }
-  /** Soft-deletes a session's newest item and resolves with it; null when it has none. */
-  async popItem(id, now = Date.now()) {
-    const item = await this.#invoke("sessions.store.pop-item", () => [id, time("now", now)]);
-    return item === null ? null : JSON.parse(item);
   }
 
   applyCompaction(id, plan, summary, { boundary = crypto.randomUUID(), summaryUuid = crypto.randomUUID(), now = Date.now() } = {}) {
@@ -457,8 +450,6 @@ export class Mneme {
   memorySupersede(project, file, memory, now = Date.now()) {
     return this.#invoke("memory.memory-supersede", () => [scope(project), file, newMemory("memory", memory), time("now", now)]);
   }
-  /** Runs one call of Claude's memory tool: `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (a refusal, in words the model can act on, is `is_error`; a MnemeError is the caller's or the store's failure). */
-  memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), JSON.stringify(input), time("now", now)]); }
   /** Memories without their bodies, newest first; `filter`: `{type?, topic?, session?, all?, since?, until?}` (`since`/`until`: those holding from a time in that window, as `memoryRecall`'s). */
   memoryList(project, options = {}) {
     return this.#invoke("memory.memory-list", () => {
@@ -540,17 +531,17 @@ export class Mneme {
    * guard) and what (API rounds, never splitting a tool call from its result,
    * keeping at least the recent budget). Writes nothing. `mode` defaults to `auto`.
    */
-  planCompaction(id, settings = {}, mode = "auto") { return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings), mode]); }
+  planCompaction(id, settings = {}, mode = "auto") { return this.#invoke("compaction.plan-compaction", async () => [id, await this.#overlay("compaction.default-settings", settings, "settings"), mode]); }
   /** A summary of what `plan` summarises, written without a model. */
   summarizeOffline(id, plan) { return this.#invoke("compaction.summarize-offline", () => [id, plan]); }
   /** Records a failed compaction; `max_failures` in a row block auto plans. */
   recordCompactionFailure(id, reason, now = Date.now()) { return this.#invoke("compaction.record-compaction-failure", () => [id, reason, time("now", now)]); }
   /** Whether to run the pre-compaction memory flush now (once per compaction cycle). */
-  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings)]); }
+  memoryFlushGate(id, settings = {}) { return this.#invoke("gates.memory-flush-gate", async () => [id, await this.#overlay("gates.default-flush-settings", settings, "settings")]); }
   /** Records that the memory flush ran now, closing this compaction cycle's gate. */
   recordMemoryFlush(id, now = Date.now()) { return this.#invoke("gates.record-memory-flush", () => [id, time("now", now)]); }
   /** Whether to extract memories now (messages and tool calls since the last). */
-  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings)]); }
+  extractionGate(id, settings = {}) { return this.#invoke("gates.extraction-gate", async () => [id, await this.#overlay("gates.default-extraction-settings", settings, "settings")]); }
   /** Records that memories were extracted now: the gate counts from here. */
   recordExtraction(id, now = Date.now()) { return this.#invoke("gates.record-extraction", () => [id, time("now", now)]); }
   /**
@@ -558,30 +549,33 @@ export class Mneme {
    * `idle_minutes` without activity, at `daily_reset_hour` (local to
    * `utc_offset_minutes`), or past `ttl_ms`; a policy that sets none of them never.
    */
-  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", async () => [id, time("now", now), await this.#overlay("gates.default-reset-policy", policy)]); }
+  resetGate(id, policy = {}, now = Date.now()) { return this.#invoke("gates.reset-gate", async () => [id, time("now", now), await this.#overlay("gates.default-reset-policy", policy, "policy")]); }
   /** Whether a memory consolidation is due, without taking it. */
-  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamGate(settings = {}, now = Date.now()) { return this.#invoke("gates.dream-gate", async () => [time("now", now), await this.#overlay("gates.default-dream-settings", settings, "settings")]); }
   /**
    * Takes the consolidation for `holder` if due; exactly one of several
    * concurrent callers gets it.
    */
-  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings)]); }
+  dreamAcquire(holder, settings = {}, now = Date.now()) { return this.#invoke("gates.dream-acquire", async () => [time("now", now), holder, await this.#overlay("gates.default-dream-settings", settings, "settings")]); }
   /** Releases it; `completed` records the run as the last consolidation. */
   dreamRelease(holder, completed, now = Date.now()) { return this.#invoke("gates.dream-release", () => [time("now", now), holder, completed]); }
-  /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
+  /**
+   * Gives `key` a new session (what `/new` does); the old one is kept in its
+   * `previous_session_ids`. `newSessionId` left out is a new random UUID.
+   */
   resetKey(key, newSessionId = crypto.randomUUID(), now = Date.now()) { return this.#invoke("index.reset-key", () => [key, newSessionId, time("now", now)]); }
   /**
    * Sets a key's labels: `title`, `model` and `origin` as `patch` gives them (an
    * empty title or model removes it), each of its `toggles` and `metadata` by name
    * (an empty value removes it); what it leaves out stays.
    */
-  updateKey(key, patch = {}) { return this.#invoke("index.update-key", async () => [key, await this.#overlay("index.default-key-patch", patch)]); }
+  updateKey(key, patch = {}) { return this.#invoke("index.update-key", async () => [key, await this.#overlay("index.default-key-patch", patch, "patch")]); }
   /** Forgets a key; its sessions stay. Returns the entry it had. */
   removeKey(key) { return this.#invoke("index.remove-key", () => [key]); }
   /** A key with its current session's listing and counters. */
   key(key) { return this.#invoke("index.key", () => [key]); }
   /**
-   * Keys whose metadata has every field of `filter`, most recently active first.
+   * Keys whose metadata has every `{name, value}` of `filter`, most recently active first.
    * `filter` defaults to `[]`: every key.
    */
   keys(filter = []) { return this.#invoke("index.keys", () => [filter]); }
@@ -607,8 +601,8 @@ export class Mneme {
    */
   crabLatest(agent, sender, project = null) { return this.#invoke("index.crab-latest", () => [project, agent, sender]); }
   /**
-   * Starts the next crab session of `agent` with `sender`: seq one past the latest,
-   * its meta line written. `createdBy` defaults to `user`.
+   * Starts the next crab session of `agent` with `sender`, `{agent}_{sender}_{seq}`
+   * with seq one past the latest, its meta line written. `createdBy` defaults to `user`.
    */
   crabStart(agent, sender, { project = null, createdBy = "user", now = Date.now() } = {}) { return this.#invoke("index.crab-start", () => [project, agent, sender, createdBy, time("now", now)]); }
   /** A crab session as its name and newest meta line say. */
@@ -629,6 +623,14 @@ export class Mneme {
   memoryUpdate(project, file, change, now = Date.now()) { return this.#invoke("memory.memory-update", () => [scope(project), file, change, time("now", now)]); }
   /** Archives a memory: kept (listed with `all`), out of MEMORY.md and default recall. */
   memoryForget(project, file, now = Date.now()) { return this.#invoke("memory.memory-forget", () => [scope(project), file, time("now", now)]); }
+  /**
+   * Runs one call of Claude's memory tool (`memory_20250818`) over the scope's
+   * memory files, as `/memories/<file>.md`: `input` is the tool_use block's input,
+   * the result the tool_result's content and whether it is an error. A
+   * path, command or edit the tool refuses is a result marked as an error, in words
+   * the model can act on; an error of the call is the caller's or the store's.
+   */
+  memoryTool(project, input, now = Date.now()) { return this.#invoke("memory.memory-tool", () => [scope(project), input, time("now", now)]); }
   /** Records that `from` relates to `to`. */
   memoryLink(project, from, kind, to, now = Date.now()) { return this.#invoke("memory.memory-link", () => [scope(project), from, kind, to, time("now", now)]); }
   /** One memory with its body and its supersession history. */
@@ -653,7 +655,7 @@ export class Mneme {
    * least recently useful lines go first; a line of a memory archived or superseded
    * (a write cut short leaves one; the next write of the scope takes it out) never loads.
    */
-  memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps)]); }
+  memoryLoad(project, caps = {}) { return this.#invoke("memory.memory-load", async () => [scope(project), await this.#overlay("memory.default-caps", caps, "caps")]); }
   /** Reads the memory folder again and rewrites the recall index. */
   memoryReindex(project) { return this.#invoke("memory.memory-reindex", () => [scope(project)]); }
   /**
@@ -692,7 +694,8 @@ export class Mneme {
   /**
    * Checks every line of the model's answer (merge, supersede, update, add, archive,
    * link, noop) and stages the changes; unless `dryRun`, records them in the scope's
-   * consolidation log and writes them. Nothing is deleted. An answer that does not
+   * consolidation log and writes them (`rollbackConsolidation` undoes it by the
+   * returned `id`). Nothing is deleted. An answer that does not
    * read is `invalid-answer` and stages nothing. `dryRun` defaults to `false`.
    */
   applyConsolidation(project, plan, answer, { dryRun = false, now = Date.now() } = {}) { return this.#invoke("memory.apply-consolidation", () => [scope(project), plan, answer, time("now", now), dryRun]); }
@@ -744,19 +747,21 @@ export class Mneme {
    * A new session `to` in the same project holding the conversation from its
    * root to entry `from` (where resume is when none), written as the
    * session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
-   * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+   * `parentSession` in the header). The original is untouched. Returns the lines
+   * written (their `session_id` is `to`). `to` left out is a new random UUID.
    */
   fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {}) { return this.#invoke("sessions.store.fork", () => [id, from, to, time("now", now)]); }
   /**
-   * Session `id` in `to`: in its own dialect as stored; in another, as
-   * the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+   * Session `id` in `to`: in its own dialect as stored (`verbatim`); in
+   * another, as the conversation it resumes to (new line ids derive from `uuid`).
+   * `data` is the bytes; `message_count` the messages they hold. `uuid` left out is a new random UUID.
    */
   exportSession(id, to, uuid = crypto.randomUUID()) { return this.#invoke("sessions.store.export-session", () => [id, to, uuid]); }
   /**
    * One cleanup pass: archives sessions past their time to live, deletes what
    * `policy` asks, reports all of it (and only reports, in a dry run).
    */
-  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy), time("now", now)]); }
+  gc(policy = {}, now = Date.now()) { return this.#invoke("sessions.store.gc", async () => [await this.#overlay("sessions.default-retention", policy, "policy"), time("now", now)]); }
   /** Moves session `id` into the archive now, every file of it. */
   archive(id, now = Date.now()) { return this.#invoke("sessions.store.archive", () => [id, time("now", now)]); }
   /** Every archived session, oldest first. */
@@ -805,7 +810,9 @@ export class Mneme {
    * recall index memories use: the user's own words counting twice, each session
    * read as one text too), best first:
    * only `project`'s sessions when it is named (`invalid-project` for a name no
-   * folder can have), only messages in `window`. `limit` defaults to `10`.
+   * folder can have), only messages in `window` (one without a timestamp counts
+   * as 1970). A hit's `matched` is false when it was found through its session
+   * alone. `limit` defaults to `10`. `since` (included) and `until` (left out) bound `window`, in milliseconds since the epoch (null: open).
    */
   search(query, { limit = 10, project = null, since = null, until = null } = {}) { return this.#invoke("sessions.store.search", () => [query, limit, project, window(since, until)]); }
   /** Forgets what the store knows of session `id`: the next call reads it again. */
@@ -851,6 +858,22 @@ export class Mneme {
    * fine.
    */
   removeTranscript(key) { return this.#invoke("sessions.store.remove-transcript", () => [key]); }
+  /**
+   * The items of session `id`'s resume context, oldest first, as added, as a JSON
+   * array (only the newest `limit` when given). After a compaction the first is
+   * `{"role":"user","content":<summary>}`; messages not added as items are not
+   * among them. A session that does not exist has none.
+   */
+  items(id, limit = null) { return this.#invoke("sessions.store.items", () => [id, limit]); }
+  /**
+   * Soft-deletes session `id`'s newest item (a tombstone; the line stays in
+   * the file) and returns it; none when there is none. The
+   * session's lock is held from the read to the tombstone, so another pop
+   * waits (`storage/locked` past the storage's wait); a writer that takes no
+   * lock is caught by writing only if the session is still as read, and
+   * `stale-plan` when such writers raced it eight times (try again).
+   */
+  popItem(id, now = Date.now()) { return this.#invoke("sessions.store.pop-item", () => [id, time("now", now)]); }
   // </operations>
 }
 guardOptions(Mneme, MnemeError);

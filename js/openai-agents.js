@@ -59,7 +59,7 @@ export class MnemeSession {
 
   /** The session's items, oldest first; the newest `limit` when given. */
   async getItems(limit) {
-    return this.store.items(await this.mnemeId(), { limit: limit ?? null });
+    return this.store.items(await this.mnemeId(), limit ?? null);
   }
 
   /** Adds `items` in one write: all of them land, or none. */

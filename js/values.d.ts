@@ -779,9 +779,8 @@ export interface Injection {
 export interface ProviderContext {
   provider: Provider;
   /**
-   * The request JSON. Anthropic: `{"system"?, "messages"}`; OpenAI:
-   * `{"messages"}` with the system prompt first. JSON text here, as WIT has no
-   * JSON type: every library (and the CLI's `--json`) gives it as the value.
+   * The request, ready to extend with the model and tools. Anthropic:
+   * `{"system"?, "messages"}`; OpenAI: `{"messages"}` with the system prompt first.
    */
   body: any;
   /** Messages in `body`. */
@@ -942,9 +941,8 @@ export interface ContextMessage {
   /** Readable text; tool calls and results appear as short markers. */
   text: string;
   /**
-   * The content as a JSON array of blocks (an assistant reply split across
-   * several lines is merged by `message.id`): JSON text here, as WIT has no JSON
-   * type; every library gives the array.
+   * The content as an array of blocks (an assistant reply split across several
+   * lines is merged by `message.id`).
    */
   content: any;
   /** The summary a compaction left in place of earlier history. */
@@ -1169,10 +1167,7 @@ export interface Imported {
   skipped: number;
   /** The pi format version the transcript was migrated from. */
   migrated_from: number | null;
-  /**
-   * What the session's last line records of its origin (JSON text; every
-   * library gives the object).
-   */
+  /** What the session's last line records of its origin. */
   provenance: any;
 }
 

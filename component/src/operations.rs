@@ -173,13 +173,20 @@ impl sessions::GuestStore for Store {
         let key: TranscriptKey = key.mirror();
         run(self.0.sessions().remove_transcript(&key))
     }
-    fn append_items(&self, id: String, items: String, cwd: String, uuid: sessions::FreshId, now_ms: i64) -> Result<u32, sessions::Error> {
+    fn append_items(
+        &self,
+        id: String,
+        items: sessions::Json,
+        cwd: String,
+        uuid: sessions::FreshId,
+        now_ms: i64,
+    ) -> Result<u32, sessions::Error> {
         run(self.0.sessions().append_items(&id, &items, &cwd, &uuid, now_ms))
     }
-    fn items(&self, id: String, limit: Option<u32>) -> Result<String, sessions::Error> {
+    fn items(&self, id: String, limit: Option<u32>) -> Result<sessions::Json, sessions::Error> {
         run(self.0.sessions().items(&id, limit))
     }
-    fn pop_item(&self, id: String, now_ms: i64) -> Result<Option<String>, sessions::Error> {
+    fn pop_item(&self, id: String, now_ms: i64) -> Result<Option<sessions::Json>, sessions::Error> {
         run(self.0.sessions().pop_item(&id, now_ms))
     }
 }
@@ -351,7 +358,7 @@ impl memory::Guest for Component {
     fn memory_tool(
         store: memory::StoreBorrow<'_>,
         scope: memory::Scope,
-        input: String,
+        input: memory::Json,
         now_ms: i64,
     ) -> Result<memory::MemoryToolResult, memory::Error> {
         let scope: Scope = scope.mirror();

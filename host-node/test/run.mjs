@@ -331,7 +331,7 @@ try {
     await refused(store.search("x", { limit: 2 ** 32 + 1 }), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295");
     await refused(store.search("x", { limit: -1 }), "invalid-argument", "limit is -1");
     await refused(store.rolloverGate("k", -5), "invalid-argument", "maxContextTokens is -5");
-    await refused(store.gc({ ttl_days: 3, dry_run: true }), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes");
+    await refused(store.gc({ ttl_days: 3, dry_run: true }), "invalid-argument", "policy: unknown field `ttl_days`: use ttl_ms, classes");
     await refused(store.gc({ ttl_ms: -1 }), "invalid-argument", "the time to live of the default is -1 ms");
     // Inside a settings record too: -1 lines was a cap of no limit, "no" was true, 256 o'clock midnight.
     await refused(store.memoryLoad("-w", { lines: -1 }), "invalid-argument", "lines is -1: give a whole number from 0 to 9007199254740991");

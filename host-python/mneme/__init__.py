@@ -706,6 +706,11 @@ def _optional_text(name, value):
     return None if value is None else _text(name, value)
 
 
+def _json_value(text):
+    """What a function gives as WIT's `json`, as the value it holds; None as None."""
+    return None if text is None else _parse_many(text)
+
+
 def _fresh_id(value):
     """An id for what a call creates (WIT's `fresh-id`): a random UUID when None."""
     return str(uuids.uuid4()) if value is None else value
@@ -779,17 +784,17 @@ def _new_memory(memory):
     return {**memory, "links": _record("memory.links", {} if links is None else links, _NO_LINKS)}
 
 
-def _overlay(defaults, settings):
-    """The core's defaults (as JSON) overlaid with what the caller set."""
-    if settings is None:
+def _overlay(defaults, given, name):
+    """The core's defaults (as JSON) overlaid with what the caller set in argument ``name``."""
+    if given is None:
         return defaults
-    if not isinstance(settings, dict):
-        raise MnemeError("invalid-argument", "settings must be a dict")
+    if not isinstance(given, dict):
+        raise MnemeError("invalid-argument", f"{name} must be a dict, not {type(given).__name__}")
     # A misspelt field (`ttl_days` for `ttl_ms`) would leave its default silently in force.
-    unknown = [key for key in settings if key not in defaults]
+    unknown = [key for key in given if key not in defaults]
     if unknown:
-        raise MnemeError("invalid-argument", f"unknown setting `{unknown[0]}`: use {', '.join(defaults)}")
-    return {**defaults, **settings}
+        raise MnemeError("invalid-argument", f"{name}: unknown field `{unknown[0]}`: use {', '.join(defaults)}")
+    return {**defaults, **given}
 
 
 class Mneme:
@@ -940,17 +945,6 @@ class Mneme:
             raise MnemeError("invalid-argument", f"items must be a list of item dicts, not {type(items).__name__}")
         return self._method("append-items", _text("id", id), _json("items", list(items)), _cwd(cwd), _text("uuid", str(uuids.uuid4()) if uuid is None else uuid), _now_ms(now))
 
-    def items(self, id: str, limit: Optional[int] = None) -> List[Json]:
-        """The items of a session's resume context, oldest first, as added (the newest
-        ``limit`` when given); after a compaction the first is its summary as a user
-        message."""
-        return _parse_many(self._method("items", _text("id", id), None if limit is None else _int("limit", limit, 0, 2**32 - 1)))
-
-    def pop_item(self, id: str, now: Time = None) -> Optional[Json]:
-        """Soft-deletes a session's newest item and returns it; None when it has none."""
-        item = self._method("pop-item", _text("id", id), _now_ms(now))
-        return None if item is None else json.loads(item)
-
     def set_redaction(self, kinds: Sequence[str]) -> None:
         """The kinds of secret taken out of every line and memory file before it is
         written (every kind by default; ``[]`` writes text as given)."""
@@ -1038,15 +1032,6 @@ class Mneme:
     def memory_supersede(self, project: Optional[str], file: str, memory: Json, now: Time = None) -> Memory:
         """Writes ``memory``, then marks ``file`` invalid and superseded by it; both are kept."""
         return self._memory("memory-supersede", project, _text("file", file), _new_memory(memory), _now_ms(now))
-
-    def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> MemoryToolResult:
-        """Runs one call of Claude's memory tool (``memory_20250818``): ``input`` is the
-        tool_use block's input; the result is its tool_result's ``{content, is_error}``
-        (``is_error``: the tool refused the call, in words the model can act on).
-        :class:`MnemeError` is the caller's or the store's failure."""
-        if not isinstance(input, dict):
-            raise MnemeError("invalid-argument", "input must be the tool_use block's input, a dict with `command`")
-        return self._memory("memory-tool", project, _json("input", input), _now_ms(now))
 
     def memory_list(self, project: Optional[str], filter: Optional[Json] = None, since: Time = None, until: Time = None) -> List[Memory]:
         """Memories without their bodies, newest first; ``filter``: ``{type?, topic?,
@@ -1207,7 +1192,7 @@ class Mneme:
         guard) and what (API rounds, never splitting a tool call from its result,
         keeping at least the recent budget). Writes nothing. `mode` defaults to `auto`.
         """
-        return self._instance.call(_COMPACTION, "plan-compaction", self._store, _text("id", id), _overlay(self._instance.call(_COMPACTION, "default-settings"), settings), mode)
+        return self._instance.call(_COMPACTION, "plan-compaction", self._store, _text("id", id), _overlay(self._instance.call(_COMPACTION, "default-settings"), settings, "settings"), mode)
 
     def summarize_offline(self, id: str, plan: Json) -> str:
         """A summary of what `plan` summarises, written without a model."""
@@ -1219,7 +1204,7 @@ class Mneme:
 
     def memory_flush_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether to run the pre-compaction memory flush now (once per compaction cycle)."""
-        return self._instance.call(_GATES, "memory-flush-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings))
+        return self._instance.call(_GATES, "memory-flush-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-flush-settings"), settings, "settings"))
 
     def record_memory_flush(self, id: str, now: Time = None) -> None:
         """Records that the memory flush ran now, closing this compaction cycle's gate."""
@@ -1227,7 +1212,7 @@ class Mneme:
 
     def extraction_gate(self, id: str, settings: Optional[Json] = None) -> Decision:
         """Whether to extract memories now (messages and tool calls since the last)."""
-        return self._instance.call(_GATES, "extraction-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings))
+        return self._instance.call(_GATES, "extraction-gate", self._store, _text("id", id), _overlay(self._instance.call(_GATES, "default-extraction-settings"), settings, "settings"))
 
     def record_extraction(self, id: str, now: Time = None) -> None:
         """Records that memories were extracted now: the gate counts from here."""
@@ -1238,24 +1223,26 @@ class Mneme:
         `idle_minutes` without activity, at `daily_reset_hour` (local to
         `utc_offset_minutes`), or past `ttl_ms`; a policy that sets none of them never.
         """
-        return self._instance.call(_GATES, "reset-gate", self._store, _text("id", id), _now_ms(now), _overlay(self._instance.call(_GATES, "default-reset-policy"), policy))
+        return self._instance.call(_GATES, "reset-gate", self._store, _text("id", id), _now_ms(now), _overlay(self._instance.call(_GATES, "default-reset-policy"), policy, "policy"))
 
     def dream_gate(self, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Whether a memory consolidation is due, without taking it."""
-        return self._instance.call(_GATES, "dream-gate", self._store, _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+        return self._instance.call(_GATES, "dream-gate", self._store, _now_ms(now), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings, "settings"))
 
     def dream_acquire(self, holder: str, settings: Optional[Json] = None, now: Time = None) -> Decision:
         """Takes the consolidation for `holder` if due; exactly one of several
         concurrent callers gets it.
         """
-        return self._instance.call(_GATES, "dream-acquire", self._store, _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings))
+        return self._instance.call(_GATES, "dream-acquire", self._store, _now_ms(now), _text("holder", holder), _overlay(self._instance.call(_GATES, "default-dream-settings"), settings, "settings"))
 
     def dream_release(self, holder: str, completed: bool, now: Time = None) -> None:
         """Releases it; `completed` records the run as the last consolidation."""
         return self._instance.call(_GATES, "dream-release", self._store, _now_ms(now), _text("holder", holder), completed)
 
     def reset_key(self, key: str, new_session_id: Optional[str] = None, now: Time = None) -> KeyEntry:
-        """Gives `key` a new session (what `/new` does); the old one is kept in its history. `new_session_id` left out is a new random UUID."""
+        """Gives `key` a new session (what `/new` does); the old one is kept in its
+        `previous_session_ids`. `new_session_id` left out is a new random UUID.
+        """
         return self._instance.call(_INDEX, "reset-key", self._store, _text("key", key), _text("new_session_id", _fresh_id(new_session_id)), _now_ms(now))
 
     def update_key(self, key: str, patch: Optional[Json] = None) -> KeyEntry:
@@ -1263,7 +1250,7 @@ class Mneme:
         empty title or model removes it), each of its `toggles` and `metadata` by name
         (an empty value removes it); what it leaves out stays.
         """
-        return self._instance.call(_INDEX, "update-key", self._store, _text("key", key), _overlay(self._instance.call(_INDEX, "default-key-patch"), patch))
+        return self._instance.call(_INDEX, "update-key", self._store, _text("key", key), _overlay(self._instance.call(_INDEX, "default-key-patch"), patch, "patch"))
 
     def remove_key(self, key: str) -> KeyEntry:
         """Forgets a key; its sessions stay. Returns the entry it had."""
@@ -1273,11 +1260,11 @@ class Mneme:
         """A key with its current session's listing and counters."""
         return self._instance.call(_INDEX, "key", self._store, _text("key", key))
 
-    def keys(self, filter: Sequence[Field] = ()) -> List[KeyEntry]:
-        """Keys whose metadata has every field of `filter`, most recently active first.
+    def keys(self, filter: Optional[Sequence[Field]] = None) -> List[KeyEntry]:
+        """Keys whose metadata has every `{name, value}` of `filter`, most recently active first.
         `filter` defaults to `[]`: every key.
         """
-        return self._instance.call(_INDEX, "keys", self._store, list(filter))
+        return self._instance.call(_INDEX, "keys", self._store, [] if filter is None else filter)
 
     def index_report(self) -> IndexHealth:
         """The index's generation, sizes and anything damaged that was skipped."""
@@ -1301,8 +1288,8 @@ class Mneme:
         return self._instance.call(_INDEX, "crab-latest", self._store, _optional_text("project", project), _text("agent", agent), _text("sender", sender))
 
     def crab_start(self, agent: str, sender: str, project: Optional[str] = None, created_by: str = "user", now: Time = None) -> CrabSession:
-        """Starts the next crab session of `agent` with `sender`: seq one past the latest,
-        its meta line written. `created_by` defaults to `user`.
+        """Starts the next crab session of `agent` with `sender`, `{agent}_{sender}_{seq}`
+        with seq one past the latest, its meta line written. `created_by` defaults to `user`.
         """
         return self._instance.call(_INDEX, "crab-start", self._store, _optional_text("project", project), _text("agent", agent), _text("sender", sender), _text("created_by", created_by), _now_ms(now))
 
@@ -1334,6 +1321,15 @@ class Mneme:
         """Archives a memory: kept (listed with `all`), out of MEMORY.md and default recall."""
         return self._instance.call(_MEMORY, "memory-forget", self._store, _scope(project), _text("file", file), _now_ms(now))
 
+    def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> MemoryToolResult:
+        """Runs one call of Claude's memory tool (`memory_20250818`) over the scope's
+        memory files, as `/memories/<file>.md`: `input` is the tool_use block's input,
+        the result the tool_result's content and whether it is an error. A
+        path, command or edit the tool refuses is a result marked as an error, in words
+        the model can act on; an error of the call is the caller's or the store's.
+        """
+        return self._instance.call(_MEMORY, "memory-tool", self._store, _scope(project), _json("input", input), _now_ms(now))
+
     def memory_link(self, project: Optional[str], from_: str, kind: LinkKind, to: str, now: Time = None) -> Memory:
         """Records that `from_` relates to `to`."""
         return self._instance.call(_MEMORY, "memory-link", self._store, _scope(project), _text("from_", from_), kind, _text("to", to), _now_ms(now))
@@ -1364,7 +1360,7 @@ class Mneme:
         least recently useful lines go first; a line of a memory archived or superseded
         (a write cut short leaves one; the next write of the scope takes it out) never loads.
         """
-        return self._instance.call(_MEMORY, "memory-load", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, "default-caps"), caps))
+        return self._instance.call(_MEMORY, "memory-load", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, "default-caps"), caps, "caps"))
 
     def memory_reindex(self, project: Optional[str]) -> MemoryIndexReport:
         """Reads the memory folder again and rewrites the recall index."""
@@ -1403,8 +1399,9 @@ class Mneme:
     def apply_consolidation(self, project: Optional[str], plan: Json, answer: str, dry_run: bool = False, now: Time = None) -> Consolidation:
         """Checks every line of the model's answer (merge, supersede, update, add, archive,
         link, noop) and stages the changes; unless `dry_run`, records them in the scope's
-        consolidation log and writes them. Nothing is deleted. An answer that does not
-        read is `invalid-answer` and stages nothing. `dry_run` defaults to `false`.
+        consolidation log and writes them (`rollback_consolidation` undoes it by the
+        returned `id`). Nothing is deleted. An answer that does not
+        read is `invalid-answer` and stages nothing. `dry_run` defaults to `False`.
         """
         return self._instance.call(_MEMORY, "apply-consolidation", self._store, _scope(project), plan, _text("answer", answer), _now_ms(now), dry_run)
 
@@ -1454,13 +1451,15 @@ class Mneme:
         """A new session `to` in the same project holding the conversation from its
         root to entry `from_` (where resume is when none), written as the
         session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
-        `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+        `parentSession` in the header). The original is untouched. Returns the lines
+        written (their `session_id` is `to`). `to` left out is a new random UUID.
         """
         return self._method("fork", _text("id", id), _optional_text("from_", from_), _text("to", _fresh_id(to)), _now_ms(now))
 
     def export_session(self, id: str, to: ExportFormat, uuid: Optional[str] = None) -> Exported:
-        """Session `id` in `to`: in its own dialect as stored; in another, as
-        the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+        """Session `id` in `to`: in its own dialect as stored (`verbatim`); in
+        another, as the conversation it resumes to (new line ids derive from `uuid`).
+        `data` is the bytes; `message_count` the messages they hold. `uuid` left out is a new random UUID.
         """
         return self._method("export-session", _text("id", id), to, _text("uuid", _fresh_id(uuid)))
 
@@ -1468,7 +1467,7 @@ class Mneme:
         """One cleanup pass: archives sessions past their time to live, deletes what
         `policy` asks, reports all of it (and only reports, in a dry run).
         """
-        return self._method("gc", _overlay(self._instance.call(_SESSIONS, "default-retention"), policy), _now_ms(now))
+        return self._method("gc", _overlay(self._instance.call(_SESSIONS, "default-retention"), policy, "policy"), _now_ms(now))
 
     def archive(self, id: str, now: Time = None) -> ArchivedSession:
         """Moves session `id` into the archive now, every file of it."""
@@ -1532,7 +1531,9 @@ class Mneme:
         recall index memories use: the user's own words counting twice, each session
         read as one text too), best first:
         only `project`'s sessions when it is named (`invalid-project` for a name no
-        folder can have), only messages in `window`. `limit` defaults to `10`.
+        folder can have), only messages in `window` (one without a timestamp counts
+        as 1970). A hit's `matched` is false when it was found through its session
+        alone. `limit` defaults to `10`. `since` (included) and `until` (left out) bound `window`, in milliseconds since the epoch (None: open).
         """
         return self._method("search", _text("query", query), limit, _optional_text("project", project), _window(since, until))
 
@@ -1578,5 +1579,23 @@ class Mneme:
         fine.
         """
         return self._method("remove-transcript", key)
+
+    def items(self, id: str, limit: Optional[int] = None) -> List[Json]:
+        """The items of session `id`'s resume context, oldest first, as added, as a JSON
+        array (only the newest `limit` when given). After a compaction the first is
+        `{"role":"user","content":<summary>}`; messages not added as items are not
+        among them. A session that does not exist has none.
+        """
+        return _json_value(self._method("items", _text("id", id), limit))
+
+    def pop_item(self, id: str, now: Time = None) -> Optional[Json]:
+        """Soft-deletes session `id`'s newest item (a tombstone; the line stays in
+        the file) and returns it; none when there is none. The
+        session's lock is held from the read to the tombstone, so another pop
+        waits (`storage/locked` past the storage's wait); a writer that takes no
+        lock is caught by writing only if the session is still as read, and
+        `stale-plan` when such writers raced it eight times (try again).
+        """
+        return _json_value(self._method("pop-item", _text("id", id), _now_ms(now)))
 
     # </operations>

@@ -724,9 +724,8 @@ class ProviderContext(TypedDict):
     """What to send a model to continue a session."""
     provider: Provider
     body: Any
-    """The request JSON. Anthropic: `{"system"?, "messages"}`; OpenAI:
-    `{"messages"}` with the system prompt first. JSON text here, as WIT has no
-    JSON type: every library (and the CLI's `--json`) gives it as the value.
+    """The request, ready to extend with the model and tools. Anthropic:
+    `{"system"?, "messages"}`; OpenAI: `{"messages"}` with the system prompt first.
     """
     message_count: int
     """Messages in `body`."""
@@ -880,9 +879,8 @@ class ContextMessage(TypedDict):
     text: str
     """Readable text; tool calls and results appear as short markers."""
     content: Any
-    """The content as a JSON array of blocks (an assistant reply split across
-    several lines is merged by `message.id`): JSON text here, as WIT has no JSON
-    type; every library gives the array.
+    """The content as an array of blocks (an assistant reply split across several
+    lines is merged by `message.id`).
     """
     is_compact_summary: bool
     """The summary a compaction left in place of earlier history."""
@@ -1083,9 +1081,7 @@ class Imported(TypedDict):
     migrated_from: Optional[int]
     """The pi format version the transcript was migrated from."""
     provenance: Any
-    """What the session's last line records of its origin (JSON text; every
-    library gives the object).
-    """
+    """What the session's last line records of its origin."""
 
 
 class Exported(TypedDict):

@@ -88,10 +88,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
         return {"ok": [key for key, _ in store.storage.list(args["prefix"])]}
     if op == "append_items":
         return run(lambda: store.append_items(args["id"], args["items"], args["cwd"], args["uuid"], args["now_ms"]))
-    if op == "items":
-        return run(lambda: store.items(args["id"], args.get("limit")))
-    if op == "pop_item":
-        return run(lambda: store.pop_item(args["id"], args["now_ms"]))
     if op == "plan_compaction":
         result = run(lambda: store.plan_compaction(args["id"], args.get("settings", {}), args.get("mode", "auto")))
         state["plan"] = result.get("ok")
@@ -107,7 +103,6 @@ def _step(Mneme, MnemeError, store, op, args, state):
             "memory_add": lambda: store.memory_add(project, args["memory"], args["now_ms"]),
             "memory_add_many": lambda: store.memory_add_many(project, args["memories"], args["now_ms"]),
             "memory_supersede": lambda: store.memory_supersede(project, args["file"], args["memory"], args["now_ms"]),
-            "memory_tool": lambda: store.memory_tool(project, args["input"], args["now_ms"]),
             "memory_list": lambda: store.memory_list(project, args.get("filter")),
             "memory_recall": lambda: store.memory_recall(project, args["query"], args["limit"], args.get("all", False), args.get("since_ms"), args.get("until_ms"), args.get("near")),
         }

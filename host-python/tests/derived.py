@@ -33,6 +33,7 @@ DERIVED = {
     "rollover_gate": {"arguments": [["key", "given", None], ["max_context_tokens", "given", None]], "bytes": False},
     "memory_update": {"arguments": [["project", "project", None], ["file", "given", None], ["change", "given", None], ["now_ms", "now", None]], "bytes": False},
     "memory_forget": {"arguments": [["project", "project", None], ["file", "given", None], ["now_ms", "now", None]], "bytes": False},
+    "memory_tool": {"arguments": [["project", "project", None], ["input", "given", None], ["now_ms", "now", None]], "bytes": False},
     "memory_link": {"arguments": [["project", "project", None], ["from", "given", None], ["kind", "given", None], ["to", "given", None], ["now_ms", "now", None]], "bytes": False},
     "memory_show": {"arguments": [["project", "project", None], ["file", "given", None]], "bytes": False},
     "memory_load": {"arguments": [["project", "project", None], ["caps", "overlay", None]], "bytes": False},
@@ -67,4 +68,6 @@ DERIVED = {
     "written_sessions": {"arguments": [["project", "given", None]], "bytes": False},
     "subpaths": {"arguments": [["project", "given", None], ["id", "given", None]], "bytes": False},
     "remove_transcript": {"arguments": [["key", "given", None]], "bytes": False},
+    "items": {"arguments": [["id", "given", None], ["limit", "optional", None]], "bytes": False},
+    "pop_item": {"arguments": [["id", "given", None], ["now_ms", "now", None]], "bytes": False},
 }

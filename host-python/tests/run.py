@@ -289,7 +289,7 @@ def _(scratch):
     refused(lambda: Mneme(unmade).append("s", role="user", text="x", cwd="/w"), "storage/io", f"cannot make the folder {unmade}")
     refused(lambda: store.search("x", limit=2**32 + 1), "invalid-argument", "limit is 4294967297: give a whole number from 0 to 4294967295")
     refused(lambda: store.rollover_gate("k", -5), "invalid-argument", "max_context_tokens is -5")
-    refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "unknown setting `ttl_days`: use ttl_ms, classes")
+    refused(lambda: store.gc({"ttl_days": 3, "dry_run": True}), "invalid-argument", "policy: unknown field `ttl_days`: use ttl_ms, classes")
     refused(lambda: store.gc({"ttl_ms": -1}), "invalid-argument", "the time to live of the default is -1 ms")
     # Inside a settings record too: -1 lines was a cap of no limit, "no" was True, 256 o'clock midnight.
     refused(lambda: store.memory_load("-w", {"lines": -1}), "invalid-argument", "lines is -1: give a whole number from 0 to 18446744073709551615")

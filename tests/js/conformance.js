@@ -78,8 +78,6 @@ async function step(Mneme, store, op, args, state) {
     }
     case "stored_keys": return { ok: (await store.storage.list(args.prefix)).map((info) => info.key) };
     case "append_items": return outcome(store.appendItems(args.id, args.items, { cwd: args.cwd, uuid: args.uuid, now: args.now_ms }));
-    case "items": return outcome(store.items(args.id, { limit: args.limit ?? null }));
-    case "pop_item": return outcome(store.popItem(args.id, args.now_ms));
     case "plan_compaction": {
       const result = await outcome(store.planCompaction(args.id, args.settings ?? {}, args.mode));
       state.plan = result.ok;
@@ -92,7 +90,6 @@ async function step(Mneme, store, op, args, state) {
     case "memory_add": return outcome(store.memoryAdd(args.project ?? null, args.memory, args.now_ms));
     case "memory_add_many": return outcome(store.memoryAddMany(args.project ?? null, args.memories, args.now_ms));
     case "memory_supersede": return outcome(store.memorySupersede(args.project ?? null, args.file, args.memory, args.now_ms));
-    case "memory_tool": return outcome(store.memoryTool(args.project ?? null, args.input, args.now_ms));
     case "memory_list": return outcome(store.memoryList(args.project ?? null, args.filter ?? {}));
     case "memory_recall":
       return outcome(store.memoryRecall(args.project ?? null, args.query, { limit: args.limit, all: args.all ?? false, since: args.since_ms ?? null, until: args.until_ms ?? null, near: args.near ?? null }));

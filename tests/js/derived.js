@@ -33,6 +33,7 @@ export const DERIVED = {
   rollover_gate: { arguments: [["key", "given", null], ["max_context_tokens", "given", null]], bytes: false },
   memory_update: { arguments: [["project", "project", null], ["file", "given", null], ["change", "given", null], ["now_ms", "now", null]], bytes: false },
   memory_forget: { arguments: [["project", "project", null], ["file", "given", null], ["now_ms", "now", null]], bytes: false },
+  memory_tool: { arguments: [["project", "project", null], ["input", "given", null], ["now_ms", "now", null]], bytes: false },
   memory_link: { arguments: [["project", "project", null], ["from", "given", null], ["kind", "given", null], ["to", "given", null], ["now_ms", "now", null]], bytes: false },
   memory_show: { arguments: [["project", "project", null], ["file", "given", null]], bytes: false },
   memory_load: { arguments: [["project", "project", null], ["caps", "overlay", null]], bytes: false },
@@ -67,4 +68,6 @@ export const DERIVED = {
   written_sessions: { arguments: [["project", "given", null]], bytes: false },
   subpaths: { arguments: [["project", "given", null], ["id", "given", null]], bytes: false },
   remove_transcript: { arguments: [["key", "given", null]], bytes: false },
+  items: { arguments: [["id", "given", null], ["limit", "optional", null]], bytes: false },
+  pop_item: { arguments: [["id", "given", null], ["now_ms", "now", null]], bytes: false },
 };

@@ -16,7 +16,7 @@ use mneme_core::transcript::Prices;
 use mneme_core::{Engine, EngineError};
 use serde_json::Value;
 
-use crate::{known, overlaid, parse, parse_or, scope, text_outcome, to_outcome, window};
+use crate::{json_outcome, json_text, known, overlaid, parse, parse_or, scope, text_outcome, to_outcome, window};
 
 /// Runs operation `op` with a step's `args`; `None` for an operation called otherwise.
 pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {
@@ -173,6 +173,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 let file: String = parse(args, "file")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
                 to_outcome(host.memory_forget(&scope, &file, now_ms))
+            }
+            "memory_tool" => {
+                known(args, &["project", "input", "now_ms"])?;
+                let scope: Scope = scope(args);
+                let input: String = json_text(args, "input")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                to_outcome(host.memory_tool(&scope, &input, now_ms))
             }
             "memory_link" => {
                 known(args, &["project", "from", "kind", "to", "now_ms"])?;
@@ -369,6 +376,18 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 known(args, &["key"])?;
                 let key: TranscriptKey = parse(args, "key")?;
                 to_outcome(host.remove_transcript(&key))
+            }
+            "items" => {
+                known(args, &["id", "limit"])?;
+                let id: String = parse(args, "id")?;
+                let limit: Option<u32> = parse(args, "limit")?;
+                json_outcome(host.items(&id, limit))?
+            }
+            "pop_item" => {
+                known(args, &["id", "now_ms"])?;
+                let id: String = parse(args, "id")?;
+                let now_ms: i64 = parse(args, "now_ms")?;
+                json_outcome(host.pop_item(&id, now_ms))?
             }
             _ => return Ok(None),
         }))

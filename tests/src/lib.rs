@@ -27,7 +27,7 @@
 //!              { "project_of": { "cwd" }, "expect": … },
 //!              { "session_id_of": { "name" }, "expect": … },
 //!              { "list": {}, "expect": … },
-//!              { "search": { "query", "limit", "project"?, "since_ms"?, "until_ms"? }, "expect": … },
+//!              { "search": { "query", "limit"?, "project"?, "since_ms"?, "until_ms"? }, "expect": … },
 //!              { "stored_keys": { "prefix" }, "expect": … },
 //!              { "append_lines": { "key", "lines", "now_ms" } | "read_lines" | "remove_transcript": { "key" }, "expect": … },
 //!              { "written_sessions": { "project" } | "subpaths": { "project", "id" }, "expect": … },
@@ -56,7 +56,7 @@
 //!              { "parse_key": { "key" }, "expect": … },
 //!              { "import_openclaw_keys": { "text" } | "export_openclaw_keys": {} (its bytes as text), "expect": … },
 //!              { "rollover_gate": { "key", "max_context_tokens" } | "rebuild_index": {}, "expect": … },
-//!              { "crab_start": { "project"?, "agent", "sender", "created_by", "now_ms" } | "crab_latest": { "project"?, "agent", "sender" }, "expect": … },
+//!              { "crab_start": { "project"?, "agent", "sender", "created_by"?, "now_ms" } | "crab_latest": { "project"?, "agent", "sender" }, "expect": … },
 //!              { "crab_show": { "id" } | "crab_set_title": { "id", "title" } | "crab_add_uptime": { "id", "secs" }, "expect": … },
 //!              { "rollover": { "key", "summary", "boundary", "summary_uuid", "new_session_id", "now_ms" }, "expect": … } ] }
 //! ```
@@ -288,17 +288,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "session_id_of" => to_outcome(host.session_id_of(&text("name")?)),
         "stored_keys" => json!({ "ok": (subject.keys)(&text("prefix")?) }),
         "append_items" => to_outcome(host.append_items(&text("id")?, &args["items"].to_string(), &text("cwd")?, &text("uuid")?, now()?)),
-        "items" => {
-            let limit = args["limit"].as_u64().map(u32::try_from).transpose().map_err(|e| e.to_string())?;
-            match host.items(&text("id")?, limit) {
-                Ok(items) => json!({ "ok": serde_json::from_str::<Value>(&items).map_err(|e| format!("`items` gave no JSON: {e}"))? }),
-                Err(error) => json!({ "err": error.kind() }),
-            }
-        }
-        "pop_item" => match host.pop_item(&text("id")?, now()?) {
-            Ok(Some(item)) => json!({ "ok": serde_json::from_str::<Value>(&item).map_err(|e| format!("`pop_item` gave no JSON: {e}"))? }),
-            other => to_outcome(other),
-        },
         "plan_compaction" => {
             let mode = Mode::parse(&text("mode")?).map_err(|e| e.to_string())?;
             let plan = host.plan_compaction(&text("id")?, &settings(&args["settings"])?, mode);
@@ -318,7 +307,6 @@ fn run_step<E: EngineError, H: Engine<E>>(subject: &mut Subject<H>, step: &Value
         "memory_add" => to_outcome(host.memory_add(&scope(args), parse(args, "memory")?, now()?)),
         "memory_add_many" => to_outcome(host.memory_add_many(&scope(args), parse(args, "memories")?, now()?)),
         "memory_supersede" => to_outcome(host.memory_supersede(&scope(args), &text("file")?, parse(args, "memory")?, now()?)),
-        "memory_tool" => to_outcome(host.memory_tool(&scope(args), &args["input"].to_string(), now()?)),
         "memory_list" => to_outcome(host.memory_list(&scope(args), &parse_or_default(args, "filter")?)),
         "memory_recall" => {
             let limit = args["limit"].as_u64().ok_or("`memory_recall` needs an integer `limit`")?;
@@ -450,6 +438,38 @@ fn text_outcome<E: EngineError>(result: Result<Vec<u8>, E>) -> Value {
     match result {
         Ok(data) => json!({ "ok": String::from_utf8_lossy(&data) }),
         Err(error) => json!({ "err": error.kind() }),
+    }
+}
+
+/// A step's `field`, a JSON value, as the JSON text the `Engine` takes for WIT's `json`.
+fn json_text(args: &Value, field: &str) -> Result<String, String> {
+    match &args[field] {
+        Value::Null => Err(format!("the step gives no `{field}`")),
+        value => Ok(value.to_string()),
+    }
+}
+
+/// What an operation gives as WIT's `json` (or an option of it), as the value it holds.
+trait JsonText {
+    fn value(self) -> Result<Value, serde_json::Error>;
+}
+
+impl JsonText for String {
+    fn value(self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(&self)
+    }
+}
+
+impl JsonText for Option<String> {
+    fn value(self) -> Result<Value, serde_json::Error> {
+        self.map_or(Ok(Value::Null), JsonText::value)
+    }
+}
+
+fn json_outcome<T: JsonText, E: EngineError>(result: Result<T, E>) -> Result<Value, String> {
+    match result {
+        Ok(text) => Ok(json!({ "ok": text.value().map_err(|e| format!("the operation gave no JSON: {e}"))? })),
+        Err(error) => Ok(json!({ "err": error.kind() })),
     }
 }
 

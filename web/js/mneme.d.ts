@@ -205,8 +205,10 @@ export interface Sessions {
     options?: { from?: ImportSource | null; id?: string | null; cwd?: string | null; origin?: string; uuid?: string; now?: number },
   ): Promise<Imported>;
   appendItems(id: string, items: object[], options?: { cwd?: string; uuid?: string; now?: number }): Promise<number>;
-  items(id: string, options?: { limit?: number | null }): Promise<any[]>;
-  popItem(id: string, now?: number): Promise<any | null>;
+  /** The items of a session's resume context, oldest first, as added (the newest `limit` when given). */
+  items(id: string, limit?: number | null): Promise<any[]>;
+  /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (`is_error`: the tool refused the call, in words the model can act on). A MnemeError is the caller's or the store's failure. */
+  memoryTool(project: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
   applyCompaction(id: string, plan: Plan, summary: string, ids?: { boundary?: string; summaryUuid?: string; now?: number }): Promise<Applied>;
   /**
    * One compaction through the core's driver: plan, summarise each request with `summarize`
@@ -224,8 +226,6 @@ export interface Sessions {
   memoryAddMany(project: string | null, memories: NewMemory[], now?: number): Promise<Memory[]>;
   /** Writes `memory`, then marks `file` invalid and superseded by it; both are kept. Resolves with the new memory. */
   memorySupersede(project: string | null, file: string, memory: NewMemory, now?: number): Promise<Memory>;
-  /** Runs one call of Claude's memory tool (`memory_20250818`): `input` is the tool_use block's input; resolves with the tool_result's `{content, is_error}` (`is_error`: the tool refused the call, in words the model can act on). A MnemeError is the caller's or the store's failure. */
-  memoryTool(project: string | null, input: MemoryToolInput, now?: number): Promise<MemoryToolResult>;
   /** Without bodies, newest first; `since`/`until`: only memories holding from a time in that window (milliseconds since the epoch, either end null for open), as `memoryRecall`'s. */
   memoryList(project: string | null, filter?: { type?: MemoryType; topic?: string; session?: string; all?: boolean; since?: number | null; until?: number | null }): Promise<Memory[]>;
   /**
@@ -284,7 +284,10 @@ export interface Sessions {
   dreamAcquire(holder: string, settings?: Partial<EitherSpelling<DreamSettings>>, now?: number): Promise<Decision>;
   /** Releases it; `completed` records the run as the last consolidation. */
   dreamRelease(holder: string, completed: boolean, now?: number): Promise<null>;
-  /** Gives `key` a new session (what `/new` does); the old one is kept in its history. `newSessionId` left out is a new random UUID. */
+  /**
+   * Gives `key` a new session (what `/new` does); the old one is kept in its
+   * `previous_session_ids`. `newSessionId` left out is a new random UUID.
+   */
   resetKey(key: string, newSessionId?: string, now?: number): Promise<KeyEntry>;
   /**
    * Sets a key's labels: `title`, `model` and `origin` as `patch` gives them (an
@@ -297,7 +300,7 @@ export interface Sessions {
   /** A key with its current session's listing and counters. */
   key(key: string): Promise<KeyView>;
   /**
-   * Keys whose metadata has every field of `filter`, most recently active first.
+   * Keys whose metadata has every `{name, value}` of `filter`, most recently active first.
    * `filter` defaults to `[]`: every key.
    */
   keys(filter?: Field[]): Promise<KeyEntry[]>;
@@ -323,8 +326,8 @@ export interface Sessions {
    */
   crabLatest(agent: string, sender: string, project?: string | null): Promise<CrabSession | null>;
   /**
-   * Starts the next crab session of `agent` with `sender`: seq one past the latest,
-   * its meta line written. `createdBy` defaults to `user`.
+   * Starts the next crab session of `agent` with `sender`, `{agent}_{sender}_{seq}`
+   * with seq one past the latest, its meta line written. `createdBy` defaults to `user`.
    */
   crabStart(agent: string, sender: string, options?: { project?: string | null; createdBy?: string; now?: number }): Promise<CrabSession>;
   /** A crab session as its name and newest meta line say. */
@@ -408,7 +411,8 @@ export interface Sessions {
   /**
    * Checks every line of the model's answer (merge, supersede, update, add, archive,
    * link, noop) and stages the changes; unless `dryRun`, records them in the scope's
-   * consolidation log and writes them. Nothing is deleted. An answer that does not
+   * consolidation log and writes them (`rollbackConsolidation` undoes it by the
+   * returned `id`). Nothing is deleted. An answer that does not
    * read is `invalid-answer` and stages nothing. `dryRun` defaults to `false`.
    */
   applyConsolidation(project: string | null, plan: ConsolidationPlan, answer: string, options?: { dryRun?: boolean; now?: number }): Promise<Consolidation>;
@@ -460,12 +464,14 @@ export interface Sessions {
    * A new session `to` in the same project holding the conversation from its
    * root to entry `from` (where resume is when none), written as the
    * session's client writes a fork (Claude Code: `forkedFrom` on each line; pi:
-   * `parentSession` in the header). The original is untouched. `to` left out is a new random UUID.
+   * `parentSession` in the header). The original is untouched. Returns the lines
+   * written (their `session_id` is `to`). `to` left out is a new random UUID.
    */
   fork(id: string, options?: { from?: string | null; to?: string; now?: number }): Promise<Entry[]>;
   /**
-   * Session `id` in `to`: in its own dialect as stored; in another, as
-   * the conversation it resumes to (new line ids derive from `uuid`). `uuid` left out is a new random UUID.
+   * Session `id` in `to`: in its own dialect as stored (`verbatim`); in
+   * another, as the conversation it resumes to (new line ids derive from `uuid`).
+   * `data` is the bytes; `message_count` the messages they hold. `uuid` left out is a new random UUID.
    */
   exportSession(id: string, to: ExportFormat, uuid?: string): Promise<Exported>;
   /**
@@ -521,7 +527,9 @@ export interface Sessions {
    * recall index memories use: the user's own words counting twice, each session
    * read as one text too), best first:
    * only `project`'s sessions when it is named (`invalid-project` for a name no
-   * folder can have), only messages in `window`. `limit` defaults to `10`.
+   * folder can have), only messages in `window` (one without a timestamp counts
+   * as 1970). A hit's `matched` is false when it was found through its session
+   * alone. `limit` defaults to `10`. `since` (included) and `until` (left out) bound `window`, in milliseconds since the epoch (null: open).
    */
   search(query: string, options?: { limit?: number; project?: string | null; since?: number | null; until?: number | null }): Promise<SearchHit[]>;
   /** Forgets what the store knows of session `id`: the next call reads it again. */
@@ -560,6 +568,15 @@ export interface Sessions {
    * fine.
    */
   removeTranscript(key: TranscriptKey): Promise<null>;
+  /**
+   * Soft-deletes session `id`'s newest item (a tombstone; the line stays in
+   * the file) and returns it; none when there is none. The
+   * session's lock is held from the read to the tombstone, so another pop
+   * waits (`storage/locked` past the storage's wait); a writer that takes no
+   * lock is caught by writing only if the session is still as read, and
+   * `stale-plan` when such writers raced it eight times (try again).
+   */
+  popItem(id: string, now?: number): Promise<any | null>;
   // </operations>
 }
 

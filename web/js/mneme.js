@@ -76,6 +76,8 @@ function failure(error) {
  */
 function detach(type, value, bytes) {
   if (value == null) return value;
+  // The core takes WIT's `json` as the text.
+  if (type === "json") return JSON.stringify(value);
   if (type === "data") {
     bytes.push(value);
     return bytes.length - 1;
@@ -133,7 +135,12 @@ class WasmEngine {
       throw failure(error);
     }
     // JSON text, or bytes (an export) as they are.
-    return typeof result === "string" ? JSON.parse(result) : result;
+    if (typeof result !== "string") return result;
+    const value = JSON.parse(result);
+    // A result of WIT's `json` is its text in the core's JSON: the value it holds.
+    const type = FUNCTIONS[key].result;
+    const ok = type !== null && typeof type === "object" && "result" in type ? type.result[0] : type;
+    return (ok === "json" || ok?.option === "json") && typeof value === "string" ? JSON.parse(value) : value;
   }
 
   run(plan) {

@@ -252,7 +252,7 @@ try {
         () => store.planCompaction("s", { contextWindw: 500 }),
         () => store.memoryAdd(null, undefined),
         () => store.memoryAddMany(null, {}),
-        () => store.updateKey("k", undefined),
+        () => store.updateKey("k", "title"),
         () => store.keyOf(undefined),
         // An option passed by position or misspelt left its default in force.
         () => store.providerContext("s", "openai"),

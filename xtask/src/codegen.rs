@@ -212,6 +212,7 @@ impl Table<'_> {
         };
         let def = &self.resolve.types[id];
         match &def.kind {
+            _ if is_json(self.resolve, ty) => quote("json"),
             TypeDefKind::Type(target) => self.reference(*target),
             TypeDefKind::List(item) => format!("{{ list: {} }}", self.reference(*item)),
             TypeDefKind::Option(item) => format!("{{ option: {} }}", self.reference(*item)),
@@ -249,14 +250,8 @@ impl Table<'_> {
         self.named.insert(key.clone(), String::new());
         let definition = match &def.kind {
             TypeDefKind::Record(record) => {
-                let fields: Vec<String> = record
-                    .fields
-                    .iter()
-                    .map(|field| {
-                        let ty = if carries_json(field) { quote("json") } else { self.reference(field.ty) };
-                        format!("[{}, {}]", quote(&field.name), ty)
-                    })
-                    .collect();
+                let fields: Vec<String> =
+                    record.fields.iter().map(|field| format!("[{}, {}]", quote(&field.name), self.reference(field.ty))).collect();
                 format!("{{ record: [{}] }}", fields.join(", "))
             }
             TypeDefKind::Variant(variant) => {
@@ -295,10 +290,21 @@ pub fn is_data(resolve: &Resolve, id: TypeId) -> bool {
     def.name.as_deref() == Some("data") && owner == Some("types") && matches!(def.kind, TypeDefKind::Variant(_))
 }
 
-/// A `string` field whose doc comment says it is JSON text (a request body, a
-/// message's blocks, an import's provenance): every library gives the value it holds.
-fn carries_json(field: &wit_parser::Field) -> bool {
-    field.ty == Type::String && field.docs.contents.as_deref().is_some_and(|doc| doc.contains("JSON text"))
+/// types.wit's `json` (a request body, a message's blocks, a session's items), by its
+/// own name or one an interface `use`s it by: every library gives and takes the value
+/// the text holds.
+pub fn is_json(resolve: &Resolve, ty: Type) -> bool {
+    let Type::Id(id) = ty else { return false };
+    let def = &resolve.types[id];
+    let owner = match def.owner {
+        wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.as_deref(),
+        _ => None,
+    };
+    match def.kind {
+        TypeDefKind::Type(Type::String) => def.name.as_deref() == Some("json") && owner == Some("types"),
+        TypeDefKind::Type(target) => is_json(resolve, target),
+        _ => false,
+    }
 }
 
 fn primitive_name(ty: Type) -> &'static str {
@@ -553,14 +559,18 @@ fn reference(
                     .into_iter()
                     .flat_map(|function| &function.params)
                     .map(|param| param.name.as_str())
-                    .filter(|name| *name == "now-ms" || words.contains(crate::wrappers::parameter_name(name, language).as_str()))
+                    .filter(|name| {
+                        *name == "now-ms"
+                            || words.contains(crate::wrappers::parameter_name(name, language).as_str())
+                            || (*name == "window" && words.contains("since"))
+                    })
                     .collect();
                 let doc = if doc.is_empty() {
                     method.doc.clone()
                 } else {
-                    let fresh =
-                        function.map_or(String::new(), |function| crate::wrappers::fresh_ids_doc(resolve, function, language, &parameters));
-                    format!("{}{fresh}", crate::wrappers::api_doc(doc, language, doc_names, &parameters, project))
+                    let notes =
+                        function.map_or(String::new(), |function| crate::wrappers::rule_notes(resolve, function, language, &parameters));
+                    format!("{}{notes}", crate::wrappers::api_doc(doc, language, doc_names, &parameters, project))
                 };
                 format!("- `{}` (`{key}`): {doc}", method.signature)
             }
@@ -610,7 +620,7 @@ fn python_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                         .fields
                         .iter()
                         .map(|f| {
-                            let ty = if carries_json(f) { "Any".to_owned() } else { annotation(resolve, &mut names, f.ty, &PYTHON) };
+                            let ty = annotation(resolve, &mut names, f.ty, &PYTHON);
                             (f.name.replace('-', "_"), ty, f.docs.contents.as_deref())
                         })
                         .collect();
@@ -714,6 +724,8 @@ pub struct Spelling {
     text: &'static str,
     unknown: &'static str,
     bytes: &'static str,
+    /// types.wit's `json`: the value the text holds.
+    json: &'static str,
     list: fn(String) -> String,
     option: fn(String) -> String,
     tuple: fn(Vec<String>) -> String,
@@ -726,13 +738,14 @@ const PYTHON: Spelling = Spelling {
     text: "str",
     unknown: "Any",
     bytes: "bytes",
+    json: "Any",
     list: |item| format!("List[{item}]"),
     option: |item| format!("Optional[{item}]"),
     tuple: |items| format!("Tuple[{}]", items.join(", ")),
 };
 
 /// Python's annotations of a parameter: a caller may give any sequence for a list.
-pub const PYTHON_PARAM: Spelling = Spelling { list: |item| format!("Sequence[{item}]"), ..PYTHON };
+pub const PYTHON_PARAM: Spelling = Spelling { json: "Json", list: |item| format!("Sequence[{item}]"), ..PYTHON };
 
 const TYPESCRIPT: Spelling = Spelling {
     boolean: "boolean",
@@ -741,6 +754,7 @@ const TYPESCRIPT: Spelling = Spelling {
     text: "string",
     unknown: "unknown",
     bytes: "Uint8Array",
+    json: "any",
     list: |item| format!("Array<{item}>"),
     option: |item| format!("{item} | null"),
     tuple: |items| format!("[{}]", items.join(", ")),
@@ -758,6 +772,7 @@ pub fn annotation(resolve: &Resolve, names: &mut TypeNames, ty: Type, spelling: 
     };
     let def = &resolve.types[id];
     match &def.kind {
+        _ if is_json(resolve, ty) => spelling.json.into(),
         TypeDefKind::Type(target) => annotation(resolve, names, *target, spelling),
         TypeDefKind::List(Type::U8) => spelling.bytes.into(),
         _ if is_data(resolve, id) => spelling.bytes.into(),
@@ -814,13 +829,6 @@ pub fn docstring(doc: Option<&str>, indent: &str) -> String {
     out
 }
 
-/// What a function's string result documented as JSON text holds.
-#[derive(Clone, Copy)]
-enum Json {
-    Array,
-    Value,
-}
-
 /// What a call of `function` gives when it succeeds: its result's `ok`, or its result
 /// when it cannot fail; `None` for nothing.
 pub fn ok_type(resolve: &Resolve, function: &wit_parser::Function) -> Option<Type> {
@@ -833,19 +841,19 @@ pub fn ok_type(resolve: &Resolve, function: &wit_parser::Function) -> Option<Typ
     }
 }
 
-/// What a Python method calling `function` (`key`) returns, as `types.py` names it: the
-/// function's `ok`, a string documented as JSON text given as the value it holds (as a
-/// record's field documented so is).
+/// What a Python method calling `function` returns, as `types.py` names it: the
+/// function's `ok`, `json` as the value it holds (a list of them when the function's doc
+/// says it is a JSON array).
 pub fn python_return(resolve: &Resolve, names: &mut TypeNames, function: &wit_parser::Function) -> String {
-    let ok = ok_type(resolve, function);
-    let doc = function.docs.contents.as_deref().unwrap_or_default();
-    let json = if doc.contains("JSON text of an array") { Some(Json::Array) } else { doc.contains("JSON text").then_some(Json::Value) };
-    let annotated = ok.map_or("None".to_owned(), |ty| annotation(resolve, names, ty, &PYTHON));
-    match (json, annotated.as_str()) {
-        (Some(Json::Array), "str") => "List[Json]".to_owned(),
-        (Some(Json::Value), "str") => "Json".to_owned(),
-        (Some(Json::Value), "Optional[str]") => "Optional[Json]".to_owned(),
-        _ => annotated,
+    let Some(ok) = ok_type(resolve, function) else { return "None".to_owned() };
+    let doc = function.docs.contents.as_deref().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+    let array = doc.contains("JSON array");
+    let optional_json = matches!(ok, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(item) if is_json(resolve, item)));
+    match (is_json(resolve, ok), optional_json) {
+        (true, _) if array => "List[Json]".to_owned(),
+        (true, _) => "Json".to_owned(),
+        (_, true) => "Optional[Json]".to_owned(),
+        _ => annotation(resolve, names, ok, &PYTHON),
     }
 }
 
@@ -898,8 +906,7 @@ fn ts_types(resolve: &Resolve, package: wit_parser::PackageId) -> String {
                 TypeDefKind::Record(record) => {
                     let _ = write!(out, "\n{doc}export interface {declared} {{\n");
                     for field in &record.fields {
-                        let ty =
-                            if carries_json(field) { "any".to_owned() } else { annotation(resolve, &mut names, field.ty, &TYPESCRIPT) };
+                        let ty = annotation(resolve, &mut names, field.ty, &TYPESCRIPT);
                         let _ =
                             writeln!(out, "{}  {}: {ty};", jsdoc_of(field.docs.contents.as_deref(), "  "), field.name.replace('-', "_"));
                     }

@@ -459,7 +459,7 @@ pub fn conformance_calls(
 ) -> Result<(String, String), String> {
     let (operations, imports) = operations(resolve, package, sources)?;
     let mut arms = String::new();
-    for crate::wrappers::DerivedCall { name, arguments, defaults, bytes } in derived {
+    for crate::wrappers::DerivedCall { name, arguments, defaults, bytes, json } in derived {
         let operation = operations
             .iter()
             .find(|operation| operation.name == *name)
@@ -482,6 +482,7 @@ pub fn conformance_calls(
                 .map(|(_, how, _)| *how)
                 .ok_or_else(|| format!("`{name}`'s parameter `{}` is not among its derived arguments", param.name))?;
             let read = match how {
+                _ if crate::codegen::is_json(resolve, *param.wit) => format!("json_text(args, \"{argument}\")?"),
                 "project" => "scope(args)".to_owned(),
                 "overlay" => format!("overlaid(args, \"{argument}\")?"),
                 "default" => {
@@ -499,7 +500,13 @@ pub fn conformance_calls(
             passed.push(borrowed);
         }
         let call = format!("host.{name}({})", passed.join(", "));
-        let outcome = if *bytes { format!("text_outcome({call})") } else { format!("to_outcome({call})") };
+        let outcome = if *bytes {
+            format!("text_outcome({call})")
+        } else if *json {
+            format!("json_outcome({call})?")
+        } else {
+            format!("to_outcome({call})")
+        };
         let _ = writeln!(arms, "\"{name}\" => {{\n{body}{outcome}\n}}");
     }
     let code = format!(
@@ -511,7 +518,7 @@ pub fn conformance_calls(
          pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &Value) -> Option<Result<Value, String>> {{\n\
          let mut outcome = || -> Result<Option<Value>, String> {{\nOk(Some(match op {{\n{arms}_ => return Ok(None),\n}}))\n}};\noutcome().transpose()\n}}\n",
         use_items(&arms, &imports, "mneme_core", &["Engine", "EngineError"]),
-        ["known", "overlaid", "parse", "parse_or", "scope", "text_outcome", "to_outcome", "window"]
+        ["json_outcome", "json_text", "known", "overlaid", "parse", "parse_or", "scope", "text_outcome", "to_outcome", "window"]
             .into_iter()
             .filter(|helper| arms.contains(&format!("{helper}(")))
             .collect::<Vec<_>>()
@@ -892,8 +899,7 @@ fn option_inner(ty: &syn::Type) -> Option<syn::Type> {
     })
 }
 
-/// Whether a value of `ty` holds a record, variant or enum the WIT names (and so
-/// crosses by `Mirror`).
+/// Whether `ty` is a string under an alias's name.
 fn is_alias_of_string(resolve: &Resolve, ty: &Type) -> bool {
     let Type::Id(id) = ty else { return false };
     match resolve.types[*id].kind {
@@ -903,6 +909,8 @@ fn is_alias_of_string(resolve: &Resolve, ty: &Type) -> bool {
     }
 }
 
+/// Whether a value of `ty` holds a record, variant or enum the WIT names (and so
+/// crosses by `Mirror`).
 fn names_a_type(resolve: &Resolve, ty: &Type) -> bool {
     let Type::Id(id) = ty else { return false };
     let def = &resolve.types[*id];

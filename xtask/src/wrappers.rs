@@ -11,7 +11,7 @@
 //! - a memory `scope` is `project`, a project's folder name or null for the global memory;
 //! - a record the interface has defaults of (`default-settings: func() -> settings`)
 //!   may be left out or given in part: what it leaves out is the core's default;
-//! - a trailing `option<…>` may be left out (null);
+//! - an `option<…>` may be left out (null);
 //! - a `fresh-id` (types.wit) may be left out: a random UUID;
 //! - a parameter the function's doc says "`name` defaults to `value`" of may be left
 //!   out: that value (a number, `true` or `false`, `[]`, an enum's case or text);
@@ -22,6 +22,9 @@
 //!   object's, `now` with them
 //!   (`fork(id, { from = null, to = crypto.randomUUID(), now = Date.now() } = {})`);
 //!   Python takes each by name or in that order.
+//!
+//! A method's doc adds what a rule means to a caller: a fresh id left out is a random
+//! UUID, a window's ends are milliseconds since the epoch.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -90,7 +93,7 @@ impl Literal {
             Literal::Number(number) => number.clone(),
             Literal::Bool(true) => "True".to_owned(),
             Literal::Bool(false) => "False".to_owned(),
-            Literal::EmptyList => "()".to_owned(),
+            Literal::EmptyList => "None".to_owned(),
             Literal::Text(text) => crate::codegen::quote(text),
         }
     }
@@ -117,10 +120,20 @@ fn stated_defaults(doc: &str) -> Vec<(&str, &str)> {
 
 /// `value` as a default of a parameter of type `ty`, or why it cannot be one.
 fn literal(resolve: &Resolve, ty: Type, value: &str) -> Result<Literal, String> {
-    let number = |ok: bool| if ok { Ok(Literal::Number(value.to_owned())) } else { Err(format!("`{value}` is no number of its type")) };
+    // Written as every language reads it (no `+`, no leading zero) and within its type.
+    let number = |low: i128, high: i128| match value.parse::<i128>() {
+        Ok(number) if number.to_string() == value && (low..=high).contains(&number) => Ok(Literal::Number(value.to_owned())),
+        _ => Err(format!("`{value}` is no number of its type: write a whole number from {low} to {high}")),
+    };
     match ty {
-        Type::U8 | Type::U16 | Type::U32 | Type::U64 => number(value.parse::<u64>().is_ok()),
-        Type::S8 | Type::S16 | Type::S32 | Type::S64 => number(value.parse::<i64>().is_ok()),
+        Type::U8 => number(0, u8::MAX.into()),
+        Type::U16 => number(0, u16::MAX.into()),
+        Type::U32 => number(0, u32::MAX.into()),
+        Type::U64 => number(0, u64::MAX.into()),
+        Type::S8 => number(i8::MIN.into(), i8::MAX.into()),
+        Type::S16 => number(i16::MIN.into(), i16::MAX.into()),
+        Type::S32 => number(i32::MIN.into(), i32::MAX.into()),
+        Type::S64 => number(i64::MIN.into(), i64::MAX.into()),
         Type::Bool => match value {
             "true" => Ok(Literal::Bool(true)),
             "false" => Ok(Literal::Bool(false)),
@@ -209,7 +222,7 @@ impl Operation<'_> {
         let project = self.parameters.iter().any(|parameter| matches!(parameter.argument, Argument::Project));
         let parameters: Vec<&str> = self.parameters.iter().map(|parameter| parameter.name).collect();
         let doc = api_doc(self.function.docs.contents.as_deref().unwrap_or_default().trim(), language, names, &parameters, project);
-        format!("{doc}{}", fresh_ids_doc(resolve, self.function, language, &parameters))
+        format!("{doc}{}", rule_notes(resolve, self.function, language, &parameters))
     }
 }
 
@@ -224,8 +237,9 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
         }
         let interface = key.split('.').next().unwrap_or_default().to_owned();
         let mut reasons = Vec::new();
-        let doc = function.docs.contents.as_deref().unwrap_or_default();
-        let stated = stated_defaults(doc);
+        // A sentence a reflow broke across lines states its default all the same.
+        let doc = function.docs.contents.as_deref().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+        let stated = stated_defaults(&doc);
         for (name, _) in &stated {
             if !function.params.iter().skip(1).any(|param| param.name == *name) {
                 reasons.push(format!("its doc gives a default of `{name}`, which is none of its parameters"));
@@ -282,11 +296,6 @@ fn operations(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(Operati
                     reasons.push(format!("a parameter would be named `{name}`, which the method cannot take it as"));
                 }
             }
-        }
-        // The APIs give JSON text as its value, which a derived method would not parse.
-        let text = ok_type(resolve, function).is_some_and(|ty| ty == Type::String || is_option_of_string(resolve, ty));
-        if text && function.docs.contents.as_deref().is_some_and(|doc| doc.contains("JSON text")) {
-            reasons.push("its result is JSON text, which the method would give as a string".to_owned());
         }
         let why_not = (!reasons.is_empty()).then(|| reasons.join("; "));
         out.push((Operation { key: key.clone(), interface, function, parameters }, why_not));
@@ -349,15 +358,27 @@ fn is_reserved_in_javascript(name: &str) -> bool {
     .contains(&name)
 }
 
-/// What a method's doc says of each `fresh-id` parameter of `function` among `taken`
-/// (the method's, by their WIT names): what leaving it out gives.
-pub fn fresh_ids_doc(resolve: &Resolve, function: &Function, language: Language, taken: &[&str]) -> String {
-    function
-        .params
-        .iter()
-        .filter(|param| is_fresh_id(resolve, param.ty) && taken.contains(&param.name.as_str()))
-        .map(|param| format!(" `{}` left out is a new random UUID.", parameter_name(&param.name, language)))
-        .collect()
+/// What a method's doc adds for the parameters of `function` among `taken` (the
+/// method's, by their WIT names) that a rule takes: a `fresh-id` left out is a random
+/// UUID; a `window` is `since` and `until`.
+pub fn rule_notes(resolve: &Resolve, function: &Function, language: Language, taken: &[&str]) -> String {
+    let mut notes = String::new();
+    for param in function.params.iter().filter(|param| taken.contains(&param.name.as_str())) {
+        if is_fresh_id(resolve, param.ty) {
+            let _ = write!(notes, " `{}` left out is a new random UUID.", parameter_name(&param.name, language));
+        } else if is_window(resolve, param.ty) {
+            let none = match language {
+                Language::JavaScript => "null",
+                Language::Python => "None",
+            };
+            let _ = write!(
+                notes,
+                " `since` (included) and `until` (left out) bound `{}`, in milliseconds since the epoch ({none}: open).",
+                param.name
+            );
+        }
+    }
+    notes
 }
 
 /// types.wit's `fresh-id`, by its own name or one an interface `use`s it by.
@@ -500,6 +521,9 @@ pub fn api_doc(doc: &str, language: Language, names: &DocNames, parameters: &[&s
             out.push_str(&if quoted == "now-ms" { "now".to_owned() } else { parameter_name(quoted, language) });
         } else if names.fields.contains(quoted) {
             out.push_str(&quoted.replace('-', "_"));
+        } else if matches!(language, Language::Python) && matches!(quoted, "true" | "false") {
+            // A default as Python writes it.
+            out.push_str(if quoted == "true" { "True" } else { "False" });
         } else {
             out.push_str(quoted);
         }
@@ -626,7 +650,7 @@ pub fn javascript(resolve: &Resolve, package: wit_parser::PackageId, source: &st
                     Argument::Project => "scope(project)".to_owned(),
                     Argument::Overlay { defaults } => {
                         asynchronous = true;
-                        format!("await this.#overlay(\"{defaults}\", {name})")
+                        format!("await this.#overlay(\"{defaults}\", {name}, \"{name}\")")
                     }
                     Argument::Window => "window(since, until)".to_owned(),
                     _ => name,
@@ -700,6 +724,10 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 Argument::Overlay { .. } => format!("{name}: Optional[Json] = None"),
                 Argument::Optional => format!("{name}: {} = None", python_parameter(resolve, &mut names, parameter.ty)),
                 Argument::Fresh => format!("{name}: Optional[str] = None"),
+                // None for an empty list, as Python callers write it (a `()` default would refuse None).
+                Argument::Default(Literal::EmptyList) => {
+                    format!("{name}: Optional[{}] = None", python_parameter(resolve, &mut names, parameter.ty))
+                }
                 Argument::Default(value) => {
                     format!("{name}: {} = {}", python_parameter(resolve, &mut names, parameter.ty), value.python())
                 }
@@ -724,15 +752,15 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 Argument::Project => "_scope(project)".to_owned(),
                 Argument::Overlay { defaults } => {
                     let function = defaults.rsplit('.').next().unwrap_or_default();
-                    format!("_overlay(self._instance.call({interface}, \"{function}\"), {name})")
+                    format!("_overlay(self._instance.call({interface}, \"{function}\"), {name}, \"{name}\")")
                 }
                 Argument::Fresh => format!("_text(\"{name}\", _fresh_id({name}))"),
-                // A default of `()`: the engine takes a list.
                 Argument::Default(Literal::EmptyList) if is_list_of_strings(resolve, parameter.ty) => {
-                    format!("_texts(\"{name}\", list({name}))")
+                    format!("_texts(\"{name}\", [] if {name} is None else {name})")
                 }
-                Argument::Default(Literal::EmptyList) => format!("list({name})"),
+                Argument::Default(Literal::EmptyList) => format!("[] if {name} is None else {name}"),
                 Argument::Window => "_window(since, until)".to_owned(),
+                _ if crate::codegen::is_json(resolve, parameter.ty) => format!("_json(\"{name}\", {name})"),
                 // A name given as text (an id, a key, a path) must reach the core as written.
                 _ if is_string(resolve, parameter.ty) => format!("_text(\"{name}\", {name})"),
                 _ if is_option_of_string(resolve, parameter.ty) => format!("_optional_text(\"{name}\", {name})"),
@@ -746,6 +774,7 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
         } else {
             format!("self._instance.call({interface}, \"{}\", self._store{})", operation.wit_name(), prefixed(&arguments))
         };
+        let call = if gives_json(resolve, operation.function) { format!("_json_value({call})") } else { call };
         let _ = writeln!(methods, "    def {}({}) -> {returns}:", operation.wit_name().replace('-', "_"), signature.join(", "));
         methods.push_str(&docstring(Some(&operation.doc(resolve, Language::Python, &doc_names)), "        "));
         let _ = writeln!(methods, "        return {call}\n");
@@ -776,6 +805,9 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
 /// every key, as the package gives them.
 fn python_parameter(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> String {
     let Type::Id(id) = ty else { return annotation(resolve, names, ty, &PYTHON_PARAM) };
+    if crate::codegen::is_json(resolve, ty) {
+        return "Json".to_owned();
+    }
     match &resolve.types[id].kind {
         TypeDefKind::Type(target) => python_parameter(resolve, names, *target),
         TypeDefKind::Record(record) if record.fields.iter().any(|field| is_option(resolve, &field.ty)) => "Json".to_owned(),
@@ -785,6 +817,14 @@ fn python_parameter(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> Strin
         }
         _ => annotation(resolve, names, ty, &PYTHON_PARAM),
     }
+}
+
+/// Whether `function` gives `json`, or an `option` of it.
+fn gives_json(resolve: &Resolve, function: &Function) -> bool {
+    ok_type(resolve, function).is_some_and(|ok| {
+        crate::codegen::is_json(resolve, ok)
+            || matches!(ok, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(item) if crate::codegen::is_json(resolve, item)))
+    })
 }
 
 fn prefixed(arguments: &[String]) -> String {
@@ -891,6 +931,9 @@ fn ts_type(resolve: &Resolve, names: &mut TypeNames, declared: &BTreeSet<&str>, 
         _ => return Ok("number".to_owned()),
     };
     let bytes = if given { "string | Uint8Array | ArrayBuffer" } else { "Uint8Array" };
+    if crate::codegen::is_json(resolve, ty) {
+        return Ok("any".to_owned());
+    }
     if crate::codegen::is_data(resolve, id) {
         return Ok(bytes.to_owned());
     }
@@ -939,6 +982,8 @@ pub struct DerivedCall {
     pub defaults: Vec<(String, String)>,
     /// It gives bytes.
     pub bytes: bool,
+    /// It gives `json` (or an option of it), which the Rust runner parses.
+    pub json: bool,
 }
 
 /// What the conformance runners of both APIs (tests/js/, host-python/tests/) call each
@@ -988,7 +1033,8 @@ pub fn derived_calls(
             });
         }
         let bytes = ok.is_some_and(|ty| is_bytes(resolve, ty));
-        rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, defaults, bytes });
+        let json = gives_json(resolve, operation.function);
+        rows.push(DerivedCall { name: operation.wit_name().replace('-', "_"), arguments, defaults, bytes, json });
     }
     let header = "Generated by `cargo xtask codegen` from wit/ (xtask/src/wrappers.rs): do not edit.\n\
                   Each operation whose method the JavaScript and the Python API both derive from\n\
@@ -1055,16 +1101,20 @@ interface types {
   variant error { changed(string), stale-plan(string) }
   record stamp { changed: u32, updated-ms: s64 }
   type fresh-id = string;
+  type json = string;
   record window { since-ms: option<s64>, until-ms: option<s64> }
 }
 interface index {
   use sessions.{store};
-  use types.{fresh-id, window};
+  use types.{fresh-id, window, json};
   enum mode { auto, dry-run }
   record field { name: string }
   /// Starts `key` afresh. `mode` defaults to `dry-run`; `limit` defaults to `64`; `filter` defaults to `[]`.
   reset: func(store: borrow<store>, key: string, new-id: fresh-id, mode: mode, limit: u32, filter: list<field>, now-ms: s64) -> result<u32, string>;
   find: func(store: borrow<store>, query: string, window: window) -> result<u32, string>;
+  /// Runs `input`, giving a JSON array.
+  run: func(store: borrow<store>, input: json) -> result<json, string>;
+  pop: func(store: borrow<store>) -> result<option<json>, string>;
 }
 ";
 
@@ -1093,14 +1143,14 @@ interface index {
         let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
         assert!(js.contains("  /** Soft-deletes `uuid`. */\n  tombstone(id, uuid, now = Date.now()) { return this.#invoke(\"sessions.store.tombstone\", () => [id, uuid, time(\"now\", now)]); }"), "{js}");
         assert!(js.contains("usage(id, prices = null) { return this.#invoke(\"sessions.store.usage\", () => [id, prices]); }"), "{js}");
-        assert!(js.contains("memoryLoad(project, caps = {}) { return this.#invoke(\"memory.memory-load\", async () => [scope(project), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
+        assert!(js.contains("memoryLoad(project, caps = {}) { return this.#invoke(\"memory.memory-load\", async () => [scope(project), await this.#overlay(\"memory.default-caps\", caps, \"caps\")]); }"), "{js}");
         // `now` goes last whatever its place in the WIT.
-        assert!(js.contains("dreamGate(caps = {}, now = Date.now()) { return this.#invoke(\"memory.dream-gate\", async () => [time(\"now\", now), await this.#overlay(\"memory.default-caps\", caps)]); }"), "{js}");
+        assert!(js.contains("dreamGate(caps = {}, now = Date.now()) { return this.#invoke(\"memory.dream-gate\", async () => [time(\"now\", now), await this.#overlay(\"memory.default-caps\", caps, \"caps\")]); }"), "{js}");
 
         let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
         assert!(python.contains("    def tombstone(self, id: str, uuid: str, now: Time = None) -> None:\n        \"\"\"Soft-deletes `uuid`.\"\"\"\n        return self._method(\"tombstone\", _text(\"id\", id), _text(\"uuid\", uuid), _now_ms(now))"), "{python}");
         assert!(python.contains("def usage(self, id: str, prices: Optional[Sequence[str]] = None) -> int:"), "{python}");
-        assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps))"), "{python}");
+        assert!(python.contains("return self._instance.call(_MEMORY, \"memory-load\", self._store, _scope(project), _overlay(self._instance.call(_MEMORY, \"default-caps\"), caps, \"caps\"))"), "{python}");
         // A Python keyword is a parameter with a `_`, which a refusal names as the caller wrote it.
         assert!(python.contains("def link(self, project: Optional[str], from_: str, now: Time = None) -> int:"), "{python}");
         assert!(python.contains("_text(\"from_\", from_)"), "{python}");
@@ -1116,10 +1166,20 @@ interface index {
         );
         let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
         assert!(
-            python.contains("def reset(self, key: str, new_id: Optional[str] = None, mode: Mode = \"dry_run\", limit: int = 64, filter: Sequence[Field] = (), now: Time = None) -> int:"),
+            python.contains("def reset(self, key: str, new_id: Optional[str] = None, mode: Mode = \"dry_run\", limit: int = 64, filter: Optional[Sequence[Field]] = None, now: Time = None) -> int:"),
             "{python}"
         );
-        assert!(python.contains("_text(\"new_id\", _fresh_id(new_id)), mode, limit, list(filter), _now_ms(now))"), "{python}");
+        // An empty list left out is None, as Python callers write it.
+        assert!(
+            python.contains("_text(\"new_id\", _fresh_id(new_id)), mode, limit, [] if filter is None else filter, _now_ms(now))"),
+            "{python}"
+        );
+        // A stated default a reflow broke across lines is read all the same.
+        let wrapped = WIT.replace("`limit` defaults to `64`", "`limit`\n  /// defaults to\n  /// `64`");
+        let mut resolve = Resolve::default();
+        let package = resolve.push_str("t.wit", &wrapped).expect("the test's WIT");
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        assert!(js.contains("limit = 64,"), "{js}");
         let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
         // A vector gives a fresh id: its outcome must not depend on a random one.
         assert!(
@@ -1141,7 +1201,7 @@ interface index {
         // Two values that may be left out: an options object.
         assert!(js.contains("find(query, { since = null, until = null } = {}) { return this.#invoke(\"index.find\", () => [query, window(since, until)]); }"), "{js}");
         // Given first, whatever the WIT's order; a record of defaults is no option.
-        assert!(js.contains("plan(model, caps = {}) { return this.#invoke(\"memory.plan\", async () => [await this.#overlay(\"memory.default-caps\", caps), model]); }"), "{js}");
+        assert!(js.contains("plan(model, caps = {}) { return this.#invoke(\"memory.plan\", async () => [await this.#overlay(\"memory.default-caps\", caps, \"caps\"), model]); }"), "{js}");
         let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
         assert!(python.contains("def find(self, query: str, since: Time = None, until: Time = None) -> int:"), "{python}");
         assert!(python.contains("_text(\"query\", query), _window(since, until))"), "{python}");
@@ -1167,6 +1227,28 @@ interface index {
     }
 
     #[test]
+    fn json_is_given_and_taken_as_the_value_it_holds() {
+        let (resolve, package) = resolve();
+        // JavaScript's engines lower and lift `json` by its type (js/wit.js).
+        let js = javascript(&resolve, package, &region(JS_BEGIN, JS_END), &written(&[])).expect("derivable");
+        assert!(js.contains("run(input) { return this.#invoke(\"index.run\", () => [input]); }"), "{js}");
+        let python = python(&resolve, package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[])).expect("derivable");
+        assert!(python.contains("def run(self, input: Json) -> List[Json]:"), "{python}");
+        assert!(
+            python.contains("return _json_value(self._instance.call(_INDEX, \"run\", self._store, _json(\"input\", input)))"),
+            "{python}"
+        );
+        assert!(python.contains("def pop(self) -> Optional[Json]:"), "{python}");
+        let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
+        let json: Vec<&str> = calls.rows.iter().filter(|row| row.json).map(|row| row.name.as_str()).collect();
+        assert_eq!(json, ["run", "pop"]);
+        let dts = "export interface Sessions {\n  // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>\n  // </operations>\n}\nexport type Mode = \"auto\";\nexport interface Field { name: string }\nexport interface Request { n: number }\nexport interface Caps { lines: number }\n";
+        let declared = typescript(&resolve, package, dts, &written(&[])).expect("declarable");
+        assert!(declared.contains("  run(input: any): Promise<any>;"), "{declared}");
+        assert!(declared.contains("  pop(): Promise<any | null>;"), "{declared}");
+    }
+
+    #[test]
     fn a_flag_is_an_option_by_name() {
         let wit = WIT.replace(
             "  clock: func(",
@@ -1185,6 +1267,12 @@ interface index {
         for (doc, why) in [
             ("`mode` defaults to `never`.", "`mode`: `never` is no case of its enum"),
             ("`limit` defaults to `-1`.", "`limit`: `-1` is no number of its type"),
+            (
+                "`limit` defaults to `5000000000`.",
+                "`limit`: `5000000000` is no number of its type: write a whole number from 0 to 4294967295",
+            ),
+            ("`limit` defaults to `064`.", "`limit`: `064` is no number of its type"),
+            ("`limit` defaults to `+5`.", "`limit`: `+5` is no number of its type"),
             ("`filter` defaults to `[1]`.", "`filter`: a default `[1]` of this type is not one the APIs can write"),
             ("`count` defaults to `1`.", "its doc gives a default of `count`, which is none of its parameters"),
             ("`new-id` defaults to `x`.", "its doc gives a default of `new-id`, which a rule defaults already"),

@@ -145,7 +145,7 @@ impl Engine<Error> for ComponentEngine {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_remove_transcript(s, h, &key))
     }
     fn append_items(&mut self, id: &str, items: &str, cwd: &str, uuid: &str, now_ms: i64) -> Result<u32, Error> {
-        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_items(s, h, id, items, cwd, &uuid.to_owned(), now_ms))
+        self.call(|e, s, h| e.mneme_engine_sessions().store().call_append_items(s, h, id, &items.to_owned(), cwd, &uuid.to_owned(), now_ms))
     }
     fn items(&mut self, id: &str, limit: Option<u32>) -> Result<String, Error> {
         self.call(|e, s, h| e.mneme_engine_sessions().store().call_items(s, h, id, limit))
@@ -231,7 +231,7 @@ impl Engine<Error> for ComponentEngine {
     }
     fn memory_tool(&mut self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
         let scope: memory::Scope = scope.to_owned().mirror();
-        self.call(|e, s, h| e.mneme_engine_memory().call_memory_tool(s, h, &scope, input, now_ms))
+        self.call(|e, s, h| e.mneme_engine_memory().call_memory_tool(s, h, &scope, &input.to_owned(), now_ms))
     }
     fn memory_link(&mut self, scope: &Scope, from: &str, kind: LinkKind, to: &str, now_ms: i64) -> Result<Memory, Error> {
         let scope: memory::Scope = scope.to_owned().mirror();
