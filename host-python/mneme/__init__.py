@@ -1323,8 +1323,9 @@ class Mneme:
 
     def memory_tool(self, project: Optional[str], input: Json, now: Time = None) -> MemoryToolResult:
         """Runs one call of Claude's memory tool (`memory_20250818`) over the scope's
-        memory files, as `/memories/<file>.md`: `input` is the tool_use block's input,
-        the result the tool_result's content and whether it is an error. A
+        memory files, as `/memories/<file>.md`: `input` is the tool_use block's input
+        (an object; anything else is `invalid-argument`), the result the tool_result's
+        `content` and `is_error`. A
         path, command or edit the tool refuses is a result marked as an error, in words
         the model can act on; an error of the call is the caller's or the store's.
         """

@@ -381,13 +381,13 @@ pub(crate) fn call<E: EngineError, H: Engine<E>>(host: &mut H, op: &str, args: &
                 known(args, &["id", "limit"])?;
                 let id: String = parse(args, "id")?;
                 let limit: Option<u32> = parse(args, "limit")?;
-                json_outcome(host.items(&id, limit))?
+                json_outcome("items", host.items(&id, limit))?
             }
             "pop_item" => {
                 known(args, &["id", "now_ms"])?;
                 let id: String = parse(args, "id")?;
                 let now_ms: i64 = parse(args, "now_ms")?;
-                json_outcome(host.pop_item(&id, now_ms))?
+                json_outcome("pop_item", host.pop_item(&id, now_ms))?
             }
             _ => return Ok(None),
         }))

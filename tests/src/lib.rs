@@ -441,12 +441,10 @@ fn text_outcome<E: EngineError>(result: Result<Vec<u8>, E>) -> Value {
     }
 }
 
-/// A step's `field`, a JSON value, as the JSON text the `Engine` takes for WIT's `json`.
+/// A step's `field`, a JSON value (`null` too, as the other runners give it), as the
+/// JSON text the `Engine` takes for WIT's `json`.
 fn json_text(args: &Value, field: &str) -> Result<String, String> {
-    match &args[field] {
-        Value::Null => Err(format!("the step gives no `{field}`")),
-        value => Ok(value.to_string()),
-    }
+    args.get(field).map(Value::to_string).ok_or_else(|| format!("the step gives no `{field}`"))
 }
 
 /// What an operation gives as WIT's `json` (or an option of it), as the value it holds.
@@ -466,9 +464,9 @@ impl JsonText for Option<String> {
     }
 }
 
-fn json_outcome<T: JsonText, E: EngineError>(result: Result<T, E>) -> Result<Value, String> {
+fn json_outcome<T: JsonText, E: EngineError>(op: &str, result: Result<T, E>) -> Result<Value, String> {
     match result {
-        Ok(text) => Ok(json!({ "ok": text.value().map_err(|e| format!("the operation gave no JSON: {e}"))? })),
+        Ok(text) => Ok(json!({ "ok": text.value().map_err(|e| format!("`{op}` gave no JSON: {e}"))? })),
         Err(error) => Ok(json!({ "err": error.kind() })),
     }
 }

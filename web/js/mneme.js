@@ -75,9 +75,9 @@ function failure(error) {
  * megabytes of an import travel as bytes, not as a JSON array of numbers.
  */
 function detach(type, value, bytes) {
-  if (value == null) return value;
-  // The core takes WIT's `json` as the text.
+  // The core takes WIT's `json` as the text (`null` too, as jco gives it).
   if (type === "json") return JSON.stringify(value);
+  if (value == null) return value;
   if (type === "data") {
     bytes.push(value);
     return bytes.length - 1;

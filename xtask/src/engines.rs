@@ -503,7 +503,7 @@ pub fn conformance_calls(
         let outcome = if *bytes {
             format!("text_outcome({call})")
         } else if *json {
-            format!("json_outcome({call})?")
+            format!("json_outcome(\"{name}\", {call})?")
         } else {
             format!("to_outcome({call})")
         };

@@ -381,19 +381,9 @@ pub fn rule_notes(resolve: &Resolve, function: &Function, language: Language, ta
     notes
 }
 
-/// types.wit's `fresh-id`, by its own name or one an interface `use`s it by.
+/// types.wit's `fresh-id`: an id for what the call creates.
 fn is_fresh_id(resolve: &Resolve, ty: Type) -> bool {
-    let Type::Id(id) = ty else { return false };
-    let def = &resolve.types[id];
-    let owner = match def.owner {
-        wit_parser::TypeOwner::Interface(owner) => resolve.interfaces[owner].name.as_deref(),
-        _ => None,
-    };
-    match def.kind {
-        TypeDefKind::Type(Type::String) => def.name.as_deref() == Some("fresh-id") && owner == Some("types"),
-        TypeDefKind::Type(target) => is_fresh_id(resolve, target),
-        _ => false,
-    }
+    crate::codegen::is_string_named(resolve, ty, "fresh-id")
 }
 
 /// `ty` is `string`, or an alias of it.
@@ -735,6 +725,15 @@ pub fn python(resolve: &Resolve, package: wit_parser::PackageId, source: &str, c
                 _ => format!("{name}: {}", python_parameter(resolve, &mut names, parameter.ty)),
             });
         }
+        let nested = operation.parameters.iter().skip(1).any(|parameter| holds_json_within(resolve, parameter.ty))
+            || ok_type(resolve, operation.function).is_some_and(|ty| holds_json_within(resolve, ty));
+        if nested {
+            return Err(format!(
+                "{}: {} holds `json` inside a record or a list, which a derived method would give or take as text: write it by hand",
+                crate::codegen::PYTHON_API,
+                operation.key
+            ));
+        }
         let interface = format!("_{}", operation.interface.to_uppercase().replace('-', "_"));
         if !source.contains(&format!("\n{interface} = ")) {
             return Err(format!(
@@ -817,6 +816,31 @@ fn python_parameter(resolve: &Resolve, names: &mut TypeNames, ty: Type) -> Strin
         }
         _ => annotation(resolve, names, ty, &PYTHON_PARAM),
     }
+}
+
+/// Whether a value of `ty` holds `json` inside a record, list or variant (not `json`
+/// itself, nor an option of it), which a derived Python method would give or take as
+/// its text: Python's engine sees no alias.
+fn holds_json_within(resolve: &Resolve, ty: Type) -> bool {
+    fn holds(resolve: &Resolve, ty: Type) -> bool {
+        if crate::codegen::is_json(resolve, ty) {
+            return true;
+        }
+        let Type::Id(id) = ty else { return false };
+        match &resolve.types[id].kind {
+            TypeDefKind::Record(record) => record.fields.iter().any(|field| holds(resolve, field.ty)),
+            TypeDefKind::Variant(variant) => variant.cases.iter().any(|case| case.ty.is_some_and(|ty| holds(resolve, ty))),
+            TypeDefKind::Type(item) | TypeDefKind::List(item) | TypeDefKind::Option(item) => holds(resolve, *item),
+            TypeDefKind::Tuple(tuple) => tuple.types.iter().any(|&ty| holds(resolve, ty)),
+            TypeDefKind::Result(result) => {
+                result.ok.is_some_and(|ty| holds(resolve, ty)) || result.err.is_some_and(|ty| holds(resolve, ty))
+            }
+            _ => false,
+        }
+    }
+    let optional_json =
+        matches!(ty, Type::Id(id) if matches!(resolve.types[id].kind, TypeDefKind::Option(item) if crate::codegen::is_json(resolve, item)));
+    !crate::codegen::is_json(resolve, ty) && !optional_json && holds(resolve, ty)
 }
 
 /// Whether `function` gives `json`, or an `option` of it.
@@ -1242,6 +1266,16 @@ interface index {
         let calls = derived_calls(&resolve, package, &written(&[]), &written(&[])).expect("derivable");
         let json: Vec<&str> = calls.rows.iter().filter(|row| row.json).map(|row| row.name.as_str()).collect();
         assert_eq!(json, ["run", "pop"]);
+        // A record's `json` field: Python's engine would give its text.
+        let wit = WIT.replace(
+            "  pop: func(store: borrow<store>) -> result<option<json>, string>;",
+            "  record held { body: json }\n  pop: func(store: borrow<store>) -> result<held, string>;",
+        );
+        let mut nested = Resolve::default();
+        let nested_package = nested.push_str("t.wit", &wit).expect("the test's WIT");
+        let error = crate::wrappers::python(&nested, nested_package, &format!("{PY_IMPORTS}{}", region(PY_BEGIN, PY_END)), &written(&[]))
+            .expect_err("json in a record");
+        assert!(error.contains("index.pop holds `json` inside a record or a list"), "{error}");
         let dts = "export interface Sessions {\n  // <operations: written by `cargo xtask codegen` from wit/, as js/api.js has them; do not edit>\n  // </operations>\n}\nexport type Mode = \"auto\";\nexport interface Field { name: string }\nexport interface Request { n: number }\nexport interface Caps { lines: number }\n";
         let declared = typescript(&resolve, package, dts, &written(&[])).expect("declarable");
         assert!(declared.contains("  run(input: any): Promise<any>;"), "{declared}");

@@ -222,6 +222,13 @@ impl<S: Storage> Memories<'_, S> {
     /// storage that fails).
     pub async fn memory_tool(&self, scope: &Scope, input: &str, now_ms: i64) -> Result<MemoryToolResult, Error> {
         scope.check()?;
+        // A model's tool_use input is an object: anything else is the caller's mistake
+        // (the input given as its JSON text again, or none), not the model's to read.
+        if !input.trim_start().starts_with('{') {
+            return Err(Error::InvalidArgument(
+                "the memory tool's input must be the tool_use block's input, an object with `command`".into(),
+            ));
+        }
         match self.run_tool(scope, input, now_ms).await {
             Ok(content) => Ok(MemoryToolResult { content, is_error: false }),
             // Every invalid argument of a call is the model's input: the scope was

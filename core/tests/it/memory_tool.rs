@@ -288,3 +288,18 @@ fn a_name_is_taken_by_what_storage_holds_in_any_case_not_by_the_cache() {
     let listed = block_on(store.memory().memory_list(&scope(), &Filter::default())).unwrap();
     assert_eq!(listed.iter().map(|m| m.file.as_str()).collect::<Vec<_>>(), ["deploys"]);
 }
+
+#[test]
+fn an_input_that_is_no_object_is_the_callers_mistake_not_the_models() {
+    let storage = InMemoryStorage::new();
+    let store = Store::new(&storage);
+    // The input given as its JSON text again, none, or a list: refused to the caller.
+    for input in [json!("{\"command\": \"view\", \"path\": \"/memories\"}"), json!(null), json!([{"command": "view"}])] {
+        match block_on(store.memory().memory_tool(&scope(), &input.to_string(), T0)) {
+            Err(Error::InvalidArgument(message)) => assert!(message.contains("an object with `command`"), "{message}"),
+            other => panic!("{input}: {other:?}"),
+        }
+    }
+    // An object the tool cannot read is the model's, as before.
+    assert!(refusal(&store, json!({"path": "/memories"})).starts_with("the memory tool's input is not a command it knows"));
+}
